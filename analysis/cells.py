@@ -1,0 +1,135 @@
+"""The cell table: one row per observed combination of factor values.
+
+``n`` rows and ``deviations`` per cell are a sufficient statistic for every
+count-based analysis (coverage, subgroups, eCDF, logistic regression), so a large
+results table is reduced once, in one pass, and everything else works from the
+cells (``docs/methods.md``, vocabulary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.columns import DEVIATION, DEVIATIONS, N
+from analysis.design import factor_values
+from analysis.errors import AnalysisError
+
+Where = Mapping[str, str | Sequence[str]]
+
+
+def filter_rows(results: pd.DataFrame, where: Where | None) -> pd.DataFrame:
+    """Rows whose factor values are among the given ones, e.g. ``{"model": "A"}``.
+
+    Raises
+    ------
+    AnalysisError
+        A column that does not exist, or a value that never occurs in it.
+    """
+    if not where:
+        return results
+    mask = np.ones(len(results), dtype=bool)
+    for column, wanted in where.items():
+        if column not in results.columns:
+            raise AnalysisError(f"Cannot filter on {column!r}: there is no such column.")
+        wanted = [wanted] if isinstance(wanted, str) else [str(w) for w in wanted]
+        codes, values = factor_values(results[column])
+        absent = [w for w in wanted if w not in values]
+        if absent:
+            raise AnalysisError(
+                f"Filter {column} = {', '.join(absent)}: no row has that value "
+                f"(values: {', '.join(values[:12])}{', ...' if len(values) > 12 else ''})."
+            )
+        keep = np.isin(np.arange(len(values)), [values.index(w) for w in wanted])
+        mask &= keep[codes.to_numpy()]
+    out = results[mask]
+    if len(out) == 0:
+        raise AnalysisError("No row matches all the filters together.")
+    return out
+
+
+def _codes(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
+    s = results[factor]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
+    codes, values = factor_values(s)
+    return codes.to_numpy(dtype=np.int64), values
+
+
+def cell_table(
+    results: pd.DataFrame,
+    factors: Sequence[str],
+    *,
+    where: Where | None = None,
+    with_outcome: bool = True,
+) -> pd.DataFrame:
+    """Count rows and deviations per observed combination of ``factors``.
+
+    Parameters
+    ----------
+    results
+        A results table, ideally from :func:`analysis.design.apply_design` (factor
+        columns categorical with the declared values; ``deviation`` column).
+    factors
+        The factors defining the cells (at least one).
+    where
+        Optional row filter applied first (see :func:`filter_rows`).
+    with_outcome
+        Count deviations when the table has a ``deviation`` column. Rows whose
+        deviation is missing are then left out of the cell table altogether, so that
+        ``deviations / n`` is the deviation rate. With ``False``, every row counts and
+        there is no ``deviations`` column (what coverage needs).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Observed cells only, sorted by the factors' value order; columns: one per
+        factor (categorical over the declared values, so unseen values stay known),
+        ``n`` (int64 rows) and, with an outcome, ``deviations`` (int64).
+    """
+    factors = list(factors)
+    if not factors:
+        raise AnalysisError("Choose at least one factor for the cell table.")
+    missing = [f for f in factors if f not in results.columns]
+    if missing:
+        raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
+    if len(set(factors)) < len(factors):
+        raise AnalysisError("A factor is listed twice.")
+    results = filter_rows(results, where)
+    has_outcome = with_outcome and DEVIATION in results.columns
+    if has_outcome:
+        dev = results[DEVIATION].to_numpy(dtype=float)
+        known = ~np.isnan(dev)
+        if not known.all():
+            results, dev = results[known], dev[known]
+
+    all_codes, all_values = zip(*(_codes(results, f) for f in factors), strict=True)
+    sizes = [max(len(v), 1) for v in all_values]
+    if np.prod([float(s) for s in sizes]) < 2**62:
+        key = np.zeros(len(results), dtype=np.int64)
+        for c, size in zip(all_codes, sizes, strict=True):
+            key = key * size + c
+        uniq, inverse = np.unique(key, return_inverse=True)
+        cell_codes = []
+        rest = uniq
+        for size in reversed(sizes):
+            cell_codes.append(rest % size)
+            rest = rest // size
+        cell_codes.reverse()
+    else:  # astronomically many possible cells: group the code tuples directly
+        stacked = np.column_stack(all_codes)
+        uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        cell_codes = [uniq_rows[:, j] for j in range(len(factors))]
+        uniq = uniq_rows
+    inverse = inverse.reshape(-1)
+    out = pd.DataFrame({
+        f: pd.Categorical.from_codes(c, categories=values, ordered=True)
+        for f, c, values in zip(factors, cell_codes, all_values, strict=True)
+    })
+    out[N] = np.bincount(inverse, minlength=len(uniq)).astype(np.int64)
+    if has_outcome:
+        out[DEVIATIONS] = np.rint(np.bincount(inverse, weights=dev, minlength=len(uniq))
+                                  ).astype(np.int64)
+    return out

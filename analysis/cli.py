@@ -1,0 +1,195 @@
+"""Command line: ``python -m analysis SUBCOMMAND ...``.
+
+Shared pieces live here (input, outcome and factor options; loading a file with a
+design; JSON/table output); each subcommand is a module in ``analysis/commands/`` with
+a ``register(subparsers)`` function. Outcome options mean the same in every
+subcommand: ``--outcome COL`` with one of ``--deviation-values``,
+``--deviation-equals``, ``--deviation-below``, ``--deviation-above`` (none: COL is 0/1
+or boolean), or ``--design FILE`` for factors, references and outcome at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from analysis.commands import MODULES
+from analysis.errors import AnalysisError
+
+
+def add_input(parser: argparse.ArgumentParser) -> None:
+    """The results file and how to read it."""
+    parser.add_argument("file", help="results table: .csv, .tsv, .parquet or .jsonl (.gz ok)")
+    parser.add_argument("--sep", help="delimiter of a text file (default: sniffed)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")
+
+
+def add_outcome_options(parser: argparse.ArgumentParser) -> None:
+    """``--outcome`` and the deviation mapping options, plus ``--design``."""
+    g = parser.add_argument_group("outcome (how a row counts as a deviation)")
+    g.add_argument("--design", help="design file (YAML/JSON) with factors and outcome")
+    g.add_argument("--outcome", help="outcome column (0/1 or boolean unless mapped below)")
+    m = g.add_mutually_exclusive_group()
+    m.add_argument("--deviation-values", help="comma-separated values that count as deviation")
+    m.add_argument("--deviation-equals", metavar="COL2",
+                   help="deviation where the outcome equals this column in the same row")
+    m.add_argument("--deviation-below", type=float, metavar="T",
+                   help="deviation where the numeric outcome is below T")
+    m.add_argument("--deviation-above", type=float, metavar="T",
+                   help="deviation where the numeric outcome is above T")
+
+
+def add_factor_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """``--factors``, ``--reference`` and ``--where``."""
+    parser.add_argument("--factors", required=required,
+                        help="comma-separated factor columns (default: the design's)")
+    parser.add_argument("--reference", action="append", default=[], metavar="FACTOR=VALUE",
+                        help="reference value of a factor (repeatable)")
+    parser.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
+                        help="keep only rows with this value (repeatable; VALUE may be a,b)")
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, figure: bool = False) -> None:
+    """``--json``, ``--out`` and optionally ``--figure``."""
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--out", help="also write the table to this CSV/Parquet path")
+    if figure:
+        parser.add_argument("--figure", metavar="PATH",
+                            help="write the figure (.png, .svg, .pdf or .html)")
+
+
+def split_list(text: str | None) -> list[str]:
+    """``"a, b,c"`` -> ``["a", "b", "c"]``."""
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def outcome_from_args(args: argparse.Namespace):
+    """The :class:`~analysis.design.Outcome` the options describe, or None."""
+    from analysis.design import Outcome
+
+    if not getattr(args, "outcome", None):
+        for opt in ("deviation_values", "deviation_equals", "deviation_below", "deviation_above"):
+            if getattr(args, opt, None) is not None:
+                raise AnalysisError(f"--{opt.replace('_', '-')} needs --outcome COL.")
+        return None
+    if args.deviation_values is not None:
+        return Outcome(args.outcome, "values", values=tuple(split_list(args.deviation_values)))
+    if args.deviation_equals is not None:
+        return Outcome(args.outcome, "equals", other_column=args.deviation_equals)
+    if args.deviation_below is not None:
+        return Outcome(args.outcome, "below", threshold=args.deviation_below)
+    if args.deviation_above is not None:
+        return Outcome(args.outcome, "above", threshold=args.deviation_above)
+    return Outcome(args.outcome, "binary")
+
+
+def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
+    """Read ``args.file`` and build the design from ``--design`` and the options.
+
+    Returns
+    -------
+    (results, design)
+        ``results`` from :func:`analysis.design.apply_design` (filtered by ``--where``),
+        ``design`` restricted to ``--factors`` when given.
+    """
+    from analysis.cells import filter_rows
+    from analysis.design import Design, apply_design, make_factor, parse_assignments
+    from analysis.io import load_results
+
+    frame = load_results(args.file, sep=getattr(args, "sep", None),
+                         encoding=getattr(args, "encoding", "utf-8"))
+    factors = split_list(getattr(args, "factors", None))
+    if getattr(args, "design", None):
+        design = Design.load(args.design)
+        if factors:
+            design = design.subset(factors)
+    else:
+        if not factors:
+            raise AnalysisError("Say which factors to use: --factors a,b,c or --design FILE.")
+        design = Design(factors=tuple(make_factor(frame, f) for f in factors))
+    outcome = outcome_from_args(args)
+    if outcome is not None:
+        design = design.with_outcome(outcome)
+    for name, ref in parse_assignments(getattr(args, "reference", []) or []).items():
+        design = design.with_reference(name, ref)
+    if need_outcome and design.outcome is None:
+        raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
+                            "--design file with an outcome.")
+    results = apply_design(frame, design)
+    where = {k: split_list(v) for k, v in
+             parse_assignments(getattr(args, "where", []) or [], "--where").items()}
+    return filter_rows(results, where), design
+
+
+def jsonable(obj: Any) -> Any:
+    """Convert numpy/pandas scalars and NaN (-> null) for ``json.dumps``."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(obj, pd.DataFrame):
+        return [jsonable(r) for r in obj.to_dict(orient="records")]
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        return None if math.isnan(float(obj)) or math.isinf(float(obj)) else float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if obj is None or obj is pd.NA or obj is pd.NaT:
+        return None
+    return obj
+
+
+def emit(args: argparse.Namespace, payload: Any, table=None) -> None:
+    """Print ``payload`` as JSON with ``--json``, else ``table`` (or payload) readably."""
+    import pandas as pd
+
+    if getattr(args, "out", None) and isinstance(table, pd.DataFrame):
+        if str(args.out).endswith(".parquet"):
+            table.to_parquet(args.out, index=False)
+        else:
+            table.to_csv(args.out, index=False)
+    if args.json:
+        print(json.dumps(jsonable(payload), indent=2, ensure_ascii=False))
+        return
+    shown = table if table is not None else payload
+    if isinstance(shown, pd.DataFrame):
+        with pd.option_context("display.max_rows", 200, "display.max_columns", 50,
+                               "display.width", 160):
+            print(shown.to_string(index=False))
+    else:
+        print(shown)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis",
+        description="Analyse an LLM bias benchmark as a designed experiment.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
+    for name in MODULES:
+        importlib.import_module(f"analysis.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (2 with a message on bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
+    return 0

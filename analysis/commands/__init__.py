@@ -1,0 +1,4 @@
+"""Subcommands of ``python -m analysis``; each module has ``register(subparsers)``."""
+
+#: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
+MODULES = ["describe", "cells"]

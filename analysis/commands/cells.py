@@ -1,0 +1,28 @@
+"""``cells FILE --factors a,b``: the cell table (n and deviations per combination)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+
+    p = sub.add_parser("cells", help="rows and deviations per observed factor combination")
+    add_input(p)
+    add_factor_options(p, required=False)
+    add_outcome_options(p)
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from analysis.cells import cell_table
+    from analysis.cli import emit, load_with_design
+    from analysis.columns import DEVIATION_RATE, DEVIATIONS, N
+
+    results, design = load_with_design(args, need_outcome=False)
+    cells = cell_table(results, design.names)
+    if DEVIATIONS in cells:
+        cells[DEVIATION_RATE] = cells[DEVIATIONS] / cells[N]
+    emit(args, cells, cells)

@@ -1,0 +1,47 @@
+"""``describe FILE``: columns, suggested factors and outcome, nestings."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("describe", help="columns, suggested factors and nested factors")
+    from analysis.cli import add_input
+
+    add_input(p)
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from analysis.cli import emit
+    from analysis.design import describe_columns, suggest_design
+    from analysis.io import load_results
+    from analysis.nesting import describe_nesting, find_nestings
+
+    frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
+    columns = describe_columns(frame)
+    design = suggest_design(frame)
+    nestings = find_nestings(frame, design.names,
+                             references={f.name: f.reference for f in design.factors})
+    payload = {
+        "file": frame.attrs.get("source_name"),
+        "n_rows": len(frame),
+        "columns": columns,
+        "suggested_design": design.to_dict(),
+        "nestings": [dict(r, message=describe_nesting(r)) for r in
+                     nestings.to_dict(orient="records")],
+    }
+    if args.json:
+        emit(args, payload)
+        return
+    print(f"{payload['file']}: {len(frame):,} rows, {frame.shape[1]} columns\n")
+    emit(args, None, columns)
+    print("\nSuggested factors:")
+    for f in design.factors:
+        print(f"  {f.name} ({f.kind}, {len(f.values)} values, reference {f.reference!r})")
+    print(f"Suggested outcome: {design.outcome.describe() if design.outcome else 'none'}")
+    print("\nNested factors:" if len(nestings) else "\nNo nested factors among them.")
+    for r in payload["nestings"]:
+        print(f"  - {r['message']}")

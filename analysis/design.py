@@ -1,0 +1,620 @@
+"""The design of a benchmark: factors, their values and references, and the outcome.
+
+A :class:`Design` says which columns of a results table are *factors* (domain, prompt
+or model), the ordered values each may take, the *reference* (control) value of each,
+and how an outcome column maps to the binary *deviation* (``docs/methods.md``,
+vocabulary). It is a frozen dataclass that round-trips through YAML or JSON, so an
+analyst can save it, share it and load it against another file; loading against a
+file reports every mismatch at once.
+
+Factor values are always strings: ``7``, ``7.0`` and ``"7"`` in a file all become the
+value ``"7"``; a missing factor value becomes the explicit value ``"(missing)"``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from analysis.columns import DEVIATION
+from analysis.errors import DesignError, DesignMismatchError
+
+FactorKind = Literal["domain", "prompt", "model"]
+KINDS: tuple[str, ...] = get_args(FactorKind)
+Mapping_ = Literal["binary", "values", "equals", "below", "above"]
+MAPPINGS: tuple[str, ...] = get_args(Mapping_)
+
+MISSING_VALUE = "(missing)"
+#: A factor with more distinct values than this is refused: it is free text or an id.
+MAX_FACTOR_VALUES = 1000
+#: Columns with at most this many distinct values are suggested as factors.
+SUGGEST_MAX_VALUES = 100
+DESIGN_FORMAT_VERSION = 1
+
+_REFERENCE_PATTERN = re.compile(
+    r"^(none|no|base|baseline|control|neutral|default|n/?a|unknown)$|^no[ _-]", re.IGNORECASE
+)
+_MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider", "decoding",
+                "llm", "engine", "system", "cohort")
+_PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
+                 "condition", "shot", "question", "framing", "language", "stage", "scenario")
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of the design.
+
+    Parameters
+    ----------
+    name
+        Column name in the results table.
+    kind
+        ``"domain"`` (what the prompt is about), ``"prompt"`` (how it is asked) or
+        ``"model"`` (which model and settings answered).
+    values
+        The declared values, in display order. Values never seen in the data are
+        allowed (they count as empty cells in coverage).
+    reference
+        The control value that regression compares against; one of ``values``.
+    """
+
+    name: str
+    kind: FactorKind
+    values: tuple[str, ...]
+    reference: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(str(v) for v in self.values))
+        object.__setattr__(self, "reference", str(self.reference))
+        if not str(self.name).strip():
+            raise DesignError("A factor needs a column name.")
+        if self.kind not in KINDS:
+            raise DesignError(
+                f"Factor {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}."
+            )
+        if not self.values:
+            raise DesignError(f"Factor {self.name!r} has no values.")
+        dupes = sorted({v for v in self.values if self.values.count(v) > 1})
+        if dupes:
+            raise DesignError(f"Factor {self.name!r} lists values twice: {', '.join(dupes)}.")
+        if self.reference not in self.values:
+            raise DesignError(
+                f"Factor {self.name!r}: reference {self.reference!r} is not one of its values."
+            )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an outcome column maps to the binary deviation.
+
+    Parameters
+    ----------
+    column
+        The outcome column.
+    mapping
+        ``"binary"``: the column is 0/1 or boolean, 1 = deviation. ``"values"``: the
+        listed ``values`` count as deviation. ``"equals"``: deviation where the column
+        equals ``other_column`` in the same row (SSQA: the answer equals the row's biased
+        answer; compared as trimmed, case-insensitive text). ``"below"`` / ``"above"``:
+        a numeric column strictly below / above ``threshold`` deviates.
+    """
+
+    column: str
+    mapping: Mapping_ = "binary"
+    values: tuple[str, ...] = ()
+    other_column: str | None = None
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(str(v) for v in self.values))
+        if self.mapping not in MAPPINGS:
+            raise DesignError(
+                f"Outcome mapping {self.mapping!r} is not one of {', '.join(MAPPINGS)}."
+            )
+        if self.mapping == "values" and not self.values:
+            raise DesignError(
+                f"Outcome {self.column!r}: say which values count as deviation."
+            )
+        if self.mapping == "equals" and not self.other_column:
+            raise DesignError(
+                f"Outcome {self.column!r}: say which column it is compared with."
+            )
+        if self.mapping in ("below", "above"):
+            if self.threshold is None or not np.isfinite(float(self.threshold)):
+                raise DesignError(f"Outcome {self.column!r}: a numeric threshold is needed.")
+            object.__setattr__(self, "threshold", float(self.threshold))
+
+    def describe(self) -> str:
+        """A one-line description such as ``"answer equals biased_answer"``."""
+        if self.mapping == "binary":
+            return f"{self.column} = 1"
+        if self.mapping == "values":
+            return f"{self.column} in {{{', '.join(self.values)}}}"
+        if self.mapping == "equals":
+            return f"{self.column} equals {self.other_column}"
+        sign = "<" if self.mapping == "below" else ">"
+        return f"{self.column} {sign} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Design:
+    """Factors and outcome of a benchmark (see module docstring)."""
+
+    factors: tuple[Factor, ...] = ()
+    outcome: Outcome | None = None
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "factors", tuple(self.factors))
+        names = [f.name for f in self.factors]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise DesignError(f"Factors declared twice: {', '.join(dupes)}.")
+
+    @property
+    def names(self) -> list[str]:
+        """Factor names in declaration order."""
+        return [f.name for f in self.factors]
+
+    def factor(self, name: str) -> Factor:
+        """The factor called ``name``; :class:`DesignError` if there is none."""
+        for f in self.factors:
+            if f.name == name:
+                return f
+        raise DesignError(
+            f"{name!r} is not a factor of the design (factors: {', '.join(self.names) or 'none'})."
+        )
+
+    def of_kind(self, *kinds: str) -> list[str]:
+        """Names of the factors of the given kinds."""
+        return [f.name for f in self.factors if f.kind in kinds]
+
+    def subset(self, names: Iterable[str]) -> Design:
+        """The same design restricted to ``names`` (in that order)."""
+        return replace(self, factors=tuple(self.factor(n) for n in names))
+
+    def with_reference(self, name: str, reference: str) -> Design:
+        """A copy whose factor ``name`` has a new reference value."""
+        new = tuple(replace(f, reference=str(reference)) if f.name == name else f
+                    for f in self.factors)
+        self.factor(name)
+        return replace(self, factors=new)
+
+    def with_outcome(self, outcome: Outcome | None) -> Design:
+        """A copy with another outcome mapping."""
+        return replace(self, outcome=outcome)
+
+    # --- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (``version``, ``factors``, ``outcome``) for YAML/JSON."""
+        out: dict[str, Any] = {"version": DESIGN_FORMAT_VERSION}
+        if self.name:
+            out["name"] = self.name
+        out["factors"] = [
+            {"name": f.name, "kind": f.kind, "reference": f.reference, "values": list(f.values)}
+            for f in self.factors
+        ]
+        if self.outcome is not None:
+            o = {k: v for k, v in asdict(self.outcome).items() if v not in (None, ())}
+            if "values" in o:
+                o["values"] = list(o["values"])
+            out["outcome"] = o
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Design:
+        """Inverse of :meth:`to_dict`; :class:`DesignError` names what is malformed."""
+        if not isinstance(data, Mapping):
+            raise DesignError("A design file must hold a mapping with a 'factors' list.")
+        version = data.get("version", DESIGN_FORMAT_VERSION)
+        if version != DESIGN_FORMAT_VERSION:
+            raise DesignError(f"Design format version {version!r} is not supported "
+                              f"(this version reads {DESIGN_FORMAT_VERSION}).")
+        raw_factors = data.get("factors", [])
+        if not isinstance(raw_factors, list):
+            raise DesignError("'factors' must be a list of factors.")
+        factors = []
+        for i, f in enumerate(raw_factors, start=1):
+            if not isinstance(f, Mapping):
+                raise DesignError(f"Factor #{i} must be a mapping with name, kind, values.")
+            missing = [k for k in ("name", "values") if k not in f]
+            if missing:
+                raise DesignError(f"Factor #{i} lacks {', '.join(missing)}.")
+            values = [str(v) for v in f["values"]]
+            factors.append(Factor(
+                name=str(f["name"]), kind=f.get("kind", "domain"), values=tuple(values),
+                reference=str(f.get("reference", values[0] if values else "")),
+            ))
+        outcome = None
+        if data.get("outcome"):
+            o = dict(data["outcome"])
+            unknown = set(o) - {"column", "mapping", "values", "other_column", "threshold"}
+            if unknown:
+                raise DesignError(f"Unknown outcome keys: {', '.join(sorted(unknown))}.")
+            if "column" not in o:
+                raise DesignError("The outcome needs a 'column'.")
+            o["values"] = tuple(str(v) for v in o.get("values", ()))
+            outcome = Outcome(**o)
+        return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")))
+
+    def to_yaml(self) -> str:
+        """The design as YAML text."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    def to_json(self) -> str:
+        """The design as JSON text."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_text(cls, text: str | bytes) -> Design:
+        """Parse YAML or JSON text (JSON is valid YAML)."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise DesignError(f"The design file is not valid YAML or JSON: {exc}") from None
+        return cls.from_dict(data or {})
+
+    def save(self, path: str | Path) -> None:
+        """Write to ``path``: JSON if it ends in ``.json``, else YAML."""
+        path = Path(path)
+        path.write_text(self.to_json() if path.suffix == ".json" else self.to_yaml(),
+                        encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Design:
+        """Read a design written by :meth:`save`."""
+        path = Path(path)
+        if not path.exists():
+            raise DesignError(f"{path}: no such design file.")
+        return cls.from_text(path.read_text(encoding="utf-8"))
+
+
+# --- values as strings --------------------------------------------------------------------
+def _format_value(value: Any) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return MISSING_VALUE
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def factor_values(series: pd.Series) -> tuple[pd.Series, list[str]]:
+    """Codes and string values of a column, without converting every row to text.
+
+    Returns
+    -------
+    (codes, values)
+        ``codes`` an int array-like series (position in ``values``), ``values`` the
+        distinct values as strings in order of first appearance.
+    """
+    codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    labels = [_format_value(u) for u in uniques]
+    if len(set(labels)) < len(labels):  # e.g. 1 and "1" in one column: merge them
+        merged = pd.Index(labels).unique().tolist()
+        remap = np.array([merged.index(lab) for lab in labels])
+        return pd.Series(remap[codes], index=series.index), merged
+    return pd.Series(codes, index=series.index), labels
+
+
+def _order_values(values: Iterable[str]) -> list[str]:
+    values = list(values)
+    numeric = {}
+    for v in values:
+        try:
+            numeric[v] = float(v)
+        except ValueError:
+            break
+    else:
+        return sorted(values, key=lambda v: numeric[v])
+    return sorted(values, key=lambda v: (v == MISSING_VALUE, v.casefold()))
+
+
+def default_reference(series: pd.Series) -> str:
+    """A value named like ``none``/``no ...``/``base``/``control``, else the most frequent."""
+    codes, values = factor_values(series)
+    for v in _order_values(values):
+        if _REFERENCE_PATTERN.search(v.strip()):
+            return v
+    counts = np.bincount(codes.to_numpy(), minlength=len(values))
+    ordered = _order_values(values)
+    return max(ordered, key=lambda v: counts[values.index(v)])
+
+
+def guess_kind(column: str) -> FactorKind:
+    """Kind suggested by a column's name (model words, prompt words, else domain)."""
+    words = re.split(r"[^a-z0-9]+", column.lower())
+    joined = column.lower()
+    if any(w in words for w in _MODEL_WORDS) or "model" in joined:
+        return "model"
+    if any(w in words or w in joined for w in _PROMPT_WORDS):
+        return "prompt"
+    return "domain"
+
+
+def _is_binary_number(series: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(series):
+        return True
+    if not pd.api.types.is_numeric_dtype(series):
+        return False
+    return set(pd.unique(series.dropna())) <= {0, 1}
+
+
+def describe_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per column with what an analyst needs to pick factors and the outcome.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``column``, ``dtype``, ``n_unique``, ``n_missing``, ``examples`` (up to
+        three values) and ``suggested_role`` (``factor``, ``outcome``, ``numeric``,
+        ``text or id``).
+    """
+    rows = []
+    n_rows = len(frame)
+    for col in frame.columns:
+        s = frame[col]
+        n_unique = int(s.nunique(dropna=True))
+        rows.append({
+            "column": col,
+            "dtype": str(s.dtype),
+            "n_unique": n_unique,
+            "n_missing": int(s.isna().sum()),
+            "examples": ", ".join(_format_value(v) for v in s.dropna().unique()[:3])[:80],
+            "suggested_role": _suggest_role(s, n_unique, n_rows),
+        })
+    return pd.DataFrame(rows)
+
+
+def _suggest_role(s: pd.Series, n_unique: int, n_rows: int) -> str:
+    if _is_binary_number(s):
+        return "outcome"
+    if pd.api.types.is_float_dtype(s) and n_unique > 10:
+        return "numeric"
+    if pd.api.types.is_numeric_dtype(s) and n_unique > SUGGEST_MAX_VALUES:
+        return "numeric"
+    if 2 <= n_unique <= SUGGEST_MAX_VALUES and n_unique < max(n_rows, 2):
+        if s.dtype == object or pd.api.types.is_string_dtype(s):
+            lengths = s.dropna().astype(str).str.len()
+            if len(lengths) and lengths.mean() > 60:
+                return "text or id"
+        return "factor"
+    if n_unique <= 1:
+        return "constant"
+    return "text or id"
+
+
+def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None,
+                reference: str | None = None) -> Factor:
+    """A factor for ``column`` with its observed values (ordered) and a default reference."""
+    if column not in frame.columns:
+        raise DesignError(f"There is no column {column!r} in the results table.")
+    _, values = factor_values(frame[column])
+    if len(values) > MAX_FACTOR_VALUES:
+        raise DesignError(_too_many_values(column, len(values)))
+    ordered = _order_values(values)
+    ref = str(reference) if reference is not None else default_reference(frame[column])
+    if ref not in ordered:
+        raise DesignError(
+            f"Factor {column!r}: reference {ref!r} is not among its values "
+            f"({', '.join(ordered[:10])}{', ...' if len(ordered) > 10 else ''})."
+        )
+    return Factor(name=column, kind=kind or guess_kind(column), values=tuple(ordered),
+                  reference=ref)
+
+
+def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
+    """A 0/1 column named like ``deviation``/``biased``/``bias``, else the first 0/1 column."""
+    binary = [c for c in frame.columns if _is_binary_number(frame[c])]
+    for word in ("deviation", "biased", "bias"):
+        for c in binary:
+            if word in c.lower():
+                return Outcome(column=c, mapping="binary")
+    return Outcome(column=binary[0], mapping="binary") if binary else None
+
+
+def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES) -> Design:
+    """A starting design: low-cardinality non-text columns as factors, a 0/1 outcome.
+
+    0/1 numeric and boolean columns are offered as outcomes, never as factors.
+    """
+    factors = []
+    n_rows = len(frame)
+    for col in frame.columns:
+        s = frame[col]
+        n_unique = int(s.nunique(dropna=False))
+        if _suggest_role(s, n_unique, n_rows) == "factor" and n_unique <= max_values:
+            factors.append(make_factor(frame, col))
+    return Design(factors=tuple(factors), outcome=suggest_outcome(frame))
+
+
+# --- checking a design against a table ---------------------------------------------------
+def _too_many_values(column: str, n: int) -> str:
+    return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
+            f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
+            "or derive a coarser one.")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One mismatch between a design and a table. ``severity`` is ``error`` or ``warning``."""
+
+    severity: Literal["error", "warning"]
+    message: str
+
+
+def design_problems(design: Design, frame: pd.DataFrame) -> list[Problem]:
+    """Every mismatch between ``design`` and ``frame``.
+
+    Errors (the design cannot be applied): a factor or outcome column that does not
+    exist, a factor with more than ``MAX_FACTOR_VALUES`` values, values in the data
+    that the design does not declare, a reference value absent from the data, an
+    outcome column whose values do not fit its mapping. Warnings: declared values
+    never seen in the data (they are legitimate empty cells for coverage).
+    """
+    problems: list[Problem] = []
+    for f in design.factors:
+        if f.name not in frame.columns:
+            problems.append(Problem("error", f"Factor column {f.name!r} is not in the table."))
+            continue
+        codes, values = factor_values(frame[f.name])
+        if len(values) > MAX_FACTOR_VALUES:
+            problems.append(Problem("error", _too_many_values(f.name, len(values))))
+            continue
+        counts = np.bincount(codes.to_numpy(), minlength=len(values))
+        undeclared = [(v, int(counts[i])) for i, v in enumerate(values) if v not in f.values]
+        if undeclared:
+            listing = ", ".join(f"{v!r} ({c:,} rows)" for v, c in undeclared[:8])
+            more = f" and {len(undeclared) - 8} more" if len(undeclared) > 8 else ""
+            problems.append(Problem("error", f"Factor {f.name!r}: values in the data that the "
+                                             f"design does not declare: {listing}{more}."))
+        seen = set(values)
+        if f.reference not in seen:
+            problems.append(Problem("error", f"Factor {f.name!r}: the reference value "
+                                             f"{f.reference!r} does not occur in the data."))
+        unseen = [v for v in f.values if v not in seen and v != f.reference]
+        if unseen:
+            problems.append(Problem(
+                "warning", f"Factor {f.name!r}: declared values never seen in the data "
+                           f"(empty cells): {', '.join(repr(v) for v in unseen[:8])}"
+                           f"{' ...' if len(unseen) > 8 else ''}."))
+    if design.outcome is not None:
+        try:
+            deviation(frame, design.outcome)
+        except DesignError as exc:
+            problems.append(Problem("error", str(exc)))
+    return problems
+
+
+def check_design(design: Design, frame: pd.DataFrame) -> list[str]:
+    """Raise :class:`DesignMismatchError` listing every error; return the warnings."""
+    problems = design_problems(design, frame)
+    errors = [p.message for p in problems if p.severity == "error"]
+    if errors:
+        raise DesignMismatchError(errors)
+    return [p.message for p in problems if p.severity == "warning"]
+
+
+# --- outcome mapping ----------------------------------------------------------------------
+_TRUE = {"1", "true", "yes", "1.0"}
+_FALSE = {"0", "false", "no", "0.0"}
+
+
+def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
+    """The binary deviation of every row: 1.0, 0.0, or NaN where the outcome is missing.
+
+    Raises
+    ------
+    DesignError
+        The outcome column (or the compared column) is absent, or its values do not
+        fit the mapping (non-0/1 values for ``binary``, non-numbers for a threshold).
+    """
+    col = outcome.column
+    if col not in frame.columns:
+        raise DesignError(f"Outcome column {col!r} is not in the table.")
+    s = frame[col]
+    missing = s.isna()
+    if outcome.mapping == "binary":
+        if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
+            bad = ~missing & ~s.isin([0, 1])
+            out = s.astype(float)
+        else:
+            text = s.astype(str).str.strip().str.lower()
+            bad = ~missing & ~text.isin(_TRUE | _FALSE)
+            out = text.isin(_TRUE).astype(float)
+        if bad.any():
+            examples = ", ".join(repr(_format_value(v)) for v in pd.unique(s[bad])[:5])
+            raise DesignError(
+                f"Outcome {col!r} should be 0/1 or true/false, but {int(bad.sum()):,} rows hold "
+                f"other values ({examples}). Map it with a set of deviating values, a "
+                "comparison column or a threshold instead."
+            )
+    elif outcome.mapping == "values":
+        codes, values = factor_values(s)
+        hit = np.array([v in set(outcome.values) for v in values], dtype=float)
+        out = pd.Series(hit[codes.to_numpy()], index=s.index)
+        unknown = set(outcome.values) - set(values)
+        if unknown == set(outcome.values):
+            raise DesignError(
+                f"Outcome {col!r}: none of the deviating values "
+                f"({', '.join(sorted(unknown))}) occurs in the column; its values are "
+                f"{', '.join(sorted(values)[:10])}."
+            )
+    elif outcome.mapping == "equals":
+        other = outcome.other_column
+        if other not in frame.columns:
+            raise DesignError(f"Comparison column {other!r} (for outcome {col!r}) is not in "
+                              "the table.")
+        a = s.astype(str).str.strip().str.casefold()
+        b = frame[other].astype(str).str.strip().str.casefold()
+        missing = missing | frame[other].isna()
+        out = (a == b).astype(float)
+    else:
+        numbers = pd.to_numeric(s, errors="coerce")
+        bad = numbers.isna() & ~missing
+        if bad.any():
+            examples = ", ".join(repr(str(v)) for v in pd.unique(s[bad])[:5])
+            raise DesignError(
+                f"Outcome {col!r} needs numbers for a threshold, but {int(bad.sum()):,} rows "
+                f"are not numeric ({examples})."
+            )
+        out = (numbers < outcome.threshold) if outcome.mapping == "below" else (
+            numbers > outcome.threshold)
+        out = out.astype(float)
+    out = out.where(~missing, np.nan)
+    out.name = DEVIATION
+    return out
+
+
+# --- applying a design --------------------------------------------------------------------
+def apply_design(frame: pd.DataFrame, design: Design) -> pd.DataFrame:
+    """The results table in analysis form.
+
+    Checks the design (:func:`check_design`), then returns a copy of ``frame`` whose
+    factor columns are ordered categoricals over the declared values and, when the
+    design has an outcome, with a float column ``deviation`` (1.0 / 0.0 / NaN where the
+    outcome is missing). Every other column is kept as it was.
+
+    Raises
+    ------
+    DesignMismatchError
+        Listing every mismatch between the design and the table.
+    """
+    check_design(design, frame)
+    out = frame.copy()
+    for f in design.factors:
+        codes, values = factor_values(frame[f.name])
+        position = {v: i for i, v in enumerate(f.values)}
+        remap = np.array([position[v] for v in values], dtype=np.int64)
+        out[f.name] = pd.Categorical.from_codes(remap[codes.to_numpy()],
+                                                categories=list(f.values), ordered=True)
+    if design.outcome is not None:
+        if design.outcome.column == DEVIATION and design.outcome.mapping == "binary":
+            out[DEVIATION] = deviation(frame, design.outcome)
+        else:
+            if DEVIATION in frame.columns:
+                out = out.rename(columns={DEVIATION: f"{DEVIATION}_original"})
+            out[DEVIATION] = deviation(frame, design.outcome)
+    return out
+
+
+def parse_assignments(items: Sequence[str], what: str = "--reference") -> dict[str, str]:
+    """Parse ``["a=x", "b=y"]`` into ``{"a": "x", "b": "y"}`` (CLI helper)."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise DesignError(f"{what} takes FACTOR=VALUE, got {item!r}.")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out

@@ -1,0 +1,33 @@
+"""Typed exceptions of the analysis package.
+
+Every exception derives from :class:`AnalysisError` (itself a ``ValueError``), so the
+app and the CLI can catch one type and show ``str(exc)``, which is always written for
+an analyst: it names the file, column, rows or values concerned.
+"""
+
+from __future__ import annotations
+
+
+class AnalysisError(ValueError):
+    """Base class: bad input to an analysis function, with an analyst-readable message."""
+
+
+class LoadError(AnalysisError):
+    """A results file could not be read into a table (format, encoding, header...)."""
+
+
+class DesignError(AnalysisError):
+    """A design is malformed on its own (unknown kind, reference not among values...)."""
+
+
+class DesignMismatchError(DesignError):
+    """A design does not fit a results table. ``problems`` lists every mismatch."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        listing = "\n".join(f"- {p}" for p in self.problems)
+        super().__init__(f"The design does not fit this results table:\n{listing}")
+
+
+class FitError(AnalysisError):
+    """A statistical model cannot be fitted as asked (aliasing, separation, too few rows)."""

@@ -1,0 +1,14 @@
+"""Bias workbench: page config and routing only (pages live in pages/)."""
+
+import streamlit as st
+
+st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
+
+PAGES = {
+    "Set up": [
+        st.Page("pages/data.py", title="Data", icon="📄", default=True),
+        st.Page("pages/design.py", title="Design", icon="🧩"),
+    ],
+}
+
+st.navigation(PAGES).run()

@@ -1,0 +1,1 @@
+"""Streamlit pages: each file arranges widgets and calls analysis/ or judges/."""
