@@ -1,0 +1,1 @@
+"""Plotly figure builders (no Streamlit): one module per analysis, a shared style."""

@@ -1,0 +1,34 @@
+"""Helpers for AppTest runs of single pages with data already loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from analysis.design import Design
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def page_test(page: str, *, frame: pd.DataFrame | None = None, design: Design | None = None,
+              name: str = "test data", timeout: float = 120) -> AppTest:
+    """An AppTest of ``pages/<page>`` with the session state the Data page would set."""
+    from pages._common import token_of
+
+    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=timeout)
+    if frame is not None:
+        at.session_state["results_frame"] = frame
+        at.session_state["results_name"] = name
+        at.session_state["results_token"] = token_of(frame)
+    if design is not None:
+        at.session_state["design"] = design
+    return at
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    """The figure JSON of every plotly chart on the page (AppTest cannot render them)."""
+    import json
+
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
