@@ -1,4 +1,5 @@
-"""What every page shares: the active data and design, cached steps, downloads.
+"""What every page shares: the active data and design, cached steps (and, re-exported
+from ``pages/_widgets.py``, the subset filter and download buttons).
 
 Session-state keys (the only ones shared between pages):
 
@@ -24,14 +25,10 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
-from analysis.export import (
-    FIGURE_FORMATS,
-    INSTALL_HINT,
-    MIME,
-    browser_available,
-    figure_bytes,
-    table_bytes,
-)
+from pages._widgets import figure_downloads, subset_filter, table_download
+
+__all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "require_results",
+           "set_data", "subset_filter", "table_download", "token_of"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = ROOT / "sample_data"
@@ -94,11 +91,17 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
         st.page_link("pages/design.py", label="Go to Design", icon="🧩")
         st.stop()
     try:
-        results = _applied(st.session_state["results_token"], design.to_json(), frame, design)
+        results = applied_results(design)
     except AnalysisError as exc:
         st.error(str(exc))
         st.stop()
     return results, design
+
+
+def applied_results(design: Design) -> pd.DataFrame:
+    """The active table with ``design`` applied (cached); raises AnalysisError on mismatch."""
+    frame = active_frame()
+    return _applied(st.session_state["results_token"], design.to_json(), frame, design)
 
 
 def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
@@ -108,45 +111,3 @@ def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
     where = {k: list(v) for k, v in (where or {}).items() if v}
     return _cells(st.session_state["results_token"], design.to_json(), tuple(factors),
                   repr(sorted(where.items())), with_outcome, results, where)
-
-
-def subset_filter(design: Design, key: str, *, label: str = "Subset (applied first)"
-                  ) -> dict[str, list[str]]:
-    """Widgets to restrict rows to some factor values; returns ``{factor: [values]}``."""
-    where: dict[str, list[str]] = {}
-    with st.expander(label, expanded=False):
-        st.caption("Keep only rows with the chosen values, e.g. one model or CoT = yes. "
-                   "Leave a factor empty to keep all its values.")
-        cols = st.columns(min(3, max(len(design.factors), 1)))
-        for i, f in enumerate(design.factors):
-            chosen = cols[i % len(cols)].multiselect(f.name, list(f.values),
-                                                      key=f"{key}_where_{f.name}")
-            if chosen:
-                where[f.name] = chosen
-    return where
-
-
-def table_download(table: pd.DataFrame, name: str, key: str) -> None:
-    """A CSV download button for ``table`` (rendered when clicked)."""
-    st.download_button("CSV", lambda: table_bytes(table), file_name=f"{name}.csv",
-                       mime=MIME["csv"], key=f"{key}_csv", on_click="ignore", icon="⬇️")
-
-
-def figure_downloads(fig, name: str, key: str) -> None:
-    """Download buttons for a figure: PNG, SVG, PDF and standalone HTML.
-
-    Files are rendered only when a button is clicked (deferred data), so a page
-    rerun costs nothing. Without a browser for kaleido the image buttons are
-    disabled and say what to install; HTML keeps working.
-    """
-    can_render = browser_available()
-    cols = st.columns(len(FIGURE_FORMATS) + 1)
-    for col, fmt in zip(cols, FIGURE_FORMATS, strict=False):
-        enabled = fmt == "html" or can_render
-        col.download_button(
-            fmt.upper(), (lambda f=fmt: figure_bytes(fig, f)), file_name=f"{name}.{fmt}",
-            mime=MIME[fmt], key=f"{key}_{fmt}", on_click="ignore", icon="⬇️",
-            disabled=not enabled, help=None if enabled else INSTALL_HINT,
-        )
-    if not can_render:
-        cols[-1].caption(INSTALL_HINT)

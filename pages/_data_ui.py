@@ -1,0 +1,95 @@
+"""Loading helpers of the Data page: bundled samples, uploads, a design to start from."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.design import Design, check_design, suggest_design
+from analysis.errors import AnalysisError
+from analysis.io import load_results
+from pages._common import SAMPLE_DIR, set_data, token_of
+
+#: Bundled samples: file name -> title, provenance caption and design file.
+SAMPLES: dict[str, dict[str, str]] = {
+    "bbq_unifiedqa.csv.gz": {
+        "title": "BBQ with real UnifiedQA-T5-11B answers (6 categories, 3 input formats)",
+        "caption": "Real data: BBQ (Parrish et al. 2022, CC-BY-4.0) with the published "
+                   "UnifiedQA-T5-11B predictions. Outcome: the answer is the biased one.",
+        "design": "bbq_unifiedqa.design.yaml",
+    },
+    "ssqa_simulated.csv.gz": {
+        "title": "SocialStigmaQA design with SIMULATED answers of two fictional models",
+        "caption": "SIMULATED outcomes: the SocialStigmaQA prompts (Nagireddy et al. 2024, "
+                   "CDLA-Permissive-2.0) answered by two fictional models drawn from stated "
+                   "effects (sample_data/ssqa_simulated_effects.yaml). Not real model output.",
+        "design": "ssqa_simulated.design.yaml",
+    },
+    "ssqa_design.csv.gz": {
+        "title": "SocialStigmaQA design only (no outcomes; for coverage)",
+        "caption": "Real design: the SocialStigmaQA factor table, each prompt with and "
+                   "without chain-of-thought. No model answers: use it on the Coverage page.",
+        "design": "ssqa_design.design.yaml",
+    },
+}
+
+
+def sample_caption(name: str) -> str:
+    """Provenance of a bundled sample."""
+    return SAMPLES[name]["caption"]
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the file...")
+def _read(data: bytes, name: str) -> pd.DataFrame:
+    return load_results(data, name=name)
+
+
+def _starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
+    """The preferred design if it fits the table, else the current one, else a suggestion."""
+    for candidate in (preferred, st.session_state.get("design")):
+        if candidate is None:
+            continue
+        try:
+            check_design(candidate, frame)
+            return candidate
+        except AnalysisError:
+            continue
+    return suggest_design(frame)
+
+
+def load_bytes(data: bytes, name: str, preferred: Design | None = None) -> bool:
+    """Read ``data`` and make it the active table; on error keep the previous one."""
+    try:
+        frame = _read(data, name)
+    except AnalysisError as exc:
+        st.session_state["data_error"] = str(exc)
+        return False
+    st.session_state.pop("data_error", None)
+    set_data(frame, name, token_of(data), _starting_design(frame, preferred))
+    st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
+    return True
+
+
+def load_sample(name: str) -> bool:
+    """Load a bundled sample with its curated design."""
+    path = SAMPLE_DIR / name
+    if not path.exists():
+        st.session_state["data_error"] = (f"The bundled sample {name} is missing from "
+                                          f"{SAMPLE_DIR}: regenerate it with "
+                                          "`python sample_data/build_samples.py`.")
+        return False
+    design_path = SAMPLE_DIR / SAMPLES[name]["design"]
+    preferred = Design.load(design_path) if design_path.exists() else None
+    return load_bytes(path.read_bytes(), name, preferred)
+
+
+def on_sample_change() -> None:
+    """Callback: load the sample chosen in the selectbox."""
+    load_sample(st.session_state["data_sample"])
+
+
+def on_upload() -> None:
+    """Callback: load the uploaded file (keeps the previous table if it fails)."""
+    upload = st.session_state.get("data_upload")
+    if upload is not None:
+        load_bytes(upload.getvalue(), upload.name)

@@ -1,0 +1,55 @@
+"""Data page: choose the bundled sample or upload a results table; preview and validate."""
+
+import streamlit as st
+
+from analysis.design import describe_columns
+from pages._common import active_frame
+from pages._data_ui import SAMPLES, load_sample, on_sample_change, on_upload, sample_caption
+
+st.title("Data")
+st.caption("One row per benchmark response, with factor columns and at least one outcome.")
+
+if active_frame() is None and "data_error" not in st.session_state:
+    load_sample(next(iter(SAMPLES)))  # the app opens on the bundled BBQ sample
+
+source = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True,
+                  key="data_source")
+if source == "Bundled sample":
+    choice = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k]["title"],
+                          key="data_sample", on_change=on_sample_change)
+    st.caption(sample_caption(choice))
+    if st.session_state.get("results_name") != choice:
+        st.button("Load this sample", on_click=on_sample_change, key="data_load_sample")
+else:
+    st.file_uploader(
+        "Results file (CSV, TSV, Parquet, JSON Lines; .gz accepted)",
+        type=["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json", "gz"],
+        key="data_upload", on_change=on_upload,
+    )
+
+if "data_error" in st.session_state:
+    st.error(st.session_state["data_error"])
+frame = active_frame()
+if frame is None:
+    st.stop()
+
+name = st.session_state["results_name"]
+c1, c2, c3 = st.columns([1, 1, 3])
+c1.metric("Rows", f"{len(frame):,}")
+c2.metric("Columns", frame.shape[1])
+c3.markdown(f"**Active table**  \n{name}")
+if "data_error" in st.session_state:
+    st.caption("The table above is still the previous one: nothing was replaced.")
+
+missing = frame.isna().sum()
+for column, count in missing[missing > 0].items():
+    st.warning(f"Column **{column}** has {count:,} missing values "
+               f"({count / len(frame):.1%} of rows).")
+
+st.subheader("Preview")
+st.dataframe(frame.head(200), width="stretch", height=280)
+st.subheader("Columns")
+st.caption("Suggested roles: *factor* columns are offered on the Design page; *outcome* "
+           "columns are 0/1 candidates for the deviation.")
+st.dataframe(describe_columns(frame), width="stretch", hide_index=True)
+st.page_link("pages/design.py", label="Next: declare the design", icon="🧩")

@@ -1,0 +1,82 @@
+"""Design page: factors, kinds, references, the outcome mapping; nesting and cell counts."""
+
+import math
+
+import streamlit as st
+
+from analysis.columns import DEVIATIONS, N
+from analysis.design import Design, design_problems, suggest_design
+from analysis.nesting import describe_nesting, find_nestings
+from pages._common import active_frame, applied_results, cells_for, table_download
+from pages._design_ui import factor_widgets, on_design_upload, outcome_widgets
+
+st.title("Design")
+frame = active_frame()
+if frame is None:
+    st.info("Load a results table on the **Data** page first.")
+    st.page_link("pages/data.py", label="Go to Data", icon="📄")
+    st.stop()
+
+current: Design = st.session_state.get("design") or suggest_design(frame)
+rev = st.session_state.get("design_rev", 0)
+st.caption(f"Table: **{st.session_state.get('results_name', '')}**. A factor is a column whose "
+           "values were varied when the benchmark was built or run; its reference is the "
+           "control value that regression compares against.")
+
+chosen = st.multiselect("Factor columns", list(frame.columns),
+                        default=[n for n in current.names if n in frame.columns],
+                        key=f"design_factors_{rev}")
+factors = []
+for name in chosen:
+    with st.expander(f"**{name}**", expanded=len(chosen) <= 3):
+        known = next((f for f in current.factors if f.name == name), None)
+        factor = factor_widgets(frame, name, known, key=f"design_{rev}_{name}")
+        if factor is not None:
+            factors.append(factor)
+
+st.subheader("Outcome")
+outcome = outcome_widgets(frame, current.outcome, key=f"design_outcome_{rev}")
+design = Design(factors=tuple(factors), outcome=outcome)
+problems = design_problems(design, frame)
+for p in problems:
+    (st.error if p.severity == "error" else st.warning)(p.message)
+if not any(p.severity == "error" for p in problems) and len(factors) == len(chosen):
+    st.session_state["design"] = design
+
+if factors:
+    st.subheader("Nested factors")
+    nestings = find_nestings(frame, design.names,
+                             references={f.name: f.reference for f in factors})
+    for row in nestings.to_dict(orient="records"):
+        st.warning(describe_nesting(row))
+    if nestings.empty:
+        st.success("No factor is a function of another among the chosen ones.")
+
+    if not any(p.severity == "error" for p in problems):
+        st.subheader("Cell table")
+        results = applied_results(design)
+        cells = cells_for(results, design, design.names, with_outcome=outcome is not None)
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Possible cells", f"{math.prod(len(f.values) for f in factors):,}")
+        c2.metric("Observed cells", f"{len(cells):,}")
+        c3.metric("Rows per observed cell", f"{cells[N].sum() / max(len(cells), 1):,.1f}")
+        if outcome is not None:
+            dev, n = int(cells[DEVIATIONS].sum()), int(cells[N].sum())
+            st.caption(f"Deviation ({outcome.describe()}): {dev:,} of {n:,} rows "
+                       f"({dev / max(n, 1):.1%}); {len(frame) - n:,} rows without an outcome.")
+        st.dataframe(cells.head(500), width="stretch", hide_index=True, height=240)
+        table_download(cells, "cell_table", key="design_cells")
+
+st.subheader("Save or load the design")
+saved = st.session_state.get("design", design)
+c1, c2 = st.columns(2)
+c1.download_button("Design as YAML", saved.to_yaml(), "design.yaml", "application/yaml",
+                   key="design_dl_yaml")
+c2.download_button("Design as JSON", saved.to_json(), "design.json", "application/json",
+                   key="design_dl_json")
+st.file_uploader("Load a design file (YAML or JSON)", type=["yaml", "yml", "json"],
+                 key="design_upload", on_change=on_design_upload)
+if "design_upload_error" in st.session_state:
+    st.error(st.session_state["design_upload_error"])
+for w in st.session_state.pop("design_upload_warnings", []):
+    st.warning(w)
