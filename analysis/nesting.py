@@ -26,7 +26,7 @@ from analysis.columns import (
     N_DETERMINANT_VALUES,
     NESTING_KIND,
 )
-from analysis.design import default_reference, factor_values
+from analysis.design import _REFERENCE_PATTERN, default_reference, factor_values
 from analysis.errors import AnalysisError
 
 _COLUMNS = [DETERMINANT, DEPENDENT, N_DETERMINANT_VALUES, N_DEPENDENT_VALUES, NESTING_KIND]
@@ -52,9 +52,12 @@ def find_nestings(
     """Pairs of factors where one determines the other in the rows of ``frame``.
 
     ``A`` determines ``B`` when every observed value of ``A`` occurs with exactly one
-    value of ``B``. When that fails only because of rows where ``B`` is at its
-    reference value, and every value of ``A`` also occurs with a non-reference value of
-    ``B`` (of which there are at least two), the pair is ``nested outside reference``.
+    value of ``B``. When that fails only because of rows where ``B`` is at a
+    control value (its reference, or a value named like "none"/"no ..."/"base"), or
+    where ``A`` is, or both (and the rows left hold at least two
+    values of each), the pair is ``nested outside reference``: in SSQA a template fixes
+    the gender of all rows but its base prompt ("no gender"); in BBQ a subcategory fixes
+    its category except for the value "none" that several categories share.
     Factors with a single observed value are reported once as ``constant``.
 
     Parameters
@@ -79,14 +82,15 @@ def find_nestings(
     if missing:
         raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
     codes: dict[str, np.ndarray] = {}
-    ref_code: dict[str, int] = {}
+    ref_code: dict[str, list[int]] = {}
     sizes: dict[str, int] = {}
     for f in factors:
         c, values = factor_values(frame[f])
         codes[f] = c.to_numpy(dtype=np.int64)
         sizes[f] = len(np.unique(codes[f]))
         ref = (references or {}).get(f) or default_reference(frame[f])
-        ref_code[f] = values.index(ref) if ref in values else -1
+        ref_code[f] = [i for i, v in enumerate(values)
+                       if v == ref or _REFERENCE_PATTERN.search(v.strip())]
     rows = [{DETERMINANT: None, DEPENDENT: f, N_DETERMINANT_VALUES: 0, N_DEPENDENT_VALUES: 1,
              NESTING_KIND: "constant"} for f in factors if sizes[f] == 1]
     live = [f for f in factors if sizes[f] > 1]
@@ -101,20 +105,23 @@ def find_nestings(
                             else _row(b, a, sizes, "nested"))
             else:
                 for det, dep in ((a, b), (b, a)):
-                    if _nested_outside_reference(codes[det], codes[dep], ref_code[dep]):
+                    if _nested_outside_reference(codes[det], codes[dep], ref_code[det],
+                                                 ref_code[dep]):
                         rows.append(_row(det, dep, sizes, "nested outside reference"))
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 
-def _nested_outside_reference(det: np.ndarray, dep: np.ndarray, ref: int) -> bool:
-    if ref < 0:
-        return False
-    keep = dep != ref
-    if len(np.unique(dep[keep])) < 2:
-        return False
-    if len(np.unique(det[keep])) != len(np.unique(det)):
-        return False
-    return _determines(det[keep], dep[keep])
+def _nested_outside_reference(det: np.ndarray, dep: np.ndarray, det_ref: list[int],
+                              dep_ref: list[int]) -> bool:
+    """Whether det fixes dep once the rows at either factor's control values are set aside."""
+    off_dep, off_det = ~np.isin(dep, dep_ref), ~np.isin(det, det_ref)
+    for keep in (off_dep, off_det, off_dep & off_det):
+        if keep.all() or not keep.any():
+            continue
+        if len(np.unique(dep[keep])) >= 2 and len(np.unique(det[keep])) >= 2 and _determines(
+                det[keep], dep[keep]):
+            return True
+    return False
 
 
 def _row(det: str, dep: str, sizes: Mapping[str, int], kind: str) -> dict:

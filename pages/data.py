@@ -43,8 +43,9 @@ if "data_error" in st.session_state:
 
 missing = frame.isna().sum()
 for column, count in missing[missing > 0].items():
+    share = count / len(frame)
     st.warning(f"Column **{column}** has {count:,} missing values "
-               f"({count / len(frame):.1%} of rows).")
+               f"({'<0.1%' if share < 0.001 else f'{share:.1%}'} of rows).")
 
 st.subheader("Preview")
 st.dataframe(frame.head(200), width="stretch", height=280)
