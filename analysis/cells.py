@@ -52,7 +52,7 @@ def filter_rows(results: pd.DataFrame, where: Where | None) -> pd.DataFrame:
 
 def _codes(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
     s = results[factor]
-    if isinstance(s.dtype, pd.CategoricalDtype):
+    if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
         return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
     codes, values = factor_values(s)
     return codes.to_numpy(dtype=np.int64), values

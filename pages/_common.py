@@ -75,6 +75,10 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
     (results, design)
         ``results`` has categorical factor columns and, with an outcome, ``deviation``.
     """
+    if active_frame() is None and "data_error" not in st.session_state:
+        from pages._data_ui import load_default_sample  # the app opens on the sample
+
+        load_default_sample()
     frame = active_frame()
     design: Design | None = st.session_state.get("design")
     if frame is None:

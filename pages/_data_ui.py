@@ -93,3 +93,8 @@ def on_upload() -> None:
     upload = st.session_state.get("data_upload")
     if upload is not None:
         load_bytes(upload.getvalue(), upload.name)
+
+
+def load_default_sample() -> bool:
+    """Load the first bundled sample (what the app opens on)."""
+    return load_sample(next(iter(SAMPLES)))

@@ -4,13 +4,19 @@ import streamlit as st
 
 from analysis.design import describe_columns
 from pages._common import active_frame
-from pages._data_ui import SAMPLES, load_sample, on_sample_change, on_upload, sample_caption
+from pages._data_ui import (
+    SAMPLES,
+    load_default_sample,
+    on_sample_change,
+    on_upload,
+    sample_caption,
+)
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
 
 if active_frame() is None and "data_error" not in st.session_state:
-    load_sample(next(iter(SAMPLES)))  # the app opens on the bundled BBQ sample
+    load_default_sample()  # the app opens on the bundled BBQ sample
 
 source = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True,
                   key="data_source")
