@@ -128,9 +128,14 @@ class Outcome:
                 f"Outcome {self.column!r}: say which column it is compared with."
             )
         if self.mapping in ("below", "above"):
-            if self.threshold is None or not np.isfinite(float(self.threshold)):
-                raise DesignError(f"Outcome {self.column!r}: a numeric threshold is needed.")
-            object.__setattr__(self, "threshold", float(self.threshold))
+            try:
+                threshold = float(self.threshold)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                threshold = np.nan
+            if not np.isfinite(threshold):
+                raise DesignError(f"Outcome {self.column!r}: a numeric threshold is needed, "
+                                  f"not {self.threshold!r}.")
+            object.__setattr__(self, "threshold", threshold)
 
     def describe(self) -> str:
         """A one-line description such as ``"answer equals biased_answer"``."""
@@ -228,6 +233,8 @@ class Design:
             missing = [k for k in ("name", "values") if k not in f]
             if missing:
                 raise DesignError(f"Factor #{i} lacks {', '.join(missing)}.")
+            if not isinstance(f["values"], (list, tuple)):
+                raise DesignError(f"Factor #{i} ({f['name']}): 'values' must be a list.")
             values = [str(v) for v in f["values"]]
             factors.append(Factor(
                 name=str(f["name"]), kind=f.get("kind", "domain"), values=tuple(values),
@@ -235,12 +242,16 @@ class Design:
             ))
         outcome = None
         if data.get("outcome"):
+            if not isinstance(data["outcome"], Mapping):
+                raise DesignError("'outcome' must be a mapping with a 'column' and a 'mapping'.")
             o = dict(data["outcome"])
             unknown = set(o) - {"column", "mapping", "values", "other_column", "threshold"}
             if unknown:
                 raise DesignError(f"Unknown outcome keys: {', '.join(sorted(unknown))}.")
             if "column" not in o:
                 raise DesignError("The outcome needs a 'column'.")
+            if not isinstance(o.get("values", []), (list, tuple)):
+                raise DesignError("The outcome's 'values' must be a list.")
             o["values"] = tuple(str(v) for v in o.get("values", ()))
             outcome = Outcome(**o)
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")))
@@ -257,9 +268,12 @@ class Design:
     def from_text(cls, text: str | bytes) -> Design:
         """Parse YAML or JSON text (JSON is valid YAML)."""
         if isinstance(text, bytes):
-            text = text.decode("utf-8")
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError:
+                raise DesignError("The design file is not UTF-8 text (YAML or JSON).") from None
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_DesignLoader)  # noqa: S506 - a SafeLoader
         except yaml.YAMLError as exc:
             raise DesignError(f"The design file is not valid YAML or JSON: {exc}") from None
         return cls.from_dict(data or {})
@@ -277,6 +291,19 @@ class Design:
         if not path.exists():
             raise DesignError(f"{path}: no such design file.")
         return cls.from_text(path.read_text(encoding="utf-8"))
+
+
+class _DesignLoader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans: ``no``/``yes``/``on``/``off`` stay strings, so a
+    hand-written ``values: [no, yes]`` means the factor values "no" and "yes"."""
+
+
+_DesignLoader.yaml_implicit_resolvers = {
+    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:bool"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_DesignLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 
 
 # --- values as strings --------------------------------------------------------------------
@@ -511,6 +538,13 @@ _TRUE = {"1", "true", "yes", "1.0"}
 _FALSE = {"0", "false", "no", "0.0"}
 
 
+def _as_text(series: pd.Series) -> pd.Series:
+    """Trimmed, case-folded factor-value strings (``7``, ``7.0``, ``" 7 "`` -> ``"7"``)."""
+    codes, values = factor_values(series)
+    labels = np.array([v.strip().casefold() for v in values], dtype=object)
+    return pd.Series(labels[codes.to_numpy()], index=series.index)
+
+
 def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
     """The binary deviation of every row: 1.0, 0.0, or NaN where the outcome is missing.
 
@@ -556,8 +590,7 @@ def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
         if other not in frame.columns:
             raise DesignError(f"Comparison column {other!r} (for outcome {col!r}) is not in "
                               "the table.")
-        a = s.astype(str).str.strip().str.casefold()
-        b = frame[other].astype(str).str.strip().str.casefold()
+        a, b = _as_text(s), _as_text(frame[other])  # 1 and 1.0 are the same value
         missing = missing | frame[other].isna()
         out = (a == b).astype(float)
     else:

@@ -12,10 +12,12 @@ import csv
 import gzip
 import io
 import json
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import IO, Literal
 
+import numpy as np
 import pandas as pd
 
 from analysis.errors import LoadError
@@ -72,7 +74,9 @@ def load_results(
     -------
     pandas.DataFrame
         The table as read, with ``attrs["source_name"]`` set to ``name``. Columns are
-        whatever the file holds; nothing is renamed.
+        whatever the file holds; nothing is renamed. Nested JSON objects become dotted
+        columns (``model.name``); lists (JSON arrays, Parquet list columns) become JSON
+        text, so every column can be counted.
 
     Raises
     ------
@@ -93,7 +97,7 @@ def load_results(
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except OSError as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # truncated or corrupt
             raise LoadError(
                 f"{label}: looks gzip-compressed but cannot be decompressed ({exc})."
             ) from None
@@ -114,8 +118,27 @@ def load_results(
         raise LoadError(f"{label}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if len(frame) == 0:
         raise LoadError(f"{label} has a header but no rows.")
+    if fmt in ("parquet", "jsonl"):
+        _nested_values_to_json(frame)
     frame.attrs["source_name"] = label
     return frame
+
+
+def _nested_values_to_json(frame: pd.DataFrame) -> None:
+    """Lists and mappings in cells (JSON arrays, Parquet list/struct columns) -> JSON text.
+
+    Unhashable cell values would break every count (``nunique``, ``factorize``); as text
+    they are ordinary values (usually "text or id" columns).
+    """
+    for col in frame.columns:
+        s = frame[col]
+        if s.dtype != object:
+            continue
+        nested = s.map(lambda v: isinstance(v, (list, dict, np.ndarray)))
+        if nested.any():
+            frame[col] = s.where(~nested, s[nested].map(
+                lambda v: json.dumps(v.tolist() if isinstance(v, np.ndarray) else v,
+                                     ensure_ascii=False, default=str)))
 
 
 def _read_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
@@ -132,7 +155,8 @@ def _read_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
         data = source.read()
         if isinstance(data, str):
             data = data.encode("utf-8")
-        return data, name or getattr(source, "name", None) or "the uploaded file"
+        # str(): a file object's ``name`` may be an int (a descriptor, e.g. TemporaryFile)
+        return data, str(name or getattr(source, "name", None) or "the uploaded file")
     raise LoadError(f"Cannot read a results table from a {type(source).__name__}.")
 
 
@@ -153,6 +177,8 @@ def _guess_format(data: bytes, label: str) -> str:
 def _decode(data: bytes, label: str, encoding: str) -> str:
     try:
         return data.decode("utf-8-sig" if encoding.lower() in ("utf-8", "utf8") else encoding)
+    except LookupError:
+        raise LoadError(f"{label}: {encoding!r} is not a known text encoding.") from None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         bad = data[exc.start : exc.start + 4]
@@ -272,6 +298,9 @@ def _read_jsonl(data: bytes, label: str, encoding: str) -> pd.DataFrame:
             records = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise LoadError(f"{label}: invalid JSON at line {exc.lineno}: {exc.msg}.") from None
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise LoadError(f"{label}: a JSON file must hold an array of objects with named "
+                            "fields (or one object per line).")
     else:
         records = []
         for number, line in enumerate(text.splitlines(), start=1):

@@ -54,7 +54,8 @@ def find_nestings(
     ``A`` determines ``B`` when every observed value of ``A`` occurs with exactly one
     value of ``B``. When that fails only because of rows where ``B`` is at a
     control value (its reference, or a value named like "none"/"no ..."/"base"), or
-    where ``A`` is, or both (and the rows left hold at least two
+    where ``A`` is (one side at a time: setting both aside finds spurious pairs in small
+    tables) (and the rows left hold at least two
     values of each), the pair is ``nested outside reference``: in SSQA a template fixes
     the gender of all rows but its base prompt ("no gender"); in BBQ a subcategory fixes
     its category except for the value "none" that several categories share.
@@ -72,7 +73,7 @@ def find_nestings(
     Returns
     -------
     pandas.DataFrame
-        One row per finding, columns ``determinant`` (None for constants),
+        One row per finding, columns ``determinant`` (missing for constants),
         ``dependent``, ``n_determinant_values``, ``n_dependent_values`` (observed) and
         ``kind``: ``nested`` (A determines B, not the reverse), ``nested outside
         reference`` (see above), ``equivalent`` (each determines the other: the same
@@ -115,7 +116,7 @@ def _nested_outside_reference(det: np.ndarray, dep: np.ndarray, det_ref: list[in
                               dep_ref: list[int]) -> bool:
     """Whether det fixes dep once the rows at either factor's control values are set aside."""
     off_dep, off_det = ~np.isin(dep, dep_ref), ~np.isin(det, det_ref)
-    for keep in (off_dep, off_det, off_dep & off_det):
+    for keep in (off_dep, off_det):
         if keep.all() or not keep.any():
             continue
         if len(np.unique(dep[keep])) >= 2 and len(np.unique(det[keep])) >= 2 and _determines(

@@ -21,14 +21,15 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
 from pages._widgets import figure_downloads, subset_filter, table_download
 
-__all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "require_results",
-           "set_data", "subset_filter", "table_download", "token_of"]
+__all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
+           "require_results", "set_data", "subset_filter", "table_download", "token_of"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = ROOT / "sample_data"
@@ -49,6 +50,19 @@ def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None =
     st.session_state["results_token"] = token
     if design is not None:
         st.session_state["design"] = design
+
+
+def page_link(page: str, label: str, icon: str | None = None) -> None:
+    """``st.page_link`` to another page of ``app.py``'s navigation.
+
+    A page run on its own (``AppTest.from_file("pages/x.py")``, no ``st.navigation``)
+    cannot resolve other pages: Streamlit raises ``StreamlitPageNotFoundError``. The
+    link then degrades to a caption instead of breaking the page.
+    """
+    try:
+        st.page_link(page, label=label, icon=icon)
+    except StreamlitPageNotFoundError:
+        st.caption(f"{label} (see the sidebar)")
 
 
 def active_frame() -> pd.DataFrame | None:
@@ -83,16 +97,16 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
     design: Design | None = st.session_state.get("design")
     if frame is None:
         st.info("Load a results table on the **Data** page first.")
-        st.page_link("pages/data.py", label="Go to Data", icon="📄")
+        page_link("pages/data.py", label="Go to Data", icon="📄")
         st.stop()
     if design is None or not design.factors:
         st.info("Declare the factors on the **Design** page first.")
-        st.page_link("pages/design.py", label="Go to Design", icon="🧩")
+        page_link("pages/design.py", label="Go to Design", icon="🧩")
         st.stop()
     if need_outcome and design.outcome is None:
         st.info("This page needs an outcome: say on the **Design** page how a row counts as a "
                 "deviation.")
-        st.page_link("pages/design.py", label="Go to Design", icon="🧩")
+        page_link("pages/design.py", label="Go to Design", icon="🧩")
         st.stop()
     try:
         results = applied_results(design)

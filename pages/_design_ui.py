@@ -48,8 +48,10 @@ def factor_widgets(frame: pd.DataFrame, column: str, current: Factor | None, key
                                "them as empty cells.")
     unseen = [v.strip() for v in extra.split(",") if v.strip() and v.strip() not in
               observed.values]
+    wanted = set(observed.values) | set(unseen)  # the current design's order is the display order
+    order = dict.fromkeys([v for v in base.values if v in wanted] + list(observed.values) + unseen)
     try:
-        return Factor(column, kind, tuple(observed.values) + tuple(dict.fromkeys(unseen)),
+        return Factor(column, kind, tuple(order),
                       reference if reference in observed.values or reference in unseen
                       else observed.reference)
     except AnalysisError as exc:

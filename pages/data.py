@@ -3,7 +3,7 @@
 import streamlit as st
 
 from analysis.design import describe_columns
-from pages._common import active_frame
+from pages._common import active_frame, page_link
 from pages._data_ui import (
     SAMPLES,
     load_default_sample,
@@ -59,4 +59,4 @@ st.subheader("Columns")
 st.caption("Suggested roles: *factor* columns are offered on the Design page; *outcome* "
            "columns are 0/1 candidates for the deviation.")
 st.dataframe(describe_columns(frame), width="stretch", hide_index=True)
-st.page_link("pages/design.py", label="Next: declare the design", icon="🧩")
+page_link("pages/design.py", label="Next: declare the design", icon="🧩")

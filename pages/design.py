@@ -7,14 +7,14 @@ import streamlit as st
 from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, design_problems, suggest_design
 from analysis.nesting import describe_nesting, find_nestings
-from pages._common import active_frame, applied_results, cells_for, table_download
+from pages._common import active_frame, applied_results, cells_for, page_link, table_download
 from pages._design_ui import factor_widgets, on_design_upload, outcome_widgets
 
 st.title("Design")
 frame = active_frame()
 if frame is None:
     st.info("Load a results table on the **Data** page first.")
-    st.page_link("pages/data.py", label="Go to Data", icon="📄")
+    page_link("pages/data.py", label="Go to Data", icon="📄")
     st.stop()
 
 current: Design = st.session_state.get("design") or suggest_design(frame)
@@ -79,4 +79,5 @@ st.file_uploader("Load a design file (YAML or JSON)", type=["yaml", "yml", "json
 if "design_upload_error" in st.session_state:
     st.error(st.session_state["design_upload_error"])
 for w in st.session_state.pop("design_upload_warnings", []):
-    st.warning(w)
+    if w not in {p.message for p in problems}:  # already shown with the design's problems
+        st.warning(w)

@@ -32,3 +32,8 @@ def plotly_specs(at: AppTest) -> list[dict]:
     import json
 
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def metric_values(at: AppTest) -> dict[str, str]:
+    """``{label: value}`` of every ``st.metric`` on the page (values as displayed)."""
+    return {m.label: m.value for m in at.metric}

@@ -1,0 +1,40 @@
+"""Shared paths and fixtures.
+
+Tests that need the raw benchmark data read it from ``<repo>/../shared/data`` and are
+marked ``needs_shared`` (skipped when that folder is absent); the bundled samples live
+in ``sample_data/`` and are part of the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = REPO / "sample_data"
+BBQ_SAMPLE = SAMPLE_DIR / "bbq_unifiedqa.csv.gz"
+SHARED_DATA = REPO.parent / "shared" / "data"
+SSQA_TABLE = SHARED_DATA / "ssqa" / "ssqa_factor_table.csv"
+
+#: Mark for tests that read the raw SocialStigmaQA factor table.
+needs_shared = pytest.mark.skipif(not SSQA_TABLE.is_file(),
+                                  reason=f"shared benchmark data not found at {SHARED_DATA}")
+
+#: The SSQA factor columns (everything but the row id).
+SSQA_FACTORS = ["cot", "template", "stigma", "pachankis_cluster", "gender", "gender_careful",
+                "prompt_style", "biased_answer"]
+
+
+@pytest.fixture(scope="session")
+def _ssqa_cached() -> pd.DataFrame:
+    from analysis.io import load_results
+
+    return load_results(SSQA_TABLE)
+
+
+@pytest.fixture
+def ssqa_table(_ssqa_cached: pd.DataFrame) -> pd.DataFrame:
+    """The SSQA factor table as ``load_results`` reads it (a fresh copy per test)."""
+    return _ssqa_cached.copy()
