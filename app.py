@@ -9,6 +9,11 @@ PAGES = {
         st.Page("pages/data.py", title="Data", icon="📄", default=True),
         st.Page("pages/design.py", title="Design", icon="🧩"),
     ],
+    "Analyse": [
+        st.Page("pages/coverage.py", title="Coverage", icon="🧮"),
+        st.Page("pages/subgroups.py", title="Subgroups", icon="🎯"),
+        st.Page("pages/ecdf.py", title="eCDF", icon="📈"),
+    ],
 }
 
 st.navigation(PAGES).run()

@@ -32,15 +32,19 @@ from analysis.errors import AnalysisError
 _COLUMNS = [DETERMINANT, DEPENDENT, N_DETERMINANT_VALUES, N_DEPENDENT_VALUES, NESTING_KIND]
 
 
-def _n_distinct(*codes: np.ndarray) -> int:
-    key = np.zeros(len(codes[0]), dtype=np.int64)
-    for c in codes:
-        key = key * (int(c.max()) + 1 if len(c) else 1) + c
-    return len(np.unique(key))
+def _presence(a: np.ndarray, size_a: int, b: np.ndarray, size_b: int) -> np.ndarray:
+    """Boolean (size_a, size_b) matrix: which value pairs occur (one bincount, O(rows))."""
+    counts = np.bincount(a * size_b + b, minlength=size_a * size_b)
+    return counts.reshape(size_a, size_b) > 0
 
 
-def _determines(a: np.ndarray, b: np.ndarray) -> bool:
-    return len(a) > 0 and _n_distinct(a, b) == _n_distinct(a)
+def _determines(present: np.ndarray) -> bool:
+    """Each occurring row value pairs with exactly one column value (and >= 2 of each occur)."""
+    rows = present.any(axis=1)
+    cols = present.any(axis=0)
+    if rows.sum() < 2 or cols.sum() < 2:
+        return False
+    return bool((present[rows].sum(axis=1) == 1).all())
 
 
 def find_nestings(
@@ -55,16 +59,18 @@ def find_nestings(
     value of ``B``. When that fails only because of rows where ``B`` is at a
     control value (its reference, or a value named like "none"/"no ..."/"base"), or
     where ``A`` is (one side at a time: setting both aside finds spurious pairs in small
-    tables) (and the rows left hold at least two
-    values of each), the pair is ``nested outside reference``: in SSQA a template fixes
+    tables), the pair is ``nested outside reference``: in SSQA a template fixes
     the gender of all rows but its base prompt ("no gender"); in BBQ a subcategory fixes
     its category except for the value "none" that several categories share.
     Factors with a single observed value are reported once as ``constant``.
 
+    Only which value pairs occur matters, so a cell table gives the same answer as the
+    rows it was built from. Each pair costs one ``bincount`` over the rows.
+
     Parameters
     ----------
     frame
-        The results table.
+        The results table (or a cell table of it).
     factors
         Factor columns to examine.
     references
@@ -83,46 +89,41 @@ def find_nestings(
     if missing:
         raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
     codes: dict[str, np.ndarray] = {}
-    ref_code: dict[str, list[int]] = {}
+    n_values: dict[str, int] = {}
+    control: dict[str, np.ndarray] = {}
     sizes: dict[str, int] = {}
     for f in factors:
         c, values = factor_values(frame[f])
         codes[f] = c.to_numpy(dtype=np.int64)
-        sizes[f] = len(np.unique(codes[f]))
+        n_values[f] = len(values)
+        sizes[f] = int((np.bincount(codes[f], minlength=len(values)) > 0).sum())
         ref = (references or {}).get(f) or default_reference(frame[f])
-        ref_code[f] = [i for i, v in enumerate(values)
-                       if v == ref or _REFERENCE_PATTERN.search(v.strip())]
+        control[f] = np.array([v == ref or bool(_REFERENCE_PATTERN.search(v.strip()))
+                               for v in values])
     rows = [{DETERMINANT: None, DEPENDENT: f, N_DETERMINANT_VALUES: 0, N_DEPENDENT_VALUES: 1,
              NESTING_KIND: "constant"} for f in factors if sizes[f] == 1]
     live = [f for f in factors if sizes[f] > 1]
     for i, a in enumerate(live):
         for b in live[i + 1:]:
-            a_fixes_b = _determines(codes[a], codes[b])
-            b_fixes_a = _determines(codes[b], codes[a])
+            present = _presence(codes[a], n_values[a], codes[b], n_values[b])
+            a_fixes_b, b_fixes_a = _determines(present), _determines(present.T)
             if a_fixes_b and b_fixes_a:
                 rows.append(_row(a, b, sizes, "equivalent"))
             elif a_fixes_b or b_fixes_a:
                 rows.append(_row(a, b, sizes, "nested") if a_fixes_b
                             else _row(b, a, sizes, "nested"))
             else:
-                for det, dep in ((a, b), (b, a)):
-                    if _nested_outside_reference(codes[det], codes[dep], ref_code[det],
-                                                 ref_code[dep]):
+                for det, dep, pres in ((a, b, present), (b, a, present.T)):
+                    if _nested_outside_control(pres, control[det], control[dep]):
                         rows.append(_row(det, dep, sizes, "nested outside reference"))
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 
-def _nested_outside_reference(det: np.ndarray, dep: np.ndarray, det_ref: list[int],
-                              dep_ref: list[int]) -> bool:
-    """Whether det fixes dep once the rows at either factor's control values are set aside."""
-    off_dep, off_det = ~np.isin(dep, dep_ref), ~np.isin(det, det_ref)
-    for keep in (off_dep, off_det):
-        if keep.all() or not keep.any():
-            continue
-        if len(np.unique(dep[keep])) >= 2 and len(np.unique(det[keep])) >= 2 and _determines(
-                det[keep], dep[keep]):
-            return True
-    return False
+def _nested_outside_control(present: np.ndarray, det_control: np.ndarray,
+                            dep_control: np.ndarray) -> bool:
+    """Whether det (rows) fixes dep (columns) once one side's control values are set aside."""
+    return bool(dep_control.any() and _determines(present[:, ~dep_control])) or bool(
+        det_control.any() and _determines(present[~det_control, :]))
 
 
 def _row(det: str, dep: str, sizes: Mapping[str, int], kind: str) -> dict:

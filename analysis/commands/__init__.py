@@ -1,4 +1,11 @@
 """Subcommands of ``python -m analysis``; each module has ``register(subparsers)``."""
 
 #: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
-MODULES = ["describe", "cells"]
+MODULES = [
+    "describe",
+    "cells",
+    "coverage",
+    "subgroups",
+    "ecdf",
+    "importance",
+]

@@ -1,0 +1,97 @@
+"""``coverage FILE --factors a,b,c``: coverage percentage and Gini index of the design.
+
+``--json`` prints an object with ``n_cells``, ``n_observed_cells``, ``n_empty_cells``,
+``n_rows``, ``coverage_percentage`` (a fraction in [0, 1], as ``docs/methods.md`` §1
+defines it), ``gini_index``, ``gini_index_observed``, ``per_factor_gini``
+(``{factor: value}``), ``per_factor`` (the per-factor rows), ``empty_cells`` and
+``thinnest_cells`` (the first ``--limit`` of each), ``model_coverage`` (when the design
+has model factors), ``nestings`` and ``reading`` (plain-language sentences).
+
+Without ``--factors`` the design's domain and prompt factors are used. ``--figure``
+writes a heatmap of the first two factors (rows per combination, empty ones in red),
+or a bar chart of rows per value when there is one factor. ``--out`` writes the
+summary table (joint row + one row per factor).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+
+    p = sub.add_parser("coverage", help="coverage percentage and Gini index of the factor grid")
+    add_input(p)
+    add_factor_options(p, required=False)
+    add_outcome_options(p)
+    add_output_options(p, figure=True)
+    p.add_argument("--limit", type=int, default=20, metavar="K",
+                   help="list this many empty and thinnest cells (default 20)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from analysis import coverage as cov
+    from analysis.cells import cell_table
+    from analysis.cli import emit, load_with_design, split_list
+    from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
+    from analysis.design import parse_assignments
+    from analysis.errors import AnalysisError
+    from analysis.nesting import describe_nesting, find_nestings
+
+    if args.limit < 0:
+        raise AnalysisError("--limit must be 0 or more.")
+    results, design = load_with_design(args, need_outcome=False)
+    # --factors lists exactly the grid; a design file alone means its domain + prompt factors
+    factors = design.names if args.factors else cov.default_factors(design)
+    models = [m for m in design.of_kind("model") if m not in factors]
+    where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
+    cells = cell_table(results, factors + models, with_outcome=False)
+    summary = cov.coverage_summary(cells, design, factors=factors, where=where)
+    marginals = cov.marginal_counts(cells, design, factors=factors, where=where)
+    joint = summary.iloc[0]
+    # dependencies between factors hold on rows iff on distinct observed cells: use cells
+    nestings = find_nestings(cells, factors,
+                             references={f: design.factor(f).reference for f in factors})
+    payload = {
+        "file": results.attrs.get("source_name", args.file),
+        "factors": factors,
+        **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},
+        "per_factor_gini": cov.per_factor_gini(summary),
+        "per_factor": summary[summary[SCOPE] == cov.MARGINAL],
+        "empty_cells": cov.empty_cells(cells, design, factors=factors, where=where,
+                                       limit=args.limit).astype(str),
+        "thinnest_cells": cov.thinnest_cells(cells, design, factors=factors, where=where,
+                                             limit=args.limit).astype({f: str for f in factors}),
+        "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
+        "reading": cov.describe_coverage(summary, marginals),
+    }
+    if design.of_kind("model") and [f for f in factors if f not in design.of_kind("model")]:
+        payload["model_coverage"] = cov.model_coverage(
+            cells, design, prompt_factors=factors, where=where).astype(
+            {m: str for m in design.of_kind("model")})
+    if args.figure:
+        from analysis.export import write_figure
+        from analysis.figures.coverage import coverage_heatmap, marginal_bar
+
+        if len(factors) >= 2:
+            pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where)
+            fig = coverage_heatmap(pairs, factors[0], factors[1])
+        else:
+            fig = marginal_bar(marginals, factors[0])
+        write_figure(fig, args.figure)
+    if args.json:
+        emit(args, payload, summary)
+        return
+    emit(argparse.Namespace(json=False, out=args.out), None, summary)
+    print(f"\nCoverage {100 * joint[COVERAGE_PERCENTAGE]:.2f} % (fraction "
+          f"{joint[COVERAGE_PERCENTAGE]:.6g}), Gini index {joint[GINI_INDEX]:.4f}\n")
+    for line in payload["reading"] + payload["nestings"]:
+        print(f"- {line}")
+    for title, key in (("Model coverage", "model_coverage"),
+                       (f"First {args.limit} empty cells", "empty_cells"),
+                       (f"{args.limit} thinnest cells", "thinnest_cells")):
+        if key in payload and len(payload[key]):
+            print(f"\n{title}:")
+            emit(argparse.Namespace(json=False, out=None), None, payload[key])

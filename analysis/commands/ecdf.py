@@ -1,0 +1,68 @@
+"""``ecdf FILE --factors a,b --by model``: deviation metric per curve and KS tests."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.ecdf import CUTOFF
+
+    p = sub.add_parser("ecdf", help="eCDF of subgroup deviation rates: deviation metric, KS",
+                       description="Subgroups of --factors within each value of --by: the "
+                                   "deviation metric (mean |rate - C|) per value and "
+                                   "two-sample Kolmogorov-Smirnov tests between them.")
+    add_input(p)
+    add_factor_options(p, required=True)
+    add_outcome_options(p)
+    p.add_argument("--by", required=True, help="comparison factor: one curve per value")
+    p.add_argument("--level", type=int, default=None,
+                   help="factors fixed per subgroup (default: all of --factors)")
+    p.add_argument("--ideal", type=float, default=0.0,
+                   help="ideal value C of the deviation metric (default 0)")
+    p.add_argument("--cutoff", type=float, default=CUTOFF,
+                   help=f"'no bias' cutoff drawn and counted (default {CUTOFF:g})")
+    add_output_options(p, figure=True)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from analysis.cells import cell_table
+    from analysis.cli import emit, load_with_design, split_list
+    from analysis.columns import N_SUBGROUPS, P_VALUE, STATISTIC
+    from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
+    from analysis.errors import AnalysisError
+
+    factors = split_list(args.factors)
+    if args.by in factors:
+        raise AnalysisError(f"--by {args.by} is also in --factors; give it in one place.")
+    load_args = argparse.Namespace(**vars(args))
+    load_args.factors = ",".join([args.by, *factors])
+    results, design = load_with_design(load_args)
+    factors = [f for f in design.names if f != args.by]
+    cells = cell_table(results, [args.by, *factors])
+    rates = subgroup_rates(cells, factors, by=args.by, level=args.level)
+    summary = ecdf_summary(rates, by=args.by, ideal=args.ideal, cutoff=args.cutoff)
+    ks = ks_tests(rates, by=args.by)
+    if args.figure:
+        from analysis.export import write_figure
+        from analysis.figures.ecdf import ecdf_figure
+
+        write_figure(ecdf_figure(rates, summary, by=args.by, ideal=args.ideal,
+                                 cutoff=args.cutoff, ks=ks), args.figure)
+    groups = {str(r.pop(args.by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
+              for r in summary.to_dict(orient="records")}
+    if len(summary) == 2:
+        ks_out = {STATISTIC: ks[STATISTIC].iloc[0], P_VALUE: ks[P_VALUE].iloc[0]}
+    else:
+        ks_out = ks.to_dict(orient="records")
+    payload = {"by": args.by, "factors": factors, "ideal": args.ideal, "cutoff": args.cutoff,
+               "groups": groups, "ks": ks_out}
+    emit(args, payload, rates)  # --out writes the subgroup rates; --json prints the payload
+    if not args.json:
+        print("\nSubgroup rates per curve:")
+        print(summary.to_string(index=False))
+        print("\nKolmogorov-Smirnov:" if len(ks) else "\nOne curve only: no KS test.")
+        if len(ks):
+            print(ks.to_string(index=False))

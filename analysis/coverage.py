@@ -1,0 +1,679 @@
+"""Coverage of the design: how completely and how evenly the factor grid is filled.
+
+The benchmark is a tensor whose modes are the chosen factors; mode j has one slot per
+declared value of factor j, and cell c holds n_c, the number of rows (prompts) with that
+combination. N = prod |V_j| counts every cell, zeros included (``docs/methods.md`` §1):
+
+- coverage percentage ``CP = #{c : n_c > 0} / N`` (a fraction in [0, 1], ideal 1;
+  the app shows it as a percentage);
+- Gini index of all N cell counts, sorted ascending,
+  ``GI = 1 - 2 * sum_k (n_(k) / sum(n)) * ((N - k + 1/2) / N)`` (ideal 0);
+- per-factor Gini: the same formula over one factor's marginal counts.
+
+Nothing here materialises the tensor: the N - M empty cells occupy the first sorted
+positions, so CP and GI need only the M observed counts of the cell table, and a
+12-factor design with 10^12 cells costs what its observed cells cost. Writing the
+observed counts ascending as m_(1..M), the formula reduces to
+``GI = 1 - 2 / (N * S) * sum_i m_(i) * (M - i + 1/2)``, equivalently
+``GI = 1 - CP * (1 - GI_observed)`` with GI_observed the Gini of the M observed counts
+alone. That identity separates *holes* (1 - CP) from *unequal filling* (GI_observed).
+
+For small designs (up to :data:`DENSE_MAX_CELLS` cells) :func:`count_tensor` builds
+the dense count tensor with tensorly, and :func:`tensor_marginal` gives its unfoldings'
+marginals; they agree with the sparse functions (the tests check it).
+
+All functions take a cell table (:func:`analysis.cells.cell_table`, ideally with
+``with_outcome=False`` so every row counts) and the :class:`~analysis.design.Design`
+whose declared values span the grid. A cell table over more factors than asked is
+summed down to the asked ones. ``where`` (the row filter the cell table was built
+with) restricts the grid of a filtered factor to its kept values: after keeping one
+model, the other models' cells are not "missing".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.columns import (
+    COVERAGE_PERCENTAGE,
+    FACTOR,
+    FACTORS,
+    GINI_INDEX,
+    GINI_INDEX_OBSERVED,
+    N_CELLS,
+    N_EMPTY_CELLS,
+    N_MISSING_PROMPT_CELLS,
+    N_OBSERVED_CELLS,
+    N_ROWS,
+    SCOPE,
+    VALUE,
+    N,
+)
+from analysis.design import Design, factor_values
+from analysis.errors import AnalysisError
+
+Where = Mapping[str, str | Sequence[str]]
+
+#: Largest grid :func:`count_tensor` builds densely (about 80 MB of int64).
+DENSE_MAX_CELLS = 10_000_000
+#: Grids up to this size use int64 cell keys; beyond it, Python integers.
+_INT64_KEYS = 2**62
+#: ``scope`` of the summary row over all chosen factors and of the per-factor rows.
+JOINT, MARGINAL = "joint", "marginal"
+#: Separator of factor names in the ``factors`` column of the summary.
+TIMES = " x "
+
+SUMMARY_COLUMNS = [SCOPE, FACTORS, N_CELLS, N_OBSERVED_CELLS, N_EMPTY_CELLS, N_ROWS,
+                   COVERAGE_PERCENTAGE, GINI_INDEX, GINI_INDEX_OBSERVED]
+
+
+# --- the two statistics --------------------------------------------------------------------
+def _check_counts(counts, n_cells: int | None) -> tuple[np.ndarray, int]:
+    x = np.asarray(counts, dtype=float).ravel()
+    if np.isnan(x).any() or (x < 0).any():
+        raise AnalysisError("Cell counts must be non-negative numbers.")
+    if n_cells is None:
+        n_cells = x.size
+    n_cells = int(n_cells)
+    if n_cells < 1:
+        raise AnalysisError("A design has at least one cell.")
+    if np.count_nonzero(x) > n_cells:
+        raise AnalysisError(f"{np.count_nonzero(x):,} non-empty counts cannot fit in "
+                            f"{n_cells:,} cells.")
+    return x, n_cells
+
+
+def coverage_percentage(counts: Sequence[float] | np.ndarray, *, n_cells: int | None = None
+                        ) -> float:
+    """Share of cells holding at least one row: ``#{c : n_c > 0} / N``.
+
+    Parameters
+    ----------
+    counts
+        Cell counts: every cell of the grid (dense, zeros included) or, with
+        ``n_cells``, only some of them (typically the observed, non-zero ones).
+    n_cells
+        N, the number of cells of the whole grid (may exceed 2**63). Default:
+        ``len(counts)``.
+
+    Returns
+    -------
+    float
+        A fraction in [0, 1] (``docs/methods.md`` §1; ideal 1), not a percentage.
+    """
+    x, n_cells = _check_counts(counts, n_cells)
+    return np.count_nonzero(x) / n_cells
+
+
+def gini_index(counts: Sequence[float] | np.ndarray, *, n_cells: int | None = None) -> float:
+    """Gini index of the cell counts (``docs/methods.md`` §1); 0 = all cells equal.
+
+    Without ``n_cells`` the counts are the whole grid and the formula is applied
+    literally: sort all N counts ascending and compute
+    ``1 - 2 * sum_k (n_(k) / S) * ((N - k + 1/2) / N)``. With ``n_cells`` the counts
+    are the non-empty cells (zeros among them are ignored) and the ``n_cells - M``
+    missing cells are zeros in the first sorted positions, which contribute nothing:
+    ``1 - 2 / (N S) * sum_i m_(i) (M - i + 1/2)``. Both give the same number.
+
+    Raises
+    ------
+    AnalysisError
+        Negative or missing counts, or all counts zero (no rows: the index is undefined).
+    """
+    dense = n_cells is None
+    x, n_cells = _check_counts(counts, n_cells)
+    total = float(x.sum())
+    if total <= 0:
+        raise AnalysisError("The Gini index needs at least one row; every cell is empty.")
+    if dense:  # the formula as written, over all N sorted counts
+        k = np.arange(1, n_cells + 1, dtype=float)
+        return float(1.0 - 2.0 * np.sum((np.sort(x) / total) * ((n_cells - k + 0.5) / n_cells)))
+    return _gini_of_sorted(np.sort(x[x > 0]), n_cells)
+
+
+def _gini_of_sorted(m: np.ndarray, n_cells: int) -> float:
+    """Sparse Gini: ``m`` the non-zero counts ascending, ``n_cells - len(m)`` zeros implied."""
+    weights = len(m) - np.arange(1, len(m) + 1, dtype=float) + 0.5
+    return float(1.0 - 2.0 * float(np.dot(m, weights)) / (float(m.sum()) * float(n_cells)))
+
+
+# --- the grid of a cell table --------------------------------------------------------------
+@dataclass(frozen=True)
+class _Grid:
+    """Observed cells of a grid: one entry per non-empty cell, in key (declared) order."""
+
+    factors: tuple[str, ...]
+    values: tuple[tuple[str, ...], ...]
+    codes: tuple[np.ndarray, ...]  # per factor, position in ``values`` of each cell
+    counts: np.ndarray  # int64 rows per observed cell
+    keys: np.ndarray  # mixed-radix cell index (int64, or Python ints for huge grids)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [len(v) for v in self.values]
+
+    @property
+    def n_cells(self) -> int:
+        return math.prod(self.sizes)
+
+
+def default_factors(design: Design) -> list[str]:
+    """The factors coverage uses unless told otherwise: domain and prompt factors.
+
+    Falls back to every factor when the design has neither kind.
+    """
+    return design.of_kind("domain", "prompt") or design.names
+
+
+def grid_values(design: Design, factors: Sequence[str], where: Where | None = None
+                ) -> list[tuple[str, ...]]:
+    """Declared values of each factor, restricted to the kept ones for filtered factors."""
+    out = []
+    for name in factors:
+        declared = design.factor(name).values
+        if where and where.get(name):
+            wanted = where[name]
+            wanted = {wanted} if isinstance(wanted, str) else {str(w) for w in wanted}
+            unknown = sorted(wanted - set(declared))
+            if unknown:
+                raise AnalysisError(f"Subset {name} = {', '.join(unknown)}: not a declared "
+                                    f"value of {name!r}.")
+            declared = tuple(v for v in declared if v in wanted)
+        out.append(tuple(declared))
+    return out
+
+
+def _labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in
+                                                           column.cat.categories]
+    codes, labels = factor_values(column)
+    return codes.to_numpy(dtype=np.int64), labels
+
+
+def _keys(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
+    big = math.prod(sizes) >= _INT64_KEYS
+    key = np.zeros(len(codes[0]) if codes else 0, dtype=object if big else np.int64)
+    for c, size in zip(codes, sizes, strict=True):
+        key = key * size + (c.astype(object) if big else c)
+    return key
+
+
+def _decode(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
+    out = []
+    rest = keys
+    for size in reversed(sizes):
+        out.append((rest % size).astype(np.int64))
+        rest = rest // size
+    return out[::-1]
+
+
+def _grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
+          where: Where | None) -> _Grid:
+    factors = list(default_factors(design) if factors is None else factors)
+    if not factors:
+        raise AnalysisError("Choose at least one factor for coverage.")
+    if len(set(factors)) < len(factors):
+        raise AnalysisError("A factor is listed twice.")
+    values = grid_values(design, factors, where)
+    if N not in cells.columns:
+        raise AnalysisError(f"The cell table has no {N!r} column (use analysis.cells."
+                            "cell_table).")
+    absent = [f for f in factors if f not in cells.columns]
+    if absent:
+        raise AnalysisError(f"The cell table has no column for {', '.join(absent)}: build it "
+                            "over these factors.")
+    n = cells[N].to_numpy(dtype=np.int64)
+    keep = n > 0
+    codes = []
+    for f, declared in zip(factors, values, strict=True):
+        raw, labels = _labels(cells[f])
+        position = {v: i for i, v in enumerate(declared)}
+        remap = np.array([position.get(lab, -1) for lab in labels] + [-1], dtype=np.int64)
+        mapped = remap[raw]  # raw == -1 (missing) maps to the trailing -1
+        outside = keep & (mapped < 0)
+        if outside.any():
+            bad = sorted({labels[r] if r >= 0 else "(missing)" for r in raw[outside]})
+            full = design.factor(f).values
+            why = ("outside the subset" if all(b in full for b in bad)
+                   else "not declared by the design")
+            raise AnalysisError(f"Factor {f!r}: the cell table holds rows with values {why}: "
+                                f"{', '.join(repr(b) for b in bad[:8])}.")
+        codes.append(mapped)
+    codes = [c[keep] for c in codes]
+    n = n[keep]
+    sizes = [len(v) for v in values]
+    key = _keys(codes, sizes)
+    if len(key) > 1 and not (key.dtype != object and bool(np.all(np.diff(key) > 0))):
+        # not already one row per cell in key order (e.g. a cell table over more factors)
+        if key.dtype == object:
+            uniq, inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
+            key = _keys([uniq[:, j] for j in range(len(factors))], sizes)
+        else:
+            key, inverse = np.unique(key, return_inverse=True)
+        n = np.bincount(inverse.reshape(-1), weights=n, minlength=len(key))
+        n = np.rint(n).astype(np.int64)
+        codes = _decode(key, sizes)
+    return _Grid(tuple(factors), tuple(values), tuple(np.asarray(c, dtype=np.int64)
+                                                      for c in codes),
+                 np.asarray(n, dtype=np.int64), key)
+
+
+def _frame_of(factors: Sequence[str], values: Sequence[Sequence[str]],
+              codes: Sequence[np.ndarray]) -> pd.DataFrame:
+    return pd.DataFrame({
+        f: pd.Categorical.from_codes(c, categories=list(v), ordered=True)
+        for f, c, v in zip(factors, codes, values, strict=True)
+    })
+
+
+# --- summaries -----------------------------------------------------------------------------
+def coverage_summary(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Coverage percentage and Gini index over the chosen factors, and per factor.
+
+    Parameters
+    ----------
+    cells
+        Cell table with a column per factor and ``n`` (see module docstring).
+    design
+        Declares the values of each factor; declared values never seen count as empty.
+    factors
+        The factors spanning the grid. Default: :func:`default_factors` (domain and
+        prompt factors). Include model factors to ask whether every model answered
+        every prompt.
+    where
+        The subset the cell table was filtered with; a filtered factor's grid keeps only
+        its chosen values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        First row ``scope = "joint"`` over the whole grid, then one ``"marginal"`` row per
+        factor (cells = its declared values, counts = its marginal counts). Columns:
+        ``scope``, ``factors`` (names joined by ``" x "``), ``n_cells`` (N, zeros
+        included; Python int, may exceed 2**63), ``n_observed_cells`` (M), ``n_empty_cells``
+        (N - M), ``n_rows`` (S), ``coverage_percentage`` (M / N, a fraction in [0, 1]),
+        ``gini_index`` (over all N counts) and ``gini_index_observed`` (over the M
+        non-empty counts only; ``gini_index = 1 - CP * (1 - gini_index_observed)``).
+        ``docs/methods.md`` §1.
+    """
+    grid = _grid(cells, design, factors, where)
+    if grid.counts.sum() == 0:
+        raise AnalysisError("No rows in these cells: coverage is undefined.")
+    rows = [_summary_row(JOINT, TIMES.join(grid.factors), grid.counts, grid.n_cells)]
+    for f, c, v in zip(grid.factors, grid.codes, grid.values, strict=True):
+        marginal = np.bincount(c, weights=grid.counts, minlength=len(v))
+        rows.append(_summary_row(MARGINAL, f, marginal[marginal > 0], len(v)))
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def _summary_row(scope: str, name: str, counts: np.ndarray, n_cells: int) -> dict:
+    m = np.sort(np.asarray(counts, dtype=float)[np.asarray(counts) > 0])
+    return {SCOPE: scope, FACTORS: name, N_CELLS: n_cells, N_OBSERVED_CELLS: len(m),
+            N_EMPTY_CELLS: n_cells - len(m), N_ROWS: int(round(float(m.sum()))),
+            COVERAGE_PERCENTAGE: len(m) / n_cells,
+            GINI_INDEX: _gini_of_sorted(m, n_cells),
+            GINI_INDEX_OBSERVED: _gini_of_sorted(m, len(m))}
+
+
+def per_factor_gini(summary: pd.DataFrame) -> dict[str, float]:
+    """``{factor: Gini index of its marginal counts}`` from :func:`coverage_summary`."""
+    rows = summary[summary[SCOPE] == MARGINAL]
+    return {str(f): float(g) for f, g in zip(rows[FACTORS], rows[GINI_INDEX], strict=True)}
+
+
+def marginal_counts(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Rows per declared value of each factor, zeros included.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table in declared order; columns ``factor``, ``value`` (str) and ``n``
+        (int64 rows; 0 for a declared value never seen). ``docs/methods.md`` §1
+        (per-factor Gini).
+    """
+    grid = _grid(cells, design, factors, where)
+    parts = []
+    for f, c, v in zip(grid.factors, grid.codes, grid.values, strict=True):
+        counts = np.bincount(c, weights=grid.counts, minlength=len(v))
+        parts.append(pd.DataFrame({FACTOR: f, VALUE: list(v),
+                                   N: np.rint(counts).astype(np.int64)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def pair_counts(
+    cells: pd.DataFrame,
+    design: Design,
+    row_factor: str,
+    col_factor: str,
+    *,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Rows per combination of two factors, every declared combination listed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``|V_row| * |V_col|`` rows in declared order (row factor slowest); columns
+        ``<row_factor>``, ``<col_factor>`` (categoricals over the declared values) and
+        ``n`` (int64, 0 for an empty combination). The 2-D marginal behind a coverage
+        heatmap (``docs/methods.md`` §1).
+    """
+    if row_factor == col_factor:
+        raise AnalysisError(f"Choose two different factors (got {row_factor!r} twice).")
+    grid = _grid(cells, design, [row_factor, col_factor], where)
+    n_rows, n_cols = grid.sizes
+    counts = np.zeros(n_rows * n_cols, dtype=np.int64)
+    counts[grid.keys.astype(np.int64)] = grid.counts
+    full = np.arange(n_rows * n_cols, dtype=np.int64)
+    out = _frame_of(grid.factors, grid.values, _decode(full, grid.sizes))
+    out[N] = counts
+    return out
+
+
+def empty_cells(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+    offset: int = 0,
+    limit: int = 100,
+) -> pd.DataFrame:
+    """Empty combinations (no row), in declared order, ``limit`` of them from ``offset``.
+
+    The k-th empty cell is found by a binary search over the sorted observed cell
+    indices, so a page of a 10^12-cell grid costs O(limit * log M) and never lists the
+    whole grid. The total number of empty cells is ``n_empty_cells`` of
+    :func:`coverage_summary`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per empty cell, one categorical column per factor (first factor
+        slowest). Empty when ``offset`` is past the last empty cell.
+    """
+    if offset < 0 or limit < 0:
+        raise AnalysisError("offset and limit must be non-negative.")
+    grid = _grid(cells, design, factors, where)
+    n_empty = grid.n_cells - len(grid.keys)
+    stop = min(offset + limit, n_empty)
+    if stop <= offset:
+        none = [np.zeros(0, dtype=np.int64)] * len(grid.factors)
+        return _frame_of(grid.factors, grid.values, none)
+    big = grid.keys.dtype == object
+    # empties before observed cell i (0-based) = keys[i] - i, a non-decreasing sequence
+    gaps = grid.keys - np.arange(len(grid.keys), dtype=object if big else np.int64)
+    if big:
+        wanted = np.array([int(t) for t in range(offset, stop)], dtype=object)
+    else:
+        wanted = np.arange(offset, stop, dtype=np.int64)
+    before = np.searchsorted(gaps, wanted, side="right")
+    keys = wanted + (before.astype(object) if big else before)
+    return _frame_of(grid.factors, grid.values, _decode(keys, grid.sizes))
+
+
+def thinnest_cells(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+    limit: int = 20,
+) -> pd.DataFrame:
+    """The observed cells with the fewest rows (what to add next, after the empty ones).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Up to ``limit`` observed cells sorted by ``n`` ascending, ties in declared
+        order; one categorical column per factor and ``n`` (int64).
+    """
+    if limit < 0:
+        raise AnalysisError("limit must be non-negative.")
+    grid = _grid(cells, design, factors, where)
+    limit = min(limit, len(grid.counts))
+    if limit < len(grid.counts):
+        # the limit-th smallest count, then every cell up to it, sorted stably
+        cut = np.partition(grid.counts, limit - 1)[limit - 1] if limit else -1
+        pick = np.flatnonzero(grid.counts <= cut)
+    else:
+        pick = np.arange(len(grid.counts))
+    pick = pick[np.argsort(grid.counts[pick], kind="stable")][:limit]
+    out = _frame_of(grid.factors, grid.values, [c[pick] for c in grid.codes])
+    out[N] = grid.counts[pick]
+    return out
+
+
+def model_coverage(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    model_factors: Sequence[str] | None = None,
+    prompt_factors: Sequence[str] | None = None,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Did every model see every prompt? Coverage of the prompt grid per model.
+
+    Parameters
+    ----------
+    model_factors
+        Default: the design's model factors.
+    prompt_factors
+        The factors defining a prompt. Default: domain and prompt factors.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per declared combination of the model factors (one categorical column
+        each), with ``n_rows``, ``n_observed_cells`` (prompt combinations it answered),
+        ``coverage_percentage`` (that over all declared prompt combinations, a
+        fraction) and ``n_missing_prompt_cells``: prompt combinations some other model
+        answered but this one did not (0 for every model = every model saw every
+        prompt that exists in the data). ``docs/methods.md`` §1.
+    """
+    model_factors = list(design.of_kind("model") if model_factors is None else model_factors)
+    prompt_factors = list(default_factors(design) if prompt_factors is None
+                          else prompt_factors)
+    prompt_factors = [f for f in prompt_factors if f not in model_factors]
+    if not model_factors or not prompt_factors:
+        raise AnalysisError("Model coverage needs at least one model factor and one other "
+                            "factor.")
+    grid = _grid(cells, design, model_factors + prompt_factors, where)
+    k = len(model_factors)
+    model_sizes, prompt_sizes = grid.sizes[:k], grid.sizes[k:]
+    n_models = math.prod(model_sizes)
+    model_key = _keys(list(grid.codes[:k]), model_sizes).astype(np.int64)
+    prompt_key = _keys(list(grid.codes[k:]), prompt_sizes)
+    n_union = len(np.unique(prompt_key))
+    observed = np.bincount(model_key, minlength=n_models)  # cells are unique per model+prompt
+    rows = np.rint(np.bincount(model_key, weights=grid.counts, minlength=n_models))
+    every_model = _decode(np.arange(n_models, dtype=np.int64), model_sizes)
+    out = _frame_of(model_factors, grid.values[:k], every_model)
+    n_prompt_cells = math.prod(prompt_sizes)
+    out[N_ROWS] = rows.astype(np.int64)
+    out[N_OBSERVED_CELLS] = observed.astype(np.int64)
+    out[COVERAGE_PERCENTAGE] = observed / n_prompt_cells
+    out[N_MISSING_PROMPT_CELLS] = (n_union - observed).astype(np.int64)
+    return out
+
+
+def coverage_nestings(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Nested factors among the grid's factors, found from the cell table.
+
+    :func:`analysis.nesting.find_nestings` over the observed cells of the grid (with the
+    design's references): a functional dependency holds on the rows exactly when it
+    holds on their distinct observed combinations, so the cells give the rows' answer.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`analysis.nesting.find_nestings` (``determinant``,
+        ``dependent``, ``n_determinant_values``, ``n_dependent_values``, ``kind``).
+        ``docs/methods.md`` §1 (nested factors).
+    """
+    from analysis.nesting import find_nestings
+
+    grid = _grid(cells, design, factors, where)
+    observed = _frame_of(grid.factors, grid.values, _decode(grid.keys.astype(np.int64),
+                                                            grid.sizes))
+    refs = {f: design.factor(f).reference for f in grid.factors}
+    return find_nestings(observed, grid.factors, references=refs)
+
+
+# --- dense (tensorly), for small designs and views ---------------------------------------
+def count_tensor(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+    max_cells: int = DENSE_MAX_CELLS,
+):
+    """The dense count tensor (tensorly, numpy backend): mode j = declared values of factor j.
+
+    Raises
+    ------
+    AnalysisError
+        The grid has more than ``max_cells`` cells (use the sparse functions).
+    """
+    import tensorly as tl
+
+    grid = _grid(cells, design, factors, where)
+    if grid.n_cells > max_cells:
+        raise AnalysisError(f"The grid of {TIMES.join(grid.factors)} has {grid.n_cells:,} "
+                            f"cells, more than the {max_cells:,} a dense tensor may hold; the "
+                            "sparse coverage functions handle it.")
+    flat = np.zeros(grid.n_cells, dtype=np.int64)
+    flat[grid.keys.astype(np.int64)] = grid.counts
+    return tl.tensor(flat.reshape(grid.sizes), dtype=tl.int64)
+
+
+def tensor_marginal(tensor, modes: Sequence[int]) -> np.ndarray:
+    """Counts summed over every mode not in ``modes``, axes in the order of ``modes``.
+
+    A single mode is the row sums of the tensor's mode-``j`` unfolding.
+    """
+    import tensorly as tl
+
+    modes = list(modes)
+    if not modes or len(set(modes)) < len(modes):
+        raise AnalysisError("Give one or more distinct modes.")
+    if len(modes) == 1:
+        return tl.to_numpy(tl.sum(tl.unfold(tensor, modes[0]), axis=1))
+    others = tuple(i for i in range(tl.ndim(tensor)) if i not in modes)
+    summed = tl.to_numpy(tl.sum(tensor, axis=others)) if others else tl.to_numpy(tensor)
+    kept = sorted(modes)
+    return np.transpose(summed, [kept.index(m) for m in modes])
+
+
+# --- words ---------------------------------------------------------------------------------
+def percent_text(x: float) -> str:
+    """A fraction as a percentage with one decimal, more where that would read 0 or 100."""
+    p = 100.0 * x
+    text = f"{p:.1f}"
+    if text == "100.0" and p < 100:
+        return f"{p:.{max(1, math.ceil(-math.log10(100 - p)) + 1)}f}"
+    if text == "0.0" and p > 0:
+        return f"{p:.2g}"
+    return text
+
+
+def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = None
+                      ) -> list[str]:
+    """Plain-language sentences reading :func:`coverage_summary` (and the marginals).
+
+    E.g. ``"25.5 % of the 27,824 combinations of template x stigma x prompt_style x
+    cot have no prompt (7,104 empty cells)."``
+    """
+    joint = summary[summary[SCOPE] == JOINT].iloc[0]
+    n, m = int(joint[N_CELLS]), int(joint[N_OBSERVED_CELLS])
+    cp, gi, gi_obs = (float(joint[c]) for c in (COVERAGE_PERCENTAGE, GINI_INDEX,
+                                                GINI_INDEX_OBSERVED))
+    what = f"the {n:,} combinations of {joint[FACTORS]}"
+    out = []
+    if m == n:
+        out.append(f"Every one of {what} has at least one prompt.")
+    else:
+        out.append(f"{percent_text(1 - cp)} % of {what} have no prompt ({n - m:,} empty "
+                   f"cells); {m:,} hold the {int(joint[N_ROWS]):,} rows "
+                   f"({joint[N_ROWS] / max(m, 1):,.1f} per non-empty cell on average).")
+    if m > 1:
+        out.append(f"Gini index {gi:.3f} (0 = every combination equally represented, 1 = a "
+                   f"few hold everything): {1 - cp:.3f} of it comes from the empty cells and "
+                   f"{cp * gi_obs:.3f} from unequal filling of the non-empty ones (their own "
+                   f"Gini index is {gi_obs:.3f}).")
+    else:
+        out.append(f"Gini index {gi:.3f}: all rows sit in a single combination.")
+    factors = summary[summary[SCOPE] == MARGINAL]
+    for row in factors.itertuples(index=False):
+        empty = int(getattr(row, N_EMPTY_CELLS))
+        name = getattr(row, FACTORS)
+        if empty:
+            unseen = ""
+            if marginals is not None:
+                zero = marginals[(marginals[FACTOR] == name) & (marginals[N] == 0)][VALUE]
+                unseen = f": {', '.join(repr(v) for v in zero.head(5))}"
+                unseen += " ..." if len(zero) > 5 else ""
+            verb = "never occurs" if empty == 1 else "never occur"
+            out.append(f"{name}: {empty} of its {int(getattr(row, N_CELLS))} declared values "
+                       f"{verb}{unseen}.")
+    if len(factors):
+        worst = factors.loc[factors[GINI_INDEX].idxmax()]
+        if worst[GINI_INDEX] >= 0.1:
+            text = (f"The most unevenly represented factor is {worst[FACTORS]} "
+                    f"(Gini {worst[GINI_INDEX]:.3f})")
+            if marginals is not None:
+                mine = marginals[marginals[FACTOR] == worst[FACTORS]]
+                lo, hi = mine.loc[mine[N].idxmin()], mine.loc[mine[N].idxmax()]
+                text += (f": {lo[VALUE]!r} has {int(lo[N]):,} rows, {hi[VALUE]!r} "
+                         f"{int(hi[N]):,}")
+            out.append(text + ".")
+        else:
+            out.append("Every factor's values are about equally represented (per-factor Gini "
+                       "below 0.1).")
+    return out
+
+
+def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str]) -> list[str]:
+    """Plain-language sentences reading :func:`model_coverage`."""
+    names = [" / ".join(str(v) for v in vals) for vals in
+             zip(*(table[f] for f in model_factors), strict=True)]
+    union = int((table[N_OBSERVED_CELLS] + table[N_MISSING_PROMPT_CELLS]).max())
+    absent = [nm for nm, r in zip(names, table[N_ROWS], strict=True) if r == 0]
+    missing = [(nm, int(k)) for nm, k, r in zip(names, table[N_MISSING_PROMPT_CELLS],
+                                                table[N_ROWS], strict=True) if k and r]
+    out = []
+    if not missing:
+        out.append(f"Every model that has rows answered all {union:,} prompt combinations "
+                   "found in the data.")
+    for nm, k in missing:
+        out.append(f"{nm} misses {k:,} of the {union:,} prompt combinations that another "
+                   "model answered.")
+    if absent:
+        out.append(f"No rows at all for {', '.join(absent[:8])}"
+                   f"{' ...' if len(absent) > 8 else ''} (declared but never run).")
+    return out

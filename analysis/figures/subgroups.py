@@ -1,0 +1,89 @@
+"""Sunburst of subgroups coloured by log disparity (``methods.md`` s. 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.columns import (
+    CI_HIGH,
+    CI_LOW,
+    DEVIATION_RATE,
+    LEVEL,
+    LOG_DISPARITY,
+    P_ADJUSTED,
+    N,
+)
+from analysis.errors import AnalysisError
+from analysis.figures.style import DIVERGING, FONT_SIZE, paper_layout
+
+
+def _fmt(x: float, spec: str = ".2f") -> str:
+    return "undefined" if x is None or np.isnan(x) else format(x, spec)
+
+
+def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
+                    title: str | None = None) -> go.Figure:
+    """Sunburst: ring k holds the subgroups fixing the first k factors.
+
+    Parameters
+    ----------
+    table
+        Output of :func:`analysis.subgroups.subgroups` for ``factors``.
+    factors
+        The chosen factors in ring order (inner ring = first factor).
+    title
+        Figure title (default names the factors).
+
+    Notes
+    -----
+    Sector size = n (each parent is the sum of its children); colour = log disparity on
+    the shared diverging scale centred at 0 (``cmid=0``; red = more deviation than
+    the rest, blue = less). Subgroups whose LD is undefined are drawn white (colour
+    value 0) and say so in the hover text.
+    """
+    factors = list(factors)
+    missing = [f for f in factors if f not in table.columns]
+    if missing:
+        raise AnalysisError(f"The subgroup table has no column {', '.join(missing)}.")
+    fixed = table[factors].notna().to_numpy()
+    depth = int(table[LEVEL].max()) if len(table) else 0
+    ids, labels, parents, values, colours, hover = [], [], [], [], [], []
+    for k in range(1, min(depth, len(factors)) + 1):
+        # the prefix subgroups: exactly the first k factors fixed
+        want = np.zeros(len(factors), dtype=bool)
+        want[:k] = True
+        rows = table[(fixed == want).all(axis=1)]
+        keys = [rows[f].astype(str).to_numpy() for f in factors[:k]]
+        for i, (_, r) in enumerate(rows.iterrows()):
+            path = [f"{f}={keys[j][i]}" for j, f in enumerate(factors[:k])]
+            ids.append("/".join(path))
+            parents.append("/".join(path[:-1]))
+            labels.append(keys[k - 1][i])
+            values.append(int(r[N]))
+            ld = float(r[LOG_DISPARITY])
+            colours.append(0.0 if np.isnan(ld) else ld)
+            hover.append(
+                "<br>".join(f"{f} = {keys[j][i]}" for j, f in enumerate(factors[:k]))
+                + f"<br>n = {int(r[N]):,}<br>deviation rate = {r[DEVIATION_RATE]:.3f}"
+                + f"<br>log disparity = {_fmt(ld)} "
+                + f"[{_fmt(float(r[CI_LOW]))}, {_fmt(float(r[CI_HIGH]))}]"
+                + f"<br>adjusted p = {_fmt(float(r[P_ADJUSTED]), '.3g')}"
+            )
+    fig = go.Figure(go.Sunburst(
+        ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
+        marker={"colors": colours, "colorscale": DIVERGING, "cmid": 0,
+                "line": {"color": "white", "width": 1},
+                "colorbar": {"title": {"text": "Log disparity<br>(red: more deviation)"},
+                             "thickness": 16}},
+        hovertext=hover, hoverinfo="text", insidetextorientation="radial",
+        textfont={"size": FONT_SIZE - 2},
+    ))
+    title = title or (f"Subgroups of {' > '.join(factors[:depth])}: size = n, "
+                      "colour = log disparity")
+    paper_layout(fig, title)
+    fig.update_layout(margin={"l": 20, "r": 20, "t": 70, "b": 20})
+    return fig

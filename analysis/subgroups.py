@@ -1,0 +1,472 @@
+"""Subgroups of factor values, their deviation rates and log disparity (``methods.md`` s. 2).
+
+A *k-level subgroup* fixes the values of k of the chosen factors. Everything here works
+from the cell table (:func:`analysis.cells.cell_table`): a subgroup's ``n`` and
+``deviations`` are sums over the cells it contains, and the rows outside it ("not g")
+are the totals minus the subgroup, so no pass over the raw rows is needed.
+
+Per subgroup g, with the 2x2 table
+
+=========  ==========  ==============
+           deviating   not deviating
+=========  ==========  ==============
+g          a           b
+not g      c           d
+=========  ==========  ==============
+
+the log disparity ``LD(g) = logit(a / (a + b)) - logit(c / (c + d))`` is the log odds
+ratio ``log(a d / (b c))``. Decisions (see ``docs/subgroups.md``):
+
+- **Continuity correction**: when any of a, b, c, d is 0, 0.5 is added to all four
+  cells (Haldane-Anscombe) for LD, its CI and the Wald p-value; flagged in
+  ``continuity_corrected``. Rates are always reported uncorrected.
+- **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``.
+- **p-value**: Wald z test of LD = 0 by default (it agrees with the CI: p < 0.05 exactly
+  when the 95 % CI excludes 0); ``test="fisher"`` gives Fisher's exact two-sided
+  p-value on the uncorrected counts instead.
+- **Undefined LD**: a subgroup that is the whole table (nothing outside it), or a table
+  whose outcome never or always deviates, has no log odds ratio: LD, CI and p are NaN
+  and ``ld_undefined`` is set; such rows take no part in the multiple-testing family.
+- **Small n**: flagged when ``n < min_n`` (30) or the smallest expected count of the
+  2x2 table is below ``min_expected`` (5), where the normal approximation is poor.
+- **Multiple testing**: Benjamini-Hochberg over every subgroup of the returned table
+  with a p-value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis.columns import (
+    CI_HIGH,
+    CI_LOW,
+    CONTINUITY_CORRECTED,
+    DEVIATION_RATE,
+    DEVIATIONS,
+    LD_UNDEFINED,
+    LEVEL,
+    LOG_DISPARITY,
+    P_ADJUSTED,
+    P_VALUE,
+    RATE_OUTSIDE,
+    SMALL_N,
+    SUBGROUP,
+    N,
+)
+from analysis.design import factor_values
+from analysis.errors import AnalysisError
+
+Test = Literal["wald", "fisher"]
+TESTS: tuple[str, ...] = get_args(Test)
+#: Continuity correction added to every cell of a 2x2 table with a zero cell.
+HALDANE = 0.5
+#: Subgroups with fewer rows than this are flagged ``small_n``.
+MIN_N = 30
+#: ... as are those whose 2x2 table has an expected count below this.
+MIN_EXPECTED = 5.0
+#: A grouping with at most this many possible combinations is counted with bincount.
+_DENSE_LIMIT = 1 << 22
+
+
+# --- counting subgroups from cells --------------------------------------------------------
+def _codes(cells: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
+    s = cells[factor]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy(dtype=np.int64)
+        if (codes < 0).any():
+            raise AnalysisError(f"Factor {factor!r} has missing values in the cell table; "
+                                "build it with analysis.cells.cell_table.")
+        return codes, [str(c) for c in s.cat.categories]
+    codes, values = factor_values(s)
+    return codes.to_numpy(dtype=np.int64), values
+
+
+def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool = True) -> None:
+    if not factors:
+        raise AnalysisError("Choose at least one factor for the subgroups.")
+    if len(set(factors)) < len(factors):
+        raise AnalysisError("A factor is listed twice.")
+    missing = [f for f in factors if f not in cells.columns]
+    if missing:
+        raise AnalysisError(f"Not columns of the cell table: {', '.join(missing)}.")
+    needed = [N, DEVIATIONS] if outcome else [N]
+    absent = [c for c in needed if c not in cells.columns]
+    if absent:
+        raise AnalysisError(
+            f"The cell table lacks {', '.join(absent)}: subgroups need an outcome (build the "
+            "cells with analysis.cells.cell_table on a table with a deviation column)."
+        )
+    if len(cells) == 0 or int(cells[N].sum()) == 0:
+        raise AnalysisError("There are no rows with an outcome to form subgroups from.")
+
+
+def _group(codes: list[np.ndarray], sizes: list[int], n: np.ndarray, dev: np.ndarray
+           ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Sum ``n`` and ``dev`` over cells sharing the given codes; observed groups only."""
+    total = math.prod(sizes)
+    if total <= max(_DENSE_LIMIT, 4 * len(n)):
+        key = np.zeros(len(n), dtype=np.int64)
+        for c, size in zip(codes, sizes, strict=True):
+            key = key * size + c
+        sum_n = np.bincount(key, weights=n, minlength=total)
+        sum_d = np.bincount(key, weights=dev, minlength=total)
+        uniq = np.flatnonzero(sum_n)
+        sum_n, sum_d = sum_n[uniq], sum_d[uniq]
+        out_codes = []
+        rest = uniq
+        for size in reversed(sizes):
+            out_codes.append(rest % size)
+            rest = rest // size
+        out_codes.reverse()
+    else:  # too many possible combinations for a dense count: group the code tuples
+        stacked = np.column_stack(codes)
+        uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        sum_n = np.bincount(inverse, weights=n, minlength=len(uniq_rows))
+        sum_d = np.bincount(inverse, weights=dev, minlength=len(uniq_rows))
+        out_codes = [uniq_rows[:, j] for j in range(len(codes))]
+    return out_codes, np.rint(sum_n).astype(np.int64), np.rint(sum_d).astype(np.int64)
+
+
+class _DenseMarginals:
+    """Marginal count tables of a dense (n, deviations) tensor over all the factors.
+
+    Each marginal is summed from its smallest already computed parent (the table with
+    one more factor, the smallest one), so the full tensor is read only by the first
+    few reductions and the level-1..3 tables come from small intermediate ones. Used
+    when the full grid of value combinations has at most ``_DENSE_LIMIT`` entries.
+    """
+
+    def __init__(self, codes: list[np.ndarray], sizes: list[int], n: np.ndarray,
+                 dev: np.ndarray):
+        self.sizes = sizes
+        key = np.ravel_multi_index(codes, sizes) if codes else np.zeros(len(n), np.int64)
+        total = math.prod(sizes)
+        full = tuple(range(len(sizes)))
+        self.tables = {full: (np.bincount(key, weights=n, minlength=total).reshape(sizes),
+                              np.bincount(key, weights=dev, minlength=total).reshape(sizes))}
+
+    def table(self, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        if axes not in self.tables:
+            absent = [j for j in range(len(self.sizes)) if j not in axes]
+            j = min(absent, key=lambda a: self.sizes[a])
+            parent = tuple(sorted((*axes, j)))
+            pn, pd_ = self.table(parent)
+            pos = parent.index(j)
+            self.tables[axes] = (pn.sum(axis=pos), pd_.sum(axis=pos))
+        return self.tables[axes]
+
+    def counts(self, axes: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        tn, td = self.table(axes)
+        flat = np.flatnonzero(tn)
+        codes = list(np.unravel_index(flat, tn.shape))
+        return (codes, np.rint(tn.ravel()[flat]).astype(np.int64),
+                np.rint(td.ravel()[flat]).astype(np.int64))
+
+
+def subgroup_counts(
+    cells: pd.DataFrame,
+    factors: Sequence[str],
+    *,
+    levels: Sequence[int],
+    within: str | None = None,
+) -> pd.DataFrame:
+    """``n`` and ``deviations`` of every observed subgroup at the given levels.
+
+    Parameters
+    ----------
+    cells
+        A cell table (:func:`analysis.cells.cell_table`) over ``factors`` (and
+        ``within``), with ``n`` and ``deviations``.
+    factors
+        The chosen factors, in order. A level-k subgroup fixes k of them.
+    levels
+        Which levels to form (each between 1 and ``len(factors)``).
+    within
+        A factor fixed in every subgroup on top of the k chosen ones (the comparison
+        factor of the eCDF, e.g. the model); ``None`` for none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per observed subgroup, ordered by level, then factor combination (in the
+        order of ``factors``), then values. Columns: ``within`` (when given), one per
+        factor (categorical; NaN where the subgroup does not fix that factor),
+        ``level`` (k), ``subgroup`` (a label such as ``"gender = female, cot = yes"``),
+        ``n`` and ``deviations`` (int64).
+    """
+    factors = list(factors)
+    if within is not None and within in factors:
+        raise AnalysisError(f"The comparison factor {within!r} is also among the chosen "
+                            "factors; choose it in one place only.")
+    _check_cells(cells, factors + ([within] if within else []))
+    bad = [k for k in levels if not 1 <= int(k) <= len(factors)]
+    if bad or not levels:
+        raise AnalysisError(f"Subgroup levels go from 1 to {len(factors)} (the number of "
+                            f"chosen factors); got {', '.join(map(str, bad or levels))}.")
+    all_factors = ([within] if within else []) + factors
+    coded = {f: _codes(cells, f) for f in all_factors}
+    n = cells[N].to_numpy(dtype=float)
+    dev = cells[DEVIATIONS].to_numpy(dtype=float)
+    sizes = [max(len(coded[f][1]), 1) for f in all_factors]
+    dense = (_DenseMarginals([coded[f][0] for f in all_factors], sizes, n, dev)
+             if math.prod(sizes) <= _DENSE_LIMIT else None)
+    parts = []
+    for k in sorted({int(k) for k in levels}):
+        for combo in itertools.combinations(factors, k):
+            keys = ([within] if within else []) + list(combo)
+            if dense is not None:
+                codes, n_g, d_g = dense.counts(tuple(all_factors.index(f) for f in keys))
+            else:
+                codes, n_g, d_g = _group([coded[f][0] for f in keys],
+                                         [max(len(coded[f][1]), 1) for f in keys], n, dev)
+            labels = None
+            for f, c in zip(combo, codes[len(keys) - k:], strict=True):
+                values = np.array([f"{f} = {v}" for v in coded[f][1]], dtype=object)
+                labels = values[c] if labels is None else labels + ", " + values[c]
+            parts.append({"codes": dict(zip(keys, codes, strict=True)), "level": k,
+                          "label": labels, "n": n_g, "dev": d_g})
+    size = sum(len(p["n"]) for p in parts)
+    out = pd.DataFrame(index=pd.RangeIndex(size))
+    for f in all_factors:
+        codes = np.concatenate([p["codes"].get(f, np.full(len(p["n"]), -1)) for p in parts])
+        out[f] = pd.Categorical.from_codes(codes, categories=coded[f][1], ordered=True)
+    out[LEVEL] = np.concatenate([np.full(len(p["n"]), p["level"]) for p in parts])
+    out[SUBGROUP] = np.concatenate([p["label"] for p in parts])
+    out[N] = np.concatenate([p["n"] for p in parts])
+    out[DEVIATIONS] = np.concatenate([p["dev"] for p in parts])
+    return out
+
+
+# --- the 2x2 statistics -------------------------------------------------------------------
+def benjamini_hochberg(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values; NaN entries stay NaN and are not counted.
+
+    ``p_adj_(i) = min_{j >= i} min(1, m p_(j) / j)`` over the m finite p-values sorted
+    ascending (the step-up FDR procedure; same as statsmodels' ``fdr_bh``).
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(~np.isnan(p))
+    m = len(finite)
+    if m == 0:
+        return out
+    order = finite[np.argsort(p[finite], kind="mergesort")]
+    scaled = p[order] * m / np.arange(1, m + 1)
+    out[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    return out
+
+
+def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray
+                         ) -> np.ndarray:
+    """Two-sided Fisher exact p-values of many 2x2 tables ``[[a, b], [c, d]]`` at once.
+
+    The same rule as :func:`scipy.stats.fisher_exact` (sum of the probabilities of the
+    tables no more likely than the observed one, with a relative tolerance of 1e-14),
+    vectorised: the far tail is found by a binary search on the unimodal hypergeometric
+    probabilities, ~log2(n) array steps instead of a Python loop over tables. Tables with
+    an empty row or column get p = 1.
+    """
+    a, b, c, d = (np.asarray(x, dtype=np.int64) for x in (a, b, c, d))
+    row1, row2, col1 = a + b, c + d, a + c
+    total = row1 + row2
+    p = np.ones(a.shape, dtype=float)
+    live = (row1 > 0) & (row2 > 0) & (col1 > 0) & (b + d > 0)
+    if not live.any():
+        return p
+    a_, m_, n_, k_ = a[live], total[live], row1[live], col1[live]
+    dist = stats.hypergeom
+
+    def pmf(x: np.ndarray, sel: np.ndarray | slice = slice(None)) -> np.ndarray:
+        return dist.pmf(x, m_[sel], n_[sel], k_[sel])
+
+    mode = ((k_ + 1) * (n_ + 1)) // (m_ + 2)
+    p_obs = pmf(a_)
+    p_mode = pmf(mode)
+    target = p_obs * (1 + 1e-14)
+    result = np.ones(len(a_), dtype=float)
+    at_mode = np.abs(p_obs - p_mode) / np.maximum(p_obs, p_mode) <= 1e-14
+    lo_support = np.maximum(0, k_ - (m_ - n_))
+    hi_support = np.minimum(k_, n_)
+
+    below = ~at_mode & (a_ < mode)  # far tail above the mode
+    if below.any():
+        sel = np.flatnonzero(below)
+        lo, hi = mode[sel].copy(), hi_support[sel] + 1  # pmf(lo) > target >= pmf(hi)
+        while True:
+            open_ = hi - lo > 1
+            if not open_.any():
+                break
+            mid = (lo + hi) // 2
+            greater = pmf(mid, sel) > target[sel]
+            lo = np.where(open_ & greater, mid, lo)
+            hi = np.where(open_ & ~greater, mid, hi)
+        result[sel] = (dist.cdf(a_[sel], m_[sel], n_[sel], k_[sel])
+                       + dist.sf(lo, m_[sel], n_[sel], k_[sel]))
+    above = ~at_mode & (a_ > mode)  # far tail below the mode
+    if above.any():
+        sel = np.flatnonzero(above)
+        lo, hi = lo_support[sel] - 1, mode[sel].copy()  # pmf(lo) <= target < pmf(hi)
+        while True:
+            open_ = hi - lo > 1
+            if not open_.any():
+                break
+            mid = (lo + hi) // 2
+            greater = pmf(mid, sel) > target[sel]
+            hi = np.where(open_ & greater, mid, hi)
+            lo = np.where(open_ & ~greater, mid, lo)
+        result[sel] = (dist.sf(a_[sel] - 1, m_[sel], n_[sel], k_[sel])
+                       + dist.cdf(hi - 1, m_[sel], n_[sel], k_[sel]))
+    p[live] = np.minimum(result, 1.0)
+    return p
+
+
+def disparity_stats(
+    deviations: np.ndarray,
+    n: np.ndarray,
+    *,
+    total_deviations: int,
+    total_n: int,
+    test: Test = "wald",
+    confidence: float = 0.95,
+    min_n: int = MIN_N,
+    min_expected: float = MIN_EXPECTED,
+) -> pd.DataFrame:
+    """Log disparity, CI, p-value and flags of subgroups against the rows outside them.
+
+    Parameters
+    ----------
+    deviations, n
+        Deviations and rows of each subgroup.
+    total_deviations, total_n
+        The same over the whole table the subgroups are taken from.
+    test, confidence, min_n, min_expected
+        See :func:`subgroups`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``deviation_rate``, ``rate_outside``, ``log_disparity``, ``ci_low``,
+        ``ci_high``, ``p_value``, ``small_n``, ``continuity_corrected``,
+        ``ld_undefined`` (see :func:`subgroups`).
+    """
+    if test not in TESTS:
+        raise AnalysisError(f"Unknown test {test!r}: use one of {', '.join(TESTS)}.")
+    if not 0 < confidence < 1:
+        raise AnalysisError(f"The confidence level must be between 0 and 1, got {confidence}.")
+    a = np.asarray(deviations, dtype=float)
+    n = np.asarray(n, dtype=float)
+    total_n, total_d = float(total_n), float(total_deviations)
+    b = n - a
+    c = total_d - a
+    d = (total_n - n) - c
+    if (np.minimum.reduce([a, b, c, d]) < 0).any() or (n <= 0).any():
+        raise AnalysisError("Subgroup counts do not fit the totals (a subgroup with more rows "
+                            "or deviations than the table it is taken from).")
+    outside = total_n - n
+    undefined = (outside == 0) | (total_d == 0) | (total_d == total_n)
+    corrected = (np.minimum.reduce([a, b, c, d]) == 0) & ~undefined
+    shift = np.where(corrected, HALDANE, 0.0)
+    a_, b_, c_, d_ = a + shift, b + shift, c + shift, d + shift
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ld = np.log(a_) + np.log(d_) - np.log(b_) - np.log(c_)
+        se = np.sqrt(1 / a_ + 1 / b_ + 1 / c_ + 1 / d_)
+        rate_outside = np.where(outside > 0, c / outside, np.nan)
+        expected = np.minimum(n, outside) * min(total_d, total_n - total_d) / total_n
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    if test == "wald":
+        p = 2 * stats.norm.sf(np.abs(ld) / se)
+    else:
+        p = np.full(len(a), np.nan)
+        ok = ~undefined
+        p[ok] = fisher_exact_pvalues(a[ok], b[ok], c[ok], d[ok])
+    nan = np.where(undefined, np.nan, 1.0)
+    return pd.DataFrame({
+        DEVIATION_RATE: a / n,
+        RATE_OUTSIDE: rate_outside,
+        LOG_DISPARITY: ld * nan,
+        CI_LOW: (ld - z * se) * nan,
+        CI_HIGH: (ld + z * se) * nan,
+        P_VALUE: p * nan,
+        SMALL_N: (n < min_n) | (expected < min_expected),
+        CONTINUITY_CORRECTED: corrected,
+        LD_UNDEFINED: undefined,
+    })
+
+
+def subgroups(
+    cells: pd.DataFrame,
+    factors: Sequence[str],
+    *,
+    max_level: int | None = None,
+    test: Test = "wald",
+    confidence: float = 0.95,
+    min_n: int = MIN_N,
+    min_expected: float = MIN_EXPECTED,
+) -> pd.DataFrame:
+    """Every subgroup of levels 1..``max_level`` with its log disparity (``methods.md`` s. 2).
+
+    Parameters
+    ----------
+    cells
+        The cell table of the (already subset) results over at least ``factors``
+        (:func:`analysis.cells.cell_table`), with ``n`` and ``deviations``.
+    factors
+        The chosen factors, in order (the sunburst's rings follow this order).
+    max_level
+        Highest level: 1 = one factor fixed, 2 = pairs, 3 = triples ... (default 2, or 1
+        with a single factor).
+    test
+        ``"wald"`` (z = LD / SE, consistent with the CI) or ``"fisher"`` (exact
+        conditional test on the uncorrected 2x2 counts).
+    confidence
+        Level of the Woolf confidence interval for LD.
+    min_n, min_expected
+        A subgroup is flagged ``small_n`` when it has fewer than ``min_n`` rows or its
+        2x2 table has an expected count below ``min_expected``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per observed subgroup (see :func:`subgroup_counts` for the order), with
+        columns: one per factor (its value, NaN where not fixed), ``level``,
+        ``subgroup`` (label), ``n``, ``deviations``, ``deviation_rate`` (d/n,
+        uncorrected), ``rate_outside`` (deviation rate of the rows outside the
+        subgroup), ``log_disparity`` (LD = logit(rate) - logit(rate outside)),
+        ``ci_low`` / ``ci_high`` (Woolf CI of LD), ``p_value`` (H0: LD = 0),
+        ``p_adjusted`` (Benjamini-Hochberg over every row with a p-value), ``small_n``,
+        ``continuity_corrected`` (0.5 added to the four cells because one was 0) and
+        ``ld_undefined`` (no rows outside the subgroup, or an outcome that never or
+        always deviates: LD, CI and p are NaN).
+
+    Raises
+    ------
+    AnalysisError
+        No factor, unknown factor, a level outside 1..len(factors), a cell table
+        without outcome, an unknown test.
+    """
+    factors = list(factors)
+    _check_cells(cells, factors)
+    if max_level is None:
+        max_level = min(2, len(factors))
+    if not isinstance(max_level, (int, np.integer)) or not 1 <= max_level <= len(factors):
+        raise AnalysisError(f"The highest subgroup level must be between 1 and {len(factors)} "
+                            f"(the number of chosen factors), got {max_level!r}.")
+    counts = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1))
+    total_n = int(cells[N].sum())
+    total_d = int(cells[DEVIATIONS].sum())
+    st = disparity_stats(counts[DEVIATIONS].to_numpy(), counts[N].to_numpy(),
+                         total_deviations=total_d, total_n=total_n, test=test,
+                         confidence=confidence, min_n=min_n, min_expected=min_expected)
+    for col in st.columns:
+        counts[col] = st[col].to_numpy()
+    counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED,
+                  benjamini_hochberg(counts[P_VALUE].to_numpy()))
+    return counts

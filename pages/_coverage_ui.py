@@ -1,0 +1,139 @@
+"""Cached steps and widgets of the Coverage page (no statistics: calls analysis.coverage)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import coverage as cov
+from analysis.columns import (
+    COVERAGE_PERCENTAGE,
+    GINI_INDEX,
+    GINI_INDEX_OBSERVED,
+    N_CELLS,
+    N_EMPTY_CELLS,
+    N_OBSERVED_CELLS,
+    SCOPE,
+)
+from analysis.design import Design
+from analysis.nesting import describe_nesting
+
+#: Empty combinations shown per page, and how many the CSV download holds at most.
+EMPTY_PAGE_SIZE = 100
+EMPTY_DOWNLOAD_MAX = 100_000
+THINNEST = 100
+#: Larger factor pairs are not drawn (the browser would choke on the heatmap).
+HEATMAP_MAX_CELLS = 250_000
+
+COLUMN_CONFIG = {
+    COVERAGE_PERCENTAGE: st.column_config.NumberColumn("coverage", format="percent",
+                                                       help="non-empty cells / cells"),
+    GINI_INDEX: st.column_config.NumberColumn("Gini", format="%.4f",
+                                              help="over all cells, zeros included"),
+    GINI_INDEX_OBSERVED: st.column_config.NumberColumn("Gini (non-empty)", format="%.4f"),
+}
+
+
+@st.cache_resource(max_entries=16, show_spinner="Measuring coverage...")
+def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
+              _cells: pd.DataFrame, _design: Design, _where: dict) -> dict:
+    kw = {"factors": list(factors), "where": _where}
+    summary = cov.coverage_summary(_cells, _design, **kw)
+    marginals = cov.marginal_counts(_cells, _design, **kw)
+    nestings = cov.coverage_nestings(_cells, _design, **kw)
+    return {
+        "summary": summary, "marginals": marginals,
+        "reading": cov.describe_coverage(summary, marginals),
+        "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
+        "empty": cov.empty_cells(_cells, _design, limit=EMPTY_DOWNLOAD_MAX, **kw),
+        "thinnest": cov.thinnest_cells(_cells, _design, limit=THINNEST, **kw),
+    }
+
+
+def overview(cells: pd.DataFrame, design: Design, factors: list[str], where: dict) -> dict:
+    """Summary, marginals, reading, nestings, first empty and thinnest cells (cached)."""
+    return _overview(st.session_state["results_token"], design.to_json(), tuple(factors),
+                     repr(sorted(where.items())), cells, design, where)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Checking the models...")
+def _models(token: str, design_json: str, key: tuple, where_key: str, _cells: pd.DataFrame,
+            _design: Design, _where: dict) -> tuple[pd.DataFrame, list[str]]:
+    models, prompts = key
+    table = cov.model_coverage(_cells, _design, model_factors=list(models),
+                               prompt_factors=list(prompts), where=_where)
+    return table, cov.describe_model_coverage(table, list(models))
+
+
+def models_overview(cells: pd.DataFrame, design: Design, models: list[str], prompts: list[str],
+                    where: dict) -> tuple[pd.DataFrame, list[str]]:
+    """Model coverage table and its reading (cached); ``cells`` span prompts + models."""
+    return _models(st.session_state["results_token"], design.to_json(),
+                   (tuple(models), tuple(prompts)), repr(sorted(where.items())), cells,
+                   design, where)
+
+
+def show_summary(info: dict) -> None:
+    """Headline metrics, the plain-language reading and the nesting warnings."""
+    joint = info["summary"].iloc[0]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Coverage", f"{cov.percent_text(joint[COVERAGE_PERCENTAGE])} %",
+              help="Share of combinations with at least one row (ideal 100 %).")
+    c2.metric("Gini index", f"{joint[GINI_INDEX]:.3f}",
+              help="0: every combination equally represented; near 1: a few hold everything.")
+    c3.metric("Combinations", f"{int(joint[N_CELLS]):,}")
+    c4.metric("Empty combinations", f"{int(joint[N_EMPTY_CELLS]):,}")
+    st.markdown("\n".join(f"- {line}" for line in info["reading"]))
+    for message in info["nestings"]:
+        st.warning(message)
+
+
+def per_factor_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The per-factor rows, with counts that do not fit int64 shown as text."""
+    table = summary[summary[SCOPE] == cov.MARGINAL].drop(columns=[SCOPE])
+    return _arrow_safe(table)
+
+
+def _arrow_safe(table: pd.DataFrame) -> pd.DataFrame:
+    table = table.copy()
+    for col in (N_CELLS, N_EMPTY_CELLS, N_OBSERVED_CELLS):
+        if col in table and table[col].dtype == object:  # more cells than int64 holds
+            table[col] = table[col].map(lambda v: f"{int(v):,}")
+    return table
+
+
+def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
+    """The factors spanning the grid (default: domain and prompt factors)."""
+    label = "Factors spanning the grid"
+    hint = ("Default: domain and prompt factors. Add model factors to see whether every model "
+            "answered every prompt.")
+    if key in st.session_state:
+        kept = [f for f in st.session_state[key] if f in design.names]
+        if kept != list(st.session_state[key]):  # the design changed since the last visit
+            st.session_state[key] = kept
+        return st.multiselect(label, design.names, key=key, help=hint)
+    return st.multiselect(label, design.names, default=cov.default_factors(design), key=key,
+                          help=hint)
+
+
+def pair_choice(factors: list[str]) -> tuple[str, str]:
+    """Two different factors for the heatmap (rows, columns)."""
+    c1, c2 = st.columns(2)
+    row = c1.selectbox("Rows", factors, index=0, key="coverage_row")
+    others = [f for f in factors if f != row]
+    col = c2.selectbox("Columns", others, index=0, key="coverage_col")
+    return row, col
+
+
+def empty_page(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
+               info: dict) -> pd.DataFrame:
+    """A page of empty combinations chosen with a number input."""
+    n_empty = int(info["summary"].iloc[0][N_EMPTY_CELLS])
+    pages = max(1, -(-n_empty // EMPTY_PAGE_SIZE))
+    page = st.number_input(f"Page (of {pages:,}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
+                           max_value=pages, value=1, step=1, key="coverage_empty_page")
+    offset = (int(page) - 1) * EMPTY_PAGE_SIZE
+    if offset + EMPTY_PAGE_SIZE <= len(info["empty"]):
+        return info["empty"].iloc[offset:offset + EMPTY_PAGE_SIZE]
+    return cov.empty_cells(cells, design, factors=factors, where=where, offset=offset,
+                           limit=EMPTY_PAGE_SIZE)

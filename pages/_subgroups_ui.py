@@ -1,0 +1,87 @@
+"""Widgets shared by the Subgroups and eCDF pages: factor choice, view filter, table format."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from analysis.columns import (
+    CI_HIGH,
+    CI_LOW,
+    CONTINUITY_CORRECTED,
+    DEVIATION_METRIC,
+    DEVIATION_RATE,
+    LD_UNDEFINED,
+    LOG_DISPARITY,
+    MEAN_RATE,
+    P_ADJUSTED,
+    P_VALUE,
+    RATE_OUTSIDE,
+    SHARE_ABOVE_CUTOFF,
+    SMALL_N,
+    STATISTIC,
+)
+from analysis.design import Design
+
+_NUM = st.column_config.NumberColumn
+COLUMN_CONFIG = {
+    DEVIATION_RATE: _NUM("rate", format="%.3f", help="Share of the subgroup's rows that deviate"),
+    RATE_OUTSIDE: _NUM("rate outside", format="%.3f",
+                       help="Deviation rate of every row outside the subgroup"),
+    LOG_DISPARITY: _NUM("LD", format="%.3f",
+                        help="logit(rate) - logit(rate outside); > 0: more deviation (red)"),
+    CI_LOW: _NUM("CI low", format="%.3f", help="Woolf confidence interval of LD"),
+    CI_HIGH: _NUM("CI high", format="%.3f"),
+    P_VALUE: _NUM("p", format="%.2e"),
+    P_ADJUSTED: _NUM("p (BH)", format="%.2e",
+                     help="Benjamini-Hochberg over every subgroup in the table"),
+    SMALL_N: st.column_config.CheckboxColumn("small n", help="n < min n or an expected "
+                                             "count below 5: the normal approximation is poor"),
+    CONTINUITY_CORRECTED: st.column_config.CheckboxColumn(
+        "corrected", help="A cell of the 2x2 table was 0: 0.5 added to all four cells"),
+    LD_UNDEFINED: st.column_config.CheckboxColumn(
+        "LD undefined", help="No rows outside the subgroup, or an outcome that never or "
+                             "always deviates"),
+    DEVIATION_METRIC: _NUM("deviation metric", format="%.4f"),
+    MEAN_RATE: _NUM("mean rate", format="%.4f"),
+    SHARE_ABOVE_CUTOFF: _NUM("share above cutoff", format="%.3f"),
+    STATISTIC: _NUM("KS D", format="%.3f"),
+}
+
+
+def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2) -> list[str]:
+    """Up to ``k`` factors to start with: domain first, then prompt, then model factors."""
+    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
+    return [f for f in order if f not in exclude][:k]
+
+
+def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
+                  label: str = "Factors (in ring order)") -> list[str]:
+    """A multiselect of factors, remembered per page under ``key``."""
+    options = [f for f in design.names if f not in exclude]
+    if key in st.session_state:
+        kept = [f for f in st.session_state[key] if f in options]
+        if kept != list(st.session_state[key]):  # drop a choice that is no longer offered
+            st.session_state[key] = kept
+        return st.multiselect(label, options, key=key)
+    return st.multiselect(label, options, default=default_factors(design, exclude=exclude),
+                          key=key)
+
+
+def value_filter(table: pd.DataFrame, factors: Sequence[str], key: str) -> pd.DataFrame:
+    """Widgets to show only subgroups with some values; returns the rows shown."""
+    keep = pd.Series(True, index=table.index)
+    with st.expander("Show only subgroups with these values", expanded=False):
+        cols = st.columns(min(3, max(len(factors), 1)))
+        for i, f in enumerate(factors):
+            values = [str(v) for v in table[f].cat.categories] if isinstance(
+                table[f].dtype, pd.CategoricalDtype) else sorted(table[f].dropna().unique())
+            chosen = cols[i % len(cols)].multiselect(f, values, key=f"{key}_{f}")
+            if chosen:
+                keep &= table[f].astype(object).isin(chosen)
+        flagged = st.checkbox("Hide small-n subgroups", key=f"{key}_hide_small")
+        if flagged and SMALL_N in table.columns:
+            keep &= ~table[SMALL_N]
+    return table[keep]

@@ -1,0 +1,96 @@
+"""Coverage page: how completely and how evenly the factor grid is filled (methods.md §1)."""
+
+import streamlit as st
+
+from analysis import coverage as cov
+from analysis.columns import N_EMPTY_CELLS
+from analysis.errors import AnalysisError
+from analysis.figures.coverage import coverage_heatmap, marginal_bar
+from pages._common import (
+    cells_for,
+    figure_downloads,
+    require_results,
+    subset_filter,
+    table_download,
+)
+from pages._coverage_ui import (
+    COLUMN_CONFIG,
+    EMPTY_DOWNLOAD_MAX,
+    HEATMAP_MAX_CELLS,
+    empty_page,
+    grid_choice,
+    models_overview,
+    overview,
+    pair_choice,
+    per_factor_table,
+    show_summary,
+)
+
+st.title("Coverage")
+results, design = require_results(need_outcome=False)
+st.caption("Which combinations of factor values the benchmark holds, and how evenly. Coverage "
+           "is the share of combinations with at least one row (declared values never seen "
+           "count as empty); the Gini index is 0 when every combination is equally filled.")
+
+factors = grid_choice(design)
+if not factors:
+    st.info("Choose at least one factor.")
+    st.stop()
+where = subset_filter(design, "coverage")
+models = design.of_kind("model")
+try:
+    cells = cells_for(results, design, factors, where, with_outcome=False)
+    info = overview(cells, design, factors, where)
+except AnalysisError as exc:
+    st.error(str(exc))
+    st.stop()
+show_summary(info)
+
+t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
+    ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])
+with t_map:
+    if len(factors) < 2:
+        st.info("Choose two or more factors for a heatmap.")
+    else:
+        row, col = pair_choice(factors)
+        size = len(design.factor(row).values) * len(design.factor(col).values)
+        if size > HEATMAP_MAX_CELLS:
+            st.warning(f"{row} x {col} has {size:,} combinations: too many to draw.")
+        else:
+            pairs = cov.pair_counts(cells, design, row, col, where=where)
+            fig = coverage_heatmap(pairs, row, col)
+            st.plotly_chart(fig, key="coverage_heatmap_chart")
+            figure_downloads(fig, f"coverage_{row}_{col}", key="coverage_heatmap")
+            table_download(pairs, f"coverage_{row}_{col}", key="coverage_pairs")
+with t_factor:
+    st.dataframe(per_factor_table(info["summary"]), hide_index=True, width="stretch",
+                 column_config=COLUMN_CONFIG)
+    table_download(info["summary"], "coverage_summary", key="coverage_summary")
+    bar_factor = st.selectbox("Rows per value of", factors, key="coverage_bar_factor")
+    bar = marginal_bar(info["marginals"], bar_factor)
+    st.plotly_chart(bar, key="coverage_bar_chart")
+    figure_downloads(bar, f"coverage_{bar_factor}", key="coverage_bar")
+    table_download(info["marginals"], "coverage_marginals", key="coverage_marginals")
+with t_empty:
+    n_empty = int(info["summary"].iloc[0][N_EMPTY_CELLS])
+    st.caption(f"{n_empty:,} empty combinations, in declared order; the CSV holds the first "
+               f"{min(n_empty, EMPTY_DOWNLOAD_MAX):,}. Nested factors make many of them "
+               "impossible rather than missing (see the warnings above).")
+    st.dataframe(empty_page(cells, design, factors, where, info), hide_index=True,
+                 width="stretch")
+    table_download(info["empty"], "coverage_empty_cells", key="coverage_empty")
+with t_thin:
+    st.caption("Observed combinations with the fewest rows: what to add after the empty ones.")
+    st.dataframe(info["thinnest"], hide_index=True, width="stretch")
+    table_download(info["thinnest"], "coverage_thinnest_cells", key="coverage_thinnest")
+with t_model:
+    prompts = [f for f in factors if f not in models]
+    if not models or not prompts:
+        st.info("The design has no model factor (or only model factors are chosen).")
+    else:
+        grid = list(dict.fromkeys(prompts + models))
+        mcells = cells_for(results, design, grid, where, with_outcome=False)
+        table, reading = models_overview(mcells, design, models, prompts, where)
+        st.markdown("\n".join(f"- {s}" for s in reading))
+        st.dataframe(table, hide_index=True, width="stretch", column_config=COLUMN_CONFIG)
+        table_download(table, "coverage_by_model", key="coverage_models")

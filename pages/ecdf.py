@@ -1,0 +1,79 @@
+"""eCDF page: subgroup deviation rates per model, the deviation metric and KS tests."""
+
+import streamlit as st
+
+from analysis.columns import N_SUBGROUPS
+from analysis.ecdf import CUTOFF, ecdf_summary, ks_tests, subgroup_rates
+from analysis.errors import AnalysisError
+from analysis.figures.ecdf import ecdf_figure
+from pages._common import (
+    cells_for,
+    figure_downloads,
+    require_results,
+    subset_filter,
+    table_download,
+)
+from pages._subgroups_ui import COLUMN_CONFIG, factor_choice
+
+st.title("eCDF")
+results, design = require_results()
+st.caption("Each subgroup (a combination of values of the chosen factors) gives one deviation "
+           "rate, unweighted; one curve per value of the comparison factor. The deviation "
+           "metric is the area between a curve and the ideal C, i.e. the mean |rate - C| "
+           "(smaller is better).")
+
+where = subset_filter(design, key="ecdf")
+preferred = (design.of_kind("model") + design.of_kind("prompt") + design.names)[0]
+c1, c2 = st.columns([1, 2])
+by = c1.selectbox("Compare curves by", design.names, key="ecdf_by",
+                  index=design.names.index(preferred), help="Usually the model")
+with c2:
+    factors = factor_choice(design, "ecdf_factors", exclude=[by],
+                            label="Subgroups: combinations of these factors")
+if not factors:
+    st.info("Choose at least one factor to form subgroups.")
+    st.stop()
+c1, c2, c3 = st.columns(3)
+level = c1.selectbox("Factors fixed per subgroup", range(len(factors), 0, -1),
+                     key=f"ecdf_level_{len(factors)}",  # back to "all" when factors change
+                     format_func=lambda k: f"all {k}" if k == len(factors) else f"any {k}",
+                     help="All chosen factors (the default) or every combination of fewer")
+ideal = c2.number_input("Ideal value C", value=0.0, step=0.05, key="ecdf_ideal")
+cutoff = c3.number_input("Cutoff line", value=CUTOFF, min_value=0.0, max_value=1.0,
+                         step=0.05, key="ecdf_cutoff")
+
+try:
+    cells = cells_for(results, design, [by, *factors], where)
+    rates = subgroup_rates(cells, factors, by=by, level=level)
+    summary = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
+    ks = ks_tests(rates, by=by)
+except AnalysisError as exc:
+    st.error(str(exc))
+    st.stop()
+
+few = summary[summary[N_SUBGROUPS] < 5]
+if len(few):
+    st.warning("Few subgroups on " + ", ".join(f"{r[by]} ({r[N_SUBGROUPS]})" for r in
+                                                few.to_dict(orient="records"))
+               + ": the eCDF is coarse and the KS test has little power.")
+
+fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
+st.plotly_chart(fig, key="ecdf_chart")
+figure_downloads(fig, "ecdf", key="ecdf_figure")
+
+st.subheader("Deviation metric per curve")
+st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
+table_download(summary, "ecdf_summary", key="ecdf_summary")
+
+st.subheader("Kolmogorov-Smirnov")
+if len(ks):
+    st.caption("Two-sample KS test of the subgroup rates (exact p for small samples; "
+               "conservative with tied rates). Adjusted p: Benjamini-Hochberg over the pairs.")
+    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG)
+    table_download(ks, "ecdf_ks", key="ecdf_ks")
+else:
+    st.info(f"Only one value of {by} has subgroups in this subset: nothing to compare.")
+
+with st.expander(f"Subgroup rates ({len(rates):,} rows)"):
+    st.dataframe(rates, hide_index=True, column_config=COLUMN_CONFIG)
+    table_download(rates, "ecdf_subgroup_rates", key="ecdf_rates")

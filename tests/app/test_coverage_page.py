@@ -1,0 +1,160 @@
+"""AppTest runs of pages/coverage.py on the bundled samples (plotly figure JSON checked)."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.design import Design, make_factor, suggest_design
+from tests.app.apptools import page_test, plotly_specs
+from tests.conftest import SAMPLE_DIR
+
+GRID = ["template", "stigma", "prompt_style", "cot"]
+
+
+@pytest.fixture(scope="module")
+def ssqa() -> pd.DataFrame:
+    return pd.read_csv(SAMPLE_DIR / "ssqa_simulated.csv.gz")
+
+
+@pytest.fixture(scope="module")
+def design(ssqa) -> Design:
+    """SSQA grid factors plus the model and gender; no outcome (coverage needs none)."""
+    return Design(factors=tuple(make_factor(ssqa, f) for f in [*GRID, "gender", "model"]))
+
+
+def run(at):
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or a typed array ``{"dtype", "bdata", "shape"}``."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        if isinstance(shape, str):
+            shape = [int(s) for s in shape.split(",")]
+        return flat.reshape(shape) if shape else flat
+    return np.array([[np.nan if v is None else v for v in r] if isinstance(r, list)
+                     else (np.nan if r is None else r) for r in value], dtype=float)
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_default_run_shows_hand_derived_numbers(ssqa, design):
+    at = run(page_test("coverage.py", frame=ssqa, design=design))
+    assert at.title[0].value == "Coverage"
+    # default grid = domain and prompt factors: template, stigma, prompt_style, cot, gender
+    assert at.multiselect(key="coverage_factors").value == [*GRID, "gender"]
+    at.multiselect(key="coverage_factors").set_value(GRID)
+    run(at)
+    assert metrics(at) == {"Coverage": "74.5 %", "Gini index": "0.255",
+                           "Combinations": "27,824", "Empty combinations": "7,104"}
+    reading = at.markdown[0].value
+    assert "25.5 % of the 27,824 combinations of template x stigma x prompt_style x cot " \
+           "have no prompt (7,104 empty cells)" in reading
+    assert "most unevenly represented factor is prompt_style (Gini 0.246)" in reading
+    # the model tab: both simulated models answered every prompt
+    assert any("Every model that has rows answered all 20,720 prompt combinations" in m.value
+               for m in at.markdown)
+
+
+def test_heatmap_traces_match_a_crosstab(ssqa, design):
+    at = page_test("coverage.py", frame=ssqa, design=design)
+    at.session_state["coverage_factors"] = GRID
+    run(at)
+    at.selectbox(key="coverage_row").set_value("stigma")
+    run(at)
+    at.selectbox(key="coverage_col").set_value("prompt_style")
+    run(at)
+    heat = next(s for s in plotly_specs(at) if s["data"][0]["type"] == "heatmap")
+    rows, empty = heat["data"]
+    assert (rows["name"], empty["name"]) == ("rows", "empty")
+    stigmas = list(design.factor("stigma").values)
+    styles = list(design.factor("prompt_style").values)
+    assert rows["y"] == stigmas and rows["x"] == styles
+    counts = (pd.crosstab(ssqa["stigma"], ssqa["prompt_style"])
+              .reindex(index=stigmas, columns=styles, fill_value=0).to_numpy())
+    z = array(rows["z"]).astype(float)
+    assert np.array_equal(np.nan_to_num(z), counts)
+    assert np.isnan(z).sum() == (counts == 0).sum() == 93 + 3  # base x real stigmas, etc.
+    marks = array(empty["z"])
+    assert np.array_equal(marks == 1, counts == 0) and np.isnan(marks[counts > 0]).all()
+    assert counts[stigmas.index("no stigma"), styles.index("base")] == 37 * 2 * 2
+    assert "(96 of 376 combinations empty, in red)" in heat["layout"]["title"]["text"]
+
+
+def test_nesting_warning_and_model_in_grid(ssqa, design):
+    at = page_test("coverage.py", frame=ssqa, design=design)
+    at.session_state["coverage_factors"] = ["template", "gender", "model"]
+    run(at)
+    assert any(w.value.startswith("gender is nested in template") for w in at.warning)
+    # 37 x 4 x 2 cells; each template has the 'no gender' base rows and one gender
+    assert metrics(at)["Combinations"] == "296"
+    assert metrics(at)["Coverage"] == "50.0 %"
+
+
+def test_subset_single_factor_and_paging(ssqa, design):
+    at = page_test("coverage.py", frame=ssqa, design=design)
+    at.session_state["coverage_factors"] = ["stigma", "prompt_style"]
+    at.session_state["coverage_where_model"] = ["sim-model-A"]
+    run(at)
+    # the subset halves the rows, not the coverage
+    assert metrics(at)["Coverage"] == "74.5 %"
+    summary = at.dataframe[0].value
+    assert summary["n_rows"].tolist() == [20720, 20720]
+    empty_tab = at.dataframe[1].value
+    assert len(empty_tab) == 96
+    assert (empty_tab["stigma"].astype(str) == "no stigma").sum() == 3
+    at.multiselect(key="coverage_factors").set_value(["template", "stigma", "prompt_style",
+                                                     "cot"])
+    run(at)
+    first = at.dataframe[1].value
+    at.number_input(key="coverage_empty_page").set_value(2)
+    run(at)
+    second = at.dataframe[1].value
+    assert len(first) == len(second) == 100
+    assert first.iloc[-1].tolist() != second.iloc[0].tolist()
+    at.multiselect(key="coverage_factors").set_value(["cot"])
+    run(at)
+    assert any("two or more factors" in i.value for i in at.info)
+    bar = plotly_specs(at)[0]
+    assert bar["data"][0]["type"] == "bar" and array(bar["data"][0]["y"]).tolist() == [10360, 10360]
+    at.multiselect(key="coverage_factors").set_value([])
+    run(at)
+    assert at.info[0].value == "Choose at least one factor."
+
+
+def test_bbq_sample_with_suggested_design():
+    frame = pd.read_csv(SAMPLE_DIR / "bbq_unifiedqa.csv.gz")
+    design = suggest_design(frame).subset(["category", "question_polarity",
+                                           "context_condition", "input_format"])
+    at = run(page_test("coverage.py", frame=frame, design=design))
+    m = metrics(at)
+    assert m["Combinations"] == f"{6 * 2 * 2 * 3:,}"
+    # BBQ crosses every factor: every combination is present
+    assert m["Coverage"] == "100.0 %" and m["Empty combinations"] == "0"
+    heat = plotly_specs(at)[0]
+    assert np.isnan(array(heat["data"][1]["z"])).all()  # nothing marked empty
+
+
+def test_without_data_the_page_opens_on_the_bundled_sample():
+    at = run(page_test("coverage.py"))  # require_results loads the default BBQ sample
+    assert set(metrics(at)) == {"Coverage", "Gini index", "Combinations",
+                                "Empty combinations"}
+    assert any(w.value.startswith("category is nested in subcategory") for w in at.warning)
+
+
+def test_a_factor_dropped_from_the_design_is_dropped_from_the_choice(ssqa, design):
+    at = page_test("coverage.py", frame=ssqa, design=design.subset(["stigma", "cot"]))
+    at.session_state["coverage_factors"] = ["stigma", "template", "cot"]
+    run(at)
+    assert at.multiselect(key="coverage_factors").value == ["stigma", "cot"]
+    assert metrics(at)["Combinations"] == f"{94 * 2:,}"

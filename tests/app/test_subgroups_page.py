@@ -1,0 +1,103 @@
+"""Subgroups page under AppTest on the bundled SSQA simulation: table, sunburst, widgets."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis.columns import LOG_DISPARITY, SUBGROUP
+from analysis.design import Design, Outcome, make_factor
+from analysis.figures.style import DIVERGING
+from tests.app.apptools import ROOT, page_test, plotly_specs
+
+FACTORS = ["model", "cot", "prompt_style", "pachankis_cluster", "gender"]
+
+
+@pytest.fixture(scope="module")
+def ssqa():
+    frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
+    design = Design(tuple(make_factor(frame, f) for f in FACTORS), Outcome("deviation"))
+    return frame, design
+
+
+def sunburst(at):
+    specs = plotly_specs(at)
+    assert len(specs) == 1
+    trace = specs[0]["data"][0]
+    assert trace["type"] == "sunburst"
+    return specs[0], trace
+
+
+def test_page_renders_table_and_sunburst(ssqa):
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Subgroups"
+    assert at.multiselect(key="subgroups_factors").value == ["pachankis_cluster", "gender"]
+    table = at.dataframe[0].value
+    assert set(table["level"]) == {1, 2}
+    spec, trace = sunburst(at)
+    assert trace["marker"]["cmid"] == 0
+    assert trace["marker"]["colorscale"] == [list(c) for c in DIVERGING]
+    # inner ring = pachankis clusters, sizes = n
+    inner = [i for i, p in zip(trace["ids"], trace["parents"], strict=True) if p == ""]
+    assert len(inner) == 6
+    assert "log disparity" in spec["layout"]["title"]["text"]
+    labels = [b.label for b in at.get("download_button")]
+    assert {"PNG", "SVG", "PDF", "HTML", "CSV"} <= set(labels)
+
+
+def test_colours_follow_log_disparity(ssqa):
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.multiselect(key="subgroups_factors").set_value(["prompt_style", "model"]).run()
+    assert not at.exception and not at.error
+    _, trace = sunburst(at)
+    colour = dict(zip(trace["ids"], trace["marker"]["colors"], strict=True))
+    # simulated effects: doubt prompts raise deviation (red side), positive lower it (blue)
+    assert colour["prompt_style=doubt"] > 0.5
+    assert colour["prompt_style=positive"] < -0.5
+    assert colour["prompt_style=doubt/model=sim-model-B"] > colour[
+        "prompt_style=doubt/model=sim-model-A"]
+    table = at.dataframe[0].value.set_index(SUBGROUP)
+    assert colour["prompt_style=doubt"] == pytest.approx(
+        table.loc["prompt_style = doubt", LOG_DISPARITY])
+
+
+def test_level_subset_and_view_filter(ssqa):
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.multiselect(key="subgroups_factors").set_value(["cot", "prompt_style", "gender"]).run()
+    at.radio(key="subgroups_level").set_value(3).run()
+    assert not at.exception and not at.error
+    assert set(at.dataframe[0].value["level"]) == {1, 2, 3}
+    at.multiselect(key="subgroups_where_model").set_value(["sim-model-A"]).run()
+    rows_metric = [m.value for m in at.metric if m.label == "Rows in subset"][0]
+    assert rows_metric == "20,720"
+    at.multiselect(key="subgroups_show_gender").set_value(["female"]).run()
+    shown = at.dataframe[0].value
+    assert len(shown) > 0 and set(shown["gender"]) == {"female"}
+
+
+def test_whole_subset_subgroup_is_flagged(ssqa):
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.multiselect(key="subgroups_where_model").set_value(["sim-model-B"]).run()
+    at.multiselect(key="subgroups_factors").set_value(["model", "cot"]).run()
+    assert not at.exception and not at.error
+    assert any("no log disparity" in w.value for w in at.warning)
+    table = at.dataframe[0].value.set_index(SUBGROUP)
+    assert table.loc["model = sim-model-B", "ld_undefined"]
+
+
+def test_design_without_outcome_asks_for_one(ssqa):
+    frame, design = ssqa
+    at = page_test("subgroups.py", frame=frame, design=design.with_outcome(None)).run()
+    assert not at.exception
+    assert "needs an outcome" in at.info[0].value
+    assert not plotly_specs(at)
+
+
+def test_opens_on_the_bundled_bbq_sample():
+    at = page_test("subgroups.py").run()  # no data injected: the app's default sample
+    assert not at.exception and not at.error
+    _, trace = sunburst(at)
+    inner = [i for i, p in zip(trace["ids"], trace["parents"], strict=True) if p == ""]
+    assert inner[0].startswith("category=")
+    assert len(inner) == 6
