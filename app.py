@@ -13,6 +13,7 @@ PAGES = {
         st.Page("pages/coverage.py", title="Coverage", icon="🧮"),
         st.Page("pages/subgroups.py", title="Subgroups", icon="🎯"),
         st.Page("pages/ecdf.py", title="eCDF", icon="📈"),
+        st.Page("pages/importance.py", title="Factor importance", icon="⚖️"),
     ],
 }
 

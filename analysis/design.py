@@ -481,7 +481,8 @@ class Problem:
     message: str
 
 
-def design_problems(design: Design, frame: pd.DataFrame) -> list[Problem]:
+def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None = None
+                    ) -> list[Problem]:
     """Every mismatch between ``design`` and ``frame``.
 
     Errors (the design cannot be applied): a factor or outcome column that does not
@@ -489,13 +490,17 @@ def design_problems(design: Design, frame: pd.DataFrame) -> list[Problem]:
     that the design does not declare, a reference value absent from the data, an
     outcome column whose values do not fit its mapping. Warnings: declared values
     never seen in the data (they are legitimate empty cells for coverage).
+
+    ``_memo`` (internal) receives the factor codes and the deviation computed on the
+    way, so :func:`apply_design` does not compute them twice.
     """
+    memo = {} if _memo is None else _memo
     problems: list[Problem] = []
     for f in design.factors:
         if f.name not in frame.columns:
             problems.append(Problem("error", f"Factor column {f.name!r} is not in the table."))
             continue
-        codes, values = factor_values(frame[f.name])
+        codes, values = memo[f.name] = factor_values(frame[f.name])
         if len(values) > MAX_FACTOR_VALUES:
             problems.append(Problem("error", _too_many_values(f.name, len(values))))
             continue
@@ -518,7 +523,7 @@ def design_problems(design: Design, frame: pd.DataFrame) -> list[Problem]:
                            f"{' ...' if len(unseen) > 8 else ''}."))
     if design.outcome is not None:
         try:
-            deviation(frame, design.outcome)
+            memo[DEVIATION] = deviation(frame, design.outcome)
         except DesignError as exc:
             problems.append(Problem("error", str(exc)))
     return problems
@@ -624,21 +629,23 @@ def apply_design(frame: pd.DataFrame, design: Design) -> pd.DataFrame:
     DesignMismatchError
         Listing every mismatch between the design and the table.
     """
-    check_design(design, frame)
+    memo: dict = {}
+    problems = design_problems(design, frame, _memo=memo)
+    errors = [p.message for p in problems if p.severity == "error"]
+    if errors:
+        raise DesignMismatchError(errors)
     out = frame.copy()
     for f in design.factors:
-        codes, values = factor_values(frame[f.name])
+        codes, values = memo[f.name]
         position = {v: i for i, v in enumerate(f.values)}
         remap = np.array([position[v] for v in values], dtype=np.int64)
         out[f.name] = pd.Categorical.from_codes(remap[codes.to_numpy()],
                                                 categories=list(f.values), ordered=True)
     if design.outcome is not None:
-        if design.outcome.column == DEVIATION and design.outcome.mapping == "binary":
-            out[DEVIATION] = deviation(frame, design.outcome)
-        else:
-            if DEVIATION in frame.columns:
-                out = out.rename(columns={DEVIATION: f"{DEVIATION}_original"})
-            out[DEVIATION] = deviation(frame, design.outcome)
+        if DEVIATION in frame.columns and not (
+                design.outcome.column == DEVIATION and design.outcome.mapping == "binary"):
+            out = out.rename(columns={DEVIATION: f"{DEVIATION}_original"})
+        out[DEVIATION] = memo[DEVIATION]
     return out
 
 

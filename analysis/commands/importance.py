@@ -1,0 +1,123 @@
+"""``importance FILE --factors a,b,c``: logistic regression of deviation on factors.
+
+Treatment coding against each factor's reference (``--reference f=VALUE``, default the
+design's), on the rows kept by ``--where`` / left by ``--exclude``; ``--interaction a:b``
+adds a two-factor interaction. ``--json`` prints one object per term. Refusals (aliased
+factors, separation, ...) exit with status 2 and say which options would fix them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+#: Kept literal here so that building the parser imports nothing heavy.
+_SEPARATION = ("refuse", "drop", "merge")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+
+    p = sub.add_parser("importance", help="logistic regression: risk and protective values")
+    add_input(p)
+    add_factor_options(p, required=False)
+    add_outcome_options(p)
+    add_output_options(p, figure=True)
+    p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
+                   help="leave out rows with this value (repeatable; VALUE may be a,b)")
+    p.add_argument("--interaction", action="append", default=[], metavar="A:B",
+                   help="two-factor interaction (repeatable)")
+    p.add_argument("--on-separation", choices=_SEPARATION, default="refuse",
+                   help="values with no or only deviations: refuse (default), drop their "
+                        "rows, or merge them into the reference")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="p-value threshold of the risk/protective labels (default 0.05)")
+    p.add_argument("--adjust", choices=("none", "bh"), default="none",
+                   help="label by Benjamini-Hochberg adjusted p-values (default: unadjusted)")
+    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--no-lr", action="store_true", help="skip the likelihood-ratio tests")
+    p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
+                   help="x axis of --figure (default odds_ratio)")
+    p.add_argument("--max-p", type=float, help="--figure shows only terms with p <= this")
+    p.set_defaults(func=run)
+
+
+def _hint(fix) -> str:
+    """The command-line options that carry out a suggested fix."""
+    parts = []
+    if fix.drop_factors:
+        parts.append(f"leave {', '.join(fix.drop_factors)} out of --factors")
+    parts += [f"drop --interaction {a}:{b}" for a, b in fix.drop_interactions]
+    parts += [f"--exclude {f}={','.join(v)}" for f, v in fix.exclude]
+    parts += [f"--reference {f}={v}" for f, v in fix.references]
+    if fix.on_separation:
+        parts.append(f"--on-separation {fix.on_separation}")
+    return f"- {fix.label}: {'; '.join(parts)}"
+
+
+def run(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from analysis.cli import emit, load_with_design, split_list
+    from analysis.columns import (
+        CI_HIGH,
+        CI_LOW,
+        COEF,
+        DEVIATION_RATE,
+        EFFECT,
+        ODDS_RATIO,
+        P_ADJUSTED,
+        P_VALUE,
+        STD_ERR,
+        TERM,
+        N,
+    )
+    from analysis.design import parse_assignments
+    from analysis.errors import AnalysisError
+    from analysis.importance import ImportanceRefusal, factor_importance
+
+    results, design = load_with_design(args)
+    exclude = {k: split_list(v) for k, v in
+               parse_assignments(args.exclude, "--exclude").items()}
+    try:
+        fit = factor_importance(
+            results, design, factors=design.names, exclude=exclude,
+            interactions=args.interaction, on_separation=args.on_separation,
+            alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
+            likelihood_ratio=not args.no_lr)
+    except ImportanceRefusal as exc:
+        hints = "\n".join(_hint(f) for f in exc.fixes)
+        raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
+                            ) from None
+    if args.figure:
+        from analysis.export import write_figure
+        from analysis.figures.importance import importance_figure
+
+        p_column = P_ADJUSTED if args.adjust == "bh" else P_VALUE
+        write_figure(importance_figure(fit.terms, scale=args.scale, max_p=args.max_p,
+                                       p_column=p_column, confidence=args.confidence),
+                     args.figure)
+    if args.json:
+        emit(args, fit.terms, fit.terms)
+        return
+    s = fit.summary()
+    print(f"{s['n_rows']:,} rows ({s['n_deviations']:,} deviations) in {s['n_cells']:,} cells; "
+          f"{s['n_parameters']} parameters; {s['iterations']} iterations; McFadden R2 "
+          f"{s['pseudo_r2']:.4f}")
+    print(f"Deviation probability at all references: {s['baseline_probability']:.4f}")
+    print("References: " + ", ".join(f"{k} = {v}" for k, v in fit.references.items()))
+    shown = fit.terms[[TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
+                       CI_LOW, CI_HIGH, EFFECT]]
+    print()
+    with pd.option_context("display.max_rows", 500, "display.width", 200,
+                           "display.max_columns", 20):
+        print(shown.round(4).to_string(index=False))
+    if len(fit.factor_tests):
+        print("\nLikelihood-ratio test per factor (the factor and its interactions removed):")
+        print(fit.factor_tests.to_string(index=False))
+    print(f"\np-values are not adjusted for multiple testing (p_adjusted: Benjamini-Hochberg); "
+          f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")
+    for note in fit.notes:
+        print(f"Note: {note}")
+    if args.out:  # the full table, as with --json
+        (fit.terms.to_parquet if str(args.out).endswith(".parquet") else fit.terms.to_csv)(
+            args.out, index=False)

@@ -1,0 +1,1141 @@
+"""Factor importance by logistic regression (``docs/methods.md`` §4).
+
+The model is ``logit P(deviation = 1) = b0 + sum_j sum_{v != ref_j} b_jv [F_j = v]``
+(treatment coding against each factor's reference value), optionally with two-factor
+interactions, fitted on a subset of rows the user selects. ``b_jv > 0`` marks a risk
+factor, ``b_jv < 0`` a protective one; the intercept is the log-odds of deviation when
+every factor is at its reference, reported as the probability ``1 / (1 + exp(-b0))``.
+
+The fit runs on the cell table: the Bernoulli likelihood of the rows equals the
+binomial likelihood of the cells with ``(k, n - k)`` per cell (up to a constant), so a
+binomial GLM on the cells gives the row-level estimates, standard errors and
+likelihood-ratio statistics exactly, at the cost of the number of cells instead of the
+number of rows. The design matrix is built directly from the categorical codes (no
+formula parsing); Newton-Raphson (IRLS) on the cells finds the maximum, and the
+covariance is the inverse information at the estimates, ``(X' diag(n p (1 - p)) X)^-1``
+(the inverse observed information of the row-level logit). The tests check estimates,
+standard errors, p-values and log-likelihood against statsmodels' row-level ``Logit``.
+
+Before fitting, :func:`factor_importance` refuses, with an explanation and suggested
+:class:`Fix` es, when the model is not estimable: no variation in the outcome, a factor
+with one value in the subset, a reference value absent from the subset, linearly
+dependent (aliased) columns, values with no or only deviations (separation), too few
+rows per parameter. After fitting it refuses a fit that did not converge or ran off to
+infinity (separation by a combination of values), so no number from a failed fit is
+ever returned.
+
+p-values are per coefficient and **not adjusted** for multiple testing; the
+``p_adjusted`` column gives Benjamini-Hochberg adjusted values over the non-intercept
+terms, and ``adjust="bh"`` makes the risk/protective labels use them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from analysis.cells import filter_rows
+from analysis.columns import (
+    CI_HIGH,
+    CI_LOW,
+    COEF,
+    COEF_CI_HIGH,
+    COEF_CI_LOW,
+    DEVIATION,
+    DEVIATION_RATE,
+    DEVIATIONS,
+    DF,
+    EFFECT,
+    FACTOR,
+    LR_STATISTIC,
+    N_PARAMETERS,
+    ODDS_RATIO,
+    P_ADJUSTED,
+    P_VALUE,
+    PROBABILITY,
+    PROBABILITY_CI_HIGH,
+    PROBABILITY_CI_LOW,
+    STD_ERR,
+    TERM,
+    VALUE,
+    N,
+    Z,
+)
+from analysis.design import Design, factor_values
+from analysis.errors import AnalysisError, FitError
+
+SeparationAction = Literal["refuse", "drop", "merge"]
+SEPARATION_ACTIONS: tuple[str, ...] = get_args(SeparationAction)
+Adjust = Literal["none", "bh"]
+ADJUSTS: tuple[str, ...] = get_args(Adjust)
+RefusalReason = Literal["no_variation", "constant_factor", "reference_absent", "aliased",
+                        "separation", "too_few_rows", "not_converged"]
+Where = Mapping[str, str | Sequence[str]]
+
+#: Name of the intercept term.
+INTERCEPT = "(intercept)"
+#: Labels of the ``effect`` column.
+RISK, PROTECTIVE, NOT_SIGNIFICANT, BASELINE = "risk", "protective", "not significant", "baseline"
+#: Fewer rows than this per parameter are refused (overridable).
+MIN_ROWS_PER_PARAMETER = 10.0
+#: Fewer deviations (or non-deviations) than this per parameter give a warning note.
+MIN_EVENTS_PER_PARAMETER = 10.0
+MAX_ITERATIONS = 100
+#: A fitted cell with |log-odds| above this means the estimates ran off to infinity.
+RUNAWAY_LOGIT = 20.0
+#: A standard error above this (log-odds) means the information matrix is near singular.
+RUNAWAY_STD_ERR = 50.0
+#: Refuse design matrices larger than this many entries (cells x parameters).
+MAX_MATRIX_ENTRIES = 60_000_000
+#: Relative residual below which a column counts as a combination of earlier columns.
+_ALIAS_TOL = 1e-9
+_MAX_FIX_ROUNDS = 50
+
+TERM_COLUMNS = [TERM, FACTOR, VALUE, N, DEVIATIONS, DEVIATION_RATE, COEF, STD_ERR, Z, P_VALUE,
+                P_ADJUSTED, ODDS_RATIO, CI_LOW, CI_HIGH, COEF_CI_LOW, COEF_CI_HIGH, PROBABILITY,
+                PROBABILITY_CI_LOW, PROBABILITY_CI_HIGH, EFFECT]
+TEST_COLUMNS = [FACTOR, DF, LR_STATISTIC, P_VALUE, P_ADJUSTED]
+
+
+# --- refusals and their fixes -------------------------------------------------------------
+@dataclass(frozen=True)
+class Fix:
+    """A change of the model specification that removes a refusal's cause.
+
+    Apply it with :func:`apply_fix`. Every field is optional; ``label`` says in words
+    what it does (shown on a button in the app, listed by the CLI).
+    """
+
+    label: str
+    drop_factors: tuple[str, ...] = ()
+    drop_interactions: tuple[tuple[str, str], ...] = ()
+    #: Rows to leave out: ``((factor, (value, ...)), ...)``.
+    exclude: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: New references: ``((factor, value), ...)``.
+    references: tuple[tuple[str, str], ...] = ()
+    on_separation: SeparationAction | None = None
+
+
+class ImportanceRefusal(FitError):
+    """The model cannot be fitted as specified.
+
+    Attributes
+    ----------
+    reason
+        One of ``no_variation``, ``constant_factor``, ``reference_absent``, ``aliased``,
+        ``separation``, ``too_few_rows``, ``not_converged``.
+    explanation
+        What is wrong, naming the factors, values and rows concerned.
+    fixes
+        Suggested :class:`Fix` es (possibly none); ``str(exc)`` lists them too.
+    """
+
+    def __init__(self, reason: RefusalReason, explanation: str, fixes: Sequence[Fix] = ()):
+        self.reason = reason
+        self.explanation = explanation
+        seen: dict[str, Fix] = {}
+        for f in fixes:
+            seen.setdefault(f.label, f)
+        self.fixes = tuple(seen.values())
+        text = explanation
+        if self.fixes:
+            text += "\nPossible fixes:\n" + "\n".join(f"- {f.label}" for f in self.fixes)
+        super().__init__(text)
+
+
+def apply_fix(
+    fix: Fix,
+    *,
+    factors: Sequence[str],
+    references: Mapping[str, str] | None = None,
+    exclude: Mapping[str, Sequence[str]] | None = None,
+    interactions: Sequence[str | tuple[str, str]] = (),
+    on_separation: SeparationAction = "refuse",
+) -> dict:
+    """The keyword arguments of :func:`factor_importance` with ``fix`` applied.
+
+    Returns
+    -------
+    dict
+        Keys ``factors``, ``references``, ``exclude``, ``interactions``,
+        ``on_separation``, ready to pass on with ``**``.
+    """
+    dropped = set(fix.drop_factors)
+    pairs = [p for p in _parse_interactions(interactions)
+             if p not in fix.drop_interactions and not (set(p) & dropped)]
+    refs = {k: v for k, v in dict(references or {}).items() if k not in dropped}
+    refs.update(dict(fix.references))
+    excl = {k: list(v) for k, v in dict(exclude or {}).items()}
+    for name, values in fix.exclude:
+        excl[name] = list(dict.fromkeys([*excl.get(name, []), *values]))
+    return {
+        "factors": [f for f in factors if f not in dropped],
+        "references": refs,
+        "exclude": excl,
+        "interactions": pairs,
+        "on_separation": fix.on_separation or on_separation,
+    }
+
+
+# --- result ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ImportanceResult:
+    """A converged logistic regression of deviation on factors.
+
+    Attributes
+    ----------
+    terms
+        One row per coefficient (intercept first), columns :data:`TERM_COLUMNS`:
+
+        - ``term``: ``(intercept)``, ``factor[value]`` or ``a[x]:b[y]`` for interactions;
+        - ``factor`` (None for the intercept; ``a:b`` for interactions), ``value``
+          (None for the intercept; ``x:y`` for interactions);
+        - ``n``, ``deviations``, ``deviation_rate``: rows of the subset with that value
+          (both values for an interaction; every factor at its reference for the
+          intercept);
+        - ``coef`` (log-odds ratio against the reference; the intercept is the
+          log-odds at all references), ``std_err``, ``z``, ``p_value`` (two-sided Wald,
+          not adjusted), ``p_adjusted`` (Benjamini-Hochberg over the non-intercept
+          terms; NaN for the intercept);
+        - ``odds_ratio`` = exp(coef) with ``ci_low``, ``ci_high`` (Wald interval at
+          ``confidence``, exponentiated; for the intercept: the odds at all
+          references); ``coef_ci_low``, ``coef_ci_high`` the same on the log-odds scale;
+        - ``probability`` with ``probability_ci_low``/``_high``: the fitted deviation
+          probability at the term's value(s) with every other factor at its reference
+          (for the intercept: ``1 / (1 + exp(-b0))``);
+        - ``effect``: ``risk`` (coef > 0) or ``protective`` (coef < 0) when the p-value
+          (adjusted if ``adjust == "bh"``) is below ``alpha``, else ``not significant``;
+          ``baseline`` for the intercept.
+    factor_tests
+        Likelihood-ratio test per factor and per interaction, columns ``factor``,
+        ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without
+        the factor's columns and without every interaction that contains it),
+        ``p_value`` (chi-square), ``p_adjusted`` (Benjamini-Hochberg over the tests).
+        Empty when ``likelihood_ratio=False``.
+    notes
+        What was done to the data (values dropped or merged for separation, values
+        without rows) and warnings (few events per parameter). Show them with the
+        numbers.
+    """
+
+    terms: pd.DataFrame
+    factor_tests: pd.DataFrame
+    factors: tuple[str, ...]
+    references: Mapping[str, str]
+    interactions: tuple[tuple[str, str], ...]
+    n_rows: int
+    n_deviations: int
+    n_cells: int
+    n_parameters: int
+    log_likelihood: float
+    null_log_likelihood: float
+    iterations: int
+    alpha: float
+    adjust: Adjust
+    confidence: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def pseudo_r2(self) -> float:
+        """McFadden's pseudo R-squared, ``1 - llf / llf_null``."""
+        return 1.0 - self.log_likelihood / self.null_log_likelihood
+
+    @property
+    def baseline_probability(self) -> float:
+        """Deviation probability with every factor at its reference."""
+        return float(self.terms[PROBABILITY].iloc[0])
+
+    def summary(self) -> dict:
+        """Scalars of the fit as a plain dict (for JSON and the app's metrics)."""
+        return {
+            "factors": list(self.factors), "references": dict(self.references),
+            "interactions": [":".join(p) for p in self.interactions],
+            "n_rows": self.n_rows, "n_deviations": self.n_deviations,
+            "n_cells": self.n_cells, N_PARAMETERS: self.n_parameters,
+            "log_likelihood": self.log_likelihood,
+            "null_log_likelihood": self.null_log_likelihood,
+            "pseudo_r2": self.pseudo_r2, "iterations": self.iterations,
+            "baseline_probability": self.baseline_probability, "alpha": self.alpha,
+            "adjust": self.adjust, "confidence": self.confidence, "notes": list(self.notes),
+        }
+
+
+# --- cells as codes -------------------------------------------------------------------------
+@dataclass
+class _Cells:
+    """Observed cells of the chosen factors: integer codes into declared values, n, k."""
+
+    values: dict[str, list[str]]
+    codes: dict[str, np.ndarray]
+    n: np.ndarray
+    k: np.ndarray
+
+    @property
+    def factors(self) -> list[str]:
+        return list(self.codes)
+
+    def observed(self, f: str) -> list[int]:
+        """Codes of the values of ``f`` that have rows, in declared order."""
+        return [int(c) for c in np.flatnonzero(np.bincount(self.codes[f], weights=self.n,
+                                                           minlength=len(self.values[f])))]
+
+    def totals(self, f: str) -> tuple[np.ndarray, np.ndarray]:
+        size = len(self.values[f])
+        return (np.bincount(self.codes[f], weights=self.n, minlength=size),
+                np.bincount(self.codes[f], weights=self.k, minlength=size))
+
+    def mask(self, f: str, value: str) -> np.ndarray:
+        return self.codes[f] == self.values[f].index(value)
+
+    def keep(self, mask: np.ndarray) -> _Cells:
+        return _Cells(self.values, {f: c[mask] for f, c in self.codes.items()},
+                      self.n[mask], self.k[mask])
+
+    def aggregate(self) -> _Cells:
+        """Merge duplicate cells (after recoding) and drop empty ones."""
+        sizes = [len(self.values[f]) for f in self.factors]
+        stacked = np.column_stack([self.codes[f] for f in self.factors])
+        if math.prod(sizes) < 2**62:  # one int64 key per cell, else unique rows
+            key = np.zeros(len(self.n), dtype=np.int64)
+            for j, size in enumerate(sizes):
+                key = key * size + stacked[:, j]
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        else:
+            _, first, inverse = np.unique(stacked, axis=0, return_index=True,
+                                          return_inverse=True)
+        inverse = inverse.reshape(-1)
+        n = np.bincount(inverse, weights=self.n, minlength=len(first))
+        k = np.bincount(inverse, weights=self.k, minlength=len(first))
+        codes = {f: stacked[first, j] for j, f in enumerate(self.factors)}
+        out = _Cells(self.values, codes, n, k)
+        return out.keep(n > 0)
+
+    def frame(self) -> pd.DataFrame:
+        """Cells as a DataFrame with categorical factor columns (for nesting checks)."""
+        return pd.DataFrame({f: pd.Categorical.from_codes(c, categories=self.values[f])
+                             for f, c in self.codes.items()})
+
+
+def _labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in
+                                                            column.cat.categories]
+    codes, values = factor_values(column)
+    return codes.to_numpy(dtype=np.int64), values
+
+
+def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: Where | None,
+                exclude: Mapping[str, Sequence[str]]) -> _Cells:
+    from analysis.cells import cell_table
+
+    extra = [c for c in [*(where or {}), *exclude] if c not in factors]
+    extra = list(dict.fromkeys(extra))
+    if DEVIATION in data.columns:
+        table = cell_table(data, factors + extra, where=where)
+    elif N in data.columns and DEVIATIONS in data.columns:
+        missing = [c for c in factors + extra if c not in data.columns]
+        if missing:
+            raise AnalysisError(f"The cell table has no column {', '.join(missing)}: build it "
+                                "over every factor of the model and of the filters.")
+        table = filter_rows(data, where)
+    else:
+        raise AnalysisError(
+            "Factor importance needs a results table with a 'deviation' column (apply a "
+            "design with an outcome) or a cell table with 'n' and 'deviations'.")
+    keep = np.ones(len(table), dtype=bool)
+    for name, dropped in exclude.items():
+        codes, values = _labels(table[name])
+        unknown = [v for v in dropped if v not in values]
+        if unknown:
+            raise AnalysisError(f"Cannot leave out {name} = {', '.join(unknown)}: no such value.")
+        keep &= ~np.isin(codes, [values.index(v) for v in dropped])
+    table = table[keep]
+    if len(table) == 0 or table[N].sum() == 0:
+        raise ImportanceRefusal("no_variation", "No row is left in the subset after the "
+                                                "filters and exclusions.")
+    values, codes = {}, {}
+    for f in factors:
+        c, labels = _labels(table[f])
+        declared = list(design.factor(f).values)
+        position = {v: i for i, v in enumerate(declared)}
+        unknown = [v for v in labels if v not in position]
+        if unknown:
+            raise AnalysisError(f"Factor {f!r} has values the design does not declare "
+                                f"({', '.join(unknown[:5])}): apply the design first.")
+        remap = np.array([position[v] for v in labels], dtype=np.int64)
+        values[f], codes[f] = declared, remap[c]
+    n = table[N].to_numpy(dtype=float)
+    k = table[DEVIATIONS].to_numpy(dtype=float)
+    return _Cells(values, codes, n, k).aggregate()
+
+
+# --- terms and the design matrix ---------------------------------------------------------------
+@dataclass(frozen=True)
+class _Term:
+    name: str
+    factor: str | None
+    value: str | None
+    parts: tuple[tuple[str, int], ...]  # (factor, code) whose indicators multiply
+
+
+def _parse_interactions(interactions: Sequence[str | tuple[str, str]]
+                        ) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for item in interactions:
+        pair = tuple(item.split(":")) if isinstance(item, str) else tuple(item)
+        pair = tuple(p.strip() for p in pair)
+        if len(pair) != 2 or pair[0] == pair[1] or not all(pair):
+            raise AnalysisError(f"An interaction names two different factors as a:b, got "
+                                f"{item!r}.")
+        if pair not in out and pair[::-1] not in out:
+            out.append(pair)  # type: ignore[arg-type]
+    return out
+
+
+def _build_terms(cells: _Cells, refs: Mapping[str, str], interactions: list[tuple[str, str]],
+                 no_column: set[tuple]) -> list[_Term]:
+    terms = [_Term(INTERCEPT, None, None, ())]
+    ref_code = {f: cells.values[f].index(refs[f]) for f in cells.factors}
+    for f in cells.factors:
+        for c in cells.observed(f):
+            if c != ref_code[f]:
+                v = cells.values[f][c]
+                terms.append(_Term(f"{f}[{v}]", f, v, ((f, c),)))
+    for a, b in interactions:
+        seen = set(zip(cells.codes[a].tolist(), cells.codes[b].tolist(), strict=True))
+        for ca in cells.observed(a):
+            for cb in cells.observed(b):
+                if (ca == ref_code[a] or cb == ref_code[b] or (ca, cb) not in seen
+                        or (a, ca, b, cb) in no_column):
+                    continue
+                va, vb = cells.values[a][ca], cells.values[b][cb]
+                terms.append(_Term(f"{a}[{va}]:{b}[{vb}]", f"{a}:{b}", f"{va}:{vb}",
+                                   ((a, ca), (b, cb))))
+    return terms
+
+
+def _matrix(cells: _Cells, terms: list[_Term]) -> np.ndarray:
+    m = len(cells.n)
+    if m * len(terms) > MAX_MATRIX_ENTRIES:
+        raise ImportanceRefusal(
+            "too_few_rows", f"The model has {len(terms):,} parameters over {m:,} observed "
+                            "cells: too large to fit here. Choose fewer factors or values.")
+    X = np.zeros((m, len(terms)))
+    for j, t in enumerate(terms):
+        col = np.ones(m, dtype=bool)
+        for f, c in t.parts:
+            col &= cells.codes[f] == c
+        X[:, j] = col
+    return X
+
+
+def _dependencies(X: np.ndarray) -> list[tuple[int, dict[int, float]]]:
+    """Columns that are linear combinations of earlier ones, with the combination.
+
+    Greedy in column order (intercept, then factors in the order given): a column is
+    kept when its residual after projecting on the kept columns (Gram-Schmidt, twice
+    for stability) is not negligible relative to its norm.
+    """
+    m, p = X.shape
+    Q = np.empty((m, p))
+    kept: list[int] = []
+    out = []
+    for j in range(p):
+        x = X[:, j]
+        v = x.copy()
+        if kept:
+            Qk = Q[:, :len(kept)]
+            for _ in range(2):
+                v -= Qk @ (Qk.T @ v)
+        r = float(np.linalg.norm(v))
+        if r <= _ALIAS_TOL * float(np.linalg.norm(x)):
+            coef = np.linalg.lstsq(X[:, kept], x, rcond=None)[0]
+            out.append((j, {kept[i]: float(c) for i, c in enumerate(coef) if abs(c) > 1e-7}))
+        else:
+            Q[:, len(kept)] = v / r
+            kept.append(j)
+    return out
+
+
+# --- checks before fitting --------------------------------------------------------------------
+def _q(v: str) -> str:
+    return f"'{v}'"
+
+
+def _check_variation(cells: _Cells) -> None:
+    n, k = cells.n.sum(), cells.k.sum()
+    if k == 0 or k == n:
+        what = "no deviation" if k == 0 else "only deviations"
+        raise ImportanceRefusal(
+            "no_variation", f"The selected rows ({int(n):,}) contain {what}: there is nothing "
+                            "for a regression to explain. Widen the subset or change the "
+                            "outcome mapping.")
+
+
+def _check_constant(cells: _Cells, notes: Sequence[str]) -> None:
+    constant = [(f, cells.values[f][cells.observed(f)[0]]) for f in cells.factors
+                if len(cells.observed(f)) == 1]
+    if constant:
+        lines = [f"- {f} takes only the value {_q(v)} in the selected rows, so it cannot "
+                 "explain any difference: leave it out (or widen the subset)."
+                 for f, v in constant]
+        raise ImportanceRefusal(
+            "constant_factor", _with_notes("A factor has a single value in the subset:\n"
+                                           + "\n".join(lines), notes),
+            [Fix(f"Drop factor {f} (only {_q(v)} in the subset)", drop_factors=(f,))
+             for f, v in constant]
+            + ([Fix("Drop " + ", ".join(f for f, _ in constant),
+                    drop_factors=tuple(f for f, _ in constant))] if len(constant) > 1 else []))
+
+
+def _check_references(cells: _Cells, refs: Mapping[str, str], notes: Sequence[str]) -> None:
+    lines, fixes = [], []
+    for f in cells.factors:
+        if refs[f] in [cells.values[f][c] for c in cells.observed(f)]:
+            continue
+        totals, _ = cells.totals(f)
+        best = cells.values[f][int(np.argmax(totals))]
+        present = [cells.values[f][c] for c in cells.observed(f)]
+        lines.append(f"- {f}: the reference {_q(refs[f])} has no row in the subset (present: "
+                     f"{', '.join(present[:10])}{', ...' if len(present) > 10 else ''}). The "
+                     f"coefficients compare each value with the reference, so choose one that "
+                     f"is present, e.g. the most frequent, {_q(best)}.")
+        fixes.append(Fix(f"Use {_q(best)} as the reference of {f}", references=((f, best),)))
+    if lines:
+        raise ImportanceRefusal(
+            "reference_absent", _with_notes("A reference value is absent from the subset:\n"
+                                            + "\n".join(lines), notes), fixes)
+
+
+def _with_notes(text: str, notes: Sequence[str]) -> str:
+    if not notes:
+        return text
+    return text + "\n(This after: " + "; ".join(notes) + ".)"
+
+
+def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
+                      deps: list[tuple[int, dict[int, float]]], refs: Mapping[str, str],
+                      notes: Sequence[str]) -> ImportanceRefusal:
+    from analysis.nesting import describe_nesting, find_nestings
+
+    involved_sets = []
+    for j, combo in deps:
+        facs = set()
+        for i in [j, *combo]:
+            for f, _ in terms[i].parts:
+                facs.add(f)
+        involved_sets.append((j, combo, facs))
+    involved = [f for f in cells.factors if any(f in s for *_, s in involved_sets)]
+    lines: list[str] = []
+    fixes: list[Fix] = []
+    explained_pairs: set[frozenset] = set()
+
+    # 1. whole factors nested in one another
+    nest = find_nestings(cells.frame(), involved, references={f: refs[f] for f in involved})
+    for row in nest.to_dict(orient="records"):
+        det, dep = row["determinant"], row["dependent"]
+        if det is None or not any({det, dep} <= s for *_, s in involved_sets):
+            continue
+        explained_pairs.add(frozenset((det, dep)))
+        finer, coarser = (det, dep) if row["kind"] != "equivalent" else (dep, det)
+        lines.append(f"- {describe_nesting(row)} Suggestion: drop {finer} (keeps the coarser "
+                     f"{coarser}), or drop {coarser} to keep the detail.")
+        fixes.append(Fix(f"Drop factor {finer} (keep {coarser})", drop_factors=(finer,)))
+        fixes.append(Fix(f"Drop factor {coarser} (keep {finer})", drop_factors=(coarser,)))
+
+    # 2. values of different factors that mark exactly the same rows
+    groups: dict[bytes, list[tuple[str, str]]] = {}
+    for f in involved:
+        for c in cells.observed(f):
+            groups.setdefault(np.packbits(cells.codes[f] == c).tobytes(), []).append(
+                (f, cells.values[f][c]))
+    for members in groups.values():
+        facs = [f for f, _ in members]
+        pairs = {frozenset((a, b)) for a in facs for b in facs if a != b}
+        if len(set(facs)) < 2 or pairs <= explained_pairs:
+            continue
+        if not any(len(set(facs) & s) >= 2 for *_, s in involved_sets):
+            continue
+        explained_pairs |= pairs
+        f0, v0 = members[0]
+        n_rows = int(cells.n[cells.mask(f0, v0)].sum())
+        listed = _and([f"{f} = {_q(v)}" for f, v in members])
+        names = _and(facs)
+        lines.append(
+            f"- {listed} mark exactly the same {n_rows:,} rows of the subset, so their "
+            "indicator columns are identical and the model cannot tell their effects apart, "
+            f"although {_neither(facs)} on the other rows. Typical cause: control rows "
+            "outside the factorial design (e.g. "
+            "the SSQA base prompts: prompt_style = 'base' <=> stigma = 'no stigma' <=> "
+            "pachankis_cluster = 'no stigma' <=> gender = 'no gender'). Fix: leave these "
+            f"{n_rows:,} rows out of the subset ({f0} != {_q(v0)}), or keep only one of "
+            f"{names}.")
+        fixes.append(Fix(f"Leave out the {n_rows:,} rows with {f0} = {_q(v0)}",
+                         exclude=((f0, (v0,)),)))
+        for keep_f in facs:
+            others = tuple(f for f in facs if f != keep_f)
+            fixes.append(Fix(f"Drop {_and(list(others))} (keep {keep_f})",
+                             drop_factors=others))
+
+    # 3. anything else: show the linear relation itself
+    for j, combo, facs in involved_sets:
+        pairs = {frozenset((a, b)) for a in facs for b in facs if a != b}
+        if pairs and pairs & explained_pairs and not any(
+                terms[i].factor and ":" in terms[i].factor for i in [j, *combo]):
+            continue
+        rhs = " ".join(f"{'-' if c < 0 else '+'} "
+                       f"{'' if math.isclose(abs(c), 1) else f'{abs(c):.3g} x '}"
+                       f"{'1' if i == 0 else f'[{terms[i].name}]'}"
+                       for i, c in combo.items()).lstrip("+ ")
+        first = [f for f, _ in terms[j].parts]
+        fixed_by = (_only_together(cells, terms[j]) if len(terms[j].parts) == 2
+                    else _fixed_by(cells, first + sorted(facs - set(first))))
+        lines.append(f"- The column [{terms[j].name}] equals {rhs or '0'} in every observed "
+                     f"cell{fixed_by}, so its coefficient is not identifiable.")
+        inter = [tuple(terms[i].factor.split(":")) for i in [j, *combo]
+                 if terms[i].factor and ":" in terms[i].factor]
+        for pair in dict.fromkeys(inter):
+            fixes.append(Fix(f"Drop the interaction {pair[0]}:{pair[1]}",
+                             drop_interactions=(pair,)))
+        for f in sorted(facs, key=lambda f: -len(cells.observed(f)))[:3]:
+            fixes.append(Fix(f"Drop factor {f}", drop_factors=(f,)))
+    text = ("These factors cannot all be in one model: some of their columns are linearly "
+            "dependent (aliased), so no amount of data separates their effects.\n"
+            + "\n".join(lines))
+    return ImportanceRefusal("aliased", _with_notes(text, notes), fixes)
+
+
+def _only_together(cells: _Cells, term: _Term) -> str:
+    """' (a = 'x' occurs only together with b = 'y')' for an aliased interaction column."""
+    (a, ca), (b, cb) = term.parts
+    for (f, c), (g, d) in (((a, ca), (b, cb)), ((b, cb), (a, ca))):
+        partners = np.unique(cells.codes[g][cells.codes[f] == c])
+        if len(partners) == 1 and partners[0] == d:
+            return (f" ({f} = {_q(cells.values[f][c])} occurs only together with "
+                    f"{g} = {_q(cells.values[g][d])}, so the interaction adds nothing)")
+    return ""
+
+
+def _fixed_by(cells: _Cells, facs: list[str]) -> str:
+    """' (f is fixed by the combination of a and b)' when one factor is."""
+    if len(facs) < 3:
+        return ""
+    for f in facs:
+        others = [g for g in facs if g != f]
+        key = np.zeros(len(cells.n), dtype=np.int64)
+        for g in others:
+            key = key * len(cells.values[g]) + cells.codes[g]
+        both = key * len(cells.values[f]) + cells.codes[f]
+        if len(np.unique(both)) == len(np.unique(key)):
+            return f" ({f} is fixed by the combination of {_and(others)})"
+    return ""
+
+
+def _neither(facs: Sequence[str]) -> str:
+    if len(facs) == 2:
+        return f"neither {facs[0]} nor {facs[1]} determines the other"
+    return f"none of {_and(facs)} determines another"
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@dataclass(frozen=True)
+class _Separated:
+    parts: tuple[tuple[str, str], ...]  # (factor, value), one for a value, two for a combo
+    n: int
+    k: int
+    reference: bool  # a part is the reference value of its factor
+
+    def describe(self) -> str:
+        what = " and ".join(f"{f} = {_q(v)}" for f, v in self.parts)
+        dev = "no deviation" if self.k == 0 else "only deviations"
+        ref = " (a reference value)" if self.reference else ""
+        return f"{what}{ref}: {dev} in {self.n:,} rows"
+
+
+def _separated(cells: _Cells, refs: Mapping[str, str], interactions: list[tuple[str, str]],
+               no_column: set[tuple]) -> list[_Separated]:
+    out = []
+    bad_values: set[tuple[str, int]] = set()
+    for f in cells.factors:
+        n, k = cells.totals(f)
+        for c in cells.observed(f):
+            if k[c] == 0 or k[c] == n[c]:
+                v = cells.values[f][c]
+                bad_values.add((f, c))
+                out.append(_Separated(((f, v),), int(n[c]), int(k[c]), v == refs[f]))
+    for a, b in interactions:
+        size_b = len(cells.values[b])
+        key = cells.codes[a] * size_b + cells.codes[b]
+        uniq, inverse = np.unique(key, return_inverse=True)
+        n = np.bincount(inverse, weights=cells.n)
+        k = np.bincount(inverse, weights=cells.k)
+        for u, nn, kk in zip(uniq, n, k, strict=True):
+            ca, cb = int(u // size_b), int(u % size_b)
+            if (kk > 0 and kk < nn) or (a, ca) in bad_values or (b, cb) in bad_values:
+                continue
+            va, vb = cells.values[a][ca], cells.values[b][cb]
+            is_ref = va == refs[a] or vb == refs[b]
+            if not is_ref and (a, ca, b, cb) in no_column:
+                continue  # merged: no own parameter, the main effects carry it
+            out.append(_Separated(((a, va), (b, vb)), int(nn), int(kk), is_ref))
+    return out
+
+
+def _separation_refusal(items: list[_Separated], cells: _Cells, refs: Mapping[str, str],
+                        notes: Sequence[str], *, merge_failed: bool = False
+                        ) -> ImportanceRefusal:
+    listing = "\n".join(f"- {s.describe()}" for s in items)
+    text = ("Separation: in the selected rows these values (or combinations) have no "
+            "deviation at all or only deviations, so their coefficients are infinite and the "
+            "maximum-likelihood fit does not exist:\n" + listing)
+    if merge_failed:
+        text += ("\nA reference value (or a combination with one) cannot be merged into the "
+                 "reference: leave its rows out or choose another reference.")
+    new_refs = []
+    for s in items:
+        if len(s.parts) == 1 and s.reference:
+            f = s.parts[0][0]
+            totals, _ = cells.totals(f)
+            bad = {cells.values[f].index(v) for t in items if len(t.parts) == 1
+                   for g, v in t.parts if g == f}
+            choices = [c for c in np.argsort(-totals, kind="stable")
+                       if totals[c] > 0 and c not in bad]
+            if choices:
+                new_refs.append((f, cells.values[f][int(choices[0])]))
+    fixes = [Fix("Leave out the rows of these values"
+                 + (" and use " + ", ".join(f"{_q(v)} as the reference of {f}"
+                                             for f, v in new_refs) if new_refs else ""),
+                 on_separation="drop", references=tuple(new_refs))]
+    if not merge_failed and not any(s.reference for s in items):
+        fixes.append(Fix("Merge these values into their factor's reference",
+                         on_separation="merge"))
+    facs = list(dict.fromkeys(f for s in items if len(s.parts) == 1 for f, _ in s.parts))
+    fixes += [Fix(f"Drop factor {f}", drop_factors=(f,)) for f in facs]
+    pairs = list(dict.fromkeys(tuple(f for f, _ in s.parts) for s in items if len(s.parts) == 2))
+    fixes += [Fix(f"Drop the interaction {a}:{b}", drop_interactions=((a, b),)) for a, b in pairs]
+    return ImportanceRefusal("separation", _with_notes(text, notes), fixes)
+
+
+def _resolve_separation(cells: _Cells, items: list[_Separated], refs: Mapping[str, str],
+                        action: SeparationAction, no_column: set[tuple], notes: list[str]
+                        ) -> _Cells:
+    if action == "drop":
+        drop = np.zeros(len(cells.n), dtype=bool)
+        for s in items:
+            m = np.ones(len(cells.n), dtype=bool)
+            for f, v in s.parts:
+                m &= cells.mask(f, v)
+            drop |= m
+            notes.append(f"left out {s.describe()} (separation)")
+        return cells.keep(~drop)
+    if any(s.reference for s in items):
+        raise _separation_refusal(items, cells, refs, notes, merge_failed=True)
+    codes = {f: c.copy() for f, c in cells.codes.items()}
+    for s in items:
+        if len(s.parts) == 1:
+            f, v = s.parts[0]
+            codes[f][cells.codes[f] == cells.values[f].index(v)] = cells.values[f].index(refs[f])
+            notes.append(f"merged {s.describe()} into the reference {_q(refs[f])} (separation)")
+        else:
+            (a, va), (b, vb) = s.parts
+            no_column.add((a, cells.values[a].index(va), b, cells.values[b].index(vb)))
+            notes.append(f"no interaction parameter for {s.describe()} (separation)")
+    return _Cells(cells.values, codes, cells.n, cells.k).aggregate()
+
+
+# --- fitting ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Fit:
+    params: np.ndarray
+    eta: np.ndarray
+    llf: float
+    iterations: int
+    converged: bool
+
+
+def _loglik(eta: np.ndarray, n: np.ndarray, k: np.ndarray) -> float:
+    from scipy.special import log_expit
+
+    return float(np.sum(k * log_expit(eta) + (n - k) * log_expit(-eta)))
+
+
+def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
+         start: np.ndarray | None = None) -> _Fit:
+    """Maximum likelihood by Newton-Raphson (= IRLS for the canonical logit link).
+
+    Starts like a GLM (one weighted least-squares step from the empirical logits of the
+    cells, or from ``start``), halves a step that lowers the likelihood, and stops when
+    the largest step is below 1e-10 (convergence is quadratic, so the estimates are then
+    exact to rounding). Divergence (separation) shows as iterations running out or the
+    linear predictor growing past :data:`RUNAWAY_LOGIT`; the caller checks both.
+    """
+    from scipy.special import expit, logit
+
+    if start is None:
+        eta0 = logit((k + 0.5) / (n + 1.0))
+        w0 = n * expit(eta0) * (1 - expit(eta0))
+        beta = np.linalg.solve(X.T @ (X * w0[:, None]), X.T @ (w0 * eta0))
+    else:
+        beta = np.asarray(start, dtype=float).copy()
+    eta = X @ beta
+    llf = _loglik(eta, n, k)
+    converged = False
+    iteration = 0
+    while iteration < MAX_ITERATIONS:
+        iteration += 1
+        mu = expit(eta)
+        score = X.T @ (k - n * mu)
+        info = X.T @ (X * (n * mu * (1 - mu))[:, None])
+        try:
+            step = np.linalg.solve(info, score)
+        except np.linalg.LinAlgError:
+            break
+        for _ in range(30):  # step halving keeps the likelihood increasing
+            new_eta = X @ (beta + step)
+            new_llf = _loglik(new_eta, n, k)
+            if new_llf >= llf - 1e-9 * abs(llf):
+                break
+            step = step / 2
+        beta, eta, llf = beta + step, new_eta, new_llf
+        if not np.isfinite(llf) or np.max(np.abs(eta)) > 2 * RUNAWAY_LOGIT:
+            break
+        if np.max(np.abs(step)) < 1e-10:
+            converged = True
+            break
+    return _Fit(beta, eta, llf, iteration, converged and bool(np.isfinite(beta).all()))
+
+
+def _covariance(X: np.ndarray, n: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    p = 1.0 / (1.0 + np.exp(-eta))
+    w = n * p * (1.0 - p)
+    info = X.T @ (X * w[:, None])
+    return np.linalg.inv(info)
+
+
+def _check_fit(fit: _Fit, cov: np.ndarray, cells: _Cells, terms: list[_Term]) -> None:
+    se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    runaway = np.abs(fit.eta) > RUNAWAY_LOGIT
+    if fit.converged and not runaway.any() and np.all(se < RUNAWAY_STD_ERR):
+        return
+    if runaway.any():
+        idx = np.flatnonzero(runaway)[:6]
+        listing = "\n".join(
+            "- " + ", ".join(f"{f} = {_q(cells.values[f][cells.codes[f][i]])}"
+                             for f in cells.factors)
+            + f": {int(cells.k[i]):,} deviations in {int(cells.n[i]):,} rows" for i in idx)
+        text = ("The fit ran off to infinity: a combination of values separates deviating "
+                "from non-deviating rows (quasi-complete separation), so the estimates do not "
+                "exist. Cells with a fitted probability of essentially 0 or 1:\n" + listing)
+    elif not fit.converged:
+        text = (f"The fit did not converge in {MAX_ITERATIONS} iterations, so no estimate is "
+                "shown. This usually means separation by a combination of values.")
+    else:
+        worst = terms[int(np.argmax(se))].name
+        text = (f"The fit is numerically unstable (standard error of {worst} = "
+                f"{float(np.max(se)):.3g}), a sign of near-separation or near-aliasing.")
+    raise ImportanceRefusal(
+        "not_converged", text + "\nFewer factors, an interaction less, or merging rare "
+                                "values usually helps.",
+        [Fix(f"Drop factor {f}", drop_factors=(f,)) for f in cells.factors[::-1][:3]])
+
+
+# --- the public function -----------------------------------------------------------------------
+def factor_importance(
+    data: pd.DataFrame,
+    design: Design,
+    *,
+    factors: Sequence[str] | None = None,
+    references: Mapping[str, str] | None = None,
+    where: Where | None = None,
+    exclude: Mapping[str, Sequence[str]] | None = None,
+    interactions: Sequence[str | tuple[str, str]] = (),
+    on_separation: SeparationAction = "refuse",
+    alpha: float = 0.05,
+    adjust: Adjust = "none",
+    confidence: float = 0.95,
+    min_rows_per_parameter: float = MIN_ROWS_PER_PARAMETER,
+    likelihood_ratio: bool = True,
+) -> ImportanceResult:
+    """Logistic regression of deviation on factors, treatment-coded (methods.md §4).
+
+    Parameters
+    ----------
+    data
+        The results table from :func:`analysis.design.apply_design` (with a
+        ``deviation`` column), or a cell table from :func:`analysis.cells.cell_table`
+        (``n``, ``deviations``) over at least the model's factors and the factors named
+        in ``where`` / ``exclude``. A cell table over more factors is summed down.
+    design
+        Declares the factors' values and default references.
+    factors
+        Factors of the model, in the order the terms are listed (default: every factor
+        of the design).
+    references
+        Reference value per factor, overriding the design's.
+    where
+        Keep only rows with these values, e.g. ``{"model": "A", "cot": ["yes"]}``.
+    exclude
+        Leave out rows with these values, e.g. ``{"prompt_style": ["base"]}``.
+    interactions
+        Two-factor interactions among ``factors``, as ``"a:b"`` or ``("a", "b")``: one
+        parameter per observed combination of two non-reference values.
+    on_separation
+        What to do with values (and interaction combinations) whose rows have no or only
+        deviations: ``"refuse"`` (default; raise with an explanation), ``"drop"`` (leave
+        their rows out) or ``"merge"`` (merge such a value into its factor's reference;
+        an interaction combination loses its own parameter). A separated reference value
+        cannot be merged. Every change is listed in ``notes``.
+    alpha
+        Threshold for the risk / protective labels.
+    adjust
+        ``"none"``: labels use the per-term p-values; ``"bh"``: Benjamini-Hochberg
+        adjusted ones (``p_adjusted`` is always reported).
+    confidence
+        Level of the Wald intervals (coefficient, odds ratio, probability).
+    min_rows_per_parameter
+        Refuse when the subset has fewer rows than this times the number of parameters.
+    likelihood_ratio
+        Also compute a likelihood-ratio test per factor and interaction (one refit each).
+
+    Returns
+    -------
+    ImportanceResult
+        ``terms`` (one row per coefficient), ``factor_tests`` (LR tests), the fit's
+        scalars and ``notes``; see :class:`ImportanceResult` for the columns.
+
+    Raises
+    ------
+    ImportanceRefusal
+        (a :class:`~analysis.errors.FitError`) when the model is not estimable; its
+        ``reason``, ``explanation`` and ``fixes`` say why and what to change.
+    AnalysisError
+        Unknown factors, values or options.
+    """
+    if on_separation not in SEPARATION_ACTIONS:
+        raise AnalysisError(f"on_separation must be one of {', '.join(SEPARATION_ACTIONS)}.")
+    if adjust not in ADJUSTS:
+        raise AnalysisError(f"adjust must be one of {', '.join(ADJUSTS)}.")
+    if not 0 < alpha < 1 or not 0 < confidence < 1:
+        raise AnalysisError("alpha and confidence must lie strictly between 0 and 1.")
+    factors = list(factors) if factors is not None else design.names
+    if not factors:
+        raise AnalysisError("Choose at least one factor for the regression.")
+    if len(set(factors)) < len(factors):
+        raise AnalysisError("A factor is listed twice.")
+    for f in factors:
+        design.factor(f)
+    refs = {f: design.factor(f).reference for f in factors}
+    for f, v in (references or {}).items():
+        if f not in refs:
+            raise AnalysisError(f"Reference given for {f!r}, which is not a factor of the model.")
+        if str(v) not in design.factor(f).values:
+            raise AnalysisError(f"Reference {v!r} is not a value of {f!r} (values: "
+                                f"{', '.join(design.factor(f).values[:12])}).")
+        refs[f] = str(v)
+    pairs = _parse_interactions(interactions)
+    for a, b in pairs:
+        if a not in factors or b not in factors:
+            raise AnalysisError(f"Interaction {a}:{b}: both factors must be in the model.")
+    exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
+               for k, v in (exclude or {}).items() if v}
+
+    cells = _cells_from(data, design, factors, where, exclude)
+    notes: list[str] = []
+    no_column: set[tuple] = set()
+    separated_all: list[_Separated] = []
+    for _ in range(_MAX_FIX_ROUNDS):
+        _check_variation(cells)
+        _check_constant(cells, notes)
+        _check_references(cells, refs, notes)
+        terms = _build_terms(cells, refs, pairs, no_column)
+        X = _matrix(cells, terms)
+        deps = _dependencies(X)
+        if deps:
+            raise _aliasing_refusal(cells, terms, X, deps, refs, notes)
+        separated = _separated(cells, refs, pairs, no_column)
+        separated_all += separated
+        if not separated:
+            break
+        if on_separation == "refuse":
+            raise _separation_refusal(separated, cells, refs, notes)
+        cells = _resolve_separation(cells, separated, refs, on_separation, no_column, notes)
+    else:  # pragma: no cover - each round removes a value or a combination
+        raise ImportanceRefusal("separation", "Separation could not be resolved.")
+
+    for f in factors:
+        removed = set(exclude.get(f, ()))
+        if where and f in where:
+            kept = where[f]
+            removed |= set(design.factor(f).values) - ({kept} if isinstance(kept, str)
+                                                       else set(map(str, kept)))
+        noted = {v for s in separated_all for g, v in s.parts if g == f and len(s.parts) == 1}
+        unseen = [v for v in design.factor(f).values
+                  if v not in {cells.values[f][c] for c in cells.observed(f)}
+                  and v not in removed and v not in noted]
+        if unseen and len(unseen) < len(design.factor(f).values):
+            notes.append(f"{f} = {', '.join(map(_q, unseen[:8]))}"
+                         f"{' ...' if len(unseen) > 8 else ''}: no rows in the subset, "
+                         "no coefficient")
+    n_rows, n_dev = int(cells.n.sum()), int(cells.k.sum())
+    p = len(terms)
+    if n_rows < min_rows_per_parameter * p:
+        raise ImportanceRefusal(
+            "too_few_rows",
+            f"Too few rows: {n_rows:,} rows for {p} parameters ({n_rows / p:.1f} per "
+            f"parameter; at least {min_rows_per_parameter:g} are needed for estimates and "
+            "p-values to mean something).",
+            [Fix("Drop the interactions", drop_interactions=tuple(pairs))] * bool(pairs)
+            + [Fix(f"Drop factor {f} ({len(cells.observed(f))} values)", drop_factors=(f,))
+               for f in sorted(factors, key=lambda f: -len(cells.observed(f)))[:2]])
+    events = min(n_dev, n_rows - n_dev)
+    if events < MIN_EVENTS_PER_PARAMETER * p:
+        rarer = "deviations" if n_dev <= n_rows - n_dev else "non-deviations"
+        notes.append(f"only {events:,} {rarer} for {p} parameters (fewer than "
+                     f"{MIN_EVENTS_PER_PARAMETER:g} per parameter): estimates may be biased "
+                     "away from 0 and intervals too narrow")
+
+    fit = _fit(X, cells.n, cells.k)
+    cov = _covariance(X, cells.n, fit.eta) if fit.converged else np.full((p, p), np.nan)
+    _check_fit(fit, cov, cells, terms)
+    table = _terms_table(terms, X, cells, fit.params, cov, alpha=alpha, adjust=adjust,
+                         confidence=confidence)
+    tests = (_lr_tests(X, cells, terms, fit, factors, pairs) if likelihood_ratio
+             else pd.DataFrame(columns=TEST_COLUMNS))
+    failed = tests.loc[tests[LR_STATISTIC].isna(), FACTOR].tolist()
+    if failed:
+        notes.append("the likelihood-ratio test of " + ", ".join(failed) + " is missing: the "
+                     "model without it did not converge")
+    k_total = cells.k.sum()
+    null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
+                       cells.n, cells.k)
+    return ImportanceResult(
+        terms=table, factor_tests=tests, factors=tuple(factors), references=refs,
+        interactions=tuple(pairs), n_rows=n_rows, n_deviations=n_dev, n_cells=len(cells.n),
+        n_parameters=p, log_likelihood=fit.llf, null_log_likelihood=null_llf,
+        iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
+        notes=tuple(notes))
+
+
+def _bh(p: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (NaN stays NaN), ``min(1, p_(i) m / i)``
+    made monotone from the largest down. The same procedure as
+    :func:`analysis.subgroups.benjamini_hochberg`, kept here because importing that module
+    loads ``scipy.stats`` (~1.5 s), which the command line avoids."""
+    p = np.asarray(p, dtype=float)
+    out = np.full(len(p), np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if len(ok):
+        order = ok[np.argsort(p[ok], kind="stable")]
+        m = len(ok)
+        adjusted = p[order] * m / np.arange(1, m + 1)
+        out[order] = np.minimum(1.0, np.minimum.accumulate(adjusted[::-1])[::-1])
+    return out
+
+
+def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray,
+                 cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float
+                 ) -> pd.DataFrame:
+    from scipy.special import expit, ndtr, ndtri
+
+    se = np.sqrt(np.diag(cov))
+    z = b / se
+    p = 2 * ndtr(-np.abs(z))
+    crit = float(ndtri(0.5 + confidence / 2))
+    p_adj = np.concatenate([[np.nan], _bh(p[1:])])
+    # probability at the term's values, everything else at reference: b0 + the main
+    # effects of the term's values + the term itself
+    index = {t.parts: j for j, t in enumerate(terms)}
+    G = np.zeros((len(terms), len(terms)))
+    for j, t in enumerate(terms):
+        G[j, 0] = 1
+        for part in t.parts:
+            if (part,) in index:
+                G[j, index[(part,)]] = 1
+        G[j, j] = 1
+    eta = G @ b
+    eta_se = np.sqrt(np.einsum("ij,jk,ik->i", G, cov, G))
+    n_term = X.T @ cells.n
+    k_term = X.T @ cells.k
+    ref_rows = X[:, 1:].sum(axis=1) == 0 if len(terms) > 1 else np.ones(len(cells.n), bool)
+    n_term[0], k_term[0] = cells.n[ref_rows].sum(), cells.k[ref_rows].sum()
+    p_label = p_adj if adjust == "bh" else p
+    effect = np.where(p_label < alpha, np.where(b > 0, RISK, PROTECTIVE), NOT_SIGNIFICANT)
+    effect[0] = BASELINE
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = k_term / n_term
+    return pd.DataFrame({
+        TERM: [t.name for t in terms],
+        FACTOR: [t.factor for t in terms],
+        VALUE: [t.value for t in terms],
+        N: n_term.round().astype(np.int64),
+        DEVIATIONS: k_term.round().astype(np.int64),
+        DEVIATION_RATE: rate,
+        COEF: b, STD_ERR: se, Z: z, P_VALUE: p, P_ADJUSTED: p_adj,
+        ODDS_RATIO: np.exp(b), CI_LOW: np.exp(b - crit * se), CI_HIGH: np.exp(b + crit * se),
+        COEF_CI_LOW: b - crit * se, COEF_CI_HIGH: b + crit * se,
+        PROBABILITY: expit(eta), PROBABILITY_CI_LOW: expit(eta - crit * eta_se),
+        PROBABILITY_CI_HIGH: expit(eta + crit * eta_se),
+        EFFECT: effect,
+    }, columns=TERM_COLUMNS)
+
+
+def _lr_tests(X: np.ndarray, cells: _Cells, terms: list[_Term], full: _Fit,
+              factors: list[str], pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    from scipy.special import chdtrc
+
+    rows = []
+    groups = [(f, {f, *(f"{a}:{b}" for a, b in pairs if f in (a, b))}) for f in factors]
+    groups += [(f"{a}:{b}", {f"{a}:{b}"}) for a, b in pairs]
+    for name, drop in groups:
+        cols = [j for j, t in enumerate(terms) if t.factor in drop]
+        if not cols:
+            continue
+        keep = [j for j in range(len(terms)) if j not in cols]
+        reduced = _fit(X[:, keep], cells.n, cells.k, start=full.params[keep])
+        stat = max(2.0 * (full.llf - reduced.llf), 0.0) if reduced.converged else np.nan
+        rows.append({FACTOR: name, DF: len(cols), LR_STATISTIC: stat,
+                     P_VALUE: float(chdtrc(len(cols), stat)) if np.isfinite(stat) else np.nan})
+    out = pd.DataFrame(rows, columns=TEST_COLUMNS[:-1])
+    out[P_ADJUSTED] = _bh(out[P_VALUE].to_numpy(dtype=float))
+    return out
+
+
+# --- choosing factors ---------------------------------------------------------------------------
+def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6) -> list[str]:
+    """A starting set of factors with no nested pair among them (for the app's default).
+
+    Factors are taken coarsest first (fewest observed values); a factor is skipped when
+    it has one value or is nested with (determines, is determined by, or is equivalent
+    to) one already taken, per :func:`analysis.nesting.find_nestings`. At most
+    ``max_factors`` are returned, in design order. Aliasing that is not a nesting (such
+    as SSQA's base prompts) is left to :func:`factor_importance` to explain.
+    """
+    from analysis.nesting import find_nestings
+
+    names = [f for f in design.names if f in data.columns]
+    if not names:
+        return []
+    nest = find_nestings(data, names, references={f: design.factor(f).reference
+                                                   for f in names})
+    constant = set(nest.loc[nest["kind"] == "constant", "dependent"])
+    linked = {frozenset((r["determinant"], r["dependent"]))
+              for r in nest.to_dict(orient="records") if r["determinant"] is not None}
+    sizes = {f: data[f].nunique() for f in names}
+    chosen: list[str] = []
+    for f in sorted(names, key=lambda f: (sizes[f], names.index(f))):
+        if f in constant or any(frozenset((f, g)) in linked for g in chosen):
+            continue
+        chosen.append(f)
+        if len(chosen) == max_factors:
+            break
+    return [f for f in names if f in chosen]
+

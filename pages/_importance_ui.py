@@ -1,0 +1,123 @@
+"""Widgets of the Factor importance page: model specification, fix buttons, table format.
+
+Session-state keys: ``importance_factors``, ``importance_ref_<factor>``,
+``importance_interactions``, ``importance_separation``, ``importance_alpha``,
+``importance_bh``, ``importance_scale``, ``importance_max_p``, ``importance_intercept``
+and the subset filter's ``importance_where_<factor>``.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.columns import (
+    CI_HIGH,
+    CI_LOW,
+    COEF,
+    DEVIATION_RATE,
+    ODDS_RATIO,
+    P_ADJUSTED,
+    P_VALUE,
+    PROBABILITY,
+    STD_ERR,
+    Z,
+)
+from analysis.design import Design
+from analysis.importance import Fix, suggest_factors
+from pages._common import cells_for
+
+_NUM = st.column_config.NumberColumn
+COLUMN_CONFIG = {
+    DEVIATION_RATE: _NUM("rate", format="%.3f", help="Observed deviation rate of these rows"),
+    COEF: _NUM("coef", format="%.3f", help="Log-odds ratio against the reference value"),
+    STD_ERR: _NUM("SE", format="%.3f"),
+    Z: _NUM("z", format="%.2f"),
+    P_VALUE: _NUM("p", format="%.2e", help="Two-sided Wald p-value, not adjusted"),
+    P_ADJUSTED: _NUM("p (BH)", format="%.2e", help="Benjamini-Hochberg over the terms"),
+    ODDS_RATIO: _NUM("odds ratio", format="%.3f"),
+    CI_LOW: _NUM("OR CI low", format="%.3f"),
+    CI_HIGH: _NUM("OR CI high", format="%.3f"),
+    PROBABILITY: _NUM("P(deviation)", format="%.3f",
+                      help="Fitted probability at this value, every other factor at its "
+                           "reference"),
+}
+SEPARATION_LABELS = {"refuse": "Refuse and explain", "drop": "Leave their rows out",
+                     "merge": "Merge them into the reference"}
+P_STEPS = [0.001, 0.01, 0.05, 0.1, 1.0]
+
+
+def model_options(results: pd.DataFrame, design: Design) -> dict:
+    """Widgets for factors, references, interactions, separation and labelling.
+
+    The first visit starts from :func:`analysis.importance.suggest_factors` (computed on
+    the cached cell table over every design factor, the one the Design page shows).
+    Returns the keyword arguments of :func:`analysis.importance.factor_importance`.
+    """
+    ss = st.session_state
+    if "importance_factors" in ss:
+        ss["importance_factors"] = [f for f in ss["importance_factors"] if f in design.names]
+    else:
+        ss["importance_factors"] = suggest_factors(cells_for(results, design, design.names),
+                                                   design)
+    factors = st.multiselect("Factors", design.names, key="importance_factors",
+                             help="Each factor is coded against its reference value.")
+    with st.expander("References, interactions, separation", expanded=False):
+        cols = st.columns(min(3, max(len(factors), 1)))
+        references = {}
+        for i, f in enumerate(factors):
+            factor = design.factor(f)
+            key = f"importance_ref_{f}"
+            if ss.get(key) not in factor.values:
+                ss[key] = factor.reference
+            references[f] = cols[i % len(cols)].selectbox(f"Reference of {f}",
+                                                          list(factor.values), key=key)
+        pairs = [f"{a}:{b}" for a, b in combinations(factors, 2)]
+        ss["importance_interactions"] = [p for p in ss.get("importance_interactions", [])
+                                         if p in pairs]
+        interactions = st.multiselect("Two-factor interactions", pairs,
+                                      key="importance_interactions")
+        on_separation = st.radio("Values with no or only deviations (separation)",
+                                 list(SEPARATION_LABELS), format_func=SEPARATION_LABELS.get,
+                                 horizontal=True, key="importance_separation")
+        c1, c2 = st.columns(2)
+        alpha = c1.select_slider("Significance level", [0.001, 0.01, 0.05, 0.1], value=0.05,
+                                 key="importance_alpha")
+        bh = c2.checkbox("Label by Benjamini-Hochberg adjusted p", key="importance_bh")
+    return {"factors": factors, "references": references, "interactions": interactions,
+            "on_separation": on_separation, "alpha": alpha, "adjust": "bh" if bh else "none"}
+
+
+def _apply(fix: Fix, design: Design) -> None:
+    ss = st.session_state
+    if fix.drop_factors:
+        ss["importance_factors"] = [f for f in ss.get("importance_factors", [])
+                                    if f not in fix.drop_factors]
+    if fix.drop_interactions:
+        gone = {f"{a}:{b}" for a, b in fix.drop_interactions}
+        ss["importance_interactions"] = [p for p in ss.get("importance_interactions", [])
+                                         if p not in gone]
+    for f, value in fix.references:
+        ss[f"importance_ref_{f}"] = value
+    for f, values in fix.exclude:
+        kept = ss.get(f"importance_where_{f}") or list(design.factor(f).values)
+        ss[f"importance_where_{f}"] = [v for v in kept if v not in values]
+    if fix.on_separation:
+        ss["importance_separation"] = fix.on_separation
+
+
+def fix_buttons(fixes: tuple[Fix, ...], design: Design) -> None:
+    """One button per suggested fix; a click changes the widgets and reruns the fit."""
+    if fixes:
+        st.markdown("**Fix it:**")
+    for i, fix in enumerate(fixes):
+        st.button(fix.label, key=f"importance_fix_{i}", on_click=_apply, args=(fix, design))
+
+
+def subset_caption(where: dict[str, list[str]]) -> str:
+    """The active subset in words."""
+    if not where:
+        return "Subset: all rows."
+    return "Subset: " + "; ".join(f"{f} in {{{', '.join(v)}}}" for f, v in where.items()) + "."

@@ -1,0 +1,85 @@
+"""Factor importance page: logistic regression of deviation, risk and protective values."""
+
+import streamlit as st
+
+from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
+from analysis.errors import AnalysisError
+from analysis.figures.importance import importance_figure
+from analysis.importance import ImportanceRefusal, factor_importance
+from pages._common import (
+    cells_for,
+    figure_downloads,
+    require_results,
+    subset_filter,
+    table_download,
+)
+from pages._importance_ui import (
+    COLUMN_CONFIG,
+    P_STEPS,
+    fix_buttons,
+    model_options,
+    subset_caption,
+)
+
+st.title("Factor importance")
+results, design = require_results()
+st.caption("Logistic regression of deviation on the chosen factors, each coded against its "
+           "reference value: a coefficient > 0 (odds ratio > 1) marks a risk value, < 0 a "
+           "protective one. Fitted on the cell table, which gives exactly the row-level "
+           "estimates.")
+
+where = subset_filter(design, key="importance")
+st.caption(subset_caption(where))
+options = model_options(results, design)
+if not options["factors"]:
+    st.info("Choose at least one factor.")
+    st.stop()
+
+cell_factors = list(dict.fromkeys([*options["factors"], *where]))
+try:
+    fit = factor_importance(cells_for(results, design, cell_factors, where), design,
+                            where=where, **options)
+except ImportanceRefusal as exc:
+    st.error(exc.explanation)
+    fix_buttons(exc.fixes, design)
+    st.stop()
+except AnalysisError as exc:
+    st.error(str(exc))
+    st.stop()
+
+m = st.columns(5)
+m[0].metric("Rows", f"{fit.n_rows:,}")
+m[1].metric("Deviations", f"{fit.n_deviations:,}")
+m[2].metric("Cells", f"{fit.n_cells:,}")
+m[3].metric("Parameters", fit.n_parameters)
+m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
+            help="1 / (1 + exp(-intercept)): every factor at its reference value")
+for note in fit.notes:
+    st.warning(note)
+
+st.subheader("Coefficient plot")
+c1, c2, c3 = st.columns([2, 2, 1])
+scale = c1.radio("Scale", ["odds_ratio", "coef"], horizontal=True, key="importance_scale",
+                 format_func={"odds_ratio": "odds ratio (log axis)",
+                              "coef": "coefficient (log-odds)"}.get)
+max_p = c2.select_slider("Show terms with p <=", P_STEPS, value=1.0, key="importance_max_p")
+intercept = c3.checkbox("Intercept", key="importance_intercept")
+p_column = P_ADJUSTED if options["adjust"] == "bh" else P_VALUE
+fig = importance_figure(fit.terms, scale=scale, max_p=max_p, p_column=p_column,
+                        include_intercept=intercept)
+st.plotly_chart(fig, key="importance_chart")
+figure_downloads(fig, "factor_importance", key="importance_figure")
+
+st.subheader("Coefficients")
+counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()
+st.caption(f"{counts.get('risk', 0)} risk and {counts.get('protective', 0)} protective values "
+           f"at {p_column} < {fit.alpha:g}. p-values are per term and not adjusted for "
+           "multiple testing; 'p (BH)' is the Benjamini-Hochberg adjustment over the terms.")
+st.dataframe(fit.terms, hide_index=True, column_config=COLUMN_CONFIG, key="importance_table")
+table_download(fit.terms, "factor_importance", key="importance_terms")
+
+st.subheader("Likelihood-ratio test per factor")
+st.caption("Each factor removed together with every interaction that contains it; the model "
+           "is refitted on the same cells.")
+st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
+table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")

@@ -1,0 +1,112 @@
+"""Factor importance page under AppTest on the bundled samples: refusal with fix buttons,
+table and chart equal to the API, widgets (interactions, separation, p filter)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.columns import COEF, TERM
+from analysis.design import Design, apply_design
+from analysis.importance import factor_importance
+from tests.app.apptools import ROOT, page_test, plotly_specs
+
+SPEC = ["model", "cot", "prompt_style", "pachankis_cluster", "gender"]
+
+
+@pytest.fixture(scope="module")
+def ssqa():
+    frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
+    return frame, Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+
+
+def chart_points(at) -> dict[str, list]:
+    (spec,) = plotly_specs(at)
+    return {t["name"]: list(t["y"]) for t in spec["data"]}
+
+
+def test_refusal_explains_the_base_prompts_and_the_fix_button_repairs_it(ssqa):
+    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    assert not at.exception
+    assert at.title[0].value == "Factor importance"
+    assert at.multiselect(key="importance_factors").value == SPEC
+    (error,) = at.error
+    assert "prompt_style = 'base', pachankis_cluster = 'no stigma' and gender = 'no gender'" \
+        in error.value
+    labels = [b.label for b in at.button]
+    assert labels[0] == "Leave out the 148 rows with prompt_style = 'base'"
+    assert not plotly_specs(at)  # no numbers from a refused model
+
+    at.button(key="importance_fix_0").click().run()
+    assert not at.exception and not at.error
+    assert "base" not in at.multiselect(key="importance_where_prompt_style").value
+    design = ssqa[1]
+    expected = factor_importance(apply_design(ssqa[0], design), design, factors=SPEC,
+                                 exclude={"prompt_style": ["base"]}).terms
+    shown = at.dataframe[0].value
+    assert shown[TERM].tolist() == expected[TERM].tolist()
+    np.testing.assert_allclose(shown[COEF], expected[COEF], atol=1e-12)
+    points = chart_points(at)
+    assert "prompt_style = doubt" in points["risk"]
+    assert "cot = yes" in points["protective"]
+    assert "gender = male" in points["not significant"]
+    downloads = [b.label for b in at.get("download_button")]
+    assert {"PNG", "SVG", "PDF", "HTML", "CSV"} <= set(downloads)
+    assert downloads.count("CSV") == 2  # coefficients and LR tests
+
+
+def test_dropping_factors_by_fix_button_and_p_filter(ssqa):
+    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    drop = next(b for b in at.button if b.label.endswith("(keep prompt_style)"))
+    drop.click().run()
+    assert not at.error
+    assert at.multiselect(key="importance_factors").value == ["model", "cot", "prompt_style"]
+    at.select_slider(key="importance_max_p").set_value(0.001).run()
+    points = chart_points(at)
+    assert sum(len(v) for v in points.values()) == 4  # model, cot, doubt, positive (base n.s.)
+    at.radio(key="importance_scale").set_value("coef").run()
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["xaxis"].get("type") != "log"
+
+
+def test_interaction_widget_adds_terms(ssqa):
+    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.button(key="importance_fix_0").click().run()
+    at.multiselect(key="importance_interactions").set_value(["model:cot"]).run()
+    assert not at.error and not at.exception
+    terms = at.dataframe[0].value[TERM].tolist()
+    assert terms[-1] == "model[sim-model-B]:cot[yes]"
+    tests = at.dataframe[1].value
+    assert tests["factor"].tolist()[-1] == "model:cot"
+
+
+def test_separation_choice_and_notes():
+    rows = []
+    for a, b, n, k in [("x0", "y0", 100, 30), ("x0", "y1", 100, 50), ("x1", "y0", 60, 0),
+                       ("x1", "y1", 40, 0), ("x2", "y0", 80, 20), ("x2", "y1", 90, 40)]:
+        rows += [{"a": a, "b": b, "deviation": int(i < k)} for i in range(n)]
+    frame = pd.DataFrame(rows)
+    design = Design.from_dict({"factors": [
+        {"name": "a", "kind": "domain", "reference": "x0", "values": ["x0", "x1", "x2"]},
+        {"name": "b", "kind": "prompt", "reference": "y0", "values": ["y0", "y1"]}],
+        "outcome": {"column": "deviation"}})
+    at = page_test("importance.py", frame=frame, design=design).run()
+    (error,) = at.error
+    assert "a = 'x1': no deviation in 100 rows" in error.value
+    at.radio(key="importance_separation").set_value("merge").run()
+    assert not at.error
+    assert any("merged a = 'x1'" in w.value for w in at.warning)
+    assert at.dataframe[0].value[TERM].tolist() == ["(intercept)", "a[x2]", "b[y1]"]
+
+
+def test_bbq_sample_renders():
+    frame = pd.read_csv(ROOT / "sample_data" / "bbq_unifiedqa.csv.gz")
+    design = Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+    at = page_test("importance.py", frame=frame, design=design).run()
+    assert not at.exception and not at.error
+    factors = at.multiselect(key="importance_factors").value
+    assert "subcategory" not in factors  # nested in category: not suggested
+    terms = at.dataframe[0].value
+    assert terms[TERM].iloc[0] == "(intercept)"
+    assert len(terms) == 1 + sum(len(design.factor(f).values) - 1 for f in factors)
