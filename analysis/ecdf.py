@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis.columns import (
     DEVIATION_METRIC,
@@ -172,6 +171,8 @@ def ks_tests(rates: pd.DataFrame, *, by: str) -> pd.DataFrame:
         (:func:`scipy.stats.ks_2samp`, two-sided, method "auto") and ``p_adjusted``
         (Benjamini-Hochberg over the pairs). Empty with fewer than two curves.
     """
+    from scipy import stats  # lazy: keeps the CLI's start-up fast
+
     groups = curve_values(rates, by)
     rows = []
     for (ka, xa), (kb, xb) in itertools.combinations(groups, 2):

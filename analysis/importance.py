@@ -68,6 +68,7 @@ from analysis.columns import (
 )
 from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError, FitError
+from analysis.subgroups import benjamini_hochberg
 
 SeparationAction = Literal["refuse", "drop", "merge"]
 SEPARATION_ACTIONS: tuple[str, ...] = get_args(SeparationAction)
@@ -1025,22 +1026,6 @@ def factor_importance(
         notes=tuple(notes))
 
 
-def _bh(p: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (NaN stays NaN), ``min(1, p_(i) m / i)``
-    made monotone from the largest down. The same procedure as
-    :func:`analysis.subgroups.benjamini_hochberg`, kept here because importing that module
-    loads ``scipy.stats`` (~1.5 s), which the command line avoids."""
-    p = np.asarray(p, dtype=float)
-    out = np.full(len(p), np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if len(ok):
-        order = ok[np.argsort(p[ok], kind="stable")]
-        m = len(ok)
-        adjusted = p[order] * m / np.arange(1, m + 1)
-        out[order] = np.minimum(1.0, np.minimum.accumulate(adjusted[::-1])[::-1])
-    return out
-
-
 def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray,
                  cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float
                  ) -> pd.DataFrame:
@@ -1050,7 +1035,7 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
     z = b / se
     p = 2 * ndtr(-np.abs(z))
     crit = float(ndtri(0.5 + confidence / 2))
-    p_adj = np.concatenate([[np.nan], _bh(p[1:])])
+    p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
     # probability at the term's values, everything else at reference: b0 + the main
     # effects of the term's values + the term itself
     index = {t.parts: j for j, t in enumerate(terms)}
@@ -1105,7 +1090,7 @@ def _lr_tests(X: np.ndarray, cells: _Cells, terms: list[_Term], full: _Fit,
         rows.append({FACTOR: name, DF: len(cols), LR_STATISTIC: stat,
                      P_VALUE: float(chdtrc(len(cols), stat)) if np.isfinite(stat) else np.nan})
     out = pd.DataFrame(rows, columns=TEST_COLUMNS[:-1])
-    out[P_ADJUSTED] = _bh(out[P_VALUE].to_numpy(dtype=float))
+    out[P_ADJUSTED] = benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float))
     return out
 
 

@@ -42,7 +42,6 @@ from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis.columns import (
     CI_HIGH,
@@ -274,6 +273,8 @@ def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndar
     probabilities, ~log2(n) array steps instead of a Python loop over tables. Tables with
     an empty row or column get p = 1.
     """
+    from scipy import stats  # lazy: keeps the CLI's start-up fast
+
     a, b, c, d = (np.asarray(x, dtype=np.int64) for x in (a, b, c, d))
     row1, row2, col1 = a + b, c + d, a + c
     total = row1 + row2
@@ -357,6 +358,8 @@ def disparity_stats(
         ``ci_high``, ``p_value``, ``small_n``, ``continuity_corrected``,
         ``ld_undefined`` (see :func:`subgroups`).
     """
+    from scipy import stats  # lazy: keeps the CLI's start-up fast
+
     if test not in TESTS:
         raise AnalysisError(f"Unknown test {test!r}: use one of {', '.join(TESTS)}.")
     if not 0 < confidence < 1:
