@@ -14,6 +14,9 @@ PAGES = {
         st.Page("pages/subgroups.py", title="Subgroups", icon="🎯"),
         st.Page("pages/ecdf.py", title="eCDF", icon="📈"),
         st.Page("pages/importance.py", title="Factor importance", icon="⚖️"),
+        st.Page("pages/disparity.py", title="Disparity", icon="📊"),
+        st.Page("pages/bias_index.py", title="Bias index", icon="🧭"),
+        st.Page("pages/cohorts.py", title="Cohorts", icon="🗂️"),
     ],
 }
 

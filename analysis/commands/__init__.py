@@ -8,4 +8,7 @@ MODULES = [
     "subgroups",
     "ecdf",
     "importance",
+    "disparity",
+    "cohorts",
+    "index",
 ]

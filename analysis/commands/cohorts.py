@@ -1,0 +1,68 @@
+"""``cohorts FILE --category COL --cohort F``: a categorical outcome across cohorts."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_factor_options, add_input, add_output_options
+    from analysis.distribution import DEFAULT_RESAMPLES, TEST_METHODS
+
+    p = sub.add_parser(
+        "cohorts", help="categorical outcome across cohorts: percentages, spread, chi-square",
+        description="Percentages of each category of --category per value of --cohort "
+                    "(within each group of --by), the standard deviation of the category "
+                    "percentages and a chi-square test of homogeneity (docs/methods.md s. 7).")
+    add_input(p)
+    p.add_argument("--category", required=True, help="categorical outcome column")
+    p.add_argument("--cohort", required=True, help="cohort factor (e.g. model, decade)")
+    p.add_argument("--by", default="", help="comma-separated role / prompt / demographic "
+                                            "factors (one distribution per combination)")
+    p.add_argument("--categories", help="keep only these categories, in this order")
+    p.add_argument("--method", choices=TEST_METHODS, default="auto",
+                   help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
+    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"Monte Carlo tables (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the Monte Carlo test")
+    p.add_argument("--design", help="design file (YAML/JSON): value order of the cohorts")
+    add_factor_options(p, required=False)
+    add_output_options(p, figure=True)
+    p.add_argument("--figure-kind", choices=["bar", "line", "spread"], default="bar",
+                   help="which figure --figure writes (default stacked bars)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from analysis import distribution as dm
+    from analysis.cli import emit, load_with_design, split_list
+
+    by = split_list(args.by)
+    load_args = argparse.Namespace(**vars(args))
+    if not args.factors and not args.design:
+        load_args.factors = ",".join([args.cohort, *by])
+    results, _ = load_with_design(load_args, need_outcome=False)
+    cats = split_list(args.categories) or None
+    dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats)
+    spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
+    across = dm.frequency_spread(dist, args.category, args.cohort, by=by, over="cohorts")
+    test = dm.homogeneity_test(dist, args.category, args.cohort, by=by, method=args.method,
+                               n_resamples=args.resamples, random_state=args.seed)
+    if args.figure:
+        from analysis.export import write_figure
+        from analysis.figures.distribution import distribution_figure, spread_figure
+
+        fig = (spread_figure(spread, args.cohort, by=by) if args.figure_kind == "spread" else
+               distribution_figure(dist, args.category, args.cohort, by=by,
+                                   kind=args.figure_kind))
+        write_figure(fig, args.figure)
+    payload = {"category": args.category, "cohort": args.cohort, "by": by,
+               "distribution": dist, "spread_within_cohorts": spread,
+               "spread_across_cohorts": across, "homogeneity": test}
+    wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
+    emit(args, payload, wide)
+    if not args.json:
+        print("\nSD of the category percentages within each cohort:")
+        print(spread.to_string(index=False))
+        print("\nChi-square test of homogeneity:")
+        print(test.to_string(index=False))

@@ -1,0 +1,980 @@
+"""Disparity of a numeric feature across groups: the SAGED diagnosis (``methods.md`` s. 5).
+
+A numeric feature per response (a sentiment or toxicity score supplied in the file, a
+judge score, an embedding similarity) is compared across the groups formed by one or
+more factors:
+
+1. **Baseline calibration** (optional): ``feature - baseline`` per row, where the
+   baseline column holds the same feature measured on a baseline text (removes the bias
+   of the scoring tool and of the context).
+2. **Summary statistic per group**: mean, median, variance, standard deviation,
+   skewness, kurtosis or a quantile range (:func:`group_summary`).
+3. **Selection rate per group**: the share of the group's values above (or below, or
+   within a tolerance of) a standard computed over all rows, the impact ratio
+   ``SR_g / max SR`` and the four-fifths verdict (:func:`selection_rates`).
+4. **Disparity across the group statistics**: min/max ratio, range, standard deviation,
+   max Z-score and Dixon's Q test for one outlying group (:func:`disparity_metrics`,
+   :func:`dixon_q_test`).
+5. **Permutation tests**: a p-value for each group's statistic against the rest of the
+   rows (or against all rows) by shuffling group labels (:func:`permutation_test`).
+
+Conventions (see ``docs/disparity.md``): rows whose feature (or baseline) is missing are
+left out; variance and standard deviation use ``ddof=1``; skewness and kurtosis are the
+bias-adjusted sample coefficients G1 and G2 (excess kurtosis), as
+``scipy.stats.skew(..., bias=False)`` / ``scipy.stats.kurtosis(..., bias=False)`` and
+pandas; quantiles interpolate linearly (numpy's default). Across-group standard
+deviation and Z-scores use ``ddof=1``, so the max Z-score of k groups can never exceed
+``(k - 1) / sqrt(k)`` (Shiffler 1988).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from analysis.columns import (
+    COMPARED_WITH,
+    DIFFERENCE,
+    GROUP,
+    IMPACT_RATIO,
+    KURTOSIS,
+    MEAN,
+    MEDIAN,
+    METRIC,
+    N_PERMUTATIONS,
+    N_SELECTED,
+    NOTE,
+    OBSERVED,
+    P_ADJUSTED,
+    P_VALUE,
+    PASSES_FOUR_FIFTHS,
+    QUANTILE_RANGE,
+    QUANTITY,
+    SELECTION_RATE,
+    SKEWNESS,
+    STANDARD,
+    STD,
+    VALUE,
+    VARIANCE,
+    N,
+)
+from analysis.design import factor_values
+from analysis.errors import AnalysisError
+
+Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
+                    "quantile_range"]
+STATISTICS: tuple[str, ...] = get_args(Statistic)
+Standard = Literal["mean", "median", "quantile", "value"]
+STANDARDS: tuple[str, ...] = get_args(Standard)
+Direction = Literal["above", "below", "within"]
+DIRECTIONS: tuple[str, ...] = get_args(Direction)
+Compare = Literal["rest", "overall"]
+COMPARES: tuple[str, ...] = get_args(Compare)
+Alternative = Literal["two-sided", "greater", "less"]
+ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
+DixonVariant = Literal["r10", "r11", "r21", "r22"]
+DIXON_VARIANTS: tuple[str, ...] = get_args(DixonVariant)
+
+#: The four-fifths rule: an impact ratio below this fails.
+FOUR_FIFTHS = 0.8
+DEFAULT_PERMUTATIONS = 999
+#: Significance levels of the Dixon critical-value tables (two-tailed).
+DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
+#: Which ratio Dixon recommends for which sample size (inclusive ranges).
+DIXON_RANGES: dict[str, tuple[int, int]] = {"r10": (3, 7), "r11": (8, 10), "r21": (11, 13),
+                                            "r22": (14, 25)}
+GROUP_SEPARATOR = " / "
+
+# Two-tailed critical values of Dixon's ratios for normal samples, at alpha = 0.10, 0.05,
+# 0.01 (confidence 90 / 95 / 99 %): reject the suspect value when its ratio exceeds the
+# value. Provenance (details and the comparison with published tables in
+# docs/disparity.md):
+# - r10, n = 3..10: Rorabacher (1991), Anal. Chem. 63:139-146, the Q90/Q95/Q99 values
+#   reproduced in most analytical-chemistry texts.
+# - r11 (n = 8..10), r21 (n = 11..13), r22 (n = 14..25): computed for this project by
+#   Monte Carlo simulation at the same two-tailed levels (40 million normal samples per
+#   n, both ends counted; rounded to 3 decimals). We could not check them digit by digit
+#   against Rorabacher's printed tables; where published one-tailed values at alpha/2 are
+#   known to us (Dixon's tables) they agree within 0.002. ``simulate_dixon_critical``
+#   reproduces them.
+_R10 = {3: (0.941, 0.970, 0.994), 4: (0.765, 0.829, 0.926), 5: (0.642, 0.710, 0.821),
+        6: (0.560, 0.625, 0.740), 7: (0.507, 0.568, 0.680), 8: (0.468, 0.526, 0.634),
+        9: (0.437, 0.493, 0.598), 10: (0.412, 0.466, 0.568)}
+_R11 = {8: (0.554, 0.615, 0.722), 9: (0.511, 0.570, 0.675), 10: (0.478, 0.535, 0.637)}
+_R21 = {11: (0.575, 0.622, 0.708), 12: (0.546, 0.592, 0.676), 13: (0.521, 0.567, 0.650)}
+_R22 = {14: (0.546, 0.591, 0.672), 15: (0.524, 0.569, 0.649), 16: (0.505, 0.549, 0.629),
+        17: (0.489, 0.532, 0.611), 18: (0.475, 0.517, 0.595), 19: (0.462, 0.504, 0.581),
+        20: (0.450, 0.492, 0.568), 21: (0.440, 0.481, 0.556), 22: (0.430, 0.470, 0.545),
+        23: (0.421, 0.461, 0.535), 24: (0.413, 0.453, 0.526), 25: (0.406, 0.445, 0.518)}
+DIXON_CRITICAL: dict[str, dict[int, tuple[float, float, float]]] = {
+    "r10": _R10, "r11": _R11, "r21": _R21, "r22": _R22}
+DIXON_SOURCE = {"r10": "Rorabacher (1991)", "r11": "simulation (docs/disparity.md)",
+                "r21": "simulation (docs/disparity.md)", "r22": "simulation (docs/disparity.md)"}
+
+
+# --- the feature -------------------------------------------------------------------------
+def _numeric(results: pd.DataFrame, column: str, what: str) -> np.ndarray:
+    if column not in results.columns:
+        raise AnalysisError(f"There is no {what} column {column!r} in the results table.")
+    s = results[column]
+    if pd.api.types.is_bool_dtype(s):
+        return s.astype(float).to_numpy()
+    numbers = pd.to_numeric(s, errors="coerce")
+    bad = numbers.isna() & s.notna()
+    if bad.any():
+        examples = ", ".join(repr(str(v)) for v in pd.unique(s[bad])[:5])
+        raise AnalysisError(f"The {what} column {column!r} must hold numbers, but "
+                            f"{int(bad.sum()):,} rows do not ({examples}).")
+    x = numbers.to_numpy(dtype=float)
+    inf = np.isinf(x)
+    if inf.any():
+        rows = ", ".join(str(i) for i in np.flatnonzero(inf)[:5])
+        raise AnalysisError(f"The {what} column {column!r} holds infinite values (rows {rows}"
+                            f"{' ...' if inf.sum() > 5 else ''}).")
+    return x
+
+
+def feature_values(results: pd.DataFrame, feature: str, *, baseline: str | None = None
+                   ) -> np.ndarray:
+    """The feature of every row, calibrated by the baseline when one is given.
+
+    ``calibrated = feature(response) - feature(baseline text)`` row by row
+    (``methods.md`` s. 5); NaN where either is missing.
+
+    Raises
+    ------
+    AnalysisError
+        A column that does not exist or holds something other than numbers.
+    """
+    x = _numeric(results, feature, "feature")
+    if baseline is not None:
+        if baseline == feature:
+            raise AnalysisError("The baseline column must differ from the feature column.")
+        x = x - _numeric(results, baseline, "baseline")
+    return x
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """Rows with a known feature value, coded by group."""
+
+    x: np.ndarray            # feature values of the kept rows
+    codes: np.ndarray        # group index of each kept row, 0..k-1
+    table: pd.DataFrame      # one row per observed group: by columns, group label, n
+    n_missing: int           # rows left out because the feature was missing
+
+    @property
+    def k(self) -> int:
+        return len(self.table)
+
+    @property
+    def labels(self) -> list[str]:
+        return self.table[GROUP].tolist()
+
+
+def _factor_codes(results: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
+    s = results[column]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
+    codes, values = factor_values(s)
+    return codes.to_numpy(dtype=np.int64), values
+
+
+def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: str | None
+            ) -> _Groups:
+    by = [by] if isinstance(by, str) else list(by)
+    if not by:
+        raise AnalysisError("Choose at least one factor to group by.")
+    missing = [b for b in by if b not in results.columns]
+    if missing:
+        raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
+    if len(set(by)) < len(by):
+        raise AnalysisError("A grouping factor is listed twice.")
+    if feature in by or (baseline is not None and baseline in by):
+        raise AnalysisError("The feature (or baseline) column cannot also group the rows.")
+    x = feature_values(results, feature, baseline=baseline)
+    keep = ~np.isnan(x)
+    if not keep.any():
+        raise AnalysisError(f"The feature {feature!r} is missing in every row"
+                            f"{' (after subtracting the baseline)' if baseline else ''}.")
+    all_codes, all_values = zip(*(_factor_codes(results, b) for b in by), strict=True)
+    key = np.zeros(len(results), dtype=np.int64)
+    for c, v in zip(all_codes, all_values, strict=True):
+        key = key * max(len(v), 1) + c
+    uniq, inverse = np.unique(key[keep], return_inverse=True)
+    parts, rest = [], uniq
+    for v in reversed(all_values):
+        parts.append(rest % max(len(v), 1))
+        rest = rest // max(len(v), 1)
+    parts.reverse()
+    table = pd.DataFrame({b: pd.Categorical.from_codes(c, categories=v, ordered=True)
+                          for b, c, v in zip(by, parts, all_values, strict=True)})
+    table[GROUP] = [GROUP_SEPARATOR.join(str(v[c]) for v, c in zip(all_values, row,
+                                                                     strict=True))
+                    for row in zip(*parts, strict=True)]
+    codes = inverse.reshape(-1).astype(np.int64)
+    table[N] = np.bincount(codes, minlength=len(uniq)).astype(np.int64)
+    return _Groups(x=x[keep], codes=codes, table=table, n_missing=int((~keep).sum()))
+
+
+def grouped_values(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
+                   baseline: str | None = None) -> pd.DataFrame:
+    """The (calibrated) feature of every row with a value, and its group label.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``group`` (ordered categorical, groups in value order) and ``value``;
+        what box plots of the feature per group need.
+    """
+    g = _groups(results, feature, by, baseline)
+    labels = g.labels
+    return pd.DataFrame({GROUP: pd.Categorical.from_codes(g.codes, categories=labels,
+                                                          ordered=True), VALUE: g.x})
+
+
+# --- group statistics, vectorised over groups --------------------------------------------
+class _Stats:
+    """Group statistics from power sums and one sort, so permutations cost O(rows).
+
+    Moments use sums of powers of ``x - mean(x)`` per group (``np.bincount``); quantiles
+    use the values sorted once: shuffling labels over the sorted values keeps every
+    group's values sorted, so a stable sort of the labels delivers each group's sorted
+    values as one slice, and the complement's order statistics are found by a binary
+    search on the group's positions.
+    """
+
+    def __init__(self, x: np.ndarray, k: int, quantiles: tuple[float, float]):
+        self.k = k
+        self.n_total = len(x)
+        self.centre = float(np.mean(x))
+        self.order = np.argsort(x, kind="stable")
+        self.xs = x[self.order]
+        self.d = self.xs - self.centre
+        self.powers = [self.d, self.d ** 2, self.d ** 3, self.d ** 4]
+        self.totals = [float(p.sum()) for p in self.powers]
+        self.quantiles = quantiles
+        self.label_dtype = np.int16 if k < 2 ** 15 else np.int64
+
+    def sorted_labels(self, codes: np.ndarray) -> np.ndarray:
+        return codes[self.order].astype(self.label_dtype)
+
+    # moments ---------------------------------------------------------------------------
+    def _sums(self, labels: np.ndarray, power: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        n = np.bincount(labels, minlength=self.k).astype(float)
+        sums = [np.bincount(labels, weights=self.powers[p], minlength=self.k)
+                for p in range(power)]
+        return n, sums
+
+    def _from_sums(self, statistic: str, n: np.ndarray, s: list[np.ndarray]) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mu = s[0] / n
+            if statistic == MEAN:
+                return mu + self.centre
+            var = (s[1] - s[0] * mu) / (n - 1)
+            var = np.where(n > 1, np.maximum(var, 0.0), np.nan)
+            if statistic == VARIANCE:
+                return var
+            if statistic == STD:
+                return np.sqrt(var)
+            m2 = np.maximum(s[1] / n - mu ** 2, 0.0)
+            # m2 = E(d^2) - mu^2 loses the digits of E(d^2): below 1e-10 of it, m2 is noise
+            flat = m2 <= 1e-10 * (s[1] / n)
+            m3 = s[2] / n - 3 * mu * s[1] / n + 2 * mu ** 3
+            if statistic == SKEWNESS:
+                g1 = m3 / m2 ** 1.5
+                out = g1 * np.sqrt(n * (n - 1)) / (n - 2)
+                return np.where((n > 2) & ~flat, out, np.nan)
+            m4 = s[3] / n - 4 * mu * s[2] / n + 6 * mu ** 2 * s[1] / n - 3 * mu ** 4
+            g2 = m4 / m2 ** 2 - 3
+            out = ((n + 1) * g2 + 6) * (n - 1) / ((n - 2) * (n - 3))
+            return np.where((n > 3) & ~flat, out, np.nan)
+
+    _POWER = {MEAN: 1, VARIANCE: 2, STD: 2, SKEWNESS: 3, KURTOSIS: 4}
+
+    def moment(self, statistic: str, labels: np.ndarray, *, rest: bool = False):
+        """The statistic of every group; with ``rest=True`` a pair (groups, complements)."""
+        n, s = self._sums(labels, self._POWER[statistic])
+        own = self._from_sums(statistic, n, s)
+        if not rest:
+            return own
+        n_rest = self.n_total - n
+        s_rest = [self.totals[p] - s[p] for p in range(len(s))]
+        return own, self._from_sums(statistic, n_rest, s_rest)
+
+    def overall_moment(self, statistic: str) -> float:
+        n = np.array([float(self.n_total)])
+        s = [np.array([t]) for t in self.totals[: self._POWER[statistic]]]
+        return float(self._from_sums(statistic, n, s)[0])
+
+    # quantiles -------------------------------------------------------------------------
+    @staticmethod
+    def _interpolate(values_at, size: np.ndarray, q: float) -> np.ndarray:
+        h = (size - 1) * q
+        lo = np.floor(h).astype(np.int64)
+        hi = np.minimum(lo + 1, size - 1)
+        a, b = values_at(lo), values_at(hi)
+        return a + (h - lo) * (b - a)
+
+    def quantile_stats(self, statistic: str, labels: np.ndarray, *, rest: bool = False):
+        """Median or quantile range of every group (a pair with complements if ``rest``)."""
+        qs = (0.5,) if statistic == MEDIAN else self.quantiles
+        idx = np.argsort(labels, kind="stable")
+        counts = np.bincount(labels, minlength=self.k)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        own = np.full((len(qs), self.k), np.nan)
+        other = np.full((len(qs), self.k), np.nan)
+        for g in range(self.k):
+            ng = int(counts[g])
+            pos = idx[starts[g]: starts[g] + ng]  # positions in sorted order, ascending
+            if ng:
+                for j, q in enumerate(qs):
+                    own[j, g] = self._interpolate(lambda r, p=pos: self.xs[p[r]],
+                                                  np.array(ng), q)
+            nr = self.n_total - ng
+            if rest and nr:
+                adjusted = pos - np.arange(ng)  # rest values before each group value
+
+                def rest_at(r, adj=adjusted):
+                    r = np.asarray(r)
+                    return self.xs[r + np.searchsorted(adj, r, side="right")]
+
+                for j, q in enumerate(qs):
+                    other[j, g] = self._interpolate(rest_at, np.array(nr), q)
+
+        def pick(a: np.ndarray) -> np.ndarray:
+            return a[0] if statistic == MEDIAN else a[1] - a[0]
+
+        return (pick(own), pick(other)) if rest else pick(own)
+
+    def overall_quantile(self, statistic: str) -> float:
+        if statistic == MEDIAN:
+            return float(np.quantile(self.xs, 0.5))
+        lo, hi = self.quantiles
+        return float(np.quantile(self.xs, hi) - np.quantile(self.xs, lo))
+
+    # dispatch ----------------------------------------------------------------------------
+    def of_groups(self, statistic: str, labels: np.ndarray, *, rest: bool = False):
+        """Group statistics; with ``rest=True`` a pair (groups, complements)."""
+        if statistic in (MEDIAN, QUANTILE_RANGE):
+            return self.quantile_stats(statistic, labels, rest=rest)
+        return self.moment(statistic, labels, rest=rest)
+
+    def overall(self, statistic: str) -> float:
+        if statistic in (MEDIAN, QUANTILE_RANGE):
+            return self.overall_quantile(statistic)
+        return self.overall_moment(statistic)
+
+
+def _check_quantiles(quantiles: tuple[float, float]) -> tuple[float, float]:
+    lo, hi = (float(q) for q in quantiles)
+    if not 0 <= lo < hi <= 1:
+        raise AnalysisError(f"The quantile range needs 0 <= lower < upper <= 1, got "
+                            f"({lo:g}, {hi:g}).")
+    return lo, hi
+
+
+def _check_statistic(statistic: str) -> None:
+    if statistic not in STATISTICS:
+        raise AnalysisError(f"Unknown statistic {statistic!r}: use one of "
+                            f"{', '.join(STATISTICS)}.")
+
+
+def group_summary(
+    results: pd.DataFrame,
+    feature: str,
+    by: str | Sequence[str],
+    *,
+    baseline: str | None = None,
+    quantiles: tuple[float, float] = (0.25, 0.75),
+) -> pd.DataFrame:
+    """Every summary statistic of the feature per group (``methods.md`` s. 5).
+
+    Parameters
+    ----------
+    results
+        The results table (factor columns and the numeric feature column).
+    feature
+        Numeric column; rows where it is missing are left out.
+    by
+        One or more factors; a group is an observed combination of their values.
+    baseline
+        Optional column of the same feature measured on a baseline text: the analysis
+        then uses ``feature - baseline`` per row.
+    quantiles
+        Lower and upper quantile of ``quantile_range`` (default the interquartile range).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per observed group, in the factors' value order: one column per factor,
+        ``group`` (label, values joined by " / "), ``n`` (rows with a feature value),
+        ``mean``, ``median``, ``variance`` and ``std`` (ddof=1; NaN when n = 1),
+        ``skewness`` (G1, NaN when n < 3), ``kurtosis`` (excess G2, NaN when n < 4) and
+        ``quantile_range`` (upper minus lower quantile, linear interpolation).
+    """
+    quantiles = _check_quantiles(quantiles)
+    g = _groups(results, feature, by, baseline)
+    st = _Stats(g.x, g.k, quantiles)
+    labels = st.sorted_labels(g.codes)
+    out = g.table.copy()
+    exact = _exact_moments(g.x, g.codes, g.k)
+    for name in STATISTICS:
+        out[name] = exact[name] if name in exact else st.of_groups(name, labels)
+    out.attrs["n_missing"] = g.n_missing
+    return out
+
+
+def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """Moment statistics per group in two passes (powers of x - the group's own mean),
+    accurate even when groups sit far apart relative to their spread."""
+    n = np.bincount(codes, minlength=k).astype(float)
+    mean = np.bincount(codes, weights=x, minlength=k) / n
+    d = x - mean[codes]
+    m2, m3, m4 = (np.bincount(codes, weights=d ** p, minlength=k) / n for p in (2, 3, 4))
+    flat = m2 <= 1e-20 * (mean ** 2 + m2)  # a constant group, up to rounding
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(n > 1, m2 * n / (n - 1), np.nan)
+        g1 = m3 / m2 ** 1.5 * np.sqrt(n * (n - 1)) / (n - 2)
+        g2 = ((n + 1) * (m4 / m2 ** 2 - 3) + 6) * (n - 1) / ((n - 2) * (n - 3))
+    return {MEAN: mean, VARIANCE: var, STD: np.sqrt(var),
+            SKEWNESS: np.where((n > 2) & ~flat, g1, np.nan),
+            KURTOSIS: np.where((n > 3) & ~flat, g2, np.nan)}
+
+
+# --- selection rates and the impact ratio ------------------------------------------------
+def standard_value(x: np.ndarray, *, standard: Standard = "mean", quantile: float = 0.5,
+                   value: float | None = None) -> float:
+    """The standard a value is compared with: mean, median or a quantile of ``x``, or a
+    fixed ``value``."""
+    if standard not in STANDARDS:
+        raise AnalysisError(f"Unknown standard {standard!r}: use one of {', '.join(STANDARDS)}.")
+    if standard == "value":
+        if value is None or not np.isfinite(float(value)):
+            raise AnalysisError("The standard 'value' needs a number to compare with.")
+        return float(value)
+    if standard == "mean":
+        return float(np.mean(x))
+    if standard == "median":
+        return float(np.median(x))
+    if not 0 <= float(quantile) <= 1:
+        raise AnalysisError(f"The quantile must be between 0 and 1, got {quantile}.")
+    return float(np.quantile(x, float(quantile)))
+
+
+def _selected(x: np.ndarray, std: float, direction: str, tolerance: float | None
+              ) -> np.ndarray:
+    if direction not in DIRECTIONS:
+        raise AnalysisError(f"Unknown direction {direction!r}: use one of "
+                            f"{', '.join(DIRECTIONS)}.")
+    if direction == "above":
+        return x > std
+    if direction == "below":
+        return x < std
+    if tolerance is None or not float(tolerance) >= 0:
+        raise AnalysisError("Selection 'within' needs a tolerance >= 0 around the standard.")
+    return np.abs(x - std) <= float(tolerance)
+
+
+def selection_rates(
+    results: pd.DataFrame,
+    feature: str,
+    by: str | Sequence[str],
+    *,
+    baseline: str | None = None,
+    standard: Standard = "mean",
+    quantile: float = 0.5,
+    value: float | None = None,
+    direction: Direction = "above",
+    tolerance: float | None = None,
+) -> pd.DataFrame:
+    """Selection rate per group, impact ratio and the four-fifths verdict.
+
+    A row is *selected* when its (calibrated) feature is strictly above the standard
+    (``direction="above"``, SAGED's default), strictly below it (``"below"``), or within
+    ``tolerance`` of it (``"within"``: ``|x - standard| <= tolerance``). The standard is
+    computed over all analysed rows: their mean (default), median or ``quantile``, or a
+    fixed ``value``. ``SR_g`` = selected rows of g / rows of g.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per observed group: one column per factor, ``group``, ``n``,
+        ``n_selected``, ``selection_rate``, ``standard`` (the same in every row),
+        ``impact_ratio`` (``SR_g / max_h SR_h``; NaN when no group has a selected row)
+        and ``passes_four_fifths`` (impact ratio >= 0.8). The overall impact ratio of
+        ``methods.md`` s. 5 is the smallest ``impact_ratio``:
+        ``min_g SR_g / max_g SR_g``.
+    """
+    g = _groups(results, feature, by, baseline)
+    std = standard_value(g.x, standard=standard, quantile=quantile, value=value)
+    chosen = _selected(g.x, std, direction, tolerance)
+    out = g.table.copy()
+    out[N_SELECTED] = np.bincount(g.codes, weights=chosen, minlength=g.k).astype(np.int64)
+    out[SELECTION_RATE] = out[N_SELECTED] / out[N]
+    out[STANDARD] = std
+    top = float(out[SELECTION_RATE].max())
+    out[IMPACT_RATIO] = out[SELECTION_RATE] / top if top > 0 else np.nan
+    out[PASSES_FOUR_FIFTHS] = out[IMPACT_RATIO] >= FOUR_FIFTHS
+    out.attrs["n_missing"] = g.n_missing
+    return out
+
+
+# --- Dixon's Q ------------------------------------------------------------------------------
+def dixon_variant(n: int) -> DixonVariant | None:
+    """The ratio Dixon recommends for ``n`` values (r10 3-7, r11 8-10, r21 11-13, r22 14-25),
+    or None outside 3..25."""
+    for variant, (lo, hi) in DIXON_RANGES.items():
+        if lo <= n <= hi:
+            return variant  # type: ignore[return-value]
+    return None
+
+
+def dixon_critical(n: int, alpha: float = 0.05, variant: DixonVariant | None = None
+                   ) -> float | None:
+    """Two-tailed critical value of a Dixon ratio, or None where the table has no entry.
+
+    ``alpha`` is one of 0.10, 0.05, 0.01. ``variant`` defaults to :func:`dixon_variant`.
+    Tabulated: r10 for n = 3..10, r11 8..10, r21 11..13, r22 14..25.
+    """
+    alpha = _dixon_alpha(alpha)
+    variant = variant or dixon_variant(n)
+    if variant is None:
+        return None
+    if variant not in DIXON_VARIANTS:
+        raise AnalysisError(f"Unknown Dixon ratio {variant!r}: use one of "
+                            f"{', '.join(DIXON_VARIANTS)}.")
+    row = DIXON_CRITICAL[variant].get(int(n))
+    return None if row is None else row[DIXON_ALPHAS.index(alpha)]
+
+
+def _dixon_alpha(alpha: float) -> float:
+    for a in DIXON_ALPHAS:
+        if math.isclose(float(alpha), a):
+            return a
+    raise AnalysisError(f"Dixon's Q test has critical values for alpha "
+                        f"{', '.join(f'{a:g}' for a in DIXON_ALPHAS)} only, got {alpha:g}.")
+
+
+def _dixon_ratios(xs: np.ndarray, variant: str) -> tuple[float, float, float, float]:
+    """Low-end and high-end ratio of sorted ``xs`` with their gaps and denominators."""
+    n = len(xs)
+    lo_gap_i, lo_den_i = {"r10": (1, n - 1), "r11": (1, n - 2), "r21": (2, n - 2),
+                          "r22": (2, n - 3)}[variant]
+    lo_gap = xs[lo_gap_i] - xs[0]
+    lo_den = xs[lo_den_i] - xs[0]
+    hi_gap = xs[-1] - xs[n - 1 - lo_gap_i]
+    hi_den = xs[-1] - xs[n - 1 - lo_den_i]
+    return lo_gap, lo_den, hi_gap, hi_den
+
+
+@dataclass(frozen=True)
+class DixonResult:
+    """Outcome of :func:`dixon_q_test`.
+
+    Attributes
+    ----------
+    n
+        Number of values.
+    variant
+        Ratio used (r10, r11, r21, r22) or None when n is outside 3..25.
+    statistic
+        The larger of the low-end and high-end ratio (NaN when undefined).
+    suspect, suspect_value, suspect_end
+        Label (or position), value and end ("low"/"high") of the suspected outlier.
+    alpha, critical
+        Significance level and two-tailed critical value (None outside the table).
+    significant
+        ``statistic > critical``; None when there is no critical value.
+    source
+        Where the critical value comes from.
+    note
+        A sentence for the analyst.
+    """
+
+    n: int
+    variant: str | None
+    statistic: float
+    suspect: str | None
+    suspect_value: float
+    suspect_end: str | None
+    alpha: float
+    critical: float | None
+    significant: bool | None
+    source: str
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (for JSON)."""
+        return dict(self.__dict__)
+
+
+def dixon_q_test(values: Sequence[float] | np.ndarray | pd.Series, *, alpha: float = 0.05,
+                 variant: DixonVariant | None = None,
+                 labels: Sequence[str] | None = None) -> DixonResult:
+    """Dixon's Q test for one outlying value among ``values`` (two-sided).
+
+    With the values sorted, ``x(1) <= ... <= x(n)``, the low-end ratios are
+    ``r10 = (x(2) - x(1)) / (x(n) - x(1))``, ``r11 = (x(2) - x(1)) / (x(n-1) - x(1))``,
+    ``r21 = (x(3) - x(1)) / (x(n-1) - x(1))``, ``r22 = (x(3) - x(1)) / (x(n-2) - x(1))``
+    and the high-end ones mirror them. The statistic is the larger of the two ends; the
+    value at that end is the suspect. By default the ratio follows Dixon's
+    recommendation for n (r10 for 3-7, r11 8-10, r21 11-13, r22 14-25); the sub-range
+    ratios skip a possible second outlier at the other end (r11, r21, r22) or next to the
+    suspect (r21, r22). ``methods.md`` s. 5; critical values and their sources in
+    ``docs/disparity.md``.
+
+    Parameters
+    ----------
+    values
+        The values (e.g. one summary statistic per group); a Series' index gives labels.
+    alpha
+        0.10, 0.05 or 0.01 (two-tailed).
+    variant
+        Force a ratio; it must be tabulated for n.
+    labels
+        Names of the values (default: the Series index, else positions).
+
+    Returns
+    -------
+    DixonResult
+        With ``critical = None`` and a note when n is outside the tables (fewer than 3
+        or more than 25 values) or the ratio is undefined (all values equal).
+    """
+    alpha = _dixon_alpha(alpha)
+    if isinstance(values, pd.Series):
+        labels = [str(v) for v in values.index] if labels is None else list(labels)
+        values = values.to_numpy(dtype=float)
+    x = np.asarray(values, dtype=float)
+    if labels is None:
+        labels = [str(i) for i in range(len(x))]
+    if len(labels) != len(x):
+        raise AnalysisError("Dixon's Q test: as many labels as values are needed.")
+    if np.isnan(x).any():
+        raise AnalysisError("Dixon's Q test got a missing value; leave it out first.")
+    n = len(x)
+    if variant is not None and variant not in DIXON_VARIANTS:
+        raise AnalysisError(f"Unknown Dixon ratio {variant!r}: use one of "
+                            f"{', '.join(DIXON_VARIANTS)}.")
+    minimum = {"r10": 3, "r11": 4, "r21": 5, "r22": 6}
+    chosen = variant or dixon_variant(n)
+    if chosen is None or n < minimum[chosen]:
+        why = ("fewer than 3 values" if n < 3 else
+               f"{n} values: the tables stop at 25 (Dixon's ratios are meant for small "
+               "samples; use the max Z-score)" if n > 25 else f"too few values for {chosen}")
+        return DixonResult(n, chosen, math.nan, None, math.nan, None, alpha, None, None, "",
+                           f"Dixon's Q test not applicable: {why}.")
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    lo_gap, lo_den, hi_gap, hi_den = _dixon_ratios(xs, chosen)
+    if lo_den == 0 and hi_den == 0:
+        return DixonResult(n, chosen, math.nan, None, math.nan, None, alpha, None, None, "",
+                           "Dixon's Q test undefined: the values are (nearly all) equal.")
+    lo = lo_gap / lo_den if lo_den > 0 else 0.0
+    hi = hi_gap / hi_den if hi_den > 0 else 0.0
+    end = "high" if hi > lo else "low"
+    pos = int(order[-1] if end == "high" else order[0])
+    q = float(max(lo, hi))
+    critical = dixon_critical(n, alpha, chosen)
+    if critical is None:
+        return DixonResult(n, chosen, q, labels[pos], float(x[pos]), end, alpha, None, None,
+                           "", f"{chosen} has no tabulated critical value for n = {n}.")
+    significant = bool(q > critical)
+    verdict = ("an outlier" if significant else "not an outlier")
+    note = (f"Q ({chosen}) = {q:.3f} vs critical {critical:.3f} (n = {n}, alpha = "
+            f"{alpha:g}, two-tailed): {labels[pos]} is {verdict}.")
+    return DixonResult(n, chosen, q, labels[pos], float(x[pos]), end, alpha, critical,
+                       significant, DIXON_SOURCE[chosen], note)
+
+
+def simulate_dixon_critical(variant: DixonVariant, n: int, *,
+                            alphas: Sequence[float] = DIXON_ALPHAS, n_draws: int = 200_000,
+                            random_state: int = 0) -> list[float]:
+    """Two-tailed critical values of a Dixon ratio for normal samples, by simulation.
+
+    Draws ``n_draws`` standard normal samples of size ``n`` and returns, for each alpha,
+    the ``1 - alpha / 2`` quantile of the ratio at one end (both ends of every sample are
+    used). This is how the tables for r11, r21 and r22 were computed (with 40 million
+    draws) and how the tests check every tabulated value.
+    """
+    if variant not in DIXON_VARIANTS:
+        raise AnalysisError(f"Unknown Dixon ratio {variant!r}.")
+    rng = np.random.default_rng(random_state)
+    chunks, left = [], int(n_draws)
+    while left > 0:
+        m = min(left, 250_000)
+        xs = np.sort(rng.standard_normal((m, n)), axis=1)
+        lo_gap, lo_den, hi_gap, hi_den = _dixon_ratios(xs.T, variant)
+        chunks += [lo_gap / lo_den, hi_gap / hi_den]
+        left -= m
+    r = np.concatenate(chunks)
+    return [float(np.quantile(r, 1 - a / 2)) for a in alphas]
+
+
+# --- disparity across groups -----------------------------------------------------------------
+def disparity_metrics(statistics: pd.Series | Sequence[float], *,
+                      labels: Sequence[str] | None = None, alpha: float = 0.05,
+                      quantity: str = "statistic") -> pd.DataFrame:
+    """Disparity of one value per group (``methods.md`` s. 5).
+
+    Parameters
+    ----------
+    statistics
+        One value per group (a Series indexed by group label, or values plus ``labels``).
+        Missing values are left out (and named in the notes).
+    alpha
+        Significance level of Dixon's Q test (0.10, 0.05, 0.01).
+    quantity
+        What the values are (e.g. ``"mean"`` or ``"selection_rate"``), copied to the
+        output so several tables can be stacked.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric, in this order: ``min``, ``max`` (with the group),
+        ``min_max_ratio`` (min / max; NaN unless every value is > 0), ``range``
+        (max - min), ``mean`` and ``std`` (ddof=1) of the values, ``max_z`` (largest
+        ``|s_g - mean| / std``, with its group; at most ``(k - 1) / sqrt(k)``), and
+        ``dixon_q`` (the Q statistic, the suspect group, and the verdict in the note).
+        Columns: ``quantity``, ``metric``, ``value``, ``group``, ``note``.
+    """
+    if isinstance(statistics, pd.Series):
+        labels = [str(i) for i in statistics.index] if labels is None else list(labels)
+        values = statistics.to_numpy(dtype=float)
+    else:
+        values = np.asarray(statistics, dtype=float)
+        labels = [str(i) for i in range(len(values))] if labels is None else list(labels)
+    if len(labels) != len(values):
+        raise AnalysisError("As many labels as values are needed.")
+    known = ~np.isnan(values)
+    dropped = [lab for lab, k in zip(labels, known, strict=True) if not k]
+    v = values[known]
+    lab = [lab for lab, k in zip(labels, known, strict=True) if k]
+    k = len(v)
+    rows: list[dict[str, Any]] = []
+
+    def add(metric: str, value: float, group: str | None = None, note: str = "") -> None:
+        rows.append({QUANTITY: quantity, METRIC: metric, VALUE: float(value), GROUP: group,
+                     NOTE: note})
+
+    if k == 0:
+        for m in ("min", "max", "min_max_ratio", "range", "mean", "std", "max_z", "dixon_q"):
+            add(m, math.nan, note="no group has a value")
+        return pd.DataFrame(rows)
+    i_min, i_max = int(np.argmin(v)), int(np.argmax(v))
+    add("min", v[i_min], lab[i_min])
+    add("max", v[i_max], lab[i_max])
+    if (v > 0).all():
+        add("min_max_ratio", v[i_min] / v[i_max])
+    else:
+        add("min_max_ratio", math.nan,
+            note="defined only when every value is positive (here some are <= 0); "
+                 "read the range instead")
+    add("range", v[i_max] - v[i_min])
+    add("mean", float(np.mean(v)))
+    sd = float(np.std(v, ddof=1)) if k > 1 else math.nan
+    add("std", sd, note="" if k > 1 else "needs two groups")
+    if k > 1 and sd > 0:
+        z = np.abs(v - v.mean()) / sd
+        iz = int(np.argmax(z))
+        add("max_z", z[iz], lab[iz], note=f"at most (k-1)/sqrt(k) = {(k - 1) / math.sqrt(k):.3f} "
+                                          f"for k = {k} groups")
+    else:
+        add("max_z", math.nan, note="needs two groups with different values")
+    dq = dixon_q_test(v, alpha=alpha, labels=lab)
+    add("dixon_q", dq.statistic, dq.suspect, dq.note)
+    if dropped:
+        rows[0][NOTE] = f"left out (no value): {', '.join(dropped)}"
+    return pd.DataFrame(rows)
+
+
+# --- permutation tests ---------------------------------------------------------------------
+def permutation_test(
+    results: pd.DataFrame,
+    feature: str,
+    by: str | Sequence[str],
+    *,
+    baseline: str | None = None,
+    statistic: Statistic = "mean",
+    compare: Compare = "rest",
+    alternative: Alternative = "two-sided",
+    n_permutations: int = DEFAULT_PERMUTATIONS,
+    random_state: int | None = 0,
+    quantiles: tuple[float, float] = (0.25, 0.75),
+) -> pd.DataFrame:
+    """Permutation p-value of each group's statistic (``methods.md`` s. 5).
+
+    The test statistic of group g is ``T_g = s(g) - s(rest)`` (``compare="rest"``: the
+    rows outside g) or ``s(g) - s(all rows)`` (``compare="overall"``). Under the null
+    hypothesis that group labels are exchangeable, the labels are shuffled over the rows
+    ``n_permutations`` times (``rng.permutation`` of the group codes of the rows with a
+    value, in row order; one shuffle serves every group) and
+    ``p = (b + 1) / (m + 1)``, b the number of shuffles with ``|T*| >= |T|``
+    (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m = ``n_permutations``. The +1
+    counts the observed labelling, so p is never 0 and the test is exact at level alpha.
+
+    Parameters
+    ----------
+    statistic
+        One of :data:`STATISTICS` (see :func:`group_summary` for definitions).
+    random_state
+        Seed of the ``numpy.random.Generator``: the same seed gives the same p-values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per observed group: one column per factor, ``group``, ``n``,
+        ``observed`` (s(g)), ``compared_with`` (s(rest) or s(all)), ``difference`` (T),
+        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the groups) and
+        ``n_permutations``. Groups whose statistic is undefined (e.g. variance of one
+        row) get NaN.
+    """
+    _check_statistic(statistic)
+    if compare not in COMPARES:
+        raise AnalysisError(f"Unknown comparison {compare!r}: use one of {', '.join(COMPARES)}.")
+    if alternative not in ALTERNATIVES:
+        raise AnalysisError(f"Unknown alternative {alternative!r}: use one of "
+                            f"{', '.join(ALTERNATIVES)}.")
+    if int(n_permutations) < 1:
+        raise AnalysisError("At least one permutation is needed.")
+    m = int(n_permutations)
+    quantiles = _check_quantiles(quantiles)
+    g = _groups(results, feature, by, baseline)
+    if g.k < 2:
+        raise AnalysisError("A permutation test needs at least two groups with values.")
+    st = _Stats(g.x, g.k, quantiles)
+    labels = st.sorted_labels(g.codes)
+    rest = compare == "rest"
+
+    def own_and_other(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if rest:
+            return st.of_groups(statistic, lab, rest=True)
+        return st.of_groups(statistic, lab), np.full(g.k, st.overall(statistic))
+
+    observed, other = own_and_other(labels)
+    t_obs = observed - other
+    rng = np.random.default_rng(random_state)
+    tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))  # ties in float arithmetic count as ties
+    exceed = np.zeros(g.k, dtype=np.int64)
+    for _ in range(m):
+        own, oth = own_and_other(st.sorted_labels(rng.permutation(g.codes)))
+        t = own - oth
+        with np.errstate(invalid="ignore"):
+            if alternative == "two-sided":
+                hit = np.abs(t) >= np.abs(t_obs) - tol
+            elif alternative == "greater":
+                hit = t >= t_obs - tol
+            else:
+                hit = t <= t_obs + tol
+        exceed += hit
+    p = (exceed + 1) / (m + 1)
+    p = np.where(np.isnan(t_obs), np.nan, p)
+    from analysis.subgroups import benjamini_hochberg
+
+    out = g.table.copy()
+    out[OBSERVED] = observed
+    out[COMPARED_WITH] = other
+    out[DIFFERENCE] = t_obs
+    out[P_VALUE] = p
+    out[P_ADJUSTED] = benjamini_hochberg(p)
+    out[N_PERMUTATIONS] = m
+    return out
+
+
+# --- everything at once ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class DisparityReport:
+    """Everything the Disparity page and ``python -m analysis disparity`` show.
+
+    Attributes
+    ----------
+    summary
+        :func:`group_summary`.
+    selection
+        :func:`selection_rates`.
+    metrics
+        :func:`disparity_metrics` of the chosen statistic and of the selection rates,
+        stacked (column ``quantity`` says which).
+    dixon
+        Dixon's Q test of the chosen statistic across groups.
+    permutation
+        :func:`permutation_test` of the chosen statistic (None when not asked for).
+    settings
+        The options used (feature, baseline, by, statistic, standard ...).
+    """
+
+    summary: pd.DataFrame
+    selection: pd.DataFrame
+    metrics: pd.DataFrame
+    dixon: DixonResult
+    permutation: pd.DataFrame | None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def impact_ratio(self) -> float:
+        """``min_g SR_g / max_g SR_g`` (NaN when no row is selected)."""
+        return float(self.selection[IMPACT_RATIO].min())
+
+    @property
+    def passes_four_fifths(self) -> bool | None:
+        """Whether the impact ratio is at least 0.8 (None when undefined)."""
+        ir = self.impact_ratio
+        return None if math.isnan(ir) else bool(ir >= FOUR_FIFTHS)
+
+
+def disparity_report(
+    results: pd.DataFrame,
+    feature: str,
+    by: str | Sequence[str],
+    *,
+    baseline: str | None = None,
+    statistic: Statistic = "mean",
+    quantiles: tuple[float, float] = (0.25, 0.75),
+    standard: Standard = "mean",
+    quantile: float = 0.5,
+    value: float | None = None,
+    direction: Direction = "above",
+    tolerance: float | None = None,
+    alpha: float = 0.05,
+    n_permutations: int = DEFAULT_PERMUTATIONS,
+    compare: Compare = "rest",
+    random_state: int | None = 0,
+) -> DisparityReport:
+    """Summary, selection rates, disparity metrics, Dixon's Q and permutation tests.
+
+    ``n_permutations=0`` skips the permutation tests. See the functions this combines
+    for every option.
+    """
+    _check_statistic(statistic)
+    by = [by] if isinstance(by, str) else list(by)
+    summary = group_summary(results, feature, by, baseline=baseline, quantiles=quantiles)
+    if len(summary) < 2:
+        raise AnalysisError(f"Only one group ({summary[GROUP].iloc[0]}) has values: choose "
+                            "factors with at least two observed values.")
+    selection = selection_rates(results, feature, by, baseline=baseline, standard=standard,
+                                quantile=quantile, value=value, direction=direction,
+                                tolerance=tolerance)
+    stats_series = pd.Series(summary[statistic].to_numpy(), index=summary[GROUP])
+    sr_series = pd.Series(selection[SELECTION_RATE].to_numpy(), index=selection[GROUP])
+    metrics = pd.concat([
+        disparity_metrics(stats_series, alpha=alpha, quantity=statistic),
+        disparity_metrics(sr_series, alpha=alpha, quantity=SELECTION_RATE),
+    ], ignore_index=True)
+    dixon = dixon_q_test(stats_series.dropna(), alpha=alpha)
+    perm = None
+    if n_permutations:
+        perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
+                                compare=compare, n_permutations=n_permutations,
+                                random_state=random_state, quantiles=quantiles)
+    settings = {"feature": feature, "baseline": baseline, "by": by, "statistic": statistic,
+                "quantiles": list(quantiles), "standard": standard, "quantile": quantile,
+                "value": value, "direction": direction, "tolerance": tolerance, "alpha": alpha,
+                "n_permutations": int(n_permutations), "compare": compare,
+                "random_state": random_state, "n_rows": int(summary[N].sum()),
+                "n_missing": int(summary.attrs.get("n_missing", 0))}
+    return DisparityReport(summary, selection, metrics, dixon, perm, settings)

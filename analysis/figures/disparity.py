@@ -1,0 +1,119 @@
+"""Figures of numeric-feature disparity (``methods.md`` s. 5): group statistics, the
+feature's distribution per group, selection rates against the four-fifths line."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.columns import (
+    GROUP,
+    IMPACT_RATIO,
+    N_SELECTED,
+    PASSES_FOUR_FIFTHS,
+    SELECTION_RATE,
+    STANDARD,
+    VALUE,
+    N,
+)
+from analysis.disparity import FOUR_FIFTHS
+from analysis.errors import AnalysisError
+from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+
+#: Trace names the tests and legends rely on.
+STATISTIC_TRACE, OVERALL_TRACE, SELECTION_TRACE = "groups", "all rows", "selection rate"
+
+
+def statistic_figure(summary: pd.DataFrame, statistic: str, *, feature: str,
+                     overall: float | None = None, title: str | None = None) -> go.Figure:
+    """Bars of one summary statistic per group.
+
+    Parameters
+    ----------
+    summary
+        :func:`analysis.disparity.group_summary` output.
+    statistic
+        Which of its statistic columns to draw.
+    overall
+        The statistic over all rows, drawn as a dashed line when given.
+    """
+    if statistic not in summary.columns:
+        raise AnalysisError(f"The summary has no statistic {statistic!r}.")
+    y = summary[statistic].to_numpy(dtype=float)
+    fig = go.Figure(go.Bar(
+        x=summary[GROUP].astype(str), y=y, name=STATISTIC_TRACE, marker_color=PROTECTIVE_BLUE,
+        customdata=summary[N].to_numpy(),
+        hovertemplate=f"%{{x}}<br>{statistic} = %{{y:.4g}}<br>n = %{{customdata:,}}"
+                      "<extra></extra>"))
+    if overall is not None and not math.isnan(overall):
+        fig.add_hline(y=overall, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5},
+                      annotation_text=f"all rows: {overall:.4g}",
+                      annotation_position="top left")
+    paper_layout(fig, title or f"{statistic} of {feature} per group", x_title="Group",
+                 y_title=f"{statistic} of {feature}")
+    return fig
+
+
+def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) -> go.Figure:
+    """Box plot of the feature per group (whiskers at 1.5 IQR, no individual points).
+
+    Parameters
+    ----------
+    values
+        :func:`analysis.disparity.grouped_values` output.
+    """
+    fig = go.Figure()
+    groups = values[GROUP]
+    order = list(groups.cat.categories) if isinstance(groups.dtype, pd.CategoricalDtype) \
+        else sorted(groups.astype(str).unique())
+    codes = groups.astype(str).to_numpy()
+    x = values[VALUE].to_numpy(dtype=float)
+    for name in order:
+        fig.add_trace(go.Box(y=x[codes == name], name=str(name), boxpoints=False,
+                             marker_color=PROTECTIVE_BLUE, showlegend=False))
+    paper_layout(fig, title or f"{feature} per group", x_title="Group", y_title=feature)
+    return fig
+
+
+def selection_figure(selection: pd.DataFrame, *, feature: str, title: str | None = None
+                     ) -> go.Figure:
+    """Selection rate per group with the four-fifths line (0.8 x the highest rate).
+
+    Bars under the line (impact ratio < 0.8) are red. The title states the overall
+    impact ratio ``min SR / max SR`` and the verdict.
+
+    Parameters
+    ----------
+    selection
+        :func:`analysis.disparity.selection_rates` output.
+    """
+    sr = selection[SELECTION_RATE].to_numpy(dtype=float)
+    ratio = selection[IMPACT_RATIO].to_numpy(dtype=float)
+    colours = [RISK_RED if not ok else PROTECTIVE_BLUE
+               for ok in selection[PASSES_FOUR_FIFTHS].to_numpy(dtype=bool)]
+    custom = np.column_stack([selection[N_SELECTED].to_numpy(), selection[N].to_numpy(),
+                              ratio])
+    fig = go.Figure(go.Bar(
+        x=selection[GROUP].astype(str), y=sr, name=SELECTION_TRACE, marker_color=colours,
+        customdata=custom,
+        hovertemplate="%{x}<br>selection rate = %{y:.3f} (%{customdata[0]:,} of "
+                      "%{customdata[1]:,})<br>impact ratio = %{customdata[2]:.3f}"
+                      "<extra></extra>"))
+    top = float(np.nanmax(sr)) if len(sr) and not np.isnan(sr).all() else math.nan
+    ir = float(np.nanmin(ratio)) if not np.isnan(ratio).all() else math.nan
+    if not math.isnan(top):
+        fig.add_hline(y=FOUR_FIFTHS * top, line={"dash": "dash", "color": "black", "width": 1.5},
+                      annotation_text=f"{FOUR_FIFTHS:g} x highest rate (four-fifths rule)",
+                      annotation_position="top left")
+    std = float(selection[STANDARD].iloc[0]) if len(selection) else math.nan
+    verdict = ("undefined" if math.isnan(ir) else
+               "passes the four-fifths rule" if ir >= FOUR_FIFTHS else
+               "fails the four-fifths rule")
+    head = title or f"Selection rate of {feature} per group"
+    paper_layout(fig, f"{head}<br><sup>impact ratio {ir:.3f}: {verdict}; standard "
+                      f"{std:.4g}</sup>", x_title="Group", y_title="Selection rate")
+    fig.update_yaxes(range=[0, max(1.0, top * 1.05) if not math.isnan(top) else 1.0])
+    return fig

@@ -1,0 +1,92 @@
+"""Widgets of the Cohorts page: the categorical outcome, the cohort factor, the groups."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from analysis.columns import DEVIATION
+from analysis.design import Design
+from analysis.distribution import MAX_CATEGORIES, TEST_METHODS
+
+_CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
+_COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
+
+
+def category_columns(results: pd.DataFrame, design: Design) -> list[str]:
+    """Columns that can be a categorical outcome (2..50 values, not floats): non-factor
+    columns first, then names like ``*_type`` / ``*class*`` / ``*answer*``, then the
+    column with more categories."""
+    out = []
+    for c in results.columns:
+        if c == DEVIATION:
+            continue
+        s = results[c]
+        k = s.nunique(dropna=True)
+        if 2 <= k <= MAX_CATEGORIES and not pd.api.types.is_float_dtype(s):
+            out.append(c)
+
+    def rank(c: str) -> tuple:
+        tokens = re.split(r"[^a-z0-9]+", c.lower())
+        words = [i for i, w in enumerate(_CATEGORY_WORDS) if any(t.startswith(w)
+                                                                 for t in tokens)]
+        return (c in design.names, min(words, default=len(_CATEGORY_WORDS)),
+                -results[c].nunique())
+
+    return sorted(out, key=rank)
+
+
+def default_cohort(design: Design, exclude: str) -> int:
+    """Index (in the design's factors without ``exclude``) of a cohort-like factor."""
+    names = [f for f in design.names if f != exclude]
+    for i, f in enumerate(names):
+        if any(w in f.lower() for w in _COHORT_WORDS):
+            return i
+    models = [f for f in design.of_kind("model") if f != exclude]
+    return names.index(models[0]) if models else 0
+
+
+def remembered_multiselect(label: str, options: list[str], default: list[str], *, key: str
+                           ) -> list[str]:
+    """A multiselect whose remembered choice drops values no longer offered."""
+    if key in st.session_state:
+        kept = [v for v in st.session_state[key] if v in options]
+        if kept != list(st.session_state[key]):
+            st.session_state[key] = kept
+        return st.multiselect(label, options, key=key)
+    return st.multiselect(label, options, default=[d for d in default if d in options], key=key)
+
+
+def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
+    """The page's widgets; None when the table offers no categorical outcome."""
+    candidates = category_columns(results, design)
+    if not candidates:
+        return None
+    c1, c2, c3 = st.columns(3)
+    category = c1.selectbox("Categorical outcome", candidates, key="cohorts_category",
+                            help="Which category each response falls in (e.g. the group a "
+                                 "completion portrays, the answer type)")
+    factors = [f for f in design.names if f != category]
+    if not factors:
+        return None
+    cohort = c2.selectbox("Cohort factor", factors, index=default_cohort(design, category),
+                          key="cohorts_cohort", help="Compared cohorts, in the factor's "
+                                                     "value order (e.g. decades, models)")
+    domain = [f for f in design.of_kind("domain") if f not in (category, cohort)]
+    with c3:
+        by = remembered_multiselect("Within (role / prompt / demographic)",
+                                    [f for f in factors if f != cohort], domain[:1],
+                                    key="cohorts_by")
+    observed = [str(v) for v in pd.unique(results[category].dropna())]
+    c1, c2, c3 = st.columns([3, 1, 1])
+    with c1:
+        keep = remembered_multiselect("Categories (in this order)", observed, observed,
+                                      key=f"cohorts_keep_{category}")
+    method = c2.selectbox("Test", TEST_METHODS, key="cohorts_method",
+                          help="auto: chi-square, or Monte Carlo when expected counts are "
+                               "small (Cochran's rule)")
+    seed = c3.number_input("Seed", 0, value=0, key="cohorts_seed")
+    return {"category": category, "cohort": cohort, "by": by, "categories": keep,
+            "method": method, "random_state": int(seed)}

@@ -1,0 +1,45 @@
+"""Bias index page: the composite LLM bias index (LLMBI) and its components (methods.md s. 6)."""
+
+import streamlit as st
+
+from analysis.columns import LLMBI, RANK
+from analysis.errors import AnalysisError
+from analysis.figures.index import index_figure
+from pages._common import figure_downloads, require_results, subset_filter, table_download
+from pages._disparity_ui import compute_index, data_note, index_options, numeric_columns
+
+st.title("Bias index")
+results, design = require_results()
+st.caption("LLMBI = (1/n) sum w_i B_i + P(D) + lambda S: bias scores of the chosen "
+           "dimensions, a penalty for a lack of diversity, a sentiment-bias term. The index "
+           "is a weighted summary: its value and any ranking of models depend on every "
+           "choice below, so each component is shown beside the total. Lower is less biased.")
+data_note(results)
+options = index_options(design, numeric_columns(results, design))
+if options is None:
+    st.info("Choose at least one bias dimension.")
+    st.stop()
+where = subset_filter(design, "index")
+try:
+    index = compute_index(results, design, where, options)
+except AnalysisError as exc:
+    st.error(str(exc))
+    st.stop()
+
+totals = index.totals.sort_values([RANK, LLMBI])
+if totals[LLMBI].isna().any():
+    st.warning("The index is undefined for some rows: a component could not be computed "
+               "(see the notes in the components table).")
+st.subheader("Index per model")
+st.dataframe(totals, hide_index=True)
+table_download(index.totals, "bias_index_totals", key="index_totals")
+fig = index_figure(index.components, index.totals)
+st.plotly_chart(fig, key="index_chart")
+figure_downloads(fig, "bias_index", key="index_fig")
+
+st.subheader("Components")
+st.caption("score: the component's raw value (B_i, the Gini index or the constant, S); "
+           "weight: as entered (the penalty's scale, lambda); contribution: what it adds to "
+           "the index (a model's contributions sum to its LLMBI).")
+st.dataframe(index.components, hide_index=True)
+table_download(index.components, "bias_index_components", key="index_components")

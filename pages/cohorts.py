@@ -1,0 +1,77 @@
+"""Cohorts page: a categorical outcome across cohorts, "time capsule" analysis (methods.md s. 7)."""
+
+import streamlit as st
+
+from analysis import distribution as dist_mod
+from analysis.cells import filter_rows
+from analysis.errors import AnalysisError
+from analysis.figures.distribution import distribution_figure, spread_figure
+from pages._cohorts_ui import cohort_options
+from pages._common import figure_downloads, require_results, subset_filter, table_download
+from pages._disparity_ui import data_note
+
+st.title("Cohorts")
+results, design = require_results(need_outcome=False)
+st.caption("How the responses split over the categories of a categorical outcome in each "
+           "cohort (model, decade of training data, prompt format ...): percentages, how "
+           "unevenly the categories are represented, and a chi-square test that every cohort "
+           "has the same distribution.")
+data_note(results)
+opts = cohort_options(results, design)
+if opts is None:
+    st.info("No categorical outcome found: the table needs a column with 2 to "
+            f"{dist_mod.MAX_CATEGORIES} categories besides the cohort factor.")
+    st.stop()
+if not opts["categories"]:
+    st.info("Keep at least one category.")
+    st.stop()
+where = subset_filter(design, "cohorts")
+category, cohort, by = opts["category"], opts["cohort"], opts["by"]
+try:
+    rows = filter_rows(results, where or None)
+    dist = dist_mod.category_distribution(rows, category, cohort, by=by,
+                                          categories=opts["categories"])
+    wide = dist_mod.percentage_table(dist, category, cohort, by=by)
+    spread = dist_mod.frequency_spread(dist, category, cohort, by=by)
+    across = dist_mod.frequency_spread(dist, category, cohort, by=by, over="cohorts")
+    test = dist_mod.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
+                                     random_state=opts["random_state"])
+except AnalysisError as exc:
+    st.error(str(exc))
+    st.stop()
+
+dropped = int(rows[category].isna().sum())
+if dropped:
+    st.warning(f"{dropped:,} rows have no {category} and are left out.")
+
+st.subheader("Percentages per cohort")
+st.dataframe(wide, hide_index=True)
+table_download(wide, "cohorts_percentages", key="cohorts_wide")
+with st.expander("Long table (counts)"):
+    st.dataframe(dist, hide_index=True)
+    table_download(dist, "cohorts_counts", key="cohorts_long")
+for kind, label in (("bar", "stacked"), ("line", "lines")):
+    fig = distribution_figure(dist, category, cohort, by=by, kind=kind)
+    st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
+    figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
+
+st.subheader("Spread of the categories")
+st.caption("Standard deviation (ddof = 1, in percentage points) of the category percentages "
+           "within each cohort: 0 when all categories are equally frequent. Below: the spread "
+           "of each category across cohorts (how much the cohorts disagree).")
+fig = spread_figure(spread, cohort, by=by)
+st.plotly_chart(fig, key="cohorts_spread_chart")
+figure_downloads(fig, "cohorts_spread", key="cohorts_spread_fig")
+st.dataframe(spread, hide_index=True)
+table_download(spread, "cohorts_spread", key="cohorts_spread")
+st.dataframe(across, hide_index=True)
+table_download(across, "cohorts_spread_across", key="cohorts_across")
+
+st.subheader("Chi-square test of homogeneity")
+st.caption("H0: every cohort has the same category distribution. Pearson chi-square without "
+           "continuity correction; Monte Carlo p-values keep the margins fixed and are at "
+           "least 1 / (resamples + 1). Cramer's V: effect size from 0 to 1.")
+for note in test["note"][test["note"] != ""].unique():
+    st.warning(note)
+st.dataframe(test, hide_index=True)
+table_download(test, "cohorts_chi_square", key="cohorts_test")

@@ -1,0 +1,90 @@
+"""Disparity page: a numeric feature across groups, the SAGED diagnosis (methods.md s. 5)."""
+
+import streamlit as st
+
+from analysis.cells import filter_rows
+from analysis.disparity import grouped_values
+from analysis.errors import AnalysisError
+from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
+from pages._common import figure_downloads, require_results, subset_filter, table_download
+from pages._disparity_ui import (
+    COLUMN_CONFIG,
+    cached_report,
+    data_note,
+    disparity_options,
+    metric_row,
+    numeric_columns,
+)
+
+st.title("Disparity")
+results, design = require_results(need_outcome=False)
+st.caption("A numeric feature per response (a sentiment or toxicity score from the file, a "
+           "judge score, a similarity) compared across groups: a statistic per group, "
+           "selection rates and the four-fifths rule, how concentrated the disparity is "
+           "(max Z-score, Dixon's Q) and permutation p-values.")
+data_note(results)
+numeric = numeric_columns(results, design)
+if not numeric:
+    st.info("The table has no numeric column besides the factors: load a table with a "
+            "score column (e.g. sentiment) to use this page.")
+    st.stop()
+
+options = disparity_options(design, numeric)
+if not options["by"]:
+    st.info("Choose at least one factor to group by.")
+    st.stop()
+where = subset_filter(design, "disparity")
+try:
+    report = cached_report(results, design, where, options)
+    values = grouped_values(filter_rows(results, where or None), options["feature"],
+                            options["by"], baseline=options["baseline"])
+except AnalysisError as exc:
+    st.error(str(exc))
+    st.stop()
+
+feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
+stat = options["statistic"]
+missing = report.settings["n_missing"]
+if missing:
+    st.warning(f"{missing:,} rows have no value of {feature} and are left out.")
+metric_row(report)
+
+st.subheader("Group statistics")
+summary = report.summary
+fig = statistic_figure(summary, stat, feature=feature)
+st.plotly_chart(fig, key="disparity_stat_chart")
+figure_downloads(fig, f"disparity_{stat}", key="disparity_stat_fig")
+box = box_figure(values, feature=feature)
+with st.expander("Distribution per group (box plot)"):
+    st.plotly_chart(box, key="disparity_box_chart")
+    figure_downloads(box, "disparity_box", key="disparity_box_fig")
+st.dataframe(summary, hide_index=True)
+table_download(summary, "disparity_summary", key="disparity_summary")
+
+st.subheader("Selection rates and the four-fifths rule")
+sel = report.selection
+fig = selection_figure(sel, feature=feature)
+st.plotly_chart(fig, key="disparity_selection_chart")
+figure_downloads(fig, "disparity_selection", key="disparity_selection_fig")
+st.dataframe(sel, hide_index=True, column_config=COLUMN_CONFIG)
+table_download(sel, "disparity_selection", key="disparity_selection")
+
+st.subheader("Disparity across groups")
+st.caption("Min/max ratio and range: how far apart the extreme groups are. Max Z-score and "
+           "Dixon's Q: whether one group stands out (concentrated bias) or the groups are "
+           "spread (dispersed bias). Across-group std and Z use ddof = 1.")
+st.dataframe(report.metrics, hide_index=True)
+table_download(report.metrics, "disparity_metrics", key="disparity_metrics")
+
+st.subheader("Permutation tests")
+perm = report.permutation
+if perm is None:
+    st.info("Permutation tests are off (0 permutations).")
+else:
+    n_perm = int(perm["n_permutations"].iloc[0])
+    st.caption(f"{stat} of each group against the {options['compare']} of the rows: group "
+               f"labels shuffled {n_perm:,} times (seed {options['random_state']}); "
+               f"p = (b + 1) / ({n_perm:,} + 1), so the smallest possible p is "
+               f"{1 / (n_perm + 1):.4f}. Adjusted: Benjamini-Hochberg over the groups.")
+    st.dataframe(perm, hide_index=True, column_config=COLUMN_CONFIG)
+    table_download(perm, "disparity_permutation", key="disparity_permutation")

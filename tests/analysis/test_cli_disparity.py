@@ -1,0 +1,101 @@
+"""``python -m analysis disparity``: JSON numbers equal the API and hand values; options."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.cli import main
+from analysis.export import browser_available
+
+
+@pytest.fixture
+def results_csv(tmp_path):
+    """Groups A: 1 2 6 7, B: 3 4 8 9 10 (mean of all rows 50/9); baseline 1 in every row."""
+    df = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 5, "h": ["x", "y"] * 4 + ["x"],
+                       "f": [1, 2, 6, 7, 3, 4, 8, 9, 10], "base": [1.0] * 9})
+    path = tmp_path / "results.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def run_json(capsys, *argv):
+    assert main([*map(str, argv), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_numbers(results_csv, capsys):
+    out = run_json(capsys, "disparity", results_csv, "--feature", "f", "--by", "g",
+                   "--permutations", "99", "--seed", "3")
+    summary = {r["group"]: r for r in out["summary"]}
+    assert summary["A"]["mean"] == pytest.approx(4.0)
+    assert summary["B"]["median"] == pytest.approx(8.0)
+    assert summary["B"]["variance"] == pytest.approx(np.var([3, 4, 8, 9, 10], ddof=1))
+    sel = {r["group"]: r for r in out["selection"]}
+    assert sel["A"]["selection_rate"] == pytest.approx(0.5)
+    assert sel["B"]["selection_rate"] == pytest.approx(0.6)
+    assert out["impact_ratio"] == pytest.approx(0.5 / 0.6)
+    assert out["passes_four_fifths"] is True
+    metrics = {(r["quantity"], r["metric"]): r for r in out["metrics"]}
+    assert metrics[("mean", "range")]["value"] == pytest.approx(6.8 - 4.0)
+    assert metrics[("mean", "min_max_ratio")]["value"] == pytest.approx(4.0 / 6.8)
+    assert out["dixon"]["note"].startswith("Dixon's Q test not applicable")  # 2 groups
+    perm = out["permutation"]
+    assert [r["n_permutations"] for r in perm] == [99, 99]
+    assert all(1 / 100 <= r["p_value"] <= 1 for r in perm)
+    assert out["settings"]["random_state"] == 3
+
+
+def test_baseline_statistic_and_selection_options(results_csv, capsys):
+    out = run_json(capsys, "disparity", results_csv, "--feature", "f", "--by", "g,h",
+                   "--baseline", "base", "--statistic", "median", "--standard", "value",
+                   "--value", "2", "--direction", "below", "--permutations", "0")
+    summary = {r["group"]: r for r in out["summary"]}
+    assert summary["A / x"]["mean"] == pytest.approx(np.mean([1, 6]) - 1)  # calibrated
+    sel = {r["group"]: r["n_selected"] for r in out["selection"]}
+    assert sel == {"A / x": 1, "A / y": 1, "B / x": 0, "B / y": 0}  # f - 1 < 2
+    assert out["permutation"] is None
+    assert out["settings"]["statistic"] == "median"
+
+
+def test_seed_reproducible(results_csv, capsys):
+    a = run_json(capsys, "disparity", results_csv, "--feature", "f", "--by", "g",
+                 "--permutations", "49", "--seed", "8")
+    b = run_json(capsys, "disparity", results_csv, "--feature", "f", "--by", "g",
+                 "--permutations", "49", "--seed", "8")
+    assert a["permutation"] == b["permutation"]
+
+
+def test_text_output_and_csv(results_csv, tmp_path, capsys):
+    out_csv = tmp_path / "summary.csv"
+    assert main(["disparity", str(results_csv), "--feature", "f", "--by", "g",
+                 "--permutations", "9", "--out", str(out_csv)]) == 0
+    text = capsys.readouterr().out
+    assert "impact ratio 0.833: passes the four-fifths rule" in text
+    assert list(pd.read_csv(out_csv)["group"]) == ["A", "B"]
+
+
+def test_errors_exit_2(results_csv, capsys):
+    assert main(["disparity", str(results_csv), "--feature", "g", "--by", "h"]) == 2
+    assert "must hold numbers" in capsys.readouterr().err
+    assert main(["disparity", str(results_csv), "--feature", "f", "--by", "g",
+                 "--quantiles", "0.9"]) == 2
+    assert "two numbers" in capsys.readouterr().err
+
+
+def test_html_figure(results_csv, tmp_path):
+    path = tmp_path / "sel.html"
+    assert main(["disparity", str(results_csv), "--feature", "f", "--by", "g",
+                 "--permutations", "0", "--figure", str(path)]) == 0
+    assert "four-fifths" in path.read_text()
+
+
+@pytest.mark.skipif(not browser_available(), reason="needs a Chrome for kaleido")
+def test_png_figure(results_csv, tmp_path):
+    path = tmp_path / "box.png"
+    assert main(["disparity", str(results_csv), "--feature", "f", "--by", "g",
+                 "--permutations", "0", "--figure", str(path), "--figure-kind", "box"]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

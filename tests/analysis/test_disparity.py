@@ -1,0 +1,384 @@
+"""Numeric-feature disparity: every statistic pinned to numpy/scipy or a hand computation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import disparity as dsp
+from analysis.columns import (
+    GROUP,
+    IMPACT_RATIO,
+    METRIC,
+    N_SELECTED,
+    NOTE,
+    P_VALUE,
+    PASSES_FOUR_FIFTHS,
+    SELECTION_RATE,
+    STANDARD,
+    VALUE,
+    N,
+)
+from analysis.design import Design, apply_design, make_factor
+from analysis.errors import AnalysisError
+from tests.app.apptools import ROOT
+
+CLASSIC = [0.189, 0.167, 0.187, 0.183, 0.186, 0.182, 0.181, 0.184, 0.181, 0.177]
+
+
+def _reference(x: np.ndarray, name: str, quantiles=(0.25, 0.75)) -> float:
+    """The statistic computed the obvious way (numpy / scipy)."""
+    if name == "mean":
+        return float(np.mean(x))
+    if name == "median":
+        return float(np.median(x))
+    if name == "variance":
+        return float(np.var(x, ddof=1)) if len(x) > 1 else math.nan
+    if name == "std":
+        return float(np.std(x, ddof=1)) if len(x) > 1 else math.nan
+    if name == "skewness":
+        return float(stats.skew(x, bias=False)) if len(x) > 2 else math.nan
+    if name == "kurtosis":
+        return float(stats.kurtosis(x, bias=False)) if len(x) > 3 else math.nan
+    return float(np.quantile(x, quantiles[1]) - np.quantile(x, quantiles[0]))
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(7)
+    n = 400
+    return pd.DataFrame({
+        "g": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
+        "h": rng.choice(["x", "y"], n),
+        "f": np.round(rng.gamma(2.0, 1.0, n), 2),  # skewed, with ties
+        "base": rng.normal(0, 0.5, n),
+    })
+
+
+@pytest.fixture(scope="module")
+def ssqa():
+    frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
+    design = Design(tuple(make_factor(frame, f) for f in ["model", "pachankis_cluster"]))
+    return apply_design(frame, design)
+
+
+# --- summary statistics --------------------------------------------------------------------
+def test_group_summary_matches_numpy_and_scipy(frame):
+    out = dsp.group_summary(frame, "f", ["g", "h"], quantiles=(0.1, 0.9))
+    assert len(out) == frame.groupby(["g", "h"]).ngroups
+    for row in out.to_dict(orient="records"):
+        x = frame.loc[(frame.g == row["g"]) & (frame.h == row["h"]), "f"].to_numpy()
+        assert row[N] == len(x)
+        assert row[GROUP] == f"{row['g']} / {row['h']}"
+        for name in dsp.STATISTICS:
+            assert row[name] == pytest.approx(_reference(x, name, (0.1, 0.9)), rel=1e-9,
+                                              abs=1e-12), name
+
+
+def test_small_groups_give_nan_where_a_statistic_is_undefined():
+    df = pd.DataFrame({"g": ["one", "two", "two", "three", "three", "three"],
+                       "f": [1.0, 1.0, 3.0, 1.0, 2.0, 4.0]})
+    out = dsp.group_summary(df, "f", "g").set_index(GROUP)
+    assert math.isnan(out.loc["one", "variance"]) and out.loc["one", "mean"] == 1.0
+    assert out.loc["two", "variance"] == 2.0 and math.isnan(out.loc["two", "skewness"])
+    assert out.loc["three", "skewness"] == pytest.approx(stats.skew([1, 2, 4], bias=False))
+    assert math.isnan(out.loc["three", "kurtosis"])
+    const = dsp.group_summary(pd.DataFrame({"g": ["a"] * 5, "f": [2.0] * 5}), "f", "g")
+    assert const["variance"].iloc[0] == 0 and math.isnan(const["skewness"].iloc[0])
+
+
+def test_baseline_calibration_is_feature_minus_baseline_per_row(frame):
+    df = frame.copy()
+    df.loc[[3, 10], "base"] = np.nan
+    out = dsp.group_summary(df, "f", "g", baseline="base").set_index(GROUP)
+    manual = df.assign(cal=df.f - df.base).dropna(subset=["cal"])
+    ref = manual.groupby("g")["cal"].agg(["mean", "median", "count"])
+    assert out["mean"].to_dict() == pytest.approx(ref["mean"].to_dict())
+    assert out["median"].to_dict() == pytest.approx(ref["median"].to_dict())
+    assert out[N].to_dict() == ref["count"].to_dict()
+    assert out.attrs["n_missing"] == 2
+
+
+def test_bad_feature_columns_raise_named_errors(frame):
+    df = frame.assign(text=["x"] * len(frame))
+    with pytest.raises(AnalysisError, match="'text' must hold numbers"):
+        dsp.group_summary(df, "text", "g")
+    with pytest.raises(AnalysisError, match="no feature column 'nope'"):
+        dsp.group_summary(df, "nope", "g")
+    with pytest.raises(AnalysisError, match="cannot also group"):
+        dsp.group_summary(df, "f", ["f"])
+    with pytest.raises(AnalysisError, match="infinite"):
+        dsp.group_summary(df.assign(f=np.inf), "f", "g")
+    with pytest.raises(AnalysisError, match="missing in every row"):
+        dsp.group_summary(df.assign(f=np.nan), "f", "g")
+
+
+# --- selection rates -------------------------------------------------------------------------
+SEL = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 5, "f": [1, 2, 6, 7, 3, 4, 8, 9, 10]})
+
+
+def test_selection_rate_above_the_mean_by_hand():
+    out = dsp.selection_rates(SEL, "f", "g").set_index(GROUP)
+    assert out[STANDARD].iloc[0] == pytest.approx(50 / 9)  # mean of all rows
+    assert out[N_SELECTED].to_dict() == {"A": 2, "B": 3}  # 6, 7 / 8, 9, 10
+    assert out[SELECTION_RATE].to_dict() == pytest.approx({"A": 0.5, "B": 0.6})
+    assert out[IMPACT_RATIO].to_dict() == pytest.approx({"A": 0.5 / 0.6, "B": 1.0})
+    assert out[PASSES_FOUR_FIFTHS].all()  # 0.833 >= 0.8
+
+
+def test_selection_rate_standards_and_directions():
+    below = dsp.selection_rates(SEL, "f", "g", standard="median", direction="below")
+    # median of all rows = 6: below -> A {1, 2}, B {3, 4}
+    assert below.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
+        {"A": 0.5, "B": 0.4})
+    fixed = dsp.selection_rates(SEL, "f", "g", standard="value", value=2.5)
+    assert fixed.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
+        {"A": 0.5, "B": 1.0})
+    assert not fixed.set_index(GROUP).loc["A", PASSES_FOUR_FIFTHS]  # 0.5 < 0.8
+    q = dsp.selection_rates(SEL, "f", "g", standard="quantile", quantile=0.75)
+    assert q[STANDARD].iloc[0] == pytest.approx(np.quantile(SEL.f, 0.75))  # 8
+    within = dsp.selection_rates(SEL, "f", "g", standard="value", value=5,
+                                 direction="within", tolerance=1.5)
+    # |x - 5| <= 1.5: A {6}, B {4}
+    assert within.set_index(GROUP)[N_SELECTED].to_dict() == {"A": 1, "B": 1}
+    none = dsp.selection_rates(SEL, "f", "g", standard="value", value=100)
+    assert none[IMPACT_RATIO].isna().all()
+    with pytest.raises(AnalysisError, match="tolerance"):
+        dsp.selection_rates(SEL, "f", "g", direction="within")
+    with pytest.raises(AnalysisError, match="needs a number"):
+        dsp.selection_rates(SEL, "f", "g", standard="value")
+
+
+# --- Dixon's Q -------------------------------------------------------------------------------
+def test_dixon_classic_example_r11_and_r10():
+    # sorted: 0.167 0.177 0.181 0.181 0.182 0.183 0.184 0.186 0.187 0.189; suspect 0.167
+    r11 = dsp.dixon_q_test(CLASSIC, alpha=0.10)
+    assert r11.variant == "r11" and r11.n == 10
+    assert r11.statistic == pytest.approx((0.177 - 0.167) / (0.187 - 0.167))  # 0.5
+    assert r11.suspect_value == 0.167 and r11.suspect_end == "low" and r11.suspect == "1"
+    assert r11.critical == 0.478 and r11.significant
+    assert dsp.dixon_q_test(CLASSIC, alpha=0.05).significant is False  # 0.5 < 0.535
+    r10 = dsp.dixon_q_test(CLASSIC, alpha=0.10, variant="r10")
+    assert r10.statistic == pytest.approx(0.010 / 0.022)  # 0.4545
+    assert r10.critical == 0.412 and r10.significant  # Rorabacher Q90, n = 10
+    r10_95 = dsp.dixon_q_test(CLASSIC, alpha=0.05, variant="r10")
+    assert r10_95.critical == 0.466 and not r10_95.significant
+    assert r10.source.startswith("Rorabacher")
+
+
+@pytest.mark.parametrize(("values", "alpha", "q", "critical", "significant", "end"), [
+    ([1.0, 1.1, 2.0], 0.10, 0.9, 0.941, False, "high"),            # n=3: 0.9 / 1.0
+    ([1.0, 1.01, 2.0], 0.05, 0.99 / 1.0, 0.970, True, "high"),
+    ([1.0, 1.01, 2.0], 0.01, 0.99, 0.994, False, "high"),
+    ([10, 10.1, 10.2, 12], 0.05, 1.8 / 2.0, 0.829, True, "high"),   # n=4
+    ([10, 10.1, 10.2, 12], 0.01, 0.9, 0.926, False, "high"),
+    ([2.1, 2.2, 2.3, 2.4, 3.5], 0.05, 1.1 / 1.4, 0.710, True, "high"),   # n=5
+    ([0.5, 2.0, 2.1, 2.2, 2.3, 2.4], 0.01, 1.5 / 1.9, 0.740, True, "low"),  # n=6
+    ([5, 5.1, 5.2, 5.3, 5.4, 5.5, 5.9], 0.10, 0.4 / 0.9, 0.507, False, "high"),  # n=7
+])
+def test_dixon_r10_small_samples_by_hand(values, alpha, q, critical, significant, end):
+    rng = np.random.default_rng(len(values))
+    shuffled = list(rng.permutation(values))  # order must not matter
+    res = dsp.dixon_q_test(shuffled, alpha=alpha)
+    assert res.variant == "r10"
+    assert res.statistic == pytest.approx(q)
+    assert res.critical == critical
+    assert res.significant is significant
+    assert res.suspect_end == end
+
+
+def test_dixon_sub_range_ratios_for_larger_samples():
+    eleven = list(range(1, 11)) + [20]  # r21 high end: (20 - 9) / (20 - 2)
+    r21 = dsp.dixon_q_test(eleven, alpha=0.10)
+    assert r21.variant == "r21" and r21.statistic == pytest.approx(11 / 18)
+    assert r21.significant and not dsp.dixon_q_test(eleven, alpha=0.05).significant
+    fourteen = list(range(1, 14)) + [30]  # r22 high end: (30 - 12) / (30 - 3)
+    r22 = dsp.dixon_q_test(fourteen, alpha=0.05)
+    assert r22.variant == "r22" and r22.statistic == pytest.approx(18 / 27)
+    assert r22.critical == 0.591 and r22.significant
+    assert not dsp.dixon_q_test(fourteen, alpha=0.01).significant  # 0.667 < 0.672
+    # r11 ignores a second outlier at the other end: (x2 - x1) / (x(n-1) - x1)
+    r11 = dsp.dixon_q_test([0, 10, 10.1, 10.2, 10.3, 10.4, 10.5, 30], alpha=0.05)
+    assert r11.variant == "r11"
+    assert r11.statistic == pytest.approx(max(10 / 10.5, 19.5 / 20))
+
+
+def test_dixon_outside_the_tables_says_so():
+    many = dsp.dixon_q_test(np.arange(26.0))
+    assert many.critical is None and many.significant is None
+    assert "stop at 25" in many.note
+    few = dsp.dixon_q_test([1.0, 2.0])
+    assert few.critical is None and "fewer than 3" in few.note
+    flat = dsp.dixon_q_test([3.0] * 5)
+    assert math.isnan(flat.statistic) and "equal" in flat.note
+    assert dsp.dixon_critical(9, 0.05, "r22") is None  # r22 tabulated from n = 14
+    with pytest.raises(AnalysisError, match="alpha"):
+        dsp.dixon_q_test(CLASSIC, alpha=0.02)
+
+
+def test_dixon_tables_are_monotone():
+    for variant, table in dsp.DIXON_CRITICAL.items():
+        ns = sorted(table)
+        for alpha_i in range(3):
+            col = [table[n][alpha_i] for n in ns]
+            assert all(a > b for a, b in zip(col, col[1:], strict=False)), variant
+        for n in ns:
+            assert table[n][0] < table[n][1] < table[n][2], (variant, n)
+
+
+@pytest.mark.parametrize(("variant", "n"), [("r10", 3), ("r10", 5), ("r10", 10), ("r11", 9),
+                                            ("r21", 12), ("r22", 14), ("r22", 20),
+                                            ("r22", 25)])
+def test_dixon_table_agrees_with_simulation(variant, n):
+    simulated = dsp.simulate_dixon_critical(variant, n, n_draws=150_000, random_state=n)
+    tabulated = dsp.DIXON_CRITICAL[variant][n]
+    # Monte Carlo error ~0.002 (~0.004 at alpha 0.01); published r10 values differ from
+    # exact ones by up to 0.005 at alpha 0.01 (docs/disparity.md)
+    for sim, tab, tol in zip(simulated, tabulated, (0.006, 0.006, 0.012), strict=True):
+        assert sim == pytest.approx(tab, abs=tol)
+
+
+# --- disparity metrics -----------------------------------------------------------------------
+def test_disparity_metrics_by_hand():
+    s = pd.Series([0.2, 0.4, 0.5, 0.9], index=["w", "x", "y", "z"])
+    out = dsp.disparity_metrics(s, quantity="mean").set_index(METRIC)
+    assert out.loc["min", VALUE] == 0.2 and out.loc["min", GROUP] == "w"
+    assert out.loc["max", GROUP] == "z"
+    assert out.loc["min_max_ratio", VALUE] == pytest.approx(0.2 / 0.9)
+    assert out.loc["range", VALUE] == pytest.approx(0.7)
+    assert out.loc["mean", VALUE] == pytest.approx(0.5)
+    sd = np.std(s.to_numpy(), ddof=1)
+    assert out.loc["std", VALUE] == pytest.approx(sd)
+    assert out.loc["max_z", VALUE] == pytest.approx(0.4 / sd)
+    assert out.loc["max_z", GROUP] == "z"
+    assert out.loc["dixon_q", VALUE] == pytest.approx(0.4 / 0.7)  # r10, high end
+    assert (out["quantity"] == "mean").all()
+    neg = dsp.disparity_metrics(pd.Series([-1.0, 2.0, 3.0])).set_index(METRIC)
+    assert math.isnan(neg.loc["min_max_ratio", VALUE])
+    assert "positive" in neg.loc["min_max_ratio", NOTE]
+
+
+def test_max_z_respects_shiffler_bound():
+    rng = np.random.default_rng(3)
+    for k in range(2, 12):
+        v = rng.standard_normal(k)
+        v[0] = 50.0  # one extreme value: the bound is approached
+        z = dsp.disparity_metrics(v).set_index(METRIC).loc["max_z", VALUE]
+        assert z <= (k - 1) / math.sqrt(k) + 1e-12
+        assert z == pytest.approx(np.max(np.abs(stats.zscore(v, ddof=1))))
+
+
+# --- permutation tests -----------------------------------------------------------------------
+def _naive_permutation(frame, feature, by, statistic, m, seed, compare="rest"):
+    """The definition, group by group with numpy, shuffling the same codes with the same rng."""
+    summary = dsp.group_summary(frame, feature, by)
+    labels = summary[GROUP].tolist()
+    keys = frame[by].astype(str).agg(" / ".join, axis=1) if isinstance(by, list) else \
+        frame[by].astype(str)
+    codes = keys.map({lab: i for i, lab in enumerate(labels)}).to_numpy(dtype=np.int64)
+    x = frame[feature].to_numpy(dtype=float)
+
+    def t_of(lab):
+        out = []
+        for g in range(len(labels)):
+            own = _reference(x[lab == g], statistic)
+            other = (_reference(x[lab != g], statistic) if compare == "rest"
+                     else _reference(x, statistic))
+            out.append(own - other)
+        return np.array(out)
+
+    t_obs = t_of(codes)
+    rng = np.random.default_rng(seed)
+    b = np.zeros(len(labels))
+    for _ in range(m):
+        b += np.abs(t_of(rng.permutation(codes))) >= np.abs(t_obs) - 1e-12
+    return t_obs, (b + 1) / (m + 1)
+
+
+@pytest.mark.parametrize("statistic", dsp.STATISTICS)
+def test_permutation_p_values_match_the_naive_definition(frame, statistic):
+    out = dsp.permutation_test(frame, "f", "g", statistic=statistic, n_permutations=60,
+                               random_state=11)
+    t_obs, p = _naive_permutation(frame, "f", "g", statistic, 60, 11)
+    assert out["difference"].to_numpy() == pytest.approx(t_obs, rel=1e-9, abs=1e-12)
+    assert out[P_VALUE].to_numpy() == pytest.approx(p)
+    assert (out["n_permutations"] == 60).all()
+
+
+def test_permutation_against_all_rows_and_two_factors(frame):
+    out = dsp.permutation_test(frame, "f", ["g", "h"], statistic="median", compare="overall",
+                               n_permutations=40, random_state=5)
+    t_obs, p = _naive_permutation(frame, "f", ["g", "h"], "median", 40, 5, compare="overall")
+    assert out["compared_with"].to_numpy() == pytest.approx(np.median(frame.f))
+    assert out[P_VALUE].to_numpy() == pytest.approx(p)
+
+
+def test_permutation_is_reproducible_with_a_seed(frame):
+    a = dsp.permutation_test(frame, "f", "g", n_permutations=199, random_state=42)
+    b = dsp.permutation_test(frame, "f", "g", n_permutations=199, random_state=42)
+    c = dsp.permutation_test(frame, "f", "g", n_permutations=199, random_state=43)
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.array_equal(a[P_VALUE], c[P_VALUE])
+    assert (a[P_VALUE] >= 1 / 200).all() and (a[P_VALUE] <= 1).all()
+
+
+def test_permutation_agrees_with_scipy_for_two_groups():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 60,
+                       "f": np.concatenate([rng.normal(0.3, 1, 40), rng.normal(0, 1, 60)])})
+    ours = dsp.permutation_test(df, "f", "g", n_permutations=4999, random_state=1)
+    ref = stats.permutation_test(
+        (df.f[df.g == "a"].to_numpy(), df.f[df.g == "b"].to_numpy()),
+        lambda a, b: abs(np.mean(a) - np.mean(b)), permutation_type="independent",
+        alternative="greater", n_resamples=4999, rng=np.random.default_rng(2))
+    assert ours[P_VALUE].iloc[0] == pytest.approx(ref.pvalue, abs=0.03)
+    assert ours[P_VALUE].iloc[0] == ours[P_VALUE].iloc[1]  # two groups: the same test
+
+
+def test_one_sided_alternatives(frame):
+    greater = dsp.permutation_test(frame, "f", "g", alternative="greater", n_permutations=99)
+    less = dsp.permutation_test(frame, "f", "g", alternative="less", n_permutations=99)
+    # with a continuous statistic the two one-sided counts add up to m (+2 for the +1s)
+    total = (greater[P_VALUE] + less[P_VALUE]) * 100
+    assert total.to_numpy() == pytest.approx(np.full(len(total), 101.0))
+
+
+# --- recovery of the stated simulation ----------------------------------------------------
+def test_recovers_the_stated_sentiment_shifts(ssqa):
+    """sentiment = 0.1 + shift[model] + shift[cluster] + N(0, 0.2): stated in
+    sample_data/ssqa_simulated_effects.yaml."""
+    out = dsp.group_summary(ssqa, "sentiment", ["model", "pachankis_cluster"]).set_index(GROUP)
+    shifts = {"Innocuous Persistent": 0.0, "Sociodemographic": 0.0, "Awkward": -0.10,
+              "Threatening": -0.35, "Unappealing Persistent": -0.20}
+    for model, m_shift in (("sim-model-A", 0.0), ("sim-model-B", -0.05)):
+        for cluster, c_shift in shifts.items():
+            row = out.loc[f"{model} / {cluster}"]
+            se = 0.2 / math.sqrt(row[N])
+            assert row["mean"] == pytest.approx(0.1 + m_shift + c_shift, abs=4 * se)
+            assert row["std"] == pytest.approx(0.2, abs=0.01)
+    report = dsp.disparity_report(ssqa, "sentiment", "pachankis_cluster", n_permutations=99)
+    metrics = report.metrics.set_index([report.metrics["quantity"], METRIC])
+    assert metrics.loc[("mean", "min"), GROUP] == "Threatening"
+    assert report.passes_four_fifths is False
+    perm = report.permutation.set_index(GROUP)
+    assert perm.loc["Threatening", P_VALUE] == pytest.approx(1 / 100)  # no shuffle as extreme
+    assert report.settings["n_permutations"] == 99
+
+
+def test_report_needs_two_groups():
+    with pytest.raises(AnalysisError, match="Only one group"):
+        dsp.disparity_report(pd.DataFrame({"g": ["a"] * 3, "f": [1.0, 2, 3]}), "f", "g")
+
+
+def test_moments_stay_accurate_when_groups_are_far_apart():
+    rng = np.random.default_rng(9)
+    a, b = rng.gamma(2.0, 1.0, 50), 1e7 + rng.gamma(2.0, 1.0, 50)
+    df = pd.DataFrame({"g": ["a"] * 50 + ["b"] * 50, "f": np.concatenate([a, b])})
+    out = dsp.group_summary(df, "f", "g").set_index(GROUP)
+    for name in ("variance", "skewness", "kurtosis"):
+        assert out.loc["a", name] == pytest.approx(_reference(a, name), rel=1e-6)
+        assert out.loc["b", name] == pytest.approx(_reference(b, name), rel=1e-6)

@@ -1,0 +1,165 @@
+"""Category distributions across cohorts: tables by hand, chi-square against scipy, real BBQ."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from scipy.stats.contingency import association
+
+from analysis import distribution as dm
+from analysis.columns import (
+    COUNT,
+    CRAMERS_V,
+    DF,
+    MAX_PERCENT,
+    METHOD,
+    N_RESAMPLES,
+    NOTE,
+    P_VALUE,
+    PERCENT,
+    SD_PERCENT,
+    STATISTIC,
+    N,
+)
+from analysis.design import Design, apply_design, make_factor
+from analysis.errors import AnalysisError
+from tests.app.apptools import ROOT
+
+
+def _frame(table: dict[str, dict[str, int]], role: str = "ceo") -> pd.DataFrame:
+    rows = [{"decade": d, "portrays": c, "role": role}
+            for d, counts in table.items() for c, k in counts.items() for _ in range(k)]
+    return pd.DataFrame(rows)
+
+
+CEO = {"1950s": {"woman": 4, "man": 30, "non-binary": 0, "unclassified": 16},
+       "1990s": {"woman": 6, "man": 18, "non-binary": 1, "unclassified": 25},
+       "2010s": {"woman": 11, "man": 21, "non-binary": 1, "unclassified": 17}}
+
+
+@pytest.fixture(scope="module")
+def ceo():
+    frame = _frame(CEO)
+    design = Design((make_factor(frame, "decade"), make_factor(frame, "role")))
+    return apply_design(frame, design)
+
+
+def test_percentages_by_hand_with_zero_categories(ceo):
+    dist = dm.category_distribution(ceo, "portrays", "decade")
+    assert len(dist) == 3 * 4  # every category listed in every cohort, zeros included
+    row = dist[(dist["decade"] == "1950s") & (dist["portrays"] == "non-binary")].iloc[0]
+    assert row[COUNT] == 0 and row[N] == 50 and row[PERCENT] == 0
+    man = dist[dist["portrays"] == "man"].set_index("decade")[PERCENT]
+    assert man.to_dict() == pytest.approx({"1950s": 60.0, "1990s": 36.0, "2010s": 42.0})
+    assert dist.groupby("decade", observed=True)[PERCENT].sum().to_numpy() == pytest.approx(100)
+    assert list(dist["decade"].cat.categories) == ["1950s", "1990s", "2010s"]
+
+
+def test_kept_categories_renormalise(ceo):
+    dist = dm.category_distribution(ceo, "portrays", "decade",
+                                    categories=["woman", "man", "non-binary"])
+    woman = dist[dist["portrays"] == "woman"].set_index("decade")[PERCENT]
+    assert woman["1950s"] == pytest.approx(100 * 4 / 34)
+    assert list(dist["portrays"].cat.categories) == ["woman", "man", "non-binary"]
+    with pytest.raises(AnalysisError, match="not found"):
+        dm.category_distribution(ceo, "portrays", "decade", categories=["robot"])
+
+
+def test_wide_table(ceo):
+    dist = dm.category_distribution(ceo, "portrays", "decade")
+    wide = dm.percentage_table(dist, "portrays", "decade").set_index("decade")
+    assert wide.loc["2010s", "woman"] == pytest.approx(22.0)
+    assert wide.loc["1990s", N] == 50
+
+
+def test_frequency_spread_by_hand(ceo):
+    dist = dm.category_distribution(ceo, "portrays", "decade")
+    within = dm.frequency_spread(dist, "portrays", "decade").set_index("decade")
+    assert within.loc["1950s", SD_PERCENT] == pytest.approx(np.std([8, 60, 0, 32], ddof=1))
+    assert within.loc["1950s", MAX_PERCENT] == 60
+    pop = dm.frequency_spread(dist, "portrays", "decade", ddof=0).set_index("decade")
+    assert pop.loc["2010s", SD_PERCENT] == pytest.approx(np.std([22, 42, 2, 34]))
+    across = dm.frequency_spread(dist, "portrays", "decade", over="cohorts").set_index(
+        "portrays")
+    assert across.loc["woman", SD_PERCENT] == pytest.approx(np.std([8, 12, 22], ddof=1))
+    assert across.loc["woman", "n_cohorts"] == 3
+
+
+def test_chi_square_matches_scipy():
+    frame = _frame({"A": {"x": 30, "y": 20, "z": 50}, "B": {"x": 45, "y": 25, "z": 30},
+                    "C": {"x": 20, "y": 30, "z": 40}})
+    dist = dm.category_distribution(frame, "portrays", "decade")
+    out = dm.homogeneity_test(dist, "portrays", "decade").iloc[0]
+    table = np.array([[30, 20, 50], [45, 25, 30], [20, 30, 40]])
+    ref = stats.chi2_contingency(table, correction=False)
+    assert out[STATISTIC] == pytest.approx(ref.statistic)
+    assert out[P_VALUE] == pytest.approx(ref.pvalue)
+    assert out[DF] == ref.dof == 4
+    assert out[METHOD] == "chi-square" and out[N_RESAMPLES] == 0 and out[NOTE] == ""
+    assert out[CRAMERS_V] == pytest.approx(association(table, method="cramer"))
+    # forcing Monte Carlo on a large table gives (nearly) the asymptotic p-value
+    mc = dm.homogeneity_test(dist, "portrays", "decade", method="monte_carlo",
+                             n_resamples=4999, random_state=3).iloc[0]
+    assert mc[METHOD] == "Monte Carlo" and mc[STATISTIC] == pytest.approx(ref.statistic)
+    assert mc[P_VALUE] == pytest.approx(ref.pvalue, abs=0.01)
+
+
+def test_small_expected_counts_switch_to_monte_carlo(ceo):
+    dist = dm.category_distribution(ceo, "portrays", "decade")
+    auto = dm.homogeneity_test(dist, "portrays", "decade").iloc[0]
+    # non-binary: 2 rows in all -> expected counts 0.67 per cohort
+    assert auto["min_expected"] == pytest.approx(2 * 50 / 150)
+    assert auto[METHOD] == "Monte Carlo" and auto[N_RESAMPLES] == dm.DEFAULT_RESAMPLES
+    assert "Cochran" in auto[NOTE]
+    again = dm.homogeneity_test(dist, "portrays", "decade").iloc[0]
+    assert again[P_VALUE] == auto[P_VALUE]  # seeded
+    assert auto[P_VALUE] >= 1 / (dm.DEFAULT_RESAMPLES + 1)
+    forced = dm.homogeneity_test(dist, "portrays", "decade", method="chi2").iloc[0]
+    assert forced[METHOD] == "chi-square" and "unreliable" in forced[NOTE]
+    assert forced[P_VALUE] == pytest.approx(stats.chi2_contingency(
+        np.array([[4, 30, 0, 16], [6, 18, 1, 25], [11, 21, 1, 17]]),
+        correction=False).pvalue)
+
+
+def test_one_test_per_group_and_degenerate_groups():
+    frame = pd.concat([_frame(CEO, "ceo"),
+                       _frame({"1950s": {"woman": 5}, "1990s": {"woman": 7}}, "nurse")])
+    dist = dm.category_distribution(frame, "portrays", "decade", by="role")
+    out = dm.homogeneity_test(dist, "portrays", "decade", by="role").set_index("role")
+    assert list(out.index) == ["ceo", "nurse"]
+    assert np.isnan(out.loc["nurse", P_VALUE]) and "two categories" in out.loc["nurse", NOTE]
+    nurse = dist[dist["role"] == "nurse"]
+    # the nurse role never saw the 2010s cohort: no rows for it, not a row of zeros
+    assert set(nurse["decade"].astype(str)) == {"1950s", "1990s"}
+
+
+def test_bad_columns_raise(ceo):
+    with pytest.raises(AnalysisError, match="must all differ"):
+        dm.category_distribution(ceo, "decade", "decade")
+    with pytest.raises(AnalysisError, match="Not columns"):
+        dm.category_distribution(ceo, "nope", "decade")
+    many = ceo.assign(portrays=[f"t{i}" for i in range(len(ceo))])
+    with pytest.raises(AnalysisError, match="free text"):
+        dm.category_distribution(many, "portrays", "decade")
+
+
+def test_real_bbq_answer_types_across_input_formats():
+    """REAL data (BBQ, UnifiedQA-T5-11B predictions): without the context (qonly) the model
+    answers 'unknown' far more often than with it."""
+    frame = pd.read_csv(ROOT / "sample_data" / "bbq_unifiedqa.csv.gz")
+    dist = dm.category_distribution(frame, "answer_type", "input_format")
+    counts = pd.crosstab(frame["input_format"], frame["answer_type"])
+    shown = dist.set_index(["input_format", "answer_type"])[COUNT]
+    for (fmt, kind), k in counts.stack().items():
+        assert shown[(fmt, kind)] == k
+    unknown = dist[dist["answer_type"] == "unknown"].set_index("input_format")[PERCENT]
+    assert unknown["qonly"] > unknown["race"] > unknown["arc"]
+    test = dm.homogeneity_test(dist, "answer_type", "input_format").iloc[0]
+    assert test[METHOD] == "Monte Carlo"  # 3 unmatched rows: expected counts ~1
+    kept = dm.category_distribution(frame, "answer_type", "input_format",
+                                    categories=["stereotyped group", "non-stereotyped group",
+                                                "unknown"])
+    chi2 = dm.homogeneity_test(kept, "answer_type", "input_format").iloc[0]
+    assert chi2[METHOD] == "chi-square" and chi2[P_VALUE] < 1e-100

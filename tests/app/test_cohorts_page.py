@@ -1,0 +1,79 @@
+"""Cohorts page under AppTest on the real BBQ sample: answer types across input formats."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.columns import METHOD, P_VALUE, STATISTIC
+from analysis.design import Design
+from tests.app.apptools import ROOT, page_test, plotly_specs
+
+BBQ = "bbq_unifiedqa.csv.gz"
+
+
+@pytest.fixture(scope="module")
+def bbq():
+    frame = pd.read_csv(ROOT / "sample_data" / BBQ)
+    return frame, Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+
+
+def test_answer_types_by_input_format_within_category(bbq):
+    frame, design = bbq
+    at = page_test("cohorts.py", frame=frame, design=design, name=BBQ).run()
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Cohorts"
+    assert at.selectbox(key="cohorts_category").value == "answer_type"
+    assert at.selectbox(key="cohorts_cohort").value == "input_format"
+    assert at.multiselect(key="cohorts_by").value == ["category"]
+    assert any("Real data" in c.value for c in at.caption)
+    wide = at.dataframe[0].value
+    age_qonly = wide[(wide["category"] == "Age") & (wide["input_format"] == "qonly")].iloc[0]
+    rows = frame[(frame["category"] == "Age") & (frame["input_format"] == "qonly")]
+    assert age_qonly["unknown"] == pytest.approx(100 * (rows["answer_type"] == "unknown").mean())
+    # 'unmatched' has 3 rows: small expected counts -> Monte Carlo and a warning
+    assert any("Cochran" in w.value for w in at.warning)
+    specs = plotly_specs(at)
+    assert specs[0]["layout"]["barmode"] == "stack"
+    assert {t["type"] for t in specs[1]["data"]} == {"scatter"}
+    assert len(specs) == 3
+
+
+def test_dropping_the_rare_category_gives_chi_square(bbq):
+    frame, design = bbq
+    at = page_test("cohorts.py", frame=frame, design=design, name=BBQ).run()
+    at.multiselect(key="cohorts_by").set_value([]).run()
+    at.multiselect(key="cohorts_keep_answer_type").set_value(
+        ["stereotyped group", "non-stereotyped group", "unknown"]).run()
+    assert not at.exception and not at.error
+    test = at.dataframe[-1].value.iloc[0]
+    kept = frame[frame["answer_type"] != "unmatched"]
+    ref = stats.chi2_contingency(pd.crosstab(kept["input_format"], kept["answer_type"]),
+                                 correction=False)
+    assert test[METHOD] == "chi-square"
+    assert test[STATISTIC] == pytest.approx(ref.statistic)
+    assert test[P_VALUE] == pytest.approx(ref.pvalue)
+    assert not any("Cochran" in w.value for w in at.warning)
+
+
+def test_simulated_sample_is_labelled():
+    frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
+    design = Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+    at = page_test("cohorts.py", frame=frame, design=design, name="ssqa_simulated.csv.gz").run()
+    assert not at.exception and not at.error
+    assert any("Simulated data" in w.value for w in at.warning)
+    assert at.selectbox(key="cohorts_cohort").value == "model"
+
+
+def test_switching_choices_drops_stale_selections(bbq):
+    frame, design = bbq
+    at = page_test("cohorts.py", frame=frame, design=design, name=BBQ).run()
+    at.selectbox(key="cohorts_cohort").set_value("category").run()  # was a 'within' factor
+    assert not at.exception and not at.error
+    assert at.multiselect(key="cohorts_by").value == []
+    at.selectbox(key="cohorts_category").set_value("predicted_option").run()
+    assert not at.exception and not at.error
+    wide = at.dataframe[0].value
+    assert set(wide["category"]) == set(frame["category"])
+    assert {"ans0", "ans1", "ans2"} <= set(wide.columns)

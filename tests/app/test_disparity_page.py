@@ -1,0 +1,115 @@
+"""Disparity page under AppTest on the bundled samples: numbers, figures, widgets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.columns import GROUP, IMPACT_RATIO, P_VALUE, SELECTION_RATE, N
+from analysis.design import Design, apply_design
+from analysis.disparity import group_summary, permutation_test
+from analysis.figures.disparity import SELECTION_TRACE, STATISTIC_TRACE
+from tests.app.apptools import ROOT, page_test, plotly_specs
+
+SSQA = "ssqa_simulated.csv.gz"
+BBQ = "bbq_unifiedqa.csv.gz"
+
+
+@pytest.fixture(scope="module")
+def ssqa():
+    frame = pd.read_csv(ROOT / "sample_data" / SSQA)
+    return frame, Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+
+
+def tables(at):
+    return {"summary": at.dataframe[0].value, "selection": at.dataframe[1].value,
+            "metrics": at.dataframe[2].value, "permutation": at.dataframe[3].value}
+
+
+def test_simulated_sentiment_by_cluster(ssqa):
+    frame, design = ssqa
+    at = page_test("disparity.py", frame=frame, design=design, name=SSQA).run()
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Disparity"
+    assert any("Simulated data" in w.value for w in at.warning)  # says where data comes from
+    assert any("SIMULATED" in c.value for c in at.caption)
+    assert at.selectbox(key="disparity_feature").value == "sentiment"
+    assert at.multiselect(key="disparity_by").value == ["pachankis_cluster"]
+
+    shown = tables(at)
+    ref = group_summary(apply_design(frame, design), "sentiment", "pachankis_cluster")
+    assert shown["summary"]["mean"].to_numpy() == pytest.approx(ref["mean"].to_numpy())
+    assert shown["summary"][N].tolist() == ref[N].tolist()
+    sel = shown["selection"].set_index(GROUP)
+    mean = frame["sentiment"].mean()
+    threatening = frame.loc[frame["pachankis_cluster"] == "Threatening", "sentiment"]
+    assert sel.loc["Threatening", SELECTION_RATE] == pytest.approx((threatening > mean).mean())
+    assert sel[IMPACT_RATIO].max() == pytest.approx(1.0)
+
+    specs = plotly_specs(at)
+    names = [[t.get("name") for t in s["data"]] for s in specs]
+    assert names[0] == [STATISTIC_TRACE] and names[-1] == [SELECTION_TRACE]
+    sel_fig = specs[-1]
+    top = sel[SELECTION_RATE].max()
+    assert sel_fig["layout"]["shapes"][0]["y0"] == pytest.approx(0.8 * top)  # 4/5 line
+    assert "fails the four-fifths rule" in sel_fig["layout"]["title"]["text"]
+
+    perm = shown["permutation"]
+    again = permutation_test(apply_design(frame, design), "sentiment", "pachankis_cluster",
+                             n_permutations=999, random_state=0)
+    assert perm[P_VALUE].to_numpy() == pytest.approx(again[P_VALUE].to_numpy())
+    labels = {b.label for b in at.get("download_button")}
+    assert {"PNG", "SVG", "PDF", "HTML", "CSV"} <= labels
+
+
+def test_widgets_change_the_analysis(ssqa):
+    frame, design = ssqa
+    at = page_test("disparity.py", frame=frame, design=design, name=SSQA).run()
+    at.number_input(key="disparity_permutations").set_value(0).run()
+    at.selectbox(key="disparity_statistic").set_value("median").run()
+    at.multiselect(key="disparity_by").set_value(["model", "cot"]).run()
+    at.selectbox(key="disparity_direction").set_value("below").run()
+    assert not at.exception and not at.error
+    summary = at.dataframe[0].value
+    assert summary[GROUP].tolist() == ["sim-model-A / no", "sim-model-A / yes",
+                                       "sim-model-B / no", "sim-model-B / yes"]
+    a_no = frame[(frame["model"] == "sim-model-A") & (frame["cot"] == "no")]["sentiment"]
+    assert summary["median"].iloc[0] == pytest.approx(a_no.median())
+    sel = at.dataframe[1].value
+    assert sel[SELECTION_RATE].iloc[0] == pytest.approx((a_no < frame["sentiment"].mean()).mean())
+    assert any("Permutation tests are off" in i.value for i in at.info)
+    metrics = at.dataframe[2].value
+    assert set(metrics["quantity"]) == {"median", "selection_rate"}
+
+
+def test_real_bbq_sample_and_subset():
+    frame = pd.read_csv(ROOT / "sample_data" / BBQ)
+    design = Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+    at = page_test("disparity.py", frame=frame, design=design, name=BBQ).run()
+    at.number_input(key="disparity_permutations").set_value(19).run()
+    at.selectbox(key="disparity_feature").set_value("correct").run()
+    at.multiselect(key="disparity_where_input_format").set_value(["qonly"]).run()
+    assert not at.exception and not at.error
+    assert not any("Simulated" in w.value for w in at.warning)
+    assert any("Real data" in c.value for c in at.caption)
+    summary = at.dataframe[0].value.set_index(GROUP)
+    q = frame[frame["input_format"] == "qonly"]
+    assert summary["mean"].to_dict() == pytest.approx(q.groupby("category")["correct"].mean()
+                                                      .to_dict())
+
+
+def test_no_numeric_column():
+    frame = pd.DataFrame({"g": list("abab"), "t": list("wxyz")})
+    design = Design.from_dict({"factors": [{"name": "g", "values": ["a", "b"]}]})
+    at = page_test("disparity.py", frame=frame, design=design).run()
+    assert not at.exception
+    assert any("no numeric column" in i.value for i in at.info)
+    assert not at.dataframe
+
+
+def test_opens_on_the_bundled_sample_without_data():
+    at = page_test("disparity.py").run()
+    assert not at.exception and not at.error
+    assert any("Real data" in c.value for c in at.caption)
+    assert len(at.dataframe) == 4 and np.isfinite(at.dataframe[0].value["mean"]).all()
