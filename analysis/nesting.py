@@ -140,8 +140,8 @@ def describe_nesting(row: pd.Series | Mapping) -> str:
     if kind == "equivalent":
         return (f"{det} and {dep} are the same grouping under two names "
                 f"({row[N_DETERMINANT_VALUES]} values each): use one of them.")
-    outside = (" (apart from the rows where it is at its reference value)"
-               if kind == "nested outside reference" else "")
+    outside = (" (apart from the rows at a control value such as the reference or a "
+               "\"none\"/\"no ...\" value)" if kind == "nested outside reference" else "")
     return (f"{dep} is nested in {det}: each of the {row[N_DETERMINANT_VALUES]} values of {det} "
             f"fixes one of the {row[N_DEPENDENT_VALUES]} values of {dep}{outside}. Coverage over "
             "both counts impossible combinations as empty, and a regression with both is "

@@ -1,6 +1,6 @@
 """Regenerate docs/screenshot.png: start the app, open a page in Debian's chromium, capture it.
 
-Usage: python docs/screenshot.py [PAGE_TITLE] (default: Subgroups). Needs playwright
+Usage: python docs/screenshot.py [PAGE_TITLE [OUT.png]] (default: Subgroups; with OUT, a full-page capture there). Needs playwright
 (the dev extra) and /usr/bin/chromium; never runs `playwright install`.
 """
 
@@ -18,7 +18,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def main(page_path: str = "Subgroups") -> None:
+def main(page_path: str = "Subgroups", out: str = "") -> None:
     from playwright.sync_api import sync_playwright
 
     with socket.socket() as s:
@@ -44,7 +44,7 @@ def main(page_path: str = "Subgroups") -> None:
             if page_path:  # follow the sidebar link: a new URL would start a new session
                 page.get_by_role("link", name=page_path).first.click()
             time.sleep(6)  # let plotly draw
-            page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+            page.screenshot(path=out or str(ROOT / "docs" / "screenshot.png"), full_page=bool(out))
             browser.close()
     finally:
         proc.terminate()

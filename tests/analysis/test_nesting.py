@@ -188,7 +188,7 @@ def test_describe_nesting_sentences():
     assert "keep template or gender, not both" in nested
     outside = describe_nesting({DETERMINANT: "template", DEPENDENT: "gender",
                                 NESTING_KIND: "nested outside reference", **base})
-    assert "(apart from the rows where it is at its reference value)" in outside
+    assert "(apart from the rows at a control value such as the reference" in outside
     same = describe_nesting({DETERMINANT: "city", DEPENDENT: "code", NESTING_KIND: "equivalent",
                              N_DETERMINANT_VALUES: 4, N_DEPENDENT_VALUES: 4})
     assert same == ("city and code are the same grouping under two names (4 values each): "

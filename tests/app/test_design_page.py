@@ -33,7 +33,7 @@ def test_ssqa_nesting_warning_and_cell_metrics(ssqa_table):
     (warning,) = at.warning
     assert warning.value.startswith("gender is nested in template: each of the 37 values of "
                                     "template fixes one of the 4 values of gender (apart from "
-                                    "the rows where it is at its reference value).")
+                                    "the rows at a control value such as the reference")
     observed = ssqa_table.groupby(["template", "gender"]).size()
     assert len(observed) == 74  # every template: its gender, and "no gender" for the base
     assert metric_values(at) == {"Possible cells": "148", "Observed cells": f"{len(observed)}",
