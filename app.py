@@ -18,6 +18,9 @@ PAGES = {
         st.Page("pages/bias_index.py", title="Bias index", icon=":material/speed:"),
         st.Page("pages/cohorts.py", title="Cohorts", icon=":material/stacked_bar_chart:"),
     ],
+    "Judge": [
+        st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
+    ],
 }
 
 st.navigation(PAGES).run()

@@ -1,0 +1,5 @@
+"""``python -m judges``: see :mod:`judges.cli`."""
+
+from judges.cli import main
+
+raise SystemExit(main())

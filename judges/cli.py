@@ -1,0 +1,283 @@
+"""Command line: ``python -m judges`` (also installed as ``bias-judges``).
+
+::
+
+    python -m judges score IN --provider openai|anthropic|embedding --model M
+        [--base-url URL] [--concurrency N] [--cache PATH | --no-cache] --out OUT
+        [--to-results RESULTS]
+    python -m judges estimate IN --provider ... --model M      (no requests)
+    python -m judges metrics JUDGED [--out PATH] [--to-results RESULTS]
+
+Keys come from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``. Files are CSV, TSV, Parquet
+or JSON Lines by extension. ``--to-results RESULTS`` also writes the long results table
+and, next to it, ``<RESULTS stem>.design.yaml`` for the analysis commands and pages.
+
+Exit codes: 0 done; 1 bad input or configuration; 3 some requests failed (their
+judgments are unscored; rerun to retry them); 130 interrupted (what was done is saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from judges import columns as C
+from judges.cache import ReplyCache, default_cache_path
+from judges.cost import PriceTable
+from judges.errors import JudgesError
+from judges.fourstage import load_fourstage
+from judges.judge import (
+    JudgeConfig,
+    JudgeProgress,
+    JudgeRun,
+    estimate_run,
+    judge_frame_async,
+    n_judgments,
+)
+from judges.providers import ChatProvider, make_provider
+from judges.rubric import load_rubrics
+from judges.runner import RunConfig, RunStats
+
+EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 3, 130
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as CSV, TSV, Parquet or JSON Lines according to the extension."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        frame.to_parquet(path, index=False)
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        frame.to_json(path, orient="records", lines=True, force_ascii=False)
+    elif suffix in (".tsv", ".tab"):
+        frame.to_csv(path, sep="\t", index=False)
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
+def write_results(judged: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
+    """Write the results table of ``judged`` and its design (``<stem>.design.yaml``)."""
+    from judges.to_results import to_results
+
+    results, design = to_results(judged)
+    table = write_table(results, path)
+    design_path = table.with_name(f"{table.stem}.design.yaml")
+    design.save(design_path)
+    return table, design_path
+
+
+def _temperature(text: str) -> float | None:
+    if text.lower() in ("none", "default", ""):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"temperature must be a number or 'none', not {text!r}"
+                                         ) from None
+
+
+def _add_judge_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="four-stage test file (CSV, TSV, Parquet, JSON Lines)")
+    p.add_argument("--provider", required=True, choices=["openai", "anthropic", "embedding"])
+    p.add_argument("--model", default=None,
+                   help="judge model (embedding: a local folder, a hub name or 'bundled')")
+    p.add_argument("--base-url", default=None,
+                   help="OpenAI-compatible or Anthropic endpoint (Ollama, vLLM, llama.cpp)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help=f"SQLite reply cache (default {default_cache_path()})")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--prices", type=Path, default=None, help="price table (YAML)")
+    p.add_argument("--rubrics", type=Path, default=None, help="folder with rubric YAML files")
+    p.add_argument("--temperature", type=_temperature, default=0.0,
+                   help="0 by default; 'none' sends none")
+    p.add_argument("--max-tokens", type=int, default=400)
+    p.add_argument("--no-structured-output", action="store_true",
+                   help="do not ask for JSON through response_format/output_config")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m judges``."""
+    parser = argparse.ArgumentParser(prog="python -m judges",
+                                     description="LLM judges for four-stage bias tests.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    score = sub.add_parser("score", help="judge a four-stage file")
+    _add_judge_options(score)
+    score.add_argument("--concurrency", type=int, default=8)
+    score.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    score.add_argument("--max-retries", type=int, default=5)
+    score.add_argument("--out", type=Path, required=True, help="judged file to write")
+    score.add_argument("--to-results", type=Path, default=None,
+                       help="also write the results table (+ .design.yaml) for analysis")
+    score.add_argument("--quiet", action="store_true", help="no progress lines")
+    estimate = sub.add_parser("estimate", help="calls, tokens and cost, without requests")
+    _add_judge_options(estimate)
+    metrics = sub.add_parser("metrics", help="stage metrics of a judged file")
+    metrics.add_argument("judged", help="judged file written by 'score'")
+    metrics.add_argument("--by", default="stage,sensitive_factor,model",
+                         help="grouping columns, comma-separated")
+    metrics.add_argument("--out", type=Path, default=None, help="write the table here")
+    metrics.add_argument("--to-results", type=Path, default=None,
+                         help="write the results table (+ .design.yaml) for analysis")
+    return parser
+
+
+def _judge_config(args: argparse.Namespace) -> JudgeConfig:
+    return JudgeConfig(temperature=args.temperature, max_tokens=args.max_tokens,
+                       structured_output=not args.no_structured_output)
+
+
+def _cache(args: argparse.Namespace) -> ReplyCache | None:
+    return None if args.no_cache else ReplyCache(args.cache or default_cache_path())
+
+
+def _provider(args: argparse.Namespace) -> ChatProvider:
+    if not args.model:
+        raise JudgesError(f"--model is required for the {args.provider} provider.")
+    return make_provider(args.provider, model=args.model, base_url=args.base_url)
+
+
+def _progress_line(p: JudgeProgress, elapsed: float) -> str:
+    cost = f"${p.cost_usd:,.4f}" + (" + unpriced" if p.unpriced else "")
+    return (f"{p.done:,}/{p.total:,} judged, {p.unscored:,} unscored, {p.cached:,} cached, "
+            f"{p.input_tokens + p.output_tokens:,} tokens, {cost}, {elapsed:,.0f}s")
+
+
+def _score(args: argparse.Namespace) -> int:
+    frame = load_fourstage(args.input)
+    if args.provider == "embedding":
+        from judges.embedding import EmbeddingScorer, score_similarity
+
+        judged = score_similarity(frame, EmbeddingScorer(args.model))
+        write_table(judged, args.out)
+        print(f"Wrote {args.out} ({len(judged):,} rows, cosine similarity).", file=sys.stderr)
+        if args.to_results:
+            _report_results(judged, args.to_results)
+        return EXIT_OK
+    provider = _provider(args)
+    rubrics = load_rubrics(args.rubrics)
+    prices = PriceTable.load(args.prices)
+    run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
+                           max_retries=args.max_retries)
+    cancel = threading.Event()
+    progress = JudgeProgress(total=n_judgments(frame))
+    stats = RunStats()
+    cache = _cache(args)
+    start = time.monotonic()
+
+    async def run() -> JudgeRun:
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, cancel.set)
+            loop.add_signal_handler(signal.SIGTERM, cancel.set)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this OS
+            pass
+
+        async def report() -> None:
+            while True:
+                await asyncio.sleep(2)
+                print(_progress_line(progress.snapshot(), time.monotonic() - start),
+                      file=sys.stderr)
+
+        reporter = None if args.quiet else asyncio.ensure_future(report())
+        try:
+            return await judge_frame_async(
+                frame, provider, rubrics=rubrics, config=_judge_config(args),
+                run_config=run_config, cache=cache, prices=prices, cancel=cancel,
+                progress=progress, stats=stats)
+        finally:
+            if reporter is not None:
+                reporter.cancel()
+
+    try:
+        run_result = asyncio.run(run())
+    finally:
+        if cache is not None:
+            cache.close()
+    write_table(run_result.judged, args.out)
+    p = run_result.progress
+    print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
+    print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
+          f"{stats.http_attempts:,} requests ({stats.retries:,} retries), "
+          f"{stats.cache_hits:,} from the cache.", file=sys.stderr)
+    if args.to_results:
+        _report_results(run_result.judged, args.to_results)
+    if run_result.cancelled:
+        print("Interrupted: the judgments made are saved; run again to finish.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if stats.errors else EXIT_OK
+
+
+def _report_results(judged: pd.DataFrame, path: Path) -> None:
+    table, design = write_results(judged, path)
+    print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    frame = load_fourstage(args.input)
+    if args.provider == "embedding":
+        print(f"{len(frame):,} rows: {len(frame):,} similarities, no requests, no cost.")
+        return EXIT_OK
+    provider = _provider(args)
+    cache = _cache(args)
+    try:
+        est = estimate_run(frame, provider, rubrics=load_rubrics(args.rubrics),
+                           config=_judge_config(args), prices=PriceTable.load(args.prices),
+                           cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    for quantity, value in est.to_frame().itertuples(index=False):
+        print(f"{quantity + ':':<22}{value}")
+    if est.cost_usd is None:
+        print(f"No price for {est.model!r} in section {est.price_section!r}: add it to the "
+              "price table (--prices).", file=sys.stderr)
+    return EXIT_OK
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    from analysis.errors import LoadError
+    from analysis.io import load_results
+    from judges.metrics import stage_metrics
+
+    try:
+        judged = load_results(args.judged)
+    except LoadError as exc:
+        raise JudgesError(str(exc)) from None
+    by = [c.strip() for c in args.by.split(",") if c.strip()]
+    table = stage_metrics(judged, by=by)
+    if args.out:
+        write_table(table, args.out)
+        print(f"Wrote {args.out}.", file=sys.stderr)
+    else:
+        with pd.option_context("display.width", 200, "display.max_rows", 500):
+            print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if args.to_results:
+        _report_results(judged, args.to_results)
+    unscored = int(table[C.N_UNSCORED].sum())
+    if unscored:
+        print(f"{unscored:,} judgments are unscored (see the unscored_reason column).",
+              file=sys.stderr)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    handlers = {"score": _score, "estimate": _estimate, "metrics": _metrics}
+    from analysis.errors import AnalysisError
+
+    try:
+        return handlers[args.command](args)
+    except (JudgesError, AnalysisError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT

@@ -1,0 +1,49 @@
+"""Typed exceptions of the judges package.
+
+Every input problem derives from :class:`JudgesError` (a ``ValueError``), so the page and
+the CLI can catch one type and show ``str(exc)``: the message is written for an analyst
+and names the file, row, column, rubric or model concerned. Messages never contain an
+API key.
+"""
+
+from __future__ import annotations
+
+
+class JudgesError(ValueError):
+    """Base class: bad input or configuration for a judge run."""
+
+
+class FourStageError(JudgesError):
+    """A four-stage test file is malformed. ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[str] | str, *, max_shown: int = 25):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        shown = self.problems[:max_shown]
+        listing = "\n".join(f"- {p}" for p in shown)
+        more = len(self.problems) - len(shown)
+        if more > 0:
+            listing += f"\n- ... and {more} more"
+        if len(self.problems) == 1:
+            super().__init__(self.problems[0])
+        else:
+            super().__init__(f"The four-stage file has {len(self.problems)} problems:\n{listing}")
+
+
+class RubricError(JudgesError):
+    """A rubric file is malformed (missing field, wrong level numbers, bad template)."""
+
+
+class PriceError(JudgesError):
+    """The price table is malformed."""
+
+
+class ProviderConfigError(JudgesError):
+    """A provider cannot be set up: unknown name, SDK not installed, no API key."""
+
+
+class EmbeddingModelError(JudgesError):
+    """The sentence-transformers model cannot be found or loaded."""
+
+
+class ReplyParseError(ValueError):
+    """A judge reply holds no usable structured answer; ``str(exc)`` is the reason."""

@@ -1,0 +1,429 @@
+"""Chat providers behind one small interface, with their SDKs imported lazily.
+
+A :class:`ChatProvider` turns a :class:`~judges.request.ChatRequest` into a
+:class:`~judges.request.Reply` with one HTTP call (no retries: the runner retries), says
+who it is for the cache key (:meth:`~ChatProvider.identity`), which parameters it
+actually sends (:meth:`~ChatProvider.effective_params`), and whether an exception is
+worth retrying (:meth:`~ChatProvider.classify_error`).
+
+- ``openai``: the Chat Completions endpoint (``POST {base_url}/chat/completions``) through
+  the ``openai`` SDK client. With ``base_url`` it serves any OpenAI-compatible server
+  (Ollama ``http://localhost:11434/v1``, vLLM, llama.cpp, LM Studio). Structured output
+  via ``response_format`` (JSON schema, strict).
+- ``anthropic``: the Messages endpoint (``POST {base_url}/v1/messages``) through the
+  ``anthropic`` SDK client. Structured output via ``output_config.format``. Anthropic API
+  version 2026-10-21 (SDK 2.x) rejects ``temperature``; the provider does not send it,
+  so it is not part of the cache key either.
+
+Both send the JSON body with the SDK client's generic ``post()`` (the SDKs' documented
+way to reach an endpoint with a plain body): authentication, base URL, timeouts and the
+SDK's typed errors are the SDK's own, but the per-call conversion of typed parameters,
+which costs about 0.5-1 ms of CPU per call, is skipped. With ``aiohttp`` installed the
+SDK clients use their aiohttp transport (``DefaultAioHttpClient``), which halves the
+CPU per call again; ``transport="httpx"`` forces the default one. Both matter at a few
+hundred calls per second (``benchmarks/bench_judges.py``).
+
+API keys are taken from the constructor or the environment (``OPENAI_API_KEY``,
+``ANTHROPIC_API_KEY``), kept in memory only, and removed from every error message.
+Endpoints on this machine (Ollama, vLLM ...) need no key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import os
+import re
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlparse
+
+from judges.errors import ProviderConfigError
+from judges.request import ChatRequest, Reply
+
+Transport = Literal["auto", "aiohttp", "httpx"]
+#: Strings shaped like provider keys (also partly masked ones a server may echo back).
+_KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
+#: HTTP statuses worth retrying besides 5xx.
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+_MAX_ERROR_CHARS = 300
+
+
+class MalformedReplyError(Exception):
+    """The server answered 200 but the body is not a usable reply (not retried)."""
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """How the runner should treat an exception from :meth:`ChatProvider.complete`.
+
+    Attributes
+    ----------
+    transient
+        Worth retrying (429, 408/409/425, 5xx, timeouts, connection errors).
+    retry_after
+        Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``).
+    message
+        A short description without secrets.
+    """
+
+    transient: bool
+    retry_after: float | None
+    message: str
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether ``url`` points at this machine (localhost, a loopback IP, ``*.local``)."""
+    if not url:
+        return False
+    host = (urlparse(url).hostname or "").lower()
+    if host in ("localhost", "host.docker.internal") or host.endswith(".local"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(float(ms) / 1000, 0.0)
+        value = headers.get("retry-after")
+    except (AttributeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def aiohttp_available() -> bool:
+    """Whether ``aiohttp`` is installed (the SDKs' faster HTTP transport)."""
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class ChatProvider(ABC):
+    """One chat API and model (see the module docstring).
+
+    Parameters
+    ----------
+    model
+        The judge model name as the API knows it.
+    base_url
+        Another endpoint for the same API (local or compatible servers); ``None`` uses
+        the SDK's default (which honours ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``).
+    api_key
+        The key; ``None`` reads :attr:`env_key` from the environment.
+    transport
+        ``"auto"`` (aiohttp when installed, else httpx), ``"aiohttp"`` or ``"httpx"``.
+    """
+
+    name: ClassVar[str] = ""
+    env_key: ClassVar[str] = ""
+    env_base_url: ClassVar[str] = ""
+    default_endpoint: ClassVar[str] = ""
+    sdk: ClassVar[str] = ""
+    supported_params: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 transport: Transport = "auto"):
+        if transport not in ("auto", "aiohttp", "httpx"):
+            raise ProviderConfigError(f"transport must be auto, aiohttp or httpx, not "
+                                      f"{transport!r}.")
+        self.transport = transport
+        if not str(model or "").strip():
+            raise ProviderConfigError(f"Provider {self.name!r} needs a model name.")
+        self.model = str(model).strip()
+        self.base_url = (base_url or "").strip() or None
+        self._api_key = api_key or None
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"{type(self).__name__}(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    # --- identity and parameters -------------------------------------------------------
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to."""
+        url = self.base_url or os.environ.get(self.env_base_url) or self.default_endpoint
+        return url.rstrip("/")
+
+    @property
+    def label(self) -> str:
+        """``provider:model`` for the ``judge`` column and messages."""
+        return f"{self.name}:{self.model}"
+
+    def identity(self) -> dict[str, str]:
+        """What identifies the replies' source in the cache key (no key, no timeouts)."""
+        return {"provider": self.name, "model": self.model, "endpoint": self.endpoint}
+
+    @property
+    def price_section(self) -> str:
+        """The price table section: ``local`` for endpoints on this machine, else the API's."""
+        return "local" if is_local_url(self.endpoint) else self.name
+
+    def effective_params(self, params: dict[str, Any] | Any) -> dict[str, Any]:
+        """The parameters this provider actually sends (the rest are dropped)."""
+        return {k: v for k, v in dict(params).items()
+                if k in self.supported_params and v is not None}
+
+    # --- keys --------------------------------------------------------------------------
+    @property
+    def needs_key(self) -> bool:
+        """Whether an API key is required (not for endpoints on this machine)."""
+        return not is_local_url(self.endpoint)
+
+    def api_key(self) -> str | None:
+        """The key to use (constructor, then environment), or ``None``."""
+        return self._api_key or os.environ.get(self.env_key) or None
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key, and anything shaped like a key, replaced by ``***``."""
+        key = self.api_key()
+        if key and len(key) >= 4:
+            text = text.replace(key, "***")
+        return _KEY_SHAPED.sub("***", text)
+
+    def check_ready(self) -> None:
+        """Raise :class:`ProviderConfigError` if the SDK is missing or a key is needed."""
+        try:
+            __import__(self.sdk)
+        except ImportError:
+            raise ProviderConfigError(
+                f"The {self.name!r} provider needs the {self.sdk!r} package: "
+                f"pip install {self.sdk}") from None
+        if self.needs_key and not self.api_key():
+            raise ProviderConfigError(
+                f"No API key for {self.name}: set {self.env_key} in the environment or in "
+                "Streamlit secrets, or enter it on the page.")
+
+    # --- calls -------------------------------------------------------------------------
+    def client(self) -> Any:
+        """The SDK's async client for the running event loop (created on first use)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self.check_ready()
+            self._client = self._make_client(self.api_key() or "not-needed")
+            self._client_loop = loop
+        return self._client
+
+    def _http_client(self, sdk: Any) -> dict[str, Any]:
+        """``http_client=`` for the SDK client: aiohttp when available (or asked for)."""
+        use = self.transport == "aiohttp" or (self.transport == "auto" and aiohttp_available())
+        return {"http_client": sdk.DefaultAioHttpClient()} if use else {}
+
+    @abstractmethod
+    def _make_client(self, api_key: str) -> Any:
+        """Create the SDK client with retries off (the runner retries)."""
+
+    @abstractmethod
+    async def complete(self, request: ChatRequest, *, timeout: float) -> Reply:
+        """Make one call and normalise the reply.
+
+        Raises
+        ------
+        Exception
+            Whatever the SDK raises (classified by :meth:`classify_error`), or
+            :class:`MalformedReplyError` for a body that is not a usable reply.
+        """
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop, if any."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    def classify_error(self, exc: BaseException) -> ErrorInfo:
+        """Transient or not, ``Retry-After``, and a secret-free message."""
+        name = type(exc).__name__
+        status = getattr(exc, "status_code", None)
+        if isinstance(exc, MalformedReplyError | json.JSONDecodeError):
+            return ErrorInfo(False, None, self._message(f"malformed response ({exc})"))
+        if isinstance(status, int):
+            response = getattr(exc, "response", None)
+            retry_after = parse_retry_after(getattr(response, "headers", None))
+            transient = status >= 500 or status in TRANSIENT_STATUSES
+            detail = getattr(exc, "message", None) or str(exc)
+            return ErrorInfo(transient, retry_after, self._message(f"{name} (HTTP {status}): "
+                                                                   f"{detail}"))
+        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+            return ErrorInfo(True, None, "timeout")
+        if name in ("APITimeoutError", "APIConnectionError") or isinstance(exc, ConnectionError):
+            return ErrorInfo(True, None, self._message(f"{name}: {exc}"))
+        return ErrorInfo(False, None, self._message(f"{name}: {exc}"))
+
+    def _message(self, text: str) -> str:
+        text = " ".join(self.redact(str(text)).split()).replace("|", "/")
+        return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS - 3] + "..."
+
+
+class OpenAIChat(ChatProvider):
+    """OpenAI Chat Completions (and OpenAI-compatible servers via ``base_url``)."""
+
+    name = "openai"
+    env_key = "OPENAI_API_KEY"
+    env_base_url = "OPENAI_BASE_URL"
+    default_endpoint = "https://api.openai.com/v1"
+    sdk = "openai"
+    supported_params = frozenset({"temperature", "max_tokens", "json_schema", "seed"})
+
+    def _make_client(self, api_key: str) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(api_key=api_key, base_url=self.endpoint, max_retries=0,
+                                  **self._http_client(openai))
+
+    @property
+    def _official(self) -> bool:
+        return (urlparse(self.endpoint).hostname or "").endswith("api.openai.com")
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of a Chat Completions request."""
+        params = self.effective_params(request.params)
+        body: dict[str, Any] = {"model": self.model, "messages": request.message_dicts()}
+        if "temperature" in params:
+            body["temperature"] = params["temperature"]
+        if "seed" in params:
+            body["seed"] = params["seed"]
+        if "max_tokens" in params:
+            # OpenAI itself wants max_completion_tokens; compatible servers (Ollama, LM
+            # Studio, older llama.cpp) only know max_tokens.
+            body["max_completion_tokens" if self._official else "max_tokens"] = (
+                params["max_tokens"])
+        if "json_schema" in params:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "reply", "schema": params["json_schema"], "strict": True}}
+        return body
+
+    async def complete(self, request: ChatRequest, *, timeout: float) -> Reply:
+        data = await self.client().post("/chat/completions", body=self.body(request),
+                                        cast_to=object, options={"timeout": timeout})
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise MalformedReplyError("no choices in the response")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise MalformedReplyError("no message in the first choice")
+        usage = data.get("usage") or {}
+        content = message.get("content")
+        return Reply(
+            text=content if isinstance(content, str) else None,
+            input_tokens=_int(usage.get("prompt_tokens")),
+            output_tokens=_int(usage.get("completion_tokens")),
+            finish_reason=choices[0].get("finish_reason"),
+            refusal=message.get("refusal") or None,
+            model=data.get("model"),
+        )
+
+
+_ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+                    "refusal": "refusal"}
+
+
+class AnthropicChat(ChatProvider):
+    """Anthropic Messages API."""
+
+    name = "anthropic"
+    env_key = "ANTHROPIC_API_KEY"
+    env_base_url = "ANTHROPIC_BASE_URL"
+    default_endpoint = "https://api.anthropic.com"
+    sdk = "anthropic"
+    # No temperature: API version 2026-10-21 rejects it (the SDK 2.x has no such argument).
+    supported_params = frozenset({"max_tokens", "json_schema"})
+    #: Anthropic requires max_tokens; used when the request does not set it.
+    default_max_tokens = 1024
+
+    def _make_client(self, api_key: str) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.endpoint, max_retries=0,
+                                        **self._http_client(anthropic))
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of a Messages request (system messages joined into ``system``)."""
+        params = self.effective_params(request.params)
+        system = "\n\n".join(c for r, c in request.messages if r == "system")
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": r, "content": c} for r, c in request.messages if r != "system"],
+            "max_tokens": params.get("max_tokens", self.default_max_tokens),
+        }
+        if system:
+            body["system"] = system
+        if "json_schema" in params:
+            body["output_config"] = {"format": {"type": "json_schema",
+                                                "schema": params["json_schema"]}}
+        return body
+
+    async def complete(self, request: ChatRequest, *, timeout: float) -> Reply:
+        data = await self.client().post("/v1/messages", body=self.body(request), cast_to=object,
+                                        options={"timeout": timeout})
+        content = data.get("content") if isinstance(data, dict) else None
+        if not isinstance(content, list):
+            raise MalformedReplyError("no content in the response")
+        texts = [str(b.get("text", "")) for b in content
+                 if isinstance(b, dict) and b.get("type") == "text"]
+        usage = data.get("usage") or {}
+        stop = data.get("stop_reason")
+        return Reply(
+            text="".join(texts) if texts else None,
+            input_tokens=_int(usage.get("input_tokens")),
+            output_tokens=_int(usage.get("output_tokens")),
+            finish_reason=_ANTHROPIC_STOPS.get(stop, stop),
+            model=data.get("model"),
+        )
+
+
+#: Provider classes by name; add yours with :func:`register_provider`.
+PROVIDERS: dict[str, type[ChatProvider]] = {"openai": OpenAIChat, "anthropic": AnthropicChat}
+
+
+def register_provider(cls: type[ChatProvider]) -> type[ChatProvider]:
+    """Register a provider class under ``cls.name`` (usable as a decorator)."""
+    PROVIDERS[cls.name] = cls
+    return cls
+
+
+def make_provider(name: str, *, model: str, base_url: str | None = None,
+                  api_key: str | None = None, transport: Transport = "auto") -> ChatProvider:
+    """A provider by name (``openai`` or ``anthropic``).
+
+    Raises
+    ------
+    ProviderConfigError
+        Unknown provider name or empty model.
+    """
+    try:
+        cls = PROVIDERS[name]
+    except KeyError:
+        raise ProviderConfigError(f"Unknown chat provider {name!r}; choose one of "
+                                  f"{', '.join(sorted(PROVIDERS))}.") from None
+    return cls(model, base_url=base_url, api_key=api_key, transport=transport)

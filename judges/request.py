@@ -1,0 +1,131 @@
+"""The generic request and reply types shared by providers, cache and runner.
+
+A :class:`ChatRequest` is everything that decides an LLM's output (messages and
+output-affecting parameters) plus extra cache-key parts (such as a rubric id and
+version) and a free ``tag`` for the caller's bookkeeping. A :class:`Reply` is what came
+back, reduced to what every provider has: the text, the token usage and why it stopped.
+Nothing here knows about rubrics or four-stage files, so the same machinery serves
+judges, answer generation and categorisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+
+#: Parameters the runner passes to providers; each provider sends the ones it supports.
+#: ``temperature`` (float or None = provider default), ``max_tokens`` (int),
+#: ``json_schema`` (a JSON schema dict for structured output, or None), ``seed`` (int).
+KNOWN_PARAMS: frozenset[str] = frozenset({"temperature", "max_tokens", "json_schema", "seed"})
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make.
+
+    Parameters
+    ----------
+    messages
+        ``(role, content)`` pairs in order; a ``system`` message, if any, comes first.
+    params
+        Output-affecting parameters (see :data:`KNOWN_PARAMS`). They are part of the
+        cache key; timeouts and retry counts are not parameters.
+    key_parts
+        Extra strings that belong in the cache key (e.g. ``{"rubric": "fourstage-ics@1.0"}``).
+    tag
+        Anything the caller wants back with the result (e.g. ``(row, metric)``); not
+        part of the cache key.
+    """
+
+    messages: tuple[tuple[Role, str], ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    key_parts: Mapping[str, str] = field(default_factory=dict)
+    tag: Any = None
+
+    def __post_init__(self) -> None:
+        unknown = set(self.params) - KNOWN_PARAMS
+        if unknown:
+            raise ValueError(f"Unknown request parameter(s): {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(sorted(KNOWN_PARAMS))}.")
+        if not self.messages:
+            raise ValueError("A chat request needs at least one message.")
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        """The messages as ``{"role": ..., "content": ...}`` dicts."""
+        return [{"role": r, "content": c} for r, c in self.messages]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider's reply, normalised.
+
+    Attributes
+    ----------
+    text
+        The reply text (``None`` when the server sent no text).
+    input_tokens, output_tokens
+        Usage as reported by the server (0 when it reported none).
+    finish_reason
+        Why generation stopped, normalised to ``stop``, ``length``, ``refusal``,
+        ``content_filter`` or the provider's own word.
+    refusal
+        The refusal message when the provider reports one separately (OpenAI).
+    model
+        The model name the server reported.
+    """
+
+    text: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    finish_reason: str | None = None
+    refusal: str | None = None
+    model: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (what the cache stores)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reply:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+Status = Literal["ok", "error", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of one request.
+
+    Attributes
+    ----------
+    request
+        The request.
+    status
+        ``ok`` (a reply arrived, maybe from the cache), ``error`` (no reply: a permanent
+        error, or retries exhausted) or ``cancelled`` (never sent).
+    reply
+        The reply when ``status == "ok"``.
+    error
+        What went wrong when ``status != "ok"`` (never contains an API key).
+    cached
+        The reply came from the cache: no request was made and nothing was paid now.
+    attempts
+        HTTP attempts made for this request in this run (0 for cache hits).
+    cost_usd
+        Cost of the reply's tokens at the price table's rate, ``None`` if the model has
+        no price (or there is no reply).
+    """
+
+    request: ChatRequest
+    status: Status
+    reply: Reply | None = None
+    error: str | None = None
+    cached: bool = False
+    attempts: int = 0
+    cost_usd: float | None = None

@@ -1,0 +1,45 @@
+"""Judges page: score a four-stage open-ended test with an LLM judge or embeddings."""
+
+import streamlit as st
+
+from pages import _judges_ui as ui
+
+st.title("Judges")
+st.caption("LLM-as-judge scores for four-stage open-ended bias tests (docs/methods.md, "
+           "section 8): ICS for stages 1 and 4, TCS/PCS/ETCS for stage 2, SBAS for stage 3, "
+           "or an offline embedding similarity. Unparseable replies stay unscored.")
+
+loaded = ui.load_input()
+if loaded is None:
+    st.stop()
+frame, name = loaded
+st.caption(f"**{name}**: {len(frame):,} rows.")
+
+if ui.is_judged(frame):
+    st.info("This file is already judged: its scores are shown below.")
+    ui.show_results(frame, name)
+    st.stop()
+
+st.subheader("Judge")
+settings = ui.settings()
+job = st.session_state.get("judges_job")
+if job is None:
+    try:
+        ui.show_estimate(frame, settings)
+    except ValueError as exc:
+        st.error(str(exc))
+    st.button("Run the judge", key="judges_run", type="primary", on_click=ui.start_job,
+              args=(frame, settings, name), disabled=not settings.model)
+if "judges_error" in st.session_state:
+    st.error(st.session_state["judges_error"])
+if job is not None:
+    ui.progress_panel()  # refreshes itself every 0.5 s until the job ends
+
+judged = st.session_state.get("judges_judged")
+if judged is not None and job is None:
+    if st.session_state.get("judges_cancelled"):
+        st.info("The run was cancelled: judgments made so far are kept (and cached); the "
+                "rest are unscored with reason 'run cancelled'. Run again to finish them.")
+    judged_name = st.session_state.get("judges_judged_name", name)
+    st.caption(f"Results of the last run, on **{judged_name}**.")
+    ui.show_results(judged, judged_name)

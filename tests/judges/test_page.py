@@ -1,0 +1,159 @@
+"""AppTest runs of pages/judges.py against the loopback server (no internet)."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis.design import Design
+from judges import columns as C
+from judges.fourstage import sample_path
+from tests.judges.helpers import ROOT
+from tests.judges.judge_server import FakeLLMServer, FakeReply
+
+PAGE = str(ROOT / "pages" / "judges.py")
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    return at
+
+
+def wait_for_result(at: AppTest, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        at.run()
+        if "judges_job" not in at.session_state and "judges_judged" in at.session_state:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the judge run did not finish")
+
+
+def table_with(at: AppTest, column: str) -> pd.DataFrame:
+    """The first dataframe on the page that has ``column``."""
+    for el in at.dataframe:
+        if column in el.value.columns:
+            return el.value
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def choose_local_openai(at: AppTest, url: str) -> None:
+    at.selectbox(key="judges_provider").set_value("openai").run()
+    at.text_input(key="judges_model_openai").input("judge-x").run()
+    at.text_input(key="judges_base_url").input(url).run()
+
+
+def test_sample_run_results_download_and_send_to_analysis():
+    with FakeLLMServer() as srv:
+        at = page()
+        assert not at.exception
+        assert "Illustrative texts written for bias-workbench" in " ".join(
+            c.value for c in at.caption)
+        choose_local_openai(at, srv.openai_url)
+        estimate = table_with(at, "quantity")
+        values = dict(zip(estimate["quantity"], estimate["value"], strict=True))
+        assert (values["judgments"], values["calls to make"]) == ("48", "48")
+        at.button(key="judges_run").click().run()
+        wait_for_result(at)
+        assert srv.n_requests == 48
+    assert not at.exception and not at.error
+    judged = at.session_state["judges_judged"]
+    assert len(judged) == 32 and int(judged[list(C.METRICS)].notna().sum().sum()) == 48
+    assert [s.value for s in at.subheader] == ["Judge", "Stage metrics", "Judged rows"]
+    metrics = table_with(at, "share_fair")
+    assert set(metrics.columns) >= {"stage", "metric", "share_fair", "n_unscored"}
+    assert metrics["n"].sum() == 48
+    assert table_with(at, "quantity").set_index("quantity").loc["already cached", "value"] == "48"
+    browse = table_with(at, "ics_explanation")
+    assert "ics_explanation" in browse.columns and len(browse) == 32
+    assert at.get("download_button")
+    at.button(key="judges_send").click().run()
+    results = at.session_state["results_frame"]
+    design = at.session_state["design"]
+    assert isinstance(design, Design) and design.outcome.column == "deviation"
+    assert len(results) == 48 and set(results["deviation"].dropna()) <= {0.0, 1.0}
+    assert at.session_state["results_name"] == "fourstage_illustrative.csv (judge scores)"
+    assert any("now the active results table" in s.value for s in at.success)
+
+
+def test_progress_and_cancel_keep_what_is_done():
+    with FakeLLMServer(latency=0.25) as srv:
+        at = page()
+        choose_local_openai(at, srv.openai_url)
+        at.number_input(key="judges_concurrency").set_value(1).run()
+        at.button(key="judges_run").click().run()
+        time.sleep(0.8)
+        at.run()
+        bar = at.get("progress")
+        assert bar and "/ 48 judged" in bar[0].proto.text
+        at.button(key="judges_cancel").click().run()
+        wait_for_result(at)
+        sent = srv.n_requests
+    judged = at.session_state["judges_judged"]
+    scored = int(judged[list(C.METRICS)].notna().sum().sum())
+    assert 0 < scored == sent < 48
+    assert judged[C.UNSCORED_REASON].str.contains("not judged: run cancelled").any()
+    assert any("cancelled" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("where", ["secrets", "password"])
+def test_api_key_from_secrets_or_password_field(where):
+    with FakeLLMServer(lambda c: FakeReply.judgement(4)) as srv:
+        at = AppTest.from_file(PAGE, default_timeout=60)
+        at.secrets["OPENAI_API_KEY"] = "sk-from-secrets"
+        at.run()
+        choose_local_openai(at, srv.openai_url)
+        if where == "password":
+            at.text_input(key="judges_api_key").input("sk-typed").run()
+        at.button(key="judges_run").click().run()
+        wait_for_result(at)
+        auth = {c.headers["authorization"] for c in srv.calls}
+    assert auth == {"Bearer sk-typed" if where == "password" else "Bearer sk-from-secrets"}
+    judged = at.session_state["judges_judged"]
+    assert not judged.astype(str).apply(lambda col: col.str.contains("sk-")).any(axis=None)
+
+
+def test_missing_key_is_reported_before_any_request():
+    at = page()
+    at.selectbox(key="judges_provider").set_value("anthropic").run()
+    at.button(key="judges_run").click().run()
+    assert any("No API key for anthropic" in e.value for e in at.error)
+    assert "judges_job" not in at.session_state
+
+
+def test_embedding_scorer_on_the_page():
+    at = page()
+    at.selectbox(key="judges_provider").set_value("embedding").run()
+    assert any("cosine similarity" in c.value for c in at.caption)
+    at.button(key="judges_run").click().run()
+    wait_for_result(at, 120)
+    judged = at.session_state["judges_judged"]
+    assert judged[C.SIMILARITY].between(-1, 1).all() and len(judged) == 32
+    assert set(table_with(at, "share_fair")["metric"]) == {"similarity"}
+
+
+def test_uploads_invalid_and_already_judged_files():
+    at = page()
+    at.radio(key="judges_source").set_value("Upload a file").run()
+    bad = pd.DataFrame({"id": ["a"], "stage": [3], "sensitive_factor": ["g"],
+                        "scenario": ["s"], "model": ["m"], "question_a": ["q"],
+                        "question_b": ["q"], "answer_a": [""], "answer_b": ["b"]})
+    at.file_uploader(key="judges_upload").upload("bad.csv", bad.to_csv(index=False).encode(),
+                                                 "text/csv").run()
+    assert any("row 1 (id a), stage 3: answer_a is empty." in e.value for e in at.error)
+    frame = pd.read_csv(sample_path())
+    judged = frame.assign(ics=3, judge="openai:x [fourstage-ics@1.0]")
+    judged.loc[judged["stage"].isin([2, 3]), "ics"] = None
+    at.file_uploader(key="judges_upload").upload(
+        "judged.csv", judged.to_csv(index=False).encode(), "text/csv").run()
+    assert not at.exception
+    assert any("already judged" in i.value for i in at.info)
+    metrics = table_with(at, "share_fair")
+    ics = metrics[metrics["metric"] == "ics"]
+    assert ics["share_fair"].eq(1.0).all() and ics["n"].sum() == 16
+    # the file has no tcs/pcs/etcs/sbas columns: those judgments count as unscored
+    assert metrics.loc[metrics["metric"] == "tcs", "n_unscored"].sum() == 8
