@@ -57,7 +57,7 @@ with t_map:
         if size > HEATMAP_MAX_CELLS:
             st.warning(f"{row} x {col} has {size:,} combinations: too many to draw.")
         else:
-            pairs = cov.pair_counts(cells, design, row, col, where=where)
+            pairs = cov.pair_counts(cells, design, row, col, where=where, within=factors)
             fig = coverage_heatmap(pairs, row, col)
             st.plotly_chart(fig, key="coverage_heatmap_chart")
             figure_downloads(fig, f"coverage_{row}_{col}", key="coverage_heatmap")

@@ -424,3 +424,22 @@ def test_heatmap_and_bar_mark_the_empty_cells(small_cells):
     assert bar.data[1].name == EMPTY_TRACE and list(bar.data[1].x) == ["z"]
     with pytest.raises(AnalysisError, match="factor 'c'"):
         marginal_bar(cov.marginal_counts(small_cells, SMALL), "c")
+
+
+def test_pair_counts_dense_marginal_equals_sparse_sum():
+    """The heatmap from the tensorly tensor's 2-D marginal equals the sparse cell sum."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"a": rng.choice(list("xyz"), 500), "b": rng.choice(list("pq"), 500),
+                          "c": rng.choice(["1", "2", "3", "4"], 500)})
+    frame = frame[~((frame.a == "x") & (frame.b == "q"))]  # an empty pair
+    design = Design(factors=(Factor("a", "domain", ("x", "y", "z", "w"), "x"),
+                             Factor("b", "prompt", ("p", "q"), "p"),
+                             Factor("c", "model", ("1", "2", "3", "4"), "1")))
+    cells = cell_table(apply_design(frame, design), ["a", "b", "c"], with_outcome=False)
+    dense = cov.pair_counts(cells, design, "c", "a", within=["a", "b", "c"])
+    sparse = cov.pair_counts(cells, design, "c", "a")
+    pd.testing.assert_frame_equal(dense, sparse)
+    expected = pd.crosstab(frame.c, frame.a).reindex(index=["1", "2", "3", "4"],
+                                                     columns=["x", "y", "z", "w"], fill_value=0)
+    assert dense["n"].tolist() == expected.to_numpy().reshape(-1).tolist()
+    assert int(dense.loc[dense.a == "w", "n"].sum()) == 0  # declared, never seen
