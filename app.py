@@ -20,6 +20,7 @@ PAGES = {
     ],
     "Judge": [
         st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
+        st.Page("pages/judges_tools.py", title="Answers & agreement", icon=":material/handshake:"),
     ],
 }
 

@@ -1,7 +1,8 @@
 """Regenerate docs/screenshot.png: start the app, open a page in Debian's chromium, capture it.
 
-Usage: python docs/screenshot.py [PAGE_TITLE [OUT.png]] (default: Subgroups; with OUT, a full-page capture there). Needs playwright
-(the dev extra) and /usr/bin/chromium; never runs `playwright install`.
+Usage: python docs/screenshot.py [PAGE_TITLE [OUT.png]] (default: Subgroups, written to
+docs/screenshot.png). Needs playwright (the dev extra) and /usr/bin/chromium; never runs
+`playwright install`.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def main(page_path: str = "Subgroups", out: str = "") -> None:
             if page_path:  # follow the sidebar link: a new URL would start a new session
                 page.get_by_role("link", name=page_path).first.click()
             time.sleep(6)  # let plotly draw
-            page.screenshot(path=out or str(ROOT / "docs" / "screenshot.png"), full_page=bool(out))
+            page.screenshot(path=out or str(ROOT / "docs" / "screenshot.png"))
             browser.close()
     finally:
         proc.terminate()

@@ -8,12 +8,16 @@
     python -m judges estimate IN --provider ... --model M      (no requests)
     python -m judges metrics JUDGED [--out PATH] [--to-results RESULTS]
 
+At scale (:mod:`judges.cli_scale`, ``docs/judges_at_scale.md``): ``score --batch``
+(provider batch APIs), ``answer``, ``agreement``, ``categorise`` and ``batches``.
+
 Keys come from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``. Files are CSV, TSV, Parquet
 or JSON Lines by extension. ``--to-results RESULTS`` also writes the long results table
 and, next to it, ``<RESULTS stem>.design.yaml`` for the analysis commands and pages.
 
 Exit codes: 0 done; 1 bad input or configuration; 3 some requests failed (their
-judgments are unscored; rerun to retry them); 130 interrupted (what was done is saved).
+judgments are unscored; rerun to retry them); 130 interrupted (what was done is saved);
+75 results still waiting in provider batches (run the same command again later).
 """
 
 from __future__ import annotations
@@ -119,8 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--to-results", type=Path, default=None,
                        help="also write the results table (+ .design.yaml) for analysis")
     score.add_argument("--quiet", action="store_true", help="no progress lines")
+    from judges import cli_scale  # here, not at the top: cli_scale imports this module
+
+    cli_scale.add_batch_options(score)
     estimate = sub.add_parser("estimate", help="calls, tokens and cost, without requests")
     _add_judge_options(estimate)
+    estimate.add_argument("--batch", action="store_true", help="at the batch API's price")
     metrics = sub.add_parser("metrics", help="stage metrics of a judged file")
     metrics.add_argument("judged", help="judged file written by 'score'")
     metrics.add_argument("--by", default="stage,sensitive_factor,model",
@@ -128,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--out", type=Path, default=None, help="write the table here")
     metrics.add_argument("--to-results", type=Path, default=None,
                          help="write the results table (+ .design.yaml) for analysis")
+    cli_scale.register(sub)
     return parser
 
 
@@ -153,6 +162,10 @@ def _progress_line(p: JudgeProgress, elapsed: float) -> str:
 
 
 def _score(args: argparse.Namespace) -> int:
+    if args.batch:
+        from judges.cli_scale import score_batch
+
+        return score_batch(args)
     frame = load_fourstage(args.input)
     if args.provider == "embedding":
         from judges.embedding import EmbeddingScorer, score_similarity
@@ -236,6 +249,12 @@ def _estimate(args: argparse.Namespace) -> int:
     finally:
         if cache is not None:
             cache.close()
+    if args.batch and est.cost_usd is not None:
+        from dataclasses import replace
+
+        from judges.batch import BATCH_DISCOUNT
+
+        est = replace(est, cost_usd=est.cost_usd * BATCH_DISCOUNT)
     for quantity, value in est.to_frame().itertuples(index=False):
         print(f"{quantity + ':':<22}{value}")
     if est.cost_usd is None:
@@ -275,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"score": _score, "estimate": _estimate, "metrics": _metrics}
     from analysis.errors import AnalysisError
+    from judges.cli_scale import HANDLERS
+
+    handlers.update(HANDLERS)
 
     try:
         return handlers[args.command](args)

@@ -84,6 +84,15 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     JUDGE,
 )
 
+# --- answers of the model under test (judges/answer.py) ----------------------------------
+ANSWER_MODEL = "answer_model"
+ANSWER_TEMPERATURE = "answer_temperature"
+ANSWER_SYSTEM_PROMPT_ID = "answer_system_prompt_id"
+ANSWER_SEED = "answer_seed"
+#: The model-under-test settings an answer run records; model factors of the results table.
+MODEL_SETTING_COLUMNS: tuple[str, ...] = (ANSWER_MODEL, ANSWER_TEMPERATURE,
+                                          ANSWER_SYSTEM_PROMPT_ID, ANSWER_SEED)
+
 # --- stage metrics table -----------------------------------------------------------------
 METRIC = "metric"
 N_ROWS = "n"

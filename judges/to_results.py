@@ -65,8 +65,10 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         ``unscored_reason`` (this metric's), ``judge``, then every other input column
         (``id``, texts, extras). The design has those four factors (``stage`` kind
         prompt with reference the lowest stage, ``sensitive_factor`` and ``scenario``
-        kind domain, ``model`` kind model; values as in the data) and the outcome
-        ``deviation`` mapped as ``binary``.
+        kind domain, ``model`` kind model; values as in the data), the model-setting
+        columns of an answered file (``answer_model``, ``answer_temperature``,
+        ``answer_system_prompt_id``, ``answer_seed``; kind model) when present, and the
+        outcome ``deviation`` mapped as ``binary``.
     """
     from analysis.design import Design, Outcome, make_factor
 
@@ -104,6 +106,9 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         if col == C.STAGE:
             reference = str(min(int(v) for v in out[col].unique())) if len(out) else None
         factors.append(make_factor(out, col, kind=kind, reference=reference))
+    # Settings of the model under test (files from judges/answer.py) are model factors too.
+    factors += [make_factor(out, col, kind="model") for col in C.MODEL_SETTING_COLUMNS
+                if col in out.columns]
     design = Design(factors=tuple(factors), outcome=Outcome(column=C.DEVIATION, mapping="binary"),
                     name="four-stage judge scores")
     return out, design

@@ -3,7 +3,7 @@
 Session-state keys (all namespaced ``judges_``): widgets ``judges_source``,
 ``judges_upload``, ``judges_provider``, ``judges_model_<provider>``, ``judges_base_url``,
 ``judges_concurrency``, ``judges_api_key`` (the password field: the key lives only in this
-session's memory), ``judges_use_cache``, ``judges_run``, ``judges_cancel``,
+session's memory), ``judges_use_cache``, ``judges_batch``, ``judges_run``, ``judges_cancel``,
 ``judges_send``, ``judges_download``; state ``judges_job`` (the running
 :class:`judges.job.JudgeJob`), ``judges_judged`` and ``judges_judged_name`` (the last
 judged table), ``judges_cancelled``, ``judges_error``, ``judges_sent``.
@@ -12,13 +12,15 @@ judged table), ``judges_cancelled``, ``judges_error``, ``judges_sent``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from judges import columns as C
+from judges.agreement import human_pairs
+from judges.batch import BATCH_DISCOUNT
 from judges.cache import ReplyCache, default_cache_path
 from judges.cost import PriceTable
 from judges.errors import JudgesError
@@ -28,8 +30,10 @@ from judges.judge import estimate_run
 from judges.metrics import stage_metrics, unscored_reasons
 from judges.providers import PROVIDERS, make_provider
 from judges.runner import RunConfig
+from judges.tasks import judge_batch_job
 from judges.to_results import to_results
 from pages._common import set_data, token_of
+from pages._judges_jobs_ui import agreement_table
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
 PROVIDER_CHOICES = ("openai", "anthropic", "embedding")
@@ -81,6 +85,7 @@ class Settings:
     base_url: str | None
     concurrency: int
     use_cache: bool
+    batch: bool = False
 
 
 def settings() -> Settings:
@@ -98,9 +103,12 @@ def settings() -> Settings:
                       type="password", key="judges_api_key",
                       help="Kept in this browser session's memory only; never saved.")
         use_cache = d3.checkbox("Use the reply cache", value=True, key="judges_use_cache")
+        batch = d3.checkbox("Batch API (half price, results within 24 h)", key="judges_batch",
+                            help="Batch ids are kept in the reply cache: a closed page picks "
+                                 "them up when you run again (see also Answers & agreement).")
     else:
-        concurrency, use_cache = 1, False
-    return Settings(provider, model.strip(), base_url, concurrency, use_cache)
+        concurrency, use_cache, batch = 1, False, False
+    return Settings(provider, model.strip(), base_url, concurrency, use_cache or batch, batch)
 
 
 def api_key(provider: str) -> str | None:
@@ -130,6 +138,8 @@ def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
     finally:
         if cache is not None:
             cache.close()
+    if s.batch and est.cost_usd is not None:
+        est = replace(est, cost_usd=est.cost_usd * BATCH_DISCOUNT)
     a, b = st.columns([2, 3])
     a.dataframe(counts, hide_index=True)
     b.dataframe(est.to_frame(), hide_index=True)
@@ -144,6 +154,11 @@ def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
             provider = make_provider(s.provider, model=s.model, base_url=s.base_url,
                                      api_key=api_key(s.provider))
             _check_ready_unless_cached(frame, provider, s.use_cache)
+            if s.batch:
+                st.session_state["judges_job"] = judge_batch_job(frame, provider).start()
+                st.session_state["judges_judged_name"] = name
+                st.session_state.pop("judges_error", None)
+                return
             job = JudgeJob(frame, provider=provider, run_config=RunConfig(
                 concurrency=s.concurrency), cache_path=default_cache_path() if s.use_cache
                 else None)
@@ -195,6 +210,8 @@ def progress_panel() -> None:
         st.rerun(scope="app")
     fraction, text = progress_text(job)
     st.progress(fraction, text=text)
+    if getattr(job, "monitor", None) is not None:  # a batch run (judges.tasks.FrameJob)
+        st.caption(job.monitor.snapshot().summary())
     st.button("Cancel (keep what is done)", on_click=job.cancel, key="judges_cancel",
               disabled=job.cancelled)
 
@@ -216,6 +233,10 @@ def show_results(judged: pd.DataFrame, name: str) -> None:
     if len(reasons):
         st.warning(f"{int(reasons[C.N_ROWS].sum()):,} judgments are unscored.")
         st.dataframe(reasons, hide_index=True)
+    pairs = human_pairs(judged)
+    if pairs:  # human labels (human_<metric> columns): agreement, judges/agreement.py
+        st.subheader("Agreement with human labels")
+        st.dataframe(agreement_table(judged, pairs, "bootstrap"), hide_index=True)
     st.subheader("Judged rows")
     st.dataframe(judged[[c for c in BROWSE if c in judged.columns]], hide_index=True)
     c1, c2 = st.columns(2)

@@ -1,0 +1,436 @@
+"""Command line of the at-scale features (``docs/judges_at_scale.md``).
+
+Registered into ``python -m judges`` by :mod:`judges.cli` (:func:`register`,
+:data:`HANDLERS`, :func:`add_batch_options` on ``score``)::
+
+    python -m judges score IN --provider openai|anthropic --model M --batch --out OUT
+        [--poll-interval S] [--max-wait S] [--max-resubmits N]
+    python -m judges answer QUESTIONS --provider ... --model M --out OUT
+        [--temperature 0,0.7] [--seed 1,2] [--system-prompt none,careful]
+        [--system-prompt-file PATH] [--max-tokens N] [--batch] [--estimate]
+    python -m judges agreement FILE [--judge-col ics --human-col human_ics ...]
+        [--other JUDGED2] [--ci bootstrap|analytic|none] [--n-boot N] [--out PATH]
+    python -m judges categorise IN --text-col answer --provider ... --model M --out OUT
+        [--categories woman,man,non-binary,unclassified | --categories-file YAML]
+        [--instruction TEXT] [--context-col question] [--prefix category] [--by model]
+    python -m judges batches [--collect] [--cancel BATCH_ID] [--cache PATH]
+
+Exit codes as for ``score`` (0 done, 1 bad input, 3 some requests failed, 130
+interrupted), plus 75 (``EX_TEMPFAIL``): results still waiting in provider batches; run
+the same command again later to collect them (nothing is submitted twice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judges.batch import (
+    BatchConfig,
+    BatchMonitor,
+    BatchStore,
+    cancel_batch,
+    judge_frame_batch_async,
+    refresh_batches,
+)
+from judges.cache import ReplyCache, default_cache_path
+from judges.cli import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    _judge_config,
+    _progress_line,
+    _temperature,
+    write_results,
+    write_table,
+)
+from judges.cost import PriceTable
+from judges.errors import JudgesError
+from judges.providers import make_provider
+from judges.runner import RunConfig, RunStats
+from judges.tasks import TaskProgress
+
+#: Results still waiting in a provider batch (run again later to collect them).
+EXIT_PENDING = 75
+
+
+# --- shared options ---------------------------------------------------------------------------
+def add_batch_options(p: argparse.ArgumentParser) -> None:
+    """``--batch`` and how batches are watched."""
+    g = p.add_argument_group("batch API (half price, results within 24 h)")
+    g.add_argument("--batch", action="store_true",
+                   help="use the provider's batch API (OpenAI Batch, Anthropic Message Batches)")
+    g.add_argument("--poll-interval", type=float, default=30.0, help="seconds between polls")
+    g.add_argument("--max-wait", type=float, default=None,
+                   help="stop waiting after this many seconds (0: submit and exit); the batch "
+                        "keeps running and the next run collects it")
+    g.add_argument("--max-resubmits", type=int, default=1,
+                   help="re-submit requests that failed transiently this many times")
+
+
+def _add_provider_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--provider", required=True, choices=["openai", "anthropic"])
+    p.add_argument("--model", required=True)
+    p.add_argument("--base-url", default=None,
+                   help="OpenAI-compatible or Anthropic endpoint (Ollama, vLLM, llama.cpp)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help=f"SQLite reply cache (default {default_cache_path()})")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--prices", type=Path, default=None, help="price table (YAML)")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    p.add_argument("--max-retries", type=int, default=5)
+    p.add_argument("--estimate", action="store_true",
+                   help="print calls, tokens and cost, make no request")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_batch_options(p)
+
+
+def _batch_config(args: argparse.Namespace) -> BatchConfig | None:
+    if not getattr(args, "batch", False):
+        return None
+    return BatchConfig(poll_interval=args.poll_interval, max_wait=args.max_wait,
+                       max_resubmits=args.max_resubmits)
+
+
+def _run_config(args: argparse.Namespace) -> RunConfig:
+    return RunConfig(concurrency=args.concurrency, timeout=args.timeout,
+                     max_retries=args.max_retries)
+
+
+def _open_cache(args: argparse.Namespace) -> ReplyCache | None:
+    if args.no_cache:
+        if getattr(args, "batch", False):
+            raise JudgesError("--batch needs the reply cache (batch ids and results are kept "
+                              "there): leave out --no-cache.")
+        return None
+    return ReplyCache(args.cache or default_cache_path())
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV, TSV, Parquet or JSON Lines table (errors as :class:`JudgesError`)."""
+    from analysis.errors import LoadError
+    from analysis.io import load_results
+
+    try:
+        return load_results(path)
+    except LoadError as exc:
+        raise JudgesError(str(exc)) from None
+
+
+def _numbers(text: str, kind: Callable[[str], Any]) -> list[Any]:
+    return [kind(t.strip()) for t in str(text).split(",") if t.strip()]
+
+
+def _run(coro_factory: Callable[[threading.Event], Coroutine[Any, Any, Any]],
+         report: Callable[[], str] | None) -> Any:
+    """Run a coroutine with Ctrl-C / SIGTERM setting ``cancel`` and a progress reporter."""
+    cancel = threading.Event()
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # other OS
+                loop.add_signal_handler(sig, cancel.set)
+
+        async def reporter() -> None:
+            while True:
+                await asyncio.sleep(2)
+                print(report(), file=sys.stderr)
+
+        task = asyncio.ensure_future(reporter()) if report is not None else None
+        try:
+            return await coro_factory(cancel)
+        finally:
+            if task is not None:
+                task.cancel()
+
+    return asyncio.run(main())
+
+
+def _exit_code(stats: RunStats, monitor: BatchMonitor, cancelled: bool) -> int:
+    if monitor.pending:
+        print(f"{monitor.pending:,} results are still waiting in provider batches: run the "
+              "same command again later to collect them.", file=sys.stderr)
+        return EXIT_PENDING
+    if cancelled:
+        print("Interrupted: what was done is saved; run again to finish.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if stats.errors else EXIT_OK
+
+
+def _print_estimate(estimate: Any) -> int:
+    print(estimate.to_frame().to_string(index=False, header=False))
+    if estimate.cost_usd is None:
+        print("No price for this model: add it to the price table (--prices).", file=sys.stderr)
+    return EXIT_OK
+
+
+# --- score --batch ------------------------------------------------------------------------------
+def score_batch(args: argparse.Namespace) -> int:
+    """``score --batch``: judge a four-stage file through the provider's batch API."""
+    from judges.fourstage import load_fourstage
+    from judges.judge import JudgeProgress, n_judgments
+    from judges.rubric import load_rubrics
+
+    if args.provider == "embedding":
+        raise JudgesError("--batch is for the openai and anthropic judges.")
+    if not args.model:
+        raise JudgesError(f"--model is required for the {args.provider} provider.")
+    frame = load_fourstage(args.input)
+    provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
+    cache = _open_cache(args)
+    assert cache is not None
+    progress = JudgeProgress(total=n_judgments(frame))
+    stats, monitor = RunStats(), BatchMonitor()
+    start = time.monotonic()
+    try:
+        run = _run(lambda cancel: judge_frame_batch_async(
+            frame, provider, cache=cache, batch=_batch_config(args),
+            rubrics=load_rubrics(args.rubrics), config=_judge_config(args),
+            prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
+            stats=stats, monitor=monitor),
+            None if args.quiet else lambda: monitor.snapshot().summary())
+    finally:
+        cache.close()
+    write_table(run.judged, args.out)
+    p = run.progress
+    print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
+    print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
+          f"{monitor.summary()}.", file=sys.stderr)
+    if args.to_results:
+        table, design = write_results(run.judged, args.to_results)
+        print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
+    return _exit_code(stats, monitor, stats.cancelled > 0)
+
+
+# --- answer -----------------------------------------------------------------------------------
+def _answer(args: argparse.Namespace) -> int:
+    from judges.answer import (
+        ANSWER_ISSUES,
+        answer_frame_async,
+        estimate_answers,
+        load_answer_prompts,
+        n_answer_requests,
+        question_items,
+        settings_grid,
+        system_prompt,
+    )
+
+    frame = read_table(args.input)
+    prompts = load_answer_prompts(args.prompts)
+    systems = [system_prompt(prompts, name) for name in args.system_prompt.split(",")
+               if name.strip()]
+    if args.system_prompt_file:
+        text = Path(args.system_prompt_file).read_text(encoding="utf-8")
+        systems = [system_prompt(prompts, text=text)]
+    settings = settings_grid(temperatures=_numbers(args.temperature, _temperature) or [None],
+                             seeds=_numbers(args.seed, int) or [None],
+                             system_prompts=systems or [("none", "")],
+                             max_tokens=args.max_tokens)
+    provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
+    cache = _open_cache(args)
+    try:
+        if args.estimate:
+            return _print_estimate(estimate_answers(
+                frame, provider, settings=settings, prompts=prompts,
+                prices=PriceTable.load(args.prices), cache=cache, batch=args.batch))
+        progress = TaskProgress(total=n_answer_requests(question_items(frame), len(settings)))
+        stats, monitor = RunStats(), BatchMonitor()
+        run = _run(lambda cancel: answer_frame_async(
+            frame, provider, settings=settings, prompts=prompts, cache=cache,
+            run_config=_run_config(args), batch=_batch_config(args),
+            prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
+            stats=stats, monitor=monitor),
+            None if args.quiet else lambda: _task_line(progress, "answered"))
+    finally:
+        if cache is not None:
+            cache.close()
+    write_table(run.answered, args.out)
+    issues = int((run.answered[ANSWER_ISSUES] != "").sum())
+    print(f"Wrote {args.out}: {len(run.answered):,} rows ({len(settings)} setting(s)), "
+          f"{_task_line(run.progress, 'answered')}; {issues:,} rows with issues "
+          f"(see {ANSWER_ISSUES}).", file=sys.stderr)
+    return _exit_code(stats, monitor, run.cancelled)
+
+
+def _task_line(progress: Any, verb: str) -> str:
+    p = progress.snapshot()
+    cost = f"${p.cost_usd:,.4f}" + (" + unpriced" if p.unpriced else "")
+    return (f"{p.done:,}/{p.total:,} {verb}, {p.unscored:,} without a result, "
+            f"{p.cached:,} cached, {p.input_tokens + p.output_tokens:,} tokens, {cost}")
+
+
+# --- categorise --------------------------------------------------------------------------------
+def _categorise(args: argparse.Namespace) -> int:
+    from judges.categorise import (
+        CategoriseConfig,
+        categorise_frame_async,
+        category_counts,
+        category_spec,
+        estimate_categorise,
+        load_category_spec,
+        n_categorise_requests,
+    )
+
+    frame = read_table(args.input)
+    if args.categories:
+        spec = category_spec(args.categories, instruction=args.instruction)
+    else:
+        spec = load_category_spec(args.categories_file)
+    config = CategoriseConfig(temperature=args.temperature, max_tokens=args.max_tokens,
+                              structured_output=not args.no_structured_output)
+    provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
+    cache = _open_cache(args)
+    kwargs = {"text_column": args.text_col, "context_column": args.context_col}
+    try:
+        if args.estimate:
+            return _print_estimate(estimate_categorise(
+                frame, provider, spec, config=config, prices=PriceTable.load(args.prices),
+                cache=cache, batch=args.batch, **kwargs))
+        progress = TaskProgress(total=n_categorise_requests(frame, args.text_col))
+        stats, monitor = RunStats(), BatchMonitor()
+        run = _run(lambda cancel: categorise_frame_async(
+            frame, provider, spec, prefix=args.prefix, config=config, cache=cache,
+            run_config=_run_config(args), batch=_batch_config(args),
+            prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
+            stats=stats, monitor=monitor, **kwargs),
+            None if args.quiet else lambda: _task_line(progress, "classified"))
+    finally:
+        if cache is not None:
+            cache.close()
+    write_table(run.categorised, args.out)
+    print(f"Wrote {args.out}: {_task_line(run.progress, 'classified')}.", file=sys.stderr)
+    by = [c.strip() for c in (args.by or "").split(",") if c.strip()]
+    counts = category_counts(run.categorised, prefix=args.prefix, by=by)
+    print(counts.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return _exit_code(stats, monitor, run.cancelled)
+
+
+# --- agreement ---------------------------------------------------------------------------------
+def _agreement(args: argparse.Namespace) -> int:
+    from judges.agreement import agreement, merge_judged
+
+    frame = read_table(args.input)
+    pairs: list[tuple[str, str]] | None = None
+    if args.other:
+        frame, pairs = merge_judged(frame, read_table(args.other))
+    if args.judge_col or args.human_col:
+        if len(args.judge_col) != len(args.human_col):
+            raise JudgesError("Give --judge-col and --human-col the same number of times "
+                              "(they are paired in order).")
+        pairs = list(zip(args.judge_col, args.human_col, strict=True))
+    table = agreement(frame, pairs, by_stage=not args.no_stages, ci=args.ci, n_boot=args.n_boot,
+                      confidence=args.confidence, random_state=args.seed)
+    if args.out:
+        write_table(table, args.out)
+        print(f"Wrote {args.out}.", file=sys.stderr)
+    else:
+        shown = [c for c in table.columns if not c.endswith("_p") and c != "ci_method"]
+        with pd.option_context("display.width", 250, "display.max_columns", 50):
+            print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return EXIT_OK
+
+
+# --- batches -------------------------------------------------------------------------------------
+def _batches(args: argparse.Namespace) -> int:
+    path = args.cache or default_cache_path()
+    with ReplyCache(path) as cache, BatchStore(path) as store:
+        if args.cancel:
+            stored = store.get(args.cancel)
+            if stored is None:
+                raise JudgesError(f"No stored batch {args.cancel!r} in {path}.")
+            status = asyncio.run(cancel_batch(store, _stored_provider(stored), stored.batch_id))
+            print(f"{status.batch_id}: {status.status}", file=sys.stderr)
+        if args.collect:
+            statuses = asyncio.run(refresh_batches(store, cache, _stored_provider,
+                                                   config=BatchConfig()))
+            ended = sum(s.ended for s in statuses)
+            print(f"Looked at {len(statuses)} open batch(es); {ended} ended and collected "
+                  "into the cache (run the same command again to use them).", file=sys.stderr)
+        table = store.table(open_only=not args.all)
+    if table.empty:
+        print("No open batches." if not args.all else "No batches.")
+    else:
+        with pd.option_context("display.width", 250, "display.max_columns", 20):
+            print(table.drop(columns=["message"]).to_string(index=False))
+    return EXIT_OK
+
+
+def _stored_provider(stored: Any):
+    return make_provider(stored.api, model=stored.model, base_url=stored.endpoint)
+
+
+# --- parser ------------------------------------------------------------------------------------
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``answer``, ``agreement``, ``categorise`` and ``batches`` (see :data:`HANDLERS`)."""
+    answer = sub.add_parser("answer", help="fill the answers of a four-stage question file by "
+                                           "asking the model under test")
+    answer.add_argument("input", help="question file (CSV, TSV, Parquet, JSON Lines)")
+    _add_provider_options(answer)
+    answer.add_argument("--temperature", default="",
+                        help="comma-separated temperatures (one run each; default: none sent)")
+    answer.add_argument("--seed", default="", help="comma-separated seeds (OpenAI only)")
+    answer.add_argument("--system-prompt", default="none",
+                        help="comma-separated names from the prompt file (none, assistant, "
+                             "careful)")
+    answer.add_argument("--system-prompt-file", type=Path, default=None,
+                        help="your own system prompt (id custom-<hash>)")
+    answer.add_argument("--max-tokens", type=int, default=1024)
+    answer.add_argument("--prompts", type=Path, default=None, help="answer-prompt YAML file")
+    answer.add_argument("--out", type=Path, required=True)
+
+    agree = sub.add_parser("agreement", help="agreement of judge scores with human labels")
+    agree.add_argument("input", help="judged file with human label columns (human_<metric>)")
+    agree.add_argument("--judge-col", action="append", default=[],
+                       help="judge score column (repeat; paired with --human-col)")
+    agree.add_argument("--human-col", action="append", default=[],
+                       help="human label (or second judge) column")
+    agree.add_argument("--other", type=Path, default=None,
+                       help="a second judged file: agreement between the two judges")
+    agree.add_argument("--ci", choices=["bootstrap", "analytic", "none"], default="bootstrap")
+    agree.add_argument("--n-boot", type=int, default=1000)
+    agree.add_argument("--confidence", type=float, default=0.95)
+    agree.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    agree.add_argument("--no-stages", action="store_true", help="no per-stage rows")
+    agree.add_argument("--out", type=Path, default=None)
+
+    cat = sub.add_parser("categorise", help="put each completion into one of your categories")
+    cat.add_argument("input", help="any table with a text column")
+    cat.add_argument("--text-col", required=True, help="the column to classify")
+    cat.add_argument("--context-col", default=None, help="shown as the request (optional)")
+    cat.add_argument("--categories", default=None,
+                     help="comma-separated names, e.g. woman,man,non-binary,unclassified")
+    cat.add_argument("--categories-file", type=Path, default=None,
+                     help="YAML with instruction and categories (default: bundled gender list)")
+    cat.add_argument("--instruction", default=None, help="what to decide (with --categories)")
+    cat.add_argument("--prefix", default="category", help="output column prefix")
+    cat.add_argument("--by", default="", help="grouping columns of the printed counts")
+    _add_provider_options(cat)
+    cat.add_argument("--temperature", type=_temperature, default=0.0)
+    cat.add_argument("--max-tokens", type=int, default=300)
+    cat.add_argument("--no-structured-output", action="store_true")
+    cat.add_argument("--out", type=Path, required=True)
+
+    batches = sub.add_parser("batches", help="list, collect or cancel stored provider batches")
+    batches.add_argument("--cache", type=Path, default=None,
+                         help=f"cache file holding the batches (default {default_cache_path()})")
+    batches.add_argument("--collect", action="store_true",
+                         help="poll open batches once and collect the ended ones into the cache")
+    batches.add_argument("--cancel", default=None, metavar="BATCH_ID")
+    batches.add_argument("--all", action="store_true", help="also list collected batches")
+
+
+#: The subcommands :func:`register` adds, and their handlers (``args -> exit code``).
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "answer": _answer, "agreement": _agreement, "categorise": _categorise, "batches": _batches}

@@ -1,0 +1,249 @@
+"""Plumbing shared by the tasks built on the runner: answers, categories, batch judging.
+
+- :class:`TaskProgress`: live counters of a run (the same fields as
+  :class:`judges.judge.JudgeProgress`, so the same progress display serves both);
+- :class:`FrameJob`: any such run in a background thread, for a page that must stay
+  responsive (the counterpart of :class:`judges.job.JudgeJob`);
+- :func:`estimate_requests`: calls, tokens and cost of a list of requests before a run
+  (live or batch price);
+- :func:`judge_batch_job`: a four-stage judge run through the batch API as a
+  :class:`FrameJob` (the Judges page's batch switch).
+
+No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judges.batch import BATCH_DISCOUNT, BatchConfig, BatchMonitor, judge_frame_batch_async
+from judges.cache import ReplyCache, default_cache_path
+from judges.cost import PriceTable, estimate_message_tokens
+from judges.judge import JudgeProgress, n_judgments
+from judges.providers import ChatProvider
+from judges.request import ChatRequest, Result
+from judges.runner import RunStats, request_key
+
+
+@dataclass
+class TaskProgress:
+    """Live progress of a task run (thread-safe; read :meth:`snapshot` from another thread).
+
+    Attributes
+    ----------
+    total, done
+        Requests planned and finished (usable, unusable, failed, pending or cancelled).
+    scored, unscored
+        Finished requests that gave a usable result (an answer, a category) or not.
+    cached
+        Requests served from the cache.
+    pending
+        Requests still waiting in a provider batch.
+    input_tokens, output_tokens, cost_usd, unpriced
+        Spent in this run (cache hits excluded); replies without a price.
+    """
+
+    total: int
+    done: int = 0
+    scored: int = 0
+    unscored: int = 0
+    cached: int = 0
+    pending: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, result: Result, *, usable: bool, pending: bool = False) -> None:
+        """Count one finished request."""
+        with self._lock:
+            self.done += 1
+            self.scored += int(usable)
+            self.unscored += int(not usable)
+            self.pending += int(pending)
+            if result.cached:
+                self.cached += 1
+            elif result.reply is not None:
+                self.input_tokens += result.reply.input_tokens
+                self.output_tokens += result.reply.output_tokens
+                if result.cost_usd is None:
+                    self.unpriced += 1
+                else:
+                    self.cost_usd += result.cost_usd
+
+    def snapshot(self) -> TaskProgress:
+        """A consistent copy."""
+        with self._lock:
+            return replace(self, _lock=threading.Lock())
+
+
+Work = Callable[[threading.Event], Coroutine[Any, Any, pd.DataFrame]]
+
+
+class FrameJob:
+    """Run ``work(cancel)`` (a coroutine returning a table) in a daemon thread.
+
+    The interface matches :class:`judges.job.JudgeJob` (``start``, ``cancel``, ``wait``,
+    ``running``, ``finished``, ``cancelled``, ``progress()``, ``judged``, ``error``), so
+    the Judges page's progress panel can show either.
+
+    Parameters
+    ----------
+    work
+        ``async def work(cancel) -> DataFrame``; it should update ``progress``.
+    progress
+        The counters ``work`` updates (:class:`TaskProgress` or ``JudgeProgress``).
+    monitor
+        Batch status ``work`` updates, when it uses the batch API.
+    redact
+        Removes secrets from an error message (``provider.redact``).
+    """
+
+    def __init__(self, work: Work, *, progress: Any, stats: RunStats | None = None,
+                 monitor: BatchMonitor | None = None,
+                 redact: Callable[[str], str] | None = None, name: str = "task"):
+        self._work = work
+        self._progress = progress
+        self.stats = stats if stats is not None else RunStats()
+        self.monitor = monitor
+        self._redact = redact or (lambda text: text)
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"{name}-job")
+        self.output: pd.DataFrame | None = None
+        self.error: str | None = None
+
+    def start(self) -> FrameJob:
+        """Start the thread; returns at once."""
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Stop taking new requests (batches keep running at the provider)."""
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until finished (or ``timeout``); return whether it finished."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        """Started and not finished."""
+        return self._thread.is_alive()
+
+    @property
+    def finished(self) -> bool:
+        """Finished, with an output or an error."""
+        return self.output is not None or self.error is not None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancel.is_set()
+
+    @property
+    def judged(self) -> pd.DataFrame | None:
+        """The output table (the name the Judges page reads)."""
+        return self.output
+
+    def progress(self) -> Any:
+        """A snapshot of the progress counters."""
+        return self._progress.snapshot()
+
+    def _run(self) -> None:
+        try:
+            self.output = asyncio.run(self._work(self._cancel))
+        except Exception as exc:  # noqa: BLE001 - shown to the user, never raised in a thread
+            self.error = self._redact(str(exc) or type(exc).__name__)
+
+
+@dataclass(frozen=True)
+class RequestEstimate:
+    """Calls, tokens and cost of a run before it starts (see :func:`estimate_requests`)."""
+
+    requests: int
+    cached: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    batch: bool
+
+    def to_frame(self) -> pd.DataFrame:
+        """Columns ``quantity`` and ``value`` (for display)."""
+        cost = "no price for this model" if self.cost_usd is None else f"${self.cost_usd:,.4f}"
+        rate = " (batch: half price)" if self.batch else ""
+        return pd.DataFrame({
+            "quantity": ["requests", "already cached", "calls to make", "input tokens (est.)",
+                         "output tokens (est.)", f"cost (est.){rate}"],
+            "value": [f"{self.requests:,}", f"{self.cached:,}", f"{self.calls:,}",
+                      f"{self.input_tokens:,}", f"{self.output_tokens:,}", cost],
+        })
+
+
+def estimate_requests(requests: Iterable[ChatRequest], provider: ChatProvider, *,
+                      expected_output_tokens: int, prices: PriceTable | None = None,
+                      cache: ReplyCache | None = None, batch: bool = False) -> RequestEstimate:
+    """Count calls, tokens and cost of ``requests`` without making any request.
+
+    Input tokens are estimated from the prompt text (about four characters per token),
+    output tokens as ``expected_output_tokens`` per call; batch calls cost
+    :data:`judges.batch.BATCH_DISCOUNT` of the price table.
+    """
+    requests = list(requests)
+    keys = [request_key(provider, r) for r in requests] if cache is not None else []
+    hits = cache.contains(keys) if cache is not None else set()
+    to_call = [r for i, r in enumerate(requests) if not keys or keys[i] not in hits]
+    input_tokens = sum(estimate_message_tokens(r.messages) for r in to_call)
+    output_tokens = len(to_call) * expected_output_tokens
+    prices = prices or PriceTable.load()
+    cost = prices.cost(provider.price_section, provider.model, input_tokens, output_tokens)
+    if cost is not None and batch:
+        cost *= BATCH_DISCOUNT
+    return RequestEstimate(len(requests), len(requests) - len(to_call), len(to_call),
+                           input_tokens, output_tokens, cost, batch)
+
+
+def cached_work(cache_path: str | Path | None,
+                run: Callable[[ReplyCache | None, threading.Event],
+                              Coroutine[Any, Any, pd.DataFrame]]) -> Work:
+    """``work(cancel)`` that opens the reply cache in the job's thread and closes it after."""
+    async def work(cancel: threading.Event) -> pd.DataFrame:
+        cache = ReplyCache(cache_path) if cache_path else None
+        try:
+            return await run(cache, cancel)
+        finally:
+            if cache is not None:
+                cache.close()
+
+    return work
+
+
+def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
+                    cache_path: str | Path | None = None, batch: BatchConfig | None = None,
+                    prices: PriceTable | None = None) -> FrameJob:
+    """Judge a validated four-stage table through the batch API in a background thread.
+
+    The job's ``judged`` is the judged file (pending judgments unscored with a reason);
+    ``monitor`` shows the batches. The cache defaults to :func:`default_cache_path`.
+    """
+    progress = JudgeProgress(total=n_judgments(frame))
+    stats, monitor = RunStats(), BatchMonitor()
+
+    async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
+        assert cache is not None
+        result = await judge_frame_batch_async(
+            frame, provider, cache=cache, batch=batch or BatchConfig(poll_interval=10),
+            prices=prices, cancel=cancel, progress=progress, stats=stats, monitor=monitor)
+        return result.judged
+
+    return FrameJob(cached_work(cache_path or default_cache_path(), run), progress=progress,
+                    stats=stats, monitor=monitor, redact=provider.redact, name="judge-batch")

@@ -1,0 +1,101 @@
+"""Jobs, results and provider batches of the Answers & agreement page (logic in judges/).
+
+Session-state keys: ``tools_<section>_job`` (a running :class:`judges.tasks.FrameJob`),
+``tools_<section>_out`` (its finished table), ``tools_<section>_error``, and
+``tools_batches_...`` for the batch status section.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pandas as pd
+import streamlit as st
+
+from judges.agreement import agreement
+from judges.batch import BatchStore, cancel_batch, refresh_batches
+from judges.cache import ReplyCache, default_cache_path
+from judges.errors import JudgesError
+from judges.providers import ChatProvider, make_provider
+from pages._judges_tools_ui import api_key
+
+
+def start(key: str, make_job, *args, **kwargs) -> None:
+    """Start ``make_job(*args, **kwargs)`` (a :class:`judges.tasks.FrameJob`) as section
+    ``key``'s job (a button callback: values come in as arguments, never from globals)."""
+    try:
+        st.session_state[f"tools_{key}_job"] = make_job(*args, **kwargs).start()
+        st.session_state.pop(f"tools_{key}_error", None)
+    except JudgesError as exc:
+        st.session_state[f"tools_{key}_error"] = str(exc)
+
+
+def job_panel(key: str) -> None:
+    """Progress and cancel of section ``key``'s job; its output when finished."""
+    if f"tools_{key}_error" in st.session_state:
+        st.error(st.session_state[f"tools_{key}_error"])
+
+    @st.fragment(run_every=0.5)
+    def panel() -> None:
+        job = st.session_state.get(f"tools_{key}_job")
+        if job is None:
+            return
+        if job.finished:
+            del st.session_state[f"tools_{key}_job"]
+            if job.error:
+                st.session_state[f"tools_{key}_error"] = job.error
+            else:
+                st.session_state[f"tools_{key}_out"] = job.output
+            st.rerun(scope="app")
+        p = job.progress()
+        st.progress(p.done / p.total if p.total else 1.0,
+                    text=f"{p.done:,} / {p.total:,} done · {p.unscored:,} without a result · "
+                         f"{p.cached:,} cached · ${p.cost_usd:,.4f}")
+        if job.monitor is not None and job.monitor.statuses:
+            st.caption(job.monitor.snapshot().summary())
+        st.button("Stop (keep what is done)", on_click=job.cancel, key=f"tools_{key}_cancel")
+
+    panel()
+
+
+@st.cache_data(max_entries=16, show_spinner="Computing agreement...")
+def agreement_table(frame: pd.DataFrame, pairs: list[tuple[str, str]], ci: str) -> pd.DataFrame:
+    """:func:`judges.agreement.agreement` of the pairs, cached per table and choice."""
+    return agreement(frame, pairs, ci=ci)
+
+
+def download(table: pd.DataFrame, name: str, key: str) -> None:
+    """A CSV download button."""
+    st.download_button("Download (CSV)", table.to_csv(index=False).encode(), file_name=name,
+                       mime="text/csv", key=f"tools_{key}_download", on_click="ignore")
+
+
+def batches_panel() -> None:
+    """Stored provider batches: list, collect ended ones into the cache, cancel one."""
+    path = default_cache_path()
+    with BatchStore(path) as store:
+        table = store.table(open_only=not st.checkbox("Show collected batches",
+                                                      key="tools_batches_all"))
+        open_ids = [b.batch_id for b in store.batches(open_only=True)]
+    st.dataframe(table, hide_index=True)
+    c1, c2 = st.columns(2)
+    if c1.button("Check and collect now", key="tools_batches_refresh", disabled=not open_ids):
+        with ReplyCache(path) as cache, BatchStore(path) as store:
+            done = asyncio.run(refresh_batches(store, cache, _stored_provider))
+        st.session_state["tools_batches_note"] = (
+            f"{sum(s.ended for s in done)} of {len(done)} open batch(es) ended and were "
+            "collected into the cache: run the same task again to use them.")
+        st.rerun()
+    chosen = c2.selectbox("Open batch", open_ids, key="tools_batches_pick")
+    if chosen and c2.button("Cancel this batch", key="tools_batches_cancel"):
+        with BatchStore(path) as store:
+            asyncio.run(cancel_batch(store, _stored_provider(store.get(chosen)), chosen))
+        st.rerun()
+    if "tools_batches_note" in st.session_state:
+        st.success(st.session_state["tools_batches_note"])
+
+
+def _stored_provider(stored) -> ChatProvider:
+    return make_provider(stored.api, model=stored.model, base_url=stored.endpoint,
+                         api_key=api_key(stored.api))
+

@@ -1,0 +1,116 @@
+"""Helpers of the Answers & agreement page: inputs, API keys, model settings, downloads.
+
+Session-state keys (all namespaced ``tools_``): ``tools_key_<provider>`` (API keys typed on
+the page, kept in this session's memory only) and ``tools_<section>_...`` widgets. Jobs, results
+and batches: ``pages/_judges_jobs_ui.py``. No statistics here: everything is in judges/.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from judges.batch import BatchConfig
+from judges.cache import ReplyCache, default_cache_path
+from judges.providers import PROVIDERS, ChatProvider, make_provider
+from judges.runner import RunConfig
+
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the file...")
+def _read(data: bytes, name: str) -> pd.DataFrame:
+    from analysis.io import load_results
+
+    return load_results(data, name=name)
+
+
+def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) -> pd.DataFrame:
+    """A source radio (tables offered by this session, or an upload); the table or None."""
+    choices = [k for k, v in offers.items() if v is not None] + ["Upload a file"]
+    source = st.radio(label, choices, horizontal=True, key=f"tools_{key}_source")
+    if source != "Upload a file":
+        return offers[source]
+    upload = st.file_uploader("CSV, TSV, Parquet or JSON Lines", key=f"tools_{key}_upload",
+                              type=["csv", "tsv", "parquet", "jsonl", "json"])
+    if upload is None:
+        return None
+    try:
+        return _read(upload.getvalue(), upload.name)
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+
+
+def api_key(provider: str) -> str | None:
+    """The key: the page's password field, then ``st.secrets``, then the environment."""
+    env = PROVIDERS[provider].env_key
+    typed = st.session_state.get(f"tools_key_{provider}")
+    if typed:
+        return typed
+    try:
+        if env in st.secrets:
+            return str(st.secrets[env])
+    except Exception:  # noqa: BLE001 - no or malformed secrets file
+        pass
+    return os.environ.get(env) or None
+
+
+def api_keys() -> None:
+    """Password fields for both providers (memory only)."""
+    with st.expander("API keys (or OPENAI_API_KEY / ANTHROPIC_API_KEY in env or secrets)"):
+        c1, c2 = st.columns(2)
+        c1.text_input("OpenAI key", type="password", key="tools_key_openai")
+        c2.text_input("Anthropic key", type="password", key="tools_key_anthropic")
+
+
+@dataclass(frozen=True)
+class Model:
+    """A provider chosen in a section, and how to run it."""
+
+    provider: ChatProvider
+    concurrency: int
+    batch: BatchConfig | None
+    cache_path: str | None
+
+
+def model_settings(key: str, label: str) -> Model:
+    """Provider, model, base URL, concurrency, cache and batch widgets of a section."""
+    c1, c2, c3 = st.columns([1, 2, 2])
+    name = c1.selectbox(label, list(DEFAULT_MODELS), key=f"tools_{key}_provider")
+    model = c2.text_input("Model", DEFAULT_MODELS[name], key=f"tools_{key}_model_{name}")
+    url = c3.text_input("Base URL (optional)", key=f"tools_{key}_url").strip() or None
+    d1, d2, d3 = st.columns([1, 2, 2])
+    concurrency = int(d1.number_input("Concurrency", 1, 256, 8, key=f"tools_{key}_conc"))
+    cache = d2.checkbox("Use the reply cache", True, key=f"tools_{key}_cache")
+    batch = d3.checkbox("Batch API (half price, up to 24 h)", key=f"tools_{key}_batch",
+                        help="Batch ids are kept in the cache: a closed page picks them up "
+                             "again (Batches tab).")
+    provider = make_provider(name, model=model.strip() or DEFAULT_MODELS[name], base_url=url,
+                             api_key=api_key(name))
+    return Model(provider, concurrency, BatchConfig(poll_interval=10) if batch else None,
+                 str(default_cache_path()) if cache or batch else None)
+
+
+def numbers(text: str, kind: type) -> list:
+    """Comma-separated numbers typed in a field (``[]`` when empty)."""
+    return [kind(t) for t in text.replace(" ", "").split(",") if t]
+
+
+def estimate(fn, m: Model, **kwargs) -> None:
+    """Show ``fn(..., cache=..., batch=...)``'s estimate table (calls, tokens, cost)."""
+    cache = ReplyCache(m.cache_path) if m.cache_path else None
+    try:
+        st.dataframe(fn(cache=cache, batch=m.batch is not None, **kwargs).to_frame(),
+                     hide_index=True)
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def run_config(m: Model) -> RunConfig:
+    """The runner settings of a section."""
+    return RunConfig(concurrency=m.concurrency)

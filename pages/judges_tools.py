@@ -1,0 +1,113 @@
+"""Answers & agreement: answers of the model under test, agreement with human labels, response
+categories, provider batches (logic in judges/; see docs/judges_at_scale.md)."""
+
+import pandas as pd
+import streamlit as st
+
+from judges import answer as ans
+from judges import categorise as cat
+from judges.agreement import human_pairs
+from judges.errors import JudgesError
+from pages import _judges_jobs_ui as jobs
+from pages import _judges_tools_ui as ui
+
+st.title("Answers & agreement")
+st.caption("Ask the model under test the four-stage questions, check a judge against human "
+           "labels, sort completions into categories, and follow half-price provider batches.")
+ui.api_keys()
+answers, agree, categories, batches = st.tabs(["Answers", "Agreement", "Categories", "Batches"])
+
+with answers:
+    st.caption("Stages 1 and 4 ask `question`; stage 2 asks each variant's story prompt "
+               "(`story_prompt_a`/`_b`, or `question` with `{variant}` and `variant_a`/`_b`); "
+               "stage 3 asks `question_a` and `question_b` in separate conversations.")
+    frame = ui.table_input("answers", "Question file",
+                           {"Illustrative questions": pd.read_csv(ans.questions_sample_path())})
+    if frame is not None:
+        m = ui.model_settings("answers", "Model under test")
+        prompts = ans.load_answer_prompts()
+        c1, c2, c3 = st.columns(3)
+        temps = c1.text_input("Temperatures (e.g. 0, 0.7; empty: default)", key="tools_at")
+        seeds = c2.text_input("Seeds (OpenAI only)", key="tools_as")
+        names = c3.multiselect("System prompts", list(prompts.system_prompts), ["none"],
+                               key="tools_asp")
+        try:
+            settings = ans.settings_grid(
+                temperatures=ui.numbers(temps, float) or [None],
+                seeds=ui.numbers(seeds, int) or [None],
+                system_prompts=[ans.system_prompt(prompts, n) for n in names] or [("none", "")])
+            ui.estimate(ans.estimate_answers, m, frame=frame, provider=m.provider,
+                        settings=settings)
+        except (JudgesError, ValueError) as exc:
+            st.error(str(exc))
+            settings = None
+        st.button("Generate answers", key="tools_answers_run", type="primary",
+                  on_click=jobs.start, disabled=settings is None,
+                  args=("answers", ans.answer_job, frame, m.provider),
+                  kwargs={"settings": settings, "cache_path": m.cache_path,
+                          "run_config": ui.run_config(m), "batch": m.batch})
+    jobs.job_panel("answers")
+    out = st.session_state.get("tools_answers_out")
+    if out is not None:
+        st.dataframe(out.head(500), hide_index=True)
+        jobs.download(out, "answers.csv", "answers")
+
+with agree:
+    st.caption("Pearson r, Spearman rho, Kendall tau and quadratic-weighted kappa with 95% "
+               "intervals, per stage and overall. Human labels: columns `human_<metric>`.")
+    frame = ui.table_input("agree", "Judged file with human labels",
+                           {"Judged file (Judges page)": st.session_state.get("judges_judged")})
+    if frame is not None:
+        found = human_pairs(frame)
+        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        c1, c2, c3 = st.columns(3)
+        every = c1.checkbox(f"Every human label found ({len(found)})", bool(found),
+                            key="tools_agree_every", disabled=not found)
+        judge = c2.selectbox("Judge column", numeric, key="tools_agree_judge")
+        human = c3.selectbox("Human (or second judge) column", numeric, key="tools_agree_human")
+        ci = st.radio("Intervals", ["bootstrap", "analytic", "none"], horizontal=True,
+                      key="tools_agree_ci")
+        try:
+            table = jobs.agreement_table(frame, found if every else [(judge, human)], ci)
+            st.dataframe(table, hide_index=True)
+            jobs.download(table, "agreement.csv", "agree")
+        except JudgesError as exc:
+            st.error(str(exc))
+
+with categories:
+    st.caption("A judge puts each text into one of your categories (methods.md section 7); a "
+               "reply naming another category is unscored. Output: `category` and reasons.")
+    offers = {"Generated answers": st.session_state.get("tools_answers_out"),
+              "Judged file (Judges page)": st.session_state.get("judges_judged")}
+    frame = ui.table_input("cat", "Texts to classify", offers)
+    if frame is not None:
+        texts = [c for c in frame.columns if frame[c].dtype == object]
+        c1, c2 = st.columns(2)
+        text_col = c1.selectbox("Text column", texts, key="tools_cat_text")
+        context = c2.selectbox("Request column (optional)", [None, *texts], key="tools_cat_ctx")
+        gender = cat.load_category_spec()
+        names = st.text_input("Categories", ", ".join(gender.names), key="tools_cat_names")
+        what = st.text_area("What to decide", gender.instruction, key="tools_cat_what")
+        m = ui.model_settings("cat", "Judge")
+        try:
+            spec = cat.category_spec(names, instruction=what, descriptions=gender.descriptions)
+        except JudgesError as exc:
+            st.error(str(exc))
+            spec = None
+        st.button("Classify", key="tools_cat_run", type="primary", on_click=jobs.start,
+                  disabled=spec is None or text_col is None,
+                  args=("cat", cat.categorise_job, frame, m.provider, spec),
+                  kwargs={"text_column": text_col, "context_column": context, "batch": m.batch,
+                          "cache_path": m.cache_path, "run_config": ui.run_config(m)})
+    jobs.job_panel("cat")
+    out = st.session_state.get("tools_cat_out")
+    if out is not None:
+        st.dataframe(cat.category_counts(out, by=[c for c in ("model",) if c in out.columns]),
+                     hide_index=True)
+        st.dataframe(out.head(500), hide_index=True)
+        jobs.download(out, "categories.csv", "cat")
+
+with batches:
+    st.caption("Batches submitted from this app or the CLI (kept in the reply cache): the same "
+               "task run again, or *Check and collect now*, picks them up.")
+    jobs.batches_panel()
