@@ -690,3 +690,44 @@ def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str]) -
         out.append(f"No rows at all for {', '.join(absent[:8])}"
                    f"{' ...' if len(absent) > 8 else ''} (declared but never run).")
     return out
+
+
+# --- tables for display --------------------------------------------------------------------
+def per_factor_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The per-factor rows of :func:`coverage_summary`, without ``scope``.
+
+    Counts that do not fit int64 (an object column) are shown as text with thousands
+    separators, so the table converts to Arrow.
+    """
+    table = summary[summary[SCOPE] == MARGINAL].drop(columns=[SCOPE]).copy()
+    for col in (N_CELLS, N_EMPTY_CELLS, N_OBSERVED_CELLS):
+        if col in table and table[col].dtype == object:  # more cells than int64 holds
+            table[col] = table[col].map(lambda v: f"{int(v):,}")
+    return table
+
+
+def page_count(n_items: int, page_size: int) -> int:
+    """Pages of ``page_size`` items needed for ``n_items`` (at least one)."""
+    return max(1, -(-n_items // page_size))
+
+
+def empty_cells_page(
+    cells: pd.DataFrame,
+    design: Design,
+    *,
+    page: int,
+    page_size: int,
+    first: pd.DataFrame,
+    factors: Sequence[str] | None = None,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Page ``page`` (1-based) of :func:`empty_cells`, ``page_size`` rows per page.
+
+    ``first`` holds the first empty cells already listed; a page inside it is sliced
+    from it, a later one is found with :func:`empty_cells`.
+    """
+    offset = (int(page) - 1) * page_size
+    if offset + page_size <= len(first):
+        return first.iloc[offset:offset + page_size]
+    return empty_cells(cells, design, factors=factors, where=where, offset=offset,
+                       limit=page_size)

@@ -39,6 +39,7 @@ import pandas as pd
 
 from analysis.columns import (
     COMPARED_WITH,
+    DEVIATION,
     DIFFERENCE,
     GROUP,
     IMPACT_RATIO,
@@ -63,7 +64,7 @@ from analysis.columns import (
     VARIANCE,
     N,
 )
-from analysis.design import factor_values
+from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
 
 Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
@@ -89,6 +90,8 @@ DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
 DIXON_RANGES: dict[str, tuple[int, int]] = {"r10": (3, 7), "r11": (8, 10), "r21": (11, 13),
                                             "r22": (14, 25)}
 GROUP_SEPARATOR = " / "
+#: Column names of generated data that say where it comes from.
+ORIGIN_COLUMNS = ("data_origin", "origin", "source")
 
 # Two-tailed critical values of Dixon's ratios for normal samples, at alpha = 0.10, 0.05,
 # 0.01 (confidence 90 / 95 / 99 %): reject the suspect value when its ratio exceeds the
@@ -978,3 +981,47 @@ def disparity_report(
                 "random_state": random_state, "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
     return DisparityReport(summary, selection, metrics, dixon, perm, settings)
+
+
+# --- choices and words for the app ---------------------------------------------------------
+def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
+    """Numeric columns that are not factors (nor the derived deviation), floats first."""
+    skip = set(design.names) | {DEVIATION}
+    cols = [c for c in results.columns if c not in skip
+            and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
+                results[c]))]
+    return sorted(cols, key=lambda c: (not pd.api.types.is_float_dtype(results[c]),
+                                       results[c].nunique() <= 2))
+
+
+def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
+    """The first domain factor (else the first factor) as a starting grouping."""
+    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
+    return [f for f in order if f not in exclude][:1]
+
+
+def is_simulated(results: pd.DataFrame, name: str) -> bool:
+    """Whether the table says it is simulated: in its name or an origin column."""
+    return "simulated" in name.lower() or any(
+        c in results.columns and results[c].astype(str).str.lower().eq("simulated").any()
+        for c in ORIGIN_COLUMNS)
+
+
+def headline(report: DisparityReport) -> list[tuple[str, str, str | None]]:
+    """``(label, value, note)`` of the impact ratio, the max Z-score and Dixon's Q."""
+    ir = report.impact_ratio
+    verdict = {True: "passes 4/5", False: "fails 4/5", None: "undefined"}[
+        report.passes_four_fifths]
+    m = report.metrics
+    z = m[(m[QUANTITY] == report.settings["statistic"]) & (m[METRIC] == "max_z")].iloc[0]
+    group = z[GROUP] if isinstance(z[GROUP], str) else ""
+    d = report.dixon
+    return [
+        ("Impact ratio (min SR / max SR)", "n/a" if np.isnan(ir) else f"{ir:.3f}", verdict),
+        (f"Max Z-score of the {report.settings['statistic']}",
+         "n/a" if np.isnan(z[VALUE]) else f"{z[VALUE]:.2f}", group or None),
+        (f"Dixon's Q ({d.variant or 'n/a'})",
+         "n/a" if np.isnan(d.statistic) else f"{d.statistic:.3f}",
+         "n/a" if d.significant is None else ("outlier: " + str(d.suspect))
+         if d.significant else "no outlier"),
+    ]

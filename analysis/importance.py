@@ -72,6 +72,11 @@ from analysis.subgroups import benjamini_hochberg
 
 SeparationAction = Literal["refuse", "drop", "merge"]
 SEPARATION_ACTIONS: tuple[str, ...] = get_args(SeparationAction)
+#: What each separation action does, in words (the app's radio labels).
+SEPARATION_LABELS = {"refuse": "Refuse and explain", "drop": "Leave their rows out",
+                     "merge": "Merge them into the reference"}
+#: The p-value thresholds offered for showing terms.
+P_STEPS = [0.001, 0.01, 0.05, 0.1, 1.0]
 Adjust = Literal["none", "bh"]
 ADJUSTS: tuple[str, ...] = get_args(Adjust)
 RefusalReason = Literal["no_variation", "constant_factor", "reference_absent", "aliased",
@@ -1124,3 +1129,10 @@ def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6)
             break
     return [f for f in names if f in chosen]
 
+
+# --- words ---------------------------------------------------------------------------------
+def subset_caption(where: Mapping[str, Sequence[str]]) -> str:
+    """The active subset (``{factor: [values]}``) in words."""
+    if not where:
+        return "Subset: all rows."
+    return "Subset: " + "; ".join(f"{f} in {{{', '.join(v)}}}" for f, v in where.items()) + "."

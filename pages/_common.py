@@ -1,5 +1,5 @@
 """What every page shares: the active data and design, cached steps (and, re-exported
-from ``pages/_widgets.py``, the subset filter and download buttons).
+from ``pages/_widgets.py``, the subset filter, download buttons and page links).
 
 Session-state keys (the only ones shared between pages):
 
@@ -21,12 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
 
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
-from pages._widgets import figure_downloads, subset_filter, table_download
+from pages._widgets import figure_downloads, page_link, subset_filter, table_download
 
 __all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
            "require_results", "set_data", "subset_filter", "table_download", "token_of"]
@@ -50,19 +49,6 @@ def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None =
     st.session_state["results_token"] = token
     if design is not None:
         st.session_state["design"] = design
-
-
-def page_link(page: str, label: str, icon: str | None = None) -> None:
-    """``st.page_link`` to another page of ``app.py``'s navigation.
-
-    A page run on its own (``AppTest.from_file("pages/x.py")``, no ``st.navigation``)
-    cannot resolve other pages: Streamlit raises ``StreamlitPageNotFoundError``. The
-    link then degrades to a caption instead of breaking the page.
-    """
-    try:
-        st.page_link(page, label=label, icon=icon)
-    except StreamlitPageNotFoundError:
-        st.caption(f"{label} (see the sidebar)")
 
 
 def active_frame() -> pd.DataFrame | None:

@@ -12,8 +12,6 @@ from analysis.columns import (
     GINI_INDEX_OBSERVED,
     N_CELLS,
     N_EMPTY_CELLS,
-    N_OBSERVED_CELLS,
-    SCOPE,
 )
 from analysis.design import Design
 from analysis.nesting import describe_nesting
@@ -88,20 +86,6 @@ def show_summary(info: dict) -> None:
         st.warning(message)
 
 
-def per_factor_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The per-factor rows, with counts that do not fit int64 shown as text."""
-    table = summary[summary[SCOPE] == cov.MARGINAL].drop(columns=[SCOPE])
-    return _arrow_safe(table)
-
-
-def _arrow_safe(table: pd.DataFrame) -> pd.DataFrame:
-    table = table.copy()
-    for col in (N_CELLS, N_EMPTY_CELLS, N_OBSERVED_CELLS):
-        if col in table and table[col].dtype == object:  # more cells than int64 holds
-            table[col] = table[col].map(lambda v: f"{int(v):,}")
-    return table
-
-
 def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
     """The factors spanning the grid (default: domain and prompt factors)."""
     label = "Factors spanning the grid"
@@ -128,12 +112,8 @@ def pair_choice(factors: list[str]) -> tuple[str, str]:
 def empty_page(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
                info: dict) -> pd.DataFrame:
     """A page of empty combinations chosen with a number input."""
-    n_empty = int(info["summary"].iloc[0][N_EMPTY_CELLS])
-    pages = max(1, -(-n_empty // EMPTY_PAGE_SIZE))
+    pages = cov.page_count(int(info["summary"].iloc[0][N_EMPTY_CELLS]), EMPTY_PAGE_SIZE)
     page = st.number_input(f"Page (of {pages:,}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
                            max_value=pages, value=1, step=1, key="coverage_empty_page")
-    offset = (int(page) - 1) * EMPTY_PAGE_SIZE
-    if offset + EMPTY_PAGE_SIZE <= len(info["empty"]):
-        return info["empty"].iloc[offset:offset + EMPTY_PAGE_SIZE]
-    return cov.empty_cells(cells, design, factors=factors, where=where, offset=offset,
-                           limit=EMPTY_PAGE_SIZE)
+    return cov.empty_cells_page(cells, design, page=page, page_size=EMPTY_PAGE_SIZE,
+                                first=info["empty"], factors=factors, where=where)

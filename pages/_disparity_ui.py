@@ -1,21 +1,15 @@
-"""Widgets and cached computations of the Disparity, Bias index and Cohorts pages."""
+"""Widgets and cached computations of the Disparity page (and the data note of the Bias index
+and Cohorts pages); the Bias index widgets are in ``pages/_disparity_index_ui.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from analysis import disparity as dsp
 from analysis.cells import filter_rows
-from analysis.columns import DEVIATION
 from analysis.design import Design
-from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
 
-#: Column names of generated data that say where it comes from.
-ORIGIN_COLUMNS = ("data_origin", "origin", "source")
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     "p_value": _NUM("p", format="%.4f"), "p_adjusted": _NUM("p (BH)", format="%.4f"),
@@ -31,37 +25,18 @@ def data_note(results: pd.DataFrame) -> None:
     from pages._data_ui import SAMPLES
 
     name = str(st.session_state.get("results_name", ""))
-    simulated = "simulated" in name.lower() or any(
-        c in results.columns and results[c].astype(str).str.lower().eq("simulated").any()
-        for c in ORIGIN_COLUMNS)
-    if simulated:
+    if dsp.is_simulated(results, name):
         st.warning(f"**Simulated data** ({name}): numbers below describe a simulation with "
                    "stated effects, not real model output.")
     if name in SAMPLES:
         st.caption(SAMPLES[name]["caption"])
 
 
-def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Numeric columns that are not factors (nor the derived deviation), floats first."""
-    skip = set(design.names) | {DEVIATION}
-    cols = [c for c in results.columns if c not in skip
-            and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
-                results[c]))]
-    return sorted(cols, key=lambda c: (not pd.api.types.is_float_dtype(results[c]),
-                                       results[c].nunique() <= 2))
-
-
-def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
-    """The first domain factor (else the first factor) as a starting grouping."""
-    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    return [f for f in order if f not in exclude][:1]
-
-
 def disparity_options(design: Design, numeric: list[str]) -> dict:
     """The Disparity page's widgets; returns the keyword options of ``disparity_report``."""
     c1, c2, c3 = st.columns(3)
     feature = c1.selectbox("Numeric feature", numeric, key="disparity_feature")
-    by = c2.multiselect("Group by", design.names, default=default_group(design),
+    by = c2.multiselect("Group by", design.names, default=dsp.default_group(design),
                         key="disparity_by")
     baseline = c3.selectbox("Baseline column (calibration)", ["(none)", *numeric],
                             key="disparity_baseline",
@@ -111,67 +86,6 @@ def cached_report(results: pd.DataFrame, design: Design, where: dict, options: d
 
 def metric_row(report: dsp.DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
-    c1, c2, c3 = st.columns(3)
-    ir = report.impact_ratio
-    verdict = {True: "passes 4/5", False: "fails 4/5", None: "undefined"}[
-        report.passes_four_fifths]
-    c1.metric("Impact ratio (min SR / max SR)", "n/a" if np.isnan(ir) else f"{ir:.3f}",
-              verdict, delta_color="off")
-    m = report.metrics
-    z = m[(m["quantity"] == report.settings["statistic"]) & (m["metric"] == "max_z")].iloc[0]
-    group = z["group"] if isinstance(z["group"], str) else ""
-    c2.metric(f"Max Z-score of the {report.settings['statistic']}",
-              "n/a" if np.isnan(z["value"]) else f"{z['value']:.2f}", group or None,
-              delta_color="off")
-    d = report.dixon
-    c3.metric(f"Dixon's Q ({d.variant or 'n/a'})",
-              "n/a" if np.isnan(d.statistic) else f"{d.statistic:.3f}",
-              "n/a" if d.significant is None else ("outlier: " + str(d.suspect))
-              if d.significant else "no outlier", delta_color="off")
-    st.caption(d.note)
-
-
-def index_options(design: Design, numeric: list[str]) -> dict | None:
-    """The Bias index page's widgets; returns the keyword options of ``bias_index``."""
-    models = design.of_kind("model")
-    c1, c2 = st.columns([1, 2])
-    model = c1.selectbox("One index per value of", ["(all rows)"] + design.names,
-                         index=1 + design.names.index(models[0]) if models else 0,
-                         key="index_model")
-    model = None if model == "(all rows)" else model
-    choices = [f for f in design.names if f != model]
-    factors = c2.multiselect("Bias dimensions (sensitive factors)", choices,
-                             default=[f for f in design.of_kind("domain") if f != model][:2],
-                             key="index_dimensions")
-    if not factors:
-        return None
-    dims = []
-    for f in factors:
-        c1, c2 = st.columns([2, 1])
-        score = c1.selectbox(f"Score of {f}", DIMENSION_SCORES, key=f"index_score_{f}")
-        weight = c2.number_input(f"Weight of {f}", 0.0, value=1.0, step=0.5,
-                                 key=f"index_weight_{f}")
-        dims.append(Dimension(f, score, weight))
-    c1, c2, c3 = st.columns(3)
-    normalize = c1.checkbox("Weighted mean (rescale weights to mean 1)", True,
-                            key="index_normalize")
-    kind = c2.radio("Diversity penalty P(D)", ["constant", "coverage_gini"],
-                    key="index_penalty_kind", horizontal=True)
-    value = c3.number_input("Penalty (constant, or scale of the Gini)", value=0.0, step=0.1,
-                            key="index_penalty_value")
-    c1, c2, c3 = st.columns(3)
-    sentiment = c1.selectbox("Sentiment column (S)", ["(none)"] + numeric,
-                             key="index_sentiment")
-    s_by = c2.selectbox("Sentiment compared across", factors, key="index_sentiment_by")
-    s_score = c3.selectbox("Sentiment score", SENTIMENT_SCORES, key="index_sentiment_score")
-    scale = st.number_input("lambda (scale of S)", value=1.0, step=0.1, key="index_lambda")
-    return {"dimensions": dims, "model": model, "normalize_weights": normalize,
-            "penalty_kind": kind, "penalty_value": value,
-            "sentiment": None if sentiment == "(none)" else sentiment, "sentiment_by": s_by,
-            "sentiment_score": s_score, "sentiment_scale": scale}
-
-
-def compute_index(results: pd.DataFrame, design: Design, where: dict, options: dict
-                  ) -> BiasIndex:
-    """:func:`analysis.index.bias_index` of the subset (fast: it works from cell counts)."""
-    return bias_index(filter_rows(results, where or None), design, **options)
+    for col, (label, value, note) in zip(st.columns(3), dsp.headline(report), strict=True):
+        col.metric(label, value, note, delta_color="off")
+    st.caption(report.dixon.note)

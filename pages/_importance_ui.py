@@ -26,7 +26,7 @@ from analysis.columns import (
     Z,
 )
 from analysis.design import Design
-from analysis.importance import Fix, suggest_factors
+from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
 from pages._common import cells_for
 
 _NUM = st.column_config.NumberColumn
@@ -44,9 +44,6 @@ COLUMN_CONFIG = {
                       help="Fitted probability at this value, every other factor at its "
                            "reference"),
 }
-SEPARATION_LABELS = {"refuse": "Refuse and explain", "drop": "Leave their rows out",
-                     "merge": "Merge them into the reference"}
-P_STEPS = [0.001, 0.01, 0.05, 0.1, 1.0]
 
 
 def model_options(results: pd.DataFrame, design: Design) -> dict:
@@ -114,10 +111,3 @@ def fix_buttons(fixes: tuple[Fix, ...], design: Design) -> None:
         st.markdown("**Fix it:**")
     for i, fix in enumerate(fixes):
         st.button(fix.label, key=f"importance_fix_{i}", on_click=_apply, args=(fix, design))
-
-
-def subset_caption(where: dict[str, list[str]]) -> str:
-    """The active subset in words."""
-    if not where:
-        return "Subset: all rows."
-    return "Subset: " + "; ".join(f"{f} in {{{', '.join(v)}}}" for f, v in where.items()) + "."

@@ -1,9 +1,10 @@
-"""Widgets every page uses: the subset filter and the download buttons."""
+"""Widgets every page uses: the subset filter, the download buttons and page links."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from analysis.design import Design
 from analysis.export import (
@@ -56,3 +57,16 @@ def figure_downloads(fig, name: str, key: str) -> None:
         )
     if not can_render:
         cols[-1].caption(INSTALL_HINT)
+
+
+def page_link(page: str, label: str, icon: str | None = None) -> None:
+    """``st.page_link`` to another page of ``app.py``'s navigation.
+
+    A page run on its own (``AppTest.from_file("pages/x.py")``, no ``st.navigation``)
+    cannot resolve other pages: Streamlit raises ``StreamlitPageNotFoundError``. The
+    link then degrades to a caption instead of breaking the page.
+    """
+    try:
+        st.page_link(page, label=label, icon=icon)
+    except StreamlitPageNotFoundError:
+        st.caption(f"{label} (see the sidebar)")

@@ -3,10 +3,12 @@
 import streamlit as st
 
 from analysis.columns import LLMBI, RANK
+from analysis.disparity import numeric_columns
 from analysis.errors import AnalysisError
 from analysis.figures.index import index_figure
 from pages._common import figure_downloads, require_results, subset_filter, table_download
-from pages._disparity_ui import compute_index, data_note, index_options, numeric_columns
+from pages._disparity_index_ui import compute_index, index_options
+from pages._disparity_ui import data_note
 
 st.title("Bias index")
 results, design = require_results()

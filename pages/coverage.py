@@ -22,7 +22,6 @@ from pages._coverage_ui import (
     models_overview,
     overview,
     pair_choice,
-    per_factor_table,
     show_summary,
 )
 
@@ -63,7 +62,7 @@ with t_map:
             figure_downloads(fig, f"coverage_{row}_{col}", key="coverage_heatmap")
             table_download(pairs, f"coverage_{row}_{col}", key="coverage_pairs")
 with t_factor:
-    st.dataframe(per_factor_table(info["summary"]), hide_index=True, width="stretch",
+    st.dataframe(cov.per_factor_table(info["summary"]), hide_index=True, width="stretch",
                  column_config=COLUMN_CONFIG)
     table_download(info["summary"], "coverage_summary", key="coverage_summary")
     bar_factor = st.selectbox("Rows per value of", factors, key="coverage_bar_factor")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from analysis.cells import filter_rows
-from analysis.disparity import grouped_values
+from analysis.disparity import grouped_values, numeric_columns
 from analysis.errors import AnalysisError
 from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
 from pages._common import figure_downloads, require_results, subset_filter, table_download
@@ -13,7 +13,6 @@ from pages._disparity_ui import (
     data_note,
     disparity_options,
     metric_row,
-    numeric_columns,
 )
 
 st.title("Disparity")

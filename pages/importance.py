@@ -5,7 +5,7 @@ import streamlit as st
 from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
 from analysis.figures.importance import importance_figure
-from analysis.importance import ImportanceRefusal, factor_importance
+from analysis.importance import P_STEPS, ImportanceRefusal, factor_importance, subset_caption
 from pages._common import (
     cells_for,
     figure_downloads,
@@ -15,10 +15,8 @@ from pages._common import (
 )
 from pages._importance_ui import (
     COLUMN_CONFIG,
-    P_STEPS,
     fix_buttons,
     model_options,
-    subset_caption,
 )
 
 st.title("Factor importance")

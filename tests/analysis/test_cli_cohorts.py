@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
 from analysis.cli import main
+from tests.analysis.cli_helpers import write_csv
 
 
 @pytest.fixture
@@ -17,9 +17,7 @@ def results_csv(tmp_path):
     counts = {("m1", "woman"): 10, ("m1", "man"): 30, ("m2", "woman"): 20, ("m2", "man"): 20}
     rows = [{"model": m, "portrays": c, "role": "ceo"} for (m, c), k in counts.items()
             for _ in range(k)]
-    path = tmp_path / "results.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
+    return write_csv(tmp_path, rows)
 
 
 def test_json(results_csv, capsys):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
 from analysis.cli import main
 from analysis.design import Design, Factor
 from analysis.export import browser_available
+from tests.analysis.cli_helpers import run_json as cli_run_json
+from tests.analysis.cli_helpers import write_csv
 from tests.conftest import SAMPLE_DIR
 
 # a: x, y (z declared in the design file, never seen); b: p, q; model: A, B.
@@ -23,9 +23,7 @@ ROWS = pd.DataFrame({
 
 @pytest.fixture
 def results_csv(tmp_path):
-    path = tmp_path / "results.csv"
-    ROWS.to_csv(path, index=False)
-    return path
+    return write_csv(tmp_path, ROWS)
 
 
 @pytest.fixture
@@ -39,8 +37,7 @@ def design_file(tmp_path):
 
 
 def run_json(capsys, *argv) -> dict:
-    assert main(["coverage", *map(str, argv), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    return cli_run_json(capsys, "coverage", *argv)
 
 
 def test_json_keys_and_numbers(capsys, results_csv):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.cli import main
 from analysis.export import browser_available
+from tests.analysis.cli_helpers import run_json, write_csv
 
 
 @pytest.fixture
@@ -17,14 +16,7 @@ def results_csv(tmp_path):
     """Groups A: 1 2 6 7, B: 3 4 8 9 10 (mean of all rows 50/9); baseline 1 in every row."""
     df = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 5, "h": ["x", "y"] * 4 + ["x"],
                        "f": [1, 2, 6, 7, 3, 4, 8, 9, 10], "base": [1.0] * 9})
-    path = tmp_path / "results.csv"
-    df.to_csv(path, index=False)
-    return path
-
-
-def run_json(capsys, *argv):
-    assert main([*map(str, argv), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    return write_csv(tmp_path, df)
 
 
 def test_json_numbers(results_csv, capsys):

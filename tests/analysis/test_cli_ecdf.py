@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
-import pandas as pd
 import pytest
 from scipy import stats
 
 from analysis.cli import main
+from tests.analysis.cli_helpers import deviation_rows, run_json, write_csv
 
 
 @pytest.fixture
 def results_csv(tmp_path):
     """model x g: m1 rates 1/10, 4/10, 0/5; m2 rates 6/10, 2/4; m3 rate 3/6 (g1 only)."""
-    rows = []
-    for model, g, n, k in [("m1", "g1", 10, 1), ("m1", "g2", 10, 4), ("m1", "g3", 5, 0),
-                           ("m2", "g1", 10, 6), ("m2", "g2", 4, 2), ("m3", "g1", 6, 3)]:
-        rows += [{"model": model, "g": g, "other": "x", "dev": int(i < k)} for i in range(n)]
-    path = tmp_path / "results.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
-
-
-def run_json(capsys, *argv):
-    assert main([*map(str, argv), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    cells = [("m1", "g1", 10, 1), ("m1", "g2", 10, 4), ("m1", "g3", 5, 0),
+             ("m2", "g1", 10, 6), ("m2", "g2", 4, 2), ("m3", "g1", 6, 3)]
+    return write_csv(tmp_path, deviation_rows(cells, ["model", "g"], "dev", other="x"))
 
 
 def test_two_groups_json(results_csv, capsys):

@@ -12,6 +12,7 @@ import pytest
 
 from analysis.cli import main
 from analysis.design import Design, Factor, Outcome
+from tests.analysis.cli_helpers import write_csv
 from tests.conftest import REPO, SSQA_FACTORS, SSQA_TABLE, needs_shared
 
 
@@ -29,9 +30,7 @@ def results_csv(tmp_path):
         "biased": rng.integers(0, 2, n),
     })
     frame.loc[::17, "score"] = np.nan
-    path = tmp_path / "results.csv"
-    frame.to_csv(path, index=False)
-    return path, frame
+    return write_csv(tmp_path, frame), frame
 
 
 def _json(capsys, argv: list[str]):

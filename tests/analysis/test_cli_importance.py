@@ -15,6 +15,7 @@ from analysis.cli import main
 from analysis.design import Design, apply_design
 from analysis.export import browser_available
 from analysis.importance import factor_importance
+from tests.analysis.cli_helpers import deviation_rows, run_json, write_csv
 from tests.app.apptools import ROOT
 
 SSQA = ROOT / "sample_data" / "ssqa_simulated.csv.gz"
@@ -26,18 +27,9 @@ KEYS = ["term", "factor", "value", "coef", "std_err", "z", "p_value", "odds_rati
 @pytest.fixture
 def results_csv(tmp_path):
     """Factor a (a0, a1, a2) x b (b0, b1) with known counts per cell."""
-    rows = []
-    for a, b, n, k in [("a0", "b0", 100, 30), ("a0", "b1", 80, 40), ("a1", "b0", 90, 20),
-                       ("a1", "b1", 70, 45), ("a2", "b0", 60, 10), ("a2", "b1", 50, 30)]:
-        rows += [{"a": a, "b": b, "model": "m", "biased": int(i < k)} for i in range(n)]
-    path = tmp_path / "results.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
-
-
-def run_json(capsys, *argv):
-    assert main([*map(str, argv), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    cells = [("a0", "b0", 100, 30), ("a0", "b1", 80, 40), ("a1", "b0", 90, 20),
+             ("a1", "b1", 70, 45), ("a2", "b0", 60, 10), ("a2", "b1", 50, 30)]
+    return write_csv(tmp_path, deviation_rows(cells, ["a", "b"], "biased", model="m"))
 
 
 def test_json_array_one_object_per_term(results_csv, capsys):

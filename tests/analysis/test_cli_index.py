@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
 from analysis.cli import main
+from tests.analysis.cli_helpers import write_csv
 
 
 @pytest.fixture
@@ -17,9 +17,7 @@ def results_csv(tmp_path):
                            ("m2", "b", 10, 1)]:
         rows += [{"model": model, "g": g, "dev": int(i < k), "s": float(i % 4)}
                  for i in range(n)]
-    path = tmp_path / "results.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
+    return write_csv(tmp_path, rows)
 
 
 def test_json(results_csv, capsys):

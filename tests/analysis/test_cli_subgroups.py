@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
@@ -10,23 +9,15 @@ import pytest
 
 from analysis.cli import main
 from analysis.export import browser_available
+from tests.analysis.cli_helpers import deviation_rows, run_json, write_csv
 
 
 @pytest.fixture
 def results_csv(tmp_path):
     """a x b with deviations: (a1,b1) 2/10, (a1,b2) 10/20, (a2,b1) 3/30, (a2,b2) 20/40."""
-    rows = []
-    for a, b, n, k in [("a1", "b1", 10, 2), ("a1", "b2", 20, 10), ("a2", "b1", 30, 3),
-                       ("a2", "b2", 40, 20)]:
-        rows += [{"a": a, "b": b, "model": "m", "biased": int(i < k)} for i in range(n)]
-    path = tmp_path / "results.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
-
-
-def run_json(capsys, *argv):
-    assert main([*map(str, argv), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    cells = [("a1", "b1", 10, 2), ("a1", "b2", 20, 10), ("a2", "b1", 30, 3),
+             ("a2", "b2", 40, 20)]
+    return write_csv(tmp_path, deviation_rows(cells, ["a", "b"], "biased", model="m"))
 
 
 def test_json_array_with_factor_keys_and_numbers(results_csv, capsys):

@@ -1,0 +1,56 @@
+"""Widgets and the computation of the Bias index page (no statistics: calls analysis.index)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.cells import filter_rows
+from analysis.design import Design
+from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
+
+
+def index_options(design: Design, numeric: list[str]) -> dict | None:
+    """The Bias index page's widgets; returns the keyword options of ``bias_index``."""
+    models = design.of_kind("model")
+    c1, c2 = st.columns([1, 2])
+    model = c1.selectbox("One index per value of", ["(all rows)"] + design.names,
+                         index=1 + design.names.index(models[0]) if models else 0,
+                         key="index_model")
+    model = None if model == "(all rows)" else model
+    choices = [f for f in design.names if f != model]
+    factors = c2.multiselect("Bias dimensions (sensitive factors)", choices,
+                             default=[f for f in design.of_kind("domain") if f != model][:2],
+                             key="index_dimensions")
+    if not factors:
+        return None
+    dims = []
+    for f in factors:
+        c1, c2 = st.columns([2, 1])
+        score = c1.selectbox(f"Score of {f}", DIMENSION_SCORES, key=f"index_score_{f}")
+        weight = c2.number_input(f"Weight of {f}", 0.0, value=1.0, step=0.5,
+                                 key=f"index_weight_{f}")
+        dims.append(Dimension(f, score, weight))
+    c1, c2, c3 = st.columns(3)
+    normalize = c1.checkbox("Weighted mean (rescale weights to mean 1)", True,
+                            key="index_normalize")
+    kind = c2.radio("Diversity penalty P(D)", ["constant", "coverage_gini"],
+                    key="index_penalty_kind", horizontal=True)
+    value = c3.number_input("Penalty (constant, or scale of the Gini)", value=0.0, step=0.1,
+                            key="index_penalty_value")
+    c1, c2, c3 = st.columns(3)
+    sentiment = c1.selectbox("Sentiment column (S)", ["(none)"] + numeric,
+                             key="index_sentiment")
+    s_by = c2.selectbox("Sentiment compared across", factors, key="index_sentiment_by")
+    s_score = c3.selectbox("Sentiment score", SENTIMENT_SCORES, key="index_sentiment_score")
+    scale = st.number_input("lambda (scale of S)", value=1.0, step=0.1, key="index_lambda")
+    return {"dimensions": dims, "model": model, "normalize_weights": normalize,
+            "penalty_kind": kind, "penalty_value": value,
+            "sentiment": None if sentiment == "(none)" else sentiment, "sentiment_by": s_by,
+            "sentiment_score": s_score, "sentiment_scale": scale}
+
+
+def compute_index(results: pd.DataFrame, design: Design, where: dict, options: dict
+                  ) -> BiasIndex:
+    """:func:`analysis.index.bias_index` of the subset (fast: it works from cell counts)."""
+    return bias_index(filter_rows(results, where or None), design, **options)
