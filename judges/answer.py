@@ -42,10 +42,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from judges import columns as C
-from judges.batch import BatchConfig, BatchMonitor, is_pending, stream_results
+from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
 from judges.errors import FourStageError, JudgesError
@@ -57,7 +56,9 @@ from judges.tasks import (
     RequestEstimate,
     TaskProgress,
     cached_work,
+    collect_results,
     estimate_requests,
+    load_data_yaml,
 )
 
 # --- columns ----------------------------------------------------------------------------------
@@ -149,19 +150,8 @@ def answer_prompts_from_dict(data: Any, *, where: str = "answer prompts") -> Ans
 
 def load_answer_prompts(path: str | Path | None = None) -> AnswerPrompts:
     """Read an answer-prompt file; ``None`` reads the bundled one."""
-    if path is None:
-        text = (resources.files("judges") / "data" / "answer_prompts.yaml").read_text("utf-8")
-        where = "judges/data/answer_prompts.yaml"
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise JudgesError(f"{path}: no such answer-prompt file.") from None
-        where = str(path)
-    try:
-        return answer_prompts_from_dict(yaml.safe_load(text), where=where)
-    except yaml.YAMLError as exc:
-        raise JudgesError(f"{where}: not valid YAML: {exc}") from None
+    return load_data_yaml(path, "answer_prompts.yaml", "answer-prompt file",
+                          answer_prompts_from_dict)
 
 
 # --- settings ---------------------------------------------------------------------------------
@@ -479,17 +469,11 @@ async def answer_frame_async(
         total=n_answer_requests(items, len(settings)))
     stats = stats if stats is not None else RunStats()
     monitor = monitor if monitor is not None else BatchMonitor()
-    results: list[Result] = []
-    try:
-        async for result in stream_results(
-                answer_requests(items, settings, prompts=prompts), provider, batch=batch,
-                cache=cache, run_config=run_config, prices=prices, cancel=cancel,
-                stats=stats, monitor=monitor, purpose="answer"):
-            results.append(result)
-            progress.add(result, usable=bool(answer_text(result)[0]),
-                         pending=is_pending(result))
-    finally:
-        await provider.aclose()
+    results = await collect_results(
+        answer_requests(items, settings, prompts=prompts), provider,
+        usable=lambda result: bool(answer_text(result)[0]), progress=progress, stats=stats,
+        monitor=monitor, purpose="answer", batch=batch, cache=cache, run_config=run_config,
+        prices=prices, cancel=cancel)
     answered = assemble_answers(items, settings, results, provider, prompts=prompts)
     cancelled = bool(cancel and cancel.is_set()) or monitor.pending > 0
     return AnswerRun(answered, progress, stats, monitor, cancelled)

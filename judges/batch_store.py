@@ -7,8 +7,6 @@ of submitting (and paying for) the same requests twice (:mod:`judges.batch`).
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from judges.batch_apis import BatchStatus
+from judges.cache import SQLiteFile
 from judges.providers import ChatProvider
 
 
@@ -45,7 +44,7 @@ class StoredBatch:
 BATCH_COLUMNS: tuple[str, ...] = tuple(StoredBatch.__dataclass_fields__)
 
 
-class BatchStore:
+class BatchStore(SQLiteFile):
     """Submitted batches and their ``custom_id -> cache key`` items, in the cache's SQLite file.
 
     Tables ``batches`` (one row per batch: provider, model, endpoint, status, counts,
@@ -55,22 +54,15 @@ class BatchStore:
     """
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
-                                     isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
+        super().__init__(
+            path,
             "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, api TEXT, "
             "model TEXT, endpoint TEXT, purpose TEXT, status TEXT, ended INTEGER, "
             "collected INTEGER DEFAULT 0, n_requests INTEGER, n_succeeded INTEGER DEFAULT 0, "
-            "n_failed INTEGER DEFAULT 0, created REAL, updated REAL, message TEXT)")
-        self._conn.execute(
+            "n_failed INTEGER DEFAULT 0, created REAL, updated REAL, message TEXT)",
             "CREATE TABLE IF NOT EXISTS batch_items (batch_id TEXT, custom_id TEXT, key TEXT, "
-            "state TEXT, error TEXT, PRIMARY KEY (batch_id, custom_id))")
-        self._conn.execute("CREATE INDEX IF NOT EXISTS batch_items_key ON batch_items (key)")
+            "state TEXT, error TEXT, PRIMARY KEY (batch_id, custom_id))",
+            "CREATE INDEX IF NOT EXISTS batch_items_key ON batch_items (key)")
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -171,14 +163,3 @@ class BatchStore:
         for col in ("created", "updated"):
             table[col] = pd.to_datetime(table[col], unit="s", utc=True)
         return table
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> BatchStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from judges.request import Reply
 
@@ -53,14 +53,16 @@ def cache_key(identity: Mapping[str, Any], params: Mapping[str, Any],
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class ReplyCache:
-    """Replies keyed by :func:`cache_key`, in one SQLite file.
+class SQLiteFile:
+    """One SQLite file in WAL mode (``synchronous=NORMAL``), shared by threads and processes.
 
-    Safe to share between threads (one lock) and between processes (SQLite locking,
-    WAL). Use as a context manager or call :meth:`close`.
+    The base of :class:`ReplyCache` and :class:`judges.batch_store.BatchStore` (which keep
+    their tables in the same file): creates the folder, opens the connection in autocommit
+    mode, runs the ``schema`` statements; one lock guards the connection. Use as a context
+    manager or call :meth:`close`.
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *schema: str):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -68,10 +70,33 @@ class ReplyCache:
                                      isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
+        for statement in schema:
+            self._conn.execute(statement)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ReplyCache(SQLiteFile):
+    """Replies keyed by :func:`cache_key`, in one SQLite file.
+
+    Safe to share between threads (one lock) and between processes (SQLite locking,
+    WAL). Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | Path):
+        super().__init__(
+            path,
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
-            "provider TEXT, model TEXT, created REAL)"
-        )
+            "provider TEXT, model TEXT, created REAL)")
 
     def get(self, key: str) -> Reply | None:
         """The stored reply, or ``None``."""
@@ -102,14 +127,3 @@ class ReplyCache:
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> ReplyCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

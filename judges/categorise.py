@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from judges.batch import BatchConfig, BatchMonitor, is_pending, stream_results
+from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
 from judges.errors import JudgesError, ReplyParseError
@@ -51,7 +51,9 @@ from judges.tasks import (
     RequestEstimate,
     TaskProgress,
     cached_work,
+    collect_results,
     estimate_requests,
+    load_data_yaml,
 )
 
 #: Default prefix of the output columns.
@@ -165,19 +167,8 @@ def category_spec_from_dict(data: Any, *, where: str = "categories") -> Category
 
 def load_category_spec(path: str | Path | None = None) -> CategorySpec:
     """Read a categories YAML file; ``None`` reads the bundled gender example."""
-    if path is None:
-        text = (resources.files("judges") / "data" / "categories_gender.yaml").read_text("utf-8")
-        where = "judges/data/categories_gender.yaml"
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise JudgesError(f"{path}: no such categories file.") from None
-        where = str(path)
-    try:
-        return category_spec_from_dict(yaml.safe_load(text), where=where)
-    except yaml.YAMLError as exc:
-        raise JudgesError(f"{where}: not valid YAML: {exc}") from None
+    return load_data_yaml(path, "categories_gender.yaml", "categories file",
+                          category_spec_from_dict)
 
 
 # --- prompt ---------------------------------------------------------------------------------
@@ -418,17 +409,11 @@ async def categorise_frame_async(
     progress = progress if progress is not None else TaskProgress(total=len(requests))
     stats = stats if stats is not None else RunStats()
     monitor = monitor if monitor is not None else BatchMonitor()
-    results: list[Result] = []
-    try:
-        async for result in stream_results(
-                requests, provider, batch=batch, cache=cache, run_config=run_config,
-                prices=prices, cancel=cancel, stats=stats, monitor=monitor,
-                purpose="categorise"):
-            results.append(result)
-            progress.add(result, usable=interpret_category(result, spec).category is not None,
-                         pending=is_pending(result))
-    finally:
-        await provider.aclose()
+    results = await collect_results(
+        requests, provider,
+        usable=lambda result: interpret_category(result, spec).category is not None,
+        progress=progress, stats=stats, monitor=monitor, purpose="categorise", batch=batch,
+        cache=cache, run_config=run_config, prices=prices, cancel=cancel)
     label = f"{provider.label}{' (batch)' if batch else ''} [{prompt.key}]"
     out = assemble_categories(frame, spec, results, text_column=text_column,
                               judge_label=label, prefix=prefix)

@@ -3,27 +3,43 @@
 The page starts a :class:`JudgeJob`, keeps it in its session, redraws a progress bar
 from :meth:`JudgeJob.progress` and can :meth:`JudgeJob.cancel` it: judgments already
 made are kept (in the result and in the cache), the rest are marked as not judged.
-No Streamlit here.
+The thread, cancel flag and error handling are :class:`judges.tasks.FrameJob`'s.
+
+The rest of the Judges page's logic lives here too: :func:`make_judge_job` (live, batch
+or embedding run), :func:`estimate_judge_run` (at the batch price when asked),
+:func:`check_ready_unless_cached` and :func:`progress_text`. No Streamlit here.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from judges.batch import BATCH_DISCOUNT
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
-from judges.judge import JudgeConfig, JudgeProgress, JudgeRun, judge_frame_async, n_judgments
+from judges.errors import JudgesError
+from judges.judge import (
+    Estimate,
+    JudgeConfig,
+    JudgeProgress,
+    JudgeRun,
+    estimate_run,
+    judge_frame_async,
+    n_judgments,
+)
 from judges.providers import ChatProvider
 from judges.rubric import Rubric
 from judges.runner import RunConfig, RunStats
+from judges.tasks import FrameJob, cached_work, judge_batch_job
 
 
-class JudgeJob:
+class JudgeJob(FrameJob):
     """Judge ``frame`` in a daemon thread.
 
     Parameters
@@ -53,77 +69,92 @@ class JudgeJob:
         self.judge_config = judge_config
         self.prices = prices
         self.rubrics = rubrics
-        total = len(frame) if provider is None else n_judgments(frame)
-        self._progress = JudgeProgress(total=total)
-        self.stats = RunStats()
-        self._cancel = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="judge-job")
         self.result: JudgeRun | None = None
-        self.judged: pd.DataFrame | None = None
-        self.error: str | None = None
-
-    # --- control -------------------------------------------------------------------------
-    def start(self) -> JudgeJob:
-        """Start the thread; returns at once."""
-        self._thread.start()
-        return self
-
-    def cancel(self) -> None:
-        """Stop taking new requests; what is done is kept."""
-        self._cancel.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until finished (or ``timeout``); return whether it finished."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    @property
-    def running(self) -> bool:
-        """Started and not finished."""
-        return self._thread.is_alive()
-
-    @property
-    def finished(self) -> bool:
-        """Finished, with a result or an error."""
-        return self.judged is not None or self.error is not None
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether :meth:`cancel` was called."""
-        return self._cancel.is_set()
+        total = len(frame) if provider is None else n_judgments(frame)
+        work = (self._run_embedding if provider is None
+                else cached_work(cache_path, self._run_llm))
+        super().__init__(work, progress=JudgeProgress(total=total), stats=RunStats(),
+                         redact=provider.redact if provider is not None else None,
+                         name="judge")
 
     def progress(self) -> JudgeProgress:
         """A snapshot of the progress counters."""
         return self._progress.snapshot()
 
     # --- work ----------------------------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            if self.provider is None:
-                self._run_embedding()
-            else:
-                self._run_llm()
-        except Exception as exc:  # noqa: BLE001 - shown to the user, never raised in a thread
-            text = str(exc) or type(exc).__name__
-            self.error = self.provider.redact(text) if self.provider is not None else text
-
-    def _run_embedding(self) -> None:
+    async def _run_embedding(self, cancel: threading.Event) -> pd.DataFrame:
         from judges.embedding import EmbeddingScorer, score_similarity
 
         judged = score_similarity(self.frame, EmbeddingScorer(self.embedding_model))
         with self._progress._lock:
             self._progress.done = self._progress.scored = len(judged)
-        self.judged = judged
+        return judged
 
-    def _run_llm(self) -> None:
+    async def _run_llm(self, cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
         assert self.provider is not None
-        cache = ReplyCache(self.cache_path) if self.cache_path else None
+        self.result = await judge_frame_async(
+            self.frame, self.provider, rubrics=self.rubrics, config=self.judge_config,
+            run_config=self.run_config, cache=cache, prices=self.prices,
+            cancel=cancel, progress=self._progress, stats=self.stats)
+        return self.result.judged
+
+
+def estimate_judge_run(frame: pd.DataFrame, provider: ChatProvider, *,
+                       cache_path: str | Path | None = None, batch: bool = False,
+                       prices: PriceTable | None = None) -> Estimate:
+    """:func:`judges.judge.estimate_run` with the cache at ``cache_path`` (``None``: no
+    cache); ``batch`` prices the calls at :data:`judges.batch.BATCH_DISCOUNT`."""
+    cache = ReplyCache(cache_path) if cache_path else None
+    try:
+        est = estimate_run(frame, provider, prices=prices or PriceTable.load(), cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    if batch and est.cost_usd is not None:
+        est = replace(est, cost_usd=est.cost_usd * BATCH_DISCOUNT)
+    return est
+
+
+def check_ready_unless_cached(frame: pd.DataFrame, provider: ChatProvider,
+                              cache_path: str | Path | None) -> None:
+    """Raise the provider's setup error (no SDK, no key) unless every judgment of ``frame``
+    is already in the cache at ``cache_path``."""
+    try:
+        provider.check_ready()
+    except JudgesError:
+        if not cache_path:
+            raise
+        cache = ReplyCache(cache_path)
         try:
-            self.result = asyncio.run(judge_frame_async(
-                self.frame, self.provider, rubrics=self.rubrics, config=self.judge_config,
-                run_config=self.run_config, cache=cache, prices=self.prices,
-                cancel=self._cancel, progress=self._progress, stats=self.stats))
+            if estimate_run(frame, provider, cache=cache).calls:
+                raise
         finally:
-            if cache is not None:
-                cache.close()
-        self.judged = self.result.judged
+            cache.close()
+
+
+def make_judge_job(frame: pd.DataFrame, provider: ChatProvider | None = None, *,
+                   embedding_model: str | None = None, concurrency: int = 8,
+                   cache_path: str | Path | None = None, batch: bool = False) -> FrameJob:
+    """The job (not started) of a judge run chosen on a page.
+
+    ``provider=None`` scores with the embedding model; ``batch`` goes through the batch API
+    (:func:`judges.tasks.judge_batch_job`, cache at ``cache_path`` or the default); else a
+    live :class:`JudgeJob`. Raises :class:`JudgesError` when the provider is not ready and
+    the cache cannot serve every judgment.
+    """
+    if provider is None:
+        return JudgeJob(frame, embedding_model=embedding_model)
+    check_ready_unless_cached(frame, provider, cache_path)
+    if batch:
+        return judge_batch_job(frame, provider, cache_path=cache_path)
+    return JudgeJob(frame, provider=provider, run_config=RunConfig(concurrency=concurrency),
+                    cache_path=cache_path)
+
+
+def progress_text(progress: Any) -> tuple[float, str]:
+    """Progress bar fraction and caption of a judge run's progress snapshot."""
+    p = progress
+    cost = f"${p.cost_usd:,.4f}" + (" (some replies unpriced)" if p.unpriced else "")
+    text = (f"{p.done:,} / {p.total:,} judged · {p.unscored:,} unscored · {p.cached:,} cached · "
+            f"{p.input_tokens + p.output_tokens:,} tokens · {cost}")
+    return (p.done / p.total if p.total else 1.0), text

@@ -385,3 +385,8 @@ def estimate_run(frame: pd.DataFrame, provider: ChatProvider, *,
     cost = prices.cost(provider.price_section, provider.model, input_tokens, output_tokens)
     return Estimate(len(requests), len(requests) - len(to_call), len(to_call), input_tokens,
                     output_tokens, cost, provider.model, provider.price_section)
+
+
+def is_judged(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` already holds judge output (a ``judge`` column with values)."""
+    return C.JUDGE in frame.columns and frame[C.JUDGE].fillna("").astype(str).str.len().gt(0).any()

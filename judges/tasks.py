@@ -3,11 +3,13 @@
 - :class:`TaskProgress`: live counters of a run (the same fields as
   :class:`judges.judge.JudgeProgress`, so the same progress display serves both);
 - :class:`FrameJob`: any such run in a background thread, for a page that must stay
-  responsive (the counterpart of :class:`judges.job.JudgeJob`);
+  responsive (also the base of :class:`judges.job.JudgeJob`);
 - :func:`estimate_requests`: calls, tokens and cost of a list of requests before a run
   (live or batch price);
 - :func:`judge_batch_job`: a four-stage judge run through the batch API as a
-  :class:`FrameJob` (the Judges page's batch switch).
+  :class:`FrameJob` (the Judges page's batch switch);
+- :func:`collect_results`: the run loop of a task (live or batch), counting progress;
+- :func:`load_data_yaml`: a task's YAML file, bundled (``judges/data/``) or the user's.
 
 No Streamlit here.
 """
@@ -18,18 +20,28 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
+import yaml
 
-from judges.batch import BATCH_DISCOUNT, BatchConfig, BatchMonitor, judge_frame_batch_async
+from judges.batch import (
+    BATCH_DISCOUNT,
+    BatchConfig,
+    BatchMonitor,
+    is_pending,
+    judge_frame_batch_async,
+    stream_results,
+)
 from judges.cache import ReplyCache, default_cache_path
 from judges.cost import PriceTable, estimate_message_tokens
+from judges.errors import JudgesError
 from judges.judge import JudgeProgress, n_judgments
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Result
-from judges.runner import RunStats, request_key
+from judges.runner import RunConfig, RunStats, request_key
 
 
 @dataclass
@@ -91,9 +103,9 @@ Work = Callable[[threading.Event], Coroutine[Any, Any, pd.DataFrame]]
 class FrameJob:
     """Run ``work(cancel)`` (a coroutine returning a table) in a daemon thread.
 
-    The interface matches :class:`judges.job.JudgeJob` (``start``, ``cancel``, ``wait``,
-    ``running``, ``finished``, ``cancelled``, ``progress()``, ``judged``, ``error``), so
-    the Judges page's progress panel can show either.
+    :class:`judges.job.JudgeJob` is one (``start``, ``cancel``, ``wait``, ``running``,
+    ``finished``, ``cancelled``, ``progress()``, ``judged``, ``error``), so the Judges
+    page's progress panel shows either.
 
     Parameters
     ----------
@@ -247,3 +259,51 @@ def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
 
     return FrameJob(cached_work(cache_path or default_cache_path(), run), progress=progress,
                     stats=stats, monitor=monitor, redact=provider.redact, name="judge-batch")
+
+
+
+async def collect_results(requests: Iterable[ChatRequest], provider: ChatProvider, *,
+                          usable: Callable[[Result], bool], progress: TaskProgress,
+                          stats: RunStats, monitor: BatchMonitor, purpose: str,
+                          batch: BatchConfig | None = None, cache: ReplyCache | None = None,
+                          run_config: RunConfig | None = None,
+                          prices: PriceTable | None = None,
+                          cancel: threading.Event | None = None) -> list[Result]:
+    """Run ``requests`` live or through the batch API (:func:`judges.batch.stream_results`),
+    count each result in ``progress`` (``usable(result)``, pending in a batch) and close
+    the provider; the results in the order they finished."""
+    results: list[Result] = []
+    try:
+        async for result in stream_results(
+                requests, provider, batch=batch, cache=cache, run_config=run_config,
+                prices=prices, cancel=cancel, stats=stats, monitor=monitor, purpose=purpose):
+            results.append(result)
+            progress.add(result, usable=usable(result), pending=is_pending(result))
+    finally:
+        await provider.aclose()
+    return results
+
+
+T = TypeVar("T")
+
+
+def load_data_yaml(path: str | Path | None, bundled: str, what: str,
+                   parse: Callable[..., T]) -> T:
+    """``parse(data, where=...)`` of a YAML file; ``path=None`` reads ``judges/data/<bundled>``.
+
+    A missing file raises :class:`JudgesError` ``"<path>: no such <what>."``, invalid YAML
+    ``"<where>: not valid YAML: ..."``.
+    """
+    if path is None:
+        text = (resources.files("judges") / "data" / bundled).read_text("utf-8")
+        where = f"judges/data/{bundled}"
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise JudgesError(f"{path}: no such {what}.") from None
+        where = str(path)
+    try:
+        return parse(yaml.safe_load(text), where=where)
+    except yaml.YAMLError as exc:
+        raise JudgesError(f"{where}: not valid YAML: {exc}") from None

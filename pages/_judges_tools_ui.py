@@ -45,10 +45,11 @@ def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) ->
         return None
 
 
-def api_key(provider: str) -> str | None:
-    """The key: the page's password field, then ``st.secrets``, then the environment."""
+def api_key(provider: str, field: str | None = None) -> str | None:
+    """The key: the password field (``field``, default ``tools_key_<provider>``), then
+    ``st.secrets``, then the environment (the Judges page passes ``judges_api_key``)."""
     env = PROVIDERS[provider].env_key
-    typed = st.session_state.get(f"tools_key_{provider}")
+    typed = st.session_state.get(field or f"tools_key_{provider}")
     if typed:
         return typed
     try:

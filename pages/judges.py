@@ -2,6 +2,9 @@
 
 import streamlit as st
 
+from judges.judge import is_judged
+from pages import _judges_results_ui as results_ui
+from pages import _judges_run_ui as run_ui
 from pages import _judges_ui as ui
 
 st.title("Judges")
@@ -15,9 +18,9 @@ if loaded is None:
 frame, name = loaded
 st.caption(f"**{name}**: {len(frame):,} rows.")
 
-if ui.is_judged(frame):
+if is_judged(frame):
     st.info("This file is already judged: its scores are shown below.")
-    ui.show_results(frame, name)
+    results_ui.show_results(frame, name)
     st.stop()
 
 st.subheader("Judge")
@@ -28,12 +31,12 @@ if job is None:
         ui.show_estimate(frame, settings)
     except ValueError as exc:
         st.error(str(exc))
-    st.button("Run the judge", key="judges_run", type="primary", on_click=ui.start_job,
+    st.button("Run the judge", key="judges_run", type="primary", on_click=run_ui.start_job,
               args=(frame, settings, name), disabled=not settings.model)
 if "judges_error" in st.session_state:
     st.error(st.session_state["judges_error"])
 if job is not None:
-    ui.progress_panel()  # refreshes itself every 0.5 s until the job ends
+    run_ui.progress_panel()  # refreshes itself every 0.5 s until the job ends
 
 judged = st.session_state.get("judges_judged")
 if judged is not None and job is None:
@@ -42,4 +45,4 @@ if judged is not None and job is None:
                 "rest are unscored with reason 'run cancelled'. Run again to finish them.")
     judged_name = st.session_state.get("judges_judged_name", name)
     st.caption(f"Results of the last run, on **{judged_name}**.")
-    ui.show_results(judged, judged_name)
+    results_ui.show_results(judged, judged_name)

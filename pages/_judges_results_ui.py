@@ -1,0 +1,57 @@
+"""Results of the Judges page: metrics, unscored reasons, agreement, rows, download, send.
+
+Session-state keys: see ``pages/_judges_ui.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from judges import columns as C
+from judges.agreement import human_pairs
+from judges.metrics import stage_metrics, unscored_reasons
+from judges.to_results import to_results
+from pages._common import set_data, token_of
+from pages._judges_jobs_ui import agreement_table
+
+#: Columns shown when browsing judged rows.
+BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.SIMILARITY,
+          *(C.explanation_column(m) for m in C.METRICS), C.UNSCORED_REASON]
+
+
+def send_to_analysis(judged: pd.DataFrame, name: str) -> None:
+    """Make the judged scores the active results table and design (a button callback)."""
+    results, design = to_results(judged)
+    set_data(results, f"{name} (judge scores)", token_of(results), design)
+    st.session_state["judges_sent"] = f"{name} (judge scores)"
+
+
+def show_results(judged: pd.DataFrame, name: str) -> None:
+    """Stage metrics, unscored reasons, judged rows, download and send to analysis."""
+    st.subheader("Stage metrics")
+    st.caption("share_fair: stages 1 and 4 share of ICS 3-5, stage 3 share of SBAS 4-5; "
+               "stage 2: the three consistency scores (mean, and share at or above 3).")
+    st.dataframe(stage_metrics(judged), hide_index=True)
+    reasons = unscored_reasons(judged)
+    if len(reasons):
+        st.warning(f"{int(reasons[C.N_ROWS].sum()):,} judgments are unscored.")
+        st.dataframe(reasons, hide_index=True)
+    pairs = human_pairs(judged)
+    if pairs:  # human labels (human_<metric> columns): agreement, judges/agreement.py
+        st.subheader("Agreement with human labels")
+        st.dataframe(agreement_table(judged, pairs, "bootstrap"), hide_index=True)
+    st.subheader("Judged rows")
+    st.dataframe(judged[[c for c in BROWSE if c in judged.columns]], hide_index=True)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the judged file (CSV)", judged.to_csv(index=False).encode(),
+                       file_name=f"{Path(name).stem}_judged.csv", mime="text/csv",
+                       key="judges_download", on_click="ignore")
+    c2.button("Send to analysis", key="judges_send", on_click=send_to_analysis,
+              args=(judged, name), type="primary")
+    if st.session_state.get("judges_sent"):
+        st.success(f"**{st.session_state['judges_sent']}** is now the active results table "
+                   "with a ready design (outcome: deviation = score below the stage's "
+                   "threshold). Open the **Data** and **Design** pages to continue.")
