@@ -37,3 +37,10 @@ def plotly_specs(at: AppTest) -> list[dict]:
 def metric_values(at: AppTest) -> dict[str, str]:
     """``{label: value}`` of every ``st.metric`` on the page (values as displayed)."""
     return {m.label: m.value for m in at.metric}
+
+
+def sample_with_design(file_name: str) -> tuple[pd.DataFrame, Design]:
+    """A bundled sample (``sample_data/<file_name>``) and its curated ``.design.yaml``."""
+    stem = file_name.removesuffix(".gz").removesuffix(".csv")
+    return (pd.read_csv(ROOT / "sample_data" / file_name),
+            Design.load(ROOT / "sample_data" / f"{stem}.design.yaml"))

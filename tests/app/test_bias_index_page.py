@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from analysis.columns import CONTRIBUTION, DIVERSITY_PENALTY, LLMBI, MODEL, RANK
-from analysis.design import Design, apply_design
+from analysis.design import apply_design
 from analysis.figures.index import TOTAL_TRACE
 from analysis.index import Dimension, bias_index
-from tests.app.apptools import ROOT, page_test, plotly_specs
+from tests.app.apptools import page_test, plotly_specs, sample_with_design
 
 SSQA = "ssqa_simulated.csv.gz"
 
 
 @pytest.fixture(scope="module")
 def ssqa():
-    frame = pd.read_csv(ROOT / "sample_data" / SSQA)
-    return frame, Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+    return sample_with_design(SSQA)
 
 
 def test_index_per_model(ssqa):

@@ -7,16 +7,14 @@ import pytest
 from scipy import stats
 
 from analysis.columns import METHOD, P_VALUE, STATISTIC
-from analysis.design import Design
-from tests.app.apptools import ROOT, page_test, plotly_specs
+from tests.app.apptools import page_test, plotly_specs, sample_with_design
 
 BBQ = "bbq_unifiedqa.csv.gz"
 
 
 @pytest.fixture(scope="module")
 def bbq():
-    frame = pd.read_csv(ROOT / "sample_data" / BBQ)
-    return frame, Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+    return sample_with_design(BBQ)
 
 
 def test_answer_types_by_input_format_within_category(bbq):
@@ -58,8 +56,7 @@ def test_dropping_the_rare_category_gives_chi_square(bbq):
 
 
 def test_simulated_sample_is_labelled():
-    frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
-    design = Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
     at = page_test("cohorts.py", frame=frame, design=design, name="ssqa_simulated.csv.gz").run()
     assert not at.exception and not at.error
     assert any("Simulated data" in w.value for w in at.warning)

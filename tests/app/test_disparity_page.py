@@ -10,7 +10,7 @@ from analysis.columns import GROUP, IMPACT_RATIO, P_VALUE, SELECTION_RATE, N
 from analysis.design import Design, apply_design
 from analysis.disparity import group_summary, permutation_test
 from analysis.figures.disparity import SELECTION_TRACE, STATISTIC_TRACE
-from tests.app.apptools import ROOT, page_test, plotly_specs
+from tests.app.apptools import page_test, plotly_specs, sample_with_design
 
 SSQA = "ssqa_simulated.csv.gz"
 BBQ = "bbq_unifiedqa.csv.gz"
@@ -18,8 +18,7 @@ BBQ = "bbq_unifiedqa.csv.gz"
 
 @pytest.fixture(scope="module")
 def ssqa():
-    frame = pd.read_csv(ROOT / "sample_data" / SSQA)
-    return frame, Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+    return sample_with_design(SSQA)
 
 
 def tables(at):
@@ -84,8 +83,7 @@ def test_widgets_change_the_analysis(ssqa):
 
 
 def test_real_bbq_sample_and_subset():
-    frame = pd.read_csv(ROOT / "sample_data" / BBQ)
-    design = Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+    frame, design = sample_with_design(BBQ)
     at = page_test("disparity.py", frame=frame, design=design, name=BBQ).run()
     at.number_input(key="disparity_permutations").set_value(19).run()
     at.selectbox(key="disparity_feature").set_value("correct").run()

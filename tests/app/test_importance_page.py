@@ -10,15 +10,14 @@ import pytest
 from analysis.columns import COEF, TERM
 from analysis.design import Design, apply_design
 from analysis.importance import factor_importance
-from tests.app.apptools import ROOT, page_test, plotly_specs
+from tests.app.apptools import page_test, plotly_specs, sample_with_design
 
 SPEC = ["model", "cot", "prompt_style", "pachankis_cluster", "gender"]
 
 
 @pytest.fixture(scope="module")
 def ssqa():
-    frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
-    return frame, Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+    return sample_with_design("ssqa_simulated.csv.gz")
 
 
 def chart_points(at) -> dict[str, list]:
@@ -101,8 +100,7 @@ def test_separation_choice_and_notes():
 
 
 def test_bbq_sample_renders():
-    frame = pd.read_csv(ROOT / "sample_data" / "bbq_unifiedqa.csv.gz")
-    design = Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+    frame, design = sample_with_design("bbq_unifiedqa.csv.gz")
     at = page_test("importance.py", frame=frame, design=design).run()
     assert not at.exception and not at.error
     factors = at.multiselect(key="importance_factors").value
