@@ -6,9 +6,9 @@ from analysis.columns import LLMBI, RANK
 from analysis.disparity import numeric_columns
 from analysis.errors import AnalysisError
 from analysis.figures.index import index_figure
-from pages._common import figure_downloads, require_results, subset_filter, table_download
-from pages._disparity_index_ui import compute_index, index_options
-from pages._disparity_ui import data_note
+from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.disparity import data_note
+from ui.disparity_index import compute_index, index_options
 
 st.title("Bias index")
 results, design = require_results()

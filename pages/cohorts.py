@@ -6,9 +6,9 @@ from analysis import distribution as dist_mod
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
 from analysis.figures.distribution import distribution_figure, spread_figure
-from pages._cohorts_ui import cohort_options
-from pages._common import figure_downloads, require_results, subset_filter, table_download
-from pages._disparity_ui import data_note
+from ui.cohorts import cohort_options
+from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.disparity import data_note
 
 st.title("Cohorts")
 results, design = require_results(need_outcome=False)

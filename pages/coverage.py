@@ -6,14 +6,14 @@ from analysis import coverage as cov
 from analysis.columns import N_EMPTY_CELLS
 from analysis.errors import AnalysisError
 from analysis.figures.coverage import coverage_heatmap, marginal_bar
-from pages._common import (
+from ui.common import (
     cells_for,
     figure_downloads,
     require_results,
     subset_filter,
     table_download,
 )
-from pages._coverage_ui import (
+from ui.coverage import (
     COLUMN_CONFIG,
     EMPTY_DOWNLOAD_MAX,
     HEATMAP_MAX_CELLS,

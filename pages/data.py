@@ -3,8 +3,8 @@
 import streamlit as st
 
 from analysis.design import describe_columns
-from pages._common import active_frame, page_link
-from pages._data_ui import (
+from ui.common import active_frame, page_link
+from ui.data import (
     SAMPLES,
     load_default_sample,
     on_sample_change,

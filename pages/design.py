@@ -7,8 +7,8 @@ import streamlit as st
 from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, design_problems, suggest_design
 from analysis.nesting import describe_nesting, find_nestings
-from pages._common import active_frame, applied_results, cells_for, page_link, table_download
-from pages._design_ui import factor_widgets, on_design_upload, outcome_widgets
+from ui.common import active_frame, applied_results, cells_for, page_link, table_download
+from ui.design import factor_widgets, on_design_upload, outcome_widgets
 
 st.title("Design")
 frame = active_frame()

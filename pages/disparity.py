@@ -6,8 +6,8 @@ from analysis.cells import filter_rows
 from analysis.disparity import grouped_values, numeric_columns
 from analysis.errors import AnalysisError
 from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
-from pages._common import figure_downloads, require_results, subset_filter, table_download
-from pages._disparity_ui import (
+from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.disparity import (
     COLUMN_CONFIG,
     cached_report,
     data_note,

@@ -6,14 +6,14 @@ from analysis.columns import N_SUBGROUPS
 from analysis.ecdf import CUTOFF, ecdf_summary, ks_tests, subgroup_rates
 from analysis.errors import AnalysisError
 from analysis.figures.ecdf import ecdf_figure
-from pages._common import (
+from ui.common import (
     cells_for,
     figure_downloads,
     require_results,
     subset_filter,
     table_download,
 )
-from pages._subgroups_ui import COLUMN_CONFIG, factor_choice
+from ui.subgroups import COLUMN_CONFIG, factor_choice
 
 st.title("eCDF")
 results, design = require_results()

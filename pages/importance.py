@@ -6,14 +6,14 @@ from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
 from analysis.figures.importance import importance_figure
 from analysis.importance import P_STEPS, ImportanceRefusal, factor_importance, subset_caption
-from pages._common import (
+from ui.common import (
     cells_for,
     figure_downloads,
     require_results,
     subset_filter,
     table_download,
 )
-from pages._importance_ui import (
+from ui.importance import (
     COLUMN_CONFIG,
     fix_buttons,
     model_options,

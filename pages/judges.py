@@ -3,16 +3,16 @@
 import streamlit as st
 
 from judges.judge import is_judged
-from pages import _judges_results_ui as results_ui
-from pages import _judges_run_ui as run_ui
-from pages import _judges_ui as ui
+from ui import judges as judges_ui
+from ui import judges_results as results_ui
+from ui import judges_run as run_ui
 
 st.title("Judges")
 st.caption("LLM-as-judge scores for four-stage open-ended bias tests (docs/methods.md, "
            "section 8): ICS for stages 1 and 4, TCS/PCS/ETCS for stage 2, SBAS for stage 3, "
            "or an offline embedding similarity. Unparseable replies stay unscored.")
 
-loaded = ui.load_input()
+loaded = judges_ui.load_input()
 if loaded is None:
     st.stop()
 frame, name = loaded
@@ -24,11 +24,11 @@ if is_judged(frame):
     st.stop()
 
 st.subheader("Judge")
-settings = ui.settings()
+settings = judges_ui.settings()
 job = st.session_state.get("judges_job")
 if job is None:
     try:
-        ui.show_estimate(frame, settings)
+        judges_ui.show_estimate(frame, settings)
     except ValueError as exc:
         st.error(str(exc))
     st.button("Run the judge", key="judges_run", type="primary", on_click=run_ui.start_job,

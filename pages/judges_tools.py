@@ -8,23 +8,23 @@ from judges import answer as ans
 from judges import categorise as cat
 from judges.agreement import human_pairs
 from judges.errors import JudgesError
-from pages import _judges_jobs_ui as jobs
-from pages import _judges_tools_ui as ui
+from ui import judges_jobs as jobs
+from ui import judges_tools as tools_ui
 
 st.title("Answers & agreement")
 st.caption("Ask the model under test the four-stage questions, check a judge against human "
            "labels, sort completions into categories, and follow half-price provider batches.")
-ui.api_keys()
+tools_ui.api_keys()
 answers, agree, categories, batches = st.tabs(["Answers", "Agreement", "Categories", "Batches"])
 
 with answers:
     st.caption("Stages 1 and 4 ask `question`; stage 2 asks each variant's story prompt "
                "(`story_prompt_a`/`_b`, or `question` with `{variant}` and `variant_a`/`_b`); "
                "stage 3 asks `question_a` and `question_b` in separate conversations.")
-    frame = ui.table_input("answers", "Question file",
+    frame = tools_ui.table_input("answers", "Question file",
                            {"Illustrative questions": pd.read_csv(ans.questions_sample_path())})
     if frame is not None:
-        m = ui.model_settings("answers", "Model under test")
+        m = tools_ui.model_settings("answers", "Model under test")
         prompts = ans.load_answer_prompts()
         c1, c2, c3 = st.columns(3)
         temps = c1.text_input("Temperatures (e.g. 0, 0.7; empty: default)", key="tools_at")
@@ -33,10 +33,10 @@ with answers:
                                key="tools_asp")
         try:
             settings = ans.settings_grid(
-                temperatures=ui.numbers(temps, float) or [None],
-                seeds=ui.numbers(seeds, int) or [None],
+                temperatures=tools_ui.numbers(temps, float) or [None],
+                seeds=tools_ui.numbers(seeds, int) or [None],
                 system_prompts=[ans.system_prompt(prompts, n) for n in names] or [("none", "")])
-            ui.estimate(ans.estimate_answers, m, frame=frame, provider=m.provider,
+            tools_ui.estimate(ans.estimate_answers, m, frame=frame, provider=m.provider,
                         settings=settings)
         except (JudgesError, ValueError) as exc:
             st.error(str(exc))
@@ -45,7 +45,7 @@ with answers:
                   on_click=jobs.start, disabled=settings is None,
                   args=("answers", ans.answer_job, frame, m.provider),
                   kwargs={"settings": settings, "cache_path": m.cache_path,
-                          "run_config": ui.run_config(m), "batch": m.batch})
+                          "run_config": tools_ui.run_config(m), "batch": m.batch})
     jobs.job_panel("answers")
     out = st.session_state.get("tools_answers_out")
     if out is not None:
@@ -55,7 +55,7 @@ with answers:
 with agree:
     st.caption("Pearson r, Spearman rho, Kendall tau and quadratic-weighted kappa with 95% "
                "intervals, per stage and overall. Human labels: columns `human_<metric>`.")
-    frame = ui.table_input("agree", "Judged file with human labels",
+    frame = tools_ui.table_input("agree", "Judged file with human labels",
                            {"Judged file (Judges page)": st.session_state.get("judges_judged")})
     if frame is not None:
         found = human_pairs(frame)
@@ -79,7 +79,7 @@ with categories:
                "reply naming another category is unscored. Output: `category` and reasons.")
     offers = {"Generated answers": st.session_state.get("tools_answers_out"),
               "Judged file (Judges page)": st.session_state.get("judges_judged")}
-    frame = ui.table_input("cat", "Texts to classify", offers)
+    frame = tools_ui.table_input("cat", "Texts to classify", offers)
     if frame is not None:
         texts = [c for c in frame.columns if frame[c].dtype == object]
         c1, c2 = st.columns(2)
@@ -88,7 +88,7 @@ with categories:
         gender = cat.load_category_spec()
         names = st.text_input("Categories", ", ".join(gender.names), key="tools_cat_names")
         what = st.text_area("What to decide", gender.instruction, key="tools_cat_what")
-        m = ui.model_settings("cat", "Judge")
+        m = tools_ui.model_settings("cat", "Judge")
         try:
             spec = cat.category_spec(names, instruction=what, descriptions=gender.descriptions)
         except JudgesError as exc:
@@ -98,7 +98,7 @@ with categories:
                   disabled=spec is None or text_col is None,
                   args=("cat", cat.categorise_job, frame, m.provider, spec),
                   kwargs={"text_column": text_col, "context_column": context, "batch": m.batch,
-                          "cache_path": m.cache_path, "run_config": ui.run_config(m)})
+                          "cache_path": m.cache_path, "run_config": tools_ui.run_config(m)})
     jobs.job_panel("cat")
     out = st.session_state.get("tools_cat_out")
     if out is not None:

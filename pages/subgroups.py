@@ -6,14 +6,14 @@ from analysis.columns import LD_UNDEFINED, P_ADJUSTED, SMALL_N, SUBGROUP, N
 from analysis.errors import AnalysisError
 from analysis.figures.subgroups import sunburst_figure
 from analysis.subgroups import MIN_N, TESTS, subgroups
-from pages._common import (
+from ui.common import (
     cells_for,
     figure_downloads,
     require_results,
     subset_filter,
     table_download,
 )
-from pages._subgroups_ui import COLUMN_CONFIG, factor_choice, value_filter
+from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
 
 st.title("Subgroups")
 results, design = require_results()

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def page_test(page: str, *, frame: pd.DataFrame | None = None, design: Design | None = None,
               name: str = "test data", timeout: float = 120) -> AppTest:
     """An AppTest of ``pages/<page>`` with the session state the Data page would set."""
-    from pages._common import token_of
+    from ui.common import token_of
 
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=timeout)
     if frame is not None:

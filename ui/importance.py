@@ -27,7 +27,7 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
-from pages._common import cells_for
+from ui.common import cells_for
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {

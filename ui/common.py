@@ -1,5 +1,5 @@
 """What every page shares: the active data and design, cached steps (and, re-exported
-from ``pages/_widgets.py``, the subset filter, download buttons and page links).
+from ``ui/widgets.py``, the subset filter, download buttons and page links).
 
 Session-state keys (the only ones shared between pages):
 
@@ -25,7 +25,7 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
-from pages._widgets import figure_downloads, page_link, subset_filter, table_download
+from ui.widgets import figure_downloads, page_link, subset_filter, table_download
 
 __all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
            "require_results", "set_data", "subset_filter", "table_download", "token_of"]
@@ -76,7 +76,7 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
         ``results`` has categorical factor columns and, with an outcome, ``deviation``.
     """
     if active_frame() is None and "data_error" not in st.session_state:
-        from pages._data_ui import load_default_sample  # the app opens on the sample
+        from ui.data import load_default_sample  # the app opens on the sample
 
         load_default_sample()
     frame = active_frame()

@@ -8,7 +8,7 @@ import streamlit as st
 from analysis.design import Design, check_design, suggest_design
 from analysis.errors import AnalysisError
 from analysis.io import load_results
-from pages._common import SAMPLE_DIR, set_data, token_of
+from ui.common import SAMPLE_DIR, set_data, token_of
 
 #: Bundled samples: file name -> title, provenance caption and design file.
 SAMPLES: dict[str, dict[str, str]] = {

@@ -17,7 +17,7 @@ from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache, default_cache_path
 from judges.errors import JudgesError
 from judges.providers import ChatProvider, make_provider
-from pages._judges_tools_ui import api_key
+from ui.judges_tools import api_key
 
 
 def start(key: str, make_job, *args, **kwargs) -> None:

@@ -1,6 +1,6 @@
 """Run control of the Judges page: start a job, progress and cancel (logic in judges/job.py).
 
-Session-state keys: see ``pages/_judges_ui.py``.
+Session-state keys: see ``ui/judges.py``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import streamlit as st
 from judges.errors import JudgesError
 from judges.job import make_judge_job, progress_text
 from judges.providers import make_provider
-from pages._judges_tools_ui import api_key
-from pages._judges_ui import Settings
+from ui.judges import Settings
+from ui.judges_tools import api_key
 
 
 def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:

@@ -1,5 +1,5 @@
 """Widgets and cached computations of the Disparity page (and the data note of the Bias index
-and Cohorts pages); the Bias index widgets are in ``pages/_disparity_index_ui.py``."""
+and Cohorts pages); the Bias index widgets are in ``ui/disparity_index.py``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ COLUMN_CONFIG = {
 
 def data_note(results: pd.DataFrame) -> None:
     """Say where the active table comes from; a warning when it is simulated."""
-    from pages._data_ui import SAMPLES
+    from ui.data import SAMPLES
 
     name = str(st.session_state.get("results_name", ""))
     if dsp.is_simulated(results, name):

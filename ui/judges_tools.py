@@ -2,7 +2,7 @@
 
 Session-state keys (all namespaced ``tools_``): ``tools_key_<provider>`` (API keys typed on
 the page, kept in this session's memory only) and ``tools_<section>_...`` widgets. Jobs, results
-and batches: ``pages/_judges_jobs_ui.py``. No statistics here: everything is in judges/.
+and batches: ``ui/judges_jobs.py``. No statistics here: everything is in judges/.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Results of the Judges page: metrics, unscored reasons, agreement, rows, download, send.
 
-Session-state keys: see ``pages/_judges_ui.py``.
+Session-state keys: see ``ui/judges.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from judges import columns as C
 from judges.agreement import human_pairs
 from judges.metrics import stage_metrics, unscored_reasons
 from judges.to_results import to_results
-from pages._common import set_data, token_of
-from pages._judges_jobs_ui import agreement_table
+from ui.common import set_data, token_of
+from ui.judges_jobs import agreement_table
 
 #: Columns shown when browsing judged rows.
 BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.SIMILARITY,

@@ -1,0 +1,90 @@
+"""Importers: raw benchmark files and evaluation-harness logs -> a results table + design.
+
+Every importer is a module in this package exposing one function::
+
+    def read(paths: Sequence[PathLike], **options) -> ImportResult
+
+``paths`` are files (or, where the source writes folders, folders); ``options`` are the
+importer's own keyword arguments (documented in its module and in ``docs/import_<source>.md``).
+An importer never guesses: anything it cannot map (an unmatched prediction, a sample
+without a score) is counted in ``ImportResult.counts`` and explained in ``notes``.
+Bad input raises :class:`ImportFormatError` naming the file and the field.
+
+Use :func:`import_results` to reach an importer by its source name (the CLI's
+``python -m analysis import SOURCE PATH...`` and the Data page do).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.design import Design
+from analysis.errors import LoadError
+
+#: source name -> module (relative to this package) implementing ``read``.
+SOURCES: dict[str, str] = {
+    "bbq": "bbq",
+    "lm-eval": "lm_eval",
+    "inspect": "inspect",
+    "wide": "wide",
+}
+
+PathArg = str | PathLike[str] | Path
+
+
+class ImportFormatError(LoadError):
+    """A file given to an importer is not in that importer's format (names file and field)."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an importer returns.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The results table: one row per response, factor columns, outcome columns.
+    design : Design
+        A suggested design (factors with kinds and references, the outcome).
+    source : str
+        The importer's source name (``"bbq"``, ``"lm-eval"``, ...).
+    counts : dict
+        Row accounting, e.g. ``{"rows_read": ..., "rows_out": ..., "unmatched": ...}``.
+        Every input row is accounted for.
+    notes : list of str
+        Human-readable notes (what was melted, what could not be matched and why).
+    extras : dict of str -> DataFrame
+        Further tables the source defines (e.g. BBQ's bias scores), keyed by name.
+    """
+
+    frame: pd.DataFrame
+    design: Design
+    source: str
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    extras: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def import_results(source: str, paths: Sequence[PathArg], **options: Any) -> ImportResult:
+    """Run the importer named ``source`` on ``paths``.
+
+    Raises
+    ------
+    ImportFormatError
+        Unknown source, no paths, or a file the importer cannot read.
+    """
+    if source not in SOURCES:
+        raise ImportFormatError(
+            f"Unknown import source {source!r}; choose one of: {', '.join(SOURCES)}."
+        )
+    if not paths:
+        raise ImportFormatError(f"The {source} importer needs at least one file.")
+    module = importlib.import_module(f"analysis.importers.{SOURCES[source]}")
+    return module.read(list(paths), **options)

@@ -1,1 +1,0 @@
-"""Streamlit pages: each file arranges widgets and calls analysis/ or judges/."""

@@ -1,0 +1,1 @@
+"""Shared Streamlit helpers for the pages (kept out of pages/, which holds page files only)."""
