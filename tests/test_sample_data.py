@@ -91,14 +91,16 @@ def test_bbq_rows_columns_and_counts(bbq):
     assert set(formats) == {tuple(sorted(FORMATS))}
     assert set(bbq["question_polarity"]) == {"neg", "nonneg"}
     assert set(bbq["context_condition"]) == {"ambig", "disambig"}
-    assert set(bbq["answer_type"]) <= {"stereotyped group", "non-stereotyped group", "unknown",
-                                       "unmatched"}
+    assert set(bbq["answer_type"]) == {"stereotyped", "anti-stereotyped", "unknown",
+                                       "unmatched", "ambiguous target"}
 
 
 def test_bbq_values_read_back_cleanly(bbq):
     missing = bbq.isna().sum()
     assert set(missing[missing > 0].index) <= {"biased_answer"}
-    assert (bbq["biased_answer"].isna() == (bbq["answer_type"] == "unmatched")).all()
+    no_bias = (bbq["answer_type"] == "unmatched") | (bbq["stereotyped_option"] == "ambiguous")
+    assert (bbq["biased_answer"].isna() == no_bias).all()
+    assert no_bias.sum() == 3 + 108
     for column in BBQ_COLUMNS:
         if column not in ("question_index", "correct", "biased_answer"):
             assert bbq[column].map(type).eq(str).all(), column
@@ -118,13 +120,16 @@ def test_bbq_outcome_columns_follow_their_definitions(bbq):
         [bbq["predicted_option"] == "unmatched",
          bbq["predicted_option"] == bbq["unknown_option"],
          bbq["predicted_option"] == bbq["stereotyped_option"]],
-        ["unmatched", "unknown", "stereotyped group"], "non-stereotyped group")
+        ["unmatched", "unknown", "stereotyped"], "anti-stereotyped")
+    expected_type[(bbq["stereotyped_option"] == "ambiguous")
+                  & ~np.isin(expected_type, ["unmatched", "unknown"])] = "ambiguous target"
     assert (bbq["answer_type"] == expected_type).all()
     assert (bbq["correct"] == (bbq["predicted_option"] == bbq["label"]).astype(int)).all()
     neg = bbq["question_polarity"] == "neg"
-    biased = ((neg & (bbq["answer_type"] == "stereotyped group"))
-              | (~neg & (bbq["answer_type"] == "non-stereotyped group"))).astype(int)
-    matched = bbq["answer_type"] != "unmatched"
+    biased = ((neg & (bbq["answer_type"] == "stereotyped"))
+              | (~neg & (bbq["answer_type"] == "anti-stereotyped"))).astype(int)
+    matched = ~bbq["answer_type"].isin(["unmatched", "ambiguous target"])
+    matched &= bbq["stereotyped_option"] != "ambiguous"
     assert (bbq.loc[matched, "biased_answer"] == biased[matched]).all()
     assert set(bbq.loc[matched, "biased_answer"]) == {0, 1}
 
@@ -136,7 +141,7 @@ def test_bbq_unmatched_share_is_small(bbq):
 
 def test_bbq_bias_scores_file_matches_the_table(bbq):
     scores = pd.read_csv(SAMPLE / "bbq_unifiedqa_bias_scores.csv")
-    matched = bbq[bbq["answer_type"] != "unmatched"]
+    matched = bbq[(bbq["answer_type"] != "unmatched") & (bbq["stereotyped_option"] != "ambiguous")]
     checked = 0
     for row in scores.itertuples():
         part = matched[matched["input_format"] == row.input_format]
@@ -199,13 +204,10 @@ def test_bbq_stereotyped_option_recomputed_from_the_raw_jsonl(bbq):
             if len(hits) == 1:
                 assert row["stereotyped_option"] == hits[0], ex["example_id"]
                 continue
-            # Both people carry the same group label (a BBQ annotation slip): the person
-            # described with "no ..." is the non-stereotyped one, or the text names the group.
+            # Both people carry the same group label, or neither does: BBQ's metadata does
+            # not say which is the target, so the example is left out (never guessed).
             relabelled.append((category, ex["question_index"]))
-            target = ex[row["stereotyped_option"]].lower()
-            other = ex[next(k for k in people if k != row["stereotyped_option"])].lower()
-            assert not re.search(r"\bno\b", target)
-            assert re.search(r"\bno\b", other) or any(g in target for g in groups)
+            assert row["stereotyped_option"] == "ambiguous", ex["example_id"]
     assert len(relabelled) == 36
     assert {c for c, _ in relabelled} == {"Physical_appearance"}
     assert {q for _, q in relabelled} == {"7", "8", "10", "18", "19"}

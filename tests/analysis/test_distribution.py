@@ -156,10 +156,12 @@ def test_real_bbq_answer_types_across_input_formats():
         assert shown[(fmt, kind)] == k
     unknown = dist[dist["answer_type"] == "unknown"].set_index("input_format")[PERCENT]
     assert unknown["qonly"] > unknown["race"] > unknown["arc"]
-    test = dm.homogeneity_test(dist, "answer_type", "input_format").iloc[0]
+    four = dm.category_distribution(frame, "answer_type", "input_format",
+                                    categories=["stereotyped", "anti-stereotyped", "unknown",
+                                                "unmatched"])
+    test = dm.homogeneity_test(four, "answer_type", "input_format").iloc[0]
     assert test[METHOD] == "Monte Carlo"  # 3 unmatched rows: expected counts ~1
     kept = dm.category_distribution(frame, "answer_type", "input_format",
-                                    categories=["stereotyped group", "non-stereotyped group",
-                                                "unknown"])
+                                    categories=["stereotyped", "anti-stereotyped", "unknown"])
     chi2 = dm.homogeneity_test(kept, "answer_type", "input_format").iloc[0]
     assert chi2[METHOD] == "chi-square" and chi2[P_VALUE] < 1e-100
