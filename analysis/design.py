@@ -26,6 +26,7 @@ import yaml
 
 from analysis.columns import DEVIATION
 from analysis.errors import DesignError, DesignMismatchError
+from analysis.prepare import Step, parse_recipe
 
 FactorKind = Literal["domain", "prompt", "model"]
 KINDS: tuple[str, ...] = get_args(FactorKind)
@@ -156,9 +157,12 @@ class Design:
     factors: tuple[Factor, ...] = ()
     outcome: Outcome | None = None
     name: str = field(default="", compare=False)
+    #: Prepare steps that rebuild the analysed table from the raw file (analysis.prepare).
+    recipe: tuple[Step, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
+        object.__setattr__(self, "recipe", parse_recipe(list(self.recipe)))
         names = [f.name for f in self.factors]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -199,7 +203,7 @@ class Design:
 
     # --- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict (``version``, ``factors``, ``outcome``) for YAML/JSON."""
+        """A plain dict (``version``, ``factors``, ``outcome``, ``recipe``) for YAML/JSON."""
         out: dict[str, Any] = {"version": DESIGN_FORMAT_VERSION}
         if self.name:
             out["name"] = self.name
@@ -212,7 +216,13 @@ class Design:
             if "values" in o:
                 o["values"] = list(o["values"])
             out["outcome"] = o
+        if self.recipe:
+            out["recipe"] = [step.to_dict() for step in self.recipe]
         return out
+
+    def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
+        """A copy with these Prepare steps (see :mod:`analysis.prepare`)."""
+        return replace(self, recipe=parse_recipe(list(recipe)))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Design:
@@ -254,7 +264,16 @@ class Design:
                 raise DesignError("The outcome's 'values' must be a list.")
             o["values"] = tuple(str(v) for v in o.get("values", ()))
             outcome = Outcome(**o)
-        return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")))
+        recipe: tuple[Step, ...] = ()
+        if data.get("recipe"):
+            from analysis.prepare import PrepareError
+
+            try:
+                recipe = parse_recipe(data["recipe"])
+            except PrepareError as exc:
+                raise DesignError(f"The design's recipe: {exc}") from None
+        return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
+                   recipe=recipe)
 
     def to_yaml(self) -> str:
         """The design as YAML text."""
