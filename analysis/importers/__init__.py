@@ -17,10 +17,12 @@ Use :func:`import_results` to reach an importer by its source name (the CLI's
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
@@ -86,5 +88,38 @@ def import_results(source: str, paths: Sequence[PathArg], **options: Any) -> Imp
         )
     if not paths:
         raise ImportFormatError(f"The {source} importer needs at least one file.")
-    module = importlib.import_module(f"analysis.importers.{SOURCES[source]}")
+    module = load_importer(source)
+    accepted = inspect.signature(module.read).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        for name in options:
+            if name not in accepted:
+                known = [p for p in accepted if p != "paths"]
+                raise ImportFormatError(
+                    f"The {source} importer has no option {name!r} "
+                    f"(its options: {', '.join(known) or 'none'}).")
     return module.read(list(paths), **options)
+
+
+def load_importer(source: str) -> ModuleType:
+    """The module implementing ``source``.
+
+    Raises
+    ------
+    ImportFormatError
+        Unknown source, or its module or an optional dependency it needs is not
+        installed (the message names the package and the extra that installs it).
+    """
+    if source not in SOURCES:
+        raise ImportFormatError(
+            f"Unknown import source {source!r}; choose one of: {', '.join(SOURCES)}."
+        )
+    name = f"analysis.importers.{SOURCES[source]}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            raise ImportFormatError(f"The {source} importer is not available in this "
+                                    "installation.") from None
+        raise ImportFormatError(
+            f"The {source} importer needs the package {exc.name!r}, which is not installed "
+            f"(pip install -e \".[harnesses]\" installs lm-eval and inspect-ai).") from None
