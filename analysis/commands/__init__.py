@@ -2,6 +2,8 @@
 
 #: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
 MODULES = [
+    "importer",
+    "prepare",
     "describe",
     "cells",
     "coverage",
