@@ -7,6 +7,7 @@ st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide
 PAGES = {
     "Set up": [
         st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
+        st.Page("pages/prepare.py", title="Prepare", icon=":material/build:"),
         st.Page("pages/design.py", title="Design", icon=":material/schema:"),
     ],
     "Analyse": [

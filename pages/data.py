@@ -11,6 +11,7 @@ from ui.data import (
     on_upload,
     sample_caption,
 )
+from ui.importing import import_section
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
@@ -18,14 +19,18 @@ st.caption("One row per benchmark response, with factor columns and at least one
 if active_frame() is None and "data_error" not in st.session_state:
     load_default_sample()  # the app opens on the bundled BBQ sample
 
-source = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True,
-                  key="data_source")
+source = st.radio("Source", ["Bundled sample", "Upload a file", "Import from ..."],
+                  horizontal=True, key="data_source",
+                  help="Import: raw benchmark files and evaluation logs (BBQ predictions, "
+                       "lm-eval samples, Inspect logs, wide tables) -> a results table")
 if source == "Bundled sample":
     choice = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k]["title"],
                           key="data_sample", on_change=on_sample_change)
     st.caption(sample_caption(choice))
     if st.session_state.get("results_name") != choice:
         st.button("Load this sample", on_click=on_sample_change, key="data_load_sample")
+elif source == "Import from ...":
+    import_section()
 else:
     st.file_uploader(
         "Results file (CSV, TSV, Parquet, JSON Lines; .gz accepted)",
@@ -59,4 +64,5 @@ st.subheader("Columns")
 st.caption("Suggested roles: *factor* columns are offered on the Design page; *outcome* "
            "columns are 0/1 candidates for the deviation.")
 st.dataframe(describe_columns(frame), width="stretch", hide_index=True)
-page_link("pages/design.py", label="Next: declare the design", icon="🧩")
+page_link("pages/prepare.py", label="Next: prepare the table (optional)", icon="🧪")
+page_link("pages/design.py", label="Or declare the design", icon="🧩")

@@ -1,0 +1,124 @@
+"""AppTest: importing the real BBQ file through the Data page, then Subgroups; Prepare."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis.design import Design
+from analysis.importers import import_results
+from analysis.prepare import Step
+from tests.app.apptools import page_test, plotly_specs
+from tests.conftest import SHARED_DATA, needs_shared
+
+RELIGION = SHARED_DATA / "bbq" / "preds_Religion.jsonl"
+
+
+def _import(at, source: str, files: list[tuple[str, bytes]], **options):
+    at.radio(key="data_source").set_value("Import from ...").run()
+    at.selectbox(key="import_source").set_value(source).run()
+    at.file_uploader(key="import_files").set_value(
+        [(name, data, "application/octet-stream") for name, data in files]).run()
+    for name, value in options.items():
+        at.text_input(key=f"import_opt_{source}_{name}").set_value(value).run()
+    at.button(key="import_run").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+@needs_shared
+def test_bbq_file_from_upload_to_sunburst():
+    at = page_test("data.py").run()
+    _import(at, "bbq", [(RELIGION.name, RELIGION.read_bytes())])
+    assert not at.error
+    expected = import_results("bbq", [RELIGION])
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Imported rows"] == f"{3 * 1200:,}"
+    counts = dict(at.dataframe[0].value.values.tolist())
+    assert counts == expected.counts
+    at.button(key="import_use").click().run()
+    assert not at.exception
+    frame, design = at.session_state["results_frame"], at.session_state["design"]
+    pd.testing.assert_frame_equal(frame, expected.frame)
+    assert design == expected.design and design.outcome.column == "biased_answer"
+    assert at.session_state["results_name"] == "preds_Religion.jsonl (bbq import)"
+    # ... then the Subgroups page draws the sunburst on the imported table
+    sub = page_test("subgroups.py", frame=frame, design=design).run()
+    assert not sub.exception and not sub.error
+    specs = plotly_specs(sub)
+    assert specs and specs[0]["data"][0]["type"] == "sunburst"
+
+
+def test_bad_import_shows_a_specific_error_and_keeps_the_table():
+    at = page_test("data.py").run()
+    before = at.session_state["results_name"]
+    _import(at, "bbq", [("preds.jsonl", b'{"example_id": 1}\n')])
+    assert [e.value for e in at.error] == [
+        "preds.jsonl, line 1: field 'category' is missing (also question_index, "
+        "question_polarity, context_condition, context, question, ans0, ans1, ans2, label, "
+        "answer_info); this is not a BBQ-format file."]
+    assert at.session_state["results_name"] == before
+
+
+def test_wide_import_with_an_option():
+    data = b"q,gold,out_a,out_b\n1,yes,yes,no\n2,no,no,no\n"
+    at = page_test("data.py").run()
+    _import(at, "wide", [("w.csv", data)], pattern="^out_")
+    at.button(key="import_use").click().run()
+    frame = at.session_state["results_frame"]
+    assert frame["model"].tolist() == ["a", "a", "b", "b"]
+    assert at.session_state["design"].factor("model").kind == "model"
+
+
+def test_prepare_steps_counts_table_and_recipe_in_the_design():
+    raw = pd.DataFrame({"q": ["q1", "q2", "q3"], "gold": ["Paris", "Rome", "Oslo"],
+                        "pred_a": ["paris", "Milan", "oslo."],
+                        "pred_b": ["The Paris", None, "Bergen"]})
+    at = page_test("prepare.py", frame=raw, design=None).run()
+    assert not at.exception
+    at.multiselect(key="prepare_melt_cols").set_value(["pred_a", "pred_b"]).run()
+    at.text_input(key="prepare_melt_strip").set_value("pred_").run()
+    at.button(key="prepare_add").click().run()
+    assert not at.exception and not at.error
+    at.selectbox(key="prepare_kind").set_value("match").run()
+    at.selectbox(key="prepare_match_text").set_value("answer").run()
+    at.radio(key="prepare_match_how").set_value("another column").run()
+    at.selectbox(key="prepare_match_other").set_value("gold").run()
+    at.button(key="prepare_add").click().run()
+    assert not at.exception and not at.error
+    report = at.dataframe[0].value
+    assert report[["rows_in", "rows_out", "rows_changed", "rows_not_handled"]].values.tolist() \
+        == [[3, 6, 6, 1], [6, 6, 5, 1]]
+    at.button(key="prepare_use").click().run()
+    table = at.session_state["results_frame"]
+    assert table["correct"].tolist()[:3] == [1, 0, 1]
+    design: Design = at.session_state["design"]
+    assert design.recipe == (
+        Step.make("melt", columns=["pred_a", "pred_b"], factor="model", value="answer",
+                  strip="pred_"),
+        Step.make("match", text="answer", other="gold", output="correct"))
+    assert Design.from_text(design.to_yaml()).recipe == design.recipe
+
+
+def test_prepare_bad_step_is_refused_with_a_message():
+    raw = pd.DataFrame({"a0": ["x", "y"], "a1": ["y", "x"], "label": [0, 5], "pred": ["x", "y"]})
+    at = page_test("prepare.py", frame=raw).run()
+    at.selectbox(key="prepare_kind").set_value("match").run()
+    at.selectbox(key="prepare_match_text").set_value("pred").run()
+    at.multiselect(key="prepare_match_options").set_value(["a0", "a1"]).run()
+    at.selectbox(key="prepare_match_label").set_value("label").run()
+    at.button(key="prepare_add").click().run()
+    assert not at.exception
+    assert len(at.error) == 1 and "label column 'label' has 1 rows outside the options (5)" \
+        in at.error[0].value
+    assert at.session_state["prepare_steps"] == []
+
+
+@pytest.mark.parametrize("source", ["lm-eval", "inspect"])
+def test_every_source_is_offered(source):
+    at = page_test("data.py").run()
+    at.radio(key="data_source").set_value("Import from ...").run()
+    at.selectbox(key="import_source").set_value(source).run()
+    assert not at.exception
+    # either the importer's upload widget, or a clear message that it is not available
+    assert len(at.get("file_uploader")) == 1 or "importer" in at.error[0].value

@@ -1,0 +1,126 @@
+"""The Data page's "Import from ..." section: any importer of ``analysis.importers.SOURCES``.
+
+Uploaded files are written (with their own names, so an lm-eval ``samples_*.jsonl`` finds
+its ``results_*.json``) to a temporary folder and passed to the importer as paths. The
+option widgets are built from the importer's ``read`` signature, so a new importer
+module needs no change here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from analysis.errors import AnalysisError
+from analysis.importers import SOURCES, ImportResult, import_results, load_importer
+from ui.common import set_data, token_of
+from ui.widgets import table_download
+
+TITLES = {"bbq": "BBQ predictions (JSON Lines)",
+          "lm-eval": "lm-evaluation-harness samples (--log_samples)",
+          "inspect": "Inspect AI eval logs",
+          "wide": "Wide table (one column per model or setting)"}
+
+
+def _options(source: str, module: Any) -> dict[str, Any]:
+    """One widget per keyword option of the importer's ``read``; empty means default."""
+    params = [p for p in inspect.signature(module.read).parameters.values()
+              if p.kind is p.KEYWORD_ONLY]
+    options: dict[str, Any] = {}
+    if not params:
+        return options
+    cols = st.columns(min(len(params), 3))
+    for i, p in enumerate(params):
+        key = f"import_opt_{source}_{p.name}"
+        label = p.name.replace("_", " ")
+        if isinstance(p.default, bool):
+            value = cols[i % 3].checkbox(label, value=p.default, key=key)
+            if value != p.default:
+                options[p.name] = value
+            continue
+        listy = "Sequence" in str(p.annotation) or "list" in str(p.annotation)
+        hint = "comma-separated; empty: automatic" if listy else (
+            f"default: {p.default}" if p.default not in (None, inspect.Parameter.empty)
+            else "empty: automatic")
+        text = cols[i % 3].text_input(label, key=key, help=hint, placeholder=hint)
+        if text.strip():
+            options[p.name] = ([t.strip() for t in text.split(",") if t.strip()] if listy
+                               else text.strip())
+    return options
+
+
+def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
+    """Import the uploads; the result (or the error) goes to the session state."""
+    st.session_state.pop("import_error", None)
+    st.session_state.pop("import_result", None)
+    try:
+        with tempfile.TemporaryDirectory(prefix="bias-workbench-import-") as folder:
+            paths = []
+            for upload in uploads:
+                path = Path(folder) / Path(upload.name).name
+                path.write_bytes(upload.getvalue())
+                paths.append(path)
+            result = import_results(source, paths, **options)
+    except AnalysisError as exc:
+        st.session_state["import_error"] = str(exc)
+        return
+    names = ", ".join(u.name for u in uploads)
+    st.session_state["import_result"] = (result, f"{names} ({source} import)")
+
+
+def use_import() -> None:
+    """Callback: make the imported table active with its suggested design."""
+    result, name = st.session_state["import_result"]
+    set_data(result.frame, name, token_of(result.frame), result.design)
+    st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
+    st.session_state.pop("data_error", None)
+
+
+def import_section() -> None:
+    """Source choice, upload, options, Import; then counts, notes, preview, Use."""
+    source = st.selectbox("Import from", list(SOURCES),
+                          format_func=lambda s: TITLES.get(s, s), key="import_source")
+    try:
+        module = load_importer(source)
+    except AnalysisError as exc:
+        st.error(str(exc))
+        return
+    uploads = st.file_uploader("Files to import", accept_multiple_files=True,
+                               key="import_files")
+    options = _options(source, module)
+    if st.button("Import", key="import_run", disabled=not uploads, type="primary"):
+        _run(source, uploads, options)
+    if "import_error" in st.session_state:
+        st.error(st.session_state["import_error"])
+        return
+    if "import_result" not in st.session_state:
+        return
+    result: ImportResult
+    result, name = st.session_state["import_result"]
+    show_result(result, name)
+
+
+def show_result(result: ImportResult, name: str) -> None:
+    """Row accounting, notes, the preview, further tables, and the Use button."""
+    c1, c2, c3 = st.columns([1, 1, 3])
+    c1.metric("Imported rows", f"{len(result.frame):,}")
+    c2.metric("Columns", result.frame.shape[1])
+    c3.markdown(f"**Import**  \n{name}")
+    st.dataframe(pd.DataFrame({"count": result.counts}).rename_axis("what").reset_index(),
+                 hide_index=True, key="import_counts")
+    for note in result.notes:
+        st.info(note)
+    st.dataframe(result.frame.head(200), width="stretch", height=240)
+    for key, table in result.extras.items():
+        st.markdown(f"**{key.replace('_', ' ')}**")
+        st.dataframe(table, hide_index=True)
+        table_download(table, f"{result.source}_{key}", key=f"import_dl_{key}")
+    st.button("Use this table", key="import_use", on_click=use_import, type="primary")
+    if st.session_state.get("results_name") == name:
+        st.success(f"Active table: {name}, with its suggested design "
+                   f"({', '.join(st.session_state['design'].names)}).")
