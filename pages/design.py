@@ -36,7 +36,11 @@ for name in chosen:
 
 st.subheader("Outcome")
 outcome = outcome_widgets(frame, current.outcome, key=f"design_outcome_{rev}")
-design = Design(factors=tuple(factors), outcome=outcome)
+design = Design(factors=tuple(factors), outcome=outcome, name=current.name,
+                recipe=current.recipe)  # the Prepare steps travel with the design file
+if design.recipe:
+    st.caption(f"Recipe: {len(design.recipe)} Prepare step(s), saved with the design: "
+               + "; ".join(s.describe() for s in design.recipe))
 problems = design_problems(design, frame)
 for p in problems:
     (st.error if p.severity == "error" else st.warning)(p.message)

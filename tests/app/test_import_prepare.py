@@ -98,6 +98,11 @@ def test_prepare_steps_counts_table_and_recipe_in_the_design():
                   strip="pred_"),
         Step.make("match", text="answer", other="gold", output="correct"))
     assert Design.from_text(design.to_yaml()).recipe == design.recipe
+    # the Design page keeps the recipe while the factors are edited
+    page = page_test("design.py", frame=table, design=design).run()
+    assert not page.exception
+    assert page.session_state["design"].recipe == design.recipe
+    assert any("Recipe: 2 Prepare step(s)" in c.value for c in page.caption)
 
 
 def test_prepare_bad_step_is_refused_with_a_message():
