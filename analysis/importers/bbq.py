@@ -347,7 +347,8 @@ def bias_scores(frame: pd.DataFrame, *, overall: bool = True) -> pd.DataFrame:
         ``input_format``, ``context_condition``, ``answer_type``, ``correct``,
         ``biased_answer``, ``stereotyped_option`` (optional)).
     overall
-        Also one row per model x format over all categories, category ``all <k>``.
+        Also one row per model x format over all categories, category ``all <k>``
+        (when there are at least two categories).
 
     Returns
     -------
@@ -380,8 +381,8 @@ def bias_scores(frame: pd.DataFrame, *, overall: bool = True) -> pd.DataFrame:
     })
     keys = ["category", C.MODEL, C.INPUT_FORMAT]
     parts = [data]
-    if overall:
-        n_cat = data["category"].nunique()
+    n_cat = data["category"].nunique()
+    if overall and n_cat > 1:
         parts.append(data.assign(category=f"all {n_cat}"))
     stacked = pd.concat(parts, ignore_index=True)
     records = []

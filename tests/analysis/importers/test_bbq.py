@@ -103,8 +103,7 @@ def test_hand_computed_bias_scores(small):
     assert s.loc[("Religion", "y"), "n_amb"] == 2
     assert s.loc[("Religion", "y"), "n_non_unknown_amb"] == 1
     assert s.loc[("Religion", "y"), "s_AMB"] == pytest.approx(-0.5)
-    overall = s.loc[("all 1", "y")]
-    assert overall["s_AMB"] == pytest.approx(-0.5)
+    assert len(s) == 2  # one category: no "all" rows
     # bias_scores works on an imported table read back from CSV (no model column)
     frame = import_results("bbq", [small]).frame.drop(columns="model")
     again = bias_scores(frame.astype({"biased_answer": "float"}), overall=False)
