@@ -29,8 +29,9 @@ TITLES = {"bbq": "BBQ predictions (JSON Lines)",
 
 def _options(source: str, module: Any) -> dict[str, Any]:
     """One widget per keyword option of the importer's ``read``; empty means default."""
-    params = [p for p in inspect.signature(module.read).parameters.values()
-              if p.kind is p.KEYWORD_ONLY]
+    params = [p for p in list(inspect.signature(module.read).parameters.values())[1:]
+              if p.kind is p.KEYWORD_ONLY
+              or (p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty)]
     options: dict[str, Any] = {}
     if not params:
         return options
