@@ -101,6 +101,8 @@ def read(
     rows_read = 0
     lower_is_better: dict[str, bool] = {}
     for path in files:
+        records = _read_samples(path)  # the file's own format is checked first
+        rows_read += len(records)
         results_path = _results_beside(path)
         if results_path is None and model is None:
             raise ImportFormatError(
@@ -110,8 +112,6 @@ def read(
             )
         results = _read_results(results_path) if results_path is not None else {}
         task = _task_name(path, results)
-        records = _read_samples(path)
-        rows_read += len(records)
         frame, docs, metrics, skipped = _samples_frame(records, path)
         doc_columns.extend(c for c in docs if c not in doc_columns)
         metric_columns.extend(c for c in metrics if c not in metric_columns)
