@@ -83,24 +83,10 @@ def read(
     """
     analysis_api, log_api = _inspect_modules()
     files = _log_files(paths, log_api)
-    for path in files:
-        _check_header(path, log_api)
     columns = _columns(analysis_api)
-    try:
-        raw = analysis_api.samples_df([str(p) for p in files], columns=columns, full=full,
-                                      quiet=True)
-    except Exception as exc:  # Inspect raises its own errors for unreadable logs
-        raise ImportFormatError(f"Inspect could not read the samples of "
-                                f"{', '.join(map(str, files))}: {exc}") from None
-    raw = _plain_dtypes(raw)
-    by_log = raw[LOG_COLUMN].map(lambda p: str(Path(str(p)).resolve())) if len(raw) else None
-    for path in files:
-        n = 0 if by_log is None else int((by_log == str(path)).sum())
-        if n == 0:
-            raise ImportFormatError(f"{path}: the log holds no samples (field 'samples' is "
-                                    "empty: the eval was cancelled or failed before any "
-                                    "sample finished).")
-    frame, items, score_columns, notes = _results_table(raw, files, analysis_api, by_log)
+    raw = pd.concat([_samples_of(path, analysis_api, log_api, columns, full=full)
+                     for path in files], ignore_index=True, sort=False)
+    frame, items, score_columns, notes = _results_table(raw, analysis_api)
     if model is not None:
         frame[MODEL_COLUMN] = model
     design, design_notes = harness_design(
@@ -196,18 +182,37 @@ def _plain_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
-def _results_table(raw: pd.DataFrame, files: list[Path], analysis_api: Any,
-                   by_log: pd.Series | None
+def _samples_of(path: Path, analysis_api: Any, log_api: Any, columns: list[Any], *,
+                full: bool) -> pd.DataFrame:
+    """The samples of one log through ``samples_df``, checked for samples and scores."""
+    _check_header(path, log_api)
+    try:
+        raw = analysis_api.samples_df(str(path), columns=columns, full=full, quiet=True)
+        if raw.empty:
+            # samples_df lists a .json file only under Inspect's own file-name pattern
+            # (time stamp first), so a renamed JSON log is read in full and passed in.
+            log = log_api.read_eval_log(str(path))
+            if log.samples:
+                raw = analysis_api.samples_df(log, columns=columns, full=full, quiet=True)
+    except Exception as exc:  # Inspect raises its own errors for unreadable samples
+        raise ImportFormatError(f"{path}: Inspect could not read its samples: {exc}") from None
+    if raw.empty:
+        raise ImportFormatError(f"{path}: the log holds no samples (field 'samples' is empty: "
+                                "the eval was cancelled or failed before any sample "
+                                "finished).")
+    scores = [c for c in raw.columns if c.startswith(SCORE_PREFIX)]
+    if not scores or raw[scores].isna().all().all():
+        raise ImportFormatError(f"{path}: the log has no scores (field 'scores' is empty for "
+                                "every sample): run the task with a scorer, or score the log "
+                                "with `inspect score`.")
+    return _plain_dtypes(raw)
+
+
+def _results_table(raw: pd.DataFrame, analysis_api: Any
                    ) -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
     """The results table, its metadata columns, its numeric score columns and notes."""
     notes: list[str] = []
     score_raw = [c for c in raw.columns if c.startswith(SCORE_PREFIX)]
-    for path in files:
-        rows = raw[by_log == str(path)]
-        if not score_raw or rows[score_raw].isna().all().all():
-            raise ImportFormatError(f"{path}: the log has no scores (field 'scores' is empty "
-                                    "for every sample): run the task with a scorer, or score "
-                                    "the log with `inspect score`.")
     metadata = [c for c in raw.columns if c.startswith(METADATA_PREFIX)]
     taken = {MODEL_COLUMN, TASK_COLUMN, EPOCH_COLUMN, ID_COLUMN, TARGET_COLUMN, INPUT_COLUMN,
              ERROR_COLUMN, LOG_COLUMN, MODEL_ARGS_COLUMN, MODEL_BASE_URL_COLUMN, *score_raw}

@@ -174,3 +174,12 @@ def test_without_inspect_ai_installed(monkeypatch):
     monkeypatch.setitem(sys.modules, "inspect_ai.analysis", None)  # import -> ImportError
     with pytest.raises(ImportFormatError, match=r"needs the inspect-ai package.*harnesses"):
         import_results("inspect", [_fixture_log()])
+
+
+def test_a_json_log_reads_like_the_eval_log(imported, log_api, tmp_path):
+    log = log_api.read_eval_log(str(_fixture_log()))
+    path = tmp_path / "same.json"
+    log_api.write_eval_log(log, str(path), format="json")
+    again = import_results("inspect", [path]).frame
+    columns = [c for c in imported.frame.columns if c != "log"]
+    assert again[columns].equals(imported.frame[columns])
