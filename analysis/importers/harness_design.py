@@ -146,3 +146,18 @@ def json_text(value: object) -> object:
         return json.dumps(value, ensure_ascii=False, sort_keys=isinstance(value, dict),
                           default=str)
     return value
+
+
+def uniform_types(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns mixing Python types (a field that is a number in one task's documents and
+    text in another's) as text, so the table writes to Parquet; factor values are text
+    anyway (``docs/architecture.md``). Missing values stay missing."""
+    for col in frame.columns:
+        s = frame[col]
+        if s.dtype != object:
+            continue
+        present = s.dropna()
+        types = {type(v) for v in present}
+        if len(types) > 1:
+            frame[col] = s.where(s.isna(), present.map(str))
+    return frame

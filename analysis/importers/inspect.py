@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.importers import ImportFormatError, ImportResult, PathArg
-from analysis.importers.harness_design import MODEL_COLUMN, harness_design
+from analysis.importers.harness_design import MODEL_COLUMN, harness_design, uniform_types
 from analysis.importers.harness_design import json_text as _json_text
 
 SOURCE = "inspect"
@@ -84,8 +84,8 @@ def read(
     analysis_api, log_api = _inspect_modules()
     files = _log_files(paths, log_api)
     columns = _columns(analysis_api)
-    raw = pd.concat([_samples_of(path, analysis_api, log_api, columns, full=full)
-                     for path in files], ignore_index=True, sort=False)
+    raw = uniform_types(pd.concat([_samples_of(path, analysis_api, log_api, columns, full=full)
+                                   for path in files], ignore_index=True, sort=False))
     frame, items, score_columns, notes = _results_table(raw, analysis_api)
     if model is not None:
         frame[MODEL_COLUMN] = model

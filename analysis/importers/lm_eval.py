@@ -25,7 +25,12 @@ import numpy as np
 import pandas as pd
 
 from analysis.importers import ImportFormatError, ImportResult, PathArg
-from analysis.importers.harness_design import MODEL_COLUMN, harness_design, json_text
+from analysis.importers.harness_design import (
+    MODEL_COLUMN,
+    harness_design,
+    json_text,
+    uniform_types,
+)
 
 SOURCE = "lm-eval"
 TASK_COLUMN = "task"
@@ -129,7 +134,7 @@ def read(
             notes.append(f"{path.name}: no results JSON; model {model!r} given, settings "
                          "(few-shot count, generation kwargs) unknown.")
         frames.append(frame)
-    table = pd.concat(frames, ignore_index=True, sort=False)
+    table = uniform_types(pd.concat(frames, ignore_index=True, sort=False))
     settings = [c for c in table.columns if c not in {MODEL_COLUMN, TASK_COLUMN, FILTER_COLUMN,
                 DOC_ID_COLUMN, TARGET_COLUMN, RESPONSE_COLUMN, PROMPT_COLUMN, *doc_columns,
                 *metric_columns}]

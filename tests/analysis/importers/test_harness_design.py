@@ -122,3 +122,17 @@ def test_inspect_import_goes_through_subgroups():
                zip(rows[factor], rows[N], rows[DEVIATIONS], strict=True)}
         assert got == _expected(frame, "score_choice", factor)
     assert int(level1.loc[level1["question_index"].notna(), N].sum()) == 32
+
+
+def test_inspect_import_through_parquet_and_the_cli(tmp_path, capsys):
+    pytest.importorskip("inspect_ai")
+    result = import_results("inspect", [INSPECT_FIXTURE])
+    results, design_path = tmp_path / "results.parquet", tmp_path / "design.yaml"
+    result.frame.to_parquet(results)
+    result.design.save(design_path)
+    out = run_json(capsys, "subgroups", results, "--design", design_path,
+                   "--factors", "context_condition,question_polarity", "--level", "1")
+    table = pd.DataFrame(out["subgroups"] if isinstance(out, dict) else out)
+    got = {str(row["context_condition"]): (row[N], row[DEVIATIONS])
+           for _, row in table[table["context_condition"].notna()].iterrows()}
+    assert got == _expected(result.frame, "score_choice", "context_condition")

@@ -238,3 +238,18 @@ def test_model_name_rule_matches_lm_eval():
                  {"pretrained": "a/b", "revision": "main"}, "dtype=float32"):
         assert importer._model_from_args(args) == GeneralConfigTracker._get_model_name(args)
 
+
+
+def test_a_field_of_mixed_types_across_tasks_becomes_text(tmp_path):
+    run = _copy_run(tmp_path)
+    path = _samples_file_in(run, "bbq_religion_gen")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:  # the other task's documents hold label as a number
+        record["doc"]["label"] = "ABC"[record["doc"]["label"]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    frame = import_results("lm-eval", [run]).frame
+    mc = frame["task"] == "bbq_religion_mc"
+    assert set(frame.loc[mc, "label"]) == {"0", "1", "2"}
+    assert set(frame.loc[~mc, "label"]) == {"A", "B", "C"}
+    frame.to_parquet(tmp_path / "mixed.parquet")  # pyarrow refuses int and str in a column
+    assert len(pd.read_parquet(tmp_path / "mixed.parquet")) == 64
