@@ -67,7 +67,8 @@ def read(
     ----------
     paths
         ``samples_<task>_<time>.jsonl`` files, ``results_<time>.json`` files (their
-        samples files beside them are read) or folders (searched recursively for
+        samples files beside them are read; also ``<name>_<time>.json`` written with
+        ``--output_path <name>.json``) or folders (searched recursively for
         samples files, e.g. the ``--output_path`` folder). Several files, tasks and
         models concatenate.
     model
@@ -186,7 +187,8 @@ def _samples_files(paths: Sequence[PathArg]) -> list[Path]:
                 )
             files.extend(found)
         elif path.is_file():
-            if path.name.startswith("results_") and path.suffix == ".json":
+            if path.suffix == ".json":  # results_<time>.json, or <name>_<time>.json when
+                # lm_eval ran with --output_path <name>.json
                 found = sorted(path.parent.glob(f"samples_*_{_time_of_results(path)}.jsonl"))
                 if not found:
                     raise ImportFormatError(
@@ -203,7 +205,7 @@ def _samples_files(paths: Sequence[PathArg]) -> list[Path]:
 
 
 def _time_of_results(path: Path) -> str:
-    return path.stem[len("results_"):]
+    return path.stem.rsplit("_", 1)[-1]
 
 
 def _task_name(path: Path, results: dict[str, Any]) -> str:
@@ -217,7 +219,8 @@ def _task_name(path: Path, results: dict[str, Any]) -> str:
 
 
 def _results_beside(path: Path) -> Path | None:
-    """The ``results_<time>.json`` of the same run (same time stamp) in the same folder.
+    """The ``results_<time>.json`` of the same run (same time stamp) in the same folder
+    (``<name>_<time>.json`` when lm-eval ran with ``--output_path <name>.json``).
 
     Failing that, the latest results JSON in the folder whose ``configs`` name the task.
     """
@@ -226,6 +229,9 @@ def _results_beside(path: Path) -> Path | None:
         same = path.with_name(f"results_{match['time']}.json")
         if same.is_file():
             return same
+        named = sorted(path.parent.glob(f"*_{match['time']}.json"))  # --output_path x.json
+        if len(named) == 1:
+            return named[0]
     task = match["task"] if match else None
     for candidate in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:

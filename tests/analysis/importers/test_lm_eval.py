@@ -253,3 +253,15 @@ def test_a_field_of_mixed_types_across_tasks_becomes_text(tmp_path):
     assert set(frame.loc[~mc, "label"]) == {"A", "B", "C"}
     frame.to_parquet(tmp_path / "mixed.parquet")  # pyarrow refuses int and str in a column
     assert len(pd.read_parquet(tmp_path / "mixed.parquet")) == 64
+
+
+def test_output_path_given_as_a_json_file_name(tmp_path, imported):
+    # lm_eval --output_path run.json writes run_<time>.json and the samples beside it
+    run = _copy_run(tmp_path)
+    (results_path,) = run.glob("results_*.json")
+    renamed = results_path.with_name(results_path.name.replace("results_", "run_"))
+    results_path.rename(renamed)
+    for source in (run, renamed, _samples_file_in(run, "bbq_religion_mc")):
+        result = import_results("lm-eval", [source])
+        assert set(result.frame["model"]) == {"dummy-bbq"}
+    assert len(import_results("lm-eval", [renamed]).frame) == 2 * N_ITEMS
