@@ -217,8 +217,7 @@ def _results_table(raw: pd.DataFrame, analysis_api: Any
     taken = {MODEL_COLUMN, TASK_COLUMN, EPOCH_COLUMN, ID_COLUMN, TARGET_COLUMN, INPUT_COLUMN,
              ERROR_COLUMN, LOG_COLUMN, MODEL_ARGS_COLUMN, MODEL_BASE_URL_COLUMN, *score_raw}
     renamed = {c: c[len(METADATA_PREFIX):] for c in metadata
-               if c[len(METADATA_PREFIX):] not in taken and
-               f"{METADATA_PREFIX}{c[len(METADATA_PREFIX):]}" == c}
+               if c[len(METADATA_PREFIX):] not in taken}
     metadata_out = [renamed.get(c, c) for c in metadata]
     frame = pd.DataFrame({
         MODEL_COLUMN: raw["model"],
