@@ -11,6 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from analysis.importers import ImportFormatError, import_results
@@ -183,3 +184,32 @@ def test_a_json_log_reads_like_the_eval_log(imported, log_api, tmp_path):
     again = import_results("inspect", [path]).frame
     columns = [c for c in imported.frame.columns if c != "log"]
     assert again[columns].equals(imported.frame[columns])
+
+
+def test_a_metadata_field_named_like_a_column_keeps_its_prefix(log_api, tmp_path):
+    log = log_api.read_eval_log(str(_fixture_log()))
+    for sample in log.samples:
+        sample.metadata["model"] = "in-metadata"
+    path = tmp_path / "clash.eval"
+    log_api.write_eval_log(log, str(path))
+    frame = import_results("inspect", [path]).frame
+    assert set(frame["metadata_model"]) == {"in-metadata"}
+    assert set(frame["model"]) == {"fixedllm/always-b"}
+
+
+def test_errored_samples_are_counted_and_have_no_score(log_api, tmp_path):
+    from inspect_ai.log import EvalError
+
+    log = log_api.read_eval_log(str(_fixture_log()))
+    broken = log.samples[3]
+    broken.scores = None
+    broken.error = EvalError(message="RuntimeError: provider timed out", traceback="",
+                             traceback_ansi="")
+    path = tmp_path / "errored.eval"
+    log_api.write_eval_log(log, str(path))
+    result = import_results("inspect", [path])
+    frame = result.frame.set_index("id")
+    assert result.counts["errored"] == 1 and result.counts["rows_out"] == N_ITEMS
+    assert np.isnan(frame.loc[str(broken.id), "score_choice"])
+    assert "provider timed out" in frame.loc[str(broken.id), "error"]
+    assert frame["score_choice"].notna().sum() == N_ITEMS - 1
