@@ -12,6 +12,7 @@ only when :func:`read` runs (it is in the ``harnesses`` extra).
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -187,13 +188,16 @@ def _samples_of(path: Path, analysis_api: Any, log_api: Any, columns: list[Any],
     """The samples of one log through ``samples_df``, checked for samples and scores."""
     _check_header(path, log_api)
     try:
-        raw = analysis_api.samples_df(str(path), columns=columns, full=full, quiet=True)
-        if raw.empty:
-            # samples_df lists a .json file only under Inspect's own file-name pattern
-            # (time stamp first), so a renamed JSON log is read in full and passed in.
-            log = log_api.read_eval_log(str(path))
-            if log.samples:
-                raw = analysis_api.samples_df(log, columns=columns, full=full, quiet=True)
+        with warnings.catch_warnings():
+            # inspect-ai 0.3.285 calls drop_duplicates(inplace=True), deprecated in pandas 3.1
+            warnings.filterwarnings("ignore", message="The inplace keyword")
+            raw = analysis_api.samples_df(str(path), columns=columns, full=full, quiet=True)
+            if raw.empty:
+                # samples_df lists a .json file only under Inspect's own file-name pattern
+                # (time stamp first), so a renamed JSON log is read in full and passed in.
+                log = log_api.read_eval_log(str(path))
+                if log.samples:
+                    raw = analysis_api.samples_df(log, columns=columns, full=full, quiet=True)
     except Exception as exc:  # Inspect raises its own errors for unreadable samples
         raise ImportFormatError(f"{path}: Inspect could not read its samples: {exc}") from None
     if raw.empty:

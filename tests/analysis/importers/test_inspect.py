@@ -106,6 +106,8 @@ def test_live_run_two_models_concatenate(live_logs):
     frame = result.frame
     assert len(frame) == 2 * N_ITEMS and result.counts["logs"] == 2
     assert result.design.factor("model").values == ("fixedllm/always-b", "fixedllm/always-c")
+    assert {"question_polarity", "context_condition", "question_index"} <= set(result.design.names)
+    assert result.design.outcome.column == "score_choice"
     for model, letter in (("fixedllm/always-b", "B"), ("fixedllm/always-c", "C")):
         rows = frame[frame["model"] == model]
         assert rows.set_index("id")["score_choice"].to_dict() == _expected_scores(letter)

@@ -133,6 +133,9 @@ def test_live_run_and_two_models_concatenate(live_run, imported):
     live = import_results("lm-eval", [live_run])
     assert len(live.frame) == 2 * N_ITEMS
     assert set(live.frame["model"]) == {"dummy-live"}
+    assert {"question_polarity", "context_condition", "task", "model"} <= set(live.design.names)
+    assert live.design.factor("model").kind == "model"
+    assert live.design.outcome.column == "acc"
     # the same seed (0) and the same requests: the dummy model draws the same numbers
     results = json.loads(next(live_run.glob("results_*.json")).read_text())["results"]
     mc = live.frame[live.frame["task"] == "bbq_religion_mc"]
