@@ -45,7 +45,7 @@ def read(
     paths: Sequence[PathArg],
     *,
     model: str | None = None,
-    full: bool = False,
+    full: bool | str = False,
 ) -> ImportResult:
     """Read Inspect AI logs into one row per (sample, epoch) of every log.
 
@@ -59,8 +59,9 @@ def read(
         ``openai/gpt-4o``) in every row.
     full
         Read the full sample metadata (``samples_df(full=True)``): slower, but keeps
-        lists, mappings and strings over 1,000 characters that the sample summaries
-        leave out.
+        what the sample summaries abbreviate (strings over 1,000 characters). Text
+        from the CLI (``--option full=true``) is accepted: true/false,
+        yes/no, 1/0.
 
     Returns
     -------
@@ -82,6 +83,7 @@ def read(
         file that is not an Inspect log, a log without samples, a log without scores
         (each names the file and the field).
     """
+    full = _as_bool(full, "full")
     analysis_api, log_api = _inspect_modules()
     files = _log_files(paths, log_api)
     columns = _columns(analysis_api)
@@ -270,3 +272,15 @@ def _as_mapping(value: Any) -> dict[str, Any]:
             return {}
         return parsed if isinstance(parsed, dict) else {}
     return {}
+
+
+def _as_bool(value: bool | str, name: str) -> bool:
+    """A flag given as a bool or as CLI text (``--option full=true``)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1"):
+        return True
+    if text in ("false", "no", "0"):
+        return False
+    raise ImportFormatError(f"Option {name!r} takes true or false, not {value!r}.")

@@ -215,3 +215,17 @@ def test_errored_samples_are_counted_and_have_no_score(log_api, tmp_path):
     assert np.isnan(frame.loc[str(broken.id), "score_choice"])
     assert "provider timed out" in frame.loc[str(broken.id), "error"]
     assert frame["score_choice"].notna().sum() == N_ITEMS - 1
+
+
+def test_full_reads_metadata_that_summaries_abbreviate(log_api, tmp_path):
+    log = log_api.read_eval_log(str(_fixture_log()))
+    for sample in log.samples:
+        sample.metadata["note"] = "x" * 1500
+    path = tmp_path / "long.eval"
+    log_api.write_eval_log(log, str(path))
+    summary = import_results("inspect", [path]).frame
+    full = import_results("inspect", [path], full="true").frame  # CLI text: --option full=true
+    assert (full["note"].str.len() == 1500).all()
+    assert (summary["note"].str.len() < 1500).all()
+    with pytest.raises(ImportFormatError, match="Option 'full' takes true or false, not 'maybe'"):
+        import_results("inspect", [path], full="maybe")
