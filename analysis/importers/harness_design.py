@@ -13,10 +13,9 @@ into a starting :class:`~analysis.design.Design` the same way for both sources
   settings) become factors of that kind when they take more than one value (missing
   values aside: generation settings are missing for tasks that do not generate); the
   ``model`` column itself is always a factor, so two imports concatenate cleanly;
-- the outcome: the score column with a value for the most rows (among equals, one
-  whose values vary) among those whose values are all in [0, 1] (1 = correct, the
-  harnesses' convention), with
-  *deviation = score < 1* (not fully correct). A metric the harness marks as "lower
+- the outcome: among the score columns whose values all lie in [0, 1] (1 = correct,
+  the harnesses' convention), one whose values vary, with a value in the most rows,
+  with *deviation = score < 1* (not fully correct). A metric the harness marks as "lower
   is better" deviates where it is above 0 instead. Other numeric scores stay candidates
   (listed in the notes) and are never guessed into an outcome.
 """
@@ -67,10 +66,10 @@ def suggest_score_outcome(
                      "maps to a deviation in the Design step.")
         return None, notes
     present = {c: int(frame[c].notna().sum()) for c in unit}
-    # Most rows first; among equals one that varies (a score that is always 0, such as
-    # exact match of a placeholder model, makes every disparity undefined); max keeps
-    # the first of equals.
-    best = max(unit, key=lambda c: (present[c], frame[c].nunique() > 1))
+    # A score that varies first (one that is always 0, such as the exact match of a
+    # placeholder model, makes every disparity undefined), then the one on most rows;
+    # max keeps the first of equals.
+    best = max(unit, key=lambda c: (frame[c].nunique() > 1, present[c]))
     if lower_is_better.get(best, False):
         outcome = Outcome(column=best, mapping="above", threshold=0.0)
         notes.append(f"Outcome: {best} (lower is better), deviation where {best} > 0.")

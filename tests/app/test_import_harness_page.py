@@ -46,7 +46,7 @@ def _use_and_draw(at, expected) -> None:
 def test_lm_eval_run_from_upload_to_sunburst():
     at = _import(page_test("data.py").run(), "lm-eval", LM_EVAL_FILES)
     assert not at.error
-    assert {m.label: m.value for m in at.metric}["Imported rows"] == "64"
+    assert {m.label: m.value for m in at.metric}["Imported rows"] == "96"
     _use_and_draw(at, import_results("lm-eval", [LM_EVAL_FIXTURE]))
 
 

@@ -35,10 +35,13 @@ def test_outcome_is_the_unit_score_with_most_rows():
                                                     for n in notes)
 
 
-def test_outcome_ties_prefer_a_varying_score_and_lower_is_better_flips():
-    frame = pd.DataFrame({"exact_match": [0.0, 0.0, 0.0], "acc": [1.0, 0.0, 1.0]})
+def test_outcome_prefers_a_varying_score_and_lower_is_better_flips():
+    # exact_match covers more rows but never varies: every disparity would be undefined
+    frame = pd.DataFrame({"exact_match": [0.0, 0.0, 0.0, 0.0], "acc": [1.0, 0.0, 1.0, None]})
     outcome, _ = suggest_score_outcome(frame, ["exact_match", "acc"])
     assert outcome.column == "acc"
+    constant = pd.DataFrame({"a": [0.0, 0.0, None], "b": [1.0, 1.0, 1.0]})
+    assert suggest_score_outcome(constant, ["a", "b"])[0].column == "b"  # then most rows
     outcome, notes = suggest_score_outcome(frame, ["acc"], lower_is_better={"acc": True})
     assert (outcome.mapping, outcome.threshold) == ("above", 0.0)
     assert suggest_score_outcome(pd.DataFrame({"bleu": [3.0]}), ["bleu"])[0] is None
@@ -90,7 +93,7 @@ def test_lm_eval_import_goes_through_subgroups(lm_eval_import):
         got = {str(v): (int(n), int(d)) for v, n, d in
                zip(rows[factor], rows[N], rows[DEVIATIONS], strict=True)}
         assert got == {k: v for k, v in _expected(frame, "acc", factor).items()}
-    # only the multiple-choice task has acc: 32 scored rows of 64
+    # only the multiple-choice task has acc: 32 scored rows of 96
     assert int(level1.loc[level1["question_polarity"].notna(), N].sum()) == 32
     assert set(level1.loc[level1["task"].notna(), "task"].astype(str)) == {"bbq_religion_mc"}
 

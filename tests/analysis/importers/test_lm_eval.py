@@ -25,6 +25,9 @@ from tests.analysis.importers.harness_runs import (
 
 RUN_DIR = LM_EVAL_FIXTURE / "dummy-bbq"
 N_ITEMS = 32
+#: Records per run: the multiple-choice task once, the generation task under two filters.
+N_RECORDS = 3 * N_ITEMS
+GEN_FILTERS = ("strict-match", "flexible-extract")
 
 
 def _results_json() -> dict:
@@ -48,12 +51,14 @@ def live_run(tmp_path_factory) -> Path:
     return run_lm_eval(tmp_path_factory.mktemp("lm_eval"), model_name="dummy-live")
 
 
-def test_rows_are_items_times_tasks_with_doc_fields(imported):
+def test_rows_are_items_times_tasks_and_filters_with_doc_fields(imported):
     frame = imported.frame
-    assert len(frame) == 2 * N_ITEMS
-    assert imported.counts == {"files": 2, "rows_read": 64, "rows_out": 64, "filtered_out": 0}
-    assert sorted(frame["task"].unique()) == ["bbq_religion_gen", "bbq_religion_mc"]
-    assert not frame.duplicated(["task", "doc_id"]).any()
+    assert len(frame) == N_RECORDS
+    assert imported.counts == {"files": 2, "rows_read": 96, "rows_out": 96, "filtered_out": 0}
+    assert frame.groupby(["task", "filter"]).size().to_dict() == {
+        ("bbq_religion_gen", "flexible-extract"): 32, ("bbq_religion_gen", "strict-match"): 32,
+        ("bbq_religion_mc", "none"): 32}
+    assert not frame.duplicated(["task", "filter", "doc_id"]).any()
     items = load_items()
     for _, row in frame.iterrows():
         item = items[row["doc_id"]]
@@ -75,11 +80,15 @@ def test_metrics_agree_with_lm_evals_own_aggregates(imported):
     assert set(mc["acc"].unique()) <= {0.0, 1.0}
     assert mc["acc"].mean() == pytest.approx(results["bbq_religion_mc"]["acc,none"])
     assert mc["acc_norm"].mean() == pytest.approx(results["bbq_religion_mc"]["acc_norm,none"])
-    assert gen["exact_match"].mean() == pytest.approx(
-        results["bbq_religion_gen"]["exact_match,none"])
+    for name in GEN_FILTERS:
+        rows = gen[gen["filter"] == name]
+        assert rows["exact_match"].mean() == pytest.approx(
+            results["bbq_religion_gen"][f"exact_match,{name}"])
     # a metric is missing (not 0) on the rows of the task that does not compute it
     assert gen["acc"].isna().all() and mc["exact_match"].isna().all()
-    assert (gen["response"] == "lol").all()  # the dummy model's generation
+    # the dummy model generates "lol": lower-cased by one filter, no match for the regex
+    responses = gen.groupby("filter")["response"].unique().map(list).to_dict()
+    assert responses == {"flexible-extract": ["lol"], "strict-match": ["[invalid]"]}
 
 
 def test_model_and_settings_come_from_the_results_json(imported):
@@ -99,11 +108,13 @@ def test_suggested_design(imported):
     design = imported.design
     kinds = {f.name: f.kind for f in design.factors}
     assert kinds["model"] == "model" and kinds["task"] == "prompt"
+    assert kinds["filter"] == "prompt"
+    assert design.factor("filter").values == ("flexible-extract", "none", "strict-match")
     assert kinds["question_polarity"] == "prompt" and kinds["context_condition"] == "prompt"
     # ids, constants and settings that only vary by being absent are not factors
     for name in ("example_id", "doc_id", "category", "gen_kwargs.max_gen_toks", "num_fewshot"):
         assert name not in kinds
-    # acc and exact_match both cover 32 rows; exact_match is 0 everywhere, so acc is chosen
+    # exact_match covers 64 rows (two filters) but is 0 everywhere: acc (32 rows) is chosen
     assert design.outcome.column == "acc"
     assert (design.outcome.mapping, design.outcome.threshold) == ("below", 1.0)
 
@@ -117,10 +128,12 @@ def test_a_results_file_reads_the_samples_beside_it(imported):
 def test_one_samples_file_and_answer_filter():
     result = import_results("lm-eval", [_samples_file("bbq_religion_mc")])
     assert len(result.frame) == N_ITEMS and set(result.frame["task"]) == {"bbq_religion_mc"}
-    kept = import_results("lm-eval", [LM_EVAL_FIXTURE], answer_filter="none")
-    assert kept.counts["filtered_out"] == 0
-    with pytest.raises(ImportFormatError, match="'strict-match'.*'none'"):
-        import_results("lm-eval", [LM_EVAL_FIXTURE], answer_filter="strict-match")
+    kept = import_results("lm-eval", [LM_EVAL_FIXTURE], answer_filter="strict-match")
+    assert len(kept.frame) == N_ITEMS and kept.counts["filtered_out"] == 2 * N_ITEMS
+    assert set(kept.frame["filter"]) == {"strict-match"} and "filter" not in kept.design.names
+    with pytest.raises(ImportFormatError, match="'majority'.*'flexible-extract', 'none', "
+                                                "'strict-match'"):
+        import_results("lm-eval", [LM_EVAL_FIXTURE], answer_filter="majority")
 
 
 def test_the_model_option_overrides_the_name():
@@ -131,7 +144,7 @@ def test_the_model_option_overrides_the_name():
 
 def test_live_run_and_two_models_concatenate(live_run, imported):
     live = import_results("lm-eval", [live_run])
-    assert len(live.frame) == 2 * N_ITEMS
+    assert len(live.frame) == N_RECORDS
     assert set(live.frame["model"]) == {"dummy-live"}
     assert {"question_polarity", "context_condition", "task", "model"} <= set(live.design.names)
     assert live.design.factor("model").kind == "model"
@@ -141,9 +154,9 @@ def test_live_run_and_two_models_concatenate(live_run, imported):
     mc = live.frame[live.frame["task"] == "bbq_religion_mc"]
     assert mc["acc"].mean() == pytest.approx(results["bbq_religion_mc"]["acc,none"])
     both = import_results("lm-eval", [LM_EVAL_FIXTURE, live_run])
-    assert len(both.frame) == 4 * N_ITEMS
+    assert len(both.frame) == 2 * N_RECORDS
     assert both.design.factor("model").values == ("dummy-bbq", "dummy-live")
-    assert both.frame.groupby("model").size().to_dict() == {"dummy-bbq": 64, "dummy-live": 64}
+    assert both.frame.groupby("model").size().to_dict() == {"dummy-bbq": 96, "dummy-live": 96}
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -255,7 +268,7 @@ def test_a_field_of_mixed_types_across_tasks_becomes_text(tmp_path):
     assert set(frame.loc[mc, "label"]) == {"0", "1", "2"}
     assert set(frame.loc[~mc, "label"]) == {"A", "B", "C"}
     frame.to_parquet(tmp_path / "mixed.parquet")  # pyarrow refuses int and str in a column
-    assert len(pd.read_parquet(tmp_path / "mixed.parquet")) == 64
+    assert len(pd.read_parquet(tmp_path / "mixed.parquet")) == N_RECORDS
 
 
 def test_output_path_given_as_a_json_file_name(tmp_path, imported):
@@ -267,4 +280,4 @@ def test_output_path_given_as_a_json_file_name(tmp_path, imported):
     for source in (run, renamed, _samples_file_in(run, "bbq_religion_mc")):
         result = import_results("lm-eval", [source])
         assert set(result.frame["model"]) == {"dummy-bbq"}
-    assert len(import_results("lm-eval", [renamed]).frame) == 2 * N_ITEMS
+    assert len(import_results("lm-eval", [renamed]).frame) == N_RECORDS
