@@ -112,6 +112,12 @@ def harness_design(
         Score columns for which a lower value is better.
     name
         The design's name.
+
+    Returns
+    -------
+    (design, notes)
+        The suggested :class:`~analysis.design.Design` and human-readable notes (the
+        outcome chosen and the other candidates, rows without it, item fields left out).
     """
     items = [c for c in item_columns if c in frame.columns]
     factors: list[Factor] = []
