@@ -44,6 +44,10 @@ MODEL_SOURCE_COLUMN = "model_source"
 MODEL_ARGS_COLUMN = "model_args"
 NUM_FEWSHOT_COLUMN = "num_fewshot"
 SEED_COLUMN = "random_seed"
+SYSTEM_COLUMN = "system_instruction"
+CHAT_TEMPLATE_COLUMN = "chat_template_sha"
+#: Value of ``system_instruction`` / ``chat_template_sha`` in a run that used none.
+NOT_USED = "none"
 GEN_KWARGS_PREFIX = "gen_kwargs."
 #: Fields of a samples record that are not metrics (lm-eval 0.4.x).
 RECORD_FIELDS = frozenset({
@@ -88,6 +92,8 @@ def read(
         ``response`` (the filtered response), one float column per scalar per-sample
         metric (``acc``, ``acc_norm``, ``exact_match``, ...), the model settings
         ``model_source``, ``model_args``, ``num_fewshot``, ``random_seed``,
+        ``system_instruction`` (``--system_instruction``; ``none`` without one),
+        ``chat_template_sha`` (``--apply_chat_template``; ``none`` without),
         ``gen_kwargs.<key>`` (the task's effective generation kwargs; absent for
         tasks that do not generate) and ``prompt`` (the first request's context).
         ``counts`` has ``files``, ``rows_read``, ``rows_out``, ``filtered_out``.
@@ -154,9 +160,9 @@ def read(
     design, design_notes = harness_design(
         table,
         item_columns=doc_columns,
-        prompt_columns=[TASK_COLUMN, FILTER_COLUMN],
+        prompt_columns=[TASK_COLUMN, FILTER_COLUMN, SYSTEM_COLUMN],
         model_columns=[MODEL_COLUMN, MODEL_SOURCE_COLUMN, MODEL_ARGS_COLUMN,
-                       NUM_FEWSHOT_COLUMN, SEED_COLUMN,
+                       NUM_FEWSHOT_COLUMN, SEED_COLUMN, CHAT_TEMPLATE_COLUMN,
                        *[c for c in table.columns if c.startswith(GEN_KWARGS_PREFIX)]],
         score_columns=metric_columns,
         lower_is_better=lower_is_better,
@@ -324,7 +330,7 @@ def _samples_frame(records: list[dict[str, Any]], path: Path
             doc_frame[col] = doc_frame[col].map(json_text)
     reserved = {MODEL_COLUMN, TASK_COLUMN, FILTER_COLUMN, DOC_ID_COLUMN, TARGET_COLUMN,
                 RESPONSE_COLUMN, PROMPT_COLUMN, MODEL_SOURCE_COLUMN, MODEL_ARGS_COLUMN,
-                NUM_FEWSHOT_COLUMN, SEED_COLUMN, *metrics}
+                NUM_FEWSHOT_COLUMN, SEED_COLUMN, SYSTEM_COLUMN, CHAT_TEMPLATE_COLUMN, *metrics}
     doc_frame.columns = [f"doc.{c}" if c in reserved or c.startswith(GEN_KWARGS_PREFIX)
                          else c for c in doc_frame.columns]
     head = pd.DataFrame({
@@ -378,6 +384,10 @@ def _run_columns(results: dict[str, Any], task: str, model: str | None) -> dict[
         MODEL_ARGS_COLUMN: model_args or None,
         NUM_FEWSHOT_COLUMN: n_shot,
         SEED_COLUMN: config.get("random_seed"),
+        # no system instruction / chat template is a value of its own (the control)
+        SYSTEM_COLUMN: (results.get("system_instruction") or NOT_USED) if results else None,
+        CHAT_TEMPLATE_COLUMN: (results.get("chat_template_sha") or NOT_USED) if results
+        else None,
     }
     gen = task_config.get("generation_kwargs") if task_config.get(
         "output_type", "generate_until") == "generate_until" else None

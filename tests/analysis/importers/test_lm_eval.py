@@ -281,3 +281,20 @@ def test_output_path_given_as_a_json_file_name(tmp_path, imported):
         result = import_results("lm-eval", [source])
         assert set(result.frame["model"]) == {"dummy-bbq"}
     assert len(import_results("lm-eval", [renamed]).frame) == N_RECORDS
+
+
+def test_runs_with_different_system_instructions_make_a_prompt_factor(tmp_path):
+    for name, instruction in (("plain", None), ("careful", "Answer without stereotypes.")):
+        run = shutil.copytree(RUN_DIR, tmp_path / name)
+        (results_path,) = run.glob("results_*.json")
+        results = json.loads(results_path.read_text())
+        assert results["system_instruction"] is None  # as lm-eval wrote it
+        results["system_instruction"] = instruction  # as --system_instruction writes it
+        results_path.write_text(json.dumps(results))
+    result = import_results("lm-eval", [tmp_path])
+    assert len(result.frame) == 2 * N_RECORDS
+    factor = result.design.factor("system_instruction")
+    assert factor.kind == "prompt"
+    assert set(factor.values) == {"none", "Answer without stereotypes."}
+    assert factor.reference == "none"  # the run without a system prompt is the control
+    assert (result.frame["system_instruction"] == "none").sum() == N_RECORDS
