@@ -34,7 +34,7 @@ from analysis.errors import LoadError
 SOURCES: dict[str, str] = {
     "bbq": "bbq",
     "lm-eval": "lm_eval",
-    "inspect": "inspect",
+    "inspect": "inspect_logs",
     "wide": "wide",
 }
 

@@ -1,0 +1,69 @@
+"""AppTest: an lm-eval run and an Inspect log from upload on the Data page to a sunburst.
+
+Needs the Data page's "Import from ..." section (``ui/importing.py``, issue 10's generic
+import UI); skipped where it is absent.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis.importers import import_results
+from tests.analysis.importers.harness_runs import INSPECT_FIXTURE, LM_EVAL_FIXTURE
+from tests.app.apptools import page_test, plotly_specs
+
+pytest.importorskip("ui.importing")
+
+LM_EVAL_FILES = sorted((LM_EVAL_FIXTURE / "dummy-bbq").iterdir())
+
+
+def _import(at, source: str, paths, **options):
+    at.radio(key="data_source").set_value("Import from ...").run()
+    at.selectbox(key="import_source").set_value(source).run()
+    at.file_uploader(key="import_files").set_value(
+        [(p.name, p.read_bytes(), "application/octet-stream") for p in paths]).run()
+    for name, value in options.items():
+        at.text_input(key=f"import_opt_{source}_{name}").set_value(value).run()
+    at.button(key="import_run").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _use_and_draw(at, expected) -> None:
+    at.button(key="import_use").click().run()
+    assert not at.exception
+    frame, design = at.session_state["results_frame"], at.session_state["design"]
+    columns = [c for c in expected.frame.columns if c != "log"]  # Inspect: the upload's path
+    pd.testing.assert_frame_equal(frame[columns], expected.frame[columns])
+    assert design == expected.design
+    sub = page_test("subgroups.py", frame=frame, design=design).run()
+    assert not sub.exception and not sub.error
+    specs = plotly_specs(sub)
+    assert specs and specs[0]["data"][0]["type"] == "sunburst"
+
+
+def test_lm_eval_run_from_upload_to_sunburst():
+    at = _import(page_test("data.py").run(), "lm-eval", LM_EVAL_FILES)
+    assert not at.error
+    assert {m.label: m.value for m in at.metric}["Imported rows"] == "96"
+    _use_and_draw(at, import_results("lm-eval", [LM_EVAL_FIXTURE]))
+
+
+def test_lm_eval_samples_alone_need_the_model_option():
+    samples = [p for p in LM_EVAL_FILES if p.name.startswith("samples_bbq_religion_mc")]
+    at = _import(page_test("data.py").run(), "lm-eval", samples)
+    assert len(at.error) == 1 and "no results_*.json beside this samples file" in \
+        at.error[0].value
+    at = _import(page_test("data.py").run(), "lm-eval", samples, model="my-model")
+    assert not at.error
+    assert {m.label: m.value for m in at.metric}["Imported rows"] == "32"
+
+
+def test_inspect_log_from_upload_to_sunburst():
+    pytest.importorskip("inspect_ai")
+    logs = sorted(INSPECT_FIXTURE.glob("*.eval"))
+    at = _import(page_test("data.py").run(), "inspect", logs)
+    assert not at.error
+    assert {m.label: m.value for m in at.metric}["Imported rows"] == "32"
+    _use_and_draw(at, import_results("inspect", logs))
