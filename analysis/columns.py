@@ -73,6 +73,12 @@ EFFECT = "effect"
 LR_STATISTIC = "lr_statistic"
 DF = "df"
 N_PARAMETERS = "n_parameters"
+# ... with a cluster column (docs/uncertainty.md)
+NAIVE_STD_ERR = "naive_std_err"
+DESIGN_EFFECT = "design_effect"
+ROBUST_WALD_DF = "robust_wald_df"
+ROBUST_WALD_STATISTIC = "robust_wald_statistic"
+ROBUST_P_VALUE = "robust_p_value"
 
 # Numeric-feature disparity (analysis/disparity.py); also uses N, STATISTIC, VALUE,
 # P_VALUE, P_ADJUSTED
