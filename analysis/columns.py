@@ -44,6 +44,11 @@ P_ADJUSTED = "p_adjusted"
 SMALL_N = "small_n"
 CONTINUITY_CORRECTED = "continuity_corrected"
 LD_UNDEFINED = "ld_undefined"
+# ... power and bootstrap (analysis/planning.py, analysis/bootstrap.py)
+MDE_LOG_DISPARITY = "mde_log_disparity"
+DETECTABLE = "detectable"
+BOOT_CI_LOW = "boot_ci_low"
+BOOT_CI_HIGH = "boot_ci_high"
 
 # eCDF and deviation metric (analysis/ecdf.py)
 DEVIATION_METRIC = "deviation_metric"

@@ -11,4 +11,6 @@ MODULES = [
     "disparity",
     "cohorts",
     "index",
+    "power",
+    "plan",
 ]
