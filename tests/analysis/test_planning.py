@@ -235,3 +235,29 @@ def test_plan_cli_new_benchmark(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert out["n_runs"] == 16 and out["resolution"] == 5
     assert _pairs_balanced(pd.DataFrame(out["runs"]))
+
+
+def test_sunburst_greys_out_undetectable_subgroups():
+    from analysis.figures.subgroups import GREY_OUT, sunburst_figure
+
+    frame = pd.read_csv(SSQA)
+    design = Design.load(SSQA_DESIGN)
+    cells = cell_table(apply_design(frame, design), ["model", "gender"])
+    table = add_power(subgroups(cells, ["model", "gender"], max_level=2),
+                      int(cells[N].sum()), target_ld=0.2)
+    fig = sunburst_figure(table, ["model", "gender"], grey_undetectable=True)
+    colours = list(fig.data[0].marker.colors)
+    ids = list(fig.data[0].ids)
+    by_id = {}
+    for _, r in table.iterrows():
+        path = [f"{f}={r[f]}" for f in ["model", "gender"] if pd.notna(r[f])]
+        if pd.notna(r["model"]):
+            by_id["/".join(path)] = bool(r[DETECTABLE])
+    assert len(ids) == len(colours) and any(c == GREY_OUT for c in colours)
+    for i, c in zip(ids, colours, strict=True):
+        assert (c == GREY_OUT) == (not by_id[i])
+    plain = sunburst_figure(table, ["model", "gender"])
+    assert GREY_OUT not in list(plain.data[0].marker.colors)
+    with pytest.raises(AnalysisError, match="detectable"):
+        sunburst_figure(table.drop(columns=DETECTABLE), ["model", "gender"],
+                        grey_undetectable=True)

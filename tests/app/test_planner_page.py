@@ -48,3 +48,17 @@ def test_planner_without_data_and_bad_factor_text():
     assert "Load results" in at.info[0].value
     at.text_area(key="planner_new_factors").set_value("a: 0, 1\nb: 0, 1, 2").run()
     assert "same number of values" in at.error[0].value
+
+
+def test_subgroups_page_greys_out_small_subgroups():
+    from analysis.columns import MDE_LOG_DISPARITY
+    from analysis.figures.subgroups import GREY_OUT
+    from tests.app.apptools import plotly_specs
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("subgroups.py", frame=frame, design=design).run()
+    assert MDE_LOG_DISPARITY in at.dataframe[0].value.columns
+    at.checkbox(key="subgroups_grey").check().run()
+    assert not at.exception
+    (spec,) = plotly_specs(at)
+    assert GREY_OUT in spec["data"][0]["marker"]["colors"]
