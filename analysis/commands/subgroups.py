@@ -1,4 +1,9 @@
-"""``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K."""
+"""``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
+
+``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
+intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
+clusters when a cluster is named (or set in the design).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-expected", type=float, default=MIN_EXPECTED,
                    help=f"flag 2x2 tables with a smaller expected count (default {MIN_EXPECTED:g})")
     add_output_options(p, figure=True)
+    from analysis.commands._bootstrap_options import add_bootstrap_options
+
+    add_bootstrap_options(p, n_boot=1000)
     p.set_defaults(func=run)
 
 
@@ -42,6 +50,13 @@ def run(args: argparse.Namespace) -> None:
     table = subgroups(cells, factors, max_level=args.level, test=args.test,
                       confidence=args.confidence, min_n=args.min_n,
                       min_expected=args.min_expected)
+    if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
+        from analysis.bootstrap import bootstrap_log_disparity
+        from analysis.commands._bootstrap_options import bootstrap_settings
+
+        table = bootstrap_log_disparity(results, factors, max_level=args.level, table=table,
+                                        confidence=args.confidence,
+                                        **bootstrap_settings(args, design))
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure

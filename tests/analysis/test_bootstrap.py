@@ -149,3 +149,26 @@ def test_bad_bootstrap_requests(ssqa):
     with pytest.raises(AnalysisError, match="at least two clusters"):
         bootstrap_log_disparity(one, ["cot"], cluster="template", n_boot=50)
     assert DEVIATIONS and N  # column names used above
+
+
+def test_cli_bootstrap_options(ssqa, capsys):
+    from tests.analysis.cli_helpers import run_json
+
+    results, design = ssqa
+    file = ROOT / "sample_data" / "ssqa_simulated.csv.gz"
+    dfile = ROOT / "sample_data" / "ssqa_simulated.design.yaml"
+    rows = run_json(capsys, "subgroups", file, "--design", dfile, "--factors", "cot,gender",
+                    "--ci", "bootstrap", "--cluster", "template", "--n-boot", "200")
+    rows = rows["subgroups"] if isinstance(rows, dict) else rows
+    expected = bootstrap_log_disparity(results, ["cot", "gender"], cluster="template",
+                                       n_boot=200, seed=0)
+    np.testing.assert_allclose([r["boot_ci_low"] for r in rows], expected[BOOT_CI_LOW])
+    out = run_json(capsys, "ecdf", file, "--design", dfile, "--factors", "gender", "--by",
+                   "model", "--ci", "bootstrap", "--n-boot", "100", "--seed", "5")
+    assert out["bootstrap"]["settings"] == {"cluster": None, "n_boot": 100, "seed": 5}
+    boot = bootstrap_ecdf(results, ["gender"], by="model", n_boot=100, seed=5)
+    assert [r["boot_ci_high"] for r in out["bootstrap"]["intervals"]] == pytest.approx(
+        boot[BOOT_CI_HIGH].tolist())
+    out = run_json(capsys, "index", file, "--design", dfile, "--dimensions", "gender",
+                   "--model", "model", "--ci", "bootstrap", "--n-boot", "20")
+    assert {r["quantity"] for r in out["bootstrap"]["intervals"]} >= {"llmbi", "score[gender]"}
