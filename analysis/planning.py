@@ -317,12 +317,13 @@ class Plan:
     after: dict
     add: pd.DataFrame
     factors: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        """``{"before", "after", "add": [{factor: value, ..., "n"}], "factors"}``."""
+        """``{"factors", "before", "after", "add": [{factor: value, ..., "n"}], "notes"}``."""
         return {"factors": list(self.factors), "before": self.before, "after": self.after,
                 "add": self.add.astype({f: str for f in self.factors}).to_dict(
-                    orient="records")}
+                    orient="records"), "notes": list(self.notes)}
 
 
 def _grid_summary(counts: np.ndarray) -> dict:
@@ -384,7 +385,9 @@ def plan_additions(cells: pd.DataFrame, design, *, factors: Sequence[str], budge
     Returns
     -------
     Plan
-        ``before`` / ``after`` (coverage percentage, Gini index, ...) and ``add``.
+        ``before`` / ``after`` (coverage percentage, Gini index, ...), ``add`` and
+        ``notes``: nested factors among ``factors`` (some empty combinations may then be
+        impossible prompts; plan over factors that cross, or drop the nested one).
     """
     from analysis.coverage import grid_values
 
@@ -416,8 +419,16 @@ def plan_additions(cells: pd.DataFrame, design, *, factors: Sequence[str], budge
     add = pd.DataFrame({f: pd.Categorical.from_codes(c, categories=list(v), ordered=True)
                         for f, c, v in zip(factors, codes, values, strict=True)})
     add[ADD] = extra[chosen]
+    from analysis.nesting import describe_nesting, find_nestings
+
+    observed = table[table[N] > 0] if len(factors) > 1 else table.iloc[:0]
+    nest = find_nestings(observed, factors,
+                         references={f: design.factor(f).reference for f in factors}) \
+        if len(observed) else pd.DataFrame(columns=["determinant"])
+    notes = tuple(describe_nesting(r) + " Some empty combinations may be impossible prompts."
+                  for r in nest.to_dict(orient="records") if r["determinant"] is not None)
     return Plan(before=_grid_summary(counts), after=_grid_summary(counts + extra),
-                add=add.reset_index(drop=True), factors=tuple(factors))
+                add=add.reset_index(drop=True), factors=tuple(factors), notes=notes)
 
 
 # --- fractional factorials over GF(s) ------------------------------------------------------------

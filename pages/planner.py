@@ -28,6 +28,8 @@ else:
         st.error(str(exc))
     else:
         before_after(plan)
+        for note in plan.notes:
+            st.warning(note)
         st.caption("Empty combinations first, then the thinnest: no other choice of "
                    f"{int(budget):,} prompts reaches a higher coverage or a lower Gini index.")
         st.dataframe(plan.add, hide_index=True, key="planner_add")

@@ -97,3 +97,5 @@ def _additions(args: argparse.Namespace) -> None:
           f"{a['gini_index']:.4f} with {args.budget:,} prompts over "
           f"{len(plan.add):,} combinations:")
     emit(argparse.Namespace(json=False, out=None), None, plan.add)
+    for note in plan.notes:
+        print(f"Note: {note}")

@@ -261,3 +261,14 @@ def test_sunburst_greys_out_undetectable_subgroups():
     with pytest.raises(AnalysisError, match="detectable"):
         sunburst_figure(table.drop(columns=DETECTABLE), ["model", "gender"],
                         grey_undetectable=True)
+
+
+def test_plan_names_nested_factors():
+    frame = pd.read_csv(SSQA)
+    design = Design.load(SSQA_DESIGN)
+    cells = cell_table(apply_design(frame, design), ["stigma", "pachankis_cluster"],
+                       with_outcome=False)
+    plan = plan_additions(cells, design, factors=["stigma", "pachankis_cluster"], budget=10)
+    assert any("stigma" in n and "pachankis_cluster" in n and "impossible" in n
+               for n in plan.notes)
+    assert plan.to_dict()["notes"] == list(plan.notes)
