@@ -9,6 +9,7 @@ from analysis.design import Design, design_problems, suggest_design
 from analysis.nesting import describe_nesting, find_nestings
 from ui.common import active_frame, applied_results, cells_for, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets
+from ui.uncertainty import cluster_widget
 
 st.title("Design")
 frame = active_frame()
@@ -36,7 +37,8 @@ for name in chosen:
 
 st.subheader("Outcome")
 outcome = outcome_widgets(frame, current.outcome, key=f"design_outcome_{rev}")
-design = Design(factors=tuple(factors), outcome=outcome)
+cluster = cluster_widget(frame, current.cluster, key=f"design_cluster_{rev}")
+design = Design(factors=tuple(factors), outcome=outcome, cluster=cluster)
 problems = design_problems(design, frame)
 for p in problems:
     (st.error if p.severity == "error" else st.warning)(p.message)

@@ -44,3 +44,14 @@ def show_intervals(table: pd.DataFrame, name: str, key: str) -> None:
     from ui.common import table_download
 
     table_download(table, name, key=key)
+
+
+def cluster_widget(frame: pd.DataFrame, current: str | None, key: str) -> str | None:
+    """The design's cluster column (rows sharing a value are correlated), or None."""
+    choices = [None, *frame.columns]
+    return st.selectbox("Cluster (optional)", choices,
+                        index=choices.index(current) if current in choices else 0, key=key,
+                        format_func=lambda c: c or "(none: rows independent)",
+                        help="Template, prompt id or seed: rows sharing it are not "
+                             "independent. Importance then reports cluster-robust errors "
+                             "and bootstraps resample whole clusters.")

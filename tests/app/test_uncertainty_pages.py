@@ -37,3 +37,14 @@ def test_bias_index_page_bootstrap_table():
     totals = at.dataframe[0].value.set_index("model")["llmbi"]
     llmbi = shown[shown["quantity"] == "llmbi"].set_index("model")["estimate"]
     np.testing.assert_allclose(llmbi[totals.index], totals, atol=1e-12)
+
+
+def test_design_page_keeps_and_sets_the_cluster():
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("design.py", frame=frame, design=design.with_cluster("template")).run()
+    assert not at.exception
+    (box,) = [s for s in at.selectbox if s.label == "Cluster (optional)"]
+    assert box.value == "template"
+    assert at.session_state["design"].cluster == "template"
+    box.select_index(0).run()
+    assert at.session_state["design"].cluster is None
