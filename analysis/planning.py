@@ -56,8 +56,8 @@ ADD = "n"
 
 
 # --- power ---------------------------------------------------------------------------------
-def _check_probability(name: str, value: float, *, open_: bool = True) -> None:
-    if not (0 < value < 1 if open_ else 0 <= value <= 1) or not math.isfinite(value):
+def _check_probability(name: str, value: float) -> None:
+    if not math.isfinite(value) or not 0 < value < 1:
         raise AnalysisError(f"{name} must lie strictly between 0 and 1, got {value!r}.")
 
 

@@ -14,7 +14,7 @@ from ui.common import (
     table_download,
 )
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
-from ui.power import with_power
+from ui.power import with_bootstrap, with_power
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
 
 st.title("Subgroups")
@@ -60,6 +60,7 @@ st.subheader("Sunburst")
 st.caption("Inner ring: values of the first factor; each next ring splits by the next factor. "
            "Size = n, colour = LD (red: more deviation than the rest, blue: less).")
 table, grey = with_power(table, int(cells[N].sum()))
+table = with_bootstrap(table, results, design, factors, where, level)
 fig = sunburst_figure(table, factors, grey_undetectable=grey)
 st.plotly_chart(fig, key="subgroups_sunburst_chart")
 figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")

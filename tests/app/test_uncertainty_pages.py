@@ -48,3 +48,20 @@ def test_design_page_keeps_and_sets_the_cluster():
     assert at.session_state["design"].cluster == "template"
     box.select_index(0).run()
     assert at.session_state["design"].cluster is None
+
+
+def test_subgroups_page_cluster_bootstrap_intervals():
+    from analysis.bootstrap import bootstrap_log_disparity
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("subgroups.py", frame=frame, design=design).run()
+    factors = at.multiselect(key="subgroups_factors").value
+    level = at.radio(key="subgroups_level").value
+    at.checkbox(key="subgroups_boot").check()
+    at.selectbox(key="subgroups_boot_cluster").select("template")
+    at.select_slider(key="subgroups_boot_n").set_value(200).run()
+    assert not at.exception and not at.error
+    expected = bootstrap_log_disparity(apply_design(frame, design), factors, max_level=level,
+                                       cluster="template", n_boot=200)
+    shown = at.dataframe[0].value
+    np.testing.assert_allclose(shown[BOOT_CI_LOW], expected[BOOT_CI_LOW], atol=1e-12)
