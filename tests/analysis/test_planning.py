@@ -272,3 +272,26 @@ def test_plan_names_nested_factors():
     assert any("stigma" in n and "pachankis_cluster" in n and "impossible" in n
                for n in plan.notes)
     assert plan.to_dict()["notes"] == list(plan.notes)
+
+
+def test_subgroups_cli_power_columns(capsys):
+    from tests.analysis.cli_helpers import run_json
+
+    rows = run_json(capsys, "subgroups", SSQA, "--design", SSQA_DESIGN, "--factors",
+                    "model,gender", "--power", "0.9", "--effect", "0.25")
+    rows = rows["subgroups"] if isinstance(rows, dict) else rows
+    results = apply_design(pd.read_csv(SSQA), Design.load(SSQA_DESIGN))
+    cells = cell_table(results, ["model", "gender"])
+    expected = add_power(subgroups(cells, ["model", "gender"]), int(cells[N].sum()),
+                         power=0.9, target_ld=0.25)
+    key = ("model", "gender")
+    got = {tuple(r[f] for f in key): r["mde_log_disparity"] for r in rows}
+    for r in expected.to_dict(orient="records"):
+        k = tuple(None if pd.isna(r[f]) else str(r[f]) for f in key)
+        if k in got:  # (identical subgroups may be reported once)
+            assert got[k] == pytest.approx(r[MDE_LOG_DISPARITY])
+    assert len(got) >= 8
+    assert all(r["detectable"] == (r["mde_log_disparity"] <= 0.25) for r in rows)
+    assert main(["subgroups", str(SSQA), "--design", str(SSQA_DESIGN), "--factors", "model",
+                 "--power", "1.5"]) == 2
+    assert "power" in capsys.readouterr().err
