@@ -305,7 +305,8 @@ class Plan:
     ----------
     before, after
         ``{"coverage_percentage", "gini_index", "n_cells", "n_observed_cells",
-        "n_rows"}`` of the grid before and after the additions.
+        "n_rows"}`` of the grid before and after the additions (before a new benchmark:
+        coverage 0, Gini index NaN).
     add
         One row per combination that receives prompts: a column per factor and ``n``
         (prompts to add), emptiest combinations first, then in grid order.
@@ -329,8 +330,9 @@ class Plan:
 def _grid_summary(counts: np.ndarray) -> dict:
     from analysis.coverage import coverage_percentage, gini_index
 
-    return {COVERAGE_PERCENTAGE: coverage_percentage(counts),
-            GINI_INDEX: gini_index(counts), N_CELLS: int(len(counts)),
+    empty = counts.sum() == 0  # a new benchmark: coverage 0, Gini index undefined
+    return {COVERAGE_PERCENTAGE: 0.0 if empty else coverage_percentage(counts),
+            GINI_INDEX: float("nan") if empty else gini_index(counts), N_CELLS: int(len(counts)),
             N_OBSERVED_CELLS: int((counts > 0).sum()), N_ROWS: int(counts.sum())}
 
 
@@ -363,7 +365,7 @@ def water_fill(counts: np.ndarray, budget: int) -> np.ndarray:
     return extra
 
 
-def plan_additions(cells: pd.DataFrame, design, *, factors: Sequence[str], budget: int,
+def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str], budget: int,
                    where: Mapping[str, Sequence[str]] | None = None) -> Plan:
     """The ``budget`` prompts to add that most improve coverage and balance.
 
@@ -372,7 +374,8 @@ def plan_additions(cells: pd.DataFrame, design, *, factors: Sequence[str], budge
     cells
         Cell table with a column per factor and ``n`` (:func:`analysis.cells.cell_table`
         with ``with_outcome=False``), or a results table with those columns (each row
-        counted once).
+        counted once); None plans a new benchmark from the design alone (every
+        combination empty: the budget is spread as evenly as possible).
     design
         Declares each factor's values; the grid is their product (unseen values count).
     factors
@@ -403,15 +406,18 @@ def plan_additions(cells: pd.DataFrame, design, *, factors: Sequence[str], budge
     if n_cells > PLAN_MAX_CELLS:
         raise AnalysisError(f"The grid of {' x '.join(factors)} has {n_cells:,} combinations "
                             f"(more than {PLAN_MAX_CELLS:,}): plan over fewer factors.")
-    absent = [f for f in factors if f not in cells.columns]
-    if absent:
-        raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
-    from analysis.coverage import _grid  # the same cell counting as the Coverage page
-
-    table = cells if N in cells.columns else cells.assign(**{N: 1})
-    grid = _grid(table, design, factors, where)
     counts = np.zeros(n_cells, dtype=np.int64)
-    counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
+    if cells is not None:
+        absent = [f for f in factors if f not in cells.columns]
+        if absent:
+            raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
+        from analysis.coverage import _grid  # the same cell counting as the Coverage page
+
+        table = cells if N in cells.columns else cells.assign(**{N: 1})
+        grid = _grid(table, design, factors, where)
+        counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
+    else:
+        table = pd.DataFrame(columns=[*factors, N])
     extra = water_fill(counts, int(budget))
     chosen = np.flatnonzero(extra)
     chosen = chosen[np.lexsort((chosen, counts[chosen]))]
@@ -421,7 +427,7 @@ def plan_additions(cells: pd.DataFrame, design, *, factors: Sequence[str], budge
     add[ADD] = extra[chosen]
     from analysis.nesting import describe_nesting, find_nestings
 
-    observed = table[table[N] > 0] if len(factors) > 1 else table.iloc[:0]
+    observed = table[table[N] > 0] if len(factors) > 1 and len(table) else table.iloc[:0]
     nest = find_nestings(observed, factors,
                          references={f: design.factor(f).reference for f in factors}) \
         if len(observed) else pd.DataFrame(columns=["determinant"])

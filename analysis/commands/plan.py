@@ -1,6 +1,7 @@
 """``plan FILE --factors a,b,c --budget N``: the prompts to add; or a new fraction.
 
-With a results FILE: the ``N`` prompts that most raise coverage and balance over the
+With a results FILE (or only ``--design FILE``: a new benchmark, every combination
+empty): the ``N`` prompts that most raise coverage and balance over the
 grid of ``--factors`` (empty combinations first, then the thinnest). ``--json`` prints
 ``{"factors", "before": {"coverage_percentage", "gini_index", ...}, "after": {...},
 "add": [{a, b, c, "n"}]}``; ``--out`` writes the combinations as CSV to generate prompts.
@@ -44,9 +45,13 @@ def run(args: argparse.Namespace) -> None:
             raise AnalysisError("plan FILE needs --budget N (prompts to add).")
         _additions(args)
         return
+    if args.budget is not None and args.design and args.runs is None:
+        _additions(args, from_design=True)
+        return
     if args.runs is None:
-        raise AnalysisError("Give a results FILE with --budget, or --new FACTOR=V1,V2 ... "
-                            "(or --design) with --runs for a new benchmark.")
+        raise AnalysisError("Give a results FILE with --budget, --design FILE with --budget "
+                            "(a new benchmark from its values), or --new FACTOR=V1,V2 ... "
+                            "(or --design) with --runs for a fractional factorial.")
     from analysis.design import Design, parse_assignments
     from analysis.planning import fractional_factorial
 
@@ -75,16 +80,22 @@ def run(args: argparse.Namespace) -> None:
     emit(argparse.Namespace(json=False, out=None), None, frac.runs)
 
 
-def _additions(args: argparse.Namespace) -> None:
+def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
     from analysis.cells import cell_table
     from analysis.cli import emit, load_with_design, split_list
-    from analysis.design import parse_assignments
+    from analysis.design import Design, parse_assignments
     from analysis.planning import plan_additions
 
-    results, design = load_with_design(args, need_outcome=False)
-    factors = design.names
     where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
-    cells = cell_table(results, factors, with_outcome=False)
+    if from_design:  # a new benchmark: every combination starts empty
+        design = Design.load(args.design)
+        if args.factors:
+            design = design.subset(split_list(args.factors))
+        factors, cells = design.names, None
+    else:
+        results, design = load_with_design(args, need_outcome=False)
+        factors = design.names
+        cells = cell_table(results, factors, with_outcome=False)
     plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where)
     if args.out:
         plan.add.to_csv(args.out, index=False)

@@ -295,3 +295,15 @@ def test_subgroups_cli_power_columns(capsys):
     assert main(["subgroups", str(SSQA), "--design", str(SSQA_DESIGN), "--factors", "model",
                  "--power", "1.5"]) == 2
     assert "power" in capsys.readouterr().err
+
+
+def test_plan_from_the_design_alone(capsys):
+    from tests.analysis.cli_helpers import run_json
+
+    out = run_json(capsys, "plan", "--design", SSQA_DESIGN, "--factors", "cot,gender,model",
+                   "--budget", "20")
+    assert out["before"]["coverage_percentage"] == 0 and out["before"]["n_rows"] == 0
+    assert out["before"]["gini_index"] is None and out["after"]["gini_index"] > 0
+    assert out["after"]["coverage_percentage"] == 1 and sum(a["n"] for a in out["add"]) == 20
+    counts = sorted(a["n"] for a in out["add"])
+    assert counts == [1] * 12 + [2] * 4 and len(out["add"]) == 16  # 2 x 4 x 2 cells
