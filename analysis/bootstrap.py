@@ -32,23 +32,23 @@ from analysis.cells import cell_table
 from analysis.columns import (
     BOOT_CI_HIGH,
     BOOT_CI_LOW,
+    BOOT_SE,
     DEVIATION,
     DEVIATIONS,
+    ESTIMATE,
     GROUP_A,
     GROUP_B,
     MODEL,
+    N_BOOT,
+    QUANTITY,
     N,
 )
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
 
 #: Default number of bootstrap replicates.
-N_BOOT = 1000
-QUANTITY = "quantity"
-ESTIMATE = "estimate"
-BOOT_SE = "boot_se"
-N_BOOT_COLUMN = "n_boot"
-INTERVAL_COLUMNS = [ESTIMATE, BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, N_BOOT_COLUMN]
+DEFAULT_N_BOOT = 1000
+INTERVAL_COLUMNS = [ESTIMATE, BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, N_BOOT]
 
 
 def _check(n_boot: int, confidence: float) -> None:
@@ -82,7 +82,7 @@ def _cluster_codes(results: pd.DataFrame, cluster: str) -> tuple[np.ndarray, int
 
 
 def replicate_cells(results: pd.DataFrame, keys: Sequence[str], *, cluster: str | None = None,
-                    n_boot: int = N_BOOT, seed: int = 0
+                    n_boot: int = DEFAULT_N_BOOT, seed: int = 0
                     ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """The cell table over ``keys`` and ``n_boot`` bootstrap replicates of its counts.
 
@@ -153,7 +153,7 @@ def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float) -> dict
         high = np.nanquantile(reps, 1 - tail, axis=0) if reps.size else np.array([])
         se = np.nanstd(reps, axis=0, ddof=1)
     return {ESTIMATE: estimate, BOOT_SE: se, BOOT_CI_LOW: low, BOOT_CI_HIGH: high,
-            N_BOOT_COLUMN: valid.sum(axis=0)}
+            N_BOOT: valid.sum(axis=0)}
 
 
 def _log_disparity(a: np.ndarray, n: np.ndarray, total_k: np.ndarray, total_n: np.ndarray
@@ -172,7 +172,7 @@ def _log_disparity(a: np.ndarray, n: np.ndarray, total_k: np.ndarray, total_n: n
 # --- subgroups ------------------------------------------------------------------------------------
 def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                             max_level: int | None = None, cluster: str | None = None,
-                            n_boot: int = N_BOOT, confidence: float = 0.95, seed: int = 0,
+                            n_boot: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0,
                             table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Bootstrap (cluster bootstrap with ``cluster``) percentile CIs of subgroup LD.
 
@@ -230,7 +230,7 @@ def _rates(cells: pd.DataFrame, factors: list[str], by: str, level: int | None
 
 def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
                    level: int | None = None, ideal: float = 0.0, cluster: str | None = None,
-                   n_boot: int = N_BOOT, confidence: float = 0.95, seed: int = 0
+                   n_boot: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0
                    ) -> pd.DataFrame:
     """Bootstrap CIs of the eCDF summaries (``analysis.ecdf``).
 

@@ -49,6 +49,9 @@ MDE_LOG_DISPARITY = "mde_log_disparity"
 DETECTABLE = "detectable"
 BOOT_CI_LOW = "boot_ci_low"
 BOOT_CI_HIGH = "boot_ci_high"
+BOOT_SE = "boot_se"
+ESTIMATE = "estimate"
+N_BOOT = "n_boot"
 
 # eCDF and deviation metric (analysis/ecdf.py)
 DEVIATION_METRIC = "deviation_metric"

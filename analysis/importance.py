@@ -225,7 +225,9 @@ class ImportanceResult:
           (for the intercept: ``1 / (1 + exp(-b0))``);
         - ``effect``: ``risk`` (coef > 0) or ``protective`` (coef < 0) when the p-value
           (adjusted if ``adjust == "bh"``) is below ``alpha``, else ``not significant``;
-          ``baseline`` for the intercept.
+          ``baseline`` for the intercept;
+        - with a cluster (``cluster``): ``naive_std_err`` and ``design_effect`` (robust
+          / naive standard error) after ``std_err``, which is then the robust one.
     factor_tests
         Likelihood-ratio test per factor and per interaction, columns ``factor``,
         ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without

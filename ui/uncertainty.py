@@ -8,8 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.bootstrap import BOOT_SE, ESTIMATE
-from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW
+from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
 from analysis.design import Design
 
 _NUM = st.column_config.NumberColumn

@@ -9,9 +9,6 @@ import pandas as pd
 import pytest
 
 from analysis.bootstrap import (
-    BOOT_SE,
-    ESTIMATE,
-    QUANTITY,
     bootstrap_ecdf,
     bootstrap_index,
     bootstrap_log_disparity,
@@ -21,10 +18,13 @@ from analysis.cells import cell_table
 from analysis.columns import (
     BOOT_CI_HIGH,
     BOOT_CI_LOW,
+    BOOT_SE,
     DEVIATION_METRIC,
     DEVIATIONS,
+    ESTIMATE,
     LLMBI,
     LOG_DISPARITY,
+    QUANTITY,
     STATISTIC,
     N,
 )
