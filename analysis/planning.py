@@ -463,6 +463,7 @@ class FractionalDesign:
     """
 
     runs: pd.DataFrame
+    #: Values per factor (0: a full factorial with mixed numbers of values).
     levels: int
     resolution: float
     generators: dict[str, str]
@@ -512,8 +513,9 @@ def fractional_factorial(factors: Mapping[str, Sequence[str]], runs: int, *,
                          max_search: int = 5000) -> FractionalDesign:
     """A balanced regular s^(k-p) fraction for k factors with s values each (s prime).
 
-    ``runs`` is a budget: the design uses the largest power of s not above it (at least
-    enough columns for every factor), or the full factorial when that fits. Among the
+    ``runs`` is a budget: the full factorial when it fits (for any numbers of values),
+    else the largest power of s not above it (at least enough columns for every
+    factor). Among the
     choices of generators (at most ``max_search`` sets, heaviest columns first) it keeps
     the one with the highest resolution and then the fewest shortest words (minimum
     aberration within the search). Every pair of factors shows every pair of values
@@ -528,6 +530,14 @@ def fractional_factorial(factors: Mapping[str, Sequence[str]], runs: int, *,
     names = list(factors)
     if len(names) < 2:
         raise AnalysisError("A fractional factorial needs at least two factors.")
+    if any(len(v) < 2 for v in factors.values()):
+        raise AnalysisError("Every factor of a new benchmark needs at least two values.")
+    full = math.prod(len(v) for v in factors.values())
+    if full <= runs:  # the budget holds the full factorial (any numbers of values)
+        runs_frame = pd.DataFrame(list(itertools.product(*factors.values())), columns=names)
+        sizes = {len(v) for v in factors.values()}
+        return FractionalDesign(runs_frame, sizes.pop() if len(sizes) == 1 else 0, math.inf,
+                                {}, [], _alias_statements([], math.inf))
     levels = {len(v) for v in factors.values()}
     if len(levels) != 1:
         raise AnalysisError("A regular fractional factorial needs the same number of values "

@@ -220,10 +220,12 @@ def test_three_level_and_full_and_refusals():
     assert len(frac.runs) == 9 and frac.resolution == 3 and _pairs_balanced(frac.runs)
     full = fractional_factorial({f: ["x", "y"] for f in "ABC"}, 10)
     assert len(full.runs) == 8 and full.resolution == float("inf")
+    mixed = fractional_factorial({"a": ["0", "1"], "b": ["0", "1", "2"]}, 6)
+    assert len(mixed.runs) == 6 and _pairs_balanced(mixed.runs) and mixed.levels == 0
     with pytest.raises(AnalysisError, match="same number of values"):
-        fractional_factorial({"a": ["0", "1"], "b": ["0", "1", "2"]}, 6)
+        fractional_factorial({"a": ["0", "1"], "b": ["0", "1", "2"]}, 5)
     with pytest.raises(AnalysisError, match="prime"):
-        fractional_factorial({"a": list("wxyz"), "b": list("wxyz")}, 16)
+        fractional_factorial({f: list("wxyz") for f in "abc"}, 16)
     with pytest.raises(AnalysisError, match="at least 16 runs"):
         fractional_factorial({f: ["0", "1"] for f in "abcdefghi"}, 8)
 
