@@ -44,6 +44,14 @@ P_ADJUSTED = "p_adjusted"
 SMALL_N = "small_n"
 CONTINUITY_CORRECTED = "continuity_corrected"
 LD_UNDEFINED = "ld_undefined"
+# ... power and bootstrap (analysis/planning.py, analysis/bootstrap.py)
+MDE_LOG_DISPARITY = "mde_log_disparity"
+DETECTABLE = "detectable"
+BOOT_CI_LOW = "boot_ci_low"
+BOOT_CI_HIGH = "boot_ci_high"
+BOOT_SE = "boot_se"
+ESTIMATE = "estimate"
+N_BOOT = "n_boot"
 
 # eCDF and deviation metric (analysis/ecdf.py)
 DEVIATION_METRIC = "deviation_metric"
@@ -73,6 +81,12 @@ EFFECT = "effect"
 LR_STATISTIC = "lr_statistic"
 DF = "df"
 N_PARAMETERS = "n_parameters"
+# ... with a cluster column (docs/uncertainty.md)
+NAIVE_STD_ERR = "naive_std_err"
+DESIGN_EFFECT = "design_effect"
+ROBUST_WALD_DF = "robust_wald_df"
+ROBUST_WALD_STATISTIC = "robust_wald_statistic"
+ROBUST_P_VALUE = "robust_p_value"
 
 # Numeric-feature disparity (analysis/disparity.py); also uses N, STATISTIC, VALUE,
 # P_VALUE, P_ADJUSTED

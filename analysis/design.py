@@ -159,6 +159,10 @@ class Design:
     name: str = field(default="", compare=False)
     #: Prepare steps that rebuild the analysed table from the raw file (analysis.prepare).
     recipe: tuple[Step, ...] = ()
+    #: Optional column whose rows are not independent (template, prompt id, seed, ...):
+    #: uncertainty is then cluster-robust (``docs/uncertainty.md``). It may also be a
+    #: factor of the design, but not of a model that uses it as the cluster.
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
@@ -167,6 +171,8 @@ class Design:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise DesignError(f"Factors declared twice: {', '.join(dupes)}.")
+        if self.cluster is not None:
+            object.__setattr__(self, "cluster", str(self.cluster) or None)
 
     @property
     def names(self) -> list[str]:
@@ -201,9 +207,13 @@ class Design:
         """A copy with another outcome mapping."""
         return replace(self, outcome=outcome)
 
+    def with_cluster(self, cluster: str | None) -> Design:
+        """A copy with another cluster column (None: rows independent)."""
+        return replace(self, cluster=cluster or None)
+
     # --- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict (``version``, ``factors``, ``outcome``, ``recipe``) for YAML/JSON."""
+        """A plain dict (``version``, ``factors``, ``outcome``, ``recipe``, ``cluster`` if set)."""
         out: dict[str, Any] = {"version": DESIGN_FORMAT_VERSION}
         if self.name:
             out["name"] = self.name
@@ -218,6 +228,8 @@ class Design:
             out["outcome"] = o
         if self.recipe:
             out["recipe"] = [step.to_dict() for step in self.recipe]
+        if self.cluster:
+            out["cluster"] = self.cluster
         return out
 
     def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
@@ -272,8 +284,11 @@ class Design:
                 recipe = parse_recipe(data["recipe"])
             except PrepareError as exc:
                 raise DesignError(f"The design's recipe: {exc}") from None
+        cluster = data.get("cluster")
+        if cluster is not None and not isinstance(cluster, str):
+            raise DesignError("'cluster' must be the name of one column.")
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
-                   recipe=recipe)
+                   recipe=recipe, cluster=cluster or None)
 
     def to_yaml(self) -> str:
         """The design as YAML text."""
@@ -540,6 +555,9 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
                 "warning", f"Factor {f.name!r}: declared values never seen in the data "
                            f"(empty cells): {', '.join(repr(v) for v in unseen[:8])}"
                            f"{' ...' if len(unseen) > 8 else ''}."))
+    if design.cluster is not None and design.cluster not in frame.columns:
+        problems.append(Problem("error", f"Cluster column {design.cluster!r} is not in the "
+                                         "table."))
     if design.outcome is not None:
         try:
             memo[DEVIATION] = deviation(frame, design.outcome)

@@ -46,6 +46,7 @@ from analysis.columns import (
     COEF,
     COEF_CI_HIGH,
     COEF_CI_LOW,
+    DESIGN_EFFECT,
     DEVIATION,
     DEVIATION_RATE,
     DEVIATIONS,
@@ -54,12 +55,16 @@ from analysis.columns import (
     FACTOR,
     LR_STATISTIC,
     N_PARAMETERS,
+    NAIVE_STD_ERR,
     ODDS_RATIO,
     P_ADJUSTED,
     P_VALUE,
     PROBABILITY,
     PROBABILITY_CI_HIGH,
     PROBABILITY_CI_LOW,
+    ROBUST_P_VALUE,
+    ROBUST_WALD_DF,
+    ROBUST_WALD_STATISTIC,
     STD_ERR,
     TERM,
     VALUE,
@@ -83,6 +88,10 @@ RefusalReason = Literal["no_variation", "constant_factor", "reference_absent", "
                         "separation", "too_few_rows", "not_converged"]
 Where = Mapping[str, str | Sequence[str]]
 
+#: ``cluster=`` default of :func:`factor_importance`: the design's cluster column.
+FROM_DESIGN: str = "<the design's cluster>"
+#: Kinds of covariance (``ImportanceResult.covariance``).
+NAIVE, CLUSTER_ROBUST, GEE = "naive", "cluster", "gee"
 #: Name of the intercept term.
 INTERCEPT = "(intercept)"
 #: Labels of the ``effect`` column.
@@ -216,7 +225,9 @@ class ImportanceResult:
           (for the intercept: ``1 / (1 + exp(-b0))``);
         - ``effect``: ``risk`` (coef > 0) or ``protective`` (coef < 0) when the p-value
           (adjusted if ``adjust == "bh"``) is below ``alpha``, else ``not significant``;
-          ``baseline`` for the intercept.
+          ``baseline`` for the intercept;
+        - with a cluster (``cluster``): ``naive_std_err`` and ``design_effect`` (robust
+          / naive standard error) after ``std_err``, which is then the robust one.
     factor_tests
         Likelihood-ratio test per factor and per interaction, columns ``factor``,
         ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without
@@ -245,6 +256,13 @@ class ImportanceResult:
     adjust: Adjust
     confidence: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The cluster column of the robust covariance (None: rows independent).
+    cluster: str | None = None
+    n_clusters: int = 0
+    #: ``naive``, ``cluster`` (sandwich on the logit) or ``gee`` (exchangeable).
+    covariance: str = "naive"
+    #: The estimated exchangeable correlation of a GEE fit.
+    gee_correlation: float | None = None
 
     @property
     def pseudo_r2(self) -> float:
@@ -268,6 +286,8 @@ class ImportanceResult:
             "pseudo_r2": self.pseudo_r2, "iterations": self.iterations,
             "baseline_probability": self.baseline_probability, "alpha": self.alpha,
             "adjust": self.adjust, "confidence": self.confidence, "notes": list(self.notes),
+            "cluster": self.cluster, "n_clusters": self.n_clusters,
+            "covariance": self.covariance, "gee_correlation": self.gee_correlation,
         }
 
 
@@ -280,6 +300,9 @@ class _Cells:
     codes: dict[str, np.ndarray]
     n: np.ndarray
     k: np.ndarray
+    #: Cluster code per cell (cells are then factor cells x clusters), or None.
+    cluster: np.ndarray | None = None
+    n_cluster_values: int = 0
 
     @property
     def factors(self) -> list[str]:
@@ -300,12 +323,24 @@ class _Cells:
 
     def keep(self, mask: np.ndarray) -> _Cells:
         return _Cells(self.values, {f: c[mask] for f, c in self.codes.items()},
-                      self.n[mask], self.k[mask])
+                      self.n[mask], self.k[mask],
+                      None if self.cluster is None else self.cluster[mask],
+                      self.n_cluster_values)
+
+    def recoded(self, codes: dict[str, np.ndarray]) -> _Cells:
+        """The same cells (and clusters) with new factor codes, merged."""
+        return _Cells(self.values, codes, self.n, self.k, self.cluster,
+                      self.n_cluster_values).aggregate()
 
     def aggregate(self) -> _Cells:
-        """Merge duplicate cells (after recoding) and drop empty ones."""
+        """Merge duplicate cells (after recoding) and drop empty ones (a cell is a
+        combination of factor values, and of the cluster when there is one)."""
         sizes = [len(self.values[f]) for f in self.factors]
-        stacked = np.column_stack([self.codes[f] for f in self.factors])
+        columns = [self.codes[f] for f in self.factors]
+        if self.cluster is not None:
+            sizes.append(max(self.n_cluster_values, 1))
+            columns.append(self.cluster)
+        stacked = np.column_stack(columns)
         if math.prod(sizes) < 2**62:  # one int64 key per cell, else unique rows
             key = np.zeros(len(self.n), dtype=np.int64)
             for j, size in enumerate(sizes):
@@ -318,7 +353,8 @@ class _Cells:
         n = np.bincount(inverse, weights=self.n, minlength=len(first))
         k = np.bincount(inverse, weights=self.k, minlength=len(first))
         codes = {f: stacked[first, j] for j, f in enumerate(self.factors)}
-        out = _Cells(self.values, codes, n, k)
+        cluster = None if self.cluster is None else stacked[first, -1]
+        out = _Cells(self.values, codes, n, k, cluster, self.n_cluster_values)
         return out.keep(n > 0)
 
     def frame(self) -> pd.DataFrame:
@@ -336,10 +372,20 @@ def _labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: Where | None,
-                exclude: Mapping[str, Sequence[str]]) -> _Cells:
+                exclude: Mapping[str, Sequence[str]], cluster: str | None = None
+                ) -> tuple[_Cells, list[str]]:
+    """The model's cells (split by cluster when one is given) and the cluster labels."""
     from analysis.cells import cell_table
 
-    extra = [c for c in [*(where or {}), *exclude] if c not in factors]
+    if cluster is not None:
+        if cluster in factors:
+            raise AnalysisError(f"The cluster column {cluster!r} is also a factor of the "
+                                "model: leave it out of the factors or choose another cluster.")
+        if cluster not in data.columns:
+            raise AnalysisError(f"Cluster column {cluster!r} is not in the table (columns: "
+                                f"{', '.join(map(str, data.columns[:12]))}).")
+    extra = [c for c in [*(where or {}), *exclude, *([cluster] if cluster else [])]
+             if c not in factors]
     extra = list(dict.fromkeys(extra))
     if DEVIATION in data.columns:
         table = cell_table(data, factors + extra, where=where)
@@ -377,7 +423,11 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
         values[f], codes[f] = declared, remap[c]
     n = table[N].to_numpy(dtype=float)
     k = table[DEVIATIONS].to_numpy(dtype=float)
-    return _Cells(values, codes, n, k).aggregate()
+    if cluster is None:
+        return _Cells(values, codes, n, k).aggregate(), []
+    cluster_codes, cluster_labels = _labels(table[cluster])
+    return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
+            cluster_labels)
 
 
 # --- terms and the design matrix ---------------------------------------------------------------
@@ -755,7 +805,7 @@ def _resolve_separation(cells: _Cells, items: list[_Separated], refs: Mapping[st
             (a, va), (b, vb) = s.parts
             no_column.add((a, cells.values[a].index(va), b, cells.values[b].index(vb)))
             notes.append(f"no interaction parameter for {s.describe()} (separation)")
-    return _Cells(cells.values, codes, cells.n, cells.k).aggregate()
+    return cells.recoded(codes)
 
 
 # --- fitting ----------------------------------------------------------------------------------
@@ -870,6 +920,8 @@ def factor_importance(
     confidence: float = 0.95,
     min_rows_per_parameter: float = MIN_ROWS_PER_PARAMETER,
     likelihood_ratio: bool = True,
+    cluster: str | None = FROM_DESIGN,
+    gee: bool = False,
 ) -> ImportanceResult:
     """Logistic regression of deviation on factors, treatment-coded (methods.md §4).
 
@@ -911,6 +963,18 @@ def factor_importance(
         Refuse when the subset has fewer rows than this times the number of parameters.
     likelihood_ratio
         Also compute a likelihood-ratio test per factor and interaction (one refit each).
+    cluster
+        Column whose rows are correlated (template, prompt id, seed; default: the
+        design's ``cluster``; ``None``: rows independent). Standard errors, z, p-values
+        and every interval are then cluster-robust (sandwich, equal to statsmodels'
+        binomial ``GLM.fit(cov_type="cluster")`` on the rows); ``terms`` gains
+        ``naive_std_err`` and ``design_effect`` (robust / naive standard error) and
+        ``factor_tests`` a robust Wald test (``robust_wald_df``,
+        ``robust_wald_statistic``, ``robust_p_value``). The fit stays on the cell table,
+        split by cluster.
+    gee
+        With a cluster: estimate by GEE with an exchangeable working correlation
+        (statsmodels, on the rebuilt rows) instead of the logit; robust covariance.
 
     Returns
     -------
@@ -954,7 +1018,12 @@ def factor_importance(
     exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
                for k, v in (exclude or {}).items() if v}
 
-    cells = _cells_from(data, design, factors, where, exclude)
+    if cluster is FROM_DESIGN:
+        cluster = design.cluster
+    if gee and not cluster:
+        raise AnalysisError("A GEE fit needs a cluster column (rows within a cluster are "
+                            "correlated): name one, e.g. the prompt template.")
+    cells, cluster_labels = _cells_from(data, design, factors, where, exclude, cluster)
     notes: list[str] = []
     no_column: set[tuple] = set()
     separated_all: list[_Separated] = []
@@ -1012,23 +1081,149 @@ def factor_importance(
     fit = _fit(X, cells.n, cells.k)
     cov = _covariance(X, cells.n, fit.eta) if fit.converged else np.full((p, p), np.nan)
     _check_fit(fit, cov, cells, terms)
-    table = _terms_table(terms, X, cells, fit.params, cov, alpha=alpha, adjust=adjust,
+    params, robust = fit.params, None
+    if cluster:
+        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee)
+        params, cov = robust.params, robust.cov
+        notes.extend(robust.notes(cluster))
+    table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
                          confidence=confidence)
     tests = (_lr_tests(X, cells, terms, fit, factors, pairs) if likelihood_ratio
              else pd.DataFrame(columns=TEST_COLUMNS))
+    if robust is not None:
+        naive_se = np.sqrt(np.diag(robust.naive_cov))
+        table.insert(table.columns.get_loc(Z), NAIVE_STD_ERR, naive_se)
+        table.insert(table.columns.get_loc(Z), DESIGN_EFFECT, table[STD_ERR] / naive_se)
     failed = tests.loc[tests[LR_STATISTIC].isna(), FACTOR].tolist()
     if failed:
         notes.append("the likelihood-ratio test of " + ", ".join(failed) + " is missing: the "
                      "model without it did not converge")
+    if robust is not None:
+        tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs)
     k_total = cells.k.sum()
     null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
                        cells.n, cells.k)
+    n_cells = len(cells.n) if cluster is None else len(
+        _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate().n)
     return ImportanceResult(
         terms=table, factor_tests=tests, factors=tuple(factors), references=refs,
-        interactions=tuple(pairs), n_rows=n_rows, n_deviations=n_dev, n_cells=len(cells.n),
+        interactions=tuple(pairs), n_rows=n_rows, n_deviations=n_dev, n_cells=n_cells,
         n_parameters=p, log_likelihood=fit.llf, null_log_likelihood=null_llf,
         iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
-        notes=tuple(notes))
+        notes=tuple(notes), cluster=cluster or None,
+        n_clusters=0 if robust is None else robust.n_clusters,
+        covariance="naive" if robust is None else robust.kind,
+        gee_correlation=None if robust is None else robust.correlation)
+
+
+# --- clustered rows ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Robust:
+    params: np.ndarray
+    cov: np.ndarray
+    naive_cov: np.ndarray
+    n_clusters: int
+    kind: str
+    correlation: float | None
+
+    def notes(self, cluster: str) -> list[str]:
+        out = [f"standard errors, z, p-values and intervals are cluster-robust over the "
+               f"{self.n_clusters:,} values of {cluster}"
+               + (" (GEE, exchangeable working correlation "
+                  f"{self.correlation:.4g})" if self.kind == GEE else "")
+               + "; the likelihood-ratio tests assume independent rows (use the robust "
+                 "Wald tests)"]
+        if self.n_clusters < 30:
+            out.append(f"only {self.n_clusters} clusters: cluster-robust standard errors "
+                       "are themselves uncertain with fewer than about 30 clusters")
+        return out
+
+
+def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n_rows: int,
+            gee: bool) -> _Robust:
+    """Cluster-robust (sandwich) covariance of the logit fit, or a GEE fit.
+
+    The score of the rows of cell ``c`` sums to ``x_c (k_c - n_c p_c)``; summing the cells
+    of each cluster gives the cluster scores ``u_g`` and the sandwich
+    ``V = c B (sum_g u_g u_g') B`` with ``B`` the inverse information (the naive
+    covariance) and statsmodels' small-sample factor ``c = G / (G - 1) * (N - 1) / (N - p)``
+    (G clusters, N rows, p parameters), as ``GLM.fit(cov_type="cluster")``.
+    """
+    groups = cells.cluster
+    assert groups is not None
+    used, group_index = np.unique(groups, return_inverse=True)
+    g = len(used)
+    if g < 2:
+        raise ImportanceRefusal("too_few_rows", "Cluster-robust standard errors need at least "
+                                                "two clusters in the subset; there is one.")
+    if gee:
+        return _gee(X, cells, group_index, naive_cov, g)
+    mu = 1.0 / (1.0 + np.exp(-fit.eta))
+    u = X * (cells.k - cells.n * mu)[:, None]
+    scores = np.zeros((g, X.shape[1]))
+    np.add.at(scores, group_index, u)
+    p = X.shape[1]
+    factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
+    cov = factor * naive_cov @ (scores.T @ scores) @ naive_cov
+    return _Robust(fit.params, cov, naive_cov, g, CLUSTER_ROBUST, None)
+
+
+def _gee(X: np.ndarray, cells: _Cells, group_index: np.ndarray, naive_cov: np.ndarray,
+         g: int) -> _Robust:
+    """statsmodels GEE (binomial, exchangeable) on the rows the cells stand for.
+
+    The rows are rebuilt exactly (a cell x cluster of ``n`` rows with ``k`` deviations
+    is ``k`` ones and ``n - k`` zeros with the cell's covariates); the covariance is
+    statsmodels' robust (sandwich) one, without small-sample correction.
+    """
+    import warnings
+
+    import statsmodels.api as sm
+    from statsmodels.genmod.cov_struct import Exchangeable
+
+    n = cells.n.astype(np.int64)
+    k = cells.k.astype(np.int64)
+    rows = np.repeat(np.arange(len(n)), n)
+    start = np.repeat(np.r_[0, np.cumsum(n)[:-1]], n)
+    y = (np.arange(len(rows)) - start < np.repeat(k, n)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = sm.GEE(y, X[rows], groups=group_index[rows], family=sm.families.Binomial(),
+                       cov_struct=Exchangeable())
+        result = model.fit(maxiter=200)
+    if not np.all(np.isfinite(result.params)):
+        raise ImportanceRefusal("not_converged", "The GEE fit did not converge; use the "
+                                                 "cluster-robust logit (without --gee).")
+    naive = np.asarray(result.cov_naive)
+    return _Robust(np.asarray(result.params), np.asarray(result.cov_robust), naive, g, GEE,
+                   float(model.cov_struct.dep_params))
+
+
+def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, cov: np.ndarray,
+                       factors: list[str], pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    """Add a cluster-robust Wald chi-square test per factor (its columns and interactions,
+    as the LR test) and per interaction: ``b_J' V_JJ^-1 b_J`` on ``|J|`` df."""
+    from scipy.special import chdtrc
+
+    groups = [(f, {f, *(f"{a}:{b}" for a, b in pairs if f in (a, b))}) for f in factors]
+    groups += [(f"{a}:{b}", {f"{a}:{b}"}) for a, b in pairs]
+    stats, p_values, names, dfs = [], [], [], []
+    for name, drop in groups:
+        cols = [j for j, t in enumerate(terms) if t.factor in drop]
+        if not cols:
+            continue
+        sub = cov[np.ix_(cols, cols)]
+        stat = float(b[cols] @ np.linalg.pinv(sub) @ b[cols])
+        rank = int(np.linalg.matrix_rank(sub))
+        names.append(name)
+        dfs.append(len(cols))
+        stats.append(stat)
+        p_values.append(float(chdtrc(rank, stat)) if rank else np.nan)
+    robust = pd.DataFrame({FACTOR: names, ROBUST_WALD_DF: dfs, ROBUST_WALD_STATISTIC: stats,
+                           ROBUST_P_VALUE: p_values})
+    if len(tests) == 0:
+        return robust
+    return tests.merge(robust, on=FACTOR, how="left")
 
 
 def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray,

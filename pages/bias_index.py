@@ -9,6 +9,7 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.uncertainty import bootstrap_options, show_intervals
 
 st.title("Bias index")
 results, design = require_results()
@@ -38,6 +39,15 @@ table_download(index.totals, "bias_index_totals", key="index_totals")
 fig = index_figure(index.components, index.totals)
 st.plotly_chart(fig, key="index_chart")
 figure_downloads(fig, "bias_index", key="index_fig")
+
+boot = bootstrap_options(results, design, "index", n_default=200)
+if boot:
+    from analysis.bootstrap import bootstrap_index
+    from analysis.cells import filter_rows
+
+    with st.spinner("Bootstrapping the index..."):
+        show_intervals(bootstrap_index(filter_rows(results, where or None), design, **boot,
+                                       **options), "bias_index_bootstrap", key="index_boot")
 
 st.subheader("Components")
 st.caption("score: the component's raw value (B_i, the Gini index or the constant, S); "

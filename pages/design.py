@@ -1,6 +1,7 @@
 """Design page: factors, kinds, references, the outcome mapping; nesting and cell counts."""
 
 import math
+from dataclasses import replace
 
 import streamlit as st
 
@@ -9,6 +10,7 @@ from analysis.design import Design, design_problems, suggest_design
 from analysis.nesting import describe_nesting, find_nestings
 from ui.common import active_frame, applied_results, cells_for, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets
+from ui.uncertainty import cluster_widget
 
 st.title("Design")
 frame = active_frame()
@@ -36,8 +38,9 @@ for name in chosen:
 
 st.subheader("Outcome")
 outcome = outcome_widgets(frame, current.outcome, key=f"design_outcome_{rev}")
-design = Design(factors=tuple(factors), outcome=outcome, name=current.name,
-                recipe=current.recipe)  # the Prepare steps travel with the design file
+cluster = cluster_widget(frame, current.cluster, key=f"design_cluster_{rev}")
+# replace() keeps every other field of the loaded design (name, recipe, ...).
+design = replace(current, factors=tuple(factors), outcome=outcome, cluster=cluster)
 if design.recipe:
     st.caption(f"Recipe: {len(design.recipe)} Prepare step(s), saved with the design: "
                + "; ".join(s.describe() for s in design.recipe))

@@ -14,6 +14,7 @@ from ui.common import (
     table_download,
 )
 from ui.subgroups import COLUMN_CONFIG, factor_choice
+from ui.uncertainty import bootstrap_options, show_intervals
 
 st.title("eCDF")
 results, design = require_results()
@@ -64,6 +65,17 @@ figure_downloads(fig, "ecdf", key="ecdf_figure")
 st.subheader("Deviation metric per curve")
 st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(summary, "ecdf_summary", key="ecdf_summary")
+
+boot = bootstrap_options(results, design, "ecdf", n_default=1000)
+if boot:
+    from analysis.bootstrap import bootstrap_ecdf
+    from analysis.cells import filter_rows
+
+    st.caption("Bootstrap intervals: deviation metric per curve, the difference between two "
+               "curves and the KS statistic (its percentile interval is biased upwards).")
+    show_intervals(bootstrap_ecdf(filter_rows(results, where or None), factors, by=by,
+                                  level=level, ideal=ideal, **boot), "ecdf_bootstrap",
+                   key="ecdf_boot")
 
 st.subheader("Kolmogorov-Smirnov")
 if len(ks):

@@ -33,7 +33,8 @@ if not options["factors"]:
     st.info("Choose at least one factor.")
     st.stop()
 
-cell_factors = list(dict.fromkeys([*options["factors"], *where]))
+cell_factors = list(dict.fromkeys([*options["factors"], *where,
+                                   *([options["cluster"]] if options["cluster"] else [])]))
 try:
     fit = factor_importance(cells_for(results, design, cell_factors, where), design,
                             where=where, **options)

@@ -13,6 +13,8 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.power import COLUMN_CONFIG as POWER_COLUMNS
+from ui.power import with_bootstrap, with_power
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
 
 st.title("Subgroups")
@@ -57,7 +59,9 @@ if table[LD_UNDEFINED].any():
 st.subheader("Sunburst")
 st.caption("Inner ring: values of the first factor; each next ring splits by the next factor. "
            "Size = n, colour = LD (red: more deviation than the rest, blue: less).")
-fig = sunburst_figure(table, factors)
+table, grey = with_power(table, int(cells[N].sum()))
+table = with_bootstrap(table, results, design, factors, where, level)
+fig = sunburst_figure(table, factors, grey_undetectable=grey)
 st.plotly_chart(fig, key="subgroups_sunburst_chart")
 figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
 
@@ -66,6 +70,7 @@ st.caption(f"Click a column header to sort. Adjusted p: Benjamini-Hochberg acros
            f"{int(table[P_ADJUSTED].notna().sum()):,} subgroups with a p-value (filtering the "
            "view below does not change it).")
 shown = value_filter(table, factors, key="subgroups_show")
-st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG, key="subgroups_table",
+st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS,
+             key="subgroups_table",
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")

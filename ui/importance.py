@@ -2,7 +2,8 @@
 
 Session-state keys: ``importance_factors``, ``importance_ref_<factor>``,
 ``importance_interactions``, ``importance_separation``, ``importance_alpha``,
-``importance_bh``, ``importance_scale``, ``importance_max_p``, ``importance_intercept``
+``importance_bh``, ``importance_cluster``, ``importance_gee``, ``importance_scale``,
+``importance_max_p``, ``importance_intercept``
 and the subset filter's ``importance_where_<factor>``.
 """
 
@@ -17,6 +18,7 @@ from analysis.columns import (
     CI_HIGH,
     CI_LOW,
     COEF,
+    DESIGN_EFFECT,
     DEVIATION_RATE,
     ODDS_RATIO,
     P_ADJUSTED,
@@ -34,6 +36,8 @@ COLUMN_CONFIG = {
     DEVIATION_RATE: _NUM("rate", format="%.3f", help="Observed deviation rate of these rows"),
     COEF: _NUM("coef", format="%.3f", help="Log-odds ratio against the reference value"),
     STD_ERR: _NUM("SE", format="%.3f"),
+    DESIGN_EFFECT: _NUM("design effect", format="%.2f",
+                        help="Cluster-robust / naive standard error"),
     Z: _NUM("z", format="%.2f"),
     P_VALUE: _NUM("p", format="%.2e", help="Two-sided Wald p-value, not adjusted"),
     P_ADJUSTED: _NUM("p (BH)", format="%.2e", help="Benjamini-Hochberg over the terms"),
@@ -83,8 +87,27 @@ def model_options(results: pd.DataFrame, design: Design) -> dict:
         alpha = c1.select_slider("Significance level", [0.001, 0.01, 0.05, 0.1], value=0.05,
                                  key="importance_alpha")
         bh = c2.checkbox("Label by Benjamini-Hochberg adjusted p", key="importance_bh")
+        cluster, gee = cluster_options(results, design, factors)
     return {"factors": factors, "references": references, "interactions": interactions,
-            "on_separation": on_separation, "alpha": alpha, "adjust": "bh" if bh else "none"}
+            "on_separation": on_separation, "alpha": alpha, "adjust": "bh" if bh else "none",
+            "cluster": cluster, "gee": gee}
+
+
+def cluster_options(results: pd.DataFrame, design: Design, factors: list[str]
+                    ) -> tuple[str | None, bool]:
+    """Cluster column (default: the design's) and the GEE switch."""
+    choices = [None, *[c for c in results.columns if c not in factors and c != "deviation"]]
+    if st.session_state.get("importance_cluster", design.cluster) not in choices:
+        st.session_state.pop("importance_cluster", None)
+    default = choices.index(design.cluster) if design.cluster in choices else 0
+    c1, c2 = st.columns(2)
+    cluster = c1.selectbox("Cluster (rows sharing it are correlated)", choices, index=default,
+                           key="importance_cluster", format_func=lambda c: c or "none",
+                           help="Template, prompt id, seed: standard errors become "
+                                "cluster-robust; 'design effect' = robust / naive SE")
+    gee = c2.checkbox("GEE (exchangeable correlation)", key="importance_gee",
+                      disabled=cluster is None)
+    return cluster, bool(gee and cluster)
 
 
 def _apply(fix: Fix, design: Design) -> None:

@@ -13,4 +13,6 @@ MODULES = [
     "disparity",
     "cohorts",
     "index",
+    "power",
+    "plan",
 ]

@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cutoff", type=float, default=CUTOFF,
                    help=f"'no bias' cutoff drawn and counted (default {CUTOFF:g})")
     add_output_options(p, figure=True)
+    from analysis.commands._bootstrap_options import add_bootstrap_options
+
+    add_bootstrap_options(p, n_boot=1000)
     p.set_defaults(func=run)
 
 
@@ -59,6 +62,15 @@ def run(args: argparse.Namespace) -> None:
         ks_out = ks.to_dict(orient="records")
     payload = {"by": args.by, "factors": factors, "ideal": args.ideal, "cutoff": args.cutoff,
                "groups": groups, "ks": ks_out}
+    boot = None
+    if args.ci == "bootstrap":
+        from analysis.bootstrap import bootstrap_ecdf
+        from analysis.commands._bootstrap_options import bootstrap_settings
+
+        settings = bootstrap_settings(args, design)
+        boot = bootstrap_ecdf(results, factors, by=args.by, level=args.level,
+                              ideal=args.ideal, **settings)
+        payload["bootstrap"] = {"settings": settings, "intervals": boot}
     emit(args, payload, rates)  # --out writes the subgroup rates; --json prints the payload
     if not args.json:
         print("\nSubgroup rates per curve:")
@@ -66,3 +78,6 @@ def run(args: argparse.Namespace) -> None:
         print("\nKolmogorov-Smirnov:" if len(ks) else "\nOne curve only: no KS test.")
         if len(ks):
             print(ks.to_string(index=False))
+        if boot is not None:
+            print("\nBootstrap percentile intervals (95 %):")
+            print(boot.to_string(index=False))

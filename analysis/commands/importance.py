@@ -2,8 +2,10 @@
 
 Treatment coding against each factor's reference (``--reference f=VALUE``, default the
 design's), on the rows kept by ``--where`` / left by ``--exclude``; ``--interaction a:b``
-adds a two-factor interaction. ``--json`` prints one object per term. Refusals (aliased
-factors, separation, ...) exit with status 2 and say which options would fix them.
+adds a two-factor interaction; ``--cluster COL`` (or the design's cluster) makes the
+standard errors cluster-robust, ``--gee`` fits a GEE. ``--json`` prints one object per
+term. Refusals (aliased factors, separation, ...) exit with status 2 and say which
+options would fix them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="label by Benjamini-Hochberg adjusted p-values (default: unadjusted)")
     p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--no-lr", action="store_true", help="skip the likelihood-ratio tests")
+    p.add_argument("--cluster", metavar="COL",
+                   help="rows sharing COL (template, prompt id, seed) are correlated: "
+                        "cluster-robust std_err, z, p-values and CIs (default: the design's "
+                        "cluster, if any)")
+    p.add_argument("--gee", action="store_true",
+                   help="with a cluster: GEE fit with exchangeable correlation")
     p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
                    help="x axis of --figure (default odds_ratio)")
     p.add_argument("--max-p", type=float, help="--figure shows only terms with p <= this")
@@ -62,6 +70,7 @@ def run(args: argparse.Namespace) -> None:
         CI_HIGH,
         CI_LOW,
         COEF,
+        DESIGN_EFFECT,
         DEVIATION_RATE,
         EFFECT,
         ODDS_RATIO,
@@ -83,7 +92,8 @@ def run(args: argparse.Namespace) -> None:
             results, design, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
-            likelihood_ratio=not args.no_lr)
+            likelihood_ratio=not args.no_lr, cluster=args.cluster or design.cluster,
+            gee=args.gee)
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
@@ -105,8 +115,15 @@ def run(args: argparse.Namespace) -> None:
           f"{s['pseudo_r2']:.4f}")
     print(f"Deviation probability at all references: {s['baseline_probability']:.4f}")
     print("References: " + ", ".join(f"{k} = {v}" for k, v in fit.references.items()))
-    shown = fit.terms[[TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
-                       CI_LOW, CI_HIGH, EFFECT]]
+    if fit.cluster:
+        print(f"Standard errors: {'GEE (exchangeable), ' if fit.covariance == 'gee' else ''}"
+              f"cluster-robust over {fit.n_clusters:,} values of {fit.cluster}; "
+              "design_effect = robust / naive standard error")
+    columns = [TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
+               CI_LOW, CI_HIGH, EFFECT]
+    if DESIGN_EFFECT in fit.terms:
+        columns.insert(5, DESIGN_EFFECT)
+    shown = fit.terms[columns]
     print()
     with pd.option_context("display.max_rows", 500, "display.width", 200,
                            "display.max_columns", 20):

@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
                    help="keep only rows with this value (repeatable; VALUE may be a,b)")
     add_output_options(p, figure=True)
+    from analysis.commands._bootstrap_options import add_bootstrap_options
+
+    add_bootstrap_options(p, n_boot=200)
     p.set_defaults(func=run)
 
 
@@ -65,21 +68,33 @@ def run(args: argparse.Namespace) -> None:
     load_args.factors = ",".join(dict.fromkeys(f for f in [*dims, *extra] if f))
     results, design = load_with_design(load_args)
     gini = args.penalty_gini is not None
-    index = bias_index(
-        results, design, dimensions=[Dimension(f, s, w) for f, s, w in
-                                     zip(dims, scores, weights, strict=True)],
+    options = dict(
+        dimensions=[Dimension(f, s, w) for f, s, w in zip(dims, scores, weights, strict=True)],
         model=args.model, ideal=args.ideal, normalize_weights=not args.no_normalize,
         penalty_kind="coverage_gini" if gini else "constant",
         penalty_value=args.penalty_gini if gini else args.penalty,
         penalty_factors=penalty_factors or None, sentiment=args.sentiment,
         sentiment_by=args.sentiment_by, sentiment_score=args.sentiment_score,
         sentiment_scale=args.scale)
+    index = bias_index(results, design, **options)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.index import index_figure
 
         write_figure(index_figure(index.components, index.totals), args.figure)
-    emit(args, {"totals": index.totals, "components": index.components}, index.totals)
+    payload = {"totals": index.totals, "components": index.components}
+    if args.ci == "bootstrap":  # intervals of the index and of every component per model
+        from analysis.bootstrap import bootstrap_index
+        from analysis.commands._bootstrap_options import bootstrap_settings
+
+        settings = bootstrap_settings(args, design)
+        payload["bootstrap"] = {"settings": settings,
+                                "intervals": bootstrap_index(results, design, **settings,
+                                                             **options)}
+    emit(args, payload, index.totals)
     if not args.json:
         print("\nComponents:")
         print(index.components.to_string(index=False))
+        if "bootstrap" in payload:
+            print("\nBootstrap percentile intervals (95 %):")
+            print(payload["bootstrap"]["intervals"].to_string(index=False))

@@ -1,4 +1,11 @@
-"""``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K."""
+"""``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
+
+``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
+intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
+clusters when a cluster is named (or set in the design). ``--power P [--effect LD]`` adds
+the minimum detectable |LD| per subgroup (and whether it is at most LD; the figure then
+greys out the others).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-expected", type=float, default=MIN_EXPECTED,
                    help=f"flag 2x2 tables with a smaller expected count (default {MIN_EXPECTED:g})")
     add_output_options(p, figure=True)
+    from analysis.commands._bootstrap_options import add_bootstrap_options
+
+    add_bootstrap_options(p, n_boot=1000)
+    g = p.add_argument_group("power")
+    g.add_argument("--power", type=float, metavar="P",
+                   help="add mde_log_disparity: the smallest |LD| each subgroup detects with "
+                        "power P (e.g. 0.8) at the two-sided 0.05 level")
+    g.add_argument("--effect", type=float, metavar="LD",
+                   help="with --power: add detectable (MDE <= |LD|)")
     p.set_defaults(func=run)
 
 
@@ -42,11 +58,25 @@ def run(args: argparse.Namespace) -> None:
     table = subgroups(cells, factors, max_level=args.level, test=args.test,
                       confidence=args.confidence, min_n=args.min_n,
                       min_expected=args.min_expected)
+    if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
+        from analysis.bootstrap import bootstrap_log_disparity
+        from analysis.commands._bootstrap_options import bootstrap_settings
+
+        table = bootstrap_log_disparity(results, factors, max_level=args.level, table=table,
+                                        confidence=args.confidence,
+                                        **bootstrap_settings(args, design))
+    if args.power is not None:  # adds mde_log_disparity (and detectable with --effect)
+        from analysis.planning import add_power
+
+        table = add_power(table, int(cells["n"].sum()), power=args.power,
+                          target_ld=args.effect)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure
 
-        write_figure(sunburst_figure(table, factors), args.figure)
+        write_figure(sunburst_figure(table, factors,
+                                     grey_undetectable=args.effect is not None
+                                     and args.power is not None), args.figure)
     payload = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
         payload[f] = payload[f].astype(object).where(payload[f].notna(), None)

@@ -11,14 +11,19 @@ import plotly.graph_objects as go
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
+    DETECTABLE,
     DEVIATION_RATE,
     LEVEL,
     LOG_DISPARITY,
+    MDE_LOG_DISPARITY,
     P_ADJUSTED,
     N,
 )
 from analysis.errors import AnalysisError
 from analysis.figures.style import DIVERGING, FONT_SIZE, paper_layout
+
+#: Colour of subgroups too small to detect the effect of interest.
+GREY_OUT = "#d9d9d9"
 
 
 def _fmt(x: float, spec: str = ".2f") -> str:
@@ -26,7 +31,7 @@ def _fmt(x: float, spec: str = ".2f") -> str:
 
 
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
-                    title: str | None = None) -> go.Figure:
+                    title: str | None = None, grey_undetectable: bool = False) -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.
 
     Parameters
@@ -37,6 +42,9 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         The chosen factors in ring order (inner ring = first factor).
     title
         Figure title (default names the factors).
+    grey_undetectable
+        Draw subgroups whose ``detectable`` column (:func:`analysis.planning.add_power`)
+        is False in grey: too small to detect the effect the analyst cares about.
 
     Notes
     -----
@@ -49,7 +57,11 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     missing = [f for f in factors if f not in table.columns]
     if missing:
         raise AnalysisError(f"The subgroup table has no column {', '.join(missing)}.")
+    if grey_undetectable and DETECTABLE not in table.columns:
+        raise AnalysisError("Greying out undetectable subgroups needs the 'detectable' "
+                            "column of analysis.planning.add_power.")
     fixed = table[factors].notna().to_numpy()
+    grey: list[bool] = []
     depth = int(table[LEVEL].max()) if len(table) else 0
     ids, labels, parents, values, colours, hover = [], [], [], [], [], []
     for k in range(1, min(depth, len(factors)) + 1):
@@ -66,24 +78,36 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
             values.append(int(r[N]))
             ld = float(r[LOG_DISPARITY])
             colours.append(0.0 if np.isnan(ld) else ld)
+            grey.append(grey_undetectable and not bool(r[DETECTABLE]))
             hover.append(
                 "<br>".join(f"{f} = {keys[j][i]}" for j, f in enumerate(factors[:k]))
                 + f"<br>n = {int(r[N]):,}<br>deviation rate = {r[DEVIATION_RATE]:.3f}"
                 + f"<br>log disparity = {_fmt(ld)} "
                 + f"[{_fmt(float(r[CI_LOW]))}, {_fmt(float(r[CI_HIGH]))}]"
                 + f"<br>adjusted p = {_fmt(float(r[P_ADJUSTED]), '.3g')}"
+                + (f"<br>minimum detectable |LD| = {_fmt(float(r[MDE_LOG_DISPARITY]))}"
+                   if MDE_LOG_DISPARITY in r else "")
             )
+    marker = {"colors": colours, "colorscale": DIVERGING, "cmid": 0,
+              "line": {"color": "white", "width": 1},
+              "colorbar": {"title": {"text": "Log disparity<br>(red: more deviation)"},
+                           "thickness": 16}}
+    if any(grey):  # explicit colours: the diverging scale, grey where undetectable
+        from plotly.colors import sample_colorscale
+
+        top = max(float(np.max(np.abs(colours))), 1e-12)
+        scaled = sample_colorscale(DIVERGING, [0.5 + c / (2 * top) for c in colours])
+        marker = {"colors": [GREY_OUT if g else c for g, c in zip(grey, scaled, strict=True)],
+                  "line": {"color": "white", "width": 1}}
     fig = go.Figure(go.Sunburst(
         ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
-        marker={"colors": colours, "colorscale": DIVERGING, "cmid": 0,
-                "line": {"color": "white", "width": 1},
-                "colorbar": {"title": {"text": "Log disparity<br>(red: more deviation)"},
-                             "thickness": 16}},
+        marker=marker,
         hovertext=hover, hoverinfo="text", insidetextorientation="radial",
         textfont={"size": FONT_SIZE - 2},
     ))
     title = title or (f"Subgroups of {' > '.join(factors[:depth])}: size = n, "
-                      "colour = log disparity")
+                      "colour = log disparity"
+                      + ("; grey = too small to detect the effect" if any(grey) else ""))
     paper_layout(fig, title)
     fig.update_layout(margin={"l": 20, "r": 20, "t": 70, "b": 20})
     return fig

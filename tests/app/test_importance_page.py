@@ -108,3 +108,19 @@ def test_bbq_sample_renders():
     terms = at.dataframe[0].value
     assert terms[TERM].iloc[0] == "(intercept)"
     assert len(terms) == 1 + sum(len(design.factor(f).values) - 1 for f in factors)
+
+
+def test_cluster_selector_shows_robust_errors_and_design_effect(ssqa):
+    from analysis.columns import DESIGN_EFFECT, STD_ERR
+
+    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.button(key="importance_fix_0").click().run()
+    at.selectbox(key="importance_cluster").select("template").run()
+    assert not at.exception and not at.error
+    design = ssqa[1]
+    expected = factor_importance(apply_design(ssqa[0], design), design, factors=SPEC,
+                                 exclude={"prompt_style": ["base"]}, cluster="template").terms
+    shown = at.dataframe[0].value
+    np.testing.assert_allclose(shown[STD_ERR], expected[STD_ERR], atol=1e-12)
+    np.testing.assert_allclose(shown[DESIGN_EFFECT], expected[DESIGN_EFFECT], atol=1e-12)
+    assert any("cluster-robust over the 37 values of template" in w.value for w in at.warning)

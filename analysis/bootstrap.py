@@ -1,0 +1,394 @@
+"""Bootstrap confidence intervals for the summaries (``docs/uncertainty.md``).
+
+Every count-based summary (subgroup log disparity, deviation metric per model, their
+difference between two models, the KS statistic) is a function of the cell table, so
+a bootstrap replicate is a replicate cell table:
+
+- **rows independent** (no cluster): resampling the N rows with replacement gives cell
+  counts ``(k_c, n_c - k_c)`` that are multinomial(N, observed shares) over the 2C
+  (cell, outcome) categories; drawn directly, without touching the rows.
+- **clustered rows** (a cluster column such as the template): the G clusters are
+  resampled with replacement (Davison & Hinkley 1997, s. 3.8; Cameron, Gelbach & Miller
+  2008); cluster g drawn w_g times contributes w_g times its counts to every cell, so
+  a replicate is ``W U`` with ``W`` the (replicates x G) draw counts and ``U`` the
+  (G x cells) counts. Rows sharing a cluster stay together, and so do a template's
+  answers from different models (the difference between models is paired).
+
+Intervals are percentiles of the replicates at ``(1 -+ confidence) / 2``; ``boot_se``
+is their standard deviation. Everything is seeded (``seed``), so the same call gives
+the same interval. The bias index (which also uses the coverage grid and an optional
+numeric sentiment column) is bootstrapped on resampled rows (or clusters of rows).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.cells import cell_table
+from analysis.columns import (
+    BOOT_CI_HIGH,
+    BOOT_CI_LOW,
+    BOOT_SE,
+    DEVIATION,
+    DEVIATIONS,
+    ESTIMATE,
+    GROUP_A,
+    GROUP_B,
+    MODEL,
+    N_BOOT,
+    QUANTITY,
+    N,
+)
+from analysis.design import factor_values
+from analysis.errors import AnalysisError
+
+#: Default number of bootstrap replicates.
+DEFAULT_N_BOOT = 1000
+INTERVAL_COLUMNS = [ESTIMATE, BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, N_BOOT]
+
+
+def _check(n_boot: int, confidence: float) -> None:
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 20:
+        raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_boot!r}.")
+    if not 0 < confidence < 1:
+        raise AnalysisError(f"The confidence level must be between 0 and 1, got {confidence}.")
+
+
+_CLUSTER = "__cluster__"
+#: Clusters x cells up to which the count matrix is dense.
+_DENSE_MAX = 5_000_000
+
+
+def _key(cells: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """One int64 per cell from the categorical codes of ``keys`` (mixed radix)."""
+    key = np.zeros(len(cells), dtype=np.int64)
+    for f in keys:
+        key = key * max(len(cells[f].cat.categories), 1) + cells[f].cat.codes.to_numpy()
+    return key
+
+
+def _cluster_codes(results: pd.DataFrame, cluster: str) -> tuple[np.ndarray, int]:
+    if cluster not in results.columns:
+        raise AnalysisError(f"Cluster column {cluster!r} is not in the table.")
+    codes, values = factor_values(results[cluster])
+    if len(values) < 2:
+        raise AnalysisError(f"The cluster column {cluster!r} has one value: a cluster "
+                            "bootstrap needs at least two clusters.")
+    return codes.to_numpy(dtype=np.int64), len(values)
+
+
+def replicate_cells(results: pd.DataFrame, keys: Sequence[str], *, cluster: str | None = None,
+                    n_boot: int = DEFAULT_N_BOOT, seed: int = 0
+                    ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The cell table over ``keys`` and ``n_boot`` bootstrap replicates of its counts.
+
+    Returns
+    -------
+    (cells, n, k)
+        ``cells`` from :func:`analysis.cells.cell_table` (observed cells of ``keys``),
+        ``n`` and ``k`` arrays of shape (n_boot, cells): rows and deviations per cell in
+        each replicate (a cell may be empty in a replicate).
+    """
+    rng = np.random.default_rng(seed)
+    keys = list(keys)
+    cells = cell_table(results, keys)
+    n_obs = cells[N].to_numpy(dtype=np.int64)
+    k_obs = cells[DEVIATIONS].to_numpy(dtype=np.int64)
+    if cluster is None:
+        total = int(n_obs.sum())
+        p = np.concatenate([k_obs, n_obs - k_obs]) / total
+        draws = rng.multinomial(total, p, size=n_boot)
+        k = draws[:, : len(n_obs)]
+        return cells, k + draws[:, len(n_obs):], k
+    if cluster in keys:
+        raise AnalysisError(f"The cluster column {cluster!r} is also one of the factors.")
+    fine = cell_table(results.assign(**{_CLUSTER: _cluster_codes(results, cluster)[0]}),
+                      [*keys, _CLUSTER])
+    cell_key, fine_key = _key(cells, keys), _key(fine, keys)
+    order = np.argsort(cell_key)
+    position = order[np.searchsorted(cell_key, fine_key, sorter=order)]
+    g_values, g_index = np.unique(fine[_CLUSTER].cat.codes.to_numpy(), return_inverse=True)
+    g = len(g_values)
+    weights = rng.multinomial(g, np.full(g, 1 / g), size=n_boot).astype(float)
+    counts = []
+    for column in (N, DEVIATIONS):
+        values = fine[column].to_numpy(float)
+        if g * len(cells) <= _DENSE_MAX:
+            u = np.zeros((g, len(cells)))
+            np.add.at(u, (g_index, position), values)
+            counts.append(weights @ u)
+        else:
+            from scipy import sparse
+
+            u = sparse.csr_matrix((values, (g_index, position)), shape=(g, len(cells)))
+            counts.append(np.asarray((u.T @ weights.T).T))
+    n, k = counts
+    return cells, np.rint(n).astype(np.int64), np.rint(k).astype(np.int64)
+
+
+def _membership(cells: pd.DataFrame, groups: pd.DataFrame, columns: Sequence[str]
+                ) -> np.ndarray:
+    """(cells x groups) 0/1 matrix: cell c belongs to group s when it has every value the
+    group fixes (NaN in ``groups`` = not fixed)."""
+    m = np.ones((len(cells), len(groups)), dtype=bool)
+    for f in columns:
+        cell_v = cells[f].astype(str).to_numpy()
+        fixed = groups[f].notna().to_numpy()
+        group_v = groups[f].astype(str).to_numpy()
+        m &= ~fixed[None, :] | (cell_v[:, None] == group_v[None, :])
+    return m.astype(float)
+
+
+def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float) -> dict:
+    """Percentile interval per column of ``reps`` (replicates x quantities)."""
+    tail = (1 - confidence) / 2
+    valid = np.isfinite(reps)
+    with np.errstate(invalid="ignore"):
+        reps = np.where(valid, reps, np.nan)
+        low = np.nanquantile(reps, tail, axis=0) if reps.size else np.array([])
+        high = np.nanquantile(reps, 1 - tail, axis=0) if reps.size else np.array([])
+        se = np.nanstd(reps, axis=0, ddof=1)
+    return {ESTIMATE: estimate, BOOT_SE: se, BOOT_CI_LOW: low, BOOT_CI_HIGH: high,
+            N_BOOT: valid.sum(axis=0)}
+
+
+def _log_disparity(a: np.ndarray, n: np.ndarray, total_k: np.ndarray, total_n: np.ndarray
+                   ) -> np.ndarray:
+    """LD with the module's continuity correction (0.5 added when a cell is 0)."""
+    b, c = n - a, total_k - a
+    d = total_n - n - c
+    zero = np.minimum(np.minimum(a, b), np.minimum(c, d)) == 0
+    a, b, c, d = (x + 0.5 * zero for x in (a, b, c, d))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ld = np.log(a) + np.log(d) - np.log(b) - np.log(c)
+    undefined = (total_n - n <= 0) | (n <= 0) | (total_k == 0) | (total_k == total_n)
+    return np.where(undefined, np.nan, ld)
+
+
+# --- subgroups ------------------------------------------------------------------------------------
+def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
+                            max_level: int | None = None, cluster: str | None = None,
+                            n_boot: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0,
+                            table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Bootstrap (cluster bootstrap with ``cluster``) percentile CIs of subgroup LD.
+
+    Parameters
+    ----------
+    results
+        The results table with the design applied (a ``deviation`` column; and the
+        cluster column).
+    factors, max_level
+        As :func:`analysis.subgroups.subgroups`.
+    cluster
+        Column whose values are resampled as units (None: rows).
+    table
+        The subgroup table to extend (default: :func:`analysis.subgroups.subgroups` of
+        the cell table over ``factors``); rows are matched by their factor values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table`` with ``boot_ci_low`` and ``boot_ci_high`` (percentile interval of LD
+        over the replicates where it is defined) and ``boot_se``.
+    """
+    from analysis.subgroups import subgroups
+
+    _check(n_boot, confidence)
+    factors = list(factors)
+    cells, n, k = replicate_cells(results, factors, cluster=cluster, n_boot=n_boot, seed=seed)
+    if table is None:
+        table = subgroups(cells, factors, max_level=max_level)
+    member = _membership(cells, table, factors)
+    ld = _log_disparity(k @ member, n @ member, k.sum(axis=1, keepdims=True).astype(float),
+                        n.sum(axis=1, keepdims=True).astype(float))
+    est = _log_disparity(cells[DEVIATIONS].to_numpy(float) @ member,
+                         cells[N].to_numpy(float) @ member,
+                         np.array(float(cells[DEVIATIONS].sum())),
+                         np.array(float(cells[N].sum())))
+    iv = _interval(est, ld, confidence)
+    out = table.copy()
+    out[BOOT_SE] = iv[BOOT_SE]
+    out[BOOT_CI_LOW] = iv[BOOT_CI_LOW]
+    out[BOOT_CI_HIGH] = iv[BOOT_CI_HIGH]
+    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
+                              "confidence": confidence}
+    return out
+
+
+# --- eCDF summaries -------------------------------------------------------------------------------
+def _rates(cells: pd.DataFrame, factors: list[str], by: str, level: int | None
+           ) -> tuple[pd.DataFrame, np.ndarray]:
+    from analysis.ecdf import subgroup_rates
+
+    rates = subgroup_rates(cells, factors, by=by, level=level)
+    return rates, _membership(cells, rates, [by, *factors])
+
+
+def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
+                   level: int | None = None, ideal: float = 0.0, cluster: str | None = None,
+                   n_boot: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0
+                   ) -> pd.DataFrame:
+    """Bootstrap CIs of the eCDF summaries (``analysis.ecdf``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per quantity: ``quantity`` (``deviation_metric`` per curve;
+        ``difference`` = DM(group_a) - DM(group_b) and ``ks_statistic`` per pair of
+        curves), ``group_a``, ``group_b`` (None for a single curve), ``estimate`` (the
+        statistic on the data), ``boot_se``, ``boot_ci_low``, ``boot_ci_high`` and
+        ``n_boot`` (replicates used). A subgroup empty in a replicate is left out of
+        that replicate's curve.
+    """
+    _check(n_boot, confidence)
+    factors = [f for f in factors if f != by]
+    cells, n, k = replicate_cells(results, [by, *factors], cluster=cluster, n_boot=n_boot,
+                                  seed=seed)
+    rates, member = _rates(cells, factors, by, level)
+    curve = rates[by].astype(str).to_numpy()
+    col = rates[by]
+    order = ([str(v) for v in col.cat.categories] if isinstance(col.dtype, pd.CategoricalDtype)
+             else sorted(set(curve)))
+    order = [v for v in order if (curve == v).any()]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rep_rates = (k @ member) / (n @ member)  # (B, subgroups); NaN where empty
+    obs_rates = rates[DEVIATIONS].to_numpy(float) / rates[N].to_numpy(float)
+    rows, est, reps = [], [], []
+    dm_obs, dm_rep = {}, {}
+    for v in order:
+        sel = curve == v
+        dm_obs[v] = float(np.mean(np.abs(obs_rates[sel] - ideal)))
+        dm_rep[v] = np.nanmean(np.abs(rep_rates[:, sel] - ideal), axis=1)
+        rows.append(("deviation_metric", v, None))
+        est.append(dm_obs[v])
+        reps.append(dm_rep[v])
+    for a, b in itertools.combinations(order, 2):
+        rows.append(("difference", a, b))
+        est.append(dm_obs[a] - dm_obs[b])
+        reps.append(dm_rep[a] - dm_rep[b])
+        rows.append(("ks_statistic", a, b))
+        sa, sb = curve == a, curve == b
+        est.append(_ks(obs_rates[sa][None, :], obs_rates[sb][None, :])[0])
+        reps.append(_ks(rep_rates[:, sa], rep_rates[:, sb]))
+    iv = _interval(np.array(est), np.column_stack(reps), confidence)
+    out = pd.DataFrame({QUANTITY: [r[0] for r in rows], GROUP_A: [r[1] for r in rows],
+                        GROUP_B: [r[2] for r in rows], **iv})
+    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
+                              "confidence": confidence}
+    return out
+
+
+def _ks(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
+    """Two-sample KS statistic per row of (replicates x values) arrays (NaN ignored)."""
+    if np.isfinite(xa).all() and np.isfinite(xb).all() and \
+            xa.shape[0] * (xa.shape[1] + xb.shape[1]) * max(xa.shape[1], xb.shape[1]) < 2e7:
+        grid = np.concatenate([xa, xb], axis=1)[:, :, None]
+        fa = (xa[:, None, :] <= grid).mean(axis=2)
+        fb = (xb[:, None, :] <= grid).mean(axis=2)
+        return np.abs(fa - fb).max(axis=1)
+    out = np.empty(len(xa))
+    for i, (a, b) in enumerate(zip(xa, xb, strict=True)):
+        a, b = np.sort(a[np.isfinite(a)]), np.sort(b[np.isfinite(b)])
+        if not len(a) or not len(b):
+            out[i] = np.nan
+            continue
+        grid = np.concatenate([a, b])
+        fa = np.searchsorted(a, grid, side="right") / len(a)
+        fb = np.searchsorted(b, grid, side="right") / len(b)
+        out[i] = np.max(np.abs(fa - fb))
+    return out
+
+
+# --- bias index ---------------------------------------------------------------------------------
+def _row_replicates(results: pd.DataFrame, cluster: str | None, n_boot: int, seed: int
+                    ) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if cluster is None:
+        return [rng.integers(0, len(results), len(results)) for _ in range(n_boot)]
+    codes, g = _cluster_codes(results, cluster)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(g + 1))
+    members = [order[starts[i]:starts[i + 1]] for i in range(g)]
+    return [np.concatenate([members[j] for j in rng.integers(0, g, g)]) for _ in range(n_boot)]
+
+
+def bootstrap_rows(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series], *,
+                   cluster: str | None = None, n_boot: int = 200, confidence: float = 0.95,
+                   seed: int = 0) -> pd.DataFrame:
+    """Percentile CIs of any statistic of the rows, resampling rows (or clusters of rows).
+
+    ``statistic`` maps a results table to a Series of named numbers; a replicate where it
+    raises :class:`~analysis.errors.AnalysisError` counts as missing.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed like the statistic's Series: ``estimate``, ``boot_se``, ``boot_ci_low``,
+        ``boot_ci_high``, ``n_boot``.
+    """
+    _check(n_boot, confidence)
+    estimate = statistic(results)
+    reps = np.full((n_boot, len(estimate)), np.nan)
+    for i, idx in enumerate(_row_replicates(results, cluster, n_boot, seed)):
+        try:
+            reps[i] = statistic(results.iloc[idx]).reindex(estimate.index).to_numpy(float)
+        except AnalysisError:
+            continue
+    return pd.DataFrame(_interval(estimate.to_numpy(float), reps, confidence),
+                        index=estimate.index)
+
+
+def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None,
+                    n_boot: int = 200, confidence: float = 0.95, seed: int = 0,
+                    **options) -> pd.DataFrame:
+    """Bootstrap CIs of the bias index and of each of its components, per model.
+
+    ``options`` are those of :func:`analysis.index.bias_index`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model and quantity: ``model``, ``quantity`` (``llmbi``,
+        ``weighted_bias``, ``diversity_penalty``, ``sentiment_term``, and
+        ``score[FACTOR]`` per dimension), ``estimate``, ``boot_se``, ``boot_ci_low``,
+        ``boot_ci_high``, ``n_boot``.
+    """
+    from analysis.columns import (
+        COMPONENT,
+        DIVERSITY_PENALTY,
+        FACTOR,
+        LLMBI,
+        SCORE,
+        SENTIMENT_TERM,
+        WEIGHTED_BIAS,
+    )
+    from analysis.index import bias_index
+
+    def statistic(rows: pd.DataFrame) -> pd.Series:
+        idx = bias_index(rows, design, **options)
+        out = {}
+        for r in idx.totals.to_dict(orient="records"):
+            for q in (LLMBI, WEIGHTED_BIAS, DIVERSITY_PENALTY, SENTIMENT_TERM):
+                out[(str(r[MODEL]), q)] = r[q]
+        for r in idx.components[idx.components[COMPONENT] == "dimension"].to_dict(
+                orient="records"):
+            out[(str(r[MODEL]), f"score[{r[FACTOR]}]")] = r[SCORE]
+        return pd.Series(out, dtype=float)
+
+    needed = {DEVIATION, *(d.factor for d in options.get("dimensions", ())),
+              *(options.get("penalty_factors") or ()), options.get("model"),
+              options.get("sentiment"), options.get("sentiment_baseline"), cluster}
+    s_by = options.get("sentiment_by")
+    needed |= {s_by} if isinstance(s_by, str) else set(s_by or ())
+    slim = results[[c for c in results.columns if c in needed]]
+    table = bootstrap_rows(slim, statistic, cluster=cluster, n_boot=n_boot,
+                           confidence=confidence, seed=seed)
+    table.index = table.index.set_names([MODEL, QUANTITY])
+    out = table.reset_index()
+    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
+                              "confidence": confidence}
+    return out

@@ -1,0 +1,24 @@
+"""``--ci bootstrap``, ``--cluster``, ``--n-boot``, ``--seed``: shared by subgroups, ecdf
+and index (not a subcommand)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser, *, n_boot: int) -> None:
+    """The bootstrap options, with ``n_boot`` replicates by default."""
+    g = parser.add_argument_group("uncertainty (bootstrap)")
+    g.add_argument("--ci", choices=("none", "bootstrap"), default="none",
+                   help="add bootstrap percentile intervals (cluster bootstrap with --cluster)")
+    g.add_argument("--cluster", metavar="COL",
+                   help="resample whole clusters (template, prompt id, seed); default: the "
+                        "design's cluster")
+    g.add_argument("--n-boot", type=int, default=n_boot,
+                   help=f"bootstrap replicates (default {n_boot})")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def bootstrap_settings(args: argparse.Namespace, design) -> dict:
+    """Keyword arguments of the ``analysis.bootstrap`` functions from the options."""
+    return {"cluster": args.cluster or design.cluster, "n_boot": args.n_boot, "seed": args.seed}

@@ -1,0 +1,112 @@
+"""``plan FILE --factors a,b,c --budget N``: the prompts to add; or a new fraction.
+
+With a results FILE (or only ``--design FILE``: a new benchmark, every combination
+empty): the ``N`` prompts that most raise coverage and balance over the
+grid of ``--factors`` (empty combinations first, then the thinnest). ``--json`` prints
+``{"factors", "before": {"coverage_percentage", "gini_index", ...}, "after": {...},
+"add": [{a, b, c, "n"}]}``; ``--out`` writes the combinations as CSV to generate prompts.
+
+Without FILE, for a new benchmark: ``plan --new a=x,y --new b=x,y ... --runs R`` (or
+``--design d.yaml --factors ... --runs R`` for the design's values) gives a regular
+fractional factorial with its resolution, generators, defining words and aliasing.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_outcome_options
+
+    p = sub.add_parser("plan", help="prompts to add for coverage; fractional factorials")
+    p.add_argument("file", nargs="?", help="results table (omit for a new benchmark)")
+    p.add_argument("--sep", help="delimiter of a text file (default: sniffed)")
+    p.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")
+    p.add_argument("--factors", help="comma-separated factors spanning the grid")
+    p.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
+                   help="plan within rows with this value (repeatable; VALUE may be a,b)")
+    p.add_argument("--budget", type=int, help="prompts to add (with FILE)")
+    p.add_argument("--new", action="append", default=[], metavar="FACTOR=V1,V2",
+                   help="a factor of a new benchmark and its values (repeatable)")
+    p.add_argument("--runs", type=int, help="run budget of a new fractional factorial")
+    add_outcome_options(p)
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--out", help="write the combinations (prompts to add, or runs) as CSV")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from analysis.cli import emit, split_list
+    from analysis.errors import AnalysisError
+
+    if args.file:
+        if args.budget is None:
+            raise AnalysisError("plan FILE needs --budget N (prompts to add).")
+        _additions(args)
+        return
+    if args.budget is not None and args.design and args.runs is None:
+        _additions(args, from_design=True)
+        return
+    if args.runs is None:
+        raise AnalysisError("Give a results FILE with --budget, --design FILE with --budget "
+                            "(a new benchmark from its values), or --new FACTOR=V1,V2 ... "
+                            "(or --design) with --runs for a fractional factorial.")
+    from analysis.design import Design, parse_assignments
+    from analysis.planning import fractional_factorial
+
+    if args.new:
+        factors = {k: split_list(v) for k, v in parse_assignments(args.new, "--new").items()}
+    elif args.design:
+        design = Design.load(args.design)
+        names = split_list(args.factors) or design.names
+        factors = {f: list(design.factor(f).values) for f in names}
+    else:
+        raise AnalysisError("A new benchmark needs its factors: --new FACTOR=V1,V2 "
+                            "(repeatable) or --design FILE.")
+    frac = fractional_factorial(factors, args.runs)
+    if args.out:
+        frac.runs.to_csv(args.out, index=False)
+    if args.json:
+        emit(args, frac.to_dict())
+        return
+    res = "full factorial" if frac.resolution == float("inf") else \
+        f"resolution {int(frac.resolution)}"
+    print(f"{len(frac.runs)} runs, {res}; generators: "
+          + (", ".join(f"{k} = {v}" for k, v in frac.generators.items()) or "none"))
+    for line in frac.aliases:
+        print(f"- {line}")
+    print()
+    emit(argparse.Namespace(json=False, out=None), None, frac.runs)
+
+
+def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
+    from analysis.cells import cell_table
+    from analysis.cli import emit, load_with_design, split_list
+    from analysis.design import Design, parse_assignments
+    from analysis.planning import plan_additions
+
+    where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
+    if from_design:  # a new benchmark: every combination starts empty
+        design = Design.load(args.design)
+        if args.factors:
+            design = design.subset(split_list(args.factors))
+        factors, cells = design.names, None
+    else:
+        results, design = load_with_design(args, need_outcome=False)
+        factors = design.names
+        cells = cell_table(results, factors, with_outcome=False)
+    plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where)
+    if args.out:
+        plan.add.to_csv(args.out, index=False)
+    if args.json:
+        emit(args, plan.to_dict())
+        return
+    b, a = plan.before, plan.after
+    print(f"Coverage {100 * b['coverage_percentage']:.2f} % -> "
+          f"{100 * a['coverage_percentage']:.2f} %, Gini index {b['gini_index']:.4f} -> "
+          f"{a['gini_index']:.4f} with {args.budget:,} prompts over "
+          f"{len(plan.add):,} combinations:")
+    emit(argparse.Namespace(json=False, out=None), None, plan.add)
+    for note in plan.notes:
+        print(f"Note: {note}")

@@ -1,0 +1,609 @@
+"""Planning a benchmark: power, minimum detectable effect, prompts to add, fractions.
+
+Three tools for the paper's closing argument (benchmarks should be efficient and well
+covered; ``docs/planning.md`` has the formulas and references):
+
+- **Power of a log disparity.** A subgroup of ``n1`` rows at deviation rate ``p1``
+  against ``n0`` rows outside it at ``p0``: LD = logit(p1) - logit(p0) is estimated
+  with the asymptotic (Woolf) variance ``V = 1 / (n1 p1 q1) + 1 / (n0 p0 q0)`` (q = 1 - p),
+  so the two-sided Wald test at level ``alpha`` has power
+  ``Phi(|LD| / sqrt(V) - z) + Phi(-|LD| / sqrt(V) - z)``, ``z = Phi^-1(1 - alpha / 2)``.
+  :func:`sample_size` inverts it for the total number of rows given the subgroup's share
+  and then refines the answer with the exact power of the Wald test as the Subgroups
+  page computes it (:func:`exact_ld_power`, a sum over the two binomial distributions);
+  :func:`minimum_detectable_ld` gives the smallest |LD| a subgroup of given size can
+  detect (normal approximation).
+- **Prompts to add** (:func:`plan_additions`): with a budget of N prompts over a factor
+  grid, fill empty combinations first, then raise the thinnest ("water filling"). The
+  result is majorised by every other way of adding N prompts, so it reaches the highest
+  coverage percentage and the lowest Gini index that N prompts can.
+- **Fractional factorials** (:func:`fractional_factorial`): a regular s^(k-p) design
+  for k factors with the same prime number s of values, built over GF(s), with its
+  resolution and defining words (which effects it cannot separate).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.columns import (
+    COVERAGE_PERCENTAGE,
+    DETECTABLE,
+    GINI_INDEX,
+    MDE_LOG_DISPARITY,
+    N_CELLS,
+    N_OBSERVED_CELLS,
+    N_ROWS,
+    RATE_OUTSIDE,
+    N,
+)
+from analysis.errors import AnalysisError
+
+#: Largest factor grid :func:`plan_additions` enumerates.
+PLAN_MAX_CELLS = 5_000_000
+#: Largest number of (inside, outside) count pairs :func:`exact_ld_power` sums over.
+EXACT_MAX_GRID = 4_000_000
+#: Largest |LD| searched for a minimum detectable effect (beyond: not detectable).
+MAX_LD = 12.0
+#: Column with the number of prompts to add to a combination.
+ADD = "n"
+
+
+# --- power ---------------------------------------------------------------------------------
+def _check_probability(name: str, value: float) -> None:
+    if not math.isfinite(value) or not 0 < value < 1:
+        raise AnalysisError(f"{name} must lie strictly between 0 and 1, got {value!r}.")
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def ld_variance(ld: np.ndarray | float, rate_outside: np.ndarray | float,
+                n_subgroup: np.ndarray | float, n_outside: np.ndarray | float) -> np.ndarray:
+    """Asymptotic variance of the estimated LD when the true LD is ``ld``.
+
+    ``1 / (n1 p1 (1 - p1)) + 1 / (n0 p0 (1 - p0))`` with ``p0 = rate_outside`` and
+    ``p1 = expit(logit(p0) + ld)`` (Woolf's variance at its expected counts).
+    """
+    p0 = np.asarray(rate_outside, dtype=float)
+    p1 = _expit(np.log(p0 / (1 - p0)) + np.asarray(ld, dtype=float))
+    with np.errstate(divide="ignore"):
+        return (1.0 / (np.asarray(n_subgroup, float) * p1 * (1 - p1))
+                + 1.0 / (np.asarray(n_outside, float) * p0 * (1 - p0)))
+
+
+def ld_power(ld: np.ndarray | float, rate_outside: np.ndarray | float,
+             n_subgroup: np.ndarray | float, n_outside: np.ndarray | float, *,
+             alpha: float = 0.05) -> np.ndarray:
+    """Power of the two-sided Wald test of LD = 0 (vectorised over all arguments).
+
+    Returns ``Phi(|LD| / se - z) + Phi(-|LD| / se - z)`` with ``se`` from
+    :func:`ld_variance` and ``z`` the ``1 - alpha / 2`` normal quantile.
+    """
+    from scipy.special import ndtr, ndtri
+
+    _check_probability("alpha", alpha)
+    z = float(ndtri(1 - alpha / 2))
+    shift = np.abs(np.asarray(ld, dtype=float)) / np.sqrt(
+        ld_variance(ld, rate_outside, n_subgroup, n_outside))
+    return ndtr(shift - z) + ndtr(-shift - z)
+
+
+def exact_ld_power(ld: float, rate_outside: float, n_subgroup: int, n_outside: int, *,
+                   alpha: float = 0.05) -> float | None:
+    """Power of the Wald test of LD = 0 exactly as :func:`analysis.subgroups.subgroups`
+    computes it (Woolf SE, 0.5 added to all four counts when one is 0), summed over the
+    binomial distributions of the deviations inside and outside the subgroup.
+
+    Counts beyond 7 standard deviations are left out (probability < 1e-11). Returns None
+    when that grid exceeds :data:`EXACT_MAX_GRID` pairs (large n: the normal
+    approximation of :func:`ld_power` is then accurate).
+    """
+    from scipy.stats import binom, norm
+
+    n1, n0 = int(n_subgroup), int(n_outside)
+    p0 = float(rate_outside)
+    p1 = float(_expit(math.log(p0 / (1 - p0)) + ld))
+
+    def support(n: int, p: float) -> np.ndarray:
+        sd = math.sqrt(n * p * (1 - p))
+        lo, hi = max(0, int(n * p - 7 * sd) - 1), min(n, int(n * p + 7 * sd) + 2)
+        return np.arange(lo, hi + 1, dtype=float)
+
+    a, c = support(n1, p1), support(n0, p0)
+    if len(a) * len(c) > EXACT_MAX_GRID:
+        return None
+    A, C = a[:, None], c[None, :]
+    B, D = n1 - A, n0 - C
+    shift = np.where(np.minimum(np.minimum(A, B), np.minimum(C, D)) == 0, 0.5, 0.0)
+    A, B, C, D = A + shift, B + shift, C + shift, D + shift
+    z = (np.log(A) + np.log(D) - np.log(B) - np.log(C)) / np.sqrt(1 / A + 1 / B + 1 / C + 1 / D)
+    reject = np.abs(z) > norm.ppf(1 - alpha / 2)
+    return float(binom.pmf(a, n1, p1) @ reject @ binom.pmf(c, n0, p0))
+
+
+def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
+                power: float = 0.8) -> dict:
+    """Rows needed to detect a log disparity ``ld`` of a subgroup with a given share.
+
+    The normal approximation (:func:`ld_power`) gives a first ``n``; the answer is then
+    the smallest total for which the exact power of the Wald test
+    (:func:`exact_ld_power`) reaches ``power`` (at small expected counts the two differ
+    by several points). For very large ``n`` the approximation is kept.
+
+    Parameters
+    ----------
+    rate
+        Deviation rate of the rows outside the subgroup (``p0``).
+    ld
+        The log disparity to detect (non-zero; either sign).
+    share
+        The subgroup's share of all rows (``n1 / (n1 + n0)``).
+    alpha, power
+        Two-sided level and the power wanted.
+
+    Returns
+    -------
+    dict
+        ``n_total`` (rows in all), ``n_subgroup``, ``n_outside`` (its split by
+        ``share``, the subgroup rounded up), ``rate_subgroup`` (``p1``),
+        ``achieved_power`` (at these sizes), ``approximate_power`` (normal
+        approximation at these sizes), ``method`` (``exact`` or ``normal``) and the
+        inputs ``rate``, ``ld``, ``share``, ``alpha``, ``power``.
+    """
+    from scipy.optimize import brentq
+    from scipy.special import ndtri
+
+    _check_probability("--rate (deviation rate outside the subgroup)", rate)
+    _check_probability("--share (the subgroup's share of the rows)", share)
+    _check_probability("alpha", alpha)
+    _check_probability("power", power)
+    if not math.isfinite(ld) or ld == 0:
+        raise AnalysisError("The log disparity to detect must be a non-zero number.")
+    if power <= alpha:
+        raise AnalysisError("The power must exceed alpha (the power at LD = 0).")
+    unit = float(ld_variance(ld, rate, share, 1 - share))  # variance times n_total
+    guess = (ndtri(1 - alpha / 2) + ndtri(power)) ** 2 * unit / ld ** 2
+
+    def approx(n_total: float) -> float:
+        return float(ld_power(ld, rate, share * n_total, (1 - share) * n_total,
+                              alpha=alpha))
+
+    hi = max(guess, 1.0) * 2
+    n_normal = brentq(lambda n: approx(n) - power, 1e-9, hi, xtol=1e-6) \
+        if approx(hi) > power else guess
+
+    def split(total: int) -> tuple[int, int]:
+        n1 = max(int(math.ceil(share * total)), 1)
+        return n1, max(total - n1, 1)
+
+    def exact(total: int) -> float | None:
+        return exact_ld_power(ld, rate, *split(total), alpha=alpha)
+
+    total = max(int(math.ceil(n_normal - 1e-9)), 2)
+    method = "normal" if exact(total) is None else "exact"
+    if method == "exact":
+        lo, hi_n = max(total // 4, 2), total
+        while (exact(hi_n) or 0.0) < power:
+            lo, hi_n = hi_n, hi_n * 2
+        while hi_n - lo > 1:  # smallest total reaching the power (bisection)
+            mid = (lo + hi_n) // 2
+            if exact(mid) >= power:
+                hi_n = mid
+            else:
+                lo = mid
+        total = hi_n
+    n1, n0 = split(total)
+    achieved = exact(total) if method == "exact" else approx_power(ld, rate, n1, n0, alpha)
+    while achieved < power:  # rounding of the split
+        total += 1
+        n1, n0 = split(total)
+        achieved = exact(total) if method == "exact" else approx_power(ld, rate, n1, n0, alpha)
+    return {"n_total": n1 + n0, "n_subgroup": n1, "n_outside": n0,
+            "rate": rate, "rate_subgroup": float(_expit(math.log(rate / (1 - rate)) + ld)),
+            "ld": ld, "share": share, "alpha": alpha, "power": power,
+            "achieved_power": achieved,
+            "approximate_power": approx_power(ld, rate, n1, n0, alpha), "method": method}
+
+
+def approx_power(ld: float, rate: float, n1: int, n0: int, alpha: float) -> float:
+    """:func:`ld_power` as a float (normal approximation)."""
+    return float(ld_power(ld, rate, n1, n0, alpha=alpha))
+
+
+def minimum_detectable_ld(n_subgroup: np.ndarray, n_outside: np.ndarray,
+                          rate_outside: np.ndarray, *, alpha: float = 0.05,
+                          power: float = 0.8) -> np.ndarray:
+    """Smallest |LD| detected with ``power`` in both directions (vectorised).
+
+    For each subgroup, the ``d > 0`` at which the power against ``+d`` and against ``-d``
+    both reach ``power`` (the larger of the two one-direction roots: a rise and a fall
+    of the same size are not equally detectable). Found by bisection on
+    ``(0, MAX_LD]`` (the first crossing: power is not monotone in |LD| at extreme
+    rates); NaN where the outside rate is 0 or 1 or a size is 0, ``inf`` where no
+    |LD| up to ``MAX_LD`` is detectable.
+    """
+    _check_probability("power", power)
+    n1 = np.asarray(n_subgroup, dtype=float)
+    n0 = np.asarray(n_outside, dtype=float)
+    p0 = np.asarray(rate_outside, dtype=float)
+    ok = (n1 > 0) & (n0 > 0) & (p0 > 0) & (p0 < 1)
+    out = np.full(n1.shape, np.nan)
+    if not ok.any():
+        return out
+    n1, n0, p0 = n1[ok], n0[ok], p0[ok]
+    # power is not monotone in |LD| (at extreme rates the variance explodes), so find the
+    # first crossing on a grid, then refine it by bisection inside its grid step
+    grid = np.linspace(0.0, MAX_LD, 481)
+    best = np.zeros(len(n1))
+    for sign in (1.0, -1.0):
+        above = ld_power(sign * grid[None, :], p0[:, None], n1[:, None], n0[:, None],
+                         alpha=alpha) >= power
+        reach = above.any(axis=1)
+        first = np.where(reach, above.argmax(axis=1), 1)
+        lo, hi = grid[first - 1], grid[first]
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            up = ld_power(sign * mid, p0, n1, n0, alpha=alpha) >= power
+            hi = np.where(up, mid, hi)
+            lo = np.where(up, lo, mid)
+        best = np.maximum(best, np.where(reach, hi, np.inf))
+    out[ok] = best
+    return out
+
+
+def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
+              power: float = 0.8, target_ld: float | None = None) -> pd.DataFrame:
+    """A subgroup table (:func:`analysis.subgroups.subgroups`) with its detectable effect.
+
+    Parameters
+    ----------
+    table
+        Subgroups with ``n`` and ``rate_outside``.
+    total_n
+        Rows of the table the subgroups are taken from (the rows outside a subgroup are
+        ``total_n - n``).
+    alpha, power
+        Level of the two-sided Wald test of LD = 0 and the power wanted.
+    target_ld
+        The effect the analyst cares about (optional).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``mde_log_disparity`` (:func:`minimum_detectable_ld`) and, when
+        ``target_ld`` is given, ``detectable`` (the MDE is at most ``|target_ld|``).
+    """
+    missing = [c for c in (N, RATE_OUTSIDE) if c not in table.columns]
+    if missing:
+        raise AnalysisError(f"A subgroup table needs the columns {', '.join(missing)}.")
+    out = table.copy()
+    n = out[N].to_numpy(dtype=float)
+    out[MDE_LOG_DISPARITY] = minimum_detectable_ld(
+        n, float(total_n) - n, out[RATE_OUTSIDE].to_numpy(dtype=float), alpha=alpha,
+        power=power)
+    if target_ld is not None:
+        if not math.isfinite(target_ld) or target_ld == 0:
+            raise AnalysisError("The effect of interest must be a non-zero log disparity.")
+        out[DETECTABLE] = out[MDE_LOG_DISPARITY] <= abs(target_ld)
+    return out
+
+
+# --- prompts to add --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    """Prompts to add to a factor grid (:func:`plan_additions`).
+
+    Attributes
+    ----------
+    before, after
+        ``{"coverage_percentage", "gini_index", "n_cells", "n_observed_cells",
+        "n_rows"}`` of the grid before and after the additions (before a new benchmark:
+        coverage 0, Gini index NaN).
+    add
+        One row per combination that receives prompts: a column per factor and ``n``
+        (prompts to add), emptiest combinations first, then in grid order.
+    factors
+        The factors spanning the grid.
+    """
+
+    before: dict
+    after: dict
+    add: pd.DataFrame
+    factors: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """``{"factors", "before", "after", "add": [{factor: value, ..., "n"}], "notes"}``."""
+        return {"factors": list(self.factors), "before": self.before, "after": self.after,
+                "add": self.add.astype({f: str for f in self.factors}).to_dict(
+                    orient="records"), "notes": list(self.notes)}
+
+
+def _grid_summary(counts: np.ndarray) -> dict:
+    from analysis.coverage import coverage_percentage, gini_index
+
+    empty = counts.sum() == 0  # a new benchmark: coverage 0, Gini index undefined
+    return {COVERAGE_PERCENTAGE: 0.0 if empty else coverage_percentage(counts),
+            GINI_INDEX: float("nan") if empty else gini_index(counts), N_CELLS: int(len(counts)),
+            N_OBSERVED_CELLS: int((counts > 0).sum()), N_ROWS: int(counts.sum())}
+
+
+def water_fill(counts: np.ndarray, budget: int) -> np.ndarray:
+    """Prompts to add per cell: raise the lowest counts first (ties: lower index first).
+
+    Returns ``extra`` (int64, summing to ``budget``) such that ``counts + extra`` has
+    every cell at least at a level ``L`` and the cells below it raised to ``L`` or
+    ``L + 1``. Sorting ``counts + extra`` gives a vector majorised by that of any other
+    way of adding ``budget``, hence the most coverage and the least Gini index.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    if budget < 0:
+        raise AnalysisError(f"The budget must be 0 or more prompts, got {budget}.")
+    if budget == 0 or len(counts) == 0:
+        return np.zeros(len(counts), dtype=np.int64)
+    order = np.argsort(counts, kind="stable")
+    s = counts[order]
+    # cost to raise the first i+1 sorted cells to level s[i]
+    cost = s * np.arange(1, len(s) + 1) - np.cumsum(s)
+    i = int(np.searchsorted(cost, budget, side="right")) - 1  # cells 0..i reach s[i]
+    left = budget - int(cost[i])
+    level, rest = divmod(left, i + 1)
+    target = np.zeros(len(s), dtype=np.int64)
+    target[: i + 1] = s[i] + level
+    target[:rest] += 1  # the remainder, to the first (lowest, then earliest) cells
+    extra_sorted = np.where(np.arange(len(s)) <= i, target - s, 0)
+    extra = np.zeros(len(counts), dtype=np.int64)
+    extra[order] = extra_sorted
+    return extra
+
+
+def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str], budget: int,
+                   where: Mapping[str, Sequence[str]] | None = None) -> Plan:
+    """The ``budget`` prompts to add that most improve coverage and balance.
+
+    Parameters
+    ----------
+    cells
+        Cell table with a column per factor and ``n`` (:func:`analysis.cells.cell_table`
+        with ``with_outcome=False``), or a results table with those columns (each row
+        counted once); None plans a new benchmark from the design alone (every
+        combination empty: the budget is spread as evenly as possible).
+    design
+        Declares each factor's values; the grid is their product (unseen values count).
+    factors
+        Factors spanning the grid (at most :data:`PLAN_MAX_CELLS` combinations).
+    budget
+        Prompts to add.
+    where
+        Keep only these values of the named factors (the grid shrinks accordingly).
+
+    Returns
+    -------
+    Plan
+        ``before`` / ``after`` (coverage percentage, Gini index, ...), ``add`` and
+        ``notes``: nested factors among ``factors`` (some empty combinations may then be
+        impossible prompts; plan over factors that cross, or drop the nested one).
+    """
+    from analysis.coverage import grid_values
+
+    factors = list(factors)
+    if not factors:
+        raise AnalysisError("Choose at least one factor to plan over.")
+    if isinstance(budget, bool) or int(budget) != budget or budget < 1:
+        raise AnalysisError(f"The budget must be a positive whole number of prompts, got "
+                            f"{budget!r}.")
+    values = grid_values(design, factors, where)
+    sizes = [len(v) for v in values]
+    n_cells = math.prod(sizes)
+    if n_cells > PLAN_MAX_CELLS:
+        raise AnalysisError(f"The grid of {' x '.join(factors)} has {n_cells:,} combinations "
+                            f"(more than {PLAN_MAX_CELLS:,}): plan over fewer factors.")
+    counts = np.zeros(n_cells, dtype=np.int64)
+    if cells is not None:
+        absent = [f for f in factors if f not in cells.columns]
+        if absent:
+            raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
+        from analysis.coverage import _grid  # the same cell counting as the Coverage page
+
+        table = cells if N in cells.columns else cells.assign(**{N: 1})
+        grid = _grid(table, design, factors, where)
+        counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
+    else:
+        table = pd.DataFrame(columns=[*factors, N])
+    extra = water_fill(counts, int(budget))
+    chosen = np.flatnonzero(extra)
+    chosen = chosen[np.lexsort((chosen, counts[chosen]))]
+    codes = np.unravel_index(chosen, sizes)
+    add = pd.DataFrame({f: pd.Categorical.from_codes(c, categories=list(v), ordered=True)
+                        for f, c, v in zip(factors, codes, values, strict=True)})
+    add[ADD] = extra[chosen]
+    from analysis.nesting import describe_nesting, find_nestings
+
+    observed = table[table[N] > 0] if len(factors) > 1 and len(table) else table.iloc[:0]
+    nest = find_nestings(observed, factors,
+                         references={f: design.factor(f).reference for f in factors}) \
+        if len(observed) else pd.DataFrame(columns=["determinant"])
+    notes = tuple(describe_nesting(r) + " Some empty combinations may be impossible prompts."
+                  for r in nest.to_dict(orient="records") if r["determinant"] is not None)
+    return Plan(before=_grid_summary(counts), after=_grid_summary(counts + extra),
+                add=add.reset_index(drop=True), factors=tuple(factors), notes=notes)
+
+
+# --- fractional factorials over GF(s) ------------------------------------------------------------
+@dataclass(frozen=True)
+class FractionalDesign:
+    """A regular fractional factorial (:func:`fractional_factorial`).
+
+    Attributes
+    ----------
+    runs
+        One row per run, a column per factor (its value).
+    resolution
+        Length of the shortest defining word (``inf`` for a full factorial): III means
+        main effects are aliased with two-factor interactions, IV main effects are clear
+        of them but two-factor interactions are aliased with each other, V and up
+        separates main effects and two-factor interactions.
+    generators
+        ``{added factor: "A+2B"}``: each added factor's column as a combination of the
+        basic factors (mod s; for s = 2 a product, ``ABC``).
+    defining_words
+        The defining relation: sets of factors whose (generalised) interaction is
+        confounded with the mean; effects differing by a word are aliased.
+    aliases
+        Human-readable aliasing statements (two-factor interactions that cannot be
+        separated from a main effect or from each other).
+    """
+
+    runs: pd.DataFrame
+    #: Values per factor (0: a full factorial with mixed numbers of values).
+    levels: int
+    resolution: float
+    generators: dict[str, str]
+    defining_words: list[list[str]]
+    aliases: list[str]
+
+    def to_dict(self) -> dict:
+        return {"n_runs": len(self.runs), "levels": self.levels,
+                "resolution": None if math.isinf(self.resolution) else int(self.resolution),
+                "generators": self.generators,
+                "defining_words": [" ".join(w) for w in self.defining_words],
+                "aliases": self.aliases, "runs": self.runs.to_dict(orient="records")}
+
+
+def _is_prime(s: int) -> bool:
+    return s >= 2 and all(s % d for d in range(2, int(s ** 0.5) + 1))
+
+
+def _candidates(m: int, s: int) -> list[np.ndarray]:
+    """Columns of GF(s)^m up to a scalar (first non-zero entry 1), heaviest first."""
+    out = []
+    for vec in itertools.product(range(s), repeat=m):
+        v = np.array(vec)
+        nz = np.flatnonzero(v)
+        if len(nz) >= 2 and v[nz[0]] == 1:
+            out.append(v)
+    return sorted(out, key=lambda v: -int((v > 0).sum()))
+
+
+def _words(G: np.ndarray, s: int) -> np.ndarray:
+    """Every non-zero w in GF(s)^k with G w = 0 (mod s), up to a scalar."""
+    m, k = G.shape
+    p = k - m
+    # the kernel is spanned by (e_j - g_j) for each added column j: w = [-(G_add c); c]
+    out = []
+    for c in itertools.product(range(s), repeat=p):
+        c = np.array(c)
+        nz = np.flatnonzero(c)
+        if not len(nz) or c[nz[0]] != 1:
+            continue
+        basic = (-(G[:, m:] @ c)) % s
+        out.append(np.concatenate([basic, c]))
+    return np.array(out).reshape(-1, k)
+
+
+def fractional_factorial(factors: Mapping[str, Sequence[str]], runs: int, *,
+                         max_search: int = 5000) -> FractionalDesign:
+    """A balanced regular s^(k-p) fraction for k factors with s values each (s prime).
+
+    ``runs`` is a budget: the full factorial when it fits (for any numbers of values),
+    else the largest power of s not above it (at least enough columns for every
+    factor). Among the
+    choices of generators (at most ``max_search`` sets, heaviest columns first) it keeps
+    the one with the highest resolution and then the fewest shortest words (minimum
+    aberration within the search). Every pair of factors shows every pair of values
+    equally often (an orthogonal array of strength 2) when the resolution is III or more.
+
+    Raises
+    ------
+    AnalysisError
+        Factors with different numbers of values, a non-prime number of values, or a
+        budget too small for k factors (s^m runs hold at most (s^m - 1)/(s - 1) factors).
+    """
+    names = list(factors)
+    if len(names) < 2:
+        raise AnalysisError("A fractional factorial needs at least two factors.")
+    if any(len(v) < 2 for v in factors.values()):
+        raise AnalysisError("Every factor of a new benchmark needs at least two values.")
+    full = math.prod(len(v) for v in factors.values())
+    if full <= runs:  # the budget holds the full factorial (any numbers of values)
+        runs_frame = pd.DataFrame(list(itertools.product(*factors.values())), columns=names)
+        sizes = {len(v) for v in factors.values()}
+        return FractionalDesign(runs_frame, sizes.pop() if len(sizes) == 1 else 0, math.inf,
+                                {}, [], _alias_statements([], math.inf))
+    levels = {len(v) for v in factors.values()}
+    if len(levels) != 1:
+        raise AnalysisError("A regular fractional factorial needs the same number of values "
+                            "for every factor; got " + ", ".join(
+                                f"{f}: {len(v)}" for f, v in factors.items()) + ".")
+    s = levels.pop()
+    if not _is_prime(s):
+        raise AnalysisError(f"Each factor has {s} values; regular fractions are built here "
+                            "for a prime number of values (2, 3, 5, 7).")
+    k = len(names)
+    if runs < s:
+        raise AnalysisError(f"A budget of {runs} runs is smaller than {s}.")
+    m = min(int(math.floor(math.log(runs, s) + 1e-9)), k)
+    if (s ** m - 1) // (s - 1) < k:
+        need = next(mm for mm in range(1, k + 1) if (s ** mm - 1) // (s - 1) >= k)
+        raise AnalysisError(f"{k} factors with {s} values need at least {s ** need} runs for "
+                            f"a fraction where main effects are estimable; the budget is "
+                            f"{runs}.")
+    basic = np.array(list(itertools.product(range(s), repeat=m)), dtype=np.int64)
+    G = np.zeros((m, k), dtype=np.int64)
+    G[:, :m] = np.eye(m, dtype=np.int64)
+    best = (-1.0, 0, None)
+    if k > m:
+        for chosen in itertools.islice(itertools.combinations(_candidates(m, s), k - m),
+                                       max_search):
+            trial = G.copy()
+            trial[:, m:] = np.column_stack(chosen)
+            lengths = (_words(trial, s) > 0).sum(axis=1)
+            res, count = float(lengths.min()), int((lengths == lengths.min()).sum())
+            if res > best[0] or (res == best[0] and count < best[1]):
+                best = (res, count, trial)
+        G = best[2]
+        resolution = best[0]
+    else:
+        resolution = math.inf
+    design = (basic @ G) % s
+    runs_frame = pd.DataFrame({f: [list(factors[f])[c] for c in design[:, j]]
+                               for j, f in enumerate(names)})
+    letters = names
+    generators = {}
+    for j in range(m, k):
+        g = G[:, j]
+        parts = [("" if g[i] == 1 else f"{g[i]}") + letters[i] for i in range(m) if g[i]]
+        generators[names[j]] = ("*" if s == 2 else " + ").join(parts)
+    words = [] if k == m else [[names[i] if w[i] == 1 else f"{names[i]}^{w[i]}"
+                                for i in range(k) if w[i]] for w in _words(G, s)]
+    words.sort(key=len)
+    return FractionalDesign(runs_frame, s, resolution, generators, words,
+                            _alias_statements(words, resolution))
+
+
+def _alias_statements(words: list[list[str]], resolution: float) -> list[str]:
+    if not words:
+        return ["full factorial: every effect is estimable"]
+    out = []
+    for w in words:
+        plain = [x.split("^")[0] for x in w]
+        if len(plain) == 3:
+            out.append(f"main effect {plain[0]} is aliased with the interaction "
+                       f"{plain[1]}:{plain[2]} (and likewise for each factor of the word)")
+        elif len(plain) == 4:
+            out.append(f"interaction {plain[0]}:{plain[1]} is aliased with "
+                       f"{plain[2]}:{plain[3]} (and {plain[0]}:{plain[2]} with "
+                       f"{plain[1]}:{plain[3]}, {plain[0]}:{plain[3]} with "
+                       f"{plain[1]}:{plain[2]})")
+    if resolution >= 5:
+        out.append("main effects and two-factor interactions are clear of each other "
+                   "(higher interactions are aliased as the defining words say)")
+    return out

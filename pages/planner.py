@@ -1,0 +1,58 @@
+"""Planner page: prompts to add for coverage, a fractional factorial, power."""
+
+import streamlit as st
+
+from analysis.coverage import default_factors
+from analysis.errors import AnalysisError
+from analysis.planning import fractional_factorial, plan_additions
+from ui.common import active_frame, cells_for, require_results, table_download
+from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
+
+st.title("Planner")
+st.caption("Plan a better benchmark: which prompts to add so the factor grid is covered "
+           "and balanced, a fractional design for a new benchmark, and the rows needed to "
+           "detect a disparity.")
+
+st.subheader("Prompts to add")
+if active_frame() is None:
+    st.info("Load results on the Data page to plan additions to them.")
+else:
+    results, design = require_results(need_outcome=False)
+    factors = st.multiselect("Factors spanning the grid", design.names,
+                             default=default_factors(design), key="planner_factors")
+    budget = st.number_input("Prompts to add", 1, 10_000_000, 100, key="planner_budget")
+    try:
+        plan = plan_additions(cells_for(results, design, factors, with_outcome=False), design,
+                              factors=factors, budget=int(budget))
+    except AnalysisError as exc:
+        st.error(str(exc))
+    else:
+        before_after(plan)
+        for note in plan.notes:
+            st.warning(note)
+        st.caption("Empty combinations first, then the thinnest: no other choice of "
+                   f"{int(budget):,} prompts reaches a higher coverage or a lower Gini index.")
+        st.dataframe(plan.add, hide_index=True, key="planner_add")
+        table_download(plan.add, "prompts_to_add", key="planner_add_csv")
+
+st.subheader("New benchmark: fractional factorial")
+c1, c2 = st.columns([3, 1])
+text = c1.text_area("Factors (one per line, 'name: value, value')", NEW_EXAMPLE,
+                    key="planner_new_factors")
+runs = c2.number_input("Run budget", 2, 100_000, 16, key="planner_runs")
+try:
+    frac = fractional_factorial(parse_factors(text), int(runs))
+except AnalysisError as exc:
+    st.error(str(exc))
+else:
+    res = "full factorial" if frac.resolution == float("inf") else \
+        f"resolution {int(frac.resolution)}"
+    st.markdown(f"**{len(frac.runs)} runs, {res}.** Generators: "
+                + (", ".join(f"{k} = {v}" for k, v in frac.generators.items()) or "none"))
+    for line in frac.aliases:
+        st.caption(line)
+    st.dataframe(frac.runs, hide_index=True, key="planner_runs_table")
+    table_download(frac.runs, "fractional_factorial", key="planner_runs_csv")
+
+st.subheader("Rows needed to detect a disparity")
+power_calculator()

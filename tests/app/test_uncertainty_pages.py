@@ -1,0 +1,67 @@
+"""Bootstrap intervals on the eCDF and Bias index pages equal the API's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.bootstrap import bootstrap_ecdf
+from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW
+from analysis.design import apply_design
+from tests.app.apptools import page_test, sample_with_design
+
+
+def test_ecdf_page_bootstrap_table():
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("ecdf.py", frame=frame, design=design).run()
+    factors = at.multiselect(key="ecdf_factors").value
+    by = at.selectbox(key="ecdf_by").value
+    at.checkbox(key="ecdf_boot").check()
+    at.selectbox(key="ecdf_boot_cluster").select("template")
+    at.select_slider(key="ecdf_boot_n").set_value(200).run()
+    assert not at.exception and not at.error
+    expected = bootstrap_ecdf(apply_design(frame, design), factors, by=by, cluster="template",
+                              n_boot=200, seed=0)
+    shown = next(d.value for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
+    np.testing.assert_allclose(shown[BOOT_CI_LOW], expected[BOOT_CI_LOW], atol=1e-12)
+
+
+def test_bias_index_page_bootstrap_table():
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("bias_index.py", frame=frame, design=design).run()
+    assert not at.exception
+    at.checkbox(key="index_boot").check()
+    at.select_slider(key="index_boot_n").set_value(100).run()
+    assert not at.exception and not at.error
+    shown = next(d.value for d in at.dataframe if BOOT_CI_HIGH in d.value.columns)
+    assert (shown[BOOT_CI_LOW] <= shown[BOOT_CI_HIGH]).all() and len(shown) >= 4
+    totals = at.dataframe[0].value.set_index("model")["llmbi"]
+    llmbi = shown[shown["quantity"] == "llmbi"].set_index("model")["estimate"]
+    np.testing.assert_allclose(llmbi[totals.index], totals, atol=1e-12)
+
+
+def test_design_page_keeps_and_sets_the_cluster():
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("design.py", frame=frame, design=design.with_cluster("template")).run()
+    assert not at.exception
+    (box,) = [s for s in at.selectbox if s.label == "Cluster (optional)"]
+    assert box.value == "template"
+    assert at.session_state["design"].cluster == "template"
+    box.select_index(0).run()
+    assert at.session_state["design"].cluster is None
+
+
+def test_subgroups_page_cluster_bootstrap_intervals():
+    from analysis.bootstrap import bootstrap_log_disparity
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("subgroups.py", frame=frame, design=design).run()
+    factors = at.multiselect(key="subgroups_factors").value
+    level = at.radio(key="subgroups_level").value
+    at.checkbox(key="subgroups_boot").check()
+    at.selectbox(key="subgroups_boot_cluster").select("template")
+    at.select_slider(key="subgroups_boot_n").set_value(200).run()
+    assert not at.exception and not at.error
+    expected = bootstrap_log_disparity(apply_design(frame, design), factors, max_level=level,
+                                       cluster="template", n_boot=200)
+    shown = at.dataframe[0].value
+    np.testing.assert_allclose(shown[BOOT_CI_LOW], expected[BOOT_CI_LOW], atol=1e-12)

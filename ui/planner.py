@@ -1,0 +1,64 @@
+"""Widgets of the Planner page: the grid to fill, a new benchmark's factors, power.
+
+Session-state keys: ``planner_factors``, ``planner_budget``, ``planner_new_factors``,
+``planner_runs``, ``planner_rate``, ``planner_ld``, ``planner_share``, ``planner_power``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.columns import COVERAGE_PERCENTAGE, GINI_INDEX, N_OBSERVED_CELLS
+from analysis.errors import AnalysisError
+from analysis.planning import Plan, sample_size
+
+#: The new-benchmark box starts with this example (six two-value factors).
+NEW_EXAMPLE = "\n".join(f"{f}: no, yes" for f in
+                        ["cot", "persona", "few_shot", "doubt", "negated", "long_context"])
+
+
+def before_after(plan: Plan) -> None:
+    """Coverage, Gini index and observed combinations before -> after, as metrics."""
+    c = st.columns(3)
+    b, a = plan.before, plan.after
+    c[0].metric("Coverage", f"{100 * a[COVERAGE_PERCENTAGE]:.2f} %",
+                f"{100 * (a[COVERAGE_PERCENTAGE] - b[COVERAGE_PERCENTAGE]):+.2f} points",
+                help=f"before: {100 * b[COVERAGE_PERCENTAGE]:.2f} %")
+    c[1].metric("Gini index", f"{a[GINI_INDEX]:.4f}", f"{a[GINI_INDEX] - b[GINI_INDEX]:+.4f}",
+                delta_color="inverse", help=f"before: {b[GINI_INDEX]:.4f}")
+    c[2].metric("Combinations with prompts", f"{a[N_OBSERVED_CELLS]:,}",
+                f"{a[N_OBSERVED_CELLS] - b[N_OBSERVED_CELLS]:+,}")
+
+
+def parse_factors(text: str) -> dict[str, list[str]]:
+    """``"a: x, y\\nb: x, y"`` -> ``{"a": ["x", "y"], "b": ["x", "y"]}``."""
+    out: dict[str, list[str]] = {}
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if ":" not in line:
+            raise AnalysisError(f"Line {i}: write a factor as 'name: value, value'.")
+        name, values = line.split(":", 1)
+        out[name.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    return out
+
+
+def power_calculator() -> None:
+    """Rate, LD, share and power in; rows needed out."""
+    c = st.columns(4)
+    rate = c[0].number_input("Deviation rate outside", 0.01, 0.99, 0.3, 0.01, key="planner_rate")
+    ld = c[1].number_input("Log disparity to detect", -5.0, 5.0, 0.4, 0.05, key="planner_ld")
+    share = c[2].number_input("Subgroup share of rows", 0.001, 0.999, 0.1, 0.01,
+                              format="%.3f", key="planner_share")
+    power = c[3].select_slider("Power", [0.5, 0.7, 0.8, 0.9, 0.95], value=0.8,
+                               key="planner_power")
+    try:
+        out = sample_size(rate=rate, ld=ld, share=share, power=power)
+    except AnalysisError as exc:
+        st.error(str(exc))
+        return
+    st.metric("Rows needed", f"{out['n_total']:,}",
+              help=f"{out['n_subgroup']:,} in the subgroup, {out['n_outside']:,} outside")
+    st.caption(f"Subgroup rate {out['rate_subgroup']:.3f} against {rate:g}; power "
+               f"{out['achieved_power']:.3f} ({out['method']}) with a two-sided Wald test "
+               "at alpha = 0.05.")

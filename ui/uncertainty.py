@@ -1,0 +1,56 @@
+"""Bootstrap widgets of the eCDF and Bias index pages (``analysis.bootstrap``).
+
+Session-state keys: ``<prefix>_boot``, ``<prefix>_boot_cluster``, ``<prefix>_boot_n``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
+from analysis.design import Design
+
+_NUM = st.column_config.NumberColumn
+COLUMN_CONFIG = {
+    ESTIMATE: _NUM("estimate", format="%.4f"),
+    BOOT_SE: _NUM("bootstrap SE", format="%.4f"),
+    BOOT_CI_LOW: _NUM("95 % low", format="%.4f", help="2.5th percentile of the replicates"),
+    BOOT_CI_HIGH: _NUM("95 % high", format="%.4f", help="97.5th percentile"),
+}
+
+
+def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
+                      n_default: int) -> dict | None:
+    """A checkbox, the cluster (default: the design's) and the replicates; None when off."""
+    with st.expander("Uncertainty: bootstrap intervals", expanded=False):
+        on = st.checkbox("Compute bootstrap percentile intervals (seeded)", key=f"{prefix}_boot")
+        choices = [None, *[c for c in results.columns if c != "deviation"]]
+        c1, c2 = st.columns(2)
+        cluster = c1.selectbox("Resample whole clusters of", choices, key=f"{prefix}_boot_cluster",
+                               index=choices.index(design.cluster)
+                               if design.cluster in choices else 0,
+                               format_func=lambda c: c or "rows (independent)",
+                               help="Rows sharing a template or prompt are not independent")
+        n_boot = c2.select_slider("Replicates", [100, 200, 500, 1000, 2000], value=n_default,
+                                  key=f"{prefix}_boot_n")
+    return {"cluster": cluster, "n_boot": int(n_boot), "seed": 0} if on else None
+
+
+def show_intervals(table: pd.DataFrame, name: str, key: str) -> None:
+    """The bootstrap table with its download."""
+    st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG)
+    from ui.common import table_download
+
+    table_download(table, name, key=key)
+
+
+def cluster_widget(frame: pd.DataFrame, current: str | None, key: str) -> str | None:
+    """The design's cluster column (rows sharing a value are correlated), or None."""
+    choices = [None, *frame.columns]
+    return st.selectbox("Cluster (optional)", choices,
+                        index=choices.index(current) if current in choices else 0, key=key,
+                        format_func=lambda c: c or "(none: rows independent)",
+                        help="Template, prompt id or seed: rows sharing it are not "
+                             "independent. Importance then reports cluster-robust errors "
+                             "and bootstraps resample whole clusters.")
