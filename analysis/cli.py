@@ -153,10 +153,9 @@ def emit(args: argparse.Namespace, payload: Any, table=None) -> None:
     import pandas as pd
 
     if getattr(args, "out", None) and isinstance(table, pd.DataFrame):
-        if str(args.out).endswith(".parquet"):
-            table.to_parquet(args.out, index=False)
-        else:
-            table.to_csv(args.out, index=False)
+        from analysis.safe_write import write_table
+
+        write_table(table, args.out)  # atomic; CSV cells neutralised
     if args.json:
         print(json.dumps(jsonable(payload), indent=2, ensure_ascii=False))
         return

@@ -280,9 +280,10 @@ class Design:
 
     def save(self, path: str | Path) -> None:
         """Write to ``path``: JSON if it ends in ``.json``, else YAML."""
+        from analysis.safe_write import atomic_write_text
+
         path = Path(path)
-        path.write_text(self.to_json() if path.suffix == ".json" else self.to_yaml(),
-                        encoding="utf-8")
+        atomic_write_text(path, self.to_json() if path.suffix == ".json" else self.to_yaml())
 
     @classmethod
     def load(cls, path: str | Path) -> Design:

@@ -54,19 +54,14 @@ EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as CSV, TSV, Parquet or JSON Lines according to the extension."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        frame.to_parquet(path, index=False)
-    elif suffix in (".jsonl", ".ndjson", ".json"):
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    elif suffix in (".tsv", ".tab"):
-        frame.to_csv(path, sep="\t", index=False)
-    else:
-        frame.to_csv(path, index=False)
-    return path
+    """Write ``frame`` as CSV, TSV, Parquet or JSON Lines according to the extension.
+
+    Atomic (a temporary file renamed at the end: a full disk leaves no partial file) and
+    with CSV cells neutralised (:mod:`analysis.safe_write`); a missing folder is created.
+    """
+    from analysis.safe_write import write_table as safe_write_table
+
+    return safe_write_table(frame, path, create_parent=True)
 
 
 def write_results(judged: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:

@@ -12,6 +12,7 @@ import asyncio
 import pandas as pd
 import streamlit as st
 
+from analysis.export import table_bytes
 from judges.agreement import agreement
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache, default_cache_path
@@ -66,7 +67,7 @@ def agreement_table(frame: pd.DataFrame, pairs: list[tuple[str, str]], ci: str) 
 
 def download(table: pd.DataFrame, name: str, key: str) -> None:
     """A CSV download button."""
-    st.download_button("Download (CSV)", table.to_csv(index=False).encode(), file_name=name,
+    st.download_button("Download (CSV)", table_bytes(table), file_name=name,
                        mime="text/csv", key=f"tools_{key}_download", on_click="ignore")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from analysis.export import table_bytes
 from judges import columns as C
 from judges.agreement import human_pairs
 from judges.metrics import stage_metrics, unscored_reasons
@@ -46,7 +47,7 @@ def show_results(judged: pd.DataFrame, name: str) -> None:
     st.subheader("Judged rows")
     st.dataframe(judged[[c for c in BROWSE if c in judged.columns]], hide_index=True)
     c1, c2 = st.columns(2)
-    c1.download_button("Download the judged file (CSV)", judged.to_csv(index=False).encode(),
+    c1.download_button("Download the judged file (CSV)", table_bytes(judged),
                        file_name=f"{Path(name).stem}_judged.csv", mime="text/csv",
                        key="judges_download", on_click="ignore")
     c2.button("Send to analysis", key="judges_send", on_click=send_to_analysis,

@@ -119,5 +119,6 @@ def run(args: argparse.Namespace) -> None:
     for note in fit.notes:
         print(f"Note: {note}")
     if args.out:  # the full table, as with --json
-        (fit.terms.to_parquet if str(args.out).endswith(".parquet") else fit.terms.to_csv)(
-            args.out, index=False)
+        from analysis.safe_write import write_table
+
+        write_table(fit.terms, args.out)
