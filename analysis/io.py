@@ -282,8 +282,9 @@ def gunzip_limited(data: bytes, label: str) -> bytes:
             while not d.eof:
                 if not pending:
                     if pos >= len(data):
-                        raise LoadError(f"{label}: looks gzip-compressed but cannot be decompressed: "
-                                        "the data is truncated (it ends mid-stream).")
+                        raise LoadError(f"{label}: looks gzip-compressed but cannot be "
+                                        "decompressed: the data is truncated (it ends "
+                                        "mid-stream).")
                     pending = data[pos:pos + _CHUNK]
                     pos += len(pending)
                 chunk = d.decompress(pending, _CHUNK)

@@ -51,11 +51,11 @@ MB = 1024 * 1024
 MAX_INPUT = Limit("BIAS_WORKBENCH_MAX_INPUT_MB", 1024, "MB",
                   "the largest results file or upload read")
 #: Largest size a compressed (gzip) input may expand to, in MB.
-MAX_DECOMPRESSED = Limit("BIAS_WORKBENCH_MAX_DECOMPRESSED_MB", 2048, "MB",
+MAX_DECOMPRESSED = Limit("BIAS_WORKBENCH_MAX_DECOMPRESSED_MB", 1024, "MB",
                          "the largest size a gzip file may expand to")
 #: Largest expansion ratio of a gzip input, checked once it has expanded past
 #: :data:`RATIO_CHECK_FROM` bytes (small files legitimately compress very well).
-MAX_RATIO = Limit("BIAS_WORKBENCH_MAX_COMPRESSION_RATIO", 200, "x",
+MAX_RATIO = Limit("BIAS_WORKBENCH_MAX_COMPRESSION_RATIO", 100, "x",
                   "the largest expansion ratio of a gzip file")
 RATIO_CHECK_FROM = 16 * MB
 #: Largest design file (YAML or JSON), in KB.
