@@ -558,6 +558,7 @@ def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES)
 
     0/1 numeric and boolean columns are offered as outcomes, never as factors.
     """
+    check_frame(frame, "suggest_design")
     factors = []
     n_rows = len(frame)
     for col in frame.columns:
@@ -569,6 +570,18 @@ def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES)
 
 
 # --- checking a design against a table ---------------------------------------------------
+def check_frame(frame: Any, what: str) -> None:
+    """Raise :class:`AnalysisError` unless ``frame`` is a DataFrame with rows and columns."""
+    if not isinstance(frame, pd.DataFrame):
+        raise AnalysisError(f"{what} needs the results table as a pandas DataFrame (for "
+                            f"example from analysis.load_results), not "
+                            f"{'nothing' if frame is None else type(frame).__name__}.")
+    if frame.shape[1] == 0:
+        raise AnalysisError("The results table has no columns.")
+    if len(frame) == 0:
+        raise AnalysisError("The results table has no rows: there is nothing to analyse.")
+
+
 def _too_many_values(column: str, n: int) -> str:
     return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
             f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
@@ -596,6 +609,11 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
     ``_memo`` (internal) receives the factor codes and the deviation computed on the
     way, so :func:`apply_design` does not compute them twice.
     """
+    check_frame(frame, "design_problems")
+    if not isinstance(design, Design):
+        raise DesignError(f"A design (analysis.design.Design: Design.load(path), "
+                          f"suggest_design(frame) ...) is needed, not "
+                          f"{'nothing' if design is None else type(design).__name__}.")
     memo = {} if _memo is None else _memo
     problems: list[Problem] = []
     for f in design.factors:
