@@ -91,7 +91,7 @@ def test_metrics_command(sample_copy, tmp_path, capsys):
     assert (tmp_path / "r.design.yaml").exists()
 
 
-def test_errors_exit_1_with_a_message(sample_copy, tmp_path, capsys):
+def test_errors_exit_2_with_a_message(sample_copy, tmp_path, capsys):
     assert main(["score", str(sample_copy), "--provider", "openai", "--model", "gpt-4o-mini",
                  "--out", str(tmp_path / "o.csv"), "--no-cache"]) == EXIT_INPUT
     assert "No API key for openai: set OPENAI_API_KEY" in capsys.readouterr().err
