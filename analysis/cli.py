@@ -253,7 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (2 with a message on bad input)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # bad option: argparse printed usage and the reason
+        return int(exc.code or 0)
     try:
         check_output_paths(args)
         args.func(args)

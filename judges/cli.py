@@ -293,7 +293,10 @@ def _metrics(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # bad option: argparse printed usage and the reason (exit 2)
+        return int(exc.code or 0)
     handlers = {"score": _score, "estimate": _estimate, "metrics": _metrics}
     from analysis.errors import AnalysisError
     from judges.cli_scale import HANDLERS

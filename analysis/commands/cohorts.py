@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--categories", help="keep only these categories, in this order")
     p.add_argument("--method", choices=TEST_METHODS, default="auto",
                    help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
-    p.add_argument("--resamples", type=cli_types.POSITIVE_INT, default=DEFAULT_RESAMPLES,
+    p.add_argument("--resamples", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_RESAMPLES,
                    help=f"Monte Carlo tables (default {DEFAULT_RESAMPLES})")
     p.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
                    help="random seed of the Monte Carlo test")

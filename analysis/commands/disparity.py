@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="half-width for --direction within")
     p.add_argument("--alpha", type=float, choices=DIXON_ALPHAS, default=0.05,
                    help="significance level of Dixon's Q (0.1, 0.05 or 0.01)")
-    p.add_argument("--permutations", type=cli_types.POSITIVE_INT, default=DEFAULT_PERMUTATIONS,
+    p.add_argument("--permutations", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_PERMUTATIONS,
                    help=f"label permutations (default {DEFAULT_PERMUTATIONS}; 0 = none)")
     p.add_argument("--compare", choices=COMPARES, default="rest",
                    help="each group against the rest (default) or all rows")

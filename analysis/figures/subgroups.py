@@ -19,12 +19,14 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 from analysis.figures.style import DIVERGING, FONT_SIZE, paper_layout
+from analysis.safe_text import escaped_labels
 
 
 def _fmt(x: float, spec: str = ".2f") -> str:
     return "undefined" if x is None or np.isnan(x) else format(x, spec)
 
 
+@escaped_labels
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                     title: str | None = None) -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.
