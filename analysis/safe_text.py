@@ -25,15 +25,22 @@ from __future__ import annotations
 import functools
 import html
 import re
-import string
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
 
-_MD_SPECIAL = re.compile("([" + re.escape(string.punctuation) + "])")
+#: Characters that can start Markdown anywhere in a line: links and images ``[``, HTML and
+#: autolinks ``<``, emphasis ``* _ ~``, code, math ``$``, tables ``|``, Streamlit's
+#: ``:color[...]`` (needs ``[``), e-mail autolinks ``@``, and the backslash itself. An
+#: underscore inside a word (``prompt_style``) cannot emphasise and is left alone.
+_MD_ANYWHERE = re.compile(r"([\\`*\[\]<>$|~@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+#: Bare URLs that GitHub-flavoured Markdown turns into links: break ``://`` and ``www.``.
+_MD_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
+#: Block markers at the start of a line: heading, quote, list, setext underline.
+_MD_LINE_START = re.compile(r"^(?:[#+-](?=\s|$)|>|\d+[.)](?=\s|$)|[=-](?=[=\-\s]*$))")
 #: Plotly's harmless formatting tags, kept in titles and annotations.
-_SAFE_TAGS = re.compile(r"<(/?)(br|b|i|em|sup|sub)\s*/?>", re.IGNORECASE)
+_SAFE_TAGS = re.compile(r"<(/?)(br|b|i|em|sup|sub|extra)\s*/?>", re.IGNORECASE)
 #: Trace properties that hold data (labels): every string in them is escaped.
 TRACE_TEXT_KEYS: tuple[str, ...] = ("x", "y", "z", "labels", "ids", "parents", "text",
                                     "hovertext", "name", "legendgroup", "customdata",
@@ -44,11 +51,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 def escape_markdown(text: Any) -> str:
     """``text`` as Markdown that renders exactly as the text (no link, image or markup).
 
-    Every ASCII punctuation character is backslash-escaped; a line break becomes a
-    Markdown hard break so multi-line messages keep their lines.
+    Backslash-escapes (CommonMark shows ``\\[`` as ``[``) the characters that can start
+    a link, image, HTML, emphasis, code, math or table anywhere, the ``://`` and
+    ``www.`` of bare URLs (GitHub-flavoured Markdown links them), and block markers
+    (``#``, ``>``, ``-``, ``+``, ``=``, ``1.``) at the start of a line. A line break
+    becomes a Markdown hard break so multi-line messages keep their lines. Ordinary
+    prose (letters, digits, ``. , : ; ' " ( ) ! ? /``) is left as it is.
     """
-    escaped = _MD_SPECIAL.sub(r"\\\1", str(text))
-    return escaped.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "  \n")
+    escaped = _MD_ANYWHERE.sub(r"\\\1", str(text))
+    escaped = _MD_AUTOLINK.sub(lambda m: "\\" + (m.group(1) or m.group(2)), escaped)
+    lines = escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = [_MD_LINE_START.sub(_escape_marker, line.lstrip()) for line in lines]
+    return "  \n".join(lines)
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    marker = match.group(0)  # "1." -> "1\\." (a backslash before a digit would show)
+    return marker[:-1] + "\\" + marker[-1] if marker[0].isdigit() else "\\" + marker
 
 
 def escape_html_label(text: Any) -> str:
@@ -58,7 +77,8 @@ def escape_html_label(text: Any) -> str:
 
 def sanitise_markup(text: str) -> str:
     """Escape every tag in ``text`` except ``<br>``, ``<b>``, ``<i>``, ``<em>``, ``<sup>``,
-    ``<sub>`` (for titles that mix our markup with labels from the data)."""
+    ``<sub>`` and ``<extra>`` (for titles and hover templates that mix our markup with
+    labels from the data)."""
     kept: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
@@ -105,6 +125,15 @@ def escape_figure(fig: Any) -> Any:
             new = _escape_values(value)
             if new is not value:
                 trace[key] = new
+        for key in ("hovertemplate", "texttemplate"):  # ours, but they embed factor names
+            try:
+                value = trace[key]
+            except (KeyError, ValueError, AttributeError):
+                continue
+            if isinstance(value, str):
+                trace[key] = sanitise_markup(value)
+            elif isinstance(value, (list, tuple)):
+                trace[key] = [sanitise_markup(v) if isinstance(v, str) else v for v in value]
     layout = fig.layout
     if layout.title.text:
         layout.title.text = sanitise_markup(layout.title.text)

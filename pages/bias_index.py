@@ -9,6 +9,7 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.widgets import md
 
 st.title("Bias index")
 results, design = require_results()
@@ -25,7 +26,7 @@ where = subset_filter(design, "index")
 try:
     index = compute_index(results, design, where, options)
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 totals = index.totals.sort_values([RANK, LLMBI])

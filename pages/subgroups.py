@@ -14,6 +14,7 @@ from ui.common import (
     table_download,
 )
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
+from ui.widgets import md
 
 st.title("Subgroups")
 results, design = require_results()
@@ -42,7 +43,7 @@ try:
     cells = cells_for(results, design, factors, where)
     table = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n))
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 m1, m2, m3, m4 = st.columns(4)

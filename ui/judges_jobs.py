@@ -19,6 +19,7 @@ from judges.cache import ReplyCache, default_cache_path
 from judges.errors import JudgesError
 from judges.providers import ChatProvider, make_provider
 from ui.judges_tools import api_key
+from ui.widgets import md
 
 
 def start(key: str, make_job, *args, **kwargs) -> None:
@@ -34,7 +35,7 @@ def start(key: str, make_job, *args, **kwargs) -> None:
 def job_panel(key: str) -> None:
     """Progress and cancel of section ``key``'s job; its output when finished."""
     if f"tools_{key}_error" in st.session_state:
-        st.error(st.session_state[f"tools_{key}_error"])
+        st.error(md(st.session_state[f"tools_{key}_error"]))
 
     @st.fragment(run_every=0.5)
     def panel() -> None:

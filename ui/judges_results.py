@@ -17,6 +17,7 @@ from judges.metrics import stage_metrics, unscored_reasons
 from judges.to_results import to_results
 from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
+from ui.widgets import md
 
 #: Columns shown when browsing judged rows.
 BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.SIMILARITY,
@@ -53,6 +54,6 @@ def show_results(judged: pd.DataFrame, name: str) -> None:
     c2.button("Send to analysis", key="judges_send", on_click=send_to_analysis,
               args=(judged, name), type="primary")
     if st.session_state.get("judges_sent"):
-        st.success(f"**{st.session_state['judges_sent']}** is now the active results table "
+        st.success(f"**{md(st.session_state['judges_sent'])}** is now the active results table "
                    "with a ready design (outcome: deviation = score below the stage's "
                    "threshold). Open the **Data** and **Design** pages to continue.")
