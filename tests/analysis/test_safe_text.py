@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from analysis.cells import cell_table
-from analysis.design import apply_design, suggest_design
 from analysis.coverage import marginal_counts
+from analysis.design import apply_design, suggest_design
 from analysis.figures.coverage import marginal_bar
 from analysis.figures.subgroups import sunburst_figure
 from analysis.safe_text import escape_figure, escape_markdown, sanitise_markup
