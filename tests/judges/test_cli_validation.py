@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from judges.answer import AnswerSettings
+from judges.categorise import CategoriseConfig
 from judges.cli import EXIT_INPUT, main
+from judges.errors import JudgesError
+from judges.judge import JudgeConfig
 from tests.conftest import REPO
 
 FOURSTAGE = REPO / "judges" / "data" / "fourstage_illustrative.csv"
@@ -82,3 +86,16 @@ def test_settings_files_that_cannot_be_read(capsys, tmp_path):
     code, err = _exit(capsys, ["score", FOURSTAGE, "--provider", "openai", "--model", "m",
                                "--out", tmp_path / "o.csv", "--prices", tmp_path / "none.yaml"])
     assert code == 2 and "none.yaml" in err
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda: JudgeConfig(max_tokens=0), "JudgeConfig: max_tokens must be a whole number >= 1"),
+    (lambda: JudgeConfig(temperature=float("nan")), "temperature must be None or a number"),
+    (lambda: CategoriseConfig(max_tokens=-5), "CategoriseConfig: max_tokens"),
+    (lambda: AnswerSettings(seed="x"), "AnswerSettings: seed must be None or a whole number"),
+    (lambda: AnswerSettings(temperature=-0.5), "temperature must be None or a number >= 0"),
+])
+def test_api_settings_are_checked(make, fragment):
+    with pytest.raises(JudgesError, match=fragment):
+        make()
+    assert JudgeConfig(temperature=None, max_tokens=1).max_tokens == 1
