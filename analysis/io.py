@@ -280,15 +280,16 @@ def gunzip_limited(data: bytes, label: str) -> bytes:
         pending = b""
         try:
             while not d.eof:
-                if not pending:
-                    if pos >= len(data):
-                        raise LoadError(f"{label}: looks gzip-compressed but cannot be "
-                                        "decompressed: the data is truncated (it ends "
-                                        "mid-stream).")
+                if not pending and pos < len(data):
                     pending = data[pos:pos + _CHUNK]
                     pos += len(pending)
+                # with no input left, zlib may still hold output (a match cut by _CHUNK)
                 chunk = d.decompress(pending, _CHUNK)
                 pending = d.unconsumed_tail
+                if not chunk and not pending and pos >= len(data) and not d.eof:
+                    raise LoadError(f"{label}: looks gzip-compressed but cannot be "
+                                    "decompressed: the data is truncated (it ends "
+                                    "mid-stream).")
                 produced += len(chunk)
                 parts.append(chunk)
                 consumed = max(pos - len(pending), 1)
@@ -304,7 +305,9 @@ def gunzip_limited(data: bytes, label: str) -> bytes:
         except zlib.error as exc:
             raise LoadError(f"{label}: looks gzip-compressed but cannot be decompressed "
                             f"({exc}).") from None
-        pos -= len(d.unused_data) + len(pending)
+        # the bytes read past this member's end are in unused_data (unconsumed_tail may
+        # repeat them at eof, depending on the Python version: do not count them twice)
+        pos -= len(d.unused_data)
         if data[pos:].strip(b"\x00") == b"":  # trailing padding, as gzip allows
             break
         if data[pos:pos + 2] != b"\x1f\x8b":
