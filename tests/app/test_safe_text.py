@@ -81,3 +81,24 @@ def test_gzip_bomb_upload_is_refused_and_previous_table_kept(upload_page):
     assert time.monotonic() - start < 10  # the refusal itself takes < 1 s; AppTest adds a run
     assert "BIAS_WORKBENCH_MAX_COMPRESSION_RATIO" in shown(at.error[0].value)
     assert at.session_state["results_name"] == "good.csv"
+
+
+def test_design_and_subgroups_pages_show_hostile_factor_names_as_text():
+    import pandas as pd
+
+    from analysis.design import suggest_design
+
+    hostile = "![px](http://127.0.0.1:9/x.png)"
+    frame = pd.DataFrame({hostile: ["[a](http://127.0.0.1:9/)", "b"] * 6,
+                          "model": ["m1"] * 6 + ["m2"] * 6, "biased": [0, 1, 1] * 4})
+    design = suggest_design(frame)
+    assert hostile in design.names
+    for page in ("design.py", "subgroups.py"):
+        at = page_test(page, frame=frame, design=design, name="[f](http://127.0.0.1:9/)")
+        at.run()
+        assert not at.exception, at.exception
+        labels = [e.label for e in at.expander] + [m.label for m in at.multiselect]
+        assert any("px" in label for label in labels), labels
+        for text in [*labels, *_texts(at)]:
+            html = _rendered(text)
+            assert "<img" not in html and "<a " not in html, (page, text)
