@@ -9,6 +9,7 @@ from analysis.figures.distribution import distribution_figure, spread_figure
 from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
+from ui.widgets import md
 
 st.title("Cohorts")
 results, design = require_results(need_outcome=False)
@@ -37,12 +38,12 @@ try:
     test = dist_mod.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
                                      random_state=opts["random_state"])
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 dropped = int(rows[category].isna().sum())
 if dropped:
-    st.warning(f"{dropped:,} rows have no {category} and are left out.")
+    st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
 
 st.subheader("Percentages per cohort")
 st.dataframe(wide, hide_index=True)
@@ -72,6 +73,6 @@ st.caption("H0: every cohort has the same category distribution. Pearson chi-squ
            "continuity correction; Monte Carlo p-values keep the margins fixed and are at "
            "least 1 / (resamples + 1). Cramer's V: effect size from 0 to 1.")
 for note in test["note"][test["note"] != ""].unique():
-    st.warning(note)
+    st.warning(md(note))
 st.dataframe(test, hide_index=True)
 table_download(test, "cohorts_chi_square", key="cohorts_test")

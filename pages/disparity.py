@@ -14,6 +14,7 @@ from ui.disparity import (
     disparity_options,
     metric_row,
 )
+from ui.widgets import md
 
 st.title("Disparity")
 results, design = require_results(need_outcome=False)
@@ -38,14 +39,14 @@ try:
     values = grouped_values(filter_rows(results, where or None), options["feature"],
                             options["by"], baseline=options["baseline"])
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
 stat = options["statistic"]
 missing = report.settings["n_missing"]
 if missing:
-    st.warning(f"{missing:,} rows have no value of {feature} and are left out.")
+    st.warning(f"{missing:,} rows have no value of {md(feature)} and are left out.")
 metric_row(report)
 
 st.subheader("Group statistics")

@@ -15,6 +15,7 @@ from ui.common import (
 )
 from ui.subgroups import COLUMN_CONFIG, factor_choice
 from ui.uncertainty import bootstrap_options, show_intervals
+from ui.widgets import md
 
 st.title("eCDF")
 results, design = require_results()
@@ -49,12 +50,12 @@ try:
     summary = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
     ks = ks_tests(rates, by=by)
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 few = summary[summary[N_SUBGROUPS] < 5]
 if len(few):
-    st.warning("Few subgroups on " + ", ".join(f"{r[by]} ({r[N_SUBGROUPS]})" for r in
+    st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in
                                                 few.to_dict(orient="records"))
                + ": the eCDF is coarse and the KS test has little power.")
 
@@ -84,7 +85,7 @@ if len(ks):
     st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG)
     table_download(ks, "ecdf_ks", key="ecdf_ks")
 else:
-    st.info(f"Only one value of {by} has subgroups in this subset: nothing to compare.")
+    st.info(f"Only one value of {md(by)} has subgroups in this subset: nothing to compare.")
 
 with st.expander(f"Subgroup rates ({len(rates):,} rows)"):
     st.dataframe(rates, hide_index=True, column_config=COLUMN_CONFIG)

@@ -16,6 +16,7 @@ from ui.common import (
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
+from ui.widgets import md
 
 st.title("Subgroups")
 results, design = require_results()
@@ -44,7 +45,7 @@ try:
     cells = cells_for(results, design, factors, where)
     table = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n))
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 m1, m2, m3, m4 = st.columns(4)

@@ -25,7 +25,7 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
-from ui.widgets import figure_downloads, page_link, subset_filter, table_download
+from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
 
 __all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
            "require_results", "set_data", "subset_filter", "table_download", "token_of"]
@@ -97,7 +97,7 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
     try:
         results = applied_results(design)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         st.stop()
     return results, design
 

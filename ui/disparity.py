@@ -9,6 +9,7 @@ import streamlit as st
 from analysis import disparity as dsp
 from analysis.cells import filter_rows
 from analysis.design import Design
+from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -26,7 +27,7 @@ def data_note(results: pd.DataFrame) -> None:
 
     name = str(st.session_state.get("results_name", ""))
     if dsp.is_simulated(results, name):
-        st.warning(f"**Simulated data** ({name}): numbers below describe a simulation with "
+        st.warning(f"**Simulated data** ({md(name)}): numbers below describe a simulation with "
                    "stated effects, not real model output.")
     if name in SAMPLES:
         st.caption(SAMPLES[name]["caption"])
@@ -88,4 +89,4 @@ def metric_row(report: dsp.DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
     for col, (label, value, note) in zip(st.columns(3), dsp.headline(report), strict=True):
         col.metric(label, value, note, delta_color="off")
-    st.caption(report.dixon.note)
+    st.caption(md(report.dixon.note))

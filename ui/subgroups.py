@@ -24,6 +24,7 @@ from analysis.columns import (
     STATISTIC,
 )
 from analysis.design import Design
+from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -78,7 +79,7 @@ def value_filter(table: pd.DataFrame, factors: Sequence[str], key: str) -> pd.Da
         for i, f in enumerate(factors):
             values = [str(v) for v in table[f].cat.categories] if isinstance(
                 table[f].dtype, pd.CategoricalDtype) else sorted(table[f].dropna().unique())
-            chosen = cols[i % len(cols)].multiselect(f, values, key=f"{key}_{f}")
+            chosen = cols[i % len(cols)].multiselect(md(f), values, key=f"{key}_{f}")
             if chosen:
                 keep &= table[f].astype(object).isin(chosen)
         flagged = st.checkbox("Hide small-n subgroups", key=f"{key}_hide_small")

@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_output_options
     from analysis.distribution import DEFAULT_RESAMPLES, TEST_METHODS
 
@@ -22,9 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--categories", help="keep only these categories, in this order")
     p.add_argument("--method", choices=TEST_METHODS, default="auto",
                    help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
-    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+    p.add_argument("--resamples", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_RESAMPLES,
                    help=f"Monte Carlo tables (default {DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the Monte Carlo test")
+    p.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
+                   help="random seed of the Monte Carlo test")
     p.add_argument("--design", help="design file (YAML/JSON): value order of the cohorts")
     add_factor_options(p, required=False)
     add_output_options(p, figure=True)

@@ -19,6 +19,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
 
     p = sub.add_parser("coverage", help="coverage percentage and Gini index of the factor grid")
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)
-    p.add_argument("--limit", type=int, default=20, metavar="K",
+    p.add_argument("--limit", type=cli_types.POSITIVE_INT, default=20, metavar="K",
                    help="list this many empty and thinnest cells (default 20)")
     p.set_defaults(func=run)
 

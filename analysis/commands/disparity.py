@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.disparity import (
         COMPARES,
@@ -32,18 +33,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="lower,upper quantile of quantile_range (default 0.25,0.75)")
     p.add_argument("--standard", choices=STANDARDS, default="mean",
                    help="selection standard over all rows (default mean)")
-    p.add_argument("--quantile", type=float, default=0.5, help="quantile of --standard quantile")
-    p.add_argument("--value", type=float, help="fixed number for --standard value")
+    p.add_argument("--quantile", type=cli_types.UNIT_INTERVAL, default=0.5,
+                   help="quantile of --standard quantile")
+    p.add_argument("--value", type=cli_types.FINITE_FLOAT, help="fixed number for --standard value")
     p.add_argument("--direction", choices=DIRECTIONS, default="above",
                    help="selected when above / below / within --tolerance of the standard")
-    p.add_argument("--tolerance", type=float, help="half-width for --direction within")
+    p.add_argument("--tolerance", type=cli_types.NON_NEGATIVE_FLOAT,
+                   help="half-width for --direction within")
     p.add_argument("--alpha", type=float, choices=DIXON_ALPHAS, default=0.05,
                    help="significance level of Dixon's Q (0.1, 0.05 or 0.01)")
-    p.add_argument("--permutations", type=int, default=DEFAULT_PERMUTATIONS,
+    p.add_argument("--permutations", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_PERMUTATIONS,
                    help=f"label permutations (default {DEFAULT_PERMUTATIONS}; 0 = none)")
     p.add_argument("--compare", choices=COMPARES, default="rest",
                    help="each group against the rest (default) or all rows")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the permutations")
+    p.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
+                   help="random seed of the permutations")
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)

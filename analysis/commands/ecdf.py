@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.ecdf import CUTOFF
 
@@ -17,11 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_factor_options(p, required=True)
     add_outcome_options(p)
     p.add_argument("--by", required=True, help="comparison factor: one curve per value")
-    p.add_argument("--level", type=int, default=None,
+    p.add_argument("--level", type=cli_types.POSITIVE_INT, default=None,
                    help="factors fixed per subgroup (default: all of --factors)")
-    p.add_argument("--ideal", type=float, default=0.0,
+    p.add_argument("--ideal", type=cli_types.FINITE_FLOAT, default=0.0,
                    help="ideal value C of the deviation metric (default 0)")
-    p.add_argument("--cutoff", type=float, default=CUTOFF,
+    p.add_argument("--cutoff", type=cli_types.FINITE_FLOAT, default=CUTOFF,
                    help=f"'no bias' cutoff drawn and counted (default {CUTOFF:g})")
     add_output_options(p, figure=True)
     from analysis.commands._bootstrap_options import add_bootstrap_options

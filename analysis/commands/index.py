@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_input, add_outcome_options, add_output_options
     from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES
 
@@ -21,19 +22,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{', '.join(DIMENSION_SCORES)} (default deviation_metric)")
     p.add_argument("--weights", default="", help="comma-separated weights (default all 1)")
     p.add_argument("--model", help="factor with one index per value (default: all rows)")
-    p.add_argument("--ideal", type=float, default=0.0, help="C of the deviation metric")
+    p.add_argument("--ideal", type=cli_types.FINITE_FLOAT, default=0.0,
+                   help="C of the deviation metric")
     p.add_argument("--no-normalize", action="store_true",
                    help="use (1/n) sum w_i B_i literally instead of the weighted mean")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--penalty", type=float, default=0.0, help="constant diversity penalty")
-    g.add_argument("--penalty-gini", type=float, metavar="SCALE",
+    g.add_argument("--penalty", type=cli_types.FINITE_FLOAT, default=0.0,
+                   help="constant diversity penalty")
+    g.add_argument("--penalty-gini", type=cli_types.FINITE_FLOAT, metavar="SCALE",
                    help="penalty = SCALE x coverage Gini index of the design")
     p.add_argument("--penalty-factors", help="factors of the coverage grid (default: dimensions)")
     p.add_argument("--sentiment", help="numeric column for the sentiment-bias score S")
     p.add_argument("--sentiment-by", help="factor S is compared across (default: 1st dimension)")
     p.add_argument("--sentiment-score", choices=SENTIMENT_SCORES,
                    default="one_minus_impact_ratio", help="how S is computed")
-    p.add_argument("--lambda", dest="scale", type=float, default=1.0,
+    p.add_argument("--lambda", dest="scale", type=cli_types.FINITE_FLOAT, default=1.0,
                    help="scale lambda of the sentiment term (default 1)")
     p.add_argument("--reference", action="append", default=[], metavar="FACTOR=VALUE",
                    help=argparse.SUPPRESS)

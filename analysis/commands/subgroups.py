@@ -13,6 +13,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.subgroups import MIN_EXPECTED, MIN_N, TESTS
 
@@ -23,15 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_input(p)
     add_factor_options(p, required=False)
     add_outcome_options(p)
-    p.add_argument("--level", type=int, default=None,
+    p.add_argument("--level", type=cli_types.POSITIVE_INT, default=None,
                    help="highest subgroup level (1 = one factor fixed; default 2, or 1 with "
                         "a single factor)")
     p.add_argument("--test", choices=TESTS, default="wald",
                    help="p-value: Wald z on the log odds ratio (default) or Fisher's exact")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--min-n", type=int, default=MIN_N,
+    p.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
+                   help="CI level (default 0.95)")
+    p.add_argument("--min-n", type=cli_types.NON_NEGATIVE_INT, default=MIN_N,
                    help=f"flag subgroups with fewer rows (default {MIN_N})")
-    p.add_argument("--min-expected", type=float, default=MIN_EXPECTED,
+    p.add_argument("--min-expected", type=cli_types.NON_NEGATIVE_FLOAT, default=MIN_EXPECTED,
                    help=f"flag 2x2 tables with a smaller expected count (default {MIN_EXPECTED:g})")
     add_output_options(p, figure=True)
     from analysis.commands._bootstrap_options import add_bootstrap_options

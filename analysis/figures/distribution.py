@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 
 from analysis.columns import COUNT, MAX_PERCENT, PERCENT, SD_PERCENT, N
 from analysis.figures.style import QUALITATIVE, paper_layout
+from analysis.safe_text import escaped_labels
 
 #: Most panels drawn side by side; more groups are wrapped onto further rows.
 PANELS_PER_ROW = 3
@@ -37,6 +38,7 @@ def _grid(n: int, titles: list[str]):
                          shared_yaxes=True, vertical_spacing=0.12 if rows > 1 else 0.08), cols
 
 
+@escaped_labels
 def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
                         by: Sequence[str] = (), kind: str = "bar",
                         title: str | None = None) -> go.Figure:
@@ -89,6 +91,7 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
     return fig
 
 
+@escaped_labels
 def spread_figure(spread: pd.DataFrame, cohort: str, *, by: Sequence[str] = (),
                   title: str | None = None) -> go.Figure:
     """Standard deviation of the category percentages per cohort (grouped bars, one colour

@@ -26,6 +26,7 @@ from judges.agreement import (
     weighted_kappa,
     weighted_kappa_se,
 )
+from judges.cli import EXIT_INPUT
 from judges.cli import main as scale_main
 from judges.errors import JudgesError
 
@@ -204,4 +205,4 @@ def test_cli_agreement(tmp_path, capsys):
     assert scale_main(["agreement", str(path), "--ci", "analytic"]) == 0
     printed = capsys.readouterr().out
     assert "kappa_qw" in printed and "pearson_r_p" not in printed
-    assert scale_main(["agreement", str(path), "--judge-col", "ics"]) == 1
+    assert scale_main(["agreement", str(path), "--judge-col", "ics"]) == EXIT_INPUT

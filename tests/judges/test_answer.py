@@ -28,6 +28,7 @@ from judges.answer import (
 )
 from judges.batch import BatchConfig
 from judges.cache import ReplyCache
+from judges.cli import EXIT_INPUT
 from judges.cli import main as scale_main
 from judges.cost import PriceTable
 from judges.errors import FourStageError, JudgesError
@@ -296,4 +297,4 @@ def test_cli_answer_writes_the_file(tmp_path, questions):
                              "--quiet", "--max-retries", "0"])
     assert failed == 3
     assert scale_main(["answer", str(tmp_path / "missing.csv"), "--provider", "openai",
-                       "--model", "m", "--out", str(out)]) == 1
+                       "--model", "m", "--out", str(out)]) == EXIT_INPUT
