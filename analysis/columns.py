@@ -96,6 +96,8 @@ OBSERVED = "observed"
 COMPARED_WITH = "compared_with"
 DIFFERENCE = "difference"
 N_PERMUTATIONS = "n_permutations"
+SELECTION_RULE = "selection_rule"
+STOPPED_EARLY = "stopped_early"
 
 # Composite bias index (analysis/index.py); also uses FACTOR, NOTE
 MODEL = "model"

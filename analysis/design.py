@@ -156,9 +156,18 @@ class Design:
     factors: tuple[Factor, ...] = ()
     outcome: Outcome | None = None
     name: str = field(default="", compare=False)
+    #: Optional ``(column, "harmful" | "favourable")`` pairs: whether higher values of a
+    #: numeric feature (or the outcome) are harmful or favourable. A mapping is accepted.
+    polarity: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
+        pairs = self.polarity.items() if isinstance(self.polarity, Mapping) else self.polarity
+        pairs = tuple((str(c), str(v)) for c, v in pairs)
+        bad = [f"{c}: {v}" for c, v in pairs if v not in ("harmful", "favourable")]
+        if bad:
+            raise DesignError(f"Polarity must be harmful or favourable, got {', '.join(bad)}.")
+        object.__setattr__(self, "polarity", pairs)
         names = [f.name for f in self.factors]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -177,6 +186,10 @@ class Design:
         raise DesignError(
             f"{name!r} is not a factor of the design (factors: {', '.join(self.names) or 'none'})."
         )
+
+    def polarity_of(self, column: str) -> str | None:
+        """``"harmful"`` / ``"favourable"`` as declared for ``column``, else None."""
+        return dict(self.polarity).get(column)
 
     def of_kind(self, *kinds: str) -> list[str]:
         """Names of the factors of the given kinds."""
@@ -212,6 +225,8 @@ class Design:
             if "values" in o:
                 o["values"] = list(o["values"])
             out["outcome"] = o
+        if self.polarity:
+            out["polarity"] = dict(self.polarity)
         return out
 
     @classmethod
@@ -254,7 +269,11 @@ class Design:
                 raise DesignError("The outcome's 'values' must be a list.")
             o["values"] = tuple(str(v) for v in o.get("values", ()))
             outcome = Outcome(**o)
-        return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")))
+        polarity = data.get("polarity") or {}
+        if not isinstance(polarity, Mapping):
+            raise DesignError("'polarity' must map column names to harmful or favourable.")
+        return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
+                   polarity=tuple(polarity.items()))
 
     def to_yaml(self) -> str:
         """The design as YAML text."""

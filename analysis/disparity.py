@@ -57,9 +57,11 @@ from analysis.columns import (
     QUANTILE_RANGE,
     QUANTITY,
     SELECTION_RATE,
+    SELECTION_RULE,
     SKEWNESS,
     STANDARD,
     STD,
+    STOPPED_EARLY,
     VALUE,
     VARIANCE,
     N,
@@ -74,6 +76,9 @@ Standard = Literal["mean", "median", "quantile", "value"]
 STANDARDS: tuple[str, ...] = get_args(Standard)
 Direction = Literal["above", "below", "within"]
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
+Comparison = Literal["inclusive", "strict"]
+COMPARISONS: tuple[str, ...] = get_args(Comparison)
+Polarity = Literal["harmful", "favourable"]
 Compare = Literal["rest", "overall"]
 COMPARES: tuple[str, ...] = get_args(Compare)
 Alternative = Literal["two-sided", "greater", "less"]
@@ -84,6 +89,11 @@ DIXON_VARIANTS: tuple[str, ...] = get_args(DixonVariant)
 #: The four-fifths rule: an impact ratio below this fails.
 FOUR_FIFTHS = 0.8
 DEFAULT_PERMUTATIONS = 999
+#: Adaptive permutations: the stopping rule is checked every this many shuffles ...
+PERMUTATION_BATCH = 100
+#: ... and a group stops once the Clopper-Pearson interval of its p-value at this level
+#: lies entirely above or below alpha.
+STOP_CONFIDENCE = 0.999
 #: Significance levels of the Dixon critical-value tables (two-tailed).
 DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
 #: Which ratio Dixon recommends for which sample size (inclusive ranges).
@@ -470,18 +480,23 @@ def standard_value(x: np.ndarray, *, standard: Standard = "mean", quantile: floa
     return float(np.quantile(x, float(quantile)))
 
 
-def _selected(x: np.ndarray, std: float, direction: str, tolerance: float | None
-              ) -> np.ndarray:
+def _selected(x: np.ndarray, std: float, direction: str, tolerance: float | None,
+              comparison: str = "inclusive") -> tuple[np.ndarray, str]:
+    """The selected rows and the rule in words (e.g. ``"x >= standard"``)."""
     if direction not in DIRECTIONS:
         raise AnalysisError(f"Unknown direction {direction!r}: use one of "
                             f"{', '.join(DIRECTIONS)}.")
+    if comparison not in COMPARISONS:
+        raise AnalysisError(f"Unknown comparison {comparison!r}: use one of "
+                            f"{', '.join(COMPARISONS)}.")
+    strict = comparison == "strict"
     if direction == "above":
-        return x > std
+        return (x > std, "x > standard") if strict else (x >= std, "x >= standard")
     if direction == "below":
-        return x < std
+        return (x < std, "x < standard") if strict else (x <= std, "x <= standard")
     if tolerance is None or not float(tolerance) >= 0:
         raise AnalysisError("Selection 'within' needs a tolerance >= 0 around the standard.")
-    return np.abs(x - std) <= float(tolerance)
+    return np.abs(x - std) <= float(tolerance), f"|x - standard| <= {float(tolerance):g}"
 
 
 def selection_rates(
@@ -495,32 +510,39 @@ def selection_rates(
     value: float | None = None,
     direction: Direction = "above",
     tolerance: float | None = None,
+    comparison: Comparison = "inclusive",
 ) -> pd.DataFrame:
     """Selection rate per group, impact ratio and the four-fifths verdict.
 
-    A row is *selected* when its (calibrated) feature is strictly above the standard
-    (``direction="above"``, SAGED's default), strictly below it (``"below"``), or within
-    ``tolerance`` of it (``"within"``: ``|x - standard| <= tolerance``). The standard is
-    computed over all analysed rows: their mean (default), median or ``quantile``, or a
-    fixed ``value``. ``SR_g`` = selected rows of g / rows of g.
+    A row is *selected* when its (calibrated) feature is at or above the standard
+    (``direction="above"``: ``x >= standard``, SAGED's default), at or below it
+    (``"below"``: ``x <= standard``), or within ``tolerance`` of it (``"within"``:
+    ``|x - standard| <= tolerance``). ``comparison="strict"`` makes above and below
+    strict (``x > standard``, ``x < standard``). The standard is computed over all
+    analysed rows: their mean (default), median or ``quantile``, or a fixed ``value``.
+    ``SR_g`` = selected rows of g / rows of g. The four-fifths rule reads SR as a rate of
+    favourable outcomes: select in the favourable direction (``"below"`` for a harmful
+    feature such as toxicity or a deviation; see :func:`default_direction`).
 
     Returns
     -------
     pandas.DataFrame
         One row per observed group: one column per factor, ``group``, ``n``,
         ``n_selected``, ``selection_rate``, ``standard`` (the same in every row),
-        ``impact_ratio`` (``SR_g / max_h SR_h``; NaN when no group has a selected row)
-        and ``passes_four_fifths`` (impact ratio >= 0.8). The overall impact ratio of
+        ``selection_rule`` (e.g. ``"x >= standard"``), ``impact_ratio``
+        (``SR_g / max_h SR_h``; NaN when no group has a selected row) and
+        ``passes_four_fifths`` (impact ratio >= 0.8). The overall impact ratio of
         ``methods.md`` s. 5 is the smallest ``impact_ratio``:
         ``min_g SR_g / max_g SR_g``.
     """
     g = _groups(results, feature, by, baseline)
     std = standard_value(g.x, standard=standard, quantile=quantile, value=value)
-    chosen = _selected(g.x, std, direction, tolerance)
+    chosen, rule = _selected(g.x, std, direction, tolerance, comparison)
     out = g.table.copy()
     out[N_SELECTED] = np.bincount(g.codes, weights=chosen, minlength=g.k).astype(np.int64)
     out[SELECTION_RATE] = out[N_SELECTED] / out[N]
     out[STANDARD] = std
+    out[SELECTION_RULE] = rule
     top = float(out[SELECTION_RATE].max())
     out[IMPACT_RATIO] = out[SELECTION_RATE] / top if top > 0 else np.nan
     out[PASSES_FOUR_FIFTHS] = out[IMPACT_RATIO] >= FOUR_FIFTHS
@@ -809,6 +831,8 @@ def permutation_test(
     n_permutations: int = DEFAULT_PERMUTATIONS,
     random_state: int | None = 0,
     quantiles: tuple[float, float] = (0.25, 0.75),
+    adaptive: bool = False,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Permutation p-value of each group's statistic (``methods.md`` s. 5).
 
@@ -818,8 +842,17 @@ def permutation_test(
     ``n_permutations`` times (``rng.permutation`` of the group codes of the rows with a
     value, in row order; one shuffle serves every group) and
     ``p = (b + 1) / (m + 1)``, b the number of shuffles with ``|T*| >= |T|``
-    (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m = ``n_permutations``. The +1
+    (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m the shuffles used. The +1
     counts the observed labelling, so p is never 0 and the test is exact at level alpha.
+
+    With ``adaptive=True``, ``n_permutations`` is a maximum: every
+    :data:`PERMUTATION_BATCH` shuffles (from m = 99 on), a group whose Clopper-Pearson
+    interval (level :data:`STOP_CONFIDENCE`) for its p-value, from b exceedances in m
+    shuffles, lies entirely above or entirely below ``alpha`` stops (its p uses its own
+    m); the others go on. A clearly significant or clearly null group thus needs
+    199 or 99 shuffles instead of 999, and only groups near alpha use them all. The
+    shuffles are the same as without stopping (same seed, same sequence), so a group's
+    p-value is the fixed-m p-value at its stopping point.
 
     Parameters
     ----------
@@ -827,15 +860,17 @@ def permutation_test(
         One of :data:`STATISTICS` (see :func:`group_summary` for definitions).
     random_state
         Seed of the ``numpy.random.Generator``: the same seed gives the same p-values.
+    adaptive, alpha
+        Sequential stopping (above) and the level it decides against.
 
     Returns
     -------
     pandas.DataFrame
         One row per observed group: one column per factor, ``group``, ``n``,
         ``observed`` (s(g)), ``compared_with`` (s(rest) or s(all)), ``difference`` (T),
-        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the groups) and
-        ``n_permutations``. Groups whose statistic is undefined (e.g. variance of one
-        row) get NaN.
+        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the groups),
+        ``n_permutations`` (shuffles used for this group) and ``stopped_early``. Groups
+        whose statistic is undefined (e.g. variance of one row) get NaN.
     """
     _check_statistic(statistic)
     if compare not in COMPARES:
@@ -845,6 +880,8 @@ def permutation_test(
                             f"{', '.join(ALTERNATIVES)}.")
     if int(n_permutations) < 1:
         raise AnalysisError("At least one permutation is needed.")
+    if adaptive and not 0 < float(alpha) < 1:
+        raise AnalysisError(f"alpha must be between 0 and 1, got {alpha}.")
     m = int(n_permutations)
     quantiles = _check_quantiles(quantiles)
     g = _groups(results, feature, by, baseline)
@@ -864,7 +901,11 @@ def permutation_test(
     rng = np.random.default_rng(random_state)
     tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))  # ties in float arithmetic count as ties
     exceed = np.zeros(g.k, dtype=np.int64)
-    for _ in range(m):
+    used = np.zeros(g.k, dtype=np.int64)
+    live = ~np.isnan(t_obs)
+    for i in range(m):
+        if not live.any():
+            break
         own, oth = own_and_other(st.sorted_labels(rng.permutation(g.codes)))
         t = own - oth
         with np.errstate(invalid="ignore"):
@@ -874,8 +915,13 @@ def permutation_test(
                 hit = t >= t_obs - tol
             else:
                 hit = t <= t_obs + tol
-        exceed += hit
-    p = (exceed + 1) / (m + 1)
+        exceed += hit & live
+        used += live
+        if adaptive and (i + 2) % PERMUTATION_BATCH == 0:
+            live &= ~_decided(exceed, used, float(alpha))
+    used = np.where(np.isnan(t_obs), m, used)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (exceed + 1) / (used + 1)
     p = np.where(np.isnan(t_obs), np.nan, p)
     from analysis.subgroups import benjamini_hochberg
 
@@ -885,8 +931,21 @@ def permutation_test(
     out[DIFFERENCE] = t_obs
     out[P_VALUE] = p
     out[P_ADJUSTED] = benjamini_hochberg(p)
-    out[N_PERMUTATIONS] = m
+    out[N_PERMUTATIONS] = used
+    out[STOPPED_EARLY] = used < m
     return out
+
+
+def _decided(exceed: np.ndarray, used: np.ndarray, alpha: float) -> np.ndarray:
+    """Whether the Clopper-Pearson interval of each p (b of m) excludes ``alpha``."""
+    from scipy import stats
+
+    a = (1 - STOP_CONFIDENCE) / 2
+    b, m = exceed.astype(float), used.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(b > 0, stats.beta.ppf(a, b, m - b + 1), 0.0)
+        upper = np.where(b < m, stats.beta.ppf(1 - a, b + 1, m - b), 1.0)
+    return (m > 0) & ((upper < alpha) | (lower > alpha))
 
 
 # --- everything at once ----------------------------------------------------------------------
@@ -941,17 +1000,25 @@ def disparity_report(
     standard: Standard = "mean",
     quantile: float = 0.5,
     value: float | None = None,
-    direction: Direction = "above",
+    direction: Direction | None = None,
     tolerance: float | None = None,
+    comparison: Comparison = "inclusive",
+    polarity: Polarity | None = None,
     alpha: float = 0.05,
     n_permutations: int = DEFAULT_PERMUTATIONS,
+    adaptive: bool = True,
     compare: Compare = "rest",
     random_state: int | None = 0,
 ) -> DisparityReport:
     """Summary, selection rates, disparity metrics, Dixon's Q and permutation tests.
 
-    ``n_permutations=0`` skips the permutation tests. See the functions this combines
-    for every option.
+    ``polarity`` says whether higher values of the feature are ``"harmful"`` (toxicity,
+    a deviation) or ``"favourable"`` (sentiment, accuracy); ``None`` when unknown. The
+    selection direction defaults to the favourable side (:func:`default_direction`),
+    so the four-fifths verdict reads a rate of favourable outcomes. Permutations are
+    adaptive by default (``n_permutations`` is then a maximum; see
+    :func:`permutation_test`). ``n_permutations=0`` skips the permutation tests. See the
+    functions this combines for every option.
     """
     _check_statistic(statistic)
     by = [by] if isinstance(by, str) else list(by)
@@ -959,9 +1026,12 @@ def disparity_report(
     if len(summary) < 2:
         raise AnalysisError(f"Only one group ({summary[GROUP].iloc[0]}) has values: choose "
                             "factors with at least two observed values.")
+    if polarity is not None and polarity not in ("harmful", "favourable"):
+        raise AnalysisError(f"Unknown polarity {polarity!r}: use harmful or favourable.")
+    direction = direction or default_direction(polarity)
     selection = selection_rates(results, feature, by, baseline=baseline, standard=standard,
                                 quantile=quantile, value=value, direction=direction,
-                                tolerance=tolerance)
+                                tolerance=tolerance, comparison=comparison)
     stats_series = pd.Series(summary[statistic].to_numpy(), index=summary[GROUP])
     sr_series = pd.Series(selection[SELECTION_RATE].to_numpy(), index=selection[GROUP])
     metrics = pd.concat([
@@ -973,24 +1043,106 @@ def disparity_report(
     if n_permutations:
         perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
                                 compare=compare, n_permutations=n_permutations,
-                                random_state=random_state, quantiles=quantiles)
+                                random_state=random_state, quantiles=quantiles,
+                                adaptive=adaptive, alpha=alpha)
     settings = {"feature": feature, "baseline": baseline, "by": by, "statistic": statistic,
                 "quantiles": list(quantiles), "standard": standard, "quantile": quantile,
-                "value": value, "direction": direction, "tolerance": tolerance, "alpha": alpha,
-                "n_permutations": int(n_permutations), "compare": compare,
+                "value": value, "direction": direction, "tolerance": tolerance,
+                "comparison": comparison, "selection_rule": selection[SELECTION_RULE].iloc[0],
+                "polarity": polarity, "alpha": alpha,
+                "n_permutations": int(n_permutations), "adaptive": bool(adaptive),
+                "n_permutations_used": (int(perm[N_PERMUTATIONS].max())
+                                        if perm is not None else 0),
+                "compare": compare,
                 "random_state": random_state, "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
     return DisparityReport(summary, selection, metrics, dixon, perm, settings)
 
 
 # --- choices and words for the app ---------------------------------------------------------
+def default_direction(polarity: Polarity | None) -> Direction:
+    """The favourable selection side: ``"below"`` for a harmful feature, else ``"above"``
+    (SAGED's default, which reads higher values as favourable)."""
+    return "below" if polarity == "harmful" else "above"
+
+
+def feature_polarity(design: Design | None, column: str) -> Polarity | None:
+    """Whether higher values of ``column`` are harmful or favourable, per the design.
+
+    The design's explicit ``polarity`` entry wins; the derived ``deviation`` column is
+    harmful by definition; the outcome column follows its mapping (``binary`` and
+    ``above``: higher deviates, harmful; ``below``: favourable; ``values``: harmful when
+    the deviating values are 1/true, favourable when they are 0/false). Otherwise None.
+    """
+    if design is None:
+        return None
+    explicit = design.polarity_of(column)
+    if explicit is not None:
+        return explicit  # type: ignore[return-value]
+    if column == DEVIATION:
+        return "harmful"
+    o = design.outcome
+    if o is None or o.column != column:
+        return None
+    if o.mapping in ("binary", "above"):
+        return "harmful"
+    if o.mapping == "below":
+        return "favourable"
+    if o.mapping == "values":
+        vals = {v.strip().casefold() for v in o.values}
+        if vals and vals <= {"1", "1.0", "true", "yes"}:
+            return "harmful"
+        if vals and vals <= {"0", "0.0", "false", "no"}:
+            return "favourable"
+    return None
+
+
+#: Name parts that make a column read as an identifier.
+_ID_WORDS = ("id", "idx", "uuid", "guid")
+
+
+def is_id_like(series: pd.Series, name: str | None = None) -> bool:
+    """Whether a column looks like an identifier rather than a measurement.
+
+    True when its name has an id part (``id``, ``example_id``, ``exampleId``, ``uuid``,
+    ``idx``; split at ``_``, ``-``, space and camel case) or starts with ``row``
+    (``row_in_ssqa``), or when it holds integers named ``..._index`` (``question_index``)
+    or integers whose distinct values are nearly all different (at least 95 %
+    of at least 20 non-missing rows) or form a run of consecutive integers covering at
+    least half the rows. Such columns are never offered as a default feature.
+    """
+    import re
+
+    name = str(series.name if name is None else name)
+    parts = [p.casefold() for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
+    if parts and (any(p in _ID_WORDS for p in parts) or parts[0] == "row"):
+        return True
+    s = series.dropna()
+    if len(s) == 0 or pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+        return False
+    x = s.to_numpy(dtype=float)
+    if not np.all(np.isfinite(x)) or not np.all(x == np.round(x)):
+        return False
+    if parts and parts[-1] in ("index", "number"):
+        return True
+    if len(x) < 20:
+        return False
+    distinct = np.unique(x)
+    if len(distinct) >= 0.95 * len(x):
+        return True
+    consecutive = len(distinct) == distinct[-1] - distinct[0] + 1
+    return bool(consecutive and len(distinct) >= max(20, 0.5 * len(x)))
+
+
 def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Numeric columns that are not factors (nor the derived deviation), floats first."""
+    """Numeric columns that are not factors (nor the derived deviation): floats first,
+    id-like columns (:func:`is_id_like`) last, so the first is a sensible default."""
     skip = set(design.names) | {DEVIATION}
     cols = [c for c in results.columns if c not in skip
             and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
                 results[c]))]
-    return sorted(cols, key=lambda c: (not pd.api.types.is_float_dtype(results[c]),
+    return sorted(cols, key=lambda c: (is_id_like(results[c], c),
+                                       not pd.api.types.is_float_dtype(results[c]),
                                        results[c].nunique() <= 2))
 
 

@@ -14,11 +14,13 @@ from analysis.columns import (
     GROUP,
     IMPACT_RATIO,
     METRIC,
+    N_PERMUTATIONS,
     N_SELECTED,
     NOTE,
     P_VALUE,
     PASSES_FOUR_FIFTHS,
     SELECTION_RATE,
+    SELECTION_RULE,
     STANDARD,
     VALUE,
     N,
@@ -132,9 +134,16 @@ def test_selection_rate_above_the_mean_by_hand():
 
 def test_selection_rate_standards_and_directions():
     below = dsp.selection_rates(SEL, "f", "g", standard="median", direction="below")
-    # median of all rows = 6: below -> A {1, 2}, B {3, 4}
+    # median of all rows = 6: x <= 6 -> A {1, 2, 6}, B {3, 4}
     assert below.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
+        {"A": 0.75, "B": 0.4})
+    assert (below[SELECTION_RULE] == "x <= standard").all()
+    strict = dsp.selection_rates(SEL, "f", "g", standard="median", direction="below",
+                                 comparison="strict")
+    # x < 6 -> A {1, 2}, B {3, 4}
+    assert strict.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
         {"A": 0.5, "B": 0.4})
+    assert (strict[SELECTION_RULE] == "x < standard").all()
     fixed = dsp.selection_rates(SEL, "f", "g", standard="value", value=2.5)
     assert fixed.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
         {"A": 0.5, "B": 1.0})
@@ -151,6 +160,22 @@ def test_selection_rate_standards_and_directions():
         dsp.selection_rates(SEL, "f", "g", direction="within")
     with pytest.raises(AnalysisError, match="needs a number"):
         dsp.selection_rates(SEL, "f", "g", standard="value")
+
+
+def test_selection_counts_ties_with_the_standard_as_saged():
+    # integer scores, the median (2) as standard: SAGED's x >= 2 gives A 1/2, B 2/2, IR 0.5;
+    # the strict x > 2 gives A 0/2, B 1/2, IR 0.0
+    df = pd.DataFrame({"g": ["A", "A", "B", "B"], "f": [1, 2, 2, 3]})
+    inclusive = dsp.selection_rates(df, "f", "g", standard="median")
+    assert inclusive[STANDARD].iloc[0] == 2
+    assert inclusive[SELECTION_RATE].tolist() == [0.5, 1.0]
+    assert inclusive[IMPACT_RATIO].min() == 0.5
+    assert (inclusive[SELECTION_RULE] == "x >= standard").all()
+    strict = dsp.selection_rates(df, "f", "g", standard="median", comparison="strict")
+    assert strict[SELECTION_RATE].tolist() == [0.0, 0.5]
+    assert strict[IMPACT_RATIO].min() == 0.0
+    with pytest.raises(AnalysisError, match="Unknown comparison"):
+        dsp.selection_rates(df, "f", "g", comparison="lenient")
 
 
 # --- Dixon's Q -------------------------------------------------------------------------------
@@ -382,3 +407,92 @@ def test_moments_stay_accurate_when_groups_are_far_apart():
     for name in ("variance", "skewness", "kurtosis"):
         assert out.loc["a", name] == pytest.approx(_reference(a, name), rel=1e-6)
         assert out.loc["b", name] == pytest.approx(_reference(b, name), rel=1e-6)
+
+
+# --- adaptive permutations, polarity, id-like columns ------------------------------------------
+def test_stopping_rule_is_the_clopper_pearson_interval():
+    # b = 0 of 99: upper 99.9 % bound 1 - 0.0005 ** (1 / 99) = 0.0739 > 0.05, undecided;
+    # 0 of 199: 0.0375 < 0.05, decided; 50 of 99: lower bound 0.33 > 0.05, decided
+    high_99 = stats.binomtest(0, 99).proportion_ci(0.999, "exact").high
+    assert high_99 == pytest.approx(0.07390, abs=1e-5)
+    assert stats.binomtest(0, 199).proportion_ci(0.999, "exact").high == pytest.approx(
+        1 - 0.0005 ** (1 / 199))
+    decided = dsp._decided(np.array([0, 0, 50, 9]), np.array([99, 199, 99, 199]), 0.05)
+    assert decided.tolist() == [False, True, True, False]  # 9/199 = 0.045: too close
+
+
+def test_adaptive_permutations_stop_early_with_the_fixed_m_p_values():
+    rng = np.random.default_rng(0)
+    shifted = pd.DataFrame({"g": ["A"] * 300 + ["B"] * 300,
+                            "f": np.r_[rng.normal(0, 1, 300), rng.normal(1, 1, 300)]})
+    out = dsp.permutation_test(shifted, "f", "g", n_permutations=999, adaptive=True,
+                               random_state=2)
+    # no shuffle reaches a difference of ~1 SD: 0 of 199 -> stop, p = 1 / 200
+    assert out[N_PERMUTATIONS].tolist() == [199, 199]
+    assert out[P_VALUE].tolist() == pytest.approx([0.005, 0.005])
+    assert out["stopped_early"].all()
+    null = pd.DataFrame({"g": ["A", "B"] * 300, "f": rng.normal(0, 1, 600)})
+    adaptive = dsp.permutation_test(null, "f", "g", n_permutations=999, adaptive=True,
+                                    random_state=4)
+    fixed = dsp.permutation_test(null, "f", "g", n_permutations=99, random_state=4)
+    assert adaptive[N_PERMUTATIONS].tolist() == [99, 99]  # clearly above 0.05 at m = 99
+    assert adaptive[P_VALUE].tolist() == fixed[P_VALUE].tolist()  # same shuffles
+    assert fixed[P_VALUE].min() > 0.2
+    full = dsp.permutation_test(null, "f", "g", n_permutations=999, random_state=4)
+    assert full[N_PERMUTATIONS].tolist() == [999, 999] and not full["stopped_early"].any()
+
+
+def test_harmful_feature_selects_the_favourable_side():
+    # deviation-like 0/1 feature: A deviates 1 of 4, B 3 of 4; mean 0.5
+    df = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 4, "biased": [1, 0, 0, 0, 1, 1, 1, 0]})
+    naive = dsp.disparity_report(df, "biased", "g", n_permutations=0)
+    assert naive.settings["direction"] == "above"  # selection = deviating
+    assert naive.selection[SELECTION_RATE].tolist() == [0.25, 0.75]
+    assert naive.selection[PASSES_FOUR_FIFTHS].tolist() == [False, True]  # A "fails"
+    harmful = dsp.disparity_report(df, "biased", "g", polarity="harmful", n_permutations=0)
+    assert harmful.settings["direction"] == "below"  # x <= 0.5: not deviating
+    assert harmful.selection[SELECTION_RATE].tolist() == [0.75, 0.25]
+    assert harmful.selection[PASSES_FOUR_FIFTHS].tolist() == [True, False]  # B fails
+    assert harmful.impact_ratio == pytest.approx(1 / 3)
+
+
+def test_feature_polarity_from_the_design():
+    from analysis.design import Design, Factor, Outcome
+
+    f = Factor("g", "domain", ("A", "B"), "A")
+    d = Design((f,), Outcome("biased", "binary"), polarity={"sentiment": "favourable"})
+    assert dsp.feature_polarity(d, "biased") == "harmful"
+    assert dsp.feature_polarity(d, "deviation") == "harmful"
+    assert dsp.feature_polarity(d, "sentiment") == "favourable"
+    assert dsp.feature_polarity(d, "other") is None
+    correct = Design((f,), Outcome("correct", "values", values=("0",)))
+    assert dsp.feature_polarity(correct, "correct") == "favourable"
+    low = Design((f,), Outcome("score", "below", threshold=3))
+    assert dsp.feature_polarity(low, "score") == "favourable"
+    again = Design.from_text(d.to_yaml())
+    assert again.polarity == (("sentiment", "favourable"),) and again == d
+    old = Design.from_text("factors: [{name: g, values: [A, B]}]")  # no polarity key
+    assert old.polarity == () and dsp.feature_polarity(old, "x") is None
+    with pytest.raises(AnalysisError, match="harmful or favourable"):
+        Design((f,), polarity={"x": "bad"})
+
+
+def test_id_like_columns_are_never_the_default_feature():
+    n = 50
+    df = pd.DataFrame({"row_in_ssqa": np.arange(n), "example_id": np.arange(n) * 3,
+                       "question_index": np.tile([1, 2, 3, 4, 5], 10),
+                       "serial": np.arange(100, 100 + n), "score": np.tile([1, 2, 3, 4, 5], 10),
+                       "sentiment": np.linspace(-1, 1, n), "bias_index": np.linspace(0, 1, n),
+                       "g": ["a", "b"] * 25})
+    assert dsp.is_id_like(df["row_in_ssqa"]) and dsp.is_id_like(df["example_id"])
+    assert dsp.is_id_like(df["question_index"])  # an integer "index"
+    assert dsp.is_id_like(df["serial"])  # 50 distinct consecutive integers in 50 rows
+    assert dsp.is_id_like(pd.Series(["u1", "u2"], name="exampleId"))
+    assert not dsp.is_id_like(df["score"])  # 5 values in 50 rows
+    assert not dsp.is_id_like(df["sentiment"]) and not dsp.is_id_like(df["bias_index"])
+    from analysis.design import Design, Factor
+
+    design = Design((Factor("g", "domain", ("a", "b"), "a"),))
+    cols = dsp.numeric_columns(df, design)
+    assert cols[:3] == ["sentiment", "bias_index", "score"]
+    assert set(cols[3:]) == {"row_in_ssqa", "example_id", "question_index", "serial"}
