@@ -126,6 +126,26 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     return filter_rows(results, where), design
 
 
+def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:
+    """Rows analysed and rows left out, for the ``settings`` of a command's JSON.
+
+    ``n_rows``: rows after ``--where``; ``n_missing_outcome``: of those, rows whose outcome
+    is missing (the ``deviation`` column is NaN; they drop out of every outcome analysis);
+    ``n_missing_<col>`` for each of ``columns`` (e.g. a feature or category column): rows
+    where it is missing. Factor values are never missing (an empty value is the explicit
+    value ``"(missing)"``).
+    """
+    from analysis.columns import DEVIATION
+
+    out = {"n_rows": int(len(results))}
+    if DEVIATION in results.columns:
+        out["n_missing_outcome"] = int(results[DEVIATION].isna().sum())
+    for c in columns:
+        if c in results.columns:
+            out[f"n_missing_{c}"] = int(results[c].isna().sum())
+    return out
+
+
 def jsonable(obj: Any) -> Any:
     """Convert numpy/pandas scalars and NaN (-> null) for ``json.dumps``."""
     import numpy as np
