@@ -88,8 +88,13 @@ def outcome_from_args(args: argparse.Namespace):
     return Outcome(args.outcome, "binary")
 
 
-def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
+def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
+                     extra: Sequence[str] = ()):
     """Read ``args.file`` and build the design from ``--design`` and the options.
+
+    Factors (and ``extra`` columns) named like an output column are renamed first
+    (:func:`analysis.names.clash_free`); the mapping is stored in ``args.renamed``, a note
+    goes to stderr, and ``--where`` / ``--reference`` may use the original names.
 
     Returns
     -------
@@ -100,6 +105,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     from analysis.cells import filter_rows
     from analysis.design import Design, apply_design, make_factor, parse_assignments
     from analysis.io import load_results
+    from analysis.names import clash_free, rename_note
 
     frame = load_results(args.file, sep=getattr(args, "sep", None),
                          encoding=getattr(args, "encoding", "utf-8"))
@@ -120,8 +126,12 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     if need_outcome and design.outcome is None:
         raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
                             "--design file with an outcome.")
+    frame, design, renamed = clash_free(frame, design, extra=extra)
+    args.renamed = renamed
+    if renamed:
+        print(f"note: {rename_note(renamed)}", file=sys.stderr)
     results = apply_design(frame, design)
-    where = {k: split_list(v) for k, v in
+    where = {renamed.get(k, k): split_list(v) for k, v in
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
     return filter_rows(results, where), design
 

@@ -44,6 +44,9 @@ P_ADJUSTED = "p_adjusted"
 SMALL_N = "small_n"
 CONTINUITY_CORRECTED = "continuity_corrected"
 LD_UNDEFINED = "ld_undefined"
+TEST = "test"
+DUPLICATE_OF = "duplicate_of"
+SAME_ROWS_AS = "same_rows_as"
 
 # eCDF and deviation metric (analysis/ecdf.py)
 DEVIATION_METRIC = "deviation_metric"
@@ -128,3 +131,17 @@ N_RESAMPLES = "n_resamples"
 MIN_EXPECTED_COUNT = "min_expected"
 SHARE_EXPECTED_BELOW_5 = "share_expected_below_5"
 CRAMERS_V = "cramers_v"
+
+#: Output columns that sit beside factor columns in some table (cell tables, subgroups,
+#: eCDF rates, coverage cells, disparity groups, cohort distributions): a factor with one
+#: of these names would clash, so :func:`analysis.names.clash_free` renames it.
+BESIDE_FACTORS: frozenset[str] = frozenset({
+    DEVIATION, N, DEVIATIONS, DEVIATION_RATE, LEVEL, SUBGROUP, RATE_OUTSIDE, LOG_DISPARITY,
+    CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED, LD_UNDEFINED,
+    DUPLICATE_OF, SAME_ROWS_AS, N_SUBGROUPS, DEVIATION_METRIC, MEAN_RATE, SHARE_ABOVE_CUTOFF,
+    N_ROWS, N_CELLS, GROUP, MEAN, MEDIAN, VARIANCE, STD, SKEWNESS, KURTOSIS, QUANTILE_RANGE,
+    STANDARD, N_SELECTED, SELECTION_RATE, SELECTION_RULE, IMPACT_RATIO, PASSES_FOUR_FIFTHS,
+    OBSERVED, COMPARED_WITH, DIFFERENCE, N_PERMUTATIONS, STOPPED_EARLY, COUNT, PERCENT,
+    N_CATEGORIES, N_COHORTS, SD_PERCENT, MIN_PERCENT, MAX_PERCENT, NOTE, STATISTIC, DF,
+    METHOD, N_RESAMPLES, MIN_EXPECTED_COUNT, SHARE_EXPECTED_BELOW_5, CRAMERS_V,
+})

@@ -21,16 +21,24 @@ ratio ``log(a d / (b c))``. Decisions (see ``docs/subgroups.md``):
   cells (Haldane-Anscombe) for LD, its CI and the Wald p-value; flagged in
   ``continuity_corrected``. Rates are always reported uncorrected.
 - **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``.
-- **p-value**: Wald z test of LD = 0 by default (it agrees with the CI: p < 0.05 exactly
-  when the 95 % CI excludes 0); ``test="fisher"`` gives Fisher's exact two-sided
-  p-value on the uncorrected counts instead.
+- **p-value**: ``test="auto"`` (default): Fisher's exact two-sided p-value on the
+  uncorrected counts where the subgroup is flagged ``small_n`` or its table has a zero
+  cell (where the Wald test has little power and a poor null distribution), the Wald z
+  test of LD = 0 elsewhere (it agrees with the CI: p < 0.05 exactly when the 95 % CI
+  excludes 0). ``"wald"`` and ``"fisher"`` use one test for every row. The ``test``
+  column names the test behind each p-value.
 - **Undefined LD**: a subgroup that is the whole table (nothing outside it), or a table
   whose outcome never or always deviates, has no log odds ratio: LD, CI and p are NaN
   and ``ld_undefined`` is set; such rows take no part in the multiple-testing family.
 - **Small n**: flagged when ``n < min_n`` (30) or the smallest expected count of the
   2x2 table is below ``min_expected`` (5), where the normal approximation is poor.
-- **Multiple testing**: Benjamini-Hochberg over every subgroup of the returned table
-  with a p-value.
+- **Identical subgroups**: two subgroups with the same rows (a factor with one value
+  after a subset, nested factors: ``template = 6, gender = female`` is ``template = 6``)
+  are one test. The first in table order (lowest level first) represents them; the
+  others get ``duplicate_of`` (its label) and the same p-values.
+  :func:`distinct_subgroups` keeps one row each and names the others in ``same_rows_as``.
+- **Multiple testing**: Benjamini-Hochberg over the distinct subgroups with a p-value
+  (each set of rows counted once); duplicates take their representative's value.
 """
 
 from __future__ import annotations
@@ -49,20 +57,23 @@ from analysis.columns import (
     CONTINUITY_CORRECTED,
     DEVIATION_RATE,
     DEVIATIONS,
+    DUPLICATE_OF,
     LD_UNDEFINED,
     LEVEL,
     LOG_DISPARITY,
     P_ADJUSTED,
     P_VALUE,
     RATE_OUTSIDE,
+    SAME_ROWS_AS,
     SMALL_N,
     SUBGROUP,
+    TEST,
     N,
 )
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
 
-Test = Literal["wald", "fisher"]
+Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
 #: Continuity correction added to every cell of a 2x2 table with a zero cell.
 HALDANE = 0.5
@@ -70,6 +81,10 @@ HALDANE = 0.5
 MIN_N = 30
 #: ... as are those whose 2x2 table has an expected count below this.
 MIN_EXPECTED = 5.0
+#: Columns a subgroup table puts beside the factor columns (a factor may not be named so).
+_OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LOG_DISPARITY,
+                CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED,
+                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
 
@@ -95,6 +110,9 @@ def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool =
     missing = [f for f in factors if f not in cells.columns]
     if missing:
         raise AnalysisError(f"Not columns of the cell table: {', '.join(missing)}.")
+    from analysis.names import check_no_clash
+
+    check_no_clash(factors, reserved=_OWN_COLUMNS)
     needed = [N, DEVIATIONS] if outcome else [N]
     absent = [c for c in needed if c not in cells.columns]
     if absent:
@@ -335,7 +353,7 @@ def disparity_stats(
     *,
     total_deviations: int,
     total_n: int,
-    test: Test = "wald",
+    test: Test = "auto",
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
@@ -355,8 +373,9 @@ def disparity_stats(
     -------
     pandas.DataFrame
         Columns ``deviation_rate``, ``rate_outside``, ``log_disparity``, ``ci_low``,
-        ``ci_high``, ``p_value``, ``small_n``, ``continuity_corrected``,
-        ``ld_undefined`` (see :func:`subgroups`).
+        ``ci_high``, ``p_value``, ``test`` ("wald" / "fisher"; None where LD is
+        undefined), ``small_n``, ``continuity_corrected``, ``ld_undefined`` (see
+        :func:`subgroups`).
     """
     from scipy import stats  # lazy: keeps the CLI's start-up fast
 
@@ -384,12 +403,18 @@ def disparity_stats(
         rate_outside = np.where(outside > 0, c / outside, np.nan)
         expected = np.minimum(n, outside) * min(total_d, total_n - total_d) / total_n
     z = stats.norm.ppf(0.5 + confidence / 2)
+    small = (n < min_n) | (expected < min_expected)
     if test == "wald":
-        p = 2 * stats.norm.sf(np.abs(ld) / se)
+        exact = np.zeros(len(a), dtype=bool)
+    elif test == "fisher":
+        exact = ~undefined
     else:
-        p = np.full(len(a), np.nan)
-        ok = ~undefined
-        p[ok] = fisher_exact_pvalues(a[ok], b[ok], c[ok], d[ok])
+        exact = (small | corrected) & ~undefined
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = 2 * stats.norm.sf(np.abs(ld) / se)
+    if exact.any():
+        p[exact] = fisher_exact_pvalues(a[exact], b[exact], c[exact], d[exact])
+    used = np.where(undefined, None, np.where(exact, "fisher", "wald")).astype(object)
     nan = np.where(undefined, np.nan, 1.0)
     return pd.DataFrame({
         DEVIATION_RATE: a / n,
@@ -398,7 +423,8 @@ def disparity_stats(
         CI_LOW: (ld - z * se) * nan,
         CI_HIGH: (ld + z * se) * nan,
         P_VALUE: p * nan,
-        SMALL_N: (n < min_n) | (expected < min_expected),
+        TEST: used,
+        SMALL_N: small,
         CONTINUITY_CORRECTED: corrected,
         LD_UNDEFINED: undefined,
     })
@@ -409,7 +435,7 @@ def subgroups(
     factors: Sequence[str],
     *,
     max_level: int | None = None,
-    test: Test = "wald",
+    test: Test = "auto",
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
@@ -427,8 +453,9 @@ def subgroups(
         Highest level: 1 = one factor fixed, 2 = pairs, 3 = triples ... (default 2, or 1
         with a single factor).
     test
-        ``"wald"`` (z = LD / SE, consistent with the CI) or ``"fisher"`` (exact
-        conditional test on the uncorrected 2x2 counts).
+        ``"auto"`` (default: Fisher's exact test for small-n subgroups and tables with a
+        zero cell, Wald elsewhere), ``"wald"`` (z = LD / SE, consistent with the CI) or
+        ``"fisher"`` (exact conditional test on the uncorrected 2x2 counts).
     confidence
         Level of the Woolf confidence interval for LD.
     min_n, min_expected
@@ -444,10 +471,13 @@ def subgroups(
         uncorrected), ``rate_outside`` (deviation rate of the rows outside the
         subgroup), ``log_disparity`` (LD = logit(rate) - logit(rate outside)),
         ``ci_low`` / ``ci_high`` (Woolf CI of LD), ``p_value`` (H0: LD = 0),
-        ``p_adjusted`` (Benjamini-Hochberg over every row with a p-value), ``small_n``,
+        ``p_adjusted`` (Benjamini-Hochberg over the distinct subgroups with a p-value),
+        ``test`` (the test behind ``p_value``: "wald" or "fisher"), ``small_n``,
         ``continuity_corrected`` (0.5 added to the four cells because one was 0) and
         ``ld_undefined`` (no rows outside the subgroup, or an outcome that never or
-        always deviates: LD, CI and p are NaN).
+        always deviates: LD, CI and p are NaN) and ``duplicate_of`` (the label of an
+        earlier subgroup with exactly the same rows, else None; see
+        :func:`distinct_subgroups`).
 
     Raises
     ------
@@ -470,6 +500,70 @@ def subgroups(
                          confidence=confidence, min_n=min_n, min_expected=min_expected)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
-    counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED,
-                  benjamini_hochberg(counts[P_VALUE].to_numpy()))
+    rep = _representatives(cells, factors, counts)
+    p = counts[P_VALUE].to_numpy()
+    distinct = rep == np.arange(len(counts))
+    adjusted = np.full(len(counts), np.nan)
+    adjusted[distinct] = benjamini_hochberg(p[distinct])
+    counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
+    labels = counts[SUBGROUP].to_numpy(dtype=object)
+    counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
     return counts
+
+
+def _representatives(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame
+                     ) -> np.ndarray:
+    """For each subgroup, the position of the first subgroup with exactly the same rows.
+
+    Two subgroups have the same rows exactly when they contain the same observed cells
+    (with rows). Each subgroup's cell set is summarised by the sum of random 64-bit cell
+    weights (exact modulo 2^64, independent of order; two different sets collide with
+    probability 2^-64) together with its n.
+    """
+    live = cells[N].to_numpy() > 0
+    weights = np.random.default_rng(20240607).integers(
+        0, np.iinfo(np.int64).max, size=int(live.sum()), dtype=np.int64).astype(np.uint64)
+    coded = {f: _codes(cells[live], f)[0] for f in factors}
+    fixed = table[list(factors)].notna().to_numpy()
+    signature = np.zeros(len(table), dtype=np.uint64)
+    for pattern in np.unique(fixed, axis=0):
+        rows = np.flatnonzero((fixed == pattern).all(axis=1))
+        keys = [f for f, on in zip(factors, pattern, strict=True) if on]
+        cell_key = np.column_stack([coded[f] for f in keys])
+        sub_key = np.column_stack([table[f].cat.codes.to_numpy()[rows] for f in keys])
+        both, inverse = np.unique(np.vstack([cell_key, sub_key]), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        sums = np.zeros(len(both), dtype=np.uint64)
+        np.add.at(sums, inverse[: len(cell_key)], weights)
+        signature[rows] = sums[inverse[len(cell_key):]]
+    keys = [pd.Series(signature), pd.Series(table[N].to_numpy())]
+    position = pd.Series(np.arange(len(table)))
+    return position.groupby(keys, sort=False).transform("first").to_numpy()
+
+
+def distinct_subgroups(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct set of rows: duplicates dropped, named on their representative.
+
+    Parameters
+    ----------
+    table
+        Output of :func:`subgroups`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows whose ``duplicate_of`` is None, without that column, plus
+        ``same_rows_as``: the labels of the dropped subgroups with the same rows, joined
+        by ``"; "`` (empty when there are none). What the CLI and the page's table
+        report; the sunburst keeps the full table (its rings need every prefix).
+    """
+    if DUPLICATE_OF not in table.columns:
+        raise AnalysisError("Expected a table from analysis.subgroups.subgroups.")
+    dup = table[DUPLICATE_OF]
+    same: dict[str, list[str]] = {}
+    for label, of in zip(table[SUBGROUP], dup, strict=True):
+        if of is not None and not (isinstance(of, float) and np.isnan(of)):
+            same.setdefault(of, []).append(str(label))
+    out = table[dup.isna()].drop(columns=[DUPLICATE_OF]).reset_index(drop=True)
+    out[SAME_ROWS_AS] = ["; ".join(same.get(lab, [])) for lab in out[SUBGROUP]]
+    return out
