@@ -145,3 +145,13 @@ BESIDE_FACTORS: frozenset[str] = frozenset({
     N_CATEGORIES, N_COHORTS, SD_PERCENT, MIN_PERCENT, MAX_PERCENT, NOTE, STATISTIC, DF,
     METHOD, N_RESAMPLES, MIN_EXPECTED_COUNT, SHARE_EXPECTED_BELOW_5, CRAMERS_V,
 })
+
+# BBQ's bias scores (analysis/bbq_scores.py)
+N_DIS = "n_dis"
+N_NON_UNKNOWN_DIS = "n_non_unknown_dis"
+ACCURACY_DIS = "accuracy_dis"
+S_DIS = "s_DIS"
+N_AMB = "n_amb"
+N_NON_UNKNOWN_AMB = "n_non_unknown_amb"
+ACCURACY_AMB = "accuracy_amb"
+S_AMB = "s_AMB"

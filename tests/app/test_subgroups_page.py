@@ -101,3 +101,17 @@ def test_opens_on_the_bundled_bbq_sample():
     inner = [i for i, p in zip(trace["ids"], trace["parents"], strict=True) if p == ""]
     assert inner[0].startswith("category=")
     assert len(inner) == 6
+
+
+def test_bbq_sample_shows_bias_scores_missing_rows_and_test_per_row():
+    at = page_test("subgroups.py").run()  # the bundled BBQ sample with its design
+    assert not at.exception and not at.error
+    assert at.selectbox(key="subgroups_test").value == "auto"
+    # 3 rows have no outcome (their prediction matched no option)
+    assert any("3 of 35,868 rows have no outcome" in c.value for c in at.caption)
+    table = at.dataframe[0].value
+    assert set(table["test"].dropna()) <= {"wald", "fisher"}
+    assert "same_rows_as" in table.columns
+    scores = at.dataframe[1].value.set_index(["category", "input_format"])
+    assert scores.loc[("Age", "race"), "s_AMB"] == pytest.approx(0.2978, abs=5e-5)
+    assert scores.loc[("Age", "race"), "s_DIS"] == pytest.approx(0.0116, abs=5e-5)
