@@ -41,7 +41,12 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join([args.cohort, *by])
-    results, _ = load_with_design(load_args, need_outcome=False)
+    results, _ = load_with_design(load_args, need_outcome=False,
+                                  extra=[args.category, args.cohort, *by])
+    r = load_args.renamed  # columns named like an output column, renamed
+    args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
+                                                                            args.cohort)
+    by = [r.get(b, b) for b in by]
     cats = split_list(args.categories) or None
     dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats)
     spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)

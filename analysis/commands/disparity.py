@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join(by)
-    results, design = load_with_design(load_args, need_outcome=False)
+    results, design = load_with_design(load_args, need_outcome=False, extra=by)
+    by = [load_args.renamed.get(b, b) for b in by]
     polarity = args.polarity or feature_polarity(design, args.feature)
     report = disparity_report(
         results, args.feature, by, baseline=args.baseline, statistic=args.statistic,

@@ -64,15 +64,20 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join(dict.fromkeys(f for f in [*dims, *extra] if f))
     results, design = load_with_design(load_args)
+    r = load_args.renamed  # factors named like an output column, renamed
+    dims = [r.get(d, d) for d in dims]
+    penalty_factors = [r.get(f, f) for f in penalty_factors]
     gini = args.penalty_gini is not None
     index = bias_index(
         results, design, dimensions=[Dimension(f, s, w) for f, s, w in
                                      zip(dims, scores, weights, strict=True)],
-        model=args.model, ideal=args.ideal, normalize_weights=not args.no_normalize,
+        model=r.get(args.model, args.model), ideal=args.ideal,
+        normalize_weights=not args.no_normalize,
         penalty_kind="coverage_gini" if gini else "constant",
         penalty_value=args.penalty_gini if gini else args.penalty,
         penalty_factors=penalty_factors or None, sentiment=args.sentiment,
-        sentiment_by=args.sentiment_by, sentiment_score=args.sentiment_score,
+        sentiment_by=r.get(args.sentiment_by, args.sentiment_by),
+        sentiment_score=args.sentiment_score,
         sentiment_scale=args.scale)
     if args.figure:
         from analysis.export import write_figure
