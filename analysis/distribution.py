@@ -75,6 +75,10 @@ def _check(results: pd.DataFrame, category: str, cohort: str, by: Sequence[str])
     if len(set(cols)) < len(cols):
         raise AnalysisError("The category column, the cohort factor and the grouping factors "
                             "must all differ.")
+    from analysis.names import check_no_clash
+
+    check_no_clash(cols, "column", reserved=(COUNT, N, PERCENT, N_CATEGORIES, N_COHORTS,
+                                             SD_PERCENT, MIN_PERCENT, MAX_PERCENT, NOTE))
     return by
 
 
