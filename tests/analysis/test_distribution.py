@@ -199,3 +199,20 @@ def test_bbq_disability_spread_leaves_out_the_unmatched_category():
     assert row[SD_PERCENT] == pytest.approx(np.std(pct.to_numpy(), ddof=1))
     assert row[SD_PERCENT] == pytest.approx(11.29, abs=0.005)
     assert "unmatched" in row[NOTE]
+
+
+def test_distribution_figure_pages_never_break_plotly():
+    from analysis.figures.distribution import distribution_figure, n_pages
+
+    frame = pd.concat([_frame({"1950s": {"woman": 1 + i % 3, "man": 2},
+                               "1990s": {"woman": 2, "man": 1 + i % 2}}, f"r{i:02d}")
+                       for i in range(40)])
+    dist = dm.category_distribution(frame, "portrays", "decade", by="role")
+    assert n_pages(dist, "role") == 4  # 40 groups, 12 per page: 12 + 12 + 12 + 4
+    last = distribution_figure(dist, "portrays", "decade", by="role", page=3)
+    assert len({t.xaxis for t in last.data}) == 4
+    # all 40 panels on one page: 14 rows; the spacing shrinks below 1 / (rows - 1)
+    one = distribution_figure(dist, "portrays", "decade", by="role", per_page=40)
+    assert len({t.xaxis for t in one.data}) == 40
+    with pytest.raises(AnalysisError, match="pages 0 to 3"):
+        distribution_figure(dist, "portrays", "decade", by="role", page=4)
