@@ -67,6 +67,7 @@ from analysis.columns import (
     N,
 )
 from analysis.design import Design, factor_values
+from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
 
 Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
@@ -105,29 +106,12 @@ ORIGIN_COLUMNS = ("data_origin", "origin", "source")
 
 # Two-tailed critical values of Dixon's ratios for normal samples, at alpha = 0.10, 0.05,
 # 0.01 (confidence 90 / 95 / 99 %): reject the suspect value when its ratio exceeds the
-# value. Provenance (details and the comparison with published tables in
-# docs/disparity.md):
-# - r10, n = 3..10: Rorabacher (1991), Anal. Chem. 63:139-146, the Q90/Q95/Q99 values
-#   reproduced in most analytical-chemistry texts.
-# - r11 (n = 8..10), r21 (n = 11..13), r22 (n = 14..25): computed for this project by
-#   Monte Carlo simulation at the same two-tailed levels (40 million normal samples per
-#   n, both ends counted; rounded to 3 decimals). We could not check them digit by digit
-#   against Rorabacher's printed tables; where published one-tailed values at alpha/2 are
-#   known to us (Dixon's tables) they agree within 0.002. ``simulate_dixon_critical``
-#   reproduces them.
-_R10 = {3: (0.941, 0.970, 0.994), 4: (0.765, 0.829, 0.926), 5: (0.642, 0.710, 0.821),
-        6: (0.560, 0.625, 0.740), 7: (0.507, 0.568, 0.680), 8: (0.468, 0.526, 0.634),
-        9: (0.437, 0.493, 0.598), 10: (0.412, 0.466, 0.568)}
-_R11 = {8: (0.554, 0.615, 0.722), 9: (0.511, 0.570, 0.675), 10: (0.478, 0.535, 0.637)}
-_R21 = {11: (0.575, 0.622, 0.708), 12: (0.546, 0.592, 0.676), 13: (0.521, 0.567, 0.650)}
-_R22 = {14: (0.546, 0.591, 0.672), 15: (0.524, 0.569, 0.649), 16: (0.505, 0.549, 0.629),
-        17: (0.489, 0.532, 0.611), 18: (0.475, 0.517, 0.595), 19: (0.462, 0.504, 0.581),
-        20: (0.450, 0.492, 0.568), 21: (0.440, 0.481, 0.556), 22: (0.430, 0.470, 0.545),
-        23: (0.421, 0.461, 0.535), 24: (0.413, 0.453, 0.526), 25: (0.406, 0.445, 0.518)}
-DIXON_CRITICAL: dict[str, dict[int, tuple[float, float, float]]] = {
-    "r10": _R10, "r11": _R11, "r21": _R21, "r22": _R22}
-DIXON_SOURCE = {"r10": "Rorabacher (1991)", "r11": "simulation (docs/disparity.md)",
-                "r21": "simulation (docs/disparity.md)", "r22": "simulation (docs/disparity.md)"}
+# value. Every ratio for every n from its minimum (r10 3, r11 4, r21 5, r22 6) to 25,
+# computed exactly by numerical integration of the ratio's null distribution
+# (analysis/dixon.py; checked against the dixonstat package and by simulation; the
+# comparison with the published tables is in docs/disparity.md).
+DIXON_CRITICAL: dict[str, dict[int, tuple[float, float, float]]] = DIXON_EXACT
+DIXON_SOURCE = {v: "exact (numerical integration, analysis/dixon.py)" for v in DIXON_EXACT}
 
 
 # --- the feature -------------------------------------------------------------------------
@@ -565,7 +549,8 @@ def dixon_critical(n: int, alpha: float = 0.05, variant: DixonVariant | None = N
     """Two-tailed critical value of a Dixon ratio, or None where the table has no entry.
 
     ``alpha`` is one of 0.10, 0.05, 0.01. ``variant`` defaults to :func:`dixon_variant`.
-    Tabulated: r10 for n = 3..10, r11 8..10, r21 11..13, r22 14..25.
+    Tabulated (exact, :mod:`analysis.dixon`): every ratio from its smallest n (r10 3, r11
+    4, r21 5, r22 6) to 25.
     """
     alpha = _dixon_alpha(alpha)
     variant = variant or dixon_variant(n)
@@ -724,8 +709,7 @@ def simulate_dixon_critical(variant: DixonVariant, n: int, *,
 
     Draws ``n_draws`` standard normal samples of size ``n`` and returns, for each alpha,
     the ``1 - alpha / 2`` quantile of the ratio at one end (both ends of every sample are
-    used). This is how the tables for r11, r21 and r22 were computed (with 40 million
-    draws) and how the tests check every tabulated value.
+    used). A check of the exact values of :mod:`analysis.dixon` (the tests compare them).
     """
     if variant not in DIXON_VARIANTS:
         raise AnalysisError(f"Unknown Dixon ratio {variant!r}.")

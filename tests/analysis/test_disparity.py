@@ -185,25 +185,25 @@ def test_dixon_classic_example_r11_and_r10():
     assert r11.variant == "r11" and r11.n == 10
     assert r11.statistic == pytest.approx((0.177 - 0.167) / (0.187 - 0.167))  # 0.5
     assert r11.suspect_value == 0.167 and r11.suspect_end == "low" and r11.suspect == "1"
-    assert r11.critical == 0.478 and r11.significant
-    assert dsp.dixon_q_test(CLASSIC, alpha=0.05).significant is False  # 0.5 < 0.535
+    assert r11.critical == 0.4779 and r11.significant
+    assert dsp.dixon_q_test(CLASSIC, alpha=0.05).significant is False  # 0.5 < 0.5346
     r10 = dsp.dixon_q_test(CLASSIC, alpha=0.10, variant="r10")
     assert r10.statistic == pytest.approx(0.010 / 0.022)  # 0.4545
-    assert r10.critical == 0.412 and r10.significant  # Rorabacher Q90, n = 10
+    assert r10.critical == 0.4119 and r10.significant  # exact; Rorabacher's Q90: 0.412
     r10_95 = dsp.dixon_q_test(CLASSIC, alpha=0.05, variant="r10")
-    assert r10_95.critical == 0.466 and not r10_95.significant
-    assert r10.source.startswith("Rorabacher")
+    assert r10_95.critical == 0.4656 and not r10_95.significant
+    assert r10.source.startswith("exact")
 
 
 @pytest.mark.parametrize(("values", "alpha", "q", "critical", "significant", "end"), [
-    ([1.0, 1.1, 2.0], 0.10, 0.9, 0.941, False, "high"),            # n=3: 0.9 / 1.0
-    ([1.0, 1.01, 2.0], 0.05, 0.99 / 1.0, 0.970, True, "high"),
-    ([1.0, 1.01, 2.0], 0.01, 0.99, 0.994, False, "high"),
-    ([10, 10.1, 10.2, 12], 0.05, 1.8 / 2.0, 0.829, True, "high"),   # n=4
-    ([10, 10.1, 10.2, 12], 0.01, 0.9, 0.926, False, "high"),
-    ([2.1, 2.2, 2.3, 2.4, 3.5], 0.05, 1.1 / 1.4, 0.710, True, "high"),   # n=5
-    ([0.5, 2.0, 2.1, 2.2, 2.3, 2.4], 0.01, 1.5 / 1.9, 0.740, True, "low"),  # n=6
-    ([5, 5.1, 5.2, 5.3, 5.4, 5.5, 5.9], 0.10, 0.4 / 0.9, 0.507, False, "high"),  # n=7
+    ([1.0, 1.1, 2.0], 0.10, 0.9, 0.9413, False, "high"),            # n=3: 0.9 / 1.0
+    ([1.0, 1.01, 2.0], 0.05, 0.99 / 1.0, 0.9702, True, "high"),
+    ([1.0, 1.01, 2.0], 0.01, 0.99, 0.9940, False, "high"),
+    ([10, 10.1, 10.2, 12], 0.05, 1.8 / 2.0, 0.8298, True, "high"),   # n=4
+    ([10, 10.1, 10.2, 12], 0.01, 0.9, 0.9207, False, "high"),
+    ([2.1, 2.2, 2.3, 2.4, 3.5], 0.05, 1.1 / 1.4, 0.7102, True, "high"),   # n=5
+    ([0.5, 2.0, 2.1, 2.2, 2.3, 2.4], 0.01, 1.5 / 1.9, 0.7427, True, "low"),  # n=6
+    ([5, 5.1, 5.2, 5.3, 5.4, 5.5, 5.9], 0.10, 0.4 / 0.9, 0.5073, False, "high"),  # n=7
 ])
 def test_dixon_r10_small_samples_by_hand(values, alpha, q, critical, significant, end):
     rng = np.random.default_rng(len(values))
@@ -224,8 +224,8 @@ def test_dixon_sub_range_ratios_for_larger_samples():
     fourteen = list(range(1, 14)) + [30]  # r22 high end: (30 - 12) / (30 - 3)
     r22 = dsp.dixon_q_test(fourteen, alpha=0.05)
     assert r22.variant == "r22" and r22.statistic == pytest.approx(18 / 27)
-    assert r22.critical == 0.591 and r22.significant
-    assert not dsp.dixon_q_test(fourteen, alpha=0.01).significant  # 0.667 < 0.672
+    assert r22.critical == 0.5908 and r22.significant
+    assert not dsp.dixon_q_test(fourteen, alpha=0.01).significant  # 0.667 < 0.6724
     # r11 ignores a second outlier at the other end: (x2 - x1) / (x(n-1) - x1)
     r11 = dsp.dixon_q_test([0, 10, 10.1, 10.2, 10.3, 10.4, 10.5, 30], alpha=0.05)
     assert r11.variant == "r11"
@@ -240,7 +240,8 @@ def test_dixon_outside_the_tables_says_so():
     assert few.critical is None and "fewer than 3" in few.note
     flat = dsp.dixon_q_test([3.0] * 5)
     assert math.isnan(flat.statistic) and "equal" in flat.note
-    assert dsp.dixon_critical(9, 0.05, "r22") is None  # r22 tabulated from n = 14
+    assert dsp.dixon_critical(5, 0.05, "r22") is None  # r22 needs 6 values
+    assert dsp.dixon_critical(9, 0.05, "r22") == 0.7817  # every ratio, every n up to 25
     with pytest.raises(AnalysisError, match="alpha"):
         dsp.dixon_q_test(CLASSIC, alpha=0.02)
 
@@ -265,6 +266,41 @@ def test_dixon_table_agrees_with_simulation(variant, n):
     # exact ones by up to 0.005 at alpha 0.01 (docs/disparity.md)
     for sim, tab, tol in zip(simulated, tabulated, (0.006, 0.006, 0.012), strict=True):
         assert sim == pytest.approx(tab, abs=tol)
+
+
+def test_dixon_exact_values_from_the_integration():
+    from analysis.dixon import DixonDistribution, exact_dixon_critical
+
+    # the audit's numbers: r10, n = 4, alpha 0.01 is 0.9207 (published 0.926); the
+    # published n = 6 value 0.625 at alpha 0.05 has actual size 0.0515
+    assert exact_dixon_critical("r10", 4, 0.01) == pytest.approx(0.92066, abs=1e-5)
+    assert 2 * DixonDistribution("r10", 6).sf(0.625) == pytest.approx(0.0515, abs=5e-5)
+    # n = 3, r10 in closed form: the residuals of three normals point in a uniform
+    # direction of a plane, each ordering is a 60-degree sector, and within it
+    # r = sin(t) / (sin(t) + sin(60 deg - t)), so G(r) = (3 / pi) arctan(sqrt(3) r / (2 - r))
+    three = DixonDistribution("r10", 3)
+    for r in (0.1, 0.3, 0.7, 0.9, 0.99):
+        assert three.cdf(r) == pytest.approx(
+            3 / math.pi * math.atan(math.sqrt(3) * r / (2 - r)), abs=1e-12)
+    t = math.tan(0.95 * math.pi / 3)  # G(r) = 0.95 -> r = 2t / (sqrt(3) + t) = 0.94126
+    assert exact_dixon_critical("r10", 3, 0.10) == pytest.approx(2 * t / (math.sqrt(3) + t),
+                                                                 abs=1e-9)
+    dist = DixonDistribution("r22", 25)
+    assert dist.cdf(1.0) == pytest.approx(1.0, abs=1e-10)  # a proper distribution
+    # the table holds the rounded exact values
+    for variant, n in [("r10", 7), ("r11", 10), ("r21", 13), ("r22", 18)]:
+        for alpha, tab in zip(dsp.DIXON_ALPHAS, dsp.DIXON_CRITICAL[variant][n], strict=True):
+            assert tab == pytest.approx(exact_dixon_critical(variant, n, alpha), abs=5e-5)
+
+
+@pytest.mark.parametrize(("variant", "n"), [("r10", 4), ("r10", 6), ("r11", 8), ("r21", 11),
+                                            ("r22", 25)])
+def test_dixon_table_agrees_with_dixonstat(variant, n):
+    dixonstat = pytest.importorskip("dixonstat")  # McBane's Gauss-Hermite method (dev extra)
+    ref = getattr(dixonstat, variant)(n)
+    for alpha, tab in zip(dsp.DIXON_ALPHAS, dsp.DIXON_CRITICAL[variant][n], strict=True):
+        # dixonstat's quadrature is coarser: it agrees within 2e-4 (1.4e-4 at r22, n = 25)
+        assert tab == pytest.approx(float(ref.ppf(1 - alpha / 2)), abs=2e-4)
 
 
 # --- disparity metrics -----------------------------------------------------------------------
