@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis import distribution as dm
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
 
     by = split_list(args.by)
     load_args = argparse.Namespace(**vars(args))
@@ -63,7 +63,10 @@ def run(args: argparse.Namespace) -> None:
         write_figure(fig, args.figure)
     payload = {"category": args.category, "cohort": args.cohort, "by": by,
                "distribution": dist, "spread_within_cohorts": spread,
-               "spread_across_cohorts": across, "homogeneity": test}
+               "spread_across_cohorts": across, "homogeneity": test,
+               "settings": {"method": args.method, "resamples": args.resamples,
+                            "seed": args.seed, "where": args.where, "renamed": r,
+                            **row_counts(results, columns=[args.category])}}
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
     emit(args, payload, wide)
     if not args.json:

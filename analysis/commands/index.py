@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.errors import AnalysisError
     from analysis.index import Dimension, bias_index
 
@@ -84,7 +84,9 @@ def run(args: argparse.Namespace) -> None:
         from analysis.figures.index import index_figure
 
         write_figure(index_figure(index.components, index.totals), args.figure)
-    emit(args, {"totals": index.totals, "components": index.components}, index.totals)
+    emit(args, {"totals": index.totals, "components": index.components,
+                "settings": {"renamed": load_args.renamed, **row_counts(results)}},
+         index.totals)
     if not args.json:
         print("\nComponents:")
         print(index.components.to_string(index=False))
