@@ -124,18 +124,19 @@ def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool =
         raise AnalysisError("There are no rows with an outcome to form subgroups from.")
 
 
-def _group(codes: list[np.ndarray], sizes: list[int], n: np.ndarray, dev: np.ndarray
-           ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """Sum ``n`` and ``dev`` over cells sharing the given codes; observed groups only."""
+def _group(codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray]
+           ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Sum each weight (the first is n) over cells sharing the given codes; observed
+    groups only."""
     total = math.prod(sizes)
+    n = weights[0]
     if total <= max(_DENSE_LIMIT, 4 * len(n)):
         key = np.zeros(len(n), dtype=np.int64)
         for c, size in zip(codes, sizes, strict=True):
             key = key * size + c
-        sum_n = np.bincount(key, weights=n, minlength=total)
-        sum_d = np.bincount(key, weights=dev, minlength=total)
-        uniq = np.flatnonzero(sum_n)
-        sum_n, sum_d = sum_n[uniq], sum_d[uniq]
+        sums = [np.bincount(key, weights=w, minlength=total) for w in weights]
+        uniq = np.flatnonzero(sums[0])
+        sums = [x[uniq] for x in sums]
         out_codes = []
         rest = uniq
         for size in reversed(sizes):
@@ -146,46 +147,44 @@ def _group(codes: list[np.ndarray], sizes: list[int], n: np.ndarray, dev: np.nda
         stacked = np.column_stack(codes)
         uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
-        sum_n = np.bincount(inverse, weights=n, minlength=len(uniq_rows))
-        sum_d = np.bincount(inverse, weights=dev, minlength=len(uniq_rows))
+        sums = [np.bincount(inverse, weights=w, minlength=len(uniq_rows)) for w in weights]
         out_codes = [uniq_rows[:, j] for j in range(len(codes))]
-    return out_codes, np.rint(sum_n).astype(np.int64), np.rint(sum_d).astype(np.int64)
+    return out_codes, [np.rint(x).astype(np.int64) for x in sums]
 
 
 class _DenseMarginals:
-    """Marginal count tables of a dense (n, deviations) tensor over all the factors.
+    """Marginal count tables of dense weight tensors (n, deviations, ...) over all factors.
 
     Each marginal is summed from its smallest already computed parent (the table with
     one more factor, the smallest one), so the full tensor is read only by the first
     few reductions and the level-1..3 tables come from small intermediate ones. Used
-    when the full grid of value combinations has at most ``_DENSE_LIMIT`` entries.
+    when the full grid of value combinations has at most ``_DENSE_LIMIT`` entries. The
+    first weight is n: a combination is observed when its n is positive.
     """
 
-    def __init__(self, codes: list[np.ndarray], sizes: list[int], n: np.ndarray,
-                 dev: np.ndarray):
+    def __init__(self, codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray]):
         self.sizes = sizes
-        key = np.ravel_multi_index(codes, sizes) if codes else np.zeros(len(n), np.int64)
+        n = len(weights[0])
+        key = np.ravel_multi_index(codes, sizes) if codes else np.zeros(n, np.int64)
         total = math.prod(sizes)
         full = tuple(range(len(sizes)))
-        self.tables = {full: (np.bincount(key, weights=n, minlength=total).reshape(sizes),
-                              np.bincount(key, weights=dev, minlength=total).reshape(sizes))}
+        self.tables = {full: [np.bincount(key, weights=w, minlength=total).reshape(sizes)
+                              for w in weights]}
 
-    def table(self, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def table(self, axes: tuple[int, ...]) -> list[np.ndarray]:
         if axes not in self.tables:
             absent = [j for j in range(len(self.sizes)) if j not in axes]
             j = min(absent, key=lambda a: self.sizes[a])
             parent = tuple(sorted((*axes, j)))
-            pn, pd_ = self.table(parent)
             pos = parent.index(j)
-            self.tables[axes] = (pn.sum(axis=pos), pd_.sum(axis=pos))
+            self.tables[axes] = [t.sum(axis=pos) for t in self.table(parent)]
         return self.tables[axes]
 
-    def counts(self, axes: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        tn, td = self.table(axes)
-        flat = np.flatnonzero(tn)
-        codes = list(np.unravel_index(flat, tn.shape))
-        return (codes, np.rint(tn.ravel()[flat]).astype(np.int64),
-                np.rint(td.ravel()[flat]).astype(np.int64))
+    def counts(self, axes: tuple[int, ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        tables = self.table(axes)
+        flat = np.flatnonzero(tables[0])
+        codes = list(np.unravel_index(flat, tables[0].shape))
+        return codes, [np.rint(t.ravel()[flat]).astype(np.int64) for t in tables]
 
 
 def subgroup_counts(
@@ -194,6 +193,7 @@ def subgroup_counts(
     *,
     levels: Sequence[int],
     within: str | None = None,
+    extra: Sequence[np.ndarray] = (),
 ) -> pd.DataFrame:
     """``n`` and ``deviations`` of every observed subgroup at the given levels.
 
@@ -209,6 +209,9 @@ def subgroup_counts(
     within
         A factor fixed in every subgroup on top of the k chosen ones (the comparison
         factor of the eCDF, e.g. the model); ``None`` for none.
+    extra
+        Further integer weights per cell, summed per subgroup in the same pass (the
+        row-set signatures of :func:`subgroups`); returned in ``attrs["extra"]``.
 
     Returns
     -------
@@ -230,35 +233,38 @@ def subgroup_counts(
                             f"chosen factors); got {', '.join(map(str, bad or levels))}.")
     all_factors = ([within] if within else []) + factors
     coded = {f: _codes(cells, f) for f in all_factors}
-    n = cells[N].to_numpy(dtype=float)
-    dev = cells[DEVIATIONS].to_numpy(dtype=float)
+    weights = [cells[N].to_numpy(dtype=float), cells[DEVIATIONS].to_numpy(dtype=float),
+               *(np.asarray(w, dtype=float) for w in extra)]
     sizes = [max(len(coded[f][1]), 1) for f in all_factors]
-    dense = (_DenseMarginals([coded[f][0] for f in all_factors], sizes, n, dev)
+    dense = (_DenseMarginals([coded[f][0] for f in all_factors], sizes, weights)
              if math.prod(sizes) <= _DENSE_LIMIT else None)
     parts = []
     for k in sorted({int(k) for k in levels}):
         for combo in itertools.combinations(factors, k):
             keys = ([within] if within else []) + list(combo)
             if dense is not None:
-                codes, n_g, d_g = dense.counts(tuple(all_factors.index(f) for f in keys))
+                codes, sums = dense.counts(tuple(all_factors.index(f) for f in keys))
             else:
-                codes, n_g, d_g = _group([coded[f][0] for f in keys],
-                                         [max(len(coded[f][1]), 1) for f in keys], n, dev)
+                codes, sums = _group([coded[f][0] for f in keys],
+                                     [max(len(coded[f][1]), 1) for f in keys], weights)
             labels = None
             for f, c in zip(combo, codes[len(keys) - k:], strict=True):
                 values = np.array([f"{f} = {v}" for v in coded[f][1]], dtype=object)
                 labels = values[c] if labels is None else labels + ", " + values[c]
             parts.append({"codes": dict(zip(keys, codes, strict=True)), "level": k,
-                          "label": labels, "n": n_g, "dev": d_g})
-    size = sum(len(p["n"]) for p in parts)
+                          "label": labels, "sums": sums})
+    size = sum(len(p["sums"][0]) for p in parts)
     out = pd.DataFrame(index=pd.RangeIndex(size))
     for f in all_factors:
-        codes = np.concatenate([p["codes"].get(f, np.full(len(p["n"]), -1)) for p in parts])
+        codes = np.concatenate([p["codes"].get(f, np.full(len(p["sums"][0]), -1))
+                                for p in parts])
         out[f] = pd.Categorical.from_codes(codes, categories=coded[f][1], ordered=True)
-    out[LEVEL] = np.concatenate([np.full(len(p["n"]), p["level"]) for p in parts])
+    out[LEVEL] = np.concatenate([np.full(len(p["sums"][0]), p["level"]) for p in parts])
     out[SUBGROUP] = np.concatenate([p["label"] for p in parts])
-    out[N] = np.concatenate([p["n"] for p in parts])
-    out[DEVIATIONS] = np.concatenate([p["dev"] for p in parts])
+    out[N] = np.concatenate([p["sums"][0] for p in parts])
+    out[DEVIATIONS] = np.concatenate([p["sums"][1] for p in parts])
+    out.attrs["extra"] = [np.concatenate([p["sums"][2 + j] for p in parts])
+                          for j in range(len(extra))]
     return out
 
 
@@ -492,7 +498,9 @@ def subgroups(
     if not isinstance(max_level, (int, np.integer)) or not 1 <= max_level <= len(factors):
         raise AnalysisError(f"The highest subgroup level must be between 1 and {len(factors)} "
                             f"(the number of chosen factors), got {max_level!r}.")
-    counts = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1))
+    counts = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1),
+                             extra=_signature_weights(cells))
+    signatures = counts.attrs.pop("extra")
     total_n = int(cells[N].sum())
     total_d = int(cells[DEVIATIONS].sum())
     st = disparity_stats(counts[DEVIATIONS].to_numpy(), counts[N].to_numpy(),
@@ -500,7 +508,7 @@ def subgroups(
                          confidence=confidence, min_n=min_n, min_expected=min_expected)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
-    rep = _representatives(cells, factors, counts)
+    rep = _representatives(counts, signatures)
     p = counts[P_VALUE].to_numpy()
     distinct = rep == np.arange(len(counts))
     adjusted = np.full(len(counts), np.nan)
@@ -511,32 +519,24 @@ def subgroups(
     return counts
 
 
-def _representatives(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame
-                     ) -> np.ndarray:
+def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:
+    """Two random integer weights per cell, below 2^b with b = min(32, 52 - log2(cells)),
+    so that their sums over any subgroup stay exact in floating point (below 2^52)."""
+    rng = np.random.default_rng(20240607)
+    bits = min(32, 52 - int(np.ceil(np.log2(len(cells) + 1))))
+    return [rng.integers(0, 1 << bits, len(cells)) for _ in range(2)]
+
+
+def _representatives(table: pd.DataFrame, signatures: Sequence[np.ndarray]) -> np.ndarray:
     """For each subgroup, the position of the first subgroup with exactly the same rows.
 
-    Two subgroups have the same rows exactly when they contain the same observed cells
-    (with rows). Each subgroup's cell set is summarised by the sum of random 64-bit cell
-    weights (exact modulo 2^64, independent of order; two different sets collide with
-    probability 2^-64) together with its n.
+    Two subgroups have the same rows exactly when they contain the same observed cells.
+    Their signature is ``n`` and the sums of two random integer cell weights
+    (:func:`_signature_weights`, summed in the counting pass); two different cell sets
+    of equal n share a signature with probability about 2^-2b (2^-64 up to a million
+    cells).
     """
-    live = cells[N].to_numpy() > 0
-    weights = np.random.default_rng(20240607).integers(
-        0, np.iinfo(np.int64).max, size=int(live.sum()), dtype=np.int64).astype(np.uint64)
-    coded = {f: _codes(cells[live], f)[0] for f in factors}
-    fixed = table[list(factors)].notna().to_numpy()
-    signature = np.zeros(len(table), dtype=np.uint64)
-    for pattern in np.unique(fixed, axis=0):
-        rows = np.flatnonzero((fixed == pattern).all(axis=1))
-        keys = [f for f, on in zip(factors, pattern, strict=True) if on]
-        cell_key = np.column_stack([coded[f] for f in keys])
-        sub_key = np.column_stack([table[f].cat.codes.to_numpy()[rows] for f in keys])
-        both, inverse = np.unique(np.vstack([cell_key, sub_key]), axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        sums = np.zeros(len(both), dtype=np.uint64)
-        np.add.at(sums, inverse[: len(cell_key)], weights)
-        signature[rows] = sums[inverse[len(cell_key):]]
-    keys = [pd.Series(signature), pd.Series(table[N].to_numpy())]
+    keys = [pd.Series(table[N].to_numpy()), *(pd.Series(x) for x in signatures)]
     position = pd.Series(np.arange(len(table)))
     return position.groupby(keys, sort=False).transform("first").to_numpy()
 
