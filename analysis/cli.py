@@ -158,8 +158,13 @@ def outcome_from_args(args: argparse.Namespace):
     return Outcome(args.outcome, "binary")
 
 
-def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
+def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
+                     extra: Sequence[str] = ()):
     """Read ``args.file`` and build the design from ``--design`` and the options.
+
+    Factors (and ``extra`` columns) named like an output column are renamed first
+    (:func:`analysis.names.clash_free`); the mapping is stored in ``args.renamed``, a note
+    goes to stderr, and ``--where`` / ``--reference`` may use the original names.
 
     Returns
     -------
@@ -170,6 +175,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     from analysis.cells import filter_rows
     from analysis.design import Design, apply_design, make_factor, parse_assignments
     from analysis.io import load_results
+    from analysis.names import clash_free, rename_note
 
     frame = load_results(args.file, sep=getattr(args, "sep", None),
                          encoding=getattr(args, "encoding", "utf-8"))
@@ -190,10 +196,34 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     if need_outcome and design.outcome is None:
         raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
                             "--design file with an outcome.")
+    frame, design, renamed = clash_free(frame, design, extra=extra)
+    args.renamed = renamed
+    if renamed:
+        print(f"note: {rename_note(renamed)}", file=sys.stderr)
     results = apply_design(frame, design)
-    where = {k: split_list(v) for k, v in
+    where = {renamed.get(k, k): split_list(v) for k, v in
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
     return filter_rows(results, where), design
+
+
+def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:
+    """Rows analysed and rows left out, for the ``settings`` of a command's JSON.
+
+    ``n_rows``: rows after ``--where``; ``n_missing_outcome``: of those, rows whose outcome
+    is missing (the ``deviation`` column is NaN; they drop out of every outcome analysis);
+    ``n_missing_<col>`` for each of ``columns`` (e.g. a feature or category column): rows
+    where it is missing. Factor values are never missing (an empty value is the explicit
+    value ``"(missing)"``).
+    """
+    from analysis.columns import DEVIATION
+
+    out = {"n_rows": int(len(results))}
+    if DEVIATION in results.columns:
+        out["n_missing_outcome"] = int(results[DEVIATION].isna().sum())
+    for c in columns:
+        if c in results.columns:
+            out[f"n_missing_{c}"] = int(results[c].isna().sum())
+    return out
 
 
 def jsonable(obj: Any) -> Any:

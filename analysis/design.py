@@ -166,9 +166,20 @@ class Design:
     #: factor of the design, but not of a model that uses it as the cluster.
     cluster: str | None = None
 
+    #: Optional ``(column, "harmful" | "favourable")`` pairs: whether higher values of a
+    #: numeric feature (or the outcome) are harmful or favourable. A mapping is accepted.
+    polarity: tuple[tuple[str, str], ...] = ()
+
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
         object.__setattr__(self, "recipe", parse_recipe(list(self.recipe)))
+        pairs = self.polarity.items() if isinstance(self.polarity, Mapping) else self.polarity
+        pairs = tuple((str(c), str(v)) for c, v in pairs)
+        bad = [f"{c}: {v}" for c, v in pairs if v not in ("harmful", "favourable")]
+        if bad:
+            raise DesignError(f"Polarity must be harmful or favourable, got {', '.join(bad)}.")
+        object.__setattr__(self, "polarity", pairs)
         names = [f.name for f in self.factors]
         seen: set[str] = set()
         dupes = sorted({n for n in names if n in seen or seen.add(n)})
@@ -190,6 +201,10 @@ class Design:
         raise DesignError(
             f"{name!r} is not a factor of the design (factors: {', '.join(self.names) or 'none'})."
         )
+
+    def polarity_of(self, column: str) -> str | None:
+        """``"harmful"`` / ``"favourable"`` as declared for ``column``, else None."""
+        return dict(self.polarity).get(column)
 
     def of_kind(self, *kinds: str) -> list[str]:
         """Names of the factors of the given kinds."""
@@ -233,6 +248,8 @@ class Design:
             out["recipe"] = [step.to_dict() for step in self.recipe]
         if self.cluster:
             out["cluster"] = self.cluster
+        if self.polarity:
+            out["polarity"] = dict(self.polarity)
         return out
 
     def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
@@ -291,8 +308,11 @@ class Design:
         cluster = data.get("cluster")
         if cluster is not None and not isinstance(cluster, str):
             raise DesignError("'cluster' must be the name of one column.")
+        polarity = data.get("polarity") or {}
+        if not isinstance(polarity, Mapping):
+            raise DesignError("'polarity' must map column names to harmful or favourable.")
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
-                   recipe=recipe, cluster=cluster or None)
+                   recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()))
 
     def to_yaml(self) -> str:
         """The design as YAML text."""

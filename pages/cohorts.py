@@ -5,7 +5,12 @@ import streamlit as st
 from analysis import distribution as dist_mod
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
-from analysis.figures.distribution import distribution_figure, spread_figure
+from analysis.figures.distribution import (
+    PANELS_PER_PAGE,
+    distribution_figure,
+    n_pages,
+    spread_figure,
+)
 from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
@@ -51,8 +56,13 @@ table_download(wide, "cohorts_percentages", key="cohorts_wide")
 with st.expander("Long table (counts)"):
     st.dataframe(dist, hide_index=True)
     table_download(dist, "cohorts_counts", key="cohorts_long")
+pages = n_pages(dist, by)
+page = 0
+if pages > 1:
+    page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
+                           pages, 1, key="cohorts_panel_page") - 1
 for kind, label in (("bar", "stacked"), ("line", "lines")):
-    fig = distribution_figure(dist, category, cohort, by=by, kind=kind)
+    fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
     st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
     figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
 

@@ -18,6 +18,7 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.subgroups import missing_outcome_note
 from ui.widgets import md
 
 st.title("Factor importance")
@@ -29,6 +30,7 @@ st.caption("Logistic regression of deviation on the chosen factors, each coded a
 
 where = subset_filter(design, key="importance")
 st.caption(md(subset_caption(where)))
+missing_outcome_note(results, where)
 options = model_options(results, design)
 if not options["factors"]:
     st.info("Choose at least one factor.")

@@ -37,13 +37,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis import distribution as dm
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
 
     by = split_list(args.by)
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join([args.cohort, *by])
-    results, _ = load_with_design(load_args, need_outcome=False)
+    results, _ = load_with_design(load_args, need_outcome=False,
+                                  extra=[args.category, args.cohort, *by])
+    r = load_args.renamed  # columns named like an output column, renamed
+    args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
+                                                                            args.cohort)
+    by = [r.get(b, b) for b in by]
     cats = split_list(args.categories) or None
     dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats)
     spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
@@ -60,7 +65,10 @@ def run(args: argparse.Namespace) -> None:
         write_figure(fig, args.figure)
     payload = {"category": args.category, "cohort": args.cohort, "by": by,
                "distribution": dist, "spread_within_cohorts": spread,
-               "spread_across_cohorts": across, "homogeneity": test}
+               "spread_across_cohorts": across, "homogeneity": test,
+               "settings": {"method": args.method, "resamples": args.resamples,
+                            "seed": args.seed, "where": args.where, "renamed": r,
+                            **row_counts(results, columns=[args.category])}}
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
     emit(args, payload, wide)
     if not args.json:

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> None:
     # --factors lists exactly the grid; a design file alone means its domain + prompt factors
     factors = design.names if args.factors else cov.default_factors(design)
     models = [m for m in design.of_kind("model") if m not in factors]
-    where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
+    where = {args.renamed.get(k, k): split_list(v)
+             for k, v in parse_assignments(args.where, "--where").items()}
     cells = cell_table(results, factors + models, with_outcome=False)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)

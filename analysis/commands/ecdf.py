@@ -24,6 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ideal value C of the deviation metric (default 0)")
     p.add_argument("--cutoff", type=cli_types.FINITE_FLOAT, default=CUTOFF,
                    help=f"'no bias' cutoff drawn and counted (default {CUTOFF:g})")
+    p.add_argument("--resamples", type=int, default=9999,
+                   help="random splits of the KS permutation p-value with tied rates, when "
+                        "the splits are too many to enumerate (default 9999)")
+    p.add_argument("--seed", type=int, default=0, help="seed of those splits (default 0)")
     add_output_options(p, figure=True)
     from analysis.commands._bootstrap_options import add_bootstrap_options
 
@@ -33,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table
-    from analysis.cli import emit, load_with_design, split_list
-    from analysis.columns import N_SUBGROUPS, P_VALUE, STATISTIC
+    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.errors import AnalysisError
 
@@ -44,25 +48,28 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join([args.by, *factors])
     results, design = load_with_design(load_args)
-    factors = [f for f in design.names if f != args.by]
-    cells = cell_table(results, [args.by, *factors])
-    rates = subgroup_rates(cells, factors, by=args.by, level=args.level)
-    summary = ecdf_summary(rates, by=args.by, ideal=args.ideal, cutoff=args.cutoff)
-    ks = ks_tests(rates, by=args.by)
+    by = load_args.renamed.get(args.by, args.by)
+    factors = [f for f in design.names if f != by]
+    cells = cell_table(results, [by, *factors])
+    rates = subgroup_rates(cells, factors, by=by, level=args.level)
+    summary = ecdf_summary(rates, by=by, ideal=args.ideal, cutoff=args.cutoff)
+    ks = ks_tests(rates, by=by, n_resamples=args.resamples, random_state=args.seed)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.ecdf import ecdf_figure
 
-        write_figure(ecdf_figure(rates, summary, by=args.by, ideal=args.ideal,
+        write_figure(ecdf_figure(rates, summary, by=by, ideal=args.ideal,
                                  cutoff=args.cutoff, ks=ks), args.figure)
-    groups = {str(r.pop(args.by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
+    groups = {str(r.pop(by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
               for r in summary.to_dict(orient="records")}
     if len(summary) == 2:
-        ks_out = {STATISTIC: ks[STATISTIC].iloc[0], P_VALUE: ks[P_VALUE].iloc[0]}
+        ks_out = {k: ks[k].iloc[0] for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE)}
     else:
         ks_out = ks.to_dict(orient="records")
-    payload = {"by": args.by, "factors": factors, "ideal": args.ideal, "cutoff": args.cutoff,
-               "groups": groups, "ks": ks_out}
+    settings = {"level": args.level, "resamples": args.resamples, "seed": args.seed,
+                "where": args.where, "renamed": load_args.renamed, **row_counts(results)}
+    payload = {"by": by, "factors": factors, "ideal": args.ideal, "cutoff": args.cutoff,
+               "groups": groups, "ks": ks_out, "settings": settings}
     boot = None
     if args.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_ecdf

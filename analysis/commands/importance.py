@@ -68,7 +68,7 @@ def _hint(fix) -> str:
 def run(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.columns import (
         CI_HIGH,
         CI_LOW,
@@ -109,10 +109,18 @@ def run(args: argparse.Namespace) -> None:
         write_figure(importance_figure(fit.terms, scale=args.scale, max_p=args.max_p,
                                        p_column=p_column, confidence=args.confidence),
                      args.figure)
-    if args.json:
-        emit(args, fit.terms, fit.terms)
-        return
     s = fit.summary()
+    counts = row_counts(results)
+    if args.json:
+        settings = {k: v for k, v in s.items() if k != "notes"}
+        settings.update({"where": args.where, "exclude": args.exclude,
+                         "on_separation": args.on_separation,
+                         "n_missing_outcome": counts.get("n_missing_outcome", 0)})
+        emit(args, {"terms": fit.terms, "tests": fit.factor_tests, "notes": list(fit.notes),
+                     "settings": settings}, fit.terms)
+        return
+    if counts.get("n_missing_outcome"):
+        print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
     print(f"{s['n_rows']:,} rows ({s['n_deviations']:,} deviations) in {s['n_cells']:,} cells; "
           f"{s['n_parameters']} parameters; {s['iterations']} iterations; McFadden R2 "
           f"{s['pseudo_r2']:.4f}")

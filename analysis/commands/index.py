@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.errors import AnalysisError
     from analysis.index import Dimension, bias_index
 
@@ -70,14 +70,19 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join(dict.fromkeys(f for f in [*dims, *extra] if f))
     results, design = load_with_design(load_args)
+    r = load_args.renamed  # factors named like an output column, renamed
+    dims = [r.get(d, d) for d in dims]
+    penalty_factors = [r.get(f, f) for f in penalty_factors]
     gini = args.penalty_gini is not None
     options = dict(
         dimensions=[Dimension(f, s, w) for f, s, w in zip(dims, scores, weights, strict=True)],
-        model=args.model, ideal=args.ideal, normalize_weights=not args.no_normalize,
+        model=r.get(args.model, args.model), ideal=args.ideal,
+        normalize_weights=not args.no_normalize,
         penalty_kind="coverage_gini" if gini else "constant",
         penalty_value=args.penalty_gini if gini else args.penalty,
         penalty_factors=penalty_factors or None, sentiment=args.sentiment,
-        sentiment_by=args.sentiment_by, sentiment_score=args.sentiment_score,
+        sentiment_by=r.get(args.sentiment_by, args.sentiment_by),
+        sentiment_score=args.sentiment_score,
         sentiment_scale=args.scale)
     index = bias_index(results, design, **options)
     if args.figure:
@@ -85,7 +90,8 @@ def run(args: argparse.Namespace) -> None:
         from analysis.figures.index import index_figure
 
         write_figure(index_figure(index.components, index.totals), args.figure)
-    payload = {"totals": index.totals, "components": index.components}
+    payload = {"totals": index.totals, "components": index.components,
+               "settings": {"renamed": load_args.renamed, **row_counts(results)}}
     if args.ci == "bootstrap":  # intervals of the index and of every component per model
         from analysis.bootstrap import bootstrap_index
         from analysis.commands._bootstrap_options import bootstrap_settings
