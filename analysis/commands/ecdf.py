@@ -24,10 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ideal value C of the deviation metric (default 0)")
     p.add_argument("--cutoff", type=cli_types.FINITE_FLOAT, default=CUTOFF,
                    help=f"'no bias' cutoff drawn and counted (default {CUTOFF:g})")
-    p.add_argument("--resamples", type=int, default=9999,
+    p.add_argument("--resamples", type=cli_types.POSITIVE_INT, default=9999,
                    help="random splits of the KS permutation p-value with tied rates, when "
                         "the splits are too many to enumerate (default 9999)")
-    p.add_argument("--seed", type=int, default=0, help="seed of those splits (default 0)")
     add_output_options(p, figure=True)
     from analysis.commands._bootstrap_options import add_bootstrap_options
 
