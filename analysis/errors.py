@@ -31,3 +31,7 @@ class DesignMismatchError(DesignError):
 
 class FitError(AnalysisError):
     """A statistical model cannot be fitted as asked (aliasing, separation, too few rows)."""
+
+
+class EngineError(AnalysisError):
+    """An engine (DuckDB, Spark) cannot run as asked: not installed, cannot start, failed."""
