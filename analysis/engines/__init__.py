@@ -20,7 +20,7 @@ run on the small aggregate (:mod:`analysis.engines.base`). Decisions: ``docs/eng
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -116,8 +116,12 @@ def _complete(design: Design | None, agg: pd.DataFrame, table: Table, factors: S
 
 def fine_cells_from_table(table: Table, design: Design | None, *,
                           factors: Sequence[str] = (), where: Where | None = None,
-                          extra_keys: Sequence[str] = ()) -> tuple[pd.DataFrame, Design]:
+                          extra_keys: Sequence[str] = (),
+                          references: Mapping[str, str] | None = None
+                          ) -> tuple[pd.DataFrame, Design]:
     """One aggregate over ``table``, checked against ``design`` and filtered by ``where``.
+
+    ``references`` (factor -> value) replace the design's references, as ``--reference``.
 
     Returns
     -------
@@ -148,6 +152,8 @@ def fine_cells_from_table(table: Table, design: Design | None, *,
             raise DesignError(f"There is no column {missing[0]!r} in the results table.")
     agg = table.aggregate(present, outcome)
     full = _complete(design, agg, table, factors, outcome)
+    for name, ref in (references or {}).items():
+        full = full.with_reference(name, ref)
     check = full if outcome_error is None else full.with_outcome(None)
     warnings = base.check_aggregate(table, agg, check, outcome_error)
     agg = base.filter_aggregate(agg, where, table.kinds)

@@ -67,14 +67,21 @@ def expand(source: str | Path) -> list[str]:
     return [str(path)]
 
 
-def _reader(files: list[str], fmt: str, sep: str | None, encoding: str) -> str:
+def _reader(files: list[str], fmt: str, sep: str | None, encoding: str,
+            as_text: Sequence[str] = ()) -> str:
     listed = "[" + ", ".join(sql.DUCKDB.literal(f) for f in files) + "]"
     if fmt == "parquet":
         return f"read_parquet({listed})"
     if fmt == "jsonl":
         return f"read_json({listed}, format='auto')"
     nulls = "[" + ", ".join(sql.DUCKDB.literal(v) for v in PANDAS_NA) + "]"
-    opts = [f"nullstr={nulls}", "header=true"]
+    # pandas reads dates and yes/no as text: DuckDB may only infer numbers and booleans,
+    # and the columns it would read as BOOLEAN are read as text (kind "csvbool").
+    opts = [f"nullstr={nulls}", "header=true",
+            "auto_type_candidates=['BOOLEAN', 'BIGINT', 'DOUBLE', 'VARCHAR']"]
+    if as_text:
+        typed = ", ".join(f"{sql.DUCKDB.literal(c)}: 'VARCHAR'" for c in as_text)
+        opts.append(f"types={{{typed}}}")
     delim = sep or ("\t" if fmt == "tsv" else None)
     if delim:
         opts.append(f"delim={sql.DUCKDB.literal(delim)}")
@@ -94,6 +101,7 @@ class DuckDBTable(Table):
                  threads: int | None = None):
         import duckdb
 
+        bools: list[str] = []
         if is_relation(source):
             self.relation = source
             label = name or "the DuckDB relation"
@@ -110,12 +118,19 @@ class DuckDBTable(Table):
             self._check_same_columns(con, files, fmt, sep, encoding, str(source))
             try:
                 self.relation = con.sql(f"SELECT * FROM {_reader(files, fmt, sep, encoding)}")
+                if fmt in ("csv", "tsv"):
+                    bools = [c for c, t in zip(self.relation.columns, self.relation.types,
+                                               strict=True) if str(t) == "BOOLEAN"]
+                if bools:
+                    self.relation = con.sql(
+                        f"SELECT * FROM {_reader(files, fmt, sep, encoding, bools)}")
             except duckdb.Error as exc:
                 raise LoadError(f"{source}: DuckDB cannot read it: {_first_line(exc)}") from None
             self.connection = con
             label = name or (Path(files[0]).name if len(files) == 1 else str(source))
         kinds = {c: sql.kind_of(str(t)) for c, t in
                  zip(self.relation.columns, self.relation.types, strict=True)}
+        kinds.update({c: "csvbool" for c in bools})
         super().__init__(label, kinds)
 
     @staticmethod

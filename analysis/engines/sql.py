@@ -23,7 +23,9 @@ from typing import Literal
 from analysis.design import MISSING_VALUE, Outcome
 from analysis.errors import DesignError
 
-Kind = Literal["bool", "int", "float", "decimal", "string", "other"]
+#: ``csvbool``: a CSV text column DuckDB would read as BOOLEAN; read as text, its
+#: True/TRUE/true and False/FALSE/false become "true"/"false" as pandas' bool columns do.
+Kind = Literal["bool", "csvbool", "int", "float", "decimal", "string", "other"]
 
 #: Outcome text counted as 1 / 0 by the ``binary`` mapping (as in analysis.design).
 TRUE_TEXT = ("1", "true", "yes", "1.0")
@@ -105,6 +107,9 @@ def value_text(d: Dialect, column: str, kind: Kind) -> str:
                 f"THEN CAST(CAST({c} AS BIGINT) AS {d.text}) ELSE CAST({c} AS {d.text}) END)")
     if kind == "string":
         return f"coalesce({c}, {miss})"
+    if kind == "csvbool":
+        return (f"(CASE WHEN {c} IS NULL THEN {miss} WHEN {c} IN ('True', 'TRUE', 'true') "
+                f"THEN 'true' WHEN {c} IN ('False', 'FALSE', 'false') THEN 'false' ELSE {c} END)")
     return f"coalesce(CAST({c} AS {d.text}), {miss})"
 
 
