@@ -45,7 +45,9 @@ def generate(path: Path, rows: int) -> None:
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(config={"memory_limit": "2GB", "threads": 2})
+    con = duckdb.connect(config={"memory_limit": "2GB", "threads": 2,
+                                 "enable_progress_bar": False})
+    partial = path.with_name(path.name + ".partial")
     h = "hash(i * 2654435761 + {k})"
     con.sql(f"""
         COPY (SELECT
@@ -61,8 +63,9 @@ def generate(path: Path, rows: int) -> None:
                  WHEN {h.format(k=8)} % 2 = 0 THEN 'no' ELSE 'unknown' END AS answer,
             'response text ' || i AS completion
         FROM range({rows}) t(i))
-        TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)""")
+        TO '{partial}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)""")
     con.close()
+    partial.rename(path)
 
 
 def _design():

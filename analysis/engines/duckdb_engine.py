@@ -114,6 +114,7 @@ class DuckDBTable(Table):
                                 f"{', '.join(sorted(Path(f).name for f in files[:5]))}).")
             fmt = formats.pop()
             con = duckdb.connect(config={"memory_limit": memory_limit,
+                                         "enable_progress_bar": False,
                                          **({"threads": threads} if threads else {})})
             self._check_same_columns(con, files, fmt, sep, encoding, str(source))
             try:
