@@ -45,8 +45,8 @@ def generate(path: Path, rows: int) -> None:
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(config={"memory_limit": "2GB", "threads": 2,
-                                 "enable_progress_bar": False})
+    con = duckdb.connect(config={"memory_limit": "2GB", "threads": 2})
+    con.execute("SET enable_progress_bar = false")
     partial = path.with_name(path.name + ".partial")
     h = "hash(i * 2654435761 + {k})"
     con.sql(f"""

@@ -11,6 +11,7 @@ from ui.data import (
     on_upload,
     sample_caption,
 )
+from ui.large_file import folder_note, on_server_path
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
@@ -18,14 +19,19 @@ st.caption("One row per benchmark response, with factor columns and at least one
 if active_frame() is None and "data_error" not in st.session_state:
     load_default_sample()  # the app opens on the bundled BBQ sample
 
-source = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True,
-                  key="data_source")
+source = st.radio("Source", ["Bundled sample", "Upload a file", "Large file on this machine"],
+                  horizontal=True, key="data_source")
 if source == "Bundled sample":
     choice = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k]["title"],
                           key="data_sample", on_change=on_sample_change)
     st.caption(sample_caption(choice))
     if st.session_state.get("results_name") != choice:
         st.button("Load this sample", on_click=on_sample_change, key="data_load_sample")
+elif source == "Large file on this machine":
+    folder, note = folder_note()
+    st.text_input("Path or glob under the data folder (e.g. runs/*.parquet or a folder)",
+                  key="data_server_path", on_change=on_server_path, disabled=folder is None)
+    st.caption(note)
 else:
     st.file_uploader(
         "Results file (CSV, TSV, Parquet, JSON Lines; .gz accepted)",
@@ -46,6 +52,8 @@ c2.metric("Columns", frame.shape[1])
 c3.markdown(f"**Active table**  \n{name}")
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
+if frame.attrs.get("dropped_columns"):
+    st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
 
 missing = frame.isna().sum()
 for column, count in missing[missing > 0].items():

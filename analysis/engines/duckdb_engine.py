@@ -114,8 +114,8 @@ class DuckDBTable(Table):
                                 f"{', '.join(sorted(Path(f).name for f in files[:5]))}).")
             fmt = formats.pop()
             con = duckdb.connect(config={"memory_limit": memory_limit,
-                                         "enable_progress_bar": False,
                                          **({"threads": threads} if threads else {})})
+            con.execute("SET enable_progress_bar = false")
             self._check_same_columns(con, files, fmt, sep, encoding, str(source))
             try:
                 self.relation = con.sql(f"SELECT * FROM {_reader(files, fmt, sep, encoding)}")
