@@ -62,9 +62,17 @@ def session():
 
 
 def read(source, *, sep: str | None = None):
-    """A Spark DataFrame of a path, glob or folder (Parquet, CSV/TSV, JSON Lines)."""
-    files = expand(source)
-    formats = {file_format(f) for f in files}
+    """A Spark DataFrame of a path, glob or folder (Parquet, CSV/TSV, JSON Lines).
+
+    A URI (``s3a://``, ``hdfs://``, ``abfss://`` ...) goes to Spark as it is: Parquet unless
+    its name ends in another format's extension.
+    """
+    if "://" in str(source):
+        files = [str(source)]
+        formats = {file_format(str(source)) or "parquet"}
+    else:
+        files = expand(source)
+        formats = {file_format(f) for f in files}
     if None in formats or len(formats) > 1:
         raise LoadError(f"{source}: Spark reads one format at a time (CSV, TSV, Parquet or "
                         "JSON Lines).")
