@@ -348,3 +348,16 @@ def test_deviations_column_survives_the_fine_table(rows, files):
     fine = fine_cells(files / "rows.csv", design, engine="duckdb")
     assert {N, DEVIATIONS, N_ALL} <= set(fine.columns)
     assert fine[DEVIATIONS].dtype == np.int64
+
+
+@pytest.mark.parametrize("sample", [BBQ, SSQA])
+def test_describe_suggests_the_same_design_and_nestings(capsys, sample):
+    expected = _cli_json(capsys, ["describe", sample, "--engine", "pandas"])
+    got = _cli_json(capsys, ["describe", sample, "--engine", "duckdb"])
+    for key in ("file", "n_rows", "suggested_design", "nestings"):
+        assert got[key] == expected[key], key
+    for mine, theirs in zip(got["columns"], expected["columns"], strict=True):
+        assert (mine["column"], mine["n_missing"], mine["suggested_role"]) == (
+            theirs["column"], theirs["n_missing"], theirs["suggested_role"])
+        if theirs["n_unique"] <= 100:  # exact up to the factor range; estimates above
+            assert mine["n_unique"] == theirs["n_unique"]
