@@ -282,7 +282,8 @@ SSQA_DESIGN = SAMPLE_DIR / "ssqa_simulated.design.yaml"
 
 COMMANDS = {
     "cells": ["cells", BBQ, "--design", BBQ_DESIGN, "--where", "context_condition=ambig"],
-    "coverage": ["coverage", SSQA, "--design", SSQA_DESIGN],
+    "coverage": ["coverage", SSQA, "--design", SSQA_DESIGN, "--where", "model=sim-model-B",
+                 "--where", "cot=yes"],
     "subgroups": ["subgroups", BBQ, "--design", BBQ_DESIGN, "--factors",
                   "category,context_condition,question_polarity", "--level", "3"],
     "ecdf": ["ecdf", SSQA, "--design", SSQA_DESIGN, "--factors", "stigma,prompt_style",
@@ -292,6 +293,9 @@ COMMANDS = {
                    "prompt_style=original,positive,doubt"],
     "importance-outcome": ["importance", SSQA, "--factors", "model,cot", "--outcome", "answer",
                            "--deviation-values", "yes", "--reference", "cot=yes"],
+    "importance-exclude": ["importance", SSQA, "--design", SSQA_DESIGN, "--factors",
+                           "model,cot,prompt_style,gender", "--exclude", "prompt_style=base",
+                           "--exclude", "gender=female", "--interaction", "model:cot"],
     "disparity": ["disparity", SSQA, "--feature", "sentiment", "--by", "model",
                   "--permutations", "50"],
     "cohorts": ["cohorts", SSQA, "--category", "answer", "--cohort", "model"],
