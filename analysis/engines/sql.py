@@ -172,22 +172,34 @@ def outcome_columns(d: Dialect, outcome: Outcome, kinds: Mapping[str, Kind]
 def aggregate_query(d: Dialect, table: str, keys: list[str], kinds: Mapping[str, Kind],
                     outcome: Outcome | None, *, limit: int | None = None) -> str:
     """One GROUP BY over the rows: per combination of ``keys`` (factor-value strings),
-    all rows, rows with a known outcome, the deviation sum, bad and hit rows."""
-    inner = [f"{value_text(d, k, kinds[k])} AS {d.quote(k)}" for k in keys]
+    all rows, rows with a known outcome, the deviation sum, bad and hit rows.
+
+    The rows are grouped by the *raw* key values (integers and booleans group faster
+    than text, and each distinct value is formatted once); the small result is then
+    regrouped by the factor-value strings, which merges the raw values that format alike
+    (NULL and NaN both become ``"(missing)"``).
+    """
+    raw = [f"{d.quote(k)} AS __k{i}" for i, k in enumerate(keys)]
     if outcome is not None:
         expr = outcome_columns(d, outcome, kinds)
-        inner += [f"{expr['dev']} AS __dev", f"{expr['bad']} AS __bad", f"{expr['hit']} AS __hit"]
+        raw += [f"{expr['dev']} AS __dev", f"{expr['bad']} AS __bad", f"{expr['hit']} AS __hit"]
     else:
-        inner += ["CAST(NULL AS DOUBLE) AS __dev", "0 AS __bad", "0 AS __hit"]
-    outer = [d.quote(k) for k in keys] + [
-        f"count(*) AS {N_ALL}", f"count(__dev) AS {N_KNOWN}",
-        f"coalesce(sum(__dev), 0.0) AS {DEV_SUM}",
-        f"CAST(coalesce(sum(__bad), 0) AS BIGINT) AS {N_BAD}",
-        f"CAST(coalesce(sum(__hit), 0) AS BIGINT) AS {N_HIT}"]
-    group = f" GROUP BY {', '.join(d.quote(k) for k in keys)}" if keys else ""
+        raw += ["CAST(NULL AS DOUBLE) AS __dev", "0 AS __bad", "0 AS __hit"]
+    raw_keys = [f"__k{i}" for i in range(len(keys))]
+    grouped = raw_keys + [
+        "count(*) AS __n", "count(__dev) AS __known", "sum(__dev) AS __devs",
+        "sum(__bad) AS __bads", "sum(__hit) AS __hits"]
+    inner = (f"SELECT {', '.join(grouped)} FROM (SELECT {', '.join(raw)} FROM {table}) AS rows_"
+             + (f" GROUP BY {', '.join(raw_keys)}" if keys else ""))
+    texts = [value_text(d, f"__k{i}", kinds[k]) for i, k in enumerate(keys)]
+    outer = [f"{t} AS {d.quote(k)}" for t, k in zip(texts, keys, strict=True)] + [
+        f"CAST(sum(__n) AS BIGINT) AS {N_ALL}", f"CAST(sum(__known) AS BIGINT) AS {N_KNOWN}",
+        f"coalesce(sum(__devs), 0.0) AS {DEV_SUM}",
+        f"CAST(coalesce(sum(__bads), 0) AS BIGINT) AS {N_BAD}",
+        f"CAST(coalesce(sum(__hits), 0) AS BIGINT) AS {N_HIT}"]
+    group = f" GROUP BY {', '.join(texts)}" if keys else ""
     tail = f" LIMIT {int(limit)}" if limit else ""
-    return (f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {table}) AS rows_"
-            f"{group}{tail}")
+    return f"SELECT {', '.join(outer)} FROM ({inner}) AS groups_{group}{tail}"
 
 
 def bad_examples_query(d: Dialect, table: str, outcome: Outcome, kinds: Mapping[str, Kind],
