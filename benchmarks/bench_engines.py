@@ -11,7 +11,9 @@ thought on/off, two temperatures and a yes / no / unknown answer (5 % missing) w
 deviation is ``answer = 'yes'``. Each measurement runs in a fresh process; the parent
 samples the resident memory of that process and its children (the JVM for Spark) every
 50 ms and prints the time, the peak memory, the ratio against pandas and whether the
-cell table equals the pandas one (or, where pandas does not run, DuckDB's).
+cell table equals the pandas one (or, where pandas does not run, DuckDB's). CPU seconds
+(user + system of the measuring process) are printed too: on a shared machine the wall
+time mostly measures the wait for a core.
 Goals (issue 11): 100M rows -> cell table in under 60 s and 3 GB; at 10M rows DuckDB
 no slower than pandas.
 """
@@ -85,7 +87,11 @@ def _design():
 def worker(engine: str, path: str, out: str) -> None:
     """One measurement (in its own process): source -> cell table, written to ``out``."""
     sys.path.insert(0, str(REPO))
+    import resource
+
     design = _design()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
     if engine == "pandas":
         from analysis.cells import cell_table
@@ -113,8 +119,11 @@ def worker(engine: str, path: str, out: str) -> None:
         started = ready
         spark.stop()
     seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # this process (DuckDB's threads too;
+    cpu = usage.ru_utime + usage.ru_stime - cpu0        # not Spark's JVM)
     cells.to_parquet(out)
-    print(json.dumps({"seconds": seconds, "cells": len(cells), "rows": int(cells["n"].sum())}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "cells": len(cells),
+                      "rows": int(cells["n"].sum())}))
 
 
 def _tree_rss(pid: int) -> int:
@@ -200,8 +209,10 @@ def main() -> None:
             same = tables[engine].astype(str).equals(tables[reference].astype(str))
             ratio = f"{base / r['seconds']:5.2f}x pandas speed" if base else "pandas not run"
             extra = f" (+{r['startup']:.1f} s session start)" if "startup" in r else ""
-            print(f"  {engine:7s} {r['seconds']:7.2f} s{extra}  peak {r['peak_gb']:5.2f} GB  "
-                  f"{ratio}  {r['cells']:,} cells  equal to {reference}: {same}")
+            cpu = f"cpu {r['cpu']:6.1f} s" if engine != "spark" else "cpu (JVM) n/a"
+            print(f"  {engine:7s} {r['seconds']:7.2f} s{extra}  {cpu}  "
+                  f"peak {r['peak_gb']:5.2f} GB  {ratio}  {r['cells']:,} cells  "
+                  f"equal to {reference}: {same}")
         print(f"  load average now {os.getloadavg()[0]:.2f}")
 
 
