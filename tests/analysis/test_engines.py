@@ -364,3 +364,12 @@ def test_describe_suggests_the_same_design_and_nestings(capsys, sample):
             theirs["column"], theirs["n_missing"], theirs["suggested_role"])
         if theirs["n_unique"] <= 100:  # exact up to the factor range; estimates above
             assert mine["n_unique"] == theirs["n_unique"]
+
+
+def test_a_cell_table_is_summed_not_counted(rows):
+    design = _design(rows, OUTCOMES["below"])
+    applied = apply_design(rows, design)
+    fine = cell_table(applied, ["model", "group", "shots"])
+    pd.testing.assert_frame_equal(cell_table(fine, ["group"]), cell_table(applied, ["group"]))
+    pd.testing.assert_frame_equal(cell_table(fine, ["shots", "model"], where={"group": "a"}),
+                                  cell_table(applied, ["shots", "model"], where={"group": "a"}))
