@@ -14,10 +14,12 @@ import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION, DEVIATIONS, N
-from analysis.design import factor_values
+from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
 
 Where = Mapping[str, str | Sequence[str]]
+#: Every row of a cell, outcome known or not, in an engine's fine cell table.
+N_ALL = "n_all"
 
 
 def filter_rows(results: pd.DataFrame, where: Where | None) -> pd.DataFrame:
@@ -83,11 +85,13 @@ def _codes(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
 
 
 def cell_table(
-    results: pd.DataFrame,
+    results: pd.DataFrame | object,
     factors: Sequence[str],
     *,
     where: Where | None = None,
     with_outcome: bool = True,
+    design: Design | None = None,
+    engine: str = "auto",
 ) -> pd.DataFrame:
     """Count rows and deviations per observed combination of ``factors``.
 
@@ -95,7 +99,10 @@ def cell_table(
     ----------
     results
         A results table, ideally from :func:`analysis.design.apply_design` (factor
-        columns categorical with the declared values; ``deviation`` column).
+        columns categorical with the declared values; ``deviation`` column); or a cell
+        table (``n``, optionally ``deviations`` and ``n_all``: the counts are summed); or,
+        through :mod:`analysis.engines`, a path / glob / folder of results files, a
+        DuckDB relation or a Spark DataFrame (then ``design`` maps the raw rows).
     factors
         The factors defining the cells (at least one).
     where
@@ -112,7 +119,15 @@ def cell_table(
         Observed cells only, sorted by the factors' value order; columns: one per
         factor (categorical over the declared values, so unseen values stay known),
         ``n`` (int64 rows) and, with an outcome, ``deviations`` (int64).
+    design, engine
+        Only for sources that are not DataFrames (or with ``engine`` other than
+        ``auto``/``pandas``): see :func:`analysis.engines.cell_table`.
     """
+    if not isinstance(results, pd.DataFrame) or engine not in ("auto", "pandas"):
+        from analysis import engines
+
+        return engines.cell_table(results, factors, design=design, where=where,
+                                  with_outcome=with_outcome, engine=engine)
     factors = list(factors)
     if not factors:
         raise AnalysisError("Choose at least one factor for the cell table.")
@@ -125,6 +140,8 @@ def cell_table(
     if len(set(factors)) < len(factors):
         raise AnalysisError("A factor is listed twice.")
     results = filter_rows(results, where)
+    if N in results.columns and DEVIATION not in results.columns:
+        return _sum_cells(results, factors, with_outcome)
     has_outcome = with_outcome and DEVIATION in results.columns
     if has_outcome:
         dev = results[DEVIATION].to_numpy(dtype=float)
@@ -132,6 +149,32 @@ def cell_table(
         if not known.all():
             results, dev = results[known], dev[known]
 
+    return _group(results, factors, None, dev if has_outcome else None)
+
+
+def _sum_cells(cells: pd.DataFrame, factors: list[str], with_outcome: bool) -> pd.DataFrame:
+    """A cell table (``n``, ``deviations``, ``n_all``) summed over fewer factors.
+
+    With an outcome, ``n`` counts rows with a known outcome; ``n_all`` (an engine's fine
+    cell table) counts every row, which is what ``with_outcome=False`` needs.
+    """
+    has_outcome = with_outcome and DEVIATIONS in cells.columns
+    if has_outcome:
+        n = cells[N].to_numpy(dtype=np.int64)
+        dev = cells[DEVIATIONS].to_numpy(dtype=float)
+    else:
+        n = cells[N_ALL if N_ALL in cells.columns else N].to_numpy(dtype=np.int64)
+        dev = None
+    keep = n > 0
+    if not keep.all():
+        cells, n = cells[keep], n[keep]
+        dev = None if dev is None else dev[keep]
+    return _group(cells, factors, n, dev)
+
+
+def _group(results: pd.DataFrame, factors: list[str], weights: np.ndarray | None,
+           dev: np.ndarray | None) -> pd.DataFrame:
+    """Group rows (``weights`` None: each row counts 1) by the factors' codes."""
     all_codes, all_values = zip(*(_codes(results, f) for f in factors), strict=True)
     sizes = [max(len(v), 1) for v in all_values]
     if np.prod([float(s) for s in sizes]) < 2**62:
@@ -155,8 +198,9 @@ def cell_table(
         f: pd.Categorical.from_codes(c, categories=values, ordered=True)
         for f, c, values in zip(factors, cell_codes, all_values, strict=True)
     })
-    out[N] = np.bincount(inverse, minlength=len(uniq)).astype(np.int64)
-    if has_outcome:
+    out[N] = np.rint(np.bincount(inverse, weights=weights, minlength=len(uniq))
+                     ).astype(np.int64)
+    if dev is not None:
         out[DEVIATIONS] = np.rint(np.bincount(inverse, weights=dev, minlength=len(uniq))
                                   ).astype(np.int64)
     return out

@@ -97,6 +97,16 @@ def add_input(parser: argparse.ArgumentParser) -> None:
                         help="delimiter of a text file, one character; \\t or tab for a tab "
                              "(default: sniffed)")
     parser.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")
+    add_engine_option(parser)
+
+
+def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """``--engine pandas|duckdb|spark|auto`` (``analysis.engines``; docs/engines.md)."""
+    parser.add_argument(
+        "--engine", choices=("pandas", "duckdb", "spark", "auto"), default="auto",
+        help="what reads the rows: pandas (in memory), duckdb (from disk, out of core; FILE "
+             "may be a glob or a folder of Parquet files), spark (SPARK_MASTER / SPARK_REMOTE) "
+             "or auto (default: duckdb for globs, folders and files of 100 MiB or more)")
 
 
 def add_outcome_options(parser: argparse.ArgumentParser) -> None:
@@ -170,13 +180,23 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     -------
     (results, design)
         ``results`` from :func:`analysis.design.apply_design` (filtered by ``--where``),
-        ``design`` restricted to ``--factors`` when given.
+        ``design`` restricted to ``--factors`` when given. With ``--engine`` duckdb or
+        spark (or auto on a large file), ``results`` is the engine's fine cell table, or
+        only the needed columns for the subcommands that need rows
+        (:mod:`analysis.engines.cli_load`).
     """
     from analysis.cells import filter_rows
     from analysis.design import Design, apply_design, make_factor, parse_assignments
     from analysis.io import load_results
     from analysis.names import clash_free, rename_note
 
+    if getattr(args, "engine", "pandas") != "pandas":  # DuckDB / Spark: analysis.engines
+        from analysis.engines.cli_load import load_with_engine
+
+        args.renamed = {}  # no renaming here: a clash reaching a statistic exits 2
+        loaded = load_with_engine(args, need_outcome=need_outcome)
+        if loaded is not None:
+            return loaded
     frame = load_results(args.file, sep=getattr(args, "sep", None),
                          encoding=getattr(args, "encoding", "utf-8"))
     factors = split_list(getattr(args, "factors", None))

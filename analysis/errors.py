@@ -46,3 +46,5 @@ class LimitError(LoadError):
     The message names the limit and the environment variable that raises it
     (``docs/limits.md``).
     """
+class EngineError(AnalysisError):
+    """An engine (DuckDB, Spark) cannot run as asked: not installed, cannot start, failed."""

@@ -13,6 +13,7 @@ from ui.data import (
     sample_caption,
 )
 from ui.importing import import_section
+from ui.large_file import folder_note, on_server_path
 from ui.widgets import md
 
 st.title("Data")
@@ -21,10 +22,13 @@ st.caption("One row per benchmark response, with factor columns and at least one
 if active_frame() is None and "data_error" not in st.session_state:
     load_default_sample()  # the app opens on the bundled BBQ sample
 
-source = st.radio("Source", ["Bundled sample", "Upload a file", "Import from ..."],
+source = st.radio("Source", ["Bundled sample", "Upload a file", "Import from ...",
+                           "Large file on this machine"],
                   horizontal=True, key="data_source",
                   help="Import: raw benchmark files and evaluation logs (BBQ predictions, "
-                       "lm-eval samples, Inspect logs, wide tables) -> a results table")
+                       "lm-eval samples, Inspect logs, wide tables) -> a results table. "
+                       "Large file: a path or glob under the server's data folder, read by "
+                       "DuckDB without an upload")
 if source == "Bundled sample":
     choice = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k]["title"],
                           key="data_sample", on_change=on_sample_change)
@@ -33,6 +37,11 @@ if source == "Bundled sample":
         st.button("Load this sample", on_click=on_sample_change, key="data_load_sample")
 elif source == "Import from ...":
     import_section()
+elif source == "Large file on this machine":
+    folder, note = folder_note()
+    st.text_input("Path or glob under the data folder (e.g. runs/*.parquet or a folder)",
+                  key="data_server_path", on_change=on_server_path, disabled=folder is None)
+    st.caption(md(note))
 else:
     st.file_uploader(
         "Results file (CSV, TSV, Parquet, JSON Lines; .gz accepted)",
@@ -55,6 +64,8 @@ c2.metric("Columns", frame.shape[1])
 c3.markdown(f"**Active table**  \n{md(name)}")
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
+if frame.attrs.get("dropped_columns"):
+    st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
 
 missing = frame.isna().sum()
 for column, count in missing[missing > 0].items():

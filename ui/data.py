@@ -1,4 +1,5 @@
-"""Loading helpers of the Data page: bundled samples, uploads, a design to start from."""
+"""Loading helpers of the Data page: bundled samples, uploads, a design to start from
+(large files on this machine: ``ui/large_file.py``)."""
 
 from __future__ import annotations
 
@@ -112,3 +113,4 @@ def on_upload() -> None:
 def load_default_sample() -> bool:
     """Load the first bundled sample (what the app opens on)."""
     return load_sample(next(iter(SAMPLES)))
+

@@ -17,17 +17,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit
     from analysis.design import describe_columns, suggest_design
+    from analysis.engines import open_table, resolve_engine
+    from analysis.engines.describe import describe_table
     from analysis.io import load_results
     from analysis.nesting import describe_nesting, find_nestings
 
-    frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
-    columns = describe_columns(frame)
-    design = suggest_design(frame)
-    nestings = find_nestings(frame, design.names,
-                             references={f.name: f.reference for f in design.factors})
+    engine = getattr(args, "engine", "pandas")
+    if engine != "pandas" and resolve_engine(args.file, engine) != "pandas":
+        table = open_table(args.file, resolve_engine(args.file, engine), sep=args.sep,
+                           encoding=args.encoding)
+        try:  # SQL passes, no rows in memory (analysis.engines.describe)
+            n_rows, columns, design, nestings = describe_table(table)
+        finally:
+            table.close()
+        name = table.name
+    else:
+        frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
+        n_rows, name = len(frame), frame.attrs.get("source_name")
+        columns = describe_columns(frame)
+        design = suggest_design(frame)
+        nestings = find_nestings(frame, design.names,
+                                 references={f.name: f.reference for f in design.factors})
     payload = {
-        "file": frame.attrs.get("source_name"),
-        "n_rows": len(frame),
+        "file": name,
+        "n_rows": n_rows,
         "columns": columns,
         "suggested_design": design.to_dict(),
         "nestings": [dict(r, message=describe_nesting(r)) for r in
@@ -36,7 +49,7 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         emit(args, payload)
         return
-    print(f"{payload['file']}: {len(frame):,} rows, {frame.shape[1]} columns\n")
+    print(f"{payload['file']}: {n_rows:,} rows, {len(columns)} columns\n")
     emit(args, None, columns)
     print("\nSuggested factors:")
     for f in design.factors:

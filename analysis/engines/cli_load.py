@@ -1,0 +1,113 @@
+"""``--engine`` for every ``python -m analysis`` subcommand.
+
+:func:`analysis.cli.load_with_design` hands over here when the engine is not pandas.
+Count-based subcommands (cells, coverage, subgroups, ecdf, importance) get the *fine
+cell table* (one row per observed combination of the design's factors and the filter
+columns, with ``n``, ``deviations`` and ``n_all``) instead of the rows: every statistic
+they compute is a function of it, and :func:`analysis.cells.cell_table` sums it over any
+subset of factors. Subcommands whose statistics need rows of a numeric or categorical
+column (disparity, cohorts, index) get only the columns they use, read by the engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import pandas as pd
+
+from analysis.design import Design, parse_assignments
+from analysis.engines import fine_cells_from_table, open_table, resolve_engine
+from analysis.errors import AnalysisError
+
+#: Subcommands whose statistics need rows, and the options naming the columns they read.
+ROW_COMMANDS = ("disparity", "cohorts", "index")
+ROW_OPTIONS = ("feature", "baseline", "category", "cohort", "by", "sentiment", "sentiment_by",
+               "model", "dimensions", "penalty_factors")
+
+
+def _design_and_outcome(args: argparse.Namespace, need_outcome: bool) -> tuple[Design, list[str]]:
+    """The design from ``--design`` (restricted to ``--factors``) and the outcome options;
+    an empty factor list means "build the factors from the data"."""
+    from analysis.cli import outcome_from_args, split_list
+
+    factors = split_list(getattr(args, "factors", None))
+    if getattr(args, "design", None):
+        design = Design.load(args.design)
+        if factors:
+            design = design.subset(factors)
+    else:
+        if not factors:
+            raise AnalysisError("Say which factors to use: --factors a,b,c or --design FILE.")
+        design = Design()
+    outcome = outcome_from_args(args)
+    if outcome is not None:
+        design = design.with_outcome(outcome)
+    if need_outcome and design.outcome is None:
+        raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
+                            "--design file with an outcome.")
+    return design, factors
+
+
+def _assignments(args: argparse.Namespace, option: str) -> dict[str, list[str]]:
+    from analysis.cli import split_list
+    from analysis.design import parse_assignments
+
+    items = getattr(args, option, []) or []
+    return {k: split_list(v) for k, v in parse_assignments(items, f"--{option}").items()}
+
+
+def _row_columns(args: argparse.Namespace, design: Design, factors: Sequence[str],
+                 extra: Sequence[str]) -> list[str]:
+    from analysis.cli import split_list
+
+    cols = [*design.names, *factors, *extra]
+    if design.outcome is not None:
+        cols += [design.outcome.column, design.outcome.other_column or ""]
+    for option in ROW_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str):
+            cols += split_list(value)
+    return [c for c in dict.fromkeys(cols) if c]
+
+
+def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
+                     ) -> tuple[pd.DataFrame, Design] | None:
+    """What :func:`analysis.cli.load_with_design` returns, computed by DuckDB or Spark.
+
+    Returns None when ``--engine auto`` picks pandas (a small single file).
+    """
+    engine = resolve_engine(args.file, getattr(args, "engine", "auto"))
+    if engine == "pandas":
+        return None
+    design, factors = _design_and_outcome(args, need_outcome)
+    where = _assignments(args, "where")
+    exclude = list(_assignments(args, "exclude"))
+    references = parse_assignments(getattr(args, "reference", []) or [])
+    table = open_table(args.file, engine, sep=getattr(args, "sep", None),
+                       encoding=getattr(args, "encoding", "utf-8") or "utf-8")
+    try:
+        if getattr(args, "command", None) in ROW_COMMANDS:
+            return _rows(args, table, design, factors, where, exclude, references)
+        base = design if design.factors else Design(outcome=design.outcome)
+        cells, full = fine_cells_from_table(
+            table, base, factors=factors or design.names, where=where, extra_keys=exclude,
+            references=references)
+    finally:
+        table.close()
+    return cells, full.subset(factors or design.names)
+
+
+def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, references):
+    """Only the columns the subcommand reads, then the pandas path on them."""
+    from analysis.cells import filter_rows
+    from analysis.design import apply_design, make_factor
+
+    frame = table.collect(_row_columns(args, design, factors, [*where, *exclude]))
+    frame.attrs["source_name"] = table.name
+    if not design.factors:
+        design = Design(factors=tuple(make_factor(frame, f) for f in factors),
+                        outcome=design.outcome)
+    for name, ref in references.items():
+        design = design.with_reference(name, ref)
+    return filter_rows(apply_design(frame, design), where), design

@@ -1,0 +1,186 @@
+"""DuckDB: CSV / TSV / Parquet / JSON Lines paths, globs and folders, aggregated from disk.
+
+DuckDB is embedded (nothing to start) and streams files out of core: only the aggregate
+comes back to pandas. A ``duckdb.DuckDBPyRelation`` is accepted as it is.
+"""
+
+from __future__ import annotations
+
+import glob as globmod
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.engines import sql
+from analysis.engines.base import Table
+from analysis.errors import LoadError
+
+#: Memory DuckDB may use before spilling to a temporary folder (documented in docs/engines.md).
+MEMORY_LIMIT = "2GB"
+#: pandas' default missing-value markers (read_csv ``na_values``): CSV cells read as NULL.
+PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+
+_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".txt": "csv",
+            ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+            ".json": "jsonl"}
+_lock = threading.Lock()
+
+
+def is_relation(obj: object) -> bool:
+    """Whether ``obj`` is a DuckDB relation (without importing duckdb needlessly)."""
+    return type(obj).__module__.startswith("duckdb") and hasattr(obj, "query")
+
+
+def file_format(path: str) -> str | None:
+    """``parquet``, ``csv``, ``tsv`` or ``jsonl`` from a file name (``.gz`` allowed)."""
+    name = path.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return _FORMATS.get(Path(name).suffix)
+
+
+def expand(source: str | Path) -> list[str]:
+    """The files a path, a glob or a folder stands for, sorted.
+
+    Raises
+    ------
+    LoadError
+        Nothing matches, or a folder holds no results file.
+    """
+    text = str(source)
+    if any(ch in text for ch in "*?["):
+        files = sorted(f for f in globmod.glob(text, recursive=True) if Path(f).is_file())
+        if not files:
+            raise LoadError(f"{text}: no file matches this pattern.")
+        return files
+    path = Path(text)
+    if path.is_dir():
+        files = sorted(str(f) for f in path.rglob("*") if f.is_file() and file_format(str(f)))
+        if not files:
+            raise LoadError(f"{path} is a folder without CSV, TSV, Parquet or JSON Lines files.")
+        return files
+    if not path.exists():
+        raise LoadError(f"{path}: no such file.")
+    return [str(path)]
+
+
+def _reader(files: list[str], fmt: str, sep: str | None, encoding: str,
+            as_text: Sequence[str] = ()) -> str:
+    listed = "[" + ", ".join(sql.DUCKDB.literal(f) for f in files) + "]"
+    if fmt == "parquet":
+        return f"read_parquet({listed})"
+    if fmt == "jsonl":
+        return f"read_json({listed}, format='auto')"
+    nulls = "[" + ", ".join(sql.DUCKDB.literal(v) for v in PANDAS_NA) + "]"
+    # pandas reads dates and yes/no as text: DuckDB may only infer numbers and booleans,
+    # and the columns it would read as BOOLEAN are read as text (kind "csvbool").
+    opts = [f"nullstr={nulls}", "header=true",
+            "auto_type_candidates=['BOOLEAN', 'BIGINT', 'DOUBLE', 'VARCHAR']"]
+    if as_text:
+        typed = ", ".join(f"{sql.DUCKDB.literal(c)}: 'VARCHAR'" for c in as_text)
+        opts.append(f"types={{{typed}}}")
+    delim = sep or ("\t" if fmt == "tsv" else None)
+    if delim:
+        opts.append(f"delim={sql.DUCKDB.literal(delim)}")
+    if encoding.lower().replace("-", "") not in ("utf8",):
+        opts.append(f"encoding={sql.DUCKDB.literal(encoding)}")
+    return f"read_csv({listed}, {', '.join(opts)})"
+
+
+class DuckDBTable(Table):
+    """A file, glob, folder or relation seen through DuckDB."""
+
+    engine = "duckdb"
+    dialect = sql.DUCKDB
+
+    def __init__(self, source, *, name: str | None = None, sep: str | None = None,
+                 encoding: str = "utf-8", memory_limit: str = MEMORY_LIMIT,
+                 threads: int | None = None):
+        import duckdb
+
+        bools: list[str] = []
+        if is_relation(source):
+            self.relation = source
+            label = name or "the DuckDB relation"
+        else:
+            files = expand(source)
+            formats = {file_format(f) for f in files}
+            if None in formats or len(formats) > 1:
+                raise LoadError(f"{source}: the files must all be CSV, TSV, Parquet or JSON "
+                                "Lines, one format at a time (found "
+                                f"{', '.join(sorted(Path(f).name for f in files[:5]))}).")
+            fmt = formats.pop()
+            con = duckdb.connect(config={"memory_limit": memory_limit,
+                                         **({"threads": threads} if threads else {})})
+            con.execute("SET enable_progress_bar = false")
+            self._check_same_columns(con, files, fmt, sep, encoding, str(source))
+            try:
+                self.relation = con.sql(f"SELECT * FROM {_reader(files, fmt, sep, encoding)}")
+                if fmt in ("csv", "tsv"):
+                    bools = [c for c, t in zip(self.relation.columns, self.relation.types,
+                                               strict=True) if str(t) == "BOOLEAN"]
+                if bools:
+                    self.relation = con.sql(
+                        f"SELECT * FROM {_reader(files, fmt, sep, encoding, bools)}")
+            except duckdb.Error as exc:
+                raise LoadError(f"{source}: DuckDB cannot read it: {_first_line(exc)}") from None
+            self.connection = con
+            label = name or (Path(files[0]).name if len(files) == 1 else str(source))
+        kinds = {c: sql.kind_of(str(t)) for c, t in
+                 zip(self.relation.columns, self.relation.types, strict=True)}
+        kinds.update({c: "csvbool" for c in bools})
+        super().__init__(label, kinds)
+
+    @staticmethod
+    def _check_same_columns(con, files: list[str], fmt: str, sep: str | None,
+                            encoding: str, label: str) -> None:
+        """Files of one glob must have the same columns (names, order irrelevant)."""
+        import duckdb
+
+        if len(files) < 2:
+            return
+        first = None
+        for f in files:
+            try:
+                cols = con.sql(f"SELECT * FROM {_reader([f], fmt, sep, encoding)} LIMIT 0"
+                               ).columns
+            except duckdb.Error as exc:
+                raise LoadError(f"{f}: DuckDB cannot read it: {_first_line(exc)}") from None
+            if first is None:
+                first = (f, cols)
+            elif sorted(cols) != sorted(first[1]):
+                extra = sorted(set(cols) - set(first[1]))
+                lacking = sorted(set(first[1]) - set(cols))
+                raise LoadError(
+                    f"{label}: the files have different columns: {Path(f).name} "
+                    + (f"has {', '.join(extra)} " if extra else "")
+                    + ("and " if extra and lacking else "")
+                    + (f"lacks {', '.join(lacking)} " if lacking else "")
+                    + f"compared with {Path(first[0]).name}. Point at files of one table.")
+
+    def query(self, text: str) -> pd.DataFrame:
+        import duckdb
+
+        with _lock:  # one relation, possibly several app threads
+            try:
+                return self.relation.query("results_", text.replace("{table}", "results_")).df()
+            except duckdb.Error as exc:
+                raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}") from None
+
+    def collect(self, columns: Sequence[str]) -> pd.DataFrame:
+        cols = ", ".join(self.dialect.quote(c) for c in columns)
+        frame = self.query(f"SELECT {cols} FROM {{table}}")
+        frame.attrs["source_name"] = self.name
+        return frame
+
+    def close(self) -> None:
+        con = getattr(self, "connection", None)
+        if con is not None:
+            con.close()
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,124 @@
+"""Spark: a ``pyspark.sql.DataFrame`` (or files read by Spark) aggregated where it lives.
+
+The session is the active one if there is one; otherwise one is built from the usual
+settings: ``SPARK_REMOTE`` (Spark Connect) or ``SPARK_MASTER`` (default ``local[2]``).
+Only the aggregate is collected to the driver (``toPandas`` on a small table).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+from collections.abc import Sequence
+
+import pandas as pd
+
+from analysis.engines import sql
+from analysis.engines.base import Table
+from analysis.engines.duckdb_engine import expand, file_format
+from analysis.errors import EngineError, LoadError
+
+_views = itertools.count()
+
+
+def is_spark_frame(obj: object) -> bool:
+    """Whether ``obj`` is a Spark DataFrame (classic or Connect) without importing pyspark."""
+    module = type(obj).__module__
+    return module.startswith("pyspark.sql") and type(obj).__name__ == "DataFrame"
+
+
+def session():
+    """The active Spark session, or a new one from ``SPARK_REMOTE`` / ``SPARK_MASTER``.
+
+    Raises
+    ------
+    EngineError
+        pyspark is not installed or the session cannot start (no Java, bad master URL).
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise EngineError("The Spark engine needs pyspark: pip install 'bias-workbench[spark]' "
+                          "(and Java 17).") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    try:
+        builder = SparkSession.builder.appName("bias-workbench")
+        if os.environ.get("SPARK_REMOTE"):
+            builder = builder.remote(os.environ["SPARK_REMOTE"])
+        else:
+            builder = (builder.master(os.environ.get("SPARK_MASTER", "local[2]"))
+                       .config("spark.ui.enabled", "false")
+                       .config("spark.driver.host", os.environ.get("SPARK_DRIVER_HOST",
+                                                                   "127.0.0.1")))
+        return builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - Py4J, Java and connection errors vary
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EngineError(f"Spark could not start: {message}. Check that Java 17 is installed "
+                          "(JAVA_HOME) and that SPARK_MASTER / SPARK_REMOTE name a reachable "
+                          "cluster, or use --engine duckdb.") from None
+
+
+def read(source, *, sep: str | None = None):
+    """A Spark DataFrame of a path, glob or folder (Parquet, CSV/TSV, JSON Lines).
+
+    A URI (``s3a://``, ``hdfs://``, ``abfss://`` ...) goes to Spark as it is: Parquet unless
+    its name ends in another format's extension.
+    """
+    if "://" in str(source):
+        files = [str(source)]
+        formats = {file_format(str(source)) or "parquet"}
+    else:
+        files = expand(source)
+        formats = {file_format(f) for f in files}
+    if None in formats or len(formats) > 1:
+        raise LoadError(f"{source}: Spark reads one format at a time (CSV, TSV, Parquet or "
+                        "JSON Lines).")
+    fmt = formats.pop()
+    reader = session().read
+    try:
+        if fmt == "parquet":
+            frame = reader.parquet(*files)
+        elif fmt == "jsonl":
+            frame = reader.json(files)
+        else:
+            frame = reader.csv(files, header=True, inferSchema=True,
+                               sep=sep or ("\t" if fmt == "tsv" else ","))
+    except Exception as exc:  # noqa: BLE001
+        raise LoadError(f"{source}: Spark cannot read it: {str(exc).splitlines()[0]}") from None
+    return frame
+
+
+class SparkTable(Table):
+    """A Spark DataFrame queried through a temporary view."""
+
+    engine = "spark"
+    dialect = sql.SPARK
+
+    def __init__(self, source, *, name: str | None = None, sep: str | None = None):
+        if is_spark_frame(source):
+            frame, label = source, name or "the Spark DataFrame"
+        else:
+            frame, label = read(source, sep=sep), name or str(source)
+        self.frame = frame
+        self.view = f"bias_workbench_{next(_views)}"
+        frame.createOrReplaceTempView(self.view)
+        self.spark = frame.sparkSession
+        super().__init__(label, {c: sql.kind_of(t) for c, t in frame.dtypes})
+
+    def query(self, text: str) -> pd.DataFrame:
+        try:
+            return self.spark.sql(text.replace("{table}", self.view)).toPandas()
+        except Exception as exc:  # noqa: BLE001
+            raise EngineError(f"{self.name}: Spark failed: {str(exc).splitlines()[0]}") from None
+
+    def collect(self, columns: Sequence[str]) -> pd.DataFrame:
+        frame = self.frame.select(*[self.dialect.quote(c) for c in columns]).toPandas()
+        frame.attrs["source_name"] = self.name
+        return frame
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # the session may be gone already
+            self.spark.catalog.dropTempView(self.view)

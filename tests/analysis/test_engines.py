@@ -1,0 +1,375 @@
+"""pandas, DuckDB and Spark give the same cell table, the same statistics and the same errors.
+
+The pandas path (load, apply the design, ``cell_table``) is the reference. DuckDB reads
+the same rows from Parquet, CSV, a glob of Parquet parts, a relation; Spark from a Spark
+DataFrame. Generated data covers every kind of factor column (text with missing values,
+integers, booleans, integral floats with NaN), every outcome mapping, NaN outcomes,
+values the design does not declare and ``where`` subsets.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.cells import cell_table
+from analysis.cli import main
+from analysis.columns import DEVIATIONS, N
+from analysis.design import Design, Factor, Outcome, apply_design, make_factor
+from analysis.engines import N_ALL, fine_cells, resolve_engine
+from analysis.errors import AnalysisError, EngineError, LoadError
+from tests.conftest import SAMPLE_DIR
+
+FACTORS = ["model", "shots", "cot", "temperature", "group"]
+
+
+def _generated(n: int = 3000, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    group = rng.choice(["a", "b", "c", "none"], n).astype(object)
+    group[rng.random(n) < 0.05] = None  # missing factor value -> "(missing)"
+    temperature = rng.choice([0.0, 0.7, 1.0], n)
+    temperature[rng.random(n) < 0.05] = np.nan
+    answer = rng.choice(["yes", "no", "maybe"], n).astype(object)
+    answer[rng.random(n) < 0.1] = None  # NaN outcomes drop out of the cell table
+    score = np.round(rng.normal(0.5, 0.3, n), 3)
+    score[rng.random(n) < 0.05] = np.nan
+    flag = rng.integers(0, 2, n).astype(float)
+    flag[rng.random(n) < 0.1] = np.nan
+    return pd.DataFrame({
+        "model": rng.choice(["m1", "m2", "m3"], n),
+        "shots": rng.choice([0, 1, 5], n),
+        "cot": rng.random(n) < 0.5,
+        "temperature": temperature,
+        "group": group,
+        "answer": answer,
+        "expected": rng.choice(["Yes ", "no", "MAYBE"], n),
+        "score": score,
+        "flag": flag,
+    })
+
+
+OUTCOMES = {
+    "binary_float_nan": Outcome("flag", "binary"),
+    "binary_bool": Outcome("cot", "binary"),
+    "values": Outcome("answer", "values", values=("yes", "maybe")),
+    "equals": Outcome("answer", "equals", other_column="expected"),
+    "below": Outcome("score", "below", threshold=0.4),
+    "above": Outcome("score", "above", threshold=0.6),
+}
+
+
+@pytest.fixture(scope="module")
+def rows() -> pd.DataFrame:
+    return _generated()
+
+
+@pytest.fixture(scope="module")
+def files(rows, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("engines")
+    rows.to_parquet(folder / "rows.parquet", index=False)
+    rows.to_csv(folder / "rows.csv", index=False)
+    parts = folder / "parts"
+    parts.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(rows)), 3)):
+        rows.iloc[chunk].to_parquet(parts / f"part-{i}.parquet", index=False)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def spark():
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("bias-workbench-tests")
+               .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _design(rows: pd.DataFrame, outcome: Outcome | None) -> Design:
+    return Design(factors=tuple(make_factor(rows, f) for f in FACTORS), outcome=outcome)
+
+
+def _reference(rows, design, factors, where=None, with_outcome=True) -> pd.DataFrame:
+    return cell_table(apply_design(rows, design), factors, where=where, with_outcome=with_outcome)
+
+
+def _sources(rows, files, spark=None):
+    import duckdb
+
+    out = {"duckdb-parquet": (files / "rows.parquet", "duckdb"),
+           "duckdb-csv": (files / "rows.csv", "duckdb"),
+           "duckdb-glob": (str(files / "parts" / "*.parquet"), "duckdb"),
+           "duckdb-folder": (files / "parts", "duckdb"),
+           "duckdb-relation": (duckdb.connect().read_parquet(str(files / "rows.parquet")),
+                               "auto")}
+    if spark is not None:
+        out["spark-frame"] = (spark.read.parquet(str(files / "rows.parquet")), "auto")
+    return out
+
+
+@pytest.mark.parametrize("outcome", list(OUTCOMES))
+def test_duckdb_cell_tables_equal_pandas_for_every_outcome_mapping(rows, files, outcome):
+    design = _design(rows, OUTCOMES[outcome])
+    for factors in (FACTORS, ["group", "temperature"], ["cot"]):
+        expected = _reference(rows, design, factors)
+        assert expected[N].sum() < len(rows) or outcome == "binary_bool"  # NaN outcomes drop
+        for label, (source, engine) in _sources(rows, files).items():
+            got = cell_table(source, factors, design=design, engine=engine)
+            pd.testing.assert_frame_equal(got, expected, obj=f"{label} {factors}")
+
+
+def test_spark_cell_tables_equal_pandas(rows, files, spark):
+    frame = spark.read.parquet(str(files / "rows.parquet"))
+    for outcome in ("binary_float_nan", "values", "equals", "below"):  # one Spark job each
+        design = _design(rows, OUTCOMES[outcome])
+        pd.testing.assert_frame_equal(cell_table(frame, FACTORS, design=design),
+                                      _reference(rows, design, FACTORS), obj=outcome)
+    design = _design(rows, OUTCOMES["values"])
+    # a pandas DataFrame sent to Spark, and Spark reading the CSV file itself
+    pd.testing.assert_frame_equal(cell_table(rows, FACTORS, design=design, engine="spark"),
+                                  _reference(rows, design, FACTORS))
+    pd.testing.assert_frame_equal(
+        cell_table(files / "rows.parquet", ["model", "group"], design=design, engine="spark"),
+        _reference(rows, design, ["model", "group"]))
+
+
+def test_where_subsets_and_coverage_counts_are_equal(rows, files, spark):
+    design = _design(rows, OUTCOMES["equals"])
+    sources = _sources(rows, files, spark)
+    for where in ({"model": "m2"}, {"group": ["a", "(missing)"], "shots": "5"},
+                  {"temperature": "0.7", "cot": "true"}):
+        for with_outcome in (True, False):
+            expected = _reference(rows, design, ["group", "shots"], where, with_outcome)
+            for label, (source, engine) in sources.items():
+                got = cell_table(source, ["group", "shots"], design=design, where=where,
+                                 with_outcome=with_outcome, engine=engine)
+                pd.testing.assert_frame_equal(got, expected, obj=f"{label} {where}")
+
+
+def test_fine_cells_sum_to_any_subset(rows, files):
+    design = _design(rows, OUTCOMES["values"])
+    fine = fine_cells(files / "rows.parquet", design)
+    assert fine[N_ALL].sum() == len(rows) and fine.attrs["engine"] == "duckdb"
+    assert fine[N].sum() == rows["answer"].notna().sum()
+    for factors in (["model"], ["temperature", "group"]):
+        pd.testing.assert_frame_equal(cell_table(fine, factors),
+                                      _reference(rows, design, factors))
+        pd.testing.assert_frame_equal(cell_table(fine, factors, with_outcome=False),
+                                      _reference(rows, design, factors, with_outcome=False))
+
+
+def test_without_a_design_factors_come_from_the_data(rows, files):
+    frame = rows.assign(deviation=rows["flag"])
+    path = files / "with_deviation.parquet"
+    frame.to_parquet(path, index=False)
+    expected = cell_table(apply_design(frame, Design(
+        factors=tuple(make_factor(frame, f) for f in ["group", "temperature"]),
+        outcome=Outcome("deviation"))), ["group", "temperature"])
+    pd.testing.assert_frame_equal(cell_table(path, ["group", "temperature"], engine="duckdb"),
+                                  expected)
+    pd.testing.assert_frame_equal(cell_table(path, ["group", "temperature"], engine="pandas"),
+                                  expected)
+
+
+def _errors(call) -> str:
+    with pytest.raises(AnalysisError) as info:
+        call()
+    return f"{type(info.value).__name__}: {info.value}"
+
+
+def test_design_mismatches_give_the_pandas_messages(rows, files, spark):
+    base = _design(rows, OUTCOMES["values"])
+    narrow = Factor("model", "model", ("m1", "m2", "m9"), "m1")  # m3 undeclared, m9 unseen
+    cases = {
+        "undeclared value": Design(factors=(narrow, *base.factors[1:]), outcome=base.outcome),
+        "absent reference": Design(factors=(Factor(
+            "group", "domain", ("a", "b", "c", "none", "(missing)", "zz"), "zz"),),
+            outcome=base.outcome),
+        "absent column": Design(factors=(Factor("nope", "domain", ("x",), "x"),),
+                                outcome=base.outcome),
+        "binary outcome with text": base.with_outcome(Outcome("answer", "binary")),
+        "threshold on text": base.with_outcome(Outcome("answer", "below", threshold=1)),
+        "no deviating value": base.with_outcome(Outcome("answer", "values", values=("nah",))),
+        "absent outcome": base.with_outcome(Outcome("missing_col", "binary")),
+        "absent comparison": base.with_outcome(Outcome("answer", "equals", other_column="zz")),
+    }
+    frame = spark.read.parquet(str(files / "rows.parquet"))
+    for label, design in cases.items():
+        factors = design.names[:1]
+        expected = _errors(lambda d=design, f=factors: cell_table(apply_design(rows, d), f))
+        assert expected.startswith("DesignMismatchError"), label
+        for source, engine in ((files / "rows.parquet", "duckdb"), (frame, "spark")):
+            got = _errors(lambda s=source, e=engine, d=design, f=factors:
+                          cell_table(s, f, design=d, engine=e))
+            if label in ("binary outcome with text", "threshold on text"):
+                # same message; the examples may come in another order
+                assert got.split("(")[0] == expected.split("(")[0], (label, engine)
+                assert sorted(got.split("(")[1]) == sorted(expected.split("(")[1])
+            else:
+                assert got == expected, (label, engine)
+
+
+def test_filter_errors_match(rows, files):
+    design = _design(rows, OUTCOMES["values"])
+    applied = apply_design(rows, design)
+    for where in ({"nope": "x"}, {"model": "m9"}, {"model": "m1", "shots": "1", "group": "zz"}):
+        expected = _errors(lambda w=where: cell_table(applied, ["model"], where=w))
+        got = _errors(lambda w=where: cell_table(files / "rows.parquet", ["model"],
+                                                 design=design, where=w, engine="duckdb"))
+        assert got.split("(")[0] == expected.split("(")[0]
+
+
+def test_bad_sources_get_specific_messages(tmp_path, files):
+    with pytest.raises(LoadError, match="no file matches"):
+        cell_table(str(tmp_path / "nothing" / "*.parquet"), ["model"], engine="duckdb")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    pd.DataFrame({"model": ["a"], "x": [1]}).to_parquet(mixed / "a.parquet")
+    pd.DataFrame({"model": ["a"], "y": [1]}).to_parquet(mixed / "b.parquet")
+    with pytest.raises(LoadError, match="different columns: b.parquet has y and lacks x"):
+        cell_table(mixed, ["model"], engine="duckdb")
+    with pytest.raises(LoadError, match="different columns"):
+        cell_table(mixed, ["model"], engine="pandas")
+    with pytest.raises(EngineError, match="Unknown engine"):
+        resolve_engine(files / "rows.parquet", "polars")
+    assert resolve_engine(files / "rows.parquet") == "pandas"  # small file
+    assert resolve_engine(files / "parts") == "duckdb"
+
+
+def test_spark_that_cannot_start_says_so(monkeypatch):
+    import sys
+
+    from analysis.engines import spark_engine
+
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)
+    with pytest.raises(EngineError, match="needs pyspark"):
+        spark_engine.session()
+
+
+def test_spark_session_failure_is_an_engine_error(monkeypatch, spark):
+    from pyspark.sql import SparkSession
+
+    from analysis.engines import spark_engine
+
+    class Broken:
+        def appName(self, _):  # noqa: N802 - the builder's API
+            return self
+
+        def master(self, _):
+            raise RuntimeError("Java gateway process exited before sending its port number")
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.setattr(SparkSession, "builder", Broken())
+    with pytest.raises(EngineError, match="Spark could not start: Java gateway"):
+        spark_engine.session()
+
+
+# --- the CLI: the same JSON from every engine ---------------------------------------------
+BBQ = SAMPLE_DIR / "bbq_unifiedqa.csv.gz"
+BBQ_DESIGN = SAMPLE_DIR / "bbq_unifiedqa.design.yaml"
+SSQA = SAMPLE_DIR / "ssqa_simulated.csv.gz"
+SSQA_DESIGN = SAMPLE_DIR / "ssqa_simulated.design.yaml"
+
+COMMANDS = {
+    "cells": ["cells", BBQ, "--design", BBQ_DESIGN, "--where", "context_condition=ambig"],
+    "coverage": ["coverage", SSQA, "--design", SSQA_DESIGN, "--where", "model=sim-model-B",
+                 "--where", "cot=yes"],
+    "subgroups": ["subgroups", BBQ, "--design", BBQ_DESIGN, "--factors",
+                  "category,context_condition,question_polarity", "--level", "3"],
+    "ecdf": ["ecdf", SSQA, "--design", SSQA_DESIGN, "--factors", "stigma,prompt_style",
+             "--by", "model"],
+    "importance": ["importance", SSQA, "--design", SSQA_DESIGN, "--factors",
+                   "model,cot,prompt_style,pachankis_cluster,gender", "--where",
+                   "prompt_style=original,positive,doubt"],
+    "importance-outcome": ["importance", SSQA, "--factors", "model,cot", "--outcome", "answer",
+                           "--deviation-values", "yes", "--reference", "cot=yes"],
+    "importance-exclude": ["importance", SSQA, "--design", SSQA_DESIGN, "--factors",
+                           "model,cot,prompt_style,gender", "--exclude", "prompt_style=base",
+                           "--exclude", "gender=female", "--interaction", "model:cot"],
+    "disparity": ["disparity", SSQA, "--feature", "sentiment", "--by", "model",
+                  "--permutations", "50"],
+    "cohorts": ["cohorts", SSQA, "--category", "answer", "--cohort", "model"],
+    "index": ["index", SSQA, "--design", SSQA_DESIGN, "--dimensions", "gender,stigma",
+              "--model", "model", "--sentiment", "sentiment"],
+}
+
+
+def _cli_json(capsys, argv) -> object:
+    code = main([*map(str, argv), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+@pytest.fixture(scope="module")
+def parquet_samples(tmp_path_factory):
+    from analysis.io import load_results
+
+    folder = tmp_path_factory.mktemp("samples")
+    out = {}
+    for path in (BBQ, SSQA):
+        target = folder / (path.name.split(".")[0] + ".parquet")
+        load_results(path).to_parquet(target, index=False)
+        out[path] = target
+    return out
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_cli_json_is_identical_across_engines(capsys, name, spark, parquet_samples):
+    argv = COMMANDS[name]
+    parquet = [parquet_samples.get(a, a) for a in argv]
+    expected = _cli_json(capsys, [*argv, "--engine", "pandas"])
+    expected.pop("file", None) if name == "coverage" else None
+    # DuckDB on the gzipped CSV and on Parquet; Spark on Parquet (a gzipped CSV is one slow split)
+    for engine, args in (("duckdb", argv), ("duckdb", parquet), ("spark", parquet)):
+        got = _cli_json(capsys, [*args, "--engine", engine])
+        got.pop("file", None) if name == "coverage" else None
+        assert got == expected, (engine, args[1])
+
+
+def test_cli_bad_engine_input_exits_2(capsys, tmp_path):
+    assert main(["cells", str(tmp_path / "*.parquet"), "--factors", "a"]) == 2
+    assert "no file matches" in capsys.readouterr().err
+    assert main(["cells", str(BBQ), "--design", str(BBQ_DESIGN), "--engine", "duckdb",
+                 "--where", "category=Nope"]) == 2
+    assert "Filter category = Nope: no row has that value" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["cells", str(BBQ), "--factors", "category", "--engine", "polars"])
+
+
+def test_deviations_column_survives_the_fine_table(rows, files):
+    design = _design(rows, OUTCOMES["equals"])
+    fine = fine_cells(files / "rows.csv", design, engine="duckdb")
+    assert {N, DEVIATIONS, N_ALL} <= set(fine.columns)
+    assert fine[DEVIATIONS].dtype == np.int64
+
+
+@pytest.mark.parametrize("sample", [BBQ, SSQA])
+def test_describe_suggests_the_same_design_and_nestings(capsys, sample):
+    expected = _cli_json(capsys, ["describe", sample, "--engine", "pandas"])
+    got = _cli_json(capsys, ["describe", sample, "--engine", "duckdb"])
+    for key in ("file", "n_rows", "suggested_design", "nestings"):
+        assert got[key] == expected[key], key
+    for mine, theirs in zip(got["columns"], expected["columns"], strict=True):
+        assert (mine["column"], mine["n_missing"], mine["suggested_role"]) == (
+            theirs["column"], theirs["n_missing"], theirs["suggested_role"])
+        if theirs["n_unique"] <= 100:  # exact up to the factor range; estimates above
+            assert mine["n_unique"] == theirs["n_unique"]
+
+
+def test_a_cell_table_is_summed_not_counted(rows):
+    design = _design(rows, OUTCOMES["below"])
+    applied = apply_design(rows, design)
+    fine = cell_table(applied, ["model", "group", "shots"])
+    pd.testing.assert_frame_equal(cell_table(fine, ["group"]), cell_table(applied, ["group"]))
+    pd.testing.assert_frame_equal(cell_table(fine, ["shots", "model"], where={"group": "a"}),
+                                  cell_table(applied, ["shots", "model"], where={"group": "a"}))
