@@ -31,6 +31,7 @@ COVERAGE_PERCENTAGE = "coverage_percentage"
 GINI_INDEX = "gini_index"
 GINI_INDEX_OBSERVED = "gini_index_observed"
 N_MISSING_PROMPT_CELLS = "n_missing_prompt_cells"
+N_EXPECTED_PROMPT_CELLS = "n_expected_prompt_cells"
 
 # Subgroups and log disparity (analysis/subgroups.py)
 SUBGROUP = "subgroup"

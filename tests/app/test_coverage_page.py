@@ -74,21 +74,27 @@ def test_heatmap_traces_match_a_crosstab(ssqa, design):
     run(at)
     at.selectbox(key="coverage_col").set_value("prompt_style")
     run(at)
-    heat = next(s for s in plotly_specs(at) if s["data"][0]["type"] == "heatmap")
-    rows, empty = heat["data"]
-    assert (rows["name"], empty["name"]) == ("rows", "empty")
     stigmas = list(design.factor("stigma").values)
     styles = list(design.factor("prompt_style").values)
-    assert rows["y"] == stigmas and rows["x"] == styles
-    counts = (pd.crosstab(ssqa["stigma"], ssqa["prompt_style"])
-              .reindex(index=stigmas, columns=styles, fill_value=0).to_numpy())
-    z = array(rows["z"]).astype(float)
-    assert np.array_equal(np.nan_to_num(z), counts)
-    assert np.isnan(z).sum() == (counts == 0).sum() == 93 + 3  # base x real stigmas, etc.
-    marks = array(empty["z"])
-    assert np.array_equal(marks == 1, counts == 0) and np.isnan(marks[counts > 0]).all()
-    assert counts[stigmas.index("no stigma"), styles.index("base")] == 37 * 2 * 2
-    assert "(96 of 376 combinations empty, in red)" in heat["layout"]["title"]["text"]
+    # cells count distinct prompts by default: each prompt once, whichever models answered
+    prompts = ssqa.drop_duplicates([*GRID, "gender"])
+    for frame, per_base in ((prompts, 37 * 2), (ssqa, 37 * 2 * 2)):
+        if frame is ssqa:  # then count responses: every row
+            at.radio(key="coverage_count").set_value("responses")
+            run(at)
+        heat = next(s for s in plotly_specs(at) if s["data"][0]["type"] == "heatmap")
+        rows, empty = heat["data"]
+        assert (rows["name"], empty["name"]) == ("rows", "empty")
+        assert rows["y"] == stigmas and rows["x"] == styles
+        counts = (pd.crosstab(frame["stigma"], frame["prompt_style"])
+                  .reindex(index=stigmas, columns=styles, fill_value=0).to_numpy())
+        z = array(rows["z"]).astype(float)
+        assert np.array_equal(np.nan_to_num(z), counts)
+        assert np.isnan(z).sum() == (counts == 0).sum() == 93 + 3  # base x real stigmas
+        marks = array(empty["z"])
+        assert np.array_equal(marks == 1, counts == 0) and np.isnan(marks[counts > 0]).all()
+        assert counts[stigmas.index("no stigma"), styles.index("base")] == per_base
+        assert "(96 of 376 combinations empty, in red)" in heat["layout"]["title"]["text"]
 
 
 def test_nesting_warning_and_model_in_grid(ssqa, design):
