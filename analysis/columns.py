@@ -159,3 +159,13 @@ ROWS_IN = "rows_in"
 ROWS_OUT = "rows_out"
 ROWS_CHANGED = "rows_changed"
 ROWS_NOT_HANDLED = "rows_not_handled"
+
+# Text features (analysis/features.py): one numeric column per feature, named as the feature
+SENTIMENT_VADER = "sentiment_vader"
+POLARITY_TEXTBLOB = "polarity_textblob"
+SUBJECTIVITY_TEXTBLOB = "subjectivity_textblob"
+EMBEDDING_SIMILARITY = "embedding_similarity"
+FEATURE_NAME = "feature"
+AVAILABLE = "available"
+REASON = "reason"
+N_SCORED = "n_scored"

@@ -10,6 +10,7 @@ MODULES = [
     "subgroups",
     "ecdf",
     "importance",
+    "features",
     "disparity",
     "cohorts",
     "index",
