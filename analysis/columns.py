@@ -169,3 +169,11 @@ FEATURE_NAME = "feature"
 AVAILABLE = "available"
 REASON = "reason"
 N_SCORED = "n_scored"
+
+# LLMBI as published (analysis/index_published.py); also uses N, WEIGHTED_BIAS,
+# DIVERSITY_PENALTY, SENTIMENT_TERM, LLMBI
+ABS_POLARITY = "abs_polarity"
+LLMBI_SCORE = "llmbi_score"
+MEAN_ABS_POLARITY = "mean_abs_polarity"
+N_DIMENSIONS = "n_dimensions"
+VARIANT = "variant"

@@ -14,4 +14,5 @@ MODULES = [
     "disparity",
     "cohorts",
     "index",
+    "index_published",
 ]
