@@ -177,3 +177,14 @@ LLMBI_SCORE = "llmbi_score"
 MEAN_ABS_POLARITY = "mean_abs_polarity"
 N_DIMENSIONS = "n_dimensions"
 VARIANT = "variant"
+
+# SAGED's baseline comparison and location/spread statistics (analysis/saged_stats.py);
+# also uses GROUP, N
+MODE = "mode"
+RANGE = "range"
+PERCENTILE = "percentile"
+KL_DIVERGENCE = "kl_divergence"
+PRECISION = "precision"
+PEARSON = "pearson"
+SPEARMAN = "spearman"
+N_PAIRED = "n_paired"
