@@ -22,7 +22,7 @@ st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD)
            "logit(rate outside); LD > 0 (red) means more deviating answers than the rest.")
 
 where = subset_filter(design, key="subgroups")
-factors = factor_choice(design, "subgroups_factors")
+factors = factor_choice(design, "subgroups_factors", results=results)
 if not factors:
     st.info("Choose at least one factor.")
     st.stop()
@@ -56,8 +56,11 @@ if table[LD_UNDEFINED].any():
 
 st.subheader("Sunburst")
 st.caption("Inner ring: values of the first factor; each next ring splits by the next factor. "
-           "Size = n, colour = LD (red: more deviation than the rest, blue: less).")
-fig = sunburst_figure(table, factors)
+           "Size = n (or equal sectors), colour = LD (red: more deviation than the rest, "
+           "blue: less).")
+sizes = st.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
+                 format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
+fig = sunburst_figure(table, factors, sizes=sizes)
 st.plotly_chart(fig, key="subgroups_sunburst_chart")
 figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
 
