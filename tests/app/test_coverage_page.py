@@ -10,7 +10,7 @@ import pytest
 
 from analysis.design import Design, make_factor, suggest_design
 from tests.app.apptools import page_test, plotly_specs
-from tests.conftest import SAMPLE_DIR
+from tests.conftest import SAMPLE_DIR, needs_shared
 
 GRID = ["template", "stigma", "prompt_style", "cot"]
 
@@ -164,3 +164,29 @@ def test_a_factor_dropped_from_the_design_is_dropped_from_the_choice(ssqa, desig
     run(at)
     assert at.multiselect(key="coverage_factors").value == ["stigma", "cot"]
     assert metrics(at)["Combinations"] == f"{94 * 2:,}"
+
+
+@needs_shared
+def test_models_tab_reads_seeds_only_with_cot_as_complete(ssqa_table):
+    # SSQA x 2 models; cot = no once (seed "none"), cot = yes with seeds 1-5
+    parts = []
+    for model in ("A", "B"):
+        parts.append(ssqa_table[ssqa_table["cot"] == "no"].assign(model=model, seed="none"))
+        for seed in "12345":
+            parts.append(ssqa_table[ssqa_table["cot"] == "yes"].assign(model=model, seed=seed))
+    frame = pd.concat(parts, ignore_index=True)
+    names = ["cot", "stigma", "gender", "prompt_style", "biased_answer", "template", "model",
+             "seed"]
+    design = Design(factors=tuple(make_factor(frame, f) for f in names))
+    at = page_test("coverage.py", frame=frame, design=design)
+    at.session_state["coverage_factors"] = ["cot", "stigma", "gender", "prompt_style",
+                                            "biased_answer"]
+    run(at)
+    assert metrics(at)["Gini index"] == "0.711"  # counted over the 20,720 prompts
+    texts = [m.value for m in at.markdown]
+    assert any("cot is nested in the model factors" in t for t in texts)
+    assert any("Every model combination that has rows answered every prompt combination "
+               "expected of it." in t for t in texts)
+    at.radio(key="coverage_count").set_value("responses")
+    run(at)
+    assert metrics(at)["Gini index"] == "0.794"
