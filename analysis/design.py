@@ -580,8 +580,10 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
                            f"{' ...' if len(unseen) > 8 else ''}."))
     absent_unit = [c for c in design.prompt_unit if c not in frame.columns]
     if absent_unit:
-        problems.append(Problem("error", f"Prompt unit column(s) not in the table: "
-                                         f"{', '.join(repr(c) for c in absent_unit)}."))
+        # only coverage counts prompts (and says so itself): a warning, not an error
+        problems.append(Problem("warning", f"Prompt unit column(s) not in the table: "
+                                           f"{', '.join(repr(c) for c in absent_unit)}; "
+                                           "coverage cannot count prompts."))
     if design.outcome is not None:
         try:
             memo[DEVIATION] = deviation(frame, design.outcome)

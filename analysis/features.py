@@ -217,7 +217,8 @@ def extract_features(
     if EMBEDDING_SIMILARITY in features:
         if (reference_column is None) == (reference_text is None):
             raise AnalysisError("embedding_similarity compares each text with a reference: "
-                                "give a reference column or a reference text (one of them).")
+                                "give a reference column or a reference text, one of them "
+                                "(CLI: --reference-col COL or --reference-text TEXT).")
         if reference_column is not None and reference_column not in frame.columns:
             raise AnalysisError(f"No reference column {reference_column!r} in the table.")
     out = frame.copy()

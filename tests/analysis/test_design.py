@@ -491,3 +491,9 @@ def test_prompt_unit_round_trips_and_old_files_load(tmp_path):
     assert two.subset(["b", "a"]).prompt_unit == ()
     with pytest.raises(DesignError, match="prompt_unit"):
         Design.from_dict({"factors": [], "prompt_unit": {"x": 1}})
+
+
+def test_absent_prompt_unit_column_is_a_warning():
+    d = Design(factors=(Factor("a", "domain", ("x", "y"), "x"),), prompt_unit=("qid",))
+    warnings = check_design(d, pd.DataFrame({"a": ["x", "y"]}))
+    assert any("Prompt unit column(s) not in the table: 'qid'" in w for w in warnings)
