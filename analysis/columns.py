@@ -31,6 +31,7 @@ COVERAGE_PERCENTAGE = "coverage_percentage"
 GINI_INDEX = "gini_index"
 GINI_INDEX_OBSERVED = "gini_index_observed"
 N_MISSING_PROMPT_CELLS = "n_missing_prompt_cells"
+N_EXPECTED_PROMPT_CELLS = "n_expected_prompt_cells"
 
 # Subgroups and log disparity (analysis/subgroups.py)
 SUBGROUP = "subgroup"
@@ -193,3 +194,32 @@ ROWS_IN = "rows_in"
 ROWS_OUT = "rows_out"
 ROWS_CHANGED = "rows_changed"
 ROWS_NOT_HANDLED = "rows_not_handled"
+
+# Text features (analysis/features.py): one numeric column per feature, named as the feature
+SENTIMENT_VADER = "sentiment_vader"
+POLARITY_TEXTBLOB = "polarity_textblob"
+SUBJECTIVITY_TEXTBLOB = "subjectivity_textblob"
+EMBEDDING_SIMILARITY = "embedding_similarity"
+FEATURE_NAME = "feature"
+AVAILABLE = "available"
+REASON = "reason"
+N_SCORED = "n_scored"
+
+# LLMBI as published (analysis/index_published.py); also uses N, WEIGHTED_BIAS,
+# DIVERSITY_PENALTY, SENTIMENT_TERM, LLMBI
+ABS_POLARITY = "abs_polarity"
+LLMBI_SCORE = "llmbi_score"
+MEAN_ABS_POLARITY = "mean_abs_polarity"
+N_DIMENSIONS = "n_dimensions"
+VARIANT = "variant"
+
+# SAGED's baseline comparison and location/spread statistics (analysis/saged_stats.py);
+# also uses GROUP, N
+MODE = "mode"
+RANGE = "range"
+PERCENTILE = "percentile"
+KL_DIVERGENCE = "kl_divergence"
+PRECISION = "precision"
+PEARSON = "pearson"
+SPEARMAN = "spearman"
+N_PAIRED = "n_paired"

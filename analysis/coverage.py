@@ -22,12 +22,19 @@ For small designs (up to :data:`DENSE_MAX_CELLS` cells) :func:`count_tensor` bui
 the dense count tensor with tensorly, and :func:`tensor_marginal` gives its unfoldings'
 marginals; they agree with the sparse functions (the tests check it).
 
-All functions take a cell table (:func:`analysis.cells.cell_table`, ideally with
-``with_outcome=False`` so every row counts) and the :class:`~analysis.design.Design`
-whose declared values span the grid. A cell table over more factors than asked is
-summed down to the asked ones. ``where`` (the row filter the cell table was built
-with) restricts the grid of a filtered factor to its kept values: after keeping one
-model, the other models' cells are not "missing".
+**What is counted.** The methods count *prompts* per combination. A results table has
+one row per response, and a prompt answered by 2 models x 5 seeds is 10 rows, so
+:func:`coverage_cells` builds the cell table whose ``n`` is the number of distinct
+prompts per cell (a prompt = a distinct combination of
+:meth:`~analysis.design.Design.prompt_unit_columns`: a prompt id column named by the
+design, or its domain and prompt factors); ``unit="responses"`` counts rows instead.
+
+All functions take a cell table (:func:`coverage_cells`, or
+:func:`analysis.cells.cell_table` with ``with_outcome=False`` to count responses) and
+the :class:`~analysis.design.Design` whose declared values span the grid. A cell
+table over more factors than asked is summed down to the asked ones. ``where`` (the
+row filter the cell table was built with) restricts the grid of a filtered factor to
+its kept values: after keeping one model, the other models' cells are not "missing".
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from analysis.columns import (
     GINI_INDEX_OBSERVED,
     N_CELLS,
     N_EMPTY_CELLS,
+    N_EXPECTED_PROMPT_CELLS,
     N_MISSING_PROMPT_CELLS,
     N_OBSERVED_CELLS,
     N_ROWS,
@@ -67,6 +75,9 @@ _INT64_KEYS = 2**62
 JOINT, MARGINAL = "joint", "marginal"
 #: Separator of factor names in the ``factors`` column of the summary.
 TIMES = " x "
+#: What a cell count counts: distinct prompts (the methods' definition) or response rows.
+PROMPTS, RESPONSES = "prompts", "responses"
+COVERAGE_UNITS = (PROMPTS, RESPONSES)
 
 SUMMARY_COLUMNS = [SCOPE, FACTORS, N_CELLS, N_OBSERVED_CELLS, N_EMPTY_CELLS, N_ROWS,
                    COVERAGE_PERCENTAGE, GINI_INDEX, GINI_INDEX_OBSERVED]
@@ -270,6 +281,58 @@ def _frame_of(factors: Sequence[str], values: Sequence[Sequence[str]],
         f: pd.Categorical.from_codes(c, categories=list(v), ordered=True)
         for f, c, v in zip(factors, codes, values, strict=True)
     })
+
+
+# --- the cell table coverage counts ------------------------------------------------------
+def coverage_cells(
+    results: pd.DataFrame,
+    design: Design,
+    factors: Sequence[str],
+    *,
+    unit: str = PROMPTS,
+    where: Where | None = None,
+) -> pd.DataFrame:
+    """Cell table over ``factors`` counting distinct prompts (default) or responses.
+
+    Parameters
+    ----------
+    results
+        The results table (:func:`analysis.design.apply_design`).
+    design
+        Names what a prompt is: :meth:`~analysis.design.Design.prompt_unit_columns`.
+    factors
+        The factors spanning the grid.
+    unit
+        ``"prompts"``: ``n`` = distinct prompts with the cell's values (a prompt answered
+        by several models or seeds counts once); ``"responses"``: ``n`` = rows.
+    where
+        Row filter applied first (:func:`analysis.cells.filter_rows`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Observed cells: one categorical column per factor and ``n`` (int64), as
+        :func:`analysis.cells.cell_table` with ``with_outcome=False``.
+        ``docs/coverage.md`` (what is counted).
+    """
+    from analysis.cells import cell_table
+
+    if unit not in COVERAGE_UNITS:
+        raise AnalysisError(f"Coverage counts {' or '.join(COVERAGE_UNITS)}, not {unit!r}.")
+    factors = list(factors)
+    if unit == RESPONSES:
+        return cell_table(results, factors, where=where, with_outcome=False)
+    prompt_columns = design.prompt_unit_columns()
+    absent = [c for c in prompt_columns if c not in results.columns]
+    if absent:
+        raise AnalysisError(f"The prompt unit names columns that are not in the table: "
+                            f"{', '.join(absent)}.")
+    extra = [c for c in prompt_columns if c not in factors]
+    if not extra:  # every prompt column is a grid factor: one prompt per observed cell
+        distinct = cell_table(results, factors, where=where, with_outcome=False)
+        return distinct.assign(**{N: np.ones(len(distinct), dtype=np.int64)})
+    distinct = cell_table(results, factors + extra, where=where, with_outcome=False)
+    return cell_table(distinct[factors], factors, with_outcome=False)
 
 
 # --- summaries -----------------------------------------------------------------------------
@@ -482,8 +545,17 @@ def model_coverage(
     model_factors: Sequence[str] | None = None,
     prompt_factors: Sequence[str] | None = None,
     where: Where | None = None,
+    respect_nesting: bool = True,
 ) -> pd.DataFrame:
     """Did every model see every prompt? Coverage of the prompt grid per model.
+
+    A prompt factor can be nested in a model factor: SSQA run with 5 seeds only under
+    chain-of-thought has ``seed`` determining ``cot`` (the seed "none" goes with cot = no,
+    seeds 1-5 with cot = yes). A model x seed combination is then compared with the
+    prompts *of its own* cot value, not with every prompt, so a complete run reads as
+    complete. The nested prompt factors are found with
+    :func:`analysis.nesting.find_nestings` on the observed cells (model factor ->
+    prompt factor, any kind but "constant").
 
     Parameters
     ----------
@@ -491,6 +563,9 @@ def model_coverage(
         Default: the design's model factors.
     prompt_factors
         The factors defining a prompt. Default: domain and prompt factors.
+    respect_nesting
+        ``False``: compare every model combination with every prompt combination any
+        model answered (the check without nesting).
 
     Returns
     -------
@@ -498,9 +573,12 @@ def model_coverage(
         One row per declared combination of the model factors (one categorical column
         each), with ``n_rows``, ``n_observed_cells`` (prompt combinations it answered),
         ``coverage_percentage`` (that over all declared prompt combinations, a
-        fraction) and ``n_missing_prompt_cells``: prompt combinations some other model
-        answered but this one did not (0 for every model = every model saw every
-        prompt that exists in the data). ``docs/methods.md`` §1.
+        fraction), ``n_expected_prompt_cells`` (the prompt combinations some model
+        answered that agree with this combination's values of the nested prompt
+        factors; all of them without nesting) and ``n_missing_prompt_cells`` (expected
+        but not answered; 0 for every model = every model saw every prompt it should
+        have). ``attrs["nested_prompt_factors"]`` lists the prompt factors found nested
+        in model factors. ``docs/methods.md`` §1, ``docs/coverage.md``.
     """
     model_factors = list(design.of_kind("model") if model_factors is None else model_factors)
     prompt_factors = list(default_factors(design) if prompt_factors is None
@@ -515,8 +593,25 @@ def model_coverage(
     n_models = math.prod(model_sizes)
     model_key = _keys(list(grid.codes[:k]), model_sizes).astype(np.int64)
     prompt_key = _keys(list(grid.codes[k:]), prompt_sizes)
-    n_union = len(np.unique(prompt_key))
+    nested = _nested_prompt_factors(grid, k, design) if respect_nesting else []
+    if nested:
+        at = [grid.factors.index(f) for f in nested]
+        stratum = _keys([grid.codes[i] for i in at], [grid.sizes[i] for i in at]
+                        ).astype(np.int64)
+    else:
+        stratum = np.zeros(len(model_key), dtype=np.int64)
+    # distinct prompts (across models) per stratum, then each model's strata
+    pairs = np.unique(np.column_stack([stratum.astype(object), prompt_key.astype(object)])
+                      if prompt_key.dtype == object else
+                      np.column_stack([stratum, prompt_key]), axis=0)
+    strata, per_stratum = np.unique(pairs[:, 0].astype(np.int64), return_counts=True)
+    union_of = dict(zip(strata.tolist(), per_stratum.tolist(), strict=True))
+    model_strata = np.unique(np.column_stack([model_key, stratum]), axis=0)
+    expected = np.zeros(n_models, dtype=np.int64)
+    for m, st in model_strata:
+        expected[m] += union_of[int(st)]
     observed = np.bincount(model_key, minlength=n_models)  # cells are unique per model+prompt
+    expected[observed == 0] = len(pairs)  # never run: nothing says which stratum it is in
     rows = np.rint(np.bincount(model_key, weights=grid.counts, minlength=n_models))
     every_model = _decode(np.arange(n_models, dtype=np.int64), model_sizes)
     out = _frame_of(model_factors, grid.values[:k], every_model)
@@ -524,8 +619,25 @@ def model_coverage(
     out[N_ROWS] = rows.astype(np.int64)
     out[N_OBSERVED_CELLS] = observed.astype(np.int64)
     out[COVERAGE_PERCENTAGE] = observed / n_prompt_cells
-    out[N_MISSING_PROMPT_CELLS] = (n_union - observed).astype(np.int64)
+    out[N_EXPECTED_PROMPT_CELLS] = expected
+    out[N_MISSING_PROMPT_CELLS] = (expected - observed).astype(np.int64)
+    out.attrs["nested_prompt_factors"] = nested
     return out
+
+
+def _nested_prompt_factors(grid: _Grid, k: int, design: Design) -> list[str]:
+    """Prompt factors of the grid that some model factor determines (see model_coverage)."""
+    from analysis.columns import DEPENDENT, DETERMINANT, NESTING_KIND
+    from analysis.nesting import find_nestings
+
+    observed = _frame_of(grid.factors, grid.values, list(grid.codes))
+    refs = {f: design.factor(f).reference for f in grid.factors}
+    found = find_nestings(observed, list(grid.factors), references=refs)
+    models, prompts = set(grid.factors[:k]), grid.factors[k:]
+    hit = {d for a, d, kind in zip(found[DETERMINANT], found[DEPENDENT], found[NESTING_KIND],
+                                   strict=True)
+           if kind != "constant" and a in models and d in prompts}
+    return [f for f in prompts if f in hit]
 
 
 def coverage_nestings(
@@ -675,16 +787,28 @@ def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str]) -
     """Plain-language sentences reading :func:`model_coverage`."""
     names = [" / ".join(str(v) for v in vals) for vals in
              zip(*(table[f] for f in model_factors), strict=True)]
-    union = int((table[N_OBSERVED_CELLS] + table[N_MISSING_PROMPT_CELLS]).max())
+    expected_col = (table[N_EXPECTED_PROMPT_CELLS] if N_EXPECTED_PROMPT_CELLS in table
+                    else table[N_OBSERVED_CELLS] + table[N_MISSING_PROMPT_CELLS])
+    nested = list(table.attrs.get("nested_prompt_factors", []))
     absent = [nm for nm, r in zip(names, table[N_ROWS], strict=True) if r == 0]
-    missing = [(nm, int(k)) for nm, k, r in zip(names, table[N_MISSING_PROMPT_CELLS],
-                                                table[N_ROWS], strict=True) if k and r]
+    missing = [(nm, int(k), int(e)) for nm, k, e, r in
+               zip(names, table[N_MISSING_PROMPT_CELLS], expected_col, table[N_ROWS],
+                   strict=True) if k and r]
     out = []
+    if nested:
+        out.append(f"{', '.join(nested)} {'is' if len(nested) == 1 else 'are'} nested in the "
+                   f"model factors: each model combination is compared with the prompt "
+                   f"combinations at its own value of {', '.join(nested)}.")
     if not missing:
-        out.append(f"Every model that has rows answered all {union:,} prompt combinations "
-                   "found in the data.")
-    for nm, k in missing:
-        out.append(f"{nm} misses {k:,} of the {union:,} prompt combinations that another "
+        if nested:
+            out.append("Every model combination that has rows answered every prompt "
+                       "combination expected of it.")
+        else:
+            union = int(expected_col.max()) if len(expected_col) else 0
+            out.append(f"Every model that has rows answered all {union:,} prompt "
+                       "combinations found in the data.")
+    for nm, k, e in missing:
+        out.append(f"{nm} misses {k:,} of the {e:,} prompt combinations that another "
                    "model answered.")
     if absent:
         out.append(f"No rows at all for {', '.join(absent[:8])}"

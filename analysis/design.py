@@ -170,6 +170,9 @@ class Design:
     #: numeric feature (or the outcome) are harmful or favourable. A mapping is accepted.
     polarity: tuple[tuple[str, str], ...] = ()
 
+    #: Columns whose distinct combinations identify one prompt (e.g. a prompt id column);
+    #: empty means "the domain and prompt factors" (see :meth:`prompt_unit_columns`).
+    prompt_unit: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
@@ -180,6 +183,12 @@ class Design:
         if bad:
             raise DesignError(f"Polarity must be harmful or favourable, got {', '.join(bad)}.")
         object.__setattr__(self, "polarity", pairs)
+        if isinstance(self.prompt_unit, str):
+            object.__setattr__(self, "prompt_unit", (self.prompt_unit,))
+        unit = tuple(str(c) for c in self.prompt_unit)
+        if len(set(unit)) < len(unit) or any(not c for c in unit):
+            raise DesignError("prompt_unit lists distinct, non-empty column names.")
+        object.__setattr__(self, "prompt_unit", unit)
         names = [f.name for f in self.factors]
         seen: set[str] = set()
         dupes = sorted({n for n in names if n in seen or seen.add(n)})
@@ -210,9 +219,31 @@ class Design:
         """Names of the factors of the given kinds."""
         return [f.name for f in self.factors if f.kind in kinds]
 
+    def prompt_unit_columns(self) -> list[str]:
+        """The columns whose distinct combinations are the prompts of the benchmark.
+
+        :attr:`prompt_unit` when set (a prompt id column, say), else the domain and
+        prompt factors (every factor when there are none of those kinds).
+        """
+        return list(self.prompt_unit) or self.of_kind("domain", "prompt") or self.names
+
+    def with_prompt_unit(self, columns: Iterable[str]) -> Design:
+        """A copy whose prompts are the distinct combinations of ``columns`` (empty: the
+        domain and prompt factors)."""
+        return replace(self, prompt_unit=tuple(columns))
+
     def subset(self, names: Iterable[str]) -> Design:
-        """The same design restricted to ``names`` (in that order)."""
-        return replace(self, factors=tuple(self.factor(n) for n in names))
+        """The same design restricted to ``names`` (in that order).
+
+        The prompts stay the same prompts: when the subset drops a column of
+        :meth:`prompt_unit_columns`, the copy names the whole design's unit explicitly.
+        """
+        names = list(names)
+        kept = replace(self, factors=tuple(self.factor(n) for n in names))
+        unit = self.prompt_unit_columns()
+        if not self.prompt_unit and set(kept.prompt_unit_columns()) != set(unit):
+            kept = replace(kept, prompt_unit=tuple(unit))
+        return kept
 
     def with_reference(self, name: str, reference: str) -> Design:
         """A copy whose factor ``name`` has a new reference value."""
@@ -250,6 +281,8 @@ class Design:
             out["cluster"] = self.cluster
         if self.polarity:
             out["polarity"] = dict(self.polarity)
+        if self.prompt_unit:
+            out["prompt_unit"] = list(self.prompt_unit)
         return out
 
     def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
@@ -311,8 +344,14 @@ class Design:
         polarity = data.get("polarity") or {}
         if not isinstance(polarity, Mapping):
             raise DesignError("'polarity' must map column names to harmful or favourable.")
+        unit = data.get("prompt_unit") or ()
+        if isinstance(unit, str):
+            unit = (unit,)
+        if not isinstance(unit, (list, tuple)):
+            raise DesignError("'prompt_unit' must be a column name or a list of column names.")
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
-                   recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()))
+                   recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()),
+                   prompt_unit=tuple(str(c) for c in unit))
 
     def to_yaml(self) -> str:
         """The design as YAML text."""
@@ -699,6 +738,12 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
     if design.cluster is not None and design.cluster not in frame.columns:
         problems.append(Problem("error", f"Cluster column {design.cluster!r} is not in the "
                                          "table."))
+    absent_unit = [c for c in design.prompt_unit if c not in frame.columns]
+    if absent_unit:
+        # only coverage counts prompts (and says so itself): a warning, not an error
+        problems.append(Problem("warning", f"Prompt unit column(s) not in the table: "
+                                           f"{', '.join(repr(c) for c in absent_unit)}; "
+                                           "coverage cannot count prompts."))
     if design.outcome is not None:
         try:
             memo[DEVIATION] = deviation(frame, design.outcome)

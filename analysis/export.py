@@ -25,8 +25,12 @@ IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 FIGURE_FORMATS: tuple[str, ...] = (*IMAGE_FORMATS, "html")
 MIME = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf",
         "html": "text/html", "csv": "text/csv"}
-#: Size of exported images in CSS pixels (scale 2 gives 300-dpi-like PNGs at paper width).
+#: Size of exported images in CSS pixels (scale 2 gives 300-dpi-like PNGs at paper width):
+#: the least size; :func:`export_size` grows it to fit the figure's labels.
 EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1000, 650, 2
+#: Pixels per category label (a 12-px font needs ~15 px or plotly drops every other label),
+#: room for title, legend and axis titles, and the largest side exported.
+LABEL_PX, MARGIN_PX, MAX_EXPORT_PX = 24, 220, 12_000
 INSTALL_HINT = ("Image export needs a Chrome or Chromium browser for kaleido: on Debian/Ubuntu "
                 "`apt-get install chromium`. HTML and CSV downloads work without it.")
 
@@ -54,6 +58,34 @@ def _ensure_server() -> None:
     _server_started = True
 
 
+def _category_count(values) -> int:
+    """Distinct category labels (strings) among a trace's x or y values; 0 if numeric."""
+    if values is None:
+        return 0
+    try:
+        items = list(values)
+    except TypeError:
+        return 0
+    labels = {v for v in items if isinstance(v, str)}
+    return len(labels) if labels and len(labels) * 2 >= len(set(map(str, items))) else 0
+
+
+def export_size(fig) -> tuple[int, int]:
+    """Width and height (CSS px) at which every category label of ``fig`` is drawn.
+
+    The layout's own ``width`` / ``height`` when set (figure builders size themselves to
+    their terms, e.g. the coefficient plot), else at least :data:`EXPORT_WIDTH` x
+    :data:`EXPORT_HEIGHT`; either side grows with the number of category labels on the
+    axes (``LABEL_PX`` each plus ``MARGIN_PX``), so a 52-term coefficient plot exports all
+    52 labels. Capped at ``MAX_EXPORT_PX``.
+    """
+    n_y = max([_category_count(getattr(t, "y", None)) for t in fig.data] + [0])
+    n_x = max([_category_count(getattr(t, "x", None)) for t in fig.data] + [0])
+    height = max(fig.layout.height or EXPORT_HEIGHT, n_y * LABEL_PX + MARGIN_PX)
+    width = max(fig.layout.width or EXPORT_WIDTH, n_x * LABEL_PX + MARGIN_PX)
+    return int(min(width, MAX_EXPORT_PX)), int(min(height, MAX_EXPORT_PX))
+
+
 def figure_bytes(fig, fmt: str) -> bytes:
     """The figure as PNG, SVG, PDF or standalone HTML (plotly.js inlined) bytes.
 
@@ -77,7 +109,8 @@ def figure_bytes(fig, fmt: str) -> bytes:
             _ensure_server()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return fig.to_image(format=fmt, width=EXPORT_WIDTH, height=EXPORT_HEIGHT,
+                width, height = export_size(fig)
+                return fig.to_image(format=fmt, width=width, height=height,
                                     scale=EXPORT_SCALE if fmt == "png" else 1)
         except ExportUnavailable:
             raise

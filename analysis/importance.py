@@ -184,7 +184,7 @@ def apply_fix(
     pairs = [p for p in _parse_interactions(interactions)
              if p not in fix.drop_interactions and not (set(p) & dropped)]
     refs = {k: v for k, v in dict(references or {}).items() if k not in dropped}
-    refs.update(dict(fix.references))
+    refs.update({k: v for k, v in fix.references if k in factors and k not in dropped})
     excl = {k: list(v) for k, v in dict(exclude or {}).items()}
     for name, values in fix.exclude:
         excl[name] = list(dict.fromkeys([*excl.get(name, []), *values]))
@@ -576,7 +576,8 @@ def _with_notes(text: str, notes: Sequence[str]) -> str:
 
 def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
                       deps: list[tuple[int, dict[int, float]]], refs: Mapping[str, str],
-                      notes: Sequence[str]) -> ImportanceRefusal:
+                      notes: Sequence[str], prompt_factors: Sequence[str] = ()
+                      ) -> ImportanceRefusal:
     from analysis.nesting import describe_nesting, find_nestings
 
     involved_sets = []
@@ -618,7 +619,7 @@ def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
         if not any(len(set(facs) & s) >= 2 for *_, s in involved_sets):
             continue
         explained_pairs |= pairs
-        f0, v0 = members[0]
+        f0, v0 = _control_member(members, refs, prompt_factors)
         n_rows = int(cells.n[cells.mask(f0, v0)].sum())
         listed = _and([f"{f} = {_q(v)}" for f, v in members])
         names = _and(facs)
@@ -631,8 +632,17 @@ def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
             "pachankis_cluster = 'no stigma' <=> gender = 'no gender'). Fix: leave these "
             f"{n_rows:,} rows out of the subset ({f0} != {_q(v0)}), or keep only one of "
             f"{names}.")
-        fixes.append(Fix(f"Leave out the {n_rows:,} rows with {f0} = {_q(v0)}",
-                         exclude=((f0, (v0,)),)))
+        if v0 == refs[f0] and f0 in prompt_factors:
+            # the paper's way out: drop the control prompts, compare with what remains
+            moved = _references_after_exclusion(cells, refs, cells.mask(f0, v0))
+            text = ", ".join(f"{f} = {_q(v)}" for f, v in moved)
+            fixes.insert(0, Fix(f"Drop the rows at the reference prompt ({f0} = {_q(v0)}, "
+                                f"{n_rows:,} rows)" + (f"; new references {text}" if moved
+                                                        else ""),
+                                exclude=((f0, (v0,)),), references=tuple(moved)))
+        else:
+            fixes.append(Fix(f"Leave out the {n_rows:,} rows with {f0} = {_q(v0)}",
+                             exclude=((f0, (v0,)),)))
         for keep_f in facs:
             others = tuple(f for f in facs if f != keep_f)
             fixes.append(Fix(f"Drop {_and(list(others))} (keep {keep_f})",
@@ -664,6 +674,33 @@ def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
             "dependent (aliased), so no amount of data separates their effects.\n"
             + "\n".join(lines))
     return ImportanceRefusal("aliased", _with_notes(text, notes), fixes)
+
+
+def _control_member(members: list[tuple[str, str]], refs: Mapping[str, str],
+                    prompt_factors: Sequence[str]) -> tuple[str, str]:
+    """Which of several aliased (factor, value) pairs to leave out: a prompt factor at its
+    reference (SSQA's prompt_style = 'base') first, then any factor at its reference."""
+    for wanted in (lambda f, v: v == refs[f] and f in prompt_factors,
+                   lambda f, v: v == refs[f]):
+        for f, v in members:
+            if wanted(f, v):
+                return f, v
+    return members[0]
+
+
+def _references_after_exclusion(cells: _Cells, refs: Mapping[str, str], dropped: np.ndarray
+                                ) -> list[tuple[str, str]]:
+    """New references (the most frequent remaining value) for the factors whose reference
+    occurs only in the ``dropped`` cells."""
+    kept = ~dropped
+    out = []
+    for f in cells.factors:
+        size = len(cells.values[f])
+        totals = np.bincount(cells.codes[f][kept], weights=cells.n[kept], minlength=size)
+        if totals[cells.values[f].index(refs[f])] > 0 or not totals.any():
+            continue
+        out.append((f, cells.values[f][int(np.argmax(totals))]))
+    return out
 
 
 def _only_together(cells: _Cells, term: _Term) -> str:
@@ -1035,7 +1072,8 @@ def factor_importance(
         X = _matrix(cells, terms)
         deps = _dependencies(X)
         if deps:
-            raise _aliasing_refusal(cells, terms, X, deps, refs, notes)
+            raise _aliasing_refusal(cells, terms, X, deps, refs, notes,
+                                    prompt_factors=design.of_kind("prompt"))
         separated = _separated(cells, refs, pairs, no_column)
         separated_all += separated
         if not separated:

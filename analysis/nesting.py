@@ -146,3 +146,30 @@ def describe_nesting(row: pd.Series | Mapping) -> str:
             f"fixes one of the {row[N_DEPENDENT_VALUES]} values of {dep}{outside}. Coverage over "
             "both counts impossible combinations as empty, and a regression with both is "
             f"collinear: keep {det} or {dep}, not both.")
+
+
+def unnested_factors(frame: pd.DataFrame, order: Sequence[str], k: int, *,
+                     references: Mapping[str, str] | None = None) -> list[str]:
+    """The first ``k`` factors of ``order`` with no nested pair among them.
+
+    A factor is skipped when it is constant or linked to one already taken by any
+    finding of :func:`find_nestings` (nested, nested outside reference, equivalent), so
+    a default such as "the first two domain factors" never offers stigma x cluster or
+    template x gender. Fewer than ``k`` come back when no more fit.
+    """
+    order = [f for f in dict.fromkeys(order) if f in frame.columns]
+    if not order or k < 1:
+        return []
+    found = find_nestings(frame, order, references=references)
+    constant = {d for d, kind in zip(found[DEPENDENT], found[NESTING_KIND], strict=True)
+                if kind == "constant"}
+    linked = {frozenset((a, d)) for a, d in zip(found[DETERMINANT], found[DEPENDENT],
+                                                strict=True) if isinstance(a, str)}
+    chosen: list[str] = []
+    for f in order:
+        if f in constant or any(frozenset((f, g)) in linked for g in chosen):
+            continue
+        chosen.append(f)
+        if len(chosen) == k:
+            break
+    return chosen

@@ -9,6 +9,7 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
 
@@ -19,6 +20,10 @@ st.caption("LLMBI = (1/n) sum w_i B_i + P(D) + lambda S: bias scores of the chos
            "is a weighted summary: its value and any ranking of models depend on every "
            "choice below, so each component is shown beside the total. Lower is less biased.")
 data_note(results)
+variant = variant_choice()
+if variant == PUBLISHED:
+    published_section(results, design)
+    st.stop()
 options = index_options(design, numeric_columns(results, design))
 if options is None:
     st.info("Choose at least one bias dimension.")
@@ -56,3 +61,5 @@ st.caption("score: the component's raw value (B_i, the Gini index or the constan
            "the index (a model's contributions sum to its LLMBI).")
 st.dataframe(index.components, hide_index=True)
 table_download(index.components, "bias_index_components", key="index_components")
+if variant == BOTH:
+    published_section(results, design)

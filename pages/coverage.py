@@ -17,6 +17,8 @@ from ui.coverage import (
     COLUMN_CONFIG,
     EMPTY_DOWNLOAD_MAX,
     HEATMAP_MAX_CELLS,
+    count_choice,
+    coverage_cells_for,
     empty_page,
     grid_choice,
     models_overview,
@@ -29,7 +31,7 @@ from ui.widgets import md
 st.title("Coverage")
 results, design = require_results(need_outcome=False)
 st.caption("Which combinations of factor values the benchmark holds, and how evenly. Coverage "
-           "is the share of combinations with at least one row (declared values never seen "
+           "is the share of combinations with at least one prompt (declared values never seen "
            "count as empty); the Gini index is 0 when every combination is equally filled.")
 
 factors = grid_choice(design)
@@ -37,10 +39,11 @@ if not factors:
     st.info("Choose at least one factor.")
     st.stop()
 where = subset_filter(design, "coverage")
+unit = count_choice(design)
 models = design.of_kind("model")
 try:
-    cells = cells_for(results, design, factors, where, with_outcome=False)
-    info = overview(cells, design, factors, where)
+    cells = coverage_cells_for(results, design, factors, where, unit)
+    info = overview(cells, design, factors, where, unit)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()

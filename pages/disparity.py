@@ -14,6 +14,7 @@ from ui.disparity import (
     disparity_options,
     metric_row,
 )
+from ui.saged_stats import saged_section
 from ui.widgets import md
 
 st.title("Disparity")
@@ -95,3 +96,5 @@ else:
                f"{1 / (n_perm + 1):.4f}. Adjusted: Benjamini-Hochberg over the groups.")
     st.dataframe(perm, hide_index=True, column_config=COLUMN_CONFIG)
     table_download(perm, "disparity_permutation", key="disparity_permutation")
+
+saged_section(results, where, options)

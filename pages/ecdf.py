@@ -30,7 +30,7 @@ c1, c2 = st.columns([1, 2])
 by = c1.selectbox("Compare curves by", design.names, key="ecdf_by",
                   index=design.names.index(preferred), help="Usually the model")
 with c2:
-    factors = factor_choice(design, "ecdf_factors", exclude=[by],
+    factors = factor_choice(design, "ecdf_factors", exclude=[by], results=results,
                             label="Subgroups: combinations of these factors")
 if not factors:
     st.info("Choose at least one factor to form subgroups.")

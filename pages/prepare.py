@@ -6,6 +6,7 @@ import yaml
 from analysis.errors import AnalysisError
 from analysis.prepare import apply_recipe
 from ui.common import page_link
+from ui.features import text_features_section
 from ui.prepare import add_step, base_table, step_form, steps, use_prepared
 from ui.widgets import md
 
@@ -53,6 +54,8 @@ if steps():
     if st.session_state.get("results_token") == st.session_state.get("prepare_output_token"):
         st.success("The prepared table is the active table; its recipe is in the design "
                    "(save it on the Design page).")
+
+text_features_section()
 
 st.subheader("Table")
 st.caption(f"{len(table):,} rows, {table.shape[1]} columns")

@@ -32,7 +32,7 @@ st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD)
            "logit(rate outside); LD > 0 (red) means more deviating answers than the rest.")
 
 where = subset_filter(design, key="subgroups")
-factors = factor_choice(design, "subgroups_factors")
+factors = factor_choice(design, "subgroups_factors", results=results)
 if not factors:
     st.info("Choose at least one factor.")
     st.stop()
@@ -67,11 +67,14 @@ if table[LD_UNDEFINED].any():
 
 st.subheader("Sunburst")
 st.caption("Inner ring: values of the first factor; each next ring splits by the next factor. "
-           "Size = n, colour = LD (red: more deviation than the rest, blue: less).")
+           "Size = n (or equal sectors), colour = LD (red: more deviation than the rest, "
+           "blue: less).")
+sizes = st.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
+                 format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
 full, grey = with_power(full, int(cells[N].sum()))
 full = with_bootstrap(full, results, design, factors, where, level)
 table = distinct_subgroups(full)  # again, now with the power / bootstrap columns
-fig = sunburst_figure(full, factors, grey_undetectable=grey)
+fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes)
 st.plotly_chart(fig, key="subgroups_sunburst_chart")
 figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
 

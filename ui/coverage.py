@@ -33,9 +33,37 @@ COLUMN_CONFIG = {
 }
 
 
+@st.cache_resource(max_entries=16, show_spinner="Counting prompts...")
+def _coverage_cells(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
+                    unit: str, _results: pd.DataFrame, _design: Design, _where: dict
+                    ) -> pd.DataFrame:
+    return cov.coverage_cells(_results, _design, list(factors), unit=unit,
+                              where=_where or None)
+
+
+def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str], where: dict,
+                       unit: str) -> pd.DataFrame:
+    """Cached :func:`analysis.coverage.coverage_cells` (distinct prompts or responses)."""
+    where = {k: list(v) for k, v in (where or {}).items() if v}
+    return _coverage_cells(st.session_state["results_token"], design.to_json(), tuple(factors),
+                           repr(sorted(where.items())), unit, results, design, where)
+
+
+def count_choice(design: Design) -> str:
+    """What a cell counts: distinct prompts (the methods' definition) or responses."""
+    unit = ", ".join(design.prompt_unit_columns())
+    labels = {cov.PROMPTS: f"distinct prompts (a prompt = one combination of {unit})",
+              cov.RESPONSES: "responses (rows)"}
+    return st.radio("Cells count", list(labels), format_func=labels.get, horizontal=True,
+                    key="coverage_count",
+                    help="The coverage method counts prompts: a prompt answered by several "
+                         "models or seeds counts once. Responses count every row.")
+
+
 @st.cache_resource(max_entries=16, show_spinner="Measuring coverage...")
 def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
-              _cells: pd.DataFrame, _design: Design, _where: dict) -> dict:
+              _cells: pd.DataFrame, _design: Design, _where: dict, unit: str = cov.PROMPTS
+              ) -> dict:
     kw = {"factors": list(factors), "where": _where}
     summary = cov.coverage_summary(_cells, _design, **kw)
     marginals = cov.marginal_counts(_cells, _design, **kw)
@@ -49,10 +77,11 @@ def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key:
     }
 
 
-def overview(cells: pd.DataFrame, design: Design, factors: list[str], where: dict) -> dict:
+def overview(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
+             unit: str = cov.PROMPTS) -> dict:
     """Summary, marginals, reading, nestings, first empty and thinnest cells (cached)."""
     return _overview(st.session_state["results_token"], design.to_json(), tuple(factors),
-                     repr(sorted(where.items())), cells, design, where)
+                     repr(sorted(where.items())), cells, design, where, unit)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Checking the models...")

@@ -85,14 +85,23 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
     st.dataframe(scores, hide_index=True)
 
 
-def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2) -> list[str]:
-    """Up to ``k`` factors to start with: domain first, then prompt, then model factors."""
+def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2,
+                    results: pd.DataFrame | None = None) -> list[str]:
+    """Up to ``k`` factors to start with: domain first, then prompt, then model factors;
+    with ``results``, never a nested pair (:func:`analysis.nesting.unnested_factors`)."""
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    return [f for f in order if f not in exclude][:k]
+    order = [f for f in order if f not in exclude]
+    if results is None:
+        return order[:k]
+    from analysis.nesting import unnested_factors
+
+    return unnested_factors(results, order, k,
+                            references={f: design.factor(f).reference for f in order})
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
-                  label: str = "Factors (in ring order)") -> list[str]:
+                  label: str = "Factors (in ring order)",
+                  results: pd.DataFrame | None = None) -> list[str]:
     """A multiselect of factors, remembered per page under ``key``."""
     options = [f for f in design.names if f not in exclude]
     if key in st.session_state:
@@ -100,8 +109,8 @@ def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
         if kept != list(st.session_state[key]):  # drop a choice that is no longer offered
             st.session_state[key] = kept
         return st.multiselect(label, options, key=key)
-    return st.multiselect(label, options, default=default_factors(design, exclude=exclude),
-                          key=key)
+    return st.multiselect(label, options, default=default_factors(design, exclude=exclude,
+                                                                  results=results), key=key)
 
 
 def value_filter(table: pd.DataFrame, factors: Sequence[str], key: str) -> pd.DataFrame:

@@ -10,9 +10,11 @@ MODULES = [
     "subgroups",
     "ecdf",
     "importance",
+    "features",
     "disparity",
     "cohorts",
     "index",
     "power",
     "plan",
+    "index_published",
 ]

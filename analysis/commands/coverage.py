@@ -7,6 +7,12 @@ defines it), ``gini_index``, ``gini_index_observed``, ``per_factor_gini``
 ``thinnest_cells`` (the first ``--limit`` of each), ``model_coverage`` (when the design
 has model factors), ``nestings`` and ``reading`` (plain-language sentences).
 
+Cells count distinct prompts (``--count prompts``, the default; a prompt is a distinct
+combination of the design's ``prompt_unit`` columns, or of its domain and prompt
+factors), or rows with ``--count responses``; the payload's ``count`` says which.
+Model coverage respects prompt factors nested in model factors (seeds only with
+chain-of-thought); ``nested_prompt_factors`` lists them.
+
 Without ``--factors`` the design's domain and prompt factors are used. ``--figure``
 writes a heatmap of the first two factors (rows per combination, empty ones in red),
 or a bar chart of rows per value when there is one factor. ``--out`` writes the
@@ -27,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)
+    p.add_argument("--count", choices=["prompts", "responses"], default="prompts",
+                   help="what a cell counts: distinct prompts (default) or response rows")
     p.add_argument("--limit", type=cli_types.POSITIVE_INT, default=20, metavar="K",
                    help="list this many empty and thinnest cells (default 20)")
     p.set_defaults(func=run)
@@ -37,7 +45,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table
     from analysis.cli import emit, load_with_design, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
-    from analysis.design import parse_assignments
+    from analysis.design import Design, parse_assignments
     from analysis.errors import AnalysisError
     from analysis.nesting import describe_nesting, find_nestings
 
@@ -46,10 +54,13 @@ def run(args: argparse.Namespace) -> None:
     results, design = load_with_design(args, need_outcome=False)
     # --factors lists exactly the grid; a design file alone means its domain + prompt factors
     factors = design.names if args.factors else cov.default_factors(design)
-    models = [m for m in design.of_kind("model") if m not in factors]
+    # model coverage asks about the design file's model factors even when --factors
+    # leaves them out of the grid
+    whole = Design.load(args.design) if args.design else design
+    models = [m for m in whole.of_kind("model") if m not in factors and m in results]
     where = {args.renamed.get(k, k): split_list(v)
              for k, v in parse_assignments(args.where, "--where").items()}
-    cells = cell_table(results, factors + models, with_outcome=False)
+    cells = cov.coverage_cells(results, design, factors, unit=args.count, where=where)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)
     joint = summary.iloc[0]
@@ -59,6 +70,7 @@ def run(args: argparse.Namespace) -> None:
     payload = {
         "file": results.attrs.get("source_name", args.file),
         "factors": factors,
+        "count": args.count,
         **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},
         "per_factor_gini": cov.per_factor_gini(summary),
         "per_factor": summary[summary[SCOPE] == cov.MARGINAL],
@@ -69,10 +81,15 @@ def run(args: argparse.Namespace) -> None:
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
         "reading": cov.describe_coverage(summary, marginals),
     }
-    if design.of_kind("model") and [f for f in factors if f not in design.of_kind("model")]:
-        payload["model_coverage"] = cov.model_coverage(
-            cells, design, prompt_factors=factors, where=where).astype(
-            {m: str for m in design.of_kind("model")})
+    all_models = [m for m in factors if m in design.of_kind("model")] + models
+    if all_models and [f for f in factors if f not in all_models]:
+        grid_design = whole.subset(list(dict.fromkeys(factors + models)))
+        model_cells = cell_table(results, factors + models, where=where, with_outcome=False)
+        by_model = cov.model_coverage(model_cells, grid_design, model_factors=all_models,
+                                      prompt_factors=factors, where=where)
+        payload["nested_prompt_factors"] = by_model.attrs["nested_prompt_factors"]
+        payload["model_reading"] = cov.describe_model_coverage(by_model, all_models)
+        payload["model_coverage"] = by_model.astype({m: str for m in all_models})
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.coverage import coverage_heatmap, marginal_bar
@@ -88,8 +105,9 @@ def run(args: argparse.Namespace) -> None:
         return
     emit(argparse.Namespace(json=False, out=args.out), None, summary)
     print(f"\nCoverage {100 * joint[COVERAGE_PERCENTAGE]:.2f} % (fraction "
-          f"{joint[COVERAGE_PERCENTAGE]:.6g}), Gini index {joint[GINI_INDEX]:.4f}\n")
-    for line in payload["reading"] + payload["nestings"]:
+          f"{joint[COVERAGE_PERCENTAGE]:.6g}), Gini index {joint[GINI_INDEX]:.4f} "
+          f"(cells count {'distinct prompts' if args.count == 'prompts' else 'responses'})\n")
+    for line in payload["reading"] + payload["nestings"] + payload.get("model_reading", []):
         print(f"- {line}")
     for title, key in (("Model coverage", "model_coverage"),
                        (f"First {args.limit} empty cells", "empty_cells"),

@@ -62,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)
+    from analysis.commands.saged_options import add_saged_options
+
+    add_saged_options(p)
     p.add_argument("--figure-kind", choices=["selection", "statistic", "box"],
                    default="selection", help="which figure --figure writes")
     p.set_defaults(func=run)
@@ -85,6 +88,9 @@ def run(args: argparse.Namespace) -> None:
     results, design = load_with_design(load_args, need_outcome=False, extra=by)
     by = [load_args.renamed.get(b, b) for b in by]
     polarity = args.polarity or feature_polarity(design, args.feature)
+    from analysis.commands.saged_options import normalized, saged_payload
+
+    results = normalized(args, results)
     report = disparity_report(
         results, args.feature, by, baseline=args.baseline, statistic=args.statistic,
         quantiles=quantiles, standard=args.standard, quantile=args.quantile, value=args.value,
@@ -102,6 +108,7 @@ def run(args: argparse.Namespace) -> None:
         "metrics": report.metrics,
         "dixon": report.dixon.to_dict(),
         "permutation": report.permutation,
+        **saged_payload(args, results, by),
     }
     emit(args, payload, report.summary)
     if not args.json:
@@ -118,6 +125,8 @@ def run(args: argparse.Namespace) -> None:
             print(f"\nPermutation tests (up to {used} of at most {args.permutations} "
                   f"permutations, seed {args.seed}):")
             print(report.permutation.to_string(index=False))
+        print("\nSAGED statistics per group:")
+        print(payload["saged_statistics"].to_string(index=False))
 
 
 def _write_figure(args, results, by, report) -> None:

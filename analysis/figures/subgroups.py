@@ -31,9 +31,14 @@ def _fmt(x: float, spec: str = ".2f") -> str:
     return "undefined" if x is None or np.isnan(x) else format(x, spec)
 
 
+#: Sector sizes of the sunburst: by n, or equal among siblings (the paper's look).
+SECTOR_SIZES = ("n", "equal")
+
+
 @escaped_labels
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
-                    title: str | None = None, grey_undetectable: bool = False) -> go.Figure:
+                    title: str | None = None, grey_undetectable: bool = False,
+                    sizes: str = "n") -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.
 
     Parameters
@@ -47,15 +52,21 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     grey_undetectable
         Draw subgroups whose ``detectable`` column (:func:`analysis.planning.add_power`)
         is False in grey: too small to detect the effect the analyst cares about.
+    sizes
+        ``"n"``: sector size = n (each parent the sum of its children); ``"equal"``:
+        siblings share their parent's angle equally, whatever their n (every value is
+        equally visible, as in the method paper's figures; n stays in the hover text).
 
     Notes
     -----
-    Sector size = n (each parent is the sum of its children); colour = log disparity on
+    Colour = log disparity on
     the shared diverging scale centred at 0 (``cmid=0``; red = more deviation than
     the rest, blue = less). Subgroups whose LD is undefined are drawn white (colour
     value 0) and say so in the hover text.
     """
     factors = list(factors)
+    if sizes not in SECTOR_SIZES:
+        raise AnalysisError(f"Sector sizes are {' or '.join(SECTOR_SIZES)}, not {sizes!r}.")
     missing = [f for f in factors if f not in table.columns]
     if missing:
         raise AnalysisError(f"The subgroup table has no column {', '.join(missing)}.")
@@ -90,6 +101,9 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                 + (f"<br>minimum detectable |LD| = {_fmt(float(r[MDE_LOG_DISPARITY]))}"
                    if MDE_LOG_DISPARITY in r else "")
             )
+    branch = "total"
+    if sizes == "equal":
+        values, branch = _equal_shares(ids, parents), "remainder"
     marker = {"colors": colours, "colorscale": DIVERGING, "cmid": 0,
               "line": {"color": "white", "width": 1},
               "colorbar": {"title": {"text": "Log disparity<br>(red: more deviation)"},
@@ -102,14 +116,27 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         marker = {"colors": [GREY_OUT if g else c for g, c in zip(grey, scaled, strict=True)],
                   "line": {"color": "white", "width": 1}}
     fig = go.Figure(go.Sunburst(
-        ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
+        ids=ids, labels=labels, parents=parents, values=values, branchvalues=branch,
         marker=marker,
         hovertext=hover, hoverinfo="text", insidetextorientation="radial",
         textfont={"size": FONT_SIZE - 2},
     ))
-    title = title or (f"Subgroups of {' > '.join(factors[:depth])}: size = n, "
+    size_text = "size = n" if sizes == "n" else "equal sectors"
+    title = title or (f"Subgroups of {' > '.join(factors[:depth])}: {size_text}, "
                       "colour = log disparity"
                       + ("; grey = too small to detect the effect" if any(grey) else ""))
     paper_layout(fig, title)
     fig.update_layout(margin={"l": 20, "r": 20, "t": 70, "b": 20})
     return fig
+
+
+def _equal_shares(ids: list[str], parents: list[str]) -> list[float]:
+    """Leaf values giving every sector an equal share of its parent (inner sectors 0,
+    drawn with ``branchvalues="remainder"`` so rounding can never hide a sector)."""
+    children: dict[str, int] = {}
+    for parent in parents:
+        children[parent] = children.get(parent, 0) + 1
+    share: dict[str, float] = {"": 1.0}
+    for node, parent in zip(ids, parents, strict=True):  # parents come before children
+        share[node] = share[parent] / children[parent]
+    return [0.0 if node in children else share[node] for node in ids]

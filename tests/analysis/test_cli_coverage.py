@@ -41,7 +41,7 @@ def run_json(capsys, *argv) -> dict:
 
 
 def test_json_keys_and_numbers(capsys, results_csv):
-    out = run_json(capsys, results_csv, "--factors", "a,b")
+    out = run_json(capsys, results_csv, "--factors", "a,b", "--count", "responses")
     for key in ("n_cells", "n_observed_cells", "coverage_percentage", "gini_index",
                 "per_factor_gini"):
         assert key in out
@@ -56,6 +56,16 @@ def test_json_keys_and_numbers(capsys, results_csv):
     assert out["empty_cells"] == [{"a": "y", "b": "q"}]
     assert out["thinnest_cells"][0] == {"a": "x", "b": "q", "n": 2}
     assert out["reading"][0].startswith("25.0 % of the 4 combinations of a x b")
+    assert out["count"] == "responses"
+
+
+def test_default_counts_distinct_prompts(capsys, results_csv):
+    # the 12 rows hold 3 distinct prompts (a, b): (x,p), (x,q), (y,p), one per cell
+    out = run_json(capsys, results_csv, "--factors", "a,b")
+    assert out["count"] == "prompts" and out["n_rows"] == 3
+    assert out["gini_index"] == pytest.approx(0.25)  # counts 0,1,1,1: GI = 1 - CP
+    # a: x 2 prompts, y 1 -> 1 - 2/(3*2)*(1*1.5 + 2*0.5) = 1/6; b: p 2, q 1 -> 1/6
+    assert out["per_factor_gini"] == pytest.approx({"a": 1 / 6, "b": 1 / 6})
 
 
 def test_design_file_counts_unseen_values_and_models(capsys, results_csv, design_file):
@@ -77,7 +87,10 @@ def test_design_file_counts_unseen_values_and_models(capsys, results_csv, design
 def test_where_restricts_the_grid(capsys, results_csv, design_file):
     out = run_json(capsys, results_csv, "--design", design_file, "--where", "a=x")
     assert (out["n_cells"], out["n_observed_cells"]) == (2, 2)
-    assert out["n_rows"] == 8
+    assert out["n_rows"] == 2  # distinct prompts (x,p) and (x,q); 8 responses:
+    rows = run_json(capsys, results_csv, "--design", design_file, "--where", "a=x",
+                    "--count", "responses")
+    assert rows["n_rows"] == 8
 
 
 def test_nestings_are_reported(capsys, tmp_path):
@@ -94,7 +107,8 @@ def test_readable_table_and_out_file(capsys, results_csv, tmp_path):
     assert main(["coverage", str(results_csv), "--factors", "a,b", "--out", str(out_csv),
                  "--limit", "1"]) == 0
     text = capsys.readouterr().out
-    assert "Coverage 75.00 % (fraction 0.75), Gini index 0.4167" in text
+    assert ("Coverage 75.00 % (fraction 0.75), Gini index 0.2500 (cells count distinct "
+            "prompts)") in text
     assert "First 1 empty cells:" in text and "1 thinnest cells:" in text
     written = pd.read_csv(out_csv)
     assert written["scope"].tolist() == ["joint", "marginal", "marginal"]

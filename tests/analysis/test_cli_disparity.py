@@ -107,3 +107,33 @@ def test_png_figure(results_csv, tmp_path):
     assert main(["disparity", str(results_csv), "--feature", "f", "--by", "g",
                  "--permutations", "0", "--figure", str(path), "--figure-kind", "box"]) == 0
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_saged_statistics_in_the_json(tmp_path, capsys):
+    import scipy.stats
+
+    # A: f 1 2 6 7 vs base 1 2 5 9; B: f 3 4 8 vs base 3 5 8
+    df = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 3, "f": [1, 2, 6, 7, 3, 4, 8],
+                       "base": [1, 2, 5, 9, 3, 5, 8]})
+    path = write_csv(tmp_path, df)
+    out = run_json(capsys, "disparity", path, "--feature", "f", "--by", "g", "--baseline",
+                   "base", "--permutations", "0", "--precision-tolerance", "1",
+                   "--percentile", "90")
+    stats = {r["group"]: r for r in out["saged_statistics"]}
+    # |f - base|: A 0 0 1 2 -> 3/4 within 1; B 0 1 0 -> 3/3
+    assert stats["A"]["precision"] == pytest.approx(0.75)
+    assert stats["B"]["precision"] == pytest.approx(1.0)
+    assert stats["A"]["pearson"] == pytest.approx(scipy.stats.pearsonr([1, 2, 6, 7],
+                                                                       [1, 2, 5, 9])[0])
+    assert stats["B"]["spearman"] == pytest.approx(1.0)
+    assert stats["A"]["range"] == 6 and stats["A"]["percentile"] == pytest.approx(6.7)
+    assert stats["A"]["kl_divergence"] >= 0
+    quantities = {r["quantity"] for r in out["saged_disparity"]}
+    assert {"kl_divergence", "precision", "pearson", "mode"} <= quantities
+    # z-score normalisation first: the calibrated means are divided by the pooled std
+    z = run_json(capsys, "disparity", path, "--feature", "f", "--by", "g", "--baseline",
+                 "base", "--permutations", "0", "--normalize", "zscore")
+    pooled = np.concatenate([df["f"], df["base"]]).astype(float)
+    means = {r["group"]: r["mean"] for r in z["summary"]}
+    assert means["A"] == pytest.approx(np.mean([0, 0, 1, -2]) / pooled.std())
+    assert z["normalization"] == "zscore"

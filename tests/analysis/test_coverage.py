@@ -443,3 +443,93 @@ def test_pair_counts_dense_marginal_equals_sparse_sum():
                                                      columns=["x", "y", "z", "w"], fill_value=0)
     assert dense["n"].tolist() == expected.to_numpy().reshape(-1).tolist()
     assert int(dense.loc[dense.a == "w", "n"].sum()) == 0  # declared, never seen
+
+
+# --- coverage over prompts and model coverage with nesting (issue 16) -----------------------
+PAPER_FACTORS = ["cot", "stigma", "gender", "prompt_style", "biased_answer"]
+
+
+def _ssqa_with_models_and_seeds(table: pd.DataFrame) -> pd.DataFrame:
+    """SSQA answered by 2 models; cot = no once ("none" seed), cot = yes with seeds 1-5."""
+    parts = []
+    for model in ("A", "B"):
+        parts.append(table[table["cot"] == "no"].assign(model=model, seed="none"))
+        for seed in "12345":
+            parts.append(table[table["cot"] == "yes"].assign(model=model, seed=seed))
+    return pd.concat(parts, ignore_index=True)
+
+
+@needs_shared
+def test_ssqa_paper_figures_over_prompts_with_models_and_seeds(ssqa_table, tmp_path, capsys):
+    from analysis.design import make_factor
+    from tests.analysis.cli_helpers import run_json
+
+    frame = _ssqa_with_models_and_seeds(ssqa_table)
+    assert len(frame) == 10360 * 2 + 10360 * 10
+    design = Design(factors=tuple(make_factor(frame, f) for f in SSQA_FACTORS)
+                    + (Factor("model", "model", ("A", "B"), "A"),
+                       Factor("seed", "model", ("none", "1", "2", "3", "4", "5"), "none")))
+    results = apply_design(frame, design)
+    cells = cov.coverage_cells(results, design, PAPER_FACTORS)
+    s = cov.coverage_summary(cells, design, factors=PAPER_FACTORS)
+    # independent count: distinct prompts (all SSQA factors) per paper-factor combination
+    prompts = frame[SSQA_FACTORS].drop_duplicates()
+    assert len(prompts) == 20720 and int(cells[N].sum()) == 20720
+    by_pandas = prompts.groupby(PAPER_FACTORS).size().to_numpy()
+    n_grid = 2 * 94 * 4 * 4 * 2
+    assert s.iloc[0][N_CELLS] == n_grid
+    assert s.iloc[0][GINI_INDEX] == pytest.approx(
+        mad_gini(np.concatenate([by_pandas, np.zeros(n_grid - len(by_pandas))])), abs=1e-12)
+    assert round(s.iloc[0][GINI_INDEX], 3) == 0.711  # the paper's SSQA figure
+    assert cov.per_factor_gini(s)["cot"] == pytest.approx(0.0, abs=1e-12)
+    # counting responses instead reproduces the audit's 0.794 and cot's 1/3
+    rows = cov.coverage_summary(cov.coverage_cells(results, design, PAPER_FACTORS,
+                                                   unit=cov.RESPONSES),
+                                design, factors=PAPER_FACTORS)
+    assert round(rows.iloc[0][GINI_INDEX], 3) == 0.794
+    assert cov.per_factor_gini(rows)["cot"] == pytest.approx(1 / 3, abs=1e-12)
+
+    # model coverage: seeds exist only with cot = yes, yet every model x seed is complete
+    mcells = cell_table(results, PAPER_FACTORS + ["model", "seed"], with_outcome=False)
+    table = cov.model_coverage(mcells, design, prompt_factors=PAPER_FACTORS)
+    assert table.attrs["nested_prompt_factors"] == ["cot"]
+    assert table[N_MISSING_PROMPT_CELLS].tolist() == [0] * 12
+    n_per_cot = len(frame[PAPER_FACTORS].drop_duplicates()) // 2
+    assert table["n_expected_prompt_cells"].tolist() == [n_per_cot] * 12
+    naive = cov.model_coverage(mcells, design, prompt_factors=PAPER_FACTORS,
+                               respect_nesting=False)
+    assert naive[N_MISSING_PROMPT_CELLS].tolist() == [n_per_cot] * 12
+    assert cov.describe_model_coverage(table, ["model", "seed"])[1] == (
+        "Every model combination that has rows answered every prompt combination expected "
+        "of it.")
+
+    # the CLI, with the design file and no --where, gives the same figures
+    path = tmp_path / "ssqa_models.csv"
+    frame.to_csv(path, index=False)
+    design_path = tmp_path / "ssqa.design.yaml"
+    design.save(design_path)
+    out = run_json(capsys, "coverage", path, "--design", design_path,
+                   "--factors", ",".join(PAPER_FACTORS))
+    assert out["count"] == "prompts" and out["n_rows"] == 20720
+    assert out["gini_index"] == pytest.approx(s.iloc[0][GINI_INDEX], abs=1e-12)
+    assert out["per_factor_gini"]["cot"] == pytest.approx(0.0, abs=1e-12)
+    assert out["nested_prompt_factors"] == ["cot"]
+    assert [m["n_missing_prompt_cells"] for m in out["model_coverage"]] == [0] * 12
+
+
+def test_prompt_unit_column_counts_distinct_prompt_ids():
+    # prompt id "q": q1 answered 3 times, q2 twice, q3 once; all in cell a = x except q3
+    design = Design(factors=(Factor("a", "domain", ("x", "y"), "x"),
+                             Factor("model", "model", ("A", "B"), "A")), prompt_unit=("q",))
+    raw = pd.DataFrame({"q": ["q1", "q1", "q1", "q2", "q2", "q3"],
+                        "a": ["x", "x", "x", "x", "x", "y"],
+                        "model": ["A", "B", "B", "A", "B", "A"]})
+    results = apply_design(raw, design)
+    assert cov.coverage_cells(results, design, ["a"])[N].tolist() == [2, 1]
+    assert cov.coverage_cells(results, design, ["a"], unit="responses")[N].tolist() == [5, 1]
+    # with the model in the grid: distinct prompts each model answered per cell
+    assert cov.coverage_cells(results, design, ["a", "model"])[N].tolist() == [2, 2, 1]
+    with pytest.raises(AnalysisError, match="prompts or responses"):
+        cov.coverage_cells(results, design, ["a"], unit="rows")
+    with pytest.raises(AnalysisError, match="not in the table: q"):
+        cov.coverage_cells(results.drop(columns="q"), design, ["a"])

@@ -471,3 +471,29 @@ def test_apply_design_refuses_a_mismatch():
     frame = pd.DataFrame({"g": ["a", "c"]})
     with pytest.raises(DesignMismatchError, match="'c' \\(1 rows\\)"):
         apply_design(frame, Design(factors=(Factor("g", "domain", ("a", "b"), "a"),)))
+
+
+def test_prompt_unit_round_trips_and_old_files_load(tmp_path):
+    d = Design(factors=(Factor("a", "domain", ("x", "y"), "x"),
+                        Factor("m", "model", ("A",), "A")), prompt_unit=("prompt_id",))
+    for name in ("d.yaml", "d.json"):
+        d.save(tmp_path / name)
+        again = Design.load(tmp_path / name)
+        assert again == d and again.prompt_unit == ("prompt_id",)
+    assert d.prompt_unit_columns() == ["prompt_id"]
+    old = Design.from_text("factors:\n- {name: a, kind: domain, values: [x, y]}\n")
+    assert old.prompt_unit == () and "prompt_unit" not in old.to_dict()
+    assert old.prompt_unit_columns() == ["a"]
+    # a subset that drops a prompt factor keeps the whole design's prompts
+    two = Design(factors=(Factor("a", "domain", ("x",), "x"),
+                          Factor("b", "prompt", ("p",), "p")))
+    assert two.subset(["a"]).prompt_unit == ("a", "b")
+    assert two.subset(["b", "a"]).prompt_unit == ()
+    with pytest.raises(DesignError, match="prompt_unit"):
+        Design.from_dict({"factors": [], "prompt_unit": {"x": 1}})
+
+
+def test_absent_prompt_unit_column_is_a_warning():
+    d = Design(factors=(Factor("a", "domain", ("x", "y"), "x"),), prompt_unit=("qid",))
+    warnings = check_design(d, pd.DataFrame({"a": ["x", "y"]}))
+    assert any("Prompt unit column(s) not in the table: 'qid'" in w for w in warnings)

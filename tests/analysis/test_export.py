@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -97,3 +98,60 @@ def test_table_bytes_round_trip():
     back = pd.read_csv(io.BytesIO(data))
     assert back["stigma"].tolist() == ["no stigma", "a, b"]
     assert back["n"].tolist() == [3, 0] and back["share"].isna().tolist() == [False, True]
+
+
+def _coefficient_plot(n_terms: int = 52):
+    """A coefficient plot of ``n_terms`` terms (the paper's figure has 52)."""
+    from analysis.columns import (
+        CI_HIGH,
+        CI_LOW,
+        COEF,
+        COEF_CI_HIGH,
+        COEF_CI_LOW,
+        DEVIATIONS,
+        EFFECT,
+        FACTOR,
+        ODDS_RATIO,
+        P_VALUE,
+        TERM,
+        VALUE,
+        N,
+    )
+    from analysis.figures.importance import importance_figure
+
+    rng = np.random.default_rng(0)
+    coef = rng.normal(0, 0.5, n_terms)
+    terms = pd.DataFrame({
+        TERM: [f"f{i // 8}[v{i}]" for i in range(n_terms)],
+        FACTOR: [f"factor_{i // 8}" for i in range(n_terms)],
+        VALUE: [f"level {i:02d}" for i in range(n_terms)],
+        COEF: coef, COEF_CI_LOW: coef - 0.3, COEF_CI_HIGH: coef + 0.3,
+        ODDS_RATIO: np.exp(coef), CI_LOW: np.exp(coef - 0.3), CI_HIGH: np.exp(coef + 0.3),
+        P_VALUE: 0.01, EFFECT: np.where(coef > 0, "risk", "protective"), N: 100,
+        DEVIATIONS: 40})
+    return importance_figure(terms), [f"factor_{i // 8} = level {i:02d}"
+                                      for i in range(n_terms)]
+
+
+def test_export_size_grows_with_the_labels():
+    fig, labels = _coefficient_plot()
+    width, height = export.export_size(fig)
+    assert width == export.EXPORT_WIDTH
+    assert height >= 52 * export.LABEL_PX and height >= fig.layout.height
+    # a plain bar chart with 80 categories on x and no layout size
+    bars = go.Figure(go.Bar(x=[f"c{i}" for i in range(80)], y=list(range(80))))
+    assert export.export_size(bars) == (80 * export.LABEL_PX + export.MARGIN_PX,
+                                        export.EXPORT_HEIGHT)
+    small = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    assert export.export_size(small) == (export.EXPORT_WIDTH, export.EXPORT_HEIGHT)
+
+
+@pytest.mark.browser
+@needs_browser
+def test_every_term_of_a_52_term_plot_is_in_the_svg():
+    import html
+
+    fig, labels = _coefficient_plot()
+    svg = html.unescape(figure_bytes(fig, "svg").decode("utf-8"))
+    missing = [lab for lab in labels if f">{lab}<" not in svg]
+    assert not missing, f"{len(missing)} of 52 labels not drawn, e.g. {missing[:3]}"

@@ -480,7 +480,8 @@ def test_bad_options_raise_analysis_errors(ssqa):
 
 def test_suggested_factors_skip_nested_ones(ssqa):
     results, design = ssqa
-    assert suggest_factors(results, design) == SPEC  # template and stigma are nested
+    # template and stigma are nested; biased_answer (declared since issue 16) is not
+    assert suggest_factors(results, design) == [*SPEC, "biased_answer"]
 
 
 # --- the coefficient plot --------------------------------------------------------------------
@@ -512,3 +513,33 @@ def test_figure_colours_scales_and_p_filter(ssqa):
     assert with_intercept.data[-1].name == "baseline"
     empty = importance_figure(terms, max_p=1e-300)
     assert not empty.data and "No term" in empty.layout.annotations[0].text
+
+
+def test_paper_references_offer_dropping_the_base_prompts_first(ssqa):
+    # the paper's setup: references no stigma / no gender / base, with stigma and its
+    # cluster in the model: the first fix drops the base prompts (not a factor)
+    results, design = ssqa
+    paper = (design.with_reference("pachankis_cluster", "no stigma")
+             .with_reference("gender", "no gender").with_reference("prompt_style", "base")
+             .with_reference("stigma", "no stigma"))
+    factors = ["model", "cot", "stigma", "pachankis_cluster", "gender", "prompt_style"]
+    with pytest.raises(ImportanceRefusal) as info:
+        factor_importance(results, paper, factors=factors)
+    first = info.value.fixes[0]
+    assert first.label.startswith("Drop the rows at the reference prompt (prompt_style = "
+                                  "'base', 148 rows); new references ")
+    assert first.exclude == (("prompt_style", ("base",)),)
+    moved = dict(first.references)
+    assert set(moved) == {"stigma", "pachankis_cluster", "gender", "prompt_style"}
+    # the new references are the most frequent values once the base rows are gone
+    rest = results[results["prompt_style"] != "base"]
+    for f, v in moved.items():
+        assert rest[f].astype(str).value_counts()[v] == rest[f].astype(str).value_counts().max()
+    # the fix alone removes the base rows' aliasing: what is left is stigma -> cluster
+    kwargs = apply_fix(first, factors=factors)
+    with pytest.raises(ImportanceRefusal) as again:
+        factor_importance(results, paper, **kwargs)
+    assert "pachankis_cluster is nested in stigma" in again.value.explanation
+    kwargs = apply_fix(first, factors=[f for f in factors if f != "stigma"])
+    fitted = factor_importance(results, paper, **kwargs)
+    assert fitted.n_rows == len(rest)

@@ -207,3 +207,15 @@ def test_setting_both_sides_aside_finds_no_spurious_pair():
     frame = pd.DataFrame(rows, columns=["template", "gender"])
     table = find_nestings(frame, ["template", "gender"], references={"template": "t1"})
     assert _findings(table) == {("template", "gender", "nested outside reference")}
+
+
+@needs_shared
+def test_unnested_factors_skip_nested_pairs(ssqa_table):
+    from analysis.nesting import unnested_factors
+
+    assert unnested_factors(ssqa_table, ["stigma", "pachankis_cluster", "gender"], 2) == [
+        "stigma", "gender"]
+    # template fixes gender outside the base prompts: skipped too
+    assert unnested_factors(ssqa_table, ["template", "gender", "cot", "prompt_style"], 3) == [
+        "template", "cot", "prompt_style"]
+    assert unnested_factors(ssqa_table, ["stigma", "pachankis_cluster"], 2) == ["stigma"]

@@ -387,3 +387,21 @@ def test_identical_level_one_subgroups_of_nested_factors():
     assert dup["c = c1"] == "a = a1" and dup["c = c2"] == "a = a2"
     assert dup[["a = a1", "b = b1", "b = b2"]].isna().all()
     assert table[DUPLICATE_OF].notna().sum() == 2
+def test_sunburst_equal_sectors_split_each_parent_evenly():
+    from analysis.figures.subgroups import sunburst_figure
+    from analysis.subgroups import subgroups as subgroup_table
+
+    # a = x has b in {p, q, r}; a = y has only b = p: leaves x/* 1/6 each, y/p 1/2
+    cells = pd.DataFrame({"a": ["x", "x", "x", "y"], "b": ["p", "q", "r", "p"],
+                          "n": [10, 20, 30, 40], "deviations": [1, 5, 9, 20]})
+    table = subgroup_table(cells, ["a", "b"], max_level=2)
+    trace = sunburst_figure(table, ["a", "b"], sizes="equal").data[0]
+    values = dict(zip(trace.ids, trace.values, strict=True))
+    assert values["a=x/b=p"] == pytest.approx(1 / 6)
+    assert values["a=x/b=r"] == pytest.approx(1 / 6)
+    assert values["a=y/b=p"] == pytest.approx(1 / 2)
+    assert values["a=x"] == values["a=y"] == 0 and trace.branchvalues == "remainder"
+    by_n = sunburst_figure(table, ["a", "b"]).data[0]
+    assert dict(zip(by_n.ids, by_n.values, strict=True))["a=x"] == 60
+    with pytest.raises(AnalysisError, match="Sector sizes"):
+        sunburst_figure(table, ["a", "b"], sizes="area")

@@ -59,3 +59,34 @@ def test_no_dimension_asks_for_one(ssqa):
     at.multiselect(key="index_dimensions").set_value([]).run()
     assert not at.exception
     assert any("at least one bias dimension" in i.value for i in at.info)
+
+
+def test_published_variant_and_both():
+    import pandas as pd
+
+    from analysis.design import Design, Factor, Outcome
+    from analysis.index_published import published_llmbi
+
+    frame = pd.DataFrame({"model": ["A", "A", "B", "B"],
+                          "bias_type": ["gender", "race", "gender", "race"],
+                          "polarity_textblob": [0.5, -0.1, 0.0, 0.3],
+                          "biased": [1, 0, 0, 1]})
+    design = Design(factors=(Factor("model", "model", ("A", "B"), "A"),
+                             Factor("bias_type", "domain", ("gender", "race"), "gender")),
+                    outcome=Outcome("biased"))
+    at = page_test("bias_index.py", frame=frame, design=design).run()
+    assert at.radio(key="index_variant").value == "composite (this app)"
+    assert any("this app's composite index" in c.value for c in at.caption)
+    at.radio(key="index_variant").set_value("as published").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="index_pub_polarity").value == "polarity_textblob"
+    shown = at.dataframe[0].value
+    expected = published_llmbi(frame, polarity="polarity_textblob", by=["model"]).totals
+    # A: 0.2 + 2.5 * (0.5 + 0.1)/2 = 0.95; B: 0.2 + 2.5 * 0.15 = 0.575
+    assert shown[LLMBI].tolist() == pytest.approx([0.95, 0.575])
+    assert shown[LLMBI].tolist() == pytest.approx(expected[LLMBI].tolist())
+    assert len(at.dataframe) == 1  # the composite index is not shown
+    at.radio(key="index_variant").set_value("both, side by side").run()
+    assert not at.exception
+    assert len(at.dataframe) == 3  # composite totals, components, published totals
+    assert at.dataframe[2].value[LLMBI].tolist() == pytest.approx([0.95, 0.575])

@@ -10,7 +10,7 @@ import pytest
 
 from analysis.design import Design, make_factor, suggest_design
 from tests.app.apptools import page_test, plotly_specs
-from tests.conftest import SAMPLE_DIR
+from tests.conftest import SAMPLE_DIR, needs_shared
 
 GRID = ["template", "stigma", "prompt_style", "cot"]
 
@@ -74,21 +74,27 @@ def test_heatmap_traces_match_a_crosstab(ssqa, design):
     run(at)
     at.selectbox(key="coverage_col").set_value("prompt_style")
     run(at)
-    heat = next(s for s in plotly_specs(at) if s["data"][0]["type"] == "heatmap")
-    rows, empty = heat["data"]
-    assert (rows["name"], empty["name"]) == ("rows", "empty")
     stigmas = list(design.factor("stigma").values)
     styles = list(design.factor("prompt_style").values)
-    assert rows["y"] == stigmas and rows["x"] == styles
-    counts = (pd.crosstab(ssqa["stigma"], ssqa["prompt_style"])
-              .reindex(index=stigmas, columns=styles, fill_value=0).to_numpy())
-    z = array(rows["z"]).astype(float)
-    assert np.array_equal(np.nan_to_num(z), counts)
-    assert np.isnan(z).sum() == (counts == 0).sum() == 93 + 3  # base x real stigmas, etc.
-    marks = array(empty["z"])
-    assert np.array_equal(marks == 1, counts == 0) and np.isnan(marks[counts > 0]).all()
-    assert counts[stigmas.index("no stigma"), styles.index("base")] == 37 * 2 * 2
-    assert "(96 of 376 combinations empty, in red)" in heat["layout"]["title"]["text"]
+    # cells count distinct prompts by default: each prompt once, whichever models answered
+    prompts = ssqa.drop_duplicates([*GRID, "gender"])
+    for frame, per_base in ((prompts, 37 * 2), (ssqa, 37 * 2 * 2)):
+        if frame is ssqa:  # then count responses: every row
+            at.radio(key="coverage_count").set_value("responses")
+            run(at)
+        heat = next(s for s in plotly_specs(at) if s["data"][0]["type"] == "heatmap")
+        rows, empty = heat["data"]
+        assert (rows["name"], empty["name"]) == ("rows", "empty")
+        assert rows["y"] == stigmas and rows["x"] == styles
+        counts = (pd.crosstab(frame["stigma"], frame["prompt_style"])
+                  .reindex(index=stigmas, columns=styles, fill_value=0).to_numpy())
+        z = array(rows["z"]).astype(float)
+        assert np.array_equal(np.nan_to_num(z), counts)
+        assert np.isnan(z).sum() == (counts == 0).sum() == 93 + 3  # base x real stigmas
+        marks = array(empty["z"])
+        assert np.array_equal(marks == 1, counts == 0) and np.isnan(marks[counts > 0]).all()
+        assert counts[stigmas.index("no stigma"), styles.index("base")] == per_base
+        assert "(96 of 376 combinations empty, in red)" in heat["layout"]["title"]["text"]
 
 
 def test_nesting_warning_and_model_in_grid(ssqa, design):
@@ -158,3 +164,29 @@ def test_a_factor_dropped_from_the_design_is_dropped_from_the_choice(ssqa, desig
     run(at)
     assert at.multiselect(key="coverage_factors").value == ["stigma", "cot"]
     assert metrics(at)["Combinations"] == f"{94 * 2:,}"
+
+
+@needs_shared
+def test_models_tab_reads_seeds_only_with_cot_as_complete(ssqa_table):
+    # SSQA x 2 models; cot = no once (seed "none"), cot = yes with seeds 1-5
+    parts = []
+    for model in ("A", "B"):
+        parts.append(ssqa_table[ssqa_table["cot"] == "no"].assign(model=model, seed="none"))
+        for seed in "12345":
+            parts.append(ssqa_table[ssqa_table["cot"] == "yes"].assign(model=model, seed=seed))
+    frame = pd.concat(parts, ignore_index=True)
+    names = ["cot", "stigma", "gender", "prompt_style", "biased_answer", "template", "model",
+             "seed"]
+    design = Design(factors=tuple(make_factor(frame, f) for f in names))
+    at = page_test("coverage.py", frame=frame, design=design)
+    at.session_state["coverage_factors"] = ["cot", "stigma", "gender", "prompt_style",
+                                            "biased_answer"]
+    run(at)
+    assert metrics(at)["Gini index"] == "0.711"  # counted over the 20,720 prompts
+    texts = [m.value for m in at.markdown]
+    assert any("cot is nested in the model factors" in t for t in texts)
+    assert any("Every model combination that has rows answered every prompt combination "
+               "expected of it." in t for t in texts)
+    at.radio(key="coverage_count").set_value("responses")
+    run(at)
+    assert metrics(at)["Gini index"] == "0.794"

@@ -129,4 +129,29 @@ def test_opens_on_the_bundled_sample_without_data():
     at = page_test("disparity.py").run()
     assert not at.exception and not at.error
     assert any("Real data" in c.value for c in at.caption)
-    assert len(at.dataframe) == 4 and np.isfinite(at.dataframe[0].value["mean"]).all()
+    # the report's 4 tables and the SAGED statistics' 2
+    assert len(at.dataframe) == 6 and np.isfinite(at.dataframe[0].value["mean"]).all()
+
+
+def test_saged_statistics_section():
+    from analysis.design import Factor
+    from analysis.saged_stats import saged_statistics
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"g": np.repeat(["a", "b", "c"], 20),
+                          "f": rng.normal(size=60).round(2)})
+    frame["base"] = (frame["f"] + rng.normal(scale=0.1, size=60)).round(2)
+    design = Design(factors=(Factor("g", "domain", ("a", "b", "c"), "a"),))
+    at = page_test("disparity.py", frame=frame, design=design).run()
+    assert not at.exception
+    at.selectbox(key="disparity_feature").set_value("f")
+    at.selectbox(key="disparity_baseline").set_value("base").run()
+    at.number_input(key="saged_tolerance").set_value(0.1)
+    at.selectbox(key="saged_normalize").set_value("minmax").run()
+    assert not at.exception and not at.error
+    shown = at.dataframe[-2].value
+    ref = saged_statistics(frame, "f", "g", baseline="base", tolerance=0.1,
+                           normalization="minmax")
+    for col in ("kl_divergence", "precision", "pearson", "spearman", "mode", "percentile"):
+        assert shown[col].to_numpy() == pytest.approx(ref[col].to_numpy()), col
+    assert shown["precision"].between(0, 1).all() and (shown["pearson"] > 0.9).all()

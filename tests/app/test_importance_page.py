@@ -20,13 +20,25 @@ def ssqa():
     return sample_with_design("ssqa_simulated.csv.gz")
 
 
+def spec_page(ssqa):
+    """The page with the model of SPEC (the default also takes biased_answer)."""
+    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1])
+    at.session_state["importance_factors"] = SPEC
+    return at
+
+
+def test_default_factors_take_the_design_order_without_nested_pairs(ssqa):
+    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    assert at.multiselect(key="importance_factors").value == [*SPEC, "biased_answer"]
+
+
 def chart_points(at) -> dict[str, list]:
     (spec,) = plotly_specs(at)
     return {t["name"]: list(t["y"]) for t in spec["data"]}
 
 
 def test_refusal_explains_the_base_prompts_and_the_fix_button_repairs_it(ssqa):
-    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    at = spec_page(ssqa).run()
     assert not at.exception
     assert at.title[0].value == "Factor importance"
     assert at.multiselect(key="importance_factors").value == SPEC
@@ -56,7 +68,7 @@ def test_refusal_explains_the_base_prompts_and_the_fix_button_repairs_it(ssqa):
 
 
 def test_dropping_factors_by_fix_button_and_p_filter(ssqa):
-    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    at = spec_page(ssqa).run()
     drop = next(b for b in at.button if b.label.endswith("(keep prompt_style)"))
     drop.click().run()
     assert not at.error
@@ -70,7 +82,7 @@ def test_dropping_factors_by_fix_button_and_p_filter(ssqa):
 
 
 def test_interaction_widget_adds_terms(ssqa):
-    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    at = spec_page(ssqa).run()
     at.button(key="importance_fix_0").click().run()
     at.multiselect(key="importance_interactions").set_value(["model:cot"]).run()
     assert not at.error and not at.exception
@@ -113,7 +125,7 @@ def test_bbq_sample_renders():
 def test_cluster_selector_shows_robust_errors_and_design_effect(ssqa):
     from analysis.columns import DESIGN_EFFECT, STD_ERR
 
-    at = page_test("importance.py", frame=ssqa[0], design=ssqa[1]).run()
+    at = spec_page(ssqa).run()
     at.button(key="importance_fix_0").click().run()
     at.selectbox(key="importance_cluster").select("template").run()
     assert not at.exception and not at.error
@@ -124,3 +136,20 @@ def test_cluster_selector_shows_robust_errors_and_design_effect(ssqa):
     np.testing.assert_allclose(shown[STD_ERR], expected[STD_ERR], atol=1e-12)
     np.testing.assert_allclose(shown[DESIGN_EFFECT], expected[DESIGN_EFFECT], atol=1e-12)
     assert any("cluster-robust over the 37 values of template" in w.value for w in at.warning)
+
+
+def test_paper_references_first_fix_drops_the_base_prompts(ssqa):
+    at = spec_page(ssqa)
+    for f, v in (("pachankis_cluster", "no stigma"), ("gender", "no gender"),
+                 ("prompt_style", "base")):
+        at.session_state[f"importance_ref_{f}"] = v
+    at.run()
+    assert at.error
+    first = at.button(key="importance_fix_0")
+    assert first.label.startswith("Drop the rows at the reference prompt (prompt_style = "
+                                  "'base', 148 rows); new references prompt_style = 'doubt', "
+                                  "pachankis_cluster = 'Innocuous Persistent', gender = ")
+    first.click().run()
+    assert not at.exception and not at.error
+    assert "base" not in at.multiselect(key="importance_where_prompt_style").value
+    assert at.dataframe[0].value[TERM].tolist()[0] == "(intercept)"

@@ -134,3 +134,25 @@ def test_factors_named_like_output_columns_are_renamed_with_a_note():
     assert table.loc["subgroup_factor = s1", "deviations"] == 12
     _, trace = sunburst(at)
     assert len(trace["ids"]) > 0 and trace["ids"][0].startswith("subgroup_factor=")
+
+
+def test_default_pair_is_never_nested_and_sectors_can_be_equal(ssqa):
+    frame = ssqa[0]
+    # stigma first: the first two domain factors would be stigma x its cluster (nested)
+    names = ["stigma", "pachankis_cluster", "gender", "model"]
+    design = Design(tuple(make_factor(frame, f) for f in names), Outcome("deviation"))
+    at = page_test("subgroups.py", frame=frame, design=design).run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="subgroups_factors").value == ["stigma", "gender"]
+    at.multiselect(key="subgroups_factors").set_value(["gender", "model"]).run()
+    _, by_n = sunburst(at)
+    assert by_n["branchvalues"] == "total"
+    at.radio(key="subgroups_sizes").set_value("equal").run()
+    spec, trace = sunburst(at)
+    assert trace["branchvalues"] == "remainder"
+    values = dict(zip(trace["ids"], trace["values"], strict=True))
+    # 4 genders, each split by 2 models: every leaf 1/8, inner sectors 0 (sum of children)
+    leaves = [i for i in trace["ids"] if "/" in i]
+    assert len(leaves) == 8 and all(values[i] == pytest.approx(1 / 8) for i in leaves)
+    assert all(values[i] == 0 for i in trace["ids"] if "/" not in i)
+    assert "equal sectors" in spec["layout"]["title"]["text"]

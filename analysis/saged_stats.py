@@ -1,0 +1,298 @@
+"""SAGED's other group statistics: baseline comparison, mode, range, percentile, scaling.
+
+The SAGED paper (``../shared/papers/saged.txt``, section 4 and appendix C.5) summarises a
+feature per group with location and spread statistics and with three comparisons against
+the *baseline* (the same feature measured on a baseline text, row by row); by default it
+computes mean, variance, correlation, KL divergence, precision and selection rate.
+:mod:`analysis.disparity` has mean, variance and selection rates; this module adds the
+rest (``docs/disparity.md``, "SAGED baseline statistics"):
+
+- ``kl_divergence``: ``sum_j p_j * log(p_j / q_j)`` (natural log) between the group's
+  feature distribution P and its baseline's Q, both as histograms over the same ``bins``
+  equal-width bins (default 10, SAGED's) spanning the pooled range of the two. *Smoothing*:
+  an empty bin gets probability ``epsilon`` = 1e-10 (SAGED's choice) and the histograms
+  are not renormalised, so KL is finite and 0 for identical distributions.
+- ``precision``: share of the group's rows with ``|feature - baseline| <= tolerance``
+  (default tolerance 0, SAGED's: exact agreement).
+- ``pearson`` and ``spearman``: correlation of feature and baseline within the group.
+- ``mode``: the midpoint of the most populated bin of width ``mode_bin_width`` (default 0.5,
+  SAGED's), bins starting at the group's minimum; ties go to the lowest bin.
+- ``range``: max - min; ``percentile``: the chosen percentile (linear interpolation).
+
+Normalisation (:func:`normalize`) rescales the feature and its baseline together before any
+comparison: ``zscore`` ``(x - mean) / std`` (ddof 0) or ``minmax`` ``(x - min) / (max - min)``,
+with mean, std, min and max of the pooled values of both columns, so calibration
+(feature - baseline) stays meaningful.
+
+Rows whose feature is missing are left out; the baseline statistics use the rows where
+both are present (``n_paired``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from analysis.columns import (
+    GROUP,
+    KL_DIVERGENCE,
+    MODE,
+    N_PAIRED,
+    PEARSON,
+    PERCENTILE,
+    PRECISION,
+    RANGE,
+    SPEARMAN,
+    N,
+)
+from analysis.errors import AnalysisError
+
+Normalization = Literal["none", "zscore", "minmax"]
+NORMALIZATIONS: tuple[str, ...] = get_args(Normalization)
+#: SAGED's defaults.
+DEFAULT_BINS = 10
+DEFAULT_TOLERANCE = 0.0
+DEFAULT_MODE_BIN_WIDTH = 0.5
+KL_EPSILON = 1e-10
+DEFAULT_PERCENTILE = 50.0
+GROUP_SEPARATOR = " / "
+
+
+def _numbers(frame: pd.DataFrame, column: str, what: str) -> np.ndarray:
+    if column not in frame.columns:
+        raise AnalysisError(f"No {what} column {column!r} in the table.")
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = frame[column].notna() & values.isna()
+    if bad.any():
+        raise AnalysisError(f"The {what} column {column!r} holds {int(bad.sum()):,} values "
+                            "that are not numbers.")
+    return values.to_numpy(dtype=float)
+
+
+def normalize(frame: pd.DataFrame, columns: Sequence[str], method: Normalization = "none"
+              ) -> pd.DataFrame:
+    """A copy of ``frame`` with ``columns`` rescaled together (pooled parameters).
+
+    Raises
+    ------
+    AnalysisError
+        An unknown method, no values, or constant values (std or range 0).
+    """
+    if method not in NORMALIZATIONS:
+        raise AnalysisError(f"Normalisation is one of {', '.join(NORMALIZATIONS)}, not "
+                            f"{method!r}.")
+    columns = [c for c in dict.fromkeys(columns) if c]
+    if method == "none" or not columns:
+        return frame
+    arrays = {c: _numbers(frame, c, "feature") for c in columns}
+    pooled = np.concatenate(list(arrays.values()))
+    pooled = pooled[~np.isnan(pooled)]
+    if not len(pooled):
+        raise AnalysisError(f"No values in {', '.join(columns)} to normalise.")
+    if method == "zscore":
+        shift, scale = float(pooled.mean()), float(pooled.std())
+    else:
+        shift, scale = float(pooled.min()), float(pooled.max() - pooled.min())
+    if scale == 0:
+        raise AnalysisError(f"{', '.join(columns)}: every value is {pooled[0]:g}, so there is "
+                            f"nothing to rescale ({method}).")
+    out = frame.copy()
+    for c, x in arrays.items():
+        out[c] = (x - shift) / scale
+    return out
+
+
+# --- the statistics of one group -------------------------------------------------------------
+def kl_divergence(x: np.ndarray, baseline: np.ndarray, *, bins: int = DEFAULT_BINS,
+                  epsilon: float = KL_EPSILON) -> float:
+    """KL(P || Q) of the histograms of ``x`` (P) and ``baseline`` (Q); see module docstring."""
+    x, baseline = np.asarray(x, float), np.asarray(baseline, float)
+    x, baseline = x[~np.isnan(x)], baseline[~np.isnan(baseline)]
+    if not len(x) or not len(baseline):
+        return float("nan")
+    if bins < 1:
+        raise AnalysisError("KL divergence needs at least one bin.")
+    lo = min(x.min(), baseline.min())
+    hi = max(x.max(), baseline.max())
+    if hi == lo:
+        return 0.0
+    p = np.histogram(x, bins=bins, range=(lo, hi))[0] / len(x)
+    q = np.histogram(baseline, bins=bins, range=(lo, hi))[0] / len(baseline)
+    p = np.where(p > 0, p, epsilon)
+    q = np.where(q > 0, q, epsilon)
+    return float(np.sum(p * np.log(p / q)))
+
+
+def precision(x: np.ndarray, baseline: np.ndarray, *, tolerance: float = DEFAULT_TOLERANCE
+              ) -> float:
+    """Share of pairs with ``|x - baseline| <= tolerance`` (pairs with a NaN left out)."""
+    x, baseline = np.asarray(x, float), np.asarray(baseline, float)
+    both = ~np.isnan(x) & ~np.isnan(baseline)
+    if not both.any():
+        return float("nan")
+    # a hair of slack so that 0.3 - 0.1 <= 0.2 holds in floating point
+    return float(np.mean(np.abs(x[both] - baseline[both]) <= tolerance + 1e-12))
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 2:
+        return float("nan")
+    a, b = a - a.mean(), b - b.mean()
+    denominator = np.sqrt(np.dot(a, a) * np.dot(b, b))
+    return float(np.dot(a, b) / denominator) if denominator > 0 else float("nan")
+
+
+def _ranks(a: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share the mean of their positions)."""
+    order = np.argsort(a, kind="mergesort")
+    ranks = np.empty(len(a))
+    ranks[order] = np.arange(1, len(a) + 1)
+    _, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=ranks)
+    return (sums / counts)[inverse]
+
+
+def correlation(x: np.ndarray, baseline: np.ndarray, method: str = "pearson") -> float:
+    """Pearson or Spearman (Pearson of average ranks) correlation of the complete pairs."""
+    x, baseline = np.asarray(x, float), np.asarray(baseline, float)
+    both = ~np.isnan(x) & ~np.isnan(baseline)
+    a, b = x[both], baseline[both]
+    if method == "spearman":
+        a, b = _ranks(a), _ranks(b)
+    elif method != "pearson":
+        raise AnalysisError(f"Correlation is pearson or spearman, not {method!r}.")
+    return _pearson(a, b)
+
+
+def binned_mode(x: np.ndarray, *, bin_width: float = DEFAULT_MODE_BIN_WIDTH) -> float:
+    """Midpoint of the most populated bin ``[min + i w, min + (i + 1) w)``; lowest on ties."""
+    x = np.asarray(x, float)
+    x = x[~np.isnan(x)]
+    if not len(x):
+        return float("nan")
+    if not bin_width > 0:
+        raise AnalysisError("The mode's bin width must be positive.")
+    index = np.floor((x - x.min()) / bin_width).astype(np.int64)
+    counts = np.bincount(index)
+    return float(x.min() + (int(np.argmax(counts)) + 0.5) * bin_width)
+
+
+# --- the table -------------------------------------------------------------------------------
+def saged_statistics(
+    results: pd.DataFrame,
+    feature: str,
+    by: str | Sequence[str],
+    *,
+    baseline: str | None = None,
+    normalization: Normalization = "none",
+    bins: int = DEFAULT_BINS,
+    tolerance: float = DEFAULT_TOLERANCE,
+    percentile: float = DEFAULT_PERCENTILE,
+    mode_bin_width: float = DEFAULT_MODE_BIN_WIDTH,
+    epsilon: float = KL_EPSILON,
+) -> pd.DataFrame:
+    """SAGED's mode, range, percentile and baseline comparison per group.
+
+    Parameters
+    ----------
+    results
+        One row per response.
+    feature
+        Numeric feature column (uncalibrated: the baseline comparison needs both sides).
+    by
+        Grouping columns.
+    baseline
+        The same feature measured on the baseline text; without it the table has no
+        baseline columns.
+    normalization
+        ``none``, ``zscore`` or ``minmax`` of feature and baseline together, first.
+    bins, epsilon
+        KL histogram bins (SAGED: 10) and the probability given to an empty bin (1e-10).
+    tolerance
+        Precision's tolerance (SAGED: 0).
+    percentile
+        Which percentile, 0-100 (default 50).
+    mode_bin_width
+        Bin width of the mode (SAGED: 0.5).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group (the ``by`` columns, ``group`` label, ``n`` rows with a feature
+        value): ``mode``, ``range``, ``percentile``; with a baseline also ``n_paired``,
+        ``kl_divergence``, ``precision``, ``pearson``, ``spearman``. ``attrs["settings"]``
+        holds the options. ``docs/disparity.md`` (SAGED baseline statistics).
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    if not by:
+        raise AnalysisError("Choose at least one factor to group by.")
+    absent = [b for b in by if b not in results.columns]
+    if absent:
+        raise AnalysisError(f"Not columns of the table: {', '.join(absent)}.")
+    if not 0 <= percentile <= 100:
+        raise AnalysisError(f"The percentile must lie in 0-100, got {percentile:g}.")
+    if tolerance < 0:
+        raise AnalysisError("The precision tolerance must be 0 or more.")
+    if int(bins) != bins or bins < 1:
+        raise AnalysisError("KL divergence needs a whole number of bins (1 or more).")
+    if baseline is not None and baseline == feature:
+        raise AnalysisError("The baseline column must differ from the feature column.")
+    frame = normalize(results, [feature, baseline or ""], normalization)
+    x_all = _numbers(frame, feature, "feature")
+    b_all = _numbers(frame, baseline, "baseline") if baseline else None
+    keep = ~np.isnan(x_all)
+    if not keep.any():
+        raise AnalysisError(f"The feature {feature!r} is missing in every row.")
+    keys = frame.loc[keep, by].reset_index(drop=True)
+    x_kept = x_all[keep]
+    b_kept = b_all[keep] if b_all is not None else None
+    rows = []
+    for key, part in keys.groupby(by, sort=True, observed=True, dropna=False):
+        key = tuple(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        pos = part.index.to_numpy()
+        x = x_kept[pos]
+        row = {**dict(zip(by, key, strict=True)), GROUP: GROUP_SEPARATOR.join(key),
+               N: len(x), MODE: binned_mode(x, bin_width=mode_bin_width),
+               RANGE: float(x.max() - x.min()),
+               PERCENTILE: float(np.percentile(x, percentile))}
+        if b_kept is not None:
+            b = b_kept[pos]
+            both = ~np.isnan(b)
+            row.update({N_PAIRED: int(both.sum()),
+                        KL_DIVERGENCE: kl_divergence(x[both], b[both], bins=int(bins),
+                                                     epsilon=epsilon),
+                        PRECISION: precision(x, b, tolerance=tolerance),
+                        PEARSON: correlation(x, b, "pearson"),
+                        SPEARMAN: correlation(x, b, "spearman")})
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs["settings"] = {"feature": feature, "baseline": baseline, "by": by,
+                             "normalization": normalization, "bins": int(bins),
+                             "epsilon": epsilon, "tolerance": tolerance,
+                             "percentile": percentile, "mode_bin_width": mode_bin_width}
+    return out
+
+
+#: The columns of :func:`saged_statistics` that :func:`analysis.disparity.disparity_metrics`
+#: can summarise across groups.
+STATISTIC_COLUMNS = (MODE, RANGE, PERCENTILE, KL_DIVERGENCE, PRECISION, PEARSON, SPEARMAN)
+
+
+def saged_disparity(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """Across-group disparity (min/max ratio, range, std, max Z, Dixon's Q) of each column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`analysis.disparity.disparity_metrics` stacked over the statistics present,
+        ``quantity`` naming the statistic.
+    """
+    from analysis.disparity import disparity_metrics
+
+    parts = [disparity_metrics(pd.Series(table[c].to_numpy(dtype=float),
+                                         index=table[GROUP]), alpha=alpha, quantity=c)
+             for c in STATISTIC_COLUMNS if c in table.columns]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

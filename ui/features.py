@@ -1,0 +1,76 @@
+"""The "Text features" section (Prepare page): numeric columns from a text column.
+
+Calls :func:`analysis.features.extract_features` on the active table and makes the
+result the active table, so the new columns appear on the Disparity and Bias index
+pages. Session-state keys: ``features_text``, ``features_names``, ``features_ref_col``,
+``features_ref_text``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import features as F
+from analysis.design import Design, suggest_design
+from analysis.errors import AnalysisError
+from ui.common import active_frame, set_data, token_of
+
+
+def _text_columns(frame: pd.DataFrame) -> list[str]:
+    return [str(c) for c in frame.columns
+            if not pd.api.types.is_numeric_dtype(frame[c])
+            and not pd.api.types.is_bool_dtype(frame[c])]
+
+
+def _label(name: str, available: dict[str, str]) -> str:
+    reason = available.get(name, "")
+    return f"{name}: {F.DESCRIPTIONS[name]}" + (f" (unavailable: {reason})" if reason else "")
+
+
+def text_features_section() -> None:
+    """An expander: text column, features (unavailable ones marked), reference, button."""
+    frame = active_frame()
+    with st.expander("Text features: sentiment, polarity, subjectivity, similarity"):
+        if frame is None:
+            st.info("Load a table with a text column first.")
+            return
+        texts = _text_columns(frame)
+        if not texts:
+            st.info("The active table has no text column.")
+            return
+        table = F.available_features()
+        missing = {r.feature: r.reason for r in table.itertuples() if not r.available}
+        st.caption("Computed offline from the packages' own lexicons and the bundled "
+                   "MiniLM model; each feature becomes a numeric column of the active table "
+                   "(for the Disparity and Bias index pages).")
+        longest = max(range(len(texts)), key=lambda i: frame[texts[i]].dropna().astype(str)
+                      .str.len().mean() if frame[texts[i]].notna().any() else 0)
+        text = st.selectbox("Text column", texts, index=longest, key="features_text",
+                            help="Default: the column with the longest texts.")
+        names = st.multiselect("Features", list(F.FEATURES),
+                               default=[f for f in F.LEXICON_FEATURES if f not in missing],
+                               format_func=lambda n: _label(n, missing), key="features_names")
+        ref_col = ref_text = None
+        if F.EMBEDDING_SIMILARITY in names:
+            choice = st.selectbox("Compare each text with (embedding similarity)",
+                                  ["(a fixed text)", *[c for c in texts if c != text]],
+                                  key="features_ref_col")
+            if choice == "(a fixed text)":
+                ref_text = st.text_input("Reference text", key="features_ref_text") or None
+            else:
+                ref_col = choice
+        if st.button("Add the feature columns", key="features_add", disabled=not names):
+            try:
+                out, report = F.extract_features(frame, text, names, reference_column=ref_col,
+                                                 reference_text=ref_text,
+                                                 skip_unavailable=True)
+            except AnalysisError as exc:
+                st.error(str(exc))
+                return
+            design: Design = st.session_state.get("design") or suggest_design(out)
+            name = st.session_state.get("results_name", "table")
+            set_data(out, f"{name} (+ text features)", token_of(out), design)
+            st.session_state["features_report"] = report
+        if "features_report" in st.session_state:
+            st.dataframe(st.session_state["features_report"], hide_index=True, width="stretch")

@@ -1,0 +1,53 @@
+"""The "SAGED statistics" section of the Disparity page (calls analysis.saged_stats).
+
+Session-state keys: ``saged_normalize``, ``saged_bins``, ``saged_tolerance``,
+``saged_percentile``, ``saged_mode_width``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import saged_stats as S
+from analysis.cells import filter_rows
+from analysis.errors import AnalysisError
+from ui.common import table_download
+
+
+def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
+    """Mode, range, a percentile and, with a baseline, KL / precision / correlation."""
+    st.subheader("SAGED statistics")
+    baseline = options.get("baseline")
+    st.caption("Per group: the mode (midpoint of the fullest bin), range and a chosen "
+               "percentile of the feature" + (
+                   f"; against the baseline {baseline!r} row by row: KL divergence of the "
+                   "two histograms (empty bins get probability 1e-10), precision (share "
+                   "within the tolerance) and Pearson / Spearman correlation."
+                   if baseline else ". Choose a baseline column above for SAGED's "
+                                    "baseline comparison (KL divergence, precision, "
+                                    "correlation)."))
+    c1, c2, c3, c4, c5 = st.columns(5)
+    method = c1.selectbox("Normalise first", S.NORMALIZATIONS, key="saged_normalize",
+                          help="z-score or min-max of feature and baseline together")
+    bins = c2.number_input("KL bins", 1, 1000, S.DEFAULT_BINS, key="saged_bins")
+    tolerance = c3.number_input("Precision tolerance", 0.0, value=S.DEFAULT_TOLERANCE,
+                                step=0.05, key="saged_tolerance")
+    percentile = c4.number_input("Percentile", 0.0, 100.0, S.DEFAULT_PERCENTILE, step=5.0,
+                                 key="saged_percentile")
+    width = c5.number_input("Mode bin width", 0.001, value=S.DEFAULT_MODE_BIN_WIDTH,
+                            step=0.1, key="saged_mode_width")
+    try:
+        table = S.saged_statistics(filter_rows(results, where or None), options["feature"],
+                                   options["by"], baseline=baseline, normalization=method,
+                                   bins=int(bins), tolerance=tolerance, percentile=percentile,
+                                   mode_bin_width=width)
+        across = S.saged_disparity(table)
+    except AnalysisError as exc:
+        st.error(str(exc))
+        return
+    st.dataframe(table, hide_index=True)
+    table_download(table, "saged_statistics", key="saged_statistics")
+    with st.expander("Disparity of these statistics across groups"):
+        st.dataframe(across, hide_index=True)
+        table_download(across, "saged_disparity", key="saged_disparity")
