@@ -9,6 +9,15 @@ Each reply is committed the moment it arrives (WAL journal, ``synchronous=NORMAL
 durable when the process is killed), so an interrupted run resumes without losing or
 re-paying anything. Only replies are stored, never errors, so a failed request is tried
 again next time. Nothing secret is stored: keys are never part of a request.
+
+Opening checks the file (``PRAGMA quick_check`` and the expected columns): a corrupt or
+foreign file, or a folder, raises :class:`~judges.errors.CacheError` naming it, and
+:func:`move_aside` renames it so a new cache starts. A stored row that cannot be read
+(invalid JSON) counts as missing: the request is asked again and the row replaced.
+
+Table ``claims`` (``key``, ``owner``, ``expires``) marks requests in flight, so a second run
+on the same file waits for the reply instead of paying for it again
+(:meth:`ReplyCache.claim`).
 """
 
 from __future__ import annotations
@@ -16,13 +25,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from judges.errors import CacheError
 from judges.request import Reply
 
 #: Bump when the key recipe changes, so old entries are not misread.
@@ -62,16 +74,54 @@ class SQLiteFile:
     manager or call :meth:`close`.
     """
 
+    #: ``table -> columns`` an existing file must have (checked on opening).
+    expected: dict[str, tuple[str, ...]] = {}
+
     def __init__(self, path: str | Path, *schema: str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
-                                     isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        for statement in schema:
-            self._conn.execute(statement)
+        if self.path.exists() and not self.path.is_file():
+            raise CacheError(_unusable(self.path, "it is not a regular file"),
+                             path=str(self.path))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(f"Cannot create the folder of the reply cache {self.path}: "
+                             f"{exc.strerror or exc}.", path=str(self.path)) from None
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
+                                         isolation_level=None)
+        except sqlite3.Error as exc:
+            raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
+        try:
+            if existed:
+                self._check()
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            for statement in schema:
+                self._conn.execute(statement)
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
+        except CacheError:
+            self._conn.close()
+            raise
+
+    def _check(self) -> None:
+        """Integrity and schema of an existing file (raises :class:`CacheError`)."""
+        result = self._conn.execute("PRAGMA quick_check").fetchone()
+        if result is None or result[0] != "ok":
+            raise CacheError(_unusable(self.path, f"integrity check failed ({result[0]})"
+                                       if result else "integrity check failed"),
+                             path=str(self.path))
+        for table, needed in self.expected.items():
+            have = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            if have and not set(needed) <= have:
+                raise CacheError(_unusable(
+                    self.path, f"its table {table!r} has columns {', '.join(sorted(have))}, "
+                    f"not {', '.join(needed)} (another program's or version's file)"),
+                    path=str(self.path))
 
     def close(self) -> None:
         """Close the connection."""
@@ -85,24 +135,115 @@ class SQLiteFile:
         self.close()
 
 
+def claim_owner() -> str:
+    """A claim owner id: ``host:pid:random`` (unique per run)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether a claim's owner may still be running (unknown hosts count as alive)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _unusable(path: Path, why: str) -> str:
+    return (f"The reply cache {path} cannot be used: {why}. Move it aside and start a new "
+            "cache (CLI: --reset-cache; pages: 'Move the cache aside'), or choose another "
+            "file (--cache PATH).")
+
+
+def move_aside(path: str | Path) -> Path | None:
+    """Rename a cache file (and its ``-wal`` / ``-shm`` files) to
+    ``<name>.unusable-<UTC time>`` so a new cache can start; returns the new name, or
+    ``None`` if there was no file. Nothing is deleted."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.unusable-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.unusable-{stamp}-{n}")
+    path.rename(target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target
+
+
 class ReplyCache(SQLiteFile):
     """Replies keyed by :func:`cache_key`, in one SQLite file.
 
     Safe to share between threads (one lock) and between processes (SQLite locking,
     WAL). Use as a context manager or call :meth:`close`.
+
+    Raises
+    ------
+    CacheError
+        The file is corrupt, another program's database, of another schema, or a folder.
     """
+
+    expected = {"replies": ("key", "reply")}
 
     def __init__(self, path: str | Path):
         super().__init__(
             path,
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
-            "provider TEXT, model TEXT, created REAL)")
+            "provider TEXT, model TEXT, created REAL)",
+            "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+            "expires REAL NOT NULL)")
 
     def get(self, key: str) -> Reply | None:
-        """The stored reply, or ``None``."""
+        """The stored reply, or ``None`` (also for a row that cannot be read: it is asked
+        again and replaced)."""
         with self._lock:
             row = self._conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return None if row is None else Reply.from_dict(json.loads(row[0]))
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+            return Reply.from_dict(data) if isinstance(data, dict) else None
+        except (TypeError, ValueError):
+            return None
+
+    def claim(self, key: str, owner: str, ttl: float) -> bool:
+        """Mark ``key`` as in flight for ``owner`` for ``ttl`` seconds; ``False`` if another
+        owner holds a live claim (then wait for its reply, see
+        :func:`judges.runner.run_stream`). A claim expires after its ``ttl``, or at once when
+        its owner (:func:`claim_owner`) is a process on this machine that no longer runs (a
+        killed run leaves no claim behind that blocks the next one)."""
+        now = time.time()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("DELETE FROM claims WHERE key = ? AND expires < ?", (key, now))
+                held = self._conn.execute("SELECT owner FROM claims WHERE key = ?",
+                                          (key,)).fetchone()
+                if held is not None and held[0] != owner and not _owner_alive(held[0]):
+                    self._conn.execute("DELETE FROM claims WHERE key = ?", (key,))
+                self._conn.execute("INSERT OR IGNORE INTO claims (key, owner, expires) "
+                                   "VALUES (?, ?, ?)", (key, owner, now + ttl))
+                row = self._conn.execute("SELECT owner FROM claims WHERE key = ?",
+                                         (key,)).fetchone()
+            finally:
+                self._conn.execute("COMMIT")
+        return row is not None and row[0] == owner
+
+    def release(self, key: str, owner: str) -> None:
+        """Drop ``owner``'s claim on ``key`` (after its reply is stored, or it failed)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, owner))
 
     def put(self, key: str, reply: Reply, *, provider: str = "", model: str = "") -> None:
         """Store a reply now (one committed transaction)."""
