@@ -70,7 +70,7 @@ def test_estimate_makes_no_request(sample_copy, tmp_path, capsys):
                  "--base-url", "https://llm.example.org/v1", "--no-cache"]) == 0
     captured = capsys.readouterr()
     assert "no price for this model" in captured.out
-    assert "No price for 'mystery' in section 'openai'" in captured.err
+    assert "No price for 'mystery' in section 'openai-compatible'" in captured.err
 
 
 def test_metrics_command(sample_copy, tmp_path, capsys):
