@@ -119,3 +119,12 @@ SHARE_FAIR = "share_fair"
 # --- results table (back into analysis) --------------------------------------------------
 SCORE = "score"
 DEVIATION = "deviation"
+#: The source row of a results row (``<row number>:<id>``): the three stage-2 metrics of a
+#: story pair share it, so it is the cluster of the results table (judges/to_results.py).
+PAIR_ID = "pair_id"
+#: Metric of the one stage-2 row per story pair: the lowest of TCS, PCS and ETCS.
+STAGE2_PAIR_METRIC = "consistency_min"
+#: Default similarity threshold of the embedding scorer: similarity below it deviates.
+#: Calibrated on the bundled illustrative sample (judges.embedding.calibrate_threshold,
+#: balanced accuracy 0.74 over its 32 rows; docs/judges.md section 6).
+SIMILARITY_THRESHOLD = 0.62

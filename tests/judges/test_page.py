@@ -75,7 +75,7 @@ def test_sample_run_results_download_and_send_to_analysis():
     results = at.session_state["results_frame"]
     design = at.session_state["design"]
     assert isinstance(design, Design) and design.outcome.column == "deviation"
-    assert len(results) == 48 and set(results["deviation"].dropna()) <= {0.0, 1.0}
+    assert len(results) == 32 and set(results["deviation"].dropna()) <= {0.0, 1.0}  # pairs
     assert at.session_state["results_name"] == "fourstage_illustrative.csv (judge scores)"
     assert any("now the active results table" in s.value for s in at.success)
 
