@@ -268,3 +268,22 @@ class ReplyCache(SQLiteFile):
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+
+def open_cache(path: str | Path, *, reset: bool = False) -> tuple[ReplyCache, Path | None]:
+    """Open the reply cache at ``path``; with ``reset``, an unusable file is first moved
+    aside (:func:`move_aside`) and a new cache starts. Returns the cache and where the old
+    file went (``None`` if nothing was moved).
+
+    Raises
+    ------
+    CacheError
+        The file is unusable and ``reset`` is off (the message says how to reset).
+    """
+    try:
+        return ReplyCache(path), None
+    except CacheError:
+        if not reset:
+            raise
+    moved = move_aside(path)
+    return ReplyCache(path), moved
