@@ -36,6 +36,7 @@ import ipaddress
 import json
 import os
 import re
+import socket
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -95,6 +96,31 @@ def is_reasoning_model(model: str) -> bool:
     temperature but the default, spend part of the token limit on hidden reasoning, and
     take ``max_completion_tokens`` and ``reasoning_effort``."""
     return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes / contexts (the SDKs wrap the socket error twice)."""
+    out: list[BaseException] = []
+    while exc is not None and exc not in out and len(out) < 10:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return out
+
+
+def _connect_failure(exc: BaseException) -> bool:
+    """Whether the connection itself could not be made (not a slow reply)."""
+    for e in _chain(exc):
+        name = type(e).__name__
+        if isinstance(e, ConnectionRefusedError | socket.gaierror) or name in (
+                "ClientConnectorError", "ConnectError", "ConnectTimeout",
+                "ClientConnectorDNSError"):
+            return True
+    return False
+
+
+def _root(exc: BaseException) -> str:
+    last = _chain(exc)[-1]
+    return f"{type(last).__name__}: {last}"
 
 
 def is_local_url(url: str | None) -> bool:
@@ -328,6 +354,10 @@ class ChatProvider(ABC):
             return ErrorInfo(transient, retry_after, self._message(f"{name} (HTTP {status}): "
                                                                    f"{detail}"),
                              setup=status in SETUP_STATUSES)
+        if _connect_failure(exc):  # refused, unknown host, no route: a wrong base URL?
+            return ErrorInfo(True, None, self._message(
+                f"{name}: cannot connect ({_root(exc)}; is {self.endpoint} the right base "
+                "URL?)"), setup=True)
         if isinstance(exc, TimeoutError | asyncio.TimeoutError) or name == "APITimeoutError":
             return ErrorInfo(True, None, "timeout" if name != "APITimeoutError"
                              else self._message(f"{name}: {exc}"))
