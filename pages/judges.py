@@ -28,7 +28,7 @@ settings = judges_ui.settings()
 job = st.session_state.get("judges_job")
 if job is None:
     try:
-        judges_ui.show_estimate(frame, settings)
+        run_ui.show_estimate(frame, settings)
     except ValueError as exc:
         st.error(str(exc))
     st.button("Run the judge", key="judges_run", type="primary", on_click=run_ui.start_job,
@@ -45,4 +45,4 @@ if judged is not None and job is None:
                 "rest are unscored with reason 'run cancelled'. Run again to finish them.")
     judged_name = st.session_state.get("judges_judged_name", name)
     st.caption(f"Results of the last run, on **{judged_name}**.")
-    results_ui.show_results(judged, judged_name)
+    results_ui.show_results(judged, judged_name, st.session_state.get("judges_summary"))

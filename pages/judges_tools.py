@@ -63,16 +63,22 @@ with agree:
         c1, c2, c3 = st.columns(3)
         every = c1.checkbox(f"Every human label found ({len(found)})", bool(found),
                             key="tools_agree_every", disabled=not found)
-        judge = c2.selectbox("Judge column", numeric, key="tools_agree_judge")
-        human = c3.selectbox("Human (or second judge) column", numeric, key="tools_agree_human")
+        judge = c2.selectbox("Judge column", numeric, index=None, placeholder="choose...",
+                             key="tools_agree_judge")
+        human = c3.selectbox("Human (or second judge) column", numeric, index=None,
+                             placeholder="choose...", key="tools_agree_human")
         ci = st.radio("Intervals", ["bootstrap", "analytic", "none"], horizontal=True,
                       key="tools_agree_ci")
-        try:
-            table = jobs.agreement_table(frame, found if every else [(judge, human)], ci)
-            st.dataframe(table, hide_index=True)
-            jobs.download(table, "agreement.csv", "agree")
-        except JudgesError as exc:
-            st.error(str(exc))
+        pairs, problem = tools_ui.agreement_pairs(found, every, judge, human)
+        if problem:
+            st.info(problem)
+        else:
+            try:
+                table = jobs.agreement_table(frame, pairs, ci)
+                st.dataframe(table, hide_index=True)
+                jobs.download(table, "agreement.csv", "agree")
+            except JudgesError as exc:
+                st.error(str(exc))
 
 with categories:
     st.caption("A judge puts each text into one of your categories (methods.md section 7); a "

@@ -115,3 +115,21 @@ def estimate(fn, m: Model, **kwargs) -> None:
 def run_config(m: Model) -> RunConfig:
     """The runner settings of a section."""
     return RunConfig(concurrency=m.concurrency)
+
+
+def agreement_pairs(found: list[tuple[str, str]], every: bool, judge: str | None,
+                    human: str | None) -> tuple[list[tuple[str, str]], str | None]:
+    """The column pairs to compare, or a message asking for an explicit choice (no pair
+    is ever guessed: without human labels, nothing is compared until two different
+    columns are chosen)."""
+    if every and found:
+        return found, None
+    if not found and (judge is None or human is None):
+        return [], ("No human labels found (columns `human_<metric>`): choose the judge column "
+                    "and the human (or second judge) column to compare.")
+    if judge is None or human is None:
+        return [], "Choose the judge column and the human (or second judge) column."
+    if judge == human:
+        return [], f"Choose two different columns: `{judge}` compared with itself is not an " \
+                   "agreement."
+    return [(judge, human)], None
