@@ -9,6 +9,9 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.navigation import route_first_visit
+
+route_first_visit()
 
 st.title("Bias index")
 results, design = require_results()

@@ -11,6 +11,9 @@ from ui.data import (
     on_upload,
     sample_caption,
 )
+from ui.navigation import route_first_visit
+
+route_first_visit()
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")

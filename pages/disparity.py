@@ -14,6 +14,9 @@ from ui.disparity import (
     disparity_options,
     metric_row,
 )
+from ui.navigation import route_first_visit
+
+route_first_visit()
 
 st.title("Disparity")
 results, design = require_results(need_outcome=False)

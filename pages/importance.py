@@ -18,6 +18,9 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.navigation import route_first_visit
+
+route_first_visit()
 
 st.title("Factor importance")
 results, design = require_results()

@@ -6,6 +6,9 @@ from judges.judge import is_judged
 from ui import judges as judges_ui
 from ui import judges_results as results_ui
 from ui import judges_run as run_ui
+from ui.navigation import route_first_visit
+
+route_first_visit()
 
 st.title("Judges")
 st.caption("LLM-as-judge scores for four-stage open-ended bias tests (docs/methods.md, "

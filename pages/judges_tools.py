@@ -10,6 +10,9 @@ from judges.agreement import human_pairs
 from judges.errors import JudgesError
 from ui import judges_jobs as jobs
 from ui import judges_tools as tools_ui
+from ui.navigation import route_first_visit
+
+route_first_visit()
 
 st.title("Answers & agreement")
 st.caption("Ask the model under test the four-stage questions, check a judge against human "

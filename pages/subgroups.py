@@ -13,7 +13,10 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.navigation import route_first_visit
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
+
+route_first_visit()
 
 st.title("Subgroups")
 results, design = require_results()
