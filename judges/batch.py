@@ -168,6 +168,10 @@ async def collect(api: BatchAPI, store: BatchStore, cache: ReplyCache,
     return by_key
 
 
+def _reusable(reply: Reply | None, reuse: Callable[[Reply], bool]) -> bool:
+    return reply is not None and reuse(reply)
+
+
 def is_pending(result: Result) -> bool:
     """Whether ``result`` is a request still waiting in a batch."""
     return result.status == "cancelled" and (result.error or "").startswith(PENDING_PREFIX)
@@ -205,6 +209,7 @@ async def batch_stream(
     stats: RunStats | None = None,
     monitor: BatchMonitor | None = None,
     purpose: str = "judge",
+    reuse: Callable[[Reply], bool] | None = None,
 ) -> AsyncIterator[Result]:
     """Run ``requests`` through the provider's batch API; yield each :class:`Result` when known.
 
@@ -226,6 +231,9 @@ async def batch_stream(
         Counters updated live (:class:`~judges.runner.RunStats`, :class:`BatchMonitor`).
     purpose
         A label stored with the batch (``judge``, ``answer``, ``categorise``).
+    reuse
+        ``reply -> bool``: whether a cached reply may be reused (as for
+        :func:`judges.runner.run_stream`); a refused one is submitted again.
 
     Yields
     ------
@@ -273,6 +281,10 @@ async def batch_stream(
         by_key.setdefault(request_key(provider, request), []).append(request)
     try:
         cached = cache.contains(by_key)
+        if reuse is not None:
+            refused = {k for k in cached if not _reusable(cache.get(k), reuse)}
+            stats.reasked += len(refused)
+            cached -= refused
         batched_before = store.succeeded_keys(cached)
         for key in [k for k in by_key if k in cached]:
             reply = cache.get(key)
@@ -442,7 +454,7 @@ async def judge_frame_batch_async(
                 judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
                                skip=empty), provider, cache=cache,
                 config=batch, prices=prices, cancel=cancel, stats=stats, monitor=monitor,
-                purpose="judge"):
+                purpose="judge", reuse=config.reuse()):
             if is_pending(result):
                 position, metric = result.request.tag
                 outcome = MetricOutcome(position, metric, None, "",

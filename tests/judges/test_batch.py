@@ -292,6 +292,16 @@ def test_duplicate_requests_are_sent_once(bserver, tmp_path):
     assert len(lines) == 1
     assert run.judged[C.ICS].tolist() == [run.judged[C.ICS].iloc[0]] * 2
     assert run.stats.ok == 2
+    # Spend counts what is billed: one request at the batch rate, not two.
+    reply_usage = run.judged[[C.JUDGE_INPUT_TOKENS, C.JUDGE_OUTPUT_TOKENS]].iloc[0]
+    billed = (reply_usage.iloc[0] * 1.0 + reply_usage.iloc[1] * 2.0) / 1e6 * 0.5
+    assert run.stats.cost_usd == pytest.approx(billed) and run.stats.cache_hits == 1
+    # A later live run served from the cache keeps the batch price of those replies.
+    with ReplyCache(tmp_path / "c.sqlite") as cache:
+        live = judge_frame(frame, provider_for(bserver, "anthropic"), cache=cache,
+                           prices=PRICES, run_config=FAST)
+    assert live.stats.http_attempts == 0
+    assert live.judged[C.JUDGE_COST_USD].tolist() == pytest.approx([billed, billed])
 
 
 def test_large_submissions_are_split(bserver, frame, tmp_path):
@@ -390,3 +400,19 @@ def test_a_run_cancelled_before_submitting_sends_nothing(bserver, frame, tmp_pat
     assert bserver.counts["create"] == 0 and bserver.counts["upload"] == 0
     assert run.judged[C.UNSCORED_REASON].iloc[0] == "ics: not judged: run cancelled"
     assert run.stats.cancelled == 6 and run.cancelled
+
+
+def test_unparsed_cached_replies_are_submitted_again_unless_reused(bserver, frame, tmp_path):
+    from judges.request import Reply
+
+    provider = provider_for(bserver, "openai")
+    first = next(judge_requests(frame, provider=provider))
+    with ReplyCache(tmp_path / "c.sqlite") as cache:
+        cache.put(request_key(provider, first), Reply("no verdict here"))
+        kept = run_batch(frame, provider_for(bserver, "openai"), cache,
+                         config=JudgeConfig(reuse_unparsed=True))
+        assert sum(len(v) for v in bserver.batch_requests.values()) == 5
+        assert kept.judged[C.raw_column("ics")][0] == "no verdict here"
+        again = run_batch(frame, provider_for(bserver, "openai"), cache)
+    assert sum(len(v) for v in bserver.batch_requests.values()) == 6  # only that one again
+    assert again.stats.reasked == 1 and again.judged[C.UNSCORED_REASON][0] == ""
