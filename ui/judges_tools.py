@@ -14,7 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from judges.batch import BatchConfig
-from judges.cache import ReplyCache, default_cache_path
+from judges.cache import ReplyCache, default_cache_path, move_aside
+from judges.errors import CacheError
 from judges.providers import PROVIDERS, ChatProvider, make_provider
 from judges.runner import RunConfig
 
@@ -103,7 +104,11 @@ def numbers(text: str, kind: type) -> list:
 
 def estimate(fn, m: Model, **kwargs) -> None:
     """Show ``fn(..., cache=..., batch=...)``'s estimate table (calls, tokens, cost)."""
-    cache = ReplyCache(m.cache_path) if m.cache_path else None
+    try:
+        cache = ReplyCache(m.cache_path) if m.cache_path else None
+    except CacheError as exc:
+        cache_problem(exc, "tools_reset_cache_estimate")
+        return
     try:
         st.dataframe(fn(cache=cache, batch=m.batch is not None, **kwargs).to_frame(),
                      hide_index=True)
@@ -133,3 +138,10 @@ def agreement_pairs(found: list[tuple[str, str]], every: bool, judge: str | None
         return [], f"Choose two different columns: `{judge}` compared with itself is not an " \
                    "agreement."
     return [(judge, human)], None
+
+
+def cache_problem(exc: CacheError, key: str) -> None:
+    """An unusable cache file: the message and a button that moves it aside."""
+    st.error(str(exc))
+    st.button("Move the cache aside and start a new one", key=key, on_click=move_aside,
+              args=(exc.path,))

@@ -231,3 +231,24 @@ def test_cost_cap_and_similarity_threshold_fields(tmp_path, monkeypatch):
     at.button(key="judges_send").click().run()
     results = at.session_state["results_frame"]
     assert (results["threshold"] == 0.99).all() and results["deviation"].eq(1.0).all()
+
+
+def test_corrupt_cache_gets_a_message_and_a_move_aside_button(tmp_path):
+    import os
+
+    from tests.judges.test_judges_tools_page import PAGE as TOOLS
+
+    path = tmp_path / "judge-cache.sqlite"
+    assert os.environ["BIAS_WORKBENCH_JUDGE_CACHE"] == str(path)
+    path.write_bytes(b"not a database at all" * 50)
+    at = page()
+    choose_local_openai(at, "http://127.0.0.1:9/v1")
+    assert not at.exception
+    assert any("judge-cache.sqlite cannot be used" in e.value for e in at.error)
+    tools = AppTest.from_file(TOOLS, default_timeout=60).run()
+    assert not tools.exception  # no red exception box in any tab
+    assert sum("cannot be used" in e.value for e in tools.error) >= 2  # estimate, batches
+    at.button(key="judges_reset_cache").click().run()
+    assert not at.error and len(list(tmp_path.glob("judge-cache.sqlite.unusable-*"))) == 1
+    estimate = table_with(at, "quantity").set_index("quantity")
+    assert estimate.loc["calls to make", "value"] == "48"
