@@ -41,7 +41,7 @@ from judges.fourstage import empty_texts
 from judges.parse import parse_judgement, score_schema
 from judges.prompts import build_messages
 from judges.providers import REASONING_EFFORTS, ChatProvider
-from judges.request import ChatRequest, Reply, Result
+from judges.request import ChatRequest, Reply, Result, safe_text
 from judges.rubric import Rubric, load_rubrics
 from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_stream
 
@@ -120,7 +120,24 @@ class JudgeConfig:
 
 
 def _cell_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return safe_text(value)  # a lone surrogate in the input cannot be sent or cached
     return None if value is None or (isinstance(value, float) and np.isnan(value)) else value
+
+
+def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with lone surrogates in its text cells replaced by U+FFFD (a copy only when
+    some cell needs it), so it can be written to CSV, Parquet or JSON Lines."""
+    out = frame
+    for col in frame.columns:
+        if frame[col].dtype != object:
+            continue
+        values = frame[col].to_numpy(dtype=object)
+        fixed = [safe_text(v) if isinstance(v, str) else v for v in values]
+        if any(a is not b for a, b in zip(values, fixed, strict=True)):
+            out = out.copy() if out is frame else out
+            out[col] = fixed
+    return out
 
 
 def judge_requests(frame: pd.DataFrame, *, rubrics: Mapping[str, Rubric] | None = None,
@@ -211,8 +228,10 @@ def _clear_outputs(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every output column added empty (existing ones replaced)."""
-    out = _clear_outputs(frame).reset_index(drop=True)
+    """``frame`` with every output column added empty (existing ones replaced); text cells
+    holding lone surrogates get U+FFFD (:func:`safe_frame`), so the judged file can be
+    written."""
+    out = safe_frame(_clear_outputs(frame).reset_index(drop=True))
     n = len(out)
     new: dict[str, Any] = {}
     for m in C.METRICS:

@@ -363,3 +363,18 @@ def test_exit_code_of_a_cost_cap_is_three(tmp_path, capsys):
     assert code == EXIT_FAILED
     assert "error: cost cap $0.5000 reached" in capsys.readouterr().err
     assert PriceTable.load(prices).lookup("local", "judge-x") is not None
+
+
+def test_input_texts_with_lone_surrogates_are_sent_and_written_safely(tmp_path):
+    row = make_row(0, 1, text="answer with a broken \ud800 character")
+    # pandas' string dtype refuses such text; an object column (a frame built in Python)
+    # can hold it
+    frame = validate_fourstage(pd.DataFrame([row], dtype=object))
+    with FakeLLMServer() as srv, ReplyCache(tmp_path / "c.sqlite") as cache:
+        provider = make_provider("openai", model="judge-x", base_url=srv.openai_url)
+        judged = judge_frame(frame, provider, cache=cache, run_config=FAST).judged
+        assert "broken \ufffd character" in srv.calls[0].prompt
+    assert judged["ics"].notna().all()
+    assert judged["answer"][0] == "answer with a broken \ufffd character"
+    judged.to_csv(tmp_path / "j.csv", index=False)
+    judged.to_json(tmp_path / "j.jsonl", orient="records", lines=True, force_ascii=False)
