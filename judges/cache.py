@@ -225,33 +225,51 @@ class ReplyCache(SQLiteFile):
         killed run leaves no claim behind that blocks the next one)."""
         now = time.time()
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute("DELETE FROM claims WHERE key = ? AND expires < ?", (key, now))
-                held = self._conn.execute("SELECT owner FROM claims WHERE key = ?",
-                                          (key,)).fetchone()
-                if held is not None and held[0] != owner and not _owner_alive(held[0]):
-                    self._conn.execute("DELETE FROM claims WHERE key = ?", (key,))
-                self._conn.execute("INSERT OR IGNORE INTO claims (key, owner, expires) "
-                                   "VALUES (?, ?, ?)", (key, owner, now + ttl))
-                row = self._conn.execute("SELECT owner FROM claims WHERE key = ?",
-                                         (key,)).fetchone()
-            finally:
-                self._conn.execute("COMMIT")
-        return row is not None and row[0] == owner
+            # One statement, one transaction: take the key if free, expired or ours.
+            taken = self._conn.execute(
+                "INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?) ON CONFLICT(key) "
+                "DO UPDATE SET owner = excluded.owner, expires = excluded.expires "
+                "WHERE claims.expires < ? OR claims.owner = excluded.owner",
+                (key, owner, now + ttl, now)).rowcount
+            if taken:
+                return True
+            row = self._conn.execute("SELECT owner FROM claims WHERE key = ?", (key,)).fetchone()
+            if row is None or _owner_alive(row[0]):
+                return row is None and self._conn.execute(
+                    "INSERT OR IGNORE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
+                    (key, owner, now + ttl)).rowcount == 1
+            # The holder was a process on this machine that is gone: take the claim over.
+            return self._conn.execute("UPDATE claims SET owner = ?, expires = ? WHERE key = ? "
+                                      "AND owner = ?", (owner, now + ttl, key, row[0]),
+                                      ).rowcount == 1
 
     def release(self, key: str, owner: str) -> None:
         """Drop ``owner``'s claim on ``key`` (after its reply is stored, or it failed)."""
         with self._lock:
             self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, owner))
 
-    def put(self, key: str, reply: Reply, *, provider: str = "", model: str = "") -> None:
-        """Store a reply now (one committed transaction)."""
+    def put(self, key: str, reply: Reply, *, provider: str = "", model: str = "",
+            release: str | None = None) -> None:
+        """Store a reply now (one committed transaction); ``release`` also drops that
+        owner's claim on the key in the same transaction."""
         text = json.dumps(reply.to_dict(), ensure_ascii=False)
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO replies (key, reply, provider, model, created) "
-                "VALUES (?, ?, ?, ?, ?)", (key, text, provider, model, time.time()))
+            if release is None:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO replies (key, reply, provider, model, created) "
+                    "VALUES (?, ?, ?, ?, ?)", (key, text, provider, model, time.time()))
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO replies (key, reply, provider, model, created) "
+                    "VALUES (?, ?, ?, ?, ?)", (key, text, provider, model, time.time()))
+                self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?",
+                                   (key, release))
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     def contains(self, keys: Iterable[str]) -> set[str]:
         """The subset of ``keys`` that are stored."""

@@ -298,6 +298,7 @@ async def run_stream(
         return None
 
     async def call(request: ChatRequest, key: str) -> Result:
+        released = False
         hit = cached_reply(key)
         if hit is not None:
             return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
@@ -331,10 +332,12 @@ async def run_stream(
                           else "error")
                 return Result(request, status, error=error, attempts=attempts)
             if cache is not None:
-                cache.put(key, reply, provider=provider.name, model=provider.model)
+                cache.put(key, reply, provider=provider.name, model=provider.model,
+                          release=owner)
+                released = True
             return Result(request, "ok", reply, attempts=attempts, cost_usd=cost_of(reply))
         finally:
-            if cache is not None:
+            if cache is not None and not released:
                 cache.release(key, owner)
 
     async def one(request: ChatRequest) -> Result:
