@@ -244,6 +244,7 @@ def _answer(args: argparse.Namespace) -> int:
                              system_prompts=systems or [("none", "")],
                              max_tokens=args.max_tokens)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
+    print_warnings(dict.fromkeys(w for s in settings for w in provider.param_warnings(s.params())))
     cache = _open_cache(args)
     try:
         if args.estimate:

@@ -378,3 +378,20 @@ def test_input_texts_with_lone_surrogates_are_sent_and_written_safely(tmp_path):
     assert judged["answer"][0] == "answer with a broken \ufffd character"
     judged.to_csv(tmp_path / "j.csv", index=False)
     judged.to_json(tmp_path / "j.jsonl", orient="records", lines=True, force_ascii=False)
+
+
+def test_answer_command_names_parameters_anthropic_does_not_take(capsys):
+    from judges.answer import questions_sample_path
+
+    with FakeLLMServer() as srv:
+        assert main(["answer", str(questions_sample_path()), "--provider", "anthropic",
+                     "--model", "c", "--base-url", srv.url, "--temperature", "0,0.7",
+                     "--seed", "1", "--estimate", "--no-cache", "--out", "x.csv"]) == EXIT_OK
+        assert srv.n_requests == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith("warning:")] == [
+        "warning: temperature = 0.0 is not sent to anthropic:c: Anthropic API version "
+        "2026-10-21 rejects it; the model's default applies.",
+        "warning: seed = 1 is not sent to anthropic:c: the Anthropic API has no seed.",
+        "warning: temperature = 0.7 is not sent to anthropic:c: Anthropic API version "
+        "2026-10-21 rejects it; the model's default applies."]
