@@ -302,11 +302,13 @@ async def run_stream(
         hit = cached_reply(key)
         if hit is not None:
             return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
-        if cache is not None:
-            hit = await claimed(key)
-            if hit is not None:  # another process paid for it while we waited
-                return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
         try:
+            if cache is not None:
+                hit = await claimed(key)
+                if hit is not None:  # another process paid for it while we waited
+                    return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
+                if cancel is not None and cancel.is_set():
+                    return Result(request, "cancelled", error="cancelled before it was sent")
             bound = 0.0
             if max_cost_usd is not None:
                 bound = upper_bound(request)
