@@ -25,7 +25,7 @@ BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.
 
 def send_to_analysis(judged: pd.DataFrame, name: str) -> None:
     """Make the judged scores the active results table and design (a button callback)."""
-    threshold = st.session_state.get("judges_threshold_used", C.SIMILARITY_THRESHOLD)
+    threshold = st.session_state.get("judges_similarity_threshold", C.SIMILARITY_THRESHOLD)
     results, design = to_results(judged, similarity_threshold=threshold)
     set_data(results, f"{name} (judge scores)", token_of(results), design)
     st.session_state["judges_sent"] = f"{name} (judge scores)"

@@ -34,7 +34,6 @@ def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
     st.session_state["judges_job"] = job.start()
     st.session_state["judges_started"] = time.monotonic()
     st.session_state["judges_judged_name"] = name
-    st.session_state["judges_threshold_used"] = s.similarity_threshold
 
 
 @st.fragment(run_every=0.5)
