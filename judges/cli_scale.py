@@ -194,6 +194,16 @@ def score_batch(args: argparse.Namespace) -> int:
     print_warnings(provider.param_warnings(_judge_config(args).params(provider)))
     cache = _open_cache(args)
     assert cache is not None
+    if args.max_cost is not None:
+        from judges.judge import check_batch_cap
+
+        try:
+            check_batch_cap(frame, provider, max_cost_usd=args.max_cost,
+                            config=_judge_config(args), prices=PriceTable.load(args.prices),
+                            cache=cache, rubrics=load_rubrics(args.rubrics))
+        except JudgesError:
+            cache.close()
+            raise
     progress = JudgeProgress(total=n_judgments(frame))
     stats, monitor = RunStats(), BatchMonitor()
     start = time.monotonic()

@@ -30,6 +30,7 @@ from judges.judge import (
     JudgeConfig,
     JudgeProgress,
     JudgeRun,
+    check_batch_cap,
     estimate_run,
     judge_frame_async,
     n_judgments,
@@ -156,6 +157,14 @@ def make_judge_job(frame: pd.DataFrame, provider: ChatProvider | None = None, *,
         return JudgeJob(frame, embedding_model=embedding_model)
     check_ready_unless_cached(frame, provider, cache_path)
     if batch:
+        if max_cost_usd is not None:
+            cache = ReplyCache(cache_path) if cache_path else None
+            try:
+                check_batch_cap(frame, provider, max_cost_usd=max_cost_usd,
+                                config=judge_config, cache=cache)
+            finally:
+                if cache is not None:
+                    cache.close()
         return judge_batch_job(frame, provider, cache_path=cache_path, config=judge_config)
     return JudgeJob(frame, provider=provider, run_config=RunConfig(concurrency=concurrency),
                     cache_path=cache_path, judge_config=judge_config,

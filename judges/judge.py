@@ -36,7 +36,7 @@ import pandas as pd
 from judges import columns as C
 from judges.cache import ReplyCache
 from judges.cost import PriceTable, estimate_message_tokens
-from judges.errors import JudgesError
+from judges.errors import JudgesError, PriceError
 from judges.fourstage import empty_texts
 from judges.parse import parse_judgement, score_schema
 from judges.prompts import build_messages
@@ -530,3 +530,38 @@ def estimate_run(frame: pd.DataFrame, provider: ChatProvider, *,
 def is_judged(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` already holds judge output (a ``judge`` column with values)."""
     return C.JUDGE in frame.columns and frame[C.JUDGE].fillna("").astype(str).str.len().gt(0).any()
+
+
+def check_batch_cap(frame: pd.DataFrame, provider: ChatProvider, *, max_cost_usd: float,
+                    config: JudgeConfig | None = None, prices: PriceTable | None = None,
+                    cache: ReplyCache | None = None, rubrics: Mapping[str, Rubric] | None = None,
+                    share: float = 0.5) -> float:
+    """Refuse a batch run that could cost more than ``max_cost_usd``; return its bound.
+
+    A batch cannot be stopped half-way the way a live run is, so the cap is checked before
+    anything is submitted, on the worst case: every distinct uncached request at its
+    estimated prompt tokens plus its full ``max_tokens``, at ``share`` of the price table
+    (the batch discount).
+
+    Raises
+    ------
+    PriceError
+        The model has no price.
+    JudgesError
+        The bound exceeds the cap.
+    """
+    config = config or JudgeConfig()
+    prices = prices or PriceTable.load()
+    price = prices.lookup(provider.price_section, provider.model)
+    if price is None:
+        raise PriceError(f"A cost cap needs a price: {provider.model!r} has none in section "
+                         f"{provider.price_section!r} of the price table.")
+    est = estimate_run(frame, provider, rubrics=rubrics, config=config, prices=prices,
+                       cache=cache)
+    bound = price.cost(est.input_tokens, est.calls * config.token_limit(provider)) * share
+    if bound > max_cost_usd:
+        raise JudgesError(f"This batch could cost up to ${bound:,.4f} ({est.calls:,} requests "
+                          f"at up to {config.token_limit(provider):,} output tokens each), more "
+                          f"than the cost cap ${max_cost_usd:,.4f}; a batch cannot stop "
+                          "half-way: raise the cap, lower max tokens or split the file.")
+    return bound

@@ -416,3 +416,30 @@ def test_unparsed_cached_replies_are_submitted_again_unless_reused(bserver, fram
         again = run_batch(frame, provider_for(bserver, "openai"), cache)
     assert sum(len(v) for v in bserver.batch_requests.values()) == 6  # only that one again
     assert again.stats.reasked == 1 and again.judged[C.UNSCORED_REASON][0] == ""
+
+
+def test_batch_cost_cap_is_checked_on_the_worst_case_before_submitting(bserver, frame,
+                                                                       tmp_path, capsys):
+    from judges.cli import main as scale_main
+    from judges.cost import PriceTable, estimate_message_tokens
+    from judges.judge import check_batch_cap
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("sections:\n  local:\n    judge-x: {input: 100, output: 100}\n")
+    provider = provider_for(bserver, "openai")
+    table = PriceTable.load(prices)
+    tokens_in = sum(estimate_message_tokens(r.messages) for r in judge_requests(frame))
+    bound = (tokens_in + 6 * 400) * 100 / 1e6 * 0.5  # six calls, each up to 400 tokens out
+    assert check_batch_cap(frame, provider, max_cost_usd=1.0, prices=table) == pytest.approx(
+        bound)
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    base = ["score", str(src), "--provider", "openai", "--model", "judge-x", "--base-url",
+            bserver.openai_url, "--cache", str(tmp_path / "c.sqlite"), "--out",
+            str(tmp_path / "o.csv"), "--batch", "--poll-interval", "0.01", "--quiet",
+            "--prices", str(prices)]
+    assert scale_main([*base, "--max-cost", f"{bound * 0.9:.6f}"]) == 1
+    assert bserver.counts["create"] == 0  # nothing submitted
+    assert "This batch could cost up to" in capsys.readouterr().err
+    assert scale_main([*base, "--max-cost", f"{bound * 1.1:.6f}"]) == 0
+    assert bserver.counts["create"] == 1
