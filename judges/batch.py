@@ -57,6 +57,7 @@ from judges.batch_apis import (
 from judges.batch_store import BATCH_COLUMNS, BatchStore, StoredBatch
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
+from judges.fourstage import empty_texts
 from judges.judge import (
     JudgeConfig,
     JudgeProgress,
@@ -66,6 +67,7 @@ from judges.judge import (
     interpret,
     judge_requests,
     n_judgments,
+    no_answer_outcomes,
 )
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
@@ -154,6 +156,9 @@ async def collect(api: BatchAPI, store: BatchStore, cache: ReplyCache,
             cid, error=f"no result (batch {status.status}{detail})",
             retryable=status.status == "expired")
         if o.reply is not None:
+            # The batch price travels with the cached reply (Reply.billed_share), so a later
+            # live run that reuses it does not count it at the full price.
+            o = replace(o, reply=replace(o.reply, billed_share=BATCH_DISCOUNT))
             cache.put(key, o.reply, provider=api.provider.name, model=api.provider.model)
             states[cid] = ("succeeded", "")
         else:
@@ -161,6 +166,10 @@ async def collect(api: BatchAPI, store: BatchStore, cache: ReplyCache,
         by_key[key] = o
     store.mark_collected(status.batch_id, states)
     return by_key
+
+
+def _reusable(reply: Reply | None, reuse: Callable[[Reply], bool]) -> bool:
+    return reply is not None and reuse(reply)
 
 
 def is_pending(result: Result) -> bool:
@@ -200,6 +209,7 @@ async def batch_stream(
     stats: RunStats | None = None,
     monitor: BatchMonitor | None = None,
     purpose: str = "judge",
+    reuse: Callable[[Reply], bool] | None = None,
 ) -> AsyncIterator[Result]:
     """Run ``requests`` through the provider's batch API; yield each :class:`Result` when known.
 
@@ -221,6 +231,9 @@ async def batch_stream(
         Counters updated live (:class:`~judges.runner.RunStats`, :class:`BatchMonitor`).
     purpose
         A label stored with the batch (``judge``, ``answer``, ``categorise``).
+    reuse
+        ``reply -> bool``: whether a cached reply may be reused (as for
+        :func:`judges.runner.run_stream`); a refused one is submitted again.
 
     Yields
     ------
@@ -241,7 +254,8 @@ async def batch_stream(
         if prices is None:
             return None
         full = prices.cost(section, model, reply.input_tokens, reply.output_tokens)
-        return None if full is None else full * (BATCH_DISCOUNT if batched else 1.0)
+        share = min(reply.billed_share, BATCH_DISCOUNT if batched else 1.0)
+        return None if full is None else full * share
 
     def account(result: Result) -> Result:
         stats.done += 1
@@ -267,6 +281,10 @@ async def batch_stream(
         by_key.setdefault(request_key(provider, request), []).append(request)
     try:
         cached = cache.contains(by_key)
+        if reuse is not None:
+            refused = {k for k in cached if not _reusable(cache.get(k), reuse)}
+            stats.reasked += len(refused)
+            cached -= refused
         batched_before = store.succeeded_keys(cached)
         for key in [k for k in by_key if k in cached]:
             reply = cache.get(key)
@@ -313,8 +331,9 @@ async def batch_stream(
                     if o.reply is not None:
                         open_keys.discard(key)
                         monitor.collected += len(by_key[key])
-                        for request in by_key[key]:
-                            yield account(Result(request, "ok", o.reply,
+                        # Duplicates were sent (and billed) once: they share the reply free.
+                        for i, request in enumerate(by_key[key]):
+                            yield account(Result(request, "ok", o.reply, cached=i > 0,
                                                  cost_usd=cost(o.reply, True)))
                     elif o.retryable and tries.get(key, 0) < config.max_resubmits:
                         tries[key] = tries.get(key, 0) + 1
@@ -421,16 +440,21 @@ async def judge_frame_batch_async(
         ``cancelled`` is true when judgments are still pending or ``cancel`` was set.
     """
     rubrics = rubrics or load_rubrics()
+    config = config or JudgeConfig()
     prices = prices if prices is not None else PriceTable.load()
     progress = progress if progress is not None else JudgeProgress(total=n_judgments(frame))
     stats = stats if stats is not None else RunStats()
     monitor = monitor if monitor is not None else BatchMonitor()
-    outcomes: list[MetricOutcome] = []
+    empty = empty_texts(frame)
+    outcomes: list[MetricOutcome] = no_answer_outcomes(frame, empty)
+    for outcome in outcomes:
+        progress.add(outcome)
     try:
         async for result in batch_stream(
-                judge_requests(frame, rubrics=rubrics, config=config), provider, cache=cache,
+                judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
+                               skip=empty), provider, cache=cache,
                 config=batch, prices=prices, cancel=cancel, stats=stats, monitor=monitor,
-                purpose="judge"):
+                purpose="judge", reuse=config.reuse()):
             if is_pending(result):
                 position, metric = result.request.tag
                 outcome = MetricOutcome(position, metric, None, "",
@@ -442,9 +466,10 @@ async def judge_frame_batch_async(
     finally:
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=f"{provider.label} (batch)",
-                             rubrics=rubrics)
+                             rubrics=rubrics, params_sent=config.sent(provider))
     cancelled = monitor.pending > 0 or bool(cancel is not None and cancel.is_set())
-    return JudgeRun(judged, progress, stats, cancelled=cancelled)
+    return JudgeRun(judged, progress, stats, cancelled=cancelled,
+                    warnings=provider.param_warnings(config.params(provider)))
 
 
 # --- batches outside a run (the page's batch status section, the CLI) ------------------------

@@ -9,6 +9,15 @@ Each reply is committed the moment it arrives (WAL journal, ``synchronous=NORMAL
 durable when the process is killed), so an interrupted run resumes without losing or
 re-paying anything. Only replies are stored, never errors, so a failed request is tried
 again next time. Nothing secret is stored: keys are never part of a request.
+
+Opening checks the file (``PRAGMA quick_check`` and the expected columns): a corrupt or
+foreign file, or a folder, raises :class:`~judges.errors.CacheError` naming it, and
+:func:`move_aside` renames it so a new cache starts. A stored row that cannot be read
+(invalid JSON) counts as missing: the request is asked again and the row replaced.
+
+Table ``claims`` (``key``, ``owner``, ``expires``) marks requests in flight, so a second run
+on the same file waits for the reply instead of paying for it again
+(:meth:`ReplyCache.claim`).
 """
 
 from __future__ import annotations
@@ -16,13 +25,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from judges.errors import CacheError
 from judges.request import Reply
 
 #: Bump when the key recipe changes, so old entries are not misread.
@@ -62,16 +74,54 @@ class SQLiteFile:
     manager or call :meth:`close`.
     """
 
+    #: ``table -> columns`` an existing file must have (checked on opening).
+    expected: dict[str, tuple[str, ...]] = {}
+
     def __init__(self, path: str | Path, *schema: str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
-                                     isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        for statement in schema:
-            self._conn.execute(statement)
+        if self.path.exists() and not self.path.is_file():
+            raise CacheError(_unusable(self.path, "it is not a regular file"),
+                             path=str(self.path))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(f"Cannot create the folder of the reply cache {self.path}: "
+                             f"{exc.strerror or exc}.", path=str(self.path)) from None
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
+                                         isolation_level=None)
+        except sqlite3.Error as exc:
+            raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
+        try:
+            if existed:
+                self._check()
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            for statement in schema:
+                self._conn.execute(statement)
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
+        except CacheError:
+            self._conn.close()
+            raise
+
+    def _check(self) -> None:
+        """Integrity and schema of an existing file (raises :class:`CacheError`)."""
+        result = self._conn.execute("PRAGMA quick_check").fetchone()
+        if result is None or result[0] != "ok":
+            raise CacheError(_unusable(self.path, f"integrity check failed ({result[0]})"
+                                       if result else "integrity check failed"),
+                             path=str(self.path))
+        for table, needed in self.expected.items():
+            have = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            if have and not set(needed) <= have:
+                raise CacheError(_unusable(
+                    self.path, f"its table {table!r} has columns {', '.join(sorted(have))}, "
+                    f"not {', '.join(needed)} (another program's or version's file)"),
+                    path=str(self.path))
 
     def close(self) -> None:
         """Close the connection."""
@@ -85,32 +135,141 @@ class SQLiteFile:
         self.close()
 
 
+def claim_owner() -> str:
+    """A claim owner id: ``host:pid:random`` (unique per run)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether a claim's owner may still be running (unknown hosts count as alive)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _unusable(path: Path, why: str) -> str:
+    return (f"The reply cache {path} cannot be used: {why}. Move it aside and start a new "
+            "cache (CLI: --reset-cache; pages: 'Move the cache aside'), or choose another "
+            "file (--cache PATH).")
+
+
+def move_aside(path: str | Path) -> Path | None:
+    """Rename a cache file (and its ``-wal`` / ``-shm`` files) to
+    ``<name>.unusable-<UTC time>`` so a new cache can start; returns the new name, or
+    ``None`` if there was no file. Nothing is deleted."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.unusable-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.unusable-{stamp}-{n}")
+    path.rename(target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target
+
+
 class ReplyCache(SQLiteFile):
     """Replies keyed by :func:`cache_key`, in one SQLite file.
 
     Safe to share between threads (one lock) and between processes (SQLite locking,
     WAL). Use as a context manager or call :meth:`close`.
+
+    Raises
+    ------
+    CacheError
+        The file is corrupt, another program's database, of another schema, or a folder.
     """
+
+    expected = {"replies": ("key", "reply")}
 
     def __init__(self, path: str | Path):
         super().__init__(
             path,
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
-            "provider TEXT, model TEXT, created REAL)")
+            "provider TEXT, model TEXT, created REAL)",
+            "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+            "expires REAL NOT NULL)")
 
     def get(self, key: str) -> Reply | None:
-        """The stored reply, or ``None``."""
+        """The stored reply, or ``None`` (also for a row that cannot be read: it is asked
+        again and replaced)."""
         with self._lock:
             row = self._conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return None if row is None else Reply.from_dict(json.loads(row[0]))
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+            return Reply.from_dict(data) if isinstance(data, dict) else None
+        except (TypeError, ValueError):
+            return None
 
-    def put(self, key: str, reply: Reply, *, provider: str = "", model: str = "") -> None:
-        """Store a reply now (one committed transaction)."""
+    def claim(self, key: str, owner: str, ttl: float) -> bool:
+        """Mark ``key`` as in flight for ``owner`` for ``ttl`` seconds; ``False`` if another
+        owner holds a live claim (then wait for its reply, see
+        :func:`judges.runner.run_stream`). A claim expires after its ``ttl``, or at once when
+        its owner (:func:`claim_owner`) is a process on this machine that no longer runs (a
+        killed run leaves no claim behind that blocks the next one)."""
+        now = time.time()
+        with self._lock:
+            # One statement, one transaction: take the key if free, expired or ours.
+            taken = self._conn.execute(
+                "INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?) ON CONFLICT(key) "
+                "DO UPDATE SET owner = excluded.owner, expires = excluded.expires "
+                "WHERE claims.expires < ? OR claims.owner = excluded.owner",
+                (key, owner, now + ttl, now)).rowcount
+            if taken:
+                return True
+            row = self._conn.execute("SELECT owner FROM claims WHERE key = ?", (key,)).fetchone()
+            if row is None or _owner_alive(row[0]):
+                return row is None and self._conn.execute(
+                    "INSERT OR IGNORE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
+                    (key, owner, now + ttl)).rowcount == 1
+            # The holder was a process on this machine that is gone: take the claim over.
+            return self._conn.execute("UPDATE claims SET owner = ?, expires = ? WHERE key = ? "
+                                      "AND owner = ?", (owner, now + ttl, key, row[0]),
+                                      ).rowcount == 1
+
+    def release(self, key: str, owner: str) -> None:
+        """Drop ``owner``'s claim on ``key`` (after its reply is stored, or it failed)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, owner))
+
+    def put(self, key: str, reply: Reply, *, provider: str = "", model: str = "",
+            release: str | None = None) -> None:
+        """Store a reply now (one committed transaction); ``release`` also drops that
+        owner's claim on the key in the same transaction."""
         text = json.dumps(reply.to_dict(), ensure_ascii=False)
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO replies (key, reply, provider, model, created) "
-                "VALUES (?, ?, ?, ?, ?)", (key, text, provider, model, time.time()))
+            if release is None:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO replies (key, reply, provider, model, created) "
+                    "VALUES (?, ?, ?, ?, ?)", (key, text, provider, model, time.time()))
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO replies (key, reply, provider, model, created) "
+                    "VALUES (?, ?, ?, ?, ?)", (key, text, provider, model, time.time()))
+                self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?",
+                                   (key, release))
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     def contains(self, keys: Iterable[str]) -> set[str]:
         """The subset of ``keys`` that are stored."""
@@ -127,3 +286,22 @@ class ReplyCache(SQLiteFile):
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+
+def open_cache(path: str | Path, *, reset: bool = False) -> tuple[ReplyCache, Path | None]:
+    """Open the reply cache at ``path``; with ``reset``, an unusable file is first moved
+    aside (:func:`move_aside`) and a new cache starts. Returns the cache and where the old
+    file went (``None`` if nothing was moved).
+
+    Raises
+    ------
+    CacheError
+        The file is unusable and ``reset`` is off (the message says how to reset).
+    """
+    try:
+        return ReplyCache(path), None
+    except CacheError:
+        if not reset:
+            raise
+    moved = move_aside(path)
+    return ReplyCache(path), moved

@@ -37,10 +37,10 @@ import pandas as pd
 
 from analysis.cli import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT
 from judges import columns as C
-from judges.cache import ReplyCache, default_cache_path
+from judges.cache import ReplyCache, default_cache_path, open_cache
 from judges.cost import PriceTable
 from judges.errors import JudgesError
-from judges.fourstage import load_fourstage
+from judges.fourstage import empty_texts, load_fourstage
 from judges.judge import (
     JudgeConfig,
     JudgeProgress,
@@ -49,7 +49,7 @@ from judges.judge import (
     judge_frame_async,
     n_judgments,
 )
-from judges.providers import ChatProvider, make_provider
+from judges.providers import REASONING_EFFORTS, ChatProvider, make_provider
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig, RunStats
 
@@ -67,11 +67,14 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     return safe_write_table(frame, path, create_parent=True)
 
 
-def write_results(judged: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
+def write_results(judged: pd.DataFrame, path: str | Path, *,
+                  similarity_threshold: float = C.SIMILARITY_THRESHOLD,
+                  stage2_rows: str = "pair") -> tuple[Path, Path]:
     """Write the results table of ``judged`` and its design (``<stem>.design.yaml``)."""
     from judges.to_results import to_results
 
-    results, design = to_results(judged)
+    results, design = to_results(judged, similarity_threshold=similarity_threshold,
+                                 stage2_rows=stage2_rows)  # type: ignore[arg-type]
     table = write_table(results, path)
     design_path = table.with_name(f"{table.stem}.design.yaml")
     design.save(design_path)
@@ -105,10 +108,33 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prices", type=Path, default=None, help="price table (YAML)")
     p.add_argument("--rubrics", type=Path, default=None, help="folder with rubric YAML files")
     p.add_argument("--temperature", type=_temperature, default=0.0,
-                   help="0 by default; 'none' sends none")
-    p.add_argument("--max-tokens", type=POSITIVE_INT, default=400)
+                   help="0 by default; 'none' sends none (reasoning models and Anthropic "
+                        "take none: a warning names what is not sent)")
+    p.add_argument("--max-tokens", type=POSITIVE_INT, default=None,
+                   help="reply limit (default 400; 4000 for reasoning models)")
     p.add_argument("--no-structured-output", action="store_true",
                    help="do not ask for JSON through response_format/output_config")
+    _add_real_use_options(p)
+
+
+def _add_real_use_options(p: argparse.ArgumentParser) -> None:
+    """Options of issue 18/20: reasoning, unparsed replies, partial files, caches."""
+    p.add_argument("--reasoning-effort", choices=list(REASONING_EFFORTS), default=None,
+                   help="reasoning models (o-series, gpt-5): effort sent with each request")
+    p.add_argument("--reuse-unparsed", action="store_true",
+                   help="reuse cached replies that cannot be parsed (default: ask again)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a file with empty answers (default: judge the rest, mark "
+                        "those rows 'no answer to judge')")
+    p.add_argument("--reset-cache", action="store_true",
+                   help="if the cache file is corrupt or foreign, move it aside and start a "
+                        "new one")
+    p.add_argument("--similarity-threshold", type=float, default=C.SIMILARITY_THRESHOLD,
+                   help=f"embedding scorer: similarity below this deviates in --to-results "
+                        f"(default {C.SIMILARITY_THRESHOLD}, calibrated on the bundled sample)")
+    p.add_argument("--stage2-rows", choices=["pair", "metrics"], default="pair",
+                   help="--to-results: one row per stage-2 story pair (default) or one per "
+                        "metric")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--to-results", type=Path, default=None,
                        help="also write the results table (+ .design.yaml) for analysis")
     score.add_argument("--quiet", action="store_true", help="no progress lines")
+    score.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                       help="stop before the run's spending could cross this; rerun to go on")
     from judges import cli_scale  # here, not at the top: cli_scale imports this module
 
     cli_scale.add_batch_options(score)
@@ -138,17 +166,48 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--out", type=Path, default=None, help="write the table here")
     metrics.add_argument("--to-results", type=Path, default=None,
                          help="write the results table (+ .design.yaml) for analysis")
+    metrics.add_argument("--similarity-threshold", type=float, default=C.SIMILARITY_THRESHOLD,
+                         help="embedding-scored rows: similarity below this deviates")
+    metrics.add_argument("--stage2-rows", choices=["pair", "metrics"], default="pair",
+                         help="one results row per stage-2 story pair (default) or per metric")
     cli_scale.register(sub)
     return parser
 
 
 def _judge_config(args: argparse.Namespace) -> JudgeConfig:
     return JudgeConfig(temperature=args.temperature, max_tokens=args.max_tokens,
-                       structured_output=not args.no_structured_output)
+                       structured_output=not args.no_structured_output,
+                       reasoning_effort=getattr(args, "reasoning_effort", None),
+                       reuse_unparsed=getattr(args, "reuse_unparsed", False))
 
 
 def _cache(args: argparse.Namespace) -> ReplyCache | None:
-    return None if args.no_cache else ReplyCache(args.cache or default_cache_path())
+    if args.no_cache:
+        return None
+    cache, moved = open_cache(args.cache or default_cache_path(),
+                              reset=getattr(args, "reset_cache", False))
+    if moved is not None:
+        print(f"The unusable cache was moved to {moved}; a new cache starts at {cache.path}.",
+              file=sys.stderr)
+    return cache
+
+
+def load_for_scoring(args: argparse.Namespace) -> pd.DataFrame:
+    """The four-stage file; rows with empty texts are reported (refused with ``--strict``)."""
+    frame = load_fourstage(args.input, allow_empty_texts=not getattr(args, "strict", False))
+    empty = empty_texts(frame)
+    if empty:
+        cols = sorted({c for cs in empty.values() for c in cs})
+        print(f"{len(empty):,} of {len(frame):,} rows have an empty {', '.join(cols)}: their "
+              f"judgments are unscored ('{C.NO_ANSWER}'); --strict refuses such a file.",
+              file=sys.stderr)
+    return frame
+
+
+def print_warnings(warnings: Sequence[str]) -> None:
+    """Each parameter warning on stderr."""
+    for text in warnings:
+        print(f"warning: {text}", file=sys.stderr)
 
 
 def _provider(args: argparse.Namespace) -> ChatProvider:
@@ -168,7 +227,7 @@ def _score(args: argparse.Namespace) -> int:
         from judges.cli_scale import score_batch
 
         return score_batch(args)
-    frame = load_fourstage(args.input)
+    frame = load_for_scoring(args)
     if args.provider == "embedding":
         from judges.embedding import EmbeddingScorer, score_similarity
 
@@ -176,9 +235,11 @@ def _score(args: argparse.Namespace) -> int:
         write_table(judged, args.out)
         print(f"Wrote {args.out} ({len(judged):,} rows, cosine similarity).", file=sys.stderr)
         if args.to_results:
-            _report_results(judged, args.to_results)
+            _report_results(judged, args.to_results, args)
         return EXIT_OK
     provider = _provider(args)
+    config = _judge_config(args)
+    print_warnings(provider.param_warnings(config.params(provider)))
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
     run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
@@ -206,9 +267,9 @@ def _score(args: argparse.Namespace) -> int:
         reporter = None if args.quiet else asyncio.ensure_future(report())
         try:
             return await judge_frame_async(
-                frame, provider, rubrics=rubrics, config=_judge_config(args),
+                frame, provider, rubrics=rubrics, config=config,
                 run_config=run_config, cache=cache, prices=prices, cancel=cancel,
-                progress=progress, stats=stats)
+                progress=progress, stats=stats, max_cost_usd=args.max_cost)
         finally:
             if reporter is not None:
                 reporter.cancel()
@@ -223,26 +284,32 @@ def _score(args: argparse.Namespace) -> int:
     print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{stats.http_attempts:,} requests ({stats.retries:,} retries), "
-          f"{stats.cache_hits:,} from the cache.", file=sys.stderr)
+          f"{stats.cache_hits:,} from the cache ({stats.shared:,} shared with an identical "
+          f"request), {stats.reasked:,} unparsed cached replies asked again.", file=sys.stderr)
     if args.to_results:
-        _report_results(run_result.judged, args.to_results)
+        _report_results(run_result.judged, args.to_results, args)
+    if stats.stopped is not None:
+        print(f"error: {stats.stopped}", file=sys.stderr)
+        return EXIT_FAILED if stats.stopped.startswith("cost cap") else EXIT_INPUT
     if run_result.cancelled:
         print("Interrupted: the judgments made are saved; run again to finish.", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_FAILED if stats.errors else EXIT_OK
 
 
-def _report_results(judged: pd.DataFrame, path: Path) -> None:
-    table, design = write_results(judged, path)
+def _report_results(judged: pd.DataFrame, path: Path, args: argparse.Namespace) -> None:
+    table, design = write_results(judged, path, similarity_threshold=args.similarity_threshold,
+                                  stage2_rows=args.stage2_rows)
     print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    frame = load_fourstage(args.input)
+    frame = load_for_scoring(args)
     if args.provider == "embedding":
         print(f"{len(frame):,} rows: {len(frame):,} similarities, no requests, no cost.")
         return EXIT_OK
     provider = _provider(args)
+    print_warnings(provider.param_warnings(_judge_config(args).params(provider)))
     cache = _cache(args)
     try:
         est = estimate_run(frame, provider, rubrics=load_rubrics(args.rubrics),
@@ -283,7 +350,7 @@ def _metrics(args: argparse.Namespace) -> int:
         with pd.option_context("display.width", 200, "display.max_rows", 500):
             print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if args.to_results:
-        _report_results(judged, args.to_results)
+        _report_results(judged, args.to_results, args)
     unscored = int(table[C.N_UNSCORED].sum())
     if unscored:
         print(f"{unscored:,} judgments are unscored (see the unscored_reason column).",

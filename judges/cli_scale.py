@@ -55,9 +55,12 @@ from judges.cli import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    _cache,
     _judge_config,
     _progress_line,
     _temperature,
+    load_for_scoring,
+    print_warnings,
     write_results,
     write_table,
 )
@@ -122,7 +125,7 @@ def _open_cache(args: argparse.Namespace) -> ReplyCache | None:
             raise JudgesError("--batch needs the reply cache (batch ids and results are kept "
                               "there): leave out --no-cache.")
         return None
-    return ReplyCache(args.cache or default_cache_path())
+    return _cache(args)
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -203,7 +206,6 @@ def _print_estimate(estimate: Any) -> int:
 # --- score --batch ------------------------------------------------------------------------------
 def score_batch(args: argparse.Namespace) -> int:
     """``score --batch``: judge a four-stage file through the provider's batch API."""
-    from judges.fourstage import load_fourstage
     from judges.judge import JudgeProgress, n_judgments
     from judges.rubric import load_rubrics
 
@@ -211,10 +213,21 @@ def score_batch(args: argparse.Namespace) -> int:
         raise JudgesError("--batch is for the openai and anthropic judges.")
     if not args.model:
         raise JudgesError(f"--model is required for the {args.provider} provider.")
-    frame = load_fourstage(args.input)
+    frame = load_for_scoring(args)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
+    print_warnings(provider.param_warnings(_judge_config(args).params(provider)))
     cache = _open_cache(args)
     assert cache is not None
+    if args.max_cost is not None:
+        from judges.judge import check_batch_cap
+
+        try:
+            check_batch_cap(frame, provider, max_cost_usd=args.max_cost,
+                            config=_judge_config(args), prices=PriceTable.load(args.prices),
+                            cache=cache, rubrics=load_rubrics(args.rubrics))
+        except JudgesError:
+            cache.close()
+            raise
     progress = JudgeProgress(total=n_judgments(frame))
     stats, monitor = RunStats(), BatchMonitor()
     start = time.monotonic()
@@ -233,7 +246,9 @@ def score_batch(args: argparse.Namespace) -> int:
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{monitor.summary()}.", file=sys.stderr)
     if args.to_results:
-        table, design = write_results(run.judged, args.to_results)
+        table, design = write_results(run.judged, args.to_results,
+                                      similarity_threshold=args.similarity_threshold,
+                                      stage2_rows=args.stage2_rows)
         print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
     return _exit_code(stats, monitor, stats.cancelled > 0)
 
@@ -263,6 +278,7 @@ def _answer(args: argparse.Namespace) -> int:
         seeds=_numbers(args.seed, _seed, "--seed") or [None],
         system_prompts=systems or [("none", "")], max_tokens=args.max_tokens)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
+    print_warnings(dict.fromkeys(w for s in settings for w in provider.param_warnings(s.params())))
     cache = _open_cache(args)
     try:
         if args.estimate:

@@ -57,6 +57,7 @@ SIMILARITY_PAIRS: dict[int, tuple[str, str]] = {
 
 # --- output: the judged file ------------------------------------------------------------
 EXPLANATION_SUFFIX = "_explanation"
+RAW_SUFFIX = "_raw"
 UNSCORED_REASON = "unscored_reason"
 SIMILARITY = "similarity"
 JUDGE = "judge"
@@ -64,11 +65,21 @@ JUDGE_INPUT_TOKENS = "judge_input_tokens"
 JUDGE_OUTPUT_TOKENS = "judge_output_tokens"
 JUDGE_COST_USD = "judge_cost_usd"
 JUDGE_CACHED = "judge_cached_calls"
+#: The request parameters actually sent (JSON), and the model snapshot(s) the API reported.
+JUDGE_PARAMS = "judge_params"
+JUDGE_MODEL_SNAPSHOT = "judge_model_snapshot"
+#: The reason of a row whose stage text is empty (``score`` without ``--strict``).
+NO_ANSWER = "no answer to judge"
 
 
 def explanation_column(metric: str) -> str:
     """The explanation column of ``metric`` (``"ics"`` -> ``"ics_explanation"``)."""
     return f"{metric}{EXPLANATION_SUFFIX}"
+
+
+def raw_column(metric: str) -> str:
+    """The raw reply column of ``metric`` (``"ics"`` -> ``"ics_raw"``)."""
+    return f"{metric}{RAW_SUFFIX}"
 
 
 #: Every column a judge run adds (in this order), replaced if the input already has it.
@@ -77,11 +88,14 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     *(explanation_column(m) for m in METRICS),
     SIMILARITY,
     UNSCORED_REASON,
+    *(raw_column(m) for m in METRICS),
     JUDGE_INPUT_TOKENS,
     JUDGE_OUTPUT_TOKENS,
     JUDGE_COST_USD,
     JUDGE_CACHED,
     JUDGE,
+    JUDGE_PARAMS,
+    JUDGE_MODEL_SNAPSHOT,
 )
 
 # --- answers of the model under test (judges/answer.py) ----------------------------------
@@ -105,3 +119,12 @@ SHARE_FAIR = "share_fair"
 # --- results table (back into analysis) --------------------------------------------------
 SCORE = "score"
 DEVIATION = "deviation"
+#: The source row of a results row (``<row number>:<id>``): the three stage-2 metrics of a
+#: story pair share it, so it is the cluster of the results table (judges/to_results.py).
+PAIR_ID = "pair_id"
+#: Metric of the one stage-2 row per story pair: the lowest of TCS, PCS and ETCS.
+STAGE2_PAIR_METRIC = "consistency_min"
+#: Default similarity threshold of the embedding scorer: similarity below it deviates.
+#: Calibrated on the bundled illustrative sample (judges.embedding.calibrate_threshold,
+#: balanced accuracy 0.74 over its 32 rows; docs/judges.md section 6).
+SIMILARITY_THRESHOLD = 0.62

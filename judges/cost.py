@@ -10,6 +10,7 @@ typical reply length.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -24,6 +25,8 @@ from judges.errors import PriceError
 CHARS_PER_TOKEN = 4.0
 #: Tokens added per chat message for role markers (rough).
 TOKENS_PER_MESSAGE = 4
+#: Environment variable naming a price file that replaces the bundled one.
+PRICES_ENV = "BIAS_WORKBENCH_PRICES"
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,11 @@ class PriceTable:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> PriceTable:
-        """Read a price file; ``None`` reads the bundled ``judges/prices.yaml``."""
+        """Read a price file; ``None`` reads ``$BIAS_WORKBENCH_PRICES`` when set (your own
+        ``prices.yaml``, used by the pages and the CLI alike), else the bundled
+        ``judges/prices.yaml``."""
+        if path is None and os.environ.get(PRICES_ENV):
+            path = os.environ[PRICES_ENV]
         if path is None:
             text = (resources.files("judges") / "prices.yaml").read_text(encoding="utf-8")
             source = "judges/prices.yaml"

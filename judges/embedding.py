@@ -22,6 +22,7 @@ import pandas as pd
 
 from judges import columns as C
 from judges.errors import EmbeddingModelError
+from judges.fourstage import empty_texts
 from judges.judge import empty_outputs
 
 #: Names that mean the bundled offline model.
@@ -134,17 +135,58 @@ def score_similarity(frame: pd.DataFrame, scorer: EmbeddingScorer | None = None)
         ``frame`` plus the judged-file columns (``judges.columns.OUTPUT_COLUMNS``):
         ``similarity`` holds the cosine similarity of the row's text pair (see
         :data:`judges.columns.SIMILARITY_PAIRS`), the five metric columns stay empty,
-        tokens and cost are 0, ``judge`` is ``embedding:<model>``.
+        tokens and cost are 0, ``judge`` is ``embedding:<model>``. Rows with an empty
+        text (``allow_empty_texts``) get no similarity and the reason "no answer to judge".
     """
     scorer = scorer or EmbeddingScorer()
     out = empty_outputs(frame)
     stages = out[C.STAGE].to_numpy()
-    left, right = [], []
+    empty = empty_texts(out)
+    left, right, positions = [], [], []
     for pos, stage in enumerate(stages):
+        if pos in empty:
+            continue
         col_a, col_b = C.SIMILARITY_PAIRS[int(stage)]
         left.append(str(out.at[pos, col_a]))
         right.append(str(out.at[pos, col_b]))
-    out[C.SIMILARITY] = scorer.similarity(left, right)
+        positions.append(pos)
+    similarity = np.full(len(out), np.nan)
+    similarity[positions] = scorer.similarity(left, right)
+    out[C.SIMILARITY] = similarity
+    for pos, cols in empty.items():
+        out.at[pos, C.UNSCORED_REASON] = (f"{C.SIMILARITY}: {C.NO_ANSWER} "
+                                          f"({', '.join(cols)} empty)")
     out[C.JUDGE_COST_USD] = 0.0
     out[C.JUDGE] = scorer.label
     return out
+
+
+def calibrate_threshold(similarity: Sequence[float], deviates: Sequence[bool]) -> float:
+    """The similarity threshold that best separates known deviations from fair rows.
+
+    Among the midpoints between consecutive distinct similarities, the one whose rule
+    "similarity below the threshold deviates" has the highest balanced accuracy (mean of
+    the share of deviations caught and the share of fair rows passed); ties go to the
+    lower threshold. This is how :data:`judges.columns.SIMILARITY_THRESHOLD` was set on
+    the bundled illustrative sample (``docs/judges.md``).
+
+    Raises
+    ------
+    ValueError
+        Fewer than two distinct similarities, or no deviation / no fair row.
+    """
+    sim = np.asarray(similarity, dtype=float)
+    dev = np.asarray(deviates, dtype=bool)
+    keep = ~np.isnan(sim)
+    sim, dev = sim[keep], dev[keep]
+    levels = np.unique(sim)
+    if len(levels) < 2 or dev.all() or not dev.any():
+        raise ValueError("Calibration needs two distinct similarities and both deviating "
+                         "and fair rows.")
+    best, best_t = -1.0, float(levels[0])
+    for t in (levels[1:] + levels[:-1]) / 2:
+        below = sim < t
+        score = ((below & dev).sum() / dev.sum() + (~below & ~dev).sum() / (~dev).sum()) / 2
+        if score > best:
+            best, best_t = float(score), float(t)
+    return best_t

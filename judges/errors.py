@@ -41,6 +41,16 @@ class ProviderConfigError(JudgesError):
     """A provider cannot be set up: unknown name, SDK not installed, no API key."""
 
 
+class CacheError(JudgesError):
+    """A reply cache file is corrupt, foreign (another program's database, another schema)
+    or not a file. ``path`` names it; :func:`judges.cache.move_aside` sets it aside so a new
+    cache can start (``--reset-cache`` on the CLI, a button on the pages)."""
+
+    def __init__(self, message: str, *, path: str = ""):
+        self.path = path
+        super().__init__(message)
+
+
 class EmbeddingModelError(JudgesError):
     """The sentence-transformers model cannot be found or loaded."""
 

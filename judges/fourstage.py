@@ -37,7 +37,8 @@ def sample_path() -> Path:
     return Path(str(resources.files("judges") / "data" / SAMPLE_NAME))
 
 
-def load_fourstage(source: Source, *, name: str | None = None) -> pd.DataFrame:
+def load_fourstage(source: Source, *, name: str | None = None,
+                   allow_empty_texts: bool = False) -> pd.DataFrame:
     """Read and validate a four-stage test file.
 
     Parameters
@@ -47,6 +48,8 @@ def load_fourstage(source: Source, *, name: str | None = None) -> pd.DataFrame:
         TSV, Parquet and JSON Lines are read (see :func:`analysis.io.load_results`).
     name
         Display name used in messages and to guess the format from its extension.
+    allow_empty_texts
+        Accept rows whose stage texts are empty (see :func:`validate_fourstage`).
 
     Returns
     -------
@@ -65,7 +68,7 @@ def load_fourstage(source: Source, *, name: str | None = None) -> pd.DataFrame:
         frame = load_results(source, name=name)
     except LoadError as exc:
         raise FourStageError(str(exc)) from None
-    return validate_fourstage(frame)
+    return validate_fourstage(frame, allow_empty_texts=allow_empty_texts)
 
 
 def _row_label(position: int, ident: object) -> str:
@@ -93,13 +96,17 @@ def _parse_stage(value: object) -> int | None:
     return int(number)
 
 
-def validate_fourstage(frame: pd.DataFrame) -> pd.DataFrame:
+def validate_fourstage(frame: pd.DataFrame, *, allow_empty_texts: bool = False) -> pd.DataFrame:
     """Check a four-stage table and return a normalised copy.
 
     Parameters
     ----------
     frame
         The table as read from the file.
+    allow_empty_texts
+        Accept empty stage texts (an answer still waiting in a batch, a model that said
+        nothing): the judge marks those rows unscored, "no answer to judge"
+        (:func:`empty_texts`). Missing columns and empty common columns stay errors.
 
     Returns
     -------
@@ -155,6 +162,8 @@ def validate_fourstage(frame: pd.DataFrame) -> pd.DataFrame:
                 f"rows ({len(positions)}: rows {rows}{more})."
             )
             continue
+        if allow_empty_texts and col not in C.COMMON_COLUMNS:
+            continue
         values = frame[col].tolist()
         for pos in positions:
             if _is_blank(values[pos]):
@@ -165,6 +174,23 @@ def validate_fourstage(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     out[C.STAGE] = pd.Series(stages, index=frame.index, dtype="int64")
     return out
+
+
+def empty_texts(frame: pd.DataFrame) -> dict[int, list[str]]:
+    """``row position -> empty stage text columns`` of a validated table (only rows with
+    at least one; see ``allow_empty_texts`` of :func:`validate_fourstage`)."""
+    out: dict[int, list[str]] = {}
+    stages = frame[C.STAGE].to_numpy()
+    for stage, cols in C.STAGE_COLUMNS.items():
+        positions = [int(p) for p in (stages == stage).nonzero()[0]]
+        if not positions:
+            continue
+        for col in cols:
+            values = frame[col].to_numpy(dtype=object)
+            for pos in positions:
+                if _is_blank(values[pos]):
+                    out.setdefault(pos, []).append(col)
+    return dict(sorted(out.items()))
 
 
 def stage_counts(frame: pd.DataFrame) -> pd.DataFrame:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from judges import columns as C
 from judges.batch import BATCH_DISCOUNT
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -29,6 +30,7 @@ from judges.judge import (
     JudgeConfig,
     JudgeProgress,
     JudgeRun,
+    check_batch_cap,
     estimate_run,
     judge_frame_async,
     n_judgments,
@@ -52,7 +54,7 @@ class JudgeJob(FrameJob):
         Model for the embedding scorer (``"bundled"``, a folder or a hub name).
     cache_path
         SQLite cache file; ``None`` runs without a cache.
-    run_config, judge_config, prices, rubrics
+    run_config, judge_config, prices, rubrics, max_cost_usd
         As for :func:`judges.judge.judge_frame`.
     """
 
@@ -60,8 +62,10 @@ class JudgeJob(FrameJob):
                  embedding_model: str | None = None, cache_path: str | Path | None = None,
                  run_config: RunConfig | None = None, judge_config: JudgeConfig | None = None,
                  prices: PriceTable | None = None,
-                 rubrics: Mapping[str, Rubric] | None = None):
+                 rubrics: Mapping[str, Rubric] | None = None,
+                 max_cost_usd: float | None = None):
         self.frame = frame
+        self.max_cost_usd = max_cost_usd
         self.provider = provider
         self.embedding_model = embedding_model
         self.cache_path = cache_path
@@ -95,18 +99,21 @@ class JudgeJob(FrameJob):
         self.result = await judge_frame_async(
             self.frame, self.provider, rubrics=self.rubrics, config=self.judge_config,
             run_config=self.run_config, cache=cache, prices=self.prices,
-            cancel=cancel, progress=self._progress, stats=self.stats)
+            cancel=cancel, progress=self._progress, stats=self.stats,
+            max_cost_usd=self.max_cost_usd)
         return self.result.judged
 
 
 def estimate_judge_run(frame: pd.DataFrame, provider: ChatProvider, *,
                        cache_path: str | Path | None = None, batch: bool = False,
-                       prices: PriceTable | None = None) -> Estimate:
+                       prices: PriceTable | None = None,
+                       judge_config: JudgeConfig | None = None) -> Estimate:
     """:func:`judges.judge.estimate_run` with the cache at ``cache_path`` (``None``: no
     cache); ``batch`` prices the calls at :data:`judges.batch.BATCH_DISCOUNT`."""
     cache = ReplyCache(cache_path) if cache_path else None
     try:
-        est = estimate_run(frame, provider, prices=prices or PriceTable.load(), cache=cache)
+        est = estimate_run(frame, provider, prices=prices or PriceTable.load(), cache=cache,
+                           config=judge_config)
     finally:
         if cache is not None:
             cache.close()
@@ -134,21 +141,34 @@ def check_ready_unless_cached(frame: pd.DataFrame, provider: ChatProvider,
 
 def make_judge_job(frame: pd.DataFrame, provider: ChatProvider | None = None, *,
                    embedding_model: str | None = None, concurrency: int = 8,
-                   cache_path: str | Path | None = None, batch: bool = False) -> FrameJob:
+                   cache_path: str | Path | None = None, batch: bool = False,
+                   judge_config: JudgeConfig | None = None,
+                   max_cost_usd: float | None = None) -> FrameJob:
     """The job (not started) of a judge run chosen on a page.
 
     ``provider=None`` scores with the embedding model; ``batch`` goes through the batch API
     (:func:`judges.tasks.judge_batch_job`, cache at ``cache_path`` or the default); else a
-    live :class:`JudgeJob`. Raises :class:`JudgesError` when the provider is not ready and
-    the cache cannot serve every judgment.
+    live :class:`JudgeJob`. ``judge_config`` (temperature, max tokens, reasoning effort)
+    and ``max_cost_usd`` (live runs) as for :func:`judges.judge.judge_frame`. Raises
+    :class:`JudgesError` when the provider is not ready and the cache cannot serve every
+    judgment.
     """
     if provider is None:
         return JudgeJob(frame, embedding_model=embedding_model)
     check_ready_unless_cached(frame, provider, cache_path)
     if batch:
-        return judge_batch_job(frame, provider, cache_path=cache_path)
+        if max_cost_usd is not None:
+            cache = ReplyCache(cache_path) if cache_path else None
+            try:
+                check_batch_cap(frame, provider, max_cost_usd=max_cost_usd,
+                                config=judge_config, cache=cache)
+            finally:
+                if cache is not None:
+                    cache.close()
+        return judge_batch_job(frame, provider, cache_path=cache_path, config=judge_config)
     return JudgeJob(frame, provider=provider, run_config=RunConfig(concurrency=concurrency),
-                    cache_path=cache_path)
+                    cache_path=cache_path, judge_config=judge_config,
+                    max_cost_usd=max_cost_usd)
 
 
 def progress_text(progress: Any) -> tuple[float, str]:
@@ -158,3 +178,37 @@ def progress_text(progress: Any) -> tuple[float, str]:
     text = (f"{p.done:,} / {p.total:,} judged · {p.unscored:,} unscored · {p.cached:,} cached · "
             f"{p.input_tokens + p.output_tokens:,} tokens · {cost}")
     return (p.done / p.total if p.total else 1.0), text
+
+
+def run_summary(job: FrameJob, seconds: float | None = None) -> pd.DataFrame:
+    """What a finished judge run did, for the page: columns ``quantity`` and ``value``.
+
+    Judgments scored and unscored, served from the cache (and shared with an identical
+    request), unparsed cached replies asked again, HTTP requests and retries, tokens and
+    cost of this run, why it stopped early, the parameters sent and the model snapshot
+    the API reported.
+    """
+    p, st = job.progress(), job.stats
+    judged = job.judged
+    cost = f"${p.cost_usd:,.4f}" + (" (+ unpriced replies)" if p.unpriced else "")
+    rows = [("judgments", f"{p.total:,}"), ("scored", f"{p.scored:,}"),
+            ("unscored", f"{p.unscored:,}"),
+            ("from the cache", f"{p.cached:,} ({st.shared:,} shared with an identical "
+                               "request in flight)"),
+            ("unparsed cached replies asked again", f"{st.reasked:,}"),
+            ("requests sent", f"{st.http_attempts:,} ({st.retries:,} retries)"),
+            ("tokens (this run)", f"{p.input_tokens + p.output_tokens:,}"),
+            ("cost (this run)", cost)]
+    if seconds is not None:
+        rows.append(("time", f"{seconds:,.1f} s"))
+    if st.stopped:
+        rows.append(("stopped early", st.stopped))
+    if judged is not None:
+        for col, label in ((C.JUDGE_PARAMS, "parameters sent"),
+                           (C.JUDGE_MODEL_SNAPSHOT, "model snapshot")):
+            if col in judged.columns:
+                values = sorted({str(v) for v in judged[col].dropna() if str(v)})
+                rows.append((label, ", ".join(values) or "(none reported)"))
+    warnings = getattr(getattr(job, "result", None), "warnings", None) or []
+    rows += [("warning", w) for w in warnings]
+    return pd.DataFrame(rows, columns=["quantity", "value"])

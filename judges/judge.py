@@ -10,13 +10,21 @@ not applicable or unscored), ``<metric>_explanation``, ``similarity`` (empty: em
 scorer only), ``unscored_reason`` (``"metric: reason | metric: reason"``),
 ``judge_input_tokens``, ``judge_output_tokens``, ``judge_cost_usd`` (the judgments'
 tokens and cost, cached ones included; empty cost if the model has no price),
-``judge_cached_calls`` (calls of the row served from the cache in this run) and
-``judge`` (``provider:model [rubric@version, ...]``).
+``judge_cached_calls`` (calls of the row served from the cache in this run),
+``judge`` (``provider:model [rubric@version, ...]``), ``<metric>_raw`` (the reply text
+as received, kept also when it cannot be parsed), ``judge_params`` (the parameters
+actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported).
+
+Rows whose stage text is empty (``validate_fourstage(..., allow_empty_texts=True)``)
+are not sent: their judgments are unscored, ``no answer to judge (<column> is empty)``.
+Cached replies that cannot be parsed are asked again unless
+``JudgeConfig(reuse_unparsed=True)``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -28,15 +36,21 @@ import pandas as pd
 from judges import columns as C
 from judges.cache import ReplyCache
 from judges.cost import PriceTable, estimate_message_tokens
+from judges.errors import JudgesError, PriceError
+from judges.fourstage import empty_texts
 from judges.parse import parse_judgement, score_schema
 from judges.prompts import build_messages
-from judges.providers import ChatProvider
-from judges.request import ChatRequest, Result
+from judges.providers import REASONING_EFFORTS, ChatProvider
+from judges.request import ChatRequest, Reply, Result, safe_text
 from judges.rubric import Rubric, load_rubrics
-from judges.runner import RunConfig, RunStats, request_key, run_stream
+from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_stream
 
 #: Separator between the per-metric reasons in ``unscored_reason``.
 REASON_SEPARATOR = " | "
+#: Reply length limit of a judge call: ordinary models, and reasoning models (whose
+#: hidden reasoning tokens count against the limit; 400 left 37 of 48 replies empty).
+DEFAULT_MAX_TOKENS = 400
+REASONING_MAX_TOKENS = 4000
 
 
 @dataclass(frozen=True)
@@ -47,9 +61,17 @@ class JudgeConfig:
     ----------
     temperature
         Sampling temperature, 0 by default; ``None`` sends none (provider default).
-        The Anthropic provider never sends one (its API rejects it).
+        The Anthropic provider and OpenAI reasoning models do not take one: it is then
+        not sent, with a warning (:meth:`ChatProvider.param_warnings`).
     max_tokens
-        Reply length limit.
+        Reply length limit; ``None`` = :data:`DEFAULT_MAX_TOKENS`, or
+        :data:`REASONING_MAX_TOKENS` for a reasoning model (room for reasoning plus the
+        verdict).
+    reasoning_effort
+        ``minimal``, ``low``, ``medium`` or ``high`` for reasoning models; ``None`` sends
+        none.
+    reuse_unparsed
+        Reuse cached replies that cannot be parsed (by default they are asked again).
     structured_output
         Ask for the JSON reply through the provider's structured-output feature
         (OpenAI ``response_format``, Anthropic ``output_config``). Turn off for servers
@@ -59,28 +81,75 @@ class JudgeConfig:
     """
 
     temperature: float | None = 0.0
-    max_tokens: int = 400
+    max_tokens: int | None = None
     structured_output: bool = True
     expected_output_tokens: int = 150
+    reasoning_effort: str | None = None
+    reuse_unparsed: bool = False
 
     def __post_init__(self) -> None:
         from judges.validation import check_generation
 
         check_generation("JudgeConfig", temperature=self.temperature, max_tokens=self.max_tokens)
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            raise JudgesError(f"reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                              f"not {self.reasoning_effort!r}.")
 
-    def params(self) -> dict[str, Any]:
-        """The request parameters."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                "json_schema": score_schema() if self.structured_output else None}
+    def token_limit(self, provider: ChatProvider | None = None) -> int:
+        """``max_tokens``, or the default for ``provider``'s model."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        reasoning = provider is not None and provider.reasoning
+        return REASONING_MAX_TOKENS if reasoning else DEFAULT_MAX_TOKENS
+
+    def params(self, provider: ChatProvider | None = None) -> dict[str, Any]:
+        """The request parameters (``max_tokens`` resolved for ``provider``'s model)."""
+        return {"temperature": self.temperature, "max_tokens": self.token_limit(provider),
+                "json_schema": score_schema() if self.structured_output else None,
+                "reasoning_effort": self.reasoning_effort}
+
+    def sent(self, provider: ChatProvider) -> str:
+        """The parameters ``provider`` actually sends, as JSON (the schema as ``true``)."""
+        params = provider.effective_params(self.params(provider))
+        if "json_schema" in params:
+            params["json_schema"] = True
+        return json.dumps(params, sort_keys=True)
+
+    def reuse(self) -> Any:
+        """The runner's ``reuse`` predicate: ``None`` (reuse all) or parseable replies only."""
+        if self.reuse_unparsed:
+            return None
+        return lambda reply: parse_judgement(reply).scored
 
 
 def _cell_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return safe_text(value)  # a lone surrogate in the input cannot be sent or cached
     return None if value is None or (isinstance(value, float) and np.isnan(value)) else value
 
 
+def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with lone surrogates in its text cells replaced by U+FFFD (a copy only when
+    some cell needs it), so it can be written to CSV, Parquet or JSON Lines."""
+    out = frame
+    for col in frame.columns:
+        if frame[col].dtype != object:
+            continue
+        values = frame[col].to_numpy(dtype=object)
+        fixed = [safe_text(v) if isinstance(v, str) else v for v in values]
+        if any(a is not b for a, b in zip(values, fixed, strict=True)):
+            out = out.copy() if out is frame else out
+            out[col] = fixed
+    return out
+
+
 def judge_requests(frame: pd.DataFrame, *, rubrics: Mapping[str, Rubric] | None = None,
-                   config: JudgeConfig | None = None) -> Iterator[ChatRequest]:
+                   config: JudgeConfig | None = None, provider: ChatProvider | None = None,
+                   skip: Iterable[int] = ()) -> Iterator[ChatRequest]:
     """The judge calls of a validated four-stage table, lazily.
+
+    ``provider`` resolves the default token limit for its model; rows at the positions in
+    ``skip`` (empty texts, :func:`judges.fourstage.empty_texts`) are left out.
 
     Yields
     ------
@@ -89,11 +158,14 @@ def judge_requests(frame: pd.DataFrame, *, rubrics: Mapping[str, Rubric] | None 
         ``key_parts`` holds ``{"rubric": "id@version"}``.
     """
     rubrics = rubrics or load_rubrics()
-    params = (config or JudgeConfig()).params()
+    params = (config or JudgeConfig()).params(provider)
+    skipped = set(skip)
     text_columns = sorted({t.field for r in rubrics.values() for t in r.texts} & set(frame.columns))
     arrays = {c: frame[c].to_numpy(dtype=object) for c in text_columns}
     stages = frame[C.STAGE].to_numpy()
     for pos in range(len(frame)):
+        if pos in skipped:
+            continue
         row = {c: _cell_text(a[pos]) for c, a in arrays.items()}
         for metric in C.STAGE_METRICS[int(stages[pos])]:
             rubric = rubrics[metric]
@@ -120,6 +192,20 @@ class MetricOutcome:
     output_tokens: int = 0
     cost_usd: float | None = None
     cached: bool = False
+    raw: str = ""
+    snapshot: str = ""
+
+
+def no_answer_outcomes(frame: pd.DataFrame, empty: Mapping[int, list[str]]
+                       ) -> list[MetricOutcome]:
+    """Unscored outcomes ("no answer to judge") of the rows with empty stage texts."""
+    stages = frame[C.STAGE].to_numpy()
+    return [MetricOutcome(pos, metric, None, "", f"{C.NO_ANSWER} ({', '.join(cols)} empty)")
+            for pos, cols in empty.items() for metric in C.STAGE_METRICS[int(stages[pos])]]
+
+
+def _raw(reply: Reply) -> str:
+    return reply.text if reply.text is not None else (reply.refusal or "")
 
 
 def interpret(result: Result) -> MetricOutcome:
@@ -129,8 +215,11 @@ def interpret(result: Result) -> MetricOutcome:
         judgement = parse_judgement(result.reply)
         return MetricOutcome(position, metric, judgement.score, judgement.explanation,
                              judgement.reason, result.reply.input_tokens,
-                             result.reply.output_tokens, result.cost_usd, result.cached)
-    if result.status == "cancelled":
+                             result.reply.output_tokens, result.cost_usd, result.cached,
+                             _raw(result.reply), result.reply.model or "")
+    if result.status == "cancelled" and (result.error or "").startswith(STOPPED_PREFIX):
+        reason = f"not judged: {result.error}"
+    elif result.status == "cancelled":
         reason = "not judged: run cancelled"
     else:
         reason = f"request failed: {result.error}"
@@ -142,8 +231,10 @@ def _clear_outputs(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every output column added empty (existing ones replaced)."""
-    out = _clear_outputs(frame).reset_index(drop=True)
+    """``frame`` with every output column added empty (existing ones replaced); text cells
+    holding lone surrogates get U+FFFD (:func:`safe_frame`), so the judged file can be
+    written."""
+    out = safe_frame(_clear_outputs(frame).reset_index(drop=True))
     n = len(out)
     new: dict[str, Any] = {}
     for m in C.METRICS:
@@ -155,24 +246,32 @@ def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
     new[C.JUDGE_INPUT_TOKENS] = np.zeros(n, dtype=np.int64)
     new[C.JUDGE_OUTPUT_TOKENS] = np.zeros(n, dtype=np.int64)
     new[C.JUDGE_COST_USD] = np.full(n, np.nan)
+    for m in C.METRICS:
+        new[C.raw_column(m)] = pd.Series([""] * n, dtype=object)
     new[C.JUDGE_CACHED] = np.zeros(n, dtype=np.int64)
     new[C.JUDGE] = pd.Series([""] * n, dtype=object)
-    return pd.concat([out, pd.DataFrame(new)], axis=1)
+    new[C.JUDGE_PARAMS] = pd.Series([""] * n, dtype=object)
+    new[C.JUDGE_MODEL_SNAPSHOT] = pd.Series([""] * n, dtype=object)
+    out = pd.concat([out, pd.DataFrame(new)], axis=1)
+    return out[[*[c for c in out.columns if c not in C.OUTPUT_COLUMNS], *C.OUTPUT_COLUMNS]]
 
 
 def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
-                    judge_label: str, rubrics: Mapping[str, Rubric] | None = None
-                    ) -> pd.DataFrame:
+                    judge_label: str, rubrics: Mapping[str, Rubric] | None = None,
+                    params_sent: str = "") -> pd.DataFrame:
     """The judged file: ``frame`` plus the output columns (see the module docstring).
 
     Rows are in input order (index reset). A row's cost is empty when any of its
-    judgments has no price; tokens always add up.
+    judgments has no price; tokens always add up. ``params_sent`` fills ``judge_params``
+    (:meth:`JudgeConfig.sent`).
     """
     rubrics = rubrics or load_rubrics()
     out = empty_outputs(frame)
     n = len(out)
     scores = {m: np.full(n, -1, dtype=np.int64) for m in C.METRICS}
     explanations = {m: [""] * n for m in C.METRICS}
+    raws = {m: [""] * n for m in C.METRICS}
+    snapshots: list[set[str]] = [set() for _ in range(n)]
     reasons: list[list[str]] = [[] for _ in range(n)]
     tokens_in = np.zeros(n, dtype=np.int64)
     tokens_out = np.zeros(n, dtype=np.int64)
@@ -185,6 +284,9 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
         else:
             reasons[p].append(f"{o.metric}: {o.reason}")
         explanations[o.metric][p] = o.explanation
+        raws[o.metric][p] = o.raw
+        if o.snapshot:
+            snapshots[p].add(o.snapshot)
         tokens_in[p] += o.input_tokens
         tokens_out[p] += o.output_tokens
         cost[p] = np.nan if o.cost_usd is None else cost[p] + o.cost_usd
@@ -193,6 +295,9 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
         out[m] = pd.array(np.where(scores[m] > 0, scores[m], 0), dtype="Int64")
         out.loc[scores[m] <= 0, m] = pd.NA
         out[C.explanation_column(m)] = explanations[m]
+        out[C.raw_column(m)] = raws[m]
+    out[C.JUDGE_MODEL_SNAPSHOT] = [", ".join(sorted(s)) for s in snapshots]
+    out[C.JUDGE_PARAMS] = params_sent
     out[C.UNSCORED_REASON] = [REASON_SEPARATOR.join(r) for r in reasons]
     out[C.JUDGE_INPUT_TOKENS] = tokens_in
     out[C.JUDGE_OUTPUT_TOKENS] = tokens_out
@@ -267,6 +372,12 @@ class JudgeRun:
     progress: JudgeProgress
     stats: RunStats
     cancelled: bool
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run stopped early (setup error before any reply, cost cap), or None."""
+        return self.stats.stopped
 
 
 async def judge_frame_async(
@@ -281,24 +392,33 @@ async def judge_frame_async(
     cancel: threading.Event | None = None,
     progress: JudgeProgress | None = None,
     stats: RunStats | None = None,
+    max_cost_usd: float | None = None,
 ) -> JudgeRun:
     """Judge a validated four-stage table (see :func:`judge_frame`)."""
     rubrics = rubrics or load_rubrics()
+    config = config or JudgeConfig()
     prices = prices if prices is not None else PriceTable.load()
     progress = progress if progress is not None else JudgeProgress(total=n_judgments(frame))
     stats = stats if stats is not None else RunStats()
-    outcomes: list[MetricOutcome] = []
+    empty = empty_texts(frame)
+    outcomes = no_answer_outcomes(frame, empty)
+    for outcome in outcomes:
+        progress.add(outcome)
     try:
         async for result in run_stream(
-                judge_requests(frame, rubrics=rubrics, config=config), provider, cache=cache,
-                config=run_config, prices=prices, cancel=cancel, stats=stats):
+                judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
+                               skip=empty), provider, cache=cache,
+                config=run_config, prices=prices, cancel=cancel, stats=stats,
+                reuse=config.reuse(), max_cost_usd=max_cost_usd):
             outcome = interpret(result)
             outcomes.append(outcome)
             progress.add(outcome)
     finally:
         await provider.aclose()
-    judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics)
-    return JudgeRun(judged, progress, stats, cancelled=bool(cancel and cancel.is_set()))
+    judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics,
+                             params_sent=config.sent(provider))
+    return JudgeRun(judged, progress, stats, cancelled=bool(cancel and cancel.is_set()),
+                    warnings=provider.param_warnings(config.params(provider)))
 
 
 def judge_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> JudgeRun:
@@ -315,12 +435,14 @@ def judge_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> J
         (:class:`~judges.runner.RunConfig`), ``cache`` (:class:`~judges.cache.ReplyCache`
         or ``None``), ``prices`` (:class:`~judges.cost.PriceTable`, default the bundled
         ``judges/prices.yaml``), ``cancel``
-        (``threading.Event``), ``progress`` (:class:`JudgeProgress`), ``stats``.
+        (``threading.Event``), ``progress`` (:class:`JudgeProgress`), ``stats``,
+        ``max_cost_usd`` (stop before the spending could cross it; resumable).
 
     Returns
     -------
     JudgeRun
-        ``judged`` has the columns listed in the module docstring.
+        ``judged`` has the columns listed in the module docstring; ``warnings`` names
+        the parameters set but not sent; ``stopped`` says why a run stopped early.
 
     Raises
     ------
@@ -339,11 +461,12 @@ class Estimate:
     Attributes
     ----------
     judgments
-        (row, metric) judgments in the file.
+        (row, metric) judgments in the file (rows without an answer included).
     cached
-        Judgments already in the cache (free, no request).
+        Judgments already in the cache (free, no request), or repeating an identical
+        request (sent once), or without an answer to judge (never sent).
     calls
-        Requests to make (``judgments - cached``).
+        Distinct requests to make (``judgments - cached``).
     input_tokens, output_tokens
         Estimated tokens of those calls (prompt length / 4; an assumed reply length).
     cost_usd
@@ -375,23 +498,73 @@ class Estimate:
 def estimate_run(frame: pd.DataFrame, provider: ChatProvider, *,
                  rubrics: Mapping[str, Rubric] | None = None, config: JudgeConfig | None = None,
                  prices: PriceTable | None = None, cache: ReplyCache | None = None) -> Estimate:
-    """Count calls, tokens and cost of judging ``frame`` without making any request."""
+    """Count calls, tokens and cost of judging ``frame`` without making any request.
+
+    Requests are de-duplicated by cache key (identical requests are sent once); cached
+    replies count as free unless they cannot be parsed and ``config.reuse_unparsed`` is
+    off (they will be asked again). A reasoning model's output is assumed to use a
+    quarter of its token limit (hidden reasoning), at least ``expected_output_tokens``.
+    """
     config = config or JudgeConfig()
-    requests = list(judge_requests(frame, rubrics=rubrics, config=config))
-    hits: set[str] = set()
-    keys = []
+    requests = list(judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
+                                   skip=empty_texts(frame)))
+    unique: dict[str, ChatRequest] = {}
+    for r in requests:
+        unique.setdefault(request_key(provider, r), r)
     if cache is not None:
-        keys = [request_key(provider, r) for r in requests]
-        hits = cache.contains(keys)
-    to_call = [r for i, r in enumerate(requests) if not keys or keys[i] not in hits]
+        reuse = config.reuse()
+        for key in cache.contains(unique):
+            hit = cache.get(key)
+            if hit is not None and (reuse is None or reuse(hit)):
+                del unique[key]
+    to_call = list(unique.values())
     input_tokens = sum(estimate_message_tokens(r.messages) for r in to_call)
-    output_tokens = len(to_call) * min(config.expected_output_tokens, config.max_tokens)
+    limit = config.token_limit(provider)
+    per_call = max(limit // 4, config.expected_output_tokens) if provider.reasoning else (
+        config.expected_output_tokens)
+    output_tokens = len(to_call) * min(per_call, limit)
     prices = prices or PriceTable.load()
     cost = prices.cost(provider.price_section, provider.model, input_tokens, output_tokens)
-    return Estimate(len(requests), len(requests) - len(to_call), len(to_call), input_tokens,
+    judgments = n_judgments(frame)
+    return Estimate(judgments, judgments - len(to_call), len(to_call), input_tokens,
                     output_tokens, cost, provider.model, provider.price_section)
 
 
 def is_judged(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` already holds judge output (a ``judge`` column with values)."""
     return C.JUDGE in frame.columns and frame[C.JUDGE].fillna("").astype(str).str.len().gt(0).any()
+
+
+def check_batch_cap(frame: pd.DataFrame, provider: ChatProvider, *, max_cost_usd: float,
+                    config: JudgeConfig | None = None, prices: PriceTable | None = None,
+                    cache: ReplyCache | None = None, rubrics: Mapping[str, Rubric] | None = None,
+                    share: float = 0.5) -> float:
+    """Refuse a batch run that could cost more than ``max_cost_usd``; return its bound.
+
+    A batch cannot be stopped half-way the way a live run is, so the cap is checked before
+    anything is submitted, on the worst case: every distinct uncached request at its
+    estimated prompt tokens plus its full ``max_tokens``, at ``share`` of the price table
+    (the batch discount).
+
+    Raises
+    ------
+    PriceError
+        The model has no price.
+    JudgesError
+        The bound exceeds the cap.
+    """
+    config = config or JudgeConfig()
+    prices = prices or PriceTable.load()
+    price = prices.lookup(provider.price_section, provider.model)
+    if price is None:
+        raise PriceError(f"A cost cap needs a price: {provider.model!r} has none in section "
+                         f"{provider.price_section!r} of the price table.")
+    est = estimate_run(frame, provider, rubrics=rubrics, config=config, prices=prices,
+                       cache=cache)
+    bound = price.cost(est.input_tokens, est.calls * config.token_limit(provider)) * share
+    if bound > max_cost_usd:
+        raise JudgesError(f"This batch could cost up to ${bound:,.4f} ({est.calls:,} requests "
+                          f"at up to {config.token_limit(provider):,} output tokens each), more "
+                          f"than the cost cap ${max_cost_usd:,.4f}; a batch cannot stop "
+                          "half-way: raise the cap, lower max tokens or split the file.")
+    return bound

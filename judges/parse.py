@@ -65,6 +65,10 @@ def _check_reply(reply: Reply | str | None) -> str:
     else:
         text = reply
     if text is None or not str(text).strip():
+        if isinstance(reply, Reply) and reply.finish_reason == "length":
+            raise ReplyParseError(
+                f"empty reply: cut off at the token limit ({reply.output_tokens:,} output "
+                "tokens spent, e.g. on reasoning); raise max tokens")
         raise ReplyParseError("empty reply")
     return str(text)
 

@@ -36,6 +36,7 @@ import ipaddress
 import json
 import os
 import re
+import socket
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -69,11 +70,57 @@ class ErrorInfo:
         Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``).
     message
         A short description without secrets.
+    setup
+        The error says the endpoint or the key is wrong (authentication or permission
+        refused, endpoint or model not found, no connection): before the first reply of a
+        run, the runner stops the run instead of sending every row (fail fast).
     """
 
     transient: bool
     retry_after: float | None
     message: str
+    setup: bool = False
+
+
+#: HTTP statuses that mean a wrong key, endpoint or model (fail fast before any reply).
+SETUP_STATUSES = frozenset({401, 403, 404})
+#: OpenAI reasoning models: o-series and the gpt-5 family (not its ``-chat`` snapshots).
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5(?!-chat))", re.IGNORECASE)
+#: Reasoning effort values the OpenAI API accepts.
+REASONING_EFFORTS: tuple[str, ...] = ("minimal", "low", "medium", "high")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether ``model`` is an OpenAI reasoning model (``o1``, ``o3-mini``, ``o4-mini``,
+    ``gpt-5``, ``gpt-5-mini`` ...; a ``vendor/`` prefix is ignored). These reject any
+    temperature but the default, spend part of the token limit on hidden reasoning, and
+    take ``max_completion_tokens`` and ``reasoning_effort``."""
+    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes / contexts (the SDKs wrap the socket error twice)."""
+    out: list[BaseException] = []
+    while exc is not None and exc not in out and len(out) < 10:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return out
+
+
+def _connect_failure(exc: BaseException) -> bool:
+    """Whether the connection itself could not be made (not a slow reply)."""
+    for e in _chain(exc):
+        name = type(e).__name__
+        if isinstance(e, ConnectionRefusedError | socket.gaierror) or name in (
+                "ClientConnectorError", "ConnectError", "ConnectTimeout",
+                "ClientConnectorDNSError"):
+            return True
+    return False
+
+
+def _root(exc: BaseException) -> str:
+    last = _chain(exc)[-1]
+    return f"{type(last).__name__}: {last}"
 
 
 def is_local_url(url: str | None) -> bool:
@@ -186,20 +233,52 @@ class ChatProvider(ABC):
         return {"provider": self.name, "model": self.model, "endpoint": self.endpoint}
 
     @property
+    def official(self) -> bool:
+        """Whether requests go to the provider's own API (not a compatible server)."""
+        own = urlparse(self.default_endpoint).hostname or ""
+        return (urlparse(self.endpoint).hostname or "").lower() == own
+
+    @property
     def price_section(self) -> str:
-        """The price table section: ``local`` for endpoints on this machine, else the API's."""
-        return "local" if is_local_url(self.endpoint) else self.name
+        """The price table section: ``local`` for endpoints on this machine, the API's name
+        for its own endpoint (and for Anthropic gateways), ``openai-compatible`` for any
+        other server of the OpenAI provider (vLLM on the LAN, hosted compatible APIs:
+        unpriced until you add prices)."""
+        if is_local_url(self.endpoint):
+            return "local"
+        return self.name if self.official or self.name != "openai" else "openai-compatible"
+
+    @property
+    def reasoning(self) -> bool:
+        """Whether the model is a reasoning model (see :func:`is_reasoning_model`)."""
+        return False
+
+    def accepted_params(self) -> frozenset[str]:
+        """The parameters sent for this model (a subset of :attr:`supported_params`)."""
+        return self.supported_params
+
+    def why_not_sent(self, param: str) -> str:
+        """Why ``param`` is not sent to this provider and model (for warnings)."""
+        return f"{self.name} does not accept it"
 
     def effective_params(self, params: dict[str, Any] | Any) -> dict[str, Any]:
-        """The parameters this provider actually sends (the rest are dropped)."""
-        return {k: v for k, v in dict(params).items()
-                if k in self.supported_params and v is not None}
+        """The parameters this provider actually sends (the rest are dropped, see
+        :meth:`param_warnings`)."""
+        accepted = self.accepted_params()
+        return {k: v for k, v in dict(params).items() if k in accepted and v is not None}
+
+    def param_warnings(self, params: dict[str, Any] | Any) -> list[str]:
+        """One sentence per parameter that is set but not sent (never dropped silently)."""
+        accepted = self.accepted_params()
+        return [f"{k} = {v!r} is not sent to {self.label}: {self.why_not_sent(k)}."
+                for k, v in dict(params).items() if v is not None and k not in accepted]
 
     # --- keys --------------------------------------------------------------------------
     @property
     def needs_key(self) -> bool:
-        """Whether an API key is required (not for endpoints on this machine)."""
-        return not is_local_url(self.endpoint)
+        """Whether an API key is required: only for the provider's own API (servers on
+        this machine or elsewhere on the network, vLLM, Ollama, get ``not-needed``)."""
+        return self.official and not is_local_url(self.endpoint)
 
     def api_key(self) -> str | None:
         """The key to use (constructor, then environment), or ``None``."""
@@ -273,11 +352,18 @@ class ChatProvider(ABC):
             transient = status >= 500 or status in TRANSIENT_STATUSES
             detail = getattr(exc, "message", None) or str(exc)
             return ErrorInfo(transient, retry_after, self._message(f"{name} (HTTP {status}): "
-                                                                   f"{detail}"))
-        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
-            return ErrorInfo(True, None, "timeout")
-        if name in ("APITimeoutError", "APIConnectionError") or isinstance(exc, ConnectionError):
-            return ErrorInfo(True, None, self._message(f"{name}: {exc}"))
+                                                                   f"{detail}"),
+                             setup=status in SETUP_STATUSES)
+        if _connect_failure(exc):  # refused, unknown host, no route: a wrong base URL?
+            return ErrorInfo(True, None, self._message(
+                f"{name}: cannot connect ({_root(exc)}; is {self.endpoint} the right base "
+                "URL?)"), setup=True)
+        if isinstance(exc, TimeoutError | asyncio.TimeoutError) or name == "APITimeoutError":
+            return ErrorInfo(True, None, "timeout" if name != "APITimeoutError"
+                             else self._message(f"{name}: {exc}"))
+        if name == "APIConnectionError" or isinstance(exc, ConnectionError):
+            return ErrorInfo(True, None, self._message(f"{name}: {exc} (is {self.endpoint} "
+                                                       "the right base URL?)"), setup=True)
         return ErrorInfo(False, None, self._message(f"{name}: {exc}"))
 
     def _message(self, text: str) -> str:
@@ -293,17 +379,31 @@ class OpenAIChat(ChatProvider):
     env_base_url = "OPENAI_BASE_URL"
     default_endpoint = "https://api.openai.com/v1"
     sdk = "openai"
-    supported_params = frozenset({"temperature", "max_tokens", "json_schema", "seed"})
+    supported_params = frozenset({"temperature", "max_tokens", "json_schema", "seed",
+                                  "reasoning_effort"})
+
+    @property
+    def reasoning(self) -> bool:
+        return is_reasoning_model(self.model)
+
+    def accepted_params(self) -> frozenset[str]:
+        if self.reasoning:
+            return self.supported_params - {"temperature"}
+        return self.supported_params - {"reasoning_effort"}
+
+    def why_not_sent(self, param: str) -> str:
+        if param == "temperature":
+            return ("reasoning models accept only their default temperature (the API answers "
+                    "400 to any other)")
+        if param == "reasoning_effort":
+            return "only reasoning models (o-series, gpt-5) take a reasoning effort"
+        return super().why_not_sent(param)
 
     def _make_client(self, api_key: str) -> Any:
         import openai
 
         return openai.AsyncOpenAI(api_key=api_key, base_url=self.endpoint, max_retries=0,
                                   **self._http_client(openai))
-
-    @property
-    def _official(self) -> bool:
-        return (urlparse(self.endpoint).hostname or "").endswith("api.openai.com")
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of a Chat Completions request."""
@@ -313,10 +413,13 @@ class OpenAIChat(ChatProvider):
             body["temperature"] = params["temperature"]
         if "seed" in params:
             body["seed"] = params["seed"]
+        if "reasoning_effort" in params:
+            body["reasoning_effort"] = params["reasoning_effort"]
         if "max_tokens" in params:
-            # OpenAI itself wants max_completion_tokens; compatible servers (Ollama, LM
-            # Studio, older llama.cpp) only know max_tokens.
-            body["max_completion_tokens" if self._official else "max_tokens"] = (
+            # OpenAI itself wants max_completion_tokens (reasoning models reject
+            # max_tokens); compatible servers (Ollama, LM Studio, older llama.cpp) only know
+            # max_tokens.
+            body["max_completion_tokens" if self.official else "max_tokens"] = (
                 params["max_tokens"])
         if "json_schema" in params:
             body["response_format"] = {"type": "json_schema", "json_schema": {
@@ -358,6 +461,13 @@ class AnthropicChat(ChatProvider):
     sdk = "anthropic"
     # No temperature: API version 2026-10-21 rejects it (the SDK 2.x has no such argument).
     supported_params = frozenset({"max_tokens", "json_schema"})
+
+    def why_not_sent(self, param: str) -> str:
+        return {"temperature": "Anthropic API version 2026-10-21 rejects it; the model's "
+                               "default applies",
+                "seed": "the Anthropic API has no seed",
+                "reasoning_effort": "not supported by this provider here"}.get(
+                    param, super().why_not_sent(param))
     #: Anthropic requires max_tokens; used when the request does not set it.
     default_max_tokens = 1024
 

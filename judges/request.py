@@ -18,8 +18,20 @@ Role = Literal["system", "user", "assistant"]
 
 #: Parameters the runner passes to providers; each provider sends the ones it supports.
 #: ``temperature`` (float or None = provider default), ``max_tokens`` (int),
-#: ``json_schema`` (a JSON schema dict for structured output, or None), ``seed`` (int).
-KNOWN_PARAMS: frozenset[str] = frozenset({"temperature", "max_tokens", "json_schema", "seed"})
+#: ``json_schema`` (a JSON schema dict for structured output, or None), ``seed`` (int),
+#: ``reasoning_effort`` (``minimal``/``low``/``medium``/``high`` for reasoning models).
+KNOWN_PARAMS: frozenset[str] = frozenset({"temperature", "max_tokens", "json_schema", "seed",
+                                          "reasoning_effort"})
+
+
+def safe_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (a valid surrogate pair becomes
+    its character), so it can be stored in SQLite and written to any UTF-8 file."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,15 @@ class Reply:
     refusal
         The refusal message when the provider reports one separately (OpenAI).
     model
-        The model name the server reported.
+        The model name the server reported (the snapshot, e.g. ``gpt-4o-mini-2024-07-18``).
+    billed_share
+        Share of the price table's rate billed for this reply: 1 for a live call,
+        :data:`judges.batch.BATCH_DISCOUNT` for a reply that came from a provider batch
+        (kept in the cache, so a cached batch reply keeps its batch price).
+
+    Text fields holding lone surrogates or other code points UTF-8 cannot encode (a
+    server may send ``"\\ud800"`` in JSON) are stored with U+FFFD in their place, so a
+    reply can always be cached and written (:func:`safe_text`).
     """
 
     text: str | None
@@ -83,6 +103,15 @@ class Reply:
     finish_reason: str | None = None
     refusal: str | None = None
     model: str | None = None
+    billed_share: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("text", "finish_reason", "refusal", "model"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                value = str(value)
+            if value is not None:
+                object.__setattr__(self, name, safe_text(value))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (what the cache stores)."""

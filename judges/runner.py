@@ -9,7 +9,16 @@ lazily, so memory stays flat for long runs) and yields one
    timeout; 429, 408/409/425, 5xx, timeouts and connection errors are retried up to
    ``max_retries`` times with exponential backoff and jitter, honouring ``Retry-After``
    (which also pauses the other workers until then);
-3. a reply is stored in the cache the moment it arrives, before it is yielded.
+3. a reply is stored in the cache the moment it arrives, before it is yielded (and
+   before anyone parses it);
+4. identical requests (same cache key) are sent once: a duplicate waits for the request in
+   flight and shares its reply, also across processes sharing the cache (a claim row with
+   an owner and an expiry in the cache file, :meth:`judges.cache.ReplyCache.claim`);
+5. fail fast: an authentication, permission, not-found or connection error before the
+   run's first reply stops the run (``RunStats.stopped``) instead of trying every row;
+6. ``max_cost_usd`` stops the run before a request that could cross the cap is sent
+   (its cost is bounded by the estimated prompt tokens plus its ``max_tokens``); a rerun
+   resumes from the cache.
 
 A ``cancel`` event (``threading.Event``) stops taking new requests; requests already in
 flight finish (they are paid for and get cached); the rest come back ``cancelled``.
@@ -22,11 +31,12 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, replace
 
-from judges.cache import ReplyCache, cache_key
-from judges.cost import PriceTable
+from judges.cache import ReplyCache, cache_key, claim_owner
+from judges.cost import PriceTable, estimate_message_tokens
+from judges.errors import PriceError
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
 
@@ -48,6 +58,9 @@ class RunConfig:
         ``[d/2, d]`` with ``d = min(backoff_max, backoff_base * 2**k)`` ("equal jitter").
     retry_after_max
         Longest ``Retry-After`` honoured; longer requests are capped to this.
+    fail_fast
+        Stop the run at a setup error (wrong key, endpoint or model, no connection)
+        before its first reply (see :attr:`judges.providers.ErrorInfo.setup`).
     """
 
     concurrency: int = 8
@@ -56,6 +69,7 @@ class RunConfig:
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     retry_after_max: float = 120.0
+    fail_fast: bool = True
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -86,6 +100,12 @@ class RunStats:
         were paid for before). ``cost_usd`` counts priced replies only.
     unpriced
         Replies received in this run whose model has no price.
+    shared
+        Results served by an identical request in flight (sent once, counted as cached).
+    reasked
+        Cached replies the caller refused to reuse (``reuse``), asked again.
+    stopped
+        Why the run stopped early (setup error before any reply, cost cap), else ``None``.
     """
 
     done: int = 0
@@ -99,6 +119,13 @@ class RunStats:
     output_tokens: int = 0
     cost_usd: float = 0.0
     unpriced: int = 0
+    shared: int = 0
+    reasked: int = 0
+    stopped: str | None = None
+
+
+#: The error of a request left unsent because the run stopped starts with this.
+STOPPED_PREFIX = "stopped"
 
 
 class _Shared:
@@ -106,6 +133,8 @@ class _Shared:
 
     def __init__(self) -> None:
         self.pause_until = 0.0
+        self.replies = 0  # replies received over the network in this run
+        self.reserved = 0.0  # cost cap: upper bounds of the requests in flight
 
 
 def request_key(provider: ChatProvider, request: ChatRequest) -> str:
@@ -132,6 +161,8 @@ async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConf
     """Call with retries: ``(reply, None, attempts)`` or ``(None, error, attempts)``."""
     attempts = 0
     while True:
+        if stats.stopped is not None and attempts:
+            return None, f"{STOPPED_PREFIX}: {stats.stopped}", attempts
         wait = shared.pause_until - time.monotonic()
         if wait > 0 and not await _sleep(wait, cancel):
             return None, "cancelled while waiting to retry", attempts
@@ -144,11 +175,17 @@ async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConf
             # server that trickles bytes forever.
             reply = await asyncio.wait_for(provider.complete(request, timeout=config.timeout),
                                            config.timeout * 2 + 5)
+            shared.replies += 1
             return reply, None, attempts
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes a result
             info = provider.classify_error(exc)
+        if info.setup and config.fail_fast and shared.replies == 0:
+            if stats.stopped is None:
+                stats.stopped = (f"the first requests to {provider.endpoint} failed, so the run "
+                                 f"stopped instead of trying every row: {info.message}")
+            return None, info.message, attempts
         if not info.transient:
             return None, info.message, attempts
         if attempts > config.max_retries:
@@ -174,6 +211,8 @@ async def run_stream(
     cancel: threading.Event | None = None,
     stats: RunStats | None = None,
     seed: int | None = None,
+    reuse: Callable[[Reply], bool] | None = None,
+    max_cost_usd: float | None = None,
 ) -> AsyncIterator[Result]:
     """Run ``requests`` and yield each :class:`Result` as it completes.
 
@@ -195,12 +234,20 @@ async def run_stream(
         Counters updated live (pass one to watch progress from another thread).
     seed
         Seed of the jitter random generator (tests).
+    reuse
+        ``reply -> bool``: whether a cached reply may be reused; a refused one is asked
+        again and replaced (the judge refuses unparseable replies unless told otherwise).
+    max_cost_usd
+        Stop before sending a request that could take the run's spending over this
+        (``RunStats.stopped`` says so; the requests not sent come back ``cancelled``).
 
     Raises
     ------
     ProviderConfigError
         At the first request that is not in the cache, if the provider's SDK is missing or
         it needs a key it lacks (a run served entirely from the cache needs neither).
+    PriceError
+        ``max_cost_usd`` is set but the model has no price.
     """
     config = config or RunConfig()
     stats = stats if stats is not None else RunStats()
@@ -210,32 +257,119 @@ async def run_stream(
     queue: asyncio.Queue[Result | None] = asyncio.Queue(maxsize=config.concurrency * 4)
     section, model = provider.price_section, provider.model
 
+    price = prices.lookup(section, model) if prices is not None else None
+    if max_cost_usd is not None and price is None:
+        raise PriceError(f"A cost cap needs a price: {model!r} has none in section "
+                         f"{section!r} of the price table (add it, or drop the cap).")
+    owner = claim_owner()
+    claim_ttl = config.timeout * (config.max_retries + 1) * 2 + config.backoff_max * (
+        config.max_retries + 1) + 5
+    in_flight: dict[str, asyncio.Future[Result]] = {}
+
     def cost_of(reply: Reply) -> float | None:
-        if prices is None:
+        if price is None:
             return None
-        return prices.cost(section, model, reply.input_tokens, reply.output_tokens)
+        return price.cost(reply.input_tokens, reply.output_tokens) * reply.billed_share
+
+    def upper_bound(request: ChatRequest) -> float:
+        assert price is not None
+        out = request.params.get("max_tokens") or 4096
+        return price.cost(estimate_message_tokens(request.messages), int(out))
+
+    def cached_reply(key: str) -> Reply | None:
+        if cache is None:
+            return None
+        hit = cache.get(key)
+        if hit is not None and reuse is not None and not reuse(hit):
+            stats.reasked += 1
+            return None
+        return hit
+
+    async def claimed(key: str) -> Reply | None:
+        """Claim ``key`` in the cache; while another run holds it, wait for its reply."""
+        assert cache is not None
+        while not cache.claim(key, owner, claim_ttl):
+            if cancel is not None and cancel.is_set():
+                return None
+            await asyncio.sleep(0.2)
+            hit = cache.get(key)
+            if hit is not None and (reuse is None or reuse(hit)):
+                return hit
+        return None
+
+    async def call(request: ChatRequest, key: str) -> Result:
+        released = False
+        hit = cached_reply(key)
+        if hit is not None:
+            return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
+        try:
+            if cache is not None:
+                hit = await claimed(key)
+                if hit is not None:  # another process paid for it while we waited
+                    return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
+                if cancel is not None and cancel.is_set():
+                    return Result(request, "cancelled", error="cancelled before it was sent")
+            bound = 0.0
+            if max_cost_usd is not None:
+                bound = upper_bound(request)
+                if stats.cost_usd + shared.reserved + bound > max_cost_usd:
+                    stats.stopped = stats.stopped or (
+                        f"cost cap ${max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} spent); "
+                        "run again to go on from the cache")
+                    return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}")
+            if stats.stopped is not None:
+                return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}")
+            # Import the SDK and build the client (or raise ProviderConfigError) before the
+            # first timeout starts: a cold SDK import can take seconds.
+            provider.client()
+            shared.reserved += bound
+            try:
+                reply, error, attempts = await _call(provider, request, config=config,
+                                                     shared=shared, stats=stats, rng=rng,
+                                                     cancel=cancel)
+            finally:
+                shared.reserved -= bound
+            if reply is None:
+                status = ("cancelled" if error and error.startswith(("cancelled", STOPPED_PREFIX))
+                          else "error")
+                return Result(request, status, error=error, attempts=attempts)
+            if cache is not None:
+                cache.put(key, reply, provider=provider.name, model=provider.model,
+                          release=owner)
+                released = True
+            return Result(request, "ok", reply, attempts=attempts, cost_usd=cost_of(reply))
+        finally:
+            if cache is not None and not released:
+                cache.release(key, owner)
 
     async def one(request: ChatRequest) -> Result:
-        key = request_key(provider, request) if cache is not None else ""
-        if cache is not None:
-            hit = cache.get(key)
-            if hit is not None:
-                return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
-        # Import the SDK and build the client (or raise ProviderConfigError) before the
-        # first timeout starts: a cold SDK import can take seconds.
-        provider.client()
-        reply, error, attempts = await _call(provider, request, config=config, shared=shared,
-                                             stats=stats, rng=rng, cancel=cancel)
-        if reply is None:
-            status = "cancelled" if error and error.startswith("cancelled") else "error"
-            return Result(request, status, error=error, attempts=attempts)
-        if cache is not None:
-            cache.put(key, reply, provider=provider.name, model=provider.model)
-        return Result(request, "ok", reply, attempts=attempts, cost_usd=cost_of(reply))
+        key = request_key(provider, request)
+        waiting = in_flight.get(key)
+        if waiting is not None:  # an identical request is in flight: share its reply
+            first = await waiting
+            stats.shared += 1
+            if first.status == "ok":
+                return replace(first, request=request, cached=True, attempts=0)
+            return replace(first, request=request, attempts=0)
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        in_flight[key] = future
+        try:
+            result = await call(request, key)
+            future.set_result(result)
+            return result
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning
+            raise
+        finally:
+            del in_flight[key]
 
     async def worker() -> None:
         hits_in_a_row = 0
-        while cancel is None or not cancel.is_set():
+        while (cancel is None or not cancel.is_set()) and stats.stopped is None:
             try:
                 request = next(iterator)
             except StopIteration:
@@ -287,8 +421,10 @@ async def run_stream(
             account(result)
             yield result
         await supervisor
-        for request in iterator:  # left over after a cancel: never sent
-            result = Result(request, "cancelled", error="cancelled before it was sent")
+        for request in iterator:  # left over after a cancel or a stop: never sent
+            error = ("cancelled before it was sent" if stats.stopped is None
+                     else f"{STOPPED_PREFIX}: {stats.stopped}")
+            result = Result(request, "cancelled", error=error)
             account(result)
             yield result
     finally:

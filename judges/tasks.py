@@ -241,7 +241,7 @@ def cached_work(cache_path: str | Path | None,
 
 def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
                     cache_path: str | Path | None = None, batch: BatchConfig | None = None,
-                    prices: PriceTable | None = None) -> FrameJob:
+                    prices: PriceTable | None = None, config: Any = None) -> FrameJob:
     """Judge a validated four-stage table through the batch API in a background thread.
 
     The job's ``judged`` is the judged file (pending judgments unscored with a reason);
@@ -254,7 +254,8 @@ def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
         assert cache is not None
         result = await judge_frame_batch_async(
             frame, provider, cache=cache, batch=batch or BatchConfig(poll_interval=10),
-            prices=prices, cancel=cancel, progress=progress, stats=stats, monitor=monitor)
+            prices=prices, cancel=cancel, progress=progress, stats=stats, monitor=monitor,
+            config=config)
         return result.judged
 
     return FrameJob(cached_work(cache_path or default_cache_path(), run), progress=progress,

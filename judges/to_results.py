@@ -10,21 +10,30 @@ the stage's threshold (``docs/methods.md`` section 8):
 - stage 2 (TCS, PCS, ETCS): the method sets no threshold; we use score < 3 (less than
   partial consistency), adjustable with ``stage2_threshold``;
 - embedding-scored rows (metric ``similarity``): similarity < ``similarity_threshold``
-  (0.5 by default, an arbitrary baseline to adjust).
+  (:data:`judges.columns.SIMILARITY_THRESHOLD` = 0.62 by default, calibrated on the
+  bundled illustrative sample; adjust it for your texts).
 
 Unscored judgments stay in the table with an empty score and deviation (missing, not 0).
-Stage 2 contributes three rows per story pair (one per metric); filter on ``metric``
-for per-metric analyses.
+
+Stage 2 judges one story pair with three correlated metrics. Pooled analyses assume
+independent rows, so by default (``stage2_rows="pair"``) a pair is **one** row, metric
+``consistency_min``: the lowest of TCS, PCS and ETCS, deviating when any of them is below
+the threshold (missing when none is below and one is unscored). ``stage2_rows="metrics"``
+gives the three rows per pair for per-metric analyses. Every results row carries
+``pair_id`` (its source row: ``<row number>:<id>``), the cluster of the table: the ready
+design names it as its ``cluster``, so factor importance reports cluster-robust errors and
+``--ci bootstrap`` resamples whole pairs (``docs/uncertainty.md``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
 from judges import columns as C
+from judges.errors import JudgesError
 from judges.metrics import judged_long
 
 if TYPE_CHECKING:
@@ -35,6 +44,36 @@ FACTORS: tuple[tuple[str, str], ...] = (
     (C.STAGE, "prompt"), (C.SENSITIVE_FACTOR, "domain"), (C.SCENARIO, "domain"),
     (C.MODEL, "model"),
 )
+#: The cluster column of the results table (rows of one source row are not independent).
+CLUSTER = C.PAIR_ID
+#: The stage-2 metrics folded into one row per pair by default.
+_STAGE2 = (C.TCS, C.PCS, C.ETCS)
+
+
+def _pair_rows(out: pd.DataFrame, stage2: np.ndarray) -> pd.DataFrame:
+    """Fold the stage-2 metric rows of ``out`` (mask ``stage2``) into one row per pair."""
+    part = out[stage2]
+    keep = out[~stage2]
+    if part.empty:
+        return out
+    groups = part.groupby("_row", sort=False)
+    first = groups.head(1).set_index("_row")
+    score = groups[C.SCORE].min()
+    below = groups.apply(lambda g: bool((g[C.SCORE] < g[C.THRESHOLD]).any()),
+                         include_groups=False)
+    complete = groups[C.SCORE].apply(lambda v: bool(v.notna().all()))
+    deviation = np.where(below, 1.0, np.where(complete, 0.0, np.nan))
+    join = groups.apply(lambda g: "; ".join(f"{m}: {e}" for m, e in zip(
+        g[C.METRIC], g["explanation"], strict=True) if e), include_groups=False)
+    reasons = groups[C.UNSCORED_REASON].apply(lambda v: " | ".join(r for r in v if r))
+    folded = first.copy()
+    folded[C.METRIC] = C.STAGE2_PAIR_METRIC
+    folded[C.SCORE] = score
+    folded[C.DEVIATION] = deviation
+    folded["explanation"] = join
+    folded[C.UNSCORED_REASON] = reasons
+    merged = pd.concat([keep, folded.reset_index()], ignore_index=True)
+    return merged.sort_values("_row", kind="stable").reset_index(drop=True)
 
 
 def _text(value: object) -> str:
@@ -44,7 +83,8 @@ def _text(value: object) -> str:
 
 
 def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
-               similarity_threshold: float = 0.5) -> tuple[pd.DataFrame, Design]:
+               similarity_threshold: float = C.SIMILARITY_THRESHOLD,
+               stage2_rows: Literal["pair", "metrics"] = "pair") -> tuple[pd.DataFrame, Design]:
     """The results table and design of a judged file.
 
     Parameters
@@ -55,6 +95,9 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         Stage 2 scores below this deviate.
     similarity_threshold
         Similarities below this deviate (embedding-scored rows).
+    stage2_rows
+        ``"pair"`` (default): one row per story pair (``consistency_min``); ``"metrics"``:
+        one row per stage-2 metric (three per pair, sharing ``pair_id``).
 
     Returns
     -------
@@ -62,8 +105,8 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         The table has, in order: ``stage``, ``sensitive_factor``, ``scenario``, ``model``
         (strings), ``metric``, ``score`` (float, NaN if unscored), ``threshold``,
         ``deviation`` (1.0 / 0.0, NaN if unscored), ``explanation``,
-        ``unscored_reason`` (this metric's), ``judge``, then every other input column
-        (``id``, texts, extras). The design has those four factors (``stage`` kind
+        ``unscored_reason`` (this metric's), ``judge``, ``pair_id``, then every other
+        input column (``id``, texts, extras). The design has those four factors (``stage`` kind
         prompt with reference the lowest stage, ``sensitive_factor`` and ``scenario``
         kind domain, ``model`` kind model; values as in the data), the model-setting
         columns of an answered file (``answer_model``, ``answer_temperature``,
@@ -72,6 +115,8 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
     """
     from analysis.design import Design, Outcome, make_factor
 
+    if stage2_rows not in ("pair", "metrics"):
+        raise JudgesError(f"stage2_rows must be 'pair' or 'metrics', not {stage2_rows!r}.")
     long = judged_long(judged)
     rows = long["row"].to_numpy()
     base = judged.reset_index(drop=True)
@@ -95,7 +140,14 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         "explanation": explanation,
         C.UNSCORED_REASON: long[C.UNSCORED_REASON].to_numpy(),
         C.JUDGE: base[C.JUDGE].astype(str).to_numpy()[rows],
+        C.PAIR_ID: [f"{r + 1}:{_text(i)}" for r, i in zip(
+            rows, base[C.ID].to_numpy()[rows] if C.ID in base.columns else [""] * len(rows),
+            strict=True)],
+        "_row": rows,
     })
+    if stage2_rows == "pair":
+        out = _pair_rows(out, (stage_of_row == 2) & np.isin(out[C.METRIC].to_numpy(), _STAGE2))
+    rows = out.pop("_row").to_numpy()
     passthrough = [c for c in base.columns
                    if c not in out.columns and c not in C.OUTPUT_COLUMNS]
     for col in passthrough:
@@ -110,5 +162,5 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
     factors += [make_factor(out, col, kind="model") for col in C.MODEL_SETTING_COLUMNS
                 if col in out.columns]
     design = Design(factors=tuple(factors), outcome=Outcome(column=C.DEVIATION, mapping="binary"),
-                    name="four-stage judge scores")
+                    name="four-stage judge scores", cluster=CLUSTER)
     return out, design

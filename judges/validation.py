@@ -28,8 +28,9 @@ def check_generation(owner: str, *, temperature: Any, max_tokens: Any,
             or not math.isfinite(temperature) or temperature < 0):
         raise JudgesError(f"{owner}: temperature must be None or a number >= 0, "
                           f"not {temperature!r}.")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise JudgesError(f"{owner}: max_tokens must be a whole number >= 1, not "
+    if max_tokens is not None and (  # None: the model's default limit (judges.judge)
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise JudgesError(f"{owner}: max_tokens must be None or a whole number >= 1, not "
                           f"{max_tokens!r}.")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise JudgesError(f"{owner}: seed must be None or a whole number >= 0, not {seed!r}.")

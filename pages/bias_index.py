@@ -10,8 +10,11 @@ from ui.common import figure_downloads, require_results, subset_filter, table_do
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
+from ui.navigation import route_first_visit
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Bias index")
 results, design = require_results()

@@ -14,7 +14,10 @@ from analysis.figures.distribution import (
 from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
+from ui.navigation import route_first_visit
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Cohorts")
 results, design = require_results(need_outcome=False)

@@ -26,7 +26,10 @@ from ui.coverage import (
     pair_choice,
     show_summary,
 )
+from ui.navigation import route_first_visit
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Coverage")
 results, design = require_results(need_outcome=False)

@@ -14,7 +14,10 @@ from ui.data import (
 )
 from ui.importing import import_section
 from ui.large_file import folder_note, on_server_path
+from ui.navigation import route_first_visit
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")

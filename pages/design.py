@@ -10,8 +10,11 @@ from analysis.design import Design, design_problems, suggest_design
 from analysis.nesting import describe_nesting, find_nestings
 from ui.common import active_frame, applied_results, cells_for, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets
+from ui.navigation import route_first_visit
 from ui.uncertainty import cluster_widget
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Design")
 frame = active_frame()

@@ -14,8 +14,11 @@ from ui.disparity import (
     disparity_options,
     metric_row,
 )
+from ui.navigation import route_first_visit
 from ui.saged_stats import saged_section
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Disparity")
 results, design = require_results(need_outcome=False)

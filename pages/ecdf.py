@@ -13,9 +13,12 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.navigation import route_first_visit
 from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("eCDF")
 results, design = require_results()

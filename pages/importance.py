@@ -18,8 +18,11 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.navigation import route_first_visit
 from ui.subgroups import missing_outcome_note
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Factor importance")
 results, design = require_results()

@@ -6,7 +6,10 @@ from judges.judge import is_judged
 from ui import judges as judges_ui
 from ui import judges_results as results_ui
 from ui import judges_run as run_ui
+from ui.navigation import route_first_visit
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Judges")
 st.caption("LLM-as-judge scores for four-stage open-ended bias tests (docs/methods.md, "
@@ -29,7 +32,7 @@ settings = judges_ui.settings()
 job = st.session_state.get("judges_job")
 if job is None:
     try:
-        judges_ui.show_estimate(frame, settings)
+        run_ui.show_estimate(frame, settings)
     except ValueError as exc:
         st.error(md(str(exc)))
     st.button("Run the judge", key="judges_run", type="primary", on_click=run_ui.start_job,
@@ -46,4 +49,4 @@ if judged is not None and job is None:
                 "rest are unscored with reason 'run cancelled'. Run again to finish them.")
     judged_name = st.session_state.get("judges_judged_name", name)
     st.caption(f"Results of the last run, on **{md(judged_name)}**.")
-    results_ui.show_results(judged, judged_name)
+    results_ui.show_results(judged, judged_name, st.session_state.get("judges_summary"))

@@ -10,7 +10,10 @@ from judges.agreement import human_pairs
 from judges.errors import JudgesError
 from ui import judges_jobs as jobs
 from ui import judges_tools as tools_ui
+from ui.navigation import route_first_visit
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Answers & agreement")
 st.caption("Ask the model under test the four-stage questions, check a judge against human "
@@ -64,16 +67,22 @@ with agree:
         c1, c2, c3 = st.columns(3)
         every = c1.checkbox(f"Every human label found ({len(found)})", bool(found),
                             key="tools_agree_every", disabled=not found)
-        judge = c2.selectbox("Judge column", numeric, key="tools_agree_judge")
-        human = c3.selectbox("Human (or second judge) column", numeric, key="tools_agree_human")
+        judge = c2.selectbox("Judge column", numeric, index=None, placeholder="choose...",
+                             key="tools_agree_judge")
+        human = c3.selectbox("Human (or second judge) column", numeric, index=None,
+                             placeholder="choose...", key="tools_agree_human")
         ci = st.radio("Intervals", ["bootstrap", "analytic", "none"], horizontal=True,
                       key="tools_agree_ci")
-        try:
-            table = jobs.agreement_table(frame, found if every else [(judge, human)], ci)
-            st.dataframe(table, hide_index=True)
-            jobs.download(table, "agreement.csv", "agree")
-        except JudgesError as exc:
-            st.error(md(str(exc)))
+        pairs, problem = tools_ui.agreement_pairs(found, every, judge, human)
+        if problem:
+            st.info(md(problem))
+        else:
+            try:
+                table = jobs.agreement_table(frame, pairs, ci)
+                st.dataframe(table, hide_index=True)
+                jobs.download(table, "agreement.csv", "agree")
+            except JudgesError as exc:
+                st.error(md(str(exc)))
 
 with categories:
     st.caption("A judge puts each text into one of your categories (methods.md section 7); a "

@@ -6,7 +6,10 @@ from analysis.coverage import default_factors
 from analysis.errors import AnalysisError
 from analysis.planning import fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
+from ui.navigation import route_first_visit
 from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
+
+route_first_visit()
 
 st.title("Planner")
 st.caption("Plan a better benchmark: which prompts to add so the factor grid is covered "

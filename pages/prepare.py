@@ -7,8 +7,11 @@ from analysis.errors import AnalysisError
 from analysis.prepare import apply_recipe
 from ui.common import page_link
 from ui.features import text_features_section
+from ui.navigation import route_first_visit
 from ui.prepare import add_step, base_table, step_form, steps, use_prepared
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Prepare")
 st.caption("Turn a raw table into an analysable one: melt per-model columns into a factor, "

@@ -13,6 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.navigation import route_first_visit
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
 from ui.subgroups import (
@@ -24,6 +25,8 @@ from ui.subgroups import (
     value_filter,
 )
 from ui.widgets import md
+
+route_first_visit()
 
 st.title("Subgroups")
 results, design = require_results()

@@ -1,14 +1,16 @@
-"""Input and settings of the Judges page (logic in judges/; run: ``_judges_run_ui.py``,
-results: ``_judges_results_ui.py``).
+"""Input and settings of the Judges page (logic in judges/; run: ``ui/judges_run.py``,
+results: ``ui/judges_results.py``).
 
 Session-state keys (all namespaced ``judges_``): widgets ``judges_source``,
 ``judges_upload``, ``judges_provider``, ``judges_model_<provider>``, ``judges_base_url``,
 ``judges_concurrency``, ``judges_api_key`` (the password field: the key lives only in this
-session's memory), ``judges_use_cache``, ``judges_batch``, ``judges_run``, ``judges_cancel``,
-``judges_send``, ``judges_download``; state ``judges_job`` (the running
+session's memory), ``judges_use_cache``, ``judges_batch``, ``judges_temperature``,
+``judges_max_tokens``, ``judges_effort``, ``judges_max_cost``, ``judges_similarity_threshold``,
+``judges_reset_cache``, ``judges_run``, ``judges_cancel``, ``judges_send``,
+``judges_download``, ``judges_unscored_only``; state ``judges_job`` (the running
 :class:`judges.job.JudgeJob` or batch :class:`judges.tasks.FrameJob`), ``judges_judged`` and
-``judges_judged_name`` (the last judged table), ``judges_cancelled``, ``judges_error``,
-``judges_sent``.
+``judges_judged_name`` (the last judged table), ``judges_summary`` (its run summary),
+``judges_cancelled``, ``judges_error``, ``judges_sent``.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from judges import columns as C
 from judges.cache import default_cache_path
 from judges.errors import JudgesError
-from judges.fourstage import load_fourstage, sample_path, stage_counts
-from judges.job import estimate_judge_run
-from judges.providers import PROVIDERS, make_provider
+from judges.fourstage import empty_texts, load_fourstage, sample_path
+from judges.judge import JudgeConfig
+from judges.providers import PROVIDERS, REASONING_EFFORTS, ChatProvider, make_provider
 from ui.widgets import md
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
@@ -34,7 +37,7 @@ DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5",
 
 @st.cache_data(max_entries=8, show_spinner="Reading the file...")
 def _read(data: bytes, name: str) -> pd.DataFrame:
-    return load_fourstage(data, name=name)
+    return load_fourstage(data, name=name, allow_empty_texts=True)
 
 
 def load_input() -> tuple[pd.DataFrame, str] | None:
@@ -53,10 +56,15 @@ def load_input() -> tuple[pd.DataFrame, str] | None:
             return None
         data, name = upload.getvalue(), upload.name
     try:
-        return _read(data, name), name
+        frame = _read(data, name)
     except JudgesError as exc:
         st.error(md(str(exc)))
         return None
+    empty = empty_texts(frame)
+    if empty:
+        st.info(f"{len(empty):,} of {len(frame):,} rows have an empty answer or story: they "
+                f"are not sent, and their judgments are unscored ('{C.NO_ANSWER}').")
+    return frame, name
 
 
 @dataclass(frozen=True)
@@ -69,11 +77,35 @@ class Settings:
     concurrency: int
     use_cache: bool
     batch: bool = False
+    config: JudgeConfig = JudgeConfig()
+    max_cost: float | None = None
+    similarity_threshold: float = C.SIMILARITY_THRESHOLD
 
     @property
     def cache_path(self) -> Path | None:
         """The reply cache file, or ``None`` without the cache."""
         return default_cache_path() if self.use_cache else None
+
+
+def _request_settings() -> tuple[JudgeConfig, float | None]:
+    """Temperature, max tokens, reasoning effort and cost cap widgets."""
+    e1, e2, e3, e4 = st.columns(4)
+    temp = e1.text_input("Temperature ('none': provider default)", "0",
+                         key="judges_temperature").strip().lower()
+    tokens = int(e2.number_input("Max tokens (0: 400, or 4000 for reasoning models)", 0,
+                                 200_000, 0, step=100, key="judges_max_tokens"))
+    effort = e3.selectbox("Reasoning effort (o-series, gpt-5)", ["none", *REASONING_EFFORTS],
+                          key="judges_effort")
+    cap = e4.number_input("Cost cap, USD (0: none)", 0.0, 1e6, 0.0, step=1.0,
+                          key="judges_max_cost")
+    try:
+        temperature = None if temp in ("none", "default", "") else float(temp)
+    except ValueError:
+        st.error(f"Temperature must be a number or 'none', not {temp!r}: using 0.")
+        temperature = 0.0
+    config = JudgeConfig(temperature=temperature, max_tokens=tokens or None,
+                         reasoning_effort=None if effort == "none" else effort)
+    return config, (float(cap) or None)
 
 
 def settings() -> Settings:
@@ -94,19 +126,19 @@ def settings() -> Settings:
         batch = d3.checkbox("Batch API (half price, results within 24 h)", key="judges_batch",
                             help="Batch ids are kept in the reply cache: a closed page picks "
                                  "them up when you run again (see also Answers & agreement).")
+        config, cap = _request_settings()
+        threshold = C.SIMILARITY_THRESHOLD
     else:
-        concurrency, use_cache, batch = 1, False, False
-    return Settings(provider, model.strip(), base_url, concurrency, use_cache or batch, batch)
+        concurrency, use_cache, batch, config, cap = 1, False, False, JudgeConfig(), None
+        threshold = float(c3.number_input(
+            "Similarity threshold (below: deviation)", 0.0, 1.0, C.SIMILARITY_THRESHOLD,
+            step=0.01, key="judges_similarity_threshold",
+            help="0.62 is calibrated on the bundled illustrative sample; calibrate on a few "
+                 "labelled rows of your own texts."))
+    return Settings(provider, model.strip(), base_url, concurrency, use_cache or batch, batch,
+                    config, cap, threshold)
 
 
-def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
-    """Calls, tokens and cost before running."""
-    counts = stage_counts(frame)
-    if s.provider == "embedding":
-        st.caption(f"{len(frame):,} rows: one cosine similarity each, offline, free.")
-        return
-    provider = make_provider(s.provider, model=s.model, base_url=s.base_url)
-    est = estimate_judge_run(frame, provider, cache_path=s.cache_path, batch=s.batch)
-    a, b = st.columns([2, 3])
-    a.dataframe(counts, hide_index=True)
-    b.dataframe(est.to_frame(), hide_index=True)
+def provider_of(s: Settings, api_key: str | None = None) -> ChatProvider:
+    """The chosen LLM judge."""
+    return make_provider(s.provider, model=s.model, base_url=s.base_url, api_key=api_key)

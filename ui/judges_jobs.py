@@ -16,9 +16,9 @@ from analysis.export import table_bytes
 from judges.agreement import agreement
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache, default_cache_path
-from judges.errors import JudgesError
+from judges.errors import CacheError, JudgesError
 from judges.providers import ChatProvider, make_provider
-from ui.judges_tools import api_key
+from ui.judges_tools import api_key, cache_problem
 from ui.widgets import md
 
 
@@ -74,7 +74,13 @@ def download(table: pd.DataFrame, name: str, key: str) -> None:
 
 def batches_panel() -> None:
     """Stored provider batches: list, collect ended ones into the cache, cancel one."""
-    path = default_cache_path()
+    try:
+        _batches(default_cache_path())
+    except CacheError as exc:
+        cache_problem(exc, "tools_reset_cache_batches")
+
+
+def _batches(path) -> None:
     with BatchStore(path) as store:
         table = store.table(open_only=not st.checkbox("Show collected batches",
                                                       key="tools_batches_all"))

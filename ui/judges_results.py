@@ -19,20 +19,26 @@ from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
 from ui.widgets import md
 
-#: Columns shown when browsing judged rows.
+#: Columns shown when browsing judged rows (the raw replies last).
 BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.SIMILARITY,
-          *(C.explanation_column(m) for m in C.METRICS), C.UNSCORED_REASON]
+          *(C.explanation_column(m) for m in C.METRICS), C.UNSCORED_REASON,
+          *(C.raw_column(m) for m in C.METRICS)]
 
 
 def send_to_analysis(judged: pd.DataFrame, name: str) -> None:
     """Make the judged scores the active results table and design (a button callback)."""
-    results, design = to_results(judged)
+    threshold = st.session_state.get("judges_similarity_threshold", C.SIMILARITY_THRESHOLD)
+    results, design = to_results(judged, similarity_threshold=threshold)
     set_data(results, f"{name} (judge scores)", token_of(results), design)
     st.session_state["judges_sent"] = f"{name} (judge scores)"
 
 
-def show_results(judged: pd.DataFrame, name: str) -> None:
-    """Stage metrics, unscored reasons, judged rows, download and send to analysis."""
+def show_results(judged: pd.DataFrame, name: str, summary: pd.DataFrame | None = None) -> None:
+    """Run summary, stage metrics, unscored reasons, judged rows (all or unscored only,
+    with the raw replies), download and send to analysis."""
+    if summary is not None:
+        st.subheader("Run summary")
+        st.dataframe(summary, hide_index=True)
     st.subheader("Stage metrics")
     st.caption("share_fair: stages 1 and 4 share of ICS 3-5, stage 3 share of SBAS 4-5; "
                "stage 2: the three consistency scores (mean, and share at or above 3).")
@@ -46,7 +52,13 @@ def show_results(judged: pd.DataFrame, name: str) -> None:
         st.subheader("Agreement with human labels")
         st.dataframe(agreement_table(judged, pairs, "bootstrap"), hide_index=True)
     st.subheader("Judged rows")
-    st.dataframe(judged[[c for c in BROWSE if c in judged.columns]], hide_index=True)
+    rows = judged
+    reasons_col = judged.get(C.UNSCORED_REASON, pd.Series("", index=judged.index))
+    unscored = reasons_col.fillna("").astype(str).str.len() > 0
+    if st.checkbox(f"Unscored only ({int(unscored.sum()):,} rows, with the judge's raw reply)",
+                   key="judges_unscored_only"):
+        rows = judged[unscored]
+    st.dataframe(rows[[c for c in BROWSE if c in rows.columns]], hide_index=True)
     c1, c2 = st.columns(2)
     c1.download_button("Download the judged file (CSV)", table_bytes(judged),
                        file_name=f"{Path(name).stem}_judged.csv", mime="text/csv",

@@ -1,34 +1,38 @@
-"""Run control of the Judges page: start a job, progress and cancel (logic in judges/job.py).
+"""Run control of the Judges page: estimate, start a job, progress and cancel (logic in
+judges/job.py).
 
 Session-state keys: see ``ui/judges.py``.
 """
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import streamlit as st
 
-from judges.errors import JudgesError
-from judges.job import make_judge_job, progress_text
-from judges.providers import make_provider
-from ui.judges import Settings
+from judges.cache import move_aside
+from judges.errors import CacheError, JudgesError
+from judges.fourstage import stage_counts
+from judges.job import estimate_judge_run, make_judge_job, progress_text, run_summary
+from ui.judges import Settings, provider_of
 from ui.judges_tools import api_key
 
 
 def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
     """Start a judge run in the background (a button callback)."""
     try:
-        provider = None if s.provider == "embedding" else make_provider(
-            s.provider, model=s.model, base_url=s.base_url,
-            api_key=api_key(s.provider, "judges_api_key"))
+        provider = None if s.provider == "embedding" else provider_of(
+            s, api_key(s.provider, "judges_api_key"))
         job = make_judge_job(frame, provider, embedding_model=s.model,
                              concurrency=s.concurrency, cache_path=s.cache_path,
-                             batch=s.batch)
+                             batch=s.batch, judge_config=s.config, max_cost_usd=s.max_cost)
     except JudgesError as exc:
         st.session_state["judges_error"] = str(exc)
         return
     st.session_state.pop("judges_error", None)
     st.session_state["judges_job"] = job.start()
+    st.session_state["judges_started"] = time.monotonic()
     st.session_state["judges_judged_name"] = name
 
 
@@ -45,6 +49,9 @@ def progress_panel() -> None:
         else:
             st.session_state["judges_judged"] = job.judged
             st.session_state["judges_cancelled"] = job.cancelled
+            started = st.session_state.pop("judges_started", None)
+            st.session_state["judges_summary"] = run_summary(
+                job, None if started is None else time.monotonic() - started)
         st.rerun(scope="app")
     fraction, text = progress_text(job.progress())
     st.progress(fraction, text=text)
@@ -52,3 +59,25 @@ def progress_panel() -> None:
         st.caption(job.monitor.snapshot().summary())
     st.button("Cancel (keep what is done)", on_click=job.cancel, key="judges_cancel",
               disabled=job.cancelled)
+
+
+def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
+    """Calls, tokens and cost before running."""
+    counts = stage_counts(frame)
+    if s.provider == "embedding":
+        st.caption(f"{len(frame):,} rows: one cosine similarity each, offline, free.")
+        return
+    provider = provider_of(s)
+    for warning in provider.param_warnings(s.config.params(provider)):
+        st.warning(warning)
+    try:
+        est = estimate_judge_run(frame, provider, cache_path=s.cache_path, batch=s.batch,
+                                 judge_config=s.config)
+    except CacheError as exc:
+        st.error(str(exc))
+        st.button("Move the cache aside and start a new one", key="judges_reset_cache",
+                  on_click=move_aside, args=(exc.path,))
+        return
+    a, b = st.columns([2, 3])
+    a.dataframe(counts, hide_index=True)
+    b.dataframe(est.to_frame(), hide_index=True)

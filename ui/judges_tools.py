@@ -14,7 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from judges.batch import BatchConfig
-from judges.cache import ReplyCache, default_cache_path
+from judges.cache import ReplyCache, default_cache_path, move_aside
+from judges.errors import CacheError
 from judges.providers import PROVIDERS, ChatProvider, make_provider
 from judges.runner import RunConfig
 from ui.widgets import md
@@ -104,7 +105,11 @@ def numbers(text: str, kind: type) -> list:
 
 def estimate(fn, m: Model, **kwargs) -> None:
     """Show ``fn(..., cache=..., batch=...)``'s estimate table (calls, tokens, cost)."""
-    cache = ReplyCache(m.cache_path) if m.cache_path else None
+    try:
+        cache = ReplyCache(m.cache_path) if m.cache_path else None
+    except CacheError as exc:
+        cache_problem(exc, "tools_reset_cache_estimate")
+        return
     try:
         st.dataframe(fn(cache=cache, batch=m.batch is not None, **kwargs).to_frame(),
                      hide_index=True)
@@ -116,3 +121,28 @@ def estimate(fn, m: Model, **kwargs) -> None:
 def run_config(m: Model) -> RunConfig:
     """The runner settings of a section."""
     return RunConfig(concurrency=m.concurrency)
+
+
+def agreement_pairs(found: list[tuple[str, str]], every: bool, judge: str | None,
+                    human: str | None) -> tuple[list[tuple[str, str]], str | None]:
+    """The column pairs to compare, or a message asking for an explicit choice (no pair
+    is ever guessed: without human labels, nothing is compared until two different
+    columns are chosen)."""
+    if every and found:
+        return found, None
+    if not found and (judge is None or human is None):
+        return [], ("No human labels found (columns `human_<metric>`): choose the judge column "
+                    "and the human (or second judge) column to compare.")
+    if judge is None or human is None:
+        return [], "Choose the judge column and the human (or second judge) column."
+    if judge == human:
+        return [], f"Choose two different columns: `{judge}` compared with itself is not an " \
+                   "agreement."
+    return [(judge, human)], None
+
+
+def cache_problem(exc: CacheError, key: str) -> None:
+    """An unusable cache file: the message and a button that moves it aside."""
+    st.error(str(exc))
+    st.button("Move the cache aside and start a new one", key=key, on_click=move_aside,
+              args=(exc.path,))

@@ -292,6 +292,16 @@ def test_duplicate_requests_are_sent_once(bserver, tmp_path):
     assert len(lines) == 1
     assert run.judged[C.ICS].tolist() == [run.judged[C.ICS].iloc[0]] * 2
     assert run.stats.ok == 2
+    # Spend counts what is billed: one request at the batch rate, not two.
+    reply_usage = run.judged[[C.JUDGE_INPUT_TOKENS, C.JUDGE_OUTPUT_TOKENS]].iloc[0]
+    billed = (reply_usage.iloc[0] * 1.0 + reply_usage.iloc[1] * 2.0) / 1e6 * 0.5
+    assert run.stats.cost_usd == pytest.approx(billed) and run.stats.cache_hits == 1
+    # A later live run served from the cache keeps the batch price of those replies.
+    with ReplyCache(tmp_path / "c.sqlite") as cache:
+        live = judge_frame(frame, provider_for(bserver, "anthropic"), cache=cache,
+                           prices=PRICES, run_config=FAST)
+    assert live.stats.http_attempts == 0
+    assert live.judged[C.JUDGE_COST_USD].tolist() == pytest.approx([billed, billed])
 
 
 def test_large_submissions_are_split(bserver, frame, tmp_path):
@@ -391,3 +401,46 @@ def test_a_run_cancelled_before_submitting_sends_nothing(bserver, frame, tmp_pat
     assert bserver.counts["create"] == 0 and bserver.counts["upload"] == 0
     assert run.judged[C.UNSCORED_REASON].iloc[0] == "ics: not judged: run cancelled"
     assert run.stats.cancelled == 6 and run.cancelled
+
+
+def test_unparsed_cached_replies_are_submitted_again_unless_reused(bserver, frame, tmp_path):
+    from judges.request import Reply
+
+    provider = provider_for(bserver, "openai")
+    first = next(judge_requests(frame, provider=provider))
+    with ReplyCache(tmp_path / "c.sqlite") as cache:
+        cache.put(request_key(provider, first), Reply("no verdict here"))
+        kept = run_batch(frame, provider_for(bserver, "openai"), cache,
+                         config=JudgeConfig(reuse_unparsed=True))
+        assert sum(len(v) for v in bserver.batch_requests.values()) == 5
+        assert kept.judged[C.raw_column("ics")][0] == "no verdict here"
+        again = run_batch(frame, provider_for(bserver, "openai"), cache)
+    assert sum(len(v) for v in bserver.batch_requests.values()) == 6  # only that one again
+    assert again.stats.reasked == 1 and again.judged[C.UNSCORED_REASON][0] == ""
+
+
+def test_batch_cost_cap_is_checked_on_the_worst_case_before_submitting(bserver, frame,
+                                                                       tmp_path, capsys):
+    from judges.cli import main as scale_main
+    from judges.cost import PriceTable, estimate_message_tokens
+    from judges.judge import check_batch_cap
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("sections:\n  local:\n    judge-x: {input: 100, output: 100}\n")
+    provider = provider_for(bserver, "openai")
+    table = PriceTable.load(prices)
+    tokens_in = sum(estimate_message_tokens(r.messages) for r in judge_requests(frame))
+    bound = (tokens_in + 6 * 400) * 100 / 1e6 * 0.5  # six calls, each up to 400 tokens out
+    assert check_batch_cap(frame, provider, max_cost_usd=1.0, prices=table) == pytest.approx(
+        bound)
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    base = ["score", str(src), "--provider", "openai", "--model", "judge-x", "--base-url",
+            bserver.openai_url, "--cache", str(tmp_path / "c.sqlite"), "--out",
+            str(tmp_path / "o.csv"), "--batch", "--poll-interval", "0.01", "--quiet",
+            "--prices", str(prices)]
+    assert scale_main([*base, "--max-cost", f"{bound * 0.9:.6f}"]) == 1
+    assert bserver.counts["create"] == 0  # nothing submitted
+    assert "This batch could cost up to" in capsys.readouterr().err
+    assert scale_main([*base, "--max-cost", f"{bound * 1.1:.6f}"]) == 0
+    assert bserver.counts["create"] == 1

@@ -37,7 +37,8 @@ def test_score_writes_the_judged_file_and_results(sample_copy, tmp_path, capsys)
     assert len(judged) == 32 and int(judged[list(C.METRICS)].notna().sum().sum()) == 48
     assert judged["source"].notna().all()  # extra columns pass through
     table = pd.read_csv(results)
-    assert len(table) == 48 and set(table["deviation"].dropna()) <= {0.0, 1.0}
+    assert len(table) == 32 and set(table["deviation"].dropna()) <= {0.0, 1.0}  # pairs
+    assert table["pair_id"].is_unique
     design = Design.load(tmp_path / "res.design.yaml")
     assert design.names == ["stage", "sensitive_factor", "scenario", "model"]
 
@@ -70,7 +71,7 @@ def test_estimate_makes_no_request(sample_copy, tmp_path, capsys):
                  "--base-url", "https://llm.example.org/v1", "--no-cache"]) == 0
     captured = capsys.readouterr()
     assert "no price for this model" in captured.out
-    assert "No price for 'mystery' in section 'openai'" in captured.err
+    assert "No price for 'mystery' in section 'openai-compatible'" in captured.err
 
 
 def test_metrics_command(sample_copy, tmp_path, capsys):

@@ -97,11 +97,33 @@ def test_agreement_of_the_judged_file_with_human_labels():
     at.radio(key="tools_agree_ci").set_value("analytic").run()
     table = [d.value for d in at.dataframe if "kappa_qw" in d.value.columns][0]
     assert set(table["ci_method"]) == {"analytic"}
-    at.checkbox(key="tools_agree_every").uncheck()
+    at.checkbox(key="tools_agree_every").uncheck().run()
+    assert not [d for d in at.dataframe if "kappa_qw" in d.value.columns]  # nothing guessed
     at.selectbox(key="tools_agree_judge").set_value("ics")
     at.selectbox(key="tools_agree_human").set_value("ics").run()
+    assert not [d for d in at.dataframe if "kappa_qw" in d.value.columns]
+    assert "Choose two different columns: `ics` compared with itself" in at.info[0].value
+    at.selectbox(key="tools_agree_human").set_value("human_ics").run()
     table = [d.value for d in at.dataframe if "kappa_qw" in d.value.columns][0]
-    assert table["kappa_qw"].tolist() == [1.0] * 5
+    assert table["n"].tolist() == [10, 10, 10, 10, 40]
+
+
+def test_agreement_without_human_labels_asks_for_an_explicit_choice():
+    judged = pd.DataFrame({"id": range(8), "stage": np.tile([1, 2, 3, 4], 2),
+                           "ics": [1, 2, 3, 4, 5, 4, 3, 2], "ics_b": [1, 2, 3, 4, 5, 5, 3, 1],
+                           "judge": "openai:x"})
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["judges_judged"] = judged
+    at.run()
+    assert not at.exception
+    assert not [d for d in at.dataframe if "kappa_qw" in d.value.columns]  # not stage vs stage
+    assert any("No human labels found" in i.value for i in at.info)
+    assert at.selectbox(key="tools_agree_judge").value is None
+    at.selectbox(key="tools_agree_judge").set_value("ics")
+    at.selectbox(key="tools_agree_human").set_value("ics_b").run()
+    table = [d.value for d in at.dataframe if "kappa_qw" in d.value.columns][0]
+    assert table["judge_column"].iloc[0] == "ics" and table["human_column"].iloc[0] == "ics_b"
+    assert table["n"].iloc[-1] == 8
 
 
 def test_batches_tab_collects_a_batch_left_by_a_closed_session(tmp_path):

@@ -80,7 +80,7 @@ def test_unscored_reasons_table():
 
 def test_to_results_long_table_deviation_and_design():
     judged = judged_table()
-    results, design = to_results(judged)
+    results, design = to_results(judged, stage2_rows="metrics")
     assert len(results) == 5 + 6 + 3 + 2  # stage 2 gives three rows per story pair
     assert list(results.columns[:11]) == ["stage", "sensitive_factor", "scenario", "model",
                                           "metric", "score", "threshold", "deviation",
@@ -103,8 +103,31 @@ def test_to_results_long_table_deviation_and_design():
     assert check_design(design, results) == []
     applied = apply_design(results, design)
     assert applied["deviation"].sum() == 5  # ics 2 and 1 | etcs 2, pcs 2 | sbas 3
-    strict, _ = to_results(judged, stage2_threshold=5)
+    strict, _ = to_results(judged, stage2_threshold=5, stage2_rows="metrics")
     assert strict[strict["stage"] == "2"]["deviation"].tolist()[:3] == [0.0, 1.0, 1.0]
+
+
+def test_stage2_pairs_are_one_row_each_by_default_with_a_pair_id():
+    judged = judged_table()
+    results, design = to_results(judged)
+    assert len(results) == 5 + 2 + 3 + 2  # one row per story pair, not three
+    pairs = results[results["stage"] == "2"]
+    assert pairs["metric"].tolist() == ["consistency_min", "consistency_min"]
+    assert pairs["score"].tolist() == [2.0, 2.0]  # min(5, 4, 2); min(3, 2) with etcs unscored
+    assert pairs["deviation"].tolist() == [1.0, 1.0]  # a metric below 3 deviates either way
+    assert pairs["unscored_reason"].tolist() == ["", "empty reply"]
+    assert pairs["explanation"].iloc[0] == "tcs: why tcs 5; pcs: why pcs 4; etcs: why etcs 2"
+    assert pairs["pair_id"].tolist() == ["6:q5", "7:q6"]
+    assert results["pair_id"].is_unique  # one row per source row everywhere now
+    assert design.name == "four-stage judge scores (cluster: pair_id)"
+    assert apply_design(results, design)["deviation"].sum() == 5
+    metrics, _ = to_results(judged, stage2_rows="metrics")
+    assert metrics[metrics["stage"] == "2"]["pair_id"].tolist() == ["6:q5"] * 3 + ["7:q6"] * 3
+    judged.loc[6, "pcs"] = 4  # tcs 3, pcs 4, etcs unscored: not known to deviate
+    again, _ = to_results(judged)
+    assert np.isnan(again[again["stage"] == "2"]["deviation"].iloc[1])
+    with pytest.raises(JudgesError, match="stage2_rows must be"):
+        to_results(judged, stage2_rows="rows")
 
 
 def test_embedding_rows_become_similarity_rows():

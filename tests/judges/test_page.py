@@ -63,7 +63,8 @@ def test_sample_run_results_download_and_send_to_analysis():
     assert not at.exception and not at.error
     judged = at.session_state["judges_judged"]
     assert len(judged) == 32 and int(judged[list(C.METRICS)].notna().sum().sum()) == 48
-    assert [s.value for s in at.subheader] == ["Judge", "Stage metrics", "Judged rows"]
+    assert [s.value for s in at.subheader] == ["Judge", "Run summary", "Stage metrics",
+                                               "Judged rows"]
     metrics = table_with(at, "share_fair")
     assert set(metrics.columns) >= {"stage", "metric", "share_fair", "n_unscored"}
     assert metrics["n"].sum() == 48
@@ -75,7 +76,7 @@ def test_sample_run_results_download_and_send_to_analysis():
     results = at.session_state["results_frame"]
     design = at.session_state["design"]
     assert isinstance(design, Design) and design.outcome.column == "deviation"
-    assert len(results) == 48 and set(results["deviation"].dropna()) <= {0.0, 1.0}
+    assert len(results) == 32 and set(results["deviation"].dropna()) <= {0.0, 1.0}  # pairs
     assert at.session_state["results_name"] == "fourstage_illustrative.csv (judge scores)"
     assert any("now the active results table" in s.value for s in at.success)
 
@@ -144,7 +145,11 @@ def test_uploads_invalid_and_already_judged_files():
                         "question_b": ["q"], "answer_a": [""], "answer_b": ["b"]})
     at.file_uploader(key="judges_upload").upload("bad.csv", bad.to_csv(index=False).encode(),
                                                  "text/csv").run()
-    assert any("row 1 (id a), stage 3: answer_a is empty." in e.value for e in at.error)
+    assert not at.error  # a partial file (an answer still missing) is judged where it can be
+    assert any("1 of 1 rows have an empty answer or story" in i.value for i in at.info)
+    at.file_uploader(key="judges_upload").upload(
+        "bad.csv", bad.assign(stage=7).to_csv(index=False).encode(), "text/csv").run()
+    assert any("row 1 (id a): stage is 7" in e.value for e in at.error)
     frame = pd.read_csv(sample_path())
     judged = frame.assign(ics=3, judge="openai:x [fourstage-ics@1.0]")
     judged.loc[judged["stage"].isin([2, 3]), "ics"] = None
@@ -157,3 +162,93 @@ def test_uploads_invalid_and_already_judged_files():
     assert ics["share_fair"].eq(1.0).all() and ics["n"].sum() == 16
     # the file has no tcs/pcs/etcs/sbas columns: those judgments count as unscored
     assert metrics.loc[metrics["metric"] == "tcs", "n_unscored"].sum() == 8
+
+
+def test_run_summary_unscored_filter_raw_replies_and_reasoning_settings():
+    def behaviour(call):
+        if "Research is mixed" in call.prompt:  # one answer of the sample: prose, no JSON
+            return FakeReply(text="Hard to say, maybe a two.")
+        return FakeReply.judgement(4)
+
+    with FakeLLMServer(behaviour) as srv:
+        at = page()
+        choose_local_openai(at, srv.openai_url)
+        at.text_input(key="judges_model_openai").input("gpt-5-mini").run()
+        assert any("temperature = 0.0 is not sent to openai:gpt-5-mini" in w.value
+                   for w in at.warning)
+        at.selectbox(key="judges_effort").set_value("low").run()
+        at.button(key="judges_run").click().run()
+        wait_for_result(at)
+        assert srv.n_requests == 48
+        assert {c.body["max_tokens"] for c in srv.calls} == {4000}
+        assert {c.body["reasoning_effort"] for c in srv.calls} == {"low"}
+        assert not any("temperature" in c.body for c in srv.calls)
+    assert not at.exception
+    summary = summary_table(at)
+    values = dict(zip(summary["quantity"], summary["value"], strict=True))
+    assert values["judgments"] == "48" and values["requests sent"] == "48 (0 retries)"
+    assert values["unscored"] == "1" and values["scored"] == "47"
+    assert values["parameters sent"] == (
+        '{"json_schema": true, "max_tokens": 4000, "reasoning_effort": "low"}')
+    assert values["model snapshot"] == "gpt-5-mini"
+    assert values["warning"].startswith("temperature = 0.0 is not sent")
+    assert len(table_with(at, "ics_raw")) == 32
+    at.checkbox(key="judges_unscored_only").check().run()
+    rows = table_with(at, "ics_raw")
+    assert len(rows) == 1 and rows["ics_raw"].iloc[0] == "Hard to say, maybe a two."
+    assert rows[C.UNSCORED_REASON].iloc[0] == "ics: no JSON object in the reply"
+
+
+def summary_table(at: AppTest) -> pd.DataFrame:
+    """The run summary (the estimate is a quantity/value table too)."""
+    for el in at.dataframe:
+        if "quantity" in el.value.columns and "requests sent" in set(el.value["quantity"]):
+            return el.value
+    raise AssertionError("no run summary")
+
+
+def test_cost_cap_and_similarity_threshold_fields(tmp_path, monkeypatch):
+    prices = tmp_path / "prices.yaml"  # the $BIAS_WORKBENCH_PRICES override of prices.yaml
+    prices.write_text("sections:\n  local:\n    judge-x: {input: 1000, output: 1000}\n")
+    monkeypatch.setenv("BIAS_WORKBENCH_PRICES", str(prices))
+    with FakeLLMServer(latency=0.05) as srv:
+        at = page()
+        choose_local_openai(at, srv.openai_url)
+        cost = table_with(at, "quantity").set_index("quantity").loc["cost (est.)", "value"]
+        assert cost != "$0.0000"  # priced by the override
+        at.number_input(key="judges_max_cost").set_value(1.0).run()
+        at.button(key="judges_run").click().run()
+        wait_for_result(at)
+        assert srv.n_requests == 0
+    summary = summary_table(at)
+    stopped = summary.set_index("quantity").loc["stopped early", "value"]
+    assert stopped.startswith("cost cap")
+    at = page()
+    at.selectbox(key="judges_provider").set_value("embedding").run()
+    at.number_input(key="judges_similarity_threshold").set_value(0.99).run()
+    at.button(key="judges_run").click().run()
+    wait_for_result(at, 120)
+    at.button(key="judges_send").click().run()
+    results = at.session_state["results_frame"]
+    assert (results["threshold"] == 0.99).all() and results["deviation"].eq(1.0).all()
+
+
+def test_corrupt_cache_gets_a_message_and_a_move_aside_button(tmp_path):
+    import os
+
+    from tests.judges.test_judges_tools_page import PAGE as TOOLS
+
+    path = tmp_path / "judge-cache.sqlite"
+    assert os.environ["BIAS_WORKBENCH_JUDGE_CACHE"] == str(path)
+    path.write_bytes(b"not a database at all" * 50)
+    at = page()
+    choose_local_openai(at, "http://127.0.0.1:9/v1")
+    assert not at.exception
+    assert any("judge-cache.sqlite cannot be used" in e.value for e in at.error)
+    tools = AppTest.from_file(TOOLS, default_timeout=60).run()
+    assert not tools.exception  # no red exception box in any tab
+    assert sum("cannot be used" in e.value for e in tools.error) >= 2  # estimate, batches
+    at.button(key="judges_reset_cache").click().run()
+    assert not at.error and len(list(tmp_path.glob("judge-cache.sqlite.unusable-*"))) == 1
+    estimate = table_with(at, "quantity").set_index("quantity")
+    assert estimate.loc["calls to make", "value"] == "48"

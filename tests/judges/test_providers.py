@@ -152,7 +152,11 @@ def test_identity_price_section_and_keys(monkeypatch):
     assert local.price_section == "local" and not local.needs_key
     official = OpenAIChat("gpt-4o-mini")
     assert official.endpoint == "https://api.openai.com/v1" and official.price_section == "openai"
-    assert OpenAIChat("m", base_url="https://api.together.xyz/v1").price_section == "openai"
+    hosted = OpenAIChat("m", base_url="https://api.together.xyz/v1")
+    assert hosted.price_section == "openai-compatible" and not hosted.needs_key
+    lan = OpenAIChat("m", base_url="http://10.0.0.7:8000/v1")  # vLLM on the LAN
+    assert lan.price_section == "openai-compatible" and not lan.needs_key
+    lan.check_ready()  # no key asked for
     with pytest.raises(ProviderConfigError, match="No API key for openai: set OPENAI_API_KEY"):
         official.check_ready()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-123")

@@ -1,0 +1,68 @@
+"""The app's navigation (``app.py`` routes with it) and the first-visit guard of the pages.
+
+Why the guard: while a server has not yet run ``app.py`` in any session, Streamlit's legacy
+multipage mode is on because a ``pages/`` folder exists next to it, so a first visit at a
+page URL (``/judges``) runs that page file directly, under a generated sidebar listing every
+file of ``pages/`` (and ``app``) instead of our navigation. :func:`route_first_visit`, called
+at the top of every page file, notices that case and hands the run to our navigation, which
+turns the legacy mode off for the whole server (``st.navigation`` does that) and runs the
+page the URL asked for. Under our navigation, and in AppTest runs of a page file, it does
+nothing.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+#: Page files by section, with titles and icons (paths relative to app.py's folder).
+PAGES: dict[str, list[tuple[str, str, str]]] = {
+    "Set up": [
+        ("pages/data.py", "Data", ":material/upload_file:"),
+        ("pages/prepare.py", "Prepare", ":material/build:"),
+        ("pages/design.py", "Design", ":material/schema:"),
+    ],
+    "Analyse": [
+        ("pages/coverage.py", "Coverage", ":material/grid_on:"),
+        ("pages/subgroups.py", "Subgroups", ":material/donut_large:"),
+        ("pages/ecdf.py", "eCDF", ":material/show_chart:"),
+        ("pages/importance.py", "Factor importance", ":material/balance:"),
+        ("pages/disparity.py", "Disparity", ":material/bar_chart:"),
+        ("pages/bias_index.py", "Bias index", ":material/speed:"),
+        ("pages/cohorts.py", "Cohorts", ":material/stacked_bar_chart:"),
+    ],
+    "Plan": [
+        ("pages/planner.py", "Planner", ":material/architecture:"),
+    ],
+    "Judge": [
+        ("pages/judges.py", "Judges", ":material/gavel:"),
+        ("pages/judges_tools.py", "Answers & agreement", ":material/handshake:"),
+    ],
+}
+
+
+def navigation():
+    """``st.navigation`` of :data:`PAGES` (the first page is the default)."""
+    first = PAGES["Set up"][0][0]
+    return st.navigation({
+        section: [st.Page(path, title=title, icon=icon, default=path == first)
+                  for path, title, icon in pages]
+        for section, pages in PAGES.items()})
+
+
+def _legacy_mode() -> bool:
+    # Streamlit keeps the legacy-mode switch on its pages manager (not public API; checked
+    # with streamlit 1.67, where st.navigation sets it to False for the whole server).
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - another Streamlit layout
+        return False
+    return bool(PagesManager.uses_pages_directory)
+
+
+def route_first_visit() -> None:
+    """At the top of a page file: if this run is Streamlit's legacy page mode (a first visit
+    at a page URL on a fresh server), run our navigation instead and stop."""
+    if _legacy_mode():
+        st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
+        navigation().run()
+        st.stop()
