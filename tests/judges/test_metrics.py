@@ -119,7 +119,7 @@ def test_stage2_pairs_are_one_row_each_by_default_with_a_pair_id():
     assert pairs["explanation"].iloc[0] == "tcs: why tcs 5; pcs: why pcs 4; etcs: why etcs 2"
     assert pairs["pair_id"].tolist() == ["6:q5", "7:q6"]
     assert results["pair_id"].is_unique  # one row per source row everywhere now
-    assert design.name == "four-stage judge scores (cluster: pair_id)"
+    assert design.cluster == "pair_id"
     assert apply_design(results, design)["deviation"].sum() == 5
     metrics, _ = to_results(judged, stage2_rows="metrics")
     assert metrics[metrics["stage"] == "2"]["pair_id"].tolist() == ["6:q5"] * 3 + ["7:q6"] * 3
