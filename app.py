@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from ui.context import page_guard
+
 st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
 
 PAGES = {
@@ -24,4 +26,6 @@ PAGES = {
     ],
 }
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+with page_guard():  # an unexpected error becomes a message; the session state is kept
+    page.run()

@@ -25,6 +25,7 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
+from ui.context import show_context
 from ui.widgets import figure_downloads, page_link, subset_filter, table_download
 
 __all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
@@ -94,6 +95,7 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
                 "deviation.")
         page_link("pages/design.py", label="Go to Design", icon="🧩")
         st.stop()
+    show_context(design)
     try:
         results = applied_results(design)
     except AnalysisError as exc:

@@ -20,6 +20,8 @@ from analysis.nesting import describe_nesting
 EMPTY_PAGE_SIZE = 100
 EMPTY_DOWNLOAD_MAX = 100_000
 THINNEST = 100
+#: A number input holds at most 2^53 - 1 (JavaScript's safe integers).
+MAX_PAGE = 2**53 - 1
 #: Larger factor pairs are not drawn (the browser would choke on the heatmap).
 HEATMAP_MAX_CELLS = 250_000
 
@@ -113,7 +115,9 @@ def empty_page(cells: pd.DataFrame, design: Design, factors: list[str], where: d
                info: dict) -> pd.DataFrame:
     """A page of empty combinations chosen with a number input."""
     pages = cov.page_count(int(info["summary"].iloc[0][N_EMPTY_CELLS]), EMPTY_PAGE_SIZE)
-    page = st.number_input(f"Page (of {pages:,}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
-                           max_value=pages, value=1, step=1, key="coverage_empty_page")
+    shown = f"{pages:,}" if pages <= MAX_PAGE else f"{pages:,}; the first {MAX_PAGE:,} reachable"
+    page = st.number_input(f"Page (of {shown}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
+                           max_value=min(pages, MAX_PAGE), value=1, step=1,
+                           key="coverage_empty_page")
     return cov.empty_cells_page(cells, design, page=page, page_size=EMPTY_PAGE_SIZE,
                                 first=info["empty"], factors=factors, where=where)

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from analysis.context import stamp_figure, stamp_table
 from analysis.design import Design
 from analysis.export import (
     FIGURE_FORMATS,
@@ -15,6 +16,7 @@ from analysis.export import (
     figure_bytes,
     table_bytes,
 )
+from ui.context import current_context, note_subset
 
 
 def subset_filter(design: Design, key: str, *, label: str = "Subset (applied first)"
@@ -30,11 +32,18 @@ def subset_filter(design: Design, key: str, *, label: str = "Subset (applied fir
                                                       key=f"{key}_where_{f.name}")
             if chosen:
                 where[f.name] = chosen
+    note_subset(where)
     return where
 
 
 def table_download(table: pd.DataFrame, name: str, key: str) -> None:
-    """A CSV download button for ``table`` (rendered when clicked)."""
+    """A CSV download button for ``table`` (rendered when clicked).
+
+    On an analysis page the CSV carries the page's context as ``workbench_*`` columns.
+    """
+    context = current_context()
+    if context is not None:
+        table = stamp_table(table, context)
     st.download_button("CSV", lambda: table_bytes(table), file_name=f"{name}.csv",
                        mime=MIME["csv"], key=f"{key}_csv", on_click="ignore", icon="⬇️")
 
@@ -47,11 +56,14 @@ def figure_downloads(fig, name: str, key: str) -> None:
     disabled and say what to install; HTML keeps working.
     """
     can_render = browser_available()
+    context = current_context()  # stamped on click: the page's context line under the plot
     cols = st.columns(len(FIGURE_FORMATS) + 1)
     for col, fmt in zip(cols, FIGURE_FORMATS, strict=False):
         enabled = fmt == "html" or can_render
         col.download_button(
-            fmt.upper(), (lambda f=fmt: figure_bytes(fig, f)), file_name=f"{name}.{fmt}",
+            fmt.upper(),
+            (lambda f=fmt: figure_bytes(stamp_figure(fig, context) if context else fig, f)),
+            file_name=f"{name}.{fmt}",
             mime=MIME[fmt], key=f"{key}_{fmt}", on_click="ignore", icon="⬇️",
             disabled=not enabled, help=None if enabled else INSTALL_HINT,
         )
