@@ -146,3 +146,39 @@ def describe_nesting(row: pd.Series | Mapping) -> str:
             f"fixes one of the {row[N_DEPENDENT_VALUES]} values of {dep}{outside}. Coverage over "
             "both counts impossible combinations as empty, and a regression with both is "
             f"collinear: keep {det} or {dep}, not both.")
+
+
+def unnested_choice(frame: pd.DataFrame, candidates: Sequence[str], k: int, *,
+                    references: Mapping[str, str] | None = None) -> list[str]:
+    """Up to ``k`` of ``candidates``, in order, no two of them nested in each other.
+
+    A candidate is skipped when :func:`find_nestings` reports it ``nested``, ``nested
+    outside reference`` or ``equivalent`` with one already chosen, or ``constant``:
+    defaults built this way never open a page on a pair such as template x gender.
+
+    Parameters
+    ----------
+    frame
+        The results table (or a cell table of it).
+    candidates
+        Factor columns in order of preference.
+    k
+        How many to choose at most.
+    references
+        Reference value per factor (see :func:`find_nestings`).
+    """
+    candidates = list(dict.fromkeys(candidates))
+    if k <= 0 or not candidates:
+        return []
+    found = find_nestings(frame, candidates, references=references)
+    constant = set(found.loc[found[NESTING_KIND] == "constant", DEPENDENT])
+    linked = {frozenset((r[DETERMINANT], r[DEPENDENT]))
+              for r in found.to_dict(orient="records") if r[NESTING_KIND] != "constant"}
+    chosen: list[str] = []
+    for f in candidates:
+        if f in constant or any(frozenset((f, c)) in linked for c in chosen):
+            continue
+        chosen.append(f)
+        if len(chosen) == k:
+            break
+    return chosen

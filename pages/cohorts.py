@@ -9,6 +9,7 @@ from analysis.figures.distribution import distribution_figure, spread_figure
 from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
+from ui.widgets import p_value_columns
 
 st.title("Cohorts")
 results, design = require_results(need_outcome=False)
@@ -73,5 +74,5 @@ st.caption("H0: every cohort has the same category distribution. Pearson chi-squ
            "least 1 / (resamples + 1). Cramer's V: effect size from 0 to 1.")
 for note in test["note"][test["note"] != ""].unique():
     st.warning(note)
-st.dataframe(test, hide_index=True)
+st.dataframe(test, hide_index=True, column_config=p_value_columns(test))
 table_download(test, "cohorts_chi_square", key="cohorts_test")

@@ -51,7 +51,7 @@ with t_map:
     if len(factors) < 2:
         st.info("Choose two or more factors for a heatmap.")
     else:
-        row, col = pair_choice(factors)
+        row, col = pair_choice(design, factors)
         size = len(design.factor(row).values) * len(design.factor(col).values)
         if size > HEATMAP_MAX_CELLS:
             st.warning(f"{row} x {col} has {size:,} combinations: too many to draw.")

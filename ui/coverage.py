@@ -102,12 +102,18 @@ def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
                           help=hint)
 
 
-def pair_choice(factors: list[str]) -> tuple[str, str]:
-    """Two different factors for the heatmap (rows, columns)."""
+def pair_choice(design: Design, factors: list[str]) -> tuple[str, str]:
+    """Two different factors for the heatmap (rows, columns); the default pair is not nested."""
+    from ui.defaults import unnested_defaults
+
+    start = unnested_defaults(design, factors, 2)
+    start = start if len(start) == 2 else factors[:2]
     c1, c2 = st.columns(2)
-    row = c1.selectbox("Rows", factors, index=0, key="coverage_row")
+    row = c1.selectbox("Rows", factors, index=factors.index(start[0]), key="coverage_row")
     others = [f for f in factors if f != row]
-    col = c2.selectbox("Columns", others, index=0, key="coverage_col")
+    col = c2.selectbox("Columns", others,
+                       index=others.index(start[1]) if start[1] in others else 0,
+                       key="coverage_col")
     return row, col
 
 

@@ -52,9 +52,14 @@ COLUMN_CONFIG = {
 
 
 def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2) -> list[str]:
-    """Up to ``k`` factors to start with: domain first, then prompt, then model factors."""
+    """Up to ``k`` factors to start with: domain first, then prompt, then model factors.
+
+    No two of them nested in each other on the active data (``ui/defaults.py``).
+    """
+    from ui.defaults import unnested_defaults
+
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    return [f for f in order if f not in exclude][:k]
+    return unnested_defaults(design, [f for f in order if f not in exclude], k)
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),

@@ -36,6 +36,14 @@ def subset_filter(design: Design, key: str, *, label: str = "Subset (applied fir
     return where
 
 
+def p_value_columns(table: pd.DataFrame) -> dict:
+    """``column_config`` showing every p-value column of ``table`` as ``1.2e-70``."""
+    from analysis.formatting import P_FORMAT, is_p_column
+
+    return {c: st.column_config.NumberColumn(c, format=P_FORMAT) for c in table.columns
+            if is_p_column(str(c)) and pd.api.types.is_float_dtype(table[c])}
+
+
 def table_download(table: pd.DataFrame, name: str, key: str) -> None:
     """A CSV download button for ``table`` (rendered when clicked).
 

@@ -25,9 +25,9 @@ from analysis.design import (
     factor_values,
     guess_kind,
     make_factor,
+    outcome_meaning,
     parse_assignments,
     suggest_design,
-    outcome_meaning,
     suggest_outcome,
 )
 from analysis.errors import AnalysisError, DesignError, DesignMismatchError

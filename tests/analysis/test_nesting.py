@@ -207,3 +207,23 @@ def test_setting_both_sides_aside_finds_no_spurious_pair():
     frame = pd.DataFrame(rows, columns=["template", "gender"])
     table = find_nestings(frame, ["template", "gender"], references={"template": "t1"})
     assert _findings(table) == {("template", "gender", "nested outside reference")}
+
+
+def test_unnested_choice_skips_nested_equivalent_and_constant_factors():
+    from analysis.nesting import unnested_choice
+
+    n = 60
+    frame = pd.DataFrame({
+        "template": [f"t{i % 6}" for i in range(n)],
+        "gender": ["f" if i % 6 < 3 else "m" for i in range(n)],  # fixed by the template
+        "same": [f"s{i % 6}" for i in range(n)],  # the template under another name
+        "const": ["x"] * n,
+        "model": [f"m{i % 5}" for i in range(n)],
+        "cot": [("yes", "no")[(i // 5) % 2] for i in range(n)],
+    })
+    assert unnested_choice(frame, ["template", "gender", "same", "const", "model"], 2) == \
+        ["template", "model"]
+    assert unnested_choice(frame, ["gender", "template", "model", "cot"], 3) == \
+        ["gender", "model", "cot"]
+    assert unnested_choice(frame, ["template", "same"], 2) == ["template"]
+    assert unnested_choice(frame, ["model"], 0) == []
