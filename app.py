@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui import session
 from ui.context import page_guard
 
 st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
@@ -26,6 +27,10 @@ PAGES = {
     ],
 }
 
+session.restore()  # after a browser reload: the table, design and settings of ?sid=
 page = st.navigation(PAGES)
-with page_guard():  # an unexpected error becomes a message; the session state is kept
-    page.run()
+try:
+    with page_guard():  # an unexpected error becomes a message; the session state is kept
+        page.run()
+finally:
+    session.save()
