@@ -9,6 +9,7 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.reproduce import reproduce_index
 
 st.title("Bias index")
 results, design = require_results()
@@ -27,6 +28,7 @@ try:
 except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
+reproduce_index(design, options, where)
 
 totals = index.totals.sort_values([RANK, LLMBI])
 if totals[LLMBI].isna().any():

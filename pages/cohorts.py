@@ -9,6 +9,7 @@ from analysis.figures.distribution import distribution_figure, spread_figure
 from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
+from ui.reproduce import reproduce_cohorts
 from ui.widgets import p_value_columns
 
 st.title("Cohorts")
@@ -40,6 +41,7 @@ try:
 except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
+reproduce_cohorts(design, opts, where)
 
 dropped = int(rows[category].isna().sum())
 if dropped:

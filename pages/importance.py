@@ -18,6 +18,7 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.reproduce import reproduce_importance
 
 st.title("Factor importance")
 results, design = require_results()
@@ -45,6 +46,7 @@ except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
 
+reproduce_importance(design, options, where, cell_factors)
 m = st.columns(5)
 m[0].metric("Rows", f"{fit.n_rows:,}")
 m[1].metric("Deviations", f"{fit.n_deviations:,}")
