@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import re
 import shutil
@@ -187,13 +188,19 @@ def clean_subcategory(value: str) -> str:
     return value
 
 
+def raw_bytes(path: Path) -> bytes:
+    """``path``, or its gzip-compressed copy ``path.gz`` (tests/data ships those)."""
+    if path.is_file():
+        return path.read_bytes()
+    return gzip.decompress(path.with_name(path.name + ".gz").read_bytes())
+
+
 def read_bbq(shared: Path) -> list[dict[str, Any]]:
     """Every example of the 6 categories, in file order (categories alphabetically)."""
     examples: list[dict[str, Any]] = []
     for category in BBQ_CATEGORIES:
-        path = shared / "bbq" / f"preds_{category}.jsonl"
-        with path.open(encoding="utf-8") as handle:
-            examples.extend(json.loads(line) for line in handle if line.strip())
+        text = raw_bytes(shared / "bbq" / f"preds_{category}.jsonl").decode("utf-8")
+        examples.extend(json.loads(line) for line in text.splitlines() if line.strip())
     return examples
 
 
@@ -366,8 +373,8 @@ SSQA_SIM_COLUMNS_EXTRA: tuple[str, ...] = ("model", "answer", "deviation", "sent
 
 def read_ssqa_design(shared: Path) -> pd.DataFrame:
     """The SSQA factor table with every column as written in the file (strings)."""
-    return pd.read_csv(shared / "ssqa" / "ssqa_factor_table.csv", dtype=str,
-                       keep_default_na=False)
+    return pd.read_csv(io.BytesIO(raw_bytes(shared / "ssqa" / "ssqa_factor_table.csv")),
+                       dtype=str, keep_default_na=False)
 
 
 def linear_predictor(frame: pd.DataFrame, spec: dict[str, Any]) -> np.ndarray:
@@ -441,7 +448,7 @@ def build(shared: Path, out: Path, quiet: bool = False) -> dict[str, Any]:
     summary["bbq_unmatched_share"] = unmatched / len(bbq)
 
     # SSQA
-    design_bytes = (shared / "ssqa" / "ssqa_factor_table.csv").read_bytes()
+    design_bytes = raw_bytes(shared / "ssqa" / "ssqa_factor_table.csv")
     write(out / "ssqa_design.csv.gz", gzip.compress(design_bytes, compresslevel=9, mtime=0),
           quiet)
     design = read_ssqa_design(shared)
