@@ -39,3 +39,12 @@ def test_ssqa_defaults_hold_no_nested_pair():
     at.run()
     chosen = at.multiselect(key="ecdf_factors").value
     assert len(chosen) == 2 and frozenset(chosen) not in _nested_pairs(frame, design)
+
+
+def test_bias_index_dimensions_avoid_a_nested_pair():
+    frame, design = sample_with_design("bbq_unifiedqa.csv.gz")
+    at = page_test("bias_index.py", frame=frame, design=design)
+    at.run()
+    assert not at.exception
+    # the domain factors are category and subcategory, nested: only one is chosen
+    assert at.multiselect(key="index_dimensions").value == ["category"]
