@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
+import pytest
 
 from analysis.context import (
     CONTEXT_COLUMNS,
@@ -12,6 +13,7 @@ from analysis.context import (
     stamp_figure,
     stamp_table,
 )
+from analysis.export import browser_available, figure_bytes
 
 CONTEXT = AnalysisContext("ssqa_simulated.csv.gz", "answer equals biased_answer",
                           {"model": ["model_a"], "cot": [], "gender": ["f", "m"]}, True)
@@ -45,3 +47,11 @@ def test_table_stamp_adds_constant_columns_and_keeps_user_columns():
     assert out["workbench_subset"].tolist() == ["all rows", "all rows"]
     assert out["workbench_simulated"].tolist() == [True, True]
     assert list(table.columns) == ["x", "workbench_dataset"]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not browser_available(), reason="needs a Chrome/Chromium for kaleido")
+def test_the_stamp_is_in_the_exported_svg():
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]))
+    svg = figure_bytes(stamp_figure(fig, CONTEXT), "svg").decode("utf-8")
+    assert "SIMULATED outcomes | data: ssqa_simulated.csv.gz" in svg
