@@ -24,7 +24,7 @@ from ui.coverage import (
     pair_choice,
     show_summary,
 )
-from ui.reproduce import reproduce
+from ui.reproduce import reproduce_coverage
 
 st.title("Coverage")
 results, design = require_results(need_outcome=False)
@@ -45,11 +45,7 @@ except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
 show_summary(info)
-reproduce("coverage", design, [("factors", factors)], where=where, key="coverage_repro",
-          imports=["from analysis.coverage import coverage_summary"],
-          body=[f"factors = {factors!r}",
-                "cells = cell_table(results, factors, with_outcome=False)",
-                "print(coverage_summary(cells, design, factors=factors, where=where))"])
+reproduce_coverage(design, factors, where)
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
     ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])

@@ -13,7 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
-from ui.reproduce import reproduce
+from ui.reproduce import reproduce_ecdf
 from ui.subgroups import COLUMN_CONFIG, factor_choice
 
 st.title("eCDF")
@@ -58,14 +58,7 @@ if len(few):
                                                 few.to_dict(orient="records"))
                + ": the eCDF is coarse and the KS test has little power.")
 
-reproduce("ecdf", design, [("factors", factors), ("by", by), ("level", level), ("ideal", ideal),
-                           ("cutoff", cutoff)], where=where, key="ecdf_repro",
-          imports=["from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates"],
-          body=[f"factors, by = {factors!r}, {by!r}",
-                "cells = cell_table(results, [by, *factors])",
-                f"rates = subgroup_rates(cells, factors, by=by, level={level})",
-                f"print(ecdf_summary(rates, by=by, ideal={ideal!r}, cutoff={cutoff!r}))",
-                "print(ks_tests(rates, by=by))"])
+reproduce_ecdf(design, factors, by, level, ideal, cutoff, where)
 fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
 st.plotly_chart(fig, key="ecdf_chart")
 figure_downloads(fig, "ecdf", key="ecdf_figure")

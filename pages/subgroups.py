@@ -13,7 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
-from ui.reproduce import reproduce
+from ui.reproduce import reproduce_subgroups
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
 
 st.title("Subgroups")
@@ -70,9 +70,4 @@ shown = value_filter(table, factors, key="subgroups_show")
 st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG, key="subgroups_table",
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
-reproduce("subgroups", design, [("factors", factors), ("level", level), ("test", test),
-                                ("min-n", int(min_n))], where=where, key="subgroups_repro",
-          imports=["from analysis.subgroups import subgroups"],
-          body=[f"factors = {factors!r}", "cells = cell_table(results, factors)",
-                f"table = subgroups(cells, factors, max_level={level}, test={test!r}, "
-                f"min_n={int(min_n)})", "print(table)"])
+reproduce_subgroups(design, factors, level, test, int(min_n), where)
