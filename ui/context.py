@@ -9,9 +9,10 @@ traceback box, and the session state (data, design, settings) is kept.
 
 from __future__ import annotations
 
+import functools
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import streamlit as st
@@ -76,19 +77,41 @@ def _draw() -> None:
              "figure, `workbench_*` columns in a CSV (docs/exports.md).")
 
 
+def _show_error(exc: BaseException, where: str = "This page stopped") -> None:
+    st.error(f"{where} on an unexpected error ({type(exc).__name__}: {exc}). Your data, "
+             "design and settings are kept: change a setting or open another page. If it "
+             "happens again, please report it with the details below.")
+    with st.expander("Details for a bug report"):
+        st.code("".join(traceback.format_exception(exc)), language="text")
+
+
 @contextmanager
 def page_guard() -> Iterator[None]:
     """Turn an unexpected exception of a page into a message with the details folded.
 
     Streamlit's own control flow (``st.stop``, ``st.rerun``, page switches) derives from
-    ``BaseException`` and passes through untouched.
+    ``BaseException`` and passes through untouched. An error caught by
+    :func:`guarded_callback` before the run is shown first.
     """
     clear_context()
+    pending = st.session_state.pop("_callback_error", None)
+    if pending is not None:
+        _show_error(pending, "The last action stopped")
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - the last line of defence of a page
-        st.error(f"{GUARD_MESSAGE} ({type(exc).__name__}: {exc}). Your data, design and "
-                 "settings are kept: change a setting or open another page. If it happens "
-                 "again, please report it with the details below.")
-        with st.expander("Details for a bug report"):
-            st.code("".join(traceback.format_exception(exc)), language="text")
+        _show_error(exc)
+
+
+def guarded_callback(func: Callable[[], None]) -> Callable[[], None]:
+    """A widget callback whose unexpected exception is shown by the next page run.
+
+    Callbacks run before the page script, outside :func:`page_guard`.
+    """
+    @functools.wraps(func)
+    def wrapper() -> None:
+        try:
+            func()
+        except Exception as exc:  # noqa: BLE001 - shown by page_guard on this run
+            st.session_state["_callback_error"] = exc
+    return wrapper

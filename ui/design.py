@@ -16,6 +16,7 @@ from analysis.design import (
     make_factor,
 )
 from analysis.errors import AnalysisError
+from ui.context import guarded_callback
 
 MAPPING_LABELS = {
     "binary": "0/1 or true/false column (1 = deviation)",
@@ -93,6 +94,7 @@ def outcome_widgets(frame: pd.DataFrame, current: Outcome | None, key: str) -> O
         return None
 
 
+@guarded_callback
 def on_design_upload() -> None:
     """Callback: read an uploaded design file and check it against the active table."""
     upload = st.session_state.get("design_upload")

@@ -143,7 +143,7 @@ def _visit(page, title: str) -> list[str]:
     problems = []
     if page.locator('[data-testid="stException"]').count():
         problems.append(f"{title}: exception box")
-    if page.get_by_text("This page stopped on an unexpected error").count():
+    if page.get_by_text("stopped on an unexpected error").count():
         problems.append(f"{title}: " + page.locator('[data-testid="stAlert"]').first
                         .inner_text()[:300])
     return problems

@@ -52,3 +52,30 @@ def test_real_data_has_no_simulated_flag():
     at.run()
     assert "SIMULATED" not in at.markdown[0].value
     assert "`bbq_unifiedqa.csv.gz`" in at.markdown[0].value
+
+
+def _page_with_a_failing_callback() -> None:
+    import streamlit as st
+
+    from ui.context import guarded_callback, page_guard
+
+    @guarded_callback
+    def explode() -> None:
+        st.session_state["clicked"] = True
+        raise ValueError("bad upload")
+
+    with page_guard():
+        st.button("Go", on_click=explode, key="go")
+        st.write("page drawn")
+
+
+def test_a_failing_callback_is_reported_by_the_next_run():
+    at = AppTest.from_function(_page_with_a_failing_callback)
+    at.run()
+    at.button(key="go").click().run()
+    assert not at.exception
+    assert at.error[0].value.startswith("The last action stopped on an unexpected error "
+                                        "(ValueError: bad upload)")
+    assert at.session_state["clicked"] and at.markdown[-1].value == "page drawn"
+    at.run()
+    assert not at.error  # shown once
