@@ -35,14 +35,13 @@ def test_every_module_imports_without_the_extras():
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
 
 
-def test_core_dependencies_hold_no_extra_and_ui_is_packaged():
+def test_core_dependencies_hold_no_extra():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     core = " ".join(project["project"]["dependencies"]).lower()
     for name in ("torch", "sentence-transformers", "pytest", "playwright", "pyspark"):
         assert name not in core, name
     assert {"embeddings", "dev", "harnesses", "spark", "text"} <= set(
         project["project"]["optional-dependencies"])
-    assert "ui*" in project["tool"]["setuptools"]["packages"]["find"]["include"]
 
 
 def test_streamlit_config_excludes_the_venv_and_sets_the_upload_limit():
