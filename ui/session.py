@@ -39,7 +39,7 @@ MAX_AGE_DAYS = 7
 SETTING_PREFIXES = ("coverage_", "subgroups_", "ecdf_", "importance_", "disparity_", "index_",
                     "cohorts_")
 #: Keys of buttons and download buttons (their state cannot be set).
-_BUTTON_SUFFIX = re.compile(r"_(csv|png|svg|pdf|html|json|yaml|button|run|go|add)$")
+_BUTTON_SUFFIX = re.compile(r"_(csv|png|svg|pdf|html|json|yaml|button|run|go|add|fix_\d+)$")
 _SID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 RESTORE_ERROR = "restore_error"
 
@@ -54,18 +54,20 @@ def _folder(sid: str) -> Path | None:
     return state_dir() / sid if _SID.match(sid) else None
 
 
+def is_setting(key: Any, value: Any) -> bool:
+    """Whether a session-state entry is a page setting to keep (not a button, not data)."""
+    if not isinstance(key, str) or not key.startswith(SETTING_PREFIXES) or \
+            _BUTTON_SUFFIX.search(key):
+        return False
+    plain = (str, int, float, bool)
+    return value is None or isinstance(value, plain) or (
+        isinstance(value, (list, tuple)) and all(isinstance(v, plain) for v in value))
+
+
 def _settings() -> dict[str, Any]:
     """The page settings in the session state that are safe to write and set again."""
-    out = {}
-    for key, value in st.session_state.to_dict().items():
-        if not isinstance(key, str) or not key.startswith(SETTING_PREFIXES) or \
-                _BUTTON_SUFFIX.search(key):
-            continue
-        if isinstance(value, (str, int, float, bool)) or value is None or (
-                isinstance(value, (list, tuple)) and
-                all(isinstance(v, (str, int, float, bool)) for v in value)):
-            out[key] = list(value) if isinstance(value, tuple) else value
-    return out
+    return {key: list(value) if isinstance(value, tuple) else value
+            for key, value in st.session_state.to_dict().items() if is_setting(key, value)}
 
 
 def restore() -> None:

@@ -97,3 +97,16 @@ def test_an_id_we_never_write_is_refused_without_touching_the_disk(state_dir):
     assert "not one this app writes" in at.warning[0].value
     assert Design  # the data page still offers the samples
     assert at.radio(key="data_source").value == "Bundled sample"
+
+
+def test_only_plain_page_settings_are_kept():
+    import pandas as pd
+
+    from ui.session import is_setting
+
+    assert is_setting("subgroups_level", 2) and is_setting("disparity_quantiles", (0.2, 0.8))
+    assert is_setting("coverage_factors", ["a", "b"]) and is_setting("ecdf_ideal", 0.0)
+    for key in ("subgroups_table_csv", "coverage_heatmap_png", "importance_fix_0",
+                "subgroups_repro_design_yaml", "data_source", "design_factors_3", 7):
+        assert not is_setting(key, False), key
+    assert not is_setting("cohorts_frame", pd.DataFrame())
