@@ -122,14 +122,15 @@ def save() -> None:
     if st.query_params.get(QUERY_KEY) != sid:
         st.query_params[QUERY_KEY] = sid
     folder = _folder(sid)
-    settings = {**ss.get("_saved_settings", {}), **_settings()}
+    table_key = (sid, ss["results_token"])
+    kept = ss.get("_saved_settings", {}) if ss.get("_saved_table") == table_key else {}
+    settings = {**kept, **_settings()}  # a new table starts from the current settings only
     ss["_saved_settings"] = settings
     design: Design | None = ss.get("design")
     meta = {"name": ss.get("results_name", ""), "token": ss["results_token"],
             "design": design.to_yaml() if design is not None else None,
             "settings": settings}
     text = _meta_text(meta)
-    table_key = (sid, ss["results_token"])
     if ss.get("_saved_meta") == text and ss.get("_saved_table") == table_key:
         return
     try:
