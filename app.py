@@ -3,8 +3,16 @@ ui/navigation.py)."""
 
 import streamlit as st
 
+from ui import session
+from ui.context import page_guard
 from ui.navigation import navigation
 
 st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
 
-navigation().run()
+session.restore()  # after a browser reload: the table, design and settings of ?sid=
+page = navigation()
+try:
+    with page_guard():  # an unexpected error becomes a message; the session state is kept
+        page.run()
+finally:
+    session.save()

@@ -663,8 +663,8 @@ def coverage_nestings(
     from analysis.nesting import find_nestings
 
     grid = _grid(cells, design, factors, where)
-    observed = _frame_of(grid.factors, grid.values, _decode(grid.keys.astype(np.int64),
-                                                            grid.sizes))
+    # keys stay Python integers past int64 (10^20-cell grids): no cast here
+    observed = _frame_of(grid.factors, grid.values, _decode(grid.keys, grid.sizes))
     refs = {f: design.factor(f).reference for f in grid.factors}
     return find_nestings(observed, grid.factors, references=refs)
 

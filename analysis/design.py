@@ -636,30 +636,79 @@ def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None
                   reference=ref)
 
 
+#: Outcome names read as "1 = deviation" (harm words) and as "1 = fine" (success words).
+_HARM_WORDS = ("deviation", "deviates", "deviated", "biased", "bias", "harmful", "harm",
+               "toxic", "stereotyped", "stereotypical", "incorrect", "wrong", "error",
+               "unsafe", "refused", "failure", "failed")
+_SUCCESS_WORDS = ("correct", "accuracy", "acc", "accurate", "right", "success", "passed",
+                  "pass", "safe", "match", "matches")
+
+
+def outcome_meaning(column: str) -> str | None:
+    """``"harm"`` (1 = deviation), ``"success"`` (0 = deviation) or None, from the name.
+
+    ``is_correct``, ``correct``, ``accuracy`` -> ``"success"``; ``biased``, ``deviation``,
+    ``harmful``, ``is_incorrect`` -> ``"harm"`` (harm words are checked first).
+    """
+    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
+    if any(w in _HARM_WORDS for w in words):
+        return "harm"
+    if any(w in _SUCCESS_WORDS for w in words):
+        return "success"
+    return None
+
+
+def _not_value(series: pd.Series) -> str:
+    """The value meaning "no" in a 0/1 or boolean column (``"false"`` or ``"0"``)."""
+    return "false" if pd.api.types.is_bool_dtype(series) else "0"
+
+
 def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
-    """A 0/1 column named like ``deviation``/``biased``/``bias``, else the first 0/1 column."""
+    """An outcome chosen by name and meaning among the 0/1 and boolean columns.
+
+    A column named like a harm (``biased``, ``deviation``, ``harmful``) is used as it is
+    (1 = deviation); else one named like a success (``correct``, ``is_correct``,
+    ``accuracy``) maps to deviation = not correct (its 0/false value); else the first
+    0/1 column whose name does not look like a factor (``cot``, ``model``,
+    ``..._format``); else None.
+    """
     binary = [c for c in frame.columns if _is_binary_number(frame[c])]
-    for word in ("deviation", "biased", "bias"):
+    for meaning in ("harm", "success"):
         for c in binary:
-            if word in c.lower():
-                return Outcome(column=c, mapping="binary")
-    return Outcome(column=binary[0], mapping="binary") if binary else None
+            if outcome_meaning(c) == meaning:
+                if meaning == "harm":
+                    return Outcome(column=c, mapping="binary")
+                return Outcome(column=c, mapping="values", values=(_not_value(frame[c]),))
+    for c in binary:
+        words = re.split(r"[^a-z0-9]+", c.lower())
+        if not any(w in words for w in (*_MODEL_WORDS, *_PROMPT_WORDS)):
+            return Outcome(column=c, mapping="binary")
+    return None
 
 
 def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES) -> Design:
-    """A starting design: low-cardinality non-text columns as factors, a 0/1 outcome.
+    """A starting design: low-cardinality non-text columns as factors, an outcome.
 
-    0/1 numeric and boolean columns are offered as outcomes, never as factors.
+    The outcome comes from :func:`suggest_outcome`. Other 0/1 and boolean columns are
+    factors (``cot`` on/off), unless their name reads as an outcome (``correct`` beside
+    ``biased``): a second outcome is not a factor.
     """
     check_frame(frame, "suggest_design")
+    outcome = suggest_outcome(frame)
     factors = []
     n_rows = len(frame)
     for col in frame.columns:
         s = frame[col]
         n_unique = int(s.nunique(dropna=False))
-        if _suggest_role(s, n_unique, n_rows) == "factor" and n_unique <= max_values:
+        role = _suggest_role(s, n_unique, n_rows)
+        if role == "outcome":
+            if (outcome is not None and col == outcome.column) or outcome_meaning(col) \
+                    or n_unique < 2:
+                continue
+            role = "factor"
+        if role == "factor" and n_unique <= max_values:
             factors.append(make_factor(frame, col))
-    return Design(factors=tuple(factors), outcome=suggest_outcome(frame))
+    return Design(factors=tuple(factors), outcome=outcome)
 
 
 # --- checking a design against a table ---------------------------------------------------

@@ -148,26 +148,35 @@ def describe_nesting(row: pd.Series | Mapping) -> str:
             f"collinear: keep {det} or {dep}, not both.")
 
 
-def unnested_factors(frame: pd.DataFrame, order: Sequence[str], k: int, *,
-                     references: Mapping[str, str] | None = None) -> list[str]:
-    """The first ``k`` factors of ``order`` with no nested pair among them.
+def unnested_choice(frame: pd.DataFrame, candidates: Sequence[str], k: int, *,
+                    references: Mapping[str, str] | None = None) -> list[str]:
+    """Up to ``k`` of ``candidates``, in order, no two of them nested in each other.
 
-    A factor is skipped when it is constant or linked to one already taken by any
-    finding of :func:`find_nestings` (nested, nested outside reference, equivalent), so
-    a default such as "the first two domain factors" never offers stigma x cluster or
-    template x gender. Fewer than ``k`` come back when no more fit.
+    A candidate is skipped when :func:`find_nestings` reports it ``nested``, ``nested
+    outside reference`` or ``equivalent`` with one already chosen, or ``constant``:
+    defaults built this way never open a page on a pair such as template x gender.
+
+    Parameters
+    ----------
+    frame
+        The results table (or a cell table of it).
+    candidates
+        Factor columns in order of preference.
+    k
+        How many to choose at most.
+    references
+        Reference value per factor (see :func:`find_nestings`).
     """
-    order = [f for f in dict.fromkeys(order) if f in frame.columns]
-    if not order or k < 1:
+    candidates = [f for f in dict.fromkeys(candidates) if f in frame.columns]
+    if k <= 0 or not candidates:
         return []
-    found = find_nestings(frame, order, references=references)
-    constant = {d for d, kind in zip(found[DEPENDENT], found[NESTING_KIND], strict=True)
-                if kind == "constant"}
-    linked = {frozenset((a, d)) for a, d in zip(found[DETERMINANT], found[DEPENDENT],
-                                                strict=True) if isinstance(a, str)}
+    found = find_nestings(frame, candidates, references=references)
+    constant = set(found.loc[found[NESTING_KIND] == "constant", DEPENDENT])
+    linked = {frozenset((r[DETERMINANT], r[DEPENDENT]))
+              for r in found.to_dict(orient="records") if r[NESTING_KIND] != "constant"}
     chosen: list[str] = []
-    for f in order:
-        if f in constant or any(frozenset((f, g)) in linked for g in chosen):
+    for f in candidates:
+        if f in constant or any(frozenset((f, c)) in linked for c in chosen):
             continue
         chosen.append(f)
         if len(chosen) == k:

@@ -11,6 +11,7 @@ from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.navigation import route_first_visit
+from ui.reproduce import reproduce_index
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
 
@@ -37,6 +38,7 @@ try:
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
+reproduce_index(design, options, where)
 
 totals = index.totals.sort_values([RANK, LLMBI])
 if totals[LLMBI].isna().any():

@@ -15,7 +15,8 @@ from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
-from ui.widgets import md
+from ui.reproduce import reproduce_cohorts
+from ui.widgets import md, p_value_columns
 
 route_first_visit()
 
@@ -48,6 +49,7 @@ try:
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
+reproduce_cohorts(design, opts, where)
 
 dropped = int(rows[category].isna().sum())
 if dropped:
@@ -87,5 +89,5 @@ st.caption("H0: every cohort has the same category distribution. Pearson chi-squ
            "least 1 / (resamples + 1). Cramer's V: effect size from 0 to 1.")
 for note in test["note"][test["note"] != ""].unique():
     st.warning(md(note))
-st.dataframe(test, hide_index=True)
+st.dataframe(test, hide_index=True, column_config=p_value_columns(test))
 table_download(test, "cohorts_chi_square", key="cohorts_test")

@@ -27,6 +27,7 @@ from ui.coverage import (
     show_summary,
 )
 from ui.navigation import route_first_visit
+from ui.reproduce import reproduce_coverage
 from ui.widgets import md
 
 route_first_visit()
@@ -51,6 +52,7 @@ except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 show_summary(info)
+reproduce_coverage(design, factors, where)
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
     ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])
@@ -58,7 +60,7 @@ with t_map:
     if len(factors) < 2:
         st.info("Choose two or more factors for a heatmap.")
     else:
-        row, col = pair_choice(factors)
+        row, col = pair_choice(design, factors)
         size = len(design.factor(row).values) * len(design.factor(col).values)
         if size > HEATMAP_MAX_CELLS:
             st.warning(f"{md(row)} x {md(col)} has {size:,} combinations: too many to draw.")

@@ -3,11 +3,10 @@
 import streamlit as st
 
 from analysis.design import describe_columns
-from ui.common import active_frame, page_link
+from ui.common import active_frame, ensure_data, page_link
 from ui.data import (
     ENCODINGS,
     SAMPLES,
-    load_default_sample,
     on_sample_change,
     on_upload,
     sample_caption,
@@ -22,8 +21,7 @@ route_first_visit()
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
 
-if active_frame() is None and "data_error" not in st.session_state:
-    load_default_sample()  # the app opens on the bundled BBQ sample
+ensure_data()  # the app opens on the bundled BBQ sample (or says why a link's data is gone)
 
 source = st.radio("Source", ["Bundled sample", "Upload a file", "Import from ...",
                            "Large file on this machine"],

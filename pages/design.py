@@ -8,7 +8,7 @@ import streamlit as st
 from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, design_problems, suggest_design
 from analysis.nesting import describe_nesting, find_nestings
-from ui.common import active_frame, applied_results, cells_for, page_link, table_download
+from ui.common import applied_results, cells_for, ensure_data, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets
 from ui.navigation import route_first_visit
 from ui.uncertainty import cluster_widget
@@ -17,7 +17,7 @@ from ui.widgets import md
 route_first_visit()
 
 st.title("Design")
-frame = active_frame()
+frame = ensure_data()  # opens on the bundled sample like the other pages
 if frame is None:
     st.info("Load a results table on the **Data** page first.")
     page_link("pages/data.py", label="Go to Data", icon="📄")

@@ -15,6 +15,7 @@ from ui.disparity import (
     metric_row,
 )
 from ui.navigation import route_first_visit
+from ui.reproduce import reproduce_disparity
 from ui.saged_stats import saged_section
 from ui.widgets import md
 
@@ -57,6 +58,7 @@ st.caption(f"Selected: {report.settings['selection_rule']} (standard "
            f"{report.settings['standard']}); higher {feature} is {polarity}, so the selection "
            "rate is " + ("the rate of favourable outcomes." if report.settings["polarity"]
                          else "read as favourable (SAGED's convention)."))
+reproduce_disparity(design, options, where)
 
 st.subheader("Group statistics")
 summary = report.summary

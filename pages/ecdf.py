@@ -14,6 +14,7 @@ from ui.common import (
     table_download,
 )
 from ui.navigation import route_first_visit
+from ui.reproduce import reproduce_ecdf
 from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
@@ -63,6 +64,7 @@ if len(few):
                                                 few.to_dict(orient="records"))
                + ": the eCDF is coarse and the KS test has little power.")
 
+reproduce_ecdf(design, factors, by, level, ideal, cutoff, where)
 fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
 st.plotly_chart(fig, key="ecdf_chart")
 figure_downloads(fig, "ecdf", key="ecdf_figure")

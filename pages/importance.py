@@ -19,6 +19,7 @@ from ui.importance import (
     model_options,
 )
 from ui.navigation import route_first_visit
+from ui.reproduce import reproduce_importance
 from ui.subgroups import missing_outcome_note
 from ui.widgets import md
 
@@ -52,6 +53,7 @@ except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
+reproduce_importance(design, options, where, cell_factors)
 m = st.columns(5)
 m[0].metric("Rows", f"{fit.n_rows:,}")
 m[1].metric("Deviations", f"{fit.n_deviations:,}")

@@ -85,7 +85,7 @@ with agree:
                 st.error(md(str(exc)))
 
 with categories:
-    st.caption("A judge puts each text into one of your categories (methods.md section 7); a "
+    st.caption("A judge puts each text into one of your categories (docs/methods.md §7); a "
                "reply naming another category is unscored. Output: `category` and reasons.")
     offers = {"Generated answers": st.session_state.get("tools_answers_out"),
               "Judged file (Judges page)": st.session_state.get("judges_judged")}

@@ -16,6 +16,7 @@ from ui.common import (
 from ui.navigation import route_first_visit
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
+from ui.reproduce import reproduce_subgroups
 from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
@@ -93,3 +94,4 @@ st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
 bbq_scores_section(results, where)
+reproduce_subgroups(design, factors, level, test, int(min_n), where)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import shutil
 import sys
 from pathlib import Path
@@ -72,6 +73,8 @@ def import_bbq(shared: Path):
     from analysis.importers import import_results
 
     paths = [shared / "bbq" / f"preds_{category}.jsonl" for category in BBQ_CATEGORIES]
+    # tests/data ships gzip-compressed copies (preds_<category>.jsonl.gz)
+    paths = [p if p.is_file() else p.with_name(p.name + ".gz") for p in paths]
     return import_results("bbq", paths,
                           prediction_cols=[PRED_COLUMN.format(f) for f in INPUT_FORMATS])
 
@@ -167,10 +170,17 @@ SSQA_SIM_COLUMNS_EXTRA: tuple[str, ...] = ("model", "answer", "deviation", "sent
                                            "data_origin")
 
 
+def raw_bytes(path: Path) -> bytes:
+    """``path``, or its gzip-compressed copy ``path.gz`` (tests/data ships those)."""
+    if path.is_file():
+        return path.read_bytes()
+    return gzip.decompress(path.with_name(path.name + ".gz").read_bytes())
+
+
 def read_ssqa_design(shared: Path) -> pd.DataFrame:
     """The SSQA factor table with every column as written in the file (strings)."""
-    return pd.read_csv(shared / "ssqa" / "ssqa_factor_table.csv", dtype=str,
-                       keep_default_na=False)
+    return pd.read_csv(io.BytesIO(raw_bytes(shared / "ssqa" / "ssqa_factor_table.csv")),
+                       dtype=str, keep_default_na=False)
 
 
 def linear_predictor(frame: pd.DataFrame, spec: dict[str, Any]) -> np.ndarray:
@@ -244,7 +254,7 @@ def build(shared: Path, out: Path, quiet: bool = False) -> dict[str, Any]:
     summary["bbq_unmatched_share"] = unmatched / len(bbq)
 
     # SSQA
-    design_bytes = (shared / "ssqa" / "ssqa_factor_table.csv").read_bytes()
+    design_bytes = raw_bytes(shared / "ssqa" / "ssqa_factor_table.csv")
     write(out / "ssqa_design.csv.gz", gzip.compress(design_bytes, compresslevel=9, mtime=0),
           quiet)
     design = read_ssqa_design(shared)

@@ -1,8 +1,9 @@
 """Shared paths and fixtures.
 
-Tests that need the raw benchmark data read it from ``<repo>/../shared/data`` and are
-marked ``needs_shared`` (skipped when that folder is absent); the bundled samples live
-in ``sample_data/`` and are part of the repository.
+The raw benchmark files the tests need ship gzip-compressed in ``tests/data`` (same
+layout as the project's shared data folder, licences included: see
+``tests/data/README.md``), so a fresh clone runs every test; the bundled samples live in
+``sample_data/``. ``needs_shared`` remains as the mark of the tests that read them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = REPO / "sample_data"
 BBQ_SAMPLE = SAMPLE_DIR / "bbq_unifiedqa.csv.gz"
-SHARED_DATA = REPO.parent / "shared" / "data"
-SSQA_TABLE = SHARED_DATA / "ssqa" / "ssqa_factor_table.csv"
+SHARED_DATA = REPO / "tests" / "data"
+SSQA_TABLE = SHARED_DATA / "ssqa" / "ssqa_factor_table.csv.gz"
 
 #: Mark for tests that read the raw SocialStigmaQA factor table.
 needs_shared = pytest.mark.skipif(not SSQA_TABLE.is_file(),
-                                  reason=f"shared benchmark data not found at {SHARED_DATA}")
+                                  reason=f"test data missing from {SHARED_DATA}")
 
 #: The SSQA factor columns (everything but the row id).
 SSQA_FACTORS = ["cot", "template", "stigma", "pachankis_cluster", "gender", "gender_careful",

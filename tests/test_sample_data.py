@@ -1,7 +1,8 @@
 """Checks of the bundled sample files (sample_data/, built by sample_data/build_samples.py).
 
-Tests that need the raw benchmark data read it from ``<repo>/../shared/data`` and are
-skipped when that folder is absent; the others only read the committed sample files.
+Tests that need the raw benchmark data read the gzip-compressed copies in ``tests/data``
+(the layout of the project's shared data folder); the others only read the committed
+sample files.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(),
-                                  reason=f"shared benchmark data not found at {SHARED}")
+SHARED = REPO / "tests" / "data"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"test data missing from {SHARED}")
+
+
+def _raw_text(path: Path) -> str:
+    """A raw data file of tests/data, stored as ``<name>.gz``."""
+    return gzip.decompress(path.with_name(path.name + ".gz").read_bytes()).decode("utf-8")
 
 BBQ_COUNTS = {
     "Age": 3680,
@@ -166,7 +171,7 @@ def test_bbq_bias_scores_file_matches_the_table(bbq):
 def test_bbq_rows_agree_with_the_raw_jsonl(bbq):
     raw: dict[str, dict] = {}
     for category, count in BBQ_COUNTS.items():
-        lines = (SHARED / "bbq" / f"preds_{category}.jsonl").read_text("utf-8").splitlines()
+        lines = _raw_text(SHARED / "bbq" / f"preds_{category}.jsonl").splitlines()
         examples = [json.loads(line) for line in lines if line.strip()]
         assert len(examples) == count
         raw.update({f"{category}-{ex['example_id']}": ex for ex in examples})
@@ -192,7 +197,7 @@ def test_bbq_stereotyped_option_recomputed_from_the_raw_jsonl(bbq):
     chosen = bbq.drop_duplicates("example_id").set_index("example_id")
     relabelled = []
     for category in BBQ_COUNTS:
-        lines = (SHARED / "bbq" / f"preds_{category}.jsonl").read_text("utf-8").splitlines()
+        lines = _raw_text(SHARED / "bbq" / f"preds_{category}.jsonl").splitlines()
         for ex in (json.loads(line) for line in lines if line.strip()):
             row = chosen.loc[f"{category}-{ex['example_id']}"]
             info = ex["answer_info"]
@@ -218,7 +223,7 @@ def test_bbq_stereotyped_option_recomputed_from_the_raw_jsonl(bbq):
 @needs_shared
 def test_ssqa_design_is_the_factor_table_unchanged():
     ours = pd.read_csv(SAMPLE / "ssqa_design.csv.gz", dtype=str, keep_default_na=False)
-    theirs = pd.read_csv(SHARED / "ssqa" / "ssqa_factor_table.csv", dtype=str,
+    theirs = pd.read_csv(SHARED / "ssqa" / "ssqa_factor_table.csv.gz", dtype=str,
                          keep_default_na=False)
     pd.testing.assert_frame_equal(ours, theirs)
 
@@ -341,5 +346,5 @@ def test_rebuild_gives_identical_files(tmp_path):
         rebuilt = pd.read_csv(tmp_path / name)
         committed = pd.read_csv(SAMPLE / name)
         pd.testing.assert_frame_equal(rebuilt, committed)
-    assert gzip.decompress((tmp_path / "ssqa_design.csv.gz").read_bytes()) == (
-        SHARED / "ssqa" / "ssqa_factor_table.csv").read_bytes()
+    assert gzip.decompress((tmp_path / "ssqa_design.csv.gz").read_bytes()) == gzip.decompress(
+        (SHARED / "ssqa" / "ssqa_factor_table.csv.gz").read_bytes())

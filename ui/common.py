@@ -26,10 +26,12 @@ from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
 from analysis.names import clash_free, rename_note
+from ui.context import show_context
 from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
 
-__all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
-           "require_results", "set_data", "subset_filter", "table_download", "token_of"]
+__all__ = ["active_frame", "applied_results", "cells_for", "ensure_data", "figure_downloads",
+           "page_link", "require_results", "set_data", "subset_filter", "table_download",
+           "token_of"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = ROOT / "sample_data"
@@ -48,6 +50,7 @@ def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None =
     st.session_state["results_frame"] = frame
     st.session_state["results_name"] = name
     st.session_state["results_token"] = token
+    st.session_state.pop("restore_error", None)  # a table is loaded: the note is obsolete
     if design is not None:
         st.session_state["design"] = design
 
@@ -55,6 +58,18 @@ def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None =
 def active_frame() -> pd.DataFrame | None:
     """The loaded table, or None."""
     return st.session_state.get("results_frame")
+
+
+def ensure_data() -> pd.DataFrame | None:
+    """The loaded table; a fresh session opens on the bundled sample, except when the
+    session of a link could not be restored (``ui/session.py``): then that is said."""
+    if "restore_error" in st.session_state:
+        st.warning(st.session_state["restore_error"])
+    elif active_frame() is None and "data_error" not in st.session_state:
+        from ui.data import load_default_sample  # the app opens on the sample
+
+        load_default_sample()
+    return active_frame()
 
 
 @st.cache_resource(max_entries=4, show_spinner="Applying the design...")
@@ -77,11 +92,7 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
     (results, design)
         ``results`` has categorical factor columns and, with an outcome, ``deviation``.
     """
-    if active_frame() is None and "data_error" not in st.session_state:
-        from ui.data import load_default_sample  # the app opens on the sample
-
-        load_default_sample()
-    frame = active_frame()
+    frame = ensure_data()
     design: Design | None = st.session_state.get("design")
     if frame is None:
         st.info("Load a results table on the **Data** page first.")
@@ -96,6 +107,7 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
                 "deviation.")
         page_link("pages/design.py", label="Go to Design", icon="🧩")
         st.stop()
+    show_context(design)
     try:
         results = applied_results(design)
     except AnalysisError as exc:

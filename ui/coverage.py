@@ -21,6 +21,8 @@ from ui.widgets import md
 EMPTY_PAGE_SIZE = 100
 EMPTY_DOWNLOAD_MAX = 100_000
 THINNEST = 100
+#: A number input holds at most 2^53 - 1 (JavaScript's safe integers).
+MAX_PAGE = 2**53 - 1
 #: Larger factor pairs are not drawn (the browser would choke on the heatmap).
 HEATMAP_MAX_CELLS = 250_000
 
@@ -130,12 +132,18 @@ def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
                           help=hint)
 
 
-def pair_choice(factors: list[str]) -> tuple[str, str]:
-    """Two different factors for the heatmap (rows, columns)."""
+def pair_choice(design: Design, factors: list[str]) -> tuple[str, str]:
+    """Two different factors for the heatmap (rows, columns); the default pair is not nested."""
+    from ui.defaults import unnested_defaults
+
+    start = unnested_defaults(design, factors, 2)
+    start = start if len(start) == 2 else factors[:2]
     c1, c2 = st.columns(2)
-    row = c1.selectbox("Rows", factors, index=0, key="coverage_row")
+    row = c1.selectbox("Rows", factors, index=factors.index(start[0]), key="coverage_row")
     others = [f for f in factors if f != row]
-    col = c2.selectbox("Columns", others, index=0, key="coverage_col")
+    col = c2.selectbox("Columns", others,
+                       index=others.index(start[1]) if start[1] in others else 0,
+                       key="coverage_col")
     return row, col
 
 
@@ -143,7 +151,9 @@ def empty_page(cells: pd.DataFrame, design: Design, factors: list[str], where: d
                info: dict) -> pd.DataFrame:
     """A page of empty combinations chosen with a number input."""
     pages = cov.page_count(int(info["summary"].iloc[0][N_EMPTY_CELLS]), EMPTY_PAGE_SIZE)
-    page = st.number_input(f"Page (of {pages:,}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
-                           max_value=pages, value=1, step=1, key="coverage_empty_page")
+    shown = f"{pages:,}" if pages <= MAX_PAGE else f"{pages:,}; the first {MAX_PAGE:,} reachable"
+    page = st.number_input(f"Page (of {shown}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
+                           max_value=min(pages, MAX_PAGE), value=1, step=1,
+                           key="coverage_empty_page")
     return cov.empty_cells_page(cells, design, page=page, page_size=EMPTY_PAGE_SIZE,
                                 first=info["empty"], factors=factors, where=where)

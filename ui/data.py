@@ -10,6 +10,7 @@ from analysis.design import Design, check_design, suggest_design
 from analysis.errors import AnalysisError
 from analysis.io import load_results
 from ui.common import SAMPLE_DIR, set_data, token_of
+from ui.context import guarded_callback
 
 #: Bundled samples: file name -> title, provenance caption and design file.
 SAMPLES: dict[str, dict[str, str]] = {
@@ -97,11 +98,13 @@ def load_sample(name: str) -> bool:
     return load_bytes(path.read_bytes(), name, preferred)
 
 
+@guarded_callback
 def on_sample_change() -> None:
     """Callback: load the sample chosen in the selectbox."""
     load_sample(st.session_state["data_sample"])
 
 
+@guarded_callback
 def on_upload() -> None:
     """Callback: load the uploaded file (keeps the previous table if it fails)."""
     upload = st.session_state.get("data_upload")

@@ -16,6 +16,7 @@ from analysis.design import (
     make_factor,
 )
 from analysis.errors import AnalysisError
+from ui.context import guarded_callback
 from ui.widgets import md
 
 MAPPING_LABELS = {
@@ -94,6 +95,7 @@ def outcome_widgets(frame: pd.DataFrame, current: Outcome | None, key: str) -> O
         return None
 
 
+@guarded_callback
 def on_design_upload() -> None:
     """Callback: read an uploaded design file and check it against the active table."""
     upload = st.session_state.get("design_upload")

@@ -8,6 +8,7 @@ import streamlit as st
 from analysis.cells import filter_rows
 from analysis.design import Design
 from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
+from ui.defaults import unnested_defaults
 from ui.widgets import md
 
 
@@ -21,7 +22,8 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     model = None if model == "(all rows)" else model
     choices = [f for f in design.names if f != model]
     factors = c2.multiselect("Bias dimensions (sensitive factors)", choices,
-                             default=[f for f in design.of_kind("domain") if f != model][:2],
+                             default=unnested_defaults(  # never a nested pair
+                                 design, [f for f in design.of_kind("domain") if f != model], 2),
                              key="index_dimensions")
     if not factors:
         return None

@@ -87,16 +87,19 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
 
 def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2,
                     results: pd.DataFrame | None = None) -> list[str]:
-    """Up to ``k`` factors to start with: domain first, then prompt, then model factors;
-    with ``results``, never a nested pair (:func:`analysis.nesting.unnested_factors`)."""
+    """Up to ``k`` factors to start with: domain first, then prompt, then model factors,
+    no two of them nested in each other (:func:`analysis.nesting.unnested_choice`) on
+    ``results``, or on the active data when it is not given (``ui/defaults.py``)."""
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
     order = [f for f in order if f not in exclude]
     if results is None:
-        return order[:k]
-    from analysis.nesting import unnested_factors
+        from ui.defaults import unnested_defaults
 
-    return unnested_factors(results, order, k,
-                            references={f: design.factor(f).reference for f in order})
+        return unnested_defaults(design, order, k)
+    from analysis.nesting import unnested_choice
+
+    return unnested_choice(results, order, k,
+                           references={f: design.factor(f).reference for f in order})
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from analysis.context import stamp_figure, stamp_table
 from analysis.design import Design
 from analysis.export import (
     FIGURE_FORMATS,
@@ -16,6 +17,7 @@ from analysis.export import (
     table_bytes,
 )
 from analysis.safe_text import escape_markdown
+from ui.context import current_context, note_subset
 
 
 def md(text: object) -> str:
@@ -42,11 +44,26 @@ def subset_filter(design: Design, key: str, *, label: str = "Subset (applied fir
                                                       key=f"{key}_where_{f.name}")
             if chosen:
                 where[f.name] = chosen
+    note_subset(where)
     return where
 
 
+def p_value_columns(table: pd.DataFrame) -> dict:
+    """``column_config`` showing every p-value column of ``table`` as ``1.2e-70``."""
+    from analysis.formatting import P_FORMAT, is_p_column
+
+    return {c: st.column_config.NumberColumn(c, format=P_FORMAT) for c in table.columns
+            if is_p_column(str(c)) and pd.api.types.is_float_dtype(table[c])}
+
+
 def table_download(table: pd.DataFrame, name: str, key: str) -> None:
-    """A CSV download button for ``table`` (rendered when clicked)."""
+    """A CSV download button for ``table`` (rendered when clicked).
+
+    On an analysis page the CSV carries the page's context as ``workbench_*`` columns.
+    """
+    context = current_context()
+    if context is not None:
+        table = stamp_table(table, context)
     st.download_button("CSV", lambda: table_bytes(table), file_name=f"{name}.csv",
                        mime=MIME["csv"], key=f"{key}_csv", on_click="ignore", icon="⬇️")
 
@@ -59,11 +76,14 @@ def figure_downloads(fig, name: str, key: str) -> None:
     disabled and say what to install; HTML keeps working.
     """
     can_render = browser_available()
+    context = current_context()  # stamped on click: the page's context line under the plot
     cols = st.columns(len(FIGURE_FORMATS) + 1)
     for col, fmt in zip(cols, FIGURE_FORMATS, strict=False):
         enabled = fmt == "html" or can_render
         col.download_button(
-            fmt.upper(), (lambda f=fmt: figure_bytes(fig, f)), file_name=f"{name}.{fmt}",
+            fmt.upper(),
+            (lambda f=fmt: figure_bytes(stamp_figure(fig, context) if context else fig, f)),
+            file_name=f"{name}.{fmt}",
             mime=MIME[fmt], key=f"{key}_{fmt}", on_click="ignore", icon="⬇️",
             disabled=not enabled, help=None if enabled else INSTALL_HINT,
         )

@@ -18,6 +18,7 @@ get no ``biased_answer`` and stay out of the bias scores). See ``docs/import_bbq
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Sequence
@@ -127,7 +128,8 @@ def _read_examples(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file.")
     examples = []
-    with path.open(encoding="utf-8") as handle:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         try:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

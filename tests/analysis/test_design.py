@@ -25,6 +25,7 @@ from analysis.design import (
     factor_values,
     guess_kind,
     make_factor,
+    outcome_meaning,
     parse_assignments,
     suggest_design,
     suggest_outcome,
@@ -246,11 +247,33 @@ def test_describe_columns_and_suggestions():
     assert roles.loc["group", "examples"] == "a, b, c"
 
     design = suggest_design(frame)
-    assert design.names == ["group"]  # 0/1 columns are outcomes, never factors
+    assert design.names == ["group", "flag"]  # the other 0/1 column stays a factor
     assert design.factor("group").values == ("a", "b", "c", "d", MISSING_VALUE)
     assert design.outcome == Outcome("is_biased", "binary")  # named like "biased"
     assert suggest_outcome(frame.drop(columns="is_biased")) == Outcome("flag")
     assert suggest_outcome(frame[["group"]]) is None
+
+
+def test_outcome_suggested_by_name_and_meaning():
+    """A typical export: cot (0/1) first, then correct; correct wins, cot stays a factor."""
+    n = 40
+    frame = pd.DataFrame({"model": ["a", "b"] * (n // 2), "cot": [0, 1, 1, 0] * (n // 4),
+                          "is_correct": [True, False, True, True] * (n // 4)})
+    design = suggest_design(frame)
+    assert design.outcome == Outcome("is_correct", "values", values=("false",))
+    assert design.names == ["model", "cot"]
+    applied = apply_design(frame, design)
+    assert applied["deviation"].tolist() == [0.0, 1.0, 0.0, 0.0] * (n // 4)  # not correct
+    numeric = frame.assign(is_correct=frame["is_correct"].astype(int), accuracy=1)
+    assert suggest_outcome(numeric) == Outcome("is_correct", "values", values=("0",))
+    # a harm word beats a success word; the success column is not offered as a factor
+    both = numeric.assign(harmful=[1, 0] * (n // 2))
+    assert suggest_outcome(both) == Outcome("harmful", "binary")
+    assert suggest_design(both).names == ["model", "cot"]
+    assert suggest_outcome(frame[["model", "cot"]]) is None  # cot is a prompt factor
+    assert outcome_meaning("deviation") == outcome_meaning("Biased_Answer") == "harm"
+    assert outcome_meaning("accuracy") == outcome_meaning("correct") == "success"
+    assert outcome_meaning("template") is None
 
 
 @needs_shared

@@ -210,12 +210,32 @@ def test_setting_both_sides_aside_finds_no_spurious_pair():
 
 
 @needs_shared
-def test_unnested_factors_skip_nested_pairs(ssqa_table):
-    from analysis.nesting import unnested_factors
+def test_unnested_choice_skip_nested_pairs(ssqa_table):
+    from analysis.nesting import unnested_choice
 
-    assert unnested_factors(ssqa_table, ["stigma", "pachankis_cluster", "gender"], 2) == [
+    assert unnested_choice(ssqa_table, ["stigma", "pachankis_cluster", "gender"], 2) == [
         "stigma", "gender"]
     # template fixes gender outside the base prompts: skipped too
-    assert unnested_factors(ssqa_table, ["template", "gender", "cot", "prompt_style"], 3) == [
+    assert unnested_choice(ssqa_table, ["template", "gender", "cot", "prompt_style"], 3) == [
         "template", "cot", "prompt_style"]
-    assert unnested_factors(ssqa_table, ["stigma", "pachankis_cluster"], 2) == ["stigma"]
+    assert unnested_choice(ssqa_table, ["stigma", "pachankis_cluster"], 2) == ["stigma"]
+
+
+def test_unnested_choice_skips_nested_equivalent_and_constant_factors():
+    from analysis.nesting import unnested_choice
+
+    n = 60
+    frame = pd.DataFrame({
+        "template": [f"t{i % 6}" for i in range(n)],
+        "gender": ["f" if i % 6 < 3 else "m" for i in range(n)],  # fixed by the template
+        "same": [f"s{i % 6}" for i in range(n)],  # the template under another name
+        "const": ["x"] * n,
+        "model": [f"m{i % 5}" for i in range(n)],
+        "cot": [("yes", "no")[(i // 5) % 2] for i in range(n)],
+    })
+    assert unnested_choice(frame, ["template", "gender", "same", "const", "model"], 2) == \
+        ["template", "model"]
+    assert unnested_choice(frame, ["gender", "template", "model", "cot"], 3) == \
+        ["gender", "model", "cot"]
+    assert unnested_choice(frame, ["template", "same"], 2) == ["template"]
+    assert unnested_choice(frame, ["model"], 0) == []

@@ -1,4 +1,8 @@
-"""One real-browser journey: start the app, open it in Debian's chromium, upload, switch page."""
+"""Real-browser journeys: one app server, one chromium.
+
+Open, upload, switch page; then every page for every bundled sample and three awkward
+uploads without an exception box; then a reload that keeps the data.
+"""
 
 from __future__ import annotations
 
@@ -31,9 +35,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def app_url():
+def app_url(tmp_path_factory):
     port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env = dict(os.environ, HF_HUB_OFFLINE="1",
+               BIAS_WORKBENCH_STATE_DIR=str(tmp_path_factory.mktemp("sessions")))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -81,3 +86,118 @@ def test_open_upload_and_switch_page(app_url, tmp_path):
         # template fixes gender in the uploaded table: the page must say so.
         page.get_by_text("gender is nested in template").first.wait_for(timeout=30_000)
         browser.close()
+
+
+ANALYSIS_PAGES = ["Design", "Coverage", "Subgroups", "eCDF", "Factor importance", "Disparity",
+                  "Bias index", "Cohorts"]
+
+
+def _awkward_uploads(folder: Path) -> list[Path]:
+    """A factor with 100 values, a boolean factor, columns named like our output columns."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    many = pd.DataFrame({"model": rng.choice(["m1", "m2"], n),
+                         "item": [f"item{i % 100:03d}" for i in range(n)],
+                         "tone": rng.choice(["plain", "polite", "rude"], n),
+                         "biased": rng.integers(0, 2, n)})
+    booleans = pd.DataFrame({"model": rng.choice(["a", "b", "c"], n),
+                             "cot": rng.integers(0, 2, n).astype(bool),
+                             "topic": rng.choice(["age", "gender", "religion"], n),
+                             "is_correct": rng.random(n) < 0.7,
+                             "score": rng.normal(size=n).round(3)})
+    clash = pd.DataFrame({"subgroup": rng.choice(["g1", "g2", "g3"], n),
+                          "n": rng.choice(["1", "2"], n), "level": rng.choice(["lo", "hi"], n),
+                          "model": rng.choice(["x", "y"], n),
+                          "deviation": rng.integers(0, 2, n)})
+    paths = []
+    for name, frame in (("many_values.csv", many), ("boolean_factor.csv", booleans),
+                        ("output_names.csv", clash)):
+        frame.to_csv(folder / name, index=False)
+        paths.append(folder / name)
+    return paths
+
+
+def _settle(page, timeout: float = 90) -> None:
+    """Wait until the script run is over (Streamlit's running indicator is gone)."""
+    page.wait_for_timeout(150)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+            page.wait_for_timeout(150)
+            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+                return
+        page.wait_for_timeout(100)
+    raise AssertionError("the page kept running")
+
+
+def _visit(page, title: str) -> list[str]:
+    """Open a page from the sidebar; the problems seen on it (exception box, guard)."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title,
+                                                              exact=True).click()
+    heading = {"Factor importance": "Factor importance"}.get(title, title)
+    page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
+    _settle(page)
+    problems = []
+    if page.locator('[data-testid="stException"]').count():
+        problems.append(f"{title}: exception box")
+    if page.get_by_text("stopped on an unexpected error").count():
+        problems.append(f"{title}: " + page.locator('[data-testid="stAlert"]').first
+                        .inner_text()[:300])
+    return problems
+
+
+def _load_sample(page, title: str) -> None:
+    _visit(page, "Data")
+    page.get_by_text("Bundled sample", exact=True).click()
+    _settle(page)
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Sample").click()
+    page.get_by_role("option", name=title).click()
+    _settle(page)
+    button = page.get_by_role("button", name="Load this sample")
+    if button.count():
+        button.click()
+        _settle(page)
+
+
+def _upload(page, path: Path) -> None:
+    _visit(page, "Data")
+    page.get_by_text("Upload a file", exact=True).click()
+    _settle(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    page.get_by_text(path.name).last.wait_for(timeout=30_000)
+    _settle(page)
+
+
+def test_every_page_on_every_sample_and_awkward_upload_then_a_reload(app_url, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from ui.data import SAMPLES
+
+    problems: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.get_by_text("35,868").first.wait_for(timeout=60_000)
+        for sample in SAMPLES.values():
+            _load_sample(page, sample["title"])
+            problems += [f"{sample['title'][:30]}: {m}" for title in ANALYSIS_PAGES
+                         for m in _visit(page, title)]
+        problems += _visit(page, "Judges") + _visit(page, "Answers & agreement")
+        for path in _awkward_uploads(tmp_path):
+            _upload(page, path)
+            problems += [f"{path.name}: {m}" for title in ANALYSIS_PAGES
+                         for m in _visit(page, title)]
+        # A reload keeps the last upload (the URL's ?sid= names its server-side copy).
+        _visit(page, "Subgroups")
+        assert "sid=" in page.url
+        page.reload(wait_until="domcontentloaded")
+        page.get_by_role("heading", name="Subgroups").first.wait_for(timeout=60_000)
+        _settle(page)
+        page.get_by_text("output_names.csv").first.wait_for(timeout=30_000)
+        assert page.get_by_text("could not be restored").count() == 0
+        browser.close()
+    assert problems == [], "\n".join(problems)

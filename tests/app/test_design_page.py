@@ -6,7 +6,7 @@ import pandas as pd
 import yaml
 
 from analysis.design import Design, Factor, Outcome, make_factor
-from tests.app.apptools import metric_values, page_test, shown
+from tests.app.apptools import ROOT, metric_values, page_test, shown
 from tests.conftest import needs_shared
 
 
@@ -16,12 +16,26 @@ def _run(at):
     return at
 
 
-def test_without_data_the_page_points_to_the_data_page():
+def test_without_data_the_page_opens_on_the_bundled_sample():
+    """Like every other page (issue 12): the BBQ sample with its curated design."""
     at = _run(page_test("design.py"))
+    assert at.session_state["results_name"] == "bbq_unifiedqa.csv.gz"
+    assert not at.info
+    curated = Design.load(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml")
+    assert at.multiselect[0].value == curated.names
+    assert at.session_state["design"] == curated
+    assert metric_values(at)["Observed cells"] != "0"
+
+
+def test_when_a_link_cannot_be_restored_the_page_says_so_and_loads_nothing():
+    at = page_test("design.py")
+    at.session_state["restore_error"] = "The session in this link (x) could not be restored."
+    _run(at)
+    assert at.warning[0].value.startswith("The session in this link (x)")
+    assert "results_frame" not in at.session_state
     assert [i.value for i in at.info] == ["Load a results table on the **Data** page first."]
     # outside app.py's navigation the page link degrades to a caption instead of raising
     assert [c.value for c in at.caption] == ["Go to Data (see the sidebar)"]
-    assert len(at.multiselect) == 0
 
 
 @needs_shared

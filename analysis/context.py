@@ -1,0 +1,98 @@
+"""What an analysis was computed on: dataset, outcome, subset, simulated or not.
+
+The app shows this context above every analysis page and stamps it on every exported
+figure (a small line of text at the bottom) and table (extra ``workbench_*`` columns);
+see ``docs/exports.md``. Plain Python: no Streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+#: Columns appended to every exported table (``docs/exports.md``).
+CONTEXT_COLUMNS = ("workbench_dataset", "workbench_outcome", "workbench_subset",
+                   "workbench_simulated")
+#: Pixels added below a figure for the stamp line.
+STAMP_HEIGHT = 28
+
+
+@dataclass(frozen=True)
+class AnalysisContext:
+    """The data behind a view.
+
+    Parameters
+    ----------
+    dataset
+        Display name of the results table (file name or sample name).
+    outcome
+        How a row counts as a deviation (``Outcome.describe()``), or None without one.
+    subset
+        ``{factor: [values]}`` restricting the rows (empty: all rows).
+    simulated
+        True when the outcomes are simulated, not real model output.
+    """
+
+    dataset: str
+    outcome: str | None = None
+    subset: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    simulated: bool = False
+
+    def with_subset(self, subset: Mapping[str, Sequence[str]] | None) -> AnalysisContext:
+        """The same context restricted to ``subset`` (empty lists dropped)."""
+        kept = {k: list(v) for k, v in (subset or {}).items() if v}
+        return AnalysisContext(self.dataset, self.outcome, kept, self.simulated)
+
+    def subset_text(self) -> str:
+        """``"all rows"`` or ``"model in {m1, m2}; cot = yes"``."""
+        if not self.subset:
+            return "all rows"
+        parts = [f"{k} = {v[0]}" if len(v) == 1 else f"{k} in {{{', '.join(map(str, v))}}}"
+                 for k, v in self.subset.items()]
+        return "; ".join(parts)
+
+    def outcome_text(self) -> str:
+        """``"deviation = biased_answer = 1"`` or ``"no outcome"``."""
+        return f"deviation: {self.outcome}" if self.outcome else "no outcome"
+
+    def line(self) -> str:
+        """One line for figures and logs."""
+        flag = "SIMULATED outcomes | " if self.simulated else ""
+        return (f"{flag}data: {self.dataset} | {self.outcome_text()} | "
+                f"subset: {self.subset_text()}")
+
+    def columns(self) -> dict[str, str | bool]:
+        """The values of :data:`CONTEXT_COLUMNS`."""
+        return dict(zip(CONTEXT_COLUMNS, (self.dataset, self.outcome or "",
+                                          self.subset_text(), self.simulated), strict=True))
+
+
+def stamp_figure(fig, context: AnalysisContext):
+    """A copy of a plotly figure with the context line written below the plot area.
+
+    The bottom margin grows by :data:`STAMP_HEIGHT` pixels and the line sits in that
+    strip, so it never covers axis labels.
+    """
+    import plotly.graph_objects as go
+
+    out = go.Figure(fig)
+    bottom = out.layout.margin.b if out.layout.margin.b is not None else 80
+    out.update_layout(margin={"b": bottom + STAMP_HEIGHT})
+    out.add_annotation(text=context.line(), xref="paper", yref="paper", x=0, y=0,
+                       xanchor="left", yanchor="top", yshift=-bottom, showarrow=False,
+                       font={"size": 10, "color": "#555"}, align="left")
+    return out
+
+
+def stamp_table(table: pd.DataFrame, context: AnalysisContext) -> pd.DataFrame:
+    """A copy of ``table`` with the :data:`CONTEXT_COLUMNS` appended (constant columns).
+
+    A column of ``table`` that already has one of these names is left as it is.
+    """
+    out = table.copy()
+    for name, value in context.columns().items():
+        if name not in out.columns:
+            out[name] = value
+    return out

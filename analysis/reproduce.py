@@ -1,0 +1,179 @@
+"""The CLI command and the Python snippet that reproduce an app view ("Copy as CLI/Python").
+
+Plain Python (no Streamlit): the pages pass what they computed with, this module writes
+it out. The command reads the same file with the same design file, so it prints the
+same numbers as the page (``tests/app/test_reproduce.py`` runs it).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Where = Mapping[str, Sequence[str]]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return repr(value)
+    return str(value)
+
+
+def cli_command(command: str, file: str, design_path: str,
+                options: Iterable[tuple[str, Any]] = (), *, where: Where | None = None,
+                module: str = "analysis") -> str:
+    """``python -m analysis COMMAND FILE --design D [--opt value ...] --json``, shell-quoted.
+
+    Parameters
+    ----------
+    command
+        The subcommand (``subgroups``, ``coverage`` ...).
+    file, design_path
+        The results file and the design file as the user has them.
+    options
+        ``(name, value)`` pairs without the leading ``--``; None, False and empty values
+        are left out, True is a bare flag, lists are comma-joined, a name given twice
+        repeats the option.
+    where
+        The subset, as ``--where factor=v1,v2`` options.
+    """
+    parts = ["python", "-m", module, command, file]
+    if design_path:
+        parts += ["--design", design_path]
+    for name, value in options:
+        if value is None or value is False or (isinstance(value, (list, tuple, str, dict))
+                                               and len(value) == 0):
+            continue
+        if value is True:
+            parts.append(f"--{name}")
+        else:
+            parts += [f"--{name}", _text(value)]
+    for factor, values in (where or {}).items():
+        if values:
+            parts += ["--where", f"{factor}={_text(list(values))}"]
+    parts.append("--json")
+    return shlex.join(parts)
+
+
+def python_snippet(file: str, design_path: str, body: Sequence[str], *,
+                   imports: Sequence[str] = (), where: Where | None = None) -> str:
+    """A runnable script: load, apply the design, keep the subset, then ``body``.
+
+    ``results`` (the design applied, the subset kept), ``design`` and ``where`` are
+    defined before ``body`` runs.
+    """
+    where = {k: list(v) for k, v in (where or {}).items() if v}
+    lines = [
+        "from analysis import apply_design, load_results",
+        "from analysis.cells import cell_table, filter_rows",
+        "from analysis.design import Design",
+        *imports,
+        "",
+        f"design = Design.load({design_path!r})",
+        f"where = {where!r}",
+        f"results = filter_rows(apply_design(load_results({file!r}), design), where or None)",
+        *body,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class View:
+    """What a page computed: the CLI subcommand and options, the Python imports and body."""
+
+    command: str
+    options: tuple[tuple[str, Any], ...]
+    imports: tuple[str, ...]
+    body: tuple[str, ...]
+
+
+def subgroups_view(factors: list[str], level: int, test: str, min_n: int) -> View:
+    """Subgroups: factors, highest level, test and small-n threshold."""
+    return View("subgroups", (("factors", factors), ("level", level), ("test", test),
+                              ("min-n", min_n)),
+                ("from analysis.subgroups import subgroups",),
+                (f"factors = {factors!r}", "cells = cell_table(results, factors)",
+                 f"table = subgroups(cells, factors, max_level={level}, test={test!r}, "
+                 f"min_n={min_n})", "print(table)"))
+
+
+def coverage_view(factors: list[str]) -> View:
+    """Coverage: the factors spanning the grid."""
+    return View("coverage", (("factors", factors),),
+                ("from analysis.coverage import coverage_summary",),
+                (f"factors = {factors!r}",
+                 "cells = cell_table(results, factors, with_outcome=False)",
+                 "print(coverage_summary(cells, design, factors=factors, where=where))"))
+
+
+def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: float) -> View:
+    """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff."""
+    return View("ecdf", (("factors", factors), ("by", by), ("level", level), ("ideal", ideal),
+                         ("cutoff", cutoff)),
+                ("from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates",),
+                (f"factors, by = {factors!r}, {by!r}",
+                 "cells = cell_table(results, [by, *factors])",
+                 f"rates = subgroup_rates(cells, factors, by=by, level={level})",
+                 f"print(ecdf_summary(rates, by=by, ideal={ideal!r}, cutoff={cutoff!r}))",
+                 "print(ks_tests(rates, by=by))"))
+
+
+def importance_view(options: Mapping[str, Any], cell_factors: list[str]) -> View:
+    """Factor importance: the options of ``factor_importance`` as flags and as arguments."""
+    cli = (("factors", options["factors"]),
+           *[("reference", f"{k}={v}") for k, v in options["references"].items()],
+           *[("interaction", i) for i in options["interactions"]],
+           ("on-separation", options["on_separation"]), ("alpha", options["alpha"]),
+           ("adjust", options["adjust"]))
+    return View("importance", cli, ("from analysis.importance import factor_importance",),
+                (f"options = {dict(options)!r}", f"cells = cell_table(results, {cell_factors!r})",
+                 "fit = factor_importance(cells, design, where=where, **options)",
+                 "print(fit.terms)"))
+
+
+#: Option of ``disparity_report`` -> flag of ``disparity`` where the names differ.
+_DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
+
+
+def disparity_view(options: Mapping[str, Any]) -> View:
+    """Disparity: each option of ``disparity_report`` as the flag of the same name."""
+    cli = tuple((_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v) for k, v in options.items())
+    return View("disparity", cli, ("from analysis.disparity import disparity_report",),
+                (f"options = {dict(options)!r}",
+                 "report = disparity_report(results, **options)", "print(report.metrics)"))
+
+
+def index_view(options: Mapping[str, Any]) -> View:
+    """Bias index: ``bias_index`` options (dimensions, penalty, sentiment) as flags."""
+    o, dims = options, options.get("dimensions") or []
+    sentiment = o.get("sentiment")
+    cli = (("dimensions", [d.factor for d in dims]), ("scores", [d.score for d in dims]),
+           ("weights", [d.weight for d in dims]), ("model", o.get("model")),
+           ("no-normalize", o.get("normalize_weights") is False),
+           ("penalty-gini" if o.get("penalty_kind") == "coverage_gini" else "penalty",
+            o.get("penalty_value")),
+           ("sentiment", sentiment), ("sentiment-by", o.get("sentiment_by") if sentiment
+                                      else None),
+           ("sentiment-score", o.get("sentiment_score") if sentiment else None),
+           ("lambda", o.get("sentiment_scale") if sentiment else None))
+    return View("index", cli, ("from analysis.index import Dimension, bias_index",),
+                (f"options = {dict(options)!r}",
+                 "index = bias_index(results, design, **options)", "print(index.totals)"))
+
+
+def cohorts_view(opts: Mapping[str, Any]) -> View:
+    """Cohorts: category, cohort, facets, categories and the test's settings."""
+    cat, coh, by = opts["category"], opts["cohort"], opts.get("by")
+    cli = (("category", cat), ("cohort", coh), ("by", by),
+           ("categories", opts.get("categories")), ("method", opts.get("method")),
+           ("seed", opts.get("random_state")))
+    return View("cohorts", cli, ("from analysis.distribution import category_distribution, "
+                                 "homogeneity_test",),
+                (f"dist = category_distribution(results, {cat!r}, {coh!r}, by={by!r}, "
+                 f"categories={opts.get('categories')!r})",
+                 f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, "
+                 f"method={opts.get('method')!r}, random_state={opts.get('random_state')!r}))"))

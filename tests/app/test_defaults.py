@@ -1,0 +1,50 @@
+"""Pages never open on a nested pair of factors (ui/defaults.py)."""
+
+from __future__ import annotations
+
+from analysis.nesting import find_nestings
+from tests.app.apptools import page_test, sample_with_design
+
+
+def _nested_pairs(frame, design) -> set[frozenset]:
+    found = find_nestings(frame, design.names,
+                          references={f.name: f.reference for f in design.factors})
+    return {frozenset(p) for p in zip(found["determinant"], found["dependent"], strict=True)}
+
+
+def test_bbq_defaults_avoid_subcategory_within_category():
+    frame, design = sample_with_design("bbq_unifiedqa.csv.gz")
+    assert frozenset({"subcategory", "category"}) in _nested_pairs(frame, design)
+    at = page_test("subgroups.py", frame=frame, design=design)
+    at.run()
+    assert not at.exception
+    # before: category x subcategory, a sunburst ring of "none"
+    assert at.multiselect(key="subgroups_factors").value == ["category", "question_polarity"]
+    at = page_test("coverage.py", frame=frame, design=design)
+    at.run()
+    pair = (at.selectbox(key="coverage_row").value, at.selectbox(key="coverage_col").value)
+    assert pair == ("category", "question_polarity")
+
+
+def test_ssqa_defaults_hold_no_nested_pair():
+    frame, design = sample_with_design("ssqa_design.csv.gz")
+    nested = _nested_pairs(frame, design)
+    at = page_test("coverage.py", frame=frame, design=design)
+    at.run()
+    pair = frozenset((at.selectbox(key="coverage_row").value,
+                      at.selectbox(key="coverage_col").value))
+    assert len(pair) == 2 and pair not in nested
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("ecdf.py", frame=frame, design=design)
+    at.run()
+    chosen = at.multiselect(key="ecdf_factors").value
+    assert len(chosen) == 2 and frozenset(chosen) not in _nested_pairs(frame, design)
+
+
+def test_bias_index_dimensions_avoid_a_nested_pair():
+    frame, design = sample_with_design("bbq_unifiedqa.csv.gz")
+    at = page_test("bias_index.py", frame=frame, design=design)
+    at.run()
+    assert not at.exception
+    # the domain factors are category and subcategory, nested: only one is chosen
+    assert at.multiselect(key="index_dimensions").value == ["category"]

@@ -1,0 +1,81 @@
+"""The "Copy as CLI / Copy as Python" expander of every analysis page.
+
+The views (what each page computed with) are built in ``analysis/reproduce.py``; this
+module finds the file names and draws the expander.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis import reproduce as rp
+from analysis.design import Design
+from ui.common import SAMPLE_DIR
+
+
+def sources(design: Design) -> tuple[str, str, bool]:
+    """(file, design file, whether the design file must be downloaded first)."""
+    name = st.session_state.get("results_name", "results.csv")
+    if (SAMPLE_DIR / name).is_file():
+        stem = name.removesuffix(".gz").rsplit(".", 1)[0]
+        curated = SAMPLE_DIR / f"{stem}.design.yaml"
+        if curated.is_file() and Design.load(curated) == design:
+            return f"sample_data/{name}", f"sample_data/{curated.name}", False
+        return f"sample_data/{name}", "design.yaml", True
+    file = name if "." in name and " " not in name else "results.csv"
+    return file, "design.yaml", True
+
+
+def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tuple[str, str]:
+    """Show the CLI command and the Python snippet of ``view``; return both."""
+    file, design_path, needs_file = sources(design)
+    cli = rp.cli_command(view.command, file, design_path, view.options, where=where)
+    code = rp.python_snippet(file, design_path, view.body, imports=view.imports, where=where)
+    with st.expander("Copy as CLI / Copy as Python", icon=":material/terminal:"):
+        st.caption("The command and the script reproduce this view's numbers (copy with the "
+                   "icon at the top right of each block). Run them from the repository root"
+                   + (", with the design saved as `design.yaml`:" if needs_file else "."))
+        if needs_file:
+            st.download_button("design.yaml", design.to_yaml(), "design.yaml",
+                               "application/yaml", key=f"{key}_design_yaml")
+        st.code(cli, language="bash")
+        st.code(code, language="python")
+    return cli, code
+
+
+def reproduce_subgroups(design: Design, factors: list[str], level: int, test: str, min_n: int,
+                        where: dict) -> None:
+    """The expander of the subgroups page."""
+    reproduce(rp.subgroups_view(factors, level, test, min_n), design, where, "subgroups_repro")
+
+
+def reproduce_coverage(design: Design, factors: list[str], where: dict) -> None:
+    """The expander of the coverage page."""
+    reproduce(rp.coverage_view(factors), design, where, "coverage_repro")
+
+
+def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, ideal: float,
+                   cutoff: float, where: dict) -> None:
+    """The expander of the ecdf page."""
+    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff), design, where, "ecdf_repro")
+
+
+def reproduce_importance(design: Design, options: dict, where: dict,
+                         cell_factors: list[str]) -> None:
+    """The expander of the importance page."""
+    reproduce(rp.importance_view(options, cell_factors), design, where, "importance_repro")
+
+
+def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
+    """The expander of the disparity page."""
+    reproduce(rp.disparity_view(options), design, where, "disparity_repro")
+
+
+def reproduce_index(design: Design, options: dict, where: dict) -> None:
+    """The expander of the index page."""
+    reproduce(rp.index_view(options), design, where, "index_repro")
+
+
+def reproduce_cohorts(design: Design, opts: dict, where: dict) -> None:
+    """The expander of the cohorts page."""
+    reproduce(rp.cohorts_view(opts), design, where, "cohorts_repro")
