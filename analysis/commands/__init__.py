@@ -13,4 +13,5 @@ MODULES = [
     "disparity",
     "cohorts",
     "index",
+    "report",
 ]
