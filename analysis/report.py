@@ -325,10 +325,12 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
     where = _where(s)
     factors = list(s["factors"])
+    # references of factors not in the model (e.g. defaults for other factors) are left out
+    references = {f: v for f, v in (s.get("references") or {}).items() if f in factors}
     cells = cell_table(results, list(dict.fromkeys([*factors, *where])), where=where or None)
     try:
         fit = factor_importance(cells, design, factors=factors, where=where,
-                                references=s.get("references") or None,
+                                references=references or None,
                                 interactions=s.get("interactions") or (),
                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),
                                 adjust=s["adjust"])
