@@ -19,6 +19,9 @@ PAGES = {
         st.Page("pages/bias_index.py", title="Bias index", icon=":material/speed:"),
         st.Page("pages/cohorts.py", title="Cohorts", icon=":material/stacked_bar_chart:"),
     ],
+    "Share": [
+        st.Page("pages/report.py", title="Report", icon=":material/summarize:"),
+    ],
     "Judge": [
         st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
         st.Page("pages/judges_tools.py", title="Answers & agreement", icon=":material/handshake:"),

@@ -9,6 +9,7 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.report import add_to_report_button
 
 st.title("Bias index")
 results, design = require_results()
@@ -29,6 +30,7 @@ except AnalysisError as exc:
     st.stop()
 
 totals = index.totals.sort_values([RANK, LLMBI])
+add_to_report_button("index", {**options, "where": where})
 if totals[LLMBI].isna().any():
     st.warning("The index is undefined for some rows: a component could not be computed "
                "(see the notes in the components table).")

@@ -9,6 +9,7 @@ from analysis.figures.distribution import distribution_figure, spread_figure
 from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
+from ui.report import add_to_report_button
 
 st.title("Cohorts")
 results, design = require_results(need_outcome=False)
@@ -41,6 +42,7 @@ except AnalysisError as exc:
     st.stop()
 
 dropped = int(rows[category].isna().sum())
+add_to_report_button("cohorts", {**opts, "where": where})
 if dropped:
     st.warning(f"{dropped:,} rows have no {category} and are left out.")
 

@@ -24,6 +24,7 @@ from ui.coverage import (
     pair_choice,
     show_summary,
 )
+from ui.report import add_to_report_button
 
 st.title("Coverage")
 results, design = require_results(need_outcome=False)
@@ -44,6 +45,7 @@ except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
 show_summary(info)
+add_to_report_button("coverage", {"factors": factors, "where": where})
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
     ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])

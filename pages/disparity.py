@@ -14,6 +14,7 @@ from ui.disparity import (
     disparity_options,
     metric_row,
 )
+from ui.report import add_to_report_button
 
 st.title("Disparity")
 results, design = require_results(need_outcome=False)
@@ -47,6 +48,7 @@ missing = report.settings["n_missing"]
 if missing:
     st.warning(f"{missing:,} rows have no value of {feature} and are left out.")
 metric_row(report)
+add_to_report_button("disparity", {**options, "where": where})
 
 st.subheader("Group statistics")
 summary = report.summary

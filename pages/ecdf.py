@@ -13,6 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.report import add_to_report_button
 from ui.subgroups import COLUMN_CONFIG, factor_choice
 
 st.title("eCDF")
@@ -51,6 +52,8 @@ except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
 
+add_to_report_button("ecdf", {"by": by, "factors": factors, "level": level, "ideal": ideal,
+                              "cutoff": cutoff, "where": where})
 few = summary[summary[N_SUBGROUPS] < 5]
 if len(few):
     st.warning("Few subgroups on " + ", ".join(f"{r[by]} ({r[N_SUBGROUPS]})" for r in

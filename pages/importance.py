@@ -18,6 +18,7 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.report import add_to_report_button
 
 st.title("Factor importance")
 results, design = require_results()
@@ -67,6 +68,7 @@ fig = importance_figure(fit.terms, scale=scale, max_p=max_p, p_column=p_column,
                         include_intercept=intercept)
 st.plotly_chart(fig, key="importance_chart")
 figure_downloads(fig, "factor_importance", key="importance_figure")
+add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p})
 
 st.subheader("Coefficients")
 counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()

@@ -13,6 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.report import add_to_report_button
 from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
 
 st.title("Subgroups")
@@ -45,6 +46,8 @@ except AnalysisError as exc:
     st.error(str(exc))
     st.stop()
 
+add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
+                                   "min_n": int(min_n), "where": where})
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Subgroups", f"{len(table):,}")
 m2.metric("Rows in subset", f"{int(cells[N].sum()):,}")
