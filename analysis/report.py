@@ -40,6 +40,8 @@ SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "dis
 TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
           "importance": "Factor importance", "disparity": "Disparity",
           "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges"}
+#: The cohorts section's default 'by' factor has at most this many values (one facet each).
+COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
 HTML_MAX_ROWS = 200
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
@@ -225,7 +227,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         named = [f for f in cohorts if any(w in f.lower() for w in (
             "model", "decade", "cohort", "era", "format", "checkpoint", "version"))]
         cohort = (named or [m for m in models if m != category] or cohorts)[0]
-        domain = [f for f in design.of_kind("domain") if f not in (category, cohort)]
+        domain = [f for f in design.of_kind("domain") if f not in (category, cohort)
+                  and len(design.factor(f).values) <= COHORT_MAX_GROUPS]
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
                 "method": "auto", "random_state": 0, "where": {}}
     if section == "judges":
@@ -403,9 +406,13 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     if dropped:
         sec.warnings.append(f"{dropped:,} rows have no {category} and are left out.")
     sec.warnings += [n for n in test["note"].unique() if n]
-    sec.figures += [("cohorts_stacked", distribution_figure(dist, category, cohort, by=by,
-                                                            kind="bar")),
-                    ("cohorts_spread", spread_figure(spread, cohort, by=by))]
+    try:
+        sec.figures += [("cohorts_stacked", distribution_figure(dist, category, cohort,
+                                                                by=by, kind="bar")),
+                        ("cohorts_spread", spread_figure(spread, cohort, by=by))]
+    except ValueError as exc:  # plotly refuses too many facet rows (one per group of by)
+        sec.warnings.append(f"The figures could not be drawn ({str(exc).splitlines()[0]}); "
+                            "choose fewer or coarser 'by' factors. The tables are complete.")
     sec.tables += [("cohorts_percentages", dm.percentage_table(dist, category, cohort, by=by)),
                    ("cohorts_spread", spread), ("cohorts_chi_square", test)]
 

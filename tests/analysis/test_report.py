@@ -271,3 +271,23 @@ def test_cli_pdf_without_chromium_writes_nothing(files, tmp_path, capsys, monkey
                  "--pdf", str(tmp_path / "r.pdf"), "--sections", "coverage"]) == 2
     assert "PDF of the report needs Chromium" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("stem", ["bbq_unifiedqa", "ssqa_simulated", "ssqa_design"])
+def test_cli_on_each_bundled_sample(stem, tmp_path):
+    """Every section is built or skipped with a reason on the bundled samples."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "sample_data"
+    out = tmp_path / "r.html"
+    sections = "coverage,subgroups,ecdf,cohorts,judges"
+    assert main(["report", str(root / f"{stem}.csv.gz"), "--design",
+                 str(root / f"{stem}.design.yaml"), "--out", str(out), "--sections",
+                 sections]) == 0
+    text = out.read_text()
+    assert text.count("<section ") == 5
+    assert "Skipped: the table is not a judged four-stage file" in text
+    if stem == "bbq_unifiedqa":
+        assert "Skipped: the design has no model factor" in text
+    if stem == "ssqa_design":
+        assert "Skipped: the design has no outcome" in text
