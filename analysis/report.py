@@ -541,15 +541,25 @@ def _table_html(table: pd.DataFrame) -> str:
     return body
 
 
+def design_table(design) -> pd.DataFrame:
+    """One row per factor: name, kind, reference, number of values, the values."""
+    return pd.DataFrame([{"factor": f.name, "kind": f.kind, "reference": f.reference,
+                          "n_values": len(f.values), "values": ", ".join(map(str, f.values))}
+                         for f in design.factors])
+
+
 def report_html(report: Report) -> str:
     """The report as one self-contained HTML page (plotly.js inlined once)."""
     from plotly.offline import get_plotlyjs
 
+    outcome = report.design.outcome.describe() if report.design.outcome else "none"
     parts = [f"<h1>Bias workbench report: {_e(report.source)}</h1>",
              f"<p>Created {_e(report.created)} with bias workbench {_e(report.version)}.</p>",
-             "<h2>Design</h2>",
-             f"<pre>{_e(json.dumps(report.design.to_dict(), indent=2, ensure_ascii=False))}"
-             "</pre>", "<h2>Data summary</h2><ul>"]
+             "<h2>Design</h2>", _table_html(design_table(report.design)),
+             f"<p>Outcome: {_e(outcome)}</p>",
+             "<details><summary>Design file (JSON)</summary><pre>"
+             f"{_e(json.dumps(report.design.to_dict(), indent=2, ensure_ascii=False))}"
+             "</pre></details>", "<h2>Data summary</h2><ul>"]
     for key, value in report.summary.items():
         if key != "nestings":
             parts.append(f"<li>{_e(key)}: {_e(value)}</li>")
