@@ -464,6 +464,10 @@ def build_section(name: str, results: pd.DataFrame, design,
         _BUILDERS[name](sec, results, design, merged)
     except SectionSkipped as exc:
         return Section(name, settings=merged, skipped=str(exc))
+    except AnalysisError as exc:  # e.g. a factor the design no longer has
+        raise AnalysisError(f"Report section {name!r}: {exc}") from exc
+    except (TypeError, ValueError, KeyError) as exc:  # a setting of the wrong type
+        raise AnalysisError(f"Report section {name!r}: bad settings ({exc}).") from None
     return sec
 
 

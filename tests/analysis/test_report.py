@@ -188,6 +188,10 @@ def test_unknown_setting_is_a_typed_error(built, files):
         R.build_section("subgroups", results, design, {"levle": 2})
     with pytest.raises(R.AnalysisError, match="Unknown report section"):
         R.build_section("tarot", results, design)
+    with pytest.raises(R.AnalysisError, match="Report section 'subgroups': bad settings"):
+        R.build_section("subgroups", results, design, {"level": "two"})
+    with pytest.raises(R.AnalysisError, match="Report section 'coverage': .*nope"):
+        R.build_section("coverage", results, design, {"factors": ["nope"]})
 
 
 @needs_browser
