@@ -12,9 +12,14 @@ from analysis.columns import COVERAGE_PERCENTAGE, LOG_DISPARITY
 from analysis.coverage import coverage_summary
 from analysis.design import apply_design
 from analysis.subgroups import subgroups
-from tests.app.apptools import ROOT, sample_with_design
+from tests.app.apptools import ROOT, plotly_specs, sample_with_design
 
 BBQ = "bbq_unifiedqa.csv.gz"
+
+
+def spec_titles(at) -> set[str]:
+    """Titles of the page's plotly charts."""
+    return {(s["layout"].get("title") or {}).get("text") for s in plotly_specs(at)}
 
 
 def test_add_two_sections_build_and_download():
@@ -85,3 +90,9 @@ def test_every_analysis_page_has_the_button(page):
     import json
 
     json.dumps(item["settings"])  # plain values only
+    # the stored settings rebuild the section the page shows (every key is known)
+    from analysis.report import build_section
+
+    sec = build_section(section, apply_design(frame, design), design, item["settings"])
+    assert sec.skipped is None and sec.figures and sec.tables
+    assert spec_titles(at) & {fig.layout.title.text for _, fig in sec.figures}
