@@ -295,3 +295,18 @@ def test_cli_on_each_bundled_sample(stem, tmp_path):
         assert "Skipped: the design has no model factor" in text
     if stem == "ssqa_design":
         assert "Skipped: the design has no outcome" in text
+
+
+def test_judges_section_on_a_judged_file():
+    from analysis.design import make_factor
+    from judges.metrics import stage_metrics
+    from tests.judges.test_metrics import judged_table
+
+    judged = judged_table()
+    design = Design(factors=(make_factor(judged, "model"),))
+    sec = R.build_section("judges", judged, design)
+    assert sec.skipped is None
+    pd.testing.assert_frame_equal(sec.tables[0][1], stage_metrics(judged))
+    assert sec.warnings[0].startswith("2 judgments are unscored")
+    html_text = R.report_html(R.Report("judged.csv", design, {"nestings": []}, [sec], "x", "t"))
+    assert "<h2>Judges</h2>" in html_text and "2 judgments are unscored" in html_text
