@@ -11,6 +11,7 @@ from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.navigation import route_first_visit
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_index
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
@@ -41,6 +42,7 @@ except AnalysisError as exc:
 reproduce_index(design, options, where)
 
 totals = index.totals.sort_values([RANK, LLMBI])
+add_to_report_button("index", {**options, "where": where})
 if totals[LLMBI].isna().any():
     st.warning("The index is undefined for some rows: a component could not be computed "
                "(see the notes in the components table).")

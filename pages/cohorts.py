@@ -15,6 +15,7 @@ from ui.cohorts import cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_cohorts
 from ui.widgets import md, p_value_columns
 
@@ -52,6 +53,7 @@ except AnalysisError as exc:
 reproduce_cohorts(design, opts, where)
 
 dropped = int(rows[category].isna().sum())
+add_to_report_button("cohorts", {**opts, "where": where})
 if dropped:
     st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
 

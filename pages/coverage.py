@@ -27,6 +27,7 @@ from ui.coverage import (
     show_summary,
 )
 from ui.navigation import route_first_visit
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_coverage
 from ui.widgets import md
 
@@ -53,6 +54,7 @@ except AnalysisError as exc:
     st.stop()
 show_summary(info)
 reproduce_coverage(design, factors, where)
+add_to_report_button("coverage", {"factors": factors, "where": where})
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
     ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])

@@ -15,6 +15,7 @@ from ui.disparity import (
     metric_row,
 )
 from ui.navigation import route_first_visit
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_disparity
 from ui.saged_stats import saged_section
 from ui.widgets import md
@@ -59,6 +60,7 @@ st.caption(f"Selected: {report.settings['selection_rule']} (standard "
            "rate is " + ("the rate of favourable outcomes." if report.settings["polarity"]
                          else "read as favourable (SAGED's convention)."))
 reproduce_disparity(design, options, where)
+add_to_report_button("disparity", {**options, "where": where})
 
 st.subheader("Group statistics")
 summary = report.summary

@@ -14,6 +14,7 @@ from ui.common import (
     table_download,
 )
 from ui.navigation import route_first_visit
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
 from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
@@ -58,6 +59,8 @@ except AnalysisError as exc:
     st.stop()
 
 missing_outcome_note(results, where)
+add_to_report_button("ecdf", {"by": by, "factors": factors, "level": level, "ideal": ideal,
+                              "cutoff": cutoff, "where": where})
 few = summary[summary[N_SUBGROUPS] < 5]
 if len(few):
     st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in

@@ -19,6 +19,7 @@ from ui.importance import (
     model_options,
 )
 from ui.navigation import route_first_visit
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_importance
 from ui.subgroups import missing_outcome_note
 from ui.widgets import md
@@ -76,6 +77,7 @@ fig = importance_figure(fit.terms, scale=scale, max_p=max_p, p_column=p_column,
                         include_intercept=intercept)
 st.plotly_chart(fig, key="importance_chart")
 figure_downloads(fig, "factor_importance", key="importance_figure")
+add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p})
 
 st.subheader("Coefficients")
 counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()

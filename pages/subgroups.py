@@ -16,6 +16,7 @@ from ui.common import (
 from ui.navigation import route_first_visit
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_subgroups
 from ui.subgroups import (
     COLUMN_CONFIG,
@@ -60,6 +61,8 @@ except AnalysisError as exc:
 table = distinct_subgroups(full)
 missing_outcome_note(results, where)
 
+add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
+                                   "min_n": int(min_n), "where": where})
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Subgroups", f"{len(table):,}")
 m2.metric("Rows in subset", f"{int(cells[N].sum()):,}")

@@ -30,6 +30,9 @@ PAGES: dict[str, list[tuple[str, str, str]]] = {
         ("pages/bias_index.py", "Bias index", ":material/speed:"),
         ("pages/cohorts.py", "Cohorts", ":material/stacked_bar_chart:"),
     ],
+    "Share": [
+        ("pages/report.py", "Report", ":material/summarize:"),
+    ],
     "Plan": [
         ("pages/planner.py", "Planner", ":material/architecture:"),
     ],

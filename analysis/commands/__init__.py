@@ -17,4 +17,5 @@ MODULES = [
     "power",
     "plan",
     "index_published",
+    "report",
 ]

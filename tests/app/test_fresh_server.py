@@ -23,7 +23,7 @@ from tests.app.test_browser_journey import CHROMIUM, FLAGS
 ROOT = Path(__file__).resolve().parents[2]
 #: Our navigation, in order (app.py).
 PAGES = ["Data", "Prepare", "Design", "Coverage", "Subgroups", "eCDF", "Factor importance",
-         "Disparity", "Bias index", "Cohorts", "Planner", "Judges", "Answers & agreement"]
+         "Disparity", "Bias index", "Cohorts", "Report", "Planner", "Judges", "Answers & agreement"]
 
 pytestmark = [
     pytest.mark.browser,

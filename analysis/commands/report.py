@@ -1,0 +1,101 @@
+"""``report FILE --design design.yaml --out report.html``: the whole-analysis report.
+
+Builds each section of :mod:`analysis.report` with the default settings the pages start
+from (``--settings FILE`` gives per-section settings as JSON/YAML ``{section: {...}}``,
+e.g. what the app's Report page exports). Sections the design cannot support are skipped
+with a stated reason in the report. ``--zip`` adds each figure as PNG/SVG/PDF and each
+table as CSV; ``--pdf`` prints the report with headless Chromium. Every output is
+written to a temporary file in its folder and renamed only when all succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.cli import add_input
+
+    p = sub.add_parser("report", help="whole-analysis report: HTML, figures ZIP, PDF",
+                       description="A self-contained HTML report of the chosen sections "
+                                   "(docs/report.md), optionally a ZIP of its figures and "
+                                   "tables and a PDF.")
+    add_input(p)
+    p.add_argument("--design", required=True, help="design file (YAML/JSON)")
+    p.add_argument("--out", required=True, help="the HTML report to write")
+    p.add_argument("--zip", help="also write figures (PNG/SVG/PDF) and tables (CSV) here")
+    p.add_argument("--pdf", help="also write a PDF of the report (needs Chromium)")
+    p.add_argument("--sections", default="",
+                   help="comma-separated sections, in order (default: all of "
+                        "coverage,subgroups,ecdf,importance,disparity,index,cohorts,judges)")
+    p.add_argument("--settings", help="JSON/YAML file {section: {setting: value}}")
+    p.set_defaults(func=run)
+
+
+def _settings(path: str | None) -> dict:
+    from pathlib import Path
+
+    import yaml
+
+    from analysis.errors import AnalysisError
+
+    if not path:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise AnalysisError(f"{path}: cannot read the settings file ({exc}).") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None
+                                             for v in data.values()):
+        raise AnalysisError(f"{path}: settings must map a section name to its settings.")
+    return {str(k): v or {} for k, v in data.items()}
+
+
+def run(args: argparse.Namespace) -> None:
+    import sys
+    from pathlib import Path
+
+    from analysis.cli import load_with_design, split_list
+    from analysis.errors import AnalysisError
+    from analysis.export import ExportUnavailable
+    from analysis.io import write_atomic
+    from analysis.report import SECTIONS, build_report, report_html, report_pdf, report_zip
+
+    names = split_list(args.sections) or list(SECTIONS)
+    unknown = [s for s in names if s not in SECTIONS]
+    if unknown:
+        raise AnalysisError(f"--sections: unknown section(s) {', '.join(unknown)}; use "
+                            f"{', '.join(SECTIONS)}.")
+    settings = _settings(args.settings)
+    extra = [s for s in settings if s not in names]
+    if extra:
+        raise AnalysisError(f"{args.settings}: settings for section(s) {', '.join(extra)} "
+                            "that are not in --sections.")
+    for target in (args.out, args.zip, args.pdf):
+        if target and not Path(target).parent.resolve().is_dir():
+            raise AnalysisError(f"{target}: the folder {Path(target).parent} does not exist.")
+    load_args = argparse.Namespace(**vars(args))
+    load_args.factors = None
+    results, design = load_with_design(load_args, need_outcome=False)
+    report = build_report(results, design, [(s, settings.get(s)) for s in names],
+                          source=results.attrs.get("source_name", Path(args.file).name))
+    html_text = report_html(report)
+    outputs = {args.out: lambda p: p.write_text(html_text, encoding="utf-8")}
+    if args.zip:
+        data = report_zip(report, html_text)
+        outputs[args.zip] = lambda p: p.write_bytes(data)
+    if args.pdf:
+        try:
+            pdf = report_pdf(html_text)
+        except ExportUnavailable as exc:
+            raise AnalysisError(f"--pdf: {exc}") from None
+        outputs[args.pdf] = lambda p: p.write_bytes(pdf)
+    write_atomic(outputs)
+    for sec in report.sections:
+        state = f"skipped: {sec.skipped}" if sec.skipped else (
+            f"{len(sec.figures)} figures, {len(sec.tables)} tables, "
+            f"{len(sec.warnings)} warnings")
+        print(f"{sec.title}: {state}", file=sys.stderr)
+    print(f"Wrote {', '.join(str(p) for p in outputs)}.", file=sys.stderr)

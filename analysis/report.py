@@ -1,0 +1,670 @@
+"""The whole-analysis report: sections built from the functions the pages and CLI call.
+
+A report is a list of sections (``coverage``, ``subgroups``, ``ecdf``, ``importance``,
+``disparity``, ``index``, ``cohorts``, ``judges``), each with *settings*: a small,
+JSON-serialisable dict (what the app's "Add to report" button stores). Settings left out
+take the defaults the pages start from (:func:`default_settings`). A section whose
+inputs the design or table lacks (no model factor for the eCDF, no numeric column for
+disparity ...) is *skipped with a stated reason*, never an error.
+
+Outputs: :func:`report_html` (one self-contained file, plotly.js inlined once, every
+label escaped), :func:`report_zip` (each figure as PNG/SVG/PDF when a Chrome is
+available, each table as CSV, the HTML and a README) and :func:`report_pdf` (the HTML
+printed by headless Chromium). See ``docs/report.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import io
+import json
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import AnalysisError
+
+#: Section names, in the order a full report lists them.
+SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
+                             "index", "cohorts", "judges")
+TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
+          "importance": "Factor importance", "disparity": "Disparity",
+          "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges"}
+#: The cohorts section's default 'by' factor has at most this many values (one facet each).
+COHORT_MAX_GROUPS = 12
+#: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
+HTML_MAX_ROWS = 200
+PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
+                   "chromium`); the HTML report works without it.")
+
+
+class SectionSkipped(AnalysisError):
+    """A section cannot be built from this table and design; ``str(exc)`` says why."""
+
+
+@dataclass
+class Section:
+    """One built section of the report.
+
+    Attributes
+    ----------
+    name
+        One of :data:`SECTIONS`.
+    settings
+        The settings used (defaults filled in), JSON-serialisable.
+    figures
+        ``(file stem, plotly Figure)`` pairs.
+    tables
+        ``(file stem, DataFrame)`` pairs.
+    notes
+        Plain-language readings (shown as a list).
+    warnings
+        Warnings as the analysis functions report them (nesting, small n, refusals ...).
+    skipped
+        Why the section was skipped (then it holds nothing else), or None.
+    """
+
+    name: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    figures: list[tuple[str, Any]] = field(default_factory=list)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The section's heading."""
+        return TITLES[self.name]
+
+
+@dataclass
+class Report:
+    """A built report: the design, a data summary and the sections."""
+
+    source: str
+    design: Any
+    summary: dict[str, Any]
+    sections: list[Section]
+    version: str
+    created: str
+
+
+def plain(obj: Any) -> Any:
+    """``obj`` made JSON-serialisable (dataclasses, tuples, numpy scalars, NaN -> None)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return plain(dataclasses.asdict(obj))
+    if isinstance(obj, Mapping):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        return None if not np.isfinite(float(obj)) else float(obj)
+    return obj
+
+
+def package_version() -> str:
+    """The installed bias-workbench version (pyproject's when not installed)."""
+    try:
+        from importlib.metadata import version
+
+        return version("bias-workbench")
+    except Exception:  # noqa: BLE001 - not installed: read pyproject.toml
+        import tomllib
+
+        path = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            return tomllib.loads(path.read_text())["project"]["version"]
+        except (OSError, KeyError, ValueError):
+            return "unknown"
+
+
+# ---------------------------------------------------------------- default settings
+
+def _category_default(results: pd.DataFrame, design) -> str | None:
+    from analysis.columns import DEVIATION
+    from analysis.distribution import MAX_CATEGORIES
+
+    words = ("type", "class", "categ", "label", "portray", "answer", "group")
+    out = []
+    for c in results.columns:
+        s = results[c]
+        if c == DEVIATION or c in design.names or pd.api.types.is_float_dtype(s):
+            continue
+        if 2 <= s.nunique(dropna=True) <= MAX_CATEGORIES:
+            rank = min((i for i, w in enumerate(words) if w in c.lower()), default=len(words))
+            out.append((rank, -s.nunique(), c))
+    return sorted(out)[0][2] if out else None
+
+
+def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, Any]:
+    """The settings a page starts from, for this table and design.
+
+    Raises
+    ------
+    SectionSkipped
+        The design or table lacks what the section needs (the message says what).
+    AnalysisError
+        An unknown section name.
+    """
+    from analysis import disparity as dsp
+    from analysis.coverage import default_factors
+
+    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
+    models = design.of_kind("model")
+    has_outcome = design.outcome is not None
+    if section in ("subgroups", "ecdf", "importance", "index") and not has_outcome:
+        raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
+    if section == "coverage":
+        return {"factors": default_factors(design), "where": {}}
+    if section == "subgroups":
+        from analysis.subgroups import MIN_N
+
+        return {"factors": order[:2], "level": min(2, len(order[:2])), "test": "wald",
+                "min_n": MIN_N, "where": {}}
+    if section == "ecdf":
+        from analysis.ecdf import CUTOFF
+
+        if not models:
+            raise SectionSkipped("the design has no model factor to compare curves by.")
+        factors = [f for f in order if f != models[0]][:2]
+        if not factors:
+            raise SectionSkipped("the design has no factor besides the model to form "
+                                 "subgroups.")
+        return {"by": models[0], "factors": factors, "level": len(factors), "ideal": 0.0,
+                "cutoff": CUTOFF, "where": {}}
+    if section == "importance":
+        from analysis.cells import cell_table
+        from analysis.importance import suggest_factors
+
+        factors = suggest_factors(cell_table(results, design.names), design)
+        return {"factors": factors,
+                "references": {f: design.factor(f).reference for f in factors},
+                "interactions": [], "on_separation": "refuse", "alpha": 0.05,
+                "adjust": "none", "scale": "odds_ratio", "max_p": 1.0, "where": {}}
+    if section == "disparity":
+        numeric = dsp.numeric_columns(results, design)
+        if not numeric:
+            raise SectionSkipped("the table has no numeric column besides the factors "
+                                 "(e.g. a sentiment or judge score).")
+        return {"feature": numeric[0], "by": dsp.default_group(design), "baseline": None,
+                "statistic": "mean", "standard": "mean", "direction": "above",
+                "alpha": 0.05, "quantile": 0.5, "value": 0.0, "tolerance": 0.1,
+                "quantiles": [0.25, 0.75], "n_permutations": 999, "random_state": 0,
+                "compare": "rest", "where": {}}
+    if section == "index":
+        model = models[0] if models else None
+        dims = [f for f in design.of_kind("domain") if f != model][:2]
+        if not dims:
+            raise SectionSkipped("the design has no domain factor to serve as a bias "
+                                 "dimension.")
+        return {"dimensions": [{"factor": f, "score": "deviation_metric", "weight": 1.0}
+                               for f in dims],
+                "model": model, "normalize_weights": True, "penalty_kind": "constant",
+                "penalty_value": 0.0, "sentiment": None, "sentiment_by": dims[0],
+                "sentiment_score": "one_minus_impact_ratio", "sentiment_scale": 1.0,
+                "where": {}}
+    if section == "cohorts":
+        category = _category_default(results, design)
+        if category is None:
+            raise SectionSkipped("the table has no categorical outcome column (2 to 50 "
+                                 "categories) besides the factors.")
+        cohorts = [f for f in design.names if f != category]
+        named = [f for f in cohorts if any(w in f.lower() for w in (
+            "model", "decade", "cohort", "era", "format", "checkpoint", "version"))]
+        cohort = (named or [m for m in models if m != category] or cohorts)[0]
+        domain = [f for f in design.of_kind("domain") if f not in (category, cohort)
+                  and len(design.factor(f).values) <= COHORT_MAX_GROUPS]
+        return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
+                "method": "auto", "random_state": 0, "where": {}}
+    if section == "judges":
+        from judges import columns as JC
+
+        needed = [JC.STAGE, JC.JUDGE, JC.SENSITIVE_FACTOR, JC.MODEL]
+        missing = [c for c in needed if c not in results.columns]
+        if missing or not any(c in results.columns for c in (*JC.METRICS, JC.SIMILARITY)):
+            raise SectionSkipped("the table is not a judged four-stage file (columns "
+                                 f"{', '.join(missing) or 'with scores'} missing).")
+        return {"by": [JC.STAGE, JC.SENSITIVE_FACTOR, JC.MODEL]}
+    raise AnalysisError(f"Unknown report section {section!r}: use one of "
+                        f"{', '.join(SECTIONS)}.")
+
+
+# ---------------------------------------------------------------- section builders
+
+def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
+    return {k: [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
+            for k, v in (settings.get("where") or {}).items() if v}
+
+
+def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import coverage as cov
+    from analysis.cells import cell_table
+    from analysis.figures.coverage import coverage_heatmap, marginal_bar
+    from analysis.nesting import describe_nesting
+
+    factors, where = list(s["factors"]), _where(s)
+    cells = cell_table(results, factors, with_outcome=False)
+    kw = {"factors": factors, "where": where}
+    summary = cov.coverage_summary(cells, design, **kw)
+    marginals = cov.marginal_counts(cells, design, **kw)
+    nestings = cov.coverage_nestings(cells, design, **kw)
+    sec.notes += cov.describe_coverage(summary, marginals)
+    sec.warnings += [describe_nesting(r) for r in nestings.to_dict(orient="records")]
+    sec.tables += [("coverage_summary", summary), ("coverage_marginals", marginals),
+                   ("coverage_thinnest_cells", cov.thinnest_cells(cells, design, limit=20,
+                                                                  **kw))]
+    if len(factors) >= 2:
+        pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
+                                within=factors)
+        sec.figures.append((f"coverage_{factors[0]}_{factors[1]}",
+                            coverage_heatmap(pairs, factors[0], factors[1])))
+    sec.figures.append((f"coverage_{factors[0]}", marginal_bar(marginals, factors[0])))
+
+
+def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis.cells import cell_table
+    from analysis.columns import LD_UNDEFINED, SMALL_N, SUBGROUP
+    from analysis.figures.subgroups import sunburst_figure
+    from analysis.subgroups import subgroups
+
+    factors = list(s["factors"])
+    cells = cell_table(results, factors, where=_where(s) or None)
+    table = subgroups(cells, factors, max_level=int(s["level"]), test=s["test"],
+                      min_n=int(s["min_n"]))
+    if table[SMALL_N].any():
+        sec.warnings.append(f"{int(table[SMALL_N].sum())} subgroups have fewer than "
+                            f"{int(s['min_n'])} rows (small n).")
+    if table[LD_UNDEFINED].any():
+        sec.warnings.append(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log "
+                            "disparity: they hold every row of the subset, or the outcome "
+                            "never/always deviates in it.")
+    sec.figures.append(("subgroups_sunburst", sunburst_figure(table, factors)))
+    sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
+                                                        if c != SUBGROUP]]]))
+
+
+def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis.cells import cell_table
+    from analysis.columns import N_SUBGROUPS
+    from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
+    from analysis.figures.ecdf import ecdf_figure
+
+    by, factors = s["by"], list(s["factors"])
+    cells = cell_table(results, [by, *factors], where=_where(s) or None)
+    rates = subgroup_rates(cells, factors, by=by, level=s.get("level"))
+    summary = ecdf_summary(rates, by=by, ideal=float(s["ideal"]), cutoff=float(s["cutoff"]))
+    ks = ks_tests(rates, by=by)
+    few = summary[summary[N_SUBGROUPS] < 5]
+    if len(few):
+        sec.warnings.append("Few subgroups on " + ", ".join(
+            f"{r[by]} ({r[N_SUBGROUPS]})" for r in few.to_dict(orient="records"))
+            + ": the eCDF is coarse and the KS test has little power.")
+    sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=float(s["ideal"]),
+                                            cutoff=float(s["cutoff"]), ks=ks)))
+    sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks),
+                   ("ecdf_subgroup_rates", rates)]
+
+
+def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis.cells import cell_table
+    from analysis.columns import P_ADJUSTED, P_VALUE
+    from analysis.figures.importance import importance_figure
+    from analysis.importance import ImportanceRefusal, factor_importance
+
+    where = _where(s)
+    factors = list(s["factors"])
+    # references of factors not in the model (e.g. defaults for other factors) are left out
+    references = {f: v for f, v in (s.get("references") or {}).items() if f in factors}
+    cells = cell_table(results, list(dict.fromkeys([*factors, *where])), where=where or None)
+    try:
+        fit = factor_importance(cells, design, factors=factors, where=where,
+                                references=references or None,
+                                interactions=s.get("interactions") or (),
+                                on_separation=s["on_separation"], alpha=float(s["alpha"]),
+                                adjust=s["adjust"])
+    except ImportanceRefusal as exc:
+        sec.warnings.append("The model was not fitted: " + str(exc))
+        return
+    sec.warnings += list(fit.notes)
+    p_column = P_ADJUSTED if s["adjust"] == "bh" else P_VALUE
+    sec.figures.append(("factor_importance", importance_figure(
+        fit.terms, scale=s.get("scale", "odds_ratio"), max_p=s.get("max_p"),
+        p_column=p_column)))
+    sec.tables += [("factor_importance", fit.terms),
+                   ("factor_importance_lr_tests", fit.factor_tests)]
+
+
+def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis.cells import filter_rows
+    from analysis.disparity import disparity_report
+    from analysis.figures.disparity import selection_figure, statistic_figure
+
+    options = {k: v for k, v in s.items() if k != "where"}
+    options["quantiles"] = tuple(options["quantiles"])
+    report = disparity_report(filter_rows(results, _where(s) or None), **options)
+    feature = s["feature"] + (f" - {s['baseline']}" if s.get("baseline") else "")
+    if report.settings.get("n_missing"):
+        sec.warnings.append(f"{report.settings['n_missing']:,} rows have no value of "
+                            f"{feature} and are left out.")
+    sec.notes.append(report.dixon.note)
+    sec.figures += [(f"disparity_{s['statistic']}",
+                     statistic_figure(report.summary, s["statistic"], feature=feature)),
+                    ("disparity_selection", selection_figure(report.selection,
+                                                             feature=feature))]
+    sec.tables += [("disparity_summary", report.summary),
+                   ("disparity_selection", report.selection),
+                   ("disparity_metrics", report.metrics)]
+    if report.permutation is not None:
+        sec.tables.append(("disparity_permutation", report.permutation))
+
+
+def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis.cells import filter_rows
+    from analysis.columns import LLMBI
+    from analysis.figures.index import index_figure
+    from analysis.index import Dimension, bias_index
+
+    options = {k: v for k, v in s.items() if k != "where"}
+    options["dimensions"] = [Dimension(**d) for d in s["dimensions"]]
+    index = bias_index(filter_rows(results, _where(s) or None), design, **options)
+    if index.totals[LLMBI].isna().any():
+        sec.warnings.append("The index is undefined for some rows: a component could not be "
+                            "computed (see the notes in the components table).")
+    sec.figures.append(("bias_index", index_figure(index.components, index.totals)))
+    sec.tables += [("bias_index_totals", index.totals),
+                   ("bias_index_components", index.components)]
+
+
+def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import distribution as dm
+    from analysis.cells import filter_rows
+    from analysis.figures.distribution import distribution_figure, spread_figure
+
+    category, cohort, by = s["category"], s["cohort"], list(s.get("by") or [])
+    rows = filter_rows(results, _where(s) or None)
+    dist = dm.category_distribution(rows, category, cohort, by=by,
+                                    categories=s.get("categories") or None)
+    spread = dm.frequency_spread(dist, category, cohort, by=by)
+    test = dm.homogeneity_test(dist, category, cohort, by=by, method=s["method"],
+                               random_state=int(s["random_state"]))
+    dropped = int(rows[category].isna().sum())
+    if dropped:
+        sec.warnings.append(f"{dropped:,} rows have no {category} and are left out.")
+    sec.warnings += [n for n in test["note"].unique() if n]
+    try:
+        sec.figures += [("cohorts_stacked", distribution_figure(dist, category, cohort,
+                                                                by=by, kind="bar")),
+                        ("cohorts_spread", spread_figure(spread, cohort, by=by))]
+    except ValueError as exc:  # plotly refuses too many facet rows (one per group of by)
+        sec.warnings.append(f"The figures could not be drawn ({str(exc).splitlines()[0]}); "
+                            "choose fewer or coarser 'by' factors. The tables are complete.")
+    sec.tables += [("cohorts_percentages", dm.percentage_table(dist, category, cohort, by=by)),
+                   ("cohorts_spread", spread), ("cohorts_chi_square", test)]
+
+
+def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from judges import columns as JC
+    from judges.errors import JudgesError
+    from judges.metrics import stage_metrics
+
+    try:
+        table = stage_metrics(results, by=list(s["by"]))
+    except JudgesError as exc:
+        raise SectionSkipped(str(exc)) from None
+    unscored = int(table[JC.N_UNSCORED].sum())
+    if unscored:
+        sec.warnings.append(f"{unscored:,} judgments are unscored (the judge's reply could "
+                            "not be parsed or was refused; see unscored_reason).")
+    sec.tables.append(("judge_stage_metrics", table))
+
+
+_BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
+    "coverage": _coverage, "subgroups": _subgroups, "ecdf": _ecdf,
+    "importance": _importance, "disparity": _disparity, "index": _index,
+    "cohorts": _cohorts, "judges": _judges}
+
+
+def build_section(name: str, results: pd.DataFrame, design,
+                  settings: Mapping[str, Any] | None = None) -> Section:
+    """One section from the results table (design applied) and its settings.
+
+    Settings given override :func:`default_settings`; an unknown key raises
+    :class:`~analysis.errors.AnalysisError`. A section the table or design cannot
+    support comes back with ``skipped`` set (and nothing else).
+    """
+    if name not in _BUILDERS:
+        raise AnalysisError(f"Unknown report section {name!r}: use one of "
+                            f"{', '.join(SECTIONS)}.")
+    try:
+        defaults = default_settings(name, results, design)
+    except SectionSkipped as exc:
+        return Section(name, settings=plain(dict(settings or {})), skipped=str(exc))
+    unknown = sorted(set(settings or {}) - set(defaults))
+    if unknown:
+        raise AnalysisError(f"Report section {name!r}: unknown setting(s) "
+                            f"{', '.join(unknown)} (known: {', '.join(sorted(defaults))}).")
+    merged = plain({**defaults, **dict(settings or {})})
+    sec = Section(name, settings=merged)
+    try:
+        _BUILDERS[name](sec, results, design, merged)
+    except SectionSkipped as exc:
+        return Section(name, settings=merged, skipped=str(exc))
+    except AnalysisError as exc:  # e.g. a factor the design no longer has
+        raise AnalysisError(f"Report section {name!r}: {exc}") from exc
+    except (TypeError, ValueError, KeyError) as exc:  # a setting of the wrong type
+        raise AnalysisError(f"Report section {name!r}: bad settings ({exc}).") from None
+    return sec
+
+
+def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
+    """Rows, deviations, factor value counts and nestings of the results table."""
+    from analysis.columns import DEVIATION
+    from analysis.nesting import describe_nesting, find_nestings
+
+    out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1])}
+    if DEVIATION in results.columns:
+        dev = results[DEVIATION]
+        out["rows with an outcome"] = int(dev.notna().sum())
+        out["deviations"] = int(dev.sum())
+        out["deviation rate"] = round(float(dev.mean()), 6) if dev.notna().any() else None
+    nestings = find_nestings(results, design.names,
+                             references={f.name: f.reference for f in design.factors})
+    out["nestings"] = [describe_nesting(r) for r in nestings.to_dict(orient="records")]
+    return out
+
+
+def build_report(results: pd.DataFrame, design,
+                 sections: Sequence[str | tuple[str, Mapping[str, Any] | None]] = SECTIONS,
+                 *, source: str = "results") -> Report:
+    """Build every requested section (a name, or ``(name, settings)``).
+
+    Parameters
+    ----------
+    results
+        The results table from :func:`analysis.design.apply_design`.
+    design
+        The :class:`~analysis.design.Design` applied.
+    sections
+        Section names or ``(name, settings)`` pairs, in report order.
+    source
+        The data's name, shown in the header.
+    """
+    built = []
+    for item in sections:
+        name, settings = (item, None) if isinstance(item, str) else item
+        built.append(build_section(name, results, design, settings))
+    return Report(source=source, design=design, summary=data_summary(results, design),
+                  sections=built, version=package_version(),
+                  created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
+
+
+# ---------------------------------------------------------------- HTML
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;
+padding:2px 6px;text-align:right}th{background:#f3f3f3}.warn{background:#fff4e0;
+border-left:4px solid #f0a000;padding:.4em .8em;margin:.3em 0}.skip{color:#666}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em}
+section{page-break-before:always}"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _figure_div(fig, div_id: str) -> str:
+    # JSON inside <script>: escape <, > and & so no label can close the tag
+    spec = fig.to_json().replace("<", "\\u003c").replace(">", "\\u003e").replace("&",
+                                                                                  "\\u0026")
+    return (f'<div id="{div_id}" style="height:520px"></div><script>(function(){{'
+            f'var f={spec};Plotly.newPlot("{div_id}",f.data,f.layout,'
+            '{"responsive":true,"displaylogo":false});})();</script>')
+
+
+def _table_html(table: pd.DataFrame) -> str:
+    shown = table.head(HTML_MAX_ROWS)
+    body = shown.to_html(index=False, escape=True, na_rep="", float_format=lambda x: f"{x:.6g}")
+    if len(table) > HTML_MAX_ROWS:
+        body += (f"<p>First {HTML_MAX_ROWS} of {len(table):,} rows; the ZIP holds the full "
+                 "table as CSV.</p>")
+    return body
+
+
+def design_table(design) -> pd.DataFrame:
+    """One row per factor: name, kind, reference, number of values, the values."""
+    return pd.DataFrame([{"factor": f.name, "kind": f.kind, "reference": f.reference,
+                          "n_values": len(f.values), "values": ", ".join(map(str, f.values))}
+                         for f in design.factors])
+
+
+def report_html(report: Report) -> str:
+    """The report as one self-contained HTML page (plotly.js inlined once)."""
+    from plotly.offline import get_plotlyjs
+
+    outcome = report.design.outcome.describe() if report.design.outcome else "none"
+    parts = [f"<h1>Bias workbench report: {_e(report.source)}</h1>",
+             f"<p>Created {_e(report.created)} with bias workbench {_e(report.version)}.</p>",
+             "<h2>Design</h2>", _table_html(design_table(report.design)),
+             f"<p>Outcome: {_e(outcome)}</p>",
+             "<details><summary>Design file (JSON)</summary><pre>"
+             f"{_e(json.dumps(report.design.to_dict(), indent=2, ensure_ascii=False))}"
+             "</pre></details>", "<h2>Data summary</h2><ul>"]
+    for key, value in report.summary.items():
+        if key != "nestings":
+            parts.append(f"<li>{_e(key)}: {_e(value)}</li>")
+    parts.append("</ul>")
+    parts += [f'<div class="warn">Nesting: {_e(n)}</div>' for n in report.summary["nestings"]]
+    parts.append("<h2>Contents</h2><ol>" + "".join(
+        f'<li><a href="#sec-{i}">{_e(s.title)}</a>{" (skipped)" if s.skipped else ""}</li>'
+        for i, s in enumerate(report.sections)) + "</ol>")
+    for i, sec in enumerate(report.sections):
+        parts.append(f'<section id="sec-{i}"><h2>{_e(sec.title)}</h2>')
+        if sec.skipped:
+            parts.append(f'<p class="skip">Skipped: {_e(sec.skipped)}</p>')
+        parts += [f'<div class="warn">{_e(w)}</div>' for w in sec.warnings]
+        if sec.notes:
+            parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in sec.notes) + "</ul>")
+        for j, (_, fig) in enumerate(sec.figures):
+            parts.append(_figure_div(fig, f"fig-{i}-{j}"))
+        for name, table in sec.tables:
+            parts.append(f"<h3>{_e(name)}</h3>" + _table_html(table))
+        parts.append("<h3>Settings</h3><pre>"
+                     f"{_e(json.dumps(sec.settings, indent=2, ensure_ascii=False))}</pre>")
+        parts.append("</section>")
+    # no "</script" inside the inlined library can end its tag early
+    plotly_js = get_plotlyjs().replace("</script", "<\\/script")
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+            f"<title>Bias workbench report: {_e(report.source)}</title>"
+            f"<style>{_CSS}</style><script>{plotly_js}</script></head><body>"
+            + "\n".join(parts) + "</body></html>")
+
+
+# ---------------------------------------------------------------- ZIP and PDF
+
+def report_zip(report: Report, html_text: str | None = None) -> bytes:
+    """A ZIP with each figure as PNG/SVG/PDF, each table as CSV, the HTML and a README.
+
+    Without a Chrome for kaleido the images are left out and the README says so.
+    """
+    from analysis.export import IMAGE_FORMATS, ExportUnavailable, figure_bytes, table_bytes
+
+    buf = io.BytesIO()
+    readme = [f"Bias workbench report: {report.source}", f"Created {report.created}, "
+              f"version {report.version}.", "", "report.html: the whole report (opens offline).",
+              "figures/: each figure as PNG, SVG and PDF.", "tables/: each table as CSV.", ""]
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("report.html", html_text or report_html(report))
+        images_ok = True
+        for i, sec in enumerate(report.sections, start=1):
+            prefix = f"{i:02d}_{sec.name}"
+            for name, table in sec.tables:
+                zf.writestr(f"tables/{prefix}_{name}.csv", table_bytes(table))
+            for name, fig in sec.figures:
+                if not images_ok:
+                    break
+                for fmt in IMAGE_FORMATS:
+                    try:
+                        zf.writestr(f"figures/{prefix}_{name}.{fmt}", figure_bytes(fig, fmt))
+                    except ExportUnavailable as exc:
+                        images_ok = False
+                        readme.append(f"Figures are not included as images: {exc}")
+                        break
+        zf.writestr("README.txt", "\n".join(readme) + "\n")
+    return buf.getvalue()
+
+
+def chromium_path() -> str | None:
+    """A Chromium/Chrome executable for printing the PDF, or None."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def report_pdf(html_text: str, *, timeout: float = 120.0) -> bytes:
+    """The HTML printed to PDF by headless Chromium.
+
+    Raises
+    ------
+    analysis.export.ExportUnavailable
+        No Chromium on this machine (the message says what to install).
+    AnalysisError
+        Chromium failed or produced no PDF.
+    """
+    from analysis.export import ExportUnavailable
+
+    browser = chromium_path()
+    if browser is None:
+        raise ExportUnavailable(PDF_UNAVAILABLE)
+    with tempfile.TemporaryDirectory(prefix="report-pdf-") as tmp:
+        src, out = Path(tmp) / "report.html", Path(tmp) / "report.pdf"
+        src.write_text(html_text, encoding="utf-8")
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu",
+               "--disable-dev-shm-usage", "--no-pdf-header-footer",
+               "--virtual-time-budget=20000", f"--user-data-dir={tmp}/profile",
+               f"--print-to-pdf={out}", src.as_uri()]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise AnalysisError(f"Chromium did not print the report within {timeout:g} s."
+                                ) from None
+        if not out.is_file() or out.stat().st_size == 0:
+            raise AnalysisError("Chromium could not print the report to PDF: "
+                                + proc.stderr.decode(errors="replace")[-500:])
+        return out.read_bytes()
