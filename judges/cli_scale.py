@@ -5,7 +5,7 @@ Registered into ``python -m judges`` by :mod:`judges.cli` (:func:`register`,
 
     python -m judges score IN --provider openai|anthropic --model M --batch --out OUT
         [--poll-interval S] [--max-wait S] [--max-resubmits N]
-    python -m judges answer QUESTIONS --provider ... --model M --out OUT
+    python -m judges answer QUESTIONS --provider ... --model M --out OUT [--prompt-col COL]
         [--temperature 0,0.7] [--seed 1,2] [--system-prompt none,careful]
         [--system-prompt-file PATH] [--max-tokens N] [--batch] [--estimate]
     python -m judges agreement FILE [--judge-col ics --human-col human_ics ...]
@@ -224,12 +224,14 @@ def _answer(args: argparse.Namespace) -> int:
         estimate_answers,
         load_answer_prompts,
         n_answer_requests,
+        prompt_column_of,
         question_items,
         settings_grid,
         system_prompt,
     )
 
     frame = read_table(args.input)
+    prompt_column = prompt_column_of(frame, args.prompt_col)
     prompts = load_answer_prompts(args.prompts)
     systems = [system_prompt(prompts, name) for name in args.system_prompt.split(",")
                if name.strip()]
@@ -246,14 +248,16 @@ def _answer(args: argparse.Namespace) -> int:
         if args.estimate:
             return _print_estimate(estimate_answers(
                 frame, provider, settings=settings, prompts=prompts,
-                prices=PriceTable.load(args.prices), cache=cache, batch=args.batch))
-        progress = TaskProgress(total=n_answer_requests(question_items(frame), len(settings)))
+                prices=PriceTable.load(args.prices), cache=cache, batch=args.batch,
+                prompt_column=prompt_column))
+        progress = TaskProgress(total=n_answer_requests(
+            question_items(frame, prompt_column), len(settings), prompt_column))
         stats, monitor = RunStats(), BatchMonitor()
         run = _run(lambda cancel: answer_frame_async(
             frame, provider, settings=settings, prompts=prompts, cache=cache,
             run_config=_run_config(args), batch=_batch_config(args),
             prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
-            stats=stats, monitor=monitor),
+            stats=stats, monitor=monitor, prompt_column=prompt_column),
             None if args.quiet else lambda: _task_line(progress, "answered"))
     finally:
         if cache is not None:
@@ -405,7 +409,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``answer``, ``agreement``, ``categorise`` and ``batches`` (see :data:`HANDLERS`)."""
     answer = sub.add_parser("answer", help="fill the answers of a four-stage question file by "
                                            "asking the model under test")
-    answer.add_argument("input", help="question file (CSV, TSV, Parquet, JSON Lines)")
+    answer.add_argument("input", help="four-stage question file, or a plain list of prompts "
+                                      "(CSV, TSV, Parquet, JSON Lines)")
+    answer.add_argument("--prompt-col", default=None,
+                        help="read the file as a plain list of prompts from this text column "
+                             "(default: a file without 'stage' uses its 'prompt' column)")
     _add_provider_options(answer)
     answer.add_argument("--temperature", default="",
                         help="comma-separated temperatures (one run each; default: none sent)")
