@@ -50,6 +50,30 @@ def filter_rows(results: pd.DataFrame, where: Where | None) -> pd.DataFrame:
     return out
 
 
+def exclude_rows(results: pd.DataFrame, exclude: Where | None) -> pd.DataFrame:
+    """Rows whose factor values are *not* among the given ones (the complement of
+    :func:`filter_rows`, e.g. ``{"prompt_style": "base"}`` leaves out the base prompts).
+
+    Raises
+    ------
+    AnalysisError
+        A column that does not exist, a value that never occurs in it, or no row left.
+    """
+    if not exclude:
+        return results
+    mask = np.zeros(len(results), dtype=bool)
+    for column, values in exclude.items():
+        filter_rows(results, {column: values})  # checks the column and the values
+        wanted = [values] if isinstance(values, str) else [str(v) for v in values]
+        codes, seen = factor_values(results[column])
+        hit = np.isin(np.arange(len(seen)), [seen.index(w) for w in wanted])
+        mask |= hit[codes.to_numpy()]
+    out = results[~mask]
+    if len(out) == 0:
+        raise AnalysisError("Every row is excluded: nothing is left to analyse.")
+    return out
+
+
 def _codes(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
     s = results[factor]
     if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
@@ -95,6 +119,9 @@ def cell_table(
     missing = [f for f in factors if f not in results.columns]
     if missing:
         raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
+    from analysis.names import check_no_clash
+
+    check_no_clash(factors, reserved=(N, DEVIATIONS, DEVIATION))
     if len(set(factors)) < len(factors):
         raise AnalysisError("A factor is listed twice.")
     results = filter_rows(results, where)

@@ -15,17 +15,87 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from analysis.commands import MODULES
 from analysis.errors import AnalysisError
 
 
+# --- argument types: a bad number is an argparse error (usage + message, exit 2) ----------
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` accepting whole numbers >= ``minimum`` (``--concurrency 0``)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    parse.__name__ = f"whole number >= {minimum}"
+    return parse
+
+
+def float_in(low: float | None = None, high: float | None = None, *,
+             low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An argparse ``type`` accepting finite numbers in a range (open or closed ends)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, not {text!r}")
+        if low is not None and (value <= low if low_open else value < low):
+            raise argparse.ArgumentTypeError(
+                f"must be {'greater than' if low_open else 'at least'} {low:g}, not {value:g}")
+        if high is not None and (value >= high if high_open else value > high):
+            raise argparse.ArgumentTypeError(
+                f"must be {'less than' if high_open else 'at most'} {high:g}, not {value:g}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+#: Common argument types.
+POSITIVE_INT = int_at_least(1)
+NON_NEGATIVE_INT = int_at_least(0)
+POSITIVE_FLOAT = float_in(0, low_open=True)
+NON_NEGATIVE_FLOAT = float_in(0)
+FINITE_FLOAT = float_in()
+PROBABILITY = float_in(0, 1, low_open=True, high_open=True)
+UNIT_INTERVAL = float_in(0, 1)
+
+
+def single_character(text: str) -> str:
+    """An argparse ``type`` for ``--sep``: one character (``\\t`` or ``tab`` for a tab)."""
+    from analysis.io import _check_sep
+
+    try:
+        return _check_sep(text)  # type: ignore[return-value]
+    except AnalysisError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse ``--out`` / ``--figure`` paths that cannot be written, before any work."""
+    from analysis.safe_write import check_output_path
+
+    for option in ("out", "figure", "to_results"):
+        value = getattr(args, option, None)
+        if value:
+            check_output_path(value)
+
+
 def add_input(parser: argparse.ArgumentParser) -> None:
     """The results file and how to read it."""
     parser.add_argument("file", help="results table: .csv, .tsv, .parquet or .jsonl (.gz ok)")
-    parser.add_argument("--sep", help="delimiter of a text file (default: sniffed)")
+    parser.add_argument("--sep", type=single_character,
+                        help="delimiter of a text file, one character; \\t or tab for a tab "
+                             "(default: sniffed)")
     parser.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")
 
 
@@ -38,9 +108,9 @@ def add_outcome_options(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--deviation-values", help="comma-separated values that count as deviation")
     m.add_argument("--deviation-equals", metavar="COL2",
                    help="deviation where the outcome equals this column in the same row")
-    m.add_argument("--deviation-below", type=float, metavar="T",
+    m.add_argument("--deviation-below", type=FINITE_FLOAT, metavar="T",
                    help="deviation where the numeric outcome is below T")
-    m.add_argument("--deviation-above", type=float, metavar="T",
+    m.add_argument("--deviation-above", type=FINITE_FLOAT, metavar="T",
                    help="deviation where the numeric outcome is above T")
 
 
@@ -88,8 +158,13 @@ def outcome_from_args(args: argparse.Namespace):
     return Outcome(args.outcome, "binary")
 
 
-def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
+def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
+                     extra: Sequence[str] = ()):
     """Read ``args.file`` and build the design from ``--design`` and the options.
+
+    Factors (and ``extra`` columns) named like an output column are renamed first
+    (:func:`analysis.names.clash_free`); the mapping is stored in ``args.renamed``, a note
+    goes to stderr, and ``--where`` / ``--reference`` may use the original names.
 
     Returns
     -------
@@ -100,6 +175,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     from analysis.cells import filter_rows
     from analysis.design import Design, apply_design, make_factor, parse_assignments
     from analysis.io import load_results
+    from analysis.names import clash_free, rename_note
 
     frame = load_results(args.file, sep=getattr(args, "sep", None),
                          encoding=getattr(args, "encoding", "utf-8"))
@@ -120,10 +196,34 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True):
     if need_outcome and design.outcome is None:
         raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
                             "--design file with an outcome.")
+    frame, design, renamed = clash_free(frame, design, extra=extra)
+    args.renamed = renamed
+    if renamed:
+        print(f"note: {rename_note(renamed)}", file=sys.stderr)
     results = apply_design(frame, design)
-    where = {k: split_list(v) for k, v in
+    where = {renamed.get(k, k): split_list(v) for k, v in
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
     return filter_rows(results, where), design
+
+
+def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:
+    """Rows analysed and rows left out, for the ``settings`` of a command's JSON.
+
+    ``n_rows``: rows after ``--where``; ``n_missing_outcome``: of those, rows whose outcome
+    is missing (the ``deviation`` column is NaN; they drop out of every outcome analysis);
+    ``n_missing_<col>`` for each of ``columns`` (e.g. a feature or category column): rows
+    where it is missing. Factor values are never missing (an empty value is the explicit
+    value ``"(missing)"``).
+    """
+    from analysis.columns import DEVIATION
+
+    out = {"n_rows": int(len(results))}
+    if DEVIATION in results.columns:
+        out["n_missing_outcome"] = int(results[DEVIATION].isna().sum())
+    for c in columns:
+        if c in results.columns:
+            out[f"n_missing_{c}"] = int(results[c].isna().sum())
+    return out
 
 
 def jsonable(obj: Any) -> Any:
@@ -153,10 +253,9 @@ def emit(args: argparse.Namespace, payload: Any, table=None) -> None:
     import pandas as pd
 
     if getattr(args, "out", None) and isinstance(table, pd.DataFrame):
-        if str(args.out).endswith(".parquet"):
-            table.to_parquet(args.out, index=False)
-        else:
-            table.to_csv(args.out, index=False)
+        from analysis.safe_write import write_table
+
+        write_table(table, args.out)  # atomic; CSV cells neutralised
     if args.json:
         print(json.dumps(jsonable(payload), indent=2, ensure_ascii=False))
         return
@@ -184,8 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (2 with a message on bad input)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # bad option: argparse printed usage and the reason
+        return int(exc.code or 0)
+    try:
+        check_output_paths(args)
         args.func(args)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)

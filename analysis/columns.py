@@ -52,6 +52,9 @@ BOOT_CI_HIGH = "boot_ci_high"
 BOOT_SE = "boot_se"
 ESTIMATE = "estimate"
 N_BOOT = "n_boot"
+TEST = "test"
+DUPLICATE_OF = "duplicate_of"
+SAME_ROWS_AS = "same_rows_as"
 
 # eCDF and deviation metric (analysis/ecdf.py)
 DEVIATION_METRIC = "deviation_metric"
@@ -110,6 +113,8 @@ OBSERVED = "observed"
 COMPARED_WITH = "compared_with"
 DIFFERENCE = "difference"
 N_PERMUTATIONS = "n_permutations"
+SELECTION_RULE = "selection_rule"
+STOPPED_EARLY = "stopped_early"
 
 # Composite bias index (analysis/index.py); also uses FACTOR, NOTE
 MODEL = "model"
@@ -155,8 +160,24 @@ UNKNOWN_OPTION = "unknown_option"
 SETTING = "setting"
 ANSWER = "answer"
 
-# BBQ bias scores (analysis/importers/bbq.py: bias_scores); also uses MODEL, INPUT_FORMAT
 CATEGORY = "category"
+
+#: Output columns that sit beside factor columns in some table (cell tables, subgroups,
+#: eCDF rates, coverage cells, disparity groups, cohort distributions): a factor with one
+#: of these names would clash, so :func:`analysis.names.clash_free` renames it.
+BESIDE_FACTORS: frozenset[str] = frozenset({
+    DEVIATION, N, DEVIATIONS, DEVIATION_RATE, LEVEL, SUBGROUP, RATE_OUTSIDE, LOG_DISPARITY,
+    CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED, LD_UNDEFINED,
+    DUPLICATE_OF, SAME_ROWS_AS, N_SUBGROUPS, DEVIATION_METRIC, MEAN_RATE, SHARE_ABOVE_CUTOFF,
+    N_ROWS, N_CELLS, GROUP, MEAN, MEDIAN, VARIANCE, STD, SKEWNESS, KURTOSIS, QUANTILE_RANGE,
+    STANDARD, N_SELECTED, SELECTION_RATE, SELECTION_RULE, IMPACT_RATIO, PASSES_FOUR_FIFTHS,
+    OBSERVED, COMPARED_WITH, DIFFERENCE, N_PERMUTATIONS, STOPPED_EARLY, COUNT, PERCENT,
+    N_CATEGORIES, N_COHORTS, SD_PERCENT, MIN_PERCENT, MAX_PERCENT, NOTE, STATISTIC, DF,
+    METHOD, N_RESAMPLES, MIN_EXPECTED_COUNT, SHARE_EXPECTED_BELOW_5, CRAMERS_V,
+    MDE_LOG_DISPARITY, DETECTABLE, BOOT_CI_LOW, BOOT_CI_HIGH, BOOT_SE, ESTIMATE, N_BOOT,
+})
+
+# BBQ's bias scores (analysis/bbq_scores.py, analysis/importers/bbq.py); also MODEL, INPUT_FORMAT
 N_DIS = "n_dis"
 N_NON_UNKNOWN_DIS = "n_non_unknown_dis"
 ACCURACY_DIS = "accuracy_dis"

@@ -25,7 +25,8 @@ import pandas as pd
 import yaml
 
 from analysis.columns import DEVIATION
-from analysis.errors import DesignError, DesignMismatchError
+from analysis.errors import AnalysisError, DesignError, DesignMismatchError, LimitError
+from analysis.limits import MAX_DESIGN_SIZE, MAX_DESIGN_VALUES, max_bytes
 from analysis.prepare import Step, parse_recipe
 
 FactorKind = Literal["domain", "prompt", "model"]
@@ -83,8 +84,9 @@ class Factor:
             )
         if not self.values:
             raise DesignError(f"Factor {self.name!r} has no values.")
-        dupes = sorted({v for v in self.values if self.values.count(v) > 1})
-        if dupes:
+        if len(set(self.values)) < len(self.values):  # linear: 200k values check in ms
+            seen: set[str] = set()
+            dupes = sorted({v for v in self.values if v in seen or seen.add(v)})
             raise DesignError(f"Factor {self.name!r} lists values twice: {', '.join(dupes)}.")
         if self.reference not in self.values:
             raise DesignError(
@@ -164,11 +166,23 @@ class Design:
     #: factor of the design, but not of a model that uses it as the cluster.
     cluster: str | None = None
 
+    #: Optional ``(column, "harmful" | "favourable")`` pairs: whether higher values of a
+    #: numeric feature (or the outcome) are harmful or favourable. A mapping is accepted.
+    polarity: tuple[tuple[str, str], ...] = ()
+
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
         object.__setattr__(self, "recipe", parse_recipe(list(self.recipe)))
+        pairs = self.polarity.items() if isinstance(self.polarity, Mapping) else self.polarity
+        pairs = tuple((str(c), str(v)) for c, v in pairs)
+        bad = [f"{c}: {v}" for c, v in pairs if v not in ("harmful", "favourable")]
+        if bad:
+            raise DesignError(f"Polarity must be harmful or favourable, got {', '.join(bad)}.")
+        object.__setattr__(self, "polarity", pairs)
         names = [f.name for f in self.factors]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        seen: set[str] = set()
+        dupes = sorted({n for n in names if n in seen or seen.add(n)})
         if dupes:
             raise DesignError(f"Factors declared twice: {', '.join(dupes)}.")
         if self.cluster is not None:
@@ -187,6 +201,10 @@ class Design:
         raise DesignError(
             f"{name!r} is not a factor of the design (factors: {', '.join(self.names) or 'none'})."
         )
+
+    def polarity_of(self, column: str) -> str | None:
+        """``"harmful"`` / ``"favourable"`` as declared for ``column``, else None."""
+        return dict(self.polarity).get(column)
 
     def of_kind(self, *kinds: str) -> list[str]:
         """Names of the factors of the given kinds."""
@@ -230,6 +248,8 @@ class Design:
             out["recipe"] = [step.to_dict() for step in self.recipe]
         if self.cluster:
             out["cluster"] = self.cluster
+        if self.polarity:
+            out["polarity"] = dict(self.polarity)
         return out
 
     def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
@@ -248,6 +268,7 @@ class Design:
         raw_factors = data.get("factors", [])
         if not isinstance(raw_factors, list):
             raise DesignError("'factors' must be a list of factors.")
+        _check_declared_values(raw_factors)
         factors = []
         for i, f in enumerate(raw_factors, start=1):
             if not isinstance(f, Mapping):
@@ -287,8 +308,11 @@ class Design:
         cluster = data.get("cluster")
         if cluster is not None and not isinstance(cluster, str):
             raise DesignError("'cluster' must be the name of one column.")
+        polarity = data.get("polarity") or {}
+        if not isinstance(polarity, Mapping):
+            raise DesignError("'polarity' must map column names to harmful or favourable.")
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
-                   recipe=recipe, cluster=cluster or None)
+                   recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()))
 
     def to_yaml(self) -> str:
         """The design as YAML text."""
@@ -300,40 +324,137 @@ class Design:
 
     @classmethod
     def from_text(cls, text: str | bytes) -> Design:
-        """Parse YAML or JSON text (JSON is valid YAML)."""
+        """Parse YAML or JSON text (JSON is valid YAML).
+
+        The loader is safe (no Python objects), refuses YAML aliases (``*name``: nested
+        aliases expand a few hundred bytes into gigabytes) and the document size and
+        number of declared values are capped (:mod:`analysis.limits`).
+
+        Raises
+        ------
+        DesignError
+            Not UTF-8 text, not valid YAML/JSON, an alias, a malformed design.
+        LimitError
+            The text or its declared values exceed a limit.
+        """
+        if not isinstance(text, (str, bytes)):
+            raise DesignError(f"A design is read from YAML or JSON text, not a "
+                              f"{type(text).__name__}.")
+        if len(text) > max_bytes(MAX_DESIGN_SIZE):
+            raise LimitError(f"The design file is larger than the "
+                             f"{MAX_DESIGN_SIZE.value():,.0f} KB allowed. "
+                             f"{MAX_DESIGN_SIZE.how_to_raise()}")
         if isinstance(text, bytes):
             try:
-                text = text.decode("utf-8")
-            except UnicodeDecodeError:
-                raise DesignError("The design file is not UTF-8 text (YAML or JSON).") from None
-        try:
-            data = yaml.load(text, Loader=_DesignLoader)  # noqa: S506 - a SafeLoader
-        except yaml.YAMLError as exc:
-            raise DesignError(f"The design file is not valid YAML or JSON: {exc}") from None
-        return cls.from_dict(data or {})
+                text = text.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise DesignError(f"The design file is not UTF-8 text (YAML or JSON): byte "
+                                  f"{text[exc.start:exc.start + 1]!r} at position {exc.start}. "
+                                  "Save it as UTF-8.") from None
+        return cls.from_dict(_parse_design_text(text) or {})
 
     def save(self, path: str | Path) -> None:
         """Write to ``path``: JSON if it ends in ``.json``, else YAML."""
+        from analysis.safe_write import atomic_write_text
+
         path = Path(path)
-        path.write_text(self.to_json() if path.suffix == ".json" else self.to_yaml(),
-                        encoding="utf-8")
+        atomic_write_text(path, self.to_json() if path.suffix == ".json" else self.to_yaml())
 
     @classmethod
     def load(cls, path: str | Path) -> Design:
-        """Read a design written by :meth:`save`."""
+        """Read a design written by :meth:`save`.
+
+        Raises
+        ------
+        DesignError
+            The path is missing, a folder, a FIFO or device, not UTF-8, or not a design
+            (messages name the path).
+        LimitError
+            The file exceeds :data:`analysis.limits.MAX_DESIGN_SIZE`.
+        """
+        from analysis.io import check_regular_file
+
         path = Path(path)
-        if not path.exists():
-            raise DesignError(f"{path}: no such design file.")
-        return cls.from_text(path.read_text(encoding="utf-8"))
+        try:
+            info = check_regular_file(path)
+        except AnalysisError as exc:
+            message = str(exc).replace("a results file", "a design file")
+            raise DesignError(message.replace(": no such file.", ": no such design file.")
+                              ) from None
+        limit = max_bytes(MAX_DESIGN_SIZE)
+        if info.st_size > limit:
+            raise LimitError(f"{path} is larger than the {MAX_DESIGN_SIZE.value():,.0f} KB "
+                             f"allowed for a design file. {MAX_DESIGN_SIZE.how_to_raise()}")
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as exc:
+            raise DesignError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+        try:
+            return cls.from_text(data)
+        except LimitError as exc:
+            raise LimitError(f"{path}: {exc}") from None
+        except DesignError as exc:
+            if type(exc) is not DesignError:
+                raise
+            raise DesignError(f"{path}: {exc}") from None
 
 
-class _DesignLoader(yaml.SafeLoader):
+def _check_declared_values(raw_factors: list) -> None:
+    """Refuse a design declaring more values than :data:`analysis.limits.MAX_DESIGN_VALUES`."""
+    cap = MAX_DESIGN_VALUES.value()
+    total = sum(len(f["values"]) for f in raw_factors
+                if isinstance(f, Mapping) and isinstance(f.get("values"), (list, tuple)))
+    if total > cap:
+        raise LimitError(f"The design declares {total:,} values, more than the {cap:,.0f} "
+                         f"allowed. {MAX_DESIGN_VALUES.how_to_raise()}")
+
+
+def _parse_design_text(text: str) -> Any:
+    """JSON (fast) or YAML through libyaml when available, refusing aliases either way."""
+    try:
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+        if "*" in text:  # an alias needs a '*': only then look at the events
+            for event in yaml.parse(text, Loader=_PARSER):
+                if isinstance(event, yaml.AliasEvent):
+                    raise DesignError(
+                        f"The design file uses a YAML alias (*{event.anchor}) at line "
+                        f"{event.start_mark.line + 1}: aliases are not allowed in design files "
+                        "(write the values out).")
+        return yaml.load(text, Loader=_DesignLoader)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        raise DesignError(f"The design file is not valid YAML or JSON: {exc}") from None
+    except RecursionError:
+        raise DesignError("The design file is nested too deeply to be a design.") from None
+
+
+class _NoAliasComposer:
+    """Refuses YAML aliases: nested aliases ("billion laughs") make a tiny file expand to
+    gigabytes, and a design file never needs them."""
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise DesignError(
+                f"The design file uses a YAML alias (*{event.anchor}) at line "
+                f"{event.start_mark.line + 1}: aliases are not allowed in design files "
+                "(write the values out).")
+        return super().compose_node(parent, index)
+
+
+_PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _DesignLoader(_NoAliasComposer, _PARSER):  # type: ignore[misc, valid-type]
     """SafeLoader with YAML 1.2 booleans: ``no``/``yes``/``on``/``off`` stay strings, so a
     hand-written ``values: [no, yes]`` means the factor values "no" and "yes"."""
 
 
 _DesignLoader.yaml_implicit_resolvers = {
-    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:bool"]
+    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:bool"]  # noqa: B035
     for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _DesignLoader.add_implicit_resolver(
@@ -364,7 +485,8 @@ def factor_values(series: pd.Series) -> tuple[pd.Series, list[str]]:
     labels = [_format_value(u) for u in uniques]
     if len(set(labels)) < len(labels):  # e.g. 1 and "1" in one column: merge them
         merged = pd.Index(labels).unique().tolist()
-        remap = np.array([merged.index(lab) for lab in labels])
+        where = {lab: i for i, lab in enumerate(merged)}
+        remap = np.array([where[lab] for lab in labels])
         return pd.Series(remap[codes], index=series.index), merged
     return pd.Series(codes, index=series.index), labels
 
@@ -490,6 +612,7 @@ def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES)
 
     0/1 numeric and boolean columns are offered as outcomes, never as factors.
     """
+    check_frame(frame, "suggest_design")
     factors = []
     n_rows = len(frame)
     for col in frame.columns:
@@ -501,6 +624,18 @@ def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES)
 
 
 # --- checking a design against a table ---------------------------------------------------
+def check_frame(frame: Any, what: str) -> None:
+    """Raise :class:`AnalysisError` unless ``frame`` is a DataFrame with rows and columns."""
+    if not isinstance(frame, pd.DataFrame):
+        raise AnalysisError(f"{what} needs the results table as a pandas DataFrame (for "
+                            f"example from analysis.load_results), not "
+                            f"{'nothing' if frame is None else type(frame).__name__}.")
+    if frame.shape[1] == 0:
+        raise AnalysisError("The results table has no columns.")
+    if len(frame) == 0:
+        raise AnalysisError("The results table has no rows: there is nothing to analyse.")
+
+
 def _too_many_values(column: str, n: int) -> str:
     return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
             f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
@@ -528,6 +663,11 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
     ``_memo`` (internal) receives the factor codes and the deviation computed on the
     way, so :func:`apply_design` does not compute them twice.
     """
+    check_frame(frame, "design_problems")
+    if not isinstance(design, Design):
+        raise DesignError(f"A design (analysis.design.Design: Design.load(path), "
+                          f"suggest_design(frame) ...) is needed, not "
+                          f"{'nothing' if design is None else type(design).__name__}.")
     memo = {} if _memo is None else _memo
     problems: list[Problem] = []
     for f in design.factors:
@@ -539,7 +679,8 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
             problems.append(Problem("error", _too_many_values(f.name, len(values))))
             continue
         counts = np.bincount(codes.to_numpy(), minlength=len(values))
-        undeclared = [(v, int(counts[i])) for i, v in enumerate(values) if v not in f.values]
+        declared = set(f.values)  # a set: a 200k-value design checks in linear time
+        undeclared = [(v, int(counts[i])) for i, v in enumerate(values) if v not in declared]
         if undeclared:
             listing = ", ".join(f"{v!r} ({c:,} rows)" for v, c in undeclared[:8])
             more = f" and {len(undeclared) - 8} more" if len(undeclared) > 8 else ""
@@ -618,7 +759,8 @@ def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
             )
     elif outcome.mapping == "values":
         codes, values = factor_values(s)
-        hit = np.array([v in set(outcome.values) for v in values], dtype=float)
+        deviating = set(outcome.values)
+        hit = np.array([v in deviating for v in values], dtype=float)
         out = pd.Series(hit[codes.to_numpy()], index=s.index)
         unknown = set(outcome.values) - set(values)
         if unknown == set(outcome.values):

@@ -57,14 +57,17 @@ from analysis.columns import (
     QUANTILE_RANGE,
     QUANTITY,
     SELECTION_RATE,
+    SELECTION_RULE,
     SKEWNESS,
     STANDARD,
     STD,
+    STOPPED_EARLY,
     VALUE,
     VARIANCE,
     N,
 )
 from analysis.design import Design, factor_values
+from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
 
 Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
@@ -74,6 +77,9 @@ Standard = Literal["mean", "median", "quantile", "value"]
 STANDARDS: tuple[str, ...] = get_args(Standard)
 Direction = Literal["above", "below", "within"]
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
+Comparison = Literal["inclusive", "strict"]
+COMPARISONS: tuple[str, ...] = get_args(Comparison)
+Polarity = Literal["harmful", "favourable"]
 Compare = Literal["rest", "overall"]
 COMPARES: tuple[str, ...] = get_args(Compare)
 Alternative = Literal["two-sided", "greater", "less"]
@@ -84,6 +90,11 @@ DIXON_VARIANTS: tuple[str, ...] = get_args(DixonVariant)
 #: The four-fifths rule: an impact ratio below this fails.
 FOUR_FIFTHS = 0.8
 DEFAULT_PERMUTATIONS = 999
+#: Adaptive permutations: the stopping rule is checked every this many shuffles ...
+PERMUTATION_BATCH = 100
+#: ... and a group stops once the Clopper-Pearson interval of its p-value at this level
+#: lies entirely above or below alpha.
+STOP_CONFIDENCE = 0.999
 #: Significance levels of the Dixon critical-value tables (two-tailed).
 DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
 #: Which ratio Dixon recommends for which sample size (inclusive ranges).
@@ -95,29 +106,12 @@ ORIGIN_COLUMNS = ("data_origin", "origin", "source")
 
 # Two-tailed critical values of Dixon's ratios for normal samples, at alpha = 0.10, 0.05,
 # 0.01 (confidence 90 / 95 / 99 %): reject the suspect value when its ratio exceeds the
-# value. Provenance (details and the comparison with published tables in
-# docs/disparity.md):
-# - r10, n = 3..10: Rorabacher (1991), Anal. Chem. 63:139-146, the Q90/Q95/Q99 values
-#   reproduced in most analytical-chemistry texts.
-# - r11 (n = 8..10), r21 (n = 11..13), r22 (n = 14..25): computed for this project by
-#   Monte Carlo simulation at the same two-tailed levels (40 million normal samples per
-#   n, both ends counted; rounded to 3 decimals). We could not check them digit by digit
-#   against Rorabacher's printed tables; where published one-tailed values at alpha/2 are
-#   known to us (Dixon's tables) they agree within 0.002. ``simulate_dixon_critical``
-#   reproduces them.
-_R10 = {3: (0.941, 0.970, 0.994), 4: (0.765, 0.829, 0.926), 5: (0.642, 0.710, 0.821),
-        6: (0.560, 0.625, 0.740), 7: (0.507, 0.568, 0.680), 8: (0.468, 0.526, 0.634),
-        9: (0.437, 0.493, 0.598), 10: (0.412, 0.466, 0.568)}
-_R11 = {8: (0.554, 0.615, 0.722), 9: (0.511, 0.570, 0.675), 10: (0.478, 0.535, 0.637)}
-_R21 = {11: (0.575, 0.622, 0.708), 12: (0.546, 0.592, 0.676), 13: (0.521, 0.567, 0.650)}
-_R22 = {14: (0.546, 0.591, 0.672), 15: (0.524, 0.569, 0.649), 16: (0.505, 0.549, 0.629),
-        17: (0.489, 0.532, 0.611), 18: (0.475, 0.517, 0.595), 19: (0.462, 0.504, 0.581),
-        20: (0.450, 0.492, 0.568), 21: (0.440, 0.481, 0.556), 22: (0.430, 0.470, 0.545),
-        23: (0.421, 0.461, 0.535), 24: (0.413, 0.453, 0.526), 25: (0.406, 0.445, 0.518)}
-DIXON_CRITICAL: dict[str, dict[int, tuple[float, float, float]]] = {
-    "r10": _R10, "r11": _R11, "r21": _R21, "r22": _R22}
-DIXON_SOURCE = {"r10": "Rorabacher (1991)", "r11": "simulation (docs/disparity.md)",
-                "r21": "simulation (docs/disparity.md)", "r22": "simulation (docs/disparity.md)"}
+# value. Every ratio for every n from its minimum (r10 3, r11 4, r21 5, r22 6) to 25,
+# computed exactly by numerical integration of the ratio's null distribution
+# (analysis/dixon.py; checked against the dixonstat package and by simulation; the
+# comparison with the published tables is in docs/disparity.md).
+DIXON_CRITICAL: dict[str, dict[int, tuple[float, float, float]]] = DIXON_EXACT
+DIXON_SOURCE = {v: "exact (numerical integration, analysis/dixon.py)" for v in DIXON_EXACT}
 
 
 # --- the feature -------------------------------------------------------------------------
@@ -470,18 +464,23 @@ def standard_value(x: np.ndarray, *, standard: Standard = "mean", quantile: floa
     return float(np.quantile(x, float(quantile)))
 
 
-def _selected(x: np.ndarray, std: float, direction: str, tolerance: float | None
-              ) -> np.ndarray:
+def _selected(x: np.ndarray, std: float, direction: str, tolerance: float | None,
+              comparison: str = "inclusive") -> tuple[np.ndarray, str]:
+    """The selected rows and the rule in words (e.g. ``"x >= standard"``)."""
     if direction not in DIRECTIONS:
         raise AnalysisError(f"Unknown direction {direction!r}: use one of "
                             f"{', '.join(DIRECTIONS)}.")
+    if comparison not in COMPARISONS:
+        raise AnalysisError(f"Unknown comparison {comparison!r}: use one of "
+                            f"{', '.join(COMPARISONS)}.")
+    strict = comparison == "strict"
     if direction == "above":
-        return x > std
+        return (x > std, "x > standard") if strict else (x >= std, "x >= standard")
     if direction == "below":
-        return x < std
+        return (x < std, "x < standard") if strict else (x <= std, "x <= standard")
     if tolerance is None or not float(tolerance) >= 0:
         raise AnalysisError("Selection 'within' needs a tolerance >= 0 around the standard.")
-    return np.abs(x - std) <= float(tolerance)
+    return np.abs(x - std) <= float(tolerance), f"|x - standard| <= {float(tolerance):g}"
 
 
 def selection_rates(
@@ -495,32 +494,39 @@ def selection_rates(
     value: float | None = None,
     direction: Direction = "above",
     tolerance: float | None = None,
+    comparison: Comparison = "inclusive",
 ) -> pd.DataFrame:
     """Selection rate per group, impact ratio and the four-fifths verdict.
 
-    A row is *selected* when its (calibrated) feature is strictly above the standard
-    (``direction="above"``, SAGED's default), strictly below it (``"below"``), or within
-    ``tolerance`` of it (``"within"``: ``|x - standard| <= tolerance``). The standard is
-    computed over all analysed rows: their mean (default), median or ``quantile``, or a
-    fixed ``value``. ``SR_g`` = selected rows of g / rows of g.
+    A row is *selected* when its (calibrated) feature is at or above the standard
+    (``direction="above"``: ``x >= standard``, SAGED's default), at or below it
+    (``"below"``: ``x <= standard``), or within ``tolerance`` of it (``"within"``:
+    ``|x - standard| <= tolerance``). ``comparison="strict"`` makes above and below
+    strict (``x > standard``, ``x < standard``). The standard is computed over all
+    analysed rows: their mean (default), median or ``quantile``, or a fixed ``value``.
+    ``SR_g`` = selected rows of g / rows of g. The four-fifths rule reads SR as a rate of
+    favourable outcomes: select in the favourable direction (``"below"`` for a harmful
+    feature such as toxicity or a deviation; see :func:`default_direction`).
 
     Returns
     -------
     pandas.DataFrame
         One row per observed group: one column per factor, ``group``, ``n``,
         ``n_selected``, ``selection_rate``, ``standard`` (the same in every row),
-        ``impact_ratio`` (``SR_g / max_h SR_h``; NaN when no group has a selected row)
-        and ``passes_four_fifths`` (impact ratio >= 0.8). The overall impact ratio of
+        ``selection_rule`` (e.g. ``"x >= standard"``), ``impact_ratio``
+        (``SR_g / max_h SR_h``; NaN when no group has a selected row) and
+        ``passes_four_fifths`` (impact ratio >= 0.8). The overall impact ratio of
         ``methods.md`` s. 5 is the smallest ``impact_ratio``:
         ``min_g SR_g / max_g SR_g``.
     """
     g = _groups(results, feature, by, baseline)
     std = standard_value(g.x, standard=standard, quantile=quantile, value=value)
-    chosen = _selected(g.x, std, direction, tolerance)
+    chosen, rule = _selected(g.x, std, direction, tolerance, comparison)
     out = g.table.copy()
     out[N_SELECTED] = np.bincount(g.codes, weights=chosen, minlength=g.k).astype(np.int64)
     out[SELECTION_RATE] = out[N_SELECTED] / out[N]
     out[STANDARD] = std
+    out[SELECTION_RULE] = rule
     top = float(out[SELECTION_RATE].max())
     out[IMPACT_RATIO] = out[SELECTION_RATE] / top if top > 0 else np.nan
     out[PASSES_FOUR_FIFTHS] = out[IMPACT_RATIO] >= FOUR_FIFTHS
@@ -543,7 +549,8 @@ def dixon_critical(n: int, alpha: float = 0.05, variant: DixonVariant | None = N
     """Two-tailed critical value of a Dixon ratio, or None where the table has no entry.
 
     ``alpha`` is one of 0.10, 0.05, 0.01. ``variant`` defaults to :func:`dixon_variant`.
-    Tabulated: r10 for n = 3..10, r11 8..10, r21 11..13, r22 14..25.
+    Tabulated (exact, :mod:`analysis.dixon`): every ratio from its smallest n (r10 3, r11
+    4, r21 5, r22 6) to 25.
     """
     alpha = _dixon_alpha(alpha)
     variant = variant or dixon_variant(n)
@@ -702,8 +709,7 @@ def simulate_dixon_critical(variant: DixonVariant, n: int, *,
 
     Draws ``n_draws`` standard normal samples of size ``n`` and returns, for each alpha,
     the ``1 - alpha / 2`` quantile of the ratio at one end (both ends of every sample are
-    used). This is how the tables for r11, r21 and r22 were computed (with 40 million
-    draws) and how the tests check every tabulated value.
+    used). A check of the exact values of :mod:`analysis.dixon` (the tests compare them).
     """
     if variant not in DIXON_VARIANTS:
         raise AnalysisError(f"Unknown Dixon ratio {variant!r}.")
@@ -809,6 +815,8 @@ def permutation_test(
     n_permutations: int = DEFAULT_PERMUTATIONS,
     random_state: int | None = 0,
     quantiles: tuple[float, float] = (0.25, 0.75),
+    adaptive: bool = False,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Permutation p-value of each group's statistic (``methods.md`` s. 5).
 
@@ -818,8 +826,17 @@ def permutation_test(
     ``n_permutations`` times (``rng.permutation`` of the group codes of the rows with a
     value, in row order; one shuffle serves every group) and
     ``p = (b + 1) / (m + 1)``, b the number of shuffles with ``|T*| >= |T|``
-    (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m = ``n_permutations``. The +1
+    (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m the shuffles used. The +1
     counts the observed labelling, so p is never 0 and the test is exact at level alpha.
+
+    With ``adaptive=True``, ``n_permutations`` is a maximum: every
+    :data:`PERMUTATION_BATCH` shuffles (from m = 99 on), a group whose Clopper-Pearson
+    interval (level :data:`STOP_CONFIDENCE`) for its p-value, from b exceedances in m
+    shuffles, lies entirely above or entirely below ``alpha`` stops (its p uses its own
+    m); the others go on. A clearly significant or clearly null group thus needs
+    199 or 99 shuffles instead of 999, and only groups near alpha use them all. The
+    shuffles are the same as without stopping (same seed, same sequence), so a group's
+    p-value is the fixed-m p-value at its stopping point.
 
     Parameters
     ----------
@@ -827,15 +844,17 @@ def permutation_test(
         One of :data:`STATISTICS` (see :func:`group_summary` for definitions).
     random_state
         Seed of the ``numpy.random.Generator``: the same seed gives the same p-values.
+    adaptive, alpha
+        Sequential stopping (above) and the level it decides against.
 
     Returns
     -------
     pandas.DataFrame
         One row per observed group: one column per factor, ``group``, ``n``,
         ``observed`` (s(g)), ``compared_with`` (s(rest) or s(all)), ``difference`` (T),
-        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the groups) and
-        ``n_permutations``. Groups whose statistic is undefined (e.g. variance of one
-        row) get NaN.
+        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the groups),
+        ``n_permutations`` (shuffles used for this group) and ``stopped_early``. Groups
+        whose statistic is undefined (e.g. variance of one row) get NaN.
     """
     _check_statistic(statistic)
     if compare not in COMPARES:
@@ -845,6 +864,8 @@ def permutation_test(
                             f"{', '.join(ALTERNATIVES)}.")
     if int(n_permutations) < 1:
         raise AnalysisError("At least one permutation is needed.")
+    if adaptive and not 0 < float(alpha) < 1:
+        raise AnalysisError(f"alpha must be between 0 and 1, got {alpha}.")
     m = int(n_permutations)
     quantiles = _check_quantiles(quantiles)
     g = _groups(results, feature, by, baseline)
@@ -864,7 +885,11 @@ def permutation_test(
     rng = np.random.default_rng(random_state)
     tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))  # ties in float arithmetic count as ties
     exceed = np.zeros(g.k, dtype=np.int64)
-    for _ in range(m):
+    used = np.zeros(g.k, dtype=np.int64)
+    live = ~np.isnan(t_obs)
+    for i in range(m):
+        if not live.any():
+            break
         own, oth = own_and_other(st.sorted_labels(rng.permutation(g.codes)))
         t = own - oth
         with np.errstate(invalid="ignore"):
@@ -874,8 +899,13 @@ def permutation_test(
                 hit = t >= t_obs - tol
             else:
                 hit = t <= t_obs + tol
-        exceed += hit
-    p = (exceed + 1) / (m + 1)
+        exceed += hit & live
+        used += live
+        if adaptive and (i + 2) % PERMUTATION_BATCH == 0:
+            live &= ~_decided(exceed, used, float(alpha))
+    used = np.where(np.isnan(t_obs), m, used)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (exceed + 1) / (used + 1)
     p = np.where(np.isnan(t_obs), np.nan, p)
     from analysis.subgroups import benjamini_hochberg
 
@@ -885,8 +915,21 @@ def permutation_test(
     out[DIFFERENCE] = t_obs
     out[P_VALUE] = p
     out[P_ADJUSTED] = benjamini_hochberg(p)
-    out[N_PERMUTATIONS] = m
+    out[N_PERMUTATIONS] = used
+    out[STOPPED_EARLY] = used < m
     return out
+
+
+def _decided(exceed: np.ndarray, used: np.ndarray, alpha: float) -> np.ndarray:
+    """Whether the Clopper-Pearson interval of each p (b of m) excludes ``alpha``."""
+    from scipy import stats
+
+    a = (1 - STOP_CONFIDENCE) / 2
+    b, m = exceed.astype(float), used.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(b > 0, stats.beta.ppf(a, b, m - b + 1), 0.0)
+        upper = np.where(b < m, stats.beta.ppf(1 - a, b + 1, m - b), 1.0)
+    return (m > 0) & ((upper < alpha) | (lower > alpha))
 
 
 # --- everything at once ----------------------------------------------------------------------
@@ -941,17 +984,25 @@ def disparity_report(
     standard: Standard = "mean",
     quantile: float = 0.5,
     value: float | None = None,
-    direction: Direction = "above",
+    direction: Direction | None = None,
     tolerance: float | None = None,
+    comparison: Comparison = "inclusive",
+    polarity: Polarity | None = None,
     alpha: float = 0.05,
     n_permutations: int = DEFAULT_PERMUTATIONS,
+    adaptive: bool = True,
     compare: Compare = "rest",
     random_state: int | None = 0,
 ) -> DisparityReport:
     """Summary, selection rates, disparity metrics, Dixon's Q and permutation tests.
 
-    ``n_permutations=0`` skips the permutation tests. See the functions this combines
-    for every option.
+    ``polarity`` says whether higher values of the feature are ``"harmful"`` (toxicity,
+    a deviation) or ``"favourable"`` (sentiment, accuracy); ``None`` when unknown. The
+    selection direction defaults to the favourable side (:func:`default_direction`),
+    so the four-fifths verdict reads a rate of favourable outcomes. Permutations are
+    adaptive by default (``n_permutations`` is then a maximum; see
+    :func:`permutation_test`). ``n_permutations=0`` skips the permutation tests. See the
+    functions this combines for every option.
     """
     _check_statistic(statistic)
     by = [by] if isinstance(by, str) else list(by)
@@ -959,9 +1010,12 @@ def disparity_report(
     if len(summary) < 2:
         raise AnalysisError(f"Only one group ({summary[GROUP].iloc[0]}) has values: choose "
                             "factors with at least two observed values.")
+    if polarity is not None and polarity not in ("harmful", "favourable"):
+        raise AnalysisError(f"Unknown polarity {polarity!r}: use harmful or favourable.")
+    direction = direction or default_direction(polarity)
     selection = selection_rates(results, feature, by, baseline=baseline, standard=standard,
                                 quantile=quantile, value=value, direction=direction,
-                                tolerance=tolerance)
+                                tolerance=tolerance, comparison=comparison)
     stats_series = pd.Series(summary[statistic].to_numpy(), index=summary[GROUP])
     sr_series = pd.Series(selection[SELECTION_RATE].to_numpy(), index=selection[GROUP])
     metrics = pd.concat([
@@ -973,24 +1027,106 @@ def disparity_report(
     if n_permutations:
         perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
                                 compare=compare, n_permutations=n_permutations,
-                                random_state=random_state, quantiles=quantiles)
+                                random_state=random_state, quantiles=quantiles,
+                                adaptive=adaptive, alpha=alpha)
     settings = {"feature": feature, "baseline": baseline, "by": by, "statistic": statistic,
                 "quantiles": list(quantiles), "standard": standard, "quantile": quantile,
-                "value": value, "direction": direction, "tolerance": tolerance, "alpha": alpha,
-                "n_permutations": int(n_permutations), "compare": compare,
+                "value": value, "direction": direction, "tolerance": tolerance,
+                "comparison": comparison, "selection_rule": selection[SELECTION_RULE].iloc[0],
+                "polarity": polarity, "alpha": alpha,
+                "n_permutations": int(n_permutations), "adaptive": bool(adaptive),
+                "n_permutations_used": (int(perm[N_PERMUTATIONS].max())
+                                        if perm is not None else 0),
+                "compare": compare,
                 "random_state": random_state, "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
     return DisparityReport(summary, selection, metrics, dixon, perm, settings)
 
 
 # --- choices and words for the app ---------------------------------------------------------
+def default_direction(polarity: Polarity | None) -> Direction:
+    """The favourable selection side: ``"below"`` for a harmful feature, else ``"above"``
+    (SAGED's default, which reads higher values as favourable)."""
+    return "below" if polarity == "harmful" else "above"
+
+
+def feature_polarity(design: Design | None, column: str) -> Polarity | None:
+    """Whether higher values of ``column`` are harmful or favourable, per the design.
+
+    The design's explicit ``polarity`` entry wins; the derived ``deviation`` column is
+    harmful by definition; the outcome column follows its mapping (``binary`` and
+    ``above``: higher deviates, harmful; ``below``: favourable; ``values``: harmful when
+    the deviating values are 1/true, favourable when they are 0/false). Otherwise None.
+    """
+    if design is None:
+        return None
+    explicit = design.polarity_of(column)
+    if explicit is not None:
+        return explicit  # type: ignore[return-value]
+    if column == DEVIATION:
+        return "harmful"
+    o = design.outcome
+    if o is None or o.column != column:
+        return None
+    if o.mapping in ("binary", "above"):
+        return "harmful"
+    if o.mapping == "below":
+        return "favourable"
+    if o.mapping == "values":
+        vals = {v.strip().casefold() for v in o.values}
+        if vals and vals <= {"1", "1.0", "true", "yes"}:
+            return "harmful"
+        if vals and vals <= {"0", "0.0", "false", "no"}:
+            return "favourable"
+    return None
+
+
+#: Name parts that make a column read as an identifier.
+_ID_WORDS = ("id", "idx", "uuid", "guid")
+
+
+def is_id_like(series: pd.Series, name: str | None = None) -> bool:
+    """Whether a column looks like an identifier rather than a measurement.
+
+    True when its name has an id part (``id``, ``example_id``, ``exampleId``, ``uuid``,
+    ``idx``; split at ``_``, ``-``, space and camel case) or starts with ``row``
+    (``row_in_ssqa``), or when it holds integers named ``..._index`` (``question_index``)
+    or integers whose distinct values are nearly all different (at least 95 %
+    of at least 20 non-missing rows) or form a run of consecutive integers covering at
+    least half the rows. Such columns are never offered as a default feature.
+    """
+    import re
+
+    name = str(series.name if name is None else name)
+    parts = [p.casefold() for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
+    if parts and (any(p in _ID_WORDS for p in parts) or parts[0] == "row"):
+        return True
+    s = series.dropna()
+    if len(s) == 0 or pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+        return False
+    x = s.to_numpy(dtype=float)
+    if not np.all(np.isfinite(x)) or not np.all(x == np.round(x)):
+        return False
+    if parts and parts[-1] in ("index", "number"):
+        return True
+    if len(x) < 20:
+        return False
+    distinct = np.unique(x)
+    if len(distinct) >= 0.95 * len(x):
+        return True
+    consecutive = len(distinct) == distinct[-1] - distinct[0] + 1
+    return bool(consecutive and len(distinct) >= max(20, 0.5 * len(x)))
+
+
 def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Numeric columns that are not factors (nor the derived deviation), floats first."""
+    """Numeric columns that are not factors (nor the derived deviation): floats first,
+    id-like columns (:func:`is_id_like`) last, so the first is a sensible default."""
     skip = set(design.names) | {DEVIATION}
     cols = [c for c in results.columns if c not in skip
             and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
                 results[c]))]
-    return sorted(cols, key=lambda c: (not pd.api.types.is_float_dtype(results[c]),
+    return sorted(cols, key=lambda c: (is_id_like(results[c], c),
+                                       not pd.api.types.is_float_dtype(results[c]),
                                        results[c].nunique() <= 2))
 
 

@@ -10,7 +10,10 @@ the distribution is the same in every cohort (chi-square test of homogeneity).
 
 Decisions (``docs/cohorts.md``): percentages are 0-100 of the rows of a cohort (within
 a ``by`` group) whose category is known; rows with a missing category are left out;
-standard deviations use ``ddof=1`` like the rest of the app; the chi-square test has no
+a category with no row in a ``by`` group is absent from that group: left out of its
+spread and of its test alike (a category seen in the group but not in one cohort counts as
+0 % there, in both); standard deviations use ``ddof=1`` by default, like the rest of the
+app; the chi-square test has no
 continuity correction, and when expected counts are small (Cochran's rule: any expected
 count below 1, or more than 20 % below 5) ``method="auto"`` switches to a Monte Carlo
 p-value with the margins fixed (``scipy.stats.chi2_contingency`` with a
@@ -72,6 +75,10 @@ def _check(results: pd.DataFrame, category: str, cohort: str, by: Sequence[str])
     if len(set(cols)) < len(cols):
         raise AnalysisError("The category column, the cohort factor and the grouping factors "
                             "must all differ.")
+    from analysis.names import check_no_clash
+
+    check_no_clash(cols, "column", reserved=(COUNT, N, PERCENT, N_CATEGORIES, N_COHORTS,
+                                             SD_PERCENT, MIN_PERCENT, MAX_PERCENT, NOTE))
     return by
 
 
@@ -188,6 +195,35 @@ def percentage_table(dist: pd.DataFrame, category: str, cohort: str, *,
     return wide.reset_index()
 
 
+def _present(dist: pd.DataFrame, category: str, by: Sequence[str]) -> np.ndarray:
+    """Rows of ``dist`` whose category has at least one row in its ``by`` group: the one
+    rule for absent categories, shared by :func:`frequency_spread` and
+    :func:`homogeneity_test`."""
+    keys = [*by, category]
+    total = dist.groupby(keys, observed=True, sort=False)[COUNT].transform("sum")
+    return total.to_numpy() > 0
+
+
+def _absent_note(dist: pd.DataFrame, category: str, by: Sequence[str]) -> pd.DataFrame:
+    """Per ``by`` group, the categories left out because they have no row in it."""
+    gone = dist[~_present(dist, category, by)]
+    if not by:
+        return pd.DataFrame({NOTE: [_note(sorted({str(c) for c in gone[category]}))]})
+    names: dict[tuple, set[str]] = {}
+    for key, c in zip(gone[list(by)].itertuples(index=False, name=None),
+                      gone[category].astype(str), strict=True):
+        names.setdefault(key, set()).add(c)
+    out = pd.DataFrame(list(names), columns=list(by))
+    for b in by:
+        out[b] = out[b].astype(dist[b].dtype)
+    out[NOTE] = pd.Series([_note(sorted(v)) for v in names.values()], dtype=object)
+    return out
+
+
+def _note(names: list[str]) -> str:
+    return f"no row in this group, left out: {', '.join(names)}" if names else ""
+
+
 def frequency_spread(dist: pd.DataFrame, category: str, cohort: str, *,
                      by: str | Sequence[str] = (), over: SpreadOver = "categories",
                      ddof: int = 1) -> pd.DataFrame:
@@ -205,25 +241,34 @@ def frequency_spread(dist: pd.DataFrame, category: str, cohort: str, *,
         ``"cohorts"``: per (``by`` group, category), the spread of its percentage across
         cohorts: how much the cohorts disagree about that category.
     ddof
-        Delta degrees of freedom of the standard deviation (default 1).
+        Delta degrees of freedom of the standard deviation (default 1, the sample SD).
+
+    Categories with no row in a ``by`` group are left out of that group's spread, as
+    they are of its chi-square test (a category seen in the group but not in one of its
+    cohorts counts as 0 % in that cohort).
 
     Returns
     -------
     pandas.DataFrame
         ``over="categories"``: the ``by`` factors, the cohort, ``n_categories``,
-        ``sd_percent``, ``min_percent``, ``max_percent``. ``over="cohorts"``: the ``by``
-        factors, the category, ``n_cohorts``, ``sd_percent``, ``min_percent``,
-        ``max_percent``.
+        ``sd_percent``, ``min_percent``, ``max_percent`` and ``note`` (the categories
+        left out). ``over="cohorts"``: the ``by`` factors, the category, ``n_cohorts``,
+        ``sd_percent``, ``min_percent``, ``max_percent``.
     """
     by = [by] if isinstance(by, str) else list(by)
     if over not in SPREADS:
         raise AnalysisError(f"Unknown spread {over!r}: use one of {', '.join(SPREADS)}.")
     keys = [*by, cohort] if over == "categories" else [*by, category]
     count_col = N_CATEGORIES if over == "categories" else N_COHORTS
-    g = dist.groupby(keys, observed=True, sort=True)[PERCENT]
+    g = dist[_present(dist, category, by)].groupby(keys, observed=True, sort=True)[PERCENT]
     out = g.agg(**{count_col: "count", SD_PERCENT: lambda s: s.std(ddof=ddof),
                    MIN_PERCENT: "min", MAX_PERCENT: "max"}).reset_index()
     out[count_col] = out[count_col].astype(np.int64)
+    if over == "categories":
+        notes = _absent_note(dist, category, by)
+        out = (out.merge(notes, on=by, how="left") if by else out.assign(
+            **{NOTE: notes[NOTE].iloc[0]}))
+        out[NOTE] = out[NOTE].astype(object).where(out[NOTE].notna(), "")
     return out
 
 
@@ -298,6 +343,7 @@ def homogeneity_test(
     rows = []
     for key, sub in groups:
         key = key if isinstance(key, tuple) else (key,)
+        sub = sub[_present(sub, category, [])]  # the rule of frequency_spread
         table = sub.pivot_table(index=cohort, columns=category, values=COUNT, aggfunc="sum",
                                 observed=True, fill_value=0)
         table = _with_other(table, sub, cohort)

@@ -12,10 +12,16 @@ values from C, ``DM = mean |x_i - C|``; that is how it is computed. Ties need no
 care (the eCDF simply jumps by the share of tied values), and a curve with a single
 subgroup has ``DM = |x - C|``.
 
-Two curves are compared with the two-sample Kolmogorov-Smirnov test
-(:func:`scipy.stats.ks_2samp`, exact p-value for small samples); more than two, pairwise
-with a Benjamini-Hochberg adjustment over the pairs. Rates of subgroups are often tied
-(e.g. many zeros), and the KS p-value is then conservative.
+Two curves are compared with the two-sample Kolmogorov-Smirnov test; more than two,
+pairwise with a Benjamini-Hochberg adjustment over the pairs. Without ties the p-value is
+:func:`scipy.stats.ks_2samp`'s (exact for small samples, asymptotic otherwise). Rates of
+subgroups are often tied (many zeros), and those p-values assume continuous data: with
+ties they are conservative. With a tie in the pooled rates the p-value is the permutation
+distribution of D given the observed (tied) values: exact, by enumerating every split of
+the pooled values, when there are at most :data:`EXACT_LIMIT` splits, else from
+``n_resamples`` seeded random splits, ``(b + 1) / (m + 1)``. The ``method`` column says
+which. A curve with a single subgroup cannot be compared (its eCDF is one step): such
+pairs are refused with a note, not reported as D = 1, p = 1.
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ from analysis.columns import (
     GROUP_A,
     GROUP_B,
     MEAN_RATE,
+    METHOD,
     N_A,
     N_B,
+    N_RESAMPLES,
     N_SUBGROUPS,
+    NOTE,
     P_ADJUSTED,
     P_VALUE,
     SHARE_ABOVE_CUTOFF,
@@ -47,6 +56,9 @@ from analysis.subgroups import benjamini_hochberg, subgroup_counts
 
 #: The "no bias" cutoff on subgroup deviation rates used in clinical-trial fairness work.
 CUTOFF = 0.2
+#: Ties: enumerate every split of the pooled values when there are at most this many.
+EXACT_LIMIT = 20_000
+DEFAULT_RESAMPLES = 9999
 
 
 def subgroup_rates(
@@ -160,25 +172,120 @@ def ecdf_summary(
     return pd.DataFrame(rows)
 
 
-def ks_tests(rates: pd.DataFrame, *, by: str) -> pd.DataFrame:
+def _ks_d(labels: np.ndarray, last: np.ndarray, n_a: int, n_b: int) -> np.ndarray:
+    """D of each row of 0/1 ``labels`` (1 = curve a) over the sorted pooled values;
+    ``last`` holds the position of the last value of each tie block."""
+    ca = np.cumsum(labels, axis=-1)[..., last]
+    cb = (last + 1) - ca
+    return np.max(np.abs(ca / n_a - cb / n_b), axis=-1)
+
+
+def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
+                          n_resamples: int = DEFAULT_RESAMPLES,
+                          random_state: int | None = 0) -> tuple[float, float, str, int]:
+    """Two-sided KS test of two samples with ties: D and its permutation p-value.
+
+    The null distribution of D is taken over the splits of the pooled values (ties kept)
+    into samples of the observed sizes: all of them when there are at most
+    :data:`EXACT_LIMIT` (exact, ``p = #{D* >= D} / #splits``), else ``n_resamples``
+    random ones (``p = (b + 1) / (m + 1)``, seeded).
+
+    Returns
+    -------
+    (statistic, p_value, method, n_resamples)
+        ``method`` is ``"exact permutation (ties)"`` or ``"permutation (ties)"``;
+        ``n_resamples`` the number of splits used.
+    """
+    import math
+
+    xa, xb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
+    n_a, n_b = len(xa), len(xb)
+    pooled = np.concatenate([xa, xb])
+    order = np.argsort(pooled, kind="stable")
+    z = pooled[order]
+    last = np.flatnonzero(np.r_[z[1:] != z[:-1], True])
+    observed_labels = (order < n_a).astype(np.int64)
+    d_obs = float(_ks_d(observed_labels, last, n_a, n_b))
+    tol = 1e-12
+    n_total = n_a + n_b
+    if math.comb(n_total, n_a) <= EXACT_LIMIT:
+        import itertools
+
+        combos = np.array(list(itertools.combinations(range(n_total), n_a)), dtype=np.int64)
+        labels = np.zeros((len(combos), n_total), dtype=np.int64)
+        np.put_along_axis(labels, combos, 1, axis=1)
+        d = _ks_d(labels, last, n_a, n_b)
+        return d_obs, float(np.mean(d >= d_obs - tol)), "exact permutation (ties)", len(d)
+    rng = np.random.default_rng(random_state)
+    hits, left = 0, int(n_resamples)
+    while left > 0:
+        m = min(left, 2000)
+        labels = np.argsort(rng.random((m, n_total)), axis=1) < n_a
+        hits += int(np.sum(_ks_d(labels.astype(np.int64), last, n_a, n_b) >= d_obs - tol))
+        left -= m
+    return d_obs, (hits + 1) / (int(n_resamples) + 1), "permutation (ties)", int(n_resamples)
+
+
+def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPLES,
+             random_state: int | None = 0) -> pd.DataFrame:
     """Two-sample Kolmogorov-Smirnov test of every pair of curves.
+
+    Parameters
+    ----------
+    rates
+        Output of :func:`subgroup_rates`.
+    by
+        Its comparison factor.
+    n_resamples, random_state
+        Random splits (and their seed) of the permutation p-value with ties, when the
+        splits are too many to enumerate.
 
     Returns
     -------
     pandas.DataFrame
         One row per pair (in factor order): ``group_a``, ``group_b``, ``n_a``, ``n_b``
         (subgroups per curve), ``statistic`` (sup |F_a - F_b|), ``p_value``
-        (:func:`scipy.stats.ks_2samp`, two-sided, method "auto") and ``p_adjusted``
-        (Benjamini-Hochberg over the pairs). Empty with fewer than two curves.
+        (two-sided), ``method`` (``"exact"`` / ``"asymp"``: :func:`scipy.stats.ks_2samp`
+        without ties; ``"exact permutation (ties)"`` / ``"permutation (ties)"``;
+        ``"refused"``), ``n_resamples`` (splits used by a permutation p-value, else 0),
+        ``p_adjusted`` (Benjamini-Hochberg over the tested pairs) and ``note``. A pair
+        with a curve of a single subgroup is refused: NaN and a note. Empty with fewer
+        than two curves.
+
+    Raises
+    ------
+    AnalysisError
+        Every curve has a single subgroup: no pair can be compared.
     """
     from scipy import stats  # lazy: keeps the CLI's start-up fast
 
     groups = curve_values(rates, by)
+    single = [k for k, x in groups if len(x) < 2]
+    if len(groups) >= 2 and len(single) == len(groups):
+        raise AnalysisError(
+            f"Every value of {by} has a single subgroup, so no two eCDFs can be compared "
+            "(the KS test would report D = 1, p = 1 whatever the rates). Choose more factors "
+            "or a lower level so that each curve has several subgroups.")
     rows = []
     for (ka, xa), (kb, xb) in itertools.combinations(groups, 2):
-        res = stats.ks_2samp(xa, xb)
-        rows.append({GROUP_A: ka, GROUP_B: kb, N_A: len(xa), N_B: len(xb),
-                     STATISTIC: float(res.statistic), P_VALUE: float(res.pvalue)})
-    out = pd.DataFrame(rows, columns=[GROUP_A, GROUP_B, N_A, N_B, STATISTIC, P_VALUE])
-    out[P_ADJUSTED] = benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float))
+        row = {GROUP_A: ka, GROUP_B: kb, N_A: len(xa), N_B: len(xb)}
+        if len(xa) < 2 or len(xb) < 2:
+            one = ka if len(xa) < 2 else kb
+            row.update({STATISTIC: np.nan, P_VALUE: np.nan, METHOD: "refused", N_RESAMPLES: 0,
+                        NOTE: f"{by} = {one} has a single subgroup: nothing to compare"})
+        elif len(np.unique(np.concatenate([xa, xb]))) < len(xa) + len(xb):
+            d, p, method, used = ks_permutation_pvalue(xa, xb, n_resamples=n_resamples,
+                                                       random_state=random_state)
+            row.update({STATISTIC: d, P_VALUE: p, METHOD: method, N_RESAMPLES: used,
+                        NOTE: "tied rates: permutation p-value given the ties"})
+        else:
+            method = "exact" if max(len(xa), len(xb)) <= 10_000 else "asymp"  # scipy's auto
+            res = stats.ks_2samp(xa, xb, method=method)
+            row.update({STATISTIC: float(res.statistic), P_VALUE: float(res.pvalue),
+                        METHOD: method, N_RESAMPLES: 0, NOTE: ""})
+        rows.append(row)
+    cols = [GROUP_A, GROUP_B, N_A, N_B, STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE]
+    out = pd.DataFrame(rows, columns=cols)
+    out.insert(cols.index(P_VALUE) + 1, P_ADJUSTED,
+               benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float)))
     return out

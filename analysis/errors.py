@@ -31,3 +31,18 @@ class DesignMismatchError(DesignError):
 
 class FitError(AnalysisError):
     """A statistical model cannot be fitted as asked (aliasing, separation, too few rows)."""
+
+
+class OutputError(AnalysisError):
+    """An output file cannot be written (missing folder, a folder in its place, disk full).
+
+    Nothing is left half-written: writes go to a temporary file that is renamed at the end.
+    """
+
+
+class LimitError(LoadError):
+    """An input exceeds a configured limit (size, decompression ratio, declared values).
+
+    The message names the limit and the environment variable that raises it
+    (``docs/limits.md``).
+    """

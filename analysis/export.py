@@ -18,6 +18,7 @@ from typing import Literal
 import pandas as pd
 
 from analysis.errors import AnalysisError
+from analysis.safe_write import atomic_write_bytes, check_output_path, csv_bytes
 
 ImageFormat = Literal["png", "svg", "pdf"]
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
@@ -93,10 +94,14 @@ def write_figure(fig, path: str | Path) -> Path:
     if fmt not in FIGURE_FORMATS:
         raise AnalysisError(f"{path}: figure files end in "
                             f"{', '.join('.' + f for f in FIGURE_FORMATS)}.")
-    path.write_bytes(figure_bytes(fig, fmt))
-    return path
+    check_output_path(path)  # before rendering: a bad path fails fast
+    return atomic_write_bytes(path, figure_bytes(fig, fmt))
 
 
 def table_bytes(table: pd.DataFrame) -> bytes:
-    """A table as UTF-8 CSV bytes (no index)."""
-    return table.to_csv(index=False).encode("utf-8")
+    """A table as UTF-8 CSV bytes (no index), formula-like text cells neutralised.
+
+    See :func:`analysis.safe_write.neutralise_csv_cells`: a cell such as
+    ``=HYPERLINK(...)`` is written as ``'=HYPERLINK(...)`` so a spreadsheet shows it as text.
+    """
+    return csv_bytes(table)

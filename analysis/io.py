@@ -8,11 +8,13 @@ again so the message can point at the offending line.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import json
 import os
+import stat
 import tempfile
 import zlib
 from collections import Counter
@@ -23,7 +25,14 @@ from typing import IO, Literal
 import numpy as np
 import pandas as pd
 
-from analysis.errors import LoadError
+from analysis.errors import LimitError, LoadError
+from analysis.limits import (
+    MAX_DECOMPRESSED,
+    MAX_INPUT,
+    MAX_RATIO,
+    RATIO_CHECK_FROM,
+    max_bytes,
+)
 
 Format = Literal["csv", "tsv", "parquet", "jsonl"]
 FORMATS: tuple[str, ...] = ("csv", "tsv", "parquet", "jsonl")
@@ -45,6 +54,17 @@ _DELIMITER_NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
 PYARROW_THRESHOLD = 5_000_000
 
 Source = str | Path | bytes | bytearray | IO[bytes] | pd.DataFrame
+
+#: Byte-order marks and the encoding each names (UTF-32 before UTF-16: FF FE 00 00
+#: starts with the UTF-16 LE mark).
+BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_CHUNK = 1024 * 1024
 
 
 def load_results(
@@ -86,10 +106,20 @@ def load_results(
     LoadError
         Empty file, header without rows, no header row, a delimiter that leaves one
         column, undecodable bytes, duplicate or blank column names, ragged rows,
-        malformed JSON lines, an unreadable Parquet file.
+        malformed JSON lines, an unreadable Parquet file, a path that is a folder, a
+        FIFO or a device, a delimiter that is not one character, an unknown encoding.
+    LimitError
+        The input exceeds a limit of :mod:`analysis.limits` (size, decompressed size,
+        compression ratio); the message names the variable that raises it.
     """
+    sep = _check_sep(sep)
+    encoding = _check_encoding(encoding)
     if isinstance(source, pd.DataFrame):
         label = name or "the DataFrame"
+        if source.shape[1] == 0:
+            raise LoadError(f"{label} has no columns.")
+        if len(source) == 0:
+            raise LoadError(f"{label} has columns but no rows.")
         _check_columns([str(c) for c in source.columns], label)
         frame = source.copy()
         frame.columns = [str(c) for c in frame.columns]
@@ -98,12 +128,7 @@ def load_results(
 
     data, label = _read_bytes(source, name)
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:  # truncated or corrupt
-            raise LoadError(
-                f"{label}: looks gzip-compressed but cannot be decompressed ({exc})."
-            ) from None
+        data = gunzip_limited(data, label)
         label_for_ext = label[:-3] if label.lower().endswith(".gz") else label
     else:
         label_for_ext = label
@@ -144,23 +169,153 @@ def _nested_values_to_json(frame: pd.DataFrame) -> None:
                                      ensure_ascii=False, default=str)))
 
 
+def _check_sep(sep: str | None) -> str | None:
+    if sep is None:
+        return None
+    if not isinstance(sep, str):
+        raise LoadError(f"The delimiter must be one character, not a {type(sep).__name__}.")
+    named = {"\\t": "\t", "tab": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+    sep = named.get(sep.lower(), sep)
+    if len(sep) != 1 or sep in ('"', "\n", "\r"):
+        raise LoadError(f"The delimiter must be one character such as , ; | or a tab "
+                        f"(written \\t or 'tab'), not {sep!r}.")
+    return sep
+
+
+def _check_encoding(encoding: str) -> str:
+    if not isinstance(encoding, str) or not encoding.strip():
+        raise LoadError(f"{encoding!r} is not a text encoding name.")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise LoadError(f"{encoding!r} is not a known text encoding (for example utf-8, "
+                        "latin-1, cp1252, utf-16).") from None
+    return encoding
+
+
+def _too_big(label: str, size: int | None = None) -> LimitError:
+    limit = MAX_INPUT.value()
+    what = f" ({size / 1024 / 1024:,.0f} MB)" if size is not None else ""
+    return LimitError(f"{label} is larger{what} than the {limit:,.0f} MB allowed for a "
+                      f"results file. {MAX_INPUT.how_to_raise()}")
+
+
+def check_regular_file(path: Path) -> os.stat_result:
+    """``os.stat`` of ``path`` if it is a regular file; :class:`LoadError` otherwise.
+
+    Refuses folders, FIFOs (reading one blocks), devices such as ``/dev/zero``
+    (endless) and sockets before anything is opened.
+    """
+    try:
+        info = path.stat()  # follows symbolic links: a link to /dev/zero is refused too
+    except FileNotFoundError:
+        raise LoadError(f"{path}: no such file.") from None
+    except OSError as exc:
+        raise LoadError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise LoadError(f"{path} is a folder, not a results file.")
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else
+                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else
+                "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        raise LoadError(f"{path} is {kind}, not a regular file: save the data to a file "
+                        "and read that.")
+    return info
+
+
 def _read_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
+    limit = max_bytes(MAX_INPUT)
     if isinstance(source, (bytes, bytearray)):
-        return bytes(source), name or "the uploaded file"
+        label = name or "the uploaded file"
+        if len(source) > limit:
+            raise _too_big(label, len(source))
+        return bytes(source), label
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if not path.exists():
-            raise LoadError(f"{path}: no such file.")
-        if path.is_dir():
-            raise LoadError(f"{path} is a folder, not a results file.")
-        return path.read_bytes(), name or path.name
+        info = check_regular_file(path)
+        label = name or path.name
+        if info.st_size > limit:
+            raise _too_big(label, info.st_size)
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as exc:
+            raise LoadError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+        if len(data) > limit:  # grew while being read
+            raise _too_big(label)
+        return data, label
     if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
         # str(): a file object's ``name`` may be an int (a descriptor, e.g. TemporaryFile)
-        return data, str(name or getattr(source, "name", None) or "the uploaded file")
+        label = str(name or getattr(source, "name", None) or "the uploaded file")
+        data = source.read(limit + 1)
+        if isinstance(data, str):
+            data = data.encode("utf-8", errors="surrogatepass")
+        if len(data) > limit:
+            raise _too_big(label)
+        return data, label
     raise LoadError(f"Cannot read a results table from a {type(source).__name__}.")
+
+
+def gunzip_limited(data: bytes, label: str) -> bytes:
+    """Decompress gzip ``data`` while checking the size and ratio limits as it streams.
+
+    A "gzip bomb" (a small file expanding to gigabytes) is refused as soon as its
+    output passes :data:`~analysis.limits.MAX_DECOMPRESSED` or, beyond
+    :data:`~analysis.limits.RATIO_CHECK_FROM` bytes, expands more than
+    :data:`~analysis.limits.MAX_RATIO` times the compressed bytes read so far: memory
+    stays bounded by the limit, not by the bomb. Concatenated gzip members are read
+    one after another, as ``gzip.decompress`` does.
+
+    Raises
+    ------
+    LimitError
+        A limit is exceeded (the message names it and how to raise it).
+    LoadError
+        The data is truncated or corrupt.
+    """
+    max_out = max_bytes(MAX_DECOMPRESSED)
+    max_ratio = MAX_RATIO.value()
+    parts: list[bytes] = []
+    produced = 0
+    pos = 0  # compressed bytes handed to the decompressor so far
+    while pos < len(data):
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = b""
+        try:
+            while not d.eof:
+                if not pending and pos < len(data):
+                    pending = data[pos:pos + _CHUNK]
+                    pos += len(pending)
+                # with no input left, zlib may still hold output (a match cut by _CHUNK)
+                chunk = d.decompress(pending, _CHUNK)
+                pending = d.unconsumed_tail
+                if not chunk and not pending and pos >= len(data) and not d.eof:
+                    raise LoadError(f"{label}: looks gzip-compressed but cannot be "
+                                    "decompressed: the data is truncated (it ends "
+                                    "mid-stream).")
+                produced += len(chunk)
+                parts.append(chunk)
+                consumed = max(pos - len(pending), 1)
+                if produced > max_out:
+                    raise LimitError(
+                        f"{label} expands to more than the {MAX_DECOMPRESSED.value():,.0f} MB "
+                        f"allowed for a decompressed file. {MAX_DECOMPRESSED.how_to_raise()}")
+                if produced > RATIO_CHECK_FROM and produced / consumed > max_ratio:
+                    raise LimitError(
+                        f"{label} expands more than {max_ratio:,.0f} times (a compressed file "
+                        f"this repetitive is likely a decompression bomb). "
+                        f"{MAX_RATIO.how_to_raise()}")
+        except zlib.error as exc:
+            raise LoadError(f"{label}: looks gzip-compressed but cannot be decompressed "
+                            f"({exc}).") from None
+        # the bytes read past this member's end are in unused_data (unconsumed_tail may
+        # repeat them at eof, depending on the Python version: do not count them twice)
+        pos -= len(d.unused_data)
+        if data[pos:].strip(b"\x00") == b"":  # trailing padding, as gzip allows
+            break
+        if data[pos:pos + 2] != b"\x1f\x8b":
+            raise LoadError(f"{label}: unexpected bytes after the gzip data at byte {pos}.")
+    return b"".join(parts)
 
 
 def _guess_format(data: bytes, label: str) -> str:
@@ -177,7 +332,19 @@ def _guess_format(data: bytes, label: str) -> str:
     return "csv"
 
 
+def detect_bom(data: bytes) -> str | None:
+    """The encoding named by ``data``'s byte-order mark (UTF-8, UTF-16/32 LE/BE), or None."""
+    for bom, name in BOMS:
+        if data.startswith(bom):
+            return name
+    return None
+
+
 def _decode(data: bytes, label: str, encoding: str) -> str:
+    bom_encoding = detect_bom(data)
+    if bom_encoding is not None:  # the mark names the encoding: it wins over the default
+        encoding = bom_encoding
+        data = data[len(next(b for b, n in BOMS if n == bom_encoding)):]
     try:
         return data.decode("utf-8-sig" if encoding.lower() in ("utf-8", "utf8") else encoding)
     except LookupError:
@@ -232,16 +399,37 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     _check_header_is_not_data(header, label)
 
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
+    if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
+        _check_ragged(text, delim, len(header), label)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delim, engine=engine)
     except Exception as exc:  # noqa: BLE001 - re-read below for a precise message
         if engine == "c":
             raise _parser_error(exc, label) from None
+        _check_ragged(text, delim, len(header), label)
         try:
             frame = pd.read_csv(io.StringIO(text), sep=delim, engine="c")
         except Exception as exc2:  # noqa: BLE001
             raise _parser_error(exc2, label) from None
     return frame
+
+
+def _check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
+    """Refuse rows with fewer or more fields than the header (pandas would pad a short row
+    with missing values, or silently turn the first column of a long one into an index)."""
+    try:
+        reader = csv.reader(io.StringIO(text), delimiter=delim)
+        next(reader, None)
+        for row in reader:
+            if row and len(row) != n_columns:
+                fewer = len(row) < n_columns
+                raise LoadError(
+                    f"{label}: line {reader.line_num}: a row has {'fewer' if fewer else 'more'} "
+                    f"fields than the header ({len(row)} instead of {n_columns}). "
+                    + ("A delimiter may be missing, or the row cut short."
+                       if fewer else "Check for an unquoted delimiter inside a text value."))
+    except csv.Error as exc:
+        raise LoadError(f"{label} could not be parsed as delimited text: {exc}") from None
 
 
 def _parser_error(exc: Exception, label: str) -> LoadError:
@@ -284,6 +472,17 @@ def _check_header_is_not_data(header: list[str], label: str) -> None:
 
 
 def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
+    try:
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(io.BytesIO(data)).metadata
+        expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
+        raise LoadError(f"{label} is not a readable Parquet file: {exc}") from None
+    if expanded > max_bytes(MAX_DECOMPRESSED):
+        raise LimitError(f"{label} expands to {expanded / 1024 / 1024:,.0f} MB, more than the "
+                         f"{MAX_DECOMPRESSED.value():,.0f} MB allowed for a decompressed file. "
+                         f"{MAX_DECOMPRESSED.how_to_raise()}")
     try:
         frame = pd.read_parquet(io.BytesIO(data), engine="pyarrow")
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
@@ -366,13 +565,17 @@ def write_atomic(outputs: dict[str | Path, Callable[[Path], None]]) -> list[Path
 
 def table_writer(frame: pd.DataFrame, target: str | Path) -> Callable[[Path], None]:
     """A writer for :func:`write_atomic`: Parquet if ``target`` ends in ``.parquet``,
-    else CSV (gzip-compressed if it ends in ``.gz``)."""
+    else CSV (gzip-compressed if it ends in ``.gz``) with cells neutralised as every CSV
+    the package writes (:func:`analysis.safe_write.csv_bytes`)."""
     name = str(target).lower()
 
     def write(tmp: Path) -> None:
         if name.endswith(".parquet"):
             frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False, compression="gzip" if name.endswith(".gz") else None)
+            return
+        from analysis.safe_write import csv_bytes  # cells neutralised against formulas
+
+        data = csv_bytes(frame)
+        tmp.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
 
     return write

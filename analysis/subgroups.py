@@ -21,16 +21,24 @@ ratio ``log(a d / (b c))``. Decisions (see ``docs/subgroups.md``):
   cells (Haldane-Anscombe) for LD, its CI and the Wald p-value; flagged in
   ``continuity_corrected``. Rates are always reported uncorrected.
 - **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``.
-- **p-value**: Wald z test of LD = 0 by default (it agrees with the CI: p < 0.05 exactly
-  when the 95 % CI excludes 0); ``test="fisher"`` gives Fisher's exact two-sided
-  p-value on the uncorrected counts instead.
+- **p-value**: ``test="auto"`` (default): Fisher's exact two-sided p-value on the
+  uncorrected counts where the subgroup is flagged ``small_n`` or its table has a zero
+  cell (where the Wald test has little power and a poor null distribution), the Wald z
+  test of LD = 0 elsewhere (it agrees with the CI: p < 0.05 exactly when the 95 % CI
+  excludes 0). ``"wald"`` and ``"fisher"`` use one test for every row. The ``test``
+  column names the test behind each p-value.
 - **Undefined LD**: a subgroup that is the whole table (nothing outside it), or a table
   whose outcome never or always deviates, has no log odds ratio: LD, CI and p are NaN
   and ``ld_undefined`` is set; such rows take no part in the multiple-testing family.
 - **Small n**: flagged when ``n < min_n`` (30) or the smallest expected count of the
   2x2 table is below ``min_expected`` (5), where the normal approximation is poor.
-- **Multiple testing**: Benjamini-Hochberg over every subgroup of the returned table
-  with a p-value.
+- **Identical subgroups**: two subgroups with the same rows (a factor with one value
+  after a subset, nested factors: ``template = 6, gender = female`` is ``template = 6``)
+  are one test. The first in table order (lowest level first) represents them; the
+  others get ``duplicate_of`` (its label) and the same p-values.
+  :func:`distinct_subgroups` keeps one row each and names the others in ``same_rows_as``.
+- **Multiple testing**: Benjamini-Hochberg over the distinct subgroups with a p-value
+  (each set of rows counted once); duplicates take their representative's value.
 """
 
 from __future__ import annotations
@@ -49,20 +57,23 @@ from analysis.columns import (
     CONTINUITY_CORRECTED,
     DEVIATION_RATE,
     DEVIATIONS,
+    DUPLICATE_OF,
     LD_UNDEFINED,
     LEVEL,
     LOG_DISPARITY,
     P_ADJUSTED,
     P_VALUE,
     RATE_OUTSIDE,
+    SAME_ROWS_AS,
     SMALL_N,
     SUBGROUP,
+    TEST,
     N,
 )
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
 
-Test = Literal["wald", "fisher"]
+Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
 #: Continuity correction added to every cell of a 2x2 table with a zero cell.
 HALDANE = 0.5
@@ -70,6 +81,10 @@ HALDANE = 0.5
 MIN_N = 30
 #: ... as are those whose 2x2 table has an expected count below this.
 MIN_EXPECTED = 5.0
+#: Columns a subgroup table puts beside the factor columns (a factor may not be named so).
+_OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LOG_DISPARITY,
+                CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED,
+                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
 
@@ -95,6 +110,9 @@ def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool =
     missing = [f for f in factors if f not in cells.columns]
     if missing:
         raise AnalysisError(f"Not columns of the cell table: {', '.join(missing)}.")
+    from analysis.names import check_no_clash
+
+    check_no_clash(factors, reserved=_OWN_COLUMNS)
     needed = [N, DEVIATIONS] if outcome else [N]
     absent = [c for c in needed if c not in cells.columns]
     if absent:
@@ -106,18 +124,19 @@ def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool =
         raise AnalysisError("There are no rows with an outcome to form subgroups from.")
 
 
-def _group(codes: list[np.ndarray], sizes: list[int], n: np.ndarray, dev: np.ndarray
-           ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """Sum ``n`` and ``dev`` over cells sharing the given codes; observed groups only."""
+def _group(codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray]
+           ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Sum each weight (the first is n) over cells sharing the given codes; observed
+    groups only."""
     total = math.prod(sizes)
+    n = weights[0]
     if total <= max(_DENSE_LIMIT, 4 * len(n)):
         key = np.zeros(len(n), dtype=np.int64)
         for c, size in zip(codes, sizes, strict=True):
             key = key * size + c
-        sum_n = np.bincount(key, weights=n, minlength=total)
-        sum_d = np.bincount(key, weights=dev, minlength=total)
-        uniq = np.flatnonzero(sum_n)
-        sum_n, sum_d = sum_n[uniq], sum_d[uniq]
+        sums = [np.bincount(key, weights=w, minlength=total) for w in weights]
+        uniq = np.flatnonzero(sums[0])
+        sums = [x[uniq] for x in sums]
         out_codes = []
         rest = uniq
         for size in reversed(sizes):
@@ -128,46 +147,44 @@ def _group(codes: list[np.ndarray], sizes: list[int], n: np.ndarray, dev: np.nda
         stacked = np.column_stack(codes)
         uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
-        sum_n = np.bincount(inverse, weights=n, minlength=len(uniq_rows))
-        sum_d = np.bincount(inverse, weights=dev, minlength=len(uniq_rows))
+        sums = [np.bincount(inverse, weights=w, minlength=len(uniq_rows)) for w in weights]
         out_codes = [uniq_rows[:, j] for j in range(len(codes))]
-    return out_codes, np.rint(sum_n).astype(np.int64), np.rint(sum_d).astype(np.int64)
+    return out_codes, [np.rint(x).astype(np.int64) for x in sums]
 
 
 class _DenseMarginals:
-    """Marginal count tables of a dense (n, deviations) tensor over all the factors.
+    """Marginal count tables of dense weight tensors (n, deviations, ...) over all factors.
 
     Each marginal is summed from its smallest already computed parent (the table with
     one more factor, the smallest one), so the full tensor is read only by the first
     few reductions and the level-1..3 tables come from small intermediate ones. Used
-    when the full grid of value combinations has at most ``_DENSE_LIMIT`` entries.
+    when the full grid of value combinations has at most ``_DENSE_LIMIT`` entries. The
+    first weight is n: a combination is observed when its n is positive.
     """
 
-    def __init__(self, codes: list[np.ndarray], sizes: list[int], n: np.ndarray,
-                 dev: np.ndarray):
+    def __init__(self, codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray]):
         self.sizes = sizes
-        key = np.ravel_multi_index(codes, sizes) if codes else np.zeros(len(n), np.int64)
+        n = len(weights[0])
+        key = np.ravel_multi_index(codes, sizes) if codes else np.zeros(n, np.int64)
         total = math.prod(sizes)
         full = tuple(range(len(sizes)))
-        self.tables = {full: (np.bincount(key, weights=n, minlength=total).reshape(sizes),
-                              np.bincount(key, weights=dev, minlength=total).reshape(sizes))}
+        self.tables = {full: [np.bincount(key, weights=w, minlength=total).reshape(sizes)
+                              for w in weights]}
 
-    def table(self, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def table(self, axes: tuple[int, ...]) -> list[np.ndarray]:
         if axes not in self.tables:
             absent = [j for j in range(len(self.sizes)) if j not in axes]
             j = min(absent, key=lambda a: self.sizes[a])
             parent = tuple(sorted((*axes, j)))
-            pn, pd_ = self.table(parent)
             pos = parent.index(j)
-            self.tables[axes] = (pn.sum(axis=pos), pd_.sum(axis=pos))
+            self.tables[axes] = [t.sum(axis=pos) for t in self.table(parent)]
         return self.tables[axes]
 
-    def counts(self, axes: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        tn, td = self.table(axes)
-        flat = np.flatnonzero(tn)
-        codes = list(np.unravel_index(flat, tn.shape))
-        return (codes, np.rint(tn.ravel()[flat]).astype(np.int64),
-                np.rint(td.ravel()[flat]).astype(np.int64))
+    def counts(self, axes: tuple[int, ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        tables = self.table(axes)
+        flat = np.flatnonzero(tables[0])
+        codes = list(np.unravel_index(flat, tables[0].shape))
+        return codes, [np.rint(t.ravel()[flat]).astype(np.int64) for t in tables]
 
 
 def subgroup_counts(
@@ -176,6 +193,7 @@ def subgroup_counts(
     *,
     levels: Sequence[int],
     within: str | None = None,
+    extra: Sequence[np.ndarray] = (),
 ) -> pd.DataFrame:
     """``n`` and ``deviations`` of every observed subgroup at the given levels.
 
@@ -191,6 +209,9 @@ def subgroup_counts(
     within
         A factor fixed in every subgroup on top of the k chosen ones (the comparison
         factor of the eCDF, e.g. the model); ``None`` for none.
+    extra
+        Further integer weights per cell, summed per subgroup in the same pass (the
+        row-set signatures of :func:`subgroups`); returned in ``attrs["extra"]``.
 
     Returns
     -------
@@ -212,35 +233,38 @@ def subgroup_counts(
                             f"chosen factors); got {', '.join(map(str, bad or levels))}.")
     all_factors = ([within] if within else []) + factors
     coded = {f: _codes(cells, f) for f in all_factors}
-    n = cells[N].to_numpy(dtype=float)
-    dev = cells[DEVIATIONS].to_numpy(dtype=float)
+    weights = [cells[N].to_numpy(dtype=float), cells[DEVIATIONS].to_numpy(dtype=float),
+               *(np.asarray(w, dtype=float) for w in extra)]
     sizes = [max(len(coded[f][1]), 1) for f in all_factors]
-    dense = (_DenseMarginals([coded[f][0] for f in all_factors], sizes, n, dev)
+    dense = (_DenseMarginals([coded[f][0] for f in all_factors], sizes, weights)
              if math.prod(sizes) <= _DENSE_LIMIT else None)
     parts = []
     for k in sorted({int(k) for k in levels}):
         for combo in itertools.combinations(factors, k):
             keys = ([within] if within else []) + list(combo)
             if dense is not None:
-                codes, n_g, d_g = dense.counts(tuple(all_factors.index(f) for f in keys))
+                codes, sums = dense.counts(tuple(all_factors.index(f) for f in keys))
             else:
-                codes, n_g, d_g = _group([coded[f][0] for f in keys],
-                                         [max(len(coded[f][1]), 1) for f in keys], n, dev)
+                codes, sums = _group([coded[f][0] for f in keys],
+                                     [max(len(coded[f][1]), 1) for f in keys], weights)
             labels = None
             for f, c in zip(combo, codes[len(keys) - k:], strict=True):
                 values = np.array([f"{f} = {v}" for v in coded[f][1]], dtype=object)
                 labels = values[c] if labels is None else labels + ", " + values[c]
             parts.append({"codes": dict(zip(keys, codes, strict=True)), "level": k,
-                          "label": labels, "n": n_g, "dev": d_g})
-    size = sum(len(p["n"]) for p in parts)
+                          "label": labels, "sums": sums})
+    size = sum(len(p["sums"][0]) for p in parts)
     out = pd.DataFrame(index=pd.RangeIndex(size))
     for f in all_factors:
-        codes = np.concatenate([p["codes"].get(f, np.full(len(p["n"]), -1)) for p in parts])
+        codes = np.concatenate([p["codes"].get(f, np.full(len(p["sums"][0]), -1))
+                                for p in parts])
         out[f] = pd.Categorical.from_codes(codes, categories=coded[f][1], ordered=True)
-    out[LEVEL] = np.concatenate([np.full(len(p["n"]), p["level"]) for p in parts])
+    out[LEVEL] = np.concatenate([np.full(len(p["sums"][0]), p["level"]) for p in parts])
     out[SUBGROUP] = np.concatenate([p["label"] for p in parts])
-    out[N] = np.concatenate([p["n"] for p in parts])
-    out[DEVIATIONS] = np.concatenate([p["dev"] for p in parts])
+    out[N] = np.concatenate([p["sums"][0] for p in parts])
+    out[DEVIATIONS] = np.concatenate([p["sums"][1] for p in parts])
+    out.attrs["extra"] = [np.concatenate([p["sums"][2 + j] for p in parts])
+                          for j in range(len(extra))]
     return out
 
 
@@ -335,7 +359,7 @@ def disparity_stats(
     *,
     total_deviations: int,
     total_n: int,
-    test: Test = "wald",
+    test: Test = "auto",
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
@@ -355,8 +379,9 @@ def disparity_stats(
     -------
     pandas.DataFrame
         Columns ``deviation_rate``, ``rate_outside``, ``log_disparity``, ``ci_low``,
-        ``ci_high``, ``p_value``, ``small_n``, ``continuity_corrected``,
-        ``ld_undefined`` (see :func:`subgroups`).
+        ``ci_high``, ``p_value``, ``test`` ("wald" / "fisher"; None where LD is
+        undefined), ``small_n``, ``continuity_corrected``, ``ld_undefined`` (see
+        :func:`subgroups`).
     """
     from scipy import stats  # lazy: keeps the CLI's start-up fast
 
@@ -384,12 +409,18 @@ def disparity_stats(
         rate_outside = np.where(outside > 0, c / outside, np.nan)
         expected = np.minimum(n, outside) * min(total_d, total_n - total_d) / total_n
     z = stats.norm.ppf(0.5 + confidence / 2)
+    small = (n < min_n) | (expected < min_expected)
     if test == "wald":
-        p = 2 * stats.norm.sf(np.abs(ld) / se)
+        exact = np.zeros(len(a), dtype=bool)
+    elif test == "fisher":
+        exact = ~undefined
     else:
-        p = np.full(len(a), np.nan)
-        ok = ~undefined
-        p[ok] = fisher_exact_pvalues(a[ok], b[ok], c[ok], d[ok])
+        exact = (small | corrected) & ~undefined
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = 2 * stats.norm.sf(np.abs(ld) / se)
+    if exact.any():
+        p[exact] = fisher_exact_pvalues(a[exact], b[exact], c[exact], d[exact])
+    used = np.where(undefined, None, np.where(exact, "fisher", "wald")).astype(object)
     nan = np.where(undefined, np.nan, 1.0)
     return pd.DataFrame({
         DEVIATION_RATE: a / n,
@@ -398,7 +429,8 @@ def disparity_stats(
         CI_LOW: (ld - z * se) * nan,
         CI_HIGH: (ld + z * se) * nan,
         P_VALUE: p * nan,
-        SMALL_N: (n < min_n) | (expected < min_expected),
+        TEST: used,
+        SMALL_N: small,
         CONTINUITY_CORRECTED: corrected,
         LD_UNDEFINED: undefined,
     })
@@ -409,7 +441,7 @@ def subgroups(
     factors: Sequence[str],
     *,
     max_level: int | None = None,
-    test: Test = "wald",
+    test: Test = "auto",
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
@@ -427,8 +459,9 @@ def subgroups(
         Highest level: 1 = one factor fixed, 2 = pairs, 3 = triples ... (default 2, or 1
         with a single factor).
     test
-        ``"wald"`` (z = LD / SE, consistent with the CI) or ``"fisher"`` (exact
-        conditional test on the uncorrected 2x2 counts).
+        ``"auto"`` (default: Fisher's exact test for small-n subgroups and tables with a
+        zero cell, Wald elsewhere), ``"wald"`` (z = LD / SE, consistent with the CI) or
+        ``"fisher"`` (exact conditional test on the uncorrected 2x2 counts).
     confidence
         Level of the Woolf confidence interval for LD.
     min_n, min_expected
@@ -444,10 +477,13 @@ def subgroups(
         uncorrected), ``rate_outside`` (deviation rate of the rows outside the
         subgroup), ``log_disparity`` (LD = logit(rate) - logit(rate outside)),
         ``ci_low`` / ``ci_high`` (Woolf CI of LD), ``p_value`` (H0: LD = 0),
-        ``p_adjusted`` (Benjamini-Hochberg over every row with a p-value), ``small_n``,
+        ``p_adjusted`` (Benjamini-Hochberg over the distinct subgroups with a p-value),
+        ``test`` (the test behind ``p_value``: "wald" or "fisher"), ``small_n``,
         ``continuity_corrected`` (0.5 added to the four cells because one was 0) and
         ``ld_undefined`` (no rows outside the subgroup, or an outcome that never or
-        always deviates: LD, CI and p are NaN).
+        always deviates: LD, CI and p are NaN) and ``duplicate_of`` (the label of an
+        earlier subgroup with exactly the same rows, else None; see
+        :func:`distinct_subgroups`).
 
     Raises
     ------
@@ -462,7 +498,9 @@ def subgroups(
     if not isinstance(max_level, (int, np.integer)) or not 1 <= max_level <= len(factors):
         raise AnalysisError(f"The highest subgroup level must be between 1 and {len(factors)} "
                             f"(the number of chosen factors), got {max_level!r}.")
-    counts = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1))
+    counts = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1),
+                             extra=_signature_weights(cells))
+    signatures = counts.attrs.pop("extra")
     total_n = int(cells[N].sum())
     total_d = int(cells[DEVIATIONS].sum())
     st = disparity_stats(counts[DEVIATIONS].to_numpy(), counts[N].to_numpy(),
@@ -470,6 +508,62 @@ def subgroups(
                          confidence=confidence, min_n=min_n, min_expected=min_expected)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
-    counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED,
-                  benjamini_hochberg(counts[P_VALUE].to_numpy()))
+    rep = _representatives(counts, signatures)
+    p = counts[P_VALUE].to_numpy()
+    distinct = rep == np.arange(len(counts))
+    adjusted = np.full(len(counts), np.nan)
+    adjusted[distinct] = benjamini_hochberg(p[distinct])
+    counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
+    labels = counts[SUBGROUP].to_numpy(dtype=object)
+    counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
     return counts
+
+
+def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:
+    """Two random integer weights per cell, below 2^b with b = min(32, 52 - log2(cells)),
+    so that their sums over any subgroup stay exact in floating point (below 2^52)."""
+    rng = np.random.default_rng(20240607)
+    bits = min(32, 52 - int(np.ceil(np.log2(len(cells) + 1))))
+    return [rng.integers(0, 1 << bits, len(cells)) for _ in range(2)]
+
+
+def _representatives(table: pd.DataFrame, signatures: Sequence[np.ndarray]) -> np.ndarray:
+    """For each subgroup, the position of the first subgroup with exactly the same rows.
+
+    Two subgroups have the same rows exactly when they contain the same observed cells.
+    Their signature is ``n`` and the sums of two random integer cell weights
+    (:func:`_signature_weights`, summed in the counting pass); two different cell sets
+    of equal n share a signature with probability about 2^-2b (2^-64 up to a million
+    cells).
+    """
+    keys = [pd.Series(table[N].to_numpy()), *(pd.Series(x) for x in signatures)]
+    position = pd.Series(np.arange(len(table)))
+    return position.groupby(keys, sort=False).transform("first").to_numpy()
+
+
+def distinct_subgroups(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct set of rows: duplicates dropped, named on their representative.
+
+    Parameters
+    ----------
+    table
+        Output of :func:`subgroups`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows whose ``duplicate_of`` is None, without that column, plus
+        ``same_rows_as``: the labels of the dropped subgroups with the same rows, joined
+        by ``"; "`` (empty when there are none). What the CLI and the page's table
+        report; the sunburst keeps the full table (its rings need every prefix).
+    """
+    if DUPLICATE_OF not in table.columns:
+        raise AnalysisError("Expected a table from analysis.subgroups.subgroups.")
+    dup = table[DUPLICATE_OF]
+    same: dict[str, list[str]] = {}
+    for label, of in zip(table[SUBGROUP], dup, strict=True):
+        if of is not None and not (isinstance(of, float) and np.isnan(of)):
+            same.setdefault(of, []).append(str(label))
+    out = table[dup.isna()].drop(columns=[DUPLICATE_OF]).reset_index(drop=True)
+    out[SAME_ROWS_AS] = ["; ".join(same.get(lab, [])) for lab in out[SUBGROUP]]
+    return out

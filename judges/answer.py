@@ -186,6 +186,12 @@ class AnswerSettings:
     seed: int | None = None
     max_tokens: int = 1024
 
+    def __post_init__(self) -> None:
+        from judges.validation import check_generation
+
+        check_generation("AnswerSettings", temperature=self.temperature,
+                         max_tokens=self.max_tokens, seed=self.seed)
+
     def params(self) -> dict[str, Any]:
         """The request parameters."""
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,

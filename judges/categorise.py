@@ -242,6 +242,12 @@ class CategoriseConfig:
     max_tokens: int = 300
     structured_output: bool = True
 
+    def __post_init__(self) -> None:
+        from judges.validation import check_generation
+
+        check_generation("CategoriseConfig", temperature=self.temperature,
+                         max_tokens=self.max_tokens)
+
     def params(self, spec: CategorySpec) -> dict[str, Any]:
         """The request parameters."""
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,

@@ -15,7 +15,8 @@ Keys come from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``. Files are CSV, TSV, P
 or JSON Lines by extension. ``--to-results RESULTS`` also writes the long results table
 and, next to it, ``<RESULTS stem>.design.yaml`` for the analysis commands and pages.
 
-Exit codes: 0 done; 1 bad input or configuration; 3 some requests failed (their
+Exit codes: 0 done; 2 bad input or configuration (a message on stderr, as for
+``python -m analysis`` and argparse); 3 some requests failed (their
 judgments are unscored; rerun to retry them); 130 interrupted (what was done is saved);
 75 results still waiting in provider batches (run the same command again later).
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import signal
 import sys
 import threading
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.cli import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT
 from judges import columns as C
 from judges.cache import ReplyCache, default_cache_path
 from judges.cost import PriceTable
@@ -50,23 +53,18 @@ from judges.providers import ChatProvider, make_provider
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig, RunStats
 
-EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as CSV, TSV, Parquet or JSON Lines according to the extension."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        frame.to_parquet(path, index=False)
-    elif suffix in (".jsonl", ".ndjson", ".json"):
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    elif suffix in (".tsv", ".tab"):
-        frame.to_csv(path, sep="\t", index=False)
-    else:
-        frame.to_csv(path, index=False)
-    return path
+    """Write ``frame`` as CSV, TSV, Parquet or JSON Lines according to the extension.
+
+    Atomic (a temporary file renamed at the end: a full disk leaves no partial file) and
+    with CSV cells neutralised (:mod:`analysis.safe_write`); a missing folder is created.
+    """
+    from analysis.safe_write import write_table as safe_write_table
+
+    return safe_write_table(frame, path, create_parent=True)
 
 
 def write_results(judged: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
@@ -81,13 +79,17 @@ def write_results(judged: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
 
 
 def _temperature(text: str) -> float | None:
-    if text.lower() in ("none", "default", ""):
+    if text.strip().lower() in ("none", "default", ""):
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"temperature must be a number or 'none', not {text!r}"
                                          ) from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"temperature must be a number >= 0 or 'none', "
+                                         f"not {text!r}")
+    return value
 
 
 def _add_judge_options(p: argparse.ArgumentParser) -> None:
@@ -104,7 +106,7 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubrics", type=Path, default=None, help="folder with rubric YAML files")
     p.add_argument("--temperature", type=_temperature, default=0.0,
                    help="0 by default; 'none' sends none")
-    p.add_argument("--max-tokens", type=int, default=400)
+    p.add_argument("--max-tokens", type=POSITIVE_INT, default=400)
     p.add_argument("--no-structured-output", action="store_true",
                    help="do not ask for JSON through response_format/output_config")
 
@@ -116,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     score = sub.add_parser("score", help="judge a four-stage file")
     _add_judge_options(score)
-    score.add_argument("--concurrency", type=int, default=8)
-    score.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    score.add_argument("--max-retries", type=int, default=5)
+    score.add_argument("--concurrency", type=POSITIVE_INT, default=8)
+    score.add_argument("--timeout", type=POSITIVE_FLOAT, default=60.0, help="seconds per request")
+    score.add_argument("--max-retries", type=NON_NEGATIVE_INT, default=5)
     score.add_argument("--out", type=Path, required=True, help="judged file to write")
     score.add_argument("--to-results", type=Path, default=None,
                        help="also write the results table (+ .design.yaml) for analysis")
@@ -291,7 +293,10 @@ def _metrics(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # bad option: argparse printed usage and the reason (exit 2)
+        return int(exc.code or 0)
     handlers = {"score": _score, "estimate": _estimate, "metrics": _metrics}
     from analysis.errors import AnalysisError
     from judges.cli_scale import HANDLERS
@@ -299,7 +304,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers.update(HANDLERS)
 
     try:
+        check_output_paths(args)  # before any request is paid for
         return handlers[args.command](args)
     except (JudgesError, AnalysisError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except UnicodeDecodeError as exc:  # a settings file (prompts, prices...) that is not UTF-8
+        print(f"error: a file given is not UTF-8 text: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as exc:  # a missing or unreadable settings file: the path is in the message
+        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+              file=sys.stderr)
+        return EXIT_INPUT
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse ``--out`` / ``--to-results`` paths that cannot be written, before any request.
+
+    A missing folder is created (as :func:`write_table` does); a folder in the file's
+    place, or a parent that is a file, is an :class:`~analysis.errors.OutputError`.
+    """
+    from analysis.safe_write import check_output_path
+
+    for option in ("out", "to_results"):
+        value = getattr(args, option, None)
+        if value:
+            check_output_path(value, create_parent=True)

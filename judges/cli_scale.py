@@ -17,7 +17,7 @@ Registered into ``python -m judges`` by :mod:`judges.cli` (:func:`register`,
         [--instruction TEXT] [--context-col question] [--prefix category] [--by model]
     python -m judges batches [--collect] [--cancel BATCH_ID] [--cache PATH]
 
-Exit codes as for ``score`` (0 done, 1 bad input, 3 some requests failed, 130
+Exit codes as for ``score`` (0 done, 2 bad input, 3 some requests failed, 130
 interrupted), plus 75 (``EX_TEMPFAIL``): results still waiting in provider batches; run
 the same command again later to collect them (nothing is submitted twice).
 """
@@ -37,6 +37,13 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.cli import (
+    NON_NEGATIVE_FLOAT,
+    NON_NEGATIVE_INT,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    PROBABILITY,
+)
 from judges.batch import (
     BatchConfig,
     BatchMonitor,
@@ -72,11 +79,12 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("batch API (half price, results within 24 h)")
     g.add_argument("--batch", action="store_true",
                    help="use the provider's batch API (OpenAI Batch, Anthropic Message Batches)")
-    g.add_argument("--poll-interval", type=float, default=30.0, help="seconds between polls")
-    g.add_argument("--max-wait", type=float, default=None,
+    g.add_argument("--poll-interval", type=POSITIVE_FLOAT, default=30.0,
+                   help="seconds between polls")
+    g.add_argument("--max-wait", type=NON_NEGATIVE_FLOAT, default=None,
                    help="stop waiting after this many seconds (0: submit and exit); the batch "
                         "keeps running and the next run collects it")
-    g.add_argument("--max-resubmits", type=int, default=1,
+    g.add_argument("--max-resubmits", type=NON_NEGATIVE_INT, default=1,
                    help="re-submit requests that failed transiently this many times")
 
 
@@ -89,9 +97,9 @@ def _add_provider_options(p: argparse.ArgumentParser) -> None:
                    help=f"SQLite reply cache (default {default_cache_path()})")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--prices", type=Path, default=None, help="price table (YAML)")
-    p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    p.add_argument("--max-retries", type=int, default=5)
+    p.add_argument("--concurrency", type=POSITIVE_INT, default=8)
+    p.add_argument("--timeout", type=POSITIVE_FLOAT, default=60.0, help="seconds per request")
+    p.add_argument("--max-retries", type=NON_NEGATIVE_INT, default=5)
     p.add_argument("--estimate", action="store_true",
                    help="print calls, tokens and cost, make no request")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -130,8 +138,24 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise JudgesError(str(exc)) from None
 
 
-def _numbers(text: str, kind: Callable[[str], Any]) -> list[Any]:
-    return [kind(t.strip()) for t in str(text).split(",") if t.strip()]
+def _numbers(text: str, kind: Callable[[str], Any], option: str) -> list[Any]:
+    """``"1, 2"`` -> ``[kind("1"), kind("2")]``; a bad item is a :class:`JudgesError`."""
+    out = []
+    for item in (t.strip() for t in str(text).split(",")):
+        if not item:
+            continue
+        try:
+            out.append(kind(item))
+        except (ValueError, argparse.ArgumentTypeError) as exc:
+            raise JudgesError(f"{option}: {item!r} is not valid ({exc}).") from None
+    return out
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("a seed is a whole number >= 0")
+    return value
 
 
 def _run(coro_factory: Callable[[threading.Event], Coroutine[Any, Any, Any]],
@@ -236,12 +260,12 @@ def _answer(args: argparse.Namespace) -> int:
     systems = [system_prompt(prompts, name) for name in args.system_prompt.split(",")
                if name.strip()]
     if args.system_prompt_file:
-        text = Path(args.system_prompt_file).read_text(encoding="utf-8")
+        text = _read_text_file(Path(args.system_prompt_file), "--system-prompt-file")
         systems = [system_prompt(prompts, text=text)]
-    settings = settings_grid(temperatures=_numbers(args.temperature, _temperature) or [None],
-                             seeds=_numbers(args.seed, int) or [None],
-                             system_prompts=systems or [("none", "")],
-                             max_tokens=args.max_tokens)
+    settings = settings_grid(
+        temperatures=_numbers(args.temperature, _temperature, "--temperature") or [None],
+        seeds=_numbers(args.seed, _seed, "--seed") or [None],
+        system_prompts=systems or [("none", "")], max_tokens=args.max_tokens)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
     cache = _open_cache(args)
     try:
@@ -268,6 +292,22 @@ def _answer(args: argparse.Namespace) -> int:
           f"{_task_line(run.progress, 'answered')}; {issues:,} rows with issues "
           f"(see {ANSWER_ISSUES}).", file=sys.stderr)
     return _exit_code(stats, monitor, run.cancelled)
+
+
+def _read_text_file(path: Path, option: str) -> str:
+    """A small UTF-8 text file given on the command line (errors as :class:`JudgesError`)."""
+    from analysis.errors import AnalysisError
+    from analysis.io import check_regular_file
+
+    try:
+        check_regular_file(path)
+        return path.read_text(encoding="utf-8")
+    except AnalysisError as exc:
+        raise JudgesError(f"{option}: {exc}") from None
+    except UnicodeDecodeError:
+        raise JudgesError(f"{option}: {path} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise JudgesError(f"{option}: {path} cannot be read: {exc.strerror or exc}.") from None
 
 
 def _task_line(progress: Any, verb: str) -> str:
@@ -423,7 +463,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "careful)")
     answer.add_argument("--system-prompt-file", type=Path, default=None,
                         help="your own system prompt (id custom-<hash>)")
-    answer.add_argument("--max-tokens", type=int, default=1024)
+    answer.add_argument("--max-tokens", type=POSITIVE_INT, default=1024)
     answer.add_argument("--prompts", type=Path, default=None, help="answer-prompt YAML file")
     answer.add_argument("--out", type=Path, required=True)
 
@@ -436,9 +476,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     agree.add_argument("--other", type=Path, default=None,
                        help="a second judged file: agreement between the two judges")
     agree.add_argument("--ci", choices=["bootstrap", "analytic", "none"], default="bootstrap")
-    agree.add_argument("--n-boot", type=int, default=1000)
-    agree.add_argument("--confidence", type=float, default=0.95)
-    agree.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    agree.add_argument("--n-boot", type=POSITIVE_INT, default=1000)
+    agree.add_argument("--confidence", type=PROBABILITY, default=0.95)
+    agree.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="bootstrap seed")
     agree.add_argument("--no-stages", action="store_true", help="no per-stage rows")
     agree.add_argument("--categorical", action="store_true",
                        help="compare categories (categorise output, default column category) "
@@ -464,7 +504,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cat.add_argument("--by", default="", help="grouping columns of the printed counts")
     _add_provider_options(cat)
     cat.add_argument("--temperature", type=_temperature, default=0.0)
-    cat.add_argument("--max-tokens", type=int, default=300)
+    cat.add_argument("--max-tokens", type=POSITIVE_INT, default=300)
     cat.add_argument("--no-structured-output", action="store_true")
     cat.add_argument("--out", type=Path, required=True)
 

@@ -63,6 +63,11 @@ class JudgeConfig:
     structured_output: bool = True
     expected_output_tokens: int = 150
 
+    def __post_init__(self) -> None:
+        from judges.validation import check_generation
+
+        check_generation("JudgeConfig", temperature=self.temperature, max_tokens=self.max_tokens)
+
     def params(self) -> dict[str, Any]:
         """The request parameters."""
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,

@@ -10,6 +10,7 @@ from ui.common import figure_downloads, require_results, subset_filter, table_do
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
 from ui.uncertainty import bootstrap_options, show_intervals
+from ui.widgets import md
 
 st.title("Bias index")
 results, design = require_results()
@@ -26,7 +27,7 @@ where = subset_filter(design, "index")
 try:
     index = compute_index(results, design, where, options)
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 totals = index.totals.sort_values([RANK, LLMBI])

@@ -5,10 +5,16 @@ import streamlit as st
 from analysis import distribution as dist_mod
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
-from analysis.figures.distribution import distribution_figure, spread_figure
+from analysis.figures.distribution import (
+    PANELS_PER_PAGE,
+    distribution_figure,
+    n_pages,
+    spread_figure,
+)
 from ui.cohorts import capsule_section, cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
+from ui.widgets import md
 
 st.title("Cohorts")
 results, design = require_results(need_outcome=False)
@@ -38,12 +44,12 @@ try:
     test = dist_mod.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
                                      random_state=opts["random_state"])
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 dropped = int(rows[category].isna().sum())
 if dropped:
-    st.warning(f"{dropped:,} rows have no {category} and are left out.")
+    st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
 
 st.subheader("Percentages per cohort")
 st.dataframe(wide, hide_index=True)
@@ -51,8 +57,13 @@ table_download(wide, "cohorts_percentages", key="cohorts_wide")
 with st.expander("Long table (counts)"):
     st.dataframe(dist, hide_index=True)
     table_download(dist, "cohorts_counts", key="cohorts_long")
+pages = n_pages(dist, by)
+page = 0
+if pages > 1:
+    page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
+                           pages, 1, key="cohorts_panel_page") - 1
 for kind, label in (("bar", "stacked"), ("line", "lines")):
-    fig = distribution_figure(dist, category, cohort, by=by, kind=kind)
+    fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
     st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
     figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
 
@@ -73,7 +84,7 @@ st.caption("H0: every cohort has the same category distribution. Pearson chi-squ
            "continuity correction; Monte Carlo p-values keep the margins fixed and are at "
            "least 1 / (resamples + 1). Cramer's V: effect size from 0 to 1.")
 for note in test["note"][test["note"] != ""].unique():
-    st.warning(note)
+    st.warning(md(note))
 st.dataframe(test, hide_index=True)
 table_download(test, "cohorts_chi_square", key="cohorts_test")
 capsule_section(rows, category, cohort, by, opts)

@@ -24,6 +24,7 @@ from ui.coverage import (
     pair_choice,
     show_summary,
 )
+from ui.widgets import md
 
 st.title("Coverage")
 results, design = require_results(need_outcome=False)
@@ -41,7 +42,7 @@ try:
     cells = cells_for(results, design, factors, where, with_outcome=False)
     info = overview(cells, design, factors, where)
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 show_summary(info)
 
@@ -54,7 +55,7 @@ with t_map:
         row, col = pair_choice(factors)
         size = len(design.factor(row).values) * len(design.factor(col).values)
         if size > HEATMAP_MAX_CELLS:
-            st.warning(f"{row} x {col} has {size:,} combinations: too many to draw.")
+            st.warning(f"{md(row)} x {md(col)} has {size:,} combinations: too many to draw.")
         else:
             pairs = cov.pair_counts(cells, design, row, col, where=where, within=factors)
             fig = coverage_heatmap(pairs, row, col)
@@ -90,6 +91,6 @@ with t_model:
         grid = list(dict.fromkeys(prompts + models))
         mcells = cells_for(results, design, grid, where, with_outcome=False)
         table, reading = models_overview(mcells, design, models, prompts, where)
-        st.markdown("\n".join(f"- {s}" for s in reading))
+        st.markdown("\n".join(f"- {md(s)}" for s in reading))
         st.dataframe(table, hide_index=True, width="stretch", column_config=COLUMN_CONFIG)
         table_download(table, "coverage_by_model", key="coverage_models")

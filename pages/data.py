@@ -5,6 +5,7 @@ import streamlit as st
 from analysis.design import describe_columns
 from ui.common import active_frame, page_link
 from ui.data import (
+    ENCODINGS,
     SAMPLES,
     load_default_sample,
     on_sample_change,
@@ -12,6 +13,7 @@ from ui.data import (
     sample_caption,
 )
 from ui.importing import import_section
+from ui.widgets import md
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
@@ -37,9 +39,11 @@ else:
         type=["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json", "gz"],
         key="data_upload", on_change=on_upload,
     )
+    st.selectbox("Encoding of a text file without a byte-order mark", list(ENCODINGS),
+                 format_func=ENCODINGS.get, key="data_encoding", on_change=on_upload)
 
 if "data_error" in st.session_state:
-    st.error(st.session_state["data_error"])
+    st.error(md(st.session_state["data_error"]))
 frame = active_frame()
 if frame is None:
     st.stop()
@@ -48,14 +52,14 @@ name = st.session_state["results_name"]
 c1, c2, c3 = st.columns([1, 1, 3])
 c1.metric("Rows", f"{len(frame):,}")
 c2.metric("Columns", frame.shape[1])
-c3.markdown(f"**Active table**  \n{name}")
+c3.markdown(f"**Active table**  \n{md(name)}")
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
 
 missing = frame.isna().sum()
 for column, count in missing[missing > 0].items():
     share = count / len(frame)
-    st.warning(f"Column **{column}** has {count:,} missing values "
+    st.warning(f"Column **{md(column)}** has {count:,} missing values "
                f"({'<0.1%' if share < 0.001 else f'{share:.1%}'} of rows).")
 
 st.subheader("Preview")

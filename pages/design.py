@@ -11,6 +11,7 @@ from analysis.nesting import describe_nesting, find_nestings
 from ui.common import active_frame, applied_results, cells_for, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets
 from ui.uncertainty import cluster_widget
+from ui.widgets import md
 
 st.title("Design")
 frame = active_frame()
@@ -21,7 +22,7 @@ if frame is None:
 
 current: Design = st.session_state.get("design") or suggest_design(frame)
 rev = st.session_state.get("design_rev", 0)
-st.caption(f"Table: **{st.session_state.get('results_name', '')}**. A factor is a column whose "
+st.caption(f"Table: **{md(st.session_state.get('results_name', ''))}**. A factor is a column whose "
            "values were varied when the benchmark was built or run; its reference is the "
            "control value that regression compares against.")
 
@@ -30,7 +31,7 @@ chosen = st.multiselect("Factor columns", list(frame.columns),
                         key=f"design_factors_{rev}")
 factors = []
 for name in chosen:
-    with st.expander(f"**{name}**", expanded=len(chosen) <= 3):
+    with st.expander(f"**{md(name)}**", expanded=len(chosen) <= 3):
         known = next((f for f in current.factors if f.name == name), None)
         factor = factor_widgets(frame, name, known, key=f"design_{rev}_{name}")
         if factor is not None:
@@ -42,11 +43,11 @@ cluster = cluster_widget(frame, current.cluster, key=f"design_cluster_{rev}")
 # replace() keeps every other field of the loaded design (name, recipe, ...).
 design = replace(current, factors=tuple(factors), outcome=outcome, cluster=cluster)
 if design.recipe:
-    st.caption(f"Recipe: {len(design.recipe)} Prepare step(s), saved with the design: "
-               + "; ".join(s.describe() for s in design.recipe))
+    st.caption(md(f"Recipe: {len(design.recipe)} Prepare step(s), saved with the design: "
+               + "; ".join(s.describe() for s in design.recipe)))
 problems = design_problems(design, frame)
 for p in problems:
-    (st.error if p.severity == "error" else st.warning)(p.message)
+    (st.error if p.severity == "error" else st.warning)(md(p.message))
 if not any(p.severity == "error" for p in problems) and len(factors) == len(chosen):
     st.session_state["design"] = design
 
@@ -55,7 +56,7 @@ if factors:
     nestings = find_nestings(frame, design.names,
                              references={f.name: f.reference for f in factors})
     for row in nestings.to_dict(orient="records"):
-        st.warning(describe_nesting(row))
+        st.warning(md(describe_nesting(row)))
     if nestings.empty:
         st.success("No factor is a function of another among the chosen ones.")
 
@@ -69,7 +70,7 @@ if factors:
         c3.metric("Rows per observed cell", f"{cells[N].sum() / max(len(cells), 1):,.1f}")
         if outcome is not None:
             dev, n = int(cells[DEVIATIONS].sum()), int(cells[N].sum())
-            st.caption(f"Deviation ({outcome.describe()}): {dev:,} of {n:,} rows "
+            st.caption(f"Deviation ({md(outcome.describe())}): {dev:,} of {n:,} rows "
                        f"({dev / max(n, 1):.1%}); {len(frame) - n:,} rows without an outcome.")
         st.dataframe(cells.head(500), width="stretch", hide_index=True, height=240)
         table_download(cells, "cell_table", key="design_cells")
@@ -84,7 +85,7 @@ c2.download_button("Design as JSON", saved.to_json(), "design.json", "applicatio
 st.file_uploader("Load a design file (YAML or JSON)", type=["yaml", "yml", "json"],
                  key="design_upload", on_change=on_design_upload)
 if "design_upload_error" in st.session_state:
-    st.error(st.session_state["design_upload_error"])
+    st.error(md(st.session_state["design_upload_error"]))
 for w in st.session_state.pop("design_upload_warnings", []):
     if w not in {p.message for p in problems}:  # already shown with the design's problems
-        st.warning(w)
+        st.warning(md(w))

@@ -14,6 +14,7 @@ from ui.disparity import (
     disparity_options,
     metric_row,
 )
+from ui.widgets import md
 
 st.title("Disparity")
 results, design = require_results(need_outcome=False)
@@ -38,15 +39,20 @@ try:
     values = grouped_values(filter_rows(results, where or None), options["feature"],
                             options["by"], baseline=options["baseline"])
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
 stat = options["statistic"]
 missing = report.settings["n_missing"]
 if missing:
-    st.warning(f"{missing:,} rows have no value of {feature} and are left out.")
+    st.warning(f"{missing:,} rows have no value of {md(feature)} and are left out.")
 metric_row(report)
+polarity = report.settings["polarity"] or "of unknown polarity"
+st.caption(f"Selected: {report.settings['selection_rule']} (standard "
+           f"{report.settings['standard']}); higher {feature} is {polarity}, so the selection "
+           "rate is " + ("the rate of favourable outcomes." if report.settings["polarity"]
+                         else "read as favourable (SAGED's convention)."))
 
 st.subheader("Group statistics")
 summary = report.summary
@@ -80,10 +86,12 @@ perm = report.permutation
 if perm is None:
     st.info("Permutation tests are off (0 permutations).")
 else:
-    n_perm = int(perm["n_permutations"].iloc[0])
+    n_perm = int(perm["n_permutations"].max())
     st.caption(f"{stat} of each group against the {options['compare']} of the rows: group "
-               f"labels shuffled {n_perm:,} times (seed {options['random_state']}); "
-               f"p = (b + 1) / ({n_perm:,} + 1), so the smallest possible p is "
+               f"labels shuffled up to {n_perm:,} times (seed {options['random_state']}"
+               + ("; a group stops once its p-value is clearly above or below alpha, column "
+                  "n_permutations" if options["adaptive"] else "")
+               + f"); p = (b + 1) / (m + 1), so the smallest possible p is "
                f"{1 / (n_perm + 1):.4f}. Adjusted: Benjamini-Hochberg over the groups.")
     st.dataframe(perm, hide_index=True, column_config=COLUMN_CONFIG)
     table_download(perm, "disparity_permutation", key="disparity_permutation")

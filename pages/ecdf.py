@@ -13,8 +13,9 @@ from ui.common import (
     subset_filter,
     table_download,
 )
-from ui.subgroups import COLUMN_CONFIG, factor_choice
+from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
+from ui.widgets import md
 
 st.title("eCDF")
 results, design = require_results()
@@ -49,12 +50,13 @@ try:
     summary = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
     ks = ks_tests(rates, by=by)
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
+missing_outcome_note(results, where)
 few = summary[summary[N_SUBGROUPS] < 5]
 if len(few):
-    st.warning("Few subgroups on " + ", ".join(f"{r[by]} ({r[N_SUBGROUPS]})" for r in
+    st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in
                                                 few.to_dict(orient="records"))
                + ": the eCDF is coarse and the KS test has little power.")
 
@@ -79,12 +81,15 @@ if boot:
 
 st.subheader("Kolmogorov-Smirnov")
 if len(ks):
-    st.caption("Two-sample KS test of the subgroup rates (exact p for small samples; "
-               "conservative with tied rates). Adjusted p: Benjamini-Hochberg over the pairs.")
+    st.caption("Two-sample KS test of the subgroup rates; column method: scipy's exact or "
+               "asymptotic p without ties, a permutation p-value given the ties when rates "
+               "are tied (exact when the splits can be enumerated, else 9,999 seeded ones); "
+               "a curve with one subgroup is not compared. Adjusted p: Benjamini-Hochberg "
+               "over the tested pairs.")
     st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG)
     table_download(ks, "ecdf_ks", key="ecdf_ks")
 else:
-    st.info(f"Only one value of {by} has subgroups in this subset: nothing to compare.")
+    st.info(f"Only one value of {md(by)} has subgroups in this subset: nothing to compare.")
 
 with st.expander(f"Subgroup rates ({len(rates):,} rows)"):
     st.dataframe(rates, hide_index=True, column_config=COLUMN_CONFIG)

@@ -18,6 +18,8 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.subgroups import missing_outcome_note
+from ui.widgets import md
 
 st.title("Factor importance")
 results, design = require_results()
@@ -27,7 +29,8 @@ st.caption("Logistic regression of deviation on the chosen factors, each coded a
            "estimates.")
 
 where = subset_filter(design, key="importance")
-st.caption(subset_caption(where))
+st.caption(md(subset_caption(where)))
+missing_outcome_note(results, where)
 options = model_options(results, design)
 if not options["factors"]:
     st.info("Choose at least one factor.")
@@ -39,11 +42,11 @@ try:
     fit = factor_importance(cells_for(results, design, cell_factors, where), design,
                             where=where, **options)
 except ImportanceRefusal as exc:
-    st.error(exc.explanation)
+    st.error(md(exc.explanation))
     fix_buttons(exc.fixes, design)
     st.stop()
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
 
 m = st.columns(5)
@@ -54,7 +57,7 @@ m[3].metric("Parameters", fit.n_parameters)
 m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
             help="1 / (1 + exp(-intercept)): every factor at its reference value")
 for note in fit.notes:
-    st.warning(note)
+    st.warning(md(note))
 
 st.subheader("Coefficient plot")
 c1, c2, c3 = st.columns([2, 2, 1])

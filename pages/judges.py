@@ -6,6 +6,7 @@ from judges.judge import is_judged
 from ui import judges as judges_ui
 from ui import judges_results as results_ui
 from ui import judges_run as run_ui
+from ui.widgets import md
 
 st.title("Judges")
 st.caption("LLM-as-judge scores for four-stage open-ended bias tests (docs/methods.md, "
@@ -16,7 +17,7 @@ loaded = judges_ui.load_input()
 if loaded is None:
     st.stop()
 frame, name = loaded
-st.caption(f"**{name}**: {len(frame):,} rows.")
+st.caption(f"**{md(name)}**: {len(frame):,} rows.")
 
 if is_judged(frame):
     st.info("This file is already judged: its scores are shown below.")
@@ -30,11 +31,11 @@ if job is None:
     try:
         judges_ui.show_estimate(frame, settings)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
     st.button("Run the judge", key="judges_run", type="primary", on_click=run_ui.start_job,
               args=(frame, settings, name), disabled=not settings.model)
 if "judges_error" in st.session_state:
-    st.error(st.session_state["judges_error"])
+    st.error(md(st.session_state["judges_error"]))
 if job is not None:
     run_ui.progress_panel()  # refreshes itself every 0.5 s until the job ends
 
@@ -44,5 +45,5 @@ if judged is not None and job is None:
         st.info("The run was cancelled: judgments made so far are kept (and cached); the "
                 "rest are unscored with reason 'run cancelled'. Run again to finish them.")
     judged_name = st.session_state.get("judges_judged_name", name)
-    st.caption(f"Results of the last run, on **{judged_name}**.")
+    st.caption(f"Results of the last run, on **{md(judged_name)}**.")
     results_ui.show_results(judged, judged_name)

@@ -10,6 +10,7 @@ from judges.agreement import human_pairs
 from judges.errors import JudgesError
 from ui import judges_jobs as jobs
 from ui import judges_tools as tools_ui
+from ui.widgets import md
 
 st.title("Answers & agreement")
 st.caption("Ask the model under test the four-stage questions, check a judge against human "
@@ -39,7 +40,7 @@ with answers:
             tools_ui.estimate(ans.estimate_answers, m, frame=frame, provider=m.provider,
                         settings=settings)
         except (JudgesError, ValueError) as exc:
-            st.error(str(exc))
+            st.error(md(str(exc)))
             settings = None
         st.button("Generate answers", key="tools_answers_run", type="primary",
                   on_click=jobs.start, disabled=settings is None,
@@ -72,7 +73,7 @@ with agree:
             st.dataframe(table, hide_index=True)
             jobs.download(table, "agreement.csv", "agree")
         except JudgesError as exc:
-            st.error(str(exc))
+            st.error(md(str(exc)))
 
 with categories:
     st.caption("A judge puts each text into one of your categories (methods.md section 7); a "
@@ -92,7 +93,7 @@ with categories:
         try:
             spec = cat.category_spec(names, instruction=what, descriptions=gender.descriptions)
         except JudgesError as exc:
-            st.error(str(exc))
+            st.error(md(str(exc)))
             spec = None
         st.button("Classify", key="tools_cat_run", type="primary", on_click=jobs.start,
                   disabled=spec is None or text_col is None,

@@ -7,6 +7,7 @@ from analysis.errors import AnalysisError
 from analysis.prepare import apply_recipe
 from ui.common import page_link
 from ui.prepare import add_step, base_table, step_form, steps, use_prepared
+from ui.widgets import md
 
 st.title("Prepare")
 st.caption("Turn a raw table into an analysable one: melt per-model columns into a factor, "
@@ -19,12 +20,12 @@ base, name = base_table()
 if base is None:
     st.info("Load or import a table on the Data page first.")
     st.stop()
-st.markdown(f"**Raw table**: {name} ({len(base):,} rows, {base.shape[1]} columns)")
+st.markdown(f"**Raw table**: {md(name)} ({len(base):,} rows, {base.shape[1]} columns)")
 
 try:
     table, report = apply_recipe(base, steps())
 except AnalysisError as exc:  # a recipe that no longer fits: start again
-    st.error(str(exc))
+    st.error(md(exc))
     st.session_state["prepare_steps"] = []
     table, report = apply_recipe(base, [])
 
@@ -33,7 +34,7 @@ with st.container(border=True):
     if st.button("Add step", key="prepare_add", type="primary"):
         error = add_step(base, st.session_state["prepare_kind"], params)
         if error:
-            st.error(error)
+            st.error(md(error))
         else:
             st.rerun()
 

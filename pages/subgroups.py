@@ -5,7 +5,7 @@ import streamlit as st
 from analysis.columns import LD_UNDEFINED, P_ADJUSTED, SMALL_N, SUBGROUP, N
 from analysis.errors import AnalysisError
 from analysis.figures.subgroups import sunburst_figure
-from analysis.subgroups import MIN_N, TESTS, subgroups
+from analysis.subgroups import MIN_N, TESTS, distinct_subgroups, subgroups
 from ui.common import (
     cells_for,
     figure_downloads,
@@ -15,7 +15,15 @@ from ui.common import (
 )
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
-from ui.subgroups import COLUMN_CONFIG, factor_choice, value_filter
+from ui.subgroups import (
+    COLUMN_CONFIG,
+    TEST_LABELS,
+    bbq_scores_section,
+    factor_choice,
+    missing_outcome_note,
+    value_filter,
+)
+from ui.widgets import md
 
 st.title("Subgroups")
 results, design = require_results()
@@ -33,19 +41,20 @@ levels = list(range(1, min(3, len(factors)) + 1))
 level = c1.radio("Highest subgroup level", levels, index=min(1, len(levels) - 1),
                  horizontal=True, key="subgroups_level",
                  help="1: one factor fixed; 2: every pair of values of two factors; 3: triples")
-test = c2.selectbox("p-value", TESTS, key="subgroups_test",
-                    format_func={"wald": "Wald z", "fisher": "Fisher exact"}.get,
-                    help="Wald z on LD agrees with the CI; Fisher's exact test suits small "
-                         "subgroups")
+test = c2.selectbox("p-value", TESTS, key="subgroups_test", format_func=TEST_LABELS.get,
+                    help="auto: Fisher's exact test for small-n subgroups and tables with a "
+                         "zero cell, Wald z elsewhere (Wald agrees with the CI)")
 min_n = c3.number_input("Small n below", min_value=1, value=MIN_N, step=5,
                         key="subgroups_min_n")
 
 try:
     cells = cells_for(results, design, factors, where)
-    table = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n))
+    full = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n))
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.stop()
+table = distinct_subgroups(full)
+missing_outcome_note(results, where)
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Subgroups", f"{len(table):,}")
@@ -59,18 +68,22 @@ if table[LD_UNDEFINED].any():
 st.subheader("Sunburst")
 st.caption("Inner ring: values of the first factor; each next ring splits by the next factor. "
            "Size = n, colour = LD (red: more deviation than the rest, blue: less).")
-table, grey = with_power(table, int(cells[N].sum()))
-table = with_bootstrap(table, results, design, factors, where, level)
-fig = sunburst_figure(table, factors, grey_undetectable=grey)
+full, grey = with_power(full, int(cells[N].sum()))
+full = with_bootstrap(full, results, design, factors, where, level)
+table = distinct_subgroups(full)  # again, now with the power / bootstrap columns
+fig = sunburst_figure(full, factors, grey_undetectable=grey)
 st.plotly_chart(fig, key="subgroups_sunburst_chart")
 figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
 
 st.subheader("Table")
 st.caption(f"Click a column header to sort. Adjusted p: Benjamini-Hochberg across all "
-           f"{int(table[P_ADJUSTED].notna().sum()):,} subgroups with a p-value (filtering the "
-           "view below does not change it).")
+           f"{int(table[P_ADJUSTED].notna().sum()):,} distinct subgroups with a p-value "
+           "(filtering the view below does not change it); column test: the test behind p."
+           + (f" {len(full) - len(table)} subgroups have exactly the rows of another one and "
+              "are listed once (same_rows_as names them)." if len(full) > len(table) else ""))
 shown = value_filter(table, factors, key="subgroups_show")
 st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS,
              key="subgroups_table",
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
+bbq_scores_section(results, where)

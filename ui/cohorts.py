@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.columns import DEVIATION
-from analysis.design import Design
+from analysis.design import Design, factor_values
 from analysis.distribution import MAX_CATEGORIES, TEST_METHODS
 
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
@@ -79,7 +79,8 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
         by = remembered_multiselect("Within (role / prompt / demographic)",
                                     [f for f in factors if f != cohort], domain[:1],
                                     key="cohorts_by")
-    observed = [str(v) for v in pd.unique(results[category].dropna())]
+    # the labels the analysis uses: booleans as "true" / "false", 7.0 as "7"
+    observed = factor_values(results[category].dropna())[1]
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
         keep = remembered_multiselect("Categories (in this order)", observed, observed,

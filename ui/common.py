@@ -25,7 +25,8 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
-from ui.widgets import figure_downloads, page_link, subset_filter, table_download
+from analysis.names import clash_free, rename_note
+from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
 
 __all__ = ["active_frame", "applied_results", "cells_for", "figure_downloads", "page_link",
            "require_results", "set_data", "subset_filter", "table_download", "token_of"]
@@ -58,7 +59,8 @@ def active_frame() -> pd.DataFrame | None:
 
 @st.cache_resource(max_entries=4, show_spinner="Applying the design...")
 def _applied(token: str, design_json: str, _frame: pd.DataFrame, _design: Design) -> pd.DataFrame:
-    return apply_design(_frame, _design)
+    frame, design, _ = clash_free(_frame, _design)  # factors named like output columns
+    return apply_design(frame, design)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Counting cells...")
@@ -97,8 +99,11 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
     try:
         results = applied_results(design)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         st.stop()
+    _, design, renamed = clash_free(frame.iloc[:0], design)  # the names the results carry
+    if renamed:
+        st.caption(rename_note(renamed))
     return results, design
 
 

@@ -15,6 +15,7 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.nesting import describe_nesting
+from ui.widgets import md
 
 #: Empty combinations shown per page, and how many the CSV download holds at most.
 EMPTY_PAGE_SIZE = 100
@@ -81,9 +82,9 @@ def show_summary(info: dict) -> None:
               help="0: every combination equally represented; near 1: a few hold everything.")
     c3.metric("Combinations", f"{int(joint[N_CELLS]):,}")
     c4.metric("Empty combinations", f"{int(joint[N_EMPTY_CELLS]):,}")
-    st.markdown("\n".join(f"- {line}" for line in info["reading"]))
+    st.markdown("\n".join(f"- {md(line)}" for line in info["reading"]))
     for message in info["nestings"]:
-        st.warning(message)
+        st.warning(md(message))
 
 
 def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:

@@ -34,14 +34,26 @@ SAMPLES: dict[str, dict[str, str]] = {
 }
 
 
+#: Encodings offered for uploads. A byte-order mark (UTF-8, UTF-16, UTF-32) names the
+#: encoding by itself; the choice is for files without one (Latin-1 or Windows exports).
+ENCODINGS: dict[str, str] = {
+    "utf-8": "UTF-8 (default; a byte-order mark is followed)",
+    "cp1252": "Windows-1252 (Excel on Windows, Western Europe)",
+    "latin-1": "Latin-1 (ISO-8859-1)",
+    "utf-16": "UTF-16",
+    "shift_jis": "Shift JIS",
+    "gb18030": "GB18030",
+}
+
+
 def sample_caption(name: str) -> str:
     """Provenance of a bundled sample."""
     return SAMPLES[name]["caption"]
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the file...")
-def _read(data: bytes, name: str) -> pd.DataFrame:
-    return load_results(data, name=name)
+def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
+    return load_results(data, name=name, encoding=encoding)
 
 
 def _starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
@@ -57,10 +69,11 @@ def _starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
     return suggest_design(frame)
 
 
-def load_bytes(data: bytes, name: str, preferred: Design | None = None) -> bool:
+def load_bytes(data: bytes, name: str, preferred: Design | None = None, *,
+               encoding: str = "utf-8") -> bool:
     """Read ``data`` and make it the active table; on error keep the previous one."""
     try:
-        frame = _read(data, name)
+        frame = _read(data, name, encoding)
     except AnalysisError as exc:
         st.session_state["data_error"] = str(exc)
         return False
@@ -92,7 +105,8 @@ def on_upload() -> None:
     """Callback: load the uploaded file (keeps the previous table if it fails)."""
     upload = st.session_state.get("data_upload")
     if upload is not None:
-        load_bytes(upload.getvalue(), upload.name)
+        load_bytes(upload.getvalue(), upload.name,
+                   encoding=st.session_state.get("data_encoding", "utf-8"))
 
 
 def load_default_sample() -> bool:

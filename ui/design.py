@@ -16,6 +16,7 @@ from analysis.design import (
     make_factor,
 )
 from analysis.errors import AnalysisError
+from ui.widgets import md
 
 MAPPING_LABELS = {
     "binary": "0/1 or true/false column (1 = deviation)",
@@ -32,7 +33,7 @@ def factor_widgets(frame: pd.DataFrame, column: str, current: Factor | None, key
     try:
         observed = make_factor(frame, column)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return None
     base = current if current is not None else observed
     extra_default = [v for v in base.values if v not in observed.values]
@@ -55,7 +56,7 @@ def factor_widgets(frame: pd.DataFrame, column: str, current: Factor | None, key
                       reference if reference in observed.values or reference in unseen
                       else observed.reference)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return None
 
 
@@ -89,7 +90,7 @@ def outcome_widgets(frame: pd.DataFrame, current: Outcome | None, key: str) -> O
             return Outcome(column, mapping, threshold=threshold)
         return Outcome(column, "binary")
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return None
 
 

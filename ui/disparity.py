@@ -9,6 +9,7 @@ import streamlit as st
 from analysis import disparity as dsp
 from analysis.cells import filter_rows
 from analysis.design import Design
+from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -26,7 +27,7 @@ def data_note(results: pd.DataFrame) -> None:
 
     name = str(st.session_state.get("results_name", ""))
     if dsp.is_simulated(results, name):
-        st.warning(f"**Simulated data** ({name}): numbers below describe a simulation with "
+        st.warning(f"**Simulated data** ({md(name)}): numbers below describe a simulation with "
                    "stated effects, not real model output.")
     if name in SAMPLES:
         st.caption(SAMPLES[name]["caption"])
@@ -41,15 +42,24 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
     baseline = c3.selectbox("Baseline column (calibration)", ["(none)", *numeric],
                             key="disparity_baseline",
         help="feature - baseline per row: removes the scoring tool's and the context's bias")
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns(5)
     statistic = c1.selectbox("Statistic per group", dsp.STATISTICS, key="disparity_statistic")
     standard = c2.selectbox("Selection standard", dsp.STANDARDS, key="disparity_standard",
                             help="Computed over all analysed rows; 'value' is a fixed number")
-    direction = c3.selectbox("Selected when the value is", dsp.DIRECTIONS,
+    polarities = ["unknown", "harmful", "favourable"]
+    declared = dsp.feature_polarity(design, feature) if feature else None
+    polarity = c3.selectbox(
+        "Higher values are", polarities, index=polarities.index(declared or "unknown"),
+        key=f"disparity_polarity_{feature}",
+        help="From the design (the deviation column is harmful). The four-fifths rule reads "
+             "the selection rate as a rate of favourable outcomes, so selection takes the "
+             "favourable side: at or below the standard for a harmful feature.")
+    direction = c4.selectbox("Selected when the value is", ["favourable side", *dsp.DIRECTIONS],
                              key="disparity_direction")
-    alpha = c4.selectbox("alpha (Dixon's Q)", dsp.DIXON_ALPHAS, index=1, key="disparity_alpha")
+    alpha = c5.selectbox("alpha (Dixon's Q)", dsp.DIXON_ALPHAS, index=1, key="disparity_alpha")
     opts = {"feature": feature, "by": by, "statistic": statistic, "standard": standard,
-            "direction": direction, "alpha": alpha,
+            "direction": None if direction == "favourable side" else direction,
+            "polarity": None if polarity == "unknown" else polarity, "alpha": alpha,
             "baseline": None if baseline == "(none)" else baseline}
     with st.expander("More options", expanded=False):
         c1, c2, c3 = st.columns(3)
@@ -61,12 +71,18 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
         lo, hi = st.slider("Quantile range", 0.0, 1.0, (0.25, 0.75), 0.05,
                            key="disparity_quantiles")
         opts["quantiles"] = (lo, hi)
-        c1, c2, c3 = st.columns(3)
-        opts["n_permutations"] = c1.number_input("Permutations (0: none)", 0, 99_999, 999,
+        c1, c2, c3, c4, c5 = st.columns(5)
+        opts["n_permutations"] = c1.number_input("Most permutations (0: none)", 0, 99_999, 999,
                                                  key="disparity_permutations")
-        opts["random_state"] = c2.number_input("Seed", 0, value=0, key="disparity_seed")
-        opts["compare"] = c3.selectbox("Each group against", dsp.COMPARES,
+        opts["adaptive"] = c2.checkbox("Stop early when clear", True, key="disparity_adaptive",
+                                       help="Stop a group once its p-value is clearly above or "
+                                            "below alpha (99.9 % binomial interval)")
+        opts["random_state"] = c3.number_input("Seed", 0, value=0, key="disparity_seed")
+        opts["compare"] = c4.selectbox("Each group against", dsp.COMPARES,
                                        key="disparity_compare")
+        opts["comparison"] = c5.selectbox("Above / below", dsp.COMPARISONS,
+                                          key="disparity_comparison",
+                                          help="inclusive: x >= s (SAGED); strict: x > s")
     return opts
 
 
@@ -88,4 +104,4 @@ def metric_row(report: dsp.DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
     for col, (label, value, note) in zip(st.columns(3), dsp.headline(report), strict=True):
         col.metric(label, value, note, delta_color="off")
-    st.caption(report.dixon.note)
+    st.caption(md(report.dixon.note))

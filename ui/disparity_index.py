@@ -8,6 +8,7 @@ import streamlit as st
 from analysis.cells import filter_rows
 from analysis.design import Design
 from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
+from ui.widgets import md
 
 
 def index_options(design: Design, numeric: list[str]) -> dict | None:
@@ -27,8 +28,8 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     dims = []
     for f in factors:
         c1, c2 = st.columns([2, 1])
-        score = c1.selectbox(f"Score of {f}", DIMENSION_SCORES, key=f"index_score_{f}")
-        weight = c2.number_input(f"Weight of {f}", 0.0, value=1.0, step=0.5,
+        score = c1.selectbox(f"Score of {md(f)}", DIMENSION_SCORES, key=f"index_score_{f}")
+        weight = c2.number_input(f"Weight of {md(f)}", 0.0, value=1.0, step=0.5,
                                  key=f"index_weight_{f}")
         dims.append(Dimension(f, score, weight))
     c1, c2, c3 = st.columns(3)

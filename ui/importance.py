@@ -30,6 +30,7 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
 from ui.common import cells_for
+from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -73,7 +74,7 @@ def model_options(results: pd.DataFrame, design: Design) -> dict:
             key = f"importance_ref_{f}"
             if ss.get(key) not in factor.values:
                 ss[key] = factor.reference
-            references[f] = cols[i % len(cols)].selectbox(f"Reference of {f}",
+            references[f] = cols[i % len(cols)].selectbox(f"Reference of {md(f)}",
                                                           list(factor.values), key=key)
         pairs = [f"{a}:{b}" for a, b in combinations(factors, 2)]
         ss["importance_interactions"] = [p for p in ss.get("importance_interactions", [])

@@ -19,7 +19,7 @@ import streamlit as st
 from analysis.errors import AnalysisError
 from analysis.importers import SOURCES, ImportResult, import_results, load_importer
 from ui.common import set_data, token_of
-from ui.widgets import table_download
+from ui.widgets import md, table_download
 
 TITLES = {"bbq": "BBQ predictions (JSON Lines)",
           "lm-eval": "lm-evaluation-harness samples (--log_samples)",
@@ -89,7 +89,7 @@ def import_section() -> None:
     try:
         module = load_importer(source)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     uploads = st.file_uploader("Files to import", accept_multiple_files=True,
                                key="import_files")
@@ -97,7 +97,7 @@ def import_section() -> None:
     if st.button("Import", key="import_run", disabled=not uploads, type="primary"):
         _run(source, uploads, options)
     if "import_error" in st.session_state:
-        st.error(st.session_state["import_error"])
+        st.error(md(st.session_state["import_error"]))
         return
     if "import_result" not in st.session_state:
         return
@@ -111,17 +111,17 @@ def show_result(result: ImportResult, name: str) -> None:
     c1, c2, c3 = st.columns([1, 1, 3])
     c1.metric("Imported rows", f"{len(result.frame):,}")
     c2.metric("Columns", result.frame.shape[1])
-    c3.markdown(f"**Import**  \n{name}")
+    c3.markdown(f"**Import**  \n{md(name)}")
     st.dataframe(pd.DataFrame({"count": result.counts}).rename_axis("what").reset_index(),
                  hide_index=True, key="import_counts")
     for note in result.notes:
-        st.info(note)
+        st.info(md(note))
     st.dataframe(result.frame.head(200), width="stretch", height=240)
     for key, table in result.extras.items():
-        st.markdown(f"**{key.replace('_', ' ')}**")
+        st.markdown(f"**{md(key.replace('_', ' '))}**")
         st.dataframe(table, hide_index=True)
         table_download(table, f"{result.source}_{key}", key=f"import_dl_{key}")
     st.button("Use this table", key="import_use", on_click=use_import, type="primary")
     if st.session_state.get("results_name") == name:
-        st.success(f"Active table: {name}, with its suggested design "
-                   f"({', '.join(st.session_state['design'].names)}).")
+        st.success(md(f"Active table: {name}, with its suggested design "
+                      f"({', '.join(st.session_state['design'].names)})."))

@@ -24,6 +24,7 @@ from judges.errors import JudgesError
 from judges.fourstage import load_fourstage, sample_path, stage_counts
 from judges.job import estimate_judge_run
 from judges.providers import PROVIDERS, make_provider
+from ui.widgets import md
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
 PROVIDER_CHOICES = ("openai", "anthropic", "embedding")
@@ -54,7 +55,7 @@ def load_input() -> tuple[pd.DataFrame, str] | None:
     try:
         return _read(data, name), name
     except JudgesError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return None
 
 

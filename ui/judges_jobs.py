@@ -12,12 +12,14 @@ import asyncio
 import pandas as pd
 import streamlit as st
 
+from analysis.export import table_bytes
 from judges.agreement import agreement
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache, default_cache_path
 from judges.errors import JudgesError
 from judges.providers import ChatProvider, make_provider
 from ui.judges_tools import api_key
+from ui.widgets import md
 
 
 def start(key: str, make_job, *args, **kwargs) -> None:
@@ -33,7 +35,7 @@ def start(key: str, make_job, *args, **kwargs) -> None:
 def job_panel(key: str) -> None:
     """Progress and cancel of section ``key``'s job; its output when finished."""
     if f"tools_{key}_error" in st.session_state:
-        st.error(st.session_state[f"tools_{key}_error"])
+        st.error(md(st.session_state[f"tools_{key}_error"]))
 
     @st.fragment(run_every=0.5)
     def panel() -> None:
@@ -66,7 +68,7 @@ def agreement_table(frame: pd.DataFrame, pairs: list[tuple[str, str]], ci: str) 
 
 def download(table: pd.DataFrame, name: str, key: str) -> None:
     """A CSV download button."""
-    st.download_button("Download (CSV)", table.to_csv(index=False).encode(), file_name=name,
+    st.download_button("Download (CSV)", table_bytes(table), file_name=name,
                        mime="text/csv", key=f"tools_{key}_download", on_click="ignore")
 
 

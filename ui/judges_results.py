@@ -10,12 +10,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from analysis.export import table_bytes
 from judges import columns as C
 from judges.agreement import human_pairs
 from judges.metrics import stage_metrics, unscored_reasons
 from judges.to_results import to_results
 from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
+from ui.widgets import md
 
 #: Columns shown when browsing judged rows.
 BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.SIMILARITY,
@@ -46,12 +48,12 @@ def show_results(judged: pd.DataFrame, name: str) -> None:
     st.subheader("Judged rows")
     st.dataframe(judged[[c for c in BROWSE if c in judged.columns]], hide_index=True)
     c1, c2 = st.columns(2)
-    c1.download_button("Download the judged file (CSV)", judged.to_csv(index=False).encode(),
+    c1.download_button("Download the judged file (CSV)", table_bytes(judged),
                        file_name=f"{Path(name).stem}_judged.csv", mime="text/csv",
                        key="judges_download", on_click="ignore")
     c2.button("Send to analysis", key="judges_send", on_click=send_to_analysis,
               args=(judged, name), type="primary")
     if st.session_state.get("judges_sent"):
-        st.success(f"**{st.session_state['judges_sent']}** is now the active results table "
+        st.success(f"**{md(st.session_state['judges_sent'])}** is now the active results table "
                    "with a ready design (outcome: deviation = score below the stage's "
                    "threshold). Open the **Data** and **Design** pages to continue.")

@@ -17,6 +17,7 @@ from judges.batch import BatchConfig
 from judges.cache import ReplyCache, default_cache_path
 from judges.providers import PROVIDERS, ChatProvider, make_provider
 from judges.runner import RunConfig
+from ui.widgets import md
 
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
@@ -41,7 +42,7 @@ def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) ->
     try:
         return _read(upload.getvalue(), upload.name)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return None
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from analysis.cells import filter_rows
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
@@ -24,6 +25,7 @@ from analysis.columns import (
     STATISTIC,
 )
 from analysis.design import Design
+from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -49,6 +51,38 @@ COLUMN_CONFIG = {
     SHARE_ABOVE_CUTOFF: _NUM("share above cutoff", format="%.3f"),
     STATISTIC: _NUM("KS D", format="%.3f"),
 }
+TEST_LABELS = {"auto": "auto (Fisher for small n)", "wald": "Wald z", "fisher": "Fisher exact"}
+
+
+def missing_outcome_note(results: pd.DataFrame, where: dict) -> None:
+    """A caption counting the subset's rows left out because their outcome is missing."""
+    from analysis.columns import DEVIATION
+
+    if DEVIATION not in results.columns:
+        return
+    subset = filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
+    k = int(subset[DEVIATION].isna().sum())
+    if k:
+        st.caption(f"{k:,} of {len(subset):,} rows have no outcome and are left out.")
+
+
+def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
+    """BBQ's own bias scores (s_DIS, s_AMB) when the table is a BBQ results table."""
+    from analysis import bbq_scores
+
+    if not bbq_scores.is_bbq(results):
+        return
+    st.subheader("BBQ bias scores")
+    by = [c for c in ("category", "input_format", "model") if c in results.columns
+          and results[c].nunique() > 1]
+    chosen = st.multiselect("Scores per", by, default=by[:2], key="subgroups_bbq_by")
+    subset = filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
+    scores = bbq_scores.bias_scores(subset, by=chosen)
+    st.caption("BBQ (Parrish et al. 2022): s_DIS = 2 x biased / non-unknown answers - 1 in "
+               "disambiguated contexts; s_AMB = (1 - accuracy) x s in ambiguous ones. From -1 "
+               "(always against the stereotype) to 1 (always the stereotype); the paper "
+               "plots x 100.")
+    st.dataframe(scores, hide_index=True)
 
 
 def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2) -> list[str]:
@@ -78,7 +112,7 @@ def value_filter(table: pd.DataFrame, factors: Sequence[str], key: str) -> pd.Da
         for i, f in enumerate(factors):
             values = [str(v) for v in table[f].cat.categories] if isinstance(
                 table[f].dtype, pd.CategoricalDtype) else sorted(table[f].dropna().unique())
-            chosen = cols[i % len(cols)].multiselect(f, values, key=f"{key}_{f}")
+            chosen = cols[i % len(cols)].multiselect(md(f), values, key=f"{key}_{f}")
             if chosen:
                 keep &= table[f].astype(object).isin(chosen)
         flagged = st.checkbox("Hide small-n subgroups", key=f"{key}_hide_small")

@@ -15,6 +15,18 @@ from analysis.export import (
     figure_bytes,
     table_bytes,
 )
+from analysis.safe_text import escape_markdown
+
+
+def md(text: object) -> str:
+    """Text from user data (labels, column names, values, file names, messages naming
+    them) made safe for anything Streamlit renders as Markdown: ``st.markdown``,
+    ``st.caption``, ``st.error`` / ``warning`` / ``info`` / ``success`` and widget labels.
+
+    A column named ``![px](http://host/x.png)`` is shown as those characters instead of
+    an image fetched from ``host`` (:func:`analysis.safe_text.escape_markdown`).
+    """
+    return escape_markdown(text)
 
 
 def subset_filter(design: Design, key: str, *, label: str = "Subset (applied first)"
@@ -26,7 +38,7 @@ def subset_filter(design: Design, key: str, *, label: str = "Subset (applied fir
                    "Leave a factor empty to keep all its values.")
         cols = st.columns(min(3, max(len(design.factors), 1)))
         for i, f in enumerate(design.factors):
-            chosen = cols[i % len(cols)].multiselect(f.name, list(f.values),
+            chosen = cols[i % len(cols)].multiselect(md(f.name), list(f.values),
                                                       key=f"{key}_where_{f.name}")
             if chosen:
                 where[f.name] = chosen

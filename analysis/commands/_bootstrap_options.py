@@ -14,9 +14,13 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, n_boot: int) -> No
     g.add_argument("--cluster", metavar="COL",
                    help="resample whole clusters (template, prompt id, seed); default: the "
                         "design's cluster")
-    g.add_argument("--n-boot", type=int, default=n_boot,
+    from analysis import cli as cli_types
+
+    g.add_argument("--n-boot", type=cli_types.POSITIVE_INT, default=n_boot,
                    help=f"bootstrap replicates (default {n_boot})")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    # One seed for every random step of the command (bootstrap; also ecdf's KS splits).
+    g.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
+                   help="random seed (default 0)")
 
 
 def bootstrap_settings(args: argparse.Namespace, design) -> dict:

@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_output_options
     from analysis.distribution import DEFAULT_RESAMPLES, TEST_METHODS
 
@@ -32,9 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --demographics: the column naming each row's demographic")
     p.add_argument("--method", choices=TEST_METHODS, default="auto",
                    help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
-    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+    p.add_argument("--resamples", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_RESAMPLES,
                    help=f"Monte Carlo tables (default {DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the Monte Carlo test")
+    p.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
+                   help="random seed of the Monte Carlo test")
     p.add_argument("--design", help="design file (YAML/JSON): value order of the cohorts")
     add_factor_options(p, required=False)
     add_output_options(p, figure=True)
@@ -45,13 +47,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis import distribution as dm
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
 
     by = split_list(args.by)
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join([args.cohort, *by])
-    results, _ = load_with_design(load_args, need_outcome=False)
+    results, _ = load_with_design(load_args, need_outcome=False,
+                                  extra=[args.category, args.cohort, *by])
+    r = load_args.renamed  # columns named like an output column, renamed
+    args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
+                                                                            args.cohort)
+    by = [r.get(b, b) for b in by]
     cats = split_list(args.categories) or None
     dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
                                     renormalise=args.renormalise)
@@ -69,8 +76,13 @@ def run(args: argparse.Namespace) -> None:
         write_figure(fig, args.figure)
     payload = {"category": args.category, "cohort": args.cohort, "by": by,
                "distribution": dist, "spread_within_cohorts": spread,
-               "spread_across_cohorts": across, "homogeneity": test}
+               "spread_across_cohorts": across, "homogeneity": test,
+               "settings": {"method": args.method, "resamples": args.resamples,
+                            "seed": args.seed, "where": args.where, "renamed": r,
+                            **row_counts(results, columns=[args.category])}}
     capsules, capsule_table = _capsules(args, results, by) if args.demographics else ({}, None)
+    payload["settings"].update(renormalise=args.renormalise, demographics=args.demographics,
+                               demographic_col=args.demographic_col)
     payload.update(capsules)
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
     emit(args, payload, wide)

@@ -19,6 +19,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
 
     p = sub.add_parser("coverage", help="coverage percentage and Gini index of the factor grid")
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)
-    p.add_argument("--limit", type=int, default=20, metavar="K",
+    p.add_argument("--limit", type=cli_types.POSITIVE_INT, default=20, metavar="K",
                    help="list this many empty and thinnest cells (default 20)")
     p.set_defaults(func=run)
 
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace) -> None:
     # --factors lists exactly the grid; a design file alone means its domain + prompt factors
     factors = design.names if args.factors else cov.default_factors(design)
     models = [m for m in design.of_kind("model") if m not in factors]
-    where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
+    where = {args.renamed.get(k, k): split_list(v)
+             for k, v in parse_assignments(args.where, "--where").items()}
     cells = cell_table(results, factors + models, with_outcome=False)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)

@@ -6,9 +6,11 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.disparity import (
         COMPARES,
+        COMPARISONS,
         DEFAULT_PERMUTATIONS,
         DIRECTIONS,
         DIXON_ALPHAS,
@@ -32,18 +34,31 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="lower,upper quantile of quantile_range (default 0.25,0.75)")
     p.add_argument("--standard", choices=STANDARDS, default="mean",
                    help="selection standard over all rows (default mean)")
-    p.add_argument("--quantile", type=float, default=0.5, help="quantile of --standard quantile")
-    p.add_argument("--value", type=float, help="fixed number for --standard value")
-    p.add_argument("--direction", choices=DIRECTIONS, default="above",
-                   help="selected when above / below / within --tolerance of the standard")
-    p.add_argument("--tolerance", type=float, help="half-width for --direction within")
+    p.add_argument("--quantile", type=cli_types.UNIT_INTERVAL, default=0.5,
+                   help="quantile of --standard quantile")
+    p.add_argument("--value", type=cli_types.FINITE_FLOAT, help="fixed number for --standard value")
+    p.add_argument("--direction", choices=DIRECTIONS, default=None,
+                   help="selected when above / below / within --tolerance of the standard "
+                        "(default: the favourable side, below for a harmful feature)")
+    p.add_argument("--comparison", choices=COMPARISONS, default="inclusive",
+                   help="above / below: inclusive x >= s, x <= s (default, as SAGED) or "
+                        "strict x > s, x < s")
+    p.add_argument("--polarity", choices=("harmful", "favourable"), default=None,
+                   help="whether higher feature values are harmful or favourable (default: "
+                        "the design's polarity; the deviation column is harmful)")
+    p.add_argument("--tolerance", type=cli_types.NON_NEGATIVE_FLOAT,
+                   help="half-width for --direction within")
     p.add_argument("--alpha", type=float, choices=DIXON_ALPHAS, default=0.05,
                    help="significance level of Dixon's Q (0.1, 0.05 or 0.01)")
-    p.add_argument("--permutations", type=int, default=DEFAULT_PERMUTATIONS,
-                   help=f"label permutations (default {DEFAULT_PERMUTATIONS}; 0 = none)")
+    p.add_argument("--permutations", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_PERMUTATIONS,
+                   help=f"most label permutations (default {DEFAULT_PERMUTATIONS}; 0 = none)")
+    p.add_argument("--no-adaptive", action="store_true",
+                   help="run every permutation instead of stopping once each p-value is "
+                        "clearly above or below alpha")
     p.add_argument("--compare", choices=COMPARES, default="rest",
                    help="each group against the rest (default) or all rows")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the permutations")
+    p.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
+                   help="random seed of the permutations")
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)
@@ -54,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit, load_with_design, split_list
-    from analysis.disparity import disparity_report
+    from analysis.disparity import disparity_report, feature_polarity
     from analysis.errors import AnalysisError
 
     by = split_list(args.by)
@@ -67,12 +82,15 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join(by)
-    results, _ = load_with_design(load_args, need_outcome=False)
+    results, design = load_with_design(load_args, need_outcome=False, extra=by)
+    by = [load_args.renamed.get(b, b) for b in by]
+    polarity = args.polarity or feature_polarity(design, args.feature)
     report = disparity_report(
         results, args.feature, by, baseline=args.baseline, statistic=args.statistic,
         quantiles=quantiles, standard=args.standard, quantile=args.quantile, value=args.value,
-        direction=args.direction, tolerance=args.tolerance, alpha=args.alpha,
-        n_permutations=args.permutations, compare=args.compare, random_state=args.seed)
+        direction=args.direction, tolerance=args.tolerance, comparison=args.comparison,
+        polarity=polarity, alpha=args.alpha, n_permutations=args.permutations,
+        adaptive=not args.no_adaptive, compare=args.compare, random_state=args.seed)
     if args.figure:
         _write_figure(args, results, by, report)
     payload = {
@@ -89,13 +107,16 @@ def run(args: argparse.Namespace) -> None:
     if not args.json:
         verdict = {True: "passes", False: "fails", None: "undefined for"}[
             report.passes_four_fifths]
-        print(f"\nSelection rates (standard {args.standard}, {args.direction}); impact ratio "
+        rule = report.settings["selection_rule"]
+        print(f"\nSelection rates ({rule}, standard {args.standard}); impact ratio "
               f"{report.impact_ratio:.3f}: {verdict} the four-fifths rule")
         print(report.selection.to_string(index=False))
         print("\nDisparity across groups:")
         print(report.metrics.to_string(index=False))
         if report.permutation is not None:
-            print(f"\nPermutation tests ({args.permutations} permutations, seed {args.seed}):")
+            used = report.settings["n_permutations_used"]
+            print(f"\nPermutation tests (up to {used} of at most {args.permutations} "
+                  f"permutations, seed {args.seed}):")
             print(report.permutation.to_string(index=False))
 
 

@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.ecdf import CUTOFF
 
@@ -17,12 +18,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_factor_options(p, required=True)
     add_outcome_options(p)
     p.add_argument("--by", required=True, help="comparison factor: one curve per value")
-    p.add_argument("--level", type=int, default=None,
+    p.add_argument("--level", type=cli_types.POSITIVE_INT, default=None,
                    help="factors fixed per subgroup (default: all of --factors)")
-    p.add_argument("--ideal", type=float, default=0.0,
+    p.add_argument("--ideal", type=cli_types.FINITE_FLOAT, default=0.0,
                    help="ideal value C of the deviation metric (default 0)")
-    p.add_argument("--cutoff", type=float, default=CUTOFF,
+    p.add_argument("--cutoff", type=cli_types.FINITE_FLOAT, default=CUTOFF,
                    help=f"'no bias' cutoff drawn and counted (default {CUTOFF:g})")
+    p.add_argument("--resamples", type=cli_types.POSITIVE_INT, default=9999,
+                   help="random splits of the KS permutation p-value with tied rates, when "
+                        "the splits are too many to enumerate (default 9999)")
     add_output_options(p, figure=True)
     from analysis.commands._bootstrap_options import add_bootstrap_options
 
@@ -32,8 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table
-    from analysis.cli import emit, load_with_design, split_list
-    from analysis.columns import N_SUBGROUPS, P_VALUE, STATISTIC
+    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.errors import AnalysisError
 
@@ -43,25 +47,28 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join([args.by, *factors])
     results, design = load_with_design(load_args)
-    factors = [f for f in design.names if f != args.by]
-    cells = cell_table(results, [args.by, *factors])
-    rates = subgroup_rates(cells, factors, by=args.by, level=args.level)
-    summary = ecdf_summary(rates, by=args.by, ideal=args.ideal, cutoff=args.cutoff)
-    ks = ks_tests(rates, by=args.by)
+    by = load_args.renamed.get(args.by, args.by)
+    factors = [f for f in design.names if f != by]
+    cells = cell_table(results, [by, *factors])
+    rates = subgroup_rates(cells, factors, by=by, level=args.level)
+    summary = ecdf_summary(rates, by=by, ideal=args.ideal, cutoff=args.cutoff)
+    ks = ks_tests(rates, by=by, n_resamples=args.resamples, random_state=args.seed)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.ecdf import ecdf_figure
 
-        write_figure(ecdf_figure(rates, summary, by=args.by, ideal=args.ideal,
+        write_figure(ecdf_figure(rates, summary, by=by, ideal=args.ideal,
                                  cutoff=args.cutoff, ks=ks), args.figure)
-    groups = {str(r.pop(args.by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
+    groups = {str(r.pop(by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
               for r in summary.to_dict(orient="records")}
     if len(summary) == 2:
-        ks_out = {STATISTIC: ks[STATISTIC].iloc[0], P_VALUE: ks[P_VALUE].iloc[0]}
+        ks_out = {k: ks[k].iloc[0] for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE)}
     else:
         ks_out = ks.to_dict(orient="records")
-    payload = {"by": args.by, "factors": factors, "ideal": args.ideal, "cutoff": args.cutoff,
-               "groups": groups, "ks": ks_out}
+    settings = {"level": args.level, "resamples": args.resamples, "seed": args.seed,
+                "where": args.where, "renamed": load_args.renamed, **row_counts(results)}
+    payload = {"by": by, "factors": factors, "ideal": args.ideal, "cutoff": args.cutoff,
+               "groups": groups, "ks": ks_out, "settings": settings}
     boot = None
     if args.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_ecdf

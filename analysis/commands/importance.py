@@ -17,6 +17,7 @@ _SEPARATION = ("refuse", "drop", "merge")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
 
     p = sub.add_parser("importance", help="logistic regression: risk and protective values")
@@ -31,11 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--on-separation", choices=_SEPARATION, default="refuse",
                    help="values with no or only deviations: refuse (default), drop their "
                         "rows, or merge them into the reference")
-    p.add_argument("--alpha", type=float, default=0.05,
+    p.add_argument("--alpha", type=cli_types.PROBABILITY, default=0.05,
                    help="p-value threshold of the risk/protective labels (default 0.05)")
     p.add_argument("--adjust", choices=("none", "bh"), default="none",
                    help="label by Benjamini-Hochberg adjusted p-values (default: unadjusted)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
+                   help="CI level (default 0.95)")
     p.add_argument("--no-lr", action="store_true", help="skip the likelihood-ratio tests")
     p.add_argument("--cluster", metavar="COL",
                    help="rows sharing COL (template, prompt id, seed) are correlated: "
@@ -45,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with a cluster: GEE fit with exchangeable correlation")
     p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
                    help="x axis of --figure (default odds_ratio)")
-    p.add_argument("--max-p", type=float, help="--figure shows only terms with p <= this")
+    p.add_argument("--max-p", type=cli_types.UNIT_INTERVAL,
+                   help="--figure shows only terms with p <= this")
     p.set_defaults(func=run)
 
 
@@ -65,7 +68,7 @@ def _hint(fix) -> str:
 def run(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.columns import (
         CI_HIGH,
         CI_LOW,
@@ -106,10 +109,18 @@ def run(args: argparse.Namespace) -> None:
         write_figure(importance_figure(fit.terms, scale=args.scale, max_p=args.max_p,
                                        p_column=p_column, confidence=args.confidence),
                      args.figure)
-    if args.json:
-        emit(args, fit.terms, fit.terms)
-        return
     s = fit.summary()
+    counts = row_counts(results)
+    if args.json:
+        settings = {k: v for k, v in s.items() if k != "notes"}
+        settings.update({"where": args.where, "exclude": args.exclude,
+                         "on_separation": args.on_separation,
+                         "n_missing_outcome": counts.get("n_missing_outcome", 0)})
+        emit(args, {"terms": fit.terms, "tests": fit.factor_tests, "notes": list(fit.notes),
+                     "settings": settings}, fit.terms)
+        return
+    if counts.get("n_missing_outcome"):
+        print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
     print(f"{s['n_rows']:,} rows ({s['n_deviations']:,} deviations) in {s['n_cells']:,} cells; "
           f"{s['n_parameters']} parameters; {s['iterations']} iterations; McFadden R2 "
           f"{s['pseudo_r2']:.4f}")
@@ -136,5 +147,6 @@ def run(args: argparse.Namespace) -> None:
     for note in fit.notes:
         print(f"Note: {note}")
     if args.out:  # the full table, as with --json
-        (fit.terms.to_parquet if str(args.out).endswith(".parquet") else fit.terms.to_csv)(
-            args.out, index=False)
+        from analysis.safe_write import write_table
+
+        write_table(fit.terms, args.out)

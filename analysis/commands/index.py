@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_input, add_outcome_options, add_output_options
     from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES
 
@@ -21,19 +22,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{', '.join(DIMENSION_SCORES)} (default deviation_metric)")
     p.add_argument("--weights", default="", help="comma-separated weights (default all 1)")
     p.add_argument("--model", help="factor with one index per value (default: all rows)")
-    p.add_argument("--ideal", type=float, default=0.0, help="C of the deviation metric")
+    p.add_argument("--ideal", type=cli_types.FINITE_FLOAT, default=0.0,
+                   help="C of the deviation metric")
     p.add_argument("--no-normalize", action="store_true",
                    help="use (1/n) sum w_i B_i literally instead of the weighted mean")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--penalty", type=float, default=0.0, help="constant diversity penalty")
-    g.add_argument("--penalty-gini", type=float, metavar="SCALE",
+    g.add_argument("--penalty", type=cli_types.FINITE_FLOAT, default=0.0,
+                   help="constant diversity penalty")
+    g.add_argument("--penalty-gini", type=cli_types.FINITE_FLOAT, metavar="SCALE",
                    help="penalty = SCALE x coverage Gini index of the design")
     p.add_argument("--penalty-factors", help="factors of the coverage grid (default: dimensions)")
     p.add_argument("--sentiment", help="numeric column for the sentiment-bias score S")
     p.add_argument("--sentiment-by", help="factor S is compared across (default: 1st dimension)")
     p.add_argument("--sentiment-score", choices=SENTIMENT_SCORES,
                    default="one_minus_impact_ratio", help="how S is computed")
-    p.add_argument("--lambda", dest="scale", type=float, default=1.0,
+    p.add_argument("--lambda", dest="scale", type=cli_types.FINITE_FLOAT, default=1.0,
                    help="scale lambda of the sentiment term (default 1)")
     p.add_argument("--reference", action="append", default=[], metavar="FACTOR=VALUE",
                    help=argparse.SUPPRESS)
@@ -47,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.errors import AnalysisError
     from analysis.index import Dimension, bias_index
 
@@ -67,14 +70,19 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join(dict.fromkeys(f for f in [*dims, *extra] if f))
     results, design = load_with_design(load_args)
+    r = load_args.renamed  # factors named like an output column, renamed
+    dims = [r.get(d, d) for d in dims]
+    penalty_factors = [r.get(f, f) for f in penalty_factors]
     gini = args.penalty_gini is not None
     options = dict(
         dimensions=[Dimension(f, s, w) for f, s, w in zip(dims, scores, weights, strict=True)],
-        model=args.model, ideal=args.ideal, normalize_weights=not args.no_normalize,
+        model=r.get(args.model, args.model), ideal=args.ideal,
+        normalize_weights=not args.no_normalize,
         penalty_kind="coverage_gini" if gini else "constant",
         penalty_value=args.penalty_gini if gini else args.penalty,
         penalty_factors=penalty_factors or None, sentiment=args.sentiment,
-        sentiment_by=args.sentiment_by, sentiment_score=args.sentiment_score,
+        sentiment_by=r.get(args.sentiment_by, args.sentiment_by),
+        sentiment_score=args.sentiment_score,
         sentiment_scale=args.scale)
     index = bias_index(results, design, **options)
     if args.figure:
@@ -82,7 +90,8 @@ def run(args: argparse.Namespace) -> None:
         from analysis.figures.index import index_figure
 
         write_figure(index_figure(index.components, index.totals), args.figure)
-    payload = {"totals": index.totals, "components": index.components}
+    payload = {"totals": index.totals, "components": index.components,
+               "settings": {"renamed": load_args.renamed, **row_counts(results)}}
     if args.ci == "bootstrap":  # intervals of the index and of every component per model
         from analysis.bootstrap import bootstrap_index
         from analysis.commands._bootstrap_options import bootstrap_settings

@@ -5,6 +5,9 @@ intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling who
 clusters when a cluster is named (or set in the design). ``--power P [--effect LD]`` adds
 the minimum detectable |LD| per subgroup (and whether it is at most LD; the figure then
 greys out the others).
+``--json`` prints ``{"subgroups": [...], "settings": {...}}``: one object per distinct
+subgroup (subgroups with the same rows reported once, the others named in
+``same_rows_as``), and the options with the rows analysed and left out.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.subgroups import MIN_EXPECTED, MIN_N, TESTS
 
@@ -23,15 +27,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_input(p)
     add_factor_options(p, required=False)
     add_outcome_options(p)
-    p.add_argument("--level", type=int, default=None,
+    p.add_argument("--level", type=cli_types.POSITIVE_INT, default=None,
                    help="highest subgroup level (1 = one factor fixed; default 2, or 1 with "
                         "a single factor)")
-    p.add_argument("--test", choices=TESTS, default="wald",
-                   help="p-value: Wald z on the log odds ratio (default) or Fisher's exact")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--min-n", type=int, default=MIN_N,
+    p.add_argument("--test", choices=TESTS, default="auto",
+                   help="p-value: auto (default: Fisher's exact for small-n subgroups and "
+                        "tables with a zero cell, Wald elsewhere), wald or fisher")
+    p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
+                   help="leave out rows with this value (repeatable; VALUE may be a,b)")
+    p.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
+                   help="CI level (default 0.95)")
+    p.add_argument("--min-n", type=cli_types.NON_NEGATIVE_INT, default=MIN_N,
                    help=f"flag subgroups with fewer rows (default {MIN_N})")
-    p.add_argument("--min-expected", type=float, default=MIN_EXPECTED,
+    p.add_argument("--min-expected", type=cli_types.NON_NEGATIVE_FLOAT, default=MIN_EXPECTED,
                    help=f"flag 2x2 tables with a smaller expected count (default {MIN_EXPECTED:g})")
     add_output_options(p, figure=True)
     from analysis.commands._bootstrap_options import add_bootstrap_options
@@ -47,37 +55,55 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cells import cell_table
-    from analysis.cli import emit, load_with_design
+    from analysis.cells import cell_table, exclude_rows
+    from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.columns import SUBGROUP
-    from analysis.subgroups import subgroups
+    from analysis.design import parse_assignments
+    from analysis.subgroups import distinct_subgroups, subgroups
 
     results, design = load_with_design(args)
     factors = design.names
+    renamed = getattr(args, "renamed", {})
+    exclude = {renamed.get(k, k): split_list(v)
+               for k, v in parse_assignments(args.exclude, "--exclude").items()}
+    results = exclude_rows(results, exclude)
+    counts = row_counts(results)
     cells = cell_table(results, factors)
-    table = subgroups(cells, factors, max_level=args.level, test=args.test,
-                      confidence=args.confidence, min_n=args.min_n,
-                      min_expected=args.min_expected)
+    full = subgroups(cells, factors, max_level=args.level, test=args.test,
+                     confidence=args.confidence, min_n=args.min_n,
+                     min_expected=args.min_expected)
     if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
         from analysis.bootstrap import bootstrap_log_disparity
         from analysis.commands._bootstrap_options import bootstrap_settings
 
-        table = bootstrap_log_disparity(results, factors, max_level=args.level, table=table,
-                                        confidence=args.confidence,
-                                        **bootstrap_settings(args, design))
+        full = bootstrap_log_disparity(results, factors, max_level=args.level, table=full,
+                                       confidence=args.confidence,
+                                       **bootstrap_settings(args, design))
     if args.power is not None:  # adds mde_log_disparity (and detectable with --effect)
         from analysis.planning import add_power
 
-        table = add_power(table, int(cells["n"].sum()), power=args.power,
-                          target_ld=args.effect)
+        full = add_power(full, int(cells["n"].sum()), power=args.power,
+                         target_ld=args.effect)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure
 
-        write_figure(sunburst_figure(table, factors,
+        write_figure(sunburst_figure(full, factors,
                                      grey_undetectable=args.effect is not None
                                      and args.power is not None), args.figure)
-    payload = table.drop(columns=[SUBGROUP])
+    table = distinct_subgroups(full)
+    rows = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
-        payload[f] = payload[f].astype(object).where(payload[f].notna(), None)
-    emit(args, payload, table)
+        rows[f] = rows[f].astype(object).where(rows[f].notna(), None)
+    settings = {"factors": factors, "level": int(full["level"].max()), "test": args.test,
+                "confidence": args.confidence, "min_n": args.min_n,
+                "min_expected": args.min_expected, "where": args.where,
+                "exclude": args.exclude, "renamed": renamed, **counts,
+                "n_subgroups": len(full), "n_distinct": len(table)}
+    emit(args, {"subgroups": rows, "settings": settings}, table)
+    if not args.json:
+        if counts.get("n_missing_outcome"):
+            print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
+        if len(full) > len(table):
+            print(f"{len(full) - len(table)} subgroups have the same rows as another one: "
+                  "reported once (same_rows_as) and counted once in the BH adjustment.")

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from analysis.columns import FACTOR, VALUE, N
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, RISK_RED, paper_layout
+from analysis.safe_text import escaped_labels
 
 #: Empty cells / unseen values.
 EMPTY_COLOUR = RISK_RED
@@ -23,6 +24,7 @@ COUNT_SCALE = [[0.0, "#c6dbef"], [0.5, "#4292c6"], [1.0, "#08306b"]]
 COUNTS_TRACE, EMPTY_TRACE = "rows", "empty"
 
 
+@escaped_labels
 def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
                      title: str | None = None) -> go.Figure:
     """Heatmap of rows per combination of two factors, empty combinations highlighted.
@@ -71,6 +73,7 @@ def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
     return paper_layout(fig, title or default, x_title=col_factor, y_title=row_factor)
 
 
+@escaped_labels
 def marginal_bar(marginals: pd.DataFrame, factor: str, *, title: str | None = None
                  ) -> go.Figure:
     """Bar chart of rows per declared value of one factor; unseen values marked in red.

@@ -22,11 +22,13 @@ from analysis.columns import (
 from analysis.disparity import FOUR_FIFTHS
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+from analysis.safe_text import escaped_labels
 
 #: Trace names the tests and legends rely on.
 STATISTIC_TRACE, OVERALL_TRACE, SELECTION_TRACE = "groups", "all rows", "selection rate"
 
 
+@escaped_labels
 def statistic_figure(summary: pd.DataFrame, statistic: str, *, feature: str,
                      overall: float | None = None, title: str | None = None) -> go.Figure:
     """Bars of one summary statistic per group.
@@ -57,6 +59,7 @@ def statistic_figure(summary: pd.DataFrame, statistic: str, *, feature: str,
     return fig
 
 
+@escaped_labels
 def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) -> go.Figure:
     """Box plot of the feature per group (whiskers at 1.5 IQR, no individual points).
 
@@ -78,6 +81,7 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
     return fig
 
 
+@escaped_labels
 def selection_figure(selection: pd.DataFrame, *, feature: str, title: str | None = None
                      ) -> go.Figure:
     """Selection rate per group with the four-fifths line (0.8 x the highest rate).

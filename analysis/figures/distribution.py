@@ -11,9 +11,12 @@ from plotly.subplots import make_subplots
 
 from analysis.columns import COUNT, MAX_PERCENT, PERCENT, SD_PERCENT, N
 from analysis.figures.style import QUALITATIVE, paper_layout
+from analysis.safe_text import escaped_labels
 
 #: Most panels drawn side by side; more groups are wrapped onto further rows.
 PANELS_PER_ROW = 3
+#: Most panels in one figure: more groups are split into pages (``page=``).
+PANELS_PER_PAGE = 12
 
 
 def _groups(dist: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
@@ -33,15 +36,27 @@ def _order(s: pd.Series) -> list[str]:
 def _grid(n: int, titles: list[str]):
     cols = min(PANELS_PER_ROW, max(n, 1))
     rows = -(-n // cols)
+    # plotly refuses a spacing above 1 / (rows - 1): shrink it with the number of rows
+    spacing = min(0.12, 0.6 / (rows - 1)) if rows > 1 else 0.08
     return make_subplots(rows=rows, cols=cols, subplot_titles=titles or None,
-                         shared_yaxes=True, vertical_spacing=0.12 if rows > 1 else 0.08), cols
+                         shared_yaxes=True, vertical_spacing=spacing), cols
 
 
+def n_pages(dist: pd.DataFrame, by: Sequence[str] = (), *,
+            per_page: int = PANELS_PER_PAGE) -> int:
+    """How many pages of at most ``per_page`` panels the ``by`` groups of ``dist`` need."""
+    by = [by] if isinstance(by, str) else list(by)
+    return max(1, -(-len(_groups(dist, by)) // max(int(per_page), 1)))
+
+
+@escaped_labels
 def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
                         by: Sequence[str] = (), kind: str = "bar",
-                        title: str | None = None) -> go.Figure:
+                        title: str | None = None, page: int = 0,
+                        per_page: int = PANELS_PER_PAGE) -> go.Figure:
     """Category percentages per cohort: stacked bars (``kind="bar"``) or lines
-    (``kind="line"``), one panel per ``by`` group.
+    (``kind="line"``), one panel per ``by`` group, at most ``per_page`` panels per
+    figure (``page`` 0, 1, ... of :func:`n_pages`; the title says which groups).
 
     Parameters
     ----------
@@ -54,6 +69,15 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
     """
     by = [by] if isinstance(by, str) else list(by)
     groups = _groups(dist, by)
+    pages = n_pages(dist, by, per_page=per_page)
+    if not 0 <= int(page) < pages:
+        from analysis.errors import AnalysisError
+
+        raise AnalysisError(f"Page {page} of the panels does not exist: there are {pages} "
+                            f"pages of {per_page} (pages 0 to {pages - 1}).")
+    total = len(groups)
+    start = int(page) * int(per_page)
+    groups = groups[start: start + int(per_page)]
     fig, cols = _grid(len(groups), [g for g, _ in groups if g])
     categories = _order(dist[category])
     cohorts = _order(dist[cohort])
@@ -80,7 +104,8 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
     if kind != "line":
         fig.update_layout(barmode="stack")
     what = "Stacked percentages" if kind != "line" else "Percentages"
-    paper_layout(fig, title or f"{what} of {category} by {cohort}")
+    shown = (f" (groups {start + 1}-{start + len(groups)} of {total})" if pages > 1 else "")
+    paper_layout(fig, (title or f"{what} of {category} by {cohort}") + shown)
     fig.update_yaxes(matches="y")  # one percentage scale for every panel
     fig.update_yaxes(title_text="% of rows", col=1)
     fig.update_xaxes(title_text=cohort, row=-(-len(groups) // cols))
@@ -89,6 +114,7 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
     return fig
 
 
+@escaped_labels
 def spread_figure(spread: pd.DataFrame, cohort: str, *, by: Sequence[str] = (),
                   title: str | None = None) -> go.Figure:
     """Standard deviation of the category percentages per cohort (grouped bars, one colour

@@ -9,8 +9,10 @@ import plotly.graph_objects as go
 from analysis.columns import DEVIATION_METRIC, N_SUBGROUPS, P_VALUE, STATISTIC
 from analysis.ecdf import CUTOFF, curve_values, ecdf_steps
 from analysis.figures.style import NEUTRAL_GREY, QUALITATIVE, paper_layout
+from analysis.safe_text import escaped_labels
 
 
+@escaped_labels
 def ecdf_figure(
     rates: pd.DataFrame,
     summary: pd.DataFrame,

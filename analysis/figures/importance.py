@@ -30,6 +30,7 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+from analysis.safe_text import escaped_labels
 
 Scale = Literal["odds_ratio", "coef"]
 #: Effect label -> colour; the order is the legend order.
@@ -58,6 +59,7 @@ def _log_ticks(low: float, high: float) -> list[float]:
     return ticks
 
 
+@escaped_labels
 def importance_figure(
     terms: pd.DataFrame,
     *,

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from analysis.columns import COMPONENT, CONTRIBUTION, FACTOR, LLMBI, MODEL
 from analysis.figures.style import QUALITATIVE, paper_layout
+from analysis.safe_text import escaped_labels
 
 #: Name of the marker trace holding the totals.
 TOTAL_TRACE = "LLMBI"
@@ -20,6 +21,7 @@ def _label(row: pd.Series) -> str:
     return "diversity penalty"
 
 
+@escaped_labels
 def index_figure(components: pd.DataFrame, totals: pd.DataFrame, *,
                  title: str | None = None) -> go.Figure:
     """Contributions of every component per model (relative bars), the total as a marker.

@@ -21,6 +21,7 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 from analysis.figures.style import DIVERGING, FONT_SIZE, paper_layout
+from analysis.safe_text import escaped_labels
 
 #: Colour of subgroups too small to detect the effect of interest.
 GREY_OUT = "#d9d9d9"
@@ -30,6 +31,7 @@ def _fmt(x: float, spec: str = ".2f") -> str:
     return "undefined" if x is None or np.isnan(x) else format(x, spec)
 
 
+@escaped_labels
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                     title: str | None = None, grey_undetectable: bool = False) -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.

@@ -50,6 +50,20 @@ def test_error(results_csv, capsys):
     assert "must all differ" in capsys.readouterr().err
 
 
+def test_missing_category_rows_counted_and_boolean_categories(tmp_path, capsys):
+    rows = ([{"model": "m1", "cot": True}] * 6 + [{"model": "m1", "cot": False}] * 4
+            + [{"model": "m2", "cot": True}] * 3 + [{"model": "m2", "cot": False}] * 7
+            + [{"model": "m2", "cot": None}] * 2)
+    path = write_csv(tmp_path, rows)
+    assert main(["cohorts", str(path), "--category", "cot", "--cohort", "model",
+                 "--categories", "true,false", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["n_missing_cot"] == 2 and out["settings"]["n_rows"] == 22
+    pct = {(r["model"], r["cot"]): r["percent"] for r in out["distribution"]}
+    assert pct[("m1", "true")] == pytest.approx(60.0)
+    assert pct[("m2", "true")] == pytest.approx(30.0)  # 3 of the 10 with a value
+
+
 def test_time_capsule_options(tmp_path, capsys):
     """--demographics: shares of all answers, Kruskal-Wallis beside chi-square, the table."""
     rows = []

@@ -48,9 +48,25 @@ def test_baseline_statistic_and_selection_options(results_csv, capsys):
     summary = {r["group"]: r for r in out["summary"]}
     assert summary["A / x"]["mean"] == pytest.approx(np.mean([1, 6]) - 1)  # calibrated
     sel = {r["group"]: r["n_selected"] for r in out["selection"]}
-    assert sel == {"A / x": 1, "A / y": 1, "B / x": 0, "B / y": 0}  # f - 1 < 2
+    assert sel == {"A / x": 1, "A / y": 1, "B / x": 1, "B / y": 0}  # f - 1 <= 2
+    assert out["settings"]["selection_rule"] == "x <= standard"
     assert out["permutation"] is None
     assert out["settings"]["statistic"] == "median"
+
+
+def test_strict_comparison_and_polarity(results_csv, capsys):
+    strict = run_json(capsys, "disparity", results_csv, "--feature", "f", "--by", "g,h",
+                      "--baseline", "base", "--standard", "value", "--value", "2",
+                      "--direction", "below", "--comparison", "strict", "--permutations", "0")
+    sel = {r["group"]: r["n_selected"] for r in strict["selection"]}
+    assert sel == {"A / x": 1, "A / y": 1, "B / x": 0, "B / y": 0}  # f - 1 < 2
+    # harmful: selected (favourable) = at or below the mean 50/9 -> A 2/4, B 2/5
+    harmful = run_json(capsys, "disparity", results_csv, "--feature", "f", "--by", "g",
+                       "--polarity", "harmful", "--permutations", "0")
+    assert harmful["settings"]["direction"] == "below"
+    assert {r["group"]: r["selection_rate"] for r in harmful["selection"]} == pytest.approx(
+        {"A": 0.5, "B": 0.4})
+    assert harmful["impact_ratio"] == pytest.approx(0.8)
 
 
 def test_seed_reproducible(results_csv, capsys):

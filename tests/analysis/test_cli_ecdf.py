@@ -26,7 +26,9 @@ def test_two_groups_json(results_csv, capsys):
     assert out["groups"]["m2"]["deviation_metric"] == pytest.approx(0.55)
     ref = stats.ks_2samp([0.1, 0.4, 0.0], [0.6, 0.5])
     assert out["ks"] == {"statistic": pytest.approx(ref.statistic),
-                         "p_value": pytest.approx(ref.pvalue)}
+                         "p_value": pytest.approx(ref.pvalue), "method": "exact",
+                         "n_resamples": 0, "note": ""}
+    assert out["settings"]["n_rows"] == 39 and out["settings"]["n_missing_outcome"] == 0
 
 
 def test_ideal_value(results_csv, capsys):
@@ -44,6 +46,14 @@ def test_three_groups_pairwise_list(results_csv, capsys):
         ("m1", "m2"), ("m1", "m3"), ("m2", "m3")]
     assert {"statistic", "p_value", "p_adjusted", "n_a", "n_b"} <= set(out["ks"][0])
     assert out["groups"]["m3"]["n_subgroups"] == 1
+    m3 = [k for k in out["ks"] if "m3" in (k["group_a"], k["group_b"])]
+    assert all(k["method"] == "refused" and k["p_value"] is None for k in m3)
+
+
+def test_one_subgroup_per_curve_exits_2(results_csv, capsys):
+    assert main(["ecdf", str(results_csv), "--outcome", "dev", "--factors", "other",
+                 "--by", "model"]) == 2
+    assert "single subgroup" in capsys.readouterr().err
 
 
 def test_text_output_and_figure(results_csv, tmp_path, capsys):

@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -33,8 +34,10 @@ def results_csv(tmp_path):
 
 
 def test_json_array_one_object_per_term(results_csv, capsys):
-    out = run_json(capsys, "importance", results_csv, "--outcome", "biased", "--factors", "a,b",
-                   "--reference", "a=a0", "--reference", "b=b0")
+    payload = run_json(capsys, "importance", results_csv, "--outcome", "biased", "--factors",
+                       "a,b", "--reference", "a=a0", "--reference", "b=b0")
+    assert set(payload) == {"terms", "tests", "notes", "settings"}
+    out = payload["terms"]
     assert [o["term"] for o in out] == ["(intercept)", "a[a1]", "a[a2]", "b[b1]"]
     assert all(set(KEYS) <= set(o) for o in out)
     intercept = out[0]
@@ -50,7 +53,7 @@ def test_json_array_one_object_per_term(results_csv, capsys):
 def test_json_equals_the_api_on_the_ssqa_sample(capsys):
     out = run_json(capsys, "importance", SSQA, "--design", SSQA_DESIGN, "--factors",
                    "model,cot,prompt_style,pachankis_cluster,gender", "--exclude",
-                   "prompt_style=base", "--interaction", "model:cot")
+                   "prompt_style=base", "--interaction", "model:cot")["terms"]
     design = Design.load(SSQA_DESIGN)
     results = apply_design(pd.read_csv(SSQA), design)
     fit = factor_importance(results, design,
@@ -65,11 +68,47 @@ def test_json_equals_the_api_on_the_ssqa_sample(capsys):
     assert out[-1]["factor"] == "model:cot"
 
 
+def test_json_has_the_likelihood_ratio_tests_settings_and_missing_rows(results_csv, tmp_path,
+                                                                       capsys):
+    from scipy import stats
+
+    frame = pd.read_csv(results_csv)
+    frame["biased"] = frame["biased"].astype(float)
+    frame.loc[:2, "biased"] = np.nan  # three rows without an outcome
+    path = tmp_path / "missing.csv"
+    frame.to_csv(path, index=False)
+    payload = run_json(capsys, "importance", path, "--outcome", "biased", "--factors", "a,b",
+                       "--reference", "a=a0", "--reference", "b=b0")
+    settings = payload["settings"]
+    assert settings["n_missing_outcome"] == 3
+    assert settings["n_rows"] == len(frame) - 3
+    assert settings["references"] == {"a": "a0", "b": "b0"}
+    tests = {t["factor"]: t for t in payload["tests"]}
+    assert set(tests) == {"a", "b"}
+    # LR test of b: twice the log-likelihood gain over the fit without b (statsmodels),
+    # on the rows with an outcome
+    kept = frame.dropna(subset=["biased"])
+    full = sm_loglik(kept, ["a", "b"])
+    reduced = sm_loglik(kept, ["a"])
+    lr = 2 * (full - reduced)
+    assert tests["b"]["lr_statistic"] == pytest.approx(lr, rel=1e-8)
+    assert tests["b"]["df"] == 1
+    assert tests["b"]["p_value"] == pytest.approx(stats.chi2.sf(lr, 1), rel=1e-8)
+
+
+def sm_loglik(frame, factors):
+    """Log-likelihood of the main-effects logistic fit, by statsmodels."""
+    import statsmodels.formula.api as smf
+
+    formula = "biased ~ " + " + ".join(f"C({f})" for f in factors)
+    return float(smf.logit(formula, frame).fit(disp=0).llf)
+
+
 def test_reference_option_recodes_the_comparison(results_csv, capsys):
     default = run_json(capsys, "importance", results_csv, "--outcome", "biased", "--factors",
-                       "a,b", "--reference", "a=a0", "--reference", "b=b0")
+                       "a,b", "--reference", "a=a0", "--reference", "b=b0")["terms"]
     flipped = run_json(capsys, "importance", results_csv, "--outcome", "biased", "--factors",
-                       "a,b", "--reference", "a=a0", "--reference", "b=b1")
+                       "a,b", "--reference", "a=a0", "--reference", "b=b1")["terms"]
     assert flipped[-1]["term"] == "b[b0]"
     assert flipped[-1]["coef"] == pytest.approx(-default[-1]["coef"], abs=1e-10)
     assert flipped[-1]["std_err"] == pytest.approx(default[-1]["std_err"], abs=1e-10)
@@ -77,7 +116,7 @@ def test_reference_option_recodes_the_comparison(results_csv, capsys):
 
 def test_where_filter_with_a_factor_outside_the_model(results_csv, capsys):
     out = run_json(capsys, "importance", results_csv, "--outcome", "biased", "--factors", "a",
-                   "--reference", "a=a0", "--where", "b=b1")
+                   "--reference", "a=a0", "--where", "b=b1")["terms"]
     # a1 vs a0 among b1 rows: 45/70 vs 40/80
     assert out[1]["coef"] == pytest.approx(math.log((45 / 25) / (40 / 40)), abs=1e-10)
 
@@ -102,8 +141,9 @@ def test_separation_option(results_csv, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "a = 'a2': no deviation in 110 rows" in err and "--on-separation drop" in err
-    out = run_json(capsys, *argv, "--on-separation", "drop")
-    assert [o["term"] for o in out] == ["(intercept)", "a[a1]", "b[b1]"]
+    payload = run_json(capsys, *argv, "--on-separation", "drop")
+    assert [o["term"] for o in payload["terms"]] == ["(intercept)", "a[a1]", "b[b1]"]
+    assert any("a2" in note for note in payload["notes"])  # the dropped value is named
 
 
 def test_table_output_figure_and_csv(results_csv, tmp_path, capsys):

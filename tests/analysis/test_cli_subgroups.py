@@ -21,9 +21,11 @@ def results_csv(tmp_path):
 
 
 def test_json_array_with_factor_keys_and_numbers(results_csv, capsys):
-    out = run_json(capsys, "subgroups", results_csv, "--outcome", "biased", "--factors",
-                   "a,b", "--level", "2")
+    payload = run_json(capsys, "subgroups", results_csv, "--outcome", "biased", "--factors",
+                       "a,b", "--level", "2")
+    out = payload["subgroups"]
     assert len(out) == 8
+    assert payload["settings"]["n_rows"] == 100 and payload["settings"]["test"] == "auto"
     keys = {"a", "b", "level", "n", "deviations", "deviation_rate", "log_disparity", "ci_low",
             "ci_high", "p_value", "p_adjusted"}
     assert all(keys <= set(o) for o in out)
@@ -39,12 +41,12 @@ def test_json_array_with_factor_keys_and_numbers(results_csv, capsys):
 
 def test_level_one_and_where_subset(results_csv, capsys):
     out = run_json(capsys, "subgroups", results_csv, "--outcome", "biased", "--factors",
-                   "a,b,model", "--level", "1", "--where", "a=a2")
+                   "a,b,model", "--level", "1", "--where", "a=a2")["subgroups"]
     by_name = {(o["a"], o["b"], o["model"]): o for o in out}
-    assert len(out) == 4  # a=a2, b=b1, b=b2, model=m
+    assert len(out) == 3  # a=a2, b=b1, b=b2; model=m has the rows of a=a2
     whole = by_name[("a2", None, None)]
     assert whole["n"] == 70 and whole["log_disparity"] is None  # the whole subset
-    assert by_name[(None, None, "m")]["ld_undefined"] is True
+    assert whole["ld_undefined"] is True and whole["same_rows_as"] == "model = m"
     b1 = by_name[(None, "b1", None)]
     assert b1["log_disparity"] == pytest.approx(math.log(3 * 20 / (27 * 20)))
 
@@ -53,8 +55,44 @@ def test_fisher_option(results_csv, capsys):
     from scipy.stats import fisher_exact
 
     out = run_json(capsys, "subgroups", results_csv, "--outcome", "biased", "--factors", "a",
-                   "--test", "fisher")
+                   "--test", "fisher")["subgroups"]
+    assert out[0]["test"] == "fisher"
     assert out[0]["p_value"] == pytest.approx(fisher_exact([[12, 18], [23, 47]]).pvalue)
+
+
+def test_where_duplicates_counted_once_and_exclude(results_csv, capsys):
+    from statsmodels.stats.multitest import multipletests
+
+    # --where b=b2 fixes b: "a = ai, b = b2" is "a = ai", and "b = b2" is the whole subset
+    payload = run_json(capsys, "subgroups", results_csv, "--outcome", "biased", "--factors",
+                       "a,b", "--level", "2", "--where", "b=b2")
+    out = payload["subgroups"]
+    assert [(o["a"], o["b"]) for o in out] == [
+        ("a1", None), ("a2", None), (None, "b2")]
+    assert out[0]["same_rows_as"] == "a = a1, b = b2"
+    assert payload["settings"]["n_subgroups"] == 5 and payload["settings"]["n_distinct"] == 3
+    # a1 10 of 20 vs a2 20 of 40 (b2 rows): equal rates, LD = 0; two tests in the family
+    p = [o["p_value"] for o in out if o["p_value"] is not None]
+    assert len(p) == 2
+    assert [o["p_adjusted"] for o in out[:2]] == pytest.approx(
+        multipletests(p, method="fdr_bh")[1])
+    # --exclude is the complement of --where
+    excluded = run_json(capsys, "subgroups", results_csv, "--outcome", "biased", "--factors",
+                        "a,b", "--level", "2", "--exclude", "b=b1")
+    assert excluded["subgroups"] == out
+    assert excluded["settings"]["n_rows"] == 60
+
+
+def test_missing_outcome_rows_are_counted(results_csv, tmp_path, capsys):
+    frame = pd.read_csv(results_csv)
+    frame["biased"] = frame["biased"].astype(float)
+    frame.loc[[0, 1, 2], "biased"] = float("nan")
+    path = write_csv(tmp_path, frame, "missing.csv")
+    payload = run_json(capsys, "subgroups", path, "--outcome", "biased", "--factors", "a")
+    assert payload["settings"]["n_missing_outcome"] == 3
+    assert payload["subgroups"][0]["n"] == 27  # a1: 30 rows, 3 without an outcome
+    assert main(["subgroups", str(path), "--outcome", "biased", "--factors", "a"]) == 0
+    assert "3 rows without an outcome are left out" in capsys.readouterr().out
 
 
 def test_table_output_and_csv(results_csv, tmp_path, capsys):

@@ -14,11 +14,13 @@ from analysis.columns import (
     GROUP,
     IMPACT_RATIO,
     METRIC,
+    N_PERMUTATIONS,
     N_SELECTED,
     NOTE,
     P_VALUE,
     PASSES_FOUR_FIFTHS,
     SELECTION_RATE,
+    SELECTION_RULE,
     STANDARD,
     VALUE,
     N,
@@ -132,9 +134,16 @@ def test_selection_rate_above_the_mean_by_hand():
 
 def test_selection_rate_standards_and_directions():
     below = dsp.selection_rates(SEL, "f", "g", standard="median", direction="below")
-    # median of all rows = 6: below -> A {1, 2}, B {3, 4}
+    # median of all rows = 6: x <= 6 -> A {1, 2, 6}, B {3, 4}
     assert below.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
+        {"A": 0.75, "B": 0.4})
+    assert (below[SELECTION_RULE] == "x <= standard").all()
+    strict = dsp.selection_rates(SEL, "f", "g", standard="median", direction="below",
+                                 comparison="strict")
+    # x < 6 -> A {1, 2}, B {3, 4}
+    assert strict.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
         {"A": 0.5, "B": 0.4})
+    assert (strict[SELECTION_RULE] == "x < standard").all()
     fixed = dsp.selection_rates(SEL, "f", "g", standard="value", value=2.5)
     assert fixed.set_index(GROUP)[SELECTION_RATE].to_dict() == pytest.approx(
         {"A": 0.5, "B": 1.0})
@@ -153,6 +162,22 @@ def test_selection_rate_standards_and_directions():
         dsp.selection_rates(SEL, "f", "g", standard="value")
 
 
+def test_selection_counts_ties_with_the_standard_as_saged():
+    # integer scores, the median (2) as standard: SAGED's x >= 2 gives A 1/2, B 2/2, IR 0.5;
+    # the strict x > 2 gives A 0/2, B 1/2, IR 0.0
+    df = pd.DataFrame({"g": ["A", "A", "B", "B"], "f": [1, 2, 2, 3]})
+    inclusive = dsp.selection_rates(df, "f", "g", standard="median")
+    assert inclusive[STANDARD].iloc[0] == 2
+    assert inclusive[SELECTION_RATE].tolist() == [0.5, 1.0]
+    assert inclusive[IMPACT_RATIO].min() == 0.5
+    assert (inclusive[SELECTION_RULE] == "x >= standard").all()
+    strict = dsp.selection_rates(df, "f", "g", standard="median", comparison="strict")
+    assert strict[SELECTION_RATE].tolist() == [0.0, 0.5]
+    assert strict[IMPACT_RATIO].min() == 0.0
+    with pytest.raises(AnalysisError, match="Unknown comparison"):
+        dsp.selection_rates(df, "f", "g", comparison="lenient")
+
+
 # --- Dixon's Q -------------------------------------------------------------------------------
 def test_dixon_classic_example_r11_and_r10():
     # sorted: 0.167 0.177 0.181 0.181 0.182 0.183 0.184 0.186 0.187 0.189; suspect 0.167
@@ -160,25 +185,25 @@ def test_dixon_classic_example_r11_and_r10():
     assert r11.variant == "r11" and r11.n == 10
     assert r11.statistic == pytest.approx((0.177 - 0.167) / (0.187 - 0.167))  # 0.5
     assert r11.suspect_value == 0.167 and r11.suspect_end == "low" and r11.suspect == "1"
-    assert r11.critical == 0.478 and r11.significant
-    assert dsp.dixon_q_test(CLASSIC, alpha=0.05).significant is False  # 0.5 < 0.535
+    assert r11.critical == 0.4779 and r11.significant
+    assert dsp.dixon_q_test(CLASSIC, alpha=0.05).significant is False  # 0.5 < 0.5346
     r10 = dsp.dixon_q_test(CLASSIC, alpha=0.10, variant="r10")
     assert r10.statistic == pytest.approx(0.010 / 0.022)  # 0.4545
-    assert r10.critical == 0.412 and r10.significant  # Rorabacher Q90, n = 10
+    assert r10.critical == 0.4119 and r10.significant  # exact; Rorabacher's Q90: 0.412
     r10_95 = dsp.dixon_q_test(CLASSIC, alpha=0.05, variant="r10")
-    assert r10_95.critical == 0.466 and not r10_95.significant
-    assert r10.source.startswith("Rorabacher")
+    assert r10_95.critical == 0.4656 and not r10_95.significant
+    assert r10.source.startswith("exact")
 
 
 @pytest.mark.parametrize(("values", "alpha", "q", "critical", "significant", "end"), [
-    ([1.0, 1.1, 2.0], 0.10, 0.9, 0.941, False, "high"),            # n=3: 0.9 / 1.0
-    ([1.0, 1.01, 2.0], 0.05, 0.99 / 1.0, 0.970, True, "high"),
-    ([1.0, 1.01, 2.0], 0.01, 0.99, 0.994, False, "high"),
-    ([10, 10.1, 10.2, 12], 0.05, 1.8 / 2.0, 0.829, True, "high"),   # n=4
-    ([10, 10.1, 10.2, 12], 0.01, 0.9, 0.926, False, "high"),
-    ([2.1, 2.2, 2.3, 2.4, 3.5], 0.05, 1.1 / 1.4, 0.710, True, "high"),   # n=5
-    ([0.5, 2.0, 2.1, 2.2, 2.3, 2.4], 0.01, 1.5 / 1.9, 0.740, True, "low"),  # n=6
-    ([5, 5.1, 5.2, 5.3, 5.4, 5.5, 5.9], 0.10, 0.4 / 0.9, 0.507, False, "high"),  # n=7
+    ([1.0, 1.1, 2.0], 0.10, 0.9, 0.9413, False, "high"),            # n=3: 0.9 / 1.0
+    ([1.0, 1.01, 2.0], 0.05, 0.99 / 1.0, 0.9702, True, "high"),
+    ([1.0, 1.01, 2.0], 0.01, 0.99, 0.9940, False, "high"),
+    ([10, 10.1, 10.2, 12], 0.05, 1.8 / 2.0, 0.8298, True, "high"),   # n=4
+    ([10, 10.1, 10.2, 12], 0.01, 0.9, 0.9207, False, "high"),
+    ([2.1, 2.2, 2.3, 2.4, 3.5], 0.05, 1.1 / 1.4, 0.7102, True, "high"),   # n=5
+    ([0.5, 2.0, 2.1, 2.2, 2.3, 2.4], 0.01, 1.5 / 1.9, 0.7427, True, "low"),  # n=6
+    ([5, 5.1, 5.2, 5.3, 5.4, 5.5, 5.9], 0.10, 0.4 / 0.9, 0.5073, False, "high"),  # n=7
 ])
 def test_dixon_r10_small_samples_by_hand(values, alpha, q, critical, significant, end):
     rng = np.random.default_rng(len(values))
@@ -199,8 +224,8 @@ def test_dixon_sub_range_ratios_for_larger_samples():
     fourteen = list(range(1, 14)) + [30]  # r22 high end: (30 - 12) / (30 - 3)
     r22 = dsp.dixon_q_test(fourteen, alpha=0.05)
     assert r22.variant == "r22" and r22.statistic == pytest.approx(18 / 27)
-    assert r22.critical == 0.591 and r22.significant
-    assert not dsp.dixon_q_test(fourteen, alpha=0.01).significant  # 0.667 < 0.672
+    assert r22.critical == 0.5908 and r22.significant
+    assert not dsp.dixon_q_test(fourteen, alpha=0.01).significant  # 0.667 < 0.6724
     # r11 ignores a second outlier at the other end: (x2 - x1) / (x(n-1) - x1)
     r11 = dsp.dixon_q_test([0, 10, 10.1, 10.2, 10.3, 10.4, 10.5, 30], alpha=0.05)
     assert r11.variant == "r11"
@@ -215,7 +240,8 @@ def test_dixon_outside_the_tables_says_so():
     assert few.critical is None and "fewer than 3" in few.note
     flat = dsp.dixon_q_test([3.0] * 5)
     assert math.isnan(flat.statistic) and "equal" in flat.note
-    assert dsp.dixon_critical(9, 0.05, "r22") is None  # r22 tabulated from n = 14
+    assert dsp.dixon_critical(5, 0.05, "r22") is None  # r22 needs 6 values
+    assert dsp.dixon_critical(9, 0.05, "r22") == 0.7817  # every ratio, every n up to 25
     with pytest.raises(AnalysisError, match="alpha"):
         dsp.dixon_q_test(CLASSIC, alpha=0.02)
 
@@ -240,6 +266,41 @@ def test_dixon_table_agrees_with_simulation(variant, n):
     # exact ones by up to 0.005 at alpha 0.01 (docs/disparity.md)
     for sim, tab, tol in zip(simulated, tabulated, (0.006, 0.006, 0.012), strict=True):
         assert sim == pytest.approx(tab, abs=tol)
+
+
+def test_dixon_exact_values_from_the_integration():
+    from analysis.dixon import DixonDistribution, exact_dixon_critical
+
+    # the audit's numbers: r10, n = 4, alpha 0.01 is 0.9207 (published 0.926); the
+    # published n = 6 value 0.625 at alpha 0.05 has actual size 0.0515
+    assert exact_dixon_critical("r10", 4, 0.01) == pytest.approx(0.92066, abs=1e-5)
+    assert 2 * DixonDistribution("r10", 6).sf(0.625) == pytest.approx(0.0515, abs=5e-5)
+    # n = 3, r10 in closed form: the residuals of three normals point in a uniform
+    # direction of a plane, each ordering is a 60-degree sector, and within it
+    # r = sin(t) / (sin(t) + sin(60 deg - t)), so G(r) = (3 / pi) arctan(sqrt(3) r / (2 - r))
+    three = DixonDistribution("r10", 3)
+    for r in (0.1, 0.3, 0.7, 0.9, 0.99):
+        assert three.cdf(r) == pytest.approx(
+            3 / math.pi * math.atan(math.sqrt(3) * r / (2 - r)), abs=1e-12)
+    t = math.tan(0.95 * math.pi / 3)  # G(r) = 0.95 -> r = 2t / (sqrt(3) + t) = 0.94126
+    assert exact_dixon_critical("r10", 3, 0.10) == pytest.approx(2 * t / (math.sqrt(3) + t),
+                                                                 abs=1e-9)
+    dist = DixonDistribution("r22", 25)
+    assert dist.cdf(1.0) == pytest.approx(1.0, abs=1e-10)  # a proper distribution
+    # the table holds the rounded exact values
+    for variant, n in [("r10", 7), ("r11", 10), ("r21", 13), ("r22", 18)]:
+        for alpha, tab in zip(dsp.DIXON_ALPHAS, dsp.DIXON_CRITICAL[variant][n], strict=True):
+            assert tab == pytest.approx(exact_dixon_critical(variant, n, alpha), abs=5e-5)
+
+
+@pytest.mark.parametrize(("variant", "n"), [("r10", 4), ("r10", 6), ("r11", 8), ("r21", 11),
+                                            ("r22", 25)])
+def test_dixon_table_agrees_with_dixonstat(variant, n):
+    dixonstat = pytest.importorskip("dixonstat")  # McBane's Gauss-Hermite method (dev extra)
+    ref = getattr(dixonstat, variant)(n)
+    for alpha, tab in zip(dsp.DIXON_ALPHAS, dsp.DIXON_CRITICAL[variant][n], strict=True):
+        # dixonstat's quadrature is coarser: it agrees within 2e-4 (1.4e-4 at r22, n = 25)
+        assert tab == pytest.approx(float(ref.ppf(1 - alpha / 2)), abs=2e-4)
 
 
 # --- disparity metrics -----------------------------------------------------------------------
@@ -382,3 +443,92 @@ def test_moments_stay_accurate_when_groups_are_far_apart():
     for name in ("variance", "skewness", "kurtosis"):
         assert out.loc["a", name] == pytest.approx(_reference(a, name), rel=1e-6)
         assert out.loc["b", name] == pytest.approx(_reference(b, name), rel=1e-6)
+
+
+# --- adaptive permutations, polarity, id-like columns ------------------------------------------
+def test_stopping_rule_is_the_clopper_pearson_interval():
+    # b = 0 of 99: upper 99.9 % bound 1 - 0.0005 ** (1 / 99) = 0.0739 > 0.05, undecided;
+    # 0 of 199: 0.0375 < 0.05, decided; 50 of 99: lower bound 0.33 > 0.05, decided
+    high_99 = stats.binomtest(0, 99).proportion_ci(0.999, "exact").high
+    assert high_99 == pytest.approx(0.07390, abs=1e-5)
+    assert stats.binomtest(0, 199).proportion_ci(0.999, "exact").high == pytest.approx(
+        1 - 0.0005 ** (1 / 199))
+    decided = dsp._decided(np.array([0, 0, 50, 9]), np.array([99, 199, 99, 199]), 0.05)
+    assert decided.tolist() == [False, True, True, False]  # 9/199 = 0.045: too close
+
+
+def test_adaptive_permutations_stop_early_with_the_fixed_m_p_values():
+    rng = np.random.default_rng(0)
+    shifted = pd.DataFrame({"g": ["A"] * 300 + ["B"] * 300,
+                            "f": np.r_[rng.normal(0, 1, 300), rng.normal(1, 1, 300)]})
+    out = dsp.permutation_test(shifted, "f", "g", n_permutations=999, adaptive=True,
+                               random_state=2)
+    # no shuffle reaches a difference of ~1 SD: 0 of 199 -> stop, p = 1 / 200
+    assert out[N_PERMUTATIONS].tolist() == [199, 199]
+    assert out[P_VALUE].tolist() == pytest.approx([0.005, 0.005])
+    assert out["stopped_early"].all()
+    null = pd.DataFrame({"g": ["A", "B"] * 300, "f": rng.normal(0, 1, 600)})
+    adaptive = dsp.permutation_test(null, "f", "g", n_permutations=999, adaptive=True,
+                                    random_state=4)
+    fixed = dsp.permutation_test(null, "f", "g", n_permutations=99, random_state=4)
+    assert adaptive[N_PERMUTATIONS].tolist() == [99, 99]  # clearly above 0.05 at m = 99
+    assert adaptive[P_VALUE].tolist() == fixed[P_VALUE].tolist()  # same shuffles
+    assert fixed[P_VALUE].min() > 0.2
+    full = dsp.permutation_test(null, "f", "g", n_permutations=999, random_state=4)
+    assert full[N_PERMUTATIONS].tolist() == [999, 999] and not full["stopped_early"].any()
+
+
+def test_harmful_feature_selects_the_favourable_side():
+    # deviation-like 0/1 feature: A deviates 1 of 4, B 3 of 4; mean 0.5
+    df = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 4, "biased": [1, 0, 0, 0, 1, 1, 1, 0]})
+    naive = dsp.disparity_report(df, "biased", "g", n_permutations=0)
+    assert naive.settings["direction"] == "above"  # selection = deviating
+    assert naive.selection[SELECTION_RATE].tolist() == [0.25, 0.75]
+    assert naive.selection[PASSES_FOUR_FIFTHS].tolist() == [False, True]  # A "fails"
+    harmful = dsp.disparity_report(df, "biased", "g", polarity="harmful", n_permutations=0)
+    assert harmful.settings["direction"] == "below"  # x <= 0.5: not deviating
+    assert harmful.selection[SELECTION_RATE].tolist() == [0.75, 0.25]
+    assert harmful.selection[PASSES_FOUR_FIFTHS].tolist() == [True, False]  # B fails
+    assert harmful.impact_ratio == pytest.approx(1 / 3)
+
+
+def test_feature_polarity_from_the_design():
+    from analysis.design import Design, Factor, Outcome
+
+    f = Factor("g", "domain", ("A", "B"), "A")
+    d = Design((f,), Outcome("biased", "binary"), polarity={"sentiment": "favourable"})
+    assert dsp.feature_polarity(d, "biased") == "harmful"
+    assert dsp.feature_polarity(d, "deviation") == "harmful"
+    assert dsp.feature_polarity(d, "sentiment") == "favourable"
+    assert dsp.feature_polarity(d, "other") is None
+    correct = Design((f,), Outcome("correct", "values", values=("0",)))
+    assert dsp.feature_polarity(correct, "correct") == "favourable"
+    low = Design((f,), Outcome("score", "below", threshold=3))
+    assert dsp.feature_polarity(low, "score") == "favourable"
+    again = Design.from_text(d.to_yaml())
+    assert again.polarity == (("sentiment", "favourable"),) and again == d
+    old = Design.from_text("factors: [{name: g, values: [A, B]}]")  # no polarity key
+    assert old.polarity == () and dsp.feature_polarity(old, "x") is None
+    with pytest.raises(AnalysisError, match="harmful or favourable"):
+        Design((f,), polarity={"x": "bad"})
+
+
+def test_id_like_columns_are_never_the_default_feature():
+    n = 50
+    df = pd.DataFrame({"row_in_ssqa": np.arange(n), "example_id": np.arange(n) * 3,
+                       "question_index": np.tile([1, 2, 3, 4, 5], 10),
+                       "serial": np.arange(100, 100 + n), "score": np.tile([1, 2, 3, 4, 5], 10),
+                       "sentiment": np.linspace(-1, 1, n), "bias_index": np.linspace(0, 1, n),
+                       "g": ["a", "b"] * 25})
+    assert dsp.is_id_like(df["row_in_ssqa"]) and dsp.is_id_like(df["example_id"])
+    assert dsp.is_id_like(df["question_index"])  # an integer "index"
+    assert dsp.is_id_like(df["serial"])  # 50 distinct consecutive integers in 50 rows
+    assert dsp.is_id_like(pd.Series(["u1", "u2"], name="exampleId"))
+    assert not dsp.is_id_like(df["score"])  # 5 values in 50 rows
+    assert not dsp.is_id_like(df["sentiment"]) and not dsp.is_id_like(df["bias_index"])
+    from analysis.design import Design, Factor
+
+    design = Design((Factor("g", "domain", ("a", "b"), "a"),))
+    cols = dsp.numeric_columns(df, design)
+    assert cols[:3] == ["sentiment", "bias_index", "score"]
+    assert set(cols[3:]) == {"row_in_ssqa", "example_id", "question_index", "serial"}

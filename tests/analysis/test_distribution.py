@@ -183,3 +183,56 @@ def test_real_bbq_answer_types_across_input_formats():
                                     renormalise=True)
     chi2 = dm.homogeneity_test(kept, "answer_type", "input_format").iloc[0]
     assert chi2[METHOD] == "chi-square" and chi2[P_VALUE] < 1e-100
+
+
+def test_absent_categories_follow_one_rule_in_spread_and_test():
+    # role "nurse" never shows "unclassified": left out of its spread and of its test
+    frame = pd.concat([_frame(CEO, "ceo"), _frame(
+        {"1950s": {"woman": 6, "man": 4}, "1990s": {"woman": 3, "man": 7}}, "nurse")])
+    dist = dm.category_distribution(frame, "portrays", "decade", by="role")
+    spread = dm.frequency_spread(dist, "portrays", "decade", by="role").set_index(
+        ["role", "decade"])
+    nurse = spread.loc[("nurse", "1950s")]
+    assert nurse["n_categories"] == 2  # woman 60 %, man 40 %
+    assert nurse[SD_PERCENT] == pytest.approx(np.std([60, 40], ddof=1))  # 14.142
+    assert nurse[SD_PERCENT] == pytest.approx(14.1421356)
+    assert nurse[NOTE] == "no row in this group, left out: non-binary, unclassified"
+    ceo = spread.loc[("ceo", "1950s")]  # non-binary: 0 in the 1950s, seen in the role
+    assert ceo["n_categories"] == 4 and ceo[NOTE] == ""
+    test = dm.homogeneity_test(dist, "portrays", "decade", by="role").set_index("role")
+    assert test.loc["nurse", "n_categories"] == nurse["n_categories"]
+    assert test.loc["ceo", "n_categories"] == ceo["n_categories"]
+    across = dm.frequency_spread(dist, "portrays", "decade", by="role", over="cohorts")
+    assert set(across[across["role"] == "nurse"]["portrays"].astype(str)) == {"woman", "man"}
+
+
+def test_bbq_disability_spread_leaves_out_the_unmatched_category():
+    """REAL data: 'unmatched' occurs only in Age; the audit found 19.05 (counted as 0 %)
+    against the chi-square's table without it; the one rule gives 11.29."""
+    frame = pd.read_csv(ROOT / "sample_data" / "bbq_unifiedqa.csv.gz")
+    dist = dm.category_distribution(frame, "answer_type", "input_format", by="category")
+    spread = dm.frequency_spread(dist, "answer_type", "input_format", by="category")
+    row = spread.set_index(["category", "input_format"]).loc[("Disability_status", "arc")]
+    sub = frame[(frame["category"] == "Disability_status") & (frame["input_format"] == "arc")]
+    pct = 100 * sub["answer_type"].value_counts(normalize=True)
+    assert row["n_categories"] == len(pct) == 3
+    assert row[SD_PERCENT] == pytest.approx(np.std(pct.to_numpy(), ddof=1))
+    assert row[SD_PERCENT] == pytest.approx(11.29, abs=0.005)
+    assert "unmatched" in row[NOTE]
+
+
+def test_distribution_figure_pages_never_break_plotly():
+    from analysis.figures.distribution import distribution_figure, n_pages
+
+    frame = pd.concat([_frame({"1950s": {"woman": 1 + i % 3, "man": 2},
+                               "1990s": {"woman": 2, "man": 1 + i % 2}}, f"r{i:02d}")
+                       for i in range(40)])
+    dist = dm.category_distribution(frame, "portrays", "decade", by="role")
+    assert n_pages(dist, "role") == 4  # 40 groups, 12 per page: 12 + 12 + 12 + 4
+    last = distribution_figure(dist, "portrays", "decade", by="role", page=3)
+    assert len({t.xaxis for t in last.data}) == 4
+    # all 40 panels on one page: 14 rows; the spacing shrinks below 1 / (rows - 1)
+    one = distribution_figure(dist, "portrays", "decade", by="role", per_page=40)
+    assert len({t.xaxis for t in one.data}) == 40
+    with pytest.raises(AnalysisError, match="pages 0 to 3"):
+        distribution_figure(dist, "portrays", "decade", by="role", page=4)

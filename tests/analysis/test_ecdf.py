@@ -33,6 +33,7 @@ from analysis.ecdf import (
     deviation_metric,
     ecdf_steps,
     ecdf_summary,
+    ks_permutation_pvalue,
     ks_tests,
     subgroup_rates,
 )
@@ -162,14 +163,72 @@ def test_pairwise_ks_equals_scipy_and_hand_statistic():
         xb = rates.loc[rates["model"] == r[GROUP_B], DEVIATION_RATE].to_numpy()
         ref = stats.ks_2samp(xa, xb)
         assert r[STATISTIC] == pytest.approx(ref.statistic)
-        assert r[P_VALUE] == pytest.approx(ref.pvalue)
+        if r["method"] == "permutation (ties)":  # tied rates: 9,999 seeded random splits
+            perm = stats.permutation_test(
+                (xa, xb), lambda a, b: stats.ks_2samp(a, b).statistic, n_resamples=2000,
+                alternative="greater", rng=np.random.default_rng(3))
+            assert r[P_VALUE] == pytest.approx(perm.pvalue, abs=0.02)
+            assert r["n_resamples"] == 9999
+        else:
+            assert r["method"] == "exact"
+            assert r[P_VALUE] == pytest.approx(ref.pvalue)
         grid = np.union1d(xa, xb)  # sup |F_a - F_b| over the pooled values, by hand
         fa = np.searchsorted(np.sort(xa), grid, side="right") / len(xa)
         fb = np.searchsorted(np.sort(xb), grid, side="right") / len(xb)
         assert r[STATISTIC] == pytest.approx(np.max(np.abs(fa - fb)))
     np.testing.assert_allclose(ks[P_ADJUSTED], multipletests(ks[P_VALUE], method="fdr_bh")[1])
     # model B deviates far more than A (effect 1.0 on the logit scale)
-    assert ks.set_index([GROUP_A, GROUP_B]).loc[("A", "B"), P_VALUE] < 1e-4
+    assert ks.set_index([GROUP_A, GROUP_B]).loc[("A", "B"), P_VALUE] <= 1e-4
+
+
+def _exact_split_pvalue(xa, xb):
+    """Brute force: D over every split of the pooled values, by the eCDF definition."""
+    import itertools
+
+    pooled = np.concatenate([xa, xb])
+    grid = np.unique(pooled)
+
+    def d(a, b):
+        fa = np.searchsorted(np.sort(a), grid, side="right") / len(a)
+        fb = np.searchsorted(np.sort(b), grid, side="right") / len(b)
+        return np.max(np.abs(fa - fb))
+
+    d_obs = d(xa, xb)
+    idx = range(len(pooled))
+    ds = [d(pooled[list(c)], pooled[[i for i in idx if i not in c]])
+          for c in itertools.combinations(idx, len(xa))]
+    return d_obs, np.mean(np.array(ds) >= d_obs - 1e-12)
+
+
+def test_ks_with_ties_uses_the_exact_permutation_distribution():
+    xa, xb = np.array([0.0, 0.0, 0.0, 0.0, 0.1]), np.array([0.0, 0.0, 0.1, 0.2, 0.3, 0.4])
+    d, p, method, used = ks_permutation_pvalue(xa, xb)
+    d_ref, p_ref = _exact_split_pvalue(xa, xb)
+    assert method == "exact permutation (ties)" and used == 462  # C(11, 5)
+    assert d == pytest.approx(d_ref) and p == pytest.approx(p_ref, rel=1e-12)
+    assert d == pytest.approx(0.5)  # at 0.1: F_a = 5/5, F_b = 3/6
+    assert p == pytest.approx(102 / 462)  # 102 of the 462 splits reach D >= 0.5: 0.2208
+    # the continuous-data p-value (no ties assumed) is conservative here: 0.3571
+    assert stats.ks_2samp(xa, xb).pvalue == pytest.approx(0.3571, abs=5e-5)
+    rates = pd.DataFrame({"model": ["m1"] * 5 + ["m2"] * 6, DEVIATION_RATE: np.r_[xa, xb]})
+    ks = ks_tests(rates, by="model").iloc[0]
+    assert ks["method"] == "exact permutation (ties)" and ks[P_VALUE] == pytest.approx(p)
+
+
+def test_a_curve_with_one_subgroup_is_refused():
+    rates = pd.DataFrame({"model": ["m1", "m2", "m2", "m3", "m3"],
+                          DEVIATION_RATE: [0.1, 0.2, 0.3, 0.5, 0.6]})
+    ks = ks_tests(rates, by="model").set_index([GROUP_A, GROUP_B])
+    assert ks.loc[("m1", "m2"), "method"] == "refused"
+    assert np.isnan(ks.loc[("m1", "m2"), STATISTIC]) and "single subgroup" in ks.loc[
+        ("m1", "m2"), "note"]
+    assert ks.loc[("m2", "m3"), STATISTIC] == pytest.approx(1.0)
+    assert ks.loc[("m2", "m3"), P_VALUE] == pytest.approx(
+        stats.ks_2samp([0.2, 0.3], [0.5, 0.6], method="exact").pvalue)  # 1/3
+    assert ks.loc[("m2", "m3"), P_ADJUSTED] == ks.loc[("m2", "m3"), P_VALUE]  # one test
+    one_each = pd.DataFrame({"model": ["m1", "m2"], DEVIATION_RATE: [0.1, 0.9]})
+    with pytest.raises(AnalysisError, match="single subgroup"):
+        ks_tests(one_each, by="model")
 
 
 def test_one_curve_gives_no_ks_rows():

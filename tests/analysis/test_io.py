@@ -207,9 +207,11 @@ def test_other_encoding():
     assert frame["stigma"].tolist() == ["café"]
 
 
-def test_short_rows_are_padded_with_missing_values():
-    frame = load_results(b"a,b\n1,2\n3\n", name="r.csv")
-    assert frame["a"].tolist() == [1, 3]
+def test_short_rows_are_refused_not_padded():
+    # issue 20: ragged rows loaded silently (a short row became missing values)
+    with pytest.raises(LoadError, match="line 3: a row has fewer fields than the header"):
+        load_results(b"a,b\n1,2\n3\n", name="r.csv")
+    frame = load_results(b"a,b\n1,2\n3,\n", name="r.csv")  # an empty field is missing
     assert frame["b"].isna().tolist() == [False, True]
 
 

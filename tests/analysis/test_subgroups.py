@@ -18,14 +18,17 @@ from analysis.columns import (
     CONTINUITY_CORRECTED,
     DEVIATION_RATE,
     DEVIATIONS,
+    DUPLICATE_OF,
     LD_UNDEFINED,
     LEVEL,
     LOG_DISPARITY,
     P_ADJUSTED,
     P_VALUE,
     RATE_OUTSIDE,
+    SAME_ROWS_AS,
     SMALL_N,
     SUBGROUP,
+    TEST,
     N,
 )
 from analysis.design import Design, Outcome, apply_design, make_factor
@@ -35,6 +38,7 @@ from analysis.figures.subgroups import sunburst_figure
 from analysis.subgroups import (
     benjamini_hochberg,
     disparity_stats,
+    distinct_subgroups,
     fisher_exact_pvalues,
     subgroup_counts,
     subgroups,
@@ -136,7 +140,7 @@ def test_counts_equal_groupby_over_raw_rows():
 def test_haldane_anscombe_correction_and_flag():
     cells = hand_cells()
     cells.loc[0, DEVIATIONS] = 0  # (a1, b1): 0 of 10 deviate
-    table = subgroups(cells, ["a", "b"], max_level=2)
+    table = subgroups(cells, ["a", "b"], max_level=2, test="wald")
     r = table[table[SUBGROUP] == "a = a1, b = b1"].iloc[0]
     assert r[CONTINUITY_CORRECTED] and r[DEVIATION_RATE] == 0
     a, b, c, d = 0.5, 10.5, 33.5, 57.5  # 0.5 added to all four cells
@@ -144,6 +148,15 @@ def test_haldane_anscombe_correction_and_flag():
     t = Table2x2(np.array([[a, b], [c, d]]), shift_zeros=False)
     assert (r[CI_LOW], r[CI_HIGH]) == pytest.approx(t.log_oddsratio_confint(), rel=1e-12)
     assert r[P_VALUE] == pytest.approx(t.log_oddsratio_pvalue(), rel=1e-9)
+    assert r[P_VALUE] == pytest.approx(0.0871, abs=5e-5)
+    # the default test is Fisher's exact test on the uncorrected table for this row
+    auto = subgroups(cells, ["a", "b"], max_level=2)
+    r = auto[auto[SUBGROUP] == "a = a1, b = b1"].iloc[0]
+    assert r[TEST] == "fisher"
+    assert r[P_VALUE] == pytest.approx(stats.fisher_exact([[0, 10], [33, 57]]).pvalue,
+                                       rel=1e-12)
+    assert r[P_VALUE] == pytest.approx(0.0281, abs=5e-5)
+    assert r[LOG_DISPARITY] == pytest.approx(math.log(a * d / (b * c)))  # LD unchanged
     # only the subgroup with a zero cell is corrected
     assert table[CONTINUITY_CORRECTED].sum() == 1
 
@@ -304,3 +317,73 @@ def test_dense_and_sparse_counting_agree(monkeypatch):
     raw = frame.groupby(list("xyz")).size()
     level3 = sparse[sparse[LEVEL] == 3].set_index(list("xyz"))[N]
     assert level3.to_dict() == raw.to_dict()
+
+
+# --- the test per row, identical subgroups ---------------------------------------------------
+def test_auto_test_uses_fisher_for_small_subgroups_and_wald_elsewhere():
+    # hand cells: a1 has n = 30 (2 + 10 deviations), b1 has 40; (a1, b1) has n = 10 -> small
+    table = subgroups(hand_cells(), ["a", "b"], max_level=2).set_index(SUBGROUP)
+    small = table.loc["a = a1, b = b1"]
+    assert small[SMALL_N] and small[TEST] == "fisher"
+    # 2 of 10 vs 33 of 90 outside
+    assert small[P_VALUE] == pytest.approx(stats.fisher_exact([[2, 8], [33, 57]]).pvalue,
+                                           rel=1e-12)
+    big = table.loc["b = b2"]  # n = 60, 30 of 60 vs 5 of 40: expected counts >= 5
+    assert not big[SMALL_N] and big[TEST] == "wald"
+    t = Table2x2(np.array([[30, 30], [5, 35]]))
+    assert big[P_VALUE] == pytest.approx(t.log_oddsratio_pvalue(), rel=1e-9)
+    # BH over the p-values actually reported (no duplicates here)
+    expected = multipletests(table[P_VALUE].to_numpy(), method="fdr_bh")[1]
+    assert table[P_ADJUSTED].to_numpy() == pytest.approx(expected, rel=1e-12)
+    wald = subgroups(hand_cells(), ["a", "b"], max_level=2, test="wald")
+    assert (wald[TEST] == "wald").all()
+    with pytest.raises(AnalysisError, match="Unknown test"):
+        subgroups(hand_cells(), ["a", "b"], test="exact")
+
+
+def test_identical_subgroups_are_one_test_in_the_bh_family():
+    # b has one value (as after --where b=b1): "a = ai, b = b1" is "a = ai" and
+    # "b = b1, c = cj" is "c = cj"; the a x c pairs are distinct
+    cells = pd.DataFrame({
+        "a": pd.Categorical(["a1", "a1", "a2", "a2", "a3", "a3"], ordered=True),
+        "b": pd.Categorical(["b1"] * 6, ordered=True),
+        "c": pd.Categorical(["c1", "c2"] * 3, ordered=True),
+        N: [20, 20, 25, 25, 30, 30], DEVIATIONS: [3, 7, 12, 8, 5, 10]})
+    table = subgroups(cells, ["a", "b", "c"], max_level=2)
+    assert len(table) == (3 + 1 + 2) + (3 + 6 + 2)  # levels 1 and 2
+    dup = table.set_index(SUBGROUP)[DUPLICATE_OF]
+    assert dup["a = a2, b = b1"] == "a = a2" and pd.isna(dup["a = a2"])
+    assert dup["b = b1, c = c2"] == "c = c2"
+    assert pd.isna(dup["b = b1"])  # no other subgroup has all 150 rows
+    assert table[DUPLICATE_OF].notna().sum() == 5
+    reported = table[DUPLICATE_OF].isna() & table[P_VALUE].notna()
+    assert reported.sum() == 11  # 3 + 2 + 6 distinct tests, not 16
+    bh = multipletests(table.loc[reported, P_VALUE].to_numpy(), method="fdr_bh")[1]
+    assert table.loc[reported, P_ADJUSTED].to_numpy() == pytest.approx(bh, rel=1e-12)
+    # counting the duplicates would give other adjusted p-values
+    naive = subgroups(cells, ["a", "b", "c"], max_level=2)
+    naive_bh = multipletests(naive[P_VALUE].dropna().to_numpy(), method="fdr_bh")[1]
+    first = table.set_index(SUBGROUP).loc["a = a1", P_ADJUSTED]
+    naive_first = naive_bh[list(naive[P_VALUE].dropna().index).index(0)]
+    assert first != pytest.approx(naive_first, rel=1e-6)
+    same = table.set_index(SUBGROUP).loc[["a = a1, b = b1", "a = a1"], [P_VALUE, P_ADJUSTED]]
+    assert (same.iloc[0] == same.iloc[1]).all()
+    shown = distinct_subgroups(table).set_index(SUBGROUP)
+    assert len(shown) == 12 and SAME_ROWS_AS in shown.columns
+    assert shown.loc["a = a3", SAME_ROWS_AS] == "a = a3, b = b1"
+    assert shown.loc["b = b1", SAME_ROWS_AS] == ""
+
+
+def test_identical_level_one_subgroups_of_nested_factors():
+    # c is a relabelling of a (a1 <-> c1, a2 <-> c2): "c = c1" has the rows of "a = a1"
+    # even at level 1, where no pair subgroup links them
+    cells = pd.DataFrame({
+        "a": pd.Categorical(["a1", "a1", "a2", "a2"], ordered=True),
+        "c": pd.Categorical(["c1", "c1", "c2", "c2"], ordered=True),
+        "b": pd.Categorical(["b1", "b2", "b1", "b2"], ordered=True),
+        N: [10, 20, 30, 40], DEVIATIONS: [2, 10, 3, 20]})
+    table = subgroups(cells, ["a", "c", "b"], max_level=1)
+    dup = table.set_index(SUBGROUP)[DUPLICATE_OF]
+    assert dup["c = c1"] == "a = a1" and dup["c = c2"] == "a = a2"
+    assert dup[["a = a1", "b = b1", "b = b2"]].isna().all()
+    assert table[DUPLICATE_OF].notna().sum() == 2

@@ -44,3 +44,11 @@ def sample_with_design(file_name: str) -> tuple[pd.DataFrame, Design]:
     stem = file_name.removesuffix(".gz").removesuffix(".csv")
     return (pd.read_csv(ROOT / "sample_data" / file_name),
             Design.load(ROOT / "sample_data" / f"{stem}.design.yaml"))
+
+
+def shown(markdown: str) -> str:
+    """What a user reads for Markdown written by ``ui.widgets.md``: backslash escapes
+    removed and hard line breaks (two trailing spaces) back to plain newlines."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown.replace("  \n", "\n"))

@@ -84,6 +84,40 @@ def test_switching_choices_drops_stale_selections(bbq):
     assert {"ans0", "ans1", "ans2"} <= set(wide.columns)
 
 
+def test_many_within_groups_are_paged_and_booleans_are_categories():
+    """A "within" factor with 100 values (plotly refused more than ~27 rows of panels) and a
+    True/False category column."""
+    import numpy as np
+
+    from analysis.design import Design, make_factor
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    frame = pd.DataFrame({"model": rng.choice(["m1", "m2"], n),
+                          "template": [f"t{i:03d}" for i in rng.integers(0, 100, n)],
+                          "cot": rng.random(n) < 0.4})
+    design = Design((make_factor(frame, "model", kind="model"),
+                     make_factor(frame, "template", kind="domain")))
+    at = page_test("cohorts.py", frame=frame, design=design).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="cohorts_category").value == "cot"
+    assert at.multiselect(key="cohorts_keep_cot").value == ["false", "true"]
+    assert at.multiselect(key="cohorts_by").value == ["template"]
+    specs = plotly_specs(at)
+    bars = specs[0]
+    assert "groups 1-12 of 100" in bars["layout"]["title"]["text"]
+    assert len({t["xaxis"] for t in bars["data"]}) == 12  # 12 panels on the first page
+    wide = at.dataframe[0].value
+    t0 = wide[(wide["template"] == "t000") & (wide["model"] == "m1")].iloc[0]
+    rows = frame[(frame["template"] == "t000") & (frame["model"] == "m1")]
+    assert t0["true"] == pytest.approx(100 * rows["cot"].mean())
+    at.number_input(key="cohorts_panel_page").set_value(9).run()
+    assert not at.exception and not at.error
+    last = plotly_specs(at)[0]
+    assert "groups 97-100 of 100" in last["layout"]["title"]["text"]
+    assert len({t["xaxis"] for t in last["data"]}) == 4
+
+
 def test_time_capsules_per_demographic():
     """Two demographics in one label column: each keeps its own subcategories."""
     from analysis.design import Design, make_factor

@@ -6,7 +6,7 @@ import pandas as pd
 import yaml
 
 from analysis.design import Design, Factor, Outcome, make_factor
-from tests.app.apptools import metric_values, page_test
+from tests.app.apptools import metric_values, page_test, shown
 from tests.conftest import needs_shared
 
 
@@ -105,7 +105,7 @@ def test_design_upload_lists_every_mismatch(ssqa_table):
     }
     _upload_design(at, yaml.safe_dump(bad), "other.yaml")
     (error,) = at.error
-    lines = error.value.splitlines()
+    lines = shown(error.value).splitlines()  # the message as the user reads it
     assert lines[0] == "other.yaml: The design does not fit this results table:"
     assert lines[1:] == [
         "- Factor 'cot': values in the data that the design does not declare: "
@@ -157,7 +157,7 @@ def test_small_table_with_threshold_outcome():
                              Factor("h", "prompt", ("x", "y"), "x")),
                     outcome=Outcome("score", "below", threshold=3))
     at = _run(page_test("design.py", frame=frame, design=design))
-    assert any(c.value == "Deviation (score < 3): 2 of 4 rows (50.0%); 1 rows without an "
+    assert any(shown(c.value) == "Deviation (score < 3): 2 of 4 rows (50.0%); 1 rows without an "
                           "outcome." for c in at.caption)
     assert metric_values(at) == {"Possible cells": "4", "Observed cells": "3",
                             "Rows per observed cell": "1.3"}

@@ -43,7 +43,7 @@ def test_simulated_sentiment_by_cluster(ssqa):
     sel = shown["selection"].set_index(GROUP)
     mean = frame["sentiment"].mean()
     threatening = frame.loc[frame["pachankis_cluster"] == "Threatening", "sentiment"]
-    assert sel.loc["Threatening", SELECTION_RATE] == pytest.approx((threatening > mean).mean())
+    assert sel.loc["Threatening", SELECTION_RATE] == pytest.approx((threatening >= mean).mean())
     assert sel[IMPACT_RATIO].max() == pytest.approx(1.0)
 
     specs = plotly_specs(at)
@@ -56,8 +56,10 @@ def test_simulated_sentiment_by_cluster(ssqa):
 
     perm = shown["permutation"]
     again = permutation_test(apply_design(frame, design), "sentiment", "pachankis_cluster",
-                             n_permutations=999, random_state=0)
+                             n_permutations=999, random_state=0, adaptive=True, alpha=0.05)
     assert perm[P_VALUE].to_numpy() == pytest.approx(again[P_VALUE].to_numpy())
+    assert perm["n_permutations"].tolist() == again["n_permutations"].tolist()
+    assert perm["n_permutations"].max() < 999  # clear-cut clusters stop early
     labels = {b.label for b in at.get("download_button")}
     assert {"PNG", "SVG", "PDF", "HTML", "CSV"} <= labels
 
@@ -76,7 +78,7 @@ def test_widgets_change_the_analysis(ssqa):
     a_no = frame[(frame["model"] == "sim-model-A") & (frame["cot"] == "no")]["sentiment"]
     assert summary["median"].iloc[0] == pytest.approx(a_no.median())
     sel = at.dataframe[1].value
-    assert sel[SELECTION_RATE].iloc[0] == pytest.approx((a_no < frame["sentiment"].mean()).mean())
+    assert sel[SELECTION_RATE].iloc[0] == pytest.approx((a_no <= frame["sentiment"].mean()).mean())
     assert any("Permutation tests are off" in i.value for i in at.info)
     metrics = at.dataframe[2].value
     assert set(metrics["quantity"]) == {"median", "selection_rate"}
@@ -95,6 +97,23 @@ def test_real_bbq_sample_and_subset():
     q = frame[frame["input_format"] == "qonly"]
     assert summary["mean"].to_dict() == pytest.approx(q.groupby("category")["correct"].mean()
                                                       .to_dict())
+
+
+def test_bbq_biased_answer_is_harmful_and_ids_are_not_default():
+    frame, design = sample_with_design(BBQ)
+    at = page_test("disparity.py", frame=frame, design=design, name=BBQ).run()
+    assert at.selectbox(key="disparity_feature").value not in ("question_index", "label")
+    at.number_input(key="disparity_permutations").set_value(0).run()
+    at.selectbox(key="disparity_feature").set_value("biased_answer").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="disparity_polarity_biased_answer").value == "harmful"
+    assert any("x <= standard" in c.value for c in at.caption)
+    sel = at.dataframe[1].value.set_index(GROUP)
+    # the selection rate is the share of answers that are not biased
+    unbiased = 1 - frame.groupby("category")["biased_answer"].mean()
+    assert sel[SELECTION_RATE].to_dict() == pytest.approx(unbiased.to_dict())
+    best = unbiased.idxmax()
+    assert sel.loc[best, IMPACT_RATIO] == pytest.approx(1.0)
 
 
 def test_no_numeric_column():

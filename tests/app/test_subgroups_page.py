@@ -101,3 +101,36 @@ def test_opens_on_the_bundled_bbq_sample():
     inner = [i for i, p in zip(trace["ids"], trace["parents"], strict=True) if p == ""]
     assert inner[0].startswith("category=")
     assert len(inner) == 6
+
+
+def test_bbq_sample_shows_bias_scores_missing_rows_and_test_per_row():
+    at = page_test("subgroups.py").run()  # the bundled BBQ sample with its design
+    assert not at.exception and not at.error
+    assert at.selectbox(key="subgroups_test").value == "auto"
+    # 3 rows have no outcome (their prediction matched no option)
+    assert any("3 of 35,868 rows have no outcome" in c.value for c in at.caption)
+    table = at.dataframe[0].value
+    assert set(table["test"].dropna()) <= {"wald", "fisher"}
+    assert "same_rows_as" in table.columns
+    scores = at.dataframe[1].value.set_index(["category", "input_format"])
+    assert scores.loc[("Age", "race"), "s_AMB"] == pytest.approx(0.2978, abs=5e-5)
+    assert scores.loc[("Age", "race"), "s_DIS"] == pytest.approx(0.0116, abs=5e-5)
+
+
+def test_factors_named_like_output_columns_are_renamed_with_a_note():
+    rows = []
+    for s_, l_, n, k in [("s1", "l1", 10, 2), ("s1", "l2", 20, 10), ("s2", "l1", 30, 3),
+                         ("s2", "l2", 40, 20)]:
+        rows += [{"subgroup": s_, "level": l_, "n": "k1", "biased": int(i < k)}
+                 for i in range(n)]
+    frame = pd.DataFrame(rows)
+    design = Design(tuple(make_factor(frame, f) for f in ["subgroup", "level", "n"]),
+                    Outcome("biased"))
+    at = page_test("subgroups.py", frame=frame, design=design).run()
+    assert not at.exception and not at.error
+    assert any("'subgroup' as 'subgroup_factor'" in c.value for c in at.caption)
+    table = at.dataframe[0].value.set_index("subgroup")
+    assert table.loc["subgroup_factor = s1", "n"] == 30
+    assert table.loc["subgroup_factor = s1", "deviations"] == 12
+    _, trace = sunburst(at)
+    assert len(trace["ids"]) > 0 and trace["ids"][0].startswith("subgroup_factor=")

@@ -30,6 +30,7 @@ from judges.agreement import (
     weighted_kappa_se,
 )
 from judges.category_agreement import category_agreement
+from judges.cli import EXIT_INPUT
 from judges.cli import main as scale_main
 from judges.errors import JudgesError
 
@@ -208,7 +209,7 @@ def test_cli_agreement(tmp_path, capsys):
     assert scale_main(["agreement", str(path), "--ci", "analytic"]) == 0
     printed = capsys.readouterr().out
     assert "kappa_qw" in printed and "pearson_r_p" not in printed
-    assert scale_main(["agreement", str(path), "--judge-col", "ics"]) == 1
+    assert scale_main(["agreement", str(path), "--judge-col", "ics"]) == EXIT_INPUT
 
 
 # --- averaged human labels (issue 17) -------------------------------------------------------
@@ -375,5 +376,5 @@ def test_cli_categorical_agreement(tmp_path, capsys):
     assert "precision" in capsys.readouterr().out
     bad = categorised().assign(human_category="x")
     bad.to_csv(path, index=False)
-    assert scale_main(["agreement", str(path), "--categorical"]) == 1
+    assert scale_main(["agreement", str(path), "--categorical"]) == EXIT_INPUT
     assert "do not match the categories" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from judges.answer import (
 )
 from judges.batch import BatchConfig
 from judges.cache import ReplyCache
+from judges.cli import EXIT_INPUT
 from judges.cli import main as scale_main
 from judges.cost import PriceTable
 from judges.errors import FourStageError, JudgesError
@@ -296,7 +297,7 @@ def test_cli_answer_writes_the_file(tmp_path, questions):
                              "--quiet", "--max-retries", "0"])
     assert failed == 3
     assert scale_main(["answer", str(tmp_path / "missing.csv"), "--provider", "openai",
-                       "--model", "m", "--out", str(out)]) == 1
+                       "--model", "m", "--out", str(out)]) == EXIT_INPUT
 
 
 # --- plain prompt lists (issue 17) ----------------------------------------------------------
@@ -354,4 +355,4 @@ def test_cli_answer_plain_prompt_list(tmp_path):
     assert answered[C.ANSWER].tolist() == ["ANSWER<Write about a pilot.>",
                                            "ANSWER<Write about a teacher.>"]
     assert scale_main(["answer", str(src), "--provider", "openai", "--model", "mut-1",
-                       "--no-cache", "--out", str(out)]) == 1       # no stage, no prompt column
+                       "--no-cache", "--out", str(out)]) == EXIT_INPUT  # no stage, no prompt column

@@ -356,6 +356,7 @@ def test_batch_stream_counts_tokens_and_cost_in_stats(bserver, frame, tmp_path):
 
 def test_cli_score_batch_pending_then_collected_and_batches_command(bserver, frame, tmp_path,
                                                                     capsys):
+    from judges.cli import EXIT_INPUT
     from judges.cli import main as scale_main
     from judges.cli_scale import EXIT_PENDING
 
@@ -376,8 +377,8 @@ def test_cli_score_batch_pending_then_collected_and_batches_command(bserver, fra
     assert bserver.counts["create"] == 1
     done = pd.read_csv(out)
     assert done[C.UNSCORED_REASON].isna().all() and done[C.JUDGE_CACHED].sum() == 6
-    assert scale_main(["batches", "--cache", str(cache), "--cancel", "nope"]) == 1
-    assert scale_main([*base, "--no-cache"]) == 1
+    assert scale_main(["batches", "--cache", str(cache), "--cancel", "nope"]) == EXIT_INPUT
+    assert scale_main([*base, "--no-cache"]) == EXIT_INPUT
 
 
 def test_a_run_cancelled_before_submitting_sends_nothing(bserver, frame, tmp_path):

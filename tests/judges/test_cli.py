@@ -7,7 +7,7 @@ import pytest
 
 from analysis.design import Design
 from judges import columns as C
-from judges.cli import main
+from judges.cli import EXIT_INPUT, main
 from judges.fourstage import sample_path
 from tests.judges.judge_server import FakeLLMServer
 
@@ -91,19 +91,19 @@ def test_metrics_command(sample_copy, tmp_path, capsys):
     assert (tmp_path / "r.design.yaml").exists()
 
 
-def test_errors_exit_1_with_a_message(sample_copy, tmp_path, capsys):
+def test_errors_exit_2_with_a_message(sample_copy, tmp_path, capsys):
     assert main(["score", str(sample_copy), "--provider", "openai", "--model", "gpt-4o-mini",
-                 "--out", str(tmp_path / "o.csv"), "--no-cache"]) == 1
+                 "--out", str(tmp_path / "o.csv"), "--no-cache"]) == EXIT_INPUT
     assert "No API key for openai: set OPENAI_API_KEY" in capsys.readouterr().err
     bad = tmp_path / "bad.csv"
     bad.write_text("id,stage,sensitive_factor,scenario,model,question\n1,1,g,s,m,q\n")
-    assert main(["estimate", str(bad), "--provider", "openai", "--model", "m"]) == 1
+    assert main(["estimate", str(bad), "--provider", "openai", "--model", "m"]) == EXIT_INPUT
     assert ("Missing column 'expected_output', needed by stage 1 rows (1: rows 1)"
             in capsys.readouterr().err)
-    assert main(["metrics", str(sample_copy)]) == 1
+    assert main(["metrics", str(sample_copy)]) == EXIT_INPUT
     assert "not a judged four-stage file" in capsys.readouterr().err
     assert main(["score", str(sample_copy), "--provider", "openai",
-                 "--out", str(tmp_path / "o.csv")]) == 1
+                 "--out", str(tmp_path / "o.csv")]) == EXIT_INPUT
     assert "--model is required" in capsys.readouterr().err
 
 

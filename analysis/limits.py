@@ -1,0 +1,75 @@
+"""Resource limits on inputs, each configurable through an environment variable.
+
+A results file, an upload or a design file could otherwise take the whole machine
+(and, in the app, every user's session) down: a gzip "bomb" that expands a thousand
+times, a YAML file whose nested aliases expand to gigabytes ("billion laughs"),
+``/dev/zero`` or a FIFO given as a path. The checks run while streaming, so a refused
+input costs little memory and time. ``docs/limits.md`` lists every limit.
+
+Each limit is read from the environment when it is used, so a deployment (or a test)
+can change it without code: ``BIAS_WORKBENCH_MAX_DECOMPRESSED_MB=4096 python -m analysis ...``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from analysis.errors import LimitError
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: its environment variable, default, unit and what it bounds."""
+
+    env: str
+    default: float
+    unit: str
+    what: str
+
+    def value(self) -> float:
+        """The configured value (the environment variable, else the default)."""
+        raw = os.environ.get(self.env, "").strip()
+        if not raw:
+            return self.default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise LimitError(f"{self.env}={raw!r} is not a number ({self.what}).") from None
+        if value <= 0:
+            raise LimitError(f"{self.env}={raw!r} must be positive ({self.what}).")
+        return value
+
+    def how_to_raise(self) -> str:
+        """A sentence naming the variable that raises the limit."""
+        return f"To allow more, set the environment variable {self.env} (see docs/limits.md)."
+
+
+MB = 1024 * 1024
+
+#: Largest file or upload read (compressed size), in MB.
+MAX_INPUT = Limit("BIAS_WORKBENCH_MAX_INPUT_MB", 1024, "MB",
+                  "the largest results file or upload read")
+#: Largest size a compressed (gzip) input may expand to, in MB.
+MAX_DECOMPRESSED = Limit("BIAS_WORKBENCH_MAX_DECOMPRESSED_MB", 1024, "MB",
+                         "the largest size a gzip file may expand to")
+#: Largest expansion ratio of a gzip input, checked once it has expanded past
+#: :data:`RATIO_CHECK_FROM` bytes (small files legitimately compress very well).
+MAX_RATIO = Limit("BIAS_WORKBENCH_MAX_COMPRESSION_RATIO", 100, "x",
+                  "the largest expansion ratio of a gzip file")
+RATIO_CHECK_FROM = 16 * MB
+#: Largest design file (YAML or JSON), in KB.
+MAX_DESIGN_SIZE = Limit("BIAS_WORKBENCH_MAX_DESIGN_KB", 8192, "KB",
+                        "the largest design file read")
+#: Most values a design may declare, all factors together.
+MAX_DESIGN_VALUES = Limit("BIAS_WORKBENCH_MAX_DESIGN_VALUES", 1_000_000, "values",
+                          "the most values a design may declare")
+
+LIMITS: tuple[Limit, ...] = (MAX_INPUT, MAX_DECOMPRESSED, MAX_RATIO, MAX_DESIGN_SIZE,
+                             MAX_DESIGN_VALUES)
+
+
+def max_bytes(limit: Limit) -> int:
+    """A size limit (MB or KB) in bytes."""
+    factor = {"MB": MB, "KB": 1024}[limit.unit]
+    return int(limit.value() * factor)
