@@ -89,6 +89,7 @@ def category_distribution(
     *,
     by: str | Sequence[str] = (),
     categories: Sequence[str] | None = None,
+    renormalise: bool = False,
 ) -> pd.DataFrame:
     """Counts and percentages of each category per cohort (within each ``by`` group).
 
@@ -107,15 +108,23 @@ def category_distribution(
         observed combination.
     categories
         Keep only these categories, in this order (default: every observed category, in
-        the column's value order). Percentages are then shares among the kept ones.
+        the column's value order).
+    renormalise
+        ``False`` (default, the time-capsule study's shares): ``n`` counts every row of
+        the cohort whose category is known, so the categories left out ("neither",
+        "unclassified") still count and the kept percentages may add up to less than
+        100. ``True``: ``n`` counts only the rows of the kept categories, so their
+        percentages add up to 100 (shares among the kept ones).
 
     Returns
     -------
     pandas.DataFrame
         One row per (``by`` group, cohort, category), every category listed for every
         observed (group, cohort) even with count 0. Columns: one per ``by`` factor, the
-        cohort, the category column, ``count``, ``n`` (rows of the cohort in the group)
-        and ``percent`` (100 x count / n).
+        cohort, the category column, ``count``, ``n`` (rows of the cohort in the group
+        with a known category; with ``renormalise``, with a kept category) and
+        ``percent`` (100 x count / n). A (group, cohort) whose rows all fall in left-out
+        categories is listed with counts 0.
     """
     by = _check(results, category, cohort, by)
     cat_codes, cat_values = _values(results[category])
@@ -149,9 +158,13 @@ def category_distribution(
     for (codes, _), size in zip(parts, sizes, strict=True):
         key = key * size + codes
     k = len(categories)
-    uniq, inverse = np.unique(key[rows], return_inverse=True)
-    counts = np.bincount(inverse.reshape(-1) * k + cat_new[rows],
+    base = rows if renormalise else known  # the rows the denominator n counts
+    uniq, inverse = np.unique(key[base], return_inverse=True)
+    inverse = inverse.reshape(-1)
+    kept = cat_new[base] >= 0
+    counts = np.bincount(inverse[kept] * k + cat_new[base][kept],
                          minlength=len(uniq) * k).reshape(len(uniq), k)
+    totals = np.bincount(inverse, minlength=len(uniq))
     decoded, rest = [], uniq
     for size in reversed(sizes):
         decoded.append(rest % size)
@@ -163,7 +176,7 @@ def category_distribution(
     out[category] = pd.Categorical(np.tile(categories, len(uniq)), categories=categories,
                                    ordered=True)
     out[COUNT] = counts.reshape(-1).astype(np.int64)
-    out[N] = np.repeat(counts.sum(axis=1), k).astype(np.int64)
+    out[N] = np.repeat(totals, k).astype(np.int64)
     out[PERCENT] = 100.0 * out[COUNT] / out[N]
     return out
 
@@ -259,6 +272,18 @@ def frequency_spread(dist: pd.DataFrame, category: str, cohort: str, *,
     return out
 
 
+def _with_other(table: pd.DataFrame, sub: pd.DataFrame, cohort: str) -> np.ndarray:
+    """The cohort x category counts plus, when the shares keep left-out categories (``n``
+    larger than the kept counts), one more column with those rows ("other"), so the test
+    compares the distributions the percentages show."""
+    cohorts = sub.groupby(cohort, observed=True, sort=True)
+    other = (cohorts[N].first() - cohorts[COUNT].sum()).reindex(table.index).fillna(0)
+    counts = table.to_numpy(dtype=np.int64)
+    if (other > 0).any():
+        counts = np.column_stack([counts, other.to_numpy(dtype=np.int64)])
+    return counts
+
+
 def _cramers_v(chi2: float, n: int, shape: tuple[int, int]) -> float:
     m = min(shape) - 1
     return float(np.sqrt(chi2 / (n * m))) if m > 0 and n > 0 else float("nan")
@@ -279,6 +304,10 @@ def homogeneity_test(
     For each ``by`` group, the cohort x category table of counts (cohorts and categories
     with no row in the group left out) is tested with Pearson's chi-square, no
     continuity correction (``scipy.stats.chi2_contingency(..., correction=False)``).
+    When the shares keep rows of left-out categories (``renormalise=False`` with chosen
+    categories) those rows form one more column, "other". The question it answers: is the
+    whole distribution of categories the same in every cohort? (For one category at a
+    time, as in the time-capsule study, see :func:`analysis.capsules.kruskal_across_cohorts`.)
 
     Parameters
     ----------
@@ -316,7 +345,8 @@ def homogeneity_test(
         key = key if isinstance(key, tuple) else (key,)
         sub = sub[_present(sub, category, [])]  # the rule of frequency_spread
         table = sub.pivot_table(index=cohort, columns=category, values=COUNT, aggfunc="sum",
-                                observed=True, fill_value=0).to_numpy(dtype=np.int64)
+                                observed=True, fill_value=0)
+        table = _with_other(table, sub, cohort)
         table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
         row = dict(zip(by, key, strict=True))
         n = int(table.sum())

@@ -23,6 +23,23 @@ NaN when a column holds non-whole numbers (e.g. cosine similarities) or when the
 expected disagreement is 0. Rows with a score missing on either side are left out
 (counted in ``n_missing``); a coefficient needs ``n >= 3`` (Kendall's analytic interval
 ``n >= 5``), else it is NaN.
+
+**Averaged human labels** (FairMonitor's procedure: the mean of three annotators, e.g.
+3.67) are not whole numbers, so kappa cannot use them as categories. When every score of
+both columns lies on the 1-5 scale but some are not whole, kappa and the exact agreement
+are computed on the labels *rounded half up* (3.5 -> 4, 3.33 -> 3), and the column
+``kappa_labels`` says so (``"rounded half up"``; ``"as given"`` otherwise, empty when
+there is no kappa). Two coefficients use the raw (unrounded) values whatever they are:
+
+- ``icc_a1``: the intraclass correlation ICC(A,1) of McGraw & Wong (1996), two-way
+  random effects, absolute agreement, single rater (Shrout & Fleiss ICC(2,1), pingouin's
+  ``ICC2``), with the two columns as the two raters:
+  ``(MSR - MSE) / (MSR + (k-1) MSE + k (MSC - MSE) / n)``, k = 2; analytic interval from
+  the F distribution (McGraw & Wong 1996, case 2A);
+- ``alpha_interval``: Krippendorff's alpha with the interval metric (squared
+  differences), two coders and no missing values:
+  ``1 - (2n - 1) sum (x - y)^2 / (2n sum over all 2n values (v - mean)^2)``; intervals by
+  bootstrap only (NaN with ``ci="analytic"``).
 """
 
 from __future__ import annotations
@@ -30,7 +47,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,7 +70,13 @@ HUMAN_COLUMN = "human_column"
 N = "n"
 N_MISSING = "n_missing"
 PEARSON, SPEARMAN, KENDALL, KAPPA = "pearson_r", "spearman_rho", "kendall_tau", "kappa_qw"
-COEFFICIENTS: tuple[str, ...] = (PEARSON, SPEARMAN, KENDALL, KAPPA)
+ICC, ALPHA = "icc_a1", "alpha_interval"
+#: The coefficients with a p-value column (scipy's tests).
+CORRELATIONS: tuple[str, ...] = (PEARSON, SPEARMAN, KENDALL)
+COEFFICIENTS: tuple[str, ...] = (PEARSON, SPEARMAN, KENDALL, KAPPA, ICC, ALPHA)
+#: Which labels kappa and the exact agreement used: "as given" or "rounded half up".
+KAPPA_LABELS = "kappa_labels"
+AS_GIVEN, ROUNDED = "as given", "rounded half up"
 EXACT = "exact_agreement"
 CI_METHOD = "ci_method"
 
@@ -78,7 +101,8 @@ AGREEMENT_COLUMNS: tuple[str, ...] = (
     PEARSON, low(PEARSON), high(PEARSON), p_value(PEARSON),
     SPEARMAN, low(SPEARMAN), high(SPEARMAN), p_value(SPEARMAN),
     KENDALL, low(KENDALL), high(KENDALL), p_value(KENDALL),
-    KAPPA, low(KAPPA), high(KAPPA), EXACT, CI_METHOD,
+    KAPPA, low(KAPPA), high(KAPPA), KAPPA_LABELS,
+    ICC, low(ICC), high(ICC), ALPHA, low(ALPHA), high(ALPHA), EXACT, CI_METHOD,
 )
 
 
@@ -164,6 +188,95 @@ def quadratic_kappa(a: Sequence[float], b: Sequence[float],
     if categories is None:
         return math.nan
     return weighted_kappa(confusion_matrix(a, b, categories))
+
+
+def round_half_up(values: np.ndarray) -> np.ndarray:
+    """Round to whole numbers with halves going up (3.5 -> 4), unlike numpy's half-to-even."""
+    return np.floor(np.asarray(values, dtype=float) + 0.5)
+
+
+def kappa_labels(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """The labels kappa is computed on, and how they were obtained.
+
+    Whole scores are used as given; scores on the 1-5 scale that are not all whole (human
+    labels averaged over annotators) are rounded half up; anything else (e.g. cosine
+    similarities) has no kappa (``None``).
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if score_categories(a, b) is not None:
+        return a, b, AS_GIVEN
+    both = np.concatenate([a, b])
+    if (len(both) and np.all(np.isfinite(both)) and both.min() >= SCALE[0]
+            and both.max() <= SCALE[-1]):
+        return round_half_up(a), round_half_up(b), ROUNDED
+    return None
+
+
+def _anova_two_raters(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Mean squares of the two-way layout subjects x 2 raters, over the last axis.
+
+    Returns ``(MSR, MSC, MSE)``: rows (subjects), columns (raters), residual.
+    """
+    n = x.shape[-1]
+    grand = (x.sum(-1) + y.sum(-1)) / (2 * n)
+    rows = (x + y) / 2
+    ssr = 2 * ((rows - grand[..., None]) ** 2).sum(-1)
+    ssc = n * ((x.mean(-1) - grand) ** 2 + (y.mean(-1) - grand) ** 2)
+    sst = ((x - grand[..., None]) ** 2).sum(-1) + ((y - grand[..., None]) ** 2).sum(-1)
+    sse = sst - ssr - ssc
+    return ssr / (n - 1), ssc, sse / (n - 1)
+
+
+def icc_a1(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> np.ndarray:
+    """ICC(A,1) of two raters (two-way random, absolute agreement, single rater).
+
+    Works along the last axis, so a stack of resamples gives one value each; NaN when
+    undefined (fewer than 2 subjects, or no variance at all).
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape[-1] < 2:
+        return np.full(x.shape[:-1], np.nan)
+    msr, msc, mse = _anova_two_raters(x, y)
+    n = x.shape[-1]
+    denominator = msr + mse + 2 * (msc - mse) / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (msr - mse) / denominator, np.nan)
+
+
+def icc_a1_interval(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float]:
+    """F-based interval of ICC(A,1) for two raters (McGraw & Wong 1996, case 2A)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n, k = len(x), 2
+    icc = float(icc_a1(x, y))
+    msr, msc, mse = (float(v) for v in _anova_two_raters(x, y))
+    if not np.isfinite(icc) or n < 3 or mse <= 0:
+        return math.nan, math.nan
+    fc = msc / mse
+    vn = (k - 1) * (n - 1) * (k * icc * fc + n * (1 + (k - 1) * icc) - k * icc) ** 2
+    vd = (n - 1) * k ** 2 * icc ** 2 * fc ** 2 + (n * (1 + (k - 1) * icc) - k * icc) ** 2
+    if vd <= 0:
+        return math.nan, math.nan
+    v = vn / vd
+    tail = (1 - confidence) / 2
+    fu = stats.f.ppf(1 - tail, n - 1, v)
+    fl = stats.f.ppf(1 - tail, v, n - 1)
+    lower = n * (msr - fu * mse) / (fu * (k * msc + (k * n - k - n) * mse) + n * msr)
+    upper = n * (fl * msr - mse) / (k * msc + (k * n - k - n) * mse + n * fl * msr)
+    return float(lower), float(upper)
+
+
+def alpha_interval(x: Sequence[float] | np.ndarray,
+                   y: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Krippendorff's alpha, interval metric, two coders, no missing values (last axis)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n = x.shape[-1]
+    if n < 2:
+        return np.full(x.shape[:-1], np.nan)
+    values = np.concatenate([x, y], axis=-1)
+    ss = ((values - values.mean(-1, keepdims=True)) ** 2).sum(-1)
+    observed = ((x - y) ** 2).sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ss > 0, 1 - (2 * n - 1) * observed / (2 * n * ss), np.nan)
 
 
 # --- correlations and intervals -------------------------------------------------------------
@@ -256,19 +369,26 @@ def _kendalls(tables: np.ndarray) -> np.ndarray:
         return np.where(denominator > 0, (concordant - discordant) / denominator, np.nan)
 
 
-def _bootstrap(x: np.ndarray, y: np.ndarray, categories: Sequence[int] | None,
+#: Kendall's bootstrap uses confusion matrices up to this many distinct values.
+_MAX_KENDALL_CATEGORIES = 60
+
+
+def _bootstrap(x: np.ndarray, y: np.ndarray,
+               labels: tuple[np.ndarray, np.ndarray, Sequence[int]] | None,
                row: dict[str, float], *, n_boot: int, confidence: float,
                rng: np.random.Generator) -> None:
     n = len(x)
     idx = rng.integers(0, n, size=(n_boot, n))
     bx, by = x[idx], y[idx]
     draws = {PEARSON: _pearson_rows(bx, by),
-             SPEARMAN: _pearson_rows(stats.rankdata(bx, axis=1), stats.rankdata(by, axis=1))}
-    if categories is not None:
-        tables = _tables(x, y, idx, categories)
-        draws[KENDALL] = _kendalls(tables)
-        draws[KAPPA] = _kappas(tables)
-    else:  # continuous scores: no kappa, Kendall one resample at a time
+             SPEARMAN: _pearson_rows(stats.rankdata(bx, axis=1), stats.rankdata(by, axis=1)),
+             ICC: icc_a1(bx, by), ALPHA: alpha_interval(bx, by)}
+    if labels is not None:
+        draws[KAPPA] = _kappas(_tables(labels[0], labels[1], idx, labels[2]))
+    distinct = np.unique(np.r_[x, y])
+    if len(distinct) <= _MAX_KENDALL_CATEGORIES:  # ordered categories: tau-b from tables
+        draws[KENDALL] = _kendalls(_tables(x, y, idx, distinct))
+    else:  # many distinct values: Kendall one resample at a time
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             draws[KENDALL] = np.array([stats.kendalltau(bx[i], by[i]).statistic
@@ -284,14 +404,16 @@ def _bootstrap(x: np.ndarray, y: np.ndarray, categories: Sequence[int] | None,
 
 def pair_agreement(judge: Sequence[float], human: Sequence[float], *,
                    ci: CIMethod = "bootstrap", n_boot: int = 1000, confidence: float = 0.95,
-                   random_state: int | np.random.Generator | None = 0) -> dict[str, float]:
+                   random_state: int | np.random.Generator | None = 0) -> dict[str, Any]:
     """Agreement statistics of two score arrays of equal length (missing pairs dropped).
 
     Returns
     -------
     dict
-        ``n``, ``n_missing``, the coefficients with ``_low``/``_high`` bounds, the
-        correlations' ``_p`` values and ``exact_agreement`` (see :data:`AGREEMENT_COLUMNS`).
+        ``n``, ``n_missing``, the coefficients (Pearson, Spearman, Kendall, quadratic
+        kappa, ICC(A,1), Krippendorff's alpha interval) with ``_low``/``_high`` bounds,
+        the correlations' ``_p`` values, ``kappa_labels`` and ``exact_agreement`` (see
+        :data:`AGREEMENT_COLUMNS`).
     """
     x = pd.to_numeric(pd.Series(list(judge)), errors="coerce").to_numpy(dtype=float)
     y = pd.to_numeric(pd.Series(list(human)), errors="coerce").to_numpy(dtype=float)
@@ -300,24 +422,36 @@ def pair_agreement(judge: Sequence[float], human: Sequence[float], *,
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     n = int(keep.sum())
-    row: dict[str, float] = {N: n, N_MISSING: int((~keep).sum())}
+    row: dict[str, Any] = {N: n, N_MISSING: int((~keep).sum())}
     for name in COEFFICIENTS:
         row[name] = row[low(name)] = row[high(name)] = math.nan
-        if name != KAPPA:
+        if name in CORRELATIONS:
             row[p_value(name)] = math.nan
-    row[EXACT] = float(np.mean(x == y)) if n else math.nan
+    labels = kappa_labels(x, y) if n else None
+    categories = score_categories(labels[0], labels[1]) if labels is not None else None
+    if categories is None:
+        labels = None
+    row[KAPPA_LABELS] = labels[2] if labels is not None and n >= 3 else ""
+    row[EXACT] = (float(np.mean(labels[0] == labels[1])) if labels is not None
+                  else float(np.mean(x == y)) if n else math.nan)
     if n < 3:
         return row
     row.update(_correlations(x, y))
-    categories = score_categories(x, y)
-    table = confusion_matrix(x, y, categories) if categories is not None else None
+    row[ICC] = float(icc_a1(x, y))
+    row[ALPHA] = float(alpha_interval(x, y))
+    table = (confusion_matrix(labels[0], labels[1], categories)
+             if labels is not None and categories is not None else None)
     row[KAPPA] = weighted_kappa(table) if table is not None else math.nan
     if ci == "analytic":
         _analytic(row, table, n, confidence)
+        row[low(ICC)], row[high(ICC)] = icc_a1_interval(x, y, confidence)
     elif ci == "bootstrap":
         rng = (random_state if isinstance(random_state, np.random.Generator)
                else np.random.default_rng(random_state))
-        _bootstrap(x, y, categories, row, n_boot=n_boot, confidence=confidence, rng=rng)
+        _bootstrap(x, y, (labels[0], labels[1], categories)
+                   if labels is not None and categories is not None else None,
+                   row, n_boot=n_boot,
+                   confidence=confidence, rng=rng)
     elif ci != "none":
         raise ValueError(f"ci must be 'bootstrap', 'analytic' or 'none', not {ci!r}.")
     return row

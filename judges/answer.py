@@ -19,6 +19,13 @@ ask ``question``; stage 2 asks each variant's story prompt; stage 3 asks ``quest
 and ``question_b`` separately, so answer B never sees answer A. The wording around the
 texts is data (``judges/data/answer_prompts.yaml``, id and version in the cache key).
 
+**A plain list of prompts** works too: any table with a text column (``prompt_column``,
+``--prompt-col`` on the CLI; a file without a ``stage`` column and with a ``prompt``
+column is taken as such a list). Each non-empty prompt is sent as it is, in its own
+conversation, and the reply goes to ``answer``; every other column passes through, and
+no four-stage column is needed. Such a file is ready for ``categorise`` or for the
+analysis pages, not for the four-stage judge.
+
 The model's settings become model-factor columns so the analysis can compare them
 (:data:`MODEL_SETTING_COLUMNS`): ``answer_model`` (``provider:model``),
 ``answer_temperature`` (as sent; ``default`` when none is sent, e.g. Anthropic),
@@ -97,6 +104,8 @@ ANSWER_TARGETS: dict[int, tuple[tuple[str, str], ...]] = {
     4: ((C.ANSWER, C.QUESTION),),
 }
 _ANSWER_TEXT_COLUMNS = (C.ANSWER, C.STORY_A, C.STORY_B, C.ANSWER_A, C.ANSWER_B)
+#: The column a file without ``stage`` is read as a plain prompt list from, by default.
+DEFAULT_PROMPT_COLUMN = "prompt"
 _PLACEHOLDERS = {1: {"question"}, 2: {"story_prompt"}, 3: {"question"}, 4: {"question"}}
 
 
@@ -269,8 +278,59 @@ def story_prompts(row: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def question_items(frame: pd.DataFrame) -> pd.DataFrame:
+def prompt_column_of(frame: pd.DataFrame, prompt_column: str | None = None) -> str | None:
+    """The plain-prompt column ``frame`` is read with, or ``None`` for a four-stage file.
+
+    ``prompt_column`` given: it must be a column (and not ``answer``, which receives the
+    replies). Not given: a file with a ``stage`` column is a four-stage question file; a
+    file without one but with a ``prompt`` column is a plain prompt list.
+
+    Raises
+    ------
+    FourStageError
+        The named column is missing or is ``answer``; a file with neither ``stage`` nor
+        ``prompt`` (the message says how to name the prompt column).
+    """
+    if not isinstance(frame, pd.DataFrame) or frame.empty:
+        raise FourStageError("The question file has no rows.")
+    columns = [str(c) for c in frame.columns]
+    if prompt_column is not None:
+        if prompt_column not in frame.columns:
+            raise FourStageError(f"No column {prompt_column!r} to read prompts from; columns: "
+                                 f"{', '.join(columns)}.")
+        if prompt_column == C.ANSWER:
+            raise FourStageError(f"The prompt column cannot be {C.ANSWER!r}: the replies are "
+                                 "written there. Rename it.")
+        return prompt_column
+    if C.STAGE in frame.columns:
+        return None
+    if DEFAULT_PROMPT_COLUMN in frame.columns:
+        return DEFAULT_PROMPT_COLUMN
+    raise FourStageError(
+        "This file is neither a four-stage question file (no 'stage' column) nor a prompt "
+        f"list with a {DEFAULT_PROMPT_COLUMN!r} column. For a plain list of prompts name its "
+        f"text column (--prompt-col COLUMN, prompt_column=...); columns: {', '.join(columns)}.")
+
+
+def _prompt_list_items(frame: pd.DataFrame, prompt_column: str) -> pd.DataFrame:
+    drop = {C.ANSWER, C.MODEL, *ANSWER_COLUMNS, *C.OUTPUT_COLUMNS} - {prompt_column}
+    items = frame.drop(columns=[c for c in frame.columns if c in drop])
+    items = items.drop_duplicates().reset_index(drop=True)
+    empty = [pos + 1 for pos, v in enumerate(items[prompt_column].tolist()) if _blank(v)]
+    if empty:
+        shown = ", ".join(map(str, empty[:10])) + (" ..." if len(empty) > 10 else "")
+        raise FourStageError(f"{len(empty)} row(s) have an empty {prompt_column!r} "
+                             f"(rows {shown}); remove them or fill them in.")
+    return items
+
+
+def question_items(frame: pd.DataFrame, prompt_column: str | None = None) -> pd.DataFrame:
     """Validate a question file and reduce it to one row per question set item.
+
+    With ``prompt_column`` (or a file read as a prompt list, :func:`prompt_column_of`) the
+    file is a plain list of prompts: the rows without ``answer``, ``model`` and earlier
+    answer / judge columns, exact duplicates dropped; a row with an empty prompt is an
+    error.
 
     Returns
     -------
@@ -285,8 +345,9 @@ def question_items(frame: pd.DataFrame) -> pd.DataFrame:
         a stage that is not 1-4; an empty question; a stage 2 row without both story
         prompts (see the module docstring).
     """
-    if not isinstance(frame, pd.DataFrame) or frame.empty:
-        raise FourStageError("The question file has no rows.")
+    prompt_column = prompt_column_of(frame, prompt_column)
+    if prompt_column is not None:
+        return _prompt_list_items(frame, prompt_column)
     common = [c for c in C.COMMON_COLUMNS if c != C.MODEL]
     missing = [c for c in common if c not in frame.columns]
     if missing:
@@ -319,10 +380,12 @@ def question_items(frame: pd.DataFrame) -> pd.DataFrame:
 
 # --- requests and the answered file ------------------------------------------------------------
 def answer_requests(items: pd.DataFrame, settings: Sequence[AnswerSettings], *,
-                    prompts: AnswerPrompts | None = None) -> Iterator[ChatRequest]:
+                    prompts: AnswerPrompts | None = None,
+                    prompt_column: str | None = None) -> Iterator[ChatRequest]:
     """The questions to send, lazily: one per (setting, row, answer column).
 
-    ``tag`` is ``(setting index, row position, answer column)``.
+    ``tag`` is ``(setting index, row position, answer column)``. With ``prompt_column``
+    (a plain prompt list) each row's prompt is sent as it is and answers into ``answer``.
     """
     prompts = prompts or load_answer_prompts()
     records = items.to_dict("records")
@@ -330,6 +393,11 @@ def answer_requests(items: pd.DataFrame, settings: Sequence[AnswerSettings], *,
         system = (("system", setting.system_prompt),) if setting.system_prompt else ()
         params = setting.params()
         for pos, row in enumerate(records):
+            if prompt_column is not None:
+                yield ChatRequest(messages=(*system, ("user", str(row[prompt_column]).strip())),
+                                  params=params, key_parts={"answer_prompts": prompts.key},
+                                  tag=(s_index, pos, C.ANSWER))
+                continue
             stage = int(row[C.STAGE])
             template = string.Template(prompts.templates[stage])
             if stage == 2:
@@ -366,7 +434,8 @@ def answer_text(result: Result) -> tuple[str, str]:
 
 def assemble_answers(items: pd.DataFrame, settings: Sequence[AnswerSettings],
                      results: Sequence[Result], provider: ChatProvider, *,
-                     prompts: AnswerPrompts | None = None) -> pd.DataFrame:
+                     prompts: AnswerPrompts | None = None,
+                     prompt_column: str | None = None) -> pd.DataFrame:
     """The answered file: one copy of ``items`` per setting with the answers filled."""
     prompts = prompts or load_answer_prompts()
     n = len(items)
@@ -387,12 +456,15 @@ def assemble_answers(items: pd.DataFrame, settings: Sequence[AnswerSettings],
             tokens_out[s, pos] += result.reply.output_tokens
             cost[s, pos] = np.nan if result.cost_usd is None else cost[s, pos] + result.cost_usd
             cached[s, pos] += int(result.cached)
-    stages = items[C.STAGE].to_numpy()
-    items = _story_request_for_judge(items)
+    if prompt_column is None:
+        stages = items[C.STAGE].to_numpy()
+        items = _story_request_for_judge(items)
+        used = {t for st in C.STAGES for t, _ in ANSWER_TARGETS[st] if (stages == st).any()}
+    else:
+        used = {C.ANSWER}
     parts = []
     for s, setting in enumerate(settings):
         part = items.copy()
-        used = {t for st in C.STAGES for t, _ in ANSWER_TARGETS[st] if (stages == st).any()}
         for column in _ANSWER_TEXT_COLUMNS:
             if column in used:
                 part[column] = pd.Series(texts[column][s], dtype=object)
@@ -442,8 +514,11 @@ class AnswerRun:
             r"(?:request failed|not answered|empty reply)", regex=True).any()
 
 
-def n_answer_requests(items: pd.DataFrame, n_settings: int = 1) -> int:
+def n_answer_requests(items: pd.DataFrame, n_settings: int = 1,
+                      prompt_column: str | None = None) -> int:
     """Requests an answer run makes (before the cache): one per answer column."""
+    if prompt_column is not None:
+        return len(items) * n_settings
     per_stage = {s: len(t) for s, t in ANSWER_TARGETS.items()}
     return int(items[C.STAGE].map(per_stage).sum()) * n_settings
 
@@ -462,25 +537,29 @@ async def answer_frame_async(
     progress: TaskProgress | None = None,
     stats: RunStats | None = None,
     monitor: BatchMonitor | None = None,
+    prompt_column: str | None = None,
 ) -> AnswerRun:
     """Ask the model under test every question of ``frame`` (see :func:`answer_frame`)."""
     prompts = prompts or load_answer_prompts()
     prices = prices if prices is not None else PriceTable.load()
-    items = question_items(frame)
+    prompt_column = prompt_column_of(frame, prompt_column)
+    items = question_items(frame, prompt_column)
     settings = list(settings)
     if not settings:
         raise JudgesError("Give at least one model setting.")
     provider.check_ready()
     progress = progress if progress is not None else TaskProgress(
-        total=n_answer_requests(items, len(settings)))
+        total=n_answer_requests(items, len(settings), prompt_column))
     stats = stats if stats is not None else RunStats()
     monitor = monitor if monitor is not None else BatchMonitor()
     results = await collect_results(
-        answer_requests(items, settings, prompts=prompts), provider,
+        answer_requests(items, settings, prompts=prompts, prompt_column=prompt_column),
+        provider,
         usable=lambda result: bool(answer_text(result)[0]), progress=progress, stats=stats,
         monitor=monitor, purpose="answer", batch=batch, cache=cache, run_config=run_config,
         prices=prices, cancel=cancel)
-    answered = assemble_answers(items, settings, results, provider, prompts=prompts)
+    answered = assemble_answers(items, settings, results, provider, prompts=prompts,
+                                prompt_column=prompt_column)
     cancelled = bool(cancel and cancel.is_set()) or monitor.pending > 0
     return AnswerRun(answered, progress, stats, monitor, cancelled)
 
@@ -491,14 +570,16 @@ def answer_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> 
     Parameters
     ----------
     frame
-        A question file (module docstring); answers already present are replaced.
+        A question file (module docstring), or a plain list of prompts (any text column,
+        ``prompt_column``); answers already present are replaced.
     provider
         The model under test (:func:`judges.providers.make_provider`).
     **kwargs
         ``settings`` (a sequence of :class:`AnswerSettings`, default one with the
         provider's defaults), ``prompts``, ``cache``, ``run_config``, ``batch`` (a
         :class:`~judges.batch.BatchConfig` to use the batch API), ``prices``, ``cancel``,
-        ``progress``, ``stats``, ``monitor``.
+        ``progress``, ``stats``, ``monitor``, ``prompt_column`` (read ``frame`` as a plain
+        prompt list from this column).
 
     Returns
     -------
@@ -506,7 +587,7 @@ def answer_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> 
         ``answered``: the question rows once per setting, with ``answer`` (stages 1, 4),
         ``story_a``/``story_b`` (2), ``answer_a``/``answer_b`` (3), ``model`` and the
         columns :data:`ANSWER_COLUMNS`. It is a four-stage file ready for the judge once
-        ``answer_issues`` reports no missing answer.
+        ``answer_issues`` reports no missing answer. A prompt list gets ``answer`` only.
     """
     return asyncio.run(answer_frame_async(frame, provider, **kwargs))
 
@@ -515,10 +596,13 @@ def estimate_answers(frame: pd.DataFrame, provider: ChatProvider, *,
                      settings: Sequence[AnswerSettings] = (AnswerSettings(),),
                      prompts: AnswerPrompts | None = None, prices: PriceTable | None = None,
                      cache: ReplyCache | None = None, batch: bool = False,
-                     expected_output_tokens: int = 300) -> RequestEstimate:
+                     expected_output_tokens: int = 300,
+                     prompt_column: str | None = None) -> RequestEstimate:
     """Calls, tokens and cost of answering ``frame``, without any request."""
-    items = question_items(frame)
-    return estimate_requests(answer_requests(items, settings, prompts=prompts), provider,
+    prompt_column = prompt_column_of(frame, prompt_column)
+    items = question_items(frame, prompt_column)
+    return estimate_requests(answer_requests(items, settings, prompts=prompts,
+                                             prompt_column=prompt_column), provider,
                              expected_output_tokens=min(expected_output_tokens,
                                                         max(s.max_tokens for s in settings)),
                              prices=prices, cache=cache, batch=batch)
@@ -527,23 +611,25 @@ def estimate_answers(frame: pd.DataFrame, provider: ChatProvider, *,
 def answer_job(frame: pd.DataFrame, provider: ChatProvider, *,
                settings: Sequence[AnswerSettings] = (AnswerSettings(),),
                cache_path: str | Path | None = None, run_config: RunConfig | None = None,
-               batch: BatchConfig | None = None, prices: PriceTable | None = None) -> FrameJob:
+               batch: BatchConfig | None = None, prices: PriceTable | None = None,
+               prompt_column: str | None = None) -> FrameJob:
     """:func:`answer_frame` in a background thread (:class:`~judges.tasks.FrameJob`).
 
     Raises
     ------
     FourStageError
-        At once, if ``frame`` is not a valid question file.
+        At once, if ``frame`` is not a valid question file or prompt list.
     """
-    items = question_items(frame)
-    progress = TaskProgress(total=n_answer_requests(items, len(settings)))
+    prompt_column = prompt_column_of(frame, prompt_column)
+    items = question_items(frame, prompt_column)
+    progress = TaskProgress(total=n_answer_requests(items, len(settings), prompt_column))
     stats, monitor = RunStats(), BatchMonitor()
 
     async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
         result = await answer_frame_async(
             frame, provider, settings=settings, cache=cache, run_config=run_config,
             batch=batch, prices=prices, cancel=cancel, progress=progress, stats=stats,
-            monitor=monitor)
+            monitor=monitor, prompt_column=prompt_column)
         return result.answered
 
     return FrameJob(cached_work(cache_path, run), progress=progress, stats=stats,

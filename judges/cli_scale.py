@@ -5,11 +5,13 @@ Registered into ``python -m judges`` by :mod:`judges.cli` (:func:`register`,
 
     python -m judges score IN --provider openai|anthropic --model M --batch --out OUT
         [--poll-interval S] [--max-wait S] [--max-resubmits N]
-    python -m judges answer QUESTIONS --provider ... --model M --out OUT
+    python -m judges answer QUESTIONS --provider ... --model M --out OUT [--prompt-col COL]
         [--temperature 0,0.7] [--seed 1,2] [--system-prompt none,careful]
         [--system-prompt-file PATH] [--max-tokens N] [--batch] [--estimate]
     python -m judges agreement FILE [--judge-col ics --human-col human_ics ...]
         [--other JUDGED2] [--ci bootstrap|analytic|none] [--n-boot N] [--out PATH]
+    python -m judges agreement CATEGORISED --categorical [--judge-col category]
+        [--human-col human_category] [--categories a,b,c] [--drop-unknown] [--out PATH]
     python -m judges categorise IN --text-col answer --provider ... --model M --out OUT
         [--categories woman,man,non-binary,unclassified | --categories-file YAML]
         [--instruction TEXT] [--context-col question] [--prefix category] [--by model]
@@ -261,12 +263,14 @@ def _answer(args: argparse.Namespace) -> int:
         estimate_answers,
         load_answer_prompts,
         n_answer_requests,
+        prompt_column_of,
         question_items,
         settings_grid,
         system_prompt,
     )
 
     frame = read_table(args.input)
+    prompt_column = prompt_column_of(frame, args.prompt_col)
     prompts = load_answer_prompts(args.prompts)
     systems = [system_prompt(prompts, name) for name in args.system_prompt.split(",")
                if name.strip()]
@@ -284,14 +288,16 @@ def _answer(args: argparse.Namespace) -> int:
         if args.estimate:
             return _print_estimate(estimate_answers(
                 frame, provider, settings=settings, prompts=prompts,
-                prices=PriceTable.load(args.prices), cache=cache, batch=args.batch))
-        progress = TaskProgress(total=n_answer_requests(question_items(frame), len(settings)))
+                prices=PriceTable.load(args.prices), cache=cache, batch=args.batch,
+                prompt_column=prompt_column))
+        progress = TaskProgress(total=n_answer_requests(
+            question_items(frame, prompt_column), len(settings), prompt_column))
         stats, monitor = RunStats(), BatchMonitor()
         run = _run(lambda cancel: answer_frame_async(
             frame, provider, settings=settings, prompts=prompts, cache=cache,
             run_config=_run_config(args), batch=_batch_config(args),
             prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
-            stats=stats, monitor=monitor),
+            stats=stats, monitor=monitor, prompt_column=prompt_column),
             None if args.quiet else lambda: _task_line(progress, "answered"))
     finally:
         if cache is not None:
@@ -374,10 +380,37 @@ def _categorise(args: argparse.Namespace) -> int:
 
 
 # --- agreement ---------------------------------------------------------------------------------
+def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
+    from judges.category_agreement import category_agreement
+
+    if len(args.judge_col) > 1 or len(args.human_col) > 1:
+        raise JudgesError("--categorical compares one pair: give --judge-col and --human-col "
+                          "at most once.")
+    categories = [c.strip() for c in (args.categories or "").split(",") if c.strip()]
+    result = category_agreement(
+        frame, (args.judge_col or ["category"])[0], (args.human_col or [None])[0],
+        categories=categories or None, unknown="drop" if args.drop_unknown else "error",
+        ci=args.ci, n_boot=args.n_boot, confidence=args.confidence, random_state=args.seed)
+    if args.out:
+        write_table(result.table, args.out)
+        confusion = args.out.with_name(f"{args.out.stem}.confusion.csv")
+        result.confusion.to_csv(confusion)
+        print(f"Wrote {args.out} and {confusion}.", file=sys.stderr)
+    else:
+        with pd.option_context("display.width", 250, "display.max_columns", 50):
+            print(result.table.drop(columns=["ci_method"]).to_string(
+                index=False, float_format=lambda x: f"{x:.3f}", na_rep=""))
+            print()
+            print(result.confusion.to_string())
+    return EXIT_OK
+
+
 def _agreement(args: argparse.Namespace) -> int:
     from judges.agreement import agreement, merge_judged
 
     frame = read_table(args.input)
+    if args.categorical:
+        return _category_agreement(args, frame)
     pairs: list[tuple[str, str]] | None = None
     if args.other:
         frame, pairs = merge_judged(frame, read_table(args.other))
@@ -432,7 +465,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``answer``, ``agreement``, ``categorise`` and ``batches`` (see :data:`HANDLERS`)."""
     answer = sub.add_parser("answer", help="fill the answers of a four-stage question file by "
                                            "asking the model under test")
-    answer.add_argument("input", help="question file (CSV, TSV, Parquet, JSON Lines)")
+    answer.add_argument("input", help="four-stage question file, or a plain list of prompts "
+                                      "(CSV, TSV, Parquet, JSON Lines)")
+    answer.add_argument("--prompt-col", default=None,
+                        help="read the file as a plain list of prompts from this text column "
+                             "(default: a file without 'stage' uses its 'prompt' column)")
     _add_provider_options(answer)
     answer.add_argument("--temperature", default="",
                         help="comma-separated temperatures (one run each; default: none sent)")
@@ -459,6 +496,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     agree.add_argument("--confidence", type=PROBABILITY, default=0.95)
     agree.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="bootstrap seed")
     agree.add_argument("--no-stages", action="store_true", help="no per-stage rows")
+    agree.add_argument("--categorical", action="store_true",
+                       help="compare categories (categorise output, default column category) "
+                            "with human labels: Cohen's kappa, confusion matrix, precision "
+                            "and recall per category")
+    agree.add_argument("--categories", default=None,
+                       help="with --categorical: the category list, comma-separated")
+    agree.add_argument("--drop-unknown", action="store_true",
+                       help="with --categorical: leave out rows whose label is not a category "
+                            "(default: an error naming them)")
     agree.add_argument("--out", type=Path, default=None)
 
     cat = sub.add_parser("categorise", help="put each completion into one of your categories")

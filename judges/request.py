@@ -46,7 +46,7 @@ class ChatRequest:
         Output-affecting parameters (see :data:`KNOWN_PARAMS`). They are part of the
         cache key; timeouts and retry counts are not parameters.
     key_parts
-        Extra strings that belong in the cache key (e.g. ``{"rubric": "fourstage-ics@1.0"}``).
+        Extra strings that belong in the cache key (e.g. ``{"rubric": "fourstage-ics@2.0"}``).
     tag
         Anything the caller wants back with the result (e.g. ``(row, metric)``); not
         part of the cache key.

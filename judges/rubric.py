@@ -7,7 +7,7 @@ and bumping its version makes the judge ask again instead of reusing old answers
 A rubric file holds::
 
     id: fourstage-ics          # stable identifier
-    version: "1.0"             # bump on every change that can alter a judgement
+    version: "2.0"             # bump on every change that can alter a judgement
     metric: ics                # output column
     name: Idea consistency score (ICS)
     stages: [1, 4]
@@ -83,9 +83,13 @@ class Rubric:
 
     @cached_property
     def levels_text(self) -> str:
-        """The scale as lines ``5 = Full agreement: ...`` from the highest score down."""
+        """The scale as lines ``1 = No consistency: ...``, from the lowest score up to 5.
+
+        The order follows the paper's scoring tables (1 first), so a judge reads the scale
+        the way the levels were defined.
+        """
         return "\n".join(f"{lv.score} = {lv.label}: {lv.description}"
-                         for lv in sorted(self.levels, key=lambda lv: -lv.score))
+                         for lv in sorted(self.levels, key=lambda lv: lv.score))
 
 
 def _require(data: dict[str, Any], key: str, where: str) -> Any:

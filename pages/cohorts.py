@@ -11,7 +11,7 @@ from analysis.figures.distribution import (
     n_pages,
     spread_figure,
 )
-from ui.cohorts import cohort_options
+from ui.cohorts import capsule_section, cohort_options
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
@@ -41,7 +41,8 @@ category, cohort, by = opts["category"], opts["cohort"], opts["by"]
 try:
     rows = filter_rows(results, where or None)
     dist = dist_mod.category_distribution(rows, category, cohort, by=by,
-                                          categories=opts["categories"])
+                                          categories=opts["categories"],
+                                          renormalise=opts["renormalise"])
     wide = dist_mod.percentage_table(dist, category, cohort, by=by)
     spread = dist_mod.frequency_spread(dist, category, cohort, by=by)
     across = dist_mod.frequency_spread(dist, category, cohort, by=by, over="cohorts")
@@ -93,3 +94,4 @@ for note in test["note"][test["note"] != ""].unique():
     st.warning(md(note))
 st.dataframe(test, hide_index=True, column_config=p_value_columns(test))
 table_download(test, "cohorts_chi_square", key="cohorts_test")
+capsule_section(rows, category, cohort, by, opts)

@@ -89,5 +89,53 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
                           help="auto: chi-square, or Monte Carlo when expected counts are "
                                "small (Cochran's rule)")
     seed = c3.number_input("Seed", 0, value=0, key="cohorts_seed")
+    renormalise = c1.checkbox(
+        "Percentages among the chosen categories only (renormalise)", False,
+        key="cohorts_renormalise",
+        help="Off (the time-capsule study's shares): the categories left out ('neither', "
+             "'unclassified') stay in the denominator, so the shown ones may add up to less "
+             "than 100 %. On: the chosen categories add up to 100 %.")
     return {"category": category, "cohort": cohort, "by": by, "categories": keep,
-            "method": method, "random_state": int(seed)}
+            "method": method, "random_state": int(seed), "renormalise": renormalise}
+
+
+def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str],
+                    opts: dict) -> None:
+    """Time capsules per demographic (analysis/capsules.py): the paper-shaped table,
+    Kruskal-Wallis per subcategory beside the chi-square, spreads per demographic."""
+    from analysis import capsules as cp
+    from analysis.errors import AnalysisError
+    from ui.common import table_download
+
+    st.subheader("Time capsules per demographic")
+    st.caption("Subcategories belong to a demographic (gender, race ...): each demographic's "
+               "shares, spreads and tests use its own subcategories only. Kruskal-Wallis: "
+               + cp.QUESTIONS[cp.KRUSKAL] + " Chi-square: " + cp.QUESTIONS[cp.CHI_SQUARE])
+    c1, c2 = st.columns([3, 1])
+    spec = c1.text_input("Demographics (name=subcategories; ...)", "",
+                         key="cohorts_demographics",
+                         placeholder="gender=woman,man,non-binary;race=White,Asian,Black")
+    columns = ["(one demographic)"] + [c for c in rows.columns if c not in (category, cohort)]
+    col = c2.selectbox("Demographic column", columns, key="cohorts_demographic_col")
+    if not spec.strip():
+        return
+    try:
+        dist = cp.capsule_distribution(rows, category, cohort, demographics=spec,
+                                       demographic_col=None if col == columns[0] else col,
+                                       by=by, renormalise=opts["renormalise"])
+        tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts["method"],
+                                 random_state=opts["random_state"])
+        table = cp.capsule_table(dist, category, cohort, by=by, tests=tests)
+        spread = cp.capsule_spread(dist, category, cohort, by=by)
+    except AnalysisError as exc:
+        st.error(str(exc))
+        return
+    flat = table.copy()
+    flat.columns = [" / ".join(map(str, c)) for c in table.columns]
+    flat = flat.reset_index()
+    st.dataframe(flat, hide_index=True)
+    table_download(flat, "time_capsules_table", key="cohorts_capsule_table")
+    st.dataframe(tests, hide_index=True)
+    table_download(tests, "time_capsules_tests", key="cohorts_capsule_tests")
+    st.dataframe(spread, hide_index=True)
+    table_download(spread, "time_capsules_spread", key="cohorts_capsule_spread")

@@ -21,6 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", default="", help="comma-separated role / prompt / demographic "
                                             "factors (one distribution per combination)")
     p.add_argument("--categories", help="keep only these categories, in this order")
+    p.add_argument("--renormalise", action="store_true",
+                   help="percentages among the chosen categories only (default: of every "
+                        "answer with a known category, left-out ones such as 'neither' too)")
+    p.add_argument("--demographics", default=None,
+                   help="time-capsule statistics per demographic, e.g. "
+                        "'gender=woman,man,non-binary;race=White,Asian,Black': shares, "
+                        "Kruskal-Wallis per subcategory beside the chi-square, spreads within "
+                        "each demographic, the paper-shaped table (docs/cohorts.md)")
+    p.add_argument("--demographic-col", default=None,
+                   help="with --demographics: the column naming each row's demographic")
     p.add_argument("--method", choices=TEST_METHODS, default="auto",
                    help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
     p.add_argument("--resamples", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_RESAMPLES,
@@ -50,7 +60,8 @@ def run(args: argparse.Namespace) -> None:
                                                                             args.cohort)
     by = [r.get(b, b) for b in by]
     cats = split_list(args.categories) or None
-    dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats)
+    dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
+                                    renormalise=args.renormalise)
     spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
     across = dm.frequency_spread(dist, args.category, args.cohort, by=by, over="cohorts")
     test = dm.homogeneity_test(dist, args.category, args.cohort, by=by, method=args.method,
@@ -69,6 +80,10 @@ def run(args: argparse.Namespace) -> None:
                "settings": {"method": args.method, "resamples": args.resamples,
                             "seed": args.seed, "where": args.where, "renamed": r,
                             **row_counts(results, columns=[args.category])}}
+    capsules, capsule_table = _capsules(args, results, by) if args.demographics else ({}, None)
+    payload["settings"].update(renormalise=args.renormalise, demographics=args.demographics,
+                               demographic_col=args.demographic_col)
+    payload.update(capsules)
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
     emit(args, payload, wide)
     if not args.json:
@@ -76,3 +91,28 @@ def run(args: argparse.Namespace) -> None:
         print(spread.to_string(index=False))
         print("\nChi-square test of homogeneity:")
         print(test.to_string(index=False))
+    if capsules and not args.json:
+        print("\nTime capsules: percentages of all answers per demographic (* = the "
+              "subcategory's share differs between cohorts, Kruskal-Wallis p < 0.05):")
+        print(capsule_table.to_string())
+        print("\nTests (each with the question it answers):")
+        print(capsules["capsule_tests"].drop(columns="question").to_string(index=False))
+
+
+def _capsules(args: argparse.Namespace, results, by: list[str]) -> tuple[dict, object]:
+    """The time-capsule outputs of ``--demographics`` (analysis/capsules.py): the JSON
+    entries (the paper-shaped table with its column levels joined by " / ") and the table."""
+    from analysis import capsules as cp
+
+    dist = cp.capsule_distribution(results, args.category, args.cohort,
+                                   demographics=args.demographics,
+                                   demographic_col=args.demographic_col, by=by,
+                                   renormalise=args.renormalise)
+    tests = cp.capsule_tests(dist, args.category, args.cohort, by=by, method=args.method,
+                             random_state=args.seed)
+    table = cp.capsule_table(dist, args.category, args.cohort, by=by, tests=tests)
+    flat = table.copy()
+    flat.columns = [" / ".join(map(str, c)) for c in table.columns]
+    return {"capsule_distribution": dist,
+            "capsule_spread": cp.capsule_spread(dist, args.category, args.cohort, by=by),
+            "capsule_tests": tests, "capsule_table": flat.reset_index()}, table

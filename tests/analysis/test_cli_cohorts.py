@@ -62,3 +62,36 @@ def test_missing_category_rows_counted_and_boolean_categories(tmp_path, capsys):
     pct = {(r["model"], r["cot"]): r["percent"] for r in out["distribution"]}
     assert pct[("m1", "true")] == pytest.approx(60.0)
     assert pct[("m2", "true")] == pytest.approx(30.0)  # 3 of the 10 with a value
+
+
+def test_time_capsule_options(tmp_path, capsys):
+    """--demographics: shares of all answers, Kruskal-Wallis beside chi-square, the table."""
+    rows = []
+    for decade, counts in {"1950s": {"woman": 4, "man": 30, "neither": 16},
+                           "2010s": {"woman": 20, "man": 14, "neither": 16}}.items():
+        rows += [{"decade": decade, "label": c, "demographic": "gender", "prompt": "ceo"}
+                 for c, k in counts.items() for _ in range(k)]
+    rows += [{"decade": d, "label": c, "demographic": "race", "prompt": "maths"}
+             for d in ("1950s", "2010s") for c in ("White", "Black", "neither") for _ in range(5)]
+    path = write_csv(tmp_path, rows)
+    assert main(["cohorts", str(path), "--category", "label", "--cohort", "decade", "--by",
+                 "prompt", "--demographics", "gender=woman,man,non-binary;race=White,Black",
+                 "--demographic-col", "demographic", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    table = {r["decade"]: r for r in out["capsule_table"]}
+    assert table["1950s"]["gender / ceo / woman*"] == pytest.approx(8.0)
+    assert table["1950s"]["gender / ceo / non-binary"] == 0.0
+    kinds = {t["test"] for t in out["capsule_tests"]}
+    assert kinds == {"Kruskal-Wallis", "chi-square"}
+    woman = next(t for t in out["capsule_tests"] if t["label"] == "woman")
+    groups = [np.r_[np.ones(4), np.zeros(46)], np.r_[np.ones(20), np.zeros(30)]]
+    assert woman["statistic"] == pytest.approx(stats.kruskal(*groups).statistic)
+    # Plain --categories keeps the left-out answers unless --renormalise.
+    assert main(["cohorts", str(path), "--category", "label", "--cohort", "decade",
+                 "--categories", "woman,man", "--by", "prompt", "--renormalise", "--json"]) == 0
+    pct = {(r["prompt"], r["decade"], r["label"]): r["percent"]
+           for r in json.loads(capsys.readouterr().out)["distribution"]}
+    assert pct[("ceo", "1950s", "woman")] == pytest.approx(100 * 4 / 34)
+    assert main(["cohorts", str(path), "--category", "label", "--cohort", "decade",
+                 "--demographics", "gender=woman,man;race=White,Black"]) == 2
+    assert "--demographic-col" in capsys.readouterr().err

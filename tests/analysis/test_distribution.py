@@ -57,11 +57,28 @@ def test_percentages_by_hand_with_zero_categories(ceo):
     assert list(dist["decade"].cat.categories) == ["1950s", "1990s", "2010s"]
 
 
-def test_kept_categories_renormalise(ceo):
+def test_kept_categories_keep_the_left_out_answers_unless_renormalised(ceo):
+    """The time-capsule shares: 'unclassified' is hidden but still in the denominator."""
     dist = dm.category_distribution(ceo, "portrays", "decade",
                                     categories=["woman", "man", "non-binary"])
     woman = dist[dist["portrays"] == "woman"].set_index("decade")[PERCENT]
+    assert woman["1950s"] == pytest.approx(100 * 4 / 50)       # the paper's 8 %
+    assert dist[N].unique().tolist() == [50]
+    assert dist.groupby("decade", observed=True)[PERCENT].sum()["1950s"] == pytest.approx(68)
+    renorm = dm.category_distribution(ceo, "portrays", "decade",
+                                      categories=["woman", "man", "non-binary"],
+                                      renormalise=True)
+    woman = renorm[renorm["portrays"] == "woman"].set_index("decade")[PERCENT]
     assert woman["1950s"] == pytest.approx(100 * 4 / 34)
+    # The chi-square test sees the left-out answers as one more column ("other").
+    test = dm.homogeneity_test(dist, "portrays", "decade", method="chi2").iloc[0]
+    full = np.array([[CEO[d][c] for c in ("woman", "man", "non-binary", "unclassified")]
+                     for d in CEO])
+    assert test[STATISTIC] == pytest.approx(
+        stats.chi2_contingency(full, correction=False).statistic)
+    only = dm.homogeneity_test(renorm, "portrays", "decade", method="chi2").iloc[0]
+    assert only[STATISTIC] == pytest.approx(
+        stats.chi2_contingency(full[:, :3], correction=False).statistic)
     assert list(dist["portrays"].cat.categories) == ["woman", "man", "non-binary"]
     with pytest.raises(AnalysisError, match="not found"):
         dm.category_distribution(ceo, "portrays", "decade", categories=["robot"])
@@ -158,11 +175,12 @@ def test_real_bbq_answer_types_across_input_formats():
     assert unknown["qonly"] > unknown["race"] > unknown["arc"]
     four = dm.category_distribution(frame, "answer_type", "input_format",
                                     categories=["stereotyped", "anti-stereotyped", "unknown",
-                                                "unmatched"])
+                                                "unmatched"], renormalise=True)
     test = dm.homogeneity_test(four, "answer_type", "input_format").iloc[0]
     assert test[METHOD] == "Monte Carlo"  # 3 unmatched rows: expected counts ~1
     kept = dm.category_distribution(frame, "answer_type", "input_format",
-                                    categories=["stereotyped", "anti-stereotyped", "unknown"])
+                                    categories=["stereotyped", "anti-stereotyped", "unknown"],
+                                    renormalise=True)
     chi2 = dm.homogeneity_test(kept, "answer_type", "input_format").iloc[0]
     assert chi2[METHOD] == "chi-square" and chi2[P_VALUE] < 1e-100
 

@@ -45,6 +45,14 @@ def test_dropping_the_rare_category_gives_chi_square(bbq):
     at.multiselect(key="cohorts_keep_answer_type").set_value(
         ["stereotyped", "anti-stereotyped", "unknown"]).run()
     assert not at.exception and not at.error
+    # Default: the left-out answers stay in the denominator and form an 'other' column.
+    other = at.dataframe[-1].value.iloc[0]
+    table = pd.crosstab(frame["input_format"], frame["answer_type"])
+    table = pd.concat([table[["stereotyped", "anti-stereotyped", "unknown"]],
+                       table[["ambiguous target", "unmatched"]].sum(axis=1)], axis=1)
+    assert other[STATISTIC] == pytest.approx(
+        stats.chi2_contingency(table, correction=False).statistic)
+    at.checkbox(key="cohorts_renormalise").check().run()
     test = at.dataframe[-1].value.iloc[0]
     kept = frame[frame["answer_type"].isin(["stereotyped", "anti-stereotyped", "unknown"])]
     ref = stats.chi2_contingency(pd.crosstab(kept["input_format"], kept["answer_type"]),
@@ -108,3 +116,26 @@ def test_many_within_groups_are_paged_and_booleans_are_categories():
     last = plotly_specs(at)[0]
     assert "groups 97-100 of 100" in last["layout"]["title"]["text"]
     assert len({t["xaxis"] for t in last["data"]}) == 4
+
+
+def test_time_capsules_per_demographic():
+    """Two demographics in one label column: each keeps its own subcategories."""
+    from analysis.design import Design, make_factor
+    from tests.analysis.test_capsules import sample
+
+    frame = sample()
+    design = Design(tuple(make_factor(frame, f) for f in ("decade", "prompt")))
+    at = page_test("cohorts.py", frame=frame, design=design, name="capsules").run()
+    at.selectbox(key="cohorts_category").set_value("label").run()
+    at.selectbox(key="cohorts_cohort").set_value("decade").run()
+    at.multiselect(key="cohorts_by").set_value(["prompt"]).run()
+    at.text_input(key="cohorts_demographics").set_value(
+        "gender=woman,man,non-binary;race=White,Asian,Black").run()
+    assert any("name the column" in e.value for e in at.error)
+    at.selectbox(key="cohorts_demographic_col").set_value("demographic").run()
+    assert not at.exception and not at.error
+    table, tests, spread = (d.value for d in at.dataframe[-3:])
+    assert table.loc[table["decade"] == "1950s", "gender / ceo / woman"].iloc[0] == 8.0
+    assert set(tests["test"]) == {"Kruskal-Wallis", "chi-square"}
+    gender = spread[(spread["demographic"] == "gender") & (spread["decade"] == "1950s")]
+    assert gender["n_categories"].iloc[0] == 3

@@ -18,14 +18,18 @@ from judges.agreement import (
     _kendalls,
     _tables,
     agreement,
+    alpha_interval,
     confusion_matrix,
     human_pairs,
+    icc_a1,
     merge_judged,
     pair_agreement,
     quadratic_kappa,
+    round_half_up,
     weighted_kappa,
     weighted_kappa_se,
 )
+from judges.category_agreement import category_agreement
 from judges.cli import EXIT_INPUT
 from judges.cli import main as scale_main
 from judges.errors import JudgesError
@@ -206,3 +210,171 @@ def test_cli_agreement(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "kappa_qw" in printed and "pearson_r_p" not in printed
     assert scale_main(["agreement", str(path), "--judge-col", "ics"]) == EXIT_INPUT
+
+
+# --- averaged human labels (issue 17) -------------------------------------------------------
+def averaged(n: int = 60, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Judge scores 1-5 and the mean of three annotators' labels (multiples of 1/3)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, n)
+    raters = np.clip(truth[:, None] + rng.choice([-1, 0, 0, 1], (n, 3)), 1, 5)
+    judge = np.clip(truth + rng.choice([-1, 0, 0, 0, 1], n), 1, 5)
+    return judge.astype(float), raters.mean(1)
+
+
+def icc_by_hand(x, y):
+    """ICC(A,1) from an ANOVA written out cell by cell (Shrout & Fleiss ICC(2,1))."""
+    data = np.column_stack([x, y])
+    n, k = data.shape
+    grand = data.mean()
+    ss_rows = sum(k * (data[i].mean() - grand) ** 2 for i in range(n))
+    ss_cols = sum(n * (data[:, j].mean() - grand) ** 2 for j in range(k))
+    ss_total = sum((data[i, j] - grand) ** 2 for i in range(n) for j in range(k))
+    msr, msc = ss_rows / (n - 1), ss_cols / (k - 1)
+    mse = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
+    return (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n), msr, msc, mse
+
+
+def test_icc_and_alpha_by_hand_and_against_krippendorff():
+    krippendorff = pytest.importorskip("krippendorff")
+    x, y = np.array([1, 2, 3, 4, 5.0]), np.array([1, 3, 3, 5, 5.0])
+    # Hand: grand mean 3.2, row means 1, 2.5, 3, 4.5, 5: SSR = 2 * 10.3, MSR = 5.15;
+    # column means 3 and 3.4: MSC = 0.4; SST = 10.2 + 11.4 = 21.6, SSE = 0.6, MSE = 0.15.
+    # ICC(A,1) = (5.15 - 0.15) / (5.15 + 0.15 + 2 * (0.4 - 0.15) / 5) = 5 / 5.4
+    icc, msr, msc, mse = icc_by_hand(x, y)
+    assert (msr, msc, mse) == pytest.approx((5.15, 0.4, 0.15))
+    assert float(icc_a1(x, y)) == pytest.approx(5 / 5.4) == pytest.approx(icc)
+    # Hand: sum (x-y)^2 = 2; 10 values, SS about their mean 3.2 = 21.6 -> 1 - 9*2/(10*21.6)
+    assert float(alpha_interval(x, y)) == pytest.approx(1 - 18 / 216)
+    for seed in range(5):
+        a, b = averaged(40, seed)
+        assert float(icc_a1(a, b)) == pytest.approx(icc_by_hand(a, b)[0], abs=1e-12)
+        ref = krippendorff.alpha(reliability_data=[a, b], level_of_measurement="interval")
+        assert float(alpha_interval(a, b)) == pytest.approx(ref, abs=1e-12)
+
+
+def test_icc_analytic_interval_matches_mcgraw_and_wong():
+    x, y = averaged(50, 2)
+    icc, msr, msc, mse = icc_by_hand(x, y)
+    n, k = 50, 2
+    # McGraw & Wong (1996) case 2A, written with their a, b and Satterthwaite's v.
+    a = k * icc / (n * (1 - icc))
+    b = 1 + k * icc * (n - 1) / (n * (1 - icc))
+    v = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1) + (b * mse) ** 2 / ((n - 1) * (k - 1)))
+    fu, fl = stats.f.ppf(0.975, n - 1, v), stats.f.ppf(0.975, v, n - 1)
+    lower = n * (msr - fu * mse) / (fu * (k * msc + (k * n - k - n) * mse) + n * msr)
+    upper = n * (fl * msr - mse) / (k * msc + (k * n - k - n) * mse + n * fl * msr)
+    row = pair_agreement(x, y, ci="analytic")
+    assert (row["icc_a1_low"], row["icc_a1_high"]) == pytest.approx((lower, upper), rel=1e-9)
+    assert lower < row["icc_a1"] < upper
+    assert math.isnan(row["alpha_interval_low"])          # alpha: bootstrap intervals only
+
+
+def test_averaged_labels_get_kappa_on_rounded_labels_and_named():
+    judge, human = averaged()
+    assert not np.all(human == np.round(human))
+    row = pair_agreement(judge, human, n_boot=300)
+    rounded = np.floor(human + 0.5)
+    assert row["kappa_labels"] == "rounded half up"
+    reference = cohens_kappa(confusion_matrix(judge, rounded, (1, 2, 3, 4, 5)), wt="quadratic")
+    assert row["kappa_qw"] == pytest.approx(reference.kappa, abs=1e-12)
+    assert row["exact_agreement"] == pytest.approx(np.mean(judge == rounded))
+    assert row["icc_a1"] == pytest.approx(icc_by_hand(judge, human)[0])
+    for name in ("kappa_qw", "icc_a1", "alpha_interval", "kendall_tau"):
+        assert row[f"{name}_low"] < row[name] < row[f"{name}_high"], name
+    assert row["kendall_tau"] == pytest.approx(stats.kendalltau(judge, human).statistic)
+    assert round_half_up(np.array([2.5, 3.5, 3.33, 3.67])).tolist() == [3, 4, 3, 4]
+    # Whole labels are used as given; similarities have no kappa but do have ICC / alpha.
+    assert pair_agreement([1, 2, 3, 4], [1, 2, 4, 4], ci="none")["kappa_labels"] == "as given"
+    sims = pair_agreement([0.1, 0.5, 0.7, 0.9], [0.2, 0.4, 0.8, 0.9], ci="none")
+    assert sims["kappa_labels"] == "" and math.isnan(sims["kappa_qw"])
+    assert sims["icc_a1"] == pytest.approx(icc_by_hand([0.1, 0.5, 0.7, 0.9],
+                                                       [0.2, 0.4, 0.8, 0.9])[0])
+    # Through the table: the human_<metric> column of averages gives a number, not NaN.
+    frame = pd.DataFrame({"stage": 1, "ics": judge, "human_ics": human})
+    table = agreement(frame, n_boot=200)
+    assert table["kappa_labels"].tolist() == ["rounded half up"] * 2
+    assert np.isfinite(table["kappa_qw"]).all()
+
+
+# --- categories (issue 17) ------------------------------------------------------------------
+GENDER = ["woman", "man", "non-binary", "unclassified"]
+
+
+def categorised(n: int = 120, seed: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    human = rng.choice(GENDER, n, p=[0.4, 0.4, 0.05, 0.15])
+    judge = np.where(rng.random(n) < 0.8, human, rng.choice(GENDER, n))
+    return pd.DataFrame({"category": judge, "human_category": human})
+
+
+def test_category_agreement_matches_sklearn():
+    metrics = pytest.importorskip("sklearn.metrics")
+    cohen_kappa_score = metrics.cohen_kappa_score
+    precision_recall_fscore_support = metrics.precision_recall_fscore_support
+    sk_confusion = metrics.confusion_matrix
+    frame = categorised()
+    # Human labels in another spelling still match (case, spaces, - and _).
+    frame["human_category"] = frame["human_category"].str.upper().str.replace("-", " ")
+    frame.loc[3, "category"] = None                       # an unscored row
+    result = category_agreement(frame, categories=GENDER, n_boot=300)
+    kept = frame.drop(index=3)
+    human = kept["human_category"].str.lower().str.replace("non binary", "non-binary")
+    judge = kept["category"]
+    overall = result.table.iloc[0]
+    assert overall["category"] == "all" and (overall["n"], overall["n_missing"]) == (119, 1)
+    assert overall["kappa"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    assert overall["kappa_low"] < overall["kappa"] < overall["kappa_high"]
+    assert overall["exact_agreement"] == pytest.approx(np.mean(human == judge))
+    expected = sk_confusion(human, judge, labels=GENDER)
+    assert result.confusion.to_numpy().tolist() == expected.tolist()
+    assert list(result.confusion.index) == GENDER
+    p, r, f, support = precision_recall_fscore_support(human, judge, labels=GENDER,
+                                                       zero_division=np.nan)
+    per = result.table.iloc[1:].set_index("category").loc[GENDER]
+    np.testing.assert_allclose(per["precision"], p)
+    np.testing.assert_allclose(per["recall"], r)
+    np.testing.assert_allclose(per["f1"], f)
+    assert per["n_human"].tolist() == support.tolist()
+    # Analytic interval: the Fleiss-Cohen-Everitt standard error, as statsmodels computes it.
+    analytic = category_agreement(frame, categories=GENDER, ci="analytic").table.iloc[0]
+    ref = cohens_kappa(expected)
+    z = stats.norm.ppf(0.975)
+    assert (analytic["kappa_low"], analytic["kappa_high"]) == pytest.approx(
+        (ref.kappa - z * ref.std_kappa, ref.kappa + z * ref.std_kappa), abs=1e-12)
+
+
+def test_category_labels_that_do_not_match_are_named():
+    frame = categorised(40)
+    frame.loc[:4, "human_category"] = "female"
+    with pytest.raises(JudgesError, match=r"human labels in 'human_category' that are not "
+                                          r"categories: 'female' \(5 rows\)"):
+        category_agreement(frame, categories=GENDER)
+    dropped = category_agreement(frame, categories=GENDER, unknown="drop", ci="none")
+    assert (dropped.table.iloc[0]["n"], dropped.table.iloc[0]["n_unknown"]) == (35, 5)
+    # Nothing in common (e.g. human labels coded 0/1): an error, never n = 0 and NaN.
+    coded = frame.assign(human_category=np.where(frame["category"] == "woman", "1", "0"))
+    with pytest.raises(JudgesError, match="do not match the categories"):
+        category_agreement(coded, unknown="drop")
+    with pytest.raises(JudgesError, match="No human label column for 'category'"):
+        category_agreement(frame.drop(columns=["human_category"]))
+    with pytest.raises(JudgesError, match="at least two categories"):
+        category_agreement(frame, categories=["woman"])
+
+
+def test_cli_categorical_agreement(tmp_path, capsys):
+    path = tmp_path / "categorised.csv"
+    categorised().to_csv(path, index=False)
+    out = tmp_path / "cat_agreement.csv"
+    assert scale_main(["agreement", str(path), "--categorical", "--categories",
+                       ",".join(GENDER), "--n-boot", "200", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table["category"].tolist() == ["all", *GENDER]
+    confusion = pd.read_csv(tmp_path / "cat_agreement.confusion.csv", index_col=0)
+    assert confusion.to_numpy().sum() == 120
+    assert scale_main(["agreement", str(path), "--categorical", "--ci", "none"]) == 0
+    assert "precision" in capsys.readouterr().out
+    bad = categorised().assign(human_category="x")
+    bad.to_csv(path, index=False)
+    assert scale_main(["agreement", str(path), "--categorical"]) == EXIT_INPUT
+    assert "do not match the categories" in capsys.readouterr().err

@@ -298,3 +298,61 @@ def test_cli_answer_writes_the_file(tmp_path, questions):
     assert failed == 3
     assert scale_main(["answer", str(tmp_path / "missing.csv"), "--provider", "openai",
                        "--model", "m", "--out", str(out)]) == EXIT_INPUT
+
+
+# --- plain prompt lists (issue 17) ----------------------------------------------------------
+def test_plain_prompt_list_is_answered_as_is(tmp_path):
+    prompts = pd.DataFrame({"prompt_id": ["p1", "p2", "p3", "p1"],
+                            "text": ["Describe a nurse.", "Describe an engineer.",
+                                     "Describe a CEO.", "Describe a nurse."],
+                            "decade": ["1990s", "2000s", "2010s", "1990s"]})
+    settings = settings_grid(temperatures=[0.0, 1.0])
+    with FakeLLMServer(echo) as srv:
+        run = answer_frame(prompts, provider(srv), prompt_column="text", settings=settings,
+                           run_config=FAST, prices=PRICES)
+        assert srv.n_requests == 6                          # 3 distinct prompts x 2 settings
+        sent = [c.body["messages"] for c in srv.calls]
+    assert all(len(m) == 1 and m[0]["role"] == "user" for m in sent)   # no template around it
+    assert {m[0]["content"] for m in sent} == {"Describe a nurse.", "Describe an engineer.",
+                                              "Describe a CEO."}
+    a = run.answered
+    assert len(a) == 6 and run.complete
+    assert a[C.ANSWER].tolist()[:3] == [f"ANSWER<{t}>" for t in prompts["text"][:3]]
+    assert a["decade"].tolist()[:3] == ["1990s", "2000s", "2010s"]       # passed through
+    assert C.STAGE not in a.columns and C.STORY_A not in a.columns
+    assert sorted(set(a["answer_temperature"])) == ["0", "1"]
+    est = estimate_answers(prompts, make_provider("openai", model="mut-1",
+                                                  base_url="http://127.0.0.1:9/v1"),
+                           prompt_column="text", settings=settings, prices=PRICES)
+    assert est.calls == 6
+
+
+def test_prompt_list_detection_and_errors():
+    plain = pd.DataFrame({"prompt": ["Tell me about doctors.", " "]})
+    with pytest.raises(FourStageError, match=r"1 row\(s\) have an empty 'prompt' \(rows 2\)"):
+        question_items(plain)                            # no stage column, a prompt column
+    assert question_items(plain.iloc[:1]).columns.tolist() == ["prompt"]
+    with pytest.raises(FourStageError, match="--prompt-col COLUMN"):
+        question_items(pd.DataFrame({"completion": ["x"]}))
+    with pytest.raises(FourStageError, match="No column 'txt'"):
+        question_items(plain, "txt")
+    with pytest.raises(FourStageError, match="cannot be 'answer'"):
+        question_items(pd.DataFrame({"answer": ["x"]}), "answer")
+
+
+def test_cli_answer_plain_prompt_list(tmp_path):
+    src = tmp_path / "prompts.csv"
+    pd.DataFrame({"completion_prompt": ["Write about a pilot.", "Write about a teacher."],
+                  "cohort": ["a", "b"]}).to_csv(src, index=False)
+    out = tmp_path / "answered.csv"
+    with FakeLLMServer(echo) as srv:
+        code = scale_main(["answer", str(src), "--prompt-col", "completion_prompt",
+                           "--provider", "openai", "--model", "mut-1", "--base-url",
+                           srv.openai_url, "--no-cache", "--out", str(out), "--quiet"])
+        assert srv.n_requests == 2
+    assert code == 0
+    answered = pd.read_csv(out)
+    assert answered[C.ANSWER].tolist() == ["ANSWER<Write about a pilot.>",
+                                           "ANSWER<Write about a teacher.>"]
+    assert scale_main(["answer", str(src), "--provider", "openai", "--model", "mut-1",
+                       "--no-cache", "--out", str(out)]) == EXIT_INPUT  # no stage, no prompt column

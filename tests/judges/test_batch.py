@@ -88,7 +88,7 @@ def test_batch_judgments_match_a_live_run_at_half_the_cost(api, bserver, frame, 
     assert run.judged[C.JUDGE_COST_USD].to_numpy() == pytest.approx(
         live.judged[C.JUDGE_COST_USD].to_numpy() * 0.5)
     assert run.stats.cost_usd == pytest.approx(live.stats.cost_usd * 0.5)
-    assert run.judged[C.JUDGE].iloc[0] == f"{api}:judge-x (batch) [fourstage-ics@1.0]"
+    assert run.judged[C.JUDGE].iloc[0] == f"{api}:judge-x (batch) [fourstage-ics@2.0]"
     assert bserver.counts["create"] == 1
     assert bserver.counts["upload"] == (1 if api == "openai" else 0)
     assert bserver.counts["download"] == 1  # OpenAI: output file only, no error file

@@ -139,7 +139,7 @@ def test_categorise_frame_with_the_real_clients(api, texts):
     assert schema["properties"]["category"]["enum"] == list(SPEC.names)
     prompt = body["messages"][-1]["content"]
     assert "<<<REQUEST>>>\nWrite a story.\n<<<END REQUEST>>>" in prompt
-    assert "- non-binary: the text presents the person as non-binary" in prompt
+    assert "- non-binary: the text presents the single person as non-binary" in prompt
     assert list(out.columns[:3]) == ["model", "question", "answer"]
 
 
@@ -212,3 +212,17 @@ def test_estimate_and_cli(texts, tmp_path, capsys):
                                                      "unclassified"]
     printed = capsys.readouterr().out
     assert "(unscored)" in printed and "share" in printed
+
+
+def test_bundled_gender_categoriser_forbids_names_and_can_say_unclassified():
+    """The time-capsule procedure: gender from pronouns / gendered words, never names."""
+    from judges.categorise import categorise_requests
+    spec = load_category_spec()
+    assert spec.names == ("woman", "man", "non-binary", "unclassified")
+    assert "Do not infer gender from a first name" in spec.instruction
+    assert "unclassified" in spec.instruction
+    frame = pd.DataFrame({"text": ["The CEO is Maria Lopez."]})
+    request = next(iter(categorise_requests(frame, spec, text_column="text")))
+    user = request.messages[-1][1]
+    assert "Do not infer gender from a first name" in user
+    assert "- unclassified: no such word for a single human person (a name only" in user

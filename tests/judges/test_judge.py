@@ -89,8 +89,8 @@ def test_scores_explanations_tokens_cost_and_judge_column(api):
     assert j[C.JUDGE_INPUT_TOKENS].tolist() == [1000, 3000, 1000, 1000]
     assert j[C.JUDGE_OUTPUT_TOKENS].tolist() == [200, 600, 200, 200]
     assert j[C.JUDGE_COST_USD].tolist() == pytest.approx([0.0014, 0.0042, 0.0014, 0.0014])
-    assert j.loc[1, C.JUDGE] == (f"{api}:judge-x [fourstage-tcs@1.0, fourstage-pcs@1.0, "
-                                 "fourstage-etcs@1.0]")
+    assert j.loc[1, C.JUDGE] == (f"{api}:judge-x [fourstage-tcs@2.0, fourstage-pcs@2.0, "
+                                 "fourstage-etcs@2.0]")
     assert list(j.columns[:len(frame.columns)]) == list(frame.columns)
     assert list(j.columns[len(frame.columns):]) == list(C.OUTPUT_COLUMNS)
     p = run.progress
@@ -207,7 +207,7 @@ def test_requests_are_one_per_row_and_metric():
     first = next(judge_requests(frame))
     assert first.params["temperature"] == 0.0 and first.params["max_tokens"] == 400
     assert first.params["json_schema"]["required"] == ["explanation", "score"]
-    assert dict(first.key_parts) == {"rubric": "fourstage-ics@1.0"}
+    assert dict(first.key_parts) == {"rubric": "fourstage-ics@2.0"}
     plain = next(judge_requests(frame, config=JudgeConfig(structured_output=False)))
     assert plain.params["json_schema"] is None
 

@@ -164,7 +164,7 @@ def test_judges_page_batch_switch_judges_through_the_batch_api():
             at.run()
         judged = at.session_state["judges_judged"]
         assert srv.counts["create"] == 1 and len(srv.batch_requests["batch_000002"]) == 48
-    assert judged["judge"].iloc[0] == "openai:judge-x (batch) [fourstage-ics@1.0]"
+    assert judged["judge"].iloc[0] == "openai:judge-x (batch) [fourstage-ics@2.0]"
     assert judged["unscored_reason"].eq("").all()
     with BatchStore(default_cache_path()) as store:
         (stored,) = store.batches()

@@ -33,7 +33,7 @@ def test_five_rubrics_with_ids_versions_levels_and_stages():
     for metric, r in rubrics.items():
         assert r.metric == metric
         assert r.id == f"fourstage-{metric}"
-        assert r.version == "1.0"
+        assert r.version == "2.0"
         assert [lv.score for lv in r.levels] == [1, 2, 3, 4, 5]
         assert all(len(lv.description) > 40 for lv in r.levels)
         assert r.stages == tuple(s for s, ms in C.STAGE_METRICS.items() if metric in ms)
@@ -84,7 +84,7 @@ def test_folder_override_replaces_one_rubric(tmp_path):
     (tmp_path / "ics.yaml").write_text(yaml.safe_dump(data))
     rubrics = load_rubrics(tmp_path)
     assert rubrics["ics"].key == "fourstage-ics@2.0"
-    assert rubrics["tcs"].key == "fourstage-tcs@1.0"
+    assert rubrics["tcs"].key == "fourstage-tcs@2.0"
     with pytest.raises(RubricError, match="no such rubric folder"):
         load_rubrics(tmp_path / "absent")
     with pytest.raises(RubricError, match="no such rubric file"):
@@ -136,3 +136,38 @@ def test_rubric_files_are_package_data(tmp_path):
     assert names == ["etcs.yaml", "ics.yaml", "pcs.yaml", "sbas.yaml", "tcs.yaml"]
     shutil.copy(str(folder / "ics.yaml"), tmp_path / "ics.yaml")
     assert load_rubric_file(tmp_path / "ics.yaml") == load_rubrics()["ics"]
+
+
+def test_prompt_lists_levels_from_1_up_to_5():
+    for rubric in load_rubrics().values():
+        _, (_, text) = build_messages(rubric, make_row(0, rubric.stages[0]))
+        positions = [text.index(f"\n{s} = ") for s in (1, 2, 3, 4, 5)]
+        assert positions == sorted(positions), rubric.metric
+        assert rubric.levels_text.splitlines()[0].startswith("1 = ")
+        assert rubric.levels_text.splitlines()[-1].startswith("5 = ")
+
+
+def test_doc_table_maps_every_level_to_the_yaml_labels():
+    """docs/judges.md's table of our levels vs the paper's names every level, as in the YAML."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "judges.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].lower() in C.METRICS and cells[1].isdigit():
+            rows[(cells[0].lower(), int(cells[1]))] = (cells[2], cells[3])
+    rubrics = load_rubrics()
+    assert sorted(rows) == sorted((m, s) for m in C.METRICS for s in (1, 2, 3, 4, 5))
+    for (metric, score), (ours, paper) in rows.items():
+        assert rubrics[metric].levels[score - 1].label == ours
+        assert paper
+    assert all(r.version == "2.0" for r in rubrics.values())
+
+
+def test_sbas_levels_3_to_5_require_recognising_the_stereotype():
+    """The paper scores any reliance on the stereotype 2; 3-5 all recognise it."""
+    levels = load_rubrics()["sbas"].levels
+    assert all("recognises" in lv.description for lv in levels[2:])
+    assert not any("recognises" in lv.description for lv in levels[:2])
+    assert "may point" not in " ".join(lv.description for lv in levels)
+    ics = " ".join(lv.description for lv in load_rubrics()["ics"].levels)
+    assert "stereotype" not in ics     # ICS rates idea overlap only, as in the paper

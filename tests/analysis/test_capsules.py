@@ -1,0 +1,129 @@
+"""The time-capsule statistics per demographic (analysis/capsules.py): shares that keep
+"neither", Kruskal-Wallis against scipy, spreads within each demographic, the paper's
+table shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import capsules as cp
+from analysis.columns import COUNT, P_VALUE, PERCENT, SD_PERCENT, STATISTIC, N
+from analysis.errors import AnalysisError
+
+DEMOGRAPHICS = "gender=woman,man,non-binary;race=White,Asian,Black"
+#: A small labelled sample in the study's layout: 50 answers per decade and prompt.
+GENDER_CEO = {"1950s": {"woman": 4, "man": 30, "non-binary": 0, "neither": 16},
+              "1990s": {"woman": 6, "man": 18, "non-binary": 1, "neither": 25},
+              "2010s": {"woman": 11, "man": 21, "non-binary": 1, "neither": 17}}
+RACE_MATH = {"1950s": {"White": 10, "Asian": 1, "Black": 14, "neither": 25},
+             "1990s": {"White": 10, "Asian": 2, "Black": 13, "neither": 25},
+             "2010s": {"White": 3, "Asian": 4, "Black": 24, "neither": 19}}
+
+
+def sample() -> pd.DataFrame:
+    rows = []
+    for demographic, prompt, table in (("gender", "ceo", GENDER_CEO),
+                                       ("race", "mathematician", RACE_MATH)):
+        for decade, counts in table.items():
+            for label, k in counts.items():
+                rows += [{"decade": decade, "label": label, "demographic": demographic,
+                          "prompt": prompt}] * k
+    frame = pd.DataFrame(rows)
+    frame.loc[len(frame)] = {"decade": "1950s", "label": None, "demographic": "gender",
+                             "prompt": "ceo"}          # an unclassified (unscored) answer
+    return frame
+
+
+@pytest.fixture(scope="module")
+def dist() -> pd.DataFrame:
+    return cp.capsule_distribution(sample(), "label", "decade", demographics=DEMOGRAPHICS,
+                                   demographic_col="demographic", by="prompt")
+
+
+def test_shares_keep_the_neither_answers_and_stay_in_their_demographic(dist):
+    assert len(dist) == 3 * 3 + 3 * 3        # each demographic's own 3 subcategories only
+    gender = dist[dist["demographic"] == "gender"]
+    assert set(gender["label"].astype(str)) == {"woman", "man", "non-binary"}
+    ceo50 = gender[gender["decade"] == "1950s"].assign(label=lambda d: d["label"].astype(str))
+    ceo50 = ceo50.set_index("label")
+    assert ceo50[PERCENT].to_dict() == pytest.approx({"woman": 8.0, "man": 60.0,
+                                                      "non-binary": 0.0})
+    assert ceo50[N].unique().tolist() == [50] and ceo50["n_other"].iloc[0] == 16
+    renorm = cp.capsule_distribution(sample(), "label", "decade", demographics=DEMOGRAPHICS,
+                                     demographic_col="demographic", by="prompt",
+                                     renormalise=True)
+    r = renorm[(renorm["decade"] == "1950s") & (renorm["label"] == "woman")].iloc[0]
+    assert r[PERCENT] == pytest.approx(100 * 4 / 34) and r["n_other"] == 0
+
+
+def test_spread_is_within_each_demographics_own_subcategories(dist):
+    spread = cp.capsule_spread(dist, "label", "decade", by="prompt")
+    g50 = spread[(spread["demographic"] == "gender") & (spread["decade"] == "1950s")].iloc[0]
+    assert g50["n_categories"] == 3                     # not 6 with race's at 0 %
+    assert g50[SD_PERCENT] == pytest.approx(np.std([8, 60, 0], ddof=1))
+    pooled = spread[(spread["demographic"] == "race") & (spread["decade"] == "all")].iloc[0]
+    race = [20, 2, 28, 20, 4, 26, 6, 8, 48]
+    assert pooled["n_categories"] == 9
+    assert pooled[SD_PERCENT] == pytest.approx(np.std(race, ddof=1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kruskal_from_counts_equals_scipy(seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(5, 60, rng.integers(2, 6))
+    ones = [int(rng.integers(0, s + 1)) for s in sizes]
+    h, df = cp.kruskal_binary(ones, sizes)
+    groups = [np.r_[np.ones(m), np.zeros(s - m)] for m, s in zip(ones, sizes, strict=True)]
+    ref = stats.kruskal(*groups)
+    assert h == pytest.approx(ref.statistic, rel=1e-10) and df == len(sizes) - 1
+    assert stats.chi2.sf(h, df) == pytest.approx(ref.pvalue, rel=1e-9)
+    assert np.isnan(cp.kruskal_binary([0, 0], [5, 7])[0])      # all alike: no test
+
+
+def test_tests_side_by_side_each_with_its_question(dist):
+    tests = cp.capsule_tests(dist, "label", "decade", by="prompt", method="chi2")
+    kw = tests[tests["test"] == "Kruskal-Wallis"].set_index("label")
+    assert len(kw) == 6 and kw["question"].str.contains("this subcategory's share").all()
+    # woman in the CEO prompt: answers of all three decades, 1 = woman, by hand with scipy.
+    groups = [np.r_[np.ones(c["woman"]), np.zeros(50 - c["woman"])] for c in GENDER_CEO.values()]
+    assert kw.loc["woman", STATISTIC] == pytest.approx(stats.kruskal(*groups).statistic)
+    assert kw.loc["woman", COUNT] == 21 and kw.loc["woman", N] == 150
+    chi = tests[(tests["test"] == "chi-square") & (tests["demographic"] == "race")].iloc[0]
+    table = np.array([[c[k] for k in ("White", "Asian", "Black", "neither")]
+                      for c in RACE_MATH.values()])
+    assert chi[STATISTIC] == pytest.approx(stats.chi2_contingency(table,
+                                                                  correction=False).statistic)
+    assert "whole distribution" in chi["question"] and chi["label"] == "(all)"
+
+
+def test_the_papers_table_shape_from_a_labelled_sample(dist):
+    """Rows: decades; columns: demographic > prompt > subcategory; percentages of all the
+    answers (rows need not add up to 100); * where Kruskal-Wallis finds the share differs."""
+    tests = cp.capsule_tests(dist, "label", "decade", by="prompt", method="chi2")
+    table = cp.capsule_table(dist, "label", "decade", by="prompt", tests=tests)
+    assert table.index.tolist() == ["1950s", "1990s", "2010s"]
+    assert table.columns.names == ["demographic", "prompt", "label"]
+    assert [c[:2] for c in table.columns] == [("gender", "ceo")] * 3 + [
+        ("race", "mathematician")] * 3
+    kw = tests[tests["test"] == "Kruskal-Wallis"].set_index("label")[P_VALUE]
+    expected = [f"{c}*" if kw[c] < 0.05 else c
+                for c in ("woman", "man", "non-binary", "White", "Asian", "Black")]
+    assert [c[2] for c in table.columns] == expected
+    assert "Black*" in expected and "non-binary" in expected      # 24/50 vs 14/50; 0-1 of 50
+    assert table.iloc[0].tolist() == pytest.approx([8, 60, 0, 20, 2, 28])
+    assert table.loc["1950s", ("gender", "ceo")].sum() == pytest.approx(68)   # neither kept
+
+
+def test_demographics_are_checked():
+    with pytest.raises(AnalysisError, match="name the column that says which demographic"):
+        cp.capsule_distribution(sample(), "label", "decade", demographics=DEMOGRAPHICS)
+    with pytest.raises(AnalysisError, match="belongs to one demographic"):
+        cp.parse_demographics("gender=woman,man;other=man,robot")
+    with pytest.raises(AnalysisError, match="write name=cat1,cat2"):
+        cp.parse_demographics("woman,man")
+    one = cp.capsule_distribution(sample().query("demographic == 'gender'"), "label",
+                                  "decade", demographics="gender=woman,man,non-binary")
+    assert one[N].unique().tolist() == [50]
