@@ -95,10 +95,12 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int) -> Vie
     """Subgroups: factors, highest level, test and small-n threshold."""
     return View("subgroups", (("factors", factors), ("level", level), ("test", test),
                               ("min-n", min_n)),
-                ("from analysis.subgroups import subgroups",),
+                ("from analysis.subgroups import distinct_subgroups, subgroups",),
                 (f"factors = {factors!r}", "cells = cell_table(results, factors)",
-                 f"table = subgroups(cells, factors, max_level={level}, test={test!r}, "
-                 f"min_n={min_n})", "print(table)"))
+                 f"full = subgroups(cells, factors, max_level={level}, test={test!r}, "
+                 f"min_n={min_n})",
+                 "table = distinct_subgroups(full)  # identical subgroups listed once",
+                 "print(table)"))
 
 
 def coverage_view(factors: list[str]) -> View:
@@ -141,7 +143,9 @@ _DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
 
 def disparity_view(options: Mapping[str, Any]) -> View:
     """Disparity: each option of ``disparity_report`` as the flag of the same name."""
-    cli = tuple((_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v) for k, v in options.items())
+    cli = tuple(("no-adaptive", v is False) if k == "adaptive"  # the CLI's flag is negative
+                else (_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v)
+                for k, v in options.items())
     return View("disparity", cli, ("from analysis.disparity import disparity_report",),
                 (f"options = {dict(options)!r}",
                  "report = disparity_report(results, **options)", "print(report.metrics)"))

@@ -7,6 +7,7 @@ import streamlit as st
 
 from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, design_problems, suggest_design
+from analysis.names import clash_free, rename_note
 from analysis.nesting import describe_nesting, find_nestings
 from ui.common import applied_results, cells_for, ensure_data, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets
@@ -66,7 +67,10 @@ if factors:
     if not any(p.severity == "error" for p in problems):
         st.subheader("Cell table")
         results = applied_results(design)
-        cells = cells_for(results, design, design.names, with_outcome=outcome is not None)
+        _, applied, renamed = clash_free(frame.iloc[:0], design)  # names the results carry
+        if renamed:
+            st.caption(md(rename_note(renamed)))
+        cells = cells_for(results, applied, applied.names, with_outcome=outcome is not None)
         c1, c2, c3 = st.columns(3)
         c1.metric("Possible cells", f"{math.prod(len(f.values) for f in factors):,}")
         c2.metric("Observed cells", f"{len(cells):,}")

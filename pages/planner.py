@@ -8,6 +8,7 @@ from analysis.planning import fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
 from ui.navigation import route_first_visit
 from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
+from ui.widgets import md
 
 route_first_visit()
 
@@ -28,11 +29,11 @@ else:
         plan = plan_additions(cells_for(results, design, factors, with_outcome=False), design,
                               factors=factors, budget=int(budget))
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
     else:
         before_after(plan)
         for note in plan.notes:
-            st.warning(note)
+            st.warning(md(note))
         st.caption("Empty combinations first, then the thinnest: no other choice of "
                    f"{int(budget):,} prompts reaches a higher coverage or a lower Gini index.")
         st.dataframe(plan.add, hide_index=True, key="planner_add")
@@ -46,7 +47,7 @@ runs = c2.number_input("Run budget", 2, 100_000, 16, key="planner_runs")
 try:
     frac = fractional_factorial(parse_factors(text), int(runs))
 except AnalysisError as exc:
-    st.error(str(exc))
+    st.error(md(str(exc)))
 else:
     res = "full factorial" if frac.resolution == float("inf") else \
         f"resolution {int(frac.resolution)}"

@@ -47,7 +47,7 @@ def test_core_dependencies_hold_no_extra():
 def test_streamlit_config_excludes_the_venv_and_sets_the_upload_limit():
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert ".venv" in config["server"]["folderWatchBlacklist"]
-    assert config["server"]["maxUploadSize"] == 500
+    assert config["server"]["maxUploadSize"] == 200  # docs/limits.md
 
 
 def test_readme_first_command_is_one_line_and_installs_no_extra():

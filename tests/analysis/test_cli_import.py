@@ -31,7 +31,7 @@ def test_import_writes_table_design_scores_then_analyse(bbq_file, tmp_path, caps
     # second command: any analysis on the imported table with its design
     sub = run_json(capsys, "subgroups", out, "--design", design, "--factors",
                    "question_polarity", "--level", "1")
-    rows = {r["question_polarity"]: r for r in sub}
+    rows = {r["question_polarity"]: r for r in sub["subgroups"]}
     # nonneg rows with a biased_answer: 2:x(1), 3:x(1), 3:y(0), 5:x(0), 5:y(0) -> n 5, k 2;
     # neg: 0:x(1), 0:y(0), 1:x(1), 1:y(0) -> n 4, k 2 (unmatched and ambiguous rows drop out)
     assert (rows["nonneg"]["n"], rows["nonneg"]["deviations"]) == (5, 2)

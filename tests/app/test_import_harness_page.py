@@ -11,7 +11,7 @@ import pytest
 
 from analysis.importers import import_results
 from tests.analysis.importers.harness_runs import INSPECT_FIXTURE, LM_EVAL_FIXTURE
-from tests.app.apptools import page_test, plotly_specs
+from tests.app.apptools import page_test, plotly_specs, shown
 
 pytest.importorskip("ui.importing")
 
@@ -54,7 +54,7 @@ def test_lm_eval_samples_alone_need_the_model_option():
     samples = [p for p in LM_EVAL_FILES if p.name.startswith("samples_bbq_religion_mc")]
     at = _import(page_test("data.py").run(), "lm-eval", samples)
     assert len(at.error) == 1 and "no results_*.json beside this samples file" in \
-        at.error[0].value
+        shown(at.error[0].value)
     at = _import(page_test("data.py").run(), "lm-eval", samples, model="my-model")
     assert not at.error
     assert {m.label: m.value for m in at.metric}["Imported rows"] == "32"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pandas as pd
 import pytest
 
@@ -11,7 +13,7 @@ from analysis.prepare import Step
 from tests.app.apptools import page_test, plotly_specs
 from tests.conftest import SHARED_DATA, needs_shared
 
-RELIGION = SHARED_DATA / "bbq" / "preds_Religion.jsonl"
+RELIGION_GZ = SHARED_DATA / "bbq" / "preds_Religion.jsonl.gz"  # tests/data ships gzip copies
 
 
 def _import(at, source: str, files: list[tuple[str, bytes]], **options):
@@ -29,9 +31,9 @@ def _import(at, source: str, files: list[tuple[str, bytes]], **options):
 @needs_shared
 def test_bbq_file_from_upload_to_sunburst():
     at = page_test("data.py").run()
-    _import(at, "bbq", [(RELIGION.name, RELIGION.read_bytes())])
+    _import(at, "bbq", [("preds_Religion.jsonl", gzip.decompress(RELIGION_GZ.read_bytes()))])
     assert not at.error
-    expected = import_results("bbq", [RELIGION])
+    expected = import_results("bbq", [RELIGION_GZ])
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Imported rows"] == f"{3 * 1200:,}"
     counts = dict(at.dataframe[0].value.values.tolist())

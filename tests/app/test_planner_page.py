@@ -46,7 +46,11 @@ def test_planner_without_data_and_bad_factor_text():
     at = page_test("planner.py").run()
     assert not at.exception
     assert "Load results" in at.info[0].value
+    # mixed numbers of values: the full factorial (6 runs) fits a budget of 16 ...
     at.text_area(key="planner_new_factors").set_value("a: 0, 1\nb: 0, 1, 2").run()
+    assert not at.error
+    # ... a budget of 4 would need a regular fraction, which needs equal numbers of values
+    at.number_input(key="planner_runs").set_value(4).run()
     assert "same number of values" in at.error[0].value
 
 

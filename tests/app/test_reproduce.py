@@ -56,11 +56,11 @@ def test_subgroups_cli_and_python_give_the_page_numbers():
     cli, code = _blocks(at)
     assert cli == ("python -m analysis subgroups sample_data/bbq_unifiedqa.csv.gz --design "
                    "sample_data/bbq_unifiedqa.design.yaml --factors category,context_condition "
-                   "--level 2 --test wald --min-n 30 --where input_format=arc --json")
+                   "--level 2 --test auto --min-n 30 --where input_format=arc --json")
     page = at.dataframe[0].value
     done = _cli(cli)
     assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)
+    rows = json.loads(done.stdout)["subgroups"]
     assert len(rows) == len(page) == int(metric_values(at)["Subgroups"])
     page_ld = sorted(page["log_disparity"].dropna().round(9))
     cli_ld = sorted(round(r["log_disparity"], 9) for r in rows if r["log_disparity"] is not None)

@@ -439,7 +439,7 @@ def test_batch_cost_cap_is_checked_on_the_worst_case_before_submitting(bserver, 
             bserver.openai_url, "--cache", str(tmp_path / "c.sqlite"), "--out",
             str(tmp_path / "o.csv"), "--batch", "--poll-interval", "0.01", "--quiet",
             "--prices", str(prices)]
-    assert scale_main([*base, "--max-cost", f"{bound * 0.9:.6f}"]) == 1
+    assert scale_main([*base, "--max-cost", f"{bound * 0.9:.6f}"]) == 2  # refused as input
     assert bserver.counts["create"] == 0  # nothing submitted
     assert "This batch could cost up to" in capsys.readouterr().err
     assert scale_main([*base, "--max-cost", f"{bound * 1.1:.6f}"]) == 0

@@ -89,7 +89,8 @@ def test_settings_files_that_cannot_be_read(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("make, fragment", [
-    (lambda: JudgeConfig(max_tokens=0), "JudgeConfig: max_tokens must be a whole number >= 1"),
+    (lambda: JudgeConfig(max_tokens=0),
+     "JudgeConfig: max_tokens must be None or a whole number >= 1"),
     (lambda: JudgeConfig(temperature=float("nan")), "temperature must be None or a number"),
     (lambda: CategoriseConfig(max_tokens=-5), "CategoriseConfig: max_tokens"),
     (lambda: AnswerSettings(seed="x"), "AnswerSettings: seed must be None or a whole number"),

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from judges.batch import BatchConfig, BatchStore
 from judges.cache import ReplyCache, default_cache_path
 from judges.providers import make_provider
+from tests.app.apptools import shown
 from tests.judges.batch_server import FakeBatchServer
 from tests.judges.helpers import ROOT
 from tests.judges.test_answer import echo
@@ -102,7 +103,7 @@ def test_agreement_of_the_judged_file_with_human_labels():
     at.selectbox(key="tools_agree_judge").set_value("ics")
     at.selectbox(key="tools_agree_human").set_value("ics").run()
     assert not [d for d in at.dataframe if "kappa_qw" in d.value.columns]
-    assert "Choose two different columns: `ics` compared with itself" in at.info[0].value
+    assert "Choose two different columns: `ics` compared with itself" in shown(at.info[0].value)
     at.selectbox(key="tools_agree_human").set_value("human_ics").run()
     table = [d.value for d in at.dataframe if "kappa_qw" in d.value.columns][0]
     assert table["n"].tolist() == [10, 10, 10, 10, 40]

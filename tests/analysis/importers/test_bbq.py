@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -168,7 +169,7 @@ def test_bad_fields(tmp_path):
 
 @pytest.fixture(scope="module")
 def six():
-    paths = sorted((SHARED_DATA / "bbq").glob("preds_*.jsonl"))
+    paths = sorted((SHARED_DATA / "bbq").glob("preds_*.jsonl.gz"))  # gzip copies (tests/data)
     formats = ("race", "arc", "qonly")
     return import_results("bbq", paths,
                           prediction_cols=[f"unifiedqa-t5-11b_pred_{f}" for f in formats])
@@ -176,8 +177,9 @@ def six():
 
 @needs_shared
 def test_six_real_files_every_row_accounted_for(six):
-    lines = sum(sum(1 for line in p.open(encoding="utf-8") if line.strip())
-                for p in (SHARED_DATA / "bbq").glob("preds_*.jsonl"))
+    lines = sum(sum(1 for line in gzip.decompress(p.read_bytes()).decode().splitlines()
+                    if line.strip())
+                for p in (SHARED_DATA / "bbq").glob("preds_*.jsonl.gz"))
     assert lines == 11_956 == six.counts["examples"]
     frame = six.frame
     assert len(frame) == 3 * lines == six.counts["rows_out"]
