@@ -6,7 +6,6 @@ import streamlit as st
 
 from judges import answer as ans
 from judges import categorise as cat
-from judges.agreement import human_pairs
 from judges.errors import JudgesError
 from ui import judges_jobs as jobs
 from ui import judges_tools as tools_ui
@@ -57,32 +56,7 @@ with answers:
         jobs.download(out, "answers.csv", "answers")
 
 with agree:
-    st.caption("Pearson r, Spearman rho, Kendall tau and quadratic-weighted kappa with 95% "
-               "intervals, per stage and overall. Human labels: columns `human_<metric>`.")
-    frame = tools_ui.table_input("agree", "Judged file with human labels",
-                           {"Judged file (Judges page)": st.session_state.get("judges_judged")})
-    if frame is not None:
-        found = human_pairs(frame)
-        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
-        c1, c2, c3 = st.columns(3)
-        every = c1.checkbox(f"Every human label found ({len(found)})", bool(found),
-                            key="tools_agree_every", disabled=not found)
-        judge = c2.selectbox("Judge column", numeric, index=None, placeholder="choose...",
-                             key="tools_agree_judge")
-        human = c3.selectbox("Human (or second judge) column", numeric, index=None,
-                             placeholder="choose...", key="tools_agree_human")
-        ci = st.radio("Intervals", ["bootstrap", "analytic", "none"], horizontal=True,
-                      key="tools_agree_ci")
-        pairs, problem = tools_ui.agreement_pairs(found, every, judge, human)
-        if problem:
-            st.info(md(problem))
-        else:
-            try:
-                table = jobs.agreement_table(frame, pairs, ci)
-                st.dataframe(table, hide_index=True)
-                jobs.download(table, "agreement.csv", "agree")
-            except JudgesError as exc:
-                st.error(md(str(exc)))
+    jobs.agreement_tab()
 
 with categories:
     st.caption("A judge puts each text into one of your categories (docs/methods.md §7); a "

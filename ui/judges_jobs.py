@@ -13,12 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from analysis.export import table_bytes
-from judges.agreement import agreement
+from judges.agreement import agreement, human_pairs
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache, default_cache_path
 from judges.errors import CacheError, JudgesError
 from judges.providers import ChatProvider, make_provider
-from ui.judges_tools import api_key, cache_problem
+from ui.judges_tools import agreement_pairs, api_key, cache_problem, table_input
 from ui.widgets import md
 
 
@@ -107,3 +107,32 @@ def _stored_provider(stored) -> ChatProvider:
     return make_provider(stored.api, model=stored.model, base_url=stored.endpoint,
                          api_key=api_key(stored.api))
 
+
+def agreement_tab() -> None:
+    """The Agreement tab: a judged file with human labels -> agreement per metric and stage."""
+    st.caption("Pearson r, Spearman rho, Kendall tau and quadratic-weighted kappa with 95% "
+               "intervals, per stage and overall. Human labels: columns `human_<metric>`.")
+    frame = table_input("agree", "Judged file with human labels",
+                           {"Judged file (Judges page)": st.session_state.get("judges_judged")})
+    if frame is not None:
+        found = human_pairs(frame)
+        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        c1, c2, c3 = st.columns(3)
+        every = c1.checkbox(f"Every human label found ({len(found)})", bool(found),
+                            key="tools_agree_every", disabled=not found)
+        judge = c2.selectbox("Judge column", numeric, index=None, placeholder="choose...",
+                             key="tools_agree_judge")
+        human = c3.selectbox("Human (or second judge) column", numeric, index=None,
+                             placeholder="choose...", key="tools_agree_human")
+        ci = st.radio("Intervals", ["bootstrap", "analytic", "none"], horizontal=True,
+                      key="tools_agree_ci")
+        pairs, problem = agreement_pairs(found, every, judge, human)
+        if problem:
+            st.info(md(problem))
+        else:
+            try:
+                table = agreement_table(frame, pairs, ci)
+                st.dataframe(table, hide_index=True)
+                download(table, "agreement.csv", "agree")
+            except JudgesError as exc:
+                st.error(md(str(exc)))
