@@ -235,8 +235,16 @@ def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:
     where it is missing. Factor values are never missing (an empty value is the explicit
     value ``"(missing)"``).
     """
-    from analysis.columns import DEVIATION
+    from analysis.cells import N_ALL
+    from analysis.columns import DEVIATION, DEVIATIONS, N
 
+    if N_ALL in results.columns and N in results.columns and results.attrs.get("engine"):
+        # an engine's fine cell table (analysis.engines): one row per cell, counts summed
+        n_all = int(results[N_ALL].sum())
+        out = {"n_rows": n_all}
+        if DEVIATIONS in results.columns:
+            out["n_missing_outcome"] = n_all - int(results[N].sum())
+        return out
     out = {"n_rows": int(len(results))}
     if DEVIATION in results.columns:
         out["n_missing_outcome"] = int(results[DEVIATION].isna().sum())

@@ -44,6 +44,8 @@ TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
 HTML_MAX_ROWS = 200
+#: Disparity's default ``polarity``: the one the design declares for the feature.
+POLARITY_FROM_DESIGN = "design"
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
 
@@ -170,7 +172,9 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
     if section in ("subgroups", "ecdf", "importance", "index") and not has_outcome:
         raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
     if section == "coverage":
-        return {"factors": default_factors(design), "where": {}}
+        from analysis.coverage import PROMPTS
+
+        return {"factors": default_factors(design), "count": PROMPTS, "where": {}}
     if section == "subgroups":
         from analysis.subgroups import MIN_N
 
@@ -195,17 +199,21 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         return {"factors": factors,
                 "references": {f: design.factor(f).reference for f in factors},
                 "interactions": [], "on_separation": "refuse", "alpha": 0.05,
-                "adjust": "none", "scale": "odds_ratio", "max_p": 1.0, "where": {}}
+                "adjust": "none", "cluster": design.cluster, "gee": False,
+                "scale": "odds_ratio", "max_p": 1.0, "where": {}}
     if section == "disparity":
         numeric = dsp.numeric_columns(results, design)
         if not numeric:
             raise SectionSkipped("the table has no numeric column besides the factors "
                                  "(e.g. a sentiment or judge score).")
+        # polarity "design": the feature's polarity the design declares (resolved when
+        # the section is built, for whichever feature the settings name)
         return {"feature": numeric[0], "by": dsp.default_group(design), "baseline": None,
-                "statistic": "mean", "standard": "mean", "direction": "above",
-                "alpha": 0.05, "quantile": 0.5, "value": 0.0, "tolerance": 0.1,
-                "quantiles": [0.25, 0.75], "n_permutations": 999, "random_state": 0,
-                "compare": "rest", "where": {}}
+                "statistic": "mean", "standard": "mean", "direction": None,
+                "polarity": POLARITY_FROM_DESIGN, "alpha": 0.05, "quantile": 0.5,
+                "value": 0.0, "tolerance": 0.1, "quantiles": [0.25, 0.75],
+                "n_permutations": 999, "adaptive": True, "random_state": 0,
+                "compare": "rest", "comparison": "inclusive", "where": {}}
     if section == "index":
         model = models[0] if models else None
         dims = [f for f in design.of_kind("domain") if f != model][:2]
@@ -229,8 +237,9 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         cohort = (named or [m for m in models if m != category] or cohorts)[0]
         domain = [f for f in design.of_kind("domain") if f not in (category, cohort)
                   and len(design.factor(f).values) <= COHORT_MAX_GROUPS]
+        # renormalise False: answers outside `categories` stay in the denominator
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
-                "method": "auto", "random_state": 0, "where": {}}
+                "renormalise": False, "method": "auto", "random_state": 0, "where": {}}
     if section == "judges":
         from judges import columns as JC
 
@@ -253,12 +262,12 @@ def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import coverage as cov
-    from analysis.cells import cell_table
     from analysis.figures.coverage import coverage_heatmap, marginal_bar
     from analysis.nesting import describe_nesting
 
     factors, where = list(s["factors"]), _where(s)
-    cells = cell_table(results, factors, with_outcome=False)
+    # distinct prompts (default) or responses, as the page and ``coverage --count``
+    cells = cov.coverage_cells(results, design, factors, unit=s["count"])
     kw = {"factors": factors, "where": where}
     summary = cov.coverage_summary(cells, design, **kw)
     marginals = cov.marginal_counts(cells, design, **kw)
@@ -330,13 +339,16 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     factors = list(s["factors"])
     # references of factors not in the model (e.g. defaults for other factors) are left out
     references = {f: v for f, v in (s.get("references") or {}).items() if f in factors}
-    cells = cell_table(results, list(dict.fromkeys([*factors, *where])), where=where or None)
+    cluster = s.get("cluster") or None  # None: no cluster (the page's "none")
+    cells = cell_table(results, list(dict.fromkeys([*factors, *where,
+                                                    *([cluster] if cluster else [])])),
+                       where=where or None)
     try:
         fit = factor_importance(cells, design, factors=factors, where=where,
                                 references=references or None,
                                 interactions=s.get("interactions") or (),
                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),
-                                adjust=s["adjust"])
+                                adjust=s["adjust"], cluster=cluster, gee=bool(s["gee"]))
     except ImportanceRefusal as exc:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
@@ -351,11 +363,13 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.cells import filter_rows
-    from analysis.disparity import disparity_report
+    from analysis.disparity import disparity_report, feature_polarity
     from analysis.figures.disparity import selection_figure, statistic_figure
 
     options = {k: v for k, v in s.items() if k != "where"}
     options["quantiles"] = tuple(options["quantiles"])
+    if options["polarity"] == POLARITY_FROM_DESIGN:
+        options["polarity"] = s["polarity"] = feature_polarity(design, s["feature"])
     report = disparity_report(filter_rows(results, _where(s) or None), **options)
     feature = s["feature"] + (f" - {s['baseline']}" if s.get("baseline") else "")
     if report.settings.get("n_missing"):
@@ -398,7 +412,8 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     category, cohort, by = s["category"], s["cohort"], list(s.get("by") or [])
     rows = filter_rows(results, _where(s) or None)
     dist = dm.category_distribution(rows, category, cohort, by=by,
-                                    categories=s.get("categories") or None)
+                                    categories=s.get("categories") or None,
+                                    renormalise=bool(s["renormalise"]))
     spread = dm.frequency_spread(dist, category, cohort, by=by)
     test = dm.homogeneity_test(dist, category, cohort, by=by, method=s["method"],
                                random_state=int(s["random_state"]))

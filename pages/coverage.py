@@ -54,7 +54,7 @@ except AnalysisError as exc:
     st.stop()
 show_summary(info)
 reproduce_coverage(design, factors, where)
-add_to_report_button("coverage", {"factors": factors, "where": where})
+add_to_report_button("coverage", {"factors": factors, "count": unit, "where": where})
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
     ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])

@@ -57,6 +57,10 @@ def run(args: argparse.Namespace) -> None:
     # model coverage asks about the design file's model factors even when --factors
     # leaves them out of the grid
     whole = Design.load(args.design) if args.design else design
+    if args.renamed:  # factors named like an output column were renamed on loading
+        from dataclasses import replace
+        whole = replace(whole, factors=tuple(replace(f, name=args.renamed.get(f.name, f.name))
+                                             for f in whole.factors))
     models = [m for m in whole.of_kind("model") if m not in factors and m in results]
     where = {args.renamed.get(k, k): split_list(v)
              for k, v in parse_assignments(args.where, "--where").items()}

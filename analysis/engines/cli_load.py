@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from analysis.columns import DEVIATION
 from analysis.design import Design, parse_assignments
 from analysis.engines import fine_cells_from_table, open_table, resolve_engine
 from analysis.errors import AnalysisError
@@ -103,7 +104,11 @@ def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, r
     from analysis.cells import filter_rows
     from analysis.design import apply_design, make_factor
 
-    frame = table.collect(_row_columns(args, design, factors, [*where, *exclude]))
+    # a ``deviation`` column of the data comes along as on the pandas path, which keeps
+    # every column: without an outcome it is the rows' outcome (``n_missing_outcome``)
+    has_deviation = DEVIATION.lower() in {k.lower() for k in table.kinds}  # Spark: any case
+    extra = [*where, *exclude, *([DEVIATION] if has_deviation else [])]
+    frame = table.collect(_row_columns(args, design, factors, extra))
     frame.attrs["source_name"] = table.name
     if not design.factors:
         design = Design(factors=tuple(make_factor(frame, f) for f in factors),

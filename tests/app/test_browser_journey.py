@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -92,6 +93,10 @@ ANALYSIS_PAGES = ["Design", "Coverage", "Subgroups", "eCDF", "Factor importance"
                   "Bias index", "Cohorts"]
 
 
+#: A column name that would fetch an image from outside if rendered as Markdown.
+LEAKY_COLUMN = "![px](http://leak.invalid/x.png)"
+
+
 def _awkward_uploads(folder: Path) -> list[Path]:
     """A factor with 100 values, a boolean factor, columns named like our output columns."""
     import numpy as np
@@ -111,6 +116,7 @@ def _awkward_uploads(folder: Path) -> list[Path]:
     clash = pd.DataFrame({"subgroup": rng.choice(["g1", "g2", "g3"], n),
                           "n": rng.choice(["1", "2"], n), "level": rng.choice(["lo", "hi"], n),
                           "model": rng.choice(["x", "y"], n),
+                          LEAKY_COLUMN: rng.choice(["u", "v"], n),
                           "deviation": rng.integers(0, 2, n)})
     paths = []
     for name, frame in (("many_values.csv", many), ("boolean_factor.csv", booleans),
@@ -180,6 +186,13 @@ def test_every_page_on_every_sample_and_awkward_upload_then_a_reload(app_url, tm
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        # Every request the page makes must go to the app's own server: a label from the
+        # data rendered as Markdown (the upload below has a column named like an image
+        # link to a host under .invalid, which never resolves) would show up here.
+        outside: list[str] = []
+        own = urlsplit(app_url).netloc
+        page.on("request", lambda r: outside.append(r.url) if urlsplit(r.url).scheme in
+                ("http", "https", "ws", "wss") and urlsplit(r.url).netloc != own else None)
         page.goto(app_url, wait_until="domcontentloaded")
         page.get_by_text("35,868").first.wait_for(timeout=60_000)
         for sample in SAMPLES.values():
@@ -201,3 +214,4 @@ def test_every_page_on_every_sample_and_awkward_upload_then_a_reload(app_url, tm
         assert page.get_by_text("could not be restored").count() == 0
         browser.close()
     assert problems == [], "\n".join(problems)
+    assert outside == [], f"requests to addresses the app did not make: {outside[:5]}"
