@@ -54,7 +54,8 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
 def count_choice(design: Design) -> str:
     """What a cell counts: distinct prompts (the methods' definition) or responses."""
     unit = ", ".join(design.prompt_unit_columns())
-    labels = {cov.PROMPTS: f"distinct prompts (a prompt = one combination of {unit})",
+    # radio labels render Markdown: the column names from the data are escaped
+    labels = {cov.PROMPTS: f"distinct prompts (a prompt = one combination of {md(unit)})",
               cov.RESPONSES: "responses (rows)"}
     return st.radio("Cells count", list(labels), format_func=labels.get, horizontal=True,
                     key="coverage_count",
