@@ -94,19 +94,37 @@ class SQLiteFile:
                                          isolation_level=None)
         except sqlite3.Error as exc:
             raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
-        try:
-            if existed:
-                self._check()
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            for statement in schema:
-                self._conn.execute(statement)
-        except sqlite3.Error as exc:
-            self._conn.close()
-            raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
-        except CacheError:
-            self._conn.close()
-            raise
+        # Two runs opening a new file at once race for the switch to WAL, which SQLite
+        # answers with "database is locked" at once (its busy timeout does not cover it):
+        # that is a wait, not a broken file, so it is retried for up to 30 s.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if existed:
+                    self._check()
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                for statement in schema:
+                    self._conn.execute(statement)
+                break
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if busy and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                self._conn.close()
+                reason = ("another run kept it locked for 30 s; try again when it is done"
+                          if busy else str(exc))
+                if busy:
+                    raise CacheError(f"The reply cache {self.path} is busy: {reason}.",
+                                     path=str(self.path)) from None
+                raise CacheError(_unusable(self.path, reason), path=str(self.path)) from None
+            except sqlite3.Error as exc:
+                self._conn.close()
+                raise CacheError(_unusable(self.path, str(exc)), path=str(self.path)) from None
+            except CacheError:
+                self._conn.close()
+                raise
 
     def _check(self) -> None:
         """Integrity and schema of an existing file (raises :class:`CacheError`)."""

@@ -328,18 +328,24 @@ def test_two_concurrent_runs_on_one_cache_pay_once(tmp_path):
     frame = frame_of(*[make_row(i, (1, 2)[i % 2]) for i in range(12)])  # 6 + 18 = 24 calls
     path = tmp_path / "shared.sqlite"
     runs: list = []
+    errors: list = []
     with FakeLLMServer(default_behaviour, latency=0.3) as srv:
         def one() -> None:
-            with ReplyCache(path) as cache:  # its own connection, like another process
-                provider = make_provider("openai", model="judge-x", base_url=srv.openai_url)
-                runs.append(judge_frame(frame, provider, cache=cache, prices=PRICES,
-                                        run_config=RunConfig(concurrency=6, timeout=10)))
+            try:
+                with ReplyCache(path) as cache:  # its own connection, like another process
+                    provider = make_provider("openai", model="judge-x",
+                                             base_url=srv.openai_url)
+                    runs.append(judge_frame(frame, provider, cache=cache, prices=PRICES,
+                                            run_config=RunConfig(concurrency=6, timeout=10)))
+            except Exception as exc:  # a thread's exception would otherwise vanish
+                errors.append(exc)
 
         threads = [threading.Thread(target=one) for _ in range(2)]
         for t in threads:
             t.start()
         for t in threads:
             t.join(60)
+        assert errors == [] and len(runs) == 2
         assert srv.n_requests == 24  # not 48
     assert all(r.judged[list(C.METRICS)].notna().sum().sum() == 24 for r in runs)
     assert sum(r.stats.http_attempts for r in runs) == 24
