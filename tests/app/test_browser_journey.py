@@ -6,6 +6,7 @@ uploads without an exception box; then a reload that keeps the data.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -35,16 +36,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1",
-               BIAS_WORKBENCH_STATE_DIR=str(tmp_path_factory.mktemp("sessions")))
+@contextlib.contextmanager
+def running_app(port: int, **env: str):
+    """``streamlit run app.py`` on 127.0.0.1:``port``; yields its URL once healthy and
+    stops the server by its PID afterwards."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **env),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -60,6 +61,13 @@ def app_url(tmp_path_factory):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    state = str(tmp_path_factory.mktemp("sessions"))
+    with running_app(_free_port(), BIAS_WORKBENCH_STATE_DIR=state) as url:
+        yield url
 
 
 def test_open_upload_and_switch_page(app_url, tmp_path):

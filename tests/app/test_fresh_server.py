@@ -8,17 +8,13 @@ files only (helpers are in ``ui/``). This opens a new server directly at ``/judg
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.app.test_browser_journey import CHROMIUM, FLAGS
+from tests.app.test_browser_journey import CHROMIUM, FLAGS, running_app
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Our navigation, in order (app.py).
@@ -72,38 +68,18 @@ def nav_names(page, timeout: float = 90) -> list[str]:
 def test_fresh_server_opened_at_judges_shows_our_navigation():
     from playwright.sync_api import sync_playwright
 
-    port = _port_in_range()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("the Streamlit server did not become healthy in 60 s")
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.goto(f"{url}/judges", wait_until="domcontentloaded")  # first request
-                assert nav_names(page) == PAGES
-                page.get_by_role("heading", name="Judges").first.wait_for(timeout=60_000)
-                page.get_by_text("Illustrative sample (bundled)").first.wait_for(timeout=30_000)
-                assert "/judges" in page.url
-                sidebar = page.locator('[data-testid="stSidebar"]').inner_text().lower()
-                assert "judges tools" not in sidebar  # the legacy list of files is gone
-                page.goto(f"{url}/judges_ui", wait_until="domcontentloaded")
-                assert nav_names(page) == PAGES  # an unknown (old helper) URL: our pages
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    with running_app(_port_in_range()) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/judges", wait_until="domcontentloaded")  # first request
+            assert nav_names(page) == PAGES
+            page.get_by_role("heading", name="Judges").first.wait_for(timeout=60_000)
+            page.get_by_text("Illustrative sample (bundled)").first.wait_for(timeout=30_000)
+            assert "/judges" in page.url
+            sidebar = page.locator('[data-testid="stSidebar"]').inner_text().lower()
+            assert "judges tools" not in sidebar  # the legacy list of files is gone
+            page.goto(f"{url}/judges_ui", wait_until="domcontentloaded")
+            assert nav_names(page) == PAGES  # an unknown (old helper) URL: our pages
+        finally:
+            browser.close()
