@@ -15,6 +15,11 @@ tokens and cost, cached ones included; empty cost if the model has no price),
 as received, kept also when it cannot be parsed), ``judge_params`` (the parameters
 actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported).
 
+With ``JudgeConfig(samples=K)`` each (row, metric) is asked K times, with
+``both_orders=True`` stage-2 pairs also with the stories swapped; ``<metric>`` is then the
+mean and ``<metric>_sd``, ``_n``, ``_scores`` (and ``_ab`` / ``_ba``) follow the metric
+columns (:mod:`judges.samples`, :mod:`judges.position`, ``docs/judges.md`` section 5).
+
 Rows whose stage text is empty (``validate_fourstage(..., allow_empty_texts=True)``)
 are not sent: their judgments are unscored, ``no answer to judge (<column> is empty)``.
 Cached replies that cannot be parsed are asked again unless
