@@ -115,6 +115,8 @@ class JudgeConfig:
                 or not 1 <= int(self.samples) <= MAX_SAMPLES):
             raise JudgesError(f"samples must be a whole number from 1 to {MAX_SAMPLES}, "
                               f"not {self.samples!r}.")
+        object.__setattr__(self, "samples", int(self.samples))
+        object.__setattr__(self, "both_orders", bool(self.both_orders))
         if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
             raise JudgesError(f"reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, "
                               f"not {self.reasoning_effort!r}.")

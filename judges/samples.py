@@ -62,35 +62,35 @@ def sample_columns(n: int, groups: Mapping[tuple[int, str], Sequence[Any]], *,
         for TCS/PCS/ETCS in both orders, ``<metric>_ab`` and ``<metric>_ba`` (see the module
         docstring).
     """
+    orders = (C.ORDER_AB, C.ORDER_BA)
+    mean = {m: np.full(n, np.nan) for m in C.METRICS}
+    sd = {m: np.full(n, np.nan) for m in C.METRICS}
+    count: dict[str, list[Any]] = {m: [pd.NA] * n for m in C.METRICS}
+    listed = {m: [""] * n for m in C.METRICS}
+    by_order = {(m, o): np.full(n, np.nan) for m in C.PAIRED_METRICS for o in orders}
+    for (p, m), group in groups.items():
+        scores = {o: [int(x.score) for x in group if x.order == o and x.score is not None]
+                  for o in orders}
+        pooled = scores[C.ORDER_AB] + scores[C.ORDER_BA]
+        if both_orders and m in C.PAIRED_METRICS:
+            for o in orders:
+                by_order[m, o][p] = _mean(scores[o])
+            means = [by_order[m, o][p] for o in orders if scores[o]]
+            mean[m][p] = float(np.mean(means)) if means else float("nan")
+        else:
+            mean[m][p] = _mean(pooled)
+        sd[m][p] = _sd(pooled)
+        count[m][p] = len(pooled)
+        listed[m][p] = json.dumps(pooled)
     data: dict[str, Any] = {}
     for m in C.METRICS:
-        paired = both_orders and m in C.PAIRED_METRICS
-        mean, sd = np.full(n, np.nan), np.full(n, np.nan)
-        count: list[Any] = [pd.NA] * n
-        listed = [""] * n
-        by_order = {o: np.full(n, np.nan) for o in (C.ORDER_AB, C.ORDER_BA)}
-        for (p, metric), group in groups.items():
-            if metric != m:
-                continue
-            scores = {o: [int(x.score) for x in group if x.order == o and x.score is not None]
-                      for o in (C.ORDER_AB, C.ORDER_BA)}
-            pooled = scores[C.ORDER_AB] + scores[C.ORDER_BA]
-            for o in by_order:
-                by_order[o][p] = _mean(scores[o])
-            if paired and pooled:
-                mean[p] = float(np.nanmean([by_order[o][p] for o in by_order]))
-            else:
-                mean[p] = _mean(pooled)
-            sd[p] = _sd(pooled)
-            count[p] = len(pooled)
-            listed[p] = json.dumps(pooled)
-        data[m] = mean
-        data[C.sd_column(m)] = sd
-        data[C.n_column(m)] = pd.array(count, dtype="Int64")
-        data[C.scores_column(m)] = pd.Series(listed, dtype=object)
-        if paired:
-            data[C.order_column(m, C.ORDER_AB)] = by_order[C.ORDER_AB]
-            data[C.order_column(m, C.ORDER_BA)] = by_order[C.ORDER_BA]
+        data[m] = mean[m]
+        data[C.sd_column(m)] = sd[m]
+        data[C.n_column(m)] = pd.array(count[m], dtype="Int64")
+        data[C.scores_column(m)] = pd.Series(listed[m], dtype=object)
+        if both_orders and m in C.PAIRED_METRICS:
+            for o in orders:
+                data[C.order_column(m, o)] = by_order[m, o]
     return pd.DataFrame(data)
 
 
