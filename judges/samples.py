@@ -22,6 +22,7 @@ metric the judged file then holds (``docs/judges.md``, "Repeated samples and bot
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,11 +33,16 @@ from judges import columns as C
 
 
 def _sd(values: Sequence[int]) -> float:
-    return float(np.std(values, ddof=1)) if len(values) >= 2 else float("nan")
+    """Sample SD (ddof=1), NaN with fewer than two values (plain Python: K is small)."""
+    n = len(values)
+    if n < 2:
+        return float("nan")
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
 
 
 def _mean(values: Sequence[int]) -> float:
-    return float(np.mean(values)) if len(values) else float("nan")
+    return sum(values) / len(values) if len(values) else float("nan")
 
 
 def sample_columns(n: int, groups: Mapping[tuple[int, str], Sequence[Any]], *,
@@ -76,7 +82,7 @@ def sample_columns(n: int, groups: Mapping[tuple[int, str], Sequence[Any]], *,
             for o in orders:
                 by_order[m, o][p] = _mean(scores[o])
             means = [by_order[m, o][p] for o in orders if scores[o]]
-            mean[m][p] = float(np.mean(means)) if means else float("nan")
+            mean[m][p] = _mean(means)
         else:
             mean[m][p] = _mean(pooled)
         sd[m][p] = _sd(pooled)
