@@ -68,6 +68,7 @@ from judges.judge import (
     judge_requests,
     n_judgments,
     no_answer_outcomes,
+    run_warnings,
 )
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
@@ -466,10 +467,11 @@ async def judge_frame_batch_async(
     finally:
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=f"{provider.label} (batch)",
-                             rubrics=rubrics, params_sent=config.sent(provider))
+                             rubrics=rubrics, params_sent=config.sent(provider),
+                             logprobs=config.logprobs)
     cancelled = monitor.pending > 0 or bool(cancel is not None and cancel.is_set())
     return JudgeRun(judged, progress, stats, cancelled=cancelled,
-                    warnings=provider.param_warnings(config.params(provider)))
+                    warnings=run_warnings(provider, config, outcomes))
 
 
 # --- batches outside a run (the page's batch status section, the CLI) ------------------------

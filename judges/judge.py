@@ -38,6 +38,7 @@ from judges.cache import ReplyCache
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError, PriceError
 from judges.fourstage import empty_texts
+from judges.logprobs import expected_score, expected_warnings
 from judges.parse import parse_judgement, score_schema
 from judges.prompts import build_messages
 from judges.providers import REASONING_EFFORTS, ChatProvider
@@ -78,6 +79,11 @@ class JudgeConfig:
         that do not support it; the parser reads JSON in prose either way.
     expected_output_tokens
         Reply length assumed by the estimate (not sent).
+    logprobs
+        Ask for token log-probabilities (``logprobs``, ``top_logprobs`` 20) and add the
+        probability-weighted score ``<metric>_expected`` (:mod:`judges.logprobs`). In the
+        cache key only when on. Providers that cannot (Anthropic, reasoning models) do not
+        send it, with a warning.
     """
 
     temperature: float | None = 0.0
@@ -86,6 +92,7 @@ class JudgeConfig:
     expected_output_tokens: int = 150
     reasoning_effort: str | None = None
     reuse_unparsed: bool = False
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         from judges.validation import check_generation
@@ -106,7 +113,8 @@ class JudgeConfig:
         """The request parameters (``max_tokens`` resolved for ``provider``'s model)."""
         return {"temperature": self.temperature, "max_tokens": self.token_limit(provider),
                 "json_schema": score_schema() if self.structured_output else None,
-                "reasoning_effort": self.reasoning_effort}
+                "reasoning_effort": self.reasoning_effort,
+                "logprobs": True if self.logprobs else None}
 
     def sent(self, provider: ChatProvider) -> str:
         """The parameters ``provider`` actually sends, as JSON (the schema as ``true``)."""
@@ -194,6 +202,8 @@ class MetricOutcome:
     cached: bool = False
     raw: str = ""
     snapshot: str = ""
+    expected: float | None = None  # probability-weighted score (--logprobs)
+    expected_note: str | None = None  # why a scored judgment has none
 
 
 def no_answer_outcomes(frame: pd.DataFrame, empty: Mapping[int, list[str]]
@@ -213,10 +223,15 @@ def interpret(result: Result) -> MetricOutcome:
     position, metric = result.request.tag
     if result.status == "ok" and result.reply is not None:
         judgement = parse_judgement(result.reply)
+        expected = None
+        if result.request.params.get("logprobs") and judgement.score is not None:
+            expected = expected_score(result.reply, judgement.score)
         return MetricOutcome(position, metric, judgement.score, judgement.explanation,
                              judgement.reason, result.reply.input_tokens,
                              result.reply.output_tokens, result.cost_usd, result.cached,
-                             _raw(result.reply), result.reply.model or "")
+                             _raw(result.reply), result.reply.model or "",
+                             expected.value if expected else None,
+                             expected.reason if expected else None)
     if result.status == "cancelled" and (result.error or "").startswith(STOPPED_PREFIX):
         reason = f"not judged: {result.error}"
     elif result.status == "cancelled":
@@ -227,7 +242,8 @@ def interpret(result: Result) -> MetricOutcome:
 
 
 def _clear_outputs(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=[c for c in C.OUTPUT_COLUMNS if c in frame.columns])
+    return frame.drop(columns=[c for c in (*C.OUTPUT_COLUMNS, *C.EXPECTED_COLUMNS)
+                               if c in frame.columns])
 
 
 def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -258,12 +274,13 @@ def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
                     judge_label: str, rubrics: Mapping[str, Rubric] | None = None,
-                    params_sent: str = "") -> pd.DataFrame:
+                    params_sent: str = "", logprobs: bool = False) -> pd.DataFrame:
     """The judged file: ``frame`` plus the output columns (see the module docstring).
 
     Rows are in input order (index reset). A row's cost is empty when any of its
     judgments has no price; tokens always add up. ``params_sent`` fills ``judge_params``
-    (:meth:`JudgeConfig.sent`).
+    (:meth:`JudgeConfig.sent`). With ``logprobs``, ``<metric>_expected`` (float) is added
+    for every metric: the mean of the outcomes' expected scores (NaN where none has one).
     """
     rubrics = rubrics or load_rubrics()
     out = empty_outputs(frame)
@@ -277,8 +294,12 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
     tokens_out = np.zeros(n, dtype=np.int64)
     cost = np.zeros(n)
     cached = np.zeros(n, dtype=np.int64)
+    expected = {m: ([], []) for m in C.METRICS}  # (positions, values) of expected scores
     for o in outcomes:
         p = o.position
+        if o.expected is not None:
+            expected[o.metric][0].append(p)
+            expected[o.metric][1].append(o.expected)
         if o.score is not None:
             scores[o.metric][p] = o.score
         else:
@@ -307,6 +328,10 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
               for s in C.STAGES}
     out[C.JUDGE_CACHED] = cached
     out[C.JUDGE] = [labels[int(s)] for s in stages]
+    if logprobs:  # mean over the outcomes (samples) of a (row, metric) that have one
+        for m, (pos, values) in expected.items():
+            out[C.expected_column(m)] = pd.Series(values, index=pos, dtype=float).groupby(
+                level=0).mean().reindex(range(n))
     return out
 
 
@@ -416,9 +441,19 @@ async def judge_frame_async(
     finally:
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics,
-                             params_sent=config.sent(provider))
+                             params_sent=config.sent(provider), logprobs=config.logprobs)
     return JudgeRun(judged, progress, stats, cancelled=bool(cancel and cancel.is_set()),
-                    warnings=provider.param_warnings(config.params(provider)))
+                    warnings=run_warnings(provider, config, outcomes))
+
+
+def run_warnings(provider: ChatProvider, config: JudgeConfig,
+                 outcomes: Iterable[MetricOutcome]) -> list[str]:
+    """The parameters set but not sent, then (when log-probabilities were sent) one
+    sentence on the scored judgments without an expected score."""
+    warnings = provider.param_warnings(config.params(provider))
+    if config.logprobs and provider.logprobs_unavailable() is None:
+        warnings += expected_warnings(outcomes)
+    return warnings
 
 
 def judge_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> JudgeRun:
