@@ -373,3 +373,62 @@ def test_estimate_names_the_option(four_file, tmp_path, capsys):
     assert with_lp.startswith(plain)  # the same calls, tokens and cost
     assert with_lp[len(plain):] == ("log-probabilities:    asked (top 20 per token; no extra "
                                     "billed tokens)\n")
+
+
+def test_batch_path_keeps_the_expected_scores(four_rows, tmp_path):
+    import asyncio
+
+    from judges.batch import judge_frame_batch_async
+    from judges.batch_apis import BatchConfig
+    from tests.judges.batch_server import FakeBatchServer
+
+    with FakeBatchServer(logprob_judge) as srv, ReplyCache(tmp_path / "c.sqlite") as cache:
+        provider = make_provider("openai", model="judge-x", base_url=srv.openai_url)
+        run = asyncio.run(judge_frame_batch_async(
+            four_rows, provider, cache=cache, config=JudgeConfig(logprobs=True),
+            batch=BatchConfig(poll_interval=0.01, backoff_base=0.01, backoff_max=0.02)))
+    judged = run.judged
+    assert run.warnings == []
+    for m in C.METRICS:
+        s = judged[m].astype(float)
+        assert np.allclose(judged[C.expected_column(m)].dropna(),
+                           ((0.7 * s + 0.2 * (s % 5 + 1)) / 0.9).dropna())
+    assert judged[list(C.EXPECTED_COLUMNS)].notna().sum().sum() == 6
+
+
+# --- the Judges page ------------------------------------------------------------------------------
+def test_judges_page_option_disabled_for_anthropic_and_estimate_follows_it():
+    from tests.judges.test_page import choose_local_openai, page, table_with, wait_for_result
+
+    def estimate(at) -> dict[str, str]:
+        table = table_with(at, "quantity")
+        return dict(zip(table["quantity"], table["value"], strict=True))
+
+    with FakeLLMServer(logprob_judge) as srv:
+        at = page()
+        at.selectbox(key="judges_provider").set_value("anthropic").run()
+        assert at.checkbox(key="judges_logprobs").disabled
+        assert any("Log-probabilities are not available for anthropic:claude-haiku-4-5: the "
+                   "Anthropic API returns no token log-probabilities" in c.value
+                   for c in at.caption)
+        choose_local_openai(at, srv.openai_url)
+        box = at.checkbox(key="judges_logprobs")
+        assert not box.disabled and not box.value
+        assert estimate(at)["calls to make"] == "48"
+        at.checkbox(key="judges_logprobs").check().run()
+        assert any("add no billed tokens" in c.value for c in at.caption)
+        at.button(key="judges_run").click().run()
+        wait_for_result(at)
+        assert srv.n_requests == 48 and all(c.body.get("logprobs") for c in srv.calls)
+        assert not at.exception and not at.error
+        judged = at.session_state["judges_judged"]
+        for m in C.METRICS:  # every scored judgment has its expected score
+            assert judged[C.expected_column(m)].notna().sum() == judged[m].notna().sum() > 0
+        s = judged["ics"].astype(float)
+        want = (0.7 * s + 0.2 * (s % 5 + 1)) / 0.9
+        assert np.allclose(judged["ics_expected"].dropna(), want.dropna())
+        assert estimate(at)["already cached"] == "48"
+        at.checkbox(key="judges_logprobs").uncheck().run()  # another request: not cached
+        assert estimate(at)["already cached"] == "0"
+        gpt5 = at.text_input(key="judges_model_openai").input("gpt-5-mini").run()
+        assert gpt5.checkbox(key="judges_logprobs").disabled
