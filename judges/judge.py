@@ -13,7 +13,9 @@ tokens and cost, cached ones included; empty cost if the model has no price),
 ``judge_cached_calls`` (calls of the row served from the cache in this run),
 ``judge`` (``provider:model [rubric@version, ...]``), ``<metric>_raw`` (the reply text
 as received, kept also when it cannot be parsed), ``judge_params`` (the parameters
-actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported).
+actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported);
+with ``JudgeConfig(logprobs=True)`` also ``<metric>_expected`` (the probability-weighted
+score, :mod:`judges.logprobs`; NaN where unavailable).
 
 Rows whose stage text is empty (``validate_fourstage(..., allow_empty_texts=True)``)
 are not sent: their judgments are unscored, ``no answer to judge (<column> is empty)``.
