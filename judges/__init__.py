@@ -8,6 +8,8 @@ The generic machinery (reusable for answer generation, batch APIs, categorisatio
 - :mod:`judges.cache` - ``ReplyCache`` (SQLite, WAL), ``cache_key``;
 - :mod:`judges.cost` - ``PriceTable``, token estimates;
 - :mod:`judges.parse` - ``find_json_objects``, ``extract_json_reply``, ``parse_judgement``.
+- :mod:`judges.logprobs` - ``expected_score``: the probability-weighted score of a reply
+  from its token log-probabilities (``--logprobs``, G-Eval).
 
 The four-stage judge:
 

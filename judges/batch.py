@@ -68,6 +68,7 @@ from judges.judge import (
     judge_requests,
     n_judgments,
     no_answer_outcomes,
+    run_warnings,
     split_tag,
 )
 from judges.providers import ChatProvider
@@ -473,7 +474,7 @@ async def judge_frame_batch_async(
                              config=config)
     cancelled = monitor.pending > 0 or bool(cancel is not None and cancel.is_set())
     return JudgeRun(judged, progress, stats, cancelled=cancelled,
-                    warnings=config.warnings(provider))
+                    warnings=run_warnings(provider, config, outcomes))
 
 
 # --- batches outside a run (the page's batch status section, the CLI) ------------------------

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judges.errors import JudgesError, ProviderConfigError
+from judges.logprobs import read_openai_logprobs
 from judges.providers import (
     _ANTHROPIC_STOPS,
     TRANSIENT_STATUSES,
@@ -141,7 +142,8 @@ def openai_reply(body: Any) -> Reply:
                  input_tokens=_int(usage.get("prompt_tokens")),
                  output_tokens=_int(usage.get("completion_tokens")),
                  finish_reason=choices[0].get("finish_reason"),
-                 refusal=message.get("refusal") or None, model=body.get("model"))
+                 refusal=message.get("refusal") or None, model=body.get("model"),
+                 logprobs=read_openai_logprobs(choices[0]))
 
 
 def anthropic_reply(message: Any) -> Reply:

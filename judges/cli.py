@@ -121,6 +121,10 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--both-orders", action="store_true",
                    help="judge each stage-2 story pair also with the stories swapped; the "
                         "score is the order-averaged one, the position-bias table is printed")
+    p.add_argument("--logprobs", action="store_true",
+                   help="also ask for token log-probabilities (top 20) and write the "
+                        "probability-weighted score <metric>_expected (G-Eval); OpenAI and "
+                        "compatible servers only: elsewhere a warning, sampled scores only")
     _add_real_use_options(p)
 
 
@@ -190,7 +194,8 @@ def _judge_config(args: argparse.Namespace) -> JudgeConfig:
                        reasoning_effort=getattr(args, "reasoning_effort", None),
                        reuse_unparsed=getattr(args, "reuse_unparsed", False),
                        samples=getattr(args, "samples", 1),
-                       both_orders=getattr(args, "both_orders", False))
+                       both_orders=getattr(args, "both_orders", False),
+                       logprobs=getattr(args, "logprobs", False))
 
 
 def _no_samples_for_embeddings(args: argparse.Namespace) -> None:
@@ -236,10 +241,11 @@ def load_for_scoring(args: argparse.Namespace) -> pd.DataFrame:
     return frame
 
 
-def print_warnings(warnings: Sequence[str]) -> None:
-    """Each parameter warning on stderr."""
+def print_warnings(warnings: Sequence[str], *, already: Sequence[str] = ()) -> None:
+    """Each warning on stderr, except those in ``already`` (printed before the run)."""
     for text in warnings:
-        print(f"warning: {text}", file=sys.stderr)
+        if text not in already:
+            print(f"warning: {text}", file=sys.stderr)
 
 
 def _provider(args: argparse.Namespace) -> ChatProvider:
@@ -272,7 +278,8 @@ def _score(args: argparse.Namespace) -> int:
         return EXIT_OK
     provider = _provider(args)
     config = _judge_config(args)
-    print_warnings(config.warnings(provider))
+    before = config.warnings(provider)
+    print_warnings(before)
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
     run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
@@ -319,6 +326,7 @@ def _score(args: argparse.Namespace) -> int:
           f"{stats.http_attempts:,} requests ({stats.retries:,} retries), "
           f"{stats.cache_hits:,} from the cache ({stats.shared:,} shared with an identical "
           f"request), {stats.reasked:,} unparsed cached replies asked again.", file=sys.stderr)
+    print_warnings(run_result.warnings, already=before)
     if args.to_results:
         _report_results(run_result.judged, args.to_results, args)
     print_position_bias(run_result.judged)
@@ -361,6 +369,8 @@ def _estimate(args: argparse.Namespace) -> int:
         est = replace(est, cost_usd=est.cost_usd * BATCH_DISCOUNT)
     for quantity, value in est.to_frame().itertuples(index=False):
         print(f"{quantity + ':':<22}{value}")
+    if args.logprobs and provider.logprobs_unavailable() is None:
+        print(f"{'log-probabilities:':<22}asked (top 20 per token; no extra billed tokens)")
     if est.cost_usd is None:
         print(f"No price for {est.model!r} in section {est.price_section!r}: add it to the "
               "price table (--prices).", file=sys.stderr)

@@ -218,7 +218,8 @@ def score_batch(args: argparse.Namespace) -> int:
         raise JudgesError(f"--model is required for the {args.provider} provider.")
     frame = load_for_scoring(args)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
-    print_warnings(_judge_config(args).warnings(provider))
+    before = _judge_config(args).warnings(provider)
+    print_warnings(before)
     cache = _open_cache(args)
     assert cache is not None
     if args.max_cost is not None:
@@ -248,6 +249,7 @@ def score_batch(args: argparse.Namespace) -> int:
     print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{monitor.summary()}.", file=sys.stderr)
+    print_warnings(run.warnings, already=before)
     if args.to_results:
         table, design = write_results(run.judged, args.to_results,
                                       similarity_threshold=args.similarity_threshold,

@@ -77,6 +77,15 @@ def explanation_column(metric: str) -> str:
     return f"{metric}{EXPLANATION_SUFFIX}"
 
 
+EXPECTED_SUFFIX = "_expected"
+
+
+def expected_column(metric: str) -> str:
+    """The probability-weighted score column of ``metric`` (``"ics"`` ->
+    ``"ics_expected"``; judged files of ``--logprobs`` runs only)."""
+    return f"{metric}{EXPECTED_SUFFIX}"
+
+
 def raw_column(metric: str) -> str:
     """The raw reply column of ``metric`` (``"ics"`` -> ``"ics_raw"``)."""
     return f"{metric}{RAW_SUFFIX}"
@@ -145,6 +154,8 @@ def sample_columns(metric: str, both_orders: bool = False) -> tuple[str, ...]:
 #: Every column a run with samples or both orders may add (cleared before a new run).
 SAMPLE_OUTPUT_COLUMNS: tuple[str, ...] = tuple(
     c for m in METRICS for c in sample_columns(m, both_orders=True))
+#: Columns a ``--logprobs`` run adds at the end (replaced if the input already has them).
+EXPECTED_COLUMNS: tuple[str, ...] = tuple(expected_column(m) for m in METRICS)
 
 # --- answers of the model under test (judges/answer.py) ----------------------------------
 ANSWER_MODEL = "answer_model"
@@ -170,6 +181,8 @@ SCORE = "score"
 SCORE_SD = "score_sd"
 SCORE_N = "score_n"
 SCORE_SAMPLES = "score_samples"
+#: The probability-weighted score of a results row (judged files with ``<metric>_expected``).
+SCORE_EXPECTED = "score_expected"
 DEVIATION = "deviation"
 #: The source row of a results row (``<row number>:<id>``): the three stage-2 metrics of a
 #: story pair share it, so it is the cluster of the results table (judges/to_results.py).

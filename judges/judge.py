@@ -13,7 +13,9 @@ tokens and cost, cached ones included; empty cost if the model has no price),
 ``judge_cached_calls`` (calls of the row served from the cache in this run),
 ``judge`` (``provider:model [rubric@version, ...]``), ``<metric>_raw`` (the reply text
 as received, kept also when it cannot be parsed), ``judge_params`` (the parameters
-actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported).
+actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported);
+with ``JudgeConfig(logprobs=True)`` also ``<metric>_expected`` (the probability-weighted
+score, :mod:`judges.logprobs`; NaN where unavailable).
 
 With ``JudgeConfig(samples=K)`` each (row, metric) is asked K times, with
 ``both_orders=True`` stage-2 pairs also with the stories swapped; ``<metric>`` is then the
@@ -43,6 +45,7 @@ from judges.cache import ReplyCache
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError, PriceError
 from judges.fourstage import empty_texts
+from judges.logprobs import expected_score, expected_warnings
 from judges.parse import parse_judgement, score_schema
 from judges.prompts import build_messages
 from judges.providers import REASONING_EFFORTS, ChatProvider
@@ -96,6 +99,11 @@ class JudgeConfig:
         that do not support it; the parser reads JSON in prose either way.
     expected_output_tokens
         Reply length assumed by the estimate (not sent).
+    logprobs
+        Ask for token log-probabilities (``logprobs``, ``top_logprobs`` 20) and add the
+        probability-weighted score ``<metric>_expected`` (:mod:`judges.logprobs`). In the
+        cache key only when on. Providers that cannot (Anthropic, reasoning models) do not
+        send it, with a warning.
     """
 
     temperature: float | None = 0.0
@@ -106,6 +114,7 @@ class JudgeConfig:
     reuse_unparsed: bool = False
     samples: int = 1
     both_orders: bool = False
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         from judges.validation import check_generation
@@ -132,7 +141,8 @@ class JudgeConfig:
         """The request parameters (``max_tokens`` resolved for ``provider``'s model)."""
         return {"temperature": self.temperature, "max_tokens": self.token_limit(provider),
                 "json_schema": score_schema() if self.structured_output else None,
-                "reasoning_effort": self.reasoning_effort}
+                "reasoning_effort": self.reasoning_effort,
+                "logprobs": True if self.logprobs else None}
 
     @property
     def repeated(self) -> bool:
@@ -299,6 +309,8 @@ class MetricOutcome:
     snapshot: str = ""
     sample: int = 0
     order: str = C.ORDER_AB
+    expected: float | None = None  # probability-weighted score (--logprobs)
+    expected_note: str | None = None  # why a scored judgment has none
 
 
 def no_answer_outcomes(frame: pd.DataFrame, empty: Mapping[int, list[str]],
@@ -322,10 +334,15 @@ def interpret(result: Result) -> MetricOutcome:
     position, metric, sample, order = split_tag(result.request.tag)
     if result.status == "ok" and result.reply is not None:
         judgement = parse_judgement(result.reply)
+        expected = None
+        if result.request.params.get("logprobs") and judgement.score is not None:
+            expected = expected_score(result.reply, judgement.score)
         return MetricOutcome(position, metric, judgement.score, judgement.explanation,
                              judgement.reason, result.reply.input_tokens,
                              result.reply.output_tokens, result.cost_usd, result.cached,
-                             _raw(result.reply), result.reply.model or "", sample, order)
+                             _raw(result.reply), result.reply.model or "", sample, order,
+                             expected.value if expected else None,
+                             expected.reason if expected else None)
     if result.status == "cancelled" and (result.error or "").startswith(STOPPED_PREFIX):
         reason = f"not judged: {result.error}"
     elif result.status == "cancelled":
@@ -336,7 +353,8 @@ def interpret(result: Result) -> MetricOutcome:
 
 
 def _clear_outputs(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=[c for c in (*C.OUTPUT_COLUMNS, *C.SAMPLE_OUTPUT_COLUMNS)
+    return frame.drop(columns=[c for c in (*C.OUTPUT_COLUMNS, *C.SAMPLE_OUTPUT_COLUMNS,
+                                           *C.EXPECTED_COLUMNS)
                                if c in frame.columns])
 
 
@@ -368,7 +386,8 @@ def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
                     judge_label: str, rubrics: Mapping[str, Rubric] | None = None,
-                    params_sent: str = "", config: JudgeConfig | None = None) -> pd.DataFrame:
+                    params_sent: str = "", config: JudgeConfig | None = None,
+                    logprobs: bool = False) -> pd.DataFrame:
     """The judged file: ``frame`` plus the output columns (see the module docstring).
 
     Rows are in input order (index reset). A row's cost is empty when any of its
@@ -382,7 +401,9 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
     ``<metric>_scores`` and, in both orders, ``<metric>_ab`` / ``<metric>_ba`` for TCS,
     PCS and ETCS. The explanation and raw reply are those of the first scored sample
     (as-given order first); an unscored sample of a scored judgment leaves its reason as
-    ``metric: sample i: reason``.
+    ``metric: sample i: reason``. With ``logprobs`` (or ``config.logprobs``),
+    ``<metric>_expected`` (float) is added at the end for every metric: the mean of the
+    outcomes' expected scores (NaN where none has one).
     """
     from judges.samples import sample_columns
 
@@ -400,9 +421,13 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
     cost = np.zeros(n)
     cached = np.zeros(n, dtype=np.int64)
     groups: dict[tuple[int, str], list[MetricOutcome]] = {}
+    expected = {m: ([], []) for m in C.METRICS}  # (positions, values) of expected scores
     for o in outcomes:
         p = o.position
         groups.setdefault((p, o.metric), []).append(o)
+        if o.expected is not None:
+            expected[o.metric][0].append(p)
+            expected[o.metric][1].append(o.expected)
         if o.snapshot:
             snapshots[p].add(o.snapshot)
         tokens_in[p] += o.input_tokens
@@ -434,14 +459,19 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
               for s in C.STAGES}
     out[C.JUDGE_CACHED] = cached
     out[C.JUDGE] = [labels[int(s)] for s in stages]
-    if not config.repeated:
-        return out
-    extra = sample_columns(n, groups, both_orders=config.both_orders)
-    for m in C.METRICS:
-        out[m] = extra.pop(m)
-    head = [c for c in out.columns if c not in C.OUTPUT_COLUMNS] + list(C.METRICS)
-    out = pd.concat([out, extra], axis=1)
-    return out[[*head, *extra.columns, *[c for c in C.OUTPUT_COLUMNS if c not in C.METRICS]]]
+    if config.repeated:
+        extra = sample_columns(n, groups, both_orders=config.both_orders)
+        for m in C.METRICS:
+            out[m] = extra.pop(m)
+        head = [c for c in out.columns if c not in C.OUTPUT_COLUMNS] + list(C.METRICS)
+        out = pd.concat([out, extra], axis=1)
+        out = out[[*head, *extra.columns,
+                   *[c for c in C.OUTPUT_COLUMNS if c not in C.METRICS]]]
+    if logprobs or config.logprobs:  # mean over the outcomes (samples) that have one
+        for m, (pos, values) in expected.items():
+            out[C.expected_column(m)] = pd.Series(values, index=pos, dtype=float).groupby(
+                level=0).mean().reindex(range(n))
+    return out
 
 
 def _group_reasons(metric: str, group: list[MetricOutcome], scored: list[MetricOutcome],
@@ -572,7 +602,18 @@ async def judge_frame_async(
     judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics,
                              params_sent=config.sent(provider), config=config)
     return JudgeRun(judged, progress, stats, cancelled=bool(cancel and cancel.is_set()),
-                    warnings=config.warnings(provider))
+                    warnings=run_warnings(provider, config, outcomes))
+
+
+def run_warnings(provider: ChatProvider, config: JudgeConfig,
+                 outcomes: Iterable[MetricOutcome]) -> list[str]:
+    """The parameters set but not sent and the sampling warnings
+    (:meth:`JudgeConfig.warnings`), then (when log-probabilities were sent) one sentence on
+    the scored judgments without an expected score."""
+    warnings = config.warnings(provider)
+    if config.logprobs and provider.logprobs_unavailable() is None:
+        warnings += expected_warnings(outcomes)
+    return warnings
 
 
 def judge_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> JudgeRun:

@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
 
 from judges.errors import ProviderConfigError
+from judges.logprobs import TOP_LOGPROBS, read_openai_logprobs
 from judges.request import ChatRequest, Reply
 
 Transport = Literal["auto", "aiohttp", "httpx"]
@@ -261,6 +262,12 @@ class ChatProvider(ABC):
         """Why ``param`` is not sent to this provider and model (for warnings)."""
         return f"{self.name} does not accept it"
 
+    def logprobs_unavailable(self) -> str | None:
+        """Why this provider and model return no token log-probabilities, or ``None``."""
+        if "logprobs" in self.accepted_params():
+            return None
+        return self.why_not_sent("logprobs")
+
     def effective_params(self, params: dict[str, Any] | Any) -> dict[str, Any]:
         """The parameters this provider actually sends (the rest are dropped, see
         :meth:`param_warnings`)."""
@@ -380,7 +387,10 @@ class OpenAIChat(ChatProvider):
     default_endpoint = "https://api.openai.com/v1"
     sdk = "openai"
     supported_params = frozenset({"temperature", "max_tokens", "json_schema", "seed",
-                                  "reasoning_effort"})
+                                  "reasoning_effort", "logprobs"})
+    #: Set when the server answered 400/422 to ``logprobs`` and then answered without it:
+    #: later requests of this provider are sent without it (see :meth:`complete`).
+    _logprobs_refused: str | None = None
 
     @property
     def reasoning(self) -> bool:
@@ -388,7 +398,7 @@ class OpenAIChat(ChatProvider):
 
     def accepted_params(self) -> frozenset[str]:
         if self.reasoning:
-            return self.supported_params - {"temperature"}
+            return self.supported_params - {"temperature", "logprobs"}
         return self.supported_params - {"reasoning_effort"}
 
     def why_not_sent(self, param: str) -> str:
@@ -397,6 +407,9 @@ class OpenAIChat(ChatProvider):
                     "400 to any other)")
         if param == "reasoning_effort":
             return "only reasoning models (o-series, gpt-5) take a reasoning effort"
+        if param == "logprobs":
+            return ("reasoning models return no token log-probabilities (the API answers 400 "
+                    "to logprobs); the sampled score is used")
         return super().why_not_sent(param)
 
     def _make_client(self, api_key: str) -> Any:
@@ -424,11 +437,33 @@ class OpenAIChat(ChatProvider):
         if "json_schema" in params:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "reply", "schema": params["json_schema"], "strict": True}}
+        if params.get("logprobs"):
+            body["logprobs"] = True
+            body["top_logprobs"] = TOP_LOGPROBS
         return body
 
+    async def _post(self, body: dict[str, Any], timeout: float) -> Any:
+        return await self.client().post("/chat/completions", body=body, cast_to=object,
+                                        options={"timeout": timeout})
+
     async def complete(self, request: ChatRequest, *, timeout: float) -> Reply:
-        data = await self.client().post("/chat/completions", body=self.body(request),
-                                        cast_to=object, options={"timeout": timeout})
+        """One call. A request with ``logprobs`` that the server answers with 400 or 422 is
+        sent again at once without it; when that succeeds, the reply carries the note
+        (``Reply.logprobs_note``) and later calls of this provider leave ``logprobs`` out.
+        If it fails too, its error is the call's error (the 400 was not about logprobs)."""
+        body = self.body(request)
+        note = None
+        if "logprobs" in body and self._logprobs_refused is not None:
+            body, note = _without_logprobs(body), self._logprobs_refused
+        try:
+            data = await self._post(body, timeout)
+        except Exception as exc:
+            if "logprobs" not in body or getattr(exc, "status_code", None) not in (400, 422):
+                raise
+            data = await self._post(_without_logprobs(body), timeout)
+            note = self._logprobs_refused = (
+                f"the server rejected logprobs ({self.classify_error(exc).message}); asked "
+                "again without it")
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices or not isinstance(choices[0], dict):
             raise MalformedReplyError("no choices in the response")
@@ -444,7 +479,13 @@ class OpenAIChat(ChatProvider):
             finish_reason=choices[0].get("finish_reason"),
             refusal=message.get("refusal") or None,
             model=data.get("model"),
+            logprobs=read_openai_logprobs(choices[0]) if "logprobs" in body else None,
+            logprobs_note=note,
         )
+
+
+def _without_logprobs(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
 
 
 _ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
@@ -466,7 +507,9 @@ class AnthropicChat(ChatProvider):
         return {"temperature": "Anthropic API version 2026-10-21 rejects it; the model's "
                                "default applies",
                 "seed": "the Anthropic API has no seed",
-                "reasoning_effort": "not supported by this provider here"}.get(
+                "reasoning_effort": "not supported by this provider here",
+                "logprobs": "the Anthropic API returns no token log-probabilities; the "
+                            "sampled score is used"}.get(
                     param, super().why_not_sent(param))
     #: Anthropic requires max_tokens; used when the request does not set it.
     default_max_tokens = 1024

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Role = Literal["system", "user", "assistant"]
 
 #: Parameters the runner passes to providers; each provider sends the ones it supports.
 #: ``temperature`` (float or None = provider default), ``max_tokens`` (int),
 #: ``json_schema`` (a JSON schema dict for structured output, or None), ``seed`` (int),
-#: ``reasoning_effort`` (``minimal``/``low``/``medium``/``high`` for reasoning models).
+#: ``reasoning_effort`` (``minimal``/``low``/``medium``/``high`` for reasoning models),
+#: ``logprobs`` (``True``: ask for token log-probabilities; ``None``: do not ask).
 KNOWN_PARAMS: frozenset[str] = frozenset({"temperature", "max_tokens", "json_schema", "seed",
-                                          "reasoning_effort"})
+                                          "reasoning_effort", "logprobs"})
 
 
 def safe_text(text: str) -> str:
@@ -70,6 +71,28 @@ class ChatRequest:
         return [{"role": r, "content": c} for r, c in self.messages]
 
 
+class TokenLogprob(NamedTuple):
+    """The log-probabilities at one reply token (kept for tokens that hold a digit).
+
+    ``offset`` and ``nbytes`` place the token in the UTF-8 bytes of the reply text;
+    ``logprob`` is the chosen token's, ``top`` the ``(token, logprob)`` alternatives the
+    server listed at that position (``top_logprobs``).
+    """
+
+    offset: int
+    nbytes: int
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+def _token_logprobs(entries: Any) -> tuple[TokenLogprob, ...]:
+    """``entries`` (tuples, or lists from the cache's JSON) as token log-probabilities."""
+    return tuple(TokenLogprob(int(o), int(n), safe_text(str(t)), float(lp),
+                              tuple((safe_text(str(a)), float(b)) for a, b in top))
+                 for o, n, t, lp, top in entries)
+
+
 @dataclass(frozen=True)
 class Reply:
     """A provider's reply, normalised.
@@ -104,9 +127,13 @@ class Reply:
     refusal: str | None = None
     model: str | None = None
     billed_share: float = 1.0
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    logprobs_note: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("text", "finish_reason", "refusal", "model"):
+        if self.logprobs is not None:
+            object.__setattr__(self, "logprobs", _token_logprobs(self.logprobs))
+        for name in ("text", "finish_reason", "refusal", "model", "logprobs_note"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 value = str(value)

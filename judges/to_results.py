@@ -94,6 +94,9 @@ def _pair_rows(out: pd.DataFrame, stage2: np.ndarray) -> pd.DataFrame:
     folded = first.copy()
     folded[C.METRIC] = C.STAGE2_PAIR_METRIC
     folded[C.SCORE] = score
+    if C.SCORE_EXPECTED in part.columns:  # the lowest expected score, when all three have one
+        folded[C.SCORE_EXPECTED] = groups[C.SCORE_EXPECTED].min().where(
+            groups[C.SCORE_EXPECTED].count() == groups.size())
     folded[C.DEVIATION] = deviation
     folded["explanation"] = join
     folded[C.UNSCORED_REASON] = reasons
@@ -161,13 +164,16 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         ``score_sd``, ``score_n`` and ``score_samples`` (see the module docstring),
         ``threshold``,
         ``deviation`` (1.0 / 0.0, NaN if unscored), ``explanation``,
-        ``unscored_reason`` (this metric's), ``judge``, ``pair_id``, then every other
-        input column (``id``, texts, extras). The design has those four factors (``stage`` kind
-        prompt with reference the lowest stage, ``sensitive_factor`` and ``scenario``
-        kind domain, ``model`` kind model; values as in the data), the model-setting
-        columns of an answered file (``answer_model``, ``answer_temperature``,
-        ``answer_system_prompt_id``, ``answer_seed``; kind model) when present, and the
-        outcome ``deviation`` mapped as ``binary``.
+        ``unscored_reason`` (this metric's), ``judge``, ``pair_id``, then
+        ``score_expected`` (float: the probability-weighted score of a ``--logprobs`` run,
+        NaN where there is none; only when the file has ``<metric>_expected`` columns; a
+        stage-2 pair row has the lowest of its three, NaN unless all three have one),
+        then every other input column (``id``, texts, extras). The design has those four
+        factors (``stage`` kind prompt with reference the lowest stage,
+        ``sensitive_factor`` and ``scenario`` kind domain, ``model`` kind model; values as
+        in the data), the model-setting columns of an answered file (``answer_model``,
+        ``answer_temperature``, ``answer_system_prompt_id``, ``answer_seed``; kind model)
+        when present, and the outcome ``deviation`` mapped as ``binary``.
     """
     from analysis.design import Design, Outcome, make_factor
 
@@ -202,11 +208,20 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
             strict=True)],
         "_row": rows,
     })
+    expected = [C.expected_column(m) for m in C.METRICS if C.expected_column(m) in base.columns]
+    if expected:
+        values = {m: pd.to_numeric(base[C.expected_column(m)], errors="coerce").to_numpy(float)
+                  if C.expected_column(m) in base.columns else np.full(len(base), np.nan)
+                  for m in C.METRICS}
+        out.insert(out.columns.get_loc(C.PAIR_ID) + 1, C.SCORE_EXPECTED, [
+            values[m][r] if m in values else np.nan
+            for r, m in zip(rows, out[C.METRIC], strict=True)])
     if stage2_rows == "pair":
         out = _pair_rows(out, (stage_of_row == 2) & np.isin(out[C.METRIC].to_numpy(), _STAGE2))
     rows = out.pop("_row").to_numpy()
     passthrough = [c for c in base.columns if c not in out.columns
-                   and c not in C.OUTPUT_COLUMNS and c not in C.SAMPLE_OUTPUT_COLUMNS]
+                   and c not in C.OUTPUT_COLUMNS and c not in C.SAMPLE_OUTPUT_COLUMNS
+                   and c not in C.EXPECTED_COLUMNS]
     for col in passthrough:
         out[col] = base[col].to_numpy()[rows]
     factors = []

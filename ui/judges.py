@@ -6,9 +6,9 @@ Session-state keys (all namespaced ``judges_``): widgets ``judges_source``,
 ``judges_concurrency``, ``judges_api_key`` (the password field: the key lives only in this
 session's memory), ``judges_use_cache``, ``judges_batch``, ``judges_temperature``,
 ``judges_max_tokens``, ``judges_effort``, ``judges_max_cost``, ``judges_samples``,
-``judges_both_orders`` (``ui/judges_samples.py``), ``judges_similarity_threshold``,
-``judges_reset_cache``, ``judges_run``, ``judges_cancel``, ``judges_send``,
-``judges_download``, ``judges_unscored_only``; state ``judges_job`` (the running
+``judges_both_orders`` (``ui/judges_samples.py``), ``judges_logprobs``,
+``judges_similarity_threshold``, ``judges_reset_cache``, ``judges_run``, ``judges_cancel``,
+``judges_send``, ``judges_download``, ``judges_unscored_only``; state ``judges_job`` (the running
 :class:`judges.job.JudgeJob` or batch :class:`judges.tasks.FrameJob`), ``judges_judged`` and
 ``judges_judged_name`` (the last judged table), ``judges_summary`` (its run summary),
 ``judges_cancelled``, ``judges_error``, ``judges_sent``.
@@ -88,9 +88,32 @@ class Settings:
         return default_cache_path() if self.use_cache else None
 
 
-def _request_settings() -> tuple[JudgeConfig, float | None]:
-    """Temperature, max tokens, reasoning effort, cost cap, samples and both-orders
-    widgets."""
+def logprobs_unavailable(provider: str, model: str) -> str | None:
+    """Why the chosen judge returns no token log-probabilities (``None``: it can)."""
+    try:
+        return make_provider(provider, model=model or "-").logprobs_unavailable()
+    except JudgesError as exc:
+        return str(exc)
+
+
+def _logprobs_option(provider: str, model: str) -> bool:
+    """The log-probabilities checkbox, disabled with the reason where the judge cannot."""
+    reason = logprobs_unavailable(provider, model)
+    on = st.checkbox("Probability-weighted scores (log-probabilities)", key="judges_logprobs",
+                     disabled=reason is not None,
+                     help="Asks for the probabilities of the score tokens 1-5 and adds "
+                          "<metric>_expected = sum k p_k beside the sampled score (G-Eval, "
+                          "Liu et al. 2023). No extra billed tokens; replies cached without "
+                          "them are a different request and are asked again.")
+    if reason is not None:
+        st.caption(f"Log-probabilities are not available for {md(provider)}:{md(model)}: "
+                   f"{md(reason)}.")
+    return on and reason is None
+
+
+def _request_settings(provider: str, model: str) -> tuple[JudgeConfig, float | None]:
+    """Temperature, max tokens, reasoning effort, log-probabilities, cost cap, samples and
+    both-orders widgets."""
     from ui.judges_samples import sampling_settings
 
     e1, e2, e3, e4 = st.columns(4)
@@ -110,7 +133,8 @@ def _request_settings() -> tuple[JudgeConfig, float | None]:
     samples, both_orders = sampling_settings()
     config = JudgeConfig(temperature=temperature, max_tokens=tokens or None,
                          reasoning_effort=None if effort == "none" else effort,
-                         samples=samples, both_orders=both_orders)
+                         samples=samples, both_orders=both_orders,
+                         logprobs=_logprobs_option(provider, model.strip()))
     return config, (float(cap) or None)
 
 
@@ -132,7 +156,7 @@ def settings() -> Settings:
         batch = d3.checkbox("Batch API (half price, results within 24 h)", key="judges_batch",
                             help="Batch ids are kept in the reply cache: a closed page picks "
                                  "them up when you run again (see also Answers & agreement).")
-        config, cap = _request_settings()
+        config, cap = _request_settings(provider, model)
         threshold = C.SIMILARITY_THRESHOLD
     else:
         concurrency, use_cache, batch, config, cap = 1, False, False, JudgeConfig(), None

@@ -81,3 +81,6 @@ def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
     a, b = st.columns([2, 3])
     a.dataframe(counts, hide_index=True)
     b.dataframe(est.to_frame(), hide_index=True)
+    if s.config.logprobs:
+        b.caption("Log-probabilities (top 20 per token) add no billed tokens: the output "
+                  "tokens above are unchanged. Replies cached without them count as calls.")

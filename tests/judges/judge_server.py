@@ -8,7 +8,11 @@ refusals and injected texts. ``GET /stats`` returns the request count. For repea
 samples a behaviour can read :attr:`Call.sample` (the OpenAI ``seed``, else how many
 identical prompts came before) and :meth:`Call.block` (one delimited text of the prompt,
 e.g. which story is shown first); :func:`sampled_behaviour` scripts varied scores and a
-judge that favours the first position.
+judge that favours the first position. A reply built with
+:meth:`FakeReply.with_logprobs` carries an OpenAI ``logprobs`` block (``choices[0].logprobs
+.content[i].token / .logprob / .bytes / .top_logprobs``), sent only when the request asks
+for ``logprobs`` (as OpenAI does); otherwise ``logprobs`` is null (what a server that
+ignores the parameter sends).
 
 Used in-process (``FakeLLMServer(...).start()``, a thread with its own asyncio loop) by
 the tests, and as a separate process by ``benchmarks/bench_judges.py``::
@@ -26,7 +30,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +94,20 @@ class FakeReply:
     refusal: str | None = None
     finish: str | None = None
     usage: tuple[int, int] | None = None
+    logprobs: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def with_logprobs(cls, score: int, top: Mapping[str, float], explanation: str = "Reasons.",
+                      *, split_space: bool = False, **kw: Any) -> FakeReply:
+        """A judgement whose score token has the alternatives ``top`` (token -> logprob).
+
+        The text is cut into word and punctuation tokens (a leading space stays with the
+        token: ``' 4'``); ``split_space`` makes the score's space a token of its own
+        (``' '``, ``'4'``). Every other token has logprob 0 and itself as only alternative.
+        """
+        text = json.dumps({"explanation": explanation, "score": score}, ensure_ascii=False)
+        return cls(text=text, logprobs=logprob_content(text, top, split_space=split_space),
+                   **kw)
 
     @classmethod
     def judgement(cls, score: Any, explanation: str = "Reasons.", **kw: Any) -> FakeReply:
@@ -137,6 +155,31 @@ def default_behaviour(call: Call) -> FakeReply:
     return FakeReply.judgement(hashed_score(call), f"Deterministic verdict {call.n}.")
 
 
+def _item(token: str, logprob: float, top: Mapping[str, float]) -> dict[str, Any]:
+    return {"token": token, "logprob": logprob, "bytes": list(token.encode()),
+            "top_logprobs": [{"token": t, "logprob": v, "bytes": list(t.encode())}
+                             for t, v in top.items()]}
+
+
+def logprob_content(text: str, top: Mapping[str, float], *,
+                    split_space: bool = False) -> list[dict[str, Any]]:
+    """An OpenAI ``logprobs.content`` list for ``text`` (see :meth:`FakeReply.with_logprobs`)."""
+    at = [m.start(1) for m in re.finditer(r'"score"\s*:\s*(\d)', text)][-1]
+    tokens: list[tuple[int, str]] = []
+    for m in re.finditer(r"\s?\w+|\s?[^\w\s]+|\s+", text):
+        if split_space and m.start() < at < m.end() and m.group()[0].isspace():
+            tokens += [(m.start(), m.group()[:1]), (m.start() + 1, m.group()[1:])]
+        else:
+            tokens.append((m.start(), m.group()))
+    content = []
+    for start, token in tokens:
+        if start <= at < start + len(token):
+            content.append(_item(token, top.get(token, max(top.values())), top))
+        else:
+            content.append(_item(token, 0.0, {token: 0.0}))
+    return content
+
+
 def _openai_body(call: Call, reply: FakeReply) -> dict[str, Any]:
     usage = reply.usage or (len(call.prompt) // 4, 20)
     message: dict[str, Any] = {"role": "assistant", "content": reply.text,
@@ -145,7 +188,9 @@ def _openai_body(call: Call, reply: FakeReply) -> dict[str, Any]:
         "id": f"chatcmpl-{call.n}", "object": "chat.completion", "created": 0,
         "model": call.body.get("model", "fake"),
         "choices": [{"index": 0, "message": message,
-                     "finish_reason": reply.finish or "stop", "logprobs": None}],
+                     "finish_reason": reply.finish or "stop",
+                     "logprobs": {"content": reply.logprobs, "refusal": None}
+                     if reply.logprobs is not None and call.body.get("logprobs") else None}],
         "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
                   "total_tokens": usage[0] + usage[1]},
     }
