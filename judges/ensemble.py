@@ -417,3 +417,42 @@ def estimate_judges(frame: pd.DataFrame, judges: Sequence[tuple[str, ChatProvide
     table.loc[len(table)] = {"judge": "total", **total.to_dict()}
     return table.astype({c: "int64" for c in ("judgments", "cached", "calls", "input_tokens",
                                                "output_tokens")})
+
+
+def ensemble_job(frame: pd.DataFrame, judges: Sequence[tuple[str, ChatProvider, JudgeConfig]],
+                 *, ensemble: Ensemble = "mean", concurrency: int = 8,
+                 cache_path: str | Path | None = None,
+                 max_cost_usd: float | None = None) -> Any:
+    """A :class:`judges.tasks.FrameJob` (not started) judging ``frame`` with every judge.
+
+    Its ``judged`` is the ensemble file, ``result`` the :class:`MultiJudgeRun` (its
+    ``warnings`` name each judge), ``stats`` the judges' counters added up at the end, so
+    the Judges page's progress panel and run summary serve it unchanged. Raises the first
+    judge's setup error (no SDK, no key) unless the cache holds all its judgments.
+    """
+    from judges.job import check_ready_unless_cached
+    from judges.tasks import FrameJob, cached_work
+
+    for _, provider, _ in judges:
+        check_ready_unless_cached(frame, provider, cache_path)
+    progress = JudgeProgress(total=n_judgments(frame) * len(judges))
+
+    async def run(cache: Any, cancel: threading.Event) -> pd.DataFrame:
+        result = await judge_frames_async(
+            frame, judges, ensemble=ensemble, run_config=RunConfig(concurrency=concurrency),
+            cache=cache, cancel=cancel, progress=progress, max_cost_usd=max_cost_usd)
+        job.result = result
+        total = result.stats
+        for name in vars(total):
+            setattr(job.stats, name, getattr(total, name))
+        return result.judged
+
+    def redact(text: str) -> str:
+        for _, provider, _ in judges:
+            text = provider.redact(text)
+        return text
+
+    job = FrameJob(cached_work(cache_path, run), progress=progress, redact=redact,
+                   name="ensemble")
+    job.result = None
+    return job
