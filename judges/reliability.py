@@ -149,20 +149,33 @@ def krippendorff_alpha(values: Sequence[Sequence[float]] | np.ndarray, *,
 
 
 # --- ICC -------------------------------------------------------------------------------------
-def _mean_squares(x: np.ndarray) -> tuple[np.ndarray, ...]:
-    """BMS, JMS, WMS, EMS of complete n x k tables (stacked on leading axes)."""
-    n, k = x.shape[-2], x.shape[-1]
-    grand = x.mean((-1, -2))
-    rows = x.mean(-1)
-    cols = x.mean(-2)
-    ss_total = ((x - grand[..., None, None]) ** 2).sum((-1, -2))
-    ss_rows = k * ((rows - grand[..., None]) ** 2).sum(-1)
-    ss_cols = n * ((cols - grand[..., None]) ** 2).sum(-1)
-    bms = ss_rows / (n - 1)
-    jms = ss_cols / (k - 1)
-    wms = (ss_total - ss_rows) / (n * (k - 1))
-    ems = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
-    return bms, jms, wms, ems
+def _icc_from_sums(w: np.ndarray, x: np.ndarray) -> dict[str, np.ndarray]:
+    """ICC(1,1), (2,1), (3,1) of complete n x k tables given as row weights ``w`` (B, n) over
+    the rows of ``x`` (a bootstrap resample is a count per row; the sample itself is ones).
+
+    Mean squares of Shrout & Fleiss (1979) from weighted sums: BMS (targets), JMS (judges),
+    WMS (within targets), EMS (residual).
+    """
+    k = x.shape[1]
+    n = w.sum(1)
+    cols = w @ x                                   # (B, k) column sums
+    rows = x.sum(1)
+    grand = cols.sum(1) / (n * k)
+    ss_total = w @ (x ** 2).sum(1) - n * k * grand ** 2
+    ss_rows = (w @ rows ** 2) / k - n * k * grand ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ss_cols = n * ((cols / n[:, None] - grand[:, None]) ** 2).sum(1)
+        bms = ss_rows / (n - 1)
+        jms = ss_cols / (k - 1)
+        wms = (ss_total - ss_rows) / (n * (k - 1))
+        ems = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
+        d1 = bms + (k - 1) * wms
+        d2 = bms + (k - 1) * ems + k * (jms - ems) / n
+        d3 = bms + (k - 1) * ems
+        ok = n >= 2
+        return {ICC1: np.where(ok & (d1 > 0), (bms - wms) / d1, np.nan),
+                ICC2: np.where(ok & (d2 > 0), (bms - ems) / d2, np.nan),
+                ICC3: np.where(ok & (d3 > 0), (bms - ems) / d3, np.nan)}
 
 
 def icc(values: Sequence[Sequence[float]] | np.ndarray) -> dict[str, float]:
@@ -177,21 +190,10 @@ def icc(values: Sequence[Sequence[float]] | np.ndarray) -> dict[str, float]:
     """
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x).all(1)]
-    out = _icc_stack(x[None]) if len(x) >= 2 and x.shape[1] >= 2 else {
-        ICC1: np.array([np.nan]), ICC2: np.array([np.nan]), ICC3: np.array([np.nan])}
+    if x.shape[1] < 2:
+        return {ICC1: math.nan, ICC2: math.nan, ICC3: math.nan, N_COMPLETE: len(x)}
+    out = _icc_from_sums(np.ones((1, len(x))), x)
     return {**{k: float(v[0]) for k, v in out.items()}, N_COMPLETE: len(x)}
-
-
-def _icc_stack(x: np.ndarray) -> dict[str, np.ndarray]:
-    n, k = x.shape[-2], x.shape[-1]
-    bms, jms, wms, ems = _mean_squares(x)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d1 = bms + (k - 1) * wms
-        d2 = bms + (k - 1) * ems + k * (jms - ems) / n
-        d3 = bms + (k - 1) * ems
-        return {ICC1: np.where(d1 > 0, (bms - wms) / d1, np.nan),
-                ICC2: np.where(d2 > 0, (bms - ems) / d2, np.nan),
-                ICC3: np.where(d3 > 0, (bms - ems) / d3, np.nan)}
 
 
 # --- data: judges' scores aligned by row ----------------------------------------------------
@@ -407,9 +409,17 @@ def _groups(data: ReliabilityData) -> list[tuple[str, str, np.ndarray, np.ndarra
     return out
 
 
+#: Bootstrap resamples drawn at once (bounds the memory of the weight matrix).
+_BOOT_BLOCK = 200
+
+
 def _stat_row(x: np.ndarray, *, judges_like: bool, n_boot: int, confidence: float,
               rng: np.random.Generator) -> dict[str, float]:
-    """Statistics of a units x raters table (units with no value at all dropped)."""
+    """Statistics of a units x raters table (units with no value at all dropped).
+
+    The bootstrap resamples these rows with replacement: a resample is a count per row,
+    so alpha's coincidence matrix and the ICC's sums are weighted sums over the rows.
+    """
     x = x[np.isfinite(x).any(1)]
     finite = np.isfinite(x)
     pairable = finite.sum(1) >= 2
@@ -417,32 +427,38 @@ def _stat_row(x: np.ndarray, *, judges_like: bool, n_boot: int, confidence: floa
                              N_PAIRABLE: int(finite[pairable].sum())}
     for s in STATISTICS:
         row[s] = row[low(s)] = row[high(s)] = math.nan
-    complete = x[finite.all(1)] if x.shape[1] >= 2 else x[:0]
-    row[N_COMPLETE] = len(complete)
+    complete = finite.all(1) if x.shape[1] >= 2 else np.zeros(len(x), dtype=bool)
+    row[N_COMPLETE] = int(complete.sum())
     if not pairable.any():
         return row
     domain = np.unique(x[finite])
-    contrib = _coincidences(x[pairable], domain)
-    row[ALPHA_ORDINAL] = float(_alpha_from(contrib.sum(0), domain, "ordinal"))
-    if len(complete) >= 2:
-        stats = _icc_stack(complete[None])
-        for s in (ICC1, ICC2, ICC3) if judges_like else (ICC1,):
-            row[s] = float(stats[s][0])
+    contrib = _coincidences(x, domain).reshape(len(x), -1)
+    iccs = (ICC1, ICC2, ICC3) if judges_like else (ICC1,)
+    xc = x[complete]
+
+    def stats(w: np.ndarray) -> dict[str, np.ndarray]:
+        o = (w @ contrib).reshape(len(w), len(domain), len(domain))
+        out = {ALPHA_ORDINAL: _alpha_from(o, domain, "ordinal")}
+        if len(xc) >= 2:
+            values = _icc_from_sums(w[:, complete], xc)
+            out.update({s: values[s] for s in iccs})
+        return out
+
+    for name, value in stats(np.ones((1, len(x)))).items():
+        row[name] = float(value[0])
     if n_boot <= 0:
         return row
+    draws: dict[str, list[np.ndarray]] = {}
+    units = len(x)
+    for start in range(0, n_boot, _BOOT_BLOCK):
+        b = min(_BOOT_BLOCK, n_boot - start)
+        idx = rng.integers(0, units, size=(b, units)) + np.arange(b)[:, None] * units
+        w = np.bincount(idx.ravel(), minlength=b * units).reshape(b, units).astype(float)
+        for name, values in stats(w).items():
+            draws.setdefault(name, []).append(values)
     tail = (1 - confidence) / 2
-    units = contrib.shape[0]
-    idx = rng.integers(0, units, size=(n_boot, units))
-    weights = np.zeros((n_boot, units))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), units), idx.ravel()), 1)
-    o = (weights @ contrib.reshape(units, -1)).reshape(n_boot, len(domain), len(domain))
-    draws = {ALPHA_ORDINAL: _alpha_from(o, domain, "ordinal")}
-    if len(complete) >= 2:
-        cidx = rng.integers(0, len(complete), size=(n_boot, len(complete)))
-        stats = _icc_stack(complete[cidx])
-        for s in (ICC1, ICC2, ICC3) if judges_like else (ICC1,):
-            draws[s] = stats[s]
-    for name, values in draws.items():
+    for name, parts in draws.items():
+        values = np.concatenate(parts)
         values = values[np.isfinite(values)]
         if np.isfinite(row[name]) and len(values) >= 0.5 * n_boot:
             row[low(name)], row[high(name)] = (float(v) for v in

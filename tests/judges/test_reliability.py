@@ -189,3 +189,24 @@ def test_several_files_align_or_refuse(tmp_path, capsys):
     assert "short.csv has 3 rows and a.csv 4" in capsys.readouterr().err
     assert main(["reliability", str(tmp_path / "a.csv")]) == EXIT_INPUT
     assert "nothing to compare" in capsys.readouterr().err
+
+
+def test_bootstrap_weights_equal_explicit_resamples():
+    """A resample as counts per row gives the statistics of the repeated rows themselves."""
+    from judges.reliability import _alpha_from, _coincidences, _icc_from_sums
+
+    rng = np.random.default_rng(4)
+    x = np.clip(rng.integers(1, 6, 25)[:, None] + rng.integers(-1, 2, (25, 3)), 1, 5).astype(
+        float)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    idx = rng.integers(0, 25, 25)
+    w = np.bincount(idx, minlength=25).astype(float)[None]
+    domain = np.unique(x[np.isfinite(x)])
+    o = (w @ _coincidences(x, domain).reshape(25, -1)).reshape(1, len(domain), len(domain))
+    assert float(_alpha_from(o, domain, "ordinal")[0]) == pytest.approx(
+        krippendorff_alpha(x[idx], level="ordinal"), abs=1e-12)
+    complete = np.isfinite(x).all(1)
+    weighted = _icc_from_sums(w[:, complete], x[complete])
+    explicit = icc(x[idx])
+    for s in (ICC1, ICC2, ICC3):
+        assert float(weighted[s][0]) == pytest.approx(explicit[s], abs=1e-12)
