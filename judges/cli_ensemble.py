@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.cli import NON_NEGATIVE_INT
+from judges.batch import BATCH_DISCOUNT
 from judges.cli import (
     EXIT_OK,
     _cache,
@@ -123,7 +124,8 @@ def estimate_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     cache = _cache(args)
     try:
         table = estimate_judges(frame, judges, rubrics=load_rubrics(args.rubrics),
-                                prices=PriceTable.load(args.prices), cache=cache)
+                                prices=PriceTable.load(args.prices), cache=cache,
+                                batch_share=BATCH_DISCOUNT if args.batch else 1.0)
     finally:
         if cache is not None:
             cache.close()

@@ -396,16 +396,17 @@ def load_reliability_data(paths: Sequence[str | Path]) -> ReliabilityData:
 
 
 # --- the table ----------------------------------------------------------------------------------
-def _groups(data: ReliabilityData) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
-    """(metric, stage, units mask, metric) selections: per stage, all stages, pooled."""
+def _groups(data: ReliabilityData) -> list[tuple[str, str, np.ndarray]]:
+    """(metric, stage, rows mask): each stage present, and all of them when several."""
     stages = data.rows[C.STAGE].to_numpy()
     out = []
     for m in data.scores:
         applies = [s for s, ms in C.STAGE_METRICS.items() if m in ms]
-        for s in applies:
+        present = [s for s in applies if (stages == s).any()]
+        for s in present:
             out.append((m, str(s), stages == s))
-        if len(applies) > 1:
-            out.append((m, ALL, np.isin(stages, applies)))
+        if len(present) > 1:
+            out.append((m, ALL, np.isin(stages, present)))
     return out
 
 

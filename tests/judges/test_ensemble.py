@@ -186,3 +186,27 @@ def test_median_ensemble_and_unscored_judgments():
                 "j3: empty reply)"]
     assert ensemble_judged(frame, files)["ics"].iloc[0] == pytest.approx(8 / 3)
     assert ensemble_judged(frame, {"j1": files["j1"]}) is files["j1"]
+
+
+def test_sample_columns_are_kept_per_judge_and_read_by_reliability():
+    from judges.reliability import reliability, reliability_data
+
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d"], "stage": [1, 1, 4, 4]})
+
+    def judged(means, lists):
+        return frame.assign(ics=means, ics_sd=[float(np.std(v, ddof=1)) for v in lists],
+                            ics_n=[len(v) for v in lists],
+                            ics_scores=[str(v) for v in lists], judge="x [r]")
+
+    one = judged([3.0, 1.5, 4.0, 2.0], [[3, 3], [1, 2], [4, 4], [2, 2]])
+    two = judged([4.0, 2.0, 4.5, 1.0], [[4, 4], [2, 2], [5, 4], [1, 1]])
+    out = ensemble_judged(frame, {"p": one, "q": two})
+    assert out["ics_scores@p"].tolist() == one["ics_scores"].tolist()
+    assert "ics_sd" not in out.columns and out["ics_n@q"].tolist() == [2, 2, 2, 2]
+    assert out["ics"].tolist() == [3.5, 1.75, 4.25, 1.5]
+    data = reliability_data([out])
+    assert data.judges == ["p", "q"]
+    table = reliability(data, n_boot=0)
+    assert set(table["across"]) == {"judges", "samples: p", "samples: q"}
+    samples_q = table[(table["across"] == "samples: q") & (table["stage"] == "all")].iloc[0]
+    assert samples_q["n_units"] == 4 and samples_q["raters"] == 2
