@@ -15,6 +15,8 @@ The four-stage judge:
 - :mod:`judges.rubric` + ``judges/rubrics/*.yaml`` - rubrics as data;
 - :mod:`judges.prompts` - filling templates with delimited, neutralised texts;
 - :mod:`judges.judge` - ``judge_frame``, ``estimate_run``, the judged file;
+- :mod:`judges.samples` - repeated samples' columns (``JudgeConfig(samples=K)``);
+  :mod:`judges.position` - ``position_bias`` of stage 2 judged in both orders;
 - :mod:`judges.embedding` - ``EmbeddingScorer``, ``score_similarity``;
 - :mod:`judges.metrics` - ``stage_metrics``; :mod:`judges.to_results` - ``to_results``;
 - :mod:`judges.job` - ``JudgeJob`` (background thread for the page), ``make_judge_job``,

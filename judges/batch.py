@@ -68,6 +68,7 @@ from judges.judge import (
     judge_requests,
     n_judgments,
     no_answer_outcomes,
+    split_tag,
 )
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
@@ -442,11 +443,12 @@ async def judge_frame_batch_async(
     rubrics = rubrics or load_rubrics()
     config = config or JudgeConfig()
     prices = prices if prices is not None else PriceTable.load()
-    progress = progress if progress is not None else JudgeProgress(total=n_judgments(frame))
+    progress = progress if progress is not None else JudgeProgress(
+        total=n_judgments(frame, config))
     stats = stats if stats is not None else RunStats()
     monitor = monitor if monitor is not None else BatchMonitor()
     empty = empty_texts(frame)
-    outcomes: list[MetricOutcome] = no_answer_outcomes(frame, empty)
+    outcomes: list[MetricOutcome] = no_answer_outcomes(frame, empty, config)
     for outcome in outcomes:
         progress.add(outcome)
     try:
@@ -456,9 +458,10 @@ async def judge_frame_batch_async(
                 config=batch, prices=prices, cancel=cancel, stats=stats, monitor=monitor,
                 purpose="judge", reuse=config.reuse()):
             if is_pending(result):
-                position, metric = result.request.tag
+                position, metric, sample, order = split_tag(result.request.tag)
                 outcome = MetricOutcome(position, metric, None, "",
-                                        f"not judged yet: {result.error}")
+                                        f"not judged yet: {result.error}", sample=sample,
+                                        order=order)
             else:
                 outcome = interpret(result)
             outcomes.append(outcome)
@@ -466,10 +469,11 @@ async def judge_frame_batch_async(
     finally:
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=f"{provider.label} (batch)",
-                             rubrics=rubrics, params_sent=config.sent(provider))
+                             rubrics=rubrics, params_sent=config.sent(provider),
+                             config=config)
     cancelled = monitor.pending > 0 or bool(cancel is not None and cancel.is_set())
     return JudgeRun(judged, progress, stats, cancelled=cancelled,
-                    warnings=provider.param_warnings(config.params(provider)))
+                    warnings=config.warnings(provider))
 
 
 # --- batches outside a run (the page's batch status section, the CLI) ------------------------

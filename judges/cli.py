@@ -4,9 +4,9 @@
 
     python -m judges score IN --provider openai|anthropic|embedding --model M
         [--base-url URL] [--concurrency N] [--cache PATH | --no-cache] --out OUT
-        [--to-results RESULTS]
-    python -m judges estimate IN --provider ... --model M      (no requests)
-    python -m judges metrics JUDGED [--out PATH] [--to-results RESULTS]
+        [--samples K] [--both-orders] [--to-results RESULTS]
+    python -m judges estimate IN --provider ... --model M [--samples K] [--both-orders]
+    python -m judges metrics JUDGED [--out PATH] [--to-results RESULTS] [--json]
 
 Several judges (:mod:`judges.cli_ensemble`): ``score``/``estimate`` with ``--judge
 provider:model`` (repeatable) or ``--judges judges.yaml`` and ``--ensemble mean|median``;
@@ -123,6 +123,13 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
                    help="reply limit (default 400; 4000 for reasoning models)")
     p.add_argument("--no-structured-output", action="store_true",
                    help="do not ask for JSON through response_format/output_config")
+    p.add_argument("--samples", type=POSITIVE_INT, default=1, metavar="K",
+                   help="ask each (row, metric) K times (seeds 1..K-1 where the provider "
+                        "takes one; use a temperature above 0): the judged file keeps the "
+                        "mean and adds <metric>_sd, _n and _scores")
+    p.add_argument("--both-orders", action="store_true",
+                   help="judge each stage-2 story pair also with the stories swapped; the "
+                        "score is the order-averaged one, the position-bias table is printed")
     _add_real_use_options(p)
 
 
@@ -179,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="embedding-scored rows: similarity below this deviates")
     metrics.add_argument("--stage2-rows", choices=["pair", "metrics"], default="pair",
                          help="one results row per stage-2 story pair (default) or per metric")
+    metrics.add_argument("--json", action="store_true",
+                         help="print {'metrics': [...], 'position_bias': [...]} as JSON "
+                              "(position_bias only for a file judged in both orders)")
     cli_scale.register(sub)
     from judges import cli_ensemble
 
@@ -190,7 +200,29 @@ def _judge_config(args: argparse.Namespace) -> JudgeConfig:
     return JudgeConfig(temperature=args.temperature, max_tokens=args.max_tokens,
                        structured_output=not args.no_structured_output,
                        reasoning_effort=getattr(args, "reasoning_effort", None),
-                       reuse_unparsed=getattr(args, "reuse_unparsed", False))
+                       reuse_unparsed=getattr(args, "reuse_unparsed", False),
+                       samples=getattr(args, "samples", 1),
+                       both_orders=getattr(args, "both_orders", False))
+
+
+def _no_samples_for_embeddings(args: argparse.Namespace) -> None:
+    if args.provider == "embedding" and (getattr(args, "samples", 1) > 1
+                                         or getattr(args, "both_orders", False)):
+        raise JudgesError("--samples and --both-orders are for the LLM judges: the "
+                          "embedding scorer is deterministic and order-free.")
+
+
+def print_position_bias(judged: pd.DataFrame) -> None:
+    """The position-bias table of a file judged in both orders, on stdout (nothing
+    otherwise)."""
+    from judges.position import has_both_orders, position_bias
+
+    if not has_both_orders(judged):
+        return
+    table = position_bias(judged)
+    print("Position bias (stage-2 pairs judged in both orders; diff = as given - swapped):")
+    with pd.option_context("display.width", 200):
+        print(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
 
 
 def _cache(args: argparse.Namespace) -> ReplyCache | None:
@@ -269,6 +301,7 @@ def _score(args: argparse.Namespace) -> int:
         from judges.cli_scale import score_batch
 
         return score_batch(args)
+    _no_samples_for_embeddings(args)
     frame = load_for_scoring(args)
     if args.provider == "embedding":
         from judges.embedding import EmbeddingScorer, score_similarity
@@ -281,13 +314,13 @@ def _score(args: argparse.Namespace) -> int:
         return EXIT_OK
     provider = _provider(args)
     config = _judge_config(args)
-    print_warnings(provider.param_warnings(config.params(provider)))
+    print_warnings(config.warnings(provider))
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
     run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
                            max_retries=args.max_retries)
     cancel = threading.Event()
-    progress = JudgeProgress(total=n_judgments(frame))
+    progress = JudgeProgress(total=n_judgments(frame, config))
     stats = RunStats()
     cache = _cache(args)
     start = time.monotonic()
@@ -320,6 +353,7 @@ def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,
     cost cap, else 2; interrupted 130; failed requests 3; else 0)."""
     if args.to_results:
         _report_results(judged, args.to_results, args)
+    print_position_bias(judged)
     if stats.stopped is not None:
         print(f"error: {stats.stopped}", file=sys.stderr)
         return EXIT_FAILED if stats.stopped.startswith("cost cap") else EXIT_INPUT
@@ -341,12 +375,13 @@ def _estimate(args: argparse.Namespace) -> int:
     specs = cli_ensemble.resolve(args)
     if specs:
         return cli_ensemble.estimate_multi(args, specs)
+    _no_samples_for_embeddings(args)
     frame = load_for_scoring(args)
     if args.provider == "embedding":
         print(f"{len(frame):,} rows: {len(frame):,} similarities, no requests, no cost.")
         return EXIT_OK
     provider = _provider(args)
-    print_warnings(provider.param_warnings(_judge_config(args).params(provider)))
+    print_warnings(_judge_config(args).warnings(provider))
     cache = _cache(args)
     try:
         est = estimate_run(frame, provider, rubrics=load_rubrics(args.rubrics),
@@ -383,9 +418,13 @@ def _metrics(args: argparse.Namespace) -> int:
     if args.out:
         write_table(table, args.out)
         print(f"Wrote {args.out}.", file=sys.stderr)
+    if args.json:
+        print(_metrics_json(table, judged))
     else:
-        with pd.option_context("display.width", 200, "display.max_rows", 500):
-            print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if not args.out:
+            with pd.option_context("display.width", 200, "display.max_rows", 500):
+                print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print_position_bias(judged)
     if args.to_results:
         _report_results(judged, args.to_results, args)
     unscored = int(table[C.N_UNSCORED].sum())
@@ -393,6 +432,22 @@ def _metrics(args: argparse.Namespace) -> int:
         print(f"{unscored:,} judgments are unscored (see the unscored_reason column).",
               file=sys.stderr)
     return EXIT_OK
+
+
+def _metrics_json(table: pd.DataFrame, judged: pd.DataFrame) -> str:
+    """``{"metrics": records, "position_bias": records}`` (the second only for a file
+    judged in both orders); NaN as ``null``."""
+    import json
+
+    from judges.position import has_both_orders, position_bias
+
+    def records(frame: pd.DataFrame) -> list[dict]:
+        return json.loads(frame.to_json(orient="records"))
+
+    out: dict[str, object] = {"metrics": records(table)}
+    if has_both_orders(judged):
+        out["position_bias"] = records(position_bias(judged))
+    return json.dumps(out, indent=2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

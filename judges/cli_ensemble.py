@@ -39,6 +39,7 @@ from judges.cli import (
     _progress_line,
     finish_run,
     load_for_scoring,
+    print_position_bias,
     print_warnings,
     run_reporting,
     write_table,
@@ -53,8 +54,10 @@ from judges.ensemble import (
     judge_frames_async,
     load_judges_yaml,
     parse_judge,
+    total_judgments,
 )
-from judges.judge import JudgeProgress, n_judgments
+from judges.judge import JudgeProgress
+from judges.position import has_both_orders
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig
 
@@ -111,8 +114,7 @@ def _judges(args: argparse.Namespace, specs: list[JudgeSpec], *, keys: bool) -> 
                                  "(its api_key_env) is not set.")
         provider = s.make_provider()
         config = s.config(base)
-        for w in provider.param_warnings(config.params(provider)):
-            print_warnings([f"{s.name}: {w}"])
+        print_warnings([f"{s.name}: {w}" for w in config.warnings(provider)])
         judges.append((s.name, provider, config))
     return judges
 
@@ -149,7 +151,7 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
                            max_retries=args.max_retries)
     cancel = threading.Event()
-    progress = JudgeProgress(total=n_judgments(frame) * len(judges))
+    progress = JudgeProgress(total=total_judgments(frame, judges))
     cache = _cache(args)
     start = time.monotonic()
 
@@ -172,6 +174,10 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
         cost = "unpriced" if st.unpriced else f"${st.cost_usd:,.4f}"
         print(f"  {name}: {st.http_attempts:,} requests ({st.retries:,} retries), "
               f"{st.cache_hits:,} from the cache, cost {cost}", file=sys.stderr)
+    for name, r in result.runs.items():  # --both-orders: each judge's position bias
+        if has_both_orders(r.judged):
+            print(f"{name}:")
+            print_position_bias(r.judged)
     stats = result.stats
     p = result.progress
     print(f"Wrote {args.out}: {len(judges)} judges, {args.ensemble} ensemble; {p.scored:,} "

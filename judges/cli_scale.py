@@ -62,6 +62,7 @@ from judges.cli import (
     _progress_line,
     _temperature,
     load_for_scoring,
+    print_position_bias,
     print_warnings,
     write_results,
     write_table,
@@ -217,7 +218,7 @@ def score_batch(args: argparse.Namespace) -> int:
         raise JudgesError(f"--model is required for the {args.provider} provider.")
     frame = load_for_scoring(args)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
-    print_warnings(provider.param_warnings(_judge_config(args).params(provider)))
+    print_warnings(_judge_config(args).warnings(provider))
     cache = _open_cache(args)
     assert cache is not None
     if args.max_cost is not None:
@@ -230,7 +231,7 @@ def score_batch(args: argparse.Namespace) -> int:
         except JudgesError:
             cache.close()
             raise
-    progress = JudgeProgress(total=n_judgments(frame))
+    progress = JudgeProgress(total=n_judgments(frame, _judge_config(args)))
     stats, monitor = RunStats(), BatchMonitor()
     start = time.monotonic()
     try:
@@ -252,6 +253,7 @@ def score_batch(args: argparse.Namespace) -> int:
                                       similarity_threshold=args.similarity_threshold,
                                       stage2_rows=args.stage2_rows)
         print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
+    print_position_bias(run.judged)
     return _exit_code(stats, monitor, stats.cancelled > 0)
 
 

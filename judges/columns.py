@@ -98,6 +98,54 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
     JUDGE_MODEL_SNAPSHOT,
 )
 
+# --- repeated samples and both orders (JudgeConfig.samples / both_orders) -------------
+#: Suffixes of the columns a run with several samples per judgment (or both orders) adds
+#: per metric: the samples' SD (ddof=1), how many were scored, and their scores as a JSON
+#: list; stage-2 metrics judged in both orders also get the mean of each order.
+SD_SUFFIX = "_sd"
+N_SUFFIX = "_n"
+SCORES_SUFFIX = "_scores"
+AB_SUFFIX = "_ab"
+BA_SUFFIX = "_ba"
+#: The order labels: as given (story_a shown first) and swapped (story_b shown first).
+ORDER_AB = "ab"
+ORDER_BA = "ba"
+#: The metrics judged on a pair of texts whose order can be swapped (stage 2).
+PAIRED_METRICS: tuple[str, ...] = (TCS, PCS, ETCS)
+
+
+def sd_column(metric: str) -> str:
+    """``"tcs"`` -> ``"tcs_sd"``: SD of the scored samples (NaN with fewer than 2)."""
+    return f"{metric}{SD_SUFFIX}"
+
+
+def n_column(metric: str) -> str:
+    """``"tcs"`` -> ``"tcs_n"``: number of scored samples."""
+    return f"{metric}{N_SUFFIX}"
+
+
+def scores_column(metric: str) -> str:
+    """``"tcs"`` -> ``"tcs_scores"``: the scored samples' scores, a JSON list."""
+    return f"{metric}{SCORES_SUFFIX}"
+
+
+def order_column(metric: str, order: str) -> str:
+    """``("tcs", "ab")`` -> ``"tcs_ab"``: mean score of one order (stage 2, both orders)."""
+    return f"{metric}_{order}"
+
+
+def sample_columns(metric: str, both_orders: bool = False) -> tuple[str, ...]:
+    """The sample columns of ``metric``, in file order."""
+    cols = (sd_column(metric), n_column(metric), scores_column(metric))
+    if both_orders and metric in PAIRED_METRICS:
+        cols += (order_column(metric, ORDER_AB), order_column(metric, ORDER_BA))
+    return cols
+
+
+#: Every column a run with samples or both orders may add (cleared before a new run).
+SAMPLE_OUTPUT_COLUMNS: tuple[str, ...] = tuple(
+    c for m in METRICS for c in sample_columns(m, both_orders=True))
+
 # --- answers of the model under test (judges/answer.py) ----------------------------------
 ANSWER_MODEL = "answer_model"
 ANSWER_TEMPERATURE = "answer_temperature"
@@ -118,6 +166,10 @@ SHARE_FAIR = "share_fair"
 
 # --- results table (back into analysis) --------------------------------------------------
 SCORE = "score"
+#: Results-table columns of a judged file with repeated samples (judges/to_results.py).
+SCORE_SD = "score_sd"
+SCORE_N = "score_n"
+SCORE_SAMPLES = "score_samples"
 DEVIATION = "deviation"
 #: The source row of a results row (``<row number>:<id>``): the three stage-2 metrics of a
 #: story pair share it, so it is the cluster of the results table (judges/to_results.py).

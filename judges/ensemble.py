@@ -70,21 +70,6 @@ class JudgeSpecError(JudgesError):
     """A judge given with ``--judge`` or in a judges YAML that cannot be used."""
 
 
-def judges_sd_column(metric: str) -> str:
-    """The across-judges SD column (``ics`` -> ``ics_judges_sd``)."""
-    return f"{metric}{JUDGES_SD_SUFFIX}"
-
-
-def judges_n_column(metric: str) -> str:
-    """How many judges scored (``ics`` -> ``ics_judges_n``)."""
-    return f"{metric}{JUDGES_N_SUFFIX}"
-
-
-def judge_column(column: str, name: str) -> str:
-    """A judge's copy of a column (``ics``, ``gpt`` -> ``ics@gpt``)."""
-    return f"{column}{JUDGE_SEP}{name}"
-
-
 def sanitise_name(text: str) -> str:
     """A judge name usable in column names: ``@``, spaces and the like become ``-``."""
     name = _UNSAFE.sub("-", text.strip()).strip("-")
@@ -277,8 +262,8 @@ def ensemble_judged(frame: pd.DataFrame, judged: Mapping[str, pd.DataFrame], *,
             centre = np.nanmean(x, 1) if method == "mean" else np.nanmedian(x, 1)
             sd = np.where(count >= 2, np.nanstd(x, 1, ddof=1), np.nan)
         new[m] = np.where(count > 0, centre, np.nan)
-        new[judges_sd_column(m)] = sd
-        new[judges_n_column(m)] = count.astype(np.int64)
+        new[f"{m}{JUDGES_SD_SUFFIX}"] = sd
+        new[f"{m}{JUDGES_N_SUFFIX}"] = count.astype(np.int64)
         exp = C.explanation_column(m)
         new[exp] = [EXPLANATION_JOIN.join(
             f"{name}: {_text(judged[name][exp].iloc[i])}" for name in names
@@ -312,11 +297,17 @@ def ensemble_judged(frame: pd.DataFrame, judged: Mapping[str, pd.DataFrame], *,
     suffixed = {}
     for name, j in judged.items():
         for col in _own_columns(j, inputs):
-            suffixed[judge_column(col, name)] = j[col].reset_index(drop=True)
+            suffixed[f"{col}{JUDGE_SEP}{name}"] = j[col].reset_index(drop=True)
     return pd.concat([out, pd.DataFrame(suffixed)], axis=1)
 
 
 # --- running several judges --------------------------------------------------------------------
+def total_judgments(frame: pd.DataFrame,
+                    judges: Sequence[tuple[str, ChatProvider, JudgeConfig]]) -> int:
+    """Judge calls of all judges (each judge's samples and orders counted)."""
+    return sum(n_judgments(frame, config) for _, _, config in judges)
+
+
 @dataclass
 class MultiJudgeRun:
     """The result of :func:`judge_frames_async`.
@@ -373,7 +364,7 @@ async def judge_frames_async(
     gets what the earlier ones left). A judge that stops early (wrong key, cost cap) leaves
     its judgments unscored; the others still run unless ``cancel`` is set.
     """
-    total = n_judgments(frame) * len(judges)
+    total = total_judgments(frame, judges)
     progress = progress if progress is not None else JudgeProgress(total=total)
     runs: dict[str, JudgeRun] = {}
     warnings: list[str] = []
@@ -435,7 +426,7 @@ def ensemble_job(frame: pd.DataFrame, judges: Sequence[tuple[str, ChatProvider, 
 
     for _, provider, _ in judges:
         check_ready_unless_cached(frame, provider, cache_path)
-    progress = JudgeProgress(total=n_judgments(frame) * len(judges))
+    progress = JudgeProgress(total=total_judgments(frame, judges))
 
     async def run(cache: Any, cancel: threading.Event) -> pd.DataFrame:
         result = await judge_frames_async(

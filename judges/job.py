@@ -74,7 +74,7 @@ class JudgeJob(FrameJob):
         self.prices = prices
         self.rubrics = rubrics
         self.result: JudgeRun | None = None
-        total = len(frame) if provider is None else n_judgments(frame)
+        total = len(frame) if provider is None else n_judgments(frame, judge_config)
         work = (self._run_embedding if provider is None
                 else cached_work(cache_path, self._run_llm))
         super().__init__(work, progress=JudgeProgress(total=total), stats=RunStats(),

@@ -15,6 +15,11 @@ tokens and cost, cached ones included; empty cost if the model has no price),
 as received, kept also when it cannot be parsed), ``judge_params`` (the parameters
 actually sent, JSON) and ``judge_model_snapshot`` (the model name(s) the API reported).
 
+With ``JudgeConfig(samples=K)`` each (row, metric) is asked K times, with
+``both_orders=True`` stage-2 pairs also with the stories swapped; ``<metric>`` is then the
+mean and ``<metric>_sd``, ``_n``, ``_scores`` (and ``_ab`` / ``_ba``) follow the metric
+columns (:mod:`judges.samples`, :mod:`judges.position`, ``docs/judges.md`` section 5).
+
 Rows whose stage text is empty (``validate_fourstage(..., allow_empty_texts=True)``)
 are not sent: their judgments are unscored, ``no answer to judge (<column> is empty)``.
 Cached replies that cannot be parsed are asked again unless
@@ -47,6 +52,8 @@ from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_
 
 #: Separator between the per-metric reasons in ``unscored_reason``.
 REASON_SEPARATOR = " | "
+#: Most samples per judgment (``JudgeConfig.samples``).
+MAX_SAMPLES = 100
 #: Reply length limit of a judge call: ordinary models, and reasoning models (whose
 #: hidden reasoning tokens count against the limit; 400 left 37 of 48 replies empty).
 DEFAULT_MAX_TOKENS = 400
@@ -72,6 +79,17 @@ class JudgeConfig:
         none.
     reuse_unparsed
         Reuse cached replies that cannot be parsed (by default they are asked again).
+    samples
+        How many times each (row, metric) is asked (``--samples K``). Sample 1 is the
+        request of a single-sample run (same cache key, so raising K reuses it); samples
+        2..K add ``{"sample": i}`` to the cache key and, where the provider takes one,
+        ``seed = i`` (OpenAI and compatible servers). The judged file then keeps the mean
+        in ``<metric>`` and adds ``<metric>_sd``, ``_n`` and ``_scores``.
+    both_orders
+        Judge each stage-2 story pair also with the stories swapped (story_b shown first;
+        cache key part ``{"order": "ba"}``). ``<metric>`` is then the order-averaged score
+        and ``<metric>_ab`` / ``<metric>_ba`` the mean of each order
+        (:func:`judges.position.position_bias`).
     structured_output
         Ask for the JSON reply through the provider's structured-output feature
         (OpenAI ``response_format``, Anthropic ``output_config``). Turn off for servers
@@ -86,11 +104,19 @@ class JudgeConfig:
     expected_output_tokens: int = 150
     reasoning_effort: str | None = None
     reuse_unparsed: bool = False
+    samples: int = 1
+    both_orders: bool = False
 
     def __post_init__(self) -> None:
         from judges.validation import check_generation
 
         check_generation("JudgeConfig", temperature=self.temperature, max_tokens=self.max_tokens)
+        if (isinstance(self.samples, bool) or not isinstance(self.samples, (int, np.integer))
+                or not 1 <= int(self.samples) <= MAX_SAMPLES):
+            raise JudgesError(f"samples must be a whole number from 1 to {MAX_SAMPLES}, "
+                              f"not {self.samples!r}.")
+        object.__setattr__(self, "samples", int(self.samples))
+        object.__setattr__(self, "both_orders", bool(self.both_orders))
         if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
             raise JudgesError(f"reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, "
                               f"not {self.reasoning_effort!r}.")
@@ -108,12 +134,54 @@ class JudgeConfig:
                 "json_schema": score_schema() if self.structured_output else None,
                 "reasoning_effort": self.reasoning_effort}
 
+    @property
+    def repeated(self) -> bool:
+        """Whether a judgment has several replies (samples or both orders)."""
+        return self.samples > 1 or self.both_orders
+
+    def orders(self, stage: int) -> tuple[str, ...]:
+        """The orders a row of ``stage`` is judged in (``ab`` = as given, ``ba`` = swapped)."""
+        if self.both_orders and int(stage) == 2:
+            return (C.ORDER_AB, C.ORDER_BA)
+        return (C.ORDER_AB,)
+
     def sent(self, provider: ChatProvider) -> str:
-        """The parameters ``provider`` actually sends, as JSON (the schema as ``true``)."""
+        """The parameters ``provider`` actually sends, as JSON (the schema as ``true``);
+        with samples or both orders also ``samples``, the ``seeds`` of samples 2..K (where
+        sent) and ``both_orders``."""
         params = provider.effective_params(self.params(provider))
         if "json_schema" in params:
             params["json_schema"] = True
+        if self.samples > 1:
+            params["samples"] = self.samples
+            if "seed" in provider.accepted_params():
+                params["seeds"] = list(range(1, self.samples))
+        if self.both_orders:
+            params["both_orders"] = True
         return json.dumps(params, sort_keys=True)
+
+    def sampling_warnings(self, provider: ChatProvider) -> list[str]:
+        """Why K samples may all come back the same (empty for one sample)."""
+        if self.samples <= 1:
+            return []
+        sent = provider.effective_params(self.params(provider))
+        seeded = "seed" in provider.accepted_params()
+        if sent.get("temperature") == 0:
+            return [f"{self.samples} samples at temperature 0 on {provider.label}: the "
+                    "replies will likely be identical (SD 0) whatever the "
+                    f"{'seed' if seeded else 'sample'}; set a temperature such as 0.7 or 1 "
+                    "to measure the judge's own variation."]
+        if not seeded and "temperature" not in sent:
+            return [f"{self.samples} samples on {provider.label}, which takes no seed and is "
+                    "sent no temperature: the samples vary only as much as the model's "
+                    "default sampling does (they may be identical)."]
+        return []
+
+    def warnings(self, provider: ChatProvider) -> list[str]:
+        """Parameters set but not sent (:meth:`ChatProvider.param_warnings`), then
+        :meth:`sampling_warnings`."""
+        return [*provider.param_warnings(self.params(provider)),
+                *self.sampling_warnings(provider)]
 
     def reuse(self) -> Any:
         """The runner's ``reuse`` predicate: ``None`` (reuse all) or parseable replies only."""
@@ -154,11 +222,16 @@ def judge_requests(frame: pd.DataFrame, *, rubrics: Mapping[str, Rubric] | None 
     Yields
     ------
     ChatRequest
-        One per (row, metric), in row order; ``tag`` is ``(row position, metric)`` and
-        ``key_parts`` holds ``{"rubric": "id@version"}``.
+        One per (row, metric, order, sample), in row order; ``key_parts`` holds
+        ``{"rubric": "id@version"}``. The first sample in the as-given order is the
+        single-sample request, tagged ``(row position, metric)``; the others are tagged
+        ``(row position, metric, sample index, order)`` and add ``{"sample": "<i>"}``
+        (and ``seed = i`` in ``params``) and/or ``{"order": "ba"}`` (``story_a`` and
+        ``story_b`` swapped) to the key (:func:`split_tag` reads either tag).
     """
     rubrics = rubrics or load_rubrics()
-    params = (config or JudgeConfig()).params(provider)
+    config = config or JudgeConfig()
+    params = config.params(provider)
     skipped = set(skip)
     text_columns = sorted({t.field for r in rubrics.values() for t in r.texts} & set(frame.columns))
     arrays = {c: frame[c].to_numpy(dtype=object) for c in text_columns}
@@ -169,14 +242,44 @@ def judge_requests(frame: pd.DataFrame, *, rubrics: Mapping[str, Rubric] | None 
         row = {c: _cell_text(a[pos]) for c, a in arrays.items()}
         for metric in C.STAGE_METRICS[int(stages[pos])]:
             rubric = rubrics[metric]
-            yield ChatRequest(messages=build_messages(rubric, row), params=params,
-                              key_parts={"rubric": rubric.key}, tag=(pos, metric))
+            for order in config.orders(int(stages[pos])):
+                shown = swapped(row) if order == C.ORDER_BA else row
+                messages = build_messages(rubric, shown)
+                for sample in range(config.samples):
+                    key_parts = {"rubric": rubric.key}
+                    if order != C.ORDER_AB:
+                        key_parts["order"] = order
+                    if sample:
+                        key_parts["sample"] = str(sample)
+                    tag: tuple[Any, ...] = ((pos, metric) if sample == 0 and order == C.ORDER_AB
+                                            else (pos, metric, sample, order))
+                    yield ChatRequest(messages=messages,
+                                      params={**params, "seed": sample} if sample else params,
+                                      key_parts=key_parts, tag=tag)
 
 
-def n_judgments(frame: pd.DataFrame) -> int:
-    """Number of (row, metric) judge calls a validated table needs."""
+def swapped(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` with ``story_a`` and ``story_b`` exchanged: the rubric's ``STORY A`` block then
+    shows the second story first (the swapped order of :attr:`JudgeConfig.both_orders`)."""
+    out = dict(row)
+    out[C.STORY_A], out[C.STORY_B] = row.get(C.STORY_B), row.get(C.STORY_A)
+    return out
+
+
+def split_tag(tag: tuple[Any, ...]) -> tuple[int, str, int, str]:
+    """``(row position, metric, sample index, order)`` of a judge request's tag."""
+    if len(tag) == 2:
+        return int(tag[0]), str(tag[1]), 0, C.ORDER_AB
+    return int(tag[0]), str(tag[1]), int(tag[2]), str(tag[3])
+
+
+def n_judgments(frame: pd.DataFrame, config: JudgeConfig | None = None) -> int:
+    """Number of judge calls a validated table needs: (row, metric) pairs times
+    ``config.samples``, stage-2 ones twice with ``config.both_orders``."""
+    config = config or JudgeConfig()
     counts = frame[C.STAGE].value_counts()
-    return int(sum(int(n) * len(C.STAGE_METRICS[int(s)]) for s, n in counts.items()))
+    return int(sum(int(n) * len(C.STAGE_METRICS[int(s)]) * len(config.orders(int(s)))
+                   for s, n in counts.items()) * config.samples)
 
 
 @dataclass(frozen=True)
@@ -194,14 +297,20 @@ class MetricOutcome:
     cached: bool = False
     raw: str = ""
     snapshot: str = ""
+    sample: int = 0
+    order: str = C.ORDER_AB
 
 
-def no_answer_outcomes(frame: pd.DataFrame, empty: Mapping[int, list[str]]
-                       ) -> list[MetricOutcome]:
-    """Unscored outcomes ("no answer to judge") of the rows with empty stage texts."""
+def no_answer_outcomes(frame: pd.DataFrame, empty: Mapping[int, list[str]],
+                       config: JudgeConfig | None = None) -> list[MetricOutcome]:
+    """Unscored outcomes ("no answer to judge") of the rows with empty stage texts (one per
+    sample and order)."""
+    config = config or JudgeConfig()
     stages = frame[C.STAGE].to_numpy()
-    return [MetricOutcome(pos, metric, None, "", f"{C.NO_ANSWER} ({', '.join(cols)} empty)")
-            for pos, cols in empty.items() for metric in C.STAGE_METRICS[int(stages[pos])]]
+    return [MetricOutcome(pos, metric, None, "", f"{C.NO_ANSWER} ({', '.join(cols)} empty)",
+                          sample=sample, order=order)
+            for pos, cols in empty.items() for metric in C.STAGE_METRICS[int(stages[pos])]
+            for order in config.orders(int(stages[pos])) for sample in range(config.samples)]
 
 
 def _raw(reply: Reply) -> str:
@@ -210,24 +319,25 @@ def _raw(reply: Reply) -> str:
 
 def interpret(result: Result) -> MetricOutcome:
     """A runner result as a judgment: parsed score, or the reason it is unscored."""
-    position, metric = result.request.tag
+    position, metric, sample, order = split_tag(result.request.tag)
     if result.status == "ok" and result.reply is not None:
         judgement = parse_judgement(result.reply)
         return MetricOutcome(position, metric, judgement.score, judgement.explanation,
                              judgement.reason, result.reply.input_tokens,
                              result.reply.output_tokens, result.cost_usd, result.cached,
-                             _raw(result.reply), result.reply.model or "")
+                             _raw(result.reply), result.reply.model or "", sample, order)
     if result.status == "cancelled" and (result.error or "").startswith(STOPPED_PREFIX):
         reason = f"not judged: {result.error}"
     elif result.status == "cancelled":
         reason = "not judged: run cancelled"
     else:
         reason = f"request failed: {result.error}"
-    return MetricOutcome(position, metric, None, "", reason)
+    return MetricOutcome(position, metric, None, "", reason, sample=sample, order=order)
 
 
 def _clear_outputs(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=[c for c in C.OUTPUT_COLUMNS if c in frame.columns])
+    return frame.drop(columns=[c for c in (*C.OUTPUT_COLUMNS, *C.SAMPLE_OUTPUT_COLUMNS)
+                               if c in frame.columns])
 
 
 def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -258,14 +368,26 @@ def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
                     judge_label: str, rubrics: Mapping[str, Rubric] | None = None,
-                    params_sent: str = "") -> pd.DataFrame:
+                    params_sent: str = "", config: JudgeConfig | None = None) -> pd.DataFrame:
     """The judged file: ``frame`` plus the output columns (see the module docstring).
 
     Rows are in input order (index reset). A row's cost is empty when any of its
-    judgments has no price; tokens always add up. ``params_sent`` fills ``judge_params``
-    (:meth:`JudgeConfig.sent`).
+    judgments has no price; tokens always add up (over samples and orders too).
+    ``params_sent`` fills ``judge_params`` (:meth:`JudgeConfig.sent`).
+
+    With ``config.samples > 1`` or ``config.both_orders`` (:attr:`JudgeConfig.repeated`),
+    ``<metric>`` is the mean of the scored samples (float; the mean of the two orders'
+    means for stage-2 metrics in both orders) and the sample columns follow the metric
+    columns (:func:`judges.samples.sample_columns`): ``<metric>_sd``, ``<metric>_n``,
+    ``<metric>_scores`` and, in both orders, ``<metric>_ab`` / ``<metric>_ba`` for TCS,
+    PCS and ETCS. The explanation and raw reply are those of the first scored sample
+    (as-given order first); an unscored sample of a scored judgment leaves its reason as
+    ``metric: sample i: reason``.
     """
+    from judges.samples import sample_columns
+
     rubrics = rubrics or load_rubrics()
+    config = config or JudgeConfig()
     out = empty_outputs(frame)
     n = len(out)
     scores = {m: np.full(n, -1, dtype=np.int64) for m in C.METRICS}
@@ -277,20 +399,25 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
     tokens_out = np.zeros(n, dtype=np.int64)
     cost = np.zeros(n)
     cached = np.zeros(n, dtype=np.int64)
+    groups: dict[tuple[int, str], list[MetricOutcome]] = {}
     for o in outcomes:
         p = o.position
-        if o.score is not None:
-            scores[o.metric][p] = o.score
-        else:
-            reasons[p].append(f"{o.metric}: {o.reason}")
-        explanations[o.metric][p] = o.explanation
-        raws[o.metric][p] = o.raw
+        groups.setdefault((p, o.metric), []).append(o)
         if o.snapshot:
             snapshots[p].add(o.snapshot)
         tokens_in[p] += o.input_tokens
         tokens_out[p] += o.output_tokens
         cost[p] = np.nan if o.cost_usd is None else cost[p] + o.cost_usd
         cached[p] += int(o.cached)
+    for (p, metric), group in groups.items():
+        group.sort(key=lambda o: (o.order != C.ORDER_AB, o.sample))
+        scored = [o for o in group if o.score is not None]
+        first = scored[0] if scored else group[-1]
+        if scored:
+            scores[metric][p] = first.score  # type: ignore[assignment]
+        explanations[metric][p] = first.explanation
+        raws[metric][p] = first.raw
+        reasons[p] += _group_reasons(metric, group, scored, config)
     for m in C.METRICS:
         out[m] = pd.array(np.where(scores[m] > 0, scores[m], 0), dtype="Int64")
         out.loc[scores[m] <= 0, m] = pd.NA
@@ -307,7 +434,33 @@ def assemble_judged(frame: pd.DataFrame, outcomes: Iterable[MetricOutcome], *,
               for s in C.STAGES}
     out[C.JUDGE_CACHED] = cached
     out[C.JUDGE] = [labels[int(s)] for s in stages]
-    return out
+    if not config.repeated:
+        return out
+    extra = sample_columns(n, groups, both_orders=config.both_orders)
+    for m in C.METRICS:
+        out[m] = extra.pop(m)
+    head = [c for c in out.columns if c not in C.OUTPUT_COLUMNS] + list(C.METRICS)
+    out = pd.concat([out, extra], axis=1)
+    return out[[*head, *extra.columns, *[c for c in C.OUTPUT_COLUMNS if c not in C.METRICS]]]
+
+
+def _group_reasons(metric: str, group: list[MetricOutcome], scored: list[MetricOutcome],
+                   config: JudgeConfig) -> list[str]:
+    """The ``unscored_reason`` parts of one (row, metric): ``metric: reason`` when nothing
+    is scored (distinct reasons joined by ``; ``), else one ``metric: sample i: reason``
+    per unscored sample."""
+    unscored = [o for o in group if o.score is None]
+    if not unscored:
+        return []
+    if not scored:
+        return [f"{metric}: {'; '.join(dict.fromkeys(str(o.reason) for o in unscored))}"]
+    parts = []
+    for o in unscored:
+        where = [f"sample {o.sample + 1}"] if config.samples > 1 else []
+        if o.order != C.ORDER_AB:
+            where.append("swapped order")
+        parts.append(f"{metric}: {', '.join(where)}: {o.reason}")
+    return parts
 
 
 @dataclass
@@ -398,10 +551,11 @@ async def judge_frame_async(
     rubrics = rubrics or load_rubrics()
     config = config or JudgeConfig()
     prices = prices if prices is not None else PriceTable.load()
-    progress = progress if progress is not None else JudgeProgress(total=n_judgments(frame))
+    progress = progress if progress is not None else JudgeProgress(
+        total=n_judgments(frame, config))
     stats = stats if stats is not None else RunStats()
     empty = empty_texts(frame)
-    outcomes = no_answer_outcomes(frame, empty)
+    outcomes = no_answer_outcomes(frame, empty, config)
     for outcome in outcomes:
         progress.add(outcome)
     try:
@@ -416,9 +570,9 @@ async def judge_frame_async(
     finally:
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics,
-                             params_sent=config.sent(provider))
+                             params_sent=config.sent(provider), config=config)
     return JudgeRun(judged, progress, stats, cancelled=bool(cancel and cancel.is_set()),
-                    warnings=provider.param_warnings(config.params(provider)))
+                    warnings=config.warnings(provider))
 
 
 def judge_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> JudgeRun:
@@ -461,7 +615,8 @@ class Estimate:
     Attributes
     ----------
     judgments
-        (row, metric) judgments in the file (rows without an answer included).
+        Judge calls the file needs: (row, metric) pairs (rows without an answer
+        included) times the samples, stage-2 ones twice in both orders.
     cached
         Judgments already in the cache (free, no request), or repeating an identical
         request (sent once), or without an answer to judge (never sent).
@@ -502,7 +657,8 @@ def estimate_run(frame: pd.DataFrame, provider: ChatProvider, *,
 
     Requests are de-duplicated by cache key (identical requests are sent once); cached
     replies count as free unless they cannot be parsed and ``config.reuse_unparsed`` is
-    off (they will be asked again). A reasoning model's output is assumed to use a
+    off (they will be asked again). Samples and both orders are counted (each is its own
+    request, :func:`judge_requests`). A reasoning model's output is assumed to use a
     quarter of its token limit (hidden reasoning), at least ``expected_output_tokens``.
     """
     config = config or JudgeConfig()
@@ -525,7 +681,7 @@ def estimate_run(frame: pd.DataFrame, provider: ChatProvider, *,
     output_tokens = len(to_call) * min(per_call, limit)
     prices = prices or PriceTable.load()
     cost = prices.cost(provider.price_section, provider.model, input_tokens, output_tokens)
-    judgments = n_judgments(frame)
+    judgments = n_judgments(frame, config)
     return Estimate(judgments, judgments - len(to_call), len(to_call), input_tokens,
                     output_tokens, cost, provider.model, provider.price_section)
 

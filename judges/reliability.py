@@ -32,7 +32,6 @@ No Streamlit here.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -46,14 +45,15 @@ import pandas as pd
 from judges import columns as C
 from judges.agreement import ALL, high, low
 from judges.errors import JudgesError
+from judges.samples import parse_scores
 
 Level = Literal["nominal", "ordinal", "interval"]
 
 #: Separator between a judge-specific column and the judge's name (``ics@openai:gpt-4o``).
 JUDGE_SEP = "@"
 #: Suffix of the repeated-sample score lists (``ics_scores``) and their SD (``ics_sd``).
-SCORES_SUFFIX = "_scores"
-SD_SUFFIX = "_sd"
+SCORES_SUFFIX = C.SCORES_SUFFIX
+SD_SUFFIX = C.SD_SUFFIX
 
 # --- output columns --------------------------------------------------------------------
 ACROSS = "across"
@@ -245,36 +245,8 @@ def judge_name_of(frame: pd.DataFrame, fallback: str) -> str:
     return fallback
 
 
-def parse_score_list(cell: object) -> list[float]:
-    """A ``<metric>_scores`` cell (JSON list string, or a list) as floats; ``[]`` if empty.
-
-    Raises
-    ------
-    ReliabilityError
-        A cell that is not a JSON list of numbers.
-    """
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)) or cell == "":
-        return []
-    items = cell
-    if isinstance(cell, str):
-        try:
-            items = json.loads(cell)
-        except json.JSONDecodeError:
-            raise ReliabilityError(f"A scores cell is not a JSON list: {cell[:60]!r}.") from None
-    if not isinstance(items, list | tuple | np.ndarray):
-        raise ReliabilityError(f"A scores cell is not a list: {str(cell)[:60]!r}.")
-    out = []
-    for v in items:
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
-            raise ReliabilityError(f"A scores cell holds {v!r}, not a number.")
-        out.append(float(v))
-    return out
-
-
 def _samples_array(column: pd.Series) -> np.ndarray:
-    lists = [parse_score_list(v) for v in column.tolist()]
+    lists = [parse_scores(v) or [] for v in column.tolist()]
     k = max((len(x) for x in lists), default=0)
     out = np.full((len(lists), k), np.nan)
     for i, x in enumerate(lists):

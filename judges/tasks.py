@@ -247,7 +247,7 @@ def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
     The job's ``judged`` is the judged file (pending judgments unscored with a reason);
     ``monitor`` shows the batches. The cache defaults to :func:`default_cache_path`.
     """
-    progress = JudgeProgress(total=n_judgments(frame))
+    progress = JudgeProgress(total=n_judgments(frame, config))
     stats, monitor = RunStats(), BatchMonitor()
 
     async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:

@@ -23,10 +23,21 @@ gives the three rows per pair for per-metric analyses. Every results row carries
 ``pair_id`` (its source row: ``<row number>:<id>``), the cluster of the table: the ready
 design names it as its ``cluster``, so factor importance reports cluster-robust errors and
 ``--ci bootstrap`` resamples whole pairs (``docs/uncertainty.md``).
+
+A file judged with several samples per judgment (``--samples K``) or in both orders also
+gives ``score_sd``, ``score_n`` and ``score_samples`` (the metric's ``_sd``, ``_n`` and
+``_scores`` columns: ``score`` is then the mean of the samples). For ``consistency_min``
+they are taken sample-wise: ``score_samples[i]`` is the lowest of TCS, PCS and ETCS in
+sample ``i`` (as-given order's samples first, then the swapped order's), ``score_sd`` and
+``score_n`` that list's SD and length. Samples line up only when every sample of the
+three metrics was scored; otherwise (a sample of one metric unscored) the pair's
+``score_samples`` is empty and ``score_sd`` / ``score_n`` missing, while ``score`` stays
+the lowest of the three metrics' means.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -35,6 +46,7 @@ import pandas as pd
 from judges import columns as C
 from judges.errors import JudgesError
 from judges.metrics import judged_long
+from judges.samples import has_samples, parse_scores
 
 if TYPE_CHECKING:
     from analysis.design import Design
@@ -48,6 +60,19 @@ FACTORS: tuple[tuple[str, str], ...] = (
 CLUSTER = C.PAIR_ID
 #: The stage-2 metrics folded into one row per pair by default.
 _STAGE2 = (C.TCS, C.PCS, C.ETCS)
+
+
+def _pair_samples(group: pd.DataFrame) -> tuple[str, float, object]:
+    """``(score_samples, score_sd, score_n)`` of a folded pair: the sample-wise minimum of
+    its metrics when their samples line up (see the module docstring)."""
+    lists = [parse_scores(v) for v in group[C.SCORE_SAMPLES]]
+    aligned = (all(x is not None for x in lists) and len({len(x) for x in lists}) == 1  # type: ignore[arg-type]
+               and not any(group[C.UNSCORED_REASON].astype(bool)))
+    if not aligned:
+        return "", float("nan"), pd.NA
+    mins = [min(v) for v in zip(*lists, strict=True)]  # type: ignore[misc]
+    sd = float(np.std(mins, ddof=1)) if len(mins) >= 2 else float("nan")
+    return json.dumps(mins), sd, len(mins)
 
 
 def _pair_rows(out: pd.DataFrame, stage2: np.ndarray) -> pd.DataFrame:
@@ -72,6 +97,11 @@ def _pair_rows(out: pd.DataFrame, stage2: np.ndarray) -> pd.DataFrame:
     folded[C.DEVIATION] = deviation
     folded["explanation"] = join
     folded[C.UNSCORED_REASON] = reasons
+    if C.SCORE_SAMPLES in part.columns:
+        sampled = [_pair_samples(g) for _, g in groups]
+        folded[C.SCORE_SAMPLES] = [s[0] for s in sampled]
+        folded[C.SCORE_SD] = [s[1] for s in sampled]
+        folded[C.SCORE_N] = pd.array([s[2] for s in sampled], dtype="Int64")
     merged = pd.concat([keep, folded.reset_index()], ignore_index=True)
     return merged.sort_values("_row", kind="stable").reset_index(drop=True)
 
@@ -80,6 +110,30 @@ def _text(value: object) -> str:
     """Cell text, ``""`` for missing values (a CSV round trip turns ``""`` into NaN)."""
     return "" if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)
                                                     ) else str(value)
+
+
+def _sample_values(base: pd.DataFrame, rows: np.ndarray, metrics: np.ndarray
+                   ) -> dict[str, object]:
+    """``score_sd``, ``score_n``, ``score_samples`` of the long rows (empty dict for a file
+    without samples)."""
+    if not has_samples(base):
+        return {}
+    n = len(rows)
+    sd, count, listed = np.full(n, np.nan), [pd.NA] * n, [""] * n
+    for m in C.METRICS:
+        if C.scores_column(m) not in base.columns:
+            continue
+        at = np.flatnonzero(metrics == m)
+        src = rows[at]
+        if C.sd_column(m) in base.columns:
+            sd[at] = pd.to_numeric(base[C.sd_column(m)], errors="coerce").to_numpy(
+                dtype=float)[src]
+        for i, r in zip(at, src, strict=True):
+            scores = parse_scores(base.at[r, C.scores_column(m)])
+            if scores is not None:
+                listed[i] = json.dumps(scores)
+                count[i] = len(scores)
+    return {C.SCORE_SD: sd, C.SCORE_N: pd.array(count, dtype="Int64"), C.SCORE_SAMPLES: listed}
 
 
 def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
@@ -103,7 +157,9 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
     -------
     (pandas.DataFrame, analysis.design.Design)
         The table has, in order: ``stage``, ``sensitive_factor``, ``scenario``, ``model``
-        (strings), ``metric``, ``score`` (float, NaN if unscored), ``threshold``,
+        (strings), ``metric``, ``score`` (float, NaN if unscored), for a file with samples
+        ``score_sd``, ``score_n`` and ``score_samples`` (see the module docstring),
+        ``threshold``,
         ``deviation`` (1.0 / 0.0, NaN if unscored), ``explanation``,
         ``unscored_reason`` (this metric's), ``judge``, ``pair_id``, then every other
         input column (``id``, texts, extras). The design has those four factors (``stage`` kind
@@ -135,6 +191,7 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
         **{col: base[col].astype(str).to_numpy()[rows] for col, _ in FACTORS},
         C.METRIC: long[C.METRIC].to_numpy(),
         C.SCORE: score,
+        **_sample_values(base, rows, long[C.METRIC].to_numpy()),
         C.THRESHOLD: threshold,
         C.DEVIATION: deviation,
         "explanation": explanation,
@@ -148,8 +205,8 @@ def to_results(judged: pd.DataFrame, *, stage2_threshold: float = 3,
     if stage2_rows == "pair":
         out = _pair_rows(out, (stage_of_row == 2) & np.isin(out[C.METRIC].to_numpy(), _STAGE2))
     rows = out.pop("_row").to_numpy()
-    passthrough = [c for c in base.columns
-                   if c not in out.columns and c not in C.OUTPUT_COLUMNS]
+    passthrough = [c for c in base.columns if c not in out.columns
+                   and c not in C.OUTPUT_COLUMNS and c not in C.SAMPLE_OUTPUT_COLUMNS]
     for col in passthrough:
         out[col] = base[col].to_numpy()[rows]
     factors = []

@@ -5,7 +5,8 @@ Session-state keys (all namespaced ``judges_``): widgets ``judges_source``,
 ``judges_upload``, ``judges_provider``, ``judges_model_<provider>``, ``judges_base_url``,
 ``judges_concurrency``, ``judges_api_key`` (the password field: the key lives only in this
 session's memory), ``judges_use_cache``, ``judges_batch``, ``judges_temperature``,
-``judges_max_tokens``, ``judges_effort``, ``judges_max_cost``, ``judges_similarity_threshold``,
+``judges_max_tokens``, ``judges_effort``, ``judges_max_cost``, ``judges_samples``,
+``judges_both_orders`` (``ui/judges_samples.py``), ``judges_similarity_threshold``,
 ``judges_reset_cache``, ``judges_run``, ``judges_cancel``, ``judges_send``,
 ``judges_download``, ``judges_unscored_only``; state ``judges_job`` (the running
 :class:`judges.job.JudgeJob` or batch :class:`judges.tasks.FrameJob`), ``judges_judged`` and
@@ -88,7 +89,10 @@ class Settings:
 
 
 def _request_settings() -> tuple[JudgeConfig, float | None]:
-    """Temperature, max tokens, reasoning effort and cost cap widgets."""
+    """Temperature, max tokens, reasoning effort, cost cap, samples and both-orders
+    widgets."""
+    from ui.judges_samples import sampling_settings
+
     e1, e2, e3, e4 = st.columns(4)
     temp = e1.text_input("Temperature ('none': provider default)", "0",
                          key="judges_temperature").strip().lower()
@@ -103,8 +107,10 @@ def _request_settings() -> tuple[JudgeConfig, float | None]:
     except ValueError:
         st.error(f"Temperature must be a number or 'none', not {temp!r}: using 0.")
         temperature = 0.0
+    samples, both_orders = sampling_settings()
     config = JudgeConfig(temperature=temperature, max_tokens=tokens or None,
-                         reasoning_effort=None if effort == "none" else effort)
+                         reasoning_effort=None if effort == "none" else effort,
+                         samples=samples, both_orders=both_orders)
     return config, (float(cap) or None)
 
 

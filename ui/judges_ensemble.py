@@ -89,7 +89,7 @@ def show_estimate(frame: pd.DataFrame, s: Settings, several: Several) -> None:
     """Calls, tokens and cost per judge and in total."""
     judges = _judges(s, several)
     for name, provider, config in judges:
-        for warning in provider.param_warnings(config.params(provider)):
+        for warning in config.warnings(provider):
             st.warning(md(f"{name}: {warning}"))
     try:
         cache = ReplyCache(s.cache_path) if s.cache_path else None

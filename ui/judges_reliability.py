@@ -123,8 +123,12 @@ def reliability_tab() -> None:
 
 
 def show_for_judged(judged: pd.DataFrame, name: str) -> None:
-    """The section under a judged result that holds several judges (nothing otherwise)."""
-    if len(judge_names_in(judged)) < 2:
+    """The section under a judged result with several judges or repeated samples (nothing
+    otherwise)."""
+    from judges.samples import has_samples
+
+    several = len(judge_names_in(judged)) >= 2
+    if not several and not has_samples(judged):
         return
-    st.subheader("Reliability of the judges")
+    st.subheader("Reliability of the judges" if several else "Reliability of the judge")
     show([judged], [name], "page")

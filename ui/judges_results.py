@@ -17,10 +17,12 @@ from judges.metrics import stage_metrics, unscored_reasons
 from judges.to_results import to_results
 from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
+from ui.judges_samples import sample_browse_columns, show_position_bias, show_sample_note
 from ui.widgets import md
 
 #: Columns shown when browsing judged rows (the raw replies last).
-BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS, C.SIMILARITY,
+BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS,
+          *sample_browse_columns(), C.SIMILARITY,
           *(C.explanation_column(m) for m in C.METRICS), C.UNSCORED_REASON,
           *(C.raw_column(m) for m in C.METRICS)]
 
@@ -34,15 +36,18 @@ def send_to_analysis(judged: pd.DataFrame, name: str) -> None:
 
 
 def show_results(judged: pd.DataFrame, name: str, summary: pd.DataFrame | None = None) -> None:
-    """Run summary, stage metrics, unscored reasons, judged rows (all or unscored only,
-    with the raw replies), download and send to analysis."""
+    """Run summary, stage metrics, position bias (both orders), unscored reasons, judged
+    rows (all or unscored only, with the raw replies and the sample columns), download
+    and send to analysis."""
     if summary is not None:
         st.subheader("Run summary")
         st.dataframe(summary, hide_index=True)
     st.subheader("Stage metrics")
     st.caption("share_fair: stages 1 and 4 share of ICS 3-5, stage 3 share of SBAS 4-5; "
                "stage 2: the three consistency scores (mean, and share at or above 3).")
+    show_sample_note(judged)
     st.dataframe(stage_metrics(judged), hide_index=True)
+    show_position_bias(judged)
     reasons = unscored_reasons(judged)
     if len(reasons):
         st.warning(f"{int(reasons[C.N_ROWS].sum()):,} judgments are unscored.")

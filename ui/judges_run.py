@@ -78,7 +78,7 @@ def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
         st.caption(f"{len(frame):,} rows: one cosine similarity each, offline, free.")
         return
     provider = provider_of(s)
-    for warning in provider.param_warnings(s.config.params(provider)):
+    for warning in s.config.warnings(provider):
         st.warning(warning)
     try:
         est = estimate_judge_run(frame, provider, cache_path=s.cache_path, batch=s.batch,

@@ -4,7 +4,11 @@ It answers ``POST /v1/chat/completions`` (OpenAI Chat Completions shape) and
 ``POST /v1/messages`` (Anthropic Messages shape) on 127.0.0.1, with an optional latency
 per reply. A *behaviour* function decides each reply from the request, so tests can
 script scores, malformed bodies, 429 with ``Retry-After``, 5xx, hangs (timeouts),
-refusals and injected texts. ``GET /stats`` returns the request count.
+refusals and injected texts. ``GET /stats`` returns the request count. For repeated
+samples a behaviour can read :attr:`Call.sample` (the OpenAI ``seed``, else how many
+identical prompts came before) and :meth:`Call.block` (one delimited text of the prompt,
+e.g. which story is shown first); :func:`sampled_behaviour` scripts varied scores and a
+judge that favours the first position.
 
 Used in-process (``FakeLLMServer(...).start()``, a thread with its own asyncio loop) by
 the tests, and as a separate process by ``benchmarks/bench_judges.py``::
@@ -19,9 +23,10 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,28 @@ class Call:
     body: dict[str, Any]
     headers: dict[str, str]
     t: float = 0.0  # time.monotonic() on arrival
+    repeat: int = 0  # identical prompts (same API) received before this one
+
+    @property
+    def seed(self) -> int | None:
+        """The ``seed`` sent (OpenAI), or ``None``."""
+        seed = self.body.get("seed")
+        return seed if isinstance(seed, int) else None
+
+    @property
+    def sample(self) -> int:
+        """The sample index of a repeated judgment: the seed on the OpenAI API (none sent =
+        sample 0), the count of identical earlier prompts on the Anthropic API (which has no
+        seed; deterministic when requests are sent one at a time)."""
+        if self.api == "openai":
+            return self.seed or 0
+        return self.repeat
+
+    def block(self, label: str) -> str:
+        """The text between ``<<<LABEL>>>`` and ``<<<END LABEL>>>`` in the prompt ("")."""
+        found = re.search(rf"<<<{re.escape(label)}>>>\n(.*?)\n<<<END {re.escape(label)}>>>",
+                          self.prompt, re.S)
+        return found.group(1) if found else ""
 
     @property
     def prompt(self) -> str:
@@ -80,6 +107,29 @@ class FakeReply:
 def hashed_score(call: Call) -> int:
     """A deterministic score 1-5 from the prompt (the default behaviour's judgement)."""
     return 1 + int(hashlib.sha256(call.prompt.encode()).hexdigest()[:8], 16) % 5
+
+
+def sampled_behaviour(offsets: Sequence[int] = (0,), *, first_story: str | None = None,
+                      first_bonus: int = 0) -> Callable[[Call], FakeReply]:
+    """A judge whose score varies by sample and, optionally, by position.
+
+    The score is ``#score=N`` from the prompt (3 without one) plus ``offsets[sample %
+    len(offsets)]``, plus ``first_bonus`` when the ``STORY A`` block (the story shown
+    first) is ``first_story`` and the prompt has no ``#fair``. ``#bad<i>`` in the prompt
+    makes sample ``i`` reply without JSON; ``#malformed`` every sample.
+    """
+    def behave(call: Call) -> FakeReply:
+        prompt = call.prompt
+        if "#malformed" in prompt or f"#bad{call.sample}" in prompt:
+            return FakeReply(text="About a four, I would say.")
+        found = re.search(r"#score=(\d)", prompt)
+        score = (int(found.group(1)) if found else 3) + offsets[call.sample % len(offsets)]
+        if first_story is not None and "#fair" not in prompt and (
+                call.block("STORY A") == first_story):
+            score += first_bonus
+        return FakeReply.judgement(score, f"Sample {call.sample}.", usage=(1000, 200))
+
+    return behave
 
 
 def default_behaviour(call: Call) -> FakeReply:
@@ -135,6 +185,7 @@ class FakeLLMServer:
         self.max_in_flight = 0
         self._port = port
         self._lock = threading.Lock()
+        self._seen: dict[tuple[str, str], int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
@@ -244,6 +295,10 @@ class FakeLLMServer:
         try:
             call = Call(n=n, api=api, body=json.loads(body or b"{}"), headers=headers,
                         t=time.monotonic())
+            with self._lock:
+                seen = (api, hashlib.sha1(call.prompt.encode()).hexdigest())
+                call.repeat = self._seen.get(seen, 0)
+                self._seen[seen] = call.repeat + 1
             if self.keep_calls:
                 self.calls.append(call)
             reply = self.behaviour(call)

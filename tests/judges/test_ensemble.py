@@ -210,3 +210,32 @@ def test_sample_columns_are_kept_per_judge_and_read_by_reliability():
     assert set(table["across"]) == {"judges", "samples: p", "samples: q"}
     samples_q = table[(table["across"] == "samples: q") & (table["stage"] == "all")].iloc[0]
     assert samples_q["n_units"] == 4 and samples_q["raters"] == 2
+
+
+def test_two_judges_with_samples_then_reliability(sample_copy, tmp_path, capsys):
+    import json
+
+    def behaviour(call):
+        if call.body.get("model") == "judge-a":  # sample 1 says 3, sample 2 says 4
+            return FakeReply.judgement(3 if call.body.get("seed") is None else 4)
+        return FakeReply.judgement(hashed_score(call))
+
+    out = tmp_path / "judged.csv"
+    with FakeLLMServer(behaviour) as srv:
+        assert main(["score", str(sample_copy), "--judge", "openai:judge-a", "--judge",
+                     "openai:judge-b", "--base-url", srv.openai_url, "--samples", "2",
+                     "--temperature", "1", "--no-cache", "--out", str(out), "--quiet"]) == 0
+        assert srv.n_requests == 2 * 2 * 48
+    judged = pd.read_csv(out)
+    ics = judged[judged["stage"].isin([1, 4])]
+    assert (ics["ics_scores@openai:judge-a"] == "[3, 4]").all()
+    assert (ics["ics@openai:judge-a"] == 3.5).all()
+    assert np.allclose(ics["ics"], (3.5 + ics["ics@openai:judge-b"]) / 2)
+    capsys.readouterr()
+    assert main(["reliability", str(out), "--json", "--n-boot", "100"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    across = {r["across"] for r in report["reliability"]}
+    assert across == {"judges", "samples: openai:judge-a", "samples: openai:judge-b"}
+    a_rows = [r for r in report["reliability"] if r["across"] == "samples: openai:judge-a"]
+    # judge-a's two samples always differ (3 vs 4): no agreement beyond chance
+    assert all(r["alpha_ordinal"] < 0 for r in a_rows if r["alpha_ordinal"] is not None)
