@@ -8,6 +8,10 @@
     python -m judges estimate IN --provider ... --model M [--samples K] [--both-orders]
     python -m judges metrics JUDGED [--out PATH] [--to-results RESULTS] [--json]
 
+Several judges (:mod:`judges.cli_ensemble`): ``score``/``estimate`` with ``--judge
+provider:model`` (repeatable) or ``--judges judges.yaml`` and ``--ensemble mean|median``;
+``reliability JUDGED [JUDGED2 ...]`` (alpha, ICC, disagreements).
+
 At scale (:mod:`judges.cli_scale`, ``docs/judges_at_scale.md``): ``score --batch``
 (provider batch APIs), ``answer``, ``agreement``, ``categorise`` and ``batches``.
 
@@ -30,8 +34,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -97,11 +102,15 @@ def _temperature(text: str) -> float | None:
 
 def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="four-stage test file (CSV, TSV, Parquet, JSON Lines)")
-    p.add_argument("--provider", required=True, choices=["openai", "anthropic", "embedding"])
+    p.add_argument("--provider", default=None, choices=["openai", "anthropic", "embedding"],
+                   help="the judge (or --judge provider:model, repeatable, for several)")
     p.add_argument("--model", default=None,
                    help="judge model (embedding: a local folder, a hub name or 'bundled')")
     p.add_argument("--base-url", default=None,
                    help="OpenAI-compatible or Anthropic endpoint (Ollama, vLLM, llama.cpp)")
+    from judges import cli_ensemble  # here: cli_ensemble imports this module
+
+    cli_ensemble.add_options(p)
     p.add_argument("--cache", type=Path, default=None,
                    help=f"SQLite reply cache (default {default_cache_path()})")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -185,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="print {'metrics': [...], 'position_bias': [...]} as JSON "
                               "(position_bias only for a file judged in both orders)")
     cli_scale.register(sub)
+    from judges import cli_ensemble
+
+    cli_ensemble.register(sub)
     return parser
 
 
@@ -260,7 +272,37 @@ def _progress_line(p: JudgeProgress, elapsed: float) -> str:
             f"{p.input_tokens + p.output_tokens:,} tokens, {cost}, {elapsed:,.0f}s")
 
 
+async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgress,
+                        cancel: threading.Event, *, quiet: bool, start: float) -> Any:
+    """Await ``work()`` with Ctrl-C / SIGTERM setting ``cancel`` and, unless ``quiet``, a
+    progress line on stderr every 2 s."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, cancel.set)
+        loop.add_signal_handler(signal.SIGTERM, cancel.set)
+    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this OS
+        pass
+
+    async def report() -> None:
+        while True:
+            await asyncio.sleep(2)
+            print(_progress_line(progress.snapshot(), time.monotonic() - start),
+                  file=sys.stderr)
+
+    reporter = None if quiet else asyncio.ensure_future(report())
+    try:
+        return await work()
+    finally:
+        if reporter is not None:
+            reporter.cancel()
+
+
 def _score(args: argparse.Namespace) -> int:
+    from judges import cli_ensemble
+
+    specs = cli_ensemble.resolve(args)  # several judges, or one turned into --provider
+    if specs:
+        return cli_ensemble.score_multi(args, specs)
     if args.batch:
         from judges.cli_scale import score_batch
 
@@ -290,32 +332,15 @@ def _score(args: argparse.Namespace) -> int:
     cache = _cache(args)
     start = time.monotonic()
 
-    async def run() -> JudgeRun:
-        loop = asyncio.get_running_loop()
-        try:
-            loop.add_signal_handler(signal.SIGINT, cancel.set)
-            loop.add_signal_handler(signal.SIGTERM, cancel.set)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this OS
-            pass
-
-        async def report() -> None:
-            while True:
-                await asyncio.sleep(2)
-                print(_progress_line(progress.snapshot(), time.monotonic() - start),
-                      file=sys.stderr)
-
-        reporter = None if args.quiet else asyncio.ensure_future(report())
-        try:
-            return await judge_frame_async(
-                frame, provider, rubrics=rubrics, config=config,
-                run_config=run_config, cache=cache, prices=prices, cancel=cancel,
-                progress=progress, stats=stats, max_cost_usd=args.max_cost)
-        finally:
-            if reporter is not None:
-                reporter.cancel()
+    def run() -> Any:
+        return judge_frame_async(
+            frame, provider, rubrics=rubrics, config=config,
+            run_config=run_config, cache=cache, prices=prices, cancel=cancel,
+            progress=progress, stats=stats, max_cost_usd=args.max_cost)
 
     try:
-        run_result = asyncio.run(run())
+        run_result: JudgeRun = asyncio.run(run_reporting(run, progress, cancel,
+                                                         quiet=args.quiet, start=start))
     finally:
         if cache is not None:
             cache.close()
@@ -327,13 +352,20 @@ def _score(args: argparse.Namespace) -> int:
           f"{stats.cache_hits:,} from the cache ({stats.shared:,} shared with an identical "
           f"request), {stats.reasked:,} unparsed cached replies asked again.", file=sys.stderr)
     print_warnings(run_result.warnings, already=before)
+    return finish_run(run_result.judged, stats, run_result.cancelled, args)
+
+
+def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,
+               args: argparse.Namespace) -> int:
+    """After a written run: ``--to-results``, then the exit code (stopped early: 3 for the
+    cost cap, else 2; interrupted 130; failed requests 3; else 0)."""
     if args.to_results:
-        _report_results(run_result.judged, args.to_results, args)
-    print_position_bias(run_result.judged)
+        _report_results(judged, args.to_results, args)
+    print_position_bias(judged)
     if stats.stopped is not None:
         print(f"error: {stats.stopped}", file=sys.stderr)
         return EXIT_FAILED if stats.stopped.startswith("cost cap") else EXIT_INPUT
-    if run_result.cancelled:
+    if cancelled:
         print("Interrupted: the judgments made are saved; run again to finish.", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_FAILED if stats.errors else EXIT_OK
@@ -346,6 +378,11 @@ def _report_results(judged: pd.DataFrame, path: Path, args: argparse.Namespace) 
 
 
 def _estimate(args: argparse.Namespace) -> int:
+    from judges import cli_ensemble
+
+    specs = cli_ensemble.resolve(args)
+    if specs:
+        return cli_ensemble.estimate_multi(args, specs)
     _no_samples_for_embeddings(args)
     frame = load_for_scoring(args)
     if args.provider == "embedding":
@@ -431,9 +468,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     handlers = {"score": _score, "estimate": _estimate, "metrics": _metrics}
     from analysis.errors import AnalysisError
+    from judges.cli_ensemble import HANDLERS as ENSEMBLE_HANDLERS
     from judges.cli_scale import HANDLERS
 
     handlers.update(HANDLERS)
+    handlers.update(ENSEMBLE_HANDLERS)
 
     try:
         check_output_paths(args)  # before any request is paid for

@@ -4,6 +4,8 @@ import streamlit as st
 
 from judges.judge import is_judged
 from ui import judges as judges_ui
+from ui import judges_ensemble as ensemble_ui
+from ui import judges_reliability as reliability_ui
 from ui import judges_results as results_ui
 from ui import judges_run as run_ui
 from ui.navigation import route_first_visit
@@ -25,12 +27,22 @@ st.caption(f"**{md(name)}**: {len(frame):,} rows.")
 if is_judged(frame):
     st.info("This file is already judged: its scores are shown below.")
     results_ui.show_results(frame, name)
+    reliability_ui.show_for_judged(frame, name)
     st.stop()
 
 st.subheader("Judge")
 settings = judges_ui.settings()
+several = ensemble_ui.choose(settings)  # more judges: per-judge columns and an ensemble
 job = st.session_state.get("judges_job")
-if job is None:
+if job is None and several is not None:
+    try:
+        ensemble_ui.show_estimate(frame, settings, several)
+    except ValueError as exc:
+        st.error(md(str(exc)))
+    st.button(f"Run the {len(several.specs)} judges", key="judges_run_several", type="primary",
+              on_click=ensemble_ui.start, args=(frame, settings, several, name),
+              disabled=not settings.model)
+elif job is None:
     try:
         run_ui.show_estimate(frame, settings)
     except ValueError as exc:
@@ -50,3 +62,4 @@ if judged is not None and job is None:
     judged_name = st.session_state.get("judges_judged_name", name)
     st.caption(f"Results of the last run, on **{md(judged_name)}**.")
     results_ui.show_results(judged, judged_name, st.session_state.get("judges_summary"))
+    reliability_ui.show_for_judged(judged, judged_name)

@@ -1,5 +1,5 @@
-"""Answers & agreement: answers of the model under test, agreement with human labels, response
-categories, provider batches (logic in judges/; see docs/judges_at_scale.md)."""
+"""Answers & agreement: answers of the model under test, agreement with human labels, judge
+reliability, response categories, provider batches (logic in judges/; docs/judges_at_scale.md)."""
 
 import pandas as pd
 import streamlit as st
@@ -8,6 +8,7 @@ from judges import answer as ans
 from judges import categorise as cat
 from judges.errors import JudgesError
 from ui import judges_jobs as jobs
+from ui import judges_reliability as reliability_ui
 from ui import judges_tools as tools_ui
 from ui.navigation import route_first_visit
 from ui.widgets import md
@@ -18,7 +19,8 @@ st.title("Answers & agreement")
 st.caption("Ask the model under test the four-stage questions, check a judge against human "
            "labels, sort completions into categories, and follow half-price provider batches.")
 tools_ui.api_keys()
-answers, agree, categories, batches = st.tabs(["Answers", "Agreement", "Categories", "Batches"])
+answers, agree, reliable, categories, batches = st.tabs(
+    ["Answers", "Agreement", "Reliability", "Categories", "Batches"])
 
 with answers:
     st.caption("Stages 1 and 4 ask `question`; stage 2 asks each variant's story prompt "
@@ -57,6 +59,9 @@ with answers:
 
 with agree:
     jobs.agreement_tab()
+
+with reliable:  # judges vs judges, and a judge vs its repeated samples
+    reliability_ui.reliability_tab()
 
 with categories:
     st.caption("A judge puts each text into one of your categories (docs/methods.md §7); a "

@@ -7,6 +7,7 @@ Session-state keys: see ``ui/judges.py``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -15,18 +16,27 @@ from judges.cache import move_aside
 from judges.errors import CacheError, JudgesError
 from judges.fourstage import stage_counts
 from judges.job import estimate_judge_run, make_judge_job, progress_text, run_summary
+from judges.tasks import FrameJob
 from ui.judges import Settings, provider_of
 from ui.judges_tools import api_key
 
 
 def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
     """Start a judge run in the background (a button callback)."""
-    try:
+    def make() -> FrameJob:
         provider = None if s.provider == "embedding" else provider_of(
             s, api_key(s.provider, "judges_api_key"))
-        job = make_judge_job(frame, provider, embedding_model=s.model,
-                             concurrency=s.concurrency, cache_path=s.cache_path,
-                             batch=s.batch, judge_config=s.config, max_cost_usd=s.max_cost)
+        return make_judge_job(frame, provider, embedding_model=s.model,
+                              concurrency=s.concurrency, cache_path=s.cache_path,
+                              batch=s.batch, judge_config=s.config, max_cost_usd=s.max_cost)
+
+    launch(make, name)
+
+
+def launch(make: Callable[[], FrameJob], name: str) -> None:
+    """Build the job with ``make()`` and start it; a setup error goes to ``judges_error``."""
+    try:
+        job = make()
     except JudgesError as exc:
         st.session_state["judges_error"] = str(exc)
         return

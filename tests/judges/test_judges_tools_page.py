@@ -36,7 +36,8 @@ def test_page_renders_the_four_sections_and_an_estimate():
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
     assert at.title[0].value == "Answers & agreement"
-    assert [t.label for t in at.tabs] == ["Answers", "Agreement", "Categories", "Batches"]
+    assert [t.label for t in at.tabs] == ["Answers", "Agreement", "Reliability", "Categories",
+                                         "Batches"]
     estimate = at.dataframe[0].value
     assert estimate.iloc[0].tolist() == ["requests", "24"]
     assert estimate.iloc[2].tolist() == ["calls to make", "24"]

@@ -55,7 +55,9 @@ def test_samples_and_both_orders_update_the_estimate_and_the_results():
     assert (pairs["tcs_scores"] == "[3, 4, 3, 4]").all()
     subheaders = [s.value for s in at.subheader]
     assert subheaders == ["Judge", "Run summary", "Stage metrics", "Position bias",
-                          "Judged rows"]
+                          "Judged rows", "Reliability of the judge"]
+    reliability = table_with(at, "alpha_ordinal")  # across the samples (ui/judges_reliability)
+    assert set(reliability["across"]) == {"samples: openai:judge-x"}
     bias = table_with(at, "position_bias_rate")
     assert bias["n_pairs"].tolist() == [n2] * 3 and bias["position_bias_rate"].eq(0).all()
     browse = table_with(at, "ics_explanation")

@@ -1,0 +1,113 @@
+"""Several judges on the Judges page: choice, estimate per judge and total, run (logic in
+judges/ensemble.py).
+
+Session-state keys: widgets ``judges_more`` (more judges, one per line),
+``judges_ensemble`` (mean / median), ``judges_run_several``; the running job and its
+result use the Judges page's keys (``judges_job``, ``judges_judged`` ...; ``ui/judges.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from judges.cache import ReplyCache
+from judges.ensemble import (
+    ENSEMBLES,
+    JudgeSpec,
+    check_unique,
+    ensemble_job,
+    estimate_judges,
+    parse_judge,
+)
+from judges.errors import CacheError, JudgesError
+from ui.judges import Settings
+from ui.judges_run import launch
+from ui.judges_tools import api_key, cache_problem
+from ui.widgets import md
+
+
+@dataclass(frozen=True)
+class Several:
+    """The judges chosen on the page (the first is the page's main judge)."""
+
+    specs: tuple[JudgeSpec, ...]
+    ensemble: str
+
+
+def parse_lines(text: str) -> list[JudgeSpec]:
+    """``provider:model [base URL]`` per line (blank lines and ``#`` comments skipped)."""
+    specs = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        judge, _, url = line.partition(" ")
+        specs.append(parse_judge(judge, base_url=url.strip() or None))
+    return specs
+
+
+def choose(s: Settings) -> Several | None:
+    """The *Several judges* expander; the judges when more than the main one is given."""
+    if s.provider == "embedding":
+        return None
+    with st.expander("Several judges (ensemble and reliability)"):
+        text = st.text_area(
+            "More judges, one per line: provider:model, optionally a base URL after a space",
+            key="judges_more", placeholder="anthropic:claude-haiku-4-5\n"
+                                           "openai:llama3:8b http://localhost:11434/v1",
+            help="Each judge scores every judgment; the judged file keeps each judge's "
+                 "columns (ics@<judge>) and the ensemble (ics) with ics_judges_sd.")
+        ensemble = st.selectbox("Ensemble of the judges' scores", ENSEMBLES,
+                                key="judges_ensemble")
+    if not text.strip():
+        return None
+    try:
+        main = JudgeSpec(s.provider, s.model or "?", base_url=s.base_url)
+        specs = check_unique([main, *parse_lines(text)])
+    except JudgesError as exc:
+        st.error(md(str(exc)))
+        return None
+    if s.batch:
+        st.error("The batch API runs one judge: untick it to run several judges live.")
+        return None
+    return Several(tuple(specs), ensemble)
+
+
+def _judges(s: Settings, several: Several, *, keys: bool = False) -> list:
+    out = []
+    for spec in several.specs:
+        field = "judges_api_key" if spec.provider == s.provider else None
+        key = api_key(spec.provider, field) if keys else None
+        out.append((spec.name, spec.make_provider(key), s.config))
+    return out
+
+
+def show_estimate(frame: pd.DataFrame, s: Settings, several: Several) -> None:
+    """Calls, tokens and cost per judge and in total."""
+    judges = _judges(s, several)
+    for name, provider, config in judges:
+        for warning in config.warnings(provider):
+            st.warning(md(f"{name}: {warning}"))
+    try:
+        cache = ReplyCache(s.cache_path) if s.cache_path else None
+    except CacheError as exc:
+        cache_problem(exc, "judges_reset_cache")
+        return
+    try:
+        table = estimate_judges(frame, judges, cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    st.caption(f"{len(judges)} judges, {several.ensemble} ensemble: estimate per judge and "
+               "in total (cost empty: no price for that model).")
+    st.dataframe(table, hide_index=True)
+
+
+def start(frame: pd.DataFrame, s: Settings, several: Several, name: str) -> None:
+    """Start the several-judges run in the background (a button callback)."""
+    launch(lambda: ensemble_job(frame, _judges(s, several, keys=True),
+                                ensemble=several.ensemble, concurrency=s.concurrency,
+                                cache_path=s.cache_path, max_cost_usd=s.max_cost), name)
