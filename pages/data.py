@@ -65,6 +65,9 @@ c2.metric("Columns", frame.shape[1])
 c3.markdown(f"**Active table**  \n{md(name)}")
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
+if frame.attrs.get("decimal_comma_columns"):
+    st.caption(md("Read as numbers written with a decimal comma (0,5 = 0.5): "
+                  + ", ".join(frame.attrs["decimal_comma_columns"])))
 if frame.attrs.get("dropped_columns"):
     st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
 
