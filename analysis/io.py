@@ -449,8 +449,8 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
                 f"delimiter gives a single column named {header[0][:60]!r}, but its header "
                 f"contains {names} characters. Choose that delimiter."
             )
+    _check_header_is_not_data(header, label)  # first: "1,0,1" is no header, not duplicates
     _check_columns(header, label)
-    _check_header_is_not_data(header, label)
 
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
