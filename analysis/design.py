@@ -310,7 +310,9 @@ class Design:
             if missing:
                 raise DesignError(f"Factor #{i} lacks {', '.join(missing)}.")
             if not isinstance(f["values"], (list, tuple)):
-                raise DesignError(f"Factor #{i} ({f['name']}): 'values' must be a list.")
+                hint = (f" such as [{f['values']}]" if isinstance(f["values"], str) else "")
+                raise DesignError(f"Factor #{i} ({f['name']}): 'values' must be a list{hint}, "
+                                  f"not {_kind_of(f['values'])}.")
             name = _scalar(f["name"], f"Factor #{i}: 'name'")
             values = [_scalar(v, f"Factor {name!r}: value #{j}")
                       for j, v in enumerate(f["values"], start=1)]
@@ -484,13 +486,16 @@ def _scalar(value: Any, what: str) -> str:
         return str(value)
     if isinstance(value, bool):
         return str(value).lower()
-    kind = {list: "a list", dict: "a mapping", bytes: "binary data (!!binary)",
-            set: "a set (!!set)", type(None): "empty (null)"}.get(type(value))
-    if kind is None:
-        if hasattr(value, "isoformat"):  # a YAML date or timestamp: its ISO text
-            return value.isoformat()
-        kind = f"a {type(value).__name__}"
-    raise DesignError(f"{what} is {kind}; it must be text or a number.")
+    if hasattr(value, "isoformat"):  # a YAML date or timestamp: its ISO text
+        return value.isoformat()
+    raise DesignError(f"{what} is {_kind_of(value)}; it must be text or a number.")
+
+
+def _kind_of(value: Any) -> str:
+    """What a value parsed from YAML/JSON is, in words (for messages)."""
+    return {list: "a list", dict: "a mapping", bytes: "binary data (!!binary)", str: "text",
+            set: "a set (!!set)", type(None): "empty (null)"}.get(
+        type(value), f"a {type(value).__name__}")
 
 
 def _parse_design_text(text: str) -> Any:
@@ -849,6 +854,12 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
                                            f"{', '.join(repr(c) for c in absent_unit)}; "
                                            "coverage cannot count prompts."))
     if design.outcome is not None:
+        col = design.outcome.column
+        if col in frame.columns and len(frame) and frame[col].isna().all():
+            problems.append(Problem("error", f"Outcome column {col!r} is empty: all "
+                                             f"{len(frame):,} values are missing, so no row "
+                                             "has a deviation. Choose another outcome."))
+            return problems
         try:
             memo[DEVIATION] = deviation(frame, design.outcome)
         except DesignError as exc:
