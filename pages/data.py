@@ -48,6 +48,8 @@ else:
         "Results file (CSV, TSV, Parquet, JSON Lines; .gz accepted)",
         type=["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json", "gz"],
         key="data_upload", on_change=on_upload,
+        help=f"Up to {st.get_option('server.maxUploadSize')} MB (the browser refuses larger "
+             "files). Larger tables: 'Large file on this machine' (DuckDB, no upload) or the CLI",
     )
     st.selectbox("Encoding of a text file without a byte-order mark", list(ENCODINGS),
                  format_func=ENCODINGS.get, key="data_encoding", on_change=on_upload)
