@@ -327,7 +327,7 @@ def _guess_format(data: bytes, label: str) -> str:
         return fmt
     if data[:4] == b"PAR1":
         return "parquet"
-    if data.lstrip()[:1] == b"{":
+    if data[:4096].lstrip()[:1] == b"{":
         return "jsonl"
     return "csv"
 
@@ -367,8 +367,8 @@ def _check_text_bytes(data: bytes, label: str, encoding: str) -> None:
         if data.startswith(magic):
             raise LoadError(f"{label} is {what}, not a text table. Export the results as CSV, "
                             "TSV, Parquet or JSON Lines (gzip is read as it is).")
-    if data.lstrip()[:14].lower() in (b"<!doctype html", b"<html>") or \
-            data.lstrip()[:6].lower() == b"<html ":
+    head = data[:4096].lstrip().lower()  # a slice: never copy a large file to look at it
+    if head.startswith((b"<!doctype html", b"<html>", b"<html ")):
         raise LoadError(f"{label} is an HTML web page, not a results table (a download that "
                         "saved an error or login page?). Download the data file itself.")
     if encoding.lower().replace("_", "-").startswith(_WIDE):
