@@ -128,6 +128,8 @@ def test_upload_cli(case, corpus_dir, monkeypatch, capsys):
         return
     loads = case.get("loads")
     assert f"{loads['rows']:,} rows, {loads['columns']} columns" in out
+    if case.expect("cli"):  # a note on what the loader decided
+        assert case.expect("cli") in err, err
 
 
 @pytest.mark.parametrize("case", params("design", "api"))
