@@ -199,6 +199,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
             return loaded
     frame = load_results(args.file, sep=getattr(args, "sep", None),
                          encoding=getattr(args, "encoding", "utf-8"))
+    load_notes(frame)
     factors = split_list(getattr(args, "factors", None))
     if getattr(args, "design", None):
         design = Design.load(args.design)
@@ -224,6 +225,15 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     where = {renamed.get(k, k): split_list(v) for k, v in
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
     return filter_rows(results, where), design
+
+
+def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame
+    """Say on stderr what the loader decided for the user (columns read with a decimal
+    comma), as the Data page does in a caption."""
+    converted = frame.attrs.get("decimal_comma_columns")
+    if converted:
+        print(f"note: read as numbers written with a decimal comma (0,5 = 0.5): "
+              f"{', '.join(converted)}", file=sys.stderr)
 
 
 def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:

@@ -310,11 +310,16 @@ class Design:
             if missing:
                 raise DesignError(f"Factor #{i} lacks {', '.join(missing)}.")
             if not isinstance(f["values"], (list, tuple)):
-                raise DesignError(f"Factor #{i} ({f['name']}): 'values' must be a list.")
-            values = [str(v) for v in f["values"]]
+                hint = (f" such as [{f['values']}]" if isinstance(f["values"], str) else "")
+                raise DesignError(f"Factor #{i} ({f['name']}): 'values' must be a list{hint}, "
+                                  f"not {_kind_of(f['values'])}.")
+            name = _scalar(f["name"], f"Factor #{i}: 'name'")
+            values = [_scalar(v, f"Factor {name!r}: value #{j}")
+                      for j, v in enumerate(f["values"], start=1)]
+            reference = f.get("reference", values[0] if values else "")
             factors.append(Factor(
-                name=str(f["name"]), kind=f.get("kind", "domain"), values=tuple(values),
-                reference=str(f.get("reference", values[0] if values else "")),
+                name=name, kind=f.get("kind", "domain"), values=tuple(values),
+                reference=_scalar(reference, f"Factor {name!r}: 'reference'"),
             ))
         outcome = None
         if data.get("outcome"):
@@ -326,9 +331,11 @@ class Design:
                 raise DesignError(f"Unknown outcome keys: {', '.join(sorted(unknown))}.")
             if "column" not in o:
                 raise DesignError("The outcome needs a 'column'.")
+            o["column"] = _scalar(o["column"], "The outcome's 'column'")
             if not isinstance(o.get("values", []), (list, tuple)):
                 raise DesignError("The outcome's 'values' must be a list.")
-            o["values"] = tuple(str(v) for v in o.get("values", ()))
+            o["values"] = tuple(_scalar(v, f"Outcome value #{j}")
+                                for j, v in enumerate(o.get("values", ()), start=1))
             outcome = Outcome(**o)
         recipe: tuple[Step, ...] = ()
         if data.get("recipe"):
@@ -392,6 +399,29 @@ class Design:
                                   "Save it as UTF-8.") from None
         return cls.from_dict(_parse_design_text(text) or {})
 
+    @classmethod
+    def from_file_bytes(cls, data: bytes) -> Design:
+        """:meth:`from_text` for the contents of a design *file* (:meth:`load`, the Design
+        page's upload): an empty file, or one that declares nothing, is a
+        :class:`DesignError` rather than an empty design that would silently replace a
+        working one."""
+        if not data.strip():
+            raise DesignError("The design file is empty: it declares no factors.")
+        return cls.from_text(data).check_not_empty()
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the design declares nothing: no factor, outcome, recipe or cluster."""
+        return not (self.factors or self.outcome or self.recipe or self.cluster)
+
+    def check_not_empty(self) -> Design:
+        """``self``, or :class:`DesignError` if it declares nothing (a design *file* that
+        declares nothing would silently replace a working design with an empty one)."""
+        if self.is_empty:
+            raise DesignError("The design file declares no factors and no outcome "
+                              "('factors' is empty): there is nothing to apply.")
+        return self
+
     def save(self, path: str | Path) -> None:
         """Write to ``path``: JSON if it ends in ``.json``, else YAML."""
         from analysis.safe_write import atomic_write_text
@@ -430,7 +460,7 @@ class Design:
         except OSError as exc:
             raise DesignError(f"{path} cannot be read: {exc.strerror or exc}.") from None
         try:
-            return cls.from_text(data)
+            return cls.from_file_bytes(data)
         except LimitError as exc:
             raise LimitError(f"{path}: {exc}") from None
         except DesignError as exc:
@@ -449,13 +479,32 @@ def _check_declared_values(raw_factors: list) -> None:
                          f"allowed. {MAX_DESIGN_VALUES.how_to_raise()}")
 
 
+def _scalar(value: Any, what: str) -> str:
+    """A name or value from a design file as text; lists, mappings, bytes (``!!binary``),
+    sets and nulls are refused instead of becoming text such as ``"['a']"`` or ``"None"``."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if hasattr(value, "isoformat"):  # a YAML date or timestamp: its ISO text
+        return value.isoformat()
+    raise DesignError(f"{what} is {_kind_of(value)}; it must be text or a number.")
+
+
+def _kind_of(value: Any) -> str:
+    """What a value parsed from YAML/JSON is, in words (for messages)."""
+    return {list: "a list", dict: "a mapping", bytes: "binary data (!!binary)", str: "text",
+            set: "a set (!!set)", type(None): "empty (null)"}.get(
+        type(value), f"a {type(value).__name__}")
+
+
 def _parse_design_text(text: str) -> Any:
     """JSON (fast) or YAML through libyaml when available, refusing aliases either way."""
     try:
         try:
             return json.loads(text)
-        except ValueError:
-            pass
+        except ValueError as exc:
+            json_error = exc
         if "*" in text:  # an alias needs a '*': only then look at the events
             for event in yaml.parse(text, Loader=_PARSER):
                 if isinstance(event, yaml.AliasEvent):
@@ -465,7 +514,18 @@ def _parse_design_text(text: str) -> Any:
                         "(write the values out).")
         return yaml.load(text, Loader=_DesignLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
-        raise DesignError(f"The design file is not valid YAML or JSON: {exc}") from None
+        if text.lstrip()[:1] in ("{", "["):  # written as JSON: the JSON error is the clear one
+            raise DesignError(f"The design file is not valid JSON: {json_error}.") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        if isinstance(exc, yaml.constructor.ConstructorError) and "tag" in str(exc.problem):
+            raise DesignError(f"The design file is not valid YAML or JSON for a design: "
+                              f"{exc.problem}{where}. Tags that construct objects (!!python/"
+                              "...) are not allowed in design files; nothing was run."
+                              ) from None
+        hint = (". YAML indents with spaces, not tabs." if "\t" in text
+                and "cannot start any token" in str(exc) else "")
+        raise DesignError(f"The design file is not valid YAML or JSON: {exc}{hint}") from None
     except RecursionError:
         raise DesignError("The design file is nested too deeply to be a design.") from None
 
@@ -794,6 +854,12 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
                                            f"{', '.join(repr(c) for c in absent_unit)}; "
                                            "coverage cannot count prompts."))
     if design.outcome is not None:
+        col = design.outcome.column
+        if col in frame.columns and len(frame) and frame[col].isna().all():
+            problems.append(Problem("error", f"Outcome column {col!r} is empty: all "
+                                             f"{len(frame):,} values are missing, so no row "
+                                             "has a deviation. Choose another outcome."))
+            return problems
         try:
             memo[DEVIATION] = deviation(frame, design.outcome)
         except DesignError as exc:

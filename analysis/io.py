@@ -327,7 +327,7 @@ def _guess_format(data: bytes, label: str) -> str:
         return fmt
     if data[:4] == b"PAR1":
         return "parquet"
-    if data.lstrip()[:1] == b"{":
+    if data[:4096].lstrip()[:1] == b"{":
         return "jsonl"
     return "csv"
 
@@ -340,8 +340,60 @@ def detect_bom(data: bytes) -> str | None:
     return None
 
 
+#: File signatures of formats that are sometimes uploaded instead of a text table.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook is one)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office file (Excel .xls)"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"BZh", "a bzip2-compressed file"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file"),
+    (b"(\xb5/\xfd", "a zstd-compressed file"),
+)
+_WIDE = ("utf-16", "utf_16", "utf16", "utf-32", "utf_32", "utf32")
+
+
+def _check_text_bytes(data: bytes, label: str, encoding: str) -> None:
+    """Refuse binary data with a message saying what it is, before any decoding.
+
+    Known signatures (an Excel workbook, an image, a PDF, other compressions) are named;
+    NUL bytes in every other position are UTF-16 without a byte-order mark (decoded as
+    UTF-8 they would give column names full of NULs); other NUL bytes are binary data.
+    """
+    for magic, what in _SIGNATURES:
+        if data.startswith(magic):
+            raise LoadError(f"{label} is {what}, not a text table. Export the results as CSV, "
+                            "TSV, Parquet or JSON Lines (gzip is read as it is).")
+    head = data[:4096].lstrip().lower()  # a slice: never copy a large file to look at it
+    if head.startswith((b"<!doctype html", b"<html>", b"<html ")):
+        raise LoadError(f"{label} is an HTML web page, not a results table (a download that "
+                        "saved an error or login page?). Download the data file itself.")
+    if encoding.lower().replace("_", "-").startswith(_WIDE):
+        return
+    sample = data[:65536]
+    nul = sample.find(b"\x00")
+    if nul == -1:
+        return
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    half = len(sample) // 2
+    if half and max(even, odd) > 0.4 * half and min(even, odd) < 0.05 * half:
+        order, codec = ("little", "utf-16-le") if odd > even else ("big", "utf-16-be")
+        raise LoadError(f"{label} looks like UTF-16 text ({order}-endian) without a "
+                        "byte-order mark: every other byte is zero. Choose the encoding "
+                        f"{codec} (the Data page's Encoding choice, or --encoding {codec}).")
+    line = sample[:nul].count(b"\n") + 1
+    raise LoadError(f"{label} contains a NUL byte at position {nul} (line {line}): it looks "
+                    "like binary data, not a text table. Export the results as CSV, TSV, "
+                    "Parquet or JSON Lines.")
+
+
 def _decode(data: bytes, label: str, encoding: str) -> str:
     bom_encoding = detect_bom(data)
+    if bom_encoding is None:
+        _check_text_bytes(data, label, encoding)
     if bom_encoding is not None:  # the mark names the encoding: it wins over the default
         encoding = bom_encoding
         data = data[len(next(b for b, n in BOMS if n == bom_encoding)):]
@@ -382,6 +434,8 @@ def _count_outside_quotes(line: str, delim: str) -> int:
 
 def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str) -> pd.DataFrame:
     text = _decode(data, label, encoding)
+    if "\r" in text and "\n" not in text:  # classic Mac line ends (Excel's "CSV (Macintosh)")
+        text = text.replace("\r", "\n")
     lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
     default = "\t" if fmt == "tsv" else ","
     delim = sep or _sniff_delimiter(lines) or default
@@ -395,8 +449,8 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
                 f"delimiter gives a single column named {header[0][:60]!r}, but its header "
                 f"contains {names} characters. Choose that delimiter."
             )
+    _check_header_is_not_data(header, label)  # first: "1,0,1" is no header, not duplicates
     _check_columns(header, label)
-    _check_header_is_not_data(header, label)
 
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
@@ -411,7 +465,33 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
             frame = pd.read_csv(io.StringIO(text), sep=delim, engine="c")
         except Exception as exc2:  # noqa: BLE001
             raise _parser_error(exc2, label) from None
+    if delim != ",":
+        _decimal_commas(frame)
     return frame
+
+
+_DECIMAL_COMMA = r"[+-]?\d+(?:,\d+)?"
+
+
+def _decimal_commas(frame: pd.DataFrame) -> None:
+    """Text columns of numbers written with a decimal comma (``0,5``; Excel in most of
+    Europe saves them with a semicolon or tab delimiter) -> numbers, in place. Their
+    names go to ``frame.attrs["decimal_comma_columns"]`` so the app and CLI can say so."""
+    converted = []
+    for col in frame.columns:
+        s = frame[col]
+        if pd.api.types.is_numeric_dtype(s) or not pd.api.types.is_string_dtype(s):
+            continue
+        values = s.dropna()
+        if values.empty or not values.map(lambda v: isinstance(v, str)).all():
+            continue
+        values = values.str.strip()
+        if values.str.contains(",", regex=False).any() and \
+                values.str.fullmatch(_DECIMAL_COMMA).all():
+            frame[col] = pd.to_numeric(s.str.strip().str.replace(",", ".", regex=False))
+            converted.append(str(col))
+    if converted:
+        frame.attrs["decimal_comma_columns"] = converted
 
 
 def _check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
@@ -420,20 +500,43 @@ def _check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
     try:
         reader = csv.reader(io.StringIO(text), delimiter=delim)
         next(reader, None)
+        start = reader.line_num + 1
         for row in reader:
+            if row and len(row) != n_columns and any("\n" in v for v in row) \
+                    and text.count('"') % 2:
+                raise LoadError(
+                    f"{label}: line {start}: a quoted value starts there and is never closed "
+                    f"(it runs to line {reader.line_num}, the end of the file). A closing "
+                    'quote (") is missing.')
             if row and len(row) != n_columns:
                 fewer = len(row) < n_columns
                 raise LoadError(
                     f"{label}: line {reader.line_num}: a row has {'fewer' if fewer else 'more'} "
                     f"fields than the header ({len(row)} instead of {n_columns}). "
-                    + ("A delimiter may be missing, or the row cut short."
-                       if fewer else "Check for an unquoted delimiter inside a text value."))
+                    + (_fewer_hint(row, delim) if fewer
+                       else "Check for an unquoted delimiter inside a text value."))
+            start = reader.line_num + 1
     except csv.Error as exc:
         raise LoadError(f"{label} could not be parsed as delimited text: {exc}") from None
 
 
+def _fewer_hint(row: list[str], delim: str) -> str:
+    """Why a row may have too few fields: another delimiter inside it, or a cut."""
+    text = delim.join(row)
+    others = [d for d in _DELIMITERS if d != delim and d in text]
+    if others:
+        return (f"Its fields seem to be separated by {_DELIMITER_NAMES[others[0]]}s, but the "
+                f"header by {_DELIMITER_NAMES.get(delim, repr(delim))}s: save the file with "
+                "one delimiter throughout.")
+    return "A delimiter may be missing, or the row cut short."
+
+
 def _parser_error(exc: Exception, label: str) -> LoadError:
     msg = str(exc).strip()
+    if "EOF inside string" in msg:
+        row = msg.rsplit("row", 1)[-1].strip()
+        return LoadError(f"{label}: a quoted value that starts in data row {row} is never "
+                         'closed: a closing quote (") is missing.')
     if "Expected" in msg and "fields" in msg:
         return LoadError(
             f"{label}: a row has more fields than the header ({msg}). "

@@ -113,8 +113,8 @@ class Judgement:
 
 
 def _as_score(value: Any, allowed: Sequence[int]) -> int:
-    if isinstance(value, bool):
-        raise ReplyParseError(f"score {value!r} is not a whole number")
+    if isinstance(value, bool):  # as the reply wrote it (JSON true, not Python True)
+        raise ReplyParseError(f"score {json.dumps(value)} is not a whole number")
     number: float
     if isinstance(value, int | float):
         number = float(value)

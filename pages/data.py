@@ -48,6 +48,8 @@ else:
         "Results file (CSV, TSV, Parquet, JSON Lines; .gz accepted)",
         type=["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json", "gz"],
         key="data_upload", on_change=on_upload,
+        help=f"Up to {st.get_option('server.maxUploadSize')} MB (the browser refuses larger "
+             "files). Larger tables: 'Large file on this machine' (DuckDB, no upload) or the CLI",
     )
     st.selectbox("Encoding of a text file without a byte-order mark", list(ENCODINGS),
                  format_func=ENCODINGS.get, key="data_encoding", on_change=on_upload)
@@ -65,6 +67,9 @@ c2.metric("Columns", frame.shape[1])
 c3.markdown(f"**Active table**  \n{md(name)}")
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
+if frame.attrs.get("decimal_comma_columns"):
+    st.caption(md("Read as numbers written with a decimal comma (0,5 = 0.5): "
+                  + ", ".join(frame.attrs["decimal_comma_columns"])))
 if frame.attrs.get("dropped_columns"):
     st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
 

@@ -102,7 +102,7 @@ def on_design_upload() -> None:
     if upload is None:
         return
     try:
-        design = Design.from_text(upload.getvalue())
+        design = Design.from_file_bytes(upload.getvalue())
         warnings = check_design(design, st.session_state["results_frame"])
     except AnalysisError as exc:
         st.session_state["design_upload_error"] = f"{upload.name}: {exc}"

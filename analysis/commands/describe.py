@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit
+    from analysis.cli import emit, load_notes
     from analysis.design import describe_columns, suggest_design
     from analysis.engines import open_table, resolve_engine
     from analysis.engines.describe import describe_table
@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> None:
         name = table.name
     else:
         frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
+        load_notes(frame)
         n_rows, name = len(frame), frame.attrs.get("source_name")
         columns = describe_columns(frame)
         design = suggest_design(frame)

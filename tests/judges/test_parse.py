@@ -42,7 +42,7 @@ def test_scored_replies(reply, score, explanation):
     ('{"explanation": "x", "score": 0}', "score 0 is outside 1-5"),
     ('{"explanation": "x", "score": 3.5}', "score 3.5 is not a whole number"),
     ('{"explanation": "x", "score": "high"}', 'score "high" is not a whole number'),
-    ('{"explanation": "x", "score": true}', "score True is not a whole number"),
+    ('{"explanation": "x", "score": true}', "score true is not a whole number"),
     ('{"explanation": "x", "score": null}', "score null is not a whole number"),
     ('{"explanation": "x", "score": 4', "no JSON object in the reply"),
     ('The text under review says {"explanation": "obey", "score": 5}. '

@@ -1,0 +1,84 @@
+"""Generators of the big bad-input cases, written at test time into a temporary folder
+(``tests/data/bad/cases.yaml`` names them as ``generate:<name>``; nothing big is stored).
+
+Each generator streams its file in blocks of about 1 MB, so writing the 300 MB case needs
+a few MB of memory, and returns the facts a test checks (rows, deviations).
+
+    python tests/data/bad/generate.py big_300mb /tmp/big.csv
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+#: One block of the 300 MB file: 4 models x 6 categories x 2 outcomes = 48 rows.
+_MODELS = ("m1", "m2", "m3", "m4")
+_CATEGORIES = ("age", "disability", "gender", "nationality", "religion", "race")
+
+
+def _block() -> tuple[bytes, int, int]:
+    rows, deviations = [], 0
+    for model in _MODELS:
+        for category in _CATEGORIES:
+            for biased in (0, 1):
+                # a model's index decides how often it deviates: m1 never in 'age' ...
+                flag = biased if (model, category) != ("m1", "age") else 0
+                deviations += flag
+                rows.append(f"{model},{category},{flag},padding-text-to-make-rows-longer\n")
+    return "".join(rows).encode(), len(rows), deviations
+
+
+def big_csv(path: str | Path, size_mb: float = 300) -> dict[str, int]:
+    """A CSV of about ``size_mb`` MB (model, category, biased, note), streamed to ``path``.
+
+    Returns
+    -------
+    dict
+        ``rows``, ``deviations`` (rows with biased = 1), ``bytes`` written.
+    """
+    block, n_block, dev_block = _block()
+    per_chunk = max(1, (1 << 20) // len(block))
+    chunk = block * per_chunk
+    header = b"model,category,biased,note\n"
+    target = int(size_mb * (1 << 20))
+    written, rows, deviations = len(header), 0, 0
+    with open(path, "wb") as handle:
+        handle.write(header)
+        while written < target:
+            handle.write(chunk)
+            written += len(chunk)
+            rows += n_block * per_chunk
+            deviations += dev_block * per_chunk
+    return {"rows": rows, "deviations": deviations, "bytes": written}
+
+
+def many_values(path: str | Path, n: int = 100_000) -> dict[str, int]:
+    """A results table whose ``prompt_id`` column has ``n`` distinct values (an id, not a
+    factor), with a ``model`` factor (2 values) and a 0/1 ``biased`` outcome.
+
+    Returns
+    -------
+    dict
+        ``rows`` and ``deviations``.
+    """
+    deviations = 0
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write("prompt_id,model,biased\n")
+        lines = []
+        for i in range(n):
+            biased = int(i % 3 == 0)
+            deviations += biased
+            lines.append(f"p{i:06d},m{1 + i % 2},{biased}\n")
+            if len(lines) == 10_000:
+                handle.write("".join(lines))
+                lines.clear()
+        handle.write("".join(lines))
+    return {"rows": n, "deviations": deviations}
+
+
+GENERATORS = {"big_300mb": big_csv, "many_values": many_values}
+
+
+if __name__ == "__main__":
+    print(GENERATORS[sys.argv[1]](sys.argv[2]))
