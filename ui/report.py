@@ -19,6 +19,7 @@ from analysis import report as rpt
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.export import ExportUnavailable
+from ui.widgets import md
 
 KEY = "report_sections"
 
@@ -165,7 +166,7 @@ def build(results: pd.DataFrame, design: Design, items: list[dict[str, Any]]) ->
                                   [(i["section"], i["settings"]) for i in items],
                                   source=str(st.session_state.get("results_name", "results")))
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))  # messages quote factor names and values from the data
         return
     st.session_state["report_built"] = (report, rpt.report_html(report))
 
@@ -178,7 +179,7 @@ def downloads() -> None:
     report, html_text = built
     skipped = [f"{s.title}: {s.skipped}" for s in report.sections if s.skipped]
     for line in skipped:
-        st.info(f"Skipped {line}")
+        st.info(md(f"Skipped {line}"))
     c1, c2, c3 = st.columns(3)
     c1.download_button("HTML report", html_text, file_name="report.html", mime="text/html",
                        key="report_html", on_click="ignore", icon="⬇️")

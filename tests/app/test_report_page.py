@@ -151,3 +151,21 @@ def test_page_without_intervals_adds_ci_none():
     at.button(key="report_add_subgroups").click().run()
     settings = at.session_state["report_sections"][0]["settings"]
     assert settings["ci"] == "none" and settings["n_boot"] == 1000
+
+
+def test_report_page_messages_show_labels_as_text():
+    """An error quoting a factor name from the data (here a Markdown image and a link)
+    is escaped on the Report page, as every other message (issue 12 item 4)."""
+    from tests.app.apptools import page_test, shown
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    evil = "![px](http://127.0.0.1:9/x.png)[click](http://127.0.0.1:9/)"
+    at = page_test("report.py", frame=frame, design=design)
+    at.session_state["report_sections"] = [{"section": "subgroups",
+                                            "settings": {"factors": [evil]}}]
+    at.run()
+    at.button(key="report_build").click().run()
+    assert not at.exception
+    (error,) = at.error
+    assert evil in shown(error.value)  # the user reads the name as it is
+    assert "](" not in error.value.replace("\\](", "")  # every ] escaped: no link, image
