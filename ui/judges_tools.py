@@ -144,6 +144,6 @@ def agreement_pairs(found: list[tuple[str, str]], every: bool, judge: str | None
 
 def cache_problem(exc: CacheError, key: str) -> None:
     """An unusable cache file: the message and a button that moves it aside."""
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.button("Move the cache aside and start a new one", key=key, on_click=move_aside,
               args=(exc.path,))
