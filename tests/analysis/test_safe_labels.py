@@ -116,3 +116,18 @@ def test_report_html_shows_labels_as_text(evil):
     assert "&lt;b&gt;x&lt;/b&gt;&lt;img src=x onerror=alert(1)&gt;" in html_text
     # in the figures' JSON the entities are written with \u0026 (no '<' at all)
     assert "\\u0026lt;b\\u0026gt;x" in html_text
+
+
+def test_exported_figures_stamp_their_context_as_text(evil):
+    """The context line under every exported figure quotes the file name and the subset
+    values; it was written as plotly markup (a file named <a href=...> became a link)."""
+    from analysis.context import AnalysisContext, stamp_figure
+
+    _, _, report = evil
+    fig = report.sections[0].figures[0][1]
+    context = AnalysisContext(f'<a href="http://127.0.0.1:9/">{EVIL}</a>.csv', "dev = 1",
+                              {EVIL: [BOLD, EVIL]})
+    stamped = stamp_figure(fig, context)
+    note = stamped.layout.annotations[-1].text
+    assert "<" not in note and note == escape_html_label(context.line())
+    assert "&lt;a href=" in note and "**bold**" in note
