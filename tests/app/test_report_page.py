@@ -169,3 +169,25 @@ def test_report_page_messages_show_labels_as_text():
     (error,) = at.error
     assert evil in shown(error.value)  # the user reads the name as it is
     assert "](" not in error.value.replace("\\](", "")  # every ] escaped: no link, image
+
+
+def test_importance_page_carries_its_cluster_robust_settings():
+    """Factor importance's intervals are the cluster-robust ones when a cluster is set:
+    "Add to report" stores the cluster (and GEE choice), the section states them and its
+    standard errors equal the page's."""
+    from analysis.report import build_section
+    from tests.app.apptools import page_test
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    design = design.with_cluster("template")
+    at = page_test("importance.py", frame=frame, design=design).run()
+    at.multiselect(key="importance_factors").set_value(["model", "cot"]).run()
+    assert not at.exception
+    page_terms = next(d.value for d in at.dataframe if "design_effect" in d.value.columns)
+    at.button(key="report_add_importance").click().run()
+    settings = at.session_state["report_sections"][0]["settings"]
+    assert settings["cluster"] == "template" and settings["gee"] is False
+    sec = build_section("importance", apply_design(frame, design), design, settings)
+    terms = dict(sec.tables)["factor_importance"]
+    assert terms["std_err"].tolist() == pytest.approx(page_terms["std_err"].tolist())
+    assert any("clusters of template" in n for n in sec.notes)
