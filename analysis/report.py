@@ -154,7 +154,7 @@ def ci_defaults(section: str, design) -> dict[str, Any]:
             "seed": 0, "confidence": 0.95}
 
 
-def bootstrap_options(settings: Mapping[str, Any]) -> dict[str, Any] | None:
+def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
     """Keyword arguments of the :mod:`analysis.bootstrap` functions from a section's
     settings; None when ``ci`` is ``none``.
 
@@ -352,7 +352,7 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.subgroups import subgroups
 
     factors = list(s["factors"])
-    boot = bootstrap_options(s)
+    boot = bootstrap_arguments(s)
     cells = cell_table(results, factors, where=_where(s) or None)
     table = subgroups(cells, factors, max_level=int(s["level"]), test=s["test"],
                       min_n=int(s["min_n"]), confidence=float(s["confidence"]))
@@ -395,7 +395,7 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=float(s["ideal"]),
                                             cutoff=float(s["cutoff"]), ks=ks)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
-    boot = bootstrap_options(s)
+    boot = bootstrap_arguments(s)
     if boot:
         from analysis.bootstrap import bootstrap_ecdf
         from analysis.cells import filter_rows
@@ -499,7 +499,7 @@ def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
     options = {k: v for k, v in s.items() if k != "where" and k not in CI_KEYS}
     options["dimensions"] = [Dimension(**d) for d in s["dimensions"]]
-    boot = bootstrap_options(s)
+    boot = bootstrap_arguments(s)
     rows = filter_rows(results, _where(s) or None)
     index = bias_index(rows, design, **options)
     if index.totals[LLMBI].isna().any():
