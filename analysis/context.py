@@ -77,10 +77,13 @@ def stamp_figure(fig, context: AnalysisContext):
     """
     import plotly.graph_objects as go
 
+    from analysis.safe_text import escape_html_label
+
     out = go.Figure(fig)
     bottom = out.layout.margin.b if out.layout.margin.b is not None else 80
     out.update_layout(margin={"b": bottom + STAMP_HEIGHT})
-    out.add_annotation(text=context.line(), xref="paper", yref="paper", x=0, y=0,
+    # the file name and the subset values come from the data: plotly would render tags
+    out.add_annotation(text=escape_html_label(context.line()), xref="paper", yref="paper", x=0, y=0,
                        xanchor="left", yanchor="top", yshift=-bottom, showarrow=False,
                        font={"size": 10, "color": "#555"}, align="left")
     return out

@@ -46,6 +46,13 @@ COHORT_MAX_GROUPS = 12
 HTML_MAX_ROWS = 200
 #: Disparity's default ``polarity``: the one the design declares for the feature.
 POLARITY_FROM_DESIGN = "design"
+#: Sections with bootstrap intervals (setting ``ci``) and their default replicates (those
+#: of the pages and of the subcommands' ``--n-boot``).
+CI_SECTIONS: dict[str, int] = {"subgroups": 1000, "ecdf": 1000, "index": 200}
+#: The values of the ``ci`` setting.
+CI_CHOICES: tuple[str, ...] = ("none", "bootstrap")
+#: The settings that control the intervals (besides ``ci``: ``cluster``, replicates ...).
+CI_KEYS: tuple[str, ...] = ("ci", "cluster", "n_boot", "seed", "confidence")
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
 
@@ -137,6 +144,59 @@ def package_version() -> str:
 
 # ---------------------------------------------------------------- default settings
 
+def ci_defaults(section: str, design) -> dict[str, Any]:
+    """The interval settings of a section in :data:`CI_SECTIONS` (off by default).
+
+    ``ci`` (``none`` | ``bootstrap``), ``cluster`` (resampled as units; default the
+    design's cluster, None: rows), ``n_boot`` (replicates), ``seed``, ``confidence``.
+    """
+    return {"ci": "none", "cluster": design.cluster, "n_boot": CI_SECTIONS[section],
+            "seed": 0, "confidence": 0.95}
+
+
+def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Keyword arguments of the :mod:`analysis.bootstrap` functions from a section's
+    settings; None when ``ci`` is ``none``.
+
+    Raises
+    ------
+    AnalysisError
+        ``ci`` is not one of :data:`CI_CHOICES`, ``n_boot`` is not a whole number of at
+        least 20, ``seed`` not a whole number >= 0, ``confidence`` not strictly between 0
+        and 1.
+    """
+    ci = settings.get("ci", "none")
+    if ci not in CI_CHOICES:
+        raise AnalysisError(f"ci must be one of {', '.join(CI_CHOICES)}, got {ci!r}.")
+    n_boot, seed = settings.get("n_boot"), settings.get("seed", 0)
+    confidence = settings.get("confidence", 0.95)
+
+    def whole(x: Any) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    if not whole(n_boot) or n_boot < 20:
+        raise AnalysisError(f"n_boot must be a whole number of at least 20 replicates, got "
+                            f"{n_boot!r}.")
+    if not whole(seed) or seed < 0:
+        raise AnalysisError(f"seed must be a whole number >= 0, got {seed!r}.")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
+            or not 0 < confidence < 1:
+        raise AnalysisError(f"confidence must be a number strictly between 0 and 1, got "
+                            f"{confidence!r}.")
+    if ci == "none":
+        return None
+    return {"cluster": settings.get("cluster") or None, "n_boot": int(n_boot),
+            "seed": int(seed), "confidence": float(confidence)}
+
+
+def describe_bootstrap(options: Mapping[str, Any]) -> str:
+    """One sentence naming the interval settings used."""
+    unit = (f"whole clusters of {options['cluster']}" if options.get("cluster")
+            else "rows (independent)")
+    return (f"Bootstrap percentile intervals at {100 * options['confidence']:g} %: "
+            f"{options['n_boot']:,} replicates resampling {unit}, seed {options['seed']}.")
+
+
 def _category_default(results: pd.DataFrame, design) -> str | None:
     from analysis.columns import DEVIATION
     from analysis.distribution import MAX_CATEGORIES
@@ -179,7 +239,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         from analysis.subgroups import MIN_N
 
         return {"factors": order[:2], "level": min(2, len(order[:2])), "test": "wald",
-                "min_n": MIN_N, "where": {}}
+                "min_n": MIN_N, "where": {}, **ci_defaults(section, design)}
     if section == "ecdf":
         from analysis.ecdf import CUTOFF
 
@@ -190,7 +250,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
             raise SectionSkipped("the design has no factor besides the model to form "
                                  "subgroups.")
         return {"by": models[0], "factors": factors, "level": len(factors), "ideal": 0.0,
-                "cutoff": CUTOFF, "where": {}}
+                "cutoff": CUTOFF, "where": {}, **ci_defaults(section, design)}
     if section == "importance":
         from analysis.cells import cell_table
         from analysis.importance import suggest_factors
@@ -225,7 +285,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "model": model, "normalize_weights": True, "penalty_kind": "constant",
                 "penalty_value": 0.0, "sentiment": None, "sentiment_by": dims[0],
                 "sentiment_score": "one_minus_impact_ratio", "sentiment_scale": 1.0,
-                "where": {}}
+                "where": {}, **ci_defaults(section, design)}
     if section == "cohorts":
         category = _category_default(results, design)
         if category is None:
@@ -292,9 +352,18 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.subgroups import subgroups
 
     factors = list(s["factors"])
+    boot = bootstrap_arguments(s)
     cells = cell_table(results, factors, where=_where(s) or None)
     table = subgroups(cells, factors, max_level=int(s["level"]), test=s["test"],
-                      min_n=int(s["min_n"]))
+                      min_n=int(s["min_n"]), confidence=float(s["confidence"]))
+    if boot:  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
+        from analysis.bootstrap import bootstrap_log_disparity
+        from analysis.cells import filter_rows
+
+        table = bootstrap_log_disparity(filter_rows(results, _where(s) or None), factors,
+                                        max_level=int(s["level"]), table=table, **boot)
+        sec.notes.append(describe_bootstrap(boot) + " Columns boot_ci_low and boot_ci_high "
+                         "of the subgroups table: the interval of the log disparity.")
     if table[SMALL_N].any():
         sec.warnings.append(f"{int(table[SMALL_N].sum())} subgroups have fewer than "
                             f"{int(s['min_n'])} rows (small n).")
@@ -325,8 +394,37 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
             + ": the eCDF is coarse and the KS test has little power.")
     sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=float(s["ideal"]),
                                             cutoff=float(s["cutoff"]), ks=ks)))
-    sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks),
-                   ("ecdf_subgroup_rates", rates)]
+    sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
+    boot = bootstrap_arguments(s)
+    if boot:
+        from analysis.bootstrap import bootstrap_ecdf
+        from analysis.cells import filter_rows
+
+        intervals = bootstrap_ecdf(filter_rows(results, _where(s) or None), factors, by=by,
+                                   level=s.get("level"), ideal=float(s["ideal"]), **boot)
+        sec.notes.append(describe_bootstrap(boot) + " The KS statistic is a supremum: its "
+                         "interval is biased upwards (read it as a spread, not a test).")
+        sec.notes += _interval_readings(intervals)
+        sec.tables.append(("ecdf_bootstrap", intervals))
+    sec.tables.append(("ecdf_subgroup_rates", rates))
+
+
+def _interval_readings(intervals: pd.DataFrame, limit: int = 12) -> list[str]:
+    """'Deviation metric of A: 0.29 (95 % CI 0.28 to 0.30)' per curve and difference."""
+    from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, ESTIMATE, GROUP_A, GROUP_B, QUANTITY
+
+    level = f"{100 * intervals.attrs['bootstrap']['confidence']:g} %"
+    out = []
+    for r in intervals.to_dict(orient="records"):
+        if r[QUANTITY] == "deviation_metric":
+            what = f"Deviation metric of {r[GROUP_A]}"
+        elif r[QUANTITY] == "difference":
+            what = f"Difference in deviation metric, {r[GROUP_A]} - {r[GROUP_B]}"
+        else:
+            continue
+        out.append(f"{what}: {r[ESTIMATE]:.4f} ({level} CI {r[BOOT_CI_LOW]:.4f} to "
+                   f"{r[BOOT_CI_HIGH]:.4f}).")
+    return out[:limit]
 
 
 def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -353,6 +451,12 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
     sec.warnings += list(fit.notes)
+    if cluster:  # the page's cluster-robust settings, stated with the table
+        sec.notes.append(
+            (f"GEE with an exchangeable working correlation within {cluster}"
+             if s["gee"] else f"Cluster-robust (sandwich) standard errors with clusters of "
+             f"{cluster}") + ": std_err, z, p_value and the intervals are the robust ones; "
+            "design_effect = robust / naive standard error.")
     p_column = P_ADJUSTED if s["adjust"] == "bh" else P_VALUE
     sec.figures.append(("factor_importance", importance_figure(
         fit.terms, scale=s.get("scale", "odds_ratio"), max_p=s.get("max_p"),
@@ -393,15 +497,23 @@ def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.figures.index import index_figure
     from analysis.index import Dimension, bias_index
 
-    options = {k: v for k, v in s.items() if k != "where"}
+    options = {k: v for k, v in s.items() if k != "where" and k not in CI_KEYS}
     options["dimensions"] = [Dimension(**d) for d in s["dimensions"]]
-    index = bias_index(filter_rows(results, _where(s) or None), design, **options)
+    boot = bootstrap_arguments(s)
+    rows = filter_rows(results, _where(s) or None)
+    index = bias_index(rows, design, **options)
     if index.totals[LLMBI].isna().any():
         sec.warnings.append("The index is undefined for some rows: a component could not be "
                             "computed (see the notes in the components table).")
     sec.figures.append(("bias_index", index_figure(index.components, index.totals)))
     sec.tables += [("bias_index_totals", index.totals),
                    ("bias_index_components", index.components)]
+    if boot:  # the index and each of its components, per model
+        from analysis.bootstrap import bootstrap_index
+
+        sec.notes.append(describe_bootstrap(boot))
+        sec.tables.append(("bias_index_bootstrap",
+                           bootstrap_index(rows, design, **boot, **options)))
 
 
 def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

@@ -183,16 +183,31 @@ def neutralise_csv_cells(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _neutralise_index(index: pd.Index) -> pd.Index:
+    """``index`` with its text labels and level names neutralised (a copy)."""
+    if isinstance(index, pd.MultiIndex):
+        out = pd.MultiIndex.from_tuples(
+            [tuple(neutralise_cell(v) for v in t) for t in index], names=index.names)
+    else:
+        out = pd.Index([neutralise_cell(v) for v in index], name=index.name)
+    return out.set_names([neutralise_cell(n) for n in out.names])
+
+
 def csv_bytes(frame: pd.DataFrame, *, sep: str = ",", index: bool = False) -> bytes:
-    """``frame`` as UTF-8 CSV bytes with :func:`neutralise_csv_cells` applied."""
-    text = neutralise_csv_cells(frame).to_csv(sep=sep, index=index)
+    """``frame`` as UTF-8 CSV bytes with :func:`neutralise_csv_cells` applied (and, with
+    ``index``, to the index labels and names too: a confusion matrix's row labels)."""
+    safe = neutralise_csv_cells(frame)
+    if index:
+        safe.index = _neutralise_index(frame.index)
+    text = safe.to_csv(sep=sep, index=index)
     return text.encode("utf-8", errors="replace")
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path, *, sep: str = ",",
-              create_parent: bool = False) -> Path:
+              create_parent: bool = False, index: bool = False) -> Path:
     """Write ``frame`` as a safe CSV (:func:`csv_bytes`), atomically."""
-    return atomic_write_bytes(path, csv_bytes(frame, sep=sep), create_parent=create_parent)
+    return atomic_write_bytes(path, csv_bytes(frame, sep=sep, index=index),
+                              create_parent=create_parent)
 
 
 def write_table(frame: pd.DataFrame, path: str | Path, *, create_parent: bool = False) -> Path:

@@ -398,7 +398,10 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
     if args.out:
         write_table(result.table, args.out)
         confusion = args.out.with_name(f"{args.out.stem}.confusion.csv")
-        result.confusion.to_csv(confusion)
+        from analysis.safe_write import write_csv
+
+        # atomic; row and column labels neutralised against formulas
+        write_csv(result.confusion, confusion, create_parent=True, index=True)
         print(f"Wrote {args.out} and {confusion}.", file=sys.stderr)
     else:
         with pd.option_context("display.width", 250, "display.max_columns", 50):

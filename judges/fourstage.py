@@ -38,7 +38,7 @@ def sample_path() -> Path:
 
 
 def load_fourstage(source: Source, *, name: str | None = None,
-                   allow_empty_texts: bool = False) -> pd.DataFrame:
+                   allow_empty_texts: bool = False, encoding: str = "utf-8") -> pd.DataFrame:
     """Read and validate a four-stage test file.
 
     Parameters
@@ -50,6 +50,8 @@ def load_fourstage(source: Source, *, name: str | None = None,
         Display name used in messages and to guess the format from its extension.
     allow_empty_texts
         Accept rows whose stage texts are empty (see :func:`validate_fourstage`).
+    encoding
+        Encoding of a text file without a byte-order mark (a mark names its own).
 
     Returns
     -------
@@ -65,7 +67,7 @@ def load_fourstage(source: Source, *, name: str | None = None,
     from analysis.io import load_results
 
     try:
-        frame = load_results(source, name=name)
+        frame = load_results(source, name=name, encoding=encoding)
     except LoadError as exc:
         raise FourStageError(str(exc)) from None
     return validate_fourstage(frame, allow_empty_texts=allow_empty_texts)

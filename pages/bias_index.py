@@ -42,7 +42,7 @@ except AnalysisError as exc:
 reproduce_index(design, options, where)
 
 totals = index.totals.sort_values([RANK, LLMBI])
-add_to_report_button("index", {**options, "where": where})
+add_to_report_button("index", {**options, "where": where}, ci_prefix="index")
 if totals[LLMBI].isna().any():
     st.warning("The index is undefined for some rows: a component could not be computed "
                "(see the notes in the components table).")

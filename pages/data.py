@@ -5,7 +5,6 @@ import streamlit as st
 from analysis.design import describe_columns
 from ui.common import active_frame, ensure_data, page_link
 from ui.data import (
-    ENCODINGS,
     SAMPLES,
     on_sample_change,
     on_upload,
@@ -14,7 +13,7 @@ from ui.data import (
 from ui.importing import import_section
 from ui.large_file import folder_note, on_server_path
 from ui.navigation import route_first_visit
-from ui.widgets import md
+from ui.widgets import encoding_choice, md
 
 route_first_visit()
 
@@ -51,8 +50,7 @@ else:
         help=f"Up to {st.get_option('server.maxUploadSize')} MB (the browser refuses larger "
              "files). Larger tables: 'Large file on this machine' (DuckDB, no upload) or the CLI",
     )
-    st.selectbox("Encoding of a text file without a byte-order mark", list(ENCODINGS),
-                 format_func=ENCODINGS.get, key="data_encoding", on_change=on_upload)
+    encoding_choice("data_encoding", on_change=on_upload)
 
 if "data_error" in st.session_state:
     st.error(md(st.session_state["data_error"]))

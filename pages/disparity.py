@@ -56,7 +56,7 @@ if missing:
 metric_row(report)
 polarity = report.settings["polarity"] or "of unknown polarity"
 st.caption(f"Selected: {report.settings['selection_rule']} (standard "
-           f"{report.settings['standard']}); higher {feature} is {polarity}, so the selection "
+           f"{report.settings['standard']}); higher {md(feature)} is {polarity}, so the selection "
            "rate is " + ("the rate of favourable outcomes." if report.settings["polarity"]
                          else "read as favourable (SAGED's convention)."))
 reproduce_disparity(design, options, where)

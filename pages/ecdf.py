@@ -60,7 +60,7 @@ except AnalysisError as exc:
 
 missing_outcome_note(results, where)
 add_to_report_button("ecdf", {"by": by, "factors": factors, "level": level, "ideal": ideal,
-                              "cutoff": cutoff, "where": where})
+                              "cutoff": cutoff, "where": where}, ci_prefix="ecdf")
 few = summary[summary[N_SUBGROUPS] < 5]
 if len(few):
     st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in

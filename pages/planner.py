@@ -51,10 +51,10 @@ except AnalysisError as exc:
 else:
     res = "full factorial" if frac.resolution == float("inf") else \
         f"resolution {int(frac.resolution)}"
-    st.markdown(f"**{len(frac.runs)} runs, {res}.** Generators: "
-                + (", ".join(f"{k} = {v}" for k, v in frac.generators.items()) or "none"))
+    st.markdown(f"**{len(frac.runs)} runs, {res}.** Generators: " + (", ".join(
+        f"{md(k)} = {md(v)}" for k, v in frac.generators.items()) or "none"))
     for line in frac.aliases:
-        st.caption(line)
+        st.caption(md(line))
     st.dataframe(frac.runs, hide_index=True, key="planner_runs_table")
     table_download(frac.runs, "fractional_factorial", key="planner_runs_csv")
 

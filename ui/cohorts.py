@@ -10,6 +10,7 @@ import streamlit as st
 from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
 from analysis.distribution import MAX_CATEGORIES, TEST_METHODS
+from ui.widgets import md
 
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
 _COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
@@ -128,7 +129,7 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
         table = cp.capsule_table(dist, category, cohort, by=by, tests=tests)
         spread = cp.capsule_spread(dist, category, cohort, by=by)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return
     flat = table.copy()
     flat.columns = [" / ".join(map(str, c)) for c in table.columns]

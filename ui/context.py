@@ -19,6 +19,7 @@ import streamlit as st
 
 from analysis.context import AnalysisContext
 from analysis.design import Design
+from analysis.safe_text import escape_markdown
 
 #: Per script run (each run executes in its own thread): the context and its slot.
 _RUN = threading.local()
@@ -78,7 +79,8 @@ def _draw() -> None:
 
 
 def _show_error(exc: BaseException, where: str = "This page stopped") -> None:
-    st.error(f"{where} on an unexpected error ({type(exc).__name__}: {exc}). Your data, "
+    st.error(f"{where} on an unexpected error ({type(exc).__name__}: "
+             f"{escape_markdown(exc)}). Your data, "
              "design and settings are kept: change a setting or open another page. If it "
              "happens again, please report it with the details below.")
     with st.expander("Details for a bug report"):

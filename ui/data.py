@@ -36,17 +36,6 @@ SAMPLES: dict[str, dict[str, str]] = {
 }
 
 
-#: Encodings offered for uploads. A byte-order mark (UTF-8, UTF-16, UTF-32) names the
-#: encoding by itself; the choice is for files without one (Latin-1 or Windows exports).
-ENCODINGS: dict[str, str] = {
-    "utf-8": "UTF-8 (default; a byte-order mark is followed)",
-    "cp1252": "Windows-1252 (Excel on Windows, Western Europe)",
-    "latin-1": "Latin-1 (ISO-8859-1)",
-    "utf-16-le": "UTF-16 LE (little-endian, no byte-order mark)",
-    "utf-16-be": "UTF-16 BE (big-endian, no byte-order mark)",
-    "shift_jis": "Shift JIS",
-    "gb18030": "GB18030",
-}
 
 
 def sample_caption(name: str) -> str:

@@ -15,6 +15,7 @@ from analysis import features as F
 from analysis.design import Design, suggest_design
 from analysis.errors import AnalysisError
 from ui.common import active_frame, set_data, token_of
+from ui.widgets import md
 
 
 def _text_columns(frame: pd.DataFrame) -> list[str]:
@@ -66,7 +67,7 @@ def text_features_section() -> None:
                                                  reference_text=ref_text,
                                                  skip_unavailable=True)
             except AnalysisError as exc:
-                st.error(str(exc))
+                st.error(md(str(exc)))
                 return
             design: Design = st.session_state.get("design") or suggest_design(out)
             name = st.session_state.get("results_name", "table")

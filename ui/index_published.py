@@ -22,6 +22,7 @@ from analysis.index_published import (
     published_llmbi,
 )
 from ui.common import table_download
+from ui.widgets import md
 
 BOTH = "both, side by side"
 VARIANTS = (COMPOSITE, PUBLISHED, BOTH)
@@ -78,7 +79,7 @@ def published_section(results: pd.DataFrame, design: Design) -> None:
                                 dimension=None if dim.startswith("(") else dim,
                                 diversity_penalty=penalty, scale=scale)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return
     st.caption(f"Polarity: {index.lexicon}. Per response: weight x |p| + P(D) + lambda x |p|; "
                "per group: (1/n) sum w_i B_i + P(D) + lambda S with B_i and S mean |p|.")

@@ -28,7 +28,7 @@ from judges.errors import JudgesError
 from judges.fourstage import empty_texts, load_fourstage, sample_path
 from judges.judge import JudgeConfig
 from judges.providers import PROVIDERS, REASONING_EFFORTS, ChatProvider, make_provider
-from ui.widgets import md
+from ui.widgets import encoding_choice, md
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
 PROVIDER_CHOICES = ("openai", "anthropic", "embedding")
@@ -37,8 +37,8 @@ DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5",
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the file...")
-def _read(data: bytes, name: str) -> pd.DataFrame:
-    return load_fourstage(data, name=name, allow_empty_texts=True)
+def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
+    return load_fourstage(data, name=name, allow_empty_texts=True, encoding=encoding)
 
 
 def load_input() -> tuple[pd.DataFrame, str] | None:
@@ -49,15 +49,17 @@ def load_input() -> tuple[pd.DataFrame, str] | None:
         st.caption("Illustrative texts written for bias-workbench (not real model output): "
                    "4 stages, 4 sensitive factors, 2 fictional models under test.")
         data, name = sample_path().read_bytes(), sample_path().name
+        encoding = "utf-8"
     else:
         upload = st.file_uploader("CSV, TSV, Parquet or JSON Lines with the four-stage columns",
                                   type=["csv", "tsv", "parquet", "jsonl", "json"],
                                   key="judges_upload")
+        encoding = encoding_choice("judges_encoding")
         if upload is None:
             return None
         data, name = upload.getvalue(), upload.name
     try:
-        frame = _read(data, name)
+        frame = _read(data, name, encoding)
     except JudgesError as exc:
         st.error(md(str(exc)))
         return None

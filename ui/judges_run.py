@@ -19,6 +19,7 @@ from judges.job import estimate_judge_run, make_judge_job, progress_text, run_su
 from judges.tasks import FrameJob
 from ui.judges import Settings, provider_of
 from ui.judges_tools import api_key
+from ui.widgets import md
 
 
 def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
@@ -84,7 +85,7 @@ def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
         est = estimate_judge_run(frame, provider, cache_path=s.cache_path, batch=s.batch,
                                  judge_config=s.config)
     except CacheError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         st.button("Move the cache aside and start a new one", key="judges_reset_cache",
                   on_click=move_aside, args=(exc.path,))
         return

@@ -18,16 +18,16 @@ from judges.cache import ReplyCache, default_cache_path, move_aside
 from judges.errors import CacheError
 from judges.providers import PROVIDERS, ChatProvider, make_provider
 from judges.runner import RunConfig
-from ui.widgets import md
+from ui.widgets import encoding_choice, md
 
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the file...")
-def _read(data: bytes, name: str) -> pd.DataFrame:
+def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
     from analysis.io import load_results
 
-    return load_results(data, name=name)
+    return load_results(data, name=name, encoding=encoding)
 
 
 def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) -> pd.DataFrame:
@@ -38,10 +38,11 @@ def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) ->
         return offers[source]
     upload = st.file_uploader("CSV, TSV, Parquet or JSON Lines", key=f"tools_{key}_upload",
                               type=["csv", "tsv", "parquet", "jsonl", "json"])
+    encoding = encoding_choice(f"tools_{key}_encoding")
     if upload is None:
         return None
     try:
-        return _read(upload.getvalue(), upload.name)
+        return _read(upload.getvalue(), upload.name, encoding)
     except ValueError as exc:
         st.error(md(str(exc)))
         return None
@@ -143,6 +144,6 @@ def agreement_pairs(found: list[tuple[str, str]], every: bool, judge: str | None
 
 def cache_problem(exc: CacheError, key: str) -> None:
     """An unusable cache file: the message and a button that moves it aside."""
-    st.error(str(exc))
+    st.error(md(str(exc)))
     st.button("Move the cache aside and start a new one", key=key, on_click=move_aside,
               args=(exc.path,))

@@ -11,6 +11,7 @@ import streamlit as st
 from analysis.columns import COVERAGE_PERCENTAGE, GINI_INDEX, N_OBSERVED_CELLS
 from analysis.errors import AnalysisError
 from analysis.planning import Plan, sample_size
+from ui.widgets import md
 
 #: The new-benchmark box starts with this example (six two-value factors).
 NEW_EXAMPLE = "\n".join(f"{f}: no, yes" for f in
@@ -55,7 +56,7 @@ def power_calculator() -> None:
     try:
         out = sample_size(rate=rate, ld=ld, share=share, power=power)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return
     st.metric("Rows needed", f"{out['n_total']:,}",
               help=f"{out['n_subgroup']:,} in the subgroup, {out['n_outside']:,} outside")

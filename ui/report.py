@@ -1,7 +1,8 @@
 """The "Add to report" button of the analysis pages and the Report page's widgets.
 
-Session state: ``report_sections`` is a list of ``{"section": name, "settings": {...}}``
-(plain JSON-serialisable values, as :func:`analysis.report.plain` makes them): a page
+Session state: ``report_sections`` is a list of ``{"section": name, "settings": {...},
+"id": n}`` (plain JSON-serialisable values, as :func:`analysis.report.plain` makes them;
+``id`` keys the item's widgets on the Report page, ``report_next_id`` counts): a page
 stores its *settings*, never its figures; the Report page rebuilds every section with
 :mod:`analysis.report` from the active table and design. ``report_built`` holds the last
 built report's HTML (and ``report_built_at`` the sections it was built from).
@@ -18,21 +19,38 @@ from analysis import report as rpt
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.export import ExportUnavailable
+from ui.widgets import md
 
 KEY = "report_sections"
 
 
+def _next_id() -> int:
+    n = st.session_state.get("report_next_id", 0)
+    st.session_state["report_next_id"] = n + 1
+    return n
+
+
 def stored_sections() -> list[dict[str, Any]]:
     """The sections added so far (the list in session state, created when missing)."""
-    return st.session_state.setdefault(KEY, [])
+    items = st.session_state.setdefault(KEY, [])
+    for item in items:
+        if "id" not in item:
+            item["id"] = _next_id()
+    return items
 
 
-def _add(section: str, settings: dict[str, Any]) -> None:
-    stored_sections().append({"section": section, "settings": rpt.plain(settings)})
+def _add(section: str, settings: dict[str, Any], ci_prefix: str | None = None) -> None:
+    if ci_prefix:  # the page's bootstrap widgets, as they are when the button is pressed
+        from ui.uncertainty import page_ci_settings
+
+        settings = {**settings, **page_ci_settings(ci_prefix)}
+    stored_sections().append({"section": section, "settings": rpt.plain(settings),
+                              "id": _next_id()})
     st.session_state.pop("report_built", None)
 
 
-def add_to_report_button(section: str, settings: dict[str, Any]) -> None:
+def add_to_report_button(section: str, settings: dict[str, Any], *,
+                         ci_prefix: str | None = None) -> None:
     """A button that stores this page's current ``settings`` as a report section.
 
     Parameters
@@ -42,10 +60,14 @@ def add_to_report_button(section: str, settings: dict[str, Any]) -> None:
     settings
         The keyword settings of that section (see ``docs/report.md``); dataclasses and
         tuples are converted to plain values.
+    ci_prefix
+        The prefix of the page's bootstrap widgets (:func:`ui.uncertainty.bootstrap_options`):
+        their state when the button is pressed becomes the section's ``ci``, ``cluster``,
+        ``n_boot``, ``seed`` and ``confidence`` settings.
     """
     n = sum(1 for s in stored_sections() if s["section"] == section)
     st.button("Add to report", key=f"report_add_{section}", icon="📑", on_click=_add,
-              args=(section, settings),
+              args=(section, settings, ci_prefix),
               help="Store these settings as a section of the report (Report page)."
                    + (f" Already added {n}x." if n else ""))
 
@@ -63,12 +85,62 @@ def _remove(i: int) -> None:
     st.session_state.pop("report_built", None)
 
 
-def section_list() -> list[dict[str, Any]]:
-    """The stored sections with up / down / remove buttons; returns them."""
+def _ci_label(item: dict[str, Any]) -> str:
+    s = item["settings"]
+    if item["section"] not in rpt.CI_SECTIONS or s.get("ci", "none") != "bootstrap":
+        return ""
+    n_boot = s.get("n_boot", rpt.CI_SECTIONS[item["section"]])
+    return f" · bootstrap intervals ({n_boot:,} replicates)"
+
+
+def ci_editor(item: dict[str, Any], columns: list[str], design: Design) -> None:
+    """Widgets that show and edit a section's interval settings (``ci``, ``cluster``,
+    ``n_boot``, ``seed``, ``confidence``), written back into the stored settings."""
+    ss, settings, sid = st.session_state, item["settings"], item["id"]
+    current = {**rpt.ci_defaults(item["section"], design), **settings}
+    clusters = [None, *[c for c in columns if c != "deviation"]]
+    if current["cluster"] not in clusters:
+        current["cluster"] = None
+
+    def key(name: str) -> str:
+        return f"report_{name}_{sid}"
+
+    for name in rpt.CI_KEYS:
+        ss.setdefault(key(name), current[name])
+
+    def changed(name: str) -> None:
+        value = ss[key(name)]
+        settings[name] = int(value) if name in ("n_boot", "seed") else value
+        ss.pop("report_built", None)
+
+    c1, c2, c3, c4, c5 = st.columns(5)
+    c1.selectbox("Intervals", rpt.CI_CHOICES, key=key("ci"), on_change=changed, args=("ci",),
+                 help="bootstrap: percentile intervals (analysis.bootstrap), seeded")
+    c2.selectbox("Resample", clusters, key=key("cluster"), on_change=changed,
+                 args=("cluster",), format_func=lambda c: c or "rows (independent)")
+    c3.number_input("Replicates", min_value=20, max_value=100_000, step=100,
+                    key=key("n_boot"), on_change=changed, args=("n_boot",))
+    c4.number_input("Seed", min_value=0, step=1, key=key("seed"), on_change=changed,
+                    args=("seed",))
+    c5.number_input("Confidence", min_value=0.5, max_value=0.999, step=0.01, format="%.3f",
+                    key=key("confidence"), on_change=changed, args=("confidence",))
+
+
+def section_list(columns: list[str] | None = None, design: Design | None = None
+                 ) -> list[dict[str, Any]]:
+    """The stored sections with up / down / remove buttons; returns them.
+
+    With the table's ``columns`` and the ``design``, the sections with bootstrap
+    intervals (:data:`analysis.report.CI_SECTIONS`) also get :func:`ci_editor`.
+    """
     items = stored_sections()
     for i, item in enumerate(items):
         c1, c2, c3, c4 = st.columns([6, 1, 1, 1])
-        with c1.expander(f"{i + 1}. {rpt.TITLES.get(item['section'], item['section'])}"):
+        title = rpt.TITLES.get(item["section"], item["section"])
+        with c1.expander(f"{i + 1}. {title}{_ci_label(item)}"):
+            if columns is not None and design is not None \
+                    and item["section"] in rpt.CI_SECTIONS:
+                ci_editor(item, columns, design)
             st.json(item["settings"])
         c2.button("↑", key=f"report_up_{i}", on_click=_move, args=(i, -1), disabled=i == 0)
         c3.button("↓", key=f"report_down_{i}", on_click=_move, args=(i, 1),
@@ -94,7 +166,7 @@ def build(results: pd.DataFrame, design: Design, items: list[dict[str, Any]]) ->
                                   [(i["section"], i["settings"]) for i in items],
                                   source=str(st.session_state.get("results_name", "results")))
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))  # messages quote factor names and values from the data
         return
     st.session_state["report_built"] = (report, rpt.report_html(report))
 
@@ -107,7 +179,7 @@ def downloads() -> None:
     report, html_text = built
     skipped = [f"{s.title}: {s.skipped}" for s in report.sections if s.skipped]
     for line in skipped:
-        st.info(f"Skipped {line}")
+        st.info(md(f"Skipped {line}"))
     c1, c2, c3 = st.columns(3)
     c1.download_button("HTML report", html_text, file_name="report.html", mime="text/html",
                        key="report_html", on_click="ignore", icon="⬇️")

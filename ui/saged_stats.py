@@ -13,6 +13,7 @@ from analysis import saged_stats as S
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
 from ui.common import table_download
+from ui.widgets import md
 
 
 def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
@@ -44,7 +45,7 @@ def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
                                    mode_bin_width=width)
         across = S.saged_disparity(table)
     except AnalysisError as exc:
-        st.error(str(exc))
+        st.error(md(str(exc)))
         return
     st.dataframe(table, hide_index=True)
     table_download(table, "saged_statistics", key="saged_statistics")

@@ -54,3 +54,19 @@ def cluster_widget(frame: pd.DataFrame, current: str | None, key: str) -> str | 
                         help="Template, prompt id or seed: rows sharing it are not "
                              "independent. Importance then reports cluster-robust errors "
                              "and bootstraps resample whole clusters.")
+
+
+def page_ci_settings(prefix: str) -> dict:
+    """The interval settings of a report section from the page's bootstrap widgets
+    (:func:`bootstrap_options` with ``prefix``), read from session state when "Add to
+    report" is pressed: ``ci`` (``bootstrap`` when the checkbox is on, else ``none``),
+    ``cluster`` and ``n_boot`` as chosen, ``seed`` 0 and ``confidence`` 0.95 (what the
+    pages compute with). Widgets the page has not drawn yet are left to the defaults."""
+    ss = st.session_state
+    out: dict = {"ci": "bootstrap" if ss.get(f"{prefix}_boot") else "none", "seed": 0,
+                 "confidence": 0.95}
+    if f"{prefix}_boot_cluster" in ss:
+        out["cluster"] = ss[f"{prefix}_boot_cluster"]
+    if f"{prefix}_boot_n" in ss:
+        out["n_boot"] = int(ss[f"{prefix}_boot_n"])
+    return out

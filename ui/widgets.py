@@ -19,6 +19,25 @@ from analysis.export import (
 from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
 
+#: Encodings offered for uploads. A byte-order mark (UTF-8, UTF-16, UTF-32) names the
+#: encoding by itself; the choice is for files without one (Latin-1 or Windows exports).
+ENCODINGS: dict[str, str] = {
+    "utf-8": "UTF-8 (default; a byte-order mark is followed)",
+    "cp1252": "Windows-1252 (Excel on Windows, Western Europe)",
+    "latin-1": "Latin-1 (ISO-8859-1)",
+    "utf-16-le": "UTF-16 LE (little-endian, no byte-order mark)",
+    "utf-16-be": "UTF-16 BE (big-endian, no byte-order mark)",
+    "shift_jis": "Shift JIS",
+    "gb18030": "GB18030",
+}
+
+
+def encoding_choice(key: str, on_change=None) -> str:
+    """The encoding of an uploaded text file without a byte-order mark (a mark names the
+    encoding by itself and wins: :func:`analysis.io.detect_bom`)."""
+    return st.selectbox("Encoding of a text file without a byte-order mark", list(ENCODINGS),
+                        format_func=ENCODINGS.get, key=key, on_change=on_change)
+
 
 def md(text: object) -> str:
     """Text from user data (labels, column names, values, file names, messages naming

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> None:
                             "(or --design) with --runs for a fractional factorial.")
     from analysis.design import Design, parse_assignments
     from analysis.planning import fractional_factorial
+    from analysis.safe_write import write_table
 
     if args.new:
         factors = {k: split_list(v) for k, v in parse_assignments(args.new, "--new").items()}
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> None:
                             "(repeatable) or --design FILE.")
     frac = fractional_factorial(factors, args.runs)
     if args.out:
-        frac.runs.to_csv(args.out, index=False)
+        write_table(frac.runs, args.out)  # atomic; cells neutralised against formulas
     if args.json:
         emit(args, frac.to_dict())
         return
@@ -85,6 +86,7 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
     from analysis.cli import emit, load_with_design, split_list
     from analysis.design import Design, parse_assignments
     from analysis.planning import plan_additions
+    from analysis.safe_write import write_table
 
     where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
     if from_design:  # a new benchmark: every combination starts empty
@@ -98,7 +100,7 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
         cells = cell_table(results, factors, with_outcome=False)
     plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where)
     if args.out:
-        plan.add.to_csv(args.out, index=False)
+        write_table(plan.add, args.out)  # atomic; cells neutralised against formulas
     if args.json:
         emit(args, plan.to_dict())
         return

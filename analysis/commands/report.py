@@ -3,7 +3,9 @@
 Builds each section of :mod:`analysis.report` with the default settings the pages start
 from (``--settings FILE`` gives per-section settings as JSON/YAML ``{section: {...}}``,
 e.g. what the app's Report page exports). Sections the design cannot support are skipped
-with a stated reason in the report. ``--zip`` adds each figure as PNG/SVG/PDF and each
+with a stated reason in the report. ``--ci bootstrap [--n-boot B] [--seed S]
+[--confidence C] [--cluster COL]`` adds bootstrap intervals to the subgroups, ecdf and
+index sections (:mod:`analysis.bootstrap`). ``--zip`` adds each figure as PNG/SVG/PDF and each
 table as CSV; ``--pdf`` prints the report with headless Chromium. Every output is
 written to a temporary file in its folder and renamed only when all succeeded.
 """
@@ -29,7 +31,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated sections, in order (default: all of "
                         "coverage,subgroups,ecdf,importance,disparity,index,cohorts,judges)")
     p.add_argument("--settings", help="JSON/YAML file {section: {setting: value}}")
+    from analysis import cli as cli_types
+
+    g = p.add_argument_group(
+        "uncertainty (bootstrap intervals of the subgroups, ecdf and index sections; a "
+        "section's own settings in --settings take precedence)")
+    g.add_argument("--ci", choices=("none", "bootstrap"),
+                   help="bootstrap percentile intervals (default none)")
+    g.add_argument("--n-boot", type=cli_types.POSITIVE_INT,
+                   help="bootstrap replicates, at least 20 (default: 1000; index 200)")
+    g.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, help="random seed (default 0)")
+    g.add_argument("--confidence", type=cli_types.PROBABILITY,
+                   help="confidence level of the intervals (default 0.95)")
+    g.add_argument("--cluster", metavar="COL",
+                   help="resample whole clusters of COL (default: the design's cluster); "
+                        "also the importance section's cluster for robust standard errors")
     p.set_defaults(func=run)
+
+
+def ci_overrides(args: argparse.Namespace, section: str) -> dict:
+    """The interval settings given on the command line for ``section`` (those not given
+    are left to the section's settings or defaults)."""
+    from analysis.report import CI_SECTIONS
+
+    given = {"ci": args.ci, "n_boot": args.n_boot, "seed": args.seed,
+             "confidence": args.confidence, "cluster": args.cluster}
+    if section == "importance":
+        return {"cluster": args.cluster} if args.cluster else {}
+    if section not in CI_SECTIONS:
+        return {}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def _settings(path: str | None) -> dict:
@@ -79,7 +110,8 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = None
     results, design = load_with_design(load_args, need_outcome=False)
-    report = build_report(results, design, [(s, settings.get(s)) for s in names],
+    chosen = [(s, {**ci_overrides(args, s), **(settings.get(s) or {})}) for s in names]
+    report = build_report(results, design, chosen,
                           source=results.attrs.get("source_name", Path(args.file).name))
     html_text = report_html(report)
     outputs = {args.out: lambda p: p.write_text(html_text, encoding="utf-8")}

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from analysis.columns import FACTOR, VALUE, N
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, RISK_RED, paper_layout
+from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
 #: Empty cells / unseen values.
@@ -57,20 +58,20 @@ def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
     fig.add_trace(go.Heatmap(
         z=counts, x=cols, y=rows, name=COUNTS_TRACE, colorscale=COUNT_SCALE, zmin=0,
         colorbar={"title": {"text": "rows"}}, hoverongaps=False,
-        hovertemplate=f"{row_factor}=%{{y}}<br>{col_factor}=%{{x}}<br>rows=%{{z:,}}"
+        hovertemplate=f"{esc(row_factor)}=%{{y}}<br>{esc(col_factor)}=%{{x}}<br>rows=%{{z:,}}"
                       "<extra></extra>",
     ))
     fig.add_trace(go.Heatmap(
         z=empty, x=cols, y=rows, name=EMPTY_TRACE, showscale=False, hoverongaps=False,
         colorscale=[[0.0, EMPTY_COLOUR], [1.0, EMPTY_COLOUR]], zmin=0, zmax=1,
-        hovertemplate=f"{row_factor}=%{{y}}<br>{col_factor}=%{{x}}<br><b>no rows</b>"
+        hovertemplate=f"{esc(row_factor)}=%{{y}}<br>{esc(col_factor)}=%{{x}}<br><b>no rows</b>"
                       "<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category")
-    default = (f"Rows per {row_factor} x {col_factor} "
+    default = (f"Rows per {esc(row_factor)} x {esc(col_factor)} "
                f"({n_empty:,} of {grid.size:,} combinations empty, in red)")
-    return paper_layout(fig, title or default, x_title=col_factor, y_title=row_factor)
+    return paper_layout(fig, title or default, x_title=esc(col_factor), y_title=esc(row_factor))
 
 
 @escaped_labels
@@ -94,18 +95,18 @@ def marginal_bar(marginals: pd.DataFrame, factor: str, *, title: str | None = No
     values = mine[VALUE].astype(str).tolist()
     counts = mine[N].to_numpy()
     fig = go.Figure(go.Bar(x=values, y=counts, name=COUNTS_TRACE, marker_color=NEUTRAL_GREY,
-                           hovertemplate=f"{factor}=%{{x}}<br>rows=%{{y:,}}<extra></extra>"))
+                           hovertemplate=f"{esc(factor)}=%{{x}}<br>rows=%{{y:,}}<extra></extra>"))
     unseen = [v for v, n in zip(values, counts, strict=True) if n == 0]
     if unseen:
         fig.add_trace(go.Scatter(x=unseen, y=[0] * len(unseen), mode="markers",
                                  name=EMPTY_TRACE, marker={"color": EMPTY_COLOUR, "size": 10,
                                                            "symbol": "x"},
-                                 hovertemplate=f"{factor}=%{{x}}<br><b>no rows</b>"
+                                 hovertemplate=f"{esc(factor)}=%{{x}}<br><b>no rows</b>"
                                                "<extra></extra>"))
     fig.update_xaxes(type="category")
-    default = f"Rows per value of {factor}" + (f" ({len(unseen)} never seen, in red)"
+    default = f"Rows per value of {esc(factor)}" + (f" ({len(unseen)} never seen, in red)"
                                                if unseen else "")
-    return paper_layout(fig, title or default, x_title=factor, y_title="rows")
+    return paper_layout(fig, title or default, x_title=esc(factor), y_title="rows")
 
 
 def _categories(s: pd.Series) -> list[str]:

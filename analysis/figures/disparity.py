@@ -22,6 +22,7 @@ from analysis.columns import (
 from analysis.disparity import FOUR_FIFTHS
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
 #: Trace names the tests and legends rely on.
@@ -48,14 +49,14 @@ def statistic_figure(summary: pd.DataFrame, statistic: str, *, feature: str,
     fig = go.Figure(go.Bar(
         x=summary[GROUP].astype(str), y=y, name=STATISTIC_TRACE, marker_color=PROTECTIVE_BLUE,
         customdata=summary[N].to_numpy(),
-        hovertemplate=f"%{{x}}<br>{statistic} = %{{y:.4g}}<br>n = %{{customdata:,}}"
+        hovertemplate=f"%{{x}}<br>{esc(statistic)} = %{{y:.4g}}<br>n = %{{customdata:,}}"
                       "<extra></extra>"))
     if overall is not None and not math.isnan(overall):
         fig.add_hline(y=overall, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5},
                       annotation_text=f"all rows: {overall:.4g}",
                       annotation_position="top left")
-    paper_layout(fig, title or f"{statistic} of {feature} per group", x_title="Group",
-                 y_title=f"{statistic} of {feature}")
+    paper_layout(fig, title or f"{esc(statistic)} of {esc(feature)} per group", x_title="Group",
+                 y_title=f"{esc(statistic)} of {esc(feature)}")
     return fig
 
 
@@ -77,7 +78,7 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
     for name in order:
         fig.add_trace(go.Box(y=x[codes == name], name=str(name), boxpoints=False,
                              marker_color=PROTECTIVE_BLUE, showlegend=False))
-    paper_layout(fig, title or f"{feature} per group", x_title="Group", y_title=feature)
+    paper_layout(fig, title or f"{esc(feature)} per group", x_title="Group", y_title=esc(feature))
     return fig
 
 
@@ -116,7 +117,7 @@ def selection_figure(selection: pd.DataFrame, *, feature: str, title: str | None
     verdict = ("undefined" if math.isnan(ir) else
                "passes the four-fifths rule" if ir >= FOUR_FIFTHS else
                "fails the four-fifths rule")
-    head = title or f"Selection rate of {feature} per group"
+    head = title or f"Selection rate of {esc(feature)} per group"
     paper_layout(fig, f"{head}<br><sup>impact ratio {ir:.3f}: {verdict}; standard "
                       f"{std:.4g}</sup>", x_title="Group", y_title="Selection rate")
     fig.update_yaxes(range=[0, max(1.0, top * 1.05) if not math.isnan(top) else 1.0])

@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 
 from analysis.columns import COUNT, MAX_PERCENT, PERCENT, SD_PERCENT, N
 from analysis.figures.style import QUALITATIVE, paper_layout
+from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
 #: Most panels drawn side by side; more groups are wrapped onto further rows.
@@ -78,7 +79,7 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
     total = len(groups)
     start = int(page) * int(per_page)
     groups = groups[start: start + int(per_page)]
-    fig, cols = _grid(len(groups), [g for g, _ in groups if g])
+    fig, cols = _grid(len(groups), [esc(g) for g, _ in groups if g])
     categories = _order(dist[category])
     cohorts = _order(dist[cohort])
     for i, (_, sub) in enumerate(groups):
@@ -91,7 +92,7 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
             totals = [int(part[N].get(h, 0)) for h in cohorts]
             style = {"name": cat, "legendgroup": cat, "showlegend": i == 0,
                      "customdata": list(zip(counts, totals, strict=True)),
-                     "hovertemplate": f"{cohort} = %{{x}}<br>{cat}: %{{y:.1f}} % "
+                     "hovertemplate": f"{esc(cohort)} = %{{x}}<br>{esc(cat)}: %{{y:.1f}} % "
                                       "(%{customdata[0]:,} of %{customdata[1]:,})"
                                       "<extra></extra>"}
             colour = QUALITATIVE[j % len(QUALITATIVE)]
@@ -105,11 +106,11 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
         fig.update_layout(barmode="stack")
     what = "Stacked percentages" if kind != "line" else "Percentages"
     shown = (f" (groups {start + 1}-{start + len(groups)} of {total})" if pages > 1 else "")
-    paper_layout(fig, (title or f"{what} of {category} by {cohort}") + shown)
+    paper_layout(fig, (title or f"{what} of {esc(category)} by {esc(cohort)}") + shown)
     fig.update_yaxes(matches="y")  # one percentage scale for every panel
     fig.update_yaxes(title_text="% of rows", col=1)
-    fig.update_xaxes(title_text=cohort, row=-(-len(groups) // cols))
-    fig.update_layout(legend={"title": {"text": category}},
+    fig.update_xaxes(title_text=esc(cohort), row=-(-len(groups) // cols))
+    fig.update_layout(legend={"title": {"text": esc(category)}},
                       height=max(450, 320 * (-(-len(groups) // cols))))
     return fig
 
@@ -134,9 +135,9 @@ def spread_figure(spread: pd.DataFrame, cohort: str, *, by: Sequence[str] = (),
             x=cohorts, y=[float(idx[SD_PERCENT].get(h, float("nan"))) for h in cohorts],
             name=name or "all rows", marker_color=QUALITATIVE[i % len(QUALITATIVE)],
             customdata=[float(idx[MAX_PERCENT].get(h, float("nan"))) for h in cohorts],
-            hovertemplate=f"{cohort} = %{{x}}<br>SD = %{{y:.1f}} points<br>largest category "
+            hovertemplate=f"{esc(cohort)} = %{{x}}<br>SD = %{{y:.1f}} points<br>largest category "
                           "%{customdata:.1f} %<extra></extra>"))
     fig.update_layout(barmode="group")
-    paper_layout(fig, title or f"Spread of the category percentages by {cohort}",
-                 x_title=cohort, y_title="SD of category percentages (points)")
+    paper_layout(fig, title or f"Spread of the category percentages by {esc(cohort)}",
+                 x_title=esc(cohort), y_title="SD of category percentages (points)")
     return fig

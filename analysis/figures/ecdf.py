@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from analysis.columns import DEVIATION_METRIC, N_SUBGROUPS, P_VALUE, STATISTIC
 from analysis.ecdf import CUTOFF, curve_values, ecdf_steps
 from analysis.figures.style import NEUTRAL_GREY, QUALITATIVE, paper_layout
+from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
 
@@ -55,15 +56,15 @@ def ecdf_figure(
             x=xs, y=ys, mode="lines", line={"shape": "hv", "width": 2.5,
                                             "color": QUALITATIVE[i % len(QUALITATIVE)]},
             name=f"{key} (DM {s[DEVIATION_METRIC]:.3f}, {s[N_SUBGROUPS]} subgroups)",
-            hovertemplate=f"{by} = {key}<br>rate = %{{x:.3f}}<br>share <= rate = %{{y:.2f}}"
-                          "<extra></extra>",
+            hovertemplate=f"{esc(by)} = {esc(key)}<br>rate = %{{x:.3f}}<br>"
+                          "share <= rate = %{y:.2f}<extra></extra>",
         ))
     fig.add_vline(x=cutoff, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5},
                   annotation_text=f"{cutoff:g} cutoff", annotation_position="top right")
     if ideal != 0:
         fig.add_vline(x=ideal, line={"dash": "dot", "color": "black", "width": 1.5},
                       annotation_text=f"ideal C = {ideal:g}", annotation_position="bottom right")
-    title = title or f"eCDF of subgroup deviation rates by {by}"
+    title = title or f"eCDF of subgroup deviation rates by {esc(by)}"
     if ks is not None and len(ks) == 1:
         r = ks.iloc[0]
         title += (f"<br><sup>Kolmogorov-Smirnov D = {r[STATISTIC]:.3f}, "

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from analysis.columns import COMPONENT, CONTRIBUTION, FACTOR, LLMBI, MODEL
 from analysis.figures.style import QUALITATIVE, paper_layout
+from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
 #: Name of the marker trace holding the totals.
@@ -42,7 +43,7 @@ def index_figure(components: pd.DataFrame, totals: pd.DataFrame, *,
         fig.add_trace(go.Bar(
             x=models, y=[float(part[CONTRIBUTION].get(m, float("nan"))) for m in models],
             name=label, marker_color=QUALITATIVE[i % len(QUALITATIVE)],
-            hovertemplate=f"%{{x}}<br>{label}: %{{y:.4f}}<extra></extra>"))
+            hovertemplate=f"%{{x}}<br>{esc(label)}: %{{y:.4f}}<extra></extra>"))
     fig.add_trace(go.Scatter(
         x=models, y=totals[LLMBI].to_numpy(dtype=float), name=TOTAL_TRACE, mode="markers+text",
         marker={"symbol": "diamond", "size": 13, "color": "black"},

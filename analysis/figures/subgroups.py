@@ -21,6 +21,7 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 from analysis.figures.style import DIVERGING, FONT_SIZE, paper_layout
+from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
 #: Colour of subgroups too small to detect the effect of interest.
@@ -93,7 +94,7 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
             colours.append(0.0 if np.isnan(ld) else ld)
             grey.append(grey_undetectable and not bool(r[DETECTABLE]))
             hover.append(
-                "<br>".join(f"{f} = {keys[j][i]}" for j, f in enumerate(factors[:k]))
+                "<br>".join(f"{esc(f)} = {esc(keys[j][i])}" for j, f in enumerate(factors[:k]))
                 + f"<br>n = {int(r[N]):,}<br>deviation rate = {r[DEVIATION_RATE]:.3f}"
                 + f"<br>log disparity = {_fmt(ld)} "
                 + f"[{_fmt(float(r[CI_LOW]))}, {_fmt(float(r[CI_HIGH]))}]"
@@ -118,11 +119,13 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     fig = go.Figure(go.Sunburst(
         ids=ids, labels=labels, parents=parents, values=values, branchvalues=branch,
         marker=marker,
-        hovertext=hover, hoverinfo="text", insidetextorientation="radial",
+        # per-point templates: our <br> stays markup, the (escaped) labels stay text
+        hovertemplate=[h.replace("%{", "%\u200b{") + "<extra></extra>" for h in hover],
+        insidetextorientation="radial",
         textfont={"size": FONT_SIZE - 2},
     ))
     size_text = "size = n" if sizes == "n" else "equal sectors"
-    title = title or (f"Subgroups of {' > '.join(factors[:depth])}: {size_text}, "
+    title = title or (f"Subgroups of {' > '.join(esc(f) for f in factors[:depth])}: {size_text}, "
                       "colour = log disparity"
                       + ("; grey = too small to detect the effect" if any(grey) else ""))
     paper_layout(fig, title)

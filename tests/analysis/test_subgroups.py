@@ -297,7 +297,8 @@ def test_sunburst_rings_sizes_and_colours():
     by_id = dict(zip(trace.ids, trace.marker.colors, strict=True))
     assert by_id["a=a1"] == pytest.approx(math.log(12 * 47 / (18 * 23)))  # LD > 0: red side
     assert by_id["a=a2"] < 0
-    assert "log disparity" in trace.hovertext[0] and "n = 30" in trace.hovertext[0]
+    hover = trace.hovertemplate[0]  # one template per sector, lines broken by <br>
+    assert "log disparity" in hover and "<br>n = 30<br>" in hover and "&lt;" not in hover
     assert fig.layout.title.text.startswith("Subgroups of a > b")
 
 

@@ -66,3 +66,22 @@ def test_subgroups_page_greys_out_small_subgroups():
     assert not at.exception
     (spec,) = plotly_specs(at)
     assert GREY_OUT in spec["data"][0]["marker"]["colors"]
+
+
+def test_fractional_factorial_names_are_shown_as_text():
+    """Generators and aliases quote the factor names typed: escaped (issue 12 item 4)."""
+    from tests.app.apptools import shown
+
+    at = page_test("planner.py").run()
+    names = ["**a**", "![b](x.png)", "c", "d"]  # (no colon: it ends a name)
+    at.text_area(key="planner_new_factors").set_value(
+        "\n".join(f"{n}: lo, hi" for n in names)).run()
+    at.number_input(key="planner_runs").set_value(8).run()
+    assert not at.exception and not at.error
+    (gen,) = [m.value for m in at.markdown if "Generators" in m.value]
+    texts = [gen, *(c.value for c in at.caption)]
+    assert "d = " in shown(gen) and "\\*\\*a\\*\\*" in gen
+    for text in texts:
+        assert "](" not in text.replace("\\](", ""), text  # no live link
+        assert "**a**" not in text.replace("**8 runs", ""), text  # no bold from a name
+    assert any("![b](x.png)" in shown(t) for t in texts)

@@ -96,3 +96,98 @@ def test_every_analysis_page_has_the_button(page):
     sec = build_section(section, apply_design(frame, design), design, item["settings"])
     assert sec.skipped is None and sec.figures and sec.tables
     assert spec_titles(at) & {fig.layout.title.text for _, fig in sec.figures}
+
+
+def test_ecdf_page_with_intervals_puts_them_into_the_report():
+    """The eCDF page's bootstrap settings travel with "Add to report"; the Report page
+    shows and edits them, and the built report holds analysis.bootstrap's numbers."""
+    import numpy as np
+
+    from analysis.bootstrap import bootstrap_ecdf
+    from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW
+    from tests.app.apptools import page_test
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("ecdf.py", frame=frame, design=design, name="ssqa").run()
+    factors, by = at.multiselect(key="ecdf_factors").value, at.selectbox(key="ecdf_by").value
+    at.checkbox(key="ecdf_boot").check()
+    at.selectbox(key="ecdf_boot_cluster").select("template")
+    at.select_slider(key="ecdf_boot_n").set_value(200).run()
+    at.button(key="report_add_ecdf").click().run()
+    assert not at.exception
+    (item,) = at.session_state["report_sections"]
+    assert {k: item["settings"][k] for k in ("ci", "cluster", "n_boot", "seed",
+                                              "confidence")} == {
+        "ci": "bootstrap", "cluster": "template", "n_boot": 200, "seed": 0,
+        "confidence": 0.95}
+
+    rep = page_test("report.py", frame=frame, design=design, name="ssqa")
+    rep.session_state["report_sections"] = [copy.deepcopy(item)]
+    rep.run()
+    assert not rep.exception
+    sid = item["id"]
+    assert rep.selectbox(key=f"report_ci_{sid}").value == "bootstrap"
+    assert rep.selectbox(key=f"report_cluster_{sid}").value == "template"
+    assert rep.number_input(key=f"report_n_boot_{sid}").value == 200
+    rep.number_input(key=f"report_seed_{sid}").set_value(4).run()  # edited on the page
+    assert rep.session_state["report_sections"][0]["settings"]["seed"] == 4
+    rep.button(key="report_build").click().run()
+    assert not rep.exception and not rep.error
+    report, html_text = rep.session_state["report_built"]
+    got = dict(report.sections[0].tables)["ecdf_bootstrap"]
+    want = bootstrap_ecdf(apply_design(frame, design), factors, by=by, cluster="template",
+                          n_boot=200, seed=4)
+    np.testing.assert_allclose(got[BOOT_CI_LOW], want[BOOT_CI_LOW], atol=1e-12)
+    np.testing.assert_allclose(got[BOOT_CI_HIGH], want[BOOT_CI_HIGH], atol=1e-12)
+    assert "200 replicates resampling whole clusters of template, seed 4" in html_text
+    assert f"<td>{want[BOOT_CI_HIGH].iloc[0]:.6g}</td>" in html_text
+
+
+def test_page_without_intervals_adds_ci_none():
+    from tests.app.apptools import page_test
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("subgroups.py", frame=frame, design=design).run()
+    at.button(key="report_add_subgroups").click().run()
+    settings = at.session_state["report_sections"][0]["settings"]
+    assert settings["ci"] == "none" and settings["n_boot"] == 1000
+
+
+def test_report_page_messages_show_labels_as_text():
+    """An error quoting a factor name from the data (here a Markdown image and a link)
+    is escaped on the Report page, as every other message (issue 12 item 4)."""
+    from tests.app.apptools import page_test, shown
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    evil = "![px](http://127.0.0.1:9/x.png)[click](http://127.0.0.1:9/)"
+    at = page_test("report.py", frame=frame, design=design)
+    at.session_state["report_sections"] = [{"section": "subgroups",
+                                            "settings": {"factors": [evil]}}]
+    at.run()
+    at.button(key="report_build").click().run()
+    assert not at.exception
+    (error,) = at.error
+    assert evil in shown(error.value)  # the user reads the name as it is
+    assert "](" not in error.value.replace("\\](", "")  # every ] escaped: no link, image
+
+
+def test_importance_page_carries_its_cluster_robust_settings():
+    """Factor importance's intervals are the cluster-robust ones when a cluster is set:
+    "Add to report" stores the cluster (and GEE choice), the section states them and its
+    standard errors equal the page's."""
+    from analysis.report import build_section
+    from tests.app.apptools import page_test
+
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    design = design.with_cluster("template")
+    at = page_test("importance.py", frame=frame, design=design).run()
+    at.multiselect(key="importance_factors").set_value(["model", "cot"]).run()
+    assert not at.exception
+    page_terms = next(d.value for d in at.dataframe if "design_effect" in d.value.columns)
+    at.button(key="report_add_importance").click().run()
+    settings = at.session_state["report_sections"][0]["settings"]
+    assert settings["cluster"] == "template" and settings["gee"] is False
+    sec = build_section("importance", apply_design(frame, design), design, settings)
+    terms = dict(sec.tables)["factor_importance"]
+    assert terms["std_err"].tolist() == pytest.approx(page_terms["std_err"].tolist())
+    assert any("clusters of template" in n for n in sec.notes)

@@ -102,3 +102,28 @@ def test_design_and_subgroups_pages_show_hostile_factor_names_as_text():
         for text in [*labels, *_texts(at)]:
             html = _rendered(text)
             assert "<img" not in html and "<a " not in html, (page, text)
+
+
+def test_no_message_shows_an_exception_unescaped():
+    """Exception messages quote column names and values from the data: every st.error /
+    warning / info / success / caption / markdown / toast that shows one goes through
+    md() (a static check over ui/ and pages/)."""
+    import ast
+
+    shows = {"error", "warning", "info", "success", "caption", "markdown", "toast", "write"}
+    found = []
+    for folder in ("ui", "pages"):
+        for path in sorted((REPO / folder).glob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in shows and node.args):
+                    continue
+                arg = node.args[0]
+                bare = [n for n in ast.walk(arg) if isinstance(n, ast.Name)
+                        and n.id in ("exc", "e", "err", "error")]
+                wrapped = [n for n in ast.walk(arg) if isinstance(n, ast.Call)
+                           and getattr(n.func, "id", "") in ("md", "escape_markdown")]
+                if bare and not wrapped:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, found

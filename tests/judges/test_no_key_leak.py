@@ -4,6 +4,7 @@ holds it, also when requests fail."""
 
 from __future__ import annotations
 
+import io
 import logging
 from pathlib import Path
 
@@ -84,3 +85,91 @@ def test_key_not_in_error_messages(tmp_path, monkeypatch, capsys, provider):
     assert code in (2, 3)
     text = err + (tmp_path / "o.csv").read_text() if (tmp_path / "o.csv").exists() else err
     assert OPENAI_KEY not in text and ANTHROPIC_KEY not in text
+
+
+def _app_harness() -> None:
+    """What app.py does around a page (session restore / save), for the page named in
+    the session state, so one AppTest visits several pages."""
+    import runpy
+
+    import streamlit as st
+
+    from tests.app.apptools import ROOT
+    from ui import session
+    from ui.context import page_guard
+
+    session.restore()
+    try:
+        with page_guard():
+            runpy.run_path(str(ROOT / "pages" / st.session_state["_page"]),
+                           run_name="__main__")
+    finally:
+        session.save()
+
+
+def test_key_typed_in_the_app_reaches_no_session_file_report_or_cli_text(tmp_path,
+                                                                          monkeypatch):
+    """The app: a key typed into the Judges page's password field (and the judge tools'
+    key field) is sent to the judge but is in no session file (ui/session.py: the table
+    and session.yaml), no report (HTML, ZIP, stored sections), no Copy-as-CLI / Python
+    text, no download and no reply cache."""
+    import json
+    import time
+    import zipfile
+
+    from streamlit.testing.v1 import AppTest
+
+    from analysis import report as R
+
+    state = tmp_path / "state"
+    monkeypatch.setenv("BIAS_WORKBENCH_STATE_DIR", str(state))
+    monkeypatch.setenv("BIAS_WORKBENCH_JUDGE_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)  # in the environment too
+    at = AppTest.from_function(_app_harness, default_timeout=120)
+    texts: list[str] = []
+
+    def visit(page: str) -> None:
+        at.session_state["_page"] = page
+        at.run()
+        assert not at.exception, page
+        texts.extend(c.value for c in at.code)  # the Copy as CLI / Python blocks
+        texts.extend(m.value for m in [*at.markdown, *at.caption, *at.info, *at.warning])
+
+    with FakeLLMServer() as srv:
+        visit("judges.py")
+        at.selectbox(key="judges_provider").set_value("openai").run()
+        at.text_input(key="judges_model_openai").input("judge-x").run()
+        at.text_input(key="judges_base_url").input(srv.openai_url).run()
+        at.text_input(key="judges_api_key").input(OPENAI_KEY).run()
+        at.button(key="judges_run").click().run()
+        deadline = time.monotonic() + 60
+        while "judges_job" in at.session_state or "judges_judged" not in at.session_state:
+            assert time.monotonic() < deadline, "the judge run did not finish"
+            time.sleep(0.2)
+            at.run()
+        sent = " ".join(" ".join(c.headers.values()) for c in srv.calls)
+    assert OPENAI_KEY in sent  # the typed key did reach the judge
+    downloads = [at.session_state["judges_judged"].to_csv()]
+    at.button(key="judges_send").click().run()  # a table: the session is now saved
+    at.run()  # saved again with the password field's key in the session state
+    visit("judges_tools.py")
+    at.text_input(key="tools_key_openai").input(OPENAI_KEY).run()
+    for page, section in (("subgroups.py", "subgroups"), ("coverage.py", "coverage")):
+        visit(page)
+        at.button(key=f"report_add_{section}").click().run()
+    visit("report.py")
+    at.button(key="report_build").click().run()
+    assert not at.exception and not at.error
+    report, html_text = at.session_state["report_built"]
+    with zipfile.ZipFile(io.BytesIO(R.report_zip(report, html_text))) as zf:
+        zipped = [zf.read(n) for n in zf.namelist()]
+    assert any("python -m analysis" in t for t in texts)  # the CLI text was collected
+    files = _files(state) + _files(tmp_path.parent / tmp_path.name)
+    assert any(p.name == "session.yaml" for p in files) and any(
+        p.name == "table.parquet" for p in files) and any(p.name == "cache.sqlite" for p in files)
+    blobs = [p.read_bytes() for p in files] + zipped + [
+        html_text.encode(), json.dumps(at.session_state["report_sections"]).encode(),
+        "\n".join(texts).encode(), *(d.encode() for d in downloads)]
+    for key in (OPENAI_KEY, ANTHROPIC_KEY):
+        for blob in blobs:
+            assert key.encode() not in blob and key.encode("utf-16-le") not in blob
