@@ -57,16 +57,25 @@ def running_app(port: int, **env: str):
         proc.wait(timeout=20)
 
 
+#: Streamlit's own record of the script run on its root element (``rerunRequested``,
+#: ``running``, ``notRunning``, ...), set by the frontend the moment a widget asks for a rerun.
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]');
+}"""
+
+
 def settle(page, timeout: float = 90) -> None:
-    """Wait until the script run is over (Streamlit's running indicator is gone)."""
-    page.wait_for_timeout(150)
+    """Wait until the script run is over: the app's script state is ``notRunning`` (and the
+    running indicator is gone) twice in a row, 100 ms apart."""
+    page.wait_for_timeout(100)  # the click's rerun request reaches the frontend's state
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-            page.wait_for_timeout(150)
-            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-                return
+        page.wait_for_function(IDLE, timeout=max(1, deadline - time.monotonic()) * 1000)
         page.wait_for_timeout(100)
+        if page.evaluate(IDLE):
+            return
     raise AssertionError("the page kept running")
 
 
@@ -87,6 +96,11 @@ def visit(page, title: str) -> list[str]:
 
 
 def load_sample(page, title: str) -> None:
+    """Load the bundled sample called ``title`` on the Data page; waits until the page
+    names its file (the table is loaded)."""
+    from ui.data import SAMPLES
+
+    name = next(k for k, v in SAMPLES.items() if v["title"] == title)
     visit(page, "Data")
     page.get_by_text("Bundled sample", exact=True).click()
     settle(page)
@@ -97,3 +111,4 @@ def load_sample(page, title: str) -> None:
     if button.count():
         button.click()
         settle(page)
+    page.get_by_text(name).first.wait_for(timeout=60_000)

@@ -349,6 +349,7 @@ def _screenshot(page) -> None:
     load_sample(page, SAMPLES["ssqa_simulated.csv.gz"]["title"])
     assert visit(page, "Subgroups") == []
     _drawn(page, "subgroups_sunburst_chart")
-    page.get_by_role("heading", name="Sunburst").first.scroll_into_view_if_needed()
+    page.locator(".st-key-subgroups_sunburst_chart").evaluate(
+        "el => el.scrollIntoView({block: 'end'})")  # the whole sunburst in the viewport
     page.wait_for_timeout(500)  # the sunburst's transition
     page.screenshot(path=str(SCREENSHOT))
