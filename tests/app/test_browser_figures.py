@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.app.browsertools import CHROMIUM, FLAGS, load_sample, settle, visit
 
@@ -79,6 +78,8 @@ def _tags(page, key: str) -> list[str]:
 
 def _choose(page, key: str, option: str) -> None:
     """Pick ``option`` in the selectbox ``key`` and wait for the rerun."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     item = page.get_by_role("option", name=option, exact=True)
     for _ in range(3):  # a click during a redraw may not open the list
         page.locator(f'.st-key-{key} button[aria-label="Open"]').click()
