@@ -6,68 +6,17 @@ uploads without an exception box; then a reload that keeps the data.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from tests.app.browsertools import CHROMIUM, FLAGS, load_sample, settle, visit
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium"),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def running_app(port: int, **env: str):
-    """``streamlit run app.py`` on 127.0.0.1:``port``; yields its URL once healthy and
-    stops the server by its PID afterwards."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **env),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("the Streamlit server did not become healthy in 60 s")
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    state = str(tmp_path_factory.mktemp("sessions"))
-    with running_app(_free_port(), BIAS_WORKBENCH_STATE_DIR=state) as url:
-        yield url
 
 
 def test_open_upload_and_switch_page(app_url, tmp_path):
@@ -134,55 +83,13 @@ def _awkward_uploads(folder: Path) -> list[Path]:
     return paths
 
 
-def _settle(page, timeout: float = 90) -> None:
-    """Wait until the script run is over (Streamlit's running indicator is gone)."""
-    page.wait_for_timeout(150)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-            page.wait_for_timeout(150)
-            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-                return
-        page.wait_for_timeout(100)
-    raise AssertionError("the page kept running")
-
-
-def _visit(page, title: str) -> list[str]:
-    """Open a page from the sidebar; the problems seen on it (exception box, guard)."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title,
-                                                              exact=True).click()
-    heading = {"Factor importance": "Factor importance"}.get(title, title)
-    page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
-    _settle(page)
-    problems = []
-    if page.locator('[data-testid="stException"]').count():
-        problems.append(f"{title}: exception box")
-    if page.get_by_text("stopped on an unexpected error").count():
-        problems.append(f"{title}: " + page.locator('[data-testid="stAlert"]').first
-                        .inner_text()[:300])
-    return problems
-
-
-def _load_sample(page, title: str) -> None:
-    _visit(page, "Data")
-    page.get_by_text("Bundled sample", exact=True).click()
-    _settle(page)
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Sample").click()
-    page.get_by_role("option", name=title).click()
-    _settle(page)
-    button = page.get_by_role("button", name="Load this sample")
-    if button.count():
-        button.click()
-        _settle(page)
-
-
 def _upload(page, path: Path) -> None:
-    _visit(page, "Data")
+    visit(page, "Data")
     page.get_by_text("Upload a file", exact=True).click()
-    _settle(page)
+    settle(page)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
     page.get_by_text(path.name).last.wait_for(timeout=30_000)
-    _settle(page)
+    settle(page)
 
 
 def test_every_page_on_every_sample_and_awkward_upload_then_a_reload(app_url, tmp_path):
@@ -204,20 +111,20 @@ def test_every_page_on_every_sample_and_awkward_upload_then_a_reload(app_url, tm
         page.goto(app_url, wait_until="domcontentloaded")
         page.get_by_text("35,868").first.wait_for(timeout=60_000)
         for sample in SAMPLES.values():
-            _load_sample(page, sample["title"])
+            load_sample(page, sample["title"])
             problems += [f"{sample['title'][:30]}: {m}" for title in ANALYSIS_PAGES
-                         for m in _visit(page, title)]
-        problems += _visit(page, "Judges") + _visit(page, "Answers & agreement")
+                         for m in visit(page, title)]
+        problems += visit(page, "Judges") + visit(page, "Answers & agreement")
         for path in _awkward_uploads(tmp_path):
             _upload(page, path)
             problems += [f"{path.name}: {m}" for title in ANALYSIS_PAGES
-                         for m in _visit(page, title)]
+                         for m in visit(page, title)]
         # A reload keeps the last upload (the URL's ?sid= names its server-side copy).
-        _visit(page, "Subgroups")
+        visit(page, "Subgroups")
         assert "sid=" in page.url
         page.reload(wait_until="domcontentloaded")
         page.get_by_role("heading", name="Subgroups").first.wait_for(timeout=60_000)
-        _settle(page)
+        settle(page)
         page.get_by_text("output_names.csv").first.wait_for(timeout=30_000)
         assert page.get_by_text("could not be restored").count() == 0
         browser.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_browser_journey import CHROMIUM, FLAGS, running_app
+from tests.app.browsertools import CHROMIUM, FLAGS, running_app
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Our navigation, in order (app.py).
