@@ -353,17 +353,15 @@ class _Rows:
         return out
 
     def blocks(self, replicates: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
-        """``(first replicate, deviations)`` blocks of shape (block, rows), 0.0 / 1.0."""
+        """``(first replicate, deviations)`` blocks: a boolean array (block, active rows),
+        the replicate outcomes of the rows in ``self.active`` (table order)."""
         rng = np.random.default_rng(seed)
         idx = np.flatnonzero(self.active)
         width = self.samples.shape[1] if self.mode == "mean" else 1
         size = max(1, _BLOCK // max(len(idx) * width, 1))
         for start in range(0, replicates, size):
             c = min(size, replicates - start)
-            scores = self._scores(rng, idx, c)
-            dev = np.tile(self.deviation, (c, 1))
-            dev[:, idx] = (scores < self.threshold[idx]).astype(float)
-            yield start, dev
+            yield start, self._scores(rng, idx, c) < self.threshold[idx]
 
     def _scores(self, rng: np.random.Generator, idx: np.ndarray, c: int) -> np.ndarray:
         if self.mode == "confusion":
@@ -375,14 +373,16 @@ class _Rows:
             return out
         k = self.counts[idx]
         samples = self.samples[idx]
-        if self.mode == "single":
-            pick = np.floor(rng.random((c, len(idx))) * k).astype(np.int64)
-            return samples[np.arange(len(idx))[None, :], pick]
         width = samples.shape[1]
-        pick = np.floor(rng.random((c, len(idx), width)) * k[None, :, None]).astype(np.int64)
-        drawn = samples[np.arange(len(idx))[None, :, None], pick]
-        used = np.arange(width)[None, None, :] < k[None, :, None]
-        return np.where(used, drawn, 0.0).sum(axis=2) / k[None, :]
+        base = np.arange(len(idx)) * width  # position of each row's first sample
+        if self.mode == "single":
+            pick = (rng.random((c, len(idx))) * k).astype(np.int64)  # floor(U * K)
+            return samples.ravel()[pick + base]
+        pick = (rng.random((c, len(idx), width)) * k[None, :, None]).astype(np.int64)
+        drawn = samples.ravel()[pick + base[None, :, None]]
+        if not (k == width).all():  # rows with fewer samples: only their first K draws
+            drawn = np.where(np.arange(width)[None, None, :] < k[None, :, None], drawn, 0.0)
+        return drawn.sum(axis=2) / k[None, :]
 
 
 def replicate_deviations(results: pd.DataFrame, *, replicates: int = DEFAULT_REPLICATES,
@@ -399,7 +399,10 @@ def replicate_deviations(results: pd.DataFrame, *, replicates: int = DEFAULT_REP
     """
     _check_replicates(replicates)
     rows = _Rows(results, mode, threshold, confusion)
-    return np.concatenate([d for _, d in rows.blocks(replicates, seed)], axis=0)
+    out = np.tile(rows.deviation, (replicates, 1))
+    for start, dev in rows.blocks(replicates, seed):
+        out[start:start + len(dev), rows.active] = dev
+    return out
 
 
 def _check_replicates(replicates: int) -> None:
@@ -430,17 +433,19 @@ def _row_cells(frame: pd.DataFrame, keys: Sequence[str], n_cells: np.ndarray) ->
 def _cell_replicates(rows: _Rows, keys: Sequence[str], replicates: int, seed: int
                      ) -> tuple[pd.DataFrame, np.ndarray]:
     """The cell table over ``keys`` and the replicate deviations per cell (R x cells)."""
-    from scipy import sparse
-
     from analysis.cells import cell_table
 
     cells = cell_table(rows.frame, list(keys))
     inverse = _row_cells(rows.frame, keys, cells[N].to_numpy())
-    member = sparse.csr_matrix((np.ones(len(inverse)), (np.arange(len(inverse)), inverse)),
-                               shape=(len(inverse), len(cells)))
-    k = np.empty((replicates, len(cells)), dtype=np.int64)
+    fixed = ~rows.active  # their deviations are the same in every replicate
+    base = np.rint(np.bincount(inverse[fixed], weights=rows.deviation[fixed],
+                               minlength=len(cells))).astype(np.int64)
+    order = np.argsort(inverse[rows.active], kind="stable")
+    present, starts = np.unique(inverse[rows.active][order], return_index=True)
+    k = np.tile(base, (replicates, 1))
     for start, dev in rows.blocks(replicates, seed):
-        k[start:start + len(dev)] = np.rint(np.asarray((member.T @ dev.T).T))
+        k[start:start + len(dev), present] += np.add.reduceat(dev[:, order], starts, axis=1,
+                                                              dtype=np.int64)
     return cells, k
 
 
