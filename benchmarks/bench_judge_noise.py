@@ -35,26 +35,11 @@ from analysis.design import Design, Outcome, apply_design, make_factor  # noqa: 
 from analysis.subgroups import distinct_subgroups, subgroups  # noqa: E402
 
 
-def fourstage(k: int = 5, seed: int = 0) -> tuple[pd.DataFrame, Design]:
-    from judges import columns as C
-    from judges.to_results import to_results
+def fourstage() -> tuple[pd.DataFrame, Design]:
+    """The judged four-stage sample of the page tests (synthetic K = 5 samples)."""
+    from tests.app.test_judge_noise_page import judged_results
 
-    frame = pd.read_csv(ROOT / "sample_data" / "fourstage_illustrative.csv")
-    rng = np.random.default_rng(seed)
-    for m in C.METRICS:
-        frame[m] = np.nan
-    for stage, metrics in C.STAGE_METRICS.items():
-        for m in metrics:
-            rows = frame["stage"] == stage
-            frame.loc[rows, m] = 3.0
-    frame[C.JUDGE], frame[C.UNSCORED_REASON] = "synthetic:judge", ""
-    results, design = to_results(frame)
-    centre = np.where(results["model"] == "model-b", 2.4, 3.6)
-    samples = [np.clip(np.rint(c + rng.normal(0, 1, k)), 1, 5).astype(int).tolist()
-               for c in centre]
-    results["score_samples"] = [json.dumps(s) for s in samples]
-    results["score"] = [float(np.mean(s)) for s in samples]
-    results["deviation"] = (results["score"] < results["threshold"]).astype(float)
+    results, design = judged_results()
     return apply_design(results, design), design
 
 
