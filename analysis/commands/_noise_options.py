@@ -27,9 +27,13 @@ def add_noise_options(parser: argparse.ArgumentParser, *, seed: bool) -> None:
                        help="random seed (default 0)")
 
 
-def noise_settings(args: argparse.Namespace, design) -> dict:
+def noise_settings(args: argparse.Namespace, design, results) -> dict:
     """Keyword arguments of ``analysis.judge_noise`` from the options."""
-    from analysis.judge_noise import threshold_of
+    from analysis.judge_noise import JudgeNoiseError, threshold_of
+
+    if results.attrs.get("engine"):
+        raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
+                              "needs the rows: add --engine pandas.")
 
     return {"replicates": args.judge_noise, "mode": args.noise_mode, "seed": args.seed,
             "threshold": threshold_of(design)}

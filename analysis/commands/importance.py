@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> None:
             interactions=args.interaction, on_separation=args.on_separation, alpha=args.alpha,
             adjust=args.adjust, confidence=args.confidence,
             cluster=args.cluster or design.cluster, gee=args.gee,
-            **noise_settings(args, design))
+            **noise_settings(args, design, results))
         noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:
         from analysis.export import write_figure

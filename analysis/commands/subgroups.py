@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> None:
         table = subgroup_noise(results, factors, max_level=args.level, test=args.test,
                                confidence=args.confidence, min_n=args.min_n,
                                min_expected=args.min_expected, table=table,
-                               **noise_settings(args, design))
+                               **noise_settings(args, design, results))
         noise = noise_payload(table, SUBGROUP, "log_disparity", "p_adjusted")
     rows = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
