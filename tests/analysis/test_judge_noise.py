@@ -257,3 +257,26 @@ def test_cli_without_samples_exits_2(tmp_path, capsys):
     assert main(["subgroups", str(path), "--design", str(design), "--judge-noise", "10",
                  "--noise-mode", "confusion"]) == 2
     assert "needs human labels" in capsys.readouterr().err
+
+
+def test_cli_confusion_mode_reports_the_matrix(tmp_path, capsys):
+    """Whole judge scores and human labels that always agree with them: every replicate is
+    the original table."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"arm": np.repeat(["a", "b"], 200), "null": rng.choice(["x", "y"], 400)})
+    low = rng.random(400) < np.where(frame["arm"] == "a", 0.7, 0.2)
+    table = results_table(frame, [[2] if x else [4] for x in low])
+    table["human_ics"] = np.where(np.arange(len(table)) % 3 == 0, table["score"], np.nan)
+    path, design = tmp_path / "results.csv", tmp_path / "results.design.yaml"
+    table.to_csv(path, index=False)
+    design_of(table, ["arm", "null"]).save(design)
+    out = run_json(capsys, "subgroups", path, "--design", design, "--level", "1",
+                   "--judge-noise", 20, "--noise-mode", "confusion")
+    settings = out["judge_noise"]["settings"]
+    assert settings["confusion"]["ics"]["n_labelled"] == len(range(0, 400, 3))
+    counts = np.array(settings["confusion"]["ics"]["counts"])
+    assert (counts == np.diag(np.diag(counts))).all()  # only agreement was labelled
+    rows = {r["subgroup"]: r for r in out["judge_noise"]["rows"]}
+    assert all(r["same_sign"] == 1.0 for r in rows.values())
+    assert all(r["survives"] == float(r["p_adjusted"] < 0.05) for r in rows.values())
+    assert rows["arm = a"]["survives"] == 1.0

@@ -94,3 +94,26 @@ def test_importance_page_shows_survival_columns():
     (term,) = [t for t in terms.index if t.startswith("model[")]
     assert terms.loc[term, SURVIVES] > 0.5
     assert "significant terms keep their sign and significance" in shown(at.info[0].value)
+
+
+def test_judge_noise_is_cached_across_other_widgets(monkeypatch):
+    import ui.judge_noise
+
+    calls = []
+    real = ui.judge_noise.subgroup_noise
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ui.judge_noise, "subgroup_noise", counting)
+    results, design = judged_results(seed=7)  # data of its own: nothing cached yet
+    at = page_test("subgroups.py", frame=results, design=design).run()
+    at.checkbox(key="subgroups_noise").check().run()
+    assert not at.exception and not at.error and len(calls) == 1
+    at.radio(key="subgroups_sizes").set_value("equal").run()
+    at.checkbox(key="subgroups_show_hide_small").check().run()
+    assert not at.exception and len(calls) == 1
+    assert SURVIVES in at.dataframe[0].value.columns
+    at.select_slider(key="subgroups_noise_r").set_value(50).run()
+    assert len(calls) == 2
