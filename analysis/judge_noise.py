@@ -61,6 +61,9 @@ from analysis.columns import (
     DEVIATIONS,
     DUPLICATE_OF,
     LOG_DISPARITY,
+    NOISE_SAME_SIGN,
+    NOISE_SIGNIFICANT,
+    NOISE_SURVIVES,
     P_ADJUSTED,
     P_VALUE,
     SUBGROUP,
@@ -83,9 +86,7 @@ METRIC = "metric"
 #: How human label columns are named (as ``judges.agreement.HUMAN_PATTERNS``).
 HUMAN_PATTERNS: tuple[str, ...] = ("human_{}", "{}_human")
 #: Columns added to the subgroup / term table.
-SAME_SIGN = "noise_same_sign"
-SIGNIFICANT = "noise_significant"
-SURVIVES = "noise_survives"
+SAME_SIGN, SIGNIFICANT, SURVIVES = NOISE_SAME_SIGN, NOISE_SIGNIFICANT, NOISE_SURVIVES
 NOISE_COLUMNS: tuple[str, ...] = (SAME_SIGN, SIGNIFICANT, SURVIVES)
 DEFAULT_REPLICATES = 200
 #: A conclusion counts as robust when it survives in at least this share of replicates.
