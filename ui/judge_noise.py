@@ -6,7 +6,8 @@ replicates are cached (keyed by the data, the design, the analysis settings and 
 settings), so other widgets never recompute them.
 
 Session-state keys: ``<prefix>_noise``, ``<prefix>_noise_r``, ``<prefix>_noise_mode``
-(prefix ``subgroups`` or ``importance``).
+(prefix ``subgroups`` or ``importance``) and ``subgroups_noise_alpha`` (importance uses
+the fit's significance level).
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ COLUMN_CONFIG = {
 REPLICATES = [50, 100, 200, 500, 1000]
 
 
-def noise_options(results: pd.DataFrame, prefix: str) -> dict | None:
-    """The judge-noise expander (checkbox, replicates, mode); None when off or when the
-    table has neither score samples nor human labels."""
+def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) -> dict | None:
+    """The judge-noise expander (checkbox, replicates, mode, and with ``alpha`` the level
+    of the adjusted p-value); None when off or when the table has neither score samples
+    nor human labels."""
     modes = available_modes(results)
     if not modes:
         return None
@@ -57,12 +59,18 @@ def noise_options(results: pd.DataFrame, prefix: str) -> dict | None:
                    "settings on every replicate and counts how often each conclusion keeps "
                    "its sign and significance. Seeded (seed 0).")
         on = st.checkbox("Compute judge-noise survival", key=f"{prefix}_noise")
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns([2, 3, 2]) if alpha else (*st.columns(2), None)
         replicates = c1.select_slider("Replicates", REPLICATES, value=200,
                                       key=f"{prefix}_noise_r")
         mode = c2.radio("Redraw each score as", modes, format_func=MODE_LABELS.get,
                         key=f"{prefix}_noise_mode")
-    return {"replicates": int(replicates), "mode": mode, "seed": 0} if on else None
+        level = (c3.select_slider("Significant: adjusted p <", [0.001, 0.01, 0.05, 0.1],
+                                  value=0.05, key=f"{prefix}_noise_alpha")
+                 if c3 is not None else None)
+    if not on:
+        return None
+    return {"replicates": int(replicates), "mode": mode, "seed": 0,
+            **({"alpha": float(level)} if level is not None else {})}
 
 
 def _rows(results: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -82,7 +90,7 @@ def with_subgroup_noise(table: pd.DataFrame, results: pd.DataFrame, design: Desi
                         min_n: int) -> pd.DataFrame:
     """The distinct subgroup table with the survival columns when asked for (and the
     sentence that sums them up)."""
-    settings = noise_options(results, "subgroups")
+    settings = noise_options(results, "subgroups", alpha=True)
     if settings is None:
         return table
     try:

@@ -1,5 +1,6 @@
-"""``--judge-noise R``, ``--noise-mode``, ``--noise-alpha``: shared by subgroups and
-importance (not a subcommand). See ``analysis/judge_noise.py`` and ``docs/judge_noise.md``."""
+"""``--judge-noise R``, ``--noise-mode`` (and ``--noise-alpha`` for subgroups, whose
+tests have no alpha of their own): shared by subgroups and importance (not a
+subcommand). See ``analysis/judge_noise.py`` and ``docs/judge_noise.md``."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import argparse
 _MODES = ("mean", "single", "confusion")
 
 
-def add_noise_options(parser: argparse.ArgumentParser, *, seed: bool) -> None:
-    """The judge-noise options; ``seed`` adds ``--seed`` (when the command has none yet)."""
+def add_noise_options(parser: argparse.ArgumentParser, *, seed: bool, alpha: bool) -> None:
+    """The judge-noise options; ``seed`` adds ``--seed`` and ``alpha`` ``--noise-alpha``
+    (when the command has none of its own)."""
     from analysis import cli as cli_types
 
     g = parser.add_argument_group("judge noise (results tables of a judge run with --samples K)")
@@ -22,6 +24,10 @@ def add_noise_options(parser: argparse.ArgumentParser, *, seed: bool) -> None:
                    help="mean: resample the K samples and average (default); single: one "
                         "sample (a one-call judge); confusion: a score from P(human | judge) "
                         "estimated on the rows with human_<metric> labels")
+    if alpha:
+        g.add_argument("--noise-alpha", type=cli_types.PROBABILITY, default=0.05,
+                       help="a subgroup counts as significant in a replicate when its "
+                            "Benjamini-Hochberg adjusted p-value is below this (default 0.05)")
     if seed:
         g.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
                        help="random seed (default 0)")
@@ -35,8 +41,11 @@ def noise_settings(args: argparse.Namespace, design, results) -> dict:
         raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
                               "needs the rows: add --engine pandas.")
 
-    return {"replicates": args.judge_noise, "mode": args.noise_mode, "seed": args.seed,
-            "threshold": threshold_of(design)}
+    out = {"replicates": args.judge_noise, "mode": args.noise_mode, "seed": args.seed,
+           "threshold": threshold_of(design)}
+    if getattr(args, "noise_alpha", None) is not None:
+        out["alpha"] = args.noise_alpha
+    return out
 
 
 def noise_payload(table, label: str, estimate: str, q_column: str) -> dict:

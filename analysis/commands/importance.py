@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--figure shows only terms with p <= this")
     from analysis.commands._noise_options import add_noise_options
 
-    add_noise_options(p, seed=True)
+    add_noise_options(p, seed=True, alpha=False)  # --alpha is the fit's
     p.set_defaults(func=run)
 
 

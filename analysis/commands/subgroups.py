@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_bootstrap_options(p, n_boot=1000)
     from analysis.commands._noise_options import add_noise_options
 
-    add_noise_options(p, seed=False)  # --seed is the bootstrap group's
+    add_noise_options(p, seed=False, alpha=True)  # --seed is the bootstrap group's
     g = p.add_argument_group("power")
     g.add_argument("--power", type=float, metavar="P",
                    help="add mde_log_disparity: the smallest |LD| each subgroup detects with "

@@ -238,7 +238,12 @@ def test_cli_subgroups_and_importance_json_have_judge_noise(tmp_path, capsys):
     assert len(noise["rows"]) == out["settings"]["n_distinct"] == 4
     row = next(r for r in noise["rows"] if r["subgroup"] == "arm = a")
     assert row["survives"] == 1.0 and row["log_disparity"] > 1
-    assert "of 60 replicates" in noise["summary"]
+    assert "of 60 replicates" in noise["summary"] and noise["settings"]["alpha"] == 0.05
+    strict = run_json(capsys, "subgroups", path, "--design", design, "--level", "1",
+                      "--judge-noise", 60, "--noise-mode", "single", "--seed", 3,
+                      "--noise-alpha", 1e-300)
+    assert strict["judge_noise"]["settings"]["alpha"] == 1e-300
+    assert all(r["significant"] == 0 for r in strict["judge_noise"]["rows"])
     assert {"noise_same_sign", "noise_survives"} <= set(out["subgroups"][0])
     imp = run_json(capsys, "importance", path, "--design", design, "--judge-noise", 40)
     terms = {r["term"]: r for r in imp["judge_noise"]["rows"]}
