@@ -53,6 +53,10 @@ BOOT_CI_HIGH = "boot_ci_high"
 BOOT_SE = "boot_se"
 ESTIMATE = "estimate"
 N_BOOT = "n_boot"
+# ... judge noise (analysis/judge_noise.py): shares of the replicates
+NOISE_SAME_SIGN = "noise_same_sign"
+NOISE_SIGNIFICANT = "noise_significant"
+NOISE_SURVIVES = "noise_survives"
 TEST = "test"
 DUPLICATE_OF = "duplicate_of"
 SAME_ROWS_AS = "same_rows_as"
@@ -176,6 +180,7 @@ BESIDE_FACTORS: frozenset[str] = frozenset({
     N_CATEGORIES, N_COHORTS, SD_PERCENT, MIN_PERCENT, MAX_PERCENT, NOTE, STATISTIC, DF,
     METHOD, N_RESAMPLES, MIN_EXPECTED_COUNT, SHARE_EXPECTED_BELOW_5, CRAMERS_V,
     MDE_LOG_DISPARITY, DETECTABLE, BOOT_CI_LOW, BOOT_CI_HIGH, BOOT_SE, ESTIMATE, N_BOOT,
+    NOISE_SAME_SIGN, NOISE_SIGNIFICANT, NOISE_SURVIVES,
 })
 
 # BBQ's bias scores (analysis/bbq_scores.py, analysis/importers/bbq.py); also MODEL, INPUT_FORMAT

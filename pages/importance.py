@@ -18,6 +18,8 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
+from ui.judge_noise import with_term_noise
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_importance
@@ -80,12 +82,14 @@ figure_downloads(fig, "factor_importance", key="importance_figure")
 add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p})
 
 st.subheader("Coefficients")
+terms = with_term_noise(fit, results, design, where, options)
 counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()
 st.caption(f"{counts.get('risk', 0)} risk and {counts.get('protective', 0)} protective values "
            f"at {p_column} < {fit.alpha:g}. p-values are per term and not adjusted for "
            "multiple testing; 'p (BH)' is the Benjamini-Hochberg adjustment over the terms.")
-st.dataframe(fit.terms, hide_index=True, column_config=COLUMN_CONFIG, key="importance_table")
-table_download(fit.terms, "factor_importance", key="importance_terms")
+st.dataframe(terms, hide_index=True, column_config=COLUMN_CONFIG | NOISE_COLUMNS,
+             key="importance_table")
+table_download(terms, "factor_importance", key="importance_terms")
 
 st.subheader("Likelihood-ratio test per factor")
 st.caption("Each factor removed together with every interaction that contains it; the model "

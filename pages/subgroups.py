@@ -13,6 +13,8 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
+from ui.judge_noise import with_subgroup_noise
 from ui.navigation import route_first_visit
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
@@ -82,6 +84,7 @@ sizes = st.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_
 full, grey = with_power(full, int(cells[N].sum()))
 full = with_bootstrap(full, results, design, factors, where, level)
 table = distinct_subgroups(full)  # again, now with the power / bootstrap columns
+table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
 fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes)
 st.plotly_chart(fig, key="subgroups_sunburst_chart")
 figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
@@ -93,7 +96,7 @@ st.caption(f"Click a column header to sort. Adjusted p: Benjamini-Hochberg acros
            + (f" {len(full) - len(table)} subgroups have exactly the rows of another one and "
               "are listed once (same_rows_as names them)." if len(full) > len(table) else ""))
 shown = value_filter(table, factors, key="subgroups_show")
-st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS,
+st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS,
              key="subgroups_table",
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")

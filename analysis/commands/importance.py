@@ -3,9 +3,10 @@
 Treatment coding against each factor's reference (``--reference f=VALUE``, default the
 design's), on the rows kept by ``--where`` / left by ``--exclude``; ``--interaction a:b``
 adds a two-factor interaction; ``--cluster COL`` (or the design's cluster) makes the
-standard errors cluster-robust, ``--gee`` fits a GEE. ``--json`` prints one object per
-term. Refusals (aliased factors, separation, ...) exit with status 2 and say which
-options would fix them.
+standard errors cluster-robust, ``--gee`` fits a GEE. ``--judge-noise R`` refits on R
+redraws of the judge's scores and reports how often each term keeps its sign and
+significance. ``--json`` prints one object per term. Refusals (aliased factors,
+separation, ...) exit with status 2 and say which options would fix them.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="x axis of --figure (default odds_ratio)")
     p.add_argument("--max-p", type=cli_types.UNIT_INTERVAL,
                    help="--figure shows only terms with p <= this")
+    from analysis.commands._noise_options import add_noise_options
+
+    add_noise_options(p, seed=True, alpha=False)  # --alpha is the fit's
     p.set_defaults(func=run)
 
 
@@ -101,6 +105,18 @@ def run(args: argparse.Namespace) -> None:
         hints = "\n".join(_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
+    terms, noise = fit.terms, None
+    if args.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
+        from analysis.commands._noise_options import noise_payload, noise_settings
+        from analysis.judge_noise import importance_noise
+
+        terms = importance_noise(
+            results, design, fit=fit, factors=design.names, exclude=exclude,
+            interactions=args.interaction, on_separation=args.on_separation, alpha=args.alpha,
+            adjust=args.adjust, confidence=args.confidence,
+            cluster=args.cluster or design.cluster, gee=args.gee,
+            **noise_settings(args, design, results))
+        noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.importance import importance_figure
@@ -116,8 +132,11 @@ def run(args: argparse.Namespace) -> None:
         settings.update({"where": args.where, "exclude": args.exclude,
                          "on_separation": args.on_separation,
                          "n_missing_outcome": counts.get("n_missing_outcome", 0)})
-        emit(args, {"terms": fit.terms, "tests": fit.factor_tests, "notes": list(fit.notes),
-                     "settings": settings}, fit.terms)
+        payload = {"terms": terms, "tests": fit.factor_tests, "notes": list(fit.notes),
+                   "settings": settings}
+        if noise is not None:
+            payload["judge_noise"] = noise
+        emit(args, payload, terms)
         return
     if counts.get("n_missing_outcome"):
         print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
@@ -134,7 +153,8 @@ def run(args: argparse.Namespace) -> None:
                CI_LOW, CI_HIGH, EFFECT]
     if DESIGN_EFFECT in fit.terms:
         columns.insert(5, DESIGN_EFFECT)
-    shown = fit.terms[columns]
+    columns += [c for c in terms.columns if c.startswith("noise_")]
+    shown = terms[columns]
     print()
     with pd.option_context("display.max_rows", 500, "display.width", 200,
                            "display.max_columns", 20):
@@ -146,7 +166,9 @@ def run(args: argparse.Namespace) -> None:
           f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")
     for note in fit.notes:
         print(f"Note: {note}")
+    if noise is not None:
+        print(f"Judge noise: {noise['summary']}")
     if args.out:  # the full table, as with --json
         from analysis.safe_write import write_table
 
-        write_table(fit.terms, args.out)
+        write_table(terms, args.out)

@@ -4,10 +4,13 @@
 intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
 clusters when a cluster is named (or set in the design). ``--power P [--effect LD]`` adds
 the minimum detectable |LD| per subgroup (and whether it is at most LD; the figure then
-greys out the others).
+greys out the others). ``--judge-noise R [--noise-mode mean|single|confusion]`` redraws
+the judge's scores of a judged results table R times and adds ``noise_same_sign``,
+``noise_significant`` and ``noise_survives`` (``analysis/judge_noise.py``).
 ``--json`` prints ``{"subgroups": [...], "settings": {...}}``: one object per distinct
 subgroup (subgroups with the same rows reported once, the others named in
-``same_rows_as``), and the options with the rows analysed and left out.
+``same_rows_as``), and the options with the rows analysed and left out; with
+``--judge-noise``, also ``"judge_noise": {"settings", "summary", "rows"}``.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.commands._bootstrap_options import add_bootstrap_options
 
     add_bootstrap_options(p, n_boot=1000)
+    from analysis.commands._noise_options import add_noise_options
+
+    add_noise_options(p, seed=False, alpha=True)  # --seed is the bootstrap group's
     g = p.add_argument_group("power")
     g.add_argument("--power", type=float, metavar="P",
                    help="add mde_log_disparity: the smallest |LD| each subgroup detects with "
@@ -92,6 +98,16 @@ def run(args: argparse.Namespace) -> None:
                                      grey_undetectable=args.effect is not None
                                      and args.power is not None), args.figure)
     table = distinct_subgroups(full)
+    noise = None
+    if args.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
+        from analysis.commands._noise_options import noise_payload, noise_settings
+        from analysis.judge_noise import subgroup_noise
+
+        table = subgroup_noise(results, factors, max_level=args.level, test=args.test,
+                               confidence=args.confidence, min_n=args.min_n,
+                               min_expected=args.min_expected, table=table,
+                               **noise_settings(args, design, results))
+        noise = noise_payload(table, SUBGROUP, "log_disparity", "p_adjusted")
     rows = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
         rows[f] = rows[f].astype(object).where(rows[f].notna(), None)
@@ -100,8 +116,13 @@ def run(args: argparse.Namespace) -> None:
                 "min_expected": args.min_expected, "where": args.where,
                 "exclude": args.exclude, "renamed": renamed, **counts,
                 "n_subgroups": len(full), "n_distinct": len(table)}
-    emit(args, {"subgroups": rows, "settings": settings}, table)
+    payload = {"subgroups": rows, "settings": settings}
+    if noise is not None:
+        payload["judge_noise"] = noise
+    emit(args, payload, table)
     if not args.json:
+        if noise is not None:
+            print(noise["summary"])
         if counts.get("n_missing_outcome"):
             print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
         if len(full) > len(table):

@@ -1,0 +1,137 @@
+"""Judge-noise widgets of the Subgroups and Factor importance pages (``analysis/judge_noise.py``).
+
+Shown only when the active results table can be resampled: it has ``score_samples`` (a
+judged file sent to the analyses after ``--samples K``) or human label columns. The
+replicates are cached (keyed by the data, the design, the analysis settings and the noise
+settings), so other widgets never recompute them.
+
+Session-state keys: ``<prefix>_noise``, ``<prefix>_noise_r``, ``<prefix>_noise_mode``
+(prefix ``subgroups`` or ``importance``) and ``subgroups_noise_alpha`` (importance uses
+the fit's significance level).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.cells import filter_rows
+from analysis.columns import SUBGROUP
+from analysis.design import Design
+from analysis.errors import AnalysisError
+from analysis.judge_noise import (
+    MODE_LABELS,
+    NOISE_COLUMNS,
+    SAME_SIGN,
+    SIGNIFICANT,
+    SURVIVES,
+    available_modes,
+    importance_noise,
+    subgroup_noise,
+    survival_sentence,
+    threshold_of,
+)
+from ui.widgets import md
+
+_NUM = st.column_config.NumberColumn
+COLUMN_CONFIG = {
+    SAME_SIGN: _NUM("noise: same sign", format="%.2f",
+                    help="Share of judge-noise replicates with the original sign"),
+    SIGNIFICANT: _NUM("noise: significant", format="%.2f",
+                      help="Share of replicates where it is significant (same test, same "
+                           "adjustment, same alpha)"),
+    SURVIVES: _NUM("noise: survives", format="%.2f",
+                   help="Share of replicates with the original sign and significant"),
+}
+REPLICATES = [50, 100, 200, 500, 1000]
+
+
+def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) -> dict | None:
+    """The judge-noise expander (checkbox, replicates, mode, and with ``alpha`` the level
+    of the adjusted p-value); None when off or when the table has neither score samples
+    nor human labels."""
+    modes = available_modes(results)
+    if not modes:
+        return None
+    with st.expander("Judge noise: do the conclusions survive re-judging?", expanded=False):
+        st.caption("Redraws the judge's scores (from its K samples per row, or from the "
+                   "judge-human confusion matrix), reruns this analysis with the same "
+                   "settings on every replicate and counts how often each conclusion keeps "
+                   "its sign and significance. Seeded (seed 0).")
+        on = st.checkbox("Compute judge-noise survival", key=f"{prefix}_noise")
+        c1, c2, c3 = st.columns([2, 3, 2]) if alpha else (*st.columns(2), None)
+        replicates = c1.select_slider("Replicates", REPLICATES, value=200,
+                                      key=f"{prefix}_noise_r")
+        mode = c2.radio("Redraw each score as", modes, format_func=MODE_LABELS.get,
+                        key=f"{prefix}_noise_mode")
+        level = (c3.select_slider("Significant: adjusted p <", [0.001, 0.01, 0.05, 0.1],
+                                  value=0.05, key=f"{prefix}_noise_alpha")
+                 if c3 is not None else None)
+    if not on:
+        return None
+    return {"replicates": int(replicates), "mode": mode, "seed": 0,
+            **({"alpha": float(level)} if level is not None else {})}
+
+
+def _rows(results: pd.DataFrame, where: dict) -> pd.DataFrame:
+    return filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Redrawing the judge's scores...")
+def _subgroups(token: str, design_json: str, factors: tuple[str, ...], where: str, level: int,
+               test: str, min_n: int, settings: str, _rows: pd.DataFrame, _threshold,
+               _settings: dict) -> pd.DataFrame:
+    return subgroup_noise(_rows, list(factors), max_level=level, test=test, min_n=min_n,
+                          threshold=_threshold, **_settings)
+
+
+def with_subgroup_noise(table: pd.DataFrame, results: pd.DataFrame, design: Design,
+                        factors: list[str], where: dict, level: int, test: str,
+                        min_n: int) -> pd.DataFrame:
+    """The distinct subgroup table with the survival columns when asked for (and the
+    sentence that sums them up)."""
+    settings = noise_options(results, "subgroups", alpha=True)
+    if settings is None:
+        return table
+    try:
+        noise = _subgroups(st.session_state["results_token"], design.to_json(), tuple(factors),
+                           repr(sorted(where.items())), int(level), test, int(min_n),
+                           repr(sorted(settings.items())), _rows(results, where),
+                           threshold_of(design), settings)
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        return table
+    st.info(survival_sentence(noise, what="subgroups"))
+    by_label = noise.set_index(SUBGROUP)
+    out = table.copy()
+    for col in NOISE_COLUMNS:
+        out[col] = out[SUBGROUP].map(by_label[col]).to_numpy(dtype=float)
+    return out
+
+
+@st.cache_resource(max_entries=8, show_spinner="Refitting on redrawn judge scores...")
+def _terms(token: str, design_json: str, where: str, options: str, settings: str,
+           _results: pd.DataFrame, _design: Design, _fit, _where: dict, _options: dict,
+           _settings: dict) -> pd.DataFrame:
+    return importance_noise(_results, _design, fit=_fit, where=_where,
+                            threshold=threshold_of(_design), **_options, **_settings)
+
+
+def with_term_noise(fit, results: pd.DataFrame, design: Design, where: dict,
+                    options: dict) -> pd.DataFrame:
+    """The terms table of ``fit`` with the survival columns when asked for."""
+    settings = noise_options(results, "importance")
+    if settings is None:
+        return fit.terms
+    where = {k: v for k, v in (where or {}).items() if v}
+    try:
+        terms = _terms(st.session_state["results_token"], design.to_json(),
+                       repr(sorted(where.items())), repr(sorted(options.items())),
+                       repr(sorted(settings.items())), results, design, fit, where, options,
+                       settings)
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        return fit.terms
+    st.info(survival_sentence(terms, what="terms"))
+    return terms
+
