@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> None:
                                demographic_col=args.demographic_col)
     payload.update(capsules)
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
+    payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)
     emit(args, payload, wide)
     if not args.json:
         print("\nSD of the category percentages within each cohort:")
