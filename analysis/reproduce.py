@@ -225,12 +225,26 @@ def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = N
     return View("index", cli, tuple(imports), tuple(body))
 
 
+def categories_text(categories: Sequence[str] | None) -> str | list | None:
+    """``--categories`` of the cohorts command: the comma list, or a JSON list when a
+    value has a comma, leading / trailing spaces, is empty or starts with ``[``."""
+    if not categories:
+        return None
+    values = [str(c) for c in categories]
+    if any("," in v or v != v.strip() or not v or v.startswith("[") for v in values):
+        import json
+
+        return json.dumps(values, ensure_ascii=False)
+    return values
+
+
 def cohorts_view(opts: Mapping[str, Any]) -> View:
     """Cohorts: category, cohort, facets, categories, renormalise and the test's settings."""
     cat, coh, by = opts["category"], opts["cohort"], opts.get("by")
     renormalise = bool(opts.get("renormalise"))
     cli = (("category", cat), ("cohort", coh), ("by", by),
-           ("categories", opts.get("categories")), ("renormalise", renormalise),
+           ("categories", categories_text(opts.get("categories"))),
+           ("renormalise", renormalise),
            ("method", opts.get("method")), ("seed", opts.get("random_state")))
     return View("cohorts", cli, ("from analysis.distribution import category_distribution, "
                                  "homogeneity_test",),

@@ -110,3 +110,26 @@ def test_report_section():
     check_wide(tables["cohorts_percentages"], ["prompt"])
     legend = {t.name for t in sec.figures[0][1].data}
     assert {'""', '" A"', "A", "a", "model", "n"} <= legend
+
+
+def test_categories_as_a_json_list(tmp_path, capsys):
+    """Values with a comma, surrounding spaces or empty cannot travel in a comma list:
+    --categories takes a JSON list verbatim (the page's Copy as CLI writes one)."""
+    from analysis.commands.cohorts import categories_option
+    from analysis.reproduce import categories_text
+
+    assert categories_text(["a", "b"]) == ["a", "b"]
+    assert categories_text(["", " A", "x, y"]) == '["", " A", "x, y"]'
+    assert categories_option('["", " A", "x, y"]') == ["", " A", "x, y"]
+    assert categories_option(" a, b ") == ["a", "b"]
+    path = tmp_path / "clash.parquet"
+    clashing_frame().to_parquet(path)
+    assert main(["cohorts", str(path), "--category", "answer", "--cohort", "model",
+                 "--categories", '["", " A", "model"]', "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = {(r["model"], r["answer"]): r["percent"] for r in out["distribution"]}
+    assert got == {("m1", ""): 20.0, ("m1", " A"): 0.0, ("m1", "model"): 40.0,
+                   ("m2", ""): 0.0, ("m2", " A"): 20.0, ("m2", "model"): 0.0}
+    assert main(["cohorts", str(path), "--category", "answer", "--cohort", "model",
+                 "--categories", '["", 1]']) == 2
+    assert "JSON list must hold strings" in capsys.readouterr().err

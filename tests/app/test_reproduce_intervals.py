@@ -212,3 +212,23 @@ def test_importance_without_the_designs_cluster(tmp_path):
     page = next(d.value for d in at.dataframe if "std_err" in d.value.columns)
     page = page.set_index("term")
     np.testing.assert_allclose(terms.loc[page.index, "std_err"], page["std_err"], rtol=1e-9)
+
+
+def test_cohorts_with_clashing_categories(tmp_path):
+    """The clash table of tests/analysis/test_cohort_name_clashes.py on the page: the
+    copied command (categories as a JSON list: "" and " A" survive) prints the page's
+    wide table."""
+    from analysis.design import Design, make_factor
+    from tests.analysis.test_cohort_name_clashes import check_wide, clashing_frame
+
+    frame = clashing_frame()
+    frame.to_parquet(tmp_path / "clash.parquet")
+    design = Design((make_factor(frame, "model", kind="model"),
+                     make_factor(frame, "prompt", kind="domain")))
+    at = page_test("cohorts.py", frame=frame, design=design, name="clash.parquet").run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--categories '" + '["model", "n", "", "A", " A"' in cli
+    out = _cli(cli, tmp_path, design)
+    check_wide(pd.DataFrame(out["percentages"]), ["prompt"])
+    check_wide(at.dataframe[0].value, ["prompt"])
