@@ -110,6 +110,11 @@ def test_report_section():
     check_wide(tables["cohorts_percentages"], ["prompt"])
     legend = {t.name for t in sec.figures[0][1].data}
     assert {'""', '" A"', "A", "a", "model", "n"} <= legend
+    from analysis.report import build_report, report_html
+
+    html_text = report_html(build_report(frame, design, [("cohorts", {
+        "category": "answer", "cohort": "model", "by": ["prompt"], "method": "chi2"})]))
+    assert "<th>answer=model</th>" in html_text and '<th>answer=" A"</th>' in html_text
 
 
 def test_categories_as_a_json_list(tmp_path, capsys):
@@ -133,3 +138,26 @@ def test_categories_as_a_json_list(tmp_path, capsys):
     assert main(["cohorts", str(path), "--category", "answer", "--cohort", "model",
                  "--categories", '["", 1]']) == 2
     assert "JSON list must hold strings" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("by", [[], ["prompt"]])
+def test_capsules_with_subcategories_named_like_columns(by, tmp_path, capsys):
+    """Time capsules: subcategories 'model' (the cohort), 'n', 'prompt' (a by factor)."""
+    from analysis import capsules as cp
+
+    dist = cp.capsule_distribution(clashing_frame(), "answer", "model",
+                                   demographics="g=model,n,A,prompt", by=by)
+    got = {(str(r["model"]), str(r["answer"])): (r[PERCENT], r["n_other"])
+           for r in dist.to_dict(orient="records")}
+    # m1: model 2, n 1, A 1 of 5 ('' is in no subcategory); m2: prompt 1 of 5
+    assert got == {("m1", "model"): (40.0, 1), ("m1", "n"): (20.0, 1), ("m1", "A"): (20.0, 1),
+                   ("m1", "prompt"): (0.0, 1), ("m2", "model"): (0.0, 4),
+                   ("m2", "n"): (0.0, 4), ("m2", "A"): (0.0, 4), ("m2", "prompt"): (20.0, 4)}
+    path = tmp_path / "clash.parquet"
+    clashing_frame().to_parquet(path)
+    assert main(["cohorts", str(path), "--category", "answer", "--cohort", "model",
+                 "--by", ",".join(by), "--demographics", "g=model,n,A,prompt", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    table = pd.DataFrame(out["capsule_table"]).set_index("model")
+    col = " / ".join(["g", *(["p1"] if by else []), "model"])
+    assert table.loc["m1", col] == 40.0 and table.loc["m2", col] == 0.0
