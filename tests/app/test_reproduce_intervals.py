@@ -95,6 +95,7 @@ def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
     assert ("--ci bootstrap --no-cluster --n-boot 100 --seed 0 --power 0.9 --effect 0.5"
             in cli)
     assert "cluster=None, n_boot=100, seed=0" in code
+    compile(code, "copied.py", "exec")
     out = _cli(cli, tmp_path, design)
     page = at.dataframe[0].value
     assert {BOOT_CI_LOW, BOOT_CI_HIGH, MDE_LOG_DISPARITY} <= set(page.columns)
@@ -122,6 +123,14 @@ def test_ecdf_cluster_bootstrap(tmp_path):
     assert "--ci bootstrap --cluster template --n-boot 200 --seed 0" in cli
     assert "bootstrap_ecdf(results, factors, by=by" in code
     out = _cli(cli, tmp_path)
+    # the Python snippet's last print is the intervals table
+    script = code.replace("print(bootstrap_ecdf(", "boot = (bootstrap_ecdf(") + (
+        "\nprint(repr(float(boot['boot_ci_low'].sum())))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.strip().splitlines()[-1]) == pytest.approx(
+        _intervals(at)[BOOT_CI_LOW].sum(), rel=1e-12)
     assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 200, "seed": 0}
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
     page = _intervals(at)
