@@ -41,6 +41,17 @@ def _cli(command: str, cwd, design=None) -> dict:
     return json.loads(done.stdout)
 
 
+def _snippet_ci_sum(code: str, function: str) -> float:
+    """Run the copied Python snippet, whose last print is ``function``'s intervals table;
+    the sum of its interval bounds."""
+    script = code.replace(f"print({function}(", f"boot = ({function}(") + (
+        "\nprint(float(boot[['boot_ci_low', 'boot_ci_high']].to_numpy().sum()))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def _intervals(at) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
 
@@ -123,14 +134,8 @@ def test_ecdf_cluster_bootstrap(tmp_path):
     assert "--ci bootstrap --cluster template --n-boot 200 --seed 0" in cli
     assert "bootstrap_ecdf(results, factors, by=by" in code
     out = _cli(cli, tmp_path)
-    # the Python snippet's last print is the intervals table
-    script = code.replace("print(bootstrap_ecdf(", "boot = (bootstrap_ecdf(") + (
-        "\nprint(repr(float(boot['boot_ci_low'].sum())))\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    assert float(done.stdout.strip().splitlines()[-1]) == pytest.approx(
-        _intervals(at)[BOOT_CI_LOW].sum(), rel=1e-12)
+    assert _snippet_ci_sum(code, "bootstrap_ecdf") == pytest.approx(
+        _intervals(at)[[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
     assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 200, "seed": 0}
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
     page = _intervals(at)
@@ -153,13 +158,7 @@ def test_bias_index_bootstrap_and_python(tmp_path):
     page = _intervals(at)
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
     _same(page, cli_boot, _keys(page))
-    # the Python snippet prints the same intervals (its last print)
-    script = code.replace("print(bootstrap_index(", "boot = (bootstrap_index(") + (
-        "\nprint(boot[['boot_ci_low', 'boot_ci_high']].to_numpy().sum())\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    assert float(done.stdout.strip().splitlines()[-1]) == pytest.approx(
+    assert _snippet_ci_sum(code, "bootstrap_index") == pytest.approx(
         page[[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
 
 
