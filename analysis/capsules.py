@@ -170,8 +170,12 @@ def capsule_distribution(results: pd.DataFrame, category: str, cohort: str, *,
             frame = frame[frame["_cat"].isin(cats)]
         n = frame.groupby(keys, sort=False).size().rename(N).reset_index()
         counts = (pd.crosstab([frame[k] for k in keys], frame["_cat"])
-                  .reindex(columns=list(cats), fill_value=0).reset_index())
-        long = counts.melt(id_vars=keys, var_name=category, value_name=COUNT)
+                  .reindex(columns=list(cats), fill_value=0))
+        # positions, not labels, as columns: a subcategory may be named like a key column
+        # (a category 'model' with cohorts by model: "cannot insert model, already exists")
+        counts.columns = pd.RangeIndex(len(cats))
+        long = counts.reset_index().melt(id_vars=keys, var_name=category, value_name=COUNT)
+        long[category] = np.asarray(list(cats), dtype=object)[long[category].to_numpy(int)]
         long = n.merge(long, on=keys, how="left")
         long[DEMOGRAPHIC] = name
         parts.append(long)

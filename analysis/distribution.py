@@ -181,15 +181,57 @@ def category_distribution(
     return out
 
 
+def category_label(value: str) -> str:
+    """A category as a reader can tell it apart: quoted (``""``, ``" A"``) when it is empty
+    or has leading / trailing spaces, else unchanged."""
+    value = str(value)
+    return f'"{value}"' if value == "" or value != value.strip() else value
+
+
+def wide_column_names(categories: Sequence[str], category: str, index: Sequence[str]
+                      ) -> dict[str, str]:
+    """The column of each category in :func:`percentage_table`: ``{category value: name}``.
+
+    The plain category value when every value is safe as a column name. When one is not
+    (it equals a column of the table: a ``by`` factor, the cohort or ``n``; it is empty;
+    it has leading or trailing spaces, so it would read like another), *every* category
+    column is named ``<category column>=<value>`` (``answer=model``, ``answer=""``,
+    ``answer=" A"``, see :func:`category_label`), so one table never mixes the two styles.
+    Values that differ only by case stay distinct columns (``A`` and ``a``). A name still
+    taken after that gets ``_`` appended.
+    """
+    values = [str(c) for c in categories]
+    taken = {str(c) for c in index} | {N}
+    unsafe = any(v in taken or category_label(v) != v for v in values)
+    names: dict[str, str] = {}
+    for v in values:
+        name = f"{category}={category_label(v)}" if unsafe else v
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names[v] = name
+    return names
+
+
 def percentage_table(dist: pd.DataFrame, category: str, cohort: str, *,
                      by: str | Sequence[str] = ()) -> pd.DataFrame:
     """The distribution as a wide table: one row per (``by`` group, cohort), one column per
-    category holding its percentage, plus ``n``."""
+    category holding its percentage, plus ``n``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns: the ``by`` factors, the cohort, one column per category (named by
+        :func:`wide_column_names`: the category itself, or ``<category>=<value>`` for every
+        category when one value would clash with another column, is empty or has
+        surrounding spaces) and ``n``.
+    """
     by = [by] if isinstance(by, str) else list(by)
     index = [*by, cohort]
     wide = dist.pivot_table(index=index, columns=category, values=PERCENT, observed=True,
                             sort=True)
-    wide.columns = [str(c) for c in wide.columns]
+    names = wide_column_names([str(c) for c in wide.columns], category, index)
+    wide.columns = [names[str(c)] for c in wide.columns]
     n = dist.groupby(index, observed=True, sort=True)[N].first()
     wide[N] = n
     return wide.reset_index()

@@ -91,46 +91,95 @@ class View:
     body: tuple[str, ...]
 
 
-def subgroups_view(factors: list[str], level: int, test: str, min_n: int) -> View:
-    """Subgroups: factors, highest level, test and small-n threshold."""
-    return View("subgroups", (("factors", factors), ("level", level), ("test", test),
-                              ("min-n", min_n)),
-                ("from analysis.subgroups import distinct_subgroups, subgroups",),
-                (f"factors = {factors!r}", "cells = cell_table(results, factors)",
-                 f"full = subgroups(cells, factors, max_level={level}, test={test!r}, "
-                 f"min_n={min_n})",
-                 "table = distinct_subgroups(full)  # identical subgroups listed once",
-                 "print(table)"))
+def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None = None
+                    ) -> tuple[tuple[str, Any], ...]:
+    """The CLI options of a page's bootstrap intervals (``ui.uncertainty.bootstrap_options``:
+    ``cluster``, ``n_boot``, ``seed``; None when off): ``--ci bootstrap``, ``--cluster COL``
+    (``--no-cluster`` when the page resamples rows although the design names a cluster, which
+    the CLI would use otherwise), ``--n-boot`` and ``--seed``."""
+    if not boot:
+        return ()
+    cluster = boot.get("cluster")
+    return (("ci", "bootstrap"), ("cluster", cluster),
+            ("no-cluster", cluster is None and design_cluster is not None),
+            ("n-boot", int(boot["n_boot"])), ("seed", int(boot.get("seed", 0))))
 
 
-def coverage_view(factors: list[str]) -> View:
-    """Coverage: the factors spanning the grid."""
-    return View("coverage", (("factors", factors),),
-                ("from analysis.coverage import coverage_summary",),
+def _boot_args(boot: Mapping[str, Any]) -> str:
+    return (f"cluster={boot.get('cluster')!r}, n_boot={int(boot['n_boot'])}, "
+            f"seed={int(boot.get('seed', 0))}")
+
+
+def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
+                   boot: Mapping[str, Any] | None = None,
+                   power: Mapping[str, float] | None = None,
+                   design_cluster: str | None = None) -> View:
+    """Subgroups: factors, highest level, test and small-n threshold; the bootstrap
+    intervals of LD when on (``boot``) and the power columns (``power``: ``power`` and
+    ``target_ld``, the page's "Power" widgets)."""
+    power = dict(power or {})
+    cli = (("factors", factors), ("level", level), ("test", test), ("min-n", min_n),
+           *bootstrap_flags(boot, design_cluster),
+           ("power", power.get("power")), ("effect", power.get("target_ld")))
+    imports = ["from analysis.subgroups import distinct_subgroups, subgroups"]
+    body = [f"factors = {factors!r}", "cells = cell_table(results, factors)",
+            f"full = subgroups(cells, factors, max_level={level}, test={test!r}, "
+            f"min_n={min_n})"]
+    if power:
+        imports.append("from analysis.planning import add_power")
+        body.append(f"full = add_power(full, int(cells['n'].sum()), power={power['power']!r}, "
+                    f"target_ld={power.get('target_ld')!r})")
+    if boot:
+        imports.append("from analysis.bootstrap import bootstrap_log_disparity")
+        body.append(f"full = bootstrap_log_disparity(results, factors, max_level={level}, "
+                    f"table=full, {_boot_args(boot)})")
+    body += ["table = distinct_subgroups(full)  # identical subgroups listed once",
+             "print(table)"]
+    return View("subgroups", cli, tuple(imports), tuple(body))
+
+
+def coverage_view(factors: list[str], unit: str = "prompts") -> View:
+    """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct
+    ``prompts``, the default, or ``responses``)."""
+    return View("coverage", (("factors", factors), ("count", unit)),
+                ("from analysis.coverage import coverage_cells, coverage_summary",),
                 (f"factors = {factors!r}",
-                 "cells = cell_table(results, factors, with_outcome=False)",
+                 f"cells = coverage_cells(results, design, factors, unit={unit!r})",
                  "print(coverage_summary(cells, design, factors=factors, where=where))"))
 
 
-def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: float) -> View:
-    """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff."""
+def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: float, *,
+              boot: Mapping[str, Any] | None = None, design_cluster: str | None = None
+              ) -> View:
+    """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff; the
+    bootstrap intervals when on (``boot``)."""
+    body = [f"factors, by = {factors!r}, {by!r}",
+            "cells = cell_table(results, [by, *factors])",
+            f"rates = subgroup_rates(cells, factors, by=by, level={level})",
+            f"print(ecdf_summary(rates, by=by, ideal={ideal!r}, cutoff={cutoff!r}))",
+            "print(ks_tests(rates, by=by))"]
+    imports = ["from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates"]
+    if boot:
+        imports.append("from analysis.bootstrap import bootstrap_ecdf")
+        body.append(f"print(bootstrap_ecdf(results, factors, by=by, level={level}, "
+                    f"ideal={ideal!r}, {_boot_args(boot)}))")
     return View("ecdf", (("factors", factors), ("by", by), ("level", level), ("ideal", ideal),
-                         ("cutoff", cutoff)),
-                ("from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates",),
-                (f"factors, by = {factors!r}, {by!r}",
-                 "cells = cell_table(results, [by, *factors])",
-                 f"rates = subgroup_rates(cells, factors, by=by, level={level})",
-                 f"print(ecdf_summary(rates, by=by, ideal={ideal!r}, cutoff={cutoff!r}))",
-                 "print(ks_tests(rates, by=by))"))
+                         ("cutoff", cutoff), *bootstrap_flags(boot, design_cluster)),
+                tuple(imports), tuple(body))
 
 
-def importance_view(options: Mapping[str, Any], cell_factors: list[str]) -> View:
-    """Factor importance: the options of ``factor_importance`` as flags and as arguments."""
+def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
+                    design_cluster: str | None = None) -> View:
+    """Factor importance: the options of ``factor_importance`` as flags and as arguments
+    (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's)."""
+    cluster = options.get("cluster")
     cli = (("factors", options["factors"]),
            *[("reference", f"{k}={v}") for k, v in options["references"].items()],
            *[("interaction", i) for i in options["interactions"]],
            ("on-separation", options["on_separation"]), ("alpha", options["alpha"]),
-           ("adjust", options["adjust"]))
+           ("adjust", options["adjust"]), ("cluster", cluster),
+           ("no-cluster", cluster is None and design_cluster is not None),
+           ("gee", bool(options.get("gee"))))
     return View("importance", cli, ("from analysis.importance import factor_importance",),
                 (f"options = {dict(options)!r}", f"cells = cell_table(results, {cell_factors!r})",
                  "fit = factor_importance(cells, design, where=where, **options)",
@@ -151,8 +200,10 @@ def disparity_view(options: Mapping[str, Any]) -> View:
                  "report = disparity_report(results, **options)", "print(report.metrics)"))
 
 
-def index_view(options: Mapping[str, Any]) -> View:
-    """Bias index: ``bias_index`` options (dimensions, penalty, sentiment) as flags."""
+def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,
+               design_cluster: str | None = None) -> View:
+    """Bias index: ``bias_index`` options (dimensions, penalty, sentiment) as flags; the
+    bootstrap intervals when on (``boot``)."""
     o, dims = options, options.get("dimensions") or []
     sentiment = o.get("sentiment")
     cli = (("dimensions", [d.factor for d in dims]), ("scores", [d.score for d in dims]),
@@ -163,21 +214,41 @@ def index_view(options: Mapping[str, Any]) -> View:
            ("sentiment", sentiment), ("sentiment-by", o.get("sentiment_by") if sentiment
                                       else None),
            ("sentiment-score", o.get("sentiment_score") if sentiment else None),
-           ("lambda", o.get("sentiment_scale") if sentiment else None))
-    return View("index", cli, ("from analysis.index import Dimension, bias_index",),
-                (f"options = {dict(options)!r}",
-                 "index = bias_index(results, design, **options)", "print(index.totals)"))
+           ("lambda", o.get("sentiment_scale") if sentiment else None),
+           *bootstrap_flags(boot, design_cluster))
+    imports = ["from analysis.index import Dimension, bias_index"]
+    body = [f"options = {dict(options)!r}", "index = bias_index(results, design, **options)",
+            "print(index.totals)"]
+    if boot:
+        imports.append("from analysis.bootstrap import bootstrap_index")
+        body.append(f"print(bootstrap_index(results, design, {_boot_args(boot)}, **options))")
+    return View("index", cli, tuple(imports), tuple(body))
+
+
+def categories_text(categories: Sequence[str] | None) -> str | list | None:
+    """``--categories`` of the cohorts command: the comma list, or a JSON list when a
+    value has a comma, leading / trailing spaces, is empty or starts with ``[``."""
+    if not categories:
+        return None
+    values = [str(c) for c in categories]
+    if any("," in v or v != v.strip() or not v or v.startswith("[") for v in values):
+        import json
+
+        return json.dumps(values, ensure_ascii=False)
+    return values
 
 
 def cohorts_view(opts: Mapping[str, Any]) -> View:
-    """Cohorts: category, cohort, facets, categories and the test's settings."""
+    """Cohorts: category, cohort, facets, categories, renormalise and the test's settings."""
     cat, coh, by = opts["category"], opts["cohort"], opts.get("by")
+    renormalise = bool(opts.get("renormalise"))
     cli = (("category", cat), ("cohort", coh), ("by", by),
-           ("categories", opts.get("categories")), ("method", opts.get("method")),
-           ("seed", opts.get("random_state")))
+           ("categories", categories_text(opts.get("categories"))),
+           ("renormalise", renormalise),
+           ("method", opts.get("method")), ("seed", opts.get("random_state")))
     return View("cohorts", cli, ("from analysis.distribution import category_distribution, "
                                  "homogeneity_test",),
                 (f"dist = category_distribution(results, {cat!r}, {coh!r}, by={by!r}, "
-                 f"categories={opts.get('categories')!r})",
+                 f"categories={opts.get('categories')!r}, renormalise={renormalise!r})",
                  f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, "
                  f"method={opts.get('method')!r}, random_state={opts.get('random_state')!r}))"))

@@ -39,7 +39,6 @@ try:
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-reproduce_index(design, options, where)
 
 totals = index.totals.sort_values([RANK, LLMBI])
 add_to_report_button("index", {**options, "where": where}, ci_prefix="index")
@@ -61,6 +60,7 @@ if boot:
     with st.spinner("Bootstrapping the index..."):
         show_intervals(bootstrap_index(filter_rows(results, where or None), design, **boot,
                                        **options), "bias_index_bootstrap", key="index_boot")
+reproduce_index(design, options, where, boot=boot)
 
 st.subheader("Components")
 st.caption("score: the component's raw value (B_i, the Gini index or the constant, S); "

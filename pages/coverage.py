@@ -53,7 +53,7 @@ except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 show_summary(info)
-reproduce_coverage(design, factors, where)
+reproduce_coverage(design, factors, where, unit)
 add_to_report_button("coverage", {"factors": factors, "count": unit, "where": where})
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(

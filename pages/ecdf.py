@@ -67,7 +67,6 @@ if len(few):
                                                 few.to_dict(orient="records"))
                + ": the eCDF is coarse and the KS test has little power.")
 
-reproduce_ecdf(design, factors, by, level, ideal, cutoff, where)
 fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
 st.plotly_chart(fig, key="ecdf_chart")
 figure_downloads(fig, "ecdf", key="ecdf_figure")
@@ -86,6 +85,7 @@ if boot:
     show_intervals(bootstrap_ecdf(filter_rows(results, where or None), factors, by=by,
                                   level=level, ideal=ideal, **boot), "ecdf_bootstrap",
                    key="ecdf_boot")
+reproduce_ecdf(design, factors, by, level, ideal, cutoff, where, boot=boot)
 
 st.subheader("Kolmogorov-Smirnov")
 if len(ks):

@@ -81,8 +81,8 @@ st.caption("Inner ring: values of the first factor; each next ring splits by the
            "blue: less).")
 sizes = st.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
                  format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
-full, grey = with_power(full, int(cells[N].sum()))
-full = with_bootstrap(full, results, design, factors, where, level)
+full, grey, power = with_power(full, int(cells[N].sum()))
+full, boot = with_bootstrap(full, results, design, factors, where, level)
 table = distinct_subgroups(full)  # again, now with the power / bootstrap columns
 table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
 fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes)
@@ -101,4 +101,4 @@ st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
 bbq_scores_section(results, where)
-reproduce_subgroups(design, factors, level, test, int(min_n), where)
+reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power)

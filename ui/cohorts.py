@@ -9,7 +9,7 @@ import streamlit as st
 
 from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
-from analysis.distribution import MAX_CATEGORIES, TEST_METHODS
+from analysis.distribution import MAX_CATEGORIES, TEST_METHODS, category_label
 from ui.widgets import md
 
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
@@ -49,15 +49,16 @@ def default_cohort(design: Design, exclude: str) -> int:
     return names.index(models[0]) if models else 0
 
 
-def remembered_multiselect(label: str, options: list[str], default: list[str], *, key: str
-                           ) -> list[str]:
+def remembered_multiselect(label: str, options: list[str], default: list[str], *, key: str,
+                           format_func=str) -> list[str]:
     """A multiselect whose remembered choice drops values no longer offered."""
     if key in st.session_state:
         kept = [v for v in st.session_state[key] if v in options]
         if kept != list(st.session_state[key]):
             st.session_state[key] = kept
-        return st.multiselect(label, options, key=key)
-    return st.multiselect(label, options, default=[d for d in default if d in options], key=key)
+        return st.multiselect(label, options, key=key, format_func=format_func)
+    return st.multiselect(label, options, default=[d for d in default if d in options], key=key,
+                          format_func=format_func)
 
 
 def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
@@ -84,8 +85,10 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
     observed = factor_values(results[category].dropna())[1]
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
+        # empty or space-padded values quoted, so "A" and " A" read differently
         keep = remembered_multiselect("Categories (in this order)", observed, observed,
-                                      key=f"cohorts_keep_{category}")
+                                      key=f"cohorts_keep_{category}",
+                                      format_func=category_label)
     method = c2.selectbox("Test", TEST_METHODS, key="cohorts_method",
                           help="auto: chi-square, or Monte Carlo when expected counts are "
                                "small (Cochran's rule)")

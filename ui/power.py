@@ -25,9 +25,10 @@ COLUMN_CONFIG = {
 }
 
 
-def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool]:
+def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, dict]:
     """Widgets for the effect of interest; the table with ``mde_log_disparity`` (and
-    ``detectable``) and whether to grey out undetectable subgroups."""
+    ``detectable``), whether to grey out undetectable subgroups and the settings
+    (``power``, ``target_ld``) for "Copy as CLI / Python"."""
     with st.expander("Power: which subgroups are too small?", expanded=False):
         c1, c2, c3 = st.columns(3)
         grey = c1.checkbox("Grey out subgroups too small to detect", key="subgroups_grey")
@@ -35,18 +36,20 @@ def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool]:
                                  key="subgroups_target_ld")
         power = c3.select_slider("Power", [0.5, 0.7, 0.8, 0.9, 0.95], value=0.8,
                                  key="subgroups_power")
-    return add_power(table, total_n, power=power, target_ld=target), grey
+    settings = {"power": float(power), "target_ld": float(target)}
+    return add_power(table, total_n, **settings), grey, settings
 
 
 def with_bootstrap(table: pd.DataFrame, results: pd.DataFrame, design, factors: list[str],
-                   where: dict, level: int) -> pd.DataFrame:
-    """The subgroup table with (cluster-)bootstrap intervals of LD when asked for."""
+                   where: dict, level: int) -> tuple[pd.DataFrame, dict | None]:
+    """The subgroup table with (cluster-)bootstrap intervals of LD when asked for, and the
+    bootstrap settings (None when off)."""
     from analysis.bootstrap import bootstrap_log_disparity
     from analysis.cells import filter_rows
     from ui.uncertainty import bootstrap_options
 
     boot = bootstrap_options(results, design, "subgroups", n_default=1000)
     if not boot:
-        return table
+        return table, None
     rows = filter_rows(results, {k: v for k, v in where.items() if v} or None)
-    return bootstrap_log_disparity(rows, factors, max_level=level, table=table, **boot)
+    return bootstrap_log_disparity(rows, factors, max_level=level, table=table, **boot), boot

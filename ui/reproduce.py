@@ -44,26 +44,33 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
 
 
 def reproduce_subgroups(design: Design, factors: list[str], level: int, test: str, min_n: int,
-                        where: dict) -> None:
-    """The expander of the subgroups page."""
-    reproduce(rp.subgroups_view(factors, level, test, min_n), design, where, "subgroups_repro")
+                        where: dict, *, boot: dict | None = None,
+                        power: dict | None = None) -> None:
+    """The expander of the subgroups page (``boot``: its bootstrap settings when on;
+    ``power``: the "Power" widgets' ``power`` and ``target_ld``)."""
+    reproduce(rp.subgroups_view(factors, level, test, min_n, boot=boot, power=power,
+                                design_cluster=design.cluster),
+              design, where, "subgroups_repro")
 
 
-def reproduce_coverage(design: Design, factors: list[str], where: dict) -> None:
-    """The expander of the coverage page."""
-    reproduce(rp.coverage_view(factors), design, where, "coverage_repro")
+def reproduce_coverage(design: Design, factors: list[str], where: dict,
+                       unit: str = "prompts") -> None:
+    """The expander of the coverage page (``unit``: what a cell counts)."""
+    reproduce(rp.coverage_view(factors, unit), design, where, "coverage_repro")
 
 
 def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, ideal: float,
-                   cutoff: float, where: dict) -> None:
-    """The expander of the ecdf page."""
-    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff), design, where, "ecdf_repro")
+                   cutoff: float, where: dict, *, boot: dict | None = None) -> None:
+    """The expander of the ecdf page (``boot``: its bootstrap settings when on)."""
+    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff, boot=boot,
+                           design_cluster=design.cluster), design, where, "ecdf_repro")
 
 
 def reproduce_importance(design: Design, options: dict, where: dict,
                          cell_factors: list[str]) -> None:
     """The expander of the importance page."""
-    reproduce(rp.importance_view(options, cell_factors), design, where, "importance_repro")
+    reproduce(rp.importance_view(options, cell_factors, design_cluster=design.cluster), design,
+              where, "importance_repro")
 
 
 def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
@@ -71,9 +78,11 @@ def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
     reproduce(rp.disparity_view(options), design, where, "disparity_repro")
 
 
-def reproduce_index(design: Design, options: dict, where: dict) -> None:
-    """The expander of the index page."""
-    reproduce(rp.index_view(options), design, where, "index_repro")
+def reproduce_index(design: Design, options: dict, where: dict, *,
+                    boot: dict | None = None) -> None:
+    """The expander of the index page (``boot``: its bootstrap settings when on)."""
+    reproduce(rp.index_view(options, boot=boot, design_cluster=design.cluster), design,
+              where, "index_repro")
 
 
 def reproduce_cohorts(design: Design, opts: dict, where: dict) -> None:

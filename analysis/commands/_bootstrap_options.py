@@ -11,9 +11,12 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, n_boot: int) -> No
     g = parser.add_argument_group("uncertainty (bootstrap)")
     g.add_argument("--ci", choices=("none", "bootstrap"), default="none",
                    help="add bootstrap percentile intervals (cluster bootstrap with --cluster)")
-    g.add_argument("--cluster", metavar="COL",
-                   help="resample whole clusters (template, prompt id, seed); default: the "
-                        "design's cluster")
+    which = g.add_mutually_exclusive_group()
+    which.add_argument("--cluster", metavar="COL",
+                       help="resample whole clusters (template, prompt id, seed); default: "
+                            "the design's cluster")
+    which.add_argument("--no-cluster", action="store_true",
+                       help="resample rows independently even when the design names a cluster")
     from analysis import cli as cli_types
 
     g.add_argument("--n-boot", type=cli_types.POSITIVE_INT, default=n_boot,
@@ -25,4 +28,5 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, n_boot: int) -> No
 
 def bootstrap_settings(args: argparse.Namespace, design) -> dict:
     """Keyword arguments of the ``analysis.bootstrap`` functions from the options."""
-    return {"cluster": args.cluster or design.cluster, "n_boot": args.n_boot, "seed": args.seed}
+    cluster = None if getattr(args, "no_cluster", False) else (args.cluster or design.cluster)
+    return {"cluster": cluster, "n_boot": args.n_boot, "seed": args.seed}

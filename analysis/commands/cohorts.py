@@ -20,7 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cohort", required=True, help="cohort factor (e.g. model, decade)")
     p.add_argument("--by", default="", help="comma-separated role / prompt / demographic "
                                             "factors (one distribution per combination)")
-    p.add_argument("--categories", help="keep only these categories, in this order")
+    p.add_argument("--categories",
+                   help="keep only these categories, in this order: a,b,c, or a JSON list "
+                        "('[\"a, b\", \" c\", \"\"]') for values with commas, leading or "
+                        "trailing spaces, or the empty string")
     p.add_argument("--renormalise", action="store_true",
                    help="percentages among the chosen categories only (default: of every "
                         "answer with a known category, left-out ones such as 'neither' too)")
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> None:
     args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
                                                                             args.cohort)
     by = [r.get(b, b) for b in by]
-    cats = split_list(args.categories) or None
+    cats = categories_option(args.categories)
     dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
                                     renormalise=args.renormalise)
     spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
@@ -85,6 +88,7 @@ def run(args: argparse.Namespace) -> None:
                                demographic_col=args.demographic_col)
     payload.update(capsules)
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
+    payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)
     emit(args, payload, wide)
     if not args.json:
         print("\nSD of the category percentages within each cohort:")
@@ -97,6 +101,27 @@ def run(args: argparse.Namespace) -> None:
         print(capsule_table.to_string())
         print("\nTests (each with the question it answers):")
         print(capsules["capsule_tests"].drop(columns="question").to_string(index=False))
+
+
+def categories_option(text: str | None) -> list[str] | None:
+    """``--categories``: a comma-separated list (items stripped), or a JSON list of strings
+    taken verbatim (``["a, b", " c", ""]``); None when not given."""
+    from analysis.cli import split_list
+    from analysis.errors import AnalysisError
+
+    if text is None or not text.strip():
+        return None
+    if text.lstrip().startswith("["):
+        import json
+
+        try:
+            values = json.loads(text)
+        except ValueError as exc:
+            raise AnalysisError(f"--categories: not a JSON list ({exc}).") from None
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise AnalysisError("--categories: a JSON list must hold strings only.")
+        return values or None
+    return split_list(text) or None
 
 
 def _capsules(args: argparse.Namespace, results, by: list[str]) -> tuple[dict, object]:

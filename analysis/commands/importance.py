@@ -40,10 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
                    help="CI level (default 0.95)")
     p.add_argument("--no-lr", action="store_true", help="skip the likelihood-ratio tests")
-    p.add_argument("--cluster", metavar="COL",
-                   help="rows sharing COL (template, prompt id, seed) are correlated: "
-                        "cluster-robust std_err, z, p-values and CIs (default: the design's "
-                        "cluster, if any)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--cluster", metavar="COL",
+                       help="rows sharing COL (template, prompt id, seed) are correlated: "
+                            "cluster-robust std_err, z, p-values and CIs (default: the "
+                            "design's cluster, if any)")
+    which.add_argument("--no-cluster", action="store_true",
+                       help="plain standard errors even when the design names a cluster")
     p.add_argument("--gee", action="store_true",
                    help="with a cluster: GEE fit with exchangeable correlation")
     p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
@@ -94,12 +97,13 @@ def run(args: argparse.Namespace) -> None:
     results, design = load_with_design(args)
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
+    cluster = None if args.no_cluster else (args.cluster or design.cluster)
     try:
         fit = factor_importance(
             results, design, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
-            likelihood_ratio=not args.no_lr, cluster=args.cluster or design.cluster,
+            likelihood_ratio=not args.no_lr, cluster=cluster,
             gee=args.gee)
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analysis.columns import COUNT, MAX_PERCENT, PERCENT, SD_PERCENT, N
+from analysis.distribution import category_label
 from analysis.figures.style import QUALITATIVE, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
@@ -90,9 +91,10 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
             y = [float(part[PERCENT].get(h, float("nan"))) for h in cohorts]
             counts = [int(part[COUNT].get(h, 0)) for h in cohorts]
             totals = [int(part[N].get(h, 0)) for h in cohorts]
-            style = {"name": cat, "legendgroup": cat, "showlegend": i == 0,
+            label = category_label(cat)  # "" and " A" quoted, so they read apart
+            style = {"name": label, "legendgroup": cat, "showlegend": i == 0,
                      "customdata": list(zip(counts, totals, strict=True)),
-                     "hovertemplate": f"{esc(cohort)} = %{{x}}<br>{esc(cat)}: %{{y:.1f}} % "
+                     "hovertemplate": f"{esc(cohort)} = %{{x}}<br>{esc(label)}: %{{y:.1f}} % "
                                       "(%{customdata[0]:,} of %{customdata[1]:,})"
                                       "<extra></extra>"}
             colour = QUALITATIVE[j % len(QUALITATIVE)]

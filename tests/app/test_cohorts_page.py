@@ -139,3 +139,30 @@ def test_time_capsules_per_demographic():
     assert set(tests["test"]) == {"Kruskal-Wallis", "chi-square"}
     gender = spread[(spread["demographic"] == "gender") & (spread["decade"] == "1950s")]
     assert gender["n_categories"].iloc[0] == 3
+
+
+def test_categories_named_like_columns():
+    """A category 'model' while the cohorts are by model (was: pandas' "cannot insert
+    model, already exists"), 'n', 'count', '', ' A' beside 'A' and 'a': the page shows
+    the cohort column and every category's own column, with the hand-computed shares."""
+    from analysis.design import Design, make_factor
+    from tests.analysis.test_cohort_name_clashes import (
+        CATEGORIES,
+        check_long,
+        check_wide,
+        clashing_frame,
+    )
+
+    frame = clashing_frame()
+    design = Design((make_factor(frame, "model", kind="model"),
+                     make_factor(frame, "prompt", kind="domain")))
+    at = page_test("cohorts.py", frame=frame, design=design, name="clash").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="cohorts_category").value == "answer"
+    assert at.selectbox(key="cohorts_cohort").value == "model"
+    assert at.multiselect(key="cohorts_by").value == ["prompt"]
+    assert sorted(at.multiselect(key="cohorts_keep_answer").value) == sorted(CATEGORIES)
+    check_wide(at.dataframe[0].value, ["prompt"])
+    check_long(at.dataframe[1].value)
+    legend = {t["name"] for t in plotly_specs(at)[0]["data"]}
+    assert {'""', '" A"', "A", "a", "model", "n", "count"} <= legend

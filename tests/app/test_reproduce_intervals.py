@@ -1,0 +1,242 @@
+"""'Copy as CLI / Python' with the bootstrap intervals on: the copied command prints the
+intervals (and every other number) the Subgroups, eCDF and Bias index pages show."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, MDE_LOG_DISPARITY
+from analysis.reproduce import bootstrap_flags
+from tests.app.apptools import ROOT, page_test, sample_with_design
+
+NAME = "ssqa_simulated.csv.gz"
+
+
+def _blocks(at) -> tuple[str, str]:
+    (cli,) = [c.value for c in at.code if c.language == "bash"]
+    (code,) = [c.value for c in at.code if c.language == "python"]
+    return cli, code
+
+
+def _cli(command: str, cwd, design=None) -> dict:
+    """Run the copied command in ``cwd`` (with the sample folder and, when the page
+    offers it for download, the design saved as design.yaml); its JSON."""
+    (cwd / "sample_data").symlink_to(ROOT / "sample_data")
+    if design is not None:
+        (cwd / "design.yaml").write_text(design.to_yaml())
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "analysis"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, check=False, env=env)
+    assert done.returncode == 0, (command, done.stderr)
+    return json.loads(done.stdout)
+
+
+def _snippet_ci_sum(code: str, function: str) -> float:
+    """Run the copied Python snippet, whose last print is ``function``'s intervals table;
+    the sum of its interval bounds."""
+    script = code.replace(f"print({function}(", f"boot = ({function}(") + (
+        "\nprint(float(boot[['boot_ci_low', 'boot_ci_high']].to_numpy().sum()))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def _intervals(at) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
+
+
+def _keys(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])
+            and not pd.api.types.is_bool_dtype(table[c])]
+
+
+def _same(page: pd.DataFrame, cli: pd.DataFrame, keys: list[str]) -> None:
+    """The interval columns of ``page`` and ``cli`` agree row by row (matched on ``keys``,
+    a missing key value counted as one value)."""
+    assert keys
+    cols = [BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, "estimate"]
+    page = page[keys + [c for c in cols if c in page.columns]]
+    cli = cli[page.columns]
+    page, cli = ((t.astype({k: object for k in keys}).fillna({k: "-" for k in keys})
+                  .astype({k: str for k in keys})) for t in (page, cli))
+    merged = page.merge(cli, on=keys, suffixes=("_page", "_cli"), validate="one_to_one")
+    assert len(merged) == len(page) == len(cli)
+    for c in cols:
+        if c + "_page" in merged:
+            np.testing.assert_allclose(merged[c + "_page"].astype(float),
+                                       merged[c + "_cli"].astype(float), rtol=1e-12,
+                                       atol=1e-12, err_msg=c)
+
+
+def test_flags():
+    assert bootstrap_flags(None) == ()
+    on = {"cluster": None, "n_boot": 200, "seed": 0}
+    assert dict(bootstrap_flags(on, "template")) == {
+        "ci": "bootstrap", "cluster": None, "no-cluster": True, "n-boot": 200, "seed": 0}
+    assert dict(bootstrap_flags({**on, "cluster": "t"}, "template"))["no-cluster"] is False
+
+
+def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
+    """The design names a cluster, the page resamples rows: --no-cluster; the power
+    widgets' settings travel too (--power, --effect)."""
+    frame, design = sample_with_design(NAME)
+    design = design.with_cluster("template")
+    at = page_test("subgroups.py", frame=frame, design=design, name=NAME)
+    at.session_state["subgroups_factors"] = ["model", "cot"]
+    at.run()
+    at.checkbox(key="subgroups_boot").check()
+    at.selectbox(key="subgroups_boot_cluster").select_index(0)  # rows
+    at.select_slider(key="subgroups_boot_n").set_value(100)
+    at.select_slider(key="subgroups_power").set_value(0.9)
+    at.number_input(key="subgroups_target_ld").set_value(0.5).run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--design design.yaml" in cli
+    assert ("--ci bootstrap --no-cluster --n-boot 100 --seed 0 --power 0.9 --effect 0.5"
+            in cli)
+    assert "cluster=None, n_boot=100, seed=0" in code
+    compile(code, "copied.py", "exec")
+    out = _cli(cli, tmp_path, design)
+    page = at.dataframe[0].value
+    assert {BOOT_CI_LOW, BOOT_CI_HIGH, MDE_LOG_DISPARITY} <= set(page.columns)
+    rows = pd.DataFrame(out["subgroups"])
+    keys = ["model", "cot"]
+    _same(page, rows, keys)
+    page, rows = ((t.astype({k: object for k in keys}).fillna({k: "-" for k in keys})
+                   .astype({k: str for k in keys})) for t in (page, rows))
+    merged = page.merge(rows, on=keys, validate="one_to_one")
+    assert len(merged) == len(page) == len(rows)
+    np.testing.assert_allclose(merged[MDE_LOG_DISPARITY + "_x"],
+                               merged[MDE_LOG_DISPARITY + "_y"], rtol=1e-12)
+    assert (merged["detectable_x"] == merged["detectable_y"]).all()
+
+
+def test_ecdf_cluster_bootstrap(tmp_path):
+    frame, design = sample_with_design(NAME)
+    at = page_test("ecdf.py", frame=frame, design=design, name=NAME).run()
+    at.checkbox(key="ecdf_boot").check()
+    at.selectbox(key="ecdf_boot_cluster").select("template")
+    at.select_slider(key="ecdf_boot_n").set_value(200).run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--design sample_data/" in cli  # the curated design: nothing to download
+    assert "--ci bootstrap --cluster template --n-boot 200 --seed 0" in cli
+    assert "bootstrap_ecdf(results, factors, by=by" in code
+    out = _cli(cli, tmp_path)
+    assert _snippet_ci_sum(code, "bootstrap_ecdf") == pytest.approx(
+        _intervals(at)[[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
+    assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 200, "seed": 0}
+    cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
+    page = _intervals(at)
+    _same(page, cli_boot, _keys(page))
+    summary = next(d.value for d in at.dataframe if "deviation_metric" in d.value.columns)
+    for r in summary.to_dict(orient="records"):
+        assert out["groups"][str(r["model"])]["deviation_metric"] == pytest.approx(
+            r["deviation_metric"], rel=1e-12)
+
+
+def test_bias_index_bootstrap_and_python(tmp_path):
+    frame, design = sample_with_design(NAME)
+    at = page_test("bias_index.py", frame=frame, design=design, name=NAME).run()
+    at.checkbox(key="index_boot").check()
+    at.select_slider(key="index_boot_n").set_value(100).run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--ci bootstrap --n-boot 100 --seed 0" in cli and "--cluster" not in cli
+    out = _cli(cli, tmp_path)
+    page = _intervals(at)
+    cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
+    _same(page, cli_boot, _keys(page))
+    assert _snippet_ci_sum(code, "bootstrap_index") == pytest.approx(
+        page[[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
+
+
+def test_cohorts_renormalised_subset(tmp_path):
+    """The page's renormalise switch changes every percentage: the command carries it."""
+    frame, design = sample_with_design(NAME)
+    at = page_test("cohorts.py", frame=frame, design=design, name=NAME).run()
+    category = at.selectbox(key="cohorts_category").value
+    keep = at.multiselect(key=f"cohorts_keep_{category}")
+    keep.set_value(keep.value[:2])
+    at.checkbox(key="cohorts_renormalise").check().run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--renormalise" in cli and "renormalise=True" in code
+    out = _cli(cli, tmp_path)
+    assert out["settings"]["renormalise"] is True
+    page = at.dataframe[0].value
+    wide = pd.DataFrame(out["percentages"])
+    assert list(wide.columns) == list(page.columns)
+    sums = page.drop(columns=[*at.multiselect(key="cohorts_by").value,
+                              at.selectbox(key="cohorts_cohort").value, "n"]).sum(axis=1)
+    np.testing.assert_allclose(sums, 100.0)  # shares among the two kept categories
+    np.testing.assert_allclose(page.select_dtypes("number").to_numpy(float),
+                               wide[page.select_dtypes("number").columns].to_numpy(float),
+                               rtol=1e-12)
+
+
+def test_coverage_counting_responses(tmp_path):
+    """The page's "Cells count" switch changes the Gini index: the command carries it."""
+    from tests.app.apptools import metric_values
+
+    frame, design = sample_with_design(NAME)
+    at = page_test("coverage.py", frame=frame, design=design, name=NAME)
+    at.session_state["coverage_factors"] = ["template", "gender", "model"]
+    at.run()
+    at.radio(key="coverage_count").set_value("responses").run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--count responses" in cli and "unit='responses'" in code
+    out = _cli(cli, tmp_path)
+    assert out["count"] == "responses"
+    assert metric_values(at)["Gini index"] == f"{out['gini_index']:.3f}"
+
+
+def test_importance_without_the_designs_cluster(tmp_path):
+    """The design names a cluster, the page's cluster is set to none: --no-cluster, and the
+    command's standard errors are the page's (plain, not cluster-robust)."""
+    frame, design = sample_with_design(NAME)
+    design = design.with_cluster("template")
+    at = page_test("importance.py", frame=frame, design=design, name=NAME)
+    at.session_state["importance_factors"] = ["model", "cot"]
+    at.run()
+    at.selectbox(key="importance_cluster").select_index(0).run()
+    assert not at.exception and not at.error
+    cli, _ = _blocks(at)
+    assert "--no-cluster" in cli and "--gee" not in cli
+    out = _cli(cli, tmp_path, design)
+    terms = pd.DataFrame(out["terms"] if isinstance(out, dict) else out).set_index("term")
+    page = next(d.value for d in at.dataframe if "std_err" in d.value.columns)
+    page = page.set_index("term")
+    np.testing.assert_allclose(terms.loc[page.index, "std_err"], page["std_err"], rtol=1e-9)
+
+
+def test_cohorts_with_clashing_categories(tmp_path):
+    """The clash table of tests/analysis/test_cohort_name_clashes.py on the page: the
+    copied command (categories as a JSON list: "" and " A" survive) prints the page's
+    wide table."""
+    from analysis.design import Design, make_factor
+    from tests.analysis.test_cohort_name_clashes import check_wide, clashing_frame
+
+    frame = clashing_frame()
+    frame.to_parquet(tmp_path / "clash.parquet")
+    design = Design((make_factor(frame, "model", kind="model"),
+                     make_factor(frame, "prompt", kind="domain")))
+    at = page_test("cohorts.py", frame=frame, design=design, name="clash.parquet").run()
+    assert not at.exception and not at.error
+    cli, code = _blocks(at)
+    assert "--categories '" + '["model", "n", "", "A", " A"' in cli
+    out = _cli(cli, tmp_path, design)
+    check_wide(pd.DataFrame(out["percentages"]), ["prompt"])
+    check_wide(at.dataframe[0].value, ["prompt"])
