@@ -11,6 +11,7 @@ import streamlit as st
 from analysis import reproduce as rp
 from analysis.design import Design
 from ui.common import SAMPLE_DIR
+from ui.judge_noise import page_noise_settings
 
 
 def sources(design: Design) -> tuple[str, str, bool]:
@@ -46,7 +47,9 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
 def reproduce_subgroups(design: Design, factors: list[str], level: int, test: str, min_n: int,
                         where: dict) -> None:
     """The expander of the subgroups page."""
-    reproduce(rp.subgroups_view(factors, level, test, min_n), design, where, "subgroups_repro")
+    view = rp.subgroups_view(factors, level, test, min_n)
+    view = rp.with_subgroup_noise(view, page_noise_settings("subgroups"), level, test, min_n)
+    reproduce(view, design, where, "subgroups_repro")
 
 
 def reproduce_coverage(design: Design, factors: list[str], where: dict) -> None:
@@ -63,7 +66,9 @@ def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, idea
 def reproduce_importance(design: Design, options: dict, where: dict,
                          cell_factors: list[str]) -> None:
     """The expander of the importance page."""
-    reproduce(rp.importance_view(options, cell_factors), design, where, "importance_repro")
+    view = rp.with_importance_noise(rp.importance_view(options, cell_factors),
+                                    page_noise_settings("importance"))
+    reproduce(view, design, where, "importance_repro")
 
 
 def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
