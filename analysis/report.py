@@ -53,6 +53,11 @@ CI_SECTIONS: dict[str, int] = {"subgroups": 1000, "ecdf": 1000, "index": 200}
 CI_CHOICES: tuple[str, ...] = ("none", "bootstrap")
 #: The settings that control the intervals (besides ``ci``: ``cluster``, replicates ...).
 CI_KEYS: tuple[str, ...] = ("ci", "cluster", "n_boot", "seed", "confidence")
+#: Sections with the ``judge_noise`` setting (:mod:`analysis.judge_noise`) and the keys of
+#: that setting (``replicates`` 0: off). Importance tests at its own ``alpha``.
+NOISE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "subgroups": ("replicates", "mode", "seed", "alpha"),
+    "importance": ("replicates", "mode", "seed")}
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
 
@@ -197,6 +202,71 @@ def describe_bootstrap(options: Mapping[str, Any]) -> str:
             f"{options['n_boot']:,} replicates resampling {unit}, seed {options['seed']}.")
 
 
+def noise_defaults(section: str) -> dict[str, Any]:
+    """The ``judge_noise`` setting of a section in :data:`NOISE_SECTIONS` (off:
+    ``replicates`` 0; ``mode`` mean, ``seed`` 0, subgroups ``alpha`` 0.05)."""
+    out = {"replicates": 0, "mode": "mean", "seed": 0, "alpha": 0.05}
+    return {k: out[k] for k in NOISE_SECTIONS[section]}
+
+
+def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Keyword arguments of :func:`analysis.judge_noise.subgroup_noise` /
+    :func:`~analysis.judge_noise.importance_noise` from a section's ``judge_noise``
+    setting (missing keys take :func:`noise_defaults`); None when ``replicates`` is 0.
+
+    Raises
+    ------
+    AnalysisError
+        ``judge_noise`` is not a mapping, has an unknown key, ``replicates`` is not a
+        whole number >= 0, ``mode`` not one of mean/single/confusion, ``seed`` not a
+        whole number >= 0, ``alpha`` not strictly between 0 and 1.
+    """
+    from analysis.judge_noise import NOISE_MODES
+
+    given = settings.get("judge_noise") or {}
+    if not isinstance(given, Mapping):
+        raise AnalysisError(f"judge_noise must map replicates, mode, seed"
+                            f"{', alpha' if section == 'subgroups' else ''} to values, got "
+                            f"{given!r}.")
+    unknown = sorted(set(given) - set(NOISE_SECTIONS[section]))
+    if unknown:
+        raise AnalysisError(f"judge_noise: unknown key(s) {', '.join(map(str, unknown))} "
+                            f"(known: {', '.join(NOISE_SECTIONS[section])}).")
+    noise = {**noise_defaults(section), **given}
+
+    def whole(x: Any) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    if not whole(noise["replicates"]) or noise["replicates"] < 0:
+        raise AnalysisError(f"judge_noise replicates must be a whole number >= 0 (0: off), "
+                            f"got {noise['replicates']!r}.")
+    if noise["mode"] not in NOISE_MODES:
+        raise AnalysisError(f"judge_noise mode must be one of {', '.join(NOISE_MODES)}, got "
+                            f"{noise['mode']!r}.")
+    if not whole(noise["seed"]) or noise["seed"] < 0:
+        raise AnalysisError(f"judge_noise seed must be a whole number >= 0, got "
+                            f"{noise['seed']!r}.")
+    alpha = noise.get("alpha", 0.05)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise AnalysisError(f"judge_noise alpha must be a number strictly between 0 and 1, "
+                            f"got {alpha!r}.")
+    if noise["replicates"] == 0:
+        return None
+    out = {"replicates": int(noise["replicates"]), "mode": noise["mode"],
+           "seed": int(noise["seed"])}
+    if "alpha" in noise:
+        out["alpha"] = float(alpha)
+    return out
+
+
+def _noise_rows(results: pd.DataFrame) -> None:
+    from analysis.judge_noise import JudgeNoiseError
+
+    if results.attrs.get("engine"):
+        raise JudgeNoiseError("judge noise redraws the judge's score of every row, so it "
+                              "needs the rows: load the table with the pandas engine.")
+
+
 def _category_default(results: pd.DataFrame, design) -> str | None:
     from analysis.columns import DEVIATION
     from analysis.distribution import MAX_CATEGORIES
@@ -239,7 +309,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         from analysis.subgroups import MIN_N
 
         return {"factors": order[:2], "level": min(2, len(order[:2])), "test": "wald",
-                "min_n": MIN_N, "where": {}, **ci_defaults(section, design)}
+                "min_n": MIN_N, "where": {}, **ci_defaults(section, design),
+                "judge_noise": noise_defaults(section)}
     if section == "ecdf":
         from analysis.ecdf import CUTOFF
 
@@ -260,7 +331,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "references": {f: design.factor(f).reference for f in factors},
                 "interactions": [], "on_separation": "refuse", "alpha": 0.05,
                 "adjust": "none", "cluster": design.cluster, "gee": False,
-                "scale": "odds_ratio", "max_p": 1.0, "where": {}}
+                "scale": "odds_ratio", "max_p": 1.0, "where": {},
+                "judge_noise": noise_defaults(section)}
     if section == "disparity":
         numeric = dsp.numeric_columns(results, design)
         if not numeric:
@@ -353,6 +425,7 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
     factors = list(s["factors"])
     boot = bootstrap_arguments(s)
+    noise = noise_arguments("subgroups", s)
     cells = cell_table(results, factors, where=_where(s) or None)
     table = subgroups(cells, factors, max_level=int(s["level"]), test=s["test"],
                       min_n=int(s["min_n"]), confidence=float(s["confidence"]))
@@ -372,8 +445,41 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                             "disparity: they hold every row of the subset, or the outcome "
                             "never/always deviates in it.")
     sec.figures.append(("subgroups_sunburst", sunburst_figure(table, factors)))
+    if noise:  # noise_same_sign, noise_significant, noise_survives
+        table = _with_subgroup_noise(sec, results, design, s, table, noise)
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
+
+
+def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
+                         table: pd.DataFrame, noise: dict) -> pd.DataFrame:
+    """``table`` (every subgroup) with the survival shares of
+    :func:`analysis.judge_noise.subgroup_noise` (a duplicate takes its representative's)."""
+    from analysis.cells import filter_rows
+    from analysis.columns import DUPLICATE_OF, SUBGROUP
+    from analysis.judge_noise import (
+        MODE_LABELS,
+        NOISE_COLUMNS,
+        subgroup_noise,
+        survival_sentence,
+        threshold_of,
+    )
+
+    _noise_rows(results)
+    shares = subgroup_noise(filter_rows(results, _where(s) or None), list(s["factors"]),
+                            max_level=int(s["level"]), test=s["test"], min_n=int(s["min_n"]),
+                            confidence=float(s["confidence"]), threshold=threshold_of(design),
+                            **noise)
+    sec.notes.append(f"Judge noise: {noise['replicates']:,} replicates of the judge's scores "
+                     f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
+                     f"BH-adjusted p < {noise['alpha']:g}. "
+                     + survival_sentence(shares, what="subgroups"))
+    label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
+    by_label = shares.set_index(SUBGROUP)
+    out = table.copy()
+    for col in NOISE_COLUMNS:
+        out[col] = label.map(by_label[col]).to_numpy(dtype=float)
+    return out
 
 
 def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -458,10 +564,31 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
              f"{cluster}") + ": std_err, z, p_value and the intervals are the robust ones; "
             "design_effect = robust / naive standard error.")
     p_column = P_ADJUSTED if s["adjust"] == "bh" else P_VALUE
+    terms = fit.terms
+    noise = noise_arguments("importance", s)
+    if noise:  # noise_same_sign, noise_significant, noise_survives per term
+        from analysis.judge_noise import (
+            MODE_LABELS,
+            importance_noise,
+            survival_sentence,
+            threshold_of,
+        )
+
+        _noise_rows(results)
+        terms = importance_noise(results, design, fit=fit, factors=factors, where=where,
+                                 references=references or None,
+                                 interactions=s.get("interactions") or (),
+                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),
+                                 adjust=s["adjust"], cluster=cluster, gee=bool(s["gee"]),
+                                 threshold=threshold_of(design), **noise)
+        sec.notes.append(f"Judge noise: {noise['replicates']:,} refits on redrawn judge scores "
+                         f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
+                         f"{p_column} < {float(s['alpha']):g}. "
+                         + survival_sentence(terms, what="terms"))
     sec.figures.append(("factor_importance", importance_figure(
         fit.terms, scale=s.get("scale", "odds_ratio"), max_p=s.get("max_p"),
         p_column=p_column)))
-    sec.tables += [("factor_importance", fit.terms),
+    sec.tables += [("factor_importance", terms),
                    ("factor_importance_lr_tests", fit.factor_tests)]
 
 
@@ -586,6 +713,9 @@ def build_section(name: str, results: pd.DataFrame, design,
         raise AnalysisError(f"Report section {name!r}: unknown setting(s) "
                             f"{', '.join(unknown)} (known: {', '.join(sorted(defaults))}).")
     merged = plain({**defaults, **dict(settings or {})})
+    if name in NOISE_SECTIONS and isinstance(merged.get("judge_noise") or {}, Mapping):
+        # a partial judge_noise setting (e.g. {replicates: 200}) keeps the other defaults
+        merged["judge_noise"] = {**noise_defaults(name), **(merged.get("judge_noise") or {})}
     sec = Section(name, settings=merged)
     try:
         _BUILDERS[name](sec, results, design, merged)

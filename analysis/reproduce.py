@@ -252,3 +252,49 @@ def cohorts_view(opts: Mapping[str, Any]) -> View:
                  f"categories={opts.get('categories')!r}, renormalise={renormalise!r})",
                  f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, "
                  f"method={opts.get('method')!r}, random_state={opts.get('random_state')!r}))"))
+
+
+_NOISE_IMPORT = "from analysis.judge_noise import {}, survival_sentence, threshold_of"
+
+
+def _noise_options(noise: Mapping[str, Any], *, alpha: bool) -> tuple[tuple[str, Any], ...]:
+    """``--judge-noise R --noise-mode M [--noise-alpha A]`` (``--seed`` only when not the
+    default 0, so it never repeats the bootstrap's)."""
+    return (("judge-noise", noise["replicates"]), ("noise-mode", noise["mode"]),
+            *((("noise-alpha", noise["alpha"]),) if alpha and "alpha" in noise else ()),
+            *((("seed", noise["seed"]),) if noise.get("seed") else ()))
+
+
+def _noise_arguments(noise: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in noise.items())
+
+
+def with_subgroup_noise(view: View, noise: Mapping[str, Any] | None, level: int, test: str,
+                        min_n: int) -> View:
+    """``view`` (:func:`subgroups_view`) plus the judge-noise options of the page
+    (``replicates``, ``mode``, ``seed``, ``alpha``; None: unchanged)."""
+    if not noise:
+        return view
+    return View(view.command, (*view.options, *_noise_options(noise, alpha=True)),
+                (*view.imports, _NOISE_IMPORT.format("subgroup_noise")),
+                (*view.body,
+                 f"noise = subgroup_noise(results, factors, max_level={level}, test={test!r}, "
+                 f"min_n={min_n}, threshold=threshold_of(design), {_noise_arguments(noise)})",
+                 "print(survival_sentence(noise, what='subgroups'))",
+                 "print(noise[['subgroup', 'noise_same_sign', 'noise_significant', "
+                 "'noise_survives']])"))
+
+
+def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:
+    """``view`` (:func:`importance_view`) plus the judge-noise options of the page
+    (``replicates``, ``mode``, ``seed``; None: unchanged)."""
+    if not noise:
+        return view
+    return View(view.command, (*view.options, *_noise_options(noise, alpha=False)),
+                (*view.imports, _NOISE_IMPORT.format("importance_noise")),
+                (*view.body,
+                 "terms = importance_noise(results, design, fit=fit, where=where, "
+                 f"threshold=threshold_of(design), **options, {_noise_arguments(noise)})",
+                 "print(survival_sentence(terms, what='terms'))",
+                 "print(terms[['term', 'noise_same_sign', 'noise_significant', "
+                 "'noise_survives']])"))

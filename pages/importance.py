@@ -79,7 +79,8 @@ fig = importance_figure(fit.terms, scale=scale, max_p=max_p, p_column=p_column,
                         include_intercept=intercept)
 st.plotly_chart(fig, key="importance_chart")
 figure_downloads(fig, "factor_importance", key="importance_figure")
-add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p})
+add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p},
+                     noise_prefix="importance")
 
 st.subheader("Coefficients")
 terms = with_term_noise(fit, results, design, where, options)

@@ -15,7 +15,7 @@ st.caption("One self-contained report of the whole analysis: the design, a data 
            "**Add to report** button on each analysis page (it stores the page's settings); "
            "the report is rebuilt here from the active table and design.")
 
-items = section_list(list(results.columns), design)
+items = section_list(list(results.columns), design, results=results)
 if not items:
     st.info("No sections yet: press **Add to report** on an analysis page.")
     add_defaults_button()

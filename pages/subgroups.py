@@ -65,7 +65,7 @@ missing_outcome_note(results, where)
 
 add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
                                    "min_n": int(min_n), "where": where},
-                     ci_prefix="subgroups")
+                     ci_prefix="subgroups", noise_prefix="subgroups")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Subgroups", f"{len(table):,}")
 m2.metric("Rows in subset", f"{int(cells[N].sum()):,}")

@@ -73,6 +73,22 @@ def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) ->
             **({"alpha": float(level)} if level is not None else {})}
 
 
+def page_noise_settings(prefix: str, results: pd.DataFrame | None = None) -> dict | None:
+    """The judge-noise settings of a page's expander as its widgets stand (what
+    :func:`noise_options` returns), without drawing them; None when off, never drawn, or
+    (given ``results``) the table has no score samples nor human labels."""
+    ss = st.session_state
+    if not ss.get(f"{prefix}_noise"):
+        return None
+    if results is not None and not available_modes(results):
+        return None
+    out = {"replicates": int(ss.get(f"{prefix}_noise_r", 200)),
+           "mode": ss.get(f"{prefix}_noise_mode") or "mean", "seed": 0}
+    if prefix == "subgroups":
+        out["alpha"] = float(ss.get(f"{prefix}_noise_alpha", 0.05))
+    return out
+
+
 def _rows(results: pd.DataFrame, where: dict) -> pd.DataFrame:
     return filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
 

@@ -39,18 +39,24 @@ def stored_sections() -> list[dict[str, Any]]:
     return items
 
 
-def _add(section: str, settings: dict[str, Any], ci_prefix: str | None = None) -> None:
+def _add(section: str, settings: dict[str, Any], ci_prefix: str | None = None,
+         noise_prefix: str | None = None) -> None:
     if ci_prefix:  # the page's bootstrap widgets, as they are when the button is pressed
         from ui.uncertainty import page_ci_settings
 
         settings = {**settings, **page_ci_settings(ci_prefix)}
+    if noise_prefix:  # the page's judge-noise expander (replicates 0: off)
+        from ui.judge_noise import page_noise_settings
+
+        noise = page_noise_settings(noise_prefix)
+        settings = {**settings, "judge_noise": noise or {"replicates": 0}}
     stored_sections().append({"section": section, "settings": rpt.plain(settings),
                               "id": _next_id()})
     st.session_state.pop("report_built", None)
 
 
 def add_to_report_button(section: str, settings: dict[str, Any], *,
-                         ci_prefix: str | None = None) -> None:
+                         ci_prefix: str | None = None, noise_prefix: str | None = None) -> None:
     """A button that stores this page's current ``settings`` as a report section.
 
     Parameters
@@ -64,10 +70,14 @@ def add_to_report_button(section: str, settings: dict[str, Any], *,
         The prefix of the page's bootstrap widgets (:func:`ui.uncertainty.bootstrap_options`):
         their state when the button is pressed becomes the section's ``ci``, ``cluster``,
         ``n_boot``, ``seed`` and ``confidence`` settings.
+    noise_prefix
+        The prefix of the page's judge-noise widgets (:mod:`ui.judge_noise`): their state
+        when the button is pressed becomes the section's ``judge_noise`` setting
+        (``replicates`` 0 when off).
     """
     n = sum(1 for s in stored_sections() if s["section"] == section)
     st.button("Add to report", key=f"report_add_{section}", icon="📑", on_click=_add,
-              args=(section, settings, ci_prefix),
+              args=(section, settings, ci_prefix, noise_prefix),
               help="Store these settings as a section of the report (Report page)."
                    + (f" Already added {n}x." if n else ""))
 
@@ -126,21 +136,73 @@ def ci_editor(item: dict[str, Any], columns: list[str], design: Design) -> None:
                     key=key("confidence"), on_change=changed, args=("confidence",))
 
 
-def section_list(columns: list[str] | None = None, design: Design | None = None
-                 ) -> list[dict[str, Any]]:
+def _noise_label(item: dict[str, Any]) -> str:
+    noise = item["settings"].get("judge_noise") or {}
+    if item["section"] not in rpt.NOISE_SECTIONS or not noise.get("replicates"):
+        return ""
+    return f" · judge noise ({noise['replicates']:,} replicates, {noise.get('mode', 'mean')})"
+
+
+def noise_editor(item: dict[str, Any], modes: list[str]) -> None:
+    """Widgets that show and edit a section's ``judge_noise`` setting (replicates, 0: off;
+    mode; seed; subgroups: alpha), written back into the stored settings."""
+    from analysis.judge_noise import MODE_LABELS
+
+    ss, settings, sid, section = st.session_state, item["settings"], item["id"], item["section"]
+    current = {**rpt.noise_defaults(section), **(settings.get("judge_noise") or {})}
+    modes = list(dict.fromkeys([*modes, current["mode"]]))
+
+    def key(name: str) -> str:
+        return f"report_noise_{name}_{sid}"
+
+    for name in rpt.NOISE_SECTIONS[section]:
+        ss.setdefault(key(name), current[name])
+
+    def changed(name: str) -> None:
+        value = ss[key(name)]
+        noise = {**current, **(settings.get("judge_noise") or {})}
+        noise[name] = int(value) if name in ("replicates", "seed") else value
+        settings["judge_noise"] = noise
+        ss.pop("report_built", None)
+
+    cols = st.columns(len(rpt.NOISE_SECTIONS[section]))
+    cols[0].number_input("Judge-noise replicates", min_value=0, max_value=100_000, step=50,
+                         key=key("replicates"), on_change=changed, args=("replicates",),
+                         help="0: off. Redraws the judge's scores and counts how often each "
+                              "conclusion keeps its sign and significance (docs/judge_noise.md)")
+    cols[1].selectbox("Redraw each score as", modes, key=key("mode"), on_change=changed,
+                      args=("mode",), format_func=lambda m: MODE_LABELS.get(m, m))
+    cols[2].number_input("Noise seed", min_value=0, step=1, key=key("seed"),
+                         on_change=changed, args=("seed",))
+    if "alpha" in rpt.NOISE_SECTIONS[section]:
+        cols[3].number_input("Significant: adjusted p <", min_value=0.0001, max_value=0.5,
+                             step=0.01, format="%.4f", key=key("alpha"), on_change=changed,
+                             args=("alpha",))
+
+
+def section_list(columns: list[str] | None = None, design: Design | None = None, *,
+                 results: pd.DataFrame | None = None) -> list[dict[str, Any]]:
     """The stored sections with up / down / remove buttons; returns them.
 
     With the table's ``columns`` and the ``design``, the sections with bootstrap
-    intervals (:data:`analysis.report.CI_SECTIONS`) also get :func:`ci_editor`.
+    intervals (:data:`analysis.report.CI_SECTIONS`) also get :func:`ci_editor`; with
+    ``results``, the subgroups and importance sections get :func:`noise_editor` when the
+    table can be resampled (or the stored section already asks for judge noise).
     """
+    from analysis.judge_noise import available_modes
+
+    modes = available_modes(results) if results is not None else []
     items = stored_sections()
     for i, item in enumerate(items):
         c1, c2, c3, c4 = st.columns([6, 1, 1, 1])
         title = rpt.TITLES.get(item["section"], item["section"])
-        with c1.expander(f"{i + 1}. {title}{_ci_label(item)}"):
+        with c1.expander(f"{i + 1}. {title}{_ci_label(item)}{_noise_label(item)}"):
             if columns is not None and design is not None \
                     and item["section"] in rpt.CI_SECTIONS:
                 ci_editor(item, columns, design)
+            if results is not None and item["section"] in rpt.NOISE_SECTIONS \
+                    and (modes or _noise_label(item)):
+                noise_editor(item, modes)
             st.json(item["settings"])
         c2.button("↑", key=f"report_up_{i}", on_click=_move, args=(i, -1), disabled=i == 0)
         c3.button("↓", key=f"report_down_{i}", on_click=_move, args=(i, 1),

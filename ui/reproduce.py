@@ -11,6 +11,7 @@ import streamlit as st
 from analysis import reproduce as rp
 from analysis.design import Design
 from ui.common import SAMPLE_DIR
+from ui.judge_noise import page_noise_settings
 
 
 def sources(design: Design) -> tuple[str, str, bool]:
@@ -47,10 +48,12 @@ def reproduce_subgroups(design: Design, factors: list[str], level: int, test: st
                         where: dict, *, boot: dict | None = None,
                         power: dict | None = None) -> None:
     """The expander of the subgroups page (``boot``: its bootstrap settings when on;
-    ``power``: the "Power" widgets' ``power`` and ``target_ld``)."""
-    reproduce(rp.subgroups_view(factors, level, test, min_n, boot=boot, power=power,
-                                design_cluster=design.cluster),
-              design, where, "subgroups_repro")
+    ``power``: the "Power" widgets' ``power`` and ``target_ld``; judge noise from its
+    expander's widgets)."""
+    view = rp.subgroups_view(factors, level, test, min_n, boot=boot, power=power,
+                             design_cluster=design.cluster)
+    view = rp.with_subgroup_noise(view, page_noise_settings("subgroups"), level, test, min_n)
+    reproduce(view, design, where, "subgroups_repro")
 
 
 def reproduce_coverage(design: Design, factors: list[str], where: dict,
@@ -69,8 +72,10 @@ def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, idea
 def reproduce_importance(design: Design, options: dict, where: dict,
                          cell_factors: list[str]) -> None:
     """The expander of the importance page."""
-    reproduce(rp.importance_view(options, cell_factors, design_cluster=design.cluster), design,
-              where, "importance_repro")
+    view = rp.with_importance_noise(
+        rp.importance_view(options, cell_factors, design_cluster=design.cluster),
+        page_noise_settings("importance"))
+    reproduce(view, design, where, "importance_repro")
 
 
 def reproduce_disparity(design: Design, options: dict, where: dict) -> None:

@@ -5,7 +5,9 @@ from (``--settings FILE`` gives per-section settings as JSON/YAML ``{section: {.
 e.g. what the app's Report page exports). Sections the design cannot support are skipped
 with a stated reason in the report. ``--ci bootstrap [--n-boot B] [--seed S]
 [--confidence C] [--cluster COL]`` adds bootstrap intervals to the subgroups, ecdf and
-index sections (:mod:`analysis.bootstrap`). ``--zip`` adds each figure as PNG/SVG/PDF and each
+index sections (:mod:`analysis.bootstrap`); ``--judge-noise R [--noise-mode M]
+[--noise-alpha A]`` adds judge-noise survival to the subgroups and importance sections
+(:mod:`analysis.judge_noise`). ``--zip`` adds each figure as PNG/SVG/PDF and each
 table as CSV; ``--pdf`` prints the report with headless Chromium. Every output is
 written to a temporary file in its folder and renamed only when all succeeded.
 """
@@ -46,6 +48,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--cluster", metavar="COL",
                    help="resample whole clusters of COL (default: the design's cluster); "
                         "also the importance section's cluster for robust standard errors")
+    g = p.add_argument_group(
+        "judge noise (subgroups and importance sections of a results table judged with "
+        "--samples K; docs/judge_noise.md; a section's own judge_noise settings take "
+        "precedence)")
+    g.add_argument("--judge-noise", type=cli_types.NON_NEGATIVE_INT, metavar="R",
+                   help="redraw the judge's scores R times (e.g. 200) and add how often each "
+                        "subgroup / term keeps its sign and significance (0: off)")
+    g.add_argument("--noise-mode", choices=("mean", "single", "confusion"),
+                   help="mean (default): resample the K samples and average; single: one "
+                        "sample; confusion: a score from P(human | judge)")
+    g.add_argument("--noise-alpha", type=cli_types.PROBABILITY,
+                   help="subgroups: significant when the BH-adjusted p-value is below this "
+                        "(default 0.05); importance uses its own alpha")
     p.set_defaults(func=run)
 
 
@@ -61,6 +76,31 @@ def ci_overrides(args: argparse.Namespace, section: str) -> dict:
     if section not in CI_SECTIONS:
         return {}
     return {k: v for k, v in given.items() if v is not None}
+
+
+def noise_overrides(args: argparse.Namespace, section: str) -> dict:
+    """The ``judge_noise`` keys given on the command line for ``section`` (``--seed``
+    also seeds the noise, as in the subcommands)."""
+    from analysis.report import NOISE_SECTIONS
+
+    if section not in NOISE_SECTIONS:
+        return {}
+    given = {"replicates": args.judge_noise, "mode": args.noise_mode, "seed": args.seed,
+             "alpha": args.noise_alpha}
+    return {k: v for k, v in given.items() if v is not None and k in NOISE_SECTIONS[section]}
+
+
+def _merged(args: argparse.Namespace, section: str, own: dict) -> dict:
+    """The command line's settings of ``section`` overridden by its own (``--settings``);
+    ``judge_noise`` is merged key by key."""
+    out = {**ci_overrides(args, section), **own}
+    noise = noise_overrides(args, section)
+    if noise:
+        mine = own.get("judge_noise")
+        out["judge_noise"] = {**noise, **(mine if isinstance(mine, dict) else {})}
+        if mine is not None and not isinstance(mine, dict):
+            out["judge_noise"] = mine  # rejected with its message by the section
+    return out
 
 
 def _settings(path: str | None) -> dict:
@@ -110,7 +150,7 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = None
     results, design = load_with_design(load_args, need_outcome=False)
-    chosen = [(s, {**ci_overrides(args, s), **(settings.get(s) or {})}) for s in names]
+    chosen = [(s, _merged(args, s, settings.get(s) or {})) for s in names]
     report = build_report(results, design, chosen,
                           source=results.attrs.get("source_name", Path(args.file).name))
     html_text = report_html(report)
