@@ -169,7 +169,9 @@ def _stream_compact(table, columns: list[str], text_cols: set[str],  # noqa: ANN
     if not selects:
         return pd.DataFrame(index=pd.RangeIndex(table.n_rows())), set()
     relation = table.relation.query("results_", f"SELECT {', '.join(selects)} FROM results_")
-    reader = relation.to_arrow_reader(BATCH_ROWS)
+    # DuckDB 1.4+ names it to_arrow_reader; earlier versions record_batch
+    to_reader = getattr(relation, "to_arrow_reader", None) or relation.record_batch
+    reader = to_reader(BATCH_ROWS)
     chunks: dict[str, list] = {c: [] for c in columns}
     too_many: set[str] = set()
     for batch in reader:
