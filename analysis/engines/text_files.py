@@ -2,7 +2,8 @@
 
 :func:`analysis.io.load_results` decodes a whole file before parsing it; the engines
 stream files they never hold. What the loader decides from the bytes is decided here
-from each file's first megabyte (decompressed for ``.gz``), with the loader's messages:
+from the first megabyte of the first file and 64 KiB of each further file of a glob
+(decompressed for ``.gz``), with the loader's messages:
 
 * binary data, an Excel workbook or image renamed ``.csv``, an HTML page, UTF-16 without
   a byte-order mark: refused (``analysis.io._check_text_bytes``);
@@ -37,8 +38,10 @@ import pandas as pd
 
 from analysis.errors import LoadError
 
-#: Bytes read from the start of each file to decide encoding, delimiter and candidates.
+#: Bytes read from the start of the first file to decide encoding, delimiter and candidates.
 HEAD_BYTES = 1 << 20
+#: Bytes read from each further file of a glob (a folder may hold thousands of parts).
+OTHER_HEAD_BYTES = 1 << 16
 #: Python codec name (``codecs.lookup(...).name``) -> DuckDB's ``read_csv`` encoding.
 DUCKDB_ENCODINGS = {"utf-8": "utf-8", "ascii": "utf-8", "utf-16-le": "utf-16",
                     "utf-16": "utf-16", "iso8859-1": "latin-1"}
@@ -199,7 +202,7 @@ def layout(files: Sequence[str], fmt: str, sep: str | None, encoding: str, *,
     breaks_anywhere = False
     for f in files:
         label = name if name and len(files) == 1 else Path(f).name
-        head, whole = read_head(f)
+        head, whole = read_head(f, HEAD_BYTES if first is None else OTHER_HEAD_BYTES)
         if not head and not whole:
             continue  # unreadable gzip: the engine says so
         if not head.strip():

@@ -561,7 +561,22 @@ def test_an_empty_outcome_column_is_named_by_every_engine(tmp_path):
 
 
 def test_a_glob_of_text_files_must_share_encoding_and_delimiter(tmp_path):
-    (tmp_path / "a.csv").write_text("model,biased\nm1,1\n", encoding="utf-8")
-    (tmp_path / "b.csv").write_text("model;biased\nm2;0\n", encoding="utf-8")
+    """Semicolon parts with decimal commas and a byte-order mark on one of them: the same
+    cell table as pandas reading the parts one by one; a part with commas is refused."""
+    from analysis.engines.pandas_engine import read_rows
+
+    lines = [f"m{i % 2};{i % 3},5;{i % 2}\n" for i in range(300)]
+    (tmp_path / "a.csv").write_bytes(("model;score;biased\n" + "".join(lines[:150])).encode())
+    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbf" + ("model;score;biased\n"
+                                                       + "".join(lines[150:])).encode())
+    glob = str(tmp_path / "*.csv")
+    rows = read_rows(glob)
+    design = Design(factors=(make_factor(rows, "model"), make_factor(rows, "score")),
+                    outcome=Outcome("biased", "binary"))
+    expected = cell_table(apply_design(rows, design), ["model", "score"])
+    got = cell_table(fine_cells(glob, design, engine="duckdb"), ["model", "score"])
+    pd.testing.assert_frame_equal(got, expected)
+    assert list(design.factors[1].values) == ["0.5", "1.5", "2.5"]
+    (tmp_path / "c.csv").write_text("model,score,biased\nm1,1,1\n", encoding="utf-8")
     with pytest.raises(LoadError, match="must share encoding and delimiter"):
-        fine_cells(str(tmp_path / "*.csv"), None, factors=["model"], engine="duckdb")
+        fine_cells(glob, None, factors=["model"], engine="duckdb")
