@@ -230,7 +230,11 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
 def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame
     """Say on stderr what the loader decided for the user (columns read with a decimal
     comma), as the Data page does in a caption."""
-    converted = frame.attrs.get("decimal_comma_columns")
+    note_decimal_commas(frame.attrs.get("decimal_comma_columns"))
+
+
+def note_decimal_commas(converted: Sequence[str] | None) -> None:
+    """The note on columns read as numbers with a decimal comma (pandas and the engines)."""
     if converted:
         print(f"note: read as numbers written with a decimal comma (0,5 = 0.5): "
               f"{', '.join(converted)}", file=sys.stderr)

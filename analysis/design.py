@@ -630,7 +630,8 @@ def _is_binary_number(series: pd.Series) -> bool:
         return True
     if not pd.api.types.is_numeric_dtype(series):
         return False
-    return set(pd.unique(series.dropna())) <= {0, 1}
+    values = series.dropna()  # an empty column (all missing) is no outcome
+    return len(values) > 0 and set(pd.unique(values)) <= {0, 1}
 
 
 def describe_columns(frame: pd.DataFrame) -> pd.DataFrame:

@@ -402,13 +402,18 @@ def _decode(data: bytes, label: str, encoding: str) -> str:
     except LookupError:
         raise LoadError(f"{label}: {encoding!r} is not a known text encoding.") from None
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        bad = data[exc.start : exc.start + 4]
-        raise LoadError(
-            f"{label} is not valid {encoding} text: byte {bad!r} at position {exc.start} "
-            f"(line {line}) cannot be decoded. Save the file as UTF-8, or choose its encoding "
-            "(for example latin-1 or cp1252)."
-        ) from None
+        raise decode_error(exc, data, label, encoding) from None
+
+
+def decode_error(exc: UnicodeDecodeError, data: bytes, label: str, encoding: str) -> LoadError:
+    """The message for bytes of ``data`` that ``encoding`` cannot decode (line and byte)."""
+    line = data[: exc.start].count(b"\n") + 1
+    bad = data[exc.start : exc.start + 4]
+    return LoadError(
+        f"{label} is not valid {encoding} text: byte {bad!r} at position {exc.start} "
+        f"(line {line}) cannot be decoded. Save the file as UTF-8, or choose its encoding "
+        "(for example latin-1 or cp1252)."
+    )
 
 
 def _sniff_delimiter(lines: list[str]) -> str | None:
@@ -436,21 +441,7 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     text = _decode(data, label, encoding)
     if "\r" in text and "\n" not in text:  # classic Mac line ends (Excel's "CSV (Macintosh)")
         text = text.replace("\r", "\n")
-    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
-    default = "\t" if fmt == "tsv" else ","
-    delim = sep or _sniff_delimiter(lines) or default
-    header = next(csv.reader([lines[0]], delimiter=delim))
-    if len(header) == 1:
-        others = [d for d in _DELIMITERS if d != delim and d in lines[0]]
-        if others and len(lines) > 1:
-            names = " or ".join(_DELIMITER_NAMES[d] for d in others)
-            raise LoadError(
-                f"{label}: reading it with a {_DELIMITER_NAMES.get(delim, repr(delim))} "
-                f"delimiter gives a single column named {header[0][:60]!r}, but its header "
-                f"contains {names} characters. Choose that delimiter."
-            )
-    _check_header_is_not_data(header, label)  # first: "1,0,1" is no header, not duplicates
-    _check_columns(header, label)
+    delim, header = sniff_header(text, label, fmt, sep)
 
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
@@ -470,7 +461,31 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     return frame
 
 
-_DECIMAL_COMMA = r"[+-]?\d+(?:,\d+)?"
+def sniff_header(text: str, label: str, fmt: str, sep: str | None) -> tuple[str, list[str]]:
+    """The delimiter (``sep``, else sniffed from the first 50 lines, else the format's)
+    and the header row of decoded ``text``, checked (names, "looks like data", a
+    delimiter that leaves one column). The DuckDB and Spark engines call it on a file's
+    first megabyte, so they read text files with the same delimiter and messages."""
+    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    default = "\t" if fmt == "tsv" else ","
+    delim = sep or _sniff_delimiter(lines) or default
+    header = next(csv.reader([lines[0]], delimiter=delim))
+    if len(header) == 1:
+        others = [d for d in _DELIMITERS if d != delim and d in lines[0]]
+        if others and len(lines) > 1:
+            names = " or ".join(_DELIMITER_NAMES[d] for d in others)
+            raise LoadError(
+                f"{label}: reading it with a {_DELIMITER_NAMES.get(delim, repr(delim))} "
+                f"delimiter gives a single column named {header[0][:60]!r}, but its header "
+                f"contains {names} characters. Choose that delimiter."
+            )
+    _check_header_is_not_data(header, label)  # first: "1,0,1" is no header, not duplicates
+    _check_columns(header, label)
+    return delim, header
+
+
+#: A number written with a decimal comma (``0,5``, ``-2``); the whole (stripped) value.
+DECIMAL_COMMA = r"[+-]?\d+(?:,\d+)?"
 
 
 def _decimal_commas(frame: pd.DataFrame) -> None:
@@ -487,7 +502,7 @@ def _decimal_commas(frame: pd.DataFrame) -> None:
             continue
         values = values.str.strip()
         if values.str.contains(",", regex=False).any() and \
-                values.str.fullmatch(_DECIMAL_COMMA).all():
+                values.str.fullmatch(DECIMAL_COMMA).all():
             frame[col] = pd.to_numeric(s.str.strip().str.replace(",", ".", regex=False))
             converted.append(str(col))
     if converted:

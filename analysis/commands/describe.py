@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_notes
+    from analysis.cli import emit, load_notes, note_decimal_commas
     from analysis.design import describe_columns, suggest_design
     from analysis.engines import open_table, resolve_engine
     from analysis.engines.describe import describe_table
@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> None:
     if engine != "pandas" and resolve_engine(args.file, engine) != "pandas":
         table = open_table(args.file, resolve_engine(args.file, engine), sep=args.sep,
                            encoding=args.encoding)
+        note_decimal_commas(table.decimal_comma_columns)
         try:  # SQL passes, no rows in memory (analysis.engines.describe)
             n_rows, columns, design, nestings = describe_table(table)
         finally:

@@ -90,7 +90,7 @@ def open_table(source: object, engine: str, *, name: str | None = None,
 
         if isinstance(source, pd.DataFrame):
             source = session().createDataFrame(source)
-        return SparkTable(source, name=name, sep=sep)
+        return SparkTable(source, name=name, sep=sep, encoding=encoding)
     raise EngineError(f"open_table takes duckdb or spark, not {engine!r}.")
 
 

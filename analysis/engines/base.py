@@ -48,6 +48,9 @@ class Table(ABC):
     def __init__(self, name: str, kinds: Mapping[str, sql.Kind]):
         self.name = name
         self.kinds = dict(kinds)
+        #: Text columns read as numbers written with a decimal comma (as the pandas
+        #: loader's ``attrs["decimal_comma_columns"]``).
+        self.decimal_comma_columns: list[str] = []
 
     @abstractmethod
     def query(self, text: str) -> pd.DataFrame:
@@ -98,6 +101,12 @@ class Table(ABC):
         """Up to five outcome values that do not fit the mapping (messages only)."""
         text = sql.bad_examples_query(self.dialect, "{table}", outcome, self.kinds)
         return [str(v) for v in self.query(text)["v"]]
+
+    def n_present(self, column: str) -> int:
+        """Rows where ``column`` is not missing (asked only when no row has an outcome)."""
+        miss = sql.missing(self.dialect, column, self.kinds[column])
+        text = f"SELECT count(*) AS n FROM {{table}} WHERE NOT {miss}"
+        return int(self.query(text)["n"].iloc[0])
 
     def n_rows(self) -> int:
         """Number of rows."""
@@ -179,6 +188,10 @@ def check_aggregate(table: Table, agg: pd.DataFrame, design: Design,
 
 def _outcome_problem(table: Table, agg: pd.DataFrame, outcome: Outcome) -> str | None:
     col = outcome.column
+    n_all = int(agg[sql.N_ALL].sum())
+    if n_all and int(agg[sql.N_KNOWN].sum()) == 0 and table.n_present(col) == 0:
+        return (f"Outcome column {col!r} is empty: all {n_all:,} values are missing, so no "
+                "row has a deviation. Choose another outcome.")
     n_bad = int(agg[sql.N_BAD].sum())
     if outcome.mapping == "binary" and n_bad:
         examples = ", ".join(repr(v) for v in table.bad_examples(outcome))

@@ -78,6 +78,8 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
 
     Returns None when ``--engine auto`` picks pandas (a small single file).
     """
+    from analysis.cli import note_decimal_commas
+
     engine = resolve_engine(args.file, getattr(args, "engine", "auto"))
     if engine == "pandas":
         return None
@@ -87,6 +89,7 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
     references = parse_assignments(getattr(args, "reference", []) or [])
     table = open_table(args.file, engine, sep=getattr(args, "sep", None),
                        encoding=getattr(args, "encoding", "utf-8") or "utf-8")
+    note_decimal_commas(table.decimal_comma_columns)
     try:
         if getattr(args, "command", None) in ROW_COMMANDS:
             return _rows(args, table, design, factors, where, exclude, references)

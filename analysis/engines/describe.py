@@ -50,7 +50,8 @@ def _stats(table: Table) -> tuple[int, dict[str, dict]]:
         out[c] = {"kind": kind, "n_missing": int(row[f"m{i}"]), "n_unique": int(row[f"u{i}"]),
                   "mean_length": float(row[f"l{i}"]) if f"l{i}" in row and pd.notna(
                       row[f"l{i}"]) else 0.0,
-                  "binary": bool(f"b{i}" in row and int(row[f"b{i}"]) == 0)}
+                  "binary": bool(f"b{i}" in row and int(row[f"b{i}"]) == 0
+                                 and int(row[f"m{i}"]) < int(row["n_rows"]))}
     return int(row["n_rows"]), out
 
 

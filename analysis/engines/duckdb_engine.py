@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.engines import sql
+from analysis.engines import sql, text_files
 from analysis.engines.base import Table
 from analysis.errors import LoadError
 
@@ -102,6 +102,7 @@ class DuckDBTable(Table):
         import duckdb
 
         bools: list[str] = []
+        text: text_files.TextLayout | None = None
         if is_relation(source):
             self.relation = source
             label = name or "the DuckDB relation"
@@ -113,26 +114,44 @@ class DuckDBTable(Table):
                                 "Lines, one format at a time (found "
                                 f"{', '.join(sorted(Path(f).name for f in files[:5]))}).")
             fmt = formats.pop()
+            label = name or (Path(files[0]).name if len(files) == 1 else str(source))
+            if fmt != "parquet":  # the pandas loader's decisions (analysis.engines.text_files)
+                text = text_files.layout(files, fmt, sep, encoding, name=name)
+                sep, encoding = text.delimiter, text.engine_encoding("duckdb", label, fmt)
             con = duckdb.connect(config={"memory_limit": memory_limit,
                                          **({"threads": threads} if threads else {})})
             con.execute("SET enable_progress_bar = false")
             self._check_same_columns(con, files, fmt, sep, encoding, str(source))
             try:
-                self.relation = con.sql(f"SELECT * FROM {_reader(files, fmt, sep, encoding)}")
+                reader = _reader(files, fmt, sep, encoding)
+                self.relation = con.sql(f"SELECT * FROM {reader}")
                 if fmt in ("csv", "tsv"):
                     bools = [c for c, t in zip(self.relation.columns, self.relation.types,
                                                strict=True) if str(t) == "BOOLEAN"]
                 if bools:
-                    self.relation = con.sql(
-                        f"SELECT * FROM {_reader(files, fmt, sep, encoding, bools)}")
+                    reader = _reader(files, fmt, sep, encoding, bools)
+                    self.relation = con.sql(f"SELECT * FROM {reader}")
             except duckdb.Error as exc:
                 raise LoadError(f"{source}: DuckDB cannot read it: {_first_line(exc)}") from None
             self.connection = con
-            label = name or (Path(files[0]).name if len(files) == 1 else str(source))
         kinds = {c: sql.kind_of(str(t)) for c, t in
                  zip(self.relation.columns, self.relation.types, strict=True)}
         kinds.update({c: "csvbool" for c in bools})
         super().__init__(label, kinds)
+        if text is not None and text.decimal_candidates:
+            self._read_decimal_commas(text.decimal_candidates, reader)
+
+    def _read_decimal_commas(self, candidates: Sequence[str], reader: str) -> None:
+        """Text columns holding only numbers with a decimal comma become DOUBLE columns, as
+        :func:`analysis.io.load_results` reads them (one query over the candidates)."""
+        found = text_files.decimal_commas(self, candidates)
+        if not found:
+            return
+        replace = ", ".join(f"{text_files.decimal_number(self.dialect, c)} AS "
+                            f"{self.dialect.quote(c)}" for c in found)
+        self.relation = self.connection.sql(f"SELECT * REPLACE ({replace}) FROM {reader}")
+        self.kinds.update({c: "float" for c in found})
+        self.decimal_comma_columns = found
 
     @staticmethod
     def _check_same_columns(con, files: list[str], fmt: str, sep: str | None,
@@ -174,6 +193,8 @@ class DuckDBTable(Table):
         cols = ", ".join(self.dialect.quote(c) for c in columns)
         frame = self.query(f"SELECT {cols} FROM {{table}}")
         frame.attrs["source_name"] = self.name
+        if self.decimal_comma_columns:
+            frame.attrs["decimal_comma_columns"] = list(self.decimal_comma_columns)
         return frame
 
     def close(self) -> None:

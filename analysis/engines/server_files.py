@@ -86,56 +86,140 @@ def resolve_under(text: str, folder: Path) -> tuple[str, list[str]]:
     return str(candidate), files
 
 
+#: Rows at the start of the source in which a text column with more than ``max_values``
+#: distinct values is left out before the full pass (its count only grows after them).
+SAMPLE_ROWS = 100_000
+#: Rows per Arrow batch of the full pass (each text column is dictionary-encoded per batch).
+BATCH_ROWS = 1_000_000
+
+
 def read_compact(source: str, *, max_values: int = MAX_FACTOR_VALUES,
                  name: str | None = None) -> pd.DataFrame:
     """Every row of ``source`` through DuckDB, as a compact pandas table (module docstring).
+
+    One full pass over the rows: the first :data:`SAMPLE_ROWS` rows rule out the text
+    columns with more than ``max_values`` distinct values (free text, ids); the other
+    columns stream as Arrow batches, text dictionary-encoded batch by batch (memory: the
+    codes, never the strings), and a text column whose values pass ``max_values`` on the
+    way is left out too. Text columns become unordered categoricals with sorted categories.
+    ``attrs``: ``source_name``, ``dropped_columns`` (file order) and, for text files with
+    decimal commas, ``decimal_comma_columns``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The source's columns minus the left-out ones, in file order: numbers and booleans
+        as DuckDB types them (DECIMAL as float), text as categoricals (missing stays
+        missing; booleans read as text become ``"true"``/``"false"``).
 
     Raises
     ------
     LoadError
         DuckDB cannot read the files, or they differ in columns.
     """
-    from analysis.engines import sql
     from analysis.engines.duckdb_engine import DuckDBTable
 
     table = DuckDBTable(source, name=name)
     try:
-        q = table.dialect.quote
         text_cols = [c for c, k in table.kinds.items() if k in ("string", "csvbool", "other")]
-        counts = {}
-        if text_cols:
-            stats = table.query("SELECT " + ", ".join(
-                f"approx_count_distinct({q(c)}) AS c{i}" for i, c in enumerate(text_cols))
-                + " FROM {table}")
-            counts = {c: int(stats[f"c{i}"].iloc[0]) for i, c in enumerate(text_cols)}
-        # approximate counts err by a few percent: keep a margin, then check exactly
-        keep_text = [c for c in text_cols if counts[c] <= max_values * 1.1]
-        dropped = [c for c in text_cols if c not in keep_text]
-        view = "bias_workbench_large"
-        table.relation.create_view(view, replace=True)
-        connection = table.connection
-        selects = []
-        for i, (c, kind) in enumerate(table.kinds.items()):
-            if c in dropped:
-                continue
-            if c in keep_text:
-                enum = f"bw_enum_{i}"
-                value = q(c) if kind == "string" else (
-                    f"(CASE WHEN {q(c)} IS NULL THEN NULL "
-                    f"ELSE {sql.value_text(sql.DUCKDB, c, kind)} END)")
-                connection.execute(f"CREATE OR REPLACE TYPE {enum} AS ENUM (SELECT DISTINCT "
-                                   f"{value} FROM {view} WHERE {q(c)} IS NOT NULL)")
-                selects.append(f"CAST({value} AS {enum}) AS {q(c)}")
-            else:
-                selects.append(q(c))
-        frame = connection.sql(f"SELECT {', '.join(selects)} FROM {view}").df()
+        dropped = set(_many_values_at_start(table, text_cols, max_values))
+        frame, too_many = _stream_compact(table, [c for c in table.kinds if c not in dropped],
+                                          set(text_cols), max_values)
+        dropped |= too_many
     finally:
         table.close()
-    for c in keep_text:
-        frame[c] = frame[c].cat.as_unordered()
-        if len(frame[c].cat.categories) > max_values:
-            frame = frame.drop(columns=c)
-            dropped.append(c)
     frame.attrs["source_name"] = name or table.name
-    frame.attrs["dropped_columns"] = dropped
+    frame.attrs["dropped_columns"] = [c for c in table.kinds if c in dropped]
+    if table.decimal_comma_columns:
+        frame.attrs["decimal_comma_columns"] = list(table.decimal_comma_columns)
     return frame
+
+
+def _text_value(table, column: str) -> str:  # noqa: ANN001 - a DuckDBTable
+    """A text column's value as the compact table holds it (NULL stays NULL)."""
+    from analysis.engines import sql
+
+    q, kind = table.dialect.quote(column), table.kinds[column]
+    if kind == "string":
+        return q
+    return f"(CASE WHEN {q} IS NULL THEN NULL ELSE {sql.value_text(sql.DUCKDB, column, kind)} END)"
+
+
+def _many_values_at_start(table, text_cols: list[str], max_values: int) -> list[str]:  # noqa: ANN001
+    """Text columns with more than ``max_values`` distinct values in the first rows."""
+    if not text_cols:
+        return []
+    counts = table.query("SELECT " + ", ".join(
+        f"count(DISTINCT {_text_value(table, c)}) AS c{i}" for i, c in enumerate(text_cols))
+        + f" FROM (SELECT * FROM {{table}} LIMIT {SAMPLE_ROWS}) AS start_")
+    return [c for i, c in enumerate(text_cols) if int(counts[f"c{i}"].iloc[0]) > max_values]
+
+
+def _stream_compact(table, columns: list[str], text_cols: set[str],  # noqa: ANN001
+                    max_values: int) -> tuple[pd.DataFrame, set[str]]:
+    """The one full pass: ``columns`` as a pandas frame, and the text columns left out
+    because their values passed ``max_values``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    q = table.dialect.quote
+    selects = [f"{_text_value(table, c)} AS {q(c)}" if c in text_cols else
+               f"CAST({q(c)} AS DOUBLE) AS {q(c)}" if table.kinds[c] == "decimal" else q(c)
+               for c in columns]
+    if not selects:
+        return pd.DataFrame(index=pd.RangeIndex(table.n_rows())), set()
+    relation = table.relation.query("results_", f"SELECT {', '.join(selects)} FROM results_")
+    # DuckDB 1.4+ names it to_arrow_reader; earlier versions record_batch
+    to_reader = getattr(relation, "to_arrow_reader", None) or relation.record_batch
+    reader = to_reader(BATCH_ROWS)
+    chunks: dict[str, list] = {c: [] for c in columns}
+    too_many: set[str] = set()
+    for batch in reader:
+        for c in columns:
+            if c in too_many:
+                continue
+            array = batch.column(c)
+            if c in text_cols:
+                array = pc.dictionary_encode(array)
+                if len(array.dictionary) > max_values:
+                    too_many.add(c)
+                    chunks[c] = []
+                    continue
+            else:  # a copy: a column imported from DuckDB keeps its whole batch alive
+                array = pa.concat_arrays([array])
+            chunks[c].append(array)
+    kept = [c for c in columns if c not in too_many]
+    types = {f.name: f.type for f in reader.schema}
+    arrow = pa.table({c: pa.chunked_array(
+        chunks[c], type=pa.dictionary(pa.int32(), types[c]) if c in text_cols else types[c])
+        for c in kept})
+    del chunks  # the table holds them; self_destruct frees each column once converted
+    # integers and booleans with missing values: pandas' masked dtypes, as DuckDB's .df()
+    masked = [c for c in kept if c not in text_cols and arrow.column(c).null_count
+              and (pa.types.is_integer(types[c]) or pa.types.is_boolean(types[c]))]
+    extra = arrow.select(masked).to_pandas(types_mapper=_masked_dtype) if masked else None
+    frame = arrow.drop_columns(masked).to_pandas(split_blocks=True, self_destruct=True)
+    if extra is not None:
+        frame = pd.concat([frame, extra], axis=1)[kept]
+    for c in kept:
+        if c not in text_cols:
+            continue
+        categories = frame[c].cat.categories
+        if len(categories) > max_values:
+            too_many.add(c)
+            frame = frame.drop(columns=c)
+        else:
+            frame[c] = frame[c].cat.reorder_categories(sorted(categories)).cat.as_unordered()
+    return frame, too_many
+
+
+def _masked_dtype(arrow_type):  # noqa: ANN001, ANN202 - pyarrow's types_mapper protocol
+    """pandas' masked dtype of an Arrow integer or boolean type (``Int64``, ``boolean``)."""
+    import pyarrow as pa
+
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_integer(arrow_type):
+        return pd.api.types.pandas_dtype(("UInt" if pa.types.is_unsigned_integer(arrow_type)
+                                          else "Int") + str(arrow_type.bit_width))
+    return None

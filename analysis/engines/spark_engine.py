@@ -11,10 +11,11 @@ import contextlib
 import itertools
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
-from analysis.engines import sql
+from analysis.engines import sql, text_files
 from analysis.engines.base import Table
 from analysis.engines.duckdb_engine import expand, file_format
 from analysis.errors import EngineError, LoadError
@@ -61,11 +62,14 @@ def session():
                           "cluster, or use --engine duckdb.") from None
 
 
-def read(source, *, sep: str | None = None):
+def read(source, *, sep: str | None = None, encoding: str = "utf-8",
+         layout: text_files.TextLayout | None = None):
     """A Spark DataFrame of a path, glob or folder (Parquet, CSV/TSV, JSON Lines).
 
     A URI (``s3a://``, ``hdfs://``, ``abfss://`` ...) goes to Spark as it is: Parquet unless
-    its name ends in another format's extension.
+    its name ends in another format's extension. Local text files are read with the
+    pandas loader's delimiter and encoding (``layout``, :mod:`analysis.engines.text_files`;
+    computed when not given); CSV quotes are escaped by doubling, as in pandas.
     """
     if "://" in str(source):
         files = [str(source)]
@@ -77,15 +81,23 @@ def read(source, *, sep: str | None = None):
         raise LoadError(f"{source}: Spark reads one format at a time (CSV, TSV, Parquet or "
                         "JSON Lines).")
     fmt = formats.pop()
+    options: dict[str, object] = {}
+    if fmt != "parquet" and "://" not in str(source):
+        label = Path(files[0]).name if len(files) == 1 else str(source)
+        layout = layout or text_files.layout(files, fmt, sep, encoding)
+        options["encoding"] = layout.engine_encoding("spark", label, fmt)
+        sep = layout.delimiter
+        if layout.quoted_line_breaks:  # a record may span lines: one task per file
+            options["multiLine"] = True
     reader = session().read
     try:
         if fmt == "parquet":
             frame = reader.parquet(*files)
         elif fmt == "jsonl":
-            frame = reader.json(files)
+            frame = reader.json(files, **options)
         else:
-            frame = reader.csv(files, header=True, inferSchema=True,
-                               sep=sep or ("\t" if fmt == "tsv" else ","))
+            frame = reader.csv(files, header=True, inferSchema=True, escape='"',
+                               sep=sep or ("\t" if fmt == "tsv" else ","), **options)
     except Exception as exc:  # noqa: BLE001
         raise LoadError(f"{source}: Spark cannot read it: {str(exc).splitlines()[0]}") from None
     return frame
@@ -97,16 +109,34 @@ class SparkTable(Table):
     engine = "spark"
     dialect = sql.SPARK
 
-    def __init__(self, source, *, name: str | None = None, sep: str | None = None):
+    def __init__(self, source, *, name: str | None = None, sep: str | None = None,
+                 encoding: str = "utf-8"):
+        layout = None
         if is_spark_frame(source):
             frame, label = source, name or "the Spark DataFrame"
         else:
-            frame, label = read(source, sep=sep), name or str(source)
+            if "://" not in str(source):
+                files = expand(source)
+                fmt = file_format(files[0])
+                if fmt in ("csv", "tsv", "jsonl"):
+                    layout = text_files.layout(files, fmt, sep, encoding, name=name)
+            frame = read(source, sep=sep, encoding=encoding, layout=layout)
+            label = name or str(source)
         self.frame = frame
         self.view = f"bias_workbench_{next(_views)}"
         frame.createOrReplaceTempView(self.view)
         self.spark = frame.sparkSession
         super().__init__(label, {c: sql.kind_of(t) for c, t in frame.dtypes})
+        if layout is not None and layout.decimal_candidates:
+            found = text_files.decimal_commas(self, layout.decimal_candidates)
+            if found:  # as analysis.io reads them: numbers (one query over the candidates)
+                from pyspark.sql import functions
+
+                self.frame = frame.withColumns({c: functions.expr(
+                    text_files.decimal_number(self.dialect, c)) for c in found})
+                self.frame.createOrReplaceTempView(self.view)
+                self.kinds.update({c: "float" for c in found})
+                self.decimal_comma_columns = found
 
     def query(self, text: str) -> pd.DataFrame:
         try:

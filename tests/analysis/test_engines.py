@@ -375,3 +375,208 @@ def test_a_cell_table_is_summed_not_counted(rows):
     pd.testing.assert_frame_equal(cell_table(fine, ["group"]), cell_table(applied, ["group"]))
     pd.testing.assert_frame_equal(cell_table(fine, ["shots", "model"], where={"group": "a"}),
                                   cell_table(applied, ["shots", "model"], where={"group": "a"}))
+
+
+# --- the bad-input corpus (tests/data/bad/cases.yaml) through every engine -----------------
+#: Loadable corpus files whose encoding DuckDB's CSV reader cannot decode: refused with a
+#: message naming the pandas route (docs/engines.md "Text files"), never read wrongly
+#: (DuckDB reads big-endian UTF-16 as an empty table without complaint).
+DUCKDB_REFUSES = {"utf16be_bom": "UTF-16BE", "utf32le_bom": "UTF-32LE", "cp1252_chosen": "CP1252"}
+#: Broken files whose message DuckDB words itself (still exit 2, naming the file).
+DUCKDB_OWN_WORDS = {"truncated_gzip", "corrupt_gzip", "corrupt_parquet"}
+
+
+def _corpus(loads: bool) -> list:
+    """Upload cases that load (or fail) with pandas; generated cases only if small."""
+    from tests.bad_corpus import CASES
+
+    return [pytest.param(c, id=c.id) for c in CASES if c.kind == "upload"
+            and bool(c.get("loads")) == loads and c.generated in (None, "many_values")]
+
+
+def _run(capsys, argv) -> tuple[int, str, str]:
+    """Exit code, stdout and the lines of stderr a user reads (notes, errors)."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    said = [ln for ln in captured.err.splitlines() if ln.startswith(("note:", "error:", "- "))]
+    return code, captured.out, "\n".join(said)
+
+
+def _corpus_commands(case, path) -> list[list]:
+    """The case's own CLI call, ``describe``, and subgroups / coverage over every column
+    with few values (numbers included: decimal commas become factor values), plus a
+    threshold outcome on every float column."""
+    from analysis.io import load_results
+
+    options = [a for k, v in case.get("options", {}).items() for a in (f"--{k}", v)]
+    frame = load_results(path, **case.get("options", {}))
+    outcome = "biased" if "biased" in frame.columns else None
+    factors = [c for c in frame.columns
+               if c != outcome and frame[c].nunique(dropna=False) <= 1000]
+    commands = [["describe", path, "--json"]]
+    if case.get("cli"):
+        commands.append([a.replace("{file}", str(path)) for a in case.get("cli")])
+    if factors and outcome:
+        commands += [["subgroups", path, "--factors", ",".join(factors), "--outcome", outcome,
+                      "--json"], ["coverage", path, "--factors", ",".join(factors), "--json"]]
+    for c in frame.columns:
+        if pd.api.types.is_float_dtype(frame[c]) and frame[c].notna().any():
+            commands.append(["subgroups", path, "--factors",
+                             ",".join(f for f in factors if f != c), "--outcome", c,
+                             "--deviation-below", str(frame[c].median()), "--json"])
+    return [[*cmd, *options] for cmd in commands]
+
+
+def _same_describe(got: dict, expected: dict) -> None:
+    from analysis.engines.describe import EXACT_UP_TO
+
+    for key in ("n_rows", "suggested_design", "nestings"):
+        assert got[key] == expected[key], key
+    assert [c["column"] for c in got["columns"]] == [c["column"] for c in expected["columns"]]
+    for mine, theirs in zip(got["columns"], expected["columns"], strict=True):
+        assert (mine["n_missing"], mine["suggested_role"]) == (
+            theirs["n_missing"], theirs["suggested_role"]), theirs["column"]
+        if theirs["n_unique"] <= EXACT_UP_TO:  # above: HyperLogLog estimates
+            assert mine["n_unique"] == theirs["n_unique"], theirs["column"]
+
+
+def _assert_parity(capsys, cmd, engine) -> None:
+    code, out, said = _run(capsys, [*cmd, "--engine", "pandas"])
+    got_code, got_out, got_said = _run(capsys, [*cmd, "--engine", engine])
+    assert (got_code, got_said) == (code, said), cmd  # same notes, or the same error
+    if code != 0 or "--json" not in cmd:
+        return
+    expected, got = json.loads(out), json.loads(got_out)
+    if cmd[0] == "describe":
+        _same_describe(got, expected)
+        return
+    for payload in (expected, got):
+        if isinstance(payload, dict):
+            payload.pop("file", None)
+    assert got == expected, cmd
+
+
+@pytest.mark.parametrize("case", _corpus(loads=True))
+def test_corpus_files_that_load_give_duckdb_the_same_json(case, capsys, tmp_path_factory):
+    """Every loadable upload of the corpus: DuckDB's JSON and notes equal pandas', or a
+    refusal naming the pandas route for an encoding DuckDB cannot decode."""
+    from tests.bad_corpus import case_path
+
+    path, _ = case_path(case, tmp_path_factory.getbasetemp())
+    for cmd in _corpus_commands(case, path):
+        if case.id in DUCKDB_REFUSES:
+            code, _, said = _run(capsys, [*cmd, "--engine", "duckdb"])
+            assert code == 2, cmd
+            assert said.startswith(f"error: {case.name} is ") and "DuckDB cannot read" in said
+            assert "--engine pandas" in said and DUCKDB_REFUSES[case.id] in said, said
+            continue
+        _assert_parity(capsys, cmd, "duckdb")
+
+
+@pytest.mark.parametrize("case", _corpus(loads=False))
+def test_corpus_files_that_fail_give_duckdb_the_same_error(case, capsys):
+    """Every broken upload: exit 2 from DuckDB too, with the pandas loader's message
+    (read from the file's first megabyte: analysis.engines.text_files)."""
+    from tests.bad_corpus import BAD
+
+    args = [a.replace("{file}", str(BAD / case.file)) for a in
+            (case.get("cli") or ["describe", "{file}"])]
+    args += [a for k, v in case.get("options", {}).items() for a in (f"--{k}", v)]
+    code, _, said = _run(capsys, [*args, "--engine", "pandas"])
+    got_code, _, got_said = _run(capsys, [*args, "--engine", "duckdb"])
+    assert code == got_code == 2
+    if case.id in DUCKDB_OWN_WORDS:
+        assert got_said.startswith("error: ") and case.file in got_said
+        assert "DuckDB cannot read it" in got_said
+    else:
+        assert got_said == said
+
+
+#: Spark is slow to start: three corpus files in the session the other Spark tests use.
+SPARK_CASES = ("decimal_commas", "semicolon_sniffed", "quoted_newlines")
+
+
+@pytest.mark.parametrize("case_id", SPARK_CASES)
+def test_corpus_files_give_spark_the_same_json(case_id, capsys, spark, tmp_path_factory):
+    from tests.bad_corpus import CASES, case_path
+
+    case = next(c for c in CASES if c.id == case_id)
+    path, _ = case_path(case, tmp_path_factory.getbasetemp())
+    for cmd in _corpus_commands(case, path):
+        if cmd[0] != "describe":  # Spark's describe types differ (docs/engines.md)
+            _assert_parity(capsys, cmd, "spark")
+
+
+def test_decimal_commas_are_numbers_for_every_engine_and_dots_stay_numbers(tmp_path):
+    """A semicolon file: ``0,5`` columns become numbers (listed), a column mixing ``0,5``
+    with words stays text, and ``0.5`` stays a number (DuckDB's decimal_separator=','
+    would make it text, which is why the engines convert after reading)."""
+    from analysis.engines import open_table
+
+    path = tmp_path / "eu.csv"
+    path.write_text("model;score;mixed;dot;biased\nm1;0,5;1,5;0.25;1\nm2; -2,0 ;n/a x;1.5;0\n"
+                    "m1;3;2;NA;1\n", encoding="utf-8")
+    table = open_table(path, "duckdb")
+    try:
+        assert table.decimal_comma_columns == ["score"]
+        assert (table.kinds["score"], table.kinds["mixed"], table.kinds["dot"]) == (
+            "float", "string", "float")
+        got = table.collect(["score", "dot"])
+    finally:
+        table.close()
+    assert got["score"].tolist() == [0.5, -2.0, 3.0]
+    assert got.attrs["decimal_comma_columns"] == ["score"]
+    expected = cell_table(apply_design(*_loaded_with_design(path)), ["score"])
+    got_cells = fine_cells(path, _loaded_with_design(path)[1], engine="duckdb")
+    pd.testing.assert_frame_equal(cell_table(got_cells, ["score"]), expected)
+
+
+def _loaded_with_design(path) -> tuple[pd.DataFrame, Design]:
+    from analysis.io import load_results
+
+    frame = load_results(path)
+    assert frame.attrs["decimal_comma_columns"] == ["score"]
+    return frame, Design(factors=(make_factor(frame, "score"),), outcome=Outcome("biased",
+                                                                                 "binary"))
+
+
+def test_an_empty_outcome_column_is_named_by_every_engine(tmp_path):
+    path = tmp_path / "empty_outcome.parquet"
+    pd.DataFrame({"model": ["m1", "m2", "m1"], "score": [np.nan] * 3}).to_parquet(path)
+    design = Design(factors=(Factor("model", "model", ("m1", "m2"), "m1"),),
+                    outcome=Outcome("score", "below", threshold=0.5))
+    messages = []
+    for engine in ("pandas", "duckdb"):
+        with pytest.raises(AnalysisError) as info:
+            from analysis.engines import cell_table as engine_cells
+
+            engine_cells(path, ["model"], design=design, engine=engine)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "Outcome column 'score' is empty: all 3 values are missing" in messages[0]
+
+
+def test_a_glob_of_text_files_must_share_encoding_and_delimiter(tmp_path):
+    """Semicolon parts with decimal commas and a byte-order mark on one of them: the same
+    cell table as pandas reading the parts one by one; a part with commas is refused."""
+    from analysis.engines.pandas_engine import read_rows
+
+    lines = [f"m{i % 2};{i % 3},5;{i % 2}\n" for i in range(300)]
+    (tmp_path / "a.csv").write_bytes(("model;score;biased\n" + "".join(lines[:150])).encode())
+    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbf" + ("model;score;biased\n"
+                                                       + "".join(lines[150:])).encode())
+    glob = str(tmp_path / "*.csv")
+    rows = read_rows(glob)
+    design = Design(factors=(make_factor(rows, "model"), make_factor(rows, "score")),
+                    outcome=Outcome("biased", "binary"))
+    expected = cell_table(apply_design(rows, design), ["model", "score"])
+    got = cell_table(fine_cells(glob, design, engine="duckdb"), ["model", "score"])
+    pd.testing.assert_frame_equal(got, expected)
+    assert list(design.factors[1].values) == ["0.5", "1.5", "2.5"]
+    (tmp_path / "c.csv").write_text("model,score,biased\nm1,1,1\n", encoding="utf-8")
+    with pytest.raises(LoadError, match="must share encoding and delimiter"):
+        fine_cells(glob, None, factors=["model"], engine="duckdb")

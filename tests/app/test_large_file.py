@@ -65,3 +65,76 @@ def test_without_a_folder_the_source_says_how_to_enable_it(monkeypatch):
     at = _open_large_source()
     assert at.text_input(key="data_server_path").disabled
     assert any(DATA_DIR_ENV in c.value for c in at.caption)
+
+
+# --- read_compact itself: one pass, the same table as pandas reads ---------------------------
+def _kinds_of_columns(n: int = 3000) -> pd.DataFrame:
+    """Every kind of column the compact table treats differently."""
+    rng = np.random.default_rng(1)
+    shots = pd.array(rng.integers(0, 5, n), dtype="Int64")
+    shots[::7] = pd.NA
+    temp = rng.normal(size=n)
+    temp[::5] = np.nan
+    cot = pd.array(rng.random(n) < 0.5, dtype="boolean")
+    cot[::9] = pd.NA
+    model = rng.choice(["m2", "m1", "m10"], n).astype(object)
+    model[::11] = None
+    return pd.DataFrame({
+        "model": model, "shots": shots, "temp": temp, "cot": cot,
+        "biased": rng.integers(0, 2, n),
+        "answer": [f"free text {i}" for i in range(n)],  # many values from the start
+        # 3 values in the first 1,000 rows, 1,003 over all: left out on the way
+        "late": ["a", "b", "c"] * 333 + ["a"] + [f"id{i}" for i in range(n - 1000)],
+        "tag": rng.choice(["x", "y"], n)})
+
+
+@pytest.mark.parametrize("sample_rows, batch_rows", [(100_000, 1_000_000), (500, 2048), (500, 256)])
+def test_read_compact_equals_the_pandas_table(tmp_path, monkeypatch, sample_rows, batch_rows):
+    """Against pandas' own reading of the Parquet parts: text columns with at most
+    ``max_values`` values as categoricals (sorted categories, missing kept), the others
+    left out in file order; numbers and booleans with their dtypes and missing values.
+    Small samples and batches exercise the other ways out: a batch with too many values
+    (2,048 rows), or batches that are fine alone but not together (256 rows)."""
+    from analysis.engines import server_files
+
+    monkeypatch.setattr(server_files, "SAMPLE_ROWS", sample_rows)
+    monkeypatch.setattr(server_files, "BATCH_ROWS", batch_rows)
+    rows = _kinds_of_columns()
+    for i in range(3):
+        rows.iloc[i * 1000:(i + 1) * 1000].to_parquet(tmp_path / f"part-{i}.parquet",
+                                                       index=False)
+    expected = pd.concat([pd.read_parquet(tmp_path / f"part-{i}.parquet") for i in range(3)],
+                         ignore_index=True)
+    frame = server_files.read_compact(str(tmp_path / "*.parquet"), max_values=1000)
+    assert frame.attrs["dropped_columns"] == ["answer", "late"]
+    assert list(frame.columns) == ["model", "shots", "temp", "cot", "biased", "tag"]
+    for c in ("model", "tag"):
+        assert isinstance(frame[c].dtype, pd.CategoricalDtype) and not frame[c].cat.ordered
+        assert list(frame[c].cat.categories) == sorted(expected[c].dropna().unique())
+        assert frame[c].astype(object).fillna("<NA>").tolist() == \
+            expected[c].astype(object).fillna("<NA>").tolist()
+    for c in ("shots", "temp", "cot", "biased"):
+        pd.testing.assert_series_equal(frame[c], expected[c], check_names=True)
+    one = server_files.read_compact(str(tmp_path / "part-0.parquet"), max_values=500)
+    assert one.attrs["dropped_columns"] == ["answer"]  # 1,000 values; 'late' has 3 here
+    assert list(one["late"].cat.categories) == ["a", "b", "c"]
+
+
+def test_read_compact_reads_text_as_the_pandas_loader_does(tmp_path):
+    """A semicolon file with decimal commas and True/False text: numbers, ``"true"`` /
+    ``"false"`` categories, and the decimal-comma note for the Data page."""
+    from analysis.engines.server_files import read_compact
+    from analysis.io import load_results
+
+    path = tmp_path / "eu.csv"
+    path.write_text("model;score;flag;note\n" + "".join(
+        f"m{i % 3};{i % 4},5;{['True', 'FALSE', 'true'][i % 3]};text {i}\n"
+        for i in range(1200)), encoding="utf-8")
+    frame = read_compact(str(path), max_values=1000)
+    pandas = load_results(path)
+    assert frame.attrs["decimal_comma_columns"] == pandas.attrs["decimal_comma_columns"] == [
+        "score"]
+    assert frame["score"].tolist() == pandas["score"].tolist()
+    assert list(frame["flag"].cat.categories) == ["false", "true"]
+    assert frame["flag"].astype(str).tolist() == pandas["flag"].astype(str).str.lower().tolist()
+    assert frame.attrs["dropped_columns"] == ["note"]
