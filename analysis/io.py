@@ -113,7 +113,7 @@ def load_results(
         compression ratio); the message names the variable that raises it.
     """
     sep = _check_sep(sep)
-    encoding = _check_encoding(encoding)
+    encoding = check_encoding(encoding)
     if isinstance(source, pd.DataFrame):
         label = name or "the DataFrame"
         if source.shape[1] == 0:
@@ -182,7 +182,9 @@ def _check_sep(sep: str | None) -> str | None:
     return sep
 
 
-def _check_encoding(encoding: str) -> str:
+def check_encoding(encoding: str) -> str:
+    """``encoding`` if Python knows the codec, else a :class:`LoadError` naming examples
+    (the message of ``--encoding`` in both command lines and of :func:`load_results`)."""
     if not isinstance(encoding, str) or not encoding.strip():
         raise LoadError(f"{encoding!r} is not a text encoding name.")
     try:
@@ -412,7 +414,8 @@ def decode_error(exc: UnicodeDecodeError, data: bytes, label: str, encoding: str
     return LoadError(
         f"{label} is not valid {encoding} text: byte {bad!r} at position {exc.start} "
         f"(line {line}) cannot be decoded. Save the file as UTF-8, or choose its encoding "
-        "(for example latin-1 or cp1252)."
+        "(for example latin-1 or cp1252): the Encoding choice under the upload, or "
+        "--encoding on the command line."
     )
 
 

@@ -8,6 +8,10 @@
     python -m judges estimate IN --provider ... --model M [--samples K] [--both-orders]
     python -m judges metrics JUDGED [--out PATH] [--to-results RESULTS] [--json]
 
+Every command that reads a table takes ``--encoding ENC`` (default utf-8) for a text file
+without a byte-order mark; a mark names its own encoding and wins, as in
+``python -m analysis`` (:func:`analysis.io.load_results`).
+
 Several judges (:mod:`judges.cli_ensemble`): ``score``/``estimate`` with ``--judge
 provider:model`` (repeatable) or ``--judges judges.yaml`` and ``--ensemble mean|median``;
 ``reliability JUDGED [JUDGED2 ...]`` (alpha, ICC, disagreements).
@@ -100,8 +104,31 @@ def _temperature(text: str) -> float | None:
     return value
 
 
+def add_encoding_option(p: argparse.ArgumentParser) -> None:
+    """``--encoding ENC``: the encoding of the input tables (checked by
+    :func:`check_input_encoding` before anything is read)."""
+    p.add_argument("--encoding", default="utf-8", metavar="ENC",
+                   help="text encoding of the input table(s) without a byte-order mark "
+                        "(default utf-8; for example latin-1, cp1252, utf-16-le); a mark wins")
+
+
+def input_encoding(args: argparse.Namespace) -> str:
+    """The ``--encoding`` of ``args`` (utf-8 for a command without the option)."""
+    return getattr(args, "encoding", None) or "utf-8"
+
+
+def check_input_encoding(args: argparse.Namespace) -> None:
+    """Refuse an unknown ``--encoding`` before any file is read or request made
+    (:class:`~analysis.errors.LoadError`, the message of ``python -m analysis``)."""
+    from analysis.io import check_encoding
+
+    if getattr(args, "encoding", None) is not None:
+        check_encoding(args.encoding)
+
+
 def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="four-stage test file (CSV, TSV, Parquet, JSON Lines)")
+    add_encoding_option(p)
     p.add_argument("--provider", default=None, choices=["openai", "anthropic", "embedding"],
                    help="the judge (or --judge provider:model, repeatable, for several)")
     p.add_argument("--model", default=None,
@@ -181,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--batch", action="store_true", help="at the batch API's price")
     metrics = sub.add_parser("metrics", help="stage metrics of a judged file")
     metrics.add_argument("judged", help="judged file written by 'score'")
+    add_encoding_option(metrics)
     metrics.add_argument("--by", default="stage,sensitive_factor,model",
                          help="grouping columns, comma-separated")
     metrics.add_argument("--out", type=Path, default=None, help="write the table here")
@@ -242,8 +270,10 @@ def _cache(args: argparse.Namespace) -> ReplyCache | None:
 
 
 def load_for_scoring(args: argparse.Namespace) -> pd.DataFrame:
-    """The four-stage file; rows with empty texts are reported (refused with ``--strict``)."""
-    frame = load_fourstage(args.input, allow_empty_texts=not getattr(args, "strict", False))
+    """The four-stage file (read with ``--encoding``); rows with empty texts are reported
+    (refused with ``--strict``)."""
+    frame = load_fourstage(args.input, allow_empty_texts=not getattr(args, "strict", False),
+                           encoding=input_encoding(args))
     empty = empty_texts(frame)
     if empty:
         cols = sorted({c for cs in empty.values() for c in cs})
@@ -420,7 +450,7 @@ def _metrics(args: argparse.Namespace) -> int:
     from judges.metrics import stage_metrics
 
     try:
-        judged = load_results(args.judged)
+        judged = load_results(args.judged, encoding=input_encoding(args))
     except LoadError as exc:
         raise JudgesError(str(exc)) from None
     by = [c.strip() for c in args.by.split(",") if c.strip()]
@@ -475,6 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers.update(ENSEMBLE_HANDLERS)
 
     try:
+        check_input_encoding(args)
         check_output_paths(args)  # before any request is paid for
         return handlers[args.command](args)
     except (JudgesError, AnalysisError) as exc:

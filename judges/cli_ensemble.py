@@ -37,7 +37,9 @@ from judges.cli import (
     _cache,
     _judge_config,
     _progress_line,
+    add_encoding_option,
     finish_run,
+    input_encoding,
     load_for_scoring,
     print_position_bias,
     print_warnings,
@@ -193,6 +195,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                            "samples: Krippendorff's alpha, ICC, disagreements")
     p.add_argument("judged", nargs="+", help="one judged file with several judges' columns, or "
                                              "several judged files of the same rows")
+    add_encoding_option(p)
     p.add_argument("--json", action="store_true", help="print JSON (reliability and "
                                                        "disagreements) instead of tables")
     p.add_argument("--n-boot", type=NON_NEGATIVE_INT, default=1000,
@@ -216,7 +219,7 @@ def reliability_command(args: argparse.Namespace) -> int:
     """``python -m judges reliability``."""
     from judges.reliability import disagreements, load_reliability_data, reliability
 
-    data = load_reliability_data(args.judged)
+    data = load_reliability_data(args.judged, encoding=input_encoding(args))
     table = reliability(data, n_boot=args.n_boot, seed=args.seed)
     disagree = disagreements(data, min_range=args.min_range)
     if args.out:

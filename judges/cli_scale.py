@@ -61,6 +61,8 @@ from judges.cli import (
     _judge_config,
     _progress_line,
     _temperature,
+    add_encoding_option,
+    input_encoding,
     load_for_scoring,
     print_position_bias,
     print_warnings,
@@ -131,13 +133,14 @@ def _open_cache(args: argparse.Namespace) -> ReplyCache | None:
     return _cache(args)
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV, TSV, Parquet or JSON Lines table (errors as :class:`JudgesError`)."""
+def read_table(path: str | Path, encoding: str = "utf-8") -> pd.DataFrame:
+    """Read a CSV, TSV, Parquet or JSON Lines table (errors as :class:`JudgesError`);
+    ``encoding`` is that of a text file without a byte-order mark (a mark wins)."""
     from analysis.errors import LoadError
     from analysis.io import load_results
 
     try:
-        return load_results(path)
+        return load_results(path, encoding=encoding)
     except LoadError as exc:
         raise JudgesError(str(exc)) from None
 
@@ -273,7 +276,7 @@ def _answer(args: argparse.Namespace) -> int:
         system_prompt,
     )
 
-    frame = read_table(args.input)
+    frame = read_table(args.input, input_encoding(args))
     prompt_column = prompt_column_of(frame, args.prompt_col)
     prompts = load_answer_prompts(args.prompts)
     systems = [system_prompt(prompts, name) for name in args.system_prompt.split(",")
@@ -349,7 +352,7 @@ def _categorise(args: argparse.Namespace) -> int:
         n_categorise_requests,
     )
 
-    frame = read_table(args.input)
+    frame = read_table(args.input, input_encoding(args))
     if args.categories:
         spec = category_spec(args.categories, instruction=args.instruction)
     else:
@@ -415,12 +418,12 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
 def _agreement(args: argparse.Namespace) -> int:
     from judges.agreement import agreement, merge_judged
 
-    frame = read_table(args.input)
+    frame = read_table(args.input, input_encoding(args))
     if args.categorical:
         return _category_agreement(args, frame)
     pairs: list[tuple[str, str]] | None = None
     if args.other:
-        frame, pairs = merge_judged(frame, read_table(args.other))
+        frame, pairs = merge_judged(frame, read_table(args.other, input_encoding(args)))
     if args.judge_col or args.human_col:
         if len(args.judge_col) != len(args.human_col):
             raise JudgesError("Give --judge-col and --human-col the same number of times "
@@ -472,6 +475,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``answer``, ``agreement``, ``categorise`` and ``batches`` (see :data:`HANDLERS`)."""
     answer = sub.add_parser("answer", help="fill the answers of a four-stage question file by "
                                            "asking the model under test")
+    add_encoding_option(answer)
     answer.add_argument("input", help="four-stage question file, or a plain list of prompts "
                                       "(CSV, TSV, Parquet, JSON Lines)")
     answer.add_argument("--prompt-col", default=None,
@@ -491,6 +495,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     answer.add_argument("--out", type=Path, required=True)
 
     agree = sub.add_parser("agreement", help="agreement of judge scores with human labels")
+    add_encoding_option(agree)
     agree.add_argument("input", help="judged file with human label columns (human_<metric>)")
     agree.add_argument("--judge-col", action="append", default=[],
                        help="judge score column (repeat; paired with --human-col)")
@@ -515,6 +520,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     agree.add_argument("--out", type=Path, default=None)
 
     cat = sub.add_parser("categorise", help="put each completion into one of your categories")
+    add_encoding_option(cat)
     cat.add_argument("input", help="any table with a text column")
     cat.add_argument("--text-col", required=True, help="the column to classify")
     cat.add_argument("--context-col", default=None, help="shown as the request (optional)")

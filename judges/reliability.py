@@ -353,15 +353,17 @@ def _unique(name: str, taken: Sequence[str]) -> str:
     return f"{name}#{i}"
 
 
-def load_reliability_data(paths: Sequence[str | Path]) -> ReliabilityData:
-    """:func:`reliability_data` of judged files on disk (CSV, TSV, Parquet, JSON Lines)."""
+def load_reliability_data(paths: Sequence[str | Path], *,
+                          encoding: str = "utf-8") -> ReliabilityData:
+    """:func:`reliability_data` of judged files on disk (CSV, TSV, Parquet, JSON Lines);
+    ``encoding`` is that of text files without a byte-order mark (a mark wins)."""
     from analysis.errors import LoadError
     from analysis.io import load_results
 
     frames = []
     for path in paths:
         try:
-            frames.append(load_results(path))
+            frames.append(load_results(path, encoding=encoding))
         except LoadError as exc:
             raise ReliabilityError(str(exc)) from None
     return reliability_data(frames, [Path(p).name for p in paths])
