@@ -30,6 +30,8 @@ source = st.radio("Source", ["Bundled sample", "Upload a file", "Import from ...
                        "Large file: a path or glob under the server's data folder, read by "
                        "DuckDB without an upload")
 if source == "Bundled sample":
+    if "data_sample" not in st.session_state and st.session_state.get("results_name") in SAMPLES:
+        st.session_state["data_sample"] = st.session_state["results_name"]  # show the active one
     choice = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k]["title"],
                           key="data_sample", on_change=on_sample_change)
     st.caption(sample_caption(choice))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 import streamlit as st
 
@@ -36,6 +38,8 @@ SAMPLES: dict[str, dict[str, str]] = {
 }
 
 
+#: Session key of a sample chosen in the selectbox whose load has not finished yet.
+PENDING_SAMPLE = "_sample_pending"
 
 
 def sample_caption(name: str) -> str:
@@ -90,8 +94,15 @@ def load_sample(name: str) -> bool:
 
 @guarded_callback
 def on_sample_change() -> None:
-    """Callback: load the sample chosen in the selectbox."""
+    """Callback: load the sample chosen in the selectbox.
+
+    The choice is written down first, in a key that outlives the Data page: a click on
+    another page while the sample is read interrupts this callback at Streamlit's next
+    yield point (the reading spinner), and the next page run then finishes the load
+    (:func:`sync_sample_choice`)."""
+    st.session_state[PENDING_SAMPLE] = st.session_state["data_sample"]
     load_sample(st.session_state["data_sample"])
+    st.session_state.pop(PENDING_SAMPLE, None)
 
 
 @guarded_callback
@@ -101,6 +112,42 @@ def on_upload() -> None:
     if upload is not None:
         load_bytes(upload.getvalue(), upload.name,
                    encoding=st.session_state.get("data_encoding", "utf-8"))
+
+
+@lru_cache(maxsize=8)
+def _sample_token(name: str, mtime_ns: int) -> str:
+    return token_of((SAMPLE_DIR / name).read_bytes())
+
+
+def active_is_sample() -> bool:
+    """Whether the active table is a bundled sample as loaded: its name is a sample's file
+    name and its content token is that file's (an upload of the same name, an import or a
+    prepared table never is)."""
+    ss = st.session_state
+    name = ss.get("results_name")
+    if name not in SAMPLES or ss.get("results_frame") is None:
+        return False
+    try:
+        mtime = (SAMPLE_DIR / name).stat().st_mtime_ns
+    except OSError:
+        return False
+    return ss.get("results_token") == _sample_token(name, mtime)
+
+
+def sync_sample_choice() -> bool:
+    """Load the sample chosen on the Data page when its change callback did not finish (a
+    page switch right after the choice interrupts it) or never ran: the pending choice
+    the callback wrote down, else the selectbox's value if it differs from the active
+    table (``docs/sessions.md``). Only an active table that is itself an unmodified bundled
+    sample is replaced; any other table stays and the Data page offers its button.
+    Called at the top of every page (``ui.navigation.route_first_visit``); True when it
+    loaded the sample."""
+    pending = st.session_state.pop(PENDING_SAMPLE, None)
+    choice = pending if pending is not None else st.session_state.get("data_sample")
+    if choice not in SAMPLES or choice == st.session_state.get("results_name") \
+            or not active_is_sample():
+        return False
+    return load_sample(choice)
 
 
 def load_default_sample() -> bool:

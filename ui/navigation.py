@@ -64,8 +64,13 @@ def _legacy_mode() -> bool:
 
 def route_first_visit() -> None:
     """At the top of a page file: if this run is Streamlit's legacy page mode (a first visit
-    at a page URL on a fresh server), run our navigation instead and stop."""
+    at a page URL on a fresh server), run our navigation instead and stop. Otherwise load a
+    bundled sample chosen on the Data page whose change callback was lost to a page switch
+    (:func:`ui.data.sync_sample_choice`), before the page reads the table."""
     if _legacy_mode():
         st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
         navigation().run()
         st.stop()
+    from ui.data import sync_sample_choice  # ui.data -> ui.common -> ui.context: kept lazy
+
+    sync_sample_choice()

@@ -1,7 +1,8 @@
 """Real-browser journeys: one app server, one chromium.
 
 Open, upload, switch page; then every page for every bundled sample and three awkward
-uploads without an exception box; then a reload that keeps the data.
+uploads without an exception box; then a reload that keeps the data; a sample chosen
+right before a page switch is the one loaded.
 """
 
 from __future__ import annotations
@@ -130,3 +131,30 @@ def test_every_page_on_every_sample_and_awkward_upload_then_a_reload(app_url, tm
         browser.close()
     assert problems == [], "\n".join(problems)
     assert outside == [], f"requests to addresses the app did not make: {outside[:5]}"
+
+
+def test_sample_chosen_right_before_a_page_switch_is_loaded(app_url):
+    """Pick another sample and click another page at once (the selectbox's on_change rerun
+    is superseded by the page switch): the next page works on the chosen sample."""
+    from playwright.sync_api import sync_playwright
+
+    from ui.data import SAMPLES
+
+    chosen = "ssqa_simulated.csv.gz"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.get_by_text("35,868").first.wait_for(timeout=60_000)  # the BBQ sample is loaded
+        settle(page)
+        page.locator('[data-testid="stSelectbox"]').filter(has_text="Sample").click()
+        page.get_by_role("option", name=SAMPLES[chosen]["title"]).click()
+        page.locator('[data-testid="stSidebarNav"]').get_by_role(
+            "link", name="Coverage", exact=True).click()  # no wait: the race of the defect
+        page.get_by_role("heading", name="Coverage").first.wait_for(timeout=60_000)
+        settle(page)
+        bar = page.locator('[data-testid="stMarkdownContainer"] code')
+        bar.filter(has_text=chosen).first.wait_for(timeout=30_000)
+        assert not bar.filter(has_text="bbq_unifiedqa.csv.gz").count()
+        assert not page.locator('[data-testid="stException"]').count()
+        browser.close()
