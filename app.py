@@ -3,14 +3,16 @@ ui/navigation.py)."""
 
 import streamlit as st
 
-from ui import session
+from ui import auth, session
 from ui.context import page_guard
 from ui.navigation import navigation
 
 st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
 
+page = navigation()  # first: it also turns Streamlit's legacy pages/ mode off
+auth.require_sign_in()  # with an [auth] provider configured: nobody gets further unsigned
 session.restore()  # after a browser reload: the table, design and settings of ?sid=
-page = navigation()
+session.sessions_sidebar()
 try:
     with page_guard():  # an unexpected error becomes a message; the session state is kept
         page.run()

@@ -23,11 +23,11 @@ import pandas as pd
 import streamlit as st
 
 from judges import columns as C
-from judges.cache import default_cache_path
 from judges.errors import JudgesError
 from judges.fourstage import empty_texts, load_fourstage, sample_path
 from judges.judge import JudgeConfig
 from judges.providers import PROVIDERS, REASONING_EFFORTS, ChatProvider, make_provider
+from ui.session import user_cache_path
 from ui.widgets import encoding_choice, md
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
@@ -87,7 +87,7 @@ class Settings:
     @property
     def cache_path(self) -> Path | None:
         """The reply cache file, or ``None`` without the cache."""
-        return default_cache_path() if self.use_cache else None
+        return user_cache_path() if self.use_cache else None
 
 
 def logprobs_unavailable(provider: str, model: str) -> str | None:

@@ -15,10 +15,11 @@ import streamlit as st
 from analysis.export import table_bytes
 from judges.agreement import agreement, human_pairs
 from judges.batch import BatchStore, cancel_batch, refresh_batches
-from judges.cache import ReplyCache, default_cache_path
+from judges.cache import ReplyCache
 from judges.errors import CacheError, JudgesError
 from judges.providers import ChatProvider, make_provider
 from ui.judges_tools import agreement_pairs, api_key, cache_problem, table_input
+from ui.session import user_cache_path
 from ui.widgets import md
 
 
@@ -75,7 +76,7 @@ def download(table: pd.DataFrame, name: str, key: str) -> None:
 def batches_panel() -> None:
     """Stored provider batches: list, collect ended ones into the cache, cancel one."""
     try:
-        _batches(default_cache_path())
+        _batches(user_cache_path())
     except CacheError as exc:
         cache_problem(exc, "tools_reset_cache_batches")
 

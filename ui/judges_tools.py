@@ -14,10 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from judges.batch import BatchConfig
-from judges.cache import ReplyCache, default_cache_path, move_aside
+from judges.cache import ReplyCache, move_aside
 from judges.errors import CacheError
 from judges.providers import PROVIDERS, ChatProvider, make_provider
 from judges.runner import RunConfig
+from ui.session import user_cache_path
 from ui.widgets import encoding_choice, md
 
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
@@ -96,7 +97,7 @@ def model_settings(key: str, label: str) -> Model:
     provider = make_provider(name, model=model.strip() or DEFAULT_MODELS[name], base_url=url,
                              api_key=api_key(name))
     return Model(provider, concurrency, BatchConfig(poll_interval=10) if batch else None,
-                 str(default_cache_path()) if cache or batch else None)
+                 str(user_cache_path()) if cache or batch else None)
 
 
 def numbers(text: str, kind: type) -> list:

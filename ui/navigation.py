@@ -69,7 +69,11 @@ def route_first_visit() -> None:
     (:func:`ui.data.sync_sample_choice`), before the page reads the table."""
     if _legacy_mode():
         st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
-        navigation().run()
+        from ui import auth
+
+        page = navigation()
+        auth.require_sign_in()  # the same gate as app.py's
+        page.run()
         st.stop()
     from ui.data import sync_sample_choice  # ui.data -> ui.common -> ui.context: kept lazy
 

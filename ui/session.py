@@ -1,57 +1,115 @@
-"""State that survives a browser reload: a session id in the URL, a folder on the server.
+"""State that survives a browser reload, owned by whoever created it (Streamlit side).
 
 Streamlit forgets ``st.session_state`` when the browser reloads. ``app.py`` therefore
 calls :func:`restore` before and :func:`save` after every page run. The URL carries
-``?sid=<id>``; ``<state dir>/<id>/`` holds
+``?sid=<id>``, an id this server issued and signed; the folder it names
+(:mod:`ui.session_store`) holds the table (or the name of the unmodified bundled sample),
+the design and the analysis pages' settings.
 
-- ``table.parquet``: the loaded table (written once per table, never pickled);
-- ``session.yaml``: its name and content token, the design (as design YAML) and the
-  analysis pages' settings (plain strings, numbers, booleans and lists of them).
-
-The state dir is ``$BIAS_WORKBENCH_STATE_DIR`` or ``<tmp>/bias-workbench-sessions``;
-sessions untouched for :data:`MAX_AGE_DAYS` are removed; a table larger than
-:data:`MAX_TABLE_BYTES` on disk is not kept (the page then says so after a reload).
-When a link's session cannot be restored the pages say so and do not switch to a
-sample on their own (``docs/sessions.md``).
+Public API (stable; ``docs/sessions.md``): :func:`restore`, :func:`save`,
+:func:`current_sid`, :func:`owner_key`, :func:`my_sessions`, :func:`user_cache_path`,
+:func:`is_setting`, :data:`SETTING_PREFIXES`, :data:`QUERY_KEY`, :data:`RESTORE_ERROR`.
 """
 
 from __future__ import annotations
 
-import os
+import binascii
 import re
 import secrets
-import shutil
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 import yaml
 
 from analysis.design import Design
+from ui import auth
+from ui.session_store import (
+    SaveError,
+    SessionStore,
+    SessionStoreError,
+    StateDirError,
+    default_state_dir,
+    start_pruner,
+)
+from ui.widgets import md
 
 QUERY_KEY = "sid"
-MAX_TABLE_BYTES = 200 * 1024 * 1024
-MAX_AGE_DAYS = 7
 #: Widget keys of these prefixes are page settings worth keeping.
 SETTING_PREFIXES = ("coverage_", "subgroups_", "ecdf_", "importance_", "disparity_", "index_",
                     "cohorts_")
 #: Keys of buttons and download buttons (their state cannot be set).
 _BUTTON_SUFFIX = re.compile(r"_(csv|png|svg|pdf|html|json|yaml|button|run|go|add|fix_\d+)$")
-_SID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+#: Session-state key of the message shown when a link's session is not opened.
 RESTORE_ERROR = "restore_error"
+_XSRF_COOKIE = "_streamlit_xsrf"
+
+_AFTER = (" Nothing was loaded from it: a new session was started. Load your table on the "
+          "**Data** page (or choose a bundled sample there).")
+NOT_ISSUED = "The session id in this link was not issued by this server." + _AFTER
+EXPIRED = ("The session in this link has expired or was removed (sessions unused for a "
+           "while are removed to keep the server's disk bounded)." + _AFTER)
+OTHER_USER = ("The session in this link belongs to another signed-in user, so it was not "
+              "opened." + _AFTER)
+DAMAGED = "The session in this link could not be read." + _AFTER
+FORKED = ("This link's session was started in another browser: you are working on your own "
+          "copy under a new link; the original is unchanged.")
+MOVED = ("This session was changed in another tab at the same time: this tab's work is kept "
+         "under a new link (the other tab's is kept too).")
+
+_stores: dict[Path, SessionStore] = {}
 
 
-def state_dir() -> Path:
-    """Where session folders live."""
-    env = os.environ.get("BIAS_WORKBENCH_STATE_DIR")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "bias-workbench-sessions"
+def store() -> SessionStore:
+    """The session store of the state folder (:class:`StateDirError` when unusable)."""
+    root = default_state_dir()
+    if root not in _stores:
+        _stores[root] = SessionStore(root)
+        start_pruner(_stores[root])
+    return _stores[root]
 
 
-def _folder(sid: str) -> Path | None:
-    return state_dir() / sid if _SID.match(sid) else None
+def _browser_token() -> str | None:
+    """The raw token of Streamlit's XSRF cookie: one per browser (it survives reloads, a
+    second browser or a private window has another). Its masked form changes on every
+    page load, so it is unmasked here (Tornado's version-2 format ``2|mask|token|time``)."""
+    try:
+        value = (st.context.cookies or {}).get(_XSRF_COOKIE)
+    except Exception:  # noqa: BLE001 - no request context (AppTest)
+        return None
+    if not value:
+        return None
+    parts = value.strip("\"'").split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = binascii.a2b_hex(parts[1]), binascii.a2b_hex(parts[2])
+            token = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
+        else:
+            token = binascii.a2b_hex(value)
+    except (binascii.Error, ValueError):
+        return None
+    return token.hex() if len(token) >= 16 else None
+
+
+def owner_key() -> str:
+    """Who the viewer is, for ownership: the signed-in user, else this browser (its XSRF
+    cookie), else this tab only."""
+    user = auth.user_id()
+    if user:
+        return "user:" + user
+    token = _browser_token()
+    if token:
+        return "browser:" + token
+    ss = st.session_state
+    if "_tab_owner" not in ss:
+        ss["_tab_owner"] = secrets.token_hex(16)
+    return "tab:" + ss["_tab_owner"]
+
+
+def current_sid() -> str | None:
+    """This browser session's id (stable across page switches), or None before the first
+    save."""
+    return st.session_state.get("_sid")
 
 
 def is_setting(key: Any, value: Any) -> bool:
@@ -70,96 +128,181 @@ def _settings() -> dict[str, Any]:
             for key, value in st.session_state.to_dict().items() if is_setting(key, value)}
 
 
+def _start_fresh(message: str) -> None:
+    st.session_state[RESTORE_ERROR] = message
+    st.session_state["_sid"] = None
+    del st.query_params[QUERY_KEY]  # the bad id leaves the URL; a new one comes at save
+
+
 def restore() -> None:
-    """On the first run of a browser session, reload the state named in the URL."""
+    """On the first run of a browser session, reload the session named in the URL: one
+    this server issued, that exists, and that belongs to the viewer (another browser's is
+    copied first; another signed-in user's is refused). Never echoes the id."""
     ss = st.session_state
     if ss.get("_session_checked"):
         return
     ss["_session_checked"] = True
+    try:
+        sessions = store()
+    except StateDirError as exc:
+        st.warning(md(exc))
+        return
     sid = st.query_params.get(QUERY_KEY)
     if not sid:
         return
-    folder = _folder(sid)
+    if not sessions.issued(sid):
+        return _start_fresh(NOT_ISSUED)
     try:
-        if folder is None:
-            raise ValueError("the id in the link is not one this app writes")
-        meta = yaml.safe_load((folder / "session.yaml").read_text(encoding="utf-8"))
-        frame = pd.read_parquet(folder / "table.parquet")
-        design = Design.from_text(meta["design"]) if meta.get("design") else None
-    except Exception as exc:  # noqa: BLE001 - any failure: say so, keep going
-        reason = ("it has expired or the server was restarted" if isinstance(
-            exc, FileNotFoundError) else str(exc))
-        ss[RESTORE_ERROR] = (f"The session in this link ({sid}) could not be restored: "
-                             f"{reason}. Nothing was loaded in its place: load your table "
-                             "again on the **Data** page (or choose a bundled sample there).")
-        return
-    ss["results_frame"], ss["results_name"] = frame, meta["name"]
-    ss["results_token"] = meta["token"]
+        stored = sessions.load(sid)
+        if stored is None:
+            return _start_fresh(EXPIRED)
+        viewer = owner_key()
+        if stored.meta.get("owner") != sessions.owner_tag(viewer):
+            if auth.configured():
+                return _start_fresh(OTHER_USER)
+            sid = sessions.fork(stored, viewer)
+            stored = sessions.load(sid)
+            st.toast(FORKED, icon=":material/content_copy:")
+        _apply(stored)
+    except SessionStoreError:
+        return _start_fresh(DAMAGED)
+    except Exception:  # noqa: BLE001 - a table or design that no longer reads
+        return _start_fresh(DAMAGED)
+    ss["_sid"], ss["_rev"] = sid, stored.meta.get("rev")
+    st.query_params[QUERY_KEY] = sid
+
+
+def _apply(stored) -> None:
+    """Put a stored session into the session state."""
+    import pandas as pd
+
+    ss = st.session_state
+    meta = stored.meta
+    design = Design.from_text(meta["design"]) if meta.get("design") else None
+    if meta.get("sample"):
+        from ui.data import SAMPLES, load_sample
+
+        if meta["sample"] not in SAMPLES or not load_sample(meta["sample"]):
+            raise SessionStoreError("the bundled sample it names is missing")
+    else:
+        frame = pd.read_parquet(stored.table)
+        ss["results_frame"], ss["results_name"] = frame, meta["name"]
+        ss["results_token"] = meta["token"]
     if design is not None:
         ss["design"] = design
     ss["design_rev"] = ss.get("design_rev", 0) + 1
     settings = meta.get("settings") or {}
     for key, value in settings.items():
-        ss[key] = value
+        if is_setting(key, value):
+            ss[key] = value
     ss["_saved_settings"] = dict(settings)
-    ss["_saved_table"] = (sid, meta["token"])
-    ss["_saved_meta"] = _meta_text(meta)
+    ss["_saved_table"] = (stored.sid, ss["results_token"])
+    ss["_saved_meta"] = _meta_text(_meta(settings))
+
+
+def _meta(settings: dict[str, Any]) -> dict[str, Any]:
+    from ui.data import active_is_sample
+
+    ss = st.session_state
+    design: Design | None = ss.get("design")
+    return {"name": ss.get("results_name", ""), "token": ss["results_token"],
+            "design": design.to_yaml() if design is not None else None,
+            "settings": settings,
+            "sample": ss.get("results_name") if active_is_sample() else None}
 
 
 def _meta_text(meta: dict) -> str:
     return yaml.safe_dump(meta, sort_keys=True, allow_unicode=True)
 
 
-def save() -> None:
-    """Write the table (when new) and the design and settings (when changed)."""
-    ss = st.session_state
-    frame = ss.get("results_frame")
-    if frame is None or "results_token" not in ss:
-        return
-    sid = st.query_params.get(QUERY_KEY)
-    if not sid or _folder(sid) is None:
-        sid = secrets.token_urlsafe(18)
-    if st.query_params.get(QUERY_KEY) != sid:
+def _sync_url(sid: str | None) -> None:
+    # Streamlit drops the query string on a page switch: the same id goes back each run.
+    if sid and st.query_params.get(QUERY_KEY) != sid:
         st.query_params[QUERY_KEY] = sid
-    folder = _folder(sid)
+
+
+def save() -> None:
+    """Write the table (when new) and the design and settings (when changed) under this
+    browser session's one id. A fresh visit that changed nothing writes nothing."""
+    ss = st.session_state
+    sid = ss.get("_sid")
+    if ss.get("results_frame") is None or "results_token" not in ss:
+        return _sync_url(sid)
     table_key = (sid, ss["results_token"])
     kept = ss.get("_saved_settings", {}) if ss.get("_saved_table") == table_key else {}
     settings = {**kept, **_settings()}  # a new table starts from the current settings only
     ss["_saved_settings"] = settings
-    design: Design | None = ss.get("design")
-    meta = {"name": ss.get("results_name", ""), "token": ss["results_token"],
-            "design": design.to_yaml() if design is not None else None,
-            "settings": settings}
+    meta = _meta(settings)
     text = _meta_text(meta)
-    if ss.get("_saved_meta") == text and ss.get("_saved_table") == table_key:
-        return
+    if sid is None and meta["sample"] and not settings:
+        first = ss.setdefault("_pristine_meta", text)
+        if first == text:
+            return  # the bundled sample as a fresh visit opens it: nothing to keep
+    if sid is not None and ss.get("_saved_meta") == text:
+        return _sync_url(sid)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if ss.get("_saved_table") != table_key:
-            _prune()
-            tmp = folder / "table.parquet.tmp"
-            frame.to_parquet(tmp, index=False)
-            if tmp.stat().st_size > MAX_TABLE_BYTES:
-                tmp.unlink()
-                raise OSError("the table is too large to keep for a reload")
-            tmp.replace(folder / "table.parquet")
-            ss["_saved_table"] = table_key
-        (folder / "session.yaml").write_text(text, encoding="utf-8")
-        ss["_saved_meta"] = text
-    except Exception:  # noqa: BLE001 - saving is best effort; a reload then says so
-        shutil.rmtree(folder, ignore_errors=True)
-        ss["_saved_table"] = ss["_saved_meta"] = None
+        new_sid, rev = store().save(
+            sid, meta, ss["results_frame"], owner_key=owner_key(), base_rev=ss.get("_rev"),
+            write_table=not meta["sample"] and ss.get("_saved_table") != table_key)
+    except SessionStoreError as exc:  # the disk keeps the previous state; say so once
+        if ss.get("_save_error") != str(exc):
+            ss["_save_error"] = str(exc)
+            st.warning(md(exc))
+        return _sync_url(sid)
+    ss.pop("_save_error", None)
+    if sid is not None and new_sid != sid:
+        st.toast(MOVED, icon=":material/call_split:")
+    ss["_sid"], ss["_rev"] = new_sid, rev
+    ss["_saved_table"] = (new_sid, ss["results_token"])
+    ss["_saved_meta"] = text
+    _sync_url(new_sid)
 
 
-def _prune() -> None:
-    """Remove session folders untouched for :data:`MAX_AGE_DAYS` days."""
-    cutoff = time.time() - MAX_AGE_DAYS * 86400
-    root = state_dir()
-    if not root.is_dir():
+def my_sessions() -> list[dict[str, Any]]:
+    """The viewer's sessions, most recently used first (``sid``, ``name``, ``used``);
+    empty when the state folder is unusable."""
+    try:
+        return store().owned_by(owner_key())
+    except (StateDirError, OSError):
+        return []
+
+
+def sessions_sidebar() -> None:
+    """With sign-in configured: "My sessions" in the sidebar, links to the viewer's
+    sessions (names escaped; ids are server-issued URL-safe characters)."""
+    if not auth.configured() or auth.user_id() is None:
         return
-    for folder in root.iterdir():
-        try:
-            if folder.is_dir() and _SID.match(folder.name) and folder.stat().st_mtime < cutoff:
-                shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            continue
+    mine = my_sessions()
+    with st.sidebar.expander(f"My sessions ({len(mine)})"):
+        if not mine:
+            st.caption("None yet: a session is kept once you load a table or change a "
+                       "setting.")
+        for row in mine[:50]:
+            here = " (this one)" if row["sid"] == current_sid() else ""
+            st.markdown(f"[{md(row['name']) or 'untitled'}](/?{QUERY_KEY}={row['sid']})"
+                        f"{here}")
+
+
+def user_cache_path() -> Path:
+    """The judge reply cache and batch record of the viewer: one file per signed-in user
+    when sign-in is configured (nobody lists or cancels another user's batches), else the
+    one file of this single-user server (``judges.cache.default_cache_path``)."""
+    from judges.cache import default_cache_path
+
+    base = default_cache_path()
+    user = auth.user_id()
+    if not user:
+        return base
+    try:
+        tag = store().owner_tag("user:" + user)
+    except StateDirError:
+        import hashlib
+
+        tag = hashlib.sha256(user.encode()).hexdigest()[:32]
+    return base.parent / "users" / tag / base.name
+
+
+__all__ = ["DAMAGED", "EXPIRED", "FORKED", "MOVED", "NOT_ISSUED", "OTHER_USER", "QUERY_KEY",
+           "RESTORE_ERROR", "SETTING_PREFIXES", "SaveError", "current_sid", "is_setting",
+           "my_sessions", "owner_key", "restore", "save", "sessions_sidebar", "store",
+           "user_cache_path"]

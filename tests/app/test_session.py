@@ -7,7 +7,6 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from analysis.design import Design
 from tests.app.apptools import ROOT, metric_values
 
 
@@ -76,6 +75,10 @@ def test_reload_restores_table_design_and_settings(state_dir):
 
     again = _app("subgroups.py", sid)  # a reload: a new session with only the URL
     _run(again)
+    # AppTest sends no browser cookie, so the reload counts as another browser: it works on
+    # a copy under a new id, and the original stays as it was
+    assert _sid_of(again) != sid and (state_dir / _sid_of(again) / "session.yaml").is_file()
+    assert yaml.safe_load((state_dir / sid / "session.yaml").read_text()) == saved
     assert again.session_state["results_name"] == "mine.csv"
     assert again.session_state["design"] == design
     assert again.radio(key="subgroups_level").value == 1
@@ -83,20 +86,72 @@ def test_reload_restores_table_design_and_settings(state_dir):
     assert "mine.csv" in again.markdown[0].value  # the context bar names the restored data
 
 
-def test_a_link_whose_session_is_gone_says_so_and_loads_no_sample():
-    at = _app("subgroups.py", "x" * 24)
+def _sid_of(at: AppTest) -> str | None:
+    sid = at.query_params.get("sid")
+    return sid[0] if isinstance(sid, list) else sid
+
+
+def test_a_link_whose_session_is_gone_says_so_and_loads_no_sample(state_dir):
+    from ui.session import EXPIRED
+    from ui.session_store import SessionStore
+
+    gone = SessionStore(state_dir).new_id()  # issued by this server, never saved
+    at = _app("subgroups.py", gone)
     _run(at)
-    assert "could not be restored" in at.warning[0].value
+    assert at.warning[0].value == EXPIRED
     assert "results_frame" not in at.session_state
     assert "Load a results table" in at.info[0].value
+    assert _sid_of(at) is None  # the dead id left the URL
 
 
-def test_an_id_we_never_write_is_refused_without_touching_the_disk(state_dir):
-    at = _app("data.py", "../../etc")
+@pytest.mark.parametrize("sid", ["../../etc", "x" * 46, "![p](http://evil.example/x.png)",
+                                 "[click](javascript:alert(1))" + "a" * 30])
+def test_an_id_we_never_issued_starts_afresh_without_echo_or_disk(state_dir, sid):
+    from ui.session import NOT_ISSUED
+
+    at = _app("data.py", sid)
     _run(at)
-    assert "not one this app writes" in at.warning[0].value
-    assert Design  # the data page still offers the samples
+    assert at.warning[0].value == NOT_ISSUED
+    shown = " ".join(e.value for e in [*at.warning, *at.info, *at.markdown, *at.error])
+    assert "evil" not in shown and "javascript" not in shown and "x" * 20 not in shown
+    assert _sid_of(at) is None
     assert at.radio(key="data_source").value == "Bundled sample"
+    assert not [p for p in state_dir.iterdir() if p.is_dir()]  # nothing written for it
+
+
+def test_one_id_per_session_across_page_switches(state_dir):
+    """Streamlit drops the query string on a page switch: the same id comes back."""
+    at = _app("subgroups.py")
+    _run(at)
+    at.radio(key="subgroups_level").set_value(1)
+    _run(at)
+    sid = _sid_of(at)
+    assert sid
+    del at.query_params["sid"]  # what a page switch does to the URL
+    at.radio(key="subgroups_level").set_value(2)
+    _run(at)
+    assert _sid_of(at) == sid
+    assert [p.name for p in state_dir.iterdir() if p.is_dir()] == [sid]
+
+
+def test_a_fresh_visit_writes_nothing_and_a_sample_is_named_not_copied(state_dir):
+    at = _app("data.py")
+    _run(at)
+    assert at.session_state["results_name"] == "bbq_unifiedqa.csv.gz"
+    assert _sid_of(at) is None and not [p for p in state_dir.iterdir() if p.is_dir()]
+    sub = _app("subgroups.py")
+    _run(sub)
+    sub.radio(key="subgroups_level").set_value(1)
+    _run(sub)
+    folder = state_dir / _sid_of(sub)
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == [
+        "session.yaml"]  # no table.parquet: the unmodified sample is a reference
+    meta = yaml.safe_load((folder / "session.yaml").read_text())
+    assert meta["sample"] == "bbq_unifiedqa.csv.gz"
+    again = _app("subgroups.py", _sid_of(sub))
+    _run(again)
+    assert again.session_state["results_name"] == "bbq_unifiedqa.csv.gz"
+    assert again.radio(key="subgroups_level").value == 1
 
 
 def test_only_plain_page_settings_are_kept():
