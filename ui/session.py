@@ -267,13 +267,16 @@ def my_sessions() -> list[dict[str, Any]]:
         return []
 
 
-def sessions_sidebar() -> None:
+def sessions_sidebar(slot=None):
     """With sign-in configured: "My sessions" in the sidebar, links to the viewer's
-    sessions (names escaped; ids are server-issued URL-safe characters)."""
+    sessions (names escaped; ids are server-issued URL-safe characters). Called before the
+    page (a page that stops early still shows it) and again after :func:`save` with the
+    slot it returned, to count this run's save."""
     if not auth.configured() or auth.user_id() is None:
-        return
+        return None
+    slot = slot if slot is not None else st.sidebar.empty()
     mine = my_sessions()
-    with st.sidebar.expander(f"My sessions ({len(mine)})"):
+    with slot.container(), st.expander(f"My sessions ({len(mine)})"):
         if not mine:
             st.caption("None yet: a session is kept once you load a table or change a "
                        "setting.")
@@ -281,6 +284,7 @@ def sessions_sidebar() -> None:
             here = " (this one)" if row["sid"] == current_sid() else ""
             st.markdown(f"[{md(row['name']) or 'untitled'}](/?{QUERY_KEY}={row['sid']})"
                         f"{here}")
+    return slot
 
 
 def user_cache_path() -> Path:

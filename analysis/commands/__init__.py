@@ -18,4 +18,5 @@ MODULES = [
     "plan",
     "index_published",
     "report",
+    "serve",
 ]
