@@ -15,7 +15,7 @@ import yaml
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 MANIFEST = BAD / "cases.yaml"
 GOOD_RESULTS = BAD / "good_results.csv"
-KINDS = ("upload", "design", "judge_reply")
+KINDS = ("upload", "design", "judge_reply", "session_link")
 CHANNELS = ("ui", "cli", "api")
 
 

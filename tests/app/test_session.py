@@ -8,6 +8,7 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from tests.app.apptools import ROOT, metric_values
+from tests.bad_corpus import BAD, params
 
 
 @pytest.fixture(autouse=True)
@@ -104,16 +105,21 @@ def test_a_link_whose_session_is_gone_says_so_and_loads_no_sample(state_dir):
     assert _sid_of(at) is None  # the dead id left the URL
 
 
-@pytest.mark.parametrize("sid", ["../../etc", "x" * 46, "![p](http://evil.example/x.png)",
-                                 "[click](javascript:alert(1))" + "a" * 30])
-def test_an_id_we_never_issued_starts_afresh_without_echo_or_disk(state_dir, sid):
+@pytest.mark.parametrize("case", params("session_link", "ui"))
+def test_an_id_we_never_issued_starts_afresh_without_echo_or_disk(state_dir, case):
+    """The bad-input corpus's session links (tests/data/bad/cases.yaml): path-like,
+    oversized, Markdown, HTML, unsigned ids of the right shape, ..."""
     from ui.session import NOT_ISSUED
 
+    sid = (BAD / case.file).read_text(encoding="utf-8")
     at = _app("data.py", sid)
     _run(at)
-    assert at.warning[0].value == NOT_ISSUED
-    shown = " ".join(e.value for e in [*at.warning, *at.info, *at.markdown, *at.error])
-    assert "evil" not in shown and "javascript" not in shown and "x" * 20 not in shown
+    assert at.warning[0].value == NOT_ISSUED and case.expect("ui") in NOT_ISSUED
+    shown = " ".join(e.value for e in [*at.warning, *at.info, *at.markdown, *at.error,
+                                       *at.caption])
+    for fragment in ("evil", "javascript", "etc/passwd", "secret.key", "AAAAAAAAAA", "ид",
+                     "Set-Cookie", sid[:12]):
+        assert fragment not in shown, fragment
     assert _sid_of(at) is None
     assert at.radio(key="data_source").value == "Bundled sample"
     assert not [p for p in state_dir.iterdir() if p.is_dir()]  # nothing written for it
@@ -165,3 +171,32 @@ def test_only_plain_page_settings_are_kept():
                 "subgroups_repro_design_yaml", "data_source", "design_factors_3", 7):
         assert not is_setting(key, False), key
     assert not is_setting("cohorts_frame", pd.DataFrame())
+
+
+def test_judge_batches_and_replies_are_kept_per_signed_in_user(state_dir, monkeypatch,
+                                                               tmp_path):
+    """With sign-in, each user has their own reply cache and batch record: nobody lists,
+    collects or cancels another's batches. Without it, the one file of the server."""
+    from judges.batch import BatchStore
+    from judges.batch_apis import BatchStatus
+    from judges.providers import make_provider
+    from ui import auth, session
+
+    monkeypatch.setenv("BIAS_WORKBENCH_JUDGE_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setattr(auth, "user_id", lambda: None)
+    assert session.user_cache_path() == tmp_path / "cache.sqlite"
+    paths = {}
+    for user in ("alice", "bob"):
+        monkeypatch.setattr(auth, "user_id", lambda user=user: f"http://idp|{user}")
+        paths[user] = session.user_cache_path()
+    assert paths["alice"] != paths["bob"]
+    assert {p.parent.parent for p in paths.values()} == {tmp_path / "users"}
+    provider = make_provider("openai", model="m", base_url="http://127.0.0.1:9/v1",
+                             api_key="k")
+    with BatchStore(paths["alice"]) as store:
+        store.record(BatchStatus("batch_a", "openai", "in_progress", False, 1),
+                     provider, "score", [("c1", "k1")])
+    with BatchStore(paths["bob"]) as store:
+        assert store.batches() == [] and store.get("batch_a") is None
+    with BatchStore(paths["alice"]) as store:
+        assert [b.batch_id for b in store.batches()] == ["batch_a"]
