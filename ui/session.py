@@ -145,6 +145,7 @@ def restore() -> None:
     try:
         sessions = store()
     except StateDirError as exc:
+        ss["_save_error"] = str(exc)  # said here once; save() does not repeat it
         st.warning(md(exc))
         return
     sid = st.query_params.get(QUERY_KEY)

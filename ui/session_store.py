@@ -272,8 +272,10 @@ class SessionStore:
                     if current is None or (current.get("owner") == tag and
                                            current.get("rev") == base_rev):
                         rev = (current or {}).get("rev", 0) + 1
-                        self._write(folder, meta, frame, tag, rev, write_table, table_from,
-                                    keep_table=current is not None, lim=lim)
+                        # evicted meanwhile (current is None): the writer's frame again
+                        self._write(folder, meta, frame, tag, rev,
+                                    write_table or (current is None and frame is not None),
+                                    table_from, keep_table=current is not None, lim=lim)
                         self._enforce_caps(keep={sid}, lim=lim)
                         return sid, rev
             except FileNotFoundError:
@@ -433,8 +435,10 @@ class SessionStore:
         cutoff = time.time() - lim.max_age_seconds
         removed = sum(self._remove(folder) for _, folder, used in self._folders()
                       if used < cutoff)
-        for entry in self.root.glob(".*.tmp"):  # nothing is written at the top level
-            entry.unlink(missing_ok=True)
+        for entry in self.root.glob("*/.*.tmp"):  # left by a process killed mid-write
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime < time.time() - 3600:
+                    entry.unlink()
         return removed + self._enforce_caps(keep=set(), lim=lim)
 
 

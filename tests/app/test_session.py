@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 import yaml
@@ -200,3 +202,17 @@ def test_judge_batches_and_replies_are_kept_per_signed_in_user(state_dir, monkey
         assert store.batches() == [] and store.get("batch_a") is None
     with BatchStore(paths["alice"]) as store:
         assert [b.batch_id for b in store.batches()] == ["batch_a"]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="making a folder of another user needs root")
+def test_a_state_folder_of_another_user_is_refused_and_the_app_still_works(tmp_path,
+                                                                          monkeypatch):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    monkeypatch.setenv("BIAS_WORKBENCH_STATE_DIR", str(theirs))
+    at = _app("subgroups.py")
+    _run(at)
+    assert len(at.warning) == 1 and "belongs to another user (uid 65534" in at.warning[0].value
+    assert at.session_state["results_name"] == "bbq_unifiedqa.csv.gz"  # the sample opens
+    assert list(theirs.iterdir()) == []

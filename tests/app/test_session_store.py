@@ -198,3 +198,16 @@ def test_pruning_removes_sessions_unused_past_the_age_limit_on_a_timer(tmp_path,
     while (store.root / old).exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not (store.root / old).exists() and store.load(new) is not None
+
+
+def test_a_session_evicted_while_its_tab_is_open_is_written_again_whole(tmp_path):
+    store = SessionStore(tmp_path / "s")
+    sid, rev = store.save(None, _meta("a.csv"), _frame(1), owner_key="me", base_rev=None,
+                          write_table=True)
+    import shutil
+
+    shutil.rmtree(store.root / sid)  # evicted (caps or age) while the tab stays open
+    again, _ = store.save(sid, _meta("a.csv"), _frame(1), owner_key="me", base_rev=rev,
+                          write_table=False)  # the tab believes its table is on disk
+    assert again == sid
+    pd.testing.assert_frame_equal(_read(store, sid)[1], _frame(1))
