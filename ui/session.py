@@ -161,7 +161,14 @@ def restore() -> None:
         if stored.meta.get("owner") != sessions.owner_tag(viewer):
             if auth.configured():
                 return _start_fresh(OTHER_USER)
-            sid = sessions.fork(stored, viewer)
+            try:
+                sid = sessions.fork(stored, viewer)
+            except SaveError as exc:  # e.g. a full disk: show the data, keep no copy
+                _apply(stored)
+                ss["_sid"] = None
+                del st.query_params[QUERY_KEY]
+                st.warning(md(exc))
+                return
             stored = sessions.load(sid)
             st.toast(FORKED, icon=":material/content_copy:")
         _apply(stored)

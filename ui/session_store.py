@@ -53,6 +53,7 @@ LIMIT_DEFAULTS: dict[str, float] = {
 _RANDOM_CHARS = 24
 _MAC_CHARS = 22
 _SID = re.compile(rf"^[A-Za-z0-9_-]{{{_RANDOM_CHARS + _MAC_CHARS}}}$")
+_OLD_SID = re.compile(r"^[A-Za-z0-9_-]{24}$")  # ids before they were signed
 META = "session.yaml"
 TABLE = "table.parquet"
 
@@ -435,6 +436,13 @@ class SessionStore:
         cutoff = time.time() - lim.max_age_seconds
         removed = sum(self._remove(folder) for _, folder, used in self._folders()
                       if used < cutoff)
+        with os.scandir(self.root) as entries:  # folders of the unsigned ids of old versions
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False) and _OLD_SID.match(entry.name) \
+                            and os.path.isfile(os.path.join(entry.path, META)) and \
+                            entry.stat().st_mtime < cutoff:
+                        shutil.rmtree(entry.path, ignore_errors=True)
         for entry in self.root.glob("*/.*.tmp"):  # left by a process killed mid-write
             with contextlib.suppress(OSError):
                 if entry.stat().st_mtime < time.time() - 3600:

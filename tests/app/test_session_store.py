@@ -211,3 +211,18 @@ def test_a_session_evicted_while_its_tab_is_open_is_written_again_whole(tmp_path
                           write_table=False)  # the tab believes its table is on disk
     assert again == sid
     pd.testing.assert_frame_equal(_read(store, sid)[1], _frame(1))
+
+
+def test_pruning_removes_old_unsigned_folders_of_earlier_versions_only(tmp_path):
+    store = SessionStore(tmp_path / "s")
+    old_style, keep = store.root / ("o" * 24), store.root / "notes"
+    not_ours = store.root / ("n" * 24)  # an id-like name without a session file
+    for folder in (old_style, keep, not_ours):
+        folder.mkdir()
+        if folder != not_ours:
+            (folder / "session.yaml").write_text("x")
+        os.utime(folder, (time.time() - 30 * 86400,) * 2)
+    recent = store.root / ("r" * 24)
+    recent.mkdir()
+    store.prune()
+    assert not old_style.exists() and keep.exists() and recent.exists() and not_ours.exists()
