@@ -16,6 +16,7 @@ from __future__ import annotations
 import binascii
 import re
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +59,17 @@ MOVED = ("This session was changed in another tab at the same time: this tab's w
          "under a new link (the other tab's is kept too).")
 
 _stores: dict[Path, SessionStore] = {}
+_stores_lock = threading.Lock()
 
 
 def store() -> SessionStore:
     """The session store of the state folder (:class:`StateDirError` when unusable)."""
     root = default_state_dir()
-    if root not in _stores:
-        _stores[root] = SessionStore(root)
-        start_pruner(_stores[root])
-    return _stores[root]
+    with _stores_lock:
+        if root not in _stores:
+            _stores[root] = SessionStore(root)
+            start_pruner(_stores[root])
+        return _stores[root]
 
 
 def _browser_token() -> str | None:

@@ -172,18 +172,22 @@ class SessionStore:
             os.chmod(self.root, 0o700)
 
     def _load_secret(self) -> bytes:
+        """The secret, made once: written whole to a temporary file, then hard-linked to
+        its name (a concurrent first start reads either nothing or all of it)."""
         path = self.root / "secret.key"
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            data = path.read_bytes()
-            if len(data) >= 32:
-                return data
+        if not path.exists():
+            fd, tmp = tempfile.mkstemp(prefix=".secret.", dir=self.root)  # 0600
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(secrets.token_bytes(32))
+                with contextlib.suppress(FileExistsError):
+                    os.link(tmp, path)
+            finally:
+                os.unlink(tmp)
+        data = path.read_bytes()
+        if len(data) < 32:
             raise StateDirError(f"The session secret {path} is damaged; remove it (every "
-                                "existing session link then stops working).") from None
-        data = secrets.token_bytes(32)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+                                "existing session link then stops working).")
         return data
 
     def _mac(self, text: str, n: int) -> str:

@@ -226,3 +226,22 @@ def test_pruning_removes_old_unsigned_folders_of_earlier_versions_only(tmp_path)
     recent.mkdir()
     store.prune()
     assert not old_style.exists() and keep.exists() and recent.exists() and not_ours.exists()
+
+
+def test_servers_starting_at_once_share_one_secret(tmp_path):
+    root = tmp_path / "s"
+    stores: list[SessionStore] = []
+    barrier = threading.Barrier(8)
+
+    def start() -> None:
+        barrier.wait()
+        stores.append(SessionStore(root))
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sid = stores[0].new_id()
+    assert len(stores) == 8 and all(s.issued(sid) for s in stores)
+    assert [p.name for p in root.iterdir()] == ["secret.key"]
