@@ -216,3 +216,27 @@ def test_a_state_folder_of_another_user_is_refused_and_the_app_still_works(tmp_p
     assert len(at.warning) == 1 and "belongs to another user (uid 65534" in at.warning[0].value
     assert at.session_state["results_name"] == "bbq_unifiedqa.csv.gz"  # the sample opens
     assert list(theirs.iterdir()) == []
+
+
+def test_without_sign_in_a_server_beyond_loopback_says_once_it_is_single_user(monkeypatch):
+    from streamlit import config
+
+    from ui.auth import SINGLE_USER_NOTE
+
+    def harness() -> None:
+        from ui import auth
+
+        auth.require_sign_in()
+
+    before = config.get_option("server.address")
+    try:
+        for address, told in (("0.0.0.0", True), ("10.1.2.3", True), ("127.0.0.1", False),
+                              ("localhost", False)):
+            config.set_option("server.address", address)
+            at = AppTest.from_function(harness)
+            _run(at)
+            assert [t.value for t in at.toast] == ([SINGLE_USER_NOTE] if told else []), address
+            _run(at)
+            assert not at.toast  # once per visit
+    finally:
+        config.set_option("server.address", before)
