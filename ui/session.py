@@ -17,6 +17,7 @@ import binascii
 import re
 import secrets
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -271,11 +272,19 @@ def save() -> None:
 
 def my_sessions() -> list[dict[str, Any]]:
     """The viewer's sessions, most recently used first (``sid``, ``name``, ``used``);
-    empty when the state folder is unusable."""
+    empty when the state folder is unusable. Read from disk when this session's id or
+    revision changed, else at most once a minute (the scan reads every session's YAML)."""
+    ss = st.session_state
+    key = (owner_key(), ss.get("_sid"), ss.get("_rev"))
+    cached = ss.get("_my_sessions")
+    if cached and cached[0] == key and time.monotonic() - cached[1] < 60:
+        return cached[2]
     try:
-        return store().owned_by(owner_key())
+        mine = store().owned_by(owner_key())
     except (StateDirError, OSError):
-        return []
+        mine = []
+    ss["_my_sessions"] = (key, time.monotonic(), mine)
+    return mine
 
 
 def sessions_sidebar(slot=None):
