@@ -69,6 +69,8 @@ _ID_NAME = re.compile(r"(^|[_\-\s])(id|uid|key)$|^id$|^(example|prompt|item|samp
                       r"doc|instance)(_?(id|index|idx|no|number))?$", re.IGNORECASE)
 #: Bootstrap weights are drawn in blocks of this many replicates x elements.
 _BLOCK = 4_000_000
+#: Up to this many resampled elements, replicate weights are drawn as multinomial counts.
+_FEW_ELEMENTS = 64
 
 # --- column names of the outputs ---------------------------------------------------------
 MODEL_A, MODEL_B = "model_a", "model_b"
@@ -176,23 +178,21 @@ class Pairing:
 
 # --- pairing ------------------------------------------------------------------------------
 def _id_candidates(results: pd.DataFrame, by: str, skip: set[str]) -> list[str]:
-    """Id-like columns that identify one row per value of ``by`` and recur across values."""
-    out = []
+    """Id-like columns (by name) without missing values, nearly unique within each value of
+    ``by`` (at least half as many distinct values as rows); those recurring across values
+    first, then the most distinct."""
+    found = []
+    sizes = results.groupby(by, observed=True).size()
     for col in results.columns:
-        if col in skip or not _ID_NAME.search(str(col)):
+        if col in skip or not _ID_NAME.search(str(col)) or results[col].isna().any():
             continue
-        s = results[col]
-        if s.isna().any():
+        distinct = results.groupby(by, observed=True)[col].nunique()
+        if (distinct < 0.5 * sizes).any():
             continue
-        per_value = results.groupby(by, observed=True)[col]
-        if (per_value.nunique() != per_value.size()).any():
-            continue
-        if results[col].nunique() < len(results) / max(results[by].nunique(), 1) * 0.5:
-            continue
-        counts = results[col].value_counts()
-        if (counts > 1).any():  # recurs: answered by more than one value of by
-            out.append(col)
-    return out
+        total = results[col].nunique()
+        # ids recurring across the values of by first (those pair), then the most distinct
+        found.append((total == len(results), -total, col))
+    return [c for *_, c in sorted(found)]
 
 
 def infer_unit(results: pd.DataFrame, design, by: str) -> tuple[list[str], str, str]:
@@ -212,8 +212,9 @@ def infer_unit(results: pd.DataFrame, design, by: str) -> tuple[list[str], str, 
     ids = _id_candidates(results, by, factors | {by, DEVIATION})
     if ids:
         return [ids[0]], "id column", (
-            f"The design declares no prompt unit: paired on {ids[0]!r}, which identifies "
-            f"one row per value of {by!r} (declare prompt_unit in the design to choose).")
+            f"The design declares no prompt unit: paired on the id column {ids[0]!r} (its "
+            f"values recur across the values of {by!r}; declare prompt_unit in the design "
+            "to choose another).")
     unit = [c for c in (design.prompt_unit_columns() if design is not None else []) if c != by]
     if not unit:
         raise PairingError(
@@ -763,12 +764,19 @@ def paired_bootstrap(
 
     point = {k: v[0] for k, v in stats_of((p * draws)[None, :] @ stacked).items()}
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK // max(e, 1))
+    few = e <= _FEW_ELEMENTS  # multinomial counts directly; else draw indices and count
+    block = max(1, _BLOCK // max(e, 1 if few else draws, 1))
     reps: dict[str, list[np.ndarray]] = {"difference": [], "ld_difference": []}
     done = 0
     while done < n_boot:
         k = min(block, n_boot - done)
-        w = rng.multinomial(draws, p, size=k).astype(float)
+        if few:
+            w = rng.multinomial(draws, p, size=k).astype(float)
+        else:
+            idx = (rng.integers(0, e, size=(k, draws)) if probabilities is None
+                   else rng.choice(e, size=(k, draws), p=p))
+            idx += np.arange(k)[:, None] * e
+            w = np.bincount(idx.ravel(), minlength=k * e).reshape(k, e).astype(float)
         r = stats_of(w @ stacked)
         reps["difference"].append(r["difference"])
         if log_disparity:
