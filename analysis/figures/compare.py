@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.columns import SUBGROUP, N
 from analysis.compare import (
     CI_HIGH,
     CI_LOW,
@@ -25,7 +26,6 @@ from analysis.compare import (
     RATE_A,
     RATE_B,
 )
-from analysis.columns import SUBGROUP, N
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, QUALITATIVE, paper_layout
 from analysis.safe_text import escape_html_label as esc
