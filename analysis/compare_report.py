@@ -16,7 +16,8 @@ MAX_TRIED = 4
 def default_settings(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: ANN001
     """The settings the Compare page starts from: ``by`` = the first factor (model
     factors first, then prompt, then domain factors; at most :data:`MAX_TRIED` tried)
-    whose values pair on the prompt unit (None when none does: the section is then
+    whose values pair on the prompt unit, a declared unit or an id column before the
+    combinations of other factors (None when none pairs: the section is then
     skipped unless the settings name one), every pair, no subgroups (overall only: no
     bootstrap)."""
     from analysis.compare import DEFAULT_N_BOOT, pair_units
@@ -27,14 +28,16 @@ def default_settings(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: 
         raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
     order = design.of_kind("model") + design.of_kind("prompt") + design.of_kind("domain")
     candidates = [f for f in order if f in results.columns and results[f].nunique() > 1]
-    chosen = None
+    paired_on: dict[str, str] = {}
     for by in candidates[:MAX_TRIED]:
         try:
-            pair_units(results, design, by)
+            paired_on[by] = pair_units(results, design, by).unit_source
         except PairingError:
             continue
-        chosen = by
-        break
+    # a factor paired on a real prompt unit (declared or an id column) before one paired
+    # only on combinations of the other factors
+    real = [f for f, source in paired_on.items() if source != "factors"]
+    chosen = (real or list(paired_on) or [None])[0]
     return {"by": chosen, "reference": None, "factors": [], "level": None,
             "unit": None, "score": None, "duplicates": "mean", "test": "auto",
             "adjust": "holm", "n_boot": DEFAULT_N_BOOT, "seed": 0, "alpha": 0.05,

@@ -70,3 +70,23 @@ def test_factor_with_one_value_says_so(bbq):
     at.multiselect(key="compare_where_input_format").set_value(["race"]).run()
     assert not at.exception
     assert any("has a single value in these rows (race)" in e.value for e in at.error)
+
+
+def test_copied_command_prints_the_page_numbers(page, monkeypatch, capsys):
+    import json
+    import shlex
+
+    from analysis.cli import main
+    from tests.app.apptools import ROOT
+
+    cli = next(c.value for c in page.code if c.value.startswith("python -m analysis compare"))
+    monkeypatch.chdir(ROOT)
+    assert main(shlex.split(cli)[3:]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    overall = page.dataframe[0].value
+    assert [r["only_a"] for r in printed["overall"]] == overall["only_a"].tolist()
+    assert [r["p_adjusted"] for r in printed["overall"]] == pytest.approx(
+        overall["p_adjusted"].tolist())
+    table = page.dataframe[-1].value
+    first_pair = printed["subgroups"][:len(table)]
+    assert [r["ci_low"] for r in first_pair] == pytest.approx(table["ci_low"].tolist())
