@@ -90,8 +90,9 @@ LD_CI_LOW, LD_CI_HIGH, LD_P_VALUE, LD_P_ADJUSTED = ("ld_ci_low", "ld_ci_high", "
                                                     "ld_p_adjusted")
 DIFFERS, SIGNIFICANT_A, SIGNIFICANT_B, VERDICTS_DIFFER = ("differs", "significant_a",
                                                           "significant_b", "verdicts_differ")
-_UNIT = "__unit__"
 _CLUSTER = "__cluster__"
+#: Columns of :meth:`Pairing.paired`: the two models' outcomes per unit.
+OUTCOME_A, OUTCOME_B = "__outcome_a__", "__outcome_b__"
 
 
 @dataclass
@@ -115,9 +116,11 @@ class Pairing:
         ``"binary"`` (0/1 per unit) or ``"score"`` (a numeric score, or a 0/1 outcome
         averaged over duplicates into shares).
     wide
-        One row per unit: the unit columns, the prompt-level factors, ``__cluster__``
-        (when clustered) and one float column per value of ``by`` (its outcome, NaN
-        where that value did not answer the unit).
+        One row per unit: the unit columns, the prompt-level factors and ``__cluster__``
+        (the cluster's code, when clustered).
+    outcomes
+        The same rows, one float column per value of ``by``: its outcome (the mean over
+        duplicates), NaN where that value did not answer the unit.
     counts
         One row per value of ``by``: ``rows`` (with an outcome), ``missing_outcome``
         (rows without one, left out), ``units`` and ``duplicate_units`` (units it
@@ -137,6 +140,7 @@ class Pairing:
     note: str
     outcome: str
     wide: pd.DataFrame
+    outcomes: pd.DataFrame
     counts: pd.DataFrame
     cluster: str | None = None
     duplicates: str = "mean"
@@ -156,18 +160,22 @@ class Pairing:
         return list(itertools.combinations(self.values, 2))
 
     def paired(self, a: str, b: str) -> pd.DataFrame:
-        """The units both ``a`` and ``b`` answered (with an outcome)."""
+        """The units both ``a`` and ``b`` answered (with an outcome): the rows of
+        :attr:`wide` with a's and b's outcomes in ``__outcome_a__`` / ``__outcome_b__``."""
         self._check_value(a)
         self._check_value(b)
         if a == b:
             raise PairingError(f"Compare two different values of {self.by!r}, not {a!r} "
                                "with itself.")
-        keep = self.wide[a].notna() & self.wide[b].notna()
-        return self.wide[keep]
+        keep = (self.outcomes[a].notna() & self.outcomes[b].notna()).to_numpy()
+        out = self.wide[keep].copy()
+        out[OUTCOME_A] = self.outcomes[a].to_numpy()[keep]
+        out[OUTCOME_B] = self.outcomes[b].to_numpy()[keep]
+        return out
 
     def unpaired(self, a: str, b: str) -> tuple[int, int]:
         """Units answered by ``a`` only and by ``b`` only."""
-        has_a, has_b = self.wide[a].notna(), self.wide[b].notna()
+        has_a, has_b = self.outcomes[a].notna(), self.outcomes[b].notna()
         return int((has_a & ~has_b).sum()), int((has_b & ~has_a).sum())
 
     def _check_value(self, value: str) -> None:
@@ -387,9 +395,7 @@ def pair_units(
             ordered=src.cat.ordered)
     if cluster:
         wide[_CLUSTER] = _codes(frame[cluster])[0][first_row]
-    for j, v in enumerate(by_values):
-        if v in present:
-            wide[v] = means[:, j]
+    outcomes = pd.DataFrame({v: means[:, j] for j, v in enumerate(by_values) if v in present})
     outcome = "score" if score is not None else "binary"
     if outcome == "binary":
         observed = means[~np.isnan(means)]
@@ -399,7 +405,7 @@ def pair_units(
                          "compared as a score (mean paired difference, paired t and Wilcoxon "
                          "tests) instead of McNemar's test.")
     pairing = Pairing(by=by, values=present, unit=unit_cols, unit_source=source, note=note,
-                      outcome=outcome, wide=wide, counts=counts, cluster=cluster,
+                      outcome=outcome, wide=wide, outcomes=outcomes, counts=counts, cluster=cluster,
                       duplicates=duplicates, notes=notes, factors=factors)
     shared = [p for p in pairing.pairs() if len(pairing.paired(*p))]
     if not shared:
@@ -602,7 +608,7 @@ def compare_overall(
         ua, ub = pairing.unpaired(a, b)
         row: dict = {MODEL_A: a, MODEL_B: b, N_PAIRS: len(paired), UNPAIRED_A: ua,
                      UNPAIRED_B: ub}
-        xa, xb = paired[a].to_numpy(), paired[b].to_numpy()
+        xa, xb = paired[OUTCOME_A].to_numpy(), paired[OUTCOME_B].to_numpy()
         clusters = paired[_CLUSTER].to_numpy() if pairing.cluster else None
         if len(paired) == 0:
             rows.append(row)
@@ -890,7 +896,7 @@ def compare_subgroups(
     cells, cell_of = np.unique(codes, axis=0, return_inverse=True)
     cell_of = cell_of.reshape(-1)
     member, table = _subgroup_membership(cells, factors, [v for _, v in coded], int(max_level))
-    xa, xb = paired[a].to_numpy(float), paired[b].to_numpy(float)
+    xa, xb = paired[OUTCOME_A].to_numpy(float), paired[OUTCOME_B].to_numpy(float)
     binary = pairing.outcome == "binary"
     ncell = len(cells)
     if pairing.cluster:  # elements = clusters, drawn with equal probability

@@ -166,10 +166,11 @@ def test_subgroup_point_estimates_by_hand(bbq):
     row = table[table["subgroup"] == "category = Religion"].iloc[0]
     sel = paired[paired["category"] == "Religion"]
     assert row["n"] == len(sel)
-    assert row["difference"] == pytest.approx((sel["qonly"] - sel["race"]).mean())
-    assert row["only_a"] == ((sel["race"] == 1) & (sel["qonly"] == 0)).sum()
+    race, qonly = sel["__outcome_a__"], sel["__outcome_b__"]
+    assert row["difference"] == pytest.approx((qonly - race).mean())
+    assert row["only_a"] == ((race == 1) & (qonly == 0)).sum()
     # each model's LD = analysis.subgroups' LD on the paired prompts of that model
-    for model, col in (("race", "ld_a"), ("qonly", "ld_b")):
+    for model, col in (("__outcome_a__", "ld_a"), ("__outcome_b__", "ld_b")):
         cells = (paired.assign(deviation=paired[model]).groupby(
             ["category", "context_condition"], observed=True)["deviation"]
             .agg(n="size", deviations="sum").reset_index())
@@ -244,8 +245,8 @@ def test_compare_subgroups_uses_paired_bootstrap_on_clusters():
     paired = pairing.paired("m1", "m2")
     codes = paired["__cluster__"].to_numpy() * 2 + paired["topic"].cat.codes.to_numpy()
     n_ec = np.bincount(codes, minlength=20).reshape(10, 2).astype(float)
-    a_ec = np.bincount(codes, weights=paired["m1"], minlength=20).reshape(10, 2)
-    b_ec = np.bincount(codes, weights=paired["m2"], minlength=20).reshape(10, 2)
+    a_ec = np.bincount(codes, weights=paired["__outcome_a__"], minlength=20).reshape(10, 2)
+    b_ec = np.bincount(codes, weights=paired["__outcome_b__"], minlength=20).reshape(10, 2)
     direct = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(2), n_boot=100, seed=5)
     np.testing.assert_allclose(table["ci_low"], direct["ci_low"])
     np.testing.assert_allclose(table["ld_difference"], direct["ld_difference"])
@@ -278,7 +279,7 @@ def test_duplicates_are_averaged_or_refused():
     assert pairing.counts.set_index("model").loc["a", "duplicate_units"] == 1
     assert pairing.outcome == "score"  # 0.5 is a share: compared as a score, and said so
     assert any("with the mean of its outcomes" in n for n in pairing.notes)
-    assert pairing.paired("a", "b")["a"].tolist() == [0.5, 1.0]
+    assert pairing.paired("a", "b")["__outcome_a__"].tolist() == [0.5, 1.0]
     with pytest.raises(PairingError, match="1 prompt units are answered more than once by "
                                            "the same value of 'model'"):
         pair_units(results, design, "model", duplicates="refuse")
