@@ -91,6 +91,10 @@ LD_CI_LOW, LD_CI_HIGH, LD_P_VALUE, LD_P_ADJUSTED = ("ld_ci_low", "ld_ci_high", "
 DIFFERS, SIGNIFICANT_A, SIGNIFICANT_B, VERDICTS_DIFFER = ("differs", "significant_a",
                                                           "significant_b", "verdicts_differ")
 _CLUSTER = "__cluster__"
+#: How the readings name the tests of the ``test`` column.
+TEST_NAMES = {"mcnemar_exact": "McNemar's exact test", "mcnemar_chi2": "McNemar's chi-square test",
+              "durkalski": "Durkalski's clustered McNemar test", "paired_t": "paired t test",
+              "cluster_t": "cluster-robust t test"}
 #: Columns of :meth:`Pairing.paired`: the two models' outcomes per unit.
 OUTCOME_A, OUTCOME_B = "__outcome_a__", "__outcome_b__"
 
@@ -430,17 +434,15 @@ def _unit_label(value) -> str:  # noqa: ANN001 - a scalar or a tuple of the unit
 
 # --- multiple testing ---------------------------------------------------------------------
 def holm(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values; NaN entries stay NaN and are not counted
-    (as statsmodels' ``multipletests(method="holm")``)."""
+    """Holm's step-down adjusted p-values (statsmodels' ``multipletests(method="holm")``);
+    NaN entries stay NaN and are not counted."""
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
-    finite = np.flatnonzero(~np.isnan(p))
-    m = len(finite)
-    if m == 0:
-        return out
-    order = finite[np.argsort(p[finite], kind="mergesort")]
-    scaled = np.minimum(p[order] * (m - np.arange(m)), 1.0)
-    out[order] = np.maximum.accumulate(scaled)
+    finite = ~np.isnan(p)
+    if finite.any():
+        out[finite] = multipletests(p[finite], method="holm")[1]
     return out
 
 
@@ -1040,12 +1042,12 @@ def describe(pairing: Pairing, overall: pd.DataFrame,
                 f"{a} -> {b}, {r[N_PAIRS]:,} paired prompts: {r[ONLY_A]:,} went from biased "
                 f"to not biased and {r[ONLY_B]:,} from not biased to biased; deviation rate "
                 f"{r[RATE_A]:.3f} -> {r[RATE_B]:.3f} (difference {r[DIFFERENCE]:+.3f}, "
-                f"{_ci(r)}); {r[TEST].replace('_', ' ')} test {verdict}.")
+                f"{_ci(r)}); {TEST_NAMES[r[TEST]]} {verdict}.")
         else:
             notes.append(
                 f"{a} -> {b}, {r[N_PAIRS]:,} paired prompts: mean {r[MEAN_A]:.3g} -> "
                 f"{r[MEAN_B]:.3g} (difference {r[DIFFERENCE]:+.3g}, {_ci(r)}); "
-                f"{r[TEST].replace('_', ' ')} test {verdict}; Wilcoxon p = "
+                f"{TEST_NAMES[r[TEST]]} {verdict}; Wilcoxon p = "
                 f"{r[WILCOXON_P]:.3g}.")
     for (a, b), table in (subgroups or {}).items():
         differ = table[table[DIFFERS]]

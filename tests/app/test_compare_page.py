@@ -35,7 +35,7 @@ def test_answers_for_each_pair_of_formats(page):
         assert (f"{r['model_a']} -> {r['model_b']}, {r['n_pairs']:,} paired prompts: "
                 f"{r['only_a']:,} went from biased to not biased and {r['only_b']:,} from "
                 "not biased to biased") in text
-        assert "mcnemar chi2 test significant" in text
+        assert "McNemar's chi-square test significant (Holm adjusted p = " in text
     assert "paired on the id column 'example_id'" in " ".join(c.value for c in page.caption)
 
 
@@ -90,3 +90,8 @@ def test_copied_command_prints_the_page_numbers(page, monkeypatch, capsys):
     table = page.dataframe[-1].value
     first_pair = printed["subgroups"][:len(table)]
     assert [r["ci_low"] for r in first_pair] == pytest.approx(table["ci_low"].tolist())
+    code = next(c.value for c in page.code if c.value.startswith("from analysis import"))
+    scope: dict = {}
+    exec(compile(code, "snippet", "exec"), scope)  # the Python snippet: the same numbers
+    assert scope["comparison"].overall["only_b"].tolist() == overall["only_b"].tolist()
+    capsys.readouterr()
