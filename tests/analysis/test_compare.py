@@ -298,3 +298,28 @@ def test_bad_input_messages():
     with pytest.raises(PairingError, match="factor 'topic' takes several values within one "
                                            "prompt unit"):
         pair_units(results, design, "model", factors=["topic"])
+
+
+def _log_disparity(p: np.ndarray) -> np.ndarray:
+    """Population LD of each of the three subgroups against the other two (shares _SHARE)."""
+    share = np.asarray(_SHARE)
+    out = []
+    for g in range(3):
+        rest = np.delete(np.arange(3), g)
+        r = (share[rest] * p[rest]).sum() / share[rest].sum()
+        out.append(np.log(p[g] / (1 - p[g])) - np.log(r / (1 - r)))
+    return np.array(out)
+
+
+def test_subgroup_ld_difference_interval_covers_95_percent():
+    # 1,000 replicates: with a few hundred the percentile ends of LD are too noisy (~93 %)
+    rng = np.random.default_rng(7)
+    truth = _log_disparity(_PB) - _log_disparity(_PA)
+    hits = []
+    for i in range(400):
+        n_ec, a_ec, b_ec, p, draws = _independent_prompts(rng)
+        res = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(3), probabilities=p, draws=draws,
+                               n_boot=1000, seed=i)
+        hits.append((res["ld_ci_low"] <= truth) & (truth <= res["ld_ci_high"]))
+    coverage = np.mean(hits)
+    assert 0.93 <= coverage <= 0.97, coverage
