@@ -127,7 +127,8 @@ class Pairing:
         duplicates), NaN where that value did not answer the unit.
     counts
         One row per value of ``by``: ``rows`` (with an outcome), ``missing_outcome``
-        (rows without one, left out), ``units`` and ``duplicate_units`` (units it
+        (rows without one, left out), ``missing_unit`` (rows whose unit columns are
+        missing, left out), ``units`` and ``duplicate_units`` (units it
         answered more than once) and ``duplicate_rows`` (the extra rows averaged).
     cluster
         The cluster column (constant within a unit), or None.
@@ -333,6 +334,8 @@ def pair_units(
     keep = values_all.notna().to_numpy()
     frame = pd.DataFrame({c: results[c].to_numpy() for c in dict.fromkeys(
         [*unit_cols, *factors, *([cluster] if cluster else [])])})
+    no_unit = frame[unit_cols].isna().any(axis=1).to_numpy()  # no prompt to pair on
+    keep = keep & ~no_unit
     key = pd.MultiIndex.from_frame(frame[unit_cols].astype(str)) if len(unit_cols) > 1 \
         else pd.Index(frame[unit_cols[0]].astype(str))
     unit_codes, uniques = pd.factorize(key)
@@ -359,11 +362,13 @@ def pair_units(
     sums, cnts = sums.reshape(n_units, n_by), cnts.reshape(n_units, n_by)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(cnts > 0, sums / np.maximum(cnts, 1), np.nan)
-    missing_rows = np.bincount(by_codes[~keep & (by_codes >= 0)], minlength=n_by)
+    missing_rows = np.bincount(by_codes[~keep & ~no_unit & (by_codes >= 0)], minlength=n_by)
+    missing_unit = np.bincount(by_codes[no_unit & (by_codes >= 0)], minlength=n_by)
     counts = pd.DataFrame({
         by: by_values,
         "rows": cnts.sum(axis=0),
         "missing_outcome": missing_rows,
+        "missing_unit": missing_unit,
         "units": (cnts > 0).sum(axis=0),
         "duplicate_units": (cnts > 1).sum(axis=0),
         "duplicate_rows": np.maximum(cnts - 1, 0).sum(axis=0),
@@ -373,6 +378,9 @@ def pair_units(
         raise PairingError(f"Only {', '.join(present) or 'no value'} of {by!r} has rows with "
                            "an outcome: there is nothing to compare.")
     notes: list[str] = []
+    if missing_unit.any():
+        notes.append(f"{int(missing_unit.sum()):,} rows have no {', '.join(unit_cols)} (no "
+                     "prompt to pair them on) and are left out.")
     dup = int(counts["duplicate_units"].sum())
     if dup:
         worst = counts.sort_values("duplicate_units", ascending=False).iloc[0]

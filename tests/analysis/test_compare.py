@@ -271,6 +271,17 @@ def test_unpaired_rows_are_counted_and_reported():
                for n in c.notes)
 
 
+def test_rows_without_a_unit_are_counted_not_lumped():
+    results, design = _small([(1, "a", 1), (1, "b", 0), (None, "a", 1), (None, "b", 1),
+                              (None, "b", 0)])
+    pairing = pair_units(results, design, "model", unit=["item_id"])
+    counts = pairing.counts.set_index("model")
+    assert counts["missing_unit"].tolist() == [1, 2] and counts["units"].tolist() == [1, 1]
+    assert "3 rows have no item_id (no prompt to pair them on) and are left out." in \
+        pairing.notes
+    assert compare_overall(pairing).iloc[0]["n_pairs"] == 1
+
+
 def test_duplicates_are_averaged_or_refused():
     rows = [(1, "a", 1), (1, "a", 0), (1, "b", 1), (2, "a", 1), (2, "b", 0)]
     results, design = _small(rows)
