@@ -80,10 +80,6 @@ def run(args: argparse.Namespace) -> None:
     from analysis.compare import MODEL_A, MODEL_B, compare
     from analysis.errors import AnalysisError, PairingError
 
-    if args.engine in ("duckdb", "spark"):
-        raise AnalysisError("compare pairs rows on the prompt unit and reads them with pandas; "
-                            f"--engine {args.engine} is not supported (use --engine pandas).")
-    args.engine = "pandas"
     factors = split_list(args.compare_factors)
     if not args.design:  # factors come from the options: the compared one and the subgroups
         args.factors = ",".join(dict.fromkeys([args.by, *factors]))

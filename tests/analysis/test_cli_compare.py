@@ -78,9 +78,9 @@ def test_score_and_bad_pair(tmp_path, capsys):
     assert main(["compare", str(path), "--by", "model", "--score", "score", "--unit", "pid",
                  "--reference", "c"]) == 2
     assert "The reference 'c' is not among the values of 'model'" in capsys.readouterr().err
-    assert main(["compare", str(path), "--by", "model", "--score", "score", "--unit", "pid",
-                 "--engine", "duckdb"]) == 2
-    assert "--engine duckdb is not supported" in capsys.readouterr().err
+    duck = run_json(capsys, "compare", path, "--by", "model", "--score", "score",
+                    "--unit", "pid", "--engine", "duckdb")  # the rows, read by DuckDB
+    assert duck["overall"] == out["overall"] and duck["pairing"]["unit"] == ["pid"]
 
 
 def test_exit_2_in_a_real_process(tmp_path):
