@@ -334,3 +334,28 @@ def test_subgroup_ld_difference_interval_covers_95_percent():
         hits.append((res["ld_ci_low"] <= truth) & (truth <= res["ld_ci_high"]))
     coverage = np.mean(hits)
     assert 0.93 <= coverage <= 0.97, coverage
+
+
+def test_durkalski_with_one_pair_per_cluster_is_mcnemar_without_correction():
+    only_a = np.array([1] * 30 + [0] * 18 + [0] * 50)
+    only_b = np.array([0] * 30 + [1] * 18 + [0] * 50)
+    stat, p = durkalski_test(only_a, only_b)
+    ref = mcnemar([[50, 30], [18, 0]], exact=False, correction=False)
+    assert stat == pytest.approx(ref.statistic) and p == pytest.approx(ref.pvalue)
+
+
+def test_cluster_robust_difference_equals_statsmodels_cluster_ols():
+    import statsmodels.api as sm
+
+    from analysis.compare import cluster_mean_difference
+
+    rng = np.random.default_rng(11)
+    clusters = np.repeat(np.arange(15), 7)
+    d = rng.normal(0.2, 1, 15)[clusters] + rng.normal(size=len(clusters))
+    mean, lo, hi, p, g = cluster_mean_difference(d, clusters)
+    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": clusters},
+                                         use_t=True)
+    assert g == 15 and mean == pytest.approx(fit.params[0])
+    t = stats.t.ppf(0.975, 14)
+    assert (hi - mean) / t == pytest.approx(fit.bse[0])
+    assert p == pytest.approx(2 * stats.t.sf(abs(fit.tvalues[0]), 14))
