@@ -85,6 +85,7 @@ ODDS_RATIO, OR_CI_LOW, OR_CI_HIGH = "odds_ratio", "or_ci_low", "or_ci_high"
 TEST, STATISTIC, P_VALUE, P_ADJUSTED = "test", "statistic", "p_value", "p_adjusted"
 WILCOXON_STATISTIC, WILCOXON_P = "wilcoxon_statistic", "wilcoxon_p_value"
 N_CLUSTERS = "n_clusters"
+MCNEMAR_STATISTIC, MCNEMAR_P = "mcnemar_statistic", "mcnemar_p_value"
 LD_A, LD_B, LD_DIFFERENCE = "ld_a", "ld_b", "ld_difference"
 LD_CI_LOW, LD_CI_HIGH, LD_P_VALUE, LD_P_ADJUSTED = ("ld_ci_low", "ld_ci_high", "ld_p_value",
                                                     "ld_p_adjusted")
@@ -269,8 +270,9 @@ def pair_units(
         Prompt-level factors kept per unit for :func:`compare_subgroups` (each must
         take one value per unit).
     cluster
-        ``"design"`` (default): ``Design.cluster``; a column name; or None (units
-        independent). It must take one value per unit.
+        ``"design"`` (default): ``Design.cluster``, left aside with a note when it is the
+        compared factor, absent or varies within a unit; a column name (then those are
+        errors); or None (units independent).
     duplicates
         ``"mean"``: a unit answered several times by one value of ``by`` counts once,
         with the mean of its outcomes; ``"refuse"``: raise :class:`PairingError`.
@@ -318,8 +320,15 @@ def pair_units(
     absent = [c for c in unit_cols if c not in results.columns]
     if absent:
         raise PairingError(f"The prompt unit names columns the table lacks: {', '.join(absent)}.")
-    if cluster == "design":
+    from_design = cluster == "design"
+    if from_design:
         cluster = getattr(design, "cluster", None)
+    cluster_note = None
+    if from_design and cluster is not None and (cluster == by or cluster not in results.columns):
+        cluster_note = (f"The design's cluster {cluster!r} "
+                        + ("is the compared factor" if cluster == by else "is not in the table")
+                        + ": the pairs are treated as independent.")
+        cluster = None
     if cluster is not None:
         if cluster == by:
             raise PairingError(f"The cluster {cluster!r} is the compared factor: the pairs "
@@ -345,6 +354,12 @@ def pair_units(
         first = np.full(n_units, -2, dtype=np.int64)
         first[unit_codes[::-1]] = codes[::-1]
         varies = first[unit_codes] != codes
+        if varies.any() and col == cluster and from_design:  # the default: said, not refused
+            cluster_note = (f"The design's cluster {cluster!r} takes several values within "
+                            "one prompt unit (it does not describe the prompt): the pairs are "
+                            "treated as independent.")
+            cluster = None
+            continue
         if varies.any():
             i = int(np.flatnonzero(varies)[0])
             what = "cluster" if col == cluster else "factor"
@@ -377,7 +392,7 @@ def pair_units(
     if len(present) < 2:
         raise PairingError(f"Only {', '.join(present) or 'no value'} of {by!r} has rows with "
                            "an outcome: there is nothing to compare.")
-    notes: list[str] = []
+    notes: list[str] = [cluster_note] if cluster_note else []
     if missing_unit.any():
         notes.append(f"{int(missing_unit.sum()):,} rows have no {', '.join(unit_cols)} (no "
                      "prompt to pair them on) and are left out.")
@@ -598,7 +613,9 @@ def compare_overall(
         ``rate_a``, ``rate_b``, ``difference`` (rate_b - rate_a), ``ci_low`` /
         ``ci_high`` (Agresti-Min, or cluster-robust), ``odds_ratio`` (only_b / only_a)
         with ``or_ci_low`` / ``or_ci_high`` (exact), ``test`` (``mcnemar_exact``,
-        ``mcnemar_chi2`` or ``durkalski``), ``statistic``, ``p_value``, ``p_adjusted``;
+        ``mcnemar_chi2`` or ``durkalski``), ``statistic``, ``p_value``, ``p_adjusted``
+        (with a cluster also ``mcnemar_statistic`` / ``mcnemar_p_value``: McNemar's test
+        as if the pairs were independent, for reference);
         for a score ``mean_a``, ``mean_b``, ``difference`` (mean of b - a), ``ci_low``
         / ``ci_high`` (t, or cluster-robust t), ``test`` (``paired_t`` or
         ``cluster_t``), ``statistic`` (t), ``p_value``, ``wilcoxon_statistic``,
@@ -644,6 +661,8 @@ def compare_overall(
                 row[TEST] = "durkalski"
                 row[STATISTIC], row[P_VALUE] = durkalski_test(ba, cb)
                 row[N_CLUSTERS] = g
+                # McNemar's test as if the pairs were independent, for reference
+                _, row[MCNEMAR_STATISTIC], row[MCNEMAR_P] = mcnemar_test(n10, n01, test=test)
             row[ODDS_RATIO], row[OR_CI_LOW], row[OR_CI_HIGH] = conditional_odds_ratio(
                 n10, n01, confidence)
         else:

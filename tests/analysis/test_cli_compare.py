@@ -26,7 +26,7 @@ def bbq_payload():
     with redirect_stdout(out):
         assert main(["compare", str(BBQ), "--design", str(BBQ_DESIGN), "--by", "input_format",
                      "--reference", "race", "--factors", "category,context_condition",
-                     "--level", "2", "--n-boot", "200", "--json"]) == 0
+                     "--level", "2", "--n-boot", "200", "--no-cluster", "--json"]) == 0
     return json.loads(out.getvalue())
 
 

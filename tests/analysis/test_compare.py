@@ -55,7 +55,8 @@ def _independent_table(frame: pd.DataFrame, a: str, b: str) -> np.ndarray:
 def test_mcnemar_equals_statsmodels_on_bbq_formats(bbq, test, exact):
     results, design = bbq
     raw = pd.read_csv(BBQ)
-    pairing = pair_units(results, design, "input_format")
+    # cluster=None: McNemar assumes independent pairs (a design cluster would give Durkalski)
+    pairing = pair_units(results, design, "input_format", cluster=None)
     assert pairing.unit == ["example_id"] and pairing.unit_source == "id column"
     overall = compare_overall(pairing, test=test)
     assert len(overall) == 3
@@ -251,6 +252,23 @@ def test_compare_subgroups_uses_paired_bootstrap_on_clusters():
     np.testing.assert_allclose(table["ld_difference"], direct["ld_difference"])
     overall = compare_overall(pairing)
     assert set(overall["test"]) == {"durkalski"} and (overall["n_clusters"] == 10).all()
+    both = compare_overall(pair_units(results, design, "model", score="biased"))
+    assert both.loc[0, "test"] == "paired_t"  # a 0/1 column named as score: a score
+    binary = compare_overall(pair_units(results, design.with_cluster("template"), "model"))
+    r = binary.iloc[0]
+    assert r["test"] == "durkalski"
+    assert r["mcnemar_p_value"] == pytest.approx(mcnemar_test(r["only_a"], r["only_b"])[2])
+
+
+def test_a_design_cluster_that_does_not_fit_is_set_aside_with_a_note():
+    results, design = _score_table()
+    results["seed"] = np.arange(len(results)) % 7  # varies within a prompt
+    pairing = pair_units(results, design.with_cluster("seed"), "model")
+    assert pairing.cluster is None
+    assert "The design's cluster 'seed' takes several values within one prompt unit" in \
+        pairing.notes[0]
+    with pytest.raises(PairingError, match="The cluster 'seed' takes several values"):
+        pair_units(results, design, "model", cluster="seed")
 
 
 # --- unpaired rows, duplicates, bad input -------------------------------------------------

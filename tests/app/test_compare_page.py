@@ -19,6 +19,8 @@ def bbq():
 def page(bbq):
     at = page_test("compare.py", frame=bbq[0], design=bbq[1], name="bbq_unifiedqa.csv.gz")
     at.run()
+    if bbq[1].cluster:  # McNemar (= statsmodels) assumes independent pairs
+        at.checkbox(key="compare_cluster").uncheck().run()
     assert not at.exception and not at.error
     return at
 
