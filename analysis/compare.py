@@ -136,7 +136,10 @@ class Pairing:
     duplicates
         The rule applied to duplicates (``"mean"`` or ``"refuse"``).
     notes
-        Further plain-language notes (duplicates averaged, shares analysed as scores).
+        Further plain-language notes (duplicates averaged, shares analysed as scores,
+        rows without a unit, a design cluster set aside).
+    factors
+        The prompt-level factors kept per unit (columns of :attr:`wide`).
     """
 
     by: str
