@@ -48,3 +48,9 @@ class LimitError(LoadError):
     """
 class EngineError(AnalysisError):
     """An engine (DuckDB, Spark) cannot run as asked: not installed, cannot start, failed."""
+
+
+class PairingError(AnalysisError):
+    """Rows cannot be paired as a paired comparison needs (``analysis.compare``): a compared
+    factor with one value, values sharing no prompt, duplicates refused, a reference that
+    is not among the values ..."""

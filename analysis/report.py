@@ -36,10 +36,11 @@ from analysis.errors import AnalysisError
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
-                             "index", "cohorts", "judges")
+                             "index", "cohorts", "judges", "compare")
 TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
           "importance": "Factor importance", "disparity": "Disparity",
-          "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges"}
+          "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges",
+          "compare": "Compare"}
 #: The cohorts section's default 'by' factor has at most this many values (one facet each).
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
@@ -372,6 +373,10 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         # renormalise False: answers outside `categories` stay in the denominator
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
                 "renormalise": False, "method": "auto", "random_state": 0, "where": {}}
+    if section == "compare":  # analysis/compare_report.py
+        from analysis import compare_report
+
+        return compare_report.default_settings(results, design)
     if section == "judges":
         from judges import columns as JC
 
@@ -687,10 +692,16 @@ def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.tables.append(("judge_stage_metrics", table))
 
 
+def _compare(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import compare_report
+
+    compare_report.build(sec, results, design, s)
+
+
 _BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
     "coverage": _coverage, "subgroups": _subgroups, "ecdf": _ecdf,
     "importance": _importance, "disparity": _disparity, "index": _index,
-    "cohorts": _cohorts, "judges": _judges}
+    "cohorts": _cohorts, "judges": _judges, "compare": _compare}
 
 
 def build_section(name: str, results: pd.DataFrame, design,

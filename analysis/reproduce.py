@@ -298,3 +298,35 @@ def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:
                  "print(survival_sentence(terms, what='terms'))",
                  "print(terms[['term', 'noise_same_sign', 'noise_significant', "
                  "'noise_survives']])"))
+
+
+def compare_view(settings: Mapping[str, Any], *, design_cluster: str | None = None) -> View:
+    """Compare (``analysis/compare.py``): the settings of the report section ``compare``
+    (``by``, ``reference``, ``factors``, ``level``, ``unit``, ``score``, ``duplicates``,
+    ``test``, ``adjust``, ``n_boot``, ``seed``, ``alpha``; ``cluster`` None with a design
+    cluster: ``--no-cluster``)."""
+    s = dict(settings)
+    factors = list(s.get("factors") or [])
+    no_cluster = "cluster" in s and s["cluster"] is None and design_cluster is not None
+    cli = (("by", s["by"]), ("reference", s.get("reference")), ("factors", factors),
+           ("level", s.get("level") if factors else None), ("unit", s.get("unit")),
+           ("score", s.get("score")), ("duplicates", s.get("duplicates", "mean")),
+           ("test", s.get("test", "auto")), ("adjust", s.get("adjust", "holm")),
+           ("n-boot", int(s.get("n_boot", 1000)) if factors else None),
+           ("seed", int(s.get("seed", 0)) if factors else None),
+           ("alpha", s.get("alpha", 0.05)), ("no-cluster", no_cluster),
+           ("cluster", s.get("cluster") if s.get("cluster") not in (None, "design") else None))
+    args = [f"{s['by']!r}", f"reference={s.get('reference')!r}", f"factors={factors!r}",
+            f"max_level={s.get('level')!r}", f"unit={s.get('unit')!r}",
+            f"score={s.get('score')!r}", f"duplicates={s.get('duplicates', 'mean')!r}",
+            f"test={s.get('test', 'auto')!r}", f"adjust={s.get('adjust', 'holm')!r}",
+            f"n_boot={int(s.get('n_boot', 1000))}", f"seed={int(s.get('seed', 0))}",
+            f"alpha={s.get('alpha', 0.05)!r}"]
+    if no_cluster or s.get("cluster") not in (None, "design"):
+        args.append(f"cluster={s.get('cluster')!r}")
+    body = [f"comparison = compare(results, design, {', '.join(args)})",
+            "print(comparison.overall)",
+            "for pair, table in comparison.subgroups.items():  # per subgroup, per pair",
+            "    print(pair, table, sep='\\n')",
+            "print('\\n'.join(comparison.notes))"]
+    return View("compare", cli, ("from analysis.compare import compare",), tuple(body))

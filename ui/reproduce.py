@@ -93,3 +93,9 @@ def reproduce_index(design: Design, options: dict, where: dict, *,
 def reproduce_cohorts(design: Design, opts: dict, where: dict) -> None:
     """The expander of the cohorts page."""
     reproduce(rp.cohorts_view(opts), design, where, "cohorts_repro")
+
+
+def reproduce_compare(design: Design, settings: dict, where: dict) -> None:
+    """The expander of the Compare page (``settings``: those of the report section)."""
+    reproduce(rp.compare_view(settings, design_cluster=design.cluster), design, where,
+              "compare_repro")

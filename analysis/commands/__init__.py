@@ -13,6 +13,7 @@ MODULES = [
     "features",
     "disparity",
     "cohorts",
+    "compare",
     "index",
     "power",
     "plan",

@@ -22,7 +22,10 @@ from analysis.engines import fine_cells_from_table, open_table, resolve_engine
 from analysis.errors import AnalysisError
 
 #: Subcommands whose statistics need rows, and the options naming the columns they read.
-ROW_COMMANDS = ("disparity", "cohorts", "index")
+ROW_COMMANDS = ("disparity", "cohorts", "index", "compare")
+#: ... of which these read every column (compare: the prompt unit may be an id column
+#: found in the data, analysis.compare.infer_unit).
+ALL_COLUMN_COMMANDS = ("compare",)
 ROW_OPTIONS = ("feature", "baseline", "category", "cohort", "by", "sentiment", "sentiment_by",
                "model", "dimensions", "penalty_factors")
 
@@ -111,7 +114,8 @@ def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, r
     # every column: without an outcome it is the rows' outcome (``n_missing_outcome``)
     has_deviation = DEVIATION.lower() in {k.lower() for k in table.kinds}  # Spark: any case
     extra = [*where, *exclude, *([DEVIATION] if has_deviation else [])]
-    frame = table.collect(_row_columns(args, design, factors, extra))
+    frame = table.collect(list(table.kinds) if getattr(args, "command", None)
+                          in ALL_COLUMN_COMMANDS else _row_columns(args, design, factors, extra))
     frame.attrs["source_name"] = table.name
     if not design.factors:
         design = Design(factors=tuple(make_factor(frame, f) for f in factors),

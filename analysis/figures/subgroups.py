@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,9 @@ SECTOR_SIZES = ("n", "equal")
 @escaped_labels
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                     title: str | None = None, grey_undetectable: bool = False,
-                    sizes: str = "n") -> go.Figure:
+                    sizes: str = "n", colour: str = LOG_DISPARITY,
+                    colour_title: str = "Log disparity<br>(red: more deviation)",
+                    hover: Callable[[pd.Series], str] | None = None) -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.
 
     Parameters
@@ -57,6 +59,11 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         ``"n"``: sector size = n (each parent the sum of its children); ``"equal"``:
         siblings share their parent's angle equally, whatever their n (every value is
         equally visible, as in the method paper's figures; n stays in the hover text).
+    colour, colour_title, hover
+        The column that colours the sectors (default LD; the Compare page uses the
+        difference in LD between two models), the colour bar's title, and the hover
+        lines after the subgroup's values (default: n, rate, LD with CI, adjusted p);
+        ``hover(row)`` returns HTML whose data parts it escapes itself.
 
     Notes
     -----
@@ -77,7 +84,7 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     fixed = table[factors].notna().to_numpy()
     grey: list[bool] = []
     depth = int(table[LEVEL].max()) if len(table) else 0
-    ids, labels, parents, values, colours, hover = [], [], [], [], [], []
+    ids, labels, parents, values, colours, lines = [], [], [], [], [], []
     for k in range(1, min(depth, len(factors)) + 1):
         # the prefix subgroups: exactly the first k factors fixed
         want = np.zeros(len(factors), dtype=bool)
@@ -90,12 +97,15 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
             parents.append("/".join(path[:-1]))
             labels.append(keys[k - 1][i])
             values.append(int(r[N]))
-            ld = float(r[LOG_DISPARITY])
+            ld = float(r[colour])
             colours.append(0.0 if np.isnan(ld) else ld)
             grey.append(grey_undetectable and not bool(r[DETECTABLE]))
-            hover.append(
-                "<br>".join(f"{esc(f)} = {esc(keys[j][i])}" for j, f in enumerate(factors[:k]))
-                + f"<br>n = {int(r[N]):,}<br>deviation rate = {r[DEVIATION_RATE]:.3f}"
+            head = "<br>".join(f"{esc(f)} = {esc(keys[j][i])}" for j, f in enumerate(factors[:k]))
+            if hover is not None:
+                lines.append(head + hover(r))
+                continue
+            lines.append(
+                head + f"<br>n = {int(r[N]):,}<br>deviation rate = {r[DEVIATION_RATE]:.3f}"
                 + f"<br>log disparity = {_fmt(ld)} "
                 + f"[{_fmt(float(r[CI_LOW]))}, {_fmt(float(r[CI_HIGH]))}]"
                 + f"<br>adjusted p = {_fmt(float(r[P_ADJUSTED]), '.3g')}"
@@ -107,7 +117,7 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         values, branch = _equal_shares(ids, parents), "remainder"
     marker = {"colors": colours, "colorscale": DIVERGING, "cmid": 0,
               "line": {"color": "white", "width": 1},
-              "colorbar": {"title": {"text": "Log disparity<br>(red: more deviation)"},
+              "colorbar": {"title": {"text": colour_title},
                            "thickness": 16}}
     if any(grey):  # explicit colours: the diverging scale, grey where undetectable
         from plotly.colors import sample_colorscale
@@ -120,7 +130,7 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         ids=ids, labels=labels, parents=parents, values=values, branchvalues=branch,
         marker=marker,
         # per-point templates: our <br> stays markup, the (escaped) labels stay text
-        hovertemplate=[h.replace("%{", "%\u200b{") + "<extra></extra>" for h in hover],
+        hovertemplate=[h.replace("%{", "%\u200b{") + "<extra></extra>" for h in lines],
         insidetextorientation="radial",
         textfont={"size": FONT_SIZE - 2},
     ))

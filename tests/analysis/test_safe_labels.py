@@ -30,6 +30,7 @@ def evil():
             for style in ("plain", BOLD):
                 for i in range(20):
                     rows.append({"model": model, EVIL: g, BOLD: style,
+                                 "item_id": f"{g}|{style}|{i}",
                                  "dev": int(rng.random() < 0.3 + 0.2 * (g == EVIL)),
                                  FEATURE: float(rng.normal()),
                                  "answer_type": [CATEGORY, "anti", "**b2**"][i % 3]})
@@ -45,7 +46,8 @@ def evil():
         ("importance", {"factors": [EVIL, BOLD, "model"]}),
         ("disparity", {"feature": FEATURE, "by": [EVIL], "n_permutations": 99}),
         ("index", {"ci": "bootstrap", "n_boot": 20}),
-        ("cohorts", {"category": "answer_type", "cohort": "model", "by": [EVIL]})],
+        ("cohorts", {"category": "answer_type", "cohort": "model", "by": [EVIL]}),
+        ("compare", {"by": "model", "factors": [EVIL, BOLD], "n_boot": 50})],
         source=EVIL)
     return results, design, report
 
@@ -79,7 +81,7 @@ def test_every_figure_builder_keeps_labels_as_text(evil):
     # every builder of analysis/figures is exercised
     built = {name.split(":")[0] for name, _ in figures}
     assert {"coverage", "subgroups", "ecdf", "importance", "disparity", "index", "cohorts",
-            "box", "lines"} <= built
+            "compare", "box", "lines"} <= built
     assert len(figures) >= 11
     for name, fig in figures:
         strings = list(_strings(json.loads(fig.to_json())))
@@ -102,6 +104,9 @@ def test_every_figure_builder_keeps_labels_as_text(evil):
     assert f"{escaped} = {escaped}<br>n = " in sun.data[0].hovertemplate[1]
     assert escaped in texts["cohorts:cohorts_stacked"]  # facet title (annotation)
     assert escape_html_label(CATEGORY) in texts["cohorts:cohorts_stacked"]  # legend entry
+    dumbbell = next(f for n, f in figures if n.startswith("compare:compare_m1_"))
+    assert f"{escaped} = {escaped}" in " ".join(map(str, dumbbell.data[-1].y))  # ticks
+    assert dumbbell.layout.title.text.startswith(f"m1 vs {escaped}: ")
     imp = next(f for n, f in figures if n.startswith("importance"))
     assert any(f"{escaped} = {escaped}" in str(y) for t in imp.data for y in t.y)  # ticks
 

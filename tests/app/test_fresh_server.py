@@ -18,7 +18,8 @@ from tests.app.browsertools import CHROMIUM, FLAGS, running_app
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Our navigation, in order (app.py).
-PAGES = ["Data", "Prepare", "Design", "Coverage", "Subgroups", "eCDF", "Factor importance",
+PAGES = ["Data", "Prepare", "Design", "Coverage", "Subgroups", "eCDF", "Compare",
+         "Factor importance",
          "Disparity", "Bias index", "Cohorts", "Report", "Planner", "Judges", "Answers & agreement"]
 
 pytestmark = [

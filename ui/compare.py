@@ -1,0 +1,130 @@
+"""Widgets of the Compare page: what to compare, the cached comparison, the readings."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import compare as cmp
+from analysis.design import Design
+from ui.widgets import md
+
+_NUM = st.column_config.NumberColumn
+COLUMN_CONFIG = {
+    cmp.ONLY_A: _NUM("biased -> not (a -> b)", format="%d",
+                     help="Prompts where a deviates and b does not"),
+    cmp.ONLY_B: _NUM("not -> biased (a -> b)", format="%d",
+                     help="Prompts where b deviates and a does not"),
+    cmp.RATE_A: _NUM("rate a", format="%.3f"), cmp.RATE_B: _NUM("rate b", format="%.3f"),
+    cmp.DIFFERENCE: _NUM("difference (b - a)", format="%+.3f"),
+    cmp.CI_LOW: _NUM("CI low", format="%+.3f"), cmp.CI_HIGH: _NUM("CI high", format="%+.3f"),
+    cmp.P_VALUE: _NUM("p", format="%.2e"), cmp.P_ADJUSTED: _NUM("p adjusted", format="%.2e"),
+    cmp.LD_DIFFERENCE: _NUM("LD difference", format="%+.3f",
+                            help="LD under b - LD under a (each against the other paired "
+                                 "prompts)"),
+    cmp.LD_P_ADJUSTED: _NUM("LD p (BH)", format="%.2e"),
+    cmp.ODDS_RATIO: _NUM("conditional OR", format="%.3f",
+                         help="only_b / only_a: odds of deviating under b rather than a"),
+}
+OUTCOME = "deviation (0/1, the design's outcome)"
+
+
+def default_by(design: Design, results: pd.DataFrame) -> str:
+    """The model factor, else the prompt factor whose name says format/setting, else the
+    first factor with two or more values."""
+    order = design.of_kind("model") + design.of_kind("prompt") + design.names
+    several = [f for f in order if results[f].nunique() > 1] or design.names
+    named = [f for f in several if any(w in f.lower() for w in (
+        "model", "format", "setting", "temperature", "checkpoint", "version"))]
+    return (design.of_kind("model") and several[0]) or (named or several)[0]
+
+
+def choices(design: Design, results: pd.DataFrame) -> dict:
+    """The page's widgets: factor compared, reference, outcome, subgroups and options."""
+    c1, c2, c3 = st.columns(3)
+    by_default = default_by(design, results)
+    by = c1.selectbox("Compare the values of", design.names, key="compare_by",
+                      index=design.names.index(by_default),
+                      help="Model, input format, temperature ...: its values must answer "
+                           "the same prompts")
+    values = [str(v) for v in design.factor(by).values]
+    reference = c2.selectbox("Against", [None, *values], key=f"compare_ref_{by}",
+                             format_func=lambda v: "every pair" if v is None else f"{v} "
+                                                                                 "(reference)")
+    numeric = [c for c in results.columns if c not in design.names and c != "deviation"
+               and pd.api.types.is_numeric_dtype(results[c])]
+    options = ([OUTCOME] if design.outcome is not None else []) + numeric
+    outcome = c3.selectbox("Outcome", options, key="compare_outcome",
+                           help="The 0/1 deviation (McNemar) or a numeric score (paired t, "
+                                "Wilcoxon)")
+    from ui.subgroups import factor_choice
+
+    factors = factor_choice(design, "compare_factors", exclude=[by], results=results,
+                            label="Where do they differ? Subgroups of these prompt factors")
+    with st.expander("Options", expanded=False):
+        o1, o2, o3, o4 = st.columns(4)
+        level = o1.radio("Highest subgroup level", list(range(1, min(3, len(factors)) + 1))
+                         or [1], horizontal=True, key="compare_level",
+                         index=min(1, max(len(factors) - 1, 0)))
+        adjust = o2.radio("Pairs adjusted by", cmp.ADJUSTMENTS, key="compare_adjust",
+                          format_func={"holm": "Holm", "bh": "Benjamini-Hochberg"}.get)
+        duplicates = o3.radio("A prompt answered twice", cmp.DUPLICATE_RULES,
+                              key="compare_duplicates",
+                              format_func={"mean": "average", "refuse": "refuse"}.get)
+        n_boot = o4.select_slider("Bootstrap replicates", [200, 500, 1000, 2000], value=1000,
+                                  key="compare_n_boot")
+        cluster = "design"
+        if design.cluster and not st.checkbox(
+                f"Resample whole clusters of {md(design.cluster)}", value=True,
+                key="compare_cluster"):
+            cluster = None
+    return {"by": by, "reference": reference, "factors": factors,
+            "level": int(level) if factors else None, "unit": None,
+            "score": None if outcome == OUTCOME else outcome, "duplicates": duplicates,
+            "test": "auto", "adjust": adjust, "n_boot": int(n_boot), "seed": 0,
+            "alpha": 0.05, "cluster": cluster}
+
+
+@st.cache_resource(max_entries=8, show_spinner="Pairing the prompts and bootstrapping...")
+def _cached(token: str, design_json: str, settings: str, where: str, _results: pd.DataFrame,
+            _design: Design, _settings: dict, _where: dict) -> cmp.Comparison:
+    from analysis.cells import filter_rows
+
+    s = _settings
+    return cmp.compare(filter_rows(_results, _where or None), _design, s["by"],
+                       reference=s["reference"], factors=s["factors"], max_level=s["level"],
+                       unit=s["unit"], score=s["score"], cluster=s["cluster"],
+                       duplicates=s["duplicates"], test=s["test"], adjust=s["adjust"],
+                       n_boot=s["n_boot"], seed=s["seed"], alpha=s["alpha"])
+
+
+def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict
+               ) -> cmp.Comparison:
+    """:func:`analysis.compare.compare` of the active table, cached per settings."""
+    where = {k: list(v) for k, v in (where or {}).items() if v}
+    return _cached(st.session_state["results_token"], design.to_json(),
+                   repr(sorted(settings.items(), key=str)), repr(sorted(where.items())),
+                   results, design, settings, where)
+
+
+def readings(c: cmp.Comparison) -> None:
+    """The answer first: one line per pair, then what was paired and what was left out."""
+    notes = c.notes
+    for note in notes:
+        if "->" in note and "paired prompts" in note:
+            st.markdown(f"- {md(note)}")
+    for note in notes:
+        if "subgroups differ" in note or "no subgroup differs" in note:
+            st.markdown(f"- {md(note)}")
+    st.caption(md(c.pairing.note))
+    for note in [*c.pairing.notes, *(n for n in notes if "left out (no partner)" in n)]:
+        st.warning(md(note))
+
+
+def pair_choice(c: cmp.Comparison) -> tuple[str, str] | None:
+    """The pair whose subgroups are drawn."""
+    pairs = list(c.subgroups)
+    if not pairs:
+        return None
+    return st.selectbox("Pair", pairs, key="compare_pair",
+                        format_func=lambda p: f"{p[0]} -> {p[1]}")
