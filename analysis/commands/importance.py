@@ -56,6 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.commands._noise_options import add_noise_options
 
     add_noise_options(p, seed=True, alpha=False)  # --alpha is the fit's
+    from analysis.commands.importance_linear import add_linear_options
+
+    add_linear_options(p)  # --outcome-type, --covariate, --mixed (analysis/importance_linear)
     p.set_defaults(func=run)
 
 
@@ -98,6 +101,11 @@ def run(args: argparse.Namespace) -> None:
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     cluster = None if args.no_cluster else (args.cluster or design.cluster)
+    from analysis.commands.importance_linear import run_linear, wants_linear
+
+    if wants_linear(args, design):  # a continuous outcome: linear or mixed model
+        run_linear(args, results, design, exclude=exclude, cluster=cluster)
+        return
     try:
         fit = factor_importance(
             results, design, factors=design.names, exclude=exclude,
