@@ -170,6 +170,133 @@ def _rows(data: pd.DataFrame, design: Design, outcome: str, factors: list[str],
     return table, notes
 
 
+@dataclass
+class _Prepared:
+    """Rows, codes, covariates and the cells of a fit (shared by both models)."""
+
+    outcome: str
+    factors: list[str]
+    refs: dict[str, str]
+    covariates: list[str]
+    cluster: str | None
+    notes: list[str]
+    y: np.ndarray
+    values: dict[str, list[str]]
+    codes: dict[str, np.ndarray]
+    Z: np.ndarray
+    group: np.ndarray | None
+    terms: list
+    names: list[str]
+    cells: pd.DataFrame
+    X: np.ndarray
+
+
+def _prepare(data, design, *, outcome, factors, references, covariates, standardise, where,
+             exclude, cluster, alpha, adjust, confidence, min_rows_per_parameter, what
+             ) -> _Prepared:
+    """Options checked, rows kept, factor codes, covariates, checks, cells, design matrix."""
+    if adjust not in L.ADJUSTS:
+        raise AnalysisError(f"adjust must be one of {', '.join(L.ADJUSTS)}.")
+    if not 0 < alpha < 1 or not 0 < confidence < 1:
+        raise AnalysisError("alpha and confidence must lie strictly between 0 and 1.")
+    outcome = outcome or (design.outcome.column if design.outcome else None)
+    if not outcome:
+        raise AnalysisError(f"Name the {what} outcome column (the design has no outcome).")
+    factors = list(factors) if factors is not None else design.names
+    covariates = list(covariates) if covariates is not None else list(design.covariates)
+    if not factors and not covariates:
+        raise AnalysisError("Choose at least one factor or covariate for the regression.")
+    overlap = set(factors) & set(covariates)
+    if overlap:
+        raise AnalysisError(f"{', '.join(sorted(overlap))} is both a factor and a covariate.")
+    refs = {f: design.factor(f).reference for f in factors}
+    for f, v in (references or {}).items():
+        if f not in refs:
+            raise AnalysisError(f"Reference given for {f!r}, which is not a factor of the model.")
+        if str(v) not in design.factor(f).values:
+            raise AnalysisError(f"Reference {v!r} is not a value of {f!r}.")
+        refs[f] = str(v)
+    if cluster is FROM_DESIGN:
+        cluster = design.cluster
+    exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
+               for k, v in (exclude or {}).items() if v}
+    table, notes = _rows(data, design, outcome, factors, covariates, cluster, where, exclude)
+    y = pd.to_numeric(table[outcome]).to_numpy(dtype=float)
+    n_rows = len(y)
+
+    # factor codes per row, in the design's declared values
+    values, codes = {}, {}
+    for f in factors:
+        c, labels = factor_values(table[f])
+        declared = list(design.factor(f).values)
+        unknown = [v for v in labels if v not in declared]
+        if unknown:
+            raise AnalysisError(f"Factor {f!r} has values the design does not declare "
+                                f"({', '.join(unknown[:5])}): apply the design first.")
+        remap = np.array([declared.index(v) for v in labels], dtype=np.int64)
+        values[f], codes[f] = declared, remap[c.to_numpy(dtype=np.int64)]
+    Z = np.column_stack([pd.to_numeric(table[c]).to_numpy(dtype=float) for c in covariates]) \
+        if covariates else np.zeros((n_rows, 0))
+    if covariates and standardise:
+        sd = Z.std(axis=0, ddof=1)
+        for c, s in zip(covariates, sd, strict=True):
+            if not s > 0:
+                raise ImportanceRefusal("constant_factor", f"The covariate {c} takes one value "
+                                        "in the subset: leave it out.")
+        Z = (Z - Z.mean(axis=0)) / sd
+    group = None
+    if cluster:
+        group, cluster_labels = factor_values(table[cluster])
+        group = group.to_numpy(dtype=np.int64)
+
+    # checks on the factor cells, the logistic fit's own (same explanations and fixes)
+    terms: list = [L._Term(INTERCEPT, None, None, ())]
+    if factors:
+        fcells = L._Cells(values, codes, np.ones(n_rows), y).aggregate()
+        L._check_constant(fcells, notes)
+        L._check_references(fcells, refs, notes)
+        terms = L._build_terms(fcells, refs, [], set())
+        deps = L._dependencies(L._matrix(fcells, terms))
+        if deps:
+            raise L._aliasing_refusal(fcells, terms, L._matrix(fcells, terms), deps, refs,
+                                      notes, prompt_factors=design.of_kind("prompt"))
+
+    # sufficient statistics per cell (factor codes x covariate values x cluster)
+    key_cols = {**{f"f{i}": codes[f] for i, f in enumerate(factors)},
+                **{f"z{i}": Z[:, i] for i in range(Z.shape[1])}}
+    if group is not None:
+        key_cols["g"] = group
+    keyed = pd.DataFrame({**key_cols, "y": y, "y2": y * y})
+    cells = keyed.groupby(list(key_cols), sort=False).agg(
+        n=("y", "size"), s=("y", "sum"), q=("y2", "sum")).reset_index()
+    ccodes = {f: cells[f"f{i}"].to_numpy(dtype=np.int64) for i, f in enumerate(factors)}
+    n, s, q = (cells[c].to_numpy(dtype=float) for c in ("n", "s", "q"))
+    Xf = L._matrix(L._Cells(values, ccodes, n, s), terms)
+    # the cells' factor codes, for messages and the logistic fit's checks
+    cells.attrs["codes"] = ccodes
+    Zc = cells[[f"z{i}" for i in range(Z.shape[1])]].to_numpy(dtype=float)
+    X = np.hstack([Xf, Zc])
+    names = [t.name for t in terms] + list(covariates)
+    deps = L._dependencies(X)
+    if deps:
+        bad = [names[j] for j, _ in deps]
+        raise ImportanceRefusal("aliased", f"The covariate(s) {', '.join(bad)} are constant "
+                                "within the factor cells or combinations of the factors (e.g. "
+                                "a covariate that takes one value per factor value), so their "
+                                "effect cannot be told apart: leave them out or drop the "
+                                "factor they follow.",
+                                [L.Fix(f"Drop factor {f}", drop_factors=(f,)) for f in factors])
+    p = X.shape[1]
+    if n_rows < min_rows_per_parameter * p or n_rows <= p:
+        raise ImportanceRefusal("too_few_rows", f"Too few rows: {n_rows:,} rows for {p} "
+                                f"parameters (at least {min_rows_per_parameter:g} per "
+                                "parameter are needed).",
+                                [L.Fix(f"Drop factor {f}", drop_factors=(f,)) for f in factors])
+
+    return _Prepared(outcome, factors, refs, covariates, cluster or None, notes, y, values,
+                     codes, Z, group, terms, names, cells, X)
+
+
 def linear_importance(
     data: pd.DataFrame,
     design: Design,
@@ -236,105 +363,21 @@ def linear_importance(
     AnalysisError
         Unknown columns, a non-numeric outcome or covariate, bad options.
     """
-    if adjust not in L.ADJUSTS:
-        raise AnalysisError(f"adjust must be one of {', '.join(L.ADJUSTS)}.")
-    if not 0 < alpha < 1 or not 0 < confidence < 1:
-        raise AnalysisError("alpha and confidence must lie strictly between 0 and 1.")
-    outcome = outcome or (design.outcome.column if design.outcome else None)
-    if not outcome:
-        raise AnalysisError("Name the continuous outcome column (the design has no outcome).")
-    factors = list(factors) if factors is not None else design.names
-    covariates = list(covariates) if covariates is not None else list(design.covariates)
-    if not factors and not covariates:
-        raise AnalysisError("Choose at least one factor or covariate for the regression.")
-    overlap = set(factors) & set(covariates)
-    if overlap:
-        raise AnalysisError(f"{', '.join(sorted(overlap))} is both a factor and a covariate.")
-    refs = {f: design.factor(f).reference for f in factors}
-    for f, v in (references or {}).items():
-        if f not in refs:
-            raise AnalysisError(f"Reference given for {f!r}, which is not a factor of the model.")
-        if str(v) not in design.factor(f).values:
-            raise AnalysisError(f"Reference {v!r} is not a value of {f!r}.")
-        refs[f] = str(v)
-    if cluster is FROM_DESIGN:
-        cluster = design.cluster
+    prep = _prepare(data, design, outcome=outcome, factors=factors, references=references,
+                    covariates=covariates, standardise=standardise, where=where,
+                    exclude=exclude, cluster=cluster, alpha=alpha, adjust=adjust,
+                    confidence=confidence, min_rows_per_parameter=min_rows_per_parameter,
+                    what="continuous")
+    (outcome, factors, refs, covariates, cluster, notes, y, values, codes, Z, group, terms,
+     names, cells, X) = (prep.outcome, prep.factors, prep.refs, prep.covariates, prep.cluster,
+                         prep.notes, prep.y, prep.values, prep.codes, prep.Z, prep.group,
+                         prep.terms, prep.names, prep.cells, prep.X)
     if mixed and not cluster:
         raise AnalysisError("A mixed model needs a cluster column (its random effects are "
                             "per cluster): name one, e.g. the decision question or template.")
-    exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
-               for k, v in (exclude or {}).items() if v}
-    table, notes = _rows(data, design, outcome, factors, covariates, cluster, where, exclude)
-    y = pd.to_numeric(table[outcome]).to_numpy(dtype=float)
     n_rows = len(y)
-
-    # factor codes per row, in the design's declared values
-    values, codes = {}, {}
-    for f in factors:
-        c, labels = factor_values(table[f])
-        declared = list(design.factor(f).values)
-        unknown = [v for v in labels if v not in declared]
-        if unknown:
-            raise AnalysisError(f"Factor {f!r} has values the design does not declare "
-                                f"({', '.join(unknown[:5])}): apply the design first.")
-        remap = np.array([declared.index(v) for v in labels], dtype=np.int64)
-        values[f], codes[f] = declared, remap[c.to_numpy(dtype=np.int64)]
-    Z = np.column_stack([pd.to_numeric(table[c]).to_numpy(dtype=float) for c in covariates]) \
-        if covariates else np.zeros((n_rows, 0))
-    if covariates and standardise:
-        sd = Z.std(axis=0, ddof=1)
-        for c, s in zip(covariates, sd, strict=True):
-            if not s > 0:
-                raise ImportanceRefusal("constant_factor", f"The covariate {c} takes one value "
-                                        "in the subset: leave it out.")
-        Z = (Z - Z.mean(axis=0)) / sd
-    group = None
-    if cluster:
-        group, cluster_labels = factor_values(table[cluster])
-        group = group.to_numpy(dtype=np.int64)
-
-    # checks on the factor cells, the logistic fit's own (same explanations and fixes)
-    terms: list = [L._Term(INTERCEPT, None, None, ())]
-    if factors:
-        fcells = L._Cells(values, codes, np.ones(n_rows), y).aggregate()
-        L._check_constant(fcells, notes)
-        L._check_references(fcells, refs, notes)
-        terms = L._build_terms(fcells, refs, [], set())
-        deps = L._dependencies(L._matrix(fcells, terms))
-        if deps:
-            raise L._aliasing_refusal(fcells, terms, L._matrix(fcells, terms), deps, refs,
-                                      notes, prompt_factors=design.of_kind("prompt"))
-
-    # sufficient statistics per cell (factor codes x covariate values x cluster)
-    key_cols = {**{f"f{i}": codes[f] for i, f in enumerate(factors)},
-                **{f"z{i}": Z[:, i] for i in range(Z.shape[1])}}
-    if group is not None:
-        key_cols["g"] = group
-    keyed = pd.DataFrame({**key_cols, "y": y, "y2": y * y})
-    cells = keyed.groupby(list(key_cols), sort=False).agg(
-        n=("y", "size"), s=("y", "sum"), q=("y2", "sum")).reset_index()
-    ccodes = {f: cells[f"f{i}"].to_numpy(dtype=np.int64) for i, f in enumerate(factors)}
     n, s, q = (cells[c].to_numpy(dtype=float) for c in ("n", "s", "q"))
-    Xf = L._matrix(L._Cells(values, ccodes, n, s), terms)
-    Zc = cells[[f"z{i}" for i in range(Z.shape[1])]].to_numpy(dtype=float)
-    X = np.hstack([Xf, Zc])
-    names = [t.name for t in terms] + list(covariates)
-    deps = L._dependencies(X)
-    if deps:
-        bad = [names[j] for j, _ in deps]
-        raise ImportanceRefusal("aliased", f"The covariate(s) {', '.join(bad)} are constant "
-                                "within the factor cells or combinations of the factors (e.g. "
-                                "a covariate that takes one value per factor value), so their "
-                                "effect cannot be told apart: leave them out or drop the "
-                                "factor they follow.",
-                                [L.Fix(f"Drop factor {f}", drop_factors=(f,)) for f in factors])
     p = X.shape[1]
-    if n_rows < min_rows_per_parameter * p or n_rows <= p:
-        raise ImportanceRefusal("too_few_rows", f"Too few rows: {n_rows:,} rows for {p} "
-                                f"parameters (at least {min_rows_per_parameter:g} per "
-                                "parameter are needed).",
-                                [L.Fix(f"Drop factor {f}", drop_factors=(f,)) for f in factors])
-
     xtx = X.T @ (X * n[:, None])
     bread = np.linalg.inv(xtx)
     beta = bread @ (X.T @ s)
@@ -486,3 +529,115 @@ def _wald_tests(names, terms, beta, cov, factors, covariates):
     out = pd.DataFrame(rows, columns=[FACTOR, "df", "statistic", P_VALUE])
     out[P_ADJUSTED] = benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float))
     return out
+
+
+def logistic_with_covariates(
+    data: pd.DataFrame,
+    design: Design,
+    *,
+    covariates: Sequence[str],
+    factors: Sequence[str] | None = None,
+    references: Mapping[str, str] | None = None,
+    standardise: bool = True,
+    where: L.Where | None = None,
+    exclude: Mapping[str, Sequence[str]] | None = None,
+    cluster: str | None = FROM_DESIGN,
+    alpha: float = 0.05,
+    adjust: L.Adjust = "none",
+    confidence: float = 0.95,
+    likelihood_ratio: bool = True,
+) -> L.ImportanceResult:
+    """The logistic factor-importance model of the 0/1 deviation with numeric covariates.
+
+    ``logit P(deviation) = b0 + treatment-coded factors + sum_k c_k z_k``, fitted by the
+    logistic fit's own Newton-Raphson on cells that are the combinations of factor
+    values, covariate values (and cluster), so it equals the row-level logit (statsmodels
+    ``Logit``; cluster-robust as ``GLM(..., cov_type="cluster")``). Covariates are
+    standardised unless ``standardise=False``; a covariate's ``coef`` is its log-odds
+    ratio per standard deviation (or unit), its ``probability`` the fitted deviation
+    probability at +1 (sd or unit) with every factor at its reference.
+
+    Parameters
+    ----------
+    data
+        The results table after :func:`analysis.design.apply_design` (``deviation``).
+    design, factors, references, where, exclude, cluster, alpha, adjust, confidence,
+    likelihood_ratio
+        As :func:`analysis.importance.factor_importance` (no interactions, no separation
+        handling: a separated fit is refused).
+    covariates, standardise
+        As :func:`linear_importance`.
+
+    Returns
+    -------
+    analysis.importance.ImportanceResult
+        Its ``terms`` (columns :data:`analysis.importance.TERM_COLUMNS`) end with one row
+        per covariate (``factor`` = the covariate, ``value`` empty, ``n`` all rows).
+
+    Raises
+    ------
+    ImportanceRefusal, AnalysisError
+        As :func:`analysis.importance.factor_importance` and :func:`linear_importance`.
+    """
+    from analysis.columns import DEVIATION, DEVIATION_RATE, DEVIATIONS
+
+    if not covariates:
+        raise AnalysisError("Name at least one covariate (or use factor_importance).")
+    if DEVIATION not in data.columns:
+        raise AnalysisError("The logistic model needs the 'deviation' column: apply a design "
+                            "with an outcome first.")
+    prep = _prepare(data, design, outcome=DEVIATION, factors=factors, references=references,
+                    covariates=covariates, standardise=standardise, where=where,
+                    exclude=exclude, cluster=cluster, alpha=alpha, adjust=adjust,
+                    confidence=confidence, min_rows_per_parameter=L.MIN_ROWS_PER_PARAMETER,
+                    what="0/1")
+    cells, X = prep.cells, prep.X
+    n = cells["n"].to_numpy(dtype=float)
+    k = cells["s"].to_numpy(dtype=float)
+    n_rows, n_dev = int(n.sum()), int(k.sum())
+    ccodes = cells.attrs["codes"]
+    lcells = L._Cells(prep.values, ccodes, n, k,
+                      None if prep.group is None else cells["g"].to_numpy(dtype=np.int64),
+                      0 if prep.group is None else int(prep.group.max()) + 1)
+    L._check_variation(lcells)
+    terms = [*prep.terms, *(L._Term(c, c, None, ()) for c in prep.covariates)]
+    fit = L._fit(X, n, k)
+    cov = L._covariance(X, n, fit.eta) if fit.converged else np.full((X.shape[1],) * 2, np.nan)
+    L._check_fit(fit, cov, lcells, terms)
+    notes, params, robust = list(prep.notes), fit.params, None
+    if prep.cluster:
+        robust = L._robust(X, lcells, fit, cov, n_rows=n_rows, gee=False)
+        params, cov = robust.params, robust.cov
+        notes.extend(robust.notes(prep.cluster))
+    table = L._terms_table(terms, X, lcells, params, cov, alpha=alpha, adjust=adjust,
+                           confidence=confidence)
+    last = len(prep.terms)
+    at_refs = X[:, 1:last].sum(axis=1) == 0  # the intercept's rows: every factor at reference
+    table.loc[0, N], table.loc[0, DEVIATIONS] = int(n[at_refs].sum()), int(k[at_refs].sum())
+    table.loc[0, DEVIATION_RATE] = k[at_refs].sum() / n[at_refs].sum()
+    table.loc[last:, N] = n_rows
+    table.loc[last:, DEVIATIONS] = n_dev
+    table.loc[last:, DEVIATION_RATE] = n_dev / n_rows
+    table.loc[last:, VALUE] = None
+    if robust is not None:
+        naive_se = np.sqrt(np.diag(robust.naive_cov))
+        table.insert(table.columns.get_loc(L.Z), NAIVE_STD_ERR, naive_se)
+        table.insert(table.columns.get_loc(L.Z), DESIGN_EFFECT, table[STD_ERR] / naive_se)
+    tests = (L._lr_tests(X, lcells, terms, fit, [*prep.factors, *prep.covariates], [])
+             if likelihood_ratio else pd.DataFrame(columns=L.TEST_COLUMNS))
+    if robust is not None:
+        tests = L._robust_wald_tests(tests, terms, params, cov,
+                                     [*prep.factors, *prep.covariates], [])
+    notes.append("covariates " + ", ".join(prep.covariates) + (
+        " standardised: (x - mean) / sd over the rows of the fit; coef = log-odds ratio per "
+        "standard deviation" if standardise else " entered as they are; coef = log-odds "
+        "ratio per unit"))
+    null_llf = L._loglik(np.full(len(n), math.log(n_dev / (n_rows - n_dev))), n, k)
+    return L.ImportanceResult(
+        terms=table, factor_tests=tests, factors=tuple(prep.factors), references=prep.refs,
+        interactions=(), n_rows=n_rows, n_deviations=n_dev, n_cells=len(n),
+        n_parameters=X.shape[1], log_likelihood=fit.llf, null_log_likelihood=null_llf,
+        iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
+        notes=tuple(notes), cluster=prep.cluster,
+        n_clusters=0 if robust is None else robust.n_clusters,
+        covariance="naive" if robust is None else robust.kind)

@@ -101,13 +101,14 @@ def run(args: argparse.Namespace) -> None:
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     cluster = None if args.no_cluster else (args.cluster or design.cluster)
-    from analysis.commands.importance_linear import run_linear, wants_linear
+    from analysis.commands.importance_linear import covariate_logit, run_linear, wants_linear
 
     if wants_linear(args, design):  # a continuous outcome: linear or mixed model
         run_linear(args, results, design, exclude=exclude, cluster=cluster)
         return
     try:
-        fit = factor_importance(
+        fit = covariate_logit(args, results, design, exclude=exclude, cluster=cluster) \
+            if args.covariate else factor_importance(
             results, design, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,

@@ -1,7 +1,9 @@
 """The ``importance`` options and output for a continuous outcome (not a command itself).
 
-``--outcome-type continuous`` (or ``auto``, the default, with a design whose outcome is
-declared continuous) fits :func:`analysis.importance_linear.
+With a 0/1 outcome, ``--covariate`` adds numeric covariates to the logistic model
+(:func:`analysis.importance_linear.logistic_with_covariates`). ``--outcome-type
+continuous`` (or ``auto``, the default, with a design whose outcome is declared
+continuous) fits :func:`analysis.importance_linear.
 linear_importance`: least squares on the factors and ``--covariate`` columns
 (standardised unless ``--raw-covariates``), cluster-robust over the cluster; ``--mixed``
 fits a mixed model with random effects per cluster (``--random-effects slopes`` as
@@ -22,8 +24,9 @@ def add_linear_options(p: argparse.ArgumentParser) -> None:
                         "model of the score itself; auto (default): continuous when the "
                         "design declares it")
     g.add_argument("--covariate", action="append", default=[], metavar="COL",
-                   help="numeric covariate beside the factors (repeatable; default: the "
-                        "design's covariates); continuous outcomes only")
+                   help="numeric covariate beside the factors (repeatable; default for a "
+                        "continuous outcome: the design's covariates); in the logistic "
+                        "model too")
     g.add_argument("--raw-covariates", action="store_true",
                    help="enter covariates as they are (default: standardised, "
                         "(x - mean) / sd)")
@@ -44,9 +47,13 @@ def wants_linear(args: argparse.Namespace, design) -> bool:
     kind = getattr(args, "outcome_type", "auto")
     linear = kind == "continuous" or (kind == "auto" and design.outcome is not None
                                       and design.outcome.type == "continuous")
-    if not linear and (args.mixed or args.covariate):
-        raise AnalysisError("--mixed and --covariate need a continuous outcome "
-                            "(--outcome-type continuous, or a design that declares it).")
+    if not linear and args.mixed:
+        raise AnalysisError("--mixed needs a continuous outcome (--outcome-type continuous, "
+                            "or a design that declares it).")
+    if not linear and args.covariate and (args.gee or args.interaction or args.judge_noise
+                                          or args.on_separation != "refuse"):
+        raise AnalysisError("--covariate in the logistic model does not combine with --gee, "
+                            "--interaction, --judge-noise or --on-separation yet.")
     if linear and (args.gee or args.interaction or args.judge_noise):
         raise AnalysisError("--gee, --interaction and --judge-noise apply to the logistic "
                             "model of a 0/1 outcome, not to a continuous one.")
@@ -100,3 +107,14 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
         from analysis.safe_write import write_table
 
         write_table(fit.terms, args.out)
+
+
+def covariate_logit(args: argparse.Namespace, results, design, *, exclude, cluster):
+    """The logistic fit with ``--covariate`` columns (``logistic_with_covariates``)."""
+    from analysis.importance_linear import logistic_with_covariates
+
+    return logistic_with_covariates(
+        results, design, covariates=args.covariate,
+        factors=[f for f in design.names if f not in args.covariate], exclude=exclude,
+        standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
+        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr)

@@ -176,3 +176,52 @@ def test_cli_continuous_outcome_and_refusal(tmp_path, discrim, capsys):
     assert main(["importance", str(data), "--design", str(design), "--factors",
                  "race,gender", "--mixed"]) == 2
     assert "did not converge" in capsys.readouterr().err
+
+
+def test_logistic_fit_with_a_covariate_equals_statsmodels_on_the_rows():
+    from analysis.importance_linear import logistic_with_covariates
+
+    frame, design = _simulated(n=3000, seed=3)
+    rng = np.random.default_rng(5)
+    eta = -0.5 + 0.8 * (frame["a"] == "y") + 0.03 * (frame["age"] - 50)
+    frame["bad"] = (rng.random(len(frame)) < 1 / (1 + np.exp(-eta))).astype(int)
+    design = Design(factors=design.factors, outcome=Outcome("bad"), cluster="g",
+                    covariates=("age",))
+    applied = apply_design(frame, design)
+    fit = logistic_with_covariates(applied, design, covariates=["age"], cluster=None)
+    z = (frame["age"] - frame["age"].mean()) / frame["age"].std()
+    X = pd.DataFrame({"const": 1.0, "y": (frame["a"] == "y") * 1.0,
+                      "z": (frame["a"] == "z") * 1.0, "v": (frame["b"] == "v") * 1.0, "age": z})
+    ref = sm.Logit(frame["bad"], X).fit(disp=0)
+    assert fit.n_cells < len(frame) / 10
+    np.testing.assert_allclose(fit.terms["coef"], ref.params, rtol=1e-7)
+    np.testing.assert_allclose(fit.terms["std_err"], ref.bse, rtol=1e-7)
+    assert fit.log_likelihood == pytest.approx(ref.llf)
+    assert fit.terms["term"].iloc[-1] == "age" and fit.terms["n"].iloc[-1] == len(frame)
+    lr = fit.factor_tests.set_index("factor").loc["age", "lr_statistic"]
+    reduced = sm.Logit(frame["bad"], X.drop(columns="age")).fit(disp=0)
+    assert lr == pytest.approx(2 * (ref.llf - reduced.llf))
+    # recovery: 0.03 per year, standardised by the sd of age
+    assert fit.terms["coef"].iloc[-1] / frame["age"].std() == pytest.approx(0.03, abs=0.01)
+    robust = logistic_with_covariates(applied, design, covariates=["age"])
+    glm = sm.GLM(frame["bad"], X, family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(frame["g"])[0]})
+    np.testing.assert_allclose(robust.terms["std_err"], glm.bse, rtol=1e-6)
+
+
+def test_cli_logistic_with_a_covariate(tmp_path, discrim, capsys):
+    from analysis.cli import main
+    from analysis.importance_linear import logistic_with_covariates
+
+    data, design = tmp_path / "d.csv", tmp_path / "d.yaml"
+    discrim.frame.to_csv(data, index=False)
+    discrim.design.save(design)
+    assert main(["importance", str(data), "--design", str(design), "--factors", "race,gender",
+                 "--outcome-type", "binary", "--covariate", "age", "--json"]) in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    expected = logistic_with_covariates(apply_design(discrim.frame, discrim.design),
+                                        discrim.design.subset(["race", "gender"]),
+                                        covariates=["age"])
+    assert [t["term"] for t in out["terms"]] == expected.terms["term"].tolist()
+    np.testing.assert_allclose([t["coef"] for t in out["terms"]], expected.terms["coef"])
+    assert out["terms"][0]["n"] == 12  # white men: 4 questions x 3 ages
