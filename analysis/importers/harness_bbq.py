@@ -187,3 +187,94 @@ def bias_scores(frame: pd.DataFrame) -> pd.DataFrame:
     stacked = pd.concat([data, data.assign(category="all")], ignore_index=True)
     return scores_by(stacked, by=keys)
 
+
+
+# --- Inspect (inspect_evals' bbq task) --------------------------------------------------------
+#: Metadata fields of inspect_evals' BBQ samples that this reading needs.
+INSPECT_FIELDS = ("answer_info", "additional_metadata", "question_polarity",
+                  "context_condition", "category")
+
+
+def detect_inspect(frame: pd.DataFrame) -> bool:
+    """An Inspect import of BBQ samples: the metadata carries answer_info and friends."""
+    return all(c in frame.columns for c in INSPECT_FIELDS)
+
+
+def inspect_hints() -> TaskImport:
+    """The design hints of BBQ samples read from Inspect logs."""
+    return TaskImport(
+        family=FAMILY, outcome=Outcome(column=C.BIASED_ANSWER, mapping="binary"),
+        references={"question_polarity": "nonneg", "context_condition": "disambig"},
+        factor_columns=[("domain", "category"), ("prompt", "question_polarity"),
+                        ("prompt", "context_condition")],
+        drop_factors=[C.CORRECT, C.BIASED_ANSWER, "answer_info", "additional_metadata",
+                      "source_id"])
+
+
+def _json(value: Any) -> Any:
+    import json
+
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def unpack_inspect(frame: pd.DataFrame, answer_column: str) -> tuple[pd.DataFrame, list[str]]:
+    """Columns :data:`COLUMNS` (without ``lm_eval_biased_answer`` and
+    ``chosen_continuation``) for BBQ samples of an Inspect log, from the letter the
+    ``choice()`` scorer read (``answer_column``: A, B, C = the sample's choices, which
+    inspect_evals lists as ans0, ans1, ans2) and the target letter (the label).
+
+    Returns the frame with the new columns and notes. A letter outside the choices, or a
+    sample without one (no answer found), is ``unmatched``: counted, never guessed.
+
+    Raises
+    ------
+    ImportFormatError
+        A sample whose answer_info does not map ans0..ans2 to [text, group] (names the
+        log, the sample id and the field).
+    """
+    out = frame.copy()
+    cols: dict[str, list[Any]] = {c: [] for c in (C.STEREOTYPED_OPTION, C.UNKNOWN_OPTION,
+                                                  C.PREDICTED_OPTION, C.ANSWER_TYPE,
+                                                  C.CORRECT, C.BIASED_ANSWER)}
+    unmatched = 0
+    for r in frame.to_dict(orient="records"):
+        doc = {"answer_info": _json(r["answer_info"]),
+               "additional_metadata": _json(r["additional_metadata"]),
+               "question_polarity": r["question_polarity"]}
+        where = f"{r.get('log', '?')}, sample {r.get('id', '?')}"
+        info = doc["answer_info"]
+        if not isinstance(info, dict) or any(
+                not isinstance(info.get(k), list) or len(info[k]) < 2 for k in B.OPTIONS):
+            raise ImportFormatError(f"{where}: field 'metadata.answer_info' must map ans0, "
+                                    "ans1, ans2 to [text, group] (inspect_evals' BBQ).")
+        letter = str(r.get(answer_column) or "").strip().upper()
+        option = f"ans{ord(letter) - ord('A')}" if len(letter) == 1 and letter in "ABC" \
+            else None
+        unmatched += option is None
+        target = B.stereotyped_option(doc)
+        unknown = B.unknown_option(doc)
+        answer_type = B.classify(option, target, unknown)
+        gold = str(r.get("target") or "").strip().upper()
+        label = f"ans{ord(gold) - ord('A')}" if len(gold) == 1 and gold in "ABC" else None
+        biased = None if target == B.AMBIGUOUS else B.biased_answer(
+            answer_type, str(doc["question_polarity"]))
+        for col, value in zip(cols, (target, unknown or "", option or B.UNMATCHED,
+                                     answer_type, int(option is not None and option == label),
+                                     biased), strict=True):
+            cols[col].append(value)
+    for col, values in cols.items():
+        out[col] = values
+    out[C.BIASED_ANSWER] = out[C.BIASED_ANSWER].astype("Int64")
+    notes = ["BBQ samples (inspect_evals' bbq): the letter the choice() scorer read is the "
+             "chosen option (A, B, C = ans0, ans1, ans2); answer_type, correct and "
+             "biased_answer as the BBQ importer defines them; outcome biased_answer; bias "
+             "scores in extras['bias_scores']."]
+    if unmatched:
+        notes.append(f"{unmatched:,} sample(s) without a readable answer letter: answer_type "
+                     "'unmatched', biased_answer empty (not guessed).")
+    return out, notes

@@ -74,14 +74,43 @@ def bbq_inspect_task() -> Any:
                 name="bbq_religion")
 
 
-def run_inspect(log_dir: Path, *, models: tuple[str, ...] = ("fixedllm/always-b",)
-                ) -> list[Path]:
-    """``inspect_ai.eval`` of the task with the fixed-letter test model(s); the log files."""
+def bbq_inspect_evals_task() -> Any:
+    """The same items in the sample shape of inspect_evals' ``bbq`` task (its input, its
+    choices ans0..ans2 in order, its metadata fields), scored as it is (``choice()``).
+
+    inspect_evals itself is on PyPI, but its task downloads ``heegyu/bbq`` from the
+    Hugging Face hub at run time, which is not reachable offline.
+    """
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample, json_dataset
+    from inspect_ai.scorer import choice
+    from inspect_ai.solver import multiple_choice
+
+    def record_to_sample(record: dict[str, Any]) -> Sample:
+        return Sample(input=f"Context: {record['context']}\n\nQuestion: {record['question']}",
+                      target="ABC"[int(record["label"])],
+                      choices=[record["ans0"], record["ans1"], record["ans2"]],
+                      id=record["example_id"],
+                      metadata={"source_id": record["example_id"],
+                                **{k: record[k] for k in (
+                                    "category", "question_index", "question_polarity",
+                                    "context_condition", "answer_info",
+                                    "additional_metadata")}})
+
+    dataset = json_dataset(str(ITEMS), sample_fields=record_to_sample, name="bbq")
+    return Task(dataset=dataset, solver=[multiple_choice()], scorer=choice(), name="bbq")
+
+
+def run_inspect(log_dir: Path, *, models: tuple[str, ...] = ("fixedllm/always-b",),
+                task: Any = None) -> list[Path]:
+    """``inspect_ai.eval`` of the task (default :func:`bbq_inspect_task`) with the
+    fixed-letter test model(s); the log files."""
     import inspect_ai
 
     from tests.analysis.importers import inspect_test_model  # noqa: F401 - registers fixedllm
 
-    logs = inspect_ai.eval(bbq_inspect_task(), model=list(models), log_dir=str(log_dir),
+    task = task if task is not None else bbq_inspect_task()
+    logs = inspect_ai.eval(task, model=list(models), log_dir=str(log_dir),
                            display="none", temperature=0.0)
     failed = [log.location for log in logs if log.status != "success"]
     if failed:

@@ -244,3 +244,47 @@ def test_whole_run_imports_with_one_note_on_families():
     assert len(result.frame) == sum(_results()[t]["sample_len"] for t in _results())
     assert any("Several task families" in n for n in result.notes)
     assert set(result.extras["bias_scores"]["task"]) == {"bbq"}
+
+
+# --- Inspect: inspect_evals' BBQ sample shape ----------------------------------------------
+@pytest.fixture(scope="module")
+def inspect_bbq(tmp_path_factory):
+    pytest.importorskip("inspect_ai")
+    from tests.analysis.importers.harness_runs import bbq_inspect_evals_task, run_inspect
+
+    logs = run_inspect(tmp_path_factory.mktemp("inspect_bbq"),
+                       models=("fixedllm/always-b", "fixedllm/always-c"),
+                       task=bbq_inspect_evals_task())
+    return import_results("inspect", logs)
+
+
+def test_inspect_bbq_answers_equal_the_bbq_importer_on_the_same_predictions(inspect_bbq):
+    from analysis.importers import bbq as bbq_importer
+    from tests.analysis.importers.harness_runs import load_items
+
+    frame = inspect_bbq.frame
+    assert len(frame) == 64
+    letters = {"fixedllm/always-b": "ans1", "fixedllm/always-c": "ans2"}
+    assert (frame["predicted_option"] == frame["model"].map(letters)).all()
+    assert (frame["correct"] == frame["score_choice"]).all()
+    # the same predictions through the BBQ importer (answers as option texts)
+    items = load_items()
+    rows = [{**it, "always-b_pred_mc": it["ans1"], "always-c_pred_mc": it["ans2"]}
+            for it in items]
+    path = Path(pytest.importorskip("tempfile").mkdtemp()) / "preds.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reference = bbq_importer.read([path]).frame
+    mine = frame.assign(key=frame["model"].str.replace("fixedllm/", "") + "/"
+                        + frame["id"].astype(str)).set_index("key")
+    theirs = reference.assign(key=reference["model"] + "/" + reference["example_id"]
+                              .str.replace("Religion-", "")).set_index("key")
+    for col in ("answer_type", "correct", "biased_answer"):
+        assert (mine[col].astype(str) == theirs.loc[mine.index, col].astype(str)).all(), col
+    scores = inspect_bbq.extras["bias_scores"]
+    expected = bbq_bias_scores(reference, by=["model"])
+    for model, want in zip(expected["model"], expected.itertuples(), strict=True):
+        got = scores[(scores["model"] == f"fixedllm/{model}") & (scores["category"] == "all")]
+        assert got["s_DIS"].iloc[0] == pytest.approx(want.s_DIS, nan_ok=True)
+        assert got["s_AMB"].iloc[0] == pytest.approx(want.s_AMB, nan_ok=True)
+    assert inspect_bbq.design.outcome.column == "biased_answer"
+    assert inspect_bbq.design.factor("context_condition").reference == "disambig"
