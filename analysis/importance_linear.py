@@ -277,7 +277,9 @@ def _prepare(data, design, *, outcome, factors, references, covariates, standard
     Zc = cells[[f"z{i}" for i in range(Z.shape[1])]].to_numpy(dtype=float)
     X = np.hstack([Xf, Zc])
     names = [t.name for t in terms] + list(covariates)
-    deps = L._dependencies(X)
+    # a covariate constant within the factor cells, or following them: on the distinct
+    # rows of X (factor cells x covariate values), the factor part is checked above
+    deps = L._dependencies(np.unique(X, axis=0)) if covariates else []
     if deps:
         bad = [names[j] for j, _ in deps]
         raise ImportanceRefusal("aliased", f"The covariate(s) {', '.join(bad)} are constant "
@@ -479,17 +481,17 @@ def _mixed(y, X, group, names, random_slopes, cluster, accept_unconverged, notes
 
 def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confidence,
                  factors, covariates, naive_se):
-    from scipy import stats
+    from scipy.special import ndtr, ndtri, stdtr, stdtrit  # not scipy.stats: slow import
 
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = beta / se
     if math.isinf(df_t):
-        p = 2 * stats.norm.sf(np.abs(stat))
-        crit = stats.norm.ppf(0.5 + confidence / 2)
+        p = 2 * ndtr(-np.abs(stat))
+        crit = float(ndtri(0.5 + confidence / 2))
     else:
-        p = 2 * stats.t.sf(np.abs(stat), df_t)
-        crit = stats.t.ppf(0.5 + confidence / 2, df_t)
+        p = 2 * stdtr(df_t, -np.abs(stat))
+        crit = float(stdtrit(df_t, 0.5 + confidence / 2))
     p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
     k = len(terms)
     n_term = np.concatenate([X[:, :k].T @ n, np.full(len(covariates), n.sum())])
