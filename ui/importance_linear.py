@@ -102,3 +102,25 @@ def deviation_view_note(design: Design) -> None:
                f"0/1 deviation ({design.outcome.describe()}), so rates and disparities are "
                "of that threshold; Factor importance models the score itself (differences "
                "in mean with CIs)."))
+
+
+def group_means_section(results: pd.DataFrame, design: Design) -> None:
+    """For a continuous outcome: mean score per factor value, difference from the reference
+    with a Welch CI (``analysis.continuous.group_means``), above the 0/1 subgroup table."""
+    if design.outcome is None or design.outcome.type != "continuous" or not design.names:
+        return
+    from analysis.continuous import group_means
+
+    st.subheader(md(f"Mean {design.outcome.column} per factor value"))
+    st.caption("Difference in mean against each factor's reference value (other factors "
+               "pooled), Welch 95% CI and p-value; Factor importance holds the other factors "
+               "fixed.")
+    try:
+        table = group_means(results, design)
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        return
+    st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG | {
+        "difference": _NUM("difference", format="%.3f"), "sd": _NUM("sd", format="%.3f")},
+        key="subgroups_group_means")
+    table_download(table, "group_means", key="subgroups_group_means_csv")

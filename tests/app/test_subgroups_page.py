@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -171,3 +172,9 @@ def test_continuous_outcome_says_the_page_analyses_its_threshold():
     assert not at.exception
     assert any("logit_yes is continuous" in i.value and "0/1 deviation (logit_yes" in i.value
                for i in at.info)
+    from analysis.continuous import group_means
+
+    (shown,) = [d.value for d in at.dataframe if "difference" in d.value.columns]
+    expected = group_means(imported.frame, imported.design)
+    assert shown["value"].tolist() == expected["value"].tolist()
+    np.testing.assert_allclose(shown["difference"], expected["difference"])
