@@ -163,8 +163,15 @@ class Outcome:
             return f"{self.column} in {{{', '.join(self.values)}}}"
         if self.mapping == "equals":
             return f"{self.column} equals {self.other_column}"
-        sign = "<" if self.mapping == "below" else ">"
-        return f"{self.column} {sign} {self.threshold:g}"
+        text = self.rule()
+        return text + " (threshold of a continuous score)" if self.type == "continuous" \
+            else text
+
+    def rule(self) -> str:
+        """The threshold rule alone (``"logit_yes < 0"``) of a below / above mapping."""
+        if self.mapping not in ("below", "above"):
+            return self.describe()
+        return f"{self.column} {'<' if self.mapping == 'below' else '>'} {self.threshold:g}"
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def deviation_view_note(design: Design) -> None:
     if design.outcome is None or design.outcome.type != "continuous":
         return
     st.info(md(f"The outcome {design.outcome.column} is continuous. This page analyses its "
-               f"0/1 deviation ({design.outcome.describe()}), so rates and disparities are "
+               f"0/1 deviation ({design.outcome.rule()}), so rates and disparities are "
                "of that threshold; Factor importance models the score itself (differences "
                "in mean with CIs)."))
 

@@ -125,7 +125,7 @@ def apply_hints(design: Design, frame: pd.DataFrame, imports: Sequence[TaskImpor
         notes.append(f"Outcome ({first.family}): {first.outcome.column}"
                      + (" (continuous; 0/1 deviation where " if first.outcome.type ==
                         "continuous" else ", deviation where ")
-                     + first.outcome.describe() + (")." if first.outcome.type == "continuous"
+                     + first.outcome.rule() + (")." if first.outcome.type == "continuous"
                                                    else "."))
     if first.cluster:
         out = out.with_cluster(first.cluster)
