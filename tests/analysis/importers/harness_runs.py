@@ -123,6 +123,10 @@ def run_inspect(log_dir: Path, *, models: tuple[str, ...] = ("fixedllm/always-b"
 BIAS_DATA = HARNESS_DATA / "bias_tasks"
 #: The committed run of the six official bias tasks (make_fixtures.py).
 LM_EVAL_BIAS_FIXTURE = HARNESS_DATA / "lm_eval_bias_output"
+#: The committed Inspect logs of the items in inspect_evals' BBQ sample shape.
+INSPECT_BBQ_FIXTURE = HARNESS_DATA / "inspect_bbq_logs"
+#: The fixed-letter test models of those logs.
+INSPECT_BBQ_MODELS = ("fixedllm/always-b", "fixedllm/always-c")
 #: task name -> (official YAML under lm_eval/tasks, local data file, split the YAML reads).
 BIAS_TASKS: dict[str, tuple[str, str, str]] = {
     "bbq": ("bbq/bbq_multiple_choice.yaml", "../bbq_religion_items.jsonl", "test"),

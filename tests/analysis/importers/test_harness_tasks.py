@@ -248,14 +248,13 @@ def test_whole_run_imports_with_one_note_on_families():
 
 # --- Inspect: inspect_evals' BBQ sample shape ----------------------------------------------
 @pytest.fixture(scope="module")
-def inspect_bbq(tmp_path_factory):
+def inspect_bbq():
+    """The committed logs (make_fixtures.py: harness_runs.bbq_inspect_evals_task answered
+    by fixedllm/always-b and always-c)."""
     pytest.importorskip("inspect_ai")
-    from tests.analysis.importers.harness_runs import bbq_inspect_evals_task, run_inspect
+    from tests.analysis.importers.harness_runs import INSPECT_BBQ_FIXTURE
 
-    logs = run_inspect(tmp_path_factory.mktemp("inspect_bbq"),
-                       models=("fixedllm/always-b", "fixedllm/always-c"),
-                       task=bbq_inspect_evals_task())
-    return import_results("inspect", logs)
+    return import_results("inspect", [INSPECT_BBQ_FIXTURE])
 
 
 def test_inspect_bbq_answers_equal_the_bbq_importer_on_the_same_predictions(inspect_bbq):

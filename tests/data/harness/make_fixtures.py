@@ -20,6 +20,9 @@
    ``crows_pairs_english``, ``discrim_eval_explicit``, ``winogender_all``, ``toxigen``,
    ``simple_cooccurrence_bias``), each included with its dataset pointed at the local
    file (``harness_runs.write_bias_task_yamls``).
+6. ``inspect_bbq_logs/``: Inspect logs of the 32 items in inspect_evals' BBQ sample shape
+   (``harness_runs.bbq_inspect_evals_task``), answered by ``fixedllm/always-b`` and
+   ``always-c``.
 
 Both runs are offline (see ``tests/analysis/importers/harness_runs.py``). The dummy
 model draws its log-likelihoods from Python's ``random`` (lm-eval seeds it with 0), so
@@ -42,10 +45,13 @@ sys.path.insert(0, str(REPO))
 
 from tests.analysis.importers.harness_runs import (  # noqa: E402
     BIAS_DATA,
+    INSPECT_BBQ_FIXTURE,
+    INSPECT_BBQ_MODELS,
     INSPECT_FIXTURE,
     ITEMS,
     LM_EVAL_BIAS_FIXTURE,
     LM_EVAL_FIXTURE,
+    bbq_inspect_evals_task,
     run_inspect,
     run_lm_eval,
     run_lm_eval_bias,
@@ -158,6 +164,16 @@ def write_bias_data() -> None:
                  [{"sentence": f"The {job} was a", "occupation": job} for job in jobs])
 
 
+def write_inspect_bbq(tmp: Path) -> None:
+    logs = run_inspect(tmp / "inspect_bbq", models=INSPECT_BBQ_MODELS,
+                       task=bbq_inspect_evals_task())
+    shutil.rmtree(INSPECT_BBQ_FIXTURE, ignore_errors=True)
+    INSPECT_BBQ_FIXTURE.mkdir(parents=True)
+    for log in logs:
+        shutil.copy2(log, INSPECT_BBQ_FIXTURE / log.name)
+    print(f"wrote {INSPECT_BBQ_FIXTURE}: {', '.join(p.name for p in logs)}")
+
+
 def write_bias_run(tmp: Path) -> None:
     run_dir = run_lm_eval_bias(tmp / "bias")
     shutil.rmtree(LM_EVAL_BIAS_FIXTURE, ignore_errors=True)
@@ -172,12 +188,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--bias-only", action="store_true",
-                        help="only the bias-task data and run (items 4 and 5)")
+                        help="only the bias-task data and runs (items 4 to 6)")
     args = parser.parse_args()
     write_bias_data()
     if args.bias_only:
         with tempfile.TemporaryDirectory() as tmp:
             write_bias_run(Path(tmp))
+            write_inspect_bbq(Path(tmp))
         return
     write_items(args.shared)
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,6 +212,7 @@ def main() -> None:
             shutil.copy2(log, INSPECT_FIXTURE / log.name)
         print(f"wrote {INSPECT_FIXTURE}: {', '.join(p.name for p in logs)}")
         write_bias_run(Path(tmp))
+        write_inspect_bbq(Path(tmp))
 
 
 if __name__ == "__main__":
