@@ -6,7 +6,10 @@ adds a two-factor interaction; ``--cluster COL`` (or the design's cluster) makes
 standard errors cluster-robust, ``--gee`` fits a GEE. ``--judge-noise R`` refits on R
 redraws of the judge's scores and reports how often each term keeps its sign and
 significance. ``--json`` prints one object per term. Refusals (aliased factors,
-separation, ...) exit with status 2 and say which options would fix them.
+separation, ...) exit with status 2 and say which options would fix them. A continuous
+outcome (``--outcome-type continuous``, or declared by the design) gets a linear model
+(``--mixed``: a mixed model per cluster); ``--covariate COL`` adds numeric covariates
+(``analysis/commands/importance_linear.py``).
 """
 
 from __future__ import annotations
