@@ -72,9 +72,11 @@ def _continuations(arguments: Any) -> list[str] | None:
     return out
 
 
-def chosen_option(record: dict[str, Any], where: str) -> tuple[str, str]:
+def chosen_option(record: dict[str, Any], where: str) -> tuple[str | None, str]:
     """``(option, continuation)``: the option (``ans0``..``ans2``) the argmax log-likelihood
-    of the record names, and that continuation's text.
+    of the record names, and that continuation's text. A generation (``bbq_generate``:
+    one text in ``filtered_resps``) is matched to the options as the BBQ importer matches
+    predictions; None when it names none.
 
     Raises
     ------
@@ -83,7 +85,10 @@ def chosen_option(record: dict[str, Any], where: str) -> tuple[str, str]:
         the chosen continuation is neither an option of the doc nor an unknown phrasing.
     """
     doc = record["doc"]
-    lls = _floats(record.get("filtered_resps"))
+    resps = record.get("filtered_resps")
+    if isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], str):
+        return _generated_option(resps[0], doc)  # bbq_generate: the generated text
+    lls = _floats(resps)
     texts = _continuations(record.get("arguments"))
     if lls is None:
         raise ImportFormatError(f"{where}: field 'filtered_resps' holds no log-likelihoods "
@@ -108,10 +113,23 @@ def chosen_option(record: dict[str, Any], where: str) -> tuple[str, str]:
         f"({', '.join(map(repr, options.values()))}) nor an unknown phrasing.")
 
 
+def _generated_option(text: str, doc: dict[str, Any]) -> tuple[str | None, str]:
+    """The option a generated answer names, matched as the BBQ importer matches
+    predictions (:func:`analysis.importers.matching.match_option`); None: unmatched."""
+    from analysis.importers.matching import match_option
+
+    info = doc.get("answer_info") or {}
+    options = {k: doc.get(k, "") for k in B.OPTIONS}
+    aliases = {k: [info[k][0]] for k in B.OPTIONS
+               if isinstance(info.get(k), list) and info[k]}
+    option, _ = match_option(text, options, aliases=aliases, unknown_key=B.unknown_option(doc))
+    return option, text
+
+
 def unpack(records: list[dict[str, Any]], path: Path) -> TaskImport:
     """Columns :data:`COLUMNS` per record (see module docstring)."""
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    disagree = 0
+    disagree = unmatched = 0
     for number, record in enumerate(records, start=1):
         where = record_where(path, number)
         doc = record["doc"]
@@ -132,17 +150,23 @@ def unpack(records: list[dict[str, Any]], path: Path) -> TaskImport:
         biased = None if target == B.AMBIGUOUS else B.biased_answer(
             answer_type, str(doc["question_polarity"]))
         own = doc.get("biased_answers")
-        own_biased = int(doc[option] in own) if isinstance(own, list) else None
+        own_biased = int(doc[option] in own) if isinstance(own, list) and option else None
         if own_biased is not None and biased is not None and own_biased != biased:
             disagree += 1
-        for col, value in zip(COLUMNS, (target, unknown or "", text, option, answer_type,
+        unmatched += option is None
+        for col, value in zip(COLUMNS, (target, unknown or "", text, option or B.UNMATCHED,
+                                        answer_type,
                                         int(option == f"ans{int(doc['label'])}"), biased,
                                         own_biased), strict=True):
             cols[col].append(value)
     notes = [f"{path.name}: lm-eval's BBQ task; the answer is the continuation with the "
-             "highest log-likelihood (as lm-eval scores it), matched to ans0..ans2: "
+             "highest log-likelihood (as lm-eval scores it; a generated answer: its text "
+             "matched as the BBQ importer matches predictions), matched to ans0..ans2: "
              "answer_type, correct and biased_answer as the BBQ importer defines them; "
              "outcome biased_answer; bias scores in extras['bias_scores'] (--scores-out)."]
+    if unmatched:
+        notes.append(f"{path.name}: {unmatched} generated answer(s) match no option: "
+                     "answer_type 'unmatched', biased_answer empty (not guessed).")
     if disagree:
         notes.append(f"{path.name}: {disagree} record(s) where lm-eval's own biased_answers "
                      "(its process_docs group matching) disagree with BBQ's definition used "

@@ -287,3 +287,17 @@ def test_inspect_bbq_answers_equal_the_bbq_importer_on_the_same_predictions(insp
         assert got["s_AMB"].iloc[0] == pytest.approx(want.s_AMB, nan_ok=True)
     assert inspect_bbq.design.outcome.column == "biased_answer"
     assert inspect_bbq.design.factor("context_condition").reference == "disambig"
+
+
+def test_bbq_generated_answers_are_matched_as_the_bbq_importer_matches(tmp_path):
+    def edit(records):
+        for r in records:
+            r["filtered_resps"] = [r["doc"]["ans0"].lower() + "."]
+        records[1]["filtered_resps"] = ["lol"]
+
+    result = import_results("lm-eval", [_bad_copy(tmp_path, "bbq", edit)])
+    frame = result.frame
+    assert frame.loc[1, "predicted_option"] == "unmatched"
+    assert pd.isna(frame.loc[1, "biased_answer"])
+    assert (frame.drop(index=1)["predicted_option"] == "ans0").all()
+    assert any("1 generated answer(s) match no option" in n for n in result.notes)
