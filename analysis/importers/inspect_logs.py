@@ -106,11 +106,13 @@ def read(
     )
     extras = {}
     if family is not None:
-        from analysis.importers.harness_bbq import bias_scores
         from analysis.importers.harness_tasks import apply_hints
 
         design = apply_hints(design, frame, [family], design_notes)
-        extras["bias_scores"] = bias_scores(frame)
+    if "answer_type" in frame.columns and "answer_info" in frame.columns:  # BBQ rows
+        from analysis.importers.harness_bbq import bias_scores
+
+        extras["bias_scores"] = bias_scores(frame[frame["answer_info"].notna()])
     errored = int((frame[ERROR_COLUMN].fillna("").astype(str) != "").sum())
     if errored:
         notes.append(f"{errored:,} samples ended in an error; their scores are missing.")
@@ -131,12 +133,19 @@ def _bbq_samples(frame: pd.DataFrame, raw: pd.DataFrame, notes: list[str]) -> An
     answers = [c for c in raw.columns if c.startswith(ANSWER_PREFIX)]
     if not answers or not harness_bbq.detect_inspect(frame):
         return None
+    bbq_rows = frame["answer_info"].notna().to_numpy()  # other logs' rows stay as they are
     unpacked, more = harness_bbq.unpack_inspect(
-        frame.assign(bbq_answer_letter=raw[answers[0]].to_numpy()), "bbq_answer_letter")
+        frame[bbq_rows].assign(bbq_answer_letter=raw[answers[0]].to_numpy()[bbq_rows]),
+        "bbq_answer_letter")
     for col in unpacked.columns:
-        if col != "bbq_answer_letter":
-            frame[col] = unpacked[col]
+        if col not in frame.columns:
+            frame[col] = unpacked[col].reindex(frame.index)
     notes.extend(more)
+    if not bbq_rows.all():
+        notes.append(f"{int((~bbq_rows).sum()):,} rows of other tasks have no BBQ columns; "
+                     "the outcome stays the generic choice (import BBQ logs alone for "
+                     "biased_answer as the outcome).")
+        return None
     return harness_bbq.inspect_hints()
 
 

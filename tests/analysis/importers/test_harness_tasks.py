@@ -301,3 +301,17 @@ def test_bbq_generated_answers_are_matched_as_the_bbq_importer_matches(tmp_path)
     assert pd.isna(frame.loc[1, "biased_answer"])
     assert (frame.drop(index=1)["predicted_option"] == "ans0").all()
     assert any("1 generated answer(s) match no option" in n for n in result.notes)
+
+
+def test_inspect_bbq_logs_with_another_task_keep_the_generic_outcome():
+    pytest.importorskip("inspect_ai")
+    from tests.analysis.importers.harness_runs import INSPECT_BBQ_FIXTURE, INSPECT_FIXTURE
+
+    both = import_results("inspect", [INSPECT_BBQ_FIXTURE, INSPECT_FIXTURE])
+    bbq_rows = both.frame["answer_info"].notna()
+    assert bbq_rows.sum() == 64 and (~bbq_rows).sum() == 32
+    assert both.frame.loc[~bbq_rows, "answer_type"].isna().all()
+    assert both.design.outcome.column == "score_choice"
+    assert any("rows of other tasks have no BBQ columns" in n for n in both.notes)
+    assert set(both.extras["bias_scores"]["model"]) == {"fixedllm/always-b",
+                                                        "fixedllm/always-c"}
