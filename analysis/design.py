@@ -33,6 +33,8 @@ FactorKind = Literal["domain", "prompt", "model"]
 KINDS: tuple[str, ...] = get_args(FactorKind)
 Mapping_ = Literal["binary", "values", "equals", "below", "above"]
 MAPPINGS: tuple[str, ...] = get_args(Mapping_)
+OutcomeType = Literal["binary", "continuous"]
+OUTCOME_TYPES: tuple[str, ...] = get_args(OutcomeType)
 
 MISSING_VALUE = "(missing)"
 #: A factor with more distinct values than this is refused: it is free text or an id.
@@ -108,6 +110,12 @@ class Outcome:
         equals ``other_column`` in the same row (SSQA: the answer equals the row's biased
         answer; compared as trimmed, case-insensitive text). ``"below"`` / ``"above"``:
         a numeric column strictly below / above ``threshold`` deviates.
+    type
+        ``"binary"`` (default): analyses use the 0/1 deviation. ``"continuous"``: the
+        column is a score (DiscrimEval's ``logit_yes``, a toxicity probability) that
+        factor importance models as a number (:mod:`analysis.importance_linear`); the
+        mapping (``below`` / ``above`` a threshold) still gives the deviation the 0/1
+        analyses use. Written to a design file only when continuous.
     """
 
     column: str
@@ -115,9 +123,16 @@ class Outcome:
     values: tuple[str, ...] = ()
     other_column: str | None = None
     threshold: float | None = None
+    type: OutcomeType = "binary"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", tuple(str(v) for v in self.values))
+        if self.type not in OUTCOME_TYPES:
+            raise DesignError(f"Outcome type {self.type!r} is not one of "
+                              f"{', '.join(OUTCOME_TYPES)}.")
+        if self.type == "continuous" and self.mapping not in ("below", "above"):
+            raise DesignError(f"Outcome {self.column!r} is continuous: its deviation (for the "
+                              "0/1 analyses) is a threshold, mapping below or above.")
         if self.mapping not in MAPPINGS:
             raise DesignError(
                 f"Outcome mapping {self.mapping!r} is not one of {', '.join(MAPPINGS)}."
@@ -148,8 +163,15 @@ class Outcome:
             return f"{self.column} in {{{', '.join(self.values)}}}"
         if self.mapping == "equals":
             return f"{self.column} equals {self.other_column}"
-        sign = "<" if self.mapping == "below" else ">"
-        return f"{self.column} {sign} {self.threshold:g}"
+        text = self.rule()
+        return text + " (threshold of a continuous score)" if self.type == "continuous" \
+            else text
+
+    def rule(self) -> str:
+        """The threshold rule alone (``"logit_yes < 0"``) of a below / above mapping."""
+        if self.mapping not in ("below", "above"):
+            return self.describe()
+        return f"{self.column} {'<' if self.mapping == 'below' else '>'} {self.threshold:g}"
 
 
 @dataclass(frozen=True)
@@ -174,6 +196,10 @@ class Design:
     #: empty means "the domain and prompt factors" (see :meth:`prompt_unit_columns`).
     prompt_unit: tuple[str, ...] = ()
 
+    #: Numeric columns entered as covariates beside the factors in factor importance
+    #: (DiscrimEval's ``age``); not factors.
+    covariates: tuple[str, ...] = ()
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
         object.__setattr__(self, "recipe", parse_recipe(list(self.recipe)))
@@ -189,6 +215,11 @@ class Design:
         if len(set(unit)) < len(unit) or any(not c for c in unit):
             raise DesignError("prompt_unit lists distinct, non-empty column names.")
         object.__setattr__(self, "prompt_unit", unit)
+        covariates = ((self.covariates,) if isinstance(self.covariates, str)
+                      else tuple(str(c) for c in self.covariates))
+        if len(set(covariates)) < len(covariates) or any(not c for c in covariates):
+            raise DesignError("covariates lists distinct, non-empty column names.")
+        object.__setattr__(self, "covariates", covariates)
         names = [f.name for f in self.factors]
         seen: set[str] = set()
         dupes = sorted({n for n in names if n in seen or seen.add(n)})
@@ -260,6 +291,10 @@ class Design:
         """A copy with another cluster column (None: rows independent)."""
         return replace(self, cluster=cluster or None)
 
+    def with_covariates(self, covariates: Iterable[str]) -> Design:
+        """A copy with these numeric covariates."""
+        return replace(self, covariates=tuple(covariates))
+
     # --- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """A plain dict (``version``, ``factors``, ``outcome``, ``recipe``, ``cluster`` if set)."""
@@ -272,6 +307,8 @@ class Design:
         ]
         if self.outcome is not None:
             o = {k: v for k, v in asdict(self.outcome).items() if v not in (None, ())}
+            if o.get("type") == "binary":  # the default: files stay as they were
+                del o["type"]
             if "values" in o:
                 o["values"] = list(o["values"])
             out["outcome"] = o
@@ -283,6 +320,8 @@ class Design:
             out["polarity"] = dict(self.polarity)
         if self.prompt_unit:
             out["prompt_unit"] = list(self.prompt_unit)
+        if self.covariates:
+            out["covariates"] = list(self.covariates)
         return out
 
     def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
@@ -326,7 +365,8 @@ class Design:
             if not isinstance(data["outcome"], Mapping):
                 raise DesignError("'outcome' must be a mapping with a 'column' and a 'mapping'.")
             o = dict(data["outcome"])
-            unknown = set(o) - {"column", "mapping", "values", "other_column", "threshold"}
+            unknown = set(o) - {"column", "mapping", "values", "other_column", "threshold",
+                                "type"}
             if unknown:
                 raise DesignError(f"Unknown outcome keys: {', '.join(sorted(unknown))}.")
             if "column" not in o:
@@ -356,9 +396,16 @@ class Design:
             unit = (unit,)
         if not isinstance(unit, (list, tuple)):
             raise DesignError("'prompt_unit' must be a column name or a list of column names.")
+        covariates = data.get("covariates") or ()
+        if isinstance(covariates, str):
+            covariates = (covariates,)
+        if not isinstance(covariates, (list, tuple)):
+            raise DesignError("'covariates' must be a column name or a list of column names.")
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
                    recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()),
-                   prompt_unit=tuple(str(c) for c in unit))
+                   prompt_unit=tuple(str(c) for c in unit),
+                   covariates=tuple(_scalar(c, f"Covariate #{j}")
+                                    for j, c in enumerate(covariates, start=1)))
 
     def to_yaml(self) -> str:
         """The design as YAML text."""

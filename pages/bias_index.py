@@ -9,6 +9,7 @@ from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options
+from ui.importance_linear import deviation_view_note
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
@@ -20,6 +21,7 @@ route_first_visit()
 
 st.title("Bias index")
 results, design = require_results()
+deviation_view_note(design)  # a continuous outcome: say what is analysed
 st.caption("LLMBI = (1/n) sum w_i B_i + P(D) + lambda S: bias scores of the chosen "
            "dimensions, a penalty for a lack of diversity, a sentiment-bias term. The index "
            "is a weighted summary: its value and any ranking of models depend on every "

@@ -13,6 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.importance_linear import deviation_view_note
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
@@ -24,6 +25,7 @@ route_first_visit()
 
 st.title("eCDF")
 results, design = require_results()
+deviation_view_note(design)  # a continuous outcome: say what is analysed
 st.caption("Each subgroup (a combination of values of the chosen factors) gives one deviation "
            "rate, unweighted; one curve per value of the comparison factor. The deviation "
            "metric is the area between a curve and the ideal C, i.e. the mean |rate - C| "

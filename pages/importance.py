@@ -6,6 +6,7 @@ from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
 from analysis.figures.importance import importance_figure
 from analysis.importance import P_STEPS, ImportanceRefusal, factor_importance, subset_caption
+from analysis.importance_linear import is_continuous
 from ui.common import (
     cells_for,
     figure_downloads,
@@ -18,6 +19,7 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
+from ui.importance_linear import continuous_view
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_term_noise
 from ui.navigation import route_first_visit
@@ -43,6 +45,9 @@ if not options["factors"]:
     st.info("Choose at least one factor.")
     st.stop()
 
+if is_continuous(design):  # a score, not a 0/1 deviation: linear or mixed model
+    continuous_view(results, design, where, options)
+    st.stop()
 cell_factors = list(dict.fromkeys([*options["factors"], *where,
                                    *([options["cluster"]] if options["cluster"] else [])]))
 try:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.common import require_results
+from ui.importance_linear import deviation_view_note
 from ui.navigation import route_first_visit
 from ui.report import add_defaults_button, build, downloads, section_list
 
@@ -10,6 +11,7 @@ route_first_visit()
 
 st.title("Report")
 results, design = require_results(need_outcome=False)
+deviation_view_note(design)  # a continuous outcome: say what is analysed
 st.caption("One self-contained report of the whole analysis: the design, a data summary and "
            "each section's figures, tables, settings and warnings. Add sections with the "
            "**Add to report** button on each analysis page (it stores the page's settings); "

@@ -13,6 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_subgroup_noise
 from ui.navigation import route_first_visit
@@ -34,6 +35,8 @@ route_first_visit()
 
 st.title("Subgroups")
 results, design = require_results()
+deviation_view_note(design)  # a continuous outcome: say what is analysed
+group_means_section(results, design)  # ... and show its means per factor value
 st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD) compares its "
            "deviation rate with that of every row outside it: LD = logit(rate) - "
            "logit(rate outside); LD > 0 (red) means more deviating answers than the rest.")

@@ -88,7 +88,13 @@ def outcome_widgets(frame: pd.DataFrame, current: Outcome | None, key: str) -> O
         if mapping in ("below", "above"):
             start = current.threshold if current and current.threshold is not None else 3.0
             threshold = st.number_input("Threshold", value=float(start), key=f"{key}_thr")
-            return Outcome(column, mapping, threshold=threshold)
+            continuous = st.checkbox(
+                "Continuous score (Factor importance models the score itself; the threshold "
+                "gives the 0/1 deviation of the other analyses)", key=f"{key}_continuous",
+                value=bool(current and current.column == column
+                           and current.type == "continuous"))
+            return Outcome(column, mapping, threshold=threshold,
+                           type="continuous" if continuous else "binary")
         return Outcome(column, "binary")
     except AnalysisError as exc:
         st.error(md(str(exc)))

@@ -6,7 +6,10 @@ adds a two-factor interaction; ``--cluster COL`` (or the design's cluster) makes
 standard errors cluster-robust, ``--gee`` fits a GEE. ``--judge-noise R`` refits on R
 redraws of the judge's scores and reports how often each term keeps its sign and
 significance. ``--json`` prints one object per term. Refusals (aliased factors,
-separation, ...) exit with status 2 and say which options would fix them.
+separation, ...) exit with status 2 and say which options would fix them. A continuous
+outcome (``--outcome-type continuous``, or declared by the design) gets a linear model
+(``--mixed``: a mixed model per cluster); ``--covariate COL`` adds numeric covariates
+(``analysis/commands/importance_linear.py``).
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.commands._noise_options import add_noise_options
 
     add_noise_options(p, seed=True, alpha=False)  # --alpha is the fit's
+    from analysis.commands.importance_linear import add_linear_options
+
+    add_linear_options(p)  # --outcome-type, --covariate, --mixed (analysis/importance_linear)
     p.set_defaults(func=run)
 
 
@@ -98,8 +104,14 @@ def run(args: argparse.Namespace) -> None:
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     cluster = None if args.no_cluster else (args.cluster or design.cluster)
+    from analysis.commands.importance_linear import covariate_logit, run_linear, wants_linear
+
+    if wants_linear(args, design):  # a continuous outcome: linear or mixed model
+        run_linear(args, results, design, exclude=exclude, cluster=cluster)
+        return
     try:
-        fit = factor_importance(
+        fit = covariate_logit(args, results, design, exclude=exclude, cluster=cluster) \
+            if args.covariate else factor_importance(
             results, design, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,

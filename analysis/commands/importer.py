@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> None:
         scores = result.extras.get("bias_scores")
         if scores is None:
             raise AnalysisError(f"--scores-out: the {args.source} importer computes no bias "
-                                "scores (only bbq does).")
+                                "scores (only bbq, and lm-eval for its bbq task, do).")
         outputs[args.scores_out] = table_writer(scores, args.scores_out)
     written = write_atomic(outputs)
     payload = {"source": result.source, "counts": result.counts, "notes": result.notes,

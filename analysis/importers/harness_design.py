@@ -66,10 +66,18 @@ def suggest_score_outcome(
                      "maps to a deviation in the Design step.")
         return None, notes
     present = {c: int(frame[c].notna().sum()) for c in unit}
-    # A score that varies first (one that is always 0, such as the exact match of a
-    # placeholder model, makes every disparity undefined), then the one on most rows;
-    # max keeps the first of equals.
-    best = max(unit, key=lambda c: (frame[c].nunique() > 1, present[c]))
+    # A score whose deviation varies first (one that is always 0, such as the exact match
+    # of a placeholder model, or CrowS-Pairs' absolute likelihood_diff, above 0 for every
+    # pair, makes every disparity undefined), then the one on most rows; max keeps the
+    # first of equals.
+    varies = {c: _deviation_varies(frame[c], lower_is_better.get(c, False)) for c in unit}
+    constant = [c for c in unit if not varies[c] and frame[c].nunique() > 1]
+    if constant:
+        notes.append("Not suggested as the outcome, because its deviation is the same on "
+                     "every row (no disparity could be measured): "
+                     + ", ".join(f"{c} ({'> 0' if lower_is_better.get(c) else '< 1'} on "
+                                 "every row)" for c in constant) + ".")
+    best = max(unit, key=lambda c: (varies[c], present[c]))
     if lower_is_better.get(best, False):
         outcome = Outcome(column=best, mapping="above", threshold=0.0)
         notes.append(f"Outcome: {best} (lower is better), deviation where {best} > 0.")
@@ -84,6 +92,14 @@ def suggest_score_outcome(
     if others:
         notes.append(f"Other candidate outcomes: {', '.join(others)}.")
     return outcome, notes
+
+
+def _deviation_varies(series: pd.Series, lower_is_better: bool) -> bool:
+    """Whether the deviation the importers map a score to (``> 0`` when lower is better,
+    else ``< 1``) takes both values."""
+    values = series.dropna().astype(float)
+    deviates = values > 0 if lower_is_better else values < 1
+    return bool(deviates.any() and not deviates.all())
 
 
 def harness_design(

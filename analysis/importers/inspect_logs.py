@@ -37,6 +37,8 @@ GENERATE_CONFIG_PREFIX = "generate_config."
 TASK_ARG_PREFIX = "task_arg_"
 METADATA_PREFIX = "metadata_"
 SCORE_PREFIX = "score_"
+#: The answer a scorer read (``Score.answer``), read for BBQ samples only.
+ANSWER_PREFIX = "answer_"
 RAW_SUFFIX = "_raw"
 LOG_SUFFIXES = (".eval", ".json")
 
@@ -92,6 +94,7 @@ def read(
     frame, items, score_columns, notes = _results_table(raw, analysis_api)
     if model is not None:
         frame[MODEL_COLUMN] = model
+    family = _bbq_samples(frame, raw, notes)  # inspect_evals' bbq: the chosen option
     design, design_notes = harness_design(
         frame,
         item_columns=items,
@@ -101,6 +104,15 @@ def read(
         score_columns=score_columns,
         name="Inspect import",
     )
+    extras = {}
+    if family is not None:
+        from analysis.importers.harness_tasks import apply_hints
+
+        design = apply_hints(design, frame, [family], design_notes)
+    if "answer_type" in frame.columns and "answer_info" in frame.columns:  # BBQ rows
+        from analysis.importers.harness_bbq import bias_scores
+
+        extras["bias_scores"] = bias_scores(frame[frame["answer_info"].notna()])
     errored = int((frame[ERROR_COLUMN].fillna("").astype(str) != "").sum())
     if errored:
         notes.append(f"{errored:,} samples ended in an error; their scores are missing.")
@@ -110,7 +122,31 @@ def read(
                f"{frame[MODEL_COLUMN].nunique()} model(s), {frame[TASK_COLUMN].nunique()} "
                "task(s).")
     return ImportResult(frame=frame, design=design, source=SOURCE, counts=counts,
-                        notes=[summary, *notes, *design_notes])
+                        notes=[summary, *notes, *design_notes], extras=extras)
+
+
+def _bbq_samples(frame: pd.DataFrame, raw: pd.DataFrame, notes: list[str]) -> Any:
+    """BBQ samples (inspect_evals' ``bbq``): add the chosen option and BBQ's columns to
+    ``frame`` in place; the family's design hints, or None for other samples."""
+    from analysis.importers import harness_bbq
+
+    answers = [c for c in raw.columns if c.startswith(ANSWER_PREFIX)]
+    if not answers or not harness_bbq.detect_inspect(frame):
+        return None
+    bbq_rows = frame["answer_info"].notna().to_numpy()  # other logs' rows stay as they are
+    unpacked, more = harness_bbq.unpack_inspect(
+        frame[bbq_rows].assign(bbq_answer_letter=raw[answers[0]].to_numpy()[bbq_rows]),
+        "bbq_answer_letter")
+    for col in unpacked.columns:
+        if col not in frame.columns:
+            frame[col] = unpacked[col].reindex(frame.index)
+    notes.extend(more)
+    if not bbq_rows.all():
+        notes.append(f"{int((~bbq_rows).sum()):,} rows of other tasks have no BBQ columns; "
+                     "the outcome stays the generic choice (import BBQ logs alone for "
+                     "biased_answer as the outcome).")
+        return None
+    return harness_bbq.inspect_hints()
 
 
 def _inspect_modules() -> tuple[Any, Any]:
@@ -211,7 +247,29 @@ def _samples_of(path: Path, analysis_api: Any, log_api: Any, columns: list[Any],
         raise ImportFormatError(f"{path}: the log has no scores (field 'scores' is empty for "
                                 "every sample): run the task with a scorer, or score the log "
                                 "with `inspect score`.")
+    if f"{METADATA_PREFIX}answer_info" in raw.columns:  # BBQ samples: the letters read
+        raw = _with_answers(path, raw, scores, analysis_api, full=full)
     return _plain_dtypes(raw)
+
+
+def _with_answers(path: Path, raw: pd.DataFrame, scores: list[str], analysis_api: Any, *,
+                  full: bool) -> pd.DataFrame:
+    """``answer_<scorer>``: the answer each scorer read (``Score.answer``), per sample."""
+    columns = [analysis_api.SampleColumn("id", path="id"),
+               analysis_api.SampleColumn(EPOCH_COLUMN, path="epoch"),
+               *[analysis_api.SampleColumn(f"{ANSWER_PREFIX}{c[len(SCORE_PREFIX):]}",
+                                           path=f"scores.{c[len(SCORE_PREFIX):]}.answer")
+                 for c in scores]]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The inplace keyword")
+        answers = analysis_api.samples_df(str(path), columns=columns, full=full, quiet=True)
+    keep = [c for c in answers.columns if c.startswith(ANSWER_PREFIX)]
+    key = ["_id", "_epoch"]
+    right = answers[keep].assign(_id=answers["id"].astype(str).to_numpy(),
+                                 _epoch=answers[EPOCH_COLUMN].astype(str).to_numpy())
+    left = raw.assign(_id=raw["id"].astype(str).to_numpy(),
+                      _epoch=raw[EPOCH_COLUMN].astype(str).to_numpy())
+    return left.merge(right, on=key, how="left", validate="one_to_one").drop(columns=key)
 
 
 def _results_table(raw: pd.DataFrame, analysis_api: Any

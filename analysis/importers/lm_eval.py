@@ -31,6 +31,8 @@ from analysis.importers.harness_design import (
     json_text,
     uniform_types,
 )
+from analysis.importers.harness_tasks import TaskImport, apply_hints
+from analysis.importers.harness_tasks import unpack as unpack_task
 
 SOURCE = "lm-eval"
 TASK_COLUMN = "task"
@@ -112,6 +114,7 @@ def read(
     metric_columns: list[str] = []
     rows_read = 0
     lower_is_better: dict[str, bool] = {}
+    families: list[tuple[str, TaskImport]] = []
     for path in files:
         records = _read_samples(path)  # the file's own format is checked first
         rows_read += len(records)
@@ -124,12 +127,16 @@ def read(
             )
         results = _read_results(results_path) if results_path is not None else {}
         task = _task_name(path, results)
-        frame, docs, metrics, skipped = _samples_frame(records, path)
+        frame, docs, metrics, skipped, family = _samples_frame(records, path)
         doc_columns.extend(c for c in docs if c not in doc_columns)
         metric_columns.extend(c for c in metrics if c not in metric_columns)
+        if family is not None:
+            families.append((task, family))
+            notes.extend(family.notes)
         if skipped:
             notes.append(f"{path.name}: metrics that are not one number per sample are left "
-                         f"out: {', '.join(skipped)}.")
+                         f"out: {', '.join(skipped)} (no known layout of their parts"
+                         f"{'' if family is None else ' in the ' + family.family + ' task'}).")
         for metric, better in results.get("higher_is_better", {}).get(task, {}).items():
             if metric in metrics and better is False:
                 lower_is_better[metric] = True
@@ -168,13 +175,22 @@ def read(
         lower_is_better=lower_is_better,
         name="lm-eval import",
     )
+    covered = set(table[TASK_COLUMN].unique()) <= {t for t, _ in families}
+    design = apply_hints(design, table, [f for _, f in families], design_notes,
+                         covered=covered)
+    extras = {}
+    if any(f.family == "bbq" for _, f in families):
+        from analysis.importers.harness_bbq import bias_scores
+
+        extras["bias_scores"] = bias_scores(table[table[TASK_COLUMN].isin(
+            [t for t, f in families if f.family == "bbq"])])
     counts = {"files": len(files), "rows_read": rows_read, "rows_out": len(table),
               "filtered_out": filtered_out}
     summary = (f"Read {rows_read:,} records from {len(files)} samples file(s): "
                f"{table[MODEL_COLUMN].nunique()} model(s), {table[TASK_COLUMN].nunique()} "
                f"task(s).")
     return ImportResult(frame=table, design=design, source=SOURCE, counts=counts,
-                        notes=[summary, *notes, *design_notes])
+                        notes=[summary, *notes, *design_notes], extras=extras)
 
 
 # --- finding the files --------------------------------------------------------------------
@@ -296,11 +312,12 @@ def _read_samples(path: Path) -> list[dict[str, Any]]:
 
 
 def _samples_frame(records: list[dict[str, Any]], path: Path
-                   ) -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
-    """Rows of one samples file: filter, doc_id, doc fields, target, response, metrics.
+                   ) -> tuple[pd.DataFrame, list[str], list[str], list[str], TaskImport | None]:
+    """Rows of one samples file: filter, doc_id, doc fields, target, response, metrics,
+    and the columns of the task family (:mod:`analysis.importers.harness_tasks`).
 
-    Returns the frame, the doc columns, the metric columns and the metrics left out
-    (not one number per record).
+    Returns the frame, the doc columns, the metric columns, the metrics left out
+    (not one number per record) and the family reading (None for other tasks).
     """
     metric_names: list[str] = []
     for record in records:
@@ -318,7 +335,10 @@ def _samples_frame(records: list[dict[str, Any]], path: Path
                                      dtype="float64")
         else:
             skipped.append(name)
-    if not metrics:
+    family = unpack_task(records, metric_names, path)  # bbq, crows_pairs, discrim_eval
+    if family is not None:
+        skipped = [m for m in skipped if m not in family.unpacked]
+    if not metrics and (family is None or not family.columns):
         raise ImportFormatError(
             f"{path}: no per-sample metric holds one number per record (field 'metrics' "
             f"lists {', '.join(metric_names) or 'none'}); there is no score to analyse."
@@ -344,7 +364,9 @@ def _samples_frame(records: list[dict[str, Any]], path: Path
         PROMPT_COLUMN: [_prompt(r.get("arguments")) for r in records],
     })
     frame = pd.concat([head, doc_frame, tail], axis=1)
-    return frame, list(doc_frame.columns), list(metrics), skipped
+    for col, values in (family.columns.items() if family is not None else ()):
+        frame[col] = values  # a doc field of the same name (race, gender) is replaced
+    return frame, list(doc_frame.columns), list(metrics), skipped, family
 
 
 def _is_number(value: Any) -> bool:

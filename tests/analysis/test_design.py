@@ -520,3 +520,21 @@ def test_absent_prompt_unit_column_is_a_warning():
     d = Design(factors=(Factor("a", "domain", ("x", "y"), "x"),), prompt_unit=("qid",))
     warnings = check_design(d, pd.DataFrame({"a": ["x", "y"]}))
     assert any("Prompt unit column(s) not in the table: 'qid'" in w for w in warnings)
+
+
+def test_continuous_outcome_and_covariates_round_trip_and_stay_out_of_old_files():
+    from analysis.design import Design, DesignError, Outcome
+
+    old = Design(outcome=Outcome(column="acc", mapping="below", threshold=1.0))
+    assert "type" not in old.to_dict()["outcome"] and "covariates" not in old.to_dict()
+    new = Design(outcome=Outcome(column="logit_yes", mapping="below", threshold=0.0,
+                                 type="continuous"), covariates=("age",), cluster="q")
+    text = new.to_yaml()
+    assert "type: continuous" in text and "covariates:\n- age" in text
+    back = Design.from_text(text)
+    assert back == new and back.outcome.type == "continuous" and back.covariates == ("age",)
+    assert Design.from_text(new.to_json()) == new
+    with pytest.raises(DesignError, match="Outcome type 'numeric'"):
+        Outcome(column="x", mapping="below", threshold=0, type="numeric")
+    with pytest.raises(DesignError, match="continuous: its deviation"):
+        Outcome(column="x", type="continuous")

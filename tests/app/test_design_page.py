@@ -176,3 +176,19 @@ def test_small_table_with_threshold_outcome():
     assert metric_values(at) == {"Possible cells": "4", "Observed cells": "3",
                             "Rows per observed cell": "1.3"}
     assert at.number_input(key="design_outcome_0_thr").value == 3.0
+
+
+def test_a_continuous_outcome_and_covariates_survive_the_design_page():
+    from analysis.importers import import_results
+    from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
+
+    (path,) = (LM_EVAL_BIAS_FIXTURE / "dummy-bias").glob("samples_discrim_eval_explicit_*")
+    imported = import_results("lm-eval", [path])
+    at = page_test("design.py", frame=imported.frame, design=imported.design).run()
+    assert not at.exception
+    saved = at.session_state["design"]
+    assert saved.outcome.type == "continuous" and saved.covariates == ("age",)
+    (box,) = [c for c in at.checkbox if c.label.startswith("Continuous score")]
+    assert box.value
+    box.uncheck().run()
+    assert at.session_state["design"].outcome.type == "binary"

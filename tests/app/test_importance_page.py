@@ -153,3 +153,27 @@ def test_paper_references_first_fix_drops_the_base_prompts(ssqa):
     assert not at.exception and not at.error
     assert "base" not in at.multiselect(key="importance_where_prompt_style").value
     assert at.dataframe[0].value[TERM].tolist()[0] == "(intercept)"
+
+
+def test_continuous_outcome_fits_the_linear_model_and_the_mixed_refusal_is_shown():
+    from analysis.importance_linear import linear_importance
+    from analysis.importers import import_results
+    from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
+
+    (path,) = (LM_EVAL_BIAS_FIXTURE / "dummy-bias").glob("samples_discrim_eval_explicit_*")
+    imported = import_results("lm-eval", [path])
+    at = page_test("importance.py", frame=imported.frame, design=imported.design)
+    at.session_state["importance_factors"] = ["race", "gender"]
+    at.run()
+    assert not at.exception and not at.error
+    assert "logit_yes is continuous" in at.info[0].value
+    assert at.multiselect(key="importance_covariates").value == ["age"]
+    expected = linear_importance(imported.frame, imported.design, factors=["race", "gender"])
+    shown = at.dataframe[0].value
+    assert shown[TERM].tolist() == expected.terms[TERM].tolist()
+    np.testing.assert_allclose(shown[COEF], expected.terms[COEF], atol=1e-12)
+    (spec,) = plotly_specs(at)
+    assert {t["name"] for t in spec["data"]} <= {"higher", "lower", "not significant"}
+    at.checkbox(key="importance_mixed").check().run()
+    assert "did not converge" in at.error[0].value
+    assert not plotly_specs(at)  # no numbers from a refused fit

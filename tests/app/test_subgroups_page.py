@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -158,3 +159,22 @@ def test_default_pair_is_never_nested_and_sectors_can_be_equal(ssqa):
     assert len(leaves) == 8 and all(values[i] == pytest.approx(1 / 8) for i in leaves)
     assert all(values[i] == 0 for i in trace["ids"] if "/" not in i)
     assert "equal sectors" in spec["layout"]["title"]["text"]
+
+
+def test_continuous_outcome_says_the_page_analyses_its_threshold():
+    from analysis.importers import import_results
+    from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
+    from tests.app.apptools import page_test
+
+    (path,) = (LM_EVAL_BIAS_FIXTURE / "dummy-bias").glob("samples_discrim_eval_explicit_*")
+    imported = import_results("lm-eval", [path])
+    at = page_test("subgroups.py", frame=imported.frame, design=imported.design).run()
+    assert not at.exception
+    assert any("logit_yes is continuous" in i.value and "0/1 deviation (logit_yes" in i.value
+               for i in at.info)
+    from analysis.continuous import group_means
+
+    (shown,) = [d.value for d in at.dataframe if "difference" in d.value.columns]
+    expected = group_means(imported.frame, imported.design)
+    assert shown["value"].tolist() == expected["value"].tolist()
+    np.testing.assert_allclose(shown["difference"], expected["difference"])

@@ -226,7 +226,21 @@ def test_a_log_without_any_scalar_metric(tmp_path):
 
 
 def test_metrics_that_are_not_one_number_are_left_out_with_a_note(tmp_path):
-    # lm-eval's own BBQ tasks log bias-score metrics as tuples per sample
+    # a tuple metric of no known task family is left out, with a note
+    run = _copy_run(tmp_path)
+    path = _samples_file_in(run, "bbq_religion_mc")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        record["metrics"].append("pair_score")
+        record["pair_score"] = [record["acc"], 1.0, 1.0, False]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = import_results("lm-eval", [path])
+    assert "pair_score" not in result.frame.columns
+    assert any("left out: pair_score (no known layout" in note for note in result.notes)
+
+
+def test_bbq_tuple_metrics_on_bbq_docs_are_read_as_lm_evals_bbq_task(tmp_path):
+    # lm-eval's own BBQ task logs bias-score tuples: the BBQ family reads the answer
     run = _copy_run(tmp_path)
     path = _samples_file_in(run, "bbq_religion_mc")
     records = [json.loads(line) for line in path.read_text().splitlines()]
@@ -236,7 +250,8 @@ def test_metrics_that_are_not_one_number_are_left_out_with_a_note(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = import_results("lm-eval", [path])
     assert "amb_bias_score" not in result.frame.columns
-    assert any("amb_bias_score" in note for note in result.notes)
+    assert (result.frame["correct"] == result.frame["acc"]).all()
+    assert result.design.outcome.column == "biased_answer"
 
 
 def test_missing_paths_and_folders_without_samples(tmp_path):

@@ -1,0 +1,120 @@
+"""The ``importance`` options and output for a continuous outcome (not a command itself).
+
+With a 0/1 outcome, ``--covariate`` adds numeric covariates to the logistic model
+(:func:`analysis.importance_linear.logistic_with_covariates`). ``--outcome-type
+continuous`` (or ``auto``, the default, with a design whose outcome is declared
+continuous) fits :func:`analysis.importance_linear.
+linear_importance`: least squares on the factors and ``--covariate`` columns
+(standardised unless ``--raw-covariates``), cluster-robust over the cluster; ``--mixed``
+fits a mixed model with random effects per cluster (``--random-effects slopes`` as
+lm-eval's DiscrimEval, or ``intercept``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_linear_options(p: argparse.ArgumentParser) -> None:
+    """``--outcome-type``, ``--covariate``, ``--raw-covariates``, ``--mixed``,
+    ``--random-effects``, ``--accept-unconverged``."""
+    g = p.add_argument_group("continuous outcome (linear / mixed model)")
+    g.add_argument("--outcome-type", choices=("auto", "binary", "continuous"), default="auto",
+                   help="binary: logistic model of the 0/1 deviation; continuous: linear "
+                        "model of the score itself; auto (default): continuous when the "
+                        "design declares it")
+    g.add_argument("--covariate", action="append", default=[], metavar="COL",
+                   help="numeric covariate beside the factors (repeatable; default for a "
+                        "continuous outcome: the design's covariates); in the logistic "
+                        "model too")
+    g.add_argument("--raw-covariates", action="store_true",
+                   help="enter covariates as they are (default: standardised, "
+                        "(x - mean) / sd)")
+    g.add_argument("--mixed", action="store_true",
+                   help="mixed model with random effects per cluster (statsmodels MixedLM)")
+    g.add_argument("--random-effects", choices=("slopes", "intercept"), default="slopes",
+                   help="--mixed: random intercept and slopes of every term (default, "
+                        "lm-eval's DiscrimEval model) or a random intercept only")
+    g.add_argument("--accept-unconverged", action="store_true",
+                   help="--mixed: report a fit that did not converge (with a note) instead "
+                        "of refusing it")
+
+
+def wants_linear(args: argparse.Namespace, design) -> bool:
+    """Whether the command fits the linear model (the outcome is continuous)."""
+    from analysis.errors import AnalysisError
+
+    kind = getattr(args, "outcome_type", "auto")
+    linear = kind == "continuous" or (kind == "auto" and design.outcome is not None
+                                      and design.outcome.type == "continuous")
+    if not linear and args.mixed:
+        raise AnalysisError("--mixed needs a continuous outcome (--outcome-type continuous, "
+                            "or a design that declares it).")
+    if not linear and args.covariate and (args.gee or args.interaction or args.judge_noise
+                                          or args.on_separation != "refuse"):
+        raise AnalysisError("--covariate in the logistic model does not combine with --gee, "
+                            "--interaction, --judge-noise or --on-separation yet.")
+    if linear and (args.gee or args.interaction or args.judge_noise):
+        raise AnalysisError("--gee, --interaction and --judge-noise apply to the logistic "
+                            "model of a 0/1 outcome, not to a continuous one.")
+    return linear
+
+
+def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -> None:
+    """Fit and print (or ``--json``) the linear / mixed model."""
+    import pandas as pd
+
+    from analysis.cli import emit
+    from analysis.errors import AnalysisError
+    from analysis.importance import ImportanceRefusal
+    from analysis.importance_linear import linear_importance
+
+    factors = [f for f in design.names if f not in (args.covariate or design.covariates)]
+    try:
+        fit = linear_importance(
+            results, design, factors=factors, exclude=exclude,
+            covariates=args.covariate or None, standardise=not args.raw_covariates,
+            cluster=cluster, mixed=args.mixed, random_slopes=args.random_effects == "slopes",
+            accept_unconverged=args.accept_unconverged, alpha=args.alpha,
+            adjust=args.adjust, confidence=args.confidence)
+    except ImportanceRefusal as exc:
+        from analysis.commands.importance import _hint
+
+        hints = "\n".join(_hint(f) for f in exc.fixes)
+        raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
+                            ) from None
+    s = fit.summary()
+    if args.json:
+        emit(args, {"terms": fit.terms, "tests": fit.factor_tests, "notes": list(fit.notes),
+                    "settings": {k: v for k, v in s.items() if k != "notes"}}, fit.terms)
+        return
+    model = {"ols": "linear model (least squares)",
+             "cluster": "linear model (least squares), cluster-robust",
+             "mixed": "mixed model"}[fit.covariance]
+    print(f"Outcome {fit.outcome} (continuous): {model}; {fit.n_rows:,} rows in "
+          f"{fit.n_cells:,} cells; {fit.n_parameters} parameters; R2 {fit.r2:.4f}")
+    print("References: " + ", ".join(f"{k} = {v}" for k, v in fit.references.items()))
+    print()
+    with pd.option_context("display.max_rows", 500, "display.width", 200,
+                           "display.max_columns", 20):
+        print(fit.terms.drop(columns=["factor", "value"]).round(4).to_string(index=False))
+    if len(fit.factor_tests):
+        print("\nWald test per factor / covariate:")
+        print(fit.factor_tests.round(4).to_string(index=False))
+    for note in fit.notes:
+        print(f"Note: {note}")
+    if args.out:
+        from analysis.safe_write import write_table
+
+        write_table(fit.terms, args.out)
+
+
+def covariate_logit(args: argparse.Namespace, results, design, *, exclude, cluster):
+    """The logistic fit with ``--covariate`` columns (``logistic_with_covariates``)."""
+    from analysis.importance_linear import logistic_with_covariates
+
+    return logistic_with_covariates(
+        results, design, covariates=args.covariate,
+        factors=[f for f in design.names if f not in args.covariate], exclude=exclude,
+        standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
+        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr)

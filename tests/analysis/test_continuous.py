@@ -1,0 +1,49 @@
+"""Group means of a continuous outcome (analysis/continuous.py) against scipy's Welch test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.continuous import group_means
+from analysis.design import Design, Factor, Outcome
+from analysis.errors import AnalysisError
+
+
+def _data(seed: int = 0) -> tuple[pd.DataFrame, Design]:
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["white", "black", "asian"], 300)
+    score = rng.normal(0, 1, 300) + 0.4 * (race == "black")
+    frame = pd.DataFrame({"race": race, "score": score})
+    frame.loc[3, "score"] = np.nan
+    design = Design(factors=(Factor("race", "domain", ("asian", "black", "white"), "white"),),
+                    outcome=Outcome("score", "above", threshold=0, type="continuous"))
+    return frame, design
+
+
+def test_differences_and_intervals_equal_scipys_welch_test():
+    frame, design = _data()
+    table = group_means(frame, design).set_index("value")
+    ok = frame.dropna()
+    ref = ok.loc[ok["race"] == "white", "score"]
+    for v in ("asian", "black"):
+        g = ok.loc[ok["race"] == v, "score"]
+        row = table.loc[v]
+        assert row["n"] == len(g) and row["mean"] == pytest.approx(g.mean())
+        assert row["difference"] == pytest.approx(g.mean() - ref.mean())
+        welch = stats.ttest_ind(g, ref, equal_var=False)
+        assert row["p_value"] == pytest.approx(welch.pvalue, rel=1e-9)
+        ci = welch.confidence_interval(0.95)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    assert table.loc["white", "difference"] == 0 and np.isnan(table.loc["white", "p_value"])
+    assert table["n"].sum() == len(ok)
+
+
+def test_a_text_outcome_is_refused():
+    frame, design = _data()
+    frame["score"] = frame["score"].astype(object)
+    frame.loc[5, "score"] = "high"
+    with pytest.raises(AnalysisError, match="is not numeric"):
+        group_means(frame, design)

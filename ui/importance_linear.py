@@ -1,0 +1,126 @@
+"""The Factor importance page for a continuous outcome (linear or mixed model).
+
+Session-state keys: ``importance_covariates``, ``importance_standardise``,
+``importance_mixed``, ``importance_random``, ``importance_unconverged``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.design import Design
+from analysis.errors import AnalysisError
+from analysis.figures.importance_linear import linear_importance_figure
+from analysis.importance import ImportanceRefusal
+from analysis.importance_linear import linear_importance
+from ui.common import figure_downloads, table_download
+from ui.importance import fix_buttons
+from ui.widgets import md
+
+_NUM = st.column_config.NumberColumn
+COLUMN_CONFIG = {
+    "mean": _NUM("mean", format="%.3f", help="Mean outcome of these rows"),
+    "coef": _NUM("coef", format="%.3f", help="Difference in mean against the reference, "
+                                             "the other terms fixed"),
+    "std_err": _NUM("SE", format="%.3f"), "statistic": _NUM("t / z", format="%.2f"),
+    "p_value": _NUM("p", format="%.2e"), "p_adjusted": _NUM("p (BH)", format="%.2e"),
+    "ci_low": _NUM("CI low", format="%.3f"), "ci_high": _NUM("CI high", format="%.3f"),
+    "design_effect": _NUM("design effect", format="%.2f"),
+}
+
+
+def _numeric_columns(results: pd.DataFrame, design: Design, factors: list[str]) -> list[str]:
+    skip = {*factors, design.outcome.column if design.outcome else "", "deviation"}
+    return [c for c in results.columns if c not in skip
+            and pd.api.types.is_numeric_dtype(results[c]) and results[c].nunique() > 2]
+
+
+def continuous_view(results: pd.DataFrame, design: Design, where: dict, options: dict) -> None:
+    """Fit and show the linear (or mixed) model of the design's continuous outcome."""
+    ss = st.session_state
+    outcome = design.outcome.column
+    st.info(md(f"The outcome {outcome} is continuous: a linear model of the score itself "
+               "(difference in mean against each reference). Interactions, separation and "
+               "GEE apply to the logistic model of a 0/1 outcome and are not used here."))
+    numeric = _numeric_columns(results, design, options["factors"])
+    if "importance_covariates" not in ss:
+        ss["importance_covariates"] = [c for c in design.covariates if c in numeric]
+    ss["importance_covariates"] = [c for c in ss["importance_covariates"] if c in numeric]
+    c1, c2, c3 = st.columns(3)
+    covariates = c1.multiselect("Numeric covariates", numeric, key="importance_covariates")
+    standardise = c1.checkbox("Standardise covariates ((x - mean) / sd)", value=True,
+                              key="importance_standardise")
+    mixed = c2.checkbox("Mixed model (random effects per cluster)", key="importance_mixed",
+                        disabled=options["cluster"] is None)
+    slopes = c2.radio("Random effects", ["slopes", "intercept"], horizontal=True,
+                      key="importance_random", disabled=not mixed,
+                      format_func={"slopes": "intercept and slopes",
+                                   "intercept": "intercept only"}.get)
+    accept = c3.checkbox("Accept a mixed fit that did not converge",
+                         key="importance_unconverged", disabled=not mixed)
+    try:
+        fit = linear_importance(results, design, factors=options["factors"],
+                                references=options["references"], covariates=covariates,
+                                standardise=standardise,
+                                where={k: v for k, v in (where or {}).items() if v} or None,
+                                cluster=options["cluster"], mixed=bool(mixed),
+                                random_slopes=slopes == "slopes", accept_unconverged=accept,
+                                alpha=options["alpha"], adjust=options["adjust"])
+    except ImportanceRefusal as exc:
+        st.error(md(exc.explanation))
+        fix_buttons(exc.fixes, design)
+        return
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        return
+    m = st.columns(4)
+    m[0].metric("Rows", f"{fit.n_rows:,}")
+    m[1].metric("Cells", f"{fit.n_cells:,}")
+    m[2].metric("Parameters", fit.n_parameters)
+    m[3].metric("R2", f"{fit.r2:.3f}")
+    for note in fit.notes:
+        st.warning(md(note))
+    fig = linear_importance_figure(fit.terms, outcome=outcome)
+    st.plotly_chart(fig, key="importance_linear_chart")
+    figure_downloads(fig, "factor_importance_linear", key="importance_linear_figure")
+    st.subheader("Coefficients")
+    st.dataframe(fit.terms, hide_index=True, column_config=COLUMN_CONFIG,
+                 key="importance_linear_table")
+    table_download(fit.terms, "factor_importance_linear", key="importance_linear_terms")
+    st.subheader("Wald test per factor and covariate")
+    st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
+    table_download(fit.factor_tests, "factor_importance_linear_tests",
+                   key="importance_linear_tests")
+
+
+def deviation_view_note(design: Design) -> None:
+    """On a page that analyses the 0/1 deviation: say so when the outcome is continuous."""
+    if design.outcome is None or design.outcome.type != "continuous":
+        return
+    st.info(md(f"The outcome {design.outcome.column} is continuous. This page analyses its "
+               f"0/1 deviation ({design.outcome.rule()}), so rates and disparities are "
+               "of that threshold; Factor importance models the score itself (differences "
+               "in mean with CIs)."))
+
+
+def group_means_section(results: pd.DataFrame, design: Design) -> None:
+    """For a continuous outcome: mean score per factor value, difference from the reference
+    with a Welch CI (``analysis.continuous.group_means``), above the 0/1 subgroup table."""
+    if design.outcome is None or design.outcome.type != "continuous" or not design.names:
+        return
+    from analysis.continuous import group_means
+
+    st.subheader(md(f"Mean {design.outcome.column} per factor value"))
+    st.caption("Difference in mean against each factor's reference value (other factors "
+               "pooled), Welch 95% CI and p-value; Factor importance holds the other factors "
+               "fixed.")
+    try:
+        table = group_means(results, design)
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        return
+    st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG | {
+        "difference": _NUM("difference", format="%.3f"), "sd": _NUM("sd", format="%.3f")},
+        key="subgroups_group_means")
+    table_download(table, "group_means", key="subgroups_group_means_csv")
