@@ -540,6 +540,19 @@ class FractionalDesign:
                 "aliases": self.aliases, "runs": self.runs.to_dict(orient="records")}
 
 
+def budget_note(budget: int, frac: FractionalDesign) -> str:
+    """What a ``--runs`` budget became, when it is not the number of runs used."""
+    used = len(frac.runs)
+    if used == budget:
+        return ""
+    if frac.resolution == float("inf"):
+        return (f"--runs {budget}: the full factorial has {used} runs, within the budget; "
+                f"{used} runs are used.")
+    return (f"--runs {budget} is a budget: a regular fraction of {frac.levels}-value factors "
+            f"has a power of {frac.levels} runs, so {used} runs are used (the largest within "
+            "the budget). Give a power of the number of values to use the whole budget.")
+
+
 def _is_prime(s: int) -> bool:
     return s >= 2 and all(s % d for d in range(2, int(s ** 0.5) + 1))
 

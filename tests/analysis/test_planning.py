@@ -328,3 +328,15 @@ def test_sample_size_is_the_n_after_which_power_stays_above_the_target():
     assert out["checked_up_to"] >= 3177 + 100
     assert power_at(3130) >= 0.8 and not any(power_at(t) >= 0.8 for t in range(3000, 3130))
     assert out["achieved_power"] == pytest.approx(power_at(3177))
+
+
+def test_plan_runs_budget_not_a_power_says_what_it_used(capsys):
+    args = ["plan", *itertools.chain.from_iterable(("--new", f"{f}=lo,hi") for f in "abcde"),
+            "--runs", "20", "--json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["budget"] == 20 and out["n_runs"] == 16 and len(out["runs"]) == 16
+    assert "16 runs are used" in out["note"] and "--runs 20 is a budget" in captured.err
+    assert main(args[:-3] + ["--runs", "16", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"] == ""
