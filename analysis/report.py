@@ -345,7 +345,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "polarity": POLARITY_FROM_DESIGN, "alpha": 0.05, "quantile": 0.5,
                 "value": 0.0, "tolerance": 0.1, "quantiles": [0.25, 0.75],
                 "n_permutations": 999, "adaptive": True, "random_state": 0,
-                "compare": "rest", "comparison": "inclusive", "where": {}}
+                "compare": "rest", "comparison": "inclusive", "conventions": "workbench",
+                "where": {}}
     if section == "index":
         model = models[0] if models else None
         dims = [f for f in design.of_kind("domain") if f != model][:2]

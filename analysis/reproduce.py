@@ -193,6 +193,7 @@ _DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
 def disparity_view(options: Mapping[str, Any]) -> View:
     """Disparity: each option of ``disparity_report`` as the flag of the same name."""
     cli = tuple(("no-adaptive", v is False) if k == "adaptive"  # the CLI's flag is negative
+                else ("saged-conventions", v == "saged") if k == "conventions"
                 else (_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v)
                 for k, v in options.items())
     return View("disparity", cli, ("from analysis.disparity import disparity_report",),
