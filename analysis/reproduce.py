@@ -210,6 +210,7 @@ def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = N
     cli = (("dimensions", [d.factor for d in dims]), ("scores", [d.score for d in dims]),
            ("weights", [d.weight for d in dims]), ("model", o.get("model")),
            ("no-normalize", o.get("normalize_weights") is False),
+           ("printed-equation", o.get("printed_equation") is True),
            ("penalty-gini" if o.get("penalty_kind") == "coverage_gini" else "penalty",
             o.get("penalty_value")),
            ("sentiment", sentiment), ("sentiment-by", o.get("sentiment_by") if sentiment
