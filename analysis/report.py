@@ -355,7 +355,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                                  "dimension.")
         return {"dimensions": [{"factor": f, "score": "deviation_metric", "weight": 1.0}
                                for f in dims],
-                "model": model, "normalize_weights": True, "penalty_kind": "constant",
+                "model": model, "normalize_weights": True, "printed_equation": False,
+                "penalty_kind": "constant",
                 "penalty_value": 0.0, "sentiment": None, "sentiment_by": dims[0],
                 "sentiment_score": "one_minus_impact_ratio", "sentiment_scale": 1.0,
                 "where": {}, **ci_defaults(section, design)}
@@ -686,6 +687,9 @@ def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append(f"{unscored:,} judgments are unscored (the judge's reply could "
                             "not be parsed or was refused; see unscored_reason).")
     sec.tables.append(("judge_stage_metrics", table))
+    from judges.metrics import stage_figures  # FairMonitor's Figures 4 and 5
+
+    sec.figures += list(stage_figures(results).items())
 
 
 _BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
