@@ -152,7 +152,8 @@ def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
     The normal approximation (:func:`ld_power`) gives a first ``n``; the answer is then
     the smallest total **after which** the exact power of the Wald test
     (:func:`exact_ld_power`) stays at or above ``power`` (checked up to ``checked_up_to``,
-    5 % + 20 rows beyond): exact power is a sawtooth in N, so a smaller total may reach
+    5 % + 20 rows beyond, at most 150; not checked above 20,000 rows, where
+    ``checked_up_to`` = ``n_total``): exact power is a sawtooth in N, so a smaller total may reach
     the target while the next one falls back (``n_first_reaching``; ``docs/planning.md``).
     At small expected counts the exact and approximate powers differ by several points.
     For very large ``n`` the approximation is kept.
@@ -225,7 +226,9 @@ def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
     else:
         first = checked = None
     n1, n0 = split(total)
-    achieved = exact(total) if method == "exact" else approx_power(ld, rate, n1, n0, alpha)
+    achieved = exact(total) if method == "exact" else None
+    if achieved is None:
+        achieved = approx_power(ld, rate, n1, n0, alpha)
     while achieved < power:  # rounding of the split (normal approximation)
         total += 1
         n1, n0 = split(total)
@@ -245,6 +248,10 @@ STABLE_HORIZON = 1.05
 STABLE_MARGIN = 20
 #: The search for the first N reaching the target stops after this many N in a row below it.
 FIRST_RUN = 10
+#: Most totals each scan evaluates (the exact power of a total costs ~10 ms at 3,000 rows,
+#: ~0.1 s at 50,000), and the total above which the scans are skipped.
+SCAN_MAX = 150
+SCAN_MAX_TOTAL = 20_000
 
 
 def _stable_total(exact, reaching: int, power: float) -> tuple[int, int, int]:
@@ -257,17 +264,24 @@ def _stable_total(exact, reaching: int, power: float) -> tuple[int, int, int]:
     rows may fall back below. Scanning down from the horizon finds the last N below the
     target; the answer is the next one. ``reaching`` is any N reaching the target.
     """
+    def reaches(total: int) -> bool:
+        value = exact(total)  # None: grid too large, where the normal approximation holds
+        return value is None or value >= power
+
+    if reaching > SCAN_MAX_TOTAL:
+        return reaching, reaching, reaching
     horizon = reaching
     while True:
-        horizon = int(math.ceil(horizon * STABLE_HORIZON)) + STABLE_MARGIN
-        if (exact(horizon) or 0.0) >= power:
+        step = min(int(math.ceil(horizon * (STABLE_HORIZON - 1))) + STABLE_MARGIN, SCAN_MAX)
+        horizon += step
+        if reaches(horizon):
             break
     stable = horizon
-    while stable > 2 and (exact(stable - 1) or 0.0) >= power:
+    while stable > 2 and horizon - stable < 2 * SCAN_MAX and reaches(stable - 1):
         stable -= 1
     first, misses, t = stable, 0, stable - 1
-    while t > 2 and misses < FIRST_RUN:
-        if (exact(t) or 0.0) >= power:
+    while t > 2 and misses < FIRST_RUN and stable - t <= SCAN_MAX:
+        if reaches(t):
             first, misses = t, 0
         else:
             misses += 1
