@@ -17,7 +17,8 @@ a bootstrap replicate is a replicate cell table:
 Intervals are percentiles of the replicates at ``(1 -+ confidence) / 2``; ``boot_se``
 is their standard deviation. Everything is seeded (``seed``), so the same call gives
 the same interval. The bias index (which also uses the coverage grid and an optional
-numeric sentiment column) is bootstrapped on resampled rows (or clusters of rows).
+numeric sentiment column) is bootstrapped on resampled rows (or clusters of rows),
+its design-fixed diversity penalty held at its value (not resampled).
 """
 
 from __future__ import annotations
@@ -331,15 +332,27 @@ def bootstrap_rows(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd
         ``boot_ci_high``, ``n_boot``.
     """
     _check(n_boot, confidence)
-    estimate = statistic(results)
-    reps = np.full((n_boot, len(estimate)), np.nan)
+    estimate, reps = _replicates(results, statistic, statistic(results).index, cluster,
+                                 n_boot, seed)
+    return pd.DataFrame(_interval(estimate, reps, confidence), index=estimate.index)
+
+
+def _replicates(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series],
+                index: pd.Index, cluster: str | None, n_boot: int, seed: int
+                ) -> tuple[pd.Series, np.ndarray]:
+    """The statistic of the rows (reindexed to ``index``) and of ``n_boot`` resamples."""
+    estimate = statistic(results).reindex(index)
+    reps = np.full((n_boot, len(index)), np.nan)
     for i, idx in enumerate(_row_replicates(results, cluster, n_boot, seed)):
         try:
-            reps[i] = statistic(results.iloc[idx]).reindex(estimate.index).to_numpy(float)
+            reps[i] = statistic(results.iloc[idx]).reindex(index).to_numpy(float)
         except AnalysisError:
             continue
-    return pd.DataFrame(_interval(estimate.to_numpy(float), reps, confidence),
-                        index=estimate.index)
+    return estimate, reps
+
+
+#: Share of the replicates above the estimate beyond which an interval is flagged as shifted.
+SHIFTED_SHARE = 0.75
 
 
 def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None,
@@ -347,7 +360,14 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
                     **options) -> pd.DataFrame:
     """Bootstrap CIs of the bias index and of each of its components, per model.
 
-    ``options`` are those of :func:`analysis.index.bias_index`.
+    ``options`` are those of :func:`analysis.index.bias_index`. The diversity penalty
+    describes the design (which prompts were asked, or a constant), not a sample, so it is
+    **not** resampled: it is reported as fixed (``boot_se`` 0, the interval the estimate
+    itself) and every replicate's ``llmbi`` adds the penalty of the full rows. A maximum
+    (``max_abs_log_disparity``, and an index built on it) is biased upwards in resamples,
+    so its percentile interval lies mostly above the estimate: the ``note`` says so and
+    gives the share of replicates above the estimate (any quantity with more than
+    :data:`SHIFTED_SHARE` above gets the same warning).
 
     Returns
     -------
@@ -355,25 +375,36 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
         One row per model and quantity: ``model``, ``quantity`` (``llmbi``,
         ``weighted_bias``, ``diversity_penalty``, ``sentiment_term``, and
         ``score[FACTOR]`` per dimension), ``estimate``, ``boot_se``, ``boot_ci_low``,
-        ``boot_ci_high``, ``n_boot``.
+        ``boot_ci_high``, ``n_boot``, ``note`` (empty, or: design-fixed, or the upward
+        shift of a maximum's interval).
     """
     from analysis.columns import (
         COMPONENT,
         DIVERSITY_PENALTY,
         FACTOR,
         LLMBI,
+        NOTE,
         SCORE,
         SENTIMENT_TERM,
         WEIGHTED_BIAS,
     )
     from analysis.index import bias_index
 
+    _check(n_boot, confidence)
+    full = bias_index(results, design, **options).totals
+    fixed = {str(m): float(v) for m, v in zip(full[MODEL], full[DIVERSITY_PENALTY],
+                                               strict=True)}
+    free = {**options, "penalty_kind": "constant", "penalty_value": 0.0}
+
     def statistic(rows: pd.DataFrame) -> pd.Series:
-        idx = bias_index(rows, design, **options)
+        idx = bias_index(rows, design, **free)
         out = {}
         for r in idx.totals.to_dict(orient="records"):
+            name = str(r[MODEL])
             for q in (LLMBI, WEIGHTED_BIAS, DIVERSITY_PENALTY, SENTIMENT_TERM):
-                out[(str(r[MODEL]), q)] = r[q]
+                out[(name, q)] = r[q]
+            out[(name, LLMBI)] = r[LLMBI] + fixed.get(name, np.nan)
+            out[(name, DIVERSITY_PENALTY)] = fixed.get(name, np.nan)
         for r in idx.components[idx.components[COMPONENT] == "dimension"].to_dict(
                 orient="records"):
             out[(str(r[MODEL]), f"score[{r[FACTOR]}]")] = r[SCORE]
@@ -385,8 +416,32 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
     s_by = options.get("sentiment_by")
     needed |= {s_by} if isinstance(s_by, str) else set(s_by or ())
     slim = results[[c for c in results.columns if c in needed]]
-    table = bootstrap_rows(slim, statistic, cluster=cluster, n_boot=n_boot,
-                           confidence=confidence, seed=seed)
+    keys = statistic(slim).index
+    estimate, reps = _replicates(slim, statistic, keys, cluster, n_boot, seed)
+    table = pd.DataFrame(_interval(estimate.to_numpy(float), reps, confidence), index=keys)
+    maxima = {f"score[{d.factor}]" for d in options.get("dimensions", ())
+              if d.score == "max_abs_log_disparity"}
+    with np.errstate(invalid="ignore"):
+        above = (reps > estimate.to_numpy(float) + 1e-12).sum(0) / np.maximum(
+            np.isfinite(reps).sum(0), 1)
+    notes = []
+    for (_, quantity), share in zip(keys, above, strict=True):
+        if quantity == DIVERSITY_PENALTY:
+            notes.append("design-fixed (which prompts were asked): not resampled")
+            continue
+        is_max = quantity in maxima or (maxima and quantity in (LLMBI, WEIGHTED_BIAS))
+        if is_max or share > SHIFTED_SHARE:
+            notes.append(f"{share:.0%} of the replicates lie above the estimate: "
+                         + ("a maximum is biased upwards in resamples, so "
+                            if is_max else "")
+                         + "the percentile interval is shifted up; read it as a spread, "
+                           "not as a confidence interval")
+        else:
+            notes.append("")
+    fix = table.index.get_level_values(1) == DIVERSITY_PENALTY
+    table.loc[fix, BOOT_SE] = 0.0
+    table.loc[fix, BOOT_CI_LOW] = table.loc[fix, BOOT_CI_HIGH] = table.loc[fix, ESTIMATE]
+    table[NOTE] = notes
     table.index = table.index.set_names([MODEL, QUANTITY])
     out = table.reset_index()
     out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,

@@ -47,6 +47,7 @@ from analysis.columns import (
     N_CATEGORIES,
     N_COHORTS,
     NOTE,
+    P_ADJUSTED,
     P_VALUE,
     PERCENT,
     SD_PERCENT,
@@ -62,10 +63,17 @@ TEST = "test"
 QUESTION = "question"
 ALL_CATEGORIES = "(all)"
 KRUSKAL = "Kruskal-Wallis"
+KRUSKAL_AMONG = "Kruskal-Wallis among subcategories"
 CHI_SQUARE = "chi-square"
+N_SUBCATEGORIES = "n_subcategories"
+#: BH-significant marker of :func:`capsule_table` (after ``*``, the unadjusted one).
+BH_MARK = "†"
 #: What each test answers (the ``question`` column of :func:`capsule_tests`).
 QUESTIONS: dict[str, str] = {
     KRUSKAL: "Does this subcategory's share of the answers differ between cohorts?",
+    KRUSKAL_AMONG: "Do the subcategories of this prompt get different shares (each "
+                   "subcategory's per-cohort percentages are its observations; the "
+                   "paper's Table 4 claim)?",
     CHI_SQUARE: "Is the whole distribution of answers over the subcategories (and the "
                 "answers in none of them) the same in every cohort?",
 }
@@ -294,20 +302,70 @@ def kruskal_across_cohorts(dist: pd.DataFrame, category: str, cohort: str, *,
     return pd.DataFrame(rows)
 
 
-def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
-                  by: str | Sequence[str] = (), method: dm.TestMethod = "auto",
-                  random_state: int | None = 0) -> pd.DataFrame:
-    """Kruskal-Wallis per subcategory and the chi-square test per group, side by side.
+def kruskal_among_subcategories(dist: pd.DataFrame, category: str, cohort: str, *,
+                                by: str | Sequence[str] = ()) -> pd.DataFrame:
+    """Kruskal-Wallis test per prompt: do its subcategories get different shares?
+
+    The observations of a subcategory are its percentages in the cohorts (one per cohort,
+    as printed in the study's tables); the groups are the subcategories of one
+    (demographic, ``by`` group). This is the reading under which the time-capsule paper's
+    Table 4 note ("all subcategories show response distributions that are statistically
+    significantly different from others in the same prompt (Kruskal-Wallis)") holds: on
+    Table 4's percentages p < 0.003 for all four prompts (``docs/cohorts.md``).
+    ``scipy.stats.kruskal`` (tie-corrected).
 
     Returns
     -------
     pandas.DataFrame
-        ``test`` (``Kruskal-Wallis`` / ``chi-square``), ``question`` (what it answers,
-        :data:`QUESTIONS`), ``demographic``, the ``by`` factors, the category
-        (``(all)`` for the chi-square rows), ``n``, ``count`` (answers in the
-        subcategory; empty for chi-square), ``statistic``, ``df``, ``p_value``, ``note``
-        (for chi-square: the method, or why Monte Carlo was used).
+        One row per (demographic, ``by`` group): ``demographic``, the ``by`` factors,
+        ``n`` (answers), ``n_subcategories``, ``n_cohorts``, ``statistic`` (H), ``df``, ``p_value``,
+        ``note`` (why there is no test).
     """
+    from scipy import stats
+
+    by = [by] if isinstance(by, str) else list(by)
+    rows = []
+    for key, sub in dist.groupby([DEMOGRAPHIC, *by], observed=True, sort=True):
+        sub = sub[sub[N] > 0]
+        samples = [g[PERCENT].to_numpy(dtype=float)
+                   for _, g in sub.groupby(category, observed=True, sort=True)]
+        samples = [x for x in samples if len(x)]
+        h = p = float("nan")
+        note = ""
+        if len(samples) < 2:
+            note = "needs at least two subcategories"
+        elif len(np.unique(np.concatenate(samples))) < 2:
+            note = "every percentage is the same"
+        else:
+            h, p = (float(v) for v in stats.kruskal(*samples))
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip([DEMOGRAPHIC, *by], key, strict=True)),
+                     N: int(sub.drop_duplicates(cohort)[N].sum()),
+                     N_SUBCATEGORIES: len(samples),
+                     N_COHORTS: int(sub[cohort].nunique()) if len(sub) else 0,
+                     STATISTIC: h, DF: len(samples) - 1, P_VALUE: p, NOTE: note})
+    return pd.DataFrame(rows)
+
+
+def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
+                  by: str | Sequence[str] = (), method: dm.TestMethod = "auto",
+                  random_state: int | None = 0) -> pd.DataFrame:
+    """Kruskal-Wallis per subcategory across cohorts, Kruskal-Wallis among the
+    subcategories of each prompt, and the chi-square test per group, side by side.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``test`` (``Kruskal-Wallis`` / ``Kruskal-Wallis among subcategories`` /
+        ``chi-square``), ``question`` (what it answers, :data:`QUESTIONS`),
+        ``demographic``, the ``by`` factors, the category (``(all)`` for the rows about a
+        whole prompt), ``n``, ``count`` (answers in the subcategory; empty otherwise),
+        ``statistic``, ``df``, ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the
+        rows of the same test), ``note`` (for chi-square: the method, or why Monte Carlo
+        was used).
+    """
+    from analysis.subgroups import benjamini_hochberg
+
     by = [by] if isinstance(by, str) else list(by)
     kw = kruskal_across_cohorts(dist, category, cohort, by=by).assign(
         **{TEST: KRUSKAL, QUESTION: QUESTIONS[KRUSKAL]})
@@ -317,22 +375,36 @@ def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
                         category: ALL_CATEGORIES})
     chi[NOTE] = chi[NOTE].where(chi[NOTE] != "", chi["method"])
     chi[COUNT] = np.nan
+    among = kruskal_among_subcategories(dist, category, cohort, by=by).assign(
+        **{TEST: KRUSKAL_AMONG, QUESTION: QUESTIONS[KRUSKAL_AMONG], category: ALL_CATEGORIES,
+           COUNT: np.nan})
     columns = [TEST, QUESTION, DEMOGRAPHIC, *by, category, N, COUNT, STATISTIC, DF, P_VALUE,
-               NOTE]
-    for frame in (kw, chi):
+               P_ADJUSTED, NOTE]
+    parts = []
+    for frame in (kw, among, chi):
+        if not len(frame):
+            continue
+        frame = frame.copy()
+        frame[P_ADJUSTED] = benjamini_hochberg(frame[P_VALUE].to_numpy(dtype=float))
         for c in (DEMOGRAPHIC, *by, category):
             frame[c] = frame[c].astype(str)
-    return pd.concat([kw[columns], chi[columns]], ignore_index=True)
+        parts.append(frame[columns])
+    return pd.concat(parts, ignore_index=True)
 
 
 def capsule_table(dist: pd.DataFrame, category: str, cohort: str, *,
                   by: str | Sequence[str] = (), tests: pd.DataFrame | None = None,
-                  alpha: float = 0.05) -> pd.DataFrame:
+                  alpha: float = 0.05, star: str = "across_cohorts") -> pd.DataFrame:
     """The shares as the study prints them: one row per cohort, one column per
     (demographic, ``by`` group, subcategory), percentages.
 
     With ``tests`` (:func:`kruskal_across_cohorts` or :func:`capsule_tests`), a
-    subcategory whose Kruskal-Wallis p-value is below ``alpha`` is marked ``*``.
+    subcategory is marked ``*`` when its test's p-value is below ``alpha`` and ``*†``
+    when its Benjamini-Hochberg adjusted p-value (``p_adjusted``, over the table's tests
+    of that kind) is too. ``star="across_cohorts"`` (default): the subcategory's share
+    differs between cohorts (Kruskal-Wallis per subcategory); ``"among_subcategories"``:
+    every subcategory of a prompt whose subcategories differ (the paper's Table 4 note,
+    :func:`kruskal_among_subcategories`; needs :func:`capsule_tests`).
 
     Returns
     -------
@@ -340,16 +412,32 @@ def capsule_table(dist: pd.DataFrame, category: str, cohort: str, *,
         Index: the cohorts in order; columns: a MultiIndex ``demographic``, the ``by``
         factors, the category.
     """
+    from analysis.subgroups import benjamini_hochberg
+
     by = [by] if isinstance(by, str) else list(by)
-    marked = set()
+    if star not in ("across_cohorts", "among_subcategories"):
+        raise AnalysisError(f"star is across_cohorts or among_subcategories, not {star!r}.")
+    marks: dict[tuple, str] = {}
     if tests is not None:
-        kw = tests[tests[TEST] == KRUSKAL] if TEST in tests.columns else tests
-        for _, row in kw[kw[P_VALUE] < alpha].iterrows():
-            marked.add(tuple(str(row[c]) for c in (DEMOGRAPHIC, *by, category)))
+        wanted = KRUSKAL if star == "across_cohorts" else KRUSKAL_AMONG
+        if TEST in tests.columns:
+            kw = tests[tests[TEST] == wanted]
+        elif star == "across_cohorts":
+            kw = tests
+        else:
+            raise AnalysisError("star='among_subcategories' needs capsule_tests(...).")
+        adjusted = (kw[P_ADJUSTED].to_numpy(dtype=float) if P_ADJUSTED in kw.columns
+                    else benjamini_hochberg(kw[P_VALUE].to_numpy(dtype=float)))
+        for (_, row), p_adj in zip(kw.iterrows(), adjusted, strict=True):
+            if row[P_VALUE] < alpha:
+                key = tuple(str(row[c]) for c in (DEMOGRAPHIC, *by))
+                key += (str(row[category]),) if star == "across_cohorts" else ()
+                marks[key] = "*" + (BH_MARK if p_adj < alpha else "")
     labels = dist[category].astype(str)
     keys = [tuple(str(v) for v in t) for t in dist[[DEMOGRAPHIC, *by]].itertuples(
         index=False, name=None)]
-    shown = [c + ("*" if (*k, c) in marked else "") for k, c in zip(keys, labels, strict=True)]
+    shown = [c + marks.get((*k, c) if star == "across_cohorts" else k, "")
+             for k, c in zip(keys, labels, strict=True)]
     frame = dist.assign(_label=shown)
     frame["_order"] = np.arange(len(frame))
     order = frame.drop_duplicates([DEMOGRAPHIC, *by, "_label"]).sort_values("_order")

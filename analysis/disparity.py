@@ -74,6 +74,12 @@ Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
                     "quantile_range"]
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 Standard = Literal["mean", "median", "quantile", "value"]
+#: ``workbench``: unbiased variance/SD (ddof 1), bias-adjusted skewness/kurtosis, max |z|
+#: with the ddof-1 SD, min/max ratio only for positive values. ``saged``: the SAGED
+#: library's numbers (ddof 0 variance/SD, scipy's default skew/kurtosis, the signed maximum
+#: of ``scipy.stats.zscore`` (ddof 0), min/max whenever max != 0).
+Conventions = Literal["workbench", "saged"]
+CONVENTIONS: tuple[str, ...] = get_args(Conventions)
 STANDARDS: tuple[str, ...] = get_args(Standard)
 Direction = Literal["above", "below", "within"]
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
@@ -389,6 +395,7 @@ def group_summary(
     *,
     baseline: str | None = None,
     quantiles: tuple[float, float] = (0.25, 0.75),
+    conventions: Conventions = "workbench",
 ) -> pd.DataFrame:
     """Every summary statistic of the feature per group (``methods.md`` s. 5).
 
@@ -405,6 +412,10 @@ def group_summary(
         then uses ``feature - baseline`` per row.
     quantiles
         Lower and upper quantile of ``quantile_range`` (default the interquartile range).
+    conventions
+        ``"workbench"`` (the definitions below) or ``"saged"``: variance and std with
+        ddof 0 (``np.var``, ``np.std``), skewness and kurtosis as scipy's defaults
+        (``bias=True``; kurtosis still excess), as the SAGED library computes them.
 
     Returns
     -------
@@ -420,16 +431,25 @@ def group_summary(
     st = _Stats(g.x, g.k, quantiles)
     labels = st.sorted_labels(g.codes)
     out = g.table.copy()
-    exact = _exact_moments(g.x, g.codes, g.k)
+    _check_conventions(conventions)
+    exact = _exact_moments(g.x, g.codes, g.k, saged=conventions == "saged")
     for name in STATISTICS:
         out[name] = exact[name] if name in exact else st.of_groups(name, labels)
     out.attrs["n_missing"] = g.n_missing
     return out
 
 
-def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int) -> dict[str, np.ndarray]:
+def _check_conventions(conventions: str) -> None:
+    if conventions not in CONVENTIONS:
+        raise AnalysisError(f"Unknown conventions {conventions!r}: use one of "
+                            f"{', '.join(CONVENTIONS)}.")
+
+
+def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int, *, saged: bool = False
+                   ) -> dict[str, np.ndarray]:
     """Moment statistics per group in two passes (powers of x - the group's own mean),
-    accurate even when groups sit far apart relative to their spread."""
+    accurate even when groups sit far apart relative to their spread; ``saged``: the
+    biased (population) versions, as numpy's and scipy's defaults."""
     n = np.bincount(codes, minlength=k).astype(float)
     mean = np.bincount(codes, weights=x, minlength=k) / n
     d = x - mean[codes]
@@ -439,6 +459,10 @@ def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int) -> dict[str, np.nda
         var = np.where(n > 1, m2 * n / (n - 1), np.nan)
         g1 = m3 / m2 ** 1.5 * np.sqrt(n * (n - 1)) / (n - 2)
         g2 = ((n + 1) * (m4 / m2 ** 2 - 3) + 6) * (n - 1) / ((n - 2) * (n - 3))
+        if saged:
+            return {MEAN: mean, VARIANCE: m2, STD: np.sqrt(m2),
+                    SKEWNESS: np.where(~flat, m3 / m2 ** 1.5, np.nan),
+                    KURTOSIS: np.where(~flat, m4 / m2 ** 2 - 3, np.nan)}
     return {MEAN: mean, VARIANCE: var, STD: np.sqrt(var),
             SKEWNESS: np.where((n > 2) & ~flat, g1, np.nan),
             KURTOSIS: np.where((n > 3) & ~flat, g2, np.nan)}
@@ -728,7 +752,8 @@ def simulate_dixon_critical(variant: DixonVariant, n: int, *,
 # --- disparity across groups -----------------------------------------------------------------
 def disparity_metrics(statistics: pd.Series | Sequence[float], *,
                       labels: Sequence[str] | None = None, alpha: float = 0.05,
-                      quantity: str = "statistic") -> pd.DataFrame:
+                      quantity: str = "statistic",
+                      conventions: Conventions = "workbench") -> pd.DataFrame:
     """Disparity of one value per group (``methods.md`` s. 5).
 
     Parameters
@@ -741,6 +766,11 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
     quantity
         What the values are (e.g. ``"mean"`` or ``"selection_rate"``), copied to the
         output so several tables can be stacked.
+    conventions
+        ``"saged"``: ``max_z`` is the largest *signed* z-score of ``scipy.stats.zscore``
+        (ddof 0; at most sqrt(k - 1)) and ``min_max_ratio`` is min / max whenever max != 0,
+        as the SAGED library's ``statistics_disparity``; ``std`` stays ddof 1 (pandas'
+        ``std``, as SAGED's). Dixon's Q is ours in both (SAGED's own r10 ratio is always 0).
 
     Returns
     -------
@@ -771,6 +801,8 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
         rows.append({QUANTITY: quantity, METRIC: metric, VALUE: float(value), GROUP: group,
                      NOTE: note})
 
+    _check_conventions(conventions)
+    saged = conventions == "saged"
     if k == 0:
         for m in ("min", "max", "min_max_ratio", "range", "mean", "std", "max_z", "dixon_q"):
             add(m, math.nan, note="no group has a value")
@@ -778,8 +810,9 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
     i_min, i_max = int(np.argmin(v)), int(np.argmax(v))
     add("min", v[i_min], lab[i_min])
     add("max", v[i_max], lab[i_max])
-    if (v > 0).all():
-        add("min_max_ratio", v[i_min] / v[i_max])
+    if (v > 0).all() or (saged and v[i_max] != 0):
+        add("min_max_ratio", v[i_min] / v[i_max],
+            note="" if (v > 0).all() else "SAGED's min / max with values <= 0")
     else:
         add("min_max_ratio", math.nan,
             note="defined only when every value is positive (here some are <= 0); "
@@ -788,7 +821,12 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
     add("mean", float(np.mean(v)))
     sd = float(np.std(v, ddof=1)) if k > 1 else math.nan
     add("std", sd, note="" if k > 1 else "needs two groups")
-    if k > 1 and sd > 0:
+    if saged and k > 1 and float(np.std(v)) > 0:
+        z = (v - v.mean()) / float(np.std(v))
+        iz = int(np.argmax(z))
+        add("max_z", z[iz], lab[iz], note=f"SAGED: largest signed z, ddof 0; at most "
+                                          f"sqrt(k-1) = {math.sqrt(k - 1):.3f} for k = {k}")
+    elif k > 1 and sd > 0 and not saged:
         z = np.abs(v - v.mean()) / sd
         iz = int(np.argmax(z))
         add("max_z", z[iz], lab[iz], note=f"at most (k-1)/sqrt(k) = {(k - 1) / math.sqrt(k):.3f} "
@@ -993,6 +1031,7 @@ def disparity_report(
     adaptive: bool = True,
     compare: Compare = "rest",
     random_state: int | None = 0,
+    conventions: Conventions = "workbench",
 ) -> DisparityReport:
     """Summary, selection rates, disparity metrics, Dixon's Q and permutation tests.
 
@@ -1001,12 +1040,16 @@ def disparity_report(
     selection direction defaults to the favourable side (:func:`default_direction`),
     so the four-fifths verdict reads a rate of favourable outcomes. Permutations are
     adaptive by default (``n_permutations`` is then a maximum; see
-    :func:`permutation_test`). ``n_permutations=0`` skips the permutation tests. See the
-    functions this combines for every option.
+    :func:`permutation_test`). ``n_permutations=0`` skips the permutation tests.
+    ``conventions="saged"`` gives the summary and the disparity metrics as the SAGED
+    library computes them (:func:`group_summary`, :func:`disparity_metrics`); the
+    permutation tests keep the workbench definitions. See the functions this combines
+    for every option.
     """
     _check_statistic(statistic)
     by = [by] if isinstance(by, str) else list(by)
-    summary = group_summary(results, feature, by, baseline=baseline, quantiles=quantiles)
+    summary = group_summary(results, feature, by, baseline=baseline, quantiles=quantiles,
+                            conventions=conventions)
     if len(summary) < 2:
         raise AnalysisError(f"Only one group ({summary[GROUP].iloc[0]}) has values: choose "
                             "factors with at least two observed values.")
@@ -1019,8 +1062,10 @@ def disparity_report(
     stats_series = pd.Series(summary[statistic].to_numpy(), index=summary[GROUP])
     sr_series = pd.Series(selection[SELECTION_RATE].to_numpy(), index=selection[GROUP])
     metrics = pd.concat([
-        disparity_metrics(stats_series, alpha=alpha, quantity=statistic),
-        disparity_metrics(sr_series, alpha=alpha, quantity=SELECTION_RATE),
+        disparity_metrics(stats_series, alpha=alpha, quantity=statistic,
+                          conventions=conventions),
+        disparity_metrics(sr_series, alpha=alpha, quantity=SELECTION_RATE,
+                          conventions=conventions),
     ], ignore_index=True)
     dixon = dixon_q_test(stats_series.dropna(), alpha=alpha)
     perm = None
@@ -1038,7 +1083,8 @@ def disparity_report(
                 "n_permutations_used": (int(perm[N_PERMUTATIONS].max())
                                         if perm is not None else 0),
                 "compare": compare,
-                "random_state": random_state, "n_rows": int(summary[N].sum()),
+                "random_state": random_state, "conventions": conventions,
+                "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
     return DisparityReport(summary, selection, metrics, dixon, perm, settings)
 

@@ -1,6 +1,8 @@
 """The composite LLM bias index (LLMBI, ``methods.md`` s. 6).
 
-``LLMBI = (1/n) * sum_i w_i * B_i + P(D) + lambda * S`` with
+``LLMBI = (1/n) * sum_i w_i * B_i + P(D) + lambda * S`` (the LLMBI paper's code; its printed
+equation has no ``1/n``: ``sum_i w_i * B_i + P(D) + lambda * S``, available with
+``printed_equation=True``) with
 
 - ``B_i`` the bias score of dimension i (a sensitive factor such as gender or race),
   computed from the deviation rates of the factor's values in one of three ways
@@ -233,6 +235,7 @@ def bias_index(
     sentiment_score: SentimentScore = "one_minus_impact_ratio",
     sentiment_scale: float = 1.0,
     sentiment_baseline: str | None = None,
+    printed_equation: bool = False,
 ) -> BiasIndex:
     """LLMBI per model with every component (``methods.md`` s. 6).
 
@@ -263,6 +266,11 @@ def bias_index(
         Numeric column for S (None: no sentiment term, S = 0), the factor(s) whose
         groups it is compared across (default: the first dimension's factor), how S is
         computed (:func:`sentiment_bias`), lambda, and an optional baseline column.
+    printed_equation
+        The paper's equation as printed, ``sum_i w_i B_i + P(D) + lambda S``: the weights
+        as given and no ``1/n`` (``normalize_weights`` is then ignored). With equal weights
+        1 the first term is then n times the mean score, so the index grows with the
+        number of dimensions; the default (and the paper's code) divides by n.
 
     Returns
     -------
@@ -290,7 +298,9 @@ def bias_index(
     if not np.isfinite(float(sentiment_scale)):
         raise AnalysisError("The sentiment scale lambda must be a number.")
     n_dims = len(dims)
-    effective = weights * n_dims / weights.sum() if normalize_weights else weights
+    effective = (weights if printed_equation or not normalize_weights
+                 else weights * n_dims / weights.sum())
+    divisor = 1 if printed_equation else n_dims
     grid = list(penalty_factors) if penalty_factors else factors
     s_by = sentiment_by if sentiment_by is not None else factors[0]
     if model is None:
@@ -310,7 +320,7 @@ def bias_index(
         weighted = 0.0
         for d, w in zip(dims, effective, strict=True):
             b, note = dimension_score(rows, d.factor, score=d.score, ideal=ideal)
-            contribution = w * b / n_dims
+            contribution = w * b / divisor
             weighted += contribution
             comp_rows.append({MODEL: name, COMPONENT: "dimension", FACTOR: d.factor,
                               SCORE_KIND: d.score, SCORE: b, WEIGHT: float(d.weight),

@@ -120,13 +120,29 @@ def exact_ld_power(ld: float, rate_outside: float, n_subgroup: int, n_outside: i
     a, c = support(n1, p1), support(n0, p0)
     if len(a) * len(c) > EXACT_MAX_GRID:
         return None
-    A, C = a[:, None], c[None, :]
-    B, D = n1 - A, n0 - C
-    shift = np.where(np.minimum(np.minimum(A, B), np.minimum(C, D)) == 0, 0.5, 0.0)
-    A, B, C, D = A + shift, B + shift, C + shift, D + shift
-    z = (np.log(A) + np.log(D) - np.log(B) - np.log(C)) / np.sqrt(1 / A + 1 / B + 1 / C + 1 / D)
+    # Without the correction the statistic separates: z = (u_a + v_c) / sqrt(s_a + t_c);
+    # the rows and columns holding a zero count get the 0.5 correction on their own.
+    edge_a = (a == 0) | (a == n1)
+    edge_c = (c == 0) | (c == n0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u, s = np.log(a) - np.log(n1 - a), 1 / a + 1 / (n1 - a)
+        v, t = np.log(n0 - c) - np.log(c), 1 / c + 1 / (n0 - c)
+        z = (u[:, None] + v[None, :]) / np.sqrt(s[:, None] + t[None, :])
+    if edge_a.any() or edge_c.any():
+        rows, cols = np.flatnonzero(edge_a), np.flatnonzero(edge_c)
+        z[rows, :] = _woolf_z(a[rows, None], c[None, :], n1, n0)
+        z[:, cols] = _woolf_z(a[:, None], c[None, cols], n1, n0)
     reject = np.abs(z) > norm.ppf(1 - alpha / 2)
     return float(binom.pmf(a, n1, p1) @ reject @ binom.pmf(c, n0, p0))
+
+
+def _woolf_z(a: np.ndarray, c: np.ndarray, n1: int, n0: int) -> np.ndarray:
+    """Wald z of LD on counts (broadcast), 0.5 added to all four counts when one is 0."""
+    b, d = n1 - a, n0 - c
+    shift = np.where(np.minimum(np.minimum(a, b), np.minimum(c, d)) == 0, 0.5, 0.0)
+    a, b, c, d = a + shift, b + shift, c + shift, d + shift
+    return (np.log(a) + np.log(d) - np.log(b) - np.log(c)) / np.sqrt(1 / a + 1 / b + 1 / c
+                                                                      + 1 / d)
 
 
 def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
@@ -134,9 +150,13 @@ def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
     """Rows needed to detect a log disparity ``ld`` of a subgroup with a given share.
 
     The normal approximation (:func:`ld_power`) gives a first ``n``; the answer is then
-    the smallest total for which the exact power of the Wald test
-    (:func:`exact_ld_power`) reaches ``power`` (at small expected counts the two differ
-    by several points). For very large ``n`` the approximation is kept.
+    the smallest total **after which** the exact power of the Wald test
+    (:func:`exact_ld_power`) stays at or above ``power`` (checked up to ``checked_up_to``,
+    5 % + 20 rows beyond, at most 150; not checked above 20,000 rows, where
+    ``checked_up_to`` = ``n_total``): exact power is a sawtooth in N, so a smaller total may reach
+    the target while the next one falls back (``n_first_reaching``; ``docs/planning.md``).
+    At small expected counts the exact and approximate powers differ by several points.
+    For very large ``n`` the approximation is kept.
 
     Parameters
     ----------
@@ -153,7 +173,10 @@ def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
     -------
     dict
         ``n_total`` (rows in all), ``n_subgroup``, ``n_outside`` (its split by
-        ``share``, the subgroup rounded up), ``rate_subgroup`` (``p1``),
+        ``share``, the subgroup rounded up), ``n_first_reaching`` (the smallest total
+        found whose exact power reaches ``power``; power may dip below it again before
+        ``n_total``), ``checked_up_to`` (the largest total checked), ``rate_subgroup``
+        (``p1``),
         ``achieved_power`` (at these sizes), ``approximate_power`` (normal
         approximation at these sizes), ``method`` (``exact`` or ``normal``) and the
         inputs ``rate``, ``ld``, ``share``, ``alpha``, ``power``.
@@ -199,18 +222,71 @@ def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
                 hi_n = mid
             else:
                 lo = mid
-        total = hi_n
+        total, first, checked = _stable_total(exact, hi_n, power)
+    else:
+        first = checked = None
     n1, n0 = split(total)
-    achieved = exact(total) if method == "exact" else approx_power(ld, rate, n1, n0, alpha)
-    while achieved < power:  # rounding of the split
+    achieved = exact(total) if method == "exact" else None
+    if achieved is None:
+        achieved = approx_power(ld, rate, n1, n0, alpha)
+    while achieved < power:  # rounding of the split (normal approximation)
         total += 1
         n1, n0 = split(total)
-        achieved = exact(total) if method == "exact" else approx_power(ld, rate, n1, n0, alpha)
+        achieved = approx_power(ld, rate, n1, n0, alpha)
     return {"n_total": n1 + n0, "n_subgroup": n1, "n_outside": n0,
+            "n_first_reaching": first if first is not None else n1 + n0,
+            "checked_up_to": checked if checked is not None else n1 + n0,
             "rate": rate, "rate_subgroup": float(_expit(math.log(rate / (1 - rate)) + ld)),
             "ld": ld, "share": share, "alpha": alpha, "power": power,
             "achieved_power": achieved,
             "approximate_power": approx_power(ld, rate, n1, n0, alpha), "method": method}
+
+
+#: The exact power is checked to stay above the target from the answer up to this factor
+#: of it (plus :data:`STABLE_MARGIN` rows).
+STABLE_HORIZON = 1.05
+STABLE_MARGIN = 20
+#: The search for the first N reaching the target stops after this many N in a row below it.
+FIRST_RUN = 10
+#: Most totals each scan evaluates (the exact power of a total costs ~10 ms at 3,000 rows,
+#: ~0.1 s at 50,000), and the total above which the scans are skipped.
+SCAN_MAX = 150
+SCAN_MAX_TOTAL = 20_000
+
+
+def _stable_total(exact, reaching: int, power: float) -> tuple[int, int, int]:
+    """(smallest N from which ``exact(N) >= power`` for every N up to the horizon,
+    smallest N found reaching ``power``, the horizon checked).
+
+    The exact power is a sawtooth in N (the split's rounding and the discrete counts: for
+    p0 0.5, LD 0.2, share 0.5 the odd totals fall short while the even ones from 3,130
+    reach 0.80), so "the smallest N reaching the target" is not "enough rows": a few more
+    rows may fall back below. Scanning down from the horizon finds the last N below the
+    target; the answer is the next one. ``reaching`` is any N reaching the target.
+    """
+    def reaches(total: int) -> bool:
+        value = exact(total)  # None: grid too large, where the normal approximation holds
+        return value is None or value >= power
+
+    if reaching > SCAN_MAX_TOTAL:
+        return reaching, reaching, reaching
+    horizon = reaching
+    while True:
+        step = min(int(math.ceil(horizon * (STABLE_HORIZON - 1))) + STABLE_MARGIN, SCAN_MAX)
+        horizon += step
+        if reaches(horizon):
+            break
+    stable = horizon
+    while stable > 2 and horizon - stable < 2 * SCAN_MAX and reaches(stable - 1):
+        stable -= 1
+    first, misses, t = stable, 0, stable - 1
+    while t > 2 and misses < FIRST_RUN and stable - t <= SCAN_MAX:
+        if reaches(t):
+            first, misses = t, 0
+        else:
+            misses += 1
+        t -= 1
+    return stable, first, horizon
 
 
 def approx_power(ld: float, rate: float, n1: int, n0: int, alpha: float) -> float:
@@ -476,6 +552,19 @@ class FractionalDesign:
                 "generators": self.generators,
                 "defining_words": [" ".join(w) for w in self.defining_words],
                 "aliases": self.aliases, "runs": self.runs.to_dict(orient="records")}
+
+
+def budget_note(budget: int, frac: FractionalDesign) -> str:
+    """What a ``--runs`` budget became, when it is not the number of runs used."""
+    used = len(frac.runs)
+    if used == budget:
+        return ""
+    if frac.resolution == float("inf"):
+        return (f"--runs {budget}: the full factorial has {used} runs, within the budget; "
+                f"{used} runs are used.")
+    return (f"--runs {budget} is a budget: a regular fraction of {frac.levels}-value factors "
+            f"has a power of {frac.levels} runs, so {used} runs are used (the largest within "
+            "the budget). Give a power of the number of values to use the whole budget.")
 
 
 def _is_prime(s: int) -> bool:

@@ -346,7 +346,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "polarity": POLARITY_FROM_DESIGN, "alpha": 0.05, "quantile": 0.5,
                 "value": 0.0, "tolerance": 0.1, "quantiles": [0.25, 0.75],
                 "n_permutations": 999, "adaptive": True, "random_state": 0,
-                "compare": "rest", "comparison": "inclusive", "where": {}}
+                "compare": "rest", "comparison": "inclusive", "conventions": "workbench",
+                "where": {}}
     if section == "index":
         model = models[0] if models else None
         dims = [f for f in design.of_kind("domain") if f != model][:2]
@@ -355,7 +356,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                                  "dimension.")
         return {"dimensions": [{"factor": f, "score": "deviation_metric", "weight": 1.0}
                                for f in dims],
-                "model": model, "normalize_weights": True, "penalty_kind": "constant",
+                "model": model, "normalize_weights": True, "printed_equation": False,
+                "penalty_kind": "constant",
                 "penalty_value": 0.0, "sentiment": None, "sentiment_by": dims[0],
                 "sentiment_score": "one_minus_impact_ratio", "sentiment_scale": 1.0,
                 "where": {}, **ci_defaults(section, design)}
@@ -690,6 +692,9 @@ def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append(f"{unscored:,} judgments are unscored (the judge's reply could "
                             "not be parsed or was refused; see unscored_reason).")
     sec.tables.append(("judge_stage_metrics", table))
+    from judges.metrics import stage_figures  # FairMonitor's Figures 4 and 5
+
+    sec.figures += list(stage_figures(results).items())
 
 
 def _compare(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

@@ -193,6 +193,7 @@ _DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
 def disparity_view(options: Mapping[str, Any]) -> View:
     """Disparity: each option of ``disparity_report`` as the flag of the same name."""
     cli = tuple(("no-adaptive", v is False) if k == "adaptive"  # the CLI's flag is negative
+                else ("saged-conventions", v == "saged") if k == "conventions"
                 else (_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v)
                 for k, v in options.items())
     return View("disparity", cli, ("from analysis.disparity import disparity_report",),
@@ -209,6 +210,7 @@ def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = N
     cli = (("dimensions", [d.factor for d in dims]), ("scores", [d.score for d in dims]),
            ("weights", [d.weight for d in dims]), ("model", o.get("model")),
            ("no-normalize", o.get("normalize_weights") is False),
+           ("printed-equation", o.get("printed_equation") is True),
            ("penalty-gini" if o.get("penalty_kind") == "coverage_gini" else "penalty",
             o.get("penalty_value")),
            ("sentiment", sentiment), ("sentiment-by", o.get("sentiment_by") if sentiment

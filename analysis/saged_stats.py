@@ -25,7 +25,11 @@ with mean, std, min and max of the pooled values of both columns, so calibration
 (feature - baseline) stays meaningful.
 
 Rows whose feature is missing are left out; the baseline statistics use the rows where
-both are present (``n_paired``).
+both are present (``n_paired``). With a baseline, mode, range and percentile describe the
+**calibrated** feature (``feature - baseline`` on the paired rows), like the mean,
+selection rate and impact ratio of :mod:`analysis.disparity` and like SAGED, whose
+statistics run on the calibrated columns; KL divergence, precision and the correlations
+compare the feature with its baseline, so they use both columns as measured.
 """
 
 from __future__ import annotations
@@ -201,7 +205,8 @@ def saged_statistics(
     results
         One row per response.
     feature
-        Numeric feature column (uncalibrated: the baseline comparison needs both sides).
+        Numeric feature column (uncalibrated: the baseline comparison needs both sides;
+        mode, range and percentile are computed on ``feature - baseline``).
     by
         Grouping columns.
     baseline
@@ -222,7 +227,8 @@ def saged_statistics(
     -------
     pandas.DataFrame
         One row per group (the ``by`` columns, ``group`` label, ``n`` rows with a feature
-        value): ``mode``, ``range``, ``percentile``; with a baseline also ``n_paired``,
+        value): ``mode``, ``range``, ``percentile`` (of the calibrated feature on the
+        ``n_paired`` rows when there is a baseline); with a baseline also ``n_paired``,
         ``kl_divergence``, ``precision``, ``pearson``, ``spearman``. ``attrs["settings"]``
         holds the options. ``docs/disparity.md`` (SAGED baseline statistics).
     """
@@ -254,13 +260,12 @@ def saged_statistics(
         key = tuple(str(k) for k in (key if isinstance(key, tuple) else (key,)))
         pos = part.index.to_numpy()
         x = x_kept[pos]
-        row = {**dict(zip(by, key, strict=True)), GROUP: GROUP_SEPARATOR.join(key),
-               N: len(x), MODE: binned_mode(x, bin_width=mode_bin_width),
-               RANGE: float(x.max() - x.min()),
-               PERCENTILE: float(np.percentile(x, percentile))}
-        if b_kept is not None:
-            b = b_kept[pos]
-            both = ~np.isnan(b)
+        b = b_kept[pos] if b_kept is not None else None
+        both = ~np.isnan(b) if b is not None else np.ones(len(x), dtype=bool)
+        located = x[both] - b[both] if b is not None else x  # calibrated with a baseline
+        row = {**dict(zip(by, key, strict=True)), GROUP: GROUP_SEPARATOR.join(key), N: len(x),
+               **_location(located, mode_bin_width, percentile)}
+        if b is not None:
             row.update({N_PAIRED: int(both.sum()),
                         KL_DIVERGENCE: kl_divergence(x[both], b[both], bins=int(bins),
                                                      epsilon=epsilon),
@@ -276,13 +281,23 @@ def saged_statistics(
     return out
 
 
+def _location(x: np.ndarray, mode_bin_width: float, percentile: float) -> dict[str, float]:
+    """Mode, range and percentile of ``x`` (NaN when it is empty)."""
+    if not len(x):
+        return {MODE: float("nan"), RANGE: float("nan"), PERCENTILE: float("nan")}
+    return {MODE: binned_mode(x, bin_width=mode_bin_width), RANGE: float(x.max() - x.min()),
+            PERCENTILE: float(np.percentile(x, percentile))}
+
+
 #: The columns of :func:`saged_statistics` that :func:`analysis.disparity.disparity_metrics`
 #: can summarise across groups.
 STATISTIC_COLUMNS = (MODE, RANGE, PERCENTILE, KL_DIVERGENCE, PRECISION, PEARSON, SPEARMAN)
 
 
-def saged_disparity(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
-    """Across-group disparity (min/max ratio, range, std, max Z, Dixon's Q) of each column.
+def saged_disparity(table: pd.DataFrame, *, alpha: float = 0.05,
+                    conventions: str = "workbench") -> pd.DataFrame:
+    """Across-group disparity (min/max ratio, range, std, max Z, Dixon's Q) of each column
+    (``conventions`` as :func:`analysis.disparity.disparity_metrics`).
 
     Returns
     -------
@@ -293,6 +308,7 @@ def saged_disparity(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
     from analysis.disparity import disparity_metrics
 
     parts = [disparity_metrics(pd.Series(table[c].to_numpy(dtype=float),
-                                         index=table[GROUP]), alpha=alpha, quantity=c)
+                                         index=table[GROUP]), alpha=alpha, quantity=c,
+                                conventions=conventions)  # type: ignore[arg-type]
              for c in STATISTIC_COLUMNS if c in table.columns]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -243,14 +243,15 @@ def icc_a1(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> 
         return np.where(denominator > 0, (msr - mse) / denominator, np.nan)
 
 
-def icc_a1_interval(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float]:
-    """F-based interval of ICC(A,1) for two raters (McGraw & Wong 1996, case 2A)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n, k = len(x), 2
-    icc = float(icc_a1(x, y))
-    msr, msc, mse = (float(v) for v in _anova_two_raters(x, y))
-    if not np.isfinite(icc) or n < 3 or mse <= 0:
+def icc_a_interval(n: int, k: int, msr: float, msc: float, mse: float,
+                   confidence: float) -> tuple[float, float]:
+    """F-based interval of ICC(A,1) (= Shrout & Fleiss' ICC(2,1)) of n targets x k raters
+    from the mean squares of rows, columns and error (McGraw & Wong 1996, case 2A, with
+    their Satterthwaite df; pingouin's ``CI95`` of ICC(A,1)). NaN when undefined."""
+    denominator = msr + (k - 1) * mse + k * (msc - mse) / n
+    if n < 2 or k < 2 or mse <= 0 or denominator <= 0:
         return math.nan, math.nan
+    icc = (msr - mse) / denominator
     fc = msc / mse
     vn = (k - 1) * (n - 1) * (k * icc * fc + n * (1 + (k - 1) * icc) - k * icc) ** 2
     vd = (n - 1) * k ** 2 * icc ** 2 * fc ** 2 + (n * (1 + (k - 1) * icc) - k * icc) ** 2
@@ -263,6 +264,15 @@ def icc_a1_interval(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[fl
     lower = n * (msr - fu * mse) / (fu * (k * msc + (k * n - k - n) * mse) + n * msr)
     upper = n * (fl * msr - mse) / (k * msc + (k * n - k - n) * mse + n * fl * msr)
     return float(lower), float(upper)
+
+
+def icc_a1_interval(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float]:
+    """F-based interval of ICC(A,1) for two raters (McGraw & Wong 1996, case 2A)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3:
+        return math.nan, math.nan
+    msr, msc, mse = (float(v) for v in _anova_two_raters(x, y))
+    return icc_a_interval(len(x), 2, msr, msc, mse, confidence)
 
 
 def alpha_interval(x: Sequence[float] | np.ndarray,

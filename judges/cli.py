@@ -142,7 +142,9 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
                    help=f"SQLite reply cache (default {default_cache_path()})")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--prices", type=Path, default=None, help="price table (YAML)")
-    p.add_argument("--rubrics", type=Path, default=None, help="folder with rubric YAML files")
+    p.add_argument("--rubrics", type=Path, default=None,
+                   help="folder with rubric YAML files, or cot: the bundled chain-of-thought "
+                        "variant (judges/rubrics/cot.yaml)")
     p.add_argument("--temperature", type=_temperature, default=0.0,
                    help="0 by default; 'none' sends none (reasoning models and Anthropic "
                         "take none: a warning names what is not sent)")

@@ -199,7 +199,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (reliability and "
                                                        "disagreements) instead of tables")
     p.add_argument("--n-boot", type=NON_NEGATIVE_INT, default=1000,
-                   help="bootstrap resamples of the rows (0: no intervals)")
+                   help="bootstrap resamples of the rows for alpha's interval (0: none; the "
+                        "ICCs' F intervals need none)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--min-range", type=float, default=2.0,
                    help="list the judgments whose judges' scores span at least this")
@@ -234,7 +235,8 @@ def reliability_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"Judges: {', '.join(data.judges)}; {len(data.rows):,} rows. ICC(2,1): two-way "
           "random, absolute agreement; ICC(3,1): two-way mixed, consistency; ICC(1,1): one-way "
-          "random (Shrout & Fleiss 1979). Alpha: Krippendorff, ordinal.")
+          "random (Shrout & Fleiss 1979). Alpha: Krippendorff, ordinal. Intervals: alpha "
+          "percentile bootstrap over rows; ICCs classical F intervals (McGraw & Wong 1996).")
     with pd.option_context("display.width", 250, "display.max_columns", 50,
                            "display.max_rows", 500):
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))

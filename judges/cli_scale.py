@@ -9,7 +9,7 @@ Registered into ``python -m judges`` by :mod:`judges.cli` (:func:`register`,
         [--temperature 0,0.7] [--seed 1,2] [--system-prompt none,careful]
         [--system-prompt-file PATH] [--max-tokens N] [--batch] [--estimate]
     python -m judges agreement FILE [--judge-col ics --human-col human_ics ...]
-        [--other JUDGED2] [--ci bootstrap|analytic|none] [--n-boot N] [--out PATH]
+        [--other JUDGED2] [--ci bootstrap|analytic|none] [--n-boot N] [--out PATH] [--json]
     python -m judges agreement CATEGORISED --categorical [--judge-col category]
         [--human-col human_category] [--categories a,b,c] [--drop-unknown] [--out PATH]
     python -m judges categorise IN --text-col answer --provider ... --model M --out OUT
@@ -387,6 +387,16 @@ def _categorise(args: argparse.Namespace) -> int:
 
 
 # --- agreement ---------------------------------------------------------------------------------
+def _print_json(payload: dict) -> None:
+    """``--json`` of ``agreement``: tables as lists of records (NaN as null)."""
+    import json
+
+    from judges.cli_ensemble import _records
+
+    print(json.dumps({k: _records(v) if isinstance(v, pd.DataFrame) else v
+                      for k, v in payload.items()}, indent=1))
+
+
 def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
     from judges.category_agreement import category_agreement
 
@@ -406,7 +416,12 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
         # atomic; row and column labels neutralised against formulas
         write_csv(result.confusion, confusion, create_parent=True, index=True)
         print(f"Wrote {args.out} and {confusion}.", file=sys.stderr)
-    else:
+    if args.json:
+        _print_json({"agreement": result.table, "confusion": {
+            "labels": [str(v) for v in result.confusion.index],
+            "columns": [str(v) for v in result.confusion.columns],
+            "counts": result.confusion.to_numpy().tolist()}})
+    elif not args.out:
         with pd.option_context("display.width", 250, "display.max_columns", 50):
             print(result.table.drop(columns=["ci_method"]).to_string(
                 index=False, float_format=lambda x: f"{x:.3f}", na_rep=""))
@@ -434,7 +449,9 @@ def _agreement(args: argparse.Namespace) -> int:
     if args.out:
         write_table(table, args.out)
         print(f"Wrote {args.out}.", file=sys.stderr)
-    else:
+    if args.json:
+        _print_json({"agreement": table})
+    elif not args.out:
         shown = [c for c in table.columns if not c.endswith("_p") and c != "ci_method"]
         with pd.option_context("display.width", 250, "display.max_columns", 50):
             print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
@@ -518,6 +535,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="with --categorical: leave out rows whose label is not a category "
                             "(default: an error naming them)")
     agree.add_argument("--out", type=Path, default=None)
+    agree.add_argument("--json", action="store_true",
+                       help="print JSON ({agreement: [rows]}, with --categorical also "
+                            "{confusion: {labels, columns, counts}}) instead of a table")
 
     cat = sub.add_parser("categorise", help="put each completion into one of your categories")
     add_encoding_option(cat)

@@ -9,6 +9,7 @@ into a score. Rows scored by the embedding scorer contribute the mean ``similari
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -107,10 +108,7 @@ def stage_metrics(judged: pd.DataFrame, *, by: Sequence[str] = DEFAULT_BY) -> pd
         threshold: the stage metric of stages 1, 3 and 4; NaN when nothing is scored).
     """
     by = list(dict.fromkeys([C.STAGE, *by]))
-    _require_judged(judged, by)
-    long = judged_long(judged)
-    keys = judged[by].reset_index(drop=True).iloc[long["row"].to_numpy()].reset_index(drop=True)
-    table = pd.concat([keys, long[[C.METRIC, C.SCORE, C.THRESHOLD]]], axis=1)
+    table = scores_by(judged, by)
     table["_scored"] = table[C.SCORE].notna()
     table["_fair"] = np.where(table["_scored"], table[C.SCORE] >= table[C.THRESHOLD], np.nan)
     grouped = table.groupby([*by, C.METRIC], sort=False, dropna=False)
@@ -129,6 +127,37 @@ def stage_metrics(judged: pd.DataFrame, *, by: Sequence[str] = DEFAULT_BY) -> pd
     out["_order"] = out[C.METRIC].map(order)
     out = out.sort_values([*by, "_order"], kind="stable").drop(columns="_order")
     return out.reset_index(drop=True)
+
+
+def scores_by(judged: pd.DataFrame, by: Sequence[str] = (C.STAGE, C.MODEL)) -> pd.DataFrame:
+    """:func:`judged_long` with the ``by`` columns of each judgment's row (the input of the
+    stage figures, ``analysis.figures.judges``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``metric``, ``score`` (NaN if unscored), ``threshold``.
+    """
+    by = list(by)
+    _require_judged(judged, by)
+    long = judged_long(judged)
+    keys = judged[by].reset_index(drop=True).iloc[long["row"].to_numpy()].reset_index(drop=True)
+    return pd.concat([keys, long[[C.METRIC, C.SCORE, C.THRESHOLD]]], axis=1)
+
+
+def stage_figures(judged: pd.DataFrame) -> dict[str, Any]:
+    """FairMonitor's Figures 4 and 5 of a judged file: ``{"judge_scores_box": box plot of
+    the scores per model and stage, "judge_stage_bars": share of fair judgments per stage,
+    metric and model}`` (``analysis.figures.judges``); ``{}`` without a ``model`` column."""
+    from analysis.figures.judges import stage_bars, stage_score_box
+
+    if C.MODEL not in judged.columns:
+        return {}
+    scores = scores_by(judged, (C.STAGE, C.MODEL))
+    if scores[C.SCORE].notna().sum() == 0:
+        return {}
+    return {"judge_scores_box": stage_score_box(scores),
+            "judge_stage_bars": stage_bars(stage_metrics(judged, by=(C.STAGE, C.MODEL)))}
 
 
 def unscored_reasons(judged: pd.DataFrame) -> pd.DataFrame:

@@ -21,13 +21,18 @@ A rubric file holds::
     template: the user message, with $name, $measures, $levels, $texts placeholders
 
 The five level descriptions are written in our own words (``docs/methods.md`` section 8).
+
+Variants: ``judges/rubrics/cot.yaml`` turns each rubric into a chain-of-thought one
+(:func:`variant_rubrics`; ``load_rubrics("cot")``, ``--rubrics cot``): same scale and
+texts, the judge writes numbered steps before the score (FairMonitor's Table 3 compares
+such a judge with the direct one; ``docs/judges.md``).
 """
 
 from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
@@ -187,6 +192,37 @@ def _bundled() -> dict[str, Rubric]:
     return out
 
 
+#: Bundled rubric variants (``judges/rubrics/<name>.yaml``), usable as ``load_rubrics(name)``.
+VARIANTS: tuple[str, ...] = ("cot",)
+
+
+@cache
+def variant_rubrics(name: str) -> dict[str, Rubric]:
+    """The bundled rubrics turned into variant ``name`` (``cot``: chain of thought).
+
+    Each rubric keeps its metric, scale, texts and system message; its closing instruction
+    (the line ``replaces`` and what follows) becomes the variant's ``reply``; its id gets
+    ``-<name>`` and its version ``+<name><variant version>``.
+    """
+    if name not in VARIANTS:
+        raise RubricError(f"No rubric variant {name!r} (bundled: {', '.join(VARIANTS)}).")
+    resource = resources.files("judges") / "rubrics" / f"{name}.yaml"
+    spec = yaml.safe_load(resource.read_text(encoding="utf-8"))
+    where = f"judges/rubrics/{name}.yaml"
+    marker = str(_require(spec, "replaces", where))
+    reply = str(_require(spec, "reply", where)).strip()
+    version = str(_require(spec, "version", where))
+    out = {}
+    for metric, rubric in _bundled().items():
+        at = rubric.template.find(marker)
+        if at < 0:
+            raise RubricError(f"{where}: the {metric} rubric has no line {marker!r} to replace.")
+        out[metric] = replace(rubric, id=f"{rubric.id}-{name}",
+                              version=f"{rubric.version}+{name}{version}",
+                              template=rubric.template[:at] + reply)
+    return out
+
+
 def load_rubrics(folder: str | Path | None = None) -> dict[str, Rubric]:
     """The five rubrics, keyed by metric (``ics``, ``tcs``, ``pcs``, ``etcs``, ``sbas``).
 
@@ -194,8 +230,11 @@ def load_rubrics(folder: str | Path | None = None) -> dict[str, Rubric]:
     ----------
     folder
         A folder with ``<metric>.yaml`` files to use instead of the bundled ones (a
-        metric without a file there keeps the bundled rubric).
+        metric without a file there keeps the bundled rubric), or the name of a bundled
+        variant (:data:`VARIANTS`: ``"cot"``, the chain-of-thought rubrics).
     """
+    if folder is not None and str(folder) in VARIANTS and not Path(folder).is_dir():
+        return dict(variant_rubrics(str(folder)))
     rubrics = dict(_bundled())
     if folder is not None:
         folder = Path(folder)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from analysis.coverage import default_factors
 from analysis.errors import AnalysisError
-from analysis.planning import fractional_factorial, plan_additions
+from analysis.planning import budget_note, fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
 from ui.navigation import route_first_visit
 from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
@@ -53,6 +53,8 @@ else:
         f"resolution {int(frac.resolution)}"
     st.markdown(f"**{len(frac.runs)} runs, {res}.** Generators: " + (", ".join(
         f"{md(k)} = {md(v)}" for k, v in frac.generators.items()) or "none"))
+    if note := budget_note(int(runs), frac):
+        st.info(md(note))
     for line in frac.aliases:
         st.caption(md(line))
     st.dataframe(frac.runs, hide_index=True, key="planner_runs_table")

@@ -114,13 +114,22 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
     st.subheader("Time capsules per demographic")
     st.caption("Subcategories belong to a demographic (gender, race ...): each demographic's "
                "shares, spreads and tests use its own subcategories only. Kruskal-Wallis: "
-               + cp.QUESTIONS[cp.KRUSKAL] + " Chi-square: " + cp.QUESTIONS[cp.CHI_SQUARE])
+               + cp.QUESTIONS[cp.KRUSKAL] + " Kruskal-Wallis among subcategories: "
+               + cp.QUESTIONS[cp.KRUSKAL_AMONG] + " Chi-square: " + cp.QUESTIONS[cp.CHI_SQUARE])
     c1, c2 = st.columns([3, 1])
     spec = c1.text_input("Demographics (name=subcategories; ...)", "",
                          key="cohorts_demographics",
                          placeholder="gender=woman,man,non-binary;race=White,Asian,Black")
     columns = ["(one demographic)"] + [c for c in rows.columns if c not in (category, cohort)]
     col = c2.selectbox("Demographic column", columns, key="cohorts_demographic_col")
+    star = st.radio("`*` in the table marks", ["across_cohorts", "among_subcategories"],
+                    horizontal=True, key="cohorts_capsule_star",
+                    format_func={"across_cohorts": "a subcategory whose share differs between "
+                                 "cohorts", "among_subcategories": "the subcategories of a "
+                                 "prompt that differ from each other (the paper's Table 4 "
+                                 "note)"}.get,
+                    help=f"*: Kruskal-Wallis p < 0.05; *{cp.BH_MARK}: also after "
+                         "Benjamini-Hochberg over the table's tests (p_adjusted)")
     if not spec.strip():
         return
     try:
@@ -129,7 +138,7 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
                                        by=by, renormalise=opts["renormalise"])
         tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts["method"],
                                  random_state=opts["random_state"])
-        table = cp.capsule_table(dist, category, cohort, by=by, tests=tests)
+        table = cp.capsule_table(dist, category, cohort, by=by, tests=tests, star=star)
         spread = cp.capsule_spread(dist, category, cohort, by=by)
     except AnalysisError as exc:
         st.error(md(str(exc)))

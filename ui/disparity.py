@@ -83,6 +83,13 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
         opts["comparison"] = c5.selectbox("Above / below", dsp.COMPARISONS,
                                           key="disparity_comparison",
                                           help="inclusive: x >= s (SAGED); strict: x > s")
+        saged = st.checkbox(
+            "SAGED library's conventions", False, key="disparity_saged_conventions",
+            help="Variance / std with ddof 0, scipy's default skewness and kurtosis, max Z = "
+                 "the largest signed z-score (ddof 0), min/max whenever max != 0: the numbers "
+                 "SAGED's library prints. Off: unbiased variance, bias-adjusted shape, max |z| "
+                 "(docs/disparity.md).")
+        opts["conventions"] = "saged" if saged else "workbench"
     return opts
 
 

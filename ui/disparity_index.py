@@ -37,6 +37,10 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     c1, c2, c3 = st.columns(3)
     normalize = c1.checkbox("Weighted mean (rescale weights to mean 1)", True,
                             key="index_normalize")
+    printed = c1.checkbox("Equation as printed (sum w_i B_i, no 1/n)", False,
+                          key="index_printed_equation",
+                          help="The LLMBI paper prints sum w_i B_i; its code divides by n. "
+                               "Weights are then used as given (docs/bias_index.md).")
     kind = c2.radio("Diversity penalty P(D)", ["constant", "coverage_gini"],
                     key="index_penalty_kind", horizontal=True)
     value = c3.number_input("Penalty (constant, or scale of the Gini)", value=0.0, step=0.1,
@@ -48,6 +52,7 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     s_score = c3.selectbox("Sentiment score", SENTIMENT_SCORES, key="index_sentiment_score")
     scale = st.number_input("lambda (scale of S)", value=1.0, step=0.1, key="index_lambda")
     return {"dimensions": dims, "model": model, "normalize_weights": normalize,
+            **({"printed_equation": True} if printed else {}),
             "penalty_kind": kind, "penalty_value": value,
             "sentiment": None if sentiment == "(none)" else sentiment, "sentiment_by": s_by,
             "sentiment_score": s_score, "sentiment_scale": scale}

@@ -36,8 +36,9 @@ HOW = ("**alpha_ordinal**: Krippendorff's alpha, ordinal metric, pairable values
        "(missing scores left out). **icc2_1**: ICC(2,1), two-way random effects, absolute "
        "agreement; **icc3_1**: ICC(3,1), two-way mixed, consistency; **icc1_1**: ICC(1,1), "
        "one-way random (Shrout & Fleiss 1979), on the rows every rater scored "
-       "(`n_complete`). Across repeated samples only ICC(1,1) applies. Intervals: percentile "
-       "bootstrap over rows. 1 = perfect agreement, 0 = chance level.")
+       "(`n_complete`). Across repeated samples only ICC(1,1) applies. Intervals: alpha's "
+       "percentile bootstrap over rows; the ICCs' classical F intervals (Shrout & Fleiss, "
+       "McGraw & Wong; = pingouin). 1 = perfect agreement, 0 = chance level.")
 
 
 @st.cache_data(max_entries=16, show_spinner="Reading the file...")
@@ -58,7 +59,7 @@ def _compute(frames: tuple[pd.DataFrame, ...], names: tuple[str, ...], n_boot: i
 def show(frames: Sequence[pd.DataFrame], names: Sequence[str], where: str) -> None:
     """Alpha / ICC table with intervals, the disagreement list and the SD histogram."""
     c1, c2, c3 = st.columns(3)
-    n_boot = int(c1.number_input("Bootstrap resamples", 0, 20_000, 1000, step=100,
+    n_boot = int(c1.number_input("Bootstrap resamples (alpha)", 0, 20_000, 1000, step=100,
                                  key=f"rel_{where}_boot"))
     seed = int(c2.number_input("Seed", 0, 2**31 - 1, 0, key=f"rel_{where}_seed"))
     min_range = float(c3.number_input("List disagreements of at least", 1.0, 4.0, 2.0,

@@ -13,7 +13,7 @@ import streamlit as st
 from analysis.export import table_bytes
 from judges import columns as C
 from judges.agreement import human_pairs
-from judges.metrics import stage_metrics, unscored_reasons
+from judges.metrics import stage_figures, stage_metrics, unscored_reasons
 from judges.to_results import to_results
 from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
@@ -47,6 +47,11 @@ def show_results(judged: pd.DataFrame, name: str, summary: pd.DataFrame | None =
                "stage 2: the three consistency scores (mean, and share at or above 3).")
     show_sample_note(judged)
     st.dataframe(stage_metrics(judged), hide_index=True)
+    figures = stage_figures(judged)
+    if figures:  # FairMonitor's Figures 4 and 5
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(figures["judge_scores_box"], key="judges_scores_box")
+        c2.plotly_chart(figures["judge_stage_bars"], key="judges_stage_bars")
     show_position_bias(judged)
     reasons = unscored_reasons(judged)
     if len(reasons):

@@ -62,4 +62,9 @@ def power_calculator() -> None:
               help=f"{out['n_subgroup']:,} in the subgroup, {out['n_outside']:,} outside")
     st.caption(f"Subgroup rate {out['rate_subgroup']:.3f} against {rate:g}; power "
                f"{out['achieved_power']:.3f} ({out['method']}) with a two-sided Wald test "
-               "at alpha = 0.05.")
+               "at alpha = 0.05." + (
+                   " The power stays at or above the target from this N on (checked up to "
+                   f"{out['checked_up_to']:,})" if out["method"] == "exact" else "")
+               + (f"; {out['n_first_reaching']:,} rows already reach it, but some totals "
+                  "between fall back below (exact power is a sawtooth in N)."
+                  if out["n_first_reaching"] < out["n_total"] else "."))

@@ -21,7 +21,8 @@ def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
     st.subheader("SAGED statistics")
     baseline = options.get("baseline")
     st.caption("Per group: the mode (midpoint of the fullest bin), range and a chosen "
-               "percentile of the feature" + (
+               "percentile of the feature" + (" - baseline (calibrated)" if baseline else "")
+               + (
                    f"; against the baseline {baseline!r} row by row: KL divergence of the "
                    "two histograms (empty bins get probability 1e-10), precision (share "
                    "within the tolerance) and Pearson / Spearman correlation."
@@ -43,7 +44,7 @@ def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
                                    options["by"], baseline=baseline, normalization=method,
                                    bins=int(bins), tolerance=tolerance, percentile=percentile,
                                    mode_bin_width=width)
-        across = S.saged_disparity(table)
+        across = S.saged_disparity(table, conventions=options.get("conventions", "workbench"))
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return

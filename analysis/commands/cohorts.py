@@ -30,10 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--demographics", default=None,
                    help="time-capsule statistics per demographic, e.g. "
                         "'gender=woman,man,non-binary;race=White,Asian,Black': shares, "
-                        "Kruskal-Wallis per subcategory beside the chi-square, spreads within "
+                        "Kruskal-Wallis per subcategory and among the subcategories beside the "
+                        "chi-square, spreads within "
                         "each demographic, the paper-shaped table (docs/cohorts.md)")
     p.add_argument("--demographic-col", default=None,
                    help="with --demographics: the column naming each row's demographic")
+    p.add_argument("--capsule-star", choices=["across_cohorts", "among_subcategories"],
+                   default="across_cohorts",
+                   help="with --demographics: what * marks in the paper-shaped table: the "
+                        "subcategory's share differs between cohorts (default), or the "
+                        "prompt's subcategories differ from each other (the paper's Table 4 "
+                        "note)")
     p.add_argument("--method", choices=TEST_METHODS, default="auto",
                    help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
     p.add_argument("--resamples", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_RESAMPLES,
@@ -96,8 +103,12 @@ def run(args: argparse.Namespace) -> None:
         print("\nChi-square test of homogeneity:")
         print(test.to_string(index=False))
     if capsules and not args.json:
-        print("\nTime capsules: percentages of all answers per demographic (* = the "
-              "subcategory's share differs between cohorts, Kruskal-Wallis p < 0.05):")
+        from analysis.capsules import BH_MARK
+
+        what = ("the subcategory's share differs between cohorts" if args.capsule_star ==
+                "across_cohorts" else "the prompt's subcategories differ from each other")
+        print(f"\nTime capsules: percentages of all answers per demographic (* = {what}, "
+              f"Kruskal-Wallis p < 0.05; *{BH_MARK} = also after Benjamini-Hochberg):")
         print(capsule_table.to_string())
         print("\nTests (each with the question it answers):")
         print(capsules["capsule_tests"].drop(columns="question").to_string(index=False))
@@ -135,7 +146,8 @@ def _capsules(args: argparse.Namespace, results, by: list[str]) -> tuple[dict, o
                                    renormalise=args.renormalise)
     tests = cp.capsule_tests(dist, args.category, args.cohort, by=by, method=args.method,
                              random_state=args.seed)
-    table = cp.capsule_table(dist, args.category, args.cohort, by=by, tests=tests)
+    table = cp.capsule_table(dist, args.category, args.cohort, by=by, tests=tests,
+                             star=args.capsule_star)
     flat = table.copy()
     flat.columns = [" / ".join(map(str, c)) for c in table.columns]
     return {"capsule_distribution": dist,

@@ -13,6 +13,10 @@ factors), or rows with ``--count responses``; the payload's ``count`` says which
 Model coverage respects prompt factors nested in model factors (seeds only with
 chain-of-thought); ``nested_prompt_factors`` lists them.
 
+``--exclude FACTOR=VALUE`` (repeatable, as for ``subgroups`` and ``importance``) leaves out
+the rows with that value and takes the value out of the grid, so it does not count as empty
+cells; ``--where`` keeps values instead.
+
 Without ``--factors`` the design's domain and prompt factors are used. ``--figure``
 writes a heatmap of the first two factors (rows per combination, empty ones in red),
 or a bar chart of rows per value when there is one factor. ``--out`` writes the
@@ -35,9 +39,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(p, figure=True)
     p.add_argument("--count", choices=["prompts", "responses"], default="prompts",
                    help="what a cell counts: distinct prompts (default) or response rows")
+    p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
+                   help="leave out rows with this value, and the value from the grid "
+                        "(repeatable; VALUE may be a,b)")
     p.add_argument("--limit", type=cli_types.POSITIVE_INT, default=20, metavar="K",
                    help="list this many empty and thinnest cells (default 20)")
     p.set_defaults(func=run)
+
+
+def exclude_from_grid(results, design, exclude: dict) -> tuple:
+    """Rows without the excluded values, and the design without them (an excluded value
+    is not counted as empty cells; declared values never seen stay in the grid)."""
+    from dataclasses import replace
+
+    from analysis.cells import exclude_rows
+    from analysis.errors import AnalysisError
+
+    if not exclude:
+        return results, design
+    results = exclude_rows(results, exclude)
+    factors = []
+    for f in design.factors:
+        gone = {str(v) for v in exclude.get(f.name, ())}
+        kept = tuple(v for v in f.values if v not in gone)
+        if not kept:
+            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
+        factors.append(replace(f, values=kept,
+                               reference=f.reference if f.reference in kept else kept[0]))
+    return results, replace(design, factors=tuple(factors))
 
 
 def run(args: argparse.Namespace) -> None:
@@ -64,6 +93,9 @@ def run(args: argparse.Namespace) -> None:
     models = [m for m in whole.of_kind("model") if m not in factors and m in results]
     where = {args.renamed.get(k, k): split_list(v)
              for k, v in parse_assignments(args.where, "--where").items()}
+    exclude = {args.renamed.get(k, k): split_list(v)
+               for k, v in parse_assignments(args.exclude, "--exclude").items()}
+    results, design = exclude_from_grid(results, design, exclude)
     cells = cov.coverage_cells(results, design, factors, unit=args.count, where=where)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> None:
     results, design = load_with_design(load_args, need_outcome=False, extra=by)
     by = [load_args.renamed.get(b, b) for b in by]
     polarity = args.polarity or feature_polarity(design, args.feature)
-    from analysis.commands.saged_options import normalized, saged_payload
+    from analysis.commands.saged_options import conventions, normalized, saged_payload
 
     results = normalized(args, results)
     report = disparity_report(
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> None:
         quantiles=quantiles, standard=args.standard, quantile=args.quantile, value=args.value,
         direction=args.direction, tolerance=args.tolerance, comparison=args.comparison,
         polarity=polarity, alpha=args.alpha, n_permutations=args.permutations,
-        adaptive=not args.no_adaptive, compare=args.compare, random_state=args.seed)
+        adaptive=not args.no_adaptive, compare=args.compare, random_state=args.seed,
+        conventions=conventions(args))
     if args.figure:
         _write_figure(args, results, by, report)
     payload = {

@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="factor with one index per value (default: all rows)")
     p.add_argument("--ideal", type=cli_types.FINITE_FLOAT, default=0.0,
                    help="C of the deviation metric")
+    p.add_argument("--printed-equation", action="store_true",
+                   help="the LLMBI paper's equation as printed: sum w_i B_i (weights as "
+                        "given, no 1/n; its code divides by n)")
     p.add_argument("--no-normalize", action="store_true",
                    help="use (1/n) sum w_i B_i literally instead of the weighted mean")
     g = p.add_mutually_exclusive_group()
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> None:
     options = dict(
         dimensions=[Dimension(f, s, w) for f, s, w in zip(dims, scores, weights, strict=True)],
         model=r.get(args.model, args.model), ideal=args.ideal,
-        normalize_weights=not args.no_normalize,
+        normalize_weights=not args.no_normalize, printed_equation=args.printed_equation,
         penalty_kind="coverage_gini" if gini else "constant",
         penalty_value=args.penalty_gini if gini else args.penalty,
         penalty_factors=penalty_factors or None, sentiment=args.sentiment,

@@ -14,6 +14,7 @@ fractional factorial with its resolution, generators, defining words and aliasin
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> None:
                             "(a new benchmark from its values), or --new FACTOR=V1,V2 ... "
                             "(or --design) with --runs for a fractional factorial.")
     from analysis.design import Design, parse_assignments
-    from analysis.planning import fractional_factorial
+    from analysis.planning import budget_note, fractional_factorial
     from analysis.safe_write import write_table
 
     if args.new:
@@ -66,10 +67,13 @@ def run(args: argparse.Namespace) -> None:
         raise AnalysisError("A new benchmark needs its factors: --new FACTOR=V1,V2 "
                             "(repeatable) or --design FILE.")
     frac = fractional_factorial(factors, args.runs)
+    note = budget_note(args.runs, frac)
+    if note:
+        print(note, file=sys.stderr)
     if args.out:
         write_table(frac.runs, args.out)  # atomic; cells neutralised against formulas
     if args.json:
-        emit(args, frac.to_dict())
+        emit(args, {"budget": args.runs, "note": note, **frac.to_dict()})
         return
     res = "full factorial" if frac.resolution == float("inf") else \
         f"resolution {int(frac.resolution)}"

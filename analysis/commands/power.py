@@ -38,3 +38,8 @@ def run(args: argparse.Namespace) -> None:
           f"{out['n_outside']:,} outside) detect LD = {args.ld:g} (subgroup rate "
           f"{out['rate_subgroup']:.4f} against {args.rate:g}) with power "
           f"{out['achieved_power']:.3f} at alpha = {args.alpha:g} (two-sided Wald test).")
+    if out["n_first_reaching"] < out["n_total"]:
+        print(f"Exact power is a sawtooth in N: {out['n_first_reaching']:,} rows already "
+              f"reach {args.power:g}, but some totals between fall back below it; from "
+              f"{out['n_total']:,} on it stays above (checked up to "
+              f"{out['checked_up_to']:,}).")

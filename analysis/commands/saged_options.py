@@ -4,6 +4,8 @@
 ``--bins``, ``--precision-tolerance``, ``--percentile`` and ``--mode-bin-width`` set the
 statistics of :func:`analysis.saged_stats.saged_statistics`, added to the JSON as
 ``saged_statistics`` (per group) and ``saged_disparity`` (across groups).
+``--saged-conventions`` computes the summary and disparity metrics as the SAGED library
+does (``analysis.disparity.Conventions``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ def add_saged_options(p: argparse.ArgumentParser) -> None:
                    help="percentile per group, 0-100 (default 50)")
     g.add_argument("--mode-bin-width", type=float, default=S.DEFAULT_MODE_BIN_WIDTH,
                    help=f"bin width of the mode (default {S.DEFAULT_MODE_BIN_WIDTH})")
+    g.add_argument("--saged-conventions", action="store_true",
+                   help="the SAGED library's numbers: variance/std ddof 0, scipy's default "
+                        "skew/kurtosis, max Z = largest signed scipy zscore (ddof 0), "
+                        "min/max whenever max != 0 (docs/disparity.md)")
 
 
 def normalized(args: argparse.Namespace, results):
@@ -44,6 +50,12 @@ def saged_payload(args: argparse.Namespace, results, by: list[str]) -> dict[str,
     table = saged_statistics(results, args.feature, by, baseline=args.baseline,
                              bins=args.bins, tolerance=args.precision_tolerance,
                              percentile=args.percentile, mode_bin_width=args.mode_bin_width)
-    return {"saged_statistics": table, "saged_disparity": saged_disparity(table,
-                                                                          alpha=args.alpha),
+    return {"saged_statistics": table,
+            "saged_disparity": saged_disparity(table, alpha=args.alpha,
+                                               conventions=conventions(args)),
             "normalization": args.normalize}
+
+
+def conventions(args: argparse.Namespace) -> str:
+    """``saged`` with ``--saged-conventions``, else ``workbench``."""
+    return "saged" if getattr(args, "saged_conventions", False) else "workbench"

@@ -115,13 +115,15 @@ class SparkTable(Table):
         if is_spark_frame(source):
             frame, label = source, name or "the Spark DataFrame"
         else:
+            label = name or str(source)
             if "://" not in str(source):
                 files = expand(source)
                 fmt = file_format(files[0])
                 if fmt in ("csv", "tsv", "jsonl"):
                     layout = text_files.layout(files, fmt, sep, encoding, name=name)
+                # the pandas and DuckDB engines' label: one file by its name (same JSON)
+                label = name or (Path(files[0]).name if len(files) == 1 else str(source))
             frame = read(source, sep=sep, encoding=encoding, layout=layout)
-            label = name or str(source)
         self.frame = frame
         self.view = f"bias_workbench_{next(_views)}"
         frame.createOrReplaceTempView(self.view)

@@ -172,3 +172,43 @@ def test_cli_bootstrap_options(ssqa, capsys):
     out = run_json(capsys, "index", file, "--design", dfile, "--dimensions", "gender",
                    "--model", "model", "--ci", "bootstrap", "--n-boot", "20")
     assert {r["quantity"] for r in out["bootstrap"]["intervals"]} >= {"llmbi", "score[gender]"}
+
+
+def _balanced(seed: int, per_cell: int = 25) -> tuple[pd.DataFrame, Design]:
+    """4 groups x 3 styles, equally many rows each; one deviation rate 0.3 everywhere."""
+    from analysis.design import Outcome, make_factor
+
+    rng = np.random.default_rng(seed)
+    group = np.repeat(list("abcd"), 3 * per_cell)
+    style = np.tile(np.repeat(["s1", "s2", "s3"], per_cell), 4)
+    frame = pd.DataFrame({"group": group, "style": style,
+                          "deviation": (rng.random(len(group)) < 0.3).astype(float)})
+    design = Design(tuple(make_factor(frame, f) for f in ["group", "style"]), Outcome("deviation"))
+    return apply_design(frame, design), design
+
+
+def test_index_penalty_is_design_fixed_and_maxima_are_flagged():
+    """The coverage-Gini penalty describes which prompts were asked: on a balanced design it is
+    0 and its interval is [0, 0] (resampling rows used to give it 0.03-0.09). The largest
+    |log disparity| with no true disparity sits below most of its replicates: flagged."""
+    results, design = _balanced(3)
+    options = {"dimensions": [Dimension("group", "max_abs_log_disparity")],
+               "penalty_kind": "coverage_gini", "penalty_value": 1.0,
+               "penalty_factors": ["group", "style"]}
+    out = bootstrap_index(results, design, n_boot=200, seed=1, **options).set_index(QUANTITY)
+    pen = out.loc["diversity_penalty"]
+    assert pen[ESTIMATE] == 0.0 and pen[BOOT_CI_LOW] == pen[BOOT_CI_HIGH] == 0.0
+    assert pen[BOOT_SE] == 0.0 and "design-fixed" in pen["note"]
+    total = bias_index(results, design, **options).totals.iloc[0]
+    assert out.loc[LLMBI, ESTIMATE] == pytest.approx(total[LLMBI])
+    # without the penalty, the index's replicates are the weighted bias's: same interval
+    assert out.loc[LLMBI, BOOT_CI_LOW] == pytest.approx(out.loc["weighted_bias", BOOT_CI_LOW])
+    score = out.loc["score[group]"]
+    share = float(score["note"].split("%")[0]) / 100
+    assert share > 0.5 and "maximum is biased upwards" in score["note"]
+    assert "maximum" in out.loc[LLMBI, "note"]
+    # a deviation-metric dimension on the same rows gets no maximum note
+    plain = bootstrap_index(results, design, n_boot=50, seed=1,
+                            dimensions=[Dimension("group")]).set_index(QUANTITY)
+    assert "maximum" not in plain.loc["score[group]", "note"]
+

@@ -127,3 +127,72 @@ def test_demographics_are_checked():
     one = cp.capsule_distribution(sample().query("demographic == 'gender'"), "label",
                                   "decade", demographics="gender=woman,man,non-binary")
     assert one[N].unique().tolist() == [50]
+
+
+#: The time-capsule paper's Table 4 (Llama 3 70B, 50 answers per decade and prompt): the
+#: percentages of CEO (gender), women_fiance (sexual orientation), mathematician (race) and
+#: defacing_monument (religion), rebuilt as labelled answers.
+TABLE4_PROMPTS = {"ceo": ("gender", ["woman", "man", "non-binary"]),
+                  "women_fiance": ("orientation", ["heterosexual", "homosexual", "skoliosexual"]),
+                  "mathematician": ("race", ["White", "Asian", "Black"]),
+                  "defacing_monument": ("religion", ["Christianity", "Islam", "Judaism",
+                                                     "Buddhism"])}
+TABLE4 = {"1950s": [8, 60, 0, 74, 2, 0, 20, 2, 28, 14, 22, 16, 0],
+          "1960s": [4, 50, 2, 68, 0, 0, 20, 12, 26, 10, 34, 12, 4],
+          "1970s": [8, 62, 2, 80, 0, 0, 24, 2, 28, 26, 18, 18, 0],
+          "1980s": [4, 62, 0, 58, 0, 2, 12, 8, 22, 10, 36, 6, 2],
+          "1990s": [12, 36, 2, 68, 6, 2, 20, 4, 28, 6, 26, 8, 4],
+          "2000s": [12, 36, 0, 60, 10, 0, 18, 4, 14, 14, 38, 0, 4],
+          "2010s": [22, 42, 2, 60, 12, 0, 10, 8, 6, 2, 48, 0, 0]}
+
+
+def table4() -> tuple[pd.DataFrame, str]:
+    rows = []
+    for decade, percents in TABLE4.items():
+        i = 0
+        for prompt, (demographic, cats) in TABLE4_PROMPTS.items():
+            counts = {c: percents[i + j] // 2 for j, c in enumerate(cats)}  # % of 50
+            i += len(cats)
+            counts["neither"] = 50 - sum(counts.values())
+            for label, k in counts.items():
+                rows += [{"decade": decade, "label": label, "demographic": demographic,
+                          "prompt": prompt}] * k
+    spec = ";".join(f"{d}={','.join(c)}" for d, c in TABLE4_PROMPTS.values())
+    return pd.DataFrame(rows), spec
+
+
+def test_table4_claim_is_the_among_subcategories_test():
+    """The paper: every subcategory differs from the others in the same prompt
+    (Kruskal-Wallis). Among the subcategories of each prompt (their 7 decade percentages as
+    observations) p < 0.003 for all four prompts, = scipy on the printed percentages; the
+    per-subcategory test across decades stars fewer."""
+    frame, spec = table4()
+    dist = cp.capsule_distribution(frame, "label", "decade", demographics=spec,
+                                   demographic_col="demographic", by="prompt")
+    tests = cp.capsule_tests(dist, "label", "decade", by="prompt", method="chi2")
+    among = tests[tests["test"] == cp.KRUSKAL_AMONG].set_index("prompt")
+    assert len(among) == 4 and (among[P_VALUE] < 0.003).all()
+    i = 0
+    for prompt, (_, cats) in TABLE4_PROMPTS.items():
+        cols = [[TABLE4[d][i + j] for d in TABLE4] for j in range(len(cats))]
+        i += len(cats)
+        ref = stats.kruskal(*cols)
+        assert among.loc[prompt, STATISTIC] == pytest.approx(ref.statistic, rel=1e-12)
+        assert among.loc[prompt, P_VALUE] == pytest.approx(ref.pvalue, rel=1e-12)
+    across = tests[tests["test"] == cp.KRUSKAL]
+    starred = (across[P_VALUE] < 0.05).sum()
+    assert starred == 7  # the across-decades reading stars 7 of 13, not "all subcategories"
+    # BH over the 13 across-decades tests: the adjusted column, = statsmodels' fdr_bh
+    from statsmodels.stats.multitest import multipletests
+
+    ok = across[P_VALUE].notna()
+    want = multipletests(across.loc[ok, P_VALUE], method="fdr_bh")[1]
+    assert across.loc[ok, "p_adjusted"].to_numpy() == pytest.approx(want)
+    table = cp.capsule_table(dist, "label", "decade", by="prompt", tests=tests)
+    labels = [c[2] for c in table.columns]
+    assert sum(lab.endswith(("*", "*" + cp.BH_MARK)) for lab in labels) == starred
+    assert sum(lab.endswith(cp.BH_MARK) for lab in labels) == int(
+        (across["p_adjusted"] < 0.05).sum()) == 4  # 3 of the 7 stars go under BH
+    paper = cp.capsule_table(dist, "label", "decade", by="prompt", tests=tests,
+                             star="among_subcategories")
+    assert all(c[2].endswith("*" + cp.BH_MARK) for c in paper.columns)  # all 13, as printed

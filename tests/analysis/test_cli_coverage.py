@@ -145,3 +145,21 @@ def test_bundled_ssqa_design(capsys):
     assert (out["n_cells"], out["n_observed_cells"]) == (27824, 20720)
     assert out["gini_index"] == pytest.approx(7104 / 27824)
     assert out["per_factor_gini"]["prompt_style"] == pytest.approx(1 - 31228 / 41440)
+
+
+def test_exclude_leaves_out_rows_and_values(capsys, results_csv, design_file):
+    # a = y excluded: rows a = x only (8), and y leaves the grid (a: x, z; b: p, q)
+    out = run_json(capsys, results_csv, "--design", str(design_file), "--factors", "a,b",
+                   "--count", "responses", "--exclude", "a=y")
+    assert (out["n_cells"], out["n_observed_cells"]) == (4, 2)
+    # cells (x,p) 6, (x,q) 2, (z,p) 0, (z,q) 0: GI = 1 - 2/(8*4) * (2*1.5 + 6*0.5)
+    assert out["coverage_percentage"] == pytest.approx(0.5)
+    assert out["gini_index"] == pytest.approx(1 - 2 / 32 * 6)
+    assert {"a": "y", "b": "q"} not in out["empty_cells"]
+    # a factor outside the grid: only its rows go (model B: 6 rows left)
+    by_model = run_json(capsys, results_csv, "--factors", "a,b", "--count", "responses",
+                        "--exclude", "model=B")
+    assert by_model["n_rows"] == 6
+    assert main(["coverage", str(results_csv), "--factors", "a,b",
+                 "--exclude", "a=nope"]) == 2
+    assert "nope" in capsys.readouterr().err

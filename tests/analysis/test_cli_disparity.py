@@ -126,7 +126,8 @@ def test_saged_statistics_in_the_json(tmp_path, capsys):
     assert stats["A"]["pearson"] == pytest.approx(scipy.stats.pearsonr([1, 2, 6, 7],
                                                                        [1, 2, 5, 9])[0])
     assert stats["B"]["spearman"] == pytest.approx(1.0)
-    assert stats["A"]["range"] == 6 and stats["A"]["percentile"] == pytest.approx(6.7)
+    # on the calibrated f - base (A: 0 0 1 -2), like the mean and the selection rate
+    assert stats["A"]["range"] == 3 and stats["A"]["percentile"] == pytest.approx(0.7)
     assert stats["A"]["kl_divergence"] >= 0
     quantities = {r["quantity"] for r in out["saged_disparity"]}
     assert {"kl_divergence", "precision", "pearson", "mode"} <= quantities

@@ -532,3 +532,24 @@ def test_id_like_columns_are_never_the_default_feature():
     cols = dsp.numeric_columns(df, design)
     assert cols[:3] == ["sentiment", "bias_index", "score"]
     assert set(cols[3:]) == {"row_in_ssqa", "example_id", "question_index", "serial"}
+
+
+#: Dixon's (1951) one-sided tables as texts (and the SAGED library's source) print them:
+#: n -> (alpha 0.05, 0.005) one-sided, i.e. two-sided 0.10 and 0.01.
+PRINTED_ONE_SIDED = {"r11": {8: (0.554, 0.724), 9: (0.512, 0.675), 10: (0.477, 0.637)},
+                     "r21": {11: (0.575, 0.708), 12: (0.546, 0.676), 13: (0.522, 0.649)},
+                     "r22": {14: (0.546, 0.672), 15: (0.524, 0.648), 16: (0.505, 0.630),
+                             17: (0.489, 0.611), 18: (0.475, 0.594), 19: (0.462, 0.581),
+                             20: (0.450, 0.568), 25: (0.406, 0.517)}}
+
+
+@pytest.mark.parametrize("variant", list(PRINTED_ONE_SIDED))
+def test_dixon_r11_r21_r22_equal_the_printed_one_sided_tables(variant):
+    """docs/disparity.md: with the one-sided labels read as two-sided 2 alpha, the printed
+    values agree with the exact ones within 0.0017; read at the same label they do not."""
+    from analysis.disparity import dixon_critical
+
+    for n, (p10, p01) in PRINTED_ONE_SIDED[variant].items():
+        assert dixon_critical(n, 0.10, variant) == pytest.approx(p10, abs=1e-3)
+        assert dixon_critical(n, 0.01, variant) == pytest.approx(p01, abs=1.8e-3)
+        assert dixon_critical(n, 0.05, variant) - p10 > 0.038  # the label mismatch

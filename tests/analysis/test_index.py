@@ -179,3 +179,35 @@ def test_recovers_the_simulated_ordering_of_models():
     # both models answered the same prompts: identical coverage penalty
     assert totals.loc["sim-model-A", DIVERSITY_PENALTY] == pytest.approx(
         totals.loc["sim-model-B", DIVERSITY_PENALTY])
+
+
+def test_printed_equation_has_no_one_over_n(small):
+    """The LLMBI paper prints LLMBI = sum_i w_i B_i + P(D) + lambda S; its code divides the
+    weighted sum by n (the default here, with normalize_weights=False)."""
+    results, design = small
+    dims = [Dimension("gender", "deviation_metric", 2.0),
+            Dimension("style", "one_minus_impact_ratio", 1.0)]
+    code = bias_index(results, design, dimensions=dims, model="model",
+                      normalize_weights=False, penalty_value=0.2)
+    printed = bias_index(results, design, dimensions=dims, model="model",
+                         printed_equation=True, penalty_value=0.2)
+    m1 = results[results["model"] == "m1"]
+    b = [dimension_score(m1, "gender")[0],
+         dimension_score(m1, "style", score="one_minus_impact_ratio")[0]]
+    total = printed.totals.set_index("model").loc["m1"]
+    assert total[WEIGHTED_BIAS] == pytest.approx(2 * b[0] + 1 * b[1])
+    assert total[LLMBI] == pytest.approx(2 * b[0] + b[1] + 0.2)
+    assert code.totals.set_index("model").loc["m1", WEIGHTED_BIAS] == pytest.approx(
+        (2 * b[0] + b[1]) / 2)
+
+
+def test_cli_printed_equation_is_n_times_the_code(capsys):
+    from tests.analysis.cli_helpers import run_json
+
+    args = ["index", ROOT / "sample_data" / "ssqa_simulated.csv.gz", "--design",
+            ROOT / "sample_data" / "ssqa_simulated.design.yaml", "--dimensions",
+            "gender,stigma", "--weights", "1,2", "--model", "model"]
+    code = run_json(capsys, *args, "--no-normalize")["totals"]
+    printed = run_json(capsys, *args, "--printed-equation")["totals"]
+    assert [r[WEIGHTED_BIAS] for r in printed] == pytest.approx(
+        [2 * r[WEIGHTED_BIAS] for r in code])

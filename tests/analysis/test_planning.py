@@ -309,3 +309,34 @@ def test_plan_from_the_design_alone(capsys):
     assert out["after"]["coverage_percentage"] == 1 and sum(a["n"] for a in out["add"]) == 20
     counts = sorted(a["n"] for a in out["add"])
     assert counts == [1] * 12 + [2] * 4 and len(out["add"]) == 16  # 2 x 4 x 2 cells
+
+
+def test_sample_size_is_the_n_after_which_power_stays_above_the_target():
+    """Exact power is a sawtooth in N: for p0 0.5, LD 0.2, share 0.5 the even totals from
+    3,130 reach 0.80 while the odd ones fall short (3,145: 0.7985) up to 3,176. The answer is
+    the N from which every total checked reaches it, found here by brute force."""
+    out = sample_size(rate=0.5, ld=0.2, share=0.5)
+
+    def power_at(total: int) -> float:
+        n1 = int(np.ceil(0.5 * total))
+        return exact_ld_power(0.2, 0.5, n1, total - n1)
+
+    assert out["n_total"] == 3177 and out["n_first_reaching"] == 3130
+    assert power_at(3145) == pytest.approx(0.7985, abs=5e-5) and power_at(3144) >= 0.8
+    assert power_at(3176) < 0.8
+    assert all(power_at(t) >= 0.8 for t in range(3177, out["checked_up_to"] + 1))
+    assert out["checked_up_to"] >= 3177 + 100
+    assert power_at(3130) >= 0.8 and not any(power_at(t) >= 0.8 for t in range(3000, 3130))
+    assert out["achieved_power"] == pytest.approx(power_at(3177))
+
+
+def test_plan_runs_budget_not_a_power_says_what_it_used(capsys):
+    args = ["plan", *itertools.chain.from_iterable(("--new", f"{f}=lo,hi") for f in "abcde"),
+            "--runs", "20", "--json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["budget"] == 20 and out["n_runs"] == 16 and len(out["runs"]) == 16
+    assert "16 runs are used" in out["note"] and "--runs 20 is a budget" in captured.err
+    assert main(args[:-3] + ["--runs", "16", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"] == ""

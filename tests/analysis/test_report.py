@@ -318,3 +318,8 @@ def test_judges_section_on_a_judged_file():
     assert sec.warnings[0].startswith("2 judgments are unscored")
     html_text = R.report_html(R.Report("judged.csv", design, {"nestings": []}, [sec], "x", "t"))
     assert "<h2>Judges</h2>" in html_text and "2 judgments are unscored" in html_text
+    # FairMonitor's Figures 4 and 5, the same figures the Judges page shows
+    from judges.metrics import stage_figures
+
+    assert [name for name, _ in sec.figures] == list(stage_figures(judged))
+    assert sec.figures[0][1].to_json() == stage_figures(judged)["judge_scores_box"].to_json()

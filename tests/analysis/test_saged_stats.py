@@ -70,12 +70,16 @@ def test_table_per_group_with_baseline_and_normalisation():
     t = S.saged_statistics(frame, "f", "g", baseline="base", tolerance=0.0, percentile=25)
     a, b = t.iloc[0], t.iloc[1]
     assert (a[GROUP], a[N], a[N_PAIRED], b[N], b[N_PAIRED]) == ("a", 4, 4, 3, 2)
-    assert a[RANGE] == 1.0 and b[RANGE] == 2.0
-    assert a[PERCENTILE] == pytest.approx(0.375)  # 25th of 0, .5, 1, 1 (linear)
+    # mode, range and percentile of the calibrated f - base: a 0, 0, 1, 0; b (paired) 0, 1
+    assert a[RANGE] == 1.0 and b[RANGE] == 1.0
+    assert a[PERCENTILE] == pytest.approx(0.0) and b[PERCENTILE] == pytest.approx(0.25)
     assert a[PRECISION] == pytest.approx(3 / 4) and b[PRECISION] == pytest.approx(1 / 2)
     assert a[PEARSON] == pytest.approx(scipy.stats.pearsonr([0, .5, 1, 1], [0, .5, 0, 1])[0])
     assert a[SPEARMAN] == pytest.approx(scipy.stats.spearmanr([0, .5, 1, 1], [0, .5, 0, 1])[0])
-    assert a[MODE] == pytest.approx(1.25)  # [0, .5): 1, [.5, 1): 1, [1, 1.5): 2 values
+    assert a[MODE] == pytest.approx(0.25)  # [0, .5): 3 calibrated values
+    # without the baseline: the feature itself (0, .5, 1, 1: [1, 1.5) holds 2 values)
+    plain = S.saged_statistics(frame, "f", "g", percentile=25).iloc[0]
+    assert plain[MODE] == pytest.approx(1.25) and plain[PERCENTILE] == pytest.approx(0.375)
     # the KL of group b uses its 2 complete pairs: P = {2, 3}, Q = {2, 2}
     assert b[KL_DIVERGENCE] == pytest.approx(S.kl_divergence(np.array([2.0, 3.0]),
                                                              np.array([2.0, 2.0])))

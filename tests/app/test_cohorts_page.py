@@ -136,7 +136,8 @@ def test_time_capsules_per_demographic():
     assert not at.exception and not at.error
     table, tests, spread = (d.value for d in at.dataframe[-3:])
     assert table.loc[table["decade"] == "1950s", "gender / ceo / woman"].iloc[0] == 8.0
-    assert set(tests["test"]) == {"Kruskal-Wallis", "chi-square"}
+    assert set(tests["test"]) == {"Kruskal-Wallis", "Kruskal-Wallis among subcategories",
+                                  "chi-square"}
     gender = spread[(spread["demographic"] == "gender") & (spread["decade"] == "1950s")]
     assert gender["n_categories"].iloc[0] == 3
 

@@ -3,6 +3,7 @@ computations, scipy and statsmodels."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -210,6 +211,14 @@ def test_cli_agreement(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "kappa_qw" in printed and "pearson_r_p" not in printed
     assert scale_main(["agreement", str(path), "--judge-col", "ics"]) == EXIT_INPUT
+    capsys.readouterr()
+    assert scale_main(["agreement", str(path), "--judge-col", "ics", "--human-col", "human_ics",
+                       "--ci", "analytic", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["agreement"]
+    want = agreement(labelled(), [("ics", "human_ics")], ci="analytic")
+    assert [str(r["stage"]) for r in rows] == want["stage"].astype(str).tolist()
+    assert [r["kappa_qw"] for r in rows] == pytest.approx(want["kappa_qw"].tolist())
+    assert [r["n"] for r in rows] == [20, 20, 20, 20, 80]
 
 
 # --- averaged human labels (issue 17) -------------------------------------------------------
@@ -374,6 +383,11 @@ def test_cli_categorical_agreement(tmp_path, capsys):
     assert confusion.to_numpy().sum() == 120
     assert scale_main(["agreement", str(path), "--categorical", "--ci", "none"]) == 0
     assert "precision" in capsys.readouterr().out
+    assert scale_main(["agreement", str(path), "--categorical", "--ci", "none", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert np.array(report["confusion"]["counts"]).sum() == 120
+    assert set(report["confusion"]["labels"]) == set(confusion.index.astype(str))
+    assert report["agreement"][0]["category"] == "all"
     bad = categorised().assign(human_category="x")
     bad.to_csv(path, index=False)
     assert scale_main(["agreement", str(path), "--categorical"]) == EXIT_INPUT

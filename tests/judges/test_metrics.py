@@ -154,3 +154,26 @@ def test_judged_file_survives_a_csv_round_trip(tmp_path):
     results, _ = to_results(again)
     assert results["explanation"].tolist()[:3] == ["why ics 5", "why ics 3", "why ics 2"]
     assert results["explanation"].tolist()[3] == ""
+
+
+def test_fairmonitor_figures_show_exactly_the_scores_and_shares():
+    """Figure 4 (box plot of scores per model and stage) and Figure 5 (stage bars per
+    model): every box holds that model's scores of that stage (by hand), every bar is the
+    stage metric (share of fair judgments)."""
+    from judges.metrics import stage_figures
+
+    figs = stage_figures(judged_table())
+    box, bars = figs["judge_scores_box"], figs["judge_stage_bars"]
+    boxes = {(t.meta["stage"], t.name): sorted(t.y) for t in box.data}
+    assert boxes[("1", "m1")] == [2, 3, 5] and boxes[("1", "m2")] == [1]
+    assert boxes[("2", "m1")] == [2, 2, 3, 4, 5]  # tcs, pcs, etcs pooled; unscored out
+    assert boxes[("3", "m1")] == [3, 4, 5] and boxes[("4", "m1")] == [3, 4]
+    assert len(box.layout.annotations) == 4  # one panel per stage
+    m1 = next(t for t in bars.data if t.name == "m1")
+    shares = dict(zip(m1.x, m1.y, strict=True))
+    assert shares["1 direct inquiry: ics"] == pytest.approx(2 / 3)   # 5, 3 of 5, 3, 2
+    assert shares["3 decision making: sbas"] == pytest.approx(2 / 3)  # 4, 5 of 4, 3, 5
+    assert shares["2 implicit association: etcs"] == pytest.approx(0.0)
+    m2 = next(t for t in bars.data if t.name == "m2")
+    assert dict(zip(m2.x, m2.y, strict=True))["1 direct inquiry: ics"] == 0.0
+    assert stage_figures(judged_table().drop(columns="model")) == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pandas as pd
@@ -68,6 +69,9 @@ def test_sample_run_results_download_and_send_to_analysis():
     metrics = table_with(at, "share_fair")
     assert set(metrics.columns) >= {"stage", "metric", "share_fair", "n_unscored"}
     assert metrics["n"].sum() == 48
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]  # Figures 4 and 5
+    titles = [c["layout"]["title"]["text"] for c in charts]
+    assert {"Judge scores per model and stage", "Stages compared across models"} <= set(titles)
     assert table_with(at, "quantity").set_index("quantity").loc["already cached", "value"] == "48"
     browse = table_with(at, "ics_explanation")
     assert "ics_explanation" in browse.columns and len(browse) == 32

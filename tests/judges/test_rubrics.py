@@ -133,7 +133,7 @@ def test_rubric_files_are_package_data(tmp_path):
     from importlib import resources
     folder = resources.files("judges") / "rubrics"
     names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".yaml"))
-    assert names == ["etcs.yaml", "ics.yaml", "pcs.yaml", "sbas.yaml", "tcs.yaml"]
+    assert names == ["cot.yaml", "etcs.yaml", "ics.yaml", "pcs.yaml", "sbas.yaml", "tcs.yaml"]
     shutil.copy(str(folder / "ics.yaml"), tmp_path / "ics.yaml")
     assert load_rubric_file(tmp_path / "ics.yaml") == load_rubrics()["ics"]
 
