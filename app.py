@@ -3,7 +3,7 @@ ui/navigation.py)."""
 
 import streamlit as st
 
-from ui import session
+from ui import page_state, session
 from ui.context import page_guard
 from ui.navigation import navigation
 
@@ -15,4 +15,6 @@ try:
     with page_guard():  # an unexpected error becomes a message; the session state is kept
         page.run()
 finally:
+    page_state.remember()  # this table's page settings and report sections (ui/page_state.py)
     session.save()
+    page_state.persist()

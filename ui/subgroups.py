@@ -106,11 +106,11 @@ def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
                   label: str = "Factors (in ring order)",
                   results: pd.DataFrame | None = None) -> list[str]:
     """A multiselect of factors, remembered per page under ``key``."""
+    from ui.page_state import fit
+
     options = [f for f in design.names if f not in exclude]
     if key in st.session_state:
-        kept = [f for f in st.session_state[key] if f in options]
-        if kept != list(st.session_state[key]):  # drop a choice that is no longer offered
-            st.session_state[key] = kept
+        fit(key, options, label)  # drop a choice that is no longer offered, with a note
         return st.multiselect(label, options, key=key)
     return st.multiselect(label, options, default=default_factors(design, exclude=exclude,
                                                                   results=results), key=key)
