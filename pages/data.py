@@ -6,6 +6,7 @@ from analysis.design import describe_columns
 from ui.common import active_frame, ensure_data, page_link
 from ui.data import (
     SAMPLES,
+    missing_values_note,
     on_sample_change,
     on_upload,
     sample_caption,
@@ -16,6 +17,7 @@ from ui.navigation import route_first_visit
 from ui.widgets import encoding_choice, md
 
 route_first_visit()
+
 
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
@@ -73,11 +75,7 @@ if frame.attrs.get("decimal_comma_columns"):
 if frame.attrs.get("dropped_columns"):
     st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
 
-missing = frame.isna().sum()
-for column, count in missing[missing > 0].items():
-    share = count / len(frame)
-    st.warning(f"Column **{md(column)}** has {count:,} missing values "
-               f"({'<0.1%' if share < 0.001 else f'{share:.1%}'} of rows).")
+missing_values_note(frame)
 
 st.subheader("Preview")
 st.dataframe(frame.head(200), width="stretch", height=280)

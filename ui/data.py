@@ -154,3 +154,19 @@ def load_default_sample() -> bool:
     """Load the first bundled sample (what the app opens on)."""
     return load_sample(next(iter(SAMPLES)))
 
+
+def missing_values_note(frame: pd.DataFrame) -> None:
+    """Columns empty in every row (e.g. an importer's unset model_args): one caption;
+    columns with some missing values: one warning listing them."""
+    from ui.widgets import md
+
+    missing = frame.isna().sum()
+    empty = [str(c) for c, k in missing.items() if len(frame) and k == len(frame)]
+    partial = [(str(c), k) for c, k in missing.items() if 0 < k < len(frame)]
+    if empty:
+        st.caption("Empty in every row (not used unless you choose them): "
+                   + ", ".join(md(c) for c in empty))
+    if partial:
+        st.warning("Missing values: " + "; ".join(
+            f"{md(c)} {k:,} ({'<0.1%' if k / len(frame) < 0.001 else f'{k / len(frame):.1%}'})"
+            for c, k in partial) + " of rows.")

@@ -8,8 +8,15 @@ import streamlit as st
 from analysis.cells import filter_rows
 from analysis.design import Design
 from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
-from ui.defaults import unnested_defaults
+from ui.defaults import page_defaults
 from ui.widgets import md
+
+
+def index_dimensions(design: Design, model: str | None) -> list[str]:
+    """Two useful domain factors (no nested pair), else two useful factors of any kind."""
+    exclude = [model] if model else []
+    return (page_defaults(design, 2, ("domain",), exclude=exclude)
+            or page_defaults(design, 2, exclude=exclude))
 
 
 def index_options(design: Design, numeric: list[str]) -> dict | None:
@@ -22,8 +29,7 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     model = None if model == "(all rows)" else model
     choices = [f for f in design.names if f != model]
     factors = c2.multiselect("Bias dimensions (sensitive factors)", choices,
-                             default=unnested_defaults(  # never a nested pair
-                                 design, [f for f in design.of_kind("domain") if f != model], 2),
+                             default=index_dimensions(design, model),
                              key="index_dimensions")
     if not factors:
         return None

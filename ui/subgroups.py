@@ -88,18 +88,16 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
 def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2,
                     results: pd.DataFrame | None = None) -> list[str]:
     """Up to ``k`` factors to start with: domain first, then prompt, then model factors,
-    no two of them nested in each other (:func:`analysis.nesting.unnested_choice`) on
-    ``results``, or on the active data when it is not given (``ui/defaults.py``)."""
-    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    order = [f for f in order if f not in exclude]
+    no constant, text-like or id factor and no two of them nested in each other
+    (:mod:`analysis.factor_defaults`) on ``results``, or on the active data when it is not
+    given (``ui/defaults.py``)."""
     if results is None:
-        from ui.defaults import unnested_defaults
+        from ui.defaults import page_defaults
 
-        return unnested_defaults(design, order, k)
-    from analysis.nesting import unnested_choice
+        return page_defaults(design, k, exclude=exclude)
+    from analysis.factor_defaults import default_factors as start_with
 
-    return unnested_choice(results, order, k,
-                           references={f: design.factor(f).reference for f in order})
+    return start_with(results, design, k, exclude=exclude)
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
