@@ -829,7 +829,8 @@ section{page-break-before:always}section.skipped{page-break-before:auto}
 @media print{body{max-width:none;margin:0 1em;font-size:10pt}details{display:none}
 .scroll{overflow:visible}table{font-size:7pt;width:100%;table-layout:auto}
 td,th{word-break:break-word;overflow-wrap:anywhere;padding:1px 3px}
-.figure{page-break-inside:avoid}.modebar-container{display:none}}"""
+.figure{page-break-inside:avoid}.modebar-container{display:none}
+h2,h3{page-break-after:avoid}section.skipped,ul.settings{page-break-inside:avoid}}"""
 
 
 def _e(text: Any) -> str:

@@ -108,7 +108,7 @@ HEADERS: dict[str, str] = {
 FRACTION_COLUMNS = frozenset({"coverage_percentage"})
 #: Tables whose decimal columns are percentages (one decimal).
 PERCENT_TABLES = frozenset({"cohorts_percentages"})
-_COUNT_WORDS = ("n", "count", "rows", "cells", "deviations", "subgroups", "df", "prompts",
+_COUNT_WORDS = ("n", "level", "count", "rows", "cells", "deviations", "subgroups", "df", "prompts",
                 "responses", "replicates", "n_boot")
 
 
