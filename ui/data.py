@@ -170,3 +170,16 @@ def missing_values_note(frame: pd.DataFrame) -> None:
         st.warning("Missing values: " + "; ".join(
             f"{md(c)} {k:,} ({'<0.1%' if k / len(frame) < 0.001 else f'{k / len(frame):.1%}'})"
             for c, k in partial) + " of rows.")
+
+
+def active_source() -> str:
+    """The Data page's Source choice that made the active table: a bundled sample, an
+    import (it left its rebuild command), a large file, or an upload."""
+    ss = st.session_state
+    if ss.get("results_frame") is None or active_is_sample():
+        return "Bundled sample"
+    if ss.get("results_rebuild"):
+        return "Import from ..."
+    if ss["results_frame"].attrs.get("engine"):
+        return "Large file on this machine"
+    return "Upload a file"

@@ -312,8 +312,7 @@ def prepared_download(kind: str, label: str, file_name: str, mime: str, make, *,
         return
     bar.empty()
     ss[key] = (built, data)
-    st.download_button(label, data, file_name=file_name, mime=mime, key=f"report_{kind}",
-                       on_click="ignore", icon="⬇️")
+    st.rerun()  # drawn again: the download button in place of "Prepare"
 
 
 def _pdf(html_text: str, progress) -> bytes:
