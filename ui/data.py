@@ -156,20 +156,23 @@ def load_default_sample() -> bool:
 
 
 def missing_values_note(frame: pd.DataFrame) -> None:
-    """Columns empty in every row (e.g. an importer's unset model_args): one caption;
-    columns with some missing values: one warning listing them."""
+    """A warning per column with missing values, except the columns an importer left empty
+    in every row (e.g. lm-eval's unset ``model_args``): those are named in one caption, so a
+    fresh import opens without warnings about columns the app itself created."""
     from ui.widgets import md
 
+    imported = bool(st.session_state.get("results_rebuild"))
     missing = frame.isna().sum()
-    empty = [str(c) for c, k in missing.items() if len(frame) and k == len(frame)]
-    partial = [(str(c), k) for c, k in missing.items() if 0 < k < len(frame)]
+    empty = [str(c) for c, k in missing.items() if imported and len(frame) and k == len(frame)]
     if empty:
-        st.caption("Empty in every row (not used unless you choose them): "
+        st.caption("Left empty by the importer (not used unless you choose them): "
                    + ", ".join(md(c) for c in empty))
-    if partial:
-        st.warning("Missing values: " + "; ".join(
-            f"{md(c)} {k:,} ({'<0.1%' if k / len(frame) < 0.001 else f'{k / len(frame):.1%}'})"
-            for c, k in partial) + " of rows.")
+    for column, count in missing[missing > 0].items():
+        if str(column) in empty:
+            continue
+        share = count / len(frame)
+        st.warning(f"Column **{md(column)}** has {count:,} missing values "
+                   f"({'<0.1%' if share < 0.001 else f'{share:.1%}'} of rows).")
 
 
 def active_source() -> str:

@@ -23,12 +23,15 @@ from analysis.columns import (
     SHARE_ABOVE_CUTOFF,
     SMALL_N,
     STATISTIC,
+    SUBGROUP,
 )
 from analysis.design import Design
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
+    SUBGROUP: st.column_config.TextColumn("subgroup", width="large", pinned=True,
+                                          help="The factor values the subgroup fixes"),
     DEVIATION_RATE: _NUM("rate", format="%.3f", help="Share of the subgroup's rows that deviate"),
     RATE_OUTSIDE: _NUM("rate outside", format="%.3f",
                        help="Deviation rate of every row outside the subgroup"),

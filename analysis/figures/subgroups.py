@@ -36,10 +36,16 @@ def _fmt(x: float, spec: str = ".2f") -> str:
 SECTOR_SIZES = ("n", "equal")
 
 
+#: What the sunburst's colour shows: log disparity (diverging) or the deviation rate.
+SECTOR_COLOURS: tuple[str, ...] = ("ld", "rate")
+#: Sequential scale of the deviation rate (white: none deviate, dark red: the most).
+RATE_SCALE = "Reds"
+
+
 @escaped_labels
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                     title: str | None = None, grey_undetectable: bool = False,
-                    sizes: str = "n") -> go.Figure:
+                    sizes: str = "n", colour: str = "ld") -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.
 
     Parameters
@@ -57,6 +63,10 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         ``"n"``: sector size = n (each parent the sum of its children); ``"equal"``:
         siblings share their parent's angle equally, whatever their n (every value is
         equally visible, as in the method paper's figures; n stays in the hover text).
+    colour
+        ``"ld"`` (log disparity, diverging around 0) or ``"rate"`` (the subgroup's
+        deviation rate on a sequential scale from 0 to the highest rate: where answers
+        deviate most, whatever the rest does).
 
     Notes
     -----
@@ -66,6 +76,8 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     value 0) and say so in the hover text.
     """
     factors = list(factors)
+    if colour not in SECTOR_COLOURS:
+        raise AnalysisError(f"Colour by {' or '.join(SECTOR_COLOURS)}, not {colour!r}.")
     if sizes not in SECTOR_SIZES:
         raise AnalysisError(f"Sector sizes are {' or '.join(SECTOR_SIZES)}, not {sizes!r}.")
     missing = [f for f in factors if f not in table.columns]
@@ -91,7 +103,10 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
             labels.append(keys[k - 1][i])
             values.append(int(r[N]))
             ld = float(r[LOG_DISPARITY])
-            colours.append(0.0 if np.isnan(ld) else ld)
+            if colour == "rate":
+                colours.append(float(r[DEVIATION_RATE]))
+            else:
+                colours.append(0.0 if np.isnan(ld) else ld)
             grey.append(grey_undetectable and not bool(r[DETECTABLE]))
             hover.append(
                 "<br>".join(f"{esc(f)} = {esc(keys[j][i])}" for j, f in enumerate(factors[:k]))
@@ -109,11 +124,17 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
               "line": {"color": "white", "width": 1},
               "colorbar": {"title": {"text": "Log disparity<br>(red: more deviation)"},
                            "thickness": 16}}
-    if any(grey):  # explicit colours: the diverging scale, grey where undetectable
+    if colour == "rate":
+        marker = {"colors": colours, "colorscale": RATE_SCALE, "cmin": 0.0,
+                  "cmax": max(colours, default=1.0) or 1.0,
+                  "line": {"color": "white", "width": 1},
+                  "colorbar": {"title": {"text": "Deviation rate"}, "thickness": 16}}
+    if any(grey):  # explicit colours: the scale in use, grey where undetectable
         from plotly.colors import sample_colorscale
 
         top = max(float(np.max(np.abs(colours))), 1e-12)
-        scaled = sample_colorscale(DIVERGING, [0.5 + c / (2 * top) for c in colours])
+        scaled = (sample_colorscale(RATE_SCALE, [c / top for c in colours]) if colour == "rate"
+                  else sample_colorscale(DIVERGING, [0.5 + c / (2 * top) for c in colours]))
         marker = {"colors": [GREY_OUT if g else c for g, c in zip(grey, scaled, strict=True)],
                   "line": {"color": "white", "width": 1}}
     fig = go.Figure(go.Sunburst(
@@ -126,7 +147,8 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     ))
     size_text = "size = n" if sizes == "n" else "equal sectors"
     title = title or (f"Subgroups of {' > '.join(esc(f) for f in factors[:depth])}: {size_text}, "
-                      "colour = log disparity"
+                      + ("colour = deviation rate" if colour == "rate"
+                         else "colour = log disparity")
                       + ("; grey = too small to detect the effect" if any(grey) else ""))
     paper_layout(fig, title)
     fig.update_layout(margin={"l": 20, "r": 20, "t": 70, "b": 20})

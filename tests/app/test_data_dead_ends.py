@@ -119,19 +119,21 @@ def test_an_import_is_downloadable_named_in_the_source_radio_and_rebuilt_by_the_
     assert len(frame) == 11_040
 
 
-@pytest.mark.parametrize("empty", [True, False])
-def test_columns_the_importer_left_empty_are_no_warning(empty):
+@pytest.mark.parametrize("imported", [True, False])
+def test_columns_an_importer_left_empty_are_no_warning(imported):
     from ui.common import token_of
 
     frame = pd.DataFrame({"model": ["a", "b"] * 10, "answer": [0, 1] * 10,
                           "model_args": [None] * 20})
-    if not empty:
-        frame.loc[0, "answer"] = None
+    frame.loc[0, "answer"] = None
     at = AppTest.from_file(str(ROOT / "pages" / "data.py"), default_timeout=120)
     at.session_state["results_frame"] = frame
     at.session_state["results_name"] = "x.csv"
     at.session_state["results_token"] = token_of(frame)
+    if imported:
+        at.session_state["results_rebuild"] = "python -m analysis import lm-eval x.jsonl"
     at.run()
-    assert not [w for w in at.warning if "model_args" in w.value]
-    assert any("model_args" in c.value for c in at.caption)
-    assert len(at.warning) == (0 if empty else 1)
+    warned = [w.value for w in at.warning]
+    assert any("**answer**" in w for w in warned)  # a real gap is still a warning
+    assert any("model_args" in w for w in warned) is not imported
+    assert any("model_args" in c.value for c in at.caption) is imported

@@ -67,7 +67,8 @@ def test_upload_then_bad_upload_keeps_the_previous_table(opened):
     assert metric_values(at) == {"Rows": "4", "Columns": "4"}
     assert len(at.error) == 0
     assert at.session_state["design"] == suggest_design(load_results(GOOD, name="mine.csv"))
-    assert [w.value for w in at.warning] == ["Missing values: score 1 (25.0%) of rows."]
+    assert [w.value for w in at.warning] == [
+        "Column **score** has 1 missing values (25.0% of rows)."]
     assert at.dataframe[0].value["stigma"].tolist() == ["none", "autism", "none", "autism"]
 
     bad = "model,stigma\nm1,none\nm2,café\n".encode("latin-1")
