@@ -28,6 +28,9 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+#: The report's thresholds for a top finding (the page lets the user set them).
+FINDING_MIN_LD = 0.1
+FINDING_MAX_P = 0.05
 #: Sort orders of :func:`top_findings`: by |log disparity| or by deviation rate.
 MEASURES: tuple[str, ...] = ("ld", "rate")
 #: Column names that hold the prompt and the answer, shown first among the rows.

@@ -467,6 +467,29 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         table = _with_subgroup_noise(sec, results, design, s, table, noise)
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
+    _top_findings(sec, table, int(s["min_n"]))
+
+
+def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
+    """The answer first: the strongest subgroups as readings, and their table."""
+    from analysis.findings import (
+        FINDING_MAX_P,
+        FINDING_MIN_LD,
+        describe_finding,
+        top_findings,
+    )
+
+    found = top_findings(table, min_abs_ld=FINDING_MIN_LD, max_p_adjusted=FINDING_MAX_P,
+                         min_n=min_n, limit=10)
+    rule = (f"|LD| >= {FINDING_MIN_LD:g}, BH-adjusted p <= {FINDING_MAX_P:g}, "
+            f"n >= {min_n:,}")
+    if found.empty:
+        sec.notes.insert(0, f"Top findings ({rule}): no subgroup passes.")
+        return
+    lines = [describe_finding(r) for r in found.head(5).to_dict(orient="records")]
+    sec.notes.insert(0, f"Top findings ({rule}), strongest first: " + "; ".join(lines)
+                     + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
+    sec.tables.append(("subgroups_top_findings", found))
 
 
 def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,

@@ -35,6 +35,9 @@ TABLES: dict[str, tuple[str, str]] = {
     "subgroups": ("Subgroups", "Deviation rate and log disparity (LD) of every subgroup; "
                   "LD > 0: more deviating answers than the rest of the subset. p (BH): "
                   "Benjamini-Hochberg adjusted."),
+    "subgroups_top_findings": ("Top findings", "The subgroups with |LD| >= 0.1, "
+                               "BH-adjusted p <= 0.05 and at least the small-n threshold of "
+                               "rows, strongest first."),
     "ecdf_summary": ("Deviation metric per curve", "Area between each model's eCDF of "
                      "subgroup rates and the ideal (0: no subgroup deviates)."),
     "ecdf_ks": ("Kolmogorov-Smirnov tests between curves", "Whether two models' "

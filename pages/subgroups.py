@@ -13,6 +13,7 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.defaults import choose_hint
 from ui.findings import colour_choice, rows_panel, selected_subgroup, top_findings_panel
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_subgroup_noise
@@ -25,6 +26,7 @@ from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
     bbq_scores_section,
+    default_factors,
     factor_choice,
     missing_outcome_note,
     value_filter,
@@ -44,8 +46,8 @@ c0, c1, c2, c3 = st.columns([3, 1, 1, 1])  # compact controls above the answer
 with c0:
     factors = factor_choice(design, "subgroups_factors", results=results)
 if not factors:
-    st.info("Choose at least one factor (**Factors** above): each ring of the sunburst "
-            "splits by one.")
+    choose_hint("Choose at least one factor (**Factors** above): each ring of the sunburst "
+                "splits by one.", "subgroups_factors", default_factors(design))
     st.stop()
 levels = list(range(1, min(3, len(factors)) + 1))
 level = c1.radio("Highest level", levels, index=min(1, len(levels) - 1),

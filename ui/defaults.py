@@ -54,3 +54,17 @@ def page_defaults(design: Design, k: int | None = None,
         return names if k is None else names[:k]
     return list(_start_with(st.session_state.get("results_token", ""), design.to_json(), k,
                             tuple(kinds), tuple(exclude), frame, design))
+
+
+def choose_hint(message: str, key: str, values: list[str]) -> None:
+    """A one-line "choose X" with the likeliest choice one click away: a button that sets
+    the multiselect ``key`` to ``values`` (none when there is nothing to propose)."""
+    from ui.widgets import md
+
+    st.info(message)
+    if values:
+        def use() -> None:
+            st.session_state[key] = list(values)
+
+        st.button(md(f"Use {', '.join(values)}"), key=f"{key}_use", on_click=use,
+                  type="primary")

@@ -9,7 +9,14 @@ import pandas as pd
 import streamlit as st
 
 from analysis.columns import SUBGROUP
-from analysis.findings import describe_finding, rows_behind, subgroup_where, top_findings
+from analysis.findings import (
+    FINDING_MAX_P,
+    FINDING_MIN_LD,
+    describe_finding,
+    rows_behind,
+    subgroup_where,
+    top_findings,
+)
 from ui.widgets import md, table_download
 
 #: Rows of one subgroup shown per page; findings listed beside the sunburst.
@@ -32,8 +39,8 @@ def top_findings_panel(table: pd.DataFrame, factors: Sequence[str], measure: str
     ``measure``; returns the values of the finding the user clicked, else None."""
     st.markdown("**Top findings**")
     c1, c2, c3 = st.columns(3)
-    ld = c1.number_input("|LD| at least", 0.0, 10.0, 0.1, 0.05, key=f"{key}_ld")
-    p = c2.number_input("p (BH) at most", 0.0, 1.0, 0.05, 0.01, key=f"{key}_p",
+    ld = c1.number_input("|LD| at least", 0.0, 10.0, FINDING_MIN_LD, 0.05, key=f"{key}_ld")
+    p = c2.number_input("p (BH) at most", 0.0, 1.0, FINDING_MAX_P, 0.01, key=f"{key}_p",
                         format="%.3f")
     n = c3.number_input("n at least", 0, value=int(min_n), step=5, key=f"{key}_n")
     found = top_findings(table, min_abs_ld=float(ld), max_p_adjusted=float(p),

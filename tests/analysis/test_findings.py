@@ -54,3 +54,19 @@ def test_rows_behind_a_subgroup_are_its_responses_prompt_first(table):
     # within a subset: the subset's other values are kept out
     inside = rows_behind(table, {"style": ["polite"]}, {"model": ["a"]})
     assert len(inside) == 20 and set(inside["style"]) == {"polite"}
+
+
+def test_the_report_leads_its_subgroups_section_with_the_top_findings(table):
+    from analysis import report as R
+    from analysis.design import Design
+
+    design = Design.from_dict({
+        "factors": [{"name": "model", "kind": "model", "values": ["a", "b"]},
+                    {"name": "style", "kind": "prompt", "values": ["plain", "polite"]}],
+        "outcome": {"column": DEVIATION, "mapping": "binary"}})
+    sec = R.build_section("subgroups", table, design,
+                          {"factors": ["model", "style"], "level": 1, "min_n": 30})
+    assert sec.notes[0].startswith("Top findings (|LD| >= 0.1, BH-adjusted p <= 0.05, "
+                                   "n >= 30), strongest first: model = a: rate 0.750 (n 40)")
+    found = dict(sec.tables)["subgroups_top_findings"]
+    assert list(found[SUBGROUP]) == ["model = a", "model = b"]
