@@ -148,9 +148,17 @@ def remember() -> None:
 
 
 def _folder() -> Path | None:
-    """The session's folder (``ui.session``), or None without a valid ``sid``."""
+    """The session's folder (``ui.session``), or None without a valid ``sid``.
+
+    The one place this module depends on how ``ui.session`` names its folders (its own
+    id check, ``_folder``): a session module without it keeps settings for the browser
+    session only."""
     sid = st.query_params.get(session.QUERY_KEY)
-    return session._folder(sid) if sid else None  # noqa: SLF001 - the session's own check
+    check = getattr(session, "_folder", None)
+    try:
+        return check(sid) if sid and check is not None else None
+    except Exception:  # noqa: BLE001 - an id the session module refuses: nothing kept
+        return None
 
 
 def persist() -> None:

@@ -209,7 +209,7 @@ def test_first_hour_import_subset_switch_back_and_send_a_report(app_url, tmp_pat
         settle(page)
         page.get_by_text("Active table: preds_Age.jsonl.gz (bbq import)").first.wait_for(
             timeout=30_000)
-        assert page.locator(".st-key-data_download_csv").count() == 1
+        page.locator(".st-key-data_download_csv").first.wait_for(timeout=30_000)  # CSV
         _shot(page, "1_import")
 
         assert visit(page, "Subgroups") == []
