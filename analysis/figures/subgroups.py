@@ -146,7 +146,9 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         textfont={"size": FONT_SIZE - 2},
     ))
     size_text = "size = n" if sizes == "n" else "equal sectors"
-    title = title or (f"Subgroups of {' > '.join(esc(f) for f in factors[:depth])}: {size_text}, "
+    # two lines: the title fits a figure drawn beside the top findings (Subgroups page)
+    title = title or (f"Subgroups of {' > '.join(esc(f) for f in factors[:depth])}<br>"
+                      f"{size_text}, "
                       + ("colour = deviation rate" if colour == "rate"
                          else "colour = log disparity")
                       + ("; grey = too small to detect the effect" if any(grey) else ""))
