@@ -326,16 +326,9 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "min_n": MIN_N, "where": {}, **ci_defaults(section, design),
                 "judge_noise": noise_defaults(section)}
     if section == "ecdf":
-        from analysis.ecdf import CUTOFF
-
         if not models:
             raise SectionSkipped("the design has no model factor to compare curves by.")
-        factors = start_with(results, design, 2, exclude=models[:1])
-        if not factors:
-            raise SectionSkipped("the design has no factor besides the model to form "
-                                 "subgroups.")
-        return {"by": models[0], "factors": factors, "level": len(factors), "ideal": 0.0,
-                "cutoff": CUTOFF, "where": {}, **ci_defaults(section, design)}
+        return _ecdf_defaults(results, design, models[0])
     if section == "importance":
         from analysis.cells import cell_table
         from analysis.importance import suggest_factors
@@ -401,6 +394,19 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         return {"by": [JC.STAGE, JC.SENSITIVE_FACTOR, JC.MODEL]}
     raise AnalysisError(f"Unknown report section {section!r}: use one of "
                         f"{', '.join(SECTIONS)}.")
+
+
+def _ecdf_defaults(results: pd.DataFrame, design, by: str) -> dict[str, Any]:
+    """The eCDF section's defaults for curves compared by ``by`` (the model by default;
+    the page lets the user compare by any factor)."""
+    from analysis.ecdf import CUTOFF
+    from analysis.factor_defaults import default_factors as start_with
+
+    factors = start_with(results, design, 2, exclude=[by])
+    if not factors:
+        raise SectionSkipped(f"the design has no factor besides {by} to form subgroups.")
+    return {"by": by, "factors": factors, "level": len(factors), "ideal": 0.0,
+            "cutoff": CUTOFF, "where": {}, **ci_defaults("ecdf", design)}
 
 
 # ---------------------------------------------------------------- section builders
@@ -484,10 +490,10 @@ def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
     rule = (f"|LD| >= {FINDING_MIN_LD:g}, BH-adjusted p <= {FINDING_MAX_P:g}, "
             f"n >= {min_n:,}")
     if found.empty:
-        sec.notes.insert(0, f"Top findings ({rule}): no subgroup passes.")
+        sec.notes.append(f"Top findings ({rule}): no subgroup passes.")
         return
     lines = [describe_finding(r) for r in found.head(5).to_dict(orient="records")]
-    sec.notes.insert(0, f"Top findings ({rule}), strongest first: " + "; ".join(lines)
+    sec.notes.append(f"Top findings ({rule}), strongest first: " + "; ".join(lines)
                      + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
     sec.tables.append(("subgroups_top_findings", found))
 
@@ -748,7 +754,13 @@ def build_section(name: str, results: pd.DataFrame, design,
         raise SettingsError(f"Unknown report section {name!r}: use one of "
                             f"{', '.join(SECTIONS)}.")
     try:
-        defaults = default_settings(name, results, design)
+        try:
+            defaults = default_settings(name, results, design)
+        except SectionSkipped:
+            if name != "ecdf" or not (settings or {}).get("by"):
+                raise
+            # no model factor, but the eCDF page compared the curves by another factor
+            defaults = _ecdf_defaults(results, design, str(settings["by"]))
     except SectionSkipped as exc:
         return Section(name, settings=plain(dict(settings or {})), skipped=str(exc))
     unknown = sorted(set(settings or {}) - set(defaults))

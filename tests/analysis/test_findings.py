@@ -66,7 +66,8 @@ def test_the_report_leads_its_subgroups_section_with_the_top_findings(table):
         "outcome": {"column": DEVIATION, "mapping": "binary"}})
     sec = R.build_section("subgroups", table, design,
                           {"factors": ["model", "style"], "level": 1, "min_n": 30})
-    assert sec.notes[0].startswith("Top findings (|LD| >= 0.1, BH-adjusted p <= 0.05, "
-                                   "n >= 30), strongest first: model = a: rate 0.750 (n 40)")
+    (note,) = [n for n in sec.notes if n.startswith("Top findings")]
+    assert note.startswith("Top findings (|LD| >= 0.1, BH-adjusted p <= 0.05, n >= 30), "
+                           "strongest first: model = a: rate 0.750 (n 40)")
     found = dict(sec.tables)["subgroups_top_findings"]
     assert list(found[SUBGROUP]) == ["model = a", "model = b"]

@@ -115,3 +115,14 @@ def test_settings_list_only_what_differs_from_the_defaults():
 def test_an_empty_table_reads_as_one_sentence():
     html = R._table_html(pd.DataFrame({"group_a": [], "statistic": []}))
     assert "<table" not in html and "No rows" in html
+
+
+def test_an_ecdf_compared_by_another_factor_is_built_without_a_model_factor():
+    """The eCDF page compares curves by any factor; its report section used to be skipped
+    ("no model factor") although the page drew it."""
+    results, design = _table_and_design()
+    assert R.build_section("ecdf", results, design).skipped.startswith("the design has no "
+                                                                       "model factor")
+    sec = R.build_section("ecdf", results, design, {"by": "condition"})
+    assert sec.skipped is None and sec.settings["factors"] == ["polarity"]
+    assert len(sec.figures) == 1
