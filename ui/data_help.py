@@ -98,7 +98,7 @@ def table_downloads(frame: pd.DataFrame, name: str) -> None:
         frame.to_parquet(buf, index=False)
         return buf.getvalue()
 
-    c1, c2, _ = st.columns([1, 1, 4])
+    c1, c2, _ = st.columns([2, 1, 3])
     c1.download_button("Download this table (CSV)", lambda: table_bytes(frame),
                        file_name=f"{stem}.csv", mime="text/csv", key="data_download_csv",
                        on_click="ignore", icon="⬇️")
