@@ -140,7 +140,14 @@ def remember() -> None:
     token = ss.get("results_token")
     if token is None:
         return
-    _switch(token)  # a table loaded during this run: the settings drawn were the old one's
+    previous = ss.get(ACTIVE)
+    if previous is not None and previous != token:
+        # a table loaded during this run: the settings drawn were the old table's. File
+        # them there; the next run's recall() switches (removing a widget's key after the
+        # widget was drawn in the same run would break Streamlit's state).
+        _entry(previous)["settings"].update(_settings_now())
+        return
+    ss[ACTIVE] = token
     entry = _entry(token)
     entry["name"] = str(ss.get("results_name", ""))
     entry["settings"].update(_settings_now())

@@ -32,6 +32,11 @@ def _harness() -> None:
     try:
         with page_guard():
             runpy.run_path(str(ROOT / "pages" / st.session_state["_page"]), run_name="__main__")
+            later = st.session_state.pop("_load_in_body", None)
+            if later is not None:  # a page that loads a table in its body (Prepare, Judges)
+                from ui.common import set_data, token_of
+
+                set_data(later, "later.csv", token_of(later))
     finally:
         page_state.remember()
         session.save()
@@ -154,3 +159,25 @@ def test_a_reload_brings_back_every_page_setting_and_the_report(state_dir):
     _go(again, "subgroups.py")
     assert again.multiselect(key="subgroups_where_topic").value == ["t2"]
     assert [s["section"] for s in again.session_state["report_sections"]] == ["subgroups"]
+
+
+def test_a_table_loaded_while_a_page_is_drawn_switches_on_the_next_run():
+    """A page that loads a table in its body (Prepare, Judges): the settings drawn in that
+    run stay with the old table; the next run starts the new one from its own."""
+    at = _app()
+    _load(at, _frame(1), "one.csv")
+    _go(at, "subgroups.py")
+    at.multiselect(key="subgroups_where_model").set_value(["m1"])
+    _go(at, "subgroups.py")
+    from ui import page_state
+    from ui.common import token_of
+
+    old = at.session_state[page_state.ACTIVE]
+    at.session_state["_load_in_body"] = _frame(2)  # loaded after Subgroups drew its widgets
+    _go(at, "subgroups.py")
+    assert at.session_state["results_token"] == token_of(_frame(2))
+    assert at.session_state[page_state.STORE][old]["settings"]["subgroups_where_model"] == \
+        ["m1"]
+    _go(at, "subgroups.py")  # the next run: the new table, without the old subset
+    assert metric_values(at)["Rows in subset"] == f"{len(_frame(2)):,}"
+    assert at.session_state[page_state.ACTIVE] == token_of(_frame(2))
