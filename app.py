@@ -3,7 +3,7 @@ ui/navigation.py)."""
 
 import streamlit as st
 
-from ui import auth, session
+from ui import auth, page_state, session
 from ui.context import page_guard
 from ui.navigation import navigation
 
@@ -17,5 +17,6 @@ try:
     with page_guard():  # an unexpected error becomes a message; the session state is kept
         page.run()
 finally:
+    page_state.remember()  # this table's page settings and report sections (ui/page_state.py)
     session.save()
     session.sessions_sidebar(mine)

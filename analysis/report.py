@@ -67,6 +67,11 @@ class SectionSkipped(AnalysisError):
     """A section cannot be built from this table and design; ``str(exc)`` says why."""
 
 
+class SettingsError(AnalysisError):
+    """A report asks for an unknown section or names an unknown setting (a typo: the whole
+    report stops, the CLI exits 2); other failures only skip their section."""
+
+
 @dataclass
 class Section:
     """One built section of the report.
@@ -87,6 +92,9 @@ class Section:
         Warnings as the analysis functions report them (nesting, small n, refusals ...).
     skipped
         Why the section was skipped (then it holds nothing else), or None.
+    defaults
+        The default settings for this table and design (what ``settings`` is compared
+        with to list the choices made, :func:`analysis.report_text.settings_lines`).
     """
 
     name: str
@@ -96,6 +104,7 @@ class Section:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: str | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -173,7 +182,7 @@ def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
     """
     ci = settings.get("ci", "none")
     if ci not in CI_CHOICES:
-        raise AnalysisError(f"ci must be one of {', '.join(CI_CHOICES)}, got {ci!r}.")
+        raise SettingsError(f"ci must be one of {', '.join(CI_CHOICES)}, got {ci!r}.")
     n_boot, seed = settings.get("n_boot"), settings.get("seed", 0)
     confidence = settings.get("confidence", 0.95)
 
@@ -181,13 +190,13 @@ def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
         return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
     if not whole(n_boot) or n_boot < 20:
-        raise AnalysisError(f"n_boot must be a whole number of at least 20 replicates, got "
+        raise SettingsError(f"n_boot must be a whole number of at least 20 replicates, got "
                             f"{n_boot!r}.")
     if not whole(seed) or seed < 0:
-        raise AnalysisError(f"seed must be a whole number >= 0, got {seed!r}.")
+        raise SettingsError(f"seed must be a whole number >= 0, got {seed!r}.")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
-        raise AnalysisError(f"confidence must be a number strictly between 0 and 1, got "
+        raise SettingsError(f"confidence must be a number strictly between 0 and 1, got "
                             f"{confidence!r}.")
     if ci == "none":
         return None
@@ -226,12 +235,12 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
 
     given = settings.get("judge_noise") or {}
     if not isinstance(given, Mapping):
-        raise AnalysisError(f"judge_noise must map replicates, mode, seed"
+        raise SettingsError(f"judge_noise must map replicates, mode, seed"
                             f"{', alpha' if section == 'subgroups' else ''} to values, got "
                             f"{given!r}.")
     unknown = sorted(set(given) - set(NOISE_SECTIONS[section]))
     if unknown:
-        raise AnalysisError(f"judge_noise: unknown key(s) {', '.join(map(str, unknown))} "
+        raise SettingsError(f"judge_noise: unknown key(s) {', '.join(map(str, unknown))} "
                             f"(known: {', '.join(NOISE_SECTIONS[section])}).")
     noise = {**noise_defaults(section), **given}
 
@@ -239,17 +248,17 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
         return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
     if not whole(noise["replicates"]) or noise["replicates"] < 0:
-        raise AnalysisError(f"judge_noise replicates must be a whole number >= 0 (0: off), "
+        raise SettingsError(f"judge_noise replicates must be a whole number >= 0 (0: off), "
                             f"got {noise['replicates']!r}.")
     if noise["mode"] not in NOISE_MODES:
-        raise AnalysisError(f"judge_noise mode must be one of {', '.join(NOISE_MODES)}, got "
+        raise SettingsError(f"judge_noise mode must be one of {', '.join(NOISE_MODES)}, got "
                             f"{noise['mode']!r}.")
     if not whole(noise["seed"]) or noise["seed"] < 0:
-        raise AnalysisError(f"judge_noise seed must be a whole number >= 0, got "
+        raise SettingsError(f"judge_noise seed must be a whole number >= 0, got "
                             f"{noise['seed']!r}.")
     alpha = noise.get("alpha", 0.05)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise AnalysisError(f"judge_noise alpha must be a number strictly between 0 and 1, "
+        raise SettingsError(f"judge_noise alpha must be a number strictly between 0 and 1, "
                             f"got {alpha!r}.")
     if noise["replicates"] == 0:
         return None
@@ -296,33 +305,31 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
     """
     from analysis import disparity as dsp
     from analysis.coverage import default_factors
+    from analysis.factor_defaults import default_factors as start_with
+    from analysis.factor_defaults import useful_factors
 
-    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    models = design.of_kind("model")
+    # no constant, text-like, id or nested-duplicate factor (analysis/factor_defaults.py)
+    models = useful_factors(results, design, ("model",)) or design.of_kind("model")
     has_outcome = design.outcome is not None
     if section in ("subgroups", "ecdf", "importance", "index") and not has_outcome:
         raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
     if section == "coverage":
         from analysis.coverage import PROMPTS
 
-        return {"factors": default_factors(design), "count": PROMPTS, "where": {}}
+        useful = useful_factors(results, design, ("domain", "prompt"))
+        return {"factors": [f for f in default_factors(design) if f in useful]
+                or default_factors(design), "count": PROMPTS, "where": {}}
     if section == "subgroups":
         from analysis.subgroups import MIN_N
 
-        return {"factors": order[:2], "level": min(2, len(order[:2])), "test": "wald",
+        order = start_with(results, design, 2)
+        return {"factors": order, "level": max(1, min(2, len(order))), "test": "wald",
                 "min_n": MIN_N, "where": {}, **ci_defaults(section, design),
                 "judge_noise": noise_defaults(section)}
     if section == "ecdf":
-        from analysis.ecdf import CUTOFF
-
         if not models:
             raise SectionSkipped("the design has no model factor to compare curves by.")
-        factors = [f for f in order if f != models[0]][:2]
-        if not factors:
-            raise SectionSkipped("the design has no factor besides the model to form "
-                                 "subgroups.")
-        return {"by": models[0], "factors": factors, "level": len(factors), "ideal": 0.0,
-                "cutoff": CUTOFF, "where": {}, **ci_defaults(section, design)}
+        return _ecdf_defaults(results, design, models[0])
     if section == "importance":
         from analysis.cells import cell_table
         from analysis.importance import suggest_factors
@@ -341,7 +348,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                                  "(e.g. a sentiment or judge score).")
         # polarity "design": the feature's polarity the design declares (resolved when
         # the section is built, for whichever feature the settings name)
-        return {"feature": numeric[0], "by": dsp.default_group(design), "baseline": None,
+        by = start_with(results, design, 1) or dsp.default_group(design)
+        return {"feature": numeric[0], "by": by, "baseline": None,
                 "statistic": "mean", "standard": "mean", "direction": None,
                 "polarity": POLARITY_FROM_DESIGN, "alpha": 0.05, "quantile": 0.5,
                 "value": 0.0, "tolerance": 0.1, "quantiles": [0.25, 0.75],
@@ -350,7 +358,9 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "where": {}}
     if section == "index":
         model = models[0] if models else None
-        dims = [f for f in design.of_kind("domain") if f != model][:2]
+        exclude = [model] if model else []
+        dims = (start_with(results, design, 2, ("domain",), exclude=exclude)
+                or start_with(results, design, 2, exclude=exclude))
         if not dims:
             raise SectionSkipped("the design has no domain factor to serve as a bias "
                                  "dimension.")
@@ -370,7 +380,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         named = [f for f in cohorts if any(w in f.lower() for w in (
             "model", "decade", "cohort", "era", "format", "checkpoint", "version"))]
         cohort = (named or [m for m in models if m != category] or cohorts)[0]
-        domain = [f for f in design.of_kind("domain") if f not in (category, cohort)
+        domain = [f for f in useful_factors(results, design, ("domain",))
+                  if f not in (category, cohort)
                   and len(design.factor(f).values) <= COHORT_MAX_GROUPS]
         # renormalise False: answers outside `categories` stay in the denominator
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
@@ -390,6 +401,19 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         return {"by": [JC.STAGE, JC.SENSITIVE_FACTOR, JC.MODEL]}
     raise AnalysisError(f"Unknown report section {section!r}: use one of "
                         f"{', '.join(SECTIONS)}.")
+
+
+def _ecdf_defaults(results: pd.DataFrame, design, by: str) -> dict[str, Any]:
+    """The eCDF section's defaults for curves compared by ``by`` (the model by default;
+    the page lets the user compare by any factor)."""
+    from analysis.ecdf import CUTOFF
+    from analysis.factor_defaults import default_factors as start_with
+
+    factors = start_with(results, design, 2, exclude=[by])
+    if not factors:
+        raise SectionSkipped(f"the design has no factor besides {by} to form subgroups.")
+    return {"by": by, "factors": factors, "level": len(factors), "ideal": 0.0,
+            "cutoff": CUTOFF, "where": {}, **ci_defaults("ecdf", design)}
 
 
 # ---------------------------------------------------------------- section builders
@@ -456,6 +480,29 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         table = _with_subgroup_noise(sec, results, design, s, table, noise)
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
+    _top_findings(sec, table, int(s["min_n"]))
+
+
+def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
+    """The answer first: the strongest subgroups as readings, and their table."""
+    from analysis.findings import (
+        FINDING_MAX_P,
+        FINDING_MIN_LD,
+        describe_finding,
+        top_findings,
+    )
+
+    found = top_findings(table, min_abs_ld=FINDING_MIN_LD, max_p_adjusted=FINDING_MAX_P,
+                         min_n=min_n, limit=10)
+    rule = (f"|LD| >= {FINDING_MIN_LD:g}, BH-adjusted p <= {FINDING_MAX_P:g}, "
+            f"n >= {min_n:,}")
+    if found.empty:
+        sec.notes.append(f"Top findings ({rule}): no subgroup passes.")
+        return
+    lines = [describe_finding(r) for r in found.head(5).to_dict(orient="records")]
+    sec.notes.append(f"Top findings ({rule}), strongest first: " + "; ".join(lines)
+                     + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
+    sec.tables.append(("subgroups_top_findings", found))
 
 
 def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
@@ -717,31 +764,63 @@ def build_section(name: str, results: pd.DataFrame, design,
     :class:`~analysis.errors.AnalysisError`. A section the table or design cannot
     support comes back with ``skipped`` set (and nothing else).
     """
+    from analysis.judge_noise import JudgeNoiseError
+
     if name not in _BUILDERS:
-        raise AnalysisError(f"Unknown report section {name!r}: use one of "
+        raise SettingsError(f"Unknown report section {name!r}: use one of "
                             f"{', '.join(SECTIONS)}.")
     try:
-        defaults = default_settings(name, results, design)
+        try:
+            defaults = default_settings(name, results, design)
+        except SectionSkipped:
+            if name != "ecdf" or not (settings or {}).get("by"):
+                raise
+            # no model factor, but the eCDF page compared the curves by another factor
+            defaults = _ecdf_defaults(results, design, str(settings["by"]))
     except SectionSkipped as exc:
         return Section(name, settings=plain(dict(settings or {})), skipped=str(exc))
     unknown = sorted(set(settings or {}) - set(defaults))
     if unknown:
-        raise AnalysisError(f"Report section {name!r}: unknown setting(s) "
+        raise SettingsError(f"Report section {name!r}: unknown setting(s) "
                             f"{', '.join(unknown)} (known: {', '.join(sorted(defaults))}).")
     merged = plain({**defaults, **dict(settings or {})})
     if name in NOISE_SECTIONS and isinstance(merged.get("judge_noise") or {}, Mapping):
         # a partial judge_noise setting (e.g. {replicates: 200}) keeps the other defaults
         merged["judge_noise"] = {**noise_defaults(name), **(merged.get("judge_noise") or {})}
-    sec = Section(name, settings=merged)
+    sec = Section(name, settings=merged, defaults=plain(defaults))
     try:
         _BUILDERS[name](sec, results, design, merged)
     except SectionSkipped as exc:
-        return Section(name, settings=merged, skipped=str(exc))
+        return Section(name, settings=merged, skipped=str(exc), defaults=plain(defaults))
+    except (SettingsError, JudgeNoiseError) as exc:  # a bad value of a setting, or judge
+        # noise (off by default) asked for on a table without the judge's scores: stop
+        raise SettingsError(f"Report section {name!r}: {exc}") from exc
     except AnalysisError as exc:  # e.g. a factor the design no longer has
         raise AnalysisError(f"Report section {name!r}: {exc}") from exc
     except (TypeError, ValueError, KeyError) as exc:  # a setting of the wrong type
-        raise AnalysisError(f"Report section {name!r}: bad settings ({exc}).") from None
+        raise SettingsError(f"Report section {name!r}: bad settings ({exc}).") from None
     return sec
+
+
+def build_or_skip(name: str, results: pd.DataFrame, design,
+                  settings: Mapping[str, Any] | None = None) -> Section:
+    """:func:`build_section`, with a section that cannot be computed coming back skipped
+    with its reason (so the rest of the report is still built).
+
+    Raises
+    ------
+    SettingsError
+        An unknown section or setting name (a typo stops the whole report).
+    """
+    try:
+        return build_section(name, results, design, settings)
+    except SettingsError:
+        raise
+    except AnalysisError as exc:
+        reason = str(exc).removeprefix(f"Report section {name!r}: ")
+    except Exception as exc:  # noqa: BLE001 - one section's failure must not lose the rest
+        reason = f"it could not be computed ({type(exc).__name__}: {exc})"
+    return Section(name, settings=plain(dict(settings or {})), skipped=reason)
 
 
 def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
@@ -780,7 +859,7 @@ def build_report(results: pd.DataFrame, design,
     built = []
     for item in sections:
         name, settings = (item, None) if isinstance(item, str) else item
-        built.append(build_section(name, results, design, settings))
+        built.append(build_or_skip(name, results, design, settings))
     return Report(source=source, design=design, summary=data_summary(results, design),
                   sections=built, version=package_version(),
                   created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
@@ -790,10 +869,19 @@ def build_report(results: pd.DataFrame, design,
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;
-padding:2px 6px;text-align:right}th{background:#f3f3f3}.warn{background:#fff4e0;
-border-left:4px solid #f0a000;padding:.4em .8em;margin:.3em 0}.skip{color:#666}
+padding:2px 6px;text-align:right;vertical-align:top}th{background:#f3f3f3;text-align:center}
+td:first-child{text-align:left}.warn{background:#fff4e0;
+border-left:4px solid #f0a000;padding:.4em .8em;margin:.3em 0}.skip{background:#eef2f7;
+border-left:4px solid #7a8ca5;padding:.4em .8em;margin:.3em 0}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em}
-section{page-break-before:always}"""
+.scroll{overflow-x:auto;max-width:100%}.caption{color:#555;font-size:.9em;margin:.2em 0 .4em}
+.empty{color:#555;font-style:italic}h3{margin-bottom:.1em}ul.settings{color:#333}
+section{page-break-before:always}section.skipped{page-break-before:auto}
+@media print{body{max-width:none;margin:0 1em;font-size:10pt}details{display:none}
+.scroll{overflow:visible}table{font-size:7pt;width:100%;table-layout:auto}
+td,th{word-break:break-word;overflow-wrap:anywhere;padding:1px 3px}
+.figure{page-break-inside:avoid}.modebar-container{display:none}
+h2,h3{page-break-after:avoid}section.skipped,ul.settings{page-break-inside:avoid}}"""
 
 
 def _e(text: Any) -> str:
@@ -809,9 +897,15 @@ def _figure_div(fig, div_id: str) -> str:
             '{"responsive":true,"displaylogo":false});})();</script>')
 
 
-def _table_html(table: pd.DataFrame) -> str:
-    shown = table.head(HTML_MAX_ROWS)
-    body = shown.to_html(index=False, escape=True, na_rep="", float_format=lambda x: f"{x:.6g}")
+def _table_html(table: pd.DataFrame, stem: str = "") -> str:
+    """The first :data:`HTML_MAX_ROWS` rows, rounded as on the pages, in a box that scrolls
+    sideways on screen and wraps in print (one sentence for an empty table)."""
+    from analysis.report_text import display_table
+
+    if table.empty:
+        return '<p class="empty">No rows: nothing to show for these settings.</p>'
+    shown = display_table(table.head(HTML_MAX_ROWS), stem)
+    body = '<div class="scroll">' + shown.to_html(index=False, escape=True) + "</div>"
     if len(table) > HTML_MAX_ROWS:
         body += (f"<p>First {HTML_MAX_ROWS} of {len(table):,} rows; the ZIP holds the full "
                  "table as CSV.</p>")
@@ -823,6 +917,55 @@ def design_table(design) -> pd.DataFrame:
     return pd.DataFrame([{"factor": f.name, "kind": f.kind, "reference": f.reference,
                           "n_values": len(f.values), "values": ", ".join(map(str, f.values))}
                          for f in design.factors])
+
+
+def _summary_items(summary: Mapping[str, Any]) -> list[str]:
+    """The data summary as list items, numbers rounded (counts with separators)."""
+    out = []
+    for key, value in summary.items():
+        if key == "nestings":
+            continue
+        if isinstance(value, float):
+            text = f"{value:.3f}"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            text = f"{value:,}"
+        else:
+            text = "none" if value is None else str(value)
+        out.append(f"<li>{_e(key)}: {_e(text)}</li>")
+    return out
+
+
+def _section_html(i: int, sec: Section) -> str:
+    """One section: heading, skipped reason or warnings, readings, titled figures and
+    tables with captions, and the settings that differ from the defaults."""
+    from analysis.report_text import figure_title, main_choices, settings_lines, table_title
+
+    if sec.skipped:  # one line, no page of its own in print
+        return (f'<section id="sec-{i}" class="skipped"><h2>{_e(sec.title)}</h2>'
+                f'<p class="skip">Skipped: {_e(sec.skipped)}</p></section>')
+    parts = [f'<section id="sec-{i}"><h2>{_e(sec.title)}</h2>']
+    choice = main_choices(sec.name, sec.settings)
+    if choice:
+        parts.append(f'<p class="caption">{_e(choice)}</p>')
+    parts += [f'<div class="warn">{_e(w)}</div>' for w in sec.warnings]
+    if sec.notes:
+        parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in sec.notes) + "</ul>")
+    for j, (stem, fig) in enumerate(sec.figures):
+        title, caption = figure_title(stem, fig)
+        parts.append(f'<div class="figure"><h3>{_e(title)}</h3>'
+                     f'<p class="caption">{_e(caption)}</p>'
+                     f'{_figure_div(fig, f"fig-{i}-{j}")}</div>')
+    for stem, table in sec.tables:
+        title, caption = table_title(stem)
+        parts.append(f"<h3>{_e(title)}</h3>"
+                     + (f'<p class="caption">{_e(caption)}</p>' if caption else "")
+                     + _table_html(table, stem))
+    lines = settings_lines(sec.settings, sec.defaults)
+    parts.append("<h3>Settings</h3>" + (
+        '<ul class="settings">' + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>"
+        if lines else "<p>The defaults of the page (no setting changed).</p>"))
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def report_html(report: Report) -> str:
@@ -837,28 +980,13 @@ def report_html(report: Report) -> str:
              "<details><summary>Design file (JSON)</summary><pre>"
              f"{_e(json.dumps(report.design.to_dict(), indent=2, ensure_ascii=False))}"
              "</pre></details>", "<h2>Data summary</h2><ul>"]
-    for key, value in report.summary.items():
-        if key != "nestings":
-            parts.append(f"<li>{_e(key)}: {_e(value)}</li>")
+    parts += _summary_items(report.summary)
     parts.append("</ul>")
     parts += [f'<div class="warn">Nesting: {_e(n)}</div>' for n in report.summary["nestings"]]
     parts.append("<h2>Contents</h2><ol>" + "".join(
         f'<li><a href="#sec-{i}">{_e(s.title)}</a>{" (skipped)" if s.skipped else ""}</li>'
         for i, s in enumerate(report.sections)) + "</ol>")
-    for i, sec in enumerate(report.sections):
-        parts.append(f'<section id="sec-{i}"><h2>{_e(sec.title)}</h2>')
-        if sec.skipped:
-            parts.append(f'<p class="skip">Skipped: {_e(sec.skipped)}</p>')
-        parts += [f'<div class="warn">{_e(w)}</div>' for w in sec.warnings]
-        if sec.notes:
-            parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in sec.notes) + "</ul>")
-        for j, (_, fig) in enumerate(sec.figures):
-            parts.append(_figure_div(fig, f"fig-{i}-{j}"))
-        for name, table in sec.tables:
-            parts.append(f"<h3>{_e(name)}</h3>" + _table_html(table))
-        parts.append("<h3>Settings</h3><pre>"
-                     f"{_e(json.dumps(sec.settings, indent=2, ensure_ascii=False))}</pre>")
-        parts.append("</section>")
+    parts += [_section_html(i, sec) for i, sec in enumerate(report.sections)]
     # no "</script" inside the inlined library can end its tag early
     plotly_js = get_plotlyjs().replace("</script", "<\\/script")
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
@@ -869,10 +997,12 @@ def report_html(report: Report) -> str:
 
 # ---------------------------------------------------------------- ZIP and PDF
 
-def report_zip(report: Report, html_text: str | None = None) -> bytes:
+def report_zip(report: Report, html_text: str | None = None, *,
+               progress: Callable[[float, str], None] | None = None) -> bytes:
     """A ZIP with each figure as PNG/SVG/PDF, each table as CSV, the HTML and a README.
 
     Without a Chrome for kaleido the images are left out and the README says so.
+    ``progress(fraction, text)`` is called before each section (the app's progress bar).
     """
     from analysis.export import IMAGE_FORMATS, ExportUnavailable, figure_bytes, table_bytes
 
@@ -884,6 +1014,8 @@ def report_zip(report: Report, html_text: str | None = None) -> bytes:
         zf.writestr("report.html", html_text or report_html(report))
         images_ok = True
         for i, sec in enumerate(report.sections, start=1):
+            if progress is not None:
+                progress((i - 1) / max(len(report.sections), 1), sec.title)
             prefix = f"{i:02d}_{sec.name}"
             for name, table in sec.tables:
                 zf.writestr(f"tables/{prefix}_{name}.csv", table_bytes(table))

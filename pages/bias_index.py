@@ -7,8 +7,9 @@ from analysis.disparity import numeric_columns
 from analysis.errors import AnalysisError
 from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.defaults import choose_hint
 from ui.disparity import data_note
-from ui.disparity_index import compute_index, index_options
+from ui.disparity_index import compute_index, index_options, likeliest_dimensions
 from ui.importance_linear import deviation_view_note
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.navigation import route_first_visit
@@ -33,7 +34,8 @@ if variant == PUBLISHED:
     st.stop()
 options = index_options(design, numeric_columns(results, design))
 if options is None:
-    st.info("Choose at least one bias dimension.")
+    choose_hint("Choose at least one bias dimension (**Bias dimensions** above).",
+                "index_dimensions", likeliest_dimensions(design))
     st.stop()
 where = subset_filter(design, "index")
 try:
@@ -48,11 +50,11 @@ if totals[LLMBI].isna().any():
     st.warning("The index is undefined for some rows: a component could not be computed "
                "(see the notes in the components table).")
 st.subheader("Index per model")
-st.dataframe(totals, hide_index=True)
-table_download(index.totals, "bias_index_totals", key="index_totals")
-fig = index_figure(index.components, index.totals)
+fig = index_figure(index.components, index.totals)  # the answer first, its table below
 st.plotly_chart(fig, key="index_chart")
 figure_downloads(fig, "bias_index", key="index_fig")
+st.dataframe(totals, hide_index=True)
+table_download(index.totals, "bias_index_totals", key="index_totals")
 
 boot = bootstrap_options(results, design, "index", n_default=200)
 if boot:

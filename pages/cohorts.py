@@ -11,7 +11,7 @@ from analysis.figures.distribution import (
     n_pages,
     spread_figure,
 )
-from ui.cohorts import capsule_section, cohort_options
+from ui.cohorts import capsule_section, cohort_options, one_decimal
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
@@ -59,10 +59,10 @@ if dropped:
     st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
 
 st.subheader("Percentages per cohort")
-st.dataframe(wide, hide_index=True)
+st.dataframe(wide, hide_index=True, column_config=one_decimal(wide))
 table_download(wide, "cohorts_percentages", key="cohorts_wide")
 with st.expander("Long table (counts)"):
-    st.dataframe(dist, hide_index=True)
+    st.dataframe(dist, hide_index=True, column_config=one_decimal(dist))
     table_download(dist, "cohorts_counts", key="cohorts_long")
 pages = n_pages(dist, by)
 page = 0
@@ -81,9 +81,9 @@ st.caption("Standard deviation (ddof = 1, in percentage points) of the category 
 fig = spread_figure(spread, cohort, by=by)
 st.plotly_chart(fig, key="cohorts_spread_chart")
 figure_downloads(fig, "cohorts_spread", key="cohorts_spread_fig")
-st.dataframe(spread, hide_index=True)
+st.dataframe(spread, hide_index=True, column_config=one_decimal(spread))
 table_download(spread, "cohorts_spread", key="cohorts_spread")
-st.dataframe(across, hide_index=True)
+st.dataframe(across, hide_index=True, column_config=one_decimal(across))
 table_download(across, "cohorts_spread_across", key="cohorts_across")
 
 st.subheader("Chi-square test of homogeneity")

@@ -6,10 +6,13 @@ from analysis.design import describe_columns
 from ui.common import active_frame, ensure_data, page_link
 from ui.data import (
     SAMPLES,
+    active_source,
+    missing_values_note,
     on_sample_change,
     on_upload,
     sample_caption,
 )
+from ui.data_help import import_hint, table_downloads
 from ui.importing import import_section
 from ui.large_file import folder_note, on_server_path
 from ui.navigation import route_first_visit
@@ -17,11 +20,14 @@ from ui.widgets import encoding_choice, md
 
 route_first_visit()
 
+
 st.title("Data")
 st.caption("One row per benchmark response, with factor columns and at least one outcome.")
 
 ensure_data()  # the app opens on the bundled BBQ sample (or says why a link's data is gone)
 
+if "data_source" not in st.session_state:  # the radio names where the active table came from
+    st.session_state["data_source"] = active_source()
 source = st.radio("Source", ["Bundled sample", "Upload a file", "Import from ...",
                            "Large file on this machine"],
                   horizontal=True, key="data_source",
@@ -52,6 +58,9 @@ else:
         help=f"Up to {st.get_option('server.maxUploadSize')} MB (the browser refuses larger "
              "files). Larger tables: 'Large file on this machine' (DuckDB, no upload) or the CLI",
     )
+    if st.session_state.get("data_upload") is not None:  # a harness log read as a table?
+        upload = st.session_state["data_upload"]
+        import_hint(upload.getvalue(), upload.name)
     encoding_choice("data_encoding", on_change=on_upload)
 
 if "data_error" in st.session_state:
@@ -65,6 +74,7 @@ c1, c2, c3 = st.columns([1, 1, 3])
 c1.metric("Rows", f"{len(frame):,}")
 c2.metric("Columns", frame.shape[1])
 c3.markdown(f"**Active table**  \n{md(name)}")
+table_downloads(frame, name)
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
 if frame.attrs.get("decimal_comma_columns"):
@@ -73,11 +83,7 @@ if frame.attrs.get("decimal_comma_columns"):
 if frame.attrs.get("dropped_columns"):
     st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
 
-missing = frame.isna().sum()
-for column, count in missing[missing > 0].items():
-    share = count / len(frame)
-    st.warning(f"Column **{md(column)}** has {count:,} missing values "
-               f"({'<0.1%' if share < 0.001 else f'{share:.1%}'} of rows).")
+missing_values_note(frame)
 
 st.subheader("Preview")
 st.dataframe(frame.head(200), width="stretch", height=280)

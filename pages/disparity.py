@@ -7,6 +7,7 @@ from analysis.disparity import grouped_values, numeric_columns
 from analysis.errors import AnalysisError
 from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.defaults import choose_hint, page_defaults
 from ui.disparity import (
     COLUMN_CONFIG,
     cached_report,
@@ -37,7 +38,8 @@ if not numeric:
 
 options = disparity_options(design, numeric)
 if not options["by"]:
-    st.info("Choose at least one factor to group by.")
+    choose_hint("Choose at least one factor to group by (**Group by** above).", "disparity_by",
+                page_defaults(design, 1) or design.names[:1])
     st.stop()
 where = subset_filter(design, "disparity")
 try:
@@ -59,14 +61,14 @@ st.caption(f"Selected: {report.settings['selection_rule']} (standard "
            f"{report.settings['standard']}); higher {md(feature)} is {polarity}, so the selection "
            "rate is " + ("the rate of favourable outcomes." if report.settings["polarity"]
                          else "read as favourable (SAGED's convention)."))
-reproduce_disparity(design, options, where)
-add_to_report_button("disparity", {**options, "where": where})
 
 st.subheader("Group statistics")
 summary = report.summary
 fig = statistic_figure(summary, stat, feature=feature)
 st.plotly_chart(fig, key="disparity_stat_chart")
 figure_downloads(fig, f"disparity_{stat}", key="disparity_stat_fig")
+reproduce_disparity(design, options, where)  # after the answer: the first figure
+add_to_report_button("disparity", {**options, "where": where})
 box = box_figure(values, feature=feature)
 with st.expander("Distribution per group (box plot)"):
     st.plotly_chart(box, key="disparity_box_chart")

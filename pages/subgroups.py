@@ -14,6 +14,8 @@ from ui.common import (
     table_download,
 )
 from ui.importance_linear import deviation_view_note, group_means_section
+from ui.defaults import choose_hint
+from ui.findings import colour_choice, rows_panel, selected_subgroup, top_findings_panel
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_subgroup_noise
 from ui.navigation import route_first_visit
@@ -25,6 +27,7 @@ from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
     bbq_scores_section,
+    default_factors,
     factor_choice,
     missing_outcome_note,
     value_filter,
@@ -42,13 +45,15 @@ st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD)
            "logit(rate outside); LD > 0 (red) means more deviating answers than the rest.")
 
 where = subset_filter(design, key="subgroups")
-factors = factor_choice(design, "subgroups_factors", results=results)
+c0, c1, c2, c3 = st.columns([3, 1, 1, 1])  # compact controls above the answer
+with c0:
+    factors = factor_choice(design, "subgroups_factors", results=results)
 if not factors:
-    st.info("Choose at least one factor.")
+    choose_hint("Choose at least one factor (**Factors** above): each ring of the sunburst "
+                "splits by one.", "subgroups_factors", default_factors(design))
     st.stop()
-c1, c2, c3 = st.columns([2, 1, 1])
 levels = list(range(1, min(3, len(factors)) + 1))
-level = c1.radio("Highest subgroup level", levels, index=min(1, len(levels) - 1),
+level = c1.radio("Highest level", levels, index=min(1, len(levels) - 1),
                  horizontal=True, key="subgroups_level",
                  help="1: one factor fixed; 2: every pair of values of two factors; 3: triples")
 test = c2.selectbox("p-value", TESTS, key="subgroups_test", format_func=TEST_LABELS.get,
@@ -63,45 +68,51 @@ try:
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
+answer, options = st.container(), st.container()  # the figure first, its options below
+with options:
+    full, grey, power = with_power(full, int(cells[N].sum()))
+    full, boot = with_bootstrap(full, results, design, factors, where, level)
 table = distinct_subgroups(full)
-missing_outcome_note(results, where)
-
-add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
-                                   "min_n": int(min_n), "where": where},
-                     ci_prefix="subgroups", noise_prefix="subgroups")
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Subgroups", f"{len(table):,}")
-m2.metric("Rows in subset", f"{int(cells[N].sum()):,}")
-m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
-m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
-if table[LD_UNDEFINED].any():
-    st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they hold "
-               "every row of the subset, or the outcome never/always deviates in it.")
-
-st.subheader("Sunburst")
-st.caption("Inner ring: values of the first factor; each next ring splits by the next factor. "
-           "Size = n (or equal sectors), colour = LD (red: more deviation than the rest, "
-           "blue: less).")
-sizes = st.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
-                 format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
-full, grey, power = with_power(full, int(cells[N].sum()))
-full, boot = with_bootstrap(full, results, design, factors, where, level)
-table = distinct_subgroups(full)  # again, now with the power / bootstrap columns
 table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
-fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes)
-st.plotly_chart(fig, key="subgroups_sunburst_chart")
-figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
+with answer:
+    left, right = st.columns([3, 2])
+    with left:
+        r1, r2 = st.columns(2)
+        with r1:
+            colour = colour_choice()
+        sizes = r2.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
+                         format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
+        fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes,
+                              colour=colour)
+        st.plotly_chart(fig, key="subgroups_sunburst_chart")
+    with right:
+        picked = top_findings_panel(table, factors, colour, int(min_n))
+    figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
+    add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
+                                       "min_n": int(min_n), "where": where},
+                         ci_prefix="subgroups", noise_prefix="subgroups")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Subgroups", f"{len(table):,}")
+    m2.metric("Rows in subset", f"{int(cells[N].sum()):,}")
+    m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
+    m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
+    missing_outcome_note(results, where)
+    if table[LD_UNDEFINED].any():
+        st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they "
+                   "hold every row of the subset, or the outcome never/always deviates in it.")
 
 st.subheader("Table")
-st.caption(f"Click a column header to sort. Adjusted p: Benjamini-Hochberg across all "
-           f"{int(table[P_ADJUSTED].notna().sum()):,} distinct subgroups with a p-value "
-           "(filtering the view below does not change it); column test: the test behind p."
+st.caption(f"Click a column header to sort, a row to see its responses. Adjusted p: "
+           f"Benjamini-Hochberg across all {int(table[P_ADJUSTED].notna().sum()):,} distinct "
+           "subgroups with a p-value (filtering the view below does not change it)."
            + (f" {len(full) - len(table)} subgroups have exactly the rows of another one and "
               "are listed once (same_rows_as names them)." if len(full) > len(table) else ""))
 shown = value_filter(table, factors, key="subgroups_show")
-st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS,
-             key="subgroups_table",
-             column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
+event = st.dataframe(shown, hide_index=True, key="subgroups_table", on_select="rerun", height=420,
+                     selection_mode="single-row",
+                     column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS,
+                     column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
+rows_panel(results, where, selected_subgroup(event, shown, factors) or picked)
 bbq_scores_section(results, where)
 reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power)

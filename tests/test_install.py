@@ -49,6 +49,10 @@ def test_streamlit_config_excludes_the_venv_and_sets_the_upload_limit():
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert ".venv" in config["server"]["folderWatchBlacklist"]
     assert config["server"]["maxUploadSize"] == 200  # docs/limits.md
+    # issue 29: an idle server watches no file (the blacklist alone still let inotify
+    # overflow on a .venv with the harnesses extra); no "Deploy" button in the header
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["client"]["toolbarMode"] == "minimal"
 
 
 def test_readme_first_command_is_one_line_and_installs_no_extra():

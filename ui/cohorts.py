@@ -152,3 +152,10 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
     table_download(tests, "time_capsules_tests", key="cohorts_capsule_tests")
     st.dataframe(spread, hide_index=True)
     table_download(spread, "time_capsules_spread", key="cohorts_capsule_spread")
+
+
+def one_decimal(table: pd.DataFrame) -> dict:
+    """``column_config`` showing the table's decimal columns (percentages, percentage
+    points) with one decimal, as the report does; counts stay whole."""
+    return {c: st.column_config.NumberColumn(str(c), format="%.1f") for c in table.columns
+            if pd.api.types.is_float_dtype(table[c])}

@@ -15,6 +15,7 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.nesting import describe_nesting
+from ui.defaults import page_defaults
 from ui.widgets import md
 
 #: Empty combinations shown per page, and how many the CSV download holds at most.
@@ -120,7 +121,7 @@ def show_summary(info: dict) -> None:
 
 
 def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
-    """The factors spanning the grid (default: domain and prompt factors)."""
+    """The factors spanning the grid (default: the useful domain and prompt factors)."""
     label = "Factors spanning the grid"
     hint = ("Default: domain and prompt factors. Add model factors to see whether every model "
             "answered every prompt.")
@@ -129,8 +130,10 @@ def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
         if kept != list(st.session_state[key]):  # the design changed since the last visit
             st.session_state[key] = kept
         return st.multiselect(label, design.names, key=key, help=hint)
-    return st.multiselect(label, design.names, default=cov.default_factors(design), key=key,
-                          help=hint)
+    useful = page_defaults(design, None, ("domain", "prompt"))  # no constant, text or id
+    start = [f for f in cov.default_factors(design) if f in useful] or cov.default_factors(
+        design)
+    return st.multiselect(label, design.names, default=start, key=key, help=hint)
 
 
 def pair_choice(design: Design, factors: list[str]) -> tuple[str, str]:

@@ -154,3 +154,35 @@ def load_default_sample() -> bool:
     """Load the first bundled sample (what the app opens on)."""
     return load_sample(next(iter(SAMPLES)))
 
+
+def missing_values_note(frame: pd.DataFrame) -> None:
+    """A warning per column with missing values, except the columns an importer left empty
+    in every row (e.g. lm-eval's unset ``model_args``): those are named in one caption, so a
+    fresh import opens without warnings about columns the app itself created."""
+    from ui.widgets import md
+
+    imported = bool(st.session_state.get("results_rebuild"))
+    missing = frame.isna().sum()
+    empty = [str(c) for c, k in missing.items() if imported and len(frame) and k == len(frame)]
+    if empty:
+        st.caption("Left empty by the importer (not used unless you choose them): "
+                   + ", ".join(md(c) for c in empty))
+    for column, count in missing[missing > 0].items():
+        if str(column) in empty:
+            continue
+        share = count / len(frame)
+        st.warning(f"Column **{md(column)}** has {count:,} missing values "
+                   f"({'<0.1%' if share < 0.001 else f'{share:.1%}'} of rows).")
+
+
+def active_source() -> str:
+    """The Data page's Source choice that made the active table: a bundled sample, an
+    import (it left its rebuild command), a large file, or an upload."""
+    ss = st.session_state
+    if ss.get("results_frame") is None or active_is_sample():
+        return "Bundled sample"
+    if ss.get("results_rebuild"):
+        return "Import from ..."
+    if ss["results_frame"].attrs.get("engine"):
+        return "Large file on this machine"
+    return "Upload a file"

@@ -29,3 +29,42 @@ def unnested_defaults(design: Design, candidates: Sequence[str], k: int) -> list
         return list(candidates)[:k]
     return list(_choice(st.session_state.get("results_token", ""), design.to_json(),
                         tuple(candidates), k, frame, design))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _start_with(token: str, design_json: str, k: int | None, kinds: tuple[str, ...],
+                exclude: tuple[str, ...], _frame: pd.DataFrame, _design: Design) -> list[str]:
+    from analysis.factor_defaults import default_factors, useful_factors
+
+    if k is None:
+        return useful_factors(_frame, _design, kinds, exclude=exclude)
+    return default_factors(_frame, _design, k, kinds, exclude=exclude)
+
+
+def page_defaults(design: Design, k: int | None = None,
+                  kinds: Sequence[str] = ("domain", "prompt", "model"), *,
+                  exclude: Sequence[str] = ()) -> list[str]:
+    """The factors a page starts with on the active table (:mod:`analysis.factor_defaults`):
+    no constant, text-like, id or nested-duplicate factor; up to ``k`` with no nested pair,
+    or every useful one when ``k`` is None. Without data: the design's factors of
+    ``kinds`` in that order."""
+    frame = st.session_state.get("results_frame")
+    if frame is None:
+        names = [f for kind in kinds for f in design.of_kind(kind) if f not in exclude]
+        return names if k is None else names[:k]
+    return list(_start_with(st.session_state.get("results_token", ""), design.to_json(), k,
+                            tuple(kinds), tuple(exclude), frame, design))
+
+
+def choose_hint(message: str, key: str, values: list[str]) -> None:
+    """A one-line "choose X" with the likeliest choice one click away: a button that sets
+    the multiselect ``key`` to ``values`` (none when there is nothing to propose)."""
+    from ui.widgets import md
+
+    st.info(message)
+    if values:
+        def use() -> None:
+            st.session_state[key] = list(values)
+
+        st.button(md(f"Use {', '.join(values)}"), key=f"{key}_use", on_click=use,
+                  type="primary")

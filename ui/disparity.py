@@ -9,6 +9,7 @@ import streamlit as st
 from analysis import disparity as dsp
 from analysis.cells import filter_rows
 from analysis.design import Design
+from ui.defaults import page_defaults
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
@@ -37,8 +38,8 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
     """The Disparity page's widgets; returns the keyword options of ``disparity_report``."""
     c1, c2, c3 = st.columns(3)
     feature = c1.selectbox("Numeric feature", numeric, key="disparity_feature")
-    by = c2.multiselect("Group by", design.names, default=dsp.default_group(design),
-                        key="disparity_by")
+    start = page_defaults(design, 1) or dsp.default_group(design)  # never a constant factor
+    by = c2.multiselect("Group by", design.names, default=start, key="disparity_by")
     baseline = c3.selectbox("Baseline column (calibration)", ["(none)", *numeric],
                             key="disparity_baseline",
         help="feature - baseline per row: removes the scoring tool's and the context's bias")

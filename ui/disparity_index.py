@@ -8,8 +8,23 @@ import streamlit as st
 from analysis.cells import filter_rows
 from analysis.design import Design
 from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
-from ui.defaults import unnested_defaults
+from ui.defaults import page_defaults
 from ui.widgets import md
+
+
+def index_dimensions(design: Design, model: str | None) -> list[str]:
+    """Two useful domain factors (no nested pair), else two useful factors of any kind."""
+    exclude = [model] if model else []
+    return (page_defaults(design, 2, ("domain",), exclude=exclude)
+            or page_defaults(design, 2, exclude=exclude))
+
+
+def likeliest_dimensions(design: Design) -> list[str]:
+    """What "Use ..." proposes when no dimension is chosen: the defaults without a model
+    split, else the first factor of the design."""
+    model = st.session_state.get("index_model")
+    model = None if model in (None, "(all rows)") else model
+    return index_dimensions(design, model) or [f for f in design.names if f != model][:1]
 
 
 def index_options(design: Design, numeric: list[str]) -> dict | None:
@@ -22,35 +37,36 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     model = None if model == "(all rows)" else model
     choices = [f for f in design.names if f != model]
     factors = c2.multiselect("Bias dimensions (sensitive factors)", choices,
-                             default=unnested_defaults(  # never a nested pair
-                                 design, [f for f in design.of_kind("domain") if f != model], 2),
+                             default=index_dimensions(design, model),
                              key="index_dimensions")
     if not factors:
         return None
-    dims = []
-    for f in factors:
-        c1, c2 = st.columns([2, 1])
-        score = c1.selectbox(f"Score of {md(f)}", DIMENSION_SCORES, key=f"index_score_{f}")
-        weight = c2.number_input(f"Weight of {md(f)}", 0.0, value=1.0, step=0.5,
-                                 key=f"index_weight_{f}")
-        dims.append(Dimension(f, score, weight))
-    c1, c2, c3 = st.columns(3)
-    normalize = c1.checkbox("Weighted mean (rescale weights to mean 1)", True,
-                            key="index_normalize")
-    printed = c1.checkbox("Equation as printed (sum w_i B_i, no 1/n)", False,
-                          key="index_printed_equation",
-                          help="The LLMBI paper prints sum w_i B_i; its code divides by n. "
-                               "Weights are then used as given (docs/bias_index.md).")
-    kind = c2.radio("Diversity penalty P(D)", ["constant", "coverage_gini"],
-                    key="index_penalty_kind", horizontal=True)
-    value = c3.number_input("Penalty (constant, or scale of the Gini)", value=0.0, step=0.1,
-                            key="index_penalty_value")
-    c1, c2, c3 = st.columns(3)
-    sentiment = c1.selectbox("Sentiment column (S)", ["(none)"] + numeric,
-                             key="index_sentiment")
-    s_by = c2.selectbox("Sentiment compared across", factors, key="index_sentiment_by")
-    s_score = c3.selectbox("Sentiment score", SENTIMENT_SCORES, key="index_sentiment_score")
-    scale = st.number_input("lambda (scale of S)", value=1.0, step=0.1, key="index_lambda")
+    with st.expander("Scores, weights, diversity penalty and sentiment", expanded=False):
+        # folded: the index and its figure come first (the defaults are the paper's)
+        dims = []
+        for f in factors:
+            c1, c2 = st.columns([2, 1])
+            score = c1.selectbox(f"Score of {md(f)}", DIMENSION_SCORES, key=f"index_score_{f}")
+            weight = c2.number_input(f"Weight of {md(f)}", 0.0, value=1.0, step=0.5,
+                                     key=f"index_weight_{f}")
+            dims.append(Dimension(f, score, weight))
+        c1, c2, c3 = st.columns(3)
+        normalize = c1.checkbox("Weighted mean (rescale weights to mean 1)", True,
+                                key="index_normalize")
+        printed = c1.checkbox("Equation as printed (sum w_i B_i, no 1/n)", False,
+                              key="index_printed_equation",
+                              help="The LLMBI paper prints sum w_i B_i; its code divides by n. "
+                                   "Weights are then used as given (docs/bias_index.md).")
+        kind = c2.radio("Diversity penalty P(D)", ["constant", "coverage_gini"],
+                        key="index_penalty_kind", horizontal=True)
+        value = c3.number_input("Penalty (constant, or scale of the Gini)", value=0.0, step=0.1,
+                                key="index_penalty_value")
+        c1, c2, c3 = st.columns(3)
+        sentiment = c1.selectbox("Sentiment column (S)", ["(none)"] + numeric,
+                                 key="index_sentiment")
+        s_by = c2.selectbox("Sentiment compared across", factors, key="index_sentiment_by")
+        s_score = c3.selectbox("Sentiment score", SENTIMENT_SCORES, key="index_sentiment_score")
+        scale = st.number_input("lambda (scale of S)", value=1.0, step=0.1, key="index_lambda")
     return {"dimensions": dims, "model": model, "normalize_weights": normalize,
             **({"printed_equation": True} if printed else {}),
             "penalty_kind": kind, "penalty_value": value,

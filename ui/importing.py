@@ -56,46 +56,85 @@ def _options(source: str, module: Any) -> dict[str, Any]:
 
 
 def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
-    """Import the uploads; the result (or the error) goes to the session state."""
-    st.session_state.pop("import_error", None)
-    st.session_state.pop("import_result", None)
-    try:
-        with tempfile.TemporaryDirectory(prefix="bias-workbench-import-") as folder:
-            paths = []
-            for upload in uploads:
-                path = Path(folder) / Path(upload.name).name
-                path.write_bytes(upload.getvalue())
-                paths.append(path)
+    """Import the uploads; the result (or the errors) goes to the session state. When
+    several files fail together, each is tried alone so every file's error is shown;
+    messages name the files, never the server's temporary folder."""
+    from ui.data_help import without_paths
+
+    ss = st.session_state
+    ss.pop("import_error", None)
+    ss.pop("import_result", None)
+    ss["import_round"] = ss.get("import_round", 0) + 1  # the next attempt: an empty uploader
+    with tempfile.TemporaryDirectory(prefix="bias-workbench-import-") as folder:
+        paths = []
+        for upload in uploads:
+            path = Path(folder) / Path(upload.name).name
+            path.write_bytes(upload.getvalue())
+            paths.append(path)
+        try:
             result = import_results(source, paths, **options)
-    except AnalysisError as exc:
-        st.session_state["import_error"] = str(exc)
-        return
+        except AnalysisError as exc:
+            errors = [without_paths(str(exc), folder)]
+            if len(paths) > 1:
+                for path in paths:
+                    try:
+                        import_results(source, [path], **options)
+                    except AnalysisError as one:
+                        errors.append(f"{path.name}: {without_paths(str(one), folder)}")
+            ss["import_error"] = "\n\n".join(dict.fromkeys(errors))
+            return
     names = ", ".join(u.name for u in uploads)
-    st.session_state["import_result"] = (result, f"{names} ({source} import)")
+    ss["import_result"] = (result, f"{names} ({source} import)")
+    ss["import_command"] = rebuild_command(source, [u.name for u in uploads], options)
+
+
+def rebuild_command(source: str, names: list[str], options: dict[str, Any]) -> str:
+    """The CLI command that rebuilds the imported table as ``results.parquet``."""
+    import shlex
+
+    parts = ["python -m analysis import", source, *map(shlex.quote, names),
+             "--out results.parquet"]
+    for key, value in options.items():
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        parts.append(f"--model {shlex.quote(text)}" if key == "model"
+                     else f"--option {shlex.quote(f'{key}={text}')}")
+    return " ".join(parts)
+
+
+def _forget_result() -> None:
+    """Another importer chosen: the previous one's result or error is stale."""
+    for key in ("import_result", "import_error"):
+        st.session_state.pop(key, None)
 
 
 def use_import() -> None:
     """Callback: make the imported table active with its suggested design."""
     result, name = st.session_state["import_result"]
     set_data(result.frame, name, token_of(result.frame), result.design)
+    if "import_command" in st.session_state:
+        st.session_state["results_rebuild"] = st.session_state["import_command"]
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     st.session_state.pop("data_error", None)
 
 
 def import_section() -> None:
     """Source choice, upload, options, Import; then counts, notes, preview, Use."""
-    source = st.selectbox("Import from", list(SOURCES),
-                          format_func=lambda s: TITLES.get(s, s), key="import_source")
-    try:
-        module = load_importer(source)
-    except AnalysisError as exc:
-        st.error(md(exc))
+    from ui.data_help import INSTALL, importer_problem, source_label
+
+    source = st.selectbox("Import from", list(SOURCES), on_change=_forget_result,
+                          format_func=lambda s: source_label(s, TITLES.get(s, s)),
+                          key="import_source")
+    if importer_problem(source):  # said before any upload
+        st.warning(md(importer_problem(source)) + f"\n\nInstall it with `{INSTALL}` and "
+                   "restart the app; the other importers work without it.")
         return
+    module = load_importer(source)
     uploads = st.file_uploader("Files to import", accept_multiple_files=True,
-                               key="import_files")
+                               key=f"import_files_{st.session_state.get('import_round', 0)}")
     options = _options(source, module)
     if st.button("Import", key="import_run", disabled=not uploads, type="primary"):
         _run(source, uploads, options)
+        st.rerun()  # drawn again with an empty uploader and the result or the errors
     if "import_error" in st.session_state:
         st.error(md(st.session_state["import_error"]))
         return

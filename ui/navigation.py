@@ -67,7 +67,8 @@ def route_first_visit() -> None:
     """At the top of a page file: if this run is Streamlit's legacy page mode (a first visit
     at a page URL on a fresh server), run our navigation instead and stop. Otherwise load a
     bundled sample chosen on the Data page whose change callback was lost to a page switch
-    (:func:`ui.data.sync_sample_choice`), before the page reads the table."""
+    (:func:`ui.data.sync_sample_choice`), before the page reads the table, and put back
+    the active table's page settings (:func:`ui.page_state.recall`)."""
     if _legacy_mode():
         st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
         from ui import auth
@@ -76,6 +77,9 @@ def route_first_visit() -> None:
         auth.require_sign_in()  # the same gate as app.py's
         page.run()
         st.stop()
+    from ui import page_state
     from ui.data import sync_sample_choice  # ui.data -> ui.common -> ui.context: kept lazy
 
     sync_sample_choice()
+    page_state.recall()  # this table's settings, kept across page switches and reloads
+    page_state.show_notes()

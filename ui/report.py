@@ -136,6 +136,32 @@ def ci_editor(item: dict[str, Any], columns: list[str], design: Design) -> None:
                     key=key("confidence"), on_change=changed, args=("confidence",))
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _defaults(section: str, token: str, design_json: str, _results: pd.DataFrame,
+              _design: Design) -> dict[str, Any]:
+    try:
+        return rpt.plain(rpt.default_settings(section, _results, _design))
+    except AnalysisError:
+        return {}
+
+
+def settings_summary(item: dict[str, Any], results: pd.DataFrame | None,
+                     design: Design | None) -> None:
+    """The section's settings that differ from the defaults, one line each (the full
+    settings folded below)."""
+    from analysis.report_text import settings_lines
+
+    defaults: dict[str, Any] = {}
+    if results is not None and design is not None:
+        defaults = _defaults(item["section"], st.session_state.get("results_token", ""),
+                             design.to_json(), results, design)
+    lines = settings_lines({**defaults, **item["settings"]}, defaults)
+    st.markdown("\n".join(f"- {md(x)}" for x in lines) if lines
+                else "Default settings of the page.")
+    st.caption("All settings: " + md(", ".join(f"{k} = {v}" for k, v in
+                                               item["settings"].items()) or "defaults"))
+
+
 def _noise_label(item: dict[str, Any]) -> str:
     noise = item["settings"].get("judge_noise") or {}
     if item["section"] not in rpt.NOISE_SECTIONS or not noise.get("replicates"):
@@ -203,7 +229,7 @@ def section_list(columns: list[str] | None = None, design: Design | None = None,
             if results is not None and item["section"] in rpt.NOISE_SECTIONS \
                     and (modes or _noise_label(item)):
                 noise_editor(item, modes)
-            st.json(item["settings"])
+            settings_summary(item, results, design)
         c2.button("↑", key=f"report_up_{i}", on_click=_move, args=(i, -1), disabled=i == 0)
         c3.button("↓", key=f"report_down_{i}", on_click=_move, args=(i, 1),
                   disabled=i == len(items) - 1)
@@ -245,20 +271,50 @@ def downloads() -> None:
     c1, c2, c3 = st.columns(3)
     c1.download_button("HTML report", html_text, file_name="report.html", mime="text/html",
                        key="report_html", on_click="ignore", icon="⬇️")
-    c2.download_button("Figures and tables (ZIP)", lambda: rpt.report_zip(report, html_text),
-                       file_name="report.zip", mime="application/zip", key="report_zip",
-                       on_click="ignore", icon="⬇️")
+    with c2:
+        prepared_download("zip", "Figures and tables (ZIP)", "report.zip", "application/zip",
+                          lambda bar: rpt.report_zip(report, html_text, progress=bar))
     can_pdf = rpt.chromium_path() is not None
-    c3.download_button("PDF", (lambda: _pdf(html_text)), file_name="report.pdf",
-                       mime="application/pdf", key="report_pdf", on_click="ignore",
-                       icon="⬇️", disabled=not can_pdf,
-                       help=None if can_pdf else rpt.PDF_UNAVAILABLE)
+    with c3:
+        prepared_download("pdf", "PDF", "report.pdf", "application/pdf",
+                          lambda bar: _pdf(html_text, bar), disabled=not can_pdf)
     if not can_pdf:
         c3.caption(rpt.PDF_UNAVAILABLE)
 
 
-def _pdf(html_text: str) -> bytes:
+def prepared_download(kind: str, label: str, file_name: str, mime: str, make, *,
+                      disabled: bool = False) -> None:
+    """A "Prepare" button that renders a slow file with a progress bar, then its download
+    button (the bytes are kept for the built report: ``report_file_<kind>``).
+
+    ``make(progress)`` returns the bytes; ``progress(fraction, text)`` moves the bar.
+    """
+    ss, key = st.session_state, f"report_file_{kind}"
+    built = ss.get("report_built")
+    ready = ss.get(key)
+    if ready is not None and ready[0] is built:
+        st.download_button(label, ready[1], file_name=file_name, mime=mime,
+                           key=f"report_{kind}", on_click="ignore", icon="⬇️")
+        return
+    if not st.button(f"Prepare {label}", key=f"report_prepare_{kind}", icon="⚙️",
+                     disabled=disabled, help=None if not disabled else rpt.PDF_UNAVAILABLE):
+        return
+    bar = st.progress(0.0, text=f"Preparing {label}...")
+
+    def progress(fraction: float, text: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=md(f"Preparing {label}: {text}"))
+
     try:
-        return rpt.report_pdf(html_text)
+        data = make(progress)
     except (ExportUnavailable, AnalysisError) as exc:
-        raise RuntimeError(str(exc)) from None
+        bar.empty()
+        st.error(md(str(exc)))
+        return
+    bar.empty()
+    ss[key] = (built, data)
+    st.rerun()  # drawn again: the download button in place of "Prepare"
+
+
+def _pdf(html_text: str, progress) -> bytes:
+    progress(0.1, "printing with Chromium (a few seconds)")
+    return rpt.report_pdf(html_text)

@@ -17,6 +17,8 @@ from ui.judge_noise import page_noise_settings
 def sources(design: Design) -> tuple[str, str, bool]:
     """(file, design file, whether the design file must be downloaded first)."""
     name = st.session_state.get("results_name", "results.csv")
+    if st.session_state.get("results_rebuild"):  # an import: its command writes this file
+        return "results.parquet", "design.yaml", True
     if (SAMPLE_DIR / name).is_file():
         stem = name.removesuffix(".gz").rsplit(".", 1)[0]
         curated = SAMPLE_DIR / f"{stem}.design.yaml"
@@ -31,6 +33,9 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
     """Show the CLI command and the Python snippet of ``view``; return both."""
     file, design_path, needs_file = sources(design)
     cli = rp.cli_command(view.command, file, design_path, view.options, where=where)
+    rebuild = st.session_state.get("results_rebuild")
+    if rebuild:  # the import that made the table first (ui/importing.py)
+        cli = f"{rebuild}\n{cli}"
     code = rp.python_snippet(file, design_path, view.body, imports=view.imports, where=where)
     with st.expander("Copy as CLI / Copy as Python", icon=":material/terminal:"):
         st.caption("The command and the script reproduce this view's numbers (copy with the "

@@ -37,6 +37,10 @@ from ui.session_store import (
 from ui.widgets import md
 
 QUERY_KEY = "sid"
+#: Session-state key of the per-table page settings and report sections (ui/page_state.py),
+#: saved with the session's meta; :data:`RESTORED_PAGE_STATE` hands them back after a reload.
+PAGE_STATE_KEY = "_page_state"
+RESTORED_PAGE_STATE = "_page_state_restored"
 #: Widget keys of these prefixes are page settings worth keeping.
 SETTING_PREFIXES = ("coverage_", "subgroups_", "ecdf_", "importance_", "disparity_", "index_",
                     "cohorts_")
@@ -207,6 +211,8 @@ def _apply(stored) -> None:
     for key, value in settings.items():
         if is_setting(key, value):
             ss[key] = value
+    if isinstance(meta.get("page_state"), dict):
+        ss[RESTORED_PAGE_STATE] = meta["page_state"]  # validated by ui.page_state
     ss["_saved_settings"] = dict(settings)
     ss["_saved_table"] = (stored.sid, ss["results_token"])
     ss["_saved_meta"] = _meta_text(_meta(settings))
@@ -217,10 +223,18 @@ def _meta(settings: dict[str, Any]) -> dict[str, Any]:
 
     ss = st.session_state
     design: Design | None = ss.get("design")
-    return {"name": ss.get("results_name", ""), "token": ss["results_token"],
+    meta = {"name": ss.get("results_name", ""), "token": ss["results_token"],
             "design": design.to_yaml() if design is not None else None,
             "settings": settings,
             "sample": ss.get("results_name") if active_is_sample() else None}
+    pages = ss.get(PAGE_STATE_KEY)
+    if pages:
+        try:  # plain values only (the session YAML is safe_dump'ed, never pickled)
+            yaml.safe_dump(pages)
+            meta["page_state"] = pages
+        except yaml.YAMLError:
+            pass
+    return meta
 
 
 def _meta_text(meta: dict) -> str:
@@ -326,7 +340,8 @@ def user_cache_path() -> Path:
     return base.parent / "users" / tag / base.name
 
 
-__all__ = ["DAMAGED", "EXPIRED", "FORKED", "MOVED", "NOT_ISSUED", "OTHER_USER", "QUERY_KEY",
+__all__ = ["DAMAGED", "EXPIRED", "FORKED", "MOVED", "NOT_ISSUED", "OTHER_USER",
+           "PAGE_STATE_KEY", "QUERY_KEY", "RESTORED_PAGE_STATE",
            "RESTORE_ERROR", "SETTING_PREFIXES", "SaveError", "current_sid", "is_setting",
            "my_sessions", "owner_key", "restore", "save", "sessions_sidebar", "store",
            "user_cache_path"]

@@ -23,12 +23,15 @@ from analysis.columns import (
     SHARE_ABOVE_CUTOFF,
     SMALL_N,
     STATISTIC,
+    SUBGROUP,
 )
 from analysis.design import Design
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
+    SUBGROUP: st.column_config.TextColumn("subgroup", width="large", pinned=True,
+                                          help="The factor values the subgroup fixes"),
     DEVIATION_RATE: _NUM("rate", format="%.3f", help="Share of the subgroup's rows that deviate"),
     RATE_OUTSIDE: _NUM("rate outside", format="%.3f",
                        help="Deviation rate of every row outside the subgroup"),
@@ -88,29 +91,27 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
 def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2,
                     results: pd.DataFrame | None = None) -> list[str]:
     """Up to ``k`` factors to start with: domain first, then prompt, then model factors,
-    no two of them nested in each other (:func:`analysis.nesting.unnested_choice`) on
-    ``results``, or on the active data when it is not given (``ui/defaults.py``)."""
-    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    order = [f for f in order if f not in exclude]
+    no constant, text-like or id factor and no two of them nested in each other
+    (:mod:`analysis.factor_defaults`) on ``results``, or on the active data when it is not
+    given (``ui/defaults.py``)."""
     if results is None:
-        from ui.defaults import unnested_defaults
+        from ui.defaults import page_defaults
 
-        return unnested_defaults(design, order, k)
-    from analysis.nesting import unnested_choice
+        return page_defaults(design, k, exclude=exclude)
+    from analysis.factor_defaults import default_factors as start_with
 
-    return unnested_choice(results, order, k,
-                           references={f: design.factor(f).reference for f in order})
+    return start_with(results, design, k, exclude=exclude)
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
                   label: str = "Factors (in ring order)",
                   results: pd.DataFrame | None = None) -> list[str]:
     """A multiselect of factors, remembered per page under ``key``."""
+    from ui.page_state import fit
+
     options = [f for f in design.names if f not in exclude]
     if key in st.session_state:
-        kept = [f for f in st.session_state[key] if f in options]
-        if kept != list(st.session_state[key]):  # drop a choice that is no longer offered
-            st.session_state[key] = kept
+        fit(key, options, label)  # drop a choice that is no longer offered, with a note
         return st.multiselect(label, options, key=key)
     return st.multiselect(label, options, default=default_factors(design, exclude=exclude,
                                                                   results=results), key=key)

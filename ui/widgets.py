@@ -53,7 +53,11 @@ def md(text: object) -> str:
 def subset_filter(design: Design, key: str, *, label: str = "Subset (applied first)"
                   ) -> dict[str, list[str]]:
     """Widgets to restrict rows to some factor values; returns ``{factor: [values]}``."""
+    from ui.page_state import fit  # ui.page_state -> ui.session: kept lazy
+
     where: dict[str, list[str]] = {}
+    for f in design.factors:  # kept values the design no longer offers: dropped, with a note
+        fit(f"{key}_where_{f.name}", list(f.values), f"{label}: {f.name}")
     with st.expander(label, expanded=False):
         st.caption("Keep only rows with the chosen values, e.g. one model or CoT = yes. "
                    "Leave a factor empty to keep all its values.")

@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = None
     results, design = load_with_design(load_args, need_outcome=False)
+    if getattr(args, "cluster", None) and args.cluster not in results.columns:
+        raise AnalysisError(f"Cluster column {args.cluster!r} is not in the table.")
     chosen = [(s, _merged(args, s, settings.get(s) or {})) for s in names]
     report = build_report(results, design, chosen,
                           source=results.attrs.get("source_name", Path(args.file).name))

@@ -36,11 +36,17 @@ def _fmt(x: float, spec: str = ".2f") -> str:
 SECTOR_SIZES = ("n", "equal")
 
 
+#: What the sunburst's colour shows: log disparity (diverging) or the deviation rate.
+SECTOR_COLOURS: tuple[str, ...] = ("ld", "rate")
+#: Sequential scale of the deviation rate (white: none deviate, dark red: the most).
+RATE_SCALE = "Reds"
+
+
 @escaped_labels
 def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                     title: str | None = None, grey_undetectable: bool = False,
-                    sizes: str = "n", colour: str = LOG_DISPARITY,
-                    colour_title: str = "Log disparity<br>(red: more deviation)",
+                    sizes: str = "n", colour: str = "ld",
+                    colour_title: str | None = None,
                     hover: Callable[[pd.Series], str] | None = None) -> go.Figure:
     """Sunburst: ring k holds the subgroups fixing the first k factors.
 
@@ -59,10 +65,15 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         ``"n"``: sector size = n (each parent the sum of its children); ``"equal"``:
         siblings share their parent's angle equally, whatever their n (every value is
         equally visible, as in the method paper's figures; n stays in the hover text).
-    colour, colour_title, hover
-        The column that colours the sectors (default LD; the Compare page uses the
-        difference in LD between two models), the colour bar's title, and the hover
-        lines after the subgroup's values (default: n, rate, LD with CI, adjusted p);
+    colour
+        ``"ld"`` (log disparity, diverging around 0), ``"rate"`` (the subgroup's
+        deviation rate on a sequential scale from 0 to the highest rate: where answers
+        deviate most, whatever the rest does), or the name of another column of
+        ``table`` drawn on the diverging scale (the Compare page colours by the
+        difference in LD between two models).
+    colour_title, hover
+        The colour bar's title (default names the measure), and the hover lines after
+        the subgroup's values (default: n, rate, LD with CI, adjusted p);
         ``hover(row)`` returns HTML whose data parts it escapes itself.
 
     Notes
@@ -73,6 +84,12 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     value 0) and say so in the hover text.
     """
     factors = list(factors)
+    if colour not in SECTOR_COLOURS and colour not in table.columns:
+        raise AnalysisError(f"Colour by {' or '.join(SECTOR_COLOURS)} (or a column of the "
+                            f"table), not {colour!r}.")
+    if colour_title is None:
+        colour_title = ("Log disparity<br>(red: more deviation)" if colour == "ld"
+                        else esc(str(colour)))
     if sizes not in SECTOR_SIZES:
         raise AnalysisError(f"Sector sizes are {' or '.join(SECTOR_SIZES)}, not {sizes!r}.")
     missing = [f for f in factors if f not in table.columns]
@@ -97,8 +114,12 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
             parents.append("/".join(path[:-1]))
             labels.append(keys[k - 1][i])
             values.append(int(r[N]))
-            ld = float(r[colour])
-            colours.append(0.0 if np.isnan(ld) else ld)
+            ld = float(r[LOG_DISPARITY]) if LOG_DISPARITY in r else float("nan")
+            if colour == "rate":
+                colours.append(float(r[DEVIATION_RATE]))
+            else:
+                value = ld if colour == "ld" else float(r[colour])
+                colours.append(0.0 if np.isnan(value) else value)
             grey.append(grey_undetectable and not bool(r[DETECTABLE]))
             head = "<br>".join(f"{esc(f)} = {esc(keys[j][i])}" for j, f in enumerate(factors[:k]))
             if hover is not None:
@@ -119,11 +140,17 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
               "line": {"color": "white", "width": 1},
               "colorbar": {"title": {"text": colour_title},
                            "thickness": 16}}
-    if any(grey):  # explicit colours: the diverging scale, grey where undetectable
+    if colour == "rate":
+        marker = {"colors": colours, "colorscale": RATE_SCALE, "cmin": 0.0,
+                  "cmax": max(colours, default=1.0) or 1.0,
+                  "line": {"color": "white", "width": 1},
+                  "colorbar": {"title": {"text": "Deviation rate"}, "thickness": 16}}
+    if any(grey):  # explicit colours: the scale in use, grey where undetectable
         from plotly.colors import sample_colorscale
 
         top = max(float(np.max(np.abs(colours))), 1e-12)
-        scaled = sample_colorscale(DIVERGING, [0.5 + c / (2 * top) for c in colours])
+        scaled = (sample_colorscale(RATE_SCALE, [c / top for c in colours]) if colour == "rate"
+                  else sample_colorscale(DIVERGING, [0.5 + c / (2 * top) for c in colours]))
         marker = {"colors": [GREY_OUT if g else c for g, c in zip(grey, scaled, strict=True)],
                   "line": {"color": "white", "width": 1}}
     fig = go.Figure(go.Sunburst(
@@ -135,8 +162,11 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
         textfont={"size": FONT_SIZE - 2},
     ))
     size_text = "size = n" if sizes == "n" else "equal sectors"
-    title = title or (f"Subgroups of {' > '.join(esc(f) for f in factors[:depth])}: {size_text}, "
-                      "colour = log disparity"
+    # two lines: the title fits a figure drawn beside the top findings (Subgroups page)
+    title = title or (f"Subgroups of {' > '.join(esc(f) for f in factors[:depth])}<br>"
+                      f"{size_text}, "
+                      + {"rate": "colour = deviation rate", "ld": "colour = log disparity"}
+                      .get(colour, f"colour = {esc(str(colour))}")
                       + ("; grey = too small to detect the effect" if any(grey) else ""))
     paper_layout(fig, title)
     fig.update_layout(margin={"l": 20, "r": 20, "t": 70, "b": 20})

@@ -255,7 +255,7 @@ def test_cli_settings_file(files, tmp_path):
     out = tmp_path / "r.html"
     assert main(["report", str(data), "--design", str(dpath), "--out", str(out),
                  "--sections", "subgroups", "--settings", str(settings)]) == 0
-    assert "&quot;factors&quot;: [\n    &quot;style&quot;\n  ]" in out.read_text()
+    assert "<li>factors: style</li><li>level: 1</li>" in out.read_text()
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -61,9 +61,9 @@ def test_ecdf_intervals_equal_the_bootstrap_module(ssqa):
         "confidence": 0.9}
     html_text = R.report_html(R.Report("x", design, R.data_summary(results, design), [sec],
                                        "v", "now"))
-    assert "<h3>ecdf_bootstrap</h3>" in html_text
-    assert f"<td>{dm[BOOT_CI_HIGH]:.6g}</td>" in html_text
-    assert "&quot;n_boot&quot;: 60" in html_text
+    assert "<h3>Bootstrap intervals of the eCDF metrics</h3>" in html_text
+    assert f"<td>{dm[BOOT_CI_HIGH]:.3f}</td>" in html_text  # rounded as on the page
+    assert "<li>n boot: 60</li>" in html_text  # the settings that differ from the defaults
 
 
 def test_same_seed_same_interval_other_seed_other_interval(ssqa):

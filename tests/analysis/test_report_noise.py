@@ -122,7 +122,7 @@ def test_cli_judge_noise_flag_and_precedence(tmp_path, monkeypatch):
     np.testing.assert_array_equal(got.loc[want[SUBGROUP], SURVIVES], want[SURVIVES])
     assert design.names == ["arm", "null"]
     html = out.read_text()
-    assert "noise_survives" in html and "Judge noise: 25 replicates" in html
+    assert "<th>noise survives</th>" in html and "Judge noise: 25 replicates" in html
 
 
 def test_cli_bad_noise_values_exit_2(tmp_path, capsys):

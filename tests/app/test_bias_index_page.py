@@ -59,6 +59,11 @@ def test_no_dimension_asks_for_one(ssqa):
     at.multiselect(key="index_dimensions").set_value([]).run()
     assert not at.exception
     assert any("at least one bias dimension" in i.value for i in at.info)
+    use = at.button(key="index_dimensions_use")  # the likeliest choice, one click away
+    assert use.label.startswith("Use ")
+    use.click().run()
+    assert not at.exception and at.multiselect(key="index_dimensions").value
+    assert len(plotly_specs(at)) == 1  # the index figure is drawn
 
 
 def test_published_variant_and_both():

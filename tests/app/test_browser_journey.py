@@ -7,12 +7,13 @@ right before a page switch is the one loaded.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.app.browsertools import CHROMIUM, FLAGS, load_sample, settle, visit
+from tests.app.browsertools import CHROMIUM, FLAGS, ROOT, load_sample, settle, visit
 
 pytestmark = [
     pytest.mark.browser,
@@ -157,4 +158,99 @@ def test_sample_chosen_right_before_a_page_switch_is_loaded(app_url):
         bar.filter(has_text=chosen).first.wait_for(timeout=30_000)
         assert not bar.filter(has_text="bbq_unifiedqa.csv.gz").count()
         assert not page.locator('[data-testid="stException"]').count()
+        browser.close()
+
+
+#: The README's "first hour" screenshots (written with UPDATE_SCREENSHOT=1 only).
+FIRST_HOUR = ROOT / "docs" / "first_hour"
+PREDS_AGE = ROOT / "tests" / "data" / "bbq" / "preds_Age.jsonl.gz"
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def _errors(page) -> list[str]:
+    return [e.inner_text()[:200] for e in
+            page.locator('[data-testid="stAlertContentError"]').all()]
+
+
+def _shot(page, name: str) -> None:
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":
+        FIRST_HOUR.mkdir(exist_ok=True)
+        page.wait_for_timeout(500)  # figures' transitions
+        page.screenshot(path=str(FIRST_HOUR / f"{name}.png"))
+
+
+def test_first_hour_import_subset_switch_back_and_send_a_report(app_url, tmp_path):
+    """Issue 29's journey: import preds_Age.jsonl -> subset ambiguous -> Subgroups ->
+    Coverage -> back (settings kept) -> every page opens without an error -> Report with
+    every section -> PDF (prepared with progress, downloaded, a real PDF)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.get_by_text("35,868").first.wait_for(timeout=60_000)
+        settle(page)
+        assert page.locator('[data-testid="stMainMenu"]').count() == 0  # toolbar: minimal
+
+        page.get_by_text("Import from ...", exact=True).click()
+        settle(page)
+        page.locator(".st-key-import_files_0 input[type='file']").set_input_files(
+            str(PREDS_AGE))
+        page.get_by_text("preds_Age.jsonl.gz").first.wait_for(timeout=30_000)
+        settle(page)
+        page.locator(".st-key-import_run button").click()
+        settle(page)
+        page.locator(".st-key-import_use button").click()
+        settle(page)
+        page.get_by_text("Active table: preds_Age.jsonl.gz (bbq import)").first.wait_for(
+            timeout=30_000)
+        page.locator(".st-key-data_download_csv").first.wait_for(timeout=30_000)  # CSV
+        _shot(page, "1_import")
+
+        assert visit(page, "Subgroups") == []
+        page.get_by_text("Subset (applied first)").first.click()
+        box = page.locator(".st-key-subgroups_where_context_condition")
+        box.wait_for(state="visible", timeout=30_000)
+        box.locator("input").first.click()
+        page.get_by_role("option", name="ambig", exact=True).click()
+        page.keyboard.press("Escape")
+        settle(page)
+        rows = _metric(page, "Rows in subset")
+        assert rows == "5,518", rows  # the ambiguous contexts with an outcome
+        assert _errors(page) == []
+        page.get_by_text("Subset (applied first)").first.click()  # folded again
+        settle(page)
+        _shot(page, "2_subgroups")
+
+        assert visit(page, "Coverage") == []
+        assert visit(page, "Subgroups") == []
+        assert _metric(page, "Rows in subset") == rows  # the subset came back
+        bar = page.locator('[data-testid="stMarkdownContainer"] code')  # the context bar
+        assert bar.filter(has_text="ambig").count() >= 1
+
+        for title in ("Disparity", "Bias index", "Cohorts", "Factor importance", "eCDF"):
+            assert visit(page, title) == []
+            assert _errors(page) == [], title  # no page opens on an error
+
+        assert visit(page, "Report") == []
+        page.locator(".st-key-report_add_all button").click()
+        settle(page)
+        page.locator(".st-key-report_build button").click()
+        settle(page)
+        assert _errors(page) == []
+        assert page.get_by_text("Skipped eCDF").count() == 1  # no model factor: said why
+        page.locator(".st-key-report_prepare_pdf button").click()
+        page.locator(".st-key-report_pdf button").wait_for(timeout=180_000)
+        settle(page)
+        with page.expect_download(timeout=120_000) as download:
+            page.locator(".st-key-report_pdf button").click()
+        pdf = tmp_path / "report.pdf"
+        download.value.save_as(pdf)
+        assert pdf.read_bytes()[:4] == b"%PDF" and pdf.stat().st_size > 50_000
+        _shot(page, "3_report")
         browser.close()

@@ -155,3 +155,22 @@ def test_saged_statistics_section():
     for col in ("kl_divergence", "precision", "pearson", "spearman", "mode", "percentile"):
         assert shown[col].to_numpy() == pytest.approx(ref[col].to_numpy()), col
     assert shown["precision"].between(0, 1).all() and (shown["pearson"] > 0.9).all()
+
+
+def test_a_constant_factor_is_never_the_default_and_an_empty_choice_is_one_click_away():
+    """Issue 29 item 3: BBQ's preds_Age.jsonl import has category = Age only; Disparity
+    used to open on 'Group by category' and a red error."""
+    from analysis.importers import import_results
+    from tests.app.apptools import ROOT
+
+    path = ROOT / "tests" / "data" / "bbq" / "preds_Age.jsonl.gz"
+    imported = import_results("bbq", [path])
+    assert imported.frame["category"].nunique() == 1
+    at = page_test("disparity.py", frame=imported.frame, design=imported.design).run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="disparity_by").value != ["category"]
+    at.multiselect(key="disparity_by").set_value([]).run()
+    assert any("Group by" in i.value for i in at.info)
+    at.button(key="disparity_by_use").click().run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="disparity_by").value not in ([], ["category"])

@@ -21,7 +21,9 @@ LM_EVAL_FILES = sorted((LM_EVAL_FIXTURE / "dummy-bbq").iterdir())
 def _import(at, source: str, paths, **options):
     at.radio(key="data_source").set_value("Import from ...").run()
     at.selectbox(key="import_source").set_value(source).run()
-    at.file_uploader(key="import_files").set_value(
+    uploader = f"import_files_{at.session_state['import_round']}" \
+        if "import_round" in at.session_state else "import_files_0"  # a new one per attempt
+    at.file_uploader(key=uploader).set_value(
         [(p.name, p.read_bytes(), "application/octet-stream") for p in paths]).run()
     for name, value in options.items():
         at.text_input(key=f"import_opt_{source}_{name}").set_value(value).run()

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.cells import cell_table
 from analysis.columns import COVERAGE_PERCENTAGE, LOG_DISPARITY
-from analysis.coverage import coverage_summary
+from analysis.coverage import coverage_summary, percent_text
 from analysis.design import apply_design
 from analysis.subgroups import subgroups
 from tests.app.apptools import ROOT, plotly_specs, sample_with_design
@@ -43,8 +43,11 @@ def test_add_two_sections_build_and_download():
         "coverage", "subgroups"]
     at.button(key="report_build").click().run()
     assert not at.exception and not at.error
-    labels = {b.label for b in at.get("download_button")}
-    assert {"HTML report", "Figures and tables (ZIP)", "PDF"} <= labels
+    assert [b.label for b in at.get("download_button")] == ["HTML report"]
+    assert {"Prepare Figures and tables (ZIP)", "Prepare PDF"} <= {b.label for b in at.button}
+    at.button(key="report_prepare_zip").click().run()  # rendered with a progress bar
+    assert {b.label for b in at.get("download_button")} == {"HTML report",
+                                                            "Figures and tables (ZIP)"}
     report, html_text = at.session_state["report_built"]
     assert html_text.index("<h2>Coverage</h2>") < html_text.index("<h2>Subgroups</h2>")
 
@@ -52,11 +55,11 @@ def test_add_two_sections_build_and_download():
     cov_factors = stored[1]["settings"]["factors"]
     cov = coverage_summary(cell_table(results, cov_factors, with_outcome=False), design,
                            factors=cov_factors).iloc[0][COVERAGE_PERCENTAGE]
-    assert f"<td>{cov:.6g}</td>" in html_text
+    assert f"<td>{percent_text(cov)} %</td>" in html_text  # rounded as on the page
     sub_factors = stored[0]["settings"]["factors"]
     table = subgroups(cell_table(results, sub_factors), sub_factors, max_level=1)
     ld = table[LOG_DISPARITY].dropna().iloc[0]
-    assert f"<td>{ld:.6g}</td>" in html_text
+    assert f"<td>{ld:.3f}</td>" in html_text
     assert len(table) == len(report.sections[1].tables[0][1])
 
     at.button(key="report_remove_0").click().run()
@@ -142,7 +145,7 @@ def test_ecdf_page_with_intervals_puts_them_into_the_report():
     np.testing.assert_allclose(got[BOOT_CI_LOW], want[BOOT_CI_LOW], atol=1e-12)
     np.testing.assert_allclose(got[BOOT_CI_HIGH], want[BOOT_CI_HIGH], atol=1e-12)
     assert "200 replicates resampling whole clusters of template, seed 4" in html_text
-    assert f"<td>{want[BOOT_CI_HIGH].iloc[0]:.6g}</td>" in html_text
+    assert f"<td>{want[BOOT_CI_HIGH].iloc[0]:.3f}</td>" in html_text
 
 
 def test_page_without_intervals_adds_ci_none():
@@ -167,8 +170,8 @@ def test_report_page_messages_show_labels_as_text():
                                             "settings": {"factors": [evil]}}]
     at.run()
     at.button(key="report_build").click().run()
-    assert not at.exception
-    (error,) = at.error
+    assert not at.exception and not at.error  # the section is skipped, the report built
+    (error,) = [i for i in at.info if "Skipped" in i.value]
     assert evil in shown(error.value)  # the user reads the name as it is
     assert "](" not in error.value.replace("\\](", "")  # every ] escaped: no link, image
 

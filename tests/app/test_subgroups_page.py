@@ -178,3 +178,28 @@ def test_continuous_outcome_says_the_page_analyses_its_threshold():
     expected = group_means(imported.frame, imported.design)
     assert shown["value"].tolist() == expected["value"].tolist()
     np.testing.assert_allclose(shown["difference"], expected["difference"])
+
+
+def test_a_top_finding_opens_its_responses(ssqa):
+    """Issue 29 item 6: colour by rate, the top findings beside the sunburst, one click
+    from a finding to its responses (paged, exportable)."""
+    from analysis.design import apply_design
+    from analysis.findings import rows_behind, subgroup_where
+
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.radio(key="subgroups_colour").set_value("rate").run()
+    spec, trace = sunburst(at)
+    table = at.dataframe[0].value
+    assert trace["marker"]["cmin"] == 0 and "cmid" not in trace["marker"]
+    assert "colour = deviation rate" in spec["layout"]["title"]["text"]
+    pick = at.radio(key="subgroups_top_pick")
+    first = pick.options[0]
+    pick.set_value(first).run()
+    assert not at.exception
+    row = table[table[SUBGROUP].astype(str).str.startswith(first.split(":")[0])].iloc[0]
+    fixed = subgroup_where(row, at.multiselect(key="subgroups_factors").value)
+    want = rows_behind(apply_design(ssqa[0], ssqa[1]), {}, fixed)
+    assert any(f"{len(want):,} responses" in m.value for m in at.markdown)
+    shown = at.dataframe[1].value  # the first page of its rows
+    assert len(shown) == min(50, len(want))
+    assert sum(b.label == "CSV" for b in at.get("download_button")) == 2  # table and rows
