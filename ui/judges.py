@@ -171,6 +171,9 @@ def settings() -> Settings:
                     config, cap, threshold)
 
 
-def provider_of(s: Settings, api_key: str | None = None) -> ChatProvider:
-    """The chosen LLM judge."""
-    return make_provider(s.provider, model=s.model, base_url=s.base_url, api_key=api_key)
+def provider_of(s: Settings) -> ChatProvider:
+    """The chosen LLM judge, with the key the rules allow (``ui.judges_tools.chosen_provider``:
+    the typed key, or the server's when Base URL is empty)."""
+    from ui.judges_tools import chosen_provider
+
+    return chosen_provider(s.provider, s.model, s.base_url, "judges_api_key")
