@@ -22,6 +22,7 @@ import pandas as pd
 
 from analysis.design import MAX_FACTOR_VALUES
 from analysis.errors import LoadError
+from analysis.limits import check_decoded
 
 #: Environment variable naming the folder the app may read files from.
 DATA_DIR_ENV = "BIAS_WORKBENCH_DATA_DIR"
@@ -174,6 +175,7 @@ def _stream_compact(table, columns: list[str], text_cols: set[str],  # noqa: ANN
     reader = to_reader(BATCH_ROWS)
     chunks: dict[str, list] = {c: [] for c in columns}
     too_many: set[str] = set()
+    used = 0  # bytes kept (codes and dictionaries of text, copies of the rest)
     for batch in reader:
         for c in columns:
             if c in too_many:
@@ -183,11 +185,14 @@ def _stream_compact(table, columns: list[str], text_cols: set[str],  # noqa: ANN
                 array = pc.dictionary_encode(array)
                 if len(array.dictionary) > max_values:
                     too_many.add(c)
+                    used -= sum(a.nbytes for a in chunks[c])
                     chunks[c] = []
                     continue
             else:  # a copy: a column imported from DuckDB keeps its whole batch alive
                 array = pa.concat_arrays([array])
             chunks[c].append(array)
+            used += array.nbytes
+        check_decoded(used, table.name)
     kept = [c for c in columns if c not in too_many]
     types = {f.name: f.type for f in reader.schema}
     arrow = pa.table({c: pa.chunked_array(
