@@ -48,6 +48,8 @@ from judges.endpoints import EndpointRefused, allowed_endpoints, refusal, same_e
 from judges.errors import ProviderConfigError
 from judges.logprobs import TOP_LOGPROBS, read_openai_logprobs
 from judges.request import ChatRequest, Reply
+from judges.transport import ReplyTooLarge
+from judges.transport import http_client as capped_client
 
 Transport = Literal["auto", "aiohttp", "httpx"]
 #: Strings shaped like provider keys (also partly masked ones a server may echo back).
@@ -348,9 +350,11 @@ class ChatProvider(ABC):
         return self._client
 
     def _http_client(self, sdk: Any) -> dict[str, Any]:
-        """``http_client=`` for the SDK client: aiohttp when available (or asked for)."""
+        """``http_client=`` for the SDK client: aiohttp when available (or asked for), its
+        replies capped at ``BIAS_WORKBENCH_MAX_REPLY_KB`` (:mod:`judges.transport`)."""
         use = self.transport == "aiohttp" or (self.transport == "auto" and aiohttp_available())
-        return {"http_client": sdk.DefaultAioHttpClient()} if use else {}
+        return {"http_client": capped_client(sdk.DefaultAioHttpClient if use
+                                             else sdk.DefaultAsyncHttpxClient)}
 
     @abstractmethod
     def _make_client(self, api_key: str) -> Any:
@@ -377,6 +381,9 @@ class ChatProvider(ABC):
         """Transient or not, ``Retry-After``, and a secret-free message."""
         name = type(exc).__name__
         status = getattr(exc, "status_code", None)
+        too_large = next((e for e in _chain(exc) if isinstance(e, ReplyTooLarge)), None)
+        if too_large is not None:
+            return ErrorInfo(False, None, self._message(f"reply too large: {too_large}"))
         if isinstance(exc, MalformedReplyError | json.JSONDecodeError):
             return ErrorInfo(False, None, self._message(f"malformed response ({exc})"))
         if isinstance(status, int):

@@ -62,6 +62,8 @@ def job_panel(key: str) -> None:
                          f"{p.cached:,} cached · ${p.cost_usd:,.4f}")
         if job.monitor is not None and job.monitor.statuses:
             st.caption(job.monitor.snapshot().summary())
+        if job.stats.waiting:
+            st.caption(md(job.stats.waiting))
         st.button("Stop (keep what is done)", on_click=job.cancel, key=f"tools_{key}_cancel")
 
     panel()

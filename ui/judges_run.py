@@ -70,6 +70,8 @@ def progress_panel() -> None:
     st.progress(fraction, text=text)
     if job.monitor is not None:  # a batch run (judges.tasks.judge_batch_job)
         st.caption(job.monitor.snapshot().summary())
+    if job.stats.waiting:  # a long Retry-After wait: what it waits for
+        st.caption(md(job.stats.waiting))
     st.button("Cancel (keep what is done)", on_click=job.cancel, key="judges_cancel",
               disabled=job.cancelled)
 
