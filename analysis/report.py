@@ -934,15 +934,12 @@ def suspect_labels(fig, limit: int = 5) -> list[str]:
     """Up to ``limit`` labels of ``fig`` (trace data, as :func:`repr`) holding characters
     of Unicode category C other than tab and line breaks: the usual cause of an export
     failure."""
-    from analysis.safe_text import TRACE_TEXT_KEYS
+    from analysis.safe_text import TRACE_TEXT_KEYS, trace_field
 
     found: list[str] = []
     for trace in fig.data:
         for key in TRACE_TEXT_KEYS:
-            try:
-                values = trace[key]
-            except (KeyError, ValueError, AttributeError):
-                continue
+            values = trace_field(trace, key)
             for v in ([values] if isinstance(values, str) else list(values or ())):
                 if isinstance(v, str) and repr(v) not in found and any(
                         unicodedata.category(ch).startswith("C") and ch not in "\t\n\r"

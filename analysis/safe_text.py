@@ -123,6 +123,14 @@ def _escape_scalar(value: Any) -> Any:
     return escape_html_label(value) if isinstance(value, str) else value
 
 
+def trace_field(trace: Any, key: str) -> Any:
+    """``trace[key]``, or ``None`` when this trace type has no such property."""
+    try:
+        return trace[key]
+    except (KeyError, ValueError, AttributeError):
+        return None
+
+
 def escape_figure(fig: Any) -> Any:
     """Make every label of a plotly figure display as text (see the module docstring).
 
@@ -132,20 +140,14 @@ def escape_figure(fig: Any) -> Any:
         return fig
     for trace in fig.data:
         for key in TRACE_TEXT_KEYS:
-            try:
-                value = trace[key]
-            except (KeyError, ValueError, AttributeError):
-                continue
+            value = trace_field(trace, key)
             if value is None:
                 continue
             new = _escape_values(value)
             if new is not value:
                 trace[key] = new
         for key in ("hovertemplate", "texttemplate"):  # ours, but they embed factor names
-            try:
-                value = trace[key]
-            except (KeyError, ValueError, AttributeError):
-                continue
+            value = trace_field(trace, key)
             if isinstance(value, str):
                 trace[key] = sanitise_markup(value)
             elif isinstance(value, (list, tuple)):
