@@ -80,6 +80,16 @@ def escape_markdown(text: Any) -> str:
     return "  \n".join(lines)
 
 
+def code_span(text: Any) -> str:
+    """``text`` as a Markdown code span that it cannot close: the fence is one backtick
+    longer than the longest run of backticks inside (CommonMark), line breaks become
+    spaces, control characters are replaced (:func:`clean_controls`)."""
+    body = clean_controls(str(text)).replace("\r", " ").replace("\n", " ")
+    runs = re.findall(r"`+", body)
+    fence = "`" * (max((len(r) for r in runs), default=0) + 1)
+    return f"{fence} {body} {fence}" if runs else f"{fence}{body}{fence}"
+
+
 def _escape_marker(match: re.Match[str]) -> str:
     marker = match.group(0)  # "1." -> "1\\." (a backslash before a digit would show)
     return marker[:-1] + "\\" + marker[-1] if marker[0].isdigit() else "\\" + marker

@@ -130,7 +130,7 @@ def _request_settings(provider: str, model: str) -> tuple[JudgeConfig, float | N
     try:
         temperature = None if temp in ("none", "default", "") else float(temp)
     except ValueError:
-        st.error(f"Temperature must be a number or 'none', not {temp!r}: using 0.")
+        st.error(md(f"Temperature must be a number or 'none', not {temp!r}: using 0."))
         temperature = 0.0
     samples, both_orders = sampling_settings()
     config = JudgeConfig(temperature=temperature, max_tokens=tokens or None,

@@ -5,7 +5,8 @@ its rows allow and no more.
 The file is generated at test time (``tests/data/bad/generate.py``). Each reading runs in
 a fresh interpreter with its address space capped at 4 GB (a regression fails the test
 instead of taking the machine down); the interpreter reports its resident memory after
-the imports (psutil) and its peak (``ru_maxrss``), so the growth is a true measure.
+the imports (psutil) and its peak (``VmHWM``, its own high-water mark), so the growth is
+a true measure.
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ except AnalysisError as exc:
     out["error"] = f"{type(exc).__name__}: {exc}"
 if sys.argv[2] == "cli":
     out["cli"] = main(["describe", sys.argv[1]])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM: this process's own high-water mark (ru_maxrss would include the memory of the
+# pytest process it was forked from)
+import re
+status = open("/proc/self/status").read()
+peak = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024
 out["growth_mb"] = (peak - base) / 2**20
 print(json.dumps(out))
 """
