@@ -31,6 +31,8 @@ VALUES = [f"[login](http://{HOST}/v)", f"![v](http://{HOST}/v.png)", "**bold**",
           f"<a href=http://{HOST}>a</a>"]
 STYLES = ["plain", f"https://{HOST}/auto"]
 CATEGORY = f"[cat](http://{HOST}/c)"
+#: A file name that would close a code span written with single backticks.
+FILE_NAME = f"[file](http://{HOST}/f)` ![i](http://{HOST}/i.png) `.csv"
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
 
 
@@ -86,8 +88,7 @@ def _check(texts: list[str], page: str) -> None:
 def test_page_renders_no_markup_from_the_data(page, hostile, monkeypatch, tmp_path):
     monkeypatch.setenv("BIAS_WORKBENCH_STATE_DIR", str(tmp_path))
     frame, design = hostile
-    at = page_test(page, frame=frame, design=design,
-                   name=f"[file](http://{HOST}/f).csv").run()
+    at = page_test(page, frame=frame, design=design, name=FILE_NAME).run()
     assert not at.exception, (page, at.exception)
     texts = _markdown_texts(at)
     assert texts, page
@@ -96,3 +97,13 @@ def test_page_renders_no_markup_from_the_data(page, hostile, monkeypatch, tmp_pa
         assert any("dropped.png" in t for t in texts)
     if page == "disparity.py":  # metric labels and deltas carry group values
         assert at.metric and any(HOST in t for t in texts)
+
+
+def test_code_span_cannot_be_closed_by_its_text():
+    from analysis.safe_text import code_span
+
+    md = markdown_it.MarkdownIt("commonmark")
+    for text in (FILE_NAME, "``` ![i](http://evil.test/x.png) ```", "`", "a\nb\x01"):
+        html = md.render(code_span(text))
+        assert "<img" not in html and html.count("<code>") == 1, (text, html)
+    assert md.render(code_span("a\nb\x01")) == "<p><code>a b\ufffd</code></p>\n"
