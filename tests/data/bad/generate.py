@@ -107,7 +107,15 @@ def deep_nesting(path: str | Path, depth: int = 100_000) -> dict[str, int]:
     return {"rows": 1}
 
 
-GENERATORS = {"big_300mb": big_csv, "many_values": many_values,
+def fifo(path: str | Path) -> dict[str, int]:
+    """A named pipe where a results file is expected (reading it would block forever)."""
+    import os
+
+    os.mkfifo(path)
+    return {}
+
+
+GENERATORS = {"fifo.csv": fifo, "big_300mb": big_csv, "many_values": many_values,
               "dictionary_bomb.parquet": dictionary_bomb, "deep_nesting.jsonl": deep_nesting}
 
 
