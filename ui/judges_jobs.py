@@ -87,6 +87,8 @@ def batches_panel() -> None:
         _batches(default_cache_path())
     except CacheError as exc:
         cache_problem(exc, "tools_reset_cache_batches")
+    except JudgesError as exc:  # e.g. a stored batch's endpoint this server may not call
+        st.error(md(str(exc)))
 
 
 def _batches(path) -> None:
