@@ -16,7 +16,8 @@ import pytest
 from tests.app.browsertools import CHROMIUM, FLAGS, free_port, running_app, settle, visit
 from tests.judges.judge_server import FakeLLMServer
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")]
 
 
 def _type(page, label: str, text: str) -> None:
