@@ -24,6 +24,7 @@ its design-fixed diversity penalty held at its value (not resampled).
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -148,7 +149,11 @@ def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float) -> dict
     """Percentile interval per column of ``reps`` (replicates x quantities)."""
     tail = (1 - confidence) / 2
     valid = np.isfinite(reps)
-    with np.errstate(invalid="ignore"):
+    # A quantity undefined in every replicate (a constant outcome: no log disparity) gets
+    # NaN and n_boot 0; numpy's "All-NaN slice" and "Degrees of freedom <= 0" warnings
+    # would reach the user as raw tracebacks-like lines (issue 26).
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         reps = np.where(valid, reps, np.nan)
         low = np.nanquantile(reps, tail, axis=0) if reps.size else np.array([])
         high = np.nanquantile(reps, 1 - tail, axis=0) if reps.size else np.array([])

@@ -25,12 +25,15 @@ from typing import IO, Literal
 import numpy as np
 import pandas as pd
 
+from analysis.bounded import read_parquet_bounded
 from analysis.errors import LimitError, LoadError
 from analysis.limits import (
     MAX_DECOMPRESSED,
     MAX_INPUT,
     MAX_RATIO,
     RATIO_CHECK_FROM,
+    check_decoded,
+    check_rows,
     max_bytes,
 )
 
@@ -144,6 +147,9 @@ def load_results(
         frame = _read_text(data, label, fmt, sep, encoding)
     else:
         raise LoadError(f"{label}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    check_rows(len(frame), label)
+    if fmt != "parquet":  # the Parquet reader counts while it decodes
+        check_decoded(int(frame.memory_usage(deep=True).sum()), label)
     if len(frame) == 0:
         raise LoadError(f"{label} has a header but no rows.")
     if fmt in ("parquet", "jsonl"):
@@ -445,6 +451,7 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     if "\r" in text and "\n" not in text:  # classic Mac line ends (Excel's "CSV (Macintosh)")
         text = text.replace("\r", "\n")
     delim, header = sniff_header(text, label, fmt, sep)
+    check_lines(text, label)
 
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
@@ -592,6 +599,13 @@ def _check_header_is_not_data(header: list[str], label: str) -> None:
         )
 
 
+def check_lines(text: str, label: str) -> None:
+    """Refuse decoded ``text`` with more lines than ``BIAS_WORKBENCH_MAX_ROWS`` allows rows
+    (plus a header line), before parsing it."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+    check_rows(lines - 1, label, found=f"{lines:,} lines")
+
+
 def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
     try:
         import pyarrow.parquet as pq
@@ -604,17 +618,24 @@ def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
         raise LimitError(f"{label} expands to {expanded / 1024 / 1024:,.0f} MB, more than the "
                          f"{MAX_DECOMPRESSED.value():,.0f} MB allowed for a decompressed file. "
                          f"{MAX_DECOMPRESSED.how_to_raise()}")
-    try:
-        frame = pd.read_parquet(io.BytesIO(data), engine="pyarrow")
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
-        raise LoadError(f"{label} is not a readable Parquet file: {exc}") from None
+    frame = read_parquet_bounded(data, label)
     _check_columns([str(c) for c in frame.columns], label)
     frame.columns = [str(c) for c in frame.columns]
     return frame
 
 
 def _read_jsonl(data: bytes, label: str, encoding: str) -> pd.DataFrame:
+    try:
+        return _read_json_records(data, label, encoding)
+    except RecursionError:
+        raise LoadError(f"{label}: a JSON value is nested too deeply to read (thousands of "
+                        "levels of arrays or objects); results need one flat object per "
+                        "row.") from None
+
+
+def _read_json_records(data: bytes, label: str, encoding: str) -> pd.DataFrame:
     text = _decode(data, label, encoding)
+    check_lines(text, label)
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

@@ -65,11 +65,51 @@ MAX_DESIGN_SIZE = Limit("BIAS_WORKBENCH_MAX_DESIGN_KB", 8192, "KB",
 MAX_DESIGN_VALUES = Limit("BIAS_WORKBENCH_MAX_DESIGN_VALUES", 1_000_000, "values",
                           "the most values a design may declare")
 
+#: Most rows a table may have once read into memory (uploads, the CLI, sessions).
+MAX_ROWS = Limit("BIAS_WORKBENCH_MAX_ROWS", 10_000_000, "rows",
+                 "the most rows a table read into memory may have")
+#: Largest size a table may take in memory once decoded, in MB (checked while reading).
+MAX_DECODED = Limit("BIAS_WORKBENCH_MAX_DECODED_MB", 2048, "MB",
+                    "the largest size a table may take in memory once decoded")
+
 LIMITS: tuple[Limit, ...] = (MAX_INPUT, MAX_DECOMPRESSED, MAX_RATIO, MAX_DESIGN_SIZE,
-                             MAX_DESIGN_VALUES)
+                             MAX_DESIGN_VALUES, MAX_ROWS, MAX_DECODED)
 
 
 def max_bytes(limit: Limit) -> int:
     """A size limit (MB or KB) in bytes."""
     factor = {"MB": MB, "KB": 1024}[limit.unit]
     return int(limit.value() * factor)
+
+
+def check_rows(rows: int, label: str, *, found: str | None = None) -> None:
+    """Refuse a table of more than :data:`MAX_ROWS` rows.
+
+    ``found`` describes what was counted (default ``"<rows> rows"``), e.g. "more than N
+    rows (already M read)" or "N lines".
+
+    Raises
+    ------
+    LimitError
+        Naming what was found and the variable.
+    """
+    limit = int(MAX_ROWS.value())
+    if rows > limit:
+        raise LimitError(f"{label} has {found or f'{rows:,} rows'}, more than the {limit:,} "
+                         f"rows allowed for a table read into memory. "
+                         f"{MAX_ROWS.how_to_raise()} Larger tables: the Data page's 'Large "
+                         "file on this machine' or the CLI's --engine duckdb.")
+
+
+def check_decoded(nbytes: int, label: str) -> None:
+    """Refuse a table whose decoded size (so far) passes :data:`MAX_DECODED`.
+
+    Raises
+    ------
+    LimitError
+        Naming the size reached and the variable.
+    """
+    if nbytes > max_bytes(MAX_DECODED):
+        raise LimitError(f"{label} decodes to more than {MAX_DECODED.value():,.0f} MB in "
+                         f"memory (stopped at {nbytes / MB:,.0f} MB), more than allowed for a "
+                         f"table. {MAX_DECODED.how_to_raise()}")

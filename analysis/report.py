@@ -19,9 +19,11 @@ import dataclasses
 import html
 import io
 import json
+import re
 import shutil
 import subprocess
 import tempfile
+import unicodedata
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1001,15 +1003,19 @@ def report_zip(report: Report, html_text: str | None = None, *,
                progress: Callable[[float, str], None] | None = None) -> bytes:
     """A ZIP with each figure as PNG/SVG/PDF, each table as CSV, the HTML and a README.
 
-    Without a Chrome for kaleido the images are left out and the README says so.
+    Without a Chrome for kaleido the images are left out and the README says so. A figure
+    that cannot be exported is named in the README (section, figure, suspect labels) and
+    the rest is written. Entry names are :func:`zip_entry_name` slugs: one folder level,
+    a safe alphabet, at most :data:`ZIP_NAME_MAX` characters, unique.
     ``progress(fraction, text)`` is called before each section (the app's progress bar).
     """
-    from analysis.export import IMAGE_FORMATS, ExportUnavailable, figure_bytes, table_bytes
+    from analysis.export import IMAGE_FORMATS, ExportUnavailable, table_bytes
 
     buf = io.BytesIO()
     readme = [f"Bias workbench report: {report.source}", f"Created {report.created}, "
               f"version {report.version}.", "", "report.html: the whole report (opens offline).",
               "figures/: each figure as PNG, SVG and PDF.", "tables/: each table as CSV.", ""]
+    used: set[str] = set()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("report.html", html_text or report_html(report))
         images_ok = True
@@ -1018,19 +1024,78 @@ def report_zip(report: Report, html_text: str | None = None, *,
                 progress((i - 1) / max(len(report.sections), 1), sec.title)
             prefix = f"{i:02d}_{sec.name}"
             for name, table in sec.tables:
-                zf.writestr(f"tables/{prefix}_{name}.csv", table_bytes(table))
+                zf.writestr(zip_entry_name("tables", f"{prefix}_{name}", "csv", used),
+                            table_bytes(table))
             for name, fig in sec.figures:
                 if not images_ok:
                     break
-                for fmt in IMAGE_FORMATS:
-                    try:
-                        zf.writestr(f"figures/{prefix}_{name}.{fmt}", figure_bytes(fig, fmt))
-                    except ExportUnavailable as exc:
-                        images_ok = False
-                        readme.append(f"Figures are not included as images: {exc}")
-                        break
+                stem = zip_entry_name("figures", f"{prefix}_{name}", "", used)[:-1]
+                try:
+                    _zip_figure(zf, stem, fig, IMAGE_FORMATS, sec, name, readme)
+                except ExportUnavailable as exc:
+                    images_ok = False
+                    readme.append(f"Figures are not included as images: {exc}")
         zf.writestr("README.txt", "\n".join(readme) + "\n")
     return buf.getvalue()
+
+
+#: Longest ZIP entry name (folder, slug and extension): well under file systems' 255.
+ZIP_NAME_MAX = 120
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def zip_entry_name(folder: str, stem: str, ext: str, used: set[str]) -> str:
+    """``folder/slug.ext``: ``stem`` with every run of characters outside
+    ``[A-Za-z0-9._-]`` as ``_``, no run of dots (``..``), no leading dot or dash, cut to
+    fit :data:`ZIP_NAME_MAX`, and made unique against ``used`` (``-2``, ``-3``...), which
+    it joins. ``ext=""`` gives ``folder/slug.`` (a stem for several formats)."""
+    slug = re.sub(r"\.{2,}", "_", _UNSAFE_NAME.sub("_", stem)).lstrip("._-") or "item"
+    room = ZIP_NAME_MAX - len(folder) - len(ext) - 8  # "/", ".", "-NNNNN"
+    slug, candidate, n = slug[:room], "", 1
+    while not candidate or candidate in used:
+        tail = "" if n == 1 else f"-{n}"
+        candidate = f"{folder}/{slug}{tail}.{ext}"
+        n += 1
+    used.add(candidate)
+    return candidate
+
+
+def _zip_figure(zf: zipfile.ZipFile, stem: str, fig, formats, sec: Section, name: str,
+                readme: list[str]) -> None:
+    """Write ``fig`` in each format; a format that fails is named in ``readme``
+    (:class:`analysis.export.ExportUnavailable` is raised on: no browser at all)."""
+    from analysis.export import ExportUnavailable, figure_bytes
+
+    for fmt in formats:
+        try:
+            zf.writestr(f"{stem}.{fmt}", figure_bytes(fig, fmt))
+        except ExportUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one figure must not sink the report
+            suspects = suspect_labels(fig)
+            readme.append(f"Section {sec.title!r}, figure {name!r}: not exported as {fmt} "
+                          f"({exc})" + (f"; labels with unusual characters: "
+                                        f"{', '.join(suspects)}" if suspects else "") + ".")
+
+
+def suspect_labels(fig, limit: int = 5) -> list[str]:
+    """Up to ``limit`` labels of ``fig`` (trace data, as :func:`repr`) holding characters
+    of Unicode category C other than tab and line breaks: the usual cause of an export
+    failure."""
+    from analysis.safe_text import TRACE_TEXT_KEYS, trace_field
+
+    found: list[str] = []
+    for trace in fig.data:
+        for key in TRACE_TEXT_KEYS:
+            values = trace_field(trace, key)
+            for v in ([values] if isinstance(values, str) else list(values or ())):
+                if isinstance(v, str) and repr(v) not in found and any(
+                        unicodedata.category(ch).startswith("C") and ch not in "\t\n\r"
+                        for ch in v):
+                    found.append(repr(v)[:60])
+                    if len(found) >= limit:
+                        return found
+    return found
 
 
 def chromium_path() -> str | None:

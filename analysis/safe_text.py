@@ -10,6 +10,12 @@ Plotly renders a subset of HTML in titles, tick labels, legends and hover text
 * :func:`escape_markdown` backslash-escapes every ASCII punctuation character (CommonMark
   shows ``\\*`` as ``*``), so nothing in the text can start a link, image, emphasis,
   heading, list, HTML tag, math or an autolinked URL; line breaks stay line breaks.
+* :func:`clean_controls` replaces control characters (tab and line breaks aside) and
+  bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) with
+  U+FFFD: one ``\x01`` in a label made every image export of its figure fail ("Error 525:
+  plotly.js error"), and a right-to-left override showed labels reversed (issue 26).
+  :func:`escape_markdown`, :func:`escape_html_label` (so every figure label) and the
+  safe CSV writer (:mod:`analysis.safe_write`) apply it.
 * :func:`escape_figure` HTML-escapes the strings in a figure's data (axis categories,
   trace names, sunburst labels and ids, hover text, custom data) and, in titles and
   annotations that mix our own ``<br>`` / ``<sup>`` markup with labels, every tag but
@@ -46,6 +52,15 @@ TRACE_TEXT_KEYS: tuple[str, ...] = ("x", "y", "z", "labels", "ids", "parents", "
                                     "hovertext", "name", "legendgroup", "customdata",
                                     "theta", "r")
 F = TypeVar("F", bound=Callable[..., Any])
+#: Control characters but tab, LF and CR; DEL and the C1 controls; bidirectional
+#: embeddings, overrides and isolates.
+UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+REPLACEMENT = "\ufffd"
+
+
+def clean_controls(text: str) -> str:
+    """``text`` with every :data:`UNSAFE_CHARS` character replaced by U+FFFD."""
+    return UNSAFE_CHARS.sub(REPLACEMENT, text)
 
 
 def escape_markdown(text: Any) -> str:
@@ -58,11 +73,21 @@ def escape_markdown(text: Any) -> str:
     becomes a Markdown hard break so multi-line messages keep their lines. Ordinary
     prose (letters, digits, ``. , : ; ' " ( ) ! ? /``) is left as it is.
     """
-    escaped = _MD_ANYWHERE.sub(r"\\\1", str(text))
+    escaped = _MD_ANYWHERE.sub(r"\\\1", clean_controls(str(text)))
     escaped = _MD_AUTOLINK.sub(lambda m: "\\" + (m.group(1) or m.group(2)), escaped)
     lines = escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     lines = [_MD_LINE_START.sub(_escape_marker, line.lstrip()) for line in lines]
     return "  \n".join(lines)
+
+
+def code_span(text: Any) -> str:
+    """``text`` as a Markdown code span that it cannot close: the fence is one backtick
+    longer than the longest run of backticks inside (CommonMark), line breaks become
+    spaces, control characters are replaced (:func:`clean_controls`)."""
+    body = clean_controls(str(text)).replace("\r", " ").replace("\n", " ")
+    runs = re.findall(r"`+", body)
+    fence = "`" * (max((len(r) for r in runs), default=0) + 1)
+    return f"{fence} {body} {fence}" if runs else f"{fence}{body}{fence}"
 
 
 def _escape_marker(match: re.Match[str]) -> str:
@@ -71,8 +96,9 @@ def _escape_marker(match: re.Match[str]) -> str:
 
 
 def escape_html_label(text: Any) -> str:
-    """A label for plotly (or HTML): ``<``, ``>`` and ``&`` as entities."""
-    return html.escape(str(text), quote=False)
+    """A label for plotly (or HTML): ``<``, ``>`` and ``&`` as entities, control and
+    bidirectional-override characters replaced (:func:`clean_controls`)."""
+    return html.escape(clean_controls(str(text)), quote=False)
 
 
 def sanitise_markup(text: str) -> str:
@@ -85,7 +111,7 @@ def sanitise_markup(text: str) -> str:
         kept.append(match.group(0))
         return f"\x00{len(kept) - 1}\x00"
 
-    marked = _SAFE_TAGS.sub(keep, text)
+    marked = _SAFE_TAGS.sub(keep, clean_controls(text))
     marked = marked.replace("<", "&lt;")  # no '<', no tag: our '>' and '&' stay as written
     return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], marked)
 
@@ -107,6 +133,14 @@ def _escape_scalar(value: Any) -> Any:
     return escape_html_label(value) if isinstance(value, str) else value
 
 
+def trace_field(trace: Any, key: str) -> Any:
+    """``trace[key]``, or ``None`` when this trace type has no such property."""
+    try:
+        return trace[key]
+    except (KeyError, ValueError, AttributeError):
+        return None
+
+
 def escape_figure(fig: Any) -> Any:
     """Make every label of a plotly figure display as text (see the module docstring).
 
@@ -116,20 +150,14 @@ def escape_figure(fig: Any) -> Any:
         return fig
     for trace in fig.data:
         for key in TRACE_TEXT_KEYS:
-            try:
-                value = trace[key]
-            except (KeyError, ValueError, AttributeError):
-                continue
+            value = trace_field(trace, key)
             if value is None:
                 continue
             new = _escape_values(value)
             if new is not value:
                 trace[key] = new
         for key in ("hovertemplate", "texttemplate"):  # ours, but they embed factor names
-            try:
-                value = trace[key]
-            except (KeyError, ValueError, AttributeError):
-                continue
+            value = trace_field(trace, key)
             if isinstance(value, str):
                 trace[key] = sanitise_markup(value)
             elif isinstance(value, (list, tuple)):

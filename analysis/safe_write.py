@@ -30,6 +30,7 @@ from typing import IO, Any
 import pandas as pd
 
 from analysis.errors import OutputError
+from analysis.safe_text import UNSAFE_CHARS, clean_controls
 
 #: A text cell starting with one of these is read as a formula by spreadsheet programs.
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
@@ -144,8 +145,17 @@ def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8",
 
 
 # --- safe CSV -----------------------------------------------------------------------------
+def _unsafe(value: Any) -> bool:
+    """Text that :func:`neutralise_cell` changes (a formula start or a control character)."""
+    return isinstance(value, str) and (value.startswith(FORMULA_PREFIXES)
+                                       or UNSAFE_CHARS.search(value) is not None)
+
+
 def neutralise_cell(value: Any) -> Any:
-    """``value`` with a leading ``'`` if it is text a spreadsheet would run as a formula."""
+    """``value`` with a leading ``'`` if it is text a spreadsheet would run as a formula,
+    and control / bidirectional-override characters replaced (:func:`clean_controls`)."""
+    if isinstance(value, str):
+        value = clean_controls(value)
     if not isinstance(value, str) or not value.startswith(FORMULA_PREFIXES):
         return value
     if value[0] in "+-":
@@ -159,7 +169,8 @@ def neutralise_cell(value: Any) -> Any:
 
 
 def neutralise_csv_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells and column names cannot act as formulas.
+    """A copy of ``frame`` whose text cells and column names cannot act as formulas nor
+    hold control or bidirectional-override characters.
 
     Only object/string/categorical columns are looked at; numeric, boolean and date
     columns are returned unchanged. The input frame is never modified.
@@ -175,7 +186,7 @@ def neutralise_csv_cells(frame: pd.DataFrame) -> pd.DataFrame:
                 if new != list(cats):
                     s = s.cat.rename_categories(new)
         elif s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-            starts = s.map(lambda v: isinstance(v, str) and v.startswith(FORMULA_PREFIXES))
+            starts = s.map(_unsafe)
             if starts.any():
                 s = s.copy()
                 s[starts] = s[starts].map(neutralise_cell)

@@ -25,8 +25,9 @@ and, next to it, ``<RESULTS stem>.design.yaml`` for the analysis commands and pa
 
 Exit codes: 0 done; 2 bad input or configuration (a message on stderr, as for
 ``python -m analysis`` and argparse); 3 some requests failed (their
-judgments are unscored; rerun to retry them); 130 interrupted (what was done is saved);
-75 results still waiting in provider batches (run the same command again later).
+judgments are unscored; rerun to retry them), or no judgment was scored at all; 130
+interrupted (what was done is saved); 75 results still waiting in provider batches (run
+the same command again later).
 """
 
 from __future__ import annotations
@@ -305,9 +306,11 @@ def _progress_line(p: JudgeProgress, elapsed: float) -> str:
 
 
 async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgress,
-                        cancel: threading.Event, *, quiet: bool, start: float) -> Any:
+                        cancel: threading.Event, *, quiet: bool, start: float,
+                        stats: RunStats | None = None) -> Any:
     """Await ``work()`` with Ctrl-C / SIGTERM setting ``cancel`` and, unless ``quiet``, a
-    progress line on stderr every 2 s."""
+    progress line on stderr every 2 s, and each new long wait the server asked for
+    (``stats.waiting``) as a ``note:`` line."""
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, cancel.set)
@@ -316,10 +319,14 @@ async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgr
         pass
 
     async def report() -> None:
+        said = None
         while True:
             await asyncio.sleep(2)
             print(_progress_line(progress.snapshot(), time.monotonic() - start),
                   file=sys.stderr)
+            if stats is not None and stats.waiting != said:
+                said = stats.waiting
+                print(f"note: {said}", file=sys.stderr)
 
     reporter = None if quiet else asyncio.ensure_future(report())
     try:
@@ -372,7 +379,8 @@ def _score(args: argparse.Namespace) -> int:
 
     try:
         run_result: JudgeRun = asyncio.run(run_reporting(run, progress, cancel,
-                                                         quiet=args.quiet, start=start))
+                                                         quiet=args.quiet, start=start,
+                                                         stats=stats))
     finally:
         if cache is not None:
             cache.close()
@@ -384,13 +392,14 @@ def _score(args: argparse.Namespace) -> int:
           f"{stats.cache_hits:,} from the cache ({stats.shared:,} shared with an identical "
           f"request), {stats.reasked:,} unparsed cached replies asked again.", file=sys.stderr)
     print_warnings(run_result.warnings, already=before)
-    return finish_run(run_result.judged, stats, run_result.cancelled, args)
+    return finish_run(run_result.judged, stats, run_result.cancelled, args, p)
 
 
 def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,
-               args: argparse.Namespace) -> int:
+               args: argparse.Namespace, progress: JudgeProgress | None = None) -> int:
     """After a written run: ``--to-results``, then the exit code (stopped early: 3 for the
-    cost cap, else 2; interrupted 130; failed requests 3; else 0)."""
+    cost cap, else 2; interrupted 130; failed requests, or nothing scored at all, 3; else
+    0)."""
     if args.to_results:
         _report_results(judged, args.to_results, args)
     print_position_bias(judged)
@@ -400,6 +409,10 @@ def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,
     if cancelled:
         print("Interrupted: the judgments made are saved; run again to finish.", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if progress is not None and progress.total and not progress.scored:
+        print(f"error: none of the {progress.total:,} judgments was scored (the "
+              "unscored_reason column says why for each).", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_FAILED if stats.errors else EXIT_OK
 
 

@@ -185,7 +185,7 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     print(f"Wrote {args.out}: {len(judges)} judges, {args.ensemble} ensemble; {p.scored:,} "
           f"scored, {p.unscored:,} unscored; {stats.http_attempts:,} requests "
           f"({stats.retries:,} retries), {stats.cache_hits:,} from the cache.", file=sys.stderr)
-    return finish_run(result.judged, stats, result.cancelled, args)
+    return finish_run(result.judged, stats, result.cancelled, args, result.progress)
 
 
 # --- reliability ------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from judges.logprobs import expected_score, expected_warnings
 from judges.parse import parse_judgement, score_schema
 from judges.prompts import build_messages
 from judges.providers import REASONING_EFFORTS, ChatProvider
-from judges.request import ChatRequest, Reply, Result, safe_text
+from judges.request import ChatRequest, Reply, Result, clip_text, safe_text
 from judges.rubric import Rubric, load_rubrics
 from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_stream
 
@@ -337,10 +337,12 @@ def interpret(result: Result) -> MetricOutcome:
         expected = None
         if result.request.params.get("logprobs") and judgement.score is not None:
             expected = expected_score(result.reply, judgement.score)
+        raw = _raw(result.reply)
         return MetricOutcome(position, metric, judgement.score, judgement.explanation,
                              judgement.reason, result.reply.input_tokens,
                              result.reply.output_tokens, result.cost_usd, result.cached,
-                             _raw(result.reply), result.reply.model or "", sample, order,
+                             raw if judgement.score is not None else clip_text(raw),
+                             result.reply.model or "", sample, order,
                              expected.value if expected else None,
                              expected.reason if expected else None)
     if result.status == "cancelled" and (result.error or "").startswith(STOPPED_PREFIX):

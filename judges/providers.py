@@ -39,13 +39,17 @@ import re
 import socket
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
 
+from judges.endpoints import EndpointRefused, allowed_endpoints, refusal, same_endpoint
 from judges.errors import ProviderConfigError
 from judges.logprobs import TOP_LOGPROBS, read_openai_logprobs
 from judges.request import ChatRequest, Reply
+from judges.transport import ReplyTooLarge
+from judges.transport import http_client as capped_client
 
 Transport = Literal["auto", "aiohttp", "httpx"]
 #: Strings shaped like provider keys (also partly masked ones a server may echo back).
@@ -191,7 +195,16 @@ class ChatProvider(ABC):
         The key; ``None`` reads :attr:`env_key` from the environment.
     transport
         ``"auto"`` (aiohttp when installed, else httpx), ``"aiohttp"`` or ``"httpx"``.
+    allowed_endpoints
+        When given (pages of a shared server, see :func:`page_provider`), the base URLs
+        requests may go to: any other endpoint is refused by :meth:`check_ready`, before
+        a connection is made.
+    use_env_key
+        Whether :meth:`api_key` may fall back to :attr:`env_key` in the environment.
     """
+
+    #: Whether the key is the server's (environment or secrets), not the visitor's.
+    uses_server_key: bool = False
 
     name: ClassVar[str] = ""
     env_key: ClassVar[str] = ""
@@ -201,7 +214,8 @@ class ChatProvider(ABC):
     supported_params: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 transport: Transport = "auto"):
+                 transport: Transport = "auto", allowed_endpoints: Sequence[str] | None = None,
+                 use_env_key: bool = True):
         if transport not in ("auto", "aiohttp", "httpx"):
             raise ProviderConfigError(f"transport must be auto, aiohttp or httpx, not "
                                       f"{transport!r}.")
@@ -211,6 +225,8 @@ class ChatProvider(ABC):
         self.model = str(model).strip()
         self.base_url = (base_url or "").strip() or None
         self._api_key = api_key or None
+        self.allowed_endpoints = None if allowed_endpoints is None else tuple(allowed_endpoints)
+        self._use_env_key = use_env_key
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -221,8 +237,13 @@ class ChatProvider(ABC):
     @property
     def endpoint(self) -> str:
         """The base URL requests go to."""
-        url = self.base_url or os.environ.get(self.env_base_url) or self.default_endpoint
-        return url.rstrip("/")
+        return (self.base_url or self.operator_endpoint()).rstrip("/")
+
+    @classmethod
+    def operator_endpoint(cls) -> str:
+        """The endpoint used without a Base URL: ``env_base_url`` from the environment (the
+        operator's choice) or the provider's own API."""
+        return (os.environ.get(cls.env_base_url) or cls.default_endpoint).rstrip("/")
 
     @property
     def label(self) -> str:
@@ -289,7 +310,9 @@ class ChatProvider(ABC):
 
     def api_key(self) -> str | None:
         """The key to use (constructor, then environment), or ``None``."""
-        return self._api_key or os.environ.get(self.env_key) or None
+        if self._api_key:
+            return self._api_key
+        return (os.environ.get(self.env_key) or None) if self._use_env_key else None
 
     def redact(self, text: str) -> str:
         """``text`` with the API key, and anything shaped like a key, replaced by ``***``."""
@@ -299,7 +322,12 @@ class ChatProvider(ABC):
         return _KEY_SHAPED.sub("***", text)
 
     def check_ready(self) -> None:
-        """Raise :class:`ProviderConfigError` if the SDK is missing or a key is needed."""
+        """Raise :class:`ProviderConfigError` if the SDK is missing or a key is needed, and
+        :class:`~judges.endpoints.EndpointRefused` if the endpoint is not allowed."""
+        if self.allowed_endpoints is not None:
+            why = refusal(self.endpoint, self.allowed_endpoints)
+            if why:
+                raise EndpointRefused(why)
         try:
             __import__(self.sdk)
         except ImportError:
@@ -322,9 +350,11 @@ class ChatProvider(ABC):
         return self._client
 
     def _http_client(self, sdk: Any) -> dict[str, Any]:
-        """``http_client=`` for the SDK client: aiohttp when available (or asked for)."""
+        """``http_client=`` for the SDK client: aiohttp when available (or asked for), its
+        replies capped at ``BIAS_WORKBENCH_MAX_REPLY_KB`` (:mod:`judges.transport`)."""
         use = self.transport == "aiohttp" or (self.transport == "auto" and aiohttp_available())
-        return {"http_client": sdk.DefaultAioHttpClient()} if use else {}
+        return {"http_client": capped_client(sdk.DefaultAioHttpClient if use
+                                             else sdk.DefaultAsyncHttpxClient)}
 
     @abstractmethod
     def _make_client(self, api_key: str) -> Any:
@@ -351,6 +381,9 @@ class ChatProvider(ABC):
         """Transient or not, ``Retry-After``, and a secret-free message."""
         name = type(exc).__name__
         status = getattr(exc, "status_code", None)
+        too_large = next((e for e in _chain(exc) if isinstance(e, ReplyTooLarge)), None)
+        if too_large is not None:
+            return ErrorInfo(False, None, self._message(f"reply too large: {too_large}"))
         if isinstance(exc, MalformedReplyError | json.JSONDecodeError):
             return ErrorInfo(False, None, self._message(f"malformed response ({exc})"))
         if isinstance(status, int):
@@ -565,6 +598,21 @@ def register_provider(cls: type[ChatProvider]) -> type[ChatProvider]:
     return cls
 
 
+def provider_class(name: str) -> type[ChatProvider]:
+    """The registered provider class ``name``.
+
+    Raises
+    ------
+    ProviderConfigError
+        Unknown provider name.
+    """
+    try:
+        return PROVIDERS[name]
+    except KeyError:
+        raise ProviderConfigError(f"Unknown chat provider {name!r}; choose one of "
+                                  f"{', '.join(sorted(PROVIDERS))}.") from None
+
+
 def make_provider(name: str, *, model: str, base_url: str | None = None,
                   api_key: str | None = None, transport: Transport = "auto") -> ChatProvider:
     """A provider by name (``openai`` or ``anthropic``).
@@ -574,9 +622,33 @@ def make_provider(name: str, *, model: str, base_url: str | None = None,
     ProviderConfigError
         Unknown provider name or empty model.
     """
-    try:
-        cls = PROVIDERS[name]
-    except KeyError:
-        raise ProviderConfigError(f"Unknown chat provider {name!r}; choose one of "
-                                  f"{', '.join(sorted(PROVIDERS))}.") from None
+    cls = provider_class(name)
     return cls(model, base_url=base_url, api_key=api_key, transport=transport)
+
+
+def page_provider(name: str, *, model: str, base_url: str | None = None,
+                  typed_key: str | None = None, server_key: str | None = None,
+                  transport: Transport = "auto") -> ChatProvider:
+    """A provider chosen by a visitor of a (possibly shared) server's pages.
+
+    Requests may only go to the allow-list (:func:`judges.endpoints.allowed_endpoints`):
+    another Base URL is refused by :meth:`ChatProvider.check_ready` before any
+    connection. ``server_key`` (from the server's environment or secrets) is used only
+    when Base URL is empty (or names the default endpoint) and no key was typed; a typed
+    Base URL runs with ``typed_key`` or without a key. ``uses_server_key`` tells which.
+
+    Raises
+    ------
+    ProviderConfigError
+        Unknown provider name or empty model.
+    """
+    cls = provider_class(name)
+    default = cls.operator_endpoint()
+    url = (base_url or "").strip() or None
+    if url is not None and same_endpoint(url, default):
+        url = None
+    key = typed_key or (None if url else server_key) or None
+    provider = cls(model, base_url=url, api_key=key, transport=transport,
+                   allowed_endpoints=allowed_endpoints(default), use_env_key=False)
+    provider.uses_server_key = key is not None and not typed_key
+    return provider

@@ -11,7 +11,7 @@ judges, answer generation and categorisation.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
 Role = Literal["system", "user", "assistant"]
@@ -23,6 +23,19 @@ Role = Literal["system", "user", "assistant"]
 #: ``logprobs`` (``True``: ask for token log-probabilities; ``None``: do not ask).
 KNOWN_PARAMS: frozenset[str] = frozenset({"temperature", "max_tokens", "json_schema", "seed",
                                           "reasoning_effort", "logprobs"})
+
+
+#: Characters kept of a reply that could not be used (cache, judged file): issue 26.
+STORED_UNUSABLE_CHARS = 4096
+
+
+def clip_text(text: str, limit: int | None = None) -> str:
+    """``text`` cut to ``limit`` characters (default :data:`STORED_UNUSABLE_CHARS`), with
+    a note of how many were left out."""
+    limit = STORED_UNUSABLE_CHARS if limit is None else limit
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... {len(text) - limit:,} more characters not kept]"
 
 
 def safe_text(text: str) -> str:
@@ -139,6 +152,12 @@ class Reply:
                 value = str(value)
             if value is not None:
                 object.__setattr__(self, name, safe_text(value))
+
+    def clipped(self, limit: int | None = None) -> Reply:
+        """This reply with ``text`` and ``refusal`` cut by :func:`clip_text` (what the cache
+        keeps of a reply its caller cannot use, which is asked again anyway)."""
+        return replace(self, text=None if self.text is None else clip_text(self.text, limit),
+                       refusal=None if self.refusal is None else clip_text(self.refusal, limit))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (what the cache stores)."""

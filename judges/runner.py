@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from judges.cache import ReplyCache, cache_key, claim_owner
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import PriceError
-from judges.providers import ChatProvider
+from judges.providers import ChatProvider, ErrorInfo
 from judges.request import ChatRequest, Reply, Result
 
 
@@ -106,6 +106,9 @@ class RunStats:
         Cached replies the caller refused to reuse (``reuse``), asked again.
     stopped
         Why the run stopped early (setup error before any reply, cost cap), else ``None``.
+    waiting
+        The latest long wait (:data:`LONG_WAIT` seconds or more) the server asked for
+        with ``Retry-After``: what is waited for, how long and until when; else ``None``.
     """
 
     done: int = 0
@@ -122,6 +125,11 @@ class RunStats:
     shared: int = 0
     reasked: int = 0
     stopped: str | None = None
+    waiting: str | None = None
+
+
+#: A ``Retry-After`` wait at least this long (seconds) is described in ``RunStats.waiting``.
+LONG_WAIT = 10.0
 
 
 #: The error of a request left unsent because the run stopped starts with this.
@@ -135,6 +143,16 @@ class _Shared:
         self.pause_until = 0.0
         self.replies = 0  # replies received over the network in this run
         self.reserved = 0.0  # cost cap: upper bounds of the requests in flight
+
+
+def _wait_note(info: ErrorInfo, delay: float, cap: float) -> str:
+    """What a long ``Retry-After`` wait is for (``RunStats.waiting``)."""
+    asked = info.retry_after
+    capped = (f" (it asked for {asked:,.0f} s; waits are capped at {cap:,.0f} s, "
+              "--retry-after-max)") if asked > delay else ""
+    until = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
+    return (f"waiting {delay:,.0f} s, until {until}, before retrying: the server answered "
+            f"{info.message} and asked to retry later (Retry-After){capped}")
 
 
 def request_key(provider: ChatProvider, request: ChatRequest) -> str:
@@ -171,10 +189,10 @@ async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConf
         attempts += 1
         stats.http_attempts += 1
         try:
-            # The SDK enforces ``timeout`` per HTTP phase; this outer guard only catches a
-            # server that trickles bytes forever.
+            # The SDK enforces ``timeout`` per HTTP read; this bounds the whole request (a
+            # server that trickles a byte every few seconds, issue 26).
             reply = await asyncio.wait_for(provider.complete(request, timeout=config.timeout),
-                                           config.timeout * 2 + 5)
+                                           config.timeout)
             shared.replies += 1
             return reply, None, attempts
         except asyncio.CancelledError:
@@ -193,6 +211,8 @@ async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConf
         if info.retry_after is not None:
             delay = min(info.retry_after, config.retry_after_max)
             shared.pause_until = max(shared.pause_until, time.monotonic() + delay)
+            if delay >= LONG_WAIT:
+                stats.waiting = _wait_note(info, delay, config.retry_after_max)
             delay += rng.uniform(0, min(0.1 * delay, 1.0))
         else:
             delay = config.backoff(attempts - 1, rng)
@@ -334,8 +354,9 @@ async def run_stream(
                           else "error")
                 return Result(request, status, error=error, attempts=attempts)
             if cache is not None:
-                cache.put(key, reply, provider=provider.name, model=provider.model,
-                          release=owner)
+                usable = reuse is None or reuse(reply)  # an unusable reply is kept short
+                cache.put(key, reply if usable else reply.clipped(), provider=provider.name,
+                          model=provider.model, release=owner)
                 released = True
             return Result(request, "ok", reply, attempts=attempts, cost_usd=cost_of(reply))
         finally:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -131,11 +132,42 @@ class FrameJob:
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"{name}-job")
         self.output: pd.DataFrame | None = None
         self.error: str | None = None
+        #: Why the job was stopped from outside (``"its session ended"``), or ``None``.
+        self.stopped_because: str | None = None
+        self._watch: tuple[Callable[[], bool], float, float] | None = None
 
     def start(self) -> FrameJob:
-        """Start the thread; returns at once."""
+        """Start the thread (and the :meth:`stop_when_gone` watcher); returns at once."""
         self._thread.start()
+        if self._watch is not None:
+            threading.Thread(target=self._watcher, daemon=True,
+                             name=f"{self._thread.name}-watch").start()
         return self
+
+    def stop_when_gone(self, alive: Callable[[], bool], *, grace: float = 30.0,
+                       interval: float = 1.0) -> FrameJob:
+        """Cancel the job once ``alive()`` has answered ``False`` for ``grace`` seconds in a
+        row (checked every ``interval`` seconds from :meth:`start` until the job ends): a
+        page passes "its session is still connected", so a closed browser stops paying."""
+        self._watch = (alive, float(grace), float(interval))
+        return self
+
+    def _watcher(self) -> None:
+        assert self._watch is not None
+        alive, grace, interval = self._watch
+        gone_since: float | None = None
+        while self._thread.is_alive():
+            self._thread.join(interval)
+            try:
+                ok = bool(alive())
+            except Exception:  # noqa: BLE001 - a failing check counts as gone
+                ok = False
+            now = time.monotonic()
+            gone_since = None if ok else (gone_since if gone_since is not None else now)
+            if gone_since is not None and now - gone_since >= grace:
+                self.stopped_because = "its session ended"
+                self.cancel()
+                return
 
     def cancel(self) -> None:
         """Stop taking new requests (batches keep running at the provider)."""

@@ -81,7 +81,7 @@ if frame.attrs.get("decimal_comma_columns"):
     st.caption(md("Read as numbers written with a decimal comma (0,5 = 0.5): "
                   + ", ".join(frame.attrs["decimal_comma_columns"])))
 if frame.attrs.get("dropped_columns"):
-    st.caption("Left out (free text): " + ", ".join(frame.attrs["dropped_columns"]))
+    st.caption("Left out (free text): " + md(", ".join(frame.attrs["dropped_columns"])))
 
 missing_values_note(frame)
 

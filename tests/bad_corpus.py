@@ -36,8 +36,11 @@ class Case:
 
     @property
     def name(self) -> str:
-        """The file name a message names (a generated file: ``<generator>.csv``)."""
-        return f"{self.generated}.csv" if self.generated else self.file
+        """The file name a message names (a generated file: ``<generator>.csv``, or the
+        generator's name when it has an extension, ``dictionary_bomb.parquet``)."""
+        if not self.generated:
+            return self.file
+        return self.generated if "." in self.generated else f"{self.generated}.csv"
 
     def expect(self, channel: str) -> str | None:
         """The message fragment the user reads on ``channel`` (None: nothing specific)."""

@@ -19,7 +19,7 @@ import streamlit as st
 
 from analysis.context import AnalysisContext
 from analysis.design import Design
-from analysis.safe_text import escape_markdown
+from analysis.safe_text import code_span, escape_markdown
 
 #: Per script run (each run executes in its own thread): the context and its slot.
 _RUN = threading.local()
@@ -72,8 +72,9 @@ def _draw() -> None:
         return
     flag = ":red-badge[SIMULATED outcomes] " if context.simulated else ""
     slot.markdown(
-        f"{flag}:gray-badge[data] `{context.dataset}` &nbsp; :gray-badge[outcome] "
-        f"`{context.outcome or 'none'}` &nbsp; :gray-badge[subset] `{context.subset_text()}`",
+        f"{flag}:gray-badge[data] {code_span(context.dataset)} &nbsp; :gray-badge[outcome] "
+        f"{code_span(context.outcome or 'none')} &nbsp; :gray-badge[subset] "
+        f"{code_span(context.subset_text())}",
         help="Every exported figure and table carries this context: a line under the "
              "figure, `workbench_*` columns in a CSV (docs/exports.md).")
 

@@ -111,5 +111,5 @@ def cached_report(results: pd.DataFrame, design: Design, where: dict, options: d
 def metric_row(report: dsp.DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
     for col, (label, value, note) in zip(st.columns(3), dsp.headline(report), strict=True):
-        col.metric(label, value, note, delta_color="off")
+        col.metric(md(label), value, md(note) if note else note, delta_color="off")
     st.caption(md(report.dixon.note))

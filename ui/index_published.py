@@ -81,7 +81,7 @@ def published_section(results: pd.DataFrame, design: Design) -> None:
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
-    st.caption(f"Polarity: {index.lexicon}. Per response: weight x |p| + P(D) + lambda x |p|; "
+    st.caption(f"Polarity: {md(index.lexicon)}. Per response: weight x |p| + P(D) + lambda x |p|; "
                "per group: (1/n) sum w_i B_i + P(D) + lambda S with B_i and S mean |p|.")
     st.dataframe(index.totals, hide_index=True)
     table_download(index.totals, "llmbi_published", key="index_pub_totals")

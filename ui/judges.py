@@ -130,7 +130,7 @@ def _request_settings(provider: str, model: str) -> tuple[JudgeConfig, float | N
     try:
         temperature = None if temp in ("none", "default", "") else float(temp)
     except ValueError:
-        st.error(f"Temperature must be a number or 'none', not {temp!r}: using 0.")
+        st.error(md(f"Temperature must be a number or 'none', not {temp!r}: using 0."))
         temperature = 0.0
     samples, both_orders = sampling_settings()
     config = JudgeConfig(temperature=temperature, max_tokens=tokens or None,
@@ -171,6 +171,9 @@ def settings() -> Settings:
                     config, cap, threshold)
 
 
-def provider_of(s: Settings, api_key: str | None = None) -> ChatProvider:
-    """The chosen LLM judge."""
-    return make_provider(s.provider, model=s.model, base_url=s.base_url, api_key=api_key)
+def provider_of(s: Settings) -> ChatProvider:
+    """The chosen LLM judge, with the key the rules allow (``ui.judges_tools.chosen_provider``:
+    the typed key, or the server's when Base URL is empty)."""
+    from ui.judges_tools import chosen_provider
+
+    return chosen_provider(s.provider, s.model, s.base_url, "judges_api_key")

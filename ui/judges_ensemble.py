@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from judges.cache import ReplyCache
+from judges.endpoints import require_cost_cap
 from judges.ensemble import (
     ENSEMBLES,
     JudgeSpec,
@@ -25,7 +26,7 @@ from judges.ensemble import (
 from judges.errors import CacheError, JudgesError
 from ui.judges import Settings
 from ui.judges_run import launch
-from ui.judges_tools import api_key, cache_problem
+from ui.judges_tools import cache_problem, chosen_provider
 from ui.widgets import md
 
 
@@ -76,12 +77,12 @@ def choose(s: Settings) -> Several | None:
     return Several(tuple(specs), ensemble)
 
 
-def _judges(s: Settings, several: Several, *, keys: bool = False) -> list:
+def _judges(s: Settings, several: Several) -> list:
     out = []
     for spec in several.specs:
         field = "judges_api_key" if spec.provider == s.provider else None
-        key = api_key(spec.provider, field) if keys else None
-        out.append((spec.name, spec.make_provider(key), s.config))
+        provider = chosen_provider(spec.provider, spec.model, spec.base_url, field)
+        out.append((spec.name, provider, s.config))
     return out
 
 
@@ -108,6 +109,11 @@ def show_estimate(frame: pd.DataFrame, s: Settings, several: Several) -> None:
 
 def start(frame: pd.DataFrame, s: Settings, several: Several, name: str) -> None:
     """Start the several-judges run in the background (a button callback)."""
-    launch(lambda: ensemble_job(frame, _judges(s, several, keys=True),
-                                ensemble=several.ensemble, concurrency=s.concurrency,
-                                cache_path=s.cache_path, max_cost_usd=s.max_cost), name)
+    def make():
+        judges = _judges(s, several)
+        require_cost_cap(any(p.uses_server_key for _, p, _ in judges), s.max_cost)
+        return ensemble_job(frame, judges, ensemble=several.ensemble,
+                            concurrency=s.concurrency, cache_path=s.cache_path,
+                            max_cost_usd=s.max_cost)
+
+    launch(make, name)

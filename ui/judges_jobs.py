@@ -16,9 +16,11 @@ from analysis.export import table_bytes
 from judges.agreement import agreement, human_pairs
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache
+from judges.endpoints import EndpointRefused
 from judges.errors import CacheError, JudgesError
-from judges.providers import ChatProvider, make_provider
-from ui.judges_tools import agreement_pairs, api_key, cache_problem, table_input
+from judges.providers import ChatProvider
+from ui.job_watch import stop_with_session
+from ui.judges_tools import agreement_pairs, cache_problem, chosen_provider, table_input
 from ui.session import user_cache_path
 from ui.widgets import md
 
@@ -27,7 +29,12 @@ def start(key: str, make_job, *args, **kwargs) -> None:
     """Start ``make_job(*args, **kwargs)`` (a :class:`judges.tasks.FrameJob`) as section
     ``key``'s job (a button callback: values come in as arguments, never from globals)."""
     try:
-        st.session_state[f"tools_{key}_job"] = make_job(*args, **kwargs).start()
+        if any(isinstance(a, ChatProvider) and a.uses_server_key for a in args):
+            raise EndpointRefused(
+                "The runs of this page have no cost cap, so they cannot use the server's API "
+                "key: enter your own key under 'API keys'.")
+        job = stop_with_session(make_job(*args, **kwargs))
+        st.session_state[f"tools_{key}_job"] = job.start()
         st.session_state.pop(f"tools_{key}_error", None)
     except JudgesError as exc:
         st.session_state[f"tools_{key}_error"] = str(exc)
@@ -56,6 +63,8 @@ def job_panel(key: str) -> None:
                          f"{p.cached:,} cached · ${p.cost_usd:,.4f}")
         if job.monitor is not None and job.monitor.statuses:
             st.caption(job.monitor.snapshot().summary())
+        if job.stats.waiting:
+            st.caption(md(job.stats.waiting))
         st.button("Stop (keep what is done)", on_click=job.cancel, key=f"tools_{key}_cancel")
 
     panel()
@@ -79,6 +88,8 @@ def batches_panel() -> None:
         _batches(user_cache_path())
     except CacheError as exc:
         cache_problem(exc, "tools_reset_cache_batches")
+    except JudgesError as exc:  # e.g. a stored batch's endpoint this server may not call
+        st.error(md(str(exc)))
 
 
 def _batches(path) -> None:
@@ -105,8 +116,7 @@ def _batches(path) -> None:
 
 
 def _stored_provider(stored) -> ChatProvider:
-    return make_provider(stored.api, model=stored.model, base_url=stored.endpoint,
-                         api_key=api_key(stored.api))
+    return chosen_provider(stored.api, stored.model, stored.endpoint)
 
 
 def agreement_tab() -> None:

@@ -13,20 +13,22 @@ import pandas as pd
 import streamlit as st
 
 from judges.cache import move_aside
+from judges.endpoints import require_cost_cap
 from judges.errors import CacheError, JudgesError
 from judges.fourstage import stage_counts
 from judges.job import estimate_judge_run, make_judge_job, progress_text, run_summary
 from judges.tasks import FrameJob
+from ui.job_watch import stop_with_session
 from ui.judges import Settings, provider_of
-from ui.judges_tools import api_key
 from ui.widgets import md
 
 
 def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
     """Start a judge run in the background (a button callback)."""
     def make() -> FrameJob:
-        provider = None if s.provider == "embedding" else provider_of(
-            s, api_key(s.provider, "judges_api_key"))
+        provider = None if s.provider == "embedding" else provider_of(s)
+        if provider is not None:
+            require_cost_cap(provider.uses_server_key, s.max_cost)
         return make_judge_job(frame, provider, embedding_model=s.model,
                               concurrency=s.concurrency, cache_path=s.cache_path,
                               batch=s.batch, judge_config=s.config, max_cost_usd=s.max_cost)
@@ -42,7 +44,7 @@ def launch(make: Callable[[], FrameJob], name: str) -> None:
         st.session_state["judges_error"] = str(exc)
         return
     st.session_state.pop("judges_error", None)
-    st.session_state["judges_job"] = job.start()
+    st.session_state["judges_job"] = stop_with_session(job).start()
     st.session_state["judges_started"] = time.monotonic()
     st.session_state["judges_judged_name"] = name
 
@@ -68,6 +70,8 @@ def progress_panel() -> None:
     st.progress(fraction, text=text)
     if job.monitor is not None:  # a batch run (judges.tasks.judge_batch_job)
         st.caption(job.monitor.snapshot().summary())
+    if job.stats.waiting:  # a long Retry-After wait: what it waits for
+        st.caption(md(job.stats.waiting))
     st.button("Cancel (keep what is done)", on_click=job.cancel, key="judges_cancel",
               disabled=job.cancelled)
 

@@ -16,7 +16,7 @@ import streamlit as st
 from judges.batch import BatchConfig
 from judges.cache import ReplyCache, move_aside
 from judges.errors import CacheError
-from judges.providers import PROVIDERS, ChatProvider, make_provider
+from judges.providers import PROVIDERS, ChatProvider, page_provider
 from judges.runner import RunConfig
 from ui.session import user_cache_path
 from ui.widgets import encoding_choice, md
@@ -49,19 +49,27 @@ def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) ->
         return None
 
 
-def api_key(provider: str, field: str | None = None) -> str | None:
-    """The key: the password field (``field``, default ``tools_key_<provider>``), then
-    ``st.secrets``, then the environment (the Judges page passes ``judges_api_key``)."""
+def server_key(provider: str) -> str | None:
+    """The server's own key of ``provider``: ``st.secrets``, then the environment."""
     env = PROVIDERS[provider].env_key
-    typed = st.session_state.get(field or f"tools_key_{provider}")
-    if typed:
-        return typed
     try:
         if env in st.secrets:
             return str(st.secrets[env])
     except Exception:  # noqa: BLE001 - no or malformed secrets file
         pass
     return os.environ.get(env) or None
+
+
+def chosen_provider(name: str, model: str, base_url: str | None,
+                    field: str | None = None) -> ChatProvider:
+    """The provider a visitor chose, with the key the rules allow
+    (:func:`judges.providers.page_provider`): the password field (``field``, default
+    ``tools_key_<name>``; the Judges page passes ``judges_api_key``), else the server's
+    key (:func:`server_key`) when Base URL is empty. Endpoints outside the operator's
+    allow-list are refused before any connection."""
+    typed = st.session_state.get(field or f"tools_key_{name}") or None
+    return page_provider(name, model=model, base_url=base_url, typed_key=typed,
+                         server_key=server_key(name))
 
 
 def api_keys() -> None:
@@ -94,8 +102,7 @@ def model_settings(key: str, label: str) -> Model:
     batch = d3.checkbox("Batch API (half price, up to 24 h)", key=f"tools_{key}_batch",
                         help="Batch ids are kept in the cache: a closed page picks them up "
                              "again (Batches tab).")
-    provider = make_provider(name, model=model.strip() or DEFAULT_MODELS[name], base_url=url,
-                             api_key=api_key(name))
+    provider = chosen_provider(name, model.strip() or DEFAULT_MODELS[name], url)
     return Model(provider, concurrency, BatchConfig(poll_interval=10) if batch else None,
                  str(user_cache_path()) if cache or batch else None)
 

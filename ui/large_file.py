@@ -55,10 +55,14 @@ def load_server_path(text: str) -> bool:
             raise AnalysisError(f"No data folder is configured: set {DATA_DIR_ENV} (or "
                                 "data_dir in .streamlit/secrets.toml) to the folder the app "
                                 "may read.")
-        pattern, files = resolve_under(text, folder)
-        frame = read_compact(pattern, name=text.strip())
+        _, files = resolve_under(text, folder)
+        frame = read_compact(files, name=text.strip())  # the checked files, not the glob
     except AnalysisError as exc:
         st.session_state["data_error"] = str(exc)
+        return False
+    except OSError as exc:  # a file gone or changed while read: no traceback, no paths
+        st.session_state["data_error"] = (f"The file(s) could not be read: "
+                                          f"{exc.strerror or type(exc).__name__}.")
         return False
     stamp = "|".join(f"{f}:{os.path.getsize(f)}:{os.path.getmtime(f)}" for f in files)
     st.session_state.pop("data_error", None)

@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.engines import sql, text_files
 from analysis.engines.base import Table
 from analysis.errors import LoadError
+from analysis.io import check_regular_file
 
 #: Memory DuckDB may use before spilling to a temporary folder (documented in docs/engines.md).
 MEMORY_LIMIT = "2GB"
@@ -64,6 +65,7 @@ def expand(source: str | Path) -> list[str]:
         return files
     if not path.exists():
         raise LoadError(f"{path}: no such file.")
+    check_regular_file(path)  # a FIFO would block the reading thread forever
     return [str(path)]
 
 
@@ -106,8 +108,11 @@ class DuckDBTable(Table):
         if is_relation(source):
             self.relation = source
             label = name or "the DuckDB relation"
-        else:
-            files = expand(source)
+        else:  # a list: files already resolved (and checked) by the caller
+            files = [str(f) for f in source] if isinstance(source, list | tuple) \
+                else expand(source)
+            if isinstance(source, list | tuple):  # messages name the source, not a list
+                source = name or ", ".join(Path(f).name for f in files[:3])
             formats = {file_format(f) for f in files}
             if None in formats or len(formats) > 1:
                 raise LoadError(f"{source}: the files must all be CSV, TSV, Parquet or JSON "

@@ -22,6 +22,8 @@ import pandas as pd
 
 from analysis.design import MAX_FACTOR_VALUES
 from analysis.errors import LoadError
+from analysis.io import check_regular_file
+from analysis.limits import check_decoded
 
 #: Environment variable naming the folder the app may read files from.
 DATA_DIR_ENV = "BIAS_WORKBENCH_DATA_DIR"
@@ -56,13 +58,16 @@ def resolve_under(text: str, folder: Path) -> tuple[str, list[str]]:
     Returns
     -------
     (pattern, files)
-        The absolute path or glob, and the files it matches (resolved).
+        The absolute path or glob, and the files it matches (resolved, checked inside the
+        folder and regular): read ``files``, not ``pattern``, so that nothing added or
+        swapped after the check (a symbolic link) is read.
 
     Raises
     ------
     LoadError
         The path leaves the folder (``..``, an absolute path elsewhere, a symbolic link
-        pointing out), matches nothing, or is not a results file.
+        pointing out), matches nothing, is not a regular results file (a FIFO, a device),
+        or cannot be opened (a name too long).
     """
     from analysis.engines.duckdb_engine import expand
 
@@ -78,11 +83,18 @@ def resolve_under(text: str, folder: Path) -> tuple[str, list[str]]:
                                            if _WILDCARD.search(p)), len(parts))]])
     outside = (f"{text} is outside the data folder {folder}: this source only opens files "
                f"under it (set {DATA_DIR_ENV} to another folder).")
-    if ".." in parts or not _inside(fixed.resolve(), folder):
-        raise LoadError(outside)
-    files = [str(Path(f).resolve()) for f in expand(str(candidate))]
-    if any(not _inside(Path(f), folder) for f in files):
-        raise LoadError(outside)
+    try:
+        if ".." in parts or not _inside(fixed.resolve(), folder):
+            raise LoadError(outside)
+        files = [str(Path(f).resolve()) for f in expand(str(candidate))]
+        if any(not _inside(Path(f), folder) for f in files):
+            raise LoadError(outside)
+        for f in files:  # FIFOs, devices (a FIFO would park the reading thread forever)
+            check_regular_file(Path(f))
+    except OSError as exc:  # a name too long for the file system, a loop of links ...
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise LoadError(f"{shown!r} cannot be opened: {exc.strerror or type(exc).__name__}."
+                        ) from None
     return str(candidate), files
 
 
@@ -93,9 +105,11 @@ SAMPLE_ROWS = 100_000
 BATCH_ROWS = 1_000_000
 
 
-def read_compact(source: str, *, max_values: int = MAX_FACTOR_VALUES,
+def read_compact(source: str | list[str], *, max_values: int = MAX_FACTOR_VALUES,
                  name: str | None = None) -> pd.DataFrame:
-    """Every row of ``source`` through DuckDB, as a compact pandas table (module docstring).
+    """Every row of ``source`` (a path or glob, or the list of files
+    :func:`resolve_under` checked) through DuckDB, as a compact pandas table (module
+    docstring).
 
     One full pass over the rows: the first :data:`SAMPLE_ROWS` rows rule out the text
     columns with more than ``max_values`` distinct values (free text, ids); the other
@@ -174,6 +188,7 @@ def _stream_compact(table, columns: list[str], text_cols: set[str],  # noqa: ANN
     reader = to_reader(BATCH_ROWS)
     chunks: dict[str, list] = {c: [] for c in columns}
     too_many: set[str] = set()
+    used = 0  # bytes kept (codes and dictionaries of text, copies of the rest)
     for batch in reader:
         for c in columns:
             if c in too_many:
@@ -183,11 +198,14 @@ def _stream_compact(table, columns: list[str], text_cols: set[str],  # noqa: ANN
                 array = pc.dictionary_encode(array)
                 if len(array.dictionary) > max_values:
                     too_many.add(c)
+                    used -= sum(a.nbytes for a in chunks[c])
                     chunks[c] = []
                     continue
             else:  # a copy: a column imported from DuckDB keeps its whole batch alive
                 array = pa.concat_arrays([array])
             chunks[c].append(array)
+            used += array.nbytes
+        check_decoded(used, table.name)
     kept = [c for c in columns if c not in too_many]
     types = {f.name: f.type for f in reader.schema}
     arrow = pa.table({c: pa.chunked_array(

@@ -212,3 +212,27 @@ def test_index_penalty_is_design_fixed_and_maxima_are_flagged():
                             dimensions=[Dimension("group")]).set_index(QUANTITY)
     assert "maximum" not in plain.loc["score[group]", "note"]
 
+
+def test_constant_outcome_gives_undefined_intervals_without_numpy_warnings(tmp_path):
+    """Issue 26: a constant outcome left every LD undefined and numpy printed "All-NaN
+    slice" and "Degrees of freedom <= 0" warnings on the CLI's stderr."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    rng = np.random.default_rng(0)
+    path = tmp_path / "const.csv"
+    pd.DataFrame({"model": rng.choice(["m1", "m2"], 200), "g": rng.choice(["a", "b"], 200),
+                  "dev": 0}).to_csv(path, index=False)
+    proc = subprocess.run(
+        [sys.executable, "-W", "default", "-m", "analysis", "subgroups", str(path),
+         "--factors", "model,g", "--outcome", "dev", "--ci", "bootstrap", "--n-boot", "40",
+         "--json"], capture_output=True, text=True, cwd=root, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    assert "Warning" not in proc.stderr and "numpy" not in proc.stderr, proc.stderr
+    rows = json.loads(proc.stdout)["subgroups"]
+    assert rows and all(r["boot_ci_low"] is None and r["boot_ci_high"] is None for r in rows)

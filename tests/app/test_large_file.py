@@ -138,3 +138,39 @@ def test_read_compact_reads_text_as_the_pandas_loader_does(tmp_path):
     assert list(frame["flag"].cat.categories) == ["false", "true"]
     assert frame["flag"].astype(str).tolist() == pandas["flag"].astype(str).str.lower().tolist()
     assert frame.attrs["dropped_columns"] == ["note"]
+
+
+# --- issue 26: a FIFO, a 300-character name, a symbolic link added after the check --------
+def test_a_fifo_in_the_folder_is_refused_at_once(folder):
+    import os
+
+    os.mkfifo(folder / "data" / "pipe.csv")
+    at = _open_large_source()
+    at.text_input(key="data_server_path").input("pipe.csv").run()  # used to block forever
+    assert not at.exception, at.exception
+    assert "is a FIFO (named pipe), not a regular file" in at.error[0].value
+
+
+def test_a_300_character_name_is_a_message_not_a_traceback(folder):
+    at = _open_large_source()
+    before = at.session_state["results_name"]
+    at.text_input(key="data_server_path").input("x" * 300 + ".csv").run()
+    assert not at.exception, at.exception
+    message = at.error[0].value
+    assert "cannot be opened: File name too long" in message
+    assert str(folder) not in message and "Traceback" not in message
+    assert at.session_state["results_name"] == before
+
+
+def test_files_added_after_the_check_are_not_read(folder):
+    from analysis.engines.server_files import read_compact, resolve_under
+
+    data = folder / "data"
+    _, files = resolve_under("runs/*.parquet", data.resolve())
+    # between the check and the read, a link matching the glob appears, pointing outside
+    outside = pd.DataFrame({"model": ["leak"] * 7, "style": ["x"] * 7, "biased": [1] * 7,
+                            "completion": ["secret"] * 7})
+    outside.to_parquet(folder / "outside.parquet", index=False)
+    (data / "runs" / "part-9.parquet").symlink_to(folder / "outside.parquet")
+    frame = read_compact(files, name="runs/*.parquet")
+    assert len(frame) == 1500 and "leak" not in set(frame["model"].astype(str))

@@ -18,9 +18,12 @@ from tests.judges.judge_server import FakeLLMServer
 
 @pytest.fixture(autouse=True)
 def _offline_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No real keys, no real endpoints, a private cache path."""
+    """No real keys, no real endpoints, a private cache path; the pages may call the
+    loopback servers (any port of 127.0.0.1: the operator's allow-list of
+    judges/endpoints.py, narrowed again by the tests of that rule)."""
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("BIAS_WORKBENCH_JUDGE_ENDPOINTS", "http://127.0.0.1:*")
     monkeypatch.setenv("BIAS_WORKBENCH_JUDGE_CACHE", str(tmp_path / "judge-cache.sqlite"))
 
 

@@ -106,14 +106,23 @@ def test_progress_and_cancel_keep_what_is_done():
 
 
 @pytest.mark.parametrize("where", ["secrets", "password"])
-def test_api_key_from_secrets_or_password_field(where):
+def test_api_key_from_secrets_or_password_field(where, monkeypatch):
+    """The typed key goes to a typed Base URL; the server's (secrets) key only to the
+    operator's endpoint (OPENAI_BASE_URL here), with a cost cap (tests/judges/
+    test_endpoints.py has the refusals)."""
     with FakeLLMServer(lambda c: FakeReply.judgement(4)) as srv:
+        if where == "secrets":
+            monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_url)
         at = AppTest.from_file(PAGE, default_timeout=60)
         at.secrets["OPENAI_API_KEY"] = "sk-from-secrets"
         at.run()
-        choose_local_openai(at, srv.openai_url)
         if where == "password":
+            choose_local_openai(at, srv.openai_url)
             at.text_input(key="judges_api_key").input("sk-typed").run()
+        else:
+            at.selectbox(key="judges_provider").set_value("openai").run()
+            at.text_input(key="judges_model_openai").input("judge-x").run()
+            at.number_input(key="judges_max_cost").set_value(1.0).run()
         at.button(key="judges_run").click().run()
         wait_for_result(at)
         auth = {c.headers["authorization"] for c in srv.calls}

@@ -77,7 +77,46 @@ def many_values(path: str | Path, n: int = 100_000) -> dict[str, int]:
     return {"rows": n, "deviations": deviations}
 
 
-GENERATORS = {"big_300mb": big_csv, "many_values": many_values}
+def dictionary_bomb(path: str | Path, n: int = 20_000_000, width: int = 100) -> dict[str, int]:
+    """Issue 26's Parquet "decode bomb": ``n`` rows of one dictionary-encoded value of
+    ``width`` characters in one column ``answer``, written without the Arrow schema (so
+    nothing says it was categorical). About 250-340 KB on disk; its metadata claims about
+    300 KB uncompressed; read naively it took 10.8 GB.
+
+    Returns
+    -------
+    dict
+        ``rows`` and ``bytes``.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    step = 1_000_000
+    chunk = pa.DictionaryArray.from_arrays(pa.array(np.zeros(step, dtype="int32")),
+                                           pa.array(["x" * width]))
+    table = pa.table({"answer": pa.chunked_array([chunk] * (n // step))})
+    pq.write_table(table, path, store_schema=False, row_group_size=n)
+    return {"rows": n, "bytes": Path(path).stat().st_size}
+
+
+def deep_nesting(path: str | Path, depth: int = 100_000) -> dict[str, int]:
+    """A JSON Lines file whose one record nests ``depth`` arrays (a ``RecursionError``
+    in the JSON parser before issue 26)."""
+    Path(path).write_text('{"a": ' + "[" * depth + "]" * depth + "}\n", encoding="utf-8")
+    return {"rows": 1}
+
+
+def fifo(path: str | Path) -> dict[str, int]:
+    """A named pipe where a results file is expected (reading it would block forever)."""
+    import os
+
+    os.mkfifo(path)
+    return {}
+
+
+GENERATORS = {"fifo.csv": fifo, "big_300mb": big_csv, "many_values": many_values,
+              "dictionary_bomb.parquet": dictionary_bomb, "deep_nesting.jsonl": deep_nesting}
 
 
 if __name__ == "__main__":

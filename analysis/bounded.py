@@ -1,0 +1,117 @@
+"""Reading tables within a memory budget: the decoded size and the row count are bounded
+*while* reading, not estimated from a file's metadata.
+
+A Parquet file's metadata says what its pages hold, not what they decode to: 20 million
+rows of one dictionary-encoded 100-character value take 335 KB on disk and about 310 KB
+"uncompressed", yet 10.8 GB once pandas holds one Python string per row (issue 26).
+:func:`read_parquet_bounded` therefore
+
+- refuses a file whose footer declares more than :data:`analysis.limits.MAX_ROWS` rows
+  before decoding anything;
+- reads text columns as Arrow dictionaries (``read_dictionary``: the codes and each
+  distinct value once, never one string per row) in batches of :data:`BATCH_ROWS` rows,
+  adding each batch's decoded size to a running total that must stay within
+  :data:`analysis.limits.MAX_DECODED`, and counting the rows actually decoded;
+- returns repetitive text columns of large tables as pandas categoricals
+  (:func:`keep_as_category`), the others as the text columns pandas gives (``str``),
+  whose cost (every row's characters and an offset) is counted before converting.
+
+No Streamlit here; ``docs/limits.md`` documents the limits.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import LoadError
+from analysis.limits import check_decoded, check_rows
+
+#: Rows per decoded batch.
+BATCH_ROWS = 65_536
+#: Tables of at least this many rows keep repetitive text columns as categoricals.
+CATEGORY_FROM_ROWS = 100_000
+#: The text dtype pandas gives a Parquet string column.
+_STRING = pd.StringDtype(na_value=np.nan)
+
+
+def keep_as_category(n_rows: int, n_distinct: int) -> bool:
+    """Whether a text column stays categorical: a table of :data:`CATEGORY_FROM_ROWS` rows
+    or more, and at most one distinct value per two rows (smaller tables keep the object
+    columns they always had)."""
+    return n_rows >= CATEGORY_FROM_ROWS and n_distinct * 2 <= n_rows
+
+
+def _text_fields(schema) -> list[str]:
+    import pyarrow as pa
+
+    return [f.name for f in schema
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+
+
+def read_parquet_bounded(data: bytes, label: str) -> pd.DataFrame:
+    """Decode Parquet ``data`` within the row and memory limits (module docstring).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The file's columns as pandas reads them, except that text columns of large
+        tables with repeated values are categoricals (:func:`keep_as_category`).
+
+    Raises
+    ------
+    LoadError
+        Not a readable Parquet file.
+    LimitError
+        More rows than ``BIAS_WORKBENCH_MAX_ROWS`` (declared or decoded), or a decoded
+        size past ``BIAS_WORKBENCH_MAX_DECODED_MB``; the message names the variable.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        plain = pq.ParquetFile(io.BytesIO(data))
+        check_rows(plain.metadata.num_rows, label)
+        text = _text_fields(plain.schema_arrow)
+        reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
+        batches, rows, used = [], 0, 0
+        for batch in reader.iter_batches(batch_size=BATCH_ROWS):
+            rows += batch.num_rows
+            used += batch.nbytes
+            check_rows(rows, label, found=f"more rows than declared (already {rows:,} read)")
+            check_decoded(used, label)
+            batches.append(batch)
+        table = (pa.Table.from_batches(batches) if batches
+                 else reader.schema_arrow.empty_table())
+    except LoadError:
+        raise
+    except (ValueError, OSError, pa.ArrowException) as exc:
+        raise LoadError(f"{label} is not a readable Parquet file: {exc}") from None
+    del batches
+    table = table.unify_dictionaries()
+    return _to_pandas(table, text, used, label)
+
+
+def _to_pandas(table, text: list[str], used: int, label: str) -> pd.DataFrame:
+    """``table`` as pandas; dictionary text columns categorical or object (module doc)."""
+    frame = table.to_pandas(split_blocks=True, self_destruct=True)
+    n = len(frame)
+    for name in text:
+        if name not in frame.columns:
+            continue
+        col = frame[name]
+        if not isinstance(col.dtype, pd.CategoricalDtype):
+            continue
+        categories = col.cat.categories
+        if keep_as_category(n, len(categories)):
+            continue
+        # A text column as pandas reads it: every row's characters and an offset per row.
+        codes = col.cat.codes.to_numpy()
+        counts = np.bincount(codes[codes >= 0], minlength=len(categories))
+        lengths = categories.str.len().to_numpy(dtype=np.int64)
+        used += n * 8 + int((counts * lengths).sum())
+        check_decoded(used, label)
+        frame[name] = col.astype(_STRING)
+    return frame
