@@ -71,7 +71,7 @@ def test_cluster_column_missing_from_table_is_named(ssqa):
 def test_robust_terms_equal_statsmodels_glm_cluster(ssqa, interaction):
     results, design = ssqa
     fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template",
-                            interactions=interaction)
+                            interactions=interaction, reference="normal")
     rows = results[results["prompt_style"] != "base"]
     X = _row_matrix(rows, design, F)
     if interaction:
@@ -98,6 +98,39 @@ def test_robust_terms_equal_statsmodels_glm_cluster(ssqa, interaction):
     row = fit.factor_tests.set_index("factor").loc["prompt_style"]
     assert row[ROBUST_WALD_STATISTIC] == pytest.approx(float(wald.statistic), rel=1e-6)
     assert row[ROBUST_P_VALUE] == pytest.approx(float(wald.pvalue), rel=1e-6, abs=1e-300)
+
+
+def test_default_t_reference_equals_statsmodels_use_t_and_scipy(ssqa):
+    """The default small-sample reference: t with G - 1 = 36 df for the terms (statsmodels'
+    ``use_t=True`` with cluster groups, and scipy's t by hand), F(rank, G - 1) for the
+    robust Wald tests (statsmodels' ``wald_test(use_f=True)``)."""
+    from scipy import stats
+
+    results, design = ssqa
+    fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template")
+    assert fit.reference_df == 36 and fit.summary()["reference_df"] == 36
+    rows = results[results["prompt_style"] != "base"]
+    X = _row_matrix(rows, design, F)
+    ref = sm.GLM(rows["deviation"].astype(float), X, family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": rows["template"].to_numpy()}, use_t=True)
+    t = fit.terms
+    np.testing.assert_allclose(t[STD_ERR], ref.bse, atol=1e-6)
+    np.testing.assert_allclose(t[P_VALUE], ref.pvalues, rtol=1e-6, atol=1e-12)
+    by_hand = 2 * stats.t.sf(np.abs(t[Z].to_numpy()), df=36)
+    np.testing.assert_allclose(t[P_VALUE], by_hand, rtol=1e-10)
+    assert t[P_VALUE].iloc[-1] == pytest.approx(0.026872832318849505, rel=1e-6)
+    ci = ref.conf_int(0.05)
+    np.testing.assert_allclose(np.log(t[CI_LOW]), ci[0], atol=1e-6)
+    np.testing.assert_allclose(np.log(t[CI_HIGH]), ci[1], atol=1e-6)
+    cols = [c for c in X.columns if c.startswith("prompt_style[")]
+    R = np.array([[1.0 if c == k else 0.0 for c in X.columns] for k in cols])
+    wald = ref.wald_test(R, scalar=True, use_f=True)
+    row = fit.factor_tests.set_index("factor").loc["prompt_style"]
+    assert row["robust_wald_df"] == len(cols)
+    assert row[ROBUST_P_VALUE] == pytest.approx(float(wald.pvalue), rel=1e-6, abs=1e-300)
+    assert row[ROBUST_P_VALUE] == pytest.approx(
+        stats.f.sf(row[ROBUST_WALD_STATISTIC] / len(cols), len(cols), 36), rel=1e-9)
+    assert any("Student's t with 36 df" in n for n in fit.notes)
 
 
 def test_cell_table_with_cluster_key_gives_the_row_fit(ssqa):
