@@ -1431,6 +1431,26 @@ def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6)
 
 
 # --- words ---------------------------------------------------------------------------------
+def uncertainty_label(fit: ImportanceResult, design: Design | None = None) -> str:
+    """How the standard errors of ``fit`` were computed, in words (CLI, page, report).
+
+    Without a cluster it says "independent rows", and adds "(the design's cluster X is
+    not used)" when the design declares one, so the plain analysis is never mistaken for
+    the default clustered one.
+    """
+    if fit.cluster:
+        kind = "GEE (exchangeable), " if fit.covariance == GEE else ""
+        ref = (f"t with {fit.reference_df} df" if fit.reference_df is not None
+               else "normal reference")
+        ratio = ("robust_model_se_ratio = robust / model-based standard error"
+                 if fit.covariance == GEE else "design_effect = robust / naive standard error")
+        return (f"{kind}cluster-robust over {fit.n_clusters:,} values of {fit.cluster} "
+                f"({ref}); {ratio}")
+    declared = design.cluster if design is not None else None
+    return "independent rows (no clustering)" + (
+        f"; the design's cluster {declared} is not used" if declared else "")
+
+
 def subset_caption(where: Mapping[str, Sequence[str]]) -> str:
     """The active subset (``{factor: [values]}``) in words."""
     if not where:

@@ -51,21 +51,25 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
+from analysis.clusters import Reference, check_reference, resolve_cluster
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
     CONTINUITY_CORRECTED,
+    DESIGN_EFFECT,
     DEVIATION_RATE,
     DEVIATIONS,
     DUPLICATE_OF,
     LD_UNDEFINED,
     LEVEL,
     LOG_DISPARITY,
+    N_CLUSTERS,
     P_ADJUSTED,
     P_VALUE,
     RATE_OUTSIDE,
     SAME_ROWS_AS,
     SMALL_N,
+    STD_ERR,
     SUBGROUP,
     TEST,
     N,
@@ -84,7 +88,7 @@ MIN_EXPECTED = 5.0
 #: Columns a subgroup table puts beside the factor columns (a factor may not be named so).
 _OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LOG_DISPARITY,
                 CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED,
-                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS)
+                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS, DESIGN_EFFECT, N_CLUSTERS)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
 
@@ -445,6 +449,8 @@ def subgroups(
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
+    cluster: str | None = None,
+    reference: Reference = "t",
 ) -> pd.DataFrame:
     """Every subgroup of levels 1..``max_level`` with its log disparity (``methods.md`` s. 2).
 
@@ -467,6 +473,20 @@ def subgroups(
     min_n, min_expected
         A subgroup is flagged ``small_n`` when it has fewer than ``min_n`` rows or its
         2x2 table has an expected count below ``min_expected``.
+    cluster
+        A column of ``cells`` whose rows are correlated (the template). Then the CI and
+        p-value of every subgroup are cluster-robust (:func:`cluster_robust_ld`: the
+        sandwich standard error of LD, t with G - 1 df), ``test`` is ``"cluster t"``
+        (``"cluster z"`` with ``reference="normal"``), and the table gains
+        ``design_effect`` (robust / Woolf standard error) and ``n_clusters`` (clusters
+        holding the subgroup's rows). A subgroup whose rows, or the rows outside it, lie
+        in a single cluster has no cluster-robust test: CI and p are NaN (a note counts
+        them). ``test="fisher"`` is refused (it assumes independent rows). A constant
+        cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
+        ``attrs["n_clusters"]``, ``attrs["reference_df"]`` and ``attrs["notes"]`` say
+        what was done.
+    reference
+        ``"t"`` (default) or ``"normal"``: reference distribution of the robust test.
 
     Returns
     -------
@@ -493,6 +513,17 @@ def subgroups(
     """
     factors = list(factors)
     _check_cells(cells, factors)
+    check_reference(reference)
+    notes: list[str] = []
+    if cluster is not None:
+        choice = resolve_cluster(cells, cluster, declared=False, rows=cells[N])
+        cluster = choice.column
+        notes.extend(choice.notes)
+    if cluster is not None and test == "fisher":
+        raise AnalysisError("Fisher's exact test assumes independent rows; with a cluster "
+                            f"({cluster}) the p-values are cluster-robust. Choose test "
+                            "'auto' or 'wald', or analyse the rows as independent "
+                            "(no cluster).")
     if max_level is None:
         max_level = min(2, len(factors))
     if not isinstance(max_level, (int, np.integer)) or not 1 <= max_level <= len(factors):
@@ -508,6 +539,16 @@ def subgroups(
                          confidence=confidence, min_n=min_n, min_expected=min_expected)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
+    if cluster is not None:
+        robust = cluster_robust_ld(cells, factors, counts, cluster=cluster,
+                                   confidence=confidence, reference=reference)
+        for col in (CI_LOW, CI_HIGH, P_VALUE, TEST):
+            counts[col] = robust[col].to_numpy()
+        counts.insert(counts.columns.get_loc(TEST) + 1, DESIGN_EFFECT,
+                      robust[DESIGN_EFFECT].to_numpy())
+        counts.insert(counts.columns.get_loc(TEST) + 2, N_CLUSTERS,
+                      robust[N_CLUSTERS].to_numpy())
+        notes.extend(robust.attrs["notes"])
     rep = _representatives(counts, signatures)
     p = counts[P_VALUE].to_numpy()
     distinct = rep == np.arange(len(counts))
@@ -516,7 +557,106 @@ def subgroups(
     counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
     labels = counts[SUBGROUP].to_numpy(dtype=object)
     counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
+    g = int(cells.loc[cells[N] > 0, cluster].nunique()) if cluster else 0
+    counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes,
+                         "reference_df": g - 1 if cluster and reference == "t" else None})
     return counts
+
+
+def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
+                      cluster: str, confidence: float = 0.95, reference: Reference = "t"
+                      ) -> pd.DataFrame:
+    """Cluster-robust CI and p-value of the log disparity of each subgroup of ``table``.
+
+    LD is the coefficient of ``[row in g]`` in the logit of deviation on that indicator
+    (with an intercept), so its cluster-robust (sandwich) variance is, with ``p1``, ``p0``
+    the deviation rates inside and outside g, ``v1 = n p1 (1 - p1)``,
+    ``v0 = m p0 (1 - p0)`` and per cluster c the residual sums
+    ``e1_c = a_c - p1 n_c`` (inside g) and ``e0_c = c_c - p0 m_c`` (outside),
+
+        V = K * sum_c (e1_c / v1 - e0_c / v0)^2,   K = G / (G - 1) * (N - 1) / (N - 2),
+
+    statsmodels' ``GLM(...).fit(cov_type="cluster")`` on the rows (its CR1 factor K).
+    Where the 2x2 table has a zero cell, the rates are the continuity-corrected ones (as
+    LD). The statistic ``LD / sqrt(V)`` is compared with t on G - 1 df (default) and the
+    interval is ``LD +- t * sqrt(V)``, so p < 1 - confidence exactly when the interval
+    excludes 0. Vectorised over subgroups: the per-cluster counts come from one
+    :func:`subgroup_counts` pass with ``within=cluster``; clusters without rows of g
+    enter through closed-form sums.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Aligned with ``table``: ``ci_low``, ``ci_high``, ``p_value``, ``test``
+        (``"cluster t"`` / ``"cluster z"``), ``design_effect`` (robust / Woolf SE),
+        ``n_clusters`` (clusters with rows of the subgroup), ``std_err``; ``attrs["notes"]``.
+    """
+    from analysis.clusters import critical_value, few_clusters_note, two_sided_p
+
+    factors = list(factors)
+    levels = sorted({int(x) for x in table[LEVEL]})
+    per = subgroup_counts(cells, factors, levels=levels, within=cluster)
+    # cluster totals
+    ccodes, _ = _codes(cells, cluster)
+    t_n = np.bincount(ccodes, weights=cells[N].to_numpy(float))
+    t_d = np.bincount(ccodes, weights=cells[DEVIATIONS].to_numpy(float))
+    present = t_n > 0
+    g = int(present.sum())
+    total_n, total_d = t_n.sum(), t_d.sum()
+    position = pd.Series(np.arange(len(table)), index=table[SUBGROUP].to_numpy())
+    s = position.loc[per[SUBGROUP].to_numpy()].to_numpy()
+    gc = per[cluster].cat.codes.to_numpy()
+    a = table[DEVIATIONS].to_numpy(float)
+    n = table[N].to_numpy(float)
+    m = total_n - n
+    c = total_d - a
+    b, d = n - a, m - c
+    shift = np.where(np.minimum.reduce([a, b, c, d]) == 0, HALDANE, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p1 = (a + shift) / (n + 2 * shift)
+        p0 = (c + shift) / (m + 2 * shift)
+        v1 = n * p1 * (1 - p1)
+        v0 = m * p0 * (1 - p0)
+        # every cluster as if it held no row of g: sum_c (D_c - p0 T_c)^2
+        base = ((t_d ** 2).sum() - 2 * p0 * (t_d * t_n).sum() + p0 ** 2 * (t_n ** 2).sum())
+        total = base / v0 ** 2
+        a_c = per[DEVIATIONS].to_numpy(float)
+        n_c = per[N].to_numpy(float)
+        e1 = a_c - p1[s] * n_c
+        e0 = (t_d[gc] - a_c) - p0[s] * (t_n[gc] - n_c)
+        e0_empty = t_d[gc] - p0[s] * t_n[gc]
+        delta = (e1 / v1[s] - e0 / v0[s]) ** 2 - (e0_empty / v0[s]) ** 2
+        total = total + np.bincount(s, weights=delta, minlength=len(table))
+        k = g / (g - 1) * (total_n - 1) / (total_n - 2)
+        se = np.sqrt(np.maximum(k * total, 0.0))
+    inside = np.bincount(s, weights=(n_c > 0).astype(float), minlength=len(table))
+    whole = np.bincount(s, weights=(n_c >= t_n[gc]).astype(float), minlength=len(table))
+    outside = g - whole
+    ld = table[LOG_DISPARITY].to_numpy(float)
+    woolf = np.sqrt(1 / (a + shift) + 1 / (b + shift) + 1 / (c + shift) + 1 / (d + shift))
+    testable = (inside >= 2) & (outside >= 2) & np.isfinite(ld) & (se > 0)
+    se = np.where(testable, se, np.nan)
+    df = g - 1 if reference == "t" else None
+    crit = critical_value(confidence, df)
+    p = np.where(testable, two_sided_p(ld / np.where(testable, se, 1.0), df), np.nan)
+    name = "cluster t" if reference == "t" else "cluster z"
+    out = pd.DataFrame({
+        CI_LOW: ld - crit * se, CI_HIGH: ld + crit * se, P_VALUE: p,
+        TEST: np.where(np.isfinite(ld), name, None).astype(object),
+        DESIGN_EFFECT: se / woolf, N_CLUSTERS: inside.astype(np.int64), STD_ERR: se})
+    notes = [f"CIs and p-values are cluster-robust over the {g:,} values of {cluster} "
+             + (f"(Student's t with {g - 1} df)" if df is not None else "(normal reference)")
+             + "; design_effect = robust / Woolf standard error"]
+    few = few_clusters_note(g, cluster, reference)
+    if few:
+        notes.append(few)
+    lonely = int((~testable & np.isfinite(ld)).sum())
+    if lonely:
+        notes.append(f"{lonely} subgroup(s) have their rows, or the rows outside them, in a "
+                     f"single value of {cluster}: no cluster-robust test (CI and p left "
+                     "empty; one cluster says nothing about the variation between clusters)")
+    out.attrs["notes"] = notes
+    return out
 
 
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:

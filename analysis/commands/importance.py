@@ -46,7 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "cluster-robust std_err, z, p-values and CIs (default: the "
                             "design's cluster, if any)")
     which.add_argument("--no-cluster", action="store_true",
-                       help="plain standard errors even when the design names a cluster")
+                       help="independent rows: plain standard errors even when the design "
+                            "names a cluster (labelled so in the output)")
+    p.add_argument("--reference-distribution", choices=("t", "normal"), default="t",
+                   dest="reference_distribution",
+                   help="with a cluster: p-values and CIs from t with G-1 df (default; "
+                        "keeps a 5%% test near 5%% with few clusters) or the normal "
+                        "(= statsmodels cov_type='cluster')")
     p.add_argument("--gee", action="store_true",
                    help="with a cluster: GEE fit with exchangeable correlation")
     p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
@@ -86,25 +92,31 @@ def run(args: argparse.Namespace) -> None:
         ODDS_RATIO,
         P_ADJUSTED,
         P_VALUE,
+        ROBUST_MODEL_SE_RATIO,
         STD_ERR,
         TERM,
         N,
     )
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.importance import ImportanceRefusal, factor_importance
+    from analysis.importance import (
+        FROM_DESIGN,
+        ImportanceRefusal,
+        factor_importance,
+        uncertainty_label,
+    )
 
     results, design = load_with_design(args)
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
-    cluster = None if args.no_cluster else (args.cluster or design.cluster)
+    cluster = None if args.no_cluster else (args.cluster or FROM_DESIGN)
     try:
         fit = factor_importance(
             results, design, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
             likelihood_ratio=not args.no_lr, cluster=cluster,
-            gee=args.gee)
+            gee=args.gee, reference=args.reference_distribution)
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
@@ -118,7 +130,7 @@ def run(args: argparse.Namespace) -> None:
             results, design, fit=fit, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation, alpha=args.alpha,
             adjust=args.adjust, confidence=args.confidence,
-            cluster=args.cluster or design.cluster, gee=args.gee,
+            cluster=fit.cluster, gee=args.gee, reference=args.reference_distribution,
             **noise_settings(args, design, results))
         noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:
@@ -134,6 +146,7 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         settings = {k: v for k, v in s.items() if k != "notes"}
         settings.update({"where": args.where, "exclude": args.exclude,
+                         "uncertainty": uncertainty_label(fit, design),
                          "on_separation": args.on_separation,
                          "n_missing_outcome": counts.get("n_missing_outcome", 0)})
         payload = {"terms": terms, "tests": fit.factor_tests, "notes": list(fit.notes),
@@ -149,14 +162,12 @@ def run(args: argparse.Namespace) -> None:
           f"{s['pseudo_r2']:.4f}")
     print(f"Deviation probability at all references: {s['baseline_probability']:.4f}")
     print("References: " + ", ".join(f"{k} = {v}" for k, v in fit.references.items()))
-    if fit.cluster:
-        print(f"Standard errors: {'GEE (exchangeable), ' if fit.covariance == 'gee' else ''}"
-              f"cluster-robust over {fit.n_clusters:,} values of {fit.cluster}; "
-              "design_effect = robust / naive standard error")
+    print(f"Standard errors: {uncertainty_label(fit, design)}")
     columns = [TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
                CI_LOW, CI_HIGH, EFFECT]
-    if DESIGN_EFFECT in fit.terms:
-        columns.insert(5, DESIGN_EFFECT)
+    for ratio in (DESIGN_EFFECT, ROBUST_MODEL_SE_RATIO):
+        if ratio in fit.terms:
+            columns.insert(5, ratio)
     columns += [c for c in terms.columns if c.startswith("noise_")]
     shown = terms[columns]
     print()
