@@ -563,6 +563,19 @@ def subgroups(
     return counts
 
 
+def uncertainty_label(attrs: dict, design=None) -> str:
+    """How the CIs and p-values of a subgroup table were computed, in words (from its
+    ``attrs``); "independent rows" says too when the design's cluster is not used."""
+    cluster = attrs.get("cluster")
+    if cluster:
+        df = attrs.get("reference_df")
+        return (f"cluster-robust over {attrs.get('n_clusters', 0):,} values of {cluster} "
+                f"({f't with {df} df' if df is not None else 'normal reference'})")
+    declared = getattr(design, "cluster", None)
+    return "independent rows (no clustering)" + (
+        f"; the design's cluster {declared} is not used" if declared else "")
+
+
 def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
                       cluster: str, confidence: float = 0.95, reference: Reference = "t"
                       ) -> pd.DataFrame:
