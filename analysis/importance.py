@@ -451,6 +451,11 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
     cluster_codes, cluster_labels = _labels(table[cluster])
+    # canonical cluster order (sorted labels), so that every engine sums the same way
+    order = sorted(range(len(cluster_labels)), key=lambda i: str(cluster_labels[i]))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    cluster_codes, cluster_labels = rank[cluster_codes], [cluster_labels[i] for i in order]
     return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
             cluster_labels)
 

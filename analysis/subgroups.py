@@ -639,7 +639,10 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
         e0 = (t_d[gc] - a_c) - p0[s] * (t_n[gc] - n_c)
         e0_empty = t_d[gc] - p0[s] * t_n[gc]
         delta = (e1 / v1[s] - e0 / v0[s]) ** 2 - (e0_empty / v0[s]) ** 2
-        total = total + np.bincount(s, weights=delta, minlength=len(table))
+        # summed in a canonical order (by subgroup, then value), so that the same rows give
+        # the same bits whatever the order of the clusters (engines order them differently)
+        order = np.lexsort((delta, s))
+        total = total + np.bincount(s[order], weights=delta[order], minlength=len(table))
         k = g / (g - 1) * (total_n - 1) / (total_n - 2)
         se = np.sqrt(np.maximum(k * total, 0.0))
     inside = np.bincount(s, weights=(n_c > 0).astype(float), minlength=len(table))

@@ -23,7 +23,7 @@ from analysis.columns import (
     Z,
 )
 from analysis.design import Design, apply_design
-from analysis.errors import AnalysisError, DesignError, DesignMismatchError
+from analysis.errors import AnalysisError, DesignError
 from analysis.importance import factor_importance
 from tests.app.apptools import ROOT
 
@@ -49,7 +49,9 @@ def _row_matrix(rows: pd.DataFrame, design: Design, factors: list[str]) -> pd.Da
 
 
 def test_design_cluster_round_trips_and_old_files_load(tmp_path, ssqa):
-    _, design = ssqa
+    _, bundled = ssqa
+    assert bundled.cluster == "template"  # the bundled design declares its cluster
+    design = bundled.with_cluster(None)
     assert design.cluster is None and "cluster" not in design.to_dict()
     clustered = design.with_cluster("template")
     for name in ("d.yaml", "d.json"):
@@ -62,9 +64,22 @@ def test_design_cluster_round_trips_and_old_files_load(tmp_path, ssqa):
 
 
 def test_cluster_column_missing_from_table_is_named(ssqa):
+    """A declared cluster absent from the table: a warning of the design check, and the
+    analyses say they treat the rows as independent (never a silent change)."""
+    from analysis.design import check_design
+
     results, design = ssqa
-    with pytest.raises(DesignMismatchError, match="Cluster column 'prompt_id'"):
-        apply_design(results.drop(columns="deviation"), design.with_cluster("prompt_id"))
+    problems = check_design(results, design.with_cluster("prompt_id"))
+    assert [p.message for p in problems if "prompt_id" in p.message] == [
+        "Cluster column 'prompt_id' is not in the table: rows are treated as independent "
+        "(no cluster-robust uncertainty)."]
+    assert all(p.severity == "warning" for p in problems if "prompt_id" in p.message)
+    applied = apply_design(results.drop(columns="deviation"), design.with_cluster("prompt_id"))
+    fit = factor_importance(applied, design.with_cluster("prompt_id"), factors=F,
+                            exclude=NO_BASE)
+    assert fit.cluster is None and fit.covariance == "naive"
+    assert any("'prompt_id' is not in the table: rows are treated as independent" in n
+               for n in fit.notes)
 
 
 @pytest.mark.parametrize("interaction", [(), ("model:cot",)])
@@ -188,7 +203,8 @@ def test_bad_cluster_requests(ssqa):
     with pytest.raises(AnalysisError, match="'prompt_id' is not in the table"):
         factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="prompt_id")
     with pytest.raises(AnalysisError, match="GEE fit needs a cluster"):
-        factor_importance(results, design, factors=F, exclude=NO_BASE, gee=True)
+        factor_importance(results, design.with_cluster(None), factors=F, exclude=NO_BASE,
+                          gee=True)
 
 
 def test_cli_cluster_json_carries_the_robust_values(ssqa, capsys):
