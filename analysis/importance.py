@@ -41,10 +41,14 @@ import pandas as pd
 
 from analysis.cells import filter_rows
 from analysis.clusters import (
-    Reference,
-    check_reference,
+    SMALL_SAMPLE_LABELS,
+    SmallSample,
+    check_small_sample,
+    cr2_scores,
     critical_value,
+    describe,
     few_clusters_note,
+    reference_df,
     resolve_cluster,
     two_sided_p,
     wald_p,
@@ -241,7 +245,7 @@ class ImportanceResult:
           / naive standard error) after ``std_err``, which is then the robust one; with
           GEE instead ``model_std_err`` and ``robust_model_se_ratio`` (robust /
           model-based standard error). ``p_value`` and the intervals then use t with
-          G - 1 df (``reference_df``) unless ``reference="normal"``.
+          G - 1 df (``reference_df``) unless ``small_sample="none"``.
     factor_tests
         Likelihood-ratio test per factor and per interaction, columns ``factor``,
         ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without
@@ -280,6 +284,8 @@ class ImportanceResult:
     #: Degrees of freedom of the t / F reference of the robust statistics (G - 1), or
     #: None (normal / chi-square: no cluster, or ``reference="normal"``).
     reference_df: int | None = None
+    #: The covariance's small-sample treatment in words ("" without a cluster).
+    small_sample_label: str = ""
 
     @property
     def pseudo_r2(self) -> float:
@@ -989,7 +995,7 @@ def factor_importance(
     likelihood_ratio: bool = True,
     cluster: str | None = FROM_DESIGN,
     gee: bool = False,
-    reference: Reference = "t",
+    small_sample: SmallSample = "cr2",
 ) -> ImportanceResult:
     """Logistic regression of deviation on factors, treatment-coded (methods.md §4).
 
@@ -1046,11 +1052,14 @@ def factor_importance(
     gee
         With a cluster: estimate by GEE with an exchangeable working correlation
         (statsmodels, on the rebuilt rows) instead of the logit; robust covariance.
-    reference
-        With a cluster: ``"t"`` (default) compares the robust z with Student's t on
-        G - 1 df (intervals likewise; robust Wald tests with F(rank, G - 1)), which keeps
-        the size of a 5 % test near 5 % down to about 10 clusters; ``"normal"`` uses the
-        normal and chi-square references (= statsmodels' ``cov_type="cluster"``).
+    small_sample
+        With a cluster: ``"cr2"`` (default) uses the bias-reduced (CR2) covariance
+        (Bell & McCaffrey 2002) and compares the robust z with Student's t on G - 1 df
+        (intervals likewise; robust Wald tests with F(rank, G - 1)), which keeps the
+        size of a 5 % test near 5 % down to about 10 clusters; ``"cr1"`` the CR1
+        sandwich with t(G - 1) (= statsmodels ``use_t=True``, Stata); ``"none"`` the
+        CR1 sandwich with the normal and chi-square references (= statsmodels'
+        ``cov_type="cluster"``). A GEE fit keeps statsmodels' robust covariance.
 
     Returns
     -------
@@ -1094,7 +1103,7 @@ def factor_importance(
     exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
                for k, v in (exclude or {}).items() if v}
 
-    check_reference(reference)
+    check_small_sample(small_sample)
     declared = cluster is FROM_DESIGN
     if declared:
         cluster = design.cluster
@@ -1178,10 +1187,11 @@ def factor_importance(
     params, robust = fit.params, None
     df = None
     if cluster:
-        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee)
+        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
+                         small_sample=small_sample)
         params, cov = robust.params, robust.cov
-        notes.extend(robust.notes(cluster, reference))
-        df = robust.n_clusters - 1 if reference == "t" else None
+        notes.extend(robust.notes(cluster, small_sample))
+        df = reference_df(small_sample, robust.n_clusters)
     table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
                          confidence=confidence, df=df)
     tests = (_lr_tests(X, cells, terms, fit, factors, pairs) if likelihood_ratio
@@ -1213,7 +1223,9 @@ def factor_importance(
         n_clusters=0 if robust is None else robust.n_clusters,
         covariance="naive" if robust is None else robust.kind,
         gee_correlation=None if robust is None else robust.correlation,
-        reference_df=df)
+        reference_df=df, small_sample_label="" if robust is None else (
+            "GEE robust covariance" if robust.kind == GEE
+            else SMALL_SAMPLE_LABELS[small_sample]))
 
 
 # --- clustered rows ----------------------------------------------------------------------------
@@ -1226,31 +1238,32 @@ class _Robust:
     kind: str
     correlation: float | None
 
-    def notes(self, cluster: str, reference: Reference = "t") -> list[str]:
-        dist = (f"Student's t with {self.n_clusters - 1} df (G - 1)" if reference == "t"
-                else "the normal distribution")
+    def notes(self, cluster: str, small_sample: SmallSample = "cr2") -> list[str]:
+        how = (describe(small_sample, self.n_clusters) if self.kind != GEE else
+               f"GEE, exchangeable working correlation {self.correlation:.4g}, "
+               + describe(small_sample, self.n_clusters).split(", ", 1)[1])
         out = [f"standard errors, p-values and intervals are cluster-robust over the "
-               f"{self.n_clusters:,} values of {cluster}"
-               + (" (GEE, exchangeable working correlation "
-                  f"{self.correlation:.4g})" if self.kind == GEE else "")
-               + f"; p-values and intervals use {dist}"
+               f"{self.n_clusters:,} values of {cluster} ({how})"
                + "; the likelihood-ratio tests assume independent rows (use the robust "
                  "Wald tests)"]
-        few = few_clusters_note(self.n_clusters, cluster, reference)
+        few = few_clusters_note(self.n_clusters, cluster, small_sample)
         if few:
             out.append(few)
         return out
 
 
 def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n_rows: int,
-            gee: bool) -> _Robust:
+            gee: bool, small_sample: SmallSample = "cr2") -> _Robust:
     """Cluster-robust (sandwich) covariance of the logit fit, or a GEE fit.
 
     The score of the rows of cell ``c`` sums to ``x_c (k_c - n_c p_c)``; summing the cells
     of each cluster gives the cluster scores ``u_g`` and the sandwich
     ``V = c B (sum_g u_g u_g') B`` with ``B`` the inverse information (the naive
     covariance) and statsmodels' small-sample factor ``c = G / (G - 1) * (N - 1) / (N - p)``
-    (G clusters, N rows, p parameters), as ``GLM.fit(cov_type="cluster")``.
+    (G clusters, N rows, p parameters), as ``GLM.fit(cov_type="cluster")``; with
+    ``small_sample="cr2"`` the cluster scores are the bias-reduced ones
+    (:func:`analysis.clusters.cr2_scores`, cluster information from the cells) and
+    ``c = 1``.
     """
     groups = cells.cluster
     assert groups is not None
@@ -1266,7 +1279,18 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
     scores = np.zeros((g, X.shape[1]))
     np.add.at(scores, group_index, u)
     p = X.shape[1]
-    factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
+    if small_sample == "cr2":
+        weights = cells.n * mu * (1 - mu)
+        infos = np.zeros((g, p, p))
+        order = np.argsort(group_index, kind="stable")
+        bounds = np.searchsorted(group_index[order], np.arange(g + 1))
+        for j in range(g):
+            rows = order[bounds[j]:bounds[j + 1]]
+            infos[j] = (X[rows] * weights[rows, None]).T @ X[rows]
+        scores = cr2_scores(scores, naive_cov, infos)
+        factor = 1.0
+    else:
+        factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
     cov = factor * naive_cov @ (scores.T @ scores) @ naive_cov
     return _Robust(fit.params, cov, naive_cov, g, CLUSTER_ROBUST, None)
 
@@ -1326,7 +1350,8 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
         p_values.append(wald_p(stat, rank, df))
         if rank < len(cols) and notes is not None:
             notes.append(f"the robust covariance of the {len(cols)} columns of {name} is "
-                         f"singular (rank {rank}; with G clusters it is at most G - 1): its "
+                         f"singular (rank {rank}; with G clusters it is at most G, G - 1 for "
+                         f"the CR1 sandwich): its "
                          f"robust Wald test uses {rank} df, it cannot test every contrast")
     robust = pd.DataFrame({FACTOR: names, ROBUST_WALD_DF: dfs, ROBUST_WALD_STATISTIC: stats,
                            ROBUST_P_VALUE: p_values})
@@ -1447,6 +1472,7 @@ def uncertainty_label(fit: ImportanceResult, design: Design | None = None) -> st
         kind = "GEE (exchangeable), " if fit.covariance == GEE else ""
         ref = (f"t with {fit.reference_df} df" if fit.reference_df is not None
                else "normal reference")
+        ref = (fit.small_sample_label + ", " if fit.small_sample_label else "") + ref
         ratio = ("robust_model_se_ratio = robust / model-based standard error"
                  if fit.covariance == GEE else "design_effect = robust / naive standard error")
         return (f"{kind}cluster-robust over {fit.n_clusters:,} values of {fit.cluster} "

@@ -5,7 +5,13 @@ import streamlit as st
 from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
 from analysis.figures.importance import importance_figure
-from analysis.importance import P_STEPS, ImportanceRefusal, factor_importance, subset_caption
+from analysis.importance import (
+    P_STEPS,
+    ImportanceRefusal,
+    factor_importance,
+    subset_caption,
+    uncertainty_label,
+)
 from ui.common import (
     cells_for,
     figure_downloads,
@@ -64,6 +70,7 @@ m[2].metric("Cells", f"{fit.n_cells:,}")
 m[3].metric("Parameters", fit.n_parameters)
 m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
             help="1 / (1 + exp(-intercept)): every factor at its reference value")
+st.caption(md("Standard errors: " + uncertainty_label(fit, design) + "."))
 for note in fit.notes:
     st.warning(md(note))
 

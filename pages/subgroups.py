@@ -24,8 +24,10 @@ from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
     bbq_scores_section,
+    cluster_toggle,
     factor_choice,
     missing_outcome_note,
+    uncertainty_notes,
     value_filter,
 )
 from ui.widgets import md
@@ -54,14 +56,18 @@ test = c2.selectbox("p-value", TESTS, key="subgroups_test", format_func=TEST_LAB
 min_n = c3.number_input("Small n below", min_value=1, value=MIN_N, step=5,
                         key="subgroups_min_n")
 
+cluster = cluster_toggle(results, design)
 try:
-    cells = cells_for(results, design, factors, where)
-    full = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n))
+    cells = cells_for(results, design, list(dict.fromkeys(
+        [*factors, *([cluster] if cluster else [])])), where)
+    full = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n),
+                     cluster=cluster)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 table = distinct_subgroups(full)
 missing_outcome_note(results, where)
+uncertainty_notes(full, design)
 
 add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
                                    "min_n": int(min_n), "where": where},
@@ -101,4 +107,5 @@ st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG | POWER_COLUMNS
              column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
 bbq_scores_section(results, where)
-reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power)
+reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power,
+                    cluster=cluster)

@@ -48,11 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--no-cluster", action="store_true",
                        help="independent rows: plain standard errors even when the design "
                             "names a cluster (labelled so in the output)")
-    p.add_argument("--reference-distribution", choices=("t", "normal"), default="t",
-                   dest="reference_distribution",
-                   help="with a cluster: p-values and CIs from t with G-1 df (default; "
-                        "keeps a 5%% test near 5%% with few clusters) or the normal "
-                        "(= statsmodels cov_type='cluster')")
+    p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
+                   dest="small_sample",
+                   help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "
+                        "df; keeps a 5%% test near 5%% with few clusters), cr1 (sandwich, "
+                        "t with G-1 df) or none (sandwich, normal = statsmodels)")
     p.add_argument("--gee", action="store_true",
                    help="with a cluster: GEE fit with exchangeable correlation")
     p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> None:
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
             likelihood_ratio=not args.no_lr, cluster=cluster,
-            gee=args.gee, reference=args.reference_distribution)
+            gee=args.gee, small_sample=args.small_sample)
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> None:
             results, design, fit=fit, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation, alpha=args.alpha,
             adjust=args.adjust, confidence=args.confidence,
-            cluster=fit.cluster, gee=args.gee, reference=args.reference_distribution,
+            cluster=fit.cluster, gee=args.gee, small_sample=args.small_sample,
             **noise_settings(args, design, results))
         noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:

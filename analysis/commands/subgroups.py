@@ -53,10 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.commands._noise_options import add_noise_options
 
     add_noise_options(p, seed=False, alpha=True)  # --seed is the bootstrap group's
-    p.add_argument("--reference-distribution", choices=("t", "normal"), default="t",
-                   dest="reference_distribution",
-                   help="with a cluster: p-values and CIs from t with G-1 df (default) or "
-                        "the normal")
+    p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
+                   dest="small_sample",
+                   help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "
+                        "df; keeps a 5%% test near 5%% with few clusters), cr1 (sandwich, "
+                        "t with G-1 df) or none (sandwich, normal = statsmodels)")
     g = p.add_argument_group("power")
     g.add_argument("--power", type=float, metavar="P",
                    help="add mde_log_disparity: the smallest |LD| each subgroup detects with "
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> None:
     full = subgroups(cells, factors, max_level=args.level, test=args.test,
                      confidence=args.confidence, min_n=args.min_n,
                      min_expected=args.min_expected, cluster=cluster,
-                     reference=args.reference_distribution)
+                     small_sample=args.small_sample)
     notes = list(full.attrs.get("notes", []))
     uncertainty = uncertainty_label(full.attrs, design)
     if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high

@@ -86,7 +86,7 @@ def test_cluster_column_missing_from_table_is_named(ssqa):
 def test_robust_terms_equal_statsmodels_glm_cluster(ssqa, interaction):
     results, design = ssqa
     fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template",
-                            interactions=interaction, reference="normal")
+                            interactions=interaction, small_sample="none")
     rows = results[results["prompt_style"] != "base"]
     X = _row_matrix(rows, design, F)
     if interaction:
@@ -115,14 +115,15 @@ def test_robust_terms_equal_statsmodels_glm_cluster(ssqa, interaction):
     assert row[ROBUST_P_VALUE] == pytest.approx(float(wald.pvalue), rel=1e-6, abs=1e-300)
 
 
-def test_default_t_reference_equals_statsmodels_use_t_and_scipy(ssqa):
-    """The default small-sample reference: t with G - 1 = 36 df for the terms (statsmodels'
+def test_cr1_t_reference_equals_statsmodels_use_t_and_scipy(ssqa):
+    """``small_sample="cr1"``: t with G - 1 = 36 df for the terms (statsmodels'
     ``use_t=True`` with cluster groups, and scipy's t by hand), F(rank, G - 1) for the
     robust Wald tests (statsmodels' ``wald_test(use_f=True)``)."""
     from scipy import stats
 
     results, design = ssqa
-    fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template")
+    fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template",
+                            small_sample="cr1")
     assert fit.reference_df == 36 and fit.summary()["reference_df"] == 36
     rows = results[results["prompt_style"] != "base"]
     X = _row_matrix(rows, design, F)
@@ -145,7 +146,7 @@ def test_default_t_reference_equals_statsmodels_use_t_and_scipy(ssqa):
     assert row[ROBUST_P_VALUE] == pytest.approx(float(wald.pvalue), rel=1e-6, abs=1e-300)
     assert row[ROBUST_P_VALUE] == pytest.approx(
         stats.f.sf(row[ROBUST_WALD_STATISTIC] / len(cols), len(cols), 36), rel=1e-9)
-    assert any("Student's t with 36 df" in n for n in fit.notes)
+    assert any("CR1 sandwich, t with 36 df (G - 1)" in n for n in fit.notes)
 
 
 def test_cell_table_with_cluster_key_gives_the_row_fit(ssqa):
