@@ -88,7 +88,8 @@ st.caption("Inner ring: values of the first factor; each next ring splits by the
 sizes = st.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
                  format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
 full, grey, power = with_power(full, int(cells[N].sum()))
-full, boot = with_bootstrap(full, results, design, factors, where, level)
+full, boot = with_bootstrap(full, results, design, factors, where, level,
+                            cluster if cluster not in factors else None)
 table = distinct_subgroups(full)  # again, now with the power / bootstrap columns
 table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
 fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes)
