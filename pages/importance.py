@@ -101,6 +101,8 @@ table_download(terms, "factor_importance", key="importance_terms")
 
 st.subheader("Likelihood-ratio test per factor")
 st.caption("Each factor removed together with every interaction that contains it; the model "
-           "is refitted on the same cells.")
+           "is refitted on the same cells." + (" The likelihood-ratio test assumes independent "
+                                              "rows; the robust Wald columns are the "
+                                              "cluster-robust test." if fit.cluster else ""))
 st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")

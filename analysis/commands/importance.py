@@ -175,7 +175,9 @@ def run(args: argparse.Namespace) -> None:
                            "display.max_columns", 20):
         print(shown.round(4).to_string(index=False))
     if len(fit.factor_tests):
-        print("\nLikelihood-ratio test per factor (the factor and its interactions removed):")
+        print("\nLikelihood-ratio test per factor (the factor and its interactions removed"
+              + ("; it assumes independent rows: the robust_* columns are the cluster-robust "
+                 "Wald test" if fit.cluster else "") + "):")
         print(fit.factor_tests.to_string(index=False))
     print(f"\np-values are not adjusted for multiple testing (p_adjusted: Benjamini-Hochberg); "
           f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")
