@@ -147,13 +147,16 @@ def few_clusters_note(g: int, cluster: str, small_sample: SmallSample = "cr2") -
     """The "few clusters" note for G < :data:`FEW_CLUSTERS` (None otherwise)."""
     if g >= FEW_CLUSTERS:
         return None
-    what = {"cr2": "the bias-reduced covariance with t on G - 1 df keeps a 5 % test near 5 %",
+    what = {"cr2": "the bias-reduced covariance with t on G - 1 df keeps a 5 % test near 5 % "
+                   "down to about 10 clusters",
             "cr1": "t on G - 1 df corrects most of the over-rejection; the default "
                    "bias-reduced (CR2) covariance corrects more",
             "none": "the normal reference over-rejects (a 5 % test rejects a true null more "
                     "often); the default (CR2, t on G - 1 df) corrects this"}[small_sample]
+    worse = ("; with fewer than 10 clusters even that is not reliable: read the p-values "
+             "as rough" if g < 10 else "")
     return (f"few clusters: only {g} values of {cluster} (fewer than {FEW_CLUSTERS}); "
-            f"cluster-robust standard errors are themselves uncertain: {what}")
+            f"cluster-robust standard errors are themselves uncertain: {what}{worse}")
 
 
 def check_small_sample(small_sample: str) -> None:

@@ -70,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table, exclude_rows
     from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
     from analysis.subgroups import distinct_subgroups, subgroups, uncertainty_label
@@ -82,13 +83,17 @@ def run(args: argparse.Namespace) -> None:
     results = exclude_rows(results, exclude)
     counts = row_counts(results)
     cluster = None if args.no_cluster else (args.cluster or design.cluster)
+    checked = resolve_cluster(results, cluster, declared=not args.cluster,
+                              rows=results["n"] if "deviation" not in results.columns
+                              and "n" in results.columns else None)
+    cluster = checked.column
     cells = cell_table(results, factors + ([cluster] if cluster and cluster not in factors
                                            else []))
     full = subgroups(cells, factors, max_level=args.level, test=args.test,
                      confidence=args.confidence, min_n=args.min_n,
                      min_expected=args.min_expected, cluster=cluster,
                      small_sample=args.small_sample)
-    notes = list(full.attrs.get("notes", []))
+    notes = [*checked.notes, *full.attrs.get("notes", [])]
     uncertainty = uncertainty_label(full.attrs, design)
     if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
         from analysis.bootstrap import bootstrap_log_disparity
@@ -140,8 +145,9 @@ def run(args: argparse.Namespace) -> None:
     emit(args, payload, table)
     if not args.json:
         print(f"Uncertainty: {uncertainty}")
-        for note in notes[1 if full.attrs.get("cluster") else 0:]:
-            print(f"Note: {note}")
+        for note in notes:
+            if not note.startswith("CIs and p-values are cluster-robust"):
+                print(f"Note: {note}")
         if noise is not None:
             print(noise["summary"])
         if counts.get("n_missing_outcome"):
