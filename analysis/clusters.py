@@ -30,7 +30,7 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, ClusterError  # noqa: F401  (re-exported)
 
 #: Fewer clusters than this get a "few clusters" note.
 FEW_CLUSTERS = 30
@@ -42,10 +42,6 @@ SMALL_SAMPLES: tuple[str, ...] = get_args(SmallSample)
 #: In words, for notes and labels.
 SMALL_SAMPLE_LABELS = {"cr2": "bias-reduced (CR2) covariance", "cr1": "CR1 sandwich",
                        "none": "CR1 sandwich"}
-
-
-class ClusterError(AnalysisError):
-    """A cluster column named by the caller cannot be used (absent from the table)."""
 
 
 @dataclass(frozen=True)
