@@ -52,7 +52,9 @@ def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
 
 
 def show_intervals(table: pd.DataFrame, name: str, key: str) -> None:
-    """The bootstrap table with its download."""
+    """The bootstrap table with its download (and its notes, e.g. few clusters)."""
+    for note in table.attrs.get("bootstrap", {}).get("notes", []):
+        st.warning(md(note))
     st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG)
     from ui.common import table_download
 
