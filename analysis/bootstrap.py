@@ -42,6 +42,7 @@ from analysis.columns import (
     GROUP_B,
     MODEL,
     N_BOOT,
+    P_VALUE,
     QUANTITY,
     N,
 )
@@ -145,9 +146,25 @@ def _membership(cells: pd.DataFrame, groups: pd.DataFrame, columns: Sequence[str
     return m.astype(float)
 
 
-def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float) -> dict:
-    """Percentile interval per column of ``reps`` (replicates x quantities)."""
-    tail = (1 - confidence) / 2
+def expanded_tail(confidence: float, n_units: int) -> float:
+    """Lower tail probability of the *expanded* percentile interval (Hesterberg 2015,
+    "What teachers should know about the bootstrap", s. 3.3): the percentiles at
+    ``Phi(-sqrt(n / (n - 1)) * t_{n-1, 1 - alpha/2})`` instead of ``alpha / 2``, which
+    undoes the bootstrap's variance shrinkage by (n - 1) / n and uses t tails; with n the
+    number of resampled units (clusters). Equals ``alpha / 2`` as n grows."""
+    from scipy.special import ndtr, stdtrit
+
+    alpha = 1 - confidence
+    if n_units < 2:
+        return alpha / 2
+    return float(ndtr(-np.sqrt(n_units / (n_units - 1)) * stdtrit(n_units - 1, 1 - alpha / 2)))
+
+
+def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float,
+              tail: float | None = None) -> dict:
+    """Percentile interval per column of ``reps`` (replicates x quantities), at
+    ``tail`` and ``1 - tail`` (default ``(1 - confidence) / 2``)."""
+    tail = (1 - confidence) / 2 if tail is None else tail
     valid = np.isfinite(reps)
     # A quantity undefined in every replicate (a constant outcome: no log disparity) gets
     # NaN and n_boot 0; numpy's "All-NaN slice" and "Degrees of freedom <= 0" warnings
@@ -215,13 +232,37 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                          cells[N].to_numpy(float) @ member,
                          np.array(float(cells[DEVIATIONS].sum())),
                          np.array(float(cells[N].sum())))
-    iv = _interval(est, ld, confidence)
+    notes: list[str] = []
+    tail = None
+    if cluster is not None:
+        from analysis.clusters import FEW_CLUSTERS
+
+        g = int(results[cluster].nunique())
+        tail = expanded_tail(confidence, g)
+        if g < FEW_CLUSTERS:
+            notes.append(f"few clusters: the cluster bootstrap resamples only {g} values of "
+                         f"{cluster} (fewer than {FEW_CLUSTERS}); plain percentile intervals "
+                         "then cover less than their level, so the bootstrap interval is the "
+                         f"expanded percentile interval (percentiles {tail:.4f} and "
+                         f"{1 - tail:.4f}, Hesterberg 2015)")
+    iv = _interval(est, ld, confidence, tail)
     out = table.copy()
     out[BOOT_SE] = iv[BOOT_SE]
     out[BOOT_CI_LOW] = iv[BOOT_CI_LOW]
     out[BOOT_CI_HIGH] = iv[BOOT_CI_HIGH]
+    if P_VALUE in out.columns:  # the p-value printed beside the bootstrap interval
+        level = 1 - confidence
+        excludes = (out[BOOT_CI_LOW] > 0) | (out[BOOT_CI_HIGH] < 0)
+        disagree = int(((out[P_VALUE] < level) != excludes)[out[P_VALUE].notna()].sum())
+        if disagree:
+            notes.append(f"{disagree} subgroup(s): the p-value and the bootstrap interval "
+                         f"disagree at the {level:g} level (one rejects LD = 0, the other "
+                         "not); they are different approximations, read such a subgroup as "
+                         "borderline")
     out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
-                              "confidence": confidence}
+                              "confidence": confidence, "interval": (
+                                  "expanded percentile" if tail is not None else "percentile"),
+                              "notes": notes}
     return out
 
 
@@ -284,8 +325,23 @@ def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
     out = pd.DataFrame({QUANTITY: [r[0] for r in rows], GROUP_A: [r[1] for r in rows],
                         GROUP_B: [r[2] for r in rows], **iv})
     out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
-                              "confidence": confidence}
+                              "confidence": confidence,
+                              "notes": _few_clusters(results, cluster)}
     return out
+
+
+def _few_clusters(results: pd.DataFrame, cluster: str | None) -> list[str]:
+    """The few-clusters note of a plain percentile cluster bootstrap (G < 30)."""
+    from analysis.clusters import FEW_CLUSTERS
+
+    if cluster is None:
+        return []
+    g = int(results[cluster].nunique())
+    if g >= FEW_CLUSTERS:
+        return []
+    return [f"few clusters: the cluster bootstrap resamples only {g} values of {cluster} "
+            f"(fewer than {FEW_CLUSTERS}); percentile intervals then cover less than their "
+            "level (about 92 % for a 95 % interval with 16 clusters): read them as too narrow"]
 
 
 def _ks(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:

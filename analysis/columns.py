@@ -92,6 +92,11 @@ N_PARAMETERS = "n_parameters"
 # ... with a cluster column (docs/uncertainty.md)
 NAIVE_STD_ERR = "naive_std_err"
 DESIGN_EFFECT = "design_effect"
+# ... with --gee: the model-based (naive GEE) SE and robust / model-based SE
+MODEL_STD_ERR = "model_std_err"
+ROBUST_MODEL_SE_RATIO = "robust_model_se_ratio"
+# ... subgroups with a cluster: clusters a subgroup's rows touch
+N_CLUSTERS = "n_clusters"
 ROBUST_WALD_DF = "robust_wald_df"
 ROBUST_WALD_STATISTIC = "robust_wald_statistic"
 ROBUST_P_VALUE = "robust_p_value"

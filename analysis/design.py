@@ -893,8 +893,10 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
                            f"(empty cells): {', '.join(repr(v) for v in unseen[:8])}"
                            f"{' ...' if len(unseen) > 8 else ''}."))
     if design.cluster is not None and design.cluster not in frame.columns:
-        problems.append(Problem("error", f"Cluster column {design.cluster!r} is not in the "
-                                         "table."))
+        # the analyses then treat rows as independent and say so (analysis/clusters.py)
+        problems.append(Problem("warning", f"Cluster column {design.cluster!r} is not in "
+                                           "the table: rows are treated as independent "
+                                           "(no cluster-robust uncertainty)."))
     absent_unit = [c for c in design.prompt_unit if c not in frame.columns]
     if absent_unit:
         # only coverage counts prompts (and says so itself): a warning, not an error

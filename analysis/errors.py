@@ -33,6 +33,10 @@ class FitError(AnalysisError):
     """A statistical model cannot be fitted as asked (aliasing, separation, too few rows)."""
 
 
+class ClusterError(AnalysisError):
+    """A cluster column named by the caller cannot be used (absent from the table)."""
+
+
 class OutputError(AnalysisError):
     """An output file cannot be written (missing folder, a folder in its place, disk full).
 

@@ -40,6 +40,19 @@ import numpy as np
 import pandas as pd
 
 from analysis.cells import filter_rows
+from analysis.clusters import (
+    SMALL_SAMPLE_LABELS,
+    SmallSample,
+    check_small_sample,
+    cr2_scores,
+    critical_value,
+    describe,
+    few_clusters_note,
+    reference_df,
+    resolve_cluster,
+    two_sided_p,
+    wald_p,
+)
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
@@ -54,6 +67,7 @@ from analysis.columns import (
     EFFECT,
     FACTOR,
     LR_STATISTIC,
+    MODEL_STD_ERR,
     N_PARAMETERS,
     NAIVE_STD_ERR,
     ODDS_RATIO,
@@ -62,6 +76,7 @@ from analysis.columns import (
     PROBABILITY,
     PROBABILITY_CI_HIGH,
     PROBABILITY_CI_LOW,
+    ROBUST_MODEL_SE_RATIO,
     ROBUST_P_VALUE,
     ROBUST_WALD_DF,
     ROBUST_WALD_STATISTIC,
@@ -227,7 +242,10 @@ class ImportanceResult:
           (adjusted if ``adjust == "bh"``) is below ``alpha``, else ``not significant``;
           ``baseline`` for the intercept;
         - with a cluster (``cluster``): ``naive_std_err`` and ``design_effect`` (robust
-          / naive standard error) after ``std_err``, which is then the robust one.
+          / naive standard error) after ``std_err``, which is then the robust one; with
+          GEE instead ``model_std_err`` and ``robust_model_se_ratio`` (robust /
+          model-based standard error). ``p_value`` and the intervals then use t with
+          G - 1 df (``reference_df``) unless ``small_sample="none"``.
     factor_tests
         Likelihood-ratio test per factor and per interaction, columns ``factor``,
         ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without
@@ -263,6 +281,11 @@ class ImportanceResult:
     covariance: str = "naive"
     #: The estimated exchangeable correlation of a GEE fit.
     gee_correlation: float | None = None
+    #: Degrees of freedom of the t / F reference of the robust statistics (G - 1), or
+    #: None (normal / chi-square: no cluster, or ``reference="normal"``).
+    reference_df: int | None = None
+    #: The covariance's small-sample treatment in words ("" without a cluster).
+    small_sample_label: str = ""
 
     @property
     def pseudo_r2(self) -> float:
@@ -288,6 +311,7 @@ class ImportanceResult:
             "adjust": self.adjust, "confidence": self.confidence, "notes": list(self.notes),
             "cluster": self.cluster, "n_clusters": self.n_clusters,
             "covariance": self.covariance, "gee_correlation": self.gee_correlation,
+            "reference_df": self.reference_df,
         }
 
 
@@ -363,6 +387,13 @@ class _Cells:
                              for f, c in self.codes.items()})
 
 
+def _row_weights(data: pd.DataFrame) -> np.ndarray | None:
+    """Rows per line: ``n`` of a cell table, None (one each) for a results table."""
+    if DEVIATION not in data.columns and N in data.columns:
+        return data[N].to_numpy(dtype=float)
+    return None
+
+
 def _labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in
@@ -426,6 +457,11 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
     cluster_codes, cluster_labels = _labels(table[cluster])
+    # canonical cluster order (sorted labels), so that every engine sums the same way
+    order = sorted(range(len(cluster_labels)), key=lambda i: str(cluster_labels[i]))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    cluster_codes, cluster_labels = rank[cluster_codes], [cluster_labels[i] for i in order]
     return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
             cluster_labels)
 
@@ -959,6 +995,7 @@ def factor_importance(
     likelihood_ratio: bool = True,
     cluster: str | None = FROM_DESIGN,
     gee: bool = False,
+    small_sample: SmallSample = "cr2",
 ) -> ImportanceResult:
     """Logistic regression of deviation on factors, treatment-coded (methods.md §4).
 
@@ -1008,10 +1045,21 @@ def factor_importance(
         ``naive_std_err`` and ``design_effect`` (robust / naive standard error) and
         ``factor_tests`` a robust Wald test (``robust_wald_df``,
         ``robust_wald_statistic``, ``robust_p_value``). The fit stays on the cell table,
-        split by cluster.
+        split by cluster. A cluster that only the design declares is not used, with a
+        note, when it is absent from the table, a factor of the model, constant in the
+        subset or one row per value (:func:`analysis.clusters.resolve_cluster`); the
+        same for a named cluster except that an absent one raises.
     gee
         With a cluster: estimate by GEE with an exchangeable working correlation
         (statsmodels, on the rebuilt rows) instead of the logit; robust covariance.
+    small_sample
+        With a cluster: ``"cr2"`` (default) uses the bias-reduced (CR2) covariance
+        (Bell & McCaffrey 2002) and compares the robust z with Student's t on G - 1 df
+        (intervals likewise; robust Wald tests with F(rank, G - 1)), which keeps the
+        size of a 5 % test near 5 % down to about 10 clusters; ``"cr1"`` the CR1
+        sandwich with t(G - 1) (= statsmodels ``use_t=True``, Stata); ``"none"`` the
+        CR1 sandwich with the normal and chi-square references (= statsmodels'
+        ``cov_type="cluster"``). A GEE fit keeps statsmodels' robust covariance.
 
     Returns
     -------
@@ -1055,13 +1103,30 @@ def factor_importance(
     exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
                for k, v in (exclude or {}).items() if v}
 
-    if cluster is FROM_DESIGN:
+    check_small_sample(small_sample)
+    declared = cluster is FROM_DESIGN
+    if declared:
         cluster = design.cluster
+    notes: list[str] = []
+    if cluster:
+        choice = resolve_cluster(data, cluster, declared=declared,
+                                 factors=factors if declared else (), rows=_row_weights(data))
+        cluster = choice.column
+        notes.extend(choice.notes)
     if gee and not cluster:
         raise AnalysisError("A GEE fit needs a cluster column (rows within a cluster are "
-                            "correlated): name one, e.g. the prompt template.")
+                            "correlated): name one, e.g. the prompt template."
+                            + (f" ({notes[0]})" if notes else ""))
     cells, cluster_labels = _cells_from(data, design, factors, where, exclude, cluster)
-    notes: list[str] = []
+    if cluster and len(np.unique(cells.cluster)) < 2:
+        notes.append(f"the cluster column {cluster!r} has a single value in the rows "
+                     "analysed: there is nothing to cluster over, rows are treated as "
+                     "independent")
+        if gee:
+            raise AnalysisError("A GEE fit needs at least two clusters in the rows analysed; "
+                                f"{cluster!r} has one.")
+        cells = _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate()
+        cluster = None
     no_column: set[tuple] = set()
     separated_all: list[_Separated] = []
     for _ in range(_MAX_FIX_ROUNDS):
@@ -1120,24 +1185,30 @@ def factor_importance(
     cov = _covariance(X, cells.n, fit.eta) if fit.converged else np.full((p, p), np.nan)
     _check_fit(fit, cov, cells, terms)
     params, robust = fit.params, None
+    df = None
     if cluster:
-        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee)
+        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
+                         small_sample=small_sample)
         params, cov = robust.params, robust.cov
-        notes.extend(robust.notes(cluster))
+        notes.extend(robust.notes(cluster, small_sample))
+        df = reference_df(small_sample, robust.n_clusters)
     table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
-                         confidence=confidence)
+                         confidence=confidence, df=df)
     tests = (_lr_tests(X, cells, terms, fit, factors, pairs) if likelihood_ratio
              else pd.DataFrame(columns=TEST_COLUMNS))
     if robust is not None:
         naive_se = np.sqrt(np.diag(robust.naive_cov))
-        table.insert(table.columns.get_loc(Z), NAIVE_STD_ERR, naive_se)
-        table.insert(table.columns.get_loc(Z), DESIGN_EFFECT, table[STD_ERR] / naive_se)
+        plain, ratio = ((MODEL_STD_ERR, ROBUST_MODEL_SE_RATIO) if robust.kind == GEE
+                        else (NAIVE_STD_ERR, DESIGN_EFFECT))
+        table.insert(table.columns.get_loc(Z), plain, naive_se)
+        table.insert(table.columns.get_loc(Z), ratio, table[STD_ERR] / naive_se)
     failed = tests.loc[tests[LR_STATISTIC].isna(), FACTOR].tolist()
     if failed:
         notes.append("the likelihood-ratio test of " + ", ".join(failed) + " is missing: the "
                      "model without it did not converge")
     if robust is not None:
-        tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs)
+        tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs, df=df,
+                                   notes=notes)
     k_total = cells.k.sum()
     null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
                        cells.n, cells.k)
@@ -1151,7 +1222,10 @@ def factor_importance(
         notes=tuple(notes), cluster=cluster or None,
         n_clusters=0 if robust is None else robust.n_clusters,
         covariance="naive" if robust is None else robust.kind,
-        gee_correlation=None if robust is None else robust.correlation)
+        gee_correlation=None if robust is None else robust.correlation,
+        reference_df=df, small_sample_label="" if robust is None else (
+            "GEE robust covariance" if robust.kind == GEE
+            else SMALL_SAMPLE_LABELS[small_sample]))
 
 
 # --- clustered rows ----------------------------------------------------------------------------
@@ -1164,28 +1238,32 @@ class _Robust:
     kind: str
     correlation: float | None
 
-    def notes(self, cluster: str) -> list[str]:
-        out = [f"standard errors, z, p-values and intervals are cluster-robust over the "
-               f"{self.n_clusters:,} values of {cluster}"
-               + (" (GEE, exchangeable working correlation "
-                  f"{self.correlation:.4g})" if self.kind == GEE else "")
+    def notes(self, cluster: str, small_sample: SmallSample = "cr2") -> list[str]:
+        how = (describe(small_sample, self.n_clusters) if self.kind != GEE else
+               f"GEE, exchangeable working correlation {self.correlation:.4g}, "
+               + describe(small_sample, self.n_clusters).split(", ", 1)[1])
+        out = [f"standard errors, p-values and intervals are cluster-robust over the "
+               f"{self.n_clusters:,} values of {cluster} ({how})"
                + "; the likelihood-ratio tests assume independent rows (use the robust "
                  "Wald tests)"]
-        if self.n_clusters < 30:
-            out.append(f"only {self.n_clusters} clusters: cluster-robust standard errors "
-                       "are themselves uncertain with fewer than about 30 clusters")
+        few = few_clusters_note(self.n_clusters, cluster, small_sample)
+        if few:
+            out.append(few)
         return out
 
 
 def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n_rows: int,
-            gee: bool) -> _Robust:
+            gee: bool, small_sample: SmallSample = "cr2") -> _Robust:
     """Cluster-robust (sandwich) covariance of the logit fit, or a GEE fit.
 
     The score of the rows of cell ``c`` sums to ``x_c (k_c - n_c p_c)``; summing the cells
     of each cluster gives the cluster scores ``u_g`` and the sandwich
     ``V = c B (sum_g u_g u_g') B`` with ``B`` the inverse information (the naive
     covariance) and statsmodels' small-sample factor ``c = G / (G - 1) * (N - 1) / (N - p)``
-    (G clusters, N rows, p parameters), as ``GLM.fit(cov_type="cluster")``.
+    (G clusters, N rows, p parameters), as ``GLM.fit(cov_type="cluster")``; with
+    ``small_sample="cr2"`` the cluster scores are the bias-reduced ones
+    (:func:`analysis.clusters.cr2_scores`, cluster information from the cells) and
+    ``c = 1``.
     """
     groups = cells.cluster
     assert groups is not None
@@ -1201,7 +1279,18 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
     scores = np.zeros((g, X.shape[1]))
     np.add.at(scores, group_index, u)
     p = X.shape[1]
-    factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
+    if small_sample == "cr2":
+        weights = cells.n * mu * (1 - mu)
+        infos = np.zeros((g, p, p))
+        order = np.argsort(group_index, kind="stable")
+        bounds = np.searchsorted(group_index[order], np.arange(g + 1))
+        for j in range(g):
+            rows = order[bounds[j]:bounds[j + 1]]
+            infos[j] = (X[rows] * weights[rows, None]).T @ X[rows]
+        scores = cr2_scores(scores, naive_cov, infos)
+        factor = 1.0
+    else:
+        factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
     cov = factor * naive_cov @ (scores.T @ scores) @ naive_cov
     return _Robust(fit.params, cov, naive_cov, g, CLUSTER_ROBUST, None)
 
@@ -1238,11 +1327,13 @@ def _gee(X: np.ndarray, cells: _Cells, group_index: np.ndarray, naive_cov: np.nd
 
 
 def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, cov: np.ndarray,
-                       factors: list[str], pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    """Add a cluster-robust Wald chi-square test per factor (its columns and interactions,
-    as the LR test) and per interaction: ``b_J' V_JJ^-1 b_J`` on ``|J|`` df."""
-    from scipy.special import chdtrc
-
+                       factors: list[str], pairs: list[tuple[str, str]], *,
+                       df: int | None = None, notes: list[str] | None = None) -> pd.DataFrame:
+    """Add a cluster-robust Wald test per factor (its columns and interactions, as the LR
+    test) and per interaction: ``W = b_J' V_JJ^+ b_J`` on ``r = rank(V_JJ)`` df (the rank
+    actually used: ``robust_wald_df``), chi-square(r), or ``W / r`` against F(r, df) with
+    ``df`` = G - 1 (the t reference). A rank below ``|J|`` (a singular robust covariance,
+    at most G - 1 with G clusters) is noted."""
     groups = [(f, {f, *(f"{a}:{b}" for a, b in pairs if f in (a, b))}) for f in factors]
     groups += [(f"{a}:{b}", {f"{a}:{b}"}) for a, b in pairs]
     stats, p_values, names, dfs = [], [], [], []
@@ -1254,9 +1345,14 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
         stat = float(b[cols] @ np.linalg.pinv(sub) @ b[cols])
         rank = int(np.linalg.matrix_rank(sub))
         names.append(name)
-        dfs.append(len(cols))
+        dfs.append(rank)
         stats.append(stat)
-        p_values.append(float(chdtrc(rank, stat)) if rank else np.nan)
+        p_values.append(wald_p(stat, rank, df))
+        if rank < len(cols) and notes is not None:
+            notes.append(f"the robust covariance of the {len(cols)} columns of {name} is "
+                         f"singular (rank {rank}; with G clusters it is at most G, G - 1 for "
+                         f"the CR1 sandwich): its "
+                         f"robust Wald test uses {rank} df, it cannot test every contrast")
     robust = pd.DataFrame({FACTOR: names, ROBUST_WALD_DF: dfs, ROBUST_WALD_STATISTIC: stats,
                            ROBUST_P_VALUE: p_values})
     if len(tests) == 0:
@@ -1265,14 +1361,15 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
 
 
 def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray,
-                 cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float
-                 ) -> pd.DataFrame:
-    from scipy.special import expit, ndtr, ndtri
+                 cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float,
+                 df: int | None = None) -> pd.DataFrame:
+    """The terms table; p-values and intervals against t(df) when ``df`` is given."""
+    from scipy.special import expit
 
     se = np.sqrt(np.diag(cov))
     z = b / se
-    p = 2 * ndtr(-np.abs(z))
-    crit = float(ndtri(0.5 + confidence / 2))
+    p = two_sided_p(z, df)
+    crit = critical_value(confidence, df)
     p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
     # probability at the term's values, everything else at reference: b0 + the main
     # effects of the term's values + the term itself
@@ -1364,6 +1461,27 @@ def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6)
 
 
 # --- words ---------------------------------------------------------------------------------
+def uncertainty_label(fit: ImportanceResult, design: Design | None = None) -> str:
+    """How the standard errors of ``fit`` were computed, in words (CLI, page, report).
+
+    Without a cluster it says "independent rows", and adds "(the design's cluster X is
+    not used)" when the design declares one, so the plain analysis is never mistaken for
+    the default clustered one.
+    """
+    if fit.cluster:
+        kind = "GEE (exchangeable), " if fit.covariance == GEE else ""
+        ref = (f"t with {fit.reference_df} df" if fit.reference_df is not None
+               else "normal reference")
+        ref = (fit.small_sample_label + ", " if fit.small_sample_label else "") + ref
+        ratio = ("robust_model_se_ratio = robust / model-based standard error"
+                 if fit.covariance == GEE else "design_effect = robust / naive standard error")
+        return (f"{kind}cluster-robust over {fit.n_clusters:,} values of {fit.cluster} "
+                f"({ref}); {ratio}")
+    declared = design.cluster if design is not None else None
+    return "independent rows (no clustering)" + (
+        f"; the design's cluster {declared} is not used" if declared else "")
+
+
 def subset_caption(where: Mapping[str, Sequence[str]]) -> str:
     """The active subset (``{factor: [values]}``) in words."""
     if not where:

@@ -590,15 +590,14 @@ def importance_noise(results: pd.DataFrame, design, *, replicates: int = DEFAULT
         ``n_refused``.
     """
     from analysis.cells import filter_rows
-    from analysis.importance import FROM_DESIGN, INTERCEPT, factor_importance
+    from analysis.importance import INTERCEPT, factor_importance
 
     _check_replicates(replicates)
     options = dict(options)
     options.pop("likelihood_ratio", None)
     if fit is None:
         fit = factor_importance(results, design, likelihood_ratio=False, **options)
-    cluster = options.get("cluster", FROM_DESIGN)
-    cluster = design.cluster if cluster is FROM_DESIGN else cluster
+    cluster = fit.cluster  # as resolved by the fit (a declared cluster may be unusable)
     options["cluster"] = cluster
     where = {k: v for k, v in dict(options.get("where") or {}).items()
              if v is not None and (isinstance(v, str) or len(v))}

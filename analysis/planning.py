@@ -34,6 +34,7 @@ import pandas as pd
 
 from analysis.columns import (
     COVERAGE_PERCENTAGE,
+    DESIGN_EFFECT,
     DETECTABLE,
     GINI_INDEX,
     MDE_LOG_DISPARITY,
@@ -335,6 +336,16 @@ def minimum_detectable_ld(n_subgroup: np.ndarray, n_outside: np.ndarray,
     return out
 
 
+def _t_factor(df: int | None, alpha: float, power: float) -> float:
+    """``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on ``df`` (1 without)."""
+    if not df:
+        return 1.0
+    from scipy.special import ndtri, stdtrit
+
+    return float((stdtrit(df, 1 - alpha / 2) + stdtrit(df, power))
+                 / (ndtri(1 - alpha / 2) + ndtri(power)))
+
+
 def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
               power: float = 0.8, target_ld: float | None = None) -> pd.DataFrame:
     """A subgroup table (:func:`analysis.subgroups.subgroups`) with its detectable effect.
@@ -356,15 +367,23 @@ def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
     pandas.DataFrame
         A copy with ``mde_log_disparity`` (:func:`minimum_detectable_ld`) and, when
         ``target_ld`` is given, ``detectable`` (the MDE is at most ``|target_ld|``).
+        For a cluster-robust table (``design_effect`` column, from
+        :func:`analysis.subgroups.subgroups` with a cluster) the MDE is that of the
+        effective sizes ``n / design_effect^2`` inside and outside (Kish), times
+        ``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on G - 1 df when the
+        table's ``attrs["reference_df"]`` is set: the MDE of the test printed beside it.
+        NaN where the subgroup has no cluster-robust test.
     """
     missing = [c for c in (N, RATE_OUTSIDE) if c not in table.columns]
     if missing:
         raise AnalysisError(f"A subgroup table needs the columns {', '.join(missing)}.")
     out = table.copy()
     n = out[N].to_numpy(dtype=float)
+    deff2 = (out[DESIGN_EFFECT].to_numpy(dtype=float) ** 2 if DESIGN_EFFECT in out.columns
+             else np.ones(len(n)))
     out[MDE_LOG_DISPARITY] = minimum_detectable_ld(
-        n, float(total_n) - n, out[RATE_OUTSIDE].to_numpy(dtype=float), alpha=alpha,
-        power=power)
+        n / deff2, (float(total_n) - n) / deff2, out[RATE_OUTSIDE].to_numpy(dtype=float),
+        alpha=alpha, power=power) * _t_factor(table.attrs.get("reference_df"), alpha, power)
     if target_ld is not None:
         if not math.isfinite(target_ld) or target_ld == 0:
             raise AnalysisError("The effect of interest must be a non-zero log disparity.")

@@ -454,14 +454,23 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.cells import cell_table
     from analysis.columns import LD_UNDEFINED, SMALL_N, SUBGROUP
     from analysis.figures.subgroups import sunburst_figure
-    from analysis.subgroups import subgroups
+    from analysis.subgroups import subgroups, uncertainty_label
 
     factors = list(s["factors"])
     boot = bootstrap_arguments(s)
     noise = noise_arguments("subgroups", s)
-    cells = cell_table(results, factors, where=_where(s) or None)
+    cluster = s.get("cluster") or None  # the section's cluster (default: the design's)
+    if cluster and cluster not in results.columns:
+        sec.warnings.append(f"The cluster column {cluster!r} is not in the table: rows are "
+                            "treated as independent.")
+        cluster = None
+    cells = cell_table(results, list(dict.fromkeys([*factors, *([cluster] if cluster else [])])),
+                       where=_where(s) or None)
     table = subgroups(cells, factors, max_level=int(s["level"]), test=s["test"],
-                      min_n=int(s["min_n"]), confidence=float(s["confidence"]))
+                      min_n=int(s["min_n"]), confidence=float(s["confidence"]),
+                      cluster=cluster)
+    sec.notes.append("CIs and p-values: " + uncertainty_label(table.attrs, design) + ".")
+    sec.warnings += list(table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:])
     if boot:  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
         from analysis.bootstrap import bootstrap_log_disparity
         from analysis.cells import filter_rows
@@ -593,32 +602,40 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.cells import cell_table
     from analysis.columns import P_ADJUSTED, P_VALUE
     from analysis.figures.importance import importance_figure
-    from analysis.importance import ImportanceRefusal, factor_importance
+    from analysis.importance import (
+        FROM_DESIGN,
+        ImportanceRefusal,
+        factor_importance,
+        uncertainty_label,
+    )
 
     where = _where(s)
     factors = list(s["factors"])
     # references of factors not in the model (e.g. defaults for other factors) are left out
     references = {f: v for f, v in (s.get("references") or {}).items() if f in factors}
     cluster = s.get("cluster") or None  # None: no cluster (the page's "none")
+    if cluster and cluster not in results.columns:
+        cluster = None if cluster != design.cluster else cluster  # noted by the fit
+    keyed = cluster if cluster in results.columns and cluster not in factors else None
     cells = cell_table(results, list(dict.fromkeys([*factors, *where,
-                                                    *([cluster] if cluster else [])])),
+                                                    *([keyed] if keyed else [])])),
                        where=where or None)
+    # the design's own cluster is "declared": unusable (a factor, constant) gives a note
+    as_given = FROM_DESIGN if cluster and cluster == design.cluster else cluster
     try:
         fit = factor_importance(cells, design, factors=factors, where=where,
                                 references=references or None,
                                 interactions=s.get("interactions") or (),
                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),
-                                adjust=s["adjust"], cluster=cluster, gee=bool(s["gee"]))
+                                adjust=s["adjust"], cluster=as_given, gee=bool(s["gee"]))
     except ImportanceRefusal as exc:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
     sec.warnings += list(fit.notes)
-    if cluster:  # the page's cluster-robust settings, stated with the table
-        sec.notes.append(
-            (f"GEE with an exchangeable working correlation within {cluster}"
-             if s["gee"] else f"Cluster-robust (sandwich) standard errors with clusters of "
-             f"{cluster}") + ": std_err, z, p_value and the intervals are the robust ones; "
-            "design_effect = robust / naive standard error.")
+    cluster = fit.cluster
+    # how the standard errors were computed, stated with the table
+    sec.notes.append("Standard errors: " + uncertainty_label(fit, design) + (
+        "; std_err, z, p_value and the intervals are the robust ones." if cluster else "."))
     p_column = P_ADJUSTED if s["adjust"] == "bh" else P_VALUE
     terms = fit.terms
     noise = noise_arguments("importance", s)

@@ -113,18 +113,23 @@ def _boot_args(boot: Mapping[str, Any]) -> str:
 def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
                    boot: Mapping[str, Any] | None = None,
                    power: Mapping[str, float] | None = None,
-                   design_cluster: str | None = None) -> View:
-    """Subgroups: factors, highest level, test and small-n threshold; the bootstrap
-    intervals of LD when on (``boot``) and the power columns (``power``: ``power`` and
-    ``target_ld``, the page's "Power" widgets)."""
+                   design_cluster: str | None = None, cluster: str | None = None) -> View:
+    """Subgroups: factors, highest level, test and small-n threshold; the cluster of the
+    CIs and p-values (``cluster``; None: independent rows, ``--no-cluster`` when the
+    design names one); the bootstrap intervals of LD when on (``boot``, whose cluster
+    flags take precedence: the CLI has one ``--cluster``) and the power columns
+    (``power``: ``power`` and ``target_ld``, the page's "Power" widgets)."""
     power = dict(power or {})
+    flags = bootstrap_flags(boot, design_cluster) if boot else (
+        ("cluster", cluster if cluster != design_cluster else None),
+        ("no-cluster", cluster is None and design_cluster is not None))
     cli = (("factors", factors), ("level", level), ("test", test), ("min-n", min_n),
-           *bootstrap_flags(boot, design_cluster),
-           ("power", power.get("power")), ("effect", power.get("target_ld")))
+           *flags, ("power", power.get("power")), ("effect", power.get("target_ld")))
     imports = ["from analysis.subgroups import distinct_subgroups, subgroups"]
-    body = [f"factors = {factors!r}", "cells = cell_table(results, factors)",
+    keys = "factors" if not cluster or cluster in factors else f"[*factors, {cluster!r}]"
+    body = [f"factors = {factors!r}", f"cells = cell_table(results, {keys})",
             f"full = subgroups(cells, factors, max_level={level}, test={test!r}, "
-            f"min_n={min_n})"]
+            f"min_n={min_n}, cluster={cluster!r})"]
     if power:
         imports.append("from analysis.planning import add_power")
         body.append(f"full = add_power(full, int(cells['n'].sum()), power={power['power']!r}, "

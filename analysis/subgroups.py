@@ -51,21 +51,25 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
+from analysis.clusters import SmallSample, check_small_sample, reference_df, resolve_cluster
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
     CONTINUITY_CORRECTED,
+    DESIGN_EFFECT,
     DEVIATION_RATE,
     DEVIATIONS,
     DUPLICATE_OF,
     LD_UNDEFINED,
     LEVEL,
     LOG_DISPARITY,
+    N_CLUSTERS,
     P_ADJUSTED,
     P_VALUE,
     RATE_OUTSIDE,
     SAME_ROWS_AS,
     SMALL_N,
+    STD_ERR,
     SUBGROUP,
     TEST,
     N,
@@ -84,7 +88,7 @@ MIN_EXPECTED = 5.0
 #: Columns a subgroup table puts beside the factor columns (a factor may not be named so).
 _OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LOG_DISPARITY,
                 CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED,
-                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS)
+                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS, DESIGN_EFFECT, N_CLUSTERS)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
 
@@ -445,6 +449,8 @@ def subgroups(
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
+    cluster: str | None = None,
+    small_sample: SmallSample = "cr2",
 ) -> pd.DataFrame:
     """Every subgroup of levels 1..``max_level`` with its log disparity (``methods.md`` s. 2).
 
@@ -467,6 +473,21 @@ def subgroups(
     min_n, min_expected
         A subgroup is flagged ``small_n`` when it has fewer than ``min_n`` rows or its
         2x2 table has an expected count below ``min_expected``.
+    cluster
+        A column of ``cells`` whose rows are correlated (the template). Then the CI and
+        p-value of every subgroup are cluster-robust (:func:`cluster_robust_ld`: the
+        bias-reduced sandwich standard error of LD, t with G - 1 df), ``test`` is
+        ``"cluster t"`` (``"cluster z"`` with ``small_sample="none"``), and the table gains
+        ``design_effect`` (robust / Woolf standard error) and ``n_clusters`` (clusters
+        holding the subgroup's rows). A subgroup whose rows, or the rows outside it, lie
+        in a single cluster has no cluster-robust test: CI and p are NaN (a note counts
+        them). ``test="fisher"`` is refused (it assumes independent rows). A constant
+        cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
+        ``attrs["n_clusters"]``, ``attrs["reference_df"]`` and ``attrs["notes"]`` say
+        what was done.
+    small_sample
+        ``"cr2"`` (default), ``"cr1"`` or ``"none"``: covariance and reference of the
+        robust test (:mod:`analysis.clusters`).
 
     Returns
     -------
@@ -493,6 +514,17 @@ def subgroups(
     """
     factors = list(factors)
     _check_cells(cells, factors)
+    check_small_sample(small_sample)
+    notes: list[str] = []
+    if cluster is not None:
+        choice = resolve_cluster(cells, cluster, declared=False, rows=cells[N])
+        cluster = choice.column
+        notes.extend(choice.notes)
+    if cluster is not None and test == "fisher":
+        raise AnalysisError("Fisher's exact test assumes independent rows; with a cluster "
+                            f"({cluster}) the p-values are cluster-robust. Choose test "
+                            "'auto' or 'wald', or analyse the rows as independent "
+                            "(no cluster).")
     if max_level is None:
         max_level = min(2, len(factors))
     if not isinstance(max_level, (int, np.integer)) or not 1 <= max_level <= len(factors):
@@ -508,6 +540,16 @@ def subgroups(
                          confidence=confidence, min_n=min_n, min_expected=min_expected)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
+    if cluster is not None:
+        robust = cluster_robust_ld(cells, factors, counts, cluster=cluster,
+                                   confidence=confidence, small_sample=small_sample)
+        for col in (CI_LOW, CI_HIGH, P_VALUE, TEST):
+            counts[col] = robust[col].to_numpy()
+        counts.insert(counts.columns.get_loc(TEST) + 1, DESIGN_EFFECT,
+                      robust[DESIGN_EFFECT].to_numpy())
+        counts.insert(counts.columns.get_loc(TEST) + 2, N_CLUSTERS,
+                      robust[N_CLUSTERS].to_numpy())
+        notes.extend(robust.attrs["notes"])
     rep = _representatives(counts, signatures)
     p = counts[P_VALUE].to_numpy()
     distinct = rep == np.arange(len(counts))
@@ -516,7 +558,189 @@ def subgroups(
     counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
     labels = counts[SUBGROUP].to_numpy(dtype=object)
     counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
+    g = int(cells.loc[cells[N] > 0, cluster].nunique()) if cluster else 0
+    counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes,
+                         "reference_df": reference_df(small_sample, g) if cluster else None,
+                         "small_sample": small_sample if cluster else None})
     return counts
+
+
+def uncertainty_label(attrs: dict, design=None) -> str:
+    """How the CIs and p-values of a subgroup table were computed, in words (from its
+    ``attrs``); "independent rows" says too when the design's cluster is not used."""
+    cluster = attrs.get("cluster")
+    if cluster:
+        df = attrs.get("reference_df")
+        from analysis.clusters import SMALL_SAMPLE_LABELS
+
+        how = SMALL_SAMPLE_LABELS.get(attrs.get("small_sample") or "cr2", "")
+        return (f"cluster-robust over {attrs.get('n_clusters', 0):,} values of {cluster} "
+                f"({how}, {f't with {df} df' if df is not None else 'normal reference'})")
+    declared = getattr(design, "cluster", None)
+    return "independent rows (no clustering)" + (
+        f"; the design's cluster {declared} is not used" if declared else "")
+
+
+def ld_cluster_variance(a: np.ndarray, n: np.ndarray, d: np.ndarray, t: np.ndarray, *,
+                        small_sample: SmallSample = "cr2"
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cluster-robust variance of the log disparity, vectorised over the leading axes.
+
+    Parameters
+    ----------
+    a, n
+        Deviations and rows of the subgroup in each cluster (last axis: the G clusters).
+    d, t
+        Deviations and rows of each cluster (broadcast against ``a``).
+    small_sample
+        ``"cr2"``, ``"cr1"`` or ``"none"`` (:mod:`analysis.clusters`).
+
+    Returns
+    -------
+    (ld, variance, inside, outside)
+        LD (continuity-corrected where the 2x2 table has a zero cell), its variance, and
+        the clusters holding rows inside / outside the subgroup.
+
+    Notes
+    -----
+    LD is the coefficient of ``[row in g]`` in the logit of deviation on that indicator,
+    so with ``p1``, ``p0`` the rates inside and outside (``m`` rows outside),
+    ``v1 = n p1 (1 - p1)``, ``v0 = m p0 (1 - p0)`` and per cluster c the residual sums
+    ``e1_c = a_c - p1 n_c`` and ``e0_c = (d_c - a_c) - p0 (t_c - n_c)``, the sandwich is
+    ``K * sum_c (e1_c / v1 - e0_c / v0)^2`` with ``K = G / (G - 1) * (N - 1) / (N - 2)``
+    (CR1, = statsmodels' ``cov_type="cluster"``). CR2 scales each residual sum by
+    ``(1 - h)^(-1/2)`` with ``h`` the cluster's share of its group's rows (``n_c / n``
+    inside, ``(t_c - n_c) / m`` outside: the leverage of the saturated model) and
+    ``K = 1`` (Bell & McCaffrey 2002).
+    """
+    a, n = np.asarray(a, dtype=float), np.asarray(n, dtype=float)
+    d, t = np.broadcast_to(d, a.shape).astype(float), np.broadcast_to(t, a.shape).astype(float)
+    big_a, big_n = a.sum(-1), n.sum(-1)
+    total_d, total_n = d.sum(-1), t.sum(-1)
+    m = total_n - big_n
+    c = total_d - big_a
+    shift = np.where(np.minimum.reduce([big_a, big_n - big_a, c, m - c]) == 0, HALDANE, 0.0)
+    g = a.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p1 = (big_a + shift) / (big_n + 2 * shift)
+        p0 = (c + shift) / (m + 2 * shift)
+        ld = np.log(p1) - np.log1p(-p1) - np.log(p0) + np.log1p(-p0)
+        v1 = (big_n * p1 * (1 - p1))[..., None]
+        v0 = (m * p0 * (1 - p0))[..., None]
+        e1 = a - p1[..., None] * n
+        e0 = (d - a) - p0[..., None] * (t - n)
+        if small_sample == "cr2":
+            s1 = 1 / np.sqrt(np.clip(1 - n / big_n[..., None], 1e-10, None))
+            s0 = 1 / np.sqrt(np.clip(1 - (t - n) / m[..., None], 1e-10, None))
+            u = e1 * s1 / v1 - e0 * s0 / v0
+            k = 1.0
+        else:
+            u = e1 / v1 - e0 / v0
+            k = g / (g - 1) * (total_n - 1) / (total_n - 2)
+        variance = k * np.sum(u * u, axis=-1)
+    inside = (n > 0).sum(-1)
+    outside = (t - n > 0).sum(-1)
+    return ld, variance, inside, outside
+
+
+#: Subgroups x clusters per dense block of :func:`cluster_robust_ld`.
+_BLOCK = 2_000_000
+
+
+def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
+                      cluster: str, confidence: float = 0.95,
+                      small_sample: SmallSample = "cr2") -> pd.DataFrame:
+    """Cluster-robust CI and p-value of the log disparity of each subgroup of ``table``.
+
+    The variance is :func:`ld_cluster_variance` (default CR2); the statistic
+    ``LD / SE`` is compared with t on G - 1 df (normal with ``small_sample="none"``) and
+    the interval is ``LD +- t * SE``, so p < 1 - confidence exactly when the interval
+    excludes 0. The per-cluster counts come from one :func:`subgroup_counts` pass with
+    ``within=cluster``, laid out in blocks of subgroups x clusters (clusters in the sorted
+    order of their labels, so that every engine sums in the same order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Aligned with ``table``: ``ci_low``, ``ci_high``, ``p_value``, ``test``
+        (``"cluster t"`` / ``"cluster z"``), ``design_effect`` (robust / Woolf SE),
+        ``n_clusters`` (clusters with rows of the subgroup), ``std_err``;
+        ``attrs["notes"]``.
+    """
+    from analysis.clusters import (
+        critical_value,
+        describe,
+        few_clusters_note,
+        reference_df,
+        two_sided_p,
+    )
+
+    factors = list(factors)
+    levels = sorted({int(x) for x in table[LEVEL]})
+    within = cluster
+    if cluster in factors:  # the cluster is also a chosen factor: count it under a copy
+        within = "__cluster_copy__"
+        cells = cells.assign(**{within: cells[cluster]})
+    per = subgroup_counts(cells, factors, levels=levels, within=within)
+    ccodes, labels = _codes(cells, cluster)
+    order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
+    canon = np.empty(max(len(labels), 1), dtype=np.int64)
+    canon[order] = np.arange(len(order))
+    t_n = np.bincount(canon[ccodes], weights=cells[N].to_numpy(float), minlength=len(labels))
+    t_d = np.bincount(canon[ccodes], weights=cells[DEVIATIONS].to_numpy(float),
+                      minlength=len(labels))
+    present = t_n > 0
+    t_n, t_d = t_n[present], t_d[present]
+    column = np.cumsum(present) - 1  # canonical code -> column among present clusters
+    g = len(t_n)
+    position = pd.Series(np.arange(len(table)), index=table[SUBGROUP].to_numpy())
+    s = position.loc[per[SUBGROUP].to_numpy()].to_numpy()
+    gc = column[canon[per[within].cat.codes.to_numpy()]]
+    a_c, n_c = per[DEVIATIONS].to_numpy(float), per[N].to_numpy(float)
+    size = len(table)
+    ld, var = np.full(size, np.nan), np.full(size, np.nan)
+    inside, outside = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    step = max(1, _BLOCK // max(g, 1))
+    by_row = np.argsort(s, kind="stable")
+    bounds = np.searchsorted(s[by_row], np.arange(0, size + step, step))
+    for b, lo in enumerate(range(0, size, step)):
+        hi = min(lo + step, size)
+        rows = by_row[bounds[b]:bounds[min(b + 1, len(bounds) - 1)]]
+        a = np.zeros((hi - lo, g))
+        n = np.zeros((hi - lo, g))
+        a[s[rows] - lo, gc[rows]] = a_c[rows]
+        n[s[rows] - lo, gc[rows]] = n_c[rows]
+        ld[lo:hi], var[lo:hi], inside[lo:hi], outside[lo:hi] = ld_cluster_variance(
+            a, n, t_d, t_n, small_sample=small_sample)
+    estimate = table[LOG_DISPARITY].to_numpy(float)
+    se = np.sqrt(np.maximum(var, 0.0))
+    a, n = table[DEVIATIONS].to_numpy(float), table[N].to_numpy(float)
+    b_, c = n - a, t_d.sum() - a
+    d = t_n.sum() - n - c
+    shift = np.where(np.minimum.reduce([a, b_, c, d]) == 0, HALDANE, 0.0)
+    woolf = np.sqrt(1 / (a + shift) + 1 / (b_ + shift) + 1 / (c + shift) + 1 / (d + shift))
+    testable = (inside >= 2) & (outside >= 2) & np.isfinite(estimate) & (se > 0)
+    se = np.where(testable, se, np.nan)
+    df = reference_df(small_sample, g)
+    crit = critical_value(confidence, df)
+    p = np.where(testable, two_sided_p(estimate / np.where(testable, se, 1.0), df), np.nan)
+    name = "cluster t" if df is not None else "cluster z"
+    out = pd.DataFrame({
+        CI_LOW: estimate - crit * se, CI_HIGH: estimate + crit * se, P_VALUE: p,
+        TEST: np.where(np.isfinite(estimate), name, None).astype(object),
+        DESIGN_EFFECT: se / woolf, N_CLUSTERS: inside.astype(np.int64), STD_ERR: se})
+    notes = [f"CIs and p-values are cluster-robust over the {g:,} values of {cluster} "
+             f"({describe(small_sample, g)}); design_effect = robust / Woolf standard error"]
+    few = few_clusters_note(g, cluster, small_sample)
+    if few:
+        notes.append(few)
+    lonely = int((~testable & np.isfinite(estimate)).sum())
+    if lonely:
+        notes.append(f"{lonely} subgroup(s) have their rows, or the rows outside them, in a "
+                     f"single value of {cluster}: no cluster-robust test (CI and p left "
+                     "empty; one cluster says nothing about the variation between clusters)")
+    out.attrs["notes"] = notes
+    return out
 
 
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:

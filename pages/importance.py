@@ -5,7 +5,13 @@ import streamlit as st
 from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
 from analysis.figures.importance import importance_figure
-from analysis.importance import P_STEPS, ImportanceRefusal, factor_importance, subset_caption
+from analysis.importance import (
+    P_STEPS,
+    ImportanceRefusal,
+    factor_importance,
+    subset_caption,
+    uncertainty_label,
+)
 from analysis.importance_linear import is_continuous
 from ui.common import (
     cells_for,
@@ -69,6 +75,7 @@ m[2].metric("Cells", f"{fit.n_cells:,}")
 m[3].metric("Parameters", fit.n_parameters)
 m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
             help="1 / (1 + exp(-intercept)): every factor at its reference value")
+st.caption(md("Standard errors: " + uncertainty_label(fit, design) + "."))
 for note in fit.notes:
     st.warning(md(note))
 
@@ -99,6 +106,8 @@ table_download(terms, "factor_importance", key="importance_terms")
 
 st.subheader("Likelihood-ratio test per factor")
 st.caption("Each factor removed together with every interaction that contains it; the model "
-           "is refitted on the same cells.")
+           "is refitted on the same cells." + (" The likelihood-ratio test assumes independent "
+                                              "rows; the robust Wald columns are the "
+                                              "cluster-robust test." if fit.cluster else ""))
 st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")

@@ -13,9 +13,9 @@ from ui.common import (
     subset_filter,
     table_download,
 )
-from ui.importance_linear import deviation_view_note, group_means_section
 from ui.defaults import choose_hint
 from ui.findings import colour_choice, rows_panel, selected_subgroup, top_findings_panel
+from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_subgroup_noise
 from ui.navigation import route_first_visit
@@ -27,9 +27,11 @@ from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
     bbq_scores_section,
+    cluster_toggle,
     default_factors,
     factor_choice,
     missing_outcome_note,
+    uncertainty_notes,
     value_filter,
 )
 from ui.widgets import md
@@ -62,16 +64,20 @@ test = c2.selectbox("p-value", TESTS, key="subgroups_test", format_func=TEST_LAB
 min_n = c3.number_input("Small n below", min_value=1, value=MIN_N, step=5,
                         key="subgroups_min_n")
 
+cluster = cluster_toggle(results, design)
 try:
-    cells = cells_for(results, design, factors, where)
-    full = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n))
+    cells = cells_for(results, design, list(dict.fromkeys(
+        [*factors, *([cluster] if cluster else [])])), where)
+    full = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n),
+                     cluster=cluster)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 answer, options = st.container(), st.container()  # the figure first, its options below
 with options:
     full, grey, power = with_power(full, int(cells[N].sum()))
-    full, boot = with_bootstrap(full, results, design, factors, where, level)
+    full, boot = with_bootstrap(full, results, design, factors, where, level,
+                                cluster if cluster not in factors else None)
 table = distinct_subgroups(full)
 table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
 with answer:
@@ -97,6 +103,7 @@ with answer:
     m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
     m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
     missing_outcome_note(results, where)
+    uncertainty_notes(full, design)
     if table[LD_UNDEFINED].any():
         st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they "
                    "hold every row of the subset, or the outcome never/always deviates in it.")
@@ -115,4 +122,5 @@ event = st.dataframe(shown, hide_index=True, key="subgroups_table", on_select="r
 table_download(shown, "subgroups", key="subgroups_table")
 rows_panel(results, where, selected_subgroup(event, shown, factors) or picked)
 bbq_scores_section(results, where)
-reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power)
+reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power,
+                    cluster=cluster)

@@ -348,3 +348,17 @@ def test_rebuild_gives_identical_files(tmp_path):
         pd.testing.assert_frame_equal(rebuilt, committed)
     assert gzip.decompress((tmp_path / "ssqa_design.csv.gz").read_bytes()) == gzip.decompress(
         (SHARED / "ssqa" / "ssqa_factor_table.csv.gz").read_bytes())
+
+
+def test_bundled_designs_declare_their_clusters(bbq, sim):
+    """Rows of a template are correlated: the bundled designs name the template column as
+    the cluster (BBQ: template_id, 150 templates, one category each; SSQA: template)."""
+    from analysis.design import Design
+
+    declared = {name: Design.load(SAMPLE / f"{name}.design.yaml").cluster
+                for name in ("bbq_unifiedqa", "ssqa_simulated", "ssqa_design")}
+    assert declared == {"bbq_unifiedqa": "template_id", "ssqa_simulated": "template",
+                        "ssqa_design": "template"}
+    assert bbq["template_id"].nunique() == 150
+    assert bbq.groupby("template_id")["category"].nunique().max() == 1
+    assert sim["template"].nunique() == 37

@@ -24,6 +24,7 @@ from analysis.columns import (
     P_ADJUSTED,
     P_VALUE,
     PROBABILITY,
+    ROBUST_MODEL_SE_RATIO,
     STD_ERR,
     Z,
 )
@@ -39,6 +40,8 @@ COLUMN_CONFIG = {
     STD_ERR: _NUM("SE", format="%.3f"),
     DESIGN_EFFECT: _NUM("design effect", format="%.2f",
                         help="Cluster-robust / naive standard error"),
+    ROBUST_MODEL_SE_RATIO: _NUM("robust / model SE", format="%.2f",
+                                help="GEE: robust / model-based standard error"),
     Z: _NUM("z", format="%.2f"),
     P_VALUE: _NUM("p", format="%.2e", help="Two-sided Wald p-value, not adjusted"),
     P_ADJUSTED: _NUM("p (BH)", format="%.2e", help="Benjamini-Hochberg over the terms"),
@@ -103,9 +106,12 @@ def cluster_options(results: pd.DataFrame, design: Design, factors: list[str]
     default = choices.index(design.cluster) if design.cluster in choices else 0
     c1, c2 = st.columns(2)
     cluster = c1.selectbox("Cluster (rows sharing it are correlated)", choices, index=default,
-                           key="importance_cluster", format_func=lambda c: c or "none",
+                           key="importance_cluster",
+                           format_func=lambda c: c or "none: independent rows",
                            help="Template, prompt id, seed: standard errors become "
-                                "cluster-robust; 'design effect' = robust / naive SE")
+                                "cluster-robust, p-values and intervals use t with G - 1 df; "
+                                "'design effect' = robust / naive SE. 'none' gives the "
+                                "independent-rows analysis.")
     gee = c2.checkbox("GEE (exchangeable correlation)", key="importance_gee",
                       disabled=cluster is None)
     return cluster, bool(gee and cluster)

@@ -41,15 +41,21 @@ def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, d
 
 
 def with_bootstrap(table: pd.DataFrame, results: pd.DataFrame, design, factors: list[str],
-                   where: dict, level: int) -> tuple[pd.DataFrame, dict | None]:
+                   where: dict, level: int, cluster: str | None = None
+                   ) -> tuple[pd.DataFrame, dict | None]:
     """The subgroup table with (cluster-)bootstrap intervals of LD when asked for, and the
-    bootstrap settings (None when off)."""
+    bootstrap settings (None when off); ``cluster`` (the page's) is resampled."""
     from analysis.bootstrap import bootstrap_log_disparity
     from analysis.cells import filter_rows
     from ui.uncertainty import bootstrap_options
 
-    boot = bootstrap_options(results, design, "subgroups", n_default=1000)
+    boot = bootstrap_options(results, design, "subgroups", n_default=1000, cluster=cluster)
     if not boot:
         return table, None
+    from ui.widgets import md
+
     rows = filter_rows(results, {k: v for k, v in where.items() if v} or None)
-    return bootstrap_log_disparity(rows, factors, max_level=level, table=table, **boot), boot
+    out = bootstrap_log_disparity(rows, factors, max_level=level, table=table, **boot)
+    for note in out.attrs["bootstrap"].get("notes", []):
+        st.warning(md(note))
+    return out, boot

@@ -51,12 +51,12 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
 
 def reproduce_subgroups(design: Design, factors: list[str], level: int, test: str, min_n: int,
                         where: dict, *, boot: dict | None = None,
-                        power: dict | None = None) -> None:
+                        power: dict | None = None, cluster: str | None = None) -> None:
     """The expander of the subgroups page (``boot``: its bootstrap settings when on;
     ``power``: the "Power" widgets' ``power`` and ``target_ld``; judge noise from its
     expander's widgets)."""
     view = rp.subgroups_view(factors, level, test, min_n, boot=boot, power=power,
-                             design_cluster=design.cluster)
+                             design_cluster=design.cluster, cluster=cluster)
     view = rp.with_subgroup_noise(view, page_noise_settings("subgroups"), level, test, min_n)
     reproduce(view, design, where, "subgroups_repro")
 

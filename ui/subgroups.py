@@ -132,3 +132,25 @@ def value_filter(table: pd.DataFrame, factors: Sequence[str], key: str) -> pd.Da
         if flagged and SMALL_N in table.columns:
             keep &= ~table[SMALL_N]
     return table[keep]
+
+
+def cluster_toggle(results: pd.DataFrame, design: Design) -> str | None:
+    """The design's cluster for the subgroups' CIs and p-values (a toggle, on by default;
+    off: the independent-rows analysis), or None when the design declares none."""
+    cluster = design.cluster
+    if not cluster or cluster not in results.columns:
+        return None
+    on = st.toggle(f"Account for clustering by {md(cluster)}", value=True,
+                   key="subgroups_clustered",
+                   help="Rows sharing a template are correlated: CIs and p-values become "
+                        "cluster-robust (t with G - 1 df). Off: rows treated as independent.")
+    return cluster if on else None
+
+
+def uncertainty_notes(table: pd.DataFrame, design: Design) -> None:
+    """How the CIs and p-values were computed, and the notes of the clustered analysis."""
+    from analysis.subgroups import uncertainty_label
+
+    st.caption(md("CIs and p-values: " + uncertainty_label(table.attrs, design) + "."))
+    for note in table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:]:
+        st.warning(md(note))

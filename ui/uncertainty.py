@@ -10,6 +10,7 @@ import streamlit as st
 
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
 from analysis.design import Design
+from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -20,25 +21,40 @@ COLUMN_CONFIG = {
 }
 
 
+#: ``cluster=`` default of :func:`bootstrap_options`: ask with a selectbox.
+ASK = "<ask>"
+
+
 def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
-                      n_default: int) -> dict | None:
-    """A checkbox, the cluster (default: the design's) and the replicates; None when off."""
+                      n_default: int, cluster: str | None = ASK) -> dict | None:
+    """A checkbox, the cluster (default: the design's) and the replicates; None when off.
+
+    ``cluster``: the page's cluster when it has chosen one already (the Subgroups page's
+    toggle; the bootstrap then resamples it and says so), else a selectbox asks."""
     with st.expander("Uncertainty: bootstrap intervals", expanded=False):
         on = st.checkbox("Compute bootstrap percentile intervals (seeded)", key=f"{prefix}_boot")
         choices = [None, *[c for c in results.columns if c != "deviation"]]
         c1, c2 = st.columns(2)
-        cluster = c1.selectbox("Resample whole clusters of", choices, key=f"{prefix}_boot_cluster",
-                               index=choices.index(design.cluster)
-                               if design.cluster in choices else 0,
-                               format_func=lambda c: c or "rows (independent)",
-                               help="Rows sharing a template or prompt are not independent")
+        if cluster != ASK:
+            c1.caption(md(f"Resamples whole clusters of {cluster}" if cluster
+                          else "Resamples rows (independent)"))
+        else:
+            cluster = c1.selectbox("Resample whole clusters of", choices,
+                                   key=f"{prefix}_boot_cluster",
+                                   index=choices.index(design.cluster)
+                                   if design.cluster in choices else 0,
+                                   format_func=lambda c: c or "rows (independent)",
+                                   help="Rows sharing a template or prompt are not "
+                                        "independent")
         n_boot = c2.select_slider("Replicates", [100, 200, 500, 1000, 2000], value=n_default,
                                   key=f"{prefix}_boot_n")
     return {"cluster": cluster, "n_boot": int(n_boot), "seed": 0} if on else None
 
 
 def show_intervals(table: pd.DataFrame, name: str, key: str) -> None:
-    """The bootstrap table with its download."""
+    """The bootstrap table with its download (and its notes, e.g. few clusters)."""
+    for note in table.attrs.get("bootstrap", {}).get("notes", []):
+        st.warning(md(note))
     st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG)
     from ui.common import table_download
 

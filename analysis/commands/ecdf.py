@@ -88,3 +88,5 @@ def run(args: argparse.Namespace) -> None:
         if boot is not None:
             print("\nBootstrap percentile intervals (95 %):")
             print(boot.to_string(index=False))
+            for note in boot.attrs["bootstrap"].get("notes", []):
+                print(f"Note: {note}")

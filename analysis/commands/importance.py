@@ -49,7 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "cluster-robust std_err, z, p-values and CIs (default: the "
                             "design's cluster, if any)")
     which.add_argument("--no-cluster", action="store_true",
-                       help="plain standard errors even when the design names a cluster")
+                       help="independent rows: plain standard errors even when the design "
+                            "names a cluster (labelled so in the output)")
+    p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
+                   dest="small_sample",
+                   help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "
+                        "df; keeps a 5%% test near 5%% with few clusters), cr1 (sandwich, "
+                        "t with G-1 df) or none (sandwich, normal = statsmodels)")
     p.add_argument("--gee", action="store_true",
                    help="with a cluster: GEE fit with exchangeable correlation")
     p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
@@ -92,31 +98,38 @@ def run(args: argparse.Namespace) -> None:
         ODDS_RATIO,
         P_ADJUSTED,
         P_VALUE,
+        ROBUST_MODEL_SE_RATIO,
         STD_ERR,
         TERM,
         N,
     )
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.importance import ImportanceRefusal, factor_importance
+    from analysis.importance import (
+        FROM_DESIGN,
+        ImportanceRefusal,
+        factor_importance,
+        uncertainty_label,
+    )
 
     results, design = load_with_design(args)
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
-    cluster = None if args.no_cluster else (args.cluster or design.cluster)
+    cluster = None if args.no_cluster else (args.cluster or FROM_DESIGN)
     from analysis.commands.importance_linear import covariate_logit, run_linear, wants_linear
 
+    named = None if args.no_cluster else (args.cluster or design.cluster)
     if wants_linear(args, design):  # a continuous outcome: linear or mixed model
-        run_linear(args, results, design, exclude=exclude, cluster=cluster)
+        run_linear(args, results, design, exclude=exclude, cluster=named)
         return
     try:
-        fit = covariate_logit(args, results, design, exclude=exclude, cluster=cluster) \
+        fit = covariate_logit(args, results, design, exclude=exclude, cluster=named) \
             if args.covariate else factor_importance(
             results, design, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
             likelihood_ratio=not args.no_lr, cluster=cluster,
-            gee=args.gee)
+            gee=args.gee, small_sample=args.small_sample)
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
@@ -130,7 +143,7 @@ def run(args: argparse.Namespace) -> None:
             results, design, fit=fit, factors=design.names, exclude=exclude,
             interactions=args.interaction, on_separation=args.on_separation, alpha=args.alpha,
             adjust=args.adjust, confidence=args.confidence,
-            cluster=args.cluster or design.cluster, gee=args.gee,
+            cluster=fit.cluster, gee=args.gee, small_sample=args.small_sample,
             **noise_settings(args, design, results))
         noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:
@@ -146,6 +159,7 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         settings = {k: v for k, v in s.items() if k != "notes"}
         settings.update({"where": args.where, "exclude": args.exclude,
+                         "uncertainty": uncertainty_label(fit, design),
                          "on_separation": args.on_separation,
                          "n_missing_outcome": counts.get("n_missing_outcome", 0)})
         payload = {"terms": terms, "tests": fit.factor_tests, "notes": list(fit.notes),
@@ -161,14 +175,12 @@ def run(args: argparse.Namespace) -> None:
           f"{s['pseudo_r2']:.4f}")
     print(f"Deviation probability at all references: {s['baseline_probability']:.4f}")
     print("References: " + ", ".join(f"{k} = {v}" for k, v in fit.references.items()))
-    if fit.cluster:
-        print(f"Standard errors: {'GEE (exchangeable), ' if fit.covariance == 'gee' else ''}"
-              f"cluster-robust over {fit.n_clusters:,} values of {fit.cluster}; "
-              "design_effect = robust / naive standard error")
+    print(f"Standard errors: {uncertainty_label(fit, design)}")
     columns = [TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
                CI_LOW, CI_HIGH, EFFECT]
-    if DESIGN_EFFECT in fit.terms:
-        columns.insert(5, DESIGN_EFFECT)
+    for ratio in (DESIGN_EFFECT, ROBUST_MODEL_SE_RATIO):
+        if ratio in fit.terms:
+            columns.insert(5, ratio)
     columns += [c for c in terms.columns if c.startswith("noise_")]
     shown = terms[columns]
     print()
@@ -176,7 +188,9 @@ def run(args: argparse.Namespace) -> None:
                            "display.max_columns", 20):
         print(shown.round(4).to_string(index=False))
     if len(fit.factor_tests):
-        print("\nLikelihood-ratio test per factor (the factor and its interactions removed):")
+        print("\nLikelihood-ratio test per factor (the factor and its interactions removed"
+              + ("; it assumes independent rows: the robust_* columns are the cluster-robust "
+                 "Wald test" if fit.cluster else "") + "):")
         print(fit.factor_tests.to_string(index=False))
     print(f"\np-values are not adjusted for multiple testing (p_adjusted: Benjamini-Hochberg); "
           f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")

@@ -1,5 +1,7 @@
 """``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
 
+With a cluster (``--cluster COL`` or the design's; ``--no-cluster`` for independent rows)
+the CI and p-value of each subgroup are cluster-robust (t with G - 1 df).
 ``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
 intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
 clusters when a cluster is named (or set in the design). ``--power P [--effect LD]`` adds
@@ -51,6 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.commands._noise_options import add_noise_options
 
     add_noise_options(p, seed=False, alpha=True)  # --seed is the bootstrap group's
+    p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
+                   dest="small_sample",
+                   help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "
+                        "df; keeps a 5%% test near 5%% with few clusters), cr1 (sandwich, "
+                        "t with G-1 df) or none (sandwich, normal = statsmodels)")
     g = p.add_argument_group("power")
     g.add_argument("--power", type=float, metavar="P",
                    help="add mde_log_disparity: the smallest |LD| each subgroup detects with "
@@ -63,9 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table, exclude_rows
     from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
-    from analysis.subgroups import distinct_subgroups, subgroups
+    from analysis.subgroups import distinct_subgroups, subgroups, uncertainty_label
 
     results, design = load_with_design(args)
     factors = design.names
@@ -74,17 +82,29 @@ def run(args: argparse.Namespace) -> None:
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
     results = exclude_rows(results, exclude)
     counts = row_counts(results)
-    cells = cell_table(results, factors)
+    cluster = None if args.no_cluster else (args.cluster or design.cluster)
+    checked = resolve_cluster(results, cluster, declared=not args.cluster,
+                              rows=results["n"] if "deviation" not in results.columns
+                              and "n" in results.columns else None)
+    cluster = checked.column
+    cells = cell_table(results, factors + ([cluster] if cluster and cluster not in factors
+                                           else []))
     full = subgroups(cells, factors, max_level=args.level, test=args.test,
                      confidence=args.confidence, min_n=args.min_n,
-                     min_expected=args.min_expected)
+                     min_expected=args.min_expected, cluster=cluster,
+                     small_sample=args.small_sample)
+    notes = [*checked.notes, *full.attrs.get("notes", [])]
+    uncertainty = uncertainty_label(full.attrs, design)
     if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
         from analysis.bootstrap import bootstrap_log_disparity
         from analysis.commands._bootstrap_options import bootstrap_settings
 
+        attrs = full.attrs
         full = bootstrap_log_disparity(results, factors, max_level=args.level, table=full,
                                        confidence=args.confidence,
                                        **bootstrap_settings(args, design))
+        notes += full.attrs["bootstrap"].get("notes", [])
+        full.attrs.update({k: v for k, v in attrs.items() if k not in full.attrs})
     if args.power is not None:  # adds mde_log_disparity (and detectable with --effect)
         from analysis.planning import add_power
 
@@ -115,12 +135,19 @@ def run(args: argparse.Namespace) -> None:
                 "confidence": args.confidence, "min_n": args.min_n,
                 "min_expected": args.min_expected, "where": args.where,
                 "exclude": args.exclude, "renamed": renamed, **counts,
+                "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
+                "reference_df": full.attrs.get("reference_df"), "uncertainty": uncertainty,
+                "notes": notes,
                 "n_subgroups": len(full), "n_distinct": len(table)}
     payload = {"subgroups": rows, "settings": settings}
     if noise is not None:
         payload["judge_noise"] = noise
     emit(args, payload, table)
     if not args.json:
+        print(f"Uncertainty: {uncertainty}")
+        for note in notes:
+            if not note.startswith("CIs and p-values are cluster-robust"):
+                print(f"Note: {note}")
         if noise is not None:
             print(noise["summary"])
         if counts.get("n_missing_outcome"):

@@ -93,6 +93,11 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
     table = open_table(args.file, engine, sep=getattr(args, "sep", None),
                        encoding=getattr(args, "encoding", "utf-8") or "utf-8")
     note_decimal_commas(table.decimal_comma_columns)
+    # the cluster column (named, or the design's) stays a key: robust SEs and bootstraps
+    cluster = None if getattr(args, "no_cluster", False) else (
+        getattr(args, "cluster", None) or design.cluster)
+    if cluster and cluster in table.kinds and cluster not in (factors or design.names):
+        exclude = [*exclude, cluster]
     try:
         if getattr(args, "command", None) in ROW_COMMANDS:
             return _rows(args, table, design, factors, where, exclude, references)
@@ -102,7 +107,7 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
             references=references)
     finally:
         table.close()
-    return cells, full.subset(factors or design.names)
+    return cells, full.subset(factors or design.names).with_cluster(design.cluster)
 
 
 def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, references):

@@ -165,8 +165,10 @@ def test_cli_bootstrap_options(ssqa, capsys):
     np.testing.assert_allclose([r["boot_ci_low"] for r in rows], expected[BOOT_CI_LOW])
     out = run_json(capsys, "ecdf", file, "--design", dfile, "--factors", "gender", "--by",
                    "model", "--ci", "bootstrap", "--n-boot", "100", "--seed", "5")
-    assert out["bootstrap"]["settings"] == {"cluster": None, "n_boot": 100, "seed": 5}
-    boot = bootstrap_ecdf(results, ["gender"], by="model", n_boot=100, seed=5)
+    # the bundled design declares its cluster (template): resampled by default
+    assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 100, "seed": 5}
+    boot = bootstrap_ecdf(results, ["gender"], by="model", n_boot=100, seed=5,
+                          cluster="template")
     assert [r["boot_ci_high"] for r in out["bootstrap"]["intervals"]] == pytest.approx(
         boot[BOOT_CI_HIGH].tolist())
     out = run_json(capsys, "index", file, "--design", dfile, "--dimensions", "gender",

@@ -23,7 +23,7 @@ from analysis.columns import (
     Z,
 )
 from analysis.design import Design, apply_design
-from analysis.errors import AnalysisError, DesignError, DesignMismatchError
+from analysis.errors import AnalysisError, DesignError
 from analysis.importance import factor_importance
 from tests.app.apptools import ROOT
 
@@ -49,7 +49,9 @@ def _row_matrix(rows: pd.DataFrame, design: Design, factors: list[str]) -> pd.Da
 
 
 def test_design_cluster_round_trips_and_old_files_load(tmp_path, ssqa):
-    _, design = ssqa
+    _, bundled = ssqa
+    assert bundled.cluster == "template"  # the bundled design declares its cluster
+    design = bundled.with_cluster(None)
     assert design.cluster is None and "cluster" not in design.to_dict()
     clustered = design.with_cluster("template")
     for name in ("d.yaml", "d.json"):
@@ -62,16 +64,28 @@ def test_design_cluster_round_trips_and_old_files_load(tmp_path, ssqa):
 
 
 def test_cluster_column_missing_from_table_is_named(ssqa):
+    """A declared cluster absent from the table: a warning of the design check, and the
+    analyses say they treat the rows as independent (never a silent change)."""
+    from analysis.design import check_design
+
     results, design = ssqa
-    with pytest.raises(DesignMismatchError, match="Cluster column 'prompt_id'"):
-        apply_design(results.drop(columns="deviation"), design.with_cluster("prompt_id"))
+    warnings = check_design(design.with_cluster("prompt_id"), results)
+    assert [w for w in warnings if "prompt_id" in w] == [
+        "Cluster column 'prompt_id' is not in the table: rows are treated as independent "
+        "(no cluster-robust uncertainty)."]
+    applied = apply_design(results.drop(columns="deviation"), design.with_cluster("prompt_id"))
+    fit = factor_importance(applied, design.with_cluster("prompt_id"), factors=F,
+                            exclude=NO_BASE)
+    assert fit.cluster is None and fit.covariance == "naive"
+    assert any("'prompt_id' is not in the table: rows are treated as independent" in n
+               for n in fit.notes)
 
 
 @pytest.mark.parametrize("interaction", [(), ("model:cot",)])
 def test_robust_terms_equal_statsmodels_glm_cluster(ssqa, interaction):
     results, design = ssqa
     fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template",
-                            interactions=interaction)
+                            interactions=interaction, small_sample="none")
     rows = results[results["prompt_style"] != "base"]
     X = _row_matrix(rows, design, F)
     if interaction:
@@ -98,6 +112,40 @@ def test_robust_terms_equal_statsmodels_glm_cluster(ssqa, interaction):
     row = fit.factor_tests.set_index("factor").loc["prompt_style"]
     assert row[ROBUST_WALD_STATISTIC] == pytest.approx(float(wald.statistic), rel=1e-6)
     assert row[ROBUST_P_VALUE] == pytest.approx(float(wald.pvalue), rel=1e-6, abs=1e-300)
+
+
+def test_cr1_t_reference_equals_statsmodels_use_t_and_scipy(ssqa):
+    """``small_sample="cr1"``: t with G - 1 = 36 df for the terms (statsmodels'
+    ``use_t=True`` with cluster groups, and scipy's t by hand), F(rank, G - 1) for the
+    robust Wald tests (statsmodels' ``wald_test(use_f=True)``)."""
+    from scipy import stats
+
+    results, design = ssqa
+    fit = factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="template",
+                            small_sample="cr1")
+    assert fit.reference_df == 36 and fit.summary()["reference_df"] == 36
+    rows = results[results["prompt_style"] != "base"]
+    X = _row_matrix(rows, design, F)
+    ref = sm.GLM(rows["deviation"].astype(float), X, family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": rows["template"].to_numpy()}, use_t=True)
+    t = fit.terms
+    np.testing.assert_allclose(t[STD_ERR], ref.bse, atol=1e-6)
+    np.testing.assert_allclose(t[P_VALUE], ref.pvalues, rtol=1e-6, atol=1e-12)
+    by_hand = 2 * stats.t.sf(np.abs(t[Z].to_numpy()), df=36)
+    np.testing.assert_allclose(t[P_VALUE], by_hand, rtol=1e-10)
+    assert t[P_VALUE].iloc[-1] == pytest.approx(0.026872832318849505, rel=1e-6)
+    ci = ref.conf_int(0.05)
+    np.testing.assert_allclose(np.log(t[CI_LOW]), ci[0], atol=1e-6)
+    np.testing.assert_allclose(np.log(t[CI_HIGH]), ci[1], atol=1e-6)
+    cols = [c for c in X.columns if c.startswith("prompt_style[")]
+    R = np.array([[1.0 if c == k else 0.0 for c in X.columns] for k in cols])
+    wald = ref.wald_test(R, scalar=True, use_f=True)
+    row = fit.factor_tests.set_index("factor").loc["prompt_style"]
+    assert row["robust_wald_df"] == len(cols)
+    assert row[ROBUST_P_VALUE] == pytest.approx(float(wald.pvalue), rel=1e-6, abs=1e-300)
+    assert row[ROBUST_P_VALUE] == pytest.approx(
+        stats.f.sf(row[ROBUST_WALD_STATISTIC] / len(cols), len(cols), 36), rel=1e-9)
+    assert any("CR1 sandwich, t with 36 df (G - 1)" in n for n in fit.notes)
 
 
 def test_cell_table_with_cluster_key_gives_the_row_fit(ssqa):
@@ -155,7 +203,8 @@ def test_bad_cluster_requests(ssqa):
     with pytest.raises(AnalysisError, match="'prompt_id' is not in the table"):
         factor_importance(results, design, factors=F, exclude=NO_BASE, cluster="prompt_id")
     with pytest.raises(AnalysisError, match="GEE fit needs a cluster"):
-        factor_importance(results, design, factors=F, exclude=NO_BASE, gee=True)
+        factor_importance(results, design.with_cluster(None), factors=F, exclude=NO_BASE,
+                          gee=True)
 
 
 def test_cli_cluster_json_carries_the_robust_values(ssqa, capsys):

@@ -56,8 +56,11 @@ NO_BASE = {"prompt_style": ["base"]}
 
 @pytest.fixture(scope="module")
 def ssqa():
+    """The SSQA sample as independent rows (its outcomes are simulated without a template
+    effect): the bundled design's cluster is dropped, so these tests check the plain logit
+    (the clustered fit: tests/analysis/test_clustered.py)."""
     frame = pd.read_csv(ROOT / "sample_data" / "ssqa_simulated.csv.gz")
-    design = Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml")
+    design = Design.load(ROOT / "sample_data" / "ssqa_simulated.design.yaml").with_cluster(None)
     return apply_design(frame, design), design
 
 

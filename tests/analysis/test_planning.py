@@ -280,7 +280,7 @@ def test_subgroups_cli_power_columns(capsys):
     from tests.analysis.cli_helpers import run_json
 
     rows = run_json(capsys, "subgroups", SSQA, "--design", SSQA_DESIGN, "--factors",
-                    "model,gender", "--power", "0.9", "--effect", "0.25")
+                    "model,gender", "--power", "0.9", "--effect", "0.25", "--no-cluster")
     rows = rows["subgroups"] if isinstance(rows, dict) else rows
     results = apply_design(pd.read_csv(SSQA), Design.load(SSQA_DESIGN))
     cells = cell_table(results, ["model", "gender"])

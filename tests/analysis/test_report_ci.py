@@ -91,12 +91,20 @@ def test_subgroup_cluster_bootstrap_ld_equals_the_module(ssqa):
         "factors": ["gender"], "level": 1, "ci": "bootstrap", "cluster": "template",
         "n_boot": 80, "seed": 5})
     got = _table(sec, "subgroups").set_index("subgroup")
+    from analysis.cells import cell_table
+    from analysis.subgroups import subgroups
+
+    # the section's CIs and p-values are cluster-robust over the same cluster
+    robust = subgroups(cell_table(results, ["gender", "template"]), ["gender"], max_level=1,
+                       cluster="template")
     want = bootstrap_log_disparity(results, ["gender"], max_level=1, cluster="template",
-                                   n_boot=80, seed=5).set_index("subgroup")
+                                   n_boot=80, seed=5, table=robust).set_index("subgroup")
     assert len(got) == 4  # female, gender neutral, male, no gender
     for col in (BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, "log_disparity", "ci_low", "ci_high"):
         pd.testing.assert_series_equal(got[col], want.loc[got.index, col])
-    assert "whole clusters of template" in sec.notes[0]
+    assert any("whole clusters of template" in n for n in sec.notes)
+    assert any("CIs and p-values: cluster-robust over 37 values of template" in n
+               for n in sec.notes)
 
 
 def test_index_intervals_equal_the_module(ssqa):
@@ -127,7 +135,8 @@ def test_importance_states_its_cluster_robust_settings(ssqa):
     want = fit.terms.set_index("term")
     assert terms["std_err"].to_numpy() == pytest.approx(want["std_err"].to_numpy())
     assert terms["design_effect"].notna().all()
-    assert any("clusters of template" in n for n in sec.notes)
+    assert any("Standard errors: cluster-robust over 37 values of template" in n
+               for n in sec.notes)
 
 
 @pytest.mark.parametrize("bad, message", [

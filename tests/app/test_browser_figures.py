@@ -153,8 +153,11 @@ class Expected:
         from analysis.figures.importance import importance_figure
         from analysis.importance import factor_importance
 
-        fit = factor_importance(cell_table(self.results, factors), self.design,
-                                factors=factors, cluster=None,
+        cluster = self.design.cluster  # the page's default: the design's cluster
+        keys = [*factors, *([cluster] if cluster in self.results.columns
+                            and cluster not in factors else [])]
+        fit = factor_importance(cell_table(self.results, keys), self.design,
+                                factors=factors,
                                 references={f: self.design.factor(f).reference
                                             for f in factors})
         return importance_figure(fit.terms, include_intercept=intercept)

@@ -61,7 +61,12 @@ def test_refusal_explains_the_base_prompts_and_the_fix_button_repairs_it(ssqa):
     points = chart_points(at)
     assert "prompt_style = doubt" in points["risk"]
     assert "cot = yes" in points["protective"]
-    assert "gender = male" in points["not significant"]
+    # the design's cluster (template, 37 values) makes the page cluster-robust by default
+    assert any("Standard errors: cluster-robust over 37 values of template" in c.value
+               for c in at.caption)
+    np.testing.assert_allclose(shown["p_value"], expected["p_value"], rtol=1e-9)
+    quiet = expected.loc[expected["effect"] == "not significant", TERM]
+    assert len(points["not significant"]) == len(quiet) >= 1
     downloads = [b.label for b in at.get("download_button")]
     assert {"PNG", "SVG", "PDF", "HTML", "CSV"} <= set(downloads)
     assert downloads.count("CSV") == 2  # coefficients and LR tests

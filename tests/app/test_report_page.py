@@ -195,4 +195,5 @@ def test_importance_page_carries_its_cluster_robust_settings():
     sec = build_section("importance", apply_design(frame, design), design, settings)
     terms = dict(sec.tables)["factor_importance"]
     assert terms["std_err"].tolist() == pytest.approx(page_terms["std_err"].tolist())
-    assert any("clusters of template" in n for n in sec.notes)
+    assert any("Standard errors: cluster-robust over 37 values of template" in n
+               for n in sec.notes)

@@ -88,21 +88,22 @@ def test_flags():
 
 
 def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
-    """The design names a cluster, the page resamples rows: --no-cluster; the power
-    widgets' settings travel too (--power, --effect)."""
+    """The design names a cluster, the page's toggle analyses independent rows (the
+    bootstrap then resamples rows): --no-cluster; the power widgets' settings travel too
+    (--power, --effect)."""
     frame, design = sample_with_design(NAME)
     design = design.with_cluster("template")
     at = page_test("subgroups.py", frame=frame, design=design, name=NAME)
     at.session_state["subgroups_factors"] = ["model", "cot"]
     at.run()
+    at.toggle(key="subgroups_clustered").set_value(False)
     at.checkbox(key="subgroups_boot").check()
-    at.selectbox(key="subgroups_boot_cluster").select_index(0)  # rows
     at.select_slider(key="subgroups_boot_n").set_value(100)
     at.select_slider(key="subgroups_power").set_value(0.9)
     at.number_input(key="subgroups_target_ld").set_value(0.5).run()
     assert not at.exception and not at.error
     cli, code = _blocks(at)
-    assert "--design design.yaml" in cli
+    assert "--design " in cli
     assert ("--ci bootstrap --no-cluster --n-boot 100 --seed 0 --power 0.9 --effect 0.5"
             in cli)
     assert "cluster=None, n_boot=100, seed=0" in code
@@ -120,6 +121,35 @@ def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
     np.testing.assert_allclose(merged[MDE_LOG_DISPARITY + "_x"],
                                merged[MDE_LOG_DISPARITY + "_y"], rtol=1e-12)
     assert (merged["detectable_x"] == merged["detectable_y"]).all()
+
+
+def test_subgroups_cluster_robust_by_default(tmp_path):
+    """The design names a cluster: the page's CIs and p-values are cluster-robust by
+    default and say so, and "Copy as CLI" (no cluster flag: the design's) gives the same
+    p-values and intervals."""
+    frame, design = sample_with_design(NAME)
+    design = design.with_cluster("template")
+    at = page_test("subgroups.py", frame=frame, design=design, name=NAME)
+    at.session_state["subgroups_factors"] = ["model", "cot"]
+    at.run()
+    assert not at.exception and not at.error
+    assert any("CIs and p-values: cluster-robust over 37 values of template" in c.value
+               for c in at.caption)
+    cli, code = _blocks(at)
+    assert "cluster" not in cli  # the design's cluster is the CLI's default too
+    assert "cluster='template'" in code
+    compile(code, "copied.py", "exec")
+    out = _cli(cli, tmp_path, design)
+    assert out["settings"]["cluster"] == "template"
+    page = at.dataframe[0].value
+    assert (page["test"] == "cluster t").all()
+    rows = pd.DataFrame(out["subgroups"])
+    keys = ["model", "cot"]
+    page, rows = ((t.astype({k: object for k in keys}).fillna({k: "-" for k in keys})
+                   .astype({k: str for k in keys})) for t in (page, rows))
+    merged = page.merge(rows, on=keys, validate="one_to_one")
+    for c in ("p_value", "ci_low", "ci_high", "design_effect"):
+        np.testing.assert_allclose(merged[c + "_x"], merged[c + "_y"], rtol=1e-12)
 
 
 def test_ecdf_cluster_bootstrap(tmp_path):
@@ -153,7 +183,8 @@ def test_bias_index_bootstrap_and_python(tmp_path):
     at.select_slider(key="index_boot_n").set_value(100).run()
     assert not at.exception and not at.error
     cli, code = _blocks(at)
-    assert "--ci bootstrap --n-boot 100 --seed 0" in cli and "--cluster" not in cli
+    # the bundled design declares its cluster (template): resampled by default
+    assert "--ci bootstrap --cluster template --n-boot 100 --seed 0" in cli
     out = _cli(cli, tmp_path)
     page = _intervals(at)
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])

@@ -113,7 +113,11 @@ def test_bbq_sample_shows_bias_scores_missing_rows_and_test_per_row():
     # examples whose labels name no single target (biased_answer left empty, never guessed)
     assert any("111 of 35,868 rows have no outcome" in c.value for c in at.caption)
     table = at.dataframe[0].value
-    assert set(table["test"].dropna()) <= {"wald", "fisher"}
+    # the bundled design declares template_id (150 templates): cluster-robust by default
+    assert set(table["test"].dropna()) == {"cluster t"}
+    assert any("CIs and p-values: cluster-robust over 150 values of template_id" in c.value
+               for c in at.caption)
+    assert at.toggle(key="subgroups_clustered").value is True
     assert "same_rows_as" in table.columns
     scores = at.dataframe[1].value.set_index(["category", "input_format"])
     assert scores.loc[("Age", "race"), "s_AMB"] == pytest.approx(0.2978, abs=5e-5)

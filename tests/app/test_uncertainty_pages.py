@@ -57,8 +57,7 @@ def test_subgroups_page_cluster_bootstrap_intervals():
     at = page_test("subgroups.py", frame=frame, design=design).run()
     factors = at.multiselect(key="subgroups_factors").value
     level = at.radio(key="subgroups_level").value
-    at.checkbox(key="subgroups_boot").check()
-    at.selectbox(key="subgroups_boot_cluster").select("template")
+    at.checkbox(key="subgroups_boot").check()  # resamples the page's cluster (template)
     at.select_slider(key="subgroups_boot_n").set_value(200).run()
     assert not at.exception and not at.error
     expected = bootstrap_log_disparity(apply_design(frame, design), factors, max_level=level,
