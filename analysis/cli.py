@@ -90,6 +90,16 @@ def check_output_paths(args: argparse.Namespace) -> None:
             check_output_path(value)
 
 
+def warm_up_export(args: argparse.Namespace) -> None:
+    """With ``--figure`` to an image format, start the export browser in the background
+    (:func:`analysis.export.warm_up`) so that it starts while the command computes."""
+    figure = getattr(args, "figure", None)
+    if isinstance(figure, str) and figure.lower().endswith((".png", ".svg", ".pdf")):
+        from analysis.export import warm_up
+
+        warm_up()
+
+
 def add_input(parser: argparse.ArgumentParser) -> None:
     """The results file and how to read it."""
     parser.add_argument("file", help="results table: .csv, .tsv, .parquet or .jsonl (.gz ok)")
@@ -425,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         check_output_paths(args)
+        warm_up_export(args)
         args.func(args)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
