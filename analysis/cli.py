@@ -92,7 +92,10 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 def warm_up_export(args: argparse.Namespace) -> None:
     """With ``--figure`` to an image format, start the export browser in the background
-    (:func:`analysis.export.warm_up`) so that it starts while the command computes."""
+    (:func:`analysis.export.warm_up`) so that it starts while the command computes.
+
+    Called once the input has loaded (:func:`load_with_design`): a command that fails on
+    its input exits at once instead of waiting at exit for a browser it will not use."""
     figure = getattr(args, "figure", None)
     if isinstance(figure, str) and figure.lower().endswith((".png", ".svg", ".pdf")):
         from analysis.export import warm_up
@@ -206,6 +209,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
         args.renamed = {}  # no renaming here: a clash reaching a statistic exits 2
         loaded = load_with_engine(args, need_outcome=need_outcome)
         if loaded is not None:
+            warm_up_export(args)
             return loaded
     frame = load_results(args.file, sep=getattr(args, "sep", None),
                          encoding=getattr(args, "encoding", "utf-8"))
@@ -234,7 +238,9 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     results = apply_design(frame, design)
     where = {renamed.get(k, k): split_list(v) for k, v in
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
-    return filter_rows(results, where), design
+    results = filter_rows(results, where)
+    warm_up_export(args)  # the input is good: start the export browser while we compute
+    return results, design
 
 
 def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame
@@ -435,7 +441,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         check_output_paths(args)
-        warm_up_export(args)
         args.func(args)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -162,3 +162,12 @@ def test_write_json_writes_what_json_dumps_wrote(payload):
     stream = io.StringIO()
     write_json(payload, stream)
     assert stream.getvalue() == json.dumps(jsonable(payload), indent=2, ensure_ascii=False)
+
+
+def test_no_export_browser_for_a_command_that_fails_on_its_input(tmp_path):
+    """``--figure x.png`` warms the exporter only once the input has loaded: a bad input
+    exits 2 at once, without starting Chrome (kaleido not even imported)."""
+    code, _, err, modules = run_cli("subgroups", str(tmp_path / "missing.csv"), "--factors",
+                                    "a", "--outcome", "y", "--figure", str(tmp_path / "f.png"))
+    assert code == 2 and "no such file" in err
+    assert "kaleido" not in top_level(modules) and "plotly" not in top_level(modules)
