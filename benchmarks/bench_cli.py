@@ -71,7 +71,9 @@ def run(cmd: list[str], *, env: dict[str, str]) -> tuple[float, float, str, str]
     """Wall and CPU seconds (user + sys of the child) of one process; stdout, stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # run from the tree's folder: ``python -m`` puts the working directory first on the path
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          cwd=env.get("PYTHONPATH") or None)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
