@@ -627,7 +627,10 @@ def factor_values(series: pd.Series) -> tuple[pd.Series, list[str]]:
         ``codes`` an int array-like series (position in ``values``), ``values`` the
         distinct values as strings in order of first appearance.
     """
-    codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # e.g. a dictionary-encoded column
+        codes, uniques = _categorical_factorize(series)
+    else:
+        codes, uniques = pd.factorize(series, use_na_sentinel=False)
     labels = [_format_value(u) for u in uniques]
     if len(set(labels)) < len(labels):  # e.g. 1 and "1" in one column: merge them
         merged = pd.Index(labels).unique().tolist()
@@ -635,6 +638,19 @@ def factor_values(series: pd.Series) -> tuple[pd.Series, list[str]]:
         remap = np.array([where[lab] for lab in labels])
         return pd.Series(remap[codes], index=series.index), merged
     return pd.Series(codes, index=series.index), labels
+
+
+def _categorical_factorize(series: pd.Series) -> tuple[np.ndarray, list]:
+    """``pd.factorize(series, use_na_sentinel=False)`` of a categorical column from its
+    integer codes (no hashing of values): the values present, in order of first
+    appearance, NaN among them where a row is missing (docs/performance.md)."""
+    raw = series.cat.codes.to_numpy()
+    order = pd.unique(raw)  # codes present, first appearance; -1 is a missing value
+    categories = series.cat.categories
+    lookup = np.zeros(len(categories) + 1, dtype=np.intp)  # indexed by code + 1
+    lookup[order.astype(np.intp) + 1] = np.arange(len(order))
+    uniques = [np.nan if c < 0 else categories[c] for c in order]
+    return lookup[raw.astype(np.intp) + 1], uniques
 
 
 def _order_values(values: Iterable[str]) -> list[str]:

@@ -21,3 +21,32 @@ MODULES = [
     "report",
     "serve",
 ]
+
+#: Module -> (command name, one-line help) for ``python -m analysis --help``: the top-level
+#: help and the choice of a command are made from this table, so that only the chosen
+#: command's module (and what it imports) is loaded (docs/performance.md). A module
+#: missing here is registered in full (slower ``--help``, same behaviour);
+#: tests/analysis/test_cli_imports.py checks the table against each ``register``.
+SUMMARIES: dict[str, tuple[str, str]] = {
+    "importer": ("import", "import a raw benchmark file or an evaluation log"),
+    "prepare": ("prepare", "apply recipe steps (melt, match, recode, threshold, filter) to a "
+                           "results file"),
+    "describe": ("describe", "columns, suggested factors and nested factors"),
+    "cells": ("cells", "rows and deviations per observed factor combination"),
+    "coverage": ("coverage", "coverage percentage and Gini index of the factor grid"),
+    "subgroups": ("subgroups", "deviation rate and log disparity of every subgroup"),
+    "ecdf": ("ecdf", "eCDF of subgroup deviation rates: deviation metric, KS"),
+    "importance": ("importance", "logistic regression: risk and protective values"),
+    "features": ("features", "numeric text features (VADER sentiment, TextBlob "
+                             "polarity/subjectivity, embedding similarity), offline"),
+    "disparity": ("disparity", "numeric feature across groups: statistics, impact ratio, "
+                               "Dixon's Q"),
+    "cohorts": ("cohorts", "categorical outcome across cohorts: percentages, spread, "
+                           "chi-square"),
+    "index": ("index", "composite bias index (LLMBI) per model with every component"),
+    "power": ("power", "rows needed to detect a log disparity (power analysis)"),
+    "plan": ("plan", "prompts to add for coverage; fractional factorials"),
+    "index_published": ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per "
+                                           "response, aggregated"),
+    "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),
+}
