@@ -43,10 +43,12 @@ SUMMARIES: dict[str, tuple[str, str]] = {
                                "Dixon's Q"),
     "cohorts": ("cohorts", "categorical outcome across cohorts: percentages, spread, "
                            "chi-square"),
+    "compare": ("compare", "paired comparison of models (or settings) on the same prompts"),
     "index": ("index", "composite bias index (LLMBI) per model with every component"),
     "power": ("power", "rows needed to detect a log disparity (power analysis)"),
     "plan": ("plan", "prompts to add for coverage; fractional factorials"),
     "index_published": ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per "
                                            "response, aggregated"),
     "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),
+    "serve": ("serve", "run the app for a team (production settings)"),
 }
