@@ -315,7 +315,7 @@ def test_figures_widgets_image_and_report_downloads(app_url, tmp_path):
                         page.locator(".st-key-ecdf_figure_png button").first.click()
                         # kaleido takes seconds: the button spins meanwhile
                         page.locator(".st-key-ecdf_figure_png [data-testid=stSpinnerIcon]"
-                                     ).wait_for(timeout=10_000)
+                                     ).first.wait_for(timeout=10_000)
                     png = Path(download.value.path()).read_bytes()
                     assert download.value.suggested_filename == "ecdf.png"
                     assert png[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(png) < 5_000_000

@@ -187,7 +187,8 @@ def test_copy_as_cli_of_a_prepared_table_starts_with_the_prepare_command(tmp_pat
     rebuilt = load_results((tmp_path / "results.parquet").read_bytes(), name="results.parquet")
     pd.testing.assert_frame_equal(rebuilt[table.columns].reset_index(drop=True),
                                   table.reset_index(drop=True), check_dtype=False)
-    assert rebuilt["correct"].tolist() == [1, 0, 1, 0, 1, 0]
+    # by hand: paris, Milan, oslo. | The Paris, rome, Bergen against Paris, Rome, Oslo
+    assert rebuilt["correct"].tolist() == [1, 0, 1, 1, 1, 0]
 
 
 def test_prepared_import_rebuilds_the_import_then_the_recipe():
