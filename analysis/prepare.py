@@ -186,6 +186,11 @@ def parse_recipe(data: Any) -> tuple[Step, ...]:
     return tuple(s if isinstance(s, Step) else Step.from_dict(s) for s in data)
 
 
+def recipe_yaml(steps: Iterable[Step]) -> str:
+    """The steps as the YAML list :func:`load_recipe` reads (``prepare --recipe FILE``)."""
+    return yaml.safe_dump([s.to_dict() for s in steps], sort_keys=False, allow_unicode=True)
+
+
 def load_recipe(path: str | Path) -> tuple[Step, ...]:
     """A recipe from a YAML/JSON file: a list of steps, or a design file with ``recipe``."""
     path = Path(path)

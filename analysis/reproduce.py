@@ -23,6 +23,14 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def prepare_command(file: str, recipe: str = "recipe.yaml", out: str = "results.parquet",
+                    module: str = "analysis") -> str:
+    """``python -m analysis prepare FILE --recipe RECIPE --out OUT``, shell-quoted: the
+    command that rebuilds a table made on the Prepare page from its raw file."""
+    return " ".join(shlex.quote(p) for p in ["python", "-m", module, "prepare", file,
+                                               "--recipe", recipe, "--out", out])
+
+
 def cli_command(command: str, file: str, design_path: str,
                 options: Iterable[tuple[str, Any]] = (), *, where: Where | None = None,
                 module: str = "analysis") -> str:

@@ -51,12 +51,20 @@ try:
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-reproduce_cohorts(design, opts, where)
-
 dropped = int(rows[category].isna().sum())
-add_to_report_button("cohorts", {**opts, "where": where})
 if dropped:
     st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
+pages = n_pages(dist, by)
+page = 0
+if pages > 1:
+    page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
+                           pages, 1, key="cohorts_panel_page") - 1
+for kind, label in (("bar", "stacked"), ("line", "lines")):  # the answer first
+    fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
+    st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
+    figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
+add_to_report_button("cohorts", {**opts, "where": where})
+reproduce_cohorts(design, opts, where)
 
 st.subheader("Percentages per cohort")
 st.dataframe(wide, hide_index=True, column_config=one_decimal(wide))
@@ -64,15 +72,6 @@ table_download(wide, "cohorts_percentages", key="cohorts_wide")
 with st.expander("Long table (counts)"):
     st.dataframe(dist, hide_index=True, column_config=one_decimal(dist))
     table_download(dist, "cohorts_counts", key="cohorts_long")
-pages = n_pages(dist, by)
-page = 0
-if pages > 1:
-    page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
-                           pages, 1, key="cohorts_panel_page") - 1
-for kind, label in (("bar", "stacked"), ("line", "lines")):
-    fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
-    st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
-    figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
 
 st.subheader("Spread of the categories")
 st.caption("Standard deviation (ddof = 1, in percentage points) of the category percentages "

@@ -24,7 +24,8 @@ from ui.coverage import (
     models_overview,
     overview,
     pair_choice,
-    show_summary,
+    show_metrics,
+    show_reading,
 )
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
@@ -43,8 +44,11 @@ factors = grid_choice(design)
 if not factors:
     st.info("Choose at least one factor.")
     st.stop()
-where = subset_filter(design, "coverage")
-unit = count_choice(design)
+c1, c2 = st.columns([1, 2])  # compact controls above the answer
+with c1:
+    where = subset_filter(design, "coverage")
+with c2:
+    unit = count_choice(design)
 models = design.of_kind("model")
 try:
     cells = coverage_cells_for(results, design, factors, where, unit)
@@ -52,9 +56,7 @@ try:
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-show_summary(info)
-reproduce_coverage(design, factors, where, unit)
-add_to_report_button("coverage", {"factors": factors, "count": unit, "where": where})
+show_metrics(info)  # the answer first: the numbers and the heatmap, the reading below
 
 t_map, t_factor, t_empty, t_thin, t_model = st.tabs(
     ["Pairwise heatmap", "Per factor", "Empty combinations", "Thinnest cells", "Models"])
@@ -104,3 +106,7 @@ with t_model:
         st.markdown("\n".join(f"- {md(s)}" for s in reading))
         st.dataframe(table, hide_index=True, width="stretch", column_config=COLUMN_CONFIG)
         table_download(table, "coverage_by_model", key="coverage_models")
+
+show_reading(info)
+reproduce_coverage(design, factors, where, unit)
+add_to_report_button("coverage", {"factors": factors, "count": unit, "where": where})

@@ -67,20 +67,7 @@ except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
-reproduce_importance(design, options, where, cell_factors)
-m = st.columns(5)
-m[0].metric("Rows", f"{fit.n_rows:,}")
-m[1].metric("Deviations", f"{fit.n_deviations:,}")
-m[2].metric("Cells", f"{fit.n_cells:,}")
-m[3].metric("Parameters", fit.n_parameters)
-m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
-            help="1 / (1 + exp(-intercept)): every factor at its reference value")
-st.caption(md("Standard errors: " + uncertainty_label(fit, design) + "."))
-for note in fit.notes:
-    st.warning(md(note))
-
-st.subheader("Coefficient plot")
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c2, c3 = st.columns([2, 2, 1])  # compact controls, then the answer: the coefficients
 scale = c1.radio("Scale", ["odds_ratio", "coef"], horizontal=True, key="importance_scale",
                  format_func={"odds_ratio": "odds ratio (log axis)",
                               "coef": "coefficient (log-odds)"}.get)
@@ -90,9 +77,20 @@ p_column = P_ADJUSTED if options["adjust"] == "bh" else P_VALUE
 fig = importance_figure(fit.terms, scale=scale, max_p=max_p, p_column=p_column,
                         include_intercept=intercept)
 st.plotly_chart(fig, key="importance_chart")
+for note in fit.notes:
+    st.warning(md(note))
 figure_downloads(fig, "factor_importance", key="importance_figure")
 add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p},
                      noise_prefix="importance")
+m = st.columns(5)
+m[0].metric("Rows", f"{fit.n_rows:,}")
+m[1].metric("Deviations", f"{fit.n_deviations:,}")
+m[2].metric("Cells", f"{fit.n_cells:,}")
+m[3].metric("Parameters", fit.n_parameters)
+m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
+            help="1 / (1 + exp(-intercept)): every factor at its reference value")
+st.caption(md("Standard errors: " + uncertainty_label(fit, design) + "."))
+reproduce_importance(design, options, where, cell_factors)
 
 st.subheader("Coefficients")
 terms = with_term_noise(fit, results, design, where, options)

@@ -1,10 +1,9 @@
 """Prepare page: recipe steps between Data and Design, with per-step counts."""
 
 import streamlit as st
-import yaml
 
 from analysis.errors import AnalysisError
-from analysis.prepare import apply_recipe
+from analysis.prepare import apply_recipe, recipe_yaml
 from ui.common import page_link
 from ui.features import text_features_section
 from ui.navigation import route_first_visit
@@ -51,9 +50,8 @@ if steps():
         st.rerun()
     c2.button("Use the prepared table", key="prepare_use", type="primary",
               on_click=use_prepared, args=(table, name))
-    c3.download_button("Recipe (YAML)", yaml.safe_dump([s.to_dict() for s in steps()],
-                                                       sort_keys=False, allow_unicode=True),
-                       file_name="recipe.yaml", key="prepare_recipe_dl", on_click="ignore")
+    c3.download_button("Recipe (YAML)", recipe_yaml(steps()), file_name="recipe.yaml",
+                       key="prepare_recipe_dl", on_click="ignore")
     if st.session_state.get("results_token") == st.session_state.get("prepare_output_token"):
         st.success("The prepared table is the active table; its recipe is in the design "
                    "(save it on the Design page).")

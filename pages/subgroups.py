@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from analysis.columns import LD_UNDEFINED, P_ADJUSTED, SMALL_N, SUBGROUP, N
+from analysis.columns import SUBGROUP, N
 from analysis.errors import AnalysisError
 from analysis.figures.subgroups import sunburst_figure
 from analysis.subgroups import MIN_N, TESTS, distinct_subgroups, subgroups
@@ -14,7 +14,13 @@ from ui.common import (
     table_download,
 )
 from ui.defaults import choose_hint
-from ui.findings import colour_choice, rows_panel, selected_subgroup, top_findings_panel
+from ui.findings import (
+    clicked_sector,
+    colour_choice,
+    rows_panel,
+    selected_subgroup,
+    top_findings_panel,
+)
 from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_subgroup_noise
@@ -26,12 +32,12 @@ from ui.reproduce import reproduce_subgroups
 from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
+    answer_notes,
     bbq_scores_section,
     cluster_toggle,
     default_factors,
     factor_choice,
-    missing_outcome_note,
-    uncertainty_notes,
+    table_caption,
     value_filter,
 )
 from ui.widgets import md
@@ -84,43 +90,30 @@ with answer:
     left, right = st.columns([3, 2])
     with left:
         r1, r2 = st.columns(2)
-        with r1:
-            colour = colour_choice()
+        colour = colour_choice(container=r1)
         sizes = r2.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
                          format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
         fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes,
                               colour=colour)
-        st.plotly_chart(fig, key="subgroups_sunburst_chart")
+        clicked = st.plotly_chart(fig, key="subgroups_sunburst_chart", on_select="rerun",
+                                  selection_mode="points")
     with right:
         picked = top_findings_panel(table, factors, colour, int(min_n))
     figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
     add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
                                        "min_n": int(min_n), "where": where},
                          ci_prefix="subgroups", noise_prefix="subgroups")
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Subgroups", f"{len(table):,}")
-    m2.metric("Rows in subset", f"{int(cells[N].sum()):,}")
-    m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
-    m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
-    missing_outcome_note(results, where)
-    uncertainty_notes(full, design)
-    if table[LD_UNDEFINED].any():
-        st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they "
-                   "hold every row of the subset, or the outcome never/always deviates in it.")
+    answer_notes(table, full, int(cells[N].sum()), results, design, where)
 
-st.subheader("Table")
-st.caption(f"Click a column header to sort, a row to see its responses. Adjusted p: "
-           f"Benjamini-Hochberg across all {int(table[P_ADJUSTED].notna().sum()):,} distinct "
-           "subgroups with a p-value (filtering the view below does not change it)."
-           + (f" {len(full) - len(table)} subgroups have exactly the rows of another one and "
-              "are listed once (same_rows_as names them)." if len(full) > len(table) else ""))
+table_caption(table, full)
 shown = value_filter(table, factors, key="subgroups_show")
 event = st.dataframe(shown, hide_index=True, key="subgroups_table", on_select="rerun", height=420,
                      selection_mode="single-row",
                      column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS,
                      column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
-rows_panel(results, where, selected_subgroup(event, shown, factors) or picked)
+rows_panel(results, where, selected_subgroup(event, shown, factors)
+           or clicked_sector(clicked, fig, full, factors) or picked)
 bbq_scores_section(results, where)
 reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power,
                     cluster=cluster)

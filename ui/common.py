@@ -52,6 +52,7 @@ def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None =
     st.session_state["results_token"] = token
     st.session_state.pop("restore_error", None)  # a table is loaded: the note is obsolete
     st.session_state.pop("results_rebuild", None)  # set again by an import (ui/importing.py)
+    st.session_state.pop("results_prepare", None)  # ... or by the Prepare page (ui/prepare.py)
     if design is not None:
         st.session_state["design"] = design
 

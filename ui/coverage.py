@@ -105,8 +105,8 @@ def models_overview(cells: pd.DataFrame, design: Design, models: list[str], prom
                    design, where)
 
 
-def show_summary(info: dict) -> None:
-    """Headline metrics, the plain-language reading and the nesting warnings."""
+def show_metrics(info: dict) -> None:
+    """Headline metrics: coverage, Gini index, combinations, empty combinations."""
     joint = info["summary"].iloc[0]
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Coverage", f"{cov.percent_text(joint[COVERAGE_PERCENTAGE])} %",
@@ -115,6 +115,10 @@ def show_summary(info: dict) -> None:
               help="0: every combination equally represented; near 1: a few hold everything.")
     c3.metric("Combinations", f"{int(joint[N_CELLS]):,}")
     c4.metric("Empty combinations", f"{int(joint[N_EMPTY_CELLS]):,}")
+
+
+def show_reading(info: dict) -> None:
+    """The plain-language reading and the nesting warnings (below the figure)."""
     st.markdown("\n".join(f"- {md(line)}" for line in info["reading"]))
     for message in info["nestings"]:
         st.warning(md(message))

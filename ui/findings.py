@@ -25,12 +25,14 @@ TOP_ROWS = 10
 COLOUR_LABELS = {"ld": "log disparity (LD)", "rate": "deviation rate"}
 
 
-def colour_choice(key: str = "subgroups_colour") -> str:
-    """Sunburst colour: log disparity (default) or deviation rate."""
-    return st.radio("Colour by", list(COLOUR_LABELS), horizontal=True, key=key,
-                    format_func=COLOUR_LABELS.get,
-                    help="LD: compared with every row outside the subgroup (red: more "
-                         "deviation). Rate: where answers deviate most, whatever the rest does")
+def colour_choice(key: str = "subgroups_colour", container=st) -> str:
+    """Sunburst colour: log disparity (default) or deviation rate (a radio in ``container``:
+    ``st`` or a column)."""
+    return container.radio("Colour by", list(COLOUR_LABELS), horizontal=True, key=key,
+                           format_func=COLOUR_LABELS.get,
+                           help="LD: compared with every row outside the subgroup (red: "
+                                "more deviation). Rate: where answers deviate most, "
+                                "whatever the rest does")
 
 
 def top_findings_panel(table: pd.DataFrame, factors: Sequence[str], measure: str,
@@ -67,14 +69,30 @@ def selected_subgroup(event, table: pd.DataFrame, factors: Sequence[str]
     return subgroup_where(table.iloc[rows[0]], factors) if rows else None
 
 
+def clicked_sector(event, fig, table: pd.DataFrame, factors: Sequence[str]
+                   ) -> dict[str, list[str]] | None:
+    """The values of the sunburst sector clicked (an ``on_select`` event of the chart drawn
+    by :func:`analysis.figures.subgroups.sunburst_figure` from ``table``): the point's
+    number indexes the trace's ``customdata``, the sector's row position in ``table``."""
+    points = list(event.selection.points) if event is not None else []
+    number = points[0].get("point_number") if points else None
+    trace = fig.data[0] if fig.data else None
+    if number is None or trace is None or trace.customdata is None \
+            or not 0 <= int(number) < len(trace.customdata) \
+            or points[0].get("id") != trace.ids[int(number)]:  # a click on an older figure
+        return None
+    return subgroup_where(table.iloc[int(trace.customdata[int(number)])], factors)
+
+
 def rows_panel(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]] | None,
                key: str = "subgroups_rows") -> None:
     """The responses behind the chosen subgroup (prompt and answer first), paged, with a CSV
     of all of them; a hint when nothing is chosen."""
     st.subheader("Responses behind a subgroup")
     if not fixed:
-        st.caption("Click a row of **Top findings** or of the table below to see its "
-                   "responses (prompt, answer, outcome and every other column).")
+        st.caption("Click a sector of the sunburst, a row of **Top findings** or of the "
+                   "table below to see its responses (prompt, answer, outcome and every "
+                   "other column).")
         return
     rows = rows_behind(results, where, fixed)
     label = ", ".join(f"{k} = {v[0]}" for k, v in fixed.items())

@@ -39,6 +39,8 @@ def base_table() -> tuple[pd.DataFrame | None, str]:
         st.session_state["prepare_base"] = frame
         st.session_state["prepare_base_token"] = token
         st.session_state["prepare_base_name"] = st.session_state.get("results_name", "")
+        # how the user rebuilds the raw table: an import's command, else its file
+        st.session_state["prepare_base_rebuild"] = st.session_state.get("results_rebuild")
         st.session_state["prepare_steps"] = []
     return st.session_state["prepare_base"], st.session_state["prepare_base_name"]
 
@@ -126,5 +128,20 @@ def use_prepared(table: pd.DataFrame, name: str) -> None:
         design = suggest_design(table)
     token = token_of(table)
     set_data(table, f"{name} (prepared)", token, design.with_recipe(steps()))
+    st.session_state["results_prepare"] = prepare_rebuild()
     st.session_state["prepare_output_token"] = token
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
+
+
+def prepare_rebuild() -> str:
+    """The commands that rebuild the prepared table as ``results.parquet``: the raw table's
+    import (then written as ``raw.parquet``) if it was imported, and ``prepare FILE --recipe
+    recipe.yaml`` (Copy as CLI offers the recipe's download)."""
+    from analysis.reproduce import prepare_command
+    from ui.reproduce import file_of
+
+    imported = st.session_state.get("prepare_base_rebuild")
+    if imported:
+        return (imported.replace("--out results.parquet", "--out raw.parquet") + "\n"
+                + prepare_command("raw.parquet"))
+    return prepare_command(file_of(st.session_state.get("prepare_base_name", "")))

@@ -154,3 +154,31 @@ def uncertainty_notes(table: pd.DataFrame, design: Design) -> None:
     st.caption(md("CIs and p-values: " + uncertainty_label(table.attrs, design) + "."))
     for note in table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:]:
         st.warning(md(note))
+
+
+def answer_notes(table: pd.DataFrame, full: pd.DataFrame, n_rows: int, results: pd.DataFrame,
+                 design: Design, where: dict) -> None:
+    """Under the sunburst: the counts (subgroups, rows, adjusted p < 0.05, small n), the
+    missing-outcome note, how the uncertainty was computed and the subgroups without LD."""
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Subgroups", f"{len(table):,}")
+    m2.metric("Rows in subset", f"{n_rows:,}")
+    m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
+    m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
+    missing_outcome_note(results, where)
+    uncertainty_notes(full, design)
+    if table[LD_UNDEFINED].any():
+        st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they "
+                   "hold every row of the subset, or the outcome never/always deviates in it.")
+
+
+def table_caption(table: pd.DataFrame, full: pd.DataFrame) -> None:
+    """The Subgroups table's heading and how to read it (sorting, clicks, the BH family,
+    subgroups listed once)."""
+    st.subheader("Table")
+    st.caption(f"Click a column header to sort, a row to see its responses. Adjusted p: "
+               f"Benjamini-Hochberg across all {int(table[P_ADJUSTED].notna().sum()):,} "
+               "distinct subgroups with a p-value (filtering the view below does not change "
+               "it)." + (f" {len(full) - len(table)} subgroups have exactly the rows of "
+                         "another one and are listed once (same_rows_as names them)."
+                         if len(full) > len(table) else ""))

@@ -95,8 +95,9 @@ def figure_downloads(fig, name: str, key: str) -> None:
     """Download buttons for a figure: PNG, SVG, PDF and standalone HTML.
 
     Files are rendered only when a button is clicked (deferred data), so a page
-    rerun costs nothing. Without a browser for kaleido the image buttons are
-    disabled and say what to install; HTML keeps working.
+    rerun costs nothing; while an image renders, Streamlit's button shows a spinner
+    (``st.spinner`` is ignored inside deferred-data callables). Without a browser for
+    kaleido the image buttons are disabled and say what to install; HTML keeps working.
     """
     can_render = browser_available()
     context = current_context()  # stamped on click: the page's context line under the plot
@@ -108,7 +109,9 @@ def figure_downloads(fig, name: str, key: str) -> None:
             (lambda f=fmt: figure_bytes(stamp_figure(fig, context) if context else fig, f)),
             file_name=f"{name}.{fmt}",
             mime=MIME[fmt], key=f"{key}_{fmt}", on_click="ignore", icon="⬇️",
-            disabled=not enabled, help=None if enabled else INSTALL_HINT,
+            disabled=not enabled, help=INSTALL_HINT if not enabled else (
+                None if fmt == "html" else "Rendered when clicked: a few seconds, while "
+                                           "the button shows a spinner"),
         )
     if not can_render:
         cols[-1].caption(INSTALL_HINT)

@@ -78,6 +78,8 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
 
     Notes
     -----
+    Each sector's ``customdata`` is its row position in ``table`` (a click on the sector,
+    ``st.plotly_chart(on_select=...)``'s ``point_number``, leads back to its row).
     Colour = log disparity on
     the shared diverging scale centred at 0 (``cmid=0``; red = more deviation than
     the rest, blue = less). Subgroups whose LD is undefined are drawn white (colour
@@ -102,11 +104,14 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
     grey: list[bool] = []
     depth = int(table[LEVEL].max()) if len(table) else 0
     ids, labels, parents, values, colours, lines = [], [], [], [], [], []
+    at: list[int] = []  # each sector's row position in `table` (customdata: click -> rows)
     for k in range(1, min(depth, len(factors)) + 1):
         # the prefix subgroups: exactly the first k factors fixed
         want = np.zeros(len(factors), dtype=bool)
         want[:k] = True
-        rows = table[(fixed == want).all(axis=1)]
+        mask = (fixed == want).all(axis=1)
+        rows = table[mask]
+        at.extend(int(i) for i in np.flatnonzero(mask))
         keys = [rows[f].astype(str).to_numpy() for f in factors[:k]]
         for i, (_, r) in enumerate(rows.iterrows()):
             path = [f"{f}={keys[j][i]}" for j, f in enumerate(factors[:k])]
@@ -155,7 +160,7 @@ def sunburst_figure(table: pd.DataFrame, factors: Sequence[str], *,
                   "line": {"color": "white", "width": 1}}
     fig = go.Figure(go.Sunburst(
         ids=ids, labels=labels, parents=parents, values=values, branchvalues=branch,
-        marker=marker,
+        marker=marker, customdata=at,
         # per-point templates: our <br> stays markup, the (escaped) labels stay text
         hovertemplate=[h.replace("%{", "%\u200b{") + "<extra></extra>" for h in lines],
         insidetextorientation="radial",

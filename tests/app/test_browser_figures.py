@@ -37,6 +37,14 @@ DRAWN = """el => (el._fullData || []).map(t => {
 
 YTITLE = "el => el._fullLayout && el._fullLayout.yaxis.title.text"
 
+#: The answer first (docs/architecture.md): on these pages the main figure starts above
+#: the fold of a 1440 x 1000 window, every scrolled element back at its top.
+ANSWER_FIRST = ("Coverage", "Subgroups", "eCDF", "Factor importance", "Cohorts")
+FIRST_PLOT_TOP = """() => {
+    for (const e of document.querySelectorAll('*')) if (e.scrollTop) e.scrollTop = 0;
+    const plot = document.querySelector('.js-plotly-plot');
+    return plot ? plot.getBoundingClientRect().top : null; }"""
+
 
 def _points(fig) -> list[int]:
     """:data:`DRAWN` for a figure built in this process."""
@@ -207,7 +215,16 @@ def _subgroups(page, exp: Expected) -> str:
     _click(page, "subgroups_level", "1")
     one = _points(exp.subgroups(factors, 1))
     assert one != want and _drawn(page, "subgroups_sunburst_chart", one) == one
-    return f"level 2 -> 1: {want} -> {one} sectors"
+    # a click on a sector is a selection (st.plotly_chart on_select): its responses open
+    page.locator(".st-key-subgroups_sunburst_chart path.surface").nth(1).click(force=True)
+    settle(page)
+    shown = page.get_by_text(re.compile(r"^\S+ = .+: [\d,]+ responses$"))
+    shown.first.wait_for(timeout=30_000)
+    factor, value, n = re.match(r"^(\S+) = (.+): ([\d,]+) responses$",
+                                shown.first.inner_text().strip()).groups()
+    assert factor == factors[0]
+    assert int(n.replace(",", "")) == int((exp.results[factor].astype(str) == value).sum()) > 0
+    return f"level 2 -> 1: {want} -> {one} sectors; sector {value}: {n} responses"
 
 
 def _ecdf(page, exp: Expected) -> str:
@@ -278,6 +295,7 @@ def test_figures_widgets_image_and_report_downloads(app_url, tmp_path):
 
     exp = Expected()
     changes: dict[str, str] = {}
+    tops: dict[str, float] = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
@@ -288,11 +306,16 @@ def test_figures_widgets_image_and_report_downloads(app_url, tmp_path):
                 assert visit(page, title) == []
                 changes[title] = check(page, exp)
                 _no_exception(page, title)
+                if title in ANSWER_FIRST:
+                    tops[title] = page.evaluate(FIRST_PLOT_TOP)
                 if title in REPORTED:
                     _click(page, f"report_add_{REPORTED[title]}")
                 if title == "eCDF":  # one image: the eCDF as PNG, rendered by kaleido
                     with page.expect_download(timeout=120_000) as download:
                         page.locator(".st-key-ecdf_figure_png button").first.click()
+                        # kaleido takes seconds: the button spins meanwhile
+                        page.locator(".st-key-ecdf_figure_png [data-testid=stSpinnerIcon]"
+                                     ).first.wait_for(timeout=10_000)
                     png = Path(download.value.path()).read_bytes()
                     assert download.value.suggested_filename == "ecdf.png"
                     assert png[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(png) < 5_000_000
@@ -313,6 +336,7 @@ def test_figures_widgets_image_and_report_downloads(app_url, tmp_path):
         finally:
             browser.close()
     assert set(changes) == set(PAGES), changes
+    assert all(top is not None and top < VIEWPORT["height"] for top in tops.values()), tops
 
 
 def _check_report(browser, report: Path) -> None:

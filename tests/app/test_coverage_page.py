@@ -57,7 +57,8 @@ def test_default_run_shows_hand_derived_numbers(ssqa, design):
     run(at)
     assert metrics(at) == {"Coverage": "74.5 %", "Gini index": "0.255",
                            "Combinations": "27,824", "Empty combinations": "7,104"}
-    reading = at.markdown[1].value  # markdown[0] is the context bar
+    # the reading follows the figure's tabs (the answer first): the last markdown block
+    reading = at.markdown[-1].value
     assert "25.5 % of the 27,824 combinations of template x stigma x prompt_style x cot " \
            "have no prompt (7,104 empty cells)" in reading
     assert "most unevenly represented factor is prompt_style (Gini 0.246)" in reading

@@ -131,3 +131,74 @@ def test_every_source_is_offered(source):
     assert not at.exception
     # either the importer's upload widget, or a clear message that it is not available
     assert len(at.get("file_uploader")) == 1 or "importer" in at.error[0].value
+
+
+def _prepared(at) -> None:
+    """Melt pred_a/pred_b into a model factor, match the answers with gold, use the table."""
+    at.multiselect(key="prepare_melt_cols").set_value(["pred_a", "pred_b"]).run()
+    at.text_input(key="prepare_melt_strip").set_value("pred_").run()
+    at.button(key="prepare_add").click().run()
+    at.selectbox(key="prepare_kind").set_value("match").run()
+    at.selectbox(key="prepare_match_text").set_value("answer").run()
+    at.radio(key="prepare_match_how").set_value("another column").run()
+    at.selectbox(key="prepare_match_other").set_value("gold").run()
+    at.button(key="prepare_add").click().run()
+    at.button(key="prepare_use").click().run()
+    assert not at.exception and not at.error
+
+
+def test_copy_as_cli_of_a_prepared_table_starts_with_the_prepare_command(tmp_path):
+    """Coverage's Copy as CLI on a prepared table: its first line is ``prepare RAW --recipe
+    recipe.yaml``; run on the raw file with the recipe the expander offers, it rebuilds the
+    page's table row for row."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    from analysis.io import load_results
+    from analysis.prepare import recipe_yaml
+    from tests.app.apptools import ROOT
+
+    raw = pd.DataFrame({"q": ["q1", "q2", "q3"], "gold": ["Paris", "Rome", "Oslo"],
+                        "pred_a": ["paris", "Milan", "oslo."],
+                        "pred_b": ["The Paris", "rome", "Bergen"]})
+    at = page_test("prepare.py", frame=raw, design=None, name="raw.csv")
+    _prepared(at.run())
+    table, design = at.session_state["results_frame"], at.session_state["design"]
+    cov = page_test("coverage.py", frame=table, design=design, name="raw.csv (prepared)")
+    cov.session_state["results_prepare"] = at.session_state["results_prepare"]
+    cov.run()
+    assert not cov.exception
+    (cli,) = [c.value for c in cov.code if c.language == "bash"]
+    first, analysis = cli.splitlines()
+    assert first == ("python -m analysis prepare raw.csv --recipe recipe.yaml "
+                     "--out results.parquet")
+    assert analysis.startswith("python -m analysis coverage results.parquet --design "
+                               "design.yaml")
+    assert "recipe.yaml" in [b.proto.label for b in cov.get("download_button")]
+    raw.to_csv(tmp_path / "raw.csv", index=False)
+    (tmp_path / "recipe.yaml").write_text(recipe_yaml(design.recipe), encoding="utf-8")
+    argv = shlex.split(first)
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    rebuilt = load_results((tmp_path / "results.parquet").read_bytes(), name="results.parquet")
+    pd.testing.assert_frame_equal(rebuilt[table.columns].reset_index(drop=True),
+                                  table.reset_index(drop=True), check_dtype=False)
+    # by hand: paris, Milan, oslo. | The Paris, rome, Bergen against Paris, Rome, Oslo
+    assert rebuilt["correct"].tolist() == [1, 0, 1, 1, 1, 0]
+
+
+def test_prepared_import_rebuilds_the_import_then_the_recipe():
+    raw = pd.DataFrame({"q": ["q1", "q2"], "gold": ["a", "b"], "pred_a": ["a", "c"],
+                        "pred_b": ["b", "b"]})
+    at = page_test("prepare.py", frame=raw, design=None, name="w.csv (wide import)")
+    at.session_state["results_rebuild"] = ("python -m analysis import wide w.csv "
+                                           "--out results.parquet")
+    _prepared(at.run())
+    assert at.session_state["results_prepare"] == (
+        "python -m analysis import wide w.csv --out raw.parquet\n"
+        "python -m analysis prepare raw.parquet --recipe recipe.yaml --out results.parquet")
+    assert "results_rebuild" not in at.session_state  # the prepared table is not an import

@@ -207,3 +207,34 @@ def test_a_top_finding_opens_its_responses(ssqa):
     shown = at.dataframe[1].value  # the first page of its rows
     assert len(shown) == min(50, len(want))
     assert sum(b.label == "CSV" for b in at.get("download_button")) == 2  # table and rows
+
+
+def test_a_sunburst_click_names_its_subgroup(ssqa):
+    """A sector's ``customdata`` leads back to its row: the click event's point number
+    (as st.plotly_chart's on_select reports it) gives the sector's factor values; a point
+    of an older figure (another id at that number) gives nothing."""
+    from types import SimpleNamespace
+
+    from analysis.cells import cell_table
+    from analysis.design import apply_design
+    from analysis.figures.subgroups import sunburst_figure
+    from analysis.subgroups import subgroups
+    from ui.findings import clicked_sector
+
+    factors = ["model", "cot"]
+    full = subgroups(cell_table(apply_design(ssqa[0], ssqa[1]), factors), factors,
+                     max_level=2)
+    fig = sunburst_figure(full, factors)
+    ids = list(fig.data[0].ids)
+
+    def click(number, sector_id):
+        point = {"point_number": number, "id": sector_id}
+        return SimpleNamespace(selection=SimpleNamespace(points=[point]))
+
+    for number, sector_id in enumerate(ids):  # "model=a/cot=yes" -> {model: [a], cot: [yes]}
+        want = {k: [v] for k, v in (part.split("=") for part in sector_id.split("/"))}
+        assert clicked_sector(click(number, sector_id), fig, full, factors) == want
+    assert len(ids) == full[factors[0]].notna().sum() > 2
+    assert clicked_sector(click(0, ids[1]), fig, full, factors) is None
+    assert clicked_sector(SimpleNamespace(selection=SimpleNamespace(points=[])), fig, full,
+                          factors) is None
