@@ -191,6 +191,40 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
                  "print(fit.terms)"))
 
 
+def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,
+                           design_cluster: str | None = None,
+                           design_covariates: Sequence[str] = ()) -> View:
+    """Factor importance of a continuous outcome (``analysis.importance_linear``): the
+    page's ``options`` (factors, references, alpha, adjust, cluster) and ``linear``
+    (``covariates``, ``standardise``, ``mixed``, ``random_slopes``,
+    ``accept_unconverged``) as ``importance --outcome-type continuous`` flags and as the
+    arguments of ``linear_importance``. No covariate while the design names some:
+    ``--no-covariates`` (the CLI would take the design's)."""
+    cluster = options.get("cluster")
+    covariates = list(linear.get("covariates") or [])
+    mixed = bool(linear.get("mixed"))
+    random_slopes = bool(linear.get("random_slopes", True))
+    cli = (("outcome-type", "continuous"), ("factors", options["factors"]),
+           *[("reference", f"{k}={v}") for k, v in options["references"].items()],
+           *[("covariate", c) for c in covariates],
+           ("no-covariates", not covariates and bool(design_covariates)),
+           ("raw-covariates", bool(covariates) and not linear.get("standardise", True)),
+           ("alpha", options["alpha"]), ("adjust", options["adjust"]), ("cluster", cluster),
+           ("no-cluster", cluster is None and design_cluster is not None),
+           ("mixed", mixed), ("random-effects", None if random_slopes or not mixed
+                              else "intercept"),
+           ("accept-unconverged", mixed and bool(linear.get("accept_unconverged"))))
+    args = {"factors": list(options["factors"]), "references": dict(options["references"]),
+            "covariates": covariates, "standardise": bool(linear.get("standardise", True)),
+            "cluster": cluster, "mixed": mixed, "random_slopes": random_slopes,
+            "accept_unconverged": bool(linear.get("accept_unconverged")),
+            "alpha": options["alpha"], "adjust": options["adjust"]}
+    return View("importance", cli,
+                ("from analysis.importance_linear import linear_importance",),
+                (f"options = {args!r}", "fit = linear_importance(results, design, **options)",
+                 "print(fit.terms)", "print(fit.factor_tests)"))
+
+
 #: Option of ``disparity_report`` -> flag of ``disparity`` where the names differ.
 _DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
 

@@ -83,6 +83,15 @@ def reproduce_importance(design: Design, options: dict, where: dict,
     reproduce(view, design, where, "importance_repro")
 
 
+def reproduce_importance_linear(design: Design, options: dict, linear: dict,
+                                where: dict) -> None:
+    """The expander of the importance page for a continuous outcome (``linear``: the
+    covariate and mixed-model widgets, ``analysis.reproduce.importance_linear_view``)."""
+    reproduce(rp.importance_linear_view(options, linear, design_cluster=design.cluster,
+                                        design_covariates=design.covariates),
+              design, where, "importance_repro")
+
+
 def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
     """The expander of the disparity page."""
     reproduce(rp.disparity_view(options), design, where, "disparity_repro")
