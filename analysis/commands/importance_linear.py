@@ -122,4 +122,5 @@ def covariate_logit(args: argparse.Namespace, results, design, *, exclude, clust
         results, design, covariates=args.covariate,
         factors=[f for f in design.names if f not in args.covariate], exclude=exclude,
         standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
-        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr)
+        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr,
+        small_sample=args.small_sample)
