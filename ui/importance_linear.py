@@ -16,6 +16,7 @@ from analysis.importance import ImportanceRefusal
 from analysis.importance_linear import linear_importance
 from ui.common import figure_downloads, table_download
 from ui.importance import fix_buttons
+from ui.report import add_to_report_button
 from ui.reproduce import reproduce_importance_linear
 from ui.widgets import md
 
@@ -78,6 +79,7 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     linear = {"covariates": covariates, "standardise": standardise, "mixed": bool(mixed),
               "random_slopes": slopes == "slopes", "accept_unconverged": accept}
     reproduce_importance_linear(design, options, linear, where)
+    add_to_report_button("importance", {**options, "where": where, **linear})
     m = st.columns(4)
     m[0].metric("Rows", f"{fit.n_rows:,}")
     m[1].metric("Cells", f"{fit.n_cells:,}")
