@@ -342,7 +342,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "interactions": [], "on_separation": "refuse", "alpha": 0.05,
                 "adjust": "none", "cluster": design.cluster, "gee": False,
                 "scale": "odds_ratio", "max_p": 1.0, "where": {},
-                "judge_noise": noise_defaults(section), **_linear_defaults(results, design)}
+                "judge_noise": noise_defaults(section), "covariates": [],
+                "standardise": True, **_linear_defaults(results, design)}
     if section == "disparity":
         numeric = dsp.numeric_columns(results, design)
         if not numeric:
@@ -664,6 +665,7 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         factor_importance,
         uncertainty_label,
     )
+    from analysis.importance_linear import logistic_with_covariates
 
     where = _where(s)
     factors = list(s["factors"])
@@ -678,8 +680,17 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                        where=where or None)
     # the design's own cluster is "declared": unusable (a factor, constant) gives a note
     as_given = FROM_DESIGN if cluster and cluster == design.cluster else cluster
+    covariates = list(s.get("covariates") or [])
+    if covariates and (s.get("interactions") or s.get("gee") or s["on_separation"] != "refuse"
+                       or noise_arguments("importance", s)):
+        raise SettingsError("covariates in the logistic model do not combine with "
+                            "interactions, gee, on_separation or judge_noise yet.")
     try:
-        fit = factor_importance(cells, design, factors=factors, where=where,
+        fit = logistic_with_covariates(
+            results, design, covariates=covariates, standardise=bool(s["standardise"]),
+            factors=factors, references=references or None, where=where or None,
+            cluster=as_given, alpha=float(s["alpha"]), adjust=s["adjust"]) if covariates \
+            else factor_importance(cells, design, factors=factors, where=where,
                                 references=references or None,
                                 interactions=s.get("interactions") or (),
                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),

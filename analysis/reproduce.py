@@ -174,10 +174,28 @@ def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: flo
 
 
 def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
-                    design_cluster: str | None = None) -> View:
+                    design_cluster: str | None = None, covariates: Sequence[str] | None = None,
+                    standardise: bool = True) -> View:
     """Factor importance: the options of ``factor_importance`` as flags and as arguments
-    (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's)."""
+    (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's);
+    with numeric ``covariates``, ``--covariate`` (``--raw-covariates`` unless
+    ``standardise``) and ``logistic_with_covariates``."""
     cluster = options.get("cluster")
+    if covariates:
+        o = dict(options)
+        cli = (("factors", o["factors"]),
+               *[("reference", f"{k}={v}") for k, v in o["references"].items()],
+               *[("covariate", c) for c in covariates], ("raw-covariates", not standardise),
+               ("alpha", o["alpha"]), ("adjust", o["adjust"]), ("cluster", cluster),
+               ("no-cluster", cluster is None and design_cluster is not None))
+        args = {"covariates": list(covariates), "standardise": bool(standardise),
+                "factors": list(o["factors"]), "references": dict(o["references"]),
+                "cluster": cluster, "alpha": o["alpha"], "adjust": o["adjust"]}
+        return View("importance", cli,
+                    ("from analysis.importance_linear import logistic_with_covariates",),
+                    (f"options = {args!r}",
+                     "fit = logistic_with_covariates(results, design, **options)",
+                     "print(fit.terms)"))
     cli = (("factors", options["factors"]),
            *[("reference", f"{k}={v}") for k, v in options["references"].items()],
            *[("interaction", i) for i in options["interactions"]],

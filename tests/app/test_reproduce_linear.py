@@ -118,3 +118,59 @@ def test_view_leaves_out_flags_that_change_nothing():
                                             "accept_unconverged": True})
     flags = [name for name, value in view.options if value not in (None, False, [], "")]
     assert flags == ["outcome-type", "factors", "reference", "alpha", "adjust"]
+
+
+def test_logistic_fit_with_a_covariate_on_the_page(discrim, tmp_path, monkeypatch):
+    """A 0/1 outcome (DiscrimEval's logit_yes < 0 declared binary) with age as covariate:
+    the page shows logistic_with_covariates; the copied command and script and the report
+    section stored by "Add to report" give its numbers."""
+    from dataclasses import replace
+
+    from analysis.design import apply_design
+    from analysis.importance_linear import logistic_with_covariates
+    from analysis.report import build_section
+
+    frame, design = discrim
+    binary = design.with_outcome(replace(design.outcome, type="binary"))
+    at, cli, code = _page((frame, binary), tmp_path, monkeypatch,
+                          importance_covariates=["age"], importance_standardise=False)
+    assert "--covariate age --raw-covariates" in cli and "--outcome-type" not in cli
+    page = at.dataframe[0].value
+    want = logistic_with_covariates(apply_design(frame, binary), binary, covariates=["age"],
+                                    standardise=False, factors=["race", "gender"])
+    _same(page, want.terms)
+    assert page[TERM].iloc[-1] == "age" and want.covariance != "naive"
+    _same(page, _run_cli(cli))
+    _same(page, _run_script(code))
+    at.button(key="report_add_importance").click().run()
+    settings = at.session_state["report_sections"][0]["settings"]
+    assert settings["covariates"] == ["age"] and settings["standardise"] is False
+    sec = build_section("importance", apply_design(frame, binary), binary, settings)
+    _same(page, dict(sec.tables)["factor_importance"])
+    at.session_state["importance_covariates"] = []
+    at.run()
+    assert "age" not in at.dataframe[0].value[TERM].tolist()  # back to factor_importance
+
+
+def test_covariates_with_interactions_are_refused_with_a_message(discrim, tmp_path,
+                                                                 monkeypatch):
+    from dataclasses import replace
+
+    from analysis.design import apply_design
+    from analysis.errors import AnalysisError
+    from analysis.report import build_section
+
+    frame, design = discrim
+    binary = design.with_outcome(replace(design.outcome, type="binary"))
+    frame.to_csv(tmp_path / "results.csv", index=False)
+    at = page_test("importance.py", frame=frame, design=binary, name="results.csv")
+    at.session_state["importance_factors"] = ["race", "gender"]
+    at.session_state["importance_covariates"] = ["age"]
+    at.session_state["importance_interactions"] = ["race:gender"]
+    at.run()
+    assert not at.exception
+    assert "do not combine with interactions" in at.error[0].value and not at.dataframe
+    with pytest.raises(AnalysisError, match="covariates in the logistic model"):
+        build_section("importance", apply_design(frame, binary), binary,
+                      {"factors": ["race", "gender"], "covariates": ["age"],
+                       "interactions": ["race:gender"]})
