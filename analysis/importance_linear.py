@@ -548,6 +548,7 @@ def logistic_with_covariates(
     adjust: L.Adjust = "none",
     confidence: float = 0.95,
     likelihood_ratio: bool = True,
+    small_sample: L.SmallSample = "cr2",
 ) -> L.ImportanceResult:
     """The logistic factor-importance model of the 0/1 deviation with numeric covariates.
 
@@ -564,9 +565,10 @@ def logistic_with_covariates(
     data
         The results table after :func:`analysis.design.apply_design` (``deviation``).
     design, factors, references, where, exclude, cluster, alpha, adjust, confidence,
-    likelihood_ratio
+    likelihood_ratio, small_sample
         As :func:`analysis.importance.factor_importance` (no interactions, no separation
-        handling: a separated fit is refused).
+        handling: a separated fit is refused; with a cluster, CR2 and t with G - 1 df by
+        default, ``small_sample="none"`` is statsmodels' ``cov_type="cluster"``).
     covariates, standardise
         As :func:`linear_importance`.
 
@@ -606,13 +608,15 @@ def logistic_with_covariates(
     fit = L._fit(X, n, k)
     cov = L._covariance(X, n, fit.eta) if fit.converged else np.full((X.shape[1],) * 2, np.nan)
     L._check_fit(fit, cov, lcells, terms)
-    notes, params, robust = list(prep.notes), fit.params, None
+    notes, params, robust, df = list(prep.notes), fit.params, None, None
     if prep.cluster:
-        robust = L._robust(X, lcells, fit, cov, n_rows=n_rows, gee=False)
+        robust = L._robust(X, lcells, fit, cov, n_rows=n_rows, gee=False,
+                           small_sample=small_sample)
         params, cov = robust.params, robust.cov
-        notes.extend(robust.notes(prep.cluster))
+        notes.extend(robust.notes(prep.cluster, small_sample))
+        df = L.reference_df(small_sample, robust.n_clusters)
     table = L._terms_table(terms, X, lcells, params, cov, alpha=alpha, adjust=adjust,
-                           confidence=confidence)
+                           confidence=confidence, df=df)
     last = len(prep.terms)
     at_refs = X[:, 1:last].sum(axis=1) == 0  # the intercept's rows: every factor at reference
     table.loc[0, N], table.loc[0, DEVIATIONS] = int(n[at_refs].sum()), int(k[at_refs].sum())
@@ -629,7 +633,7 @@ def logistic_with_covariates(
              if likelihood_ratio else pd.DataFrame(columns=L.TEST_COLUMNS))
     if robust is not None:
         tests = L._robust_wald_tests(tests, terms, params, cov,
-                                     [*prep.factors, *prep.covariates], [])
+                                     [*prep.factors, *prep.covariates], [], df=df)
     notes.append("covariates " + ", ".join(prep.covariates) + (
         " standardised: (x - mean) / sd over the rows of the fit; coef = log-odds ratio per "
         "standard deviation" if standardise else " entered as they are; coef = log-odds "
@@ -642,4 +646,5 @@ def logistic_with_covariates(
         iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
         notes=tuple(notes), cluster=prep.cluster,
         n_clusters=0 if robust is None else robust.n_clusters,
-        covariance="naive" if robust is None else robust.kind)
+        covariance="naive" if robust is None else robust.kind, reference_df=df,
+        small_sample_label="" if robust is None else L.SMALL_SAMPLE_LABELS[small_sample])

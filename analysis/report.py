@@ -342,7 +342,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "interactions": [], "on_separation": "refuse", "alpha": 0.05,
                 "adjust": "none", "cluster": design.cluster, "gee": False,
                 "scale": "odds_ratio", "max_p": 1.0, "where": {},
-                "judge_noise": noise_defaults(section)}
+                "judge_noise": noise_defaults(section), "covariates": [],
+                "standardise": True, **_linear_defaults(results, design)}
     if section == "disparity":
         numeric = dsp.numeric_columns(results, design)
         if not numeric:
@@ -598,7 +599,63 @@ def _interval_readings(intervals: pd.DataFrame, limit: int = 12) -> list[str]:
     return out[:limit]
 
 
+def _linear_defaults(results: pd.DataFrame, design) -> dict:
+    """The importance section's settings of a continuous outcome (the linear model,
+    ``analysis.importance_linear``): the design's covariates the table has, standardised,
+    no mixed model. Empty for a 0/1 outcome."""
+    from analysis.importance_linear import is_continuous
+
+    if not is_continuous(design):
+        return {}
+    return {"covariates": [c for c in design.covariates if c in results.columns],
+            "standardise": True, "mixed": False, "random_slopes": True,
+            "accept_unconverged": False}
+
+
+def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    """A continuous outcome: the linear (cluster-robust) or mixed fit of the score, as the
+    Factor importance page shows it, instead of the logistic fit of its 0/1 deviation."""
+    from analysis.figures.importance_linear import linear_importance_figure
+    from analysis.importance import ImportanceRefusal
+    from analysis.importance_linear import linear_importance
+
+    factors = list(s["factors"])
+    ignored = [k.replace("_", " ") for k in ("interactions", "gee") if s.get(k)] + (
+        ["judge noise"] if noise_arguments("importance", s) else [])
+    if ignored:
+        sec.warnings.append(f"{', '.join(ignored)}: these apply to the logistic model of a 0/1 "
+                            "outcome; the linear model of this continuous outcome ignores "
+                            "them.")
+    try:
+        fit = linear_importance(
+            results, design, factors=factors,
+            references={f: v for f, v in (s.get("references") or {}).items() if f in factors}
+            or None, covariates=list(s["covariates"]), standardise=bool(s["standardise"]),
+            where=_where(s) or None, cluster=s.get("cluster") or None, mixed=bool(s["mixed"]),
+            random_slopes=bool(s["random_slopes"]),
+            accept_unconverged=bool(s["accept_unconverged"]), alpha=float(s["alpha"]),
+            adjust=s["adjust"])
+    except ImportanceRefusal as exc:
+        sec.warnings.append("The model was not fitted: " + str(exc))
+        return
+    sec.warnings += list(fit.notes)
+    model = {"ols": "linear model (least squares), independent rows",
+             "cluster": f"linear model (least squares), cluster-robust over the "
+                        f"{fit.n_clusters:,} values of {fit.cluster}",
+             "mixed": f"mixed model, random effects per {fit.cluster}"}[fit.covariance]
+    sec.notes.append(f"The outcome {fit.outcome} is continuous: {model}; {fit.n_rows:,} rows, "
+                     f"R2 {fit.r2:.3f}. A coefficient is the difference in mean "
+                     f"{fit.outcome} against the reference, the other terms fixed.")
+    sec.figures.append(("factor_importance_linear",
+                        linear_importance_figure(fit.terms, outcome=fit.outcome)))
+    sec.tables += [("factor_importance_linear", fit.terms),
+                   ("factor_importance_linear_tests", fit.factor_tests)]
+
+
 def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    if "mixed" in s:  # the settings of a continuous outcome (_linear_defaults)
+        _importance_linear(sec, results, design, s)
+        return
     from analysis.cells import cell_table
     from analysis.columns import P_ADJUSTED, P_VALUE
     from analysis.figures.importance import importance_figure
@@ -608,6 +665,7 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         factor_importance,
         uncertainty_label,
     )
+    from analysis.importance_linear import logistic_with_covariates
 
     where = _where(s)
     factors = list(s["factors"])
@@ -622,8 +680,17 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                        where=where or None)
     # the design's own cluster is "declared": unusable (a factor, constant) gives a note
     as_given = FROM_DESIGN if cluster and cluster == design.cluster else cluster
+    covariates = list(s.get("covariates") or [])
+    if covariates and (s.get("interactions") or s.get("gee") or s["on_separation"] != "refuse"
+                       or noise_arguments("importance", s)):
+        raise SettingsError("covariates in the logistic model do not combine with "
+                            "interactions, gee, on_separation or judge_noise yet.")
     try:
-        fit = factor_importance(cells, design, factors=factors, where=where,
+        fit = logistic_with_covariates(
+            results, design, covariates=covariates, standardise=bool(s["standardise"]),
+            factors=factors, references=references or None, where=where or None,
+            cluster=as_given, alpha=float(s["alpha"]), adjust=s["adjust"]) if covariates \
+            else factor_importance(cells, design, factors=factors, where=where,
                                 references=references or None,
                                 interactions=s.get("interactions") or (),
                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),

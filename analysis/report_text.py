@@ -50,6 +50,17 @@ TABLES: dict[str, tuple[str, str]] = {
                           "of a deviation, against its reference value."),
     "factor_importance_lr_tests": ("Factor importance: one test per factor", "Likelihood-"
                                    "ratio test of dropping each factor from the model."),
+    "factor_importance_linear": ("Factor importance: terms (continuous outcome)",
+                                 "Each factor value's difference in mean score against its "
+                                 "reference value, the other terms fixed; covariates per sd "
+                                 "(or unit)."),
+    "factor_importance_linear_tests": ("Factor importance: one test per factor", "Wald test "
+                                       "of each factor and covariate in the linear model."),
+    "compare_overall": ("Paired comparison: overall", "Each pair of values of the compared "
+                        "factor on the same prompts: the difference, its interval and the "
+                        "paired test."),
+    "compare_subgroups": ("Paired comparison per subgroup", "The same paired comparison "
+                          "within each subgroup, one row per subgroup and pair."),
     "disparity_summary": ("Disparity summary", "The chosen statistic per group and its "
                           "comparison with the baseline."),
     "disparity_selection": ("Selection rates", "Share of each group on the favourable side "
@@ -84,6 +95,15 @@ FIGURES: dict[str, tuple[str, str]] = {
              "more subgroups with a high deviation rate."),
     "factor_importance": ("Factor importance", "Effect of each factor value with its "
                           "confidence interval; 1 (odds ratio) means no effect."),
+    "factor_importance_linear": ("Factor importance (continuous outcome)", "Difference in "
+                                 "mean score of each factor value with its confidence "
+                                 "interval; 0 means no effect."),
+    "compare_": ("Paired comparison per subgroup", "The two values' rates per subgroup "
+                 "joined by a line, sorted by the difference; a dark line is a significant "
+                 "difference."),
+    "compare_sunburst": ("Paired comparison: subgroups sunburst", "The Subgroups sunburst "
+                         "coloured by the difference in LD between the two values (red: the "
+                         "subgroup stands out more under the second)."),
     "disparity_selection": ("Selection rates by group", "Share of each group on the "
                             "favourable side, against the baseline."),
     "disparity": ("Disparity statistic by group", "The chosen statistic per group with its "
@@ -135,6 +155,8 @@ def figure_title(stem: str, fig: Any = None) -> tuple[str, str]:
     if stem.startswith("coverage_"):
         heat = fig is not None and any(t.type == "heatmap" for t in fig.data)
         return FIGURES["coverage_heatmap" if heat else "coverage_bar"]
+    if stem.startswith("compare_") and stem.endswith("_sunburst"):  # compare_<a>_<b>_sunburst
+        return FIGURES["compare_sunburst"]
     return _lookup(stem, FIGURES) or (stem.replace("_", " ").capitalize(), "")
 
 

@@ -182,10 +182,28 @@ def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: flo
 
 
 def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
-                    design_cluster: str | None = None) -> View:
+                    design_cluster: str | None = None, covariates: Sequence[str] | None = None,
+                    standardise: bool = True) -> View:
     """Factor importance: the options of ``factor_importance`` as flags and as arguments
-    (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's)."""
+    (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's);
+    with numeric ``covariates``, ``--covariate`` (``--raw-covariates`` unless
+    ``standardise``) and ``logistic_with_covariates``."""
     cluster = options.get("cluster")
+    if covariates:
+        o = dict(options)
+        cli = (("factors", o["factors"]),
+               *[("reference", f"{k}={v}") for k, v in o["references"].items()],
+               *[("covariate", c) for c in covariates], ("raw-covariates", not standardise),
+               ("alpha", o["alpha"]), ("adjust", o["adjust"]), ("cluster", cluster),
+               ("no-cluster", cluster is None and design_cluster is not None))
+        args = {"covariates": list(covariates), "standardise": bool(standardise),
+                "factors": list(o["factors"]), "references": dict(o["references"]),
+                "cluster": cluster, "alpha": o["alpha"], "adjust": o["adjust"]}
+        return View("importance", cli,
+                    ("from analysis.importance_linear import logistic_with_covariates",),
+                    (f"options = {args!r}",
+                     "fit = logistic_with_covariates(results, design, **options)",
+                     "print(fit.terms)"))
     cli = (("factors", options["factors"]),
            *[("reference", f"{k}={v}") for k, v in options["references"].items()],
            *[("interaction", i) for i in options["interactions"]],
@@ -197,6 +215,40 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
                 (f"options = {dict(options)!r}", f"cells = cell_table(results, {cell_factors!r})",
                  "fit = factor_importance(cells, design, where=where, **options)",
                  "print(fit.terms)"))
+
+
+def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,
+                           design_cluster: str | None = None,
+                           design_covariates: Sequence[str] = ()) -> View:
+    """Factor importance of a continuous outcome (``analysis.importance_linear``): the
+    page's ``options`` (factors, references, alpha, adjust, cluster) and ``linear``
+    (``covariates``, ``standardise``, ``mixed``, ``random_slopes``,
+    ``accept_unconverged``) as ``importance --outcome-type continuous`` flags and as the
+    arguments of ``linear_importance``. No covariate while the design names some:
+    ``--no-covariates`` (the CLI would take the design's)."""
+    cluster = options.get("cluster")
+    covariates = list(linear.get("covariates") or [])
+    mixed = bool(linear.get("mixed"))
+    random_slopes = bool(linear.get("random_slopes", True))
+    cli = (("outcome-type", "continuous"), ("factors", options["factors"]),
+           *[("reference", f"{k}={v}") for k, v in options["references"].items()],
+           *[("covariate", c) for c in covariates],
+           ("no-covariates", not covariates and bool(design_covariates)),
+           ("raw-covariates", bool(covariates) and not linear.get("standardise", True)),
+           ("alpha", options["alpha"]), ("adjust", options["adjust"]), ("cluster", cluster),
+           ("no-cluster", cluster is None and design_cluster is not None),
+           ("mixed", mixed), ("random-effects", None if random_slopes or not mixed
+                              else "intercept"),
+           ("accept-unconverged", mixed and bool(linear.get("accept_unconverged"))))
+    args = {"factors": list(options["factors"]), "references": dict(options["references"]),
+            "covariates": covariates, "standardise": bool(linear.get("standardise", True)),
+            "cluster": cluster, "mixed": mixed, "random_slopes": random_slopes,
+            "accept_unconverged": bool(linear.get("accept_unconverged")),
+            "alpha": options["alpha"], "adjust": options["adjust"]}
+    return View("importance", cli,
+                ("from analysis.importance_linear import linear_importance",),
+                (f"options = {args!r}", "fit = linear_importance(results, design, **options)",
+                 "print(fit.terms)", "print(fit.factor_tests)"))
 
 
 #: Option of ``disparity_report`` -> flag of ``disparity`` where the names differ.

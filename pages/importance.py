@@ -8,13 +8,11 @@ from analysis.figures.importance import importance_figure
 from analysis.importance import (
     P_STEPS,
     ImportanceRefusal,
-    factor_importance,
     subset_caption,
     uncertainty_label,
 )
 from analysis.importance_linear import is_continuous
 from ui.common import (
-    cells_for,
     figure_downloads,
     require_results,
     subset_filter,
@@ -25,7 +23,7 @@ from ui.importance import (
     fix_buttons,
     model_options,
 )
-from ui.importance_linear import continuous_view
+from ui.importance_linear import continuous_view, logistic_fit
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_term_noise
 from ui.navigation import route_first_visit
@@ -56,9 +54,8 @@ if is_continuous(design):  # a score, not a 0/1 deviation: linear or mixed model
     st.stop()
 cell_factors = list(dict.fromkeys([*options["factors"], *where,
                                    *([options["cluster"]] if options["cluster"] else [])]))
-try:
-    fit = factor_importance(cells_for(results, design, cell_factors, where), design,
-                            where=where, **options)
+try:  # with numeric covariates (widgets in ui/importance_linear.py) or without
+    fit, covariates, standardise = logistic_fit(results, design, where, options, cell_factors)
 except ImportanceRefusal as exc:
     st.error(md(exc.explanation))
     fix_buttons(exc.fixes, design)
@@ -80,7 +77,8 @@ st.plotly_chart(fig, key="importance_chart")
 for note in fit.notes:
     st.warning(md(note))
 figure_downloads(fig, "factor_importance", key="importance_figure")
-add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p},
+add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p,
+                                    "covariates": covariates, "standardise": standardise},
                      noise_prefix="importance")
 m = st.columns(5)
 m[0].metric("Rows", f"{fit.n_rows:,}")
@@ -90,10 +88,10 @@ m[3].metric("Parameters", fit.n_parameters)
 m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
             help="1 / (1 + exp(-intercept)): every factor at its reference value")
 st.caption(md("Standard errors: " + uncertainty_label(fit, design) + "."))
-reproduce_importance(design, options, where, cell_factors)
+reproduce_importance(design, options, where, cell_factors, covariates, standardise)
 
 st.subheader("Coefficients")
-terms = with_term_noise(fit, results, design, where, options)
+terms = fit.terms if covariates else with_term_noise(fit, results, design, where, options)
 counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()
 st.caption(f"{counts.get('risk', 0)} risk and {counts.get('protective', 0)} protective values "
            f"at {p_column} < {fit.alpha:g}. p-values are per term and not adjusted for "

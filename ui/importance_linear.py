@@ -1,5 +1,7 @@
 """The Factor importance page for a continuous outcome (linear or mixed model).
 
+Also the covariate widgets of the logistic fit (:func:`logistic_fit`).
+
 Session-state keys: ``importance_covariates``, ``importance_standardise``,
 ``importance_mixed``, ``importance_random``, ``importance_unconverged``.
 """
@@ -16,6 +18,8 @@ from analysis.importance import ImportanceRefusal
 from analysis.importance_linear import linear_importance
 from ui.common import figure_downloads, table_download
 from ui.importance import fix_buttons
+from ui.report import add_to_report_button
+from ui.reproduce import reproduce_importance_linear
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
@@ -36,21 +40,57 @@ def _numeric_columns(results: pd.DataFrame, design: Design, factors: list[str]) 
             and pd.api.types.is_numeric_dtype(results[c]) and results[c].nunique() > 2]
 
 
+def covariate_options(results: pd.DataFrame, design: Design, factors: list[str], where=st,
+                      *, default: tuple[str, ...] = ()) -> tuple[list[str], bool]:
+    """The numeric-covariate multiselect (first visit: ``default``, those the table has)
+    and the standardise checkbox, drawn in ``where``; (covariates, standardise)."""
+    ss = st.session_state
+    numeric = _numeric_columns(results, design, factors)
+    if "importance_covariates" not in ss:
+        ss["importance_covariates"] = [c for c in default if c in numeric]
+    ss["importance_covariates"] = [c for c in ss["importance_covariates"] if c in numeric]
+    covariates = where.multiselect("Numeric covariates", numeric, key="importance_covariates")
+    standardise = where.checkbox("Standardise covariates ((x - mean) / sd)", value=True,
+                                 key="importance_standardise")
+    return list(covariates), bool(standardise)
+
+
+def logistic_fit(results: pd.DataFrame, design: Design, where: dict, options: dict,
+                 cell_factors: list[str]):
+    """The logistic fit of the 0/1 deviation, with the covariates chosen in the widgets
+    (``analysis.importance_linear.logistic_with_covariates``) or without
+    (``factor_importance`` on the cached cells); (fit, covariates, standardise)."""
+    from analysis.importance import factor_importance
+    from analysis.importance_linear import logistic_with_covariates
+    from ui.common import cells_for
+
+    with st.expander("Numeric covariates", expanded=bool(st.session_state.get(
+            "importance_covariates"))):
+        covariates, standardise = covariate_options(results, design, options["factors"])
+    if not covariates:
+        return (factor_importance(cells_for(results, design, cell_factors, where), design,
+                                  where=where, **options), [], standardise)
+    if options["interactions"] or options["gee"] or options["on_separation"] != "refuse":
+        raise AnalysisError("Covariates in the logistic model do not combine with "
+                            "interactions, GEE or separation handling yet: remove the "
+                            "covariates or those options.")
+    fit = logistic_with_covariates(
+        results, design, covariates=covariates, standardise=standardise,
+        factors=options["factors"], references=options["references"],
+        where={k: v for k, v in (where or {}).items() if v} or None,
+        cluster=options["cluster"], alpha=options["alpha"], adjust=options["adjust"])
+    return fit, covariates, standardise
+
+
 def continuous_view(results: pd.DataFrame, design: Design, where: dict, options: dict) -> None:
     """Fit and show the linear (or mixed) model of the design's continuous outcome."""
-    ss = st.session_state
     outcome = design.outcome.column
     st.info(md(f"The outcome {outcome} is continuous: a linear model of the score itself "
                "(difference in mean against each reference). Interactions, separation and "
                "GEE apply to the logistic model of a 0/1 outcome and are not used here."))
-    numeric = _numeric_columns(results, design, options["factors"])
-    if "importance_covariates" not in ss:
-        ss["importance_covariates"] = [c for c in design.covariates if c in numeric]
-    ss["importance_covariates"] = [c for c in ss["importance_covariates"] if c in numeric]
     c1, c2, c3 = st.columns(3)
-    covariates = c1.multiselect("Numeric covariates", numeric, key="importance_covariates")
-    standardise = c1.checkbox("Standardise covariates ((x - mean) / sd)", value=True,
-                              key="importance_standardise")
+    covariates, standardise = covariate_options(results, design, options["factors"], c1,
+                                                default=design.covariates)
     mixed = c2.checkbox("Mixed model (random effects per cluster)", key="importance_mixed",
                         disabled=options["cluster"] is None)
     slopes = c2.radio("Random effects", ["slopes", "intercept"], horizontal=True,
@@ -74,6 +114,10 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
+    linear = {"covariates": covariates, "standardise": standardise, "mixed": bool(mixed),
+              "random_slopes": slopes == "slopes", "accept_unconverged": accept}
+    reproduce_importance_linear(design, options, linear, where)
+    add_to_report_button("importance", {**options, "where": where, **linear})
     m = st.columns(4)
     m[0].metric("Rows", f"{fit.n_rows:,}")
     m[1].metric("Cells", f"{fit.n_cells:,}")

@@ -88,12 +88,24 @@ def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, idea
 
 
 def reproduce_importance(design: Design, options: dict, where: dict,
-                         cell_factors: list[str]) -> None:
-    """The expander of the importance page."""
-    view = rp.with_importance_noise(
-        rp.importance_view(options, cell_factors, design_cluster=design.cluster),
-        page_noise_settings("importance"))
+                         cell_factors: list[str], covariates: list[str] | None = None,
+                         standardise: bool = True) -> None:
+    """The expander of the importance page (``covariates``: the logistic fit's numeric
+    covariates, no judge noise then)."""
+    view = rp.importance_view(options, cell_factors, design_cluster=design.cluster,
+                              covariates=covariates, standardise=standardise)
+    if not covariates:
+        view = rp.with_importance_noise(view, page_noise_settings("importance"))
     reproduce(view, design, where, "importance_repro")
+
+
+def reproduce_importance_linear(design: Design, options: dict, linear: dict,
+                                where: dict) -> None:
+    """The expander of the importance page for a continuous outcome (``linear``: the
+    covariate and mixed-model widgets, ``analysis.reproduce.importance_linear_view``)."""
+    reproduce(rp.importance_linear_view(options, linear, design_cluster=design.cluster,
+                                        design_covariates=design.covariates),
+              design, where, "importance_repro")
 
 
 def reproduce_disparity(design: Design, options: dict, where: dict) -> None:

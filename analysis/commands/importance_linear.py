@@ -16,8 +16,8 @@ import argparse
 
 
 def add_linear_options(p: argparse.ArgumentParser) -> None:
-    """``--outcome-type``, ``--covariate``, ``--raw-covariates``, ``--mixed``,
-    ``--random-effects``, ``--accept-unconverged``."""
+    """``--outcome-type``, ``--covariate``, ``--no-covariates``, ``--raw-covariates``,
+    ``--mixed``, ``--random-effects``, ``--accept-unconverged``."""
     g = p.add_argument_group("continuous outcome (linear / mixed model)")
     g.add_argument("--outcome-type", choices=("auto", "binary", "continuous"), default="auto",
                    help="binary: logistic model of the 0/1 deviation; continuous: linear "
@@ -27,6 +27,8 @@ def add_linear_options(p: argparse.ArgumentParser) -> None:
                    help="numeric covariate beside the factors (repeatable; default for a "
                         "continuous outcome: the design's covariates); in the logistic "
                         "model too")
+    g.add_argument("--no-covariates", action="store_true",
+                   help="continuous outcome: no covariate, not even the design's")
     g.add_argument("--raw-covariates", action="store_true",
                    help="enter covariates as they are (default: standardised, "
                         "(x - mean) / sd)")
@@ -54,6 +56,8 @@ def wants_linear(args: argparse.Namespace, design) -> bool:
                                           or args.on_separation != "refuse"):
         raise AnalysisError("--covariate in the logistic model does not combine with --gee, "
                             "--interaction, --judge-noise or --on-separation yet.")
+    if args.no_covariates and args.covariate:
+        raise AnalysisError("--no-covariates and --covariate contradict each other.")
     if linear and (args.gee or args.interaction or args.judge_noise):
         raise AnalysisError("--gee, --interaction and --judge-noise apply to the logistic "
                             "model of a 0/1 outcome, not to a continuous one.")
@@ -73,7 +77,8 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
     try:
         fit = linear_importance(
             results, design, factors=factors, exclude=exclude,
-            covariates=args.covariate or None, standardise=not args.raw_covariates,
+            covariates=[] if args.no_covariates else (args.covariate or None),
+            standardise=not args.raw_covariates,
             cluster=cluster, mixed=args.mixed, random_slopes=args.random_effects == "slopes",
             accept_unconverged=args.accept_unconverged, alpha=args.alpha,
             adjust=args.adjust, confidence=args.confidence)
@@ -117,4 +122,5 @@ def covariate_logit(args: argparse.Namespace, results, design, *, exclude, clust
         results, design, covariates=args.covariate,
         factors=[f for f in design.names if f not in args.covariate], exclude=exclude,
         standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
-        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr)
+        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr,
+        small_sample=args.small_sample)

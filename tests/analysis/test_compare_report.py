@@ -35,7 +35,7 @@ def test_section_holds_the_comparison(bbq):
     assert any("went from biased to not biased" in n for n in sec.notes)
     assert any("left out (no partner)" in w for w in sec.warnings)
     html = report_html(build_report(results, design, [("compare", settings)]))
-    assert "Compare" in html and "compare_overall" in html
+    assert "Compare" in html and "Paired comparison: overall" in html  # its human title
 
 
 def test_default_compares_the_factor_whose_values_pair(bbq):

@@ -47,3 +47,39 @@ def test_a_text_outcome_is_refused():
     frame.loc[5, "score"] = "high"
     with pytest.raises(AnalysisError, match="is not numeric"):
         group_means(frame, design)
+
+
+def test_subgroups_command_adds_the_group_means(tmp_path, capsys):
+    """``subgroups --json`` with a continuous outcome: ``group_means`` = scipy's Welch test
+    on the rows the command analyses (``--where``, ``--confidence``); none for 0/1."""
+    import json
+
+    from analysis.cli import main
+
+    frame, design = _data(1)
+    frame["style"] = np.where(np.arange(len(frame)) % 3 == 0, "short", "long")
+    design = Design(factors=(*design.factors,
+                             Factor("style", "prompt", ("long", "short"), "long")),
+                    outcome=design.outcome)
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    (tmp_path / "d.yaml").write_text(design.to_yaml())
+    base = ["subgroups", str(tmp_path / "r.csv"), "--design", str(tmp_path / "d.yaml"),
+            "--json", "--level", "1"]
+    assert main([*base, "--where", "style=long", "--confidence", "0.9"]) == 0
+    means = pd.DataFrame(json.loads(capsys.readouterr().out)["group_means"])
+    assert set(means["factor"]) == {"race", "style"}
+    ok = frame.dropna()
+    ok = ok[ok["style"] == "long"]
+    g, ref = (ok.loc[ok["race"] == v, "score"] for v in ("black", "white"))
+    row = means.set_index(["factor", "value"]).loc[("race", "black")]
+    welch = stats.ttest_ind(g, ref, equal_var=False)
+    ci = welch.confidence_interval(0.9)
+    assert row["n"] == len(g) and row["p_value"] == pytest.approx(welch.pvalue, rel=1e-9)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    binary = Design(factors=design.factors, outcome=Outcome("score", "above", threshold=0))
+    (tmp_path / "d.yaml").write_text(binary.to_yaml())
+    assert main(base) == 0
+    assert "group_means" not in json.loads(capsys.readouterr().out)
+    (tmp_path / "d.yaml").write_text(design.to_yaml())
+    assert main(base[:-3]) == 0  # the readable output prints them under the subgroups
+    assert "Mean score per factor value" in capsys.readouterr().out

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
+from scipy import stats
 
 from analysis.design import Design, Outcome, apply_design, make_factor
 from analysis.importance import ImportanceRefusal, factor_importance
@@ -203,10 +204,18 @@ def test_logistic_fit_with_a_covariate_equals_statsmodels_on_the_rows():
     assert lr == pytest.approx(2 * (ref.llf - reduced.llf))
     # recovery: 0.03 per year, standardised by the sd of age
     assert fit.terms["coef"].iloc[-1] / frame["age"].std() == pytest.approx(0.03, abs=0.01)
-    robust = logistic_with_covariates(applied, design, covariates=["age"])
+    robust = logistic_with_covariates(applied, design, covariates=["age"], small_sample="none")
     glm = sm.GLM(frame["bad"], X, family=sm.families.Binomial()).fit(
         cov_type="cluster", cov_kwds={"groups": pd.factorize(frame["g"])[0]})
     np.testing.assert_allclose(robust.terms["std_err"], glm.bse, rtol=1e-6)
+    # the default is factor_importance's: CR2 covariance, t with G - 1 df
+    cr2 = logistic_with_covariates(applied, design, covariates=["age"])
+    g = frame["g"].nunique()
+    assert cr2.reference_df == g - 1
+    t = cr2.terms["coef"] / cr2.terms["std_err"]
+    np.testing.assert_allclose(cr2.terms["p_value"], 2 * stats.t.sf(t.abs(), g - 1),
+                               rtol=1e-9)
+    assert not np.allclose(cr2.terms["std_err"], glm.bse, rtol=1e-3)
 
 
 def test_cli_logistic_with_a_covariate(tmp_path, discrim, capsys):

@@ -197,3 +197,32 @@ def test_importance_page_carries_its_cluster_robust_settings():
     assert terms["std_err"].tolist() == pytest.approx(page_terms["std_err"].tolist())
     assert any("Standard errors: cluster-robust over 37 values of template" in n
                for n in sec.notes)
+
+
+def test_continuous_importance_page_adds_its_linear_settings():
+    """A continuous outcome: "Add to report" stores the covariates and the mixed-model
+    choices, and the section's terms equal the page's linear (mixed) fit."""
+    from analysis.importers import import_results
+    from analysis.report import build_section
+    from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
+    from tests.app.apptools import page_test
+
+    (path,) = (LM_EVAL_BIAS_FIXTURE / "dummy-bias").glob("samples_discrim_eval_explicit_*")
+    imported = import_results("lm-eval", [path])
+    at = page_test("importance.py", frame=imported.frame, design=imported.design)
+    at.session_state["importance_factors"] = ["race", "gender"]
+    at.session_state["importance_mixed"] = True
+    at.session_state["importance_random"] = "intercept"
+    at.run()
+    assert not at.exception and not at.error
+    page_terms = at.dataframe[0].value
+    at.button(key="report_add_importance").click().run()
+    settings = at.session_state["report_sections"][0]["settings"]
+    assert settings["covariates"] == ["age"] and settings["mixed"] is True
+    assert settings["random_slopes"] is False
+    sec = build_section("importance", apply_design(imported.frame, imported.design),
+                        imported.design, settings)
+    terms = dict(sec.tables)["factor_importance_linear"]
+    assert terms["term"].tolist() == page_terms["term"].tolist()
+    assert terms["std_err"].tolist() == pytest.approx(page_terms["std_err"].tolist(),
+                                                      rel=1e-9)

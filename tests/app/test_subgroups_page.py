@@ -165,7 +165,7 @@ def test_default_pair_is_never_nested_and_sectors_can_be_equal(ssqa):
     assert "equal sectors" in spec["layout"]["title"]["text"]
 
 
-def test_continuous_outcome_says_the_page_analyses_its_threshold():
+def test_continuous_outcome_says_the_page_analyses_its_threshold(tmp_path):
     from analysis.importers import import_results
     from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
     from tests.app.apptools import page_test
@@ -182,6 +182,24 @@ def test_continuous_outcome_says_the_page_analyses_its_threshold():
     expected = group_means(imported.frame, imported.design)
     assert shown["value"].tolist() == expected["value"].tolist()
     np.testing.assert_allclose(shown["difference"], expected["difference"])
+    # the subgroups command's JSON holds the same table (run in-process)
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from analysis.cli import main
+
+    imported.frame.to_csv(tmp_path / "r.csv", index=False)
+    (tmp_path / "d.yaml").write_text(imported.design.to_yaml())
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["subgroups", str(tmp_path / "r.csv"), "--design",
+                     str(tmp_path / "d.yaml"), "--level", "1", "--json"]) == 0
+    cli = pd.DataFrame(json.loads(out.getvalue())["group_means"])
+    assert cli["value"].astype(str).tolist() == shown["value"].astype(str).tolist()
+    for column in ("n", "mean", "difference", "ci_low", "ci_high", "p_value"):
+        np.testing.assert_allclose(cli[column].to_numpy(float), shown[column].to_numpy(float),
+                                   rtol=1e-9, equal_nan=True)
 
 
 def test_a_top_finding_opens_its_responses(ssqa):
