@@ -22,6 +22,7 @@ summary table (joint row + one row per factor).
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
     from analysis.design import Design, parse_assignments
     from analysis.errors import AnalysisError
+    from analysis.cells import filter_rows
     from analysis.nesting import describe_nesting, find_nestings
 
     if args.limit < 0:
@@ -64,6 +66,10 @@ def run(args: argparse.Namespace) -> None:
     models = [m for m in whole.of_kind("model") if m not in factors and m in results]
     where = {args.renamed.get(k, k): split_list(v)
              for k, v in parse_assignments(args.where, "--where").items()}
+    unit_reason = None
+    if not args.design and args.count == "prompts":  # what a prompt is, from the table
+        design, unit_reason = _inferred_unit(results, design, factors)
+        print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)
     cells = cov.coverage_cells(results, design, factors, unit=args.count, where=where)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)
@@ -83,7 +89,10 @@ def run(args: argparse.Namespace) -> None:
         "thinnest_cells": cov.thinnest_cells(cells, design, factors=factors, where=where,
                                              limit=args.limit).astype({f: str for f in factors}),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
-        "reading": cov.describe_coverage(summary, marginals),
+        "prompt_unit": design.prompt_unit_columns() if args.count == "prompts" else None,
+        "prompt_unit_reason": unit_reason,
+        "reading": cov.describe_coverage(summary, marginals, unit=args.count,
+                                         n_rows=int(len(filter_rows(results, where)))),
     }
     all_models = [m for m in factors if m in design.of_kind("model")] + models
     if all_models and [f for f in factors if f not in all_models]:
@@ -119,3 +128,15 @@ def run(args: argparse.Namespace) -> None:
         if key in payload and len(payload[key]):
             print(f"\n{title}:")
             emit(argparse.Namespace(json=False, out=None), None, payload[key])
+
+
+def _inferred_unit(results, design, factors):  # noqa: ANN001, ANN202 - DataFrame, Design
+    """The design with the prompt unit :func:`analysis.structure.infer_structure` finds
+    (an item id and the columns crossed with it, or the item-level columns), and why."""
+    from analysis.columns import DEVIATION
+    from analysis.structure import infer_structure
+
+    table = results.drop(columns=[DEVIATION], errors="ignore")
+    structure = infer_structure(table, factors=factors)
+    unit = [c for c in structure.prompt_unit if c in results.columns]
+    return design.with_prompt_unit(unit), structure.prompt_unit_reason
