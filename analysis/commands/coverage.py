@@ -43,12 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis import coverage as cov
-    from analysis.cells import cell_table
+    from analysis.cells import cell_table, filter_rows
     from analysis.cli import emit, load_with_design, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
     from analysis.design import Design, parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.cells import filter_rows
     from analysis.nesting import describe_nesting, find_nestings
 
     if args.limit < 0:
