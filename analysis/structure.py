@@ -380,7 +380,8 @@ def infer_structure(
     if item_id is not None:
         setrole(item_id, ITEM_ID, id_reason)
         for e in equivalents:
-            setrole(e, ITEM_ID, f"the same grouping as `{item_id}` -> an item id too")
+            if role.get(e, ("",))[0] != ITEM_TEXT:  # a question text stays text
+                setrole(e, ITEM_ID, f"the same grouping as `{item_id}` -> an item id too")
         unique_rows = [n for n in keys if cols[n].n == n_rows and n not in role]
         for n in unique_rows:
             setrole(n, ROW_ID, "one value per row: identifies responses, not items")
@@ -418,7 +419,10 @@ def infer_structure(
         if n in role:
             continue
         c = cols[n]
-        if c.n > max_values:
+        if c.n == n_rows and n_rows >= MIN_ID_VALUES:
+            setrole(n, ROW_ID, "a different value on every row -> identifies rows, not a "
+                               "factor")
+        elif c.n > max_values:
             setrole(n, ITEM_TEXT, f"{c.n:,} values (more than {max_values} for a factor)"
                                   + (f", fixed by `{item_id}`" if item_id else "")
                                   + " -> item text or an id, not a factor")
