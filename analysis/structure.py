@@ -10,8 +10,9 @@ cardinality alone, and says why for every column (``docs/structure.md``):
   attributes, texts) while no rich column is crossed with it (``row_in_ssqa``,
   ``example_id``, ``doc_id``); a second column with the same grouping is an id too;
 - **item text**: long or sentence-like text, a column fixed by the item that takes
-  many values across items (one per few items), a numbered family of columns sharing
-  values (answer options ``ans0``, ``ans1``, ``ans2``);
+  many values across items (one per few items), a numbered family of 2 to
+  :data:`MAX_OPTIONS` text columns sharing values, mostly not numbers (answer options
+  ``ans0``, ``ans1``, ``ans2``);
 - **answer key**: positions into the answer options (``label`` in 0..2 beside ``ans0``
   .. ``ans2``), or a gold field named so (``gold``, ``target``, ``label``);
 - **response**: varies between the rows of one item without being crossed with it
@@ -65,6 +66,8 @@ MAX_EXACT_ROWS = 500_000
 MIN_ID_VALUES = 10
 #: A column is crossed with another when this share of the other's groups show all its values.
 CROSSED_SHARE = 0.9
+#: A numbered family of answer-option columns has at most this many members.
+MAX_OPTIONS = 10
 #: A value-level alias needs at least this many rows behind it.
 MIN_ALIAS_ROWS = 5
 #: Text whose values average more words than this (or more characters than
@@ -253,13 +256,24 @@ def _option_families(cols: Mapping[str, _Col]) -> dict[str, list[str]]:
             stems.setdefault(m.group(1), []).append(name)
     out = {}
     for stem, members in stems.items():
-        if len(members) < 2:
+        if not 2 <= len(members) <= MAX_OPTIONS:
             continue
         values = [set(map(str, pd.Series(cols[m].uniques).dropna())) for m in members]
+        pool = set().union(*values)
+        if sum(_is_number(v) for v in pool) > len(pool) / 2:  # numbered factors f0, f1, ...
+            continue
         if any(values[i] & values[j] for i in range(len(values))
                for j in range(i + 1, len(values))):
             out[stem] = members
     return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_key_into(c: _Col, options: Sequence[str]) -> bool:
