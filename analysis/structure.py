@@ -505,32 +505,37 @@ def _n_distinct(codes: list[np.ndarray], n_rows: int) -> int:
 def _find_id(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.ndarray],
              role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int
              ) -> tuple[str | None, str, list[str]]:
-    """The item id among ``keys`` (see the module docstring), its reason, its equivalents."""
-    best: tuple | None = None
-    for n in keys:
+    """The item id among ``keys`` (see the module docstring), its reason, its equivalents.
+
+    Candidates are tried from the most likely (no role yet, not one value per row, most
+    values); the first that qualifies is the id (one grouping pass per candidate tried).
+    """
+    order = sorted(
+        (n for n in keys if cols[n].n >= MIN_ID_VALUES and n not in models
+         and cols[n].kind != "float" and not cols[n].binary
+         and role.get(n, ("",))[0] != ANSWER_KEY),
+        key=lambda n: (n in role, cols[n].n == n_rows, -cols[n].n))
+    found = None
+    for n in order:
         c = cols[n]
-        if c.n < MIN_ID_VALUES or n in models or c.kind == "float" or c.binary:
-            continue
-        if role.get(n, ("",))[0] == ANSWER_KEY:
-            continue
-        fixed, crossed = [], []
+        fixed, crossed = [], False
         for k in keys:
             if k == n:
                 continue
-            if _fixes(dcodes[n], dcodes[k]):
+            counts = _groups_nunique(dcodes[n], dcodes[k])
+            counts = counts[counts > 0]
+            if (counts == 1).all():
                 fixed.append(k)
-            elif cols[k].n >= MIN_ID_VALUES and cols[k].n < c.n and _crossed_share(
-                    dcodes[n], dcodes[k], cols[k].n) >= CROSSED_SHARE:
-                crossed.append(k)
-        if crossed or not fixed:
-            continue
-        unique = c.n == n_rows
-        rank = (not unique, n not in role, len(fixed), c.n)
-        if best is None or rank > best[0]:
-            best = (rank, n, fixed)
-    if best is None:
+            elif MIN_ID_VALUES <= cols[k].n < c.n and (
+                    counts == cols[k].n).mean() >= CROSSED_SHARE:
+                crossed = True
+                break
+        if not crossed and fixed:
+            found = (n, fixed)
+            break
+    if found is None:
         return None, "", []
-    _, n, fixed = best
+    n, fixed = found
     equivalents = [k for k in fixed if cols[k].n == cols[n].n and _fixes(dcodes[k], dcodes[n])]
     shown = [k for k in fixed if k not in equivalents]
     rows_each = n_rows / cols[n].n
@@ -549,13 +554,13 @@ def _find_template(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[st
         c = cols[n]
         if c.n < 3 or n_items / c.n < 2 or c.binary:
             continue
-        fixed = [k for k in plain if k != n and cols[k].n < c.n and _fixes(dcodes[n], dcodes[k])]
-        if not fixed:
-            continue
         named = any(w in n.lower() for w in _TEMPLATE_WORDS)
         coded = all(any(ch.isdigit() for ch in str(v)) for v in pd.Series(c.uniques).dropna())
-        if named or coded:  # a grouping of words fixing another (stigma -> cluster) is a
-            candidates.append(((named, c.n), n, fixed))  # nested factor, not a template
+        if not (named or coded):  # a grouping of words fixing another (stigma -> cluster)
+            continue              # is a nested factor, not a template
+        fixed = [k for k in plain if k != n and cols[k].n < c.n and _fixes(dcodes[n], dcodes[k])]
+        if fixed:
+            candidates.append(((named, c.n), n, fixed))
     if not candidates:
         return None, ""
     (named, _), n, fixed = max(candidates)
