@@ -7,7 +7,7 @@ GROUPING SETS query), and the aggregate over the suggested factors, on which
 :func:`analysis.nesting.find_nestings` gives the same answer as on the rows.
 
 The structure (:mod:`analysis.structure`: item id, template, which columns are factors)
-is inferred on the first :data:`analysis.structure.MAX_EXACT_ROWS` rows, the one query
+is inferred on the first :data:`ENGINE_SAMPLE_ROWS` rows, the one query
 that brings rows back; the factors' values still come from the exact counts.
 
 The suggested design and the nestings equal the pandas path's (on files of at most
@@ -33,8 +33,10 @@ from analysis.design import (
 from analysis.engines import sql
 from analysis.engines.base import Table, factor_from_counts
 from analysis.nesting import find_nestings, nesting_columns
-from analysis.structure import MAX_EXACT_ROWS, infer_structure
+from analysis.structure import infer_structure
 
+#: The structure (:mod:`analysis.structure`) is read on at most this many first rows.
+ENGINE_SAMPLE_ROWS = 500_000
 #: Distinct counts up to this are exact (value counts); above, an estimate.
 EXACT_UP_TO = int(SUGGEST_MAX_VALUES * 1.1)
 
@@ -127,8 +129,8 @@ def describe_table(table: Table) -> tuple[int, pd.DataFrame, Design, pd.DataFram
         if exact is not None and len(exact) <= SUGGEST_MAX_VALUES and _role(
                 s, len(exact), n_rows) == "factor":
             factors.append(factor_from_counts(c, exact))
-    # the structure (roles, item id, template) is read on the first MAX_EXACT_ROWS rows
-    sample = table.query(f"SELECT * FROM {{table}} LIMIT {MAX_EXACT_ROWS}")
+    # the structure (roles, item id, template) is read on the first rows (one query)
+    sample = table.query(f"SELECT * FROM {{table}} LIMIT {ENGINE_SAMPLE_ROWS}")
     outcome = suggest_outcome(sample)
     structure = infer_structure(sample, outcome=outcome.column if outcome else None)
     if n_rows > len(sample):
