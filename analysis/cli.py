@@ -209,6 +209,11 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
         if not factors:
             raise AnalysisError("Say which factors to use: --factors a,b,c or --design FILE.")
         design = Design(factors=tuple(make_factor(frame, f) for f in factors))
+        if counts_prompts(args):  # what a prompt is, read from the table (docs/structure.md)
+            from analysis.structure import infer_prompt_unit
+
+            unit, args.unit_reason = infer_prompt_unit(frame, factors)
+            design = design.with_prompt_unit(unit)
     outcome = outcome_from_args(args)
     if outcome is not None:
         design = design.with_outcome(outcome)
@@ -225,6 +230,13 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     where = {renamed.get(k, k): split_list(v) for k, v in
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
     return filter_rows(results, where), design
+
+
+def counts_prompts(args: argparse.Namespace) -> bool:
+    """Whether the command counts distinct prompts without a design file (``coverage``):
+    the prompt unit is then inferred from the table."""
+    return (getattr(args, "command", None) == "coverage" and not getattr(args, "design", None)
+            and getattr(args, "count", "prompts") == "prompts")
 
 
 def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame

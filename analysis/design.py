@@ -893,6 +893,12 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
     if design.cluster is not None and design.cluster not in frame.columns:
         problems.append(Problem("error", f"Cluster column {design.cluster!r} is not in the "
                                          "table."))
+    elif design.cluster is not None:
+        from analysis.structure import cluster_note
+
+        note = cluster_note(frame, design.cluster)  # constant, or one row per cluster
+        if note:
+            problems.append(Problem("warning", note))
     absent_unit = [c for c in design.prompt_unit if c not in frame.columns]
     if absent_unit:
         # only coverage counts prompts (and says so itself): a warning, not an error

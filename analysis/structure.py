@@ -180,9 +180,12 @@ class Structure:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``structure:`` block of a design file: roles, unit, cluster, reasons."""
-        return {"roles": {c.column: c.role for c in self.columns},
-                "item_id": self.item_id, "prompt_unit": list(self.prompt_unit),
-                "cluster": self.cluster, "reasons": self.reasons()}
+        out = {"roles": {c.column: c.role for c in self.columns},
+               "item_id": self.item_id, "prompt_unit": list(self.prompt_unit),
+               "cluster": self.cluster, "reasons": self.reasons()}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
 
 # --- column statistics --------------------------------------------------------------------
@@ -717,6 +720,14 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
     observed_cells = np.ravel_multi_index(tuple(pos[f][keep] for f in factors), sizes)
     mask[observed_cells] = False
     return Exclusions(mask, tuple(reasons))
+
+
+def infer_prompt_unit(table: pd.DataFrame, factors: Sequence[str]) -> tuple[list[str], str]:
+    """The prompt unit of ``table`` with ``factors`` declared, and its one-line reason
+    (what ``coverage`` counts without a design file)."""
+    structure = infer_structure(table, factors=factors)
+    return [c for c in structure.prompt_unit if c in table.columns], \
+        structure.prompt_unit_reason
 
 
 def cluster_note(table: pd.DataFrame, cluster: str | None) -> str | None:

@@ -65,9 +65,8 @@ def run(args: argparse.Namespace) -> None:
     models = [m for m in whole.of_kind("model") if m not in factors and m in results]
     where = {args.renamed.get(k, k): split_list(v)
              for k, v in parse_assignments(args.where, "--where").items()}
-    unit_reason = None
-    if not args.design and args.count == "prompts":  # what a prompt is, from the table
-        design, unit_reason = _inferred_unit(results, design, factors)
+    unit_reason = getattr(args, "unit_reason", None)  # no design file: read from the table
+    if unit_reason:
         print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)
     cells = cov.coverage_cells(results, design, factors, unit=args.count, where=where)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
@@ -128,14 +127,3 @@ def run(args: argparse.Namespace) -> None:
             print(f"\n{title}:")
             emit(argparse.Namespace(json=False, out=None), None, payload[key])
 
-
-def _inferred_unit(results, design, factors):  # noqa: ANN001, ANN202 - DataFrame, Design
-    """The design with the prompt unit :func:`analysis.structure.infer_structure` finds
-    (an item id and the columns crossed with it, or the item-level columns), and why."""
-    from analysis.columns import DEVIATION
-    from analysis.structure import infer_structure
-
-    table = results.drop(columns=[DEVIATION], errors="ignore")
-    structure = infer_structure(table, factors=factors)
-    unit = [c for c in structure.prompt_unit if c in results.columns]
-    return design.with_prompt_unit(unit), structure.prompt_unit_reason

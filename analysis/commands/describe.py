@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,6 +51,8 @@ def run(args: argparse.Namespace) -> None:
         "nestings": [dict(r, message=describe_nesting(r)) for r in
                      nestings.to_dict(orient="records")],
     }
+    for note in structure.get("notes", []):  # what was assumed where nothing was found
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         emit(args, payload)
         return
