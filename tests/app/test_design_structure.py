@@ -41,3 +41,20 @@ def test_structure_table_and_overrides_on_an_lm_eval_import():
     at.selectbox(key="design_structure_column").set_value("doc_id")
     _click(at, "Use it as the prompt id")
     assert at.session_state["design"].prompt_unit == ("doc_id",)
+
+
+def test_every_analysis_page_opens_on_meaningful_factors_after_an_lm_eval_import():
+    """Issue #24: no page opens on answer texts or the gold index, nor fails on them."""
+    result = import_results("lm-eval", [LM_EVAL_FIXTURE])
+    junk = {"question", "context", "ans0", "ans1", "ans2", "label", "answer_info.ans0",
+            "answer_info.ans1", "answer_info.ans2", "doc_id", "example_id", "prompt"}
+    assert not junk & set(result.design.names)
+    for page in ("subgroups.py", "ecdf.py", "importance.py", "coverage.py", "disparity.py"):
+        at = _run(page_test(page, frame=result.frame, design=result.design, name="lm-eval"))
+        chosen = {v for w in at.multiselect for v in (w.value or [])} | {
+            w.value for w in at.selectbox if isinstance(w.value, str)}
+        assert not junk & chosen, (page, junk & chosen)
+        # 32 items answered by a dummy model: a real factor may separate (importance
+        # says so and offers fixes), but no message is about an answer text or the key
+        for e in at.error:
+            assert not any(f"{j} =" in e.value or f"'{j}'" in e.value for j in junk), e.value
