@@ -418,10 +418,12 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         absent = [f for f in factors if f not in cells.columns]
         if absent:
             raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
+        from analysis.cells import filter_rows
         from analysis.coverage import _grid  # the same cell counting as the Coverage page
 
         table = cells if N in cells.columns else cells.assign(**{N: 1})
-        grid = _grid(table, design, factors, where)
+        # counts inside the subset; the structure below is read on every row given
+        grid = _grid(filter_rows(table, where) if where else table, design, factors, where)
         counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
     else:
         table = pd.DataFrame(columns=[*factors, N])
@@ -444,6 +446,8 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
     from analysis.nesting import describe_nesting, find_nestings
 
     observed = table[table[N] > 0] if len(factors) > 1 and len(table) else table.iloc[:0]
+    if where and len(observed):
+        observed = filter_rows(observed, where)  # the nesting notes: inside the subset
     nest = find_nestings(observed, factors,
                          references={f: design.factor(f).reference for f in factors}) \
         if len(observed) else pd.DataFrame(columns=["determinant"])

@@ -679,13 +679,14 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
         return Exclusions(mask, ())
     weights = None if counts is None else np.asarray(list(counts), dtype=np.int64)
     grid = np.unravel_index(np.arange(n_cells), sizes)
-    pos = {}
+    # the rules are read on every observed row, also those outside the grid (a --where
+    # that drops SSQA's base prompts must not make "no gender" look possible elsewhere)
+    codes, to_grid = {}, {}
     for f, vals in zip(factors, values, strict=True):
-        codes, labels = factor_values(observed[f])
-        where = {v: i for i, v in enumerate(vals)}
-        remap = np.array([where.get(lab, -1) for lab in labels], dtype=np.int64)
-        pos[f] = remap[codes.to_numpy()]
-    keep = np.all([pos[f] >= 0 for f in factors], axis=0)
+        c, labels = factor_values(observed[f])
+        codes[f] = c.to_numpy(dtype=np.int64)
+        where = {lab: i for i, lab in enumerate(labels)}
+        to_grid[f] = np.array([where.get(v, -1) for v in vals], dtype=np.int64)  # grid -> label
     index = {f: i for i, f in enumerate(factors)}
     reasons = []
 
@@ -695,7 +696,7 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
             mask[bad] = True
             reasons.append(f"{int(bad.sum()):,} by {text}")
 
-    nest = find_nestings(observed[keep], list(factors), references=references)
+    nest = find_nestings(observed, list(factors), references=references)
     for r in nest.to_dict(orient="records"):
         if r["determinant"] is None:
             continue
@@ -703,22 +704,34 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
         if r["kind"] == "equivalent":
             pairs.append((r["dependent"], r["determinant"]))
         for a, b in pairs:
-            seen = np.zeros((sizes[index[a]], sizes[index[b]]), dtype=bool)
-            seen[pos[a][keep], pos[b][keep]] = True
-            bad = ~seen & seen.any(axis=1)[:, None]
+            seen = np.zeros((int(codes[a].max()) + 1, int(codes[b].max()) + 1), dtype=bool)
+            seen[codes[a], codes[b]] = True
+            ia, jb = to_grid[a][:, None], to_grid[b][None, :]
+            bad = (ia >= 0) & ((jb < 0) | ~seen[np.maximum(ia, 0), np.maximum(jb, 0)])
             what = "is fixed by" if r["kind"] != "nested outside reference" else \
                 "is fixed (outside its control values) by"
             apply(bad, a, b, f"nesting: {b} {what} {a}")
-    for al in value_aliases(observed[keep], list(factors),
-                            counts=None if weights is None else weights[keep]):
+    for al in value_aliases(observed, list(factors), counts=weights):
         a, b = al.column, al.other
-        bad = np.zeros((sizes[index[a]], sizes[index[b]]), dtype=bool)
-        i, j = values[index[a]].index(al.value), values[index[b]].index(al.other_value)
-        bad[i, :] = True
-        bad[i, j] = False
+        va, vb = values[index[a]], values[index[b]]
+        if al.value not in va:
+            continue
+        bad = np.zeros((len(va), len(vb)), dtype=bool)
+        bad[va.index(al.value), :] = True
+        if al.other_value in vb:
+            bad[va.index(al.value), vb.index(al.other_value)] = False
         apply(bad, a, b, f"aliasing: {al.describe()}")
-    observed_cells = np.ravel_multi_index(tuple(pos[f][keep] for f in factors), sizes)
-    mask[observed_cells] = False
+    inside = np.ones(len(observed), dtype=bool)
+    positions = []
+    for f in factors:
+        back = np.full(int(codes[f].max()) + 1, -1, dtype=np.int64)
+        ok = to_grid[f] >= 0
+        back[to_grid[f][ok]] = np.flatnonzero(ok)
+        pos = back[codes[f]]
+        inside &= pos >= 0
+        positions.append(pos)
+    if inside.any():  # observed combinations are never excluded
+        mask[np.ravel_multi_index(tuple(p[inside] for p in positions), sizes)] = False
     return Exclusions(mask, tuple(reasons))
 
 

@@ -250,6 +250,12 @@ def test_plan_on_the_ssqa_sample_proposes_no_impossible_prompt(capsys):
     assert impossible == []
     assert out["n_excluded"] == 1504 - 838 and "rules out" in out["notes"][0]
     assert json.dumps(out)  # JSON all the way
+    # a subset without the base prompts: the rules still come from every row
+    sub = run_json(capsys, "plan", SSQA_SIM, "--factors", "pachankis_cluster,gender,prompt_style",
+                   "--where", "prompt_style=original,doubt,positive", "--budget", "200")
+    assert sub["n_excluded"] > 0 and sum(a["n"] for a in sub["add"]) == 200
+    assert not [a for a in sub["add"] if "no gender" in (a["gender"],)
+                or a["pachankis_cluster"] == "no stigma"]
 
 
 def test_describe_prints_the_structure(capsys):
