@@ -266,3 +266,18 @@ def test_describe_prints_the_structure(capsys):
     assert "template: 37 values, ~280 items, ~1,120 rows each, each fixes `biased_answer`" in text
     assert "prompt unit: `row_in_ssqa` identifies the item; `cot` varies within it" in text
     assert "Cluster: template" in text
+
+
+def test_a_declared_cluster_that_cannot_cluster_is_a_design_warning():
+    from analysis.design import check_design, make_factor
+    from analysis.errors import DesignMismatchError
+
+    frame = pd.DataFrame({"g": ["a", "b"] * 5, "t": ["x"] * 10, "r": range(10),
+                          "y": [0, 1] * 5})
+    base = Design(factors=(make_factor(frame, "g"),))
+    assert check_design(base.with_cluster("t"), frame) == [
+        "The cluster column 't' takes a single value: one cluster cannot be compared with "
+        "another, so rows are treated as independent."]
+    assert "different value on every row" in check_design(base.with_cluster("r"), frame)[0]
+    with pytest.raises(DesignMismatchError, match="Cluster column 'nope' is not in the table"):
+        check_design(base.with_cluster("nope"), frame)
