@@ -59,8 +59,12 @@ def run(args: argparse.Namespace) -> None:
     print(f"{payload['file']}: {n_rows:,} rows, {len(columns)} columns\n")
     emit(args, None, columns)
     print("\nStructure (analysis.structure; docs/structure.md says how to override):")
-    for line in structure.get("reasons", []):
+    reasons = structure.get("reasons", [])
+    aliases = [r for r in reasons if r.startswith("alias: ")]
+    for line in [r for r in reasons if not r.startswith("alias: ")] + aliases[:10]:
         print(f"  {line}")
+    if len(aliases) > 10:
+        print(f"  ... and {len(aliases) - 10} more aliases (--json lists them all)")
     print("\nSuggested factors:")
     for f in design.factors:
         print(f"  {f.name} ({f.kind}, {len(f.values)} values, reference {f.reference!r})")
