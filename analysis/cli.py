@@ -209,11 +209,6 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
         if not factors:
             raise AnalysisError("Say which factors to use: --factors a,b,c or --design FILE.")
         design = Design(factors=tuple(make_factor(frame, f) for f in factors))
-        if counts_prompts(args):  # what a prompt is, read from the table (docs/structure.md)
-            from analysis.structure import infer_prompt_unit
-
-            unit, args.unit_reason = infer_prompt_unit(frame, factors)
-            design = design.with_prompt_unit(unit)
     outcome = outcome_from_args(args)
     if outcome is not None:
         design = design.with_outcome(outcome)
@@ -224,6 +219,11 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
                             "--design file with an outcome.")
     frame, design, renamed = clash_free(frame, design, extra=extra)
     args.renamed = renamed
+    if counts_prompts(args):  # what a prompt is, read from the table (docs/structure.md)
+        from analysis.structure import infer_prompt_unit
+
+        unit, args.unit_reason = infer_prompt_unit(frame, design.names)
+        design = design.with_prompt_unit(unit)
     if renamed:
         print(f"note: {rename_note(renamed)}", file=sys.stderr)
     results = apply_design(frame, design)
