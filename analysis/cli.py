@@ -233,6 +233,11 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
                             "--design file with an outcome.")
     frame, design, renamed = clash_free(frame, design, extra=extra)
     args.renamed = renamed
+    if counts_prompts(args):  # what a prompt is, read from the table (docs/structure.md)
+        from analysis.structure import infer_prompt_unit
+
+        unit, args.unit_reason = infer_prompt_unit(frame, design.names)
+        design = design.with_prompt_unit(unit)
     if renamed:
         print(f"note: {rename_note(renamed)}", file=sys.stderr)
     results = apply_design(frame, design)
@@ -241,6 +246,13 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     results = filter_rows(results, where)
     warm_up_export(args)  # the input is good: start the export browser while we compute
     return results, design
+
+
+def counts_prompts(args: argparse.Namespace) -> bool:
+    """Whether the command counts distinct prompts without a design file (``coverage``):
+    the prompt unit is then inferred from the table."""
+    return (getattr(args, "command", None) == "coverage" and not getattr(args, "design", None)
+            and getattr(args, "count", "prompts") == "prompts")
 
 
 def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame

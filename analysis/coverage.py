@@ -727,12 +727,14 @@ def percent_text(x: float) -> str:
     return text
 
 
-def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = None
-                      ) -> list[str]:
+def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = None, *,
+                      unit: str = RESPONSES, n_rows: int | None = None) -> list[str]:
     """Plain-language sentences reading :func:`coverage_summary` (and the marginals).
 
     E.g. ``"25.5 % of the 27,824 combinations of template x stigma x prompt_style x
-    cot have no prompt (7,104 empty cells)."``
+    cot have no prompt (7,104 empty cells)."`` ``unit`` says what the cells count
+    (:func:`coverage_cells`): with ``"prompts"`` the sentence names the prompts and,
+    when ``n_rows`` is given, the rows they come from.
     """
     joint = summary[summary[SCOPE] == JOINT].iloc[0]
     n, m = int(joint[N_CELLS]), int(joint[N_OBSERVED_CELLS])
@@ -743,9 +745,15 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
     if m == n:
         out.append(f"Every one of {what} has at least one prompt.")
     else:
+        held = int(joint[N_ROWS])
+        if unit == PROMPTS:
+            rows = f" of the {n_rows:,} rows" if n_rows is not None else ""
+            things = f"the {held:,} distinct prompts{rows}"
+        else:
+            things = f"the {held:,} rows"
         out.append(f"{percent_text(1 - cp)} % of {what} have no prompt ({n - m:,} empty "
-                   f"cells); {m:,} hold the {int(joint[N_ROWS]):,} rows "
-                   f"({joint[N_ROWS] / max(m, 1):,.1f} per non-empty cell on average).")
+                   f"cells); {m:,} hold {things} "
+                   f"({held / max(m, 1):,.1f} per non-empty cell on average).")
     if m > 1:
         out.append(f"Gini index {gi:.3f} (0 = every combination equally represented, 1 = a "
                    f"few hold everything): {1 - cp:.3f} of it comes from the empty cells and "
@@ -774,7 +782,8 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
             if marginals is not None:
                 mine = marginals[marginals[FACTOR] == worst[FACTORS]]
                 lo, hi = mine.loc[mine[N].idxmin()], mine.loc[mine[N].idxmax()]
-                text += (f": {lo[VALUE]!r} has {int(lo[N]):,} rows, {hi[VALUE]!r} "
+                noun = "prompts" if unit == PROMPTS else "rows"
+                text += (f": {lo[VALUE]!r} has {int(lo[N]):,} {noun}, {hi[VALUE]!r} "
                          f"{int(hi[N]):,}")
             out.append(text + ".")
         else:

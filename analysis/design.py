@@ -200,6 +200,11 @@ class Design:
     #: (DiscrimEval's ``age``); not factors.
     covariates: tuple[str, ...] = ()
 
+    #: What :mod:`analysis.structure` inferred when the design was suggested (roles,
+    #: item id, prompt unit, cluster and one-line reasons): saved as the ``structure``
+    #: block of the design file, for the record; it changes no number.
+    inferred: Mapping[str, Any] | None = field(default=None, compare=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", tuple(self.factors))
         object.__setattr__(self, "recipe", parse_recipe(list(self.recipe)))
@@ -322,6 +327,8 @@ class Design:
             out["prompt_unit"] = list(self.prompt_unit)
         if self.covariates:
             out["covariates"] = list(self.covariates)
+        if self.inferred:
+            out["structure"] = dict(self.inferred)
         return out
 
     def with_recipe(self, recipe: Iterable[Step | Mapping[str, Any]]) -> Design:
@@ -401,11 +408,16 @@ class Design:
             covariates = (covariates,)
         if not isinstance(covariates, (list, tuple)):
             raise DesignError("'covariates' must be a column name or a list of column names.")
+        inferred = data.get("structure")
+        if inferred is not None and not isinstance(inferred, Mapping):
+            raise DesignError("'structure' must be a mapping (roles, prompt_unit, cluster, "
+                              "reasons), as a suggested design writes it.")
         return cls(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
                    recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()),
                    prompt_unit=tuple(str(c) for c in unit),
                    covariates=tuple(_scalar(c, f"Covariate #{j}")
-                                    for j, c in enumerate(covariates, start=1)))
+                                    for j, c in enumerate(covariates, start=1)),
+                   inferred=inferred or None)
 
     def to_yaml(self) -> str:
         """The design as YAML text."""
@@ -810,29 +822,63 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
     return None
 
 
-def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES) -> Design:
-    """A starting design: low-cardinality non-text columns as factors, an outcome.
+def suggest_design(frame: pd.DataFrame, *, max_values: int = SUGGEST_MAX_VALUES,
+                   structure: Any = None) -> Design:
+    """A starting design read from the table's structure (:mod:`analysis.structure`).
 
-    The outcome comes from :func:`suggest_outcome`. Other 0/1 and boolean columns are
-    factors (``cot`` on/off), unless their name reads as an outcome (``correct`` beside
-    ``biased``): a second outcome is not a factor.
+    The outcome comes from :func:`suggest_outcome`. Factors are the columns that
+    :func:`analysis.structure.infer_structure` calls factors (never item texts, ids,
+    answer options, answer keys, responses or the template) and that have 2 to
+    ``max_values`` values, with the kind it found (a column crossed with the items is a
+    prompt variant). Other 0/1 columns are factors (``cot`` on/off) unless their name
+    reads as an outcome (``correct`` beside ``biased``): a second outcome is not a
+    factor. The design's ``cluster`` is the inferred template and its ``prompt_unit``
+    the inferred prompt unit; ``inferred`` keeps the reasons.
+
+    Parameters
+    ----------
+    structure
+        An :class:`analysis.structure.Structure` already inferred on ``frame``.
     """
+    from analysis.structure import infer_structure
+
     check_frame(frame, "suggest_design")
     outcome = suggest_outcome(frame)
-    factors = []
+    if structure is None:
+        structure = infer_structure(frame, outcome=outcome.column if outcome else None,
+                                    max_values=max_values)
+    return design_from_structure(frame, structure, outcome, max_values=max_values)
+
+
+def design_from_structure(frame: pd.DataFrame, structure: Any, outcome: Outcome | None, *,
+                          max_values: int = SUGGEST_MAX_VALUES,
+                          factors: Sequence[Factor] | None = None) -> Design:
+    """The suggested design of a table from its inferred structure (see
+    :func:`suggest_design`); ``factors`` are the candidate factors with their values
+    (default: :func:`make_factor` of every column), kept when the structure says factor."""
     n_rows = len(frame)
+    candidates = {f.name: f for f in factors} if factors is not None else None
+    chosen = []
     for col in frame.columns:
+        if structure.role(col) != "factor" or (outcome is not None and col == outcome.column):
+            continue
         s = frame[col]
         n_unique = int(s.nunique(dropna=False))
         role = _suggest_role(s, n_unique, n_rows)
         if role == "outcome":
-            if (outcome is not None and col == outcome.column) or outcome_meaning(col) \
-                    or n_unique < 2:
+            if outcome_meaning(col) or n_unique < 2:
                 continue
             role = "factor"
-        if role == "factor" and n_unique <= max_values:
-            factors.append(make_factor(frame, col))
-    return Design(factors=tuple(factors), outcome=outcome)
+        if role != "factor" or n_unique > max_values:
+            continue
+        kind = structure.factor_kinds.get(col) or guess_kind(col)
+        if candidates is None:
+            chosen.append(make_factor(frame, col, kind=kind))
+        elif col in candidates:
+            chosen.append(replace(candidates[col], kind=kind))
+    unit = tuple(c for c in structure.prompt_unit if c in frame.columns)
+    return Design(factors=tuple(chosen), outcome=outcome, cluster=structure.cluster,
+                  prompt_unit=unit, inferred=structure.to_dict())
 
 
 # --- checking a design against a table ---------------------------------------------------
@@ -913,6 +959,12 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
         problems.append(Problem("warning", f"Cluster column {design.cluster!r} is not in "
                                            "the table: rows are treated as independent "
                                            "(no cluster-robust uncertainty)."))
+    elif design.cluster is not None:
+        from analysis.structure import cluster_note
+
+        note = cluster_note(frame, design.cluster)  # constant, or one row per cluster
+        if note:
+            problems.append(Problem("warning", note))
     absent_unit = [c for c in design.prompt_unit if c not in frame.columns]
     if absent_unit:
         # only coverage counts prompts (and says so itself): a warning, not an error

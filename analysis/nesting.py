@@ -131,6 +131,13 @@ def _row(det: str, dep: str, sizes: Mapping[str, int], kind: str) -> dict:
             N_DEPENDENT_VALUES: sizes[dep], NESTING_KIND: kind}
 
 
+def nesting_columns(design) -> list[str]:  # noqa: ANN001 - an analysis.design.Design
+    """The columns whose nestings a suggested design reports: its factors and its cluster
+    (a template fixes the gender of its prompts: worth saying, though it is no factor)."""
+    extra = [design.cluster] if design.cluster and design.cluster not in design.names else []
+    return [*design.names, *extra]
+
+
 def describe_nesting(row: pd.Series | Mapping) -> str:
     """A plain-language sentence for one row of :func:`find_nestings`."""
     det, dep, kind = row[DETERMINANT], row[DEPENDENT], row[NESTING_KIND]

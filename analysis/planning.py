@@ -414,12 +414,17 @@ class Plan:
     add: pd.DataFrame
     factors: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    #: Combinations left out because the observed structure rules them out
+    #: (:func:`analysis.structure.excluded_cells`: nesting, value-level aliasing).
+    n_excluded: int = 0
 
     def to_dict(self) -> dict:
-        """``{"factors", "before", "after", "add": [{factor: value, ..., "n"}], "notes"}``."""
+        """``{"factors", "before", "after", "add": [{factor: value, ..., "n"}], "notes",
+        "n_excluded"}``."""
         return {"factors": list(self.factors), "before": self.before, "after": self.after,
                 "add": self.add.astype({f: str for f in self.factors}).to_dict(
-                    orient="records"), "notes": list(self.notes)}
+                    orient="records"), "notes": list(self.notes),
+                "n_excluded": self.n_excluded}
 
 
 def _grid_summary(counts: np.ndarray) -> dict:
@@ -484,8 +489,10 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
     -------
     Plan
         ``before`` / ``after`` (coverage percentage, Gini index, ...), ``add`` and
-        ``notes``: nested factors among ``factors`` (some empty combinations may then be
-        impossible prompts; plan over factors that cross, or drop the nested one).
+        ``notes`` and ``n_excluded``: combinations the observed structure rules out
+        (a nesting, a value-level alias: :func:`analysis.structure.excluded_cells`) are
+        never proposed, and the notes say how many and why; nested factors among
+        ``factors`` are named.
     """
     from analysis.coverage import grid_values
 
@@ -506,14 +513,25 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         absent = [f for f in factors if f not in cells.columns]
         if absent:
             raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
+        from analysis.cells import filter_rows
         from analysis.coverage import _grid  # the same cell counting as the Coverage page
 
         table = cells if N in cells.columns else cells.assign(**{N: 1})
-        grid = _grid(table, design, factors, where)
+        # counts inside the subset; the structure below is read on every row given
+        grid = _grid(filter_rows(table, where) if where else table, design, factors, where)
         counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
     else:
         table = pd.DataFrame(columns=[*factors, N])
-    extra = water_fill(counts, int(budget))
+    from analysis.structure import excluded_cells
+
+    observed_cells = table[table[N] > 0] if len(table) else table
+    ruled_out = excluded_cells(
+        observed_cells, factors, values, counts=observed_cells[N].to_numpy(),
+        references={f: design.factor(f).reference for f in factors}) \
+        if cells is not None and len(observed_cells) else None
+    extra = np.zeros(n_cells, dtype=np.int64)
+    possible = np.ones(n_cells, dtype=bool) if ruled_out is None else ~ruled_out.mask
+    extra[possible] = water_fill(counts[possible], int(budget))
     chosen = np.flatnonzero(extra)
     chosen = chosen[np.lexsort((chosen, counts[chosen]))]
     codes = np.unravel_index(chosen, sizes)
@@ -523,13 +541,21 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
     from analysis.nesting import describe_nesting, find_nestings
 
     observed = table[table[N] > 0] if len(factors) > 1 and len(table) else table.iloc[:0]
+    if where and len(observed):
+        observed = filter_rows(observed, where)  # the nesting notes: inside the subset
     nest = find_nestings(observed, factors,
                          references={f: design.factor(f).reference for f in factors}) \
         if len(observed) else pd.DataFrame(columns=["determinant"])
-    notes = tuple(describe_nesting(r) + " Some empty combinations may be impossible prompts."
-                  for r in nest.to_dict(orient="records") if r["determinant"] is not None)
+    notes = [describe_nesting(r) for r in nest.to_dict(orient="records")
+             if r["determinant"] is not None]
+    n_excluded = 0 if ruled_out is None else ruled_out.n_excluded
+    if n_excluded:
+        notes.insert(0, f"Left out {n_excluded:,} of the {n_cells:,} combinations that the "
+                        "observed structure rules out (never proposed): "
+                        + "; ".join(ruled_out.reasons) + ".")
     return Plan(before=_grid_summary(counts), after=_grid_summary(counts + extra),
-                add=add.reset_index(drop=True), factors=tuple(factors), notes=notes)
+                add=add.reset_index(drop=True), factors=tuple(factors), notes=tuple(notes),
+                n_excluded=n_excluded)
 
 
 # --- fractional factorials over GF(s) ------------------------------------------------------------

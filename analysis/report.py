@@ -428,6 +428,7 @@ def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import coverage as cov
+    from analysis.cells import filter_rows
     from analysis.figures.coverage import coverage_heatmap, marginal_bar
     from analysis.nesting import describe_nesting
 
@@ -438,7 +439,8 @@ def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     summary = cov.coverage_summary(cells, design, **kw)
     marginals = cov.marginal_counts(cells, design, **kw)
     nestings = cov.coverage_nestings(cells, design, **kw)
-    sec.notes += cov.describe_coverage(summary, marginals)
+    sec.notes += cov.describe_coverage(summary, marginals, unit=s["count"],
+                                       n_rows=len(filter_rows(results, where)))
     sec.warnings += [describe_nesting(r) for r in nestings.to_dict(orient="records")]
     sec.tables += [("coverage_summary", summary), ("coverage_marginals", marginals),
                    ("coverage_thinnest_cells", cov.thinnest_cells(cells, design, limit=20,

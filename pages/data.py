@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from analysis.design import describe_columns
+from analysis.design import Design, describe_columns
 from ui.common import active_frame, ensure_data, page_link
 from ui.data import (
     SAMPLES,
@@ -13,6 +13,7 @@ from ui.data import (
     sample_caption,
 )
 from ui.data_help import import_hint, table_downloads
+from ui.design import structure_section
 from ui.importing import import_section
 from ui.large_file import folder_note, on_server_path
 from ui.navigation import route_first_visit
@@ -91,5 +92,7 @@ st.subheader("Columns")
 st.caption("Suggested roles: *factor* columns are offered on the Design page; *outcome* "
            "columns are 0/1 candidates for the deviation.")
 st.dataframe(describe_columns(frame), width="stretch", hide_index=True)
+st.subheader("Structure read from the table")
+structure_section(frame, st.session_state.get("design") or Design(), key="data_structure")
 page_link("pages/prepare.py", label="Next: prepare the table (optional)", icon="🧪")
 page_link("pages/design.py", label="Or declare the design", icon="🧩")

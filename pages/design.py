@@ -10,7 +10,7 @@ from analysis.design import Design, design_problems, suggest_design
 from analysis.names import clash_free, rename_note
 from analysis.nesting import describe_nesting, find_nestings
 from ui.common import applied_results, cells_for, ensure_data, page_link, table_download
-from ui.design import factor_widgets, on_design_upload, outcome_widgets
+from ui.design import factor_widgets, on_design_upload, outcome_widgets, structure_section
 from ui.navigation import route_first_visit
 from ui.uncertainty import cluster_widget
 from ui.widgets import md
@@ -96,3 +96,6 @@ if "design_upload_error" in st.session_state:
 for w in st.session_state.pop("design_upload_warnings", []):
     if w not in {p.message for p in problems}:  # already shown with the design's problems
         st.warning(md(w))
+
+st.subheader("Structure read from the table")
+structure_section(frame, st.session_state.get("design", design), key=f"design_structure_{rev}")

@@ -74,7 +74,7 @@ def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key:
     nestings = cov.coverage_nestings(_cells, _design, **kw)
     return {
         "summary": summary, "marginals": marginals,
-        "reading": cov.describe_coverage(summary, marginals),
+        "reading": cov.describe_coverage(summary, marginals, unit=unit),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
         "empty": cov.empty_cells(_cells, _design, limit=EMPTY_DOWNLOAD_MAX, **kw),
         "thinnest": cov.thinnest_cells(_cells, _design, limit=THINNEST, **kw),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -116,4 +118,71 @@ def on_design_upload() -> None:
     st.session_state.pop("design_upload_error", None)
     st.session_state["design"] = design
     st.session_state["design_upload_warnings"] = warnings
+    st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
+
+
+# --- the inferred structure, with one-click overrides ----------------------------------------
+@st.cache_resource(max_entries=8, show_spinner="Reading the table's structure...")
+def _structure(token: str, _frame: pd.DataFrame):  # noqa: ANN202 - a Structure
+    from analysis.structure import infer_structure
+
+    return infer_structure(_frame)
+
+
+STRUCTURE_ACTIONS = {
+    "factor": "Make it a factor",
+    "drop": "Not a factor",
+    "cluster": "Use it as the cluster",
+    "no_cluster": "No cluster (independent rows)",
+    "unit": "Use it as the prompt id",
+}
+
+
+def structure_section(frame: pd.DataFrame, design: Design, key: str) -> None:
+    """The inferred roles with their reasons (a table: data is never rendered as
+    Markdown), and buttons that override one inference in the active design."""
+    structure = _structure(st.session_state.get("results_token", ""), frame)
+    st.caption("Read from the table alone (docs/structure.md): what each column is, what "
+               "a prompt is and which rows belong together. Override any of it below.")
+    st.dataframe(structure.table, width="stretch", hide_index=True, height=240)
+    for note in structure.notes:
+        st.info(md(note))
+    st.caption(md(f"Active design: cluster {design.cluster or 'none (independent rows)'}; "
+                  f"a prompt is one combination of {', '.join(design.prompt_unit_columns())}."))
+    c1, c2 = st.columns([2, 5])
+    c1.selectbox("Column", list(frame.columns), key=STRUCTURE_COLUMN)
+    for (action, label), slot in zip(STRUCTURE_ACTIONS.items(),
+                                     c2.columns(len(STRUCTURE_ACTIONS)), strict=True):
+        slot.button(label, key=f"{key}_{action}",
+                    on_click=guarded_callback(functools.partial(_override, action)))
+
+
+#: Session key of the column the structure overrides act on.
+STRUCTURE_COLUMN = "design_structure_column"
+
+
+def _override(action: str) -> None:
+    """Apply one override to the active design and redraw the Design page."""
+    from dataclasses import replace
+
+    frame = st.session_state["results_frame"]
+    column = st.session_state.get(STRUCTURE_COLUMN)
+    design = st.session_state.get("design") or Design()
+    try:
+        if action == "factor" and column not in design.names:
+            design = replace(design, factors=(*design.factors, make_factor(frame, column)))
+        elif action == "drop":
+            design = replace(design, factors=tuple(f for f in design.factors
+                                                   if f.name != column))
+        elif action == "cluster":
+            design = design.with_cluster(column)
+        elif action == "no_cluster":
+            design = design.with_cluster(None)
+        elif action == "unit":
+            design = design.with_prompt_unit([column])
+    except AnalysisError as exc:
+        st.session_state["design_upload_error"] = f"{column}: {exc}"
+        return
+    st.session_state.pop("design_upload_error", None)
+    st.session_state["design"] = design
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1

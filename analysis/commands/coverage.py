@@ -26,6 +26,7 @@ summary table (joint row + one row per factor).
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +72,7 @@ def exclude_from_grid(results, design, exclude: dict) -> tuple:
 
 def run(args: argparse.Namespace) -> None:
     from analysis import coverage as cov
-    from analysis.cells import cell_table
+    from analysis.cells import cell_table, filter_rows
     from analysis.cli import emit, load_with_design, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
     from analysis.design import Design, parse_assignments
@@ -96,6 +97,9 @@ def run(args: argparse.Namespace) -> None:
     exclude = {args.renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
     results, design = exclude_from_grid(results, design, exclude)
+    unit_reason = getattr(args, "unit_reason", None)  # no design file: read from the table
+    if unit_reason:
+        print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)
     cells = cov.coverage_cells(results, design, factors, unit=args.count, where=where)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)
@@ -115,7 +119,10 @@ def run(args: argparse.Namespace) -> None:
         "thinnest_cells": cov.thinnest_cells(cells, design, factors=factors, where=where,
                                              limit=args.limit).astype({f: str for f in factors}),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
-        "reading": cov.describe_coverage(summary, marginals),
+        "prompt_unit": design.prompt_unit_columns() if args.count == "prompts" else None,
+        "prompt_unit_reason": unit_reason,
+        "reading": cov.describe_coverage(summary, marginals, unit=args.count,
+                                         n_rows=int(len(filter_rows(results, where)))),
     }
     all_models = [m for m in factors if m in design.of_kind("model")] + models
     if all_models and [f for f in factors if f not in all_models]:
@@ -151,3 +158,4 @@ def run(args: argparse.Namespace) -> None:
         if key in payload and len(payload[key]):
             print(f"\n{title}:")
             emit(argparse.Namespace(json=False, out=None), None, payload[key])
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.engines import open_table, resolve_engine
     from analysis.engines.describe import describe_table
     from analysis.io import load_results
-    from analysis.nesting import describe_nesting, find_nestings
+    from analysis.nesting import describe_nesting, find_nestings, nesting_columns
 
     engine = getattr(args, "engine", "pandas")
     if engine != "pandas" and resolve_engine(args.file, engine) != "pandas":
@@ -38,25 +39,38 @@ def run(args: argparse.Namespace) -> None:
         n_rows, name = len(frame), frame.attrs.get("source_name")
         columns = describe_columns(frame)
         design = suggest_design(frame)
-        nestings = find_nestings(frame, design.names,
+        nestings = find_nestings(frame, nesting_columns(design),
                                  references={f.name: f.reference for f in design.factors})
+    structure = design.inferred or {}
     payload = {
         "file": name,
         "n_rows": n_rows,
         "columns": columns,
         "suggested_design": design.to_dict(),
+        "structure": structure,
         "nestings": [dict(r, message=describe_nesting(r)) for r in
                      nestings.to_dict(orient="records")],
     }
+    for note in structure.get("notes", []):  # what was assumed where nothing was found
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         emit(args, payload)
         return
     print(f"{payload['file']}: {n_rows:,} rows, {len(columns)} columns\n")
     emit(args, None, columns)
+    print("\nStructure (analysis.structure; docs/structure.md says how to override):")
+    reasons = structure.get("reasons", [])
+    aliases = [r for r in reasons if r.startswith("alias: ")]
+    for line in [r for r in reasons if not r.startswith("alias: ")] + aliases[:10]:
+        print(f"  {line}")
+    if len(aliases) > 10:
+        print(f"  ... and {len(aliases) - 10} more aliases (--json lists them all)")
     print("\nSuggested factors:")
     for f in design.factors:
         print(f"  {f.name} ({f.kind}, {len(f.values)} values, reference {f.reference!r})")
     print(f"Suggested outcome: {design.outcome.describe() if design.outcome else 'none'}")
+    print(f"Cluster: {design.cluster or 'none (rows independent)'}; prompt unit: "
+          f"{', '.join(design.prompt_unit) or 'the domain and prompt factors'}")
     print("\nNested factors:" if len(nestings) else "\nNo nested factors among them.")
     for r in payload["nestings"]:
         print(f"  - {r['message']}")

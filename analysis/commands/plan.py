@@ -99,7 +99,11 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
             design = design.subset(split_list(args.factors))
         factors, cells = design.names, None
     else:
-        results, design = load_with_design(args, need_outcome=False)
+        # every row: --where narrows the grid inside plan_additions, while the structure
+        # (what is impossible) is read on all the rows
+        results, design = load_with_design(argparse.Namespace(**{**vars(args), "where": []}),
+                                           need_outcome=False)
+        where = {getattr(args, "renamed", {}).get(k, k): v for k, v in where.items()}
         factors = design.names
         cells = cell_table(results, factors, with_outcome=False)
     plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where)

@@ -81,7 +81,7 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
 
     Returns None when ``--engine auto`` picks pandas (a small single file).
     """
-    from analysis.cli import note_decimal_commas
+    from analysis.cli import counts_prompts, note_decimal_commas
 
     engine = resolve_engine(args.file, getattr(args, "engine", "auto"))
     if engine == "pandas":
@@ -102,12 +102,21 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
         if getattr(args, "command", None) in ROW_COMMANDS:
             return _rows(args, table, design, factors, where, exclude, references)
         base = design if design.factors else Design(outcome=design.outcome)
+        unit: list[str] = []
+        if counts_prompts(args) and factors:  # the prompt unit, read from the first rows
+            from analysis.engines.describe import ENGINE_SAMPLE_ROWS
+            from analysis.structure import infer_prompt_unit
+
+            sample = table.query(f"SELECT * FROM {{table}} LIMIT {ENGINE_SAMPLE_ROWS}")
+            unit, args.unit_reason = infer_prompt_unit(sample, factors)
         cells, full = fine_cells_from_table(
-            table, base, factors=factors or design.names, where=where, extra_keys=exclude,
+            table, base, factors=factors or design.names, where=where,
+            extra_keys=[*exclude, *(c for c in unit if c not in factors)],
             references=references)
     finally:
         table.close()
-    return cells, full.subset(factors or design.names).with_cluster(design.cluster)
+    full = full.subset(factors or design.names).with_cluster(design.cluster)
+    return cells, full.with_prompt_unit(unit) if unit else full
 
 
 def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, references):

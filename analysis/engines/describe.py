@@ -6,7 +6,12 @@ is 0/1), exact value counts of the columns with few values (the factor candidate
 GROUPING SETS query), and the aggregate over the suggested factors, on which
 :func:`analysis.nesting.find_nestings` gives the same answer as on the rows.
 
-The suggested design and the nestings equal the pandas path's; in the column table,
+The structure (:mod:`analysis.structure`: item id, template, which columns are factors)
+is inferred on the first :data:`ENGINE_SAMPLE_ROWS` rows, the one query
+that brings rows back; the factors' values still come from the exact counts.
+
+The suggested design and the nestings equal the pandas path's (on files of at most
+that many rows); in the column table,
 ``dtype`` is the engine's type, ``examples`` may be other values, and ``n_unique`` of a
 column with more than :data:`EXACT_UP_TO` distinct values is DuckDB's / Spark's
 HyperLogLog estimate (a few percent off).
@@ -14,18 +19,24 @@ HyperLogLog estimate (a few percent off).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from analysis.design import (
     SUGGEST_MAX_VALUES,
     Design,
-    Outcome,
     _format_value,
+    design_from_structure,
+    suggest_outcome,
 )
 from analysis.engines import sql
 from analysis.engines.base import Table, factor_from_counts
-from analysis.nesting import find_nestings
+from analysis.nesting import find_nestings, nesting_columns
+from analysis.structure import infer_structure
 
+#: The structure (:mod:`analysis.structure`) is read on at most this many first rows.
+ENGINE_SAMPLE_ROWS = 500_000
 #: Distinct counts up to this are exact (value counts); above, an estimate.
 EXACT_UP_TO = int(SUGGEST_MAX_VALUES * 1.1)
 
@@ -118,22 +129,21 @@ def describe_table(table: Table) -> tuple[int, pd.DataFrame, Design, pd.DataFram
         if exact is not None and len(exact) <= SUGGEST_MAX_VALUES and _role(
                 s, len(exact), n_rows) == "factor":
             factors.append(factor_from_counts(c, exact))
-    binary = [r["column"] for r in rows if r["suggested_role"] == "outcome"]
-    outcome = None
-    for word in ("deviation", "biased", "bias"):
-        named = [c for c in binary if word in c.lower()]
-        if named:
-            outcome = Outcome(named[0], "binary")
-            break
-    if outcome is None and binary:
-        outcome = Outcome(binary[0], "binary")
-    design = Design(factors=tuple(factors), outcome=outcome)
+    # the structure (roles, item id, template) is read on the first rows (one query)
+    sample = table.query(f"SELECT * FROM {{table}} LIMIT {ENGINE_SAMPLE_ROWS}")
+    outcome = suggest_outcome(sample)
+    structure = infer_structure(sample, outcome=outcome.column if outcome else None)
+    if n_rows > len(sample):
+        structure = replace(structure, notes=(*structure.notes, (
+            f"Structure inferred on the first {len(sample):,} of the {n_rows:,} rows.")))
+    design = design_from_structure(sample, structure, outcome, factors=factors)
     nestings = pd.DataFrame()
     if factors:
-        agg = table.aggregate(design.names, None)
+        keys = nesting_columns(design)
+        agg = table.aggregate(keys, None)
         from analysis.engines.base import fine_cell_table
 
-        cells = fine_cell_table(agg, design, design.names, table.name, table.engine)
-        nestings = find_nestings(cells, design.names,
+        cells = fine_cell_table(agg, design, keys, table.name, table.engine)
+        nestings = find_nestings(cells, keys,
                                  references={f.name: f.reference for f in design.factors})
     return n_rows, pd.DataFrame(rows), design, nestings

@@ -31,6 +31,7 @@ from analysis import columns as C
 from analysis.design import Design, Factor, Outcome, make_factor
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.importers.matching import match_option
+from analysis.structure import infer_structure
 
 OPTIONS: tuple[str, ...] = ("ans0", "ans1", "ans2")
 REQUIRED_FIELDS: tuple[str, ...] = (
@@ -329,8 +330,14 @@ def suggest_bbq_design(frame: pd.DataFrame) -> Design:
         if col == C.INPUT_FORMAT:
             ref = str(frame[col].iloc[0])
         factors.append(make_factor(frame, col, kind=kind, reference=ref))
+    # the cluster (template_id) and the prompt unit (example id x input format), with
+    # their reasons, from the table's structure (docs/structure.md)
+    structure = infer_structure(frame, factors=[f.name for f in factors],
+                                outcome=C.BIASED_ANSWER, model_columns=[C.MODEL])
+    unit = tuple(c for c in structure.prompt_unit if c in frame.columns)
     return Design(factors=tuple(factors), outcome=Outcome(C.BIASED_ANSWER, "binary"),
-                  name="BBQ import")
+                  name="BBQ import", cluster=structure.cluster,
+                  prompt_unit=unit if structure.item_id else (), inferred=structure.to_dict())
 
 
 def bias_scores(frame: pd.DataFrame, *, overall: bool = True) -> pd.DataFrame:

@@ -6,9 +6,12 @@ into a starting :class:`~analysis.design.Design` the same way for both sources
 (``docs/import_lm_eval.md``, ``docs/import_inspect.md``):
 
 - item fields: whatever :func:`analysis.design.suggest_design` offers as factors among
-  them (low-cardinality, not text or ids, judged on the distinct items so that an item
-  repeated under several tasks or models still looks like an id), with its kind
+  them (read from the structure of the distinct items: never texts, ids, answer options
+  ``ans0``.. or the gold index ``label``; ``docs/structure.md``), with its kind
   guessed from the name;
+- the cluster (a template column) and the prompt unit (the item id and the prompt
+  columns crossed with it) from :func:`analysis.structure.infer_structure` on the
+  whole table;
 - ``prompt`` columns (task, answer filter, ...) and ``model`` columns (the model's
   settings) become factors of that kind when they take more than one value (missing
   values aside: generation settings are missing for tasks that do not generate); the
@@ -29,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.design import Design, Factor, Outcome, make_factor, suggest_design
+from analysis.structure import infer_structure
 
 MODEL_COLUMN = "model"
 
@@ -156,7 +160,13 @@ def harness_design(
     if skipped:
         notes.append("Item fields kept as columns but not suggested as factors (text, ids, "
                      f"constants or 0/1 values): {', '.join(skipped)}.")
-    return Design(factors=tuple(factors), outcome=outcome, name=name), notes
+    # the template (cluster) and the prompt unit, read from the whole table's structure
+    structure = infer_structure(frame, factors=[f.name for f in factors],
+                                outcome=list(score_columns), model_columns=model_columns)
+    unit = tuple(c for c in structure.prompt_unit if c in frame.columns)
+    return Design(factors=tuple(factors), outcome=outcome, name=name,
+                  cluster=structure.cluster, prompt_unit=unit if structure.item_id else (),
+                  inferred=structure.to_dict()), notes
 
 
 def json_text(value: object) -> object:

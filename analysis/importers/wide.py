@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from analysis.design import Design, make_factor, suggest_design
+from analysis.design import make_factor, suggest_design
 from analysis.errors import LoadError
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.io import load_results
@@ -102,13 +103,12 @@ def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = No
                      strip=_common_prefix(cols))
     frame, report = apply_step(raw, step)
     design = suggest_design(frame)
-    if factor not in design.names:
-        design = Design(factors=(*design.factors, make_factor(frame, factor)),
-                        outcome=design.outcome)
+    if factor not in design.names:  # replace() keeps the inferred cluster and prompt unit
+        design = replace(design, factors=(*design.factors, make_factor(frame, factor)))
     kind = "model" if factor == "model" else None
     factors = tuple(make_factor(frame, factor, kind=kind) if f.name == factor and kind else f
                     for f in design.factors)
-    design = Design(factors=factors, outcome=design.outcome, name="wide import")
+    design = replace(design, factors=factors, name="wide import")
     counts = {"rows_read": len(raw), "columns_melted": len(cols), "rows_out": len(frame),
               "empty_values": report.rows_not_handled}
     notes = [f"melted {', '.join(cols)} into {factor!r} "

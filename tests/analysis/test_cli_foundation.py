@@ -179,7 +179,8 @@ def test_describe_ssqa(capsys):
     payload = _json(capsys, ["describe", str(SSQA_TABLE), "--json"])
     assert payload["n_rows"] == 20720
     design = Design.from_dict(payload["suggested_design"])
-    assert design.names == SSQA_FACTORS
+    assert design.names == [f for f in SSQA_FACTORS if f != "template"]
+    assert design.cluster == "template"  # nestings are read over the factors and the cluster
     assert design.factor("prompt_style").reference == "base"
     found = {(r["determinant"], r["dependent"], r["kind"]) for r in payload["nestings"]}
     assert found == {("template", "gender", "nested outside reference"),

@@ -26,7 +26,7 @@ from analysis.columns import (
     VALUE,
     N,
 )
-from analysis.design import Design, Factor, apply_design
+from analysis.design import Design, Factor, apply_design, make_factor
 from analysis.errors import AnalysisError
 from analysis.nesting import find_nestings
 from tests.conftest import SSQA_FACTORS, needs_shared
@@ -340,7 +340,6 @@ def test_percent_text_keeps_small_differences_visible():
 def test_ssqa_coverage_by_hand(ssqa_table):
     # 37 templates x (1 base + 93 stigmas x 3 styles) x 2 cot = 20,720 prompts, one per
     # cell, over a grid of 37 x 94 x 4 x 2 = 27,824 cells.
-    from analysis.design import make_factor
 
     factors = ["template", "stigma", "prompt_style", "cot"]
     design = Design(factors=tuple(make_factor(ssqa_table, f) for f in factors))
@@ -381,7 +380,9 @@ def test_ssqa_coverage_by_hand(ssqa_table):
 def test_ssqa_nestings_from_cells_equal_find_nestings_on_rows(ssqa_table):
     from analysis.design import suggest_design
 
-    design = suggest_design(ssqa_table).subset(SSQA_FACTORS)
+    suggested = suggest_design(ssqa_table)  # the template is its cluster, not a factor
+    design = Design(factors=tuple(make_factor(ssqa_table, f) if f == suggested.cluster
+                                  else suggested.factor(f) for f in SSQA_FACTORS))
     results = apply_design(ssqa_table, design)
     cells = cell_table(results, SSQA_FACTORS, with_outcome=False)
     refs = {f.name: f.reference for f in design.factors}

@@ -279,7 +279,10 @@ def test_outcome_suggested_by_name_and_meaning():
 @needs_shared
 def test_suggest_design_on_ssqa(ssqa_table):
     design = suggest_design(ssqa_table)
-    assert design.names == SSQA_FACTORS  # not the row id
+    # not the item id, and not the template: it is the cluster (analysis.structure)
+    assert design.names == [f for f in SSQA_FACTORS if f != "template"]
+    assert design.cluster == "template"
+    assert design.prompt_unit == ("row_in_ssqa", "cot")
     refs = {f.name: f.reference for f in design.factors}
     assert refs["cot"] == "no"
     assert refs["stigma"] == "no stigma"
@@ -288,11 +291,11 @@ def test_suggest_design_on_ssqa(ssqa_table):
     assert refs["gender_careful"] == "no gender"
     assert refs["prompt_style"] == "base"
     kinds = {f.name: f.kind for f in design.factors}
-    assert kinds == {"cot": "prompt", "template": "prompt", "stigma": "domain",
+    assert kinds == {"cot": "prompt", "stigma": "domain",
                      "pachankis_cluster": "domain", "gender": "domain",
                      "gender_careful": "domain", "prompt_style": "prompt",
                      "biased_answer": "domain"}
-    assert design.factor("template").values == tuple(str(i) for i in range(37))
+    assert make_factor(ssqa_table, "template").values == tuple(str(i) for i in range(37))
     assert design.factor("prompt_style").values == ("base", "doubt", "original", "positive")
     assert len(design.factor("stigma").values) == 94
     assert design.outcome is None  # no 0/1 column in the factor table

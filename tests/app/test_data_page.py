@@ -38,7 +38,9 @@ def test_opens_on_the_bundled_sample(opened):
     assert at.session_state["design"] == Design.load(SAMPLE_DIR / "bbq_unifiedqa.design.yaml")
     assert len(at.error) == 0
     assert at.caption[1].value.startswith("Real data: BBQ")
-    preview, columns = at.dataframe
+    preview, columns, structure = at.dataframe
+    roles = dict(zip(structure.value["column"], structure.value["role"], strict=True))
+    assert roles["template_id"] == "cluster" and roles["ans0"] == "item text"  # last wins
     assert len(preview.value) == 200
     pd.testing.assert_frame_equal(columns.value.reset_index(drop=True), describe_columns(frame),
                                   check_dtype=False)

@@ -1,0 +1,765 @@
+"""The structure of a benchmark table, inferred from the table alone.
+
+A bias benchmark is built from templates: each *item* (one question) fills a template
+with attribute values, carries its own texts and answer options, and is asked in a few
+variants (with and without chain-of-thought, several input formats) to one or more
+models. :func:`infer_structure` reads that build from the table's structure, not from
+cardinality alone, and says why for every column (``docs/structure.md``):
+
+- **item id**: a column whose values each fix the item-level columns (template,
+  attributes, texts) while no rich column is crossed with it (``row_in_ssqa``,
+  ``example_id``, ``doc_id``); a second column with the same grouping is an id too;
+- **item text**: long or sentence-like text, a column fixed by the item that takes
+  many values across items (one per few items), a numbered family of 2 to
+  :data:`MAX_OPTIONS` text columns sharing values, mostly not numbers (answer options
+  ``ans0``, ``ans1``, ``ans2``);
+- **answer key**: positions into the answer options (``label`` in 0..2 beside ``ans0``
+  .. ``ans2``), or a gold field named so (``gold``, ``target``, ``label``);
+- **response**: varies between the rows of one item without being crossed with it
+  (``prediction``, ``answer``): what a model said, not how it was asked;
+- **template** (the cluster): a column that groups several items and fixes other
+  columns (``template_id`` fixes ``category`` and ``subcategory``);
+- **numeric score**, **outcome candidate** (0/1 columns, the declared outcome),
+  **constant**, and **factor** for the rest (with its kind; a column crossed with the
+  items is a ``prompt`` variant, or a ``model`` factor when named so).
+
+The **prompt unit** is the item id plus the non-model columns crossed with it (a prompt
+is a distinct ``row_in_ssqa`` x ``cot``); without an id, each distinct row over the
+item-level columns is one prompt (model factors replicate rows). The **cluster** is the
+template column when there is one. **Value-level aliases** (``prompt_style = base``
+occurs only with ``stigma = no stigma``) are what the planner uses to leave out
+combinations that the benchmark's build rules out.
+
+Speed: every test works on the integer codes of the columns (pandas ``factorize``),
+one sort per pair of columns tested; tables above :data:`MAX_EXACT_ROWS` rows are
+inferred on a seeded random sample of that many rows (the structure says so).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import AnalysisError
+
+FACTOR = "factor"
+ITEM_ID = "item id"
+ROW_ID = "row id"
+TEMPLATE = "template"
+ITEM_TEXT = "item text"
+ANSWER_KEY = "answer key"
+RESPONSE = "response"
+SCORE = "numeric score"
+OUTCOME = "outcome candidate"
+CONSTANT = "constant"
+ROLES: tuple[str, ...] = (FACTOR, ITEM_ID, ROW_ID, TEMPLATE, ITEM_TEXT, ANSWER_KEY, RESPONSE,
+                          SCORE, OUTCOME, CONSTANT)
+
+#: Tables with more rows are inferred on a seeded random sample of this many rows.
+MAX_EXACT_ROWS = 2_000_000
+#: An item id has at least this many values (fewer: a factor or a template).
+MIN_ID_VALUES = 10
+#: A column is crossed with another when this share of the other's groups show all its values.
+CROSSED_SHARE = 0.9
+#: A numbered family of answer-option columns has at most this many members.
+MAX_OPTIONS = 10
+#: A value-level alias needs at least this many rows behind it.
+MIN_ALIAS_ROWS = 5
+#: Text whose values average more words than this (or more characters than
+#: :data:`TEXT_CHARS`) is item text, never a factor.
+TEXT_WORDS = 5
+TEXT_CHARS = 60
+
+_TEMPLATE_WORDS = ("template", "scenario", "pattern", "frame", "skeleton", "source")
+_GOLD_NAMES = {"label", "gold", "gold_index", "answer_idx", "answer_index", "target",
+               "correct_option", "answer_key", "gold_label"}
+_RESPONSE_WORDS = ("prediction", "predicted", "response", "completion", "output",
+                   "generation", "answer", "reply")
+_FAMILY = re.compile(r"^(.*?)[_.\- ]?(\d{1,2}|[a-eA-E])$")
+
+
+@dataclass(frozen=True)
+class ColumnRole:
+    """What one column is, and why (``reason`` is one line)."""
+
+    column: str
+    role: str
+    n_values: int
+    reason: str
+    #: The factor kind (``domain`` / ``prompt`` / ``model``) when ``role`` is ``factor``.
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Alias:
+    """``column = value`` occurs only with ``other = other_value`` (``n_rows`` rows)."""
+
+    column: str
+    value: str
+    other: str
+    other_value: str
+    n_rows: int
+
+    def describe(self) -> str:
+        """``"prompt_style = base occurs only with stigma = no stigma (74 rows)"``."""
+        return (f"{self.column} = {self.value} occurs only with {self.other} = "
+                f"{self.other_value} ({self.n_rows:,} rows)")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What :func:`infer_structure` found (see the module docstring).
+
+    Attributes
+    ----------
+    columns
+        One :class:`ColumnRole` per column, in table order.
+    item_id
+        The item id column, or None.
+    prompt_unit
+        Columns whose distinct combinations are the prompts.
+    cluster
+        The template column (rows of one template are not independent), or None.
+    aliases
+        Value-level aliases between the factors.
+    notes
+        What was assumed where nothing could be inferred, and sampling.
+    """
+
+    columns: tuple[ColumnRole, ...]
+    item_id: str | None = None
+    prompt_unit: tuple[str, ...] = ()
+    prompt_unit_reason: str = ""
+    cluster: str | None = None
+    cluster_reason: str = ""
+    aliases: tuple[Alias, ...] = ()
+    notes: tuple[str, ...] = ()
+    n_rows: int = 0
+    n_prompts: int = 0
+    factor_kinds: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def role(self, column: str) -> str | None:
+        """The role of ``column`` (None when it is not a column of the table)."""
+        return next((c.role for c in self.columns if c.column == column), None)
+
+    def of_role(self, *roles: str) -> list[str]:
+        """Columns with one of ``roles``, in table order."""
+        return [c.column for c in self.columns if c.role in roles]
+
+    @property
+    def factors(self) -> list[str]:
+        """The suggested factor columns."""
+        return self.of_role(FACTOR)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per column: ``column``, ``role``, ``kind``, ``n_values``, ``reason``;
+        then one row each for the prompt unit and the cluster (``column`` names them)."""
+        rows = [{"column": c.column, "role": c.role, "kind": c.kind or "",
+                 "n_values": c.n_values, "reason": c.reason} for c in self.columns]
+        rows.append({"column": ", ".join(self.prompt_unit) or "(each row)",
+                     "role": "prompt unit", "kind": "", "n_values": self.n_prompts,
+                     "reason": self.prompt_unit_reason})
+        rows.append({"column": self.cluster or "(none)", "role": "cluster", "kind": "",
+                     "n_values": next((c.n_values for c in self.columns
+                                       if c.column == self.cluster), 0),
+                     "reason": self.cluster_reason})
+        return pd.DataFrame(rows, columns=["column", "role", "kind", "n_values", "reason"])
+
+    def reasons(self) -> list[str]:
+        """Every inference as one line (``describe`` prints these; the design file keeps
+        them)."""
+        return [f"{c.column}: {c.reason}" for c in self.columns] + [
+            f"prompt unit: {self.prompt_unit_reason}", f"cluster: {self.cluster_reason}",
+            *(f"alias: {a.describe()}" for a in self.aliases), *self.notes]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``structure:`` block of a design file: roles, unit, cluster, reasons."""
+        out = {"roles": {c.column: c.role for c in self.columns},
+               "item_id": self.item_id, "prompt_unit": list(self.prompt_unit),
+               "cluster": self.cluster, "reasons": self.reasons()}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+# --- column statistics --------------------------------------------------------------------
+@dataclass
+class _Col:
+    name: str
+    codes: np.ndarray
+    n: int
+    kind: str  # "bool", "int", "float", "text"
+    binary: bool
+    mean_words: float = 0.0
+    mean_chars: float = 0.0
+    uniques: Any = None
+
+
+def _column(name: str, s: pd.Series) -> _Col:
+    codes, uniques = pd.factorize(s, use_na_sentinel=False)
+    present = pd.Series(uniques).dropna()
+    if pd.api.types.is_bool_dtype(s):
+        kind = "bool"
+    elif pd.api.types.is_numeric_dtype(s):
+        values = present.astype(float)
+        kind = "int" if bool(np.all(np.isfinite(values) & (values == np.round(values)))) \
+            else "float"
+    else:
+        kind = "text"
+    binary = kind == "bool" or (kind == "int" and len(present) > 0
+                                and set(present.astype(float)) <= {0.0, 1.0})
+    col = _Col(name, np.asarray(codes, dtype=np.int64), len(uniques), kind, binary,
+               uniques=uniques)
+    if kind == "text" and len(present):
+        head = present.astype(str).head(2000)  # the distinct values, not the rows
+        col.mean_chars = float(head.str.len().mean())
+        col.mean_words = float(head.str.split().str.len().mean())
+    return col
+
+
+def _groups_nunique(key: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Number of distinct ``other`` codes within each ``key`` code (codes 0..K-1)."""
+    # a sort and a neighbour comparison: several times faster than numpy's hash-based
+    # unique or pandas' on a million int64 codes
+    pairs = np.sort(key * (int(other.max(initial=0)) + 1) + other)
+    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))] if len(pairs) else pairs
+    size = int(key.max(initial=-1)) + 1
+    return np.bincount(pairs // (int(other.max(initial=0)) + 1), minlength=size)
+
+
+def _fixes(a: np.ndarray, b: np.ndarray) -> bool:
+    counts = _groups_nunique(a, b)
+    return bool((counts[counts > 0] == 1).all())
+
+
+def _crossed_share(a: np.ndarray, b: np.ndarray, n_b: int) -> float:
+    """Share of ``a``'s groups that show every value of ``b``."""
+    counts = _groups_nunique(a, b)
+    counts = counts[counts > 0]
+    return float((counts == n_b).mean()) if len(counts) else 0.0
+
+
+def _words_of(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+
+
+def _fmt(columns: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(f"`{c}`" for c in list(columns)[:limit])
+    return shown + (f" and {len(columns) - limit} more" if len(columns) > limit else "")
+
+
+def _option_families(cols: Mapping[str, _Col]) -> dict[str, list[str]]:
+    """Numbered families of text columns sharing values: ``ans0``, ``ans1``, ``ans2``."""
+    stems: dict[str, list[str]] = {}
+    for name, c in cols.items():
+        m = _FAMILY.match(name)
+        if m and c.kind == "text" and c.n > 1:
+            stems.setdefault(m.group(1), []).append(name)
+    out = {}
+    for stem, members in stems.items():
+        if not 2 <= len(members) <= MAX_OPTIONS:
+            continue
+        values = [set(map(str, pd.Series(cols[m].uniques).dropna())) for m in members]
+        pool = set().union(*values)
+        if sum(_is_number(v) for v in pool) > len(pool) / 2:  # numbered factors f0, f1, ...
+            continue
+        if any(values[i] & values[j] for i in range(len(values))
+               for j in range(i + 1, len(values))):
+            out[stem] = members
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_key_into(c: _Col, options: Sequence[str]) -> bool:
+    """Whether the values point at the answer options: their positions (0..k-1, 1..k,
+    letters) or their column names (``ans0``), with at most one other value
+    (``unmatched``, ``ambiguous``)."""
+    k = len(options)
+    if not k or c.n > k + 2:
+        return False
+    present = {str(v).strip() for v in pd.Series(c.uniques).dropna()}
+    present = {v[:-2] if v.endswith(".0") else v for v in present}
+    names = {o.split(".")[-1] for o in options}
+    for allowed in ({str(i) for i in range(k + 1)}, names,
+                    {chr(ord("A") + i) for i in range(k)} | {chr(ord("a") + i) for i in range(k)}):
+        if len(present & allowed) >= 2 and len(present - allowed) <= 1:
+            return True
+    return False
+
+
+# --- the inference --------------------------------------------------------------------------
+def infer_structure(
+    table: pd.DataFrame,
+    *,
+    factors: Sequence[str] | None = None,
+    outcome: str | Sequence[str] | None = None,
+    model_columns: Sequence[str] = (),
+    max_values: int = 100,
+) -> Structure:
+    """Classify every column of ``table`` and infer the prompt unit and the cluster.
+
+    Parameters
+    ----------
+    table
+        The results table (one row per response).
+    factors
+        Columns the analyst declared as factors: they stay factors (their reason says
+        so) and are used for the aliases.
+    outcome
+        The outcome column(s): classified as outcome candidates.
+    model_columns
+        Columns known to describe the model and its settings (an importer knows them):
+        model factors, never part of the prompt unit.
+    max_values
+        Most values a suggested factor may have.
+
+    Returns
+    -------
+    Structure
+        Roles with one-line reasons, ``item_id``, ``prompt_unit``, ``cluster``,
+        ``aliases``, ``notes``; ``.table`` has the columns ``column``, ``role``,
+        ``kind``, ``n_values``, ``reason``.
+
+    Raises
+    ------
+    AnalysisError
+        ``table`` is not a DataFrame with rows and columns.
+    """
+    from analysis.design import check_frame, guess_kind, outcome_meaning
+
+    check_frame(table, "infer_structure")
+    notes: list[str] = []
+    n_total = len(table)
+    if n_total > MAX_EXACT_ROWS:
+        table = table.sample(MAX_EXACT_ROWS, random_state=0)
+        notes.append(f"Inferred on a random sample of {MAX_EXACT_ROWS:,} of the {n_total:,} "
+                     "rows (a dependency seen in the sample may fail in a few other rows).")
+    declared = [f for f in (factors or ()) if f in table.columns]
+    outcomes = [outcome] if isinstance(outcome, str) else list(outcome or ())
+    models = set(model_columns)
+    cols = {str(c): _column(str(c), table[c]) for c in table.columns}
+    n_rows = len(table)
+    role: dict[str, tuple[str, str]] = {}
+    kinds: dict[str, str] = {}
+
+    def setrole(name: str, r: str, reason: str) -> None:
+        role[name] = (r, reason)
+
+    # 1. what the values alone say
+    for name, c in cols.items():
+        if name in declared:
+            continue
+        if name in outcomes:
+            setrole(name, OUTCOME, "declared outcome")
+        elif c.n <= 1:
+            setrole(name, CONSTANT, "a single value: it cannot explain anything")
+        elif c.kind == "float" and c.n > 10:
+            setrole(name, SCORE, f"{c.n:,} numeric values (not whole numbers) -> a score")
+        elif c.kind == "text" and (c.mean_chars > TEXT_CHARS or c.mean_words > TEXT_WORDS):
+            setrole(name, ITEM_TEXT, f"text of {c.mean_words:.0f} words on average -> item "
+                                     "text, never a factor")
+    families = _option_families({k: v for k, v in cols.items() if k not in declared})
+    options: list[str] = []
+    for members in families.values():
+        options = members if len(members) > len(options) else options
+        for m in members:
+            setrole(m, ITEM_TEXT, f"one of the numbered columns {_fmt(members)} sharing values "
+                                  "-> answer options, not a factor")
+    for name, c in cols.items():
+        if name in role or name in declared:
+            continue
+        if c.binary and name not in models and outcome_meaning(name) is not None:
+            setrole(name, OUTCOME, f"0/1 values named as an outcome ({outcome_meaning(name)})"
+                                   " -> an outcome candidate")
+        elif not c.binary and _is_key_into(c, options):
+            setrole(name, ANSWER_KEY, f"values point at the answer options {_fmt(options)} "
+                                      "-> an answer key, not a factor")
+        elif name.lower().split(".")[-1] in _GOLD_NAMES:
+            setrole(name, ANSWER_KEY, "named as the gold answer -> an answer key, not a factor")
+
+    # 2. the item id: fixes the item-level columns, no rich column crossed with it
+    keys = [n for n in cols if n not in role or role[n][0] in (ITEM_TEXT, ANSWER_KEY)]
+    keys = [n for n in keys if cols[n].n > 1]
+    # every test below depends only on which value pairs occur, so it runs on the codes
+    # of all rows (deduplicating first costs more than it saves on real tables)
+    dcodes = {n: cols[n].codes for n in keys}
+    item_id, id_reason, equivalents = _find_id(keys, cols, dcodes, role, models, n_rows)
+    within: list[str] = []
+    if item_id is not None:
+        setrole(item_id, ITEM_ID, id_reason)
+        for e in equivalents:
+            if role.get(e, ("",))[0] != ITEM_TEXT:  # a question text stays text
+                setrole(e, ITEM_ID, f"the same grouping as `{item_id}` -> an item id too")
+        unique_rows = [n for n in keys if cols[n].n == n_rows and n not in role]
+        for n in unique_rows:
+            setrole(n, ROW_ID, "one value per row: identifies responses, not items")
+        ident = dcodes[item_id]
+        for n in keys:
+            if n in role and role[n][0] not in (ITEM_TEXT, ANSWER_KEY):
+                continue
+            if _fixes(ident, dcodes[n]):
+                continue
+            share = _crossed_share(ident, dcodes[n], cols[n].n)
+            if n in role:  # text or key varying within an item: what the model said
+                setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` -> a "
+                                     "response, not an item field")
+            elif cols[n].binary and share < CROSSED_SHARE:
+                setrole(n, OUTCOME, f"0/1 values varying between the rows of one "
+                                    f"`{item_id}` -> an outcome candidate")
+            elif share >= CROSSED_SHARE and cols[n].n <= max_values:
+                within.append(n)
+                kind = "model" if n in models or guess_kind(n) == "model" else "prompt"
+                kinds[n] = kind
+                setrole(n, FACTOR, f"crossed with `{item_id}` ({share:.0%} of items show "
+                                   f"all {cols[n].n} values) -> a {kind} factor")
+            else:
+                setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` without "
+                                     f"being crossed with it ({share:.0%} of items show all "
+                                     "values) -> a response")
+    n_items = int(cols[item_id].n) if item_id else n_rows
+    # 4. the template: groups several items and fixes other item-level columns
+    cluster, cluster_reason = _find_template(keys, cols, dcodes, role, n_items, n_rows,
+                                             item_id)
+    if cluster is not None:
+        setrole(cluster, TEMPLATE, cluster_reason)
+    # 3. item-level columns: many values across items -> item text
+    for n in keys:
+        if n in role:
+            continue
+        c = cols[n]
+        if c.n == n_rows and n_rows >= MIN_ID_VALUES:
+            setrole(n, ROW_ID, "a different value on every row -> identifies rows, not a "
+                               "factor")
+        elif c.n > max_values:
+            setrole(n, ITEM_TEXT, f"{c.n:,} values (more than {max_values} for a factor)"
+                                  + (f", fixed by `{item_id}`" if item_id else "")
+                                  + " -> item text or an id, not a factor")
+        elif item_id and n_items >= 20 and c.n >= n_items / 2:
+            setrole(n, ITEM_TEXT, f"{c.n:,} values over {n_items:,} items, fixed by "
+                                  f"`{item_id}` -> item text, not a factor")
+    # 5. the rest are factors
+    for name, c in cols.items():
+        if name in declared:
+            role[name] = (FACTOR, "declared factor")
+        elif name not in role:
+            if name in models and c.n == 1:
+                role[name] = (FACTOR, "model column")
+            else:
+                role[name] = (FACTOR, f"{c.n} values" + (
+                    f", fixed by `{item_id}`" if item_id and name in dcodes
+                    and _fixes(dcodes[item_id], dcodes[name]) else ""))
+        if role[name][0] == FACTOR and name not in kinds:
+            kinds[name] = "model" if name in models else guess_kind(name)
+    # 6. prompt unit
+    if item_id is not None:
+        unit = [item_id] + [n for n in within if kinds.get(n) != "model"]
+        why = (f"`{item_id}` identifies the item" + (
+            f"; {_fmt(unit[1:])} {'varies' if len(unit) == 2 else 'vary'} within it"
+            if len(unit) > 1 else ""))
+    else:
+        unit = [n for n in cols if role[n][0] in (FACTOR, TEMPLATE, ITEM_TEXT, ANSWER_KEY,
+                                                   ROW_ID) and kinds.get(n) != "model"
+                and cols[n].n > 1]
+        why = "no item id: a prompt is a distinct combination of the item-level columns"
+        if not unit:
+            notes.append("No column describes the prompts: each row is counted as one "
+                         "prompt.")
+    n_prompts = _n_distinct([cols[n].codes for n in unit], n_rows)
+    models_in = [n for n in cols if kinds.get(n) == "model" and role[n][0] == FACTOR
+                 and cols[n].n > 1]
+    why += f" -> {n_prompts:,} prompts in {n_rows:,} rows"
+    if n_prompts == n_rows:
+        why += " (each row is one prompt)"
+    elif models_in:
+        why += f" ({_fmt(models_in)} replicate{'s' if len(models_in) == 1 else ''} rows)"
+    if cluster is None:
+        cluster_reason = ("no column groups several items and fixes other columns: rows "
+                          "are treated as independent")
+    columns = tuple(ColumnRole(n, role[n][0], cols[n].n, role[n][1],
+                               kinds.get(n) if role[n][0] == FACTOR else None) for n in cols)
+    factor_names = [c.column for c in columns if c.role == FACTOR and c.n_values > 1]
+    aliases = value_aliases(table, factor_names) if factor_names else ()
+    if len(cols) == 1 or all(c.role in (ROW_ID, ITEM_TEXT, CONSTANT, SCORE) for c in columns):
+        notes.append("No structure could be inferred (no factor, id or template): each row "
+                     "is taken as one independent prompt.")
+    return Structure(columns=columns, item_id=item_id, prompt_unit=tuple(unit),
+                     prompt_unit_reason=why, cluster=cluster, cluster_reason=cluster_reason,
+                     aliases=tuple(aliases), notes=tuple(notes), n_rows=n_total,
+                     n_prompts=n_prompts if n_total == n_rows else round(
+                         n_prompts * n_total / n_rows),
+                     factor_kinds=dict(kinds))
+
+
+def _n_distinct(codes: list[np.ndarray], n_rows: int) -> int:
+    if not codes:
+        return n_rows
+    return int(len(pd.DataFrame(dict(enumerate(codes))).drop_duplicates()))
+
+
+def _find_id(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.ndarray],
+             role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int
+             ) -> tuple[str | None, str, list[str]]:
+    """The item id among ``keys`` (see the module docstring), its reason, its equivalents.
+
+    Candidates are tried from the most likely (no role yet, not one value per row, most
+    values); the first that qualifies is the id (one grouping pass per candidate tried).
+    """
+    order = sorted(
+        (n for n in keys if cols[n].n >= MIN_ID_VALUES and n not in models
+         and cols[n].kind != "float" and not cols[n].binary
+         and role.get(n, ("",))[0] != ANSWER_KEY),
+        key=lambda n: (n in role, cols[n].n == n_rows, -cols[n].n))
+    found = None
+    for n in order:
+        c = cols[n]
+        fixed, crossed = [], False
+        for k in keys:
+            if k == n:
+                continue
+            counts = _groups_nunique(dcodes[n], dcodes[k])
+            counts = counts[counts > 0]
+            if (counts == 1).all():
+                fixed.append(k)
+            elif MIN_ID_VALUES <= cols[k].n < c.n and (
+                    counts == cols[k].n).mean() >= CROSSED_SHARE:
+                crossed = True
+                break
+        if not crossed and fixed:
+            found = (n, fixed)
+            break
+    if found is None:
+        return None, "", []
+    n, fixed = found
+    equivalents = [k for k in fixed if cols[k].n == cols[n].n and _fixes(dcodes[k], dcodes[n])]
+    shown = [k for k in fixed if k not in equivalents]
+    rows_each = n_rows / cols[n].n
+    reason = (f"{cols[n].n:,} values, ~{rows_each:,.1f} rows each, each fixes "
+              f"{_fmt(shown) if shown else 'every other item column'} -> item id")
+    return n, reason, equivalents
+
+
+def _find_template(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.ndarray],
+                   role: Mapping[str, tuple[str, str]], n_items: int, n_rows: int,
+                   item_id: str | None) -> tuple[str | None, str]:
+    """The template (cluster): groups >= 2 items per value and fixes other item columns."""
+    candidates = []
+    plain = [k for k in keys if k not in role]
+    for n in plain:
+        c = cols[n]
+        if c.n < 3 or n_items / c.n < 2 or c.binary:
+            continue
+        named = any(w in n.lower() for w in _TEMPLATE_WORDS)
+        coded = all(any(ch.isdigit() for ch in str(v)) for v in pd.Series(c.uniques).dropna())
+        if not (named or coded):  # a grouping of words fixing another (stigma -> cluster)
+            continue              # is a nested factor, not a template
+        fixed = [k for k in plain if k != n and cols[k].n < c.n and _fixes(dcodes[n], dcodes[k])]
+        if fixed:
+            candidates.append(((named, c.n), n, fixed))
+    if not candidates:
+        return None, ""
+    (named, _), n, fixed = max(candidates)
+    why = "named as a template" if named else "its values are codes"
+
+    items = f"~{n_items / cols[n].n:,.0f} items" if item_id else f"~{n_rows / cols[n].n:,.0f}"
+    rows = f"{items}, ~{n_rows / cols[n].n:,.0f} rows each" if item_id else f"{items} rows each"
+    return n, (f"{cols[n].n:,} values, {rows}, each fixes {_fmt(fixed)} ({why}) -> cluster")
+
+
+# --- value-level aliasing -------------------------------------------------------------------
+def value_aliases(table: pd.DataFrame, factors: Sequence[str], *,
+                  counts: Sequence[int] | np.ndarray | None = None,
+                  min_rows: int = MIN_ALIAS_ROWS) -> list[Alias]:
+    """Values of one factor that occur with a single value of another.
+
+    ``a = v`` is aliased with ``b = w`` when every row with ``a = v`` has ``b = w``, ``b``
+    takes other values elsewhere, at least ``min_rows`` rows have ``a = v``, and ``a`` as a
+    whole does not fix ``b`` (a nesting, reported by :mod:`analysis.nesting`). SSQA's
+    ``prompt_style = base`` occurs only with ``stigma = no stigma`` and
+    ``gender = no gender``, and those values only with ``base``.
+
+    Parameters
+    ----------
+    table
+        Rows, or a cell table with ``counts`` (rows per cell).
+    factors
+        Factor columns to examine.
+    counts
+        Rows behind each row of ``table`` (default 1 each).
+
+    Returns
+    -------
+    list of Alias
+    """
+    from analysis.design import factor_values
+
+    missing = [f for f in factors if f not in table.columns]
+    if missing:
+        raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
+    weights = np.ones(len(table), dtype=np.int64) if counts is None else \
+        np.asarray(counts, dtype=np.int64)
+    coded = {}
+    for f in factors:
+        c, values = factor_values(table[f])
+        coded[f] = (c.to_numpy(dtype=np.int64), values)
+    out = []
+    for a in factors:
+        ca, va = coded[a]
+        for b in factors:
+            if a == b:
+                continue
+            cb, vb = coded[b]
+            joint = np.bincount(ca * len(vb) + cb, weights=weights,
+                                minlength=len(va) * len(vb)).reshape(len(va), len(vb))
+            present = joint > 0
+            if present.any(axis=0).sum() < 2:
+                continue
+            partners = present.sum(axis=1)
+            seen = partners > 0
+            if (partners[seen] == 1).all():  # a fixes b: a nesting, not a value alias
+                continue
+            for i in np.flatnonzero(partners == 1):
+                rows = int(joint[i].sum())
+                if rows >= min_rows:
+                    j = int(np.flatnonzero(present[i])[0])
+                    out.append(Alias(a, va[i], b, vb[j], rows))
+    return out
+
+
+# --- combinations the structure rules out (the planner) -------------------------------------
+@dataclass(frozen=True)
+class Exclusions:
+    """Grid combinations the observed structure rules out (:func:`excluded_cells`)."""
+
+    mask: np.ndarray
+    #: One line per rule with the number of combinations it (first) excluded.
+    reasons: tuple[str, ...]
+
+    @property
+    def n_excluded(self) -> int:
+        """Combinations ruled out."""
+        return int(self.mask.sum())
+
+
+def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
+                   values: Sequence[Sequence[str]], *, counts: Iterable[int] | None = None,
+                   references: Mapping[str, str] | None = None) -> Exclusions:
+    """Which combinations of the grid ``values`` (C order) the observed rows rule out.
+
+    Two rules, both read from ``observed`` (rows or observed cells):
+
+    - **nesting**: when one factor fixes another (also outside its control values:
+      :func:`analysis.nesting.find_nestings`), a combination pairing a seen value of the
+      fixing factor with a value it was never seen with is impossible;
+    - **aliasing**: ``a = v`` occurring only with ``b = w`` (:func:`value_aliases`)
+      rules out ``a = v`` with any other value of ``b``.
+
+    Declared values never seen are not constrained by a nesting (nothing is known about
+    them). Observed combinations are never excluded.
+    """
+    from analysis.design import factor_values
+    from analysis.nesting import find_nestings
+
+    sizes = [len(v) for v in values]
+    n_cells = int(np.prod(sizes)) if sizes else 0
+    mask = np.zeros(n_cells, dtype=bool)
+    if len(factors) < 2 or not len(observed):
+        return Exclusions(mask, ())
+    weights = None if counts is None else np.asarray(list(counts), dtype=np.int64)
+    grid = np.unravel_index(np.arange(n_cells), sizes)
+    # the rules are read on every observed row, also those outside the grid (a --where
+    # that drops SSQA's base prompts must not make "no gender" look possible elsewhere)
+    codes, to_grid = {}, {}
+    for f, vals in zip(factors, values, strict=True):
+        c, labels = factor_values(observed[f])
+        codes[f] = c.to_numpy(dtype=np.int64)
+        where = {lab: i for i, lab in enumerate(labels)}
+        to_grid[f] = np.array([where.get(v, -1) for v in vals], dtype=np.int64)  # grid -> label
+    index = {f: i for i, f in enumerate(factors)}
+    reasons = []
+
+    def apply(bad_pairs: np.ndarray, a: str, b: str, text: str) -> None:
+        bad = bad_pairs[grid[index[a]], grid[index[b]]] & ~mask
+        if bad.any():
+            mask[bad] = True
+            reasons.append(f"{int(bad.sum()):,} by {text}")
+
+    nest = find_nestings(observed, list(factors), references=references)
+    for r in nest.to_dict(orient="records"):
+        if r["determinant"] is None:
+            continue
+        pairs = [(r["determinant"], r["dependent"])]
+        if r["kind"] == "equivalent":
+            pairs.append((r["dependent"], r["determinant"]))
+        for a, b in pairs:
+            seen = np.zeros((int(codes[a].max()) + 1, int(codes[b].max()) + 1), dtype=bool)
+            seen[codes[a], codes[b]] = True
+            ia, jb = to_grid[a][:, None], to_grid[b][None, :]
+            bad = (ia >= 0) & ((jb < 0) | ~seen[np.maximum(ia, 0), np.maximum(jb, 0)])
+            what = "is fixed by" if r["kind"] != "nested outside reference" else \
+                "is fixed (outside its control values) by"
+            apply(bad, a, b, f"nesting: {b} {what} {a}")
+    for al in value_aliases(observed, list(factors), counts=weights):
+        a, b = al.column, al.other
+        va, vb = values[index[a]], values[index[b]]
+        if al.value not in va:
+            continue
+        bad = np.zeros((len(va), len(vb)), dtype=bool)
+        bad[va.index(al.value), :] = True
+        if al.other_value in vb:
+            bad[va.index(al.value), vb.index(al.other_value)] = False
+        apply(bad, a, b, f"aliasing: {al.describe()}")
+    inside = np.ones(len(observed), dtype=bool)
+    positions = []
+    for f in factors:
+        back = np.full(int(codes[f].max()) + 1, -1, dtype=np.int64)
+        ok = to_grid[f] >= 0
+        back[to_grid[f][ok]] = np.flatnonzero(ok)
+        pos = back[codes[f]]
+        inside &= pos >= 0
+        positions.append(pos)
+    if inside.any():  # observed combinations are never excluded
+        mask[np.ravel_multi_index(tuple(p[inside] for p in positions), sizes)] = False
+    return Exclusions(mask, tuple(reasons))
+
+
+def infer_prompt_unit(table: pd.DataFrame, factors: Sequence[str]) -> tuple[list[str], str]:
+    """The prompt unit of ``table`` with ``factors`` declared, and its one-line reason
+    (what ``coverage`` counts without a design file)."""
+    structure = infer_structure(table, factors=factors)
+    return [c for c in structure.prompt_unit if c in table.columns], \
+        structure.prompt_unit_reason
+
+
+def cluster_note(table: pd.DataFrame, cluster: str | None) -> str | None:
+    """What is assumed when a declared cluster cannot cluster, or None when it can.
+
+    A cluster column that is missing, constant (one cluster: nothing to compare), or
+    with a single row per value (every row its own cluster: independent rows) is not
+    used; the note says so.
+    """
+    if not cluster:
+        return None
+    if cluster not in table.columns:
+        return (f"The cluster column {cluster!r} is not in the table: rows are treated as "
+                "independent.")
+    n = int(table[cluster].nunique(dropna=False))
+    if n <= 1:
+        return (f"The cluster column {cluster!r} takes a single value: one cluster cannot "
+                "be compared with another, so rows are treated as independent.")
+    if n == len(table):
+        return (f"The cluster column {cluster!r} has a different value on every row: each "
+                "row is its own cluster, the same as independent rows.")
+    return None

@@ -1,0 +1,60 @@
+"""AppTest of the Design page's structure table and its one-click overrides (issue #24)."""
+
+from __future__ import annotations
+
+from analysis.design import suggest_design
+from analysis.importers import import_results
+from tests.analysis.importers.harness_runs import LM_EVAL_FIXTURE
+from tests.app.apptools import page_test
+
+
+def _run(at):
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _click(at, label: str):
+    next(b for b in at.button if b.label == label).click()
+    return _run(at)
+
+
+def test_structure_table_and_overrides_on_an_lm_eval_import():
+    frame = import_results("lm-eval", [LM_EVAL_FIXTURE]).frame
+    design = suggest_design(frame)
+    # no answer option, answer text or gold index is suggested as a factor
+    assert not {"question", "ans0", "ans1", "ans2", "label", "context"} & set(design.names)
+    at = _run(page_test("design.py", frame=frame, design=design, name="lm-eval"))
+    table = at.dataframe[-1].value.set_index("column")
+    assert table.loc["label", "role"] == "answer key"
+    assert table.loc["ans0", "role"] == "item text"
+    assert table.loc["doc_id", "role"] == "item id"
+    assert "answer options" in table.loc["ans1", "reason"]
+    # one click: question_index is the inferred cluster; take it away, then make it a factor
+    assert at.session_state["design"].cluster == "question_index"
+    at.selectbox(key="design_structure_column").set_value("question_index")
+    _click(at, "No cluster (independent rows)")
+    assert at.session_state["design"].cluster is None
+    _click(at, "Make it a factor")
+    assert "question_index" in at.session_state["design"].names
+    assert "question_index" in at.multiselect[0].value
+    at.selectbox(key="design_structure_column").set_value("doc_id")
+    _click(at, "Use it as the prompt id")
+    assert at.session_state["design"].prompt_unit == ("doc_id",)
+
+
+def test_every_analysis_page_opens_on_meaningful_factors_after_an_lm_eval_import():
+    """Issue #24: no page opens on answer texts or the gold index, nor fails on them."""
+    result = import_results("lm-eval", [LM_EVAL_FIXTURE])
+    junk = {"question", "context", "ans0", "ans1", "ans2", "label", "answer_info.ans0",
+            "answer_info.ans1", "answer_info.ans2", "doc_id", "example_id", "prompt"}
+    assert not junk & set(result.design.names)
+    for page in ("subgroups.py", "ecdf.py", "importance.py", "coverage.py", "disparity.py"):
+        at = _run(page_test(page, frame=result.frame, design=result.design, name="lm-eval"))
+        chosen = {v for w in at.multiselect for v in (w.value or [])} | {
+            w.value for w in at.selectbox if isinstance(w.value, str)}
+        assert not junk & chosen, (page, junk & chosen)
+        # 32 items answered by a dummy model: a real factor may separate (importance
+        # says so and offers fixes), but no message is about an answer text or the key
+        for e in at.error:
+            assert not any(f"{j} =" in e.value or f"'{j}'" in e.value for j in junk), e.value
