@@ -100,8 +100,7 @@ def resolve_cluster(data: pd.DataFrame, cluster: str | None, *, declared: bool,
         return ClusterChoice(None)
     if cluster not in data.columns:
         if not declared:
-            raise ClusterError(f"Cluster column {cluster!r} is not in the table (columns: "
-                               f"{', '.join(map(str, list(data.columns)[:12]))}).")
+            raise ClusterError(missing_cluster_message(cluster, data.columns))
         return ClusterChoice(None, 0, (
             f"the design's cluster column {cluster!r} is not in the table: rows are treated "
             "as independent (standard errors and p-values assume no clustering)",))
@@ -214,3 +213,12 @@ def wald_p(stat: float, q: int, df: float | None) -> float:
     if df is None:
         return float(chdtrc(q, stat))
     return float(fdtrc(q, df, stat / q))
+
+
+def missing_cluster_message(cluster: str, columns) -> str:
+    """The error for a named cluster column that the table lacks: the table's own columns
+    (not the ``deviation`` column the workbench derives, so every engine says the same)."""
+    from analysis.columns import DEVIATION
+
+    shown = [str(c) for c in columns if str(c) != DEVIATION][:12]
+    return f"Cluster column {cluster!r} is not in the table (columns: {', '.join(shown)})."

@@ -413,8 +413,9 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
             raise AnalysisError(f"The cluster column {cluster!r} is also a factor of the "
                                 "model: leave it out of the factors or choose another cluster.")
         if cluster not in data.columns:
-            raise AnalysisError(f"Cluster column {cluster!r} is not in the table (columns: "
-                                f"{', '.join(map(str, data.columns[:12]))}).")
+            from analysis.clusters import missing_cluster_message
+
+            raise AnalysisError(missing_cluster_message(cluster, data.columns))
     extra = [c for c in [*(where or {}), *exclude, *([cluster] if cluster else [])]
              if c not in factors]
     extra = list(dict.fromkeys(extra))

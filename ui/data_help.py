@@ -58,7 +58,7 @@ def looks_like(data: bytes, name: str) -> str | None:
     first = head.split(b"\n", 1)[0]
     try:
         record = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile nesting: the loader says what it is
         record = None
     if isinstance(record, dict):
         if {"doc", "resps"} <= record.keys() or {"doc", "filtered_resps"} <= record.keys():

@@ -96,6 +96,12 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
     # the cluster column (named, or the design's) stays a key: robust SEs and bootstraps
     cluster = None if getattr(args, "no_cluster", False) else (
         getattr(args, "cluster", None) or design.cluster)
+    named = None if getattr(args, "no_cluster", False) else getattr(args, "cluster", None)
+    if named and named not in table.kinds:  # the same words as the pandas path
+        from analysis.clusters import missing_cluster_message
+        from analysis.errors import ClusterError
+
+        raise ClusterError(missing_cluster_message(named, table.kinds))
     if cluster and cluster in table.kinds and cluster not in (factors or design.names):
         exclude = [*exclude, cluster]
     try:
