@@ -216,6 +216,7 @@ def test_first_hour_import_subset_switch_back_and_send_a_report(app_url, tmp_pat
         page.get_by_text("Subset (applied first)").first.click()
         box = page.locator(".st-key-subgroups_where_context_condition")
         box.wait_for(state="visible", timeout=30_000)
+        settle(page)  # a rerun still drawing closes the dropdown opened below
         box.locator("input").first.click()
         page.get_by_role("option", name="ambig", exact=True).click()
         page.keyboard.press("Escape")
