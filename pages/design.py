@@ -57,7 +57,9 @@ if not any(p.severity == "error" for p in problems) and len(factors) == len(chos
 
 if factors:
     st.subheader("Nested factors")
-    nestings = find_nestings(frame, design.names,
+    cluster = [design.cluster] if design.cluster in frame.columns and \
+        design.cluster not in design.names else []  # a factor fixed by the cluster: say so
+    nestings = find_nestings(frame, [*design.names, *cluster],
                              references={f.name: f.reference for f in factors})
     for row in nestings.to_dict(orient="records"):
         st.warning(md(describe_nesting(row)))

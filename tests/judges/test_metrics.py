@@ -141,7 +141,11 @@ def test_embedding_rows_become_similarity_rows():
     results, design = to_results(judged, similarity_threshold=0.5)
     assert results["metric"].tolist() == ["similarity", "similarity"]
     assert results["deviation"].tolist() == [0.0, 1.0]
-    assert check_design(design, results) == []
+    # one similarity row per pair: the pair cluster holds one row each, and the design
+    # check says that rows are then treated as independent (analysis.structure.cluster_note)
+    assert check_design(design, results) == [
+        "The cluster column 'pair_id' has a different value on every row: each row is its "
+        "own cluster, the same as independent rows."]
 
 
 def test_judged_file_survives_a_csv_round_trip(tmp_path):
