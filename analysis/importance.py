@@ -103,8 +103,10 @@ RefusalReason = Literal["no_variation", "constant_factor", "reference_absent", "
                         "separation", "too_few_rows", "not_converged"]
 Where = Mapping[str, str | Sequence[str]]
 
-#: ``cluster=`` default of :func:`factor_importance`: the design's cluster column.
-FROM_DESIGN: str = "<the design's cluster>"
+#: ``cluster=`` default of :func:`factor_importance`: the design's cluster column (one
+#: object, defined with the options: ``analysis/options``).
+from analysis.options import FROM_DESIGN  # noqa: E402
+
 #: Kinds of covariance (``ImportanceResult.covariance``).
 NAIVE, CLUSTER_ROBUST, GEE = "naive", "cluster", "gee"
 #: Name of the intercept term.

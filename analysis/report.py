@@ -335,14 +335,14 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
     if section == "importance":
         from analysis.cells import cell_table
         from analysis.importance import suggest_factors
+        from analysis.options.common import NOISE_FIELDS
+        from analysis.options.importance import ImportanceOptions
 
         factors = suggest_factors(cell_table(results, design.names), design)
         return {"factors": factors,
                 "references": {f: design.factor(f).reference for f in factors},
-                "interactions": [], "on_separation": "refuse", "alpha": 0.05,
-                "adjust": "none", "cluster": design.cluster, "gee": False,
-                "scale": "odds_ratio", "max_p": 1.0, "where": {},
-                "judge_noise": noise_defaults(section), "covariates": [],
+                **ImportanceOptions().settings(skip=NOISE_FIELDS), "cluster": design.cluster,
+                "where": {}, "judge_noise": noise_defaults(section), "covariates": [],
                 "standardise": True, **_linear_defaults(results, design)}
     if section == "disparity":
         numeric = dsp.numeric_columns(results, design)
@@ -668,6 +668,8 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         uncertainty_label,
     )
     from analysis.importance_linear import logistic_with_covariates
+    from analysis.options.common import NOISE_FIELDS
+    from analysis.options.importance import ImportanceOptions
 
     where = _where(s)
     factors = list(s["factors"])
@@ -687,16 +689,14 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                        or noise_arguments("importance", s)):
         raise SettingsError("covariates in the logistic model do not combine with "
                             "interactions, gee, on_separation or judge_noise yet.")
+    options = ImportanceOptions.from_settings(s, skip=NOISE_FIELDS, cluster=as_given)
     try:
         fit = logistic_with_covariates(
             results, design, covariates=covariates, standardise=bool(s["standardise"]),
             factors=factors, references=references or None, where=where or None,
-            cluster=as_given, alpha=float(s["alpha"]), adjust=s["adjust"]) if covariates \
+            cluster=as_given, alpha=options.alpha, adjust=options.adjust) if covariates \
             else factor_importance(cells, design, factors=factors, where=where,
-                                references=references or None,
-                                interactions=s.get("interactions") or (),
-                                on_separation=s["on_separation"], alpha=float(s["alpha"]),
-                                adjust=s["adjust"], cluster=as_given, gee=bool(s["gee"]))
+                                   references=references or None, **options.kwargs())
     except ImportanceRefusal as exc:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
@@ -705,7 +705,7 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     # how the standard errors were computed, stated with the table
     sec.notes.append("Standard errors: " + uncertainty_label(fit, design) + (
         "; std_err, z, p_value and the intervals are the robust ones." if cluster else "."))
-    p_column = P_ADJUSTED if s["adjust"] == "bh" else P_VALUE
+    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
     terms = fit.terms
     noise = noise_arguments("importance", s)
     if noise:  # noise_same_sign, noise_significant, noise_survives per term
@@ -717,19 +717,17 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         )
 
         _noise_rows(results)
+        refit = {**options.kwargs(), "cluster": cluster}
+        refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
         terms = importance_noise(results, design, fit=fit, factors=factors, where=where,
-                                 references=references or None,
-                                 interactions=s.get("interactions") or (),
-                                 on_separation=s["on_separation"], alpha=float(s["alpha"]),
-                                 adjust=s["adjust"], cluster=cluster, gee=bool(s["gee"]),
+                                 references=references or None, **refit,
                                  threshold=threshold_of(design), **noise)
         sec.notes.append(f"Judge noise: {noise['replicates']:,} refits on redrawn judge scores "
                          f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
-                         f"{p_column} < {float(s['alpha']):g}. "
+                         f"{p_column} < {options.alpha:g}. "
                          + survival_sentence(terms, what="terms"))
     sec.figures.append(("factor_importance", importance_figure(
-        fit.terms, scale=s.get("scale", "odds_ratio"), max_p=s.get("max_p"),
-        p_column=p_column)))
+        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
     sec.tables += [("factor_importance", terms),
                    ("factor_importance_lr_tests", fit.factor_tests)]
 

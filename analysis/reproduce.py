@@ -204,17 +204,26 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
                     (f"options = {args!r}",
                      "fit = logistic_with_covariates(results, design, **options)",
                      "print(fit.terms)"))
+    from analysis.options.importance import ImportanceOptions
+
+    fit = ImportanceOptions.from_settings(options, cluster=_as_cli_cluster(cluster,
+                                                                           design_cluster))
     cli = (("factors", options["factors"]),
            *[("reference", f"{k}={v}") for k, v in options["references"].items()],
-           *[("interaction", i) for i in options["interactions"]],
-           ("on-separation", options["on_separation"]), ("alpha", options["alpha"]),
-           ("adjust", options["adjust"]), ("cluster", cluster),
-           ("no-cluster", cluster is None and design_cluster is not None),
-           ("gee", bool(options.get("gee"))))
+           *fit.cli_options())
+    args = {"factors": list(options["factors"]), "references": dict(options["references"]),
+            **{k: v for k, v in options.items() if k in fit.kwargs()}}
     return View("importance", cli, ("from analysis.importance import factor_importance",),
-                (f"options = {dict(options)!r}", f"cells = cell_table(results, {cell_factors!r})",
+                (f"options = {args!r}", f"cells = cell_table(results, {cell_factors!r})",
                  "fit = factor_importance(cells, design, where=where, **options)",
                  "print(fit.terms)"))
+
+
+def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | None:
+    """A page's cluster as the options' value: the design's own is the default."""
+    from analysis.options import FROM_DESIGN
+
+    return FROM_DESIGN if cluster == design_cluster else cluster
 
 
 def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,

@@ -12,6 +12,7 @@ from analysis.importance import (
     uncertainty_label,
 )
 from analysis.importance_linear import is_continuous
+from analysis.options.importance import ImportanceOptions as Opts
 from ui.common import (
     figure_downloads,
     require_results,
@@ -65,7 +66,8 @@ except AnalysisError as exc:
     st.stop()
 
 c1, c2, c3 = st.columns([2, 2, 1])  # compact controls, then the answer: the coefficients
-scale = c1.radio("Scale", ["odds_ratio", "coef"], horizontal=True, key="importance_scale",
+scale = c1.radio(Opts.label("scale"), Opts.choices("scale"), horizontal=True,
+                 index=Opts.choices("scale").index(Opts.default("scale")), key="importance_scale",
                  format_func={"odds_ratio": "odds ratio (log axis)",
                               "coef": "coefficient (log-odds)"}.get)
 max_p = c2.select_slider("Show terms with p <=", P_STEPS, value=1.0, key="importance_max_p")

@@ -30,6 +30,7 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
+from analysis.options.importance import ImportanceOptions as Opts
 from ui.common import cells_for
 from ui.widgets import md
 
@@ -82,15 +83,18 @@ def model_options(results: pd.DataFrame, design: Design) -> dict:
         pairs = [f"{a}:{b}" for a, b in combinations(factors, 2)]
         ss["importance_interactions"] = [p for p in ss.get("importance_interactions", [])
                                          if p in pairs]
-        interactions = st.multiselect("Two-factor interactions", pairs,
+        interactions = st.multiselect(Opts.label("interactions"), pairs,
                                       key="importance_interactions")
-        on_separation = st.radio("Values with no or only deviations (separation)",
-                                 list(SEPARATION_LABELS), format_func=SEPARATION_LABELS.get,
+        on_separation = st.radio(Opts.label("on_separation"), Opts.choices("on_separation"),
+                                 index=Opts.choices("on_separation").index(
+                                     Opts.default("on_separation")),
+                                 format_func=SEPARATION_LABELS.get, help=Opts.help("on_separation"),
                                  horizontal=True, key="importance_separation")
         c1, c2 = st.columns(2)
-        alpha = c1.select_slider("Significance level", [0.001, 0.01, 0.05, 0.1], value=0.05,
-                                 key="importance_alpha")
-        bh = c2.checkbox("Label by Benjamini-Hochberg adjusted p", key="importance_bh")
+        alpha = c1.select_slider(Opts.label("alpha"), [0.001, 0.01, 0.05, 0.1],
+                                 value=Opts.default("alpha"), key="importance_alpha")
+        bh = c2.checkbox(Opts.label("adjust"), value=Opts.default("adjust") == "bh",
+                         key="importance_bh", help=Opts.help("adjust"))
         cluster, gee = cluster_options(results, design, factors)
     return {"factors": factors, "references": references, "interactions": interactions,
             "on_separation": on_separation, "alpha": alpha, "adjust": "bh" if bh else "none",
@@ -105,15 +109,15 @@ def cluster_options(results: pd.DataFrame, design: Design, factors: list[str]
         st.session_state.pop("importance_cluster", None)
     default = choices.index(design.cluster) if design.cluster in choices else 0
     c1, c2 = st.columns(2)
-    cluster = c1.selectbox("Cluster (rows sharing it are correlated)", choices, index=default,
+    cluster = c1.selectbox(Opts.label("cluster"), choices, index=default,
                            key="importance_cluster",
                            format_func=lambda c: c or "none: independent rows",
                            help="Template, prompt id, seed: standard errors become "
                                 "cluster-robust, p-values and intervals use t with G - 1 df; "
                                 "'design effect' = robust / naive SE. 'none' gives the "
                                 "independent-rows analysis.")
-    gee = c2.checkbox("GEE (exchangeable correlation)", key="importance_gee",
-                      disabled=cluster is None)
+    gee = c2.checkbox(Opts.label("gee"), value=Opts.default("gee"), key="importance_gee",
+                      disabled=cluster is None, help=Opts.help("gee"))
     return cluster, bool(gee and cluster)
 
 

@@ -16,12 +16,8 @@ from __future__ import annotations
 
 import argparse
 
-#: Kept literal here so that building the parser imports nothing heavy.
-_SEPARATION = ("refuse", "drop", "merge")
-
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
 
     p = sub.add_parser("importance", help="logistic regression: risk and protective values")
@@ -31,40 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(p, figure=True)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value (repeatable; VALUE may be a,b)")
-    p.add_argument("--interaction", action="append", default=[], metavar="A:B",
-                   help="two-factor interaction (repeatable)")
-    p.add_argument("--on-separation", choices=_SEPARATION, default="refuse",
-                   help="values with no or only deviations: refuse (default), drop their "
-                        "rows, or merge them into the reference")
-    p.add_argument("--alpha", type=cli_types.PROBABILITY, default=0.05,
-                   help="p-value threshold of the risk/protective labels (default 0.05)")
-    p.add_argument("--adjust", choices=("none", "bh"), default="none",
-                   help="label by Benjamini-Hochberg adjusted p-values (default: unadjusted)")
-    p.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
-                   help="CI level (default 0.95)")
-    p.add_argument("--no-lr", action="store_true", help="skip the likelihood-ratio tests")
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("--cluster", metavar="COL",
-                       help="rows sharing COL (template, prompt id, seed) are correlated: "
-                            "cluster-robust std_err, z, p-values and CIs (default: the "
-                            "design's cluster, if any)")
-    which.add_argument("--no-cluster", action="store_true",
-                       help="independent rows: plain standard errors even when the design "
-                            "names a cluster (labelled so in the output)")
-    p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
-                   dest="small_sample",
-                   help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "
-                        "df; keeps a 5%% test near 5%% with few clusters), cr1 (sandwich, "
-                        "t with G-1 df) or none (sandwich, normal = statsmodels)")
-    p.add_argument("--gee", action="store_true",
-                   help="with a cluster: GEE fit with exchangeable correlation")
-    p.add_argument("--scale", choices=("odds_ratio", "coef"), default="odds_ratio",
-                   help="x axis of --figure (default odds_ratio)")
-    p.add_argument("--max-p", type=cli_types.UNIT_INTERVAL,
-                   help="--figure shows only terms with p <= this")
-    from analysis.commands._noise_options import add_noise_options
+    from analysis.options.importance import ImportanceOptions
 
-    add_noise_options(p, seed=True, alpha=False)  # --alpha is the fit's
+    ImportanceOptions.add_arguments(p)  # every option of the fit, written once
     from analysis.commands.importance_linear import add_linear_options
 
     add_linear_options(p)  # --outcome-type, --covariate, --mixed (analysis/importance_linear)
@@ -106,16 +71,16 @@ def run(args: argparse.Namespace) -> None:
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
     from analysis.importance import (
-        FROM_DESIGN,
         ImportanceRefusal,
         factor_importance,
         uncertainty_label,
     )
+    from analysis.options.importance import ImportanceOptions
 
     results, design = load_with_design(args)
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
-    cluster = None if args.no_cluster else (args.cluster or FROM_DESIGN)
+    options = ImportanceOptions.from_args(args)
     from analysis.commands.importance_linear import covariate_logit, run_linear, wants_linear
 
     named = None if args.no_cluster else (args.cluster or design.cluster)
@@ -125,11 +90,7 @@ def run(args: argparse.Namespace) -> None:
     try:
         fit = covariate_logit(args, results, design, exclude=exclude, cluster=named) \
             if args.covariate else factor_importance(
-            results, design, factors=design.names, exclude=exclude,
-            interactions=args.interaction, on_separation=args.on_separation,
-            alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
-            likelihood_ratio=not args.no_lr, cluster=cluster,
-            gee=args.gee, small_sample=args.small_sample)
+            results, design, factors=design.names, exclude=exclude, **options.kwargs())
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
@@ -139,12 +100,11 @@ def run(args: argparse.Namespace) -> None:
         from analysis.commands._noise_options import noise_payload, noise_settings
         from analysis.judge_noise import importance_noise
 
-        terms = importance_noise(
-            results, design, fit=fit, factors=design.names, exclude=exclude,
-            interactions=args.interaction, on_separation=args.on_separation, alpha=args.alpha,
-            adjust=args.adjust, confidence=args.confidence,
-            cluster=fit.cluster, gee=args.gee, small_sample=args.small_sample,
-            **noise_settings(args, design, results))
+        refit = {**options.kwargs(), "cluster": fit.cluster}
+        refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
+        terms = importance_noise(results, design, fit=fit, factors=design.names,
+                                 exclude=exclude, **refit,
+                                 **noise_settings(args, design, results))
         noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:
         from analysis.export import write_figure

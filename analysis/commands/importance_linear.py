@@ -52,13 +52,13 @@ def wants_linear(args: argparse.Namespace, design) -> bool:
     if not linear and args.mixed:
         raise AnalysisError("--mixed needs a continuous outcome (--outcome-type continuous, "
                             "or a design that declares it).")
-    if not linear and args.covariate and (args.gee or args.interaction or args.judge_noise
+    if not linear and args.covariate and (args.gee or args.interactions or args.judge_noise
                                           or args.on_separation != "refuse"):
         raise AnalysisError("--covariate in the logistic model does not combine with --gee, "
                             "--interaction, --judge-noise or --on-separation yet.")
     if args.no_covariates and args.covariate:
         raise AnalysisError("--no-covariates and --covariate contradict each other.")
-    if linear and (args.gee or args.interaction or args.judge_noise):
+    if linear and (args.gee or args.interactions or args.judge_noise):
         raise AnalysisError("--gee, --interaction and --judge-noise apply to the logistic "
                             "model of a 0/1 outcome, not to a continuous one.")
     return linear
@@ -122,5 +122,5 @@ def covariate_logit(args: argparse.Namespace, results, design, *, exclude, clust
         results, design, covariates=args.covariate,
         factors=[f for f in design.names if f not in args.covariate], exclude=exclude,
         standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
-        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr,
+        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=args.likelihood_ratio,
         small_sample=args.small_sample)

@@ -1,0 +1,60 @@
+"""Options several analyses share: the cluster of the standard errors, the judge-noise
+redraws, the bootstrap. An analysis's options class inherits the ones it takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis.options import FROM_DESIGN, Options, option
+from analysis.options.types import POSITIVE_INT, PROBABILITY
+
+__all__ = ["NOISE_FIELDS", "ClusterOptions", "NoiseOptions", "SMALL_SAMPLE"]
+
+#: The judge-noise options: a report section keeps them in its ``judge_noise`` mapping.
+NOISE_FIELDS = ("judge_noise", "noise_mode", "noise_alpha", "seed")
+
+#: Small-sample corrections of cluster-robust inference (``analysis/clusters.py``).
+SMALL_SAMPLE = ("cr2", "cr1", "none")
+
+#: Judge-noise redraw modes (``analysis/judge_noise.py``).
+NOISE_MODES = ("mean", "single", "confusion")
+
+_NOISE = "judge noise (results tables of a judge run with --samples K)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterOptions(Options):
+    """Cluster-robust inference: the cluster column and the small-sample correction."""
+
+    cluster: str | None = option(
+        FROM_DESIGN, "rows sharing COL (template, prompt id, seed) are correlated: "
+        "cluster-robust std_err, z, p-values and CIs (default: the design's cluster, if any)",
+        cluster=True, label="Cluster (rows sharing it are correlated)")
+    small_sample: str = option(
+        "cr2", "with a cluster: cr2 (default: bias-reduced covariance, t with G-1 df; keeps "
+        "a 5%% test near 5%% with few clusters), cr1 (sandwich, t with G-1 df) or none "
+        "(sandwich, normal = statsmodels)", choices=SMALL_SAMPLE,
+        label="Small-sample correction")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoiseOptions(Options):
+    """Judge noise: redraw a judged table's scores and refit (``analysis/judge_noise.py``)."""
+
+    judge_noise: int | None = option(
+        None, "redraw the judge's scores R times (e.g. 200), rerun the analysis with the "
+        "same settings and report how often each conclusion keeps its sign and "
+        "significance (JSON: judge_noise)", type=POSITIVE_INT, metavar="R", group=_NOISE,
+        call=False, label="Judge-noise replicates")
+    noise_mode: str = option(
+        "mean", "mean: resample the K samples and average (default); single: one sample (a "
+        "one-call judge); confusion: a score from P(human | judge) estimated on the rows "
+        "with human_<metric> labels", choices=NOISE_MODES, group=_NOISE, call=False,
+        label="Noise model")
+
+
+def noise_alpha_option() -> object:
+    """``--noise-alpha`` for an analysis whose tests have no alpha of their own."""
+    return option(0.05, "a subgroup counts as significant in a replicate when its "
+                  "Benjamini-Hochberg adjusted p-value is below this (default %(default)s)",
+                  type=PROBABILITY, group=_NOISE, call=False)

@@ -1,0 +1,149 @@
+"""One options object per analysis: the CLI, the report, the copy text and the API agree
+with it (``analysis/options``). Walks every registered analysis."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import build_parser
+from analysis.options import FROM_DESIGN, OptionError, Options, all_options
+from analysis.options.common import NOISE_FIELDS
+
+ROOT = Path(__file__).resolve().parents[2]
+ANALYSES = all_options()
+
+#: Arguments every command needs before its options parse (file, and what is required).
+REQUIRED: dict[str, list[str]] = {
+    "disparity": ["--feature", "x"],
+    "cohorts": ["--category", "c", "--cohort", "m"],
+    "compare": ["--by", "model"],
+    "features": ["--features", "vader"],
+    "power": [],
+    "plan": [],
+}
+
+
+def _parse(cls: type[Options], extra: list[str]) -> argparse.Namespace:
+    command = cls.COMMAND
+    argv = [command] + ([] if command in ("power",) else ["results.csv"])
+    return build_parser(command).parse_args([*argv, *REQUIRED.get(command, []), *extra])
+
+
+def _other_value(name: str, default, spec):
+    """A valid value different from the default, for the round trip."""
+    if spec.cluster:
+        return "template" if default == FROM_DESIGN else FROM_DESIGN
+    if spec.choices:
+        return next(c for c in spec.choices if c != default)
+    if spec.negate or isinstance(default, bool):
+        return not default
+    if spec.repeat:
+        return ("a:b", "a:c")
+    if isinstance(default, int) or (default is None and "int" in str(spec.type.__name__
+                                                                       if spec.type else "")):
+        return (default or 0) + 3
+    if default is None and spec.type is not None and "whole" in spec.type.__name__:
+        return 7
+    if isinstance(default, float) or default is None:
+        return 0.125 if (default or 0) != 0.125 else 0.25
+    return f"{default}_x"
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSES))
+def test_defaults_of_the_cli_are_the_options_defaults(name):
+    cls = ANALYSES[name]
+    assert cls.from_args(_parse(cls, [])) == cls()
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSES))
+def test_every_option_round_trips_through_the_copy_text_and_the_cli(name):
+    cls = ANALYSES[name]
+    for option, (default, spec) in cls.specs().items():
+        if spec.flag is None:
+            continue
+        changed = cls.coerce({option: _other_value(option, default, spec)})
+        argv = []
+        for flag, value in changed.cli_options():
+            argv += [f"--{flag}"] if value is True else [f"--{flag}", str(value)]
+        assert cls.from_args(_parse(cls, argv)) == changed, (option, argv)
+        assert set(changed.changed()) == {option}
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSES))
+def test_no_option_flag_is_written_outside_its_options_object(name):
+    """The command, the report and the copy text take each flag and default from the
+    options object: none of them spells an option's flag itself."""
+    cls = ANALYSES[name]
+    sources = {p: p.read_text() for p in [ROOT / f"analysis/commands/{cls.COMMAND}.py",
+                                          ROOT / "analysis/reproduce.py"]}
+    for option, (_, spec) in cls.specs().items():
+        flag = spec.negate or spec.flag or option.replace("_", "-")
+        if spec.flag is None:
+            continue
+        for path, text in sources.items():
+            assert f'"--{flag}"' not in text, (path.name, flag)
+            assert not re.search(rf'\("{re.escape(flag)}",', text) or path.name != \
+                "reproduce.py" or option in _SHARED_WITH_OTHER_VIEWS, (path.name, flag)
+
+
+#: Flags reproduce.py still spells for views not converted to an options object yet
+#: (the bootstrap, judge-noise and linear-model views share their names).
+_SHARED_WITH_OTHER_VIEWS = {"cluster", "alpha", "adjust", "seed", "judge_noise",
+                            "noise_mode"}
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSES))
+def test_report_settings_start_from_the_options_defaults(name):
+    from analysis.report import SECTIONS, default_settings
+    from tests.app.apptools import sample_with_design
+
+    if name not in SECTIONS:
+        pytest.skip(f"{name} has no report section")
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    settings = default_settings(name, frame, design)
+    cls = ANALYSES[name]
+    for option, value in cls().settings(skip=NOISE_FIELDS).items():
+        if option not in settings:
+            continue  # page-only
+        expected = design.cluster if cls.spec(option).cluster else value
+        assert settings[option] == expected, option
+    if "judge_noise" in settings:  # the noise options, nested: replicates 0 means off
+        nested = settings["judge_noise"]
+        assert cls.default("judge_noise") is None and nested["replicates"] == 0
+        assert nested["mode"] == cls.default("noise_mode")
+        for key in ("seed", "noise_alpha"):
+            if key in cls.specs():
+                assert nested[key.replace("noise_", "")] == cls.default(key), key
+
+
+def test_coerce_checks_names_choices_and_types_and_accepts_strings():
+    from analysis.options.importance import ImportanceOptions
+
+    o = ImportanceOptions.coerce(alpha="0.01", likelihood_ratio="false",
+                                 interactions=["a:b"])
+    assert (o.alpha, o.likelihood_ratio, o.interactions) == (0.01, False, ("a:b",))
+    with pytest.raises(OptionError, match="has no option 'alfa'.*alpha"):
+        ImportanceOptions.coerce(alfa=0.1)
+    with pytest.raises(OptionError, match="on_separation must be one of 'refuse'"):
+        ImportanceOptions.coerce(on_separation="ignore")
+    with pytest.raises(OptionError, match="alpha: must be less than 1, not 2"):
+        ImportanceOptions.coerce(alpha=2)
+    with pytest.raises(OptionError, match="gee is True or False"):
+        ImportanceOptions.coerce(gee="yes please")
+    assert dataclasses.is_dataclass(o) and o.replace(alpha=0.05) == ImportanceOptions(
+        interactions=("a:b",), likelihood_ratio=False)
+
+
+def test_the_options_are_one_declaration_each():
+    """Every option has help, and its flag is unique within its command."""
+    for name, cls in ANALYSES.items():
+        flags = [spec.negate or spec.flag or o.replace("_", "-")
+                 for o, (_, spec) in cls.specs().items() if spec.flag is not None]
+        assert len(flags) == len(set(flags)), name
+        for option in cls.specs():
+            assert cls.help(option).strip(), (name, option)
