@@ -52,6 +52,11 @@ MODULES = ["importance"]
 
 _REGISTRY: dict[str, type[Options]] = {}
 
+#: Names the options had before they were written once (report settings saved earlier
+#: still load: :meth:`Options.from_settings` reads them under the one name).
+LEGACY_NAMES: dict[str, str] = {"random_state": "seed", "n_boot": "n_resamples",
+                                "n_permutations": "n_resamples", "replicates": "n_resamples"}
+
 OptionsT = TypeVar("OptionsT", bound="Options")
 
 
@@ -367,5 +372,10 @@ class Options:
         """The options named in a report section's ``settings`` (other keys, and those in
         ``skip``, ignored; ``overrides`` win), checked like :meth:`coerce`."""
         skip = set(skip) | set(overrides)
-        given = {k: v for k, v in settings.items() if k in cls.specs() and k not in skip}
+        specs = cls.specs()
+        given = {}
+        for key, value in settings.items():
+            name = key if key in specs else LEGACY_NAMES.get(key, key)
+            if name in specs and name not in skip and (name == key or name not in settings):
+                given[name] = value
         return cls.coerce(given, **overrides)
