@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from analysis.install import EXTRAS, install_command
+from tests.blocked_imports import BLOCK
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -33,14 +34,8 @@ NOT_CORE = ("streamlit", "openai", "anthropic", "aiohttp", "kaleido", "torch")
 
 #: Runs ``module:function(argv)`` in a fresh process with some packages refused, then prints
 #: the exit code and the top-level packages loaded (JSON on the last line of stderr).
-RUNNER = r"""
-import importlib, importlib.abc, json, sys
-blocked = set(sys.argv[1].split(",")) - {""}
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in blocked:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Block())
+RUNNER = BLOCK + r"""
+import importlib
 module, function = sys.argv[2].split(":")
 try:
     code = getattr(importlib.import_module(module), function)(sys.argv[3:])
@@ -173,7 +168,8 @@ def test_the_wheel_carries_the_app_and_no_tests(installed):
                if p.suffix != ".py"}
     assert samples <= set(names) and f"{app}sample_data/LICENSE-BBQ" in names
     assert {f"{app}app.py", f"{app}.streamlit/config.toml", "ui/navigation.py",
-            "analysis/install.py", "judges/rubrics/ics.yaml", "judges/prices.yaml"} <= set(names), names
+            "analysis/install.py", "judges/rubrics/ics.yaml", "judges/prices.yaml"
+            } <= set(names), names
     assert {n.split("/")[0] for n in names} == {"analysis", "judges", "ui",
                                                 "bias_workbench-0.1.0.dist-info"}
     assert not any(n.endswith(("conftest.py", "build_samples.py")) for n in names)
