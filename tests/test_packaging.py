@@ -129,6 +129,29 @@ def test_image_export_without_kaleido_names_the_figures_extra(tmp_path):
     assert (tmp_path / "f.html").stat().st_size > 0 and "kaleido" not in modules
 
 
+def test_the_pages_disable_image_downloads_without_kaleido(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from analysis import export
+
+    monkeypatch.setattr(export, "has_module", lambda module: module != "kaleido")
+
+    def script():
+        import plotly.graph_objects as go
+
+        from ui.widgets import figure_downloads
+
+        figure_downloads(go.Figure(go.Bar(x=[1], y=[2])), "f", key="f")
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert {label for label, b in buttons.items() if b.disabled} == {"PNG", "SVG", "PDF"}
+    assert buttons["PNG"].help == export.KALEIDO_HINT
+    assert "pip install 'bias-workbench[figures]'" in export.KALEIDO_HINT
+    assert [c.value for c in at.caption] == [export.KALEIDO_HINT]
+
+
 # --- the wheel -------------------------------------------------------------------------
 def _source_copy(dest: Path) -> Path:
     """The files a build reads (a copy: no build/ or egg-info in the working tree)."""
