@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.install import EXTRAS, install_command
+from analysis.install import EXTRAS, has_module, install_command
 from tests.blocked_imports import BLOCK
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,8 +168,10 @@ def installed(tmp_path_factory) -> tuple[Path, list[str], str]:
     entry_points.txt)."""
     tmp = tmp_path_factory.mktemp("wheel")
     source = _source_copy(tmp / "src")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--no-index", "-w", str(tmp / "dist"), str(source)], check=True,
+    # offline with this environment's setuptools; without one, pip fetches it (>= 68)
+    offline = ["--no-build-isolation", "--no-index"] if has_module("setuptools") else []
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline,
+                    "-w", str(tmp / "dist"), str(source)], check=True,
                    capture_output=True, timeout=300)
     wheel, = (tmp / "dist").glob("bias_workbench-*.whl")
     with zipfile.ZipFile(wheel) as archive:
