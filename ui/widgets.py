@@ -10,11 +10,10 @@ from analysis.context import stamp_figure, stamp_table
 from analysis.design import Design
 from analysis.export import (
     FIGURE_FORMATS,
-    INSTALL_HINT,
     MIME,
-    browser_available,
     figure_bytes,
     table_bytes,
+    unavailable_reason,
 )
 from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
@@ -99,7 +98,8 @@ def figure_downloads(fig, name: str, key: str) -> None:
     (``st.spinner`` is ignored inside deferred-data callables). Without a browser for
     kaleido the image buttons are disabled and say what to install; HTML keeps working.
     """
-    can_render = browser_available()
+    reason = unavailable_reason()  # no kaleido, or no browser for it
+    can_render = reason is None
     context = current_context()  # stamped on click: the page's context line under the plot
     cols = st.columns(len(FIGURE_FORMATS) + 1)
     for col, fmt in zip(cols, FIGURE_FORMATS, strict=False):
@@ -109,12 +109,12 @@ def figure_downloads(fig, name: str, key: str) -> None:
             (lambda f=fmt: figure_bytes(stamp_figure(fig, context) if context else fig, f)),
             file_name=f"{name}.{fmt}",
             mime=MIME[fmt], key=f"{key}_{fmt}", on_click="ignore", icon="⬇️",
-            disabled=not enabled, help=INSTALL_HINT if not enabled else (
+            disabled=not enabled, help=reason if not enabled else (
                 None if fmt == "html" else "Rendered when clicked: a few seconds, while "
                                            "the button shows a spinner"),
         )
-    if not can_render:
-        cols[-1].caption(INSTALL_HINT)
+    if reason:
+        cols[-1].caption(reason)
 
 
 def page_link(page: str, label: str, icon: str | None = None) -> None:

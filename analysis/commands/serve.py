@@ -3,7 +3,10 @@
 Streamlit is started as its own program (``python -m streamlit run app.py``, this process
 replaced by it so that a service manager's signals reach it); analysis/ never imports
 Streamlit. What the flags set: README, *Serving a team*; sessions and sign-in:
-``docs/sessions.md``.
+``docs/sessions.md``. The app runs from the source tree or from the copy an installed wheel
+carries (:func:`analysis.install.app_dir`); without the ``app`` extra both commands exit 2
+naming it. :func:`app_main` is the ``bias-workbench-app`` console script (one person, the
+project's ``.streamlit/config.toml``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ import sys
 from pathlib import Path
 
 from analysis.errors import AnalysisError
+from analysis.install import MissingExtraError, app_dir, require
 
-#: The app's entry point: the repository (or source tree) this package runs from.
-APP = Path(__file__).resolve().parents[2] / "app.py"
+__all__ = ["APP", "PRODUCTION", "ServeError", "app_main", "command", "register", "run"]
+
+#: The app's entry point: in the source tree this package runs from, or in the wheel.
+APP = app_dir() / "app.py"
 
 #: Streamlit settings of a shared server (``--server.*`` etc. on the command line win over
 #: ``.streamlit/config.toml``).
@@ -89,10 +95,16 @@ def _loopback(host: str) -> bool:
 
 
 def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
-    """The ``streamlit run`` command line and the environment additions of ``args``."""
-    if not APP.is_file():
-        raise ServeError(f"the app's entry point {APP} is missing: serve runs from the "
-                         "source tree (git clone + pip install -e .)")
+    """The ``streamlit run`` command line and the environment additions of ``args``.
+
+    Raises
+    ------
+    MissingExtraError
+        Streamlit is not installed (the ``app`` extra).
+    ServeError
+        A setting that cannot work, or the app's files are missing.
+    """
+    argv = _streamlit_run("bias-workbench serve")
     env: dict[str, str] = {}
     if args.state_dir:
         env["BIAS_WORKBENCH_STATE_DIR"] = str(_folder(args.state_dir, "state folder",
@@ -116,9 +128,18 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     elif not _loopback(args.host):
         print("note: no --secrets with an [auth] section: no sign-in, so the app is for one "
               "person; anyone reaching it can open any session link", file=sys.stderr)
-    argv = [sys.executable, "-m", "streamlit", "run", str(APP)]
     argv += [f"--{key}={value}" for key, value in settings.items()]
     return argv, env
+
+
+def _streamlit_run(what: str) -> list[str]:
+    """``python -m streamlit run app.py``, once Streamlit and the app's files are there."""
+    require("streamlit", "app", what)
+    if not APP.is_file():
+        raise ServeError(f"the app's entry point {APP} is missing: install the package "
+                         "from a wheel or run from the source tree (git clone + pip "
+                         "install -e '.[app]')")
+    return [sys.executable, "-m", "streamlit", "run", str(APP)]
 
 
 def run(args: argparse.Namespace) -> None:
@@ -128,6 +149,28 @@ def run(args: argparse.Namespace) -> None:
             print(f"{key}={shlex.quote(value)}")
         print(shlex.join(argv))
         return
+    _exec(argv, env)
+
+
+def _exec(argv: list[str], env: dict[str, str]) -> None:
     sys.stdout.flush()
-    os.chdir(APP.parent)  # .streamlit/config.toml of the source tree applies
+    os.chdir(APP.parent)  # the app's .streamlit/config.toml applies
     os.execve(sys.executable, argv, {**os.environ, **env})
+
+
+def app_main(argv: list[str] | None = None) -> int:
+    """``bias-workbench-app [STREAMLIT OPTIONS]``: the app for one person.
+
+    ``streamlit run`` on the app's files with the project's settings; options such as
+    ``--server.port 8502`` or ``--server.headless true`` are passed on to Streamlit.
+    Returns 2 with a message when the ``app`` extra is missing (otherwise this process
+    becomes Streamlit and does not return).
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        command_line = _streamlit_run("bias-workbench-app")
+    except (MissingExtraError, ServeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _exec(command_line + argv, {})
+    return 0  # not reached: the process is Streamlit now

@@ -22,20 +22,14 @@ import pytest
 import analysis
 from analysis.cli import build_parser, command_in, jsonable, write_json
 from analysis.commands import MODULES, SUMMARIES
+from tests.blocked_imports import BLOCK
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "scipy", "streamlit", "plotly", "pyarrow", "statsmodels")
 
 #: Runs the CLI in a fresh process, optionally refusing to import some packages (an extra
 #: that is not installed), then prints the top-level packages it loaded as JSON on stderr.
-RUNNER = r"""
-import importlib.abc, json, sys
-blocked = set(sys.argv[1].split(",")) - {""}
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in blocked:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Block())
+RUNNER = BLOCK + r"""
 from analysis.cli import main
 try:
     code = main(sys.argv[2:])
