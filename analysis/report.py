@@ -575,6 +575,7 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.figures.ecdf import ecdf_figure
 
     by, factors = s["by"], list(s["factors"])
+    boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
     opts = options_for("ecdf").from_settings(s, skip=("cluster",))
     cells = cell_table(results, [by, *factors], where=_where(s) or None)
     rates = subgroup_rates(cells, factors, by=by, level=opts.level)
@@ -588,7 +589,6 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=opts.ideal,
                                             cutoff=opts.cutoff, ks=ks)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
-    boot = bootstrap_arguments(s)
     if boot:
         from analysis.bootstrap import bootstrap_ecdf
         from analysis.cells import filter_rows
@@ -898,7 +898,9 @@ def build_section(name: str, results: pd.DataFrame, design,
         _BUILDERS[name](sec, results, design, merged)
     except SectionSkipped as exc:
         return Section(name, settings=merged, skipped=str(exc), defaults=plain(defaults))
-    except (SettingsError, OptionError, JudgeNoiseError) as exc:  # a bad setting, or judge
+    except OptionError as exc:  # a value the section's options refuse (type, choice)
+        raise SettingsError(f"Report section {name!r}: bad settings ({exc})") from None
+    except (SettingsError, JudgeNoiseError) as exc:  # a bad value of a setting, or judge
         # noise (off by default) asked for on a table without the judge's scores: stop
         raise SettingsError(f"Report section {name!r}: {exc}") from exc
     except AnalysisError as exc:  # e.g. a factor the design no longer has

@@ -52,7 +52,7 @@ def test_subgroups_with_noise_added_edited_and_built():
     got = dict(report.sections[0].tables)["subgroups"].set_index("subgroup")
     want = subgroup_noise(apply_design(results, design), ["model", "stage"], max_level=1,
                           test=item["settings"]["test"], min_n=item["settings"]["min_n"],
-                          replicates=50, mode="single", seed=3)
+                          n_resamples=50, mode="single", seed=3)
     assert set(NOISE_COLUMNS) <= set(got.columns)
     np.testing.assert_array_equal(got.loc[want["subgroup"], SURVIVES], want[SURVIVES])
     assert "Judge noise: 50 replicates" in html_text and "seed 3" in html_text

@@ -141,7 +141,7 @@ def test_ecdf_page_with_intervals_puts_them_into_the_report():
     report, html_text = rep.session_state["report_built"]
     got = dict(report.sections[0].tables)["ecdf_bootstrap"]
     want = bootstrap_ecdf(apply_design(frame, design), factors, by=by, cluster="template",
-                          n_boot=200, seed=4)
+                          n_resamples=200, seed=4)
     np.testing.assert_allclose(got[BOOT_CI_LOW], want[BOOT_CI_LOW], atol=1e-12)
     np.testing.assert_allclose(got[BOOT_CI_HIGH], want[BOOT_CI_HIGH], atol=1e-12)
     assert "200 replicates resampling whole clusters of template, seed 4" in html_text
