@@ -146,10 +146,11 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
     from analysis.options.subgroups import SubgroupsOptions
 
     power = dict(power or {})
-    opts = SubgroupsOptions.coerce(level=level, test=test, min_n=min_n,
-                                   cluster=_as_cli_cluster(cluster, design_cluster),
-                                   power=power.get("power"), effect=power.get("target_ld"),
-                                   **_boot_options(boot, design_cluster))
+    values = {"level": level, "test": test, "min_n": min_n,
+              "cluster": _as_cli_cluster(cluster, design_cluster),
+              "power": power.get("power"), "effect": power.get("target_ld"),
+              **_boot_options(boot, design_cluster)}  # the bootstrap's cluster wins
+    opts = SubgroupsOptions.coerce(values)
     cli = (("factors", factors), *opts.cli_options())
     imports = ["from analysis.subgroups import distinct_subgroups, subgroups"]
     keys = "factors" if not cluster or cluster in factors else f"[*factors, {cluster!r}]"

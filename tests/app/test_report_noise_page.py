@@ -140,6 +140,6 @@ def test_importance_copy_text_has_the_noise_options(tmp_path, monkeypatch, capsy
     at.select_slider(key="importance_noise_r").set_value(50).run()
     assert not at.exception and not at.error
     cli, code = _copy_text(at)
-    assert "--judge-noise 50 --noise-mode mean" in cli
+    assert "--judge-noise 50 --json" in cli  # mean: the command's default noise mode
     out, ns = _run_copied(cli, code, results, design, tmp_path, monkeypatch, capsys)
     _same_shares(out["judge_noise"]["rows"], ns["terms"], at.dataframe[0].value, "term")
