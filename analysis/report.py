@@ -625,12 +625,14 @@ def _linear_defaults(results: pd.DataFrame, design) -> dict:
     ``analysis.importance_linear``): the design's covariates the table has, standardised,
     no mixed model. Empty for a 0/1 outcome."""
     from analysis.importance_linear import is_continuous
+    from analysis.options.importance_linear import LinearOptions as Lin
 
     if not is_continuous(design):
         return {}
     return {"covariates": [c for c in design.covariates if c in results.columns],
-            "standardise": True, "mixed": False, "random_slopes": True,
-            "accept_unconverged": False}
+            "standardise": Lin.default("standardise"), "mixed": Lin.default("mixed"),
+            "random_slopes": Lin.default("random_effects") == "slopes",
+            "accept_unconverged": Lin.default("accept_unconverged")}
 
 
 def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

@@ -52,7 +52,7 @@ class LinearOptions(Options):
         group=_GROUP, label="Random effects")
     accept_unconverged: bool = option(
         False, "--mixed: report a fit that did not converge (with a note) instead of refusing "
-        "it", group=_GROUP, label="Accept a fit that did not converge")
+        "it", group=_GROUP, label="Accept a mixed fit that did not converge")
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`analysis.importance_linear.linear_importance`
