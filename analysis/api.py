@@ -36,14 +36,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.errors import AnalysisError
-from analysis.options import Options
+from analysis.options import OptionError, Options
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from analysis.design import Design
 
-__all__ = ["Result", "importance", "prepare_inputs"]
+__all__ = ["Result", "bias_index", "coverage", "ecdf", "importance", "importance_linear",
+           "prepare_inputs", "subgroups"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -190,3 +191,342 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
                 "references": dict(fit.references)}
     notes = (f"Standard errors: {uncertainty_label(fit, the_design)}.", *fit.notes)
     return Result(fit.terms, notes, settings, {"lr_tests": fit.factor_tests}, fit)
+
+
+def _rows_of(table: pd.DataFrame, subset: Mapping[str, list[str]],
+             exclude: Mapping[str, Sequence[str]] | None) -> pd.DataFrame:
+    from analysis.cells import exclude_rows, filter_rows
+
+    rows = filter_rows(table, subset or None)
+    return exclude_rows(rows, {k: _as_list(v, f"exclude[{k!r}]") or []
+                               for k, v in (exclude or {}).items()}) if exclude else rows
+
+
+def _cluster_of(value: str | None, design: Design) -> str | None:
+    from analysis.options import FROM_DESIGN
+
+    return design.cluster if value == FROM_DESIGN else value
+
+
+def _needs_rows(table: pd.DataFrame, what: str) -> None:
+    if _is_cell_table(table):
+        raise AnalysisError(f"{what} resamples rows: pass the results table, not a cell table.")
+
+
+def _noise_arguments(opts: Any, design: Design) -> dict[str, Any]:
+    from analysis.judge_noise import threshold_of
+
+    out = {"n_resamples": opts.judge_noise, "mode": opts.noise_mode, "seed": opts.seed,
+           "threshold": threshold_of(design)}
+    if "noise_alpha" in opts.specs():
+        out["alpha"] = opts.noise_alpha
+    return out
+
+
+def subgroups(data: Any, design: Any = None, *, options: Any = None,
+              factors: str | Sequence[str] | None = None, where: Where | None = None,
+              exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
+              ) -> Result:
+    """Log disparity of every subgroup up to a level (methods.md §2-3), with the options'
+    cluster-robust CIs, bootstrap intervals (``ci="bootstrap"``), power columns
+    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``).
+
+    Options: :class:`analysis.options.subgroups.SubgroupsOptions` (``level``, ``test``,
+    ``confidence``, ``min_n``, ``min_expected``, ``cluster``, ``small_sample``, ``ci``,
+    ``n_resamples``, ``seed``, ``judge_noise``, ``noise_mode``, ``noise_alpha``,
+    ``power``, ``effect``). ``exclude`` leaves out rows with the given values.
+
+    Returns
+    -------
+    Result
+        ``table``: one row per distinct subgroup (subgroups with the same rows once):
+        the factor columns (the value, or missing where the subgroup does not fix the
+        factor), ``level``, ``subgroup``, ``n``, ``deviations``, ``deviation_rate``,
+        ``rate_outside``, ``log_disparity``, ``ci_low``, ``ci_high``, ``p_value``,
+        ``p_adjusted``, ``test``, ``small_n``, ``continuity_corrected``, ``ld_undefined``,
+        ``same_rows_as``; with a cluster ``design_effect`` and ``n_clusters``; with
+        ``ci="bootstrap"`` ``boot_se``, ``boot_ci_low``, ``boot_ci_high``; with ``power``
+        ``mde_log_disparity`` (and ``detectable`` with ``effect``); with ``judge_noise``
+        ``noise_same_sign``, ``noise_significant``, ``noise_survives``.
+        ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``).
+    """
+    from analysis.cells import cell_table
+    from analysis.options.subgroups import SubgroupsOptions
+    from analysis.subgroups import distinct_subgroups, uncertainty_label
+    from analysis.subgroups import subgroups as subgroup_table
+
+    opts = _options(SubgroupsOptions, options, option_values)
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where)
+    names = the_design.names
+    rows = _rows_of(table, subset, exclude)
+    cluster = _cluster_of(opts.cluster, the_design)
+    if cluster is not None and cluster not in rows.columns:
+        raise AnalysisError(f"The cluster column {cluster!r} is not in the table: name "
+                            "another (cluster='template') or None for independent rows.")
+    cells = rows if _is_cell_table(rows) else cell_table(
+        rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
+    full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster})
+    notes = [f"CIs and p-values: {uncertainty_label(full.attrs, the_design)}.",
+             *full.attrs.get("notes", [])]
+    if opts.ci == "bootstrap":
+        from analysis.bootstrap import bootstrap_log_disparity
+
+        _needs_rows(rows, "The bootstrap")
+        attrs = full.attrs
+        full = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
+                                       confidence=opts.confidence,
+                                       **opts.bootstrap_kwargs(cluster))
+        notes += full.attrs["bootstrap"].get("notes", [])
+        full.attrs.update({k: v for k, v in attrs.items() if k not in full.attrs})
+    if opts.power is not None:
+        from analysis.planning import add_power
+
+        full = add_power(full, int(cells["n"].sum()), power=opts.power, target_ld=opts.effect)
+    distinct = distinct_subgroups(full)
+    if opts.judge_noise:
+        from analysis.judge_noise import subgroup_noise, survival_sentence
+
+        _needs_rows(rows, "Judge noise")
+        distinct = subgroup_noise(rows, names, max_level=opts.level, test=opts.test,
+                                  confidence=opts.confidence, min_n=opts.min_n,
+                                  min_expected=opts.min_expected, table=distinct,
+                                  **_noise_arguments(opts, the_design))
+        notes.append(survival_sentence(distinct, what="subgroups"))
+    settings = {**opts.settings(), "cluster": cluster, "factors": names, "where": subset}
+    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full)
+
+
+def ecdf(data: Any, design: Any = None, *, options: Any = None,
+         factors: str | Sequence[str] | None = None, where: Where | None = None,
+         by: str | None = None, **option_values: Any) -> Result:
+    """eCDF of subgroup deviation rates: the deviation metric per curve (one curve per
+    value of ``by``) and two-sample Kolmogorov-Smirnov tests (methods.md §5).
+
+    ``by``: the comparison factor (default: the design's first model factor);
+    ``factors``: those forming the subgroups (default: the design's others). Options:
+    :class:`analysis.options.ecdf.EcdfOptions` (``level``, ``ideal``, ``cutoff``,
+    ``ks_resamples``, ``ci``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per curve: the ``by`` column, ``n_subgroups``,
+        ``deviation_metric`` (mean |rate - C|), ``mean_rate``, ``share_above_cutoff``.
+        ``tables["ks"]``: one row per pair of curves (``group_a``, ``group_b``,
+        ``statistic``, ``p_value``, ``p_adjusted``, ``method``, ``n_resamples``,
+        ``note``); ``tables["rates"]``: the subgroup rates per curve; with
+        ``ci="bootstrap"`` ``tables["bootstrap"]`` (``quantity``, ``group_a``,
+        ``group_b``, ``estimate``, ``boot_se``, ``boot_ci_low``, ``boot_ci_high``,
+        ``n_boot``).
+    """
+    from analysis.cells import cell_table
+    from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
+    from analysis.options.ecdf import EcdfOptions
+
+    opts = _options(EcdfOptions, options, option_values)
+    table, the_design, subset = prepare_inputs(data, design, where=where)
+    if by is None:
+        models = the_design.of_kind("model")
+        if not models:
+            raise AnalysisError("Name the factor to compare curves by: by='model'.")
+        by = models[0]
+    if by not in the_design.names:
+        raise AnalysisError(f"by={by!r} is not a factor of the design: use one of "
+                            f"{', '.join(the_design.names)}.")
+    chosen = _as_list(factors, "factors") or [f for f in the_design.names if f != by]
+    if by in chosen:
+        raise AnalysisError(f"by={by!r} is also in factors; give it in one place.")
+    unknown = [f for f in chosen if f not in the_design.names]
+    if unknown:
+        raise AnalysisError(f"Unknown factor(s) {', '.join(map(repr, unknown))}: the design "
+                            f"has {', '.join(the_design.names)}.")
+    rows = _rows_of(table, subset, None)
+    cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
+    rates = subgroup_rates(cells, chosen, by=by, level=opts.level)
+    summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    tables = {"ks": ks, "rates": rates}
+    notes: list[str] = []
+    cluster = _cluster_of(opts.cluster, the_design)
+    if opts.ci == "bootstrap":
+        from analysis.bootstrap import bootstrap_ecdf
+
+        _needs_rows(rows, "The bootstrap")
+        tables["bootstrap"] = bootstrap_ecdf(rows, chosen, by=by, level=opts.level,
+                                             ideal=opts.ideal, confidence=opts.confidence,
+                                             **opts.bootstrap_kwargs(cluster))
+        notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
+    settings = {**opts.settings(), "cluster": cluster, "by": by, "factors": chosen,
+                "where": subset}
+    return Result(summary, tuple(notes), settings, tables, rates)
+
+
+def coverage(data: Any, design: Any = None, *, options: Any = None,
+             factors: str | Sequence[str] | None = None, where: Where | None = None,
+             exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
+             ) -> Result:
+    """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
+
+    ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
+    leaves out rows with the given values and takes the values out of the grid. Options:
+    :class:`analysis.options.coverage.CoverageOptions` (``count``: distinct ``prompts``
+    or ``responses``; ``limit``: empty and thinnest cells listed). No outcome needed.
+
+    Returns
+    -------
+    Result
+        ``table``: the joint row and one row per factor: ``scope`` (``joint`` /
+        ``marginal``), ``factors``, ``n_cells``, ``n_observed_cells``, ``n_empty_cells``,
+        ``n_rows``, ``coverage_percentage`` (a fraction in [0, 1]), ``gini_index``,
+        ``gini_index_observed``. ``tables``: ``marginals`` (count per value),
+        ``empty_cells`` and ``thinnest_cells`` (the first ``limit``). ``notes``: the
+        plain-language reading.
+    """
+    from analysis import coverage as cov
+    from analysis.cells import filter_rows
+    from analysis.commands.coverage import exclude_from_grid
+    from analysis.options.coverage import CoverageOptions
+
+    opts = _options(CoverageOptions, options, option_values)
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=False)
+    names = the_design.names if factors else cov.default_factors(the_design)
+    table, the_design = exclude_from_grid(table, the_design, {
+        k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
+    cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
+    kw = {"factors": names, "where": subset}
+    summary = cov.coverage_summary(cells, the_design, **kw)
+    marginals = cov.marginal_counts(cells, the_design, **kw)
+    tables = {"marginals": marginals,
+              "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
+              "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw)}
+    notes = cov.describe_coverage(summary, marginals, unit=opts.count,
+                                  n_rows=int(len(filter_rows(table, subset or None))))
+    settings = {**opts.settings(), "factors": names, "where": subset}
+    return Result(summary, tuple(notes), settings, tables, cells)
+
+
+def bias_index(data: Any, design: Any = None, *, options: Any = None,
+               factors: str | Sequence[str] | None = None, where: Where | None = None,
+               dimensions: Any = None, **option_values: Any) -> Result:
+    """The composite bias index LLMBI per model with every component (methods.md §6).
+
+    ``factors`` (or ``dimensions``): the bias dimensions, as factor names (``"gender"``,
+    ``["gender", "race"]``), :class:`analysis.index.Dimension` objects or mappings
+    (``{"factor", "score", "weight"}``); default: the design's domain factors. Options:
+    :class:`analysis.options.index.IndexOptions` (``scores``, ``weights`` for factor
+    names; ``model``, ``ideal``, ``normalize_weights``, ``printed_equation``,
+    ``penalty``, ``penalty_gini``, ``penalty_factors``, ``sentiment``, ``sentiment_by``,
+    ``sentiment_score``, ``sentiment_scale``; the bootstrap's ``ci``, ``cluster``,
+    ``n_resamples``, ``seed``, ``confidence``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per model: ``model``, ``weighted_bias``,
+        ``diversity_penalty``, ``sentiment_score``, ``sentiment_scale``,
+        ``sentiment_term``, ``llmbi``, ``rank``. ``tables["components"]``: one row per
+        model and component (``model``, ``component``, ``factor``, ``score_kind``,
+        ``score``, ``weight``, ``contribution``, ``note``); with ``ci="bootstrap"``
+        ``tables["bootstrap"]`` (``model``, ``quantity``, ``estimate``, ``boot_se``,
+        ``boot_ci_low``, ``boot_ci_high``, ``n_boot``, ``note``). ``raw``: the
+        :class:`analysis.index.BiasIndex`.
+    """
+    from analysis.index import Dimension, as_dimensions
+    from analysis.index import bias_index as llmbi
+    from analysis.options.index import IndexOptions
+
+    opts = _options(IndexOptions, options, option_values)
+    if dimensions is not None and factors is not None:
+        raise AnalysisError("Give the bias dimensions once: factors or dimensions.")
+    raw = dimensions if dimensions is not None else factors
+    given = as_dimensions(raw)
+    table, the_design, subset = prepare_inputs(data, design, where=where)
+    if not given:
+        given = [Dimension(f) for f in the_design.of_kind("domain") if f != opts.model]
+    if not given:
+        raise AnalysisError("Name the bias dimensions: factors=['gender', ...] (the design "
+                            "has no domain factor to start from).")
+    kwargs = opts.index_kwargs([d.factor for d in given])
+    names_only = raw is None or isinstance(raw, str) or all(isinstance(d, str) for d in raw)
+    if not names_only:  # Dimension objects or mappings carry their own score and weight
+        if opts.scores != opts.default("scores") or opts.weights != opts.default("weights"):
+            raise OptionError("scores and weights go with factor names; a Dimension (or "
+                              "mapping) carries its own score and weight.")
+        kwargs["dimensions"] = given
+    rows = _rows_of(table, subset, None)
+    index = llmbi(rows, the_design, **kwargs)
+    tables = {"components": index.components}
+    notes: list[str] = []
+    cluster = _cluster_of(opts.cluster, the_design)
+    if opts.ci == "bootstrap":
+        from analysis.bootstrap import bootstrap_index
+
+        _needs_rows(rows, "The bootstrap")
+        tables["bootstrap"] = bootstrap_index(rows, the_design, confidence=opts.confidence,
+                                              **opts.bootstrap_kwargs(cluster), **kwargs)
+        notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
+    settings = {**opts.settings(), "cluster": cluster, "where": subset,
+                "dimensions": [{"factor": d.factor, "score": d.score, "weight": d.weight}
+                               for d in kwargs["dimensions"]]}
+    return Result(index.totals, tuple(notes), settings, tables, index)
+
+
+def importance_linear(data: Any, design: Any = None, *, options: Any = None,
+                      factors: str | Sequence[str] | None = None, where: Where | None = None,
+                      references: Mapping[str, str] | None = None,
+                      exclude: Mapping[str, Sequence[str]] | None = None,
+                      **option_values: Any) -> Result:
+    """Factor importance of a continuous outcome: least squares of the score on the
+    factors and numeric covariates (cluster-robust over the cluster), or a mixed model
+    with random effects per cluster (methods.md §4b). :func:`importance` fits the
+    logistic model of the 0/1 deviation instead; this function is for a score.
+
+    Options: :class:`analysis.options.importance_linear.LinearOptions` (``covariates``,
+    ``no_covariates``, ``standardise``, ``mixed``, ``random_effects``,
+    ``accept_unconverged``) and, of
+    :class:`analysis.options.importance.ImportanceOptions`, ``alpha``, ``adjust``,
+    ``confidence`` and ``cluster``. ``options`` may be a ``LinearOptions`` or a mapping
+    of both kinds of names.
+
+    Returns
+    -------
+    Result
+        ``table``: one row per term: ``term``, ``factor``, ``value``, ``n``, ``mean``,
+        ``coef``, ``std_err``, ``statistic``, ``p_value``, ``p_adjusted``, ``ci_low``,
+        ``ci_high``, ``effect`` and, cluster-robust, ``design_effect``.
+        ``tables["tests"]``: the Wald test per factor and covariate. ``raw``: the
+        :class:`analysis.importance_linear.LinearImportanceResult`.
+    """
+    import dataclasses
+
+    from analysis.importance_linear import linear_importance
+    from analysis.options.importance import ImportanceOptions
+    from analysis.options.importance_linear import LinearOptions
+
+    fit_names = ("alpha", "adjust", "confidence", "cluster")
+    if isinstance(options, LinearOptions):
+        options = dataclasses.asdict(options)
+    given = {**dict(options or {}), **option_values}
+    lin = {k: v for k, v in given.items() if k not in fit_names}
+    fit_opts = ImportanceOptions.coerce({k: v for k, v in given.items() if k in fit_names})
+    try:
+        opts = LinearOptions.coerce(lin)
+    except OptionError as exc:
+        raise OptionError(f"{exc} (or of the fit: {', '.join(fit_names)})") from None
+    if opts.outcome_type == "binary":
+        raise OptionError("outcome_type='binary' is the logistic model: use importance().")
+    if opts.no_covariates and opts.covariates:
+        raise OptionError("no_covariates and covariates contradict each other.")
+    table, the_design, subset = prepare_inputs(data, design, where=where)
+    covariates = list(opts.covariates) or list(the_design.covariates)
+    chosen = _as_list(factors, "factors") or [f for f in the_design.names
+                                              if f not in covariates]
+    fit = linear_importance(table, the_design, factors=chosen, references=references,
+                            where=subset or None, exclude=exclude,
+                            cluster=_cluster_of(fit_opts.cluster, the_design),
+                            alpha=fit_opts.alpha, adjust=fit_opts.adjust,
+                            confidence=fit_opts.confidence, **opts.kwargs())
+    settings = {**opts.settings(), **{k: fit_opts.settings()[k] for k in fit_names},
+                "factors": chosen, "where": subset}
+    return Result(fit.terms, tuple(fit.notes), settings, {"tests": fit.factor_tests}, fit)

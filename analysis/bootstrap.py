@@ -54,9 +54,9 @@ DEFAULT_N_BOOT = 1000
 INTERVAL_COLUMNS = [ESTIMATE, BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, N_BOOT]
 
 
-def _check(n_boot: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 20:
-        raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_boot!r}.")
+def _check(n_resamples: int, confidence: float) -> None:
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 20:
+        raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_resamples!r}.")
     if not 0 < confidence < 1:
         raise AnalysisError(f"The confidence level must be between 0 and 1, got {confidence}.")
 
@@ -85,15 +85,15 @@ def _cluster_codes(results: pd.DataFrame, cluster: str) -> tuple[np.ndarray, int
 
 
 def replicate_cells(results: pd.DataFrame, keys: Sequence[str], *, cluster: str | None = None,
-                    n_boot: int = DEFAULT_N_BOOT, seed: int = 0
+                    n_resamples: int = DEFAULT_N_BOOT, seed: int = 0
                     ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """The cell table over ``keys`` and ``n_boot`` bootstrap replicates of its counts.
+    """The cell table over ``keys`` and ``n_resamples`` bootstrap replicates of its counts.
 
     Returns
     -------
     (cells, n, k)
         ``cells`` from :func:`analysis.cells.cell_table` (observed cells of ``keys``),
-        ``n`` and ``k`` arrays of shape (n_boot, cells): rows and deviations per cell in
+        ``n`` and ``k`` arrays of shape (n_resamples, cells): rows and deviations per cell in
         each replicate (a cell may be empty in a replicate).
     """
     rng = np.random.default_rng(seed)
@@ -104,7 +104,7 @@ def replicate_cells(results: pd.DataFrame, keys: Sequence[str], *, cluster: str 
     if cluster is None:
         total = int(n_obs.sum())
         p = np.concatenate([k_obs, n_obs - k_obs]) / total
-        draws = rng.multinomial(total, p, size=n_boot)
+        draws = rng.multinomial(total, p, size=n_resamples)
         k = draws[:, : len(n_obs)]
         return cells, k + draws[:, len(n_obs):], k
     if cluster in keys:
@@ -116,7 +116,7 @@ def replicate_cells(results: pd.DataFrame, keys: Sequence[str], *, cluster: str 
     position = order[np.searchsorted(cell_key, fine_key, sorter=order)]
     g_values, g_index = np.unique(fine[_CLUSTER].cat.codes.to_numpy(), return_inverse=True)
     g = len(g_values)
-    weights = rng.multinomial(g, np.full(g, 1 / g), size=n_boot).astype(float)
+    weights = rng.multinomial(g, np.full(g, 1 / g), size=n_resamples).astype(float)
     counts = []
     for column in (N, DEVIATIONS):
         values = fine[column].to_numpy(float)
@@ -167,7 +167,7 @@ def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float,
     tail = (1 - confidence) / 2 if tail is None else tail
     valid = np.isfinite(reps)
     # A quantity undefined in every replicate (a constant outcome: no log disparity) gets
-    # NaN and n_boot 0; numpy's "All-NaN slice" and "Degrees of freedom <= 0" warnings
+    # NaN and n_resamples 0; numpy's "All-NaN slice" and "Degrees of freedom <= 0" warnings
     # would reach the user as raw tracebacks-like lines (issue 26).
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -195,7 +195,8 @@ def _log_disparity(a: np.ndarray, n: np.ndarray, total_k: np.ndarray, total_n: n
 # --- subgroups ------------------------------------------------------------------------------------
 def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                             max_level: int | None = None, cluster: str | None = None,
-                            n_boot: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0,
+                            n_resamples: int = DEFAULT_N_BOOT, confidence: float = 0.95,
+                            seed: int = 0,
                             table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Bootstrap (cluster bootstrap with ``cluster``) percentile CIs of subgroup LD.
 
@@ -220,9 +221,10 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
     """
     from analysis.subgroups import subgroups
 
-    _check(n_boot, confidence)
+    _check(n_resamples, confidence)
     factors = list(factors)
-    cells, n, k = replicate_cells(results, factors, cluster=cluster, n_boot=n_boot, seed=seed)
+    cells, n, k = replicate_cells(results, factors, cluster=cluster, n_resamples=n_resamples,
+                                  seed=seed)
     if table is None:
         table = subgroups(cells, factors, max_level=max_level)
     member = _membership(cells, table, factors)
@@ -259,7 +261,7 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                          f"disagree at the {level:g} level (one rejects LD = 0, the other "
                          "not); they are different approximations, read such a subgroup as "
                          "borderline")
-    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
+    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_resamples, "seed": seed,
                               "confidence": confidence, "interval": (
                                   "expanded percentile" if tail is not None else "percentile"),
                               "notes": notes}
@@ -277,7 +279,7 @@ def _rates(cells: pd.DataFrame, factors: list[str], by: str, level: int | None
 
 def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
                    level: int | None = None, ideal: float = 0.0, cluster: str | None = None,
-                   n_boot: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0
+                   n_resamples: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0
                    ) -> pd.DataFrame:
     """Bootstrap CIs of the eCDF summaries (``analysis.ecdf``).
 
@@ -291,9 +293,9 @@ def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
         ``n_boot`` (replicates used). A subgroup empty in a replicate is left out of
         that replicate's curve.
     """
-    _check(n_boot, confidence)
+    _check(n_resamples, confidence)
     factors = [f for f in factors if f != by]
-    cells, n, k = replicate_cells(results, [by, *factors], cluster=cluster, n_boot=n_boot,
+    cells, n, k = replicate_cells(results, [by, *factors], cluster=cluster, n_resamples=n_resamples,
                                   seed=seed)
     rates, member = _rates(cells, factors, by, level)
     curve = rates[by].astype(str).to_numpy()
@@ -324,7 +326,7 @@ def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
     iv = _interval(np.array(est), np.column_stack(reps), confidence)
     out = pd.DataFrame({QUANTITY: [r[0] for r in rows], GROUP_A: [r[1] for r in rows],
                         GROUP_B: [r[2] for r in rows], **iv})
-    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
+    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_resamples, "seed": seed,
                               "confidence": confidence,
                               "notes": _few_clusters(results, cluster)}
     return out
@@ -366,20 +368,20 @@ def _ks(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
 
 
 # --- bias index ---------------------------------------------------------------------------------
-def _row_replicates(results: pd.DataFrame, cluster: str | None, n_boot: int, seed: int
+def _row_replicates(results: pd.DataFrame, cluster: str | None, n_resamples: int, seed: int
                     ) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     if cluster is None:
-        return [rng.integers(0, len(results), len(results)) for _ in range(n_boot)]
+        return [rng.integers(0, len(results), len(results)) for _ in range(n_resamples)]
     codes, g = _cluster_codes(results, cluster)
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(g + 1))
     members = [order[starts[i]:starts[i + 1]] for i in range(g)]
-    return [np.concatenate([members[j] for j in rng.integers(0, g, g)]) for _ in range(n_boot)]
+    return [np.concatenate([members[j] for j in rng.integers(0, g, g)]) for _ in range(n_resamples)]
 
 
 def bootstrap_rows(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series], *,
-                   cluster: str | None = None, n_boot: int = 200, confidence: float = 0.95,
+                   cluster: str | None = None, n_resamples: int = 200, confidence: float = 0.95,
                    seed: int = 0) -> pd.DataFrame:
     """Percentile CIs of any statistic of the rows, resampling rows (or clusters of rows).
 
@@ -392,19 +394,19 @@ def bootstrap_rows(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd
         Indexed like the statistic's Series: ``estimate``, ``boot_se``, ``boot_ci_low``,
         ``boot_ci_high``, ``n_boot``.
     """
-    _check(n_boot, confidence)
+    _check(n_resamples, confidence)
     estimate, reps = _replicates(results, statistic, statistic(results).index, cluster,
-                                 n_boot, seed)
+                                 n_resamples, seed)
     return pd.DataFrame(_interval(estimate, reps, confidence), index=estimate.index)
 
 
 def _replicates(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series],
-                index: pd.Index, cluster: str | None, n_boot: int, seed: int
+                index: pd.Index, cluster: str | None, n_resamples: int, seed: int
                 ) -> tuple[pd.Series, np.ndarray]:
-    """The statistic of the rows (reindexed to ``index``) and of ``n_boot`` resamples."""
+    """The statistic of the rows (reindexed to ``index``) and of ``n_resamples`` resamples."""
     estimate = statistic(results).reindex(index)
-    reps = np.full((n_boot, len(index)), np.nan)
-    for i, idx in enumerate(_row_replicates(results, cluster, n_boot, seed)):
+    reps = np.full((n_resamples, len(index)), np.nan)
+    for i, idx in enumerate(_row_replicates(results, cluster, n_resamples, seed)):
         try:
             reps[i] = statistic(results.iloc[idx]).reindex(index).to_numpy(float)
         except AnalysisError:
@@ -417,7 +419,7 @@ SHIFTED_SHARE = 0.75
 
 
 def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None,
-                    n_boot: int = 200, confidence: float = 0.95, seed: int = 0,
+                    n_resamples: int = 200, confidence: float = 0.95, seed: int = 0,
                     **options) -> pd.DataFrame:
     """Bootstrap CIs of the bias index and of each of its components, per model.
 
@@ -451,7 +453,7 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
     )
     from analysis.index import bias_index
 
-    _check(n_boot, confidence)
+    _check(n_resamples, confidence)
     full = bias_index(results, design, **options).totals
     fixed = {str(m): float(v) for m, v in zip(full[MODEL], full[DIVERSITY_PENALTY],
                                                strict=True)}
@@ -478,7 +480,7 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
     needed |= {s_by} if isinstance(s_by, str) else set(s_by or ())
     slim = results[[c for c in results.columns if c in needed]]
     keys = statistic(slim).index
-    estimate, reps = _replicates(slim, statistic, keys, cluster, n_boot, seed)
+    estimate, reps = _replicates(slim, statistic, keys, cluster, n_resamples, seed)
     table = pd.DataFrame(_interval(estimate.to_numpy(float), reps, confidence), index=keys)
     maxima = {f"score[{d.factor}]" for d in options.get("dimensions", ())
               if d.score == "max_abs_log_disparity"}
@@ -505,6 +507,6 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
     table[NOTE] = notes
     table.index = table.index.set_names([MODEL, QUANTITY])
     out = table.reset_index()
-    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_boot, "seed": seed,
+    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_resamples, "seed": seed,
                               "confidence": confidence}
     return out

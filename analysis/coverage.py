@@ -64,6 +64,7 @@ from analysis.columns import (
 )
 from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
+from analysis.options.coverage import COUNTS
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -76,8 +77,8 @@ JOINT, MARGINAL = "joint", "marginal"
 #: Separator of factor names in the ``factors`` column of the summary.
 TIMES = " x "
 #: What a cell count counts: distinct prompts (the methods' definition) or response rows.
-PROMPTS, RESPONSES = "prompts", "responses"
-COVERAGE_UNITS = (PROMPTS, RESPONSES)
+PROMPTS, RESPONSES = COUNTS
+COVERAGE_UNITS = COUNTS
 
 SUMMARY_COLUMNS = [SCOPE, FACTORS, N_CELLS, N_OBSERVED_CELLS, N_EMPTY_CELLS, N_ROWS,
                    COVERAGE_PERCENTAGE, GINI_INDEX, GINI_INDEX_OBSERVED]

@@ -52,13 +52,16 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.options.ecdf import EcdfOptions
 from analysis.subgroups import benjamini_hochberg, subgroup_counts
 
-#: The "no bias" cutoff on subgroup deviation rates used in clinical-trial fairness work.
-CUTOFF = 0.2
+#: The "no bias" cutoff on subgroup deviation rates used in clinical-trial fairness work
+#: (the option's default).
+CUTOFF: float = EcdfOptions.default("cutoff")
 #: Ties: enumerate every split of the pooled values when there are at most this many.
 EXACT_LIMIT = 20_000
-DEFAULT_RESAMPLES = 9999
+#: Random splits of the KS permutation p-value (the ``ks_resamples`` option's default).
+DEFAULT_RESAMPLES: int = EcdfOptions.default("ks_resamples")
 
 
 def subgroup_rates(
@@ -182,7 +185,7 @@ def _ks_d(labels: np.ndarray, last: np.ndarray, n_a: int, n_b: int) -> np.ndarra
 
 def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
                           n_resamples: int = DEFAULT_RESAMPLES,
-                          random_state: int | None = 0) -> tuple[float, float, str, int]:
+                          seed: int | None = 0) -> tuple[float, float, str, int]:
     """Two-sided KS test of two samples with ties: D and its permutation p-value.
 
     The null distribution of D is taken over the splits of the pooled values (ties kept)
@@ -216,7 +219,7 @@ def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
         np.put_along_axis(labels, combos, 1, axis=1)
         d = _ks_d(labels, last, n_a, n_b)
         return d_obs, float(np.mean(d >= d_obs - tol)), "exact permutation (ties)", len(d)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed)
     hits, left = 0, int(n_resamples)
     while left > 0:
         m = min(left, 2000)
@@ -227,7 +230,7 @@ def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
 
 
 def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPLES,
-             random_state: int | None = 0) -> pd.DataFrame:
+             seed: int | None = 0) -> pd.DataFrame:
     """Two-sample Kolmogorov-Smirnov test of every pair of curves.
 
     Parameters
@@ -236,7 +239,7 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
         Output of :func:`subgroup_rates`.
     by
         Its comparison factor.
-    n_resamples, random_state
+    n_resamples, seed
         Random splits (and their seed) of the permutation p-value with ties, when the
         splits are too many to enumerate.
 
@@ -275,7 +278,7 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
                         NOTE: f"{by} = {one} has a single subgroup: nothing to compare"})
         elif len(np.unique(np.concatenate([xa, xb]))) < len(xa) + len(xb):
             d, p, method, used = ks_permutation_pvalue(xa, xb, n_resamples=n_resamples,
-                                                       random_state=random_state)
+                                                       seed=seed)
             row.update({STATISTIC: d, P_VALUE: p, METHOD: method, N_RESAMPLES: used,
                         NOTE: "tied rates: permutation p-value given the ties"})
         else:

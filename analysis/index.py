@@ -28,9 +28,9 @@ Lower is less biased. Per-model indices use each model's rows only. See
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -79,9 +79,50 @@ class Dimension:
         if self.score not in DIMENSION_SCORES:
             raise AnalysisError(f"Dimension {self.factor!r}: unknown score {self.score!r} (use "
                                 f"one of {', '.join(DIMENSION_SCORES)}).")
-        if not (np.isfinite(float(self.weight)) and float(self.weight) >= 0):
+        try:
+            weight = float(self.weight)
+        except (TypeError, ValueError):
+            weight = math.nan
+        if isinstance(self.weight, bool) or not (np.isfinite(weight) and weight >= 0):
             raise AnalysisError(f"Dimension {self.factor!r}: the weight must be a number >= 0, "
                                 f"got {self.weight!r}.")
+
+
+def as_dimensions(dimensions: Sequence[Dimension | str | Mapping[str, Any]] | str | None
+                  ) -> list[Dimension]:
+    """:class:`Dimension` objects from what a user passes: ``Dimension`` objects, factor
+    names (``"gender"``, ``["gender", "race"]`` or ``"gender,race"``) or mappings
+    (``{"factor": "gender", "score": "max_abs_log_disparity", "weight": 2}``).
+
+    Raises
+    ------
+    AnalysisError
+        Anything else (the message names the bad entry and what is accepted).
+    """
+    if dimensions is None:
+        return []
+    if isinstance(dimensions, (str, Dimension, Mapping)):
+        dimensions = [dimensions]
+    if not isinstance(dimensions, Sequence):
+        raise AnalysisError(f"dimensions must be a list of factor names or Dimension objects, "
+                            f"not {type(dimensions).__name__}.")
+    out: list[Dimension] = []
+    for d in dimensions:
+        if isinstance(d, Dimension):
+            out.append(d)
+        elif isinstance(d, str):
+            out += [Dimension(f.strip()) for f in d.split(",") if f.strip()]
+        elif isinstance(d, Mapping):
+            unknown = sorted(set(d) - {"factor", "score", "weight"})
+            if "factor" not in d or unknown:
+                raise AnalysisError(f"A dimension mapping has the keys factor, score and "
+                                    f"weight (factor required), got {dict(d)!r}.")
+            out.append(Dimension(str(d["factor"]), d.get("score", "deviation_metric"),
+                                 d.get("weight", 1.0)))
+        else:
+            raise AnalysisError(f"A dimension is a factor name, a mapping or a Dimension "
+                                f"object, not {d!r} ({type(d).__name__}).")
+    return out
 
 
 def _value_counts(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, np.ndarray, list]:
@@ -223,7 +264,7 @@ def bias_index(
     results: pd.DataFrame,
     design,
     *,
-    dimensions: Sequence[Dimension],
+    dimensions: Sequence[Dimension | str | Mapping[str, Any]] | str,
     model: str | None = None,
     ideal: float = 0.0,
     normalize_weights: bool = True,
@@ -247,7 +288,9 @@ def bias_index(
         The :class:`~analysis.design.Design` (its declared values define the coverage
         grid of the penalty).
     dimensions
-        The bias dimensions (factor, score kind, weight); at least one.
+        The bias dimensions, at least one: :class:`Dimension` objects (factor, score kind,
+        weight), factor names (the default score and weight 1; a text may list several,
+        comma-separated) or mappings with ``factor``, ``score``, ``weight``.
     model
         Factor whose values are compared (one index per value), or None for one index
         over all rows.
@@ -275,8 +318,14 @@ def bias_index(
     Returns
     -------
     BiasIndex
+
+    Raises
+    ------
+    AnalysisError
+        A dimension that is neither a factor name, a mapping nor a :class:`Dimension`;
+        an unknown factor or score; a model factor that is also a dimension ...
     """
-    dims = list(dimensions)
+    dims = as_dimensions(dimensions)
     if not dims:
         raise AnalysisError("Choose at least one bias dimension (a sensitive factor).")
     factors = [d.factor for d in dims]

@@ -225,7 +225,7 @@ def conditional(confusion: pd.DataFrame) -> pd.DataFrame:
     return kept.div(kept.sum(axis=1), axis=0)
 
 
-def confusion_draws(judge_scores: np.ndarray, confusion: pd.DataFrame, *, replicates: int,
+def confusion_draws(judge_scores: np.ndarray, confusion: pd.DataFrame, *, n_resamples: int,
                     seed: int | np.random.Generator = 0) -> np.ndarray:
     """Scores drawn from ``P(human | judge)`` given each judge score.
 
@@ -236,20 +236,20 @@ def confusion_draws(judge_scores: np.ndarray, confusion: pd.DataFrame, *, replic
     confusion
         Counts (or probabilities) with judge scores as index and human scores as
         columns; rows are normalised.
-    replicates
+    n_resamples
         Draws per row.
 
     Returns
     -------
     numpy.ndarray
-        Shape (replicates, rows). A row whose judge score is not in the index keeps the
-        judge's score. Draw rule: ``U = rng.random((replicates, rows))``; the drawn score
+        Shape (n_resamples, rows). A row whose judge score is not in the index keeps the
+        judge's score. Draw rule: ``U = rng.random((n_resamples, rows))``; the drawn score
         is the first human score whose cumulative probability exceeds U.
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     scores = np.asarray(judge_scores, dtype=float)
-    out = np.tile(scores, (replicates, 1))
-    u = rng.random((replicates, len(scores)))
+    out = np.tile(scores, (n_resamples, 1))
+    u = rng.random((n_resamples, len(scores)))
     _draw_into(out, u, _round_half_up(scores), conditional(confusion),
                np.ones(len(scores), dtype=bool))
     return out
@@ -353,15 +353,15 @@ class _Rows:
                                 for m, t in self.tables.items()}
         return out
 
-    def blocks(self, replicates: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
+    def blocks(self, n_resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
         """``(first replicate, deviations)`` blocks: a boolean array (block, active rows),
         the replicate outcomes of the rows in ``self.active`` (table order)."""
         rng = np.random.default_rng(seed)
         idx = np.flatnonzero(self.active)
         width = self.samples.shape[1] if self.mode == "mean" else 1
         size = max(1, _BLOCK // max(len(idx) * width, 1))
-        for start in range(0, replicates, size):
-            c = min(size, replicates - start)
+        for start in range(0, n_resamples, size):
+            c = min(size, n_resamples - start)
             yield start, self._scores(rng, idx, c) < self.threshold[idx]
 
     def _scores(self, rng: np.random.Generator, idx: np.ndarray, c: int) -> np.ndarray:
@@ -386,7 +386,7 @@ class _Rows:
         return drawn.sum(axis=2) / k[None, :]
 
 
-def replicate_deviations(results: pd.DataFrame, *, replicates: int = DEFAULT_REPLICATES,
+def replicate_deviations(results: pd.DataFrame, *, n_resamples: int = DEFAULT_REPLICATES,
                          mode: NoiseMode = "mean", seed: int = 0,
                          threshold: str | float = THRESHOLD,
                          confusion: Mapping[str, pd.DataFrame] | None = None) -> np.ndarray:
@@ -395,21 +395,21 @@ def replicate_deviations(results: pd.DataFrame, *, replicates: int = DEFAULT_REP
     Returns
     -------
     numpy.ndarray
-        Shape (replicates, rows with a known ``deviation``, in table order), 0.0 / 1.0.
+        Shape (n_resamples, rows with a known ``deviation``, in table order), 0.0 / 1.0.
         Use for inspection and small tables; the analyses aggregate block by block.
     """
-    _check_replicates(replicates)
+    _check_n_resamples(n_resamples)
     rows = _Rows(results, mode, threshold, confusion)
-    out = np.tile(rows.deviation, (replicates, 1))
-    for start, dev in rows.blocks(replicates, seed):
+    out = np.tile(rows.deviation, (n_resamples, 1))
+    for start, dev in rows.blocks(n_resamples, seed):
         out[start:start + len(dev), rows.active] = dev
     return out
 
 
-def _check_replicates(replicates: int) -> None:
-    if isinstance(replicates, bool) or int(replicates) != replicates or replicates < 1:
+def _check_n_resamples(n_resamples: int) -> None:
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 1:
         raise JudgeNoiseError(f"The number of judge-noise replicates must be a positive "
-                              f"whole number, got {replicates!r}.")
+                              f"whole number, got {n_resamples!r}.")
 
 
 def _row_cells(frame: pd.DataFrame, keys: Sequence[str], n_cells: np.ndarray) -> np.ndarray:
@@ -431,7 +431,7 @@ def _row_cells(frame: pd.DataFrame, keys: Sequence[str], n_cells: np.ndarray) ->
     return inverse
 
 
-def _cell_replicates(rows: _Rows, keys: Sequence[str], replicates: int, seed: int
+def _cell_replicates(rows: _Rows, keys: Sequence[str], n_resamples: int, seed: int
                      ) -> tuple[pd.DataFrame, np.ndarray]:
     """The cell table over ``keys`` and the replicate deviations per cell (R x cells)."""
     from analysis.cells import cell_table
@@ -443,8 +443,8 @@ def _cell_replicates(rows: _Rows, keys: Sequence[str], replicates: int, seed: in
                                minlength=len(cells))).astype(np.int64)
     order = np.argsort(inverse[rows.active], kind="stable")
     present, starts = np.unique(inverse[rows.active][order], return_index=True)
-    k = np.tile(base, (replicates, 1))
-    for start, dev in rows.blocks(replicates, seed):
+    k = np.tile(base, (n_resamples, 1))
+    for start, dev in rows.blocks(n_resamples, seed):
         k[start:start + len(dev), present] += np.add.reduceat(dev[:, order], starts, axis=1,
                                                               dtype=np.int64)
     return cells, k
@@ -459,7 +459,7 @@ def _shares(same: np.ndarray, significant: np.ndarray) -> dict[str, np.ndarray]:
 def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: int | None = None,
                    test: str = "auto", confidence: float = 0.95, min_n: int | None = None,
                    min_expected: float | None = None, alpha: float = 0.05,
-                   replicates: int = DEFAULT_REPLICATES, mode: NoiseMode = "mean",
+                   n_resamples: int = DEFAULT_REPLICATES, mode: NoiseMode = "mean",
                    seed: int = 0, threshold: str | float = THRESHOLD,
                    confusion: Mapping[str, pd.DataFrame] | None = None,
                    table: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -475,7 +475,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
         As :func:`analysis.subgroups.subgroups`; every replicate uses the same.
     alpha
         Significance level for the Benjamini-Hochberg adjusted p-value.
-    replicates, mode, seed, threshold, confusion
+    n_resamples, mode, seed, threshold, confusion
         See the module docstring; ``confusion`` defaults to :func:`confusion_tables`
         of ``results``.
     table
@@ -500,14 +500,14 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
         subgroups,
     )
 
-    _check_replicates(replicates)
+    _check_n_resamples(n_resamples)
     if not 0 < alpha < 1:
         raise JudgeNoiseError(f"alpha must lie strictly between 0 and 1, got {alpha}.")
     factors = list(factors)
     min_n = MIN_N if min_n is None else min_n
     min_expected = MIN_EXPECTED if min_expected is None else min_expected
     rows = _Rows(results, mode, threshold, confusion)
-    cells, k = _cell_replicates(rows, factors, replicates, seed)
+    cells, k = _cell_replicates(rows, factors, n_resamples, seed)
     stats_options = {"test": test, "confidence": confidence, "min_n": min_n,
                      "min_expected": min_expected}
     full = subgroups(cells, factors, max_level=max_level, **stats_options)
@@ -548,7 +548,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
         for col in NOISE_COLUMNS:
             out[col] = out[SUBGROUP].map(by_label[col]).to_numpy(dtype=float)
     out.attrs["judge_noise"] = {
-        "replicates": int(replicates), "mode": mode, "seed": int(seed), "alpha": alpha,
+        "replicates": int(n_resamples), "mode": mode, "seed": int(seed), "alpha": alpha,
         "threshold": threshold, "robust_share": ROBUST_SHARE, **rows.summary(),
         **survival_counts(out, alpha=alpha, q_column=P_ADJUSTED),
     }
@@ -556,7 +556,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
 
 
 # --- factor importance ----------------------------------------------------------------------------
-def importance_noise(results: pd.DataFrame, design, *, replicates: int = DEFAULT_REPLICATES,
+def importance_noise(results: pd.DataFrame, design, *, n_resamples: int = DEFAULT_REPLICATES,
                      mode: NoiseMode = "mean", seed: int = 0, threshold: str | float = THRESHOLD,
                      confusion: Mapping[str, pd.DataFrame] | None = None,
                      fit=None, **options) -> pd.DataFrame:
@@ -569,7 +569,7 @@ def importance_noise(results: pd.DataFrame, design, *, replicates: int = DEFAULT
         and ``score_samples`` (or human labels for ``mode="confusion"``).
     design
         The design of :func:`analysis.importance.factor_importance`.
-    replicates, mode, seed, threshold, confusion
+    n_resamples, mode, seed, threshold, confusion
         See the module docstring.
     fit
         The original :class:`~analysis.importance.ImportanceResult` (default: fitted
@@ -592,7 +592,7 @@ def importance_noise(results: pd.DataFrame, design, *, replicates: int = DEFAULT
     from analysis.cells import filter_rows
     from analysis.importance import INTERCEPT, factor_importance
 
-    _check_replicates(replicates)
+    _check_n_resamples(n_resamples)
     options = dict(options)
     options.pop("likelihood_ratio", None)
     if fit is None:
@@ -605,7 +605,7 @@ def importance_noise(results: pd.DataFrame, design, *, replicates: int = DEFAULT
     exclude = dict(options.get("exclude") or {})
     keys = list(dict.fromkeys([*fit.factors, *where, *exclude, *([cluster] if cluster else [])]))
     rows = _Rows(filter_rows(results, where or None), mode, threshold, confusion)
-    cells, k = _cell_replicates(rows, keys, replicates, seed)
+    cells, k = _cell_replicates(rows, keys, n_resamples, seed)
     p_column = P_ADJUSTED if fit.adjust == "bh" else P_VALUE
     terms = fit.terms[TERM].tolist()
     coef0 = fit.terms[COEF].to_numpy(dtype=float)
@@ -632,7 +632,7 @@ def importance_noise(results: pd.DataFrame, design, *, replicates: int = DEFAULT
     for col, values in _shares(same, significant).items():
         out[col] = values
     out.attrs["judge_noise"] = {
-        "replicates": int(replicates), "mode": mode, "seed": int(seed), "alpha": fit.alpha,
+        "replicates": int(n_resamples), "mode": mode, "seed": int(seed), "alpha": fit.alpha,
         "adjust": fit.adjust, "threshold": threshold, "robust_share": ROBUST_SHARE,
         "n_refused": refused, **rows.summary(),
         **survival_counts(out[out[TERM] != INTERCEPT], alpha=fit.alpha, q_column=p_column),

@@ -35,6 +35,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
+from analysis.options import OptionError, options_for
+from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
+from analysis.options.common import CI_CHOICES as _CI_CHOICES
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
@@ -49,13 +52,14 @@ COHORT_MAX_GROUPS = 12
 HTML_MAX_ROWS = 200
 #: Disparity's default ``polarity``: the one the design declares for the feature.
 POLARITY_FROM_DESIGN = "design"
-#: Sections with bootstrap intervals (setting ``ci``) and their default replicates (those
-#: of the pages and of the subcommands' ``--n-boot``).
-CI_SECTIONS: dict[str, int] = {"subgroups": 1000, "ecdf": 1000, "index": 200}
+#: Sections with bootstrap intervals (setting ``ci``) and their default replicates (the
+#: ``n_resamples`` option of each: the pages' and the subcommands' ``--n-boot``).
+CI_SECTIONS: dict[str, int] = {name: options_for(name).default("n_resamples")
+                               for name in ("subgroups", "ecdf", "index")}
 #: The values of the ``ci`` setting.
-CI_CHOICES: tuple[str, ...] = ("none", "bootstrap")
+CI_CHOICES: tuple[str, ...] = _CI_CHOICES
 #: The settings that control the intervals (besides ``ci``: ``cluster``, replicates ...).
-CI_KEYS: tuple[str, ...] = ("ci", "cluster", "n_boot", "seed", "confidence")
+CI_KEYS: tuple[str, ...] = BOOTSTRAP_FIELDS
 #: Sections with the ``judge_noise`` setting (:mod:`analysis.judge_noise`) and the keys of
 #: that setting (``replicates`` 0: off). Importance tests at its own ``alpha``.
 NOISE_SECTIONS: dict[str, tuple[str, ...]] = {
@@ -162,13 +166,15 @@ def package_version() -> str:
 # ---------------------------------------------------------------- default settings
 
 def ci_defaults(section: str, design) -> dict[str, Any]:
-    """The interval settings of a section in :data:`CI_SECTIONS` (off by default).
+    """The interval settings of a section in :data:`CI_SECTIONS` (off by default), the
+    defaults of the section's options (:class:`analysis.options.common.BootstrapOptions`).
 
     ``ci`` (``none`` | ``bootstrap``), ``cluster`` (resampled as units; default the
-    design's cluster, None: rows), ``n_boot`` (replicates), ``seed``, ``confidence``.
+    design's cluster, None: rows), ``n_resamples`` (replicates; saved settings may call it
+    ``n_boot``), ``seed``, ``confidence``.
     """
-    return {"ci": "none", "cluster": design.cluster, "n_boot": CI_SECTIONS[section],
-            "seed": 0, "confidence": 0.95}
+    out = {k: v for k, v in options_for(section)().settings().items() if k in CI_KEYS}
+    return {**out, "cluster": design.cluster}
 
 
 def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -178,22 +184,23 @@ def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
     Raises
     ------
     AnalysisError
-        ``ci`` is not one of :data:`CI_CHOICES`, ``n_boot`` is not a whole number of at
-        least 20, ``seed`` not a whole number >= 0, ``confidence`` not strictly between 0
+        ``ci`` is not one of :data:`CI_CHOICES`, ``n_resamples`` is not a whole number of
+        at least 20, ``seed`` not a whole number >= 0, ``confidence`` not strictly between 0
         and 1.
     """
     ci = settings.get("ci", "none")
     if ci not in CI_CHOICES:
         raise SettingsError(f"ci must be one of {', '.join(CI_CHOICES)}, got {ci!r}.")
-    n_boot, seed = settings.get("n_boot"), settings.get("seed", 0)
+    n_boot = settings.get("n_resamples", settings.get("n_boot"))  # n_boot: saved earlier
+    seed = settings.get("seed", 0)
     confidence = settings.get("confidence", 0.95)
 
     def whole(x: Any) -> bool:
         return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
     if not whole(n_boot) or n_boot < 20:
-        raise SettingsError(f"n_boot must be a whole number of at least 20 replicates, got "
-                            f"{n_boot!r}.")
+        raise SettingsError(f"n_resamples must be a whole number of at least 20 replicates, "
+                            f"got {n_boot!r}.")
     if not whole(seed) or seed < 0:
         raise SettingsError(f"seed must be a whole number >= 0, got {seed!r}.")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
@@ -202,7 +209,7 @@ def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
                             f"{confidence!r}.")
     if ci == "none":
         return None
-    return {"cluster": settings.get("cluster") or None, "n_boot": int(n_boot),
+    return {"cluster": settings.get("cluster") or None, "n_resamples": int(n_boot),
             "seed": int(seed), "confidence": float(confidence)}
 
 
@@ -211,20 +218,26 @@ def describe_bootstrap(options: Mapping[str, Any]) -> str:
     unit = (f"whole clusters of {options['cluster']}" if options.get("cluster")
             else "rows (independent)")
     return (f"Bootstrap percentile intervals at {100 * options['confidence']:g} %: "
-            f"{options['n_boot']:,} replicates resampling {unit}, seed {options['seed']}.")
+            f"{options['n_resamples']:,} replicates resampling {unit}, seed {options['seed']}.")
 
 
 def noise_defaults(section: str) -> dict[str, Any]:
     """The ``judge_noise`` setting of a section in :data:`NOISE_SECTIONS` (off:
-    ``replicates`` 0; ``mode`` mean, ``seed`` 0, subgroups ``alpha`` 0.05)."""
-    out = {"replicates": 0, "mode": "mean", "seed": 0, "alpha": 0.05}
-    return {k: out[k] for k in NOISE_SECTIONS[section]}
+    ``replicates`` 0), the other keys the defaults of the section's options
+    (:class:`analysis.options.common.NoiseOptions`: ``mode``, ``seed``, subgroups'
+    ``alpha``)."""
+    cls = options_for(section)
+    out = {"replicates": 0, "mode": cls.default("noise_mode"), "seed": cls.default("seed")}
+    if "alpha" in NOISE_SECTIONS[section]:
+        out["alpha"] = cls.default("noise_alpha")
+    return out
 
 
 def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any] | None:
     """Keyword arguments of :func:`analysis.judge_noise.subgroup_noise` /
     :func:`~analysis.judge_noise.importance_noise` from a section's ``judge_noise``
-    setting (missing keys take :func:`noise_defaults`); None when ``replicates`` is 0.
+    setting (missing keys take :func:`noise_defaults`; the setting's ``replicates`` is
+    the argument ``n_resamples``); None when ``replicates`` is 0.
 
     Raises
     ------
@@ -264,7 +277,7 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
                             f"got {alpha!r}.")
     if noise["replicates"] == 0:
         return None
-    out = {"replicates": int(noise["replicates"]), "mode": noise["mode"],
+    out = {"n_resamples": int(noise["replicates"]), "mode": noise["mode"],
            "seed": int(noise["seed"])}
     if "alpha" in noise:
         out["alpha"] = float(alpha)
@@ -316,17 +329,17 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
     if section in ("subgroups", "ecdf", "importance", "index") and not has_outcome:
         raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
     if section == "coverage":
-        from analysis.coverage import PROMPTS
-
         useful = useful_factors(results, design, ("domain", "prompt"))
         return {"factors": [f for f in default_factors(design) if f in useful]
-                or default_factors(design), "count": PROMPTS, "where": {}}
+                or default_factors(design), **options_for(section)().settings(),
+                "where": {}}
     if section == "subgroups":
-        from analysis.subgroups import MIN_N
-
         order = start_with(results, design, 2)
-        return {"factors": order, "level": max(1, min(2, len(order))), "test": "wald",
-                "min_n": MIN_N, "where": {}, **ci_defaults(section, design),
+        opts = options_for(section)()  # confidence: with the intervals (ci_defaults)
+        return {"factors": order,
+                "level": max(1, min(2, len(order))),  # the option's None, resolved
+                "test": opts.test, "min_n": opts.min_n, "where": {},
+                **ci_defaults(section, design),
                 "judge_noise": noise_defaults(section)}
     if section == "ecdf":
         if not models:
@@ -367,12 +380,16 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         if not dims:
             raise SectionSkipped("the design has no domain factor to serve as a bias "
                                  "dimension.")
-        return {"dimensions": [{"factor": f, "score": "deviation_metric", "weight": 1.0}
-                               for f in dims],
-                "model": model, "normalize_weights": True, "printed_equation": False,
-                "penalty_kind": "constant",
-                "penalty_value": 0.0, "sentiment": None, "sentiment_by": dims[0],
-                "sentiment_score": "one_minus_impact_ratio", "sentiment_scale": 1.0,
+        from analysis.options.index import IndexOptions
+
+        opts = IndexOptions()
+        kw = opts.index_kwargs(dims)  # the bias_index arguments the options give
+        return {"dimensions": [{"factor": d.factor, "score": d.score, "weight": d.weight}
+                               for d in kw["dimensions"]],
+                "model": model, "sentiment_by": dims[0],  # the options' None, resolved
+                **{k: kw[k] for k in ("ideal", "normalize_weights", "printed_equation",
+                                      "penalty_kind", "penalty_value", "sentiment",
+                                      "sentiment_score", "sentiment_scale")},
                 "where": {}, **ci_defaults(section, design)}
     if section == "cohorts":
         category = _category_default(results, design)
@@ -409,14 +426,15 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
 def _ecdf_defaults(results: pd.DataFrame, design, by: str) -> dict[str, Any]:
     """The eCDF section's defaults for curves compared by ``by`` (the model by default;
     the page lets the user compare by any factor)."""
-    from analysis.ecdf import CUTOFF
     from analysis.factor_defaults import default_factors as start_with
 
     factors = start_with(results, design, 2, exclude=[by])
     if not factors:
         raise SectionSkipped(f"the design has no factor besides {by} to form subgroups.")
-    return {"by": by, "factors": factors, "level": len(factors), "ideal": 0.0,
-            "cutoff": CUTOFF, "where": {}, **ci_defaults("ecdf", design)}
+    opts = options_for("ecdf")()
+    return {"by": by, "factors": factors, "level": len(factors),  # the option's None, resolved
+            "ideal": opts.ideal, "cutoff": opts.cutoff, "where": {},
+            **ci_defaults("ecdf", design)}
 
 
 # ---------------------------------------------------------------- section builders
@@ -433,18 +451,19 @@ def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.nesting import describe_nesting
 
     factors, where = list(s["factors"]), _where(s)
+    opts = options_for("coverage").from_settings(s)
     # distinct prompts (default) or responses, as the page and ``coverage --count``
-    cells = cov.coverage_cells(results, design, factors, unit=s["count"])
+    cells = cov.coverage_cells(results, design, factors, unit=opts.count)
     kw = {"factors": factors, "where": where}
     summary = cov.coverage_summary(cells, design, **kw)
     marginals = cov.marginal_counts(cells, design, **kw)
     nestings = cov.coverage_nestings(cells, design, **kw)
-    sec.notes += cov.describe_coverage(summary, marginals, unit=s["count"],
+    sec.notes += cov.describe_coverage(summary, marginals, unit=opts.count,
                                        n_rows=len(filter_rows(results, where)))
     sec.warnings += [describe_nesting(r) for r in nestings.to_dict(orient="records")]
     sec.tables += [("coverage_summary", summary), ("coverage_marginals", marginals),
-                   ("coverage_thinnest_cells", cov.thinnest_cells(cells, design, limit=20,
-                                                                  **kw))]
+                   ("coverage_thinnest_cells", cov.thinnest_cells(cells, design,
+                                                                  limit=opts.limit, **kw))]
     if len(factors) >= 2:
         pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
                                 within=factors)
@@ -469,9 +488,8 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         cluster = None
     cells = cell_table(results, list(dict.fromkeys([*factors, *([cluster] if cluster else [])])),
                        where=_where(s) or None)
-    table = subgroups(cells, factors, max_level=int(s["level"]), test=s["test"],
-                      min_n=int(s["min_n"]), confidence=float(s["confidence"]),
-                      cluster=cluster)
+    opts = options_for("subgroups").from_settings(s, skip=NOISE_FIELDS, cluster=cluster)
+    table = subgroups(cells, factors, **opts.kwargs())
     sec.notes.append("CIs and p-values: " + uncertainty_label(table.attrs, design) + ".")
     sec.warnings += list(table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:])
     if boot:  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
@@ -538,7 +556,7 @@ def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
                             max_level=int(s["level"]), test=s["test"], min_n=int(s["min_n"]),
                             confidence=float(s["confidence"]), threshold=threshold_of(design),
                             **noise)
-    sec.notes.append(f"Judge noise: {noise['replicates']:,} replicates of the judge's scores "
+    sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's scores "
                      f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
                      f"BH-adjusted p < {noise['alpha']:g}. "
                      + survival_sentence(shares, what="subgroups"))
@@ -557,25 +575,26 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.figures.ecdf import ecdf_figure
 
     by, factors = s["by"], list(s["factors"])
+    boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
+    opts = options_for("ecdf").from_settings(s, skip=("cluster",))
     cells = cell_table(results, [by, *factors], where=_where(s) or None)
-    rates = subgroup_rates(cells, factors, by=by, level=s.get("level"))
-    summary = ecdf_summary(rates, by=by, ideal=float(s["ideal"]), cutoff=float(s["cutoff"]))
-    ks = ks_tests(rates, by=by)
+    rates = subgroup_rates(cells, factors, by=by, level=opts.level)
+    summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
     few = summary[summary[N_SUBGROUPS] < 5]
     if len(few):
         sec.warnings.append("Few subgroups on " + ", ".join(
             f"{r[by]} ({r[N_SUBGROUPS]})" for r in few.to_dict(orient="records"))
             + ": the eCDF is coarse and the KS test has little power.")
-    sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=float(s["ideal"]),
-                                            cutoff=float(s["cutoff"]), ks=ks)))
+    sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=opts.ideal,
+                                            cutoff=opts.cutoff, ks=ks)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
-    boot = bootstrap_arguments(s)
     if boot:
         from analysis.bootstrap import bootstrap_ecdf
         from analysis.cells import filter_rows
 
         intervals = bootstrap_ecdf(filter_rows(results, _where(s) or None), factors, by=by,
-                                   level=s.get("level"), ideal=float(s["ideal"]), **boot)
+                                   level=opts.level, ideal=opts.ideal, **boot)
         sec.notes.append(describe_bootstrap(boot) + " The KS statistic is a supremum: its "
                          "interval is biased upwards (read it as a spread, not a test).")
         sec.notes += _interval_readings(intervals)
@@ -606,12 +625,14 @@ def _linear_defaults(results: pd.DataFrame, design) -> dict:
     ``analysis.importance_linear``): the design's covariates the table has, standardised,
     no mixed model. Empty for a 0/1 outcome."""
     from analysis.importance_linear import is_continuous
+    from analysis.options.importance_linear import LinearOptions as Lin
 
     if not is_continuous(design):
         return {}
     return {"covariates": [c for c in design.covariates if c in results.columns],
-            "standardise": True, "mixed": False, "random_slopes": True,
-            "accept_unconverged": False}
+            "standardise": Lin.default("standardise"), "mixed": Lin.default("mixed"),
+            "random_slopes": Lin.default("random_effects") == "slopes",
+            "accept_unconverged": Lin.default("accept_unconverged")}
 
 
 def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -722,7 +743,7 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         terms = importance_noise(results, design, fit=fit, factors=factors, where=where,
                                  references=references or None, **refit,
                                  threshold=threshold_of(design), **noise)
-        sec.notes.append(f"Judge noise: {noise['replicates']:,} refits on redrawn judge scores "
+        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge scores "
                          f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
                          f"{p_column} < {options.alpha:g}. "
                          + survival_sentence(terms, what="terms"))
@@ -865,7 +886,8 @@ def build_section(name: str, results: pd.DataFrame, design,
             defaults = _ecdf_defaults(results, design, str(settings["by"]))
     except SectionSkipped as exc:
         return Section(name, settings=plain(dict(settings or {})), skipped=str(exc))
-    unknown = sorted(set(settings or {}) - set(defaults))
+    settings = _current_names(settings or {}, defaults)
+    unknown = sorted(set(settings) - set(defaults))
     if unknown:
         raise SettingsError(f"Report section {name!r}: unknown setting(s) "
                             f"{', '.join(unknown)} (known: {', '.join(sorted(defaults))}).")
@@ -878,6 +900,8 @@ def build_section(name: str, results: pd.DataFrame, design,
         _BUILDERS[name](sec, results, design, merged)
     except SectionSkipped as exc:
         return Section(name, settings=merged, skipped=str(exc), defaults=plain(defaults))
+    except OptionError as exc:  # a value the section's options refuse (type, choice)
+        raise SettingsError(f"Report section {name!r}: bad settings ({exc})") from None
     except (SettingsError, JudgeNoiseError) as exc:  # a bad value of a setting, or judge
         # noise (off by default) asked for on a table without the judge's scores: stop
         raise SettingsError(f"Report section {name!r}: {exc}") from exc
@@ -886,6 +910,20 @@ def build_section(name: str, results: pd.DataFrame, design,
     except (TypeError, ValueError, KeyError) as exc:  # a setting of the wrong type
         raise SettingsError(f"Report section {name!r}: bad settings ({exc}).") from None
     return sec
+
+
+def _current_names(settings: Mapping[str, Any], defaults: Mapping[str, Any]
+                   ) -> dict[str, Any]:
+    """``settings`` with the names options had before (``n_boot`` ...,
+    :data:`analysis.options.LEGACY_NAMES`) under today's, where the section has that one."""
+    from analysis.options import LEGACY_NAMES
+
+    out = {}
+    for key, value in settings.items():
+        new = LEGACY_NAMES.get(key)
+        out[new if key not in defaults and new in defaults and new not in settings
+            else key] = value
+    return out
 
 
 def build_or_skip(name: str, results: pd.DataFrame, design,

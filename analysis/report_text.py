@@ -132,7 +132,7 @@ FRACTION_COLUMNS = frozenset({"coverage_percentage"})
 #: Tables whose decimal columns are percentages (one decimal).
 PERCENT_TABLES = frozenset({"cohorts_percentages"})
 _COUNT_WORDS = ("n", "level", "count", "rows", "cells", "deviations", "subgroups", "df", "prompts",
-                "responses", "replicates", "n_boot")
+                "responses", "replicates", "n_boot", "n_resamples")
 
 
 def _lookup(stem: str, table: Mapping[str, tuple[str, str]]) -> tuple[str, str] | None:
@@ -241,7 +241,7 @@ def settings_lines(settings: Mapping[str, Any], defaults: Mapping[str, Any]) -> 
     for key, value in settings.items():
         if key in defaults and defaults[key] == value:
             continue
-        if key in ("cluster", "n_boot", "seed", "confidence") and "ci" in settings \
+        if key in ("cluster", "n_boot", "n_resamples", "seed", "confidence") and "ci" in settings \
                 and not ci_on:
             continue
         if key == "judge_noise":

@@ -99,23 +99,38 @@ class View:
     body: tuple[str, ...]
 
 
+def _boot_options(boot: Mapping[str, Any] | None, design_cluster: str | None
+                  ) -> dict[str, Any]:
+    """The bootstrap options of a page's intervals (``ui.uncertainty.bootstrap_options``:
+    ``cluster``, ``n_resamples``, ``seed``; None when off)."""
+    if not boot:
+        return {}
+    return {"ci": "bootstrap", "cluster": _as_cli_cluster(boot.get("cluster"), design_cluster),
+            "n_resamples": int(boot.get("n_resamples", boot.get("n_boot"))),
+            "seed": int(boot.get("seed", 0))}
+
+
 def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None = None
                     ) -> tuple[tuple[str, Any], ...]:
     """The CLI options of a page's bootstrap intervals (``ui.uncertainty.bootstrap_options``:
-    ``cluster``, ``n_boot``, ``seed``; None when off): ``--ci bootstrap``, ``--cluster COL``
-    (``--no-cluster`` when the page resamples rows although the design names a cluster, which
-    the CLI would use otherwise), ``--n-boot`` and ``--seed``."""
-    if not boot:
-        return ()
-    cluster = boot.get("cluster")
-    return (("ci", "bootstrap"), ("cluster", cluster),
-            ("no-cluster", cluster is None and design_cluster is not None),
-            ("n-boot", int(boot["n_boot"])), ("seed", int(boot.get("seed", 0))))
+    ``cluster``, ``n_resamples``, ``seed``; None when off): ``--ci bootstrap``, ``--cluster
+    COL`` when not the design's (``--no-cluster`` when the page resamples rows although the
+    design names a cluster), ``--n-boot`` and ``--seed`` when not the defaults (the flags of
+    :class:`analysis.options.common.BootstrapOptions`)."""
+    from analysis.options.common import BootstrapOptions
+
+    return BootstrapOptions.coerce(_boot_options(boot, design_cluster)).cli_options()
 
 
 def _boot_args(boot: Mapping[str, Any]) -> str:
-    return (f"cluster={boot.get('cluster')!r}, n_boot={int(boot['n_boot'])}, "
-            f"seed={int(boot.get('seed', 0))}")
+    from analysis.options.common import BootstrapOptions
+
+    opts = BootstrapOptions.coerce(_boot_options(boot, None))
+    return _arguments(opts.bootstrap_kwargs(boot.get("cluster")))
+
+
+def _arguments(kwargs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
 def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
@@ -126,22 +141,28 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
     CIs and p-values (``cluster``; None: independent rows, ``--no-cluster`` when the
     design names one); the bootstrap intervals of LD when on (``boot``, whose cluster
     flags take precedence: the CLI has one ``--cluster``) and the power columns
-    (``power``: ``power`` and ``target_ld``, the page's "Power" widgets)."""
+    (``power``: ``power`` and ``target_ld``, the page's "Power" widgets). Flags and
+    arguments from :class:`analysis.options.subgroups.SubgroupsOptions`."""
+    from analysis.options.subgroups import SubgroupsOptions
+
     power = dict(power or {})
-    flags = bootstrap_flags(boot, design_cluster) if boot else (
-        ("cluster", cluster if cluster != design_cluster else None),
-        ("no-cluster", cluster is None and design_cluster is not None))
-    cli = (("factors", factors), ("level", level), ("test", test), ("min-n", min_n),
-           *flags, ("power", power.get("power")), ("effect", power.get("target_ld")))
+    values = {"level": level, "test": test, "min_n": min_n,
+              "cluster": _as_cli_cluster(cluster, design_cluster),
+              "power": power.get("power"), "effect": power.get("target_ld"),
+              **_boot_options(boot, design_cluster)}  # the bootstrap's cluster wins
+    opts = SubgroupsOptions.coerce(values)
+    cli = (("factors", factors), *opts.cli_options())
     imports = ["from analysis.subgroups import distinct_subgroups, subgroups"]
     keys = "factors" if not cluster or cluster in factors else f"[*factors, {cluster!r}]"
+    defaults = SubgroupsOptions().kwargs()
+    kwargs = {k: v for k, v in {**opts.kwargs(), "cluster": cluster}.items()
+              if k in ("max_level", "cluster") or v != defaults[k]}
     body = [f"factors = {factors!r}", f"cells = cell_table(results, {keys})",
-            f"full = subgroups(cells, factors, max_level={level}, test={test!r}, "
-            f"min_n={min_n}, cluster={cluster!r})"]
+            f"full = subgroups(cells, factors, {_arguments(kwargs)})"]
     if power:
         imports.append("from analysis.planning import add_power")
-        body.append(f"full = add_power(full, int(cells['n'].sum()), power={power['power']!r}, "
-                    f"target_ld={power.get('target_ld')!r})")
+        body.append(f"full = add_power(full, int(cells['n'].sum()), power={opts.power!r}, "
+                    f"target_ld={opts.effect!r})")
     if boot:
         imports.append("from analysis.bootstrap import bootstrap_log_disparity")
         body.append(f"full = bootstrap_log_disparity(results, factors, max_level={level}, "
@@ -154,10 +175,13 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
 def coverage_view(factors: list[str], unit: str = "prompts") -> View:
     """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct
     ``prompts``, the default, or ``responses``)."""
-    return View("coverage", (("factors", factors), ("count", unit)),
+    from analysis.options.coverage import CoverageOptions
+
+    opts = CoverageOptions.coerce(count=unit)
+    return View("coverage", (("factors", factors), *opts.cli_options()),
                 ("from analysis.coverage import coverage_cells, coverage_summary",),
                 (f"factors = {factors!r}",
-                 f"cells = coverage_cells(results, design, factors, unit={unit!r})",
+                 f"cells = coverage_cells(results, design, factors, unit={opts.count!r})",
                  "print(coverage_summary(cells, design, factors=factors, where=where))"))
 
 
@@ -165,19 +189,23 @@ def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: flo
               boot: Mapping[str, Any] | None = None, design_cluster: str | None = None
               ) -> View:
     """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff; the
-    bootstrap intervals when on (``boot``)."""
+    bootstrap intervals when on (``boot``). Flags from
+    :class:`analysis.options.ecdf.EcdfOptions`."""
+    from analysis.options.ecdf import EcdfOptions
+
+    opts = EcdfOptions.coerce(level=level, ideal=ideal, cutoff=cutoff,
+                              **_boot_options(boot, design_cluster))
     body = [f"factors, by = {factors!r}, {by!r}",
             "cells = cell_table(results, [by, *factors])",
-            f"rates = subgroup_rates(cells, factors, by=by, level={level})",
-            f"print(ecdf_summary(rates, by=by, ideal={ideal!r}, cutoff={cutoff!r}))",
+            f"rates = subgroup_rates(cells, factors, by=by, level={opts.level})",
+            f"print(ecdf_summary(rates, by=by, ideal={opts.ideal!r}, cutoff={opts.cutoff!r}))",
             "print(ks_tests(rates, by=by))"]
     imports = ["from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates"]
     if boot:
         imports.append("from analysis.bootstrap import bootstrap_ecdf")
-        body.append(f"print(bootstrap_ecdf(results, factors, by=by, level={level}, "
-                    f"ideal={ideal!r}, {_boot_args(boot)}))")
-    return View("ecdf", (("factors", factors), ("by", by), ("level", level), ("ideal", ideal),
-                         ("cutoff", cutoff), *bootstrap_flags(boot, design_cluster)),
+        body.append(f"print(bootstrap_ecdf(results, factors, by=by, level={opts.level}, "
+                    f"ideal={opts.ideal!r}, {_boot_args(boot)}))")
+    return View("ecdf", (("factors", factors), ("by", by), *opts.cli_options()),
                 tuple(imports), tuple(body))
 
 
@@ -188,14 +216,19 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
     (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's);
     with numeric ``covariates``, ``--covariate`` (``--raw-covariates`` unless
     ``standardise``) and ``logistic_with_covariates``."""
+    from analysis.options.importance import ImportanceOptions
+    from analysis.options.importance_linear import LinearOptions
+
     cluster = options.get("cluster")
     if covariates:
         o = dict(options)
+        fit = ImportanceOptions.coerce(alpha=o["alpha"], adjust=o["adjust"],
+                                       cluster=_as_cli_cluster(cluster, design_cluster))
         cli = (("factors", o["factors"]),
                *[("reference", f"{k}={v}") for k, v in o["references"].items()],
-               *[("covariate", c) for c in covariates], ("raw-covariates", not standardise),
-               ("alpha", o["alpha"]), ("adjust", o["adjust"]), ("cluster", cluster),
-               ("no-cluster", cluster is None and design_cluster is not None))
+               *LinearOptions.coerce(covariates=covariates,
+                                     standardise=bool(standardise)).cli_options(),
+               *fit.cli_options())
         args = {"covariates": list(covariates), "standardise": bool(standardise),
                 "factors": list(o["factors"]), "references": dict(o["references"]),
                 "cluster": cluster, "alpha": o["alpha"], "adjust": o["adjust"]}
@@ -204,8 +237,6 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
                     (f"options = {args!r}",
                      "fit = logistic_with_covariates(results, design, **options)",
                      "print(fit.terms)"))
-    from analysis.options.importance import ImportanceOptions
-
     fit = ImportanceOptions.from_settings(options, cluster=_as_cli_cluster(cluster,
                                                                            design_cluster))
     cli = (("factors", options["factors"]),
@@ -217,6 +248,12 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
                 (f"options = {args!r}", f"cells = cell_table(results, {cell_factors!r})",
                  "fit = factor_importance(cells, design, where=where, **options)",
                  "print(fit.terms)"))
+
+
+def _options(name: str) -> type:
+    from analysis.options import options_for
+
+    return options_for(name)
 
 
 def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | None:
@@ -235,20 +272,24 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
     ``accept_unconverged``) as ``importance --outcome-type continuous`` flags and as the
     arguments of ``linear_importance``. No covariate while the design names some:
     ``--no-covariates`` (the CLI would take the design's)."""
+    from analysis.options.importance import ImportanceOptions
+    from analysis.options.importance_linear import LinearOptions
+
     cluster = options.get("cluster")
     covariates = list(linear.get("covariates") or [])
     mixed = bool(linear.get("mixed"))
     random_slopes = bool(linear.get("random_slopes", True))
-    cli = (("outcome-type", "continuous"), ("factors", options["factors"]),
+    lin = LinearOptions.coerce(
+        outcome_type="continuous", covariates=covariates,
+        no_covariates=not covariates and bool(design_covariates),
+        standardise=not covariates or bool(linear.get("standardise", True)), mixed=mixed,
+        random_effects="slopes" if random_slopes or not mixed else "intercept",
+        accept_unconverged=mixed and bool(linear.get("accept_unconverged")))
+    fit = ImportanceOptions.coerce(alpha=options["alpha"], adjust=options["adjust"],
+                                   cluster=_as_cli_cluster(cluster, design_cluster))
+    cli = (("factors", options["factors"]),
            *[("reference", f"{k}={v}") for k, v in options["references"].items()],
-           *[("covariate", c) for c in covariates],
-           ("no-covariates", not covariates and bool(design_covariates)),
-           ("raw-covariates", bool(covariates) and not linear.get("standardise", True)),
-           ("alpha", options["alpha"]), ("adjust", options["adjust"]), ("cluster", cluster),
-           ("no-cluster", cluster is None and design_cluster is not None),
-           ("mixed", mixed), ("random-effects", None if random_slopes or not mixed
-                              else "intercept"),
-           ("accept-unconverged", mixed and bool(linear.get("accept_unconverged"))))
+           *lin.cli_options(), *fit.cli_options())
     args = {"factors": list(options["factors"]), "references": dict(options["references"]),
             "covariates": covariates, "standardise": bool(linear.get("standardise", True)),
             "cluster": cluster, "mixed": mixed, "random_slopes": random_slopes,
@@ -279,19 +320,27 @@ def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = N
                design_cluster: str | None = None) -> View:
     """Bias index: ``bias_index`` options (dimensions, penalty, sentiment) as flags; the
     bootstrap intervals when on (``boot``)."""
+    from analysis.options.index import IndexOptions
+
     o, dims = options, options.get("dimensions") or []
     sentiment = o.get("sentiment")
-    cli = (("dimensions", [d.factor for d in dims]), ("scores", [d.score for d in dims]),
-           ("weights", [d.weight for d in dims]), ("model", o.get("model")),
-           ("no-normalize", o.get("normalize_weights") is False),
-           ("printed-equation", o.get("printed_equation") is True),
-           ("penalty-gini" if o.get("penalty_kind") == "coverage_gini" else "penalty",
-            o.get("penalty_value")),
-           ("sentiment", sentiment), ("sentiment-by", o.get("sentiment_by") if sentiment
-                                      else None),
-           ("sentiment-score", o.get("sentiment_score") if sentiment else None),
-           ("lambda", o.get("sentiment_scale") if sentiment else None),
-           *bootstrap_flags(boot, design_cluster))
+    scores = list(dict.fromkeys(d.score for d in dims))
+    weights = [float(d.weight) for d in dims]
+    gini = o.get("penalty_kind") == "coverage_gini"
+    values = {"scores": scores if len(scores) > 1 else scores or "deviation_metric",
+              "weights": weights if any(w != 1 for w in weights) else "",
+              "model": o.get("model"), "normalize_weights": o.get("normalize_weights", True),
+              "printed_equation": bool(o.get("printed_equation")),
+              "penalty_gini" if gini else "penalty": o.get("penalty_value") or (
+                  None if gini else 0.0)}
+    if len(scores) > 1:
+        values["scores"] = [d.score for d in dims]
+    if sentiment:
+        values.update(sentiment=sentiment, sentiment_by=o.get("sentiment_by"),
+                      sentiment_score=o.get("sentiment_score", "one_minus_impact_ratio"),
+                      sentiment_scale=o.get("sentiment_scale", 1.0))
+    opts = IndexOptions.coerce(values, **_boot_options(boot, design_cluster))
+    cli = (("dimensions", [d.factor for d in dims]), *opts.cli_options())
     imports = ["from analysis.index import Dimension, bias_index"]
     body = [f"options = {dict(options)!r}", "index = bias_index(results, design, **options)",
             "print(index.totals)"]
@@ -333,16 +382,22 @@ def cohorts_view(opts: Mapping[str, Any]) -> View:
 _NOISE_IMPORT = "from analysis.judge_noise import {}, survival_sentence, threshold_of"
 
 
-def _noise_options(noise: Mapping[str, Any], *, alpha: bool) -> tuple[tuple[str, Any], ...]:
-    """``--judge-noise R --noise-mode M [--noise-alpha A]`` (``--seed`` only when not the
-    default 0, so it never repeats the bootstrap's)."""
-    return (("judge-noise", noise["replicates"]), ("noise-mode", noise["mode"]),
-            *((("noise-alpha", noise["alpha"]),) if alpha and "alpha" in noise else ()),
-            *((("seed", noise["seed"]),) if noise.get("seed") else ()))
+def _noise_options(noise: Mapping[str, Any], cls: type) -> tuple[tuple[str, Any], ...]:
+    """``--judge-noise R [--noise-mode M] [--noise-alpha A] [--seed S]``: the flags of the
+    judge-noise options of ``cls`` (:class:`analysis.options.common.NoiseOptions`) that
+    differ from the defaults (``--seed`` only when not 0, so it never repeats the
+    bootstrap's)."""
+    values = {"judge_noise": int(noise["replicates"]), "noise_mode": noise["mode"],
+              "seed": int(noise.get("seed", 0))}
+    if "alpha" in noise and "noise_alpha" in cls.specs():
+        values["noise_alpha"] = noise["alpha"]
+    return cls.coerce(values).cli_options()
 
 
 def _noise_arguments(noise: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in noise.items())
+    """The page's judge-noise setting as the arguments of ``analysis.judge_noise``
+    (its ``replicates`` is the argument ``n_resamples``)."""
+    return _arguments({"n_resamples" if k == "replicates" else k: v for k, v in noise.items()})
 
 
 def with_subgroup_noise(view: View, noise: Mapping[str, Any] | None, level: int, test: str,
@@ -351,7 +406,7 @@ def with_subgroup_noise(view: View, noise: Mapping[str, Any] | None, level: int,
     (``replicates``, ``mode``, ``seed``, ``alpha``; None: unchanged)."""
     if not noise:
         return view
-    return View(view.command, (*view.options, *_noise_options(noise, alpha=True)),
+    return View(view.command, (*view.options, *_noise_options(noise, _options("subgroups"))),
                 (*view.imports, _NOISE_IMPORT.format("subgroup_noise")),
                 (*view.body,
                  f"noise = subgroup_noise(results, factors, max_level={level}, test={test!r}, "
@@ -366,7 +421,7 @@ def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:
     (``replicates``, ``mode``, ``seed``; None: unchanged)."""
     if not noise:
         return view
-    return View(view.command, (*view.options, *_noise_options(noise, alpha=False)),
+    return View(view.command, (*view.options, *_noise_options(noise, _options("importance"))),
                 (*view.imports, _NOISE_IMPORT.format("importance_noise")),
                 (*view.body,
                  "terms = importance_noise(results, design, fit=fit, where=where, "

@@ -76,15 +76,16 @@ from analysis.columns import (
 )
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
+from analysis.options.subgroups import SubgroupsOptions
 
 Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
 #: Continuity correction added to every cell of a 2x2 table with a zero cell.
 HALDANE = 0.5
-#: Subgroups with fewer rows than this are flagged ``small_n``.
-MIN_N = 30
+#: Subgroups with fewer rows than this are flagged ``small_n`` (the option's default).
+MIN_N: int = SubgroupsOptions.default("min_n")
 #: ... as are those whose 2x2 table has an expected count below this.
-MIN_EXPECTED = 5.0
+MIN_EXPECTED: float = SubgroupsOptions.default("min_expected")
 #: Columns a subgroup table puts beside the factor columns (a factor may not be named so).
 _OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LOG_DISPARITY,
                 CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED,

@@ -62,7 +62,7 @@ def synthetic(rows: int, k: int = 5, seed: int = 0) -> pd.DataFrame:
 def naive(results: pd.DataFrame, factors: list[str], replicates: int, seed: int,
           alpha: float = 0.05) -> pd.DataFrame:
     """Per replicate: the same draws (same rule and stream), a new cell table, subgroups()."""
-    deviations = jn.replicate_deviations(results, replicates=replicates, mode="mean",
+    deviations = jn.replicate_deviations(results, n_resamples=replicates, mode="mean",
                                          seed=seed)
     original = distinct_subgroups(subgroups(cell_table(results, factors), factors,
                                             max_level=2))
@@ -86,12 +86,12 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
     results, design = fourstage()
-    jn.subgroup_noise(results, ["stage", "model"], replicates=5)  # imports, warm-up
+    jn.subgroup_noise(results, ["stage", "model"], n_resamples=5)  # imports, warm-up
     t = time.perf_counter()
-    jn.subgroup_noise(results, ["stage", "model"], max_level=2, replicates=r)
+    jn.subgroup_noise(results, ["stage", "model"], max_level=2, n_resamples=r)
     t_sub = time.perf_counter() - t
     t = time.perf_counter()
-    jn.importance_noise(results, design, replicates=r, factors=["model"])
+    jn.importance_noise(results, design, n_resamples=r, factors=["model"])
     t_imp = time.perf_counter() - t
     print(f"four-stage sample ({len(results)} rows), R = {r}: subgroups {t_sub:.2f} s, "
           f"importance (cluster-robust) {t_imp:.2f} s")
@@ -99,7 +99,7 @@ def main() -> None:
     big = synthetic(args.rows)
     factors = ["model", "stage", "group"]
     t = time.perf_counter()
-    fast = jn.subgroup_noise(big, factors, max_level=2, replicates=r, mode="mean", seed=1)
+    fast = jn.subgroup_noise(big, factors, max_level=2, n_resamples=r, mode="mean", seed=1)
     t_fast = time.perf_counter() - t
     t = time.perf_counter()
     slow = naive(big, factors, r, seed=1)

@@ -56,7 +56,7 @@ figure_downloads(fig, "bias_index", key="index_fig")
 st.dataframe(totals, hide_index=True)
 table_download(index.totals, "bias_index_totals", key="index_totals")
 
-boot = bootstrap_options(results, design, "index", n_default=200)
+boot = bootstrap_options(results, design, "index")
 if boot:
     from analysis.bootstrap import bootstrap_index
     from analysis.cells import filter_rows

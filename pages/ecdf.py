@@ -3,9 +3,10 @@
 import streamlit as st
 
 from analysis.columns import N_SUBGROUPS
-from analysis.ecdf import CUTOFF, ecdf_summary, ks_tests, subgroup_rates
+from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
 from analysis.errors import AnalysisError
 from analysis.figures.ecdf import ecdf_figure
+from analysis.options.ecdf import EcdfOptions as Opts
 from ui.common import (
     cells_for,
     figure_downloads,
@@ -43,13 +44,14 @@ if not factors:
     st.info("Choose at least one factor to form subgroups.")
     st.stop()
 c1, c2, c3 = st.columns(3)
-level = c1.selectbox("Factors fixed per subgroup", range(len(factors), 0, -1),
+level = c1.selectbox(Opts.label("level"), range(len(factors), 0, -1),
                      key=f"ecdf_level_{len(factors)}",  # back to "all" when factors change
                      format_func=lambda k: f"all {k}" if k == len(factors) else f"any {k}",
                      help="All chosen factors (the default) or every combination of fewer")
-ideal = c2.number_input("Ideal value C", value=0.0, step=0.05, key="ecdf_ideal")
-cutoff = c3.number_input("Cutoff line", value=CUTOFF, min_value=0.0, max_value=1.0,
-                         step=0.05, key="ecdf_cutoff")
+ideal = c2.number_input(Opts.label("ideal"), value=Opts.default("ideal"), step=0.05,
+                        key="ecdf_ideal")
+cutoff = c3.number_input(Opts.label("cutoff"), value=Opts.default("cutoff"), min_value=0.0,
+                         max_value=1.0, step=0.05, key="ecdf_cutoff", help=Opts.help("cutoff"))
 
 try:
     cells = cells_for(results, design, [by, *factors], where)
@@ -77,7 +79,7 @@ st.subheader("Deviation metric per curve")
 st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(summary, "ecdf_summary", key="ecdf_summary")
 
-boot = bootstrap_options(results, design, "ecdf", n_default=1000)
+boot = bootstrap_options(results, design, "ecdf")
 if boot:
     from analysis.bootstrap import bootstrap_ecdf
     from analysis.cells import filter_rows

@@ -5,7 +5,8 @@ import streamlit as st
 from analysis.columns import SUBGROUP, N
 from analysis.errors import AnalysisError
 from analysis.figures.subgroups import sunburst_figure
-from analysis.subgroups import MIN_N, TESTS, distinct_subgroups, subgroups
+from analysis.options.subgroups import SubgroupsOptions as Opts
+from analysis.subgroups import TESTS, distinct_subgroups, subgroups
 from ui.common import (
     cells_for,
     figure_downloads,
@@ -61,13 +62,12 @@ if not factors:
                 "splits by one.", "subgroups_factors", default_factors(design))
     st.stop()
 levels = list(range(1, min(3, len(factors)) + 1))
-level = c1.radio("Highest level", levels, index=min(1, len(levels) - 1),
+level = c1.radio(Opts.label("level"), levels, index=min(1, len(levels) - 1),
                  horizontal=True, key="subgroups_level",
                  help="1: one factor fixed; 2: every pair of values of two factors; 3: triples")
-test = c2.selectbox("p-value", TESTS, key="subgroups_test", format_func=TEST_LABELS.get,
-                    help="auto: Fisher's exact test for small-n subgroups and tables with a "
-                         "zero cell, Wald z elsewhere (Wald agrees with the CI)")
-min_n = c3.number_input("Small n below", min_value=1, value=MIN_N, step=5,
+test = c2.selectbox(Opts.label("test"), TESTS, index=TESTS.index(Opts.default("test")),
+                    key="subgroups_test", format_func=TEST_LABELS.get, help=Opts.help("test"))
+min_n = c3.number_input(Opts.label("min_n"), min_value=1, value=Opts.default("min_n"), step=5,
                         key="subgroups_min_n")
 
 cluster = cluster_toggle(results, design)

@@ -15,6 +15,7 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.nesting import describe_nesting
+from analysis.options.coverage import CoverageOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
@@ -58,7 +59,8 @@ def count_choice(design: Design) -> str:
     # radio labels render Markdown: the column names from the data are escaped
     labels = {cov.PROMPTS: f"distinct prompts (a prompt = one combination of {md(unit)})",
               cov.RESPONSES: "responses (rows)"}
-    return st.radio("Cells count", list(labels), format_func=labels.get, horizontal=True,
+    return st.radio(Opts.label("count"), Opts.choices("count"), format_func=labels.get,
+                    index=Opts.choices("count").index(Opts.default("count")), horizontal=True,
                     key="coverage_count",
                     help="The coverage method counts prompts: a prompt answered by several "
                          "models or seeds counts once. Responses count every row.")

@@ -7,7 +7,8 @@ import streamlit as st
 
 from analysis.cells import filter_rows
 from analysis.design import Design
-from analysis.index import DIMENSION_SCORES, SENTIMENT_SCORES, BiasIndex, Dimension, bias_index
+from analysis.index import DIMENSION_SCORES, BiasIndex, Dimension, bias_index
+from analysis.options.index import IndexOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
@@ -31,7 +32,7 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
     """The Bias index page's widgets; returns the keyword options of ``bias_index``."""
     models = design.of_kind("model")
     c1, c2 = st.columns([1, 2])
-    model = c1.selectbox("One index per value of", ["(all rows)"] + design.names,
+    model = c1.selectbox(Opts.label("model"), ["(all rows)"] + design.names,
                          index=1 + design.names.index(models[0]) if models else 0,
                          key="index_model")
     model = None if model == "(all rows)" else model
@@ -51,22 +52,28 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
                                      key=f"index_weight_{f}")
             dims.append(Dimension(f, score, weight))
         c1, c2, c3 = st.columns(3)
-        normalize = c1.checkbox("Weighted mean (rescale weights to mean 1)", True,
-                                key="index_normalize")
-        printed = c1.checkbox("Equation as printed (sum w_i B_i, no 1/n)", False,
+        normalize = c1.checkbox(Opts.label("normalize_weights"),
+                                Opts.default("normalize_weights"), key="index_normalize")
+        printed = c1.checkbox(Opts.label("printed_equation"), Opts.default("printed_equation"),
                               key="index_printed_equation",
                               help="The LLMBI paper prints sum w_i B_i; its code divides by n. "
                                    "Weights are then used as given (docs/bias_index.md).")
         kind = c2.radio("Diversity penalty P(D)", ["constant", "coverage_gini"],
                         key="index_penalty_kind", horizontal=True)
-        value = c3.number_input("Penalty (constant, or scale of the Gini)", value=0.0, step=0.1,
+        value = c3.number_input("Penalty (constant, or scale of the Gini)",
+                                value=Opts.default("penalty"), step=0.1,
                                 key="index_penalty_value")
         c1, c2, c3 = st.columns(3)
         sentiment = c1.selectbox("Sentiment column (S)", ["(none)"] + numeric,
                                  key="index_sentiment")
         s_by = c2.selectbox("Sentiment compared across", factors, key="index_sentiment_by")
-        s_score = c3.selectbox("Sentiment score", SENTIMENT_SCORES, key="index_sentiment_score")
-        scale = st.number_input("lambda (scale of S)", value=1.0, step=0.1, key="index_lambda")
+        s_score = c3.selectbox(Opts.label("sentiment_score"), Opts.choices("sentiment_score"),
+                               index=Opts.choices("sentiment_score").index(
+                                   Opts.default("sentiment_score")),
+                               key="index_sentiment_score")
+        scale = st.number_input(Opts.label("sentiment_scale"),
+                                value=Opts.default("sentiment_scale"), step=0.1,
+                                key="index_lambda")
     return {"dimensions": dims, "model": model, "normalize_weights": normalize,
             **({"printed_equation": True} if printed else {}),
             "penalty_kind": kind, "penalty_value": value,

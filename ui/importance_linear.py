@@ -16,6 +16,7 @@ from analysis.errors import AnalysisError
 from analysis.figures.importance_linear import linear_importance_figure
 from analysis.importance import ImportanceRefusal
 from analysis.importance_linear import linear_importance
+from analysis.options.importance_linear import LinearOptions as Lin
 from ui.common import figure_downloads, table_download
 from ui.importance import fix_buttons
 from ui.report import add_to_report_button
@@ -49,8 +50,8 @@ def covariate_options(results: pd.DataFrame, design: Design, factors: list[str],
     if "importance_covariates" not in ss:
         ss["importance_covariates"] = [c for c in default if c in numeric]
     ss["importance_covariates"] = [c for c in ss["importance_covariates"] if c in numeric]
-    covariates = where.multiselect("Numeric covariates", numeric, key="importance_covariates")
-    standardise = where.checkbox("Standardise covariates ((x - mean) / sd)", value=True,
+    covariates = where.multiselect(Lin.label("covariates"), numeric, key="importance_covariates")
+    standardise = where.checkbox(Lin.label("standardise"), value=Lin.default("standardise"),
                                  key="importance_standardise")
     return list(covariates), bool(standardise)
 
@@ -91,13 +92,14 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     c1, c2, c3 = st.columns(3)
     covariates, standardise = covariate_options(results, design, options["factors"], c1,
                                                 default=design.covariates)
-    mixed = c2.checkbox("Mixed model (random effects per cluster)", key="importance_mixed",
-                        disabled=options["cluster"] is None)
-    slopes = c2.radio("Random effects", ["slopes", "intercept"], horizontal=True,
-                      key="importance_random", disabled=not mixed,
+    mixed = c2.checkbox(Lin.label("mixed"), value=Lin.default("mixed"), key="importance_mixed",
+                        disabled=options["cluster"] is None, help=Lin.help("mixed"))
+    slopes = c2.radio(Lin.label("random_effects"), Lin.choices("random_effects"),
+                      index=Lin.choices("random_effects").index(Lin.default("random_effects")),
+                      horizontal=True, key="importance_random", disabled=not mixed,
                       format_func={"slopes": "intercept and slopes",
                                    "intercept": "intercept only"}.get)
-    accept = c3.checkbox("Accept a mixed fit that did not converge",
+    accept = c3.checkbox(Lin.label("accept_unconverged"), value=Lin.default("accept_unconverged"),
                          key="importance_unconverged", disabled=not mixed)
     try:
         fit = linear_importance(results, design, factors=options["factors"],

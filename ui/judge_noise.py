@@ -31,6 +31,7 @@ from analysis.judge_noise import (
     survival_sentence,
     threshold_of,
 )
+from analysis.options import options_for
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
@@ -53,6 +54,7 @@ def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) ->
     modes = available_modes(results)
     if not modes:
         return None
+    opts = options_for(prefix)
     with st.expander("Judge noise: do the conclusions survive re-judging?", expanded=False):
         st.caption("Redraws the judge's scores (from its K samples per row, or from the "
                    "judge-human confusion matrix), reruns this analysis with the same "
@@ -60,16 +62,19 @@ def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) ->
                    "its sign and significance. Seeded (seed 0).")
         on = st.checkbox("Compute judge-noise survival", key=f"{prefix}_noise")
         c1, c2, c3 = st.columns([2, 3, 2]) if alpha else (*st.columns(2), None)
-        replicates = c1.select_slider("Replicates", REPLICATES, value=200,
-                                      key=f"{prefix}_noise_r")
+        replicates = c1.select_slider(opts.label("judge_noise"), REPLICATES, value=200,
+                                      key=f"{prefix}_noise_r", help=opts.help("judge_noise"))
         mode = c2.radio("Redraw each score as", modes, format_func=MODE_LABELS.get,
+                        index=modes.index(opts.default("noise_mode"))
+                        if opts.default("noise_mode") in modes else 0,
                         key=f"{prefix}_noise_mode")
         level = (c3.select_slider("Significant: adjusted p <", [0.001, 0.01, 0.05, 0.1],
-                                  value=0.05, key=f"{prefix}_noise_alpha")
+                                  value=opts.default("noise_alpha"), key=f"{prefix}_noise_alpha",
+                                  help=opts.help("noise_alpha"))
                  if c3 is not None else None)
     if not on:
         return None
-    return {"replicates": int(replicates), "mode": mode, "seed": 0,
+    return {"replicates": int(replicates), "mode": mode, "seed": opts.default("seed"),
             **({"alpha": float(level)} if level is not None else {})}
 
 
@@ -82,11 +87,19 @@ def page_noise_settings(prefix: str, results: pd.DataFrame | None = None) -> dic
         return None
     if results is not None and not available_modes(results):
         return None
+    opts = options_for(prefix)
     out = {"replicates": int(ss.get(f"{prefix}_noise_r", 200)),
-           "mode": ss.get(f"{prefix}_noise_mode") or "mean", "seed": 0}
-    if prefix == "subgroups":
-        out["alpha"] = float(ss.get(f"{prefix}_noise_alpha", 0.05))
+           "mode": ss.get(f"{prefix}_noise_mode") or opts.default("noise_mode"),
+           "seed": opts.default("seed")}
+    if "noise_alpha" in opts.specs():
+        out["alpha"] = float(ss.get(f"{prefix}_noise_alpha", opts.default("noise_alpha")))
     return out
+
+
+def _arguments(settings: dict) -> dict:
+    """The expander's settings as ``analysis.judge_noise`` arguments (``replicates``, as
+    the report's ``judge_noise`` setting calls it, is the argument ``n_resamples``)."""
+    return {"n_resamples" if k == "replicates" else k: v for k, v in settings.items()}
 
 
 def _rows(results: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -98,7 +111,7 @@ def _subgroups(token: str, design_json: str, factors: tuple[str, ...], where: st
                test: str, min_n: int, settings: str, _rows: pd.DataFrame, _threshold,
                _settings: dict) -> pd.DataFrame:
     return subgroup_noise(_rows, list(factors), max_level=level, test=test, min_n=min_n,
-                          threshold=_threshold, **_settings)
+                          threshold=_threshold, **_arguments(_settings))
 
 
 def with_subgroup_noise(table: pd.DataFrame, results: pd.DataFrame, design: Design,
@@ -130,7 +143,7 @@ def _terms(token: str, design_json: str, where: str, options: str, settings: str
            _results: pd.DataFrame, _design: Design, _fit, _where: dict, _options: dict,
            _settings: dict) -> pd.DataFrame:
     return importance_noise(_results, _design, fit=_fit, where=_where,
-                            threshold=threshold_of(_design), **_options, **_settings)
+                            threshold=threshold_of(_design), **_options, **_arguments(_settings))
 
 
 def with_term_noise(fit, results: pd.DataFrame, design: Design, where: dict,

@@ -49,7 +49,7 @@ def with_bootstrap(table: pd.DataFrame, results: pd.DataFrame, design, factors: 
     from analysis.cells import filter_rows
     from ui.uncertainty import bootstrap_options
 
-    boot = bootstrap_options(results, design, "subgroups", n_default=1000, cluster=cluster)
+    boot = bootstrap_options(results, design, "subgroups", cluster=cluster)
     if not boot:
         return table, None
     from ui.widgets import md

@@ -69,7 +69,7 @@ def add_to_report_button(section: str, settings: dict[str, Any], *,
     ci_prefix
         The prefix of the page's bootstrap widgets (:func:`ui.uncertainty.bootstrap_options`):
         their state when the button is pressed becomes the section's ``ci``, ``cluster``,
-        ``n_boot``, ``seed`` and ``confidence`` settings.
+        ``n_resamples``, ``seed`` and ``confidence`` settings.
     noise_prefix
         The prefix of the page's judge-noise widgets (:mod:`ui.judge_noise`): their state
         when the button is pressed becomes the section's ``judge_noise`` setting
@@ -99,28 +99,32 @@ def _ci_label(item: dict[str, Any]) -> str:
     s = item["settings"]
     if item["section"] not in rpt.CI_SECTIONS or s.get("ci", "none") != "bootstrap":
         return ""
-    n_boot = s.get("n_boot", rpt.CI_SECTIONS[item["section"]])
-    return f" · bootstrap intervals ({n_boot:,} replicates)"
+    n = s.get("n_resamples", s.get("n_boot", rpt.CI_SECTIONS[item["section"]]))
+    return f" · bootstrap intervals ({n:,} replicates)"
 
 
 def ci_editor(item: dict[str, Any], columns: list[str], design: Design) -> None:
     """Widgets that show and edit a section's interval settings (``ci``, ``cluster``,
-    ``n_boot``, ``seed``, ``confidence``), written back into the stored settings."""
+    ``n_resamples``, ``seed``, ``confidence``), written back into the stored settings
+    (session-state keys ``report_<setting>_<id>``, ``report_n_boot_<id>`` for the
+    replicates)."""
     ss, settings, sid = st.session_state, item["settings"], item["id"]
+    if "n_boot" in settings and "n_resamples" not in settings:  # saved before the rename
+        settings["n_resamples"] = settings.pop("n_boot")
     current = {**rpt.ci_defaults(item["section"], design), **settings}
     clusters = [None, *[c for c in columns if c != "deviation"]]
     if current["cluster"] not in clusters:
         current["cluster"] = None
 
     def key(name: str) -> str:
-        return f"report_{name}_{sid}"
+        return f"report_{'n_boot' if name == 'n_resamples' else name}_{sid}"
 
     for name in rpt.CI_KEYS:
         ss.setdefault(key(name), current[name])
 
     def changed(name: str) -> None:
         value = ss[key(name)]
-        settings[name] = int(value) if name in ("n_boot", "seed") else value
+        settings[name] = int(value) if name in ("n_resamples", "seed") else value
         ss.pop("report_built", None)
 
     c1, c2, c3, c4, c5 = st.columns(5)
@@ -129,7 +133,7 @@ def ci_editor(item: dict[str, Any], columns: list[str], design: Design) -> None:
     c2.selectbox("Resample", clusters, key=key("cluster"), on_change=changed,
                  args=("cluster",), format_func=lambda c: c or "rows (independent)")
     c3.number_input("Replicates", min_value=20, max_value=100_000, step=100,
-                    key=key("n_boot"), on_change=changed, args=("n_boot",))
+                    key=key("n_resamples"), on_change=changed, args=("n_resamples",))
     c4.number_input("Seed", min_value=0, step=1, key=key("seed"), on_change=changed,
                     args=("seed",))
     c5.number_input("Confidence", min_value=0.5, max_value=0.999, step=0.01, format="%.3f",

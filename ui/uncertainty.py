@@ -10,6 +10,8 @@ import streamlit as st
 
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
 from analysis.design import Design
+from analysis.options import options_for
+from analysis.options.common import BootstrapOptions
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
@@ -26,29 +28,33 @@ ASK = "<ask>"
 
 
 def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
-                      n_default: int, cluster: str | None = ASK) -> dict | None:
-    """A checkbox, the cluster (default: the design's) and the replicates; None when off.
+                      cluster: str | None = ASK) -> dict | None:
+    """A checkbox, the cluster (default: the design's) and the replicates (default: the
+    ``n_resamples`` option of the analysis ``prefix``); None when off, else the
+    ``analysis.bootstrap`` arguments ``cluster``, ``n_resamples``, ``seed``.
 
     ``cluster``: the page's cluster when it has chosen one already (the Subgroups page's
     toggle; the bootstrap then resamples it and says so), else a selectbox asks."""
+    opts = options_for(prefix)
     with st.expander("Uncertainty: bootstrap intervals", expanded=False):
-        on = st.checkbox("Compute bootstrap percentile intervals (seeded)", key=f"{prefix}_boot")
+        on = st.checkbox(opts.label("ci"), key=f"{prefix}_boot")
         choices = [None, *[c for c in results.columns if c != "deviation"]]
         c1, c2 = st.columns(2)
         if cluster != ASK:
             c1.caption(md(f"Resamples whole clusters of {cluster}" if cluster
                           else "Resamples rows (independent)"))
         else:
-            cluster = c1.selectbox("Resample whole clusters of", choices,
+            cluster = c1.selectbox(BootstrapOptions.label("cluster"), choices,
                                    key=f"{prefix}_boot_cluster",
                                    index=choices.index(design.cluster)
                                    if design.cluster in choices else 0,
                                    format_func=lambda c: c or "rows (independent)",
                                    help="Rows sharing a template or prompt are not "
                                         "independent")
-        n_boot = c2.select_slider("Replicates", [100, 200, 500, 1000, 2000], value=n_default,
-                                  key=f"{prefix}_boot_n")
-    return {"cluster": cluster, "n_boot": int(n_boot), "seed": 0} if on else None
+        n = c2.select_slider(opts.label("n_resamples"), [100, 200, 500, 1000, 2000],
+                             value=opts.default("n_resamples"), key=f"{prefix}_boot_n")
+    return {"cluster": cluster, "n_resamples": int(n), "seed": opts.default("seed")} \
+        if on else None
 
 
 def show_intervals(table: pd.DataFrame, name: str, key: str) -> None:
@@ -76,13 +82,15 @@ def page_ci_settings(prefix: str) -> dict:
     """The interval settings of a report section from the page's bootstrap widgets
     (:func:`bootstrap_options` with ``prefix``), read from session state when "Add to
     report" is pressed: ``ci`` (``bootstrap`` when the checkbox is on, else ``none``),
-    ``cluster`` and ``n_boot`` as chosen, ``seed`` 0 and ``confidence`` 0.95 (what the
-    pages compute with). Widgets the page has not drawn yet are left to the defaults."""
+    ``cluster`` and ``n_resamples`` as chosen, ``seed`` and ``confidence`` the options'
+    defaults (what the pages compute with). Widgets the page has not drawn yet are left to
+    the defaults."""
     ss = st.session_state
-    out: dict = {"ci": "bootstrap" if ss.get(f"{prefix}_boot") else "none", "seed": 0,
-                 "confidence": 0.95}
+    opts = options_for(prefix)
+    out: dict = {"ci": "bootstrap" if ss.get(f"{prefix}_boot") else "none",
+                 "seed": opts.default("seed"), "confidence": opts.default("confidence")}
     if f"{prefix}_boot_cluster" in ss:
         out["cluster"] = ss[f"{prefix}_boot_cluster"]
     if f"{prefix}_boot_n" in ss:
-        out["n_boot"] = int(ss[f"{prefix}_boot_n"])
+        out["n_resamples"] = int(ss[f"{prefix}_boot_n"])
     return out

@@ -1,50 +1,26 @@
-"""``--judge-noise R``, ``--noise-mode`` (and ``--noise-alpha`` for subgroups, whose
-tests have no alpha of their own): shared by subgroups and importance (not a
-subcommand). See ``analysis/judge_noise.py`` and ``docs/judge_noise.md``."""
+"""The judge-noise arguments and the ``judge_noise`` section of the JSON of subgroups and
+importance (not a subcommand; the options themselves are
+:class:`analysis.options.common.NoiseOptions`). See ``analysis/judge_noise.py`` and
+``docs/judge_noise.md``."""
 
 from __future__ import annotations
 
-import argparse
-
-#: Kept literal here so that building the parser imports nothing heavy.
-_MODES = ("mean", "single", "confusion")
+from typing import Any
 
 
-def add_noise_options(parser: argparse.ArgumentParser, *, seed: bool, alpha: bool) -> None:
-    """The judge-noise options; ``seed`` adds ``--seed`` and ``alpha`` ``--noise-alpha``
-    (when the command has none of its own)."""
-    from analysis import cli as cli_types
-
-    g = parser.add_argument_group("judge noise (results tables of a judge run with --samples K)")
-    g.add_argument("--judge-noise", type=cli_types.POSITIVE_INT, metavar="R",
-                   help="redraw the judge's scores R times (e.g. 200), rerun the analysis "
-                        "with the same settings and report how often each conclusion keeps "
-                        "its sign and significance (JSON: judge_noise)")
-    g.add_argument("--noise-mode", choices=_MODES, default="mean",
-                   help="mean: resample the K samples and average (default); single: one "
-                        "sample (a one-call judge); confusion: a score from P(human | judge) "
-                        "estimated on the rows with human_<metric> labels")
-    if alpha:
-        g.add_argument("--noise-alpha", type=cli_types.PROBABILITY, default=0.05,
-                       help="a subgroup counts as significant in a replicate when its "
-                            "Benjamini-Hochberg adjusted p-value is below this (default 0.05)")
-    if seed:
-        g.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
-                       help="random seed (default 0)")
-
-
-def noise_settings(args: argparse.Namespace, design, results) -> dict:
-    """Keyword arguments of ``analysis.judge_noise`` from the options."""
+def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
+    """Keyword arguments of ``analysis.judge_noise`` from the options (an options object
+    with ``judge_noise``, ``noise_mode``, ``seed`` and, for subgroups, ``noise_alpha``)."""
     from analysis.judge_noise import JudgeNoiseError, threshold_of
 
     if results.attrs.get("engine"):
         raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
                               "needs the rows: add --engine pandas.")
 
-    out = {"replicates": args.judge_noise, "mode": args.noise_mode, "seed": args.seed,
-           "threshold": threshold_of(design)}
-    if getattr(args, "noise_alpha", None) is not None:
-        out["alpha"] = args.noise_alpha
+    out = {"n_resamples": options.judge_noise, "mode": options.noise_mode,
+           "seed": options.seed, "threshold": threshold_of(design)}
+    if getattr(options, "noise_alpha", None) is not None:
+        out["alpha"] = options.noise_alpha
     return out
 
 

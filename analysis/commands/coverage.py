@@ -30,21 +30,18 @@ import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.options.coverage import CoverageOptions
 
     p = sub.add_parser("coverage", help="coverage percentage and Gini index of the factor grid")
     add_input(p)
     add_factor_options(p, required=False)
     add_outcome_options(p)
     add_output_options(p, figure=True)
-    p.add_argument("--count", choices=["prompts", "responses"], default="prompts",
-                   help="what a cell counts: distinct prompts (default) or response rows")
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value, and the value from the grid "
                         "(repeatable; VALUE may be a,b)")
-    p.add_argument("--limit", type=cli_types.POSITIVE_INT, default=20, metavar="K",
-                   help="list this many empty and thinnest cells (default 20)")
+    CoverageOptions.add_arguments(p)  # --count, --limit: written once
     p.set_defaults(func=run)
 
 
@@ -78,8 +75,10 @@ def run(args: argparse.Namespace) -> None:
     from analysis.design import Design, parse_assignments
     from analysis.errors import AnalysisError
     from analysis.nesting import describe_nesting, find_nestings
+    from analysis.options.coverage import CoverageOptions
 
-    if args.limit < 0:
+    opts = CoverageOptions.from_args(args)
+    if opts.limit < 0:
         raise AnalysisError("--limit must be 0 or more.")
     results, design = load_with_design(args, need_outcome=False)
     # --factors lists exactly the grid; a design file alone means its domain + prompt factors
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> None:
     unit_reason = getattr(args, "unit_reason", None)  # no design file: read from the table
     if unit_reason:
         print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)
-    cells = cov.coverage_cells(results, design, factors, unit=args.count, where=where)
+    cells = cov.coverage_cells(results, design, factors, unit=opts.count, where=where)
     summary = cov.coverage_summary(cells, design, factors=factors, where=where)
     marginals = cov.marginal_counts(cells, design, factors=factors, where=where)
     joint = summary.iloc[0]
@@ -110,18 +109,18 @@ def run(args: argparse.Namespace) -> None:
     payload = {
         "file": results.attrs.get("source_name", args.file),
         "factors": factors,
-        "count": args.count,
+        "count": opts.count,
         **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},
         "per_factor_gini": cov.per_factor_gini(summary),
         "per_factor": summary[summary[SCOPE] == cov.MARGINAL],
         "empty_cells": cov.empty_cells(cells, design, factors=factors, where=where,
-                                       limit=args.limit).astype(str),
+                                       limit=opts.limit).astype(str),
         "thinnest_cells": cov.thinnest_cells(cells, design, factors=factors, where=where,
-                                             limit=args.limit).astype({f: str for f in factors}),
+                                             limit=opts.limit).astype({f: str for f in factors}),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
-        "prompt_unit": design.prompt_unit_columns() if args.count == "prompts" else None,
+        "prompt_unit": design.prompt_unit_columns() if opts.count == "prompts" else None,
         "prompt_unit_reason": unit_reason,
-        "reading": cov.describe_coverage(summary, marginals, unit=args.count,
+        "reading": cov.describe_coverage(summary, marginals, unit=opts.count,
                                          n_rows=int(len(filter_rows(results, where)))),
     }
     all_models = [m for m in factors if m in design.of_kind("model")] + models
@@ -149,12 +148,12 @@ def run(args: argparse.Namespace) -> None:
     emit(argparse.Namespace(json=False, out=args.out), None, summary)
     print(f"\nCoverage {100 * joint[COVERAGE_PERCENTAGE]:.2f} % (fraction "
           f"{joint[COVERAGE_PERCENTAGE]:.6g}), Gini index {joint[GINI_INDEX]:.4f} "
-          f"(cells count {'distinct prompts' if args.count == 'prompts' else 'responses'})\n")
+          f"(cells count {'distinct prompts' if opts.count == 'prompts' else 'responses'})\n")
     for line in payload["reading"] + payload["nestings"] + payload.get("model_reading", []):
         print(f"- {line}")
     for title, key in (("Model coverage", "model_coverage"),
-                       (f"First {args.limit} empty cells", "empty_cells"),
-                       (f"{args.limit} thinnest cells", "thinnest_cells")):
+                       (f"First {opts.limit} empty cells", "empty_cells"),
+                       (f"{opts.limit} thinnest cells", "thinnest_cells")):
         if key in payload and len(payload[key]):
             print(f"\n{title}:")
             emit(argparse.Namespace(json=False, out=None), None, payload[key])

@@ -30,9 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.options.importance import ImportanceOptions
 
     ImportanceOptions.add_arguments(p)  # every option of the fit, written once
-    from analysis.commands.importance_linear import add_linear_options
+    from analysis.options.importance_linear import LinearOptions
 
-    add_linear_options(p)  # --outcome-type, --covariate, --mixed (analysis/importance_linear)
+    LinearOptions.add_arguments(p)  # --outcome-type, --covariate, --mixed (importance_linear)
     p.set_defaults(func=run)
 
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> None:
         return
     try:
         fit = covariate_logit(args, results, design, exclude=exclude, cluster=named) \
-            if args.covariate else factor_importance(
+            if args.covariates else factor_importance(
             results, design, factors=design.names, exclude=exclude, **options.kwargs())
     except ImportanceRefusal as exc:
         hints = "\n".join(_hint(f) for f in exc.fixes)
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> None:
         refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
         terms = importance_noise(results, design, fit=fit, factors=design.names,
                                  exclude=exclude, **refit,
-                                 **noise_settings(args, design, results))
+                                 **noise_settings(options, design, results))
         noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
     if args.figure:
         from analysis.export import write_figure

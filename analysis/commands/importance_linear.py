@@ -15,48 +15,23 @@ from __future__ import annotations
 import argparse
 
 
-def add_linear_options(p: argparse.ArgumentParser) -> None:
-    """``--outcome-type``, ``--covariate``, ``--no-covariates``, ``--raw-covariates``,
-    ``--mixed``, ``--random-effects``, ``--accept-unconverged``."""
-    g = p.add_argument_group("continuous outcome (linear / mixed model)")
-    g.add_argument("--outcome-type", choices=("auto", "binary", "continuous"), default="auto",
-                   help="binary: logistic model of the 0/1 deviation; continuous: linear "
-                        "model of the score itself; auto (default): continuous when the "
-                        "design declares it")
-    g.add_argument("--covariate", action="append", default=[], metavar="COL",
-                   help="numeric covariate beside the factors (repeatable; default for a "
-                        "continuous outcome: the design's covariates); in the logistic "
-                        "model too")
-    g.add_argument("--no-covariates", action="store_true",
-                   help="continuous outcome: no covariate, not even the design's")
-    g.add_argument("--raw-covariates", action="store_true",
-                   help="enter covariates as they are (default: standardised, "
-                        "(x - mean) / sd)")
-    g.add_argument("--mixed", action="store_true",
-                   help="mixed model with random effects per cluster (statsmodels MixedLM)")
-    g.add_argument("--random-effects", choices=("slopes", "intercept"), default="slopes",
-                   help="--mixed: random intercept and slopes of every term (default, "
-                        "lm-eval's DiscrimEval model) or a random intercept only")
-    g.add_argument("--accept-unconverged", action="store_true",
-                   help="--mixed: report a fit that did not converge (with a note) instead "
-                        "of refusing it")
-
-
 def wants_linear(args: argparse.Namespace, design) -> bool:
     """Whether the command fits the linear model (the outcome is continuous)."""
     from analysis.errors import AnalysisError
+    from analysis.options.importance_linear import LinearOptions
 
-    kind = getattr(args, "outcome_type", "auto")
+    lin = LinearOptions.from_args(args)
+    kind = lin.outcome_type
     linear = kind == "continuous" or (kind == "auto" and design.outcome is not None
                                       and design.outcome.type == "continuous")
-    if not linear and args.mixed:
+    if not linear and lin.mixed:
         raise AnalysisError("--mixed needs a continuous outcome (--outcome-type continuous, "
                             "or a design that declares it).")
-    if not linear and args.covariate and (args.gee or args.interactions or args.judge_noise
+    if not linear and lin.covariates and (args.gee or args.interactions or args.judge_noise
                                           or args.on_separation != "refuse"):
         raise AnalysisError("--covariate in the logistic model does not combine with --gee, "
                             "--interaction, --judge-noise or --on-separation yet.")
-    if args.no_covariates and args.covariate:
+    if lin.no_covariates and lin.covariates:
         raise AnalysisError("--no-covariates and --covariate contradict each other.")
     if linear and (args.gee or args.interactions or args.judge_noise):
         raise AnalysisError("--gee, --interaction and --judge-noise apply to the logistic "
@@ -72,16 +47,14 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
     from analysis.errors import AnalysisError
     from analysis.importance import ImportanceRefusal
     from analysis.importance_linear import linear_importance
+    from analysis.options.importance_linear import LinearOptions
 
-    factors = [f for f in design.names if f not in (args.covariate or design.covariates)]
+    lin = LinearOptions.from_args(args)
+    factors = [f for f in design.names if f not in (lin.covariates or design.covariates)]
     try:
         fit = linear_importance(
-            results, design, factors=factors, exclude=exclude,
-            covariates=[] if args.no_covariates else (args.covariate or None),
-            standardise=not args.raw_covariates,
-            cluster=cluster, mixed=args.mixed, random_slopes=args.random_effects == "slopes",
-            accept_unconverged=args.accept_unconverged, alpha=args.alpha,
-            adjust=args.adjust, confidence=args.confidence)
+            results, design, factors=factors, exclude=exclude, cluster=cluster,
+            alpha=args.alpha, adjust=args.adjust, confidence=args.confidence, **lin.kwargs())
     except ImportanceRefusal as exc:
         from analysis.commands.importance import _hint
 
@@ -117,10 +90,12 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
 def covariate_logit(args: argparse.Namespace, results, design, *, exclude, cluster):
     """The logistic fit with ``--covariate`` columns (``logistic_with_covariates``)."""
     from analysis.importance_linear import logistic_with_covariates
+    from analysis.options.importance_linear import LinearOptions
 
+    lin = LinearOptions.from_args(args)
     return logistic_with_covariates(
-        results, design, covariates=args.covariate,
-        factors=[f for f in design.names if f not in args.covariate], exclude=exclude,
-        standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
+        results, design, covariates=list(lin.covariates),
+        factors=[f for f in design.names if f not in lin.covariates], exclude=exclude,
+        standardise=lin.standardise, cluster=cluster, alpha=args.alpha,
         adjust=args.adjust, confidence=args.confidence, likelihood_ratio=args.likelihood_ratio,
         small_sample=args.small_sample)

@@ -69,7 +69,7 @@ def ci_overrides(args: argparse.Namespace, section: str) -> dict:
     are left to the section's settings or defaults)."""
     from analysis.report import CI_SECTIONS
 
-    given = {"ci": args.ci, "n_boot": args.n_boot, "seed": args.seed,
+    given = {"ci": args.ci, "n_resamples": args.n_boot, "seed": args.seed,
              "confidence": args.confidence, "cluster": args.cluster}
     if section == "importance":
         return {"cluster": args.cluster} if args.cluster else {}
@@ -93,6 +93,8 @@ def noise_overrides(args: argparse.Namespace, section: str) -> dict:
 def _merged(args: argparse.Namespace, section: str, own: dict) -> dict:
     """The command line's settings of ``section`` overridden by its own (``--settings``);
     ``judge_noise`` is merged key by key."""
+    if "n_boot" in own and "n_resamples" not in own:  # a settings file saved before the rename
+        own = {("n_resamples" if k == "n_boot" else k): v for k, v in own.items()}
     out = {**ci_overrides(args, section), **own}
     noise = noise_overrides(args, section)
     if noise:

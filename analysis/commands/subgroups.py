@@ -24,9 +24,8 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
-    from analysis.subgroups import MIN_EXPECTED, MIN_N, TESTS
+    from analysis.options.subgroups import SubgroupsOptions
 
     p = sub.add_parser("subgroups", help="deviation rate and log disparity of every subgroup",
                        description="Every subgroup fixing 1..K of the factors: n, deviations, "
@@ -35,38 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_input(p)
     add_factor_options(p, required=False)
     add_outcome_options(p)
-    p.add_argument("--level", type=cli_types.POSITIVE_INT, default=None,
-                   help="highest subgroup level (1 = one factor fixed; default 2, or 1 with "
-                        "a single factor)")
-    p.add_argument("--test", choices=TESTS, default="auto",
-                   help="p-value: auto (default: Fisher's exact for small-n subgroups and "
-                        "tables with a zero cell, Wald elsewhere), wald or fisher")
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value (repeatable; VALUE may be a,b)")
-    p.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
-                   help="CI level (default 0.95)")
-    p.add_argument("--min-n", type=cli_types.NON_NEGATIVE_INT, default=MIN_N,
-                   help=f"flag subgroups with fewer rows (default {MIN_N})")
-    p.add_argument("--min-expected", type=cli_types.NON_NEGATIVE_FLOAT, default=MIN_EXPECTED,
-                   help=f"flag 2x2 tables with a smaller expected count (default {MIN_EXPECTED:g})")
     add_output_options(p, figure=True)
-    from analysis.commands._bootstrap_options import add_bootstrap_options
-
-    add_bootstrap_options(p, n_boot=1000)
-    from analysis.commands._noise_options import add_noise_options
-
-    add_noise_options(p, seed=False, alpha=True)  # --seed is the bootstrap group's
-    p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
-                   dest="small_sample",
-                   help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "
-                        "df; keeps a 5%% test near 5%% with few clusters), cr1 (sandwich, "
-                        "t with G-1 df) or none (sandwich, normal = statsmodels)")
-    g = p.add_argument_group("power")
-    g.add_argument("--power", type=float, metavar="P",
-                   help="add mde_log_disparity: the smallest |LD| each subgroup detects with "
-                        "power P (e.g. 0.8) at the two-sided 0.05 level")
-    g.add_argument("--effect", type=float, metavar="LD",
-                   help="with --power: add detectable (MDE <= |LD|)")
+    # every option of the analysis, its bootstrap, judge noise and power, written once
+    SubgroupsOptions.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -76,8 +48,11 @@ def run(args: argparse.Namespace) -> None:
     from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
+    from analysis.options import FROM_DESIGN
+    from analysis.options.subgroups import SubgroupsOptions
     from analysis.subgroups import distinct_subgroups, subgroups, uncertainty_label
 
+    opts = SubgroupsOptions.from_args(args)
     results, design = load_with_design(args)
     factors = design.names
     renamed = getattr(args, "renamed", {})
@@ -85,58 +60,54 @@ def run(args: argparse.Namespace) -> None:
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
     results = exclude_rows(results, exclude)
     counts = row_counts(results)
-    cluster = None if args.no_cluster else (args.cluster or design.cluster)
-    checked = resolve_cluster(results, cluster, declared=not args.cluster,
+    cluster = design.cluster if opts.cluster == FROM_DESIGN else opts.cluster
+    checked = resolve_cluster(results, cluster, declared=opts.cluster == FROM_DESIGN,
                               rows=results["n"] if "deviation" not in results.columns
                               and "n" in results.columns else None)
     cluster = checked.column
     cells = cell_table(results, factors + ([cluster] if cluster and cluster not in factors
                                            else []))
-    full = subgroups(cells, factors, max_level=args.level, test=args.test,
-                     confidence=args.confidence, min_n=args.min_n,
-                     min_expected=args.min_expected, cluster=cluster,
-                     small_sample=args.small_sample)
+    full = subgroups(cells, factors, **{**opts.kwargs(), "cluster": cluster})
     notes = [*checked.notes, *full.attrs.get("notes", [])]
     uncertainty = uncertainty_label(full.attrs, design)
-    if args.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
+    if opts.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
         from analysis.bootstrap import bootstrap_log_disparity
-        from analysis.commands._bootstrap_options import bootstrap_settings
 
         attrs = full.attrs
-        full = bootstrap_log_disparity(results, factors, max_level=args.level, table=full,
-                                       confidence=args.confidence,
-                                       **bootstrap_settings(args, design))
+        full = bootstrap_log_disparity(results, factors, max_level=opts.level, table=full,
+                                       confidence=opts.confidence,
+                                       **opts.bootstrap_kwargs(cluster))
         notes += full.attrs["bootstrap"].get("notes", [])
         full.attrs.update({k: v for k, v in attrs.items() if k not in full.attrs})
-    if args.power is not None:  # adds mde_log_disparity (and detectable with --effect)
+    if opts.power is not None:  # adds mde_log_disparity (and detectable with --effect)
         from analysis.planning import add_power
 
-        full = add_power(full, int(cells["n"].sum()), power=args.power,
-                         target_ld=args.effect)
+        full = add_power(full, int(cells["n"].sum()), power=opts.power,
+                         target_ld=opts.effect)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure
 
         write_figure(sunburst_figure(full, factors,
-                                     grey_undetectable=args.effect is not None
-                                     and args.power is not None), args.figure)
+                                     grey_undetectable=opts.effect is not None
+                                     and opts.power is not None), args.figure)
     table = distinct_subgroups(full)
     noise = None
-    if args.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
+    if opts.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
         from analysis.commands._noise_options import noise_payload, noise_settings
         from analysis.judge_noise import subgroup_noise
 
-        table = subgroup_noise(results, factors, max_level=args.level, test=args.test,
-                               confidence=args.confidence, min_n=args.min_n,
-                               min_expected=args.min_expected, table=table,
-                               **noise_settings(args, design, results))
+        table = subgroup_noise(results, factors, max_level=opts.level, test=opts.test,
+                               confidence=opts.confidence, min_n=opts.min_n,
+                               min_expected=opts.min_expected, table=table,
+                               **noise_settings(opts, design, results))
         noise = noise_payload(table, SUBGROUP, "log_disparity", "p_adjusted")
     rows = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
         rows[f] = rows[f].astype(object).where(rows[f].notna(), None)
-    settings = {"factors": factors, "level": int(full["level"].max()), "test": args.test,
-                "confidence": args.confidence, "min_n": args.min_n,
-                "min_expected": args.min_expected, "where": args.where,
+    settings = {"factors": factors, "level": int(full["level"].max()), "test": opts.test,
+                "confidence": opts.confidence, "min_n": opts.min_n,
+                "min_expected": opts.min_expected, "where": args.where,
                 "exclude": args.exclude, "renamed": renamed, **counts,
                 "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
                 "reference_df": full.attrs.get("reference_df"), "uncertainty": uncertainty,
@@ -145,7 +116,7 @@ def run(args: argparse.Namespace) -> None:
     payload = {"subgroups": rows, "settings": settings}
     if noise is not None:
         payload["judge_noise"] = noise
-    means = _group_means(results, design, args.confidence)
+    means = _group_means(results, design, opts.confidence)
     if means is not None:
         payload["group_means"] = means
     emit(args, payload, table)

@@ -6,12 +6,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis.options import FROM_DESIGN, Options, option
-from analysis.options.types import POSITIVE_INT, PROBABILITY
+from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 
-__all__ = ["NOISE_FIELDS", "ClusterOptions", "NoiseOptions", "SMALL_SAMPLE"]
+__all__ = [
+    "BOOTSTRAP_FIELDS",
+    "CI_CHOICES",
+    "NOISE_FIELDS",
+    "SMALL_SAMPLE",
+    "BootstrapOptions",
+    "ClusterOptions",
+    "NoiseOptions",
+    "confidence_option",
+    "n_resamples_option",
+    "noise_alpha_option",
+]
 
 #: The judge-noise options: a report section keeps them in its ``judge_noise`` mapping.
 NOISE_FIELDS = ("judge_noise", "noise_mode", "noise_alpha", "seed")
+
+#: The bootstrap options: a report section keeps them beside its own settings (``ci``,
+#: ``cluster``, ``n_resamples``, ``seed``, ``confidence``: ``analysis.report.ci_defaults``).
+BOOTSTRAP_FIELDS = ("ci", "cluster", "n_resamples", "seed", "confidence")
+
+#: The values of the ``ci`` option.
+CI_CHOICES = ("none", "bootstrap")
 
 #: Small-sample corrections of cluster-robust inference (``analysis/clusters.py``).
 SMALL_SAMPLE = ("cr2", "cr1", "none")
@@ -20,6 +38,7 @@ SMALL_SAMPLE = ("cr2", "cr1", "none")
 NOISE_MODES = ("mean", "single", "confusion")
 
 _NOISE = "judge noise (results tables of a judge run with --samples K)"
+_BOOT = "uncertainty (bootstrap)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,4 +76,41 @@ def noise_alpha_option() -> object:
     """``--noise-alpha`` for an analysis whose tests have no alpha of their own."""
     return option(0.05, "a subgroup counts as significant in a replicate when its "
                   "Benjamini-Hochberg adjusted p-value is below this (default %(default)s)",
-                  type=PROBABILITY, group=_NOISE, call=False)
+                  type=PROBABILITY, group=_NOISE, call=False,
+                  label="Significant at BH-adjusted p below")
+
+
+def n_resamples_option(default: int) -> object:
+    """``--n-boot B``: the bootstrap replicates (``default`` differs per analysis)."""
+    return option(default, "bootstrap replicates (default %(default)s)", flag="n-boot",
+                  type=POSITIVE_INT, metavar="B", group=_BOOT, label="Replicates")
+
+
+def confidence_option(*, flag: str | None = "") -> object:
+    """The confidence level of the intervals (``flag=None``: not on the command line)."""
+    return option(0.95, "CI level (default %(default)s)", type=PROBABILITY, flag=flag,
+                  label="Confidence level")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BootstrapOptions(Options):
+    """Bootstrap percentile intervals (``analysis/bootstrap.py``): on or off, the cluster
+    resampled as a unit, the replicates and the seed. An analysis redeclares
+    ``n_resamples`` with :func:`n_resamples_option` for its own default, and declares
+    ``confidence`` (:func:`confidence_option`)."""
+
+    ci: str = option("none", "add bootstrap percentile intervals (cluster bootstrap with "
+                     "--cluster)", choices=CI_CHOICES, group=_BOOT, call=False,
+                     label="Compute bootstrap percentile intervals (seeded)")
+    cluster: str | None = option(
+        FROM_DESIGN, "resample whole clusters (template, prompt id, seed); default: the "
+        "design's cluster", cluster=True, group=_BOOT, label="Resample whole clusters of")
+    n_resamples: int = n_resamples_option(1000)
+    # one seed for every random step of the command (bootstrap; ecdf's KS splits; noise)
+    seed: int = option(0, "random seed (default %(default)s)", type=NON_NEGATIVE_INT,
+                       group=_BOOT, label="Seed")
+
+    def bootstrap_kwargs(self, cluster: str | None) -> dict[str, object]:
+        """Keyword arguments of the ``analysis.bootstrap`` functions (``cluster``: the
+        resolved column, or None)."""
+        return {"cluster": cluster, "n_resamples": self.n_resamples, "seed": self.seed}

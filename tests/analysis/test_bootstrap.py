@@ -60,7 +60,7 @@ def simulate(seed: int, clusters: int = 50, per_cell: int = 4) -> tuple[pd.DataF
 
 def test_cluster_replicates_equal_an_explicit_resampling_of_clusters():
     frame, _ = simulate(0, clusters=8)
-    cells, n, k = replicate_cells(frame, ["model", "group"], cluster="template", n_boot=50,
+    cells, n, k = replicate_cells(frame, ["model", "group"], cluster="template", n_resamples=50,
                                   seed=4)
     # the same draws, by hand: multinomial counts of clusters, then rows of drawn clusters
     rng = np.random.default_rng(4)
@@ -78,7 +78,7 @@ def test_cluster_replicates_equal_an_explicit_resampling_of_clusters():
 
 def test_row_replicates_keep_the_total():
     frame, _ = simulate(1, clusters=10)
-    _, n, k = replicate_cells(frame, ["model", "group"], n_boot=200, seed=2)
+    _, n, k = replicate_cells(frame, ["model", "group"], n_resamples=200, seed=2)
     assert (n.sum(axis=1) == len(frame)).all() and (k <= n).all()
     assert abs(k.sum(axis=1).mean() - frame["deviation"].sum()) < 0.02 * len(frame)
 
@@ -86,16 +86,16 @@ def test_row_replicates_keep_the_total():
 def test_estimates_equal_the_statistics(ssqa):
     results, design = ssqa
     factors = ["cot", "gender"]
-    table = bootstrap_log_disparity(results, factors, cluster="template", n_boot=200, seed=1)
+    table = bootstrap_log_disparity(results, factors, cluster="template", n_resamples=200, seed=1)
     plain = subgroups(cell_table(results, factors), factors)
     np.testing.assert_allclose(table[LOG_DISPARITY], plain[LOG_DISPARITY], atol=1e-12)
     assert (table[BOOT_CI_LOW] < table[LOG_DISPARITY]).all()
     assert (table[LOG_DISPARITY] < table[BOOT_CI_HIGH]).all()
-    again = bootstrap_log_disparity(results, factors, cluster="template", n_boot=200, seed=1)
+    again = bootstrap_log_disparity(results, factors, cluster="template", n_resamples=200, seed=1)
     np.testing.assert_array_equal(again[BOOT_CI_LOW], table[BOOT_CI_LOW])  # seeded
 
     out = bootstrap_ecdf(results, ["stigma", "gender"], by="model", cluster="template",
-                         n_boot=200, seed=3)
+                         n_resamples=200, seed=3)
     cells = cell_table(results, ["model", "stigma", "gender"])
     rates = subgroup_rates(cells, ["stigma", "gender"], by="model")
     summary = ecdf_summary(rates, by="model")
@@ -113,7 +113,7 @@ def test_index_bootstrap_estimates_and_intervals(ssqa):
     results, design = ssqa
     options = {"dimensions": [Dimension("gender"), Dimension("pachankis_cluster")],
                "model": "model"}
-    out = bootstrap_index(results, design, cluster="template", n_boot=25, seed=0, **options)
+    out = bootstrap_index(results, design, cluster="template", n_resamples=25, seed=0, **options)
     totals = bias_index(results, design, **options).totals.set_index("model")[LLMBI]
     got = out[out[QUANTITY] == LLMBI].set_index("model")[ESTIMATE]
     np.testing.assert_allclose(got[totals.index], totals, atol=1e-12)
@@ -129,7 +129,7 @@ def test_cluster_bootstrap_covers_the_truth_and_row_bootstrap_does_not():
     for seed in range(80):
         frame, truth = simulate(seed)
         for cluster in covered:
-            out = bootstrap_ecdf(frame, ["group"], by="model", cluster=cluster, n_boot=200,
+            out = bootstrap_ecdf(frame, ["group"], by="model", cluster=cluster, n_resamples=200,
                                  confidence=0.9, seed=seed)
             row = out.iloc[0]
             covered[cluster] += row[BOOT_CI_LOW] <= truth["A"] <= row[BOOT_CI_HIGH]
@@ -140,14 +140,14 @@ def test_cluster_bootstrap_covers_the_truth_and_row_bootstrap_does_not():
 def test_bad_bootstrap_requests(ssqa):
     results, _ = ssqa
     with pytest.raises(AnalysisError, match="at least 20 replicates"):
-        bootstrap_log_disparity(results, ["cot"], n_boot=5)
+        bootstrap_log_disparity(results, ["cot"], n_resamples=5)
     with pytest.raises(AnalysisError, match="'prompt_id' is not in the table"):
-        bootstrap_log_disparity(results, ["cot"], cluster="prompt_id", n_boot=50)
+        bootstrap_log_disparity(results, ["cot"], cluster="prompt_id", n_resamples=50)
     with pytest.raises(AnalysisError, match="also one of the factors"):
-        bootstrap_log_disparity(results, ["cot", "template"], cluster="template", n_boot=50)
+        bootstrap_log_disparity(results, ["cot", "template"], cluster="template", n_resamples=50)
     one = results[results["template"] == results["template"].iloc[0]]
     with pytest.raises(AnalysisError, match="at least two clusters"):
-        bootstrap_log_disparity(one, ["cot"], cluster="template", n_boot=50)
+        bootstrap_log_disparity(one, ["cot"], cluster="template", n_resamples=50)
     assert DEVIATIONS and N  # column names used above
 
 
@@ -161,13 +161,13 @@ def test_cli_bootstrap_options(ssqa, capsys):
                     "--ci", "bootstrap", "--cluster", "template", "--n-boot", "200")
     rows = rows["subgroups"] if isinstance(rows, dict) else rows
     expected = bootstrap_log_disparity(results, ["cot", "gender"], cluster="template",
-                                       n_boot=200, seed=0)
+                                       n_resamples=200, seed=0)
     np.testing.assert_allclose([r["boot_ci_low"] for r in rows], expected[BOOT_CI_LOW])
     out = run_json(capsys, "ecdf", file, "--design", dfile, "--factors", "gender", "--by",
                    "model", "--ci", "bootstrap", "--n-boot", "100", "--seed", "5")
     # the bundled design declares its cluster (template): resampled by default
     assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 100, "seed": 5}
-    boot = bootstrap_ecdf(results, ["gender"], by="model", n_boot=100, seed=5,
+    boot = bootstrap_ecdf(results, ["gender"], by="model", n_resamples=100, seed=5,
                           cluster="template")
     assert [r["boot_ci_high"] for r in out["bootstrap"]["intervals"]] == pytest.approx(
         boot[BOOT_CI_HIGH].tolist())
@@ -197,7 +197,7 @@ def test_index_penalty_is_design_fixed_and_maxima_are_flagged():
     options = {"dimensions": [Dimension("group", "max_abs_log_disparity")],
                "penalty_kind": "coverage_gini", "penalty_value": 1.0,
                "penalty_factors": ["group", "style"]}
-    out = bootstrap_index(results, design, n_boot=200, seed=1, **options).set_index(QUANTITY)
+    out = bootstrap_index(results, design, n_resamples=200, seed=1, **options).set_index(QUANTITY)
     pen = out.loc["diversity_penalty"]
     assert pen[ESTIMATE] == 0.0 and pen[BOOT_CI_LOW] == pen[BOOT_CI_HIGH] == 0.0
     assert pen[BOOT_SE] == 0.0 and "design-fixed" in pen["note"]
@@ -210,7 +210,7 @@ def test_index_penalty_is_design_fixed_and_maxima_are_flagged():
     assert share > 0.5 and "maximum is biased upwards" in score["note"]
     assert "maximum" in out.loc[LLMBI, "note"]
     # a deviation-metric dimension on the same rows gets no maximum note
-    plain = bootstrap_index(results, design, n_boot=50, seed=1,
+    plain = bootstrap_index(results, design, n_resamples=50, seed=1,
                             dimensions=[Dimension("group")]).set_index(QUANTITY)
     assert "maximum" not in plain.loc["score[group]", "note"]
 

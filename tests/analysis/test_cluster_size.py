@@ -293,14 +293,14 @@ def test_cluster_bootstraps_carry_a_few_clusters_note():
     from analysis.bootstrap import bootstrap_ecdf, bootstrap_log_disparity, expanded_tail
 
     results, _ = _frame(seed=4, g=12)
-    boot = bootstrap_log_disparity(results, ["w"], max_level=1, cluster="t", n_boot=200)
+    boot = bootstrap_log_disparity(results, ["w"], max_level=1, cluster="t", n_resamples=200)
     info = boot.attrs["bootstrap"]
     assert info["interval"] == "expanded percentile"
     tail = expanded_tail(0.95, 12)
     assert any("only 12 values of t" in n and f"percentiles {tail:.4f}" in n
                for n in info["notes"])
-    rows = bootstrap_log_disparity(results, ["w"], max_level=1, n_boot=200)
+    rows = bootstrap_log_disparity(results, ["w"], max_level=1, n_resamples=200)
     assert rows.attrs["bootstrap"]["interval"] == "percentile"
     assert not rows.attrs["bootstrap"]["notes"]
-    ecdf = bootstrap_ecdf(results, ["w"], by="tier", cluster="t", n_boot=50)
+    ecdf = bootstrap_ecdf(results, ["w"], by="tier", cluster="t", n_resamples=50)
     assert any("only 12 values of t" in n for n in ecdf.attrs["bootstrap"]["notes"])

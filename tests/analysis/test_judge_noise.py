@@ -78,9 +78,9 @@ def test_identical_samples_every_conclusion_survives_exactly():
     applied = apply_design(res, design)
     for mode in ("mean", "single"):
         np.testing.assert_array_equal(
-            jn.replicate_deviations(applied, replicates=5, mode=mode),
+            jn.replicate_deviations(applied, n_resamples=5, mode=mode),
             np.tile(applied["deviation"].to_numpy(), (5, 1)))
-        table = jn.subgroup_noise(applied, ["arm", "model"], max_level=2, replicates=50,
+        table = jn.subgroup_noise(applied, ["arm", "model"], max_level=2, n_resamples=50,
                                   mode=mode)
         expected = distinct_subgroups(subgroups(cell_table(applied, ["arm", "model"]),
                                                 ["arm", "model"], max_level=2))
@@ -91,7 +91,7 @@ def test_identical_samples_every_conclusion_survives_exactly():
         np.testing.assert_array_equal(table[jn.SIGNIFICANT], significant.astype(float))
         np.testing.assert_array_equal(table[jn.SURVIVES], significant.astype(float))
         assert table.attrs["judge_noise"]["n_robust"] == significant.sum()
-    terms = jn.importance_noise(applied, design, replicates=30, factors=["arm", "model"])
+    terms = jn.importance_noise(applied, design, n_resamples=30, factors=["arm", "model"])
     fit = factor_importance(applied, design, factors=["arm", "model"])
     sig = (fit.terms["p_value"] < 0.05).to_numpy()
     assert (terms[jn.SAME_SIGN] == 1.0).all()
@@ -109,7 +109,7 @@ def test_strong_effect_survives_and_null_is_significant_at_rate_alpha():
     applied = apply_design(res, design_of(res, ["arm", "null"]))
     r = 400
     table = jn.subgroup_noise(applied, ["arm", "null"], max_level=1, test="wald",
-                              replicates=r, mode="single", seed=5).set_index(SUBGROUP)
+                              n_resamples=r, mode="single", seed=5).set_index(SUBGROUP)
     assert table.loc["arm = a", jn.SURVIVES] >= 0.99
     assert table.loc["arm = a", LOG_DISPARITY] == pytest.approx(np.log(9))  # 0.75 vs 0.25
     low, high = stats.binom.interval(0.999, r, 0.05)
@@ -118,7 +118,7 @@ def test_strong_effect_survives_and_null_is_significant_at_rate_alpha():
     assert table.loc["null = y", jn.SIGNIFICANT] == share  # the complement: same test
     # the resampled mean of 5 samples is noisier than a fixed score but keeps the effect
     mean = jn.subgroup_noise(applied, ["arm", "null"], max_level=1, test="wald",
-                             replicates=100, mode="mean").set_index(SUBGROUP)
+                             n_resamples=100, mode="mean").set_index(SUBGROUP)
     assert mean.loc["arm = a", jn.SURVIVES] == 1.0
 
 
@@ -128,7 +128,7 @@ def test_importance_strong_term_survives_null_term_near_alpha():
     design = design_of(res, ["arm", "null"])
     applied = apply_design(res, design)
     r = 300
-    terms = jn.importance_noise(applied, design, factors=["arm", "null"], replicates=r,
+    terms = jn.importance_noise(applied, design, factors=["arm", "null"], n_resamples=r,
                                 mode="single", seed=2).set_index("term")
     (arm,) = [t for t in terms.index if t.startswith("arm[")]
     (null,) = [t for t in terms.index if t.startswith("null[")]
@@ -145,7 +145,7 @@ def test_single_mode_rates_equal_hand_computation():
     samples = [[1, 5], [2, 2], [4, 4], [1, 3, 5]]  # cells p: rows 0, 1; q: rows 2, 3
     res = results_table(pd.DataFrame({"f": ["p", "p", "q", "q"]}), samples)
     r, seed = 40, 9
-    dev = jn.replicate_deviations(res, replicates=r, mode="single", seed=seed)
+    dev = jn.replicate_deviations(res, n_resamples=r, mode="single", seed=seed)
     u = np.random.default_rng(seed).random((r, 4))
     hand = np.array([[float(samples[i][int(u[j, i] * len(samples[i]))] < 3) for i in range(4)]
                      for j in range(r)])
@@ -160,7 +160,7 @@ def test_single_mode_rates_equal_hand_computation():
 def test_mean_mode_is_the_mean_of_k_draws_with_replacement():
     samples = [[1, 5], [2, 4, 4]]
     res = results_table(pd.DataFrame({"f": ["p", "q"]}), samples, threshold=3)
-    dev = jn.replicate_deviations(res, replicates=20000, mode="mean", seed=1)
+    dev = jn.replicate_deviations(res, n_resamples=20000, mode="mean", seed=1)
     # row 0: mean of 2 draws from {1, 5} < 3 only when both are 1: 1/4
     # row 1: mean of 3 draws from {2, 4, 4} < 3 when at least two are 2 (sum 6 or 8):
     # 3 (1/3)^2 (2/3) + (1/3)^3 = 7/27
@@ -175,7 +175,7 @@ def test_confusion_draws_reproduce_the_matrix():
     confusion = pd.DataFrame([[2, 6, 2, 0], [0, 1, 3, 4]], index=[2.0, 4.0],
                              columns=[1.0, 2.0, 3.0, 5.0])
     judge = np.array([2, 4, 4.4, 3, np.nan])  # 4.4 rounds to 4; 3 has no row: kept
-    draws = jn.confusion_draws(judge, confusion, replicates=200_000, seed=4)
+    draws = jn.confusion_draws(judge, confusion, n_resamples=200_000, seed=4)
     expected = {0: [0.2, 0.6, 0.2, 0.0], 1: [0, 0.125, 0.375, 0.5], 2: [0, 0.125, 0.375, 0.5]}
     for col, probs in expected.items():
         freq = [(draws[:, col] == v).mean() for v in (1, 2, 3, 5)]
@@ -194,7 +194,7 @@ def test_confusion_tables_and_mode_from_human_labels():
     np.testing.assert_array_equal(tables["ics"].to_numpy(), expected.to_numpy())
     assert list(tables["ics"].index) == [2.0, 4.0]
     assert list(tables["ics"].columns) == [1.0, 2.0, 4.0, 5.0]
-    dev = jn.replicate_deviations(res, replicates=3000, mode="confusion", seed=0)
+    dev = jn.replicate_deviations(res, n_resamples=3000, mode="confusion", seed=0)
     # judge 2 -> human 1 or 2 (both < 3): always deviates; judge 4 -> 4 or 5: never;
     # judge 5 and 1 have no labelled rows: their outcome is kept
     np.testing.assert_array_equal(dev.mean(axis=0), res["deviation"].to_numpy())

@@ -38,13 +38,13 @@ def _table(sec, name) -> pd.DataFrame:
 
 def test_ecdf_intervals_equal_the_bootstrap_module(ssqa):
     results, design = ssqa
-    settings = {"factors": FACTORS, "ci": "bootstrap", "cluster": "template", "n_boot": 60,
-                "seed": 11, "confidence": 0.9, "where": {"cot": ["no"]}}
+    settings = {"factors": FACTORS, "ci": "bootstrap", "cluster": "template",
+                "n_resamples": 60, "seed": 11, "confidence": 0.9, "where": {"cot": ["no"]}}
     sec = R.build_section("ecdf", results, design, settings)
     got = _table(sec, "ecdf_bootstrap")
     rows = results[results["cot"] == "no"]
     want = bootstrap_ecdf(rows, FACTORS, by="model", level=2, ideal=0.0, cluster="template",
-                          n_boot=60, seed=11, confidence=0.9)
+                          n_resamples=60, seed=11, confidence=0.9)
     pd.testing.assert_frame_equal(got, want)
     # deviation metric per model, the difference and the KS statistic: 2 + 1 + 1 rows
     assert list(got[QUANTITY]) == ["deviation_metric", "deviation_metric", "difference",
@@ -57,18 +57,24 @@ def test_ecdf_intervals_equal_the_bootstrap_module(ssqa):
     assert (f"Deviation metric of sim-model-A: {dm[ESTIMATE]:.4f} (90 % CI "
             f"{dm[BOOT_CI_LOW]:.4f} to {dm[BOOT_CI_HIGH]:.4f}).") in sec.notes
     assert {k: sec.settings[k] for k in R.CI_KEYS} == {
-        "ci": "bootstrap", "cluster": "template", "n_boot": 60, "seed": 11,
+        "ci": "bootstrap", "cluster": "template", "n_resamples": 60, "seed": 11,
         "confidence": 0.9}
     html_text = R.report_html(R.Report("x", design, R.data_summary(results, design), [sec],
                                        "v", "now"))
     assert "<h3>Bootstrap intervals of the eCDF metrics</h3>" in html_text
     assert f"<td>{dm[BOOT_CI_HIGH]:.3f}</td>" in html_text  # rounded as on the page
-    assert "<li>n boot: 60</li>" in html_text  # the settings that differ from the defaults
+    assert "<li>n resamples: 60</li>" in html_text  # the settings that differ from the defaults
+    # settings saved when the replicates were called n_boot still load, under the one name
+    legacy = R.build_section("ecdf", results, design,
+                             {**{k: v for k, v in settings.items() if k != "n_resamples"},
+                              "n_boot": 60})
+    assert legacy.settings == sec.settings
+    pd.testing.assert_frame_equal(_table(legacy, "ecdf_bootstrap"), got)
 
 
 def test_same_seed_same_interval_other_seed_other_interval(ssqa):
     results, design = ssqa
-    base = {"factors": FACTORS, "ci": "bootstrap", "n_boot": 40}
+    base = {"factors": FACTORS, "ci": "bootstrap", "n_resamples": 40}
     a = _table(R.build_section("ecdf", results, design, {**base, "seed": 1}), "ecdf_bootstrap")
     b = _table(R.build_section("ecdf", results, design, {**base, "seed": 1}), "ecdf_bootstrap")
     c = _table(R.build_section("ecdf", results, design, {**base, "seed": 2}), "ecdf_bootstrap")
@@ -89,7 +95,7 @@ def test_subgroup_cluster_bootstrap_ld_equals_the_module(ssqa):
     results, design = ssqa
     sec = R.build_section("subgroups", results, design, {
         "factors": ["gender"], "level": 1, "ci": "bootstrap", "cluster": "template",
-        "n_boot": 80, "seed": 5})
+        "n_resamples": 80, "seed": 5})
     got = _table(sec, "subgroups").set_index("subgroup")
     from analysis.cells import cell_table
     from analysis.subgroups import subgroups
@@ -98,7 +104,7 @@ def test_subgroup_cluster_bootstrap_ld_equals_the_module(ssqa):
     robust = subgroups(cell_table(results, ["gender", "template"]), ["gender"], max_level=1,
                        cluster="template")
     want = bootstrap_log_disparity(results, ["gender"], max_level=1, cluster="template",
-                                   n_boot=80, seed=5, table=robust).set_index("subgroup")
+                                   n_resamples=80, seed=5, table=robust).set_index("subgroup")
     assert len(got) == 4  # female, gender neutral, male, no gender
     for col in (BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, "log_disparity", "ci_low", "ci_high"):
         pd.testing.assert_series_equal(got[col], want.loc[got.index, col])
@@ -111,12 +117,12 @@ def test_index_intervals_equal_the_module(ssqa):
     results, design = ssqa
     dims = [{"factor": "gender", "score": "deviation_metric", "weight": 1.0}]
     sec = R.build_section("index", results, design, {
-        "dimensions": dims, "sentiment_by": "gender", "ci": "bootstrap", "n_boot": 20,
+        "dimensions": dims, "sentiment_by": "gender", "ci": "bootstrap", "n_resamples": 20,
         "seed": 3, "cluster": "template"})
     got = _table(sec, "bias_index_bootstrap")
     opts = {k: v for k, v in sec.settings.items() if k not in (*R.CI_KEYS, "where")}
     opts["dimensions"] = [Dimension(**d) for d in dims]
-    want = bootstrap_index(results, design, cluster="template", n_boot=20, seed=3, **opts)
+    want = bootstrap_index(results, design, cluster="template", n_resamples=20, seed=3, **opts)
     pd.testing.assert_frame_equal(got, want)
     assert set(got[QUANTITY]) == {"llmbi", "weighted_bias", "diversity_penalty",
                                   "sentiment_term", "score[gender]"}
@@ -141,8 +147,9 @@ def test_importance_states_its_cluster_robust_settings(ssqa):
 
 @pytest.mark.parametrize("bad, message", [
     ({"ci": "maybe"}, "ci must be one of none, bootstrap"),
-    ({"ci": "bootstrap", "n_boot": 5}, "n_boot must be a whole number of at least 20"),
-    ({"ci": "bootstrap", "n_boot": 50.5}, "n_boot must be a whole number"),
+    ({"ci": "bootstrap", "n_resamples": 5},
+     "n_resamples must be a whole number of at least 20"),
+    ({"ci": "bootstrap", "n_resamples": 50.5}, "n_resamples must be a whole number"),
     ({"ci": "bootstrap", "seed": -1}, "seed must be a whole number >= 0"),
     ({"ci": "bootstrap", "confidence": 1.5}, "confidence must be a number strictly"),
     ({"ci": "bootstrap", "cluster": "nope"}, "Cluster column 'nope' is not in the table"),
@@ -171,13 +178,15 @@ def test_cli_ci_bootstrap(ssqa, tmp_path, capsys):
                  "--ci", "bootstrap", "--n-boot", "40", "--seed", "7",
                  "--cluster", "template"]) == 0
     got = _zip_table(zpath, "_ecdf_ecdf_bootstrap.csv")
-    want = bootstrap_ecdf(results, FACTORS, by="model", cluster="template", n_boot=40, seed=7)
+    want = bootstrap_ecdf(results, FACTORS, by="model", cluster="template", n_resamples=40,
+                          seed=7)
     assert got[BOOT_CI_LOW].to_numpy() == pytest.approx(want[BOOT_CI_LOW].to_numpy())
     assert got[BOOT_CI_HIGH].to_numpy() == pytest.approx(want[BOOT_CI_HIGH].to_numpy())
-    # the settings file's n_boot (30) wins over --n-boot for its section
+    # the settings file's n_boot (30; saved before it was called n_resamples) wins over
+    # --n-boot for its section
     sub = _zip_table(zpath, "_subgroups_subgroups.csv").set_index("subgroup")
     want = bootstrap_log_disparity(results, ["gender"], max_level=1, cluster="template",
-                                   n_boot=30, seed=7).set_index("subgroup")
+                                   n_resamples=30, seed=7).set_index("subgroup")
     assert sub[BOOT_CI_LOW].to_numpy() == pytest.approx(
         want.loc[sub.index, BOOT_CI_LOW].to_numpy())
     text = out.read_text()
@@ -193,7 +202,8 @@ def test_cli_without_ci_has_no_intervals(tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--ci", "bootstrap", "--n-boot", "5"], "n_boot must be a whole number of at least 20"),
+    (["--ci", "bootstrap", "--n-boot", "5"],
+     "n_resamples must be a whole number of at least 20"),
     (["--ci", "bootstrap", "--n-boot", "0"], "--n-boot"),
     (["--ci", "bootstrap", "--seed", "-3"], "--seed"),
     (["--ci", "bootstrap", "--confidence", "1.2"], "--confidence"),

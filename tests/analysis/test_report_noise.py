@@ -34,8 +34,9 @@ def test_subgroups_section_equals_subgroup_noise(judged):
                           {"factors": ["arm", "null"], "level": 2, "judge_noise": noise,
                            "where": {"null": ["x", "y"]}})
     got = _table(sec, "subgroups")
-    want = subgroup_noise(results, ["arm", "null"], max_level=2, test="wald", min_n=30,
-                          **noise)
+    want = subgroup_noise(results, ["arm", "null"], max_level=2, test="auto", min_n=30,
+                          **{"n_resamples" if k == "replicates" else k: v
+                             for k, v in noise.items()})
     assert set(NOISE_COLUMNS) <= set(got.columns)
     distinct = got[got[DUPLICATE_OF].isna()].set_index(SUBGROUP)
     for col in NOISE_COLUMNS:
@@ -62,7 +63,7 @@ def test_importance_section_equals_importance_noise(judged):
     got = _table(sec, "factor_importance")
     fit_options = {"factors": ["arm", "null"], "on_separation": "refuse", "alpha": 0.05,
                    "adjust": "none", "cluster": None, "gee": False}
-    want = importance_noise(results, design, replicates=30, mode="mean", seed=0,
+    want = importance_noise(results, design, n_resamples=30, mode="mean", seed=0,
                             **fit_options)
     pd.testing.assert_frame_equal(got[[TERM, *NOISE_COLUMNS]], want[[TERM, *NOISE_COLUMNS]])
     arm = got[got[TERM].str.startswith("arm[")].iloc[0]
@@ -115,8 +116,8 @@ def test_cli_judge_noise_flag_and_precedence(tmp_path, monkeypatch):
     assert "judge_noise" not in seen["sections"]["coverage"]
     sub = seen["report"].sections[0]
     design = design_of(pd.read_csv(path), ["arm", "null"])
-    want = subgroup_noise(pd.read_csv(path), ["arm", "null"], max_level=2, test="wald",
-                          replicates=25, mode="single", seed=4, alpha=0.1)
+    want = subgroup_noise(pd.read_csv(path), ["arm", "null"], max_level=2, test="auto",
+                          n_resamples=25, mode="single", seed=4, alpha=0.1)
     got = _table(sub, "subgroups")
     got = got[got[DUPLICATE_OF].isna()].set_index(SUBGROUP)
     np.testing.assert_array_equal(got.loc[want[SUBGROUP], SURVIVES], want[SURVIVES])

@@ -55,7 +55,7 @@ def test_subgroups_page_shows_survival_columns():
     table = at.dataframe[0].value
     assert set(NOISE_COLUMNS) <= set(table.columns)
     expected = subgroup_noise(apply_design(results, design), ["model", "stage"], max_level=1,
-                              replicates=100, mode="mean", seed=0)
+                              n_resamples=100, mode="mean", seed=0)
     got = table.set_index("subgroup")[SURVIVES]
     np.testing.assert_allclose(got[expected["subgroup"]], expected[SURVIVES], atol=1e-12)
     model_b = expected.set_index("subgroup").loc["model = model-b"]
@@ -68,7 +68,7 @@ def test_subgroups_page_shows_survival_columns():
     at.radio(key="subgroups_noise_mode").set_value("single").run()
     assert not at.exception and not at.error
     single = subgroup_noise(filter_rows(apply_design(results, design), None),
-                            ["model", "stage"], max_level=1, replicates=100, mode="single")
+                            ["model", "stage"], max_level=1, n_resamples=100, mode="single")
     got = at.dataframe[0].value.set_index("subgroup")[SURVIVES]
     np.testing.assert_allclose(got[single["subgroup"]], single[SURVIVES], atol=1e-12)
 

@@ -52,7 +52,7 @@ def test_subgroups_with_noise_added_edited_and_built():
     got = dict(report.sections[0].tables)["subgroups"].set_index("subgroup")
     want = subgroup_noise(apply_design(results, design), ["model", "stage"], max_level=1,
                           test=item["settings"]["test"], min_n=item["settings"]["min_n"],
-                          replicates=50, mode="single", seed=3)
+                          n_resamples=50, mode="single", seed=3)
     assert set(NOISE_COLUMNS) <= set(got.columns)
     np.testing.assert_array_equal(got.loc[want["subgroup"], SURVIVES], want[SURVIVES])
     assert "Judge noise: 50 replicates" in html_text and "seed 3" in html_text
@@ -140,6 +140,6 @@ def test_importance_copy_text_has_the_noise_options(tmp_path, monkeypatch, capsy
     at.select_slider(key="importance_noise_r").set_value(50).run()
     assert not at.exception and not at.error
     cli, code = _copy_text(at)
-    assert "--judge-noise 50 --noise-mode mean" in cli
+    assert "--judge-noise 50 --json" in cli  # mean: the command's default noise mode
     out, ns = _run_copied(cli, code, results, design, tmp_path, monkeypatch, capsys)
     _same_shares(out["judge_noise"]["rows"], ns["terms"], at.dataframe[0].value, "term")

@@ -121,9 +121,9 @@ def test_ecdf_page_with_intervals_puts_them_into_the_report():
     at.button(key="report_add_ecdf").click().run()
     assert not at.exception
     (item,) = at.session_state["report_sections"]
-    assert {k: item["settings"][k] for k in ("ci", "cluster", "n_boot", "seed",
+    assert {k: item["settings"][k] for k in ("ci", "cluster", "n_resamples", "seed",
                                               "confidence")} == {
-        "ci": "bootstrap", "cluster": "template", "n_boot": 200, "seed": 0,
+        "ci": "bootstrap", "cluster": "template", "n_resamples": 200, "seed": 0,
         "confidence": 0.95}
 
     rep = page_test("report.py", frame=frame, design=design, name="ssqa")
@@ -141,7 +141,7 @@ def test_ecdf_page_with_intervals_puts_them_into_the_report():
     report, html_text = rep.session_state["report_built"]
     got = dict(report.sections[0].tables)["ecdf_bootstrap"]
     want = bootstrap_ecdf(apply_design(frame, design), factors, by=by, cluster="template",
-                          n_boot=200, seed=4)
+                          n_resamples=200, seed=4)
     np.testing.assert_allclose(got[BOOT_CI_LOW], want[BOOT_CI_LOW], atol=1e-12)
     np.testing.assert_allclose(got[BOOT_CI_HIGH], want[BOOT_CI_HIGH], atol=1e-12)
     assert "200 replicates resampling whole clusters of template, seed 4" in html_text
@@ -155,7 +155,7 @@ def test_page_without_intervals_adds_ci_none():
     at = page_test("subgroups.py", frame=frame, design=design).run()
     at.button(key="report_add_subgroups").click().run()
     settings = at.session_state["report_sections"][0]["settings"]
-    assert settings["ci"] == "none" and settings["n_boot"] == 1000
+    assert settings["ci"] == "none" and settings["n_resamples"] == 1000
 
 
 def test_report_page_messages_show_labels_as_text():

@@ -56,7 +56,7 @@ def test_subgroups_cli_and_python_give_the_page_numbers():
     cli, code = _blocks(at)
     assert cli == ("python -m analysis subgroups sample_data/bbq_unifiedqa.csv.gz --design "
                    "sample_data/bbq_unifiedqa.design.yaml --factors category,context_condition "
-                   "--level 2 --test auto --min-n 30 --power 0.8 --effect 0.3 "
+                   "--level 2 --power 0.8 --effect 0.3 "
                    "--where input_format=arc --json")  # the page's power columns
     page = at.dataframe[0].value
     done = _cli(cli)

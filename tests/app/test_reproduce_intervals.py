@@ -81,10 +81,17 @@ def _same(page: pd.DataFrame, cli: pd.DataFrame, keys: list[str]) -> None:
 
 def test_flags():
     assert bootstrap_flags(None) == ()
-    on = {"cluster": None, "n_boot": 200, "seed": 0}
+    on = {"cluster": None, "n_resamples": 200, "seed": 0}
+    # the flags that differ from the options' defaults (seed 0 and the design's cluster are)
     assert dict(bootstrap_flags(on, "template")) == {
-        "ci": "bootstrap", "cluster": None, "no-cluster": True, "n-boot": 200, "seed": 0}
-    assert dict(bootstrap_flags({**on, "cluster": "t"}, "template"))["no-cluster"] is False
+        "ci": "bootstrap", "no-cluster": True, "n-boot": 200}
+    assert dict(bootstrap_flags({**on, "cluster": "t"}, "template")) == {
+        "ci": "bootstrap", "cluster": "t", "n-boot": 200}
+    assert dict(bootstrap_flags({**on, "cluster": "template", "seed": 3}, "template")) == {
+        "ci": "bootstrap", "n-boot": 200, "seed": 3}
+    # a page's settings saved with the old name still give the flags
+    assert bootstrap_flags({"cluster": None, "n_boot": 200, "seed": 0}, "template") == \
+        bootstrap_flags(on, "template")
 
 
 def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
@@ -104,9 +111,9 @@ def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
     assert not at.exception and not at.error
     cli, code = _blocks(at)
     assert "--design " in cli
-    assert ("--ci bootstrap --no-cluster --n-boot 100 --seed 0 --power 0.9 --effect 0.5"
-            in cli)
-    assert "cluster=None, n_boot=100, seed=0" in code
+    assert "--ci bootstrap --no-cluster --n-boot 100 " in cli
+    assert "--power 0.9 --effect 0.5" in cli
+    assert "cluster=None, n_resamples=100, seed=0" in code
     compile(code, "copied.py", "exec")
     out = _cli(cli, tmp_path, design)
     page = at.dataframe[0].value
@@ -161,7 +168,8 @@ def test_ecdf_cluster_bootstrap(tmp_path):
     assert not at.exception and not at.error
     cli, code = _blocks(at)
     assert "--design sample_data/" in cli  # the curated design: nothing to download
-    assert "--ci bootstrap --cluster template --n-boot 200 --seed 0" in cli
+    # the design's cluster (template) and seed 0 are the command's defaults
+    assert "--ci bootstrap --n-boot 200 " in cli and "--cluster" not in cli
     assert "bootstrap_ecdf(results, factors, by=by" in code
     out = _cli(cli, tmp_path)
     assert _snippet_ci_sum(code, "bootstrap_ecdf") == pytest.approx(
@@ -184,7 +192,7 @@ def test_bias_index_bootstrap_and_python(tmp_path):
     assert not at.exception and not at.error
     cli, code = _blocks(at)
     # the bundled design declares its cluster (template): resampled by default
-    assert "--ci bootstrap --cluster template --n-boot 100 --seed 0" in cli
+    assert "--ci bootstrap --n-boot 100 " in cli and "--cluster" not in cli
     out = _cli(cli, tmp_path)
     page = _intervals(at)
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])

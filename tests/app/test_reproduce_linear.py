@@ -72,10 +72,11 @@ def _same(page: pd.DataFrame, other: pd.DataFrame) -> None:
 
 def test_linear_fit_with_the_design_covariate_and_cluster(discrim, tmp_path, monkeypatch):
     at, cli, code = _page(discrim, tmp_path, monkeypatch)
+    # the design's cluster (decision_question_id), alpha 0.05 and no adjustment are the
+    # command's defaults: not repeated
     assert cli == ("python -m analysis importance results.csv --design design.yaml "
-                   "--outcome-type continuous --factors race,gender --reference race=white "
-                   "--reference gender=male --covariate age --alpha 0.05 --adjust none "
-                   "--cluster decision_question_id --json")
+                   "--factors race,gender --reference race=white "
+                   "--reference gender=male --outcome-type continuous --covariate age --json")
     page = at.dataframe[0].value
     assert "age" in page[TERM].tolist() and page[STD_ERR].notna().all()
     _same(page, _run_cli(cli))
@@ -117,7 +118,7 @@ def test_view_leaves_out_flags_that_change_nothing():
                                             "mixed": False, "random_slopes": False,
                                             "accept_unconverged": True})
     flags = [name for name, value in view.options if value not in (None, False, [], "")]
-    assert flags == ["outcome-type", "factors", "reference", "alpha", "adjust"]
+    assert flags == ["factors", "reference", "outcome-type", "adjust"]
 
 
 def test_logistic_fit_with_a_covariate_on_the_page(discrim, tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ def test_ecdf_page_bootstrap_table():
     at.select_slider(key="ecdf_boot_n").set_value(200).run()
     assert not at.exception and not at.error
     expected = bootstrap_ecdf(apply_design(frame, design), factors, by=by, cluster="template",
-                              n_boot=200, seed=0)
+                              n_resamples=200, seed=0)
     shown = next(d.value for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
     np.testing.assert_allclose(shown[BOOT_CI_LOW], expected[BOOT_CI_LOW], atol=1e-12)
 
@@ -61,7 +61,7 @@ def test_subgroups_page_cluster_bootstrap_intervals():
     at.select_slider(key="subgroups_boot_n").set_value(200).run()
     assert not at.exception and not at.error
     expected = bootstrap_log_disparity(apply_design(frame, design), factors, max_level=level,
-                                       cluster="template", n_boot=200)
+                                       cluster="template", n_resamples=200)
     from analysis.subgroups import distinct_subgroups
 
     expected = distinct_subgroups(expected)  # the page lists identical subgroups once

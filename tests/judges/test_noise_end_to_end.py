@@ -57,7 +57,7 @@ def test_results_table_carries_the_samples_the_noise_analysis_reads(judged_resul
     # row never does. mean mode: a resampled mean of [1, 2, 3] is below 3 unless all three
     # draws are 3 (p = 26/27).
     for mode, p in (("single", 2 / 3), ("mean", 26 / 27)):
-        dev = replicate_deviations(results, replicates=4000, mode=mode, seed=1)
+        dev = replicate_deviations(results, n_resamples=4000, mode=mode, seed=1)
         assert dev[:, ~low].max() == 0
         share = dev[:, low].mean()
         se = np.sqrt(p * (1 - p) / dev[:, low].size)
