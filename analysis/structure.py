@@ -743,6 +743,17 @@ def infer_prompt_unit(table: pd.DataFrame, factors: Sequence[str]) -> tuple[list
         structure.prompt_unit_reason
 
 
+def inferred_cluster(table: pd.DataFrame, *, outcome: str | None = None
+                     ) -> tuple[str | None, str]:
+    """The cluster of ``table`` as the suggested design has it (:func:`suggest_design
+    <analysis.design.suggest_design>`: the Data page without a design file) and its
+    one-line reason; the CLI uses it when no design file is given."""
+    from analysis.design import SUGGEST_MAX_VALUES
+
+    structure = infer_structure(table, outcome=outcome, max_values=SUGGEST_MAX_VALUES)
+    return structure.cluster, structure.cluster_reason
+
+
 def cluster_note(table: pd.DataFrame, cluster: str | None) -> str | None:
     """What is assumed when a declared cluster cannot cluster, or None when it can.
 

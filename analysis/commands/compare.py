@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, split_list
     from analysis.compare import MODEL_A, MODEL_B, compare
     from analysis.errors import AnalysisError, PairingError
 
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> None:
                 "test": args.test, "adjust": args.adjust, "duplicates": args.duplicates,
                 "score": args.score, "n_boot": args.n_boot, "seed": args.seed,
                 "confidence": args.confidence, "alpha": args.alpha, "where": args.where,
-                "renamed": renamed,
+                "renamed": renamed, **cluster_settings(args),
                 "resampled": first.attrs["resampled"] if first is not None else None}
     pairing_info = {"unit": pairing.unit, "unit_source": pairing.unit_source,
                     "outcome": pairing.outcome, "cluster": pairing.cluster,

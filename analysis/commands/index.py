@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.errors import AnalysisError
     from analysis.index import Dimension, bias_index
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> None:
         from analysis.commands._bootstrap_options import bootstrap_settings
 
         settings = bootstrap_settings(args, design)
-        payload["bootstrap"] = {"settings": settings,
+        payload["bootstrap"] = {"settings": settings, **cluster_settings(load_args),
                                 "intervals": bootstrap_index(results, design, **settings,
                                                              **options)}
     emit(args, payload, index.totals)

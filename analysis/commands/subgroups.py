@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table, exclude_rows
-    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> None:
                 "min_expected": args.min_expected, "where": args.where,
                 "exclude": args.exclude, "renamed": renamed, **counts,
                 "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
+                **cluster_settings(args),
                 "reference_df": full.attrs.get("reference_df"), "uncertainty": uncertainty,
                 "notes": notes,
                 "n_subgroups": len(full), "n_distinct": len(table)}
