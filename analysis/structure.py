@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.clusters import cluster_note  # noqa: F401  (re-exported: one judge, clusters.py)
 from analysis.errors import AnalysisError
 
 FACTOR = "factor"
@@ -752,25 +753,3 @@ def inferred_cluster(table: pd.DataFrame, *, outcome: str | None = None
 
     structure = infer_structure(table, outcome=outcome, max_values=SUGGEST_MAX_VALUES)
     return structure.cluster, structure.cluster_reason
-
-
-def cluster_note(table: pd.DataFrame, cluster: str | None) -> str | None:
-    """What is assumed when a declared cluster cannot cluster, or None when it can.
-
-    A cluster column that is missing, constant (one cluster: nothing to compare), or
-    with a single row per value (every row its own cluster: independent rows) is not
-    used; the note says so.
-    """
-    if not cluster:
-        return None
-    if cluster not in table.columns:
-        return (f"The cluster column {cluster!r} is not in the table: rows are treated as "
-                "independent.")
-    n = int(table[cluster].nunique(dropna=False))
-    if n <= 1:
-        return (f"The cluster column {cluster!r} takes a single value: one cluster cannot "
-                "be compared with another, so rows are treated as independent.")
-    if n == len(table):
-        return (f"The cluster column {cluster!r} has a different value on every row: each "
-                "row is its own cluster, the same as independent rows.")
-    return None
