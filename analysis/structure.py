@@ -31,15 +31,15 @@ occurs only with ``stigma = no stigma``) are what the planner uses to leave out
 combinations that the benchmark's build rules out.
 
 Speed: every test works on the integer codes of the columns (pandas ``factorize``),
-one sort per pair of columns tested; tables above :data:`MAX_EXACT_ROWS` rows are
-inferred on a seeded random sample of that many rows (the structure says so).
+one scatter per pair of columns tested; tables above :data:`MAX_EXACT_ROWS` rows are
+inferred on every row of a seeded random sample of whole items (the structure says so).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -390,20 +390,26 @@ def infer_structure(
     AnalysisError
         ``table`` is not a DataFrame with rows and columns.
     """
-    from analysis.design import check_frame, guess_kind, outcome_meaning
+    from analysis.design import check_frame
 
     check_frame(table, "infer_structure")
-    notes: list[str] = []
-    n_total = len(table)
-    if n_total > MAX_EXACT_ROWS:
-        table = table.sample(MAX_EXACT_ROWS, random_state=0)
-        notes.append(f"Inferred on a random sample of {MAX_EXACT_ROWS:,} of the {n_total:,} "
-                     "rows (a dependency seen in the sample may fail in a few other rows).")
-    declared = [f for f in (factors or ()) if f in table.columns]
-    outcomes = [outcome] if isinstance(outcome, str) else list(outcome or ())
-    models = set(model_columns)
+    options = {"declared": [f for f in (factors or ()) if f in table.columns],
+               "outcomes": [outcome] if isinstance(outcome, str) else list(outcome or ()),
+               "models": set(model_columns), "max_values": max_values}
     cols = {str(c): _column(str(c), table[c]) for c in table.columns}
-    n_rows = len(table)
+    if len(table) > MAX_EXACT_ROWS:
+        return _on_sample(cols, len(table), options)
+    return _infer(cols, **options)
+
+
+def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Sequence[str],
+           models: set[str], max_values: int) -> Structure:
+    """:func:`infer_structure` on the columns' codes (every row of ``cols``)."""
+    from analysis.design import guess_kind, outcome_meaning
+
+    notes: list[str] = []
+    n_rows = len(next(iter(cols.values())).codes)
+    n_total = n_rows
     role: dict[str, tuple[str, str]] = {}
     kinds: dict[str, str] = {}
 
@@ -555,6 +561,57 @@ def infer_structure(
                      factor_kinds=dict(kinds))
 
 
+def _on_sample(cols: Mapping[str, _Col], n_total: int, options: Mapping[str, Any]
+               ) -> Structure:
+    """:func:`infer_structure` of a table above :data:`MAX_EXACT_ROWS` rows, on every row
+    of a seeded random sample of whole items (``cols``: every row's codes).
+
+    A first pass on a row sample of a quarter of that size finds the item id; then items
+    are drawn in a random order until their rows fill :data:`MAX_EXACT_ROWS`, and the
+    structure is inferred on all their rows: a column crossed with the items, a nesting
+    or an alias is then judged on complete items, exactly as on the whole table
+    restricted to them. Without an item id, a row sample (nothing is crossed with an item
+    then; whole templates are not drawn: with few templates, a sample of them could no
+    longer show a template fixing another column). Only the codes are sampled, never the
+    table's rows (taking 2,000,000 rows of long texts costs more than the inference).
+    """
+    rng = np.random.default_rng(0)
+    probe = np.sort(rng.choice(n_total, max(MAX_EXACT_ROWS // 4, 1), replace=False))
+    first = _infer({n: _rows_of(c, probe) for n, c in cols.items()}, **options)
+    if first.item_id is None:
+        keep = np.sort(rng.choice(n_total, MAX_EXACT_ROWS, replace=False))
+        note = (f"Inferred on a random sample of {MAX_EXACT_ROWS:,} of the {n_total:,} rows "
+                "(no item id to sample whole items by: a dependency seen in the sample may "
+                "fail in a few other rows).")
+    else:
+        item = cols[first.item_id]
+        order = rng.permutation(item.n)
+        filled = np.cumsum(np.bincount(item.codes, minlength=item.n)[order])
+        chosen = np.zeros(item.n, dtype=bool)
+        chosen[order[:max(int(np.searchsorted(filled, MAX_EXACT_ROWS, side="right")), 1)]] = True
+        keep = np.flatnonzero(chosen[item.codes])
+        note = (f"Inferred on all {len(keep):,} rows of a random sample of "
+                f"{int(chosen.sum()):,} of the {item.n:,} items (`{first.item_id}`) of the "
+                f"{n_total:,} rows: dependencies are judged on whole items, but one seen "
+                "in the sample may fail in items outside it.")
+    found = _infer({n: _rows_of(c, keep) for n, c in cols.items()}, **options)
+    return replace(found, notes=(note, *found.notes), n_rows=n_total,
+                   n_prompts=round(found.n_prompts * n_total / len(keep)))
+
+
+def _rows_of(col: _Col, rows: np.ndarray) -> _Col:
+    """``col`` restricted to ``rows``: codes renumbered over the values present (in the
+    order of the column's values), the text statistics of the whole column kept."""
+    codes = col.codes[rows]
+    present = np.zeros(col.n, dtype=bool)
+    present[codes] = True
+    if present.all():
+        return replace(col, codes=codes)
+    renumber = np.cumsum(present, dtype=np.int64) - 1
+    return replace(col, codes=renumber[codes].astype(col.codes.dtype),
+                   n=int(present.sum()), uniques=col.uniques[present])
+
+
 def _labelled(col: _Col) -> tuple[np.ndarray, list[str]]:
     """A column's codes with the labels :func:`analysis.design.factor_values` gives its
     values (read from the distinct values only; values that read alike are merged)."""
@@ -698,10 +755,15 @@ def _aliases(coded: Mapping[str, tuple[np.ndarray, list[str]]],
     n = len(next(iter(coded.values()))[0]) if coded else 0
     if n and float(np.prod(sizes, dtype=float)) < 2.0 ** 62:
         key = np.ravel_multi_index([c for c, _ in coded.values()], sizes)
-        cells, inverse = np.unique(key, return_inverse=True)
-        weights = np.bincount(inverse.ravel(), minlength=len(cells)) if counts is None else \
-            np.bincount(inverse.ravel(), weights=np.asarray(counts, dtype=np.int64),
-                        minlength=len(cells)).astype(np.int64)
+        rows = None if counts is None else np.asarray(counts, dtype=np.int64)
+        if float(np.prod(sizes, dtype=float)) <= DENSE_CELLS:  # a count per cell
+            weights = np.bincount(key, weights=rows, minlength=int(np.prod(sizes)))
+            cells = np.flatnonzero(weights)
+            weights = weights[cells].astype(np.int64)
+        else:
+            cells, inverse = np.unique(key, return_inverse=True)
+            weights = np.bincount(inverse.ravel(), weights=rows,
+                                  minlength=len(cells)).astype(np.int64)
         combos = np.unravel_index(cells, sizes)
         coded = {f: (combos[i].astype(np.int64), coded[f][1]) for i, f in enumerate(factors)}
     else:
