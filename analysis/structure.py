@@ -233,8 +233,8 @@ _PREFIX_ROWS = 1 << 16
 
 class _Relations:
     """Which value pairs of two columns occur, on their integer codes (0..n-1), cached
-    per pair: ``fixes`` (each value of ``a`` goes with one value of ``b``: one scatter
-    and one gather, no sort), ``nunique`` (distinct ``b`` per ``a`` value) and
+    per pair: ``fixes`` (each value of ``a`` goes with one value of ``b``: every row's
+    ``b`` equals that of the first row of its ``a``, one gather, no sort), ``nunique`` (distinct ``b`` per ``a`` value) and
     ``crossed_share`` (share of ``a``'s values that show every value of ``b``)."""
 
     def __init__(self, cols: Mapping[str, _Col], names: Iterable[str]) -> None:
@@ -243,6 +243,7 @@ class _Relations:
         self._fixes: dict[tuple[str, str], bool] = {}
         self._counts: dict[tuple[str, str], np.ndarray] = {}
         self._group_rows: dict[str, np.ndarray] = {}
+        self._first: dict[str, np.ndarray] = {}
 
     def __contains__(self, name: object) -> bool:
         return name in self.codes
@@ -252,18 +253,22 @@ class _Relations:
             ca, cb = self.codes[a], self.codes[b]
             if (a, b) in self._counts:
                 fixed = bool((self.nunique(a, b) <= 1).all())
-            else:
-                last = np.empty(self.sizes[a], dtype=cb.dtype)
-                fixed = True
-                for rows in (slice(0, _PREFIX_ROWS), slice(None)):  # most fail early
-                    last[ca[rows]] = cb[rows]  # the last b of each a: every row agrees?
-                    if not np.array_equal(last[ca[rows]], cb[rows]):
-                        fixed = False
-                        break
-                    if len(ca) <= _PREFIX_ROWS:
-                        break
+            else:  # every row has the b of the first row of its a (a gather, no sort)
+                first = self.first_rows(a)
+                head = slice(0, _PREFIX_ROWS)  # a broken dependency is usually seen early
+                fixed = bool(np.array_equal(cb[first[head]], cb[head])) and (
+                    len(ca) <= _PREFIX_ROWS or bool(np.array_equal(cb[first], cb)))
             self._fixes[(a, b)] = fixed
         return self._fixes[(a, b)]
+
+    def first_rows(self, a: str) -> np.ndarray:
+        """For every row, the first row with the same value of ``a``."""
+        if a not in self._first:
+            ca = self.codes[a]
+            first = np.empty(self.sizes[a], dtype=np.intp)
+            first[ca[::-1]] = np.arange(len(ca) - 1, -1, -1, dtype=np.intp)
+            self._first[a] = first[ca]
+        return self._first[a]
 
     def nunique(self, a: str, b: str) -> np.ndarray:
         """Distinct values of ``b`` within each value of ``a`` (every value of ``a``
