@@ -234,8 +234,9 @@ _PREFIX_ROWS = 1 << 16
 class _Relations:
     """Which value pairs of two columns occur, on their integer codes (0..n-1), cached
     per pair: ``fixes`` (each value of ``a`` goes with one value of ``b``: every row's
-    ``b`` equals that of the first row of its ``a``, one gather, no sort), ``nunique`` (distinct ``b`` per ``a`` value) and
-    ``crossed_share`` (share of ``a``'s values that show every value of ``b``)."""
+    ``b`` equals that of the first row of its ``a``, one gather, no sort), ``nunique``
+    (distinct ``b`` per ``a`` value) and ``crossed_share`` (share of ``a``'s values that
+    show every value of ``b``)."""
 
     def __init__(self, cols: Mapping[str, _Col], names: Iterable[str]) -> None:
         self.codes = {n: cols[n].codes for n in names}
