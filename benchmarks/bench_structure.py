@@ -15,11 +15,12 @@ on the sample (item id, template, prompt unit). Above ``MAX_EXACT_ROWS`` (2,000,
 ``--copies 60``: 2,152,080 rows) the inference reads every row of a sample of whole
 items, and the baseline still factorizes every row.
 
-Measured on the shared 2-core development machine (load average about 5): 28 copies,
-factorize 0.53 s, infer_structure 1.0 s, ratio 1.9 (it was 11 s, ratio 4.3, before the
-pair tests used scatters and dense tables instead of sorts); 60 copies (sampled whole
-items), factorize 1.2 s, infer_structure 3.3 s, ratio 2.8 (a first pass on 500,000 rows
-finds the item id, then 2,000,000 rows of whole items are read).
+Measured on the shared 2-core development machine (load average about 10, so the
+seconds are inflated; the ratio is what to compare): 28 copies, factorize 1.67 s,
+infer_structure 2.77 s, ratio 1.7 (it was ratio 4.3 before the pair tests became gathers
+and dense tables instead of sorts); 60 copies (whole items sampled), factorize 3.72 s,
+infer_structure 8.72 s, ratio 2.3 (every row is factorized, then a first pass on 500,000
+rows finds the item id and the inference reads the 2,000,000 rows of whole items).
 """
 
 from __future__ import annotations
