@@ -150,3 +150,28 @@ def test_cli_and_suggested_design_agree_on_the_cluster(path):
                                       if design.outcome else None)
     assert column == design.cluster and column in ("template_id", "template")
     assert f"cluster: {reason}" in design.inferred["reasons"]
+
+
+def test_the_subgroups_page_without_a_design_agrees_with_the_cli(capsys):
+    """The Subgroups page on the BBQ sample uploaded without its design (the Data page's
+    suggested design) shows the CLI's cluster-robust numbers for the same factors."""
+    from tests.app.apptools import page_test
+
+    frame = load_results(BBQ)
+    suggested = suggest_design(frame)  # what the Data page sets on an upload (ui/data.py)
+    assert suggested.outcome.column == "biased_answer"
+    at = page_test("subgroups.py", frame=frame, design=suggested,
+                   name="bbq_unifiedqa.csv.gz").run()
+    assert not at.exception and not at.error
+    at.multiselect(key="subgroups_factors").set_value(["category", "context_condition"]).run()
+    assert not at.exception and not at.error
+    assert at.toggle(key="subgroups_clustered").value is True
+    page = at.dataframe[0].value
+    assert set(page["test"].dropna()) == {"cluster t"}
+    out = run_json(capsys, "subgroups", BBQ, "--outcome", "biased_answer", "--factors",
+                   "category,context_condition")
+    cli = pd.DataFrame(out["subgroups"])
+    assert out["settings"]["cluster_inferred"] == "template_id"
+    assert len(cli) == len(page)
+    np.testing.assert_allclose(np.sort(cli["p_value"]), np.sort(page["p_value"]), rtol=1e-9)
+    np.testing.assert_allclose(np.sort(cli["ci_low"]), np.sort(page["ci_low"]), rtol=1e-9)
