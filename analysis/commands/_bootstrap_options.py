@@ -14,9 +14,10 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, n_boot: int) -> No
     which = g.add_mutually_exclusive_group()
     which.add_argument("--cluster", metavar="COL",
                        help="resample whole clusters (template, prompt id, seed); default: "
-                            "the design's cluster")
+                            "the design's cluster (without --design, the inferred one)")
     which.add_argument("--no-cluster", action="store_true",
-                       help="resample rows independently even when the design names a cluster")
+                       help="resample rows independently even when the design names a "
+                            "cluster or one is inferred")
     from analysis import cli as cli_types
 
     g.add_argument("--n-boot", type=cli_types.POSITIVE_INT, default=n_boot,

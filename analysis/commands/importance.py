@@ -47,10 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--cluster", metavar="COL",
                        help="rows sharing COL (template, prompt id, seed) are correlated: "
                             "cluster-robust std_err, z, p-values and CIs (default: the "
-                            "design's cluster, if any)")
+                            "design's cluster; without --design, the one inferred from "
+                            "the table, if any)")
     which.add_argument("--no-cluster", action="store_true",
                        help="independent rows: plain standard errors even when the design "
-                            "names a cluster (labelled so in the output)")
+                            "names a cluster or one is inferred (labelled so in the output)")
     p.add_argument("--small-sample", choices=("cr2", "cr1", "none"), default="cr2",
                    dest="small_sample",
                    help="with a cluster: cr2 (default: bias-reduced covariance, t with G-1 "

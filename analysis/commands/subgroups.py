@@ -1,6 +1,7 @@
 """``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
 
-With a cluster (``--cluster COL`` or the design's; ``--no-cluster`` for independent rows)
+With a cluster (``--cluster COL``, the design's, or without ``--design`` the one inferred
+from the table: ``analysis.cli.infer_cluster``; ``--no-cluster`` for independent rows)
 the CI and p-value of each subgroup are cluster-robust (t with G - 1 df).
 ``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
 intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
