@@ -238,6 +238,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
 
         unit, args.unit_reason = infer_prompt_unit(frame, design.names)
         design = design.with_prompt_unit(unit)
+    design = infer_cluster(args, frame, design)
     if renamed:
         print(f"note: {rename_note(renamed)}", file=sys.stderr)
     results = apply_design(frame, design)
@@ -246,6 +247,68 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     results = filter_rows(results, where)
     warm_up_export(args)  # the input is good: start the export browser while we compute
     return results, design
+
+
+#: Subcommands whose numbers use the design's cluster whatever the options (the others
+#: that take ``--no-cluster`` use it for ``--ci bootstrap`` only).
+CLUSTER_COMMANDS = ("subgroups", "importance", "compare")
+
+
+def uses_cluster(args: argparse.Namespace) -> bool:
+    """Whether the command would use a design's cluster with these options: it takes
+    ``--no-cluster`` and either always clusters (:data:`CLUSTER_COMMANDS`) or resamples
+    (``--ci bootstrap``)."""
+    return hasattr(args, "no_cluster") and (
+        getattr(args, "command", None) in CLUSTER_COMMANDS
+        or getattr(args, "ci", None) == "bootstrap")
+
+
+def infers_cluster(args: argparse.Namespace) -> bool:
+    """Whether :func:`infer_cluster` reads the cluster from the table: no ``--design``,
+    ``--cluster`` or ``--no-cluster``, and a command that uses a cluster."""
+    return not (getattr(args, "design", None) or getattr(args, "no_cluster", False)
+                or getattr(args, "cluster", None)) and uses_cluster(args)
+
+
+def infer_cluster(args: argparse.Namespace, frame, design,  # noqa: ANN001, ANN201
+                  factors: Sequence[str] | None = None):
+    """Without a design file, the cluster the table's structure implies, as on the Data
+    page (:func:`analysis.structure.inferred_cluster`; ``docs/structure.md``).
+
+    Sets ``args.cluster_inferred`` (the column, or None) and ``args.cluster_reason``, and
+    prints a note on stderr saying which column and how to turn it off. Nothing is
+    inferred with ``--design``, ``--cluster COL``, ``--no-cluster``, or for a command
+    that would not use a cluster; an inferred cluster that is one of the ``factors``
+    (default: the design's) is not used (its values get their own parameters; a note
+    says so). With ``--engine duckdb`` / ``spark``, ``frame`` is the engine's sample.
+    """
+    args.cluster_inferred, args.cluster_reason = None, None
+    if not infers_cluster(args):
+        return design
+    from analysis.structure import inferred_cluster
+
+    outcome = design.outcome.column if design.outcome is not None else None
+    column, reason = inferred_cluster(frame, outcome=outcome)
+    if column is None:
+        return design
+    if column in (design.names if factors is None else factors):
+        print(f"note: the table's structure makes {column!r} the cluster ({reason}), but it "
+              "is a factor of this analysis: it is not used as the cluster (rows are "
+              "treated as independent given the factors).", file=sys.stderr)
+        return design
+    args.cluster_inferred, args.cluster_reason = column, reason
+    print(f"note: no design file: rows are clustered by {column!r}, inferred from the "
+          f"table ({reason}); standard errors, p-values and bootstraps account for it. "
+          "--no-cluster treats rows as independent; --cluster COL names another column.",
+          file=sys.stderr)
+    return design.with_cluster(column)
+
+
+def cluster_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``cluster_inferred`` (the column inferred without a design file, or None) and its
+    ``cluster_reason``, for the ``settings`` of a command's JSON."""
+    return {"cluster_inferred": getattr(args, "cluster_inferred", None),
+            "cluster_reason": getattr(args, "cluster_reason", None)}
 
 
 def counts_prompts(args: argparse.Namespace) -> bool:

@@ -121,9 +121,21 @@ def resolve_cluster(data: pd.DataFrame, cluster: str | None, *, declared: bool,
             "nothing to cluster over, rows are treated as independent",))
     if (counts <= 1).all():
         return ClusterChoice(None, 0, (
-            f"every value of the cluster column {cluster!r} marks a single row, so clusters "
-            "are rows: rows are treated as independent (the plain standard errors)",))
+            f"every value of the cluster column {cluster!r} marks a single row: each row is "
+            "its own cluster, the same as independent rows (the plain standard errors)",))
     return ClusterChoice(cluster, g)
+
+
+def cluster_note(table: pd.DataFrame, cluster: str | None) -> str | None:
+    """The design check's warning when the design's cluster cannot cluster, or None.
+
+    The same judgement and words as :func:`resolve_cluster` for a declared cluster (one
+    place decides): missing, a single value, or one row per value; as a sentence.
+    """
+    if not cluster:
+        return None
+    notes = resolve_cluster(table, cluster, declared=True).notes
+    return notes[0][:1].upper() + notes[0][1:] + "." if notes else None
 
 
 def reference_df(small_sample: SmallSample, g: int) -> int | None:

@@ -954,15 +954,12 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
                 "warning", f"Factor {f.name!r}: declared values never seen in the data "
                            f"(empty cells): {', '.join(repr(v) for v in unseen[:8])}"
                            f"{' ...' if len(unseen) > 8 else ''}."))
-    if design.cluster is not None and design.cluster not in frame.columns:
-        # the analyses then treat rows as independent and say so (analysis/clusters.py)
-        problems.append(Problem("warning", f"Cluster column {design.cluster!r} is not in "
-                                           "the table: rows are treated as independent "
-                                           "(no cluster-robust uncertainty)."))
-    elif design.cluster is not None:
-        from analysis.structure import cluster_note
+    if design.cluster is not None:
+        from analysis.clusters import cluster_note
 
-        note = cluster_note(frame, design.cluster)  # constant, or one row per cluster
+        # missing, constant, or one row per cluster: the analyses then treat rows as
+        # independent and say so in the same words (analysis.clusters.resolve_cluster)
+        note = cluster_note(frame, design.cluster)
         if note:
             problems.append(Problem("warning", note))
     absent_unit = [c for c in design.prompt_unit if c not in frame.columns]

@@ -31,20 +31,21 @@ occurs only with ``stigma = no stigma``) are what the planner uses to leave out
 combinations that the benchmark's build rules out.
 
 Speed: every test works on the integer codes of the columns (pandas ``factorize``),
-one sort per pair of columns tested; tables above :data:`MAX_EXACT_ROWS` rows are
-inferred on a seeded random sample of that many rows (the structure says so).
+one scatter per pair of columns tested; tables above :data:`MAX_EXACT_ROWS` rows are
+inferred on every row of a seeded random sample of whole items (the structure says so).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from analysis.clusters import cluster_note  # noqa: F401  (re-exported: one judge, clusters.py)
 from analysis.errors import AnalysisError
 
 FACTOR = "factor"
@@ -214,35 +215,92 @@ def _column(name: str, s: pd.Series) -> _Col:
         kind = "text"
     binary = kind == "bool" or (kind == "int" and len(present) > 0
                                 and set(present.astype(float)) <= {0.0, 1.0})
-    col = _Col(name, np.asarray(codes, dtype=np.int64), len(uniques), kind, binary,
-               uniques=uniques)
+    col = _Col(name, np.asarray(codes, dtype=np.int32 if len(uniques) < 2 ** 31
+                                else np.int64), len(uniques), kind, binary, uniques=uniques)
     if kind == "text" and len(present):
-        head = present.astype(str).head(2000)  # the distinct values, not the rows
+        head = present.head(2000).astype(str)  # the distinct values, not the rows
         col.mean_chars = float(head.str.len().mean())
         col.mean_words = float(head.str.split().str.len().mean())
     return col
 
 
-def _groups_nunique(key: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """Number of distinct ``other`` codes within each ``key`` code (codes 0..K-1)."""
-    # a sort and a neighbour comparison: several times faster than numpy's hash-based
-    # unique or pandas' on a million int64 codes
-    pairs = np.sort(key * (int(other.max(initial=0)) + 1) + other)
-    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))] if len(pairs) else pairs
-    size = int(key.max(initial=-1)) + 1
-    return np.bincount(pairs // (int(other.max(initial=0)) + 1), minlength=size)
+#: Pair tests whose table of (key, other) value pairs has at most this many cells mark
+#: the pairs seen in a boolean table (one scatter); larger ones sort the pair codes.
+DENSE_CELLS = 1 << 24
+#: Rows a pair test reads first: a dependency already broken there is decided.
+_PREFIX_ROWS = 1 << 16
 
 
-def _fixes(a: np.ndarray, b: np.ndarray) -> bool:
-    counts = _groups_nunique(a, b)
-    return bool((counts[counts > 0] == 1).all())
+class _Relations:
+    """Which value pairs of two columns occur, on their integer codes (0..n-1), cached
+    per pair: ``fixes`` (each value of ``a`` goes with one value of ``b``: every row's
+    ``b`` equals that of the first row of its ``a``, one gather, no sort), ``nunique``
+    (distinct ``b`` per ``a`` value) and ``crossed_share`` (share of ``a``'s values that
+    show every value of ``b``)."""
 
+    def __init__(self, cols: Mapping[str, _Col], names: Iterable[str]) -> None:
+        self.codes = {n: cols[n].codes for n in names}
+        self.sizes = {n: cols[n].n for n in self.codes}
+        self._fixes: dict[tuple[str, str], bool] = {}
+        self._counts: dict[tuple[str, str], np.ndarray] = {}
+        self._group_rows: dict[str, np.ndarray] = {}
+        self._first: dict[str, np.ndarray] = {}
 
-def _crossed_share(a: np.ndarray, b: np.ndarray, n_b: int) -> float:
-    """Share of ``a``'s groups that show every value of ``b``."""
-    counts = _groups_nunique(a, b)
-    counts = counts[counts > 0]
-    return float((counts == n_b).mean()) if len(counts) else 0.0
+    def __contains__(self, name: object) -> bool:
+        return name in self.codes
+
+    def fixes(self, a: str, b: str) -> bool:
+        if (a, b) not in self._fixes:
+            ca, cb = self.codes[a], self.codes[b]
+            if (a, b) in self._counts:
+                fixed = bool((self.nunique(a, b) <= 1).all())
+            else:  # every row has the b of the first row of its a (a gather, no sort)
+                first = self.first_rows(a)
+                head = slice(0, _PREFIX_ROWS)  # a broken dependency is usually seen early
+                fixed = bool(np.array_equal(cb[first[head]], cb[head])) and (
+                    len(ca) <= _PREFIX_ROWS or bool(np.array_equal(cb[first], cb)))
+            self._fixes[(a, b)] = fixed
+        return self._fixes[(a, b)]
+
+    def first_rows(self, a: str) -> np.ndarray:
+        """For every row, the first row with the same value of ``a``."""
+        if a not in self._first:
+            ca = self.codes[a]
+            first = np.empty(self.sizes[a], dtype=np.intp)
+            first[ca[::-1]] = np.arange(len(ca) - 1, -1, -1, dtype=np.intp)
+            self._first[a] = first[ca]
+        return self._first[a]
+
+    def nunique(self, a: str, b: str) -> np.ndarray:
+        """Distinct values of ``b`` within each value of ``a`` (every value of ``a``
+        occurs: the codes are the table's)."""
+        if (a, b) not in self._counts:
+            ca, cb = self.codes[a], self.codes[b]
+            na, nb = self.sizes[a], self.sizes[b]
+            pairs = ca.astype(np.int64) * nb + cb
+            if na * nb <= DENSE_CELLS:
+                seen = np.zeros(na * nb, dtype=bool)
+                seen[pairs] = True
+                counts = np.count_nonzero(seen.reshape(na, nb), axis=1)
+            else:  # a sort and a neighbour comparison
+                pairs.sort()
+                first = np.concatenate(([True], pairs[1:] != pairs[:-1]))
+                counts = np.bincount(pairs[first] // nb, minlength=na)
+            self._counts[(a, b)] = counts
+        return self._counts[(a, b)]
+
+    def crossed_share(self, a: str, b: str, *, at_least: float | None = None) -> float:
+        """Share of ``a``'s values showing every value of ``b``. With ``at_least``, a
+        share known from the group sizes to be below it is returned as that bound (a
+        value of ``a`` with fewer rows than ``b`` has values cannot show them all)."""
+        nb = self.sizes[b]
+        if at_least is not None:
+            if a not in self._group_rows:
+                self._group_rows[a] = np.bincount(self.codes[a], minlength=self.sizes[a])
+            bound = float((self._group_rows[a] >= nb).mean())
+            if bound < at_least:
+                return bound
+        return float((self.nunique(a, b) == nb).mean())
 
 
 def _words_of(name: str) -> list[str]:
@@ -338,20 +396,26 @@ def infer_structure(
     AnalysisError
         ``table`` is not a DataFrame with rows and columns.
     """
-    from analysis.design import check_frame, guess_kind, outcome_meaning
+    from analysis.design import check_frame
 
     check_frame(table, "infer_structure")
-    notes: list[str] = []
-    n_total = len(table)
-    if n_total > MAX_EXACT_ROWS:
-        table = table.sample(MAX_EXACT_ROWS, random_state=0)
-        notes.append(f"Inferred on a random sample of {MAX_EXACT_ROWS:,} of the {n_total:,} "
-                     "rows (a dependency seen in the sample may fail in a few other rows).")
-    declared = [f for f in (factors or ()) if f in table.columns]
-    outcomes = [outcome] if isinstance(outcome, str) else list(outcome or ())
-    models = set(model_columns)
+    options = {"declared": [f for f in (factors or ()) if f in table.columns],
+               "outcomes": [outcome] if isinstance(outcome, str) else list(outcome or ()),
+               "models": set(model_columns), "max_values": max_values}
     cols = {str(c): _column(str(c), table[c]) for c in table.columns}
-    n_rows = len(table)
+    if len(table) > MAX_EXACT_ROWS:
+        return _on_sample(cols, len(table), options)
+    return _infer(cols, **options)
+
+
+def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Sequence[str],
+           models: set[str], max_values: int) -> Structure:
+    """:func:`infer_structure` on the columns' codes (every row of ``cols``)."""
+    from analysis.design import guess_kind, outcome_meaning
+
+    notes: list[str] = []
+    n_rows = len(next(iter(cols.values())).codes)
+    n_total = n_rows
     role: dict[str, tuple[str, str]] = {}
     kinds: dict[str, str] = {}
 
@@ -395,8 +459,8 @@ def infer_structure(
     keys = [n for n in keys if cols[n].n > 1]
     # every test below depends only on which value pairs occur, so it runs on the codes
     # of all rows (deduplicating first costs more than it saves on real tables)
-    dcodes = {n: cols[n].codes for n in keys}
-    item_id, id_reason, equivalents = _find_id(keys, cols, dcodes, role, models, n_rows)
+    rel = _Relations(cols, keys)
+    item_id, id_reason, equivalents = _find_id(keys, cols, rel, role, models, n_rows)
     within: list[str] = []
     if item_id is not None:
         setrole(item_id, ITEM_ID, id_reason)
@@ -406,13 +470,12 @@ def infer_structure(
         unique_rows = [n for n in keys if cols[n].n == n_rows and n not in role]
         for n in unique_rows:
             setrole(n, ROW_ID, "one value per row: identifies responses, not items")
-        ident = dcodes[item_id]
         for n in keys:
             if n in role and role[n][0] not in (ITEM_TEXT, ANSWER_KEY):
                 continue
-            if _fixes(ident, dcodes[n]):
+            if rel.fixes(item_id, n):
                 continue
-            share = _crossed_share(ident, dcodes[n], cols[n].n)
+            share = rel.crossed_share(item_id, n)
             if n in role:  # text or key varying within an item: what the model said
                 setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` -> a "
                                      "response, not an item field")
@@ -431,7 +494,7 @@ def infer_structure(
                                      "values) -> a response")
     n_items = int(cols[item_id].n) if item_id else n_rows
     # 4. the template: groups several items and fixes other item-level columns
-    cluster, cluster_reason = _find_template(keys, cols, dcodes, role, n_items, n_rows,
+    cluster, cluster_reason = _find_template(keys, cols, rel, role, n_items, n_rows,
                                              item_id)
     if cluster is not None:
         setrole(cluster, TEMPLATE, cluster_reason)
@@ -459,8 +522,8 @@ def infer_structure(
                 role[name] = (FACTOR, "model column")
             else:
                 role[name] = (FACTOR, f"{c.n} values" + (
-                    f", fixed by `{item_id}`" if item_id and name in dcodes
-                    and _fixes(dcodes[item_id], dcodes[name]) else ""))
+                    f", fixed by `{item_id}`" if item_id and name in rel
+                    and rel.fixes(item_id, name) else ""))
         if role[name][0] == FACTOR and name not in kinds:
             kinds[name] = "model" if name in models else guess_kind(name)
     # 6. prompt unit
@@ -477,7 +540,7 @@ def infer_structure(
         if not unit:
             notes.append("No column describes the prompts: each row is counted as one "
                          "prompt.")
-    n_prompts = _n_distinct([cols[n].codes for n in unit], n_rows)
+    n_prompts = _n_distinct([cols[n] for n in unit], n_rows)
     models_in = [n for n in cols if kinds.get(n) == "model" and role[n][0] == FACTOR
                  and cols[n].n > 1]
     why += f" -> {n_prompts:,} prompts in {n_rows:,} rows"
@@ -491,7 +554,8 @@ def infer_structure(
     columns = tuple(ColumnRole(n, role[n][0], cols[n].n, role[n][1],
                                kinds.get(n) if role[n][0] == FACTOR else None) for n in cols)
     factor_names = [c.column for c in columns if c.role == FACTOR and c.n_values > 1]
-    aliases = value_aliases(table, factor_names) if factor_names else ()
+    aliases = _aliases({n: _labelled(cols[n]) for n in factor_names}, None,
+                       MIN_ALIAS_ROWS) if factor_names else ()
     if len(cols) == 1 or all(c.role in (ROW_ID, ITEM_TEXT, CONSTANT, SCORE) for c in columns):
         notes.append("No structure could be inferred (no factor, id or template): each row "
                      "is taken as one independent prompt.")
@@ -503,13 +567,88 @@ def infer_structure(
                      factor_kinds=dict(kinds))
 
 
-def _n_distinct(codes: list[np.ndarray], n_rows: int) -> int:
-    if not codes:
+def _on_sample(cols: Mapping[str, _Col], n_total: int, options: Mapping[str, Any]
+               ) -> Structure:
+    """:func:`infer_structure` of a table above :data:`MAX_EXACT_ROWS` rows, on every row
+    of a seeded random sample of whole items (``cols``: every row's codes).
+
+    A first pass on a row sample of a quarter of that size finds the item id; then items
+    are drawn in a random order until their rows fill :data:`MAX_EXACT_ROWS`, and the
+    structure is inferred on all their rows: a column crossed with the items, a nesting
+    or an alias is then judged on complete items, exactly as on the whole table
+    restricted to them. Without an item id, a row sample (nothing is crossed with an item
+    then; whole templates are not drawn: with few templates, a sample of them could no
+    longer show a template fixing another column). Only the codes are sampled, never the
+    table's rows (taking 2,000,000 rows of long texts costs more than the inference).
+    """
+    rng = np.random.default_rng(0)
+    probe = np.sort(rng.choice(n_total, max(MAX_EXACT_ROWS // 4, 1), replace=False))
+    first = _infer({n: _rows_of(c, probe) for n, c in cols.items()}, **options)
+    if first.item_id is None:
+        keep = np.sort(rng.choice(n_total, MAX_EXACT_ROWS, replace=False))
+        note = (f"Inferred on a random sample of {MAX_EXACT_ROWS:,} of the {n_total:,} rows "
+                "(no item id to sample whole items by: a dependency seen in the sample may "
+                "fail in a few other rows).")
+    else:
+        item = cols[first.item_id]
+        order = rng.permutation(item.n)
+        filled = np.cumsum(np.bincount(item.codes, minlength=item.n)[order])
+        chosen = np.zeros(item.n, dtype=bool)
+        chosen[order[:max(int(np.searchsorted(filled, MAX_EXACT_ROWS, side="right")), 1)]] = True
+        keep = np.flatnonzero(chosen[item.codes])
+        note = (f"Inferred on all {len(keep):,} rows of a random sample of "
+                f"{int(chosen.sum()):,} of the {item.n:,} items (`{first.item_id}`) of the "
+                f"{n_total:,} rows: dependencies are judged on whole items, but one seen "
+                "in the sample may fail in items outside it.")
+    found = _infer({n: _rows_of(c, keep) for n, c in cols.items()}, **options)
+    return replace(found, notes=(note, *found.notes), n_rows=n_total,
+                   n_prompts=round(found.n_prompts * n_total / len(keep)))
+
+
+def _rows_of(col: _Col, rows: np.ndarray) -> _Col:
+    """``col`` restricted to ``rows``: codes renumbered over the values present (in the
+    order of the column's values), the text statistics of the whole column kept."""
+    codes = col.codes[rows]
+    present = np.zeros(col.n, dtype=bool)
+    present[codes] = True
+    if present.all():
+        return replace(col, codes=codes)
+    renumber = np.cumsum(present, dtype=np.int64) - 1
+    return replace(col, codes=renumber[codes].astype(col.codes.dtype),
+                   n=int(present.sum()), uniques=col.uniques[present])
+
+
+def _labelled(col: _Col) -> tuple[np.ndarray, list[str]]:
+    """A column's codes with the labels :func:`analysis.design.factor_values` gives its
+    values (read from the distinct values only; values that read alike are merged)."""
+    from analysis.design import factor_values
+
+    remap, labels = factor_values(pd.Series(col.uniques, dtype=object))
+    remap = remap.to_numpy(dtype=np.int64)
+    if np.array_equal(remap, np.arange(len(remap))):
+        return col.codes, labels
+    return remap[col.codes], labels
+
+
+def _n_distinct(columns: list[_Col], n_rows: int) -> int:
+    """Distinct combinations of ``columns`` among the rows (all rows without columns)."""
+    if not columns:
         return n_rows
-    return int(len(pd.DataFrame(dict(enumerate(codes))).drop_duplicates()))
+    sizes = [max(c.n, 1) for c in columns]
+    cells = float(np.prod(sizes, dtype=float))
+    if cells >= 2.0 ** 62:
+        return int(len(pd.DataFrame({i: c.codes for i, c in enumerate(columns)})
+                       .drop_duplicates()))
+    key = np.ravel_multi_index([c.codes for c in columns], sizes)
+    if cells <= DENSE_CELLS:
+        seen = np.zeros(int(cells), dtype=bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen))
+    key.sort()
+    return int(np.count_nonzero(key[1:] != key[:-1])) + 1 if len(key) else 0
 
 
-def _find_id(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.ndarray],
+def _find_id(keys: list[str], cols: Mapping[str, _Col], rel: _Relations,
              role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int
              ) -> tuple[str | None, str, list[str]]:
     """The item id among ``keys`` (see the module docstring), its reason, its equivalents.
@@ -529,12 +668,10 @@ def _find_id(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.
         for k in keys:
             if k == n:
                 continue
-            counts = _groups_nunique(dcodes[n], dcodes[k])
-            counts = counts[counts > 0]
-            if (counts == 1).all():
+            if rel.fixes(n, k):
                 fixed.append(k)
-            elif MIN_ID_VALUES <= cols[k].n < c.n and (
-                    counts == cols[k].n).mean() >= CROSSED_SHARE:
+            elif MIN_ID_VALUES <= cols[k].n < c.n and rel.crossed_share(
+                    n, k, at_least=CROSSED_SHARE) >= CROSSED_SHARE:
                 crossed = True
                 break
         if not crossed and fixed:
@@ -543,7 +680,7 @@ def _find_id(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.
     if found is None:
         return None, "", []
     n, fixed = found
-    equivalents = [k for k in fixed if cols[k].n == cols[n].n and _fixes(dcodes[k], dcodes[n])]
+    equivalents = [k for k in fixed if cols[k].n == cols[n].n and rel.fixes(k, n)]
     shown = [k for k in fixed if k not in equivalents]
     rows_each = n_rows / cols[n].n
     reason = (f"{cols[n].n:,} values, ~{rows_each:,.1f} rows each, each fixes "
@@ -551,7 +688,7 @@ def _find_id(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.
     return n, reason, equivalents
 
 
-def _find_template(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[str, np.ndarray],
+def _find_template(keys: list[str], cols: Mapping[str, _Col], rel: _Relations,
                    role: Mapping[str, tuple[str, str]], n_items: int, n_rows: int,
                    item_id: str | None) -> tuple[str | None, str]:
     """The template (cluster): groups >= 2 items per value and fixes other item columns."""
@@ -565,7 +702,7 @@ def _find_template(keys: list[str], cols: Mapping[str, _Col], dcodes: Mapping[st
         coded = all(any(ch.isdigit() for ch in str(v)) for v in pd.Series(c.uniques).dropna())
         if not (named or coded):  # a grouping of words fixing another (stigma -> cluster)
             continue              # is a nested factor, not a template
-        fixed = [k for k in plain if k != n and cols[k].n < c.n and _fixes(dcodes[n], dcodes[k])]
+        fixed = [k for k in plain if k != n and cols[k].n < c.n and rel.fixes(n, k)]
         if fixed:
             candidates.append(((named, c.n), n, fixed))
     if not candidates:
@@ -608,12 +745,36 @@ def value_aliases(table: pd.DataFrame, factors: Sequence[str], *,
     missing = [f for f in factors if f not in table.columns]
     if missing:
         raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
-    weights = np.ones(len(table), dtype=np.int64) if counts is None else \
-        np.asarray(counts, dtype=np.int64)
     coded = {}
     for f in factors:
         c, values = factor_values(table[f])
         coded[f] = (c.to_numpy(dtype=np.int64), values)
+    return _aliases(coded, counts, min_rows)
+
+
+def _aliases(coded: Mapping[str, tuple[np.ndarray, list[str]]],
+             counts: Sequence[int] | np.ndarray | None, min_rows: int) -> list[Alias]:
+    """:func:`value_aliases` on the factors' codes and values (rows first summed into
+    the distinct combinations: one sort, then every pair on the few cells)."""
+    factors = list(coded)
+    sizes = [max(len(v), 1) for _, v in coded.values()]
+    n = len(next(iter(coded.values()))[0]) if coded else 0
+    if n and float(np.prod(sizes, dtype=float)) < 2.0 ** 62:
+        key = np.ravel_multi_index([c for c, _ in coded.values()], sizes)
+        rows = None if counts is None else np.asarray(counts, dtype=np.int64)
+        if float(np.prod(sizes, dtype=float)) <= DENSE_CELLS:  # a count per cell
+            weights = np.bincount(key, weights=rows, minlength=int(np.prod(sizes)))
+            cells = np.flatnonzero(weights)
+            weights = weights[cells].astype(np.int64)
+        else:
+            cells, inverse = np.unique(key, return_inverse=True)
+            weights = np.bincount(inverse.ravel(), weights=rows,
+                                  minlength=len(cells)).astype(np.int64)
+        combos = np.unravel_index(cells, sizes)
+        coded = {f: (combos[i].astype(np.int64), coded[f][1]) for i, f in enumerate(factors)}
+    else:
+        weights = np.ones(n, dtype=np.int64) if counts is None else \
+            np.asarray(counts, dtype=np.int64)
     out = []
     for a in factors:
         ca, va = coded[a]
@@ -743,23 +904,12 @@ def infer_prompt_unit(table: pd.DataFrame, factors: Sequence[str]) -> tuple[list
         structure.prompt_unit_reason
 
 
-def cluster_note(table: pd.DataFrame, cluster: str | None) -> str | None:
-    """What is assumed when a declared cluster cannot cluster, or None when it can.
+def inferred_cluster(table: pd.DataFrame, *, outcome: str | None = None
+                     ) -> tuple[str | None, str]:
+    """The cluster of ``table`` as the suggested design has it (:func:`suggest_design
+    <analysis.design.suggest_design>`: the Data page without a design file) and its
+    one-line reason; the CLI uses it when no design file is given."""
+    from analysis.design import SUGGEST_MAX_VALUES
 
-    A cluster column that is missing, constant (one cluster: nothing to compare), or
-    with a single row per value (every row its own cluster: independent rows) is not
-    used; the note says so.
-    """
-    if not cluster:
-        return None
-    if cluster not in table.columns:
-        return (f"The cluster column {cluster!r} is not in the table: rows are treated as "
-                "independent.")
-    n = int(table[cluster].nunique(dropna=False))
-    if n <= 1:
-        return (f"The cluster column {cluster!r} takes a single value: one cluster cannot "
-                "be compared with another, so rows are treated as independent.")
-    if n == len(table):
-        return (f"The cluster column {cluster!r} has a different value on every row: each "
-                "row is its own cluster, the same as independent rows.")
-    return None
+    structure = infer_structure(table, outcome=outcome, max_values=SUGGEST_MAX_VALUES)
+    return structure.cluster, structure.cluster_reason

@@ -56,10 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
                    help="keep only rows with this value (repeatable; VALUE may be a,b)")
     g = p.add_argument_group("intervals")
-    g.add_argument("--cluster", help="cluster column (default: the design's); pairs in one "
-                                     "cluster are resampled together")
+    g.add_argument("--cluster", help="cluster column (default: the design's, or the one "
+                                     "inferred without --design); pairs in one cluster are "
+                                     "resampled together")
     g.add_argument("--no-cluster", action="store_true",
-                   help="treat prompt units as independent even if the design names a cluster")
+                   help="treat prompt units as independent even if the design names a "
+                        "cluster or one is inferred")
     g.add_argument("--n-boot", type=cli_types.int_at_least(20), default=DEFAULT_N_BOOT,
                    help=f"bootstrap replicates per subgroup table (default {DEFAULT_N_BOOT})")
     g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -76,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, split_list
     from analysis.compare import MODEL_A, MODEL_B, compare
     from analysis.errors import AnalysisError, PairingError
 
@@ -126,7 +128,7 @@ def run(args: argparse.Namespace) -> None:
                 "test": args.test, "adjust": args.adjust, "duplicates": args.duplicates,
                 "score": args.score, "n_boot": args.n_boot, "seed": args.seed,
                 "confidence": args.confidence, "alpha": args.alpha, "where": args.where,
-                "renamed": renamed,
+                "renamed": renamed, **cluster_settings(args),
                 "resampled": first.attrs["resampled"] if first is not None else None}
     pairing_info = {"unit": pairing.unit, "unit_source": pairing.unit_source,
                     "outcome": pairing.outcome, "cluster": pairing.cluster,

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table
-    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.errors import AnalysisError
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> None:
         boot = bootstrap_ecdf(results, factors, by=args.by, level=opts.level,
                               ideal=opts.ideal, confidence=opts.confidence,
                               **opts.bootstrap_kwargs(cluster))
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, cluster), "intervals": boot}
+        payload["bootstrap"] = {"settings": bootstrap_json(opts, cluster), "intervals": boot,
+                                **cluster_settings(load_args)}
     emit(args, payload, rates)  # --out writes the subgroup rates; --json prints the payload
     if not args.json:
         print("\nSubgroup rates per curve:")

@@ -52,7 +52,7 @@ def _hint(fix) -> str:
 def run(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import (
         CI_HIGH,
         CI_LOW,
@@ -121,7 +121,8 @@ def run(args: argparse.Namespace) -> None:
         settings.update({"where": args.where, "exclude": args.exclude,
                          "uncertainty": uncertainty_label(fit, design),
                          "on_separation": args.on_separation,
-                         "n_missing_outcome": counts.get("n_missing_outcome", 0)})
+                         "n_missing_outcome": counts.get("n_missing_outcome", 0),
+                         **cluster_settings(args)})
         payload = {"terms": terms, "tests": fit.factor_tests, "notes": list(fit.notes),
                    "settings": settings}
         if noise is not None:

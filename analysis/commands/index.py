@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from dataclasses import replace
 
-    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.index import bias_index
     from analysis.options.index import IndexOptions
 
@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> None:
 
         cluster = bootstrap_cluster(opts, design)
         payload["bootstrap"] = {"settings": bootstrap_json(opts, cluster),
+                                **cluster_settings(load_args),
                                 "intervals": bootstrap_index(
                                     results, design, confidence=opts.confidence,
                                     **opts.bootstrap_kwargs(cluster), **options)}

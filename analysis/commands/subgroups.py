@@ -1,6 +1,7 @@
 """``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
 
-With a cluster (``--cluster COL`` or the design's; ``--no-cluster`` for independent rows)
+With a cluster (``--cluster COL``, the design's, or without ``--design`` the one inferred
+from the table: ``analysis.cli.infer_cluster``; ``--no-cluster`` for independent rows)
 the CI and p-value of each subgroup are cluster-robust (t with G - 1 df).
 ``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
 intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
@@ -44,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table, exclude_rows
-    from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace) -> None:
                 "min_expected": opts.min_expected, "where": args.where,
                 "exclude": args.exclude, "renamed": renamed, **counts,
                 "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
+                **cluster_settings(args),
                 "reference_df": full.attrs.get("reference_df"), "uncertainty": uncertainty,
                 "notes": notes,
                 "n_subgroups": len(full), "n_distinct": len(table)}

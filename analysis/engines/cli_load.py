@@ -81,7 +81,7 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
 
     Returns None when ``--engine auto`` picks pandas (a small single file).
     """
-    from analysis.cli import counts_prompts, note_decimal_commas
+    from analysis.cli import counts_prompts, infer_cluster, infers_cluster, note_decimal_commas
 
     engine = resolve_engine(args.file, getattr(args, "engine", "auto"))
     if engine == "pandas":
@@ -93,6 +93,12 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
     table = open_table(args.file, engine, sep=getattr(args, "sep", None),
                        encoding=getattr(args, "encoding", "utf-8") or "utf-8")
     note_decimal_commas(table.decimal_comma_columns)
+    sample = None
+    if infers_cluster(args):  # no design file: the cluster read as `describe` reads it
+        from analysis.engines.describe import ENGINE_SAMPLE_ROWS
+
+        sample = table.query(f"SELECT * FROM {{table}} LIMIT {ENGINE_SAMPLE_ROWS}")
+    design = infer_cluster(args, sample, design, factors)
     # the cluster column (named, or the design's) stays a key: robust SEs and bootstraps
     cluster = None if getattr(args, "no_cluster", False) else (
         getattr(args, "cluster", None) or design.cluster)
@@ -139,7 +145,7 @@ def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, r
     frame.attrs["source_name"] = table.name
     if not design.factors:
         design = Design(factors=tuple(make_factor(frame, f) for f in factors),
-                        outcome=design.outcome)
+                        outcome=design.outcome, cluster=design.cluster)
     for name, ref in references.items():
         design = design.with_reference(name, ref)
     return filter_rows(apply_design(frame, design), where), design

@@ -240,7 +240,7 @@ class Options:
                                    help=spec.help)
                 which.add_argument(f"--no-{flag}", action="store_true",
                                    help="independent rows: no cluster even when the design "
-                                        "names one (labelled so in the output)")
+                                        "names one or one is inferred (labelled so in the output)")
             elif spec.negate:
                 where.add_argument(f"--{spec.negate}", dest=name, action="store_false",
                                    help=spec.help)

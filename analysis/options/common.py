@@ -47,7 +47,8 @@ class ClusterOptions(Options):
 
     cluster: str | None = option(
         FROM_DESIGN, "rows sharing COL (template, prompt id, seed) are correlated: "
-        "cluster-robust std_err, z, p-values and CIs (default: the design's cluster, if any)",
+        "cluster-robust std_err, z, p-values and CIs (default: the design's cluster; without "
+        "--design, the one inferred from the table, if any)",
         cluster=True, label="Cluster (rows sharing it are correlated)")
     small_sample: str = option(
         "cr2", "with a cluster: cr2 (default: bias-reduced covariance, t with G-1 df; keeps "
@@ -104,7 +105,8 @@ class BootstrapOptions(Options):
                      label="Compute bootstrap percentile intervals (seeded)")
     cluster: str | None = option(
         FROM_DESIGN, "resample whole clusters (template, prompt id, seed); default: the "
-        "design's cluster", cluster=True, group=_BOOT, label="Resample whole clusters of")
+        "design's cluster (without --design, the inferred one)", cluster=True, group=_BOOT,
+        label="Resample whole clusters of")
     n_resamples: int = n_resamples_option(1000)
     # one seed for every random step of the command (bootstrap; ecdf's KS splits; noise)
     seed: int = option(0, "random seed (default %(default)s)", type=NON_NEGATIVE_INT,

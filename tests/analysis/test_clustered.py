@@ -71,8 +71,8 @@ def test_cluster_column_missing_from_table_is_named(ssqa):
     results, design = ssqa
     warnings = check_design(design.with_cluster("prompt_id"), results)
     assert [w for w in warnings if "prompt_id" in w] == [
-        "Cluster column 'prompt_id' is not in the table: rows are treated as independent "
-        "(no cluster-robust uncertainty)."]
+        "The design's cluster column 'prompt_id' is not in the table: rows are treated as "
+        "independent (standard errors and p-values assume no clustering)."]
     applied = apply_design(results.drop(columns="deviation"), design.with_cluster("prompt_id"))
     fit = factor_importance(applied, design.with_cluster("prompt_id"), factors=F,
                             exclude=NO_BASE)

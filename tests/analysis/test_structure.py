@@ -172,11 +172,25 @@ def test_no_structure_one_column_all_unique():
 
 
 def test_declared_cluster_missing_constant_or_one_row_each():
+    """One judge (analysis.clusters.resolve_cluster): the design check's sentence is the
+    note the analyses print, word for word."""
+    from analysis.clusters import resolve_cluster
+
     frame = pd.DataFrame({"t": ["a"] * 6, "r": range(6), "g": [1, 1, 2, 2, 3, 3]})
-    assert "not in the table" in cluster_note(frame, "nope")
-    assert "single value" in cluster_note(frame, "t")
-    assert "different value on every row" in cluster_note(frame, "r")
+    assert cluster_note(frame, "nope") == (
+        "The design's cluster column 'nope' is not in the table: rows are treated as "
+        "independent (standard errors and p-values assume no clustering).")
+    assert cluster_note(frame, "t") == (
+        "The cluster column 't' has the single value 'a' in the rows analysed: there is "
+        "nothing to cluster over, rows are treated as independent.")
+    assert cluster_note(frame, "r") == (
+        "Every value of the cluster column 'r' marks a single row: each row is its own "
+        "cluster, the same as independent rows (the plain standard errors).")
     assert cluster_note(frame, "g") is None and cluster_note(frame, None) is None
+    for c in ("nope", "t", "r"):
+        note = resolve_cluster(frame, c, declared=True).notes[0]
+        assert cluster_note(frame, c) == note[0].upper() + note[1:] + "."
+    assert resolve_cluster(frame, "g", declared=True).column == "g"
 
 
 def test_not_a_table():
@@ -275,10 +289,10 @@ def test_a_declared_cluster_that_cannot_cluster_is_a_design_warning():
                           "y": [0, 1] * 5})
     base = Design(factors=(make_factor(frame, "g"),))
     assert check_design(base.with_cluster("t"), frame) == [
-        "The cluster column 't' takes a single value: one cluster cannot be compared with "
-        "another, so rows are treated as independent."]
-    assert "different value on every row" in check_design(base.with_cluster("r"), frame)[0]
+        "The cluster column 't' has the single value 'x' in the rows analysed: there is "
+        "nothing to cluster over, rows are treated as independent."]
+    assert "each row is its own cluster" in check_design(base.with_cluster("r"), frame)[0]
     # a missing one too: the analyses treat rows as independent and say so (clusters.py)
     assert check_design(base.with_cluster("nope"), frame) == [
-        "Cluster column 'nope' is not in the table: rows are treated as independent "
-        "(no cluster-robust uncertainty)."]
+        "The design's cluster column 'nope' is not in the table: rows are treated as "
+        "independent (standard errors and p-values assume no clustering)."]

@@ -142,10 +142,10 @@ def test_embedding_rows_become_similarity_rows():
     assert results["metric"].tolist() == ["similarity", "similarity"]
     assert results["deviation"].tolist() == [0.0, 1.0]
     # one similarity row per pair: the pair cluster holds one row each, and the design
-    # check says that rows are then treated as independent (analysis.structure.cluster_note)
+    # check says that rows are then treated as independent (analysis.clusters.cluster_note)
     assert check_design(design, results) == [
-        "The cluster column 'pair_id' has a different value on every row: each row is its "
-        "own cluster, the same as independent rows."]
+        "Every value of the cluster column 'pair_id' marks a single row: each row is its "
+        "own cluster, the same as independent rows (the plain standard errors)."]
 
 
 def test_judged_file_survives_a_csv_round_trip(tmp_path):
