@@ -142,7 +142,7 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
         raise AnalysisError("The design has no outcome (how a row counts as a deviation): "
                             "give a design with an outcome.")
     subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
-    if not _is_cell_table(data) and "deviation" not in data.columns:
+    if not _is_cell_table(data):  # factor order, references and deviation from the design
         data = apply_design(data, the_design)
     return data, the_design, subset
 
