@@ -66,9 +66,10 @@ from analysis.columns import (
     VARIANCE,
     N,
 )
-from analysis.design import Design, factor_values
+from analysis.design import Design
 from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
+from analysis.values import factor_codes
 
 Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
                     "quantile_range"]
@@ -107,8 +108,6 @@ DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
 DIXON_RANGES: dict[str, tuple[int, int]] = {"r10": (3, 7), "r11": (8, 10), "r21": (11, 13),
                                             "r22": (14, 25)}
 GROUP_SEPARATOR = " / "
-#: Column names of generated data that say where it comes from.
-ORIGIN_COLUMNS = ("data_origin", "origin", "source")
 
 # Two-tailed critical values of Dixon's ratios for normal samples, at alpha = 0.10, 0.05,
 # 0.01 (confidence 90 / 95 / 99 %): reject the suspect value when its ratio exceeds the
@@ -180,14 +179,6 @@ class _Groups:
         return self.table[GROUP].tolist()
 
 
-def _factor_codes(results: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
-    s = results[column]
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
-    codes, values = factor_values(s)
-    return codes.to_numpy(dtype=np.int64), values
-
-
 def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: str | None
             ) -> _Groups:
     by = [by] if isinstance(by, str) else list(by)
@@ -205,7 +196,7 @@ def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: st
     if not keep.any():
         raise AnalysisError(f"The feature {feature!r} is missing in every row"
                             f"{' (after subtracting the baseline)' if baseline else ''}.")
-    all_codes, all_values = zip(*(_factor_codes(results, b) for b in by), strict=True)
+    all_codes, all_values = zip(*(factor_codes(results[b]) for b in by), strict=True)
     key = np.zeros(len(results), dtype=np.int64)
     for c, v in zip(all_codes, all_values, strict=True):
         key = key * max(len(v), 1) + c
@@ -1180,13 +1171,6 @@ def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
     """The first domain factor (else the first factor) as a starting grouping."""
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
     return [f for f in order if f not in exclude][:1]
-
-
-def is_simulated(results: pd.DataFrame, name: str) -> bool:
-    """Whether the table says it is simulated: in its name or an origin column."""
-    return "simulated" in name.lower() or any(
-        c in results.columns and results[c].astype(str).str.lower().eq("simulated").any()
-        for c in ORIGIN_COLUMNS)
 
 
 def headline(report: DisparityReport) -> list[tuple[str, str, str | None]]:

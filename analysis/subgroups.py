@@ -74,8 +74,8 @@ from analysis.columns import (
     TEST,
     N,
 )
-from analysis.design import factor_values
 from analysis.errors import AnalysisError
+from analysis.values import factor_codes
 
 Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
@@ -94,18 +94,6 @@ _DENSE_LIMIT = 1 << 22
 
 
 # --- counting subgroups from cells --------------------------------------------------------
-def _codes(cells: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
-    s = cells[factor]
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        codes = s.cat.codes.to_numpy(dtype=np.int64)
-        if (codes < 0).any():
-            raise AnalysisError(f"Factor {factor!r} has missing values in the cell table; "
-                                "build it with analysis.cells.cell_table.")
-        return codes, [str(c) for c in s.cat.categories]
-    codes, values = factor_values(s)
-    return codes.to_numpy(dtype=np.int64), values
-
-
 def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool = True) -> None:
     if not factors:
         raise AnalysisError("Choose at least one factor for the subgroups.")
@@ -236,7 +224,7 @@ def subgroup_counts(
         raise AnalysisError(f"Subgroup levels go from 1 to {len(factors)} (the number of "
                             f"chosen factors); got {', '.join(map(str, bad or levels))}.")
     all_factors = ([within] if within else []) + factors
-    coded = {f: _codes(cells, f) for f in all_factors}
+    coded = {f: factor_codes(cells[f]) for f in all_factors}
     weights = [cells[N].to_numpy(dtype=float), cells[DEVIATIONS].to_numpy(dtype=float),
                *(np.asarray(w, dtype=float) for w in extra)]
     sizes = [max(len(coded[f][1]), 1) for f in all_factors]
@@ -684,7 +672,7 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
         within = "__cluster_copy__"
         cells = cells.assign(**{within: cells[cluster]})
     per = subgroup_counts(cells, factors, levels=levels, within=within)
-    ccodes, labels = _codes(cells, cluster)
+    ccodes, labels = factor_codes(cells[cluster])
     order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
     canon = np.empty(max(len(labels), 1), dtype=np.int64)
     canon[order] = np.arange(len(order))

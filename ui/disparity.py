@@ -8,6 +8,7 @@ import streamlit as st
 
 from analysis import disparity as dsp
 from analysis.cells import filter_rows
+from analysis.context import is_simulated
 from analysis.design import Design
 from ui.defaults import page_defaults
 from ui.widgets import md
@@ -27,7 +28,7 @@ def data_note(results: pd.DataFrame) -> None:
     from ui.data import SAMPLES
 
     name = str(st.session_state.get("results_name", ""))
-    if dsp.is_simulated(results, name):
+    if is_simulated(results):
         st.warning(f"**Simulated data** ({md(name)}): numbers below describe a simulation with "
                    "stated effects, not real model output.")
     if name in SAMPLES:
