@@ -80,15 +80,15 @@ def check_output_path(path: str | Path, *, create_parent: bool = False) -> Path:
     return path
 
 
-def _create_temp(path: Path) -> tuple[int, Path]:
+def _create_temp(path: Path, mode: int = 0o666) -> tuple[int, Path]:
     """A new temporary file ``.<name>.<random>.tmp`` beside ``path``: its descriptor and path.
 
-    ``O_EXCL`` never follows or clobbers an existing file; mode 0o666 minus the umask
-    gives the permissions an ordinary ``open()`` would give the final file.
+    ``O_EXCL`` never follows or clobbers an existing file; ``mode`` minus the umask (the
+    default 0o666: the permissions an ordinary ``open()`` would give the final file).
     """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
     except OSError as exc:
         raise OutputError(f"Cannot write {path}: {exc.strerror or exc}.") from None
 
@@ -169,7 +169,7 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, encoding: str | None = 
 
 
 def write_files(outputs: Mapping[str | Path, Callable[[Path], None]], *,
-                create_parent: bool = False) -> list[Path]:
+                create_parent: bool = False, mode: int = 0o666) -> list[Path]:
     """Write several files so that all appear together or none does.
 
     Each writer is called with a temporary path beside its target (it writes the whole
@@ -177,7 +177,9 @@ def write_files(outputs: Mapping[str | Path, Callable[[Path], None]], *,
     when every writer has succeeded are they renamed onto their targets and the folders
     ``fsync``-ed (as :func:`atomic_writer`). On any failure the temporary files are
     removed and the targets are left as they were; an exception a writer raises that is
-    not an :class:`OSError` passes through unchanged.
+    not an :class:`OSError` passes through unchanged (the :class:`OSError` behind an
+    :class:`OutputError` stays its ``__context__``). ``mode``: the files' permissions
+    before the umask (``0o600``: private files such as a session's).
 
     Returns
     -------
@@ -194,7 +196,7 @@ def write_files(outputs: Mapping[str | Path, Callable[[Path], None]], *,
     try:
         for target, writer in outputs.items():
             path = check_output_path(target, create_parent=create_parent)
-            fd, tmp = _create_temp(path)
+            fd, tmp = _create_temp(path, mode)
             os.close(fd)
             done.append((tmp, path))
             try:
