@@ -69,6 +69,11 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
+from analysis.factor_defaults import (  # noqa: F401 - their home since the split
+    default_group,
+    is_id_like,
+    numeric_columns,
+)
 from analysis.values import factor_codes
 
 Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
@@ -1116,78 +1121,3 @@ def feature_polarity(design: Design | None, column: str) -> Polarity | None:
         if vals and vals <= {"0", "0.0", "false", "no"}:
             return "favourable"
     return None
-
-
-#: Name parts that make a column read as an identifier.
-_ID_WORDS = ("id", "idx", "uuid", "guid")
-
-
-def is_id_like(series: pd.Series, name: str | None = None) -> bool:
-    """Whether a column looks like an identifier rather than a measurement.
-
-    True when its name has an id part (``id``, ``example_id``, ``exampleId``, ``uuid``,
-    ``idx``; split at ``_``, ``-``, space and camel case) or starts with ``row``
-    (``row_in_ssqa``), or when it holds integers named ``..._index`` (``question_index``)
-    or integers whose distinct values are nearly all different (at least 95 %
-    of at least 20 non-missing rows) or form a run of consecutive integers covering at
-    least half the rows. Such columns are never offered as a default feature.
-    """
-    import re
-
-    name = str(series.name if name is None else name)
-    parts = [p.casefold() for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
-    if parts and (any(p in _ID_WORDS for p in parts) or parts[0] == "row"):
-        return True
-    s = series.dropna()
-    if len(s) == 0 or pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
-        return False
-    x = s.to_numpy(dtype=float)
-    if not np.all(np.isfinite(x)) or not np.all(x == np.round(x)):
-        return False
-    if parts and parts[-1] in ("index", "number"):
-        return True
-    if len(x) < 20:
-        return False
-    distinct = np.unique(x)
-    if len(distinct) >= 0.95 * len(x):
-        return True
-    consecutive = len(distinct) == distinct[-1] - distinct[0] + 1
-    return bool(consecutive and len(distinct) >= max(20, 0.5 * len(x)))
-
-
-def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Numeric columns that are not factors (nor the derived deviation): floats first,
-    id-like columns (:func:`is_id_like`) last, so the first is a sensible default."""
-    skip = set(design.names) | {DEVIATION}
-    cols = [c for c in results.columns if c not in skip
-            and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
-                results[c]))]
-    return sorted(cols, key=lambda c: (is_id_like(results[c], c),
-                                       not pd.api.types.is_float_dtype(results[c]),
-                                       results[c].nunique() <= 2))
-
-
-def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
-    """The first domain factor (else the first factor) as a starting grouping."""
-    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    return [f for f in order if f not in exclude][:1]
-
-
-def headline(report: DisparityReport) -> list[tuple[str, str, str | None]]:
-    """``(label, value, note)`` of the impact ratio, the max Z-score and Dixon's Q."""
-    ir = report.impact_ratio
-    verdict = {True: "passes 4/5", False: "fails 4/5", None: "undefined"}[
-        report.passes_four_fifths]
-    m = report.metrics
-    z = m[(m[QUANTITY] == report.settings["statistic"]) & (m[METRIC] == "max_z")].iloc[0]
-    group = z[GROUP] if isinstance(z[GROUP], str) else ""
-    d = report.dixon
-    return [
-        ("Impact ratio (min SR / max SR)", "n/a" if np.isnan(ir) else f"{ir:.3f}", verdict),
-        (f"Max Z-score of the {report.settings['statistic']}",
-         "n/a" if np.isnan(z[VALUE]) else f"{z[VALUE]:.2f}", group or None),
-        (f"Dixon's Q ({d.variant or 'n/a'})",
-         "n/a" if np.isnan(d.statistic) else f"{d.statistic:.3f}",
-         "n/a" if d.significant is None else ("outlier: " + str(d.suspect))
-         if d.significant else "no outlier"),
-    ]
