@@ -30,7 +30,7 @@ deviation and Z-scores use ``ddof=1``, so the max Z-score of k groups can never 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -778,6 +778,29 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
         ``dixon_q`` (the Q statistic, the suspect group, and the verdict in the note).
         Columns: ``quantity``, ``metric``, ``value``, ``group``, ``note``.
     """
+    values, labels = _values_and_labels(statistics, labels)
+    known = ~np.isnan(values)
+    dropped = [lab for lab, k in zip(labels, known, strict=True) if not k]
+    v = values[known]
+    lab = [lab for lab, k in zip(labels, known, strict=True) if k]
+    _check_conventions(conventions)
+    saged = conventions == "saged"
+    if len(v) == 0:
+        return pd.DataFrame([_metric(quantity, m, math.nan, note="no group has a value")
+                             for m in ("min", "max", "min_max_ratio", "range", "mean", "std",
+                                       "max_z", "dixon_q")])
+    dq = dixon_q_test(v, alpha=alpha, labels=lab)
+    rows = [*(_metric(quantity, *r) for r in _extremes(v, lab, saged)),
+            *(_metric(quantity, *r) for r in _spread(v, lab, saged)),
+            _metric(quantity, "dixon_q", dq.statistic, dq.suspect, dq.note)]
+    if dropped:
+        rows[0][NOTE] = f"left out (no value): {', '.join(dropped)}"
+    return pd.DataFrame(rows)
+
+
+def _values_and_labels(statistics: pd.Series | Sequence[float],
+                       labels: Sequence[str] | None) -> tuple[np.ndarray, list[str]]:
+    """The values as floats and a label per value (the Series index, else 0, 1, ...)."""
     if isinstance(statistics, pd.Series):
         labels = [str(i) for i in statistics.index] if labels is None else list(labels)
         values = statistics.to_numpy(dtype=float)
@@ -786,54 +809,50 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
         labels = [str(i) for i in range(len(values))] if labels is None else list(labels)
     if len(labels) != len(values):
         raise AnalysisError("As many labels as values are needed.")
-    known = ~np.isnan(values)
-    dropped = [lab for lab, k in zip(labels, known, strict=True) if not k]
-    v = values[known]
-    lab = [lab for lab, k in zip(labels, known, strict=True) if k]
-    k = len(v)
-    rows: list[dict[str, Any]] = []
+    return values, labels
 
-    def add(metric: str, value: float, group: str | None = None, note: str = "") -> None:
-        rows.append({QUANTITY: quantity, METRIC: metric, VALUE: float(value), GROUP: group,
-                     NOTE: note})
 
-    _check_conventions(conventions)
-    saged = conventions == "saged"
-    if k == 0:
-        for m in ("min", "max", "min_max_ratio", "range", "mean", "std", "max_z", "dixon_q"):
-            add(m, math.nan, note="no group has a value")
-        return pd.DataFrame(rows)
+def _metric(quantity: str, metric: str, value: float, group: str | None = None,
+            note: str = "") -> dict[str, Any]:
+    """One row of :func:`disparity_metrics`."""
+    return {QUANTITY: quantity, METRIC: metric, VALUE: float(value), GROUP: group, NOTE: note}
+
+
+_Row = tuple[str, float, str | None, str]
+
+
+def _extremes(v: np.ndarray, lab: list[str], saged: bool) -> list[_Row]:
+    """``min``, ``max`` (with their groups), ``min_max_ratio`` and ``range``."""
     i_min, i_max = int(np.argmin(v)), int(np.argmax(v))
-    add("min", v[i_min], lab[i_min])
-    add("max", v[i_max], lab[i_max])
     if (v > 0).all() or (saged and v[i_max] != 0):
-        add("min_max_ratio", v[i_min] / v[i_max],
-            note="" if (v > 0).all() else "SAGED's min / max with values <= 0")
+        ratio = (v[i_min] / v[i_max], "" if (v > 0).all()
+                 else "SAGED's min / max with values <= 0")
     else:
-        add("min_max_ratio", math.nan,
-            note="defined only when every value is positive (here some are <= 0); "
-                 "read the range instead")
-    add("range", v[i_max] - v[i_min])
-    add("mean", float(np.mean(v)))
+        ratio = (math.nan, "defined only when every value is positive (here some are <= 0); "
+                           "read the range instead")
+    return [("min", v[i_min], lab[i_min], ""), ("max", v[i_max], lab[i_max], ""),
+            ("min_max_ratio", ratio[0], None, ratio[1]), ("range", v[i_max] - v[i_min], None, "")]
+
+
+def _spread(v: np.ndarray, lab: list[str], saged: bool) -> list[_Row]:
+    """``mean``, ``std`` (ddof 1) and ``max_z`` (ours, or SAGED's signed ddof-0 z)."""
+    k = len(v)
     sd = float(np.std(v, ddof=1)) if k > 1 else math.nan
-    add("std", sd, note="" if k > 1 else "needs two groups")
+    rows: list[_Row] = [("mean", float(np.mean(v)), None, ""),
+                        ("std", sd, None, "" if k > 1 else "needs two groups")]
     if saged and k > 1 and float(np.std(v)) > 0:
         z = (v - v.mean()) / float(np.std(v))
         iz = int(np.argmax(z))
-        add("max_z", z[iz], lab[iz], note=f"SAGED: largest signed z, ddof 0; at most "
-                                          f"sqrt(k-1) = {math.sqrt(k - 1):.3f} for k = {k}")
+        rows.append(("max_z", z[iz], lab[iz], f"SAGED: largest signed z, ddof 0; at most "
+                                              f"sqrt(k-1) = {math.sqrt(k - 1):.3f} for k = {k}"))
     elif k > 1 and sd > 0 and not saged:
         z = np.abs(v - v.mean()) / sd
         iz = int(np.argmax(z))
-        add("max_z", z[iz], lab[iz], note=f"at most (k-1)/sqrt(k) = {(k - 1) / math.sqrt(k):.3f} "
-                                          f"for k = {k} groups")
+        rows.append(("max_z", z[iz], lab[iz], f"at most (k-1)/sqrt(k) = "
+                                              f"{(k - 1) / math.sqrt(k):.3f} for k = {k} groups"))
     else:
-        add("max_z", math.nan, note="needs two groups with different values")
-    dq = dixon_q_test(v, alpha=alpha, labels=lab)
-    add("dixon_q", dq.statistic, dq.suspect, dq.note)
-    if dropped:
-        rows[0][NOTE] = f"left out (no value): {', '.join(dropped)}"
-    return pd.DataFrame(rows)
+        rows.append(("max_z", math.nan, None, "needs two groups with different values"))
+    return rows
 
 
 # --- permutation tests ---------------------------------------------------------------------
@@ -890,53 +909,18 @@ def permutation_test(
         ``n_permutations`` (shuffles used for this group) and ``stopped_early``. Groups
         whose statistic is undefined (e.g. variance of one row) get NaN.
     """
-    _check_statistic(statistic)
-    if compare not in COMPARES:
-        raise AnalysisError(f"Unknown comparison {compare!r}: use one of {', '.join(COMPARES)}.")
-    if alternative not in ALTERNATIVES:
-        raise AnalysisError(f"Unknown alternative {alternative!r}: use one of "
-                            f"{', '.join(ALTERNATIVES)}.")
-    if int(n_permutations) < 1:
-        raise AnalysisError("At least one permutation is needed.")
-    if adaptive and not 0 < float(alpha) < 1:
-        raise AnalysisError(f"alpha must be between 0 and 1, got {alpha}.")
-    m = int(n_permutations)
+    m = _check_permutation_options(statistic, compare, alternative, n_permutations,
+                                   adaptive, alpha)
     quantiles = _check_quantiles(quantiles)
     g = _groups(results, feature, by, baseline)
     if g.k < 2:
         raise AnalysisError("A permutation test needs at least two groups with values.")
     st = _Stats(g.x, g.k, quantiles)
-    labels = st.sorted_labels(g.codes)
-    rest = compare == "rest"
-
-    def own_and_other(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if rest:
-            return st.of_groups(statistic, lab, rest=True)
-        return st.of_groups(statistic, lab), np.full(g.k, st.overall(statistic))
-
-    observed, other = own_and_other(labels)
+    own_and_other = _own_and_other(st, statistic, g.k, rest=compare == "rest")
+    observed, other = own_and_other(st.sorted_labels(g.codes))
     t_obs = observed - other
-    rng = np.random.default_rng(random_state)
-    tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))  # ties in float arithmetic count as ties
-    exceed = np.zeros(g.k, dtype=np.int64)
-    used = np.zeros(g.k, dtype=np.int64)
-    live = ~np.isnan(t_obs)
-    for i in range(m):
-        if not live.any():
-            break
-        own, oth = own_and_other(st.sorted_labels(rng.permutation(g.codes)))
-        t = own - oth
-        with np.errstate(invalid="ignore"):
-            if alternative == "two-sided":
-                hit = np.abs(t) >= np.abs(t_obs) - tol
-            elif alternative == "greater":
-                hit = t >= t_obs - tol
-            else:
-                hit = t <= t_obs + tol
-        exceed += hit & live
-        used += live
-        if adaptive and (i + 2) % PERMUTATION_BATCH == 0:
-            live &= ~_decided(exceed, used, float(alpha))
+    exceed, used = _shuffle_counts(g.codes, st, own_and_other, t_obs, m, alternative,
+                                   random_state, alpha if adaptive else None)
     used = np.where(np.isnan(t_obs), m, used)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (exceed + 1) / (used + 1)
@@ -952,6 +936,66 @@ def permutation_test(
     out[N_PERMUTATIONS] = used
     out[STOPPED_EARLY] = used < m
     return out
+
+
+def _check_permutation_options(statistic: str, compare: str, alternative: str,
+                               n_permutations: int, adaptive: bool, alpha: float) -> int:
+    """Refuse an unknown statistic, comparison or alternative; return the shuffle count."""
+    _check_statistic(statistic)
+    if compare not in COMPARES:
+        raise AnalysisError(f"Unknown comparison {compare!r}: use one of {', '.join(COMPARES)}.")
+    if alternative not in ALTERNATIVES:
+        raise AnalysisError(f"Unknown alternative {alternative!r}: use one of "
+                            f"{', '.join(ALTERNATIVES)}.")
+    if int(n_permutations) < 1:
+        raise AnalysisError("At least one permutation is needed.")
+    if adaptive and not 0 < float(alpha) < 1:
+        raise AnalysisError(f"alpha must be between 0 and 1, got {alpha}.")
+    return int(n_permutations)
+
+
+def _own_and_other(st: _Stats, statistic: str, k: int, *, rest: bool
+                   ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``labels -> (s(g), s(rest of g))`` per group, or ``(s(g), s(all rows))``."""
+    def own_and_other(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if rest:
+            return st.of_groups(statistic, lab, rest=True)
+        return st.of_groups(statistic, lab), np.full(k, st.overall(statistic))
+
+    return own_and_other
+
+
+def _as_extreme(t: np.ndarray, t_obs: np.ndarray, alternative: str) -> np.ndarray:
+    """Whether each shuffled ``t`` is at least as extreme as the observed one (ties in
+    float arithmetic, within 1e-12 relative, count as ties)."""
+    tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))
+    with np.errstate(invalid="ignore"):
+        if alternative == "two-sided":
+            return np.abs(t) >= np.abs(t_obs) - tol
+        if alternative == "greater":
+            return t >= t_obs - tol
+        return t <= t_obs + tol
+
+
+def _shuffle_counts(codes: np.ndarray, st: _Stats,
+                    own_and_other: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                    t_obs: np.ndarray, m: int, alternative: str, seed: int | None,
+                    stop_alpha: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Exceedances and shuffles used per group over ``m`` shuffles of ``codes``; with
+    ``stop_alpha``, a group stops once its p-value is decided against it."""
+    rng = np.random.default_rng(seed)
+    exceed = np.zeros(len(t_obs), dtype=np.int64)
+    used = np.zeros(len(t_obs), dtype=np.int64)
+    live = ~np.isnan(t_obs)
+    for i in range(m):
+        if not live.any():
+            break
+        own, oth = own_and_other(st.sorted_labels(rng.permutation(codes)))
+        exceed += _as_extreme(own - oth, t_obs, alternative) & live
+        used += live
+        if stop_alpha is not None and (i + 2) % PERMUTATION_BATCH == 0:
+            live &= ~_decided(exceed, used, float(stop_alpha))
+    return exceed, used
 
 
 def _decided(exceed: np.ndarray, used: np.ndarray, alpha: float) -> np.ndarray:
