@@ -156,19 +156,9 @@ def design_fields(data: Mapping[str, Any], factor_type: Callable[..., Any],
 
 
 def parse_design_text(text: str | bytes) -> Any:
-    """The data of YAML or JSON text (JSON is valid YAML).
-
-    The loader is safe (no Python objects), refuses YAML aliases (``*name``: nested
-    aliases expand a few hundred bytes into gigabytes) and the document size and
-    number of declared values are capped (:mod:`analysis.limits`).
-
-    Raises
-    ------
-    DesignError
-        Not UTF-8 text, not valid YAML/JSON, an alias, a malformed design.
-    LimitError
-        The text or its declared values exceed a limit.
-    """
+    """The data of design text (what :meth:`~analysis.design.Design.from_text` parses:
+    UTF-8 YAML or JSON, safely, aliases refused, size capped; :class:`DesignError` or
+    :class:`LimitError` otherwise)."""
     if not isinstance(text, (str, bytes)):
         raise DesignError(f"A design is read from YAML or JSON text, not a "
                           f"{type(text).__name__}.")

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, get_args
 
 import numpy as np
@@ -279,6 +279,20 @@ def benjamini_hochberg(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
     return out
 
 
+def _bisect(moves_lo: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Halve every open integer interval (``hi - lo > 1``) until all are closed: ``lo``
+    moves to the midpoint where ``moves_lo(mid)`` holds, else ``hi`` does."""
+    while True:
+        open_ = hi - lo > 1
+        if not open_.any():
+            return lo, hi
+        mid = (lo + hi) // 2
+        up = moves_lo(mid)
+        lo = np.where(open_ & up, mid, lo)
+        hi = np.where(open_ & ~up, mid, hi)
+
+
 def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray
                          ) -> np.ndarray:
     """Two-sided Fisher exact p-values of many 2x2 tables ``[[a, b], [c, d]]`` at once.
@@ -317,28 +331,14 @@ def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndar
     if below.any():
         sel = np.flatnonzero(below)
         lo, hi = mode[sel].copy(), hi_support[sel] + 1  # pmf(lo) > target >= pmf(hi)
-        while True:
-            open_ = hi - lo > 1
-            if not open_.any():
-                break
-            mid = (lo + hi) // 2
-            greater = pmf(mid, sel) > target[sel]
-            lo = np.where(open_ & greater, mid, lo)
-            hi = np.where(open_ & ~greater, mid, hi)
+        lo, hi = _bisect(lambda mid: pmf(mid, sel) > target[sel], lo, hi)
         result[sel] = (dist.cdf(a_[sel], m_[sel], n_[sel], k_[sel])
                        + dist.sf(lo, m_[sel], n_[sel], k_[sel]))
     above = ~at_mode & (a_ > mode)  # far tail below the mode
     if above.any():
         sel = np.flatnonzero(above)
         lo, hi = lo_support[sel] - 1, mode[sel].copy()  # pmf(lo) <= target < pmf(hi)
-        while True:
-            open_ = hi - lo > 1
-            if not open_.any():
-                break
-            mid = (lo + hi) // 2
-            greater = pmf(mid, sel) > target[sel]
-            hi = np.where(open_ & greater, mid, hi)
-            lo = np.where(open_ & ~greater, mid, lo)
+        lo, hi = _bisect(lambda mid: ~(pmf(mid, sel) > target[sel]), lo, hi)
         result[sel] = (dist.sf(a_[sel] - 1, m_[sel], n_[sel], k_[sel])
                        + dist.cdf(hi - 1, m_[sel], n_[sel], k_[sel]))
     p[live] = np.minimum(result, 1.0)
