@@ -177,16 +177,8 @@ def parse_design_text(text: str | bytes) -> Any:
 
 
 def read_design_file(path: str | Path, parse: Callable[[bytes], Any]) -> Any:
-    """``parse`` of the bytes of the design file at ``path`` (messages name the path).
-
-    Raises
-    ------
-    DesignError
-        The path is missing, a folder, a FIFO or device, not UTF-8, or not a design
-        (messages name the path).
-    LimitError
-        The file exceeds :data:`analysis.limits.MAX_DESIGN_SIZE`.
-    """
+    """``parse`` of the bytes of the design file at ``path``; every :class:`DesignError`
+    and :class:`LimitError` names the path (see :meth:`~analysis.design.Design.load`)."""
     from analysis.io import check_regular_file
 
     path = Path(path)
