@@ -677,26 +677,16 @@ def dixon_q_test(values: Sequence[float] | np.ndarray | pd.Series, *, alpha: flo
         or more than 25 values) or the ratio is undefined (all values equal).
     """
     alpha = _dixon_alpha(alpha)
-    if isinstance(values, pd.Series):
-        labels = [str(v) for v in values.index] if labels is None else list(labels)
-        values = values.to_numpy(dtype=float)
-    x = np.asarray(values, dtype=float)
-    if labels is None:
-        labels = [str(i) for i in range(len(x))]
-    if len(labels) != len(x):
-        raise AnalysisError("Dixon's Q test: as many labels as values are needed.")
+    x, labels = _values_and_labels(values, labels, what="Dixon's Q test: as")
     if np.isnan(x).any():
         raise AnalysisError("Dixon's Q test got a missing value; leave it out first.")
     n = len(x)
     if variant is not None and variant not in DIXON_VARIANTS:
         raise AnalysisError(f"Unknown Dixon ratio {variant!r}: use one of "
                             f"{', '.join(DIXON_VARIANTS)}.")
-    minimum = {"r10": 3, "r11": 4, "r21": 5, "r22": 6}
     chosen = variant or dixon_variant(n)
-    if chosen is None or n < minimum[chosen]:
-        why = ("fewer than 3 values" if n < 3 else
-               f"{n} values: the tables stop at 25 (Dixon's ratios are meant for small "
-               "samples; use the max Z-score)" if n > 25 else f"too few values for {chosen}")
+    why = _dixon_not_applicable(n, chosen)
+    if why:
         return DixonResult(n, chosen, math.nan, None, math.nan, None, alpha, None, None, "",
                            f"Dixon's Q test not applicable: {why}.")
     order = np.argsort(x, kind="stable")
@@ -720,6 +710,16 @@ def dixon_q_test(values: Sequence[float] | np.ndarray | pd.Series, *, alpha: flo
             f"{alpha:g}, two-tailed): {labels[pos]} is {verdict}.")
     return DixonResult(n, chosen, q, labels[pos], float(x[pos]), end, alpha, critical,
                        significant, DIXON_SOURCE[chosen], note)
+
+
+def _dixon_not_applicable(n: int, chosen: str | None) -> str:
+    """Why Dixon's ratio ``chosen`` cannot be read for ``n`` values ("" when it can)."""
+    minimum = {"r10": 3, "r11": 4, "r21": 5, "r22": 6}
+    if chosen is not None and n >= minimum[chosen]:
+        return ""
+    return ("fewer than 3 values" if n < 3 else
+            f"{n} values: the tables stop at 25 (Dixon's ratios are meant for small "
+            "samples; use the max Z-score)" if n > 25 else f"too few values for {chosen}")
 
 
 def simulate_dixon_critical(variant: DixonVariant, n: int, *,
@@ -798,9 +798,11 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
     return pd.DataFrame(rows)
 
 
-def _values_and_labels(statistics: pd.Series | Sequence[float],
-                       labels: Sequence[str] | None) -> tuple[np.ndarray, list[str]]:
-    """The values as floats and a label per value (the Series index, else 0, 1, ...)."""
+def _values_and_labels(statistics: pd.Series | Sequence[float] | np.ndarray,
+                       labels: Sequence[str] | None, *, what: str = "As"
+                       ) -> tuple[np.ndarray, list[str]]:
+    """The values as floats and a label per value (the Series index, else 0, 1, ...);
+    ``what`` starts the message when the counts differ."""
     if isinstance(statistics, pd.Series):
         labels = [str(i) for i in statistics.index] if labels is None else list(labels)
         values = statistics.to_numpy(dtype=float)
@@ -808,7 +810,7 @@ def _values_and_labels(statistics: pd.Series | Sequence[float],
         values = np.asarray(statistics, dtype=float)
         labels = [str(i) for i in range(len(values))] if labels is None else list(labels)
     if len(labels) != len(values):
-        raise AnalysisError("As many labels as values are needed.")
+        raise AnalysisError(f"{what} many labels as values are needed.")
     return values, labels
 
 
