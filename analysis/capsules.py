@@ -55,6 +55,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.values import factor_codes
 
 # Output columns of this module (kept here, beside analysis/columns.py's cohort columns).
 DEMOGRAPHIC = "demographic"
@@ -207,13 +208,13 @@ def capsule_distribution(results: pd.DataFrame, category: str, cohort: str, *,
 
 def _labels(s: pd.Series) -> pd.Series:
     """Category values as the labels the analysis uses (booleans true/false, 7.0 as 7)."""
-    codes, values = dm._values(s)
+    codes, values = factor_codes(s)
     return pd.Series(np.asarray(values, dtype=object)[codes], index=s.index)
 
 
 def _order(s: pd.Series) -> list[str]:
     """A factor's values in its order (declared order for categoricals)."""
-    return dm._values(s)[1]
+    return factor_codes(s)[1]
 
 
 def capsule_spread(dist: pd.DataFrame, category: str, cohort: str, *,

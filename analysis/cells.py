@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION, DEVIATIONS, N
-from analysis.design import Design, factor_values
+from analysis.design import Design
 from analysis.errors import AnalysisError
+from analysis.values import factor_codes, factor_values
 
 Where = Mapping[str, str | Sequence[str]]
 #: Every row of a cell, outcome known or not, in an engine's fine cell table.
@@ -74,14 +75,6 @@ def exclude_rows(results: pd.DataFrame, exclude: Where | None) -> pd.DataFrame:
     if len(out) == 0:
         raise AnalysisError("Every row is excluded: nothing is left to analyse.")
     return out
-
-
-def _codes(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
-    s = results[factor]
-    if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
-        return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
-    codes, values = factor_values(s)
-    return codes.to_numpy(dtype=np.int64), values
 
 
 def cell_table(
@@ -175,7 +168,7 @@ def _sum_cells(cells: pd.DataFrame, factors: list[str], with_outcome: bool) -> p
 def _group(results: pd.DataFrame, factors: list[str], weights: np.ndarray | None,
            dev: np.ndarray | None) -> pd.DataFrame:
     """Group rows (``weights`` None: each row counts 1) by the factors' codes."""
-    all_codes, all_values = zip(*(_codes(results, f) for f in factors), strict=True)
+    all_codes, all_values = zip(*(factor_codes(results[f]) for f in factors), strict=True)
     sizes = [max(len(v), 1) for v in all_values]
     if np.prod([float(s) for s in sizes]) < 2**62:
         key = np.zeros(len(results), dtype=np.int64)

@@ -17,6 +17,29 @@ CONTEXT_COLUMNS = ("workbench_dataset", "workbench_outcome", "workbench_subset",
                    "workbench_simulated")
 #: Pixels added below a figure for the stamp line.
 STAMP_HEIGHT = 28
+#: Columns that may say where the rows come from; the value ``simulated`` marks a simulation.
+ORIGIN_COLUMNS = ("data_origin", "origin", "source")
+
+
+def is_simulated(results: pd.DataFrame | None) -> bool:
+    """Whether a table's outcomes are simulated: an origin column (:data:`ORIGIN_COLUMNS`)
+    holds the value ``simulated`` (any case) in some row.
+
+    The one rule of the package (``docs/architecture.md``, Kernels): the data decides,
+    never the file name. ``my_simulated_run.csv`` holding real answers is not flagged; a
+    simulated table keeps its flag when renamed. The bundled SIMULATED sample carries
+    ``data_origin = simulated`` in every row.
+    """
+    if results is None:
+        return False
+    for column in ORIGIN_COLUMNS:
+        if column in results.columns:
+            s = results[column]
+            values = s.cat.categories if isinstance(s.dtype, pd.CategoricalDtype) \
+                else pd.unique(s.dropna())
+            if any(str(v).lower() == "simulated" for v in values):
+                return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,10 @@ from analysis.columns import (
     VALUE,
     N,
 )
-from analysis.design import Design, factor_values
+from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.options.coverage import COUNTS
+from analysis.values import factor_codes
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -200,14 +201,6 @@ def grid_values(design: Design, factors: Sequence[str], where: Where | None = No
     return out
 
 
-def _labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in
-                                                           column.cat.categories]
-    codes, labels = factor_values(column)
-    return codes.to_numpy(dtype=np.int64), labels
-
-
 def _keys(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
     big = math.prod(sizes) >= _INT64_KEYS
     key = np.zeros(len(codes[0]) if codes else 0, dtype=object if big else np.int64)
@@ -244,7 +237,7 @@ def _grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
     keep = n > 0
     codes = []
     for f, declared in zip(factors, values, strict=True):
-        raw, labels = _labels(cells[f])
+        raw, labels = factor_codes(cells[f])
         position = {v: i for i, v in enumerate(declared)}
         remap = np.array([position.get(lab, -1) for lab in labels] + [-1], dtype=np.int64)
         mapped = remap[raw]  # raw == -1 (missing) maps to the trailing -1

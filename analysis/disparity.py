@@ -30,7 +30,7 @@ deviation and Z-scores use ``ddof=1``, so the max Z-score of k groups can never 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -66,9 +66,15 @@ from analysis.columns import (
     VARIANCE,
     N,
 )
-from analysis.design import Design, factor_values
+from analysis.design import Design
 from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
+from analysis.factor_defaults import (  # noqa: F401 - their home since the split
+    default_group,
+    is_id_like,
+    numeric_columns,
+)
+from analysis.values import factor_codes
 
 Statistic = Literal["mean", "median", "variance", "std", "skewness", "kurtosis",
                     "quantile_range"]
@@ -107,8 +113,6 @@ DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
 DIXON_RANGES: dict[str, tuple[int, int]] = {"r10": (3, 7), "r11": (8, 10), "r21": (11, 13),
                                             "r22": (14, 25)}
 GROUP_SEPARATOR = " / "
-#: Column names of generated data that say where it comes from.
-ORIGIN_COLUMNS = ("data_origin", "origin", "source")
 
 # Two-tailed critical values of Dixon's ratios for normal samples, at alpha = 0.10, 0.05,
 # 0.01 (confidence 90 / 95 / 99 %): reject the suspect value when its ratio exceeds the
@@ -180,14 +184,6 @@ class _Groups:
         return self.table[GROUP].tolist()
 
 
-def _factor_codes(results: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
-    s = results[column]
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
-    codes, values = factor_values(s)
-    return codes.to_numpy(dtype=np.int64), values
-
-
 def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: str | None
             ) -> _Groups:
     by = [by] if isinstance(by, str) else list(by)
@@ -205,7 +201,7 @@ def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: st
     if not keep.any():
         raise AnalysisError(f"The feature {feature!r} is missing in every row"
                             f"{' (after subtracting the baseline)' if baseline else ''}.")
-    all_codes, all_values = zip(*(_factor_codes(results, b) for b in by), strict=True)
+    all_codes, all_values = zip(*(factor_codes(results[b]) for b in by), strict=True)
     key = np.zeros(len(results), dtype=np.int64)
     for c, v in zip(all_codes, all_values, strict=True):
         key = key * max(len(v), 1) + c
@@ -681,26 +677,16 @@ def dixon_q_test(values: Sequence[float] | np.ndarray | pd.Series, *, alpha: flo
         or more than 25 values) or the ratio is undefined (all values equal).
     """
     alpha = _dixon_alpha(alpha)
-    if isinstance(values, pd.Series):
-        labels = [str(v) for v in values.index] if labels is None else list(labels)
-        values = values.to_numpy(dtype=float)
-    x = np.asarray(values, dtype=float)
-    if labels is None:
-        labels = [str(i) for i in range(len(x))]
-    if len(labels) != len(x):
-        raise AnalysisError("Dixon's Q test: as many labels as values are needed.")
+    x, labels = _values_and_labels(values, labels, what="Dixon's Q test: as")
     if np.isnan(x).any():
         raise AnalysisError("Dixon's Q test got a missing value; leave it out first.")
     n = len(x)
     if variant is not None and variant not in DIXON_VARIANTS:
         raise AnalysisError(f"Unknown Dixon ratio {variant!r}: use one of "
                             f"{', '.join(DIXON_VARIANTS)}.")
-    minimum = {"r10": 3, "r11": 4, "r21": 5, "r22": 6}
     chosen = variant or dixon_variant(n)
-    if chosen is None or n < minimum[chosen]:
-        why = ("fewer than 3 values" if n < 3 else
-               f"{n} values: the tables stop at 25 (Dixon's ratios are meant for small "
-               "samples; use the max Z-score)" if n > 25 else f"too few values for {chosen}")
+    why = _dixon_not_applicable(n, chosen)
+    if why:
         return DixonResult(n, chosen, math.nan, None, math.nan, None, alpha, None, None, "",
                            f"Dixon's Q test not applicable: {why}.")
     order = np.argsort(x, kind="stable")
@@ -724,6 +710,16 @@ def dixon_q_test(values: Sequence[float] | np.ndarray | pd.Series, *, alpha: flo
             f"{alpha:g}, two-tailed): {labels[pos]} is {verdict}.")
     return DixonResult(n, chosen, q, labels[pos], float(x[pos]), end, alpha, critical,
                        significant, DIXON_SOURCE[chosen], note)
+
+
+def _dixon_not_applicable(n: int, chosen: str | None) -> str:
+    """Why Dixon's ratio ``chosen`` cannot be read for ``n`` values ("" when it can)."""
+    minimum = {"r10": 3, "r11": 4, "r21": 5, "r22": 6}
+    if chosen is not None and n >= minimum[chosen]:
+        return ""
+    return ("fewer than 3 values" if n < 3 else
+            f"{n} values: the tables stop at 25 (Dixon's ratios are meant for small "
+            "samples; use the max Z-score)" if n > 25 else f"too few values for {chosen}")
 
 
 def simulate_dixon_critical(variant: DixonVariant, n: int, *,
@@ -782,6 +778,31 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
         ``dixon_q`` (the Q statistic, the suspect group, and the verdict in the note).
         Columns: ``quantity``, ``metric``, ``value``, ``group``, ``note``.
     """
+    values, labels = _values_and_labels(statistics, labels)
+    known = ~np.isnan(values)
+    dropped = [lab for lab, k in zip(labels, known, strict=True) if not k]
+    v = values[known]
+    lab = [lab for lab, k in zip(labels, known, strict=True) if k]
+    _check_conventions(conventions)
+    saged = conventions == "saged"
+    if len(v) == 0:
+        return pd.DataFrame([_metric(quantity, m, math.nan, note="no group has a value")
+                             for m in ("min", "max", "min_max_ratio", "range", "mean", "std",
+                                       "max_z", "dixon_q")])
+    dq = dixon_q_test(v, alpha=alpha, labels=lab)
+    rows = [*(_metric(quantity, *r) for r in _extremes(v, lab, saged)),
+            *(_metric(quantity, *r) for r in _spread(v, lab, saged)),
+            _metric(quantity, "dixon_q", dq.statistic, dq.suspect, dq.note)]
+    if dropped:
+        rows[0][NOTE] = f"left out (no value): {', '.join(dropped)}"
+    return pd.DataFrame(rows)
+
+
+def _values_and_labels(statistics: pd.Series | Sequence[float] | np.ndarray,
+                       labels: Sequence[str] | None, *, what: str = "As"
+                       ) -> tuple[np.ndarray, list[str]]:
+    """The values as floats and a label per value (the Series index, else 0, 1, ...);
+    ``what`` starts the message when the counts differ."""
     if isinstance(statistics, pd.Series):
         labels = [str(i) for i in statistics.index] if labels is None else list(labels)
         values = statistics.to_numpy(dtype=float)
@@ -789,55 +810,51 @@ def disparity_metrics(statistics: pd.Series | Sequence[float], *,
         values = np.asarray(statistics, dtype=float)
         labels = [str(i) for i in range(len(values))] if labels is None else list(labels)
     if len(labels) != len(values):
-        raise AnalysisError("As many labels as values are needed.")
-    known = ~np.isnan(values)
-    dropped = [lab for lab, k in zip(labels, known, strict=True) if not k]
-    v = values[known]
-    lab = [lab for lab, k in zip(labels, known, strict=True) if k]
-    k = len(v)
-    rows: list[dict[str, Any]] = []
+        raise AnalysisError(f"{what} many labels as values are needed.")
+    return values, labels
 
-    def add(metric: str, value: float, group: str | None = None, note: str = "") -> None:
-        rows.append({QUANTITY: quantity, METRIC: metric, VALUE: float(value), GROUP: group,
-                     NOTE: note})
 
-    _check_conventions(conventions)
-    saged = conventions == "saged"
-    if k == 0:
-        for m in ("min", "max", "min_max_ratio", "range", "mean", "std", "max_z", "dixon_q"):
-            add(m, math.nan, note="no group has a value")
-        return pd.DataFrame(rows)
+def _metric(quantity: str, metric: str, value: float, group: str | None = None,
+            note: str = "") -> dict[str, Any]:
+    """One row of :func:`disparity_metrics`."""
+    return {QUANTITY: quantity, METRIC: metric, VALUE: float(value), GROUP: group, NOTE: note}
+
+
+_Row = tuple[str, float, str | None, str]
+
+
+def _extremes(v: np.ndarray, lab: list[str], saged: bool) -> list[_Row]:
+    """``min``, ``max`` (with their groups), ``min_max_ratio`` and ``range``."""
     i_min, i_max = int(np.argmin(v)), int(np.argmax(v))
-    add("min", v[i_min], lab[i_min])
-    add("max", v[i_max], lab[i_max])
     if (v > 0).all() or (saged and v[i_max] != 0):
-        add("min_max_ratio", v[i_min] / v[i_max],
-            note="" if (v > 0).all() else "SAGED's min / max with values <= 0")
+        ratio = (v[i_min] / v[i_max], "" if (v > 0).all()
+                 else "SAGED's min / max with values <= 0")
     else:
-        add("min_max_ratio", math.nan,
-            note="defined only when every value is positive (here some are <= 0); "
-                 "read the range instead")
-    add("range", v[i_max] - v[i_min])
-    add("mean", float(np.mean(v)))
+        ratio = (math.nan, "defined only when every value is positive (here some are <= 0); "
+                           "read the range instead")
+    return [("min", v[i_min], lab[i_min], ""), ("max", v[i_max], lab[i_max], ""),
+            ("min_max_ratio", ratio[0], None, ratio[1]), ("range", v[i_max] - v[i_min], None, "")]
+
+
+def _spread(v: np.ndarray, lab: list[str], saged: bool) -> list[_Row]:
+    """``mean``, ``std`` (ddof 1) and ``max_z`` (ours, or SAGED's signed ddof-0 z)."""
+    k = len(v)
     sd = float(np.std(v, ddof=1)) if k > 1 else math.nan
-    add("std", sd, note="" if k > 1 else "needs two groups")
+    rows: list[_Row] = [("mean", float(np.mean(v)), None, ""),
+                        ("std", sd, None, "" if k > 1 else "needs two groups")]
     if saged and k > 1 and float(np.std(v)) > 0:
         z = (v - v.mean()) / float(np.std(v))
         iz = int(np.argmax(z))
-        add("max_z", z[iz], lab[iz], note=f"SAGED: largest signed z, ddof 0; at most "
-                                          f"sqrt(k-1) = {math.sqrt(k - 1):.3f} for k = {k}")
+        rows.append(("max_z", z[iz], lab[iz], f"SAGED: largest signed z, ddof 0; at most "
+                                              f"sqrt(k-1) = {math.sqrt(k - 1):.3f} for k = {k}"))
     elif k > 1 and sd > 0 and not saged:
         z = np.abs(v - v.mean()) / sd
         iz = int(np.argmax(z))
-        add("max_z", z[iz], lab[iz], note=f"at most (k-1)/sqrt(k) = {(k - 1) / math.sqrt(k):.3f} "
-                                          f"for k = {k} groups")
+        rows.append(("max_z", z[iz], lab[iz], f"at most (k-1)/sqrt(k) = "
+                                              f"{(k - 1) / math.sqrt(k):.3f} for k = {k} groups"))
     else:
-        add("max_z", math.nan, note="needs two groups with different values")
-    dq = dixon_q_test(v, alpha=alpha, labels=lab)
-    add("dixon_q", dq.statistic, dq.suspect, dq.note)
-    if dropped:
-        rows[0][NOTE] = f"left out (no value): {', '.join(dropped)}"
-    return pd.DataFrame(rows)
+        rows.append(("max_z", math.nan, None, "needs two groups with different values"))
+    return rows
 
 
 # --- permutation tests ---------------------------------------------------------------------
@@ -894,53 +911,18 @@ def permutation_test(
         ``n_permutations`` (shuffles used for this group) and ``stopped_early``. Groups
         whose statistic is undefined (e.g. variance of one row) get NaN.
     """
-    _check_statistic(statistic)
-    if compare not in COMPARES:
-        raise AnalysisError(f"Unknown comparison {compare!r}: use one of {', '.join(COMPARES)}.")
-    if alternative not in ALTERNATIVES:
-        raise AnalysisError(f"Unknown alternative {alternative!r}: use one of "
-                            f"{', '.join(ALTERNATIVES)}.")
-    if int(n_permutations) < 1:
-        raise AnalysisError("At least one permutation is needed.")
-    if adaptive and not 0 < float(alpha) < 1:
-        raise AnalysisError(f"alpha must be between 0 and 1, got {alpha}.")
-    m = int(n_permutations)
+    m = _check_permutation_options(statistic, compare, alternative, n_permutations,
+                                   adaptive, alpha)
     quantiles = _check_quantiles(quantiles)
     g = _groups(results, feature, by, baseline)
     if g.k < 2:
         raise AnalysisError("A permutation test needs at least two groups with values.")
     st = _Stats(g.x, g.k, quantiles)
-    labels = st.sorted_labels(g.codes)
-    rest = compare == "rest"
-
-    def own_and_other(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if rest:
-            return st.of_groups(statistic, lab, rest=True)
-        return st.of_groups(statistic, lab), np.full(g.k, st.overall(statistic))
-
-    observed, other = own_and_other(labels)
+    own_and_other = _own_and_other(st, statistic, g.k, rest=compare == "rest")
+    observed, other = own_and_other(st.sorted_labels(g.codes))
     t_obs = observed - other
-    rng = np.random.default_rng(random_state)
-    tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))  # ties in float arithmetic count as ties
-    exceed = np.zeros(g.k, dtype=np.int64)
-    used = np.zeros(g.k, dtype=np.int64)
-    live = ~np.isnan(t_obs)
-    for i in range(m):
-        if not live.any():
-            break
-        own, oth = own_and_other(st.sorted_labels(rng.permutation(g.codes)))
-        t = own - oth
-        with np.errstate(invalid="ignore"):
-            if alternative == "two-sided":
-                hit = np.abs(t) >= np.abs(t_obs) - tol
-            elif alternative == "greater":
-                hit = t >= t_obs - tol
-            else:
-                hit = t <= t_obs + tol
-        exceed += hit & live
-        used += live
-        if adaptive and (i + 2) % PERMUTATION_BATCH == 0:
-            live &= ~_decided(exceed, used, float(alpha))
+    exceed, used = _shuffle_counts(g.codes, st, own_and_other, t_obs, m, alternative,
+                                   random_state, alpha if adaptive else None)
     used = np.where(np.isnan(t_obs), m, used)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (exceed + 1) / (used + 1)
@@ -956,6 +938,66 @@ def permutation_test(
     out[N_PERMUTATIONS] = used
     out[STOPPED_EARLY] = used < m
     return out
+
+
+def _check_permutation_options(statistic: str, compare: str, alternative: str,
+                               n_permutations: int, adaptive: bool, alpha: float) -> int:
+    """Refuse an unknown statistic, comparison or alternative; return the shuffle count."""
+    _check_statistic(statistic)
+    if compare not in COMPARES:
+        raise AnalysisError(f"Unknown comparison {compare!r}: use one of {', '.join(COMPARES)}.")
+    if alternative not in ALTERNATIVES:
+        raise AnalysisError(f"Unknown alternative {alternative!r}: use one of "
+                            f"{', '.join(ALTERNATIVES)}.")
+    if int(n_permutations) < 1:
+        raise AnalysisError("At least one permutation is needed.")
+    if adaptive and not 0 < float(alpha) < 1:
+        raise AnalysisError(f"alpha must be between 0 and 1, got {alpha}.")
+    return int(n_permutations)
+
+
+def _own_and_other(st: _Stats, statistic: str, k: int, *, rest: bool
+                   ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``labels -> (s(g), s(rest of g))`` per group, or ``(s(g), s(all rows))``."""
+    def own_and_other(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if rest:
+            return st.of_groups(statistic, lab, rest=True)
+        return st.of_groups(statistic, lab), np.full(k, st.overall(statistic))
+
+    return own_and_other
+
+
+def _as_extreme(t: np.ndarray, t_obs: np.ndarray, alternative: str) -> np.ndarray:
+    """Whether each shuffled ``t`` is at least as extreme as the observed one (ties in
+    float arithmetic, within 1e-12 relative, count as ties)."""
+    tol = 1e-12 * np.maximum(1.0, np.abs(t_obs))
+    with np.errstate(invalid="ignore"):
+        if alternative == "two-sided":
+            return np.abs(t) >= np.abs(t_obs) - tol
+        if alternative == "greater":
+            return t >= t_obs - tol
+        return t <= t_obs + tol
+
+
+def _shuffle_counts(codes: np.ndarray, st: _Stats,
+                    own_and_other: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                    t_obs: np.ndarray, m: int, alternative: str, seed: int | None,
+                    stop_alpha: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Exceedances and shuffles used per group over ``m`` shuffles of ``codes``; with
+    ``stop_alpha``, a group stops once its p-value is decided against it."""
+    rng = np.random.default_rng(seed)
+    exceed = np.zeros(len(t_obs), dtype=np.int64)
+    used = np.zeros(len(t_obs), dtype=np.int64)
+    live = ~np.isnan(t_obs)
+    for i in range(m):
+        if not live.any():
+            break
+        own, oth = own_and_other(st.sorted_labels(rng.permutation(codes)))
+        exceed += _as_extreme(own - oth, t_obs, alternative) & live
+        used += live
+        if stop_alpha is not None and (i + 2) % PERMUTATION_BATCH == 0:
+            live &= ~_decided(exceed, used, float(stop_alpha))
+    return exceed, used
 
 
 def _decided(exceed: np.ndarray, used: np.ndarray, alpha: float) -> np.ndarray:
@@ -1125,85 +1167,3 @@ def feature_polarity(design: Design | None, column: str) -> Polarity | None:
         if vals and vals <= {"0", "0.0", "false", "no"}:
             return "favourable"
     return None
-
-
-#: Name parts that make a column read as an identifier.
-_ID_WORDS = ("id", "idx", "uuid", "guid")
-
-
-def is_id_like(series: pd.Series, name: str | None = None) -> bool:
-    """Whether a column looks like an identifier rather than a measurement.
-
-    True when its name has an id part (``id``, ``example_id``, ``exampleId``, ``uuid``,
-    ``idx``; split at ``_``, ``-``, space and camel case) or starts with ``row``
-    (``row_in_ssqa``), or when it holds integers named ``..._index`` (``question_index``)
-    or integers whose distinct values are nearly all different (at least 95 %
-    of at least 20 non-missing rows) or form a run of consecutive integers covering at
-    least half the rows. Such columns are never offered as a default feature.
-    """
-    import re
-
-    name = str(series.name if name is None else name)
-    parts = [p.casefold() for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
-    if parts and (any(p in _ID_WORDS for p in parts) or parts[0] == "row"):
-        return True
-    s = series.dropna()
-    if len(s) == 0 or pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
-        return False
-    x = s.to_numpy(dtype=float)
-    if not np.all(np.isfinite(x)) or not np.all(x == np.round(x)):
-        return False
-    if parts and parts[-1] in ("index", "number"):
-        return True
-    if len(x) < 20:
-        return False
-    distinct = np.unique(x)
-    if len(distinct) >= 0.95 * len(x):
-        return True
-    consecutive = len(distinct) == distinct[-1] - distinct[0] + 1
-    return bool(consecutive and len(distinct) >= max(20, 0.5 * len(x)))
-
-
-def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Numeric columns that are not factors (nor the derived deviation): floats first,
-    id-like columns (:func:`is_id_like`) last, so the first is a sensible default."""
-    skip = set(design.names) | {DEVIATION}
-    cols = [c for c in results.columns if c not in skip
-            and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
-                results[c]))]
-    return sorted(cols, key=lambda c: (is_id_like(results[c], c),
-                                       not pd.api.types.is_float_dtype(results[c]),
-                                       results[c].nunique() <= 2))
-
-
-def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
-    """The first domain factor (else the first factor) as a starting grouping."""
-    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
-    return [f for f in order if f not in exclude][:1]
-
-
-def is_simulated(results: pd.DataFrame, name: str) -> bool:
-    """Whether the table says it is simulated: in its name or an origin column."""
-    return "simulated" in name.lower() or any(
-        c in results.columns and results[c].astype(str).str.lower().eq("simulated").any()
-        for c in ORIGIN_COLUMNS)
-
-
-def headline(report: DisparityReport) -> list[tuple[str, str, str | None]]:
-    """``(label, value, note)`` of the impact ratio, the max Z-score and Dixon's Q."""
-    ir = report.impact_ratio
-    verdict = {True: "passes 4/5", False: "fails 4/5", None: "undefined"}[
-        report.passes_four_fifths]
-    m = report.metrics
-    z = m[(m[QUANTITY] == report.settings["statistic"]) & (m[METRIC] == "max_z")].iloc[0]
-    group = z[GROUP] if isinstance(z[GROUP], str) else ""
-    d = report.dixon
-    return [
-        ("Impact ratio (min SR / max SR)", "n/a" if np.isnan(ir) else f"{ir:.3f}", verdict),
-        (f"Max Z-score of the {report.settings['statistic']}",
-         "n/a" if np.isnan(z[VALUE]) else f"{z[VALUE]:.2f}", group or None),
-        (f"Dixon's Q ({d.variant or 'n/a'})",
-         "n/a" if np.isnan(d.statistic) else f"{d.statistic:.3f}",
-         "n/a" if d.significant is None else ("outlier: " + str(d.suspect))
-         if d.significant else "no outlier"),
-    ]

@@ -47,8 +47,8 @@ from analysis.columns import (
     STATISTIC,
     N,
 )
-from analysis.design import factor_values
 from analysis.errors import AnalysisError
+from analysis.values import factor_codes
 
 TestMethod = Literal["auto", "chi2", "monte_carlo"]
 TEST_METHODS: tuple[str, ...] = get_args(TestMethod)
@@ -57,13 +57,6 @@ SPREADS: tuple[str, ...] = get_args(SpreadOver)
 #: A category column with more distinct values than this is refused (free text).
 MAX_CATEGORIES = 50
 DEFAULT_RESAMPLES = 9999
-
-
-def _values(s: pd.Series) -> tuple[np.ndarray, list[str]]:
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return s.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in s.cat.categories]
-    codes, values = factor_values(s)
-    return codes.to_numpy(dtype=np.int64), values
 
 
 def _check(results: pd.DataFrame, category: str, cohort: str, by: Sequence[str]) -> list[str]:
@@ -127,7 +120,7 @@ def category_distribution(
         categories is listed with counts 0.
     """
     by = _check(results, category, cohort, by)
-    cat_codes, cat_values = _values(results[category])
+    cat_codes, cat_values = factor_codes(results[category])
     known = ~results[category].isna().to_numpy()
     if categories is not None:
         categories = [str(c) for c in categories]
@@ -152,7 +145,7 @@ def category_distribution(
     if not rows.any():
         raise AnalysisError(f"No row has one of the chosen categories of {category!r}.")
     group_cols = [*by, cohort]
-    parts = [_values(results[c]) for c in group_cols]
+    parts = [factor_codes(results[c]) for c in group_cols]
     sizes = [max(len(v), 1) for _, v in parts]
     key = np.zeros(len(results), dtype=np.int64)
     for (codes, _), size in zip(parts, sizes, strict=True):

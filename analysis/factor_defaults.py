@@ -5,16 +5,21 @@ column declared as a factor or on an id shows an error or nothing. :func:`useful
 keeps the design's factors worth starting with; :func:`default_factors` picks up to ``k``
 of them with no nested pair (:func:`analysis.nesting.unnested_choice`). The app's pages
 (``ui/defaults.py``) and the report's default settings (``analysis/report.py``) both call
-these, so a page and the report section built from its defaults agree. When the design
+these, so a page and the report section built from its defaults agree. The same holds for
+the numeric feature and grouping of the Disparity and Bias index pages
+(:func:`numeric_columns`, :func:`default_group`). When the design
 declares roles (``analysis/structure.py``), this is where they are to be read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
+from analysis.columns import DEVIATION
 from analysis.design import Design
 from analysis.nesting import unnested_choice
 
@@ -53,3 +58,57 @@ def default_factors(results: pd.DataFrame, design: Design, k: int,
     order = useful_factors(results, design, kinds, exclude=exclude)
     return unnested_choice(results, order, k,
                            references={f: design.factor(f).reference for f in order})
+
+
+# --- the numeric feature and grouping the Disparity / Bias index pages start with -----
+#: Name parts that make a column read as an identifier.
+_ID_WORDS = ("id", "idx", "uuid", "guid")
+
+
+def is_id_like(series: pd.Series, name: str | None = None) -> bool:
+    """Whether a column looks like an identifier rather than a measurement.
+
+    True when its name has an id part (``id``, ``example_id``, ``exampleId``, ``uuid``,
+    ``idx``; split at ``_``, ``-``, space and camel case) or starts with ``row``
+    (``row_in_ssqa``), or when it holds integers named ``..._index`` (``question_index``)
+    or integers whose distinct values are nearly all different (at least 95 %
+    of at least 20 non-missing rows) or form a run of consecutive integers covering at
+    least half the rows. Such columns are never offered as a default feature.
+    """
+    name = str(series.name if name is None else name)
+    parts = [p.casefold() for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
+    if parts and (any(p in _ID_WORDS for p in parts) or parts[0] == "row"):
+        return True
+    s = series.dropna()
+    if len(s) == 0 or pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+        return False
+    x = s.to_numpy(dtype=float)
+    if not np.all(np.isfinite(x)) or not np.all(x == np.round(x)):
+        return False
+    if parts and parts[-1] in ("index", "number"):
+        return True
+    if len(x) < 20:
+        return False
+    distinct = np.unique(x)
+    if len(distinct) >= 0.95 * len(x):
+        return True
+    consecutive = len(distinct) == distinct[-1] - distinct[0] + 1
+    return bool(consecutive and len(distinct) >= max(20, 0.5 * len(x)))
+
+
+def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
+    """Numeric columns that are not factors (nor the derived deviation): floats first,
+    id-like columns (:func:`is_id_like`) last, so the first is a sensible default."""
+    skip = set(design.names) | {DEVIATION}
+    cols = [c for c in results.columns if c not in skip
+            and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
+                results[c]))]
+    return sorted(cols, key=lambda c: (is_id_like(results[c], c),
+                                       not pd.api.types.is_float_dtype(results[c]),
+                                       results[c].nunique() <= 2))
+
+
+def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
+    """The first domain factor (else the first factor) as a starting grouping."""
+    order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
+    return [f for f in order if f not in exclude][:1]

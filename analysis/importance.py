@@ -86,9 +86,10 @@ from analysis.columns import (
     N,
     Z,
 )
-from analysis.design import Design, factor_values
+from analysis.design import Design
 from analysis.errors import AnalysisError, FitError
 from analysis.subgroups import benjamini_hochberg
+from analysis.values import factor_codes
 
 SeparationAction = Literal["refuse", "drop", "merge"]
 SEPARATION_ACTIONS: tuple[str, ...] = get_args(SeparationAction)
@@ -396,14 +397,6 @@ def _row_weights(data: pd.DataFrame) -> np.ndarray | None:
     return None
 
 
-def _labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(dtype=np.int64), [str(c) for c in
-                                                            column.cat.categories]
-    codes, values = factor_values(column)
-    return codes.to_numpy(dtype=np.int64), values
-
-
 def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: Where | None,
                 exclude: Mapping[str, Sequence[str]], cluster: str | None = None
                 ) -> tuple[_Cells, list[str]]:
@@ -435,7 +428,7 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
             "design with an outcome) or a cell table with 'n' and 'deviations'.")
     keep = np.ones(len(table), dtype=bool)
     for name, dropped in exclude.items():
-        codes, values = _labels(table[name])
+        codes, values = factor_codes(table[name])
         unknown = [v for v in dropped if v not in values]
         if unknown:
             raise AnalysisError(f"Cannot leave out {name} = {', '.join(unknown)}: no such value.")
@@ -446,7 +439,7 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
                                                 "filters and exclusions.")
     values, codes = {}, {}
     for f in factors:
-        c, labels = _labels(table[f])
+        c, labels = factor_codes(table[f])
         declared = list(design.factor(f).values)
         position = {v: i for i, v in enumerate(declared)}
         unknown = [v for v in labels if v not in position]
@@ -459,7 +452,7 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     k = table[DEVIATIONS].to_numpy(dtype=float)
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
-    cluster_codes, cluster_labels = _labels(table[cluster])
+    cluster_codes, cluster_labels = factor_codes(table[cluster])
     # canonical cluster order (sorted labels), so that every engine sums the same way
     order = sorted(range(len(cluster_labels)), key=lambda i: str(cluster_labels[i]))
     rank = np.empty(len(order), dtype=np.int64)

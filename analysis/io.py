@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import codecs
 import csv
-import gzip
 import io
 import json
 import os
 import stat
-import tempfile
 import zlib
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Literal
 
@@ -664,60 +661,3 @@ def _read_json_records(data: bytes, label: str, encoding: str) -> pd.DataFrame:
     if not records:
         raise LoadError(f"{label} holds no JSON records.")
     return pd.json_normalize(records)
-
-
-def write_atomic(outputs: dict[str | Path, Callable[[Path], None]]) -> list[Path]:
-    """Write several files so that none is ever half-written.
-
-    Each writer gets a temporary path in the target's own folder; only when every
-    writer has succeeded are the temporary files renamed onto their targets (a rename
-    within a folder is atomic). On any error the temporary files are removed and the
-    targets are left as they were.
-
-    Returns
-    -------
-    list of Path
-        The targets written.
-    """
-    done: list[tuple[Path, Path]] = []
-    try:
-        for target, writer in outputs.items():
-            target = Path(target)
-            if not target.parent.is_dir():
-                raise LoadError(f"{target}: the folder {target.parent} does not exist.")
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                       dir=target.parent)
-            os.close(fd)
-            done.append((Path(tmp), target))
-            try:
-                writer(Path(tmp))
-            except OSError as exc:
-                raise LoadError(f"Cannot write {target}: {exc.strerror or exc}.") from None
-    except BaseException:
-        for tmp, _ in done:
-            tmp.unlink(missing_ok=True)
-        raise
-    umask = os.umask(0)
-    os.umask(umask)
-    for tmp, target in done:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, target)
-    return [t for _, t in done]
-
-
-def table_writer(frame: pd.DataFrame, target: str | Path) -> Callable[[Path], None]:
-    """A writer for :func:`write_atomic`: Parquet if ``target`` ends in ``.parquet``,
-    else CSV (gzip-compressed if it ends in ``.gz``) with cells neutralised as every CSV
-    the package writes (:func:`analysis.safe_write.csv_bytes`)."""
-    name = str(target).lower()
-
-    def write(tmp: Path) -> None:
-        if name.endswith(".parquet"):
-            frame.to_parquet(tmp, index=False)
-            return
-        from analysis.safe_write import csv_bytes  # cells neutralised against formulas
-
-        data = csv_bytes(frame)
-        tmp.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
-
-    return write

@@ -71,6 +71,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.values import factor_codes
 
 NoiseMode = Literal["mean", "single", "confusion"]
 NOISE_MODES: tuple[str, ...] = get_args(NoiseMode)
@@ -415,15 +416,7 @@ def _check_n_resamples(n_resamples: int) -> None:
 def _row_cells(frame: pd.DataFrame, keys: Sequence[str], n_cells: np.ndarray) -> np.ndarray:
     """Cell position of every row, in the order of :func:`analysis.cells.cell_table`
     (sorted by the keys' codes)."""
-    from analysis.design import factor_values
-
-    codes = []
-    for f in keys:
-        s = frame[f]
-        if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
-            codes.append(s.cat.codes.to_numpy(dtype=np.int64))
-        else:
-            codes.append(factor_values(s)[0].to_numpy(dtype=np.int64))
+    codes = [factor_codes(frame[f])[0] for f in keys]
     _, inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     if not np.array_equal(np.bincount(inverse, minlength=len(n_cells)), n_cells):

@@ -679,16 +679,9 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     if "mixed" in s:  # the settings of a continuous outcome (_linear_defaults)
         _importance_linear(sec, results, design, s)
         return
-    from analysis.cells import cell_table
     from analysis.columns import P_ADJUSTED, P_VALUE
     from analysis.figures.importance import importance_figure
-    from analysis.importance import (
-        FROM_DESIGN,
-        ImportanceRefusal,
-        factor_importance,
-        uncertainty_label,
-    )
-    from analysis.importance_linear import logistic_with_covariates
+    from analysis.importance import ImportanceRefusal, uncertainty_label
     from analysis.options.common import NOISE_FIELDS
     from analysis.options.importance import ImportanceOptions
 
@@ -696,61 +689,98 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     factors = list(s["factors"])
     # references of factors not in the model (e.g. defaults for other factors) are left out
     references = {f: v for f, v in (s.get("references") or {}).items() if f in factors}
+    try:
+        fit = _fit_importance(results, design, s, factors, where, references)
+    except ImportanceRefusal as exc:
+        sec.warnings.append("The model was not fitted: " + str(exc))
+        return
+    sec.warnings += list(fit.notes)
+    # how the standard errors were computed, stated with the table
+    sec.notes.append("Standard errors: " + uncertainty_label(fit, design) + (
+        "; std_err, z, p_value and the intervals are the robust ones." if fit.cluster
+        else "."))
+    options = ImportanceOptions.from_settings(s, skip=(*NOISE_FIELDS, "cluster"))
+    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
+    terms = fit.terms
+    if noise_arguments("importance", s):  # noise_same_sign, _significant, _survives per term
+        terms = _importance_noise(sec, results, design, s, fit, where, references, p_column)
+    sec.figures.append(("factor_importance", importance_figure(
+        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
+    sec.tables += [("factor_importance", terms),
+                   ("factor_importance_lr_tests", fit.factor_tests)]
+
+
+def _importance_cluster(results: pd.DataFrame, design, s: dict, factors: list[str]
+                        ) -> tuple[str | None, str | None]:
+    """``(as_given, keyed)``: the cluster as the fit is told it (the design's own as
+    :data:`~analysis.importance.FROM_DESIGN`, so an unusable one is a note) and the
+    column the cell table is split by (None when absent or a factor)."""
+    from analysis.importance import FROM_DESIGN
+
     cluster = s.get("cluster") or None  # None: no cluster (the page's "none")
     if cluster and cluster not in results.columns:
         cluster = None if cluster != design.cluster else cluster  # noted by the fit
     keyed = cluster if cluster in results.columns and cluster not in factors else None
+    as_given = FROM_DESIGN if cluster and cluster == design.cluster else cluster
+    return as_given, keyed
+
+
+def _fit_importance(results: pd.DataFrame, design, s: dict, factors: list[str],
+                    where: dict[str, list[str]], references: dict[str, str]) -> Any:
+    """The section's model: :func:`~analysis.importance.factor_importance` on the cell
+    table, or the logistic model with covariates on the rows when covariates are set."""
+    from analysis.cells import cell_table
+    from analysis.importance import factor_importance
+    from analysis.importance_linear import logistic_with_covariates
+    from analysis.options.common import NOISE_FIELDS
+    from analysis.options.importance import ImportanceOptions
+
+    as_given, keyed = _importance_cluster(results, design, s, factors)
     cells = cell_table(results, list(dict.fromkeys([*factors, *where,
                                                     *([keyed] if keyed else [])])),
                        where=where or None)
-    # the design's own cluster is "declared": unusable (a factor, constant) gives a note
-    as_given = FROM_DESIGN if cluster and cluster == design.cluster else cluster
     covariates = list(s.get("covariates") or [])
     if covariates and (s.get("interactions") or s.get("gee") or s["on_separation"] != "refuse"
                        or noise_arguments("importance", s)):
         raise SettingsError("covariates in the logistic model do not combine with "
                             "interactions, gee, on_separation or judge_noise yet.")
     options = ImportanceOptions.from_settings(s, skip=NOISE_FIELDS, cluster=as_given)
-    try:
-        fit = logistic_with_covariates(
+    if covariates:
+        return logistic_with_covariates(
             results, design, covariates=covariates, standardise=bool(s["standardise"]),
             factors=factors, references=references or None, where=where or None,
-            cluster=as_given, alpha=options.alpha, adjust=options.adjust) if covariates \
-            else factor_importance(cells, design, factors=factors, where=where,
-                                   references=references or None, **options.kwargs())
-    except ImportanceRefusal as exc:
-        sec.warnings.append("The model was not fitted: " + str(exc))
-        return
-    sec.warnings += list(fit.notes)
-    cluster = fit.cluster
-    # how the standard errors were computed, stated with the table
-    sec.notes.append("Standard errors: " + uncertainty_label(fit, design) + (
-        "; std_err, z, p_value and the intervals are the robust ones." if cluster else "."))
-    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
-    terms = fit.terms
-    noise = noise_arguments("importance", s)
-    if noise:  # noise_same_sign, noise_significant, noise_survives per term
-        from analysis.judge_noise import (
-            MODE_LABELS,
-            importance_noise,
-            survival_sentence,
-            threshold_of,
-        )
+            cluster=as_given, alpha=options.alpha, adjust=options.adjust)
+    return factor_importance(cells, design, factors=factors, where=where,
+                             references=references or None, **options.kwargs())
 
-        _noise_rows(results)
-        refit = {**options.kwargs(), "cluster": cluster}
-        refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
-        terms = importance_noise(results, design, fit=fit, factors=factors, where=where,
-                                 references=references or None, **refit,
-                                 threshold=threshold_of(design), **noise)
-        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge scores "
-                         f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
-                         f"{p_column} < {options.alpha:g}. "
-                         + survival_sentence(terms, what="terms"))
-    sec.figures.append(("factor_importance", importance_figure(
-        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
-    sec.tables += [("factor_importance", terms),
-                   ("factor_importance_lr_tests", fit.factor_tests)]
+
+def _importance_noise(sec: Section, results: pd.DataFrame, design, s: dict, fit: Any,
+                      where: dict[str, list[str]], references: dict[str, str],
+                      p_column: str) -> pd.DataFrame:
+    """The terms with whether each survives the judge's noise (refits on redrawn judge
+    scores), and the sentence that says how many do."""
+    from analysis.judge_noise import (
+        MODE_LABELS,
+        importance_noise,
+        survival_sentence,
+        threshold_of,
+    )
+    from analysis.options.common import NOISE_FIELDS
+    from analysis.options.importance import ImportanceOptions
+
+    noise = noise_arguments("importance", s)
+    _noise_rows(results)
+    options = ImportanceOptions.from_settings(s, skip=NOISE_FIELDS, cluster=fit.cluster)
+    refit = options.kwargs()
+    refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
+    terms = importance_noise(results, design, fit=fit, factors=list(s["factors"]), where=where,
+                             references=references or None, **refit,
+                             threshold=threshold_of(design), **noise)
+    sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge scores "
+                     f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
+                     f"{p_column} < {options.alpha:g}. "
+                     + survival_sentence(terms, what="terms"))
+    return terms
 
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -871,23 +901,39 @@ def build_section(name: str, results: pd.DataFrame, design,
     :class:`~analysis.errors.AnalysisError`. A section the table or design cannot
     support comes back with ``skipped`` set (and nothing else).
     """
-    from analysis.judge_noise import JudgeNoiseError
-
     if name not in _BUILDERS:
         raise SettingsError(f"Unknown report section {name!r}: use one of "
                             f"{', '.join(SECTIONS)}.")
     try:
-        try:
-            defaults = default_settings(name, results, design)
-        except SectionSkipped:
-            if name != "ecdf" or not (settings or {}).get("by"):
-                raise
-            # no model factor, but the eCDF page compared the curves by another factor
-            defaults = _ecdf_defaults(results, design, str(settings["by"]))
+        defaults = _section_defaults(name, results, design, settings)
     except SectionSkipped as exc:
         return Section(name, settings=plain(dict(settings or {})), skipped=str(exc))
-    settings = _current_names(settings or {}, defaults)
-    unknown = sorted(set(settings) - set(defaults))
+    merged = _merged_settings(name, defaults, _current_names(settings or {}, defaults))
+    sec = Section(name, settings=merged, defaults=plain(defaults))
+    try:
+        _run_builder(sec, results, design)
+    except SectionSkipped as exc:
+        return Section(name, settings=merged, skipped=str(exc), defaults=plain(defaults))
+    return sec
+
+
+def _section_defaults(name: str, results: pd.DataFrame, design,
+                      settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """:func:`default_settings`, or :class:`SectionSkipped`; an eCDF compared by a
+    factor of the settings needs no model factor."""
+    try:
+        return default_settings(name, results, design)
+    except SectionSkipped:
+        if name != "ecdf" or not (settings or {}).get("by"):
+            raise
+        # no model factor, but the eCDF page compared the curves by another factor
+        return _ecdf_defaults(results, design, str(settings["by"]))
+
+
+def _merged_settings(name: str, defaults: Mapping[str, Any],
+                     settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The defaults overridden by ``settings``; an unknown key is a :class:`SettingsError`."""
+    unknown = sorted(set(settings or {}) - set(defaults))
     if unknown:
         raise SettingsError(f"Report section {name!r}: unknown setting(s) "
                             f"{', '.join(unknown)} (known: {', '.join(sorted(defaults))}).")
@@ -895,21 +941,27 @@ def build_section(name: str, results: pd.DataFrame, design,
     if name in NOISE_SECTIONS and isinstance(merged.get("judge_noise") or {}, Mapping):
         # a partial judge_noise setting (e.g. {replicates: 200}) keeps the other defaults
         merged["judge_noise"] = {**noise_defaults(name), **(merged.get("judge_noise") or {})}
-    sec = Section(name, settings=merged, defaults=plain(defaults))
+    return merged
+
+
+def _run_builder(sec: Section, results: pd.DataFrame, design) -> None:
+    """Fill ``sec`` with its builder; every error names the section (a bad setting is a
+    :class:`SettingsError`), :class:`SectionSkipped` passes through."""
+    from analysis.judge_noise import JudgeNoiseError
+
     try:
-        _BUILDERS[name](sec, results, design, merged)
-    except SectionSkipped as exc:
-        return Section(name, settings=merged, skipped=str(exc), defaults=plain(defaults))
+        _BUILDERS[sec.name](sec, results, design, sec.settings)
+    except SectionSkipped:
+        raise
     except OptionError as exc:  # a value the section's options refuse (type, choice)
-        raise SettingsError(f"Report section {name!r}: bad settings ({exc})") from None
+        raise SettingsError(f"Report section {sec.name!r}: bad settings ({exc})") from None
     except (SettingsError, JudgeNoiseError) as exc:  # a bad value of a setting, or judge
         # noise (off by default) asked for on a table without the judge's scores: stop
-        raise SettingsError(f"Report section {name!r}: {exc}") from exc
+        raise SettingsError(f"Report section {sec.name!r}: {exc}") from exc
     except AnalysisError as exc:  # e.g. a factor the design no longer has
-        raise AnalysisError(f"Report section {name!r}: {exc}") from exc
+        raise AnalysisError(f"Report section {sec.name!r}: {exc}") from exc
     except (TypeError, ValueError, KeyError) as exc:  # a setting of the wrong type
-        raise SettingsError(f"Report section {name!r}: bad settings ({exc}).") from None
-    return sec
+        raise SettingsError(f"Report section {sec.name!r}: bad settings ({exc}).") from None
 
 
 def _current_names(settings: Mapping[str, Any], defaults: Mapping[str, Any]

@@ -3,12 +3,14 @@
 Two small public helpers that every writer of the package (the CLI's ``--out`` and
 ``--figure``, judged files, design files, downloads) goes through:
 
-* **Atomic writes** (:func:`atomic_write_bytes`, :func:`atomic_write_text`,
-  :func:`atomic_writer`): the data goes to a temporary file in the target's folder that
-  is renamed over the target with :func:`os.replace` only once it is complete. A full
-  disk, a file-size limit or an exception half-way leaves no partial file (and an
-  existing target untouched); the failure is an :class:`~analysis.errors.OutputError`
-  naming the path and the reason. :func:`check_output_path` refuses a missing folder or
+* **Atomic writes** (:func:`atomic_writer`, and on it :func:`atomic_write_bytes`,
+  :func:`atomic_write_text`, :func:`write_table`; :func:`write_files` for several files
+  that appear together): the data goes to a temporary file in the target's folder that
+  is ``fsync``-ed and renamed over the target with :func:`os.replace` only once it is
+  complete, then the folder is ``fsync``-ed. A full disk, a file-size limit or an
+  exception half-way leaves no partial file (and an existing target untouched); the
+  failure is an :class:`~analysis.errors.OutputError` naming the path and the reason.
+  :func:`check_output_path` refuses a missing folder or
   a folder in the target's place *before* any work is done (or paid for).
 * **Safe CSV** (:func:`neutralise_csv_cells`, :func:`csv_bytes`, :func:`write_csv`):
   text cells (and column names) that begin with ``=``, ``+``, ``-``, ``@``, a tab or a
@@ -21,9 +23,11 @@ Two small public helpers that every writer of the package (the CLI's ``--out`` a
 from __future__ import annotations
 
 import contextlib
+import errno
+import gzip
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -76,14 +80,62 @@ def check_output_path(path: str | Path, *, create_parent: bool = False) -> Path:
     return path
 
 
+def _create_temp(path: Path, mode: int = 0o666) -> tuple[int, Path]:
+    """A new temporary file ``.<name>.<random>.tmp`` beside ``path``: its descriptor and path.
+
+    ``O_EXCL`` never follows or clobbers an existing file; ``mode`` minus the umask (the
+    default 0o666: the permissions an ordinary ``open()`` would give the final file).
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
+    except OSError as exc:
+        raise OutputError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable; a file system or OS that cannot sync a folder
+    (Windows, some network mounts) is left as it is."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _commit(pairs: Sequence[tuple[Path, Path]]) -> None:
+    """Rename each synced temporary file onto its target, then sync the targets' folders."""
+    for _, path in pairs:
+        if path.is_dir():  # appeared meanwhile: os.replace would fail with a bare error
+            raise OutputError(f"{path} is a folder: give a file name to write to.")
+    for tmp, path in pairs:
+        os.replace(tmp, path)
+    for folder in dict.fromkeys(path.parent for _, path in pairs):
+        _fsync_folder(folder)
+
+
+def _failed(path: Path, exc: OSError) -> OutputError:
+    return OutputError(f"Could not write {path}: {exc.strerror or exc}. Nothing was "
+                       "written (no partial file is left).")
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, mode: str = "wb", *, encoding: str | None = None,
                   newline: str | None = None, create_parent: bool = False
                   ) -> Iterator[IO[Any]]:
     """A file object whose content replaces ``path`` only if the ``with`` block succeeds.
 
-    The temporary file lives in the same folder (a rename within one file system is
-    atomic) and is named ``.<name>.<random>.tmp``; it is removed on any failure.
+    The package's one atomic writer (with :func:`write_files` for several files): the
+    data goes to a temporary file in the same folder (a rename within one file system
+    is atomic), named ``.<name>.<random>.tmp``, which is flushed and ``fsync``-ed, renamed
+    over ``path`` with :func:`os.replace`, and the folder is ``fsync``-ed so the rename
+    survives a crash. The temporary file is removed on any failure.
 
     Raises
     ------
@@ -94,13 +146,7 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, encoding: str | None = 
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_writer writes whole files: mode 'wb' or 'w', not {mode!r}")
     path = check_output_path(path, create_parent=create_parent)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        # O_EXCL: never follow or clobber an existing file; mode 0o666 minus the umask,
-        # the permissions an ordinary open() would give the final file.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:
-        raise OutputError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+    fd, tmp = _create_temp(path)
     try:
         if mode == "wb":
             handle: IO[Any] = os.fdopen(fd, "wb")
@@ -110,19 +156,82 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, encoding: str | None = 
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        if path.is_dir():  # appeared meanwhile: os.replace would fail with a bare error
-            raise OutputError(f"{path} is a folder: give a file name to write to.")
-        os.replace(tmp, path)
+        _commit([(tmp, path)])
     except OutputError:
         _remove_quietly(tmp)
         raise
     except OSError as exc:
         _remove_quietly(tmp)
-        raise OutputError(f"Could not write {path}: {exc.strerror or exc}. Nothing was "
-                          "written (no partial file is left).") from None
+        raise _failed(path, exc) from None
     except BaseException:
         _remove_quietly(tmp)
         raise
+
+
+def write_files(outputs: Mapping[str | Path, Callable[[Path], None]], *,
+                create_parent: bool = False, mode: int = 0o666) -> list[Path]:
+    """Write several files so that all appear together or none does.
+
+    Each writer is called with a temporary path beside its target (it writes the whole
+    file there, e.g. ``frame.to_parquet``); each temporary file is ``fsync``-ed, and only
+    when every writer has succeeded are they renamed onto their targets and the folders
+    ``fsync``-ed (as :func:`atomic_writer`). On any failure the temporary files are
+    removed and the targets are left as they were; an exception a writer raises that is
+    not an :class:`OSError` passes through unchanged (the :class:`OSError` behind an
+    :class:`OutputError` stays its ``__context__``). ``mode``: the files' permissions
+    before the umask (``0o600``: private files such as a session's).
+
+    Returns
+    -------
+    list of Path
+        The targets written, in the order given.
+
+    Raises
+    ------
+    OutputError
+        A target cannot be written (missing folder, a folder in its place, no
+        permission) or writing failed (disk full, file-size limit).
+    """
+    done: list[tuple[Path, Path]] = []
+    try:
+        for target, writer in outputs.items():
+            path = check_output_path(target, create_parent=create_parent)
+            fd, tmp = _create_temp(path, mode)
+            os.close(fd)
+            done.append((tmp, path))
+            try:
+                writer(tmp)
+                with tmp.open("rb+") as handle:
+                    os.fsync(handle.fileno())
+            except OSError as exc:
+                raise _failed(path, exc) from None
+        _commit(done)
+    except OSError as exc:
+        for tmp, _ in done:
+            _remove_quietly(tmp)
+        raise OutputError(f"Could not write {', '.join(str(p) for _, p in done)}: "
+                          f"{exc.strerror or exc}.") from None
+    except BaseException:
+        for tmp, _ in done:
+            _remove_quietly(tmp)
+        raise
+    return [path for _, path in done]
+
+
+def table_writer(frame: pd.DataFrame, target: str | Path) -> Callable[[Path], None]:
+    """A writer for :func:`write_files`: Parquet if ``target`` ends in ``.parquet``,
+    else CSV (gzip-compressed if it ends in ``.gz``) with cells neutralised as every CSV
+    the package writes (:func:`csv_bytes`)."""
+    name = str(target).lower()
+
+    def write(tmp: Path) -> None:
+        if name.endswith(".parquet"):
+            frame.to_parquet(tmp, index=False)
+            return
+        data = csv_bytes(frame)
+        tmp.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+
+    return write
 
 
 def _remove_quietly(path: Path) -> None:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, get_args
 
 import numpy as np
@@ -74,9 +74,9 @@ from analysis.columns import (
     TEST,
     N,
 )
-from analysis.design import factor_values
 from analysis.errors import AnalysisError
 from analysis.options.subgroups import SubgroupsOptions
+from analysis.values import factor_codes
 
 Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
@@ -95,18 +95,6 @@ _DENSE_LIMIT = 1 << 22
 
 
 # --- counting subgroups from cells --------------------------------------------------------
-def _codes(cells: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
-    s = cells[factor]
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        codes = s.cat.codes.to_numpy(dtype=np.int64)
-        if (codes < 0).any():
-            raise AnalysisError(f"Factor {factor!r} has missing values in the cell table; "
-                                "build it with analysis.cells.cell_table.")
-        return codes, [str(c) for c in s.cat.categories]
-    codes, values = factor_values(s)
-    return codes.to_numpy(dtype=np.int64), values
-
-
 def _check_cells(cells: pd.DataFrame, factors: Sequence[str], *, outcome: bool = True) -> None:
     if not factors:
         raise AnalysisError("Choose at least one factor for the subgroups.")
@@ -237,7 +225,7 @@ def subgroup_counts(
         raise AnalysisError(f"Subgroup levels go from 1 to {len(factors)} (the number of "
                             f"chosen factors); got {', '.join(map(str, bad or levels))}.")
     all_factors = ([within] if within else []) + factors
-    coded = {f: _codes(cells, f) for f in all_factors}
+    coded = {f: factor_codes(cells[f]) for f in all_factors}
     weights = [cells[N].to_numpy(dtype=float), cells[DEVIATIONS].to_numpy(dtype=float),
                *(np.asarray(w, dtype=float) for w in extra)]
     sizes = [max(len(coded[f][1]), 1) for f in all_factors]
@@ -292,6 +280,20 @@ def benjamini_hochberg(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
     return out
 
 
+def _bisect(moves_lo: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Halve every open integer interval (``hi - lo > 1``) until all are closed: ``lo``
+    moves to the midpoint where ``moves_lo(mid)`` holds, else ``hi`` does."""
+    while True:
+        open_ = hi - lo > 1
+        if not open_.any():
+            return lo, hi
+        mid = (lo + hi) // 2
+        up = moves_lo(mid)
+        lo = np.where(open_ & up, mid, lo)
+        hi = np.where(open_ & ~up, mid, hi)
+
+
 def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray
                          ) -> np.ndarray:
     """Two-sided Fisher exact p-values of many 2x2 tables ``[[a, b], [c, d]]`` at once.
@@ -330,28 +332,14 @@ def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndar
     if below.any():
         sel = np.flatnonzero(below)
         lo, hi = mode[sel].copy(), hi_support[sel] + 1  # pmf(lo) > target >= pmf(hi)
-        while True:
-            open_ = hi - lo > 1
-            if not open_.any():
-                break
-            mid = (lo + hi) // 2
-            greater = pmf(mid, sel) > target[sel]
-            lo = np.where(open_ & greater, mid, lo)
-            hi = np.where(open_ & ~greater, mid, hi)
+        lo, hi = _bisect(lambda mid: pmf(mid, sel) > target[sel], lo, hi)
         result[sel] = (dist.cdf(a_[sel], m_[sel], n_[sel], k_[sel])
                        + dist.sf(lo, m_[sel], n_[sel], k_[sel]))
     above = ~at_mode & (a_ > mode)  # far tail below the mode
     if above.any():
         sel = np.flatnonzero(above)
         lo, hi = lo_support[sel] - 1, mode[sel].copy()  # pmf(lo) <= target < pmf(hi)
-        while True:
-            open_ = hi - lo > 1
-            if not open_.any():
-                break
-            mid = (lo + hi) // 2
-            greater = pmf(mid, sel) > target[sel]
-            hi = np.where(open_ & greater, mid, hi)
-            lo = np.where(open_ & ~greater, mid, lo)
+        lo, hi = _bisect(lambda mid: ~(pmf(mid, sel) > target[sel]), lo, hi)
         result[sel] = (dist.sf(a_[sel] - 1, m_[sel], n_[sel], k_[sel])
                        + dist.cdf(hi - 1, m_[sel], n_[sel], k_[sel]))
     p[live] = np.minimum(result, 1.0)
@@ -685,7 +673,7 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
         within = "__cluster_copy__"
         cells = cells.assign(**{within: cells[cluster]})
     per = subgroup_counts(cells, factors, levels=levels, within=within)
-    ccodes, labels = _codes(cells, cluster)
+    ccodes, labels = factor_codes(cells[cluster])
     order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
     canon = np.empty(max(len(labels), 1), dtype=np.int64)
     canon[order] = np.arange(len(order))

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from analysis.columns import LLMBI, RANK
-from analysis.disparity import numeric_columns
 from analysis.errors import AnalysisError
+from analysis.factor_defaults import numeric_columns
 from analysis.figures.index import index_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.defaults import choose_hint

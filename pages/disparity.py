@@ -3,8 +3,9 @@
 import streamlit as st
 
 from analysis.cells import filter_rows
-from analysis.disparity import grouped_values, numeric_columns
+from analysis.disparity import grouped_values
 from analysis.errors import AnalysisError
+from analysis.factor_defaults import numeric_columns
 from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.defaults import choose_hint, page_defaults

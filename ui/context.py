@@ -15,9 +15,10 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import pandas as pd
 import streamlit as st
 
-from analysis.context import AnalysisContext
+from analysis.context import AnalysisContext, is_simulated
 from analysis.design import Design
 from analysis.safe_text import code_span, escape_markdown
 
@@ -38,11 +39,19 @@ def current_context() -> AnalysisContext | None:
     return getattr(_RUN, "context", None)
 
 
-def is_simulated(name: str) -> bool:
-    """Whether ``name`` is a bundled sample with simulated outcomes."""
-    from ui.data import SAMPLES  # ui.data imports ui.common, which imports this module
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _simulated(token: str, _results: pd.DataFrame) -> bool:
+    """:func:`analysis.context.is_simulated` once per loaded table (its content token)."""
+    return is_simulated(_results)
 
-    return "SIMULATED" in SAMPLES.get(name, {}).get("caption", "")
+
+def _active_is_simulated() -> bool:
+    """Whether the loaded table is simulated (the one rule: ``analysis.context``)."""
+    results = st.session_state.get("results_frame")
+    if results is None:
+        return False
+    token = st.session_state.get("results_token")
+    return _simulated(str(token), results) if token else is_simulated(results)
 
 
 def show_context(design: Design) -> AnalysisContext:
@@ -50,7 +59,7 @@ def show_context(design: Design) -> AnalysisContext:
     name = st.session_state.get("results_name", "")
     context = AnalysisContext(
         dataset=name, outcome=design.outcome.describe() if design.outcome else None,
-        simulated=is_simulated(name))
+        simulated=_active_is_simulated())
     _RUN.context = context
     _RUN.slot = st.empty()
     _draw()

@@ -3,11 +3,14 @@ and Cohorts pages); the Bias index widgets are in ``ui/disparity_index.py``."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from analysis import disparity as dsp
 from analysis.cells import filter_rows
+from analysis.columns import GROUP, METRIC, QUANTITY, VALUE
+from analysis.context import is_simulated
 from analysis.design import Design
 from ui.defaults import page_defaults
 from ui.widgets import md
@@ -27,7 +30,7 @@ def data_note(results: pd.DataFrame) -> None:
     from ui.data import SAMPLES
 
     name = str(st.session_state.get("results_name", ""))
-    if dsp.is_simulated(results, name):
+    if is_simulated(results):
         st.warning(f"**Simulated data** ({md(name)}): numbers below describe a simulation with "
                    "stated effects, not real model output.")
     if name in SAMPLES:
@@ -110,6 +113,26 @@ def cached_report(results: pd.DataFrame, design: Design, where: dict, options: d
 
 def metric_row(report: dsp.DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
-    for col, (label, value, note) in zip(st.columns(3), dsp.headline(report), strict=True):
+    for col, (label, value, note) in zip(st.columns(3), headline(report), strict=True):
         col.metric(md(label), value, md(note) if note else note, delta_color="off")
     st.caption(md(report.dixon.note))
+
+
+def headline(report: dsp.DisparityReport) -> list[tuple[str, str, str | None]]:
+    """``(label, value, note)`` of the impact ratio, the max Z-score and Dixon's Q."""
+    ir = report.impact_ratio
+    verdict = {True: "passes 4/5", False: "fails 4/5", None: "undefined"}[
+        report.passes_four_fifths]
+    m = report.metrics
+    z = m[(m[QUANTITY] == report.settings["statistic"]) & (m[METRIC] == "max_z")].iloc[0]
+    group = z[GROUP] if isinstance(z[GROUP], str) else ""
+    d = report.dixon
+    return [
+        ("Impact ratio (min SR / max SR)", "n/a" if np.isnan(ir) else f"{ir:.3f}", verdict),
+        (f"Max Z-score of the {report.settings['statistic']}",
+         "n/a" if np.isnan(z[VALUE]) else f"{z[VALUE]:.2f}", group or None),
+        (f"Dixon's Q ({d.variant or 'n/a'})",
+         "n/a" if np.isnan(d.statistic) else f"{d.statistic:.3f}",
+         "n/a" if d.significant is None else ("outlier: " + str(d.suspect))
+         if d.significant else "no outlier"),
+    ]

@@ -41,6 +41,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from analysis.errors import OutputError
+from analysis.safe_write import write_files
+
 STATE_DIR_ENV = "BIAS_WORKBENCH_STATE_DIR"
 #: Limits: environment variable -> default (documented in ``docs/limits.md``).
 LIMIT_DEFAULTS: dict[str, float] = {
@@ -128,6 +131,8 @@ def _flock(path: Path, *, blocking: bool = True) -> Iterator[bool]:
 
 
 def _save_message(exc: BaseException) -> str:
+    if isinstance(exc, OutputError) and isinstance(exc.__context__, OSError):
+        exc = exc.__context__  # the atomic writer's typed error: the OSError behind it
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return ("The server's disk is full: this change was not saved for a reload. "
                 "The session's previous state is kept; free space or ask the server's "
@@ -359,16 +364,9 @@ class SessionStore:
 
     @staticmethod
     def _place(folder: Path, name: str, write: Callable[[Path], None]) -> None:
-        """``write`` to a unique temporary file in ``folder``, then rename it to ``name``."""
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-        os.close(fd)  # mkstemp makes it 0600
-        tmp = Path(tmp_name)
-        try:
-            write(tmp)
-            os.replace(tmp, folder / name)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+        """``write`` a private (0600) file ``name`` in ``folder`` atomically
+        (:func:`analysis.safe_write.write_files`: a temporary file, synced, renamed)."""
+        write_files({folder / name: write}, mode=0o600)
 
     # -- caps ----------------------------------------------------------------------------
     def _folders(self) -> list[tuple[str, Path, float]]:

@@ -46,14 +46,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit, split_list
     from analysis.features import extract_features
-    from analysis.io import load_results, table_writer, write_atomic
+    from analysis.io import load_results
+    from analysis.safe_write import table_writer, write_files
 
     frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
     table, report = extract_features(
         frame, args.text_col, split_list(args.features), reference_column=args.reference_col,
         reference_text=args.reference_text, model=args.model,
         skip_unavailable=args.skip_unavailable, prefix=args.prefix)
-    write_atomic({args.out: table_writer(table, args.out)})
+    write_files({args.out: table_writer(table, args.out)})
     if args.json:
         args.out_written, args.out = args.out, None
         emit(args, {"rows": len(table), "out": args.out_written, "features": report})

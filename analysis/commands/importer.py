@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
     from analysis.importers import import_results
-    from analysis.io import table_writer, write_atomic
+    from analysis.safe_write import table_writer, write_files
 
     options = dict(parse_assignments(args.option, "--option"))
     if args.model:
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> None:
             raise AnalysisError(f"--scores-out: the {args.source} importer computes no bias "
                                 "scores (only bbq, and lm-eval for its bbq task, do).")
         outputs[args.scores_out] = table_writer(scores, args.scores_out)
-    written = write_atomic(outputs)
+    written = write_files(outputs)
     payload = {"source": result.source, "counts": result.counts, "notes": result.notes,
                "written": [str(p) for p in written],
                "design": result.design.to_dict()}

@@ -20,13 +20,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit
-    from analysis.io import load_results, table_writer, write_atomic
+    from analysis.io import load_results
     from analysis.prepare import apply_recipe, load_recipe
+    from analysis.safe_write import table_writer, write_files
 
     recipe = load_recipe(args.recipe)
     frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
     table, report = apply_recipe(frame, recipe)
-    write_atomic({args.out: table_writer(table, args.out)})
+    write_files({args.out: table_writer(table, args.out)})
     if args.json:
         args.out_written, args.out = args.out, None  # emit must not write the report there
         emit(args, {"rows": len(table), "out": args.out_written, "steps": report})

@@ -133,8 +133,8 @@ def run(args: argparse.Namespace) -> None:
     from analysis.cli import load_with_design, split_list
     from analysis.errors import AnalysisError
     from analysis.export import ExportUnavailable
-    from analysis.io import write_atomic
     from analysis.report import SECTIONS, build_report, report_html, report_pdf, report_zip
+    from analysis.safe_write import write_files
 
     names = split_list(args.sections) or list(SECTIONS)
     unknown = [s for s in names if s not in SECTIONS]
@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> None:
         except ExportUnavailable as exc:
             raise AnalysisError(f"--pdf: {exc}") from None
         outputs[args.pdf] = lambda p: p.write_bytes(pdf)
-    write_atomic(outputs)
+    write_files(outputs)
     for sec in report.sections:
         state = f"skipped: {sec.skipped}" if sec.skipped else (
             f"{len(sec.figures)} figures, {len(sec.tables)} tables, "

@@ -54,6 +54,19 @@ def test_real_data_has_no_simulated_flag():
     assert "`bbq_unifiedqa.csv.gz`" in at.markdown[0].value
 
 
+def test_the_data_not_the_file_name_says_simulated():
+    """docs/architecture.md, Kernels: my_simulated_run.csv with real answers is not
+    flagged; the simulated sample under another name still is."""
+    frame, design = sample_with_design("bbq_unifiedqa.csv.gz")
+    at = page_test("coverage.py", frame=frame, design=design, name="my_simulated_run.csv")
+    at.run()
+    assert "SIMULATED" not in at.markdown[0].value
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("coverage.py", frame=frame, design=design, name="renamed.csv")
+    at.run()
+    assert ":red-badge[SIMULATED outcomes]" in at.markdown[0].value
+
+
 def _page_with_a_failing_callback() -> None:
     import streamlit as st
 

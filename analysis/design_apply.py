@@ -1,0 +1,50 @@
+"""Applying a design: factor columns -> ordered categoricals, the outcome -> ``deviation``.
+
+Import :func:`apply_design` from :mod:`analysis.design`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.columns import DEVIATION
+from analysis.design_check import design_problems
+from analysis.design_model import Design
+from analysis.errors import DesignMismatchError
+
+__all__ = ["apply_design"]
+
+
+def apply_design(frame: pd.DataFrame, design: Design) -> pd.DataFrame:
+    """The results table in analysis form.
+
+    Checks the design (:func:`check_design`), then returns a copy of ``frame`` whose
+    factor columns are ordered categoricals over the declared values and, when the
+    design has an outcome, with a float column ``deviation`` (1.0 / 0.0 / NaN where the
+    outcome is missing). Every other column is kept as it was.
+
+    Raises
+    ------
+    DesignMismatchError
+        Listing every mismatch between the design and the table.
+    """
+    memo: dict = {}
+    problems = design_problems(design, frame, _memo=memo)
+    errors = [p.message for p in problems if p.severity == "error"]
+    if errors:
+        raise DesignMismatchError(errors)
+    out = frame.copy()
+    for f in design.factors:
+        codes, values = memo[f.name]
+        position = {v: i for i, v in enumerate(f.values)}
+        remap = np.array([position[v] for v in values], dtype=np.int64)
+        out[f.name] = pd.Categorical.from_codes(remap[codes.to_numpy()],
+                                                categories=list(f.values), ordered=True)
+    if design.outcome is not None:
+        if DEVIATION in frame.columns and not (
+                design.outcome.column == DEVIATION and design.outcome.mapping == "binary"):
+            out = out.rename(columns={DEVIATION: f"{DEVIATION}_original"})
+        out[DEVIATION] = memo[DEVIATION]
+    return out
+
