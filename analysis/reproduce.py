@@ -260,19 +260,23 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
                  "print(fit.terms)", "print(fit.factor_tests)"))
 
 
-#: Option of ``disparity_report`` -> flag of ``disparity`` where the names differ.
-_DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
-
-
 def disparity_view(options: Mapping[str, Any]) -> View:
-    """Disparity: each option of ``disparity_report`` as the flag of the same name."""
-    cli = tuple(("no-adaptive", v is False) if k == "adaptive"  # the CLI's flag is negative
-                else ("saged-conventions", v == "saged") if k == "conventions"
-                else (_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v)
-                for k, v in options.items())
-    return View("disparity", cli, ("from analysis.disparity import disparity_report",),
-                (f"options = {dict(options)!r}",
-                 "report = disparity_report(results, **options)", "print(report.metrics)"))
+    """Disparity: ``feature``, ``by`` and the options of ``disparity_report``
+    (:class:`analysis.options.disparity.DisparityOptions`: the flags that differ from the
+    defaults)."""
+    from analysis.options.disparity import POLARITY_FROM_DESIGN, SAGED_FIELDS, DisparityOptions
+
+    opts = DisparityOptions.from_settings(options, skip=SAGED_FIELDS)
+    feature, by = options["feature"], list(options["by"])
+    cli = (("feature", feature), ("by", by), *opts.cli_options())
+    args = {"feature": feature, "by": by, **opts.kwargs()}
+    body = [f"options = {args!r}"]
+    if opts.polarity == POLARITY_FROM_DESIGN:  # the CLI's default: the design's polarity
+        body.append("options['polarity'] = feature_polarity(design, options['feature'])")
+    return View("disparity", cli,
+                ("from analysis.disparity import disparity_report, feature_polarity",),
+                (*body, "report = disparity_report(results, **options)",
+                 "print(report.metrics)"))
 
 
 def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,
@@ -315,19 +319,21 @@ def categories_text(categories: Sequence[str] | None) -> str | list | None:
 
 
 def cohorts_view(opts: Mapping[str, Any]) -> View:
-    """Cohorts: category, cohort, facets, categories, renormalise and the test's settings."""
+    """Cohorts: category, cohort, facets, categories and the options
+    (:class:`analysis.options.cohorts.CohortsOptions`: renormalise, the test's settings)."""
+    from analysis.options.cohorts import CohortsOptions
+
+    options = CohortsOptions.from_settings(opts)
     cat, coh, by = opts["category"], opts["cohort"], opts.get("by")
-    renormalise = bool(opts.get("renormalise"))
     cli = (("category", cat), ("cohort", coh), ("by", by),
-           ("categories", categories_text(opts.get("categories"))),
-           ("renormalise", renormalise),
-           ("method", opts.get("method")), ("seed", opts.get("random_state")))
+           ("categories", categories_text(opts.get("categories"))), *options.cli_options())
+    test = options.call_text(every=True)
     return View("cohorts", cli, ("from analysis.distribution import category_distribution, "
                                  "homogeneity_test",),
                 (f"dist = category_distribution(results, {cat!r}, {coh!r}, by={by!r}, "
-                 f"categories={opts.get('categories')!r}, renormalise={renormalise!r})",
-                 f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, "
-                 f"method={opts.get('method')!r}, random_state={opts.get('random_state')!r}))"))
+                 f"categories={opts.get('categories')!r}, "
+                 f"renormalise={options.renormalise!r})",
+                 f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, {test}))"))
 
 
 _NOISE_IMPORT = "from analysis.judge_noise import {}, survival_sentence, threshold_of"
