@@ -384,29 +384,27 @@ def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:
 
 def compare_view(settings: Mapping[str, Any], *, design_cluster: str | None = None) -> View:
     """Compare (``analysis/compare.py``): the settings of the report section ``compare``
-    (``by``, ``reference``, ``factors``, ``level``, ``unit``, ``score``, ``duplicates``,
-    ``test``, ``adjust``, ``n_boot``, ``seed``, ``alpha``; ``cluster`` None with a design
-    cluster: ``--no-cluster``)."""
+    (``by``, ``reference``, ``factors``, ``level``, ``unit``, ``score`` and the options of
+    :class:`analysis.options.compare.CompareOptions`; ``cluster`` None with a design
+    cluster: ``--no-cluster``). The bootstrap's options only with ``factors``."""
+    from analysis.options import FROM_DESIGN
+    from analysis.options.compare import CompareOptions
+
     s = dict(settings)
     factors = list(s.get("factors") or [])
-    no_cluster = "cluster" in s and s["cluster"] is None and design_cluster is not None
+    opts = CompareOptions.from_settings(s)
+    if opts.cluster is None and design_cluster is None:
+        opts = opts.replace(cluster=FROM_DESIGN)  # no cluster either way
+    if not factors:  # no subgroups: no bootstrap
+        opts = opts.replace(n_resamples=CompareOptions.default("n_resamples"),
+                            seed=CompareOptions.default("seed"))
     cli = (("by", s["by"]), ("reference", s.get("reference")), ("factors", factors),
            ("level", s.get("level") if factors else None), ("unit", s.get("unit")),
-           ("score", s.get("score")), ("duplicates", s.get("duplicates", "mean")),
-           ("test", s.get("test", "auto")), ("adjust", s.get("adjust", "holm")),
-           ("n-boot", int(s.get("n_boot", 1000)) if factors else None),
-           ("seed", int(s.get("seed", 0)) if factors else None),
-           ("alpha", s.get("alpha", 0.05)), ("no-cluster", no_cluster),
-           ("cluster", s.get("cluster") if s.get("cluster") not in (None, "design") else None))
+           ("score", s.get("score")), *opts.cli_options())
     args = [f"{s['by']!r}", f"reference={s.get('reference')!r}", f"factors={factors!r}",
             f"max_level={s.get('level')!r}", f"unit={s.get('unit')!r}",
-            f"score={s.get('score')!r}", f"duplicates={s.get('duplicates', 'mean')!r}",
-            f"test={s.get('test', 'auto')!r}", f"adjust={s.get('adjust', 'holm')!r}",
-            f"n_boot={int(s.get('n_boot', 1000))}", f"seed={int(s.get('seed', 0))}",
-            f"alpha={s.get('alpha', 0.05)!r}"]
-    if no_cluster or s.get("cluster") not in (None, "design"):
-        args.append(f"cluster={s.get('cluster')!r}")
-    body = [f"comparison = compare(results, design, {', '.join(args)})",
+            f"score={s.get('score')!r}", opts.call_text()]
+    body = [f"comparison = compare(results, design, {', '.join(a for a in args if a)})",
             "print(comparison.overall)",
             "for pair, table in comparison.subgroups.items():  # per subgroup, per pair",
             "    print(pair, table, sep='\\n')",

@@ -47,7 +47,7 @@ def evil():
         ("disparity", {"feature": FEATURE, "by": [EVIL], "n_resamples": 99}),
         ("index", {"ci": "bootstrap", "n_boot": 20}),
         ("cohorts", {"category": "answer_type", "cohort": "model", "by": [EVIL]}),
-        ("compare", {"by": "model", "factors": [EVIL, BOLD], "n_boot": 50})],
+        ("compare", {"by": "model", "factors": [EVIL, BOLD], "n_resamples": 50})],
         source=EVIL)
     return results, design, report
 
