@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from analysis.design import Design
 
-__all__ = ["Result", "importance", "prepare_inputs"]
+__all__ = ["Result", "cohorts", "compare", "disparity", "importance", "prepare_inputs"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -190,3 +190,174 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
                 "references": dict(fit.references)}
     notes = (f"Standard errors: {uncertainty_label(fit, the_design)}.", *fit.notes)
     return Result(fit.terms, notes, settings, {"lr_tests": fit.factor_tests}, fit)
+
+
+def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
+              options: Any = None, factors: str | Sequence[str] | None = None,
+              where: Where | None = None, **option_values: Any) -> Result:
+    """A numeric feature across groups: statistics, selection rates and the four-fifths
+    rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
+
+    ``feature`` is the numeric column, ``by`` the grouping factor(s). Options:
+    :class:`analysis.options.disparity.DisparityOptions` (``baseline``, ``statistic``,
+    ``quantiles``, ``standard``, ``quantile``, ``value``, ``direction``, ``tolerance``,
+    ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
+    ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
+    statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
+    ``mode_bin_width``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per group: one column per ``by`` factor, ``group``, ``n``,
+        ``mean``, ``median``, ``variance``, ``std``, ``skewness``, ``kurtosis``,
+        ``quantile_range``. ``tables``: ``selection`` (``n_selected``,
+        ``selection_rate``, ``standard``, ``selection_rule``, ``impact_ratio``,
+        ``passes_four_fifths`` per group), ``metrics`` (``quantity``, ``metric``,
+        ``value``, ``group``, ``note``), ``permutation`` (``observed``,
+        ``compared_with``, ``difference``, ``p_value``, ``p_adjusted``,
+        ``n_permutations``, ``stopped_early`` per group; absent with ``n_resamples=0``),
+        ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
+        ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
+    """
+    import pandas as pd
+
+    from analysis.disparity import disparity_report
+    from analysis.options.disparity import DisparityOptions
+    from analysis.saged_stats import normalize, saged_disparity, saged_statistics
+
+    opts = _options(DisparityOptions, options, option_values)
+    groups = _as_list(by, "by") or []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=False)
+    opts = opts.resolved(the_design, feature)
+    rows = _subset(table, subset)
+    rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
+    report = disparity_report(rows, feature, groups, **opts.kwargs())
+    saged = saged_statistics(rows, feature, groups, baseline=opts.baseline,
+                             **{**opts.saged_kwargs(), "normalization": "none"})
+    tables = {"selection": report.selection, "metrics": report.metrics,
+              **({"permutation": report.permutation} if report.permutation is not None
+                 else {}),
+              "dixon": pd.DataFrame([report.dixon.to_dict()]),
+              "saged_statistics": saged,
+              "saged_disparity": saged_disparity(saged, alpha=opts.alpha,
+                                                 conventions=opts.conventions)}
+    notes = [report.dixon.note]
+    if report.settings.get("n_missing"):
+        notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
+                        "and are left out.")
+    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
+    return Result(report.summary, tuple(notes), settings, tables, report)
+
+
+def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    from analysis.cells import filter_rows
+
+    return filter_rows(table, {k: v for k, v in subset.items() if v} or None)
+
+
+def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
+            by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
+            options: Any = None, factors: str | Sequence[str] | None = None,
+            where: Where | None = None, **option_values: Any) -> Result:
+    """A categorical outcome across cohorts: the percentages of each category per cohort,
+    their spread and a chi-square test of homogeneity (methods.md s. 7).
+
+    ``category`` is the categorical column, ``cohort`` the factor whose values are
+    compared, ``by`` the factors that split the table (one distribution each),
+    ``categories`` the categories kept (in this order). Options:
+    :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``, ``method``,
+    ``n_resamples``, ``seed``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per ``by`` group x cohort x category: the ``by`` factors, the
+        cohort, the category, ``count``, ``n`` (answers of the cohort in the group) and
+        ``percent``. ``tables``: ``spread`` (per cohort: ``n_categories``,
+        ``sd_percent``, ``min_percent``, ``max_percent``, ``note``),
+        ``spread_across_cohorts`` (the same per category), ``homogeneity`` (per group:
+        ``n``, ``n_cohorts``, ``n_categories``, ``statistic``, ``df``, ``p_value``,
+        ``method``, ``n_resamples``, ``min_expected``, ``share_expected_below_5``,
+        ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
+    """
+    from analysis import distribution as dm
+    from analysis.options.cohorts import CohortsOptions
+
+    opts = _options(CohortsOptions, options, option_values)
+    split = _as_list(by, "by") or []
+    table, _, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                      need_outcome=False)
+    rows = _subset(table, subset)
+    kept = _as_list(categories, "categories") if categories is not None else None
+    dist = dm.category_distribution(rows, category, cohort, by=split, categories=kept,
+                                    renormalise=opts.renormalise)
+    test = dm.homogeneity_test(dist, category, cohort, by=split, **opts.kwargs())
+    tables = {"spread": dm.frequency_spread(dist, category, cohort, by=split),
+              "spread_across_cohorts": dm.frequency_spread(dist, category, cohort, by=split,
+                                                           over="cohorts"),
+              "homogeneity": test,
+              "percentages": dm.percentage_table(dist, category, cohort, by=split)}
+    dropped = int(rows[category].isna().sum())
+    notes = ([f"{dropped:,} rows have no {category} and are left out."] if dropped else [])
+    notes += [n for n in test["note"].unique() if n]
+    settings = {**opts.settings(skip=("capsule_star",)), "category": category,
+                "cohort": cohort, "by": split, "categories": kept, "where": subset}
+    return Result(dist, tuple(notes), settings, tables, None)
+
+
+def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
+            subgroups: str | Sequence[str] = (), level: int | None = None,
+            unit: str | Sequence[str] | None = None, score: str | None = None,
+            options: Any = None, factors: str | Sequence[str] | None = None,
+            where: Where | None = None, **option_values: Any) -> Result:
+    """Paired comparison of the values of ``by`` (models, input formats ...) on the same
+    prompts: McNemar's test (paired t / Wilcoxon for a ``score``) and the paired
+    difference per pair of values, and per subgroup of ``subgroups`` with bootstrap
+    intervals (docs/compare.md).
+
+    ``reference`` compares every value against it (default: every pair); ``level`` is the
+    highest subgroup level; ``unit`` the columns identifying a prompt (default: the
+    design's prompt unit, an id column, or the domain/prompt factors). Options:
+    :class:`analysis.options.compare.CompareOptions` (``duplicates``, ``test``,
+    ``adjust``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``, ``alpha``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per compared pair: ``model_a``, ``model_b``, ``n_pairs``,
+        ``unpaired_a``, ``unpaired_b``, ``both_deviate``, ``only_a``, ``only_b``,
+        ``neither_deviates``, ``rate_a``, ``rate_b``, ``difference``, ``ci_low``,
+        ``ci_high``, ``test``, ``statistic``, ``p_value``, ``n_clusters``,
+        ``mcnemar_statistic``, ``mcnemar_p_value``, ``odds_ratio``, ``or_ci_low``,
+        ``or_ci_high``, ``p_adjusted`` (a ``score`` gives means instead of rates).
+        ``tables["subgroups"]`` (with ``subgroups``): one row per pair x subgroup:
+        ``model_a``, ``model_b``, the subgroup factors, ``level``, ``subgroup``, ``n``,
+        ``rate_a``, ``rate_b``, ``difference``, ``ci_low``, ``ci_high``, ``p_value``,
+        ``p_adjusted``, ``differs`` and, for a 0/1 outcome, the log-disparity columns
+        (``ld_a``, ``ld_b``, ``ld_difference`` ...). ``raw``: the
+        :class:`analysis.compare.Comparison`.
+
+    Raises
+    ------
+    analysis.errors.PairingError
+        The values cannot be paired (no shared prompt, one value, duplicates refused ...).
+    """
+    import pandas as pd
+
+    from analysis.compare import compare as compare_values
+    from analysis.options.compare import CompareOptions
+
+    opts = _options(CompareOptions, options, option_values)
+    split = _as_list(subgroups, "subgroups") or []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=score is None)
+    c = compare_values(_subset(table, subset), the_design, by, reference=reference,
+                       factors=split, max_level=level, unit=_as_list(unit, "unit"),
+                       score=score, **opts.kwargs())
+    tables = ({"subgroups": pd.concat(list(c.subgroups.values()), ignore_index=True)}
+              if c.subgroups else {})
+    settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
+                "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
+    return Result(c.overall, tuple(c.notes), settings, tables, c)
