@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
     from analysis.design import Design
 
-__all__ = ["Result", "cohorts", "compare", "disparity", "importance", "prepare_inputs"]
+__all__ = ["Result", "cohorts", "compare", "disparity", "importance", "plan", "power",
+           "prepare_inputs"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -361,3 +362,85 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
                 "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
     return Result(c.overall, tuple(c.notes), settings, tables, c)
+
+
+def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
+         options: Any = None, factors: str | Sequence[str] | None = None,
+         where: Where | None = None, **option_values: Any) -> Result:
+    """The prompts to add that most raise coverage and balance over the grid of the
+    design's factors (empty combinations first, then the thinnest; docs/planning.md).
+
+    ``data`` None plans a new benchmark from the design alone (every combination empty).
+    Options: :class:`analysis.options.planning.PlanOptions` (``budget``: the prompts to
+    add, required; ``runs`` is the ``plan`` command's fractional factorial, see
+    :func:`analysis.planning.fractional_factorial`).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per combination that receives prompts: a column per factor
+        and ``n`` (prompts to add). ``tables["summary"]``: two rows (``when`` before /
+        after) with ``coverage_percentage``, ``gini_index``, ``n_cells``,
+        ``n_observed_cells`` and ``n_rows``. ``raw``: the
+        :class:`analysis.planning.Plan`.
+    """
+    import pandas as pd
+
+    from analysis.cells import cell_table
+    from analysis.options.planning import PlanOptions
+    from analysis.planning import plan_additions
+
+    opts = _options(PlanOptions, options, {**option_values,
+                                           **({"budget": budget} if budget is not None
+                                              else {})})
+    if opts.budget is None:
+        raise AnalysisError("plan needs budget= (the prompts to add).")
+    subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    if data is None:
+        if design is None:
+            raise AnalysisError("A new benchmark needs its design: pass design=.")
+        the_design = _design_of(design, pd.DataFrame())
+        chosen = _as_list(factors, "factors")
+        the_design = the_design.subset(chosen) if chosen else the_design
+        cells = None
+    else:
+        table, the_design, _ = prepare_inputs(data, design, factors=factors,
+                                              need_outcome=False)
+        cells = cell_table(table, the_design.names, with_outcome=False)
+    result = plan_additions(cells, the_design, factors=the_design.names, where=subset or None,
+                            **opts.kwargs())
+    summary = pd.DataFrame([{"when": "before", **result.before},
+                            {"when": "after", **result.after}])
+    settings = {**opts.settings(), "factors": list(result.factors), "where": subset}
+    return Result(result.add, tuple(result.notes), settings, {"summary": summary}, result)
+
+
+def power(*, rate: float | str, ld: float | str, share: float | str, options: Any = None,
+          **option_values: Any) -> Result:
+    """Rows needed to detect a log disparity ``ld`` of a subgroup holding a ``share`` of
+    the rows, the rows outside it deviating at ``rate`` (two-sided Wald test;
+    docs/planning.md). Options: :class:`analysis.options.planning.PowerOptions`
+    (``alpha``, ``power``). Strings are accepted for every number.
+
+    Returns
+    -------
+    Result
+        ``table``: one row: ``n_total``, ``n_subgroup``, ``n_outside``,
+        ``rate_subgroup``, ``achieved_power``, ``approximate_power``, ``method``,
+        ``n_first_reaching``, ``checked_up_to`` and the inputs (those of
+        :func:`analysis.planning.sample_size`).
+    """
+    import pandas as pd
+
+    from analysis.options.planning import PowerOptions
+    from analysis.planning import sample_size
+
+    opts = _options(PowerOptions, options, option_values)
+    numbers = {}
+    for name, value in {"rate": rate, "ld": ld, "share": share}.items():
+        try:
+            numbers[name] = float(value)
+        except (TypeError, ValueError):
+            raise AnalysisError(f"{name} must be a number, not {value!r}.") from None
+    out = sample_size(**numbers, **opts.kwargs())
+    return Result(pd.DataFrame([out]), (), {**opts.settings(), **numbers}, {}, out)

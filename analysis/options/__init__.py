@@ -49,7 +49,7 @@ __all__ = [
 FROM_DESIGN: str = "<the design's cluster>"
 
 #: Option modules, imported by :func:`all_options` (one per analysis family).
-MODULES = ["importance", "disparity", "cohorts", "compare"]
+MODULES = ["importance", "disparity", "cohorts", "compare", "planning"]
 
 _REGISTRY: dict[str, type[Options]] = {}
 

@@ -24,7 +24,7 @@ REQUIRED: dict[str, list[str]] = {
     "cohorts": ["--category", "c", "--cohort", "m"],
     "compare": ["--by", "model"],
     "features": ["--features", "vader"],
-    "power": [],
+    "power": ["--rate", "0.3", "--ld", "0.4", "--share", "0.1"],
     "plan": [],
 }
 
@@ -98,7 +98,8 @@ def test_no_option_flag_is_written_outside_its_options_object(name):
 #: (the bootstrap, judge-noise and linear-model views share their names).
 _SHARED_WITH_OTHER_VIEWS = {"cluster", "alpha", "adjust", "seed", "judge_noise",
                             "noise_mode",
-                            "test", "n_resamples"}  # subgroups' --test, the bootstrap's --n-boot
+                            # subgroups' --test and --power, the bootstrap's --n-boot
+                            "test", "power", "n_resamples"}
 
 
 @pytest.mark.parametrize("name", sorted(ANALYSES))
