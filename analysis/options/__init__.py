@@ -49,7 +49,8 @@ __all__ = [
 FROM_DESIGN: str = "<the design's cluster>"
 
 #: Option modules, imported by :func:`all_options` (one per analysis family).
-MODULES = ["importance", "disparity", "cohorts", "compare", "planning"]
+MODULES = ["importance", "disparity", "cohorts", "compare", "planning",
+           "features", "index_published"]
 
 _REGISTRY: dict[str, type[Options]] = {}
 

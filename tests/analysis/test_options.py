@@ -23,9 +23,10 @@ REQUIRED: dict[str, list[str]] = {
     "disparity": ["--feature", "x", "--by", "g"],
     "cohorts": ["--category", "c", "--cohort", "m"],
     "compare": ["--by", "model"],
-    "features": ["--features", "vader"],
+    "features": ["--text-col", "t", "--out", "o.csv"],
     "power": ["--rate", "0.3", "--ld", "0.4", "--share", "0.1"],
     "plan": [],
+    "index-published": ["--polarity", "p"],
 }
 
 
@@ -45,8 +46,10 @@ def _other_value(name: str, default, spec):
         return not default
     if spec.repeat:
         return ("a:b", "a:c")
-    if isinstance(default, tuple):  # a pair of numbers (--quantiles 0.25,0.75)
-        return tuple(round(v + 0.05, 4) for v in default)
+    if isinstance(default, tuple) and all(isinstance(v, float) for v in default):
+        return tuple(round(v + 0.05, 4) for v in default)  # --quantiles 0.25,0.75
+    if isinstance(default, tuple):  # a list of names (--features a,b)
+        return default[:1]
     if isinstance(default, int) or (default is None and "int" in str(spec.type.__name__
                                                                        if spec.type else "")):
         return (default or 0) + 3
@@ -82,7 +85,8 @@ def test_no_option_flag_is_written_outside_its_options_object(name):
     """The command, the report and the copy text take each flag and default from the
     options object: none of them spells an option's flag itself."""
     cls = ANALYSES[name]
-    sources = {p: p.read_text() for p in [ROOT / f"analysis/commands/{cls.COMMAND}.py",
+    module = cls.COMMAND.replace("-", "_")
+    sources = {p: p.read_text() for p in [ROOT / f"analysis/commands/{module}.py",
                                           ROOT / "analysis/reproduce.py"]}
     for option, (_, spec) in cls.specs().items():
         flag = spec.negate or spec.flag or option.replace("_", "-")
@@ -98,8 +102,9 @@ def test_no_option_flag_is_written_outside_its_options_object(name):
 #: (the bootstrap, judge-noise and linear-model views share their names).
 _SHARED_WITH_OTHER_VIEWS = {"cluster", "alpha", "adjust", "seed", "judge_noise",
                             "noise_mode",
-                            # subgroups' --test and --power, the bootstrap's --n-boot
-                            "test", "power", "n_resamples"}
+                            # subgroups' --test and --power, the bootstrap's --n-boot,
+                            # the index's --model and --lambda
+                            "test", "power", "n_resamples", "model", "scale"}
 
 
 @pytest.mark.parametrize("name", sorted(ANALYSES))
