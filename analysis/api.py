@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 
     from analysis.design import Design
 
-__all__ = ["Result", "cohorts", "compare", "disparity", "importance", "plan", "power",
-           "prepare_inputs"]
+__all__ = ["Result", "cohorts", "compare", "disparity", "features", "importance", "plan",
+           "power", "prepare_inputs"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -444,3 +444,43 @@ def power(*, rate: float | str, ld: float | str, share: float | str, options: An
             raise AnalysisError(f"{name} must be a number, not {value!r}.") from None
     out = sample_size(**numbers, **opts.kwargs())
     return Result(pd.DataFrame([out]), (), {**opts.settings(), **numbers}, {}, out)
+
+
+def features(data: Any, *, text_column: str, reference_column: str | None = None,
+             reference_text: str | None = None, options: Any = None,
+             **option_values: Any) -> Result:
+    """Numeric text features, computed offline: VADER sentiment, TextBlob polarity and
+    subjectivity, embedding similarity (docs/features.md).
+
+    ``data`` is any table with the text column ``text_column`` (a DataFrame or a file's
+    path); ``reference_column`` / ``reference_text`` is what ``embedding_similarity``
+    compares each text with. Options: :class:`analysis.options.features.FeaturesOptions`
+    (``features``: a list or ``"a,b"``, ``model``, ``prefix``, ``skip_unavailable``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per asked feature: ``feature``, ``available`` (computed),
+        ``n_scored`` (non-NaN values) and ``reason`` (why skipped).
+        ``tables["data"]``: a copy of ``data`` with a float column per computed feature
+        (``prefix + feature``).
+    """
+    import pandas as pd
+
+    from analysis.features import extract_features
+    from analysis.io import load_results
+    from analysis.options.features import FeaturesOptions
+
+    opts = _options(FeaturesOptions, options, option_values)
+    if isinstance(data, (str, Path)):
+        data = load_results(data)
+    if not isinstance(data, pd.DataFrame):
+        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
+                            f"{type(data).__name__}.")
+    table, report = extract_features(data, text_column, reference_column=reference_column,
+                                     reference_text=reference_text, **opts.kwargs())
+    notes = tuple(f"{r.feature} left out: {r.reason}" for r in report.itertuples()
+                  if not r.available)
+    settings = {**opts.settings(), "text_column": text_column,
+                "reference_column": reference_column, "reference_text": reference_text}
+    return Result(report, notes, settings, {"data": table}, None)

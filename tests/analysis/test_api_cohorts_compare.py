@@ -90,3 +90,15 @@ def test_compare_report_reads_n_boot_and_cluster_design(ssqa):
     assert old.settings["n_resamples"] == 100 and "n_boot" not in old.settings
     want = compare(rows, design, "model", adjust="bh")
     pd.testing.assert_frame_equal(dict(old.tables)["compare_overall"], want.overall)
+
+
+def test_the_options_choices_are_the_modules():
+    from analysis import compare as cmp
+    from analysis.options.cohorts import CohortsOptions
+    from analysis.options.compare import CompareOptions
+
+    assert CohortsOptions.choices("method") == list(dm.TEST_METHODS)
+    assert CohortsOptions.default("n_resamples") == dm.DEFAULT_RESAMPLES
+    assert CompareOptions.choices("test") == list(cmp.MCNEMAR_TESTS)
+    assert CompareOptions.choices("adjust") == list(cmp.ADJUSTMENTS)
+    assert CompareOptions.choices("duplicates") == list(cmp.DUPLICATE_RULES)
