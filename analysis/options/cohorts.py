@@ -36,7 +36,7 @@ class CohortsOptions(Options):
         choices=TEST_METHODS, label="Test")
     n_resamples: int = option(9999, "Monte Carlo tables (default %(default)s)",
                               flag="resamples", type=NON_NEGATIVE_INT,
-                              label="Monte Carlo tables")
+                              metavar="N", label="Monte Carlo tables")
     seed: int = option(0, "random seed of the Monte Carlo test (default %(default)s)",
                        type=NON_NEGATIVE_INT, label="Seed")
     capsule_star: str = option(

@@ -47,7 +47,7 @@ class CompareOptions(Options):
         label="Resample whole clusters")
     n_resamples: int = option(
         1000, "bootstrap replicates per subgroup table (default %(default)s)", flag="n-boot",
-        type=int_at_least(20), group="intervals", label="Bootstrap replicates")
+        type=int_at_least(20), metavar="N", group="intervals", label="Bootstrap replicates")
     seed: int = option(0, "bootstrap seed (default %(default)s)", type=NON_NEGATIVE_INT,
                        group="intervals", label="Seed")
     confidence: float = option(0.95, "interval level (default %(default)s)", type=PROBABILITY,

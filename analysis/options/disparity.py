@@ -131,7 +131,7 @@ class DisparityOptions(SagedOptions):
                           type=float, choices=DIXON_ALPHAS, label="alpha (Dixon's Q)")
     n_resamples: int = option(
         999, "most label permutations (default %(default)s; 0 = none)", flag="permutations",
-        type=NON_NEGATIVE_INT, label="Most permutations (0: none)")
+        type=NON_NEGATIVE_INT, metavar="N", label="Most permutations (0: none)")
     adaptive: bool = option(
         True, "run every permutation instead of stopping once each p-value is clearly above "
         "or below alpha", negate="no-adaptive", label="Stop early when clear")
