@@ -28,9 +28,10 @@ class IndexPublishedOptions(Options):
 
     diversity_penalty: float = option(
         0.2, "diversity penalty P(D) (paper: %(default)s)", flag="penalty",
-        type=FINITE_FLOAT, label="P(D) (paper: 0.2)")
+        type=FINITE_FLOAT, metavar="P", label="P(D) (paper: 0.2)")
     scale: float = option(1.5, "scale of the sentiment term (paper: %(default)s)",
-                          flag="lambda", type=FINITE_FLOAT, label="lambda (paper: 1.5)")
+                          flag="lambda", type=FINITE_FLOAT, metavar="LAMBDA",
+                          label="lambda (paper: 1.5)")
     lexicon: str = option(
         "textblob", "with --text-col: TextBlob polarity (the paper's) or VADER compound",
         choices=LEXICONS, call=False, label="Lexicon")
