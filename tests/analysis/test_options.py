@@ -13,7 +13,6 @@ import pytest
 from analysis.cli import build_parser
 from analysis.options import FROM_DESIGN, OptionError, Options, all_options
 from analysis.options.common import NOISE_FIELDS
-from analysis.reproduce import _text  # how the copy text writes a value
 
 ROOT = Path(__file__).resolve().parents[2]
 ANALYSES = all_options()
@@ -75,7 +74,8 @@ def test_every_option_round_trips_through_the_copy_text_and_the_cli(name):
         changed = cls.coerce({option: _other_value(option, default, spec)})
         argv = []
         for flag, value in changed.cli_options():
-            argv += [f"--{flag}"] if value is True else [f"--{flag}", _text(value)]
+            text = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+            argv += [f"--{flag}"] if value is True else [f"--{flag}", text]  # as cli_command
         assert cls.from_args(_parse(cls, argv)) == changed, (option, argv)
         assert set(changed.changed()) == {option}
 
