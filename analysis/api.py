@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 
     from analysis.design import Design
 
-__all__ = ["Result", "cohorts", "compare", "disparity", "features", "importance", "plan",
-           "power", "prepare_inputs"]
+__all__ = ["Result", "cohorts", "compare", "disparity", "features", "importance",
+           "index_published", "plan", "power", "prepare_inputs"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -484,3 +484,53 @@ def features(data: Any, *, text_column: str, reference_column: str | None = None
     settings = {**opts.settings(), "text_column": text_column,
                 "reference_column": reference_column, "reference_text": reference_text}
     return Result(report, notes, settings, {"data": table}, None)
+
+
+def index_published(data: Any, *, polarity: str | None = None, text_column: str | None = None,
+                    by: str | Sequence[str] = (), dimension: str | None = None,
+                    weights: Mapping[str, float] | None = None, options: Any = None,
+                    **option_values: Any) -> Result:
+    """LLMBI as its paper computes it: ``0.2 + 2.5 |polarity|`` per response with the
+    paper's constants, aggregated per group of ``by`` (docs/bias_index.md).
+
+    Give a ``polarity`` column in [-1, 1], or a ``text_column`` to score first with the
+    ``lexicon`` option (TextBlob polarity, the paper's, or VADER compound).
+    ``dimension`` names each response's bias dimension, ``weights`` their weights.
+    Options: :class:`analysis.options.index_published.IndexPublishedOptions`
+    (``diversity_penalty``, ``scale``, ``lexicon``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per group (the ``by`` columns): ``n``, ``n_dimensions``,
+        ``mean_abs_polarity``, ``weighted_bias``, ``diversity_penalty``,
+        ``sentiment_term``, ``llmbi`` and ``variant``. ``tables["responses"]``: the rows
+        plus ``abs_polarity`` and ``llmbi_score``. ``notes``: the polarity's source.
+    """
+    import pandas as pd
+
+    from analysis.columns import POLARITY_TEXTBLOB, SENTIMENT_VADER
+    from analysis.features import extract_features
+    from analysis.index_published import published_llmbi
+    from analysis.io import load_results
+    from analysis.options.index_published import IndexPublishedOptions
+
+    opts = _options(IndexPublishedOptions, options, option_values)
+    if isinstance(data, (str, Path)):
+        data = load_results(data)
+    if not isinstance(data, pd.DataFrame):
+        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
+                            f"{type(data).__name__}.")
+    if (polarity is None) == (text_column is None):
+        raise AnalysisError("Give either polarity= (a column in [-1, 1]) or text_column= "
+                            "(texts to score), not both or neither.")
+    if text_column is not None:
+        polarity = POLARITY_TEXTBLOB if opts.lexicon == "textblob" else SENTIMENT_VADER
+        data, _ = extract_features(data, text_column, [polarity])
+    groups = _as_list(by, "by") or []
+    index = published_llmbi(data, polarity=polarity, by=groups, dimension=dimension,
+                            weights=weights, **opts.kwargs())
+    settings = {**opts.settings(skip=("responses",)), "polarity": polarity, "by": groups,
+                "dimension": dimension, "weights": dict(weights or {})}
+    return Result(index.totals, (f"Polarity: {index.lexicon}.",), settings,
+                  {"responses": index.responses}, index)
