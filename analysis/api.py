@@ -446,6 +446,20 @@ def power(*, rate: float | str, ld: float | str, share: float | str, options: An
     return Result(pd.DataFrame([out]), (), {**opts.settings(), **numbers}, {}, out)
 
 
+def _table(data: Any) -> pd.DataFrame:
+    """Any table: a DataFrame, or the path of a file :func:`analysis.io.load_results` reads."""
+    import pandas as pd
+
+    from analysis.io import load_results
+
+    if isinstance(data, (str, Path)):
+        data = load_results(data)
+    if not isinstance(data, pd.DataFrame):
+        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
+                            f"{type(data).__name__}.")
+    return data
+
+
 def features(data: Any, *, text_column: str, reference_column: str | None = None,
              reference_text: str | None = None, options: Any = None,
              **option_values: Any) -> Result:
@@ -465,18 +479,12 @@ def features(data: Any, *, text_column: str, reference_column: str | None = None
         ``tables["data"]``: a copy of ``data`` with a float column per computed feature
         (``prefix + feature``).
     """
-    import pandas as pd
 
     from analysis.features import extract_features
-    from analysis.io import load_results
     from analysis.options.features import FeaturesOptions
 
     opts = _options(FeaturesOptions, options, option_values)
-    if isinstance(data, (str, Path)):
-        data = load_results(data)
-    if not isinstance(data, pd.DataFrame):
-        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
-                            f"{type(data).__name__}.")
+    data = _table(data)
     table, report = extract_features(data, text_column, reference_column=reference_column,
                                      reference_text=reference_text, **opts.kwargs())
     notes = tuple(f"{r.feature} left out: {r.reason}" for r in report.itertuples()
@@ -507,20 +515,14 @@ def index_published(data: Any, *, polarity: str | None = None, text_column: str 
         ``sentiment_term``, ``llmbi`` and ``variant``. ``tables["responses"]``: the rows
         plus ``abs_polarity`` and ``llmbi_score``. ``notes``: the polarity's source.
     """
-    import pandas as pd
 
     from analysis.columns import POLARITY_TEXTBLOB, SENTIMENT_VADER
     from analysis.features import extract_features
     from analysis.index_published import published_llmbi
-    from analysis.io import load_results
     from analysis.options.index_published import IndexPublishedOptions
 
     opts = _options(IndexPublishedOptions, options, option_values)
-    if isinstance(data, (str, Path)):
-        data = load_results(data)
-    if not isinstance(data, pd.DataFrame):
-        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
-                            f"{type(data).__name__}.")
+    data = _table(data)
     if (polarity is None) == (text_column is None):
         raise AnalysisError("Give either polarity= (a column in [-1, 1]) or text_column= "
                             "(texts to score), not both or neither.")
