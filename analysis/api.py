@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
     from analysis.design import Design
 
-__all__ = ["Result", "bias_index", "coverage", "ecdf", "importance", "importance_linear",
+__all__ = ["Result", "bias_index", "cohorts", "compare", "coverage", "disparity", "ecdf",
+           "features", "importance", "importance_linear", "index_published", "plan", "power",
            "prepare_inputs", "subgroups"]
 
 Where = Mapping[str, str | Sequence[str]]
@@ -530,3 +531,348 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
     settings = {**opts.settings(), **{k: fit_opts.settings()[k] for k in fit_names},
                 "factors": chosen, "where": subset}
     return Result(fit.terms, tuple(fit.notes), settings, {"tests": fit.factor_tests}, fit)
+
+
+def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
+              options: Any = None, factors: str | Sequence[str] | None = None,
+              where: Where | None = None, **option_values: Any) -> Result:
+    """A numeric feature across groups: statistics, selection rates and the four-fifths
+    rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
+
+    ``feature`` is the numeric column, ``by`` the grouping factor(s). Options:
+    :class:`analysis.options.disparity.DisparityOptions` (``baseline``, ``statistic``,
+    ``quantiles``, ``standard``, ``quantile``, ``value``, ``direction``, ``tolerance``,
+    ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
+    ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
+    statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
+    ``mode_bin_width``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per group: one column per ``by`` factor, ``group``, ``n``,
+        ``mean``, ``median``, ``variance``, ``std``, ``skewness``, ``kurtosis``,
+        ``quantile_range``. ``tables``: ``selection`` (``n_selected``,
+        ``selection_rate``, ``standard``, ``selection_rule``, ``impact_ratio``,
+        ``passes_four_fifths`` per group), ``metrics`` (``quantity``, ``metric``,
+        ``value``, ``group``, ``note``), ``permutation`` (``observed``,
+        ``compared_with``, ``difference``, ``p_value``, ``p_adjusted``,
+        ``n_permutations``, ``stopped_early`` per group; absent with ``n_resamples=0``),
+        ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
+        ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
+    """
+    import pandas as pd
+
+    from analysis.disparity import disparity_report
+    from analysis.options.disparity import DisparityOptions
+    from analysis.saged_stats import normalize, saged_disparity, saged_statistics
+
+    opts = _options(DisparityOptions, options, option_values)
+    groups = _as_list(by, "by") or []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=False)
+    opts = opts.resolved(the_design, feature)
+    rows = _subset(table, subset)
+    rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
+    report = disparity_report(rows, feature, groups, **opts.kwargs())
+    saged = saged_statistics(rows, feature, groups, baseline=opts.baseline,
+                             **{**opts.saged_kwargs(), "normalization": "none"})
+    tables = {"selection": report.selection, "metrics": report.metrics,
+              **({"permutation": report.permutation} if report.permutation is not None
+                 else {}),
+              "dixon": pd.DataFrame([report.dixon.to_dict()]),
+              "saged_statistics": saged,
+              "saged_disparity": saged_disparity(saged, alpha=opts.alpha,
+                                                 conventions=opts.conventions)}
+    notes = [report.dixon.note]
+    if report.settings.get("n_missing"):
+        notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
+                        "and are left out.")
+    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
+    return Result(report.summary, tuple(notes), settings, tables, report)
+
+
+def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    from analysis.cells import filter_rows
+
+    return filter_rows(table, {k: v for k, v in subset.items() if v} or None)
+
+
+def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
+            by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
+            options: Any = None, factors: str | Sequence[str] | None = None,
+            where: Where | None = None, **option_values: Any) -> Result:
+    """A categorical outcome across cohorts: the percentages of each category per cohort,
+    their spread and a chi-square test of homogeneity (methods.md s. 7).
+
+    ``category`` is the categorical column, ``cohort`` the factor whose values are
+    compared, ``by`` the factors that split the table (one distribution each),
+    ``categories`` the categories kept (in this order). Options:
+    :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``, ``method``,
+    ``n_resamples``, ``seed``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per ``by`` group x cohort x category: the ``by`` factors, the
+        cohort, the category, ``count``, ``n`` (answers of the cohort in the group) and
+        ``percent``. ``tables``: ``spread`` (per cohort: ``n_categories``,
+        ``sd_percent``, ``min_percent``, ``max_percent``, ``note``),
+        ``spread_across_cohorts`` (the same per category), ``homogeneity`` (per group:
+        ``n``, ``n_cohorts``, ``n_categories``, ``statistic``, ``df``, ``p_value``,
+        ``method``, ``n_resamples``, ``min_expected``, ``share_expected_below_5``,
+        ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
+    """
+    from analysis import distribution as dm
+    from analysis.options.cohorts import CohortsOptions
+
+    opts = _options(CohortsOptions, options, option_values)
+    split = _as_list(by, "by") or []
+    table, _, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                      need_outcome=False)
+    rows = _subset(table, subset)
+    kept = _as_list(categories, "categories") if categories is not None else None
+    dist = dm.category_distribution(rows, category, cohort, by=split, categories=kept,
+                                    renormalise=opts.renormalise)
+    test = dm.homogeneity_test(dist, category, cohort, by=split, **opts.kwargs())
+    tables = {"spread": dm.frequency_spread(dist, category, cohort, by=split),
+              "spread_across_cohorts": dm.frequency_spread(dist, category, cohort, by=split,
+                                                           over="cohorts"),
+              "homogeneity": test,
+              "percentages": dm.percentage_table(dist, category, cohort, by=split)}
+    dropped = int(rows[category].isna().sum())
+    notes = ([f"{dropped:,} rows have no {category} and are left out."] if dropped else [])
+    notes += [n for n in test["note"].unique() if n]
+    settings = {**opts.settings(skip=("capsule_star",)), "category": category,
+                "cohort": cohort, "by": split, "categories": kept, "where": subset}
+    return Result(dist, tuple(notes), settings, tables, None)
+
+
+def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
+            subgroups: str | Sequence[str] = (), level: int | None = None,
+            unit: str | Sequence[str] | None = None, score: str | None = None,
+            options: Any = None, factors: str | Sequence[str] | None = None,
+            where: Where | None = None, **option_values: Any) -> Result:
+    """Paired comparison of the values of ``by`` (models, input formats ...) on the same
+    prompts: McNemar's test (paired t / Wilcoxon for a ``score``) and the paired
+    difference per pair of values, and per subgroup of ``subgroups`` with bootstrap
+    intervals (docs/compare.md).
+
+    ``reference`` compares every value against it (default: every pair); ``level`` is the
+    highest subgroup level; ``unit`` the columns identifying a prompt (default: the
+    design's prompt unit, an id column, or the domain/prompt factors). Options:
+    :class:`analysis.options.compare.CompareOptions` (``duplicates``, ``test``,
+    ``adjust``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``, ``alpha``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per compared pair: ``model_a``, ``model_b``, ``n_pairs``,
+        ``unpaired_a``, ``unpaired_b``, ``both_deviate``, ``only_a``, ``only_b``,
+        ``neither_deviates``, ``rate_a``, ``rate_b``, ``difference``, ``ci_low``,
+        ``ci_high``, ``test``, ``statistic``, ``p_value``, ``n_clusters``,
+        ``mcnemar_statistic``, ``mcnemar_p_value``, ``odds_ratio``, ``or_ci_low``,
+        ``or_ci_high``, ``p_adjusted`` (a ``score`` gives means instead of rates).
+        ``tables["subgroups"]`` (with ``subgroups``): one row per pair x subgroup:
+        ``model_a``, ``model_b``, the subgroup factors, ``level``, ``subgroup``, ``n``,
+        ``rate_a``, ``rate_b``, ``difference``, ``ci_low``, ``ci_high``, ``p_value``,
+        ``p_adjusted``, ``differs`` and, for a 0/1 outcome, the log-disparity columns
+        (``ld_a``, ``ld_b``, ``ld_difference`` ...). ``raw``: the
+        :class:`analysis.compare.Comparison`.
+
+    Raises
+    ------
+    analysis.errors.PairingError
+        The values cannot be paired (no shared prompt, one value, duplicates refused ...).
+    """
+    import pandas as pd
+
+    from analysis.compare import compare as compare_values
+    from analysis.options.compare import CompareOptions
+
+    opts = _options(CompareOptions, options, option_values)
+    split = _as_list(subgroups, "subgroups") or []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=score is None)
+    c = compare_values(_subset(table, subset), the_design, by, reference=reference,
+                       factors=split, max_level=level, unit=_as_list(unit, "unit"),
+                       score=score, **opts.kwargs())
+    tables = ({"subgroups": pd.concat(list(c.subgroups.values()), ignore_index=True)}
+              if c.subgroups else {})
+    settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
+                "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
+    return Result(c.overall, tuple(c.notes), settings, tables, c)
+
+
+def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
+         options: Any = None, factors: str | Sequence[str] | None = None,
+         where: Where | None = None, **option_values: Any) -> Result:
+    """The prompts to add that most raise coverage and balance over the grid of the
+    design's factors (empty combinations first, then the thinnest; docs/planning.md).
+
+    ``data`` None plans a new benchmark from the design alone (every combination empty).
+    Options: :class:`analysis.options.planning.PlanOptions` (``budget``: the prompts to
+    add, required; ``runs`` is the ``plan`` command's fractional factorial, see
+    :func:`analysis.planning.fractional_factorial`).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per combination that receives prompts: a column per factor
+        and ``n`` (prompts to add). ``tables["summary"]``: two rows (``when`` before /
+        after) with ``coverage_percentage``, ``gini_index``, ``n_cells``,
+        ``n_observed_cells`` and ``n_rows``. ``raw``: the
+        :class:`analysis.planning.Plan`.
+    """
+    import pandas as pd
+
+    from analysis.cells import cell_table
+    from analysis.options.planning import PlanOptions
+    from analysis.planning import plan_additions
+
+    opts = _options(PlanOptions, options, {**option_values,
+                                           **({"budget": budget} if budget is not None
+                                              else {})})
+    if opts.budget is None:
+        raise AnalysisError("plan needs budget= (the prompts to add).")
+    subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    if data is None:
+        if design is None:
+            raise AnalysisError("A new benchmark needs its design: pass design=.")
+        the_design = _design_of(design, pd.DataFrame())
+        chosen = _as_list(factors, "factors")
+        the_design = the_design.subset(chosen) if chosen else the_design
+        cells = None
+    else:
+        table, the_design, _ = prepare_inputs(data, design, factors=factors,
+                                              need_outcome=False)
+        cells = cell_table(table, the_design.names, with_outcome=False)
+    result = plan_additions(cells, the_design, factors=the_design.names, where=subset or None,
+                            **opts.kwargs())
+    summary = pd.DataFrame([{"when": "before", **result.before},
+                            {"when": "after", **result.after}])
+    settings = {**opts.settings(), "factors": list(result.factors), "where": subset}
+    return Result(result.add, tuple(result.notes), settings, {"summary": summary}, result)
+
+
+def power(*, rate: float | str, ld: float | str, share: float | str, options: Any = None,
+          **option_values: Any) -> Result:
+    """Rows needed to detect a log disparity ``ld`` of a subgroup holding a ``share`` of
+    the rows, the rows outside it deviating at ``rate`` (two-sided Wald test;
+    docs/planning.md). Options: :class:`analysis.options.planning.PowerOptions`
+    (``alpha``, ``power``). Strings are accepted for every number.
+
+    Returns
+    -------
+    Result
+        ``table``: one row: ``n_total``, ``n_subgroup``, ``n_outside``,
+        ``rate_subgroup``, ``achieved_power``, ``approximate_power``, ``method``,
+        ``n_first_reaching``, ``checked_up_to`` and the inputs (those of
+        :func:`analysis.planning.sample_size`).
+    """
+    import pandas as pd
+
+    from analysis.options.planning import PowerOptions
+    from analysis.planning import sample_size
+
+    opts = _options(PowerOptions, options, option_values)
+    numbers = {}
+    for name, value in {"rate": rate, "ld": ld, "share": share}.items():
+        try:
+            numbers[name] = float(value)
+        except (TypeError, ValueError):
+            raise AnalysisError(f"{name} must be a number, not {value!r}.") from None
+    out = sample_size(**numbers, **opts.kwargs())
+    return Result(pd.DataFrame([out]), (), {**opts.settings(), **numbers}, {}, out)
+
+
+def _table(data: Any) -> pd.DataFrame:
+    """Any table: a DataFrame, or the path of a file :func:`analysis.io.load_results` reads."""
+    import pandas as pd
+
+    from analysis.io import load_results
+
+    if isinstance(data, (str, Path)):
+        data = load_results(data)
+    if not isinstance(data, pd.DataFrame):
+        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
+                            f"{type(data).__name__}.")
+    return data
+
+
+def features(data: Any, *, text_column: str, reference_column: str | None = None,
+             reference_text: str | None = None, options: Any = None,
+             **option_values: Any) -> Result:
+    """Numeric text features, computed offline: VADER sentiment, TextBlob polarity and
+    subjectivity, embedding similarity (docs/features.md).
+
+    ``data`` is any table with the text column ``text_column`` (a DataFrame or a file's
+    path); ``reference_column`` / ``reference_text`` is what ``embedding_similarity``
+    compares each text with. Options: :class:`analysis.options.features.FeaturesOptions`
+    (``features``: a list or ``"a,b"``, ``model``, ``prefix``, ``skip_unavailable``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per asked feature: ``feature``, ``available`` (computed),
+        ``n_scored`` (non-NaN values) and ``reason`` (why skipped).
+        ``tables["data"]``: a copy of ``data`` with a float column per computed feature
+        (``prefix + feature``).
+    """
+
+    from analysis.features import extract_features
+    from analysis.options.features import FeaturesOptions
+
+    opts = _options(FeaturesOptions, options, option_values)
+    data = _table(data)
+    table, report = extract_features(data, text_column, reference_column=reference_column,
+                                     reference_text=reference_text, **opts.kwargs())
+    notes = tuple(f"{r.feature} left out: {r.reason}" for r in report.itertuples()
+                  if not r.available)
+    settings = {**opts.settings(), "text_column": text_column,
+                "reference_column": reference_column, "reference_text": reference_text}
+    return Result(report, notes, settings, {"data": table}, None)
+
+
+def index_published(data: Any, *, polarity: str | None = None, text_column: str | None = None,
+                    by: str | Sequence[str] = (), dimension: str | None = None,
+                    weights: Mapping[str, float] | None = None, options: Any = None,
+                    **option_values: Any) -> Result:
+    """LLMBI as its paper computes it: ``0.2 + 2.5 |polarity|`` per response with the
+    paper's constants, aggregated per group of ``by`` (docs/bias_index.md).
+
+    Give a ``polarity`` column in [-1, 1], or a ``text_column`` to score first with the
+    ``lexicon`` option (TextBlob polarity, the paper's, or VADER compound).
+    ``dimension`` names each response's bias dimension, ``weights`` their weights.
+    Options: :class:`analysis.options.index_published.IndexPublishedOptions`
+    (``diversity_penalty``, ``scale``, ``lexicon``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per group (the ``by`` columns): ``n``, ``n_dimensions``,
+        ``mean_abs_polarity``, ``weighted_bias``, ``diversity_penalty``,
+        ``sentiment_term``, ``llmbi`` and ``variant``. ``tables["responses"]``: the rows
+        plus ``abs_polarity`` and ``llmbi_score``. ``notes``: the polarity's source.
+    """
+
+    from analysis.columns import POLARITY_TEXTBLOB, SENTIMENT_VADER
+    from analysis.features import extract_features
+    from analysis.index_published import published_llmbi
+    from analysis.options.index_published import IndexPublishedOptions
+
+    opts = _options(IndexPublishedOptions, options, option_values)
+    data = _table(data)
+    if (polarity is None) == (text_column is None):
+        raise AnalysisError("Give either polarity= (a column in [-1, 1]) or text_column= "
+                            "(texts to score), not both or neither.")
+    if text_column is not None:
+        polarity = POLARITY_TEXTBLOB if opts.lexicon == "textblob" else SENTIMENT_VADER
+        data, _ = extract_features(data, text_column, [polarity])
+    groups = _as_list(by, "by") or []
+    index = published_llmbi(data, polarity=polarity, by=groups, dimension=dimension,
+                            weights=weights, **opts.kwargs())
+    settings = {**opts.settings(skip=("responses",)), "polarity": polarity, "by": groups,
+                "dimension": dimension, "weights": dict(weights or {})}
+    return Result(index.totals, (f"Polarity: {index.lexicon}.",), settings,
+                  {"responses": index.responses}, index)

@@ -350,7 +350,7 @@ def kruskal_among_subcategories(dist: pd.DataFrame, category: str, cohort: str, 
 
 def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
                   by: str | Sequence[str] = (), method: dm.TestMethod = "auto",
-                  random_state: int | None = 0) -> pd.DataFrame:
+                  seed: int | None = 0) -> pd.DataFrame:
     """Kruskal-Wallis per subcategory across cohorts, Kruskal-Wallis among the
     subcategories of each prompt, and the chi-square test per group, side by side.
 
@@ -371,7 +371,7 @@ def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
     kw = kruskal_across_cohorts(dist, category, cohort, by=by).assign(
         **{TEST: KRUSKAL, QUESTION: QUESTIONS[KRUSKAL]})
     chi = dm.homogeneity_test(dist, category, cohort, by=[DEMOGRAPHIC, *by], method=method,
-                              random_state=random_state)
+                              seed=seed)
     chi = chi.assign(**{TEST: CHI_SQUARE, QUESTION: QUESTIONS[CHI_SQUARE],
                         category: ALL_CATEGORIES})
     chi[NOTE] = chi[NOTE].where(chi[NOTE] != "", chi["method"])

@@ -62,8 +62,12 @@ Duplicates = Literal["mean", "refuse"]
 DUPLICATE_RULES: tuple[str, ...] = get_args(Duplicates)
 #: ``test="auto"``: McNemar's exact binomial test below this many discordant pairs.
 EXACT_BELOW = 25
+#: The defaults of :func:`compare` (declared with the options: ``analysis/options/compare.py``).
+from analysis.options.compare import CompareOptions as _Options  # noqa: E402
+
+_DEFAULT = _Options()
 #: Default bootstrap replicates of the per-subgroup intervals.
-DEFAULT_N_BOOT = 1000
+DEFAULT_N_BOOT: int = _DEFAULT.n_resamples
 #: Names of id columns tried as the prompt unit when the design declares none.
 _ID_NAME = re.compile(r"(^|[_\-\s])(id|uid|key)$|^id$|^(example|prompt|item|sample|question|"
                       r"doc|instance)(_?(id|index|idx|no|number))?$", re.IGNORECASE)
@@ -251,8 +255,8 @@ def pair_units(
     unit: Sequence[str] | None = None,
     score: str | None = None,
     factors: Sequence[str] = (),
-    cluster: str | None | Literal["design"] = "design",
-    duplicates: Duplicates = "mean",
+    cluster: str | None = _DEFAULT.cluster,
+    duplicates: Duplicates = _DEFAULT.duplicates,
 ) -> Pairing:
     """Pair the rows of each value of ``by`` on the prompt unit.
 
@@ -273,7 +277,8 @@ def pair_units(
         Prompt-level factors kept per unit for :func:`compare_subgroups` (each must
         take one value per unit).
     cluster
-        ``"design"`` (default): ``Design.cluster``, left aside with a note when it is the
+        ``analysis.options.FROM_DESIGN`` (default; ``"design"`` means the same):
+        ``Design.cluster``, left aside with a note when it is the
         compared factor, absent or varies within a unit; a column name (then those are
         errors); or None (units independent).
     duplicates
@@ -323,7 +328,7 @@ def pair_units(
     absent = [c for c in unit_cols if c not in results.columns]
     if absent:
         raise PairingError(f"The prompt unit names columns the table lacks: {', '.join(absent)}.")
-    from_design = cluster == "design"
+    from_design = cluster in (_DEFAULT.cluster, "design")
     if from_design:
         cluster = getattr(design, "cluster", None)
     cluster_note = None
@@ -743,7 +748,7 @@ def paired_bootstrap(
     *,
     probabilities: np.ndarray | None = None,
     draws: int | None = None,
-    n_boot: int = DEFAULT_N_BOOT,
+    n_resamples: int = DEFAULT_N_BOOT,
     seed: int = 0,
     confidence: float = 0.95,
     log_disparity: bool = True,
@@ -763,7 +768,7 @@ def paired_bootstrap(
         Subgroups x cells, 1 where the cell belongs to the subgroup.
     probabilities, draws
         The resampling law (see above).
-    n_boot, seed, confidence
+    n_resamples, seed, confidence
         Replicates, seed of the generator, interval level.
     log_disparity
         Also bootstrap LD_b - LD_a (0/1 outcomes only).
@@ -806,8 +811,8 @@ def paired_bootstrap(
     block = max(1, _BLOCK // max(e, 1 if few else draws, 1))
     reps: dict[str, list[np.ndarray]] = {"difference": [], "ld_difference": []}
     done = 0
-    while done < n_boot:
-        k = min(block, n_boot - done)
+    while done < n_resamples:
+        k = min(block, n_resamples - done)
         if few:
             w = rng.multinomial(draws, p, size=k).astype(float)
         else:
@@ -864,7 +869,7 @@ def compare_subgroups(
     factors: Sequence[str] | None = None,
     *,
     max_level: int | None = None,
-    n_boot: int = DEFAULT_N_BOOT,
+    n_resamples: int = DEFAULT_N_BOOT,
     seed: int = 0,
     confidence: float = 0.95,
     alpha: float = 0.05,
@@ -881,7 +886,7 @@ def compare_subgroups(
         The subgroup factors (default: those of the pairing); a level-k subgroup fixes k.
     max_level
         Highest level (default 2, or 1 with one factor).
-    n_boot, seed, confidence
+    n_resamples, seed, confidence
         Bootstrap replicates (resampling prompt units, or clusters with a cluster), seed
         and interval level.
     alpha
@@ -902,7 +907,8 @@ def compare_subgroups(
         ``ld_p_adjusted``, ``significant_a`` / ``significant_b`` (each model's own LD
         verdict: BH-adjusted p < alpha, Wald or Fisher as :mod:`analysis.subgroups`)
         and ``verdicts_differ`` (significant for one model and not the other).
-        ``attrs``: ``resampled`` ("prompt units" or "clusters of <col>") and ``n_boot``.
+        ``attrs``: ``resampled`` ("prompt units" or "clusters of <col>") and ``n_boot``
+        (the replicates).
     """
     from analysis.subgroups import benjamini_hochberg, disparity_stats
 
@@ -918,8 +924,8 @@ def compare_subgroups(
     if not 1 <= int(max_level) <= len(factors):
         raise PairingError(f"The highest subgroup level must be between 1 and {len(factors)} "
                            f"(the number of chosen factors), got {max_level!r}.")
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 20:
-        raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_boot!r}.")
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 20:
+        raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_resamples!r}.")
     paired = pairing.paired(a, b)
     if len(paired) == 0:
         raise PairingError(f"{a!r} and {b!r} share no prompt unit: nothing to compare.")
@@ -961,8 +967,8 @@ def compare_subgroups(
         a_ec = np.bincount(flat, weights=xa, minlength=size).reshape(n_el, ncell)
         b_ec = np.bincount(flat, weights=xb, minlength=size).reshape(n_el, ncell)
     res = paired_bootstrap(n_ec, a_ec, b_ec, member, probabilities=probabilities,
-                           draws=draws, n_boot=int(n_boot), seed=seed, confidence=confidence,
-                           log_disparity=binary)
+                           draws=draws, n_resamples=int(n_resamples), seed=seed,
+                           confidence=confidence, log_disparity=binary)
     # point estimates from the paired prompts themselves
     n_s = member @ np.bincount(cell_of, minlength=ncell)
     sum_a = member @ np.bincount(cell_of, weights=xa, minlength=ncell)
@@ -996,7 +1002,7 @@ def compare_subgroups(
         out[VERDICTS_DIFFER] = out[SIGNIFICANT_A] != out[SIGNIFICANT_B]
     out.insert(0, MODEL_B, b)
     out.insert(0, MODEL_A, a)
-    out.attrs.update(resampled=resampled, n_boot=int(n_boot), seed=int(seed), alpha=alpha)
+    out.attrs.update(resampled=resampled, n_boot=int(n_resamples), seed=int(seed), alpha=alpha)
     return out
 
 
@@ -1022,18 +1028,19 @@ def compare(
     max_level: int | None = None,
     unit: Sequence[str] | None = None,
     score: str | None = None,
-    cluster: str | None | Literal["design"] = "design",
-    duplicates: Duplicates = "mean",
-    test: McNemarTest = "auto",
-    adjust: Adjust = "holm",
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
+    cluster: str | None = _DEFAULT.cluster,
+    duplicates: Duplicates = _DEFAULT.duplicates,
+    test: McNemarTest = _DEFAULT.test,
+    adjust: Adjust = _DEFAULT.adjust,
+    n_resamples: int = DEFAULT_N_BOOT,
+    seed: int = _DEFAULT.seed,
+    confidence: float = _DEFAULT.confidence,
+    alpha: float = _DEFAULT.alpha,
 ) -> Comparison:
     """Pair, compare overall, and per subgroup for every compared pair (see the module
     docstring; the parameters are those of :func:`pair_units`, :func:`compare_overall`
-    and :func:`compare_subgroups`)."""
+    and :func:`compare_subgroups`; the options are
+    :class:`analysis.options.compare.CompareOptions`)."""
     pairing = pair_units(results, design, by, unit=unit, score=score, factors=factors,
                          cluster=cluster, duplicates=duplicates)
     overall = compare_overall(pairing, reference=reference, test=test, adjust=adjust,
@@ -1043,7 +1050,7 @@ def compare(
         for a, b in zip(overall[MODEL_A], overall[MODEL_B], strict=True):
             if len(pairing.paired(a, b)):
                 subs[(a, b)] = compare_subgroups(pairing, a, b, factors, max_level=max_level,
-                                                 n_boot=n_boot, seed=seed,
+                                                 n_resamples=n_resamples, seed=seed,
                                                  confidence=confidence, alpha=alpha)
     return Comparison(pairing, overall, subs, describe(pairing, overall, subs, alpha=alpha))
 

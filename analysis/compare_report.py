@@ -20,8 +20,9 @@ def default_settings(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: 
     combinations of other factors (None when none pairs: the section is then
     skipped unless the settings name one), every pair, no subgroups (overall only: no
     bootstrap)."""
-    from analysis.compare import DEFAULT_N_BOOT, pair_units
+    from analysis.compare import pair_units
     from analysis.errors import PairingError
+    from analysis.options.compare import CompareOptions
     from analysis.report import SectionSkipped
 
     if design.outcome is None:  # a score column is the page's choice: settings name it
@@ -39,9 +40,7 @@ def default_settings(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: 
     real = [f for f, source in paired_on.items() if source != "factors"]
     chosen = (real or list(paired_on) or [None])[0]
     return {"by": chosen, "reference": None, "factors": [], "level": None,
-            "unit": None, "score": None, "duplicates": "mean", "test": "auto",
-            "adjust": "holm", "n_boot": DEFAULT_N_BOOT, "seed": 0, "alpha": 0.05,
-            "cluster": "design", "where": {}}
+            "unit": None, "score": None, **CompareOptions().settings(), "where": {}}
 
 
 def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
@@ -53,6 +52,7 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
     from analysis.compare import UNPAIRED_A, UNPAIRED_B, compare
     from analysis.errors import PairingError
     from analysis.figures.compare import difference_sunburst, dumbbell_figure
+    from analysis.options.compare import CompareOptions
     from analysis.report import SectionSkipped
 
     where = {k: [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
@@ -66,9 +66,7 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
         c = compare(filter_rows(results, where or None), design, s["by"],
                     reference=s.get("reference"), factors=factors,
                     max_level=s.get("level"), unit=s.get("unit"), score=s.get("score"),
-                    cluster=s.get("cluster", "design"),
-                    duplicates=s["duplicates"], test=s["test"], adjust=s["adjust"],
-                    n_boot=int(s["n_boot"]), seed=int(s["seed"]), alpha=float(s["alpha"]))
+                    **CompareOptions.from_settings(s).kwargs())
     except PairingError as exc:
         raise SectionSkipped(str(exc)) from None
     sec.notes += [n for n in c.notes if "are left out (no partner)" not in n]

@@ -101,7 +101,12 @@ DIXON_VARIANTS: tuple[str, ...] = get_args(DixonVariant)
 
 #: The four-fifths rule: an impact ratio below this fails.
 FOUR_FIFTHS = 0.8
-DEFAULT_PERMUTATIONS = 999
+from analysis.options.disparity import DisparityOptions as _Options  # noqa: E402
+
+#: The defaults of :func:`permutation_test` and :func:`disparity_report` (one declaration:
+#: ``analysis/options/disparity.py``).
+_DEFAULT = _Options()
+DEFAULT_PERMUTATIONS: int = _DEFAULT.n_resamples
 #: Adaptive permutations: the stopping rule is checked every this many shuffles ...
 PERMUTATION_BATCH = 100
 #: ... and a group stops once the Clopper-Pearson interval of its p-value at this level
@@ -724,7 +729,7 @@ def _dixon_not_applicable(n: int, chosen: str | None) -> str:
 
 def simulate_dixon_critical(variant: DixonVariant, n: int, *,
                             alphas: Sequence[float] = DIXON_ALPHAS, n_draws: int = 200_000,
-                            random_state: int = 0) -> list[float]:
+                            seed: int = 0) -> list[float]:
     """Two-tailed critical values of a Dixon ratio for normal samples, by simulation.
 
     Draws ``n_draws`` standard normal samples of size ``n`` and returns, for each alpha,
@@ -733,7 +738,7 @@ def simulate_dixon_critical(variant: DixonVariant, n: int, *,
     """
     if variant not in DIXON_VARIANTS:
         raise AnalysisError(f"Unknown Dixon ratio {variant!r}.")
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed)
     chunks, left = [], int(n_draws)
     while left > 0:
         m = min(left, 250_000)
@@ -867,24 +872,25 @@ def permutation_test(
     statistic: Statistic = "mean",
     compare: Compare = "rest",
     alternative: Alternative = "two-sided",
-    n_permutations: int = DEFAULT_PERMUTATIONS,
-    random_state: int | None = 0,
-    quantiles: tuple[float, float] = (0.25, 0.75),
-    adaptive: bool = False,
-    alpha: float = 0.05,
+    n_resamples: int = DEFAULT_PERMUTATIONS,
+    seed: int | None = _DEFAULT.seed,
+    quantiles: tuple[float, float] = _DEFAULT.quantiles,
+    adaptive: bool = _DEFAULT.adaptive,
+    alpha: float = _DEFAULT.alpha,
 ) -> pd.DataFrame:
     """Permutation p-value of each group's statistic (``methods.md`` s. 5).
 
     The test statistic of group g is ``T_g = s(g) - s(rest)`` (``compare="rest"``: the
     rows outside g) or ``s(g) - s(all rows)`` (``compare="overall"``). Under the null
     hypothesis that group labels are exchangeable, the labels are shuffled over the rows
-    ``n_permutations`` times (``rng.permutation`` of the group codes of the rows with a
+    ``n_resamples`` times (``rng.permutation`` of the group codes of the rows with a
     value, in row order; one shuffle serves every group) and
     ``p = (b + 1) / (m + 1)``, b the number of shuffles with ``|T*| >= |T|``
     (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m the shuffles used. The +1
     counts the observed labelling, so p is never 0 and the test is exact at level alpha.
 
-    With ``adaptive=True``, ``n_permutations`` is a maximum: every
+    With ``adaptive=True`` (the default, as in :func:`disparity_report`; False: exactly
+    ``n_resamples`` shuffles per group), ``n_resamples`` is a maximum: every
     :data:`PERMUTATION_BATCH` shuffles (from m = 99 on), a group whose Clopper-Pearson
     interval (level :data:`STOP_CONFIDENCE`) for its p-value, from b exceedances in m
     shuffles, lies entirely above or entirely below ``alpha`` stops (its p uses its own
@@ -897,7 +903,7 @@ def permutation_test(
     ----------
     statistic
         One of :data:`STATISTICS` (see :func:`group_summary` for definitions).
-    random_state
+    seed
         Seed of the ``numpy.random.Generator``: the same seed gives the same p-values.
     adaptive, alpha
         Sequential stopping (above) and the level it decides against.
@@ -911,7 +917,7 @@ def permutation_test(
         ``n_permutations`` (shuffles used for this group) and ``stopped_early``. Groups
         whose statistic is undefined (e.g. variance of one row) get NaN.
     """
-    m = _check_permutation_options(statistic, compare, alternative, n_permutations,
+    m = _check_permutation_options(statistic, compare, alternative, n_resamples,
                                    adaptive, alpha)
     quantiles = _check_quantiles(quantiles)
     g = _groups(results, feature, by, baseline)
@@ -922,7 +928,7 @@ def permutation_test(
     observed, other = own_and_other(st.sorted_labels(g.codes))
     t_obs = observed - other
     exceed, used = _shuffle_counts(g.codes, st, own_and_other, t_obs, m, alternative,
-                                   random_state, alpha if adaptive else None)
+                                   seed, alpha if adaptive else None)
     used = np.where(np.isnan(t_obs), m, used)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (exceed + 1) / (used + 1)
@@ -1058,22 +1064,22 @@ def disparity_report(
     feature: str,
     by: str | Sequence[str],
     *,
-    baseline: str | None = None,
-    statistic: Statistic = "mean",
-    quantiles: tuple[float, float] = (0.25, 0.75),
-    standard: Standard = "mean",
-    quantile: float = 0.5,
-    value: float | None = None,
-    direction: Direction | None = None,
-    tolerance: float | None = None,
-    comparison: Comparison = "inclusive",
+    baseline: str | None = _DEFAULT.baseline,
+    statistic: Statistic = _DEFAULT.statistic,
+    quantiles: tuple[float, float] = _DEFAULT.quantiles,
+    standard: Standard = _DEFAULT.standard,
+    quantile: float = _DEFAULT.quantile,
+    value: float | None = _DEFAULT.value,
+    direction: Direction | None = _DEFAULT.direction,
+    tolerance: float | None = _DEFAULT.tolerance,
+    comparison: Comparison = _DEFAULT.comparison,
     polarity: Polarity | None = None,
-    alpha: float = 0.05,
-    n_permutations: int = DEFAULT_PERMUTATIONS,
-    adaptive: bool = True,
-    compare: Compare = "rest",
-    random_state: int | None = 0,
-    conventions: Conventions = "workbench",
+    alpha: float = _DEFAULT.alpha,
+    n_resamples: int = DEFAULT_PERMUTATIONS,
+    adaptive: bool = _DEFAULT.adaptive,
+    compare: Compare = _DEFAULT.compare,
+    seed: int | None = _DEFAULT.seed,
+    conventions: Conventions = _DEFAULT.conventions,
 ) -> DisparityReport:
     """Summary, selection rates, disparity metrics, Dixon's Q and permutation tests.
 
@@ -1081,8 +1087,10 @@ def disparity_report(
     a deviation) or ``"favourable"`` (sentiment, accuracy); ``None`` when unknown. The
     selection direction defaults to the favourable side (:func:`default_direction`),
     so the four-fifths verdict reads a rate of favourable outcomes. Permutations are
-    adaptive by default (``n_permutations`` is then a maximum; see
-    :func:`permutation_test`). ``n_permutations=0`` skips the permutation tests.
+    adaptive by default (``n_resamples`` is then a maximum; see
+    :func:`permutation_test`). ``n_resamples=0`` skips the permutation tests. The
+    options are :class:`analysis.options.disparity.DisparityOptions` (``polarity`` None:
+    unknown; the options' ``"design"`` is resolved by ``DisparityOptions.resolved``).
     ``conventions="saged"`` gives the summary and the disparity metrics as the SAGED
     library computes them (:func:`group_summary`, :func:`disparity_metrics`); the
     permutation tests keep the workbench definitions. See the functions this combines
@@ -1111,21 +1119,21 @@ def disparity_report(
     ], ignore_index=True)
     dixon = dixon_q_test(stats_series.dropna(), alpha=alpha)
     perm = None
-    if n_permutations:
+    if n_resamples:
         perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
-                                compare=compare, n_permutations=n_permutations,
-                                random_state=random_state, quantiles=quantiles,
-                                adaptive=adaptive, alpha=alpha)
+                                compare=compare, n_resamples=n_resamples, seed=seed,
+                                quantiles=quantiles, adaptive=adaptive, alpha=alpha)
     settings = {"feature": feature, "baseline": baseline, "by": by, "statistic": statistic,
                 "quantiles": list(quantiles), "standard": standard, "quantile": quantile,
                 "value": value, "direction": direction, "tolerance": tolerance,
                 "comparison": comparison, "selection_rule": selection[SELECTION_RULE].iloc[0],
                 "polarity": polarity, "alpha": alpha,
-                "n_permutations": int(n_permutations), "adaptive": bool(adaptive),
+                # JSON keys as before the options were written once
+                "n_permutations": int(n_resamples), "adaptive": bool(adaptive),
                 "n_permutations_used": (int(perm[N_PERMUTATIONS].max())
                                         if perm is not None else 0),
                 "compare": compare,
-                "random_state": random_state, "conventions": conventions,
+                "random_state": seed, "conventions": conventions,
                 "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
     return DisparityReport(summary, selection, metrics, dixon, perm, settings)

@@ -56,7 +56,12 @@ SpreadOver = Literal["categories", "cohorts"]
 SPREADS: tuple[str, ...] = get_args(SpreadOver)
 #: A category column with more distinct values than this is refused (free text).
 MAX_CATEGORIES = 50
-DEFAULT_RESAMPLES = 9999
+#: Monte Carlo tables of :func:`homogeneity_test` (declared with the options:
+#: ``analysis/options/cohorts.py``).
+from analysis.options.cohorts import CohortsOptions as _Options  # noqa: E402
+
+_DEFAULT = _Options()
+DEFAULT_RESAMPLES: int = _DEFAULT.n_resamples
 
 
 def _check(results: pd.DataFrame, category: str, cohort: str, by: Sequence[str]) -> list[str]:
@@ -330,9 +335,9 @@ def homogeneity_test(
     cohort: str,
     *,
     by: str | Sequence[str] = (),
-    method: TestMethod = "auto",
+    method: TestMethod = _DEFAULT.method,
     n_resamples: int = DEFAULT_RESAMPLES,
-    random_state: int | None = 0,
+    seed: int | None = _DEFAULT.seed,
 ) -> pd.DataFrame:
     """Chi-square test that every cohort has the same category distribution.
 
@@ -354,7 +359,7 @@ def homogeneity_test(
         ``n_resamples`` tables with the observed margins, ``(b + 1) / (m + 1)``.
         ``"auto"``: chi-square unless Cochran's rule fails (an expected count below 1,
         or more than 20 % of them below 5), then Monte Carlo.
-    random_state
+    seed
         Seed of the Monte Carlo draws.
 
     Returns
@@ -402,7 +407,7 @@ def homogeneity_test(
         p = float(res.pvalue)
         if use_mc:
             mc = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
-                n_resamples=int(n_resamples), rng=np.random.default_rng(random_state)))
+                n_resamples=int(n_resamples), rng=np.random.default_rng(seed)))
             p = float(mc.pvalue)
             if small:
                 note = ("small expected counts (Cochran's rule fails): Monte Carlo p-value "

@@ -40,6 +40,7 @@ from analysis.columns import (
     SUBJECTIVITY_TEXTBLOB,
 )
 from analysis.errors import AnalysisError
+from analysis.options.features import FeaturesOptions
 
 
 class FeatureUnavailableError(AnalysisError):
@@ -48,6 +49,9 @@ class FeatureUnavailableError(AnalysisError):
 
 #: Every feature, in the order they are listed and computed.
 FEATURES = (SENTIMENT_VADER, POLARITY_TEXTBLOB, SUBJECTIVITY_TEXTBLOB, EMBEDDING_SIMILARITY)
+#: The defaults of :func:`extract_features` (declared with the options:
+#: ``analysis/options/features.py``).
+_DEFAULT = FeaturesOptions()
 #: The lexicon features (what LLMBI-as-published can use as its sentiment polarity).
 LEXICON_FEATURES = (SENTIMENT_VADER, POLARITY_TEXTBLOB)
 #: Import name and pip name of what each feature needs.
@@ -165,13 +169,13 @@ def embedding_similarity(texts: pd.Series, references: pd.Series, *,
 def extract_features(
     frame: pd.DataFrame,
     text_column: str,
-    features: Sequence[str] = (SENTIMENT_VADER, POLARITY_TEXTBLOB, SUBJECTIVITY_TEXTBLOB),
+    features: Sequence[str] = _DEFAULT.features,
     *,
     reference_column: str | None = None,
     reference_text: str | None = None,
-    model: str | None = None,
-    skip_unavailable: bool = False,
-    prefix: str = "",
+    model: str | None = _DEFAULT.model,
+    skip_unavailable: bool = _DEFAULT.skip_unavailable,
+    prefix: str = _DEFAULT.prefix,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Add one numeric column per text feature to ``frame``.
 

@@ -43,10 +43,12 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.options.index_published import IndexPublishedOptions
 
-#: The paper's constants (its Listing 3): diversity penalty, lambda, the one weight.
-PAPER_DIVERSITY_PENALTY = 0.2
-PAPER_SCALE = 1.5
+#: The paper's constants (its Listing 3): diversity penalty, lambda (declared with the
+#: options: ``analysis/options/index_published.py``), the one weight.
+PAPER_DIVERSITY_PENALTY: float = IndexPublishedOptions.default("diversity_penalty")
+PAPER_SCALE: float = IndexPublishedOptions.default("scale")
 PAPER_WEIGHT = 1.0
 #: ``variant`` label of this index, and of :mod:`analysis.index`'s composite index.
 PUBLISHED, COMPOSITE = "as published", "composite (this app)"

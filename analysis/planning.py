@@ -45,6 +45,11 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.options.planning import PowerOptions
+
+#: The level and power of :func:`sample_size` (declared with the options:
+#: ``analysis/options/planning.py``).
+_POWER = PowerOptions()
 
 #: Largest factor grid :func:`plan_additions` enumerates.
 PLAN_MAX_CELLS = 5_000_000
@@ -146,8 +151,8 @@ def _woolf_z(a: np.ndarray, c: np.ndarray, n1: int, n0: int) -> np.ndarray:
                                                                       + 1 / d)
 
 
-def sample_size(*, rate: float, ld: float, share: float, alpha: float = 0.05,
-                power: float = 0.8) -> dict:
+def sample_size(*, rate: float, ld: float, share: float, alpha: float = _POWER.alpha,
+                power: float = _POWER.power) -> dict:
     """Rows needed to detect a log disparity ``ld`` of a subgroup with a given share.
 
     The normal approximation (:func:`ld_power`) gives a first ``n``; the answer is then

@@ -50,8 +50,6 @@ TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
 HTML_MAX_ROWS = 200
-#: Disparity's default ``polarity``: the one the design declares for the feature.
-POLARITY_FROM_DESIGN = "design"
 #: Sections with bootstrap intervals (setting ``ci``) and their default replicates (the
 #: ``n_resamples`` option of each: the pages' and the subcommands' ``--n-boot``).
 CI_SECTIONS: dict[str, int] = {name: options_for(name).default("n_resamples")
@@ -364,14 +362,11 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                                  "(e.g. a sentiment or judge score).")
         # polarity "design": the feature's polarity the design declares (resolved when
         # the section is built, for whichever feature the settings name)
+        from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
+
         by = start_with(results, design, 1) or dsp.default_group(design)
-        return {"feature": numeric[0], "by": by, "baseline": None,
-                "statistic": "mean", "standard": "mean", "direction": None,
-                "polarity": POLARITY_FROM_DESIGN, "alpha": 0.05, "quantile": 0.5,
-                "value": 0.0, "tolerance": 0.1, "quantiles": [0.25, 0.75],
-                "n_permutations": 999, "adaptive": True, "random_state": 0,
-                "compare": "rest", "comparison": "inclusive", "conventions": "workbench",
-                "where": {}}
+        return {"feature": numeric[0], "by": by,
+                **DisparityOptions().settings(skip=SAGED_FIELDS), "where": {}}
     if section == "index":
         model = models[0] if models else None
         exclude = [model] if model else []
@@ -403,9 +398,11 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         domain = [f for f in useful_factors(results, design, ("domain",))
                   if f not in (category, cohort)
                   and len(design.factor(f).values) <= COHORT_MAX_GROUPS]
+        from analysis.options.cohorts import CohortsOptions
+
         # renormalise False: answers outside `categories` stay in the denominator
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
-                "renormalise": False, "method": "auto", "random_state": 0, "where": {}}
+                **CohortsOptions().settings(skip=("capsule_star",)), "where": {}}
     if section == "compare":  # analysis/compare_report.py
         from analysis import compare_report
 
@@ -785,14 +782,15 @@ def _importance_noise(sec: Section, results: pd.DataFrame, design, s: dict, fit:
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.cells import filter_rows
-    from analysis.disparity import disparity_report, feature_polarity
+    from analysis.disparity import disparity_report
     from analysis.figures.disparity import selection_figure, statistic_figure
+    from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
 
-    options = {k: v for k, v in s.items() if k != "where"}
-    options["quantiles"] = tuple(options["quantiles"])
-    if options["polarity"] == POLARITY_FROM_DESIGN:
-        options["polarity"] = s["polarity"] = feature_polarity(design, s["feature"])
-    report = disparity_report(filter_rows(results, _where(s) or None), **options)
+    options = DisparityOptions.from_settings(s, skip=SAGED_FIELDS).resolved(design,
+                                                                           s["feature"])
+    s["polarity"] = options.polarity
+    report = disparity_report(filter_rows(results, _where(s) or None), s["feature"], s["by"],
+                              **options.kwargs())
     feature = s["feature"] + (f" - {s['baseline']}" if s.get("baseline") else "")
     if report.settings.get("n_missing"):
         sec.warnings.append(f"{report.settings['n_missing']:,} rows have no value of "
@@ -838,15 +836,16 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import distribution as dm
     from analysis.cells import filter_rows
     from analysis.figures.distribution import distribution_figure, spread_figure
+    from analysis.options.cohorts import CohortsOptions
 
+    options = CohortsOptions.from_settings(s, skip=("capsule_star",))
     category, cohort, by = s["category"], s["cohort"], list(s.get("by") or [])
     rows = filter_rows(results, _where(s) or None)
     dist = dm.category_distribution(rows, category, cohort, by=by,
                                     categories=s.get("categories") or None,
-                                    renormalise=bool(s["renormalise"]))
+                                    renormalise=options.renormalise)
     spread = dm.frequency_spread(dist, category, cohort, by=by)
-    test = dm.homogeneity_test(dist, category, cohort, by=by, method=s["method"],
-                               random_state=int(s["random_state"]))
+    test = dm.homogeneity_test(dist, category, cohort, by=by, **options.kwargs())
     dropped = int(rows[category].isna().sum())
     if dropped:
         sec.warnings.append(f"{dropped:,} rows have no {category} and are left out.")
@@ -908,7 +907,10 @@ def build_section(name: str, results: pd.DataFrame, design,
         defaults = _section_defaults(name, results, design, settings)
     except SectionSkipped as exc:
         return Section(name, settings=plain(dict(settings or {})), skipped=str(exc))
-    merged = _merged_settings(name, defaults, _current_names(settings or {}, defaults))
+    from analysis.options import current_names
+
+    # settings saved under a name an option had before (random_state ...) still load
+    merged = _merged_settings(name, defaults, current_names(settings or {}, defaults))
     sec = Section(name, settings=merged, defaults=plain(defaults))
     try:
         _run_builder(sec, results, design)
@@ -962,20 +964,6 @@ def _run_builder(sec: Section, results: pd.DataFrame, design) -> None:
         raise AnalysisError(f"Report section {sec.name!r}: {exc}") from exc
     except (TypeError, ValueError, KeyError) as exc:  # a setting of the wrong type
         raise SettingsError(f"Report section {sec.name!r}: bad settings ({exc}).") from None
-
-
-def _current_names(settings: Mapping[str, Any], defaults: Mapping[str, Any]
-                   ) -> dict[str, Any]:
-    """``settings`` with the names options had before (``n_boot`` ...,
-    :data:`analysis.options.LEGACY_NAMES`) under today's, where the section has that one."""
-    from analysis.options import LEGACY_NAMES
-
-    out = {}
-    for key, value in settings.items():
-        new = LEGACY_NAMES.get(key)
-        out[new if key not in defaults and new in defaults and new not in settings
-            else key] = value
-    return out
 
 
 def build_or_skip(name: str, results: pd.DataFrame, design,

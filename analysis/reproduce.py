@@ -301,19 +301,23 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
                  "print(fit.terms)", "print(fit.factor_tests)"))
 
 
-#: Option of ``disparity_report`` -> flag of ``disparity`` where the names differ.
-_DISPARITY_FLAGS = {"n_permutations": "permutations", "random_state": "seed"}
-
-
 def disparity_view(options: Mapping[str, Any]) -> View:
-    """Disparity: each option of ``disparity_report`` as the flag of the same name."""
-    cli = tuple(("no-adaptive", v is False) if k == "adaptive"  # the CLI's flag is negative
-                else ("saged-conventions", v == "saged") if k == "conventions"
-                else (_DISPARITY_FLAGS.get(k, k).replace("_", "-"), v)
-                for k, v in options.items())
-    return View("disparity", cli, ("from analysis.disparity import disparity_report",),
-                (f"options = {dict(options)!r}",
-                 "report = disparity_report(results, **options)", "print(report.metrics)"))
+    """Disparity: ``feature``, ``by`` and the options of ``disparity_report``
+    (:class:`analysis.options.disparity.DisparityOptions`: the flags that differ from the
+    defaults)."""
+    from analysis.options.disparity import POLARITY_FROM_DESIGN, SAGED_FIELDS, DisparityOptions
+
+    opts = DisparityOptions.from_settings(options, skip=SAGED_FIELDS)
+    feature, by = options["feature"], list(options["by"])
+    cli = (("feature", feature), ("by", by), *opts.cli_options())
+    args = {"feature": feature, "by": by, **opts.kwargs()}
+    body = [f"options = {args!r}"]
+    if opts.polarity == POLARITY_FROM_DESIGN:  # the CLI's default: the design's polarity
+        body.append("options['polarity'] = feature_polarity(design, options['feature'])")
+    return View("disparity", cli,
+                ("from analysis.disparity import disparity_report, feature_polarity",),
+                (*body, "report = disparity_report(results, **options)",
+                 "print(report.metrics)"))
 
 
 def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,
@@ -364,19 +368,21 @@ def categories_text(categories: Sequence[str] | None) -> str | list | None:
 
 
 def cohorts_view(opts: Mapping[str, Any]) -> View:
-    """Cohorts: category, cohort, facets, categories, renormalise and the test's settings."""
+    """Cohorts: category, cohort, facets, categories and the options
+    (:class:`analysis.options.cohorts.CohortsOptions`: renormalise, the test's settings)."""
+    from analysis.options.cohorts import CohortsOptions
+
+    options = CohortsOptions.from_settings(opts)
     cat, coh, by = opts["category"], opts["cohort"], opts.get("by")
-    renormalise = bool(opts.get("renormalise"))
     cli = (("category", cat), ("cohort", coh), ("by", by),
-           ("categories", categories_text(opts.get("categories"))),
-           ("renormalise", renormalise),
-           ("method", opts.get("method")), ("seed", opts.get("random_state")))
+           ("categories", categories_text(opts.get("categories"))), *options.cli_options())
+    test = options.call_text(every=True)
     return View("cohorts", cli, ("from analysis.distribution import category_distribution, "
                                  "homogeneity_test",),
                 (f"dist = category_distribution(results, {cat!r}, {coh!r}, by={by!r}, "
-                 f"categories={opts.get('categories')!r}, renormalise={renormalise!r})",
-                 f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, "
-                 f"method={opts.get('method')!r}, random_state={opts.get('random_state')!r}))"))
+                 f"categories={opts.get('categories')!r}, "
+                 f"renormalise={options.renormalise!r})",
+                 f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, {test}))"))
 
 
 _NOISE_IMPORT = "from analysis.judge_noise import {}, survival_sentence, threshold_of"
@@ -433,29 +439,27 @@ def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:
 
 def compare_view(settings: Mapping[str, Any], *, design_cluster: str | None = None) -> View:
     """Compare (``analysis/compare.py``): the settings of the report section ``compare``
-    (``by``, ``reference``, ``factors``, ``level``, ``unit``, ``score``, ``duplicates``,
-    ``test``, ``adjust``, ``n_boot``, ``seed``, ``alpha``; ``cluster`` None with a design
-    cluster: ``--no-cluster``)."""
+    (``by``, ``reference``, ``factors``, ``level``, ``unit``, ``score`` and the options of
+    :class:`analysis.options.compare.CompareOptions`; ``cluster`` None with a design
+    cluster: ``--no-cluster``). The bootstrap's options only with ``factors``."""
+    from analysis.options import FROM_DESIGN
+    from analysis.options.compare import CompareOptions
+
     s = dict(settings)
     factors = list(s.get("factors") or [])
-    no_cluster = "cluster" in s and s["cluster"] is None and design_cluster is not None
+    opts = CompareOptions.from_settings(s)
+    if opts.cluster is None and design_cluster is None:
+        opts = opts.replace(cluster=FROM_DESIGN)  # no cluster either way
+    if not factors:  # no subgroups: no bootstrap
+        opts = opts.replace(n_resamples=CompareOptions.default("n_resamples"),
+                            seed=CompareOptions.default("seed"))
     cli = (("by", s["by"]), ("reference", s.get("reference")), ("factors", factors),
            ("level", s.get("level") if factors else None), ("unit", s.get("unit")),
-           ("score", s.get("score")), ("duplicates", s.get("duplicates", "mean")),
-           ("test", s.get("test", "auto")), ("adjust", s.get("adjust", "holm")),
-           ("n-boot", int(s.get("n_boot", 1000)) if factors else None),
-           ("seed", int(s.get("seed", 0)) if factors else None),
-           ("alpha", s.get("alpha", 0.05)), ("no-cluster", no_cluster),
-           ("cluster", s.get("cluster") if s.get("cluster") not in (None, "design") else None))
+           ("score", s.get("score")), *opts.cli_options())
     args = [f"{s['by']!r}", f"reference={s.get('reference')!r}", f"factors={factors!r}",
             f"max_level={s.get('level')!r}", f"unit={s.get('unit')!r}",
-            f"score={s.get('score')!r}", f"duplicates={s.get('duplicates', 'mean')!r}",
-            f"test={s.get('test', 'auto')!r}", f"adjust={s.get('adjust', 'holm')!r}",
-            f"n_boot={int(s.get('n_boot', 1000))}", f"seed={int(s.get('seed', 0))}",
-            f"alpha={s.get('alpha', 0.05)!r}"]
-    if no_cluster or s.get("cluster") not in (None, "design"):
-        args.append(f"cluster={s.get('cluster')!r}")
-    body = [f"comparison = compare(results, design, {', '.join(args)})",
+            f"score={s.get('score')!r}", opts.call_text()]
+    body = [f"comparison = compare(results, design, {', '.join(a for a in args if a)})",
             "print(comparison.overall)",
             "for pair, table in comparison.subgroups.items():  # per subgroup, per pair",
             "    print(pair, table, sep='\\n')",

@@ -56,12 +56,14 @@ from analysis.errors import AnalysisError
 
 Normalization = Literal["none", "zscore", "minmax"]
 NORMALIZATIONS: tuple[str, ...] = get_args(Normalization)
-#: SAGED's defaults.
-DEFAULT_BINS = 10
-DEFAULT_TOLERANCE = 0.0
-DEFAULT_MODE_BIN_WIDTH = 0.5
+#: SAGED's defaults (declared with the options: ``analysis/options/disparity.py``).
+from analysis.options.disparity import SagedOptions as _Saged  # noqa: E402
+
+DEFAULT_BINS: int = _Saged.default("bins")
+DEFAULT_TOLERANCE: float = _Saged.default("precision_tolerance")
+DEFAULT_MODE_BIN_WIDTH: float = _Saged.default("mode_bin_width")
 KL_EPSILON = 1e-10
-DEFAULT_PERCENTILE = 50.0
+DEFAULT_PERCENTILE: float = _Saged.default("percentile")
 GROUP_SEPARATOR = " / "
 
 

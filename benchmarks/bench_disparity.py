@@ -89,8 +89,8 @@ def main() -> None:
         p_naive = naive(x, codes, args.groups, statistic, m, seed=1)
         t_naive = time.perf_counter() - t0
         t0 = time.perf_counter()
-        fast = permutation_test(frame, "f", "g", statistic=statistic, n_permutations=m,
-                                random_state=1)
+        fast = permutation_test(frame, "f", "g", statistic=statistic, n_resamples=m,
+                                seed=1, adaptive=False)
         t_fast = time.perf_counter() - t0
         same = np.allclose(fast[P_VALUE].to_numpy(), p_naive)
         print(f"{statistic:<10} {t_naive:>10.2f} {t_fast:>15.3f} {t_naive / t_fast:>8.0f}x  "
@@ -101,7 +101,7 @@ def main() -> None:
     for statistic in ("mean", "median"):
         t0 = time.perf_counter()
         disparity_report(ssqa, "sentiment", "pachankis_cluster", statistic=statistic,
-                         n_permutations=999)
+                         n_resamples=999)
         print(f"disparity_report on the SSQA sample ({len(ssqa):,} rows, 6 clusters, "
               f"{statistic}, 999 permutations): {time.perf_counter() - t0:.2f} s")
 
@@ -120,12 +120,12 @@ def adaptive_vs_fixed(rows: int, m: int = 999) -> None:
     print(f"\nAdaptive permutations: {rows:,} rows, {k} groups, at most {m}")
     for statistic in ("mean", "median"):
         t0 = time.perf_counter()
-        fixed = permutation_test(frame, "f", "g", statistic=statistic, n_permutations=m,
-                                 random_state=0)
+        fixed = permutation_test(frame, "f", "g", statistic=statistic, n_resamples=m,
+                                 seed=0, adaptive=False)
         t_fixed = time.perf_counter() - t0
         t0 = time.perf_counter()
-        adaptive = permutation_test(frame, "f", "g", statistic=statistic, n_permutations=m,
-                                    random_state=0, adaptive=True)
+        adaptive = permutation_test(frame, "f", "g", statistic=statistic, n_resamples=m,
+                                    seed=0, adaptive=True)
         t_adaptive = time.perf_counter() - t0
         same = ((fixed[P_VALUE] < 0.05) == (adaptive[P_VALUE] < 0.05)).all()
         used = adaptive["n_permutations"].tolist()

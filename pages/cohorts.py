@@ -47,7 +47,7 @@ try:
     spread = dist_mod.frequency_spread(dist, category, cohort, by=by)
     across = dist_mod.frequency_spread(dist, category, cohort, by=by, over="cohorts")
     test = dist_mod.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
-                                     random_state=opts["random_state"])
+                                     seed=opts["seed"])
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()

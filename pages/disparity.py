@@ -99,7 +99,7 @@ if perm is None:
 else:
     n_perm = int(perm["n_permutations"].max())
     st.caption(f"{stat} of each group against the {options['compare']} of the rows: group "
-               f"labels shuffled up to {n_perm:,} times (seed {options['random_state']}"
+               f"labels shuffled up to {n_perm:,} times (seed {options['seed']}"
                + ("; a group stops once its p-value is clearly above or below alpha, column "
                   "n_permutations" if options["adaptive"] else "")
                + f"); p = (b + 1) / (m + 1), so the smallest possible p is "

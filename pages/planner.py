@@ -4,6 +4,7 @@ import streamlit as st
 
 from analysis.coverage import default_factors
 from analysis.errors import AnalysisError
+from analysis.options.planning import PlanOptions
 from analysis.planning import budget_note, fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
 from ui.navigation import route_first_visit
@@ -24,7 +25,8 @@ else:
     results, design = require_results(need_outcome=False)
     factors = st.multiselect("Factors spanning the grid", design.names,
                              default=default_factors(design), key="planner_factors")
-    budget = st.number_input("Prompts to add", 1, 10_000_000, 100, key="planner_budget")
+    budget = st.number_input(PlanOptions.label("budget"), 1, 10_000_000, 100,
+                             key="planner_budget")
     try:
         plan = plan_additions(cells_for(results, design, factors, with_outcome=False), design,
                               factors=factors, budget=int(budget))
@@ -43,7 +45,7 @@ st.subheader("New benchmark: fractional factorial")
 c1, c2 = st.columns([3, 1])
 text = c1.text_area("Factors (one per line, 'name: value, value')", NEW_EXAMPLE,
                     key="planner_new_factors")
-runs = c2.number_input("Run budget", 2, 100_000, 16, key="planner_runs")
+runs = c2.number_input(PlanOptions.label("runs"), 2, 100_000, 16, key="planner_runs")
 try:
     frac = fractional_factorial(parse_factors(text), int(runs))
 except AnalysisError as exc:

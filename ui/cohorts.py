@@ -9,7 +9,8 @@ import streamlit as st
 
 from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
-from analysis.distribution import MAX_CATEGORIES, TEST_METHODS, category_label
+from analysis.distribution import MAX_CATEGORIES, category_label
+from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
 
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
@@ -89,18 +90,19 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
         keep = remembered_multiselect("Categories (in this order)", observed, observed,
                                       key=f"cohorts_keep_{category}",
                                       format_func=category_label)
-    method = c2.selectbox("Test", TEST_METHODS, key="cohorts_method",
+    method = c2.selectbox(Opts.label("method"), Opts.choices("method"),
+                          index=Opts.choices("method").index(Opts.default("method")),
+                          key="cohorts_method",
                           help="auto: chi-square, or Monte Carlo when expected counts are "
                                "small (Cochran's rule)")
-    seed = c3.number_input("Seed", 0, value=0, key="cohorts_seed")
+    seed = c3.number_input(Opts.label("seed"), 0, value=Opts.default("seed"), key="cohorts_seed")
     renormalise = c1.checkbox(
-        "Percentages among the chosen categories only (renormalise)", False,
-        key="cohorts_renormalise",
+        Opts.label("renormalise"), Opts.default("renormalise"), key="cohorts_renormalise",
         help="Off (the time-capsule study's shares): the categories left out ('neither', "
              "'unclassified') stay in the denominator, so the shown ones may add up to less "
              "than 100 %. On: the chosen categories add up to 100 %.")
     return {"category": category, "cohort": cohort, "by": by, "categories": keep,
-            "method": method, "random_state": int(seed), "renormalise": renormalise}
+            "method": method, "seed": int(seed), "renormalise": renormalise}
 
 
 def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str],
@@ -122,7 +124,8 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
                          placeholder="gender=woman,man,non-binary;race=White,Asian,Black")
     columns = ["(one demographic)"] + [c for c in rows.columns if c not in (category, cohort)]
     col = c2.selectbox("Demographic column", columns, key="cohorts_demographic_col")
-    star = st.radio("`*` in the table marks", ["across_cohorts", "among_subcategories"],
+    star = st.radio(Opts.label("capsule_star"), Opts.choices("capsule_star"),
+                    index=Opts.choices("capsule_star").index(Opts.default("capsule_star")),
                     horizontal=True, key="cohorts_capsule_star",
                     format_func={"across_cohorts": "a subcategory whose share differs between "
                                  "cohorts", "among_subcategories": "the subcategories of a "
@@ -137,7 +140,7 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
                                        demographic_col=None if col == columns[0] else col,
                                        by=by, renormalise=opts["renormalise"])
         tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts["method"],
-                                 random_state=opts["random_state"])
+                                 seed=opts["seed"])
         table = cp.capsule_table(dist, category, cohort, by=by, tests=tests, star=star)
         spread = cp.capsule_spread(dist, category, cohort, by=by)
     except AnalysisError as exc:

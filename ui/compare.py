@@ -7,6 +7,7 @@ import streamlit as st
 
 from analysis import compare as cmp
 from analysis.design import Design
+from analysis.options.compare import CompareOptions as Opts
 from ui.widgets import md
 
 _NUM = st.column_config.NumberColumn
@@ -66,23 +67,25 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
         level = o1.radio("Highest subgroup level", list(range(1, min(3, len(factors)) + 1))
                          or [1], horizontal=True, key="compare_level",
                          index=min(1, max(len(factors) - 1, 0)))
-        adjust = o2.radio("Pairs adjusted by", cmp.ADJUSTMENTS, key="compare_adjust",
+        adjust = o2.radio(Opts.label("adjust"), Opts.choices("adjust"), key="compare_adjust",
+                          index=Opts.choices("adjust").index(Opts.default("adjust")),
                           format_func={"holm": "Holm", "bh": "Benjamini-Hochberg"}.get)
-        duplicates = o3.radio("A prompt answered twice", cmp.DUPLICATE_RULES,
-                              key="compare_duplicates",
+        duplicates = o3.radio(Opts.label("duplicates"), Opts.choices("duplicates"),
+                              index=Opts.choices("duplicates").index(Opts.default("duplicates")),
+                              key="compare_duplicates", help=Opts.help("duplicates"),
                               format_func={"mean": "average", "refuse": "refuse"}.get)
-        n_boot = o4.select_slider("Bootstrap replicates", [200, 500, 1000, 2000], value=1000,
-                                  key="compare_n_boot")
-        cluster = "design"
+        n_boot = o4.select_slider(Opts.label("n_resamples"), [200, 500, 1000, 2000],
+                                  value=Opts.default("n_resamples"), key="compare_n_boot")
+        cluster = Opts.default("cluster")  # the design's
         if design.cluster and not st.checkbox(
-                f"Resample whole clusters of {md(design.cluster)}", value=True,
+                f"{Opts.label('cluster')} of {md(design.cluster)}", value=True,
                 key="compare_cluster"):
             cluster = None
     return {"by": by, "reference": reference, "factors": factors,
             "level": int(level) if factors else None, "unit": None,
-            "score": None if outcome == OUTCOME else outcome, "duplicates": duplicates,
-            "test": "auto", "adjust": adjust, "n_boot": int(n_boot), "seed": 0,
-            "alpha": 0.05, "cluster": cluster}
+            "score": None if outcome == OUTCOME else outcome, **Opts().settings(),
+            "adjust": adjust, "duplicates": duplicates, "n_resamples": int(n_boot),
+            "cluster": cluster}
 
 
 @st.cache_resource(max_entries=8, show_spinner="Pairing the prompts and bootstrapping...")
@@ -93,9 +96,8 @@ def _cached(token: str, design_json: str, settings: str, where: str, _results: p
     s = _settings
     return cmp.compare(filter_rows(_results, _where or None), _design, s["by"],
                        reference=s["reference"], factors=s["factors"], max_level=s["level"],
-                       unit=s["unit"], score=s["score"], cluster=s["cluster"],
-                       duplicates=s["duplicates"], test=s["test"], adjust=s["adjust"],
-                       n_boot=s["n_boot"], seed=s["seed"], alpha=s["alpha"])
+                       unit=s["unit"], score=s["score"],
+                       **Opts.from_settings(s).kwargs())
 
 
 def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict

@@ -12,6 +12,7 @@ from analysis.cells import filter_rows
 from analysis.columns import GROUP, METRIC, QUANTITY, VALUE
 from analysis.context import is_simulated
 from analysis.design import Design
+from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
@@ -37,58 +38,77 @@ def data_note(results: pd.DataFrame) -> None:
         st.caption(SAMPLES[name]["caption"])
 
 
+def _index(name: str, choices: list | tuple | None = None) -> int:
+    """The position of option ``name``'s default among ``choices`` (its own by default)."""
+    return list(choices or Opts.choices(name)).index(Opts.default(name))
+
+
 def disparity_options(design: Design, numeric: list[str]) -> dict:
-    """The Disparity page's widgets; returns the keyword options of ``disparity_report``."""
+    """The Disparity page's widgets (labels, choices, defaults and help from
+    :class:`analysis.options.disparity.DisparityOptions`); returns ``feature``, ``by`` and
+    the keyword options of ``disparity_report``."""
     c1, c2, c3 = st.columns(3)
     feature = c1.selectbox("Numeric feature", numeric, key="disparity_feature")
     start = page_defaults(design, 1) or dsp.default_group(design)  # never a constant factor
     by = c2.multiselect("Group by", design.names, default=start, key="disparity_by")
-    baseline = c3.selectbox("Baseline column (calibration)", ["(none)", *numeric],
+    baseline = c3.selectbox(Opts.label("baseline"), ["(none)", *numeric],
                             key="disparity_baseline",
         help="feature - baseline per row: removes the scoring tool's and the context's bias")
     c1, c2, c3, c4, c5 = st.columns(5)
-    statistic = c1.selectbox("Statistic per group", dsp.STATISTICS, key="disparity_statistic")
-    standard = c2.selectbox("Selection standard", dsp.STANDARDS, key="disparity_standard",
+    statistic = c1.selectbox(Opts.label("statistic"), Opts.choices("statistic"),
+                             index=_index("statistic"), key="disparity_statistic",
+                             help=Opts.help("statistic"))
+    standard = c2.selectbox(Opts.label("standard"), Opts.choices("standard"),
+                            index=_index("standard"), key="disparity_standard",
                             help="Computed over all analysed rows; 'value' is a fixed number")
     polarities = ["unknown", "harmful", "favourable"]
     declared = dsp.feature_polarity(design, feature) if feature else None
     polarity = c3.selectbox(
-        "Higher values are", polarities, index=polarities.index(declared or "unknown"),
+        Opts.label("polarity"), polarities, index=polarities.index(declared or "unknown"),
         key=f"disparity_polarity_{feature}",
         help="From the design (the deviation column is harmful). The four-fifths rule reads "
              "the selection rate as a rate of favourable outcomes, so selection takes the "
              "favourable side: at or below the standard for a harmful feature.")
-    direction = c4.selectbox("Selected when the value is", ["favourable side", *dsp.DIRECTIONS],
+    direction = c4.selectbox(Opts.label("direction"),
+                             ["favourable side", *Opts.choices("direction")],
                              key="disparity_direction")
-    alpha = c5.selectbox("alpha (Dixon's Q)", dsp.DIXON_ALPHAS, index=1, key="disparity_alpha")
+    alpha = c5.selectbox(Opts.label("alpha"), Opts.choices("alpha"), index=_index("alpha"),
+                         key="disparity_alpha")
     opts = {"feature": feature, "by": by, "statistic": statistic, "standard": standard,
             "direction": None if direction == "favourable side" else direction,
             "polarity": None if polarity == "unknown" else polarity, "alpha": alpha,
             "baseline": None if baseline == "(none)" else baseline}
     with st.expander("More options", expanded=False):
         c1, c2, c3 = st.columns(3)
-        opts["quantile"] = c1.number_input("Standard quantile", 0.0, 1.0, 0.5, 0.05,
+        opts["quantile"] = c1.number_input(Opts.label("quantile"), 0.0, 1.0,
+                                           Opts.default("quantile"), 0.05,
                                            key="disparity_quantile")
-        opts["value"] = c2.number_input("Standard value", value=0.0, key="disparity_value")
-        opts["tolerance"] = c3.number_input("Tolerance ('within')", 0.0, value=0.1,
+        # the page's number boxes need a number where the option's default is "none given"
+        opts["value"] = c2.number_input(Opts.label("value"), value=0.0, key="disparity_value")
+        opts["tolerance"] = c3.number_input(Opts.label("tolerance"), 0.0, value=0.1,
                                             key="disparity_tolerance")
-        lo, hi = st.slider("Quantile range", 0.0, 1.0, (0.25, 0.75), 0.05,
+        lo, hi = st.slider(Opts.label("quantiles"), 0.0, 1.0, Opts.default("quantiles"), 0.05,
                            key="disparity_quantiles")
         opts["quantiles"] = (lo, hi)
         c1, c2, c3, c4, c5 = st.columns(5)
-        opts["n_permutations"] = c1.number_input("Most permutations (0: none)", 0, 99_999, 999,
-                                                 key="disparity_permutations")
-        opts["adaptive"] = c2.checkbox("Stop early when clear", True, key="disparity_adaptive",
+        opts["n_resamples"] = c1.number_input(Opts.label("n_resamples"), 0, 99_999,
+                                              Opts.default("n_resamples"),
+                                              key="disparity_permutations")
+        opts["adaptive"] = c2.checkbox(Opts.label("adaptive"), Opts.default("adaptive"),
+                                       key="disparity_adaptive",
                                        help="Stop a group once its p-value is clearly above or "
                                             "below alpha (99.9 % binomial interval)")
-        opts["random_state"] = c3.number_input("Seed", 0, value=0, key="disparity_seed")
-        opts["compare"] = c4.selectbox("Each group against", dsp.COMPARES,
-                                       key="disparity_compare")
-        opts["comparison"] = c5.selectbox("Above / below", dsp.COMPARISONS,
+        opts["seed"] = c3.number_input(Opts.label("seed"), 0, value=Opts.default("seed"),
+                                       key="disparity_seed")
+        opts["compare"] = c4.selectbox(Opts.label("compare"), Opts.choices("compare"),
+                                       index=_index("compare"), key="disparity_compare")
+        opts["comparison"] = c5.selectbox(Opts.label("comparison"), Opts.choices("comparison"),
+                                          index=_index("comparison"),
                                           key="disparity_comparison",
                                           help="inclusive: x >= s (SAGED); strict: x > s")
         saged = st.checkbox(
-            "SAGED library's conventions", False, key="disparity_saged_conventions",
+            Opts.label("conventions"), Opts.default("conventions") == "saged",
+            key="disparity_saged_conventions",
             help="Variance / std with ddof 0, scipy's default skewness and kurtosis, max Z = "
                  "the largest signed z-score (ddof 0), min/max whenever max != 0: the numbers "
                  "SAGED's library prints. Off: unbiased variance, bias-adjusted shape, max |z| "

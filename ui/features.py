@@ -14,6 +14,7 @@ import streamlit as st
 from analysis import features as F
 from analysis.design import Design, suggest_design
 from analysis.errors import AnalysisError
+from analysis.options.features import FeaturesOptions as Opts
 from ui.common import active_frame, set_data, token_of
 from ui.widgets import md
 
@@ -49,7 +50,8 @@ def text_features_section() -> None:
                       .str.len().mean() if frame[texts[i]].notna().any() else 0)
         text = st.selectbox("Text column", texts, index=longest, key="features_text",
                             help="Default: the column with the longest texts.")
-        names = st.multiselect("Features", list(F.FEATURES),
+        # the page starts from the lexicon features (the CLI's default adds subjectivity)
+        names = st.multiselect(Opts.label("features"), list(F.FEATURES),
                                default=[f for f in F.LEXICON_FEATURES if f not in missing],
                                format_func=lambda n: _label(n, missing), key="features_names")
         ref_col = ref_text = None
@@ -65,7 +67,7 @@ def text_features_section() -> None:
             try:
                 out, report = F.extract_features(frame, text, names, reference_column=ref_col,
                                                  reference_text=ref_text,
-                                                 skip_unavailable=True)
+                                                 skip_unavailable=True)  # marked above
             except AnalysisError as exc:
                 st.error(md(str(exc)))
                 return

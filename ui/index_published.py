@@ -16,11 +16,10 @@ from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.index_published import (
     COMPOSITE,
-    PAPER_DIVERSITY_PENALTY,
-    PAPER_SCALE,
     PUBLISHED,
     published_llmbi,
 )
+from analysis.options.index_published import IndexPublishedOptions as Opts
 from ui.common import table_download
 from ui.widgets import md
 
@@ -70,10 +69,11 @@ def published_section(results: pd.DataFrame, design: Design) -> None:
     dim = c3.selectbox("Bias dimension column", ["(one dimension, as the paper's code)"]
                        + design.of_kind("domain"), key="index_pub_dimension")
     c1, c2 = st.columns(2)
-    penalty = c1.number_input("P(D) (paper: 0.2)", value=PAPER_DIVERSITY_PENALTY, step=0.1,
-                              key="index_pub_penalty")
-    scale = c2.number_input("lambda (paper: 1.5)", value=PAPER_SCALE, step=0.1,
-                            key="index_pub_lambda")
+    penalty = c1.number_input(Opts.label("diversity_penalty"),
+                              value=Opts.default("diversity_penalty"), step=0.1,
+                              key="index_pub_penalty", help=Opts.help("diversity_penalty"))
+    scale = c2.number_input(Opts.label("scale"), value=Opts.default("scale"), step=0.1,
+                            key="index_pub_lambda", help=Opts.help("scale"))
     try:
         index = published_llmbi(results, polarity=polarity, by=by,
                                 dimension=None if dim.startswith("(") else dim,

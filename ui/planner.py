@@ -10,6 +10,7 @@ import streamlit as st
 
 from analysis.columns import COVERAGE_PERCENTAGE, GINI_INDEX, N_OBSERVED_CELLS
 from analysis.errors import AnalysisError
+from analysis.options.planning import PowerOptions
 from analysis.planning import Plan, sample_size
 from ui.widgets import md
 
@@ -51,8 +52,9 @@ def power_calculator() -> None:
     ld = c[1].number_input("Log disparity to detect", -5.0, 5.0, 0.4, 0.05, key="planner_ld")
     share = c[2].number_input("Subgroup share of rows", 0.001, 0.999, 0.1, 0.01,
                               format="%.3f", key="planner_share")
-    power = c[3].select_slider("Power", [0.5, 0.7, 0.8, 0.9, 0.95], value=0.8,
-                               key="planner_power")
+    power = c[3].select_slider(PowerOptions.label("power"), [0.5, 0.7, 0.8, 0.9, 0.95],
+                               value=PowerOptions.default("power"), key="planner_power",
+                               help=PowerOptions.help("power"))
     try:
         out = sample_size(rate=rate, ld=ld, share=share, power=power)
     except AnalysisError as exc:
@@ -62,7 +64,7 @@ def power_calculator() -> None:
               help=f"{out['n_subgroup']:,} in the subgroup, {out['n_outside']:,} outside")
     st.caption(f"Subgroup rate {out['rate_subgroup']:.3f} against {rate:g}; power "
                f"{out['achieved_power']:.3f} ({out['method']}) with a two-sided Wald test "
-               "at alpha = 0.05." + (
+               f"at alpha = {PowerOptions.default('alpha'):g}." + (
                    " The power stays at or above the target from this N on (checked up to "
                    f"{out['checked_up_to']:,})" if out["method"] == "exact" else "")
                + (f"; {out['n_first_reaching']:,} rows already reach it, but some totals "

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, DETECTABLE, MDE_LOG_DISPARITY
+from analysis.options.planning import PowerOptions
 from analysis.planning import add_power
 
 COLUMN_CONFIG = {
@@ -34,8 +35,8 @@ def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, d
         grey = c1.checkbox("Grey out subgroups too small to detect", key="subgroups_grey")
         target = c2.number_input("Effect of interest |LD|", 0.01, 5.0, 0.3, 0.05,
                                  key="subgroups_target_ld")
-        power = c3.select_slider("Power", [0.5, 0.7, 0.8, 0.9, 0.95], value=0.8,
-                                 key="subgroups_power")
+        power = c3.select_slider(PowerOptions.label("power"), [0.5, 0.7, 0.8, 0.9, 0.95],
+                                 value=PowerOptions.default("power"), key="subgroups_power")
     settings = {"power": float(power), "target_ld": float(target)}
     return add_power(table, total_n, **settings), grey, settings
 

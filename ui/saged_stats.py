@@ -12,6 +12,7 @@ import streamlit as st
 from analysis import saged_stats as S
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
+from analysis.options.disparity import SagedOptions as Opts
 from ui.common import table_download
 from ui.widgets import md
 
@@ -30,15 +31,20 @@ def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
                                     "baseline comparison (KL divergence, precision, "
                                     "correlation)."))
     c1, c2, c3, c4, c5 = st.columns(5)
-    method = c1.selectbox("Normalise first", S.NORMALIZATIONS, key="saged_normalize",
+    method = c1.selectbox(Opts.label("normalization"), Opts.choices("normalization"),
+                          index=Opts.choices("normalization").index(Opts.default("normalization")),
+                          key="saged_normalize",
                           help="z-score or min-max of feature and baseline together")
-    bins = c2.number_input("KL bins", 1, 1000, S.DEFAULT_BINS, key="saged_bins")
-    tolerance = c3.number_input("Precision tolerance", 0.0, value=S.DEFAULT_TOLERANCE,
-                                step=0.05, key="saged_tolerance")
-    percentile = c4.number_input("Percentile", 0.0, 100.0, S.DEFAULT_PERCENTILE, step=5.0,
-                                 key="saged_percentile")
-    width = c5.number_input("Mode bin width", 0.001, value=S.DEFAULT_MODE_BIN_WIDTH,
-                            step=0.1, key="saged_mode_width")
+    bins = c2.number_input(Opts.label("bins"), 1, 1000, Opts.default("bins"), key="saged_bins",
+                           help=Opts.help("bins"))
+    tolerance = c3.number_input(Opts.label("precision_tolerance"), 0.0,
+                                value=Opts.default("precision_tolerance"), step=0.05,
+                                key="saged_tolerance", help=Opts.help("precision_tolerance"))
+    percentile = c4.number_input(Opts.label("percentile"), 0.0, 100.0,
+                                 Opts.default("percentile"), step=5.0, key="saged_percentile")
+    width = c5.number_input(Opts.label("mode_bin_width"), 0.001,
+                            value=Opts.default("mode_bin_width"), step=0.1,
+                            key="saged_mode_width", help=Opts.help("mode_bin_width"))
     try:
         table = S.saged_statistics(filter_rows(results, where or None), options["feature"],
                                    options["by"], baseline=baseline, normalization=method,

@@ -6,9 +6,8 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis import cli as cli_types
     from analysis.cli import add_factor_options, add_input, add_output_options
-    from analysis.distribution import DEFAULT_RESAMPLES, TEST_METHODS
+    from analysis.options.cohorts import CohortsOptions
 
     p = sub.add_parser(
         "cohorts", help="categorical outcome across cohorts: percentages, spread, chi-square",
@@ -24,9 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="keep only these categories, in this order: a,b,c, or a JSON list "
                         "('[\"a, b\", \" c\", \"\"]') for values with commas, leading or "
                         "trailing spaces, or the empty string")
-    p.add_argument("--renormalise", action="store_true",
-                   help="percentages among the chosen categories only (default: of every "
-                        "answer with a known category, left-out ones such as 'neither' too)")
     p.add_argument("--demographics", default=None,
                    help="time-capsule statistics per demographic, e.g. "
                         "'gender=woman,man,non-binary;race=White,Asian,Black': shares, "
@@ -35,18 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "each demographic, the paper-shaped table (docs/cohorts.md)")
     p.add_argument("--demographic-col", default=None,
                    help="with --demographics: the column naming each row's demographic")
-    p.add_argument("--capsule-star", choices=["across_cohorts", "among_subcategories"],
-                   default="across_cohorts",
-                   help="with --demographics: what * marks in the paper-shaped table: the "
-                        "subcategory's share differs between cohorts (default), or the "
-                        "prompt's subcategories differ from each other (the paper's Table 4 "
-                        "note)")
-    p.add_argument("--method", choices=TEST_METHODS, default="auto",
-                   help="chi-square, Monte Carlo, or auto (Monte Carlo for small counts)")
-    p.add_argument("--resamples", type=cli_types.NON_NEGATIVE_INT, default=DEFAULT_RESAMPLES,
-                   help=f"Monte Carlo tables (default {DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=cli_types.NON_NEGATIVE_INT, default=0,
-                   help="random seed of the Monte Carlo test")
+    CohortsOptions.add_arguments(p)  # every option of the analysis, written once
     p.add_argument("--design", help="design file (YAML/JSON): value order of the cohorts")
     add_factor_options(p, required=False)
     add_output_options(p, figure=True)
@@ -58,7 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis import distribution as dm
     from analysis.cli import emit, load_with_design, row_counts, split_list
+    from analysis.options.cohorts import CohortsOptions
 
+    options = CohortsOptions.from_args(args)
     by = split_list(args.by)
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
@@ -71,11 +58,10 @@ def run(args: argparse.Namespace) -> None:
     by = [r.get(b, b) for b in by]
     cats = categories_option(args.categories)
     dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
-                                    renormalise=args.renormalise)
+                                    renormalise=options.renormalise)
     spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
     across = dm.frequency_spread(dist, args.category, args.cohort, by=by, over="cohorts")
-    test = dm.homogeneity_test(dist, args.category, args.cohort, by=by, method=args.method,
-                               n_resamples=args.resamples, random_state=args.seed)
+    test = dm.homogeneity_test(dist, args.category, args.cohort, by=by, **options.kwargs())
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.distribution import distribution_figure, spread_figure
@@ -87,11 +73,13 @@ def run(args: argparse.Namespace) -> None:
     payload = {"category": args.category, "cohort": args.cohort, "by": by,
                "distribution": dist, "spread_within_cohorts": spread,
                "spread_across_cohorts": across, "homogeneity": test,
-               "settings": {"method": args.method, "resamples": args.resamples,
-                            "seed": args.seed, "where": args.where, "renamed": r,
+               # JSON keys as before the options were written once
+               "settings": {"method": options.method, "resamples": options.n_resamples,
+                            "seed": options.seed, "where": args.where, "renamed": r,
                             **row_counts(results, columns=[args.category])}}
-    capsules, capsule_table = _capsules(args, results, by) if args.demographics else ({}, None)
-    payload["settings"].update(renormalise=args.renormalise, demographics=args.demographics,
+    capsules, capsule_table = (_capsules(args, options, results, by) if args.demographics
+                               else ({}, None))
+    payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
                                demographic_col=args.demographic_col)
     payload.update(capsules)
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
@@ -105,7 +93,7 @@ def run(args: argparse.Namespace) -> None:
     if capsules and not args.json:
         from analysis.capsules import BH_MARK
 
-        what = ("the subcategory's share differs between cohorts" if args.capsule_star ==
+        what = ("the subcategory's share differs between cohorts" if options.capsule_star ==
                 "across_cohorts" else "the prompt's subcategories differ from each other")
         print(f"\nTime capsules: percentages of all answers per demographic (* = {what}, "
               f"Kruskal-Wallis p < 0.05; *{BH_MARK} = also after Benjamini-Hochberg):")
@@ -135,7 +123,8 @@ def categories_option(text: str | None) -> list[str] | None:
     return split_list(text) or None
 
 
-def _capsules(args: argparse.Namespace, results, by: list[str]) -> tuple[dict, object]:
+def _capsules(args: argparse.Namespace, options, results, by: list[str]  # noqa: ANN001
+              ) -> tuple[dict, object]:
     """The time-capsule outputs of ``--demographics`` (analysis/capsules.py): the JSON
     entries (the paper-shaped table with its column levels joined by " / ") and the table."""
     from analysis import capsules as cp
@@ -143,11 +132,11 @@ def _capsules(args: argparse.Namespace, results, by: list[str]) -> tuple[dict, o
     dist = cp.capsule_distribution(results, args.category, args.cohort,
                                    demographics=args.demographics,
                                    demographic_col=args.demographic_col, by=by,
-                                   renormalise=args.renormalise)
-    tests = cp.capsule_tests(dist, args.category, args.cohort, by=by, method=args.method,
-                             random_state=args.seed)
+                                   renormalise=options.renormalise)
+    tests = cp.capsule_tests(dist, args.category, args.cohort, by=by, method=options.method,
+                             seed=options.seed)
     table = cp.capsule_table(dist, args.category, args.cohort, by=by, tests=tests,
-                             star=args.capsule_star)
+                             star=options.capsule_star)
     flat = table.copy()
     flat.columns = [" / ".join(map(str, c)) for c in table.columns]
     return {"capsule_distribution": dist,

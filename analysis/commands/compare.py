@@ -21,7 +21,7 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis import cli as cli_types
     from analysis.cli import add_input, add_outcome_options, add_output_options
-    from analysis.compare import ADJUSTMENTS, DEFAULT_N_BOOT, DUPLICATE_RULES, MCNEMAR_TESTS
+    from analysis.options.compare import CompareOptions
 
     p = sub.add_parser("compare", help="paired comparison of models (or settings) on the "
                                        "same prompts",
@@ -45,30 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--score", metavar="COL",
                    help="compare this numeric column (paired t, Wilcoxon) instead of the "
                         "0/1 deviation")
-    p.add_argument("--duplicates", choices=DUPLICATE_RULES, default="mean",
-                   help="a prompt answered twice by one value: mean (default, averaged) or "
-                        "refuse (exit 2)")
-    p.add_argument("--test", choices=MCNEMAR_TESTS, default="auto",
-                   help="McNemar: auto (default: exact binomial below 25 discordant pairs, "
-                        "chi-square with continuity correction otherwise), exact or chi2")
-    p.add_argument("--adjust", choices=ADJUSTMENTS, default="holm",
-                   help="adjust the p-values of all pairs together: holm (default) or bh")
     p.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
                    help="keep only rows with this value (repeatable; VALUE may be a,b)")
-    g = p.add_argument_group("intervals")
-    g.add_argument("--cluster", help="cluster column (default: the design's, or the one "
-                                     "inferred without --design); pairs in one cluster are "
-                                     "resampled together")
-    g.add_argument("--no-cluster", action="store_true",
-                   help="treat prompt units as independent even if the design names a "
-                        "cluster or one is inferred")
-    g.add_argument("--n-boot", type=cli_types.int_at_least(20), default=DEFAULT_N_BOOT,
-                   help=f"bootstrap replicates per subgroup table (default {DEFAULT_N_BOOT})")
-    g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    g.add_argument("--confidence", type=cli_types.PROBABILITY, default=0.95,
-                   help="interval level (default 0.95)")
-    g.add_argument("--alpha", type=cli_types.PROBABILITY, default=0.05,
-                   help="level of 'differs' and of the subgroup verdicts (default 0.05)")
+    CompareOptions.add_arguments(p)  # every option of the comparison, written once
     add_output_options(p, figure=True)
     p.add_argument("--figure-kind", choices=("dumbbell", "sunburst"), default="dumbbell",
                    help="with --figure: dumbbell of the subgroup rates (default) or sunburst "
@@ -81,12 +60,12 @@ def run(args: argparse.Namespace) -> None:
     from analysis.cli import cluster_settings, emit, load_with_design, split_list
     from analysis.compare import MODEL_A, MODEL_B, compare
     from analysis.errors import AnalysisError, PairingError
+    from analysis.options.compare import CompareOptions
 
+    options = CompareOptions.from_args(args)
     factors = split_list(args.compare_factors)
     if not args.design:  # factors come from the options: the compared one and the subgroups
         args.factors = ",".join(dict.fromkeys([args.by, *factors]))
-    if args.cluster and args.no_cluster:
-        raise AnalysisError("--cluster and --no-cluster contradict each other.")
     results, design = load_with_design(args, need_outcome=args.score is None)
     renamed = getattr(args, "renamed", {})
     by = renamed.get(args.by, args.by)
@@ -94,12 +73,9 @@ def run(args: argparse.Namespace) -> None:
     if by not in design.names:
         raise PairingError(f"--by {args.by!r} is not a factor of the design (factors: "
                            f"{', '.join(design.names)}).")
-    cluster = None if args.no_cluster else (args.cluster or "design")
     comparison = compare(results, design, by, reference=args.by_reference, factors=factors,
                          max_level=args.level, unit=split_list(args.unit) or None,
-                         score=args.score, cluster=cluster, duplicates=args.duplicates,
-                         test=args.test, adjust=args.adjust, n_boot=args.n_boot,
-                         seed=args.seed, confidence=args.confidence, alpha=args.alpha)
+                         score=args.score, **options.kwargs())
     overall, subs, pairing = comparison.overall, comparison.subgroups, comparison.pairing
     if args.figure:
         pair = _figure_pair(args.pair, overall)
@@ -125,9 +101,11 @@ def run(args: argparse.Namespace) -> None:
     first = next(iter(subs.values()), None)
     settings = {"by": by, "reference": args.by_reference, "factors": factors,
                 "level": int(first["level"].max()) if first is not None else None,
-                "test": args.test, "adjust": args.adjust, "duplicates": args.duplicates,
-                "score": args.score, "n_boot": args.n_boot, "seed": args.seed,
-                "confidence": args.confidence, "alpha": args.alpha, "where": args.where,
+                "test": options.test, "adjust": options.adjust,
+                "duplicates": options.duplicates, "score": args.score,
+                # JSON keys as before the options were written once
+                "n_boot": options.n_resamples, "seed": options.seed,
+                "confidence": options.confidence, "alpha": options.alpha, "where": args.where,
                 "renamed": renamed, **cluster_settings(args),
                 "resampled": first.attrs["resampled"] if first is not None else None}
     pairing_info = {"unit": pairing.unit, "unit_source": pairing.unit_source,

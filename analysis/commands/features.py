@@ -15,28 +15,16 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input
-    from analysis.features import (
-        FEATURES,
-        POLARITY_TEXTBLOB,
-        SENTIMENT_VADER,
-        SUBJECTIVITY_TEXTBLOB,
-    )
+    from analysis.options.features import FeaturesOptions
 
     p = sub.add_parser("features", help="numeric text features (VADER sentiment, TextBlob "
                                         "polarity/subjectivity, embedding similarity), offline")
     add_input(p)
     p.add_argument("--text-col", required=True, help="column holding the response texts")
-    p.add_argument("--features", default=",".join([SENTIMENT_VADER, POLARITY_TEXTBLOB,
-                                                   SUBJECTIVITY_TEXTBLOB]),
-                   help=f"comma-separated, from {', '.join(FEATURES)}")
     ref = p.add_mutually_exclusive_group()
     ref.add_argument("--reference-col", help="embedding_similarity: compare with this column")
     ref.add_argument("--reference-text", help="embedding_similarity: compare with this text")
-    p.add_argument("--model", help="embedding model folder or name (default: the bundled "
-                                   "all-MiniLM-L6-v2)")
-    p.add_argument("--prefix", default="", help="prepended to the new column names")
-    p.add_argument("--skip-unavailable", action="store_true",
-                   help="leave out features whose package is not installed")
+    FeaturesOptions.add_arguments(p)  # every option of the extraction, written once
     p.add_argument("--out", required=True, help="the table with features: .csv, .csv.gz, "
                                                 ".parquet")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -44,16 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cli import emit, split_list
+    from analysis.cli import emit
     from analysis.features import extract_features
     from analysis.io import load_results
+    from analysis.options.features import FeaturesOptions
     from analysis.safe_write import table_writer, write_files
 
+    options = FeaturesOptions.from_args(args)
     frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
     table, report = extract_features(
-        frame, args.text_col, split_list(args.features), reference_column=args.reference_col,
-        reference_text=args.reference_text, model=args.model,
-        skip_unavailable=args.skip_unavailable, prefix=args.prefix)
+        frame, args.text_col, reference_column=args.reference_col,
+        reference_text=args.reference_text, **options.kwargs())
     write_files({args.out: table_writer(table, args.out)})
     if args.json:
         args.out_written, args.out = args.out, None

@@ -15,6 +15,7 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input, add_output_options
+    from analysis.options.index_published import IndexPublishedOptions
 
     p = sub.add_parser("index-published",
                        help="LLMBI as published: 0.2 + 2.5 |polarity| per response, aggregated")
@@ -22,16 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--polarity", help="numeric polarity column in [-1, 1]")
     src.add_argument("--text-col", help="score this text column first (see --lexicon)")
-    p.add_argument("--lexicon", choices=["textblob", "vader"], default="textblob",
-                   help="with --text-col: TextBlob polarity (the paper's) or VADER compound")
     p.add_argument("--by", default="", help="comma-separated columns: one index per group")
     p.add_argument("--dimension", help="column naming each response's bias dimension")
     p.add_argument("--weights", action="append", default=[], metavar="VALUE=W",
                    help="weight of a dimension value (repeatable; default 1)")
-    p.add_argument("--penalty", type=float, default=0.2, help="diversity penalty (paper: 0.2)")
-    p.add_argument("--lambda", dest="scale", type=float, default=1.5,
-                   help="scale of the sentiment term (paper: 1.5)")
-    p.add_argument("--responses", action="store_true", help="also print per-response scores")
+    IndexPublishedOptions.add_arguments(p)  # the paper's constants etc., written once
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -43,11 +39,13 @@ def run(args: argparse.Namespace) -> None:
     from analysis.features import POLARITY_TEXTBLOB, SENTIMENT_VADER, extract_features
     from analysis.index_published import PUBLISHED, published_llmbi
     from analysis.io import load_results
+    from analysis.options.index_published import IndexPublishedOptions
 
+    options = IndexPublishedOptions.from_args(args)
     frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
     polarity = args.polarity
     if args.text_col:
-        polarity = POLARITY_TEXTBLOB if args.lexicon == "textblob" else SENTIMENT_VADER
+        polarity = POLARITY_TEXTBLOB if options.lexicon == "textblob" else SENTIMENT_VADER
         frame, _ = extract_features(frame, args.text_col, [polarity])
     weights = {}
     for key, value in parse_assignments(args.weights, "--weights").items():
@@ -56,10 +54,9 @@ def run(args: argparse.Namespace) -> None:
         except ValueError:
             raise AnalysisError(f"--weights {key}={value}: the weight must be a number.") from None
     index = published_llmbi(frame, polarity=polarity, by=split_list(args.by),
-                            dimension=args.dimension, weights=weights,
-                            diversity_penalty=args.penalty, scale=args.scale)
+                            dimension=args.dimension, weights=weights, **options.kwargs())
     payload = {"variant": PUBLISHED, "lexicon": index.lexicon, "totals": index.totals}
-    if args.responses:
+    if options.responses:
         payload["responses"] = index.responses
     emit(args, payload, index.totals)
     if not args.json:

@@ -19,6 +19,7 @@ import sys
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_outcome_options
+    from analysis.options.planning import PlanOptions
 
     p = sub.add_parser("plan", help="prompts to add for coverage; fractional factorials")
     p.add_argument("file", nargs="?", help="results table (omit for a new benchmark)")
@@ -27,10 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--factors", help="comma-separated factors spanning the grid")
     p.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
                    help="plan within rows with this value (repeatable; VALUE may be a,b)")
-    p.add_argument("--budget", type=int, help="prompts to add (with FILE)")
     p.add_argument("--new", action="append", default=[], metavar="FACTOR=V1,V2",
                    help="a factor of a new benchmark and its values (repeatable)")
-    p.add_argument("--runs", type=int, help="run budget of a new fractional factorial")
+    PlanOptions.add_arguments(p)  # --budget, --runs (written once)
     add_outcome_options(p)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--out", help="write the combinations (prompts to add, or runs) as CSV")
@@ -40,16 +40,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit, split_list
     from analysis.errors import AnalysisError
+    from analysis.options.planning import PlanOptions
 
+    options = PlanOptions.from_args(args)
     if args.file:
-        if args.budget is None:
+        if options.budget is None:
             raise AnalysisError("plan FILE needs --budget N (prompts to add).")
         _additions(args)
         return
-    if args.budget is not None and args.design and args.runs is None:
+    if options.budget is not None and args.design and options.runs is None:
         _additions(args, from_design=True)
         return
-    if args.runs is None:
+    if options.runs is None:
         raise AnalysisError("Give a results FILE with --budget, --design FILE with --budget "
                             "(a new benchmark from its values), or --new FACTOR=V1,V2 ... "
                             "(or --design) with --runs for a fractional factorial.")
@@ -66,14 +68,14 @@ def run(args: argparse.Namespace) -> None:
     else:
         raise AnalysisError("A new benchmark needs its factors: --new FACTOR=V1,V2 "
                             "(repeatable) or --design FILE.")
-    frac = fractional_factorial(factors, args.runs)
-    note = budget_note(args.runs, frac)
+    frac = fractional_factorial(factors, options.runs)
+    note = budget_note(options.runs, frac)
     if note:
         print(note, file=sys.stderr)
     if args.out:
         write_table(frac.runs, args.out)  # atomic; cells neutralised against formulas
     if args.json:
-        emit(args, {"budget": args.runs, "note": note, **frac.to_dict()})
+        emit(args, {"budget": options.runs, "note": note, **frac.to_dict()})
         return
     res = "full factorial" if frac.resolution == float("inf") else \
         f"resolution {int(frac.resolution)}"

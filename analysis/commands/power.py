@@ -13,24 +13,26 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from analysis.options.planning import PowerOptions
+
     p = sub.add_parser("power", help="rows needed to detect a log disparity (power analysis)")
     p.add_argument("--rate", type=float, required=True,
                    help="deviation rate of the rows outside the subgroup")
     p.add_argument("--ld", type=float, required=True, help="log disparity to detect")
     p.add_argument("--share", type=float, required=True,
                    help="the subgroup's share of all rows, e.g. 0.1")
-    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (default 0.05)")
-    p.add_argument("--power", type=float, default=0.8, help="power wanted (default 0.8)")
+    PowerOptions.add_arguments(p)  # --alpha, --power (written once)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit
+    from analysis.options.planning import PowerOptions
     from analysis.planning import sample_size
 
-    out = sample_size(rate=args.rate, ld=args.ld, share=args.share, alpha=args.alpha,
-                      power=args.power)
+    options = PowerOptions.from_args(args)
+    out = sample_size(rate=args.rate, ld=args.ld, share=args.share, **options.kwargs())
     if args.json:
         emit(args, out)
         return

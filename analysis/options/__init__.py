@@ -38,6 +38,7 @@ __all__ = [
     "Options",
     "Spec",
     "all_options",
+    "current_names",
     "option",
     "options_for",
     "register",
@@ -48,7 +49,8 @@ __all__ = [
 FROM_DESIGN: str = "<the design's cluster>"
 
 #: Option modules, imported by :func:`all_options` (one per analysis family).
-MODULES = ["importance", "importance_linear", "subgroups", "ecdf", "coverage", "index"]
+MODULES = ["importance", "importance_linear", "subgroups", "ecdf", "coverage", "index",
+           "disparity", "cohorts", "compare", "planning", "features", "index_published"]
 
 _REGISTRY: dict[str, type[Options]] = {}
 
@@ -58,6 +60,19 @@ LEGACY_NAMES: dict[str, str] = {"random_state": "seed", "n_boot": "n_resamples",
                                 "n_permutations": "n_resamples", "replicates": "n_resamples"}
 
 OptionsT = TypeVar("OptionsT", bound="Options")
+
+
+def current_names(settings: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    """``settings`` with each :data:`LEGACY_NAMES` key renamed to its one name when
+    ``known`` (a section's setting names) has that name and not the old one (a report
+    saved before the rename still loads; the new name wins when both are given)."""
+    known = set(known)
+    out = dict(settings)
+    for old, new in LEGACY_NAMES.items():
+        if old in out and old not in known and new in known:
+            value = out.pop(old)
+            out.setdefault(new, value)
+    return out
 
 
 class OptionError(AnalysisError):
@@ -85,6 +100,9 @@ class Spec:
         A True-by-default switch whose flag (this name) turns it off (``no-lr``).
     repeat
         A tuple given by repeating the flag (``--interaction a:b --interaction a:c``).
+    switch
+        A choice whose CLI flag is a bare switch selecting this value
+        (``--saged-conventions``: ``conventions="saged"``).
     cluster
         A cluster column: ``--cluster COL`` / ``--no-cluster``, default :data:`FROM_DESIGN`.
     call
@@ -103,6 +121,7 @@ class Spec:
     metavar: str | None = None
     negate: str | None = None
     repeat: bool = False
+    switch: Any = None
     cluster: bool = False
     call: bool = True
     label: str | None = None
@@ -244,6 +263,9 @@ class Options:
             elif spec.negate:
                 where.add_argument(f"--{spec.negate}", dest=name, action="store_false",
                                    help=spec.help)
+            elif spec.switch is not None:
+                where.add_argument(f"--{flag}", dest=name, action="store_const",
+                                   const=spec.switch, default=default, help=spec.help)
             elif default is False and not spec.choices and spec.type is None:
                 where.add_argument(f"--{flag}", dest=name, action="store_true",
                                    help=spec.help)
@@ -287,6 +309,8 @@ class Options:
                 out.append((f"no-{flag}", True) if value is None else (flag, value))
             elif spec.negate:
                 out.append((spec.negate, True))
+            elif spec.switch is not None:
+                out.append((flag, True))
             elif spec.repeat:
                 out += [(flag, v) for v in value]
             else:
@@ -338,7 +362,7 @@ class Options:
                 value = spec.type(value)
             except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
                 raise OptionError(f"{name}: {exc}") from None
-        if spec.choices and value not in spec.choices:
+        if spec.choices and value not in spec.choices and not (value is None and default is None):
             raise OptionError(f"{name} must be one of {', '.join(map(repr, spec.choices))}, "
                               f"not {value!r}.")
         return value

@@ -161,7 +161,7 @@ def test_subgroup_point_estimates_by_hand(bbq):
     results, design = bbq
     pairing = pair_units(results, design, "input_format", factors=["category",
                                                                    "context_condition"])
-    table = compare_subgroups(pairing, "race", "qonly", max_level=2, n_boot=200)
+    table = compare_subgroups(pairing, "race", "qonly", max_level=2, n_resamples=200)
     paired = pairing.paired("race", "qonly")
     row = table[table["subgroup"] == "category = Religion"].iloc[0]
     sel = paired[paired["category"] == "Religion"]
@@ -182,7 +182,7 @@ def test_subgroup_point_estimates_by_hand(bbq):
     assert lo < row["difference"] < hi and row["ld_ci_low"] < row["ld_difference"] < \
         row["ld_ci_high"]
     assert table["verdicts_differ"].equals(table["significant_a"] != table["significant_b"])
-    again = compare_subgroups(pairing, "race", "qonly", max_level=2, n_boot=200)
+    again = compare_subgroups(pairing, "race", "qonly", max_level=2, n_resamples=200)
     pd.testing.assert_frame_equal(table, again)  # seeded
 
 
@@ -229,7 +229,7 @@ def test_subgroup_difference_interval_covers_95_percent(simulate):
     for i in range(400):
         n_ec, a_ec, b_ec, p, draws = simulate(rng)
         res = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(3), probabilities=p, draws=draws,
-                               n_boot=300, seed=i, log_disparity=False)
+                               n_resamples=300, seed=i, log_disparity=False)
         hits.append((res["ci_low"] <= truth) & (truth <= res["ci_high"]))
     coverage = np.mean(hits)
     assert 0.93 <= coverage <= 0.97, coverage
@@ -240,14 +240,14 @@ def test_compare_subgroups_uses_paired_bootstrap_on_clusters():
     results["template"] = results["prompt_id"] // 8
     pairing = pair_units(results, design.with_cluster("template"), "model", factors=["topic"])
     assert pairing.cluster == "template"
-    table = compare_subgroups(pairing, "m1", "m2", n_boot=100, seed=5)
+    table = compare_subgroups(pairing, "m1", "m2", n_resamples=100, seed=5)
     assert table.attrs["resampled"] == "clusters of template"
     paired = pairing.paired("m1", "m2")
     codes = paired["__cluster__"].to_numpy() * 2 + paired["topic"].cat.codes.to_numpy()
     n_ec = np.bincount(codes, minlength=20).reshape(10, 2).astype(float)
     a_ec = np.bincount(codes, weights=paired["__outcome_a__"], minlength=20).reshape(10, 2)
     b_ec = np.bincount(codes, weights=paired["__outcome_b__"], minlength=20).reshape(10, 2)
-    direct = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(2), n_boot=100, seed=5)
+    direct = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(2), n_resamples=100, seed=5)
     np.testing.assert_allclose(table["ci_low"], direct["ci_low"])
     np.testing.assert_allclose(table["ld_difference"], direct["ld_difference"])
     overall = compare_overall(pairing)
@@ -348,7 +348,7 @@ def test_subgroup_ld_difference_interval_covers_95_percent():
     for i in range(400):
         n_ec, a_ec, b_ec, p, draws = _independent_prompts(rng)
         res = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(3), probabilities=p, draws=draws,
-                               n_boot=1000, seed=i)
+                               n_resamples=1000, seed=i)
         hits.append((res["ld_ci_low"] <= truth) & (truth <= res["ld_ci_high"]))
     coverage = np.mean(hits)
     assert 0.93 <= coverage <= 0.97, coverage

@@ -22,11 +22,11 @@ def bbq():
 def test_section_holds_the_comparison(bbq):
     results, design = bbq
     settings = {"by": "input_format", "reference": "race", "factors": ["category"],
-                "level": 1, "n_boot": 200}
+                "level": 1, "n_resamples": 200}
     sec = build_section("compare", results, design, settings)
     assert sec.skipped is None and sec.title == "Compare"
     direct = compare(results, design, "input_format", reference="race",
-                     factors=["category"], max_level=1, n_boot=200)
+                     factors=["category"], max_level=1, n_resamples=200)
     tables = dict(sec.tables)
     pd.testing.assert_frame_equal(tables["compare_overall"], direct.overall)
     assert len(tables["compare_subgroups"]) == 2 * 6

@@ -260,7 +260,7 @@ def test_dixon_tables_are_monotone():
                                             ("r21", 12), ("r22", 14), ("r22", 20),
                                             ("r22", 25)])
 def test_dixon_table_agrees_with_simulation(variant, n):
-    simulated = dsp.simulate_dixon_critical(variant, n, n_draws=150_000, random_state=n)
+    simulated = dsp.simulate_dixon_critical(variant, n, n_draws=150_000, seed=n)
     tabulated = dsp.DIXON_CRITICAL[variant][n]
     # Monte Carlo error ~0.002 (~0.004 at alpha 0.01); published r10 values differ from
     # exact ones by up to 0.005 at alpha 0.01 (docs/disparity.md)
@@ -362,8 +362,8 @@ def _naive_permutation(frame, feature, by, statistic, m, seed, compare="rest"):
 
 @pytest.mark.parametrize("statistic", dsp.STATISTICS)
 def test_permutation_p_values_match_the_naive_definition(frame, statistic):
-    out = dsp.permutation_test(frame, "f", "g", statistic=statistic, n_permutations=60,
-                               random_state=11)
+    out = dsp.permutation_test(frame, "f", "g", statistic=statistic, n_resamples=60,
+                               seed=11, adaptive=False)
     t_obs, p = _naive_permutation(frame, "f", "g", statistic, 60, 11)
     assert out["difference"].to_numpy() == pytest.approx(t_obs, rel=1e-9, abs=1e-12)
     assert out[P_VALUE].to_numpy() == pytest.approx(p)
@@ -372,16 +372,16 @@ def test_permutation_p_values_match_the_naive_definition(frame, statistic):
 
 def test_permutation_against_all_rows_and_two_factors(frame):
     out = dsp.permutation_test(frame, "f", ["g", "h"], statistic="median", compare="overall",
-                               n_permutations=40, random_state=5)
+                               n_resamples=40, seed=5, adaptive=False)
     t_obs, p = _naive_permutation(frame, "f", ["g", "h"], "median", 40, 5, compare="overall")
     assert out["compared_with"].to_numpy() == pytest.approx(np.median(frame.f))
     assert out[P_VALUE].to_numpy() == pytest.approx(p)
 
 
 def test_permutation_is_reproducible_with_a_seed(frame):
-    a = dsp.permutation_test(frame, "f", "g", n_permutations=199, random_state=42)
-    b = dsp.permutation_test(frame, "f", "g", n_permutations=199, random_state=42)
-    c = dsp.permutation_test(frame, "f", "g", n_permutations=199, random_state=43)
+    a = dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=42, adaptive=False)
+    b = dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=42, adaptive=False)
+    c = dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=43, adaptive=False)
     pd.testing.assert_frame_equal(a, b)
     assert not np.array_equal(a[P_VALUE], c[P_VALUE])
     assert (a[P_VALUE] >= 1 / 200).all() and (a[P_VALUE] <= 1).all()
@@ -391,7 +391,7 @@ def test_permutation_agrees_with_scipy_for_two_groups():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 60,
                        "f": np.concatenate([rng.normal(0.3, 1, 40), rng.normal(0, 1, 60)])})
-    ours = dsp.permutation_test(df, "f", "g", n_permutations=4999, random_state=1)
+    ours = dsp.permutation_test(df, "f", "g", n_resamples=4999, seed=1, adaptive=False)
     ref = stats.permutation_test(
         (df.f[df.g == "a"].to_numpy(), df.f[df.g == "b"].to_numpy()),
         lambda a, b: abs(np.mean(a) - np.mean(b)), permutation_type="independent",
@@ -401,8 +401,10 @@ def test_permutation_agrees_with_scipy_for_two_groups():
 
 
 def test_one_sided_alternatives(frame):
-    greater = dsp.permutation_test(frame, "f", "g", alternative="greater", n_permutations=99)
-    less = dsp.permutation_test(frame, "f", "g", alternative="less", n_permutations=99)
+    greater = dsp.permutation_test(frame, "f", "g", alternative="greater", n_resamples=99,
+                                   adaptive=False)
+    less = dsp.permutation_test(frame, "f", "g", alternative="less", n_resamples=99,
+                                adaptive=False)
     # with a continuous statistic the two one-sided counts add up to m (+2 for the +1s)
     total = (greater[P_VALUE] + less[P_VALUE]) * 100
     assert total.to_numpy() == pytest.approx(np.full(len(total), 101.0))
@@ -421,7 +423,7 @@ def test_recovers_the_stated_sentiment_shifts(ssqa):
             se = 0.2 / math.sqrt(row[N])
             assert row["mean"] == pytest.approx(0.1 + m_shift + c_shift, abs=4 * se)
             assert row["std"] == pytest.approx(0.2, abs=0.01)
-    report = dsp.disparity_report(ssqa, "sentiment", "pachankis_cluster", n_permutations=99)
+    report = dsp.disparity_report(ssqa, "sentiment", "pachankis_cluster", n_resamples=99)
     metrics = report.metrics.set_index([report.metrics["quantity"], METRIC])
     assert metrics.loc[("mean", "min"), GROUP] == "Threatening"
     assert report.passes_four_fifths is False
@@ -461,31 +463,31 @@ def test_adaptive_permutations_stop_early_with_the_fixed_m_p_values():
     rng = np.random.default_rng(0)
     shifted = pd.DataFrame({"g": ["A"] * 300 + ["B"] * 300,
                             "f": np.r_[rng.normal(0, 1, 300), rng.normal(1, 1, 300)]})
-    out = dsp.permutation_test(shifted, "f", "g", n_permutations=999, adaptive=True,
-                               random_state=2)
+    out = dsp.permutation_test(shifted, "f", "g", n_resamples=999, adaptive=True,
+                               seed=2)
     # no shuffle reaches a difference of ~1 SD: 0 of 199 -> stop, p = 1 / 200
     assert out[N_PERMUTATIONS].tolist() == [199, 199]
     assert out[P_VALUE].tolist() == pytest.approx([0.005, 0.005])
     assert out["stopped_early"].all()
     null = pd.DataFrame({"g": ["A", "B"] * 300, "f": rng.normal(0, 1, 600)})
-    adaptive = dsp.permutation_test(null, "f", "g", n_permutations=999, adaptive=True,
-                                    random_state=4)
-    fixed = dsp.permutation_test(null, "f", "g", n_permutations=99, random_state=4)
+    adaptive = dsp.permutation_test(null, "f", "g", n_resamples=999, adaptive=True,
+                                    seed=4)
+    fixed = dsp.permutation_test(null, "f", "g", n_resamples=99, seed=4, adaptive=False)
     assert adaptive[N_PERMUTATIONS].tolist() == [99, 99]  # clearly above 0.05 at m = 99
     assert adaptive[P_VALUE].tolist() == fixed[P_VALUE].tolist()  # same shuffles
     assert fixed[P_VALUE].min() > 0.2
-    full = dsp.permutation_test(null, "f", "g", n_permutations=999, random_state=4)
+    full = dsp.permutation_test(null, "f", "g", n_resamples=999, seed=4, adaptive=False)
     assert full[N_PERMUTATIONS].tolist() == [999, 999] and not full["stopped_early"].any()
 
 
 def test_harmful_feature_selects_the_favourable_side():
     # deviation-like 0/1 feature: A deviates 1 of 4, B 3 of 4; mean 0.5
     df = pd.DataFrame({"g": ["A"] * 4 + ["B"] * 4, "biased": [1, 0, 0, 0, 1, 1, 1, 0]})
-    naive = dsp.disparity_report(df, "biased", "g", n_permutations=0)
+    naive = dsp.disparity_report(df, "biased", "g", n_resamples=0)
     assert naive.settings["direction"] == "above"  # selection = deviating
     assert naive.selection[SELECTION_RATE].tolist() == [0.25, 0.75]
     assert naive.selection[PASSES_FOUR_FIFTHS].tolist() == [False, True]  # A "fails"
-    harmful = dsp.disparity_report(df, "biased", "g", polarity="harmful", n_permutations=0)
+    harmful = dsp.disparity_report(df, "biased", "g", polarity="harmful", n_resamples=0)
     assert harmful.settings["direction"] == "below"  # x <= 0.5: not deviating
     assert harmful.selection[SELECTION_RATE].tolist() == [0.75, 0.25]
     assert harmful.selection[PASSES_FOUR_FIFTHS].tolist() == [True, False]  # B fails

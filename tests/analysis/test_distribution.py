@@ -118,7 +118,7 @@ def test_chi_square_matches_scipy():
     assert out[CRAMERS_V] == pytest.approx(association(table, method="cramer"))
     # forcing Monte Carlo on a large table gives (nearly) the asymptotic p-value
     mc = dm.homogeneity_test(dist, "portrays", "decade", method="monte_carlo",
-                             n_resamples=4999, random_state=3).iloc[0]
+                             n_resamples=4999, seed=3).iloc[0]
     assert mc[METHOD] == "Monte Carlo" and mc[STATISTIC] == pytest.approx(ref.statistic)
     assert mc[P_VALUE] == pytest.approx(ref.pvalue, abs=0.01)
 

@@ -40,14 +40,19 @@ def appendix_responses() -> pd.DataFrame:
                          "published": [float(s) for _, s in pairs]})
 
 
-@pytest.mark.skipif(not PAPER.is_file(), reason="the LLMBI paper text is not available")
-def test_reproduces_the_papers_published_scores():
+def table_1_responses() -> pd.DataFrame:
+    """The appendix's responses whose scores the paper's Table 1 prints (intact)."""
     table = appendix_responses()
     # Table 1 rounds to 4 decimals (0.331944 is printed as 0.3320 there)
     near = np.abs(table["published"].to_numpy()[:, None] - np.array(TABLE_1)[None, :])
     keep = near.min(axis=1) < 1.5e-4
     assert keep.sum() == len(TABLE_1)
-    table = table[keep].reset_index(drop=True)
+    return table[keep].reset_index(drop=True)
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason="the LLMBI paper text is not available")
+def test_reproduces_the_papers_published_scores():
+    table = table_1_responses()
     featured, _ = extract_features(table, "response", ["polarity_textblob"])
     index = ip.published_llmbi(featured)
     # every published per-response score, to the paper's full printed precision
@@ -120,3 +125,30 @@ def test_cli_scores_texts_and_aggregates(tmp_path, capsys):
         [0.2 + 2.5 * (p[0] + p[1]) / 2, 0.2 + 2.5 * p[2]])
     assert main(["index-published", str(path), "--polarity", "response"]) == 2
     assert "not numbers" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason="the LLMBI paper text is not available")
+def test_the_flat_api_scores_the_papers_responses():
+    from analysis import api as bw
+
+    table = table_1_responses()
+    result = bw.index_published(table, text_column="response")
+    assert result.tables["responses"][LLMBI_SCORE].to_numpy() == pytest.approx(
+        table["published"].to_numpy(), abs=1e-12)
+    assert result.notes[0].startswith("Polarity: TextBlob")
+
+
+def test_the_flat_api_options_by_hand():
+    from analysis import api as bw
+    from analysis.options import OptionError
+
+    frame = pd.DataFrame({"g": ["a", "a", "b"], "p": [0.5, -0.5, 0.2]})
+    result = bw.index_published(frame, polarity="p", by="g", scale="2",
+                                diversity_penalty="0.1")
+    # per response: |p| + P(D) + lambda |p| = 0.5 + 0.1 + 1.0; b: 0.2 + 0.1 + 0.4
+    assert result.tables["responses"][LLMBI_SCORE].tolist() == pytest.approx([1.6, 1.6, 0.7])
+    assert result.table.set_index("g")[LLMBI].to_dict() == pytest.approx({"a": 1.6, "b": 0.7})
+    with pytest.raises(OptionError, match="has no option 'penalty'.*diversity_penalty"):
+        bw.index_published(frame, polarity="p", penalty=0.1)
+    with pytest.raises(AnalysisError, match="either polarity= .* or text_column="):
+        bw.index_published(frame)

@@ -60,7 +60,7 @@ def built(files):
         "coverage", ("subgroups", {"factors": ["group", "style"], "level": 2}),
         ("ecdf", {"factors": ["group", "style"]}),
         ("importance", {"factors": ["group", "style", "model"]}),
-        ("disparity", {"feature": "score", "by": ["group"], "n_permutations": 99}),
+        ("disparity", {"feature": "score", "by": ["group"], "n_resamples": 99}),
         "index", ("cohorts", {"category": "answer_type", "cohort": "model"}), "judges"],
         source="results.csv")
     html_text = R.report_html(rep)

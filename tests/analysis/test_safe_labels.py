@@ -44,10 +44,10 @@ def evil():
         "coverage", ("subgroups", {"factors": [EVIL, BOLD], "level": 2}),
         ("ecdf", {"ci": "bootstrap", "n_boot": 20}),
         ("importance", {"factors": [EVIL, BOLD, "model"]}),
-        ("disparity", {"feature": FEATURE, "by": [EVIL], "n_permutations": 99}),
+        ("disparity", {"feature": FEATURE, "by": [EVIL], "n_resamples": 99}),
         ("index", {"ci": "bootstrap", "n_boot": 20}),
         ("cohorts", {"category": "answer_type", "cohort": "model", "by": [EVIL]}),
-        ("compare", {"by": "model", "factors": [EVIL, BOLD], "n_boot": 50})],
+        ("compare", {"by": "model", "factors": [EVIL, BOLD], "n_resamples": 50})],
         source=EVIL)
     return results, design, report
 

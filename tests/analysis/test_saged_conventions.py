@@ -50,7 +50,7 @@ def test_group_statistics_and_disparity_equal_saged():
     frame = saged_example()
     want = _saged_per_concept(frame)
     report = disparity_report(frame, "generation_1_sentiment", "concept",
-                              baseline="baseline_sentiment", n_permutations=0,
+                              baseline="baseline_sentiment", n_resamples=0,
                               conventions="saged")
     got = report.summary.set_index("group")
     for col in ("mean", "variance", "std", "skewness", "kurtosis"):
@@ -78,14 +78,14 @@ def test_group_statistics_and_disparity_equal_saged():
 def report_for(frame: pd.DataFrame, statistic: str):
     return disparity_report(frame, "generation_1_sentiment", "concept",
                             baseline="baseline_sentiment", statistic=statistic,
-                            n_permutations=0, conventions="saged")
+                            n_resamples=0, conventions="saged")
 
 
 def test_workbench_conventions_differ_as_documented():
     frame = saged_example()
     saged = report_for(frame, "mean").summary.set_index("group")
     ours = disparity_report(frame, "generation_1_sentiment", "concept",
-                            baseline="baseline_sentiment", n_permutations=0).summary
+                            baseline="baseline_sentiment", n_resamples=0).summary
     ours = ours.set_index("group")
     n = ours["n"]
     assert ours["variance"].to_numpy() == pytest.approx(

@@ -175,7 +175,7 @@ class Expected:
         from analysis.figures.disparity import statistic_figure
 
         report = disparity_report(self.results, feature, by, statistic=statistic,
-                                  n_permutations=0)
+                                  n_resamples=0)
         return statistic_figure(report.summary, statistic, feature=feature)
 
     def index(self, dimensions, model):

@@ -56,7 +56,7 @@ def test_simulated_sentiment_by_cluster(ssqa):
 
     perm = shown["permutation"]
     again = permutation_test(apply_design(frame, design), "sentiment", "pachankis_cluster",
-                             n_permutations=999, random_state=0, adaptive=True, alpha=0.05)
+                             n_resamples=999, seed=0, adaptive=True, alpha=0.05)
     assert perm[P_VALUE].to_numpy() == pytest.approx(again[P_VALUE].to_numpy())
     assert perm["n_permutations"].tolist() == again["n_permutations"].tolist()
     assert perm["n_permutations"].max() < 999  # clear-cut clusters stop early

@@ -1,0 +1,46 @@
+"""Options of the cohorts analysis (``analysis.distribution.homogeneity_test`` after
+``category_distribution``; the ``cohorts`` command, the Cohorts page, the report's
+cohorts section)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis.options import Options, option, register
+from analysis.options.types import NON_NEGATIVE_INT
+
+__all__ = ["CAPSULE_STARS", "TEST_METHODS", "CohortsOptions"]
+
+#: Kept literal here (no pandas): ``analysis.distribution.TEST_METHODS``.
+TEST_METHODS = ("auto", "chi2", "monte_carlo")
+#: What ``*`` marks in the time-capsule table (``analysis.capsules.capsule_table``).
+CAPSULE_STARS = ("across_cohorts", "among_subcategories")
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class CohortsOptions(Options):
+    """A categorical outcome across cohorts: percentages, spread, chi-square (methods.md
+    s. 7)."""
+
+    NAME = "cohorts"
+    COMMAND = "cohorts"
+    FUNCTION = "analysis.distribution:homogeneity_test"
+
+    renormalise: bool = option(
+        False, "percentages among the chosen categories only (default: of every answer with "
+        "a known category, left-out ones such as 'neither' too)", call=False,
+        label="Percentages among the chosen categories only (renormalise)")
+    method: str = option(
+        "auto", "chi-square, Monte Carlo, or auto (Monte Carlo for small counts)",
+        choices=TEST_METHODS, label="Test")
+    n_resamples: int = option(9999, "Monte Carlo tables (default %(default)s)",
+                              flag="resamples", type=NON_NEGATIVE_INT,
+                              metavar="N", label="Monte Carlo tables")
+    seed: int = option(0, "random seed of the Monte Carlo test (default %(default)s)",
+                       type=NON_NEGATIVE_INT, label="Seed")
+    capsule_star: str = option(
+        "across_cohorts", "with --demographics: what * marks in the paper-shaped table: the "
+        "subcategory's share differs between cohorts (default), or the prompt's "
+        "subcategories differ from each other (the paper's Table 4 note)",
+        choices=CAPSULE_STARS, call=False, label="`*` in the table marks")
