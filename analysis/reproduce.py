@@ -99,6 +99,13 @@ class View:
     body: tuple[str, ...]
 
 
+def _default_seed() -> int:
+    """The seed a page's settings omit: the options' default."""
+    from analysis.options.common import BootstrapOptions
+
+    return BootstrapOptions.default("seed")
+
+
 def _boot_options(boot: Mapping[str, Any] | None, design_cluster: str | None
                   ) -> dict[str, Any]:
     """The bootstrap options of a page's intervals (``ui.uncertainty.bootstrap_options``:
@@ -107,7 +114,7 @@ def _boot_options(boot: Mapping[str, Any] | None, design_cluster: str | None
         return {}
     return {"ci": "bootstrap", "cluster": _as_cli_cluster(boot.get("cluster"), design_cluster),
             "n_resamples": int(boot.get("n_resamples", boot.get("n_boot"))),
-            "seed": int(boot.get("seed", 0))}
+            "seed": int(boot.get("seed", _default_seed()))}
 
 
 def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None = None
@@ -394,7 +401,7 @@ def _noise_options(noise: Mapping[str, Any], cls: type) -> tuple[tuple[str, Any]
     differ from the defaults (``--seed`` only when not 0, so it never repeats the
     bootstrap's)."""
     values = {"judge_noise": int(noise["replicates"]), "noise_mode": noise["mode"],
-              "seed": int(noise.get("seed", 0))}
+              "seed": int(noise.get("seed", _default_seed()))}
     if "alpha" in noise and "noise_alpha" in cls.specs():
         values["noise_alpha"] = noise["alpha"]
     return cls.coerce(values).cli_options()
