@@ -727,11 +727,10 @@ def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
             f"- {listed} mark exactly the same {n_rows:,} rows of the subset, so their "
             "indicator columns are identical and the model cannot tell their effects apart, "
             f"although {_neither(facs)} on the other rows. Typical cause: control rows "
-            "outside the factorial design (e.g. "
-            "the SSQA base prompts: prompt_style = 'base' <=> stigma = 'no stigma' <=> "
-            "pachankis_cluster = 'no stigma' <=> gender = 'no gender'). Fix: leave these "
-            f"{n_rows:,} rows out of the subset ({f0} != {_q(v0)}), or keep only one of "
-            f"{names}.")
+            f"outside the factorial design (here every row with {f0} = {_q(v0)} has "
+            f"{_and([f'{f} = {_q(v)}' for f, v in members if f != f0])}, and no other row "
+            f"does). Fix: leave these {n_rows:,} rows out of the subset ({f0} != "
+            f"{_q(v0)}), or keep only one of {names}.")
         if v0 == refs[f0] and f0 in prompt_factors:
             # the paper's way out: drop the control prompts, compare with what remains
             moved = _references_after_exclusion(cells, refs, cells.mask(f0, v0))
