@@ -135,7 +135,7 @@ _LLF_TOL = 1e-10
 #: Relative residual above which the Cholesky factor of X'X vouches for independent columns.
 _SURELY_INDEPENDENT = 1e-4
 #: Design matrices with at least this many entries are fitted with one BLAS thread.
-_ONE_THREAD_ENTRIES = 2_000_000
+_ONE_THREAD_ENTRIES = 200_000
 
 TERM_COLUMNS = [TERM, FACTOR, VALUE, N, DEVIATIONS, DEVIATION_RATE, COEF, STD_ERR, Z, P_VALUE,
                 P_ADJUSTED, ODDS_RATIO, CI_LOW, CI_HIGH, COEF_CI_LOW, COEF_CI_HIGH, PROBABILITY,
