@@ -262,23 +262,29 @@ def part_four(n_rows: int, factor_counts: list[int], row_counts: list[int],
               f"{naive_lr / ours['wall']:5.1f}x")
         print(f"      max |coef diff| {d_coef:.1e}, |SE diff| {d_se:.1e}, |LR diff| "
               f"{d_lr:.1e} (statsmodels' default tolerance): {'ok' if ok else 'FAILED'}")
-        runs.append((ours["n_cells"], ours["wall"]))
+        runs.append((ours["n_cells"], ours["wall"], ours["cpu"]))
     if len(runs) > 1:
-        slope = np.polyfit(np.log([c for c, _ in runs]), np.log([t for _, t in runs]), 1)[0]
-        print(f"   growth over {', '.join(map(str, factor_counts))} factors: time ~ cells^"
-              f"{slope:.2f}")
+        print(f"   growth over {', '.join(map(str, factor_counts))} factors: "
+              + _growth(runs))
     big = max(factor_counts)
     series = []
     for rows in row_counts:
         r = _child(MANY_CHILD.format(root=str(ROOT), bench=bench, n_factors=big,
                                      n_rows=rows, seed=SEED + big))
-        series.append((r["n_cells"], r["wall"]))
+        series.append((r["n_cells"], r["wall"], r["cpu"]))
         print(f"   {big} factors, {rows:>9,} rows, {r['n_cells']:>9,} cells: {r['wall']:6.2f} s "
               f"({r['cpu']:.2f} s CPU)")
     if len(series) > 1:
-        slope = np.polyfit(np.log([c for c, _ in series]), np.log([t for _, t in series]), 1)[0]
-        print(f"   growth at {big} factors: time ~ cells^{slope:.2f} (the issue's previous "
-              "path: exponent 1.1)")
+        print(f"   growth at {big} factors: {_growth(series)} (the issue's previous path: "
+              "exponent 1.1)")
+
+
+def _growth(runs: list[tuple[int, float, float]]) -> str:
+    """Exponents of wall and CPU time in cells (least squares on logs)."""
+    cells = np.log([c for c, _, _ in runs])
+    wall = np.polyfit(cells, np.log([w for _, w, _ in runs]), 1)[0]
+    cpu = np.polyfit(cells, np.log([c for _, _, c in runs]), 1)[0]
+    return f"wall time ~ cells^{wall:.2f}, CPU time ~ cells^{cpu:.2f}"
 
 
 def main() -> None:
