@@ -26,6 +26,7 @@ child processes (user + sys) are printed beside them, and the ratios are what co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_subgroups import SIZES, make_results  # noqa: E402
+
+from analysis.design import Design  # noqa: E402
 
 HEAVY = ("pandas", "numpy", "scipy", "streamlit", "plotly", "pyarrow", "statsmodels")
 
@@ -151,13 +155,22 @@ def compare(ours: list[dict], naive: list[dict], factors: list[str]) -> None:
             np.testing.assert_allclose(r[col], n[col], rtol=1e-9, atol=1e-300, err_msg=col)
 
 
-def bench_subgroups(rows: int, repeat: int, env: dict[str, str], before: Path | None) -> None:
-    py = sys.executable
+@contextlib.contextmanager
+def parquet_input(rows: int) -> Iterator[tuple[Path, Path, Design]]:
+    """The simulated results as a Parquet file and its design as YAML, in a temporary
+    folder: (data path, design path, design)."""
     frame, design = make_results(rows, SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         data, design_path = Path(tmp) / "results.parquet", Path(tmp) / "design.yaml"
         frame.to_parquet(data, index=False)
         design.save(design_path)
+        del frame
+        yield data, design_path, design
+
+
+def bench_subgroups(rows: int, repeat: int, env: dict[str, str], before: Path | None) -> None:
+    py = sys.executable
+    with parquet_input(rows) as (data, design_path, design):
         cmd = [py, "-m", "analysis", "subgroups", str(data), "--design", str(design_path),
                "--level", "3", "--test", "wald", "--json"]
         print(f"\n2. subgroups end to end: {rows:,} rows of Parquet, {len(SIZES)} factors, "
@@ -194,11 +207,7 @@ def compare_logit(terms: list[dict], naive: dict) -> float:
 
 def bench_importance(rows: int, repeat: int, env: dict[str, str]) -> None:
     py = sys.executable
-    frame, design = make_results(rows, SIZES)
-    with tempfile.TemporaryDirectory() as tmp:
-        data, design_path = Path(tmp) / "results.parquet", Path(tmp) / "design.yaml"
-        frame.to_parquet(data, index=False)
-        design.save(design_path)
+    with parquet_input(rows) as (data, design_path, _):
         cmd = [py, "-m", "analysis", "importance", str(data), "--design", str(design_path),
                "--json"]
         print(f"\n3. importance end to end: {rows:,} rows of Parquet, {len(SIZES)} factors "
