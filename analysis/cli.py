@@ -91,13 +91,15 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 
 def warm_up_export(args: argparse.Namespace) -> None:
-    """With ``--figure`` to an image format, start the export browser in the background
-    (:func:`analysis.export.warm_up`) so that it starts while the command computes.
+    """With ``--figure`` to an image format or a report ``--zip`` (its figures as images),
+    start the export browser in the background (:func:`analysis.export.warm_up`) so that
+    it starts while the command computes.
 
     Called once the input has loaded (:func:`load_with_design`): a command that fails on
     its input exits at once instead of waiting at exit for a browser it will not use."""
     figure = getattr(args, "figure", None)
-    if isinstance(figure, str) and figure.lower().endswith((".png", ".svg", ".pdf")):
+    if (isinstance(figure, str) and figure.lower().endswith((".png", ".svg", ".pdf"))
+            or getattr(args, "zip", None)):
         from analysis.export import warm_up
 
         warm_up()

@@ -31,6 +31,7 @@ terms, and ``adjust="bh"`` makes the risk/protective labels use them.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +129,16 @@ MAX_MATRIX_ENTRIES = 60_000_000
 #: Relative residual below which a column counts as a combination of earlier columns.
 _ALIAS_TOL = 1e-9
 _MAX_FIX_ROUNDS = 50
+#: Rows of the design matrix per block in products that would otherwise copy it whole.
+_BLOCK = 1 << 16
+#: Fixed-Hessian iterations of a likelihood-ratio refit before it falls back to Newton.
+_MAX_CHORD_ITERATIONS = 40
+#: A likelihood-ratio refit stops when less than this log-likelihood remains to gain.
+_LLF_TOL = 1e-10
+#: Relative residual above which the Cholesky factor of X'X vouches for independent columns.
+_SURELY_INDEPENDENT = 1e-4
+#: Design matrices with at least this many entries are fitted with one BLAS thread.
+_ONE_THREAD_ENTRIES = 200_000
 
 TERM_COLUMNS = [TERM, FACTOR, VALUE, N, DEVIATIONS, DEVIATION_RATE, COEF, STD_ERR, Z, P_VALUE,
                 P_ADJUSTED, ODDS_RATIO, CI_LOW, CI_HIGH, COEF_CI_LOW, COEF_CI_HIGH, PROBABILITY,
@@ -330,6 +341,7 @@ class _Cells:
     #: Cluster code per cell (cells are then factor cells x clusters), or None.
     cluster: np.ndarray | None = None
     n_cluster_values: int = 0
+    _observed: dict[str, list[int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def factors(self) -> list[str]:
@@ -337,8 +349,10 @@ class _Cells:
 
     def observed(self, f: str) -> list[int]:
         """Codes of the values of ``f`` that have rows, in declared order."""
-        return [int(c) for c in np.flatnonzero(np.bincount(self.codes[f], weights=self.n,
-                                                           minlength=len(self.values[f])))]
+        if f not in self._observed:
+            self._observed[f] = [int(c) for c in np.flatnonzero(np.bincount(
+                self.codes[f], weights=self.n, minlength=len(self.values[f])))]
+        return list(self._observed[f])
 
     def totals(self, f: str) -> tuple[np.ndarray, np.ndarray]:
         size = len(self.values[f])
@@ -367,22 +381,22 @@ class _Cells:
         if self.cluster is not None:
             sizes.append(max(self.n_cluster_values, 1))
             columns.append(self.cluster)
-        stacked = np.column_stack(columns)
         if math.prod(sizes) < 2**62:  # one int64 key per cell, else unique rows
             key = np.zeros(len(self.n), dtype=np.int64)
-            for j, size in enumerate(sizes):
-                key = key * size + stacked[:, j]
+            for column, size in zip(columns, sizes, strict=True):
+                key = key * size + column
             _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         else:
-            _, first, inverse = np.unique(stacked, axis=0, return_index=True,
-                                          return_inverse=True)
+            _, first, inverse = np.unique(np.column_stack(columns), axis=0,
+                                          return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         n = np.bincount(inverse, weights=self.n, minlength=len(first))
         k = np.bincount(inverse, weights=self.k, minlength=len(first))
-        codes = {f: stacked[first, j] for j, f in enumerate(self.factors)}
-        cluster = None if self.cluster is None else stacked[first, -1]
+        codes = {f: np.asarray(self.codes[f][first], dtype=np.int64) for f in self.factors}
+        cluster = None if self.cluster is None else np.asarray(self.cluster[first],
+                                                                dtype=np.int64)
         out = _Cells(self.values, codes, n, k, cluster, self.n_cluster_values)
-        return out.keep(n > 0)
+        return out if n.all() else out.keep(n > 0)
 
     def frame(self) -> pd.DataFrame:
         """Cells as a DataFrame with categorical factor columns (for nesting checks)."""
@@ -514,11 +528,27 @@ def _matrix(cells: _Cells, terms: list[_Term]) -> np.ndarray:
             "too_few_rows", f"The model has {len(terms):,} parameters over {m:,} observed "
                             "cells: too large to fit here. Choose fewer factors or values.")
     X = np.zeros((m, len(terms)))
+    flat = X.reshape(-1)
+    # the terms of one factor (or one pair) are indicators of its values (value pairs):
+    # one pass per factor sets the 1 of each cell in the column of its value
+    by_factors: dict[tuple[str, ...], dict[tuple[int, ...], int]] = {}
     for j, t in enumerate(terms):
-        col = np.ones(m, dtype=bool)
-        for f, c in t.parts:
-            col &= cells.codes[f] == c
-        X[:, j] = col
+        by_factors.setdefault(tuple(f for f, _ in t.parts), {})[
+            tuple(c for _, c in t.parts)] = j
+    for facs, columns in by_factors.items():
+        if not facs:
+            X[:, columns[()]] = 1.0
+            continue
+        sizes = [len(cells.values[f]) for f in facs]
+        column_of = np.full(math.prod(sizes), -1, dtype=np.int64)
+        key = np.zeros(m, dtype=np.int64)
+        for f, size in zip(facs, sizes, strict=True):
+            key = key * size + cells.codes[f]
+        for codes, j in columns.items():
+            column_of[np.ravel_multi_index(codes, sizes)] = j
+        column = column_of[key]
+        rows = np.flatnonzero(column >= 0)
+        flat[rows * len(terms) + column[rows]] = 1.0
     return X
 
 
@@ -527,14 +557,19 @@ def _dependencies(X: np.ndarray) -> list[tuple[int, dict[int, float]]]:
 
     Greedy in column order (intercept, then factors in the order given): a column is
     kept when its residual after projecting on the kept columns (Gram-Schmidt, twice
-    for stability) is not negligible relative to its norm.
+    for stability) is not negligible relative to its norm. The columns' lengths and
+    angles are those of the triangular factor ``R`` of ``X = QR`` (``Q`` has orthonormal
+    columns), so the procedure runs on ``R`` (p x p) instead of ``X`` (cells x p).
     """
-    m, p = X.shape
+    if _surely_independent(X):
+        return []
+    R = _triangular_factor(X)
+    m, p = R.shape
     Q = np.empty((m, p))
     kept: list[int] = []
     out = []
     for j in range(p):
-        x = X[:, j]
+        x = R[:, j]
         v = x.copy()
         if kept:
             Qk = Q[:, :len(kept)]
@@ -542,12 +577,40 @@ def _dependencies(X: np.ndarray) -> list[tuple[int, dict[int, float]]]:
                 v -= Qk @ (Qk.T @ v)
         r = float(np.linalg.norm(v))
         if r <= _ALIAS_TOL * float(np.linalg.norm(x)):
-            coef = np.linalg.lstsq(X[:, kept], x, rcond=None)[0]
+            coef = np.linalg.lstsq(R[:, kept], x, rcond=None)[0]
             out.append((j, {kept[i]: float(c) for i, c in enumerate(coef) if abs(c) > 1e-7}))
         else:
             Q[:, len(kept)] = v / r
             kept.append(j)
     return out
+
+
+def _surely_independent(X: np.ndarray) -> bool:
+    """True when every column's residual on the earlier ones exceeds
+    :data:`_SURELY_INDEPENDENT` of its norm (the diagonal of the Cholesky factor of
+    ``X'X``, whose rounding error is far below that), so none is within the aliasing
+    tolerance; False when that cannot be vouched for (then the QR path decides)."""
+    gram = _gram(X, np.ones(len(X)))
+    norms = np.sqrt(np.diag(gram))
+    if not np.all(norms > 0):
+        return False
+    try:
+        L = np.linalg.cholesky(gram)
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.all(np.diag(L) > _SURELY_INDEPENDENT * norms))
+
+
+def _triangular_factor(X: np.ndarray) -> np.ndarray:
+    """``R`` of ``X = QR`` (Householder, block by block: QR of ``R`` stacked on the next
+    block of rows), without forming ``Q`` or copying all of ``X`` at once."""
+    m, p = X.shape
+    if m <= max(_BLOCK, p):
+        return np.linalg.qr(X, mode="r")
+    R = np.linalg.qr(X[:_BLOCK], mode="r")
+    for start in range(_BLOCK, m, _BLOCK):
+        R = np.linalg.qr(np.vstack([R, X[start:start + _BLOCK]]), mode="r")
+    return R
 
 
 # --- checks before fitting --------------------------------------------------------------------
@@ -659,11 +722,10 @@ def _aliasing_refusal(cells: _Cells, terms: list[_Term], X: np.ndarray,
             f"- {listed} mark exactly the same {n_rows:,} rows of the subset, so their "
             "indicator columns are identical and the model cannot tell their effects apart, "
             f"although {_neither(facs)} on the other rows. Typical cause: control rows "
-            "outside the factorial design (e.g. "
-            "the SSQA base prompts: prompt_style = 'base' <=> stigma = 'no stigma' <=> "
-            "pachankis_cluster = 'no stigma' <=> gender = 'no gender'). Fix: leave these "
-            f"{n_rows:,} rows out of the subset ({f0} != {_q(v0)}), or keep only one of "
-            f"{names}.")
+            f"outside the factorial design (here every row with {f0} = {_q(v0)} has "
+            f"{_and([f'{f} = {_q(v)}' for f, v in members if f != f0])}, and no other row "
+            f"does). Fix: leave these {n_rows:,} rows out of the subset ({f0} != "
+            f"{_q(v0)}), or keep only one of {names}.")
         if v0 == refs[f0] and f0 in prompt_factors:
             # the paper's way out: drop the control prompts, compare with what remains
             moved = _references_after_exclusion(cells, refs, cells.mask(f0, v0))
@@ -908,7 +970,7 @@ def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
     if start is None:
         eta0 = logit((k + 0.5) / (n + 1.0))
         w0 = n * expit(eta0) * (1 - expit(eta0))
-        beta = np.linalg.solve(X.T @ (X * w0[:, None]), X.T @ (w0 * eta0))
+        beta = np.linalg.solve(_gram(X, w0), X.T @ (w0 * eta0))
     else:
         beta = np.asarray(start, dtype=float).copy()
     eta = X @ beta
@@ -919,7 +981,7 @@ def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
         iteration += 1
         mu = expit(eta)
         score = X.T @ (k - n * mu)
-        info = X.T @ (X * (n * mu * (1 - mu))[:, None])
+        info = _gram(X, n * mu * (1 - mu))
         try:
             step = np.linalg.solve(info, score)
         except np.linalg.LinAlgError:
@@ -939,11 +1001,25 @@ def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
     return _Fit(beta, eta, llf, iteration, converged and bool(np.isfinite(beta).all()))
 
 
-def _covariance(X: np.ndarray, n: np.ndarray, eta: np.ndarray) -> np.ndarray:
+def _gram(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``X' diag(w) X``, block by block (no weighted copy of the whole of ``X``)."""
+    if len(X) <= _BLOCK:
+        return X.T @ (X * w[:, None])
+    out = np.zeros((X.shape[1], X.shape[1]))
+    for start in range(0, len(X), _BLOCK):
+        block = X[start:start + _BLOCK]
+        out += block.T @ (block * w[start:start + _BLOCK, None])
+    return out
+
+
+def _information(X: np.ndarray, n: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """The Fisher information ``X' diag(n p (1 - p)) X`` at the linear predictor ``eta``."""
     p = 1.0 / (1.0 + np.exp(-eta))
-    w = n * p * (1.0 - p)
-    info = X.T @ (X * w[:, None])
-    return np.linalg.inv(info)
+    return _gram(X, n * p * (1.0 - p))
+
+
+def _covariance(X: np.ndarray, n: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    return np.linalg.inv(_information(X, n, eta))
 
 
 def _check_fit(fit: _Fit, cov: np.ndarray, cells: _Cells, terms: list[_Term]) -> None:
@@ -971,6 +1047,233 @@ def _check_fit(fit: _Fit, cov: np.ndarray, cells: _Cells, terms: list[_Term]) ->
         "not_converged", text + "\nFewer factors, an interaction less, or merging rare "
                                 "values usually helps.",
         [Fix(f"Drop factor {f}", drop_factors=(f,)) for f in cells.factors[::-1][:3]])
+
+
+# --- the steps of factor_importance -------------------------------------------------------------
+def _check_options(on_separation: str, adjust: str, alpha: float, confidence: float,
+                   small_sample: SmallSample) -> None:
+    if on_separation not in SEPARATION_ACTIONS:
+        raise AnalysisError(f"on_separation must be one of {', '.join(SEPARATION_ACTIONS)}.")
+    if adjust not in ADJUSTS:
+        raise AnalysisError(f"adjust must be one of {', '.join(ADJUSTS)}.")
+    if not 0 < alpha < 1 or not 0 < confidence < 1:
+        raise AnalysisError("alpha and confidence must lie strictly between 0 and 1.")
+    check_small_sample(small_sample)
+
+
+def _model_spec(design: Design, factors: Sequence[str] | None,
+                references: Mapping[str, str] | None,
+                interactions: Sequence[str | tuple[str, str]]
+                ) -> tuple[list[str], dict[str, str], list[tuple[str, str]]]:
+    """The model's factors, their references and its interactions, checked."""
+    factors = list(factors) if factors is not None else design.names
+    if not factors:
+        raise AnalysisError("Choose at least one factor for the regression.")
+    if len(set(factors)) < len(factors):
+        raise AnalysisError("A factor is listed twice.")
+    for f in factors:
+        design.factor(f)
+    refs = {f: design.factor(f).reference for f in factors}
+    for f, v in (references or {}).items():
+        if f not in refs:
+            raise AnalysisError(f"Reference given for {f!r}, which is not a factor of the model.")
+        if str(v) not in design.factor(f).values:
+            raise AnalysisError(f"Reference {v!r} is not a value of {f!r} (values: "
+                                f"{', '.join(design.factor(f).values[:12])}).")
+        refs[f] = str(v)
+    pairs = _parse_interactions(interactions)
+    for a, b in pairs:
+        if a not in factors or b not in factors:
+            raise AnalysisError(f"Interaction {a}:{b}: both factors must be in the model.")
+    return factors, refs, pairs
+
+
+def _chosen_cluster(data: pd.DataFrame, design: Design, cluster: str | None,
+                    factors: list[str], gee: bool, notes: list[str]) -> str | None:
+    """The cluster column to use (the design's by default), or None; notes why not."""
+    declared = cluster is FROM_DESIGN
+    if declared:
+        cluster = design.cluster
+    if cluster:
+        choice = resolve_cluster(data, cluster, declared=declared,
+                                 factors=factors if declared else (), rows=_row_weights(data))
+        cluster = choice.column
+        notes.extend(choice.notes)
+    if gee and not cluster:
+        raise AnalysisError("A GEE fit needs a cluster column (rows within a cluster are "
+                            "correlated): name one, e.g. the prompt template."
+                            + (f" ({notes[0]})" if notes else ""))
+    return cluster or None
+
+
+def _usable_cluster(cells: _Cells, cluster: str | None, gee: bool, notes: list[str]
+                    ) -> tuple[_Cells, str | None]:
+    """The cells without their cluster split when the rows analysed have one cluster."""
+    if not cluster or len(np.unique(cells.cluster)) >= 2:
+        return cells, cluster
+    notes.append(f"the cluster column {cluster!r} has a single value in the rows "
+                 "analysed: there is nothing to cluster over, rows are treated as "
+                 "independent")
+    if gee:
+        raise AnalysisError("A GEE fit needs at least two clusters in the rows analysed; "
+                            f"{cluster!r} has one.")
+    return _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate(), None
+
+
+@dataclass
+class _Model:
+    """An estimable model: its cells (after separation fixes), terms and design matrix."""
+
+    cells: _Cells
+    terms: list[_Term]
+    X: np.ndarray
+    #: Values and combinations found separated (and dropped or merged) on the way.
+    separated: list[_Separated]
+
+
+def _estimable_model(cells: _Cells, refs: Mapping[str, str], pairs: list[tuple[str, str]],
+                     on_separation: SeparationAction, prompt_factors: Sequence[str],
+                     notes: list[str]) -> _Model:
+    """Refuse what cannot be estimated; drop or merge separated values as asked (each
+    round can reveal new separation, so the checks repeat until none is left)."""
+    no_column: set[tuple] = set()
+    separated_all: list[_Separated] = []
+    for _ in range(_MAX_FIX_ROUNDS):
+        _check_variation(cells)
+        _check_constant(cells, notes)
+        _check_references(cells, refs, notes)
+        terms = _build_terms(cells, refs, pairs, no_column)
+        X = _matrix(cells, terms)
+        deps = _dependencies(X)
+        if deps:
+            raise _aliasing_refusal(cells, terms, X, deps, refs, notes,
+                                    prompt_factors=prompt_factors)
+        separated = _separated(cells, refs, pairs, no_column)
+        separated_all += separated
+        if not separated:
+            return _Model(cells, terms, X, separated_all)
+        if on_separation == "refuse":
+            raise _separation_refusal(separated, cells, refs, notes)
+        cells = _resolve_separation(cells, separated, refs, on_separation, no_column, notes)
+    # pragma: no cover - each round removes a value or a combination
+    raise ImportanceRefusal("separation", "Separation could not be resolved.")
+
+
+def _note_unseen_values(model: _Model, design: Design, factors: list[str],
+                        where: Where | None, exclude: Mapping[str, Sequence[str]],
+                        notes: list[str]) -> None:
+    """Note declared values without rows (not those filtered out or already noted)."""
+    cells = model.cells
+    for f in factors:
+        removed = set(exclude.get(f, ()))
+        if where and f in where:
+            kept = where[f]
+            removed |= set(design.factor(f).values) - ({kept} if isinstance(kept, str)
+                                                       else set(map(str, kept)))
+        noted = {v for s in model.separated for g, v in s.parts
+                 if g == f and len(s.parts) == 1}
+        present = {cells.values[f][c] for c in cells.observed(f)}
+        unseen = [v for v in design.factor(f).values
+                  if v not in present and v not in removed and v not in noted]
+        if unseen and len(unseen) < len(design.factor(f).values):
+            notes.append(f"{f} = {', '.join(map(_q, unseen[:8]))}"
+                         f"{' ...' if len(unseen) > 8 else ''}: no rows in the subset, "
+                         "no coefficient")
+
+
+def _check_size(model: _Model, factors: list[str], pairs: list[tuple[str, str]],
+                min_rows_per_parameter: float, notes: list[str]) -> None:
+    """Refuse too few rows per parameter; note too few events per parameter."""
+    cells = model.cells
+    n_rows, n_dev, p = int(cells.n.sum()), int(cells.k.sum()), len(model.terms)
+    if n_rows < min_rows_per_parameter * p:
+        raise ImportanceRefusal(
+            "too_few_rows",
+            f"Too few rows: {n_rows:,} rows for {p} parameters ({n_rows / p:.1f} per "
+            f"parameter; at least {min_rows_per_parameter:g} are needed for estimates and "
+            "p-values to mean something).",
+            [Fix("Drop the interactions", drop_interactions=tuple(pairs))] * bool(pairs)
+            + [Fix(f"Drop factor {f} ({len(cells.observed(f))} values)", drop_factors=(f,))
+               for f in sorted(factors, key=lambda f: -len(cells.observed(f)))[:2]])
+    events = min(n_dev, n_rows - n_dev)
+    if events < MIN_EVENTS_PER_PARAMETER * p:
+        rarer = "deviations" if n_dev <= n_rows - n_dev else "non-deviations"
+        notes.append(f"only {events:,} {rarer} for {p} parameters (fewer than "
+                     f"{MIN_EVENTS_PER_PARAMETER:g} per parameter): estimates may be biased "
+                     "away from 0 and intervals too narrow")
+
+
+def _blas_threads(entries: int) -> contextlib.AbstractContextManager:
+    """One BLAS thread for a large fit (a design matrix of about ``entries`` entries).
+
+    The fit is a long series of medium-sized matrix products; on a busy machine a
+    multi-threaded BLAS spends most of its time waiting for its other threads (measured
+    on the shared 2-core machine: 13 s instead of 0.6 s for one information matrix at
+    1M cells). Small fits leave BLAS as it is.
+    """
+    if entries < _ONE_THREAD_ENTRIES:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
+
+
+def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
+            pairs: list[tuple[str, str]], notes: list[str], *, cluster: str | None,
+            gee: bool, small_sample: SmallSample, likelihood_ratio: bool, alpha: float,
+            adjust: Adjust, confidence: float) -> ImportanceResult:
+    """Fit the model, refuse a failed fit, and assemble the result."""
+    cells, terms, X = model.cells, model.terms, model.X
+    n_rows, n_dev, p = int(cells.n.sum()), int(cells.k.sum()), len(terms)
+    fit = _fit(X, cells.n, cells.k)
+    info = _information(X, cells.n, fit.eta) if fit.converged else None
+    cov = np.linalg.inv(info) if info is not None else np.full((p, p), np.nan)
+    _check_fit(fit, cov, cells, terms)
+    params, robust, df = fit.params, None, None
+    if cluster:
+        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
+                         small_sample=small_sample)
+        params, cov = robust.params, robust.cov
+        notes.extend(robust.notes(cluster, small_sample))
+        df = reference_df(small_sample, robust.n_clusters)
+    table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
+                         confidence=confidence, df=df)
+    tests = (_lr_tests(X, cells, terms, fit, factors, pairs, info) if likelihood_ratio
+             else pd.DataFrame(columns=TEST_COLUMNS))
+    failed = tests.loc[tests[LR_STATISTIC].isna(), FACTOR].tolist()
+    if failed:
+        notes.append("the likelihood-ratio test of " + ", ".join(failed) + " is missing: the "
+                     "model without it did not converge")
+    if robust is not None:
+        _insert_naive_columns(table, robust)
+        tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs, df=df,
+                                   notes=notes)
+    k_total = cells.k.sum()
+    null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
+                       cells.n, cells.k)
+    n_cells = len(cells.n) if cluster is None else len(
+        _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate().n)
+    return ImportanceResult(
+        terms=table, factor_tests=tests, factors=tuple(factors), references=refs,
+        interactions=tuple(pairs), n_rows=n_rows, n_deviations=n_dev, n_cells=n_cells,
+        n_parameters=p, log_likelihood=fit.llf, null_log_likelihood=null_llf,
+        iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
+        notes=tuple(notes), cluster=cluster or None,
+        n_clusters=0 if robust is None else robust.n_clusters,
+        covariance="naive" if robust is None else robust.kind,
+        gee_correlation=None if robust is None else robust.correlation,
+        reference_df=df, small_sample_label="" if robust is None else (
+            "GEE robust covariance" if robust.kind == GEE
+            else SMALL_SAMPLE_LABELS[small_sample]))
+
+
+def _insert_naive_columns(table: pd.DataFrame, robust: _Robust) -> None:
+    """The model-based standard error and the robust / model ratio, before ``z``."""
+    naive_se = np.sqrt(np.diag(robust.naive_cov))
+    plain, ratio = ((MODEL_STD_ERR, ROBUST_MODEL_SE_RATIO) if robust.kind == GEE
+                    else (NAIVE_STD_ERR, DESIGN_EFFECT))
+    table.insert(table.columns.get_loc(Z), plain, naive_se)
+    table.insert(table.columns.get_loc(Z), ratio, table[STD_ERR] / naive_se)
 
 
 # --- the public function -----------------------------------------------------------------------
@@ -1071,157 +1374,22 @@ def factor_importance(
     AnalysisError
         Unknown factors, values or options.
     """
-    if on_separation not in SEPARATION_ACTIONS:
-        raise AnalysisError(f"on_separation must be one of {', '.join(SEPARATION_ACTIONS)}.")
-    if adjust not in ADJUSTS:
-        raise AnalysisError(f"adjust must be one of {', '.join(ADJUSTS)}.")
-    if not 0 < alpha < 1 or not 0 < confidence < 1:
-        raise AnalysisError("alpha and confidence must lie strictly between 0 and 1.")
-    factors = list(factors) if factors is not None else design.names
-    if not factors:
-        raise AnalysisError("Choose at least one factor for the regression.")
-    if len(set(factors)) < len(factors):
-        raise AnalysisError("A factor is listed twice.")
-    for f in factors:
-        design.factor(f)
-    refs = {f: design.factor(f).reference for f in factors}
-    for f, v in (references or {}).items():
-        if f not in refs:
-            raise AnalysisError(f"Reference given for {f!r}, which is not a factor of the model.")
-        if str(v) not in design.factor(f).values:
-            raise AnalysisError(f"Reference {v!r} is not a value of {f!r} (values: "
-                                f"{', '.join(design.factor(f).values[:12])}).")
-        refs[f] = str(v)
-    pairs = _parse_interactions(interactions)
-    for a, b in pairs:
-        if a not in factors or b not in factors:
-            raise AnalysisError(f"Interaction {a}:{b}: both factors must be in the model.")
+    _check_options(on_separation, adjust, alpha, confidence, small_sample)
+    factors, refs, pairs = _model_spec(design, factors, references, interactions)
     exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
                for k, v in (exclude or {}).items() if v}
-
-    check_small_sample(small_sample)
-    declared = cluster is FROM_DESIGN
-    if declared:
-        cluster = design.cluster
     notes: list[str] = []
-    if cluster:
-        choice = resolve_cluster(data, cluster, declared=declared,
-                                 factors=factors if declared else (), rows=_row_weights(data))
-        cluster = choice.column
-        notes.extend(choice.notes)
-    if gee and not cluster:
-        raise AnalysisError("A GEE fit needs a cluster column (rows within a cluster are "
-                            "correlated): name one, e.g. the prompt template."
-                            + (f" ({notes[0]})" if notes else ""))
-    cells, cluster_labels = _cells_from(data, design, factors, where, exclude, cluster)
-    if cluster and len(np.unique(cells.cluster)) < 2:
-        notes.append(f"the cluster column {cluster!r} has a single value in the rows "
-                     "analysed: there is nothing to cluster over, rows are treated as "
-                     "independent")
-        if gee:
-            raise AnalysisError("A GEE fit needs at least two clusters in the rows analysed; "
-                                f"{cluster!r} has one.")
-        cells = _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate()
-        cluster = None
-    no_column: set[tuple] = set()
-    separated_all: list[_Separated] = []
-    for _ in range(_MAX_FIX_ROUNDS):
-        _check_variation(cells)
-        _check_constant(cells, notes)
-        _check_references(cells, refs, notes)
-        terms = _build_terms(cells, refs, pairs, no_column)
-        X = _matrix(cells, terms)
-        deps = _dependencies(X)
-        if deps:
-            raise _aliasing_refusal(cells, terms, X, deps, refs, notes,
-                                    prompt_factors=design.of_kind("prompt"))
-        separated = _separated(cells, refs, pairs, no_column)
-        separated_all += separated
-        if not separated:
-            break
-        if on_separation == "refuse":
-            raise _separation_refusal(separated, cells, refs, notes)
-        cells = _resolve_separation(cells, separated, refs, on_separation, no_column, notes)
-    else:  # pragma: no cover - each round removes a value or a combination
-        raise ImportanceRefusal("separation", "Separation could not be resolved.")
-
-    for f in factors:
-        removed = set(exclude.get(f, ()))
-        if where and f in where:
-            kept = where[f]
-            removed |= set(design.factor(f).values) - ({kept} if isinstance(kept, str)
-                                                       else set(map(str, kept)))
-        noted = {v for s in separated_all for g, v in s.parts if g == f and len(s.parts) == 1}
-        unseen = [v for v in design.factor(f).values
-                  if v not in {cells.values[f][c] for c in cells.observed(f)}
-                  and v not in removed and v not in noted]
-        if unseen and len(unseen) < len(design.factor(f).values):
-            notes.append(f"{f} = {', '.join(map(_q, unseen[:8]))}"
-                         f"{' ...' if len(unseen) > 8 else ''}: no rows in the subset, "
-                         "no coefficient")
-    n_rows, n_dev = int(cells.n.sum()), int(cells.k.sum())
-    p = len(terms)
-    if n_rows < min_rows_per_parameter * p:
-        raise ImportanceRefusal(
-            "too_few_rows",
-            f"Too few rows: {n_rows:,} rows for {p} parameters ({n_rows / p:.1f} per "
-            f"parameter; at least {min_rows_per_parameter:g} are needed for estimates and "
-            "p-values to mean something).",
-            [Fix("Drop the interactions", drop_interactions=tuple(pairs))] * bool(pairs)
-            + [Fix(f"Drop factor {f} ({len(cells.observed(f))} values)", drop_factors=(f,))
-               for f in sorted(factors, key=lambda f: -len(cells.observed(f)))[:2]])
-    events = min(n_dev, n_rows - n_dev)
-    if events < MIN_EVENTS_PER_PARAMETER * p:
-        rarer = "deviations" if n_dev <= n_rows - n_dev else "non-deviations"
-        notes.append(f"only {events:,} {rarer} for {p} parameters (fewer than "
-                     f"{MIN_EVENTS_PER_PARAMETER:g} per parameter): estimates may be biased "
-                     "away from 0 and intervals too narrow")
-
-    fit = _fit(X, cells.n, cells.k)
-    cov = _covariance(X, cells.n, fit.eta) if fit.converged else np.full((p, p), np.nan)
-    _check_fit(fit, cov, cells, terms)
-    params, robust = fit.params, None
-    df = None
-    if cluster:
-        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
-                         small_sample=small_sample)
-        params, cov = robust.params, robust.cov
-        notes.extend(robust.notes(cluster, small_sample))
-        df = reference_df(small_sample, robust.n_clusters)
-    table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
-                         confidence=confidence, df=df)
-    tests = (_lr_tests(X, cells, terms, fit, factors, pairs) if likelihood_ratio
-             else pd.DataFrame(columns=TEST_COLUMNS))
-    if robust is not None:
-        naive_se = np.sqrt(np.diag(robust.naive_cov))
-        plain, ratio = ((MODEL_STD_ERR, ROBUST_MODEL_SE_RATIO) if robust.kind == GEE
-                        else (NAIVE_STD_ERR, DESIGN_EFFECT))
-        table.insert(table.columns.get_loc(Z), plain, naive_se)
-        table.insert(table.columns.get_loc(Z), ratio, table[STD_ERR] / naive_se)
-    failed = tests.loc[tests[LR_STATISTIC].isna(), FACTOR].tolist()
-    if failed:
-        notes.append("the likelihood-ratio test of " + ", ".join(failed) + " is missing: the "
-                     "model without it did not converge")
-    if robust is not None:
-        tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs, df=df,
-                                   notes=notes)
-    k_total = cells.k.sum()
-    null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
-                       cells.n, cells.k)
-    n_cells = len(cells.n) if cluster is None else len(
-        _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate().n)
-    return ImportanceResult(
-        terms=table, factor_tests=tests, factors=tuple(factors), references=refs,
-        interactions=tuple(pairs), n_rows=n_rows, n_deviations=n_dev, n_cells=n_cells,
-        n_parameters=p, log_likelihood=fit.llf, null_log_likelihood=null_llf,
-        iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
-        notes=tuple(notes), cluster=cluster or None,
-        n_clusters=0 if robust is None else robust.n_clusters,
-        covariance="naive" if robust is None else robust.kind,
-        gee_correlation=None if robust is None else robust.correlation,
-        reference_df=df, small_sample_label="" if robust is None else (
-            "GEE robust covariance" if robust.kind == GEE
-            else SMALL_SAMPLE_LABELS[small_sample]))
+    cluster = _chosen_cluster(data, design, cluster, factors, gee, notes)
+    cells, _ = _cells_from(data, design, factors, where, exclude, cluster)
+    cells, cluster = _usable_cluster(cells, cluster, gee, notes)
+    with _blas_threads(len(cells.n) * (1 + sum(len(cells.observed(f)) for f in factors))):
+        model = _estimable_model(cells, refs, pairs, on_separation,
+                                 design.of_kind("prompt"), notes)
+        _note_unseen_values(model, design, factors, where, exclude, notes)
+        _check_size(model, factors, pairs, min_rows_per_parameter, notes)
+        return _fitted(model, factors, refs, pairs, notes, cluster=cluster, gee=gee,
+                       small_sample=small_sample, likelihood_ratio=likelihood_ratio,
+                       alpha=alpha, adjust=adjust, confidence=confidence)
 
 
 # --- clustered rows ----------------------------------------------------------------------------
@@ -1330,13 +1498,8 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
     actually used: ``robust_wald_df``), chi-square(r), or ``W / r`` against F(r, df) with
     ``df`` = G - 1 (the t reference). A rank below ``|J|`` (a singular robust covariance,
     at most G - 1 with G clusters) is noted."""
-    groups = [(f, {f, *(f"{a}:{b}" for a, b in pairs if f in (a, b))}) for f in factors]
-    groups += [(f"{a}:{b}", {f"{a}:{b}"}) for a, b in pairs]
     stats, p_values, names, dfs = [], [], [], []
-    for name, drop in groups:
-        cols = [j for j, t in enumerate(terms) if t.factor in drop]
-        if not cols:
-            continue
+    for name, cols in _test_groups(terms, factors, pairs):
         sub = cov[np.ix_(cols, cols)]
         stat = float(b[cols] @ np.linalg.pinv(sub) @ b[cols])
         rank = int(np.linalg.matrix_rank(sub))
@@ -1404,25 +1567,129 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
     }, columns=TERM_COLUMNS)
 
 
-def _lr_tests(X: np.ndarray, cells: _Cells, terms: list[_Term], full: _Fit,
-              factors: list[str], pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    from scipy.special import chdtrc
-
-    rows = []
+def _test_groups(terms: list[_Term], factors: list[str], pairs: list[tuple[str, str]]
+                 ) -> list[tuple[str, list[int]]]:
+    """The columns each test removes: a factor's own and those of every interaction that
+    contains it; an interaction's own. Tests without a column are left out."""
     groups = [(f, {f, *(f"{a}:{b}" for a, b in pairs if f in (a, b))}) for f in factors]
     groups += [(f"{a}:{b}", {f"{a}:{b}"}) for a, b in pairs]
+    out = []
     for name, drop in groups:
         cols = [j for j, t in enumerate(terms) if t.factor in drop]
-        if not cols:
-            continue
-        keep = [j for j in range(len(terms)) if j not in cols]
-        reduced = _fit(X[:, keep], cells.n, cells.k, start=full.params[keep])
-        stat = max(2.0 * (full.llf - reduced.llf), 0.0) if reduced.converged else np.nan
+        if cols:
+            out.append((name, cols))
+    return out
+
+
+def _lr_tests(X: np.ndarray, cells: _Cells, terms: list[_Term], full: _Fit,
+              factors: list[str], pairs: list[tuple[str, str]],
+              info: np.ndarray | None = None) -> pd.DataFrame:
+    """One likelihood-ratio test per factor and interaction (``info``: the information at
+    the full fit, computed when not given)."""
+    from scipy.special import chdtrc
+
+    groups = _test_groups(terms, factors, pairs)
+    reduced = _reduced_logliks(X, cells.n, cells.k, full, [cols for _, cols in groups], info)
+    rows = []
+    for (name, cols), llf in zip(groups, reduced, strict=True):
+        stat = max(2.0 * (full.llf - llf), 0.0) if llf is not None else np.nan
         rows.append({FACTOR: name, DF: len(cols), LR_STATISTIC: stat,
                      P_VALUE: float(chdtrc(len(cols), stat)) if np.isfinite(stat) else np.nan})
     out = pd.DataFrame(rows, columns=TEST_COLUMNS[:-1])
     out[P_ADJUSTED] = benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float))
     return out
+
+
+def _reduced_logliks(X: np.ndarray, n: np.ndarray, k: np.ndarray, full: _Fit,
+                     drops: list[list[int]], info: np.ndarray | None = None
+                     ) -> list[float | None]:
+    """Maximum log-likelihood of each model without the columns ``drops[t]`` (None when
+    that fit does not converge).
+
+    All reduced models are fitted together, one pass over ``X`` per iteration for all of
+    them, by Newton steps with a fixed Hessian: the full model's information restricted
+    to the kept columns (exact at the full estimates, close at the reduced ones).
+    Each starts from the one-step estimate ``b_K + H_KK^-1 H_KD b_D`` (the first-order
+    position of the reduced maximum) and stops, as :func:`_fit`, when its largest step
+    is below 1e-10 or the log-likelihood it would still gain is below :data:`_LLF_TOL`
+    (the statistic is then exact to about 1e-9); a step that lowers the likelihood is
+    halved. A model that does not
+    converge so within :data:`_MAX_CHORD_ITERATIONS` steps, or runs off, is refitted by
+    :func:`_fit` (Newton with its own Hessian) from the full estimates.
+    """
+    p, q = X.shape[1], len(drops)
+    if q == 0:
+        return []
+    if info is None:
+        info = _information(X, n, full.eta)
+    b = full.params
+    keeps = [np.setdiff1d(np.arange(p), cols) for cols in drops]
+    inverses: list[np.ndarray | None] = []
+    beta = np.zeros((p, q))
+    for t, (cols, keep) in enumerate(zip(drops, keeps, strict=True)):
+        try:
+            inverse = np.linalg.inv(info[np.ix_(keep, keep)])
+        except np.linalg.LinAlgError:
+            inverse = None
+        inverses.append(inverse)
+        if inverse is not None:
+            beta[keep, t] = b[keep] + inverse @ (info[np.ix_(keep, cols)] @ b[cols])
+    result: list[float | None] = [None] * q
+    active = [t for t in range(q) if inverses[t] is not None]
+    accepted = beta.copy()
+    best = np.full(q, -np.inf)
+    step = np.zeros((p, q))
+    halvings = np.zeros(q, dtype=int)
+    for _ in range(_MAX_CHORD_ITERATIONS):
+        if not active:
+            break
+        llf, score, runaway = _loglik_score(X, n, k, beta[:, active])
+        still = []
+        for i, t in enumerate(active):
+            if runaway[i] or not np.isfinite(llf[i]):
+                continue  # refitted below
+            if np.isfinite(best[t]) and llf[i] < best[t] - 1e-9 * abs(best[t]):
+                halvings[t] += 1
+                if halvings[t] <= 30:  # as _fit: halve a step that lowers the likelihood
+                    step[:, t] /= 2
+                    beta[:, t] = accepted[:, t] + step[:, t]
+                    still.append(t)
+                continue
+            best[t], accepted[:, t], halvings[t] = llf[i], beta[:, t], 0
+            step[:, t] = 0.0
+            step[keeps[t], t] = inverses[t] @ score[keeps[t], i]
+            gain = 0.5 * float(step[:, t] @ score[:, i])  # llf still to gain, to 2nd order
+            if np.max(np.abs(step[:, t])) < 1e-10 or gain < _LLF_TOL:
+                result[t] = float(llf[i])
+                continue
+            beta[:, t] = accepted[:, t] + step[:, t]
+            still.append(t)
+        active = still
+    for t in range(q):
+        if result[t] is None:
+            refit = _fit(X[:, keeps[t]], n, k, start=b[keeps[t]])
+            result[t] = refit.llf if refit.converged else None
+    return result
+
+
+def _loglik_score(X: np.ndarray, n: np.ndarray, k: np.ndarray, beta: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each column of ``beta`` (p x q): the log-likelihood, the score ``X'(k - n mu)``
+    and whether the linear predictor ran past ``2 x`` :data:`RUNAWAY_LOGIT`; block by
+    block of rows (the q linear predictors of a block at a time)."""
+    q = beta.shape[1]
+    llf = np.zeros(q)
+    score = np.zeros((X.shape[1], q))
+    peak = np.zeros(q)
+    for start in range(0, len(X), _BLOCK):
+        block = X[start:start + _BLOCK]
+        nb, kb = n[start:start + _BLOCK], k[start:start + _BLOCK]
+        eta = beta.T @ block.T  # q x rows: sums along rows are pairwise
+        softplus = np.logaddexp(0.0, eta)  # log(1 + e^eta) = -log(1 - mu)
+        llf += np.sum(kb * eta - nb * softplus, axis=1)
+        score += block.T @ (kb - nb * np.exp(eta - softplus)).T
+        peak = np.maximum(peak, np.max(np.abs(eta), axis=1))
+    return llf, score, peak > 2 * RUNAWAY_LOGIT
 
 
 # --- choosing factors ---------------------------------------------------------------------------

@@ -1171,8 +1171,10 @@ def report_zip(report: Report, html_text: str | None = None, *,
     a safe alphabet, at most :data:`ZIP_NAME_MAX` characters, unique.
     ``progress(fraction, text)`` is called before each section (the app's progress bar).
     """
-    from analysis.export import IMAGE_FORMATS, ExportUnavailable, table_bytes
+    from analysis.export import ExportUnavailable, table_bytes, warm_up
 
+    if any(sec.figures for sec in report.sections):
+        warm_up()  # Chrome starts while the HTML and the tables are written
     buf = io.BytesIO()
     readme = [f"Bias workbench report: {report.source}", f"Created {report.created}, "
               f"version {report.version}.", "", "report.html: the whole report (opens offline).",
@@ -1188,12 +1190,9 @@ def report_zip(report: Report, html_text: str | None = None, *,
             for name, table in sec.tables:
                 zf.writestr(zip_entry_name("tables", f"{prefix}_{name}", "csv", used),
                             table_bytes(table))
-            for name, fig in sec.figures:
-                if not images_ok:
-                    break
-                stem = zip_entry_name("figures", f"{prefix}_{name}", "", used)[:-1]
+            if images_ok and sec.figures:
                 try:
-                    _zip_figure(zf, stem, fig, IMAGE_FORMATS, sec, name, readme)
+                    _zip_section_figures(zf, sec, prefix, used, readme)
                 except ExportUnavailable as exc:
                     images_ok = False
                     readme.append(f"Figures are not included as images: {exc}")
@@ -1220,6 +1219,28 @@ def zip_entry_name(folder: str, stem: str, ext: str, used: set[str]) -> str:
         n += 1
     used.add(candidate)
     return candidate
+
+
+def _zip_section_figures(zf: zipfile.ZipFile, sec: Section, prefix: str, used: set[str],
+                         readme: list[str]) -> None:
+    """Every figure of ``sec`` in every image format, rendered in one
+    :func:`analysis.export.figures_bytes` batch; when the batch fails, one figure and
+    format at a time, so that only what fails is left out (and named in ``readme``)."""
+    from analysis.export import IMAGE_FORMATS, ExportUnavailable, figures_bytes
+
+    stems = [(zip_entry_name("figures", f"{prefix}_{name}", "", used)[:-1], name, fig)
+             for name, fig in sec.figures]
+    wanted = [(f"{stem}.{fmt}", fig, fmt) for stem, _, fig in stems for fmt in IMAGE_FORMATS]
+    try:
+        images = figures_bytes([(fig, fmt) for _, fig, fmt in wanted])
+    except ExportUnavailable:
+        raise
+    except Exception:  # noqa: BLE001 - find the figure that fails, keep the others
+        for stem, name, fig in stems:
+            _zip_figure(zf, stem, fig, IMAGE_FORMATS, sec, name, readme)
+        return
+    for (entry, _, _), data in zip(wanted, images, strict=True):
+        zf.writestr(entry, data)
 
 
 def _zip_figure(zf: zipfile.ZipFile, stem: str, fig, formats, sec: Section, name: str,

@@ -1,4 +1,5 @@
-"""Benchmark: CLI start-up and ``subgroups`` end to end on a 1M-row Parquet file.
+"""Benchmark: CLI start-up, ``subgroups`` and ``importance`` end to end on a 1M-row
+Parquet file.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_cli.py [--rows 1000000] [--repeat 3]
 [--before /path/to/an/older/checkout]``.
@@ -13,6 +14,10 @@ Run: ``PYTHONPATH=. python benchmarks/bench_cli.py [--rows 1000000] [--repeat 3]
    Woolf CI, p-value and adjusted p-value must agree (the script exits 1 if not).
    With ``--before``, the same command run from an older checkout is a second baseline
    (its JSON must be identical).
+3. ``python -m analysis importance FILE.parquet --design D --json`` (with its
+   likelihood-ratio tests) against a naive script reading the file with pandas and
+   fitting ``smf.logit`` (treatment coding, the fit alone), each a fresh process; every
+   coefficient and standard error must agree to 1e-6. Target: >= 25x (issue #32).
 
 Wall times on a shared machine mostly measure the wait for a core: the CPU seconds of the
 child processes (user + sys) are printed beside them, and the ratios are what counts.
@@ -21,6 +26,7 @@ child processes (user + sys) are printed beside them, and the ratios are what co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -28,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_subgroups import SIZES, make_results  # noqa: E402
+
+from analysis.design import Design  # noqa: E402
 
 HEAVY = ("pandas", "numpy", "scipy", "streamlit", "plotly", "pyarrow", "statsmodels")
 
@@ -64,6 +73,18 @@ adjusted = multipletests([r["p_value"] for r in out], method="fdr_bh")[1]
 for r, a in zip(out, adjusted):
     r["p_adjusted"] = float(a)
 json.dump(out, sys.stdout)
+'''
+
+NAIVE_LOGIT = r'''
+import json, sys
+import pandas as pd, statsmodels.formula.api as smf, yaml
+path, design_path = sys.argv[1], sys.argv[2]
+factors = yaml.safe_load(open(design_path))["factors"]
+df = pd.read_parquet(path)
+formula = "deviation ~ " + " + ".join(
+    f"C({f['name']}, Treatment({f['values'][0]!r}))" for f in factors)
+fit = smf.logit(formula, data=df).fit(disp=0)
+json.dump({"coef": fit.params.to_dict(), "se": fit.bse.to_dict()}, sys.stdout)
 '''
 
 
@@ -134,13 +155,22 @@ def compare(ours: list[dict], naive: list[dict], factors: list[str]) -> None:
             np.testing.assert_allclose(r[col], n[col], rtol=1e-9, atol=1e-300, err_msg=col)
 
 
-def bench_subgroups(rows: int, repeat: int, env: dict[str, str], before: Path | None) -> None:
-    py = sys.executable
+@contextlib.contextmanager
+def parquet_input(rows: int) -> Iterator[tuple[Path, Path, Design]]:
+    """The simulated results as a Parquet file and its design as YAML, in a temporary
+    folder: (data path, design path, design)."""
     frame, design = make_results(rows, SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         data, design_path = Path(tmp) / "results.parquet", Path(tmp) / "design.yaml"
         frame.to_parquet(data, index=False)
         design.save(design_path)
+        del frame
+        yield data, design_path, design
+
+
+def bench_subgroups(rows: int, repeat: int, env: dict[str, str], before: Path | None) -> None:
+    py = sys.executable
+    with parquet_input(rows) as (data, design_path, design):
         cmd = [py, "-m", "analysis", "subgroups", str(data), "--design", str(design_path),
                "--level", "3", "--test", "wald", "--json"]
         print(f"\n2. subgroups end to end: {rows:,} rows of Parquet, {len(SIZES)} factors, "
@@ -163,17 +193,55 @@ def bench_subgroups(rows: int, repeat: int, env: dict[str, str], before: Path | 
                 sys.exit("FAIL: the JSON differs from the older checkout's")
 
 
+def compare_logit(terms: list[dict], naive: dict) -> float:
+    """Largest |difference| of coefficients and standard errors, matched by term."""
+    worst = 0.0
+    for t in terms:
+        name = ("Intercept" if t["factor"] is None else
+                f"C({t['factor']}, Treatment('{t['factor']}0'))[T.{t['value']}]")
+        worst = max(worst, abs(t["coef"] - naive["coef"][name]),
+                    abs(t["std_err"] - naive["se"][name]))
+    assert len(terms) == len(naive["coef"]), (len(terms), len(naive["coef"]))
+    return worst
+
+
+def bench_importance(rows: int, repeat: int, env: dict[str, str]) -> None:
+    py = sys.executable
+    with parquet_input(rows) as (data, design_path, _):
+        cmd = [py, "-m", "analysis", "importance", str(data), "--design", str(design_path),
+               "--json"]
+        print(f"\n3. importance end to end: {rows:,} rows of Parquet, {len(SIZES)} factors "
+              f"(ours with the LR tests; best of {repeat}; wall / CPU seconds)")
+        wo, co, out, _ = best(cmd, repeat, env)
+        wn, cn, naive_out, _ = best([py, "-c", NAIVE_LOGIT, str(data), str(design_path)],
+                                    1, env)
+        payload = json.loads(out)
+        worst = compare_logit(payload["terms"], json.loads(naive_out))
+        print(f"   naive pandas + smf.logit       {wn:6.2f} s / {cn:5.2f} s   (1.00x)")
+        print(f"   python -m analysis importance  {wo:6.2f} s / {co:5.2f} s   "
+              f"({wn / wo:.1f}x wall, {cn / co:.1f}x CPU; target >= 25x)")
+        print(f"   {len(payload['terms'])} terms and {len(payload['tests'])} LR tests; "
+              f"largest |coef or SE difference| {worst:.1e}")
+        if worst > 1e-6:
+            sys.exit("FAIL: the coefficients differ from statsmodels'")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before", type=Path, help="an older checkout to compare with")
+    parser.add_argument("--only", default="subgroups,importance",
+                        help="which end-to-end parts to run (comma-separated)")
     args = parser.parse_args()
     print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"on {os.cpu_count()} cores")
     env = env_for(ROOT)
     bench_help(max(args.repeat, 5), env)
-    bench_subgroups(args.rows, args.repeat, env, args.before)
+    if "subgroups" in args.only:
+        bench_subgroups(args.rows, args.repeat, env, args.before)
+    if "importance" in args.only:
+        bench_importance(args.rows, args.repeat, env)
     print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -11,6 +11,10 @@ Run: ``PYTHONPATH=. python benchmarks/bench_export.py [--rows 200000] [--repeat 
 3. A report's worth of figures (every figure x PNG/SVG/PDF) one call each (the previous
    path) against one ``figures_bytes`` batch; the PNGs must be byte-identical, the SVGs
    identical up to the random ids plotly.js gives clip paths and traces, and every PDF a PDF.
+4. ``report_zip`` of a full report, each in a fresh process: the previous path (one
+   figure and format at a time) against the current one (``warm_up()`` once the input
+   has loaded, as ``python -m analysis report --zip`` does, so Chrome starts while the
+   report is built; one ``figures_bytes`` batch per section); same entries, identical PNGs.
 """
 
 from __future__ import annotations
@@ -87,6 +91,67 @@ print(time.perf_counter() - t)
 """
 
 
+REPORT_ZIP = r"""
+import io, json, sys, time, zipfile
+sys.path.insert(0, sys.argv[3])
+from bench_subgroups import SIZES, make_results
+from analysis import export, report
+from analysis.design import apply_design
+frame, design = make_results(int(sys.argv[2]), SIZES)
+start = time.perf_counter()
+if sys.argv[1] == "batch":  # as `python -m analysis report ... --zip` once the input loaded
+    export.warm_up()
+built = report.build_report(apply_design(frame, design), design)
+html = report.report_html(built)
+if sys.argv[1] == "previous":  # one figure and format at a time, no warm-up
+    export.warm_up = lambda: False
+    def one_at_a_time(zf, sec, prefix, used, readme):
+        for name, fig in sec.figures:
+            stem = report.zip_entry_name("figures", f"{prefix}_{name}", "", used)[:-1]
+            report._zip_figure(zf, stem, fig, export.IMAGE_FORMATS, sec, name, readme)
+    report._zip_section_figures = one_at_a_time
+t = time.perf_counter()
+data = report.report_zip(built, html)
+wall, total = time.perf_counter() - t, time.perf_counter() - start
+with zipfile.ZipFile(io.BytesIO(data)) as zf:
+    names = zf.namelist()
+    pngs = {n: zf.read(n).hex() for n in names if n.endswith(".png")}
+print(json.dumps({"wall": wall, "total": total, "names": names, "pngs": pngs,
+                  "figures": sum(len(s.figures) for s in built.sections)}))
+"""
+
+
+def bench_report_zip(rows: int) -> None:
+    """The report ZIP from a fresh process (Chrome not started yet), as the CLI and a new
+    app session pay it: one figure and format at a time (the previous path) against the
+    warm-up plus one batch per section."""
+    import json
+    import subprocess
+
+    print("\n4. the report ZIP (every section's figures x PNG/SVG/PDF), fresh process "
+          "each (wall seconds)")
+    out = {}
+    for mode in ("previous", "batch", "previous", "batch"):
+        done = subprocess.run([sys.executable, "-c", REPORT_ZIP, mode, str(rows),
+                               str(ROOT / "benchmarks")], capture_output=True, text=True,
+                              check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        r = json.loads(done.stdout)
+        out.setdefault(mode, []).append(r)
+    prev, batch = out["previous"], out["batch"]
+    if prev[0]["names"] != batch[0]["names"] or prev[0]["pngs"] != batch[0]["pngs"]:
+        sys.exit("FAIL: the batched ZIP's entries or PNGs differ from the previous path's")
+    n_images = sum(n.endswith((".png", ".svg", ".pdf")) for n in batch[0]["names"])
+    print(f"   {batch[0]['figures']} figures, {n_images} images (best of two; the ZIP alone "
+          "/ building the report + its HTML + the ZIP)")
+    t_prev, t_batch = (min(r["wall"] for r in runs) for runs in (prev, batch))
+    a_prev, a_batch = (min(r["total"] for r in runs) for runs in (prev, batch))
+    print(f"   one at a time (previous path):           {t_prev:6.2f} s / {a_prev:6.2f} s  "
+          "(1.00x)")
+    print(f"   warm-up at load + one batch per section: {t_batch:6.2f} s / {a_batch:6.2f} s  "
+          f"({t_prev / t_batch:.2f}x / {a_prev / a_batch:.2f}x faster); same entries, "
+          "PNGs byte-identical")
+
+
 def bench_warm_up(compute: float) -> None:
     import subprocess
 
@@ -106,7 +171,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--report-rows", type=int, default=20_000)
+    parser.add_argument("--only-report", action="store_true", help="only part 4")
     args = parser.parse_args()
+    if args.only_report:
+        bench_report_zip(args.report_rows)
+        return
     if not export.browser_available():
         sys.exit("no Chrome/Chromium: image export cannot be measured here")
     print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
@@ -152,6 +222,7 @@ def main() -> None:
     print(f"   {len(items)} images in one figures_bytes batch:    {t_batch:6.2f} s  "
           f"({t_one / t_batch:.2f}x faster)")
     print("   PNGs byte-identical, SVGs identical but for plotly.js's random ids")
+    bench_report_zip(args.report_rows)
     print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

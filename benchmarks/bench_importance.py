@@ -15,6 +15,12 @@ Prints measured times and ratios (it is not a timed test):
    in a fresh process; wall time and peak memory (ru_maxrss). Target: < 15 s, < 3 GB.
 3. The command line on a 1M-row CSV (process start, imports, CSV parse, fit, JSON out)
    vs the naive fit alone. Target: a wide margin.
+4. Many factors (4, 8, 12 factors of 4 values; 12 make ~970k cells of 1M rows: the cell
+   table no longer compresses): ``factor_importance`` with its LR tests vs
+   ``smf.logit`` on the rows (the fit alone, and with one refit per factor for the same
+   LR tests), peak memory, estimates and LR statistics compared, and the growth exponent
+   of time in cells (over the factor counts, and over 250k-1M rows at 12 factors).
+   Target at 12 factors: >= 5x the naive fit, < 1 GB (``--only-many`` runs only this).
 """
 
 from __future__ import annotations
@@ -41,12 +47,13 @@ SIZES = {"model": 2, "cot": 3, "style": 4, "cluster": 5, "gender": 8, "template"
 SEED = 20240101
 
 
-def simulate(n_rows: int, seed: int = SEED) -> pd.DataFrame:
-    """Rows with 6 string factors and a 0/1 deviation drawn from a logistic model."""
+def simulate(n_rows: int, seed: int = SEED, sizes: dict[str, int] = SIZES) -> pd.DataFrame:
+    """Rows with categorical factors (6 by default) and a 0/1 deviation drawn from a
+    logistic model."""
     rng = np.random.default_rng(seed)
     eta = np.full(n_rows, -0.8)
     columns = {}
-    for name, size in SIZES.items():
+    for name, size in sizes.items():
         codes = rng.integers(0, size, n_rows)
         effects = np.concatenate([[0.0], rng.normal(0, 0.4, size - 1)])
         eta += effects[codes]
@@ -55,10 +62,21 @@ def simulate(n_rows: int, seed: int = SEED) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def design() -> Design:
+def design(sizes: dict[str, int] = SIZES) -> Design:
     return Design(tuple(Factor(name, "domain", tuple(f"{name}_{i}" for i in range(size)),
-                               f"{name}_0") for name, size in SIZES.items()),
+                               f"{name}_0") for name, size in sizes.items()),
                   Outcome("deviation"))
+
+
+def many_sizes(n_factors: int) -> dict[str, int]:
+    """``n_factors`` factors of 4 values (12 of them make ~970k cells of 1M rows)."""
+    return {f"f{j:02d}": 4 for j in range(n_factors)}
+
+
+def formula(sizes: dict[str, int], leave_out: str | None = None) -> str:
+    """The naive script's formula (treatment coding against each ``name_0``)."""
+    return "deviation ~ " + " + ".join(
+        f"C({name}, Treatment('{name}_0'))" for name in sizes if name != leave_out)
 
 
 def best_of(fn, repeat: int) -> tuple[float, object]:
@@ -80,10 +98,8 @@ def part_one(n_rows: int) -> float:
     factor_importance(results.head(5000), d, likelihood_ratio=False)  # imports, warm-up
     t_fast, fit = best_of(lambda: factor_importance(results, d, likelihood_ratio=False), 3)
     t_lr, _ = best_of(lambda: factor_importance(results, d), 3)
-    formula = "deviation ~ " + " + ".join(
-        f"C({name}, Treatment('{name}_0'))" for name in SIZES)
     start = time.perf_counter()
-    naive = smf.logit(formula, data=results).fit(disp=0)
+    naive = smf.logit(formula(SIZES), data=results).fit(disp=0)
     t_naive = time.perf_counter() - start
     d_coef = np.max(np.abs(naive.params.to_numpy() - fit.terms["coef"].to_numpy()))
     d_se = np.max(np.abs(naive.bse.to_numpy() - fit.terms["std_err"].to_numpy()))
@@ -162,9 +178,113 @@ def part_three(n_rows: int, tmp: Path, t_naive: float) -> None:
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, check=True)
     wall = time.perf_counter() - start
-    assert len(json.loads(done.stdout)) == 1 + sum(s - 1 for s in SIZES.values())
+    assert len(json.loads(done.stdout)["terms"]) == 1 + sum(s - 1 for s in SIZES.values())
     print(f"   python -m analysis importance ... --json: {wall:.2f} s "
           f"(naive fit alone {t_naive:.2f} s: ratio {t_naive / wall:.1f}x)")
+
+
+MANY_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
+from bench_importance import design, many_sizes, simulate
+from analysis.design import apply_design
+from analysis.importance import factor_importance
+sizes = many_sizes({n_factors})
+d = design(sizes)
+results = apply_design(simulate({n_rows}, seed={seed}, sizes=sizes), d)
+factor_importance(results.head(2000), d)  # imports
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+cpu0, start = time.process_time(), time.perf_counter()
+fit = factor_importance(results, d)
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+terms = fit.terms
+print(json.dumps({{"wall": wall, "cpu": cpu, "n_cells": fit.n_cells, "before_gb": before,
+                  "max_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+                  "coef": terms["coef"].tolist(), "se": terms["std_err"].tolist(),
+                  "lr": fit.factor_tests.set_index("factor")["lr_statistic"].to_dict()}}))
+"""
+
+NAIVE_CHILD = """
+import json, sys, time
+sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
+import statsmodels.formula.api as smf
+from bench_importance import design, formula, many_sizes, simulate
+from analysis.design import apply_design
+sizes = many_sizes({n_factors})
+rows = apply_design(simulate({n_rows}, seed={seed}, sizes=sizes), design(sizes))
+cpu0, start = time.process_time(), time.perf_counter()
+full = smf.logit(formula(sizes), data=rows).fit(disp=0)
+t_full, cpu = time.perf_counter() - start, time.process_time() - cpu0
+out = {{"full": t_full, "cpu": cpu, "coef": full.params.tolist(), "se": full.bse.tolist(),
+       "refits": {{}}}}
+for name in list(sizes)[:{refits}]:
+    start = time.perf_counter()
+    reduced = smf.logit(formula(sizes, leave_out=name), data=rows).fit(disp=0)
+    out["refits"][name] = [time.perf_counter() - start, 2 * (full.llf - reduced.llf)]
+print(json.dumps(out))
+"""
+
+
+def _child(code: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout)
+
+
+def part_four(n_rows: int, factor_counts: list[int], row_counts: list[int],
+              naive_refits: int) -> None:
+    """Many factors: cells approach rows, where the cell table stops compressing."""
+    print(f"\n4. many factors (4 values each) on {n_rows:,} rows, LR tests included; "
+          "each run in a fresh process (peak memory)")
+    bench = str(ROOT / "benchmarks")
+    runs = []
+    for n_factors in factor_counts:
+        ours = _child(MANY_CHILD.format(root=str(ROOT), bench=bench, n_factors=n_factors,
+                                        n_rows=n_rows, seed=SEED + n_factors))
+        naive = _child(NAIVE_CHILD.format(root=str(ROOT), bench=bench, n_factors=n_factors,
+                                          n_rows=n_rows, seed=SEED + n_factors,
+                                          refits=naive_refits))
+        d_coef = np.max(np.abs(np.subtract(ours["coef"], naive["coef"])))
+        d_se = np.max(np.abs(np.subtract(ours["se"], naive["se"])))
+        d_lr = max([abs(ours["lr"][name] - lr) for name, (_, lr) in naive["refits"].items()],
+                   default=0.0)
+        refit = np.mean([t for t, _ in naive["refits"].values()]) if naive["refits"] else 0
+        naive_lr = naive["full"] + n_factors * refit
+        ok = max(d_coef, d_se) <= 1e-6 and d_lr <= 1e-4
+        print(f"   {n_factors:2d} factors, {ours['n_cells']:>9,} cells: factor_importance "
+              f"{ours['wall']:6.2f} s ({ours['cpu']:.2f} s CPU), peak "
+              f"{ours['max_rss_gb']:.2f} GB (table and imports {ours['before_gb']:.2f} GB)")
+        print(f"      smf.logit fit alone {naive['full']:6.2f} s ({naive['cpu']:.2f} s CPU): "
+              f"ratio {naive['full'] / ours['wall']:5.1f}x, in CPU time "
+              f"{naive['cpu'] / ours['cpu']:5.1f}x (target >= 5x at 12 factors); with one "
+              f"refit per factor ({n_factors} x {refit:.2f} s, "
+              f"{len(naive['refits'])} measured) {naive_lr:6.1f} s: ratio "
+              f"{naive_lr / ours['wall']:5.1f}x")
+        print(f"      max |coef diff| {d_coef:.1e}, |SE diff| {d_se:.1e}, |LR diff| "
+              f"{d_lr:.1e} (statsmodels' default tolerance): {'ok' if ok else 'FAILED'}")
+        runs.append((ours["n_cells"], ours["wall"], ours["cpu"]))
+    if len(runs) > 1:
+        print(f"   growth over {', '.join(map(str, factor_counts))} factors: "
+              + _growth(runs))
+    big = max(factor_counts)
+    series = []
+    for rows in row_counts:
+        r = _child(MANY_CHILD.format(root=str(ROOT), bench=bench, n_factors=big,
+                                     n_rows=rows, seed=SEED + big))
+        series.append((r["n_cells"], r["wall"], r["cpu"]))
+        print(f"   {big} factors, {rows:>9,} rows, {r['n_cells']:>9,} cells: {r['wall']:6.2f} s "
+              f"({r['cpu']:.2f} s CPU)")
+    if len(series) > 1:
+        print(f"   growth at {big} factors: {_growth(series)} (the issue's previous path: "
+              "exponent 1.1)")
+
+
+def _growth(runs: list[tuple[int, float, float]]) -> str:
+    """Exponents of wall and CPU time in cells (least squares on logs)."""
+    cells = np.log([c for c, _, _ in runs])
+    wall = np.polyfit(cells, np.log([w for _, w, _ in runs]), 1)[0]
+    cpu = np.polyfit(cells, np.log([c for _, _, c in runs]), 1)[0]
+    return f"wall time ~ cells^{wall:.2f}, CPU time ~ cells^{cpu:.2f}"
 
 
 def main() -> None:
@@ -172,12 +292,25 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--big-rows", type=int, default=10_000_000)
     parser.add_argument("--skip-10m", action="store_true")
+    parser.add_argument("--only-many", action="store_true", help="only part 4")
+    parser.add_argument("--factors", default="4,8,12", help="part 4's factor counts")
+    parser.add_argument("--many-rows", default="250000,500000",
+                        help="part 4's extra row counts at the most factors ('' for none)")
+    parser.add_argument("--naive-refits", type=int, default=2,
+                        help="refits the naive script measures per factor count (the rest "
+                             "are estimated from their mean)")
     args = parser.parse_args()
+    many = ([int(x) for x in args.factors.split(",")],
+            [int(x) for x in args.many_rows.split(",") if x] + [args.rows], args.naive_refits)
+    if args.only_many:
+        part_four(args.rows, *many)
+        return
     t_naive = part_one(args.rows)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_10m:
             part_two(args.big_rows, Path(tmp))
         part_three(args.rows, Path(tmp), t_naive)
+    part_four(args.rows, *many)
 
 
 if __name__ == "__main__":

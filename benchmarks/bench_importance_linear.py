@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,20 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_importance import SIZES, design, simulate  # noqa: E402
+from bench_importance import SIZES, best_of, design, simulate  # noqa: E402
 
 from analysis.design import Outcome, apply_design  # noqa: E402
 from analysis.importance import factor_importance  # noqa: E402
 from analysis.importance_linear import linear_importance  # noqa: E402
-
-
-def timed(fn, repeat: int = 3) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def main() -> None:
@@ -56,8 +46,8 @@ def main() -> None:
     d = design().with_cluster("g")
     applied = apply_design(frame, d)
     dc = d.with_outcome(Outcome("score", "above", threshold=0.5, type="continuous"))
-    t_log, _ = timed(lambda: factor_importance(applied, d, likelihood_ratio=False))
-    t_lin, fit = timed(lambda: linear_importance(frame, dc))
+    t_log, _ = best_of(lambda: factor_importance(applied, d, likelihood_ratio=False), 3)
+    t_lin, fit = best_of(lambda: linear_importance(frame, dc), 3)
     print(f"{len(frame):,} rows, {len(SIZES)} factors, 10 clusters, {fit.n_cells:,} cells")
     print(f"logistic (cluster-robust): {t_log:.3f} s; linear (cluster-robust): {t_lin:.3f} s; "
           f"ratio linear / logistic = {t_lin / t_log:.2f} (target <= 2)")
@@ -66,8 +56,8 @@ def main() -> None:
     X = pd.get_dummies(frame[list(SIZES)], drop_first=True).astype(float)
     X.insert(0, "const", 1.0)
     groups = frame["g"].cat.codes.to_numpy()
-    t_sm, ref = timed(lambda: sm.OLS(frame["score"].to_numpy(), X.to_numpy()).fit(
-        cov_type="cluster", cov_kwds={"groups": groups}), repeat=1)
+    t_sm, ref = best_of(lambda: sm.OLS(frame["score"].to_numpy(), X.to_numpy()).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}), 1)
     diff = np.max(np.abs(fit.terms["coef"].to_numpy() - ref.params))
     print(f"statsmodels OLS cluster on the rows (fit only): {t_sm:.3f} s; "
           f"ratio statsmodels / linear = {t_sm / t_lin:.1f}; max |coef difference| = "

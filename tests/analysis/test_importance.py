@@ -262,7 +262,10 @@ def test_refuses_the_ssqa_base_prompt_aliasing_and_its_fix_works(ssqa):
     for piece in ["prompt_style = 'base'", "pachankis_cluster = 'no stigma'",
                   "gender = 'no gender'", "exactly the same 148 rows",
                   "none of prompt_style, pachankis_cluster and gender determines another",
-                  "leave these 148 rows out of the subset (prompt_style != 'base')"]:
+                  "leave these 148 rows out of the subset (prompt_style != 'base')",
+                  # the typical cause is told in the user's own names (no canned example)
+                  "every row with prompt_style = 'base' has pachankis_cluster = "
+                  "'no stigma' and gender = 'no gender', and no other row does"]:
         assert piece in text, piece
     assert "Possible fixes" in str(exc)
     leave_out = exc.fixes[0]
@@ -276,6 +279,30 @@ def test_refuses_the_ssqa_base_prompt_aliasing_and_its_fix_works(ssqa):
     kwargs = apply_fix(keep_style, factors=SPEC)
     assert kwargs["factors"] == ["model", "cot", "prompt_style"]
     assert factor_importance(results, design, **kwargs).n_rows == len(results)
+
+
+def test_aliasing_refusal_speaks_of_the_users_own_control_rows():
+    """Control rows (tone = 'neutral' exactly when persona = 'none') are explained with
+    this table's factors and values, not with another benchmark's example."""
+    spec = [(t, p, 30, 8 + 3 * i + j) for i, t in enumerate(["polite", "rude"])
+            for j, p in enumerate(["teacher", "nurse"])]
+    spec.append(("neutral", "none", 50, 12))
+    results = rows_from_cells(spec).rename(columns={"a": "tone", "b": "persona"})
+    design = Design((Factor("tone", "domain", ("neutral", "polite", "rude"), "neutral"),
+                     Factor("persona", "prompt", ("none", "teacher", "nurse"), "none")),
+                    Outcome("deviation"))
+    with pytest.raises(ImportanceRefusal) as info:
+        factor_importance(apply_design(results, design), design)
+    text = info.value.explanation
+    assert ("tone = 'neutral' and persona = 'none' mark exactly the same 50 rows" in text
+            or "persona = 'none' and tone = 'neutral' mark exactly the same 50 rows" in text)
+    assert ("every row with persona = 'none' has tone = 'neutral', and no other row does"
+            in text)
+    assert "leave these 50 rows out of the subset (persona != 'none')" in text
+    assert "SSQA" not in str(info.value) and "stigma" not in str(info.value)
+    fixed = factor_importance(apply_design(results, design), design,
+                              **apply_fix(info.value.fixes[0], factors=["tone", "persona"]))
+    assert fixed.n_rows == 120
 
 
 def test_refuses_nested_factors_naming_the_pair(ssqa):
@@ -546,3 +573,50 @@ def test_paper_references_offer_dropping_the_base_prompts_first(ssqa):
     kwargs = apply_fix(first, factors=[f for f in factors if f != "stigma"])
     fitted = factor_importance(results, paper, **kwargs)
     assert fitted.n_rows == len(rest)
+
+
+def test_twelve_factors_equal_row_level_logit_and_lr_refits(monkeypatch):
+    """12 factors on 4,000 rows (about 3,900 cells, nearly one row each: the many-factor
+    case of issue #32). The blocks of rows (made small here so that the blocked products
+    run), the batched fixed-Hessian refits and the one-thread BLAS path give statsmodels'
+    row-level estimates, standard errors, p-values and likelihood-ratio statistics; no
+    refit falls back to the per-model Newton fit."""
+    import analysis.importance as imp
+
+    rng = np.random.default_rng(12)
+    n = 4000
+    levels = {f"f{j:02d}": [f"v{i}" for i in range(2 + j % 3)] for j in range(12)}
+    frame = pd.DataFrame({f: rng.integers(0, len(v), n) for f, v in levels.items()})
+    eta = -0.4 + sum(np.r_[0, rng.normal(0, 0.35, len(v) - 1)][frame[f]]
+                     for f, v in levels.items())
+    frame["deviation"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int)
+    for f, v in levels.items():
+        frame[f] = np.array(v)[frame[f]]
+    design = make_design(levels)
+    results = apply_design(frame, design)
+    monkeypatch.setattr(imp, "_BLOCK", 256)
+    monkeypatch.setattr(imp, "_ONE_THREAD_ENTRIES", 0)
+    newton_fits = []
+    plain_fit = imp._fit
+    monkeypatch.setattr(imp, "_fit", lambda *a, **k: newton_fits.append(1) or plain_fit(*a, **k))
+    fit = factor_importance(results, design)
+    assert len(newton_fits) == 1 and fit.n_cells > 3000
+
+    y = frame["deviation"].to_numpy()
+    full = sm.Logit(y, dummies(frame, fit.terms)).fit(disp=0, method="newton", tol=1e-12)
+    glm = sm.GLM(y, dummies(frame, fit.terms), family=sm.families.Binomial()).fit(tol=1e-12)
+    t = fit.terms
+    np.testing.assert_allclose(t[COEF], full.params, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(t[STD_ERR], full.bse, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(t[P_VALUE], full.pvalues, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(t[STD_ERR], glm.bse, rtol=0, atol=1e-8)
+    assert fit.log_likelihood == pytest.approx(full.llf, abs=1e-8)
+    tests = fit.factor_tests.set_index(FACTOR)
+    assert list(tests.index) == list(levels)
+    for f in levels:
+        kept = t[t[FACTOR] != f]
+        reduced = sm.Logit(y, dummies(frame, kept)).fit(disp=0, method="newton", tol=1e-12)
+        lr = 2 * (full.llf - reduced.llf)
+        assert tests.loc[f, LR_STATISTIC] == pytest.approx(lr, abs=1e-7)
+        assert tests.loc[f, P_VALUE] == pytest.approx(stats.chi2.sf(lr, len(levels[f]) - 1),
+                                                      rel=1e-6, abs=1e-12)
