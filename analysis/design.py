@@ -28,28 +28,43 @@ from analysis.columns import DEVIATION
 from analysis.errors import AnalysisError, DesignError, DesignMismatchError, LimitError
 from analysis.limits import MAX_DESIGN_SIZE, MAX_DESIGN_VALUES, max_bytes
 from analysis.prepare import Step, parse_recipe
+from analysis.values import (
+    KINDS,
+    MAX_FACTOR_VALUES,
+    MISSING_VALUE,
+    MODEL_WORDS,
+    PROMPT_WORDS,
+    REFERENCE_PATTERN,
+    FactorKind,
+    check_frame,
+    default_reference,
+    factor_values,
+    format_value,
+    guess_kind,
+    order_values,
+    outcome_meaning,
+    too_many_values,
+)
 
-FactorKind = Literal["domain", "prompt", "model"]
-KINDS: tuple[str, ...] = get_args(FactorKind)
+__all__ = [
+    "DESIGN_FORMAT_VERSION", "KINDS", "MAPPINGS", "MAX_FACTOR_VALUES", "MISSING_VALUE",
+    "OUTCOME_TYPES", "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "Design", "Factor",
+    "FactorKind", "Outcome", "OutcomeType", "Problem", "apply_design", "check_design",
+    "check_frame", "default_reference", "describe_columns", "design_from_structure",
+    "design_problems", "deviation", "factor_values", "format_value", "guess_kind",
+    "make_factor", "order_values", "outcome_meaning", "parse_assignments", "suggest_design",
+    "suggest_outcome", "too_many_values",
+]
+
 Mapping_ = Literal["binary", "values", "equals", "below", "above"]
 MAPPINGS: tuple[str, ...] = get_args(Mapping_)
 OutcomeType = Literal["binary", "continuous"]
 OUTCOME_TYPES: tuple[str, ...] = get_args(OutcomeType)
 
-MISSING_VALUE = "(missing)"
-#: A factor with more distinct values than this is refused: it is free text or an id.
-MAX_FACTOR_VALUES = 1000
 #: Columns with at most this many distinct values are suggested as factors.
 SUGGEST_MAX_VALUES = 100
 DESIGN_FORMAT_VERSION = 1
 
-_REFERENCE_PATTERN = re.compile(
-    r"^(none|no|base|baseline|control|neutral|default|n/?a|unknown)$|^no[ _-]", re.IGNORECASE
-)
-_MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider", "decoding",
-                "llm", "engine", "system", "cohort")
-_PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
-                 "condition", "shot", "question", "framing", "language", "stage", "scenario")
 
 
 @dataclass(frozen=True)
@@ -620,86 +635,6 @@ _DesignLoader.add_implicit_resolver(
 
 
 # --- values as strings --------------------------------------------------------------------
-def _format_value(value: Any) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
-        return MISSING_VALUE
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value)).lower()
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def factor_values(series: pd.Series) -> tuple[pd.Series, list[str]]:
-    """Codes and string values of a column, without converting every row to text.
-
-    Returns
-    -------
-    (codes, values)
-        ``codes`` an int array-like series (position in ``values``), ``values`` the
-        distinct values as strings in order of first appearance.
-    """
-    if isinstance(series.dtype, pd.CategoricalDtype):  # e.g. a dictionary-encoded column
-        codes, uniques = _categorical_factorize(series)
-    else:
-        codes, uniques = pd.factorize(series, use_na_sentinel=False)
-    labels = [_format_value(u) for u in uniques]
-    if len(set(labels)) < len(labels):  # e.g. 1 and "1" in one column: merge them
-        merged = pd.Index(labels).unique().tolist()
-        where = {lab: i for i, lab in enumerate(merged)}
-        remap = np.array([where[lab] for lab in labels])
-        return pd.Series(remap[codes], index=series.index), merged
-    return pd.Series(codes, index=series.index), labels
-
-
-def _categorical_factorize(series: pd.Series) -> tuple[np.ndarray, list]:
-    """``pd.factorize(series, use_na_sentinel=False)`` of a categorical column from its
-    integer codes (no hashing of values): the values present, in order of first
-    appearance, NaN among them where a row is missing (docs/performance.md)."""
-    raw = series.cat.codes.to_numpy()
-    order = pd.unique(raw)  # codes present, first appearance; -1 is a missing value
-    categories = series.cat.categories
-    lookup = np.zeros(len(categories) + 1, dtype=np.intp)  # indexed by code + 1
-    lookup[order.astype(np.intp) + 1] = np.arange(len(order))
-    uniques = [np.nan if c < 0 else categories[c] for c in order]
-    return lookup[raw.astype(np.intp) + 1], uniques
-
-
-def _order_values(values: Iterable[str]) -> list[str]:
-    values = list(values)
-    numeric = {}
-    for v in values:
-        try:
-            numeric[v] = float(v)
-        except ValueError:
-            break
-    else:
-        return sorted(values, key=lambda v: numeric[v])
-    return sorted(values, key=lambda v: (v == MISSING_VALUE, v.casefold()))
-
-
-def default_reference(series: pd.Series) -> str:
-    """A value named like ``none``/``no ...``/``base``/``control``, else the most frequent."""
-    codes, values = factor_values(series)
-    for v in _order_values(values):
-        if _REFERENCE_PATTERN.search(v.strip()):
-            return v
-    counts = np.bincount(codes.to_numpy(), minlength=len(values))
-    ordered = _order_values(values)
-    return max(ordered, key=lambda v: counts[values.index(v)])
-
-
-def guess_kind(column: str) -> FactorKind:
-    """Kind suggested by a column's name (model words, prompt words, else domain)."""
-    words = re.split(r"[^a-z0-9]+", column.lower())
-    joined = column.lower()
-    if any(w in words for w in _MODEL_WORDS) or "model" in joined:
-        return "model"
-    if any(w in words or w in joined for w in _PROMPT_WORDS):
-        return "prompt"
-    return "domain"
-
-
 def _is_binary_number(series: pd.Series) -> bool:
     if pd.api.types.is_bool_dtype(series):
         return True
@@ -729,7 +664,7 @@ def describe_columns(frame: pd.DataFrame) -> pd.DataFrame:
             "dtype": str(s.dtype),
             "n_unique": n_unique,
             "n_missing": int(s.isna().sum()),
-            "examples": ", ".join(_format_value(v) for v in s.dropna().unique()[:3])[:80],
+            "examples": ", ".join(format_value(v) for v in s.dropna().unique()[:3])[:80],
             "suggested_role": _suggest_role(s, n_unique, n_rows),
         })
     return pd.DataFrame(rows)
@@ -760,8 +695,8 @@ def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None
         raise DesignError(f"There is no column {column!r} in the results table.")
     _, values = factor_values(frame[column])
     if len(values) > MAX_FACTOR_VALUES:
-        raise DesignError(_too_many_values(column, len(values)))
-    ordered = _order_values(values)
+        raise DesignError(too_many_values(column, len(values)))
+    ordered = order_values(values)
     ref = str(reference) if reference is not None else default_reference(frame[column])
     if ref not in ordered:
         raise DesignError(
@@ -773,27 +708,6 @@ def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None
 
 
 #: Outcome names read as "1 = deviation" (harm words) and as "1 = fine" (success words).
-_HARM_WORDS = ("deviation", "deviates", "deviated", "biased", "bias", "harmful", "harm",
-               "toxic", "stereotyped", "stereotypical", "incorrect", "wrong", "error",
-               "unsafe", "refused", "failure", "failed")
-_SUCCESS_WORDS = ("correct", "accuracy", "acc", "accurate", "right", "success", "passed",
-                  "pass", "safe", "match", "matches")
-
-
-def outcome_meaning(column: str) -> str | None:
-    """``"harm"`` (1 = deviation), ``"success"`` (0 = deviation) or None, from the name.
-
-    ``is_correct``, ``correct``, ``accuracy`` -> ``"success"``; ``biased``, ``deviation``,
-    ``harmful``, ``is_incorrect`` -> ``"harm"`` (harm words are checked first).
-    """
-    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
-    if any(w in _HARM_WORDS for w in words):
-        return "harm"
-    if any(w in _SUCCESS_WORDS for w in words):
-        return "success"
-    return None
-
-
 def _not_value(series: pd.Series) -> str:
     """The value meaning "no" in a 0/1 or boolean column (``"false"`` or ``"0"``)."""
     return "false" if pd.api.types.is_bool_dtype(series) else "0"
@@ -817,7 +731,7 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
                 return Outcome(column=c, mapping="values", values=(_not_value(frame[c]),))
     for c in binary:
         words = re.split(r"[^a-z0-9]+", c.lower())
-        if not any(w in words for w in (*_MODEL_WORDS, *_PROMPT_WORDS)):
+        if not any(w in words for w in (*MODEL_WORDS, *PROMPT_WORDS)):
             return Outcome(column=c, mapping="binary")
     return None
 
@@ -882,24 +796,6 @@ def design_from_structure(frame: pd.DataFrame, structure: Any, outcome: Outcome 
 
 
 # --- checking a design against a table ---------------------------------------------------
-def check_frame(frame: Any, what: str) -> None:
-    """Raise :class:`AnalysisError` unless ``frame`` is a DataFrame with rows and columns."""
-    if not isinstance(frame, pd.DataFrame):
-        raise AnalysisError(f"{what} needs the results table as a pandas DataFrame (for "
-                            f"example from analysis.load_results), not "
-                            f"{'nothing' if frame is None else type(frame).__name__}.")
-    if frame.shape[1] == 0:
-        raise AnalysisError("The results table has no columns.")
-    if len(frame) == 0:
-        raise AnalysisError("The results table has no rows: there is nothing to analyse.")
-
-
-def _too_many_values(column: str, n: int) -> str:
-    return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
-            f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
-            "or derive a coarser one.")
-
-
 @dataclass(frozen=True)
 class Problem:
     """One mismatch between a design and a table. ``severity`` is ``error`` or ``warning``."""
@@ -934,7 +830,7 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
             continue
         codes, values = memo[f.name] = factor_values(frame[f.name])
         if len(values) > MAX_FACTOR_VALUES:
-            problems.append(Problem("error", _too_many_values(f.name, len(values))))
+            problems.append(Problem("error", too_many_values(f.name, len(values))))
             continue
         counts = np.bincount(codes.to_numpy(), minlength=len(values))
         declared = set(f.values)  # a set: a 200k-value design checks in linear time
@@ -1029,7 +925,7 @@ def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
             bad = ~missing & ~text.isin(_TRUE | _FALSE)
             out = text.isin(_TRUE).astype(float)
         if bad.any():
-            examples = ", ".join(repr(_format_value(v)) for v in pd.unique(s[bad])[:5])
+            examples = ", ".join(repr(format_value(v)) for v in pd.unique(s[bad])[:5])
             raise DesignError(
                 f"Outcome {col!r} should be 0/1 or true/false, but {int(bad.sum()):,} rows hold "
                 f"other values ({examples}). Map it with a set of deviating values, a "

@@ -144,10 +144,10 @@ def embedding_similarity(texts: pd.Series, references: pd.Series, *,
     """Cosine similarity of ``texts[i]`` and ``references[i]`` (NaN if either is missing).
 
     ``model``: ``None`` for the bundled all-MiniLM-L6-v2, a local folder, or a hub name.
-    The scorer is :class:`judges.embedding.EmbeddingScorer` (one loaded model per process).
+    The scorer is :class:`analysis.embedding.EmbeddingScorer` (one loaded model per process).
     """
-    from judges.embedding import EmbeddingScorer
-    from judges.errors import EmbeddingModelError
+    from analysis.embedding import EmbeddingScorer
+    from analysis.judge_stats.errors import EmbeddingModelError
 
     both = (texts.notna() & references.notna()).to_numpy()
     out = np.full(len(texts), np.nan)

@@ -83,7 +83,7 @@ SCORE_SAMPLES = "score_samples"
 SCORE = "score"
 THRESHOLD = "threshold"
 METRIC = "metric"
-#: How human label columns are named (as ``judges.agreement.HUMAN_PATTERNS``).
+#: How human label columns are named (as ``analysis.judge_stats.agreement.HUMAN_PATTERNS``).
 HUMAN_PATTERNS: tuple[str, ...] = ("human_{}", "{}_human")
 #: Columns added to the subgroup / term table.
 SAME_SIGN, SIGNIFICANT, SURVIVES = NOISE_SAME_SIGN, NOISE_SIGNIFICANT, NOISE_SURVIVES
@@ -194,7 +194,7 @@ def confusion_tables(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Judge-vs-human confusion counts per metric, from the rows with both scores.
 
     Both scores are rounded half up (averaged human labels such as 3.67 become 4, as in
-    :mod:`judges.agreement`).
+    :mod:`analysis.judge_stats.agreement`).
 
     Returns
     -------

@@ -52,6 +52,7 @@ import yaml
 
 from analysis import columns as C
 from analysis.errors import AnalysisError
+from analysis.values import factor_values
 
 #: Step kinds -> (required parameters, optional parameters).
 STEP_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -346,8 +347,6 @@ def apply_step(frame: pd.DataFrame, step: Step) -> tuple[pd.DataFrame, StepRepor
         col = step.get("column")
         _need(frame, step, col)
         mapping = {str(k): str(v) for k, v in step.get("mapping").items()}
-        from analysis.design import factor_values
-
         codes, values = factor_values(frame[col])
         new_values = np.array([mapping.get(v, v) for v in values], dtype=object)
         recoded = pd.Series(new_values[codes.to_numpy()], index=frame.index)
@@ -370,8 +369,6 @@ def apply_step(frame: pd.DataFrame, step: Step) -> tuple[pd.DataFrame, StepRepor
     else:  # filter
         col = step.get("column")
         _need(frame, step, col)
-        from analysis.design import factor_values
-
         wanted = {str(v) for v in step.get("values")}
         codes, values = factor_values(frame[col])
         hit = np.array([v in wanted for v in values], dtype=bool)[codes.to_numpy()]

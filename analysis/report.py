@@ -394,7 +394,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
 
         return compare_report.default_settings(results, design)
     if section == "judges":
-        from judges import columns as JC
+        from analysis.judge_stats import columns as JC
 
         needed = [JC.STAGE, JC.JUDGE, JC.SENSITIVE_FACTOR, JC.MODEL]
         missing = [c for c in needed if c not in results.columns]
@@ -814,9 +814,9 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from judges import columns as JC
-    from judges.errors import JudgesError
-    from judges.metrics import stage_metrics
+    from analysis.judge_stats import columns as JC
+    from analysis.judge_stats.errors import JudgesError
+    from analysis.judge_stats.metrics import stage_metrics
 
     try:
         table = stage_metrics(results, by=list(s["by"]))
@@ -827,7 +827,7 @@ def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append(f"{unscored:,} judgments are unscored (the judge's reply could "
                             "not be parsed or was refused; see unscored_reason).")
     sec.tables.append(("judge_stage_metrics", table))
-    from judges.metrics import stage_figures  # FairMonitor's Figures 4 and 5
+    from analysis.judge_stats.metrics import stage_figures  # FairMonitor's Figures 4 and 5
 
     sec.figures += list(stage_figures(results).items())
 

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
+from analysis.values import check_frame, factor_values, guess_kind, outcome_meaning
 
 FACTOR = "factor"
 ITEM_ID = "item id"
@@ -338,8 +339,6 @@ def infer_structure(
     AnalysisError
         ``table`` is not a DataFrame with rows and columns.
     """
-    from analysis.design import check_frame, guess_kind, outcome_meaning
-
     check_frame(table, "infer_structure")
     notes: list[str] = []
     n_total = len(table)
@@ -603,8 +602,6 @@ def value_aliases(table: pd.DataFrame, factors: Sequence[str], *,
     -------
     list of Alias
     """
-    from analysis.design import factor_values
-
     missing = [f for f in factors if f not in table.columns]
     if missing:
         raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
@@ -669,7 +666,6 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
     Declared values never seen are not constrained by a nesting (nothing is known about
     them). Observed combinations are never excluded.
     """
-    from analysis.design import factor_values
     from analysis.nesting import find_nestings
 
     sizes = [len(v) for v in values]

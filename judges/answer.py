@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -76,8 +76,8 @@ VARIANT_B = "variant_b"
 #: Placeholder in a stage 2 ``question`` replaced by ``variant_a`` / ``variant_b``.
 VARIANT_PLACEHOLDER = "{variant}"
 
-#: The model-under-test settings (names in :mod:`judges.columns`): factors (kind ``model``)
-#: of the results table made by :func:`judges.to_results.to_results`.
+#: The model-under-test settings (names in :mod:`analysis.judge_stats.columns`): factors
+#: (kind ``model``) of the results table made by :func:`judges.to_results.to_results`.
 ANSWER_MODEL = C.ANSWER_MODEL
 ANSWER_TEMPERATURE = C.ANSWER_TEMPERATURE
 ANSWER_SYSTEM_PROMPT_ID = C.ANSWER_SYSTEM_PROMPT_ID

@@ -24,7 +24,6 @@ judged file keeps the judge's reasons.
 from __future__ import annotations
 
 import asyncio
-import re
 import string
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from analysis.judge_stats.category_agreement import normalise_name
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -61,7 +61,6 @@ DEFAULT_PREFIX = "category"
 #: The value shown for unscored rows in :func:`category_counts`.
 UNSCORED = "(unscored)"
 _PLACEHOLDERS = {"instruction", "categories", "texts"}
-_SEPARATORS = re.compile(r"[\s\-_]+")
 
 
 def output_columns(prefix: str = DEFAULT_PREFIX) -> dict[str, str]:
@@ -80,11 +79,6 @@ class Category:
 
     name: str
     description: str = ""
-
-
-def normalise_name(text: str) -> str:
-    """How category names are compared: case-folded, runs of spaces/``-``/``_`` as one space."""
-    return _SEPARATORS.sub(" ", str(text).casefold()).strip()
 
 
 @dataclass(frozen=True)

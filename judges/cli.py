@@ -46,7 +46,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.cli import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache, default_cache_path, open_cache
 from judges.cost import PriceTable
 from judges.errors import JudgesError
@@ -349,7 +349,8 @@ def _score(args: argparse.Namespace) -> int:
     _no_samples_for_embeddings(args)
     frame = load_for_scoring(args)
     if args.provider == "embedding":
-        from judges.embedding import EmbeddingScorer, score_similarity
+        from analysis.embedding import EmbeddingScorer
+        from judges.embedding import score_similarity
 
         judged = score_similarity(frame, EmbeddingScorer(args.model))
         write_table(judged, args.out)
@@ -462,7 +463,7 @@ def _estimate(args: argparse.Namespace) -> int:
 def _metrics(args: argparse.Namespace) -> int:
     from analysis.errors import LoadError
     from analysis.io import load_results
-    from judges.metrics import stage_metrics
+    from analysis.judge_stats.metrics import stage_metrics
 
     try:
         judged = load_results(args.judged, encoding=input_encoding(args))

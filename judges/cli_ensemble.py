@@ -218,7 +218,7 @@ def _records(table: pd.DataFrame) -> list[dict]:
 
 def reliability_command(args: argparse.Namespace) -> int:
     """``python -m judges reliability``."""
-    from judges.reliability import disagreements, load_reliability_data, reliability
+    from analysis.judge_stats.reliability import disagreements, load_reliability_data, reliability
 
     data = load_reliability_data(args.judged, encoding=input_encoding(args))
     table = reliability(data, n_boot=args.n_boot, seed=args.seed)

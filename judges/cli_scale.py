@@ -398,7 +398,7 @@ def _print_json(payload: dict) -> None:
 
 
 def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
-    from judges.category_agreement import category_agreement
+    from analysis.judge_stats.category_agreement import category_agreement
 
     if len(args.judge_col) > 1 or len(args.human_col) > 1:
         raise JudgesError("--categorical compares one pair: give --judge-col and --human-col "
@@ -431,7 +431,7 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from judges.agreement import agreement, merge_judged
+    from analysis.judge_stats.agreement import agreement, merge_judged
 
     frame = read_table(args.input, input_encoding(args))
     if args.categorical:

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.reliability import JUDGE_SEP
 from judges.cost import PriceTable
 from judges.errors import JudgesError
 from judges.judge import (
@@ -50,7 +51,6 @@ from judges.judge import (
     n_judgments,
 )
 from judges.providers import PROVIDERS, ChatProvider, make_provider
-from judges.reliability import JUDGE_SEP
 from judges.rubric import Rubric
 from judges.runner import RunConfig, RunStats
 

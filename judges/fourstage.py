@@ -20,7 +20,7 @@ from typing import IO
 
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import FourStageError
 
 Source = str | Path | bytes | bytearray | IO[bytes] | pd.DataFrame

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.batch import BATCH_DISCOUNT
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -87,7 +87,8 @@ class JudgeJob(FrameJob):
 
     # --- work ----------------------------------------------------------------------------
     async def _run_embedding(self, cancel: threading.Event) -> pd.DataFrame:
-        from judges.embedding import EmbeddingScorer, score_similarity
+        from analysis.embedding import EmbeddingScorer
+        from judges.embedding import score_similarity
 
         judged = score_similarity(self.frame, EmbeddingScorer(self.embedding_model))
         with self._progress._lock:

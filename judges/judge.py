@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError, PriceError

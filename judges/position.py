@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import JudgesError
 
 #: Two order means closer than this count as equal (means of whole-number scores).

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import JudgesError
 from judges.fourstage import empty_texts, load_fourstage, sample_path
 from judges.judge import JudgeConfig

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.judge import MAX_SAMPLES
 from judges.position import has_both_orders, position_bias
 from judges.samples import has_samples

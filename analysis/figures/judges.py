@@ -6,8 +6,9 @@
   judgments (the stage metric) or the mean score.
 
 The inputs are tables with ``stage``, a model column, ``metric`` and ``score`` (the long
-scores of ``judges.metrics.scores_by``) or ``share_fair`` / ``mean_score`` (the stage
-metrics of ``judges.metrics.stage_metrics``); this module imports nothing from ``judges``.
+scores of ``analysis.judge_stats.metrics.scores_by``) or ``share_fair`` / ``mean_score``
+(the stage metrics of ``analysis.judge_stats.metrics.stage_metrics``); this module imports
+nothing from ``judges``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import threading
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache, move_aside
 from judges.cli import EXIT_FAILED, EXIT_INPUT, EXIT_OK, main
 from judges.cost import PriceTable, estimate_message_tokens

@@ -53,8 +53,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judges import columns as C
-from judges.errors import JudgesError
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.errors import JudgesError
 
 CIMethod = Literal["bootstrap", "analytic", "none"]
 #: Label of the rows pooled over all stages (``stage``) or all metrics (``metric``).

@@ -47,10 +47,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
-from judges.agreement import ALL, high, icc_a_interval, low
-from judges.errors import JudgesError
-from judges.samples import parse_scores
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.agreement import ALL, high, icc_a_interval, low
+from analysis.judge_stats.errors import JudgesError
+from analysis.judge_stats.samples import parse_scores
 
 Level = Literal["nominal", "ordinal", "interval"]
 

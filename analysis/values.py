@@ -1,0 +1,165 @@
+"""Factor values as strings, the reference value, and roles guessed from column names.
+
+The kernel every module that reads factor columns shares (the design, nesting, the
+structure inference, the recipe steps, the engines): values are strings, a missing value
+is ``"(missing)"`` (``docs/architecture.md``). It imports nothing of the design, so those
+modules can use it without an import circle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import AnalysisError
+
+__all__ = [
+    "KINDS", "MAX_FACTOR_VALUES", "MISSING_VALUE", "MODEL_WORDS", "PROMPT_WORDS",
+    "REFERENCE_PATTERN", "FactorKind",
+    "check_frame", "default_reference", "factor_values", "format_value", "guess_kind",
+    "order_values", "outcome_meaning", "too_many_values",
+]
+
+FactorKind = Literal["domain", "prompt", "model"]
+KINDS: tuple[str, ...] = get_args(FactorKind)
+
+
+MISSING_VALUE = "(missing)"
+#: A factor with more distinct values than this is refused: it is free text or an id.
+MAX_FACTOR_VALUES = 1000
+
+
+REFERENCE_PATTERN = re.compile(
+    r"^(none|no|base|baseline|control|neutral|default|n/?a|unknown)$|^no[ _-]", re.IGNORECASE
+)
+MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider", "decoding",
+                "llm", "engine", "system", "cohort")
+PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
+                 "condition", "shot", "question", "framing", "language", "stage", "scenario")
+
+
+def format_value(value: Any) -> str:
+    """A factor value as its string (``7.0`` -> ``"7"``, missing -> ``"(missing)"``)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return MISSING_VALUE
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def factor_values(series: pd.Series) -> tuple[pd.Series, list[str]]:
+    """Codes and string values of a column, without converting every row to text.
+
+    Returns
+    -------
+    (codes, values)
+        ``codes`` an int array-like series (position in ``values``), ``values`` the
+        distinct values as strings in order of first appearance.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):  # e.g. a dictionary-encoded column
+        codes, uniques = _categorical_factorize(series)
+    else:
+        codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    labels = [format_value(u) for u in uniques]
+    if len(set(labels)) < len(labels):  # e.g. 1 and "1" in one column: merge them
+        merged = pd.Index(labels).unique().tolist()
+        where = {lab: i for i, lab in enumerate(merged)}
+        remap = np.array([where[lab] for lab in labels])
+        return pd.Series(remap[codes], index=series.index), merged
+    return pd.Series(codes, index=series.index), labels
+
+
+def _categorical_factorize(series: pd.Series) -> tuple[np.ndarray, list]:
+    """``pd.factorize(series, use_na_sentinel=False)`` of a categorical column from its
+    integer codes (no hashing of values): the values present, in order of first
+    appearance, NaN among them where a row is missing (docs/performance.md)."""
+    raw = series.cat.codes.to_numpy()
+    order = pd.unique(raw)  # codes present, first appearance; -1 is a missing value
+    categories = series.cat.categories
+    lookup = np.zeros(len(categories) + 1, dtype=np.intp)  # indexed by code + 1
+    lookup[order.astype(np.intp) + 1] = np.arange(len(order))
+    uniques = [np.nan if c < 0 else categories[c] for c in order]
+    return lookup[raw.astype(np.intp) + 1], uniques
+
+
+def order_values(values: Iterable[str]) -> list[str]:
+    """Values in display order: numerically if all are numbers, else case-insensitively
+    with ``"(missing)"`` last."""
+    values = list(values)
+    numeric = {}
+    for v in values:
+        try:
+            numeric[v] = float(v)
+        except ValueError:
+            break
+    else:
+        return sorted(values, key=lambda v: numeric[v])
+    return sorted(values, key=lambda v: (v == MISSING_VALUE, v.casefold()))
+
+
+def default_reference(series: pd.Series) -> str:
+    """A value named like ``none``/``no ...``/``base``/``control``, else the most frequent."""
+    codes, values = factor_values(series)
+    for v in order_values(values):
+        if REFERENCE_PATTERN.search(v.strip()):
+            return v
+    counts = np.bincount(codes.to_numpy(), minlength=len(values))
+    ordered = order_values(values)
+    return max(ordered, key=lambda v: counts[values.index(v)])
+
+
+def guess_kind(column: str) -> FactorKind:
+    """Kind suggested by a column's name (model words, prompt words, else domain)."""
+    words = re.split(r"[^a-z0-9]+", column.lower())
+    joined = column.lower()
+    if any(w in words for w in MODEL_WORDS) or "model" in joined:
+        return "model"
+    if any(w in words or w in joined for w in PROMPT_WORDS):
+        return "prompt"
+    return "domain"
+
+
+_HARM_WORDS = ("deviation", "deviates", "deviated", "biased", "bias", "harmful", "harm",
+               "toxic", "stereotyped", "stereotypical", "incorrect", "wrong", "error",
+               "unsafe", "refused", "failure", "failed")
+_SUCCESS_WORDS = ("correct", "accuracy", "acc", "accurate", "right", "success", "passed",
+                  "pass", "safe", "match", "matches")
+
+
+def outcome_meaning(column: str) -> str | None:
+    """``"harm"`` (1 = deviation), ``"success"`` (0 = deviation) or None, from the name.
+
+    ``is_correct``, ``correct``, ``accuracy`` -> ``"success"``; ``biased``, ``deviation``,
+    ``harmful``, ``is_incorrect`` -> ``"harm"`` (harm words are checked first).
+    """
+    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
+    if any(w in _HARM_WORDS for w in words):
+        return "harm"
+    if any(w in _SUCCESS_WORDS for w in words):
+        return "success"
+    return None
+
+
+def check_frame(frame: Any, what: str) -> None:
+    """Raise :class:`AnalysisError` unless ``frame`` is a DataFrame with rows and columns."""
+    if not isinstance(frame, pd.DataFrame):
+        raise AnalysisError(f"{what} needs the results table as a pandas DataFrame (for "
+                            f"example from analysis.load_results), not "
+                            f"{'nothing' if frame is None else type(frame).__name__}.")
+    if frame.shape[1] == 0:
+        raise AnalysisError("The results table has no columns.")
+    if len(frame) == 0:
+        raise AnalysisError("The results table has no rows: there is nothing to analyse.")
+
+
+def too_many_values(column: str, n: int) -> str:
+    """The message refusing a factor column with ``n`` distinct values."""
+    return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
+            f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
+            "or derive a coarser one.")
