@@ -58,3 +58,7 @@ class PairingError(AnalysisError):
     """Rows cannot be paired as a paired comparison needs (``analysis.compare``): a compared
     factor with one value, values sharing no prompt, duplicates refused, a reference that
     is not among the values ..."""
+
+
+class SectionSkipped(AnalysisError):
+    """A report section cannot be built from this table and design; ``str(exc)`` says why."""

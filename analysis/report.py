@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, SectionSkipped
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
@@ -63,10 +63,6 @@ NOISE_SECTIONS: dict[str, tuple[str, ...]] = {
     "importance": ("replicates", "mode", "seed")}
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
-
-
-class SectionSkipped(AnalysisError):
-    """A section cannot be built from this table and design; ``str(exc)`` says why."""
 
 
 class SettingsError(AnalysisError):

@@ -53,19 +53,19 @@ from judges.batch import (
     refresh_batches,
 )
 from judges.cache import ReplyCache, default_cache_path
-from judges.cli import (
+from judges.cli_common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    _cache,
-    _judge_config,
-    _progress_line,
-    _temperature,
     add_encoding_option,
     input_encoding,
+    judge_config,
     load_for_scoring,
+    open_reply_cache,
+    parse_temperature,
     print_position_bias,
     print_warnings,
+    progress_line,
     write_results,
     write_table,
 )
@@ -130,7 +130,7 @@ def _open_cache(args: argparse.Namespace) -> ReplyCache | None:
             raise JudgesError("--batch needs the reply cache (batch ids and results are kept "
                               "there): leave out --no-cache.")
         return None
-    return _cache(args)
+    return open_reply_cache(args)
 
 
 def read_table(path: str | Path, encoding: str = "utf-8") -> pd.DataFrame:
@@ -221,7 +221,7 @@ def score_batch(args: argparse.Namespace) -> int:
         raise JudgesError(f"--model is required for the {args.provider} provider.")
     frame = load_for_scoring(args)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
-    before = _judge_config(args).warnings(provider)
+    before = judge_config(args).warnings(provider)
     print_warnings(before)
     cache = _open_cache(args)
     assert cache is not None
@@ -230,18 +230,18 @@ def score_batch(args: argparse.Namespace) -> int:
 
         try:
             check_batch_cap(frame, provider, max_cost_usd=args.max_cost,
-                            config=_judge_config(args), prices=PriceTable.load(args.prices),
+                            config=judge_config(args), prices=PriceTable.load(args.prices),
                             cache=cache, rubrics=load_rubrics(args.rubrics))
         except JudgesError:
             cache.close()
             raise
-    progress = JudgeProgress(total=n_judgments(frame, _judge_config(args)))
+    progress = JudgeProgress(total=n_judgments(frame, judge_config(args)))
     stats, monitor = RunStats(), BatchMonitor()
     start = time.monotonic()
     try:
         run = _run(lambda cancel: judge_frame_batch_async(
             frame, provider, cache=cache, batch=_batch_config(args),
-            rubrics=load_rubrics(args.rubrics), config=_judge_config(args),
+            rubrics=load_rubrics(args.rubrics), config=judge_config(args),
             prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
             stats=stats, monitor=monitor),
             None if args.quiet else lambda: monitor.snapshot().summary())
@@ -249,7 +249,7 @@ def score_batch(args: argparse.Namespace) -> int:
         cache.close()
     write_table(run.judged, args.out)
     p = run.progress
-    print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
+    print(progress_line(p, time.monotonic() - start), file=sys.stderr)
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{monitor.summary()}.", file=sys.stderr)
     print_warnings(run.warnings, already=before)
@@ -285,7 +285,7 @@ def _answer(args: argparse.Namespace) -> int:
         text = _read_text_file(Path(args.system_prompt_file), "--system-prompt-file")
         systems = [system_prompt(prompts, text=text)]
     settings = settings_grid(
-        temperatures=_numbers(args.temperature, _temperature, "--temperature") or [None],
+        temperatures=_numbers(args.temperature, parse_temperature, "--temperature") or [None],
         seeds=_numbers(args.seed, _seed, "--seed") or [None],
         system_prompts=systems or [("none", "")], max_tokens=args.max_tokens)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
@@ -391,9 +391,9 @@ def _print_json(payload: dict) -> None:
     """``--json`` of ``agreement``: tables as lists of records (NaN as null)."""
     import json
 
-    from judges.cli_ensemble import _records
+    from judges.cli_ensemble import json_records
 
-    print(json.dumps({k: _records(v) if isinstance(v, pd.DataFrame) else v
+    print(json.dumps({k: json_records(v) if isinstance(v, pd.DataFrame) else v
                       for k, v in payload.items()}, indent=1))
 
 
@@ -552,7 +552,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cat.add_argument("--prefix", default="category", help="output column prefix")
     cat.add_argument("--by", default="", help="grouping columns of the printed counts")
     _add_provider_options(cat)
-    cat.add_argument("--temperature", type=_temperature, default=0.0)
+    cat.add_argument("--temperature", type=parse_temperature, default=0.0)
     cat.add_argument("--max-tokens", type=POSITIVE_INT, default=300)
     cat.add_argument("--no-structured-output", action="store_true")
     cat.add_argument("--out", type=Path, required=True)

@@ -71,19 +71,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _hint(fix) -> str:
-    """The command-line options that carry out a suggested fix."""
-    parts = []
-    if fix.drop_factors:
-        parts.append(f"leave {', '.join(fix.drop_factors)} out of --factors")
-    parts += [f"drop --interaction {a}:{b}" for a, b in fix.drop_interactions]
-    parts += [f"--exclude {f}={','.join(v)}" for f, v in fix.exclude]
-    parts += [f"--reference {f}={v}" for f, v in fix.references]
-    if fix.on_separation:
-        parts.append(f"--on-separation {fix.on_separation}")
-    return f"- {fix.label}: {'; '.join(parts)}"
-
-
 def run(args: argparse.Namespace) -> None:
     import pandas as pd
 
@@ -116,7 +103,12 @@ def run(args: argparse.Namespace) -> None:
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     cluster = None if args.no_cluster else (args.cluster or FROM_DESIGN)
-    from analysis.commands.importance_linear import covariate_logit, run_linear, wants_linear
+    from analysis.commands.importance_linear import (
+        covariate_logit,
+        fix_hint,
+        run_linear,
+        wants_linear,
+    )
 
     named = None if args.no_cluster else (args.cluster or design.cluster)
     if wants_linear(args, design):  # a continuous outcome: linear or mixed model
@@ -131,7 +123,7 @@ def run(args: argparse.Namespace) -> None:
             likelihood_ratio=not args.no_lr, cluster=cluster,
             gee=args.gee, small_sample=args.small_sample)
     except ImportanceRefusal as exc:
-        hints = "\n".join(_hint(f) for f in exc.fixes)
+        hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
     terms, noise = fit.terms, None

@@ -83,9 +83,7 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
             accept_unconverged=args.accept_unconverged, alpha=args.alpha,
             adjust=args.adjust, confidence=args.confidence)
     except ImportanceRefusal as exc:
-        from analysis.commands.importance import _hint
-
-        hints = "\n".join(_hint(f) for f in exc.fixes)
+        hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
     s = fit.summary()
@@ -124,3 +122,16 @@ def covariate_logit(args: argparse.Namespace, results, design, *, exclude, clust
         standardise=not args.raw_covariates, cluster=cluster, alpha=args.alpha,
         adjust=args.adjust, confidence=args.confidence, likelihood_ratio=not args.no_lr,
         small_sample=args.small_sample)
+
+
+def fix_hint(fix) -> str:  # noqa: ANN001 - an importance Fix
+    """The command-line options that carry out a suggested fix."""
+    parts = []
+    if fix.drop_factors:
+        parts.append(f"leave {', '.join(fix.drop_factors)} out of --factors")
+    parts += [f"drop --interaction {a}:{b}" for a, b in fix.drop_interactions]
+    parts += [f"--exclude {f}={','.join(v)}" for f, v in fix.exclude]
+    parts += [f"--reference {f}={v}" for f, v in fix.references]
+    if fix.on_separation:
+        parts.append(f"--on-separation {fix.on_separation}")
+    return f"- {fix.label}: {'; '.join(parts)}"

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.cells import N_ALL
+from analysis.cell_counts import N_ALL
 from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, Factor, Outcome
 from analysis.engines import sql

@@ -47,6 +47,9 @@ DUCKDB_ENCODINGS = {"utf-8": "utf-8", "ascii": "utf-8", "utf-16-le": "utf-16",
                     "utf-16": "utf-16", "iso8859-1": "latin-1"}
 #: Python codec name -> the charset Spark's CSV reader is given.
 SPARK_ENCODINGS = {"utf-8": "UTF-8", "ascii": "UTF-8", "iso8859-1": "ISO-8859-1"}
+#: pandas' default missing-value markers (read_csv ``na_values``): CSV cells read as NULL.
+PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,6 @@ def _check_json(text: str, whole: bool, label: str) -> None:
 
 def _candidates(text: str, delimiter: str, header: Sequence[str]) -> tuple[str, ...]:
     """Columns whose values in ``text`` are all decimal-comma numbers or missing."""
-    from analysis.engines.duckdb_engine import PANDAS_NA
     from analysis.io import DECIMAL_COMMA
 
     number = re.compile(DECIMAL_COMMA)

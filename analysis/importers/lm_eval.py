@@ -31,8 +31,8 @@ from analysis.importers.harness_design import (
     json_text,
     uniform_types,
 )
+from analysis.importers.harness_families import unpack as unpack_task
 from analysis.importers.harness_tasks import TaskImport, apply_hints
-from analysis.importers.harness_tasks import unpack as unpack_task
 
 SOURCE = "lm-eval"
 TASK_COLUMN = "task"
