@@ -73,10 +73,10 @@ UNIT_INTERVAL = float_in(0, 1)
 
 def single_character(text: str) -> str:
     """An argparse ``type`` for ``--sep``: one character (``\\t`` or ``tab`` for a tab)."""
-    from analysis.io import _check_sep
+    from analysis.io import check_sep
 
     try:
-        return _check_sep(text)  # type: ignore[return-value]
+        return check_sep(text)  # type: ignore[return-value]
     except AnalysisError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

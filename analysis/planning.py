@@ -514,11 +514,11 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         if absent:
             raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
         from analysis.cells import filter_rows
-        from analysis.coverage import _grid  # the same cell counting as the Coverage page
+        from analysis.coverage import coverage_grid  # the same cell counting as the Coverage page
 
         table = cells if N in cells.columns else cells.assign(**{N: 1})
         # counts inside the subset; the structure below is read on every row given
-        grid = _grid(filter_rows(table, where) if where else table, design, factors, where)
+        grid = coverage_grid(filter_rows(table, where) if where else table, design, factors, where)
         counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
     else:
         table = pd.DataFrame(columns=[*factors, N])

@@ -52,7 +52,7 @@ def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
     return load_results(data, name=name, encoding=encoding)
 
 
-def _starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
+def starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
     """The preferred design if it fits the table, else the current one, else a suggestion."""
     for candidate in (preferred, st.session_state.get("design")):
         if candidate is None:
@@ -74,7 +74,7 @@ def load_bytes(data: bytes, name: str, preferred: Design | None = None, *,
         st.session_state["data_error"] = str(exc)
         return False
     st.session_state.pop("data_error", None)
-    set_data(frame, name, token_of(data), _starting_design(frame, preferred))
+    set_data(frame, name, token_of(data), starting_design(frame, preferred))
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 
