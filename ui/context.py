@@ -20,6 +20,7 @@ import streamlit as st
 from analysis.context import AnalysisContext
 from analysis.design import Design
 from analysis.safe_text import code_span, escape_markdown
+from ui.active import SAMPLES
 
 #: Per script run (each run executes in its own thread): the context and its slot.
 _RUN = threading.local()
@@ -40,8 +41,6 @@ def current_context() -> AnalysisContext | None:
 
 def is_simulated(name: str) -> bool:
     """Whether ``name`` is a bundled sample with simulated outcomes."""
-    from ui.data import SAMPLES  # ui.data imports ui.common, which imports this module
-
     return "SIMULATED" in SAMPLES.get(name, {}).get("caption", "")
 
 

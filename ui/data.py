@@ -11,32 +11,8 @@ import streamlit as st
 from analysis.design import Design, check_design, suggest_design
 from analysis.errors import AnalysisError
 from analysis.io import load_results
-from ui.common import SAMPLE_DIR, set_data, token_of
+from ui.active import SAMPLE_DIR, SAMPLES, set_data, token_of
 from ui.context import guarded_callback
-
-#: Bundled samples: file name -> title, provenance caption and design file.
-SAMPLES: dict[str, dict[str, str]] = {
-    "bbq_unifiedqa.csv.gz": {
-        "title": "BBQ with real UnifiedQA-T5-11B answers (6 categories, 3 input formats)",
-        "caption": "Real data: BBQ (Parrish et al. 2022, CC-BY-4.0) with the published "
-                   "UnifiedQA-T5-11B predictions. Outcome: the answer is the biased one.",
-        "design": "bbq_unifiedqa.design.yaml",
-    },
-    "ssqa_simulated.csv.gz": {
-        "title": "SocialStigmaQA design with SIMULATED answers of two fictional models",
-        "caption": "SIMULATED outcomes: the SocialStigmaQA prompts (Nagireddy et al. 2024, "
-                   "CDLA-Permissive-2.0) answered by two fictional models drawn from stated "
-                   "effects (sample_data/ssqa_simulated_effects.yaml). Not real model output.",
-        "design": "ssqa_simulated.design.yaml",
-    },
-    "ssqa_design.csv.gz": {
-        "title": "SocialStigmaQA design only (no outcomes; for coverage)",
-        "caption": "Real design: the SocialStigmaQA factor table, each prompt with and "
-                   "without chain-of-thought. No model answers: use it on the Coverage page.",
-        "design": "ssqa_design.design.yaml",
-    },
-}
-
 
 #: Session key of a sample chosen in the selectbox whose load has not finished yet.
 PENDING_SAMPLE = "_sample_pending"

@@ -26,7 +26,6 @@ See ``docs/sessions.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
@@ -143,33 +142,6 @@ def remember() -> None:
     entry["name"] = str(ss.get("results_name", ""))
     entry["settings"].update(_settings_now())
     entry["report"] = list(ss.get(REPORT_KEY) or [])
-
-
-def fit(key: str, options: Sequence[Any], what: str) -> None:
-    """Drop from the setting ``key`` the values not in ``options``, with a note shown
-    where it is called.
-
-    Call before the widget of ``key`` is drawn (outside a closed expander). ``what`` names
-    the control on the page (e.g. "Subgroups: Factors").
-    """
-    ss = st.session_state
-    if key not in ss:
-        return
-    value, allowed = ss[key], set(options)
-    if isinstance(value, (list, tuple)):
-        dropped = [v for v in value if v not in allowed]
-        if dropped:
-            ss[key] = [v for v in value if v in allowed]
-    elif value is not None and value not in allowed:
-        dropped = [value]
-        del ss[key]
-    else:
-        dropped = []
-    if dropped:
-        from ui.widgets import md
-
-        st.info(md(f"{what}: {', '.join(map(str, dropped))} dropped from the kept settings "
-                   "(not offered for this table and design)."), icon="ℹ️")
 
 
 def show_notes() -> None:

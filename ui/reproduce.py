@@ -11,7 +11,7 @@ import streamlit as st
 from analysis import reproduce as rp
 from analysis.design import Design
 from analysis.prepare import recipe_yaml
-from ui.common import SAMPLE_DIR
+from ui.active import SAMPLE_DIR
 from ui.judge_noise import page_noise_settings
 
 

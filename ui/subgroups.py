@@ -107,7 +107,7 @@ def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
                   label: str = "Factors (in ring order)",
                   results: pd.DataFrame | None = None) -> list[str]:
     """A multiselect of factors, remembered per page under ``key``."""
-    from ui.page_state import fit
+    from ui.widgets import fit
 
     options = [f for f in design.names if f not in exclude]
     if key in st.session_state:
