@@ -19,7 +19,8 @@ import streamlit as st
 from analysis.errors import AnalysisError
 from analysis.importers import SOURCES, ImportResult, import_results, load_importer
 from ui.common import set_data, token_of
-from ui.data_help import INSTALL, TITLES, importer_problem, source_label, without_paths
+from ui import data_help
+from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.widgets import md, table_download
 
 
@@ -118,8 +119,8 @@ def import_section() -> None:
     source = st.selectbox("Import from", list(SOURCES), on_change=_forget_result,
                           format_func=lambda s: source_label(s, TITLES.get(s, s)),
                           key="import_source")
-    if importer_problem(source):  # said before any upload
-        st.warning(md(importer_problem(source)) + f"\n\nInstall it with `{INSTALL}` and "
+    if data_help.importer_problem(source):  # said before any upload
+        st.warning(md(data_help.importer_problem(source)) + f"\n\nInstall it with `{INSTALL}` and "
                    "restart the app; the other importers work without it.")
         return
     module = load_importer(source)
