@@ -18,8 +18,8 @@ import streamlit as st
 
 from analysis.errors import AnalysisError
 from analysis.importers import SOURCES, ImportResult, import_results, load_importer
-from ui.common import set_data, token_of
 from ui import data_help
+from ui.common import set_data, token_of
 from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.widgets import md, table_download
 
