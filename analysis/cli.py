@@ -22,6 +22,15 @@ from analysis.cli_args import counts_prompts, note_decimal_commas, outcome_from_
 from analysis.commands import MODULES, SUMMARIES
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "FINITE_FLOAT", "NON_NEGATIVE_FLOAT", "NON_NEGATIVE_INT", "POSITIVE_FLOAT", "POSITIVE_INT",
+    "PROBABILITY", "UNIT_INTERVAL", "add_engine_option", "add_factor_options", "add_input",
+    "add_outcome_options", "add_output_options", "build_parser", "check_output_paths",
+    "command_in", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
+    "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
+    "split_list", "warm_up_export", "write_json",
+]
+
 
 # --- argument types: a bad number is an argparse error (usage + message, exit 2) ----------
 def int_at_least(minimum: int) -> Callable[[str], int]:

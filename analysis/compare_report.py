@@ -7,6 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+__all__ = ["MAX_FIGURE_PAIRS", "MAX_TRIED", "build", "default_settings"]
+
+
 #: Per-subgroup figures drawn for at most this many pairs (the tables hold every pair).
 MAX_FIGURE_PAIRS = 3
 #: Factors tried as the default compared factor.

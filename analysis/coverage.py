@@ -65,6 +65,17 @@ from analysis.columns import (
 from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "COVERAGE_UNITS", "CoverageGrid", "DENSE_MAX_CELLS", "JOINT", "MARGINAL", "PROMPTS",
+    "RESPONSES", "SUMMARY_COLUMNS", "TIMES", "Where", "count_tensor", "coverage_cells",
+    "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
+    "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
+    "empty_cells_page", "gini_index", "grid_values", "marginal_counts", "model_coverage",
+    "page_count", "pair_counts", "per_factor_gini", "per_factor_table", "percent_text",
+    "tensor_marginal", "thinnest_cells",
+]
+
+
 Where = Mapping[str, str | Sequence[str]]
 
 #: Largest grid :func:`count_tensor` builds densely (about 80 MB of int64).

@@ -54,6 +54,12 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.subgroups import benjamini_hochberg, subgroup_counts
 
+__all__ = [
+    "CUTOFF", "DEFAULT_RESAMPLES", "EXACT_LIMIT", "curve_values", "deviation_metric",
+    "ecdf_steps", "ecdf_summary", "ks_permutation_pvalue", "ks_tests", "subgroup_rates",
+]
+
+
 #: The "no bias" cutoff on subgroup deviation rates used in clinical-trial fairness work.
 CUTOFF = 0.2
 #: Ties: enumerate every split of the pooled values when there are at most this many.

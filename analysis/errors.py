@@ -7,6 +7,11 @@ an analyst: it names the file, column, rows or values concerned.
 
 from __future__ import annotations
 
+__all__ = [
+    "AnalysisError", "ClusterError", "DesignError", "DesignMismatchError", "EngineError",
+    "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "SectionSkipped",
+]
+
 
 class AnalysisError(ValueError):
     """Base class: bad input to an analysis function, with an analyst-readable message."""

@@ -41,6 +41,13 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "DESCRIPTIONS", "FEATURES", "FeatureUnavailableError", "LEXICON_FEATURES",
+    "POLARITY_TEXTBLOB", "SENTIMENT_VADER", "SUBJECTIVITY_TEXTBLOB", "available_features",
+    "embedding_similarity", "extract_features", "missing_packages", "polarity_textblob",
+    "sentiment_vader", "subjectivity_textblob",
+]
+
 
 class FeatureUnavailableError(AnalysisError):
     """A text feature needs a package that is not installed."""

@@ -44,6 +44,12 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "COMPOSITE", "LEXICONS", "PAPER_DIVERSITY_PENALTY", "PAPER_SCALE", "PAPER_WEIGHT",
+    "PUBLISHED", "PublishedIndex", "lexicon_of", "llmbi_per_response", "published_llmbi",
+]
+
+
 #: The paper's constants (its Listing 3): diversity penalty, lambda, the one weight.
 PAPER_DIVERSITY_PENALTY = 0.2
 PAPER_SCALE = 1.5

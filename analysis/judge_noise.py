@@ -72,6 +72,16 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "DEFAULT_REPLICATES", "HUMAN_PATTERNS", "JudgeNoiseError", "METRIC", "MODE_LABELS",
+    "NOISE_COLUMNS", "NOISE_MODES", "NoiseMode", "ROBUST_SHARE", "SAME_SIGN", "SCORE",
+    "SCORE_SAMPLES", "SIGNIFICANT", "SURVIVES", "THRESHOLD", "available_modes", "conditional",
+    "confusion_draws", "confusion_tables", "has_score_samples", "human_columns",
+    "importance_noise", "noise_rows", "parse_samples", "replicate_deviations", "subgroup_noise",
+    "survival_counts", "survival_sentence", "threshold_of",
+]
+
+
 NoiseMode = Literal["mean", "single", "confusion"]
 NOISE_MODES: tuple[str, ...] = get_args(NoiseMode)
 #: What each mode does, in words (the app's radio labels).

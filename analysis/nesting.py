@@ -29,6 +29,9 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.values import REFERENCE_PATTERN, default_reference, factor_values
 
+__all__ = ["describe_nesting", "find_nestings", "nesting_columns", "unnested_choice"]
+
+
 _COLUMNS = [DETERMINANT, DEPENDENT, N_DETERMINANT_VALUES, N_DEPENDENT_VALUES, NESTING_KIND]
 
 

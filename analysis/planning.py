@@ -46,6 +46,14 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "ADD", "EXACT_MAX_GRID", "FIRST_RUN", "FractionalDesign", "MAX_LD", "PLAN_MAX_CELLS",
+    "Plan", "SCAN_MAX", "SCAN_MAX_TOTAL", "STABLE_HORIZON", "STABLE_MARGIN", "add_power",
+    "approx_power", "budget_note", "exact_ld_power", "fractional_factorial", "ld_power",
+    "ld_variance", "minimum_detectable_ld", "plan_additions", "sample_size", "water_fill",
+]
+
+
 #: Largest factor grid :func:`plan_additions` enumerates.
 PLAN_MAX_CELLS = 5_000_000
 #: Largest number of (inside, outside) count pairs :func:`exact_ld_power` sums over.

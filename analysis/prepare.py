@@ -54,6 +54,12 @@ from analysis import columns as C
 from analysis.errors import AnalysisError
 from analysis.values import factor_values
 
+__all__ = [
+    "PrepareError", "REPORT_COLUMNS", "STEP_KINDS", "Step", "StepReport", "apply_recipe",
+    "apply_step", "load_recipe", "match", "melt", "parse_recipe", "recipe_yaml",
+]
+
+
 #: Step kinds -> (required parameters, optional parameters).
 STEP_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "melt": (("columns",), ("factor", "value", "strip")),

@@ -36,6 +36,17 @@ import pandas as pd
 
 from analysis.errors import AnalysisError, SectionSkipped
 
+__all__ = [
+    "CI_CHOICES", "CI_KEYS", "CI_SECTIONS", "COHORT_MAX_GROUPS", "HTML_MAX_ROWS",
+    "NOISE_SECTIONS", "PDF_UNAVAILABLE", "POLARITY_FROM_DESIGN", "Report", "SECTIONS",
+    "Section", "SettingsError", "TITLES", "ZIP_NAME_MAX", "bootstrap_arguments",
+    "build_or_skip", "build_report", "build_section", "chromium_path", "ci_defaults",
+    "data_summary", "default_settings", "describe_bootstrap", "design_table", "noise_arguments",
+    "noise_defaults", "package_version", "plain", "report_html", "report_pdf", "report_zip",
+    "suspect_labels", "zip_entry_name",
+]
+
+
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
                              "index", "cohorts", "judges", "compare")

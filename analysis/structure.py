@@ -48,6 +48,15 @@ import pandas as pd
 from analysis.errors import AnalysisError
 from analysis.values import check_frame, factor_values, guess_kind, outcome_meaning
 
+__all__ = [
+    "ANSWER_KEY", "Alias", "CONSTANT", "CROSSED_SHARE", "ColumnRole", "Exclusions", "FACTOR",
+    "ITEM_ID", "ITEM_TEXT", "MAX_EXACT_ROWS", "MAX_OPTIONS", "MIN_ALIAS_ROWS", "MIN_ID_VALUES",
+    "OUTCOME", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure", "TEMPLATE", "TEXT_CHARS",
+    "TEXT_WORDS", "cluster_note", "excluded_cells", "infer_prompt_unit", "infer_structure",
+    "value_aliases",
+]
+
+
 FACTOR = "factor"
 ITEM_ID = "item id"
 ROW_ID = "row id"

@@ -77,6 +77,13 @@ from analysis.columns import (
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
+    "cluster_robust_ld", "disparity_stats", "distinct_subgroups", "fisher_exact_pvalues",
+    "ld_cluster_variance", "subgroup_counts", "subgroups", "uncertainty_label",
+]
+
+
 Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
 #: Continuity correction added to every cell of a 2x2 table with a zero cell.

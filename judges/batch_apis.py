@@ -35,6 +35,13 @@ from judges.providers import (
 from judges.request import ChatRequest, Reply
 from judges.runner import RunConfig
 
+__all__ = [
+    "AnthropicBatchAPI", "BATCH_APIS", "BatchAPI", "BatchConfig", "BatchError", "BatchStatus",
+    "ItemOutcome", "OPENAI_ENDPOINT", "OpenAIBatchAPI", "anthropic_reply", "batch_api",
+    "openai_reply",
+]
+
+
 #: The endpoint every OpenAI batch line targets.
 OPENAI_ENDPOINT = "/v1/chat/completions"
 _OPENAI_ENDED = frozenset({"completed", "failed", "expired", "cancelled"})

@@ -56,6 +56,16 @@ from judges.tasks import (
     load_data_yaml,
 )
 
+__all__ = [
+    "CategoriseConfig", "CategorisePrompt", "CategoriseRun", "Category", "CategoryJudgement",
+    "CategorySpec", "DEFAULT_PREFIX", "UNSCORED", "assemble_categories", "categorise_frame",
+    "categorise_frame_async", "categorise_job", "categorise_requests", "category_counts",
+    "category_schema", "category_spec", "category_spec_from_dict", "estimate_categorise",
+    "interpret_category", "load_categorise_prompt", "load_category_spec",
+    "n_categorise_requests", "output_columns", "parse_category",
+]
+
+
 #: Default prefix of the output columns.
 DEFAULT_PREFIX = "category"
 #: The value shown for unscored rows in :func:`category_counts`.

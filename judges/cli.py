@@ -77,6 +77,8 @@ from judges.providers import REASONING_EFFORTS, ChatProvider, make_provider
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig, RunStats
 
+__all__ = ["EXIT_INPUT", "EXIT_OK", "build_parser", "check_output_paths", "main"]
+
 
 def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="four-stage test file (CSV, TSV, Parquet, JSON Lines)")

@@ -27,6 +27,14 @@ from judges.judge import (
 )
 from judges.runner import RunStats
 
+__all__ = [
+    "EXIT_FAILED", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "add_encoding_option",
+    "check_input_encoding", "finish_run", "input_encoding", "judge_config", "load_for_scoring",
+    "open_reply_cache", "parse_temperature", "print_position_bias", "print_warnings",
+    "progress_line", "report_results", "run_reporting", "write_results", "write_table",
+]
+
+
 EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 

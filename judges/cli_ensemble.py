@@ -63,6 +63,11 @@ from judges.position import has_both_orders
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig
 
+__all__ = [
+    "HANDLERS", "add_options", "estimate_multi", "json_records", "judge_specs", "register",
+    "reliability_command", "resolve", "score_multi",
+]
+
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """``--judge``, ``--judges`` and ``--ensemble`` on ``score`` and ``estimate``."""

@@ -75,6 +75,11 @@ from judges.providers import make_provider
 from judges.runner import RunConfig, RunStats
 from judges.tasks import TaskProgress
 
+__all__ = [
+    "EXIT_PENDING", "HANDLERS", "add_batch_options", "read_table", "register", "score_batch",
+]
+
+
 #: Results still waiting in a provider batch (run again later to collect them).
 EXIT_PENDING = 75
 

@@ -22,6 +22,8 @@ from analysis.judge_stats import columns as C
 from judges.fourstage import empty_texts
 from judges.judge import empty_outputs
 
+__all__ = ["calibrate_threshold", "score_similarity"]
+
 
 def score_similarity(frame: pd.DataFrame, scorer: EmbeddingScorer | None = None) -> pd.DataFrame:
     """The judged file of the embedding scorer.

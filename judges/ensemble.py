@@ -54,6 +54,14 @@ from judges.providers import PROVIDERS, ChatProvider, make_provider
 from judges.rubric import Rubric
 from judges.runner import RunConfig, RunStats
 
+__all__ = [
+    "ENSEMBLES", "EXPLANATION_JOIN", "Ensemble", "JUDGES_N_SUFFIX", "JUDGES_SD_SUFFIX",
+    "JUDGE_KEYS", "JudgeSpec", "JudgeSpecError", "MultiJudgeRun", "check_unique",
+    "ensemble_job", "ensemble_judged", "estimate_judges", "judge_frames_async",
+    "judges_from_data", "load_judges_yaml", "parse_judge", "sanitise_name", "total_judgments",
+]
+
+
 Ensemble = Literal["mean", "median"]
 ENSEMBLES: tuple[str, ...] = ("mean", "median")
 #: Keys a judges YAML entry may have.

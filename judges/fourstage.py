@@ -23,6 +23,12 @@ import pandas as pd
 from analysis.judge_stats import columns as C
 from judges.errors import FourStageError
 
+__all__ = [
+    "SAMPLE_NAME", "Source", "empty_texts", "load_fourstage", "sample_path", "stage_counts",
+    "validate_fourstage",
+]
+
+
 Source = str | Path | bytes | bytearray | IO[bytes] | pd.DataFrame
 
 #: The bundled illustrative sample (a copy of ``sample_data/fourstage_illustrative.csv``).

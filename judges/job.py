@@ -40,6 +40,11 @@ from judges.rubric import Rubric
 from judges.runner import RunConfig, RunStats
 from judges.tasks import FrameJob, cached_work, judge_batch_job
 
+__all__ = [
+    "JudgeJob", "check_ready_unless_cached", "estimate_judge_run", "make_judge_job",
+    "progress_text", "run_summary",
+]
+
 
 class JudgeJob(FrameJob):
     """Judge ``frame`` in a daemon thread.

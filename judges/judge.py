@@ -53,6 +53,15 @@ from judges.request import ChatRequest, Reply, Result, clip_text, safe_text
 from judges.rubric import Rubric, load_rubrics
 from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_stream
 
+__all__ = [
+    "DEFAULT_MAX_TOKENS", "Estimate", "JudgeConfig", "JudgeProgress", "JudgeRun", "MAX_SAMPLES",
+    "MetricOutcome", "REASONING_MAX_TOKENS", "REASON_SEPARATOR", "assemble_judged",
+    "check_batch_cap", "empty_outputs", "estimate_run", "interpret", "is_judged", "judge_frame",
+    "judge_frame_async", "judge_requests", "n_judgments", "no_answer_outcomes", "run_warnings",
+    "safe_frame", "split_tag", "swapped",
+]
+
+
 #: Separator between the per-metric reasons in ``unscored_reason``.
 REASON_SEPARATOR = " | "
 #: Most samples per judgment (``JudgeConfig.samples``).

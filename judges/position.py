@@ -18,6 +18,9 @@ from scipy import stats
 from analysis.judge_stats import columns as C
 from judges.errors import JudgesError
 
+__all__ = ["TOLERANCE", "has_both_orders", "position_bias"]
+
+
 #: Two order means closer than this count as equal (means of whole-number scores).
 TOLERANCE = 1e-9
 

@@ -51,6 +51,15 @@ from judges.request import ChatRequest, Reply
 from judges.transport import ReplyTooLarge
 from judges.transport import http_client as capped_client
 
+__all__ = [
+    "ANTHROPIC_STOPS", "AnthropicChat", "ChatProvider", "ErrorInfo", "MalformedReplyError",
+    "OpenAIChat", "PROVIDERS", "REASONING_EFFORTS", "SETUP_STATUSES", "TRANSIENT_STATUSES",
+    "Transport", "aiohttp_available", "int_or_zero", "is_local_url", "is_reasoning_model",
+    "make_provider", "page_provider", "parse_retry_after", "provider_class",
+    "register_provider",
+]
+
+
 Transport = Literal["auto", "aiohttp", "httpx"]
 #: Strings shaped like provider keys (also partly masked ones a server may echo back).
 _KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")

@@ -43,6 +43,12 @@ import yaml
 from analysis.judge_stats import columns as C
 from judges.errors import RubricError
 
+__all__ = [
+    "Level", "Rubric", "SCORES", "TextSlot", "VARIANTS", "load_rubric_file", "load_rubrics",
+    "rubric_from_dict", "variant_rubrics",
+]
+
+
 SCORES: tuple[int, ...] = (1, 2, 3, 4, 5)
 _PLACEHOLDERS = {"name", "measures", "levels", "texts"}
 _LABEL = re.compile(r"^[A-Z][A-Z0-9 ]*$")

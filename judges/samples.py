@@ -31,6 +31,8 @@ import pandas as pd
 
 from analysis.judge_stats import columns as C
 
+__all__ = ["has_samples", "sample_columns"]
+
 
 def _sd(values: Sequence[int]) -> float:
     """Sample SD (ddof=1), NaN with fewer than two values (plain Python: K is small)."""

@@ -49,6 +49,9 @@ from analysis.judge_stats.samples import parse_scores
 from judges.errors import JudgesError
 from judges.samples import has_samples
 
+__all__ = ["CLUSTER", "FACTORS", "to_results"]
+
+
 if TYPE_CHECKING:
     from analysis.design import Design
 

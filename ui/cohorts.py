@@ -12,6 +12,12 @@ from analysis.design import Design, factor_values
 from analysis.distribution import MAX_CATEGORIES, TEST_METHODS, category_label
 from ui.widgets import md
 
+__all__ = [
+    "capsule_section", "category_columns", "cohort_options", "default_cohort", "one_decimal",
+    "remembered_multiselect",
+]
+
+
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
 _COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
 

@@ -14,6 +14,13 @@ from analysis.io import load_results
 from ui.active import SAMPLE_DIR, SAMPLES, set_data, token_of
 from ui.context import guarded_callback
 
+__all__ = [
+    "PENDING_SAMPLE", "SAMPLES", "active_is_sample", "active_source", "load_bytes",
+    "load_default_sample", "load_sample", "missing_values_note", "on_sample_change",
+    "on_upload", "sample_caption", "starting_design", "suggest_design", "sync_sample_choice",
+]
+
+
 #: Session key of a sample chosen in the selectbox whose load has not finished yet.
 PENDING_SAMPLE = "_sample_pending"
 

@@ -14,6 +14,12 @@ import streamlit as st
 from analysis.errors import AnalysisError
 from ui.widgets import md
 
+__all__ = [
+    "INSTALL", "TITLES", "import_hint", "importer_problem", "looks_like", "source_label",
+    "table_downloads", "without_paths",
+]
+
+
 #: Display names of the importers' sources.
 TITLES = {"bbq": "BBQ predictions (JSON Lines)",
           "lm-eval": "lm-evaluation-harness samples (--log_samples)",

@@ -33,6 +33,9 @@ from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
 from ui.common import cells_for
 from ui.widgets import md
 
+__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "model_options"]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     DEVIATION_RATE: _NUM("rate", format="%.3f", help="Observed deviation rate of these rows"),

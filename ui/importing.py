@@ -23,6 +23,8 @@ from ui.common import set_data, token_of
 from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.widgets import md, table_download
 
+__all__ = ["import_section", "rebuild_command", "show_result", "use_import"]
+
 
 def _options(source: str, module: Any) -> dict[str, Any]:
     """One widget per keyword option of the importer's ``read``; empty means default."""

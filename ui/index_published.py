@@ -24,6 +24,9 @@ from analysis.index_published import (
 from ui.common import table_download
 from ui.widgets import md
 
+__all__ = ["BOTH", "PUBLISHED", "VARIANTS", "published_section", "variant_choice"]
+
+
 BOTH = "both, side by side"
 VARIANTS = (COMPOSITE, PUBLISHED, BOTH)
 

@@ -30,6 +30,12 @@ from judges.providers import PROVIDERS, REASONING_EFFORTS, ChatProvider, make_pr
 from ui.session import user_cache_path
 from ui.widgets import encoding_choice, md
 
+__all__ = [
+    "DEFAULT_MODELS", "PROVIDER_CHOICES", "SAMPLE_LABEL", "Settings", "load_input",
+    "logprobs_unavailable", "provider_of", "settings",
+]
+
+
 SAMPLE_LABEL = "Illustrative sample (bundled)"
 PROVIDER_CHOICES = ("openai", "anthropic", "embedding")
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5",

@@ -24,6 +24,10 @@ from ui.judges_tools import agreement_pairs, cache_problem, chosen_provider, tab
 from ui.session import user_cache_path
 from ui.widgets import md
 
+__all__ = [
+    "agreement_tab", "agreement_table", "batches_panel", "download", "job_panel", "start",
+]
+
 
 def start(key: str, make_job, *args, **kwargs) -> None:
     """Start ``make_job(*args, **kwargs)`` (a :class:`judges.tasks.FrameJob`) as section

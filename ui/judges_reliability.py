@@ -32,6 +32,9 @@ from analysis.judge_stats.reliability import (
 )
 from ui.widgets import md
 
+__all__ = ["HOW", "reliability_tab", "show", "show_for_judged"]
+
+
 HOW = ("**alpha_ordinal**: Krippendorff's alpha, ordinal metric, pairable values only "
        "(missing scores left out). **icc2_1**: ICC(2,1), two-way random effects, absolute "
        "agreement; **icc3_1**: ICC(3,1), two-way mixed, consistency; **icc1_1**: ICC(1,1), "

@@ -20,6 +20,9 @@ from ui.judges_jobs import agreement_table
 from ui.judges_samples import sample_browse_columns, show_position_bias, show_sample_note
 from ui.widgets import md
 
+__all__ = ["BROWSE", "send_to_analysis", "show_results"]
+
+
 #: Columns shown when browsing judged rows (the raw replies last).
 BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS,
           *sample_browse_columns(), C.SIMILARITY,

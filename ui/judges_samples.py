@@ -14,6 +14,10 @@ from judges.judge import MAX_SAMPLES
 from judges.position import has_both_orders, position_bias
 from judges.samples import has_samples
 
+__all__ = [
+    "sample_browse_columns", "sampling_settings", "show_position_bias", "show_sample_note",
+]
+
 
 def sampling_settings() -> tuple[int, bool]:
     """The K number input and the both-orders checkbox: ``(samples, both_orders)``."""

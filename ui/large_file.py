@@ -15,6 +15,8 @@ from analysis.errors import AnalysisError
 from ui.common import set_data
 from ui.data import starting_design
 
+__all__ = ["folder_note", "load_server_path", "on_server_path", "server_folder"]
+
 
 def server_folder() -> Path | None:
     """The folder the "Large file on this machine" source may read (None: not configured).

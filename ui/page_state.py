@@ -32,6 +32,12 @@ import streamlit as st
 
 from ui import session
 
+__all__ = [
+    "ACTIVE", "LOADED", "MAX_TABLES", "NOTES", "REPORT_KEY", "STORE", "recall", "remember",
+    "show_notes",
+]
+
+
 STORE = session.PAGE_STATE_KEY
 ACTIVE = "_page_state_token"
 NOTES = "_page_state_notes"

@@ -13,6 +13,9 @@ import streamlit as st
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, DETECTABLE, MDE_LOG_DISPARITY
 from analysis.planning import add_power
 
+__all__ = ["COLUMN_CONFIG", "with_bootstrap", "with_power"]
+
+
 COLUMN_CONFIG = {
     BOOT_CI_LOW: st.column_config.NumberColumn("boot CI low", format="%.3f",
                                                help="Bootstrap percentile interval of LD"),

@@ -41,6 +41,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
+__all__ = [
+    "LIMIT_DEFAULTS", "Limits", "META", "STATE_DIR_ENV", "SaveError", "SessionStore",
+    "SessionStoreError", "StateDirError", "Stored", "TABLE", "default_state_dir", "limits",
+    "start_pruner",
+]
+
+
 STATE_DIR_ENV = "BIAS_WORKBENCH_STATE_DIR"
 #: Limits: environment variable -> default (documented in ``docs/limits.md``).
 LIMIT_DEFAULTS: dict[str, float] = {

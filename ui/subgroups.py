@@ -28,6 +28,13 @@ from analysis.columns import (
 from analysis.design import Design
 from ui.widgets import md
 
+__all__ = [
+    "COLUMN_CONFIG", "TEST_LABELS", "answer_notes", "bbq_scores_section", "cluster_toggle",
+    "default_factors", "factor_choice", "missing_outcome_note", "table_caption",
+    "uncertainty_notes", "value_filter",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     SUBGROUP: st.column_config.TextColumn("subgroup", width="large", pinned=True,

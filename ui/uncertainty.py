@@ -12,6 +12,12 @@ from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
 from analysis.design import Design
 from ui.widgets import md
 
+__all__ = [
+    "ASK", "COLUMN_CONFIG", "bootstrap_options", "cluster_widget", "page_ci_settings",
+    "show_intervals",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     ESTIMATE: _NUM("estimate", format="%.4f"),

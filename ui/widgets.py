@@ -22,6 +22,12 @@ from analysis.export import (
 from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
 
+__all__ = [
+    "ENCODINGS", "encoding_choice", "figure_downloads", "fit", "md", "p_value_columns",
+    "page_link", "subset_filter", "table_download",
+]
+
+
 #: Encodings offered for uploads. A byte-order mark (UTF-8, UTF-16, UTF-32) names the
 #: encoding by itself; the choice is for files without one (Latin-1 or Windows exports).
 ENCODINGS: dict[str, str] = {

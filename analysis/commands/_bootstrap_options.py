@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["add_bootstrap_options", "bootstrap_settings"]
+
 
 def add_bootstrap_options(parser: argparse.ArgumentParser, *, n_boot: int) -> None:
     """The bootstrap options, with ``n_boot`` replicates by default."""

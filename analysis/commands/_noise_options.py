@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["add_noise_options", "noise_payload", "noise_settings"]
+
+
 #: Kept literal here so that building the parser imports nothing heavy.
 _MODES = ("mean", "single", "confusion")
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+__all__ = ["exclude_from_grid", "register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis import cli as cli_types

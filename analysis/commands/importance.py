@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["register", "run"]
+
+
 #: Kept literal here so that building the parser imports nothing heavy.
 _SEPARATION = ("refuse", "drop", "merge")
 

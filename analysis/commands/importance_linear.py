@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["add_linear_options", "covariate_logit", "fix_hint", "run_linear", "wants_linear"]
+
 
 def add_linear_options(p: argparse.ArgumentParser) -> None:
     """``--outcome-type``, ``--covariate``, ``--no-covariates``, ``--raw-covariates``,

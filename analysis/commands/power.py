@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("power", help="rows needed to detect a log disparity (power analysis)")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+__all__ = ["add_saged_options", "conventions", "normalized", "saged_payload"]
+
 
 def add_saged_options(p: argparse.ArgumentParser) -> None:
     """The options (SAGED's defaults)."""

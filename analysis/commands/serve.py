@@ -18,6 +18,9 @@ from pathlib import Path
 
 from analysis.errors import AnalysisError
 
+__all__ = ["APP", "PRODUCTION", "ServeError", "command", "register", "run"]
+
+
 #: The app's entry point: the repository (or source tree) this package runs from.
 APP = Path(__file__).resolve().parents[2] / "app.py"
 

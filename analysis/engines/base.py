@@ -31,6 +31,12 @@ from analysis.values import (
     too_many_values,
 )
 
+__all__ = [
+    "MAX_GROUPS", "N_ALL", "Table", "Where", "check_aggregate", "design_from_counts",
+    "factor_from_counts", "filter_aggregate", "fine_cell_table", "value_counts",
+]
+
+
 #: A GROUP BY returning more combinations than this is refused (an id used as a factor).
 MAX_GROUPS = 5_000_000
 

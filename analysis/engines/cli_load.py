@@ -21,6 +21,9 @@ from analysis.design import Design, parse_assignments
 from analysis.engines import fine_cells_from_table, open_table, resolve_engine
 from analysis.errors import AnalysisError
 
+__all__ = ["ALL_COLUMN_COMMANDS", "ROW_COMMANDS", "ROW_OPTIONS", "load_with_engine"]
+
+
 #: Subcommands whose statistics need rows, and the options naming the columns they read.
 ROW_COMMANDS = ("disparity", "cohorts", "index", "compare")
 #: ... of which these read every column (compare: the prompt unit may be an id column

@@ -35,6 +35,9 @@ from analysis.nesting import find_nestings, nesting_columns
 from analysis.structure import infer_structure
 from analysis.values import format_value
 
+__all__ = ["ENGINE_SAMPLE_ROWS", "EXACT_UP_TO", "describe_table"]
+
+
 #: The structure (:mod:`analysis.structure`) is read on at most this many first rows.
 ENGINE_SAMPLE_ROWS = 500_000
 #: Distinct counts up to this are exact (value counts); above, an estimate.

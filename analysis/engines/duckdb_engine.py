@@ -18,6 +18,9 @@ from analysis.engines.base import Table
 from analysis.errors import LoadError
 from analysis.io import check_regular_file
 
+__all__ = ["DuckDBTable", "MEMORY_LIMIT", "expand", "file_format", "is_relation"]
+
+
 #: Memory DuckDB may use before spilling to a temporary folder (documented in docs/engines.md).
 MEMORY_LIMIT = "2GB"
 

@@ -17,6 +17,8 @@ from analysis.columns import DEVIATION
 from analysis.design import Design, Outcome, apply_design, make_factor
 from analysis.errors import LoadError
 
+__all__ = ["design_for", "read_rows", "rows_with_design"]
+
 
 def read_rows(source: object, *, name: str | None = None, sep: str | None = None,
               encoding: str = "utf-8") -> pd.DataFrame:

@@ -38,6 +38,13 @@ import pandas as pd
 
 from analysis.errors import LoadError
 
+__all__ = [
+    "DUCKDB_ENCODINGS", "HEAD_BYTES", "OTHER_HEAD_BYTES", "PANDAS_NA", "SPARK_ENCODINGS",
+    "TextLayout", "decimal_comma_query", "decimal_commas", "decimal_number", "layout",
+    "read_head",
+]
+
+
 #: Bytes read from the start of the first file to decide encoding, delimiter and candidates.
 HEAD_BYTES = 1 << 20
 #: Bytes read from each further file of a glob (a folder may hold thousands of parts).

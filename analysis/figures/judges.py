@@ -19,6 +19,9 @@ from plotly.subplots import make_subplots
 
 from analysis.figures.style import QUALITATIVE, paper_layout
 
+__all__ = ["STAGE_NAMES", "stage_bars", "stage_score_box"]
+
+
 STAGE_NAMES = {1: "1 direct inquiry", 2: "2 implicit association", 3: "3 decision making",
                4: "4 unknown situation"}
 

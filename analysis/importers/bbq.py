@@ -33,6 +33,14 @@ from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.importers.matching import match_option
 from analysis.structure import infer_structure
 
+__all__ = [
+    "AMBIGUOUS", "AMBIGUOUS_TARGET", "ANTI_STEREOTYPED", "COLUMNS", "OPTIONS", "PRED_PATTERN",
+    "REQUIRED_FIELDS", "SCORE_COLUMNS", "STEREOTYPED", "UNKNOWN", "UNMATCHED", "bias_scores",
+    "biased_answer", "classify", "read", "stereotyped_option", "suggest_bbq_design",
+    "unknown_option",
+]
+
+
 OPTIONS: tuple[str, ...] = ("ans0", "ans1", "ans2")
 REQUIRED_FIELDS: tuple[str, ...] = (
     "example_id", "category", "question_index", "question_polarity", "context_condition",

@@ -27,6 +27,12 @@ from analysis.importers import ImportFormatError
 from analysis.importers import bbq as B
 from analysis.importers.harness_tasks import TaskImport, record_where
 
+__all__ = [
+    "COLUMNS", "FAMILY", "INSPECT_FIELDS", "UNKNOWN_RESPONSES", "bias_scores", "chosen_option",
+    "detect", "detect_inspect", "inspect_hints", "unpack", "unpack_inspect",
+]
+
+
 FAMILY = "bbq"
 #: lm-eval 0.4.x ``bbq/utils.py``: the unknown continuations of the multiple-choice task.
 UNKNOWN_RESPONSES = (

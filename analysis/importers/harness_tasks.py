@@ -30,6 +30,8 @@ import pandas as pd
 
 from analysis.design import Design, Outcome, make_factor
 
+__all__ = ["TaskImport", "apply_hints", "record_where"]
+
 
 @dataclass
 class TaskImport:

@@ -45,6 +45,14 @@ from analysis.judge_stats.agreement import (
 )
 from analysis.judge_stats.errors import JudgesError
 
+__all__ = [
+    "AGREED", "CATEGORY", "CATEGORY_AGREEMENT_COLUMNS", "CategoryAgreement", "F1",
+    "HUMAN_COLUMN", "KAPPA", "LABEL_COLUMN", "N", "N_HUMAN", "N_LABELLED", "N_MISSING",
+    "N_UNKNOWN", "PRECISION", "RECALL", "UnknownPolicy", "category_agreement", "cohen_kappa",
+    "cohen_kappa_se", "normalise_name",
+]
+
+
 UnknownPolicy = Literal["error", "drop"]
 
 # --- output columns ----------------------------------------------------------------------

@@ -17,6 +17,12 @@ import pandas as pd
 from analysis.judge_stats import columns as C
 from analysis.judge_stats.errors import JudgesError
 
+__all__ = [
+    "DEFAULT_BY", "judged_long", "scores_by", "stage_figures", "stage_metrics",
+    "unscored_reasons",
+]
+
+
 DEFAULT_BY: tuple[str, ...] = (C.STAGE, C.SENSITIVE_FACTOR, C.MODEL)
 _EMBEDDING_PREFIX = "embedding:"
 
