@@ -26,7 +26,8 @@ from typing import Literal
 
 import pandas as pd
 
-from analysis.design import DEVIATION, Design, Outcome
+from analysis.columns import DEVIATION
+from analysis.design import Design, Outcome
 from analysis.engines.base import N_ALL, Table, Where
 from analysis.errors import DesignError, EngineError
 
@@ -36,7 +37,8 @@ ENGINES: tuple[str, ...] = ("pandas", "duckdb", "spark", "auto")
 AUTO_DUCKDB_BYTES = 100 * 2**20
 
 __all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "N_ALL", "Engine", "Table", "cell_table",
-           "collect_columns", "fine_cells", "open_table", "resolve_engine"]
+           "collect_columns", "fine_cells", "fine_cells_from_table", "open_table",
+           "resolve_engine"]
 
 
 def resolve_engine(source: object, engine: str = "auto") -> str:
