@@ -16,6 +16,7 @@ shown to be caught.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -26,6 +27,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("analysis", "judges", "ui")
+
+
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of ``path`` (parsed once per test session while it is unchanged)."""
+    return _parse(path, path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _parse(path: Path, text: str) -> ast.Module:
+    return ast.parse(text, filename=str(path))
 
 
 def modules_of(root: Path, packages: Iterable[str] = PACKAGES,
@@ -45,11 +56,18 @@ def modules_of(root: Path, packages: Iterable[str] = PACKAGES,
 
 def imports_of(name: str, path: Path, modules: Mapping[str, Path]
                ) -> list[tuple[str, str | None, int]]:
+    """See :func:`_imports_of` (cached per file content and module set)."""
+    return _imports_of(name, path, path.read_text(encoding="utf-8"), frozenset(modules))
+
+
+@functools.cache
+def _imports_of(name: str, path: Path, text: str, modules: frozenset[str]
+                ) -> list[tuple[str, str | None, int]]:
     """Every import of a project module in ``path``, wherever it is (module level, inside
     a function, under ``TYPE_CHECKING``): (imported module, imported name or None, line).
     ``from package import module`` counts as an import of the module."""
     out: list[tuple[str, str | None, int]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_parse(path, text)):
         if isinstance(node, ast.Import):
             out += [(a.name, None, node.lineno) for a in node.names if a.name in modules]
         elif isinstance(node, ast.ImportFrom):
@@ -170,7 +188,7 @@ def test_statistics_import_nothing_above_them():
     upward = []
     for m, p in modules.items():
         layer = m.split(".")[0]
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(p)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
                 else []
@@ -227,8 +245,8 @@ def _top_level_names(tree: ast.Module) -> set[str]:
 
 
 def test_every_module_declares_its_public_names():
-    modules = {m: p for m, p in modules_of(ROOT, scripts=()).items()}
-    trees = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in modules.items()}
+    modules = modules_of(ROOT, scripts=())
+    trees = {m: parsed(p) for m, p in modules.items()}
     missing = [m for m, t in trees.items() if _all_of(t) is None]
     assert missing == []
     wrong = []
@@ -241,10 +259,11 @@ def test_every_module_declares_its_public_names():
     assert wrong == []
     # a name another module (or a test, a page) imports from a module is in its __all__
     everywhere = modules_of(ROOT, scripts=("pages", "app.py", "tests", "benchmarks"))
+    listed_in = {m: set(_all_of(t) or ()) for m, t in trees.items()}
     unlisted = set()
     for m, p in everywhere.items():
         for target, name, line in imports_of(m, p, modules):
             if name and target != m and not name.startswith("_") \
-                    and name not in (_all_of(trees[target]) or []):
+                    and name not in listed_in[target]:
                 unlisted.add(f"{m}:{line} imports {name} from {target}")
     assert sorted(unlisted) == []
