@@ -184,7 +184,8 @@ def _nested_values_to_json(frame: pd.DataFrame) -> None:
 
 
 def check_sep(sep: str | None) -> str | None:
-    """The separator if it is one character (None passes), else :class:`LoadError`."""
+    """The separator as one character (``"tab"``, ``"\\t"``, ``"comma"`` ... named ones
+    translated; None passes), else :class:`LoadError`."""
     if sep is None:
         return None
     if not isinstance(sep, str):

@@ -27,19 +27,20 @@ __all__ = [
 FactorKind = Literal["domain", "prompt", "model"]
 KINDS: tuple[str, ...] = get_args(FactorKind)
 
-
 MISSING_VALUE = "(missing)"
 #: A factor with more distinct values than this is refused: it is free text or an id.
 MAX_FACTOR_VALUES = 1000
 
-
+#: A value named like a control group: the default reference (and "outside reference"
+#: rows of nesting).
 REFERENCE_PATTERN = re.compile(
     r"^(none|no|base|baseline|control|neutral|default|n/?a|unknown)$|^no[ _-]", re.IGNORECASE
 )
+#: Words of a column name that suggest a model factor / a prompt factor.
 MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider", "decoding",
-                "llm", "engine", "system", "cohort")
+               "llm", "engine", "system", "cohort")
 PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
-                 "condition", "shot", "question", "framing", "language", "stage", "scenario")
+                "condition", "shot", "question", "framing", "language", "stage", "scenario")
 
 
 def format_value(value: Any) -> str:

@@ -4,8 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_reliability.py [--rows 10000] [--judges
 [--n-boot 1000]``
 
 :func:`analysis.judge_stats.reliability.reliability` draws each bootstrap resample as a
-count per row and
-gets alpha's coincidence matrix as a weighted sum (a matrix product per block of
+count per row and gets alpha's coincidence matrix as a weighted sum (a matrix product per block of
 resamples); the ICCs have F intervals and are not resampled. The naive way materialises
 every resample (rows repeated) and recomputes alpha from it. Both give the same statistic
 for the same resample (``tests/judges/test_reliability.py``); the script prints both times

@@ -18,10 +18,9 @@ __all__ = ["DEFAULT_SAMPLE", "ROOT", "SAMPLES", "SAMPLE_DIR", "active_frame", "s
            "token_of"]
 
 ROOT = Path(__file__).resolve().parents[1]
-
 SAMPLE_DIR = ROOT / "sample_data"
-
 DEFAULT_SAMPLE = "bbq_unifiedqa.csv.gz"
+
 #: Bundled samples: file name -> title, provenance caption and design file.
 SAMPLES: dict[str, dict[str, str]] = {
     "bbq_unifiedqa.csv.gz": {
