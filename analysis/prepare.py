@@ -35,7 +35,7 @@ Step kinds and parameters (YAML form)::
       column: split
       values: [test]
 
-Texts are compared with :func:`analysis.importers.matching.normalise` (case,
+Texts are compared with :func:`analysis.matching.normalise` (case,
 punctuation, whitespace, a leading article).
 """
 
@@ -290,7 +290,7 @@ def _option_index(label: pd.Series, options: list[str], step: Step) -> pd.Series
 
 def match(frame: pd.DataFrame, step: Step) -> tuple[pd.DataFrame, int, int, str]:
     """Apply a ``match`` step; returns (frame, changed, not handled, note)."""
-    from analysis.importers.matching import match_option, normalise_series
+    from analysis.matching import match_option, normalise_series
 
     text_col, out = step.get("text"), step.get("output", C.CORRECT)
     _need(frame, step, text_col)

@@ -121,8 +121,8 @@ def chosen_option(record: dict[str, Any], where: str) -> tuple[str | None, str]:
 
 def _generated_option(text: str, doc: dict[str, Any]) -> tuple[str | None, str]:
     """The option a generated answer names, matched as the BBQ importer matches
-    predictions (:func:`analysis.importers.matching.match_option`); None: unmatched."""
-    from analysis.importers.matching import match_option
+    predictions (:func:`analysis.matching.match_option`); None: unmatched."""
+    from analysis.matching import match_option
 
     info = doc.get("answer_info") or {}
     options = {k: doc.get(k, "") for k in B.OPTIONS}
