@@ -4,4 +4,7 @@ import sys
 
 from analysis.cli import main
 
+__all__: list[str] = []
+
+
 sys.exit(main())

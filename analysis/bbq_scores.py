@@ -35,6 +35,12 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "AMBIGUOUS", "AMBIGUOUS_TARGET", "BBQ_COLUMNS", "DISAMBIGUATED", "UNKNOWN", "UNMATCHED",
+    "bias_scores", "is_bbq",
+]
+
+
 #: The columns a BBQ results table needs for the scores.
 BBQ_COLUMNS = ("context_condition", "answer_type", "biased_answer", "correct")
 UNKNOWN = "unknown"

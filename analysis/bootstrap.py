@@ -49,6 +49,13 @@ from analysis.columns import (
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "BOOT_CI_HIGH", "BOOT_CI_LOW", "DEFAULT_N_BOOT", "INTERVAL_COLUMNS", "SHIFTED_SHARE",
+    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity", "bootstrap_rows",
+    "expanded_tail", "replicate_cells",
+]
+
+
 #: Default number of bootstrap replicates.
 DEFAULT_N_BOOT = 1000
 INTERVAL_COLUMNS = [ESTIMATE, BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, N_BOOT]

@@ -29,6 +29,9 @@ import pandas as pd
 from analysis.errors import LoadError
 from analysis.limits import check_decoded, check_rows
 
+__all__ = ["BATCH_ROWS", "CATEGORY_FROM_ROWS", "keep_as_category", "read_parquet_bounded"]
+
+
 #: Rows per decoded batch.
 BATCH_ROWS = 65_536
 #: Tables of at least this many rows keep repetitive text columns as categoricals.

@@ -57,6 +57,14 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.values import factor_codes
 
+__all__ = [
+    "ALL_CATEGORIES", "BH_MARK", "CHI_SQUARE", "DEMOGRAPHIC", "KRUSKAL", "KRUSKAL_AMONG",
+    "N_OTHER", "N_SUBCATEGORIES", "QUESTION", "QUESTIONS", "TEST", "capsule_distribution",
+    "capsule_spread", "capsule_table", "capsule_tests", "kruskal_across_cohorts",
+    "kruskal_among_subcategories", "kruskal_binary", "parse_demographics",
+]
+
+
 # Output columns of this module (kept here, beside analysis/columns.py's cohort columns).
 DEMOGRAPHIC = "demographic"
 N_OTHER = "n_other"

@@ -15,67 +15,52 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from analysis.cli_args import (
+    cluster_settings,
+    counts_prompts,
+    infer_cluster,
+    note_decimal_commas,
+    outcome_from_args,
+    split_list,
+)
 from analysis.commands import MODULES, SUMMARIES
 from analysis.errors import AnalysisError
 
-
-# --- argument types: a bad number is an argparse error (usage + message, exit 2) ----------
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type`` accepting whole numbers >= ``minimum`` (``--concurrency 0``)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(str(text).strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    parse.__name__ = f"whole number >= {minimum}"
-    return parse
+__all__ = [
+    "FINITE_FLOAT", "NON_NEGATIVE_FLOAT", "NON_NEGATIVE_INT", "POSITIVE_FLOAT", "POSITIVE_INT",
+    "PROBABILITY", "UNIT_INTERVAL", "add_engine_option", "add_factor_options", "add_input",
+    "add_outcome_options", "add_output_options", "build_parser", "check_output_paths",
+    "cluster_settings",
+    "command_in", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
+    "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
+    "split_list", "warm_up_export", "write_json",
+]
 
 
-def float_in(low: float | None = None, high: float | None = None, *,
-             low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
-    """An argparse ``type`` accepting finite numbers in a range (open or closed ends)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(str(text).strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite number, not {text!r}")
-        if low is not None and (value <= low if low_open else value < low):
-            raise argparse.ArgumentTypeError(
-                f"must be {'greater than' if low_open else 'at least'} {low:g}, not {value:g}")
-        if high is not None and (value >= high if high_open else value > high):
-            raise argparse.ArgumentTypeError(
-                f"must be {'less than' if high_open else 'at most'} {high:g}, not {value:g}")
-        return value
-
-    parse.__name__ = "number"
-    return parse
-
-
-#: Common argument types.
-POSITIVE_INT = int_at_least(1)
-NON_NEGATIVE_INT = int_at_least(0)
-POSITIVE_FLOAT = float_in(0, low_open=True)
-NON_NEGATIVE_FLOAT = float_in(0)
-FINITE_FLOAT = float_in()
-PROBABILITY = float_in(0, 1, low_open=True, high_open=True)
-UNIT_INTERVAL = float_in(0, 1)
+# --- argument types: a bad number is an argparse error (usage + message, exit 2); the
+# options' value types (analysis/options/types.py), so the CLI and the API parse alike
+from analysis.options.types import (  # noqa: E402
+    FINITE_FLOAT,
+    NON_NEGATIVE_FLOAT,
+    NON_NEGATIVE_INT,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    PROBABILITY,
+    UNIT_INTERVAL,
+    float_in,
+    int_at_least,
+)
 
 
 def single_character(text: str) -> str:
     """An argparse ``type`` for ``--sep``: one character (``\\t`` or ``tab`` for a tab)."""
-    from analysis.io import _check_sep
+    from analysis.io import check_sep
 
     try:
-        return _check_sep(text)  # type: ignore[return-value]
+        return check_sep(text)  # type: ignore[return-value]
     except AnalysisError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -158,31 +143,6 @@ def add_output_options(parser: argparse.ArgumentParser, *, figure: bool = False)
                             help="write the figure (.png, .svg, .pdf or .html)")
 
 
-def split_list(text: str | None) -> list[str]:
-    """``"a, b,c"`` -> ``["a", "b", "c"]``."""
-    return [t.strip() for t in (text or "").split(",") if t.strip()]
-
-
-def outcome_from_args(args: argparse.Namespace):
-    """The :class:`~analysis.design.Outcome` the options describe, or None."""
-    from analysis.design import Outcome
-
-    if not getattr(args, "outcome", None):
-        for opt in ("deviation_values", "deviation_equals", "deviation_below", "deviation_above"):
-            if getattr(args, opt, None) is not None:
-                raise AnalysisError(f"--{opt.replace('_', '-')} needs --outcome COL.")
-        return None
-    if args.deviation_values is not None:
-        return Outcome(args.outcome, "values", values=tuple(split_list(args.deviation_values)))
-    if args.deviation_equals is not None:
-        return Outcome(args.outcome, "equals", other_column=args.deviation_equals)
-    if args.deviation_below is not None:
-        return Outcome(args.outcome, "below", threshold=args.deviation_below)
-    if args.deviation_above is not None:
-        return Outcome(args.outcome, "above", threshold=args.deviation_above)
-    return Outcome(args.outcome, "binary")
-
-
 def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
                      extra: Sequence[str] = ()):
     """Read ``args.file`` and build the design from ``--design`` and the options.
@@ -251,86 +211,10 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     return results, design
 
 
-#: Subcommands whose numbers use the design's cluster whatever the options (the others
-#: that take ``--no-cluster`` use it for ``--ci bootstrap`` only).
-CLUSTER_COMMANDS = ("subgroups", "importance", "compare")
-
-
-def uses_cluster(args: argparse.Namespace) -> bool:
-    """Whether the command would use a design's cluster with these options: it takes
-    ``--no-cluster`` and either always clusters (:data:`CLUSTER_COMMANDS`) or resamples
-    (``--ci bootstrap``)."""
-    return hasattr(args, "no_cluster") and (
-        getattr(args, "command", None) in CLUSTER_COMMANDS
-        or getattr(args, "ci", None) == "bootstrap")
-
-
-def infers_cluster(args: argparse.Namespace) -> bool:
-    """Whether :func:`infer_cluster` reads the cluster from the table: no ``--design``,
-    ``--cluster`` or ``--no-cluster``, and a command that uses a cluster."""
-    return not (getattr(args, "design", None) or getattr(args, "no_cluster", False)
-                or getattr(args, "cluster", None)) and uses_cluster(args)
-
-
-def infer_cluster(args: argparse.Namespace, frame, design,  # noqa: ANN001, ANN201
-                  factors: Sequence[str] | None = None):
-    """Without a design file, the cluster the table's structure implies, as on the Data
-    page (:func:`analysis.structure.inferred_cluster`; ``docs/structure.md``).
-
-    Sets ``args.cluster_inferred`` (the column, or None) and ``args.cluster_reason``, and
-    prints a note on stderr saying which column and how to turn it off. Nothing is
-    inferred with ``--design``, ``--cluster COL``, ``--no-cluster``, or for a command
-    that would not use a cluster; an inferred cluster that is one of the ``factors``
-    (default: the design's) is not used (its values get their own parameters; a note
-    says so). With ``--engine duckdb`` / ``spark``, ``frame`` is the engine's sample.
-    """
-    args.cluster_inferred, args.cluster_reason = None, None
-    if not infers_cluster(args):
-        return design
-    from analysis.structure import inferred_cluster
-
-    outcome = design.outcome.column if design.outcome is not None else None
-    column, reason = inferred_cluster(frame, outcome=outcome)
-    if column is None:
-        return design
-    if column in (design.names if factors is None else factors):
-        print(f"note: the table's structure makes {column!r} the cluster ({reason}), but it "
-              "is a factor of this analysis: it is not used as the cluster (rows are "
-              "treated as independent given the factors).", file=sys.stderr)
-        return design
-    args.cluster_inferred, args.cluster_reason = column, reason
-    print(f"note: no design file: rows are clustered by {column!r}, inferred from the "
-          f"table ({reason}); standard errors, p-values and bootstraps account for it. "
-          "--no-cluster treats rows as independent; --cluster COL names another column.",
-          file=sys.stderr)
-    return design.with_cluster(column)
-
-
-def cluster_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """``cluster_inferred`` (the column inferred without a design file, or None) and its
-    ``cluster_reason``, for the ``settings`` of a command's JSON."""
-    return {"cluster_inferred": getattr(args, "cluster_inferred", None),
-            "cluster_reason": getattr(args, "cluster_reason", None)}
-
-
-def counts_prompts(args: argparse.Namespace) -> bool:
-    """Whether the command counts distinct prompts without a design file (``coverage``):
-    the prompt unit is then inferred from the table."""
-    return (getattr(args, "command", None) == "coverage" and not getattr(args, "design", None)
-            and getattr(args, "count", "prompts") == "prompts")
-
-
 def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame
     """Say on stderr what the loader decided for the user (columns read with a decimal
     comma), as the Data page does in a caption."""
     note_decimal_commas(frame.attrs.get("decimal_comma_columns"))
-
-
-def note_decimal_commas(converted: Sequence[str] | None) -> None:
-    """The note on columns read as numbers with a decimal comma (pandas and the engines)."""
-    if converted:
-        print(f"note: read as numbers written with a decimal comma (0,5 = 0.5): "
-              f"{', '.join(converted)}", file=sys.stderr)
 
 
 def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:

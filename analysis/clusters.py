@@ -32,6 +32,14 @@ import pandas as pd
 
 from analysis.errors import AnalysisError, ClusterError  # noqa: F401  (re-exported)
 
+__all__ = [
+    "ClusterChoice", "ClusterError", "FEW_CLUSTERS", "SMALL_SAMPLES", "SMALL_SAMPLE_LABELS",
+    "SmallSample", "check_small_sample", "cr2_scores", "critical_value", "describe",
+    "few_clusters_note", "missing_cluster_message", "reference_df", "resolve_cluster",
+    "two_sided_p", "wald_p",
+]
+
+
 #: Fewer clusters than this get a "few clusters" note.
 FEW_CLUSTERS = 30
 #: Small-sample treatment of cluster-robust statistics: ``"cr2"`` (bias-reduced

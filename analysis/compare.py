@@ -54,6 +54,21 @@ import pandas as pd
 from analysis.columns import DEVIATION, LEVEL, SUBGROUP, N
 from analysis.errors import AnalysisError, PairingError
 
+__all__ = [
+    "ADJUSTMENTS", "Adjust", "BOTH", "CI_HIGH", "CI_LOW", "Comparison", "DEFAULT_N_BOOT",
+    "DIFFERENCE", "DIFFERS", "DUPLICATE_RULES", "Duplicates", "EXACT_BELOW", "LD_A", "LD_B",
+    "LD_CI_HIGH", "LD_CI_LOW", "LD_DIFFERENCE", "LD_P_ADJUSTED", "LD_P_VALUE", "MCNEMAR_P",
+    "MCNEMAR_STATISTIC", "MCNEMAR_TESTS", "MEAN_A", "MEAN_B", "MODEL_A", "MODEL_B",
+    "McNemarTest", "NEITHER", "N_CLUSTERS", "N_PAIRS", "ODDS_RATIO", "ONLY_A", "ONLY_B",
+    "OR_CI_HIGH", "OR_CI_LOW", "OUTCOME_A", "OUTCOME_B", "P_ADJUSTED", "P_VALUE", "Pairing",
+    "RATE_A", "RATE_B", "SIGNIFICANT_A", "SIGNIFICANT_B", "STATISTIC", "TEST", "TEST_NAMES",
+    "UNPAIRED_A", "UNPAIRED_B", "VERDICTS_DIFFER", "WILCOXON_P", "WILCOXON_STATISTIC",
+    "adjust_p", "agresti_min_interval", "cluster_mean_difference", "compare", "compare_overall",
+    "compare_subgroups", "conditional_odds_ratio", "describe", "durkalski_test", "holm",
+    "infer_unit", "mcnemar_test", "pair_units", "paired_bootstrap",
+]
+
+
 McNemarTest = Literal["auto", "exact", "chi2"]
 MCNEMAR_TESTS: tuple[str, ...] = get_args(McNemarTest)
 Adjust = Literal["holm", "bh"]

@@ -7,6 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+__all__ = ["MAX_FIGURE_PAIRS", "MAX_TRIED", "build", "default_settings"]
+
+
 #: Per-subgroup figures drawn for at most this many pairs (the tables hold every pair).
 MAX_FIGURE_PAIRS = 3
 #: Factors tried as the default compared factor.
@@ -21,9 +24,8 @@ def default_settings(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: 
     skipped unless the settings name one), every pair, no subgroups (overall only: no
     bootstrap)."""
     from analysis.compare import pair_units
-    from analysis.errors import PairingError
+    from analysis.errors import PairingError, SectionSkipped
     from analysis.options.compare import CompareOptions
-    from analysis.report import SectionSkipped
 
     if design.outcome is None:  # a score column is the page's choice: settings name it
         raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
@@ -50,10 +52,9 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
     :data:`MAX_FIGURE_PAIRS`) and the LD-difference sunburst of the first pair."""
     from analysis.cells import filter_rows
     from analysis.compare import UNPAIRED_A, UNPAIRED_B, compare
-    from analysis.errors import PairingError
+    from analysis.errors import PairingError, SectionSkipped
     from analysis.figures.compare import difference_sunburst, dumbbell_figure
     from analysis.options.compare import CompareOptions
-    from analysis.report import SectionSkipped
 
     where = {k: [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
              for k, v in (s.get("where") or {}).items() if v}

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+__all__ = ["AnalysisContext", "CONTEXT_COLUMNS", "STAMP_HEIGHT", "stamp_figure", "stamp_table"]
+
+
 #: Columns appended to every exported table (``docs/exports.md``).
 CONTEXT_COLUMNS = ("workbench_dataset", "workbench_outcome", "workbench_subset",
                    "workbench_simulated")

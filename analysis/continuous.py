@@ -21,6 +21,9 @@ from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
 from analysis.subgroups import benjamini_hochberg
 
+__all__ = ["COLUMNS", "group_means"]
+
+
 #: Columns of :func:`group_means`.
 COLUMNS = ["factor", "value", "reference", "n", "mean", "sd", "difference", "ci_low",
            "ci_high", "p_value", "p_adjusted"]

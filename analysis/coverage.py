@@ -67,6 +67,17 @@ from analysis.errors import AnalysisError
 from analysis.options.coverage import COUNTS
 from analysis.values import factor_codes
 
+__all__ = [
+    "COVERAGE_UNITS", "CoverageGrid", "DENSE_MAX_CELLS", "JOINT", "MARGINAL", "PROMPTS",
+    "RESPONSES", "SUMMARY_COLUMNS", "TIMES", "Where", "count_tensor", "coverage_cells",
+    "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
+    "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
+    "empty_cells_page", "gini_index", "grid_values", "marginal_counts", "model_coverage",
+    "page_count", "pair_counts", "per_factor_gini", "per_factor_table", "percent_text",
+    "tensor_marginal", "thinnest_cells",
+]
+
+
 Where = Mapping[str, str | Sequence[str]]
 
 #: Largest grid :func:`count_tensor` builds densely (about 80 MB of int64).
@@ -157,7 +168,7 @@ def _gini_of_sorted(m: np.ndarray, n_cells: int) -> float:
 
 # --- the grid of a cell table --------------------------------------------------------------
 @dataclass(frozen=True)
-class _Grid:
+class CoverageGrid:
     """Observed cells of a grid: one entry per non-empty cell, in key (declared) order."""
 
     factors: tuple[str, ...]
@@ -218,8 +229,10 @@ def _decode(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
     return out[::-1]
 
 
-def _grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
-          where: Where | None) -> _Grid:
+def coverage_grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
+                  where: Where | None) -> CoverageGrid:
+    """The observed cells of ``cells`` over ``factors`` (the design's default factors for
+    None), filtered by ``where``, as a :class:`CoverageGrid`."""
     factors = list(default_factors(design) if factors is None else factors)
     if not factors:
         raise AnalysisError("Choose at least one factor for coverage.")
@@ -264,7 +277,7 @@ def _grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
         n = np.bincount(inverse.reshape(-1), weights=n, minlength=len(key))
         n = np.rint(n).astype(np.int64)
         codes = _decode(key, sizes)
-    return _Grid(tuple(factors), tuple(values), tuple(np.asarray(c, dtype=np.int64)
+    return CoverageGrid(tuple(factors), tuple(values), tuple(np.asarray(c, dtype=np.int64)
                                                       for c in codes),
                  np.asarray(n, dtype=np.int64), key)
 
@@ -365,7 +378,7 @@ def coverage_summary(
         non-empty counts only; ``gini_index = 1 - CP * (1 - gini_index_observed)``).
         ``docs/methods.md`` §1.
     """
-    grid = _grid(cells, design, factors, where)
+    grid = coverage_grid(cells, design, factors, where)
     if grid.counts.sum() == 0:
         raise AnalysisError("No rows in these cells: coverage is undefined.")
     rows = [_summary_row(JOINT, TIMES.join(grid.factors), grid.counts, grid.n_cells)]
@@ -406,7 +419,7 @@ def marginal_counts(
         (int64 rows; 0 for a declared value never seen). ``docs/methods.md`` §1
         (per-factor Gini).
     """
-    grid = _grid(cells, design, factors, where)
+    grid = coverage_grid(cells, design, factors, where)
     parts = []
     for f, c, v in zip(grid.factors, grid.codes, grid.values, strict=True):
         counts = np.bincount(c, weights=grid.counts, minlength=len(v))
@@ -441,10 +454,10 @@ def pair_counts(
     """
     if row_factor == col_factor:
         raise AnalysisError(f"Choose two different factors (got {row_factor!r} twice).")
-    grid = _grid(cells, design, [row_factor, col_factor], where)
+    grid = coverage_grid(cells, design, [row_factor, col_factor], where)
     n_rows, n_cols = grid.sizes
     within = list(within or [])
-    if row_factor in within and col_factor in within and _grid(
+    if row_factor in within and col_factor in within and coverage_grid(
             cells, design, within, where).n_cells <= DENSE_MAX_CELLS:
         tensor = count_tensor(cells, design, factors=within, where=where)
         marginal = tensor_marginal(tensor, [within.index(row_factor), within.index(col_factor)])
@@ -482,7 +495,7 @@ def empty_cells(
     """
     if offset < 0 or limit < 0:
         raise AnalysisError("offset and limit must be non-negative.")
-    grid = _grid(cells, design, factors, where)
+    grid = coverage_grid(cells, design, factors, where)
     n_empty = grid.n_cells - len(grid.keys)
     stop = min(offset + limit, n_empty)
     if stop <= offset:
@@ -518,7 +531,7 @@ def thinnest_cells(
     """
     if limit < 0:
         raise AnalysisError("limit must be non-negative.")
-    grid = _grid(cells, design, factors, where)
+    grid = coverage_grid(cells, design, factors, where)
     limit = min(limit, len(grid.counts))
     if limit < len(grid.counts):
         # the limit-th smallest count, then every cell up to it, sorted stably
@@ -581,7 +594,7 @@ def model_coverage(
     if not model_factors or not prompt_factors:
         raise AnalysisError("Model coverage needs at least one model factor and one other "
                             "factor.")
-    grid = _grid(cells, design, model_factors + prompt_factors, where)
+    grid = coverage_grid(cells, design, model_factors + prompt_factors, where)
     k = len(model_factors)
     model_sizes, prompt_sizes = grid.sizes[:k], grid.sizes[k:]
     n_models = math.prod(model_sizes)
@@ -619,7 +632,7 @@ def model_coverage(
     return out
 
 
-def _nested_prompt_factors(grid: _Grid, k: int, design: Design) -> list[str]:
+def _nested_prompt_factors(grid: CoverageGrid, k: int, design: Design) -> list[str]:
     """Prompt factors of the grid that some model factor determines (see model_coverage)."""
     from analysis.columns import DEPENDENT, DETERMINANT, NESTING_KIND
     from analysis.nesting import find_nestings
@@ -656,7 +669,7 @@ def coverage_nestings(
     """
     from analysis.nesting import find_nestings
 
-    grid = _grid(cells, design, factors, where)
+    grid = coverage_grid(cells, design, factors, where)
     # keys stay Python integers past int64 (10^20-cell grids): no cast here
     observed = _frame_of(grid.factors, grid.values, _decode(grid.keys, grid.sizes))
     refs = {f: design.factor(f).reference for f in grid.factors}
@@ -681,7 +694,7 @@ def count_tensor(
     """
     import tensorly as tl
 
-    grid = _grid(cells, design, factors, where)
+    grid = coverage_grid(cells, design, factors, where)
     if grid.n_cells > max_cells:
         raise AnalysisError(f"The grid of {TIMES.join(grid.factors)} has {grid.n_cells:,} "
                             f"cells, more than the {max_cells:,} a dense tensor may hold; the "

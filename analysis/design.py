@@ -83,10 +83,3 @@ __all__ = [
     "parse_assignments", "suggest_design", "suggest_outcome", "suggest_role",
     "too_many_values",
 ]
-
-# The names other modules imported before the split (kept until they use the public ones).
-_REFERENCE_PATTERN = REFERENCE_PATTERN
-_format_value = format_value
-_order_values = order_values
-_suggest_role = suggest_role
-_too_many_values = too_many_values

@@ -6,37 +6,18 @@ Import these names from :mod:`analysis.design`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION
-from analysis.design_model import MAX_FACTOR_VALUES, Design
+from analysis.design_model import Design
 from analysis.design_outcome import deviation
-from analysis.errors import AnalysisError, DesignError, DesignMismatchError
-from analysis.values import factor_values
+from analysis.errors import DesignError, DesignMismatchError
+from analysis.values import MAX_FACTOR_VALUES, check_frame, factor_values, too_many_values
 
 __all__ = ["Problem", "check_design", "check_frame", "design_problems", "too_many_values"]
-
-
-def check_frame(frame: Any, what: str) -> None:
-    """Raise :class:`AnalysisError` unless ``frame`` is a DataFrame with rows and columns."""
-    if not isinstance(frame, pd.DataFrame):
-        raise AnalysisError(f"{what} needs the results table as a pandas DataFrame (for "
-                            f"example from analysis.load_results), not "
-                            f"{'nothing' if frame is None else type(frame).__name__}.")
-    if frame.shape[1] == 0:
-        raise AnalysisError("The results table has no columns.")
-    if len(frame) == 0:
-        raise AnalysisError("The results table has no rows: there is nothing to analyse.")
-
-
-def too_many_values(column: str, n: int) -> str:
-    """The message refusing a column with too many values to be a factor."""
-    return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
-            f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
-            "or derive a coarser one.")
 
 
 @dataclass(frozen=True)

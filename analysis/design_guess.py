@@ -14,10 +14,22 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.design_check import check_frame, too_many_values
-from analysis.design_model import MAX_FACTOR_VALUES, Design, Factor, FactorKind, Outcome
+from analysis.design_model import Design, Factor, Outcome
 from analysis.errors import DesignError
-from analysis.values import default_reference, factor_values, format_value, order_values
+from analysis.values import (
+    MAX_FACTOR_VALUES,
+    MODEL_WORDS,
+    PROMPT_WORDS,
+    FactorKind,
+    check_frame,
+    default_reference,
+    factor_values,
+    format_value,
+    guess_kind,
+    order_values,
+    outcome_meaning,
+    too_many_values,
+)
 
 __all__ = ["SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure", "guess_kind",
            "make_factor", "outcome_meaning", "suggest_design", "suggest_outcome",
@@ -26,21 +38,6 @@ __all__ = ["SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure", "g
 #: Columns with at most this many distinct values are suggested as factors.
 SUGGEST_MAX_VALUES = 100
 
-_MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider", "decoding",
-                "llm", "engine", "system", "cohort")
-_PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
-                 "condition", "shot", "question", "framing", "language", "stage", "scenario")
-
-
-def guess_kind(column: str) -> FactorKind:
-    """Kind suggested by a column's name (model words, prompt words, else domain)."""
-    words = re.split(r"[^a-z0-9]+", column.lower())
-    joined = column.lower()
-    if any(w in words for w in _MODEL_WORDS) or "model" in joined:
-        return "model"
-    if any(w in words or w in joined for w in _PROMPT_WORDS):
-        return "prompt"
-    return "domain"
 
 
 def _is_binary_number(series: pd.Series) -> bool:
@@ -117,25 +114,6 @@ def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None
 
 
 #: Outcome names read as "1 = deviation" (harm words) and as "1 = fine" (success words).
-_HARM_WORDS = ("deviation", "deviates", "deviated", "biased", "bias", "harmful", "harm",
-               "toxic", "stereotyped", "stereotypical", "incorrect", "wrong", "error",
-               "unsafe", "refused", "failure", "failed")
-_SUCCESS_WORDS = ("correct", "accuracy", "acc", "accurate", "right", "success", "passed",
-                  "pass", "safe", "match", "matches")
-
-
-def outcome_meaning(column: str) -> str | None:
-    """``"harm"`` (1 = deviation), ``"success"`` (0 = deviation) or None, from the name.
-
-    ``is_correct``, ``correct``, ``accuracy`` -> ``"success"``; ``biased``, ``deviation``,
-    ``harmful``, ``is_incorrect`` -> ``"harm"`` (harm words are checked first).
-    """
-    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
-    if any(w in _HARM_WORDS for w in words):
-        return "harm"
-    if any(w in _SUCCESS_WORDS for w in words):
-        return "success"
-    return None
 
 
 def _not_value(series: pd.Series) -> str:
@@ -161,7 +139,7 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
                 return Outcome(column=c, mapping="values", values=(_not_value(frame[c]),))
     for c in binary:
         words = re.split(r"[^a-z0-9]+", c.lower())
-        if not any(w in words for w in (*_MODEL_WORDS, *_PROMPT_WORDS)):
+        if not any(w in words for w in (*MODEL_WORDS, *PROMPT_WORDS)):
             return Outcome(column=c, mapping="binary")
     return None
 

@@ -19,19 +19,16 @@ import numpy as np
 from analysis import design_files
 from analysis.errors import DesignError
 from analysis.prepare import Step, parse_recipe
+from analysis.values import KINDS, MAX_FACTOR_VALUES, FactorKind
 
 __all__ = ["KINDS", "MAPPINGS", "MAX_FACTOR_VALUES", "OUTCOME_TYPES", "Design", "Factor",
            "FactorKind", "Mapping_", "Outcome", "OutcomeType"]
 
-FactorKind = Literal["domain", "prompt", "model"]
-KINDS: tuple[str, ...] = get_args(FactorKind)
 Mapping_ = Literal["binary", "values", "equals", "below", "above"]
 MAPPINGS: tuple[str, ...] = get_args(Mapping_)
 OutcomeType = Literal["binary", "continuous"]
 OUTCOME_TYPES: tuple[str, ...] = get_args(OutcomeType)
 
-#: A factor with more distinct values than this is refused: it is free text or an id.
-MAX_FACTOR_VALUES = 1000
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,13 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.values import factor_codes
 
+__all__ = [
+    "DEFAULT_RESAMPLES", "MAX_CATEGORIES", "SPREADS", "SpreadOver", "TEST_METHODS",
+    "TestMethod", "category_distribution", "category_label", "frequency_spread",
+    "homogeneity_test", "percentage_table", "wide_column_names",
+]
+
+
 TestMethod = Literal["auto", "chi2", "monte_carlo"]
 TEST_METHODS: tuple[str, ...] = get_args(TestMethod)
 SpreadOver = Literal["categories", "cohorts"]

@@ -29,6 +29,12 @@ import numpy as np
 
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "ALPHAS", "DIXON_EXACT", "DixonDistribution", "GAPS", "MAX_N", "MIN_N", "compute_table",
+    "exact_dixon_critical",
+]
+
+
 #: (k, l) of each ratio: gap to x(1+k), range to x(n-l).
 GAPS: dict[str, tuple[int, int]] = {"r10": (1, 0), "r11": (1, 1), "r21": (2, 1),
                                     "r22": (2, 2)}

@@ -55,6 +55,12 @@ from analysis.errors import AnalysisError
 from analysis.options.ecdf import EcdfOptions
 from analysis.subgroups import benjamini_hochberg, subgroup_counts
 
+__all__ = [
+    "CUTOFF", "DEFAULT_RESAMPLES", "EXACT_LIMIT", "curve_values", "deviation_metric",
+    "ecdf_steps", "ecdf_summary", "ks_permutation_pvalue", "ks_tests", "subgroup_rates",
+]
+
+
 #: The "no bias" cutoff on subgroup deviation rates used in clinical-trial fairness work
 #: (the option's default).
 CUTOFF: float = EcdfOptions.default("cutoff")

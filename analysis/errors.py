@@ -7,6 +7,11 @@ an analyst: it names the file, column, rows or values concerned.
 
 from __future__ import annotations
 
+__all__ = [
+    "AnalysisError", "ClusterError", "DesignError", "DesignMismatchError", "EngineError",
+    "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "SectionSkipped",
+]
+
 
 class AnalysisError(ValueError):
     """Base class: bad input to an analysis function, with an analyst-readable message."""
@@ -58,3 +63,7 @@ class PairingError(AnalysisError):
     """Rows cannot be paired as a paired comparison needs (``analysis.compare``): a compared
     factor with one value, values sharing no prompt, duplicates refused, a reference that
     is not among the values ..."""
+
+
+class SectionSkipped(AnalysisError):
+    """A report section cannot be built from this table and design; ``str(exc)`` says why."""

@@ -28,6 +28,14 @@ from analysis.errors import AnalysisError
 from analysis.install import has_module, install_command
 from analysis.safe_write import atomic_write_bytes, check_output_path, csv_bytes
 
+__all__ = [
+    "EXPORT_HEIGHT", "EXPORT_SCALE", "EXPORT_WIDTH", "ExportUnavailable", "FIGURE_FORMATS",
+    "IMAGE_FORMATS", "INSTALL_HINT", "ImageFormat", "LABEL_PX", "MARGIN_PX", "MAX_EXPORT_PX",
+    "MIME", "browser_available", "export_size", "figure_bytes", "figures_bytes", "table_bytes",
+    "warm_up", "write_figure",
+]
+
+
 ImageFormat = Literal["png", "svg", "pdf"]
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 FIGURE_FORMATS: tuple[str, ...] = (*IMAGE_FORMATS, "html")

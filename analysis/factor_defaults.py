@@ -23,6 +23,9 @@ from analysis.columns import DEVIATION
 from analysis.design import Design
 from analysis.nesting import unnested_choice
 
+__all__ = ["ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "useful_factors"]
+
+
 #: The kinds of factor, in the order defaults prefer them.
 KIND_ORDER: tuple[str, ...] = ("domain", "prompt", "model")
 #: A factor with more observed values than this reads as text, not a factor to start with

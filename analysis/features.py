@@ -42,6 +42,13 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.options.features import FeaturesOptions
 
+__all__ = [
+    "DESCRIPTIONS", "FEATURES", "FeatureUnavailableError", "LEXICON_FEATURES",
+    "POLARITY_TEXTBLOB", "SENTIMENT_VADER", "SUBJECTIVITY_TEXTBLOB", "available_features",
+    "embedding_similarity", "extract_features", "missing_packages", "polarity_textblob",
+    "sentiment_vader", "subjectivity_textblob",
+]
+
 
 class FeatureUnavailableError(AnalysisError):
     """A text feature needs a package that is not installed."""
@@ -148,10 +155,10 @@ def embedding_similarity(texts: pd.Series, references: pd.Series, *,
     """Cosine similarity of ``texts[i]`` and ``references[i]`` (NaN if either is missing).
 
     ``model``: ``None`` for the bundled all-MiniLM-L6-v2, a local folder, or a hub name.
-    The scorer is :class:`judges.embedding.EmbeddingScorer` (one loaded model per process).
+    The scorer is :class:`analysis.embedding.EmbeddingScorer` (one loaded model per process).
     """
-    from judges.embedding import EmbeddingScorer
-    from judges.errors import EmbeddingModelError
+    from analysis.embedding import EmbeddingScorer
+    from analysis.judge_stats.errors import EmbeddingModelError
 
     both = (texts.notna() & references.notna()).to_numpy()
     out = np.full(len(texts), np.nan)

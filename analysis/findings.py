@@ -28,6 +28,12 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "FINDING_MAX_P", "FINDING_MIN_LD", "MEASURES", "TEXT_FIRST", "describe_finding",
+    "rows_behind", "subgroup_where", "top_findings",
+]
+
+
 #: The report's thresholds for a top finding (the page lets the user set them).
 FINDING_MIN_LD = 0.1
 FINDING_MAX_P = 0.05

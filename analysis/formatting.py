@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+__all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column"]
+
+
 #: printf format for p-value columns of app tables (two significant digits).
 P_FORMAT = "%.2g"
 #: Below this a p-value is shown as ``<1e-300`` (doubles underflow around 1e-308).

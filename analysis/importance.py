@@ -92,6 +92,17 @@ from analysis.errors import AnalysisError, FitError
 from analysis.subgroups import benjamini_hochberg
 from analysis.values import factor_codes
 
+__all__ = [
+    "ADJUSTS", "Adjust", "BASELINE", "CLUSTER_ROBUST", "FROM_DESIGN", "Fix", "GEE", "INTERCEPT",
+    "ImportanceRefusal", "ImportanceResult", "MAX_ITERATIONS", "MAX_MATRIX_ENTRIES",
+    "MIN_EVENTS_PER_PARAMETER", "MIN_ROWS_PER_PARAMETER", "NAIVE", "NOT_SIGNIFICANT",
+    "PROTECTIVE", "P_STEPS", "RISK", "RUNAWAY_LOGIT", "RUNAWAY_STD_ERR", "RefusalReason",
+    "SEPARATION_ACTIONS", "SEPARATION_LABELS", "SeparationAction", "TERM_COLUMNS",
+    "TEST_COLUMNS", "Where", "apply_fix", "factor_importance", "subset_caption",
+    "suggest_factors", "uncertainty_label",
+]
+
+
 SeparationAction = Literal["refuse", "drop", "merge"]
 SEPARATION_ACTIONS: tuple[str, ...] = get_args(SeparationAction)
 #: What each separation action does, in words (the app's radio labels).

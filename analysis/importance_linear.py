@@ -60,6 +60,13 @@ from analysis.errors import AnalysisError
 from analysis.importance import FROM_DESIGN, INTERCEPT, ImportanceRefusal
 from analysis.subgroups import benjamini_hochberg
 
+__all__ = [
+    "HIGHER", "LOWER", "LinearImportanceResult", "MEAN", "MIXED", "OLS", "OLS_CLUSTER",
+    "STATISTIC", "TERM_COLUMNS", "is_continuous", "linear_importance",
+    "logistic_with_covariates",
+]
+
+
 #: Column of a term's mean outcome (rows with the term's value).
 MEAN = "mean"
 #: Column of the test statistic (t without a cluster, z with one or for a mixed model).

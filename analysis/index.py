@@ -57,6 +57,13 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "ALL_ROWS", "BiasIndex", "DIMENSION_SCORES", "Dimension", "DimensionScore", "PENALTY_KINDS",
+    "PenaltyKind", "SENTIMENT_SCORES", "SentimentScore", "bias_index", "coverage_gini",
+    "dimension_score", "sentiment_bias",
+]
+
+
 DimensionScore = Literal["deviation_metric", "max_abs_log_disparity", "one_minus_impact_ratio"]
 DIMENSION_SCORES: tuple[str, ...] = get_args(DimensionScore)
 PenaltyKind = Literal["constant", "coverage_gini"]

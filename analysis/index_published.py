@@ -45,6 +45,12 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.options.index_published import IndexPublishedOptions
 
+__all__ = [
+    "COMPOSITE", "LEXICONS", "PAPER_DIVERSITY_PENALTY", "PAPER_SCALE", "PAPER_WEIGHT",
+    "PUBLISHED", "PublishedIndex", "lexicon_of", "llmbi_per_response", "published_llmbi",
+]
+
+
 #: The paper's constants (its Listing 3): diversity penalty, lambda (declared with the
 #: options: ``analysis/options/index_published.py``), the one weight.
 PAPER_DIVERSITY_PENALTY: float = IndexPublishedOptions.default("diversity_penalty")

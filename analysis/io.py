@@ -34,6 +34,14 @@ from analysis.limits import (
     max_bytes,
 )
 
+__all__ = [
+    "BOMS", "DECIMAL_COMMA", "FORMATS", "Format", "PYARROW_THRESHOLD", "Source",
+    "check_encoding", "check_lines", "check_ragged", "check_regular_file", "check_sep",
+    "check_text_bytes", "decode_error", "detect_bom", "gunzip_limited", "load_results",
+    "read_jsonl", "sniff_header", "table_writer", "write_atomic",
+]
+
+
 Format = Literal["csv", "tsv", "parquet", "jsonl"]
 FORMATS: tuple[str, ...] = ("csv", "tsv", "parquet", "jsonl")
 
@@ -112,7 +120,7 @@ def load_results(
         The input exceeds a limit of :mod:`analysis.limits` (size, decompressed size,
         compression ratio); the message names the variable that raises it.
     """
-    sep = _check_sep(sep)
+    sep = check_sep(sep)
     encoding = check_encoding(encoding)
     if isinstance(source, pd.DataFrame):
         label = name or "the DataFrame"
@@ -139,7 +147,7 @@ def load_results(
     if fmt == "parquet":
         frame = _read_parquet(data, label)
     elif fmt == "jsonl":
-        frame = _read_jsonl(data, label, encoding)
+        frame = read_jsonl(data, label, encoding)
     elif fmt in ("csv", "tsv"):
         frame = _read_text(data, label, fmt, sep, encoding)
     else:
@@ -172,7 +180,9 @@ def _nested_values_to_json(frame: pd.DataFrame) -> None:
                                      ensure_ascii=False, default=str)))
 
 
-def _check_sep(sep: str | None) -> str | None:
+def check_sep(sep: str | None) -> str | None:
+    """The separator as one character (``"tab"``, ``"\\t"``, ``"comma"`` ... named ones
+    translated; None passes), else :class:`LoadError`."""
     if sep is None:
         return None
     if not isinstance(sep, str):
@@ -361,7 +371,7 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 _WIDE = ("utf-16", "utf_16", "utf16", "utf-32", "utf_32", "utf32")
 
 
-def _check_text_bytes(data: bytes, label: str, encoding: str) -> None:
+def check_text_bytes(data: bytes, label: str, encoding: str) -> None:
     """Refuse binary data with a message saying what it is, before any decoding.
 
     Known signatures (an Excel workbook, an image, a PDF, other compressions) are named;
@@ -398,7 +408,7 @@ def _check_text_bytes(data: bytes, label: str, encoding: str) -> None:
 def _decode(data: bytes, label: str, encoding: str) -> str:
     bom_encoding = detect_bom(data)
     if bom_encoding is None:
-        _check_text_bytes(data, label, encoding)
+        check_text_bytes(data, label, encoding)
     if bom_encoding is not None:  # the mark names the encoding: it wins over the default
         encoding = bom_encoding
         data = data[len(next(b for b, n in BOMS if n == bom_encoding)):]
@@ -452,13 +462,13 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
 
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
-        _check_ragged(text, delim, len(header), label)
+        check_ragged(text, delim, len(header), label)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delim, engine=engine)
     except Exception as exc:  # noqa: BLE001 - re-read below for a precise message
         if engine == "c":
             raise _parser_error(exc, label) from None
-        _check_ragged(text, delim, len(header), label)
+        check_ragged(text, delim, len(header), label)
         try:
             frame = pd.read_csv(io.StringIO(text), sep=delim, engine="c")
         except Exception as exc2:  # noqa: BLE001
@@ -516,7 +526,7 @@ def _decimal_commas(frame: pd.DataFrame) -> None:
         frame.attrs["decimal_comma_columns"] = converted
 
 
-def _check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
+def check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
     """Refuse rows with fewer or more fields than the header (pandas would pad a short row
     with missing values, or silently turn the first column of a long one into an index)."""
     try:
@@ -621,7 +631,8 @@ def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
     return frame
 
 
-def _read_jsonl(data: bytes, label: str, encoding: str) -> pd.DataFrame:
+def read_jsonl(data: bytes, label: str, encoding: str) -> pd.DataFrame:
+    """The records of JSON-lines ``data`` as a table (:class:`LoadError` on bad JSON)."""
     try:
         return _read_json_records(data, label, encoding)
     except RecursionError:

@@ -73,6 +73,16 @@ from analysis.columns import (
 from analysis.errors import AnalysisError
 from analysis.values import factor_codes
 
+__all__ = [
+    "DEFAULT_REPLICATES", "HUMAN_PATTERNS", "JudgeNoiseError", "METRIC", "MODE_LABELS",
+    "NOISE_COLUMNS", "NOISE_MODES", "NoiseMode", "ROBUST_SHARE", "SAME_SIGN", "SCORE",
+    "SCORE_SAMPLES", "SIGNIFICANT", "SURVIVES", "THRESHOLD", "available_modes", "conditional",
+    "confusion_draws", "confusion_tables", "has_score_samples", "human_columns",
+    "importance_noise", "noise_rows", "parse_samples", "replicate_deviations", "subgroup_noise",
+    "survival_counts", "survival_sentence", "threshold_of",
+]
+
+
 NoiseMode = Literal["mean", "single", "confusion"]
 NOISE_MODES: tuple[str, ...] = get_args(NoiseMode)
 #: What each mode does, in words (the app's radio labels).
@@ -84,7 +94,7 @@ SCORE_SAMPLES = "score_samples"
 SCORE = "score"
 THRESHOLD = "threshold"
 METRIC = "metric"
-#: How human label columns are named (as ``judges.agreement.HUMAN_PATTERNS``).
+#: How human label columns are named (as ``analysis.judge_stats.agreement.HUMAN_PATTERNS``).
 HUMAN_PATTERNS: tuple[str, ...] = ("human_{}", "{}_human")
 #: Columns added to the subgroup / term table.
 SAME_SIGN, SIGNIFICANT, SURVIVES = NOISE_SAME_SIGN, NOISE_SIGNIFICANT, NOISE_SURVIVES
@@ -195,7 +205,7 @@ def confusion_tables(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Judge-vs-human confusion counts per metric, from the rows with both scores.
 
     Both scores are rounded half up (averaged human labels such as 3.67 become 4, as in
-    :mod:`judges.agreement`).
+    :mod:`analysis.judge_stats.agreement`).
 
     Returns
     -------

@@ -17,6 +17,12 @@ from dataclasses import dataclass
 
 from analysis.errors import LimitError
 
+__all__ = [
+    "LIMITS", "Limit", "MAX_DECODED", "MAX_DECOMPRESSED", "MAX_DESIGN_SIZE",
+    "MAX_DESIGN_VALUES", "MAX_INPUT", "MAX_RATIO", "MAX_ROWS", "MB", "RATIO_CHECK_FROM",
+    "check_decoded", "check_rows", "max_bytes",
+]
+
 
 @dataclass(frozen=True)
 class Limit:

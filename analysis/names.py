@@ -24,6 +24,12 @@ from analysis.columns import BESIDE_FACTORS
 from analysis.design import Design
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "ColumnClashError", "SUFFIX", "check_no_clash", "clash_free", "rename_note",
+    "rename_option",
+]
+
+
 SUFFIX = "_factor"
 
 

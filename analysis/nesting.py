@@ -26,8 +26,11 @@ from analysis.columns import (
     N_DETERMINANT_VALUES,
     NESTING_KIND,
 )
-from analysis.design import _REFERENCE_PATTERN, default_reference, factor_values
 from analysis.errors import AnalysisError
+from analysis.values import REFERENCE_PATTERN, default_reference, factor_values
+
+__all__ = ["describe_nesting", "find_nestings", "nesting_columns", "unnested_choice"]
+
 
 _COLUMNS = [DETERMINANT, DEPENDENT, N_DETERMINANT_VALUES, N_DEPENDENT_VALUES, NESTING_KIND]
 
@@ -98,7 +101,7 @@ def find_nestings(
         n_values[f] = len(values)
         sizes[f] = int((np.bincount(codes[f], minlength=len(values)) > 0).sum())
         ref = (references or {}).get(f) or default_reference(frame[f])
-        control[f] = np.array([v == ref or bool(_REFERENCE_PATTERN.search(v.strip()))
+        control[f] = np.array([v == ref or bool(REFERENCE_PATTERN.search(v.strip()))
                                for v in values])
     rows = [{DETERMINANT: None, DEPENDENT: f, N_DETERMINANT_VALUES: 0, N_DEPENDENT_VALUES: 1,
              NESTING_KIND: "constant"} for f in factors if sizes[f] == 1]

@@ -51,6 +51,14 @@ from analysis.options.planning import PowerOptions
 #: ``analysis/options/planning.py``).
 _POWER = PowerOptions()
 
+__all__ = [
+    "ADD", "EXACT_MAX_GRID", "FIRST_RUN", "FractionalDesign", "MAX_LD", "PLAN_MAX_CELLS",
+    "Plan", "SCAN_MAX", "SCAN_MAX_TOTAL", "STABLE_HORIZON", "STABLE_MARGIN", "add_power",
+    "approx_power", "budget_note", "exact_ld_power", "fractional_factorial", "ld_power",
+    "ld_variance", "minimum_detectable_ld", "plan_additions", "sample_size", "water_fill",
+]
+
+
 #: Largest factor grid :func:`plan_additions` enumerates.
 PLAN_MAX_CELLS = 5_000_000
 #: Largest number of (inside, outside) count pairs :func:`exact_ld_power` sums over.
@@ -519,11 +527,11 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         if absent:
             raise AnalysisError(f"No column for {', '.join(absent)} in the table.")
         from analysis.cells import filter_rows
-        from analysis.coverage import _grid  # the same cell counting as the Coverage page
+        from analysis.coverage import coverage_grid  # the same cell counting as the Coverage page
 
         table = cells if N in cells.columns else cells.assign(**{N: 1})
         # counts inside the subset; the structure below is read on every row given
-        grid = _grid(filter_rows(table, where) if where else table, design, factors, where)
+        grid = coverage_grid(filter_rows(table, where) if where else table, design, factors, where)
         counts[np.asarray(grid.keys, dtype=np.int64)] = grid.counts
     else:
         table = pd.DataFrame(columns=[*factors, N])

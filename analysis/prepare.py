@@ -35,7 +35,7 @@ Step kinds and parameters (YAML form)::
       column: split
       values: [test]
 
-Texts are compared with :func:`analysis.importers.matching.normalise` (case,
+Texts are compared with :func:`analysis.matching.normalise` (case,
 punctuation, whitespace, a leading article).
 """
 
@@ -52,6 +52,13 @@ import yaml
 
 from analysis import columns as C
 from analysis.errors import AnalysisError
+from analysis.values import factor_values
+
+__all__ = [
+    "PrepareError", "REPORT_COLUMNS", "STEP_KINDS", "Step", "StepReport", "apply_recipe",
+    "apply_step", "load_recipe", "match", "melt", "parse_recipe", "recipe_yaml",
+]
+
 
 #: Step kinds -> (required parameters, optional parameters).
 STEP_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -283,7 +290,7 @@ def _option_index(label: pd.Series, options: list[str], step: Step) -> pd.Series
 
 def match(frame: pd.DataFrame, step: Step) -> tuple[pd.DataFrame, int, int, str]:
     """Apply a ``match`` step; returns (frame, changed, not handled, note)."""
-    from analysis.importers.matching import match_option, normalise_series
+    from analysis.matching import match_option, normalise_series
 
     text_col, out = step.get("text"), step.get("output", C.CORRECT)
     _need(frame, step, text_col)
@@ -346,8 +353,6 @@ def apply_step(frame: pd.DataFrame, step: Step) -> tuple[pd.DataFrame, StepRepor
         col = step.get("column")
         _need(frame, step, col)
         mapping = {str(k): str(v) for k, v in step.get("mapping").items()}
-        from analysis.design import factor_values
-
         codes, values = factor_values(frame[col])
         new_values = np.array([mapping.get(v, v) for v in values], dtype=object)
         recoded = pd.Series(new_values[codes.to_numpy()], index=frame.index)
@@ -370,8 +375,6 @@ def apply_step(frame: pd.DataFrame, step: Step) -> tuple[pd.DataFrame, StepRepor
     else:  # filter
         col = step.get("column")
         _need(frame, step, col)
-        from analysis.design import factor_values
-
         wanted = {str(v) for v in step.get("values")}
         codes, values = factor_values(frame[col])
         hit = np.array([v in wanted for v in values], dtype=bool)[codes.to_numpy()]

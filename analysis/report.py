@@ -34,10 +34,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, SectionSkipped
 from analysis.options import OptionError, options_for
 from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
 from analysis.options.common import CI_CHOICES as _CI_CHOICES
+
+__all__ = [
+    "CI_CHOICES", "CI_KEYS", "CI_SECTIONS", "COHORT_MAX_GROUPS", "HTML_MAX_ROWS",
+    "NOISE_SECTIONS", "PDF_UNAVAILABLE", "Report", "SECTIONS",
+    "Section", "SettingsError", "TITLES", "ZIP_NAME_MAX", "bootstrap_arguments",
+    "build_or_skip", "build_report", "build_section", "chromium_path", "ci_defaults",
+    "data_summary", "default_settings", "describe_bootstrap", "design_table", "noise_arguments",
+    "noise_defaults", "package_version", "plain", "report_html", "report_pdf", "report_zip",
+    "suspect_labels", "zip_entry_name",
+]
+
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
@@ -65,10 +76,6 @@ NOISE_SECTIONS: dict[str, tuple[str, ...]] = {
     "importance": ("replicates", "mode", "seed")}
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
-
-
-class SectionSkipped(AnalysisError):
-    """A section cannot be built from this table and design; ``str(exc)`` says why."""
 
 
 class SettingsError(AnalysisError):
@@ -408,7 +415,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
 
         return compare_report.default_settings(results, design)
     if section == "judges":
-        from judges import columns as JC
+        from analysis.judge_stats import columns as JC
 
         needed = [JC.STAGE, JC.JUDGE, JC.SENSITIVE_FACTOR, JC.MODEL]
         missing = [c for c in needed if c not in results.columns]
@@ -862,9 +869,9 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from judges import columns as JC
-    from judges.errors import JudgesError
-    from judges.metrics import stage_metrics
+    from analysis.judge_stats import columns as JC
+    from analysis.judge_stats.errors import JudgesError
+    from analysis.judge_stats.metrics import stage_metrics
 
     try:
         table = stage_metrics(results, by=list(s["by"]))
@@ -875,7 +882,7 @@ def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append(f"{unscored:,} judgments are unscored (the judge's reply could "
                             "not be parsed or was refused; see unscored_reason).")
     sec.tables.append(("judge_stage_metrics", table))
-    from judges.metrics import stage_figures  # FairMonitor's Figures 4 and 5
+    from analysis.judge_stats.metrics import stage_figures  # FairMonitor's Figures 4 and 5
 
     sec.figures += list(stage_figures(results).items())
 

@@ -24,6 +24,12 @@ import pandas as pd
 
 from analysis.formatting import format_p, is_p_column
 
+__all__ = [
+    "FIGURES", "FRACTION_COLUMNS", "HEADERS", "PERCENT_TABLES", "TABLES", "display_table",
+    "figure_title", "header", "main_choices", "settings_lines", "table_title",
+]
+
+
 #: Table stems: (title, caption).
 TABLES: dict[str, tuple[str, str]] = {
     "coverage_summary": ("Coverage summary", "How many of the possible factor-value cells "

@@ -12,6 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "View", "Where", "bootstrap_flags", "categories_text", "cli_command", "cohorts_view",
+    "compare_view", "coverage_view", "disparity_view", "ecdf_view", "importance_linear_view",
+    "importance_view", "index_view", "prepare_command", "python_snippet", "subgroups_view",
+    "with_importance_noise", "with_subgroup_noise",
+]
+
+
 Where = Mapping[str, Sequence[str]]
 
 

@@ -36,6 +36,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+__all__ = [
+    "F", "REPLACEMENT", "TRACE_TEXT_KEYS", "UNSAFE_CHARS", "clean_controls", "code_span",
+    "escape_figure", "escape_html_label", "escape_markdown", "escaped_labels",
+    "sanitise_markup", "trace_field",
+]
+
+
 #: Characters that can start Markdown anywhere in a line: links and images ``[``, HTML and
 #: autolinks ``<``, emphasis ``* _ ~``, code, math ``$``, tables ``|``, Streamlit's
 #: ``:color[...]`` (needs ``[``), e-mail autolinks ``@``, and the backslash itself. An

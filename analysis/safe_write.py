@@ -36,6 +36,13 @@ import pandas as pd
 from analysis.errors import OutputError
 from analysis.safe_text import UNSAFE_CHARS, clean_controls
 
+__all__ = [
+    "FORMULA_PREFIXES", "atomic_write_bytes", "atomic_write_text", "atomic_writer",
+    "check_output_path", "csv_bytes", "neutralise_cell", "neutralise_csv_cells", "write_csv",
+    "write_table",
+]
+
+
 #: A text cell starting with one of these is read as a formula by spreadsheet programs.
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 

@@ -54,6 +54,14 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 
+__all__ = [
+    "DEFAULT_BINS", "DEFAULT_MODE_BIN_WIDTH", "DEFAULT_PERCENTILE", "DEFAULT_TOLERANCE",
+    "GROUP_SEPARATOR", "KL_EPSILON", "NORMALIZATIONS", "Normalization", "STATISTIC_COLUMNS",
+    "binned_mode", "correlation", "kl_divergence", "normalize", "precision", "saged_disparity",
+    "saged_statistics",
+]
+
+
 Normalization = Literal["none", "zscore", "minmax"]
 NORMALIZATIONS: tuple[str, ...] = get_args(Normalization)
 #: SAGED's defaults (declared with the options: ``analysis/options/disparity.py``).

@@ -47,6 +47,16 @@ import pandas as pd
 
 from analysis.clusters import cluster_note  # noqa: F401  (re-exported: one judge, clusters.py)
 from analysis.errors import AnalysisError
+from analysis.values import check_frame, factor_values, guess_kind, outcome_meaning
+
+__all__ = [
+    "ANSWER_KEY", "Alias", "CONSTANT", "CROSSED_SHARE", "ColumnRole", "Exclusions", "FACTOR",
+    "ITEM_ID", "ITEM_TEXT", "MAX_EXACT_ROWS", "MAX_OPTIONS", "MIN_ALIAS_ROWS", "MIN_ID_VALUES",
+    "OUTCOME", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure", "TEMPLATE", "TEXT_CHARS",
+    "TEXT_WORDS", "cluster_note", "excluded_cells", "infer_prompt_unit", "infer_structure",
+    "value_aliases",
+]
+
 
 FACTOR = "factor"
 ITEM_ID = "item id"
@@ -396,8 +406,6 @@ def infer_structure(
     AnalysisError
         ``table`` is not a DataFrame with rows and columns.
     """
-    from analysis.design import check_frame
-
     check_frame(table, "infer_structure")
     options = {"declared": [f for f in (factors or ()) if f in table.columns],
                "outcomes": [outcome] if isinstance(outcome, str) else list(outcome or ()),
@@ -411,8 +419,6 @@ def infer_structure(
 def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Sequence[str],
            models: set[str], max_values: int) -> Structure:
     """:func:`infer_structure` on the columns' codes (every row of ``cols``)."""
-    from analysis.design import guess_kind, outcome_meaning
-
     notes: list[str] = []
     n_rows = len(next(iter(cols.values())).codes)
     n_total = n_rows
@@ -740,8 +746,6 @@ def value_aliases(table: pd.DataFrame, factors: Sequence[str], *,
     -------
     list of Alias
     """
-    from analysis.design import factor_values
-
     missing = [f for f in factors if f not in table.columns]
     if missing:
         raise AnalysisError(f"Not columns of the table: {', '.join(missing)}.")
@@ -830,7 +834,6 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
     Declared values never seen are not constrained by a nesting (nothing is known about
     them). Observed combinations are never excluded.
     """
-    from analysis.design import factor_values
     from analysis.nesting import find_nestings
 
     sizes = [len(v) for v in values]

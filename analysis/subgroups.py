@@ -78,6 +78,13 @@ from analysis.errors import AnalysisError
 from analysis.options.subgroups import SubgroupsOptions
 from analysis.values import factor_codes
 
+__all__ = [
+    "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
+    "cluster_robust_ld", "disparity_stats", "distinct_subgroups", "fisher_exact_pvalues",
+    "ld_cluster_variance", "subgroup_counts", "subgroups", "uncertainty_label",
+]
+
+
 Test = Literal["auto", "wald", "fisher"]
 TESTS: tuple[str, ...] = get_args(Test)
 #: Continuity correction added to every cell of a 2x2 table with a zero cell.

@@ -1,4 +1,8 @@
-"""Factor values as strings and as integer codes: the one place with the missing-value rule.
+"""Factor values as strings, the reference value, and roles guessed from column names.
+
+The kernel every module that reads factor columns shares (the design, nesting, the
+structure inference, the recipe steps, the engines, the statistics). It imports nothing of
+the design, so those modules can use it without an import circle.
 
 Factor values are always strings: ``7``, ``7.0`` and ``"7"`` in a file are the value
 ``"7"``, ``True`` is ``"true"``. **A missing factor value (None, NaN, ``pd.NA``, a
@@ -19,24 +23,41 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MISSING_VALUE", "REFERENCE_PATTERN", "default_reference", "factor_codes",
-           "factor_values", "format_value", "order_values"]
+from analysis.errors import AnalysisError
+
+__all__ = [
+    "KINDS", "MAX_FACTOR_VALUES", "MISSING_VALUE", "MODEL_WORDS", "PROMPT_WORDS",
+    "REFERENCE_PATTERN", "FactorKind",
+    "check_frame", "default_reference", "factor_codes", "factor_values", "format_value",
+    "guess_kind", "order_values", "outcome_meaning", "too_many_values",
+]
+
+FactorKind = Literal["domain", "prompt", "model"]
+KINDS: tuple[str, ...] = get_args(FactorKind)
 
 MISSING_VALUE = "(missing)"
+#: A factor with more distinct values than this is refused: it is free text or an id.
+MAX_FACTOR_VALUES = 1000
 
-#: Values read as a control (reference) value: none, no ..., base, control, neutral, ...
+#: A value named like a control group: the default reference (and "outside reference"
+#: rows of nesting).
 REFERENCE_PATTERN = re.compile(
     r"^(none|no|base|baseline|control|neutral|default|n/?a|unknown)$|^no[ _-]", re.IGNORECASE
 )
+#: Words of a column name that suggest a model factor / a prompt factor.
+MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider", "decoding",
+               "llm", "engine", "system", "cohort")
+PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
+                "condition", "shot", "question", "framing", "language", "stage", "scenario")
 
 
 def format_value(value: Any) -> str:
-    """A cell as a factor value: ``"(missing)"``, ``"true"``/``"false"``, ``7.0`` -> ``"7"``."""
+    """A factor value as its string (``7.0`` -> ``"7"``, missing -> ``"(missing)"``)."""
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return MISSING_VALUE
     if isinstance(value, (bool, np.bool_)):
@@ -108,8 +129,8 @@ def factor_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def order_values(values: Iterable[str]) -> list[str]:
-    """Values in display order: numerically when all are numbers, else alphabetically
-    (case-folded) with ``"(missing)"`` last."""
+    """Values in display order: numerically if all are numbers, else case-insensitively
+    with ``"(missing)"`` last."""
     values = list(values)
     numeric = {}
     for v in values:
@@ -131,3 +152,54 @@ def default_reference(series: pd.Series) -> str:
     counts = np.bincount(codes.to_numpy(), minlength=len(values))
     ordered = order_values(values)
     return max(ordered, key=lambda v: counts[values.index(v)])
+
+
+def guess_kind(column: str) -> FactorKind:
+    """Kind suggested by a column's name (model words, prompt words, else domain)."""
+    words = re.split(r"[^a-z0-9]+", column.lower())
+    joined = column.lower()
+    if any(w in words for w in MODEL_WORDS) or "model" in joined:
+        return "model"
+    if any(w in words or w in joined for w in PROMPT_WORDS):
+        return "prompt"
+    return "domain"
+
+
+_HARM_WORDS = ("deviation", "deviates", "deviated", "biased", "bias", "harmful", "harm",
+               "toxic", "stereotyped", "stereotypical", "incorrect", "wrong", "error",
+               "unsafe", "refused", "failure", "failed")
+_SUCCESS_WORDS = ("correct", "accuracy", "acc", "accurate", "right", "success", "passed",
+                  "pass", "safe", "match", "matches")
+
+
+def outcome_meaning(column: str) -> str | None:
+    """``"harm"`` (1 = deviation), ``"success"`` (0 = deviation) or None, from the name.
+
+    ``is_correct``, ``correct``, ``accuracy`` -> ``"success"``; ``biased``, ``deviation``,
+    ``harmful``, ``is_incorrect`` -> ``"harm"`` (harm words are checked first).
+    """
+    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
+    if any(w in _HARM_WORDS for w in words):
+        return "harm"
+    if any(w in _SUCCESS_WORDS for w in words):
+        return "success"
+    return None
+
+
+def check_frame(frame: Any, what: str) -> None:
+    """Raise :class:`AnalysisError` unless ``frame`` is a DataFrame with rows and columns."""
+    if not isinstance(frame, pd.DataFrame):
+        raise AnalysisError(f"{what} needs the results table as a pandas DataFrame (for "
+                            f"example from analysis.load_results), not "
+                            f"{'nothing' if frame is None else type(frame).__name__}.")
+    if frame.shape[1] == 0:
+        raise AnalysisError("The results table has no columns.")
+    if len(frame) == 0:
+        raise AnalysisError("The results table has no rows: there is nothing to analyse.")
+
+
+def too_many_values(column: str, n: int) -> str:
+    """The message refusing a factor column with ``n`` distinct values."""
+    return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
+            f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
+            "or derive a coarser one.")

@@ -3,8 +3,8 @@
 Run: ``.venv/bin/python benchmarks/bench_reliability.py [--rows 10000] [--judges 3]
 [--n-boot 1000]``
 
-:func:`judges.reliability.reliability` draws each bootstrap resample as a count per row and
-gets alpha's coincidence matrix as a weighted sum (a matrix product per block of
+:func:`analysis.judge_stats.reliability.reliability` draws each bootstrap resample as a
+count per row and gets alpha's coincidence matrix as a weighted sum (a matrix product per block of
 resamples); the ICCs have F intervals and are not resampled. The naive way materialises
 every resample (rows repeated) and recomputes alpha from it. Both give the same statistic
 for the same resample (``tests/judges/test_reliability.py``); the script prints both times
@@ -24,7 +24,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from judges.reliability import krippendorff_alpha, reliability, reliability_data  # noqa: E402
+from analysis.judge_stats.reliability import krippendorff_alpha, reliability, reliability_data  # noqa: E402
 
 
 def main() -> None:

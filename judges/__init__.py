@@ -20,7 +20,8 @@ The four-stage judge:
 - :mod:`judges.samples` - repeated samples' columns (``JudgeConfig(samples=K)``);
   :mod:`judges.position` - ``position_bias`` of stage 2 judged in both orders;
 - :mod:`judges.embedding` - ``EmbeddingScorer``, ``score_similarity``;
-- :mod:`judges.metrics` - ``stage_metrics``; :mod:`judges.to_results` - ``to_results``;
+- :mod:`analysis.judge_stats.metrics` - ``stage_metrics``;
+  :mod:`judges.to_results` - ``to_results``;
 - :mod:`judges.job` - ``JudgeJob`` (background thread for the page), ``make_judge_job``,
   ``estimate_judge_run``; :mod:`judges.cli`.
 
@@ -29,7 +30,7 @@ Judging at scale (``docs/judges_at_scale.md``):
 - :mod:`judges.batch` - provider batch APIs (``batch_stream``, ``stream_results``),
   bookkeeping in :mod:`judges.batch_store`, API calls in :mod:`judges.batch_apis`;
 - :mod:`judges.answer` - ``answer_frame``: answers of the model under test;
-- :mod:`judges.agreement` - ``agreement``: judge vs human labels (or a second judge);
+- :mod:`analysis.judge_stats.agreement` - ``agreement``: judge vs human labels (or a second judge);
 - :mod:`judges.categorise` - ``categorise_frame``: completions into categories;
 - :mod:`judges.tasks` - shared by these: ``FrameJob``, ``TaskProgress``,
   ``estimate_requests``, ``collect_results``, ``load_data_yaml``; :mod:`judges.cli_scale`.

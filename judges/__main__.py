@@ -2,4 +2,7 @@
 
 from judges.cli import main
 
+__all__: list[str] = []
+
+
 raise SystemExit(main())

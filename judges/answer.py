@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -68,6 +68,20 @@ from judges.tasks import (
     load_data_yaml,
 )
 
+__all__ = [
+    "ANSWER_CACHED", "ANSWER_COLUMNS", "ANSWER_COST_USD", "ANSWER_INPUT_TOKENS",
+    "ANSWER_ISSUES", "ANSWER_MODEL", "ANSWER_OUTPUT_TOKENS", "ANSWER_PROMPTS", "ANSWER_SEED",
+    "ANSWER_SYSTEM_PROMPT_ID", "ANSWER_TARGETS", "ANSWER_TEMPERATURE", "AnswerPrompts",
+    "AnswerRun", "AnswerSettings", "DEFAULT_PROMPT_COLUMN", "MODEL_SETTING_COLUMNS",
+    "QUESTIONS_SAMPLE", "STORY_PROMPT_A", "STORY_PROMPT_B", "VARIANT_A", "VARIANT_B",
+    "VARIANT_PLACEHOLDER", "answer_frame", "answer_frame_async", "answer_job",
+    "answer_prompts_from_dict", "answer_requests", "answer_text", "assemble_answers",
+    "estimate_answers", "load_answer_prompts", "n_answer_requests", "prompt_column_of",
+    "question_items", "questions_sample_path", "settings_grid", "story_prompts",
+    "system_prompt",
+]
+
+
 # --- columns ----------------------------------------------------------------------------------
 STORY_PROMPT_A = "story_prompt_a"
 STORY_PROMPT_B = "story_prompt_b"
@@ -76,8 +90,8 @@ VARIANT_B = "variant_b"
 #: Placeholder in a stage 2 ``question`` replaced by ``variant_a`` / ``variant_b``.
 VARIANT_PLACEHOLDER = "{variant}"
 
-#: The model-under-test settings (names in :mod:`judges.columns`): factors (kind ``model``)
-#: of the results table made by :func:`judges.to_results.to_results`.
+#: The model-under-test settings (names in :mod:`analysis.judge_stats.columns`): factors
+#: (kind ``model``) of the results table made by :func:`judges.to_results.to_results`.
 ANSWER_MODEL = C.ANSWER_MODEL
 ANSWER_TEMPERATURE = C.ANSWER_TEMPERATURE
 ANSWER_SYSTEM_PROMPT_ID = C.ANSWER_SYSTEM_PROMPT_ID

@@ -26,14 +26,21 @@ from typing import Any
 from judges.errors import JudgesError, ProviderConfigError
 from judges.logprobs import read_openai_logprobs
 from judges.providers import (
-    _ANTHROPIC_STOPS,
+    ANTHROPIC_STOPS,
     TRANSIENT_STATUSES,
     ChatProvider,
     MalformedReplyError,
-    _int,
+    int_or_zero,
 )
 from judges.request import ChatRequest, Reply
 from judges.runner import RunConfig
+
+__all__ = [
+    "AnthropicBatchAPI", "BATCH_APIS", "BatchAPI", "BatchConfig", "BatchError", "BatchStatus",
+    "ItemOutcome", "OPENAI_ENDPOINT", "OpenAIBatchAPI", "anthropic_reply", "batch_api",
+    "openai_reply",
+]
+
 
 #: The endpoint every OpenAI batch line targets.
 OPENAI_ENDPOINT = "/v1/chat/completions"
@@ -139,8 +146,8 @@ def openai_reply(body: Any) -> Reply:
     usage = body.get("usage") or {}
     content = message.get("content")
     return Reply(text=content if isinstance(content, str) else None,
-                 input_tokens=_int(usage.get("prompt_tokens")),
-                 output_tokens=_int(usage.get("completion_tokens")),
+                 input_tokens=int_or_zero(usage.get("prompt_tokens")),
+                 output_tokens=int_or_zero(usage.get("completion_tokens")),
                  finish_reason=choices[0].get("finish_reason"),
                  refusal=message.get("refusal") or None, model=body.get("model"),
                  logprobs=read_openai_logprobs(choices[0]))
@@ -159,9 +166,9 @@ def anthropic_reply(message: Any) -> Reply:
     usage = message.get("usage") or {}
     stop = message.get("stop_reason")
     return Reply(text="".join(texts) if texts else None,
-                 input_tokens=_int(usage.get("input_tokens")),
-                 output_tokens=_int(usage.get("output_tokens")),
-                 finish_reason=_ANTHROPIC_STOPS.get(stop, stop), model=message.get("model"))
+                 input_tokens=int_or_zero(usage.get("input_tokens")),
+                 output_tokens=int_or_zero(usage.get("output_tokens")),
+                 finish_reason=ANTHROPIC_STOPS.get(stop, stop), model=message.get("model"))
 
 
 # --- the two APIs ---------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from judges.batch_apis import BatchStatus
 from judges.cache import SQLiteFile
 from judges.providers import ChatProvider
 
+__all__ = ["BATCH_COLUMNS", "BatchStore", "StoredBatch"]
+
 
 @dataclass(frozen=True)
 class StoredBatch:

@@ -37,6 +37,12 @@ from typing import Any, Self
 from judges.errors import CacheError
 from judges.request import Reply
 
+__all__ = [
+    "DEFAULT_CACHE_ENV", "KEY_FORMAT", "ReplyCache", "SQLiteFile", "cache_key", "claim_owner",
+    "default_cache_path", "move_aside", "open_cache",
+]
+
+
 #: Bump when the key recipe changes, so old entries are not misread.
 KEY_FORMAT = 1
 #: Where the app and the CLI keep the cache unless told otherwise.

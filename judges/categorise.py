@@ -24,7 +24,6 @@ judged file keeps the judge's reasons.
 from __future__ import annotations
 
 import asyncio
-import re
 import string
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from analysis.judge_stats.category_agreement import normalise_name
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -56,12 +56,21 @@ from judges.tasks import (
     load_data_yaml,
 )
 
+__all__ = [
+    "CategoriseConfig", "CategorisePrompt", "CategoriseRun", "Category", "CategoryJudgement",
+    "CategorySpec", "DEFAULT_PREFIX", "UNSCORED", "assemble_categories", "categorise_frame",
+    "categorise_frame_async", "categorise_job", "categorise_requests", "category_counts",
+    "category_schema", "category_spec", "category_spec_from_dict", "estimate_categorise",
+    "interpret_category", "load_categorise_prompt", "load_category_spec",
+    "n_categorise_requests", "output_columns", "parse_category",
+]
+
+
 #: Default prefix of the output columns.
 DEFAULT_PREFIX = "category"
 #: The value shown for unscored rows in :func:`category_counts`.
 UNSCORED = "(unscored)"
 _PLACEHOLDERS = {"instruction", "categories", "texts"}
-_SEPARATORS = re.compile(r"[\s\-_]+")
 
 
 def output_columns(prefix: str = DEFAULT_PREFIX) -> dict[str, str]:
@@ -80,11 +89,6 @@ class Category:
 
     name: str
     description: str = ""
-
-
-def normalise_name(text: str) -> str:
-    """How category names are compared: case-folded, runs of spaces/``-``/``_`` as one space."""
-    return _SEPARATORS.sub(" ", str(text).casefold()).strip()
 
 
 @dataclass(frozen=True)

@@ -34,25 +34,39 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
-import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from analysis.cli import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT
-from judges import columns as C
-from judges.cache import ReplyCache, default_cache_path, open_cache
+from analysis.judge_stats import columns as C
+from judges.cache import default_cache_path
+from judges.cli_common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_encoding_option,
+    check_input_encoding,
+    finish_run,
+    input_encoding,
+    judge_config,
+    load_for_scoring,
+    open_reply_cache,
+    parse_temperature,
+    print_position_bias,
+    print_warnings,
+    progress_line,
+    report_results,
+    run_reporting,
+    write_table,
+)
 from judges.cost import PriceTable
 from judges.errors import JudgesError
-from judges.fourstage import empty_texts, load_fourstage
 from judges.judge import (
-    JudgeConfig,
     JudgeProgress,
     JudgeRun,
     estimate_run,
@@ -63,68 +77,7 @@ from judges.providers import REASONING_EFFORTS, ChatProvider, make_provider
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig, RunStats
 
-EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
-
-
-def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as CSV, TSV, Parquet or JSON Lines according to the extension.
-
-    Atomic (a temporary file renamed at the end: a full disk leaves no partial file) and
-    with CSV cells neutralised (:mod:`analysis.safe_write`); a missing folder is created.
-    """
-    from analysis.safe_write import write_table as safe_write_table
-
-    return safe_write_table(frame, path, create_parent=True)
-
-
-def write_results(judged: pd.DataFrame, path: str | Path, *,
-                  similarity_threshold: float = C.SIMILARITY_THRESHOLD,
-                  stage2_rows: str = "pair") -> tuple[Path, Path]:
-    """Write the results table of ``judged`` and its design (``<stem>.design.yaml``)."""
-    from judges.to_results import to_results
-
-    results, design = to_results(judged, similarity_threshold=similarity_threshold,
-                                 stage2_rows=stage2_rows)  # type: ignore[arg-type]
-    table = write_table(results, path)
-    design_path = table.with_name(f"{table.stem}.design.yaml")
-    design.save(design_path)
-    return table, design_path
-
-
-def _temperature(text: str) -> float | None:
-    if text.strip().lower() in ("none", "default", ""):
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"temperature must be a number or 'none', not {text!r}"
-                                         ) from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"temperature must be a number >= 0 or 'none', "
-                                         f"not {text!r}")
-    return value
-
-
-def add_encoding_option(p: argparse.ArgumentParser) -> None:
-    """``--encoding ENC``: the encoding of the input tables (checked by
-    :func:`check_input_encoding` before anything is read)."""
-    p.add_argument("--encoding", default="utf-8", metavar="ENC",
-                   help="text encoding of the input table(s) without a byte-order mark "
-                        "(default utf-8; for example latin-1, cp1252, utf-16-le); a mark wins")
-
-
-def input_encoding(args: argparse.Namespace) -> str:
-    """The ``--encoding`` of ``args`` (utf-8 for a command without the option)."""
-    return getattr(args, "encoding", None) or "utf-8"
-
-
-def check_input_encoding(args: argparse.Namespace) -> None:
-    """Refuse an unknown ``--encoding`` before any file is read or request made
-    (:class:`~analysis.errors.LoadError`, the message of ``python -m analysis``)."""
-    from analysis.io import check_encoding
-
-    if getattr(args, "encoding", None) is not None:
-        check_encoding(args.encoding)
+__all__ = ["EXIT_INPUT", "EXIT_OK", "build_parser", "check_output_paths", "main"]
 
 
 def _add_judge_options(p: argparse.ArgumentParser) -> None:
@@ -146,7 +99,7 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubrics", type=Path, default=None,
                    help="folder with rubric YAML files, or cot: the bundled chain-of-thought "
                         "variant (judges/rubrics/cot.yaml)")
-    p.add_argument("--temperature", type=_temperature, default=0.0,
+    p.add_argument("--temperature", type=parse_temperature, default=0.0,
                    help="0 by default; 'none' sends none (reasoning models and Anthropic "
                         "take none: a warning names what is not sent)")
     p.add_argument("--max-tokens", type=POSITIVE_INT, default=None,
@@ -231,16 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _judge_config(args: argparse.Namespace) -> JudgeConfig:
-    return JudgeConfig(temperature=args.temperature, max_tokens=args.max_tokens,
-                       structured_output=not args.no_structured_output,
-                       reasoning_effort=getattr(args, "reasoning_effort", None),
-                       reuse_unparsed=getattr(args, "reuse_unparsed", False),
-                       samples=getattr(args, "samples", 1),
-                       both_orders=getattr(args, "both_orders", False),
-                       logprobs=getattr(args, "logprobs", False))
-
-
 def _no_samples_for_embeddings(args: argparse.Namespace) -> None:
     if args.provider == "embedding" and (getattr(args, "samples", 1) > 1
                                          or getattr(args, "both_orders", False)):
@@ -248,92 +191,10 @@ def _no_samples_for_embeddings(args: argparse.Namespace) -> None:
                           "embedding scorer is deterministic and order-free.")
 
 
-def print_position_bias(judged: pd.DataFrame) -> None:
-    """The position-bias table of a file judged in both orders, on stdout (nothing
-    otherwise)."""
-    from judges.position import has_both_orders, position_bias
-
-    if not has_both_orders(judged):
-        return
-    table = position_bias(judged)
-    print("Position bias (stage-2 pairs judged in both orders; diff = as given - swapped):")
-    with pd.option_context("display.width", 200):
-        print(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
-
-
-def _cache(args: argparse.Namespace) -> ReplyCache | None:
-    if args.no_cache:
-        return None
-    cache, moved = open_cache(args.cache or default_cache_path(),
-                              reset=getattr(args, "reset_cache", False))
-    if moved is not None:
-        print(f"The unusable cache was moved to {moved}; a new cache starts at {cache.path}.",
-              file=sys.stderr)
-    return cache
-
-
-def load_for_scoring(args: argparse.Namespace) -> pd.DataFrame:
-    """The four-stage file (read with ``--encoding``); rows with empty texts are reported
-    (refused with ``--strict``)."""
-    frame = load_fourstage(args.input, allow_empty_texts=not getattr(args, "strict", False),
-                           encoding=input_encoding(args))
-    empty = empty_texts(frame)
-    if empty:
-        cols = sorted({c for cs in empty.values() for c in cs})
-        print(f"{len(empty):,} of {len(frame):,} rows have an empty {', '.join(cols)}: their "
-              f"judgments are unscored ('{C.NO_ANSWER}'); --strict refuses such a file.",
-              file=sys.stderr)
-    return frame
-
-
-def print_warnings(warnings: Sequence[str], *, already: Sequence[str] = ()) -> None:
-    """Each warning on stderr, except those in ``already`` (printed before the run)."""
-    for text in warnings:
-        if text not in already:
-            print(f"warning: {text}", file=sys.stderr)
-
-
 def _provider(args: argparse.Namespace) -> ChatProvider:
     if not args.model:
         raise JudgesError(f"--model is required for the {args.provider} provider.")
     return make_provider(args.provider, model=args.model, base_url=args.base_url)
-
-
-def _progress_line(p: JudgeProgress, elapsed: float) -> str:
-    cost = f"${p.cost_usd:,.4f}" + (" + unpriced" if p.unpriced else "")
-    return (f"{p.done:,}/{p.total:,} judged, {p.unscored:,} unscored, {p.cached:,} cached, "
-            f"{p.input_tokens + p.output_tokens:,} tokens, {cost}, {elapsed:,.0f}s")
-
-
-async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgress,
-                        cancel: threading.Event, *, quiet: bool, start: float,
-                        stats: RunStats | None = None) -> Any:
-    """Await ``work()`` with Ctrl-C / SIGTERM setting ``cancel`` and, unless ``quiet``, a
-    progress line on stderr every 2 s, and each new long wait the server asked for
-    (``stats.waiting``) as a ``note:`` line."""
-    loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, cancel.set)
-        loop.add_signal_handler(signal.SIGTERM, cancel.set)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this OS
-        pass
-
-    async def report() -> None:
-        said = None
-        while True:
-            await asyncio.sleep(2)
-            print(_progress_line(progress.snapshot(), time.monotonic() - start),
-                  file=sys.stderr)
-            if stats is not None and stats.waiting != said:
-                said = stats.waiting
-                print(f"note: {said}", file=sys.stderr)
-
-    reporter = None if quiet else asyncio.ensure_future(report())
-    try:
-        return await work()
-    finally:
-        if reporter is not None:
-            reporter.cancel()
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -349,16 +210,17 @@ def _score(args: argparse.Namespace) -> int:
     _no_samples_for_embeddings(args)
     frame = load_for_scoring(args)
     if args.provider == "embedding":
-        from judges.embedding import EmbeddingScorer, score_similarity
+        from analysis.embedding import EmbeddingScorer
+        from judges.embedding import score_similarity
 
         judged = score_similarity(frame, EmbeddingScorer(args.model))
         write_table(judged, args.out)
         print(f"Wrote {args.out} ({len(judged):,} rows, cosine similarity).", file=sys.stderr)
         if args.to_results:
-            _report_results(judged, args.to_results, args)
+            report_results(judged, args.to_results, args)
         return EXIT_OK
     provider = _provider(args)
-    config = _judge_config(args)
+    config = judge_config(args)
     before = config.warnings(provider)
     print_warnings(before)
     rubrics = load_rubrics(args.rubrics)
@@ -368,7 +230,7 @@ def _score(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     progress = JudgeProgress(total=n_judgments(frame, config))
     stats = RunStats()
-    cache = _cache(args)
+    cache = open_reply_cache(args)
     start = time.monotonic()
 
     def run() -> Any:
@@ -386,40 +248,13 @@ def _score(args: argparse.Namespace) -> int:
             cache.close()
     write_table(run_result.judged, args.out)
     p = run_result.progress
-    print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
+    print(progress_line(p, time.monotonic() - start), file=sys.stderr)
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{stats.http_attempts:,} requests ({stats.retries:,} retries), "
           f"{stats.cache_hits:,} from the cache ({stats.shared:,} shared with an identical "
           f"request), {stats.reasked:,} unparsed cached replies asked again.", file=sys.stderr)
     print_warnings(run_result.warnings, already=before)
     return finish_run(run_result.judged, stats, run_result.cancelled, args, p)
-
-
-def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,
-               args: argparse.Namespace, progress: JudgeProgress | None = None) -> int:
-    """After a written run: ``--to-results``, then the exit code (stopped early: 3 for the
-    cost cap, else 2; interrupted 130; failed requests, or nothing scored at all, 3; else
-    0)."""
-    if args.to_results:
-        _report_results(judged, args.to_results, args)
-    print_position_bias(judged)
-    if stats.stopped is not None:
-        print(f"error: {stats.stopped}", file=sys.stderr)
-        return EXIT_FAILED if stats.stopped.startswith("cost cap") else EXIT_INPUT
-    if cancelled:
-        print("Interrupted: the judgments made are saved; run again to finish.", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if progress is not None and progress.total and not progress.scored:
-        print(f"error: none of the {progress.total:,} judgments was scored (the "
-              "unscored_reason column says why for each).", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_FAILED if stats.errors else EXIT_OK
-
-
-def _report_results(judged: pd.DataFrame, path: Path, args: argparse.Namespace) -> None:
-    table, design = write_results(judged, path, similarity_threshold=args.similarity_threshold,
-                                  stage2_rows=args.stage2_rows)
-    print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
 
 
 def _estimate(args: argparse.Namespace) -> int:
@@ -434,11 +269,11 @@ def _estimate(args: argparse.Namespace) -> int:
         print(f"{len(frame):,} rows: {len(frame):,} similarities, no requests, no cost.")
         return EXIT_OK
     provider = _provider(args)
-    print_warnings(_judge_config(args).warnings(provider))
-    cache = _cache(args)
+    print_warnings(judge_config(args).warnings(provider))
+    cache = open_reply_cache(args)
     try:
         est = estimate_run(frame, provider, rubrics=load_rubrics(args.rubrics),
-                           config=_judge_config(args), prices=PriceTable.load(args.prices),
+                           config=judge_config(args), prices=PriceTable.load(args.prices),
                            cache=cache)
     finally:
         if cache is not None:
@@ -462,7 +297,7 @@ def _estimate(args: argparse.Namespace) -> int:
 def _metrics(args: argparse.Namespace) -> int:
     from analysis.errors import LoadError
     from analysis.io import load_results
-    from judges.metrics import stage_metrics
+    from analysis.judge_stats.metrics import stage_metrics
 
     try:
         judged = load_results(args.judged, encoding=input_encoding(args))
@@ -481,7 +316,7 @@ def _metrics(args: argparse.Namespace) -> int:
                 print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print_position_bias(judged)
     if args.to_results:
-        _report_results(judged, args.to_results, args)
+        report_results(judged, args.to_results, args)
     unscored = int(table[C.N_UNSCORED].sum())
     if unscored:
         print(f"{unscored:,} judgments are unscored (see the unscored_reason column).",

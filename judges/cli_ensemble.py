@@ -32,17 +32,17 @@ import pandas as pd
 
 from analysis.cli import NON_NEGATIVE_INT
 from judges.batch import BATCH_DISCOUNT
-from judges.cli import (
+from judges.cli_common import (
     EXIT_OK,
-    _cache,
-    _judge_config,
-    _progress_line,
     add_encoding_option,
     finish_run,
     input_encoding,
+    judge_config,
     load_for_scoring,
+    open_reply_cache,
     print_position_bias,
     print_warnings,
+    progress_line,
     run_reporting,
     write_table,
 )
@@ -62,6 +62,11 @@ from judges.judge import JudgeProgress
 from judges.position import has_both_orders
 from judges.rubric import load_rubrics
 from judges.runner import RunConfig
+
+__all__ = [
+    "HANDLERS", "add_options", "estimate_multi", "json_records", "judge_specs", "register",
+    "reliability_command", "resolve", "score_multi",
+]
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -108,7 +113,7 @@ def resolve(args: argparse.Namespace) -> list[JudgeSpec] | None:
 
 
 def _judges(args: argparse.Namespace, specs: list[JudgeSpec], *, keys: bool) -> list:
-    base = _judge_config(args)
+    base = judge_config(args)
     judges = []
     for s in specs:
         if keys and s.api_key_env and not os.environ.get(s.api_key_env):
@@ -125,7 +130,7 @@ def estimate_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     """``estimate`` with several judges: one line per judge and the total."""
     frame = load_for_scoring(args)
     judges = _judges(args, specs, keys=False)
-    cache = _cache(args)
+    cache = open_reply_cache(args)
     try:
         table = estimate_judges(frame, judges, rubrics=load_rubrics(args.rubrics),
                                 prices=PriceTable.load(args.prices), cache=cache,
@@ -154,7 +159,7 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
                            max_retries=args.max_retries)
     cancel = threading.Event()
     progress = JudgeProgress(total=total_judgments(frame, judges))
-    cache = _cache(args)
+    cache = open_reply_cache(args)
     start = time.monotonic()
 
     def run() -> Any:
@@ -170,7 +175,7 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
         if cache is not None:
             cache.close()
     write_table(result.judged, args.out)
-    print(_progress_line(result.progress, time.monotonic() - start), file=sys.stderr)
+    print(progress_line(result.progress, time.monotonic() - start), file=sys.stderr)
     for name, r in result.runs.items():
         p, st = r.progress, r.stats
         cost = "unpriced" if st.unpriced else f"${st.cost_usd:,.4f}"
@@ -209,7 +214,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "to it, <stem>.disagreements.<ext>)")
 
 
-def _records(table: pd.DataFrame) -> list[dict]:
+def json_records(table: pd.DataFrame) -> list[dict]:
     out = table.astype(object).where(table.notna(), None)
     return [{k: (float(v) if isinstance(v, np.floating) else
                  int(v) if isinstance(v, np.integer) else v) for k, v in row.items()}
@@ -218,7 +223,7 @@ def _records(table: pd.DataFrame) -> list[dict]:
 
 def reliability_command(args: argparse.Namespace) -> int:
     """``python -m judges reliability``."""
-    from judges.reliability import disagreements, load_reliability_data, reliability
+    from analysis.judge_stats.reliability import disagreements, load_reliability_data, reliability
 
     data = load_reliability_data(args.judged, encoding=input_encoding(args))
     table = reliability(data, n_boot=args.n_boot, seed=args.seed)
@@ -230,8 +235,8 @@ def reliability_command(args: argparse.Namespace) -> int:
         write_table(disagree, side)
         print(f"Wrote {args.out} and {side}.", file=sys.stderr)
     if args.json:
-        print(json.dumps({"judges": data.judges, "reliability": _records(table),
-                          "disagreements": _records(disagree)}, indent=1))
+        print(json.dumps({"judges": data.judges, "reliability": json_records(table),
+                          "disagreements": json_records(disagree)}, indent=1))
         return EXIT_OK
     print(f"Judges: {', '.join(data.judges)}; {len(data.rows):,} rows. ICC(2,1): two-way "
           "random, absolute agreement; ICC(3,1): two-way mixed, consistency; ICC(1,1): one-way "

@@ -53,19 +53,19 @@ from judges.batch import (
     refresh_batches,
 )
 from judges.cache import ReplyCache, default_cache_path
-from judges.cli import (
+from judges.cli_common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    _cache,
-    _judge_config,
-    _progress_line,
-    _temperature,
     add_encoding_option,
     input_encoding,
+    judge_config,
     load_for_scoring,
+    open_reply_cache,
+    parse_temperature,
     print_position_bias,
     print_warnings,
+    progress_line,
     write_results,
     write_table,
 )
@@ -74,6 +74,11 @@ from judges.errors import JudgesError
 from judges.providers import make_provider
 from judges.runner import RunConfig, RunStats
 from judges.tasks import TaskProgress
+
+__all__ = [
+    "EXIT_PENDING", "HANDLERS", "add_batch_options", "read_table", "register", "score_batch",
+]
+
 
 #: Results still waiting in a provider batch (run again later to collect them).
 EXIT_PENDING = 75
@@ -130,7 +135,7 @@ def _open_cache(args: argparse.Namespace) -> ReplyCache | None:
             raise JudgesError("--batch needs the reply cache (batch ids and results are kept "
                               "there): leave out --no-cache.")
         return None
-    return _cache(args)
+    return open_reply_cache(args)
 
 
 def read_table(path: str | Path, encoding: str = "utf-8") -> pd.DataFrame:
@@ -221,7 +226,7 @@ def score_batch(args: argparse.Namespace) -> int:
         raise JudgesError(f"--model is required for the {args.provider} provider.")
     frame = load_for_scoring(args)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
-    before = _judge_config(args).warnings(provider)
+    before = judge_config(args).warnings(provider)
     print_warnings(before)
     cache = _open_cache(args)
     assert cache is not None
@@ -230,18 +235,18 @@ def score_batch(args: argparse.Namespace) -> int:
 
         try:
             check_batch_cap(frame, provider, max_cost_usd=args.max_cost,
-                            config=_judge_config(args), prices=PriceTable.load(args.prices),
+                            config=judge_config(args), prices=PriceTable.load(args.prices),
                             cache=cache, rubrics=load_rubrics(args.rubrics))
         except JudgesError:
             cache.close()
             raise
-    progress = JudgeProgress(total=n_judgments(frame, _judge_config(args)))
+    progress = JudgeProgress(total=n_judgments(frame, judge_config(args)))
     stats, monitor = RunStats(), BatchMonitor()
     start = time.monotonic()
     try:
         run = _run(lambda cancel: judge_frame_batch_async(
             frame, provider, cache=cache, batch=_batch_config(args),
-            rubrics=load_rubrics(args.rubrics), config=_judge_config(args),
+            rubrics=load_rubrics(args.rubrics), config=judge_config(args),
             prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
             stats=stats, monitor=monitor),
             None if args.quiet else lambda: monitor.snapshot().summary())
@@ -249,7 +254,7 @@ def score_batch(args: argparse.Namespace) -> int:
         cache.close()
     write_table(run.judged, args.out)
     p = run.progress
-    print(_progress_line(p, time.monotonic() - start), file=sys.stderr)
+    print(progress_line(p, time.monotonic() - start), file=sys.stderr)
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{monitor.summary()}.", file=sys.stderr)
     print_warnings(run.warnings, already=before)
@@ -285,7 +290,7 @@ def _answer(args: argparse.Namespace) -> int:
         text = _read_text_file(Path(args.system_prompt_file), "--system-prompt-file")
         systems = [system_prompt(prompts, text=text)]
     settings = settings_grid(
-        temperatures=_numbers(args.temperature, _temperature, "--temperature") or [None],
+        temperatures=_numbers(args.temperature, parse_temperature, "--temperature") or [None],
         seeds=_numbers(args.seed, _seed, "--seed") or [None],
         system_prompts=systems or [("none", "")], max_tokens=args.max_tokens)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
@@ -391,14 +396,14 @@ def _print_json(payload: dict) -> None:
     """``--json`` of ``agreement``: tables as lists of records (NaN as null)."""
     import json
 
-    from judges.cli_ensemble import _records
+    from judges.cli_ensemble import json_records
 
-    print(json.dumps({k: _records(v) if isinstance(v, pd.DataFrame) else v
+    print(json.dumps({k: json_records(v) if isinstance(v, pd.DataFrame) else v
                       for k, v in payload.items()}, indent=1))
 
 
 def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
-    from judges.category_agreement import category_agreement
+    from analysis.judge_stats.category_agreement import category_agreement
 
     if len(args.judge_col) > 1 or len(args.human_col) > 1:
         raise JudgesError("--categorical compares one pair: give --judge-col and --human-col "
@@ -431,7 +436,7 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from judges.agreement import agreement, merge_judged
+    from analysis.judge_stats.agreement import agreement, merge_judged
 
     frame = read_table(args.input, input_encoding(args))
     if args.categorical:
@@ -552,7 +557,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cat.add_argument("--prefix", default="category", help="output column prefix")
     cat.add_argument("--by", default="", help="grouping columns of the printed counts")
     _add_provider_options(cat)
-    cat.add_argument("--temperature", type=_temperature, default=0.0)
+    cat.add_argument("--temperature", type=parse_temperature, default=0.0)
     cat.add_argument("--max-tokens", type=POSITIVE_INT, default=300)
     cat.add_argument("--no-structured-output", action="store_true")
     cat.add_argument("--out", type=Path, required=True)

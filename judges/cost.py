@@ -21,6 +21,12 @@ import yaml
 
 from judges.errors import PriceError
 
+__all__ = [
+    "CHARS_PER_TOKEN", "PRICES_ENV", "Price", "PriceTable", "TOKENS_PER_MESSAGE",
+    "estimate_message_tokens", "estimate_tokens",
+]
+
+
 #: Characters per token used by :func:`estimate_tokens` (a rough rule for English text).
 CHARS_PER_TOKEN = 4.0
 #: Tokens added per chat message for role markers (rough).

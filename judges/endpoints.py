@@ -29,6 +29,12 @@ from urllib.parse import urlsplit
 
 from judges.errors import ProviderConfigError
 
+__all__ = [
+    "ENDPOINTS_ENV", "EndpointRefused", "allowed_endpoints", "configured_endpoints",
+    "endpoint_allowed", "refusal", "require_cost_cap", "same_endpoint",
+]
+
+
 #: Environment variable holding the operator's extra allowed base URLs (comma-separated).
 ENDPOINTS_ENV = "BIAS_WORKBENCH_JUDGE_ENDPOINTS"
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.reliability import JUDGE_SEP
 from judges.cost import PriceTable
 from judges.errors import JudgesError
 from judges.judge import (
@@ -50,9 +51,16 @@ from judges.judge import (
     n_judgments,
 )
 from judges.providers import PROVIDERS, ChatProvider, make_provider
-from judges.reliability import JUDGE_SEP
 from judges.rubric import Rubric
 from judges.runner import RunConfig, RunStats
+
+__all__ = [
+    "ENSEMBLES", "EXPLANATION_JOIN", "Ensemble", "JUDGES_N_SUFFIX", "JUDGES_SD_SUFFIX",
+    "JUDGE_KEYS", "JudgeSpec", "JudgeSpecError", "MultiJudgeRun", "check_unique",
+    "ensemble_job", "ensemble_judged", "estimate_judges", "judge_frames_async",
+    "judges_from_data", "load_judges_yaml", "parse_judge", "sanitise_name", "total_judgments",
+]
+
 
 Ensemble = Literal["mean", "median"]
 ENSEMBLES: tuple[str, ...] = ("mean", "median")

@@ -8,9 +8,10 @@ API key.
 
 from __future__ import annotations
 
+from analysis.judge_stats.errors import EmbeddingModelError, JudgesError
 
-class JudgesError(ValueError):
-    """Base class: bad input or configuration for a judge run."""
+__all__ = ["CacheError", "EmbeddingModelError", "FourStageError", "JudgesError",
+           "PriceError", "ProviderConfigError", "ReplyParseError", "RubricError"]
 
 
 class FourStageError(JudgesError):
@@ -49,10 +50,6 @@ class CacheError(JudgesError):
     def __init__(self, message: str, *, path: str = ""):
         self.path = path
         super().__init__(message)
-
-
-class EmbeddingModelError(JudgesError):
-    """The sentence-transformers model cannot be found or loaded."""
 
 
 class ReplyParseError(ValueError):

@@ -20,8 +20,14 @@ from typing import IO
 
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import FourStageError
+
+__all__ = [
+    "SAMPLE_NAME", "Source", "empty_texts", "load_fourstage", "sample_path", "stage_counts",
+    "validate_fourstage",
+]
+
 
 Source = str | Path | bytes | bytearray | IO[bytes] | pd.DataFrame
 

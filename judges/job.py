@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.batch import BATCH_DISCOUNT
 from judges.cache import ReplyCache
 from judges.cost import PriceTable
@@ -39,6 +39,11 @@ from judges.providers import ChatProvider
 from judges.rubric import Rubric
 from judges.runner import RunConfig, RunStats
 from judges.tasks import FrameJob, cached_work, judge_batch_job
+
+__all__ = [
+    "JudgeJob", "check_ready_unless_cached", "estimate_judge_run", "make_judge_job",
+    "progress_text", "run_summary",
+]
 
 
 class JudgeJob(FrameJob):
@@ -87,7 +92,8 @@ class JudgeJob(FrameJob):
 
     # --- work ----------------------------------------------------------------------------
     async def _run_embedding(self, cancel: threading.Event) -> pd.DataFrame:
-        from judges.embedding import EmbeddingScorer, score_similarity
+        from analysis.embedding import EmbeddingScorer
+        from judges.embedding import score_similarity
 
         judged = score_similarity(self.frame, EmbeddingScorer(self.embedding_model))
         with self._progress._lock:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError, PriceError
@@ -52,6 +52,15 @@ from judges.providers import REASONING_EFFORTS, ChatProvider
 from judges.request import ChatRequest, Reply, Result, clip_text, safe_text
 from judges.rubric import Rubric, load_rubrics
 from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_stream
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS", "Estimate", "JudgeConfig", "JudgeProgress", "JudgeRun", "MAX_SAMPLES",
+    "MetricOutcome", "REASONING_MAX_TOKENS", "REASON_SEPARATOR", "assemble_judged",
+    "check_batch_cap", "empty_outputs", "estimate_run", "interpret", "is_judged", "judge_frame",
+    "judge_frame_async", "judge_requests", "n_judgments", "no_answer_outcomes", "run_warnings",
+    "safe_frame", "split_tag", "swapped",
+]
+
 
 #: Separator between the per-metric reasons in ``unscored_reason``.
 REASON_SEPARATOR = " | "

@@ -37,6 +37,13 @@ from typing import Any
 
 from judges.request import Reply, TokenLogprob
 
+__all__ = [
+    "ExpectedScore", "LOW_MASS", "MIN_MASS", "MISALIGNED", "NOT_WRITTEN", "NO_LOGPROBS",
+    "NO_TOKEN", "TOP_LOGPROBS", "expected_score", "expected_warnings", "read_openai_logprobs",
+    "score_of_token", "score_probabilities",
+]
+
+
 #: ``top_logprobs`` asked for (the OpenAI API's maximum).
 TOP_LOGPROBS = 20
 #: Below this share of probability on the scores, there is no expected score.

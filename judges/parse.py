@@ -27,6 +27,12 @@ from typing import Any
 from judges.errors import ReplyParseError
 from judges.request import Reply
 
+__all__ = [
+    "Judgement", "MAX_REPLY_CHARS", "extract_json_reply", "find_json_objects",
+    "parse_judgement", "score_schema",
+]
+
+
 #: Replies longer than this are truncated before the JSON search (a judge reply is short).
 MAX_REPLY_CHARS = 200_000
 _DECODER = json.JSONDecoder()

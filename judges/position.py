@@ -15,8 +15,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import JudgesError
+
+__all__ = ["TOLERANCE", "has_both_orders", "position_bias"]
+
 
 #: Two order means closer than this count as equal (means of whole-number scores).
 TOLERANCE = 1e-9

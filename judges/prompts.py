@@ -17,6 +17,9 @@ from typing import Any
 
 from judges.rubric import Rubric
 
+__all__ = ["build_messages", "delimited", "neutralise", "render_texts"]
+
+
 _ANGLES = re.compile(r"<{3,}|>{3,}")
 
 

@@ -52,6 +52,15 @@ from judges.request import ChatRequest, Reply
 from judges.transport import ReplyTooLarge
 from judges.transport import http_client as capped_client
 
+__all__ = [
+    "ANTHROPIC_STOPS", "AnthropicChat", "ChatProvider", "ErrorInfo", "MalformedReplyError",
+    "OpenAIChat", "PROVIDERS", "REASONING_EFFORTS", "SETUP_STATUSES", "TRANSIENT_STATUSES",
+    "Transport", "aiohttp_available", "int_or_zero", "is_local_url", "is_reasoning_model",
+    "make_provider", "page_provider", "parse_retry_after", "provider_class",
+    "register_provider",
+]
+
+
 Transport = Literal["auto", "aiohttp", "httpx"]
 #: Strings shaped like provider keys (also partly masked ones a server may echo back).
 _KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
@@ -166,7 +175,8 @@ def parse_retry_after(headers: Any) -> float | None:
     return max(when.timestamp() - time.time(), 0.0)
 
 
-def _int(value: Any) -> int:
+def int_or_zero(value: Any) -> int:
+    """``int(value)``, 0 for a missing or non-numeric value (token counts of a reply)."""
     try:
         return int(value or 0)
     except (TypeError, ValueError):
@@ -508,8 +518,8 @@ class OpenAIChat(ChatProvider):
         content = message.get("content")
         return Reply(
             text=content if isinstance(content, str) else None,
-            input_tokens=_int(usage.get("prompt_tokens")),
-            output_tokens=_int(usage.get("completion_tokens")),
+            input_tokens=int_or_zero(usage.get("prompt_tokens")),
+            output_tokens=int_or_zero(usage.get("completion_tokens")),
             finish_reason=choices[0].get("finish_reason"),
             refusal=message.get("refusal") or None,
             model=data.get("model"),
@@ -522,7 +532,7 @@ def _without_logprobs(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
 
 
-_ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
                     "refusal": "refusal"}
 
 
@@ -582,9 +592,9 @@ class AnthropicChat(ChatProvider):
         stop = data.get("stop_reason")
         return Reply(
             text="".join(texts) if texts else None,
-            input_tokens=_int(usage.get("input_tokens")),
-            output_tokens=_int(usage.get("output_tokens")),
-            finish_reason=_ANTHROPIC_STOPS.get(stop, stop),
+            input_tokens=int_or_zero(usage.get("input_tokens")),
+            output_tokens=int_or_zero(usage.get("output_tokens")),
+            finish_reason=ANTHROPIC_STOPS.get(stop, stop),
             model=data.get("model"),
         )
 

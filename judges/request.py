@@ -14,6 +14,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
+__all__ = [
+    "ChatRequest", "KNOWN_PARAMS", "Reply", "Result", "Role", "STORED_UNUSABLE_CHARS", "Status",
+    "TokenLogprob", "clip_text", "safe_text",
+]
+
+
 Role = Literal["system", "user", "assistant"]
 
 #: Parameters the runner passes to providers; each provider sends the ones it supports.

@@ -40,8 +40,14 @@ from typing import Any
 
 import yaml
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import RubricError
+
+__all__ = [
+    "Level", "Rubric", "SCORES", "TextSlot", "VARIANTS", "load_rubric_file", "load_rubrics",
+    "rubric_from_dict", "variant_rubrics",
+]
+
 
 SCORES: tuple[int, ...] = (1, 2, 3, 4, 5)
 _PLACEHOLDERS = {"name", "measures", "levels", "texts"}
@@ -113,7 +119,7 @@ def rubric_from_dict(data: dict[str, Any], *, where: str = "rubric") -> Rubric:
         description each; a text slot has no ``field``/``label`` or a label that is not
         upper-case words (labels become delimiters); ``template`` uses a placeholder other
         than ``$name``, ``$measures``, ``$levels``, ``$texts`` or lacks ``$texts``;
-        ``metric`` or ``stages`` disagree with ``judges.columns.STAGE_METRICS``.
+        ``metric`` or ``stages`` disagree with ``analysis.judge_stats.columns.STAGE_METRICS``.
     """
     if not isinstance(data, dict):
         raise RubricError(f"{where}: a rubric file must hold a mapping.")

@@ -40,6 +40,11 @@ from judges.errors import PriceError
 from judges.providers import ChatProvider, ErrorInfo
 from judges.request import ChatRequest, Reply, Result
 
+__all__ = [
+    "LONG_WAIT", "RunConfig", "RunStats", "STOPPED_PREFIX", "request_key", "run_requests",
+    "run_stream",
+]
+
 
 @dataclass(frozen=True)
 class RunConfig:

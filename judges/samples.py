@@ -29,7 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
+
+__all__ = ["has_samples", "sample_columns"]
 
 
 def _sd(values: Sequence[int]) -> float:
@@ -63,7 +65,7 @@ def sample_columns(n: int, groups: Mapping[tuple[int, str], Sequence[Any]], *,
     Returns
     -------
     pandas.DataFrame
-        For each metric of :data:`judges.columns.METRICS`: ``<metric>`` (float mean),
+        For each metric of :data:`analysis.judge_stats.columns.METRICS`: ``<metric>`` (float mean),
         ``<metric>_sd``, ``<metric>_n`` (Int64), ``<metric>_scores`` (JSON list text) and,
         for TCS/PCS/ETCS in both orders, ``<metric>_ab`` and ``<metric>_ba`` (see the module
         docstring).
@@ -103,33 +105,3 @@ def sample_columns(n: int, groups: Mapping[tuple[int, str], Sequence[Any]], *,
 def has_samples(judged: pd.DataFrame) -> bool:
     """Whether ``judged`` holds sample columns (a run with samples or both orders)."""
     return any(C.scores_column(m) in judged.columns for m in C.METRICS)
-
-
-def parse_scores(value: Any) -> list[int] | None:
-    """The list of a ``<metric>_scores`` cell; ``None`` for an empty or missing cell.
-
-    Raises
-    ------
-    JudgesError
-        The cell is not a JSON list of whole numbers.
-    """
-    from judges.errors import JudgesError
-
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if isinstance(value, (list, tuple, np.ndarray)):
-        items = list(value)
-    else:
-        text = str(value).strip()
-        if not text:
-            return None
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError:
-            raise JudgesError(f"A sample-scores cell is not a JSON list: {text[:60]!r}."
-                              ) from None
-    if not isinstance(items, list) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer()
-            for x in items):
-        raise JudgesError(f"A sample-scores cell is not a list of whole numbers: {value!r}.")
-    return [int(x) for x in items]

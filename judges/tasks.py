@@ -44,6 +44,11 @@ from judges.providers import ChatProvider
 from judges.request import ChatRequest, Result
 from judges.runner import RunConfig, RunStats, request_key
 
+__all__ = [
+    "FrameJob", "RequestEstimate", "T", "TaskProgress", "Work", "cached_work",
+    "collect_results", "estimate_requests", "judge_batch_job", "load_data_yaml",
+]
+
 
 @dataclass
 class TaskProgress:

@@ -10,7 +10,7 @@ the stage's threshold (``docs/methods.md`` section 8):
 - stage 2 (TCS, PCS, ETCS): the method sets no threshold; we use score < 3 (less than
   partial consistency), adjustable with ``stage2_threshold``;
 - embedding-scored rows (metric ``similarity``): similarity < ``similarity_threshold``
-  (:data:`judges.columns.SIMILARITY_THRESHOLD` = 0.62 by default, calibrated on the
+  (:data:`analysis.judge_stats.columns.SIMILARITY_THRESHOLD` = 0.62 by default, calibrated on the
   bundled illustrative sample; adjust it for your texts).
 
 Unscored judgments stay in the table with an empty score and deviation (missing, not 0).
@@ -43,10 +43,14 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.metrics import judged_long
+from analysis.judge_stats.samples import parse_scores
 from judges.errors import JudgesError
-from judges.metrics import judged_long
-from judges.samples import has_samples, parse_scores
+from judges.samples import has_samples
+
+__all__ = ["CLUSTER", "FACTORS", "to_results"]
+
 
 if TYPE_CHECKING:
     from analysis.design import Design

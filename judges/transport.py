@@ -20,6 +20,11 @@ from typing import Any
 
 from analysis.limits import Limit, max_bytes
 
+__all__ = [
+    "MAX_BATCH_FILE", "MAX_REPLY", "ReplyTooLarge", "cap_hook", "http_client", "reply_cap",
+]
+
+
 try:  # the HTTP library of the openai and anthropic SDKs (installed with them)
     from httpx2 import AsyncByteStream as _StreamBase
 except ImportError:  # pragma: no cover - no SDK, no client to cap

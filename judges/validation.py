@@ -12,6 +12,8 @@ from typing import Any
 
 from judges.errors import JudgesError
 
+__all__ = ["check_generation"]
+
 
 def check_generation(owner: str, *, temperature: Any, max_tokens: Any,
                      seed: Any = None) -> None:

@@ -21,6 +21,12 @@ import streamlit as st
 
 from ui.widgets import md
 
+__all__ = [
+    "SINGLE_USER_NOTE", "configured", "provider_problem", "require_sign_in", "user_id",
+    "user_label",
+]
+
+
 _log = logging.getLogger(__name__)
 _REQUIRED = ("redirect_uri", "cookie_secret", "client_id", "client_secret",
              "server_metadata_url")

@@ -13,6 +13,12 @@ from analysis.distribution import MAX_CATEGORIES, category_label
 from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
 
+__all__ = [
+    "capsule_section", "category_columns", "cohort_options", "default_cohort", "one_decimal",
+    "remembered_multiselect",
+]
+
+
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
 _COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
 

@@ -15,7 +15,6 @@ table (the cached objects are shared: treat them as read-only).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import pandas as pd
@@ -26,40 +25,17 @@ from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
 from analysis.install import app_dir
 from analysis.names import clash_free, rename_note
+from ui.active import (
+    active_frame,
+    set_data,
+    token_of,
+)
 from ui.context import show_context
 from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
 
 __all__ = ["active_frame", "applied_results", "cells_for", "ensure_data", "figure_downloads",
            "page_link", "require_results", "set_data", "subset_filter", "table_download",
            "token_of"]
-
-ROOT = app_dir()  # the source tree, or the app's files in an installed wheel
-SAMPLE_DIR = ROOT / "sample_data"
-DEFAULT_SAMPLE = "bbq_unifiedqa.csv.gz"
-
-
-def token_of(data: bytes | pd.DataFrame) -> str:
-    """A short content hash for cache keys."""
-    if isinstance(data, pd.DataFrame):
-        data = pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()
-    return hashlib.sha1(data).hexdigest()[:16]
-
-
-def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None = None) -> None:
-    """Make ``frame`` the active results table (and optionally ``design`` the design)."""
-    st.session_state["results_frame"] = frame
-    st.session_state["results_name"] = name
-    st.session_state["results_token"] = token
-    st.session_state.pop("restore_error", None)  # a table is loaded: the note is obsolete
-    st.session_state.pop("results_rebuild", None)  # set again by an import (ui/importing.py)
-    st.session_state.pop("results_prepare", None)  # ... or by the Prepare page (ui/prepare.py)
-    if design is not None:
-        st.session_state["design"] = design
-
-
-def active_frame() -> pd.DataFrame | None:
-    """The loaded table, or None."""
-    return st.session_state.get("results_frame")
 
 
 def ensure_data() -> pd.DataFrame | None:

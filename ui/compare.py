@@ -10,6 +10,12 @@ from analysis.design import Design
 from analysis.options.compare import CompareOptions as Opts
 from ui.widgets import md
 
+__all__ = [
+    "COLUMN_CONFIG", "OUTCOME", "choices", "comparison", "default_by", "pair_choice",
+    "readings",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     cmp.ONLY_A: _NUM("biased -> not (a -> b)", format="%d",

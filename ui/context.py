@@ -21,6 +21,13 @@ import streamlit as st
 from analysis.context import AnalysisContext, is_simulated
 from analysis.design import Design
 from analysis.safe_text import code_span, escape_markdown
+from ui.active import SAMPLES
+
+__all__ = [
+    "GUARD_MESSAGE", "clear_context", "current_context", "guarded_callback", "is_simulated",
+    "note_subset", "page_guard", "show_context",
+]
+
 
 #: Per script run (each run executes in its own thread): the context and its slot.
 _RUN = threading.local()

@@ -19,6 +19,13 @@ from analysis.options.coverage import CoverageOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
+__all__ = [
+    "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
+    "THINNEST", "count_choice", "coverage_cells_for", "empty_page", "grid_choice",
+    "models_overview", "overview", "pair_choice", "show_metrics", "show_reading",
+]
+
+
 #: Empty combinations shown per page, and how many the CSV download holds at most.
 EMPTY_PAGE_SIZE = 100
 EMPTY_DOWNLOAD_MAX = 100_000

@@ -11,31 +11,14 @@ import streamlit as st
 from analysis.design import Design, check_design, suggest_design
 from analysis.errors import AnalysisError
 from analysis.io import load_results
-from ui.common import SAMPLE_DIR, set_data, token_of
+from ui.active import SAMPLE_DIR, SAMPLES, set_data, token_of
 from ui.context import guarded_callback
 
-#: Bundled samples: file name -> title, provenance caption and design file.
-SAMPLES: dict[str, dict[str, str]] = {
-    "bbq_unifiedqa.csv.gz": {
-        "title": "BBQ with real UnifiedQA-T5-11B answers (6 categories, 3 input formats)",
-        "caption": "Real data: BBQ (Parrish et al. 2022, CC-BY-4.0) with the published "
-                   "UnifiedQA-T5-11B predictions. Outcome: the answer is the biased one.",
-        "design": "bbq_unifiedqa.design.yaml",
-    },
-    "ssqa_simulated.csv.gz": {
-        "title": "SocialStigmaQA design with SIMULATED answers of two fictional models",
-        "caption": "SIMULATED outcomes: the SocialStigmaQA prompts (Nagireddy et al. 2024, "
-                   "CDLA-Permissive-2.0) answered by two fictional models drawn from stated "
-                   "effects (sample_data/ssqa_simulated_effects.yaml). Not real model output.",
-        "design": "ssqa_simulated.design.yaml",
-    },
-    "ssqa_design.csv.gz": {
-        "title": "SocialStigmaQA design only (no outcomes; for coverage)",
-        "caption": "Real design: the SocialStigmaQA factor table, each prompt with and "
-                   "without chain-of-thought. No model answers: use it on the Coverage page.",
-        "design": "ssqa_design.design.yaml",
-    },
-}
+__all__ = [
+    "PENDING_SAMPLE", "SAMPLES", "active_is_sample", "active_source", "load_bytes",
+    "load_default_sample", "load_sample", "missing_values_note", "on_sample_change",
+    "on_upload", "sample_caption", "starting_design", "suggest_design", "sync_sample_choice",
+]
 
 
 #: Session key of a sample chosen in the selectbox whose load has not finished yet.
@@ -52,7 +35,7 @@ def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
     return load_results(data, name=name, encoding=encoding)
 
 
-def _starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
+def starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
     """The preferred design if it fits the table, else the current one, else a suggestion."""
     for candidate in (preferred, st.session_state.get("design")):
         if candidate is None:
@@ -74,7 +57,7 @@ def load_bytes(data: bytes, name: str, preferred: Design | None = None, *,
         st.session_state["data_error"] = str(exc)
         return False
     st.session_state.pop("data_error", None)
-    set_data(frame, name, token_of(data), _starting_design(frame, preferred))
+    set_data(frame, name, token_of(data), starting_design(frame, preferred))
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 

@@ -14,6 +14,18 @@ import streamlit as st
 from analysis.errors import AnalysisError
 from ui.widgets import md
 
+__all__ = [
+    "INSTALL", "TITLES", "import_hint", "importer_problem", "looks_like", "source_label",
+    "table_downloads", "without_paths",
+]
+
+
+#: Display names of the importers' sources.
+TITLES = {"bbq": "BBQ predictions (JSON Lines)",
+          "lm-eval": "lm-evaluation-harness samples (--log_samples)",
+          "inspect": "Inspect AI eval logs",
+          "wide": "Wide table (one column per model or setting)"}
+
 #: Importer source -> what a user installs when it is missing.
 INSTALL = 'pip install -e ".[harnesses]"'
 
@@ -74,8 +86,6 @@ def looks_like(data: bytes, name: str) -> str | None:
 
 def import_hint(data: bytes, name: str) -> None:
     """Under the uploader: point an upload that looks like a harness file to its importer."""
-    from ui.importing import TITLES
-
     source = looks_like(data, name)
     if source:
         st.info(md(f"{name} looks like a file for the importer "

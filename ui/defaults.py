@@ -10,6 +10,8 @@ import streamlit as st
 from analysis.design import Design
 from analysis.nesting import unnested_choice
 
+__all__ = ["choose_hint", "page_defaults", "unnested_defaults"]
+
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _choice(token: str, design_json: str, candidates: tuple[str, ...], k: int,

@@ -21,6 +21,12 @@ from analysis.errors import AnalysisError
 from ui.context import guarded_callback
 from ui.widgets import md
 
+__all__ = [
+    "MAPPING_LABELS", "STRUCTURE_ACTIONS", "STRUCTURE_COLUMN", "factor_widgets",
+    "on_design_upload", "outcome_widgets", "structure_section",
+]
+
+
 MAPPING_LABELS = {
     "binary": "0/1 or true/false column (1 = deviation)",
     "values": "some values count as deviation",

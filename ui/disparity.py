@@ -16,6 +16,9 @@ from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
+__all__ = ["COLUMN_CONFIG", "cached_report", "data_note", "disparity_options", "metric_row"]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     "p_value": _NUM("p", format="%.4f"), "p_adjusted": _NUM("p (BH)", format="%.4f"),

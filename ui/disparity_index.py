@@ -12,6 +12,8 @@ from analysis.options.index import IndexOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
+__all__ = ["compute_index", "index_dimensions", "index_options", "likeliest_dimensions"]
+
 
 def index_dimensions(design: Design, model: str | None) -> list[str]:
     """Two useful domain factors (no nested pair), else two useful factors of any kind."""

@@ -18,6 +18,8 @@ from analysis.options.features import FeaturesOptions as Opts
 from ui.common import active_frame, set_data, token_of
 from ui.widgets import md
 
+__all__ = ["text_features_section"]
+
 
 def _text_columns(frame: pd.DataFrame) -> list[str]:
     return [str(c) for c in frame.columns

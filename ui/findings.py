@@ -19,6 +19,12 @@ from analysis.findings import (
 )
 from ui.widgets import md, table_download
 
+__all__ = [
+    "COLOUR_LABELS", "PAGE_ROWS", "TOP_ROWS", "clicked_sector", "colour_choice", "rows_panel",
+    "selected_subgroup", "top_findings_panel",
+]
+
+
 #: Rows of one subgroup shown per page; findings listed beside the sunburst.
 PAGE_ROWS = 50
 TOP_ROWS = 10

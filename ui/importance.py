@@ -34,6 +34,9 @@ from analysis.options.importance import ImportanceOptions as Opts
 from ui.common import cells_for
 from ui.widgets import md
 
+__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "model_options"]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     DEVIATION_RATE: _NUM("rate", format="%.3f", help="Observed deviation rate of these rows"),

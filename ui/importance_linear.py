@@ -23,6 +23,12 @@ from ui.report import add_to_report_button
 from ui.reproduce import reproduce_importance_linear
 from ui.widgets import md
 
+__all__ = [
+    "COLUMN_CONFIG", "continuous_view", "covariate_options", "deviation_view_note",
+    "group_means_section", "logistic_fit",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     "mean": _NUM("mean", format="%.3f", help="Mean outcome of these rows"),

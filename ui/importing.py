@@ -18,13 +18,12 @@ import streamlit as st
 
 from analysis.errors import AnalysisError
 from analysis.importers import SOURCES, ImportResult, import_results, load_importer
+from ui import data_help
 from ui.common import set_data, token_of
+from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.widgets import md, table_download
 
-TITLES = {"bbq": "BBQ predictions (JSON Lines)",
-          "lm-eval": "lm-evaluation-harness samples (--log_samples)",
-          "inspect": "Inspect AI eval logs",
-          "wide": "Wide table (one column per model or setting)"}
+__all__ = ["import_section", "rebuild_command", "show_result", "use_import"]
 
 
 def _options(source: str, module: Any) -> dict[str, Any]:
@@ -59,7 +58,6 @@ def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
     """Import the uploads; the result (or the errors) goes to the session state. When
     several files fail together, each is tried alone so every file's error is shown;
     messages name the files, never the server's temporary folder."""
-    from ui.data_help import without_paths
 
     ss = st.session_state
     ss.pop("import_error", None)
@@ -119,13 +117,12 @@ def use_import() -> None:
 
 def import_section() -> None:
     """Source choice, upload, options, Import; then counts, notes, preview, Use."""
-    from ui.data_help import INSTALL, importer_problem, source_label
 
     source = st.selectbox("Import from", list(SOURCES), on_change=_forget_result,
                           format_func=lambda s: source_label(s, TITLES.get(s, s)),
                           key="import_source")
-    if importer_problem(source):  # said before any upload
-        st.warning(md(importer_problem(source)) + f"\n\nInstall it with `{INSTALL}` and "
+    if data_help.importer_problem(source):  # said before any upload
+        st.warning(md(data_help.importer_problem(source)) + f"\n\nInstall it with `{INSTALL}` and "
                    "restart the app; the other importers work without it.")
         return
     module = load_importer(source)

@@ -23,6 +23,9 @@ from analysis.options.index_published import IndexPublishedOptions as Opts
 from ui.common import table_download
 from ui.widgets import md
 
+__all__ = ["BOTH", "PUBLISHED", "VARIANTS", "published_section", "variant_choice"]
+
+
 BOTH = "both, side by side"
 VARIANTS = (COMPOSITE, PUBLISHED, BOTH)
 

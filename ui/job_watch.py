@@ -12,6 +12,9 @@ import os
 
 from judges.tasks import FrameJob
 
+__all__ = ["DEFAULT_GRACE", "GRACE_ENV", "grace_seconds", "stop_with_session"]
+
+
 #: Environment variable: seconds a session may stay disconnected before its jobs stop.
 GRACE_ENV = "BIAS_WORKBENCH_JOB_GRACE"
 DEFAULT_GRACE = 30.0

@@ -34,6 +34,12 @@ from analysis.judge_noise import (
 from analysis.options import options_for
 from ui.widgets import md
 
+__all__ = [
+    "COLUMN_CONFIG", "REPLICATES", "noise_options", "page_noise_settings",
+    "with_subgroup_noise", "with_term_noise",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     SAME_SIGN: _NUM("noise: same sign", format="%.2f",

@@ -22,13 +22,19 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import JudgesError
 from judges.fourstage import empty_texts, load_fourstage, sample_path
 from judges.judge import JudgeConfig
 from judges.providers import PROVIDERS, REASONING_EFFORTS, ChatProvider, make_provider
 from ui.session import user_cache_path
 from ui.widgets import encoding_choice, md
+
+__all__ = [
+    "DEFAULT_MODELS", "PROVIDER_CHOICES", "SAMPLE_LABEL", "Settings", "load_input",
+    "logprobs_unavailable", "provider_of", "settings",
+]
+
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
 PROVIDER_CHOICES = ("openai", "anthropic", "embedding")

@@ -29,6 +29,8 @@ from ui.judges_run import launch
 from ui.judges_tools import cache_problem, chosen_provider
 from ui.widgets import md
 
+__all__ = ["Several", "choose", "parse_lines", "show_estimate", "start"]
+
 
 @dataclass(frozen=True)
 class Several:

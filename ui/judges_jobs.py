@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.export import table_bytes
-from judges.agreement import agreement, human_pairs
+from analysis.judge_stats.agreement import agreement, human_pairs
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache
 from judges.endpoints import EndpointRefused
@@ -23,6 +23,10 @@ from ui.job_watch import stop_with_session
 from ui.judges_tools import agreement_pairs, cache_problem, chosen_provider, table_input
 from ui.session import user_cache_path
 from ui.widgets import md
+
+__all__ = [
+    "agreement_tab", "agreement_table", "batches_panel", "download", "job_panel", "start",
+]
 
 
 def start(key: str, make_job, *args, **kwargs) -> None:
@@ -72,7 +76,7 @@ def job_panel(key: str) -> None:
 
 @st.cache_data(max_entries=16, show_spinner="Computing agreement...")
 def agreement_table(frame: pd.DataFrame, pairs: list[tuple[str, str]], ci: str) -> pd.DataFrame:
-    """:func:`judges.agreement.agreement` of the pairs, cached per table and choice."""
+    """``analysis.judge_stats.agreement.agreement`` of the pairs, cached per table and choice."""
     return agreement(frame, pairs, ci=ci)
 
 

@@ -1,5 +1,5 @@
 """Reliability section: how far judges agree with each other and with themselves (logic in
-judges/reliability.py; shown in the Reliability tab of Answers & agreement and under a
+analysis/judge_stats/reliability.py; shown in the Reliability tab of Answers & agreement and under a
 several-judges result on the Judges page).
 
 Session-state keys (namespaced ``rel_<where>_``): ``rel_<where>_current`` (use the Judges
@@ -15,8 +15,8 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from judges import columns as C
-from judges.reliability import (
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.reliability import (
     ALPHA_ORDINAL,
     ICC1,
     ICC2,
@@ -31,6 +31,9 @@ from judges.reliability import (
     score_spread,
 )
 from ui.widgets import md
+
+__all__ = ["HOW", "reliability_tab", "show", "show_for_judged"]
+
 
 HOW = ("**alpha_ordinal**: Krippendorff's alpha, ordinal metric, pairable values only "
        "(missing scores left out). **icc2_1**: ICC(2,1), two-way random effects, absolute "

@@ -11,14 +11,17 @@ import pandas as pd
 import streamlit as st
 
 from analysis.export import table_bytes
-from judges import columns as C
-from judges.agreement import human_pairs
-from judges.metrics import stage_figures, stage_metrics, unscored_reasons
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.agreement import human_pairs
+from analysis.judge_stats.metrics import stage_figures, stage_metrics, unscored_reasons
 from judges.to_results import to_results
 from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
 from ui.judges_samples import sample_browse_columns, show_position_bias, show_sample_note
 from ui.widgets import md
+
+__all__ = ["BROWSE", "send_to_analysis", "show_results"]
+
 
 #: Columns shown when browsing judged rows (the raw replies last).
 BROWSE = [C.ID, C.STAGE, C.SENSITIVE_FACTOR, C.SCENARIO, C.MODEL, *C.METRICS,
@@ -58,7 +61,7 @@ def show_results(judged: pd.DataFrame, name: str, summary: pd.DataFrame | None =
         st.warning(f"{int(reasons[C.N_ROWS].sum()):,} judgments are unscored.")
         st.dataframe(reasons, hide_index=True)
     pairs = human_pairs(judged)
-    if pairs:  # human labels (human_<metric> columns): agreement, judges/agreement.py
+    if pairs:  # human labels (human_<metric> columns): agreement, analysis/judge_stats/agreement.py
         st.subheader("Agreement with human labels")
         st.dataframe(agreement_table(judged, pairs, "bootstrap"), hide_index=True)
     st.subheader("Judged rows")

@@ -22,6 +22,8 @@ from ui.job_watch import stop_with_session
 from ui.judges import Settings, provider_of
 from ui.widgets import md
 
+__all__ = ["launch", "progress_panel", "show_estimate", "start_job"]
+
 
 def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
     """Start a judge run in the background (a button callback)."""

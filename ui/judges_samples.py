@@ -9,10 +9,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.judge import MAX_SAMPLES
 from judges.position import has_both_orders, position_bias
 from judges.samples import has_samples
+
+__all__ = [
+    "sample_browse_columns", "sampling_settings", "show_position_bias", "show_sample_note",
+]
 
 
 def sampling_settings() -> tuple[int, bool]:

@@ -21,6 +21,13 @@ from judges.runner import RunConfig
 from ui.session import user_cache_path
 from ui.widgets import encoding_choice, md
 
+__all__ = [
+    "DEFAULT_MODELS", "Model", "agreement_pairs", "api_keys", "cache_problem",
+    "chosen_provider", "estimate", "model_settings", "numbers", "run_config", "server_key",
+    "table_input",
+]
+
+
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
 

@@ -13,7 +13,9 @@ import streamlit as st
 from analysis.engines.server_files import DATA_DIR_ENV, data_folder, read_compact, resolve_under
 from analysis.errors import AnalysisError
 from ui.common import set_data
-from ui.data import _starting_design
+from ui.data import starting_design
+
+__all__ = ["folder_note", "load_server_path", "on_server_path", "server_folder"]
 
 
 def server_folder() -> Path | None:
@@ -67,7 +69,7 @@ def load_server_path(text: str) -> bool:
     stamp = "|".join(f"{f}:{os.path.getsize(f)}:{os.path.getmtime(f)}" for f in files)
     st.session_state.pop("data_error", None)
     set_data(frame, text.strip(), hashlib.sha1(stamp.encode()).hexdigest()[:16],
-             _starting_design(frame, None))
+             starting_design(frame, None))
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 

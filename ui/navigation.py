@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+__all__ = ["PAGES", "navigation", "route_first_visit"]
+
+
 #: Page files by section, with titles and icons (paths relative to app.py's folder).
 PAGES: dict[str, list[tuple[str, str, str]]] = {
     "Set up": [

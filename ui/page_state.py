@@ -26,12 +26,17 @@ See ``docs/sessions.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
 
 from ui import session
+
+__all__ = [
+    "ACTIVE", "LOADED", "MAX_TABLES", "NOTES", "REPORT_KEY", "STORE", "recall", "remember",
+    "show_notes",
+]
+
 
 STORE = session.PAGE_STATE_KEY
 ACTIVE = "_page_state_token"
@@ -143,33 +148,6 @@ def remember() -> None:
     entry["name"] = str(ss.get("results_name", ""))
     entry["settings"].update(_settings_now())
     entry["report"] = list(ss.get(REPORT_KEY) or [])
-
-
-def fit(key: str, options: Sequence[Any], what: str) -> None:
-    """Drop from the setting ``key`` the values not in ``options``, with a note shown
-    where it is called.
-
-    Call before the widget of ``key`` is drawn (outside a closed expander). ``what`` names
-    the control on the page (e.g. "Subgroups: Factors").
-    """
-    ss = st.session_state
-    if key not in ss:
-        return
-    value, allowed = ss[key], set(options)
-    if isinstance(value, (list, tuple)):
-        dropped = [v for v in value if v not in allowed]
-        if dropped:
-            ss[key] = [v for v in value if v in allowed]
-    elif value is not None and value not in allowed:
-        dropped = [value]
-        del ss[key]
-    else:
-        dropped = []
-    if dropped:
-        from ui.widgets import md
-
-        st.info(md(f"{what}: {', '.join(map(str, dropped))} dropped from the kept settings "
-                   "(not offered for this table and design)."), icon="ℹ️")
 
 
 def show_notes() -> None:

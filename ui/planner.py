@@ -14,6 +14,9 @@ from analysis.options.planning import PowerOptions
 from analysis.planning import Plan, sample_size
 from ui.widgets import md
 
+__all__ = ["NEW_EXAMPLE", "before_after", "parse_factors", "power_calculator"]
+
+
 #: The new-benchmark box starts with this example (six two-value factors).
 NEW_EXAMPLE = "\n".join(f"{f}: no, yes" for f in
                         ["cot", "persona", "few_shot", "doubt", "negated", "long_context"])

@@ -14,6 +14,9 @@ from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, DETECTABLE, MDE_LOG_DISP
 from analysis.options.planning import PowerOptions
 from analysis.planning import add_power
 
+__all__ = ["COLUMN_CONFIG", "with_bootstrap", "with_power"]
+
+
 COLUMN_CONFIG = {
     BOOT_CI_LOW: st.column_config.NumberColumn("boot CI low", format="%.3f",
                                                help="Bootstrap percentile interval of LD"),

@@ -18,6 +18,11 @@ from analysis.errors import AnalysisError
 from analysis.prepare import STEP_KINDS, Step, apply_recipe
 from ui.common import active_frame, set_data, token_of
 
+__all__ = [
+    "HELP", "add_step", "base_table", "prepare_rebuild", "step_form", "steps", "use_prepared",
+]
+
+
 HELP = {
     "melt": "several columns (one per model or setting) -> one factor column + one value column",
     "match": "an outcome: does an answer text name the labelled option (or equal a column)? "

@@ -21,6 +21,12 @@ from analysis.errors import AnalysisError
 from analysis.export import ExportUnavailable
 from ui.widgets import md
 
+__all__ = [
+    "KEY", "add_defaults_button", "add_to_report_button", "build", "ci_editor", "downloads",
+    "noise_editor", "prepared_download", "section_list", "settings_summary", "stored_sections",
+]
+
+
 KEY = "report_sections"
 
 

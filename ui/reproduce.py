@@ -11,8 +11,14 @@ import streamlit as st
 from analysis import reproduce as rp
 from analysis.design import Design
 from analysis.prepare import recipe_yaml
-from ui.common import SAMPLE_DIR
+from ui.active import SAMPLE_DIR
 from ui.judge_noise import page_noise_settings
+
+__all__ = [
+    "file_of", "reproduce", "reproduce_cohorts", "reproduce_compare", "reproduce_coverage",
+    "reproduce_disparity", "reproduce_ecdf", "reproduce_importance",
+    "reproduce_importance_linear", "reproduce_index", "reproduce_subgroups", "sources",
+]
 
 
 def file_of(name: str) -> str:

@@ -16,6 +16,8 @@ from analysis.options.disparity import SagedOptions as Opts
 from ui.common import table_download
 from ui.widgets import md
 
+__all__ = ["saged_section"]
+
 
 def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
     """Mode, range, a percentile and, with a baseline, KL / precision / correlation."""

@@ -44,6 +44,13 @@ import yaml
 from analysis.errors import OutputError
 from analysis.safe_write import write_files
 
+__all__ = [
+    "LIMIT_DEFAULTS", "Limits", "META", "STATE_DIR_ENV", "SaveError", "SessionStore",
+    "SessionStoreError", "StateDirError", "Stored", "TABLE", "default_state_dir", "limits",
+    "start_pruner",
+]
+
+
 STATE_DIR_ENV = "BIAS_WORKBENCH_STATE_DIR"
 #: Limits: environment variable -> default (documented in ``docs/limits.md``).
 LIMIT_DEFAULTS: dict[str, float] = {

@@ -28,6 +28,13 @@ from analysis.columns import (
 from analysis.design import Design
 from ui.widgets import md
 
+__all__ = [
+    "COLUMN_CONFIG", "TEST_LABELS", "answer_notes", "bbq_scores_section", "cluster_toggle",
+    "default_factors", "factor_choice", "missing_outcome_note", "table_caption",
+    "uncertainty_notes", "value_filter",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     SUBGROUP: st.column_config.TextColumn("subgroup", width="large", pinned=True,
@@ -107,7 +114,7 @@ def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
                   label: str = "Factors (in ring order)",
                   results: pd.DataFrame | None = None) -> list[str]:
     """A multiselect of factors, remembered per page under ``key``."""
-    from ui.page_state import fit
+    from ui.widgets import fit
 
     options = [f for f in design.names if f not in exclude]
     if key in st.session_state:

@@ -14,6 +14,12 @@ from analysis.options import options_for
 from analysis.options.common import BootstrapOptions
 from ui.widgets import md
 
+__all__ = [
+    "ASK", "COLUMN_CONFIG", "bootstrap_options", "cluster_widget", "page_ci_settings",
+    "show_intervals",
+]
+
+
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
     ESTIMATE: _NUM("estimate", format="%.4f"),

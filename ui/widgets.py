@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
@@ -17,6 +20,12 @@ from analysis.export import (
 )
 from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
+
+__all__ = [
+    "ENCODINGS", "encoding_choice", "figure_downloads", "fit", "md", "p_value_columns",
+    "page_link", "subset_filter", "table_download",
+]
+
 
 #: Encodings offered for uploads. A byte-order mark (UTF-8, UTF-16, UTF-32) names the
 #: encoding by itself; the choice is for files without one (Latin-1 or Windows exports).
@@ -49,11 +58,34 @@ def md(text: object) -> str:
     return escape_markdown(text)
 
 
+def fit(key: str, options: Sequence[Any], what: str) -> None:
+    """Drop from the setting ``key`` the values not in ``options``, with a note shown
+    where it is called.
+
+    Call before the widget of ``key`` is drawn (outside a closed expander). ``what`` names
+    the control on the page (e.g. "Subgroups: Factors").
+    """
+    ss = st.session_state
+    if key not in ss:
+        return
+    value, allowed = ss[key], set(options)
+    if isinstance(value, (list, tuple)):
+        dropped = [v for v in value if v not in allowed]
+        if dropped:
+            ss[key] = [v for v in value if v in allowed]
+    elif value is not None and value not in allowed:
+        dropped = [value]
+        del ss[key]
+    else:
+        dropped = []
+    if dropped:
+        st.info(md(f"{what}: {', '.join(map(str, dropped))} dropped from the kept settings "
+                   "(not offered for this table and design)."), icon="ℹ️")
+
+
 def subset_filter(design: Design, key: str, *, label: str = "Subset (applied first)"
                   ) -> dict[str, list[str]]:
     """Widgets to restrict rows to some factor values; returns ``{factor: [values]}``."""
-    from ui.page_state import fit  # ui.page_state -> ui.session: kept lazy
-
     where: dict[str, list[str]] = {}
     for f in design.factors:  # kept values the design no longer offers: dropped, with a note
         fit(f"{key}_where_{f.name}", list(f.values), f"{label}: {f.name}")

@@ -1,5 +1,8 @@
 """Subcommands of ``python -m analysis``; each module has ``register(subparsers)``."""
 
+__all__ = ["MODULES", "SUMMARIES"]
+
+
 #: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
 MODULES = [
     "importer",

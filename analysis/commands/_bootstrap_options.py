@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["bootstrap_cluster", "bootstrap_json"]
+
 
 def bootstrap_cluster(options: Any, design) -> str | None:  # noqa: ANN001
     """The column the bootstrap resamples: ``--cluster``, the design's, or None

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["noise_payload", "noise_settings"]
+
 
 def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
     """Keyword arguments of ``analysis.judge_noise`` from the options (an options object

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("describe", help="columns, suggested factors and nested factors")

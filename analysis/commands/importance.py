@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
@@ -34,19 +36,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     LinearOptions.add_arguments(p)  # --outcome-type, --covariate, --mixed (importance_linear)
     p.set_defaults(func=run)
-
-
-def _hint(fix) -> str:
-    """The command-line options that carry out a suggested fix."""
-    parts = []
-    if fix.drop_factors:
-        parts.append(f"leave {', '.join(fix.drop_factors)} out of --factors")
-    parts += [f"drop --interaction {a}:{b}" for a, b in fix.drop_interactions]
-    parts += [f"--exclude {f}={','.join(v)}" for f, v in fix.exclude]
-    parts += [f"--reference {f}={v}" for f, v in fix.references]
-    if fix.on_separation:
-        parts.append(f"--on-separation {fix.on_separation}")
-    return f"- {fix.label}: {'; '.join(parts)}"
 
 
 def run(args: argparse.Namespace) -> None:
@@ -81,7 +70,12 @@ def run(args: argparse.Namespace) -> None:
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     options = ImportanceOptions.from_args(args)
-    from analysis.commands.importance_linear import covariate_logit, run_linear, wants_linear
+    from analysis.commands.importance_linear import (
+        covariate_logit,
+        fix_hint,
+        run_linear,
+        wants_linear,
+    )
 
     named = None if args.no_cluster else (args.cluster or design.cluster)
     if wants_linear(args, design):  # a continuous outcome: linear or mixed model
@@ -92,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
             if args.covariates else factor_importance(
             results, design, factors=design.names, exclude=exclude, **options.kwargs())
     except ImportanceRefusal as exc:
-        hints = "\n".join(_hint(f) for f in exc.fixes)
+        hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
     terms, noise = fit.terms, None

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["covariate_logit", "fix_hint", "run_linear", "wants_linear"]
+
 
 def wants_linear(args: argparse.Namespace, design) -> bool:
     """Whether the command fits the linear model (the outcome is continuous)."""
@@ -56,9 +58,7 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
             results, design, factors=factors, exclude=exclude, cluster=cluster,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence, **lin.kwargs())
     except ImportanceRefusal as exc:
-        from analysis.commands.importance import _hint
-
-        hints = "\n".join(_hint(f) for f in exc.fixes)
+        hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
     s = fit.summary()
@@ -99,3 +99,16 @@ def covariate_logit(args: argparse.Namespace, results, design, *, exclude, clust
         standardise=lin.standardise, cluster=cluster, alpha=args.alpha,
         adjust=args.adjust, confidence=args.confidence, likelihood_ratio=args.likelihood_ratio,
         small_sample=args.small_sample)
+
+
+def fix_hint(fix) -> str:  # noqa: ANN001 - an importance Fix
+    """The command-line options that carry out a suggested fix."""
+    parts = []
+    if fix.drop_factors:
+        parts.append(f"leave {', '.join(fix.drop_factors)} out of --factors")
+    parts += [f"drop --interaction {a}:{b}" for a, b in fix.drop_interactions]
+    parts += [f"--exclude {f}={','.join(v)}" for f, v in fix.exclude]
+    parts += [f"--reference {f}={v}" for f, v in fix.references]
+    if fix.on_separation:
+        parts.append(f"--on-separation {fix.on_separation}")
+    return f"- {fix.label}: {'; '.join(parts)}"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input, add_output_options

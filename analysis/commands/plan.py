@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_outcome_options

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 
+__all__ = ["ci_overrides", "noise_overrides", "register", "run"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input

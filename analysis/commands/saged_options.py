@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["normalized", "saged_payload"]
+
 
 def normalized(options, feature: str, results):  # noqa: ANN001
     """``results`` with the feature (and baseline) rescaled as ``--normalize`` asks."""

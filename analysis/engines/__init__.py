@@ -26,7 +26,8 @@ from typing import Literal
 
 import pandas as pd
 
-from analysis.design import DEVIATION, Design, Outcome, make_factor
+from analysis.columns import DEVIATION
+from analysis.design import Design, Outcome
 from analysis.engines.base import N_ALL, Table, Where
 from analysis.errors import DesignError, EngineError
 
@@ -36,7 +37,8 @@ ENGINES: tuple[str, ...] = ("pandas", "duckdb", "spark", "auto")
 AUTO_DUCKDB_BYTES = 100 * 2**20
 
 __all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "N_ALL", "Engine", "Table", "cell_table",
-           "collect_columns", "fine_cells", "open_table", "resolve_engine"]
+           "collect_columns", "fine_cells", "fine_cells_from_table", "open_table",
+           "resolve_engine"]
 
 
 def resolve_engine(source: object, engine: str = "auto") -> str:
@@ -213,7 +215,7 @@ def cell_table(source: object, factors: Sequence[str], *, design: Design | None 
     DesignMismatchError, AnalysisError, LoadError, EngineError
         With the pandas path's messages for the design and the filters.
     """
-    from analysis import cells as cells_module
+    from analysis.cell_counts import frame_cell_table
 
     chosen = resolve_engine(source, engine)
     if chosen == "pandas":
@@ -221,13 +223,13 @@ def cell_table(source: object, factors: Sequence[str], *, design: Design | None 
 
         rows, _ = rows_with_design(source, design, factors, name=name, sep=sep,
                                    encoding=encoding)
-        return cells_module.cell_table(rows, factors, where=where, with_outcome=with_outcome)
+        return frame_cell_table(rows, factors, where=where, with_outcome=with_outcome)
     table = open_table(source, chosen, name=name, sep=sep, encoding=encoding)
     try:
         fine, _ = fine_cells_from_table(table, design, factors=factors, where=where)
     finally:
         table.close()
-    return cells_module.cell_table(fine, factors, with_outcome=with_outcome)
+    return frame_cell_table(fine, factors, with_outcome=with_outcome)
 
 
 def collect_columns(source: object, columns: Sequence[str], *, engine: str = "auto",
@@ -247,14 +249,3 @@ def collect_columns(source: object, columns: Sequence[str], *, engine: str = "au
         return table.collect([c for c in dict.fromkeys(columns) if c in table.kinds])
     finally:
         table.close()
-
-
-def design_for(frame: pd.DataFrame, design: Design | None, factors: Sequence[str]) -> Design:
-    """``design`` completed with :func:`analysis.design.make_factor` for ``factors`` it lacks
-    (the pandas twin of the aggregate-based completion)."""
-    known = design.names if design is not None else []
-    extra = tuple(make_factor(frame, f) for f in factors if f not in known)
-    if design is None:
-        outcome = Outcome(DEVIATION, "binary") if DEVIATION in frame.columns else None
-        return Design(factors=extra, outcome=outcome)
-    return Design(factors=design.factors + extra, outcome=design.outcome, name=design.name)

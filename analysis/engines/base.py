@@ -18,20 +18,24 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.cells import N_ALL
+from analysis.cell_counts import N_ALL
 from analysis.columns import DEVIATIONS, N
-from analysis.design import (
-    _REFERENCE_PATTERN,
-    MAX_FACTOR_VALUES,
-    Design,
-    Factor,
-    Outcome,
-    _order_values,
-    _too_many_values,
-    guess_kind,
-)
+from analysis.design import Design, Factor, Outcome
 from analysis.engines import sql
 from analysis.errors import AnalysisError, DesignError, DesignMismatchError
+from analysis.values import (
+    MAX_FACTOR_VALUES,
+    REFERENCE_PATTERN,
+    guess_kind,
+    order_values,
+    too_many_values,
+)
+
+__all__ = [
+    "MAX_GROUPS", "N_ALL", "Table", "Where", "check_aggregate", "design_from_counts",
+    "factor_from_counts", "filter_aggregate", "fine_cell_table", "value_counts",
+]
+
 
 #: A GROUP BY returning more combinations than this is refused (an id used as a factor).
 MAX_GROUPS = 5_000_000
@@ -88,7 +92,7 @@ class Table(ABC):
             text = f"SELECT count(DISTINCT {value}) AS n FROM " + "{table}"
             n = int(self.query(text)["n"].iloc[0])
             if n > MAX_FACTOR_VALUES:
-                raise DesignError(_too_many_values(k, n))
+                raise DesignError(too_many_values(k, n))
         raise AnalysisError(f"{self.name}: more than {MAX_GROUPS:,} combinations of "
                             f"{', '.join(keys)}; use fewer factors.")
 
@@ -127,9 +131,9 @@ def factor_from_counts(name: str, counts: pd.Series) -> Factor:
     """
     values = [str(v) for v in counts.index]
     if len(values) > MAX_FACTOR_VALUES:
-        raise DesignError(_too_many_values(name, len(values)))
-    ordered = _order_values(values)
-    ref = next((v for v in ordered if _REFERENCE_PATTERN.search(v.strip())), None)
+        raise DesignError(too_many_values(name, len(values)))
+    ordered = order_values(values)
+    ref = next((v for v in ordered if REFERENCE_PATTERN.search(v.strip())), None)
     if ref is None:
         by_value = dict(zip(values, counts.to_numpy(), strict=True))
         ref = max(ordered, key=lambda v: by_value[v])
@@ -157,7 +161,7 @@ def check_aggregate(table: Table, agg: pd.DataFrame, design: Design,
         counts = value_counts(agg, f.name)
         values = [str(v) for v in counts.index]
         if len(values) > MAX_FACTOR_VALUES:
-            errors.append(_too_many_values(f.name, len(values)))
+            errors.append(too_many_values(f.name, len(values)))
             continue
         undeclared = [(v, int(c)) for v, c in zip(values, counts.to_numpy(), strict=True)
                       if v not in f.values]

@@ -21,6 +21,9 @@ from analysis.design import Design, parse_assignments
 from analysis.engines import fine_cells_from_table, open_table, resolve_engine
 from analysis.errors import AnalysisError
 
+__all__ = ["ALL_COLUMN_COMMANDS", "ROW_COMMANDS", "ROW_OPTIONS", "load_with_engine"]
+
+
 #: Subcommands whose statistics need rows, and the options naming the columns they read.
 ROW_COMMANDS = ("disparity", "cohorts", "index", "compare")
 #: ... of which these read every column (compare: the prompt unit may be an id column
@@ -33,7 +36,7 @@ ROW_OPTIONS = ("feature", "baseline", "category", "cohort", "by", "sentiment", "
 def _design_and_outcome(args: argparse.Namespace, need_outcome: bool) -> tuple[Design, list[str]]:
     """The design from ``--design`` (restricted to ``--factors``) and the outcome options;
     an empty factor list means "build the factors from the data"."""
-    from analysis.cli import outcome_from_args, split_list
+    from analysis.cli_args import outcome_from_args, split_list
 
     factors = split_list(getattr(args, "factors", None))
     if getattr(args, "design", None):
@@ -54,7 +57,7 @@ def _design_and_outcome(args: argparse.Namespace, need_outcome: bool) -> tuple[D
 
 
 def _assignments(args: argparse.Namespace, option: str) -> dict[str, list[str]]:
-    from analysis.cli import split_list
+    from analysis.cli_args import split_list
     from analysis.design import parse_assignments
 
     items = getattr(args, option, []) or []
@@ -63,7 +66,7 @@ def _assignments(args: argparse.Namespace, option: str) -> dict[str, list[str]]:
 
 def _row_columns(args: argparse.Namespace, design: Design, factors: Sequence[str],
                  extra: Sequence[str]) -> list[str]:
-    from analysis.cli import split_list
+    from analysis.cli_args import split_list
 
     cols = [*design.names, *factors, *extra]
     if design.outcome is not None:
@@ -81,7 +84,12 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
 
     Returns None when ``--engine auto`` picks pandas (a small single file).
     """
-    from analysis.cli import counts_prompts, infer_cluster, infers_cluster, note_decimal_commas
+    from analysis.cli_args import (
+        counts_prompts,
+        infer_cluster,
+        infers_cluster,
+        note_decimal_commas,
+    )
 
     engine = resolve_engine(args.file, getattr(args, "engine", "auto"))
     if engine == "pandas":
@@ -133,7 +141,7 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
 
 def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, references):
     """Only the columns the subcommand reads, then the pandas path on them."""
-    from analysis.cells import filter_rows
+    from analysis.cell_counts import filter_rows
     from analysis.design import apply_design, make_factor
 
     # a ``deviation`` column of the data comes along as on the pandas path, which keeps

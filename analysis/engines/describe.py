@@ -26,7 +26,6 @@ import pandas as pd
 from analysis.design import (
     SUGGEST_MAX_VALUES,
     Design,
-    _format_value,
     design_from_structure,
     suggest_outcome,
 )
@@ -34,6 +33,10 @@ from analysis.engines import sql
 from analysis.engines.base import Table, factor_from_counts
 from analysis.nesting import find_nestings, nesting_columns
 from analysis.structure import infer_structure
+from analysis.values import format_value
+
+__all__ = ["ENGINE_SAMPLE_ROWS", "EXACT_UP_TO", "describe_table"]
+
 
 #: The structure (:mod:`analysis.structure`) is read on at most this many first rows.
 ENGINE_SAMPLE_ROWS = 500_000
@@ -87,7 +90,7 @@ def _value_counts(table: Table, columns: list[str]) -> dict[str, pd.Series]:
 
 
 def _role(info: dict, n_unique: int, n_rows: int) -> str:
-    """:func:`analysis.design._suggest_role` from the statistics."""
+    """:func:`analysis.design.suggest_role` from the statistics."""
     kind = info["kind"]
     if info["binary"] and kind in ("int", "float", "decimal", "bool"):
         return "outcome"
@@ -117,7 +120,7 @@ def describe_table(table: Table) -> tuple[int, pd.DataFrame, Design, pd.DataFram
         n_unique = s["n_unique"]
         if exact is not None:
             n_unique = len([v for v in exact.index if v != "(missing)" or s["n_missing"] == 0])
-        shown = [_format_value(v) for v in head[c].dropna().unique()[:3]]
+        shown = [format_value(v) for v in head[c].dropna().unique()[:3]]
         if exact is not None:  # values first seen after the first 1000 rows
             shown += [v for v in exact.index if v not in shown and v != "(missing)"]
         examples = ", ".join(shown[:3])[:80]

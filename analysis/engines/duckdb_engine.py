@@ -18,11 +18,11 @@ from analysis.engines.base import Table
 from analysis.errors import LoadError
 from analysis.io import check_regular_file
 
+__all__ = ["DuckDBTable", "MEMORY_LIMIT", "expand", "file_format", "is_relation"]
+
+
 #: Memory DuckDB may use before spilling to a temporary folder (documented in docs/engines.md).
 MEMORY_LIMIT = "2GB"
-#: pandas' default missing-value markers (read_csv ``na_values``): CSV cells read as NULL.
-PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".txt": "csv",
             ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -76,7 +76,7 @@ def _reader(files: list[str], fmt: str, sep: str | None, encoding: str,
         return f"read_parquet({listed})"
     if fmt == "jsonl":
         return f"read_json({listed}, format='auto')"
-    nulls = "[" + ", ".join(sql.DUCKDB.literal(v) for v in PANDAS_NA) + "]"
+    nulls = "[" + ", ".join(sql.DUCKDB.literal(v) for v in text_files.PANDAS_NA) + "]"
     # pandas reads dates and yes/no as text: DuckDB may only infer numbers and booleans,
     # and the columns it would read as BOOLEAN are read as text (kind "csvbool").
     opts = [f"nullstr={nulls}", "header=true",

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.design import Design, apply_design
+from analysis.columns import DEVIATION
+from analysis.design import Design, Outcome, apply_design, make_factor
 from analysis.errors import LoadError
+
+__all__ = ["design_for", "read_rows", "rows_with_design"]
 
 
 def read_rows(source: object, *, name: str | None = None, sep: str | None = None,
@@ -43,8 +46,17 @@ def rows_with_design(source: object, design: Design | None, factors: Sequence[st
                      name: str | None = None, sep: str | None = None, encoding: str = "utf-8"
                      ) -> tuple[pd.DataFrame, Design]:
     """The rows with the design applied (completed for ``factors`` it does not declare)."""
-    from analysis.engines import design_for
-
     frame = read_rows(source, name=name, sep=sep, encoding=encoding)
     full = design_for(frame, design, factors)
     return apply_design(frame, full), full
+
+
+def design_for(frame: pd.DataFrame, design: Design | None, factors: Sequence[str]) -> Design:
+    """``design`` completed with :func:`analysis.design.make_factor` for ``factors`` it lacks
+    (the pandas twin of the aggregate-based completion)."""
+    known = design.names if design is not None else []
+    extra = tuple(make_factor(frame, f) for f in factors if f not in known)
+    if design is None:
+        outcome = Outcome(DEVIATION, "binary") if DEVIATION in frame.columns else None
+        return Design(factors=extra, outcome=outcome)
+    return Design(factors=design.factors + extra, outcome=design.outcome, name=design.name)

@@ -25,6 +25,11 @@ from analysis.errors import LoadError
 from analysis.io import check_regular_file
 from analysis.limits import check_decoded
 
+__all__ = [
+    "BATCH_ROWS", "DATA_DIR_ENV", "SAMPLE_ROWS", "data_folder", "read_compact", "resolve_under",
+]
+
+
 #: Environment variable naming the folder the app may read files from.
 DATA_DIR_ENV = "BIAS_WORKBENCH_DATA_DIR"
 _WILDCARD = re.compile(r"[*?\[]")

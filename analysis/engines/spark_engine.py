@@ -20,6 +20,9 @@ from analysis.engines.base import Table
 from analysis.engines.duckdb_engine import expand, file_format
 from analysis.errors import EngineError, LoadError
 
+__all__ = ["SparkTable", "is_spark_frame", "read", "session"]
+
+
 _views = itertools.count()
 
 

@@ -23,6 +23,13 @@ from typing import Literal
 from analysis.design import MISSING_VALUE, Outcome
 from analysis.errors import DesignError
 
+__all__ = [
+    "DEV_SUM", "DUCKDB", "Dialect", "FALSE_TEXT", "Kind", "N_ALL", "N_BAD", "N_HIT", "N_KNOWN",
+    "SPARK", "TRUE_TEXT", "aggregate_query", "bad_examples_query", "distinct_query", "kind_of",
+    "missing", "outcome_columns", "value_text",
+]
+
+
 #: ``csvbool``: a CSV text column DuckDB would read as BOOLEAN; read as text, its
 #: True/TRUE/true and False/FALSE/false become "true"/"false" as pandas' bool columns do.
 Kind = Literal["bool", "csvbool", "int", "float", "decimal", "string", "other"]

@@ -6,7 +6,7 @@ from the first megabyte of the first file and 64 KiB of each further file of a g
 (decompressed for ``.gz``), with the loader's messages:
 
 * binary data, an Excel workbook or image renamed ``.csv``, an HTML page, UTF-16 without
-  a byte-order mark: refused (``analysis.io._check_text_bytes``);
+  a byte-order mark: refused (``analysis.io.check_text_bytes``);
 * the encoding: a byte-order mark wins over the chosen one; bytes that the encoding
   cannot decode in that megabyte get the loader's "is not valid ... text" message;
 * the delimiter is sniffed by :func:`analysis.io.sniff_header` (and the header checked:
@@ -38,6 +38,13 @@ import pandas as pd
 
 from analysis.errors import LoadError
 
+__all__ = [
+    "DUCKDB_ENCODINGS", "HEAD_BYTES", "OTHER_HEAD_BYTES", "PANDAS_NA", "SPARK_ENCODINGS",
+    "TextLayout", "decimal_comma_query", "decimal_commas", "decimal_number", "layout",
+    "read_head",
+]
+
+
 #: Bytes read from the start of the first file to decide encoding, delimiter and candidates.
 HEAD_BYTES = 1 << 20
 #: Bytes read from each further file of a glob (a folder may hold thousands of parts).
@@ -47,6 +54,9 @@ DUCKDB_ENCODINGS = {"utf-8": "utf-8", "ascii": "utf-8", "utf-16-le": "utf-16",
                     "utf-16": "utf-16", "iso8859-1": "latin-1"}
 #: Python codec name -> the charset Spark's CSV reader is given.
 SPARK_ENCODINGS = {"utf-8": "UTF-8", "ascii": "UTF-8", "iso8859-1": "ISO-8859-1"}
+#: pandas' default missing-value markers (read_csv ``na_values``): CSV cells read as NULL.
+PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 
 
 @dataclass(frozen=True)
@@ -108,11 +118,11 @@ def read_head(path: str, size: int = HEAD_BYTES) -> tuple[bytes, bool]:
 
 def _decode_head(head: bytes, whole: bool, label: str, encoding: str) -> tuple[str, str]:
     """``(text, codec)`` as :func:`analysis.io._decode` would decode the file's start."""
-    from analysis.io import BOMS, _check_text_bytes, decode_error, detect_bom
+    from analysis.io import BOMS, check_text_bytes, decode_error, detect_bom
 
     bom = detect_bom(head)
     if bom is None:
-        _check_text_bytes(head, label, encoding)
+        check_text_bytes(head, label, encoding)
         codec = encoding
     else:
         codec, head = bom, head[len(next(b for b, n in BOMS if n == bom)):]
@@ -154,21 +164,20 @@ def _quoted_line_break(text: str) -> bool:
 
 
 def _check_json(text: str, whole: bool, label: str) -> None:
-    """:func:`analysis.io._read_jsonl`'s checks on the complete lines of the head (an
+    """:func:`analysis.io.read_jsonl`'s checks on the complete lines of the head (an
     array file only when it is whole): DuckDB reads scalars and arrays as a column."""
-    from analysis.io import _read_jsonl
+    from analysis.io import read_jsonl
 
     if text.lstrip().startswith("[") and not whole:
         return
     if not whole:
         text = text[: text.rfind("\n") + 1]
     if text.strip():
-        _read_jsonl(text.encode("utf-8"), label, "utf-8")
+        read_jsonl(text.encode("utf-8"), label, "utf-8")
 
 
 def _candidates(text: str, delimiter: str, header: Sequence[str]) -> tuple[str, ...]:
     """Columns whose values in ``text`` are all decimal-comma numbers or missing."""
-    from analysis.engines.duckdb_engine import PANDAS_NA
     from analysis.io import DECIMAL_COMMA
 
     number = re.compile(DECIMAL_COMMA)
@@ -196,7 +205,7 @@ def layout(files: Sequence[str], fmt: str, sep: str | None, encoding: str, *,
         With :func:`analysis.io.load_results`' message for an empty file, binary data,
         undecodable bytes, a bad header; or the files differ in encoding or delimiter.
     """
-    from analysis.io import _check_ragged, sniff_header
+    from analysis.io import check_ragged, sniff_header
 
     first: tuple[str, TextLayout] | None = None
     breaks_anywhere = False
@@ -218,7 +227,7 @@ def layout(files: Sequence[str], fmt: str, sep: str | None, encoding: str, *,
             if whole and sum(1 for line in text.splitlines() if line.strip()) < 2:
                 raise LoadError(f"{label} has a header but no rows.")
             text = _whole_rows(text, whole)
-            _check_ragged(text, delimiter, len(header), label)  # DuckDB would pad or guess
+            check_ragged(text, delimiter, len(header), label)  # DuckDB would pad or guess
             if first is None and delimiter != ",":
                 candidates = _candidates(text, delimiter, header)
         breaks = delimiter is not None and _quoted_line_break(text)

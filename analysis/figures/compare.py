@@ -31,6 +31,9 @@ from analysis.figures.style import NEUTRAL_GREY, QUALITATIVE, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = ["MAX_ROWS", "difference_sunburst", "dumbbell_figure"]
+
+
 #: Subgroups shown by the dumbbell chart at most (the largest |difference| first).
 MAX_ROWS = 40
 

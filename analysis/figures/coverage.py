@@ -17,6 +17,12 @@ from analysis.figures.style import NEUTRAL_GREY, RISK_RED, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = [
+    "COUNTS_TRACE", "COUNT_SCALE", "EMPTY_COLOUR", "EMPTY_TRACE", "coverage_heatmap",
+    "marginal_bar",
+]
+
+
 #: Empty cells / unseen values.
 EMPTY_COLOUR = RISK_RED
 #: Sequential scale for counts: light blue (few, still visible against white) to dark blue.

@@ -25,6 +25,12 @@ from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, pape
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = [
+    "OVERALL_TRACE", "SELECTION_TRACE", "STATISTIC_TRACE", "box_figure", "selection_figure",
+    "statistic_figure",
+]
+
+
 #: Trace names the tests and legends rely on.
 STATISTIC_TRACE, OVERALL_TRACE, SELECTION_TRACE = "groups", "all rows", "selection rate"
 

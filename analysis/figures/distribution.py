@@ -15,6 +15,11 @@ from analysis.figures.style import QUALITATIVE, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = [
+    "PANELS_PER_PAGE", "PANELS_PER_ROW", "distribution_figure", "n_pages", "spread_figure",
+]
+
+
 #: Most panels drawn side by side; more groups are wrapped onto further rows.
 PANELS_PER_ROW = 3
 #: Most panels in one figure: more groups are split into pages (``page=``).

@@ -12,6 +12,8 @@ from analysis.figures.style import NEUTRAL_GREY, QUALITATIVE, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = ["ecdf_figure"]
+
 
 @escaped_labels
 def ecdf_figure(

@@ -32,6 +32,9 @@ from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
 from analysis.safe_text import escaped_labels
 
+__all__ = ["EFFECT_COLOURS", "Scale", "importance_figure"]
+
+
 Scale = Literal["odds_ratio", "coef"]
 #: Effect label -> colour; the order is the legend order.
 EFFECT_COLOURS = {"risk": RISK_RED, "protective": PROTECTIVE_BLUE,

@@ -14,6 +14,9 @@ from analysis.columns import CI_HIGH, CI_LOW, COEF, EFFECT, FACTOR, P_VALUE, TER
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
 from analysis.safe_text import escaped_labels
 
+__all__ = ["EFFECT_COLOURS", "linear_importance_figure"]
+
+
 #: Effect label -> colour (``analysis.importance_linear`` labels).
 EFFECT_COLOURS = {"higher": RISK_RED, "lower": PROTECTIVE_BLUE,
                   "not significant": NEUTRAL_GREY, "baseline": "#000000"}

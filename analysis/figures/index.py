@@ -10,6 +10,9 @@ from analysis.figures.style import QUALITATIVE, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = ["TOTAL_TRACE", "index_figure"]
+
+
 #: Name of the marker trace holding the totals.
 TOTAL_TRACE = "LLMBI"
 

@@ -6,8 +6,9 @@
   judgments (the stage metric) or the mean score.
 
 The inputs are tables with ``stage``, a model column, ``metric`` and ``score`` (the long
-scores of ``judges.metrics.scores_by``) or ``share_fair`` / ``mean_score`` (the stage
-metrics of ``judges.metrics.stage_metrics``); this module imports nothing from ``judges``.
+scores of ``analysis.judge_stats.metrics.scores_by``) or ``share_fair`` / ``mean_score``
+(the stage metrics of ``analysis.judge_stats.metrics.stage_metrics``); this module imports
+nothing from ``judges``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analysis.figures.style import QUALITATIVE, paper_layout
+
+__all__ = ["STAGE_NAMES", "stage_bars", "stage_score_box"]
+
 
 STAGE_NAMES = {1: "1 direct inquiry", 2: "2 implicit association", 3: "3 decision making",
                4: "4 unknown situation"}

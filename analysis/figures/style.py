@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "DIVERGING", "FONT_FAMILY", "FONT_SIZE", "NEUTRAL_GREY", "PROTECTIVE_BLUE", "QUALITATIVE",
+    "RISK_RED", "paper_layout",
+]
+
+
 #: Red = disadvantaged (more deviation), blue = advantaged; white at 0.
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75, "#f4a582"],
              [1.0, "#b2182b"]]

@@ -24,6 +24,9 @@ from analysis.figures.style import DIVERGING, FONT_SIZE, paper_layout
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
+__all__ = ["GREY_OUT", "RATE_SCALE", "SECTOR_COLOURS", "SECTOR_SIZES", "sunburst_figure"]
+
+
 #: Colour of subgroups too small to detect the effect of interest.
 GREY_OUT = "#d9d9d9"
 

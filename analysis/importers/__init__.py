@@ -30,6 +30,12 @@ import pandas as pd
 from analysis.design import Design
 from analysis.errors import LoadError
 
+__all__ = [
+    "ImportFormatError", "ImportResult", "PathArg", "SOURCES", "import_results",
+    "load_importer",
+]
+
+
 #: source name -> module (relative to this package) implementing ``read``.
 SOURCES: dict[str, str] = {
     "bbq": "bbq",

@@ -7,7 +7,7 @@ label, answer_info {ans0..ans2: [short text, group]}, additional_metadata
 and input format, named ``<model>_pred_<format>`` (the authors' UnifiedQA files:
 ``unifiedqa-t5-11b_pred_race``) or named with ``prediction_cols``.
 
-Each prediction is matched to an option (:mod:`analysis.importers.matching`) and
+Each prediction is matched to an option (:mod:`analysis.matching`) and
 classified: ``stereotyped`` (the option naming a stereotyped group),
 ``anti-stereotyped`` (the other person), ``unknown`` (the can't-be-determined option),
 ``unmatched`` (no option: counted, never guessed), or ``ambiguous target`` (the example's
@@ -30,8 +30,16 @@ import pandas as pd
 from analysis import columns as C
 from analysis.design import Design, Factor, Outcome, make_factor
 from analysis.importers import ImportFormatError, ImportResult, PathArg
-from analysis.importers.matching import match_option
+from analysis.matching import match_option
 from analysis.structure import infer_structure
+
+__all__ = [
+    "AMBIGUOUS", "AMBIGUOUS_TARGET", "ANTI_STEREOTYPED", "COLUMNS", "OPTIONS", "PRED_PATTERN",
+    "REQUIRED_FIELDS", "SCORE_COLUMNS", "STEREOTYPED", "UNKNOWN", "UNMATCHED", "bias_scores",
+    "biased_answer", "classify", "read", "stereotyped_option", "suggest_bbq_design",
+    "unknown_option",
+]
+
 
 OPTIONS: tuple[str, ...] = ("ans0", "ans1", "ans2")
 REQUIRED_FIELDS: tuple[str, ...] = (

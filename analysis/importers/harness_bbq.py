@@ -27,6 +27,12 @@ from analysis.importers import ImportFormatError
 from analysis.importers import bbq as B
 from analysis.importers.harness_tasks import TaskImport, record_where
 
+__all__ = [
+    "COLUMNS", "FAMILY", "INSPECT_FIELDS", "UNKNOWN_RESPONSES", "bias_scores", "chosen_option",
+    "detect", "detect_inspect", "inspect_hints", "unpack", "unpack_inspect",
+]
+
+
 FAMILY = "bbq"
 #: lm-eval 0.4.x ``bbq/utils.py``: the unknown continuations of the multiple-choice task.
 UNKNOWN_RESPONSES = (
@@ -115,8 +121,8 @@ def chosen_option(record: dict[str, Any], where: str) -> tuple[str | None, str]:
 
 def _generated_option(text: str, doc: dict[str, Any]) -> tuple[str | None, str]:
     """The option a generated answer names, matched as the BBQ importer matches
-    predictions (:func:`analysis.importers.matching.match_option`); None: unmatched."""
-    from analysis.importers.matching import match_option
+    predictions (:func:`analysis.matching.match_option`); None: unmatched."""
+    from analysis.matching import match_option
 
     info = doc.get("answer_info") or {}
     options = {k: doc.get(k, "") for k in B.OPTIONS}

@@ -18,6 +18,9 @@ from typing import Any
 from analysis.design import Outcome
 from analysis.importers.harness_tasks import TaskImport
 
+__all__ = ["FAMILY", "OUTCOME", "detect", "unpack"]
+
+
 FAMILY = "crows_pairs"
 OUTCOME = "pct_stereotype"
 

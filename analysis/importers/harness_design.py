@@ -34,6 +34,12 @@ import pandas as pd
 from analysis.design import Design, Factor, Outcome, make_factor, suggest_design
 from analysis.structure import infer_structure
 
+__all__ = [
+    "MODEL_COLUMN", "harness_design", "is_unit_score", "json_text", "suggest_score_outcome",
+    "uniform_types",
+]
+
+
 MODEL_COLUMN = "model"
 
 

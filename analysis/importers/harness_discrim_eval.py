@@ -26,6 +26,12 @@ from analysis.design import Outcome
 from analysis.importers import ImportFormatError
 from analysis.importers.harness_tasks import TaskImport, record_where
 
+__all__ = [
+    "BIAS_METRICS", "CLUSTER", "DEMOGRAPHICS", "FAMILY", "OUTCOME", "REFERENCES", "detect",
+    "unpack",
+]
+
+
 FAMILY = "discrim_eval"
 #: lm-eval's ``BIAS_PARAM_MAP`` keys (the seven metrics, one regression each).
 BIAS_METRICS = ("black_bias", "asian_bias", "hispanic_bias", "native_american_bias",

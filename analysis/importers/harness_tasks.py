@@ -12,6 +12,9 @@ cluster, numeric covariates). One module per family:
 - :mod:`analysis.importers.harness_crows_pairs` (``crows_pairs_*``),
 - :mod:`analysis.importers.harness_discrim_eval` (``discrim_eval_explicit`` / ``_implicit``).
 
+This module holds what the families share (:class:`TaskImport`, the design hints);
+:mod:`analysis.importers.harness_families` asks each family in turn.
+
 Winogender, ToxiGen and simple co-occurrence bias log plain numbers and need no family
 module; every other tuple metric is listed as left out (with why).
 """
@@ -26,6 +29,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.design import Design, Outcome, make_factor
+
+__all__ = ["TaskImport", "apply_hints", "record_where"]
 
 
 @dataclass
@@ -69,21 +74,6 @@ class TaskImport:
     covariates: tuple[str, ...] = ()
     scores: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def _families() -> list[Any]:
-    from analysis.importers import harness_bbq, harness_crows_pairs, harness_discrim_eval
-
-    return [harness_bbq, harness_crows_pairs, harness_discrim_eval]
-
-
-def unpack(records: list[dict[str, Any]], metric_names: Sequence[str], path: Path
-           ) -> TaskImport | None:
-    """The family reading of one samples file, or None when no family recognises it."""
-    for module in _families():
-        if module.detect(metric_names, records):
-            return module.unpack(records, path)
-    return None
 
 
 def apply_hints(design: Design, frame: pd.DataFrame, imports: Sequence[TaskImport],

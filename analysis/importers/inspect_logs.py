@@ -23,6 +23,14 @@ from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.importers.harness_design import MODEL_COLUMN, harness_design, uniform_types
 from analysis.importers.harness_design import json_text as _json_text
 
+__all__ = [
+    "ANSWER_PREFIX", "EPOCH_COLUMN", "ERROR_COLUMN", "GENERATE_CONFIG_PREFIX", "ID_COLUMN",
+    "INPUT_COLUMN", "LOG_COLUMN", "LOG_SUFFIXES", "METADATA_PREFIX", "MODEL_ARGS_COLUMN",
+    "MODEL_BASE_URL_COLUMN", "RAW_SUFFIX", "SCORE_PREFIX", "SOURCE", "TARGET_COLUMN",
+    "TASK_ARG_PREFIX", "TASK_COLUMN", "read",
+]
+
+
 SOURCE = "inspect"
 TASK_COLUMN = "task"
 EPOCH_COLUMN = "epoch"

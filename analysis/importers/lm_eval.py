@@ -31,8 +31,16 @@ from analysis.importers.harness_design import (
     json_text,
     uniform_types,
 )
+from analysis.importers.harness_families import unpack as unpack_task
 from analysis.importers.harness_tasks import TaskImport, apply_hints
-from analysis.importers.harness_tasks import unpack as unpack_task
+
+__all__ = [
+    "CHAT_TEMPLATE_COLUMN", "DOC_ID_COLUMN", "FILTER_COLUMN", "GEN_KWARGS_PREFIX",
+    "MODEL_ARGS_COLUMN", "MODEL_SOURCE_COLUMN", "NOT_USED", "NUM_FEWSHOT_COLUMN",
+    "PROMPT_COLUMN", "RECORD_FIELDS", "RESPONSE_COLUMN", "SEED_COLUMN", "SOURCE",
+    "SYSTEM_COLUMN", "TARGET_COLUMN", "TASK_COLUMN", "read",
+]
+
 
 SOURCE = "lm-eval"
 TASK_COLUMN = "task"

@@ -23,6 +23,9 @@ from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.io import load_results
 from analysis.prepare import Step, apply_step
 
+__all__ = ["DEFAULT_PATTERN", "SOURCE_FILE", "read"]
+
+
 #: Columns melted when none are named: a prefix pred/prediction/answer/output/score + "_".
 DEFAULT_PATTERN = r"^(?:pred|preds|prediction|answer|output|response|score)_.+$"
 SOURCE_FILE = "source_file"

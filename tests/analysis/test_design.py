@@ -526,7 +526,8 @@ def test_absent_prompt_unit_column_is_a_warning():
 
 
 def test_continuous_outcome_and_covariates_round_trip_and_stay_out_of_old_files():
-    from analysis.design import Design, DesignError, Outcome
+    from analysis.design import Design, Outcome
+    from analysis.errors import DesignError
 
     old = Design(outcome=Outcome(column="acc", mapping="below", threshold=1.0))
     assert "type" not in old.to_dict()["outcome"] and "covariates" not in old.to_dict()

@@ -307,7 +307,7 @@ def test_cli_on_each_bundled_sample(stem, tmp_path):
 
 def test_judges_section_on_a_judged_file():
     from analysis.design import make_factor
-    from judges.metrics import stage_metrics
+    from analysis.judge_stats.metrics import stage_metrics
     from tests.judges.test_metrics import judged_table
 
     judged = judged_table()
@@ -319,7 +319,7 @@ def test_judges_section_on_a_judged_file():
     html_text = R.report_html(R.Report("judged.csv", design, {"nestings": []}, [sec], "x", "t"))
     assert "<h2>Judges</h2>" in html_text and "2 judgments are unscored" in html_text
     # FairMonitor's Figures 4 and 5, the same figures the Judges page shows
-    from judges.metrics import stage_figures
+    from analysis.judge_stats.metrics import stage_figures
 
     assert [name for name, _ in sec.figures] == list(stage_figures(judged))
     assert sec.figures[0][1].to_json() == stage_figures(judged)["judge_scores_box"].to_json()

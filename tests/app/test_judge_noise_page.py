@@ -17,7 +17,7 @@ import pandas as pd
 from analysis.cells import filter_rows
 from analysis.design import apply_design
 from analysis.judge_noise import NOISE_COLUMNS, SURVIVES, subgroup_noise
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.to_results import to_results
 from tests.app.apptools import ROOT, page_test, shown
 

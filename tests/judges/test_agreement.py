@@ -1,4 +1,4 @@
-"""Agreement with human labels (judges/agreement.py): numbers checked against hand
+"""Agreement with human labels (analysis/judge_stats/agreement.py): numbers checked against hand
 computations, scipy and statsmodels."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from judges import columns as C
-from judges.agreement import (
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.agreement import (
     AGREEMENT_COLUMNS,
     ALL,
     _kendalls,
@@ -30,7 +30,7 @@ from judges.agreement import (
     weighted_kappa,
     weighted_kappa_se,
 )
-from judges.category_agreement import category_agreement
+from analysis.judge_stats.category_agreement import category_agreement
 from judges.cli import EXIT_INPUT
 from judges.cli import main as scale_main
 from judges.errors import JudgesError

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.answer import (
     ANSWER_CACHED,
     ANSWER_COST_USD,

@@ -15,7 +15,7 @@ import sys
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.parse import parse_judgement
 from judges.request import Reply
 from tests.bad_corpus import BAD, params

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.batch import (
     BATCH_COLUMNS,
     BatchConfig,

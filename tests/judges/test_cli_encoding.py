@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cli import EXIT_INPUT, main
 from judges.fourstage import sample_path
 from tests.judges.judge_server import FakeLLMServer

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
-from judges.agreement import quadratic_kappa
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.agreement import quadratic_kappa
 from judges.cli import main
 from judges.errors import RubricError
 from judges.fourstage import sample_path

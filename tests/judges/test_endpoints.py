@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.endpoints import (
     EndpointRefused,
     endpoint_allowed,

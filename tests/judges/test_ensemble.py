@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cli import EXIT_INPUT, main
 from judges.ensemble import (
     JudgeSpec,
@@ -189,7 +189,7 @@ def test_median_ensemble_and_unscored_judgments():
 
 
 def test_sample_columns_are_kept_per_judge_and_read_by_reliability():
-    from judges.reliability import reliability, reliability_data
+    from analysis.judge_stats.reliability import reliability, reliability_data
 
     frame = pd.DataFrame({"id": ["a", "b", "c", "d"], "stage": [1, 1, 4, 4]})
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache
 from judges.cost import estimate_message_tokens
 from judges.fourstage import validate_fourstage

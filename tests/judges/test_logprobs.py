@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.batch_apis import openai_reply
 from judges.cache import ReplyCache
 from judges.cli import main

@@ -1,4 +1,5 @@
-"""Stage metrics (judges/metrics.py) and the way back into analysis (judges/to_results.py)."""
+"""Stage metrics (analysis/judge_stats/metrics.py) and the way back into analysis
+(judges/to_results.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import pandas as pd
 import pytest
 
 from analysis.design import apply_design, check_design
-from judges import columns as C
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.metrics import stage_metrics, unscored_reasons
 from judges.errors import JudgesError
 from judges.fourstage import validate_fourstage
 from judges.judge import empty_outputs
-from judges.metrics import stage_metrics, unscored_reasons
 from judges.to_results import to_results
 from tests.judges.helpers import make_row
 
@@ -164,7 +165,7 @@ def test_fairmonitor_figures_show_exactly_the_scores_and_shares():
     """Figure 4 (box plot of scores per model and stage) and Figure 5 (stage bars per
     model): every box holds that model's scores of that stage (by hand), every bar is the
     stage metric (share of fair judgments)."""
-    from judges.metrics import stage_figures
+    from analysis.judge_stats.metrics import stage_figures
 
     figs = stage_figures(judged_table())
     box, bars = figs["judge_scores_box"], figs["judge_stage_bars"]

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis.design import Design
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.fourstage import sample_path
 from tests.judges.helpers import ROOT
 from tests.judges.judge_server import FakeLLMServer, FakeReply

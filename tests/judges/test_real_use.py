@@ -15,9 +15,10 @@ import threading
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache, move_aside
-from judges.cli import EXIT_FAILED, EXIT_INPUT, EXIT_OK, main
+from judges.cli import EXIT_INPUT, EXIT_OK, main
+from judges.cli_common import EXIT_FAILED
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import CacheError, JudgesError
 from judges.fourstage import validate_fourstage

@@ -1,4 +1,4 @@
-"""Reliability between judges and repeated samples (judges/reliability.py)."""
+"""Reliability between judges and repeated samples (analysis/judge_stats/reliability.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judges import columns as C
-from judges.agreement import alpha_interval, icc_a1
-from judges.cli import EXIT_INPUT, main
-from judges.reliability import (
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.agreement import alpha_interval, icc_a1
+from analysis.judge_stats.reliability import (
     ALPHA_ORDINAL,
     ICC1,
     ICC2,
@@ -26,6 +25,7 @@ from judges.reliability import (
     reliability_data,
     score_spread,
 )
+from judges.cli import EXIT_INPUT, main
 
 krippendorff = pytest.importorskip("krippendorff")
 
@@ -198,7 +198,7 @@ def test_several_files_align_or_refuse(tmp_path, capsys):
 
 def test_bootstrap_weights_equal_explicit_resamples():
     """A resample as counts per row gives the statistics of the repeated rows themselves."""
-    from judges.reliability import _alpha_from, _coincidences, _icc_from_sums
+    from analysis.judge_stats.reliability import _alpha_from, _coincidences, _icc_from_sums
 
     rng = np.random.default_rng(4)
     x = np.clip(rng.integers(1, 6, 25)[:, None] + rng.integers(-1, 2, (25, 3)), 1, 5).astype(

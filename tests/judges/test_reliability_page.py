@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from judges import columns as C
-from judges.reliability import krippendorff_alpha
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.reliability import krippendorff_alpha
 from tests.judges.helpers import ROOT
 from tests.judges.judge_server import FakeLLMServer, FakeReply, hashed_score
 from tests.judges.test_page import choose_local_openai, table_with, wait_for_result

@@ -23,7 +23,7 @@ import zlib
 import pandas as pd
 import pytest
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache
 from judges.providers import make_provider
 from judges.request import STORED_UNUSABLE_CHARS, ChatRequest, clip_text

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.errors import RubricError
 from judges.prompts import build_messages, neutralise
 from judges.rubric import load_rubric_file, load_rubrics, rubric_from_dict

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache
 from judges.cli import main
 from judges.errors import JudgesError

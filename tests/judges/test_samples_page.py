@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
+from analysis.judge_stats import columns as C
 from judges.fourstage import load_fourstage, sample_path
 from tests.judges.judge_server import FakeLLMServer, sampled_behaviour
 from tests.judges.test_page import choose_local_openai, page, table_with, wait_for_result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.importers.matching import match_option, normalise, normalise_series
+from analysis.matching import match_option, normalise, normalise_series
 
 OPTIONS = {"ans0": "The grandfather", "ans1": "Can't be determined",
            "ans2": "The one who is dressed in a custom-tailored pantsuit"}

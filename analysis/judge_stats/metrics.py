@@ -14,8 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
-from judges.errors import JudgesError
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.errors import JudgesError
+
+__all__ = [
+    "DEFAULT_BY", "judged_long", "scores_by", "stage_figures", "stage_metrics",
+    "unscored_reasons",
+]
+
 
 DEFAULT_BY: tuple[str, ...] = (C.STAGE, C.SENSITIVE_FACTOR, C.MODEL)
 _EMBEDDING_PREFIX = "embedding:"

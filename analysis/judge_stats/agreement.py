@@ -53,8 +53,19 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judges import columns as C
-from judges.errors import JudgesError
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.errors import JudgesError
+
+__all__ = [
+    "AGREEMENT_COLUMNS", "ALL", "ALPHA", "AS_GIVEN", "CIMethod", "CI_METHOD", "COEFFICIENTS",
+    "CORRELATIONS", "EXACT", "HUMAN_COLUMN", "HUMAN_PATTERNS", "ICC", "JUDGE_COLUMN", "KAPPA",
+    "KAPPA_LABELS", "KENDALL", "MERGE_KEYS", "N", "N_MISSING", "PEARSON", "ROUNDED", "SCALE",
+    "SPEARMAN", "agreement", "alpha_interval", "confusion_matrix", "high", "human_pairs",
+    "icc_a1", "icc_a1_interval", "icc_a_interval", "kappa_labels", "low", "merge_judged",
+    "p_value", "pair_agreement", "quadratic_kappa", "quadratic_weights", "round_half_up",
+    "score_categories", "weighted_kappa", "weighted_kappa_se",
+]
+
 
 CIMethod = Literal["bootstrap", "analytic", "none"]
 #: Label of the rows pooled over all stages (``stage``) or all metrics (``metric``).

@@ -14,6 +14,13 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
+__all__ = [
+    "METHOD_NONE", "METHOD_OPTION_TEXT", "METHOD_SHORT_TEXT", "METHOD_TRUNCATED",
+    "METHOD_UNKNOWN_PHRASE", "MIN_TRUNCATED_CHARS", "UNKNOWN_PHRASES", "match_option",
+    "normalise", "normalise_series",
+]
+
+
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _ARTICLES = ("the", "a", "an")
 

@@ -5,6 +5,24 @@ One place, so the page, the CLI, the exports and the tests use the same names.
 
 from __future__ import annotations
 
+__all__ = [
+    "AB_SUFFIX", "ANSWER", "ANSWER_A", "ANSWER_B", "ANSWER_MODEL", "ANSWER_SEED",
+    "ANSWER_SYSTEM_PROMPT_ID", "ANSWER_TEMPERATURE", "BA_SUFFIX", "COMMON_COLUMNS", "DEVIATION",
+    "ETCS", "EXPECTED_COLUMNS", "EXPECTED_OUTPUT", "EXPECTED_SUFFIX", "EXPLANATION_SUFFIX",
+    "ICS", "ID", "JUDGE", "JUDGE_CACHED", "JUDGE_COST_USD", "JUDGE_INPUT_TOKENS",
+    "JUDGE_MODEL_SNAPSHOT", "JUDGE_OUTPUT_TOKENS", "JUDGE_PARAMS", "MEAN_SCORE", "METRIC",
+    "METRICS", "MODEL", "MODEL_SETTING_COLUMNS", "NO_ANSWER", "N_ROWS", "N_SCORED", "N_SUFFIX",
+    "N_UNSCORED", "ORDER_AB", "ORDER_BA", "OUTPUT_COLUMNS", "PAIRED_METRICS", "PAIR_ID", "PCS",
+    "QUESTION", "QUESTION_A", "QUESTION_B", "RAW_SUFFIX", "SAMPLE_OUTPUT_COLUMNS", "SBAS",
+    "SCENARIO", "SCORE", "SCORES_SUFFIX", "SCORE_EXPECTED", "SCORE_N", "SCORE_SAMPLES",
+    "SCORE_SD", "SD_SUFFIX", "SENSITIVE_FACTOR", "SHARE_FAIR", "SIMILARITY", "SIMILARITY_PAIRS",
+    "SIMILARITY_THRESHOLD", "STAGE", "STAGE2_PAIR_METRIC", "STAGES", "STAGE_COLUMNS",
+    "STAGE_METRICS", "STAGE_OPTIONAL_COLUMNS", "STAGE_THRESHOLDS", "STORY_A", "STORY_B", "TCS",
+    "THRESHOLD", "UNSCORED_REASON", "expected_column", "explanation_column", "n_column",
+    "order_column", "raw_column", "sample_columns", "scores_column", "sd_column",
+]
+
+
 # --- input: the four-stage test file (docs/methods.md, section 8) ----------------------
 ID = "id"
 STAGE = "stage"

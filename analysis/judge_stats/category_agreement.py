@@ -25,6 +25,7 @@ categoriser's unscored rows) are left out and counted in ``n_missing``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -33,9 +34,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judges.agreement import ALL, CI_METHOD, EXACT, HUMAN_PATTERNS, CIMethod, high, low
-from judges.categorise import normalise_name
-from judges.errors import JudgesError
+from analysis.judge_stats.agreement import (
+    ALL,
+    CI_METHOD,
+    EXACT,
+    HUMAN_PATTERNS,
+    CIMethod,
+    high,
+    low,
+)
+from analysis.judge_stats.errors import JudgesError
+
+__all__ = [
+    "AGREED", "CATEGORY", "CATEGORY_AGREEMENT_COLUMNS", "CategoryAgreement", "F1",
+    "HUMAN_COLUMN", "KAPPA", "LABEL_COLUMN", "N", "N_HUMAN", "N_LABELLED", "N_MISSING",
+    "N_UNKNOWN", "PRECISION", "RECALL", "UnknownPolicy", "category_agreement", "cohen_kappa",
+    "cohen_kappa_se", "normalise_name",
+]
+
 
 UnknownPolicy = Literal["error", "drop"]
 
@@ -57,6 +73,14 @@ F1 = "f1"
 CATEGORY_AGREEMENT_COLUMNS: tuple[str, ...] = (
     CATEGORY, LABEL_COLUMN, HUMAN_COLUMN, N, N_MISSING, N_UNKNOWN, KAPPA, low(KAPPA),
     high(KAPPA), EXACT, N_HUMAN, N_LABELLED, AGREED, PRECISION, RECALL, F1, CI_METHOD)
+
+
+_SEPARATORS = re.compile(r"[\s\-_]+")
+
+
+def normalise_name(text: str) -> str:
+    """How category names are compared: case-folded, runs of spaces/``-``/``_`` as one space."""
+    return _SEPARATORS.sub(" ", str(text).casefold()).strip()
 
 
 @dataclass(frozen=True)

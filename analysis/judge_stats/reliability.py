@@ -47,10 +47,20 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from judges import columns as C
-from judges.agreement import ALL, high, icc_a_interval, low
-from judges.errors import JudgesError
-from judges.samples import parse_scores
+from analysis.judge_stats import columns as C
+from analysis.judge_stats.agreement import ALL, high, icc_a_interval, low
+from analysis.judge_stats.errors import JudgesError
+from analysis.judge_stats.samples import parse_scores
+
+__all__ = [
+    "ACROSS", "ALPHA_ORDINAL", "ICC1", "ICC2", "ICC3", "JUDGES", "JUDGE_SEP", "Level",
+    "N_COMPLETE", "N_PAIRABLE", "N_UNITS", "RANGE", "RATERS", "RELIABILITY_COLUMNS", "ROW",
+    "ReliabilityData", "ReliabilityError", "SCORES_SUFFIX", "SD", "SD_SUFFIX", "SOURCE",
+    "STATISTICS", "disagreements", "icc", "icc_f_intervals", "judge_name_of", "judge_names_in",
+    "krippendorff_alpha", "load_reliability_data", "reliability", "reliability_data",
+    "reliability_report", "score_matrix", "score_spread",
+]
+
 
 Level = Literal["nominal", "ordinal", "interval"]
 
