@@ -81,12 +81,11 @@ __all__ = [
     "Comparison", "Conventions", "DEFAULT_PERMUTATIONS", "DIRECTIONS", "DIXON_ALPHAS",
     "DIXON_CRITICAL", "DIXON_RANGES", "DIXON_SOURCE", "DIXON_VARIANTS", "Direction",
     "DisparityReport", "DixonResult", "DixonVariant", "FOUR_FIFTHS", "GROUP_SEPARATOR",
-    "ORIGIN_COLUMNS", "PERMUTATION_BATCH", "Polarity", "STANDARDS", "STATISTICS",
-    "STOP_CONFIDENCE", "Standard", "Statistic", "default_direction", "default_group",
-    "disparity_metrics", "disparity_report", "dixon_critical", "dixon_q_test", "dixon_variant",
-    "feature_polarity", "feature_values", "group_summary", "grouped_values", "headline",
-    "is_id_like", "is_simulated", "numeric_columns", "permutation_test", "selection_rates",
-    "simulate_dixon_critical", "standard_value",
+    "PERMUTATION_BATCH", "Polarity", "STANDARDS", "STATISTICS", "STOP_CONFIDENCE", "Standard",
+    "Statistic", "default_direction", "default_group", "disparity_metrics", "disparity_report",
+    "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
+    "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
+    "selection_rates", "simulate_dixon_critical", "standard_value",
 ]
 
 

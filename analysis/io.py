@@ -38,7 +38,7 @@ __all__ = [
     "BOMS", "DECIMAL_COMMA", "FORMATS", "Format", "PYARROW_THRESHOLD", "Source",
     "check_encoding", "check_lines", "check_ragged", "check_regular_file", "check_sep",
     "check_text_bytes", "decode_error", "detect_bom", "gunzip_limited", "load_results",
-    "read_jsonl", "sniff_header", "table_writer", "write_atomic",
+    "read_jsonl", "sniff_header",
 ]
 
 

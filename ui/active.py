@@ -7,7 +7,6 @@ The lowest module of the app's shared state: :mod:`ui.common`, :mod:`ui.data` an
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st

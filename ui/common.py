@@ -23,7 +23,6 @@ import streamlit as st
 from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
-from analysis.install import app_dir
 from analysis.names import clash_free, rename_note
 from ui.active import (
     active_frame,

@@ -21,7 +21,6 @@ import streamlit as st
 from analysis.context import AnalysisContext, is_simulated
 from analysis.design import Design
 from analysis.safe_text import code_span, escape_markdown
-from ui.active import SAMPLES
 
 __all__ = [
     "GUARD_MESSAGE", "clear_context", "current_context", "guarded_callback", "is_simulated",
