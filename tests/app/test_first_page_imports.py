@@ -25,8 +25,8 @@ if len(sys.argv) > 2:
 at.run()
 print(json.dumps({"titles": [t.value for t in at.title],
                   "exceptions": [e.value for e in at.exception],
-                  "loaded": [m for m in %r if m in sys.modules]}))
-""" % (HEAVY,)
+                  "loaded": [m for m in HEAVY if m in sys.modules]}))
+""".replace("HEAVY", repr(HEAVY))
 
 
 def _run(*args: str) -> dict:
