@@ -6,7 +6,13 @@ from analysis.columns import LLMBI, RANK
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import numeric_columns
 from analysis.figures.index import index_figure
-from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.common import (
+    figure_downloads,
+    per_table,
+    require_results,
+    subset_filter,
+    table_download,
+)
 from ui.defaults import choose_hint
 from ui.disparity import data_note
 from ui.disparity_index import compute_index, index_options, likeliest_dimensions
@@ -32,7 +38,7 @@ variant = variant_choice()
 if variant == PUBLISHED:
     published_section(results, design)
     st.stop()
-options = index_options(design, numeric_columns(results, design))
+options = index_options(design, per_table(numeric_columns, results, design, design))
 if options is None:
     choose_hint("Choose at least one bias dimension (**Bias dimensions** above).",
                 "index_dimensions", likeliest_dimensions(design))

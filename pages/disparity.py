@@ -7,7 +7,13 @@ from analysis.disparity import grouped_values
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import numeric_columns
 from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
-from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.common import (
+    figure_downloads,
+    per_table,
+    require_results,
+    subset_filter,
+    table_download,
+)
 from ui.defaults import choose_hint, page_defaults
 from ui.disparity import (
     COLUMN_CONFIG,
@@ -31,7 +37,7 @@ st.caption("A numeric feature per response (a sentiment or toxicity score from t
            "selection rates and the four-fifths rule, how concentrated the disparity is "
            "(max Z-score, Dixon's Q) and permutation p-values.")
 data_note(results)
-numeric = numeric_columns(results, design)
+numeric = per_table(numeric_columns, results, design, design)
 if not numeric:
     st.info("The table has no numeric column besides the factors: load a table with a "
             "score column (e.g. sentiment) to use this page.")

@@ -4,21 +4,10 @@ import streamlit as st
 
 from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
-from analysis.figures.importance import importance_figure
-from analysis.importance import (
-    P_STEPS,
-    ImportanceRefusal,
-    subset_caption,
-    uncertainty_label,
-)
+from analysis.importance import ImportanceRefusal, subset_caption, uncertainty_label
 from analysis.importance_linear import is_continuous
-from analysis.options.importance import ImportanceOptions as Opts
-from ui.common import (
-    figure_downloads,
-    require_results,
-    subset_filter,
-    table_download,
-)
+from ui.common import require_results, subset_filter, table_download
+from ui.drawing import importance_figure_panel
 from ui.importance import (
     COLUMN_CONFIG,
     fix_buttons,
@@ -28,7 +17,6 @@ from ui.importance_linear import continuous_view, logistic_fit
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_term_noise
 from ui.navigation import route_first_visit
-from ui.report import add_to_report_button
 from ui.reproduce import reproduce_importance
 from ui.subgroups import missing_outcome_note
 from ui.widgets import md
@@ -65,23 +53,8 @@ except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
-c1, c2, c3 = st.columns([2, 2, 1])  # compact controls, then the answer: the coefficients
-scale = c1.radio(Opts.label("scale"), Opts.choices("scale"), horizontal=True,
-                 index=Opts.choices("scale").index(Opts.default("scale")), key="importance_scale",
-                 format_func={"odds_ratio": "odds ratio (log axis)",
-                              "coef": "coefficient (log-odds)"}.get)
-max_p = c2.select_slider("Show terms with p <=", P_STEPS, value=1.0, key="importance_max_p")
-intercept = c3.checkbox("Intercept", key="importance_intercept")
+importance_figure_panel(fit, options, where, covariates, standardise)  # a fragment
 p_column = P_ADJUSTED if options["adjust"] == "bh" else P_VALUE
-fig = importance_figure(fit.terms, scale=scale, max_p=max_p, p_column=p_column,
-                        include_intercept=intercept)
-st.plotly_chart(fig, key="importance_chart")
-for note in fit.notes:
-    st.warning(md(note))
-figure_downloads(fig, "factor_importance", key="importance_figure")
-add_to_report_button("importance", {**options, "where": where, "scale": scale, "max_p": max_p,
-                                    "covariates": covariates, "standardise": standardise},
-                     noise_prefix="importance")
 m = st.columns(5)
 m[0].metric("Rows", f"{fit.n_rows:,}")
 m[1].metric("Deviations", f"{fit.n_deviations:,}")

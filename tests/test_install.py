@@ -55,6 +55,8 @@ def test_streamlit_config_excludes_the_venv_and_sets_the_upload_limit():
     # overflow on a .venv with the harnesses extra); no "Deploy" button in the header
     assert config["server"]["fileWatcherType"] == "none"
     assert config["client"]["toolbarMode"] == "minimal"
+    # never Streamlit's generated page list, not even before our navigation (ui/navigation.py)
+    assert config["client"]["showSidebarNavigation"] is False
 
 
 def test_readme_first_command_is_one_line_and_installs_only_the_app():

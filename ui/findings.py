@@ -100,7 +100,9 @@ def rows_panel(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]] |
                    "table below to see its responses (prompt, answer, outcome and every "
                    "other column).")
         return
-    rows = rows_behind(results, where, fixed)
+    from ui.common import per_table
+
+    rows = per_table(rows_behind, results, st.session_state["design"], where, fixed)  # paging
     label = ", ".join(f"{k} = {v[0]}" for k, v in fixed.items())
     pages = max(1, -(-len(rows) // PAGE_ROWS))
     c1, c2 = st.columns([3, 1])

@@ -2,8 +2,9 @@
 
 Why the guard: while a server has not yet run ``app.py`` in any session, Streamlit's legacy
 multipage mode is on because a ``pages/`` folder exists next to it, so a first visit at a
-page URL (``/judges``) runs that page file directly, under a generated sidebar listing every
-file of ``pages/`` (and ``app``) instead of our navigation. :func:`route_first_visit`, called
+page URL (``/judges``) runs that page file directly, under a generated list of every file of
+``pages/`` (and ``app``; hidden by ``client.showSidebarNavigation = false``) instead of our
+navigation. :func:`route_first_visit`, called
 at the top of every page file, notices that case and hands the run to our navigation, which
 turns the legacy mode off for the whole server (``st.navigation`` does that) and runs the
 page the URL asked for. Under our navigation, and in AppTest runs of a page file, it does
@@ -47,13 +48,33 @@ PAGES: dict[str, list[tuple[str, str, str]]] = {
 }
 
 
+#: The sidebar container of our page links (its element carries ``st-key-app_nav``).
+NAV_KEY = "app_nav"
+
+
 def navigation():
-    """``st.navigation`` of :data:`PAGES` (the first page is the default)."""
+    """``st.navigation`` of :data:`PAGES` (the first page is the default), with the page list
+    drawn by us in the sidebar.
+
+    Streamlit's own list is never shown (``position="hidden"``): on a fresh server the first
+    run is Streamlit's legacy ``pages/`` mode, whose generated list of files flashed in the
+    sidebar before ours replaced it. ``client.showSidebarNavigation = false``
+    (``.streamlit/config.toml``) hides that generated list, and it would hide a
+    ``position="sidebar"`` navigation too, so ours is a column of ``st.page_link`` under
+    section captions (the current page highlighted by Streamlit). URLs are unchanged (the
+    file names: ``/coverage``, ``/judges``, ...).
+    """
     first = PAGES["Set up"][0][0]
-    return st.navigation({
-        section: [st.Page(path, title=title, icon=icon, default=path == first)
-                  for path, title, icon in pages]
-        for section, pages in PAGES.items()})
+    sections = {section: [st.Page(path, title=title, icon=icon, default=path == first)
+                          for path, title, icon in pages]
+                for section, pages in PAGES.items()}
+    page = st.navigation(sections, position="hidden")
+    with st.sidebar.container(key=NAV_KEY):
+        for section, pages in sections.items():
+            st.caption(section)  # our own constant titles, no visitor text
+            for p in pages:
+                st.page_link(p)
+    return page
 
 
 def _legacy_mode() -> bool:

@@ -64,30 +64,59 @@ COLUMN_CONFIG = {
 TEST_LABELS = {"auto": "auto (Fisher for small n)", "wald": "Wald z", "fisher": "Fisher exact"}
 
 
+def _outcome_missing(results: pd.DataFrame, where: tuple) -> tuple[int, int]:
+    from analysis.columns import DEVIATION
+
+    subset = filter_rows(results[[DEVIATION, *dict(where)]], dict(where) or None)
+    return int(subset[DEVIATION].isna().sum()), len(subset)
+
+
+def _where_key(where: dict | None) -> tuple:
+    return tuple(sorted((k, tuple(v)) for k, v in (where or {}).items() if v))
+
+
 def missing_outcome_note(results: pd.DataFrame, where: dict) -> None:
     """A caption counting the subset's rows left out because their outcome is missing."""
     from analysis.columns import DEVIATION
+    from ui.common import per_table
 
     if DEVIATION not in results.columns:
         return
-    subset = filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
-    k = int(subset[DEVIATION].isna().sum())
+    k, n = per_table(_outcome_missing, results, st.session_state["design"], _where_key(where))
     if k:
-        st.caption(f"{k:,} of {len(subset):,} rows have no outcome and are left out.")
+        st.caption(f"{k:,} of {n:,} rows have no outcome and are left out.")
 
 
-def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
-    """BBQ's own bias scores (s_DIS, s_AMB) when the table is a BBQ results table."""
+def _bbq_groupings(results: pd.DataFrame) -> list[str] | None:
+    """None for a table that is not BBQ's; else the columns to offer for its scores."""
     from analysis import bbq_scores
 
     if not bbq_scores.is_bbq(results):
+        return None
+    return [c for c in ("category", "input_format", "model") if c in results.columns
+            and results[c].nunique() > 1]
+
+
+def _bbq_scores(results: pd.DataFrame, where: tuple, by: tuple) -> pd.DataFrame:
+    from analysis import bbq_scores
+
+    columns = [*bbq_scores.BBQ_COLUMNS, "stereotyped_option", *by, *dict(where)]
+    narrow = results[[c for c in dict.fromkeys(columns) if c in results.columns]]
+    return bbq_scores.bias_scores(filter_rows(narrow, dict(where) or None), by=list(by))
+
+
+def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
+    """BBQ's own bias scores (s_DIS, s_AMB) when the table is a BBQ results table (cached
+    per table, subset and grouping)."""
+    from ui.common import per_table
+
+    design = st.session_state["design"]
+    by = per_table(_bbq_groupings, results, design)
+    if by is None:
         return
     st.subheader("BBQ bias scores")
-    by = [c for c in ("category", "input_format", "model") if c in results.columns
-          and results[c].nunique() > 1]
     chosen = st.multiselect("Scores per", by, default=by[:2], key="subgroups_bbq_by")
-    subset = filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
-    scores = bbq_scores.bias_scores(subset, by=chosen)
+    scores = per_table(_bbq_scores, results, design, _where_key(where), tuple(chosen))
     st.caption("BBQ (Parrish et al. 2022): s_DIS = 2 x biased / non-unknown answers - 1 in "
                "disambiguated contexts; s_AMB = (1 - accuracy) x s in ambiguous ones. From -1 "
                "(always against the stereotype) to 1 (always the stereotype); the paper "
@@ -99,15 +128,16 @@ def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2,
                     results: pd.DataFrame | None = None) -> list[str]:
     """Up to ``k`` factors to start with: domain first, then prompt, then model factors,
     no constant, text-like or id factor and no two of them nested in each other
-    (:mod:`analysis.factor_defaults`) on ``results``, or on the active data when it is not
-    given (``ui/defaults.py``)."""
+    (:mod:`analysis.factor_defaults`) on ``results`` (cached per table), or on the active
+    data when it is not given (``ui/defaults.py``)."""
     if results is None:
         from ui.defaults import page_defaults
 
         return page_defaults(design, k, exclude=exclude)
     from analysis.factor_defaults import default_factors as start_with
+    from ui.common import per_table
 
-    return start_with(results, design, k, exclude=exclude)
+    return list(per_table(start_with, results, design, design, k, exclude=tuple(exclude)))
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),

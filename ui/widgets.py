@@ -115,10 +115,9 @@ def table_download(table: pd.DataFrame, name: str, key: str) -> None:
 
     On an analysis page the CSV carries the page's context as ``workbench_*`` columns.
     """
-    context = current_context()
-    if context is not None:
-        table = stamp_table(table, context)
-    st.download_button("CSV", lambda: table_bytes(table), file_name=f"{name}.csv",
+    context = current_context()  # stamped on click: a copy of a large table costs every run
+    st.download_button("CSV", lambda: table_bytes(stamp_table(table, context) if context
+                                                  else table), file_name=f"{name}.csv",
                        mime=MIME["csv"], key=f"{key}_csv", on_click="ignore", icon="⬇️")
 
 

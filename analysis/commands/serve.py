@@ -36,6 +36,7 @@ PRODUCTION: dict[str, str] = {
     "server.enableXsrfProtection": "true",  # also what tells one browser from another
     "client.showErrorDetails": "none",  # no tracebacks or messages to the browser
     "client.toolbarMode": "viewer",
+    "client.showSidebarNavigation": "false",  # never Streamlit's own page list (ui/navigation.py)
     "browser.gatherUsageStats": "false",
     "global.developmentMode": "false",
 }

@@ -79,10 +79,14 @@ def settle(page, timeout: float = 90) -> None:
     raise AssertionError("the page kept running")
 
 
+def nav_link(page, title: str):
+    """The sidebar link of our navigation to the page called ``title`` (ui/navigation.py)."""
+    return page.locator(".st-key-app_nav").get_by_role("link", name=title, exact=True)
+
+
 def visit(page, title: str) -> list[str]:
     """Open a page from the sidebar; the problems seen on it (exception box, guard)."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title,
-                                                              exact=True).click()
+    nav_link(page, title).click()
     heading = {"Factor importance": "Factor importance"}.get(title, title)
     page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
     settle(page)

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.app.browsertools import CHROMIUM, FLAGS, ROOT, load_sample, settle, visit
+from tests.app.browsertools import CHROMIUM, FLAGS, ROOT, load_sample, nav_link, settle, visit
 
 pytestmark = [
     pytest.mark.browser,
@@ -150,8 +150,7 @@ def test_sample_chosen_right_before_a_page_switch_is_loaded(app_url):
         settle(page)
         page.locator('[data-testid="stSelectbox"]').filter(has_text="Sample").click()
         page.get_by_role("option", name=SAMPLES[chosen]["title"]).click()
-        page.locator('[data-testid="stSidebarNav"]').get_by_role(
-            "link", name="Coverage", exact=True).click()  # no wait: the race of the defect
+        nav_link(page, "Coverage").click()  # no wait: the race of the defect
         page.get_by_role("heading", name="Coverage").first.wait_for(timeout=60_000)
         settle(page)
         bar = page.locator('[data-testid="stMarkdownContainer"] code')

@@ -1,9 +1,14 @@
-"""A fresh server opened first at a page URL shows our navigation, never a helper module.
+"""A fresh server opened first at a page URL shows our navigation, never a helper module,
+and never Streamlit's own generated page list, not even for a frame (issue 29).
 
 Streamlit's legacy multipage discovery scans ``pages/`` when a session starts at a page
 URL before ``app.py`` has declared its navigation; with helper modules in ``pages/`` the
 sidebar listed them and ``/judges_ui`` rendered blank (issue 18). ``pages/`` now holds page
-files only (helpers are in ``ui/``). This opens a new server directly at ``/judges``.
+files only (helpers are in ``ui/``). This opens a new server directly at ``/judges``: the
+worst case, where the first run is the legacy mode's (issue 29: its list of files flashed in
+the sidebar before our navigation replaced it). From before the first paint, a script in the
+page records every frame and every DOM change in which Streamlit's own list
+(``stSidebarNav``) exists; it must never have.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.browsertools import CHROMIUM, FLAGS, running_app
+from tests.app.browsertools import CHROMIUM, FLAGS, nav_link, running_app, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Our navigation, in order (app.py).
@@ -52,13 +57,26 @@ def test_page_files_only_in_pages():
         assert "route_first_visit()" in (ROOT / path).read_text(encoding="utf-8"), path
 
 
+#: Runs in the page before its own scripts: samples the sidebar at every animation frame and
+#: every DOM change, recording whether Streamlit's generated page list is there.
+WATCH_AUTO_NAV = """
+window.__navSamples = 0; window.__autoNav = [];
+const look = () => {
+  window.__navSamples += 1;
+  const nav = document.querySelector('[data-testid="stSidebarNav"]');
+  if (nav) window.__autoNav.push(nav.innerText.slice(0, 200));
+};
+new MutationObserver(look).observe(document, {childList: true, subtree: true});
+(function frame() { look(); requestAnimationFrame(frame); })();
+"""
+
+
 def nav_names(page, timeout: float = 90) -> list[str]:
-    """The sidebar's page names once our navigation is in place (the legacy list of files
-    may show for a moment while the first run hands over to it)."""
+    """The sidebar's page names once our navigation is in place."""
     deadline = time.monotonic() + timeout
     names: list[str] = []
     while time.monotonic() < deadline:
-        texts = page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()
+        texts = page.locator('.st-key-app_nav a').all_inner_texts()
         names = [t.strip().splitlines()[-1].strip() for t in texts if t.strip()]
         if names == PAGES:
             return names
@@ -73,6 +91,7 @@ def test_fresh_server_opened_at_judges_shows_our_navigation():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.add_init_script(WATCH_AUTO_NAV)
             page.goto(f"{url}/judges", wait_until="domcontentloaded")  # first request
             assert nav_names(page) == PAGES
             page.get_by_role("heading", name="Judges").first.wait_for(timeout=60_000)
@@ -80,6 +99,12 @@ def test_fresh_server_opened_at_judges_shows_our_navigation():
             assert "/judges" in page.url
             sidebar = page.locator('[data-testid="stSidebar"]').inner_text().lower()
             assert "judges tools" not in sidebar  # the legacy list of files is gone
+            settle(page)
+            assert page.evaluate("window.__navSamples") > 50  # sampled from the first paint
+            assert page.evaluate("window.__autoNav") == []  # never Streamlit's own list
+            nav_link(page, "Coverage").click()  # our links work and keep the page URLs
+            page.get_by_role("heading", name="Coverage").first.wait_for(timeout=60_000)
+            assert page.url.endswith("/coverage")
             page.goto(f"{url}/judges_ui", wait_until="domcontentloaded")
             assert nav_names(page) == PAGES  # an unknown (old helper) URL: our pages
         finally:

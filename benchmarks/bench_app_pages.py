@@ -1,0 +1,195 @@
+"""Every analysis page at 1M rows: first render and widget changes (issue 32 item 3).
+
+Run: ``PYTHONPATH=. python benchmarks/bench_app_pages.py [--rows 1000000] [--pages a,b]``.
+
+The pages run under Streamlit's AppTest in this process: the time of Streamlit's own work
+(the script run, the statistics, building the figures and tables), apart from the
+browser's drawing. The table is the bundled BBQ sample (35,868 real rows and its curated
+design) repeated to ``--rows`` rows; the **baseline in the same run** is the same page on
+the sample itself, so the ratio says what the 28x larger table costs a page.
+
+As the app does when a table is loaded, the design is applied once first (cached per
+table, printed apart). Then, per page: the **first render** (a fresh session on the loaded
+table: its cell tables are not cached yet) and **widget changes**: every radio, selectbox,
+toggle and checkbox of the page with a ``key=`` set in turn to another value (at most
+``--widgets`` per page), each timed; p95 over all changes of all pages is printed against
+the targets (first render < 1 s, widget change < 0.5 s at p95).
+
+The numbers checked: the large table is whole copies of the sample (28 x 35,868 =
+1,004,304 rows by default), so the Subgroups page must show the same subgroups with the same
+deviation rates and n times the copies; no page may show an exception box at either size
+(a page's own message about a setting is counted as an answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PAGES = ["coverage", "subgroups", "ecdf", "compare", "importance", "disparity",
+         "bias_index", "cohorts"]
+SAMPLE = "bbq_unifiedqa.csv.gz"
+
+
+def tiled(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
+    """``frame`` repeated to ``rows`` rows (the last copy cut)."""
+    reps = -(-rows // len(frame))
+    return frame.iloc[np.tile(np.arange(len(frame)), reps)[:rows]].reset_index(drop=True)
+
+
+def subgroup_numbers(at) -> pd.DataFrame:
+    """The Subgroups page's table: subgroup, n and deviation rate."""
+    from analysis.columns import DEVIATION_RATE, SUBGROUP, N
+
+    table = at.dataframe(key="subgroups_table").value
+    return table[[SUBGROUP, N, DEVIATION_RATE]].set_index(SUBGROUP).sort_index()
+
+
+def problems(at) -> list[str]:
+    """Exception boxes (a page's own ``st.error`` about a setting is an answer, not one)."""
+    return [str(e.value)[:200] for e in at.exception]
+
+
+def timed(at, action=None) -> float:
+    t = time.perf_counter()
+    (action(at) if action else at).run()
+    return time.perf_counter() - t
+
+
+def changes(at, limit: int) -> list[tuple[str, str, str, object]]:
+    """(description, key, kind, new value or option index) for the page's keyed radios,
+    selectboxes, toggles and checkboxes."""
+    out = []
+    for kind in ("radio", "selectbox", "toggle", "checkbox"):
+        for w in getattr(at, kind):
+            key = getattr(w, "key", None)
+            if not key:
+                continue
+            if kind in ("toggle", "checkbox"):
+                out.append((f"{kind} {key}", key, kind, not w.value))
+                continue
+            others = [i for i in range(len(w.options)) if i != w.index]
+            if others:
+                out.append((f"{kind} {key} -> {w.options[others[0]][:20]}", key, kind,
+                            others[0]))
+    return out[:limit]
+
+
+def apply_change(at, key: str, kind: str, new):
+    """Set the widget as a click in the browser would (a radio or selectbox by the index of
+    its option: AppTest's ``set_value`` needs the raw value behind a ``format_func``)."""
+    w = getattr(at, kind)(key=key)
+    if kind in ("toggle", "checkbox"):
+        return w.set_value(new)
+    w.__class__ = type(f"Forced{type(w).__name__}", (type(w),),
+                       {"index": property(lambda self: new)})
+    return w.set_value(w.value)
+
+
+def bench_page(page: str, frame: pd.DataFrame, design, widgets: int, verbose: bool
+               ) -> tuple[float, list[float], int, list[str]]:
+    from tests.app.apptools import page_test
+
+    at = page_test(f"{page}.py", frame=frame, design=design, timeout=900)
+    first = timed(at)
+    bad = problems(at)
+    numbers = subgroup_numbers(at) if page == "subgroups" and not bad else None
+    times = []
+    for label, key, kind, new in changes(at, widgets):
+        try:
+            dt = timed(at, lambda a, k=key, kd=kind, v=new: apply_change(a, k, kd, v))
+        except Exception as exc:  # noqa: BLE001 - a widget AppTest cannot set: skipped
+            if verbose:
+                print(f"      ({label}: not settable under AppTest: {exc!r:.80})")
+            continue
+        bad += [f"{label}: {p}" for p in problems(at)]
+        times.append(dt)
+        if verbose:
+            print(f"      {label:48s} {dt:6.3f} s")
+    return first, times, numbers, bad
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--pages", default=",".join(PAGES))
+    parser.add_argument("--widgets", type=int, default=6, help="widget changes per page")
+    parser.add_argument("--verbose", action="store_true", help="each widget change")
+    args = parser.parse_args()
+
+    from analysis.design import Design, apply_design
+
+    sample = pd.read_csv(ROOT / "sample_data" / SAMPLE)
+    design = Design.load(ROOT / "sample_data" / SAMPLE.replace(".csv.gz", ".design.yaml"))
+    copies = max(1, round(args.rows / len(sample)))
+    big = tiled(sample, copies * len(sample))  # whole copies: the numbers can be compared
+    t = time.perf_counter()
+    apply_design(big, design)
+    print(f"{len(big):,} rows (BBQ sample x {copies}); applying the "
+          f"design once (cached per table in the app): {time.perf_counter() - t:.2f} s")
+
+    import streamlit.logger
+
+    from ui.common import _applied, token_of
+
+    streamlit.logger.set_log_level("error")  # the cache calls below run outside a script
+    warm = tiled(sample, 5_000)  # imports paid before timing (fresh caches: other token)
+    for frame in (warm, sample, big):  # what loading the table does, once per table
+        _applied(token_of(frame), design.to_json(), frame, design)
+
+    print(f"\n{'page':12s} {'first render':>22s}   {'widget changes p95 (max), n':>30s}")
+    print(f"{'':12s} {'large':>8s} {'sample':>7s} {'ratio':>5s}   {'large':>17s} {'sample':>12s}")
+    all_big, firsts, failures = [], {}, []
+    for page in args.pages.split(","):
+        bench_page(page, warm, design, args.widgets, False)  # the imports of its modules
+        f_small, t_small, c_small, bad_small = bench_page(page, sample, design, args.widgets,
+                                                          False)
+        if args.verbose:
+            print(f"  {page}")
+        f_big, t_big, c_big, bad_big = bench_page(page, big, design, args.widgets,
+                                                  args.verbose)
+        failures += [f"{page} (sample): {p}" for p in bad_small]
+        failures += [f"{page} (1M): {p}" for p in bad_big]
+        if page == "subgroups":  # whole copies of the sample: the same rates, n x copies
+            same = (c_small is not None and c_big is not None
+                    and c_small.index.equals(c_big.index)
+                    and (c_big.iloc[:, 0].to_numpy()
+                         == copies * c_small.iloc[:, 0].to_numpy()).all()
+                    and np.allclose(c_big.iloc[:, 1], c_small.iloc[:, 1], rtol=1e-12))
+            if not same:
+                failures.append(f"subgroups: the table at {len(big):,} rows is not the "
+                                f"sample's with n x {copies}")
+        firsts[page] = f_big
+        all_big += t_big
+
+        def p95(ts: list[float]) -> str:
+            if not ts:
+                return "-"
+            q = np.quantile(ts, 0.95) if len(ts) > 1 else ts[0]
+            return f"{q:.3f} ({max(ts):.2f}), {len(ts)}"
+
+        print(f"{page:12s} {f_big:8.3f} {f_small:7.3f} {f_big / f_small:5.1f}   "
+              f"{p95(t_big):>17s} {p95(t_small):>12s}", flush=True)
+
+    q = float(np.quantile(all_big, 0.95)) if all_big else float("nan")
+    worst = max(firsts, key=firsts.get)
+    print(f"\nfirst render at {len(big):,} rows: median {statistics.median(firsts.values()):.3f}"
+          f" s, slowest {firsts[worst]:.3f} s ({worst})   target < 1 s")
+    print(f"widget changes at {len(big):,} rows: p95 {q:.3f} s over {len(all_big)} changes"
+          f"   target < 0.5 s")
+    if failures:
+        print("\nFAILED:\n  " + "\n  ".join(failures))
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
