@@ -469,7 +469,7 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
         notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
     settings = {**opts.settings(), "cluster": cluster, "where": subset,
                 "dimensions": [{"factor": d.factor, "score": d.score, "weight": d.weight}
-                               for d in kwargs["dimensions"]]}
+                               for d in as_dimensions(kwargs["dimensions"])]}
     return Result(index.totals, tuple(notes), settings, tables, index)
 
 
@@ -563,7 +563,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     """
     import pandas as pd
 
-    from analysis.disparity import disparity_report
+    from analysis.disparity import disparity_report, resolve_polarity
     from analysis.options.disparity import DisparityOptions
     from analysis.saged_stats import normalize, saged_disparity, saged_statistics
 
@@ -571,7 +571,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     groups = _as_list(by, "by") or []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=False)
-    opts = opts.resolved(the_design, feature)
+    opts = resolve_polarity(opts, the_design, feature)
     rows = _subset(table, subset)
     rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
     report = disparity_report(rows, feature, groups, **opts.kwargs())

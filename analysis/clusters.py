@@ -34,9 +34,9 @@ from analysis.errors import AnalysisError, ClusterError  # noqa: F401  (re-expor
 
 __all__ = [
     "ClusterChoice", "ClusterError", "FEW_CLUSTERS", "SMALL_SAMPLES", "SMALL_SAMPLE_LABELS",
-    "SmallSample", "check_small_sample", "cr2_scores", "critical_value", "describe",
-    "few_clusters_note", "missing_cluster_message", "reference_df", "resolve_cluster",
-    "two_sided_p", "wald_p",
+    "SmallSample", "check_small_sample", "cluster_note", "cr2_scores", "critical_value",
+    "describe", "few_clusters_note", "missing_cluster_message", "reference_df", "resolve_cluster",
+    "two_sided_p", "wald_p"
 ]
 
 

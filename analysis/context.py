@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-__all__ = ["AnalysisContext", "CONTEXT_COLUMNS", "STAMP_HEIGHT", "stamp_figure", "stamp_table"]
+__all__ = [
+    "AnalysisContext", "CONTEXT_COLUMNS", "STAMP_HEIGHT", "is_simulated", "stamp_figure",
+    "stamp_table"
+]
 
 
 #: Columns appended to every exported table (``docs/exports.md``).

@@ -20,6 +20,7 @@ from analysis.values import (
     MAX_FACTOR_VALUES,
     MODEL_WORDS,
     PROMPT_WORDS,
+    SUGGEST_MAX_VALUES,
     FactorKind,
     check_frame,
     default_reference,
@@ -35,8 +36,6 @@ __all__ = ["SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure", "g
            "make_factor", "outcome_meaning", "suggest_design", "suggest_outcome",
            "suggest_role"]
 
-#: Columns with at most this many distinct values are suggested as factors.
-SUGGEST_MAX_VALUES = 100
 
 
 

@@ -83,6 +83,7 @@ __all__ = [
     "DisparityReport", "DixonResult", "DixonVariant", "FOUR_FIFTHS", "GROUP_SEPARATOR",
     "PERMUTATION_BATCH", "Polarity", "STANDARDS", "STATISTICS", "STOP_CONFIDENCE", "Standard",
     "Statistic", "default_direction", "default_group", "disparity_metrics", "disparity_report",
+    "resolve_polarity",
     "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
     "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
     "selection_rates", "simulate_dixon_critical", "standard_value",
@@ -1103,7 +1104,7 @@ def disparity_report(
     adaptive by default (``n_resamples`` is then a maximum; see
     :func:`permutation_test`). ``n_resamples=0`` skips the permutation tests. The
     options are :class:`analysis.options.disparity.DisparityOptions` (``polarity`` None:
-    unknown; the options' ``"design"`` is resolved by ``DisparityOptions.resolved``).
+    unknown; the options' ``"design"`` is resolved by :func:`resolve_polarity`).
     ``conventions="saged"`` gives the summary and the disparity metrics as the SAGED
     library computes them (:func:`group_summary`, :func:`disparity_metrics`); the
     permutation tests keep the workbench definitions. See the functions this combines
@@ -1157,6 +1158,16 @@ def default_direction(polarity: Polarity | None) -> Direction:
     """The favourable selection side: ``"below"`` for a harmful feature, else ``"above"``
     (SAGED's default, which reads higher values as favourable)."""
     return "below" if polarity == "harmful" else "above"
+
+
+def resolve_polarity(options: _Options, design: Design | None, feature: str) -> _Options:
+    """``options`` with ``polarity`` :data:`~analysis.options.disparity.POLARITY_FROM_DESIGN`
+    replaced by the polarity the design declares for ``feature`` (None: unknown)."""
+    from analysis.options.disparity import POLARITY_FROM_DESIGN
+
+    if options.polarity != POLARITY_FROM_DESIGN:
+        return options
+    return options.replace(polarity=feature_polarity(design, feature))
 
 
 def feature_polarity(design: Design | None, column: str) -> Polarity | None:

@@ -32,7 +32,7 @@ __all__ = [
     "EXPORT_HEIGHT", "EXPORT_SCALE", "EXPORT_WIDTH", "ExportUnavailable", "FIGURE_FORMATS",
     "IMAGE_FORMATS", "INSTALL_HINT", "ImageFormat", "LABEL_PX", "MARGIN_PX", "MAX_EXPORT_PX",
     "MIME", "browser_available", "export_size", "figure_bytes", "figures_bytes", "table_bytes",
-    "warm_up", "write_figure",
+    "unavailable_reason", "warm_up", "write_figure"
 ]
 
 

@@ -23,7 +23,10 @@ from analysis.columns import DEVIATION
 from analysis.design import Design
 from analysis.nesting import unnested_choice
 
-__all__ = ["ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "useful_factors"]
+__all__ = [
+    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group", "is_id_like",
+    "numeric_columns", "useful_factors"
+]
 
 
 #: The kinds of factor, in the order defaults prefer them.

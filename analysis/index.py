@@ -59,8 +59,8 @@ from analysis.errors import AnalysisError
 
 __all__ = [
     "ALL_ROWS", "BiasIndex", "DIMENSION_SCORES", "Dimension", "DimensionScore", "PENALTY_KINDS",
-    "PenaltyKind", "SENTIMENT_SCORES", "SentimentScore", "bias_index", "coverage_gini",
-    "dimension_score", "sentiment_bias",
+    "PenaltyKind", "SENTIMENT_SCORES", "SentimentScore", "as_dimensions", "bias_index",
+    "coverage_gini", "dimension_score", "sentiment_bias"
 ]
 
 

@@ -386,8 +386,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
 
         opts = IndexOptions()
         kw = opts.index_kwargs(dims)  # the bias_index arguments the options give
-        return {"dimensions": [{"factor": d.factor, "score": d.score, "weight": d.weight}
-                               for d in kw["dimensions"]],
+        return {"dimensions": kw["dimensions"],
                 "model": model, "sentiment_by": dims[0],  # the options' None, resolved
                 **{k: kw[k] for k in ("ideal", "normalize_weights", "printed_equation",
                                       "penalty_kind", "penalty_value", "sentiment",
@@ -789,12 +788,12 @@ def _importance_noise(sec: Section, results: pd.DataFrame, design, s: dict, fit:
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.cells import filter_rows
-    from analysis.disparity import disparity_report
+    from analysis.disparity import disparity_report, resolve_polarity
     from analysis.figures.disparity import selection_figure, statistic_figure
     from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
 
-    options = DisparityOptions.from_settings(s, skip=SAGED_FIELDS).resolved(design,
-                                                                           s["feature"])
+    options = resolve_polarity(DisparityOptions.from_settings(s, skip=SAGED_FIELDS), design,
+                               s["feature"])
     s["polarity"] = options.polarity
     report = disparity_report(filter_rows(results, _where(s) or None), s["feature"], s["by"],
                               **options.kwargs())

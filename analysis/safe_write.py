@@ -38,8 +38,8 @@ from analysis.safe_text import UNSAFE_CHARS, clean_controls
 
 __all__ = [
     "FORMULA_PREFIXES", "atomic_write_bytes", "atomic_write_text", "atomic_writer",
-    "check_output_path", "csv_bytes", "neutralise_cell", "neutralise_csv_cells", "write_csv",
-    "write_table",
+    "check_output_path", "csv_bytes", "neutralise_cell", "neutralise_csv_cells", "table_writer",
+    "write_csv", "write_files", "write_table"
 ]
 
 

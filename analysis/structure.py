@@ -54,7 +54,7 @@ __all__ = [
     "ITEM_ID", "ITEM_TEXT", "MAX_EXACT_ROWS", "MAX_OPTIONS", "MIN_ALIAS_ROWS", "MIN_ID_VALUES",
     "OUTCOME", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure", "TEMPLATE", "TEXT_CHARS",
     "TEXT_WORDS", "cluster_note", "excluded_cells", "infer_prompt_unit", "infer_structure",
-    "value_aliases",
+    "inferred_cluster", "value_aliases"
 ]
 
 
@@ -627,7 +627,7 @@ def _rows_of(col: _Col, rows: np.ndarray) -> _Col:
 def _labelled(col: _Col) -> tuple[np.ndarray, list[str]]:
     """A column's codes with the labels :func:`analysis.design.factor_values` gives its
     values (read from the distinct values only; values that read alike are merged)."""
-    from analysis.design import factor_values
+    from analysis.values import factor_values
 
     remap, labels = factor_values(pd.Series(col.uniques, dtype=object))
     remap = remap.to_numpy(dtype=np.int64)
@@ -912,7 +912,7 @@ def inferred_cluster(table: pd.DataFrame, *, outcome: str | None = None
     """The cluster of ``table`` as the suggested design has it (:func:`suggest_design
     <analysis.design.suggest_design>`: the Data page without a design file) and its
     one-line reason; the CLI uses it when no design file is given."""
-    from analysis.design import SUGGEST_MAX_VALUES
+    from analysis.values import SUGGEST_MAX_VALUES
 
     structure = infer_structure(table, outcome=outcome, max_values=SUGGEST_MAX_VALUES)
     return structure.cluster, structure.cluster_reason

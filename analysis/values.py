@@ -32,7 +32,7 @@ from analysis.errors import AnalysisError
 
 __all__ = [
     "KINDS", "MAX_FACTOR_VALUES", "MISSING_VALUE", "MODEL_WORDS", "PROMPT_WORDS",
-    "REFERENCE_PATTERN", "FactorKind",
+    "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
     "check_frame", "default_reference", "factor_codes", "factor_values", "format_value",
     "guess_kind", "order_values", "outcome_meaning", "too_many_values",
 ]
@@ -43,6 +43,8 @@ KINDS: tuple[str, ...] = get_args(FactorKind)
 MISSING_VALUE = "(missing)"
 #: A factor with more distinct values than this is refused: it is free text or an id.
 MAX_FACTOR_VALUES = 1000
+#: Columns with at most this many distinct values are suggested as factors.
+SUGGEST_MAX_VALUES = 100
 
 #: A value named like a control group: the default reference (and "outside reference"
 #: rows of nesting).

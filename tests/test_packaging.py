@@ -211,10 +211,10 @@ def test_the_installed_app_opens_on_the_bundled_sample(installed, tmp_path):
         "from streamlit.testing.v1 import AppTest\n"
         f"at = AppTest.from_file({str(site / 'ui/app_files/app.py')!r}, "
         "default_timeout=180).run()\n"
-        "import analysis, ui.common\n"
+        "import analysis, ui.active, ui.common\n"
         "print(json.dumps([[str(e.value) for e in at.exception], "
         "at.session_state['results_name'], ui.common.__file__, analysis.__file__, "
-        "str(ui.common.SAMPLE_DIR)]))")
+        "str(ui.active.SAMPLE_DIR)]))")
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, check=False,
                           env={**os.environ, "PYTHONPATH": str(site)})

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis.cli import emit, load_with_design, split_list
-    from analysis.disparity import disparity_report
+    from analysis.disparity import disparity_report, resolve_polarity
     from analysis.options.disparity import DisparityOptions
 
     by = split_list(args.by)
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> None:
         load_args.factors = ",".join(by)
     results, design = load_with_design(load_args, need_outcome=False, extra=by)
     by = [load_args.renamed.get(b, b) for b in by]
-    options = DisparityOptions.from_args(args).resolved(design, args.feature)
+    options = resolve_polarity(DisparityOptions.from_args(args), design, args.feature)
     from analysis.commands.saged_options import normalized, saged_payload
 
     results = normalized(options, args.feature, results)

@@ -9,16 +9,9 @@ from analysis.options import FROM_DESIGN, Options, option
 from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 
 __all__ = [
-    "BOOTSTRAP_FIELDS",
-    "CI_CHOICES",
-    "NOISE_FIELDS",
-    "SMALL_SAMPLE",
-    "BootstrapOptions",
-    "ClusterOptions",
-    "NoiseOptions",
-    "confidence_option",
-    "n_resamples_option",
-    "noise_alpha_option",
+    "BOOTSTRAP_FIELDS", "BootstrapOptions", "CI_CHOICES", "ClusterOptions", "NOISE_FIELDS",
+    "NoiseOptions", "SMALL_SAMPLE", "confidence_option", "n_resamples_option",
+    "noise_alpha_option", "option"
 ]
 
 #: The judge-noise options: a report section keeps them in its ``judge_noise`` mapping.

@@ -144,12 +144,3 @@ class DisparityOptions(SagedOptions):
         "skew/kurtosis, max Z = largest signed scipy zscore (ddof 0), min/max whenever "
         "max != 0 (docs/disparity.md)", flag="saged-conventions", choices=CONVENTIONS,
         switch="saged", group=_SAGED, label="SAGED library's conventions")
-
-    def resolved(self, design: Any, feature: str) -> DisparityOptions:
-        """These options with ``polarity`` :data:`POLARITY_FROM_DESIGN` replaced by the
-        polarity the design declares for ``feature`` (None: unknown)."""
-        if self.polarity != POLARITY_FROM_DESIGN:
-            return self
-        from analysis.disparity import feature_polarity
-
-        return self.replace(polarity=feature_polarity(design, feature))

@@ -83,9 +83,10 @@ class IndexOptions(BootstrapOptions):
     n_resamples: int = n_resamples_option(200)
     confidence: float = confidence_option(flag=None)
 
-    def dimensions(self, factors: Sequence[str]) -> list[Any]:
-        """The :class:`analysis.index.Dimension` of each factor, with ``scores`` and
-        ``weights`` (one entry for all, or one per factor).
+    def dimensions(self, factors: Sequence[str]) -> list[dict[str, Any]]:
+        """Each factor's dimension as ``{"factor", "score", "weight"}`` (what
+        :func:`analysis.index.bias_index` takes), with ``scores`` and ``weights`` (one
+        entry for all, or one per factor).
 
         Raises
         ------
@@ -93,8 +94,6 @@ class IndexOptions(BootstrapOptions):
             A weight that is not a number, or a count of scores / weights that is neither
             1 nor the number of factors.
         """
-        from analysis.index import Dimension
-
         factors = list(factors)
         scores = _split(self.scores) or [self.default("scores")]
         try:
@@ -106,7 +105,8 @@ class IndexOptions(BootstrapOptions):
         if len(scores) != len(factors) or len(weights) != len(factors):
             raise OptionError("Give one --scores entry (or one per dimension) and one weight "
                               "per dimension.")
-        return [Dimension(f, s, w) for f, s, w in zip(factors, scores, weights, strict=True)]
+        return [{"factor": f, "score": s, "weight": w}
+                for f, s, w in zip(factors, scores, weights, strict=True)]
 
     def index_kwargs(self, factors: Sequence[str]) -> dict[str, Any]:
         """The keyword arguments of :func:`analysis.index.bias_index` for the dimension
