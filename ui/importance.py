@@ -32,6 +32,7 @@ from analysis.design import Design
 from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
 from analysis.options.importance import ImportanceOptions as Opts
 from ui.common import cells_for
+from ui.options import other_options
 from ui.widgets import md
 
 __all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "model_options"]
@@ -99,9 +100,12 @@ def model_options(results: pd.DataFrame, design: Design) -> dict:
         bh = c2.checkbox(Opts.label("adjust"), value=Opts.default("adjust") == "bh",
                          key="importance_bh", help=Opts.help("adjust"))
         cluster, gee = cluster_options(results, design, factors)
+        st.caption("Other options of the fit")
+        more = other_options(Opts, ("interactions", "on_separation", "alpha", "adjust", "gee"),
+                             key="importance_option")
     return {"factors": factors, "references": references, "interactions": interactions,
             "on_separation": on_separation, "alpha": alpha, "adjust": "bh" if bh else "none",
-            "cluster": cluster, "gee": gee}
+            "cluster": cluster, "gee": gee, **more}
 
 
 def cluster_options(results: pd.DataFrame, design: Design, factors: list[str]

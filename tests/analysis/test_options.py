@@ -161,3 +161,45 @@ def test_the_options_are_one_declaration_each():
         assert len(flags) == len(set(flags)), name
         for option in cls.specs():
             assert cls.help(option).strip(), (name, option)
+
+
+def test_a_new_option_is_one_declaration_that_reaches_cli_report_copy_text_and_api(
+        monkeypatch, capsys):
+    """The issue's "done when": one field added to ImportanceOptions (nothing else edited)
+    is a CLI flag that reaches the fit, a report setting with its default, a flag of the
+    copy text when it differs, and an API keyword (strings accepted)."""
+    from dataclasses import dataclass
+
+    import analysis.options.importance as module
+    from analysis import api
+    from analysis.cli import main
+    from analysis.options import option
+    from analysis.options.types import POSITIVE_FLOAT
+    from analysis.report import default_settings
+    from analysis.reproduce import importance_view
+    from tests.app.apptools import sample_with_design
+
+    @dataclass(frozen=True, kw_only=True)
+    class WithRows(module.ImportanceOptions):
+        min_rows_per_parameter: float = option(
+            10.0, "refuse a model with fewer rows per parameter (default %(default)s)",
+            type=POSITIVE_FLOAT, label="Rows per parameter")
+
+    monkeypatch.setattr(module, "ImportanceOptions", WithRows)
+    data = ROOT / "sample_data" / "ssqa_simulated.csv.gz"
+    design_file = str(data).replace(".csv.gz", ".design.yaml")
+    argv = ["importance", str(data), "--design", design_file, "--factors", "model,cot"]
+    assert main([*argv, "--json"]) == 0  # 41,440 rows over 3 parameters: fitted
+    capsys.readouterr()
+    assert main([*argv, "--min-rows-per-parameter", "20000", "--json"]) == 2
+    assert "13813.3 per parameter; at least 20000" in capsys.readouterr().err  # the fit's
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    assert default_settings("importance", frame, design)["min_rows_per_parameter"] == 10.0
+    view = importance_view({"factors": ["model", "cot"], "references": {},
+                            "min_rows_per_parameter": 20000.0}, ["model", "cot"])
+    assert ("min-rows-per-parameter", 20000.0) in view.options
+    from analysis.importance import ImportanceRefusal
+
+    with pytest.raises(ImportanceRefusal, match="at least 20000 are needed"):
+        api.importance(frame, design, factors=["model", "cot"],
+                       min_rows_per_parameter="20000")

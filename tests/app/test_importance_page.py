@@ -182,3 +182,51 @@ def test_continuous_outcome_fits_the_linear_model_and_the_mixed_refusal_is_shown
     at.checkbox(key="importance_mixed").check().run()
     assert "did not converge" in at.error[0].value
     assert not plotly_specs(at)  # no numbers from a refused fit
+
+
+def test_options_the_page_does_not_lay_out_get_widgets_from_the_options_object(
+        ssqa, monkeypatch):
+    """Confidence level, the small-sample correction and the LR tests come from
+    ImportanceOptions; a new option declared there appears on the page with no page edit
+    and reaches the fit."""
+    from dataclasses import dataclass
+
+    import analysis.options.importance as module
+    from analysis.options import option
+    from analysis.options.types import POSITIVE_FLOAT
+
+    def page():
+        at = page_test("importance.py", frame=ssqa[0], design=ssqa[1])
+        at.session_state["importance_factors"] = ["model", "cot"]
+        return at.run()
+
+    at = page()
+    assert at.number_input(key="importance_option_confidence").value == 0.95
+    assert at.selectbox(key="importance_option_small_sample").value == "cr2"
+    at.number_input(key="importance_option_confidence").set_value(0.9).run()
+    at.checkbox(key="importance_option_likelihood_ratio").uncheck().run()
+    want = factor_importance(apply_design(ssqa[0], ssqa[1]), ssqa[1], factors=["model", "cot"],
+                             confidence=0.9, likelihood_ratio=False)
+    shown = at.dataframe[0].value.set_index(TERM)
+    terms = want.terms.set_index(TERM)
+    np.testing.assert_allclose(shown.loc[terms.index, "ci_low"].to_numpy(dtype=float),
+                               terms["ci_low"].to_numpy(dtype=float), rtol=1e-9)
+    # no likelihood-ratio tests asked: the robust Wald tests only, as the API gives them
+    assert list(at.dataframe[1].value.columns) == list(want.factor_tests.columns)
+    assert not any(c.startswith("lr") for c in want.factor_tests.columns)
+
+    @dataclass(frozen=True, kw_only=True)
+    class WithRows(module.ImportanceOptions):
+        min_rows_per_parameter: float = option(
+            10.0, "refuse a model with fewer rows per parameter (default %(default)s)",
+            type=POSITIVE_FLOAT, label="Rows per parameter")
+
+    import ui.importance
+
+    # as an edit of analysis/options/importance.py would: every holder of the class sees it
+    monkeypatch.setattr(module, "ImportanceOptions", WithRows)
+    monkeypatch.setattr(ui.importance, "Opts", WithRows)
+    at = page()
+    assert at.number_input(key="importance_option_min_rows_per_parameter").value == 10.0
+    at.number_input(key="importance_option_min_rows_per_parameter").set_value(1e6).run()
+    assert any("per parameter" in e.value for e in at.error)
