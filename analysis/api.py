@@ -449,6 +449,7 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
         raise AnalysisError("Name the bias dimensions: factors=['gender', ...] (the design "
                             "has no domain factor to start from).")
     kwargs = opts.index_kwargs([d.factor for d in given])
+    kwargs["dimensions"] = as_dimensions(kwargs["dimensions"])
     names_only = raw is None or isinstance(raw, str) or all(isinstance(d, str) for d in raw)
     if not names_only:  # Dimension objects or mappings carry their own score and weight
         if opts.scores != opts.default("scores") or opts.weights != opts.default("weights"):

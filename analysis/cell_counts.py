@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis.columns import DEVIATION, DEVIATIONS, N
 from analysis.errors import AnalysisError
-from analysis.values import factor_codes, factor_values
+from analysis.values import combine_codes, factor_codes, factor_values, split_codes
 
 __all__ = ["N_ALL", "Where", "exclude_rows", "filter_rows", "frame_cell_table"]
 
@@ -140,16 +140,9 @@ def _group(results: pd.DataFrame, factors: list[str], weights: np.ndarray | None
     all_codes, all_values = zip(*(factor_codes(results[f]) for f in factors), strict=True)
     sizes = [max(len(v), 1) for v in all_values]
     if np.prod([float(s) for s in sizes]) < 2**62:
-        key = np.zeros(len(results), dtype=np.int64)
-        for c, size in zip(all_codes, sizes, strict=True):
-            key = key * size + c
+        key = combine_codes(all_codes, sizes, n=len(results))
         uniq, inverse = _group_keys(key, int(np.prod(sizes, dtype=np.float64)))
-        cell_codes = []
-        rest = uniq
-        for size in reversed(sizes):
-            cell_codes.append(rest % size)
-            rest = rest // size
-        cell_codes.reverse()
+        cell_codes = split_codes(uniq, sizes)
     else:  # astronomically many possible cells: group the code tuples directly
         stacked = np.column_stack(all_codes)
         uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)

@@ -65,7 +65,7 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.options.coverage import COUNTS
-from analysis.values import factor_codes
+from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "COVERAGE_UNITS", "CoverageGrid", "DENSE_MAX_CELLS", "JOINT", "MARGINAL", "PROMPTS",
@@ -82,8 +82,6 @@ Where = Mapping[str, str | Sequence[str]]
 
 #: Largest grid :func:`count_tensor` builds densely (about 80 MB of int64).
 DENSE_MAX_CELLS = 10_000_000
-#: Grids up to this size use int64 cell keys; beyond it, Python integers.
-_INT64_KEYS = 2**62
 #: ``scope`` of the summary row over all chosen factors and of the per-factor rows.
 JOINT, MARGINAL = "joint", "marginal"
 #: Separator of factor names in the ``factors`` column of the summary.
@@ -212,23 +210,6 @@ def grid_values(design: Design, factors: Sequence[str], where: Where | None = No
     return out
 
 
-def _keys(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
-    big = math.prod(sizes) >= _INT64_KEYS
-    key = np.zeros(len(codes[0]) if codes else 0, dtype=object if big else np.int64)
-    for c, size in zip(codes, sizes, strict=True):
-        key = key * size + (c.astype(object) if big else c)
-    return key
-
-
-def _decode(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
-    out = []
-    rest = keys
-    for size in reversed(sizes):
-        out.append((rest % size).astype(np.int64))
-        rest = rest // size
-    return out[::-1]
-
-
 def coverage_grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
                   where: Where | None) -> CoverageGrid:
     """The observed cells of ``cells`` over ``factors`` (the design's default factors for
@@ -266,17 +247,17 @@ def coverage_grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | 
     codes = [c[keep] for c in codes]
     n = n[keep]
     sizes = [len(v) for v in values]
-    key = _keys(codes, sizes)
+    key = combine_codes(codes, sizes)
     if len(key) > 1 and not (key.dtype != object and bool(np.all(np.diff(key) > 0))):
         # not already one row per cell in key order (e.g. a cell table over more factors)
         if key.dtype == object:
             uniq, inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
-            key = _keys([uniq[:, j] for j in range(len(factors))], sizes)
+            key = combine_codes([uniq[:, j] for j in range(len(factors))], sizes)
         else:
             key, inverse = np.unique(key, return_inverse=True)
         n = np.bincount(inverse.reshape(-1), weights=n, minlength=len(key))
         n = np.rint(n).astype(np.int64)
-        codes = _decode(key, sizes)
+        codes = split_codes(key, sizes)
     return CoverageGrid(tuple(factors), tuple(values), tuple(np.asarray(c, dtype=np.int64)
                                                       for c in codes),
                  np.asarray(n, dtype=np.int64), key)
@@ -466,7 +447,7 @@ def pair_counts(
         counts = np.zeros(n_rows * n_cols, dtype=np.int64)
         counts[grid.keys.astype(np.int64)] = grid.counts
     full = np.arange(n_rows * n_cols, dtype=np.int64)
-    out = _frame_of(grid.factors, grid.values, _decode(full, grid.sizes))
+    out = _frame_of(grid.factors, grid.values, split_codes(full, grid.sizes))
     out[N] = counts
     return out
 
@@ -510,7 +491,7 @@ def empty_cells(
         wanted = np.arange(offset, stop, dtype=np.int64)
     before = np.searchsorted(gaps, wanted, side="right")
     keys = wanted + (before.astype(object) if big else before)
-    return _frame_of(grid.factors, grid.values, _decode(keys, grid.sizes))
+    return _frame_of(grid.factors, grid.values, split_codes(keys, grid.sizes))
 
 
 def thinnest_cells(
@@ -598,12 +579,12 @@ def model_coverage(
     k = len(model_factors)
     model_sizes, prompt_sizes = grid.sizes[:k], grid.sizes[k:]
     n_models = math.prod(model_sizes)
-    model_key = _keys(list(grid.codes[:k]), model_sizes).astype(np.int64)
-    prompt_key = _keys(list(grid.codes[k:]), prompt_sizes)
+    model_key = combine_codes(list(grid.codes[:k]), model_sizes).astype(np.int64)
+    prompt_key = combine_codes(list(grid.codes[k:]), prompt_sizes)
     nested = _nested_prompt_factors(grid, k, design) if respect_nesting else []
     if nested:
         at = [grid.factors.index(f) for f in nested]
-        stratum = _keys([grid.codes[i] for i in at], [grid.sizes[i] for i in at]
+        stratum = combine_codes([grid.codes[i] for i in at], [grid.sizes[i] for i in at]
                         ).astype(np.int64)
     else:
         stratum = np.zeros(len(model_key), dtype=np.int64)
@@ -620,7 +601,7 @@ def model_coverage(
     observed = np.bincount(model_key, minlength=n_models)  # cells are unique per model+prompt
     expected[observed == 0] = len(pairs)  # never run: nothing says which stratum it is in
     rows = np.rint(np.bincount(model_key, weights=grid.counts, minlength=n_models))
-    every_model = _decode(np.arange(n_models, dtype=np.int64), model_sizes)
+    every_model = split_codes(np.arange(n_models, dtype=np.int64), model_sizes)
     out = _frame_of(model_factors, grid.values[:k], every_model)
     n_prompt_cells = math.prod(prompt_sizes)
     out[N_ROWS] = rows.astype(np.int64)
@@ -671,7 +652,7 @@ def coverage_nestings(
 
     grid = coverage_grid(cells, design, factors, where)
     # keys stay Python integers past int64 (10^20-cell grids): no cast here
-    observed = _frame_of(grid.factors, grid.values, _decode(grid.keys, grid.sizes))
+    observed = _frame_of(grid.factors, grid.values, split_codes(grid.keys, grid.sizes))
     refs = {f: design.factor(f).reference for f in grid.factors}
     return find_nestings(observed, grid.factors, references=refs)
 

@@ -74,7 +74,7 @@ from analysis.factor_defaults import (  # noqa: F401 - their home since the spli
     is_id_like,
     numeric_columns,
 )
-from analysis.values import factor_codes
+from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "ALTERNATIVES", "Alternative", "COMPARES", "COMPARISONS", "CONVENTIONS", "Compare",
@@ -221,15 +221,10 @@ def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: st
         raise AnalysisError(f"The feature {feature!r} is missing in every row"
                             f"{' (after subtracting the baseline)' if baseline else ''}.")
     all_codes, all_values = zip(*(factor_codes(results[b]) for b in by), strict=True)
-    key = np.zeros(len(results), dtype=np.int64)
-    for c, v in zip(all_codes, all_values, strict=True):
-        key = key * max(len(v), 1) + c
+    sizes = [max(len(v), 1) for v in all_values]
+    key = combine_codes(all_codes, sizes, n=len(results))
     uniq, inverse = np.unique(key[keep], return_inverse=True)
-    parts, rest = [], uniq
-    for v in reversed(all_values):
-        parts.append(rest % max(len(v), 1))
-        rest = rest // max(len(v), 1)
-    parts.reverse()
+    parts = split_codes(uniq, sizes)
     table = pd.DataFrame({b: pd.Categorical.from_codes(c, categories=v, ordered=True)
                           for b, c, v in zip(by, parts, all_values, strict=True)})
     table[GROUP] = [GROUP_SEPARATOR.join(str(v[c]) for v, c in zip(all_values, row,

@@ -48,7 +48,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
-from analysis.values import factor_codes
+from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "DEFAULT_RESAMPLES", "MAX_CATEGORIES", "SPREADS", "SpreadOver", "TEST_METHODS",
@@ -159,9 +159,7 @@ def category_distribution(
     group_cols = [*by, cohort]
     parts = [factor_codes(results[c]) for c in group_cols]
     sizes = [max(len(v), 1) for _, v in parts]
-    key = np.zeros(len(results), dtype=np.int64)
-    for (codes, _), size in zip(parts, sizes, strict=True):
-        key = key * size + codes
+    key = combine_codes([codes for codes, _ in parts], sizes, n=len(results))
     k = len(categories)
     base = rows if renormalise else known  # the rows the denominator n counts
     uniq, inverse = np.unique(key[base], return_inverse=True)
@@ -170,11 +168,7 @@ def category_distribution(
     counts = np.bincount(inverse[kept] * k + cat_new[base][kept],
                          minlength=len(uniq) * k).reshape(len(uniq), k)
     totals = np.bincount(inverse, minlength=len(uniq))
-    decoded, rest = [], uniq
-    for size in reversed(sizes):
-        decoded.append(rest % size)
-        rest = rest // size
-    decoded.reverse()
+    decoded = split_codes(uniq, sizes)
     out = pd.DataFrame({
         c: pd.Categorical.from_codes(np.repeat(d, k), categories=v, ordered=True)
         for c, d, (_, v) in zip(group_cols, decoded, parts, strict=True)})

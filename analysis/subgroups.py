@@ -76,7 +76,7 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 from analysis.options.subgroups import SubgroupsOptions
-from analysis.values import factor_codes
+from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
@@ -131,18 +131,11 @@ def _group(codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray]
     total = math.prod(sizes)
     n = weights[0]
     if total <= max(_DENSE_LIMIT, 4 * len(n)):
-        key = np.zeros(len(n), dtype=np.int64)
-        for c, size in zip(codes, sizes, strict=True):
-            key = key * size + c
+        key = combine_codes(codes, sizes, n=len(n))
         sums = [np.bincount(key, weights=w, minlength=total) for w in weights]
         uniq = np.flatnonzero(sums[0])
         sums = [x[uniq] for x in sums]
-        out_codes = []
-        rest = uniq
-        for size in reversed(sizes):
-            out_codes.append(rest % size)
-            rest = rest // size
-        out_codes.reverse()
+        out_codes = split_codes(uniq, sizes)
     else:  # too many possible combinations for a dense count: group the code tuples
         stacked = np.column_stack(codes)
         uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)

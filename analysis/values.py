@@ -21,8 +21,9 @@ undeclared ``"(missing)"`` is refused like any other undeclared value.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -33,8 +34,9 @@ from analysis.errors import AnalysisError
 __all__ = [
     "KINDS", "MAX_FACTOR_VALUES", "MISSING_VALUE", "MODEL_WORDS", "PROMPT_WORDS",
     "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
-    "check_frame", "default_reference", "factor_codes", "factor_values", "format_value",
-    "guess_kind", "order_values", "outcome_meaning", "too_many_values",
+    "check_frame", "combine_codes", "default_reference", "factor_codes", "factor_values",
+    "format_value", "guess_kind", "order_values", "outcome_meaning", "split_codes",
+    "too_many_values",
 ]
 
 FactorKind = Literal["domain", "prompt", "model"]
@@ -128,6 +130,33 @@ def factor_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
             values.append(MISSING_VALUE)
         codes = np.where(missing, values.index(MISSING_VALUE), codes)
     return codes, values
+
+
+#: Mixed-radix keys past this many possible combinations are Python ints (no overflow).
+_INT64_KEYS = 2**62
+
+
+def combine_codes(codes: Sequence[np.ndarray], sizes: Sequence[int], *,
+                  n: int | None = None) -> np.ndarray:
+    """One key per row from several factors' codes (mixed radix: the first factor is the
+    most significant digit); ``sizes`` are the factors' numbers of values (at least 1).
+    The keys sort like the code tuples. ``int64``, or Python ints (object) when the
+    combinations exceed 2**62; ``n``: the row count when ``codes`` is empty."""
+    big = math.prod(sizes) >= _INT64_KEYS
+    key = np.zeros(len(codes[0]) if len(codes) else (n or 0), dtype=object if big else np.int64)
+    for c, size in zip(codes, sizes, strict=True):
+        key = key * size + (np.asarray(c).astype(object) if big else c)
+    return key
+
+
+def split_codes(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
+    """The factors' codes of :func:`combine_codes` keys (``int64`` arrays)."""
+    out = []
+    rest = keys
+    for size in reversed(sizes):
+        out.append((rest % size).astype(np.int64))
+        rest = rest // size
+    return out[::-1]
 
 
 def order_values(values: Iterable[str]) -> list[str]:

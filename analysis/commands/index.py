@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> None:
     from dataclasses import replace
 
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
-    from analysis.index import bias_index
+    from analysis.index import as_dimensions, bias_index
     from analysis.options.index import IndexOptions
 
     opts = IndexOptions.from_args(args)
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> None:
                    sentiment_by=r.get(opts.sentiment_by, opts.sentiment_by),
                    penalty_factors=",".join(r.get(f, f) for f in penalty_factors) or None)
     options = opts.index_kwargs([r.get(d, d) for d in dims])
+    options["dimensions"] = as_dimensions(options["dimensions"])
     index = bias_index(results, design, **options)
     if args.figure:
         from analysis.export import write_figure
