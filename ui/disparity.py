@@ -120,18 +120,51 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
     return opts
 
 
-@st.cache_resource(max_entries=16, show_spinner="Computing disparity and permutation tests...")
+#: Options that only the permutation test reads (the rest of the report ignores them)
+_PERMUTATION_ONLY = ("n_resamples", "adaptive", "seed", "compare")
+
+
+@st.cache_resource(max_entries=16, show_spinner="Computing disparity...")
 def _report(token: str, design_json: str, where_key: str, options_key: str,
             _results: pd.DataFrame, _where: dict, _options: dict) -> dsp.DisparityReport:
-    return dsp.disparity_report(filter_rows(_results, _where or None), **_options)
+    return dsp.disparity_report(filter_rows(_results, _where or None),
+                                **{**_options, "n_resamples": 0})
+
+
+@st.cache_resource(max_entries=16, show_spinner="Permutation tests...")
+def _permutation(token: str, design_json: str, where_key: str, test_key: str,
+                 _results: pd.DataFrame, _where: dict, _test: dict) -> pd.DataFrame:
+    return dsp.permutation_test(filter_rows(_results, _where or None), **_test)
+
+
+def _test_options(options: dict) -> dict:
+    """The options the permutation test depends on: the quantiles only for the quantile
+    range, alpha only when the test stops adaptively."""
+    test = {k: options[k] for k in ("feature", "by", "baseline", "statistic", "compare",
+                                    "n_resamples", "seed", "adaptive")}
+    if options["statistic"] == "quantile_range":
+        test["quantiles"] = options["quantiles"]
+    if options["adaptive"]:
+        test["alpha"] = options["alpha"]
+    return test
 
 
 def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict
                   ) -> dsp.DisparityReport:
-    """:func:`analysis.disparity.disparity_report` of the subset, cached per options."""
-    return _report(st.session_state["results_token"], design.to_json(),
-                   repr(sorted(where.items())), repr(sorted(options.items())), results, where,
-                   options)
+    """:func:`analysis.disparity.disparity_report` of the subset: the permutation test
+    cached per the options it reads (:func:`_test_options`), the rest per the others, so
+    changing e.g. the standard or the direction does not shuffle the rows again."""
+    token, design_json = st.session_state["results_token"], design.to_json()
+    where_key = repr(sorted(where.items()))
+    rest = {k: v for k, v in options.items() if k not in _PERMUTATION_ONLY}
+    report = _report(token, design_json, where_key, repr(sorted(rest.items())), results,
+                     where, options)
+    perm = None
+    if options["n_resamples"]:
+        test = _test_options(options)
+        perm = _permutation(token, design_json, where_key, repr(sorted(test.items())),
+                            results, where, test)
+    return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
 
 
 def metric_row(report: dsp.DisparityReport) -> None:
