@@ -16,7 +16,8 @@ from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "cached_report", "data_note", "disparity_options", "metric_row"]
+__all__ = ["COLUMN_CONFIG", "box_of", "cached_report", "data_note", "disparity_options",
+           "metric_row"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -165,6 +166,17 @@ def cached_report(results: pd.DataFrame, design: Design, where: dict, options: d
         perm = _permutation(token, design_json, where_key, repr(sorted(test.items())),
                             results, where, test)
     return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
+
+
+def box_of(results: pd.DataFrame, where: dict, feature: str, by: list[str],
+           baseline: str | None, label: str):
+    """The box plot of the feature per group in the subset (for :func:`ui.common.per_table`:
+    building it reads every row)."""
+    from analysis.figures.disparity import box_figure
+
+    values = dsp.grouped_values(filter_rows(results, where or None), feature, by,
+                                baseline=baseline)
+    return box_figure(values, feature=label)
 
 
 def metric_row(report: dsp.DisparityReport) -> None:
