@@ -16,6 +16,7 @@ from ui.defaults import choose_hint, page_defaults
 from ui.disparity import (
     COLUMN_CONFIG,
     box_of,
+    cached_permutation,
     cached_report,
     data_note,
     disparity_options,
@@ -49,7 +50,7 @@ if not options["by"]:
     st.stop()
 where = subset_filter(design, "disparity")
 try:
-    report = cached_report(results, design, where, options)
+    report = cached_report(results, design, where, options, permutation=False)
     feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
     box = per_table(box_of, results, design, where, options["feature"], options["by"],
                     options["baseline"], feature)
@@ -97,7 +98,11 @@ st.dataframe(report.metrics, hide_index=True)
 table_download(report.metrics, "disparity_metrics", key="disparity_metrics")
 
 st.subheader("Permutation tests")
-perm = report.permutation
+try:
+    perm = cached_permutation(results, design, where, options)  # last: the rest shows meanwhile
+except AnalysisError as exc:
+    st.error(md(str(exc)))
+    st.stop()
 if perm is None:
     st.info("Permutation tests are off (0 permutations).")
 else:

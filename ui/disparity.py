@@ -16,8 +16,8 @@ from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "box_of", "cached_report", "data_note", "disparity_options",
-           "metric_row"]
+__all__ = ["COLUMN_CONFIG", "box_of", "cached_permutation", "cached_report", "data_note",
+           "disparity_options", "metric_row"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -150,21 +150,30 @@ def _test_options(options: dict) -> dict:
     return test
 
 
-def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict
-                  ) -> dsp.DisparityReport:
+def cached_permutation(results: pd.DataFrame, design: Design, where: dict, options: dict
+                       ) -> pd.DataFrame | None:
+    """:func:`analysis.disparity.permutation_test` of the subset as the report runs it,
+    cached per the options it reads (:func:`_test_options`); None when it is off."""
+    if not options["n_resamples"]:
+        return None
+    test = _test_options(options)
+    return _permutation(st.session_state["results_token"], design.to_json(),
+                        repr(sorted(where.items())), repr(sorted(test.items())), results,
+                        where, test)
+
+
+def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
+                  permutation: bool = True) -> dsp.DisparityReport:
     """:func:`analysis.disparity.disparity_report` of the subset: the permutation test
-    cached per the options it reads (:func:`_test_options`), the rest per the others, so
-    changing e.g. the standard or the direction does not shuffle the rows again."""
-    token, design_json = st.session_state["results_token"], design.to_json()
-    where_key = repr(sorted(where.items()))
+    cached per the options it reads (:func:`cached_permutation`), the rest per the others,
+    so changing e.g. the standard or the direction does not shuffle the rows again.
+    ``permutation=False``: the report without the test (a page shows it last and asks
+    :func:`cached_permutation` there, so everything above it is on screen meanwhile)."""
     rest = {k: v for k, v in options.items() if k not in _PERMUTATION_ONLY}
-    report = _report(token, design_json, where_key, repr(sorted(rest.items())), results,
+    report = _report(st.session_state["results_token"], design.to_json(),
+                     repr(sorted(where.items())), repr(sorted(rest.items())), results,
                      where, options)
-    perm = None
-    if options["n_resamples"]:
-        test = _test_options(options)
-        perm = _permutation(token, design_json, where_key, repr(sorted(test.items())),
-                            results, where, test)
+    perm = cached_permutation(results, design, where, options) if permutation else None
     return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
 
 
