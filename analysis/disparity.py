@@ -278,13 +278,17 @@ class _Stats:
         self.totals = [float(p.sum()) for p in self.powers]
         self.quantiles = quantiles
         self.label_dtype = np.int16 if k < 2 ** 15 else np.int64
+        #: group sizes when every labelling is a shuffle of one (a permutation test): the
+        #: sizes do not change, so they are not counted again per shuffle
+        self.counts: np.ndarray | None = None
 
     def sorted_labels(self, codes: np.ndarray) -> np.ndarray:
         return codes[self.order].astype(self.label_dtype)
 
     # moments ---------------------------------------------------------------------------
     def _sums(self, labels: np.ndarray, power: int) -> tuple[np.ndarray, list[np.ndarray]]:
-        n = np.bincount(labels, minlength=self.k).astype(float)
+        n = self.counts if self.counts is not None else \
+            np.bincount(labels, minlength=self.k).astype(float)
         sums = [np.bincount(labels, weights=self.powers[p], minlength=self.k)
                 for p in range(power)]
         return n, sums
@@ -938,6 +942,7 @@ def permutation_test(
     if g.k < 2:
         raise AnalysisError("A permutation test needs at least two groups with values.")
     st = _Stats(g.x, g.k, quantiles)
+    st.counts = np.bincount(g.codes, minlength=g.k).astype(float)
     own_and_other = _own_and_other(st, statistic, g.k, rest=compare == "rest")
     observed, other = own_and_other(st.sorted_labels(g.codes))
     t_obs = observed - other
