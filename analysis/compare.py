@@ -64,8 +64,8 @@ __all__ = [
     "RATE_A", "RATE_B", "SIGNIFICANT_A", "SIGNIFICANT_B", "STATISTIC", "TEST", "TEST_NAMES",
     "UNPAIRED_A", "UNPAIRED_B", "VERDICTS_DIFFER", "WILCOXON_P", "WILCOXON_STATISTIC",
     "adjust_p", "agresti_min_interval", "cluster_mean_difference", "compare", "compare_overall",
-    "compare_subgroups", "conditional_odds_ratio", "describe", "durkalski_test", "holm",
-    "infer_unit", "mcnemar_test", "pair_units", "paired_bootstrap",
+    "compare_pairing", "compare_subgroups", "conditional_odds_ratio", "describe",
+    "durkalski_test", "holm", "infer_unit", "mcnemar_test", "pair_units", "paired_bootstrap",
 ]
 
 
@@ -364,14 +364,16 @@ def pair_units(
                            f"({', '.join(sorted(set(results[by].astype(str))))}): there is "
                            "nothing to compare. Choose a factor with two or more values.")
     keep = values_all.notna().to_numpy()
-    frame = pd.DataFrame({c: results[c].to_numpy() for c in dict.fromkeys(
-        [*unit_cols, *factors, *([cluster] if cluster else [])])})
+    frame = results[list(dict.fromkeys([*unit_cols, *factors, *([cluster] if cluster else [])]))
+                    ].reset_index(drop=True)  # no copy to object arrays of the whole table
     no_unit = frame[unit_cols].isna().any(axis=1).to_numpy()  # no prompt to pair on
     keep = keep & ~no_unit
-    key = pd.MultiIndex.from_frame(frame[unit_cols].astype(str)) if len(unit_cols) > 1 \
-        else pd.Index(frame[unit_cols[0]].astype(str))
-    unit_codes, uniques = pd.factorize(key)
-    n_units = len(uniques)
+    unit_codes, first_row = _unit_codes(frame, unit_cols)
+    n_units = len(first_row)
+
+    def unit_label(u: int) -> str:
+        return _unit_label(tuple(str(frame[c].iloc[first_row[u]]) for c in unit_cols)
+                           if len(unit_cols) > 1 else str(frame[unit_cols[0]].iloc[first_row[u]]))
     for col in [*factors, *([cluster] if cluster else [])]:
         codes, _ = _codes(frame[col])
         first = np.full(n_units, -2, dtype=np.int64)
@@ -388,7 +390,7 @@ def pair_units(
             what = "cluster" if col == cluster else "factor"
             raise PairingError(
                 f"The {what} {col!r} takes several values within one prompt unit "
-                f"({', '.join(unit_cols)} = {_unit_label(uniques[unit_codes[i]])}): pairing "
+                f"({', '.join(unit_cols)} = {unit_label(unit_codes[i])}): pairing "
                 f"compares the answers to the same prompt, so a {what} must describe the "
                 "prompt. Choose prompt-level factors or declare a finer prompt_unit.")
     # per (unit, value of by): sum and count of the outcome
@@ -423,7 +425,7 @@ def pair_units(
     if dup:
         worst = counts.sort_values("duplicate_units", ascending=False).iloc[0]
         where = np.argwhere(cnts > 1)[0]
-        example = (f"e.g. {_unit_label(uniques[where[0]])} answered "
+        example = (f"e.g. {unit_label(where[0])} answered "
                    f"{int(cnts[where[0], where[1]])} times by {by_values[where[1]]}")
         if duplicates == "refuse":
             raise PairingError(
@@ -433,10 +435,8 @@ def pair_units(
         notes.append(f"{dup:,} prompt units are answered more than once by one value of "
                      f"{by!r} ({example}): each counts once, with the mean of its outcomes.")
     wide = pd.DataFrame(index=pd.RangeIndex(n_units))
-    first_row = np.full(n_units, -1, dtype=np.int64)
-    first_row[unit_codes[::-1]] = np.arange(len(frame))[::-1]
     for col in unit_cols:
-        wide[col] = frame[col].to_numpy()[first_row]
+        wide[col] = frame[col].iloc[first_row].to_numpy()
     for col in factors:
         src = results[col]
         wide[col] = src.iloc[first_row].to_numpy() if not isinstance(
@@ -466,10 +466,39 @@ def pair_units(
     return pairing
 
 
+def _unit_codes(frame: pd.DataFrame, unit_cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The prompt unit of every row (numbered in order of first appearance, as
+    ``pd.factorize`` of the rows' values as text numbers them) and each unit's first row.
+
+    Each column is factorised on its own (categorical codes, Arrow strings or numbers
+    directly, never one Python string per row), then the combined code is factorised.
+    """
+    key = np.zeros(len(frame), dtype=np.int64)
+    for col in unit_cols:
+        s = frame[col]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            codes, size = s.cat.codes.to_numpy(dtype=np.int64), len(s.cat.categories)
+        elif isinstance(s.dtype, pd.StringDtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            codes, uniques = pd.factorize(s)  # the same groups as their text
+            size = len(uniques)
+        else:  # mixed objects: group by their text, as before
+            codes, uniques = pd.factorize(s.astype(str).where(s.notna(), None))
+            size = len(uniques)
+        # missing: 0; renumbered after each column, so the key stays below rows x values
+        key = pd.factorize(key * (size + 1) + (codes.astype(np.int64) + 1))[0]
+    unit_codes, uniques = pd.factorize(key)
+    first_row = np.full(len(uniques), -1, dtype=np.int64)
+    first_row[unit_codes[::-1]] = np.arange(len(frame))[::-1]
+    return unit_codes, first_row
+
+
 def _codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     if isinstance(series.dtype, pd.CategoricalDtype):
         return (series.cat.codes.to_numpy(dtype=np.int64),
                 [str(c) for c in series.cat.categories])
+    if isinstance(series.dtype, pd.StringDtype):  # text already: the same codes, sorted
+        codes, uniques = pd.factorize(series, sort=True)
+        return codes.astype(np.int64), [str(u) for u in uniques]
     codes, uniques = pd.factorize(series.astype(str).where(series.notna(), None), sort=True)
     return codes.astype(np.int64), [str(u) for u in uniques]
 
@@ -1058,6 +1087,28 @@ def compare(
     :class:`analysis.options.compare.CompareOptions`)."""
     pairing = pair_units(results, design, by, unit=unit, score=score, factors=factors,
                          cluster=cluster, duplicates=duplicates)
+    return compare_pairing(pairing, reference=reference, factors=factors,
+                           max_level=max_level, test=test, adjust=adjust,
+                           n_resamples=n_resamples, seed=seed, confidence=confidence,
+                           alpha=alpha)
+
+
+def compare_pairing(
+    pairing: Pairing,
+    *,
+    reference: str | None = None,
+    factors: Sequence[str] = (),
+    max_level: int | None = None,
+    test: McNemarTest = _DEFAULT.test,
+    adjust: Adjust = _DEFAULT.adjust,
+    n_resamples: int = DEFAULT_N_BOOT,
+    seed: int = _DEFAULT.seed,
+    confidence: float = _DEFAULT.confidence,
+    alpha: float = _DEFAULT.alpha,
+) -> Comparison:
+    """:func:`compare` of a :func:`pair_units` pairing (kept apart so that an app can
+    keep the pairing, the step that reads the rows, while the other options change);
+    ``factors`` must be among the pairing's."""
     overall = compare_overall(pairing, reference=reference, test=test, adjust=adjust,
                               confidence=confidence)
     subs = {}

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -86,7 +86,7 @@ __all__ = [
     "resolve_polarity",
     "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
     "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
-    "selection_rates", "simulate_dixon_critical", "standard_value",
+    "selection_rates", "simulate_dixon_critical", "standard_value", "with_permutation",
 ]
 
 
@@ -273,13 +273,17 @@ class _Stats:
         self.totals = [float(p.sum()) for p in self.powers]
         self.quantiles = quantiles
         self.label_dtype = np.int16 if k < 2 ** 15 else np.int64
+        #: group sizes when every labelling is a shuffle of one (a permutation test): the
+        #: sizes do not change, so they are not counted again per shuffle
+        self.counts: np.ndarray | None = None
 
     def sorted_labels(self, codes: np.ndarray) -> np.ndarray:
         return codes[self.order].astype(self.label_dtype)
 
     # moments ---------------------------------------------------------------------------
     def _sums(self, labels: np.ndarray, power: int) -> tuple[np.ndarray, list[np.ndarray]]:
-        n = np.bincount(labels, minlength=self.k).astype(float)
+        n = self.counts if self.counts is not None else \
+            np.bincount(labels, minlength=self.k).astype(float)
         sums = [np.bincount(labels, weights=self.powers[p], minlength=self.k)
                 for p in range(power)]
         return n, sums
@@ -933,6 +937,7 @@ def permutation_test(
     if g.k < 2:
         raise AnalysisError("A permutation test needs at least two groups with values.")
     st = _Stats(g.x, g.k, quantiles)
+    st.counts = np.bincount(g.codes, minlength=g.k).astype(float)
     own_and_other = _own_and_other(st, statistic, g.k, rest=compare == "rest")
     observed, other = own_and_other(st.sorted_labels(g.codes))
     t_obs = observed - other
@@ -1139,13 +1144,32 @@ def disparity_report(
                 "polarity": polarity, "alpha": alpha,
                 # JSON keys as before the options were written once
                 "n_permutations": int(n_resamples), "adaptive": bool(adaptive),
-                "n_permutations_used": (int(perm[N_PERMUTATIONS].max())
-                                        if perm is not None else 0),
-                "compare": compare,
+                "n_permutations_used": 0, "compare": compare,
                 "random_state": seed, "conventions": conventions,
                 "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
-    return DisparityReport(summary, selection, metrics, dixon, perm, settings)
+    report = DisparityReport(summary, selection, metrics, dixon, None, settings)
+    return with_permutation(report, perm, n_resamples=n_resamples, adaptive=adaptive,
+                            compare=compare, seed=seed)
+
+
+def with_permutation(report: DisparityReport, permutation: pd.DataFrame | None, *,
+                     n_resamples: int, adaptive: bool, compare: Compare,
+                     seed: int | None) -> DisparityReport:
+    """``report`` with the :func:`permutation_test` table ``permutation`` (None: off)
+    and the settings of the test (``n_permutations``, ``adaptive``,
+    ``n_permutations_used``, ``compare``, ``random_state``).
+
+    :func:`disparity_report` ends with it; an app that keeps the permutation test apart
+    (it depends on fewer options than the rest and costs the most) asks for the report
+    with ``n_resamples=0`` and adds the test run with the same options.
+    """
+    settings = {**report.settings, "n_permutations": int(n_resamples),
+                "adaptive": bool(adaptive),
+                "n_permutations_used": (int(permutation[N_PERMUTATIONS].max())
+                                        if permutation is not None else 0),
+                "compare": compare, "random_state": seed}
+    return replace(report, permutation=permutation, settings=settings)
 
 
 # --- choices and words for the app ---------------------------------------------------------

@@ -5,13 +5,8 @@ import streamlit as st
 from analysis import distribution as dist_mod
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
-from analysis.figures.distribution import (
-    PANELS_PER_PAGE,
-    distribution_figure,
-    n_pages,
-    spread_figure,
-)
-from ui.cohorts import capsule_section, cohort_options, one_decimal
+from analysis.figures.distribution import PANELS_PER_PAGE, n_pages
+from ui.cohorts import capsule_section, cohort_figures, cohort_options, cohort_view, one_decimal
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
@@ -40,27 +35,21 @@ where = subset_filter(design, "cohorts")
 category, cohort, by = opts["category"], opts["cohort"], opts["by"]
 try:
     rows = filter_rows(results, where or None)
-    dist = dist_mod.category_distribution(rows, category, cohort, by=by,
-                                          categories=opts["categories"],
-                                          renormalise=opts["renormalise"])
-    wide = dist_mod.percentage_table(dist, category, cohort, by=by)
-    spread = dist_mod.frequency_spread(dist, category, cohort, by=by)
-    across = dist_mod.frequency_spread(dist, category, cohort, by=by, over="cohorts")
-    test = dist_mod.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
-                                     seed=opts["seed"])
+    view = cohort_view(results, design, where, opts)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-dropped = int(rows[category].isna().sum())
-if dropped:
-    st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
+dist, wide, spread, across, test = (view[k] for k in ("dist", "wide", "spread", "across",
+                                                      "test"))
+if view["dropped"]:
+    st.warning(f"{view['dropped']:,} rows have no {md(category)} and are left out.")
 pages = n_pages(dist, by)
 page = 0
 if pages > 1:
     page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
                            pages, 1, key="cohorts_panel_page") - 1
-for kind, label in (("bar", "stacked"), ("line", "lines")):  # the answer first
-    fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
+bar, line, spread_fig = cohort_figures(results, design, where, opts, page)
+for kind, label, fig in (("bar", "stacked", bar), ("line", "lines", line)):  # the answer first
     st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
     figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
 add_to_report_button("cohorts", {**opts, "where": where})
@@ -77,9 +66,8 @@ st.subheader("Spread of the categories")
 st.caption("Standard deviation (ddof = 1, in percentage points) of the category percentages "
            "within each cohort: 0 when all categories are equally frequent. Below: the spread "
            "of each category across cohorts (how much the cohorts disagree).")
-fig = spread_figure(spread, cohort, by=by)
-st.plotly_chart(fig, key="cohorts_spread_chart")
-figure_downloads(fig, "cohorts_spread", key="cohorts_spread_fig")
+st.plotly_chart(spread_fig, key="cohorts_spread_chart")
+figure_downloads(spread_fig, "cohorts_spread", key="cohorts_spread_fig")
 st.dataframe(spread, hide_index=True, column_config=one_decimal(spread))
 table_download(spread, "cohorts_spread", key="cohorts_spread")
 st.dataframe(across, hide_index=True, column_config=one_decimal(across))

@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-from analysis.cells import filter_rows
-from analysis.disparity import grouped_values
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import numeric_columns
-from analysis.figures.disparity import box_figure, selection_figure, statistic_figure
+from analysis.figures.disparity import selection_figure, statistic_figure
 from ui.common import (
     figure_downloads,
     per_table,
@@ -17,6 +15,8 @@ from ui.common import (
 from ui.defaults import choose_hint, page_defaults
 from ui.disparity import (
     COLUMN_CONFIG,
+    box_of,
+    cached_permutation,
     cached_report,
     data_note,
     disparity_options,
@@ -50,14 +50,14 @@ if not options["by"]:
     st.stop()
 where = subset_filter(design, "disparity")
 try:
-    report = cached_report(results, design, where, options)
-    values = grouped_values(filter_rows(results, where or None), options["feature"],
-                            options["by"], baseline=options["baseline"])
+    report = cached_report(results, design, where, options, permutation=False)
+    feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
+    box = per_table(box_of, results, design, where, options["feature"], options["by"],
+                    options["baseline"], feature)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
-feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
 stat = options["statistic"]
 missing = report.settings["n_missing"]
 if missing:
@@ -76,7 +76,6 @@ st.plotly_chart(fig, key="disparity_stat_chart")
 figure_downloads(fig, f"disparity_{stat}", key="disparity_stat_fig")
 reproduce_disparity(design, options, where)  # after the answer: the first figure
 add_to_report_button("disparity", {**options, "where": where})
-box = box_figure(values, feature=feature)
 with st.expander("Distribution per group (box plot)"):
     st.plotly_chart(box, key="disparity_box_chart")
     figure_downloads(box, "disparity_box", key="disparity_box_fig")
@@ -99,7 +98,11 @@ st.dataframe(report.metrics, hide_index=True)
 table_download(report.metrics, "disparity_metrics", key="disparity_metrics")
 
 st.subheader("Permutation tests")
-perm = report.permutation
+try:
+    perm = cached_permutation(results, design, where, options)  # last: the rest shows meanwhile
+except AnalysisError as exc:
+    st.error(md(str(exc)))
+    st.stop()
 if perm is None:
     st.info("Permutation tests are off (0 permutations).")
 else:

@@ -14,7 +14,8 @@ from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
 
 __all__ = [
-    "capsule_section", "category_columns", "cohort_options", "default_cohort", "one_decimal",
+    "capsule_section", "category_columns", "cohort_figures", "cohort_options", "cohort_view",
+    "default_cohort", "one_decimal",
     "remembered_multiselect",
 ]
 
@@ -70,7 +71,9 @@ def remembered_multiselect(label: str, options: list[str], default: list[str], *
 
 def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
     """The page's widgets; None when the table offers no categorical outcome."""
-    candidates = category_columns(results, design)
+    from ui.common import per_table
+
+    candidates = per_table(category_columns, results, design, design)  # scans the rows
     if not candidates:
         return None
     c1, c2, c3 = st.columns(3)
@@ -161,6 +164,51 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
     table_download(tests, "time_capsules_tests", key="cohorts_capsule_tests")
     st.dataframe(spread, hide_index=True)
     table_download(spread, "time_capsules_spread", key="cohorts_capsule_spread")
+
+
+def cohort_view(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> dict:
+    """The page's tables (``dist``, ``wide``, ``spread``, ``across``, ``test``) and the
+    number of rows without a category (``dropped``), cached per table, design, subset and
+    options (:func:`ui.common.per_table`): read-only."""
+    from ui.common import per_table
+
+    return per_table(_view, results, design, where, opts)
+
+
+def _view(results: pd.DataFrame, where: dict, opts: dict) -> dict:
+    from analysis import distribution as dm
+    from analysis.cells import filter_rows
+
+    rows = filter_rows(results, where or None)
+    category, cohort, by = opts["category"], opts["cohort"], opts["by"]
+    dist = dm.category_distribution(rows, category, cohort, by=by,
+                                    categories=opts["categories"],
+                                    renormalise=opts["renormalise"])
+    return {"dist": dist, "wide": dm.percentage_table(dist, category, cohort, by=by),
+            "spread": dm.frequency_spread(dist, category, cohort, by=by),
+            "across": dm.frequency_spread(dist, category, cohort, by=by, over="cohorts"),
+            "test": dm.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
+                                        seed=opts["seed"]),
+            "dropped": int(rows[category].isna().sum())}
+
+
+def cohort_figures(results: pd.DataFrame, design: Design, where: dict, opts: dict,
+                   page: int) -> list:
+    """The stacked bars, the lines (panel page ``page``) and the spread figure of
+    :func:`cohort_view`, cached alike (many traces: building them costs ~0.5 s)."""
+    from ui.common import per_table
+
+    return per_table(_figures, results, design, design, where, opts, page)
+
+
+def _figures(results: pd.DataFrame, design: Design, where: dict, opts: dict, page: int
+             ) -> list:
+    from analysis.figures.distribution import distribution_figure, spread_figure
+
+    v = cohort_view(results, design, where, opts)
+    category, cohort, by = opts["category"], opts["cohort"], opts["by"]
+    return [*(distribution_figure(v["dist"], category, cohort, by=by, kind=kind, page=page)
+              for kind in ("bar", "line")), spread_figure(v["spread"], cohort, by=by)]
 
 
 def one_decimal(table: pd.DataFrame) -> dict:

@@ -94,25 +94,44 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
             "cluster": cluster}
 
 
-@st.cache_resource(max_entries=8, show_spinner="Pairing the prompts and bootstrapping...")
-def _cached(token: str, design_json: str, settings: str, where: str, _results: pd.DataFrame,
-            _design: Design, _settings: dict, _where: dict) -> cmp.Comparison:
+@st.cache_resource(max_entries=8, show_spinner="Pairing the prompts...")
+def _pairing(token: str, design_json: str, pairing_key: str, where: str,
+             _results: pd.DataFrame, _design: Design, _settings: dict, _where: dict
+             ) -> cmp.Pairing:
     from analysis.cells import filter_rows
 
     s = _settings
-    return cmp.compare(filter_rows(_results, _where or None), _design, s["by"],
-                       reference=s["reference"], factors=s["factors"], max_level=s["level"],
-                       unit=s["unit"], score=s["score"],
-                       **Opts.from_settings(s).kwargs())
+    o = Opts.from_settings(s)
+    return cmp.pair_units(filter_rows(_results, _where or None), _design, s["by"],
+                          unit=s["unit"], score=s["score"], factors=s["factors"],
+                          cluster=o.cluster, duplicates=o.duplicates)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Comparing and bootstrapping...")
+def _cached(token: str, design_json: str, settings: str, where: str, _pairing: cmp.Pairing,
+            _settings: dict) -> cmp.Comparison:
+    s = _settings
+    kwargs = Opts.from_settings(s).kwargs()
+    for name in ("cluster", "duplicates"):  # the pairing's
+        kwargs.pop(name, None)
+    return cmp.compare_pairing(_pairing, reference=s["reference"], factors=s["factors"],
+                               max_level=s["level"], **kwargs)
 
 
 def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict
                ) -> cmp.Comparison:
-    """:func:`analysis.compare.compare` of the active table, cached per settings."""
+    """:func:`analysis.compare.compare` of the active table, cached per settings; the
+    pairing (the step that reads the rows) is cached per what it depends on, so the level,
+    adjustment, reference or bootstrap options do not pair again."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
-    return _cached(st.session_state["results_token"], design.to_json(),
-                   repr(sorted(settings.items(), key=str)), repr(sorted(where.items())),
-                   results, design, settings, where)
+    token, design_json = st.session_state["results_token"], design.to_json()
+    where_key = repr(sorted(where.items()))
+    pair_settings = {k: settings.get(k) for k in ("by", "unit", "score", "factors", "cluster",
+                                                   "duplicates")}
+    pairing = _pairing(token, design_json, repr(sorted(pair_settings.items(), key=str)),
+                       where_key, results, design, settings, where)
+    return _cached(token, design_json, repr(sorted(settings.items(), key=str)), where_key,
+                   pairing, settings)
 
 
 def readings(c: cmp.Comparison) -> None:

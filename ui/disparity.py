@@ -16,7 +16,8 @@ from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "cached_report", "data_note", "disparity_options", "metric_row"]
+__all__ = ["COLUMN_CONFIG", "box_of", "cached_permutation", "cached_report", "data_note",
+           "disparity_options", "metric_row"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -120,18 +121,71 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
     return opts
 
 
-@st.cache_resource(max_entries=16, show_spinner="Computing disparity and permutation tests...")
+#: Options that only the permutation test reads (the rest of the report ignores them)
+_PERMUTATION_ONLY = ("n_resamples", "adaptive", "seed", "compare")
+
+
+@st.cache_resource(max_entries=16, show_spinner="Computing disparity...")
 def _report(token: str, design_json: str, where_key: str, options_key: str,
             _results: pd.DataFrame, _where: dict, _options: dict) -> dsp.DisparityReport:
-    return dsp.disparity_report(filter_rows(_results, _where or None), **_options)
+    return dsp.disparity_report(filter_rows(_results, _where or None),
+                                **{**_options, "n_resamples": 0})
 
 
-def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict
-                  ) -> dsp.DisparityReport:
-    """:func:`analysis.disparity.disparity_report` of the subset, cached per options."""
-    return _report(st.session_state["results_token"], design.to_json(),
-                   repr(sorted(where.items())), repr(sorted(options.items())), results, where,
-                   options)
+@st.cache_resource(max_entries=16, show_spinner="Permutation tests...")
+def _permutation(token: str, design_json: str, where_key: str, test_key: str,
+                 _results: pd.DataFrame, _where: dict, _test: dict) -> pd.DataFrame:
+    return dsp.permutation_test(filter_rows(_results, _where or None), **_test)
+
+
+def _test_options(options: dict) -> dict:
+    """The options the permutation test depends on: the quantiles only for the quantile
+    range, alpha only when the test stops adaptively."""
+    test = {k: options[k] for k in ("feature", "by", "baseline", "statistic", "compare",
+                                    "n_resamples", "seed", "adaptive")}
+    if options["statistic"] == "quantile_range":
+        test["quantiles"] = options["quantiles"]
+    if options["adaptive"]:
+        test["alpha"] = options["alpha"]
+    return test
+
+
+def cached_permutation(results: pd.DataFrame, design: Design, where: dict, options: dict
+                       ) -> pd.DataFrame | None:
+    """:func:`analysis.disparity.permutation_test` of the subset as the report runs it,
+    cached per the options it reads (:func:`_test_options`); None when it is off."""
+    if not options["n_resamples"]:
+        return None
+    test = _test_options(options)
+    return _permutation(st.session_state["results_token"], design.to_json(),
+                        repr(sorted(where.items())), repr(sorted(test.items())), results,
+                        where, test)
+
+
+def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
+                  permutation: bool = True) -> dsp.DisparityReport:
+    """:func:`analysis.disparity.disparity_report` of the subset: the permutation test
+    cached per the options it reads (:func:`cached_permutation`), the rest per the others,
+    so changing e.g. the standard or the direction does not shuffle the rows again.
+    ``permutation=False``: the report without the test (a page shows it last and asks
+    :func:`cached_permutation` there, so everything above it is on screen meanwhile)."""
+    rest = {k: v for k, v in options.items() if k not in _PERMUTATION_ONLY}
+    report = _report(st.session_state["results_token"], design.to_json(),
+                     repr(sorted(where.items())), repr(sorted(rest.items())), results,
+                     where, options)
+    perm = cached_permutation(results, design, where, options) if permutation else None
+    return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
+
+
+def box_of(results: pd.DataFrame, where: dict, feature: str, by: list[str],
+           baseline: str | None, label: str):
+    """The box plot of the feature per group in the subset (for :func:`ui.common.per_table`:
+    building it reads every row)."""
+    from analysis.figures.disparity import box_figure
+
+    values = dsp.grouped_values(filter_rows(results, where or None), feature, by,
+                                baseline=baseline)
+    return box_figure(values, feature=label)
 
 
 def metric_row(report: dsp.DisparityReport) -> None:

@@ -13,10 +13,15 @@ from analysis import saged_stats as S
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
 from analysis.options.disparity import SagedOptions as Opts
-from ui.common import table_download
+from ui.common import per_table, table_download
 from ui.widgets import md
 
 __all__ = ["saged_section"]
+
+
+def _statistics(results: pd.DataFrame, where: dict, feature: str, by: list[str],
+                **options: object) -> pd.DataFrame:
+    return S.saged_statistics(filter_rows(results, where or None), feature, by, **options)
 
 
 def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
@@ -48,10 +53,10 @@ def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
                             value=Opts.default("mode_bin_width"), step=0.1,
                             key="saged_mode_width", help=Opts.help("mode_bin_width"))
     try:
-        table = S.saged_statistics(filter_rows(results, where or None), options["feature"],
-                                   options["by"], baseline=baseline, normalization=method,
-                                   bins=int(bins), tolerance=tolerance, percentile=percentile,
-                                   mode_bin_width=width)
+        table = per_table(_statistics, results, st.session_state["design"], where,
+                          options["feature"], options["by"], baseline=baseline,
+                          normalization=method, bins=int(bins), tolerance=tolerance,
+                          percentile=percentile, mode_bin_width=width)  # reads every row
         across = S.saged_disparity(table, conventions=options.get("conventions", "workbench"))
     except AnalysisError as exc:
         st.error(md(str(exc)))

@@ -77,12 +77,15 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
     """
     fig = go.Figure()
     groups = values[GROUP]
-    order = list(groups.cat.categories) if isinstance(groups.dtype, pd.CategoricalDtype) \
-        else sorted(groups.astype(str).unique())
-    codes = groups.astype(str).to_numpy()
+    if isinstance(groups.dtype, pd.CategoricalDtype):  # codes: no string per row
+        order, codes = list(groups.cat.categories), groups.cat.codes.to_numpy()
+    else:
+        text = groups.astype(str)
+        order = sorted(text.unique())
+        codes = pd.Categorical(text, categories=order).codes
     x = values[VALUE].to_numpy(dtype=float)
-    for name in order:
-        fig.add_trace(go.Box(y=x[codes == name], name=str(name), boxpoints=False,
+    for i, name in enumerate(order):
+        fig.add_trace(go.Box(y=x[codes == i], name=str(name), boxpoints=False,
                              marker_color=PROTECTIVE_BLUE, showlegend=False))
     paper_layout(fig, title or f"{esc(feature)} per group", x_title="Group", y_title=esc(feature))
     return fig
