@@ -11,10 +11,12 @@ from analysis.figures.distribution import (
     n_pages,
     spread_figure,
 )
+from analysis.options.cohorts import CohortsOptions as Opts
 from ui.cohorts import capsule_section, cohort_options, one_decimal
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
+from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_cohorts
 from ui.widgets import md, p_value_columns
@@ -38,6 +40,9 @@ if not opts["categories"]:
     st.stop()
 where = subset_filter(design, "cohorts")
 category, cohort, by = opts["category"], opts["cohort"], opts["by"]
+answer = st.container()  # the figures first, the other options of the test below them
+with st.expander("Other options of the test", expanded=False):
+    opts |= other_options(Opts, ("method", "seed"), key="cohorts_option")
 try:
     rows = filter_rows(results, where or None)
     dist = dist_mod.category_distribution(rows, category, cohort, by=by,
@@ -46,23 +51,24 @@ try:
     wide = dist_mod.percentage_table(dist, category, cohort, by=by)
     spread = dist_mod.frequency_spread(dist, category, cohort, by=by)
     across = dist_mod.frequency_spread(dist, category, cohort, by=by, over="cohorts")
-    test = dist_mod.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
-                                     seed=opts["seed"])
+    test = dist_mod.homogeneity_test(dist, category, cohort, by=by,
+                                     **Opts.from_settings(opts).kwargs())
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-dropped = int(rows[category].isna().sum())
-if dropped:
-    st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
-pages = n_pages(dist, by)
-page = 0
-if pages > 1:
-    page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
-                           pages, 1, key="cohorts_panel_page") - 1
-for kind, label in (("bar", "stacked"), ("line", "lines")):  # the answer first
-    fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
-    st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
-    figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
+with answer:
+    dropped = int(rows[category].isna().sum())
+    if dropped:
+        st.warning(f"{dropped:,} rows have no {md(category)} and are left out.")
+    pages = n_pages(dist, by)
+    page = 0
+    if pages > 1:
+        page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
+                               pages, 1, key="cohorts_panel_page") - 1
+    for kind, label in (("bar", "stacked"), ("line", "lines")):  # the answer first
+        fig = distribution_figure(dist, category, cohort, by=by, kind=kind, page=page)
+        st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
+        figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
 add_to_report_button("cohorts", {**opts, "where": where})
 reproduce_cohorts(design, opts, where)
 

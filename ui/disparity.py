@@ -14,6 +14,7 @@ from analysis.context import is_simulated
 from analysis.design import Design
 from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
+from ui.options import other_options
 from ui.widgets import md
 
 __all__ = ["COLUMN_CONFIG", "cached_report", "data_note", "disparity_options", "metric_row"]
@@ -117,6 +118,7 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
                  "SAGED's library prints. Off: unbiased variance, bias-adjusted shape, max |z| "
                  "(docs/disparity.md).")
         opts["conventions"] = "saged" if saged else "workbench"
+        opts |= other_options(Opts, opts, key="disparity_option")  # declared, not laid out
     return opts
 
 
