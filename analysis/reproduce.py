@@ -218,8 +218,8 @@ def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: flo
 
     opts = EcdfOptions.coerce({**(more or {}), "level": level, "ideal": ideal,
                                "cutoff": cutoff, **_boot_options(boot, design_cluster)})
-    ks = "".join(f", {arg}={getattr(opts, name)!r}" for arg, name in
-                 (("n_resamples", "ks_resamples"), ("seed", "seed"))
+    ks = {"n_resamples": "ks_resamples", "seed": "seed"}  # ks_tests' name: the option's
+    ks = "".join(f", {arg}={getattr(opts, name)!r}" for arg, name in ks.items()
                  if getattr(opts, name) != EcdfOptions.default(name))
     body = [f"factors, by = {factors!r}, {by!r}",
             "cells = cell_table(results, [by, *factors])",

@@ -277,3 +277,42 @@ def test_a_new_option_appears_on_its_page(page, module, name, holders, key, data
     assert not at.exception or "new_knob" in at.exception[0].message
     assert at.number_input(key=f"{key}_new_knob").value == 17
     assert at.number_input(key=f"{key}_new_knob").label == "New knob"
+
+
+def test_continuous_importance_takes_the_fit_confidence():
+    """The continuous outcome's linear model: the confidence level of "Other options of the
+    fit" reaches ``linear_importance`` and the copy text."""
+    from analysis.importance_linear import linear_importance
+
+    frame, design, state = _continuous()
+    at = page_test("importance.py", frame=frame, design=design)
+    at.session_state["importance_factors"] = state["importance_factors"]
+    at.run()
+    at.number_input(key="importance_option_confidence").set_value(0.8).run()
+    assert not at.exception and not at.error
+    covariates = at.multiselect(key="importance_covariates").value
+    want = linear_importance(frame, design, factors=["race", "gender"], covariates=covariates,
+                             confidence=0.8)
+    default = linear_importance(frame, design, factors=["race", "gender"],
+                                covariates=covariates)
+    got = at.dataframe[0].value
+    np.testing.assert_allclose(got["ci_low"].to_numpy(float),
+                               want.terms["ci_low"].to_numpy(float), rtol=1e-9)
+    assert not np.allclose(default.terms["ci_low"].to_numpy(float),
+                           want.terms["ci_low"].to_numpy(float), equal_nan=True)
+    assert "--confidence 0.8" in _copy_text(at) and "'confidence': 0.8" in _copy_text(at)
+
+
+def test_report_sections_take_the_other_options(ssqa):
+    """Coverage's ``limit`` added to the report lists that many thinnest cells."""
+    from analysis.design import apply_design
+    from analysis.report import build_section
+
+    frame, design = ssqa
+    at = page_test("coverage.py", frame=frame, design=design, name=SSQA).run()
+    at.number_input(key="coverage_option_limit").set_value(4).run()
+    at.button(key="report_add_coverage").click().run()
+    (section,) = at.session_state["report_sections"]
+    assert section["settings"]["limit"] == 4
+    built = build_section("coverage", apply_design(frame, design), design, section["settings"])
+    assert len(dict(built.tables)["coverage_thinnest_cells"]) == 4
