@@ -91,12 +91,13 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
                                 value=Opts.default("sentiment_scale"), step=0.1,
                                 key="index_lambda")
         more = other_options(Opts, DRAWN, key="index_option")
+        kw = Opts.coerce(more).index_kwargs(factors)  # as bias_index takes them (lists)
     return {"dimensions": dims, "model": model, "normalize_weights": normalize,
             **({"printed_equation": True} if printed else {}),
             "penalty_kind": kind, "penalty_value": value,
             "sentiment": None if sentiment == "(none)" else sentiment, "sentiment_by": s_by,
             "sentiment_score": s_score, "sentiment_scale": scale,
-            **{k: v for k, v in more.items() if k not in INTERVALS},
+            **{k: kw.get(k, v) for k, v in more.items() if k not in INTERVALS},
             "intervals": {k: v for k, v in more.items() if k in INTERVALS}}
 
 

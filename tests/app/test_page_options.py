@@ -32,6 +32,15 @@ def bbq():
     return sample_with_design(BBQ)
 
 
+def _changed(page: str, data, key: str, default, value, name: str = "test data"):
+    """The page with its number input ``key`` at ``default``, then set to ``value``."""
+    at = page_test(page, frame=data[0], design=data[1], name=name).run()
+    assert at.number_input(key=key).value == default
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception and not at.error
+    return at
+
+
 def _copy_text(at) -> str:
     return "\n".join(str(c.value) for c in at.code)
 
@@ -103,10 +112,7 @@ def test_coverage_limit_lists_the_thinnest_cells(ssqa):
     from analysis.coverage import coverage_cells, thinnest_cells
 
     frame, design = ssqa
-    at = page_test("coverage.py", frame=frame, design=design, name=SSQA).run()
-    assert at.number_input(key="coverage_option_limit").value == 20
-    at.number_input(key="coverage_option_limit").set_value(3).run()
-    assert not at.exception and not at.error
+    at = _changed("coverage.py", ssqa, "coverage_option_limit", 20, 3, SSQA)
     factors = at.multiselect(key="coverage_factors").value
     want = thinnest_cells(coverage_cells(frame, design, factors), design, factors=factors,
                           limit=3)
@@ -121,11 +127,8 @@ def test_compare_confidence_reaches_the_comparison(bbq):
     from analysis.design import apply_design
 
     frame, design = bbq
-    at = page_test("compare.py", frame=frame, design=design, name=BBQ).run()
-    assert at.number_input(key="compare_option_confidence").value == 0.95
+    at = _changed("compare.py", bbq, "compare_option_confidence", 0.95, 0.9, BBQ)
     assert at.selectbox(key="compare_option_test").value == "auto"
-    at.number_input(key="compare_option_confidence").set_value(0.9).run()
-    assert not at.exception and not at.error
     by = at.selectbox(key="compare_by").value
     want = compare(apply_design(frame, design), design, by, confidence=0.9, factors=[],
                    max_level=None)
@@ -166,10 +169,7 @@ def test_bias_index_ideal(ssqa):
     from analysis.index import Dimension, bias_index
 
     frame, design = ssqa
-    at = page_test("bias_index.py", frame=frame, design=design, name=SSQA).run()
-    assert at.number_input(key="index_option_ideal").value == 0.0
-    at.number_input(key="index_option_ideal").set_value(0.25).run()
-    assert not at.exception and not at.error
+    at = _changed("bias_index.py", ssqa, "index_option_ideal", 0.0, 0.25, SSQA)
     dims = [Dimension(f, "deviation_metric", 1.0)
             for f in at.multiselect(key="index_dimensions").value]
     want = bias_index(frame, design, dimensions=dims, model=at.selectbox(
@@ -316,3 +316,21 @@ def test_report_sections_take_the_other_options(ssqa):
     assert section["settings"]["limit"] == 4
     built = build_section("coverage", apply_design(frame, design), design, section["settings"])
     assert len(dict(built.tables)["coverage_thinnest_cells"]) == 4
+
+
+@pytest.mark.parametrize("page, section, sample", [
+    ("subgroups.py", "subgroups", BBQ), ("ecdf.py", "ecdf", BBQ), ("cohorts.py", "cohorts", BBQ),
+    ("compare.py", "compare", BBQ), ("bias_index.py", "index", SSQA),
+    ("disparity.py", "disparity", SSQA)])
+def test_added_sections_know_every_setting_the_page_stores(page, section, sample):
+    """"Add to report" stores the page's other options too: the report section takes them
+    (an unknown setting would be refused when the report is built)."""
+    from analysis.design import apply_design
+    from analysis.report import build_section
+
+    frame, design = sample_with_design(sample)
+    at = page_test(page, frame=frame, design=design, name=sample).run()
+    at.button(key=f"report_add_{section}").click().run()
+    (stored,) = at.session_state["report_sections"]
+    built = build_section(section, apply_design(frame, design), design, stored["settings"])
+    assert built.skipped is None and built.tables
