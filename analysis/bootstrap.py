@@ -458,9 +458,11 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
         SENTIMENT_TERM,
         WEIGHTED_BIAS,
     )
-    from analysis.index import bias_index
+    from analysis.index import as_dimensions, bias_index
 
     _check(n_resamples, confidence)
+    if "dimensions" in options:  # as a user passes them (the CLI: mappings)
+        options = {**options, "dimensions": as_dimensions(options["dimensions"])}
     full = bias_index(results, design, **options).totals
     fixed = {str(m): float(v) for m, v in zip(full[MODEL], full[DIVERSITY_PENALTY],
                                                strict=True)}

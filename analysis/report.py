@@ -340,10 +340,14 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
                 "where": {}}
     if section == "subgroups":
         order = start_with(results, design, 2)
-        opts = options_for(section)()  # confidence: with the intervals (ci_defaults)
-        return {"factors": order,
+        from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
+
+        # every option of subgroups(); the intervals' and the noise's from their defaults
+        opts = options_for(section)().settings(
+            skip=(*BOOTSTRAP_FIELDS, *NOISE_FIELDS, "power", "effect"))
+        return {"factors": order, **opts,
                 "level": max(1, min(2, len(order))),  # the option's None, resolved
-                "test": opts.test, "min_n": opts.min_n, "where": {},
+                "where": {},
                 **ci_defaults(section, design),
                 "judge_noise": noise_defaults(section)}
     if section == "ecdf":
@@ -389,8 +393,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         return {"dimensions": kw["dimensions"],
                 "model": model, "sentiment_by": dims[0],  # the options' None, resolved
                 **{k: kw[k] for k in ("ideal", "normalize_weights", "printed_equation",
-                                      "penalty_kind", "penalty_value", "sentiment",
-                                      "sentiment_score", "sentiment_scale")},
+                                      "penalty_kind", "penalty_value", "penalty_factors",
+                                      "sentiment", "sentiment_score", "sentiment_scale")},
                 "where": {}, **ci_defaults(section, design)}
     if section == "cohorts":
         category = _category_default(results, design)
@@ -434,10 +438,12 @@ def _ecdf_defaults(results: pd.DataFrame, design, by: str) -> dict[str, Any]:
     factors = start_with(results, design, 2, exclude=[by])
     if not factors:
         raise SectionSkipped(f"the design has no factor besides {by} to form subgroups.")
-    opts = options_for("ecdf")()
-    return {"by": by, "factors": factors, "level": len(factors),  # the option's None, resolved
-            "ideal": opts.ideal, "cutoff": opts.cutoff, "where": {},
-            **ci_defaults("ecdf", design)}
+    from analysis.options.common import BOOTSTRAP_FIELDS
+
+    opts = options_for("ecdf")().settings(skip=BOOTSTRAP_FIELDS)  # the intervals': below
+    return {"by": by, "factors": factors, **opts,
+            "level": len(factors),  # the option's None, resolved
+            "where": {}, **ci_defaults("ecdf", design)}
 
 
 # ---------------------------------------------------------------- section builders

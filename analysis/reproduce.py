@@ -151,9 +151,11 @@ def _arguments(kwargs: Mapping[str, Any]) -> str:
 def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
                    boot: Mapping[str, Any] | None = None,
                    power: Mapping[str, float] | None = None,
-                   design_cluster: str | None = None, cluster: str | None = None) -> View:
-    """Subgroups: factors, highest level, test and small-n threshold; the cluster of the
-    CIs and p-values (``cluster``; None: independent rows, ``--no-cluster`` when the
+                   design_cluster: str | None = None, cluster: str | None = None,
+                   more: Mapping[str, Any] | None = None) -> View:
+    """Subgroups: factors, highest level, test and small-n threshold (``more``: the
+    page's other options of :class:`~analysis.options.subgroups.SubgroupsOptions`); the
+    cluster of the CIs and p-values (``cluster``; None: independent rows, ``--no-cluster`` when the
     design names one); the bootstrap intervals of LD when on (``boot``, whose cluster
     flags take precedence: the CLI has one ``--cluster``) and the power columns
     (``power``: ``power`` and ``target_ld``, the page's "Power" widgets). Flags and
@@ -161,7 +163,7 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
     from analysis.options.subgroups import SubgroupsOptions
 
     power = dict(power or {})
-    values = {"level": level, "test": test, "min_n": min_n,
+    values = {**(more or {}), "level": level, "test": test, "min_n": min_n,
               "cluster": _as_cli_cluster(cluster, design_cluster),
               "power": power.get("power"), "effect": power.get("target_ld"),
               **_boot_options(boot, design_cluster)}  # the bootstrap's cluster wins
@@ -187,39 +189,50 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
     return View("subgroups", cli, tuple(imports), tuple(body))
 
 
-def coverage_view(factors: list[str], unit: str = "prompts") -> View:
+def coverage_view(factors: list[str], unit: str = "prompts", *,
+                  more: Mapping[str, Any] | None = None) -> View:
     """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct
-    ``prompts``, the default, or ``responses``)."""
+    ``prompts``, the default, or ``responses``); ``more``: the page's other options
+    (``limit``: the thinnest cells listed)."""
     from analysis.options.coverage import CoverageOptions
 
-    opts = CoverageOptions.coerce(count=unit)
+    opts = CoverageOptions.coerce({**(more or {}), "count": unit})
+    kw = "design, factors=factors, where=where"
     return View("coverage", (("factors", factors), *opts.cli_options()),
-                ("from analysis.coverage import coverage_cells, coverage_summary",),
+                ("from analysis.coverage import coverage_cells, coverage_summary, "
+                 "thinnest_cells",),
                 (f"factors = {factors!r}",
                  f"cells = coverage_cells(results, design, factors, unit={opts.count!r})",
-                 "print(coverage_summary(cells, design, factors=factors, where=where))"))
+                 f"print(coverage_summary(cells, {kw}))",
+                 f"print(thinnest_cells(cells, {kw}, limit={opts.limit!r}))"))
 
 
 def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: float, *,
-              boot: Mapping[str, Any] | None = None, design_cluster: str | None = None
-              ) -> View:
+              boot: Mapping[str, Any] | None = None, design_cluster: str | None = None,
+              more: Mapping[str, Any] | None = None) -> View:
     """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff; the
-    bootstrap intervals when on (``boot``). Flags from
+    bootstrap intervals when on (``boot``); ``more``: the page's other options (the KS
+    permutations and seed, the intervals' confidence). Flags from
     :class:`analysis.options.ecdf.EcdfOptions`."""
     from analysis.options.ecdf import EcdfOptions
 
-    opts = EcdfOptions.coerce(level=level, ideal=ideal, cutoff=cutoff,
-                              **_boot_options(boot, design_cluster))
+    opts = EcdfOptions.coerce({**(more or {}), "level": level, "ideal": ideal,
+                               "cutoff": cutoff, **_boot_options(boot, design_cluster)})
+    ks = {"n_resamples": "ks_resamples", "seed": "seed"}  # ks_tests' name: the option's
+    ks = "".join(f", {arg}={getattr(opts, name)!r}" for arg, name in ks.items()
+                 if getattr(opts, name) != EcdfOptions.default(name))
     body = [f"factors, by = {factors!r}, {by!r}",
             "cells = cell_table(results, [by, *factors])",
             f"rates = subgroup_rates(cells, factors, by=by, level={opts.level})",
             f"print(ecdf_summary(rates, by=by, ideal={opts.ideal!r}, cutoff={opts.cutoff!r}))",
-            "print(ks_tests(rates, by=by))"]
+            f"print(ks_tests(rates, by=by{ks}))"]
     imports = ["from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates"]
     if boot:
         imports.append("from analysis.bootstrap import bootstrap_ecdf")
+        conf = "" if opts.confidence == EcdfOptions.default("confidence") else \
+            f"confidence={opts.confidence!r}, "
         body.append(f"print(bootstrap_ecdf(results, factors, by=by, level={opts.level}, "
-                    f"ideal={opts.ideal!r}, {_boot_args(boot)}))")
+                    f"ideal={opts.ideal!r}, {conf}{_boot_args(boot)}))")
     return View("ecdf", (("factors", factors), ("by", by), *opts.cli_options()),
                 tuple(imports), tuple(body))
 
@@ -278,6 +291,10 @@ def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | No
     return FROM_DESIGN if cluster == design_cluster else cluster
 
 
+#: The options of ``LinearOptions`` the page lays out (written above as arguments).
+_LINEAR_LAID_OUT = ("covariates", "standardise", "mixed", "random_effects", "accept_unconverged")
+
+
 def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,
                            design_cluster: str | None = None,
                            design_covariates: Sequence[str] = ()) -> View:
@@ -294,13 +311,17 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
     covariates = list(linear.get("covariates") or [])
     mixed = bool(linear.get("mixed"))
     random_slopes = bool(linear.get("random_slopes", True))
-    lin = LinearOptions.coerce(
-        outcome_type="continuous", covariates=covariates,
+    specs = LinearOptions.specs()
+    lin = LinearOptions.coerce(  # the page's other options under their own names
+        {k: v for k, v in linear.items() if k in specs}, outcome_type="continuous",
+        covariates=covariates,
         no_covariates=not covariates and bool(design_covariates),
         standardise=not covariates or bool(linear.get("standardise", True)), mixed=mixed,
         random_effects="slopes" if random_slopes or not mixed else "intercept",
         accept_unconverged=mixed and bool(linear.get("accept_unconverged")))
+    confidence = options.get("confidence", ImportanceOptions.default("confidence"))
     fit = ImportanceOptions.coerce(alpha=options["alpha"], adjust=options["adjust"],
+                                   confidence=confidence,
                                    cluster=_as_cli_cluster(cluster, design_cluster))
     cli = (("factors", options["factors"]),
            *[("reference", f"{k}={v}") for k, v in options["references"].items()],
@@ -309,7 +330,10 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
             "covariates": covariates, "standardise": bool(linear.get("standardise", True)),
             "cluster": cluster, "mixed": mixed, "random_slopes": random_slopes,
             "accept_unconverged": bool(linear.get("accept_unconverged")),
-            "alpha": options["alpha"], "adjust": options["adjust"]}
+            "alpha": options["alpha"], "adjust": options["adjust"],
+            **({"confidence": confidence}
+               if confidence != ImportanceOptions.default("confidence") else {}),
+            **{k: v for k, v in linear.items() if k in specs and k not in _LINEAR_LAID_OUT}}
     return View("importance", cli,
                 ("from analysis.importance_linear import linear_importance",),
                 (f"options = {args!r}", "fit = linear_importance(results, design, **options)",
@@ -336,9 +360,12 @@ def disparity_view(options: Mapping[str, Any]) -> View:
 
 
 def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,
-               design_cluster: str | None = None) -> View:
-    """Bias index: ``bias_index`` options (dimensions, penalty, sentiment) as flags; the
-    bootstrap intervals when on (``boot``)."""
+               design_cluster: str | None = None,
+               intervals: Mapping[str, Any] | None = None) -> View:
+    """Bias index: ``bias_index`` options (dimensions, penalty, sentiment; any other
+    option of :class:`~analysis.options.index.IndexOptions` under its own name) as flags;
+    the bootstrap intervals when on (``boot``; ``intervals``: their ``confidence`` and
+    ``seed``)."""
     from analysis.options.index import IndexOptions
 
     o, dims = options, options.get("dimensions") or []
@@ -358,6 +385,10 @@ def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = N
         values.update(sentiment=sentiment, sentiment_by=o.get("sentiment_by"),
                       sentiment_score=o.get("sentiment_score", "one_minus_impact_ratio"),
                       sentiment_scale=o.get("sentiment_scale", 1.0))
+    specs = IndexOptions.specs()
+    values |= {k: v for k, v in o.items() if k in specs and not k.startswith("sentiment")
+               and k not in values}  # the options under their own names (ideal ...)
+    values |= dict(intervals or {})
     opts = IndexOptions.coerce(values, **_boot_options(boot, design_cluster))
     cli = (("dimensions", [d.factor for d in dims]), *opts.cli_options())
     imports = ["from analysis.index import Dimension, bias_index"]
@@ -365,7 +396,10 @@ def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = N
             "print(index.totals)"]
     if boot:
         imports.append("from analysis.bootstrap import bootstrap_index")
-        body.append(f"print(bootstrap_index(results, design, {_boot_args(boot)}, **options))")
+        conf = "" if opts.confidence == IndexOptions.default("confidence") else \
+            f"confidence={opts.confidence!r}, "
+        body.append(f"print(bootstrap_index(results, design, {conf}{_boot_args(boot)}, "
+                    "**options))")
     return View("index", cli, tuple(imports), tuple(body))
 
 

@@ -43,6 +43,7 @@ if options is None:
     choose_hint("Choose at least one bias dimension (**Bias dimensions** above).",
                 "index_dimensions", likeliest_dimensions(design))
     st.stop()
+intervals = options.pop("intervals")  # the bootstrap's confidence and seed
 where = subset_filter(design, "index")
 try:
     index = compute_index(results, design, where, options)
@@ -62,15 +63,16 @@ figure_downloads(fig, "bias_index", key="index_fig")
 st.dataframe(totals, hide_index=True)
 table_download(index.totals, "bias_index_totals", key="index_totals")
 
-boot = bootstrap_options(results, design, "index")
+boot = bootstrap_options(results, design, "index", seed=intervals["seed"])
 if boot:
     from analysis.bootstrap import bootstrap_index
     from analysis.cells import filter_rows
 
     with st.spinner("Bootstrapping the index..."):
         show_intervals(bootstrap_index(filter_rows(results, where or None), design, **boot,
-                                       **options), "bias_index_bootstrap", key="index_boot")
-reproduce_index(design, options, where, boot=boot)
+                                       confidence=intervals["confidence"], **options),
+                       "bias_index_bootstrap", key="index_boot")
+reproduce_index(design, options, where, boot=boot, intervals=intervals)
 
 st.subheader("Components")
 st.caption("score: the component's raw value (B_i, the Gini index or the constant, S); "

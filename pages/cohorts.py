@@ -6,10 +6,12 @@ from analysis import distribution as dist_mod
 from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
 from analysis.figures.distribution import PANELS_PER_PAGE, n_pages
+from analysis.options.cohorts import CohortsOptions as Opts
 from ui.cohorts import capsule_section, cohort_figures, cohort_options, cohort_view, one_decimal
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
+from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_cohorts
 from ui.widgets import md, p_value_columns
@@ -33,6 +35,9 @@ if not opts["categories"]:
     st.stop()
 where = subset_filter(design, "cohorts")
 category, cohort, by = opts["category"], opts["cohort"], opts["by"]
+answer = st.container()  # the figures first, the other options of the test below them
+with st.expander("Other options of the test", expanded=False):
+    opts |= other_options(Opts, ("method", "seed"), key="cohorts_option")
 try:
     rows = filter_rows(results, where or None)
     view = cohort_view(results, design, where, opts)
@@ -41,17 +46,18 @@ except AnalysisError as exc:
     st.stop()
 dist, wide, spread, across, test = (view[k] for k in ("dist", "wide", "spread", "across",
                                                       "test"))
-if view["dropped"]:
-    st.warning(f"{view['dropped']:,} rows have no {md(category)} and are left out.")
-pages = n_pages(dist, by)
-page = 0
-if pages > 1:
-    page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
-                           pages, 1, key="cohorts_panel_page") - 1
-bar, line, spread_fig = cohort_figures(results, design, where, opts, page)
-for kind, label, fig in (("bar", "stacked", bar), ("line", "lines", line)):  # the answer first
-    st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
-    figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
+with answer:
+    if view["dropped"]:
+        st.warning(f"{view['dropped']:,} rows have no {md(category)} and are left out.")
+    pages = n_pages(dist, by)
+    page = 0
+    if pages > 1:
+        page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
+                               pages, 1, key="cohorts_panel_page") - 1
+    bar, line, spread_fig = cohort_figures(results, design, where, opts, page)
+    for kind, label, fig in (("bar", "stacked", bar), ("line", "lines", line)):  # answer first
+        st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
+        figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
 add_to_report_button("cohorts", {**opts, "where": where})
 reproduce_cohorts(design, opts, where)
 

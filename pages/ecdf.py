@@ -16,6 +16,7 @@ from ui.common import (
 )
 from ui.importance_linear import deviation_view_note
 from ui.navigation import route_first_visit
+from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
 from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
@@ -53,33 +54,37 @@ ideal = c2.number_input(Opts.label("ideal"), value=Opts.default("ideal"), step=0
 cutoff = c3.number_input(Opts.label("cutoff"), value=Opts.default("cutoff"), min_value=0.0,
                          max_value=1.0, step=0.05, key="ecdf_cutoff", help=Opts.help("cutoff"))
 
+answer = st.container()  # the figure first, the other options below it
+with st.expander("Other options", expanded=False):
+    more = other_options(Opts, ("level", "ideal", "cutoff", "n_resamples"), key="ecdf_option")
+opts = Opts.coerce(more)
 try:
     cells = cells_for(results, design, [by, *factors], where)
     rates = subgroup_rates(cells, factors, by=by, level=level)
     summary = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
-    ks = ks_tests(rates, by=by)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
-missing_outcome_note(results, where)
-add_to_report_button("ecdf", {"by": by, "factors": factors, "level": level, "ideal": ideal,
-                              "cutoff": cutoff, "where": where}, ci_prefix="ecdf")
-few = summary[summary[N_SUBGROUPS] < 5]
-if len(few):
-    st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in
-                                                few.to_dict(orient="records"))
-               + ": the eCDF is coarse and the KS test has little power.")
-
-fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
-st.plotly_chart(fig, key="ecdf_chart")
-figure_downloads(fig, "ecdf", key="ecdf_figure")
+with answer:
+    missing_outcome_note(results, where)
+    add_to_report_button("ecdf", {"by": by, "factors": factors, "level": level, "ideal": ideal,
+                                  "cutoff": cutoff, "where": where, **more}, ci_prefix="ecdf")
+    few = summary[summary[N_SUBGROUPS] < 5]
+    if len(few):
+        st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in
+                                                    few.to_dict(orient="records"))
+                   + ": the eCDF is coarse and the KS test has little power.")
+    fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
+    st.plotly_chart(fig, key="ecdf_chart")
+    figure_downloads(fig, "ecdf", key="ecdf_figure")
 
 st.subheader("Deviation metric per curve")
 st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(summary, "ecdf_summary", key="ecdf_summary")
 
-boot = bootstrap_options(results, design, "ecdf")
+boot = bootstrap_options(results, design, "ecdf", seed=opts.seed)
 if boot:
     from analysis.bootstrap import bootstrap_ecdf
     from analysis.cells import filter_rows
@@ -87,9 +92,10 @@ if boot:
     st.caption("Bootstrap intervals: deviation metric per curve, the difference between two "
                "curves and the KS statistic (its percentile interval is biased upwards).")
     show_intervals(bootstrap_ecdf(filter_rows(results, where or None), factors, by=by,
-                                  level=level, ideal=ideal, **boot), "ecdf_bootstrap",
+                                  level=level, ideal=ideal, confidence=opts.confidence,
+                                  **boot), "ecdf_bootstrap",
                    key="ecdf_boot")
-reproduce_ecdf(design, factors, by, level, ideal, cutoff, where, boot=boot)
+reproduce_ecdf(design, factors, by, level, ideal, cutoff, where, boot=boot, more=more)
 
 st.subheader("Kolmogorov-Smirnov")
 if len(ks):

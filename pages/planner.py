@@ -8,6 +8,7 @@ from analysis.options.planning import PlanOptions
 from analysis.planning import budget_note, fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
 from ui.navigation import route_first_visit
+from ui.options import other_options
 from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
 from ui.widgets import md
 
@@ -27,9 +28,10 @@ else:
                              default=default_factors(design), key="planner_factors")
     budget = st.number_input(PlanOptions.label("budget"), 1, 10_000_000, 100,
                              key="planner_budget")
+    more = other_options(PlanOptions, ("budget",), key="planner_option")  # any not laid out
     try:
         plan = plan_additions(cells_for(results, design, factors, with_outcome=False), design,
-                              factors=factors, budget=int(budget))
+                              factors=factors, **PlanOptions.coerce(more, budget=budget).kwargs())
     except AnalysisError as exc:
         st.error(md(str(exc)))
     else:

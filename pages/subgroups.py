@@ -26,6 +26,7 @@ from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_subgroup_noise
 from ui.navigation import route_first_visit
+from ui.options import other_options
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import with_bootstrap, with_power
 from ui.report import add_to_report_button
@@ -71,19 +72,21 @@ min_n = c3.number_input(Opts.label("min_n"), min_value=1, value=Opts.default("mi
                         key="subgroups_min_n")
 
 cluster = cluster_toggle(results, design)
+answer, options = st.container(), st.container()  # the figure first, its options below
+with options, st.expander("Other options", expanded=False):
+    more = other_options(Opts, ("level", "test", "min_n", "n_resamples"), key="subgroups_option")
 try:
     cells = cells_for(results, design, list(dict.fromkeys(
         [*factors, *([cluster] if cluster else [])])), where)
-    full = subgroups(cells, factors, max_level=level, test=test, min_n=int(min_n),
-                     cluster=cluster)
+    opts = Opts.coerce(level=level, test=test, min_n=int(min_n), **more)
+    full = subgroups(cells, factors, **{**opts.kwargs(), "cluster": cluster})
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-answer, options = st.container(), st.container()  # the figure first, its options below
 with options:
     full, grey, power = with_power(full, int(cells[N].sum()))
     full, boot = with_bootstrap(full, results, design, factors, where, level,
-                                cluster if cluster not in factors else None)
+                                cluster if cluster not in factors else None, seed=opts.seed)
 table = distinct_subgroups(full)
 table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
 with answer:
@@ -101,7 +104,7 @@ with answer:
         picked = top_findings_panel(table, factors, colour, int(min_n))
     figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
     add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
-                                       "min_n": int(min_n), "where": where},
+                                       "min_n": int(min_n), "where": where, **more},
                          ci_prefix="subgroups", noise_prefix="subgroups")
     answer_notes(table, full, int(cells[N].sum()), results, design, where)
 
@@ -116,4 +119,4 @@ rows_panel(results, where, selected_subgroup(event, shown, factors)
            or clicked_sector(clicked, fig, full, factors) or picked)
 bbq_scores_section(results, where)
 reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power,
-                    cluster=cluster)
+                    cluster=cluster, more=more)

@@ -187,8 +187,8 @@ def _view(results: pd.DataFrame, where: dict, opts: dict) -> dict:
     return {"dist": dist, "wide": dm.percentage_table(dist, category, cohort, by=by),
             "spread": dm.frequency_spread(dist, category, cohort, by=by),
             "across": dm.frequency_spread(dist, category, cohort, by=by, over="cohorts"),
-            "test": dm.homogeneity_test(dist, category, cohort, by=by, method=opts["method"],
-                                        seed=opts["seed"]),
+            "test": dm.homogeneity_test(dist, category, cohort, by=by,
+                                        **Opts.from_settings(opts).kwargs()),
             "dropped": int(rows[category].isna().sum())}
 
 

@@ -8,6 +8,7 @@ import streamlit as st
 from analysis import compare as cmp
 from analysis.design import Design
 from analysis.options.compare import CompareOptions as Opts
+from ui.options import other_options
 from ui.widgets import md
 
 __all__ = [
@@ -87,9 +88,11 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
                 f"{Opts.label('cluster')} of {md(design.cluster)}", value=True,
                 key="compare_cluster"):
             cluster = None
+        more = other_options(Opts, ("adjust", "duplicates", "n_resamples"),
+                             key="compare_option")
     return {"by": by, "reference": reference, "factors": factors,
             "level": int(level) if factors else None, "unit": None,
-            "score": None if outcome == OUTCOME else outcome, **Opts().settings(),
+            "score": None if outcome == OUTCOME else outcome, **Opts().settings(), **more,
             "adjust": adjust, "duplicates": duplicates, "n_resamples": int(n_boot),
             "cluster": cluster}
 

@@ -75,8 +75,8 @@ def count_choice(design: Design) -> str:
 
 @st.cache_resource(max_entries=16, show_spinner="Measuring coverage...")
 def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
-              _cells: pd.DataFrame, _design: Design, _where: dict, unit: str = cov.PROMPTS
-              ) -> dict:
+              _cells: pd.DataFrame, _design: Design, _where: dict, unit: str = cov.PROMPTS,
+              limit: int = THINNEST) -> dict:
     kw = {"factors": list(factors), "where": _where}
     summary = cov.coverage_summary(_cells, _design, **kw)
     marginals = cov.marginal_counts(_cells, _design, **kw)
@@ -86,15 +86,16 @@ def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key:
         "reading": cov.describe_coverage(summary, marginals, unit=unit),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
         "empty": cov.empty_cells(_cells, _design, limit=EMPTY_DOWNLOAD_MAX, **kw),
-        "thinnest": cov.thinnest_cells(_cells, _design, limit=THINNEST, **kw),
+        "thinnest": cov.thinnest_cells(_cells, _design, limit=limit, **kw),
     }
 
 
 def overview(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
-             unit: str = cov.PROMPTS) -> dict:
-    """Summary, marginals, reading, nestings, first empty and thinnest cells (cached)."""
+             unit: str = cov.PROMPTS, *, limit: int = THINNEST) -> dict:
+    """Summary, marginals, reading, nestings, first empty and the ``limit`` thinnest cells
+    (cached)."""
     return _overview(st.session_state["results_token"], design.to_json(), tuple(factors),
-                     repr(sorted(where.items())), cells, design, where, unit)
+                     repr(sorted(where.items())), cells, design, where, unit, limit)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Checking the models...")

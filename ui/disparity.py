@@ -14,6 +14,7 @@ from analysis.context import is_simulated
 from analysis.design import Design
 from analysis.options.disparity import DisparityOptions as Opts
 from ui.defaults import page_defaults
+from ui.options import other_options
 from ui.widgets import md
 
 __all__ = ["COLUMN_CONFIG", "box_of", "cached_permutation", "cached_report", "data_note",
@@ -118,6 +119,7 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
                  "SAGED's library prints. Off: unbiased variance, bias-adjusted shape, max |z| "
                  "(docs/disparity.md).")
         opts["conventions"] = "saged" if saged else "workbench"
+        opts |= other_options(Opts, opts, key="disparity_option")  # declared, not laid out
     return opts
 
 

@@ -10,9 +10,20 @@ from analysis.design import Design
 from analysis.index import DIMENSION_SCORES, BiasIndex, Dimension, bias_index
 from analysis.options.index import IndexOptions as Opts
 from ui.defaults import page_defaults
+from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["compute_index", "index_dimensions", "index_options", "likeliest_dimensions"]
+__all__ = ["DRAWN", "INTERVALS", "compute_index", "index_dimensions", "index_options",
+           "likeliest_dimensions"]
+
+
+#: The options of ``IndexOptions`` the page lays out (scores and weights per dimension,
+#: the penalty as a kind and a value, the replicates in the bootstrap's expander).
+DRAWN = ("scores", "weights", "model", "printed_equation", "normalize_weights", "penalty",
+         "penalty_gini", "sentiment", "sentiment_by", "sentiment_score", "sentiment_scale",
+         "n_resamples")
+#: Options of the bootstrap intervals, not of ``bias_index``.
+INTERVALS = ("confidence", "seed")
 
 
 def index_dimensions(design: Design, model: str | None) -> list[str]:
@@ -31,7 +42,10 @@ def likeliest_dimensions(design: Design) -> list[str]:
 
 
 def index_options(design: Design, numeric: list[str]) -> dict | None:
-    """The Bias index page's widgets; returns the keyword options of ``bias_index``."""
+    """The Bias index page's widgets; returns the keyword options of ``bias_index`` and,
+    under ``intervals``, the bootstrap's ``confidence`` and ``seed`` (the page pops them).
+    Options of :class:`~analysis.options.index.IndexOptions` the page does not lay out
+    (:data:`DRAWN`) get widgets from their declaration (``index_option_<name>``)."""
     models = design.of_kind("model")
     c1, c2 = st.columns([1, 2])
     model = c1.selectbox(Opts.label("model"), ["(all rows)"] + design.names,
@@ -76,11 +90,15 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
         scale = st.number_input(Opts.label("sentiment_scale"),
                                 value=Opts.default("sentiment_scale"), step=0.1,
                                 key="index_lambda")
+        more = other_options(Opts, DRAWN, key="index_option")
+        kw = Opts.coerce(more).index_kwargs(factors)  # as bias_index takes them (lists)
     return {"dimensions": dims, "model": model, "normalize_weights": normalize,
             **({"printed_equation": True} if printed else {}),
             "penalty_kind": kind, "penalty_value": value,
             "sentiment": None if sentiment == "(none)" else sentiment, "sentiment_by": s_by,
-            "sentiment_score": s_score, "sentiment_scale": scale}
+            "sentiment_score": s_score, "sentiment_scale": scale,
+            **{k: kw.get(k, v) for k, v in more.items() if k not in INTERVALS},
+            "intervals": {k: v for k, v in more.items() if k in INTERVALS}}
 
 
 def compute_index(results: pd.DataFrame, design: Design, where: dict, options: dict

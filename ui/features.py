@@ -16,6 +16,7 @@ from analysis.design import Design, suggest_design
 from analysis.errors import AnalysisError
 from analysis.options.features import FeaturesOptions as Opts
 from ui.common import active_frame, set_data, token_of
+from ui.options import other_options
 from ui.widgets import md
 
 __all__ = ["text_features_section"]
@@ -65,11 +66,16 @@ def text_features_section() -> None:
                 ref_text = st.text_input("Reference text", key="features_ref_text") or None
             else:
                 ref_col = choice
+        # the embedding model is not offered: a visitor's path or name would be loaded on a
+        # shared server (the bundled model only; the CLI and the API take --model)
+        more = other_options(Opts, ("features", "skip_unavailable", "model"),
+                             key="features_option")
         if st.button("Add the feature columns", key="features_add", disabled=not names):
             try:
                 out, report = F.extract_features(frame, text, names, reference_column=ref_col,
                                                  reference_text=ref_text,
-                                                 skip_unavailable=True)  # marked above
+                                                 skip_unavailable=True,  # marked above
+                                                 **more)
             except AnalysisError as exc:
                 st.error(md(str(exc)))
                 return

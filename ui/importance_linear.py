@@ -19,6 +19,7 @@ from analysis.importance_linear import linear_importance
 from analysis.options.importance_linear import LinearOptions as Lin
 from ui.common import figure_downloads, table_download
 from ui.importance import fix_buttons
+from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_importance_linear
 from ui.widgets import md
@@ -107,6 +108,9 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
                                    "intercept": "intercept only"}.get)
     accept = c3.checkbox(Lin.label("accept_unconverged"), value=Lin.default("accept_unconverged"),
                          key="importance_unconverged", disabled=not mixed)
+    with c3:  # options of LinearOptions the page does not lay out (none yet)
+        more = other_options(Lin, ("standardise", "mixed", "random_effects",
+                                   "accept_unconverged"), key="importance_linear_option")
     try:
         fit = linear_importance(results, design, factors=options["factors"],
                                 references=options["references"], covariates=covariates,
@@ -114,7 +118,9 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
                                 where={k: v for k, v in (where or {}).items() if v} or None,
                                 cluster=options["cluster"], mixed=bool(mixed),
                                 random_slopes=slopes == "slopes", accept_unconverged=accept,
-                                alpha=options["alpha"], adjust=options["adjust"])
+                                alpha=options["alpha"], adjust=options["adjust"],
+                                confidence=options["confidence"],
+                                **more)
     except ImportanceRefusal as exc:
         st.error(md(exc.explanation))
         fix_buttons(exc.fixes, design)
@@ -123,7 +129,7 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
         st.error(md(str(exc)))
         return
     linear = {"covariates": covariates, "standardise": standardise, "mixed": bool(mixed),
-              "random_slopes": slopes == "slopes", "accept_unconverged": accept}
+              "random_slopes": slopes == "slopes", "accept_unconverged": accept, **more}
     reproduce_importance_linear(design, options, linear, where)
     add_to_report_button("importance", {**options, "where": where, **linear})
     m = st.columns(4)

@@ -12,6 +12,7 @@ from analysis.columns import COVERAGE_PERCENTAGE, GINI_INDEX, N_OBSERVED_CELLS
 from analysis.errors import AnalysisError
 from analysis.options.planning import PowerOptions
 from analysis.planning import Plan, sample_size
+from ui.options import other_options
 from ui.widgets import md
 
 __all__ = ["NEW_EXAMPLE", "before_after", "parse_factors", "power_calculator"]
@@ -49,7 +50,9 @@ def parse_factors(text: str) -> dict[str, list[str]]:
 
 
 def power_calculator() -> None:
-    """Rate, LD, share and power in; rows needed out."""
+    """Rate, LD, share and power in (the other options of
+    :class:`~analysis.options.planning.PowerOptions`, e.g. alpha, in "Other options",
+    ``planner_power_option_<name>``); rows needed out."""
     c = st.columns(4)
     rate = c[0].number_input("Deviation rate outside", 0.01, 0.99, 0.3, 0.01, key="planner_rate")
     ld = c[1].number_input("Log disparity to detect", -5.0, 5.0, 0.4, 0.05, key="planner_ld")
@@ -58,8 +61,11 @@ def power_calculator() -> None:
     power = c[3].select_slider(PowerOptions.label("power"), [0.5, 0.7, 0.8, 0.9, 0.95],
                                value=PowerOptions.default("power"), key="planner_power",
                                help=PowerOptions.help("power"))
+    with st.expander("Other options", expanded=False):
+        more = other_options(PowerOptions, ("power",), key="planner_power_option")
+    opts = PowerOptions.coerce(more, power=power)
     try:
-        out = sample_size(rate=rate, ld=ld, share=share, power=power)
+        out = sample_size(rate=rate, ld=ld, share=share, **opts.kwargs())
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
@@ -67,7 +73,7 @@ def power_calculator() -> None:
               help=f"{out['n_subgroup']:,} in the subgroup, {out['n_outside']:,} outside")
     st.caption(f"Subgroup rate {out['rate_subgroup']:.3f} against {rate:g}; power "
                f"{out['achieved_power']:.3f} ({out['method']}) with a two-sided Wald test "
-               f"at alpha = {PowerOptions.default('alpha'):g}." + (
+               f"at alpha = {opts.alpha:g}." + (
                    " The power stays at or above the target from this N on (checked up to "
                    f"{out['checked_up_to']:,})" if out["method"] == "exact" else "")
                + (f"; {out['n_first_reaching']:,} rows already reach it, but some totals "

@@ -45,15 +45,16 @@ def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, d
 
 
 def with_bootstrap(table: pd.DataFrame, results: pd.DataFrame, design, factors: list[str],
-                   where: dict, level: int, cluster: str | None = None
-                   ) -> tuple[pd.DataFrame, dict | None]:
+                   where: dict, level: int, cluster: str | None = None, *,
+                   seed: int | None = None) -> tuple[pd.DataFrame, dict | None]:
     """The subgroup table with (cluster-)bootstrap intervals of LD when asked for, and the
-    bootstrap settings (None when off); ``cluster`` (the page's) is resampled."""
+    bootstrap settings (None when off); ``cluster`` (the page's) is resampled; ``seed``:
+    the page's (None: the options' default)."""
     from analysis.bootstrap import bootstrap_log_disparity
     from analysis.cells import filter_rows
     from ui.uncertainty import bootstrap_options
 
-    boot = bootstrap_options(results, design, "subgroups", cluster=cluster)
+    boot = bootstrap_options(results, design, "subgroups", cluster=cluster, seed=seed)
     if not boot:
         return table, None
     from ui.widgets import md

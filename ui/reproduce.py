@@ -70,26 +70,30 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
 
 def reproduce_subgroups(design: Design, factors: list[str], level: int, test: str, min_n: int,
                         where: dict, *, boot: dict | None = None,
-                        power: dict | None = None, cluster: str | None = None) -> None:
+                        power: dict | None = None, cluster: str | None = None,
+                        more: dict | None = None) -> None:
     """The expander of the subgroups page (``boot``: its bootstrap settings when on;
     ``power``: the "Power" widgets' ``power`` and ``target_ld``; judge noise from its
-    expander's widgets)."""
+    expander's widgets; ``more``: its "Other options")."""
     view = rp.subgroups_view(factors, level, test, min_n, boot=boot, power=power,
-                             design_cluster=design.cluster, cluster=cluster)
+                             design_cluster=design.cluster, cluster=cluster, more=more)
     view = rp.with_subgroup_noise(view, page_noise_settings("subgroups"), level, test, min_n)
     reproduce(view, design, where, "subgroups_repro")
 
 
 def reproduce_coverage(design: Design, factors: list[str], where: dict,
-                       unit: str = "prompts") -> None:
-    """The expander of the coverage page (``unit``: what a cell counts)."""
-    reproduce(rp.coverage_view(factors, unit), design, where, "coverage_repro")
+                       unit: str = "prompts", *, more: dict | None = None) -> None:
+    """The expander of the coverage page (``unit``: what a cell counts; ``more``: its
+    "Other options")."""
+    reproduce(rp.coverage_view(factors, unit, more=more), design, where, "coverage_repro")
 
 
 def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, ideal: float,
-                   cutoff: float, where: dict, *, boot: dict | None = None) -> None:
-    """The expander of the ecdf page (``boot``: its bootstrap settings when on)."""
-    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff, boot=boot,
+                   cutoff: float, where: dict, *, boot: dict | None = None,
+                   more: dict | None = None) -> None:
+    """The expander of the ecdf page (``boot``: its bootstrap settings when on; ``more``:
+    its "Other options")."""
+    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff, boot=boot, more=more,
                            design_cluster=design.cluster), design, where, "ecdf_repro")
 
 
@@ -120,10 +124,11 @@ def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
 
 
 def reproduce_index(design: Design, options: dict, where: dict, *,
-                    boot: dict | None = None) -> None:
-    """The expander of the index page (``boot``: its bootstrap settings when on)."""
-    reproduce(rp.index_view(options, boot=boot, design_cluster=design.cluster), design,
-              where, "index_repro")
+                    boot: dict | None = None, intervals: dict | None = None) -> None:
+    """The expander of the index page (``boot``: its bootstrap settings when on;
+    ``intervals``: their confidence and seed)."""
+    reproduce(rp.index_view(options, boot=boot, design_cluster=design.cluster,
+                            intervals=intervals), design, where, "index_repro")
 
 
 def reproduce_cohorts(design: Design, opts: dict, where: dict) -> None:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
 from analysis.design import Design
-from analysis.options import options_for
+from analysis.options import OptionError, options_for
 from analysis.options.common import BootstrapOptions
 from ui.widgets import md
 
@@ -34,13 +34,14 @@ ASK = "<ask>"
 
 
 def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
-                      cluster: str | None = ASK) -> dict | None:
+                      cluster: str | None = ASK, seed: int | None = None) -> dict | None:
     """A checkbox, the cluster (default: the design's) and the replicates (default: the
     ``n_resamples`` option of the analysis ``prefix``); None when off, else the
     ``analysis.bootstrap`` arguments ``cluster``, ``n_resamples``, ``seed``.
 
     ``cluster``: the page's cluster when it has chosen one already (the Subgroups page's
-    toggle; the bootstrap then resamples it and says so), else a selectbox asks."""
+    toggle; the bootstrap then resamples it and says so), else a selectbox asks.
+    ``seed``: the page's (its "Other options"); None: the options' default."""
     opts = options_for(prefix)
     with st.expander("Uncertainty: bootstrap intervals", expanded=False):
         on = st.checkbox(opts.label("ci"), key=f"{prefix}_boot")
@@ -59,7 +60,8 @@ def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
                                         "independent")
         n = c2.select_slider(opts.label("n_resamples"), [100, 200, 500, 1000, 2000],
                              value=opts.default("n_resamples"), key=f"{prefix}_boot_n")
-    return {"cluster": cluster, "n_resamples": int(n), "seed": opts.default("seed")} \
+    seed = opts.default("seed") if seed is None else int(seed)
+    return {"cluster": cluster, "n_resamples": int(n), "seed": seed} \
         if on else None
 
 
@@ -88,13 +90,19 @@ def page_ci_settings(prefix: str) -> dict:
     """The interval settings of a report section from the page's bootstrap widgets
     (:func:`bootstrap_options` with ``prefix``), read from session state when "Add to
     report" is pressed: ``ci`` (``bootstrap`` when the checkbox is on, else ``none``),
-    ``cluster`` and ``n_resamples`` as chosen, ``seed`` and ``confidence`` the options'
-    defaults (what the pages compute with). Widgets the page has not drawn yet are left to
-    the defaults."""
+    ``cluster`` and ``n_resamples`` as chosen, ``seed`` and ``confidence`` as the page's
+    "Other options" (``<prefix>_option_<name>``, :func:`ui.options.other_options`) give them,
+    else the options' defaults (what the pages compute with). Widgets the page has not drawn
+    yet are left to the defaults."""
     ss = st.session_state
     opts = options_for(prefix)
-    out: dict = {"ci": "bootstrap" if ss.get(f"{prefix}_boot") else "none",
-                 "seed": opts.default("seed"), "confidence": opts.default("confidence")}
+    out: dict = {"ci": "bootstrap" if ss.get(f"{prefix}_boot") else "none"}
+    for name in ("seed", "confidence"):
+        try:
+            out[name] = getattr(opts.coerce({name: ss.get(f"{prefix}_option_{name}",
+                                                          opts.default(name))}), name)
+        except OptionError:  # refused: the page said so and computes with the default
+            out[name] = opts.default(name)
     if f"{prefix}_boot_cluster" in ss:
         out["cluster"] = ss[f"{prefix}_boot_cluster"]
     if f"{prefix}_boot_n" in ss:
