@@ -7,13 +7,7 @@ from analysis.errors import AnalysisError
 from analysis.figures.subgroups import sunburst_figure
 from analysis.options.subgroups import SubgroupsOptions as Opts
 from analysis.subgroups import TESTS, distinct_subgroups, subgroups
-from ui.common import (
-    cells_for,
-    figure_downloads,
-    require_results,
-    subset_filter,
-    table_download,
-)
+from ui.common import cells_for, figure_downloads, require_results, subset_filter, table_download
 from ui.defaults import choose_hint
 from ui.findings import (
     clicked_sector,
