@@ -45,7 +45,7 @@ def main() -> None:
         frame[f"ics@j{j}"] = scores
     data = reliability_data([frame])
     start = time.perf_counter()
-    table = reliability(data, n_boot=args.n_boot, seed=0)
+    table = reliability(data, n_resamples=args.n_boot, seed=0)
     fast = time.perf_counter() - start
     x = data.scores["ics"]
     start = time.perf_counter()

@@ -226,7 +226,7 @@ def reliability_command(args: argparse.Namespace) -> int:
     from analysis.judge_stats.reliability import disagreements, load_reliability_data, reliability
 
     data = load_reliability_data(args.judged, encoding=input_encoding(args))
-    table = reliability(data, n_boot=args.n_boot, seed=args.seed)
+    table = reliability(data, n_resamples=args.n_boot, seed=args.seed)
     disagree = disagreements(data, min_range=args.min_range)
     if args.out:
         write_table(table, args.out)

@@ -412,7 +412,7 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
     result = category_agreement(
         frame, (args.judge_col or ["category"])[0], (args.human_col or [None])[0],
         categories=categories or None, unknown="drop" if args.drop_unknown else "error",
-        ci=args.ci, n_boot=args.n_boot, confidence=args.confidence, random_state=args.seed)
+        ci=args.ci, n_resamples=args.n_boot, confidence=args.confidence, seed=args.seed)
     if args.out:
         write_table(result.table, args.out)
         confusion = args.out.with_name(f"{args.out.stem}.confusion.csv")
@@ -449,8 +449,8 @@ def _agreement(args: argparse.Namespace) -> int:
             raise JudgesError("Give --judge-col and --human-col the same number of times "
                               "(they are paired in order).")
         pairs = list(zip(args.judge_col, args.human_col, strict=True))
-    table = agreement(frame, pairs, by_stage=not args.no_stages, ci=args.ci, n_boot=args.n_boot,
-                      confidence=args.confidence, random_state=args.seed)
+    table = agreement(frame, pairs, by_stage=not args.no_stages, ci=args.ci,
+                      n_resamples=args.n_boot, confidence=args.confidence, seed=args.seed)
     if args.out:
         write_table(table, args.out)
         print(f"Wrote {args.out}.", file=sys.stderr)

@@ -52,23 +52,23 @@ def _read(data: bytes, name: str) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=16, show_spinner="Bootstrapping...")
-def _compute(frames: tuple[pd.DataFrame, ...], names: tuple[str, ...], n_boot: int, seed: int,
+def _compute(frames: tuple[pd.DataFrame, ...], names: tuple[str, ...], n_resamples: int, seed: int,
              min_range: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     data = reliability_data(list(frames), list(names))
-    return (reliability(data, n_boot=n_boot, seed=seed),
+    return (reliability(data, n_resamples=n_resamples, seed=seed),
             disagreements(data, min_range=min_range), score_spread(data), data.judges)
 
 
 def show(frames: Sequence[pd.DataFrame], names: Sequence[str], where: str) -> None:
     """Alpha / ICC table with intervals, the disagreement list and the SD histogram."""
     c1, c2, c3 = st.columns(3)
-    n_boot = int(c1.number_input("Bootstrap resamples (alpha)", 0, 20_000, 1000, step=100,
+    n_resamples = int(c1.number_input("Bootstrap resamples (alpha)", 0, 20_000, 1000, step=100,
                                  key=f"rel_{where}_boot"))
     seed = int(c2.number_input("Seed", 0, 2**31 - 1, 0, key=f"rel_{where}_seed"))
     min_range = float(c3.number_input("List disagreements of at least", 1.0, 4.0, 2.0,
                                       step=1.0, key=f"rel_{where}_range"))
     try:
-        table, disagree, spread, judges = _compute(tuple(frames), tuple(names), n_boot, seed,
+        table, disagree, spread, judges = _compute(tuple(frames), tuple(names), n_resamples, seed,
                                                    min_range)
     except ReliabilityError as exc:
         st.error(md(str(exc)))

@@ -6,8 +6,8 @@ stages (and, with several pairs, pooled over all metrics): the number of complet
 quadratic-weighted Cohen's kappa and the share of exact agreement, each coefficient with
 a confidence interval:
 
-- ``ci="bootstrap"`` (default): percentile interval of ``n_boot`` resamples of the pairs,
-  drawn with a seeded generator (``random_state``), so a table is reproducible;
+- ``ci="bootstrap"`` (default): percentile interval of ``n_resamples`` resamples of the pairs,
+  drawn with a seeded generator (``seed``), so a table is reproducible;
 - ``ci="analytic"``: Fisher z intervals for the correlations (standard errors
   ``1/sqrt(n-3)`` for Pearson, ``sqrt((1 + rho^2/2)/(n-3))`` for Spearman after Bonett &
   Wright 2000, ``sqrt(0.437/(n-4))`` for Kendall after Fieller, Hartley & Pearson 1957)
@@ -396,10 +396,10 @@ _MAX_KENDALL_CATEGORIES = 60
 
 def _bootstrap(x: np.ndarray, y: np.ndarray,
                labels: tuple[np.ndarray, np.ndarray, Sequence[int]] | None,
-               row: dict[str, float], *, n_boot: int, confidence: float,
+               row: dict[str, float], *, n_resamples: int, confidence: float,
                rng: np.random.Generator) -> None:
     n = len(x)
-    idx = rng.integers(0, n, size=(n_boot, n))
+    idx = rng.integers(0, n, size=(n_resamples, n))
     bx, by = x[idx], y[idx]
     draws = {PEARSON: _pearson_rows(bx, by),
              SPEARMAN: _pearson_rows(stats.rankdata(bx, axis=1), stats.rankdata(by, axis=1)),
@@ -413,19 +413,19 @@ def _bootstrap(x: np.ndarray, y: np.ndarray,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             draws[KENDALL] = np.array([stats.kendalltau(bx[i], by[i]).statistic
-                                       for i in range(n_boot)])
+                                       for i in range(n_resamples)])
     tail = (1 - confidence) / 2
     for name, values in draws.items():
         values = values[np.isfinite(values)]
         # An interval needs most resamples to be defined (not constant on one side).
-        if np.isfinite(row[name]) and len(values) >= 0.5 * n_boot:
+        if np.isfinite(row[name]) and len(values) >= 0.5 * n_resamples:
             row[low(name)], row[high(name)] = (float(v) for v in
                                                np.quantile(values, [tail, 1 - tail]))
 
 
 def pair_agreement(judge: Sequence[float], human: Sequence[float], *,
-                   ci: CIMethod = "bootstrap", n_boot: int = 1000, confidence: float = 0.95,
-                   random_state: int | np.random.Generator | None = 0) -> dict[str, Any]:
+                   ci: CIMethod = "bootstrap", n_resamples: int = 1000, confidence: float = 0.95,
+                   seed: int | np.random.Generator | None = 0) -> dict[str, Any]:
     """Agreement statistics of two score arrays of equal length (missing pairs dropped).
 
     Returns
@@ -467,11 +467,11 @@ def pair_agreement(judge: Sequence[float], human: Sequence[float], *,
         _analytic(row, table, n, confidence)
         row[low(ICC)], row[high(ICC)] = icc_a1_interval(x, y, confidence)
     elif ci == "bootstrap":
-        rng = (random_state if isinstance(random_state, np.random.Generator)
-               else np.random.default_rng(random_state))
+        rng = (seed if isinstance(seed, np.random.Generator)
+               else np.random.default_rng(seed))
         _bootstrap(x, y, (labels[0], labels[1], categories)
                    if labels is not None and categories is not None else None,
-                   row, n_boot=n_boot,
+                   row, n_resamples=n_resamples,
                    confidence=confidence, rng=rng)
     elif ci != "none":
         raise ValueError(f"ci must be 'bootstrap', 'analytic' or 'none', not {ci!r}.")
@@ -497,8 +497,8 @@ def human_pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def agreement(frame: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None = None, *,
-              by_stage: bool = True, ci: CIMethod = "bootstrap", n_boot: int = 1000,
-              confidence: float = 0.95, random_state: int | None = 0) -> pd.DataFrame:
+              by_stage: bool = True, ci: CIMethod = "bootstrap", n_resamples: int = 1000,
+              confidence: float = 0.95, seed: int | None = 0) -> pd.DataFrame:
     """Agreement of judge scores with human labels (or a second judge) per metric and stage.
 
     Parameters
@@ -511,9 +511,9 @@ def agreement(frame: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None = Non
         :func:`human_pairs`.
     by_stage
         Add one row per stage (when ``frame`` has a ``stage`` column).
-    ci, n_boot, confidence, random_state
+    ci, n_resamples, confidence, seed
         Confidence intervals (module docstring); the bootstrap is seeded with
-        ``random_state`` and each row draws from its own generator, so adding a metric
+        ``seed`` and each row draws from its own generator, so adding a metric
         does not change the others' intervals.
 
     Returns
@@ -562,11 +562,11 @@ def agreement(frame: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None = Non
     if len(pairs) > 1:
         for stage, (xs, ys) in pooled.items():
             groups.append((ALL, stage, ALL, ALL, np.concatenate(xs), np.concatenate(ys)))
-    seeds = np.random.SeedSequence(random_state).spawn(len(groups))
+    seeds = np.random.SeedSequence(seed).spawn(len(groups))
     rows = []
-    for (metric, stage, jc, hc, x, y), seed in zip(groups, seeds, strict=True):
-        row = pair_agreement(x, y, ci=ci, n_boot=n_boot, confidence=confidence,
-                             random_state=np.random.default_rng(seed))
+    for (metric, stage, jc, hc, x, y), group_seed in zip(groups, seeds, strict=True):
+        row = pair_agreement(x, y, ci=ci, n_resamples=n_resamples, confidence=confidence,
+                             seed=np.random.default_rng(group_seed))
         rows.append({C.METRIC: metric, C.STAGE: stage, JUDGE_COLUMN: jc, HUMAN_COLUMN: hc,
                      **row, CI_METHOD: ci})
     table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))

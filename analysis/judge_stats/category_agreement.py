@@ -155,8 +155,8 @@ def category_agreement(frame: pd.DataFrame, label_col: str = "category",
                        human_col: str | None = None, *,
                        categories: Sequence[str] | None = None,
                        unknown: UnknownPolicy = "error", ci: CIMethod = "bootstrap",
-                       n_boot: int = 1000, confidence: float = 0.95,
-                       random_state: int | None = 0) -> CategoryAgreement:
+                       n_resamples: int = 1000, confidence: float = 0.95,
+                       seed: int | None = 0) -> CategoryAgreement:
     """Compare a categoriser's labels with human labels, as categories.
 
     Parameters
@@ -174,7 +174,7 @@ def category_agreement(frame: pd.DataFrame, label_col: str = "category",
     unknown
         ``"error"`` (default): a label that is not a category raises; ``"drop"``: such
         rows are left out and counted in ``n_unknown``.
-    ci, n_boot, confidence, random_state
+    ci, n_resamples, confidence, seed
         Interval of kappa (module docstring); the bootstrap is seeded.
 
     Returns
@@ -255,15 +255,16 @@ def category_agreement(frame: pd.DataFrame, label_col: str = "category",
             z = float(stats.norm.ppf(0.5 + confidence / 2))
             lo, hi = max(-1.0, kappa - z * se), min(1.0, kappa + z * se)
     elif ci == "bootstrap" and np.isfinite(kappa):
-        idx = np.random.default_rng(random_state).integers(0, n, size=(n_boot, n))
-        codes = (ch[idx] * k + cj[idx]) + np.arange(n_boot)[:, None] * k * k
-        tables = np.bincount(codes.ravel(), minlength=n_boot * k * k).reshape(n_boot, k, k)
+        idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+        codes = (ch[idx] * k + cj[idx]) + np.arange(n_resamples)[:, None] * k * k
+        tables = np.bincount(codes.ravel(), minlength=n_resamples * k * k).reshape(
+            n_resamples, k, k)
         po = np.trace(tables, axis1=1, axis2=2) / n
         pe = (tables.sum(2) * tables.sum(1)).sum(1) / n ** 2
         with np.errstate(invalid="ignore", divide="ignore"):
             draws = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
         draws = draws[np.isfinite(draws)]
-        if len(draws) >= 0.5 * n_boot:
+        if len(draws) >= 0.5 * n_resamples:
             tail = (1 - confidence) / 2
             lo, hi = (float(v) for v in np.quantile(draws, [tail, 1 - tail]))
     rows = [{CATEGORY: ALL, LABEL_COLUMN: label_col, HUMAN_COLUMN: human_col, N: n,

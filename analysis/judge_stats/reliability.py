@@ -21,14 +21,14 @@ metric (``metric == "all"``):
   mixed, consistency. Across judges all three are reported; across repeated samples of one
   judge the order of the samples means nothing (sample 1 is not a rater), so only ICC(1,1)
   is (ICC(2,1) and ICC(3,1) are NaN there).
-- **Intervals**: alpha's is a percentile bootstrap (``n_boot`` resamples of the rows,
+- **Intervals**: alpha's is a percentile bootstrap (``n_resamples`` resamples of the rows,
   seeded): the rows are resampled whole, so the values of one row stay together (Hayes &
   Krippendorff 2007 bootstrap alpha's sampling distribution; we resample units rather than
   pairable values). The ICCs' are the classical F intervals (:func:`icc_f_intervals`,
   Shrout & Fleiss 1979, McGraw & Wong 1996 = pingouin's ``CI95``), which keep their
   coverage where the row bootstrap undercovered (95 % against 85-94 % at 44 rows, by
   simulation, ``docs/judges.md`` §12); they need no
-  resampling, so they are there with ``n_boot = 0`` too.
+  resampling, so they are there with ``n_resamples = 0`` too.
 
 :func:`disagreements` lists the rows where the judges' scores span ``min_range`` (2) or more;
 :func:`score_spread` gives the per-row standard deviations behind the page's histogram.
@@ -460,7 +460,7 @@ def _groups(data: ReliabilityData) -> list[tuple[str, str, np.ndarray]]:
 _BOOT_BLOCK = 200
 
 
-def _stat_row(x: np.ndarray, *, judges_like: bool, n_boot: int, confidence: float,
+def _stat_row(x: np.ndarray, *, judges_like: bool, n_resamples: int, confidence: float,
               rng: np.random.Generator) -> dict[str, float]:
     """Statistics of a units x raters table (units with no value at all dropped).
 
@@ -496,12 +496,12 @@ def _stat_row(x: np.ndarray, *, judges_like: bool, n_boot: int, confidence: floa
     for name, (lo, hi) in icc_f_intervals(xc, confidence=confidence).items():
         if name in iccs and np.isfinite(row[name]):
             row[low(name)], row[high(name)] = lo, hi
-    if n_boot <= 0:
+    if n_resamples <= 0:
         return row
     draws: dict[str, list[np.ndarray]] = {}
     units = len(x)
-    for start in range(0, n_boot, _BOOT_BLOCK):
-        b = min(_BOOT_BLOCK, n_boot - start)
+    for start in range(0, n_resamples, _BOOT_BLOCK):
+        b = min(_BOOT_BLOCK, n_resamples - start)
         idx = rng.integers(0, units, size=(b, units)) + np.arange(b)[:, None] * units
         w = np.bincount(idx.ravel(), minlength=b * units).reshape(b, units).astype(float)
         for name, values in stats(w).items():
@@ -510,13 +510,13 @@ def _stat_row(x: np.ndarray, *, judges_like: bool, n_boot: int, confidence: floa
     for name, parts in draws.items():
         values = np.concatenate(parts)
         values = values[np.isfinite(values)]
-        if np.isfinite(row[name]) and len(values) >= 0.5 * n_boot:
+        if np.isfinite(row[name]) and len(values) >= 0.5 * n_resamples:
             row[low(name)], row[high(name)] = (float(v) for v in
                                                np.quantile(values, [tail, 1 - tail]))
     return row
 
 
-def reliability(data: ReliabilityData, *, n_boot: int = 1000, seed: int | None = 0,
+def reliability(data: ReliabilityData, *, n_resamples: int = 1000, seed: int | None = 0,
                 confidence: float = 0.95) -> pd.DataFrame:
     """Alpha and ICC across judges and across each judge's repeated samples.
 
@@ -524,7 +524,7 @@ def reliability(data: ReliabilityData, *, n_boot: int = 1000, seed: int | None =
     ----------
     data
         :func:`reliability_data`.
-    n_boot
+    n_resamples
         Bootstrap resamples of the rows for alpha's interval (0: none; the ICCs' F
         intervals are always given).
     seed
@@ -552,8 +552,8 @@ def reliability(data: ReliabilityData, *, n_boot: int = 1000, seed: int | None =
     """
     if not 0 < confidence < 1:
         raise ReliabilityError(f"confidence must be between 0 and 1, got {confidence}.")
-    if n_boot < 0:
-        raise ReliabilityError(f"n_boot must be 0 or more, got {n_boot}.")
+    if n_resamples < 0:
+        raise ReliabilityError(f"n_resamples must be 0 or more, got {n_resamples}.")
     if len(data.judges) < 2 and not data.samples:
         raise ReliabilityError(
             "Only one judge and no repeated samples: nothing to compare. Give a file scored "
@@ -581,8 +581,8 @@ def reliability(data: ReliabilityData, *, n_boot: int = 1000, seed: int | None =
     seeds = np.random.SeedSequence(seed).spawn(max(len(tables), 1))
     rows = []
     for (m, stage, across, x, judges_like), s in zip(tables, seeds, strict=False):
-        stats = _stat_row(x, judges_like=judges_like, n_boot=n_boot, confidence=confidence,
-                          rng=np.random.default_rng(s))
+        stats = _stat_row(x, judges_like=judges_like, n_resamples=n_resamples,
+                          confidence=confidence, rng=np.random.default_rng(s))
         rows.append({C.METRIC: m, C.STAGE: stage, ACROSS: across, **stats})
     table = pd.DataFrame(rows, columns=list(RELIABILITY_COLUMNS))
     return table.astype({RATERS: "int64", N_UNITS: "int64", N_PAIRABLE: "int64",

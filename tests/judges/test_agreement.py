@@ -106,9 +106,9 @@ def test_correlations_match_scipy_and_analytic_intervals():
 def test_bootstrap_intervals_are_seeded_and_cover_the_estimate():
     frame = labelled()
     x, y = frame["ics"], frame["human_ics"]
-    one = pair_agreement(x, y, n_boot=500, random_state=7)
-    two = pair_agreement(x, y, n_boot=500, random_state=7)
-    other = pair_agreement(x, y, n_boot=500, random_state=8)
+    one = pair_agreement(x, y, n_resamples=500, seed=7)
+    two = pair_agreement(x, y, n_resamples=500, seed=7)
+    other = pair_agreement(x, y, n_resamples=500, seed=8)
     assert one == two
     assert one["kappa_qw_low"] != other["kappa_qw_low"]
     for name in ("pearson_r", "spearman_rho", "kendall_tau", "kappa_qw"):
@@ -129,7 +129,7 @@ def test_missing_labels_small_groups_and_continuous_scores():
     row = pair_agreement([1, 2, np.nan, 4, "x"], [1, 2, 3, np.nan, 5], ci="none")
     assert (row["n"], row["n_missing"]) == (2, 3)
     assert row["exact_agreement"] == 1.0 and math.isnan(row["pearson_r"])
-    sims = pair_agreement([0.1, 0.5, 0.7, 0.9, 0.3], [1, 3, 4, 5, 2], n_boot=200)
+    sims = pair_agreement([0.1, 0.5, 0.7, 0.9, 0.3], [1, 3, 4, 5, 2], n_resamples=200)
     assert sims["spearman_rho"] == pytest.approx(1.0)
     assert math.isnan(sims["kappa_qw"]) and math.isnan(sims["kappa_qw_low"])
     assert sims["kendall_tau_low"] <= 1.0
@@ -141,7 +141,7 @@ def test_table_per_metric_stage_and_overall():
     frame = labelled()
     frame.loc[0, "human_ics"] = np.nan
     assert human_pairs(frame) == [("ics", "human_ics"), ("sbas", "sbas_human")]
-    table = agreement(frame, n_boot=200)
+    table = agreement(frame, n_resamples=200)
     assert list(table.columns) == list(AGREEMENT_COLUMNS)
     assert table[[C.METRIC, C.STAGE]].to_numpy().tolist() == [
         *[["ics", s] for s in ("1", "2", "3", "4", ALL)],
@@ -162,9 +162,9 @@ def test_table_per_metric_stage_and_overall():
         np.r_[frame.loc[keep, "ics"], frame["sbas"]],
         np.r_[frame.loc[keep, "human_ics"], frame["sbas_human"]]))
     # Deterministic, and a metric's intervals do not depend on the others.
-    again = agreement(frame, n_boot=200)
+    again = agreement(frame, n_resamples=200)
     pd.testing.assert_frame_equal(table, again)
-    alone = agreement(frame, [("ics", "human_ics")], n_boot=200)
+    alone = agreement(frame, [("ics", "human_ics")], n_resamples=200)
     assert alone.iloc[4]["kappa_qw_low"] == ics_all["kappa_qw_low"]
     flat = agreement(frame, [("ics", "human_ics")], by_stage=False, ci="none")
     assert flat[C.STAGE].tolist() == [ALL] and math.isnan(flat["pearson_r_low"].iloc[0])
@@ -282,7 +282,7 @@ def test_icc_analytic_interval_matches_mcgraw_and_wong():
 def test_averaged_labels_get_kappa_on_rounded_labels_and_named():
     judge, human = averaged()
     assert not np.all(human == np.round(human))
-    row = pair_agreement(judge, human, n_boot=300)
+    row = pair_agreement(judge, human, n_resamples=300)
     rounded = np.floor(human + 0.5)
     assert row["kappa_labels"] == "rounded half up"
     reference = cohens_kappa(confusion_matrix(judge, rounded, (1, 2, 3, 4, 5)), wt="quadratic")
@@ -301,7 +301,7 @@ def test_averaged_labels_get_kappa_on_rounded_labels_and_named():
                                                        [0.2, 0.4, 0.8, 0.9])[0])
     # Through the table: the human_<metric> column of averages gives a number, not NaN.
     frame = pd.DataFrame({"stage": 1, "ics": judge, "human_ics": human})
-    table = agreement(frame, n_boot=200)
+    table = agreement(frame, n_resamples=200)
     assert table["kappa_labels"].tolist() == ["rounded half up"] * 2
     assert np.isfinite(table["kappa_qw"]).all()
 
@@ -326,7 +326,7 @@ def test_category_agreement_matches_sklearn():
     # Human labels in another spelling still match (case, spaces, - and _).
     frame["human_category"] = frame["human_category"].str.upper().str.replace("-", " ")
     frame.loc[3, "category"] = None                       # an unscored row
-    result = category_agreement(frame, categories=GENDER, n_boot=300)
+    result = category_agreement(frame, categories=GENDER, n_resamples=300)
     kept = frame.drop(index=3)
     human = kept["human_category"].str.lower().str.replace("non binary", "non-binary")
     judge = kept["category"]

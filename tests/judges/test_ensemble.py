@@ -206,7 +206,7 @@ def test_sample_columns_are_kept_per_judge_and_read_by_reliability():
     assert out["ics"].tolist() == [3.5, 1.75, 4.25, 1.5]
     data = reliability_data([out])
     assert data.judges == ["p", "q"]
-    table = reliability(data, n_boot=0)
+    table = reliability(data, n_resamples=0)
     assert set(table["across"]) == {"judges", "samples: p", "samples: q"}
     samples_q = table[(table["across"] == "samples: q") & (table["stage"] == "all")].iloc[0]
     assert samples_q["n_units"] == 4 and samples_q["raters"] == 2

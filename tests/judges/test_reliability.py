@@ -120,7 +120,7 @@ def test_reliability_table_per_stage_with_bootstrap():
             for k in range(3)}
     cols["ics@j0"][:5] = np.nan  # missing scores: pairable values only
     data = reliability_data([_judged(cols, stages)])
-    table = reliability(data, n_boot=300, seed=5)
+    table = reliability(data, n_resamples=300, seed=5)
     assert table.columns.tolist() == list(RELIABILITY_COLUMNS)
     assert table[["metric", "stage", "across"]].values.tolist() == [
         ["ics", "1", "judges"], ["ics", "4", "judges"], ["ics", "all", "judges"]]
@@ -136,8 +136,8 @@ def test_reliability_table_per_stage_with_bootstrap():
     assert overall[ICC2] == pytest.approx(icc(complete)[ICC2])
     for s in (ALPHA_ORDINAL, ICC2, ICC3, ICC1):
         assert overall[f"{s}_low"] < overall[s] < overall[f"{s}_high"]
-    assert reliability(data, n_boot=300, seed=5).equals(table)  # seeded
-    assert not reliability(data, n_boot=300, seed=6).equals(table)
+    assert reliability(data, n_resamples=300, seed=5).equals(table)  # seeded
+    assert not reliability(data, n_resamples=300, seed=6).equals(table)
 
 
 def test_samples_rows_use_icc1_only_and_the_sd_histogram():
@@ -147,7 +147,7 @@ def test_samples_rows_use_icc1_only_and_the_sd_histogram():
                      "ics_sd": sd, "judge": ["openai:x [r]"] * 6}, [1, 1, 4, 4, 1, 1])
     data = reliability_data([frame])
     assert data.judges == ["openai:x"]
-    table = reliability(data, n_boot=0)
+    table = reliability(data, n_resamples=0)
     row = table[(table["stage"] == "all")].iloc[0]
     assert row["across"] == "samples: openai:x" and row["raters"] == 3
     matrix = np.array([[3, 3, 4], [1, 2, 1], [5, 5, 5], [2, 3, NAN], [4, 4, 5]])
@@ -155,7 +155,7 @@ def test_samples_rows_use_icc1_only_and_the_sd_histogram():
         reliability_data=matrix.T, level_of_measurement="ordinal"), abs=1e-12)
     assert row[ICC1] == pytest.approx(icc(matrix)[ICC1])
     assert np.isnan(row[ICC2]) and np.isnan(row[ICC3])
-    # F interval without resampling (n_boot=0), on the complete rows; alpha has none
+    # F interval without resampling (n_resamples=0), on the complete rows; alpha has none
     assert (row[f"{ICC1}_low"], row[f"{ICC1}_high"]) == pytest.approx(
         icc_f_intervals(matrix)[ICC1])
     assert np.isnan(row[f"{ALPHA_ORDINAL}_low"]) and np.isnan(row[f"{ICC2}_low"])
@@ -241,7 +241,7 @@ def test_icc_f_intervals_equal_pingouin(seed, monkeypatch):
     for name, kind in ((ICC1, "ICC(1,1)"), (ICC2, "ICC(A,1)"), (ICC3, "ICC(C,1)")):
         assert ours[name] == pytest.approx(tuple(ref.loc[kind, "CI95"]), abs=1e-10)
     table = reliability(reliability_data([_judged({f"ics@j{j}": x[:, j] for j in range(3)},
-                                                  [1] * 44)]), n_boot=0).iloc[0]
+                                                  [1] * 44)]), n_resamples=0).iloc[0]
     for name in (ICC1, ICC2, ICC3):
         assert (table[f"{name}_low"], table[f"{name}_high"]) == pytest.approx(ours[name])
 
