@@ -156,3 +156,29 @@ def test_text_files_are_bounded_by_rows_and_decoded_size(monkeypatch):
     monkeypatch.setenv("BIAS_WORKBENCH_MAX_DECODED_MB", "0.0002")  # about 200 bytes
     with pytest.raises(LimitError, match="decodes to more than 0 MB in memory"):
         load_results(csv.encode(), name="r.csv")
+
+
+def test_batches_follow_the_declared_row_width(monkeypatch):
+    import pyarrow.parquet as pq
+
+    from analysis.bounded import BATCH_BYTES, BATCH_ROWS, MAX_BATCH_ROWS, batch_rows
+
+    n = 300_000
+    narrow = pd.DataFrame({"model": np.array(["m1", "m2"])[np.arange(n) % 2],
+                           "y": (np.arange(n) % 3 == 0).astype("int8")})
+    meta = pq.ParquetFile(io.BytesIO(_parquet(narrow))).metadata
+    declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    assert batch_rows(meta) == min(MAX_BATCH_ROWS, int(BATCH_BYTES // (declared / n)))
+    assert batch_rows(meta) == MAX_BATCH_ROWS  # a few bytes per row: one batch
+    wide = pd.DataFrame({"text": [f"{i:06d}" + "x" * 2000 for i in range(2_000)]})
+    assert batch_rows(pq.ParquetFile(io.BytesIO(_parquet(wide))).metadata) == BATCH_ROWS
+    # several batches of unequal dictionaries read as one table: the values are unchanged
+    import analysis.bounded as bounded
+
+    monkeypatch.setattr(bounded, "MAX_BATCH_ROWS", 70_000)
+    mixed = pd.DataFrame({"model": np.array(["a", "b", "c"])[np.arange(n) % 3],
+                          "late": np.where(np.arange(n) < n - 10, "early", "late")})
+    data = _parquet(mixed)
+    got = read_parquet_bounded(data, "t.parquet")
+    assert got["model"].tolist() == mixed["model"].tolist()
+    assert got["late"].value_counts().to_dict() == {"early": n - 10, "late": 10}
