@@ -206,32 +206,39 @@ def cr2_scores(scores: np.ndarray, bread: np.ndarray, infos: np.ndarray) -> np.n
 
 
 def two_sided_p(stat: np.ndarray, df: float | None) -> np.ndarray:
-    """Two-sided p-values of ``stat`` against t(df), or the normal when ``df`` is None."""
-    from scipy.special import ndtr, stdtr
-
+    """Two-sided p-values of ``stat`` against t(df), or the normal when ``df`` is None
+    (without importing SciPy: :mod:`analysis.special`)."""
     stat = np.asarray(stat, dtype=float)
     if df is None:
-        return 2 * ndtr(-np.abs(stat))
+        from analysis.special import normal_sf2
+
+        return normal_sf2(stat)
+    from scipy.special import stdtr
+
     return 2 * stdtr(df, -np.abs(stat))
 
 
 def critical_value(confidence: float, df: float | None) -> float:
     """The two-sided critical value at ``confidence``: t(df) quantile, or the normal's."""
-    from scipy.special import ndtri, stdtrit
-
     if df is None:
-        return float(ndtri(0.5 + confidence / 2))
+        from analysis.special import normal_ppf
+
+        return normal_ppf(0.5 + confidence / 2)
+    from scipy.special import stdtrit
+
     return float(stdtrit(df, 0.5 + confidence / 2))
 
 
 def wald_p(stat: float, q: int, df: float | None) -> float:
     """p-value of a Wald statistic on ``q`` columns: chi-square(q), or F(q, df) of stat/q."""
-    from scipy.special import chdtrc, fdtrc
-
     if q <= 0 or not np.isfinite(stat):
         return float("nan")
     if df is None:
-        return float(chdtrc(q, stat))
+        from analysis.special import chi2_sf
+
+        return chi2_sf(q, stat)
+    from scipy.special import fdtrc
+
     return float(fdtrc(q, df, stat / q))
 
 

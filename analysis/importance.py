@@ -961,7 +961,7 @@ class _Fit:
 
 
 def _loglik(eta: np.ndarray, n: np.ndarray, k: np.ndarray) -> float:
-    from scipy.special import log_expit
+    from analysis.special import log_expit
 
     return float(np.sum(k * log_expit(eta) + (n - k) * log_expit(-eta)))
 
@@ -976,7 +976,7 @@ def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
     exact to rounding). Divergence (separation) shows as iterations running out or the
     linear predictor growing past :data:`RUNAWAY_LOGIT`; the caller checks both.
     """
-    from scipy.special import expit, logit
+    from analysis.special import expit, logit
 
     if start is None:
         eta0 = logit((k + 0.5) / (n + 1.0))
@@ -1534,7 +1534,7 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
                  cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float,
                  df: int | None = None) -> pd.DataFrame:
     """The terms table; p-values and intervals against t(df) when ``df`` is given."""
-    from scipy.special import expit
+    from analysis.special import expit
 
     se = np.sqrt(np.diag(cov))
     z = b / se
@@ -1597,7 +1597,7 @@ def _lr_tests(X: np.ndarray, cells: _Cells, terms: list[_Term], full: _Fit,
               info: np.ndarray | None = None) -> pd.DataFrame:
     """One likelihood-ratio test per factor and interaction (``info``: the information at
     the full fit, computed when not given)."""
-    from scipy.special import chdtrc
+    from analysis.special import chi2_sf
 
     groups = _test_groups(terms, factors, pairs)
     reduced = _reduced_logliks(X, cells.n, cells.k, full, [cols for _, cols in groups], info)
@@ -1605,7 +1605,7 @@ def _lr_tests(X: np.ndarray, cells: _Cells, terms: list[_Term], full: _Fit,
     for (name, cols), llf in zip(groups, reduced, strict=True):
         stat = max(2.0 * (full.llf - llf), 0.0) if llf is not None else np.nan
         rows.append({FACTOR: name, DF: len(cols), LR_STATISTIC: stat,
-                     P_VALUE: float(chdtrc(len(cols), stat)) if np.isfinite(stat) else np.nan})
+                     P_VALUE: chi2_sf(len(cols), stat) if np.isfinite(stat) else np.nan})
     out = pd.DataFrame(rows, columns=TEST_COLUMNS[:-1])
     out[P_ADJUSTED] = benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float))
     return out
