@@ -34,13 +34,16 @@ def apply_design(frame: pd.DataFrame, design: Design) -> pd.DataFrame:
     errors = [p.message for p in problems if p.severity == "error"]
     if errors:
         raise DesignMismatchError(errors)
-    out = frame.copy()
+    out = frame.copy(deep=False)  # copy-on-write: the columns replaced below are new
     for f in design.factors:
-        codes, values = memo[f.name]
+        codes, labels, counts = memo[f.name]
         position = {v: i for i, v in enumerate(f.values)}
-        remap = np.array([position[v] for v in values], dtype=np.int64)
-        out[f.name] = pd.Categorical.from_codes(remap[codes.to_numpy()],
-                                                categories=list(f.values), ordered=True)
+        # labels no row has may be undeclared (a categorical's unused categories): -1
+        remap = np.array([position[v] if c else -1 for v, c in zip(labels, counts,
+                                                                    strict=True)],
+                         dtype=np.int8 if len(f.values) < 127 else np.int64)
+        out[f.name] = pd.Categorical.from_codes(remap[codes], categories=list(f.values),
+                                                ordered=True, validate=False)
     if design.outcome is not None:
         if DEVIATION in frame.columns and not (
                 design.outcome.column == DEVIATION and design.outcome.mapping == "binary"):

@@ -8,14 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION
 from analysis.design_model import Design
 from analysis.design_outcome import deviation
 from analysis.errors import DesignError, DesignMismatchError
-from analysis.values import MAX_FACTOR_VALUES, check_frame, factor_values, too_many_values
+from analysis.values import (
+    MAX_FACTOR_VALUES,
+    check_frame,
+    first_appearance,
+    too_many_values,
+    value_counts_coded,
+)
 
 __all__ = ["Problem", "check_design", "check_frame", "design_problems", "too_many_values"]
 
@@ -38,8 +43,9 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
     outcome column whose values do not fit its mapping. Warnings: declared values
     never seen in the data (they are legitimate empty cells for coverage).
 
-    ``_memo`` (internal) receives the factor codes and the deviation computed on the
-    way, so :func:`apply_design` does not compute them twice.
+    ``_memo`` (internal) receives each factor's :func:`analysis.values.value_counts_coded`
+    and the deviation computed on the way, so :func:`apply_design` does not compute them
+    twice.
     """
     check_frame(frame, "design_problems")
     if not isinstance(design, Design):
@@ -52,19 +58,20 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
         if f.name not in frame.columns:
             problems.append(Problem("error", f"Factor column {f.name!r} is not in the table."))
             continue
-        codes, values = memo[f.name] = factor_values(frame[f.name])
-        if len(values) > MAX_FACTOR_VALUES:
-            problems.append(Problem("error", too_many_values(f.name, len(values))))
+        codes, labels, counts = memo[f.name] = value_counts_coded(frame[f.name])
+        seen = {lab for lab, c in zip(labels, counts, strict=True) if c}
+        if len(seen) > MAX_FACTOR_VALUES:
+            problems.append(Problem("error", too_many_values(f.name, len(seen))))
             continue
-        counts = np.bincount(codes.to_numpy(), minlength=len(values))
         declared = set(f.values)  # a set: a 200k-value design checks in linear time
-        undeclared = [(v, int(counts[i])) for i, v in enumerate(values) if v not in declared]
-        if undeclared:
+        if not seen <= declared:  # listed in order of first appearance
+            count = dict(zip(labels, counts, strict=True))
+            undeclared = [(v, int(count[v])) for v in first_appearance(codes, labels)
+                          if v not in declared]
             listing = ", ".join(f"{v!r} ({c:,} rows)" for v, c in undeclared[:8])
             more = f" and {len(undeclared) - 8} more" if len(undeclared) > 8 else ""
             problems.append(Problem("error", f"Factor {f.name!r}: values in the data that the "
                                              f"design does not declare: {listing}{more}."))
-        seen = set(values)
         if f.reference not in seen:
             problems.append(Problem("error", f"Factor {f.name!r}: the reference value "
                                              f"{f.reference!r} does not occur in the data."))

@@ -35,8 +35,8 @@ __all__ = [
     "KINDS", "MAX_FACTOR_VALUES", "MISSING_VALUE", "MODEL_WORDS", "PROMPT_WORDS",
     "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
     "check_frame", "combine_codes", "default_reference", "factor_codes", "factor_values",
-    "format_value", "guess_kind", "order_values", "outcome_meaning", "split_codes",
-    "too_many_values",
+    "first_appearance", "format_value", "guess_kind", "order_values", "outcome_meaning",
+    "split_codes", "too_many_values", "value_counts_coded",
 ]
 
 FactorKind = Literal["domain", "prompt", "model"]
@@ -105,6 +105,45 @@ def _categorical_factorize(series: pd.Series) -> tuple[np.ndarray, list]:
     lookup[order.astype(np.intp) + 1] = np.arange(len(order))
     uniques = [np.nan if c < 0 else categories[c] for c in order]
     return lookup[raw.astype(np.intp) + 1], uniques
+
+
+def value_counts_coded(series: pd.Series) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Every row's code, the string value of each code and each code's row count, in one
+    pass over the rows (what checking and applying a design need).
+
+    A categorical column (a dictionary-encoded Parquet column, or one pandas made
+    categorical) is not factorised again: its own codes serve, with the missing value at
+    code -1, i.e. the *last* entry of ``labels`` and ``counts``. Other columns, and
+    categoricals whose categories collide once written as text (``1`` and ``"1"``), go
+    through :func:`factor_values`.
+
+    Returns
+    -------
+    (codes, labels, counts)
+        ``codes`` an integer array (``labels[codes[i]]`` is row i's value, negative codes
+        counting from the end), ``labels`` the strings (``"(missing)"`` for a missing
+        value), ``counts`` the rows per label (0 for a category no row has). The labels
+        with a positive count are the values present; their order of first appearance is
+        :func:`first_appearance`.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        raw = series.cat.codes.to_numpy()
+        labels = [format_value(c) for c in series.cat.categories] + [MISSING_VALUE]
+        if len(set(labels)) == len(labels):
+            counts = np.bincount(raw, minlength=len(labels) - 1) if not (raw < 0).any() \
+                else np.bincount(np.where(raw < 0, len(labels) - 1, raw),
+                                 minlength=len(labels))
+            counts = np.pad(counts, (0, len(labels) - len(counts)))
+            return raw, labels, counts
+    codes, values = factor_values(series)
+    codes = codes.to_numpy()
+    return codes, values, np.bincount(codes, minlength=len(values))
+
+
+def first_appearance(codes: np.ndarray, labels: Sequence[str]) -> list[str]:
+    """The labels of :func:`value_counts_coded` present in ``codes``, in order of first
+    appearance (as :func:`factor_values` lists them)."""
+    return [labels[c] for c in pd.unique(codes)]
 
 
 def factor_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:

@@ -116,3 +116,22 @@ def test_labels_that_collide_are_merged_as_before():
     assert_same_factor_values(pd.Series(values[[0, 1, 2, 3, 4]], dtype=object)
                               .where(series.notna()), series)
     assert factor_values(series)[1] == ["1", "x", "2"]
+
+
+def test_value_counts_coded_reads_a_categorical_from_its_own_codes():
+    from analysis.values import first_appearance, value_counts_coded
+
+    series = pd.Series(pd.Categorical(["b", "a", "b", None, "b"],
+                                      categories=["z", "a", "b"]))
+    codes, labels, counts = value_counts_coded(series)
+    np.testing.assert_array_equal(codes, series.cat.codes.to_numpy())  # no refactorising
+    assert labels == ["z", "a", "b", "(missing)"] and counts.tolist() == [0, 1, 3, 1]
+    assert first_appearance(codes, labels) == ["b", "a", "(missing)"]
+    assert [labels[c] for c in codes] == ["b", "a", "b", "(missing)", "b"]
+    # labels that collide as text ("1" and 1) fall back to factor_values: one label "1"
+    collide = pd.Series(pd.Categorical([1, "1", "x"], categories=[1, "1", "x"]))
+    codes, labels, counts = value_counts_coded(collide)
+    assert labels == ["1", "x"] and counts.tolist() == [2, 1]
+    plain = pd.Series(["q", "p", "q"])
+    codes, labels, counts = value_counts_coded(plain)
+    assert labels == ["q", "p"] and counts.tolist() == [2, 1] and codes.tolist() == [0, 1, 0]
