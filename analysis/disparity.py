@@ -81,8 +81,9 @@ __all__ = [
     "Comparison", "Conventions", "DEFAULT_PERMUTATIONS", "DIRECTIONS", "DIXON_ALPHAS",
     "DIXON_CRITICAL", "DIXON_RANGES", "DIXON_SOURCE", "DIXON_VARIANTS", "Direction",
     "DisparityReport", "DixonResult", "DixonVariant", "FOUR_FIFTHS", "GROUP_SEPARATOR",
-    "PERMUTATION_BATCH", "Polarity", "STANDARDS", "STATISTICS", "STOP_CONFIDENCE", "Standard",
-    "Statistic", "default_direction", "default_group", "disparity_metrics", "disparity_report",
+    "PERMUTATION_BATCH", "PERMUTATION_PATH", "Polarity", "STANDARDS", "STATISTICS",
+    "STOP_CONFIDENCE", "Standard", "Statistic", "TABLE_CELLS", "TABLE_ROWS_PER_CELL",
+    "default_direction", "default_group", "disparity_metrics", "disparity_report",
     "resolve_polarity",
     "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
     "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
@@ -126,6 +127,15 @@ PERMUTATION_BATCH = 100
 #: ... and a group stops once the Clopper-Pearson interval of its p-value at this level
 #: lies entirely above or below alpha.
 STOP_CONFIDENCE = 0.999
+#: The table path of :func:`permutation_test`: a feature with D distinct values over k
+#: groups is shuffled as a k x D table of counts when ``D * k <= TABLE_CELLS`` and
+#: ``D * k * TABLE_ROWS_PER_CELL <= rows`` (few values: BBQ's 0/1 answers, judge scores
+#: 1-5, small counts); otherwise the rows are shuffled (a continuous score).
+TABLE_CELLS = 4096
+TABLE_ROWS_PER_CELL = 32
+#: Key of ``permutation_test(...).attrs`` that says which path drew the shuffles:
+#: ``"table"`` or ``"rows"``.
+PERMUTATION_PATH = "permutation_path"
 #: Significance levels of the Dixon critical-value tables (two-tailed).
 DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
 #: Which ratio Dixon recommends for which sample size (inclusive ranges).
@@ -269,13 +279,26 @@ class _Stats:
         self.order = np.argsort(x, kind="stable")
         self.xs = x[self.order]
         self.d = self.xs - self.centre
-        self.powers = [self.d, self.d ** 2, self.d ** 3, self.d ** 4]
-        self.totals = [float(p.sum()) for p in self.powers]
+        self._powers: dict[int, np.ndarray] = {}
+        self._totals: dict[int, float] = {}
         self.quantiles = quantiles
         self.label_dtype = np.int16 if k < 2 ** 15 else np.int64
         #: group sizes when every labelling is a shuffle of one (a permutation test): the
         #: sizes do not change, so they are not counted again per shuffle
         self.counts: np.ndarray | None = None
+
+    def power(self, p: int) -> np.ndarray:
+        """``d ** (p + 1)`` (d = x - mean, sorted), computed when a moment first needs it
+        (``d ** 3`` and ``d ** 4`` cost ~70 ms each at 1M rows)."""
+        if p not in self._powers:
+            self._powers[p] = self.d if p == 0 else self.d ** (p + 1)
+        return self._powers[p]
+
+    def total(self, p: int) -> float:
+        """The sum of :meth:`power` ``p`` over all rows."""
+        if p not in self._totals:
+            self._totals[p] = float(self.power(p).sum())
+        return self._totals[p]
 
     def sorted_labels(self, codes: np.ndarray) -> np.ndarray:
         return codes[self.order].astype(self.label_dtype)
@@ -284,7 +307,7 @@ class _Stats:
     def _sums(self, labels: np.ndarray, power: int) -> tuple[np.ndarray, list[np.ndarray]]:
         n = self.counts if self.counts is not None else \
             np.bincount(labels, minlength=self.k).astype(float)
-        sums = [np.bincount(labels, weights=self.powers[p], minlength=self.k)
+        sums = [np.bincount(labels, weights=self.power(p), minlength=self.k)
                 for p in range(power)]
         return n, sums
 
@@ -321,12 +344,12 @@ class _Stats:
         if not rest:
             return own
         n_rest = self.n_total - n
-        s_rest = [self.totals[p] - s[p] for p in range(len(s))]
+        s_rest = [self.total(p) - s[p] for p in range(len(s))]
         return own, self._from_sums(statistic, n_rest, s_rest)
 
     def overall_moment(self, statistic: str) -> float:
         n = np.array([float(self.n_total)])
-        s = [np.array([t]) for t in self.totals[: self._POWER[statistic]]]
+        s = [np.array([self.total(p)]) for p in range(self._POWER[statistic])]
         return float(self._from_sums(statistic, n, s)[0])
 
     # quantiles -------------------------------------------------------------------------
@@ -386,6 +409,101 @@ class _Stats:
         if statistic in (MEDIAN, QUANTILE_RANGE):
             return self.overall_quantile(statistic)
         return self.overall_moment(statistic)
+
+
+@dataclass(frozen=True)
+class _ValueTable:
+    """A feature with few distinct values as a groups x values table of counts.
+
+    Every statistic of the permutation test depends on a group's values only through how
+    many of its rows hold each value, so for the test a uniform shuffle of the group
+    labels *is* a random k x D table with the value counts and the group sizes as fixed
+    margins: group 0 gets n_0 of the n rows at random (its value counts are a multivariate
+    hypergeometric draw), group 1 gets n_1 of the rows left, ..., the last group the rest.
+    Each multivariate hypergeometric draw is a chain of hypergeometric draws, value by
+    value (numpy's ``"marginals"`` method), vectorised over a batch of shuffles: a shuffle
+    costs O(k D) instead of O(rows). Moments come from the table (power sums of the
+    distinct values times their counts), order statistics from cumulative counts with
+    the interpolation of :meth:`_Stats._interpolate` (numpy's default, ``"linear"``).
+    """
+
+    values: np.ndarray    # the D distinct values, ascending
+    counts: np.ndarray    # rows holding each value, (D,)
+    sizes: np.ndarray     # rows of each group, (k,)
+    observed: np.ndarray  # the observed table, (k, D)
+
+    @classmethod
+    def of(cls, st: _Stats, labels: np.ndarray) -> _ValueTable | None:
+        """The table of ``st``'s sorted values and their group ``labels`` (sorted as the
+        values), or None when the feature takes the row path (:data:`TABLE_CELLS`)."""
+        n = st.n_total
+        new = np.flatnonzero(st.xs[1:] != st.xs[:-1]) + 1  # where a new value starts
+        d = len(new) + 1
+        if d * st.k > TABLE_CELLS or d * st.k * TABLE_ROWS_PER_CELL > n or n >= 10 ** 9:
+            return None  # (numpy's hypergeometric takes populations below 10^9)
+        starts = np.concatenate([[0], new])
+        value_index = np.repeat(np.arange(d), np.diff(np.append(starts, n)))
+        observed = np.bincount(labels.astype(np.int64) * d + value_index,
+                               minlength=st.k * d).reshape(st.k, d)
+        return cls(st.xs[starts], observed.sum(axis=0), observed.sum(axis=1), observed)
+
+    def draw(self, rng: np.random.Generator, b: int) -> np.ndarray:
+        """``b`` tables of a uniform shuffle of the labels: ``(b, k, D)`` counts."""
+        k, d = len(self.sizes), len(self.values)
+        remaining = np.tile(self.counts, (b, 1))
+        out = np.empty((b, k, d), dtype=np.int64)
+        for g in range(k - 1):
+            need = np.full(b, self.sizes[g], dtype=np.int64)
+            pool = remaining.sum(axis=1)
+            for v in range(d - 1):
+                pool = pool - remaining[:, v]  # rows left with a value above v
+                out[:, g, v] = rng.hypergeometric(remaining[:, v], pool, need)
+                need = need - out[:, g, v]
+            out[:, g, d - 1] = need
+            remaining -= out[:, g]
+        out[:, k - 1] = remaining
+        return out
+
+    def _quantile(self, tables: np.ndarray, size: np.ndarray, q: float) -> np.ndarray:
+        cum = np.cumsum(tables, axis=-1)
+
+        def value_at(r: np.ndarray) -> np.ndarray:  # the value of rank r (0-based)
+            return self.values[(cum <= r[..., None]).sum(axis=-1)]
+
+        return _Stats._interpolate(value_at, size, q)
+
+    def own_and_other(self, st: _Stats, statistic: str, tables: np.ndarray, *, rest: bool
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """``(s(g), s(rest of g))`` (or ``s(all rows)``) per table and group: ``(b, k)``."""
+        n = self.sizes
+        if statistic in (MEDIAN, QUANTILE_RANGE):
+            qs = (0.5,) if statistic == MEDIAN else st.quantiles
+            own_q = [self._quantile(tables, n, q) for q in qs]
+            own = own_q[0] if statistic == MEDIAN else own_q[1] - own_q[0]
+            if rest:
+                rest_q = [self._quantile(self.counts - tables, st.n_total - n, q) for q in qs]
+                return own, rest_q[0] if statistic == MEDIAN else rest_q[1] - rest_q[0]
+        else:
+            w = self.values - st.centre
+            powers = np.stack([w ** (p + 1) for p in range(_Stats._POWER[statistic])], axis=1)
+            sums = tables.astype(float) @ powers  # (b, k, powers)
+            s = [sums[..., p] for p in range(powers.shape[1])]
+            own = st._from_sums(statistic, n.astype(float), s)
+            if rest:
+                totals = self.counts.astype(float) @ powers
+                return own, st._from_sums(statistic, (st.n_total - n).astype(float),
+                                          [totals[p] - s[p] for p in range(len(s))])
+        return own, np.full(own.shape, st.overall(statistic))
+
+    def difference(self, st: _Stats, statistic: str, tables: np.ndarray, *, rest: bool
+                   ) -> np.ndarray:
+        """``T = s(g) - s(rest or all)`` per table and group: ``(b, k)``."""
+        own, other = self.own_and_other(st, statistic, tables, rest=rest)
+        return own - other
+
+    def shuffles(self, st: _Stats, statistic: str, *, rest: bool) -> _Shuffles:
+        """``(rng, b) -> T*`` of ``b`` shuffles drawn as tables."""
+        return lambda rng, b: self.difference(st, statistic, self.draw(rng, b), rest=rest)
 
 
 def _check_quantiles(quantiles: tuple[float, float]) -> tuple[float, float]:
@@ -902,6 +1020,22 @@ def permutation_test(
     (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m the shuffles used. The +1
     counts the observed labelling, so p is never 0 and the test is exact at level alpha.
 
+    How the shuffles are drawn (``out.attrs["permutation_path"]`` says which): a feature
+    with few distinct values (D values over k groups, ``D * k <= TABLE_CELLS`` and
+    ``D * k * TABLE_ROWS_PER_CELL <= rows``: 0/1 answers, judge scores, small counts)
+    takes the **table path**. Every statistic here depends on a group's values only
+    through how many of its rows hold each value, so a uniform shuffle of the labels is,
+    for the test, a random k x D table of counts with the value counts and the group sizes
+    as margins; it is drawn group by group as multivariate hypergeometric draws (a chain
+    of ``rng.hypergeometric``), O(k D) per shuffle instead of O(rows). The statistics of a
+    table are those of any labelling that gives it (moments from power sums of the
+    values times their counts, quantiles from cumulative counts, the same interpolation),
+    so T* has exactly the permutation distribution of the row path: the test is the same
+    test, its p-values another Monte Carlo draw of it (another random stream; the same seed
+    still gives the same p-values). Otherwise (a continuous feature) the **row path**
+    shuffles the group codes of the rows. The observed statistics come from the rows on
+    both paths.
+
     With ``adaptive=True`` (the default, as in :func:`disparity_report`; False: exactly
     ``n_resamples`` shuffles per group), ``n_resamples`` is a maximum: every
     :data:`PERMUTATION_BATCH` shuffles (from m = 99 on), a group whose Clopper-Pearson
@@ -939,10 +1073,18 @@ def permutation_test(
     st = _Stats(g.x, g.k, quantiles)
     st.counts = np.bincount(g.codes, minlength=g.k).astype(float)
     own_and_other = _own_and_other(st, statistic, g.k, rest=compare == "rest")
-    observed, other = own_and_other(st.sorted_labels(g.codes))
+    labels = st.sorted_labels(g.codes)
+    observed, other = own_and_other(labels)
     t_obs = observed - other
-    exceed, used = _shuffle_counts(g.codes, st, own_and_other, t_obs, m, alternative,
-                                   seed, alpha if adaptive else None)
+    table = _ValueTable.of(st, labels)
+    if table is None:  # many distinct values: shuffle the rows
+        shuffles = _row_shuffles(g.codes, st, own_and_other)
+        t_ref = t_obs
+    else:  # few: draw the groups x values table (the same permutation distribution)
+        shuffles = table.shuffles(st, statistic, rest=compare == "rest")
+        t_ref = table.difference(st, statistic, table.observed[None], rest=compare == "rest")[0]
+    exceed, used = _shuffle_counts(shuffles, t_ref, m, alternative, seed,
+                                   alpha if adaptive else None)
     used = np.where(np.isnan(t_obs), m, used)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (exceed + 1) / (used + 1)
@@ -957,6 +1099,7 @@ def permutation_test(
     out[P_ADJUSTED] = benjamini_hochberg(p)
     out[N_PERMUTATIONS] = used
     out[STOPPED_EARLY] = used < m
+    out.attrs[PERMUTATION_PATH] = "rows" if table is None else "table"
     return out
 
 
@@ -999,23 +1142,43 @@ def _as_extreme(t: np.ndarray, t_obs: np.ndarray, alternative: str) -> np.ndarra
         return t <= t_obs + tol
 
 
-def _shuffle_counts(codes: np.ndarray, st: _Stats,
-                    own_and_other: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-                    t_obs: np.ndarray, m: int, alternative: str, seed: int | None,
-                    stop_alpha: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Exceedances and shuffles used per group over ``m`` shuffles of ``codes``; with
-    ``stop_alpha``, a group stops once its p-value is decided against it."""
+#: ``T*`` of ``b`` shuffles drawn from ``rng``, one row per shuffle: ``(b, k)``
+_Shuffles = Callable[[np.random.Generator, int], np.ndarray]
+
+
+def _row_shuffles(codes: np.ndarray, st: _Stats,
+                  own_and_other: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+                  ) -> _Shuffles:
+    """The row path: each shuffle is ``rng.permutation`` of the rows' group codes."""
+    def draw(rng: np.random.Generator, b: int) -> np.ndarray:
+        out = np.empty((b, st.k))
+        for i in range(b):
+            own, oth = own_and_other(st.sorted_labels(rng.permutation(codes)))
+            out[i] = own - oth
+        return out
+
+    return draw
+
+
+def _shuffle_counts(shuffles: _Shuffles, t_obs: np.ndarray, m: int, alternative: str,
+                    seed: int | None, stop_alpha: float | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Exceedances and shuffles used per group over ``m`` shuffles; with ``stop_alpha``,
+    a group stops once its p-value is decided against it (checked at m = 99, 199, ...:
+    the shuffles come in batches that end there, so the draws up to a check point do not
+    depend on ``m``)."""
     rng = np.random.default_rng(seed)
     exceed = np.zeros(len(t_obs), dtype=np.int64)
     used = np.zeros(len(t_obs), dtype=np.int64)
     live = ~np.isnan(t_obs)
-    for i in range(m):
-        if not live.any():
-            break
-        own, oth = own_and_other(st.sorted_labels(rng.permutation(codes)))
-        exceed += _as_extreme(own - oth, t_obs, alternative) & live
-        used += live
-        if stop_alpha is not None and (i + 2) % PERMUTATION_BATCH == 0:
+    done = 0
+    while done < m and live.any():
+        b = min(PERMUTATION_BATCH - (done + 1) % PERMUTATION_BATCH, m - done)
+        extreme = _as_extreme(shuffles(rng, b), t_obs, alternative)
+        exceed += extreme.sum(axis=0) * live
+        used += b * live
+        done += b
+        if stop_alpha is not None and (done + 1) % PERMUTATION_BATCH == 0:
             live &= ~_decided(exceed, used, float(stop_alpha))
     return exceed, used
 
