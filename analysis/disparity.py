@@ -84,7 +84,7 @@ __all__ = [
     "PERMUTATION_BATCH", "PERMUTATION_PATH", "Polarity", "STANDARDS", "STATISTICS",
     "STOP_CONFIDENCE", "Standard", "Statistic", "TABLE_CELLS", "TABLE_ROWS_PER_CELL",
     "default_direction", "default_group", "disparity_metrics", "disparity_report",
-    "resolve_polarity",
+    "report_of", "resolve_polarity", "selection_direction",
     "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
     "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
     "selection_rates", "simulate_dixon_critical", "standard_value", "with_permutation",
@@ -1277,15 +1277,59 @@ def disparity_report(
     by = [by] if isinstance(by, str) else list(by)
     summary = group_summary(results, feature, by, baseline=baseline, quantiles=quantiles,
                             conventions=conventions)
-    if len(summary) < 2:
-        raise AnalysisError(f"Only one group ({summary[GROUP].iloc[0]}) has values: choose "
-                            "factors with at least two observed values.")
-    if polarity is not None and polarity not in ("harmful", "favourable"):
-        raise AnalysisError(f"Unknown polarity {polarity!r}: use harmful or favourable.")
-    direction = direction or default_direction(polarity)
+    _check_two_groups(summary)
+    direction = selection_direction(polarity, direction)
     selection = selection_rates(results, feature, by, baseline=baseline, standard=standard,
                                 quantile=quantile, value=value, direction=direction,
                                 tolerance=tolerance, comparison=comparison)
+    report = report_of(summary, selection, feature=feature, by=by, baseline=baseline,
+                       statistic=statistic, quantiles=quantiles, standard=standard,
+                       quantile=quantile, value=value, direction=direction,
+                       tolerance=tolerance, comparison=comparison, polarity=polarity,
+                       alpha=alpha, conventions=conventions)
+    perm = None
+    if n_resamples:
+        perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
+                                compare=compare, n_resamples=n_resamples, seed=seed,
+                                quantiles=quantiles, adaptive=adaptive, alpha=alpha)
+    return with_permutation(report, perm, n_resamples=n_resamples, adaptive=adaptive,
+                            compare=compare, seed=seed)
+
+
+def _check_two_groups(summary: pd.DataFrame) -> None:
+    if len(summary) < 2:
+        raise AnalysisError(f"Only one group ({summary[GROUP].iloc[0]}) has values: choose "
+                            "factors with at least two observed values.")
+
+
+def selection_direction(polarity: Polarity | None, direction: Direction | None) -> Direction:
+    """The selection direction :func:`disparity_report` uses: ``direction``, else the
+    favourable side of ``polarity`` (:func:`default_direction`); refuses an unknown
+    polarity."""
+    if polarity is not None and polarity not in ("harmful", "favourable"):
+        raise AnalysisError(f"Unknown polarity {polarity!r}: use harmful or favourable.")
+    return direction or default_direction(polarity)
+
+
+def report_of(summary: pd.DataFrame, selection: pd.DataFrame, *, feature: str,
+              by: str | Sequence[str], baseline: str | None, statistic: Statistic,
+              quantiles: tuple[float, float], standard: Standard, quantile: float,
+              value: float | None, direction: Direction, tolerance: float | None,
+              comparison: Comparison, polarity: Polarity | None, alpha: float,
+              conventions: Conventions) -> DisparityReport:
+    """The report without permutation tests, from its two row-reading parts.
+
+    ``summary`` is :func:`group_summary` (feature, by, baseline, quantiles, conventions)
+    and ``selection`` :func:`selection_rates` (the same rows, feature, by and baseline;
+    ``direction`` as :func:`selection_direction` resolves it); the rest (disparity
+    metrics and Dixon's Q of ``statistic`` across the groups, the settings) reads only
+    these tables, so an app that caches the two parts apart pays for the rows only when
+    their own options change. :func:`disparity_report` is
+    ``with_permutation(report_of(...), permutation_test(...))``.
+    """
+    _check_statistic(statistic)
+    _check_two_groups(summary)
+    by = [by] if isinstance(by, str) else list(by)
     stats_series = pd.Series(summary[statistic].to_numpy(), index=summary[GROUP])
     sr_series = pd.Series(selection[SELECTION_RATE].to_numpy(), index=selection[GROUP])
     metrics = pd.concat([
@@ -1295,25 +1339,18 @@ def disparity_report(
                           conventions=conventions),
     ], ignore_index=True)
     dixon = dixon_q_test(stats_series.dropna(), alpha=alpha)
-    perm = None
-    if n_resamples:
-        perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
-                                compare=compare, n_resamples=n_resamples, seed=seed,
-                                quantiles=quantiles, adaptive=adaptive, alpha=alpha)
     settings = {"feature": feature, "baseline": baseline, "by": by, "statistic": statistic,
                 "quantiles": list(quantiles), "standard": standard, "quantile": quantile,
                 "value": value, "direction": direction, "tolerance": tolerance,
                 "comparison": comparison, "selection_rule": selection[SELECTION_RULE].iloc[0],
                 "polarity": polarity, "alpha": alpha,
                 # JSON keys as before the options were written once
-                "n_permutations": int(n_resamples), "adaptive": bool(adaptive),
-                "n_permutations_used": 0, "compare": compare,
-                "random_state": seed, "conventions": conventions,
+                "n_permutations": 0, "adaptive": False,
+                "n_permutations_used": 0, "compare": "rest",
+                "random_state": None, "conventions": conventions,
                 "n_rows": int(summary[N].sum()),
                 "n_missing": int(summary.attrs.get("n_missing", 0))}
-    report = DisparityReport(summary, selection, metrics, dixon, None, settings)
-    return with_permutation(report, perm, n_resamples=n_resamples, adaptive=adaptive,
-                            compare=compare, seed=seed)
+    return DisparityReport(summary, selection, metrics, dixon, None, settings)
 
 
 def with_permutation(report: DisparityReport, permutation: pd.DataFrame | None, *,
