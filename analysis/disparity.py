@@ -30,7 +30,7 @@ deviation and Z-scores use ``ddof=1``, so the max Z-score of k groups can never 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
@@ -233,7 +233,7 @@ def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: st
     all_codes, all_values = zip(*(factor_codes(results[b]) for b in by), strict=True)
     sizes = [max(len(v), 1) for v in all_values]
     key = combine_codes(all_codes, sizes, n=len(results))
-    uniq, inverse = np.unique(key[keep], return_inverse=True)
+    uniq, inverse = _unique_keys(key[keep], math.prod(sizes))
     parts = split_codes(uniq, sizes)
     table = pd.DataFrame({b: pd.Categorical.from_codes(c, categories=v, ordered=True)
                           for b, c, v in zip(by, parts, all_values, strict=True)})
@@ -243,6 +243,30 @@ def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: st
     codes = inverse.reshape(-1).astype(np.int64)
     table[N] = np.bincount(codes, minlength=len(uniq)).astype(np.int64)
     return _Groups(x=x[keep], codes=codes, table=table, n_missing=int((~keep).sum()))
+
+
+def _unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)``; without a sort when the keys are dense
+    (fewer possible keys than 4 per row: a count per key and a lookup)."""
+    if key.dtype == object or n_keys > 4 * len(key) + 1024:
+        return np.unique(key, return_inverse=True)
+    seen = np.bincount(key, minlength=n_keys) > 0
+    uniq = np.flatnonzero(seen)
+    lookup = np.cumsum(seen) - 1
+    return uniq.astype(key.dtype), lookup[key]
+
+
+def _small_integers(x: np.ndarray) -> np.ndarray | None:
+    """``x - min(x)`` as ``int16`` when every value is an integer within 2^15 of the
+    smallest (0/1 answers, judge scores, counts), else None. A stable sort of it orders the
+    rows exactly as a stable sort of ``x`` (same ties, same order), by radix."""
+    if not len(x):
+        return None
+    lo, hi = float(x.min()), float(x.max())
+    if not (lo.is_integer() and hi - lo < 2 ** 15 and max(-lo, hi) < 2 ** 52):
+        return None
+    small = (x - lo).astype(np.int16)
+    return small if np.array_equal(small + lo, x) else None  # exact for integers
 
 
 def grouped_values(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
@@ -276,7 +300,8 @@ class _Stats:
         self.k = k
         self.n_total = len(x)
         self.centre = float(np.mean(x))
-        self.order = np.argsort(x, kind="stable")
+        small = _small_integers(x)
+        self.order = np.argsort(x if small is None else small, kind="stable")
         self.xs = x[self.order]
         self.d = self.xs - self.centre
         self._powers: dict[int, np.ndarray] = {}
@@ -584,8 +609,8 @@ def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int, *, saged: bool = Fa
     biased (population) versions, as numpy's and scipy's defaults."""
     n = np.bincount(codes, minlength=k).astype(float)
     mean = np.bincount(codes, weights=x, minlength=k) / n
-    d = x - mean[codes]
-    m2, m3, m4 = (np.bincount(codes, weights=d ** p, minlength=k) / n for p in (2, 3, 4))
+    m2, m3, m4 = (np.bincount(codes, weights=dp, minlength=k) / n
+                  for dp in _centred_powers(x, codes, mean))
     flat = m2 <= 1e-20 * (mean ** 2 + m2)  # a constant group, up to rounding
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(n > 1, m2 * n / (n - 1), np.nan)
@@ -598,6 +623,25 @@ def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int, *, saged: bool = Fa
     return {MEAN: mean, VARIANCE: var, STD: np.sqrt(var),
             SKEWNESS: np.where((n > 2) & ~flat, g1, np.nan),
             KURTOSIS: np.where((n > 3) & ~flat, g2, np.nan)}
+
+
+def _centred_powers(x: np.ndarray, codes: np.ndarray, mean: np.ndarray
+                    ) -> Iterator[np.ndarray]:
+    """``d ** 2``, ``d ** 3``, ``d ** 4`` per row, ``d = x - mean[codes]``. For small
+    integers (:func:`_small_integers`) each power is computed once per (group, value)
+    pair and gathered: the same numbers (the same subtraction and ``pow`` of the same
+    doubles) without ``pow`` per row (~70 ms per million rows for a cube)."""
+    small = _small_integers(x)
+    width = 0 if small is None else int(small.max()) + 1
+    if small is None or len(mean) * width > max(len(x) // 4, 1):
+        d = x - mean[codes]
+        yield from (d ** p for p in (2, 3, 4))
+        return
+    lo = float(x.min())
+    pair = codes * width + small
+    d = (lo + np.arange(width, dtype=float))[None, :] - mean[:, None]  # (k, values)
+    for p in (2, 3, 4):
+        yield (d ** p).ravel()[pair]
 
 
 # --- selection rates and the impact ratio ------------------------------------------------

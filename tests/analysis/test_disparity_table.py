@@ -216,3 +216,50 @@ def test_seeds_reproduce_and_stopping_keeps_the_fixed_m_p_values():
         at_m = (adaptive[N_PERMUTATIONS] == m).to_numpy()
         np.testing.assert_array_equal(adaptive[P_VALUE][at_m], fixed[P_VALUE][at_m])
     assert (adaptive[N_PERMUTATIONS] < 999).any()
+
+
+# --- (e) the shortcuts for small integers give the very same numbers ---------------------------
+def test_unique_keys_without_a_sort_equal_numpys():
+    rng = np.random.default_rng(6)
+    for n_keys in (7, 5_000, 10**9):  # dense, dense, sparse (numpy's sort)
+        key = rng.integers(0, n_keys, 3_000)
+        got, want = dsp._unique_keys(key, n_keys), np.unique(key, return_inverse=True)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_small_integers_only_for_integer_values():
+    assert dsp._small_integers(np.array([3.0, -2.0, 7.0])).tolist() == [5, 0, 9]
+    for x in ([0.5, 1.5], [0.0, 1e5], [0.0, 0.1], [np.inf, 1.0], []):
+        assert dsp._small_integers(np.array(x)) is None
+    x = np.random.default_rng(1).integers(-4, 5, 10_000).astype(float)
+    x[::7] = -0.0 * x[::7]  # signed zeros tie with zeros, as in a sort of the floats
+    np.testing.assert_array_equal(np.argsort(dsp._small_integers(x), kind="stable"),
+                                  np.argsort(x, kind="stable"))
+
+
+@pytest.mark.parametrize("feature", ["score", "negative", "halves", "answer"])
+def test_shortcuts_change_no_number(monkeypatch, feature):
+    rng = np.random.default_rng(8)
+    n = 6_000
+    frame = pd.DataFrame({
+        "g": rng.choice(list("abcde"), n), "h": rng.choice(["x", "y"], n),
+        "score": rng.integers(1, 6, n).astype(float),
+        "negative": rng.integers(-300, 300, n).astype(float),
+        "halves": rng.integers(0, 4, n) + 0.5,
+        "answer": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 2, n))})
+
+    def everything():
+        out = [dsp.group_summary(frame, feature, ["g", "h"], conventions=c)
+               for c in dsp.CONVENTIONS]
+        out += [dsp.selection_rates(frame, feature, "g", standard="median")]
+        out += [dsp.permutation_test(frame, feature, ["g", "h"], statistic=s, n_resamples=9)
+                for s in dsp.STATISTICS]
+        return out
+
+    fast = everything()
+    monkeypatch.setattr(dsp, "_small_integers", lambda x: None)
+    monkeypatch.setattr(dsp, "_unique_keys", lambda key, n: np.unique(key,
+                                                                      return_inverse=True))
+    for a, b in zip(fast, everything(), strict=True):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
