@@ -74,7 +74,7 @@ from analysis.factor_defaults import (  # noqa: F401 - their home since the spli
     is_id_like,
     numeric_columns,
 )
-from analysis.values import combine_codes, factor_codes, split_codes
+from analysis.values import combine_codes, factor_codes, small_integers, split_codes
 
 __all__ = [
     "ALTERNATIVES", "Alternative", "COMPARES", "COMPARISONS", "CONVENTIONS", "Compare",
@@ -256,19 +256,6 @@ def _unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     return uniq.astype(key.dtype), lookup[key]
 
 
-def _small_integers(x: np.ndarray) -> np.ndarray | None:
-    """``x - min(x)`` as ``int16`` when every value is an integer within 2^15 of the
-    smallest (0/1 answers, judge scores, counts), else None. A stable sort of it orders the
-    rows exactly as a stable sort of ``x`` (same ties, same order), by radix."""
-    if not len(x):
-        return None
-    lo, hi = float(x.min()), float(x.max())
-    if not (lo.is_integer() and hi - lo < 2 ** 15 and max(-lo, hi) < 2 ** 52):
-        return None
-    small = (x - lo).astype(np.int16)
-    return small if np.array_equal(small + lo, x) else None  # exact for integers
-
-
 def grouped_values(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
                    baseline: str | None = None) -> pd.DataFrame:
     """The (calibrated) feature of every row with a value, and its group label.
@@ -300,7 +287,7 @@ class _Stats:
         self.k = k
         self.n_total = len(x)
         self.centre = float(np.mean(x))
-        small = _small_integers(x)
+        small = small_integers(x)
         self.order = np.argsort(x if small is None else small, kind="stable")
         self.xs = x[self.order]
         self.d = self.xs - self.centre
@@ -628,10 +615,10 @@ def _exact_moments(x: np.ndarray, codes: np.ndarray, k: int, *, saged: bool = Fa
 def _centred_powers(x: np.ndarray, codes: np.ndarray, mean: np.ndarray
                     ) -> Iterator[np.ndarray]:
     """``d ** 2``, ``d ** 3``, ``d ** 4`` per row, ``d = x - mean[codes]``. For small
-    integers (:func:`_small_integers`) each power is computed once per (group, value)
-    pair and gathered: the same numbers (the same subtraction and ``pow`` of the same
+    integers (:func:`analysis.values.small_integers`) each power is computed once per
+    (group, value) pair and gathered: the same numbers (the same subtraction and ``pow`` of the same
     doubles) without ``pow`` per row (~70 ms per million rows for a cube)."""
-    small = _small_integers(x)
+    small = small_integers(x)
     width = 0 if small is None else int(small.max()) + 1
     if small is None or len(mean) * width > max(len(x) // 4, 1):
         d = x - mean[codes]

@@ -53,6 +53,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.values import small_integers
 
 __all__ = [
     "DEFAULT_BINS", "DEFAULT_MODE_BIN_WIDTH", "DEFAULT_PERCENTILE", "DEFAULT_TOLERANCE",
@@ -160,13 +161,16 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _ranks(a: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their positions)."""
-    order = np.argsort(a, kind="mergesort")
-    ranks = np.empty(len(a))
-    ranks[order] = np.arange(1, len(a) + 1)
-    _, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
-    sums = np.bincount(inverse, weights=ranks)
-    return (sums / counts)[inverse]
+    """Average ranks (ties share the mean of their positions): the c rows of a value with
+    ``first`` smaller values hold ranks first + 1 .. first + c, mean first + (c + 1) / 2
+    (exact in floating point). Small integers are counted without a sort."""
+    small = small_integers(a)
+    if small is None:
+        _, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+    else:
+        inverse, counts = small, np.bincount(small)
+    first = np.cumsum(counts) - counts
+    return (first + (counts + 1) / 2)[inverse]
 
 
 def correlation(x: np.ndarray, baseline: np.ndarray, method: str = "pearson") -> float:

@@ -229,12 +229,12 @@ def test_unique_keys_without_a_sort_equal_numpys():
 
 
 def test_small_integers_only_for_integer_values():
-    assert dsp._small_integers(np.array([3.0, -2.0, 7.0])).tolist() == [5, 0, 9]
+    assert dsp.small_integers(np.array([3.0, -2.0, 7.0])).tolist() == [5, 0, 9]
     for x in ([0.5, 1.5], [0.0, 1e5], [0.0, 0.1], [np.inf, 1.0], []):
-        assert dsp._small_integers(np.array(x)) is None
+        assert dsp.small_integers(np.array(x)) is None
     x = np.random.default_rng(1).integers(-4, 5, 10_000).astype(float)
     x[::7] = -0.0 * x[::7]  # signed zeros tie with zeros, as in a sort of the floats
-    np.testing.assert_array_equal(np.argsort(dsp._small_integers(x), kind="stable"),
+    np.testing.assert_array_equal(np.argsort(dsp.small_integers(x), kind="stable"),
                                   np.argsort(x, kind="stable"))
 
 
@@ -258,8 +258,20 @@ def test_shortcuts_change_no_number(monkeypatch, feature):
         return out
 
     fast = everything()
-    monkeypatch.setattr(dsp, "_small_integers", lambda x: None)
+    monkeypatch.setattr(dsp, "small_integers", lambda x: None)
     monkeypatch.setattr(dsp, "_unique_keys", lambda key, n: np.unique(key,
                                                                       return_inverse=True))
     for a, b in zip(fast, everything(), strict=True):
         pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_average_ranks_of_the_saged_correlation_are_scipys():
+    """Spearman's average ranks (the SAGED section of the page), by counting for small
+    integers and by one sort otherwise: scipy's ``rankdata`` exactly."""
+    from analysis import saged_stats
+
+    rng = np.random.default_rng(10)
+    for x in (rng.integers(0, 2, 5_000), rng.integers(-7, 8, 3_000), rng.normal(size=2_000),
+              np.round(rng.normal(size=2_000), 1), np.array([0.0, -0.0, 2.0, 0.0])):
+        x = x.astype(float)
+        np.testing.assert_array_equal(saged_stats._ranks(x), stats.rankdata(x))
