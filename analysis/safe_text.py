@@ -141,10 +141,13 @@ def _escape_scalar(value: Any) -> Any:
 
 
 def trace_field(trace: Any, key: str) -> Any:
-    """``trace[key]``, or ``None`` when this trace type has no such property."""
+    """``trace[key]``, or ``None`` when this trace type has no such property (asked with
+    ``in`` first: plotly's error for an unknown property spells out the closest names,
+    ~0.7 ms each, 10-50 per figure)."""
     try:
-        return trace[key]
-    except (KeyError, ValueError, AttributeError):
+        known = key in trace
+        return trace[key] if known else None
+    except (KeyError, ValueError, AttributeError, TypeError):
         return None
 
 

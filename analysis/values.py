@@ -36,7 +36,7 @@ __all__ = [
     "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
     "check_frame", "combine_codes", "default_reference", "factor_codes", "factor_values",
     "first_appearance", "format_value", "guess_kind", "order_values", "outcome_meaning",
-    "split_codes", "too_many_values", "value_counts_coded",
+    "small_integers", "split_codes", "too_many_values", "value_counts_coded",
 ]
 
 FactorKind = Literal["domain", "prompt", "model"]
@@ -273,3 +273,16 @@ def too_many_values(column: str, n: int) -> str:
     return (f"Column {column!r} has {n:,} distinct values: that is free text or an id, not a "
             f"factor (a factor has at most {MAX_FACTOR_VALUES:,} values). Choose another column "
             "or derive a coarser one.")
+
+
+def small_integers(x: np.ndarray) -> np.ndarray | None:
+    """``x - min(x)`` as ``int16`` when every value is an integer within 2^15 of the
+    smallest (0/1 answers, judge scores, counts), else None. A stable sort of it orders the
+    rows exactly as a stable sort of ``x`` (same ties, same order), by radix."""
+    if not len(x):
+        return None
+    lo, hi = float(x.min()), float(x.max())
+    if not (lo.is_integer() and hi - lo < 2 ** 15 and max(-lo, hi) < 2 ** 52):
+        return None
+    small = (x - lo).astype(np.int16)
+    return small if np.array_equal(small + lo, x) else None  # exact for integers

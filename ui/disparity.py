@@ -127,11 +127,32 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
 _PERMUTATION_ONLY = ("n_resamples", "adaptive", "seed", "compare")
 
 
-@st.cache_resource(max_entries=16, show_spinner="Computing disparity...")
-def _report(token: str, design_json: str, where_key: str, options_key: str,
-            _results: pd.DataFrame, _where: dict, _options: dict) -> dsp.DisparityReport:
-    return dsp.disparity_report(filter_rows(_results, _where or None),
-                                **{**_options, "n_resamples": 0})
+#: Options of :func:`analysis.disparity.group_summary` and of
+#: :func:`analysis.disparity.selection_rates`: each part is cached per its own
+_SUMMARY = ("feature", "by", "baseline", "quantiles", "conventions")
+_SELECTION = ("feature", "by", "baseline", "standard", "quantile", "value", "direction",
+              "tolerance", "comparison")
+
+
+@st.cache_resource(max_entries=16, show_spinner="Group statistics...")
+def _summary(token: str, design_json: str, where_key: str, options_key: str,
+             _results: pd.DataFrame, _where: dict, _options: dict) -> pd.DataFrame:
+    return dsp.group_summary(filter_rows(_results, _where or None), **_options)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Selection rates...")
+def _selection(token: str, design_json: str, where_key: str, options_key: str,
+               _results: pd.DataFrame, _where: dict, _options: dict) -> pd.DataFrame:
+    return dsp.selection_rates(filter_rows(_results, _where or None), **_options)
+
+
+def _part(function, names: tuple[str, ...], results: pd.DataFrame, design: Design,
+          where: dict, options: dict):
+    """``function`` (:func:`_summary` or :func:`_selection`) of the options in ``names``."""
+    given = {k: options[k] for k in names}
+    return function(st.session_state["results_token"], design.to_json(),
+                    repr(sorted(where.items())), repr(sorted(given.items())), results, where,
+                    given)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Permutation tests...")
@@ -166,15 +187,21 @@ def cached_permutation(results: pd.DataFrame, design: Design, where: dict, optio
 
 def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
                   permutation: bool = True) -> dsp.DisparityReport:
-    """:func:`analysis.disparity.disparity_report` of the subset: the permutation test
-    cached per the options it reads (:func:`cached_permutation`), the rest per the others,
-    so changing e.g. the standard or the direction does not shuffle the rows again.
-    ``permutation=False``: the report without the test (a page shows it last and asks
-    :func:`cached_permutation` there, so everything above it is on screen meanwhile)."""
-    rest = {k: v for k, v in options.items() if k not in _PERMUTATION_ONLY}
-    report = _report(st.session_state["results_token"], design.to_json(),
-                     repr(sorted(where.items())), repr(sorted(rest.items())), results,
-                     where, options)
+    """:func:`analysis.disparity.disparity_report` of the subset, from parts cached apart:
+    the group summary per its options (:data:`_SUMMARY`), the selection rates per theirs
+    (:data:`_SELECTION`), the permutation test per the options it reads
+    (:func:`cached_permutation`); the metrics and Dixon's Q across the groups
+    (:func:`analysis.disparity.report_of`) read only these tables. So changing the
+    standard or the direction recounts the selection only, and the statistic or alpha
+    nothing that reads the rows but the test. ``permutation=False``: the report without
+    the test (a page shows it last and asks :func:`cached_permutation` there, so
+    everything above it is on screen meanwhile)."""
+    direction = dsp.selection_direction(options["polarity"], options["direction"])
+    options = {**options, "direction": direction}
+    summary = _part(_summary, _SUMMARY, results, design, where, options)
+    selection = _part(_selection, _SELECTION, results, design, where, options)
+    report = dsp.report_of(summary, selection, **{k: v for k, v in options.items()
+                                                  if k not in _PERMUTATION_ONLY})
     perm = cached_permutation(results, design, where, options) if permutation else None
     return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
 

@@ -360,6 +360,14 @@ def _naive_permutation(frame, feature, by, statistic, m, seed, compare="rest"):
     return t_obs, (b + 1) / (m + 1)
 
 
+def test_the_naive_comparisons_run_on_the_row_path(frame):
+    """The same-stream comparisons below hold for the row path (a shuffle of the rows'
+    codes); the feature here has too many distinct values for the table path."""
+    for by in ("g", ["g", "h"]):
+        out = dsp.permutation_test(frame, "f", by, n_resamples=9)
+        assert out.attrs[dsp.PERMUTATION_PATH] == "rows"
+
+
 @pytest.mark.parametrize("statistic", dsp.STATISTICS)
 def test_permutation_p_values_match_the_naive_definition(frame, statistic):
     out = dsp.permutation_test(frame, "f", "g", statistic=statistic, n_resamples=60,
