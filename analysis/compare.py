@@ -509,15 +509,23 @@ def _unit_label(value) -> str:  # noqa: ANN001 - a scalar or a tuple of the unit
 
 # --- multiple testing ---------------------------------------------------------------------
 def holm(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values (statsmodels' ``multipletests(method="holm")``);
-    NaN entries stay NaN and are not counted."""
-    from statsmodels.stats.multitest import multipletests
+    """Holm's step-down adjusted p-values; NaN entries stay NaN and are not counted.
 
+    The same floating-point operations as statsmodels' ``multipletests(method="holm")``
+    (sort, ``p_(j) * (m - j + 1)``, running maximum, capped at 1), so the same bits; not
+    called, because it runs ``gc.collect()`` on every call (0.06-0.3 s with a 1M-row table
+    in memory)."""
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
     finite = ~np.isnan(p)
     if finite.any():
-        out[finite] = multipletests(p[finite], method="holm")[1]
+        kept = p[finite]
+        order = np.argsort(kept)
+        adjusted = np.maximum.accumulate(kept[order] * np.arange(len(kept), 0, -1))
+        adjusted[adjusted > 1] = 1
+        unsorted = np.empty_like(adjusted)
+        unsorted[order] = adjusted
+        out[finite] = unsorted
     return out
 
 

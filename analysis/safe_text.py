@@ -141,8 +141,14 @@ def _escape_scalar(value: Any) -> Any:
 
 
 def trace_field(trace: Any, key: str) -> Any:
-    """``trace[key]``, or ``None`` when this trace type has no such property."""
+    """``trace[key]``, or ``None`` when this trace type has no such property.
+
+    Asks ``key in trace`` first: for a property the trace type lacks, plotly's
+    ``trace[key]`` raises only after ranking every valid property name by edit distance for
+    its error message (~1.5 ms each: ~0.5 s for a figure of 30 traces)."""
     try:
+        if hasattr(trace, "_valid_props") and key not in trace:
+            return None
         return trace[key]
     except (KeyError, ValueError, AttributeError):
         return None

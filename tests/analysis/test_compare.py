@@ -115,6 +115,25 @@ def test_holm_by_hand_and_nan_left_out():
     np.testing.assert_allclose(holm(p), expected)
 
 
+def test_holm_bit_identical_to_statsmodels():
+    """holm() repeats multipletests' operations (it is not called: it runs gc.collect()):
+    the same bits on random p-values with ties, values near 1 and NaNs."""
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 40, 1000):
+        p = rng.uniform(size=n) ** rng.uniform(0.2, 4)
+        p[rng.uniform(size=n) < 0.2] = 0.05  # ties
+        p[rng.uniform(size=n) < 0.1] = 1.0
+        missing = rng.uniform(size=n) < 0.1
+        p[missing] = np.nan
+        ours = holm(p)
+        assert np.isnan(ours[missing]).all()
+        if (~missing).any():
+            ref = multipletests(p[~missing], method="holm")[1]
+            np.testing.assert_array_equal(ours[~missing], ref)
+    assert holm([]).shape == (0,)
+    assert np.isnan(holm([np.nan, np.nan])).all()
+
+
 def test_durkalski_by_hand():
     stat, p = durkalski_test([3, 0, 2, 1], [1, 2, 0, 0])
     d = np.array([2, -2, 2, 1])
