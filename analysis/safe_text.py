@@ -136,6 +136,13 @@ def _escape_values(value: Any) -> Any:
     return value
 
 
+def _same_sequence(new: Any, old: Any) -> bool:
+    """``new`` equals ``old`` item for item (tuples or lists of plain values: what plotly
+    hands back), so setting it would change nothing."""
+    return (isinstance(new, (list, tuple)) and isinstance(old, (list, tuple))
+            and type(new) is type(old) and new == old)
+
+
 def _escape_scalar(value: Any) -> Any:
     return escape_html_label(value) if isinstance(value, str) else value
 
@@ -167,8 +174,8 @@ def escape_figure(fig: Any) -> Any:
             if value is None:
                 continue
             new = _escape_values(value)
-            if new is not value:
-                trace[key] = new
+            if new is not value and not _same_sequence(new, value):
+                trace[key] = new  # setting validates the whole array again: only if changed
         for key in ("hovertemplate", "texttemplate"):  # ours, but they embed factor names
             value = trace_field(trace, key)
             if isinstance(value, str):
