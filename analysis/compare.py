@@ -272,6 +272,7 @@ def pair_units(
     factors: Sequence[str] = (),
     cluster: str | None = _DEFAULT.cluster,
     duplicates: Duplicates = _DEFAULT.duplicates,
+    inferred: tuple[list[str], str, str] | None = None,
 ) -> Pairing:
     """Pair the rows of each value of ``by`` on the prompt unit.
 
@@ -299,6 +300,10 @@ def pair_units(
     duplicates
         ``"mean"``: a unit answered several times by one value of ``by`` counts once,
         with the mean of its outcomes; ``"refuse"``: raise :class:`PairingError`.
+    inferred
+        With ``unit=None``: :func:`infer_unit` ``(results, design, by)`` when it is already
+        known (it scans the id-like columns: the app keeps it per table, subset and
+        ``by``, so a change of outcome, factors or duplicates does not scan them again).
 
     Returns
     -------
@@ -334,7 +339,7 @@ def pair_units(
     if score is not None and results[score].notna().sum() > values_all.notna().sum():
         raise PairingError(f"The score column {score!r} holds values that are not numbers.")
     if unit is None:
-        unit_cols, source, note = infer_unit(results, design, by)
+        unit_cols, source, note = inferred or infer_unit(results, design, by)
     else:
         unit_cols = [c for c in unit if c != by]
         source, note = "given", f"Paired on {', '.join(unit_cols)}."

@@ -23,6 +23,7 @@ from analysis.compare import (
     conditional_odds_ratio,
     durkalski_test,
     holm,
+    infer_unit,
     mcnemar_test,
     pair_units,
     paired_bootstrap,
@@ -396,3 +397,19 @@ def test_cluster_robust_difference_equals_statsmodels_cluster_ols():
     t = stats.t.ppf(0.975, 14)
     assert (hi - mean) / t == pytest.approx(fit.bse[0])
     assert p == pytest.approx(2 * stats.t.sf(abs(fit.tvalues[0]), 14))
+
+
+def test_pair_units_with_the_unit_already_inferred_is_the_same(bbq):
+    """The app passes infer_unit's answer (kept per table and compared factor): the same
+    pairing, note and tables as inferring it inside."""
+    results, design = bbq
+    inferred = infer_unit(results, design, "input_format")
+    assert inferred[1] == "id column"
+    inside = pair_units(results, design, "input_format", factors=["category"])
+    given = pair_units(results, design, "input_format", factors=["category"],
+                       inferred=inferred)
+    assert (given.unit, given.unit_source, given.note) == (inside.unit, inside.unit_source,
+                                                           inside.note)
+    pd.testing.assert_frame_equal(given.outcomes, inside.outcomes)
+    pd.testing.assert_frame_equal(given.wide, inside.wide)
+    pd.testing.assert_frame_equal(given.counts, inside.counts)
