@@ -218,14 +218,22 @@ def _id_candidates(results: pd.DataFrame, by: str, skip: set[str]) -> list[str]:
     ``by`` (at least half as many distinct values as rows); those recurring across values
     first, then the most distinct."""
     found = []
-    sizes = results.groupby(by, observed=True).size()
+    # integer codes (missing values of by: -1, in no group), as groupby(by).nunique() counts
+    by_codes = pd.factorize(results[by])[0]
+    grouped = by_codes >= 0
+    by_codes = by_codes[grouped]
+    sizes = np.bincount(by_codes)
+    observed = sizes > 0
     for col in results.columns:
         if col in skip or not _ID_NAME.search(str(col)) or results[col].isna().any():
             continue
-        distinct = results.groupby(by, observed=True)[col].nunique()
-        if (distinct < 0.5 * sizes).any():
+        codes, uniques = pd.factorize(results[col])
+        total = len(uniques)  # no missing value: the number of distinct values
+        # distinct values per group: the distinct (group, value) pairs counted per group
+        pairs = pd.unique(by_codes.astype(np.int64) * total + codes[grouped])
+        distinct = np.bincount(pairs // total, minlength=len(sizes))
+        if (distinct[observed] < 0.5 * sizes[observed]).any():
             continue
-        total = results[col].nunique()
         # ids recurring across the values of by first (those pair), then the most distinct
         found.append((total == len(results), -total, col))
     return [c for *_, c in sorted(found)]

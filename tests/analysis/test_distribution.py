@@ -269,3 +269,29 @@ def test_distribution_figure_traces_carry_the_table(kind):
                 assert (count, n) == (row[COUNT].iloc[0], row[N].iloc[0])
     pilot_woman = [t for t in fig.data if t.xaxis == "x3" and t.name == "woman"][0]
     assert [list(c) for c in pilot_woman.customdata] == [[0, 0], [2, 9], [0, 0]]
+
+
+@pytest.mark.parametrize("levels", [3, 50])
+def test_category_distribution_counts_match_groupby(levels):
+    """Counts and n per (group, cohort, category) equal pandas' groupby of the rows, with
+    few possible groups (counted per possible key) and with more possible groups than
+    rows (3 factors of 50 values: the keys are sorted instead)."""
+    rng = np.random.default_rng(levels)
+    n = 3000
+    frame = pd.DataFrame({f"g{i}": rng.integers(0, levels, n).astype(str) for i in range(3)})
+    frame["decade"] = rng.choice(["1950s", "1990s", "2010s"], n)
+    frame["portrays"] = rng.choice(["woman", "man", "neither", None], n, p=[.4, .3, .2, .1])
+    by = ["g0", "g1", "g2"]
+    for renormalise in (False, True):
+        dist = dm.category_distribution(frame, "portrays", "decade", by=by,
+                                        categories=["woman", "man"], renormalise=renormalise)
+        rows = frame.dropna(subset=["portrays"])
+        denominator = rows[rows["portrays"].isin(["woman", "man"])] if renormalise else rows
+        keys = [*by, "decade"]
+        expected_n = denominator.groupby(keys).size()
+        expected = rows.groupby([*keys, "portrays"]).size()
+        assert len(dist) == 2 * len(expected_n)
+        for r in dist.itertuples(index=False):
+            key = tuple(str(getattr(r, c)) for c in keys)
+            assert getattr(r, N) == expected_n[key]
+            assert getattr(r, COUNT) == expected.get((*key, str(r.portrays)), 0)
