@@ -159,7 +159,7 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
         return
     try:
         dist, tests, spread = per_table(
-            _capsules, results, design, where, category, cohort, spec,
+            _capsules, results, design, design, where, category, cohort, spec,
             None if col == columns[0] else col, list(by), opts["renormalise"],
             opts["method"], opts["seed"])
         table = cp.capsule_table(dist, category, cohort, by=by, tests=tests, star=star)
@@ -177,15 +177,27 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
     table_download(spread, "time_capsules_spread", key="cohorts_capsule_spread")
 
 
-def _capsules(results: pd.DataFrame, where: dict, category: str, cohort: str, spec: str,
-              demographic_col: str | None, by: list[str], renormalise: bool, method: str,
-              seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _capsule_dist(results: pd.DataFrame, where: dict, category: str, cohort: str, spec: str,
+                  demographic_col: str | None, by: list[str], renormalise: bool
+                  ) -> pd.DataFrame:
     from analysis import capsules as cp
     from analysis.cells import filter_rows
 
-    dist = cp.capsule_distribution(filter_rows(results, where or None), category, cohort,
+    return cp.capsule_distribution(filter_rows(results, where or None), category, cohort,
                                    demographics=spec, demographic_col=demographic_col,
                                    by=by, renormalise=renormalise)
+
+
+def _capsules(results: pd.DataFrame, design: Design, where: dict, category: str, cohort: str,
+              spec: str, demographic_col: str | None, by: list[str], renormalise: bool,
+              method: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The capsule distribution (cached apart: the test's method and seed do not count the
+    rows again), its tests and spreads."""
+    from analysis import capsules as cp
+    from ui.common import per_table
+
+    dist = per_table(_capsule_dist, results, design, where, category, cohort, spec,
+                     demographic_col, by, renormalise)
     tests = cp.capsule_tests(dist, category, cohort, by=by, method=method, seed=seed)
     return dist, tests, cp.capsule_spread(dist, category, cohort, by=by)
 
