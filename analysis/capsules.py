@@ -55,7 +55,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
-from analysis.values import factor_codes
+from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "ALL_CATEGORIES", "BH_MARK", "CHI_SQUARE", "DEMOGRAPHIC", "KRUSKAL", "KRUSKAL_AMONG",
@@ -172,28 +172,39 @@ def capsule_distribution(results: pd.DataFrame, category: str, cohort: str, *,
         raise AnalysisError(f"{len(demo)} demographics ({', '.join(demo)}) share the column "
                             f"{category!r}: name the column that says which demographic each "
                             "row's prompt probes (demographic_col, --demographic-col).")
-    known = results[results[category].notna()]
     keys = [*by, cohort]
+    # integer codes of the whole columns (a value's label does not depend on the rows it is
+    # read in), never a filtered copy of the table or one Python string per row
+    coded = [factor_codes(results[k]) for k in keys]
+    sizes = [max(len(values), 1) for _, values in coded]
+    key = combine_codes([codes for codes, _ in coded], sizes, n=len(results))
+    cat_codes, cat_values = factor_codes(results[category])
+    known = results[category].notna().to_numpy()
     parts = []
     for name, cats in demo.items():
-        rows = known if demographic_col is None else known[
-            known[demographic_col].astype(str) == name]
-        if rows.empty:
+        rows = known if demographic_col is None else known & _text_is(
+            results[demographic_col], name)
+        if not rows.any():
             raise AnalysisError(f"No classified row for demographic {name!r}"
                                 + (f" in {demographic_col!r}." if demographic_col else "."))
-        frame = pd.DataFrame({k: _labels(rows[k]) for k in keys})
-        frame["_cat"] = _labels(rows[category])
+        # each row's subcategory: its position in cats, -1 for an answer in none of them
+        position = np.array([cats.index(v) if v in cats else -1 for v in cat_values],
+                            dtype=np.int64)[cat_codes]
         if renormalise:
-            frame = frame[frame["_cat"].isin(cats)]
-        n = frame.groupby(keys, sort=False).size().rename(N).reset_index()
-        counts = (pd.crosstab([frame[k] for k in keys], frame["_cat"])
-                  .reindex(columns=list(cats), fill_value=0))
-        # positions, not labels, as columns: a subcategory may be named like a key column
-        # (a category 'model' with cohorts by model: "cannot insert model, already exists")
-        counts.columns = pd.RangeIndex(len(cats))
-        long = counts.reset_index().melt(id_vars=keys, var_name=category, value_name=COUNT)
-        long[category] = np.asarray(list(cats), dtype=object)[long[category].to_numpy(int)]
-        long = n.merge(long, on=keys, how="left")
+            rows = rows & (position >= 0)
+        groups, inverse = np.unique(key[rows], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        inside = position[rows] >= 0
+        k = len(cats)
+        counts = np.bincount(inverse[inside] * k + position[rows][inside],
+                             minlength=len(groups) * k)
+        totals = np.bincount(inverse, minlength=len(groups))
+        long = pd.DataFrame({
+            c: np.asarray(values, dtype=object)[np.repeat(d, k)]
+            for c, d, (_, values) in zip(keys, split_codes(groups, sizes), coded, strict=True)})
+        long[N] = np.repeat(totals, k)
+        long[category] = np.tile(np.asarray(list(cats), dtype=object), len(groups))
+        long[COUNT] = counts
         long[DEMOGRAPHIC] = name
         parts.append(long)
     out = pd.concat(parts, ignore_index=True)
@@ -214,10 +225,13 @@ def capsule_distribution(results: pd.DataFrame, category: str, cohort: str, *,
         drop=True)
 
 
-def _labels(s: pd.Series) -> pd.Series:
-    """Category values as the labels the analysis uses (booleans true/false, 7.0 as 7)."""
-    codes, values = factor_codes(s)
-    return pd.Series(np.asarray(values, dtype=object)[codes], index=s.index)
+def _text_is(s: pd.Series, name: str) -> np.ndarray:
+    """``s.astype(str) == name`` (missing: False), the text made once per distinct value."""
+    codes, _ = pd.factorize(s, use_na_sentinel=False)
+    first = np.zeros(codes.max() + 1 if len(codes) else 0, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]  # each value's first row
+    same = (s.iloc[first].astype(str) == name).to_numpy(dtype=bool, na_value=False)
+    return same[codes]
 
 
 def _order(s: pd.Series) -> list[str]:

@@ -22,6 +22,7 @@ p-value with the margins fixed (``scipy.stats.chi2_contingency`` with a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal, get_args
 
@@ -162,12 +163,22 @@ def category_distribution(
     key = combine_codes([codes for codes, _ in parts], sizes, n=len(results))
     k = len(categories)
     base = rows if renormalise else known  # the rows the denominator n counts
-    uniq, inverse = np.unique(key[base], return_inverse=True)
-    inverse = inverse.reshape(-1)
     kept = cat_new[base] >= 0
-    counts = np.bincount(inverse[kept] * k + cat_new[base][kept],
-                         minlength=len(uniq) * k).reshape(len(uniq), k)
-    totals = np.bincount(inverse, minlength=len(uniq))
+    space = math.prod(sizes)
+    if key.dtype != object and space <= max(len(key), 1 << 16):
+        # few possible groups: count per possible key, keep those that occur (the same
+        # sorted keys and counts as np.unique, without sorting the rows)
+        per_key = np.bincount(key[base][kept] * k + cat_new[base][kept],
+                              minlength=space * k).reshape(space, k)
+        all_totals = np.bincount(key[base], minlength=space)
+        uniq = np.flatnonzero(all_totals)
+        counts, totals = per_key[uniq], all_totals[uniq]
+    else:
+        uniq, inverse = np.unique(key[base], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        counts = np.bincount(inverse[kept] * k + cat_new[base][kept],
+                             minlength=len(uniq) * k).reshape(len(uniq), k)
+        totals = np.bincount(inverse, minlength=len(uniq))
     decoded = split_codes(uniq, sizes)
     out = pd.DataFrame({
         c: pd.Categorical.from_codes(np.repeat(d, k), categories=v, ordered=True)

@@ -136,17 +136,27 @@ def _escape_values(value: Any) -> Any:
     return value
 
 
+def _same_sequence(new: Any, old: Any) -> bool:
+    """``new`` equals ``old`` item for item (tuples or lists of plain values: what plotly
+    hands back), so setting it would change nothing."""
+    return (isinstance(new, (list, tuple)) and isinstance(old, (list, tuple))
+            and type(new) is type(old) and new == old)
+
+
 def _escape_scalar(value: Any) -> Any:
     return escape_html_label(value) if isinstance(value, str) else value
 
 
 def trace_field(trace: Any, key: str) -> Any:
-    """``trace[key]``, or ``None`` when this trace type has no such property (asked with
-    ``in`` first: plotly's error for an unknown property spells out the closest names,
-    ~0.7 ms each, 10-50 per figure)."""
+    """``trace[key]``, or ``None`` when this trace type has no such property.
+
+    Asks ``key in trace`` first: for a property the trace type lacks, plotly's
+    ``trace[key]`` raises only after ranking every valid property name by edit distance for
+    its error message (~1.5 ms each: ~0.5 s for a figure of 30 traces)."""
     try:
-        known = key in trace
-        return trace[key] if known else None
+        if hasattr(trace, "_valid_props") and key not in trace:
+            return None
+        return trace[key]
     except (KeyError, ValueError, AttributeError, TypeError):
         return None
 
@@ -164,8 +174,8 @@ def escape_figure(fig: Any) -> Any:
             if value is None:
                 continue
             new = _escape_values(value)
-            if new is not value:
-                trace[key] = new
+            if new is not value and not _same_sequence(new, value):
+                trace[key] = new  # setting validates the whole array again: only if changed
         for key in ("hovertemplate", "texttemplate"):  # ours, but they embed factor names
             value = trace_field(trace, key)
             if isinstance(value, str):

@@ -3,7 +3,6 @@
 import streamlit as st
 
 from analysis import distribution as dist_mod
-from analysis.cells import filter_rows
 from analysis.errors import AnalysisError
 from analysis.figures.distribution import PANELS_PER_PAGE, n_pages
 from analysis.options.cohorts import CohortsOptions as Opts
@@ -39,7 +38,6 @@ answer = st.container()  # the figures first, the other options of the test belo
 with st.expander("Other options of the test", expanded=False):
     opts |= other_options(Opts, ("method", "seed"), key="cohorts_option")
 try:
-    rows = filter_rows(results, where or None)
     view = cohort_view(results, design, where, opts)
 except AnalysisError as exc:
     st.error(md(str(exc)))
@@ -87,4 +85,4 @@ for note in test["note"][test["note"] != ""].unique():
     st.warning(md(note))
 st.dataframe(test, hide_index=True, column_config=p_value_columns(test))
 table_download(test, "cohorts_chi_square", key="cohorts_test")
-capsule_section(rows, category, cohort, by, opts)
+capsule_section(results, design, where, opts)

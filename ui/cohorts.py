@@ -22,29 +22,35 @@ __all__ = [
 
 _CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
 _COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
+_PREFIX = 4096  # rows looked at first by category_columns
+#: The options the tables and figures depend on (the test's own options come on top).
+_TABLE_KEYS = ("category", "cohort", "by", "categories", "renormalise")
 
 
 def category_columns(results: pd.DataFrame, design: Design) -> list[str]:
     """Columns that can be a categorical outcome (2..50 values, not floats): non-factor
     columns first, then names like ``*_type`` / ``*class*`` / ``*answer*``, then the
     column with more categories."""
-    out = []
+    counts = {}
     for c in results.columns:
-        if c == DEVIATION:
-            continue
         s = results[c]
+        if c == DEVIATION or pd.api.types.is_float_dtype(s):
+            continue
+        # a prefix with more values than allowed rules the column out without hashing
+        # every row (ids, texts: most of the cost at 1M rows); the prefix cannot have more
+        if len(s) > _PREFIX and s.iloc[:_PREFIX].nunique(dropna=True) > MAX_CATEGORIES:
+            continue
         k = s.nunique(dropna=True)
-        if 2 <= k <= MAX_CATEGORIES and not pd.api.types.is_float_dtype(s):
-            out.append(c)
+        if 2 <= k <= MAX_CATEGORIES:
+            counts[c] = k
 
     def rank(c: str) -> tuple:
         tokens = re.split(r"[^a-z0-9]+", c.lower())
         words = [i for i, w in enumerate(_CATEGORY_WORDS) if any(t.startswith(w)
                                                                  for t in tokens)]
-        return (c in design.names, min(words, default=len(_CATEGORY_WORDS)),
-                -results[c].nunique())
+        return (c in design.names, min(words, default=len(_CATEGORY_WORDS)), -counts[c])
 
-    return sorted(out, key=rank)
+    return sorted(counts, key=rank)
 
 
 def default_cohort(design: Design, exclude: str) -> int:
@@ -92,7 +98,7 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
                                     [f for f in factors if f != cohort], domain[:1],
                                     key="cohorts_by")
     # the labels the analysis uses: booleans as "true" / "false", 7.0 as "7"
-    observed = factor_values(results[category].dropna())[1]
+    observed = per_table(_observed, results, design, category)  # scans the rows
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
         # empty or space-padded values quoted, so "A" and " A" read differently
@@ -114,13 +120,19 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
             "method": method, "seed": int(seed), "renormalise": renormalise}
 
 
-def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str],
-                    opts: dict) -> None:
+def _observed(results: pd.DataFrame, category: str) -> list[str]:
+    return factor_values(results[category].dropna())[1]
+
+
+def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> None:
     """Time capsules per demographic (analysis/capsules.py): the paper-shaped table,
-    Kruskal-Wallis per subcategory beside the chi-square, spreads per demographic."""
+    Kruskal-Wallis per subcategory beside the chi-square, spreads per demographic; the
+    steps that read the rows, and the tests, are cached per table, subset and options."""
     from analysis import capsules as cp
     from analysis.errors import AnalysisError
-    from ui.common import table_download
+    from ui.common import per_table, table_download
+
+    category, cohort, by = opts["category"], opts["cohort"], opts["by"]
 
     st.subheader("Time capsules per demographic")
     st.caption("Subcategories belong to a demographic (gender, race ...): each demographic's "
@@ -131,7 +143,8 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
     spec = c1.text_input("Demographics (name=subcategories; ...)", "",
                          key="cohorts_demographics",
                          placeholder="gender=woman,man,non-binary;race=White,Asian,Black")
-    columns = ["(one demographic)"] + [c for c in rows.columns if c not in (category, cohort)]
+    columns = ["(one demographic)"] + [c for c in results.columns
+                                       if c not in (category, cohort)]
     col = c2.selectbox("Demographic column", columns, key="cohorts_demographic_col")
     star = st.radio(Opts.label("capsule_star"), Opts.choices("capsule_star"),
                     index=Opts.choices("capsule_star").index(Opts.default("capsule_star")),
@@ -145,13 +158,11 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
     if not spec.strip():
         return
     try:
-        dist = cp.capsule_distribution(rows, category, cohort, demographics=spec,
-                                       demographic_col=None if col == columns[0] else col,
-                                       by=by, renormalise=opts["renormalise"])
-        tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts["method"],
-                                 seed=opts["seed"])
+        dist, tests, spread = per_table(
+            _capsules, results, design, design, where, category, cohort, spec,
+            None if col == columns[0] else col, list(by), opts["renormalise"],
+            opts["method"], opts["seed"])
         table = cp.capsule_table(dist, category, cohort, by=by, tests=tests, star=star)
-        spread = cp.capsule_spread(dist, category, cohort, by=by)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
@@ -166,16 +177,50 @@ def capsule_section(rows: pd.DataFrame, category: str, cohort: str, by: list[str
     table_download(spread, "time_capsules_spread", key="cohorts_capsule_spread")
 
 
+def _capsule_dist(results: pd.DataFrame, where: dict, category: str, cohort: str, spec: str,
+                  demographic_col: str | None, by: list[str], renormalise: bool
+                  ) -> pd.DataFrame:
+    from analysis import capsules as cp
+    from analysis.cells import filter_rows
+
+    return cp.capsule_distribution(filter_rows(results, where or None), category, cohort,
+                                   demographics=spec, demographic_col=demographic_col,
+                                   by=by, renormalise=renormalise)
+
+
+def _capsules(results: pd.DataFrame, design: Design, where: dict, category: str, cohort: str,
+              spec: str, demographic_col: str | None, by: list[str], renormalise: bool,
+              method: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The capsule distribution (cached apart: the test's method and seed do not count the
+    rows again), its tests and spreads."""
+    from analysis import capsules as cp
+    from ui.common import per_table
+
+    dist = per_table(_capsule_dist, results, design, where, category, cohort, spec,
+                     demographic_col, by, renormalise)
+    tests = cp.capsule_tests(dist, category, cohort, by=by, method=method, seed=seed)
+    return dist, tests, cp.capsule_spread(dist, category, cohort, by=by)
+
+
 def cohort_view(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> dict:
     """The page's tables (``dist``, ``wide``, ``spread``, ``across``, ``test``) and the
     number of rows without a category (``dropped``), cached per table, design, subset and
-    options (:func:`ui.common.per_table`): read-only."""
+    options (:func:`ui.common.per_table`): read-only. The tables are cached per the
+    options they depend on (:data:`_TABLE_KEYS`), the test per those and its own (method,
+    seed, resamples), so a change of the test does not count the rows again."""
     from ui.common import per_table
 
-    return per_table(_view, results, design, where, opts)
+    shown = _table_opts(opts)
+    test = per_table(_test, results, design, design, where, shown,
+                     Opts.from_settings(opts).kwargs())
+    return {**per_table(_tables, results, design, where, shown), "test": test}
 
 
-def _view(results: pd.DataFrame, where: dict, opts: dict) -> dict:
+def _table_opts(opts: dict) -> dict:
+    return {k: opts[k] for k in _TABLE_KEYS}
+
+
+def _tables(results: pd.DataFrame, where: dict, opts: dict) -> dict:
     from analysis import distribution as dm
     from analysis.cells import filter_rows
 
@@ -187,25 +232,34 @@ def _view(results: pd.DataFrame, where: dict, opts: dict) -> dict:
     return {"dist": dist, "wide": dm.percentage_table(dist, category, cohort, by=by),
             "spread": dm.frequency_spread(dist, category, cohort, by=by),
             "across": dm.frequency_spread(dist, category, cohort, by=by, over="cohorts"),
-            "test": dm.homogeneity_test(dist, category, cohort, by=by,
-                                        **Opts.from_settings(opts).kwargs()),
             "dropped": int(rows[category].isna().sum())}
+
+
+def _test(results: pd.DataFrame, design: Design, where: dict, opts: dict, kwargs: dict
+          ) -> pd.DataFrame:
+    from analysis import distribution as dm
+    from ui.common import per_table
+
+    dist = per_table(_tables, results, design, where, opts)["dist"]
+    return dm.homogeneity_test(dist, opts["category"], opts["cohort"], by=opts["by"],
+                               **kwargs)
 
 
 def cohort_figures(results: pd.DataFrame, design: Design, where: dict, opts: dict,
                    page: int) -> list:
     """The stacked bars, the lines (panel page ``page``) and the spread figure of
-    :func:`cohort_view`, cached alike (many traces: building them costs ~0.5 s)."""
+    :func:`cohort_view`, cached per the options the tables depend on (not the test's)."""
     from ui.common import per_table
 
-    return per_table(_figures, results, design, design, where, opts, page)
+    return per_table(_figures, results, design, design, where, _table_opts(opts), page)
 
 
 def _figures(results: pd.DataFrame, design: Design, where: dict, opts: dict, page: int
              ) -> list:
     from analysis.figures.distribution import distribution_figure, spread_figure
+    from ui.common import per_table
 
-    v = cohort_view(results, design, where, opts)
+    v = per_table(_tables, results, design, where, opts)
     category, cohort, by = opts["category"], opts["cohort"], opts["by"]
     return [*(distribution_figure(v["dist"], category, cohort, by=by, kind=kind, page=page)
               for kind in ("bar", "line")), spread_figure(v["spread"], cohort, by=by)]

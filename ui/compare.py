@@ -102,12 +102,23 @@ def _pairing(token: str, design_json: str, pairing_key: str, where: str,
              _results: pd.DataFrame, _design: Design, _settings: dict, _where: dict
              ) -> cmp.Pairing:
     from analysis.cells import filter_rows
+    from ui.common import per_table
 
     s = _settings
     o = Opts.from_settings(s)
-    return cmp.pair_units(filter_rows(_results, _where or None), _design, s["by"],
-                          unit=s["unit"], score=s["score"], factors=s["factors"],
-                          cluster=o.cluster, duplicates=o.duplicates)
+    rows = filter_rows(_results, _where or None)
+    inferred = None if s["unit"] is not None else per_table(
+        _inferred_unit, _results, _design, _design, _where, s["by"])  # scans the id columns
+    return cmp.pair_units(rows, _design, s["by"], unit=s["unit"], score=s["score"],
+                          factors=s["factors"], cluster=o.cluster, duplicates=o.duplicates,
+                          inferred=inferred)
+
+
+def _inferred_unit(results: pd.DataFrame, design: Design, where: dict, by: str
+                   ) -> tuple[list[str], str, str]:
+    from analysis.cells import filter_rows
+
+    return cmp.infer_unit(filter_rows(results, where or None), design, by)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing and bootstrapping...")

@@ -29,7 +29,9 @@ PANELS_PER_PAGE = 12
 def _groups(dist: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
     if not by:
         return [("", dist)]
-    keys = dist[list(by)].astype(str).agg(" / ".join, axis=1)
+    keys = dist[by[0]].astype(str)  # "a / b": joined column-wise, not row by row
+    for b in by[1:]:
+        keys = keys + " / " + dist[b].astype(str)
     return [(k, dist[keys == k]) for k in dict.fromkeys(keys)]
 
 
@@ -88,14 +90,19 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
     fig, cols = _grid(len(groups), [esc(g) for g, _ in groups if g])
     categories = _order(dist[category])
     cohorts = _order(dist[cohort])
+    traces, rows, columns = [], [], []
     for i, (_, sub) in enumerate(groups):
-        r, c = i // cols + 1, i % cols + 1
+        # per category, {cohort: value}: (group, cohort, category) is unique in ``dist``
+        cats, hs = sub[category].astype(str).to_numpy(), sub[cohort].astype(str).to_numpy()
+        percent, count, n = (sub[col].to_numpy() for col in (PERCENT, COUNT, N))
         for j, cat in enumerate(categories):
-            part = sub[sub[category].astype(str) == cat].set_index(sub[cohort].astype(str)[
-                sub[category].astype(str) == cat])
-            y = [float(part[PERCENT].get(h, float("nan"))) for h in cohorts]
-            counts = [int(part[COUNT].get(h, 0)) for h in cohorts]
-            totals = [int(part[N].get(h, 0)) for h in cohorts]
+            here = cats == cat
+            pct = dict(zip(hs[here], percent[here], strict=True))
+            cnt = dict(zip(hs[here], count[here], strict=True))
+            tot = dict(zip(hs[here], n[here], strict=True))
+            y = [float(pct.get(h, float("nan"))) for h in cohorts]
+            counts = [int(cnt.get(h, 0)) for h in cohorts]
+            totals = [int(tot.get(h, 0)) for h in cohorts]
             label = category_label(cat)  # "" and " A" quoted, so they read apart
             style = {"name": label, "legendgroup": cat, "showlegend": i == 0,
                      "customdata": list(zip(counts, totals, strict=True)),
@@ -108,7 +115,10 @@ def distribution_figure(dist: pd.DataFrame, category: str, cohort: str, *,
                                    line={"color": colour, "width": 2.5}, **style)
             else:
                 trace = go.Bar(x=cohorts, y=y, marker_color=colour, **style)
-            fig.add_trace(trace, row=r, col=c)
+            traces.append(trace)
+            rows.append(i // cols + 1)
+            columns.append(i % cols + 1)
+    fig.add_traces(traces, rows=rows, cols=columns)  # one call: as add_trace one by one
     if kind != "line":
         fig.update_layout(barmode="stack")
     what = "Stacked percentages" if kind != "line" else "Percentages"

@@ -196,3 +196,25 @@ def test_table4_claim_is_the_among_subcategories_test():
     paper = cp.capsule_table(dist, "label", "decade", by="prompt", tests=tests,
                              star="among_subcategories")
     assert all(c[2].endswith("*" + cp.BH_MARK) for c in paper.columns)  # all 13, as printed
+
+
+@pytest.mark.parametrize("dtype", [object, "category", "str"])
+def test_counts_match_groupby_whatever_the_demographic_column(dtype):
+    """n and counts per (demographic, prompt, decade, subcategory) equal a groupby of the
+    rows whose demographic column reads as the demographic's name (missing: no
+    demographic), for a text, categorical or Arrow text column; rows without a label are
+    left out."""
+    rng = np.random.default_rng(3)
+    frame = sample()
+    frame = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
+    frame.loc[frame.index[::9], "demographic"] = None
+    frame["demographic"] = frame["demographic"].astype(dtype)
+    dist = cp.capsule_distribution(frame, "label", "decade", demographics=DEMOGRAPHICS,
+                                   demographic_col="demographic", by="prompt")
+    for (name, prompt, decade), part in dist.groupby(["demographic", "prompt", "decade"],
+                                                     observed=True):
+        rows = frame[(frame["demographic"].astype(str) == name) & frame["label"].notna()
+                     & (frame["prompt"] == prompt) & (frame["decade"] == decade)]
+        assert (part[N] == len(rows)).all()
+        for label, count in zip(part["label"].astype(str), part[COUNT], strict=True):
+            assert count == (rows["label"] == label).sum()

@@ -23,6 +23,7 @@ from analysis.compare import (
     conditional_odds_ratio,
     durkalski_test,
     holm,
+    infer_unit,
     mcnemar_test,
     pair_units,
     paired_bootstrap,
@@ -113,6 +114,25 @@ def test_holm_by_hand_and_nan_left_out():
     # sorted 0.001, 0.01, 0.03, 0.04, 0.2 times 5, 4, 3, 2, 1, then running maximum
     expected = [0.04, 0.09, 0.09, np.nan, 0.2, 0.005]
     np.testing.assert_allclose(holm(p), expected)
+
+
+def test_holm_bit_identical_to_statsmodels():
+    """holm() repeats multipletests' operations (it is not called: it runs gc.collect()):
+    the same bits on random p-values with ties, values near 1 and NaNs."""
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 40, 1000):
+        p = rng.uniform(size=n) ** rng.uniform(0.2, 4)
+        p[rng.uniform(size=n) < 0.2] = 0.05  # ties
+        p[rng.uniform(size=n) < 0.1] = 1.0
+        missing = rng.uniform(size=n) < 0.1
+        p[missing] = np.nan
+        ours = holm(p)
+        assert np.isnan(ours[missing]).all()
+        if (~missing).any():
+            ref = multipletests(p[~missing], method="holm")[1]
+            np.testing.assert_array_equal(ours[~missing], ref)
+    assert holm([]).shape == (0,)
+    assert np.isnan(holm([np.nan, np.nan])).all()
 
 
 def test_durkalski_by_hand():
@@ -377,3 +397,19 @@ def test_cluster_robust_difference_equals_statsmodels_cluster_ols():
     t = stats.t.ppf(0.975, 14)
     assert (hi - mean) / t == pytest.approx(fit.bse[0])
     assert p == pytest.approx(2 * stats.t.sf(abs(fit.tvalues[0]), 14))
+
+
+def test_pair_units_with_the_unit_already_inferred_is_the_same(bbq):
+    """The app passes infer_unit's answer (kept per table and compared factor): the same
+    pairing, note and tables as inferring it inside."""
+    results, design = bbq
+    inferred = infer_unit(results, design, "input_format")
+    assert inferred[1] == "id column"
+    inside = pair_units(results, design, "input_format", factors=["category"])
+    given = pair_units(results, design, "input_format", factors=["category"],
+                       inferred=inferred)
+    assert (given.unit, given.unit_source, given.note) == (inside.unit, inside.unit_source,
+                                                           inside.note)
+    pd.testing.assert_frame_equal(given.outcomes, inside.outcomes)
+    pd.testing.assert_frame_equal(given.wide, inside.wide)
+    pd.testing.assert_frame_equal(given.counts, inside.counts)

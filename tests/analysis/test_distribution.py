@@ -236,3 +236,62 @@ def test_distribution_figure_pages_never_break_plotly():
     assert len({t.xaxis for t in one.data}) == 40
     with pytest.raises(AnalysisError, match="pages 0 to 3"):
         distribution_figure(dist, "portrays", "decade", by="role", page=4)
+
+
+@pytest.mark.parametrize("kind", ["bar", "line"])
+def test_distribution_figure_traces_carry_the_table(kind):
+    """Each panel's trace of a category holds that group's percentages, counts and n per
+    cohort in the cohort order (NaN / 0 where the cohort has no row in the group), the
+    panels in group order: checked against the table by hand lookups."""
+    from analysis.figures.distribution import distribution_figure
+
+    nurse = {"1950s": {"woman": 9, "man": 1}, "2010s": {"woman": 5, "man": 4, "non-binary": 2}}
+    pilot = {"1990s": {"woman": 2, "man": 7}}  # one cohort only: the others are NaN
+    frame = pd.concat([_frame(CEO), _frame(nurse, "nurse"), _frame(pilot, "pilot")])
+    design = Design((make_factor(frame, "decade"), make_factor(frame, "role")))
+    results = apply_design(frame, design)
+    dist = dm.category_distribution(results, "portrays", "decade", by="role")
+    fig = distribution_figure(dist, "portrays", "decade", by="role", kind=kind)
+    cohorts = ["1950s", "1990s", "2010s"]
+    categories = [str(c) for c in dist["portrays"].cat.categories]
+    assert len(fig.data) == 3 * len(categories)
+    for t, (i, role) in zip(fig.data, [(i, r) for i, r in enumerate(["ceo", "nurse", "pilot"])
+                                      for _ in categories], strict=True):
+        assert t.xaxis == ("x" if i == 0 else f"x{i + 1}")
+        assert list(t.x) == cohorts and t.showlegend == (i == 0)
+        for h, y, (count, n) in zip(cohorts, t.y, t.customdata, strict=True):
+            row = dist[(dist["role"] == role) & (dist["decade"] == h)
+                       & (dist["portrays"] == t.legendgroup)]
+            if row.empty:
+                assert np.isnan(y) and (count, n) == (0, 0)
+            else:
+                assert y == row[PERCENT].iloc[0]
+                assert (count, n) == (row[COUNT].iloc[0], row[N].iloc[0])
+    pilot_woman = [t for t in fig.data if t.xaxis == "x3" and t.name == "woman"][0]
+    assert [list(c) for c in pilot_woman.customdata] == [[0, 0], [2, 9], [0, 0]]
+
+
+@pytest.mark.parametrize("levels", [3, 50])
+def test_category_distribution_counts_match_groupby(levels):
+    """Counts and n per (group, cohort, category) equal pandas' groupby of the rows, with
+    few possible groups (counted per possible key) and with more possible groups than
+    rows (3 factors of 50 values: the keys are sorted instead)."""
+    rng = np.random.default_rng(levels)
+    n = 3000
+    frame = pd.DataFrame({f"g{i}": rng.integers(0, levels, n).astype(str) for i in range(3)})
+    frame["decade"] = rng.choice(["1950s", "1990s", "2010s"], n)
+    frame["portrays"] = rng.choice(["woman", "man", "neither", None], n, p=[.4, .3, .2, .1])
+    by = ["g0", "g1", "g2"]
+    for renormalise in (False, True):
+        dist = dm.category_distribution(frame, "portrays", "decade", by=by,
+                                        categories=["woman", "man"], renormalise=renormalise)
+        rows = frame.dropna(subset=["portrays"])
+        denominator = rows[rows["portrays"].isin(["woman", "man"])] if renormalise else rows
+        keys = [*by, "decade"]
+        expected_n = denominator.groupby(keys).size()
+        expected = rows.groupby([*keys, "portrays"]).size()
+        assert len(dist) == 2 * len(expected_n)
+        for r in dist.itertuples(index=False):
+            key = tuple(str(getattr(r, c)) for c in keys)
+            assert getattr(r, N) == expected_n[key]
+            assert getattr(r, COUNT) == expected.get((*key, str(r.portrays)), 0)
