@@ -372,7 +372,8 @@ def pair_units(
         if cluster not in results.columns:
             raise PairingError(f"The cluster column {cluster!r} is not in the table.")
     by_codes, by_values = _codes(results[by])
-    if len(set(by_codes[by_codes >= 0])) < 2:
+    valued = by_codes[by_codes >= 0]
+    if not len(valued) or valued.min() == valued.max():  # fewer than two values
         raise PairingError(f"{by!r} has a single value in these rows "
                            f"({', '.join(sorted(set(results[by].astype(str))))}): there is "
                            "nothing to compare. Choose a factor with two or more values.")

@@ -5,9 +5,8 @@ import streamlit as st
 from analysis.columns import SUBGROUP
 from analysis.compare import MODEL_A, MODEL_B, VERDICTS_DIFFER
 from analysis.errors import AnalysisError
-from analysis.figures.compare import difference_sunburst, dumbbell_figure
 from ui.common import figure_downloads, require_results, subset_filter, table_download
-from ui.compare import COLUMN_CONFIG, choices, comparison, pair_choice, readings
+from ui.compare import COLUMN_CONFIG, choices, comparison, pair_choice, pair_figures, readings
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_compare
@@ -53,17 +52,16 @@ else:
                f"({table.attrs['n_boot']:,} replicates, seeded): both answers to a prompt "
                "stay together. p adjusted: Benjamini-Hochberg across the subgroups.")
     try:
-        fig = dumbbell_figure(table)
+        fig, sun = pair_figures(c, pair, design, settings, where)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         st.stop()
     st.plotly_chart(fig, key="compare_dumbbell_chart")
     figure_downloads(fig, f"compare_{pair[0]}_{pair[1]}", key="compare_dumbbell")
-    if "ld_difference" in table:
+    if sun is not None:
         st.caption("Sunburst: colour = LD under b - LD under a (red: the subgroup stands out "
                    "more under b). Verdicts differ: its own LD is significant for one value "
                    "and not the other.")
-        sun = difference_sunburst(table, settings["factors"])
         st.plotly_chart(sun, key="compare_sunburst_chart")
         figure_downloads(sun, f"compare_{pair[0]}_{pair[1]}_sunburst", key="compare_sunburst")
         flagged = int(table[VERDICTS_DIFFER].sum())

@@ -13,7 +13,7 @@ from ui.widgets import md
 
 __all__ = [
     "COLUMN_CONFIG", "OUTCOME", "choices", "comparison", "default_by", "pair_choice",
-    "readings",
+    "pair_figures", "readings",
 ]
 
 
@@ -47,10 +47,16 @@ def default_by(design: Design, results: pd.DataFrame) -> str:
     return (design.of_kind("model") and several[0]) or (named or several)[0]
 
 
+def _default_by(results: pd.DataFrame, design: Design) -> str:
+    return default_by(design, results)
+
+
 def choices(design: Design, results: pd.DataFrame) -> dict:
     """The page's widgets: factor compared, reference, outcome, subgroups and options."""
     c1, c2, c3 = st.columns(3)
-    by_default = default_by(design, results)
+    from ui.common import per_table
+
+    by_default = per_table(_default_by, results, design, design)  # counts values per factor
     by = c1.selectbox("Compare the values of", design.names, key="compare_by",
                       index=design.names.index(by_default),
                       help="Model, input format, temperature ...: its values must answer "
@@ -132,20 +138,44 @@ def _cached(token: str, design_json: str, settings: str, where: str, _pairing: c
                                max_level=s["level"], **kwargs)
 
 
+def _keys(design: Design, settings: dict, where: dict) -> tuple[dict, str, str, str, str]:
+    """The subset without empty filters, and the cache keys: table, design, settings,
+    subset."""
+    where = {k: list(v) for k, v in (where or {}).items() if v}
+    return (where, st.session_state["results_token"], design.to_json(),
+            repr(sorted(settings.items(), key=str)), repr(sorted(where.items())))
+
+
 def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict
                ) -> cmp.Comparison:
     """:func:`analysis.compare.compare` of the active table, cached per settings; the
     pairing (the step that reads the rows) is cached per what it depends on, so the level,
     adjustment, reference or bootstrap options do not pair again."""
-    where = {k: list(v) for k, v in (where or {}).items() if v}
-    token, design_json = st.session_state["results_token"], design.to_json()
-    where_key = repr(sorted(where.items()))
+    where, token, design_json, settings_key, where_key = _keys(design, settings, where)
     pair_settings = {k: settings.get(k) for k in ("by", "unit", "score", "factors", "cluster",
                                                    "duplicates")}
     pairing = _pairing(token, design_json, repr(sorted(pair_settings.items(), key=str)),
                        where_key, results, design, settings, where)
-    return _cached(token, design_json, repr(sorted(settings.items(), key=str)), where_key,
-                   pairing, settings)
+    return _cached(token, design_json, settings_key, where_key, pairing, settings)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _figures(token: str, design_json: str, settings: str, where: str, pair: tuple[str, str],
+             _table: pd.DataFrame, _factors: list[str]) -> tuple:
+    from analysis.figures.compare import difference_sunburst, dumbbell_figure
+
+    sun = (difference_sunburst(_table, _factors) if cmp.LD_DIFFERENCE in _table else None)
+    return dumbbell_figure(_table), sun
+
+
+def pair_figures(c: cmp.Comparison, pair: tuple[str, str], design: Design, settings: dict,
+                 where: dict) -> tuple:
+    """The dumbbell chart and, for a 0/1 outcome, the sunburst of ``pair`` in
+    :func:`comparison` ``c`` (made with the same arguments), cached alike: a rerun that
+    changes nothing they show does not build them again. Raises AnalysisError."""
+    _, token, design_json, settings_key, where_key = _keys(design, settings, where)
+    return _figures(token, design_json, settings_key, where_key, tuple(pair),
+                    c.subgroups[pair], list(settings["factors"]))
 
 
 def readings(c: cmp.Comparison) -> None:
