@@ -475,9 +475,11 @@ def main() -> None:
         sample.to_parquet(small_file, index=False)
         tiled(sample, copies * len(sample)).to_parquet(big_file, index=False)
         rows = copies * len(sample)
+        baseline = ("no baseline" if args.no_baseline
+                    else f"baseline: the sample ({len(sample):,} rows)")
         print(f"{rows:,} rows (BBQ sample x {copies}), Parquet "
-              f"{big_file.stat().st_size / 1e6:.1f} MB; baseline: the sample "
-              f"({len(sample):,} rows); load average {os.getloadavg()[0]:.1f}", flush=True)
+              f"{big_file.stat().st_size / 1e6:.1f} MB; {baseline}; load average "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
         small, c_small = None, None
         if not args.no_baseline:
             if args.verbose:
