@@ -290,6 +290,29 @@ def export(page, log: ServerLog, page_title: str, key: str, fmt: str, folder: Pa
                 problems=problems + problems_on(page, f"{page_title}: {key}.{fmt}"))
 
 
+def children_cpu() -> dict[str, float]:
+    """CPU seconds so far (user + system) of this process's children and their descendants:
+    ``browser`` the Playwright driver and its chromium, ``server`` the Streamlit server and
+    kaleido's Chrome under it."""
+    import psutil
+
+    out = {"browser": 0.0, "server": 0.0}
+    for child in psutil.Process().children():
+        total = 0.0
+        for proc in (child, *child.children(recursive=True)):
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:  # ended meanwhile
+                continue
+            total += times.user + times.system
+        try:
+            side = "browser" if child.name().startswith("node") else "server"
+        except psutil.Error:
+            continue
+        out[side] += total
+    return out
+
+
 def subgroups_csv(page, folder: Path) -> pd.DataFrame:
     """The Subgroups table as its CSV button downloads it."""
     with page.expect_download(timeout=300_000) as download:
@@ -299,8 +322,10 @@ def subgroups_csv(page, folder: Path) -> pd.DataFrame:
 
 
 def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: bool
-            ) -> tuple[list[Step], pd.DataFrame | None]:
-    """The whole journey on ``parquet`` (``rows`` rows) with a fresh server and browser."""
+            ) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
+    """The whole journey on ``parquet`` (``rows`` rows) with a fresh server and browser:
+    its steps, the Subgroups numbers (:func:`numbers_of` its CSV) and the CPU seconds of the
+    server's and the browser's processes from the load to the end."""
     from playwright.sync_api import sync_playwright
 
     log_path = folder / f"server_{rows}.jsonl"
@@ -339,6 +364,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                                  f"hook ({TIMING / 'sitecustomize.py'}) was not loaded")
             page.get_by_text("Upload a file", exact=True).click()
             settle(page)
+            cpu0 = children_cpu()
             uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
 
             def load() -> None:
@@ -370,9 +396,10 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                 for where, key, fmt in EXPORTS:
                     if where == title:
                         keep(export(page, log, title, key, fmt, folder))
+            cpu = {k: v - cpu0[k] for k, v in children_cpu().items()}
         finally:
             browser.close()
-    return steps, numbers
+    return steps, numbers, cpu
 
 
 def p95(values: list[float]) -> float:
@@ -397,21 +424,24 @@ def _browser(s: Step) -> float:
     return s.browser
 
 
-def report(big: list[Step], small: list[Step] | None, rows: int) -> None:
+def report(big: list[Step], small: list[Step] | None, rows: int,
+           cpu: dict[int, dict[str, float]]) -> None:
     """The table per page (server / browser seconds), then each journey against the
     targets."""
     pages = list(dict.fromkeys(s.page for s in big if s.kind in ("first", "change")))
-    print(f"\n{'page':18s} {'first render':>27s} {'ratio':>6s}   {'widget changes p95':>27s}")
-    print(f"{'':18s} {f'{rows:,}':>13s} {'35,868':>13s} {'':>6s}   {f'{rows:,}':>13s} "
+    print(f"\n{'page':18s} {'first render':>27s} {'ratio':>11s}   "
+          f"{'widget changes p95':>27s}")
+    print(f"{'':18s} {f'{rows:,}':>13s} {'35,868':>13s} {'':>11s}   {f'{rows:,}':>13s} "
           f"{'35,868':>13s}   (server / browser, s)")
     for page in pages:
         fb, fs = _of(big, page, "first"), _of(small, page, "first")
         cb, cs = _of(big, page, "change"), _of(small, page, "change")
-        ratio = f"{fb[0].browser / fs[0].browser:6.1f}" if fb and fs else f"{'-':>6s}"
+        ratio = (f"{_server(fb[0]) / max(_server(fs[0]), 1e-3):.1f} / "
+                 f"{fb[0].browser / fs[0].browser:.1f}" if fb and fs else "-")
         cells = [pair(f[0].server, f[0].browser) if f else "-" for f in (fb, fs)]
         cells += [pair(p95([_server(s) for s in c]), p95([s.browser for s in c])) if c
                   else "-" for c in (cb, cs)]
-        print(f"{page:18s} {cells[0]:>13s} {cells[1]:>13s} {ratio}   {cells[2]:>13s} "
+        print(f"{page:18s} {cells[0]:>13s} {cells[1]:>13s} {ratio:>11s}   {cells[2]:>13s} "
               f"{cells[3]:>13s}   {len(cb)} changes")
 
     for n, steps in ((rows, big), (35_868, small)):
@@ -447,7 +477,9 @@ def report(big: list[Step], small: list[Step] | None, rows: int) -> None:
             no_spin = [s.what for s in exports if not s.spinner]
             print(f"  a spinner on {len(exports) - len(no_spin)}/{len(exports)} export buttons"
                   + (f" (none on {', '.join(no_spin)})" if no_spin else ""))
-        print(f"  server CPU over the journey: {sum(s.server_cpu for s in steps):.1f} s")
+        print(f"  CPU over the journey: the script runs and exports "
+              f"{sum(s.server_cpu for s in steps):.1f} s; processes: the server (with "
+              f"kaleido's Chrome) {cpu[n]['server']:.1f} s, chromium {cpu[n]['browser']:.1f} s")
 
 
 def main() -> None:
@@ -480,16 +512,17 @@ def main() -> None:
         print(f"{rows:,} rows (BBQ sample x {copies}), Parquet "
               f"{big_file.stat().st_size / 1e6:.1f} MB; {baseline}; load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
-        small, c_small = None, None
+        small, c_small, cpu = None, None, {}
         if not args.no_baseline:
             if args.verbose:
                 print("  journey on the sample", flush=True)
-            small, c_small = journey(small_file, len(sample), pages, folder, args.verbose)
+            small, c_small, cpu[len(sample)] = journey(small_file, len(sample), pages,
+                                                       folder, args.verbose)
         if args.verbose:
             print(f"  journey at {rows:,} rows", flush=True)
-        big, c_big = journey(big_file, rows, pages, folder, args.verbose)
+        big, c_big, cpu[rows] = journey(big_file, rows, pages, folder, args.verbose)
         print(f"load average at the end {os.getloadavg()[0]:.1f}", flush=True)
-    report(big, small, rows)
+    report(big, small, rows, cpu)
 
     failures = [p for s in [*big, *(small or [])] for p in s.problems]
     if "Subgroups" in pages and not args.no_baseline:
