@@ -6,8 +6,8 @@ Run: ``PYTHONPATH=. python benchmarks/bench_browser_journey.py [--rows 1000000]
 A real ``streamlit run app.py`` (``tests/app/browsertools.py`` ``running_app``) and one
 headless chromium driven by Playwright. The table is the bundled BBQ sample repeated
 28 times (1,004,304 rows, whole copies, as ``bench_app_pages.py`` builds it), written to
-a Parquet file (~21 MB, under the uploader's ``server.maxUploadSize`` of 200 MB) and
-uploaded through the Data page's uploader. The journey:
+a Parquet file (~21 MB, under the uploader's ``server.maxUploadSize`` of 200 MB; as CSV
+it would be ~490 MB) and uploaded through the Data page's uploader. The journey:
 
 1. **load**: the file handed to the uploader -> the Data page shows its row count;
 2. each analysis page opened from the sidebar (**first render**), then 2-4 widget changes
@@ -20,15 +20,20 @@ Two times per step, measured apart:
 
 - **server**: Streamlit's own work. ``benchmarks/run_timing/sitecustomize.py`` is put
   first on the server's ``PYTHONPATH``; it wraps ``ScriptRunner._run_script`` (one script
-  run, callbacks included) and ``MediaFileManager.execute_deferred`` (a download button's
+  run, callbacks included), ``ScriptRunner._on_script_finished`` (when the run tells the
+  browser it is over) and ``MediaFileManager.execute_deferred`` (a download button's
   deferred data: the kaleido render) and appends each call's wall and CPU time to a JSON
-  lines file. A step's server time is the sum of the runs that started after its action
-  (their number is printed with ``--verbose``; a click usually makes one).
-- **browser**: from the action (the click, the file handed over) until the page is idle:
-  the app's script state reads ``notRunning`` with no status widget (``settle``) and the
-  DOM has not changed for 300 ms; the time is that of the DOM's last change (a
+  lines file. A step's server time is the sum over the runs that started after its action
+  (a click usually makes one) from their start to their end mark; the cleanup after it
+  (``gc.collect(2)``, ``runner.postScriptGC``) is printed apart with ``--verbose``.
+- **browser**: from the action (the option clicked, the file handed over) until the page
+  is idle: the app's script state reads ``notRunning`` with no status widget (``settle``)
+  and the DOM has not changed for 300 ms; the time is that of the DOM's last change (a
   ``MutationObserver`` injected before the app's own scripts), so the polling adds nothing.
-  Browser minus server is the websocket transfer and the browser's drawing.
+  Browser minus server is the wait before the run, the websocket transfer and the
+  frontend's work (``--verbose`` also prints when the browser saw the run end).
+- **CPU**: per journey, the script runs' and exports' CPU seconds, and those of the server's
+  processes (with kaleido's Chrome) and of chromium's (``psutil``).
 
 The **baseline in the same run** is the same journey on the sample itself (35,868 rows,
 uploaded as Parquet the same way), each journey on a fresh server and browser (the first
