@@ -159,6 +159,7 @@ class Step:
     after: float = 0.0  # the server's cleanup and garbage collection after its runs
     lag: float | None = None  # from the action until the server's first run began
     fragment: bool = False  # every run was a fragment-only rerun
+    main: dict[str, float] = field(default_factory=dict)  # chromium's main thread (MainThread)
     problems: list[str] = field(default_factory=list)
 
 
@@ -231,13 +232,34 @@ def problems_on(page, where: str) -> list[str]:
     return out
 
 
-def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action) -> Step:
+class MainThread:
+    """Chromium's own account of its renderer's main thread (the DevTools protocol's
+    ``Performance.getMetrics``): seconds busy with tasks, of them running JavaScript (the
+    frontend's React code, plotly), layout and style, since the page opened."""
+
+    METRICS = {"TaskDuration": "busy", "ScriptDuration": "script",
+               "LayoutDuration": "layout", "RecalcStyleDuration": "style"}
+
+    def __init__(self, page) -> None:
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Performance.enable")
+
+    def now(self) -> dict[str, float]:
+        metrics = {m["name"]: m["value"] for m in self.cdp.send("Performance.getMetrics")
+                   ["metrics"]}
+        return {label: float(metrics.get(name, 0.0)) for name, label in self.METRICS.items()}
+
+
+def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action,
+          main: MainThread | None = None) -> Step:
     """Do ``action`` (clicks, no waiting for the rerun) and time it until the page is idle."""
     log.since(time.time(), "run")  # skip what came before
+    before = main.now() if main else {}
     t0 = time.time()
     action()
     settle(page, timeout=600)
     end = quiet_since(page)
+    drawn = {k: v - before[k] for k, v in main.now().items()} if main else {}
     runs = log.since(t0, "run")
     server = sum(run_time(r) for r in runs) if runs else None
     ended = page.evaluate("window.__bb.idle") / 1000
@@ -245,7 +267,7 @@ def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action) -
                 sum(r["cpu"] for r in runs), len(runs), ended=max(ended - t0, 0.0),
                 after=sum(r["t1"] - r["t0"] - run_time(r) for r in runs),
                 lag=runs[0]["t0"] - t0 if runs else None,
-                fragment=bool(runs) and all(r["fragment"] for r in runs),
+                fragment=bool(runs) and all(r["fragment"] for r in runs), main=drawn,
                 problems=problems_on(page, f"{page_title}: {what}"))
 
 
@@ -347,6 +369,10 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
             more = "" if step.ended is None else (
                 f" (run began {step.lag or 0:.3f} s, seen over {step.ended:.3f} s; "
                 f"cleanup after it {step.after:.3f} s{', fragment' if step.fragment else ''})")
+            if step.main:
+                more += (f"; chromium main thread busy {step.main['busy']:.3f} s (JS "
+                         f"{step.main['script']:.3f}, layout {step.main['layout']:.3f}, style "
+                         f"{step.main['style']:.3f})")
             if step.spinner is not None:
                 more = f" spinner {'yes' if step.spinner else 'NO'}"
             print(f"    {step.page:18s} {step.what:48s} server {server} s ({step.runs} calls, "
@@ -361,6 +387,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
             page = browser.new_page(viewport={"width": 1440, "height": 1000},
                                     accept_downloads=True)
             page.add_init_script(OBSERVER)
+            main = MainThread(page)
             page.goto(url, wait_until="domcontentloaded")
             page.get_by_text("35,868").first.wait_for(timeout=120_000)  # opens on the sample
             settle(page)
@@ -380,12 +407,12 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                 page.locator('[data-testid="stMetricValue"]').filter(
                     has_text=f"{rows:,}").first.wait_for(timeout=60_000)
 
-            keep(timed(page, log, "Data", f"load {parquet.name}", "load", load))
+            keep(timed(page, log, "Data", f"load {parquet.name}", "load", load, main))
             for title in pages:
                 keep(timed(page, log, title, "first render", "first",
                            lambda t=title: (nav_link(page, t).click(),
                                             page.get_by_role("heading", name=t).first
-                                            .wait_for(timeout=600_000))))
+                                            .wait_for(timeout=600_000)), main))
                 if title == "Subgroups":
                     numbers = numbers_of(subgroups_csv(page, folder))
                 for key, kind, option in JOURNEY[title]:
@@ -397,7 +424,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                                                     f"{type(exc).__name__}: {str(exc)[:200]}"]))
                         continue
                     keep(timed(page, log, title, f"{kind} {key} -> {option or 'click'}",
-                               "change", action))
+                               "change", action, main))
                 for where, key, fmt in EXPORTS:
                     if where == title:
                         keep(export(page, log, title, key, fmt, folder))
@@ -482,6 +509,13 @@ def report(big: list[Step], small: list[Step] | None, rows: int,
             no_spin = [s.what for s in exports if not s.spinner]
             print(f"  a spinner on {len(exports) - len(no_spin)}/{len(exports)} export buttons"
                   + (f" (none on {', '.join(no_spin)})" if no_spin else ""))
+        busy = [s.main for s in steps if s.main]
+        if busy:
+            print(f"  chromium's main thread over the timed steps: busy "
+                  f"{sum(b['busy'] for b in busy):.1f} s (JS {sum(b['script'] for b in busy):.1f}"
+                  f" s, layout {sum(b['layout'] for b in busy):.1f} s, style "
+                  f"{sum(b['style'] for b in busy):.1f} s); the script runs "
+                  f"{sum(_server(s) for s in steps if s.kind != 'export'):.1f} s")
         print(f"  CPU over the journey: the script runs and exports "
               f"{sum(s.server_cpu for s in steps):.1f} s; processes: the server (with "
               f"kaleido's Chrome) {cpu[n]['server']:.1f} s, chromium {cpu[n]['browser']:.1f} s")
