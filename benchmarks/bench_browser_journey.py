@@ -32,8 +32,10 @@ Two times per step, measured apart:
   ``MutationObserver`` injected before the app's own scripts), so the polling adds nothing.
   Browser minus server is the wait before the run, the websocket transfer and the
   frontend's work (``--verbose`` also prints when the browser saw the run end).
-- **CPU**: per journey, the script runs' and exports' CPU seconds, and those of the server's
-  processes (with kaleido's Chrome) and of chromium's (``psutil``).
+- **CPU**: per step, how long chromium's renderer main thread was busy (DevTools
+  ``Performance.getMetrics``: tasks, JavaScript, layout, style; ``--verbose``); per
+  journey, the script runs' and exports' CPU seconds, and those of the server's processes
+  (with kaleido's Chrome) and of chromium's (``psutil``).
 
 The **baseline in the same run** is the same journey on the sample itself (35,868 rows,
 uploaded as Parquet the same way), each journey on a fresh server and browser (the first
