@@ -465,8 +465,9 @@ def report(big: list[Step], small: list[Step] | None, rows: int,
     pages = list(dict.fromkeys(s.page for s in big if s.kind in ("first", "change")))
     print(f"\n{'page':18s} {'first render':>27s} {'ratio':>11s}   "
           f"{'widget changes p95':>27s}")
-    print(f"{'':18s} {f'{rows:,}':>13s} {'35,868':>13s} {'':>11s}   {f'{rows:,}':>13s} "
-          f"{'35,868':>13s}   (server / browser, s)")
+    base = "35,868" if small else "(none)"
+    print(f"{'':18s} {f'{rows:,}':>13s} {base:>13s} {'':>11s}   {f'{rows:,}':>13s} "
+          f"{base:>13s}   (server / browser, s)")
     for page in pages:
         fb, fs = _of(big, page, "first"), _of(small, page, "first")
         cb, cs = _of(big, page, "change"), _of(small, page, "change")
