@@ -48,12 +48,25 @@ def tiled(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
     return frame.iloc[np.tile(np.arange(len(frame)), reps)[:rows]].reset_index(drop=True)
 
 
-def subgroup_numbers(at) -> pd.DataFrame:
-    """The Subgroups page's table: subgroup, n and deviation rate."""
+def numbers_of(table: pd.DataFrame) -> pd.DataFrame:
+    """Of a Subgroups table: subgroup (the index, sorted), n and deviation rate."""
     from analysis.columns import DEVIATION_RATE, SUBGROUP, N
 
-    table = at.dataframe(key="subgroups_table").value
     return table[[SUBGROUP, N, DEVIATION_RATE]].set_index(SUBGROUP).sort_index()
+
+
+def subgroup_numbers(at) -> pd.DataFrame:
+    """The Subgroups page's table: subgroup, n and deviation rate."""
+    return numbers_of(at.dataframe(key="subgroups_table").value)
+
+
+def copies_agree(small: pd.DataFrame | None, big: pd.DataFrame | None, copies: int) -> bool:
+    """Whether ``big`` (:func:`numbers_of` a table of ``copies`` whole copies of the sample)
+    has the sample's subgroups, ``copies`` x their n and the same deviation rates."""
+    return (small is not None and big is not None and len(small) > 0
+            and small.index.equals(big.index)
+            and (big.iloc[:, 0].to_numpy() == copies * small.iloc[:, 0].to_numpy()).all()
+            and np.allclose(big.iloc[:, 1], small.iloc[:, 1], rtol=1e-12))
 
 
 def problems(at) -> list[str]:
@@ -186,15 +199,10 @@ def main() -> None:
                                                   args.verbose)
         failures += [f"{page} (sample): {p}" for p in bad_small]
         failures += [f"{page} (1M): {p}" for p in bad_big]
-        if page == "subgroups":  # whole copies of the sample: the same rates, n x copies
-            same = (c_small is not None and c_big is not None
-                    and c_small.index.equals(c_big.index)
-                    and (c_big.iloc[:, 0].to_numpy()
-                         == copies * c_small.iloc[:, 0].to_numpy()).all()
-                    and np.allclose(c_big.iloc[:, 1], c_small.iloc[:, 1], rtol=1e-12))
-            if not same:
-                failures.append(f"subgroups: the table at {len(big):,} rows is not the "
-                                f"sample's with n x {copies}")
+        # whole copies of the sample: the same rates, n x copies
+        if page == "subgroups" and not copies_agree(c_small, c_big, copies):
+            failures.append(f"subgroups: the table at {len(big):,} rows is not the "
+                            f"sample's with n x {copies}")
         firsts[page] = f_big
         all_big += t_big
 

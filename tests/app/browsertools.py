@@ -99,6 +99,22 @@ def visit(page, title: str) -> list[str]:
     return problems
 
 
+def open_select(page, key: str, option: str):
+    """Open the selectbox ``key``'s list until ``option`` shows; returns that option's
+    locator (to click)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    item = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):  # a click during a redraw may not open the list
+        page.locator(f'.st-key-{key} button[aria-label="Open"]').click()
+        try:
+            item.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    return item
+
+
 def load_sample(page, title: str) -> None:
     """Load the bundled sample called ``title`` on the Data page; waits until the page
     names its file (the table is loaded)."""

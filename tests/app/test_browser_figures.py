@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.browsertools import CHROMIUM, FLAGS, load_sample, settle, visit
+from tests.app.browsertools import CHROMIUM, FLAGS, load_sample, open_select, settle, visit
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "docs" / "screenshot.png"
@@ -86,17 +86,7 @@ def _tags(page, key: str) -> list[str]:
 
 def _choose(page, key: str, option: str) -> None:
     """Pick ``option`` in the selectbox ``key`` and wait for the rerun."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    item = page.get_by_role("option", name=option, exact=True)
-    for _ in range(3):  # a click during a redraw may not open the list
-        page.locator(f'.st-key-{key} button[aria-label="Open"]').click()
-        try:
-            item.wait_for(timeout=5_000)
-            break
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-    item.click()
+    open_select(page, key, option).click()
     settle(page)
     assert _value(page, key) == option
 
