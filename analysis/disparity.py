@@ -1143,12 +1143,17 @@ def permutation_test(
     observed, other = own_and_other(labels)
     t_obs = observed - other
     table = _ValueTable.of(st, labels)
+    if table is not None:  # few values: draw the groups x values table (the same
+        # permutation distribution); T* is compared with T of the observed table, computed
+        # the same way (ties stay ties), defined exactly where the rows' T is
+        t_ref = table.difference(st, statistic, table.observed[None], rest=compare == "rest")[0]
+        if np.array_equal(np.isnan(t_ref), np.isnan(t_obs)):
+            shuffles = table.shuffles(st, statistic, rest=compare == "rest")
+        else:
+            table = None
     if table is None:  # many distinct values: shuffle the rows
         shuffles = _row_shuffles(g.codes, st, own_and_other)
         t_ref = t_obs
-    else:  # few: draw the groups x values table (the same permutation distribution)
-        shuffles = table.shuffles(st, statistic, rest=compare == "rest")
-        t_ref = table.difference(st, statistic, table.observed[None], rest=compare == "rest")[0]
     exceed, used = _shuffle_counts(shuffles, t_ref, m, alternative, seed,
                                    alpha if adaptive else None)
     used = np.where(np.isnan(t_obs), m, used)
