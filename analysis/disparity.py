@@ -81,6 +81,7 @@ __all__ = [
     "Comparison", "Conventions", "DEFAULT_PERMUTATIONS", "DIRECTIONS", "DIXON_ALPHAS",
     "DIXON_CRITICAL", "DIXON_RANGES", "DIXON_SOURCE", "DIXON_VARIANTS", "Direction",
     "DisparityReport", "DixonResult", "DixonVariant", "FOUR_FIFTHS", "GROUP_SEPARATOR",
+    "Grouping", "grouping",
     "PERMUTATION_BATCH", "PERMUTATION_PATH", "Polarity", "STANDARDS", "STATISTICS",
     "STOP_CONFIDENCE", "Standard", "Statistic", "TABLE_CELLS", "TABLE_ROWS_PER_CELL",
     "default_direction", "default_group", "disparity_metrics", "disparity_report",
@@ -213,9 +214,42 @@ class _Groups:
         return self.table[GROUP].tolist()
 
 
-def _groups(results: pd.DataFrame, feature: str, by: Sequence[str], baseline: str | None
-            ) -> _Groups:
+@dataclass(frozen=True)
+class Grouping:
+    """The rows of a table grouped for one feature (:func:`grouping`): pass it instead of
+    the table to :func:`group_summary`, :func:`selection_rates`, :func:`permutation_test`
+    and :func:`grouped_values` with the same feature, groups and baseline, and they skip
+    reading the rows' columns again (an app computing all four pays for it once)."""
+
+    feature: str
+    by: tuple[str, ...]
+    baseline: str | None
+    groups: _Groups
+
+
+def grouping(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
+             baseline: str | None = None) -> Grouping:
+    """The rows with a feature value, coded by group, for reuse (:class:`Grouping`).
+
+    Raises
+    ------
+    AnalysisError
+        As :func:`group_summary` (missing columns, a non-numeric feature, no groups).
+    """
     by = [by] if isinstance(by, str) else list(by)
+    return Grouping(feature, tuple(by), baseline, _groups(results, feature, by, baseline))
+
+
+def _groups(results: pd.DataFrame | Grouping, feature: str, by: Sequence[str],
+            baseline: str | None) -> _Groups:
+    by = [by] if isinstance(by, str) else list(by)
+    if isinstance(results, Grouping):
+        if (results.feature, list(results.by), results.baseline) != (feature, by, baseline):
+            raise AnalysisError(
+                f"This grouping is of {results.feature!r} by {', '.join(results.by)}"
+                f"{f' - {results.baseline!r}' if results.baseline else ''}, not of "
+                f"{feature!r} by {', '.join(by)}{f' - {baseline!r}' if baseline else ''}.")
+        return results.groups
     if not by:
         raise AnalysisError("Choose at least one factor to group by.")
     missing = [b for b in by if b not in results.columns]
@@ -256,7 +290,7 @@ def _unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     return uniq.astype(key.dtype), lookup[key]
 
 
-def grouped_values(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
+def grouped_values(results: pd.DataFrame | Grouping, feature: str, by: str | Sequence[str], *,
                    baseline: str | None = None) -> pd.DataFrame:
     """The (calibrated) feature of every row with a value, and its group label.
 
@@ -533,7 +567,7 @@ def _check_statistic(statistic: str) -> None:
 
 
 def group_summary(
-    results: pd.DataFrame,
+    results: pd.DataFrame | Grouping,
     feature: str,
     by: str | Sequence[str],
     *,
@@ -546,7 +580,8 @@ def group_summary(
     Parameters
     ----------
     results
-        The results table (factor columns and the numeric feature column).
+        The results table (factor columns and the numeric feature column), or its
+        :func:`grouping` for the same feature, groups and baseline.
     feature
         Numeric column; rows where it is missing are left out.
     by
@@ -671,7 +706,7 @@ def _selected(x: np.ndarray, std: float, direction: str, tolerance: float | None
 
 
 def selection_rates(
-    results: pd.DataFrame,
+    results: pd.DataFrame | Grouping,
     feature: str,
     by: str | Sequence[str],
     *,
@@ -1026,7 +1061,7 @@ def _spread(v: np.ndarray, lab: list[str], saged: bool) -> list[_Row]:
 
 # --- permutation tests ---------------------------------------------------------------------
 def permutation_test(
-    results: pd.DataFrame,
+    results: pd.DataFrame | Grouping,
     feature: str,
     by: str | Sequence[str],
     *,
@@ -1108,12 +1143,17 @@ def permutation_test(
     observed, other = own_and_other(labels)
     t_obs = observed - other
     table = _ValueTable.of(st, labels)
+    if table is not None:  # few values: draw the groups x values table (the same
+        # permutation distribution); T* is compared with T of the observed table, computed
+        # the same way (ties stay ties), defined exactly where the rows' T is
+        t_ref = table.difference(st, statistic, table.observed[None], rest=compare == "rest")[0]
+        if np.array_equal(np.isnan(t_ref), np.isnan(t_obs)):
+            shuffles = table.shuffles(st, statistic, rest=compare == "rest")
+        else:
+            table = None
     if table is None:  # many distinct values: shuffle the rows
         shuffles = _row_shuffles(g.codes, st, own_and_other)
         t_ref = t_obs
-    else:  # few: draw the groups x values table (the same permutation distribution)
-        shuffles = table.shuffles(st, statistic, rest=compare == "rest")
-        t_ref = table.difference(st, statistic, table.observed[None], rest=compare == "rest")[0]
     exceed, used = _shuffle_counts(shuffles, t_ref, m, alternative, seed,
                                    alpha if adaptive else None)
     used = np.where(np.isnan(t_obs), m, used)

@@ -14,6 +14,12 @@ Also timed: the full ``disparity_report`` (999 permutations) on the bundled SSQA
 simulation, what the Disparity page computes on first load; and adaptive against fixed
 permutations at 200,000 rows (``--adaptive-rows``): with 999 at most, a group stops once
 its p-value is clearly above or below alpha, so clear-cut groups need 99-199 shuffles.
+
+And the table path against the row path (``--table-rows``, default 1M rows, 6 groups): a
+0/1 answer and a 1-5 score, 199 fixed shuffles each way. The observed statistics must be
+identical and the p-values agree within Monte Carlo error (the table path draws the same
+permutation distribution from another random stream; ``docs/disparity.md``); the script
+fails otherwise. ``--only-table`` runs this part alone.
 """
 
 from __future__ import annotations
@@ -70,7 +76,12 @@ def main() -> None:
     ap.add_argument("--adaptive-rows", type=int, default=200_000)
     ap.add_argument("--only-adaptive", action="store_true",
                     help="skip the naive comparison; time adaptive against fixed only")
+    ap.add_argument("--table-rows", type=int, default=1_000_000)
+    ap.add_argument("--only-table", action="store_true", help="table against row path only")
     args = ap.parse_args()
+    table_vs_rows(args.table_rows)
+    if args.only_table:
+        return
     adaptive_vs_fixed(args.adaptive_rows)
     if args.only_adaptive:
         return
@@ -132,6 +143,47 @@ def adaptive_vs_fixed(rows: int, m: int = 999) -> None:
         print(f"{statistic:<8} fixed {t_fixed:6.2f} s, adaptive {t_adaptive:6.2f} s "
               f"({t_fixed / t_adaptive:.1f}x); shuffles used {used}; same verdicts at "
               f"0.05: {same}")
+
+
+def table_vs_rows(rows: int, m: int = 199) -> None:
+    """The permutation test of a few-valued feature drawn as tables against the rows."""
+    from analysis import disparity as dsp
+
+    rng = np.random.default_rng(5)
+    k = 6
+    codes = rng.integers(0, k, rows)
+    frame = pd.DataFrame({
+        "g": pd.Categorical.from_codes(codes, [f"g{i}" for i in range(k)]),
+        "answer": (rng.random(rows) < 0.3 + 0.002 * codes).astype(float),
+        "score": rng.choice(5, rows, p=[0.1, 0.2, 0.4, 0.2, 0.1]) + 1.0 + (codes == 5)
+        * (rng.random(rows) < 0.004)})
+    print(f"\nTable path against row path: {rows:,} rows, {k} groups, {m} fixed shuffles")
+    failures = []
+    for feature, statistic in (("answer", "mean"), ("score", "mean"), ("score", "median"),
+                               ("score", "variance")):
+        times, cpu, out = [], [], []
+        for cells in (dsp.TABLE_CELLS, 0):  # 0: every feature takes the row path
+            dsp.TABLE_CELLS = cells
+            t0, c0 = time.perf_counter(), time.process_time()
+            out.append(permutation_test(frame, feature, "g", statistic=statistic,
+                                        n_resamples=m, seed=1, adaptive=False))
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        dsp.TABLE_CELLS = 4096
+        table, rows_ = out
+        paths = (table.attrs[dsp.PERMUTATION_PATH], rows_.attrs[dsp.PERMUTATION_PATH])
+        same = all(np.array_equal(table[c], rows_[c], equal_nan=True)
+                   for c in ("observed", "compared_with", "difference"))
+        p, q = table[P_VALUE].to_numpy(), rows_[P_VALUE].to_numpy()
+        se = np.sqrt(np.maximum(p * (1 - p), 1 / m) * 2 / m)
+        close = bool(np.all(np.abs(p - q) <= 4.5 * se))
+        print(f"{feature:<7} {statistic:<9} table {times[0]:6.3f} s (CPU {cpu[0]:.3f}), rows "
+              f"{times[1]:6.2f} s (CPU {cpu[1]:.2f}): {times[1] / times[0]:5.0f}x; paths "
+              f"{paths}; observed identical {same}; p-values within MC error {close}")
+        if paths != ("table", "rows") or not same or not close:
+            failures.append(f"{feature} {statistic}")
+    if failures:
+        raise SystemExit(f"table path differs from the row path: {', '.join(failures)}")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,8 @@ where = subset_filter(design, "disparity")
 try:
     report = cached_report(results, design, where, options, permutation=False)
     feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
-    box = per_table(box_of, results, design, where, options["feature"], options["by"],
-                    options["baseline"], feature)
+    box = per_table(box_of, results, design, design, where, options["feature"],
+                    options["by"], options["baseline"], feature)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()

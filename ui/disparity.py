@@ -18,7 +18,7 @@ from ui.options import other_options
 from ui.widgets import md
 
 __all__ = ["COLUMN_CONFIG", "box_of", "cached_permutation", "cached_report", "data_note",
-           "disparity_options", "metric_row"]
+           "disparity_options", "grouped", "metric_row"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -134,31 +134,49 @@ _SELECTION = ("feature", "by", "baseline", "standard", "quantile", "value", "dir
               "tolerance", "comparison")
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _grouping(token: str, design_json: str, where_key: str, key: str, _results: pd.DataFrame,
+              _where: dict, feature: str, by: tuple[str, ...], baseline: str | None
+              ) -> dsp.Grouping:
+    return dsp.grouping(filter_rows(_results, _where or None), feature, list(by),
+                        baseline=baseline)
+
+
+def grouped(results: pd.DataFrame, design: Design, where: dict, feature: str,
+            by: list[str], baseline: str | None) -> dsp.Grouping:
+    """:func:`analysis.disparity.grouping` of the subset, cached: the summary, the
+    selection rates, the permutation test and the box plot read the rows once."""
+    return _grouping(st.session_state["results_token"], design.to_json(),
+                     repr(sorted(where.items())), repr((feature, by, baseline)), results,
+                     where, feature, tuple(by), baseline)
+
+
 @st.cache_resource(max_entries=16, show_spinner="Group statistics...")
 def _summary(token: str, design_json: str, where_key: str, options_key: str,
-             _results: pd.DataFrame, _where: dict, _options: dict) -> pd.DataFrame:
-    return dsp.group_summary(filter_rows(_results, _where or None), **_options)
+             _grouping: dsp.Grouping, _options: dict) -> pd.DataFrame:
+    return dsp.group_summary(_grouping, **_options)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Selection rates...")
 def _selection(token: str, design_json: str, where_key: str, options_key: str,
-               _results: pd.DataFrame, _where: dict, _options: dict) -> pd.DataFrame:
-    return dsp.selection_rates(filter_rows(_results, _where or None), **_options)
+               _grouping: dsp.Grouping, _options: dict) -> pd.DataFrame:
+    return dsp.selection_rates(_grouping, **_options)
 
 
 def _part(function, names: tuple[str, ...], results: pd.DataFrame, design: Design,
           where: dict, options: dict):
     """``function`` (:func:`_summary` or :func:`_selection`) of the options in ``names``."""
     given = {k: options[k] for k in names}
+    rows = grouped(results, design, where, options["feature"], options["by"],
+                   options["baseline"])
     return function(st.session_state["results_token"], design.to_json(),
-                    repr(sorted(where.items())), repr(sorted(given.items())), results, where,
-                    given)
+                    repr(sorted(where.items())), repr(sorted(given.items())), rows, given)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Permutation tests...")
 def _permutation(token: str, design_json: str, where_key: str, test_key: str,
-                 _results: pd.DataFrame, _where: dict, _test: dict) -> pd.DataFrame:
-    return dsp.permutation_test(filter_rows(_results, _where or None), **_test)
+                 _grouping: dsp.Grouping, _test: dict) -> pd.DataFrame:
+    return dsp.permutation_test(_grouping, **_test)
 
 
 def _test_options(options: dict) -> dict:
@@ -180,9 +198,10 @@ def cached_permutation(results: pd.DataFrame, design: Design, where: dict, optio
     if not options["n_resamples"]:
         return None
     test = _test_options(options)
+    rows = grouped(results, design, where, options["feature"], options["by"],
+                   options["baseline"])
     return _permutation(st.session_state["results_token"], design.to_json(),
-                        repr(sorted(where.items())), repr(sorted(test.items())), results,
-                        where, test)
+                        repr(sorted(where.items())), repr(sorted(test.items())), rows, test)
 
 
 def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
@@ -206,15 +225,15 @@ def cached_report(results: pd.DataFrame, design: Design, where: dict, options: d
     return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
 
 
-def box_of(results: pd.DataFrame, where: dict, feature: str, by: list[str],
+def box_of(results: pd.DataFrame, design: Design, where: dict, feature: str, by: list[str],
            baseline: str | None, label: str):
     """The box plot of the feature per group in the subset (for :func:`ui.common.per_table`:
     building it reads every row)."""
     from analysis.figures.disparity import box_figure
 
-    values = dsp.grouped_values(filter_rows(results, where or None), feature, by,
-                                baseline=baseline)
-    return box_figure(values, feature=label)
+    return box_figure(dsp.grouped_values(grouped(results, design, where, feature, by,
+                                                 baseline), feature, by, baseline=baseline),
+                      feature=label)
 
 
 def metric_row(report: dsp.DisparityReport) -> None:

@@ -13,6 +13,7 @@ import pytest
 from analysis import apply_design
 from analysis import disparity as dsp
 from analysis.design import Design
+from analysis.errors import AnalysisError
 from tests.app.apptools import ROOT
 
 
@@ -55,3 +56,24 @@ def test_report_from_its_parts_equals_disparity_report(bbq, options):
     for part in ("summary", "selection", "metrics"):
         pd.testing.assert_frame_equal(getattr(joined, part), getattr(full, part))
     assert joined.dixon == full.dixon
+
+
+@pytest.mark.parametrize("baseline", [None, "correct"])
+def test_a_grouping_gives_what_the_table_gives(bbq, baseline):
+    """The page groups the rows once (:func:`analysis.disparity.grouping`) and passes the
+    grouping to the summary, the selection rates, the permutation test and the box plot."""
+    results, _ = bbq
+    by = ["category", "input_format"]
+    rows = dsp.grouping(results, "biased_answer", by, baseline=baseline)
+    for function, kwargs in ((dsp.group_summary, {"conventions": "saged"}),
+                             (dsp.selection_rates, {"standard": "median"}),
+                             (dsp.permutation_test, {"n_resamples": 99, "seed": 2}),
+                             (dsp.grouped_values, {})):
+        want = function(results, "biased_answer", by, baseline=baseline, **kwargs)
+        got = function(rows, "biased_answer", by, baseline=baseline, **kwargs)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+    with pytest.raises(AnalysisError, match="This grouping is of 'biased_answer' by "
+                                                "category, input_format"):
+        dsp.group_summary(rows, "correct", by, baseline=baseline)
+    with pytest.raises(AnalysisError, match="not of 'biased_answer' by category"):
+        dsp.selection_rates(rows, "biased_answer", ["category"], baseline=baseline)
