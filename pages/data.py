@@ -3,7 +3,7 @@
 import streamlit as st
 
 from analysis.design import Design, describe_columns
-from ui.common import active_frame, ensure_data, page_link
+from ui.common import active_frame, ensure_data, page_link, warm_applied
 from ui.data import (
     SAMPLES,
     active_source,
@@ -94,5 +94,6 @@ st.caption("Suggested roles: *factor* columns are offered on the Design page; *o
 st.dataframe(describe_columns(frame), width="stretch", hide_index=True)
 st.subheader("Structure read from the table")
 structure_section(frame, st.session_state.get("design") or Design(), key="data_structure")
+warm_applied()  # the analysis pages find the design applied (part of loading)
 page_link("pages/prepare.py", label="Next: prepare the table (optional)", icon="🧪")
 page_link("pages/design.py", label="Or declare the design", icon="🧩")

@@ -15,6 +15,7 @@ table (the cached objects are shared: treat them as read-only).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -35,7 +36,7 @@ from ui.widgets import figure_downloads, md, page_link, subset_filter, table_dow
 
 __all__ = ["active_frame", "applied_results", "cells_for", "ensure_data", "figure_downloads",
            "page_link", "per_table", "require_results", "set_data", "subset_filter",
-           "table_download", "token_of"]
+           "table_download", "token_of", "warm_applied"]
 
 T = TypeVar("T")
 
@@ -103,6 +104,18 @@ def applied_results(design: Design) -> pd.DataFrame:
     """The active table with ``design`` applied (cached); raises AnalysisError on mismatch."""
     frame = active_frame()
     return _applied(st.session_state["results_token"], design.to_json(), frame, design)
+
+
+def warm_applied() -> None:
+    """Apply the active design to the active table now (cached per table and design), so
+    the first analysis page opened does not pay for it: the Data page calls this once the
+    table is shown, as part of loading (0.4 s at 1M rows; docs/performance.md). A design
+    that does not fit is left for the analysis pages to explain."""
+    design: Design | None = st.session_state.get("design")
+    if active_frame() is None or design is None or not design.factors:
+        return
+    with contextlib.suppress(AnalysisError):  # said by the analysis pages
+        applied_results(design)
 
 
 def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],

@@ -125,3 +125,29 @@ def test_back_to_the_sample(opened):
     at.button(key="data_load_sample").click().run()
     assert at.session_state["results_name"] == "bbq_unifiedqa.csv.gz"
     assert at.session_state["design"] == Design.load(SAMPLE_DIR / "bbq_unifiedqa.design.yaml")
+
+
+@needs_sample
+def test_an_upload_applies_its_design_while_loading(monkeypatch):
+    """The design is applied on the Data page (part of loading), so the first analysis
+    page opened finds it cached and applies nothing (issue 32, docs/performance.md)."""
+    import ui.common
+
+    calls = []
+    real = ui.common.apply_design
+    monkeypatch.setattr(ui.common, "apply_design",
+                        lambda frame, design: calls.append(len(frame)) or real(frame, design))
+    ui.common._applied.clear()
+    at = page_test("data.py")
+    at.session_state["data_source"] = "Upload a file"
+    at.run()
+    _upload(at, "fresh.csv", GOOD)
+    # the bundled sample the app opens on (35,868 rows), then the upload's 4 rows: each
+    # applied once while loading
+    assert calls == [35_868, 4]
+    design = at.session_state["design"]
+    page = page_test("coverage.py", frame=at.session_state["results_frame"], design=design)
+    page.session_state["results_token"] = at.session_state["results_token"]
+    page.run()
+    assert not page.exception, page.exception
+    assert calls == [35_868, 4]  # the analysis page found it applied
