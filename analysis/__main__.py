@@ -1,10 +1,8 @@
 """``python -m analysis``: see :mod:`analysis.cli`."""
 
-import sys
-
-from analysis.cli import main
+from analysis.cli import run
 
 __all__: list[str] = []
 
 
-sys.exit(main())
+run()

@@ -198,7 +198,7 @@ def test_the_wheel_carries_the_app_and_no_tests(installed):
     assert {n.split("/")[0] for n in names} == {"analysis", "judges", "ui",
                                                 "bias_workbench-0.1.0.dist-info"}
     assert not any(n.endswith(("conftest.py", "build_samples.py")) for n in names)
-    for line in ("bias-workbench = analysis.cli:main", "bias-judges = judges.cli:main",
+    for line in ("bias-workbench = analysis.cli:run", "bias-judges = judges.cli:main",
                  "bias-workbench-app = analysis.commands.serve:app_main"):
         assert line in entry_points
 
