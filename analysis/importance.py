@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 
 import numpy as np
 import pandas as pd
@@ -150,6 +151,9 @@ _LLF_TOL = 1e-10
 _SURELY_INDEPENDENT = 1e-4
 #: Design matrices with at least this many entries are fitted with one BLAS thread.
 _ONE_THREAD_ENTRIES = 200_000
+_T = TypeVar("_T")
+#: Python threads over the row blocks of large products (each with one BLAS thread).
+_BLOCK_THREADS = min(os.cpu_count() or 1, 4)
 
 TERM_COLUMNS = [TERM, FACTOR, VALUE, N, DEVIATIONS, DEVIATION_RATE, COEF, STD_ERR, Z, P_VALUE,
                 P_ADJUSTED, ODDS_RATIO, CI_LOW, CI_HIGH, COEF_CI_LOW, COEF_CI_HIGH, PROBABILITY,
@@ -1012,14 +1016,29 @@ def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
     return _Fit(beta, eta, llf, iteration, converged and bool(np.isfinite(beta).all()))
 
 
+def _per_block(fn: Callable[[int, int], _T], rows: int) -> list[_T]:
+    """``fn(start, stop)`` for each block of :data:`_BLOCK` rows, in block order.
+
+    Several blocks run in :data:`_BLOCK_THREADS` threads (numpy and BLAS release the GIL;
+    large fits hold BLAS to one thread each, :func:`_blas_threads`). The callers add the
+    blocks' results in block order, as a loop would, so the sums are the same to the bit.
+    """
+    starts = list(range(0, rows, _BLOCK))
+    if len(starts) < 2 or _BLOCK_THREADS < 2:
+        return [fn(a, min(a + _BLOCK, rows)) for a in starts]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=_BLOCK_THREADS) as pool:
+        return list(pool.map(lambda a: fn(a, min(a + _BLOCK, rows)), starts))
+
+
 def _gram(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``X' diag(w) X``, block by block (no weighted copy of the whole of ``X``)."""
     if len(X) <= _BLOCK:
         return X.T @ (X * w[:, None])
     out = np.zeros((X.shape[1], X.shape[1]))
-    for start in range(0, len(X), _BLOCK):
-        block = X[start:start + _BLOCK]
-        out += block.T @ (block * w[start:start + _BLOCK, None])
+    for part in _per_block(lambda a, b: X[a:b].T @ (X[a:b] * w[a:b, None]), len(X)):
+        out += part
     return out
 
 
@@ -1692,14 +1711,18 @@ def _loglik_score(X: np.ndarray, n: np.ndarray, k: np.ndarray, beta: np.ndarray
     llf = np.zeros(q)
     score = np.zeros((X.shape[1], q))
     peak = np.zeros(q)
-    for start in range(0, len(X), _BLOCK):
-        block = X[start:start + _BLOCK]
-        nb, kb = n[start:start + _BLOCK], k[start:start + _BLOCK]
-        eta = beta.T @ block.T  # q x rows: sums along rows are pairwise
+
+    def block(a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows, nb, kb = X[a:b], n[a:b], k[a:b]
+        eta = beta.T @ rows.T  # q x rows: sums along rows are pairwise
         softplus = np.logaddexp(0.0, eta)  # log(1 + e^eta) = -log(1 - mu)
-        llf += np.sum(kb * eta - nb * softplus, axis=1)
-        score += block.T @ (kb - nb * np.exp(eta - softplus)).T
-        peak = np.maximum(peak, np.max(np.abs(eta), axis=1))
+        return (np.sum(kb * eta - nb * softplus, axis=1),
+                rows.T @ (kb - nb * np.exp(eta - softplus)).T, np.max(np.abs(eta), axis=1))
+
+    for part_llf, part_score, part_peak in _per_block(block, len(X)):
+        llf += part_llf
+        score += part_score
+        peak = np.maximum(peak, part_peak)
     return llf, score, peak > 2 * RUNAWAY_LOGIT
 
 

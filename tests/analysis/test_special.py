@@ -73,10 +73,9 @@ def test_the_importance_command_imports_no_scipy(tmp_path):
                           "deviation": (rng.random(n) < 0.3).astype(int)})
     path = tmp_path / "r.csv"
     frame.to_csv(path, index=False)
-    code = ("import sys, runpy; sys.argv = ['analysis', 'importance', sys.argv[1], "
-            "'--factors', 'model,style', '--outcome', 'deviation', '--json'];\n"
-            "try:\n    runpy.run_module('analysis', run_name='__main__')\n"
-            "except SystemExit as e:\n    assert not e.code, e.code\n"
+    code = ("import sys\nfrom analysis.cli import main\n"
+            "assert main(['importance', sys.argv[1], '--factors', 'model,style', "
+            "'--outcome', 'deviation', '--json']) == 0\n"
             "print('SCIPY' if any(m.startswith('scipy') for m in sys.modules) else 'NONE')")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                          text=True, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": ""},
