@@ -965,9 +965,39 @@ class _Fit:
 
 
 def _loglik(eta: np.ndarray, n: np.ndarray, k: np.ndarray) -> float:
-    from analysis.special import log_expit
+    """``sum(k log mu + (n - k) log(1 - mu))`` as ``sum(k eta - n log(1 + e^eta))`` (one
+    transcendental per cell, as :func:`_loglik_score`), over row blocks in threads."""
+    if len(eta) <= _BLOCK:
+        return float(np.sum(k * eta - n * np.logaddexp(0.0, eta)))
+    return float(sum(_per_block(lambda a, b: float(np.sum(
+        k[a:b] * eta[a:b] - n[a:b] * np.logaddexp(0.0, eta[a:b]))), len(eta))))
 
-    return float(np.sum(k * log_expit(eta) + (n - k) * log_expit(-eta)))
+
+def _score_information(X: np.ndarray, n: np.ndarray, k: np.ndarray, eta: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The score ``X'(k - n mu)`` and the information ``X' diag(n mu (1 - mu)) X`` at
+    ``eta``, in one pass over the row blocks (threads; summed in block order)."""
+    from analysis.special import expit
+
+    def block(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        rows, mu = X[a:b], expit(eta[a:b])
+        return (rows.T @ (k[a:b] - n[a:b] * mu),
+                rows.T @ (rows * (n[a:b] * mu * (1 - mu))[:, None]))
+
+    if len(X) <= _BLOCK:
+        return block(0, len(X))
+    score, info = np.zeros(X.shape[1]), np.zeros((X.shape[1], X.shape[1]))
+    for part_score, part_info in _per_block(block, len(X)):
+        score += part_score
+        info += part_info
+    return score, info
+
+
+def _predictor(X: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``X @ beta`` over row blocks in threads."""
+    if len(X) <= _BLOCK:
+        return X @ beta
+    return np.concatenate(_per_block(lambda a, b: X[a:b] @ beta, len(X)))
 
 
 def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
@@ -988,21 +1018,19 @@ def _fit(X: np.ndarray, n: np.ndarray, k: np.ndarray,
         beta = np.linalg.solve(_gram(X, w0), X.T @ (w0 * eta0))
     else:
         beta = np.asarray(start, dtype=float).copy()
-    eta = X @ beta
+    eta = _predictor(X, beta)
     llf = _loglik(eta, n, k)
     converged = False
     iteration = 0
     while iteration < MAX_ITERATIONS:
         iteration += 1
-        mu = expit(eta)
-        score = X.T @ (k - n * mu)
-        info = _gram(X, n * mu * (1 - mu))
+        score, info = _score_information(X, n, k, eta)
         try:
             step = np.linalg.solve(info, score)
         except np.linalg.LinAlgError:
             break
         for _ in range(30):  # step halving keeps the likelihood increasing
-            new_eta = X @ (beta + step)
+            new_eta = _predictor(X, beta + step)
             new_llf = _loglik(new_eta, n, k)
             if new_llf >= llf - 1e-9 * abs(llf):
                 break
