@@ -407,9 +407,10 @@ def command_in(argv: Sequence[str]) -> str:
 
 
 #: Modules whose presence means something still needs Python's normal exit: a browser or
-#: JVM child process to stop (kaleido's Chrome, Spark), worker processes, model weights.
+#: JVM child process to stop (kaleido's Chrome, Spark), worker processes, model weights,
+#: a DuckDB connection (its spill files are removed when it closes).
 NEEDS_TEARDOWN = ("kaleido", "choreographer", "pyspark", "py4j", "multiprocessing",
-                  "concurrent.futures.process", "torch", "sentence_transformers")
+                  "concurrent.futures.process", "torch", "sentence_transformers", "duckdb")
 
 
 def run(argv: Sequence[str] | None = None) -> NoReturn:
