@@ -11,14 +11,15 @@ Shared by factor importance (``analysis/importance.py``) and subgroups
   ``n_clusters``, notes), so a number never silently changes meaning.
 - With G clusters the default small-sample treatment (``small_sample="cr2"``) is the
   bias-reduced linearization covariance (CR2; Bell & McCaffrey 2002; Pustejovsky &
-  Tipton 2018) with Student's t on G - 1 degrees of freedom (Wald tests of q columns:
-  F(q, G - 1)). ``"cr1"`` is the usual sandwich with the factor
+  Tipton 2018); factor importance compares each coefficient with Student's t on its own
+  Satterthwaite df and tests factors by HTZ (:class:`SmallSampleCR2`); paths that have
+  not moved to it yet use t on G - 1 df (Wald tests of q columns: F(q, G - 1)), which
+  over-rejects for contrasts resting on a few clusters. ``"cr1"`` is the usual sandwich
+  with the factor
   ``G / (G - 1) * (N - 1) / (N - p)`` and t(G - 1) (Stata's ``vce(cluster)``,
   statsmodels' ``use_t=True``); ``"none"`` the same sandwich with the normal reference
-  (statsmodels' default). Measured (tests/analysis/test_cluster_size.py): with 12
-  clusters a 5 % test of a template-level factor with no effect rejects 5.0 % (CR2, t),
-  6.0 % (CR1, t), 9.0 % (CR1, normal) of the time. :data:`FEW_CLUSTERS` (30) is where a
-  "few clusters" note starts.
+  (statsmodels' default). Measured sizes: docs/uncertainty.md. :data:`FEW_CLUSTERS` (30)
+  is where a "few clusters" note starts.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ __all__ = [
     "CR2_TOL", "ClusterChoice", "ClusterError", "DF_FLOOR", "FEW_CLUSTERS",
     "MIN_SUPPORTING_CLUSTERS", "SMALL_SAMPLES", "SMALL_SAMPLE_LABELS", "SmallSample",
     "SmallSampleCR2", "WaldTest", "check_small_sample", "cluster_note", "cr2_scores",
-    "critical_value",
+    "critical_value", "SATTERTHWAITE_LABEL", "describe_satterthwaite",
     "describe", "few_clusters_note", "missing_cluster_message", "reference_df", "resolve_cluster",
     "two_sided_p", "wald_p"
 ]
@@ -160,18 +161,39 @@ def describe(small_sample: SmallSample, g: int) -> str:
             + (f"t with {df} df (G - 1)" if df is not None else "normal reference"))
 
 
-def few_clusters_note(g: int, cluster: str, small_sample: SmallSample = "cr2") -> str | None:
-    """The "few clusters" note for G < :data:`FEW_CLUSTERS` (None otherwise)."""
+#: The small-sample method of the default (CR2) path, in words (CLI, pages, report).
+SATTERTHWAITE_LABEL = "CR2, Satterthwaite df"
+
+
+def describe_satterthwaite(g: int) -> str:
+    """``"bias-reduced (CR2) covariance, t with Satterthwaite df per contrast ..."``."""
+    return (f"{SMALL_SAMPLE_LABELS['cr2']}, t with Satterthwaite df per contrast "
+            f"(Bell-McCaffrey; Pustejovsky & Tipton 2018) over {g} clusters, HTZ Wald tests")
+
+
+def few_clusters_note(g: int, cluster: str, small_sample: SmallSample = "cr2", *,
+                      satterthwaite: bool = False) -> str | None:
+    """The "few clusters" note for G < :data:`FEW_CLUSTERS` (None otherwise).
+
+    ``satterthwaite``: the path uses Satterthwaite df per contrast (the CR2 default of
+    importance); else the reference is t on G - 1 df, which over-rejects for contrasts
+    that rest on a few of the clusters (docs/uncertainty.md, measured sizes).
+    """
     if g >= FEW_CLUSTERS:
         return None
-    what = {"cr2": "the bias-reduced covariance with t on G - 1 df keeps a 5 % test near 5 % "
-                   "down to about 10 clusters",
-            "cr1": "t on G - 1 df corrects most of the over-rejection; the default "
-                   "bias-reduced (CR2) covariance corrects more",
-            "none": "the normal reference over-rejects (a 5 % test rejects a true null more "
-                    "often); the default (CR2, t on G - 1 df) corrects this"}[small_sample]
-    worse = ("; with fewer than 10 clusters even that is not reliable: read the p-values "
-             "as rough" if g < 10 else "")
+    if small_sample == "cr2" and satterthwaite:
+        what = ("each contrast's Satterthwaite df says how many clusters stand behind it "
+                "(a contrast on 2-3 clusters has about 1-3 df and a wide interval); a "
+                "contrast resting on one cluster has no p-value")
+    else:
+        what = {"cr2": "t on G - 1 df is not reliable for a contrast that rests on a few of "
+                       "the clusters (it over-rejects); the Satterthwaite df per contrast "
+                       "are the honest reference",
+                "cr1": "t on G - 1 df corrects part of the over-rejection; the bias-reduced "
+                       "(CR2) covariance with Satterthwaite df corrects more",
+                "none": "the normal reference over-rejects (a 5 % test rejects a true null "
+                        "more often); CR2 with small-sample df corrects this"}[small_sample]
+    worse = ("; with fewer than 10 clusters read the p-values as rough" if g < 10 else "")
     return (f"few clusters: only {g} values of {cluster} (fewer than {FEW_CLUSTERS}); "
             f"cluster-robust standard errors are themselves uncertain: {what}{worse}")
 

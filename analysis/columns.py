@@ -24,9 +24,11 @@ __all__ = [
     "N_PERMUTATIONS", "N_RESAMPLES", "N_ROWS", "N_SCORED", "N_SELECTED", "N_SUBGROUPS",
     "OBSERVED", "ODDS_RATIO", "PASSES_FOUR_FIFTHS", "PEARSON", "PERCENT", "PERCENTILE",
     "POLARITY_TEXTBLOB", "PRECISION", "PREDICTED_OPTION", "PREDICTION", "PROBABILITY",
-    "PROBABILITY_CI_HIGH", "PROBABILITY_CI_LOW", "P_ADJUSTED", "P_VALUE", "QUANTILE_RANGE",
+    "PROBABILITY_CI_HIGH", "PROBABILITY_CI_LOW", "P_ADJUSTED", "P_ADJUSTED_LR", "P_VALUE",
+    "P_VALUE_LR", "QUANTILE_RANGE",
     "QUANTITY", "RANGE", "RANK", "RATE_OUTSIDE", "REASON", "ROBUST_MODEL_SE_RATIO",
-    "ROBUST_P_VALUE", "ROBUST_WALD_DF", "ROBUST_WALD_STATISTIC", "ROWS_CHANGED", "ROWS_IN",
+    "ROBUST_P_VALUE", "ROBUST_WALD_DF", "ROBUST_WALD_DF_DENOMINATOR", "ROBUST_WALD_STATISTIC",
+    "ROWS_CHANGED", "ROWS_IN",
     "ROWS_NOT_HANDLED", "ROWS_OUT", "SAME_ROWS_AS", "SCOPE", "SCORE", "SCORE_KIND",
     "SD_PERCENT", "SELECTION_RATE", "SELECTION_RULE", "SENTIMENT_SCALE", "SENTIMENT_SCORE",
     "SENTIMENT_TERM", "SENTIMENT_VADER", "SETTING", "SHARE_ABOVE_CUTOFF",
@@ -134,6 +136,12 @@ N_CLUSTERS = "n_clusters"
 ROBUST_WALD_DF = "robust_wald_df"
 ROBUST_WALD_STATISTIC = "robust_wald_statistic"
 ROBUST_P_VALUE = "robust_p_value"
+# ... the denominator df of a small-sample robust Wald test (HTZ; G - 1 for CR1 + F)
+ROBUST_WALD_DF_DENOMINATOR = "robust_wald_df_denominator"
+# ... with a cluster the factor tests' p_value is the robust test; the likelihood-ratio
+# test (independent rows) stays beside it under these names
+P_VALUE_LR = "p_value_lr"
+P_ADJUSTED_LR = "p_adjusted_lr"
 
 # Numeric-feature disparity (analysis/disparity.py); also uses N, STATISTIC, VALUE,
 # P_VALUE, P_ADJUSTED

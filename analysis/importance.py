@@ -43,12 +43,16 @@ import pandas as pd
 
 from analysis.cells import filter_rows
 from analysis.clusters import (
+    DF_FLOOR,
+    MIN_SUPPORTING_CLUSTERS,
+    SATTERTHWAITE_LABEL,
     SMALL_SAMPLE_LABELS,
     SmallSample,
+    SmallSampleCR2,
     check_small_sample,
-    cr2_scores,
     critical_value,
     describe,
+    describe_satterthwaite,
     few_clusters_note,
     reference_df,
     resolve_cluster,
@@ -70,17 +74,21 @@ from analysis.columns import (
     FACTOR,
     LR_STATISTIC,
     MODEL_STD_ERR,
+    N_CLUSTERS,
     N_PARAMETERS,
     NAIVE_STD_ERR,
     ODDS_RATIO,
     P_ADJUSTED,
+    P_ADJUSTED_LR,
     P_VALUE,
+    P_VALUE_LR,
     PROBABILITY,
     PROBABILITY_CI_HIGH,
     PROBABILITY_CI_LOW,
+    REASON,
     ROBUST_MODEL_SE_RATIO,
-    ROBUST_P_VALUE,
     ROBUST_WALD_DF,
+    ROBUST_WALD_DF_DENOMINATOR,
     ROBUST_WALD_STATISTIC,
     STD_ERR,
     TERM,
@@ -96,8 +104,9 @@ from analysis.values import factor_codes
 __all__ = [
     "ADJUSTS", "Adjust", "BASELINE", "CLUSTER_ROBUST", "FROM_DESIGN", "Fix", "GEE", "INTERCEPT",
     "ImportanceRefusal", "ImportanceResult", "MAX_ITERATIONS", "MAX_MATRIX_ENTRIES",
-    "MIN_EVENTS_PER_PARAMETER", "MIN_ROWS_PER_PARAMETER", "NAIVE", "NOT_SIGNIFICANT",
-    "PROTECTIVE", "P_STEPS", "RISK", "RUNAWAY_LOGIT", "RUNAWAY_STD_ERR", "RefusalReason",
+    "MIN_EVENTS_PER_PARAMETER", "MIN_ROWS_PER_PARAMETER", "NAIVE", "NOT_ESTIMABLE",
+    "NOT_SIGNIFICANT", "PROTECTIVE", "P_STEPS", "RISK", "ROBUST_TERM_COLUMNS",
+    "ROBUST_TEST_COLUMNS", "RUNAWAY_LOGIT", "RUNAWAY_STD_ERR", "RefusalReason",
     "SEPARATION_ACTIONS", "SEPARATION_LABELS", "SeparationAction", "TERM_COLUMNS",
     "TEST_COLUMNS", "Where", "apply_fix", "factor_importance", "subset_caption",
     "suggest_factors", "uncertainty_label",
@@ -127,6 +136,8 @@ NAIVE, CLUSTER_ROBUST, GEE = "naive", "cluster", "gee"
 INTERCEPT = "(intercept)"
 #: Labels of the ``effect`` column.
 RISK, PROTECTIVE, NOT_SIGNIFICANT, BASELINE = "risk", "protective", "not significant", "baseline"
+#: Label of a coefficient that rests on fewer than 2 clusters or too few df (no p-value).
+NOT_ESTIMABLE = "not estimable"
 #: Fewer rows than this per parameter are refused (overridable).
 MIN_ROWS_PER_PARAMETER = 10.0
 #: Fewer deviations (or non-deviations) than this per parameter give a warning note.
@@ -159,6 +170,16 @@ TERM_COLUMNS = [TERM, FACTOR, VALUE, N, DEVIATIONS, DEVIATION_RATE, COEF, STD_ER
                 P_ADJUSTED, ODDS_RATIO, CI_LOW, CI_HIGH, COEF_CI_LOW, COEF_CI_HIGH, PROBABILITY,
                 PROBABILITY_CI_LOW, PROBABILITY_CI_HIGH, EFFECT]
 TEST_COLUMNS = [FACTOR, DF, LR_STATISTIC, P_VALUE, P_ADJUSTED]
+#: With a cluster, the terms table gains these after the standard errors (before ``z``):
+#: the coefficient's df (Satterthwaite with CR2; G - 1 with CR1; NaN: normal) and the
+#: clusters holding its value.
+ROBUST_TERM_COLUMNS = [DF, N_CLUSTERS]
+#: With a cluster, the factor tests: the robust Wald test (HTZ with CR2) is ``p_value``;
+#: the likelihood-ratio test (independent rows) keeps ``df``, ``lr_statistic``,
+#: ``p_value_lr``, ``p_adjusted_lr``; ``reason`` says why a test is missing.
+ROBUST_TEST_COLUMNS = [FACTOR, ROBUST_WALD_DF, ROBUST_WALD_DF_DENOMINATOR,
+                       ROBUST_WALD_STATISTIC, P_VALUE, P_ADJUSTED, N_CLUSTERS, REASON, DF,
+                       LR_STATISTIC, P_VALUE_LR, P_ADJUSTED_LR]
 
 
 # --- refusals and their fixes -------------------------------------------------------------
@@ -273,14 +294,27 @@ class ImportanceResult:
         - with a cluster (``cluster``): ``naive_std_err`` and ``design_effect`` (robust
           / naive standard error) after ``std_err``, which is then the robust one; with
           GEE instead ``model_std_err`` and ``robust_model_se_ratio`` (robust /
-          model-based standard error). ``p_value`` and the intervals then use t with
-          G - 1 df (``reference_df``) unless ``small_sample="none"``.
+          model-based standard error); then ``df`` and ``n_clusters``
+          (:data:`ROBUST_TERM_COLUMNS`). With CR2 (default) ``df`` is the coefficient's
+          Satterthwaite df (Pustejovsky & Tipton 2018) and ``p_value`` and the intervals
+          use t with it (the probability interval: t with the df of its own contrast);
+          with CR1 / GEE t with G - 1 df; with ``small_sample="none"`` the normal (df
+          NaN). A coefficient whose value occurs in fewer than 2 clusters, or whose df is
+          below :data:`analysis.clusters.DF_FLOOR`, has no p-value, no interval and the
+          label ``not estimable`` (a note names it and its clusters).
     factor_tests
         Likelihood-ratio test per factor and per interaction, columns ``factor``,
         ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without
         the factor's columns and without every interaction that contains it),
         ``p_value`` (chi-square), ``p_adjusted`` (Benjamini-Hochberg over the tests).
-        Empty when ``likelihood_ratio=False``.
+        Empty when ``likelihood_ratio=False``. With a cluster the columns are
+        :data:`ROBUST_TEST_COLUMNS`: ``p_value`` / ``p_adjusted`` are the cluster-robust
+        Wald test (HTZ with CR2: ``robust_wald_statistic`` is its F on
+        ``robust_wald_df`` and ``robust_wald_df_denominator`` df), ``n_clusters`` the
+        clusters holding the factor's non-reference values, ``reason`` why a test is
+        refused (a value on fewer than 2 clusters, a singular covariance, too few df);
+        the likelihood-ratio test, which assumes independent rows, is kept as ``df``,
+        ``lr_statistic``, ``p_value_lr``, ``p_adjusted_lr``.
     notes
         What was done to the data (values dropped or merged for separation, values
         without rows) and warnings (few events per parameter). Show them with the
@@ -315,6 +349,9 @@ class ImportanceResult:
     reference_df: int | None = None
     #: The covariance's small-sample treatment in words ("" without a cluster).
     small_sample_label: str = ""
+    #: How the df of the robust t tests are chosen: ``"satterthwaite"`` (per coefficient,
+    #: CR2), ``"G - 1"`` (CR1, GEE) or ``"normal"``; "" without a cluster.
+    df_method: str = ""
 
     @property
     def pseudo_r2(self) -> float:
@@ -340,7 +377,7 @@ class ImportanceResult:
             "adjust": self.adjust, "confidence": self.confidence, "notes": list(self.notes),
             "cluster": self.cluster, "n_clusters": self.n_clusters,
             "covariance": self.covariance, "gee_correlation": self.gee_correlation,
-            "reference_df": self.reference_df,
+            "reference_df": self.reference_df, "df_method": self.df_method,
         }
 
 
@@ -1287,15 +1324,16 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
     info = _information(X, cells.n, fit.eta) if fit.converged else None
     cov = np.linalg.inv(info) if info is not None else np.full((p, p), np.nan)
     _check_fit(fit, cov, cells, terms)
-    params, robust, df = fit.params, None, None
+    params, robust, df, support = fit.params, None, None, None
     if cluster:
         robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
                          small_sample=small_sample)
         params, cov = robust.params, robust.cov
         notes.extend(robust.notes(cluster, small_sample))
         df = reference_df(small_sample, robust.n_clusters)
+        support = _support(X, cells, terms, robust, df)
     table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
-                         confidence=confidence, df=df)
+                         confidence=confidence, df=df, support=support)
     tests = (_lr_tests(X, cells, terms, fit, factors, pairs, info) if likelihood_ratio
              else pd.DataFrame(columns=TEST_COLUMNS))
     failed = tests.loc[tests[LR_STATISTIC].isna(), FACTOR].tolist()
@@ -1303,9 +1341,10 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
         notes.append("the likelihood-ratio test of " + ", ".join(failed) + " is missing: the "
                      "model without it did not converge")
     if robust is not None:
-        _insert_naive_columns(table, robust)
+        _insert_naive_columns(table, robust, support)
+        notes.extend(support.notes(terms, cluster, robust.n_clusters))
         tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs, df=df,
-                                   notes=notes)
+                                   notes=notes, support=support)
     k_total = cells.k.sum()
     null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
                        cells.n, cells.k)
@@ -1320,18 +1359,97 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
         n_clusters=0 if robust is None else robust.n_clusters,
         covariance="naive" if robust is None else robust.kind,
         gee_correlation=None if robust is None else robust.correlation,
-        reference_df=df, small_sample_label="" if robust is None else (
+        reference_df=None if support is not None and support.satterthwaite else df,
+        small_sample_label="" if robust is None else (
             "GEE robust covariance" if robust.kind == GEE
-            else SMALL_SAMPLE_LABELS[small_sample]))
+            else SMALL_SAMPLE_LABELS[small_sample]),
+        df_method="" if support is None else support.method)
 
 
-def _insert_naive_columns(table: pd.DataFrame, robust: _Robust) -> None:
-    """The model-based standard error and the robust / model ratio, before ``z``."""
+def _insert_naive_columns(table: pd.DataFrame, robust: _Robust,
+                          support: _Support | None = None) -> None:
+    """The model-based standard error and the robust / model ratio, then ``df`` and
+    ``n_clusters`` (with ``support``), before ``z``."""
     naive_se = np.sqrt(np.diag(robust.naive_cov))
     plain, ratio = ((MODEL_STD_ERR, ROBUST_MODEL_SE_RATIO) if robust.kind == GEE
                     else (NAIVE_STD_ERR, DESIGN_EFFECT))
     table.insert(table.columns.get_loc(Z), plain, naive_se)
     table.insert(table.columns.get_loc(Z), ratio, table[STD_ERR] / naive_se)
+    if support is not None:
+        table.insert(table.columns.get_loc(Z), DF, support.df)
+        table.insert(table.columns.get_loc(Z), N_CLUSTERS, support.clusters)
+
+
+@dataclass(frozen=True)
+class _Support:
+    """What stands behind each coefficient of a clustered fit: its df (per term), the df
+    of its probability contrast, the clusters holding its value (``presence``: G x p)."""
+
+    df: np.ndarray
+    df_probability: np.ndarray
+    presence: np.ndarray
+    satterthwaite: bool
+    kernel: SmallSampleCR2 | None = None
+
+    @property
+    def clusters(self) -> np.ndarray:
+        return self.presence.sum(axis=0)
+
+    @property
+    def method(self) -> str:
+        if self.satterthwaite:
+            return "satterthwaite"
+        return "normal" if np.all(np.isnan(self.df)) else "G - 1"
+
+    @property
+    def estimable(self) -> np.ndarray:
+        """Coefficients with a p-value: on at least 2 clusters and, with Satterthwaite
+        df, df at or above :data:`analysis.clusters.DF_FLOOR`."""
+        ok = self.clusters >= MIN_SUPPORTING_CLUSTERS
+        if self.satterthwaite:
+            ok &= np.isfinite(self.df) & (self.df >= DF_FLOOR)
+        return ok
+
+    def notes(self, terms: list[_Term], cluster: str, g: int) -> list[str]:
+        """One note per coefficient without a p-value, naming its value and clusters."""
+        out = []
+        for j in np.flatnonzero(~self.estimable):
+            t, k = terms[j], int(self.clusters[j])
+            what = (f"{t.factor} = {_q(t.value)}" if t.factor and t.value is not None
+                    else t.name)
+            if k < MIN_SUPPORTING_CLUSTERS:
+                out.append(f"{what} occurs in {k} of {g:,} values of {cluster}: its effect "
+                           f"cannot be told apart from that {cluster}'s own, so it has no "
+                           "p-value, interval or risk/protective label")
+            else:
+                out.append(f"{what} occurs in {k} of {g:,} values of {cluster} and its "
+                           f"Satterthwaite df is {self.df[j]:.2g} (below {DF_FLOOR:g}): "
+                           "no p-value, interval or risk/protective label")
+        return out
+
+
+def _presence(X: np.ndarray, cells: _Cells, g: int) -> np.ndarray:
+    """(G, p): does cluster g hold rows where column j is not 0."""
+    assert cells.cluster is not None
+    _, index = np.unique(cells.cluster, return_inverse=True)
+    out = np.zeros((g, X.shape[1]), dtype=bool)
+    nonzero = (X != 0) & (cells.n > 0)[:, None]
+    for j in range(X.shape[1]):
+        out[np.unique(index[nonzero[:, j]]), j] = True
+    return out
+
+
+def _support(X: np.ndarray, cells: _Cells, terms: list[_Term], robust: _Robust,
+             df: int | None) -> _Support:
+    presence = _presence(X, cells, robust.n_clusters)
+    p = X.shape[1]
+    if robust.kernel is not None:
+        contrasts = _probability_contrasts(terms)
+        return _Support(robust.kernel.satterthwaite(np.eye(p)),
+                        robust.kernel.satterthwaite(contrasts), presence, True,
+                        robust.kernel)
+    same = np.full(p, np.nan if df is None else float(df))
+    return _Support(same, same, presence, False)
 
 
 # --- the public function -----------------------------------------------------------------------
@@ -1459,16 +1577,20 @@ class _Robust:
     n_clusters: int
     kind: str
     correlation: float | None
+    #: The small-sample kernel (CR2 of the logit): Satterthwaite df and HTZ tests.
+    kernel: SmallSampleCR2 | None = None
 
     def notes(self, cluster: str, small_sample: SmallSample = "cr2") -> list[str]:
-        how = (describe(small_sample, self.n_clusters) if self.kind != GEE else
+        how = (describe_satterthwaite(self.n_clusters) if self.kernel is not None else
+               describe(small_sample, self.n_clusters) if self.kind != GEE else
                f"GEE, exchangeable working correlation {self.correlation:.4g}, "
                + describe(small_sample, self.n_clusters).split(", ", 1)[1])
         out = [f"standard errors, p-values and intervals are cluster-robust over the "
                f"{self.n_clusters:,} values of {cluster} ({how})"
-               + "; the likelihood-ratio tests assume independent rows (use the robust "
-                 "Wald tests)"]
-        few = few_clusters_note(self.n_clusters, cluster, small_sample)
+               + "; the factor tests' p_value is the cluster-robust Wald test, the "
+                 "likelihood-ratio test (p_value_lr) assumes independent rows"]
+        few = few_clusters_note(self.n_clusters, cluster, small_sample,
+                                satterthwaite=self.kernel is not None)
         if few:
             out.append(few)
         return out
@@ -1509,10 +1631,9 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
         for j in range(g):
             rows = order[bounds[j]:bounds[j + 1]]
             infos[j] = (X[rows] * weights[rows, None]).T @ X[rows]
-        scores = cr2_scores(scores, naive_cov, infos)
-        factor = 1.0
-    else:
-        factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
+        kernel = SmallSampleCR2(scores, naive_cov, infos)
+        return _Robust(fit.params, kernel.cov, naive_cov, g, CLUSTER_ROBUST, None, kernel)
+    factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
     cov = factor * naive_cov @ (scores.T @ scores) @ naive_cov
     return _Robust(fit.params, cov, naive_cov, g, CLUSTER_ROBUST, None)
 
@@ -1550,46 +1671,78 @@ def _gee(X: np.ndarray, cells: _Cells, group_index: np.ndarray, naive_cov: np.nd
 
 def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, cov: np.ndarray,
                        factors: list[str], pairs: list[tuple[str, str]], *,
-                       df: int | None = None, notes: list[str] | None = None) -> pd.DataFrame:
-    """Add a cluster-robust Wald test per factor (its columns and interactions, as the LR
-    test) and per interaction: ``W = b_J' V_JJ^+ b_J`` on ``r = rank(V_JJ)`` df (the rank
-    actually used: ``robust_wald_df``), chi-square(r), or ``W / r`` against F(r, df) with
-    ``df`` = G - 1 (the t reference). A rank below ``|J|`` (a singular robust covariance,
-    at most G - 1 with G clusters) is noted."""
-    stats, p_values, names, dfs = [], [], [], []
+                       df: int | None = None, notes: list[str] | None = None,
+                       support: _Support | None = None) -> pd.DataFrame:
+    """The cluster-robust Wald test per factor (its columns and interactions, as the LR
+    test) and per interaction, beside the likelihood-ratio test (renamed ``p_value_lr``).
+
+    With the CR2 kernel (``support.kernel``): HTZ (clubSandwich's ``Wald_test(...,
+    test = "HTZ")``), ``robust_wald_statistic`` its F on (``robust_wald_df`` = q,
+    ``robust_wald_df_denominator``) df. Otherwise ``W = b_J' V_JJ^-1 b_J`` against
+    chi-square(q), or ``W / q`` against F(q, df) with ``df`` = G - 1. Refused (NaN and a
+    ``reason``, also in ``notes``) when a column rests on fewer than 2 clusters (or too
+    few df), when ``V_JJ`` is singular (its rank below q: never a chi-square of a
+    pseudo-inverse), or when the HTZ df fall below :data:`analysis.clusters.DF_FLOOR`.
+    """
+    from scipy.special import fdtrc
+
+    rows = []
     for name, cols in _test_groups(terms, factors, pairs):
-        sub = cov[np.ix_(cols, cols)]
-        stat = float(b[cols] @ np.linalg.pinv(sub) @ b[cols])
-        rank = int(np.linalg.matrix_rank(sub))
-        names.append(name)
-        dfs.append(rank)
-        stats.append(stat)
-        p_values.append(wald_p(stat, rank, df))
-        if rank < len(cols) and notes is not None:
-            notes.append(f"the robust covariance of the {len(cols)} columns of {name} is "
-                         f"singular (rank {rank}; with G clusters it is at most G, G - 1 for "
-                         f"the CR1 sandwich): its "
-                         f"robust Wald test uses {rank} df, it cannot test every contrast")
-    robust = pd.DataFrame({FACTOR: names, ROBUST_WALD_DF: dfs, ROBUST_WALD_STATISTIC: stats,
-                           ROBUST_P_VALUE: p_values})
+        q, reason = len(cols), ""
+        stat = df_denom = p_value = np.nan
+        clusters = (int(support.presence[:, cols].any(axis=1).sum())
+                    if support is not None else 0)
+        weak = ([terms[j].name for j in cols if not support.estimable[j]]
+                if support is not None else [])
+        if weak:
+            reason = (f"{_and(weak[:4])}{' ...' if len(weak) > 4 else ''} cannot be estimated "
+                      "(fewer than 2 clusters, or too few df), so no joint test of its "
+                      "columns exists")
+        elif support is not None and support.kernel is not None:
+            test = support.kernel.htz(b, np.eye(len(b))[cols])
+            reason = test.reason
+            if not reason and test.df < DF_FLOOR:
+                reason = (f"its HTZ df are {test.df:.2g} (below {DF_FLOOR:g}): too few "
+                          "clusters stand behind it for a test")
+            if not reason:
+                stat, df_denom, p_value = test.statistic, test.df, test.p_value
+        else:
+            sub = cov[np.ix_(cols, cols)]
+            try:
+                chol = np.linalg.cholesky((sub + sub.T) / 2)
+                if not np.all(np.diag(chol) > 1e-7 * np.sqrt(np.abs(np.diag(sub)))):
+                    raise np.linalg.LinAlgError
+                z = np.linalg.solve(chol, b[cols])
+                stat = float(z @ z)
+                df_denom = np.nan if df is None else float(df)
+                p_value = (wald_p(stat, q, None) if df is None
+                           else float(fdtrc(q, df, stat / q)))
+                if df is not None:
+                    stat = stat / q  # reported as the F statistic of its reference
+            except np.linalg.LinAlgError:
+                rank = int(np.linalg.matrix_rank(sub))
+                reason = (f"its cluster-robust covariance is singular (rank {rank} for {q} "
+                          "columns; with G clusters at most G - 1 for the CR1 sandwich), so "
+                          "no test of all its columns exists")
+        if reason and notes is not None:
+            notes.append(f"no cluster-robust test of {name}: {reason}")
+        rows.append({FACTOR: name, ROBUST_WALD_DF: q, ROBUST_WALD_DF_DENOMINATOR: df_denom,
+                     ROBUST_WALD_STATISTIC: stat, P_VALUE: p_value, N_CLUSTERS: clusters,
+                     REASON: reason})
+    robust = pd.DataFrame(rows, columns=[FACTOR, ROBUST_WALD_DF, ROBUST_WALD_DF_DENOMINATOR,
+                                         ROBUST_WALD_STATISTIC, P_VALUE, N_CLUSTERS, REASON])
+    robust.insert(robust.columns.get_loc(P_VALUE) + 1, P_ADJUSTED,
+                  benjamini_hochberg(robust[P_VALUE].to_numpy(dtype=float)))
     if len(tests) == 0:
         return robust
-    return tests.merge(robust, on=FACTOR, how="left")
+    lr = tests.rename(columns={P_VALUE: P_VALUE_LR, P_ADJUSTED: P_ADJUSTED_LR})
+    out = robust.merge(lr, on=FACTOR, how="left")
+    return out[[c for c in ROBUST_TEST_COLUMNS if c in out.columns]]
 
 
-def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray,
-                 cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float,
-                 df: int | None = None) -> pd.DataFrame:
-    """The terms table; p-values and intervals against t(df) when ``df`` is given."""
-    from analysis.special import expit
-
-    se = np.sqrt(np.diag(cov))
-    z = b / se
-    p = two_sided_p(z, df)
-    crit = critical_value(confidence, df)
-    p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
-    # probability at the term's values, everything else at reference: b0 + the main
-    # effects of the term's values + the term itself
+def _probability_contrasts(terms: list[_Term]) -> np.ndarray:
+    """Rows: the linear predictor at each term's values with everything else at the
+    reference (b0 + the main effects of the term's values + the term itself)."""
     index = {t.parts: j for j, t in enumerate(terms)}
     G = np.zeros((len(terms), len(terms)))
     for j, t in enumerate(terms):
@@ -1598,6 +1751,30 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
             if (part,) in index:
                 G[j, index[(part,)]] = 1
         G[j, j] = 1
+    return G
+
+
+def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray,
+                 cov: np.ndarray, *, alpha: float, adjust: Adjust, confidence: float,
+                 df: int | None = None, support: _Support | None = None) -> pd.DataFrame:
+    """The terms table; p-values and intervals against t(df) when ``df`` is given, or
+    t with each term's own df (``support``: Satterthwaite); a term that ``support``
+    finds not estimable gets no p-value, interval or label."""
+    from analysis.special import expit
+
+    se = np.sqrt(np.diag(cov))
+    z = b / se
+    term_df = support.df if support is not None and support.satterthwaite else df
+    prob_df = support.df_probability if support is not None and support.satterthwaite else df
+    ok = support.estimable if support is not None else np.ones(len(b), dtype=bool)
+    p = np.full(len(b), np.nan)
+    crit = np.full(len(b), np.nan)
+    crit_p = np.full(len(b), np.nan)
+    p[ok] = two_sided_p(z[ok], term_df[ok] if np.ndim(term_df) else term_df)
+    crit[ok] = critical_value(confidence, term_df[ok] if np.ndim(term_df) else term_df)
+    crit_p[ok] = critical_value(confidence, prob_df[ok] if np.ndim(prob_df) else prob_df)
+    p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
+    G = _probability_contrasts(terms)
     eta = G @ b
     eta_se = np.sqrt(np.einsum("ij,jk,ik->i", G, cov, G))
     n_term = X.T @ cells.n
@@ -1606,6 +1783,7 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
     n_term[0], k_term[0] = cells.n[ref_rows].sum(), cells.k[ref_rows].sum()
     p_label = p_adj if adjust == "bh" else p
     effect = np.where(p_label < alpha, np.where(b > 0, RISK, PROTECTIVE), NOT_SIGNIFICANT)
+    effect = np.where(ok, effect, NOT_ESTIMABLE).astype(object)
     effect[0] = BASELINE
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = k_term / n_term
@@ -1619,8 +1797,8 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
         COEF: b, STD_ERR: se, Z: z, P_VALUE: p, P_ADJUSTED: p_adj,
         ODDS_RATIO: np.exp(b), CI_LOW: np.exp(b - crit * se), CI_HIGH: np.exp(b + crit * se),
         COEF_CI_LOW: b - crit * se, COEF_CI_HIGH: b + crit * se,
-        PROBABILITY: expit(eta), PROBABILITY_CI_LOW: expit(eta - crit * eta_se),
-        PROBABILITY_CI_HIGH: expit(eta + crit * eta_se),
+        PROBABILITY: expit(eta), PROBABILITY_CI_LOW: expit(eta - crit_p * eta_se),
+        PROBABILITY_CI_HIGH: expit(eta + crit_p * eta_se),
         EFFECT: effect,
     }, columns=TERM_COLUMNS)
 
@@ -1797,7 +1975,11 @@ def uncertainty_label(fit: ImportanceResult, design: Design | None = None) -> st
         kind = "GEE (exchangeable), " if fit.covariance == GEE else ""
         ref = (f"t with {fit.reference_df} df" if fit.reference_df is not None
                else "normal reference")
-        ref = (fit.small_sample_label + ", " if fit.small_sample_label else "") + ref
+        if fit.df_method == "satterthwaite":
+            ref = (f"{SATTERTHWAITE_LABEL}: t with each coefficient's own df, HTZ factor "
+                   "tests; Pustejovsky & Tipton 2018")
+        ref = (fit.small_sample_label + ", " if fit.small_sample_label
+               and fit.df_method != "satterthwaite" else "") + ref
         ratio = ("robust_model_se_ratio = robust / model-based standard error"
                  if fit.covariance == GEE else "design_effect = robust / naive standard error")
         return (f"{kind}cluster-robust over {fit.n_clusters:,} values of {fit.cluster} "

@@ -615,15 +615,16 @@ def logistic_with_covariates(
     fit = L._fit(X, n, k)
     cov = L._covariance(X, n, fit.eta) if fit.converged else np.full((X.shape[1],) * 2, np.nan)
     L._check_fit(fit, cov, lcells, terms)
-    notes, params, robust, df = list(prep.notes), fit.params, None, None
+    notes, params, robust, df, support = list(prep.notes), fit.params, None, None, None
     if prep.cluster:
         robust = L._robust(X, lcells, fit, cov, n_rows=n_rows, gee=False,
                            small_sample=small_sample)
         params, cov = robust.params, robust.cov
         notes.extend(robust.notes(prep.cluster, small_sample))
         df = L.reference_df(small_sample, robust.n_clusters)
+        support = L._support(X, lcells, terms, robust, df)
     table = L._terms_table(terms, X, lcells, params, cov, alpha=alpha, adjust=adjust,
-                           confidence=confidence, df=df)
+                           confidence=confidence, df=df, support=support)
     last = len(prep.terms)
     at_refs = X[:, 1:last].sum(axis=1) == 0  # the intercept's rows: every factor at reference
     table.loc[0, N], table.loc[0, DEVIATIONS] = int(n[at_refs].sum()), int(k[at_refs].sum())
@@ -633,14 +634,14 @@ def logistic_with_covariates(
     table.loc[last:, DEVIATION_RATE] = n_dev / n_rows
     table.loc[last:, VALUE] = None
     if robust is not None:
-        naive_se = np.sqrt(np.diag(robust.naive_cov))
-        table.insert(table.columns.get_loc(L.Z), NAIVE_STD_ERR, naive_se)
-        table.insert(table.columns.get_loc(L.Z), DESIGN_EFFECT, table[STD_ERR] / naive_se)
+        L._insert_naive_columns(table, robust, support)
+        notes.extend(support.notes(terms, prep.cluster, robust.n_clusters))
     tests = (L._lr_tests(X, lcells, terms, fit, [*prep.factors, *prep.covariates], [])
              if likelihood_ratio else pd.DataFrame(columns=L.TEST_COLUMNS))
     if robust is not None:
         tests = L._robust_wald_tests(tests, terms, params, cov,
-                                     [*prep.factors, *prep.covariates], [], df=df)
+                                     [*prep.factors, *prep.covariates], [], df=df,
+                                     notes=notes, support=support)
     notes.append("covariates " + ", ".join(prep.covariates) + (
         " standardised: (x - mean) / sd over the rows of the fit; coef = log-odds ratio per "
         "standard deviation" if standardise else " entered as they are; coef = log-odds "
@@ -653,5 +654,7 @@ def logistic_with_covariates(
         iterations=fit.iterations, alpha=alpha, adjust=adjust, confidence=confidence,
         notes=tuple(notes), cluster=prep.cluster,
         n_clusters=0 if robust is None else robust.n_clusters,
-        covariance="naive" if robust is None else robust.kind, reference_df=df,
-        small_sample_label="" if robust is None else L.SMALL_SAMPLE_LABELS[small_sample])
+        covariance="naive" if robust is None else robust.kind,
+        reference_df=None if support is not None and support.satterthwaite else df,
+        small_sample_label="" if robust is None else L.SMALL_SAMPLE_LABELS[small_sample],
+        df_method="" if support is None else support.method)

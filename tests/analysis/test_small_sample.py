@@ -130,3 +130,55 @@ def test_the_glm_working_regression_is_close_to_clubsandwich_glm():
         np.testing.assert_allclose(ours["estimate"], theirs["estimate"], rtol=1e-6)
         np.testing.assert_allclose(ours["std_err"], theirs["std_err"], rtol=0.015)
         np.testing.assert_allclose(ours["df"], theirs["df"], rtol=0.015)
+
+
+# --- the importance fits against the same reference --------------------------------------
+def _design(factor: str, outcome: dict):
+    from analysis.design import Design
+
+    return Design.from_dict({"factors": [
+        {"name": factor, "values": LEVELS[factor], "reference": LEVELS[factor][0]},
+        {"name": "w", "values": LEVELS["w"], "reference": "x"}],
+        "outcome": outcome, "cluster": "cluster"})
+
+
+@pytest.mark.parametrize("factor", ["sub", "tier"])
+def test_logistic_importance_defaults_equal_clubsandwich(factor):
+    """factor_importance with the design's cluster: CR2 SEs, Satterthwaite df and p per
+    coefficient and the HTZ factor test equal clubSandwich (the working regression); the
+    coefficient on 1 cluster (sub = one) has no p-value, interval or label, and a note
+    says why; the LR test stays as p_value_lr."""
+    from analysis.design import apply_design
+    from analysis.importance import NOT_ESTIMABLE, factor_importance
+
+    design = _design(factor, {"column": "deviation", "mapping": "binary"})
+    fit = factor_importance(apply_design(DATA, design), design)
+    ref = REFERENCE["cases"][f"logistic_{factor}"]
+    t = fit.terms
+    np.testing.assert_allclose(t["coef"], ref["estimate"], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(t["std_err"], ref["coefficients"]["std_err"], rtol=1e-7)
+    np.testing.assert_allclose(t["df"], ref["coefficients"]["df"], rtol=1e-7)
+    ok = t["n_clusters"] >= 2
+    np.testing.assert_allclose(t.loc[ok, "p_value"],
+                               np.asarray(ref["coefficients"]["p_value"])[ok], rtol=1e-6)
+    assert fit.df_method == "satterthwaite" and fit.reference_df is None
+    tests = fit.factor_tests.set_index("factor")
+    assert "p_value_lr" in tests.columns and "robust_p_value" not in tests.columns
+    w = ref["htz"]["w"]
+    assert tests.loc["w", "robust_wald_statistic"] == pytest.approx(w["Fstat"], rel=1e-6)
+    assert tests.loc["w", "robust_wald_df_denominator"] == pytest.approx(w["df_denom"],
+                                                                          rel=1e-6)
+    assert tests.loc["w", "p_value"] == pytest.approx(w["p_value"], rel=1e-6)
+    if factor == "tier":
+        h = ref["htz"]["factor"]
+        assert tests.loc["tier", "robust_wald_statistic"] == pytest.approx(h["Fstat"], rel=1e-6)
+        assert tests.loc["tier", "p_value"] == pytest.approx(h["p_value"], rel=1e-6)
+        assert ok.all()
+    else:
+        one = t.set_index("term").loc["sub[one]"]
+        assert one["n_clusters"] == 1 and one["effect"] == NOT_ESTIMABLE
+        assert np.isnan(one["p_value"]) and np.isnan(one["ci_low"])
+        assert any("sub = 'one' occurs in 1 of 12 values of cluster" in n for n in fit.notes)
+        assert np.isnan(tests.loc["sub", "p_value"]) and "sub[one]" in tests.loc["sub",
+                                                                                  "reason"]
+        assert t.set_index("term").loc["sub[two]", "n_clusters"] == 2
