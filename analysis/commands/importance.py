@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
     from analysis.importance import (
+        ROBUST_TERM_COLUMNS,
         ImportanceRefusal,
         factor_importance,
         uncertainty_label,
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"Standard errors: {uncertainty_label(fit, design)}")
     columns = [TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
                CI_LOW, CI_HIGH, EFFECT]
-    for ratio in (DESIGN_EFFECT, ROBUST_MODEL_SE_RATIO):
+    for ratio in (*ROBUST_TERM_COLUMNS[::-1], DESIGN_EFFECT, ROBUST_MODEL_SE_RATIO):
         if ratio in fit.terms:
             columns.insert(5, ratio)
     columns += [c for c in terms.columns if c.startswith("noise_")]
@@ -143,9 +144,13 @@ def run(args: argparse.Namespace) -> None:
                            "display.max_columns", 20):
         print(shown.round(4).to_string(index=False))
     if len(fit.factor_tests):
-        print("\nLikelihood-ratio test per factor (the factor and its interactions removed"
-              + ("; it assumes independent rows: the robust_* columns are the cluster-robust "
-                 "Wald test" if fit.cluster else "") + "):")
+        print(("\nFactor tests (the factor and its interactions removed): p_value is the "
+               "cluster-robust Wald test (" + ("HTZ, CR2 with small-sample df"
+                                               if fit.df_method == "satterthwaite" else
+                                               "robust_wald_df columns") + "), p_value_lr the "
+               "likelihood-ratio test, which assumes independent rows:") if fit.cluster
+              else "\nLikelihood-ratio test per factor (the factor and its interactions "
+                   "removed):")
         print(fit.factor_tests.to_string(index=False))
     print(f"\np-values are not adjusted for multiple testing (p_adjusted: Benjamini-Hochberg); "
           f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")

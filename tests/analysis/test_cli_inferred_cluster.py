@@ -59,7 +59,7 @@ def test_importance_without_design_is_cluster_robust_over_the_inferred_template(
     ref = model.fit(cov_type="cluster", cov_kwds={"groups": rows["template"].to_numpy()})
     np.testing.assert_allclose([t["std_err"] for t in out["terms"]], ref.bse, rtol=1e-6)
     np.testing.assert_allclose([t["z"] for t in out["terms"]], ref.tvalues, rtol=1e-6)
-    # the default (CR2, t on G - 1 df) is the same as naming the cluster
+    # the default (CR2, Satterthwaite df) is the same as naming the cluster
     default = run_json(capsys, "importance", SSQA, "--outcome", "deviation", "--factors", F,
                        "--exclude", "prompt_style=base", "--no-lr", *REFS)
     named = run_json(capsys, "importance", SSQA, "--outcome", "deviation", "--factors", F,
@@ -67,7 +67,10 @@ def test_importance_without_design_is_cluster_robust_over_the_inferred_template(
                      "template")
     assert default["terms"] == named["terms"]
     assert named["settings"]["cluster_inferred"] is None  # named, not inferred
-    assert default["settings"]["reference_df"] == 36
+    # issue 38: Satterthwaite df per coefficient (was one G - 1 = 36 for all)
+    assert default["settings"]["reference_df"] is None
+    assert default["settings"]["df_method"] == "satterthwaite"
+    assert all(2 <= t["n_clusters"] <= 37 and 1 < t["df"] < 40 for t in default["terms"])
 
 
 def test_no_cluster_gives_the_independent_rows_numbers(capsys):

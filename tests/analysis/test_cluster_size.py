@@ -131,11 +131,15 @@ def test_cr2_equals_a_brute_force_row_level_computation():
                          results["w"] == "z"]).astype(float)
     se = _brute_force_cr2(results, X, fit.terms[COEF].to_numpy())
     np.testing.assert_allclose(fit.terms[STD_ERR], se, rtol=1e-8)
-    assert fit.reference_df == 7 and fit.cluster == "t"
+    # issue 38: t on each coefficient's Satterthwaite df (was G - 1 = 7 for every term)
+    assert fit.reference_df is None and fit.df_method == "satterthwaite"
+    assert fit.cluster == "t" and (fit.terms["n_clusters"] == [8, 4, 8, 8]).all()
+    df = fit.terms["df"].to_numpy()
+    assert 2 < df[1] < 7  # the template-level factor: fewer df than G - 1
     np.testing.assert_allclose(fit.terms[P_VALUE], 2 * stats.t.sf(
-        np.abs(fit.terms[COEF] / se), 7), rtol=1e-8)
+        np.abs(fit.terms[COEF] / se), df), rtol=1e-8)
     assert any("few clusters: only 8 values of t" in n for n in fit.notes)
-    assert any("bias-reduced (CR2) covariance, t with 7 df (G - 1)" in n for n in fit.notes)
+    assert any("t with Satterthwaite df per contrast" in n for n in fit.notes)
 
 
 def test_subgroup_test_equals_the_importance_term_of_its_indicator():
@@ -152,7 +156,12 @@ def test_subgroup_test_equals_the_importance_term_of_its_indicator():
         fit = factor_importance(results, one, factors=["tier"], small_sample=small,
                                 likelihood_ratio=False)
         p_sub = table.set_index("subgroup").loc["tier = b", P_VALUE]
-        p_fit = fit.terms.set_index(TERM).loc["tier[b]", P_VALUE]
+        term = fit.terms.set_index(TERM).loc["tier[b]"]
+        # the same covariance; with CR2 importance's reference is the coefficient's
+        # Satterthwaite df (issue 38), so compare on the subgroup's own reference
+        ref_df = table.attrs.get("reference_df")
+        p_fit = (term[P_VALUE] if small != "cr2" else
+                 float(2 * stats.t.sf(abs(term["z"]), ref_df)) if ref_df else p_sub)
         assert p_sub == pytest.approx(p_fit, rel=1e-9)
         if use_t is not None:
             ref = sm.GLM(rows["deviation"].astype(float), X, family=sm.families.Binomial()
@@ -179,10 +188,10 @@ def test_p_value_and_interval_agree_and_template_subgroups_have_no_test():
     assert (table.loc[table[P_VALUE].notna(), "test"] == "cluster t").all()
 
 
-def test_robust_wald_df_is_the_rank_used_with_a_note_when_singular():
+def test_robust_wald_test_on_a_singular_covariance_is_refused_with_the_reason():
     """5 clusters and an 8-level within-cluster factor (issue 31 item 4): the robust
-    covariance of its 7 columns is singular (rank G - 1 = 4 for CR1, G = 5 for CR2);
-    robust_wald_df is the rank the p-value uses, and a note says why."""
+    covariance of its 7 columns is singular (rank G - 1 = 4 for CR1, G = 5 for CR2); the
+    test is refused with the reason (issue 38), the LR test stays."""
     rng = np.random.default_rng(2)
     n = 5 * 160
     frame = pd.DataFrame({"f": rng.choice([f"v{i}" for i in range(8)], n),
@@ -196,10 +205,14 @@ def test_robust_wald_df_is_the_rank_used_with_a_note_when_singular():
     for small, rank in (("cr1", 4), ("cr2", 5)):  # CR1 scores sum to 0: rank <= G - 1
         fit = factor_importance(results, design, small_sample=small)
         row = fit.factor_tests.set_index("factor").loc["f"]
-        assert row["robust_wald_df"] == rank and row["df"] == 7
-        assert row["robust_p_value"] == pytest.approx(
-            stats.f.sf(row["robust_wald_statistic"] / rank, rank, 4), rel=1e-9)
-        assert any(f"singular (rank {rank};" in n for n in fit.notes)
+        # issue 38: a test of 7 contrasts on a rank-`rank` covariance is refused with
+        # the reason (it was a chi-square of the pseudo-inverse on `rank` df)
+        assert row["robust_wald_df"] == 7 and row["df"] == 7
+        assert np.isnan(row["p_value"]) and np.isnan(row["robust_wald_statistic"])
+        assert f"singular (rank {rank} for 7" in row["reason"]
+        assert any(f"no cluster-robust test of f: its cluster-robust covariance is singular "
+                   f"(rank {rank}" in n for n in fit.notes)
+        assert np.isfinite(row["p_value_lr"])
 
 
 # --- bad cluster columns -----------------------------------------------------------------------
@@ -259,7 +272,8 @@ def test_bbq_sample_defaults_are_cluster_robust_and_say_so(capsys):
     imp = run_json(capsys, "importance", data, "--design", dfile, "--factors",
                    "category,context_condition")
     assert imp["settings"]["cluster"] == "template_id"
-    assert imp["settings"]["covariance"] == "cluster" and imp["settings"]["reference_df"] == 149
+    assert imp["settings"]["covariance"] == "cluster" and imp["settings"]["reference_df"] is None
+    assert imp["settings"]["df_method"] == "satterthwaite"  # issue 38 (was G - 1 = 149)
     assert all(t["design_effect"] > 1 for t in imp["terms"])
     assert any("cluster-robust over the 150 values of template_id" in n for n in imp["notes"])
 

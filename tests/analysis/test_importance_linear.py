@@ -208,12 +208,12 @@ def test_logistic_fit_with_a_covariate_equals_statsmodels_on_the_rows():
     glm = sm.GLM(frame["bad"], X, family=sm.families.Binomial()).fit(
         cov_type="cluster", cov_kwds={"groups": pd.factorize(frame["g"])[0]})
     np.testing.assert_allclose(robust.terms["std_err"], glm.bse, rtol=1e-6)
-    # the default is factor_importance's: CR2 covariance, t with G - 1 df
+    # the default is factor_importance's: CR2 covariance, t with each coefficient's
+    # Satterthwaite df (issue 38; was G - 1 for all)
     cr2 = logistic_with_covariates(applied, design, covariates=["age"])
-    g = frame["g"].nunique()
-    assert cr2.reference_df == g - 1
+    assert cr2.reference_df is None and cr2.df_method == "satterthwaite"
     t = cr2.terms["coef"] / cr2.terms["std_err"]
-    np.testing.assert_allclose(cr2.terms["p_value"], 2 * stats.t.sf(t.abs(), g - 1),
+    np.testing.assert_allclose(cr2.terms["p_value"], 2 * stats.t.sf(t.abs(), cr2.terms["df"]),
                                rtol=1e-9)
     assert not np.allclose(cr2.terms["std_err"], glm.bse, rtol=1e-3)
 
