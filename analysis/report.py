@@ -706,7 +706,9 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.warnings += list(fit.notes)
     # how the standard errors were computed, stated with the table
     sec.notes.append("Standard errors: " + uncertainty_label(fit, design) + (
-        "; std_err, z, p_value and the intervals are the robust ones." if fit.cluster
+        "; std_err, z, p_value and the intervals are the robust ones, with each "
+        "coefficient's df and n_clusters; the factor tests' p_value is the robust Wald test "
+        "(p_value_lr: likelihood ratio, independent rows)." if fit.cluster
         else "."))
     options = ImportanceOptions.from_settings(s, skip=(*NOISE_FIELDS, "cluster"))
     p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE

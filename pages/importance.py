@@ -75,10 +75,14 @@ st.dataframe(terms, hide_index=True, column_config=COLUMN_CONFIG | NOISE_COLUMNS
              key="importance_table")
 table_download(terms, "factor_importance", key="importance_terms")
 
-st.subheader("Likelihood-ratio test per factor")
+st.subheader("Factor tests" if fit.cluster else "Likelihood-ratio test per factor")
 st.caption("Each factor removed together with every interaction that contains it; the model "
-           "is refitted on the same cells." + (" The likelihood-ratio test assumes independent "
-                                              "rows; the robust Wald columns are the "
-                                              "cluster-robust test." if fit.cluster else ""))
+           "is refitted on the same cells." + (
+               " p is the cluster-robust Wald test (" + (
+                   "HTZ: CR2, Satterthwaite df" if fit.df_method == "satterthwaite"
+                   else "robust Wald") + "); 'p (LR)' is the likelihood-ratio test, which "
+               "assumes independent rows. A test is missing, with its reason, when a value "
+               "rests on fewer than 2 clusters or the covariance is singular."
+               if fit.cluster else ""))
 st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")

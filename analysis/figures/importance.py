@@ -38,7 +38,9 @@ __all__ = ["EFFECT_COLOURS", "Scale", "importance_figure"]
 Scale = Literal["odds_ratio", "coef"]
 #: Effect label -> colour; the order is the legend order.
 EFFECT_COLOURS = {"risk": RISK_RED, "protective": PROTECTIVE_BLUE,
-                  "not significant": NEUTRAL_GREY, "baseline": "#000000"}
+                  "not significant": NEUTRAL_GREY, "baseline": "#000000",
+                  # rests on fewer than 2 clusters: no interval (issue 38)
+                  "not estimable": "#c8c8c8"}
 _BAND = "rgba(0, 0, 0, 0.045)"
 
 
@@ -97,7 +99,8 @@ def importance_figure(
     -------
     plotly.graph_objects.Figure
         One scatter trace per effect label present (``risk``, ``protective``,
-        ``not significant``, ``baseline``), y categories ``factor = value``.
+        ``not significant``, ``baseline``, ``not estimable``: a point without an
+        interval), y categories ``factor = value``.
     """
     import plotly.graph_objects as go
 
@@ -105,7 +108,8 @@ def importance_figure(
         raise AnalysisError(f"Unknown scale {scale!r}: use 'odds_ratio' or 'coef'.")
     shown = terms if include_intercept else terms[terms[FACTOR].notna()]
     if max_p is not None:
-        shown = shown[(shown[p_column] <= max_p) | shown[FACTOR].isna()]
+        shown = shown[(shown[p_column] <= max_p) | shown[FACTOR].isna()
+                      | (shown[EFFECT] == "not estimable")]
     x_col, lo_col, hi_col = ((ODDS_RATIO, CI_LOW, CI_HIGH) if scale == "odds_ratio"
                              else (COEF, COEF_CI_LOW, COEF_CI_HIGH))
     level = f"{confidence:.0%}"
