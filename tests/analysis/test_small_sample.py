@@ -182,3 +182,32 @@ def test_logistic_importance_defaults_equal_clubsandwich(factor):
         assert np.isnan(tests.loc["sub", "p_value"]) and "sub[one]" in tests.loc["sub",
                                                                                   "reason"]
         assert t.set_index("term").loc["sub[two]", "n_clusters"] == 2
+
+
+def test_bbq_subcategories_on_one_or_two_templates_are_not_labelled():
+    """Issue 38's table on the bundled BBQ sample (subcategory instead of category, the
+    model the aliasing refusal suggests): the subcategories on 1 template (SkinAppearance,
+    Strabismus) are not estimable; those on 2 templates have about 1 df and none is
+    labelled or below p = 0.01 (Dwarfism was p = 1.1e-18 "protective" on G - 1 df); the
+    issue's Satterthwaite numbers (Dwarfism df 1.01, p 0.061; Obesity, 6 templates,
+    df 4.45, p 0.074) are reproduced."""
+    from analysis.design import Design, apply_design
+    from analysis.importance import NOT_ESTIMABLE, NOT_SIGNIFICANT, factor_importance
+
+    root = Path(__file__).resolve().parents[2] / "sample_data"
+    design = Design.load(root / "bbq_unifiedqa.design.yaml")
+    results = apply_design(pd.read_csv(root / "bbq_unifiedqa.csv.gz"), design)
+    fit = factor_importance(results, design, factors=["subcategory", "question_polarity",
+                                                      "context_condition"])
+    t = fit.terms[fit.terms["factor"] == "subcategory"].set_index("value")
+    few = t[t["n_clusters"] <= 2]
+    assert set(t.index[t["n_clusters"] == 1]) == {"SkinAppearance", "Strabismus"}
+    assert (t.loc[["SkinAppearance", "Strabismus"], "effect"] == NOT_ESTIMABLE).all()
+    assert not (few["p_value"] < 0.01).any()
+    assert few["effect"].isin([NOT_ESTIMABLE, NOT_SIGNIFICANT]).all()
+    assert t.loc["Dwarfism", "df"] == pytest.approx(1.01, abs=0.005)
+    assert t.loc["Dwarfism", "p_value"] == pytest.approx(0.061, abs=0.001)
+    assert t.loc["Obesity", "df"] == pytest.approx(4.45, abs=0.005)
+    assert t.loc["Obesity", "p_value"] == pytest.approx(0.074, abs=0.001)
+    assert (t["effect"] == NOT_SIGNIFICANT).sum() + (t["effect"] == NOT_ESTIMABLE).sum() \
+        == len(t)  # none of the subcategories survives (the issue: smallest honest p 0.061)
