@@ -40,16 +40,26 @@ import numpy as np
 import pandas as pd
 
 from analysis import importance as L
+from analysis.clusters import (
+    DF_FLOOR,
+    SmallSampleCR2,
+    describe_satterthwaite,
+    few_clusters_note,
+)
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
     COEF,
     DESIGN_EFFECT,
+    DF,
     EFFECT,
     FACTOR,
+    N_CLUSTERS,
     NAIVE_STD_ERR,
     P_ADJUSTED,
     P_VALUE,
+    REASON,
+    ROBUST_WALD_DF_DENOMINATOR,
     STD_ERR,
     TERM,
     VALUE,
@@ -120,6 +130,9 @@ class LinearImportanceResult:
     converged: bool = True
     random_effects: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: ``"satterthwaite"`` (CR2 default with a cluster), ``"G - 1"``, ``"normal"``, or ""
+    #: (no cluster: t on N - p; the mixed model: z).
+    df_method: str = ""
 
     def summary(self) -> dict:
         """Scalars of the fit as a plain dict (for JSON and the app's metrics)."""
@@ -131,7 +144,8 @@ class LinearImportanceResult:
                 "residual_std": self.residual_std, "covariance": self.covariance,
                 "cluster": self.cluster, "n_clusters": self.n_clusters,
                 "converged": self.converged, "random_effects": list(self.random_effects),
-                "confidence": self.confidence, "alpha": self.alpha, "notes": list(self.notes)}
+                "confidence": self.confidence, "alpha": self.alpha, "notes": list(self.notes),
+                "df_method": self.df_method}
 
 
 def is_continuous(design: Design) -> bool:
@@ -325,6 +339,7 @@ def linear_importance(
     adjust: L.Adjust = "none",
     confidence: float = 0.95,
     min_rows_per_parameter: float = 2.0,
+    small_sample: L.SmallSample = "cr2",
 ) -> LinearImportanceResult:
     """Linear (or mixed) model of a continuous outcome on factors and covariates.
 
@@ -358,6 +373,12 @@ def linear_importance(
         instead of refusing it.
     min_rows_per_parameter
         Refuse when there are fewer rows than this times the number of parameters.
+    small_sample
+        Linear model with a cluster: ``"cr2"`` (default) the bias-reduced covariance with
+        each coefficient's Satterthwaite df and HTZ factor tests (clubSandwich's
+        ``coef_test`` / ``Wald_test``; :class:`analysis.clusters.SmallSampleCR2`);
+        ``"cr1"`` the CR1 sandwich with t(G - 1); ``"none"`` the CR1 sandwich with z
+        (statsmodels ``OLS(...).fit(cov_type="cluster")``).
 
     Returns
     -------
@@ -397,7 +418,8 @@ def linear_importance(
     naive = sigma2 * bread
     cov, kind, df_t, n_groups = naive, OLS, float(n_rows - p), 0
     converged, re_names = True, ()
-    naive_se = None
+    naive_se, support = None, None
+    L.check_small_sample(small_sample)
     if group is not None and not mixed:
         used, g_index = np.unique(cells["g"].to_numpy(), return_inverse=True)
         n_groups = len(used)
@@ -406,14 +428,36 @@ def linear_importance(
                                     "least two clusters in the subset; there is one.")
         scores = np.zeros((n_groups, p))
         np.add.at(scores, g_index, X * (s - n * fitted)[:, None])
-        factor = n_groups / (n_groups - 1) * (n_rows - 1) / (n_rows - p)
-        cov = factor * bread @ (scores.T @ scores) @ bread
-        kind, df_t, naive_se = OLS_CLUSTER, math.inf, np.sqrt(np.diag(naive))
-        notes.append(f"standard errors, z, p-values and intervals are cluster-robust over the "
-                     f"{n_groups:,} values of {cluster} (statsmodels OLS cov_type='cluster')")
-        if n_groups < 30:
-            notes.append(f"only {n_groups} clusters: cluster-robust standard errors are "
-                         "themselves uncertain with fewer than about 30 clusters")
+        kind, naive_se = OLS_CLUSTER, np.sqrt(np.diag(naive))
+        presence = np.zeros((n_groups, p), dtype=bool)
+        for j in range(p):
+            presence[np.unique(g_index[(X[:, j] != 0) & (n > 0)]), j] = True
+        if small_sample == "cr2":
+            infos = np.zeros((n_groups, p, p))
+            for j in range(n_groups):
+                rows = g_index == j
+                infos[j] = (X[rows] * n[rows, None]).T @ X[rows]
+            kernel = SmallSampleCR2(scores, bread, infos)
+            cov, df_t = kernel.cov, math.nan
+            support = L._Support(kernel.satterthwaite(np.eye(p)), np.full(p, np.nan),
+                                 presence, True, kernel)
+            how = describe_satterthwaite(n_groups)
+        else:
+            factor = n_groups / (n_groups - 1) * (n_rows - 1) / (n_rows - p)
+            cov = factor * bread @ (scores.T @ scores) @ bread
+            df_t = math.inf if small_sample == "none" else float(n_groups - 1)
+            support = L._Support(np.full(p, np.nan if small_sample == "none" else df_t),
+                                 np.full(p, np.nan), presence, False)
+            how = ("CR1 sandwich, z: statsmodels OLS cov_type='cluster'"
+                   if small_sample == "none" else f"CR1 sandwich, t with {n_groups - 1} df")
+        notes.append(f"standard errors, p-values and intervals are cluster-robust over the "
+                     f"{n_groups:,} values of {cluster} ({how})")
+        few = few_clusters_note(n_groups, cluster, small_sample,
+                                satterthwaite=small_sample == "cr2")
+        if few:
+            notes.append(few)
+        notes.extend(support.notes(terms + [L._Term(c, c, None, ()) for c in covariates],
+                                   cluster, n_groups))
     if mixed:
         # rows in the table's order, the columns of the fixed part (as lm-eval's formula)
         row_terms = L._matrix(L._Cells(values, codes, np.ones(n_rows), y), terms)
@@ -429,8 +473,8 @@ def linear_importance(
             "standard deviation" if standardise else " entered as they are: coefficient per "
             "unit"))
     table_out = _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust,
-                             confidence, factors, covariates, naive_se)
-    tests = _wald_tests(names, terms, beta, cov, factors, covariates)
+                             confidence, factors, covariates, naive_se, support)
+    tests = _wald_tests(names, terms, beta, cov, factors, covariates, support, notes)
     return LinearImportanceResult(
         terms=table_out, factor_tests=tests, outcome=outcome, factors=tuple(factors),
         references=refs, covariates=tuple(covariates), standardised=standardise,
@@ -438,7 +482,8 @@ def linear_importance(
         r2=1 - rss / tss if tss > 0 else math.nan,
         residual_std=math.sqrt(rss / (n_rows - p)), covariance=kind, confidence=confidence,
         alpha=alpha, cluster=cluster or None, n_clusters=n_groups, converged=converged,
-        random_effects=re_names, notes=tuple(notes))
+        random_effects=re_names, notes=tuple(notes),
+        df_method="" if support is None else support.method)
 
 
 def _mixed(y, X, group, names, random_slopes, cluster, accept_unconverged, notes):
@@ -487,18 +532,23 @@ def _mixed(y, X, group, names, random_slopes, cluster, accept_unconverged, notes
 
 
 def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confidence,
-                 factors, covariates, naive_se):
+                 factors, covariates, naive_se, support=None):
     from scipy.special import ndtr, ndtri, stdtr, stdtrit  # not scipy.stats: slow import
 
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = beta / se
-    if math.isinf(df_t):
+    if support is not None and support.satterthwaite:  # each term's own df (CR2)
+        df_t = support.df
+    if np.ndim(df_t) == 0 and math.isinf(df_t):
         p = 2 * ndtr(-np.abs(stat))
-        crit = float(ndtri(0.5 + confidence / 2))
+        crit = np.full(len(beta), float(ndtri(0.5 + confidence / 2)))
     else:
-        p = 2 * stdtr(df_t, -np.abs(stat))
-        crit = float(stdtrit(df_t, 0.5 + confidence / 2))
+        with np.errstate(invalid="ignore"):
+            p = 2 * stdtr(df_t, -np.abs(stat))
+            crit = np.broadcast_to(stdtrit(df_t, 0.5 + confidence / 2), p.shape).copy()
+    ok = support.estimable if support is not None else np.ones(len(beta), dtype=bool)
+    p, crit = np.where(ok, p, np.nan), np.where(ok, crit, np.nan)
     p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
     k = len(terms)
     n_term = np.concatenate([X[:, :k].T @ n, np.full(len(covariates), n.sum())])
@@ -507,6 +557,7 @@ def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confiden
     n_term[0], s_term[0] = n[ref_rows].sum(), s[ref_rows].sum()
     label = p_adj if adjust == "bh" else p
     effect = np.where(label < alpha, np.where(beta > 0, HIGHER, LOWER), L.NOT_SIGNIFICANT)
+    effect = np.where(ok, effect, L.NOT_ESTIMABLE).astype(object)
     effect[0] = L.BASELINE
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = s_term / n_term
@@ -519,24 +570,70 @@ def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confiden
     if naive_se is not None:
         out.insert(out.columns.get_loc(STATISTIC), NAIVE_STD_ERR, naive_se)
         out.insert(out.columns.get_loc(STATISTIC), DESIGN_EFFECT, se / naive_se)
+    if support is not None:
+        out.insert(out.columns.get_loc(STATISTIC), DF, support.df)
+        out.insert(out.columns.get_loc(STATISTIC), N_CLUSTERS, support.clusters)
     return out
 
 
-def _wald_tests(names, terms, beta, cov, factors, covariates):
+def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, notes=None):
+    """Wald test per factor and covariate: HTZ with the CR2 kernel (``support``), else
+    chi-square; a test whose covariance is singular or not positive definite (e.g. a
+    4-column factor over 3 clusters, or an unconverged mixed fit) is refused with the
+    reason, never turned into a chi-square of a pseudo-inverse."""
     from scipy.special import chdtrc
 
     groups = [(f, [j for j, t in enumerate(terms) if t.factor == f]) for f in factors]
     groups += [(c, [len(terms) + i]) for i, c in enumerate(covariates)]
+    clustered = support is not None
     rows = []
     for name, cols in groups:
         if not cols:
             continue
-        sub = cov[np.ix_(cols, cols)]
-        stat = float(beta[cols] @ np.linalg.pinv(sub) @ beta[cols])
-        rows.append({FACTOR: name, "df": len(cols), "statistic": stat,
-                     P_VALUE: float(chdtrc(len(cols), stat))})
-    out = pd.DataFrame(rows, columns=[FACTOR, "df", "statistic", P_VALUE])
-    out[P_ADJUSTED] = benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float))
+        stat = df_den = p_value = math.nan
+        reason = ""
+        weak = [names[j] for j in cols if clustered and not support.estimable[j]]
+        if weak:
+            reason = (f"{L._and(weak[:4])} cannot be estimated (fewer than 2 clusters, or "
+                      "too few df), so no joint test of its columns exists")
+        elif clustered and support.kernel is not None:
+            test = support.kernel.htz(beta, np.eye(len(beta))[cols])
+            reason = test.reason or (f"its HTZ df are {test.df:.2g} (below {DF_FLOOR:g})"
+                                     if test.df < DF_FLOOR else "")
+            if not reason:
+                stat, df_den, p_value = test.statistic, test.df, test.p_value
+        else:
+            sub = cov[np.ix_(cols, cols)]
+            try:
+                chol = np.linalg.cholesky((sub + sub.T) / 2)
+                if not np.all(np.diag(chol) > 1e-7 * np.sqrt(np.abs(np.diag(sub)))):
+                    raise np.linalg.LinAlgError
+                z = np.linalg.solve(chol, beta[cols])
+                stat = float(z @ z)
+                p_value = float(chdtrc(len(cols), stat))
+            except np.linalg.LinAlgError:
+                finite = np.all(np.isfinite(sub))
+                rank = int(np.linalg.matrix_rank(sub)) if finite else 0
+                reason = (f"its covariance is not positive definite (rank {rank} for "
+                          f"{len(cols)} columns"
+                          + (", at most G - 1 with the CR1 sandwich" if clustered else "")
+                          + "), so no Wald test of all its columns exists")
+        if reason and notes is not None:
+            notes.append(f"no Wald test of {name}: {reason}")
+        row = {FACTOR: name, "df": len(cols), "statistic": stat, P_VALUE: p_value}
+        if clustered:
+            row.update({ROBUST_WALD_DF_DENOMINATOR: df_den,
+                        N_CLUSTERS: int(support.presence[:, cols].any(axis=1).sum()),
+                        REASON: reason})
+        elif reason:
+            row[REASON] = reason
+        rows.append(row)
+    columns = [FACTOR, "df", *([ROBUST_WALD_DF_DENOMINATOR] if clustered else []),
+               "statistic", P_VALUE]
+    out = pd.DataFrame(rows)
+    out = out.reindex(columns=columns + [c for c in (N_CLUSTERS, REASON) if c in out.columns])
+    out.insert(out.columns.get_loc(P_VALUE) + 1, P_ADJUSTED,
+               benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float)))
     return out
 
 

@@ -56,7 +56,8 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
     try:
         fit = linear_importance(
             results, design, factors=factors, exclude=exclude, cluster=cluster,
-            alpha=args.alpha, adjust=args.adjust, confidence=args.confidence, **lin.kwargs())
+            alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
+            small_sample=args.small_sample, **lin.kwargs())
     except ImportanceRefusal as exc:
         hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
@@ -77,7 +78,9 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
                            "display.max_columns", 20):
         print(fit.terms.drop(columns=["factor", "value"]).round(4).to_string(index=False))
     if len(fit.factor_tests):
-        print("\nWald test per factor / covariate:")
+        print("\nWald test per factor / covariate"
+              + (" (HTZ: CR2 with small-sample df):" if fit.df_method == "satterthwaite"
+                 else ":"))
         print(fit.factor_tests.round(4).to_string(index=False))
     for note in fit.notes:
         print(f"Note: {note}")

@@ -44,9 +44,10 @@ class ClusterOptions(Options):
         "--design, the one inferred from the table, if any)",
         cluster=True, label="Cluster (rows sharing it are correlated)")
     small_sample: str = option(
-        "cr2", "with a cluster: cr2 (default: bias-reduced covariance, t with G-1 df; keeps "
-        "a 5%% test near 5%% with few clusters), cr1 (sandwich, t with G-1 df) or none "
-        "(sandwich, normal = statsmodels)", choices=SMALL_SAMPLE,
+        "cr2", "with a cluster: cr2 (default: bias-reduced covariance; importance compares "
+        "each coefficient with t on its own Satterthwaite df and tests factors by HTZ), cr1 "
+        "(sandwich, t with G-1 df) or none (sandwich, normal = statsmodels)",
+        choices=SMALL_SAMPLE,
         label="Small-sample correction")
 
 

@@ -211,3 +211,39 @@ def test_bbq_subcategories_on_one_or_two_templates_are_not_labelled():
     assert t.loc["Obesity", "p_value"] == pytest.approx(0.074, abs=0.001)
     assert (t["effect"] == NOT_SIGNIFICANT).sum() + (t["effect"] == NOT_ESTIMABLE).sum() \
         == len(t)  # none of the subcategories survives (the issue: smallest honest p 0.061)
+
+
+@pytest.mark.parametrize("factor", ["sub", "tier"])
+def test_linear_importance_defaults_equal_clubsandwich(factor):
+    """linear_importance with the design's cluster (default CR2): SEs, Satterthwaite df,
+    p per coefficient and the HTZ factor tests equal clubSandwich's lm; sub = one (1
+    cluster) is not estimable and blocks the joint test of sub."""
+    from analysis.design import apply_design
+    from analysis.importance import NOT_ESTIMABLE
+    from analysis.importance_linear import linear_importance
+
+    design = _design(factor, {"column": "score", "type": "continuous", "mapping": "above",
+                              "threshold": 0.0})
+    fit = linear_importance(apply_design(DATA, design), design)
+    ref = REFERENCE["cases"][f"linear_{factor}"]
+    t = fit.terms
+    assert fit.df_method == "satterthwaite"
+    np.testing.assert_allclose(t["coef"], ref["coefficients"]["estimate"], rtol=1e-9)
+    np.testing.assert_allclose(t["std_err"], ref["coefficients"]["std_err"], rtol=1e-8)
+    np.testing.assert_allclose(t["df"], ref["coefficients"]["df"], rtol=1e-8)
+    ok = (t["n_clusters"] >= 2).to_numpy()
+    np.testing.assert_allclose(t.loc[ok, "p_value"],
+                               np.asarray(ref["coefficients"]["p_value"])[ok], rtol=1e-8)
+    tests = fit.factor_tests.set_index("factor")
+    w = ref["htz"]["w"]
+    assert tests.loc["w", "statistic"] == pytest.approx(w["Fstat"], rel=1e-8)
+    assert tests.loc["w", "robust_wald_df_denominator"] == pytest.approx(w["df_denom"],
+                                                                          rel=1e-8)
+    assert tests.loc["w", "p_value"] == pytest.approx(w["p_value"], rel=1e-8)
+    if factor == "tier":
+        h = ref["htz"]["factor"]
+        assert tests.loc["tier", "statistic"] == pytest.approx(h["Fstat"], rel=1e-8)
+        assert tests.loc["tier", "p_value"] == pytest.approx(h["p_value"], rel=1e-8)
+    else:
+        assert t.set_index("term").loc["sub[one]", "effect"] == NOT_ESTIMABLE
+        assert np.isnan(tests.loc["sub", "p_value"]) and tests.loc["sub", "reason"]
