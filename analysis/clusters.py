@@ -35,11 +35,11 @@ from analysis.errors import AnalysisError, ClusterError  # noqa: F401  (re-expor
 
 __all__ = [
     "CR2_TOL", "ClusterChoice", "ClusterError", "DF_FLOOR", "FEW_CLUSTERS",
-    "MIN_SUPPORTING_CLUSTERS", "SMALL_SAMPLES", "SMALL_SAMPLE_LABELS", "SmallSample",
-    "SmallSampleCR2", "WaldTest", "check_small_sample", "cluster_note", "cr2_scores",
-    "critical_value", "SATTERTHWAITE_LABEL", "describe_satterthwaite",
-    "describe", "few_clusters_note", "missing_cluster_message", "reference_df", "resolve_cluster",
-    "two_sided_p", "wald_p"
+    "MIN_SUPPORTING_CLUSTERS", "PD_TOL", "SATTERTHWAITE_LABEL", "SMALL_SAMPLES",
+    "SMALL_SAMPLE_LABELS", "SmallSample", "SmallSampleCR2", "WaldTest", "check_small_sample",
+    "cluster_note", "covariance_rank", "cr2_scores", "critical_value", "describe",
+    "describe_satterthwaite", "few_clusters_note", "missing_cluster_message",
+    "positive_definite_factor", "reference_df", "resolve_cluster", "two_sided_p", "wald_p",
 ]
 
 
@@ -256,6 +256,41 @@ def cr2_scores(scores: np.ndarray, bread: np.ndarray, infos: np.ndarray) -> np.n
     return adjusted @ f_inv
 
 
+#: A covariance whose correlation matrix has an eigenvalue below this (relative to the
+#: largest) is singular for a Wald test.
+PD_TOL = 1e-10
+
+
+def positive_definite_factor(cov: np.ndarray) -> np.ndarray:
+    """The Cholesky factor of a positive definite ``cov``; raises
+    :class:`numpy.linalg.LinAlgError` when it is singular or not positive definite (the
+    smallest eigenvalue of its correlation matrix at or below :data:`PD_TOL` times the
+    largest, a negative or zero variance, a non-finite entry), so that no Wald test is
+    ever computed from a pseudo-inverse."""
+    cov = (np.asarray(cov, dtype=float) + np.asarray(cov, dtype=float).T) / 2
+    d = np.diag(cov)
+    if not np.all(np.isfinite(cov)) or not np.all(d > 0):
+        raise np.linalg.LinAlgError("not positive definite")
+    r = cov / np.sqrt(np.outer(d, d))
+    w = np.linalg.eigvalsh(r)
+    if not w[0] > PD_TOL * w[-1]:
+        raise np.linalg.LinAlgError("singular")
+    return np.linalg.cholesky(cov)
+
+
+def covariance_rank(cov: np.ndarray) -> int:
+    """The rank a Wald test sees: eigenvalues of the correlation matrix above
+    :data:`PD_TOL` times the largest (0 for a non-finite matrix)."""
+    cov = (np.asarray(cov, dtype=float) + np.asarray(cov, dtype=float).T) / 2
+    d = np.diag(cov)
+    if not np.all(np.isfinite(cov)) or not np.any(d > 0):
+        return 0
+    keep = d > 0
+    r = cov[np.ix_(keep, keep)] / np.sqrt(np.outer(d[keep], d[keep]))
+    w = np.linalg.eigvalsh(r)
+    return int(np.sum(w > PD_TOL * w[-1]))
+
+
 @dataclass(frozen=True)
 class WaldTest:
     """A cluster-robust Wald test of ``C b = 0`` (q rows), HTZ by default.
@@ -404,12 +439,9 @@ class SmallSampleCR2:
         cb = c @ np.asarray(beta, dtype=float)
         nan = float("nan")
         try:
-            chol = np.linalg.cholesky(vc)
-            scale = np.sqrt(np.diag(vc))
-            if not np.all(np.diag(chol) > 1e-7 * scale):
-                raise np.linalg.LinAlgError
+            chol = positive_definite_factor(vc)
         except np.linalg.LinAlgError:
-            rank = int(np.linalg.matrix_rank(vc)) if np.all(np.isfinite(vc)) else 0
+            rank = covariance_rank(vc)
             return WaldTest(nan, q, nan, nan, nan, (
                 f"its cluster-robust covariance is singular (rank {rank} for {q} "
                 f"contrasts, with {self.n_clusters_total} clusters), so no test of all "

@@ -50,10 +50,12 @@ from analysis.clusters import (
     SmallSample,
     SmallSampleCR2,
     check_small_sample,
+    covariance_rank,
     critical_value,
     describe,
     describe_satterthwaite,
     few_clusters_note,
+    positive_definite_factor,
     reference_df,
     resolve_cluster,
     two_sided_p,
@@ -1709,9 +1711,7 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
         else:
             sub = cov[np.ix_(cols, cols)]
             try:
-                chol = np.linalg.cholesky((sub + sub.T) / 2)
-                if not np.all(np.diag(chol) > 1e-7 * np.sqrt(np.abs(np.diag(sub)))):
-                    raise np.linalg.LinAlgError
+                chol = positive_definite_factor(sub)
                 z = np.linalg.solve(chol, b[cols])
                 stat = float(z @ z)
                 df_denom = np.nan if df is None else float(df)
@@ -1720,7 +1720,7 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
                 if df is not None:
                     stat = stat / q  # reported as the F statistic of its reference
             except np.linalg.LinAlgError:
-                rank = int(np.linalg.matrix_rank(sub))
+                rank = covariance_rank(sub)
                 reason = (f"its cluster-robust covariance is singular (rank {rank} for {q} "
                           "columns; with G clusters at most G - 1 for the CR1 sandwich), so "
                           "no test of all its columns exists")

@@ -43,8 +43,10 @@ from analysis import importance as L
 from analysis.clusters import (
     DF_FLOOR,
     SmallSampleCR2,
+    covariance_rank,
     describe_satterthwaite,
     few_clusters_note,
+    positive_definite_factor,
 )
 from analysis.columns import (
     CI_HIGH,
@@ -605,15 +607,12 @@ def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, note
         else:
             sub = cov[np.ix_(cols, cols)]
             try:
-                chol = np.linalg.cholesky((sub + sub.T) / 2)
-                if not np.all(np.diag(chol) > 1e-7 * np.sqrt(np.abs(np.diag(sub)))):
-                    raise np.linalg.LinAlgError
+                chol = positive_definite_factor(sub)
                 z = np.linalg.solve(chol, beta[cols])
                 stat = float(z @ z)
                 p_value = float(chdtrc(len(cols), stat))
             except np.linalg.LinAlgError:
-                finite = np.all(np.isfinite(sub))
-                rank = int(np.linalg.matrix_rank(sub)) if finite else 0
+                rank = covariance_rank(sub)
                 reason = (f"its covariance is not positive definite (rank {rank} for "
                           f"{len(cols)} columns"
                           + (", at most G - 1 with the CR1 sandwich" if clustered else "")

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> None:
     from analysis.options.importance import ImportanceOptions
 
     results, design = load_with_design(args)
+    if not args.factors:  # every factor of the design: leave out the one-valued ones
+        design = _without_constant_factors(results, design)
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     options = ImportanceOptions.from_args(args)
@@ -162,3 +164,22 @@ def run(args: argparse.Namespace) -> None:
         from analysis.safe_write import write_table
 
         write_table(terms, args.out)
+
+
+def _without_constant_factors(results, design):  # noqa: ANN001, ANN202 - table, Design
+    """The design without factors that take a single value in the table (an importer's
+    ``model`` factor with one model: it is declared so that imports concatenate), each
+    left out with a note on stderr, as the pages do; named ``--factors`` stay as given
+    (the fit then refuses a constant one with its fixes)."""
+    import sys
+
+    kept, dropped = [], []
+    for name in design.names:
+        values = results[name].dropna().unique() if name in results.columns else []
+        (dropped if len(values) == 1 else kept).append((name, values))
+    if not dropped or not kept:
+        return design
+    for name, values in dropped:
+        print(f"note: factor {name} takes only the value {str(values[0])!r} in the table: "
+              "left out of the model (it cannot explain any difference)", file=sys.stderr)
+    return design.subset([name for name, _ in kept])
