@@ -1517,11 +1517,11 @@ def factor_importance(
     cluster
         Column whose rows are correlated (template, prompt id, seed; default: the
         design's ``cluster``; ``None``: rows independent). Standard errors, z, p-values
-        and every interval are then cluster-robust (sandwich, equal to statsmodels'
-        binomial ``GLM.fit(cov_type="cluster")`` on the rows); ``terms`` gains
-        ``naive_std_err`` and ``design_effect`` (robust / naive standard error) and
-        ``factor_tests`` a robust Wald test (``robust_wald_df``,
-        ``robust_wald_statistic``, ``robust_p_value``). The fit stays on the cell table,
+        and every interval are then cluster-robust (with ``small_sample="none"`` equal
+        to statsmodels' binomial ``GLM.fit(cov_type="cluster")`` on the rows); ``terms``
+        gains ``naive_std_err``, ``design_effect`` (robust / naive standard error),
+        ``df`` and ``n_clusters``, and ``factor_tests`` the robust Wald test as its
+        ``p_value`` (:data:`ROBUST_TEST_COLUMNS`). The fit stays on the cell table,
         split by cluster. A cluster that only the design declares is not used, with a
         note, when it is absent from the table, a factor of the model, constant in the
         subset or one row per value (:func:`analysis.clusters.resolve_cluster`); the
@@ -1531,12 +1531,14 @@ def factor_importance(
         (statsmodels, on the rebuilt rows) instead of the logit; robust covariance.
     small_sample
         With a cluster: ``"cr2"`` (default) uses the bias-reduced (CR2) covariance
-        (Bell & McCaffrey 2002) and compares the robust z with Student's t on G - 1 df
-        (intervals likewise; robust Wald tests with F(rank, G - 1)), which keeps the
-        size of a 5 % test near 5 % down to about 10 clusters; ``"cr1"`` the CR1
-        sandwich with t(G - 1) (= statsmodels ``use_t=True``, Stata); ``"none"`` the
-        CR1 sandwich with the normal and chi-square references (= statsmodels'
-        ``cov_type="cluster"``). A GEE fit keeps statsmodels' robust covariance.
+        (Bell & McCaffrey 2002) and compares each robust z with Student's t on that
+        coefficient's Satterthwaite df (intervals likewise), and tests factors by HTZ
+        (Pustejovsky & Tipton 2018; clubSandwich's ``coef_test`` / ``Wald_test``):
+        a contrast resting on few clusters gets few df; ``"cr1"`` the CR1 sandwich with
+        t(G - 1) (= statsmodels ``use_t=True``, Stata); ``"none"`` the CR1 sandwich
+        with the normal and chi-square references (= statsmodels'
+        ``cov_type="cluster"``). A GEE fit keeps statsmodels' robust covariance (t on
+        G - 1). Measured sizes: docs/uncertainty.md.
 
     Returns
     -------
