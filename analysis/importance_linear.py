@@ -11,12 +11,14 @@ factors and covariates held fixed.
 values x covariate values x cluster): ``n``, ``sum y`` and ``sum y^2`` per cell are all
 that ordinary least squares needs: ``X'X = X' diag(n) X``, ``X'y = X' s``, the residual
 sum of squares ``sum_c (q_c - 2 yhat_c s_c + n_c yhat_c^2)``; so the fit costs the number
-of cells, as the logistic one. With a cluster, the covariance is the sandwich with
-cluster scores ``u_g = sum_{c in g} x_c (s_c - n_c yhat_c)`` and statsmodels' small-sample
-factor ``G / (G - 1) * (N - 1) / (N - p)``: equal to statsmodels ``OLS(...).fit(
-cov_type="cluster")`` on the rows (z tests, as statsmodels' default for robust
-covariances). Without a cluster: the classical ``s^2 (X'X)^-1`` with t tests on ``N - p``
-degrees of freedom, as ``OLS(...).fit()``.
+of cells, as the logistic one. With a cluster, the covariance is by default CR2 from the
+cluster scores ``u_g = sum_{c in g} x_c (s_c - n_c yhat_c)`` with each coefficient's
+Satterthwaite df and HTZ factor tests (:class:`analysis.clusters.SmallSampleCR2`, equal to
+clubSandwich on ``lm``); ``small_sample="none"`` is the sandwich with statsmodels' factor
+``G / (G - 1) * (N - 1) / (N - p)`` and z tests, equal to statsmodels ``OLS(...).fit(
+cov_type="cluster")`` on the rows. Without a cluster: the classical ``s^2 (X'X)^-1`` with
+t tests on ``N - p`` degrees of freedom, as ``OLS(...).fit()``. The mixed model's fixed
+effects get t tests on Satterthwaite df (lmerTest's convention: :mod:`analysis.mixed_df`).
 
 **Mixed model** (``mixed=True``): statsmodels ``MixedLM`` on the rows (REML), random
 effects per cluster: an intercept and, with ``random_slopes=True``, a slope for every
@@ -81,7 +83,7 @@ __all__ = [
 
 #: Column of a term's mean outcome (rows with the term's value).
 MEAN = "mean"
-#: Column of the test statistic (t without a cluster, z with one or for a mixed model).
+#: Column of the test statistic (t; z with ``small_sample="none"``).
 STATISTIC = "statistic"
 #: Labels of the ``effect`` column.
 HIGHER, LOWER = "higher", "lower"
@@ -464,11 +466,19 @@ def linear_importance(
         # rows in the table's order, the columns of the fixed part (as lm-eval's formula)
         row_terms = L._matrix(L._Cells(values, codes, np.ones(n_rows), y), terms)
         X_rows = np.hstack([row_terms, Z])
-        beta, cov, converged, n_groups, re_names = _mixed(
+        beta, cov, converged, n_groups, re_names, result = _mixed(
             y, X_rows, group, names, random_slopes, cluster, accept_unconverged, notes)
         fitted_rows = X_rows @ beta
         rss = float(np.sum((y - fitted_rows) ** 2))
-        kind, df_t = MIXED, math.inf
+        kind = MIXED
+        from analysis.mixed_df import satterthwaite_mixed
+
+        df_t = satterthwaite_mixed(y, X_rows, X_rows if random_slopes else X_rows[:, :1],
+                                   group, np.asarray(result.cov_re), float(result.scale)).df
+        if not np.all(np.isfinite(df_t)):
+            notes.append("the REML deviance's Hessian is not positive definite at the fit (a "
+                         "variance at its boundary, or a fit that did not converge): no "
+                         "Satterthwaite df, so no p-values or intervals")
     if covariates:
         notes.append("covariates " + ", ".join(covariates) + (
             " standardised: (x - mean) / sd over the rows of the fit, coefficient per "
@@ -476,6 +486,8 @@ def linear_importance(
             "unit"))
     table_out = _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust,
                              confidence, factors, covariates, naive_se, support)
+    if mixed:
+        table_out.insert(table_out.columns.get_loc(STATISTIC), DF, df_t)
     tests = _wald_tests(names, terms, beta, cov, factors, covariates, support, notes)
     return LinearImportanceResult(
         terms=table_out, factor_tests=tests, outcome=outcome, factors=tuple(factors),
@@ -485,7 +497,8 @@ def linear_importance(
         residual_std=math.sqrt(rss / (n_rows - p)), covariance=kind, confidence=confidence,
         alpha=alpha, cluster=cluster or None, n_clusters=n_groups, converged=converged,
         random_effects=re_names, notes=tuple(notes),
-        df_method="" if support is None else support.method)
+        df_method=("satterthwaite (lmerTest)" if mixed else ""
+                   ) if support is None else support.method)
 
 
 def _mixed(y, X, group, names, random_slopes, cluster, accept_unconverged, notes):
@@ -529,8 +542,10 @@ def _mixed(y, X, group, names, random_slopes, cluster, accept_unconverged, notes
     cov = np.asarray(result.cov_params(), dtype=float)[:k, :k]
     notes.append(f"mixed model (statsmodels MixedLM, REML): random "
                  f"{'intercept and slopes' if random_slopes else 'intercept'} per value of "
-                 f"{cluster} ({n_groups} groups); z tests")
-    return beta, cov, bool(result.converged), n_groups, re_names
+                 f"{cluster} ({n_groups} groups); t tests on each coefficient's "
+                 "Satterthwaite df (lmerTest's convention); the factor Wald tests are "
+                 "chi-square")
+    return beta, cov, bool(result.converged), n_groups, re_names, result
 
 
 def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confidence,

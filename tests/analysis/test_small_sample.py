@@ -247,3 +247,46 @@ def test_linear_importance_defaults_equal_clubsandwich(factor):
     else:
         assert t.set_index("term").loc["sub[one]", "effect"] == NOT_ESTIMABLE
         assert np.isnan(tests.loc["sub", "p_value"]) and tests.loc["sub", "reason"]
+
+
+LMER = json.loads((REF / "lmertest_reference.json").read_text())
+
+
+@pytest.mark.parametrize("case", ["intercept", "slopes"])
+def test_mixed_model_satterthwaite_df_equal_lmertest(case):
+    """linear_importance(mixed=True): t tests on each fixed effect's Satterthwaite df,
+    equal to lmerTest's summary() (``tests/reference/lmertest_reference.R``, lme4 1.1.31,
+    lmerTest 3.1.3) to 2e-5 (both take finite-difference derivatives); the REML deviance
+    at the optimum equals lme4's REMLcrit to 1e-9."""
+    from analysis.design import apply_design
+    from analysis.importance_linear import linear_importance
+    from analysis.mixed_df import satterthwaite_mixed
+
+    ref = LMER["cases"][case]
+    assert LMER["lmerTest_version"] == "3.1.3"
+    design = _design("tier", {"column": "score", "type": "continuous", "mapping": "above",
+                              "threshold": 0.0})
+    if case == "intercept":  # linear_importance's slopes model has a slope per column
+        fit = linear_importance(apply_design(DATA, design), design, mixed=True,
+                                random_slopes=False)
+        t = fit.terms
+        np.testing.assert_allclose(t["df"], ref["df"], rtol=2e-5)
+        np.testing.assert_allclose(t["coef"], ref["estimate"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(t["std_err"], ref["std_err"], rtol=1e-3)
+        np.testing.assert_allclose(t["p_value"], 2 * __import__("scipy").stats.t.sf(
+            np.abs(t["coef"] / t["std_err"]), t["df"]), rtol=1e-9)
+        assert any("Satterthwaite df (lmerTest's convention)" in n for n in fit.notes)
+    X = _matrix("tier")
+    Z = X[:, :1] if case == "intercept" else X[:, [0, 4]]
+    groups = pd.factorize(DATA["cluster"], sort=True)[0]
+    theta = np.atleast_1d(np.array(ref["theta"], dtype=float))
+    lam = np.zeros((Z.shape[1],) * 2)  # lme4's relative Cholesky factor, column-major
+    cells = [(i, j) for j in range(Z.shape[1]) for i in range(j, Z.shape[1])]
+    for (i, j), v in zip(cells, theta, strict=True):
+        lam[i, j] = v
+    sigma = ref["sigma"]
+    out = satterthwaite_mixed(DATA["score"].to_numpy(float), X, Z, groups,
+                              sigma**2 * lam @ lam.T, sigma**2)
+    assert out.deviance == pytest.approx(ref["reml_criterion"], rel=1e-9)
+    np.testing.assert_allclose(out.df, ref["df"], rtol=2e-5)
+    np.testing.assert_allclose(np.sqrt(np.diag(out.cov)), ref["std_err"], rtol=1e-6)
