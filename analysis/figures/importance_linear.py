@@ -19,7 +19,8 @@ __all__ = ["EFFECT_COLOURS", "linear_importance_figure"]
 
 #: Effect label -> colour (``analysis.importance_linear`` labels).
 EFFECT_COLOURS = {"higher": RISK_RED, "lower": PROTECTIVE_BLUE,
-                  "not significant": NEUTRAL_GREY, "baseline": "#000000"}
+                  "not significant": NEUTRAL_GREY, "baseline": "#000000",
+                  "not estimable": "#c8c8c8"}  # on fewer than 2 clusters (issue 38)
 
 
 def _label(row: pd.Series) -> str:
