@@ -184,9 +184,9 @@ def simulate_mixed(g: int, k: int, reps: int, seed: int) -> dict[str, float]:
 
 @pytest.mark.parametrize(("g", "k"), [(8, 2), (12, 3)])
 def test_mixed_model_satterthwaite_tests_hold_their_size(g, k):
-    """200 random-intercept benchmarks per case (about 12 s each): t on the Satterthwaite df rejects a true
-    null at most 5 % + 3 Monte Carlo SE for the template-level contrast and the within
-    one; z (what --mixed printed before) over-rejects the 2-3-template contrast."""
+    """200 random-intercept benchmarks per case (about 12 s each): t on the Satterthwaite
+    df rejects a true null at most 5 % + 3 Monte Carlo SE for the template-level contrast
+    and the within one; z (what --mixed printed before) over-rejects the 2-3-template contrast."""
     out = simulate_mixed(g, k, 200, seed=31 * g + k)
     bound = 0.05 + _mc(0.05, out["reps"])
     assert out["reps"] > 180 and out["sub"] <= bound and out["w"] <= bound, out
