@@ -182,8 +182,10 @@ def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
                     f"target_ld={opts.effect!r})")
     if boot:
         imports.append("from analysis.bootstrap import bootstrap_log_disparity")
+        conf = "" if opts.confidence == SubgroupsOptions.default("confidence") else \
+            f"confidence={opts.confidence!r}, "
         body.append(f"full = bootstrap_log_disparity(results, factors, max_level={level}, "
-                    f"table=full, {_boot_args(boot)})")
+                    f"table=full, {conf}{_boot_args(boot)})")
     body += ["table = distinct_subgroups(full)  # identical subgroups listed once",
              "print(table)"]
     return View("subgroups", cli, tuple(imports), tuple(body))

@@ -80,7 +80,8 @@ except AnalysisError as exc:
 with options:
     full, grey, power = with_power(full, int(cells[N].sum()))
     full, boot = with_bootstrap(full, results, design, factors, where, level,
-                                cluster if cluster not in factors else None, seed=opts.seed)
+                                cluster if cluster not in factors else None, seed=opts.seed,
+                                confidence=opts.confidence)
 table = distinct_subgroups(full)
 table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
 with answer:

@@ -46,17 +46,22 @@ def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, d
 
 def with_bootstrap(table: pd.DataFrame, results: pd.DataFrame, design, factors: list[str],
                    where: dict, level: int, cluster: str | None = None, *,
-                   seed: int | None = None) -> tuple[pd.DataFrame, dict | None]:
+                   seed: int | None = None, confidence: float | None = None
+                   ) -> tuple[pd.DataFrame, dict | None]:
     """The subgroup table with (cluster-)bootstrap intervals of LD when asked for, and the
-    bootstrap settings (None when off); ``cluster`` (the page's) is resampled; ``seed``:
-    the page's (None: the options' default)."""
+    bootstrap settings (None when off: ``cluster``, ``n_resamples``, ``seed``,
+    ``confidence``); ``cluster`` (the page's) is resampled; ``seed`` and ``confidence``:
+    the page's (None: the options' defaults)."""
     from analysis.bootstrap import bootstrap_log_disparity
     from analysis.cells import filter_rows
+    from analysis.options.subgroups import SubgroupsOptions
     from ui.uncertainty import bootstrap_options
 
     boot = bootstrap_options(results, design, "subgroups", cluster=cluster, seed=seed)
     if not boot:
         return table, None
+    boot["confidence"] = float(SubgroupsOptions.default("confidence") if confidence is None
+                               else confidence)
     from ui.widgets import md
 
     rows = filter_rows(results, {k: v for k, v in where.items() if v} or None)

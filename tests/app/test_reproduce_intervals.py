@@ -279,3 +279,46 @@ def test_cohorts_with_clashing_categories(tmp_path):
     out = _cli(cli, tmp_path, design)
     check_wide(pd.DataFrame(out["percentages"]), ["prompt"])
     check_wide(at.dataframe[0].value, ["prompt"])
+
+
+def test_subgroups_bootstrap_at_the_pages_confidence(tmp_path):
+    """Issue 37: "Other options -> confidence" 0.5 with bootstrap intervals. The page's
+    intervals are at 50 % (narrower than at 95 %), and the API, the copied command, the
+    copied script and the report section built from "Add to report" give the same ones."""
+    from analysis import api as bw
+    from analysis.design import apply_design
+    from analysis.report import build_section
+
+    frame, design = sample_with_design(NAME)
+    at = page_test("subgroups.py", frame=frame, design=design, name=NAME)
+    at.session_state["subgroups_factors"] = ["model", "cot"]
+    at.run()
+    at.number_input(key="subgroups_option_confidence").set_value(0.5)
+    at.checkbox(key="subgroups_boot").check()
+    at.select_slider(key="subgroups_boot_n").set_value(100).run()
+    assert not at.exception and not at.error
+    page = at.dataframe[0].value
+    width = (page[BOOT_CI_HIGH] - page[BOOT_CI_LOW]).mean()
+    result = bw.subgroups(frame, design, factors=["model", "cot"], level=2, confidence=0.5,
+                          ci="bootstrap", n_resamples=100)
+    wide = bw.subgroups(frame, design, factors=["model", "cot"], level=2,
+                        ci="bootstrap", n_resamples=100).table
+    assert width < 0.6 * (wide[BOOT_CI_HIGH] - wide[BOOT_CI_LOW]).mean()
+    keys = ["model", "cot"]
+    _same(page, result.table, keys)
+    cli, code = _blocks(at)
+    assert "--confidence 0.5" in cli and "confidence=0.5, cluster=" in code
+    _same(page, pd.DataFrame(_cli(cli, tmp_path)["subgroups"]), keys)
+    # the script's last table holds every subgroup (duplicates too): the API's "all"
+    script = code.replace("print(table)", "print(float(full[['boot_ci_low', 'boot_ci_high']]"
+                                          ".to_numpy().sum()))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == pytest.approx(
+        result.tables["all"][[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
+    at.button(key="report_add_subgroups").click().run()
+    (item,) = at.session_state["report_sections"]
+    assert item["settings"]["confidence"] == 0.5
+    sec = build_section("subgroups", apply_design(frame, design), design, item["settings"])
+    _same(page, dict(sec.tables)["subgroups"], keys)
