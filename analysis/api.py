@@ -41,11 +41,12 @@ from analysis.options import OptionError, Options
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analysis.clusters import ClusterChoice
     from analysis.design import Design
 
 __all__ = ["Result", "bias_index", "cohorts", "compare", "coverage", "disparity", "ecdf",
            "features", "importance", "importance_linear", "index_published", "plan", "power",
-           "prepare_inputs", "subgroups"]
+           "prepare_inputs", "resolve_cluster_option", "subgroups"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -115,10 +116,15 @@ def _as_list(value: str | Sequence[str] | None, what: str) -> list[str] | None:
 
 
 def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str] | None = None,
-                   where: Where | None = None, need_outcome: bool = True
+                   where: Where | None = None, need_outcome: bool = True,
+                   notes: list[str] | None = None
                    ) -> tuple[pd.DataFrame, Design, dict[str, list[str]]]:
     """The table (design applied unless a cell table), the design (restricted to
     ``factors``) and the subset as lists, from what a user passes.
+
+    Without a design, the suggested one (:func:`analysis.design.suggest_design`): its
+    factors, outcome and cluster are each said in ``notes`` (when a list is given), as
+    the CLI says them (:func:`analysis.design_guess.suggestion_notes`).
 
     Raises
     ------
@@ -140,8 +146,13 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
     if chosen:
         the_design = the_design.subset(chosen)
     if need_outcome and the_design.outcome is None and not _is_cell_table(data):
-        raise AnalysisError("The design has no outcome (how a row counts as a deviation): "
-                            "give a design with an outcome.")
+        from analysis.design_guess import NO_OUTCOME
+
+        raise AnalysisError(NO_OUTCOME)
+    if design is None and notes is not None:
+        from analysis.design_guess import suggestion_notes
+
+        notes.extend(suggestion_notes(the_design, factors=not chosen, outcome=need_outcome))
     subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
     if not _is_cell_table(data):  # factor order, references and deviation from the design
         data = apply_design(data, the_design)
@@ -184,13 +195,16 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     from analysis.options.importance import ImportanceOptions
 
     opts = _options(ImportanceOptions, options, option_values)
-    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where)
+    suggested: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               notes=suggested)
     fit = factor_importance(table, the_design, factors=the_design.names,
                             references=references, where=subset or None, exclude=exclude,
                             **opts.kwargs())
     settings = {**opts.settings(), "factors": list(fit.references), "where": subset,
                 "references": dict(fit.references)}
-    notes = (f"Standard errors: {uncertainty_label(fit, the_design)}.", *fit.notes)
+    notes = (*suggested, f"Standard errors: {uncertainty_label(fit, the_design)}.",
+             *fit.notes)
     return Result(fit.terms, notes, settings, {"lr_tests": fit.factor_tests}, fit)
 
 
@@ -207,6 +221,26 @@ def _cluster_of(value: str | None, design: Design) -> str | None:
     from analysis.options import FROM_DESIGN
 
     return design.cluster if value == FROM_DESIGN else value
+
+
+def resolve_cluster_option(value: str | None, design: Design, data: pd.DataFrame, *,
+                           factors: Sequence[str] = ()) -> ClusterChoice:
+    """The cluster an analysis uses from its ``cluster`` option: the design's
+    (:data:`analysis.options.FROM_DESIGN`), a column, or None (rows independent), checked
+    against ``data`` (rows, or a cell table with ``n``) by
+    :func:`analysis.clusters.resolve_cluster`: the one resolution of the API and the CLI.
+
+    A declared cluster the table lacks, a constant one or one row per value is not used
+    (a note says so); a named column the table lacks is a
+    :class:`analysis.errors.ClusterError`.
+    """
+    from analysis.clusters import resolve_cluster
+    from analysis.options import FROM_DESIGN
+
+    declared = value == FROM_DESIGN
+    rows = data["n"] if _is_cell_table(data) else None
+    return resolve_cluster(data, design.cluster if declared else value, declared=declared,
+                           factors=factors, rows=rows)
 
 
 def _needs_rows(table: pd.DataFrame, what: str) -> None:
@@ -257,18 +291,19 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     from analysis.subgroups import subgroups as subgroup_table
 
     opts = _options(SubgroupsOptions, options, option_values)
-    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where)
+    notes: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               notes=notes)
     names = the_design.names
     rows = _rows_of(table, subset, exclude)
-    cluster = _cluster_of(opts.cluster, the_design)
-    if cluster is not None and cluster not in rows.columns:
-        raise AnalysisError(f"The cluster column {cluster!r} is not in the table: name "
-                            "another (cluster='template') or None for independent rows.")
+    checked = resolve_cluster_option(opts.cluster, the_design, rows)
+    cluster = checked.column
+    notes += checked.notes
     cells = rows if _is_cell_table(rows) else cell_table(
         rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
     full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster})
-    notes = [f"CIs and p-values: {uncertainty_label(full.attrs, the_design)}.",
-             *full.attrs.get("notes", [])]
+    notes += [f"CIs and p-values: {uncertainty_label(full.attrs, the_design)}.",
+              *full.attrs.get("notes", [])]
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_log_disparity
 
@@ -291,7 +326,7 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         distinct = subgroup_noise(rows, names, max_level=opts.level, test=opts.test,
                                   confidence=opts.confidence, min_n=opts.min_n,
                                   min_expected=opts.min_expected, table=distinct,
-                                  **_noise_arguments(opts, the_design))
+                                  adjust=opts.adjust, **_noise_arguments(opts, the_design))
         notes.append(survival_sentence(distinct, what="subgroups"))
     settings = {**opts.settings(), "cluster": cluster, "factors": names, "where": subset}
     return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full)
@@ -325,7 +360,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
     from analysis.options.ecdf import EcdfOptions
 
     opts = _options(EcdfOptions, options, option_values)
-    table, the_design, subset = prepare_inputs(data, design, where=where)
+    notes: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, where=where, notes=notes)
     if by is None:
         models = the_design.of_kind("model")
         if not models:
@@ -345,9 +381,9 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
     cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
     rates = subgroup_rates(cells, chosen, by=by, level=opts.level)
     summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
+                  adjust=opts.adjust)
     tables = {"ks": ks, "rates": rates}
-    notes: list[str] = []
     cluster = _cluster_of(opts.cluster, the_design)
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_ecdf
@@ -389,8 +425,9 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
+    suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=False)
+                                               need_outcome=False, notes=suggested)
     names = the_design.names if factors else cov.default_factors(the_design)
     table, the_design = exclude_from_grid(table, the_design, {
         k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
@@ -401,8 +438,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
               "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw)}
-    notes = cov.describe_coverage(summary, marginals, unit=opts.count,
-                                  n_rows=int(len(filter_rows(table, subset or None))))
+    notes = [*suggested, *cov.describe_coverage(
+        summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
     return Result(summary, tuple(notes), settings, tables, cells)
 
@@ -693,8 +730,9 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
 
     opts = _options(CompareOptions, options, option_values)
     split = _as_list(subgroups, "subgroups") or []
+    suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=score is None)
+                                               need_outcome=score is None, notes=suggested)
     c = compare_values(_subset(table, subset), the_design, by, reference=reference,
                        factors=split, max_level=level, unit=_as_list(unit, "unit"),
                        score=score, **opts.kwargs())
@@ -702,7 +740,7 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
               if c.subgroups else {})
     settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
                 "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
-    return Result(c.overall, tuple(c.notes), settings, tables, c)
+    return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
 
 
 def plan(data: Any, design: Any = None, *, budget: int | str | None = None,

@@ -103,6 +103,9 @@ class Section:
         Warnings as the analysis functions report them (nesting, small n, refusals ...).
     skipped
         Why the section was skipped (then it holds nothing else), or None.
+    adjustments
+        The multiple-testing method (``analysis.multiple_testing.METHODS``) of each
+        table's ``p_adjusted``, by table stem: its header names it ("p (Holm)").
     defaults
         The default settings for this table and design (what ``settings`` is compared
         with to list the choices made, :func:`analysis.report_text.settings_lines`).
@@ -116,6 +119,7 @@ class Section:
     warnings: list[str] = field(default_factory=list)
     skipped: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    adjustments: dict[str, str] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -521,21 +525,24 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         table = _with_subgroup_noise(sec, results, design, s, table, noise)
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
-    _top_findings(sec, table, int(s["min_n"]))
+    sec.adjustments["subgroups"] = opts.adjust
+    _top_findings(sec, table, int(s["min_n"]), opts.adjust)
 
 
-def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
-    """The answer first: the strongest subgroups as readings, and their table."""
+def _top_findings(sec: Section, table: pd.DataFrame, min_n: int, adjust: str = "bh") -> None:
+    """The answer first: the strongest subgroups as readings, and their table (``adjust``:
+    the method of its adjusted p-values)."""
     from analysis.findings import (
         FINDING_MAX_P,
         FINDING_MIN_LD,
         describe_finding,
         top_findings,
     )
+    from analysis.multiple_testing import LABELS
 
     found = top_findings(table, min_abs_ld=FINDING_MIN_LD, max_p_adjusted=FINDING_MAX_P,
                          min_n=min_n, limit=10)
-    rule = (f"|LD| >= {FINDING_MIN_LD:g}, BH-adjusted p <= {FINDING_MAX_P:g}, "
+    rule = (f"|LD| >= {FINDING_MIN_LD:g}, {LABELS[adjust]}-adjusted p <= {FINDING_MAX_P:g}, "
             f"n >= {min_n:,}")
     if found.empty:
         sec.notes.append(f"Top findings ({rule}): no subgroup passes.")
@@ -544,6 +551,7 @@ def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
     sec.notes.append(f"Top findings ({rule}), strongest first: " + "; ".join(lines)
                      + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
     sec.tables.append(("subgroups_top_findings", found))
+    sec.adjustments["subgroups_top_findings"] = adjust
 
 
 def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
@@ -559,15 +567,16 @@ def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
         survival_sentence,
         threshold_of,
     )
+    from analysis.multiple_testing import LABELS
 
     _noise_rows(results)
     shares = subgroup_noise(filter_rows(results, _where(s) or None), list(s["factors"]),
                             max_level=int(s["level"]), test=s["test"], min_n=int(s["min_n"]),
                             confidence=float(s["confidence"]), threshold=threshold_of(design),
-                            **noise)
+                            adjust=s.get("adjust", "bh"), **noise)
     sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's scores "
                      f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
-                     f"BH-adjusted p < {noise['alpha']:g}. "
+                     f"{LABELS[s.get('adjust', 'bh')]}-adjusted p < {noise['alpha']:g}. "
                      + survival_sentence(shares, what="subgroups"))
     label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
     by_label = shares.set_index(SUBGROUP)
@@ -589,7 +598,8 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     cells = cell_table(results, [by, *factors], where=_where(s) or None)
     rates = subgroup_rates(cells, factors, by=by, level=opts.level)
     summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
+                  adjust=opts.adjust)
     few = summary[summary[N_SUBGROUPS] < 5]
     if len(few):
         sec.warnings.append("Few subgroups on " + ", ".join(
@@ -598,6 +608,7 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=opts.ideal,
                                             cutoff=opts.cutoff, ks=ks)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
+    sec.adjustments["ecdf_ks"] = opts.adjust
     if boot:
         from analysis.bootstrap import bootstrap_ecdf
         from analysis.cells import filter_rows
@@ -682,6 +693,9 @@ def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> 
                         linear_importance_figure(fit.terms, outcome=fit.outcome)))
     sec.tables += [("factor_importance_linear", fit.terms),
                    ("factor_importance_linear_tests", fit.factor_tests)]
+    # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
+    sec.adjustments.update(dict.fromkeys(("factor_importance_linear",
+                                          "factor_importance_linear_tests"), "bh"))
 
 
 def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -717,6 +731,9 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
     sec.tables += [("factor_importance", terms),
                    ("factor_importance_lr_tests", fit.factor_tests)]
+    # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
+    sec.adjustments.update(dict.fromkeys(("factor_importance", "factor_importance_lr_tests"),
+                                         "bh"))
 
 
 def _importance_cluster(results: pd.DataFrame, design, s: dict, factors: list[str]
@@ -817,6 +834,7 @@ def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                    ("disparity_metrics", report.metrics)]
     if report.permutation is not None:
         sec.tables.append(("disparity_permutation", report.permutation))
+        sec.adjustments["disparity_permutation"] = "bh"  # analysis.disparity's family
 
 
 def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -1073,14 +1091,15 @@ def _figure_div(fig, div_id: str) -> str:
             '{"responsive":true,"displaylogo":false});})();</script>')
 
 
-def _table_html(table: pd.DataFrame, stem: str = "") -> str:
+def _table_html(table: pd.DataFrame, stem: str = "", adjust: str | None = None) -> str:
     """The first :data:`HTML_MAX_ROWS` rows, rounded as on the pages, in a box that scrolls
-    sideways on screen and wraps in print (one sentence for an empty table)."""
+    sideways on screen and wraps in print (one sentence for an empty table; ``adjust``:
+    the method of its ``p_adjusted``, named in the header)."""
     from analysis.report_text import display_table
 
     if table.empty:
         return '<p class="empty">No rows: nothing to show for these settings.</p>'
-    shown = display_table(table.head(HTML_MAX_ROWS), stem)
+    shown = display_table(table.head(HTML_MAX_ROWS), stem, adjust=adjust)
     body = '<div class="scroll">' + shown.to_html(index=False, escape=True) + "</div>"
     if len(table) > HTML_MAX_ROWS:
         body += (f"<p>First {HTML_MAX_ROWS} of {len(table):,} rows; the ZIP holds the full "
@@ -1135,7 +1154,7 @@ def _section_html(i: int, sec: Section) -> str:
         title, caption = table_title(stem)
         parts.append(f"<h3>{_e(title)}</h3>"
                      + (f'<p class="caption">{_e(caption)}</p>' if caption else "")
-                     + _table_html(table, stem))
+                     + _table_html(table, stem, sec.adjustments.get(stem)))
     lines = settings_lines(sec.settings, sec.defaults)
     parts.append("<h3>Settings</h3>" + (
         '<ul class="settings">' + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>"

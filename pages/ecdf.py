@@ -6,6 +6,7 @@ from analysis.columns import N_SUBGROUPS
 from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
 from analysis.errors import AnalysisError
 from analysis.figures.ecdf import ecdf_figure
+from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
 from analysis.options.ecdf import EcdfOptions as Opts
 from ui.common import (
     cells_for,
@@ -19,7 +20,7 @@ from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
-from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
+from ui.subgroups import COLUMN_CONFIG, adjusted_column, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
 
@@ -62,7 +63,8 @@ try:
     cells = cells_for(results, design, [by, *factors], where)
     rates = subgroup_rates(cells, factors, by=by, level=level)
     summary = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
+                  adjust=opts.adjust)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
@@ -102,9 +104,10 @@ if len(ks):
     st.caption("Two-sample KS test of the subgroup rates; column method: scipy's exact or "
                "asymptotic p without ties, a permutation p-value given the ties when rates "
                "are tied (exact when the splits can be enumerated, else 9,999 seeded ones); "
-               "a curve with one subgroup is not compared. Adjusted p: Benjamini-Hochberg "
-               "over the tested pairs.")
-    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG)
+               "a curve with one subgroup is not compared. Adjusted p: "
+               f"{ADJUSTMENT_NAMES[opts.adjust]} over the tested pairs.")
+    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG
+                 | adjusted_column(opts.adjust, "the tested pairs"))
     table_download(ks, "ecdf_ks", key="ecdf_ks")
 else:
     st.info(f"Only one value of {md(by)} has subgroups in this subset: nothing to compare.")

@@ -28,6 +28,7 @@ from ui.reproduce import reproduce_subgroups
 from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
+    adjusted_column,
     answer_notes,
     bbq_scores_section,
     cluster_toggle,
@@ -96,18 +97,19 @@ with answer:
         clicked = st.plotly_chart(fig, key="subgroups_sunburst_chart", on_select="rerun",
                                   selection_mode="points")
     with right:
-        picked = top_findings_panel(table, factors, colour, int(min_n))
+        picked = top_findings_panel(table, factors, colour, int(min_n), adjust=opts.adjust)
     figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
     add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
                                        "min_n": int(min_n), "where": where, **more},
                          ci_prefix="subgroups", noise_prefix="subgroups")
     answer_notes(table, full, int(cells[N].sum()), results, design, where)
 
-table_caption(table, full)
+table_caption(table, full, opts.adjust)
 shown = value_filter(table, factors, key="subgroups_show")
 event = st.dataframe(shown, hide_index=True, key="subgroups_table", on_select="rerun", height=420,
                      selection_mode="single-row",
-                     column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS,
+                     column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS
+                     | adjusted_column(opts.adjust, "every subgroup in the table"),
                      column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
 rows_panel(results, where, selected_subgroup(event, shown, factors)

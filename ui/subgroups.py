@@ -29,7 +29,8 @@ from analysis.design import Design
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "TEST_LABELS", "answer_notes", "bbq_scores_section", "cluster_toggle",
+    "COLUMN_CONFIG", "TEST_LABELS", "adjusted_column", "answer_notes", "bbq_scores_section",
+    "cluster_toggle",
     "default_factors", "factor_choice", "missing_outcome_note", "table_caption",
     "uncertainty_notes", "value_filter",
 ]
@@ -47,8 +48,6 @@ COLUMN_CONFIG = {
     CI_LOW: _NUM("CI low", format="%.3f", help="Woolf confidence interval of LD"),
     CI_HIGH: _NUM("CI high", format="%.3f"),
     P_VALUE: _NUM("p", format="%.2e"),
-    P_ADJUSTED: _NUM("p (BH)", format="%.2e",
-                     help="Benjamini-Hochberg over every subgroup in the table"),
     SMALL_N: st.column_config.CheckboxColumn("small n", help="n < min n or an expected "
                                              "count below 5: the normal approximation is poor"),
     CONTINUITY_CORRECTED: st.column_config.CheckboxColumn(
@@ -62,6 +61,15 @@ COLUMN_CONFIG = {
     STATISTIC: _NUM("KS D", format="%.3f"),
 }
 TEST_LABELS = {"auto": "auto (Fisher for small n)", "wald": "Wald z", "fisher": "Fisher exact"}
+
+
+def adjusted_column(method: str, over: str) -> dict:
+    """The ``p_adjusted`` column's format, headed by its method (``p (Holm)``; ``over``:
+    the family, e.g. "every subgroup in the table")."""
+    from analysis.multiple_testing import NAMES, adjusted_label
+
+    return {P_ADJUSTED: _NUM(adjusted_label(method), format="%.2e",
+                             help=f"{NAMES[method]} over {over}")}
 
 
 def _outcome_missing(results: pd.DataFrame, where: tuple) -> tuple[int, int]:
@@ -209,12 +217,14 @@ def answer_notes(table: pd.DataFrame, full: pd.DataFrame, n_rows: int, results: 
                    "hold every row of the subset, or the outcome never/always deviates in it.")
 
 
-def table_caption(table: pd.DataFrame, full: pd.DataFrame) -> None:
-    """The Subgroups table's heading and how to read it (sorting, clicks, the BH family,
-    subgroups listed once)."""
+def table_caption(table: pd.DataFrame, full: pd.DataFrame, adjust: str = "bh") -> None:
+    """The Subgroups table's heading and how to read it (sorting, clicks, the family of
+    the adjustment ``adjust``, subgroups listed once)."""
+    from analysis.multiple_testing import NAMES
+
     st.subheader("Table")
     st.caption(f"Click a column header to sort, a row to see its responses. Adjusted p: "
-               f"Benjamini-Hochberg across all {int(table[P_ADJUSTED].notna().sum()):,} "
+               f"{NAMES[adjust]} across all {int(table[P_ADJUSTED].notna().sum()):,} "
                "distinct subgroups with a p-value (filtering the view below does not change "
                "it)." + (f" {len(full) - len(table)} subgroups have exactly the rows of "
                          "another one and are listed once (same_rows_as names them)."

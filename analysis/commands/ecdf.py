@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.errors import AnalysisError
+    from analysis.formatting import level_text
     from analysis.options.ecdf import EcdfOptions
 
     opts = EcdfOptions.from_args(args)
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> None:
     cells = cell_table(results, [by, *factors])
     rates = subgroup_rates(cells, factors, by=by, level=opts.level)
     summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
+                  adjust=opts.adjust)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.ecdf import ecdf_figure
@@ -58,6 +60,7 @@ def run(args: argparse.Namespace) -> None:
     else:
         ks_out = ks.to_dict(orient="records")
     settings = {"level": opts.level, "resamples": opts.ks_resamples, "seed": opts.seed,
+                "adjust": opts.adjust,
                 "where": args.where, "renamed": load_args.renamed, **row_counts(results)}
     payload = {"by": by, "factors": factors, "ideal": opts.ideal, "cutoff": opts.cutoff,
                "groups": groups, "ks": ks_out, "settings": settings}
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> None:
         if len(ks):
             print(ks.to_string(index=False))
         if boot is not None:
-            print("\nBootstrap percentile intervals (95 %):")
+            print(f"\nBootstrap percentile intervals ({level_text(opts.confidence)}):")
             print(boot.to_string(index=False))
             for note in boot.attrs["bootstrap"].get("notes", []):
                 print(f"Note: {note}")

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("subgroups", help="deviation rate and log disparity of every subgroup",
                        description="Every subgroup fixing 1..K of the factors: n, deviations, "
                                    "rate, log disparity against the rows outside it, Woolf CI, "
-                                   "p-value and Benjamini-Hochberg adjusted p-value.")
+                                   "p-value and adjusted p-value (--adjust).")
     add_input(p)
     add_factor_options(p, required=False)
     add_outcome_options(p)
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
+    from analysis.multiple_testing import LABELS as ADJUSTMENT_LABELS
     from analysis.options import FROM_DESIGN
     from analysis.options.subgroups import SubgroupsOptions
     from analysis.subgroups import distinct_subgroups, subgroups, uncertainty_label
@@ -103,13 +104,13 @@ def run(args: argparse.Namespace) -> None:
         table = subgroup_noise(results, factors, max_level=opts.level, test=opts.test,
                                confidence=opts.confidence, min_n=opts.min_n,
                                min_expected=opts.min_expected, table=table,
-                               **noise_settings(opts, design, results))
+                               adjust=opts.adjust, **noise_settings(opts, design, results))
         noise = noise_payload(table, SUBGROUP, "log_disparity", "p_adjusted")
     rows = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
         rows[f] = rows[f].astype(object).where(rows[f].notna(), None)
     settings = {"factors": factors, "level": int(full["level"].max()), "test": opts.test,
-                "confidence": opts.confidence, "min_n": opts.min_n,
+                "confidence": opts.confidence, "adjust": opts.adjust, "min_n": opts.min_n,
                 "min_expected": opts.min_expected, "where": args.where,
                 "exclude": args.exclude, "renamed": renamed, **counts,
                 "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
@@ -140,7 +141,8 @@ def run(args: argparse.Namespace) -> None:
             print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
         if len(full) > len(table):
             print(f"{len(full) - len(table)} subgroups have the same rows as another one: "
-                  "reported once (same_rows_as) and counted once in the BH adjustment.")
+                  f"reported once (same_rows_as) and counted once in the "
+                  f"{ADJUSTMENT_LABELS[opts.adjust]} adjustment.")
 
 
 def _group_means(results, design, confidence: float):  # noqa: ANN001, ANN202
