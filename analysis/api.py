@@ -69,6 +69,10 @@ class Result:
         Further tables by name (e.g. ``lr_tests``).
     raw
         The analysis module's own result object, for what the tidy table leaves out.
+    meta
+        What a view needs beyond the numbers and the settings (the function's docstring
+        lists its keys: warnings, judge-noise counts ...); the tables carry no
+        ``DataFrame.attrs``.
     """
 
     table: pd.DataFrame
@@ -76,6 +80,7 @@ class Result:
     settings: Mapping[str, Any] = field(default_factory=dict)
     tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     raw: Any = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (f"Result({len(self.table):,} rows x {self.table.shape[1]} columns; "
@@ -117,14 +122,16 @@ def _as_list(value: str | Sequence[str] | None, what: str) -> list[str] | None:
 
 def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str] | None = None,
                    where: Where | None = None, need_outcome: bool = True,
-                   notes: list[str] | None = None
+                   notes: list[str] | None = None, applied: bool = False
                    ) -> tuple[pd.DataFrame, Design, dict[str, list[str]]]:
     """The table (design applied unless a cell table), the design (restricted to
     ``factors``) and the subset as lists, from what a user passes.
 
     Without a design, the suggested one (:func:`analysis.design.suggest_design`): its
     factors, outcome and cluster are each said in ``notes`` (when a list is given), as
-    the CLI says them (:func:`analysis.design_guess.suggestion_notes`).
+    the CLI says them (:func:`analysis.design_guess.suggestion_notes`). ``applied``: the
+    table already has the design applied (the CLI's, the app's, the report's): not
+    applied again.
 
     Raises
     ------
@@ -154,7 +161,7 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
 
         notes.extend(suggestion_notes(the_design, factors=not chosen, outcome=need_outcome))
     subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
-    if not _is_cell_table(data):  # factor order, references and deviation from the design
+    if not applied and not _is_cell_table(data):  # factor order, references, deviation
         data = apply_design(data, the_design)
     return data, the_design, subset
 
@@ -251,25 +258,27 @@ def _needs_rows(table: pd.DataFrame, what: str) -> None:
 def _noise_arguments(opts: Any, design: Design) -> dict[str, Any]:
     from analysis.judge_noise import threshold_of
 
-    out = {"n_resamples": opts.judge_noise, "mode": opts.noise_mode, "seed": opts.seed,
-           "threshold": threshold_of(design)}
-    if "noise_alpha" in opts.specs():
-        out["alpha"] = opts.noise_alpha
-    return out
+    return opts.noise_kwargs(threshold_of(design))
 
 
 def subgroups(data: Any, design: Any = None, *, options: Any = None,
               factors: str | Sequence[str] | None = None, where: Where | None = None,
-              exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
-              ) -> Result:
+              exclude: Mapping[str, Sequence[str]] | None = None,
+              cells: pd.DataFrame | None = None, applied: bool = False,
+              **option_values: Any) -> Result:
     """Log disparity of every subgroup up to a level (methods.md §2-3), with the options'
     cluster-robust CIs, bootstrap intervals (``ci="bootstrap"``), power columns
-    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``).
+    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``): the one
+    composition of the analysis (the CLI's ``subgroups``, the report's section, the
+    Subgroups page and its "Copy as Python" call it).
 
     Options: :class:`analysis.options.subgroups.SubgroupsOptions` (``level``, ``test``,
-    ``confidence``, ``min_n``, ``min_expected``, ``cluster``, ``small_sample``, ``ci``,
-    ``n_resamples``, ``seed``, ``judge_noise``, ``noise_mode``, ``noise_alpha``,
-    ``power``, ``effect``). ``exclude`` leaves out rows with the given values.
+    ``confidence``, ``adjust``, ``min_n``, ``min_expected``, ``cluster``,
+    ``small_sample``, ``ci``, ``n_resamples``, ``seed``, ``judge_noise``, ``noise_mode``,
+    ``noise_alpha``, ``power``, ``effect``). ``exclude`` leaves out rows with the given
+    values. ``cells``: the cell table of the rows analysed (after ``where`` and
+    ``exclude``) over the factors and the cluster, when the caller has it cached (the
+    app); ``applied``: ``data`` already has the design applied (not applied again).
 
     Returns
     -------
@@ -284,8 +293,15 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         ``mde_log_disparity`` (and ``detectable`` with ``effect``); with ``judge_noise``
         ``noise_same_sign``, ``noise_significant``, ``noise_survives``.
         ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``).
+        ``settings``: every option (``level`` resolved), the cluster used, ``n_clusters``,
+        ``reference_df``, ``uncertainty`` (how the CIs and p-values were computed),
+        ``factors``, ``where``, ``n_subgroups``, ``n_distinct``. ``meta``:
+        ``warnings`` (what was assumed: cluster, continuity, bootstrap),
+        ``judge_noise`` (its settings and counts, with ``judge_noise``), ``n_rows``
+        (rows behind the cells).
     """
     from analysis.cells import cell_table
+    from analysis.columns import LEVEL
     from analysis.options.subgroups import SubgroupsOptions
     from analysis.subgroups import distinct_subgroups, uncertainty_label
     from analysis.subgroups import subgroups as subgroup_table
@@ -293,32 +309,34 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     opts = _options(SubgroupsOptions, options, option_values)
     notes: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               notes=notes)
+                                               notes=notes, applied=applied)
     names = the_design.names
     rows = _rows_of(table, subset, exclude)
     checked = resolve_cluster_option(opts.cluster, the_design, rows)
     cluster = checked.column
-    notes += checked.notes
-    cells = rows if _is_cell_table(rows) else cell_table(
-        rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
+    if cells is None:
+        cells = rows if _is_cell_table(rows) else cell_table(
+            rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
     full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster})
-    notes += [f"CIs and p-values: {uncertainty_label(full.attrs, the_design)}.",
-              *full.attrs.get("notes", [])]
+    facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df")}
+    uncertainty = uncertainty_label(full.attrs, the_design)
+    warnings = [*checked.notes, *full.attrs.get("notes", [])]
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_log_disparity
 
         _needs_rows(rows, "The bootstrap")
-        attrs = full.attrs
         full = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
                                        confidence=opts.confidence,
                                        **opts.bootstrap_kwargs(cluster))
-        notes += full.attrs["bootstrap"].get("notes", [])
-        full.attrs.update({k: v for k, v in attrs.items() if k not in full.attrs})
+        warnings += full.attrs["bootstrap"].get("notes", [])
+    n_rows = int(cells["n"].sum())
     if opts.power is not None:
         from analysis.planning import add_power
 
-        full = add_power(full, int(cells["n"].sum()), power=opts.power, target_ld=opts.effect)
+        full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect)
     distinct = distinct_subgroups(full)
+    meta: dict[str, Any] = {"warnings": warnings, "n_rows": n_rows}
+    notes += [f"CIs and p-values: {uncertainty}.", *warnings]
     if opts.judge_noise:
         from analysis.judge_noise import subgroup_noise, survival_sentence
 
@@ -327,9 +345,18 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
                                   confidence=opts.confidence, min_n=opts.min_n,
                                   min_expected=opts.min_expected, table=distinct,
                                   adjust=opts.adjust, **_noise_arguments(opts, the_design))
-        notes.append(survival_sentence(distinct, what="subgroups"))
-    settings = {**opts.settings(), "cluster": cluster, "factors": names, "where": subset}
-    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full)
+        meta["judge_noise_summary"] = survival_sentence(distinct, what="subgroups")
+        meta["judge_noise"] = dict(distinct.attrs.pop("judge_noise"))
+        notes.append(meta["judge_noise_summary"])
+    level = int(full[LEVEL].max()) if len(full) else opts.level
+    settings = {**opts.settings(), "level": level, **facts, "uncertainty": uncertainty,
+                "factors": names, "where": subset,
+                "exclude": {k: _as_list(v, "exclude") for k, v in (exclude or {}).items()},
+                "n_subgroups": len(full), "n_distinct": len(distinct)}
+    for frame in (full, distinct):  # the metadata travels in the Result, not the frames
+        frame.attrs.clear()
+    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full,
+                  meta)
 
 
 def ecdf(data: Any, design: Any = None, *, options: Any = None,

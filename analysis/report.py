@@ -486,33 +486,28 @@ def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import cell_table
-    from analysis.columns import LD_UNDEFINED, SMALL_N, SUBGROUP
+    from analysis import api as bw
+    from analysis.columns import DUPLICATE_OF, LD_UNDEFINED, SMALL_N, SUBGROUP
     from analysis.figures.subgroups import sunburst_figure
-    from analysis.subgroups import subgroups, uncertainty_label
+    from analysis.options import FROM_DESIGN
 
     factors = list(s["factors"])
-    boot = bootstrap_arguments(s)
+    boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
     noise = noise_arguments("subgroups", s)
     cluster = s.get("cluster") or None  # the section's cluster (default: the design's)
-    if cluster and cluster not in results.columns:
-        sec.warnings.append(f"The cluster column {cluster!r} is not in the table: rows are "
-                            "treated as independent.")
-        cluster = None
-    cells = cell_table(results, list(dict.fromkeys([*factors, *([cluster] if cluster else [])])),
-                       where=_where(s) or None)
-    opts = options_for("subgroups").from_settings(s, skip=NOISE_FIELDS, cluster=cluster)
-    table = subgroups(cells, factors, **opts.kwargs())
-    sec.notes.append("CIs and p-values: " + uncertainty_label(table.attrs, design) + ".")
-    sec.warnings += list(table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:])
+    opts = options_for("subgroups").from_settings(  # the bootstrap's seed: the section's
+        s, skip=[f for f in NOISE_FIELDS if f != "seed"],
+        cluster=FROM_DESIGN if cluster == design.cluster else cluster)
+    result = bw.subgroups(results, design, options=opts, factors=factors, where=_where(s),
+                          applied=True)
+    table = result.tables["all"]
+    sec.notes.append(f"CIs and p-values: {result.settings['uncertainty']}.")
+    sec.warnings += [n for n in result.meta["warnings"]
+                     if not n.startswith("CIs and p-values are cluster-robust")]
     if boot:  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
-        from analysis.bootstrap import bootstrap_log_disparity
-        from analysis.cells import filter_rows
-
-        table = bootstrap_log_disparity(filter_rows(results, _where(s) or None), factors,
-                                        max_level=int(s["level"]), table=table, **boot)
-        sec.notes.append(describe_bootstrap(boot) + " Columns boot_ci_low and boot_ci_high "
-                         "of the subgroups table: the interval of the log disparity.")
+        sec.notes.append(describe_bootstrap({**boot, "cluster": result.settings["cluster"]})
+                         + " Columns boot_ci_low and boot_ci_high of the subgroups table: "
+                         "the interval of the log disparity.")
     if table[SMALL_N].any():
         sec.warnings.append(f"{int(table[SMALL_N].sum())} subgroups have fewer than "
                             f"{int(s['min_n'])} rows (small n).")
@@ -521,8 +516,24 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                             "disparity: they hold every row of the subset, or the outcome "
                             "never/always deviates in it.")
     sec.figures.append(("subgroups_sunburst", sunburst_figure(table, factors)))
-    if noise:  # noise_same_sign, noise_significant, noise_survives
-        table = _with_subgroup_noise(sec, results, design, s, table, noise)
+    if noise:  # noise_same_sign, noise_significant, noise_survives (its own seed)
+        from analysis.judge_noise import MODE_LABELS, NOISE_COLUMNS
+        from analysis.multiple_testing import LABELS
+
+        _noise_rows(results)
+        shares = bw.subgroups(results, design, options=opts, factors=factors,
+                              where=_where(s), applied=True, ci="none", power=None,
+                              judge_noise=noise["n_resamples"], noise_mode=noise["mode"],
+                              seed=noise["seed"], noise_alpha=noise.get("alpha", 0.05))
+        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's "
+                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+                         f"significant at {LABELS[opts.adjust]}-adjusted p < "
+                         f"{noise.get('alpha', 0.05):g}. {shares.meta['judge_noise_summary']}")
+        label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
+        by_label = shares.table.set_index(SUBGROUP)
+        table = table.copy()
+        for col in NOISE_COLUMNS:  # a duplicate takes its representative's shares
+            table[col] = label.map(by_label[col]).to_numpy(dtype=float)
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
     sec.adjustments["subgroups"] = opts.adjust
@@ -552,38 +563,6 @@ def _top_findings(sec: Section, table: pd.DataFrame, min_n: int, adjust: str = "
                      + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
     sec.tables.append(("subgroups_top_findings", found))
     sec.adjustments["subgroups_top_findings"] = adjust
-
-
-def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
-                         table: pd.DataFrame, noise: dict) -> pd.DataFrame:
-    """``table`` (every subgroup) with the survival shares of
-    :func:`analysis.judge_noise.subgroup_noise` (a duplicate takes its representative's)."""
-    from analysis.cells import filter_rows
-    from analysis.columns import DUPLICATE_OF, SUBGROUP
-    from analysis.judge_noise import (
-        MODE_LABELS,
-        NOISE_COLUMNS,
-        subgroup_noise,
-        survival_sentence,
-        threshold_of,
-    )
-    from analysis.multiple_testing import LABELS
-
-    _noise_rows(results)
-    shares = subgroup_noise(filter_rows(results, _where(s) or None), list(s["factors"]),
-                            max_level=int(s["level"]), test=s["test"], min_n=int(s["min_n"]),
-                            confidence=float(s["confidence"]), threshold=threshold_of(design),
-                            adjust=s.get("adjust", "bh"), **noise)
-    sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's scores "
-                     f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
-                     f"{LABELS[s.get('adjust', 'bh')]}-adjusted p < {noise['alpha']:g}. "
-                     + survival_sentence(shares, what="subgroups"))
-    label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
-    by_label = shares.set_index(SUBGROUP)
-    out = table.copy()
-    for col in NOISE_COLUMNS:
-        out[col] = label.map(by_label[col]).to_numpy(dtype=float)
-    return out
 
 
 def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

@@ -68,6 +68,16 @@ class NoiseOptions(Options):
         "with human_<metric> labels", choices=NOISE_MODES, group=_NOISE, call=False,
         label="Noise model")
 
+    def noise_kwargs(self, threshold: object) -> dict[str, object]:
+        """Keyword arguments of the ``analysis.judge_noise`` functions (``threshold``: the
+        design's, ``analysis.judge_noise.threshold_of``): the one place the options
+        become arguments (the API and the CLI)."""
+        out = {"n_resamples": self.judge_noise, "mode": self.noise_mode,
+               "seed": getattr(self, "seed", 0), "threshold": threshold}
+        if "noise_alpha" in self.specs():
+            out["alpha"] = self.noise_alpha  # type: ignore[attr-defined]
+        return out
+
 
 def noise_alpha_option() -> object:
     """``--noise-alpha`` for an analysis whose tests have no alpha of their own."""
