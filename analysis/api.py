@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from analysis.design import Design
 
 __all__ = ["Result", "bias_index", "cohorts", "compare", "coverage", "disparity", "ecdf",
+           "exclude_from_grid",
            "features", "importance", "importance_linear", "index_published", "plan", "power",
            "prepare_inputs", "resolve_cluster_option", "subgroups"]
 
@@ -361,14 +362,18 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
 
 def ecdf(data: Any, design: Any = None, *, options: Any = None,
          factors: str | Sequence[str] | None = None, where: Where | None = None,
-         by: str | None = None, **option_values: Any) -> Result:
+         by: str | None = None, cells: pd.DataFrame | None = None, applied: bool = False,
+         **option_values: Any) -> Result:
     """eCDF of subgroup deviation rates: the deviation metric per curve (one curve per
     value of ``by``) and two-sample Kolmogorov-Smirnov tests (methods.md §5).
 
     ``by``: the comparison factor (default: the design's first model factor);
     ``factors``: those forming the subgroups (default: the design's others). Options:
     :class:`analysis.options.ecdf.EcdfOptions` (``level``, ``ideal``, ``cutoff``,
-    ``ks_resamples``, ``ci``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``).
+    ``ks_resamples``, ``adjust``, ``ci``, ``cluster``, ``n_resamples``, ``seed``,
+    ``confidence``). ``cells``: the cell table of the rows over ``by`` and the factors
+    when the caller has it cached; ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``ecdf`` command and the report's section call it).
 
     Returns
     -------
@@ -380,7 +385,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         ``note``); ``tables["rates"]``: the subgroup rates per curve; with
         ``ci="bootstrap"`` ``tables["bootstrap"]`` (``quantity``, ``group_a``,
         ``group_b``, ``estimate``, ``boot_se``, ``boot_ci_low``, ``boot_ci_high``,
-        ``n_boot``).
+        ``n_boot``). ``settings``: every option, the cluster resampled, ``by``,
+        ``factors``, ``where``. ``meta``: ``bootstrap`` (its settings and notes).
     """
     from analysis.cells import cell_table
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
@@ -388,7 +394,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 
     opts = _options(EcdfOptions, options, option_values)
     notes: list[str] = []
-    table, the_design, subset = prepare_inputs(data, design, where=where, notes=notes)
+    table, the_design, subset = prepare_inputs(data, design, where=where, notes=notes,
+                                               applied=applied)
     if by is None:
         models = the_design.of_kind("model")
         if not models:
@@ -405,24 +412,27 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         raise AnalysisError(f"Unknown factor(s) {', '.join(map(repr, unknown))}: the design "
                             f"has {', '.join(the_design.names)}.")
     rows = _rows_of(table, subset, None)
-    cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
+    if cells is None:
+        cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
     rates = subgroup_rates(cells, chosen, by=by, level=opts.level)
     summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
     ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
                   adjust=opts.adjust)
     tables = {"ks": ks, "rates": rates}
     cluster = _cluster_of(opts.cluster, the_design)
+    meta: dict[str, Any] = {}
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_ecdf
 
         _needs_rows(rows, "The bootstrap")
-        tables["bootstrap"] = bootstrap_ecdf(rows, chosen, by=by, level=opts.level,
-                                             ideal=opts.ideal, confidence=opts.confidence,
-                                             **opts.bootstrap_kwargs(cluster))
-        notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
+        boot = bootstrap_ecdf(rows, chosen, by=by, level=opts.level, ideal=opts.ideal,
+                              confidence=opts.confidence, **opts.bootstrap_kwargs(cluster))
+        meta["bootstrap"] = dict(boot.attrs.pop("bootstrap"))
+        notes += meta["bootstrap"].get("notes", [])
+        tables["bootstrap"] = boot
     settings = {**opts.settings(), "cluster": cluster, "by": by, "factors": chosen,
                 "where": subset}
-    return Result(summary, tuple(notes), settings, tables, rates)
+    return Result(summary, tuple(notes), settings, tables, rates, meta)
 
 
 def coverage(data: Any, design: Any = None, *, options: Any = None,
@@ -448,7 +458,6 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
-    from analysis.commands.coverage import exclude_from_grid
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
@@ -469,6 +478,34 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
     return Result(summary, tuple(notes), settings, tables, cells)
+
+
+def exclude_from_grid(results: pd.DataFrame, design: Design,
+                      exclude: Mapping[str, Sequence[str]]) -> tuple[pd.DataFrame, Design]:
+    """Rows without the excluded values, and the design without them (an excluded value
+    is not counted as empty cells; declared values never seen stay in the grid).
+
+    Raises
+    ------
+    AnalysisError
+        An exclusion that leaves a factor no value.
+    """
+    from dataclasses import replace
+
+    from analysis.cells import exclude_rows
+
+    if not exclude:
+        return results, design
+    results = exclude_rows(results, exclude)
+    factors = []
+    for f in design.factors:
+        gone = {str(v) for v in exclude.get(f.name, ())}
+        kept = tuple(v for v in f.values if v not in gone)
+        if not kept:
+            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
+        factors.append(replace(f, values=kept,
+                               reference=f.reference if f.reference in kept else kept[0]))
+    return results, replace(design, factors=tuple(factors))
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,

@@ -347,8 +347,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
 
         # every option of subgroups(); the intervals' and the noise's from their defaults
-        opts = options_for(section)().settings(
-            skip=(*BOOTSTRAP_FIELDS, *NOISE_FIELDS, "power", "effect"))
+        opts = options_for(section)().settings(skip=(*BOOTSTRAP_FIELDS, *NOISE_FIELDS))
         return {"factors": order, **opts,
                 "level": max(1, min(2, len(order))),  # the option's None, resolved
                 "where": {},
@@ -566,19 +565,19 @@ def _top_findings(sec: Section, table: pd.DataFrame, min_n: int, adjust: str = "
 
 
 def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import cell_table
+    from analysis import api as bw
     from analysis.columns import N_SUBGROUPS
-    from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.figures.ecdf import ecdf_figure
+    from analysis.options import FROM_DESIGN
 
     by, factors = s["by"], list(s["factors"])
     boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
-    opts = options_for("ecdf").from_settings(s, skip=("cluster",))
-    cells = cell_table(results, [by, *factors], where=_where(s) or None)
-    rates = subgroup_rates(cells, factors, by=by, level=opts.level)
-    summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
-                  adjust=opts.adjust)
+    cluster = s.get("cluster") or None
+    opts = options_for("ecdf").from_settings(
+        s, cluster=FROM_DESIGN if cluster == design.cluster else cluster)
+    result = bw.ecdf(results, design, options=opts, by=by, factors=factors,
+                     where=_where(s), applied=True)
+    summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
     few = summary[summary[N_SUBGROUPS] < 5]
     if len(few):
         sec.warnings.append("Few subgroups on " + ", ".join(
@@ -589,23 +588,23 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
     sec.adjustments["ecdf_ks"] = opts.adjust
     if boot:
-        from analysis.bootstrap import bootstrap_ecdf
-        from analysis.cells import filter_rows
-
-        intervals = bootstrap_ecdf(filter_rows(results, _where(s) or None), factors, by=by,
-                                   level=opts.level, ideal=opts.ideal, **boot)
-        sec.notes.append(describe_bootstrap(boot) + " The KS statistic is a supremum: its "
-                         "interval is biased upwards (read it as a spread, not a test).")
-        sec.notes += _interval_readings(intervals)
+        intervals = result.tables["bootstrap"]
+        sec.notes.append(describe_bootstrap({**boot, "cluster": result.settings["cluster"]})
+                         + " The KS statistic is a supremum: its interval is biased "
+                         "upwards (read it as a spread, not a test).")
+        sec.notes += _interval_readings(intervals, opts.confidence)
         sec.tables.append(("ecdf_bootstrap", intervals))
     sec.tables.append(("ecdf_subgroup_rates", rates))
 
 
-def _interval_readings(intervals: pd.DataFrame, limit: int = 12) -> list[str]:
-    """'Deviation metric of A: 0.29 (95 % CI 0.28 to 0.30)' per curve and difference."""
+def _interval_readings(intervals: pd.DataFrame, confidence: float, limit: int = 12
+                       ) -> list[str]:
+    """'Deviation metric of A: 0.29 (95 % CI 0.28 to 0.30)' per curve and difference, at
+    the intervals' ``confidence``."""
     from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, ESTIMATE, GROUP_A, GROUP_B, QUANTITY
+    from analysis.formatting import level_text
 
-    level = f"{100 * intervals.attrs['bootstrap']['confidence']:g} %"
+    level = level_text(confidence)
     out = []
     for r in intervals.to_dict(orient="records"):
         if r[QUANTITY] == "deviation_metric":

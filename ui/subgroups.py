@@ -192,26 +192,27 @@ def cluster_toggle(results: pd.DataFrame, design: Design) -> str | None:
     return cluster if on else None
 
 
-def uncertainty_notes(table: pd.DataFrame, design: Design) -> None:
-    """How the CIs and p-values were computed, and the notes of the clustered analysis."""
-    from analysis.subgroups import uncertainty_label
+def uncertainty_notes(result) -> None:  # noqa: ANN001 - an analysis.api.Result
+    """How the CIs and p-values were computed, and what was assumed (the cluster, the
+    continuity correction, the bootstrap's notes) of the Subgroups Result."""
+    st.caption(md(f"CIs and p-values: {result.settings['uncertainty']}."))
+    for note in result.meta["warnings"]:
+        if not note.startswith("CIs and p-values are cluster-robust"):
+            st.warning(md(note))
 
-    st.caption(md("CIs and p-values: " + uncertainty_label(table.attrs, design) + "."))
-    for note in table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:]:
-        st.warning(md(note))
 
-
-def answer_notes(table: pd.DataFrame, full: pd.DataFrame, n_rows: int, results: pd.DataFrame,
-                 design: Design, where: dict) -> None:
+def answer_notes(result, results: pd.DataFrame, where: dict) -> None:  # noqa: ANN001
     """Under the sunburst: the counts (subgroups, rows, adjusted p < 0.05, small n), the
-    missing-outcome note, how the uncertainty was computed and the subgroups without LD."""
+    missing-outcome note, how the uncertainty was computed and the subgroups without LD
+    (``result``: the page's :class:`analysis.api.Result`)."""
+    table = result.table
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Subgroups", f"{len(table):,}")
-    m2.metric("Rows in subset", f"{n_rows:,}")
+    m2.metric("Rows in subset", f"{result.meta['n_rows']:,}")
     m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
     m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
     missing_outcome_note(results, where)
-    uncertainty_notes(full, design)
+    uncertainty_notes(result)
     if table[LD_UNDEFINED].any():
         st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they "
                    "hold every row of the subset, or the outcome never/always deviates in it.")

@@ -42,4 +42,4 @@ class EcdfOptions(BootstrapOptions):
         metavar="N", label="KS random splits")
     adjust: str = adjust_option("the pairs of curves (KS tests)")
     n_resamples: int = n_resamples_option(1000)
-    confidence: float = confidence_option(flag=None)
+    confidence: float = confidence_option()

@@ -113,7 +113,7 @@ def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
     assert "--design " in cli
     assert "--ci bootstrap --no-cluster --n-boot 100 " in cli
     assert "--power 0.9 --effect 0.5" in cli
-    assert "cluster=None, n_resamples=100, seed=0" in code
+    assert "ci='bootstrap',\n    cluster=None,\n    n_resamples=100," in code  # bw.subgroups
     compile(code, "copied.py", "exec")
     out = _cli(cli, tmp_path, design)
     page = at.dataframe[0].value
@@ -144,7 +144,7 @@ def test_subgroups_cluster_robust_by_default(tmp_path):
                for c in at.caption)
     cli, code = _blocks(at)
     assert "cluster" not in cli  # the design's cluster is the CLI's default too
-    assert "cluster='template'" in code
+    assert "cluster" not in code  # the design's: the API's default too
     compile(code, "copied.py", "exec")
     out = _cli(cli, tmp_path, design)
     assert out["settings"]["cluster"] == "template"
@@ -307,11 +307,11 @@ def test_subgroups_bootstrap_at_the_pages_confidence(tmp_path):
     keys = ["model", "cot"]
     _same(page, result.table, keys)
     cli, code = _blocks(at)
-    assert "--confidence 0.5" in cli and "confidence=0.5, cluster=" in code
+    assert "--confidence 0.5" in cli and "confidence=0.5," in code
     _same(page, pd.DataFrame(_cli(cli, tmp_path)["subgroups"]), keys)
-    # the script's last table holds every subgroup (duplicates too): the API's "all"
-    script = code.replace("print(table)", "print(float(full[['boot_ci_low', 'boot_ci_high']]"
-                                          ".to_numpy().sum()))")
+    # the script's Result: every subgroup (duplicates too) in tables["all"]
+    script = code + ("\nprint(float(result.tables['all'][['boot_ci_low', 'boot_ci_high']]"
+                     ".to_numpy().sum()))\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                           text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
