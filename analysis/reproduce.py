@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text", "cli_command",
-    "cohorts_view", "compare_view", "coverage_view", "disparity_view", "ecdf_view",
+    "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
+    "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
     "importance_linear_view", "importance_view", "index_view", "prepare_command",
     "python_snippet", "with_importance_noise",
 ]
@@ -208,36 +208,6 @@ def coverage_view(factors: list[str], unit: str = "prompts", *,
                  f"cells = coverage_cells(results, design, factors, unit={opts.count!r})",
                  f"print(coverage_summary(cells, {kw}))",
                  f"print(thinnest_cells(cells, {kw}, limit={opts.limit!r}))"))
-
-
-def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: float, *,
-              boot: Mapping[str, Any] | None = None, design_cluster: str | None = None,
-              more: Mapping[str, Any] | None = None) -> View:
-    """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff; the
-    bootstrap intervals when on (``boot``); ``more``: the page's other options (the KS
-    permutations and seed, the intervals' confidence). Flags from
-    :class:`analysis.options.ecdf.EcdfOptions`."""
-    from analysis.options.ecdf import EcdfOptions
-
-    opts = EcdfOptions.coerce({**(more or {}), "level": level, "ideal": ideal,
-                               "cutoff": cutoff, **_boot_options(boot, design_cluster)})
-    ks = {"n_resamples": "ks_resamples", "seed": "seed"}  # ks_tests' name: the option's
-    ks = "".join(f", {arg}={getattr(opts, name)!r}" for arg, name in ks.items()
-                 if getattr(opts, name) != EcdfOptions.default(name))
-    body = [f"factors, by = {factors!r}, {by!r}",
-            "cells = cell_table(results, [by, *factors])",
-            f"rates = subgroup_rates(cells, factors, by=by, level={opts.level})",
-            f"print(ecdf_summary(rates, by=by, ideal={opts.ideal!r}, cutoff={opts.cutoff!r}))",
-            f"print(ks_tests(rates, by=by{ks}))"]
-    imports = ["from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates"]
-    if boot:
-        imports.append("from analysis.bootstrap import bootstrap_ecdf")
-        conf = "" if opts.confidence == EcdfOptions.default("confidence") else \
-            f"confidence={opts.confidence!r}, "
-        body.append(f"print(bootstrap_ecdf(results, factors, by=by, level={opts.level}, "
-                    f"ideal={opts.ideal!r}, {conf}{_boot_args(boot)}))")
-    return View("ecdf", (("factors", factors), ("by", by), *opts.cli_options()),
-                tuple(imports), tuple(body))
 
 
 def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,

@@ -83,13 +83,11 @@ def reproduce_coverage(design: Design, factors: list[str], where: dict,
     reproduce(rp.coverage_view(factors, unit, more=more), design, where, "coverage_repro")
 
 
-def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, ideal: float,
-                   cutoff: float, where: dict, *, boot: dict | None = None,
-                   more: dict | None = None) -> None:
-    """The expander of the ecdf page (``boot``: its bootstrap settings when on; ``more``:
-    its "Other options")."""
-    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff, boot=boot, more=more,
-                           design_cluster=design.cluster), design, where, "ecdf_repro")
+def reproduce_ecdf(design: Design, options, factors: list[str], by: str,  # noqa: ANN001
+                   where: dict) -> None:
+    """The expander of the ecdf page: the options it computed with
+    (:class:`analysis.options.ecdf.EcdfOptions`), its factors and comparison factor."""
+    reproduce(rp.api_view(options, factors=factors, by=by), design, where, "ecdf_repro")
 
 
 def reproduce_importance(design: Design, options: dict, where: dict,

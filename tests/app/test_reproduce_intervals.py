@@ -52,6 +52,17 @@ def _snippet_ci_sum(code: str, function: str) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def _result_ci_sum(code: str, table: str) -> float:
+    """Run the copied ``bw.<analysis>`` script; the sum of the interval bounds of its
+    Result's ``tables[table]``."""
+    script = code + (f"\nprint(float(result.tables[{table!r}][['boot_ci_low', "
+                     "'boot_ci_high']].to_numpy().sum()))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def _intervals(at) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
 
@@ -170,9 +181,9 @@ def test_ecdf_cluster_bootstrap(tmp_path):
     assert "--design sample_data/" in cli  # the curated design: nothing to download
     # the design's cluster (template) and seed 0 are the command's defaults
     assert "--ci bootstrap --n-boot 200 " in cli and "--cluster" not in cli
-    assert "bootstrap_ecdf(results, factors, by=by" in code
+    assert "result = bw.ecdf(" in code and "ci='bootstrap'" in code
     out = _cli(cli, tmp_path)
-    assert _snippet_ci_sum(code, "bootstrap_ecdf") == pytest.approx(
+    assert _result_ci_sum(code, "bootstrap") == pytest.approx(
         _intervals(at)[[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
     assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 200, "seed": 0}
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
