@@ -41,11 +41,13 @@ from analysis.options import OptionError, Options
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analysis.clusters import ClusterChoice
     from analysis.design import Design
 
 __all__ = ["Result", "bias_index", "cohorts", "compare", "coverage", "disparity", "ecdf",
+           "exclude_from_grid",
            "features", "importance", "importance_linear", "index_published", "plan", "power",
-           "prepare_inputs", "subgroups"]
+           "prepare_inputs", "resolve_cluster_option", "subgroups"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -68,6 +70,10 @@ class Result:
         Further tables by name (e.g. ``lr_tests``).
     raw
         The analysis module's own result object, for what the tidy table leaves out.
+    meta
+        What a view needs beyond the numbers and the settings (the function's docstring
+        lists its keys: warnings, judge-noise counts ...); the tables carry no
+        ``DataFrame.attrs``.
     """
 
     table: pd.DataFrame
@@ -75,6 +81,7 @@ class Result:
     settings: Mapping[str, Any] = field(default_factory=dict)
     tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     raw: Any = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (f"Result({len(self.table):,} rows x {self.table.shape[1]} columns; "
@@ -115,10 +122,17 @@ def _as_list(value: str | Sequence[str] | None, what: str) -> list[str] | None:
 
 
 def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str] | None = None,
-                   where: Where | None = None, need_outcome: bool = True
+                   where: Where | None = None, need_outcome: bool = True,
+                   notes: list[str] | None = None, applied: bool = False
                    ) -> tuple[pd.DataFrame, Design, dict[str, list[str]]]:
     """The table (design applied unless a cell table), the design (restricted to
     ``factors``) and the subset as lists, from what a user passes.
+
+    Without a design, the suggested one (:func:`analysis.design.suggest_design`): its
+    factors, outcome and cluster are each said in ``notes`` (when a list is given), as
+    the CLI says them (:func:`analysis.design_guess.suggestion_notes`). ``applied``: the
+    table already has the design applied (the CLI's, the app's, the report's): not
+    applied again.
 
     Raises
     ------
@@ -140,10 +154,15 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
     if chosen:
         the_design = the_design.subset(chosen)
     if need_outcome and the_design.outcome is None and not _is_cell_table(data):
-        raise AnalysisError("The design has no outcome (how a row counts as a deviation): "
-                            "give a design with an outcome.")
+        from analysis.design_guess import NO_OUTCOME
+
+        raise AnalysisError(NO_OUTCOME)
+    if design is None and notes is not None:
+        from analysis.design_guess import suggestion_notes
+
+        notes.extend(suggestion_notes(the_design, factors=not chosen, outcome=need_outcome))
     subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
-    if not _is_cell_table(data):  # factor order, references and deviation from the design
+    if not applied and not _is_cell_table(data):  # factor order, references, deviation
         data = apply_design(data, the_design)
     return data, the_design, subset
 
@@ -184,13 +203,16 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     from analysis.options.importance import ImportanceOptions
 
     opts = _options(ImportanceOptions, options, option_values)
-    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where)
+    suggested: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               notes=suggested)
     fit = factor_importance(table, the_design, factors=the_design.names,
                             references=references, where=subset or None, exclude=exclude,
                             **opts.kwargs())
     settings = {**opts.settings(), "factors": list(fit.references), "where": subset,
                 "references": dict(fit.references)}
-    notes = (f"Standard errors: {uncertainty_label(fit, the_design)}.", *fit.notes)
+    notes = (*suggested, f"Standard errors: {uncertainty_label(fit, the_design)}.",
+             *fit.notes)
     return Result(fit.terms, notes, settings, {"lr_tests": fit.factor_tests}, fit)
 
 
@@ -209,6 +231,26 @@ def _cluster_of(value: str | None, design: Design) -> str | None:
     return design.cluster if value == FROM_DESIGN else value
 
 
+def resolve_cluster_option(value: str | None, design: Design, data: pd.DataFrame, *,
+                           factors: Sequence[str] = ()) -> ClusterChoice:
+    """The cluster an analysis uses from its ``cluster`` option: the design's
+    (:data:`analysis.options.FROM_DESIGN`), a column, or None (rows independent), checked
+    against ``data`` (rows, or a cell table with ``n``) by
+    :func:`analysis.clusters.resolve_cluster`: the one resolution of the API and the CLI.
+
+    A declared cluster the table lacks, a constant one or one row per value is not used
+    (a note says so); a named column the table lacks is a
+    :class:`analysis.errors.ClusterError`.
+    """
+    from analysis.clusters import resolve_cluster
+    from analysis.options import FROM_DESIGN
+
+    declared = value == FROM_DESIGN
+    rows = data["n"] if _is_cell_table(data) else None
+    return resolve_cluster(data, design.cluster if declared else value, declared=declared,
+                           factors=factors, rows=rows)
+
+
 def _needs_rows(table: pd.DataFrame, what: str) -> None:
     if _is_cell_table(table):
         raise AnalysisError(f"{what} resamples rows: pass the results table, not a cell table.")
@@ -217,25 +259,27 @@ def _needs_rows(table: pd.DataFrame, what: str) -> None:
 def _noise_arguments(opts: Any, design: Design) -> dict[str, Any]:
     from analysis.judge_noise import threshold_of
 
-    out = {"n_resamples": opts.judge_noise, "mode": opts.noise_mode, "seed": opts.seed,
-           "threshold": threshold_of(design)}
-    if "noise_alpha" in opts.specs():
-        out["alpha"] = opts.noise_alpha
-    return out
+    return opts.noise_kwargs(threshold_of(design))
 
 
 def subgroups(data: Any, design: Any = None, *, options: Any = None,
               factors: str | Sequence[str] | None = None, where: Where | None = None,
-              exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
-              ) -> Result:
+              exclude: Mapping[str, Sequence[str]] | None = None,
+              cells: pd.DataFrame | None = None, applied: bool = False,
+              **option_values: Any) -> Result:
     """Log disparity of every subgroup up to a level (methods.md §2-3), with the options'
     cluster-robust CIs, bootstrap intervals (``ci="bootstrap"``), power columns
-    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``).
+    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``): the one
+    composition of the analysis (the CLI's ``subgroups``, the report's section, the
+    Subgroups page and its "Copy as Python" call it).
 
     Options: :class:`analysis.options.subgroups.SubgroupsOptions` (``level``, ``test``,
-    ``confidence``, ``min_n``, ``min_expected``, ``cluster``, ``small_sample``, ``ci``,
-    ``n_resamples``, ``seed``, ``judge_noise``, ``noise_mode``, ``noise_alpha``,
-    ``power``, ``effect``). ``exclude`` leaves out rows with the given values.
+    ``confidence``, ``adjust``, ``min_n``, ``min_expected``, ``cluster``,
+    ``small_sample``, ``ci``, ``n_resamples``, ``seed``, ``judge_noise``, ``noise_mode``,
+    ``noise_alpha``, ``power``, ``effect``). ``exclude`` leaves out rows with the given
+    values. ``cells``: the cell table of the rows analysed (after ``where`` and
+    ``exclude``) over the factors and the cluster, when the caller has it cached (the
+    app); ``applied``: ``data`` already has the design applied (not applied again).
 
     Returns
     -------
@@ -250,40 +294,50 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         ``mde_log_disparity`` (and ``detectable`` with ``effect``); with ``judge_noise``
         ``noise_same_sign``, ``noise_significant``, ``noise_survives``.
         ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``).
+        ``settings``: every option (``level`` resolved), the cluster used, ``n_clusters``,
+        ``reference_df``, ``uncertainty`` (how the CIs and p-values were computed),
+        ``factors``, ``where``, ``n_subgroups``, ``n_distinct``. ``meta``:
+        ``warnings`` (what was assumed: cluster, continuity, bootstrap),
+        ``judge_noise`` (its settings and counts, with ``judge_noise``), ``n_rows``
+        (rows behind the cells).
     """
     from analysis.cells import cell_table
+    from analysis.columns import LEVEL
     from analysis.options.subgroups import SubgroupsOptions
     from analysis.subgroups import distinct_subgroups, uncertainty_label
     from analysis.subgroups import subgroups as subgroup_table
 
     opts = _options(SubgroupsOptions, options, option_values)
-    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where)
+    notes: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               notes=notes, applied=applied)
     names = the_design.names
     rows = _rows_of(table, subset, exclude)
-    cluster = _cluster_of(opts.cluster, the_design)
-    if cluster is not None and cluster not in rows.columns:
-        raise AnalysisError(f"The cluster column {cluster!r} is not in the table: name "
-                            "another (cluster='template') or None for independent rows.")
-    cells = rows if _is_cell_table(rows) else cell_table(
-        rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
+    checked = resolve_cluster_option(opts.cluster, the_design, rows)
+    cluster = checked.column
+    if cells is None:
+        cells = rows if _is_cell_table(rows) else cell_table(
+            rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
     full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster})
-    notes = [f"CIs and p-values: {uncertainty_label(full.attrs, the_design)}.",
-             *full.attrs.get("notes", [])]
+    facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df")}
+    uncertainty = uncertainty_label(full.attrs, the_design)
+    warnings = [*checked.notes, *full.attrs.get("notes", [])]
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_log_disparity
 
         _needs_rows(rows, "The bootstrap")
-        attrs = full.attrs
         full = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
                                        confidence=opts.confidence,
                                        **opts.bootstrap_kwargs(cluster))
-        notes += full.attrs["bootstrap"].get("notes", [])
-        full.attrs.update({k: v for k, v in attrs.items() if k not in full.attrs})
+        warnings += full.attrs["bootstrap"].get("notes", [])
+    n_rows = int(cells["n"].sum())
     if opts.power is not None:
         from analysis.planning import add_power
 
-        full = add_power(full, int(cells["n"].sum()), power=opts.power, target_ld=opts.effect)
+        full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect)
     distinct = distinct_subgroups(full)
+    meta: dict[str, Any] = {"warnings": warnings, "n_rows": n_rows}
+    notes += [f"CIs and p-values: {uncertainty}.", *warnings]
     if opts.judge_noise:
         from analysis.judge_noise import subgroup_noise, survival_sentence
 
@@ -291,22 +345,35 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         distinct = subgroup_noise(rows, names, max_level=opts.level, test=opts.test,
                                   confidence=opts.confidence, min_n=opts.min_n,
                                   min_expected=opts.min_expected, table=distinct,
-                                  **_noise_arguments(opts, the_design))
-        notes.append(survival_sentence(distinct, what="subgroups"))
-    settings = {**opts.settings(), "cluster": cluster, "factors": names, "where": subset}
-    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full)
+                                  adjust=opts.adjust, **_noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(distinct, what="subgroups")
+        meta["judge_noise"] = dict(distinct.attrs.pop("judge_noise"))
+        notes.append(meta["judge_noise_summary"])
+    level = int(full[LEVEL].max()) if len(full) else opts.level
+    settings = {**opts.settings(), "level": level, **facts, "uncertainty": uncertainty,
+                "factors": names, "where": subset,
+                "exclude": {k: _as_list(v, "exclude") for k, v in (exclude or {}).items()},
+                "n_subgroups": len(full), "n_distinct": len(distinct)}
+    for frame in (full, distinct):  # the metadata travels in the Result, not the frames
+        frame.attrs.clear()
+    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full,
+                  meta)
 
 
 def ecdf(data: Any, design: Any = None, *, options: Any = None,
          factors: str | Sequence[str] | None = None, where: Where | None = None,
-         by: str | None = None, **option_values: Any) -> Result:
+         by: str | None = None, cells: pd.DataFrame | None = None, applied: bool = False,
+         **option_values: Any) -> Result:
     """eCDF of subgroup deviation rates: the deviation metric per curve (one curve per
     value of ``by``) and two-sample Kolmogorov-Smirnov tests (methods.md §5).
 
     ``by``: the comparison factor (default: the design's first model factor);
     ``factors``: those forming the subgroups (default: the design's others). Options:
     :class:`analysis.options.ecdf.EcdfOptions` (``level``, ``ideal``, ``cutoff``,
-    ``ks_resamples``, ``ci``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``).
+    ``ks_resamples``, ``adjust``, ``ci``, ``cluster``, ``n_resamples``, ``seed``,
+    ``confidence``). ``cells``: the cell table of the rows over ``by`` and the factors
+    when the caller has it cached; ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``ecdf`` command and the report's section call it).
 
     Returns
     -------
@@ -318,14 +385,17 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         ``note``); ``tables["rates"]``: the subgroup rates per curve; with
         ``ci="bootstrap"`` ``tables["bootstrap"]`` (``quantity``, ``group_a``,
         ``group_b``, ``estimate``, ``boot_se``, ``boot_ci_low``, ``boot_ci_high``,
-        ``n_boot``).
+        ``n_boot``). ``settings``: every option, the cluster resampled, ``by``,
+        ``factors``, ``where``. ``meta``: ``bootstrap`` (its settings and notes).
     """
     from analysis.cells import cell_table
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.options.ecdf import EcdfOptions
 
     opts = _options(EcdfOptions, options, option_values)
-    table, the_design, subset = prepare_inputs(data, design, where=where)
+    notes: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, where=where, notes=notes,
+                                               applied=applied)
     if by is None:
         models = the_design.of_kind("model")
         if not models:
@@ -342,24 +412,27 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         raise AnalysisError(f"Unknown factor(s) {', '.join(map(repr, unknown))}: the design "
                             f"has {', '.join(the_design.names)}.")
     rows = _rows_of(table, subset, None)
-    cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
+    if cells is None:
+        cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
     rates = subgroup_rates(cells, chosen, by=by, level=opts.level)
     summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
+                  adjust=opts.adjust)
     tables = {"ks": ks, "rates": rates}
-    notes: list[str] = []
     cluster = _cluster_of(opts.cluster, the_design)
+    meta: dict[str, Any] = {}
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_ecdf
 
         _needs_rows(rows, "The bootstrap")
-        tables["bootstrap"] = bootstrap_ecdf(rows, chosen, by=by, level=opts.level,
-                                             ideal=opts.ideal, confidence=opts.confidence,
-                                             **opts.bootstrap_kwargs(cluster))
-        notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
+        boot = bootstrap_ecdf(rows, chosen, by=by, level=opts.level, ideal=opts.ideal,
+                              confidence=opts.confidence, **opts.bootstrap_kwargs(cluster))
+        meta["bootstrap"] = dict(boot.attrs.pop("bootstrap"))
+        notes += meta["bootstrap"].get("notes", [])
+        tables["bootstrap"] = boot
     settings = {**opts.settings(), "cluster": cluster, "by": by, "factors": chosen,
                 "where": subset}
-    return Result(summary, tuple(notes), settings, tables, rates)
+    return Result(summary, tuple(notes), settings, tables, rates, meta)
 
 
 def coverage(data: Any, design: Any = None, *, options: Any = None,
@@ -385,12 +458,12 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
-    from analysis.commands.coverage import exclude_from_grid
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
+    suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=False)
+                                               need_outcome=False, notes=suggested)
     names = the_design.names if factors else cov.default_factors(the_design)
     table, the_design = exclude_from_grid(table, the_design, {
         k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
@@ -401,10 +474,38 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
               "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw)}
-    notes = cov.describe_coverage(summary, marginals, unit=opts.count,
-                                  n_rows=int(len(filter_rows(table, subset or None))))
+    notes = [*suggested, *cov.describe_coverage(
+        summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
     return Result(summary, tuple(notes), settings, tables, cells)
+
+
+def exclude_from_grid(results: pd.DataFrame, design: Design,
+                      exclude: Mapping[str, Sequence[str]]) -> tuple[pd.DataFrame, Design]:
+    """Rows without the excluded values, and the design without them (an excluded value
+    is not counted as empty cells; declared values never seen stay in the grid).
+
+    Raises
+    ------
+    AnalysisError
+        An exclusion that leaves a factor no value.
+    """
+    from dataclasses import replace
+
+    from analysis.cells import exclude_rows
+
+    if not exclude:
+        return results, design
+    results = exclude_rows(results, exclude)
+    factors = []
+    for f in design.factors:
+        gone = {str(v) for v in exclude.get(f.name, ())}
+        kept = tuple(v for v in f.values if v not in gone)
+        if not kept:
+            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
+        factors.append(replace(f, values=kept,
+                               reference=f.reference if f.reference in kept else kept[0]))
+    return results, replace(design, factors=tuple(factors))
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -693,8 +794,9 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
 
     opts = _options(CompareOptions, options, option_values)
     split = _as_list(subgroups, "subgroups") or []
+    suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=score is None)
+                                               need_outcome=score is None, notes=suggested)
     c = compare_values(_subset(table, subset), the_design, by, reference=reference,
                        factors=split, max_level=level, unit=_as_list(unit, "unit"),
                        score=score, **opts.kwargs())
@@ -702,7 +804,7 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
               if c.subgroups else {})
     settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
                 "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
-    return Result(c.overall, tuple(c.notes), settings, tables, c)
+    return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
 
 
 def plan(data: Any, design: Any = None, *, budget: int | str | None = None,

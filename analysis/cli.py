@@ -162,7 +162,8 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
         (:mod:`analysis.engines.cli_load`).
     """
     from analysis.cells import filter_rows
-    from analysis.design import Design, apply_design, make_factor, parse_assignments
+    from analysis.design import Design, apply_design, parse_assignments
+    from analysis.design_guess import NO_OUTCOME
     from analysis.io import load_results
     from analysis.names import clash_free, rename_note
 
@@ -178,22 +179,22 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
                          encoding=getattr(args, "encoding", "utf-8"))
     load_notes(frame)
     factors = split_list(getattr(args, "factors", None))
+    outcome = outcome_from_args(args)
+    suggested: list[str] = []  # without a design file: what the API would suggest, said so
     if getattr(args, "design", None):
         design = Design.load(args.design)
         if factors:
             design = design.subset(factors)
     else:
-        if not factors:
-            raise AnalysisError("Say which factors to use: --factors a,b,c or --design FILE.")
-        design = Design(factors=tuple(make_factor(frame, f) for f in factors))
-    outcome = outcome_from_args(args)
+        design, suggested = _suggested(frame, factors, need_outcome and outcome is None)
     if outcome is not None:
         design = design.with_outcome(outcome)
     for name, ref in parse_assignments(getattr(args, "reference", []) or []).items():
         design = design.with_reference(name, ref)
     if need_outcome and design.outcome is None:
-        raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
-                            "--design file with an outcome.")
+        raise AnalysisError(NO_OUTCOME)
+    for note in suggested:
+        print(f"note: {note}", file=sys.stderr)
     frame, design, renamed = clash_free(frame, design, extra=extra)
     args.renamed = renamed
     if counts_prompts(args):  # what a prompt is, read from the table (docs/structure.md)
@@ -210,6 +211,30 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
     results = filter_rows(results, where)
     warm_up_export(args)  # the input is good: start the export browser while we compute
     return results, design
+
+
+def _suggested(frame, factors: list[str], want_outcome: bool):  # noqa: ANN001, ANN202
+    """Without a design file, the design of ``--factors`` (else the suggested factors) with
+    the suggested outcome when ``want_outcome`` (no ``--outcome``), as the API does
+    (:func:`analysis.design.suggest_design`), and the notes saying so. The cluster is
+    left to :func:`infer_cluster` (the same inference, with its own note)."""
+    from analysis.design import Design, make_factor
+    from analysis.design_guess import suggest_design, suggestion_notes
+
+    if factors and not want_outcome:
+        return Design(factors=tuple(make_factor(frame, f) for f in factors)), []
+    guess = suggest_design(frame)
+    if factors:
+        design = Design(factors=tuple(make_factor(frame, f) for f in factors))
+    elif guess.factors:
+        design = Design(factors=guess.factors, prompt_unit=guess.prompt_unit)
+    else:
+        raise AnalysisError("Say which factors to use: --factors a,b,c or --design FILE "
+                            "(none could be suggested from the table).")
+    if want_outcome and guess.outcome is not None:
+        design = design.with_outcome(guess.outcome)
+    return design, suggestion_notes(design, factors=not factors, outcome=want_outcome,
+                                    cluster=False)
 
 
 def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame

@@ -53,9 +53,12 @@ import pandas as pd
 
 from analysis.columns import DEVIATION, LEVEL, SUBGROUP, N
 from analysis.errors import AnalysisError, PairingError
+from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
+from analysis.multiple_testing import check_method, holm
 
 __all__ = [
-    "ADJUSTMENTS", "Adjust", "BOTH", "CI_HIGH", "CI_LOW", "Comparison", "DEFAULT_N_BOOT",
+    "ADJUSTMENTS", "ADJUSTMENT_NAMES", "Adjust", "BOTH", "CI_HIGH", "CI_LOW", "Comparison",
+    "DEFAULT_N_BOOT",
     "DIFFERENCE", "DIFFERS", "DUPLICATE_RULES", "Duplicates", "EXACT_BELOW", "LD_A", "LD_B",
     "LD_CI_HIGH", "LD_CI_LOW", "LD_DIFFERENCE", "LD_P_ADJUSTED", "LD_P_VALUE", "MCNEMAR_P",
     "MCNEMAR_STATISTIC", "MCNEMAR_TESTS", "MEAN_A", "MEAN_B", "MODEL_A", "MODEL_B",
@@ -71,7 +74,7 @@ __all__ = [
 
 McNemarTest = Literal["auto", "exact", "chi2"]
 MCNEMAR_TESTS: tuple[str, ...] = get_args(McNemarTest)
-Adjust = Literal["holm", "bh"]
+Adjust = Literal["holm", "bh", "by", "bonferroni"]
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjust)
 Duplicates = Literal["mean", "refuse"]
 DUPLICATE_RULES: tuple[str, ...] = get_args(Duplicates)
@@ -522,34 +525,13 @@ def _unit_label(value) -> str:  # noqa: ANN001 - a scalar or a tuple of the unit
 
 
 # --- multiple testing ---------------------------------------------------------------------
-def holm(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values; NaN entries stay NaN and are not counted.
-
-    The same floating-point operations as statsmodels' ``multipletests(method="holm")``
-    (sort, ``p_(j) * (m - j + 1)``, running maximum, capped at 1), so the same bits; not
-    called, because it runs ``gc.collect()`` on every call (0.06-0.3 s with a 1M-row table
-    in memory)."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    finite = ~np.isnan(p)
-    if finite.any():
-        kept = p[finite]
-        order = np.argsort(kept)
-        adjusted = np.maximum.accumulate(kept[order] * np.arange(len(kept), 0, -1))
-        adjusted[adjusted > 1] = 1
-        unsorted = np.empty_like(adjusted)
-        unsorted[order] = adjusted
-        out[finite] = unsorted
-    return out
-
-
 def adjust_p(p_values: np.ndarray | Sequence[float], method: Adjust) -> np.ndarray:
-    """Holm (family-wise) or Benjamini-Hochberg (false discovery rate) adjusted p-values."""
-    from analysis.subgroups import benjamini_hochberg
+    """Adjusted p-values of the pairs (one of :data:`ADJUSTMENTS`;
+    :func:`analysis.multiple_testing.adjust_p`)."""
+    from analysis.multiple_testing import adjust_p as kernel
 
-    if method not in ADJUSTMENTS:
-        raise AnalysisError(f"Unknown adjustment {method!r}: use {' or '.join(ADJUSTMENTS)}.")
-    return holm(p_values) if method == "holm" else benjamini_hochberg(p_values)
+    check_method(method, ADJUSTMENTS)
+    return kernel(p_values, method)
 
 
 # --- overall tests ------------------------------------------------------------------------
@@ -1149,8 +1131,7 @@ def describe(pairing: Pairing, overall: pd.DataFrame,
     """Plain-language readings: what was paired, unpaired rows, and per pair the
     discordant counts, the test and the subgroups that differ."""
     notes = [pairing.note, *pairing.notes]
-    adjust = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(overall.attrs.get("adjust", ""),
-                                                              "")
+    adjust = ADJUSTMENT_NAMES.get(overall.attrs.get("adjust", ""), "")
     for r in overall.to_dict(orient="records"):
         a, b = r[MODEL_A], r[MODEL_B]
         if r[UNPAIRED_A] or r[UNPAIRED_B]:

@@ -77,9 +77,11 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
         sec.warnings.append(f"{unpaired:,} prompt units without a partner in total (over "
                             "the compared pairs) take no part in the comparison.")
     sec.tables.append(("compare_overall", c.overall))
+    sec.adjustments["compare_overall"] = CompareOptions.from_settings(s).adjust
     if c.subgroups:
         sec.tables.append(("compare_subgroups", pd.concat(list(c.subgroups.values()),
                                                           ignore_index=True)))
+        sec.adjustments["compare_subgroups"] = "bh"  # per pair, over its subgroups
     for i, ((a, b), table) in enumerate(c.subgroups.items()):
         if i < MAX_FIGURE_PAIRS:
             sec.figures.append((f"compare_{a}_{b}", dumbbell_figure(table)))

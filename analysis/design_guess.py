@@ -32,9 +32,9 @@ from analysis.values import (
     too_many_values,
 )
 
-__all__ = ["SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure", "guess_kind",
-           "make_factor", "outcome_meaning", "suggest_design", "suggest_outcome",
-           "suggest_role"]
+__all__ = ["NO_OUTCOME", "SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure",
+           "guess_kind", "make_factor", "outcome_meaning", "suggest_design", "suggest_outcome",
+           "suggest_role", "suggestion_notes"]
 
 
 
@@ -201,3 +201,32 @@ def design_from_structure(frame: pd.DataFrame, structure: Any, outcome: Outcome 
     return Design(factors=tuple(chosen), outcome=outcome, cluster=structure.cluster,
                   prompt_unit=unit, inferred=structure.to_dict())
 
+
+
+#: The error for an analysis that needs an outcome and has none (the API's and the CLI's).
+NO_OUTCOME = ("No outcome (how a row counts as a deviation): none was given and none could "
+              "be suggested from the table's 0/1 columns. Give a design with an outcome "
+              "(on the command line: --outcome COL [mapping] or --design FILE).")
+
+
+def suggestion_notes(design: Design, *, factors: bool = True, outcome: bool = True,
+                     cluster: bool = True) -> list[str]:
+    """What a front-end says when it analyses with the suggested design (no design given):
+    the factors (``factors``), the outcome (``outcome``) and the cluster (``cluster``) it
+    uses, each suggested from the table (the API adds them to a Result's notes; the CLI
+    prints them, its cluster note from ``analysis.cli_args.infer_cluster``)."""
+    out = []
+    if factors:
+        out.append("No design given: the factors are the suggested ones ("
+                   f"{', '.join(design.names) or 'none'}; pass a design to choose).")
+    if outcome and design.outcome is not None:
+        out.append(f"No outcome given: the deviation is {design.outcome.describe()}, the "
+                   "outcome suggested from the table (as `describe` shows it).")
+    if cluster and design.cluster:
+        reasons = (design.inferred or {}).get("reasons", [])
+        why = next((r.removeprefix("cluster: ") for r in reasons
+                    if str(r).startswith("cluster: ")), "")
+        out.append(f"Rows are clustered by {design.cluster!r}, inferred from the table"
+                   + (f" ({why})" if why else "") + ": standard errors, p-values and "
+                   "bootstraps account for it (no cluster: rows independent).")
+    return out

@@ -52,8 +52,9 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.multiple_testing import adjust_p, check_method
 from analysis.options.ecdf import EcdfOptions
-from analysis.subgroups import benjamini_hochberg, subgroup_counts
+from analysis.subgroups import subgroup_counts
 
 __all__ = [
     "CUTOFF", "DEFAULT_RESAMPLES", "EXACT_LIMIT", "curve_values", "deviation_metric",
@@ -236,7 +237,7 @@ def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
 
 
 def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPLES,
-             seed: int | None = 0) -> pd.DataFrame:
+             seed: int | None = 0, adjust: str = "bh") -> pd.DataFrame:
     """Two-sample Kolmogorov-Smirnov test of every pair of curves.
 
     Parameters
@@ -248,6 +249,9 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
     n_resamples, seed
         Random splits (and their seed) of the permutation p-value with ties, when the
         splits are too many to enumerate.
+    adjust
+        The adjustment of ``p_adjusted`` over the tested pairs
+        (:data:`analysis.multiple_testing.METHODS`; default ``"bh"``).
 
     Returns
     -------
@@ -257,7 +261,7 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
         (two-sided), ``method`` (``"exact"`` / ``"asymp"``: :func:`scipy.stats.ks_2samp`
         without ties; ``"exact permutation (ties)"`` / ``"permutation (ties)"``;
         ``"refused"``), ``n_resamples`` (splits used by a permutation p-value, else 0),
-        ``p_adjusted`` (Benjamini-Hochberg over the tested pairs) and ``note``. A pair
+        ``p_adjusted`` (``adjust`` over the tested pairs) and ``note``. A pair
         with a curve of a single subgroup is refused: NaN and a note. Empty with fewer
         than two curves.
 
@@ -268,6 +272,7 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
     """
     from scipy import stats  # lazy: keeps the CLI's start-up fast
 
+    check_method(adjust)
     groups = curve_values(rates, by)
     single = [k for k, x in groups if len(x) < 2]
     if len(groups) >= 2 and len(single) == len(groups):
@@ -296,5 +301,5 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
     cols = [GROUP_A, GROUP_B, N_A, N_B, STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE]
     out = pd.DataFrame(rows, columns=cols)
     out.insert(cols.index(P_VALUE) + 1, P_ADJUSTED,
-               benjamini_hochberg(out[P_VALUE].to_numpy(dtype=float)))
+               adjust_p(out[P_VALUE].to_numpy(dtype=float), adjust))
     return out

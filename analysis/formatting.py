@@ -1,10 +1,11 @@
-"""Numbers as people read them: p-values (``1.2e-70``, ``<1e-300``, ``0.034``)."""
+"""Numbers as people read them: p-values (``1.2e-70``, ``<1e-300``, ``0.034``), interval
+levels (``95 %``)."""
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column"]
+__all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column", "level_text"]
 
 
 #: printf format for p-value columns of app tables (two significant digits).
@@ -34,3 +35,14 @@ def format_p(p: float | None) -> str:
 def is_p_column(name: str) -> bool:
     """Whether a column holds p-values (``p``, ``p_value``, ``p_adjusted``, ``p_bh`` ...)."""
     return name == "p" or name.startswith(("p_", "p-")) or name.endswith(("_p", "_p_value"))
+
+
+def level_text(confidence: float) -> str:
+    """An interval's level as a label names it.
+
+    Examples
+    --------
+    >>> [level_text(x) for x in (0.95, 0.5, 0.999)]
+    ['95 %', '50 %', '99.9 %']
+    """
+    return f"{100 * float(confidence):.10g} %"

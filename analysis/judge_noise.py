@@ -465,7 +465,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
                    n_resamples: int = DEFAULT_REPLICATES, mode: NoiseMode = "mean",
                    seed: int = 0, threshold: str | float = THRESHOLD,
                    confusion: Mapping[str, pd.DataFrame] | None = None,
-                   table: pd.DataFrame | None = None) -> pd.DataFrame:
+                   table: pd.DataFrame | None = None, adjust: str = "bh") -> pd.DataFrame:
     """How often each subgroup's LD sign and significance survive judge noise.
 
     Parameters
@@ -477,7 +477,10 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
     factors, max_level, test, confidence, min_n, min_expected
         As :func:`analysis.subgroups.subgroups`; every replicate uses the same.
     alpha
-        Significance level for the Benjamini-Hochberg adjusted p-value.
+        Significance level for the adjusted p-value.
+    adjust
+        Its adjustment over the distinct subgroups of each replicate (as
+        :func:`analysis.subgroups.subgroups`; default Benjamini-Hochberg).
     n_resamples, mode, seed, threshold, confusion
         See the module docstring; ``confusion`` defaults to :func:`confusion_tables`
         of ``results``.
@@ -493,10 +496,10 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
         ``noise_survives`` (shares of the replicates; NaN where the original LD is
         undefined). ``attrs["judge_noise"]`` holds the settings and row counts.
     """
+    from analysis.multiple_testing import adjust_p
     from analysis.subgroups import (
         MIN_EXPECTED,
         MIN_N,
-        benjamini_hochberg,
         disparity_stats,
         distinct_subgroups,
         subgroup_counts,
@@ -513,7 +516,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
     cells, k = _cell_replicates(rows, factors, n_resamples, seed)
     stats_options = {"test": test, "confidence": confidence, "min_n": min_n,
                      "min_expected": min_expected}
-    full = subgroups(cells, factors, max_level=max_level, **stats_options)
+    full = subgroups(cells, factors, max_level=max_level, adjust=adjust, **stats_options)
     level = int(full["level"].max())
     distinct = full[DUPLICATE_OF].isna().to_numpy()
     n = full[N].to_numpy()
@@ -534,7 +537,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
                              total_deviations=int(total), total_n=total_n, **stats_options)
         ld[idx] = st[LOG_DISPARITY].to_numpy(dtype=float).reshape(len(idx), -1)
         p = st[P_VALUE].to_numpy(dtype=float).reshape(len(idx), -1)
-        q[idx] = np.vstack([benjamini_hochberg(row) for row in p])
+        q[idx] = np.vstack([adjust_p(row, adjust) for row in p])
     with np.errstate(invalid="ignore"):
         same = (np.isfinite(ld) & (np.sign(ld) == np.sign(ld0[distinct])))[inverse]
         significant = (q < alpha)[inverse]
@@ -552,6 +555,7 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
             out[col] = out[SUBGROUP].map(by_label[col]).to_numpy(dtype=float)
     out.attrs["judge_noise"] = {
         "replicates": int(n_resamples), "mode": mode, "seed": int(seed), "alpha": alpha,
+        **({"adjust": adjust} if adjust != "bh" else {}),
         "threshold": threshold, "robust_share": ROBUST_SHARE, **rows.summary(),
         **survival_counts(out, alpha=alpha, q_column=P_ADJUSTED),
     }

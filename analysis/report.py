@@ -103,6 +103,9 @@ class Section:
         Warnings as the analysis functions report them (nesting, small n, refusals ...).
     skipped
         Why the section was skipped (then it holds nothing else), or None.
+    adjustments
+        The multiple-testing method (``analysis.multiple_testing.METHODS``) of each
+        table's ``p_adjusted``, by table stem: its header names it ("p (Holm)").
     defaults
         The default settings for this table and design (what ``settings`` is compared
         with to list the choices made, :func:`analysis.report_text.settings_lines`).
@@ -116,6 +119,7 @@ class Section:
     warnings: list[str] = field(default_factory=list)
     skipped: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    adjustments: dict[str, str] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -343,8 +347,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
 
         # every option of subgroups(); the intervals' and the noise's from their defaults
-        opts = options_for(section)().settings(
-            skip=(*BOOTSTRAP_FIELDS, *NOISE_FIELDS, "power", "effect"))
+        opts = options_for(section)().settings(skip=(*BOOTSTRAP_FIELDS, *NOISE_FIELDS))
         return {"factors": order, **opts,
                 "level": max(1, min(2, len(order))),  # the option's None, resolved
                 "where": {},
@@ -482,33 +485,28 @@ def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import cell_table
-    from analysis.columns import LD_UNDEFINED, SMALL_N, SUBGROUP
+    from analysis import api as bw
+    from analysis.columns import DUPLICATE_OF, LD_UNDEFINED, SMALL_N, SUBGROUP
     from analysis.figures.subgroups import sunburst_figure
-    from analysis.subgroups import subgroups, uncertainty_label
+    from analysis.options import FROM_DESIGN
 
     factors = list(s["factors"])
-    boot = bootstrap_arguments(s)
+    boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
     noise = noise_arguments("subgroups", s)
     cluster = s.get("cluster") or None  # the section's cluster (default: the design's)
-    if cluster and cluster not in results.columns:
-        sec.warnings.append(f"The cluster column {cluster!r} is not in the table: rows are "
-                            "treated as independent.")
-        cluster = None
-    cells = cell_table(results, list(dict.fromkeys([*factors, *([cluster] if cluster else [])])),
-                       where=_where(s) or None)
-    opts = options_for("subgroups").from_settings(s, skip=NOISE_FIELDS, cluster=cluster)
-    table = subgroups(cells, factors, **opts.kwargs())
-    sec.notes.append("CIs and p-values: " + uncertainty_label(table.attrs, design) + ".")
-    sec.warnings += list(table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:])
+    opts = options_for("subgroups").from_settings(  # the bootstrap's seed: the section's
+        s, skip=[f for f in NOISE_FIELDS if f != "seed"],
+        cluster=FROM_DESIGN if cluster == design.cluster else cluster)
+    result = bw.subgroups(results, design, options=opts, factors=factors, where=_where(s),
+                          applied=True)
+    table = result.tables["all"]
+    sec.notes.append(f"CIs and p-values: {result.settings['uncertainty']}.")
+    sec.warnings += [n for n in result.meta["warnings"]
+                     if not n.startswith("CIs and p-values are cluster-robust")]
     if boot:  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
-        from analysis.bootstrap import bootstrap_log_disparity
-        from analysis.cells import filter_rows
-
-        table = bootstrap_log_disparity(filter_rows(results, _where(s) or None), factors,
-                                        max_level=int(s["level"]), table=table, **boot)
-        sec.notes.append(describe_bootstrap(boot) + " Columns boot_ci_low and boot_ci_high "
-                         "of the subgroups table: the interval of the log disparity.")
+        sec.notes.append(describe_bootstrap({**boot, "cluster": result.settings["cluster"]})
+                         + " Columns boot_ci_low and boot_ci_high of the subgroups table: "
+                         "the interval of the log disparity.")
     if table[SMALL_N].any():
         sec.warnings.append(f"{int(table[SMALL_N].sum())} subgroups have fewer than "
                             f"{int(s['min_n'])} rows (small n).")
@@ -517,25 +515,44 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                             "disparity: they hold every row of the subset, or the outcome "
                             "never/always deviates in it.")
     sec.figures.append(("subgroups_sunburst", sunburst_figure(table, factors)))
-    if noise:  # noise_same_sign, noise_significant, noise_survives
-        table = _with_subgroup_noise(sec, results, design, s, table, noise)
+    if noise:  # noise_same_sign, noise_significant, noise_survives (its own seed)
+        from analysis.judge_noise import MODE_LABELS, NOISE_COLUMNS
+        from analysis.multiple_testing import LABELS
+
+        _noise_rows(results)
+        shares = bw.subgroups(results, design, options=opts, factors=factors,
+                              where=_where(s), applied=True, ci="none", power=None,
+                              judge_noise=noise["n_resamples"], noise_mode=noise["mode"],
+                              seed=noise["seed"], noise_alpha=noise.get("alpha", 0.05))
+        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's "
+                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+                         f"significant at {LABELS[opts.adjust]}-adjusted p < "
+                         f"{noise.get('alpha', 0.05):g}. {shares.meta['judge_noise_summary']}")
+        label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
+        by_label = shares.table.set_index(SUBGROUP)
+        table = table.copy()
+        for col in NOISE_COLUMNS:  # a duplicate takes its representative's shares
+            table[col] = label.map(by_label[col]).to_numpy(dtype=float)
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
-    _top_findings(sec, table, int(s["min_n"]))
+    sec.adjustments["subgroups"] = opts.adjust
+    _top_findings(sec, table, int(s["min_n"]), opts.adjust)
 
 
-def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
-    """The answer first: the strongest subgroups as readings, and their table."""
+def _top_findings(sec: Section, table: pd.DataFrame, min_n: int, adjust: str = "bh") -> None:
+    """The answer first: the strongest subgroups as readings, and their table (``adjust``:
+    the method of its adjusted p-values)."""
     from analysis.findings import (
         FINDING_MAX_P,
         FINDING_MIN_LD,
         describe_finding,
         top_findings,
     )
+    from analysis.multiple_testing import LABELS
 
     found = top_findings(table, min_abs_ld=FINDING_MIN_LD, max_p_adjusted=FINDING_MAX_P,
                          min_n=min_n, limit=10)
-    rule = (f"|LD| >= {FINDING_MIN_LD:g}, BH-adjusted p <= {FINDING_MAX_P:g}, "
+    rule = (f"|LD| >= {FINDING_MIN_LD:g}, {LABELS[adjust]}-adjusted p <= {FINDING_MAX_P:g}, "
             f"n >= {min_n:,}")
     if found.empty:
         sec.notes.append(f"Top findings ({rule}): no subgroup passes.")
@@ -544,52 +561,23 @@ def _top_findings(sec: Section, table: pd.DataFrame, min_n: int) -> None:
     sec.notes.append(f"Top findings ({rule}), strongest first: " + "; ".join(lines)
                      + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
     sec.tables.append(("subgroups_top_findings", found))
-
-
-def _with_subgroup_noise(sec: Section, results: pd.DataFrame, design, s: dict,
-                         table: pd.DataFrame, noise: dict) -> pd.DataFrame:
-    """``table`` (every subgroup) with the survival shares of
-    :func:`analysis.judge_noise.subgroup_noise` (a duplicate takes its representative's)."""
-    from analysis.cells import filter_rows
-    from analysis.columns import DUPLICATE_OF, SUBGROUP
-    from analysis.judge_noise import (
-        MODE_LABELS,
-        NOISE_COLUMNS,
-        subgroup_noise,
-        survival_sentence,
-        threshold_of,
-    )
-
-    _noise_rows(results)
-    shares = subgroup_noise(filter_rows(results, _where(s) or None), list(s["factors"]),
-                            max_level=int(s["level"]), test=s["test"], min_n=int(s["min_n"]),
-                            confidence=float(s["confidence"]), threshold=threshold_of(design),
-                            **noise)
-    sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's scores "
-                     f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
-                     f"BH-adjusted p < {noise['alpha']:g}. "
-                     + survival_sentence(shares, what="subgroups"))
-    label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
-    by_label = shares.set_index(SUBGROUP)
-    out = table.copy()
-    for col in NOISE_COLUMNS:
-        out[col] = label.map(by_label[col]).to_numpy(dtype=float)
-    return out
+    sec.adjustments["subgroups_top_findings"] = adjust
 
 
 def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import cell_table
+    from analysis import api as bw
     from analysis.columns import N_SUBGROUPS
-    from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.figures.ecdf import ecdf_figure
+    from analysis.options import FROM_DESIGN
 
     by, factors = s["by"], list(s["factors"])
     boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
-    opts = options_for("ecdf").from_settings(s, skip=("cluster",))
-    cells = cell_table(results, [by, *factors], where=_where(s) or None)
-    rates = subgroup_rates(cells, factors, by=by, level=opts.level)
-    summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    cluster = s.get("cluster") or None
+    opts = options_for("ecdf").from_settings(
+        s, cluster=FROM_DESIGN if cluster == design.cluster else cluster)
+    result = bw.ecdf(results, design, options=opts, by=by, factors=factors,
+                     where=_where(s), applied=True)
+    summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
     few = summary[summary[N_SUBGROUPS] < 5]
     if len(few):
         sec.warnings.append("Few subgroups on " + ", ".join(
@@ -598,24 +586,25 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=opts.ideal,
                                             cutoff=opts.cutoff, ks=ks)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
+    sec.adjustments["ecdf_ks"] = opts.adjust
     if boot:
-        from analysis.bootstrap import bootstrap_ecdf
-        from analysis.cells import filter_rows
-
-        intervals = bootstrap_ecdf(filter_rows(results, _where(s) or None), factors, by=by,
-                                   level=opts.level, ideal=opts.ideal, **boot)
-        sec.notes.append(describe_bootstrap(boot) + " The KS statistic is a supremum: its "
-                         "interval is biased upwards (read it as a spread, not a test).")
-        sec.notes += _interval_readings(intervals)
+        intervals = result.tables["bootstrap"]
+        sec.notes.append(describe_bootstrap({**boot, "cluster": result.settings["cluster"]})
+                         + " The KS statistic is a supremum: its interval is biased "
+                         "upwards (read it as a spread, not a test).")
+        sec.notes += _interval_readings(intervals, opts.confidence)
         sec.tables.append(("ecdf_bootstrap", intervals))
     sec.tables.append(("ecdf_subgroup_rates", rates))
 
 
-def _interval_readings(intervals: pd.DataFrame, limit: int = 12) -> list[str]:
-    """'Deviation metric of A: 0.29 (95 % CI 0.28 to 0.30)' per curve and difference."""
+def _interval_readings(intervals: pd.DataFrame, confidence: float, limit: int = 12
+                       ) -> list[str]:
+    """'Deviation metric of A: 0.29 (95 % CI 0.28 to 0.30)' per curve and difference, at
+    the intervals' ``confidence``."""
     from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, ESTIMATE, GROUP_A, GROUP_B, QUANTITY
+    from analysis.formatting import level_text
 
-    level = f"{100 * intervals.attrs['bootstrap']['confidence']:g} %"
+    level = level_text(confidence)
     out = []
     for r in intervals.to_dict(orient="records"):
         if r[QUANTITY] == "deviation_metric":
@@ -682,6 +671,9 @@ def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> 
                         linear_importance_figure(fit.terms, outcome=fit.outcome)))
     sec.tables += [("factor_importance_linear", fit.terms),
                    ("factor_importance_linear_tests", fit.factor_tests)]
+    # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
+    sec.adjustments.update(dict.fromkeys(("factor_importance_linear",
+                                          "factor_importance_linear_tests"), "bh"))
 
 
 def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -719,6 +711,9 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
     sec.tables += [("factor_importance", terms),
                    ("factor_importance_lr_tests", fit.factor_tests)]
+    # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
+    sec.adjustments.update(dict.fromkeys(("factor_importance", "factor_importance_lr_tests"),
+                                         "bh"))
 
 
 def _importance_cluster(results: pd.DataFrame, design, s: dict, factors: list[str]
@@ -819,6 +814,7 @@ def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                    ("disparity_metrics", report.metrics)]
     if report.permutation is not None:
         sec.tables.append(("disparity_permutation", report.permutation))
+        sec.adjustments["disparity_permutation"] = "bh"  # analysis.disparity's family
 
 
 def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -1075,14 +1071,15 @@ def _figure_div(fig, div_id: str) -> str:
             '{"responsive":true,"displaylogo":false});})();</script>')
 
 
-def _table_html(table: pd.DataFrame, stem: str = "") -> str:
+def _table_html(table: pd.DataFrame, stem: str = "", adjust: str | None = None) -> str:
     """The first :data:`HTML_MAX_ROWS` rows, rounded as on the pages, in a box that scrolls
-    sideways on screen and wraps in print (one sentence for an empty table)."""
+    sideways on screen and wraps in print (one sentence for an empty table; ``adjust``:
+    the method of its ``p_adjusted``, named in the header)."""
     from analysis.report_text import display_table
 
     if table.empty:
         return '<p class="empty">No rows: nothing to show for these settings.</p>'
-    shown = display_table(table.head(HTML_MAX_ROWS), stem)
+    shown = display_table(table.head(HTML_MAX_ROWS), stem, adjust=adjust)
     body = '<div class="scroll">' + shown.to_html(index=False, escape=True) + "</div>"
     if len(table) > HTML_MAX_ROWS:
         body += (f"<p>First {HTML_MAX_ROWS} of {len(table):,} rows; the ZIP holds the full "
@@ -1137,7 +1134,7 @@ def _section_html(i: int, sec: Section) -> str:
         title, caption = table_title(stem)
         parts.append(f"<h3>{_e(title)}</h3>"
                      + (f'<p class="caption">{_e(caption)}</p>' if caption else "")
-                     + _table_html(table, stem))
+                     + _table_html(table, stem, sec.adjustments.get(stem)))
     lines = settings_lines(sec.settings, sec.defaults)
     parts.append("<h3>Settings</h3>" + (
         '<ul class="settings">' + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>"

@@ -39,10 +39,10 @@ TABLES: dict[str, tuple[str, str]] = {
     "coverage_thinnest_cells": ("Thinnest cells", "The 20 factor-value combinations with the "
                                 "fewest prompts: where conclusions rest on the least data."),
     "subgroups": ("Subgroups", "Deviation rate and log disparity (LD) of every subgroup; "
-                  "LD > 0: more deviating answers than the rest of the subset. p (BH): "
-                  "Benjamini-Hochberg adjusted."),
+                  "LD > 0: more deviating answers than the rest of the subset; the adjusted "
+                  "p-value's header names its adjustment."),
     "subgroups_top_findings": ("Top findings", "The subgroups with |LD| >= 0.1, "
-                               "BH-adjusted p <= 0.05 and at least the small-n threshold of "
+                               "adjusted p <= 0.05 and at least the small-n threshold of "
                                "rows, strongest first."),
     "ecdf_summary": ("Deviation metric per curve", "Area between each model's eCDF of "
                      "subgroup rates and the ideal (0: no subgroup deviates)."),
@@ -124,7 +124,7 @@ FIGURES: dict[str, tuple[str, str]] = {
 #: Readable column headers (others: underscores become spaces).
 HEADERS: dict[str, str] = {
     "deviation_rate": "rate", "rate_outside": "rate outside", "log_disparity": "LD",
-    "ci_low": "CI low", "ci_high": "CI high", "p_value": "p", "p_adjusted": "p (BH)",
+    "ci_low": "CI low", "ci_high": "CI high", "p_value": "p", "p_adjusted": "p adjusted",
     "boot_ci_low": "bootstrap CI low", "boot_ci_high": "bootstrap CI high",
     "boot_se": "bootstrap SE", "mde_log_disparity": "smallest detectable LD",
     "ld_undefined": "LD undefined", "small_n": "small n", "n": "n",
@@ -166,9 +166,14 @@ def figure_title(stem: str, fig: Any = None) -> tuple[str, str]:
     return _lookup(stem, FIGURES) or (stem.replace("_", " ").capitalize(), "")
 
 
-def header(column: Any) -> str:
-    """A readable column header."""
+def header(column: Any, adjust: str | None = None) -> str:
+    """A readable column header; ``p_adjusted`` names its method ``adjust`` when known
+    ("p (Holm)", :func:`analysis.multiple_testing.adjusted_label`)."""
     name = str(column)
+    if name == "p_adjusted" and adjust:
+        from analysis.multiple_testing import adjusted_label
+
+        return adjusted_label(adjust)
     return HEADERS.get(name, name.replace("_", " "))
 
 
@@ -194,9 +199,11 @@ def _number(x: Any, name: str, percent: bool = False) -> str:
     return f"{value:,.3f}"
 
 
-def display_table(table: pd.DataFrame, stem: str = "") -> pd.DataFrame:
+def display_table(table: pd.DataFrame, stem: str = "", *, adjust: str | None = None
+                  ) -> pd.DataFrame:
     """``table`` as strings, rounded as on the pages, with readable headers (``stem``: the
-    table's name in its section; :data:`PERCENT_TABLES` show one decimal).
+    table's name in its section; :data:`PERCENT_TABLES` show one decimal; ``adjust``: the
+    method of ``p_adjusted``, named in its header).
 
     Returns
     -------
@@ -208,17 +215,18 @@ def display_table(table: pd.DataFrame, stem: str = "") -> pd.DataFrame:
     for col in table.columns:
         s, name = table[col], str(col)
         if pd.api.types.is_bool_dtype(s):
-            out[header(col)] = s.map(lambda v: "yes" if v else "no")
+            out[header(col, adjust)] = s.map(lambda v: "yes" if v else "no")
         elif pd.api.types.is_numeric_dtype(s):
             percent = stem in PERCENT_TABLES
-            out[header(col)] = [_number(v, name, percent) for v in s.tolist()]
+            out[header(col, adjust)] = [_number(v, name, percent) for v in s.tolist()]
         else:
-            out[header(col)] = s.map(lambda v: "" if v is None or (
+            out[header(col, adjust)] = s.map(lambda v: "" if v is None or (
                 isinstance(v, float) and math.isnan(v)) else str(v))
     shown = pd.DataFrame(out, index=table.index)
     if len(set(shown.columns)) < len(shown.columns):  # two columns with one header
-        shown.columns = [header(c) if list(map(header, table.columns)).count(header(c)) == 1
-                         else str(c) for c in table.columns]
+        heads = [header(c, adjust) for c in table.columns]
+        shown.columns = [h if heads.count(h) == 1 else str(c)
+                         for h, c in zip(heads, table.columns, strict=True)]
     return shown
 
 

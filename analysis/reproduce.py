@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "View", "Where", "bootstrap_flags", "categories_text", "cli_command", "cohorts_view",
-    "compare_view", "coverage_view", "disparity_view", "ecdf_view", "importance_linear_view",
-    "importance_view", "index_view", "prepare_command", "python_snippet", "subgroups_view",
-    "with_importance_noise", "with_subgroup_noise",
+    "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
+    "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
+    "importance_linear_view", "importance_view", "index_view", "prepare_command",
+    "python_snippet", "with_importance_noise",
 ]
 
 
@@ -99,12 +99,56 @@ def python_snippet(file: str, design_path: str, body: Sequence[str], *,
 
 @dataclass(frozen=True)
 class View:
-    """What a page computed: the CLI subcommand and options, the Python imports and body."""
+    """What a page computed: the CLI subcommand and options, the Python imports and body
+    (``call``: for an analysis composed in :mod:`analysis.api`, the arguments of its
+    function after the file and the design, as Python source; then the script is that
+    one call, see :func:`api_view`)."""
 
     command: str
     options: tuple[tuple[str, Any], ...]
     imports: tuple[str, ...]
     body: tuple[str, ...]
+    call: tuple[str, ...] | None = None
+    function: str | None = None
+
+
+def api_view(options: Any, *, function: str | None = None, **inputs: Any) -> View:
+    """The view of an analysis composed in :mod:`analysis.api`: its options (an
+    :class:`analysis.options.Options`) and its inputs (``factors``, ``by`` ... as the
+    function takes them; ``where`` is given to :func:`cli_command` / :func:`api_snippet`;
+    ``function``: the :mod:`analysis.api` function, default the options' ``NAME``).
+    "Copy as CLI" is the command with ``--input value`` per input and the flags of the
+    options that differ from the defaults; "Copy as Python" the function called with the
+    same inputs and those options (``options.call_text``)."""
+    given = {k: v for k, v in inputs.items() if v not in (None, (), [], {})}
+    call = (*(f"{k}={_plain(v)!r}" for k, v in given.items()), *_changed(options))
+    return View(options.COMMAND, (*given.items(), *options.cli_options()), (), (), call,
+                function or options.NAME)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _changed(options: Any) -> tuple[str, ...]:
+    """``name=value`` of every option (not only the call's) that differs from its default."""
+    return tuple(f"{name}={_plain(getattr(options, name))!r}" for name in options.specs()
+                 if getattr(options, name) != options.default(name))
+
+
+def api_snippet(function: str, file: str, design_path: str, call: Sequence[str], *,
+                where: Where | None = None) -> str:
+    """``result = bw.<function>(file, design, <call>, where=...)``: the script of an
+    :func:`api_view`, printing the Result's table."""
+    where = {k: list(v) for k, v in (where or {}).items() if v}
+    args = [f"{file!r}, {design_path!r}", *call, *([f"where={where!r}"] if where else [])]
+    one_line = f"result = bw.{function}({', '.join(args)})"
+    return ("from analysis import api as bw\n\n"
+            + (one_line if len(one_line) <= 88 else
+               f"result = bw.{function}(\n    " + ",\n    ".join(args) + ",\n)")
+            + "\n"
+            "table = result.table\n"
+            "print(table)\n")
 
 
 def _default_seed() -> int:
@@ -148,47 +192,6 @@ def _arguments(kwargs: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
-def subgroups_view(factors: list[str], level: int, test: str, min_n: int, *,
-                   boot: Mapping[str, Any] | None = None,
-                   power: Mapping[str, float] | None = None,
-                   design_cluster: str | None = None, cluster: str | None = None,
-                   more: Mapping[str, Any] | None = None) -> View:
-    """Subgroups: factors, highest level, test and small-n threshold (``more``: the
-    page's other options of :class:`~analysis.options.subgroups.SubgroupsOptions`); the
-    cluster of the CIs and p-values (``cluster``; None: independent rows, ``--no-cluster`` when the
-    design names one); the bootstrap intervals of LD when on (``boot``, whose cluster
-    flags take precedence: the CLI has one ``--cluster``) and the power columns
-    (``power``: ``power`` and ``target_ld``, the page's "Power" widgets). Flags and
-    arguments from :class:`analysis.options.subgroups.SubgroupsOptions`."""
-    from analysis.options.subgroups import SubgroupsOptions
-
-    power = dict(power or {})
-    values = {**(more or {}), "level": level, "test": test, "min_n": min_n,
-              "cluster": _as_cli_cluster(cluster, design_cluster),
-              "power": power.get("power"), "effect": power.get("target_ld"),
-              **_boot_options(boot, design_cluster)}  # the bootstrap's cluster wins
-    opts = SubgroupsOptions.coerce(values)
-    cli = (("factors", factors), *opts.cli_options())
-    imports = ["from analysis.subgroups import distinct_subgroups, subgroups"]
-    keys = "factors" if not cluster or cluster in factors else f"[*factors, {cluster!r}]"
-    defaults = SubgroupsOptions().kwargs()
-    kwargs = {k: v for k, v in {**opts.kwargs(), "cluster": cluster}.items()
-              if k in ("max_level", "cluster") or v != defaults[k]}
-    body = [f"factors = {factors!r}", f"cells = cell_table(results, {keys})",
-            f"full = subgroups(cells, factors, {_arguments(kwargs)})"]
-    if power:
-        imports.append("from analysis.planning import add_power")
-        body.append(f"full = add_power(full, int(cells['n'].sum()), power={opts.power!r}, "
-                    f"target_ld={opts.effect!r})")
-    if boot:
-        imports.append("from analysis.bootstrap import bootstrap_log_disparity")
-        body.append(f"full = bootstrap_log_disparity(results, factors, max_level={level}, "
-                    f"table=full, {_boot_args(boot)})")
-    body += ["table = distinct_subgroups(full)  # identical subgroups listed once",
-             "print(table)"]
-    return View("subgroups", cli, tuple(imports), tuple(body))
-
-
 def coverage_view(factors: list[str], unit: str = "prompts", *,
                   more: Mapping[str, Any] | None = None) -> View:
     """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct
@@ -205,36 +208,6 @@ def coverage_view(factors: list[str], unit: str = "prompts", *,
                  f"cells = coverage_cells(results, design, factors, unit={opts.count!r})",
                  f"print(coverage_summary(cells, {kw}))",
                  f"print(thinnest_cells(cells, {kw}, limit={opts.limit!r}))"))
-
-
-def ecdf_view(factors: list[str], by: str, level: int, ideal: float, cutoff: float, *,
-              boot: Mapping[str, Any] | None = None, design_cluster: str | None = None,
-              more: Mapping[str, Any] | None = None) -> View:
-    """eCDF: subgroup factors, comparison factor, level, ideal value and cutoff; the
-    bootstrap intervals when on (``boot``); ``more``: the page's other options (the KS
-    permutations and seed, the intervals' confidence). Flags from
-    :class:`analysis.options.ecdf.EcdfOptions`."""
-    from analysis.options.ecdf import EcdfOptions
-
-    opts = EcdfOptions.coerce({**(more or {}), "level": level, "ideal": ideal,
-                               "cutoff": cutoff, **_boot_options(boot, design_cluster)})
-    ks = {"n_resamples": "ks_resamples", "seed": "seed"}  # ks_tests' name: the option's
-    ks = "".join(f", {arg}={getattr(opts, name)!r}" for arg, name in ks.items()
-                 if getattr(opts, name) != EcdfOptions.default(name))
-    body = [f"factors, by = {factors!r}, {by!r}",
-            "cells = cell_table(results, [by, *factors])",
-            f"rates = subgroup_rates(cells, factors, by=by, level={opts.level})",
-            f"print(ecdf_summary(rates, by=by, ideal={opts.ideal!r}, cutoff={opts.cutoff!r}))",
-            f"print(ks_tests(rates, by=by{ks}))"]
-    imports = ["from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates"]
-    if boot:
-        imports.append("from analysis.bootstrap import bootstrap_ecdf")
-        conf = "" if opts.confidence == EcdfOptions.default("confidence") else \
-            f"confidence={opts.confidence!r}, "
-        body.append(f"print(bootstrap_ecdf(results, factors, by=by, level={opts.level}, "
-                    f"ideal={opts.ideal!r}, {conf}{_boot_args(boot)}))")
-    return View("ecdf", (("factors", factors), ("by", by), *opts.cli_options()),
-                tuple(imports), tuple(body))
 
 
 def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
@@ -453,22 +426,6 @@ def _noise_arguments(noise: Mapping[str, Any]) -> str:
     """The page's judge-noise setting as the arguments of ``analysis.judge_noise``
     (its ``replicates`` is the argument ``n_resamples``)."""
     return _arguments({"n_resamples" if k == "replicates" else k: v for k, v in noise.items()})
-
-
-def with_subgroup_noise(view: View, noise: Mapping[str, Any] | None, level: int, test: str,
-                        min_n: int) -> View:
-    """``view`` (:func:`subgroups_view`) plus the judge-noise options of the page
-    (``replicates``, ``mode``, ``seed``, ``alpha``; None: unchanged)."""
-    if not noise:
-        return view
-    return View(view.command, (*view.options, *_noise_options(noise, _options("subgroups"))),
-                (*view.imports, _NOISE_IMPORT.format("subgroup_noise")),
-                (*view.body,
-                 f"noise = subgroup_noise(results, factors, max_level={level}, test={test!r}, "
-                 f"min_n={min_n}, threshold=threshold_of(design), {_noise_arguments(noise)})",
-                 "print(survival_sentence(noise, what='subgroups'))",
-                 "print(noise[['subgroup', 'noise_same_sign', 'noise_significant', "
-                 "'noise_survives']])"))
 
 
 def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:

@@ -75,6 +75,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.multiple_testing import adjust_p, benjamini_hochberg, check_method
 from analysis.options.subgroups import SubgroupsOptions
 from analysis.values import combine_codes, factor_codes, split_codes
 
@@ -262,24 +263,6 @@ def subgroup_counts(
 
 
 # --- the 2x2 statistics -------------------------------------------------------------------
-def benjamini_hochberg(p_values: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values; NaN entries stay NaN and are not counted.
-
-    ``p_adj_(i) = min_{j >= i} min(1, m p_(j) / j)`` over the m finite p-values sorted
-    ascending (the step-up FDR procedure; same as statsmodels' ``fdr_bh``).
-    """
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    finite = np.flatnonzero(~np.isnan(p))
-    m = len(finite)
-    if m == 0:
-        return out
-    order = finite[np.argsort(p[finite], kind="mergesort")]
-    scaled = p[order] * m / np.arange(1, m + 1)
-    out[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
-    return out
-
-
 def _bisect(moves_lo: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """Halve every open integer interval (``hi - lo > 1``) until all are closed: ``lo``
@@ -442,6 +425,7 @@ def subgroups(
     min_expected: float = MIN_EXPECTED,
     cluster: str | None = None,
     small_sample: SmallSample = "cr2",
+    adjust: str = "bh",
 ) -> pd.DataFrame:
     """Every subgroup of levels 1..``max_level`` with its log disparity (``methods.md`` s. 2).
 
@@ -479,6 +463,10 @@ def subgroups(
     small_sample
         ``"cr2"`` (default), ``"cr1"`` or ``"none"``: covariance and reference of the
         robust test (:mod:`analysis.clusters`).
+    adjust
+        The adjustment of ``p_adjusted`` over the distinct subgroups
+        (:data:`analysis.multiple_testing.METHODS`: ``"bh"``, the default, ``"by"``,
+        ``"holm"``, ``"bonferroni"``); ``attrs["adjust"]`` names it.
 
     Returns
     -------
@@ -489,7 +477,8 @@ def subgroups(
         uncorrected), ``rate_outside`` (deviation rate of the rows outside the
         subgroup), ``log_disparity`` (LD = logit(rate) - logit(rate outside)),
         ``ci_low`` / ``ci_high`` (Woolf CI of LD), ``p_value`` (H0: LD = 0),
-        ``p_adjusted`` (Benjamini-Hochberg over the distinct subgroups with a p-value),
+        ``p_adjusted`` (``adjust``, default Benjamini-Hochberg, over the distinct
+        subgroups with a p-value),
         ``test`` (the test behind ``p_value``: "wald" or "fisher"), ``small_n``,
         ``continuity_corrected`` (0.5 added to the four cells because one was 0) and
         ``ld_undefined`` (no rows outside the subgroup, or an outcome that never or
@@ -506,6 +495,7 @@ def subgroups(
     factors = list(factors)
     _check_cells(cells, factors)
     check_small_sample(small_sample)
+    check_method(adjust)
     notes: list[str] = []
     if cluster is not None:
         choice = resolve_cluster(cells, cluster, declared=False, rows=cells[N])
@@ -545,12 +535,12 @@ def subgroups(
     p = counts[P_VALUE].to_numpy()
     distinct = rep == np.arange(len(counts))
     adjusted = np.full(len(counts), np.nan)
-    adjusted[distinct] = benjamini_hochberg(p[distinct])
+    adjusted[distinct] = adjust_p(p[distinct], adjust)
     counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
     labels = counts[SUBGROUP].to_numpy(dtype=object)
     counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
     g = int(cells.loc[cells[N] > 0, cluster].nunique()) if cluster else 0
-    counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes,
+    counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes, "adjust": adjust,
                          "reference_df": reference_df(small_sample, g) if cluster else None,
                          "small_sample": small_sample if cluster else None})
     return counts

@@ -3,11 +3,13 @@
 import streamlit as st
 
 from analysis.columns import N_SUBGROUPS
-from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
 from analysis.errors import AnalysisError
 from analysis.figures.ecdf import ecdf_figure
+from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
+from analysis.options import FROM_DESIGN
 from analysis.options.ecdf import EcdfOptions as Opts
 from ui.common import (
+    analysis_result,
     cells_for,
     figure_downloads,
     require_results,
@@ -19,7 +21,7 @@ from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
-from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
+from ui.subgroups import COLUMN_CONFIG, adjusted_column, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
 
@@ -57,15 +59,21 @@ cutoff = c3.number_input(Opts.label("cutoff"), value=Opts.default("cutoff"), min
 answer = st.container()  # the figure first, the other options below it
 with st.expander("Other options", expanded=False):
     more = other_options(Opts, ("level", "ideal", "cutoff", "n_resamples"), key="ecdf_option")
-opts = Opts.coerce(more)
-try:
+summary_box, intervals_box = st.container(), st.container()
+with intervals_box:
+    boot = bootstrap_options(results, design, "ecdf", seed=more.get("seed"))
+try:  # widgets -> the options -> one cached call of analysis.api.ecdf
+    opts = Opts.coerce({**more, "level": level, "ideal": ideal, "cutoff": cutoff, **(
+        {"ci": "bootstrap", "n_resamples": boot["n_resamples"],
+         "cluster": FROM_DESIGN if boot["cluster"] == design.cluster else boot["cluster"]}
+        if boot else {})})
     cells = cells_for(results, design, [by, *factors], where)
-    rates = subgroup_rates(cells, factors, by=by, level=level)
-    summary = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    result = analysis_result("ecdf", results, design, opts, cells=cells, by=by,
+                             factors=factors, where=where)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
+summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
 
 with answer:
     missing_outcome_note(results, where)
@@ -80,31 +88,30 @@ with answer:
     st.plotly_chart(fig, key="ecdf_chart")
     figure_downloads(fig, "ecdf", key="ecdf_figure")
 
-st.subheader("Deviation metric per curve")
-st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
-table_download(summary, "ecdf_summary", key="ecdf_summary")
-
-boot = bootstrap_options(results, design, "ecdf", seed=opts.seed)
+with summary_box:
+    st.subheader("Deviation metric per curve")
+    st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
+    table_download(summary, "ecdf_summary", key="ecdf_summary")
 if boot:
-    from analysis.bootstrap import bootstrap_ecdf
-    from analysis.cells import filter_rows
-
-    st.caption("Bootstrap intervals: deviation metric per curve, the difference between two "
-               "curves and the KS statistic (its percentile interval is biased upwards).")
-    show_intervals(bootstrap_ecdf(filter_rows(results, where or None), factors, by=by,
-                                  level=level, ideal=ideal, confidence=opts.confidence,
-                                  **boot), "ecdf_bootstrap",
-                   key="ecdf_boot")
-reproduce_ecdf(design, factors, by, level, ideal, cutoff, where, boot=boot, more=more)
+    with intervals_box:
+        st.caption("Bootstrap intervals: deviation metric per curve, the difference between "
+                   "two curves and the KS statistic (its percentile interval is biased "
+                   "upwards).")
+        for note in result.meta["bootstrap"].get("notes", []):
+            st.warning(md(note))
+        show_intervals(result.tables["bootstrap"], "ecdf_bootstrap", key="ecdf_boot",
+                       confidence=opts.confidence)
+reproduce_ecdf(design, opts, factors, by, where)
 
 st.subheader("Kolmogorov-Smirnov")
 if len(ks):
     st.caption("Two-sample KS test of the subgroup rates; column method: scipy's exact or "
                "asymptotic p without ties, a permutation p-value given the ties when rates "
                "are tied (exact when the splits can be enumerated, else 9,999 seeded ones); "
-               "a curve with one subgroup is not compared. Adjusted p: Benjamini-Hochberg "
-               "over the tested pairs.")
-    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG)
+               "a curve with one subgroup is not compared. Adjusted p: "
+               f"{ADJUSTMENT_NAMES[opts.adjust]} over the tested pairs.")
+    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG
+                 | adjusted_column(opts.adjust, "the tested pairs"))
     table_download(ks, "ecdf_ks", key="ecdf_ks")
 else:
     st.info(f"Only one value of {md(by)} has subgroups in this subset: nothing to compare.")

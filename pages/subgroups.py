@@ -2,12 +2,20 @@
 
 import streamlit as st
 
-from analysis.columns import SUBGROUP, N
+from analysis.columns import SUBGROUP
 from analysis.errors import AnalysisError
 from analysis.figures.subgroups import sunburst_figure
+from analysis.options import FROM_DESIGN
+from analysis.options.subgroups import TESTS
 from analysis.options.subgroups import SubgroupsOptions as Opts
-from analysis.subgroups import TESTS, distinct_subgroups, subgroups
-from ui.common import cells_for, figure_downloads, require_results, subset_filter, table_download
+from ui.common import (
+    analysis_result,
+    cells_for,
+    figure_downloads,
+    require_results,
+    subset_filter,
+    table_download,
+)
 from ui.defaults import choose_hint
 from ui.findings import (
     clicked_sector,
@@ -18,16 +26,17 @@ from ui.findings import (
 )
 from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
-from ui.judge_noise import with_subgroup_noise
+from ui.judge_noise import noise_options
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
-from ui.power import with_bootstrap, with_power
+from ui.power import power_widgets
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_subgroups
 from ui.subgroups import (
     COLUMN_CONFIG,
     TEST_LABELS,
+    adjusted_column,
     answer_notes,
     bbq_scores_section,
     cluster_toggle,
@@ -36,6 +45,7 @@ from ui.subgroups import (
     table_caption,
     value_filter,
 )
+from ui.uncertainty import bootstrap_options
 from ui.widgets import md
 
 route_first_visit()
@@ -69,20 +79,27 @@ cluster = cluster_toggle(results, design)
 answer, options = st.container(), st.container()  # the figure first, its options below
 with options, st.expander("Other options", expanded=False):
     more = other_options(Opts, ("level", "test", "min_n", "n_resamples"), key="subgroups_option")
-try:
+with options:
+    grey, power = power_widgets()
+    boot = bootstrap_options(results, design, "subgroups", cluster=cluster)
+noise = noise_options(results, "subgroups", alpha=True)
+try:  # widgets -> the options -> one cached call of analysis.api.subgroups
+    opts = Opts.coerce(
+        level=level, test=test, min_n=int(min_n), **more, **power,
+        cluster=FROM_DESIGN if cluster and cluster == design.cluster else cluster,
+        **({"ci": "bootstrap", "n_resamples": boot["n_resamples"]} if boot else {}),
+        **({"judge_noise": noise["replicates"], "noise_mode": noise["mode"],
+            "noise_alpha": noise["alpha"]} if noise else {}))
     cells = cells_for(results, design, list(dict.fromkeys(
         [*factors, *([cluster] if cluster else [])])), where)
-    opts = Opts.coerce(level=level, test=test, min_n=int(min_n), **more)
-    full = subgroups(cells, factors, **{**opts.kwargs(), "cluster": cluster})
+    result = analysis_result("subgroups", results, design, opts, cells=cells,
+                             factors=factors, where=where)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-with options:
-    full, grey, power = with_power(full, int(cells[N].sum()))
-    full, boot = with_bootstrap(full, results, design, factors, where, level,
-                                cluster if cluster not in factors else None, seed=opts.seed)
-table = distinct_subgroups(full)
-table = with_subgroup_noise(table, results, design, factors, where, level, test, int(min_n))
+full, table = result.tables["all"], result.table
+if noise:
+    st.info(result.meta["judge_noise_summary"])
 with answer:
     left, right = st.columns([3, 2])
     with left:
@@ -95,22 +112,23 @@ with answer:
         clicked = st.plotly_chart(fig, key="subgroups_sunburst_chart", on_select="rerun",
                                   selection_mode="points")
     with right:
-        picked = top_findings_panel(table, factors, colour, int(min_n))
+        picked = top_findings_panel(table, factors, colour, int(min_n), adjust=opts.adjust)
     figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
     add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
-                                       "min_n": int(min_n), "where": where, **more},
+                                       "min_n": int(min_n), "where": where, **more,
+                                       **power},
                          ci_prefix="subgroups", noise_prefix="subgroups")
-    answer_notes(table, full, int(cells[N].sum()), results, design, where)
+    answer_notes(result, results, where)
 
-table_caption(table, full)
+table_caption(table, full, opts.adjust)
 shown = value_filter(table, factors, key="subgroups_show")
 event = st.dataframe(shown, hide_index=True, key="subgroups_table", on_select="rerun", height=420,
                      selection_mode="single-row",
-                     column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS,
+                     column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS
+                     | adjusted_column(opts.adjust, "every subgroup in the table"),
                      column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")
 rows_panel(results, where, selected_subgroup(event, shown, factors)
            or clicked_sector(clicked, fig, full, factors) or picked)
 bbq_scores_section(results, where)
-reproduce_subgroups(design, factors, level, test, int(min_n), where, boot=boot, power=power,
-                    cluster=cluster, more=more)
+reproduce_subgroups(design, opts, factors, where)

@@ -34,7 +34,8 @@ from ui.active import (
 from ui.context import show_context
 from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
 
-__all__ = ["active_frame", "applied_results", "cells_for", "ensure_data", "figure_downloads",
+__all__ = ["active_frame", "analysis_result", "applied_results", "cells_for", "ensure_data",
+           "figure_downloads",
            "page_link", "per_table", "require_results", "set_data", "subset_filter",
            "table_download", "token_of", "warm_applied"]
 
@@ -143,3 +144,25 @@ def per_table(fn: Callable[..., T], results: pd.DataFrame, design: Design, *args
     return _per_table(st.session_state["results_token"], design.to_json(),
                       f"{fn.__module__}.{fn.__qualname__}", repr((args, sorted(kwargs.items()))),
                       fn, results, args, kwargs)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Computing...")
+def _result(token: str, design_json: str, name: str, options: str, inputs: str,
+            _results: pd.DataFrame, _design: Design, _options: object,
+            _cells: pd.DataFrame | None, _inputs: dict) -> object:
+    from analysis import api
+
+    extra = {"cells": _cells} if _cells is not None else {}
+    return getattr(api, name)(_results, _design, options=_options, applied=True, **extra,
+                              **_inputs)
+
+
+def analysis_result(name: str, results: pd.DataFrame, design: Design, options: object, *,
+                    cells: pd.DataFrame | None = None, **inputs: object) -> object:
+    """``analysis.api.<name>(results, design, options=options, **inputs)``: a page's one
+    call of its analysis (``results`` the active table with the design applied), cached
+    per table, design, options and inputs; ``cells``: the page's cached cell table of the
+    rows analysed (:func:`cells_for`). The :class:`analysis.api.Result` is shared between
+    reruns and sessions: read-only."""
+    return _result(st.session_state["results_token"], design.to_json(), name, repr(options),
+                   repr(sorted(inputs.items())), results, design, options, cells, inputs)

@@ -82,7 +82,7 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
                          index=min(1, max(len(factors) - 1, 0)))
         adjust = o2.radio(Opts.label("adjust"), Opts.choices("adjust"), key="compare_adjust",
                           index=Opts.choices("adjust").index(Opts.default("adjust")),
-                          format_func={"holm": "Holm", "bh": "Benjamini-Hochberg"}.get)
+                          format_func=cmp.ADJUSTMENT_NAMES.get)
         duplicates = o3.radio(Opts.label("duplicates"), Opts.choices("duplicates"),
                               index=Opts.choices("duplicates").index(Opts.default("duplicates")),
                               key="compare_duplicates", help=Opts.help("duplicates"),

@@ -42,14 +42,18 @@ def colour_choice(key: str = "subgroups_colour", container=st) -> str:
 
 
 def top_findings_panel(table: pd.DataFrame, factors: Sequence[str], measure: str,
-                       min_n: int, key: str = "subgroups_top") -> dict[str, list[str]] | None:
+                       min_n: int, key: str = "subgroups_top", *, adjust: str = "bh"
+                       ) -> dict[str, list[str]] | None:
     """Thresholds (|LD|, adjusted p, n) and the subgroups passing them, sorted by
-    ``measure``; returns the values of the finding the user clicked, else None."""
+    ``measure``; returns the values of the finding the user clicked, else None
+    (``adjust``: the adjustment of the table's p-values, named in the label)."""
+    from analysis.multiple_testing import adjusted_label
+
     st.markdown("**Top findings**")
     c1, c2, c3 = st.columns(3)
     ld = c1.number_input("|LD| at least", 0.0, 10.0, FINDING_MIN_LD, 0.05, key=f"{key}_ld")
-    p = c2.number_input("p (BH) at most", 0.0, 1.0, FINDING_MAX_P, 0.01, key=f"{key}_p",
-                        format="%.3f")
+    p = c2.number_input(f"{adjusted_label(adjust)} at most", 0.0, 1.0, FINDING_MAX_P, 0.01,
+                        key=f"{key}_p", format="%.3f")
     n = c3.number_input("n at least", 0, value=int(min_n), step=5, key=f"{key}_n")
     found = top_findings(table, min_abs_ld=float(ld), max_p_adjusted=float(p),
                          min_n=int(n), measure=measure)

@@ -16,18 +16,15 @@ import pandas as pd
 import streamlit as st
 
 from analysis.cells import filter_rows
-from analysis.columns import SUBGROUP
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.judge_noise import (
     MODE_LABELS,
-    NOISE_COLUMNS,
     SAME_SIGN,
     SIGNIFICANT,
     SURVIVES,
     available_modes,
     importance_noise,
-    subgroup_noise,
     survival_sentence,
     threshold_of,
 )
@@ -36,7 +33,7 @@ from ui.widgets import md
 
 __all__ = [
     "COLUMN_CONFIG", "REPLICATES", "noise_options", "page_noise_settings",
-    "with_subgroup_noise", "with_term_noise",
+    "with_term_noise",
 ]
 
 
@@ -110,38 +107,6 @@ def _arguments(settings: dict) -> dict:
 
 def _rows(results: pd.DataFrame, where: dict) -> pd.DataFrame:
     return filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
-
-
-@st.cache_resource(max_entries=8, show_spinner="Redrawing the judge's scores...")
-def _subgroups(token: str, design_json: str, factors: tuple[str, ...], where: str, level: int,
-               test: str, min_n: int, settings: str, _rows: pd.DataFrame, _threshold,
-               _settings: dict) -> pd.DataFrame:
-    return subgroup_noise(_rows, list(factors), max_level=level, test=test, min_n=min_n,
-                          threshold=_threshold, **_arguments(_settings))
-
-
-def with_subgroup_noise(table: pd.DataFrame, results: pd.DataFrame, design: Design,
-                        factors: list[str], where: dict, level: int, test: str,
-                        min_n: int) -> pd.DataFrame:
-    """The distinct subgroup table with the survival columns when asked for (and the
-    sentence that sums them up)."""
-    settings = noise_options(results, "subgroups", alpha=True)
-    if settings is None:
-        return table
-    try:
-        noise = _subgroups(st.session_state["results_token"], design.to_json(), tuple(factors),
-                           repr(sorted(where.items())), int(level), test, int(min_n),
-                           repr(sorted(settings.items())), _rows(results, where),
-                           threshold_of(design), settings)
-    except AnalysisError as exc:
-        st.error(md(str(exc)))
-        return table
-    st.info(survival_sentence(noise, what="subgroups"))
-    by_label = noise.set_index(SUBGROUP)
-    out = table.copy()
-    for col in NOISE_COLUMNS:
-        out[col] = out[SUBGROUP].map(by_label[col]).to_numpy(dtype=float)
-    return out
 
 
 @st.cache_resource(max_entries=8, show_spinner="Refitting on redrawn judge scores...")

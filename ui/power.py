@@ -1,20 +1,17 @@
-"""Power and bootstrap widgets of the Subgroups page: the effect of interest, the MDE
-column, (cluster-)bootstrap intervals of LD.
+"""Power widgets of the Subgroups page: the effect of interest and the MDE column's
+format (the page passes the options to ``analysis.api.subgroups``).
 
-Session-state keys: ``subgroups_grey``, ``subgroups_target_ld``, ``subgroups_power`` and
-those of :func:`ui.uncertainty.bootstrap_options` with prefix ``subgroups``.
+Session-state keys: ``subgroups_grey``, ``subgroups_target_ld``, ``subgroups_power``.
 """
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, DETECTABLE, MDE_LOG_DISPARITY
 from analysis.options.planning import PowerOptions
-from analysis.planning import add_power
 
-__all__ = ["COLUMN_CONFIG", "with_bootstrap", "with_power"]
+__all__ = ["COLUMN_CONFIG", "power_widgets"]
 
 
 COLUMN_CONFIG = {
@@ -29,10 +26,10 @@ COLUMN_CONFIG = {
 }
 
 
-def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, dict]:
-    """Widgets for the effect of interest; the table with ``mde_log_disparity`` (and
-    ``detectable``), whether to grey out undetectable subgroups and the settings
-    (``power``, ``target_ld``) for "Copy as CLI / Python"."""
+def power_widgets() -> tuple[bool, dict]:
+    """Widgets for the effect of interest: whether to grey out undetectable subgroups and
+    the power options (``power``, ``effect`` of
+    :class:`analysis.options.subgroups.SubgroupsOptions`)."""
     with st.expander("Power: which subgroups are too small?", expanded=False):
         c1, c2, c3 = st.columns(3)
         grey = c1.checkbox("Grey out subgroups too small to detect", key="subgroups_grey")
@@ -40,27 +37,4 @@ def with_power(table: pd.DataFrame, total_n: int) -> tuple[pd.DataFrame, bool, d
                                  key="subgroups_target_ld")
         power = c3.select_slider(PowerOptions.label("power"), [0.5, 0.7, 0.8, 0.9, 0.95],
                                  value=PowerOptions.default("power"), key="subgroups_power")
-    settings = {"power": float(power), "target_ld": float(target)}
-    return add_power(table, total_n, **settings), grey, settings
-
-
-def with_bootstrap(table: pd.DataFrame, results: pd.DataFrame, design, factors: list[str],
-                   where: dict, level: int, cluster: str | None = None, *,
-                   seed: int | None = None) -> tuple[pd.DataFrame, dict | None]:
-    """The subgroup table with (cluster-)bootstrap intervals of LD when asked for, and the
-    bootstrap settings (None when off); ``cluster`` (the page's) is resampled; ``seed``:
-    the page's (None: the options' default)."""
-    from analysis.bootstrap import bootstrap_log_disparity
-    from analysis.cells import filter_rows
-    from ui.uncertainty import bootstrap_options
-
-    boot = bootstrap_options(results, design, "subgroups", cluster=cluster, seed=seed)
-    if not boot:
-        return table, None
-    from ui.widgets import md
-
-    rows = filter_rows(results, {k: v for k, v in where.items() if v} or None)
-    out = bootstrap_log_disparity(rows, factors, max_level=level, table=table, **boot)
-    for note in out.attrs["bootstrap"].get("notes", []):
-        st.warning(md(note))
-    return out, boot
+    return grey, {"power": float(power), "effect": float(target)}

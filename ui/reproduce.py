@@ -51,7 +51,9 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
     rebuild = st.session_state.get("results_rebuild") or st.session_state.get("results_prepare")
     if rebuild:
         cli = f"{rebuild}\n{cli}"
-    code = rp.python_snippet(file, design_path, view.body, imports=view.imports, where=where)
+    code = (rp.api_snippet(view.function, file, design_path, view.call, where=where)
+            if view.call is not None else
+            rp.python_snippet(file, design_path, view.body, imports=view.imports, where=where))
     with st.expander("Copy as CLI / Copy as Python", icon=":material/terminal:"):
         st.caption("The command and the script reproduce this view's numbers (copy with the "
                    "icon at the top right of each block). Run them from the repository root"
@@ -68,17 +70,10 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
     return cli, code
 
 
-def reproduce_subgroups(design: Design, factors: list[str], level: int, test: str, min_n: int,
-                        where: dict, *, boot: dict | None = None,
-                        power: dict | None = None, cluster: str | None = None,
-                        more: dict | None = None) -> None:
-    """The expander of the subgroups page (``boot``: its bootstrap settings when on;
-    ``power``: the "Power" widgets' ``power`` and ``target_ld``; judge noise from its
-    expander's widgets; ``more``: its "Other options")."""
-    view = rp.subgroups_view(factors, level, test, min_n, boot=boot, power=power,
-                             design_cluster=design.cluster, cluster=cluster, more=more)
-    view = rp.with_subgroup_noise(view, page_noise_settings("subgroups"), level, test, min_n)
-    reproduce(view, design, where, "subgroups_repro")
+def reproduce_subgroups(design: Design, options, factors: list[str], where: dict) -> None:  # noqa: ANN001
+    """The expander of the subgroups page: the options it computed with
+    (:class:`analysis.options.subgroups.SubgroupsOptions`) and its factors."""
+    reproduce(rp.api_view(options, factors=factors), design, where, "subgroups")
 
 
 def reproduce_coverage(design: Design, factors: list[str], where: dict,
@@ -88,13 +83,11 @@ def reproduce_coverage(design: Design, factors: list[str], where: dict,
     reproduce(rp.coverage_view(factors, unit, more=more), design, where, "coverage_repro")
 
 
-def reproduce_ecdf(design: Design, factors: list[str], by: str, level: int, ideal: float,
-                   cutoff: float, where: dict, *, boot: dict | None = None,
-                   more: dict | None = None) -> None:
-    """The expander of the ecdf page (``boot``: its bootstrap settings when on; ``more``:
-    its "Other options")."""
-    reproduce(rp.ecdf_view(factors, by, level, ideal, cutoff, boot=boot, more=more,
-                           design_cluster=design.cluster), design, where, "ecdf_repro")
+def reproduce_ecdf(design: Design, options, factors: list[str], by: str,  # noqa: ANN001
+                   where: dict) -> None:
+    """The expander of the ecdf page: the options it computed with
+    (:class:`analysis.options.ecdf.EcdfOptions`), its factors and comparison factor."""
+    reproduce(rp.api_view(options, factors=factors, by=by), design, where, "ecdf_repro")
 
 
 def reproduce_importance(design: Design, options: dict, where: dict,

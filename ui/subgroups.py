@@ -29,7 +29,8 @@ from analysis.design import Design
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "TEST_LABELS", "answer_notes", "bbq_scores_section", "cluster_toggle",
+    "COLUMN_CONFIG", "TEST_LABELS", "adjusted_column", "answer_notes", "bbq_scores_section",
+    "cluster_toggle",
     "default_factors", "factor_choice", "missing_outcome_note", "table_caption",
     "uncertainty_notes", "value_filter",
 ]
@@ -47,8 +48,6 @@ COLUMN_CONFIG = {
     CI_LOW: _NUM("CI low", format="%.3f", help="Woolf confidence interval of LD"),
     CI_HIGH: _NUM("CI high", format="%.3f"),
     P_VALUE: _NUM("p", format="%.2e"),
-    P_ADJUSTED: _NUM("p (BH)", format="%.2e",
-                     help="Benjamini-Hochberg over every subgroup in the table"),
     SMALL_N: st.column_config.CheckboxColumn("small n", help="n < min n or an expected "
                                              "count below 5: the normal approximation is poor"),
     CONTINUITY_CORRECTED: st.column_config.CheckboxColumn(
@@ -62,6 +61,15 @@ COLUMN_CONFIG = {
     STATISTIC: _NUM("KS D", format="%.3f"),
 }
 TEST_LABELS = {"auto": "auto (Fisher for small n)", "wald": "Wald z", "fisher": "Fisher exact"}
+
+
+def adjusted_column(method: str, over: str) -> dict:
+    """The ``p_adjusted`` column's format, headed by its method (``p (Holm)``; ``over``:
+    the family, e.g. "every subgroup in the table")."""
+    from analysis.multiple_testing import NAMES, adjusted_label
+
+    return {P_ADJUSTED: _NUM(adjusted_label(method), format="%.2e",
+                             help=f"{NAMES[method]} over {over}")}
 
 
 def _outcome_missing(results: pd.DataFrame, where: tuple) -> tuple[int, int]:
@@ -184,37 +192,40 @@ def cluster_toggle(results: pd.DataFrame, design: Design) -> str | None:
     return cluster if on else None
 
 
-def uncertainty_notes(table: pd.DataFrame, design: Design) -> None:
-    """How the CIs and p-values were computed, and the notes of the clustered analysis."""
-    from analysis.subgroups import uncertainty_label
+def uncertainty_notes(result) -> None:  # noqa: ANN001 - an analysis.api.Result
+    """How the CIs and p-values were computed, and what was assumed (the cluster, the
+    continuity correction, the bootstrap's notes) of the Subgroups Result."""
+    st.caption(md(f"CIs and p-values: {result.settings['uncertainty']}."))
+    for note in result.meta["warnings"]:
+        if not note.startswith("CIs and p-values are cluster-robust"):
+            st.warning(md(note))
 
-    st.caption(md("CIs and p-values: " + uncertainty_label(table.attrs, design) + "."))
-    for note in table.attrs.get("notes", [])[1 if table.attrs.get("cluster") else 0:]:
-        st.warning(md(note))
 
-
-def answer_notes(table: pd.DataFrame, full: pd.DataFrame, n_rows: int, results: pd.DataFrame,
-                 design: Design, where: dict) -> None:
+def answer_notes(result, results: pd.DataFrame, where: dict) -> None:  # noqa: ANN001
     """Under the sunburst: the counts (subgroups, rows, adjusted p < 0.05, small n), the
-    missing-outcome note, how the uncertainty was computed and the subgroups without LD."""
+    missing-outcome note, how the uncertainty was computed and the subgroups without LD
+    (``result``: the page's :class:`analysis.api.Result`)."""
+    table = result.table
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Subgroups", f"{len(table):,}")
-    m2.metric("Rows in subset", f"{n_rows:,}")
+    m2.metric("Rows in subset", f"{result.meta['n_rows']:,}")
     m3.metric("Adjusted p < 0.05", f"{int((table[P_ADJUSTED] < 0.05).sum()):,}")
     m4.metric("Small n", f"{int(table[SMALL_N].sum()):,}")
     missing_outcome_note(results, where)
-    uncertainty_notes(full, design)
+    uncertainty_notes(result)
     if table[LD_UNDEFINED].any():
         st.warning(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log disparity: they "
                    "hold every row of the subset, or the outcome never/always deviates in it.")
 
 
-def table_caption(table: pd.DataFrame, full: pd.DataFrame) -> None:
-    """The Subgroups table's heading and how to read it (sorting, clicks, the BH family,
-    subgroups listed once)."""
+def table_caption(table: pd.DataFrame, full: pd.DataFrame, adjust: str = "bh") -> None:
+    """The Subgroups table's heading and how to read it (sorting, clicks, the family of
+    the adjustment ``adjust``, subgroups listed once)."""
+    from analysis.multiple_testing import NAMES
+
     st.subheader("Table")
     st.caption(f"Click a column header to sort, a row to see its responses. Adjusted p: "
-               f"Benjamini-Hochberg across all {int(table[P_ADJUSTED].notna().sum()):,} "
+               f"{NAMES[adjust]} across all {int(table[P_ADJUSTED].notna().sum()):,} "
                "distinct subgroups with a p-value (filtering the view below does not change "
                "it)." + (f" {len(full) - len(table)} subgroups have exactly the rows of "
                          "another one and are listed once (same_rows_as names them)."

@@ -15,18 +15,32 @@ from analysis.options.common import BootstrapOptions
 from ui.widgets import md
 
 __all__ = [
-    "ASK", "COLUMN_CONFIG", "bootstrap_options", "cluster_widget", "page_ci_settings",
-    "show_intervals",
+    "ASK", "COLUMN_CONFIG", "bootstrap_options", "cluster_widget", "interval_columns",
+    "page_ci_settings", "show_intervals",
 ]
 
 
 _NUM = st.column_config.NumberColumn
-COLUMN_CONFIG = {
-    ESTIMATE: _NUM("estimate", format="%.4f"),
-    BOOT_SE: _NUM("bootstrap SE", format="%.4f"),
-    BOOT_CI_LOW: _NUM("95 % low", format="%.4f", help="2.5th percentile of the replicates"),
-    BOOT_CI_HIGH: _NUM("95 % high", format="%.4f", help="97.5th percentile"),
-}
+
+
+def interval_columns(confidence: float) -> dict:
+    """The bootstrap table's column formats, the interval's headers naming its level
+    (``confidence`` 0.9: "90 % low", the 5th percentile)."""
+    from analysis.formatting import level_text
+
+    tail = 100 * (1 - confidence) / 2
+    return {
+        ESTIMATE: _NUM("estimate", format="%.4f"),
+        BOOT_SE: _NUM("bootstrap SE", format="%.4f"),
+        BOOT_CI_LOW: _NUM(f"{level_text(confidence)} low", format="%.4f",
+                          help=f"{tail:g}th percentile of the replicates"),
+        BOOT_CI_HIGH: _NUM(f"{level_text(confidence)} high", format="%.4f",
+                           help=f"{100 - tail:g}th percentile"),
+    }
+
+
+#: The formats at the default level (0.95).
+COLUMN_CONFIG = interval_columns(0.95)
 
 
 #: ``cluster=`` default of :func:`bootstrap_options`: ask with a selectbox.
@@ -65,11 +79,16 @@ def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
         if on else None
 
 
-def show_intervals(table: pd.DataFrame, name: str, key: str) -> None:
-    """The bootstrap table with its download (and its notes, e.g. few clusters)."""
-    for note in table.attrs.get("bootstrap", {}).get("notes", []):
+def show_intervals(table: pd.DataFrame, name: str, key: str, *,
+                   confidence: float | None = None) -> None:
+    """The bootstrap table with its download (and its notes, e.g. few clusters); the
+    headers name the interval's level ``confidence`` (default: the one it was computed
+    at)."""
+    info = table.attrs.get("bootstrap", {})
+    for note in info.get("notes", []):
         st.warning(md(note))
-    st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG)
+    level = confidence if confidence is not None else info.get("confidence", 0.95)
+    st.dataframe(table, hide_index=True, column_config=interval_columns(float(level)))
     from ui.common import table_download
 
     table_download(table, name, key=key)

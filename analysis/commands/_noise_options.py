@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["noise_payload", "noise_settings"]
+__all__ = ["noise_payload", "noise_rows_payload", "noise_settings"]
 
 
 def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
@@ -19,11 +19,7 @@ def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
         raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
                               "needs the rows: add --engine pandas.")
 
-    out = {"n_resamples": options.judge_noise, "mode": options.noise_mode,
-           "seed": options.seed, "threshold": threshold_of(design)}
-    if getattr(options, "noise_alpha", None) is not None:
-        out["alpha"] = options.noise_alpha
-    return out
+    return options.noise_kwargs(threshold_of(design))
 
 
 def noise_payload(table, label: str, estimate: str, q_column: str) -> dict:
@@ -33,4 +29,14 @@ def noise_payload(table, label: str, estimate: str, q_column: str) -> dict:
     what = "subgroups" if label == "subgroup" else "terms"
     return {"settings": dict(table.attrs["judge_noise"]),
             "summary": survival_sentence(table, what=what),
+            "rows": noise_rows(table, label, estimate, q_column)}
+
+
+def noise_rows_payload(table, meta, label: str, estimate: str,  # noqa: ANN001
+                       q_column: str) -> dict:
+    """The ``judge_noise`` section of the JSON from an :class:`analysis.api.Result`'s
+    table and ``meta`` (its ``judge_noise`` settings and ``judge_noise_summary``)."""
+    from analysis.judge_noise import noise_rows
+
+    return {"settings": dict(meta["judge_noise"]), "summary": meta["judge_noise_summary"],
             "rows": noise_rows(table, label, estimate, q_column)}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["exclude_from_grid", "register", "run"]
+__all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,30 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def exclude_from_grid(results, design, exclude: dict) -> tuple:
-    """Rows without the excluded values, and the design without them (an excluded value
-    is not counted as empty cells; declared values never seen stay in the grid)."""
-    from dataclasses import replace
-
-    from analysis.cells import exclude_rows
-    from analysis.errors import AnalysisError
-
-    if not exclude:
-        return results, design
-    results = exclude_rows(results, exclude)
-    factors = []
-    for f in design.factors:
-        gone = {str(v) for v in exclude.get(f.name, ())}
-        kept = tuple(v for v in f.values if v not in gone)
-        if not kept:
-            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
-        factors.append(replace(f, values=kept,
-                               reference=f.reference if f.reference in kept else kept[0]))
-    return results, replace(design, factors=tuple(factors))
-
-
 def run(args: argparse.Namespace) -> None:
     from analysis import coverage as cov
+    from analysis.api import exclude_from_grid
     from analysis.cells import cell_table, filter_rows
     from analysis.cli import emit, load_with_design, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
@@ -97,7 +76,7 @@ def run(args: argparse.Namespace) -> None:
              for k, v in parse_assignments(args.where, "--where").items()}
     exclude = {args.renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
-    results, design = exclude_from_grid(results, design, exclude)
+    results, design = exclude_from_grid(results, design, exclude)  # as the API
     unit_reason = getattr(args, "unit_reason", None)  # no design file: read from the table
     if unit_reason:
         print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)

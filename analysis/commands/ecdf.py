@@ -25,11 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cells import cell_table
+    """Parse the arguments into the options, call :func:`analysis.api.ecdf` (the one
+    composition of the analysis), print its Result."""
+    from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
-    from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.errors import AnalysisError
+    from analysis.formatting import level_text
     from analysis.options.ecdf import EcdfOptions
 
     opts = EcdfOptions.from_args(args)
@@ -40,11 +42,9 @@ def run(args: argparse.Namespace) -> None:
     load_args.factors = ",".join([args.by, *factors])
     results, design = load_with_design(load_args)
     by = load_args.renamed.get(args.by, args.by)
-    factors = [f for f in design.names if f != by]
-    cells = cell_table(results, [by, *factors])
-    rates = subgroup_rates(cells, factors, by=by, level=opts.level)
-    summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
-    ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed)
+    result = bw.ecdf(results, design, options=opts, by=by, applied=True)
+    summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
+    factors = result.settings["factors"]
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.ecdf import ecdf_figure
@@ -57,21 +57,16 @@ def run(args: argparse.Namespace) -> None:
         ks_out = {k: ks[k].iloc[0] for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE)}
     else:
         ks_out = ks.to_dict(orient="records")
-    settings = {"level": opts.level, "resamples": opts.ks_resamples, "seed": opts.seed,
-                "where": args.where, "renamed": load_args.renamed, **row_counts(results)}
+    settings = {**result.settings, "resamples": opts.ks_resamples, "where": args.where,
+                "renamed": load_args.renamed, **row_counts(results)}
     payload = {"by": by, "factors": factors, "ideal": opts.ideal, "cutoff": opts.cutoff,
                "groups": groups, "ks": ks_out, "settings": settings}
-    boot = None
-    if opts.ci == "bootstrap":
-        from analysis.bootstrap import bootstrap_ecdf
-        from analysis.commands._bootstrap_options import bootstrap_cluster, bootstrap_json
+    boot = result.tables.get("bootstrap")
+    if boot is not None:
+        from analysis.commands._bootstrap_options import bootstrap_json
 
-        cluster = bootstrap_cluster(opts, design)
-        boot = bootstrap_ecdf(results, factors, by=args.by, level=opts.level,
-                              ideal=opts.ideal, confidence=opts.confidence,
-                              **opts.bootstrap_kwargs(cluster))
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, cluster), "intervals": boot,
-                                **cluster_settings(load_args)}
+        payload["bootstrap"] = {"settings": bootstrap_json(opts, result.settings["cluster"]),
+                                "intervals": boot, **cluster_settings(load_args)}
     emit(args, payload, rates)  # --out writes the subgroup rates; --json prints the payload
     if not args.json:
         print("\nSubgroup rates per curve:")
@@ -80,7 +75,7 @@ def run(args: argparse.Namespace) -> None:
         if len(ks):
             print(ks.to_string(index=False))
         if boot is not None:
-            print("\nBootstrap percentile intervals (95 %):")
+            print(f"\nBootstrap percentile intervals ({level_text(opts.confidence)}):")
             print(boot.to_string(index=False))
-            for note in boot.attrs["bootstrap"].get("notes", []):
+            for note in result.meta["bootstrap"].get("notes", []):
                 print(f"Note: {note}")

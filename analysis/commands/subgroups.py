@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("subgroups", help="deviation rate and log disparity of every subgroup",
                        description="Every subgroup fixing 1..K of the factors: n, deviations, "
                                    "rate, log disparity against the rows outside it, Woolf CI, "
-                                   "p-value and Benjamini-Hochberg adjusted p-value.")
+                                   "p-value and adjusted p-value (--adjust).")
     add_input(p)
     add_factor_options(p, required=False)
     add_outcome_options(p)
@@ -46,14 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cells import cell_table, exclude_rows
+    """Parse the arguments into the options, call :func:`analysis.api.subgroups` (the
+    one composition of the analysis), print its Result."""
+    from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
-    from analysis.clusters import resolve_cluster
     from analysis.columns import SUBGROUP
     from analysis.design import parse_assignments
-    from analysis.options import FROM_DESIGN
+    from analysis.multiple_testing import LABELS as ADJUSTMENT_LABELS
     from analysis.options.subgroups import SubgroupsOptions
-    from analysis.subgroups import distinct_subgroups, subgroups, uncertainty_label
 
     opts = SubgroupsOptions.from_args(args)
     results, design = load_with_design(args)
@@ -61,32 +61,14 @@ def run(args: argparse.Namespace) -> None:
     renamed = getattr(args, "renamed", {})
     exclude = {renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
-    results = exclude_rows(results, exclude)
-    counts = row_counts(results)
-    cluster = design.cluster if opts.cluster == FROM_DESIGN else opts.cluster
-    checked = resolve_cluster(results, cluster, declared=opts.cluster == FROM_DESIGN,
-                              rows=results["n"] if "deviation" not in results.columns
-                              and "n" in results.columns else None)
-    cluster = checked.column
-    cells = cell_table(results, factors + ([cluster] if cluster and cluster not in factors
-                                           else []))
-    full = subgroups(cells, factors, **{**opts.kwargs(), "cluster": cluster})
-    notes = [*checked.notes, *full.attrs.get("notes", [])]
-    uncertainty = uncertainty_label(full.attrs, design)
-    if opts.ci == "bootstrap":  # adds boot_se, boot_ci_low, boot_ci_high
-        from analysis.bootstrap import bootstrap_log_disparity
+    if opts.judge_noise and results.attrs.get("engine"):
+        from analysis.judge_noise import JudgeNoiseError
 
-        attrs = full.attrs
-        full = bootstrap_log_disparity(results, factors, max_level=opts.level, table=full,
-                                       confidence=opts.confidence,
-                                       **opts.bootstrap_kwargs(cluster))
-        notes += full.attrs["bootstrap"].get("notes", [])
-        full.attrs.update({k: v for k, v in attrs.items() if k not in full.attrs})
-    if opts.power is not None:  # adds mde_log_disparity (and detectable with --effect)
-        from analysis.planning import add_power
-
-        full = add_power(full, int(cells["n"].sum()), power=opts.power,
-                         target_ld=opts.effect)
+        raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
+                              "needs the rows: add --engine pandas.")
+    counts = row_counts(results if not exclude else _excluded(results, exclude))
+    result = bw.subgroups(results, design, options=opts, exclude=exclude, applied=True)
+    full, table, s = result.tables["all"], result.table, result.settings
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure
@@ -94,29 +76,18 @@ def run(args: argparse.Namespace) -> None:
         write_figure(sunburst_figure(full, factors,
                                      grey_undetectable=opts.effect is not None
                                      and opts.power is not None), args.figure)
-    table = distinct_subgroups(full)
     noise = None
-    if opts.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
-        from analysis.commands._noise_options import noise_payload, noise_settings
-        from analysis.judge_noise import subgroup_noise
+    if opts.judge_noise:
+        from analysis.commands._noise_options import noise_rows_payload
 
-        table = subgroup_noise(results, factors, max_level=opts.level, test=opts.test,
-                               confidence=opts.confidence, min_n=opts.min_n,
-                               min_expected=opts.min_expected, table=table,
-                               **noise_settings(opts, design, results))
-        noise = noise_payload(table, SUBGROUP, "log_disparity", "p_adjusted")
+        noise = noise_rows_payload(table, result.meta, SUBGROUP, "log_disparity",
+                                   "p_adjusted")
     rows = table.drop(columns=[SUBGROUP])
     for f in factors:  # JSON: the value, or null where the subgroup does not fix the factor
         rows[f] = rows[f].astype(object).where(rows[f].notna(), None)
-    settings = {"factors": factors, "level": int(full["level"].max()), "test": opts.test,
-                "confidence": opts.confidence, "min_n": opts.min_n,
-                "min_expected": opts.min_expected, "where": args.where,
-                "exclude": args.exclude, "renamed": renamed, **counts,
-                "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
-                **cluster_settings(args),
-                "reference_df": full.attrs.get("reference_df"), "uncertainty": uncertainty,
-                "notes": notes,
-                "n_subgroups": len(full), "n_distinct": len(table)}
+    notes = list(result.meta["warnings"])
+    settings = {**s, "where": args.where, "exclude": args.exclude, "renamed": renamed,
+                **counts, **cluster_settings(args), "notes": notes}
     payload = {"subgroups": rows, "settings": settings}
     if noise is not None:
         payload["judge_noise"] = noise
@@ -130,7 +101,7 @@ def run(args: argparse.Namespace) -> None:
                   "reference, Welch CI and p-value; subgroups above use the 0/1 deviation "
                   f"{design.outcome.rule()}):")
             print(means.round(4).to_string(index=False))
-        print(f"Uncertainty: {uncertainty}")
+        print(f"Uncertainty: {s['uncertainty']}")
         for note in notes:
             if not note.startswith("CIs and p-values are cluster-robust"):
                 print(f"Note: {note}")
@@ -140,7 +111,14 @@ def run(args: argparse.Namespace) -> None:
             print(f"{counts['n_missing_outcome']:,} rows without an outcome are left out.")
         if len(full) > len(table):
             print(f"{len(full) - len(table)} subgroups have the same rows as another one: "
-                  "reported once (same_rows_as) and counted once in the BH adjustment.")
+                  f"reported once (same_rows_as) and counted once in the "
+                  f"{ADJUSTMENT_LABELS[opts.adjust]} adjustment.")
+
+
+def _excluded(results, exclude):  # noqa: ANN001, ANN202
+    from analysis.cells import exclude_rows
+
+    return exclude_rows(results, exclude)
 
 
 def _group_means(results, design, confidence: float):  # noqa: ANN001, ANN202

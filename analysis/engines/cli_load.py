@@ -51,8 +51,9 @@ def _design_and_outcome(args: argparse.Namespace, need_outcome: bool) -> tuple[D
     if outcome is not None:
         design = design.with_outcome(outcome)
     if need_outcome and design.outcome is None:
-        raise AnalysisError("This command needs an outcome: --outcome COL [mapping] or a "
-                            "--design file with an outcome.")
+        from analysis.design_guess import NO_OUTCOME
+
+        raise AnalysisError(NO_OUTCOME)
     return design, factors
 
 

@@ -9,9 +9,9 @@ from analysis.options import FROM_DESIGN, Options, option
 from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 
 __all__ = [
-    "BOOTSTRAP_FIELDS", "BootstrapOptions", "CI_CHOICES", "ClusterOptions", "NOISE_FIELDS",
-    "NoiseOptions", "SMALL_SAMPLE", "confidence_option", "n_resamples_option",
-    "noise_alpha_option", "option"
+    "ADJUST_METHODS", "BOOTSTRAP_FIELDS", "BootstrapOptions", "CI_CHOICES", "ClusterOptions",
+    "NOISE_FIELDS", "NoiseOptions", "SMALL_SAMPLE", "adjust_option", "confidence_option",
+    "n_resamples_option", "noise_alpha_option", "option"
 ]
 
 #: The judge-noise options: a report section keeps them in its ``judge_noise`` mapping.
@@ -26,6 +26,9 @@ CI_CHOICES = ("none", "bootstrap")
 
 #: Small-sample corrections of cluster-robust inference (``analysis/clusters.py``).
 SMALL_SAMPLE = ("cr2", "cr1", "none")
+
+#: p-value adjustments (``analysis.multiple_testing.METHODS``, literal here: no numpy).
+ADJUST_METHODS = ("bh", "by", "holm", "bonferroni")
 
 #: Judge-noise redraw modes (``analysis/judge_noise.py``).
 NOISE_MODES = ("mean", "single", "confusion")
@@ -66,13 +69,30 @@ class NoiseOptions(Options):
         "with human_<metric> labels", choices=NOISE_MODES, group=_NOISE, call=False,
         label="Noise model")
 
+    def noise_kwargs(self, threshold: object) -> dict[str, object]:
+        """Keyword arguments of the ``analysis.judge_noise`` functions (``threshold``: the
+        design's, ``analysis.judge_noise.threshold_of``): the one place the options
+        become arguments (the API and the CLI)."""
+        out = {"n_resamples": self.judge_noise, "mode": self.noise_mode,
+               "seed": getattr(self, "seed", 0), "threshold": threshold}
+        if "noise_alpha" in self.specs():
+            out["alpha"] = self.noise_alpha  # type: ignore[attr-defined]
+        return out
+
 
 def noise_alpha_option() -> object:
     """``--noise-alpha`` for an analysis whose tests have no alpha of their own."""
     return option(0.05, "a subgroup counts as significant in a replicate when its "
-                  "Benjamini-Hochberg adjusted p-value is below this (default %(default)s)",
+                  "adjusted p-value (--adjust) is below this (default %(default)s)",
                   type=PROBABILITY, group=_NOISE, call=False,
-                  label="Significant at BH-adjusted p below")
+                  label="Significant at adjusted p below")
+
+
+def adjust_option(what: str) -> object:
+    """``--adjust``: the multiple-testing adjustment of ``p_adjusted`` over ``what``."""
+    return option("bh", f"adjust the p-values over {what}: bh (default: Benjamini-Hochberg, "
+                  "false discovery rate), by (Benjamini-Yekutieli), holm or bonferroni "
+                  "(family-wise)", choices=ADJUST_METHODS, label="Adjusted p-values by")
 
 
 def n_resamples_option(default: int) -> object:

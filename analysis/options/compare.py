@@ -15,7 +15,7 @@ __all__ = ["ADJUSTMENTS", "DUPLICATE_RULES", "MCNEMAR_TESTS", "CompareOptions"]
 
 #: Kept literal here (no pandas): ``analysis.compare``'s tuples of the same names.
 MCNEMAR_TESTS = ("auto", "exact", "chi2")
-ADJUSTMENTS = ("holm", "bh")
+ADJUSTMENTS = ("holm", "bh", "by", "bonferroni")
 DUPLICATE_RULES = ("mean", "refuse")
 #: What ``analysis.compare`` called the design's cluster before :data:`FROM_DESIGN`
 #: (report settings and pages may still say it).
@@ -39,7 +39,8 @@ class CompareOptions(Options):
         "chi-square with continuity correction otherwise), exact or chi2",
         choices=MCNEMAR_TESTS, label="McNemar's test")
     adjust: str = option(
-        "holm", "adjust the p-values of all pairs together: holm (default) or bh",
+        "holm", "adjust the p-values of all pairs together: holm (default), bh, by or "
+        "bonferroni",
         choices=ADJUSTMENTS, label="Pairs adjusted by")
     cluster: str | None = option(
         FROM_DESIGN, "cluster column (default: the design's); pairs in one cluster are "

@@ -7,7 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis.options import register
-from analysis.options.common import BootstrapOptions, confidence_option, n_resamples_option, option
+from analysis.options.common import (
+    BootstrapOptions,
+    adjust_option,
+    confidence_option,
+    n_resamples_option,
+    option,
+)
 from analysis.options.types import FINITE_FLOAT, POSITIVE_INT
 
 __all__ = ["EcdfOptions"]
@@ -34,5 +40,6 @@ class EcdfOptions(BootstrapOptions):
         9999, "random splits of the KS permutation p-value with tied rates, when the splits "
         "are too many to enumerate (default %(default)s)", flag="resamples", type=POSITIVE_INT,
         metavar="N", label="KS random splits")
+    adjust: str = adjust_option("the pairs of curves (KS tests)")
     n_resamples: int = n_resamples_option(1000)
-    confidence: float = confidence_option(flag=None)
+    confidence: float = confidence_option()

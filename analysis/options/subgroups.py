@@ -11,6 +11,7 @@ from analysis.options.common import (
     BootstrapOptions,
     ClusterOptions,
     NoiseOptions,
+    adjust_option,
     confidence_option,
     n_resamples_option,
     noise_alpha_option,
@@ -43,6 +44,7 @@ class SubgroupsOptions(ClusterOptions, BootstrapOptions, NoiseOptions):
         "auto", "p-value: auto (default: Fisher's exact for small-n subgroups and tables "
         "with a zero cell, Wald elsewhere), wald or fisher", choices=TESTS, label="p-value")
     confidence: float = confidence_option()
+    adjust: str = adjust_option("the distinct subgroups")
     min_n: int = option(30, "flag subgroups with fewer rows (default %(default)s)",
                         type=NON_NEGATIVE_INT, label="Small n below")
     min_expected: float = option(
@@ -63,4 +65,5 @@ class SubgroupsOptions(ClusterOptions, BootstrapOptions, NoiseOptions):
         for ``level``; the bootstrap's and the noise's are apart)."""
         return {"max_level": self.level, "test": self.test, "confidence": self.confidence,
                 "min_n": self.min_n, "min_expected": self.min_expected,
-                "cluster": self.cluster, "small_sample": self.small_sample}
+                "cluster": self.cluster, "small_sample": self.small_sample,
+                "adjust": self.adjust}

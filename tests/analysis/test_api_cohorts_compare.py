@@ -79,8 +79,9 @@ def test_compare_bad_options(ssqa):
         bw.compare(rows, design, by="model", n_resamples=10)
     with pytest.raises(OptionError, match="has no option 'n_boot'.*n_resamples"):
         bw.compare(rows, design, by="model", n_boot=100)
-    with pytest.raises(OptionError, match="adjust must be one of 'holm', 'bh'"):
-        bw.compare(rows, design, by="model", adjust="bonferroni")
+    with pytest.raises(OptionError, match="adjust must be one of 'holm', 'bh', 'by', "
+                       "'bonferroni'"):
+        bw.compare(rows, design, by="model", adjust="sidak")
 
 
 def test_compare_report_reads_n_boot_and_cluster_design(ssqa):

@@ -119,7 +119,6 @@ def test_cells_with_a_design_file(capsys, results_csv, tmp_path):
     (["--factors", "model,nope", "--outcome", "biased"], "There is no column 'nope'"),
     (["--factors", "model", "--outcome", "nope"], "Outcome column 'nope' is not in the table"),
     (["--factors", "model", "--deviation-values", "x"], "--deviation-values needs --outcome"),
-    (["--outcome", "biased"], "Say which factors to use"),
     (["--factors", "model", "--outcome", "answer"], "should be 0/1 or true/false"),
     (["--factors", "model", "--where", "model=m9"], "Filter model = m9: no row has that value"),
     (["--factors", "model", "--reference", "model"], "--reference takes FACTOR=VALUE"),

@@ -125,5 +125,10 @@ def test_errors_exit_2(results_csv, capsys):
     assert main(["subgroups", str(results_csv), "--outcome", "biased", "--factors", "a,b",
                  "--level", "3"]) == 2
     assert "between 1 and 2" in capsys.readouterr().err
+    # no --outcome: the suggested one (biased), as the API; a table without any is refused
+    assert main(["subgroups", str(results_csv), "--factors", "a"]) == 0
+    assert "the deviation is biased = 1, the outcome suggested" in capsys.readouterr().err
+    frame = pd.read_csv(results_csv).assign(biased=lambda t: t["biased"] * 0.5)
+    frame.to_csv(results_csv, index=False)
     assert main(["subgroups", str(results_csv), "--factors", "a"]) == 2
-    assert "needs an outcome" in capsys.readouterr().err
+    assert "none could be suggested from the table" in capsys.readouterr().err

@@ -34,10 +34,13 @@ def test_numbers_are_rounded_as_on_the_pages():
                           "log_disparity": [-0.619039], "p_value": [1.234e-70],
                           "p_adjusted": [0.0342], "small_n": [True],
                           "coverage_percentage": [0.197917]})
-    shown = display_table(table)
+    shown = display_table(table, adjust="bh")
     assert shown.iloc[0].to_dict() == {
         "subgroup": "a = 1", "n": "12,345", "rate": "0.567", "LD": "-0.619",
         "p": "1.2e-70", "p (BH)": "0.034", "small n": "yes", "coverage": "19.8 %"}
+    # the header names the method the numbers were adjusted with (issue 37)
+    assert "p (Holm)" in display_table(table, adjust="holm").columns
+    assert "p adjusted" in display_table(table).columns
     percentages = pd.DataFrame({"model": ["m"], "n": [3], "unknown": [33.33333]})
     assert display_table(percentages, "cohorts_percentages").iloc[0]["unknown"] == "33.3"
 

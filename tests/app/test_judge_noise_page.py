@@ -97,16 +97,17 @@ def test_importance_page_shows_survival_columns():
 
 
 def test_judge_noise_is_cached_across_other_widgets(monkeypatch):
-    import ui.judge_noise
+    import analysis.judge_noise
 
     calls = []
-    real = ui.judge_noise.subgroup_noise
+    real = analysis.judge_noise.subgroup_noise
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ui.judge_noise, "subgroup_noise", counting)
+    # the page's one cached call of analysis.api.subgroups runs it
+    monkeypatch.setattr(analysis.judge_noise, "subgroup_noise", counting)
     results, design = judged_results(seed=7)  # data of its own: nothing cached yet
     at = page_test("subgroups.py", frame=results, design=design).run()
     at.checkbox(key="subgroups_noise").check().run()

@@ -101,8 +101,8 @@ def test_ecdf_ks_permutations_and_seed():
     np.testing.assert_allclose(got["p_value"].to_numpy(float), want["p_value"].to_numpy(float))
     assert (want["method"] != "exact").all()  # tied rates: the option matters
     assert not np.allclose(ks_tests(rates, by=by)["p_value"], want["p_value"])
-    assert "--resamples 199" in _copy_text(at) and "n_resamples=199, seed=7" in \
-        _copy_text(at)
+    assert "--resamples 199" in _copy_text(at) and "seed=7" in _copy_text(at) \
+        and "ks_resamples=199" in _copy_text(at)
     at.button(key="report_add_ecdf").click().run()
     (section,) = at.session_state["report_sections"]
     assert (section["settings"]["ks_resamples"], section["settings"]["seed"]) == (199, 7)
@@ -242,7 +242,34 @@ PAGES = [
      _features),
     ("importance.py", "importance_linear", "LinearOptions", ["ui.importance_linear"],
      "importance_linear_option", _continuous),
+    ("importance.py", "importance", "ImportanceOptions", ["ui.importance"],
+     "importance_option", _sample(SSQA)),
 ]
+
+
+def _option_keys() -> set[str]:
+    """The ``key`` of every ``other_options(...)`` call in pages/ and ui/ (read from the
+    source: a page's options widgets are drawn there)."""
+    import ast
+
+    from tests.app.apptools import ROOT
+
+    keys = set()
+    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "other_options":
+                (key,) = [k.value for k in node.keywords if k.arg == "key"]
+                keys.add(ast.literal_eval(key))
+    return keys
+
+
+def test_every_page_with_options_is_listed():
+    """PAGES is checked against the source, not kept by hand alone: a page (or ui helper)
+    that draws its options with ``other_options`` has its row, so a new page cannot go
+    untested silently (issue 37: the Factor importance page's options were missing)."""
+    keys = _option_keys()
+    assert len(keys) >= 12
+    assert keys == {p[4] for p in PAGES}
 
 
 @pytest.mark.parametrize("page, module, name, holders, key, data", PAGES,

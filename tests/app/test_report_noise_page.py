@@ -125,11 +125,12 @@ def test_subgroups_copy_text_has_the_noise_options(tmp_path, monkeypatch, capsys
     at.select_slider(key="subgroups_noise_r").set_value(50).run()
     assert not at.exception and not at.error
     cli, code = _copy_text(at)
-    assert "--judge-noise 50 --noise-mode single --noise-alpha 0.1" in cli
+    assert {"--judge-noise 50", "--noise-mode single", "--noise-alpha 0.1"} <= {
+        " ".join(p) for p in zip(cli.split()[:-1], cli.split()[1:], strict=True)}
     out, ns = _run_copied(cli, code, results, design, tmp_path, monkeypatch, capsys)
     assert out["judge_noise"]["settings"]["mode"] == "single"
     assert out["judge_noise"]["settings"]["alpha"] == 0.1
-    _same_shares(out["judge_noise"]["rows"], ns["noise"], at.dataframe[0].value, "subgroup")
+    _same_shares(out["judge_noise"]["rows"], ns["table"], at.dataframe[0].value, "subgroup")
 
 
 def test_importance_copy_text_has_the_noise_options(tmp_path, monkeypatch, capsys):

@@ -52,6 +52,17 @@ def _snippet_ci_sum(code: str, function: str) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def _result_ci_sum(code: str, table: str) -> float:
+    """Run the copied ``bw.<analysis>`` script; the sum of the interval bounds of its
+    Result's ``tables[table]``."""
+    script = code + (f"\nprint(float(result.tables[{table!r}][['boot_ci_low', "
+                     "'boot_ci_high']].to_numpy().sum()))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def _intervals(at) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
 
@@ -113,7 +124,7 @@ def test_subgroups_rows_bootstrap_although_the_design_has_a_cluster(tmp_path):
     assert "--design " in cli
     assert "--ci bootstrap --no-cluster --n-boot 100 " in cli
     assert "--power 0.9 --effect 0.5" in cli
-    assert "cluster=None, n_resamples=100, seed=0" in code
+    assert "ci='bootstrap',\n    cluster=None,\n    n_resamples=100," in code  # bw.subgroups
     compile(code, "copied.py", "exec")
     out = _cli(cli, tmp_path, design)
     page = at.dataframe[0].value
@@ -144,7 +155,7 @@ def test_subgroups_cluster_robust_by_default(tmp_path):
                for c in at.caption)
     cli, code = _blocks(at)
     assert "cluster" not in cli  # the design's cluster is the CLI's default too
-    assert "cluster='template'" in code
+    assert "cluster" not in code  # the design's: the API's default too
     compile(code, "copied.py", "exec")
     out = _cli(cli, tmp_path, design)
     assert out["settings"]["cluster"] == "template"
@@ -170,9 +181,9 @@ def test_ecdf_cluster_bootstrap(tmp_path):
     assert "--design sample_data/" in cli  # the curated design: nothing to download
     # the design's cluster (template) and seed 0 are the command's defaults
     assert "--ci bootstrap --n-boot 200 " in cli and "--cluster" not in cli
-    assert "bootstrap_ecdf(results, factors, by=by" in code
+    assert "result = bw.ecdf(" in code and "ci='bootstrap'" in code
     out = _cli(cli, tmp_path)
-    assert _snippet_ci_sum(code, "bootstrap_ecdf") == pytest.approx(
+    assert _result_ci_sum(code, "bootstrap") == pytest.approx(
         _intervals(at)[[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
     assert out["bootstrap"]["settings"] == {"cluster": "template", "n_boot": 200, "seed": 0}
     cli_boot = pd.DataFrame(out["bootstrap"]["intervals"])
@@ -279,3 +290,46 @@ def test_cohorts_with_clashing_categories(tmp_path):
     out = _cli(cli, tmp_path, design)
     check_wide(pd.DataFrame(out["percentages"]), ["prompt"])
     check_wide(at.dataframe[0].value, ["prompt"])
+
+
+def test_subgroups_bootstrap_at_the_pages_confidence(tmp_path):
+    """Issue 37: "Other options -> confidence" 0.5 with bootstrap intervals. The page's
+    intervals are at 50 % (narrower than at 95 %), and the API, the copied command, the
+    copied script and the report section built from "Add to report" give the same ones."""
+    from analysis import api as bw
+    from analysis.design import apply_design
+    from analysis.report import build_section
+
+    frame, design = sample_with_design(NAME)
+    at = page_test("subgroups.py", frame=frame, design=design, name=NAME)
+    at.session_state["subgroups_factors"] = ["model", "cot"]
+    at.run()
+    at.number_input(key="subgroups_option_confidence").set_value(0.5)
+    at.checkbox(key="subgroups_boot").check()
+    at.select_slider(key="subgroups_boot_n").set_value(100).run()
+    assert not at.exception and not at.error
+    page = at.dataframe[0].value
+    width = (page[BOOT_CI_HIGH] - page[BOOT_CI_LOW]).mean()
+    result = bw.subgroups(frame, design, factors=["model", "cot"], level=2, confidence=0.5,
+                          ci="bootstrap", n_resamples=100)
+    wide = bw.subgroups(frame, design, factors=["model", "cot"], level=2,
+                        ci="bootstrap", n_resamples=100).table
+    assert width < 0.6 * (wide[BOOT_CI_HIGH] - wide[BOOT_CI_LOW]).mean()
+    keys = ["model", "cot"]
+    _same(page, result.table, keys)
+    cli, code = _blocks(at)
+    assert "--confidence 0.5" in cli and "confidence=0.5," in code
+    _same(page, pd.DataFrame(_cli(cli, tmp_path)["subgroups"]), keys)
+    # the script's Result: every subgroup (duplicates too) in tables["all"]
+    script = code + ("\nprint(float(result.tables['all'][['boot_ci_low', 'boot_ci_high']]"
+                     ".to_numpy().sum()))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == pytest.approx(
+        result.tables["all"][[BOOT_CI_LOW, BOOT_CI_HIGH]].to_numpy().sum(), rel=1e-12)
+    at.button(key="report_add_subgroups").click().run()
+    (item,) = at.session_state["report_sections"]
+    assert item["settings"]["confidence"] == 0.5
+    sec = build_section("subgroups", apply_design(frame, design), design, item["settings"])
+    _same(page, dict(sec.tables)["subgroups"], keys)

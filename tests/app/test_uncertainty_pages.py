@@ -67,3 +67,40 @@ def test_subgroups_page_cluster_bootstrap_intervals():
     expected = distinct_subgroups(expected)  # the page lists identical subgroups once
     shown = at.dataframe[0].value
     np.testing.assert_allclose(shown[BOOT_CI_LOW], expected[BOOT_CI_LOW], atol=1e-12)
+
+
+def _interval_headers(at) -> tuple[str, str, str]:
+    import json
+
+    d = next(d for d in at.dataframe if BOOT_CI_LOW in d.value.columns)
+    columns = json.loads(d.proto.columns)
+    return (columns[BOOT_CI_LOW]["label"], columns[BOOT_CI_HIGH]["label"],
+            columns[BOOT_CI_LOW]["help"])
+
+
+def test_interval_headers_name_the_level():
+    """Issue 37: the eCDF and Bias index interval tables were headed "95 % low / high"
+    whatever the level; the headers name the level the intervals were computed at."""
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("ecdf.py", frame=frame, design=design).run()
+    at.number_input(key="ecdf_option_confidence").set_value(0.8)
+    at.checkbox(key="ecdf_boot").check()
+    at.select_slider(key="ecdf_boot_n").set_value(100).run()
+    assert not at.exception and not at.error
+    assert _interval_headers(at) == ("80 % low", "80 % high",
+                                     "10th percentile of the replicates")
+    at = page_test("bias_index.py", frame=frame, design=design).run()
+    at.number_input(key="index_option_confidence").set_value(0.9)
+    at.checkbox(key="index_boot").check()
+    at.select_slider(key="index_boot_n").set_value(100).run()
+    assert not at.exception and not at.error
+    assert _interval_headers(at) == ("90 % low", "90 % high",
+                                     "5th percentile of the replicates")
+    shown = next(d.value for d in at.dataframe if BOOT_CI_HIGH in d.value.columns)
+    default = page_test("bias_index.py", frame=frame, design=design).run()
+    default.checkbox(key="index_boot").check()
+    default.select_slider(key="index_boot_n").set_value(100).run()
+    wide = next(d.value for d in default.dataframe if BOOT_CI_HIGH in d.value.columns)
+    assert ((shown[BOOT_CI_HIGH] - shown[BOOT_CI_LOW]).sum()
+            < (wide[BOOT_CI_HIGH] - wide[BOOT_CI_LOW]).sum())
+    assert _interval_headers(default)[0] == "95 % low"

@@ -1,0 +1,167 @@
+"""Issue 37: parity of the front-ends generated from the option declarations.
+
+For every analysis composed in :mod:`analysis.api` (:data:`COMPOSED`) and every one of its
+options, a non-default value (:func:`non_default`, derived from the option's declaration)
+must give the same numbers through the API, the CLI's JSON, the report section and the
+"Copy as CLI" / "Copy as Python" texts built from the same options
+(:func:`analysis.reproduce.api_view`). The page's side is
+``tests/app/test_parity_pages.py``. A new option is tested without a new test; one that
+cannot be given a value here must be listed in ``NEEDS`` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import api as bw
+from analysis import report as R
+from analysis.cli import main
+from analysis.design import Design, apply_design
+from analysis.io import load_results
+from analysis.options import FROM_DESIGN, options_for
+from analysis.reproduce import api_snippet, api_view, cli_command
+
+SAMPLE = "sample_data/ssqa_simulated.csv.gz"
+DESIGN = "sample_data/ssqa_simulated.design.yaml"
+WHERE = {"prompt_style": ["original", "positive"]}
+
+#: Composed analyses: their inputs and, per view of the numbers, the table in the API's
+#: Result, in the CLI's JSON and in the report section, and the columns compared.
+COMPOSED: dict[str, dict[str, Any]] = {
+    "subgroups": {"inputs": {"factors": ["model", "cot"]}, "views": [
+        (lambda r: r.table, lambda out: pd.DataFrame(out["subgroups"]), "subgroups",
+         ["n", "log_disparity", "ci_low", "ci_high", "p_value", "p_adjusted", "small_n",
+          "boot_ci_low", "boot_ci_high", "mde_log_disparity", "detectable"])]},
+    "ecdf": {"inputs": {"factors": ["model", "gender"], "by": "prompt_style"},
+             "where": {"cot": ["yes"]}, "views": [
+        (lambda r: r.table, lambda out: pd.DataFrame(list(out["groups"].values())),
+         "ecdf_summary", ["n_subgroups", "deviation_metric", "mean_rate",
+                          "share_above_cutoff"]),
+        (lambda r: r.tables["ks"], lambda out: pd.DataFrame(out["ks"]), "ecdf_ks",
+         ["statistic", "p_value", "p_adjusted"]),
+        (lambda r: r.tables.get("bootstrap", pd.DataFrame()),
+         lambda out: pd.DataFrame(out.get("bootstrap", {}).get("intervals", [])),
+         "ecdf_bootstrap", ["estimate", "boot_ci_low", "boot_ci_high"])]},
+}
+
+#: Options whose non-default value needs another option or another table.
+NEEDS: dict[str, dict[str, Any]] = {
+    "effect": {"power": 0.8},  # detectable needs the power columns
+    "n_resamples": {"ci": "bootstrap"},  # the replicates of the bootstrap
+    "seed": {"ci": "bootstrap", "n_resamples": 50},
+    "ci": {"n_resamples": 50},
+    "confidence": {"ci": "bootstrap", "n_resamples": 50},  # the bootstrap's level too
+}
+#: Judge noise needs a judged table (score samples): tests/app/test_report_noise_page.py
+#: and tests/analysis/test_api_optsa.py run it through the API, CLI, page and report.
+JUDGED = ("judge_noise", "noise_mode", "noise_alpha")
+
+
+def non_default(cls, name: str) -> Any:
+    """A value of option ``name`` other than its default, from its declaration."""
+    default, spec = cls.specs()[name]
+    if spec.cluster:
+        return None  # independent rows (the default: the design's cluster)
+    if spec.choices:
+        return next(c for c in spec.choices if c != default)
+    if isinstance(default, bool):
+        return not default
+    if name == "level":
+        return 1
+    if name == "power":
+        return 0.8
+    if name == "effect":
+        return 0.3
+    if name in ("confidence", "noise_alpha"):
+        return 0.8
+    if isinstance(default, int):
+        return default + 3 if name != "n_resamples" else 60
+    if isinstance(default, float):
+        return default / 2 if default else 0.5
+    raise AssertionError(f"no non-default value for {name}: add one to non_default")
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(analysis, name) for analysis in COMPOSED
+            for name in options_for(analysis).specs() if name not in JUDGED]
+
+
+@pytest.fixture(scope="module")
+def ssqa():
+    design = Design.load(DESIGN)
+    return apply_design(load_results(SAMPLE), design), design
+
+
+def _cli_json(capsys, argv: list[str]) -> dict:
+    capsys.readouterr()
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _same(a: pd.DataFrame, b: pd.DataFrame, columns: list[str], what: str) -> None:
+    assert len(a) == len(b), what
+    for c in columns:
+        if c in a.columns or c in b.columns:
+            assert c in a.columns and c in b.columns, (what, c)
+            np.testing.assert_allclose(a[c].astype(float).to_numpy(),
+                                       b[c].astype(float).to_numpy(), rtol=1e-10,
+                                       equal_nan=True, err_msg=f"{what}: {c}")
+
+
+def test_every_option_is_tested_or_listed():
+    for analysis in COMPOSED:
+        cls = options_for(analysis)
+        for name in cls.specs():
+            if name not in JUDGED:
+                assert non_default(cls, name) != cls.default(name), name
+
+
+@pytest.mark.parametrize("analysis, name", _cases(), ids=lambda x: str(x))
+def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, analysis,
+                                                                   name):
+    rows, design = ssqa
+    spec = COMPOSED[analysis]
+    cls = options_for(analysis)
+    values = {**NEEDS.get(name, {}), name: non_default(cls, name)}
+    opts = cls.coerce(values)
+    function = getattr(bw, analysis)
+    where = spec.get("where", WHERE)
+    api = function(rows, design, options=opts, where=where, **spec["inputs"])
+    assert api.settings[name] == (opts.settings()[name] if name != "cluster" else None)
+    default = function(rows, design, where=where, **spec["inputs"])
+    # the copied command and script, built from the same options
+    view = api_view(opts, **spec["inputs"])
+    cli = cli_command(view.command, SAMPLE, DESIGN, view.options, where=where)
+    out = _cli_json(capsys, shlex.split(cli)[3:])
+    assert out["settings"][name] == api.settings[name]
+    namespace: dict = {}
+    exec(compile(api_snippet(view.function, SAMPLE, DESIGN, view.call, where=where),  # noqa: S102
+                 "copied.py", "exec"), namespace)
+    # the report section from the settings the options give
+    settings = {**opts.settings(), **spec["inputs"], "where": where,
+                "cluster": design.cluster if opts.cluster == FROM_DESIGN else opts.cluster}
+    settings = {k: v for k, v in settings.items() if k not in JUDGED}
+    sec = R.build_section(analysis, rows, design, settings)
+    assert sec.skipped is None, sec.skipped
+    for of_api, of_cli, stem, columns in spec["views"]:
+        table = of_api(api)
+        _same(table, of_cli(out), columns, f"CLI {name} {stem}")
+        _same(table, of_api(namespace["result"]), columns, f"Python {name} {stem}")
+        shown = dict(sec.tables).get(stem, pd.DataFrame())
+        if "duplicate_of" in shown.columns:  # the report lists every subgroup
+            shown = shown[shown["duplicate_of"].isna()]
+        _same(table, shown.reset_index(drop=True), columns, f"report {name} {stem}")
+    # the option is not inert where it should act on a number
+    # (``test`` acts on independent rows only: with the design's cluster it is robust)
+    acts = {"subgroups": ("level", "confidence", "adjust", "cluster", "small_sample", "ci",
+                          "power", "effect"),
+            "ecdf": ("level", "ideal", "cutoff", "adjust", "ci")}[analysis]
+    if name in acts:
+        assert any(not of_api(api).equals(of_api(default)) for of_api, *_ in spec["views"]), \
+            f"{name} changed nothing"

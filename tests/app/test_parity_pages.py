@@ -1,0 +1,84 @@
+"""Issue 37: the page side of the parity generated from the option declarations
+(``tests/analysis/test_parity_options.py`` has the API, CLI, report and copied code).
+
+For each page of an analysis composed in :mod:`analysis.api`, every option its "Other
+options" expander draws (the widgets ``<prefix>_option_<name>``, found on the page, not
+listed here) is set to a non-default value (:func:`non_default`, from the declaration);
+the page's numbers must equal ``analysis.api.<analysis>`` with the same options, and its
+"Copy as CLI" must carry the option.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import api as bw
+from analysis.options import options_for
+from tests.analysis.test_parity_options import non_default
+from tests.app.apptools import page_test, sample_with_design
+
+SSQA = "ssqa_simulated.csv.gz"
+
+#: page, analysis, widget key prefix, the API's inputs from the page, the compared tables
+#: (a column that tells the page's table apart, the API's table, the compared columns).
+PAGES = [
+    ("subgroups.py", "subgroups", "subgroups_option",
+     lambda at: {"factors": at.multiselect(key="subgroups_factors").value,
+                 "level": at.radio(key="subgroups_level").value, "power": 0.8,
+                 "effect": 0.3},
+     [("log_disparity", lambda r: r.table,
+       ["log_disparity", "ci_low", "ci_high", "p_value", "p_adjusted", "small_n"])]),
+    ("ecdf.py", "ecdf", "ecdf_option",
+     lambda at: {"factors": at.multiselect(key="ecdf_factors").value,
+                 "by": at.selectbox(key="ecdf_by").value,
+                 "level": len(at.multiselect(key="ecdf_factors").value)},
+     [("deviation_metric", lambda r: r.table, ["deviation_metric", "mean_rate"]),
+      ("statistic", lambda r: r.tables["ks"], ["statistic", "p_value", "p_adjusted"])]),
+]
+
+
+def _widgets(at, prefix: str) -> dict[str, object]:
+    out = {}
+    for kind in ("number_input", "selectbox", "checkbox", "text_input"):
+        for w in getattr(at, kind):
+            if w.key and w.key.startswith(prefix + "_"):
+                out[w.key.removeprefix(prefix + "_")] = w
+    return out
+
+
+def _cases() -> list[tuple]:
+    return [(page, analysis, prefix, inputs, views)
+            for page, analysis, prefix, inputs, views in PAGES]
+
+
+@pytest.mark.parametrize("page, analysis, prefix, inputs, views", _cases(),
+                         ids=[p[0] for p in PAGES])
+def test_every_other_option_of_the_page_gives_the_apis_numbers(page, analysis, prefix,
+                                                               inputs, views):
+    frame, design = sample_with_design(SSQA)
+    cls = options_for(analysis)
+    at = page_test(page, frame=frame, design=design, name=SSQA).run()
+    widgets = _widgets(at, prefix)
+    assert len(widgets) >= 3  # the page draws its other options
+    for name in widgets:  # each alone (the bootstrap's widgets are another expander's)
+        at = page_test(page, frame=frame, design=design, name=SSQA).run()
+        value = non_default(cls, name)
+        _widgets(at, prefix)[name].set_value(value).run()
+        assert not at.exception and not at.error, name
+        given = inputs(at)
+        result = getattr(bw, analysis)(frame, design, **given, **{name: value})
+        for marker, of_api, columns in views:
+            shown = next(d.value for d in at.dataframe if marker in d.value.columns)
+            want = of_api(result)
+            assert len(shown) == len(want), name
+            for c in columns:
+                np.testing.assert_allclose(pd.to_numeric(shown[c]).to_numpy(float),
+                                           pd.to_numeric(want[c]).to_numpy(float),
+                                           rtol=1e-10, equal_nan=True,
+                                           err_msg=f"{page} {name}: {c}")
+        (cli,) = [c.value for c in at.code if c.language == "bash"]
+        flag = cls.spec(name).flag
+        if flag is not None:
+            assert f"--{flag or name.replace('_', '-')}" in cli, (name, cli)
