@@ -33,8 +33,10 @@ import pandas as pd
 from analysis.errors import AnalysisError, ClusterError  # noqa: F401  (re-exported)
 
 __all__ = [
-    "ClusterChoice", "ClusterError", "FEW_CLUSTERS", "SMALL_SAMPLES", "SMALL_SAMPLE_LABELS",
-    "SmallSample", "check_small_sample", "cluster_note", "cr2_scores", "critical_value",
+    "CR2_TOL", "ClusterChoice", "ClusterError", "DF_FLOOR", "FEW_CLUSTERS",
+    "MIN_SUPPORTING_CLUSTERS", "SMALL_SAMPLES", "SMALL_SAMPLE_LABELS", "SmallSample",
+    "SmallSampleCR2", "WaldTest", "check_small_sample", "cluster_note", "cr2_scores",
+    "critical_value",
     "describe", "few_clusters_note", "missing_cluster_message", "reference_df", "resolve_cluster",
     "two_sided_p", "wald_p"
 ]
@@ -181,6 +183,37 @@ def check_small_sample(small_sample: str) -> None:
                             f"{small_sample!r}.")
 
 
+#: Eigenvalues of ``I - H_gg`` at or below this count as 0 (a cluster that alone fixes a
+#: direction of the parameters): their inverse square root is taken as 0, as
+#: clubSandwich's ``matrix_power(x, -1/2, tol = -12)`` does.
+CR2_TOL = 1e-12
+#: A contrast whose Satterthwaite df is below this has no p-value (its t reference would
+#: be heavier-tailed than a Cauchy's; docs/uncertainty.md, "Not estimable").
+DF_FLOOR = 1.0
+#: Clusters that must hold a contrast's rows for it to be estimable.
+MIN_SUPPORTING_CLUSTERS = 2
+
+
+def _root(bread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``F = B^(1/2)`` and its (pseudo-)inverse for a symmetric PSD ``B``."""
+    w, q = np.linalg.eigh((bread + bread.T) / 2)
+    w = np.clip(w, 0, None)
+    f = (q * np.sqrt(w)) @ q.T
+    f_inv = (q * np.where(w > 0, 1 / np.sqrt(np.where(w > 0, w, 1)), 0)) @ q.T
+    return f, f_inv
+
+
+def _leverages(f: np.ndarray, infos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eigenvalues ``lam`` (G, p) and vectors (G, p, p) of ``F I_g F`` and the CR2 weights
+    ``(1 - lam)^(-1/2)`` (0 where ``1 - lam <=`` :data:`CR2_TOL`)."""
+    m = f @ infos @ f  # (G, p, p)
+    lam, vec = np.linalg.eigh((m + np.swapaxes(m, 1, 2)) / 2)
+    lam = np.clip(lam, 0, None)
+    rest = 1 - lam
+    shrink = np.where(rest > CR2_TOL, 1 / np.sqrt(np.where(rest > CR2_TOL, rest, 1)), 0.0)
+    return lam, vec, shrink
+
+
 def cr2_scores(scores: np.ndarray, bread: np.ndarray, infos: np.ndarray) -> np.ndarray:
     """Bias-reduced (CR2) cluster scores ``u_g* = F^-1 (I - F I_g F)^(-1/2) F u_g``.
 
@@ -190,22 +223,215 @@ def cr2_scores(scores: np.ndarray, bread: np.ndarray, infos: np.ndarray) -> np.n
     W_g^(-1/2) r_g`` with ``H_gg = W_g^(1/2) X_g B X_g' W_g^(1/2)``, reduced to p x p
     matrices (the non-zero eigenvalues of ``H_gg`` are those of ``F I_g F``), so rows
     never need to be materialised. The covariance is ``B (sum u_g* u_g*') B`` without
-    a further factor. A cluster with leverage 1 (it alone fixes a parameter) has no
-    bias-reduced score: its eigenvalue is capped at 1 - 1e-10, inflating the variance.
+    a further factor. A cluster with leverage 1 in a direction (it alone fixes that
+    combination of parameters; its residual there is 0 at the fit) gets the
+    pseudo-inverse square root, 0, in that direction (:data:`CR2_TOL`), as clubSandwich.
     """
-    w, q = np.linalg.eigh(bread)
-    w = np.clip(w, 0, None)
-    f = (q * np.sqrt(w)) @ q.T
-    f_inv = (q * np.where(w > 0, 1 / np.sqrt(np.where(w > 0, w, 1)), 0)) @ q.T
-    m = f @ infos @ f  # (G, p, p)
-    lam, vec = np.linalg.eigh((m + np.swapaxes(m, 1, 2)) / 2)
-    shrink = 1 / np.sqrt(np.clip(1 - lam, 1e-10, None))
+    f, f_inv = _root(bread)
+    _, vec, shrink = _leverages(f, infos)
     fu = scores @ f  # (G, p): F u_g (F symmetric)
     adjusted = np.einsum("gij,gj,gkj,gk->gi", vec, shrink, vec, fu)
     return adjusted @ f_inv
 
 
-def two_sided_p(stat: np.ndarray, df: float | None) -> np.ndarray:
+@dataclass(frozen=True)
+class WaldTest:
+    """A cluster-robust Wald test of ``C b = 0`` (q rows), HTZ by default.
+
+    Attributes
+    ----------
+    statistic
+        The F statistic (HTZ: ``delta Q / q``; ``Q = (Cb)' (C V C')^-1 (Cb)``), NaN when
+        refused.
+    q
+        Numerator df (the rows of C).
+    df
+        Denominator df (HTZ: ``eta - q + 1``), NaN when refused.
+    p_value
+        NaN when refused.
+    wald
+        The plain Wald statistic ``Q`` (NaN when refused).
+    reason
+        Why there is no test ("" when there is one), naming the cause.
+    """
+
+    statistic: float
+    q: int
+    df: float
+    p_value: float
+    wald: float
+    reason: str = ""
+
+
+class SmallSampleCR2:
+    """Small-sample inference for the CR2 covariance per contrast (Pustejovsky & Tipton 2018).
+
+    Built from the same pieces as :func:`cr2_scores`: the cluster scores ``u_g`` (G x p),
+    the inverse information ``B`` (p x p) and each cluster's information ``I_g``
+    (G x p x p), ``I_g = X_g' W_g X_g`` with the working weights ``W`` (1 for OLS, the
+    row counts of a cell table; ``n mu (1 - mu)`` for a logit). The working model of the
+    degrees of freedom is ``Var(y) = W^-1`` with independent rows (clubSandwich's
+    ``inverse_var = TRUE``: ``lm`` without weights, and ``glm`` through its working
+    regression; docs/uncertainty.md). Everything reduces to p x p matrices per cluster,
+    so a fit on a cell table never builds its rows.
+
+    With ``F = B^(1/2)``, ``F I_g F = V_g diag(lam_g) V_g'`` and ``s = (1 - lam)^(-1/2)``
+    (0 where ``1 - lam <=`` :data:`CR2_TOL`), a contrast ``c`` has ``d = F c`` and, per
+    cluster, ``A_g(c, c') = d' V_g diag(lam s^2) V_g' d'`` and the vector
+    ``beta_g(c) = V_g diag(lam s) V_g' d``; the matrix ``P`` of clubSandwich
+    (``get_P_array``) is ``P_gh(c, c') = [g = h] A_g(c, c') - beta_g(c)' beta_h(c')``.
+    Satterthwaite: ``df = (tr P)^2 / sum P^2`` (clubSandwich's ``coef_test(...,
+    test = "Satterthwaite")``); HTZ: ``Omega = tr P`` over the rows of C, ``P`` of
+    ``Omega^(-1/2) C``, ``eta = q (q + 1) / sum_st [sum P_st * P_ts + sum P_ss * P_tt]``,
+    ``F = (eta - q + 1) / (eta q) Q`` on ``(q, eta - q + 1)`` df (``Wald_test(...,
+    test = "HTZ")``).
+
+    Parameters
+    ----------
+    scores, bread, infos
+        As :func:`cr2_scores`.
+
+    Attributes
+    ----------
+    cov
+        The CR2 covariance ``B (sum u_g* u_g*') B``.
+    n_clusters_total
+        G.
+    """
+
+    def __init__(self, scores: np.ndarray, bread: np.ndarray, infos: np.ndarray):
+        self.bread = np.asarray(bread, dtype=float)
+        self.infos = np.asarray(infos, dtype=float)
+        self._f, f_inv = _root(self.bread)
+        self._lam, self._vec, self._shrink = _leverages(self._f, self.infos)
+        fu = np.asarray(scores, dtype=float) @ self._f
+        adjusted = np.einsum("gij,gj,gkj,gk->gi", self._vec, self._shrink, self._vec, fu)
+        star = adjusted @ f_inv
+        self.cov = self.bread @ (star.T @ star) @ self.bread
+        self.n_clusters_total = len(self.infos)
+
+    # --- the pieces of P ---------------------------------------------------------------------
+    def _pieces(self, contrasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``A`` (q, q, G) and ``beta`` (q, G, p) of the rows of ``contrasts`` (q x p)."""
+        d = np.atleast_2d(contrasts) @ self._f  # (q, p): F c (F symmetric)
+        t = np.einsum("gji,sj->gis", self._vec, d)  # V_g' d: (G, p, q)
+        lam, s = self._lam, self._shrink
+        a = np.einsum("gis,gi,git->stg", t, lam * s**2, t)
+        beta = np.einsum("gji,gi,gis->sgj", self._vec, lam * s, t)
+        return a, beta
+
+    def n_clusters(self, contrasts: np.ndarray) -> np.ndarray:
+        """Clusters whose rows move each contrast (``c' I_g c > 0``): for a treatment-coded
+        coefficient, the clusters holding rows with its value."""
+        c = np.atleast_2d(np.asarray(contrasts, dtype=float))
+        per = np.einsum("sj,gjk,sk->sg", c, self.infos, c)
+        total = per.sum(axis=1, keepdims=True)
+        return (per > 1e-12 * np.where(total > 0, total, 1)).sum(axis=1)
+
+    def variance(self, contrasts: np.ndarray) -> np.ndarray:
+        """``c' V c`` per row of ``contrasts``."""
+        c = np.atleast_2d(np.asarray(contrasts, dtype=float))
+        return np.einsum("sj,jk,sk->s", c, self.cov, c)
+
+    def satterthwaite(self, contrasts: np.ndarray) -> np.ndarray:
+        """Satterthwaite degrees of freedom per row of ``contrasts`` (q x p; a vector is
+        one contrast); NaN where the contrast's expected variance is 0."""
+        c = np.atleast_2d(np.asarray(contrasts, dtype=float))
+        out = np.empty(len(c))
+        for start in range(0, len(c), 64):  # bounded memory for many coefficients
+            a, beta = self._pieces(c[start:start + 64])
+            diag_a = np.einsum("ssg->sg", a)  # A_g(c, c)
+            bb = np.einsum("sgi,sgi->sg", beta, beta)  # beta_g . beta_g
+            gram = np.einsum("sgi,sgj->sij", beta, beta)  # sum_g beta_g beta_g'
+            trace = diag_a.sum(axis=1) - bb.sum(axis=1)
+            squares = ((diag_a**2).sum(axis=1) - 2 * (diag_a * bb).sum(axis=1)
+                       + np.einsum("sij,sij->s", gram, gram))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start:start + 64] = np.where(squares > 0, trace**2 / squares, np.nan)
+        return out
+
+    def t_tests(self, beta: np.ndarray, contrasts: np.ndarray | None = None
+                ) -> pd.DataFrame:
+        """Per contrast (default: every coefficient): ``estimate``, ``std_err``, ``t``,
+        ``df`` (Satterthwaite), ``p_value`` (two-sided, t(df)), ``n_clusters``."""
+        c = (np.eye(len(beta)) if contrasts is None
+             else np.atleast_2d(np.asarray(contrasts, dtype=float)))
+        est = c @ np.asarray(beta, dtype=float)
+        se = np.sqrt(np.clip(self.variance(c), 0, None))
+        df = self.satterthwaite(c)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = est / se
+        p = np.full(len(est), np.nan)
+        ok = np.isfinite(df) & (df > 0) & np.isfinite(t)
+        p[ok] = two_sided_p(t[ok], df[ok])
+        return pd.DataFrame({"estimate": est, "std_err": se, "t": t, "df": df,
+                             "p_value": p, "n_clusters": self.n_clusters(c)})
+
+    def htz(self, beta: np.ndarray, contrasts: np.ndarray) -> WaldTest:
+        """The HTZ Wald test of ``C b = 0`` (clubSandwich ``Wald_test(..., test="HTZ")``).
+
+        Refused (NaN, ``reason`` set) when ``C V C'`` is not positive definite (its rank
+        is below q: with CR2 at most G, less when clusters have leverage 1), never turned
+        into a chi-square of its pseudo-inverse; or when the HTZ df ``eta - q + 1`` is not
+        positive.
+        """
+        c = np.atleast_2d(np.asarray(contrasts, dtype=float))
+        q = len(c)
+        vc = c @ self.cov @ c.T
+        vc = (vc + vc.T) / 2
+        cb = c @ np.asarray(beta, dtype=float)
+        nan = float("nan")
+        try:
+            chol = np.linalg.cholesky(vc)
+            scale = np.sqrt(np.diag(vc))
+            if not np.all(np.diag(chol) > 1e-7 * scale):
+                raise np.linalg.LinAlgError
+        except np.linalg.LinAlgError:
+            rank = int(np.linalg.matrix_rank(vc)) if np.all(np.isfinite(vc)) else 0
+            return WaldTest(nan, q, nan, nan, nan, (
+                f"its cluster-robust covariance is singular (rank {rank} for {q} "
+                f"contrasts, with {self.n_clusters_total} clusters), so no test of all "
+                f"{q} contrasts at once exists"))
+        z = np.linalg.solve(chol, cb)
+        wald = float(z @ z)
+        # Omega = E(C V C') under the working model, then P of Omega^(-1/2) C
+        a, bt = self._pieces(c)
+        omega = np.einsum("stg->st", a) - np.einsum("sgi,tgi->st", bt, bt)
+        w, vecs = np.linalg.eigh((omega + omega.T) / 2)
+        root = np.where(w > CR2_TOL, 1 / np.sqrt(np.where(w > CR2_TOL, w, 1)), 0.0)
+        a, bt = self._pieces((vecs * root) @ vecs.T @ c)
+        total = 0.0
+        for s in range(q):
+            for t_ in range(q):
+                total += self._sum_products(a, bt, s, t_, t_, s)
+                total += self._sum_products(a, bt, s, s, t_, t_)
+        if not total > 0:
+            return WaldTest(nan, q, nan, nan, wald, "the test's degrees of freedom cannot be "
+                                                    "estimated (no variation)")
+        eta = q * (q + 1) / total
+        df = eta - q + 1
+        delta = max(df / eta, 0.0)
+        stat = delta * wald / q
+        if not df > 0:
+            return WaldTest(stat, q, df, nan, wald, (
+                f"its small-sample degrees of freedom are not positive (HTZ: {df:.3g}): "
+                f"{q} contrasts are too many for the {self.n_clusters_total} clusters"))
+        from scipy.special import fdtrc
+
+        return WaldTest(stat, q, df, float(fdtrc(q, df, stat)), wald)
+
+    @staticmethod
+    def _sum_products(a: np.ndarray, beta: np.ndarray, s: int, t: int, u: int, v: int
+                      ) -> float:
+        """``sum_gh P_st[g, h] P_uv[g, h]`` without forming the G x G matrices."""
+        bs, bt, bu, bv = beta[s], beta[t], beta[u], beta[v]
+        return float(a[s, t] @ a[u, v]
+                     - a[s, t] @ np.einsum("gi,gi->g", bu, bv)
+                     - a[u, v] @ np.einsum("gi,gi->g", bs, bt)
+                     + np.sum((bs.T @ bu) * (bt.T @ bv)))
+
+
+def two_sided_p(stat: np.ndarray, df: float | np.ndarray | None) -> np.ndarray:
     """Two-sided p-values of ``stat`` against t(df), or the normal when ``df`` is None
     (without importing SciPy: :mod:`analysis.special`)."""
     stat = np.asarray(stat, dtype=float)
@@ -218,14 +444,17 @@ def two_sided_p(stat: np.ndarray, df: float | None) -> np.ndarray:
     return 2 * stdtr(df, -np.abs(stat))
 
 
-def critical_value(confidence: float, df: float | None) -> float:
-    """The two-sided critical value at ``confidence``: t(df) quantile, or the normal's."""
+def critical_value(confidence: float, df: float | np.ndarray | None) -> float | np.ndarray:
+    """The two-sided critical value at ``confidence``: t(df) quantile (one per df for an
+    array of df), or the normal's."""
     if df is None:
         from analysis.special import normal_ppf
 
         return normal_ppf(0.5 + confidence / 2)
     from scipy.special import stdtrit
 
+    if np.ndim(df):
+        return stdtrit(np.asarray(df, dtype=float), 0.5 + confidence / 2)
     return float(stdtrit(df, 0.5 + confidence / 2))
 
 
