@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> None:
                 "exclude": args.exclude, "renamed": renamed, **counts,
                 "cluster": full.attrs.get("cluster"), "n_clusters": full.attrs.get("n_clusters"),
                 **cluster_settings(args),
-                "reference_df": full.attrs.get("reference_df"), "uncertainty": uncertainty,
+                "reference_df": full.attrs.get("reference_df"),
+                "df_method": full.attrs.get("df_method") or None, "uncertainty": uncertainty,
                 "notes": notes,
                 "n_subgroups": len(full), "n_distinct": len(table)}
     payload = {"subgroups": rows, "settings": settings}
