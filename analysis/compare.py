@@ -818,8 +818,9 @@ def paired_bootstrap(
     seed: int = 0,
     confidence: float = 0.95,
     log_disparity: bool = True,
+    clustered: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Point estimates and percentile bootstrap intervals of per-subgroup paired differences.
+    """Point estimates and bootstrap intervals of per-subgroup paired differences.
 
     The resampled elements are the rows of ``n_ec`` / ``a_ec`` / ``b_ec`` (elements x
     cells): units, groups of identical units, or clusters. A replicate draws ``draws``
@@ -838,6 +839,16 @@ def paired_bootstrap(
         Replicates, seed of the generator, interval level.
     log_disparity
         Also bootstrap LD_b - LD_a (0/1 outcomes only).
+    clustered
+        The elements are clusters (equally likely, ``draws`` = their number). Then a
+        subgroup whose paired prompts lie in k clusters gets the t interval
+        ``estimate +- t_{k-1} sqrt(k / (k - 1)) se`` and the p-value of
+        ``estimate / (sqrt(k / (k - 1)) se)`` on t(k - 1) (Hesterberg's expansion of the
+        bootstrap spread, with the subgroup's own clusters; for LD_b - LD_a, k is the
+        smaller of the clusters inside and outside the subgroup); k < 2: no interval, no
+        p-value. A percentile interval (even the expanded one) cannot reach beyond the
+        range of the k clusters' own values, which for k = 2-3 covers 50-80 %
+        (``docs/compare.md``).
 
     Returns
     -------
@@ -845,7 +856,8 @@ def paired_bootstrap(
         Arrays over subgroups: ``n``, ``a``, ``b`` (sums), ``difference`` ((b - a) / n)
         with ``se``, ``ci_low``, ``ci_high``, ``p_value`` (bootstrap z; 1 where both the
         difference and its SE are 0); with ``log_disparity`` also ``ld_a``, ``ld_b``,
-        ``ld_difference``, ``ld_se``, ``ld_ci_low``, ``ld_ci_high``, ``ld_p_value``.
+        ``ld_difference``, ``ld_se``, ``ld_ci_low``, ``ld_ci_high``, ``ld_p_value``;
+        with ``clustered`` also ``n_clusters`` and ``ld_n_clusters`` (the k of each).
     """
     from scipy import stats
 
@@ -893,6 +905,11 @@ def paired_bootstrap(
         done += k
     lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
     result = dict(point)
+    if clustered:
+        inside = (n_ec @ member.T > 0).sum(axis=0)
+        outside = ((n_ec.sum(axis=1, keepdims=True) - n_ec @ member.T) > 0).sum(axis=0)
+        result["n_clusters"] = inside
+        result["ld_n_clusters"] = np.minimum(inside, outside)
     for name, prefix in (("difference", ""), ("ld_difference", "ld_")):
         if not reps[name]:
             continue
@@ -900,18 +917,41 @@ def paired_bootstrap(
         est = point[name]
         with np.errstate(invalid="ignore"), _quiet():
             se = np.nanstd(r, axis=0, ddof=1)
-            lo, hi = np.nanquantile(r, [lo_q, hi_q], axis=0)
+            if not clustered:
+                lo, hi = np.nanquantile(r, [lo_q, hi_q], axis=0)
+        if clustered:
+            lo, hi, pv = _cluster_t(est, se, result[f"{prefix}n_clusters"], confidence)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pv = 2 * stats.norm.sf(np.abs(est) / se)
+            pv = np.where((se == 0) & (est == 0), 1.0, pv)
+            pv = np.where((se == 0) & (est != 0), 0.0, pv)
         lo = np.where(np.isnan(est), np.nan, lo)
         hi = np.where(np.isnan(est), np.nan, hi)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pv = 2 * stats.norm.sf(np.abs(est) / se)
-        pv = np.where((se == 0) & (est == 0), 1.0, pv)
-        pv = np.where((se == 0) & (est != 0), 0.0, pv)
         pv = np.where(np.isnan(est), np.nan, pv)
         result[f"{prefix}se"] = se
         result[f"{prefix}ci_low"], result[f"{prefix}ci_high"] = lo, hi
         result[f"{prefix}p_value"] = pv
     return result
+
+
+def _cluster_t(est: np.ndarray, se: np.ndarray, k: np.ndarray, confidence: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The t interval and p-value of a cluster bootstrap with k clusters per quantity:
+    the spread ``se`` expanded by ``sqrt(k / (k - 1))``, t on k - 1 df; NaN for k < 2."""
+    from scipy.special import stdtr, stdtrit
+
+    k = np.asarray(k, dtype=float)
+    ok = k >= 2
+    kk = np.where(ok, k, 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.sqrt(kk / (kk - 1)) * se
+        half = stdtrit(kk - 1, 0.5 + confidence / 2) * scale
+        pv = 2 * stdtr(kk - 1, -np.abs(est) / scale)
+    pv = np.where((scale == 0) & (est == 0), 1.0, pv)
+    pv = np.where((scale == 0) & (est != 0), 0.0, pv)
+    nan = np.where(ok, 1.0, np.nan)
+    return (est - half) * nan, (est + half) * nan, pv * nan
 
 
 class _quiet:
@@ -1034,7 +1074,8 @@ def compare_subgroups(
         b_ec = np.bincount(flat, weights=xb, minlength=size).reshape(n_el, ncell)
     res = paired_bootstrap(n_ec, a_ec, b_ec, member, probabilities=probabilities,
                            draws=draws, n_resamples=int(n_resamples), seed=seed,
-                           confidence=confidence, log_disparity=binary)
+                           confidence=confidence, log_disparity=binary,
+                           clustered=bool(pairing.cluster))
     # point estimates from the paired prompts themselves
     n_s = member @ np.bincount(cell_of, minlength=ncell)
     sum_a = member @ np.bincount(cell_of, weights=xa, minlength=ncell)
@@ -1049,6 +1090,8 @@ def compare_subgroups(
         out[ONLY_B] = (member @ np.bincount(cell_of, weights=(xa == 0) & (xb == 1),
                                             minlength=ncell)).astype(np.int64)
     out[DIFFERENCE] = (sum_b - sum_a) / n_s
+    if pairing.cluster:
+        out[N_CLUSTERS] = res["n_clusters"].astype(np.int64)
     out[CI_LOW], out[CI_HIGH] = res["ci_low"], res["ci_high"]
     out[P_VALUE] = res["p_value"]
     out[P_ADJUSTED] = benjamini_hochberg(res["p_value"])
@@ -1068,7 +1111,21 @@ def compare_subgroups(
         out[VERDICTS_DIFFER] = out[SIGNIFICANT_A] != out[SIGNIFICANT_B]
     out.insert(0, MODEL_B, b)
     out.insert(0, MODEL_A, a)
-    out.attrs.update(resampled=resampled, n_boot=int(n_resamples), seed=int(seed), alpha=alpha)
+    notes = []
+    if pairing.cluster:
+        notes.append(f"per subgroup with a cluster: the cluster bootstrap's spread expanded "
+                     f"by sqrt(k / (k - 1)) and t on k - 1 df, k = the values of "
+                     f"{pairing.cluster} holding the subgroup's paired prompts (n_clusters; "
+                     "for the LD difference the fewer of those inside and outside it)")
+        lonely = out.loc[out[N_CLUSTERS] < 2, SUBGROUP].tolist()
+        if lonely:
+            notes.append(f"not estimable: {'; '.join(map(str, lonely[:8]))}"
+                         + (f" (and {len(lonely) - 8} more)" if len(lonely) > 8 else "")
+                         + f" lie(s) in one value of {pairing.cluster}: no interval or "
+                         "p-value (one cluster says nothing about the variation between "
+                         "clusters)")
+    out.attrs.update(resampled=resampled, n_boot=int(n_resamples), seed=int(seed), alpha=alpha,
+                     notes=notes)
     return out
 
 
@@ -1140,7 +1197,10 @@ def compare_pairing(
                 subs[(a, b)] = compare_subgroups(pairing, a, b, factors, max_level=max_level,
                                                  n_resamples=n_resamples, seed=seed,
                                                  confidence=confidence, alpha=alpha)
-    return Comparison(pairing, overall, subs, describe(pairing, overall, subs, alpha=alpha))
+    notes = describe(pairing, overall, subs, alpha=alpha)
+    for table in subs.values():
+        notes += [n for n in table.attrs.get("notes", []) if n not in notes]
+    return Comparison(pairing, overall, subs, notes)
 
 
 def describe(pairing: Pairing, overall: pd.DataFrame,
