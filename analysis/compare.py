@@ -60,10 +60,12 @@ __all__ = [
     "LD_CI_HIGH", "LD_CI_LOW", "LD_DIFFERENCE", "LD_P_ADJUSTED", "LD_P_VALUE", "MCNEMAR_P",
     "MCNEMAR_STATISTIC", "MCNEMAR_TESTS", "MEAN_A", "MEAN_B", "MODEL_A", "MODEL_B",
     "McNemarTest", "NEITHER", "N_CLUSTERS", "N_PAIRS", "ODDS_RATIO", "ONLY_A", "ONLY_B",
-    "OR_CI_HIGH", "OR_CI_LOW", "OUTCOME_A", "OUTCOME_B", "P_ADJUSTED", "P_VALUE", "Pairing",
+    "OR_CI_HIGH", "OR_CI_LOW", "OR_DF", "OUTCOME_A", "OUTCOME_B", "P_ADJUSTED", "P_VALUE",
+    "Pairing",
     "RATE_A", "RATE_B", "SIGNIFICANT_A", "SIGNIFICANT_B", "STATISTIC", "TEST", "TEST_NAMES",
     "UNPAIRED_A", "UNPAIRED_B", "VERDICTS_DIFFER", "WILCOXON_P", "WILCOXON_STATISTIC",
-    "adjust_p", "agresti_min_interval", "cluster_mean_difference", "compare", "compare_overall",
+    "adjust_p", "agresti_min_interval", "cluster_mean_difference", "cluster_odds_ratio",
+    "compare", "compare_overall",
     "compare_pairing", "compare_subgroups", "conditional_odds_ratio", "describe",
     "durkalski_test", "holm", "infer_unit", "mcnemar_test", "pair_units", "paired_bootstrap",
 ]
@@ -101,6 +103,8 @@ MEAN_A, MEAN_B = "mean_a", "mean_b"
 DIFFERENCE = "difference"
 CI_LOW, CI_HIGH = "ci_low", "ci_high"
 ODDS_RATIO, OR_CI_LOW, OR_CI_HIGH = "odds_ratio", "or_ci_low", "or_ci_high"
+#: With a cluster: the Satterthwaite df of the odds ratio's CR2 interval.
+OR_DF = "or_df"
 TEST, STATISTIC, P_VALUE, P_ADJUSTED = "test", "statistic", "p_value", "p_adjusted"
 WILCOXON_STATISTIC, WILCOXON_P = "wilcoxon_statistic", "wilcoxon_p_value"
 N_CLUSTERS = "n_clusters"
@@ -560,8 +564,9 @@ def mcnemar_test(only_a: int, only_b: int, *, test: McNemarTest = "auto"
     ``"exact"``: the binomial test of ``min(only_a, only_b)`` out of ``only_a + only_b``
     at 1/2 (statistic = that minimum); ``"chi2"``: ``(|only_a - only_b| - 1)^2 / (only_a
     + only_b)`` on 1 df; ``"auto"``: exact below :data:`EXACT_BELOW` discordant pairs.
-    The same numbers as statsmodels' ``mcnemar(table, exact=..., correction=True)``.
-    No discordant pair: p = 1.
+    The same numbers as R's ``mcnemar.test`` (and statsmodels' ``mcnemar(table,
+    exact=..., correction=True)`` except for b = c, where the correction is not applied:
+    statistic 0, p = 1, as R). No discordant pair: p = 1.
     """
     from scipy import stats
 
@@ -576,7 +581,9 @@ def mcnemar_test(only_a: int, only_b: int, *, test: McNemarTest = "auto"
         return "mcnemar_exact", float(k), p
     if n == 0:
         return "mcnemar_chi2", 0.0, 1.0
-    stat = (abs(b - c) - 1.0) ** 2 / n
+    # Yates' correction only when the counts differ (R's mcnemar.test): with b = c the
+    # statistic is 0 and p = 1 (statsmodels' (|b - c| - 1)^2 / n would give 1 / n)
+    stat = (abs(b - c) - 1.0) ** 2 / n if b != c else 0.0
     return "mcnemar_chi2", float(stat), float(stats.chi2.sf(stat, 1))
 
 
@@ -629,6 +636,38 @@ def conditional_odds_ratio(only_a: int, only_b: int, confidence: float = 0.95
 
     ratio = math.inf if b == 0 else c / b
     return ratio, odds(lo), odds(hi)
+
+
+def cluster_odds_ratio(only_a: np.ndarray, only_b: np.ndarray, confidence: float = 0.95
+                       ) -> tuple[float, float, float, float]:
+    """Cluster-robust interval of the conditional odds ratio ``sum only_b / sum only_a``.
+
+    Among the discordant pairs, ``y = [only b deviates]`` has odds ``only_b / only_a``:
+    the log odds ratio is the intercept of a logit on the discordant pairs, whose CR2
+    standard error and Satterthwaite df (:class:`analysis.clusters.SmallSampleCR2`,
+    clusters = the per-cluster discordant counts) give ``exp(log OR +- t_df SE)``.
+    Returns (low, high, df, clusters with discordant pairs); NaN without discordant
+    pairs on both sides or with fewer than 2 clusters holding them.
+    """
+    from analysis.clusters import DF_FLOOR, MIN_SUPPORTING_CLUSTERS, SmallSampleCR2, critical_value
+
+    b, c = np.asarray(only_a, float), np.asarray(only_b, float)
+    m = b + c
+    k = int((m > 0).sum())
+    nan = (math.nan, math.nan, math.nan, k)
+    if k < MIN_SUPPORTING_CLUSTERS or b.sum() == 0 or c.sum() == 0:
+        return nan
+    keep = m > 0
+    b, c, m = b[keep], c[keep], m[keep]
+    p = c.sum() / m.sum()
+    w = m * p * (1 - p)
+    kernel = SmallSampleCR2((c - p * m)[:, None], np.array([[1 / w.sum()]]), w[:, None, None])
+    row = kernel.t_tests(np.array([math.log(p / (1 - p))])).iloc[0]
+    if not (row["df"] >= DF_FLOOR) or not row["std_err"] > 0:
+        return nan
+    half = float(critical_value(confidence, float(row["df"]))) * float(row["std_err"])
+    est = float(row["estimate"])
+    return math.exp(est - half), math.exp(est + half), float(row["df"]), k
 
 
 def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
@@ -686,7 +725,8 @@ def compare_overall(
         not biased" going from a to b), ``only_b`` (the reverse), ``neither_deviates``,
         ``rate_a``, ``rate_b``, ``difference`` (rate_b - rate_a), ``ci_low`` /
         ``ci_high`` (Agresti-Min, or cluster-robust), ``odds_ratio`` (only_b / only_a)
-        with ``or_ci_low`` / ``or_ci_high`` (exact), ``test`` (``mcnemar_exact``,
+        with ``or_ci_low`` / ``or_ci_high`` (exact; with a cluster the CR2 interval of
+        :func:`cluster_odds_ratio`, its df in ``or_df``), ``test`` (``mcnemar_exact``,
         ``mcnemar_chi2`` or ``durkalski``), ``statistic``, ``p_value``, ``p_adjusted``
         (with a cluster also ``mcnemar_statistic`` / ``mcnemar_p_value``: McNemar's test
         as if the pairs were independent, for reference);
@@ -739,6 +779,9 @@ def compare_overall(
                 _, row[MCNEMAR_STATISTIC], row[MCNEMAR_P] = mcnemar_test(n10, n01, test=test)
             row[ODDS_RATIO], row[OR_CI_LOW], row[OR_CI_HIGH] = conditional_odds_ratio(
                 n10, n01, confidence)
+            if clusters is not None:  # the exact interval assumes independent pairs
+                row[OR_CI_LOW], row[OR_CI_HIGH], row[OR_DF], _ = cluster_odds_ratio(
+                    ba, cb, confidence)
         else:
             d = xb - xa
             row |= {MEAN_A: float(xa.mean()), MEAN_B: float(xb.mean()),
