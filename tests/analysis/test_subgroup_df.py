@@ -172,3 +172,25 @@ def test_bbq_cli_json_has_df_and_method(capsys):
                    "--factors", "subcategory", "--level", "1", "--small-sample", "cr1")
     assert cr1["settings"]["df_method"] == "G - 1" and cr1["settings"]["reference_df"] == 149
     assert {r["df"] for r in cr1["subgroups"] if r["df"] is not None} == {149}
+
+
+def test_mde_uses_the_subgroups_own_df_and_design_effect_at_least_one():
+    """Issue 38 item 5: Dwarfism's design effect is 0.46 (a robust SE below the
+    independent-rows one, from 2 templates): planning uses 1, and its df (1.007), so its
+    MDE is the independent-rows MDE times (t_{1.007, .975} + t_{1.007, .8}) /
+    (z_.975 + z_.8); Physical (design effect 3.8, df 6.9) keeps its design effect."""
+    from analysis.planning import minimum_detectable_ld
+
+    table = _bbq(power=0.8).table.set_index("subcategory")
+    n_total = int(_bbq().table.query("level == 1")["n"].sum())
+    for value in ("Dwarfism", "Physical"):
+        row = table.loc[value]
+        deff = max(row["design_effect"], 1.0)
+        base = minimum_detectable_ld(np.array([row["n"] / deff**2]),
+                                     np.array([(n_total - row["n"]) / deff**2]),
+                                     np.array([row["rate_outside"]]))[0]
+        factor = ((stats.t.ppf(0.975, row["df"]) + stats.t.ppf(0.8, row["df"]))
+                  / (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)))
+        assert row["mde_log_disparity"] == pytest.approx(base * factor, rel=1e-9)
+    assert table.loc["Dwarfism", "design_effect"] < 1 < table.loc["Physical", "design_effect"]
+    assert np.isnan(table.loc["Strabismus", "mde_log_disparity"])
