@@ -82,7 +82,8 @@ from analysis.values import combine_codes, factor_codes, split_codes
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
     "cluster_robust_ld", "disparity_stats", "distinct_subgroups", "fisher_exact_pvalues",
-    "ld_cluster_variance", "subgroup_counts", "subgroups", "uncertainty_label",
+    "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts", "subgroups",
+    "uncertainty_label",
 ]
 
 
