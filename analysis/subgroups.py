@@ -20,7 +20,10 @@ ratio ``log(a d / (b c))``. Decisions (see ``docs/subgroups.md``):
 - **Continuity correction**: when any of a, b, c, d is 0, 0.5 is added to all four
   cells (Haldane-Anscombe) for LD, its CI and the Wald p-value; flagged in
   ``continuity_corrected``. Rates are always reported uncorrected.
-- **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``.
+- **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``;
+  where the p-value is Fisher's, the exact conditional (Cornfield) interval on the
+  uncorrected counts (:func:`conditional_ld_interval`), which never excludes 0 while
+  Fisher's p is above the level (issue 38).
 - **p-value**: ``test="auto"`` (default): Fisher's exact two-sided p-value on the
   uncorrected counts where the subgroup is flagged ``small_n`` or its table has a zero
   cell (where the Wald test has little power and a poor null distribution), the Wald z
@@ -81,7 +84,8 @@ from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
-    "cluster_robust_ld", "disparity_stats", "distinct_subgroups", "fisher_exact_pvalues",
+    "cluster_robust_ld", "conditional_ld_interval", "disparity_stats", "distinct_subgroups",
+    "fisher_exact_pvalues",
     "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts", "subgroups",
     "uncertainty_label",
 ]
@@ -348,6 +352,29 @@ def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndar
     return p
 
 
+def conditional_ld_interval(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray,
+                            confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Exact conditional (Cornfield) interval of the log odds ratio of 2x2 tables
+    ``[[a, b], [c, d]]`` on the uncorrected counts: the log of
+    :func:`scipy.stats.contingency.odds_ratio` ``(kind="conditional")``'s
+    ``confidence_interval`` (-inf / inf where a bound is 0 / infinite; NaN for a table
+    with an empty row or column). The interval shown beside Fisher's p-value: it
+    excludes 0 only when Fisher's two-sided p is below ``1 - confidence`` (it inverts the
+    two one-sided conditional tests; Fisher's p is at most twice the smaller of them), so
+    the two never contradict each other that way; Woolf's interval could (issue 38)."""
+    from scipy.stats.contingency import odds_ratio
+
+    lo, hi = np.full(len(a), np.nan), np.full(len(a), np.nan)
+    for i, table in enumerate(zip(a, b, c, d, strict=True)):
+        x = np.asarray(table, dtype=np.int64).reshape(2, 2)
+        if (x.sum(axis=0) == 0).any() or (x.sum(axis=1) == 0).any():
+            continue
+        iv = odds_ratio(x, kind="conditional").confidence_interval(confidence)
+        with np.errstate(divide="ignore"):
+            lo[i], hi[i] = np.log(iv.low), np.log(iv.high)
+    return lo, hi
+
+
 def disparity_stats(
     deviations: np.ndarray,
     n: np.ndarray,
@@ -358,6 +385,7 @@ def disparity_stats(
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
+    exact_ci: bool = False,
 ) -> pd.DataFrame:
     """Log disparity, CI, p-value and flags of subgroups against the rows outside them.
 
@@ -369,6 +397,11 @@ def disparity_stats(
         The same over the whole table the subgroups are taken from.
     test, confidence, min_n, min_expected
         See :func:`subgroups`.
+    exact_ci
+        Where the p-value is Fisher's, the exact conditional interval
+        (:func:`conditional_ld_interval`, ~20 ms a table) instead of Woolf's; what
+        :func:`subgroups` shows. Off for callers that use only the p-values (judge-noise
+        replicates, verdicts).
 
     Returns
     -------
@@ -415,16 +448,20 @@ def disparity_stats(
         exact = (small | corrected) & ~undefined
     with np.errstate(invalid="ignore", divide="ignore"):
         p = 2 * ndtr(-(np.abs(ld) / se))
+    lo_ci, hi_ci = ld - z * se, ld + z * se
     if exact.any():
         p[exact] = fisher_exact_pvalues(a[exact], b[exact], c[exact], d[exact])
+        if exact_ci:
+            lo_ci[exact], hi_ci[exact] = conditional_ld_interval(
+                a[exact], b[exact], c[exact], d[exact], confidence)
     used = np.where(undefined, None, np.where(exact, "fisher", "wald")).astype(object)
     nan = np.where(undefined, np.nan, 1.0)
     return pd.DataFrame({
         DEVIATION_RATE: a / n,
         RATE_OUTSIDE: rate_outside,
         LOG_DISPARITY: ld * nan,
-        CI_LOW: (ld - z * se) * nan,
-        CI_HIGH: (ld + z * se) * nan,
+        CI_LOW: lo_ci * nan,
+        CI_HIGH: hi_ci * nan,
         P_VALUE: p * nan,
         TEST: used,
         SMALL_N: small,
@@ -490,7 +527,8 @@ def subgroups(
         ``subgroup`` (label), ``n``, ``deviations``, ``deviation_rate`` (d/n,
         uncorrected), ``rate_outside`` (deviation rate of the rows outside the
         subgroup), ``log_disparity`` (LD = logit(rate) - logit(rate outside)),
-        ``ci_low`` / ``ci_high`` (Woolf CI of LD), ``p_value`` (H0: LD = 0),
+        ``ci_low`` / ``ci_high`` (Woolf CI of LD; the exact conditional one where the
+        p-value is Fisher's), ``p_value`` (H0: LD = 0),
         ``p_adjusted`` (Benjamini-Hochberg over the distinct subgroups with a p-value),
         ``test`` (the test behind ``p_value``: "wald" or "fisher"), ``small_n``,
         ``continuity_corrected`` (0.5 added to the four cells because one was 0) and
@@ -530,7 +568,8 @@ def subgroups(
     total_d = int(cells[DEVIATIONS].sum())
     st = disparity_stats(counts[DEVIATIONS].to_numpy(), counts[N].to_numpy(),
                          total_deviations=total_d, total_n=total_n, test=test,
-                         confidence=confidence, min_n=min_n, min_expected=min_expected)
+                         confidence=confidence, min_n=min_n, min_expected=min_expected,
+                         exact_ci=cluster is None)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
     if cluster is not None:

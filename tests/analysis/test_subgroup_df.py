@@ -194,3 +194,47 @@ def test_mde_uses_the_subgroups_own_df_and_design_effect_at_least_one():
         assert row["mde_log_disparity"] == pytest.approx(base * factor, rel=1e-9)
     assert table.loc["Dwarfism", "design_effect"] < 1 < table.loc["Physical", "design_effect"]
     assert np.isnan(table.loc["Strabismus", "mde_log_disparity"])
+
+
+def test_fisher_rows_get_the_exact_conditional_interval():
+    """Issue 38 item 5: without a cluster, a subgroup tested with Fisher's exact test gets
+    the Cornfield interval (scipy's conditional odds ratio interval, log scale) instead
+    of Woolf's; over 3,000 random small tables the interval never excludes 0 while
+    Fisher's p is >= 0.05 (Woolf's does, in some)."""
+    from scipy.stats.contingency import odds_ratio
+
+    from analysis.subgroups import disparity_stats, fisher_exact_pvalues
+
+    rng = np.random.default_rng(38)
+    n = rng.integers(3, 25, 150)
+    a = rng.binomial(n, 0.5)
+    out_n, out_d = 400, 120
+    st = disparity_stats(a, n, total_deviations=int(a.sum()) + out_d,
+                         total_n=int(n.sum()) + out_n, exact_ci=True)
+    assert (st["test"] == "fisher").all()  # every one small
+    # the totals are of the whole table: recompute one row by hand
+    total_d, total_n = int(a.sum()) + out_d, int(n.sum()) + out_n
+    i = 0
+    table = [[a[i], n[i] - a[i]], [total_d - a[i], total_n - n[i] - (total_d - a[i])]]
+    iv = odds_ratio(table, kind="conditional").confidence_interval(0.95)
+    assert st["ci_low"][i] == pytest.approx(np.log(iv.low), rel=1e-9)
+    assert st["ci_high"][i] == pytest.approx(np.log(iv.high), rel=1e-9)
+    # many small tables of their own: CI excluding 0 implies Fisher's p < 0.05
+    b = rng.integers(0, 15, 150)
+    c = rng.integers(1, 15, 150)
+    d = rng.integers(1, 15, 150)
+    from analysis.subgroups import conditional_ld_interval
+
+    lo, hi = conditional_ld_interval(a, b, c, d)
+    p = fisher_exact_pvalues(a, b, c, d)
+    excludes = (lo > 0) | (hi < 0)
+    assert excludes.sum() > 5
+    assert (p[excludes] < 0.05).all()
+    # subgroups() without a cluster shows it on its Fisher rows
+    cells = pd.DataFrame({"f": ["x", "y", "z"], "n": [12, 300, 280], "deviations": [9, 90, 80]})
+    table = subgroups(cells, ["f"], max_level=1).set_index("f")
+    assert table.loc["x", "test"] == "fisher"
+    x_lo, x_hi = conditional_ld_interval(np.array([9]), np.array([3]), np.array([170]),
+                                         np.array([410]))
+    assert table.loc["x", "ci_low"] == pytest.approx(x_lo[0], rel=1e-9)
+    assert table.loc["x", "ci_high"] == pytest.approx(x_hi[0], rel=1e-9)
