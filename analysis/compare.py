@@ -33,8 +33,10 @@ them on the pairs only:
 - **Per subgroup** (:func:`compare_subgroups`), for one pair: the paired difference in
   deviation rate (or mean score) and, for a 0/1 outcome, in log disparity
   (``LD_b - LD_a``), each with a percentile bootstrap interval that resamples prompt
-  units (both models' answers to a prompt stay together) or whole clusters; p-values
-  from the bootstrap z = estimate / SE, Benjamini-Hochberg across the subgroups.
+  units (both models' answers to a prompt stay together); p-values from the bootstrap
+  z = estimate / SE, Benjamini-Hochberg across the subgroups. With a cluster, whole
+  clusters are resampled and each subgroup on k clusters gets the spread expanded by
+  sqrt(k / (k - 1)) with t on k - 1 df (none for k < 2; ``paired_bootstrap``).
   ``verdicts_differ`` flags subgroups whose own LD verdict (BH-adjusted p < alpha, on
   the paired prompts) holds for one model and not the other.
 """

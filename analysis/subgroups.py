@@ -506,15 +506,18 @@ def subgroups(
     cluster
         A column of ``cells`` whose rows are correlated (the template). Then the CI and
         p-value of every subgroup are cluster-robust (:func:`cluster_robust_ld`: the
-        bias-reduced sandwich standard error of LD, t with G - 1 df), ``test`` is
+        bias-reduced sandwich standard error of LD, t on the subgroup's own
+        Satterthwaite df, :func:`ld_satterthwaite_df`; G - 1 with ``"cr1"``), ``test`` is
         ``"cluster t"`` (``"cluster z"`` with ``small_sample="none"``), and the table gains
-        ``design_effect`` (robust / Woolf standard error) and ``n_clusters`` (clusters
-        holding the subgroup's rows). A subgroup whose rows, or the rows outside it, lie
-        in a single cluster has no cluster-robust test: CI and p are NaN (a note counts
-        them). ``test="fisher"`` is refused (it assumes independent rows). A constant
-        cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
-        ``attrs["n_clusters"]``, ``attrs["reference_df"]`` and ``attrs["notes"]`` say
-        what was done.
+        ``design_effect`` (robust / Woolf standard error), ``n_clusters`` (clusters
+        holding the subgroup's rows) and ``df``. A subgroup whose rows, or the rows
+        outside it, lie in fewer than 2 clusters (or whose df is below
+        :data:`analysis.clusters.DF_FLOOR`) has no cluster-robust test: CI, p and df are
+        NaN (a note names them). ``test="fisher"`` is refused (it assumes independent
+        rows). A constant cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
+        ``attrs["n_clusters"]``, ``attrs["df_method"]`` (``"satterthwaite"``, ``"G - 1"``,
+        ``"normal"``), ``attrs["reference_df"]`` (G - 1 for ``"cr1"``, else None) and
+        ``attrs["notes"]`` say what was done.
     small_sample
         ``"cr2"`` (default), ``"cr1"`` or ``"none"``: covariance and reference of the
         robust test (:mod:`analysis.clusters`).
