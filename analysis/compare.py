@@ -674,9 +674,18 @@ def cluster_odds_ratio(only_a: np.ndarray, only_b: np.ndarray, confidence: float
 
 def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
                             ) -> tuple[float, float, float, float, int]:
-    """Mean of the paired differences ``d`` with a cluster-robust SE (CR1 ratio form,
-    ``G / (G - 1)``) and a t reference on G - 1 df: (mean, low, high, p, G)."""
+    """Mean of the paired differences ``d`` with a cluster-robust SE and t reference:
+    (mean, low, high, p, G).
+
+    The bias-reduced (CR2) SE of the intercept-only regression of ``d`` with its
+    Satterthwaite df (:class:`analysis.clusters.SmallSampleCR2`: scores ``sum_g (d - mean)``,
+    information ``n_g``); with clusters of equal size this is the CR1 ratio form
+    ``G / (G - 1)`` with t on G - 1 df (statsmodels' cluster OLS, ``use_t=True``), with
+    unequal ones the df are smaller (issue 38).
+    """
     from scipy import stats
+
+    from analysis.clusters import SmallSampleCR2
 
     d = np.asarray(d, float)
     codes, _ = pd.factorize(clusters)
@@ -685,11 +694,14 @@ def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: flo
     if g < 2:
         return mean, math.nan, math.nan, math.nan, g
     resid = np.bincount(codes, weights=d - mean, minlength=g)
-    se = math.sqrt(g / (g - 1) * float((resid ** 2).sum())) / len(d)
-    t = stats.t.ppf(0.5 + confidence / 2, g - 1)
-    if se == 0:
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    kernel = SmallSampleCR2(resid[:, None], np.array([[1 / len(d)]]), sizes[:, None, None])
+    se = math.sqrt(max(float(kernel.cov[0, 0]), 0.0))
+    df = float(kernel.satterthwaite(np.eye(1))[0])
+    if se == 0 or not np.isfinite(df):
         return mean, mean, mean, (1.0 if mean == 0 else 0.0), g
-    p = float(2 * stats.t.sf(abs(mean) / se, g - 1))
+    t = stats.t.ppf(0.5 + confidence / 2, df)
+    p = float(2 * stats.t.sf(abs(mean) / se, df))
     return mean, mean - t * se, mean + t * se, p, g
 
 

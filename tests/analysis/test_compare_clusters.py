@@ -124,3 +124,29 @@ def test_mcnemar_with_equal_discordant_counts_gives_p_one():
     # R: mcnemar.test(matrix(c(10, 30, 40, 5), 2)): McNemar's chi-squared = 1.1571, p 0.282
     name, stat, p = mcnemar_test(30, 40, test="chi2")
     assert stat == pytest.approx(81 / 70) and p == pytest.approx(0.28205, abs=1e-5)
+
+
+def test_cluster_mean_difference_is_cr2_with_satterthwaite_df():
+    """Unequal clusters: the SE is Bell-McCaffrey's CR2 of the intercept-only regression,
+    ``sum_g e_g^2 / (1 - n_g / n) / n^2``, and the df ``1 / (sum a_g^2 + (sum u_g^2)^2 -
+    sum u_g^4)`` with ``a_g = n_g / n``, ``u_g = a_g / sqrt(1 - a_g)`` (hand formulas);
+    equal clusters give statsmodels' cluster OLS with t on G - 1
+    (test_compare.py::test_cluster_robust_difference_equals_statsmodels_cluster_ols)."""
+    from scipy import stats
+
+    from analysis.compare import cluster_mean_difference
+
+    rng = np.random.default_rng(12)
+    sizes = np.array([3, 30, 5, 12, 8, 2, 40])
+    clusters = np.repeat(np.arange(len(sizes)), sizes)
+    d = rng.normal(0.1, 1, len(sizes))[clusters] + rng.normal(size=len(clusters))
+    mean, lo, hi, p, g = cluster_mean_difference(d, clusters)
+    n = len(d)
+    e = np.bincount(clusters, weights=d - d.mean())
+    a = sizes / n
+    se = np.sqrt(np.sum(e**2 / (1 - a)) / n**2)
+    u2 = a**2 / (1 - a)
+    df = 1 / (np.sum(a**2) + u2.sum() ** 2 - np.sum(u2**2))
+    assert g == 7 and df < 6
+    assert (hi - mean) == pytest.approx(stats.t.ppf(0.975, df) * se, rel=1e-9)
+    assert p == pytest.approx(2 * stats.t.sf(abs(mean) / se, df), rel=1e-9)
