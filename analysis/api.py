@@ -319,7 +319,7 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
     full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster})
-    facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df")}
+    facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df", "df_method")}
     uncertainty = uncertainty_label(full.attrs, the_design)
     warnings = [*checked.notes, *full.attrs.get("notes", [])]
     if opts.ci == "bootstrap":

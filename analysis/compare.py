@@ -33,8 +33,10 @@ them on the pairs only:
 - **Per subgroup** (:func:`compare_subgroups`), for one pair: the paired difference in
   deviation rate (or mean score) and, for a 0/1 outcome, in log disparity
   (``LD_b - LD_a``), each with a percentile bootstrap interval that resamples prompt
-  units (both models' answers to a prompt stay together) or whole clusters; p-values
-  from the bootstrap z = estimate / SE, Benjamini-Hochberg across the subgroups.
+  units (both models' answers to a prompt stay together); p-values from the bootstrap
+  z = estimate / SE, Benjamini-Hochberg across the subgroups. With a cluster, whole
+  clusters are resampled and each subgroup on k clusters gets the spread expanded by
+  sqrt(k / (k - 1)) with t on k - 1 df (none for k < 2; ``paired_bootstrap``).
   ``verdicts_differ`` flags subgroups whose own LD verdict (BH-adjusted p < alpha, on
   the paired prompts) holds for one model and not the other.
 """
@@ -63,10 +65,12 @@ __all__ = [
     "LD_CI_HIGH", "LD_CI_LOW", "LD_DIFFERENCE", "LD_P_ADJUSTED", "LD_P_VALUE", "MCNEMAR_P",
     "MCNEMAR_STATISTIC", "MCNEMAR_TESTS", "MEAN_A", "MEAN_B", "MODEL_A", "MODEL_B",
     "McNemarTest", "NEITHER", "N_CLUSTERS", "N_PAIRS", "ODDS_RATIO", "ONLY_A", "ONLY_B",
-    "OR_CI_HIGH", "OR_CI_LOW", "OUTCOME_A", "OUTCOME_B", "P_ADJUSTED", "P_VALUE", "Pairing",
+    "OR_CI_HIGH", "OR_CI_LOW", "OR_DF", "OUTCOME_A", "OUTCOME_B", "P_ADJUSTED", "P_VALUE",
+    "Pairing",
     "RATE_A", "RATE_B", "SIGNIFICANT_A", "SIGNIFICANT_B", "STATISTIC", "TEST", "TEST_NAMES",
     "UNPAIRED_A", "UNPAIRED_B", "VERDICTS_DIFFER", "WILCOXON_P", "WILCOXON_STATISTIC",
-    "adjust_p", "agresti_min_interval", "cluster_mean_difference", "compare", "compare_overall",
+    "adjust_p", "agresti_min_interval", "cluster_mean_difference", "cluster_odds_ratio",
+    "compare", "compare_overall",
     "compare_pairing", "compare_subgroups", "conditional_odds_ratio", "describe",
     "durkalski_test", "holm", "infer_unit", "mcnemar_test", "pair_units", "paired_bootstrap",
 ]
@@ -104,6 +108,8 @@ MEAN_A, MEAN_B = "mean_a", "mean_b"
 DIFFERENCE = "difference"
 CI_LOW, CI_HIGH = "ci_low", "ci_high"
 ODDS_RATIO, OR_CI_LOW, OR_CI_HIGH = "odds_ratio", "or_ci_low", "or_ci_high"
+#: With a cluster: the Satterthwaite df of the odds ratio's CR2 interval.
+OR_DF = "or_df"
 TEST, STATISTIC, P_VALUE, P_ADJUSTED = "test", "statistic", "p_value", "p_adjusted"
 WILCOXON_STATISTIC, WILCOXON_P = "wilcoxon_statistic", "wilcoxon_p_value"
 N_CLUSTERS = "n_clusters"
@@ -542,8 +548,9 @@ def mcnemar_test(only_a: int, only_b: int, *, test: McNemarTest = "auto"
     ``"exact"``: the binomial test of ``min(only_a, only_b)`` out of ``only_a + only_b``
     at 1/2 (statistic = that minimum); ``"chi2"``: ``(|only_a - only_b| - 1)^2 / (only_a
     + only_b)`` on 1 df; ``"auto"``: exact below :data:`EXACT_BELOW` discordant pairs.
-    The same numbers as statsmodels' ``mcnemar(table, exact=..., correction=True)``.
-    No discordant pair: p = 1.
+    The same numbers as R's ``mcnemar.test`` (and statsmodels' ``mcnemar(table,
+    exact=..., correction=True)`` except for b = c, where the correction is not applied:
+    statistic 0, p = 1, as R). No discordant pair: p = 1.
     """
     from scipy import stats
 
@@ -558,7 +565,9 @@ def mcnemar_test(only_a: int, only_b: int, *, test: McNemarTest = "auto"
         return "mcnemar_exact", float(k), p
     if n == 0:
         return "mcnemar_chi2", 0.0, 1.0
-    stat = (abs(b - c) - 1.0) ** 2 / n
+    # Yates' correction only when the counts differ (R's mcnemar.test): with b = c the
+    # statistic is 0 and p = 1 (statsmodels' (|b - c| - 1)^2 / n would give 1 / n)
+    stat = (abs(b - c) - 1.0) ** 2 / n if b != c else 0.0
     return "mcnemar_chi2", float(stat), float(stats.chi2.sf(stat, 1))
 
 
@@ -613,11 +622,52 @@ def conditional_odds_ratio(only_a: int, only_b: int, confidence: float = 0.95
     return ratio, odds(lo), odds(hi)
 
 
+def cluster_odds_ratio(only_a: np.ndarray, only_b: np.ndarray, confidence: float = 0.95
+                       ) -> tuple[float, float, float, float]:
+    """Cluster-robust interval of the conditional odds ratio ``sum only_b / sum only_a``.
+
+    Among the discordant pairs, ``y = [only b deviates]`` has odds ``only_b / only_a``:
+    the log odds ratio is the intercept of a logit on the discordant pairs, whose CR2
+    standard error and Satterthwaite df (:class:`analysis.clusters.SmallSampleCR2`,
+    clusters = the per-cluster discordant counts) give ``exp(log OR +- t_df SE)``.
+    Returns (low, high, df, clusters with discordant pairs); NaN without discordant
+    pairs on both sides or with fewer than 2 clusters holding them.
+    """
+    from analysis.clusters import DF_FLOOR, MIN_SUPPORTING_CLUSTERS, SmallSampleCR2, critical_value
+
+    b, c = np.asarray(only_a, float), np.asarray(only_b, float)
+    m = b + c
+    k = int((m > 0).sum())
+    nan = (math.nan, math.nan, math.nan, k)
+    if k < MIN_SUPPORTING_CLUSTERS or b.sum() == 0 or c.sum() == 0:
+        return nan
+    keep = m > 0
+    b, c, m = b[keep], c[keep], m[keep]
+    p = c.sum() / m.sum()
+    w = m * p * (1 - p)
+    kernel = SmallSampleCR2((c - p * m)[:, None], np.array([[1 / w.sum()]]), w[:, None, None])
+    row = kernel.t_tests(np.array([math.log(p / (1 - p))])).iloc[0]
+    if not (row["df"] >= DF_FLOOR) or not row["std_err"] > 0:
+        return nan
+    half = float(critical_value(confidence, float(row["df"]))) * float(row["std_err"])
+    est = float(row["estimate"])
+    return math.exp(est - half), math.exp(est + half), float(row["df"]), k
+
+
 def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
                             ) -> tuple[float, float, float, float, int]:
-    """Mean of the paired differences ``d`` with a cluster-robust SE (CR1 ratio form,
-    ``G / (G - 1)``) and a t reference on G - 1 df: (mean, low, high, p, G)."""
+    """Mean of the paired differences ``d`` with a cluster-robust SE and t reference:
+    (mean, low, high, p, G).
+
+    The bias-reduced (CR2) SE of the intercept-only regression of ``d`` with its
+    Satterthwaite df (:class:`analysis.clusters.SmallSampleCR2`: scores ``sum_g (d - mean)``,
+    information ``n_g``); with clusters of equal size this is the CR1 ratio form
+    ``G / (G - 1)`` with t on G - 1 df (statsmodels' cluster OLS, ``use_t=True``), with
+    unequal ones the df are smaller (issue 38).
+    """
     from scipy import stats
+
+    from analysis.clusters import SmallSampleCR2
 
     d = np.asarray(d, float)
     codes, _ = pd.factorize(clusters)
@@ -626,11 +676,14 @@ def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: flo
     if g < 2:
         return mean, math.nan, math.nan, math.nan, g
     resid = np.bincount(codes, weights=d - mean, minlength=g)
-    se = math.sqrt(g / (g - 1) * float((resid ** 2).sum())) / len(d)
-    t = stats.t.ppf(0.5 + confidence / 2, g - 1)
-    if se == 0:
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    kernel = SmallSampleCR2(resid[:, None], np.array([[1 / len(d)]]), sizes[:, None, None])
+    se = math.sqrt(max(float(kernel.cov[0, 0]), 0.0))
+    df = float(kernel.satterthwaite(np.eye(1))[0])
+    if se == 0 or not np.isfinite(df):
         return mean, mean, mean, (1.0 if mean == 0 else 0.0), g
-    p = float(2 * stats.t.sf(abs(mean) / se, g - 1))
+    t = stats.t.ppf(0.5 + confidence / 2, df)
+    p = float(2 * stats.t.sf(abs(mean) / se, df))
     return mean, mean - t * se, mean + t * se, p, g
 
 
@@ -668,7 +721,8 @@ def compare_overall(
         not biased" going from a to b), ``only_b`` (the reverse), ``neither_deviates``,
         ``rate_a``, ``rate_b``, ``difference`` (rate_b - rate_a), ``ci_low`` /
         ``ci_high`` (Agresti-Min, or cluster-robust), ``odds_ratio`` (only_b / only_a)
-        with ``or_ci_low`` / ``or_ci_high`` (exact), ``test`` (``mcnemar_exact``,
+        with ``or_ci_low`` / ``or_ci_high`` (exact; with a cluster the CR2 interval of
+        :func:`cluster_odds_ratio`, its df in ``or_df``), ``test`` (``mcnemar_exact``,
         ``mcnemar_chi2`` or ``durkalski``), ``statistic``, ``p_value``, ``p_adjusted``
         (with a cluster also ``mcnemar_statistic`` / ``mcnemar_p_value``: McNemar's test
         as if the pairs were independent, for reference);
@@ -721,6 +775,9 @@ def compare_overall(
                 _, row[MCNEMAR_STATISTIC], row[MCNEMAR_P] = mcnemar_test(n10, n01, test=test)
             row[ODDS_RATIO], row[OR_CI_LOW], row[OR_CI_HIGH] = conditional_odds_ratio(
                 n10, n01, confidence)
+            if clusters is not None:  # the exact interval assumes independent pairs
+                row[OR_CI_LOW], row[OR_CI_HIGH], row[OR_DF], _ = cluster_odds_ratio(
+                    ba, cb, confidence)
         else:
             d = xb - xa
             row |= {MEAN_A: float(xa.mean()), MEAN_B: float(xb.mean()),
@@ -800,8 +857,9 @@ def paired_bootstrap(
     seed: int = 0,
     confidence: float = 0.95,
     log_disparity: bool = True,
+    clustered: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Point estimates and percentile bootstrap intervals of per-subgroup paired differences.
+    """Point estimates and bootstrap intervals of per-subgroup paired differences.
 
     The resampled elements are the rows of ``n_ec`` / ``a_ec`` / ``b_ec`` (elements x
     cells): units, groups of identical units, or clusters. A replicate draws ``draws``
@@ -820,6 +878,16 @@ def paired_bootstrap(
         Replicates, seed of the generator, interval level.
     log_disparity
         Also bootstrap LD_b - LD_a (0/1 outcomes only).
+    clustered
+        The elements are clusters (equally likely, ``draws`` = their number). Then a
+        subgroup whose paired prompts lie in k clusters gets the t interval
+        ``estimate +- t_{k-1} sqrt(k / (k - 1)) se`` and the p-value of
+        ``estimate / (sqrt(k / (k - 1)) se)`` on t(k - 1) (Hesterberg's expansion of the
+        bootstrap spread, with the subgroup's own clusters; for LD_b - LD_a, k is the
+        smaller of the clusters inside and outside the subgroup); k < 2: no interval, no
+        p-value. A percentile interval (even the expanded one) cannot reach beyond the
+        range of the k clusters' own values, which for k = 2-3 covers 50-80 %
+        (``docs/compare.md``).
 
     Returns
     -------
@@ -827,7 +895,8 @@ def paired_bootstrap(
         Arrays over subgroups: ``n``, ``a``, ``b`` (sums), ``difference`` ((b - a) / n)
         with ``se``, ``ci_low``, ``ci_high``, ``p_value`` (bootstrap z; 1 where both the
         difference and its SE are 0); with ``log_disparity`` also ``ld_a``, ``ld_b``,
-        ``ld_difference``, ``ld_se``, ``ld_ci_low``, ``ld_ci_high``, ``ld_p_value``.
+        ``ld_difference``, ``ld_se``, ``ld_ci_low``, ``ld_ci_high``, ``ld_p_value``;
+        with ``clustered`` also ``n_clusters`` and ``ld_n_clusters`` (the k of each).
     """
     from scipy import stats
 
@@ -875,6 +944,11 @@ def paired_bootstrap(
         done += k
     lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
     result = dict(point)
+    if clustered:
+        inside = (n_ec @ member.T > 0).sum(axis=0)
+        outside = ((n_ec.sum(axis=1, keepdims=True) - n_ec @ member.T) > 0).sum(axis=0)
+        result["n_clusters"] = inside
+        result["ld_n_clusters"] = np.minimum(inside, outside)
     for name, prefix in (("difference", ""), ("ld_difference", "ld_")):
         if not reps[name]:
             continue
@@ -882,18 +956,41 @@ def paired_bootstrap(
         est = point[name]
         with np.errstate(invalid="ignore"), _quiet():
             se = np.nanstd(r, axis=0, ddof=1)
-            lo, hi = np.nanquantile(r, [lo_q, hi_q], axis=0)
+            if not clustered:
+                lo, hi = np.nanquantile(r, [lo_q, hi_q], axis=0)
+        if clustered:
+            lo, hi, pv = _cluster_t(est, se, result[f"{prefix}n_clusters"], confidence)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pv = 2 * stats.norm.sf(np.abs(est) / se)
+            pv = np.where((se == 0) & (est == 0), 1.0, pv)
+            pv = np.where((se == 0) & (est != 0), 0.0, pv)
         lo = np.where(np.isnan(est), np.nan, lo)
         hi = np.where(np.isnan(est), np.nan, hi)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pv = 2 * stats.norm.sf(np.abs(est) / se)
-        pv = np.where((se == 0) & (est == 0), 1.0, pv)
-        pv = np.where((se == 0) & (est != 0), 0.0, pv)
         pv = np.where(np.isnan(est), np.nan, pv)
         result[f"{prefix}se"] = se
         result[f"{prefix}ci_low"], result[f"{prefix}ci_high"] = lo, hi
         result[f"{prefix}p_value"] = pv
     return result
+
+
+def _cluster_t(est: np.ndarray, se: np.ndarray, k: np.ndarray, confidence: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The t interval and p-value of a cluster bootstrap with k clusters per quantity:
+    the spread ``se`` expanded by ``sqrt(k / (k - 1))``, t on k - 1 df; NaN for k < 2."""
+    from scipy.special import stdtr, stdtrit
+
+    k = np.asarray(k, dtype=float)
+    ok = k >= 2
+    kk = np.where(ok, k, 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.sqrt(kk / (kk - 1)) * se
+        half = stdtrit(kk - 1, 0.5 + confidence / 2) * scale
+        pv = 2 * stdtr(kk - 1, -np.abs(est) / scale)
+    pv = np.where((scale == 0) & (est == 0), 1.0, pv)
+    pv = np.where((scale == 0) & (est != 0), 0.0, pv)
+    nan = np.where(ok, 1.0, np.nan)
+    return (est - half) * nan, (est + half) * nan, pv * nan
 
 
 class _quiet:
@@ -1016,7 +1113,8 @@ def compare_subgroups(
         b_ec = np.bincount(flat, weights=xb, minlength=size).reshape(n_el, ncell)
     res = paired_bootstrap(n_ec, a_ec, b_ec, member, probabilities=probabilities,
                            draws=draws, n_resamples=int(n_resamples), seed=seed,
-                           confidence=confidence, log_disparity=binary)
+                           confidence=confidence, log_disparity=binary,
+                           clustered=bool(pairing.cluster))
     # point estimates from the paired prompts themselves
     n_s = member @ np.bincount(cell_of, minlength=ncell)
     sum_a = member @ np.bincount(cell_of, weights=xa, minlength=ncell)
@@ -1031,6 +1129,8 @@ def compare_subgroups(
         out[ONLY_B] = (member @ np.bincount(cell_of, weights=(xa == 0) & (xb == 1),
                                             minlength=ncell)).astype(np.int64)
     out[DIFFERENCE] = (sum_b - sum_a) / n_s
+    if pairing.cluster:
+        out[N_CLUSTERS] = res["n_clusters"].astype(np.int64)
     out[CI_LOW], out[CI_HIGH] = res["ci_low"], res["ci_high"]
     out[P_VALUE] = res["p_value"]
     out[P_ADJUSTED] = benjamini_hochberg(res["p_value"])
@@ -1050,7 +1150,21 @@ def compare_subgroups(
         out[VERDICTS_DIFFER] = out[SIGNIFICANT_A] != out[SIGNIFICANT_B]
     out.insert(0, MODEL_B, b)
     out.insert(0, MODEL_A, a)
-    out.attrs.update(resampled=resampled, n_boot=int(n_resamples), seed=int(seed), alpha=alpha)
+    notes = []
+    if pairing.cluster:
+        notes.append(f"per subgroup with a cluster: the cluster bootstrap's spread expanded "
+                     f"by sqrt(k / (k - 1)) and t on k - 1 df, k = the values of "
+                     f"{pairing.cluster} holding the subgroup's paired prompts (n_clusters; "
+                     "for the LD difference the fewer of those inside and outside it)")
+        lonely = out.loc[out[N_CLUSTERS] < 2, SUBGROUP].tolist()
+        if lonely:
+            notes.append(f"not estimable: {'; '.join(map(str, lonely[:8]))}"
+                         + (f" (and {len(lonely) - 8} more)" if len(lonely) > 8 else "")
+                         + f" lie(s) in one value of {pairing.cluster}: no interval or "
+                         "p-value (one cluster says nothing about the variation between "
+                         "clusters)")
+    out.attrs.update(resampled=resampled, n_boot=int(n_resamples), seed=int(seed), alpha=alpha,
+                     notes=notes)
     return out
 
 
@@ -1122,7 +1236,10 @@ def compare_pairing(
                 subs[(a, b)] = compare_subgroups(pairing, a, b, factors, max_level=max_level,
                                                  n_resamples=n_resamples, seed=seed,
                                                  confidence=confidence, alpha=alpha)
-    return Comparison(pairing, overall, subs, describe(pairing, overall, subs, alpha=alpha))
+    notes = describe(pairing, overall, subs, alpha=alpha)
+    for table in subs.values():
+        notes += [n for n in table.attrs.get("notes", []) if n not in notes]
+    return Comparison(pairing, overall, subs, notes)
 
 
 def describe(pairing: Pairing, overall: pd.DataFrame,

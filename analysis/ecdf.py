@@ -290,8 +290,14 @@ def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPL
         elif len(np.unique(np.concatenate([xa, xb]))) < len(xa) + len(xb):
             d, p, method, used = ks_permutation_pvalue(xa, xb, n_resamples=n_resamples,
                                                        seed=seed)
+            note = "tied rates: permutation p-value given the ties"
+            if method == "permutation (ties)" and p <= (1 + 1e-9) / (used + 1):
+                from analysis.formatting import format_p
+
+                note += (f"; p at its floor 1/({used:,} + 1): p {format_p(p, p)} (a bound; "
+                         "more random splits give a smaller one)")
             row.update({STATISTIC: d, P_VALUE: p, METHOD: method, N_RESAMPLES: used,
-                        NOTE: "tied rates: permutation p-value given the ties"})
+                        NOTE: note})
         else:
             method = "exact" if max(len(xa), len(xb)) <= 10_000 else "asymp"  # scipy's auto
             res = stats.ks_2samp(xa, xb, method=method)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column", "level_text"]
+__all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column", "level_text",
+           "permutation_floors"]
 
 
 #: printf format for p-value columns of app tables (two significant digits).
@@ -14,16 +15,24 @@ P_FORMAT = "%.2g"
 P_FLOOR = 1e-300
 
 
-def format_p(p: float | None) -> str:
+def format_p(p: float | None, floor: float | None = None) -> str:
     """A p-value with two significant digits; ``<1e-300`` at or below the floor.
+
+    ``floor``: the smallest value the p-value's method can give (a permutation p-value
+    ``(b + 1) / (m + 1)`` is at least ``1 / (m + 1)``); at that floor the p-value is a
+    bound, shown as ``<= 0.0001`` (issue 38: scipy's exact p of such a table was 1.3e-18).
 
     Examples
     --------
     >>> [format_p(x) for x in (0.5, 0.0342, 1.234e-70, 0.0, float("nan"))]
     ['0.5', '0.034', '1.2e-70', '<1e-300', '']
+    >>> format_p(1 / 10000, floor=1 / 10000)
+    '<= 0.0001'
     """
     if p is None or not math.isfinite(p):
         return ""
+    if floor is not None and math.isfinite(floor) and p <= floor * (1 + 1e-9):
+        return f"<= {format_p(floor)}"
     if p <= P_FLOOR:
         return "<1e-300"
     if p >= 1e-4:
@@ -46,3 +55,17 @@ def level_text(confidence: float) -> str:
     ['95 %', '50 %', '99.9 %']
     """
     return f"{100 * float(confidence):.10g} %"
+
+
+def permutation_floors(table) -> list[float | None] | None:  # noqa: ANN001 - a DataFrame
+    """Per row, the floor ``1 / (m + 1)`` of a Monte Carlo permutation p-value (rows with
+    ``n_resamples`` m > 0 and a ``method`` naming a permutation that is not exact), else
+    None; None for a table without those columns."""
+    if "n_resamples" not in getattr(table, "columns", ()) or "method" not in table.columns:
+        return None
+    out: list[float | None] = []
+    for m, method in zip(table["n_resamples"], table["method"], strict=True):
+        text = str(method)
+        ok = "permutation" in text and "exact" not in text and m == m and int(m) > 0
+        out.append(1 / (int(m) + 1) if ok else None)
+    return out

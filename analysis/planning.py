@@ -36,6 +36,7 @@ from analysis.columns import (
     COVERAGE_PERCENTAGE,
     DESIGN_EFFECT,
     DETECTABLE,
+    DF,
     GINI_INDEX,
     MDE_LOG_DISPARITY,
     N_CELLS,
@@ -349,12 +350,18 @@ def minimum_detectable_ld(n_subgroup: np.ndarray, n_outside: np.ndarray,
     return out
 
 
-def _t_factor(df: int | None, alpha: float, power: float) -> float:
-    """``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on ``df`` (1 without)."""
-    if not df:
-        return 1.0
+def _t_factor(df: float | np.ndarray | None, alpha: float, power: float
+              ) -> float | np.ndarray:
+    """``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on ``df`` (1 without);
+    elementwise for an array of df (NaN stays NaN)."""
     from scipy.special import ndtri, stdtrit
 
+    if np.ndim(df):
+        df = np.asarray(df, dtype=float)
+        return ((stdtrit(df, 1 - alpha / 2) + stdtrit(df, power))
+                / (ndtri(1 - alpha / 2) + ndtri(power)))
+    if not df:
+        return 1.0
     return float((stdtrit(df, 1 - alpha / 2) + stdtrit(df, power))
                  / (ndtri(1 - alpha / 2) + ndtri(power)))
 
@@ -383,20 +390,26 @@ def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
         For a cluster-robust table (``design_effect`` column, from
         :func:`analysis.subgroups.subgroups` with a cluster) the MDE is that of the
         effective sizes ``n / design_effect^2`` inside and outside (Kish), times
-        ``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on G - 1 df when the
-        table's ``attrs["reference_df"]`` is set: the MDE of the test printed beside it.
-        NaN where the subgroup has no cluster-robust test.
+        ``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on the subgroup's own
+        df (its ``df`` column: Satterthwaite by default; else G - 1 from
+        ``attrs["reference_df"]``): the MDE of the test printed beside it. The design
+        effect is floored at 1 for planning (a robust SE below the independent-rows one,
+        estimated from a few clusters, is noise, not a gain). NaN where the subgroup has
+        no cluster-robust test.
     """
     missing = [c for c in (N, RATE_OUTSIDE) if c not in table.columns]
     if missing:
         raise AnalysisError(f"A subgroup table needs the columns {', '.join(missing)}.")
     out = table.copy()
     n = out[N].to_numpy(dtype=float)
-    deff2 = (out[DESIGN_EFFECT].to_numpy(dtype=float) ** 2 if DESIGN_EFFECT in out.columns
-             else np.ones(len(n)))
+    # np.maximum keeps NaN (no cluster-robust test: no MDE)
+    deff2 = (np.maximum(out[DESIGN_EFFECT].to_numpy(dtype=float), 1.0) ** 2
+             if DESIGN_EFFECT in out.columns else np.ones(len(n)))
+    df = (out[DF].to_numpy(dtype=float) if DF in out.columns
+          else table.attrs.get("reference_df"))
     out[MDE_LOG_DISPARITY] = minimum_detectable_ld(
         n / deff2, (float(total_n) - n) / deff2, out[RATE_OUTSIDE].to_numpy(dtype=float),
-        alpha=alpha, power=power) * _t_factor(table.attrs.get("reference_df"), alpha, power)
+        alpha=alpha, power=power) * _t_factor(df, alpha, power)
     if target_ld is not None:
         if not math.isfinite(target_ld) or target_ld == 0:
             raise AnalysisError("The effect of interest must be a non-zero log disparity.")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.formatting import format_p, is_p_column
+from analysis.formatting import format_p, is_p_column, permutation_floors
 
 __all__ = [
     "FIGURES", "FRACTION_COLUMNS", "HEADERS", "PERCENT_TABLES", "TABLES", "display_table",
@@ -212,9 +212,13 @@ def display_table(table: pd.DataFrame, stem: str = "", *, adjust: str | None = N
         :func:`header`.
     """
     out = {}
+    floors = permutation_floors(table)
     for col in table.columns:
         s, name = table[col], str(col)
-        if pd.api.types.is_bool_dtype(s):
+        if floors is not None and name == "p_value":  # a permutation p at its floor: a bound
+            out[header(col, adjust)] = [format_p(float(v), f) if v == v else ""
+                                for v, f in zip(s.tolist(), floors, strict=True)]
+        elif pd.api.types.is_bool_dtype(s):
             out[header(col, adjust)] = s.map(lambda v: "yes" if v else "no")
         elif pd.api.types.is_numeric_dtype(s):
             percent = stem in PERCENT_TABLES

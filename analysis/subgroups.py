@@ -20,7 +20,10 @@ ratio ``log(a d / (b c))``. Decisions (see ``docs/subgroups.md``):
 - **Continuity correction**: when any of a, b, c, d is 0, 0.5 is added to all four
   cells (Haldane-Anscombe) for LD, its CI and the Wald p-value; flagged in
   ``continuity_corrected``. Rates are always reported uncorrected.
-- **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``.
+- **CI**: Woolf's log odds ratio interval, ``LD +- z * sqrt(1/a + 1/b + 1/c + 1/d)``;
+  where the p-value is Fisher's, the exact conditional (Cornfield) interval on the
+  uncorrected counts (:func:`conditional_ld_interval`), which never excludes 0 while
+  Fisher's p is above the level (issue 38).
 - **p-value**: ``test="auto"`` (default): Fisher's exact two-sided p-value on the
   uncorrected counts where the subgroup is flagged ``small_n`` or its table has a zero
   cell (where the Wald test has little power and a poor null distribution), the Wald z
@@ -59,6 +62,7 @@ from analysis.columns import (
     DESIGN_EFFECT,
     DEVIATION_RATE,
     DEVIATIONS,
+    DF,
     DUPLICATE_OF,
     LD_UNDEFINED,
     LEVEL,
@@ -81,8 +85,10 @@ from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
-    "cluster_robust_ld", "disparity_stats", "distinct_subgroups", "fisher_exact_pvalues",
-    "ld_cluster_variance", "subgroup_counts", "subgroups", "uncertainty_label",
+    "cluster_robust_ld", "conditional_ld_interval", "disparity_stats", "distinct_subgroups",
+    "fisher_exact_pvalues",
+    "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts", "subgroups",
+    "uncertainty_label",
 ]
 
 
@@ -97,7 +103,7 @@ MIN_EXPECTED: float = SubgroupsOptions.default("min_expected")
 #: Columns a subgroup table puts beside the factor columns (a factor may not be named so).
 _OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LOG_DISPARITY,
                 CI_LOW, CI_HIGH, P_VALUE, P_ADJUSTED, TEST, SMALL_N, CONTINUITY_CORRECTED,
-                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS, DESIGN_EFFECT, N_CLUSTERS)
+                LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS, DESIGN_EFFECT, N_CLUSTERS, DF)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
 
@@ -329,6 +335,29 @@ def fisher_exact_pvalues(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndar
     return p
 
 
+def conditional_ld_interval(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray,
+                            confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Exact conditional (Cornfield) interval of the log odds ratio of 2x2 tables
+    ``[[a, b], [c, d]]`` on the uncorrected counts: the log of
+    :func:`scipy.stats.contingency.odds_ratio` ``(kind="conditional")``'s
+    ``confidence_interval`` (-inf / inf where a bound is 0 / infinite; NaN for a table
+    with an empty row or column). The interval shown beside Fisher's p-value: it
+    excludes 0 only when Fisher's two-sided p is below ``1 - confidence`` (it inverts the
+    two one-sided conditional tests; Fisher's p is at most twice the smaller of them), so
+    the two never contradict each other that way; Woolf's interval could (issue 38)."""
+    from scipy.stats.contingency import odds_ratio
+
+    lo, hi = np.full(len(a), np.nan), np.full(len(a), np.nan)
+    for i, table in enumerate(zip(a, b, c, d, strict=True)):
+        x = np.asarray(table, dtype=np.int64).reshape(2, 2)
+        if (x.sum(axis=0) == 0).any() or (x.sum(axis=1) == 0).any():
+            continue
+        iv = odds_ratio(x, kind="conditional").confidence_interval(confidence)
+        with np.errstate(divide="ignore"):
+            lo[i], hi[i] = np.log(iv.low), np.log(iv.high)
+    return lo, hi
+
+
 def disparity_stats(
     deviations: np.ndarray,
     n: np.ndarray,
@@ -339,6 +368,7 @@ def disparity_stats(
     confidence: float = 0.95,
     min_n: int = MIN_N,
     min_expected: float = MIN_EXPECTED,
+    exact_ci: bool = False,
 ) -> pd.DataFrame:
     """Log disparity, CI, p-value and flags of subgroups against the rows outside them.
 
@@ -350,6 +380,11 @@ def disparity_stats(
         The same over the whole table the subgroups are taken from.
     test, confidence, min_n, min_expected
         See :func:`subgroups`.
+    exact_ci
+        Where the p-value is Fisher's, the exact conditional interval
+        (:func:`conditional_ld_interval`, ~20 ms a table) instead of Woolf's; what
+        :func:`subgroups` shows. Off for callers that use only the p-values (judge-noise
+        replicates, verdicts).
 
     Returns
     -------
@@ -396,16 +431,20 @@ def disparity_stats(
         exact = (small | corrected) & ~undefined
     with np.errstate(invalid="ignore", divide="ignore"):
         p = 2 * ndtr(-(np.abs(ld) / se))
+    lo_ci, hi_ci = ld - z * se, ld + z * se
     if exact.any():
         p[exact] = fisher_exact_pvalues(a[exact], b[exact], c[exact], d[exact])
+        if exact_ci:
+            lo_ci[exact], hi_ci[exact] = conditional_ld_interval(
+                a[exact], b[exact], c[exact], d[exact], confidence)
     used = np.where(undefined, None, np.where(exact, "fisher", "wald")).astype(object)
     nan = np.where(undefined, np.nan, 1.0)
     return pd.DataFrame({
         DEVIATION_RATE: a / n,
         RATE_OUTSIDE: rate_outside,
         LOG_DISPARITY: ld * nan,
-        CI_LOW: (ld - z * se) * nan,
-        CI_HIGH: (ld + z * se) * nan,
+        CI_LOW: lo_ci * nan,
+        CI_HIGH: hi_ci * nan,
         P_VALUE: p * nan,
         TEST: used,
         SMALL_N: small,
@@ -451,15 +490,18 @@ def subgroups(
     cluster
         A column of ``cells`` whose rows are correlated (the template). Then the CI and
         p-value of every subgroup are cluster-robust (:func:`cluster_robust_ld`: the
-        bias-reduced sandwich standard error of LD, t with G - 1 df), ``test`` is
+        bias-reduced sandwich standard error of LD, t on the subgroup's own
+        Satterthwaite df, :func:`ld_satterthwaite_df`; G - 1 with ``"cr1"``), ``test`` is
         ``"cluster t"`` (``"cluster z"`` with ``small_sample="none"``), and the table gains
-        ``design_effect`` (robust / Woolf standard error) and ``n_clusters`` (clusters
-        holding the subgroup's rows). A subgroup whose rows, or the rows outside it, lie
-        in a single cluster has no cluster-robust test: CI and p are NaN (a note counts
-        them). ``test="fisher"`` is refused (it assumes independent rows). A constant
-        cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
-        ``attrs["n_clusters"]``, ``attrs["reference_df"]`` and ``attrs["notes"]`` say
-        what was done.
+        ``design_effect`` (robust / Woolf standard error), ``n_clusters`` (clusters
+        holding the subgroup's rows) and ``df``. A subgroup whose rows, or the rows
+        outside it, lie in fewer than 2 clusters (or whose df is below
+        :data:`analysis.clusters.DF_FLOOR`) has no cluster-robust test: CI, p and df are
+        NaN (a note names them). ``test="fisher"`` is refused (it assumes independent
+        rows). A constant cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
+        ``attrs["n_clusters"]``, ``attrs["df_method"]`` (``"satterthwaite"``, ``"G - 1"``,
+        ``"normal"``), ``attrs["reference_df"]`` (G - 1 for ``"cr1"``, else None) and
+        ``attrs["notes"]`` say what was done.
     small_sample
         ``"cr2"`` (default), ``"cr1"`` or ``"none"``: covariance and reference of the
         robust test (:mod:`analysis.clusters`).
@@ -476,7 +518,8 @@ def subgroups(
         ``subgroup`` (label), ``n``, ``deviations``, ``deviation_rate`` (d/n,
         uncorrected), ``rate_outside`` (deviation rate of the rows outside the
         subgroup), ``log_disparity`` (LD = logit(rate) - logit(rate outside)),
-        ``ci_low`` / ``ci_high`` (Woolf CI of LD), ``p_value`` (H0: LD = 0),
+        ``ci_low`` / ``ci_high`` (Woolf CI of LD; the exact conditional one where the
+        p-value is Fisher's), ``p_value`` (H0: LD = 0),
         ``p_adjusted`` (``adjust``, default Benjamini-Hochberg, over the distinct
         subgroups with a p-value),
         ``test`` (the test behind ``p_value``: "wald" or "fisher"), ``small_n``,
@@ -518,7 +561,8 @@ def subgroups(
     total_d = int(cells[DEVIATIONS].sum())
     st = disparity_stats(counts[DEVIATIONS].to_numpy(), counts[N].to_numpy(),
                          total_deviations=total_d, total_n=total_n, test=test,
-                         confidence=confidence, min_n=min_n, min_expected=min_expected)
+                         confidence=confidence, min_n=min_n, min_expected=min_expected,
+                         exact_ci=cluster is None)
     for col in st.columns:
         counts[col] = st[col].to_numpy()
     if cluster is not None:
@@ -530,6 +574,7 @@ def subgroups(
                       robust[DESIGN_EFFECT].to_numpy())
         counts.insert(counts.columns.get_loc(TEST) + 2, N_CLUSTERS,
                       robust[N_CLUSTERS].to_numpy())
+        counts.insert(counts.columns.get_loc(TEST) + 3, DF, robust[DF].to_numpy())
         notes.extend(robust.attrs["notes"])
     rep = _representatives(counts, signatures)
     p = counts[P_VALUE].to_numpy()
@@ -540,8 +585,12 @@ def subgroups(
     labels = counts[SUBGROUP].to_numpy(dtype=object)
     counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
     g = int(cells.loc[cells[N] > 0, cluster].nunique()) if cluster else 0
+    method = ("" if not cluster else "satterthwaite" if small_sample == "cr2"
+              else "normal" if small_sample == "none" else "G - 1")
     counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes, "adjust": adjust,
-                         "reference_df": reference_df(small_sample, g) if cluster else None,
+                         "reference_df": (reference_df(small_sample, g)
+                                          if method == "G - 1" else None),
+                         "df_method": method,
                          "small_sample": small_sample if cluster else None})
     return counts
 
@@ -555,8 +604,11 @@ def uncertainty_label(attrs: dict, design=None) -> str:
         from analysis.clusters import SMALL_SAMPLE_LABELS
 
         how = SMALL_SAMPLE_LABELS.get(attrs.get("small_sample") or "cr2", "")
+        ref = ("t with each subgroup's Satterthwaite df (column df)"
+               if attrs.get("df_method") == "satterthwaite"
+               else f"t with {df} df" if df is not None else "normal reference")
         return (f"cluster-robust over {attrs.get('n_clusters', 0):,} values of {cluster} "
-                f"({how}, {f't with {df} df' if df is not None else 'normal reference'})")
+                f"({how}, {ref})")
     declared = getattr(design, "cluster", None)
     return "independent rows (no clustering)" + (
         f"; the design's cluster {declared} is not used" if declared else "")
@@ -592,8 +644,40 @@ def ld_cluster_variance(a: np.ndarray, n: np.ndarray, d: np.ndarray, t: np.ndarr
     (CR1, = statsmodels' ``cov_type="cluster"``). CR2 scales each residual sum by
     ``(1 - h)^(-1/2)`` with ``h`` the cluster's share of its group's rows (``n_c / n``
     inside, ``(t_c - n_c) / m`` outside: the leverage of the saturated model) and
-    ``K = 1`` (Bell & McCaffrey 2002).
+    ``K = 1`` (Bell & McCaffrey 2002). :func:`ld_satterthwaite_df` gives the degrees of
+    freedom of the CR2 test.
     """
+    ld, variance, inside, outside, _ = _ld_cluster(a, n, d, t, small_sample, with_df=False)
+    return ld, variance, inside, outside
+
+
+def ld_satterthwaite_df(a: np.ndarray, n: np.ndarray, d: np.ndarray, t: np.ndarray
+                        ) -> np.ndarray:
+    """Bell-McCaffrey / Satterthwaite degrees of freedom of the CR2 test of each LD.
+
+    Arguments as :func:`ld_cluster_variance` (last axis: the G clusters). Returns the df
+    of the t reference of ``LD / SE`` with the CR2 standard error (Bell & McCaffrey
+    2002; Pustejovsky & Tipton 2018, clubSandwich's ``coef_test(vcov = "CR2",
+    test = "Satterthwaite")`` on the logistic fit of the subgroup's indicator).
+
+    Notes
+    -----
+    With the working model (the saturated logit, so ``Var(y) = p (1 - p)``) the CR2
+    variance is ``sum_c (p_c' e_c)^2`` for fixed vectors ``p_c``, and the df is
+    ``2 E[V]^2 / Var[V] = (sum_c P_cc)^2 / sum_(c,k) P_ck^2`` with
+    ``P = [p_c' (I - H)_ck p_k]``. The hat matrix of the two-group model is ``1 / n`` on
+    pairs of rows inside the subgroup, ``1 / m`` on pairs outside, 0 across, so with
+    ``alpha_c = n_c / n``, ``beta_c = (t_c - n_c) / m``, ``u_c = alpha_c (1 -
+    alpha_c)^(-1/2)``, ``w_c = beta_c (1 - beta_c)^(-1/2)`` and ``r = v1 / v0``, ``v1 P``
+    has the diagonal ``alpha_c + r beta_c`` (it sums to ``1 + r``: CR2 is unbiased under
+    the working model) and the off-diagonal ``-(u_c u_k + r w_c w_k)``; everything is
+    O(G) per subgroup. A subgroup concentrated in one cluster has df near 1, one spread
+    evenly over many clusters df near G - 1.
+    """
+    return _ld_cluster(a, n, d, t, "cr2", with_df=True)[4]
+
+
+def _ld_cluster(a, n, d, t, small_sample, *, with_df: bool):
     a, n = np.asarray(a, dtype=float), np.asarray(n, dtype=float)
     d, t = np.broadcast_to(d, a.shape).astype(float), np.broadcast_to(t, a.shape).astype(float)
     big_a, big_n = a.sum(-1), n.sum(-1)
@@ -602,6 +686,7 @@ def ld_cluster_variance(a: np.ndarray, n: np.ndarray, d: np.ndarray, t: np.ndarr
     c = total_d - big_a
     shift = np.where(np.minimum.reduce([big_a, big_n - big_a, c, m - c]) == 0, HALDANE, 0.0)
     g = a.shape[-1]
+    df = None
     with np.errstate(divide="ignore", invalid="ignore"):
         p1 = (big_a + shift) / (big_n + 2 * shift)
         p0 = (c + shift) / (m + 2 * shift)
@@ -611,17 +696,28 @@ def ld_cluster_variance(a: np.ndarray, n: np.ndarray, d: np.ndarray, t: np.ndarr
         e1 = a - p1[..., None] * n
         e0 = (d - a) - p0[..., None] * (t - n)
         if small_sample == "cr2":
-            s1 = 1 / np.sqrt(np.clip(1 - n / big_n[..., None], 1e-10, None))
-            s0 = 1 / np.sqrt(np.clip(1 - (t - n) / m[..., None], 1e-10, None))
+            h1 = n / big_n[..., None]
+            h0 = (t - n) / m[..., None]
+            s1 = 1 / np.sqrt(np.clip(1 - h1, 1e-10, None))
+            s0 = 1 / np.sqrt(np.clip(1 - h0, 1e-10, None))
             u = e1 * s1 / v1 - e0 * s0 / v0
             k = 1.0
+            if with_df:
+                r = (v1 / v0)[..., 0]
+                uu, ww = h1 * s1, h0 * s0
+                su2, sw2, suw = (uu * uu).sum(-1), (ww * ww).sum(-1), (uu * ww).sum(-1)
+                diag = h1 + r[..., None] * h0
+                off = ((su2 * su2 - (uu ** 4).sum(-1))
+                       + 2 * r * (suw * suw - (uu * uu * ww * ww).sum(-1))
+                       + r * r * (sw2 * sw2 - (ww ** 4).sum(-1)))
+                df = (1 + r) ** 2 / ((diag * diag).sum(-1) + off)
         else:
             u = e1 / v1 - e0 / v0
             k = g / (g - 1) * (total_n - 1) / (total_n - 2)
         variance = k * np.sum(u * u, axis=-1)
     inside = (n > 0).sum(-1)
     outside = (t - n > 0).sum(-1)
-    return ld, variance, inside, outside
+    return ld, variance, inside, outside, df
 
 
 #: Subgroups x clusters per dense block of :func:`cluster_robust_ld`.
@@ -649,10 +745,12 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
         ``attrs["notes"]``.
     """
     from analysis.clusters import (
+        DF_FLOOR,
+        MIN_SUPPORTING_CLUSTERS,
+        SMALL_SAMPLE_LABELS,
         critical_value,
         describe,
         few_clusters_note,
-        reference_df,
         two_sided_p,
     )
 
@@ -680,6 +778,8 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     a_c, n_c = per[DEVIATIONS].to_numpy(float), per[N].to_numpy(float)
     size = len(table)
     ld, var = np.full(size, np.nan), np.full(size, np.nan)
+    satterthwaite = small_sample == "cr2"
+    df = np.full(size, np.nan if small_sample == "none" else float(g - 1))
     inside, outside = np.zeros(size, np.int64), np.zeros(size, np.int64)
     step = max(1, _BLOCK // max(g, 1))
     by_row = np.argsort(s, kind="stable")
@@ -691,8 +791,10 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
         n = np.zeros((hi - lo, g))
         a[s[rows] - lo, gc[rows]] = a_c[rows]
         n[s[rows] - lo, gc[rows]] = n_c[rows]
-        ld[lo:hi], var[lo:hi], inside[lo:hi], outside[lo:hi] = ld_cluster_variance(
-            a, n, t_d, t_n, small_sample=small_sample)
+        ld[lo:hi], var[lo:hi], inside[lo:hi], outside[lo:hi], block_df = _ld_cluster(
+            a, n, t_d, t_n, small_sample, with_df=satterthwaite)
+        if satterthwaite:
+            df[lo:hi] = block_df
     estimate = table[LOG_DISPARITY].to_numpy(float)
     se = np.sqrt(np.maximum(var, 0.0))
     a, n = table[DEVIATIONS].to_numpy(float), table[N].to_numpy(float)
@@ -700,28 +802,85 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     d = t_n.sum() - n - c
     shift = np.where(np.minimum.reduce([a, b_, c, d]) == 0, HALDANE, 0.0)
     woolf = np.sqrt(1 / (a + shift) + 1 / (b_ + shift) + 1 / (c + shift) + 1 / (d + shift))
-    testable = (inside >= 2) & (outside >= 2) & np.isfinite(estimate) & (se > 0)
+    supported = ((inside >= MIN_SUPPORTING_CLUSTERS) & (outside >= MIN_SUPPORTING_CLUSTERS)
+                 & np.isfinite(estimate))
+    low_df = supported & satterthwaite & ~(df >= DF_FLOOR)
+    testable = supported & ~low_df & (se > 0)
     se = np.where(testable, se, np.nan)
-    df = reference_df(small_sample, g)
-    crit = critical_value(confidence, df)
-    p = np.where(testable, two_sided_p(estimate / np.where(testable, se, 1.0), df), np.nan)
-    name = "cluster t" if df is not None else "cluster z"
+    df = np.where(supported, df, np.nan)
+    p = np.full(size, np.nan)
+    half = np.full(size, np.nan)
+    if testable.any():
+        ref = None if small_sample == "none" else df[testable]
+        p[testable] = two_sided_p(estimate[testable] / se[testable], ref)
+        half[testable] = critical_value(confidence, ref) * se[testable]
+    name = "cluster t" if small_sample != "none" else "cluster z"
     out = pd.DataFrame({
-        CI_LOW: estimate - crit * se, CI_HIGH: estimate + crit * se, P_VALUE: p,
+        CI_LOW: estimate - half, CI_HIGH: estimate + half, P_VALUE: p,
         TEST: np.where(np.isfinite(estimate), name, None).astype(object),
-        DESIGN_EFFECT: se / woolf, N_CLUSTERS: inside.astype(np.int64), STD_ERR: se})
+        DESIGN_EFFECT: se / woolf, N_CLUSTERS: inside.astype(np.int64), DF: df,
+        STD_ERR: se})
+    how = (f"{SMALL_SAMPLE_LABELS['cr2']}, t with each subgroup's Satterthwaite df "
+           "(Bell-McCaffrey; column df)" if satterthwaite else describe(small_sample, g))
     notes = [f"CIs and p-values are cluster-robust over the {g:,} values of {cluster} "
-             f"({describe(small_sample, g)}); design_effect = robust / Woolf standard error"]
-    few = few_clusters_note(g, cluster, small_sample)
+             f"({how}); design_effect = robust / Woolf standard error, n_clusters = the "
+             f"values of {cluster} holding the subgroup's rows"]
+    few = (_few_clusters_satterthwaite(g, cluster) if satterthwaite
+           else few_clusters_note(g, cluster, small_sample))
     if few:
         notes.append(few)
-    lonely = int((~testable & np.isfinite(estimate)).sum())
-    if lonely:
-        notes.append(f"{lonely} subgroup(s) have their rows, or the rows outside them, in a "
-                     f"single value of {cluster}: no cluster-robust test (CI and p left "
-                     "empty; one cluster says nothing about the variation between clusters)")
+    notes += _not_estimable_notes(table[SUBGROUP].to_numpy(dtype=object), inside, outside,
+                                  df, np.isfinite(estimate), supported, low_df, g,
+                                  cluster)
     out.attrs["notes"] = notes
     return out
+
+
+#: Subgroups named one by one in the "not estimable" note (the rest are counted).
+_NAMED = 8
+
+
+def _few_clusters_satterthwaite(g: int, cluster: str) -> str | None:
+    """The "few clusters" note of the per-subgroup Satterthwaite reference (G < 30)."""
+    from analysis.clusters import FEW_CLUSTERS
+
+    if g >= FEW_CLUSTERS:
+        return None
+    return (f"few clusters: only {g} values of {cluster} (fewer than {FEW_CLUSTERS}); "
+            "cluster-robust standard errors are themselves uncertain: each subgroup's "
+            "Satterthwaite df (column df) says how many clusters stand behind it (a "
+            "subgroup on 2-3 clusters has about 1-3 df and a wide interval)"
+            + ("; with fewer than 10 clusters read the p-values as rough" if g < 10 else ""))
+
+
+def _not_estimable_notes(labels: np.ndarray, inside: np.ndarray, outside: np.ndarray,
+                         df: np.ndarray, defined: np.ndarray, supported: np.ndarray,
+                         low_df: np.ndarray, g: int, cluster: str) -> list[str]:
+    """Name the subgroups without a cluster-robust test: on fewer than 2 clusters (or the
+    rows outside them), or with df below the floor; the first :data:`_NAMED` by label."""
+    from analysis.clusters import DF_FLOOR, MIN_SUPPORTING_CLUSTERS
+
+    notes = []
+    lonely = np.flatnonzero(defined & ~supported)
+    if len(lonely):
+        def one(i: int) -> str:
+            if inside[i] < MIN_SUPPORTING_CLUSTERS:
+                return f"{labels[i]} occurs in {inside[i]} of {g:,} values of {cluster}"
+            return f"the rows outside {labels[i]} lie in {outside[i]} value of {cluster}"
+        shown = "; ".join(one(int(i)) for i in lonely[:_NAMED])
+        more = f" (and {len(lonely) - _NAMED} more)" if len(lonely) > _NAMED else ""
+        notes.append(f"not estimable: {shown}{more}: a disparity resting on one value of "
+                     f"{cluster} cannot be told apart from that value's own effect, so it "
+                     "has no cluster-robust test (CI and p left empty, not a finding)")
+    low = np.flatnonzero(low_df)
+    if len(low):
+        shown = "; ".join(f"{labels[i]} ({inside[i]} values of {cluster}, df {df[i]:.2g})"
+                          for i in low[:_NAMED])
+        more = f" (and {len(low) - _NAMED} more)" if len(low) > _NAMED else ""
+        notes.append(f"not estimable: {shown}{more}: Satterthwaite df below {DF_FLOOR:g}, "
+                     "no p-value (CI and p left empty, not a finding)")
+    return notes
+
 
 
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:

@@ -267,7 +267,9 @@ def test_compare_subgroups_uses_paired_bootstrap_on_clusters():
     n_ec = np.bincount(codes, minlength=20).reshape(10, 2).astype(float)
     a_ec = np.bincount(codes, weights=paired["__outcome_a__"], minlength=20).reshape(10, 2)
     b_ec = np.bincount(codes, weights=paired["__outcome_b__"], minlength=20).reshape(10, 2)
-    direct = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(2), n_resamples=100, seed=5)
+    direct = paired_bootstrap(n_ec, a_ec, b_ec, np.eye(2), n_resamples=100, seed=5,
+                              clustered=True)
+    assert (table["n_clusters"] == direct["n_clusters"]).all()
     np.testing.assert_allclose(table["ci_low"], direct["ci_low"])
     np.testing.assert_allclose(table["ld_difference"], direct["ld_difference"])
     overall = compare_overall(pairing)
