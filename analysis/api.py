@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 
     from analysis.design import Design
 
-__all__ = ["Result", "bias_index", "cohorts", "compare", "coverage", "disparity", "ecdf",
-           "features", "importance", "importance_linear", "index_published", "plan", "power",
-           "prepare_inputs", "subgroups"]
+__all__ = ["Result", "bias_index", "check", "cohorts", "compare", "coverage", "disparity",
+           "ecdf", "features", "importance", "importance_linear", "index_published",
+           "native_deltas", "native_scores", "plan", "power", "prepare_inputs", "subgroups"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -877,3 +877,7 @@ def index_published(data: Any, *, polarity: str | None = None, text_column: str 
                 "dimension": dimension, "weights": dict(weights or {})}
     return Result(index.totals, (f"Polarity: {index.lexicon}.",), settings,
                   {"responses": index.responses}, index)
+
+
+# native scores, their paired deltas and the gate (docs/native_scores.md, docs/checks.md)
+from analysis.api_native import check, native_deltas, native_scores  # noqa: E402

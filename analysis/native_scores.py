@@ -165,13 +165,18 @@ def _mean_family(metrics: Sequence[str]) -> _Family:
 _BBQ = _Family("bbq", _bbq_quantities, _bbq_scores, BBQ_BREAKDOWNS, "n")
 
 
-def _families(results: pd.DataFrame) -> list[_Family]:
+def _families(results: pd.DataFrame, extra: Sequence[str] = ()) -> list[_Family]:
     out = []
     if "context_condition" in results.columns and is_bbq(
             results[results["context_condition"].notna()]):  # also BBQ's rows of a run
         out.append(_BBQ)
     metrics = [m for m in MEAN_METRICS if m in results.columns
                and pd.api.types.is_numeric_dtype(results[m])]
+    for m in extra:
+        if m not in results.columns or not pd.api.types.is_numeric_dtype(results[m]):
+            raise AnalysisError(f"The metric column {m!r} is not a numeric column of the "
+                                "table.")
+        metrics += [m] if m not in metrics else []
     if metrics:
         out.append(_mean_family(metrics))
     return out
@@ -285,11 +290,11 @@ def _check_options(n_resamples: int, confidence: float) -> None:
         raise AnalysisError(f"The confidence level must be between 0 and 1, got {confidence}.")
 
 
-def _prepare(results: pd.DataFrame, design, cluster: str | None | object  # noqa: ANN001
-             ) -> tuple[pd.DataFrame, str | None, list[_Family]]:
+def _prepare(results: pd.DataFrame, design, cluster: str | None | object,  # noqa: ANN001
+             metrics: Sequence[str] = ()) -> tuple[pd.DataFrame, str | None, list[_Family]]:
     if not isinstance(results, pd.DataFrame):
         raise AnalysisError("Native scores need a results table (a DataFrame).")
-    families = _families(results)
+    families = _families(results, metrics)
     if not families:
         raise AnalysisError(
             "No native score for this table: it has neither BBQ's columns ("
@@ -357,7 +362,8 @@ def _method(cluster: str | None, stratum: str | None, confidence: float, n_resam
 def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
                   cluster: str | None = "<the design's cluster>",
                   n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
-                  breakdowns: Sequence[str] | None = None) -> NativeScores:
+                  breakdowns: Sequence[str] | None = None,
+                  metrics: Sequence[str] = ()) -> NativeScores:
     """Every native score of the table with its cluster-bootstrap interval.
 
     Parameters
@@ -373,6 +379,9 @@ def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
         The bootstrap (seeded: the same call gives the same interval).
     breakdowns
         The columns to break the scores down by (default: the family's, where present).
+    metrics
+        Further numeric columns scored by their mean (e.g. ``deviation``, the design's
+        0/1 outcome: the deviation rate).
 
     Returns
     -------
@@ -393,7 +402,7 @@ def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
         bootstrap options.
     """
     _check_options(n_resamples, confidence)
-    rows, cluster, families = _prepare(results, design, cluster)
+    rows, cluster, families = _prepare(results, design, cluster, metrics)
     keys = _settings(rows)
     parts, notes = [], []
     for fam in families:
@@ -538,7 +547,8 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
                   reference: str | None = None, unit: Sequence[str] | None = None,
                   cluster: str | None = "<the design's cluster>", n_resamples: int = 1000,
                   confidence: float = 0.95, seed: int = 0,
-                  breakdowns: Sequence[str] | None = None) -> NativeScores:
+                  breakdowns: Sequence[str] | None = None,
+                  metrics: Sequence[str] = (), ignore: Sequence[str] = ()) -> NativeScores:
     """Paired differences ``score_b - score_a`` of every native score between values of
     ``by`` on the units both answered (see the module docstring).
 
@@ -554,8 +564,11 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         Compare every value against it (default: every pair in the factor's order).
     unit
         Columns identifying a prompt (default: compare's :func:`~analysis.compare.infer_unit`).
-    cluster, n_resamples, confidence, seed, breakdowns
+    cluster, n_resamples, confidence, seed, breakdowns, metrics
         As :func:`native_scores`; the clusters are those both values share.
+    ignore
+        Setting columns not to split by (e.g. ``model`` when two runs of different
+        models are compared by a ``run`` column).
 
     Returns
     -------
@@ -588,11 +601,11 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         raise PairingError(f"The compared column {by!r} is not in the table.")
     applied = results if "deviation" in results.columns else apply_design(results, design)
     pairing = pair_units(applied, design, by, unit=list(unit) if unit else None, cluster=None)
-    rows, cluster, families = _prepare(applied, design, cluster)
+    rows, cluster, families = _prepare(applied, design, cluster, metrics)
     if cluster is None:
         rows[_CL] = _unit_key(rows, pairing.unit)
     rows[by] = _text(rows[by])
-    keys = _settings(rows, skip=[by])
+    keys = _settings(rows, skip=[by, *ignore])
     parts, notes = [], [pairing.note]
     for a, b in pairing.pairs(reference):
         shared = pairing.paired(a, b)[pairing.unit]
