@@ -498,10 +498,10 @@ def run_checks(data: Any, design: Any, criteria: Any, *, baseline: Any = None,
     from analysis.api import prepare_inputs
 
     items, top = load_criteria(criteria)
-    table, the_design, _ = prepare_inputs(data, design, where=where)
+    table, the_design, _ = prepare_inputs(data, design, where=where, need_outcome=False)
     base = None
     if baseline is not None:
-        base, _, _ = prepare_inputs(baseline, the_design, where=where)
+        base, _, _ = prepare_inputs(baseline, the_design, where=where, need_outcome=False)
     ctx = _Context(table, the_design, base, int(top.get("n_resamples", 1000)),
                    int(top.get("seed", 0)), top["source"])
     for c in items:
@@ -625,6 +625,9 @@ def _bound(c: Criterion, ctx: _Context) -> CriterionResult:
     from analysis.native_scores import native_scores
 
     name, extra = _metric_name(c)
+    if extra and "deviation" not in ctx.data.columns:
+        return _not_evaluated(c, "the design has no outcome (how a row counts as a "
+                              "deviation): there is no deviation rate.")
     upper = "max" in c.spec
     threshold = float(c.spec["max"] if upper else c.spec["min"])
     scores = native_scores(ctx.data, ctx.design, n_resamples=ctx.n_resamples,
