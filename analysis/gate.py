@@ -43,7 +43,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, CriteriaError
 
 __all__ = [
     "CRITERION_KEYS", "CheckReport", "CriteriaError", "Criterion", "CriterionResult",
@@ -67,10 +67,6 @@ COMPARE_KEYS = ("by", "reference", "candidate")
 #: ``compare:`` value that pairs the run with ``--baseline``.
 BASELINE = "baseline"
 _RUN = "run"
-
-
-class CriteriaError(AnalysisError):
-    """A criteria file that cannot be used (names the file, the line and the fix)."""
 
 
 @dataclass(frozen=True)
@@ -498,10 +494,15 @@ def run_checks(data: Any, design: Any, criteria: Any, *, baseline: Any = None,
     from analysis.api import prepare_inputs
 
     items, top = load_criteria(criteria)
-    table, the_design, _ = prepare_inputs(data, design, where=where, need_outcome=False)
     base = None
-    if baseline is not None:
-        base, _, _ = prepare_inputs(baseline, the_design, where=where, need_outcome=False)
+    if baseline is None:
+        table, the_design, _ = prepare_inputs(data, design, where=where, need_outcome=False)
+    else:  # the design is applied to both runs together (values, references of either)
+        both = pd.concat([_frame(baseline).assign(**{_RUN: "baseline"}),
+                          _frame(data).assign(**{_RUN: "candidate"})], ignore_index=True)
+        both, the_design, _ = prepare_inputs(both, design, where=where, need_outcome=False)
+        table = both[both[_RUN] == "candidate"].drop(columns=_RUN).reset_index(drop=True)
+        base = both[both[_RUN] == "baseline"].drop(columns=_RUN).reset_index(drop=True)
     ctx = _Context(table, the_design, base, int(top.get("n_resamples", 1000)),
                    int(top.get("seed", 0)), top["source"])
     for c in items:
@@ -511,6 +512,17 @@ def run_checks(data: Any, design: Any, criteria: Any, *, baseline: Any = None,
              "= on the other side, uncertain = it straddles the threshold; bounds are "
              "one-sided at the criterion's confidence unless one_sided: false."]
     return CheckReport(results, top["source"], notes)
+
+
+def _frame(data: Any) -> pd.DataFrame:
+    from analysis.io import load_results
+
+    if isinstance(data, (str, Path)):
+        return load_results(data)
+    if not isinstance(data, pd.DataFrame):
+        raise AnalysisError(f"results must be a table (a DataFrame or a file's path), not "
+                            f"{type(data).__name__}.")
+    return data
 
 
 def _validate_against(c: Criterion, ctx: _Context) -> None:
@@ -687,7 +699,13 @@ def _paired(c: Criterion, ctx: _Context) -> CriterionResult:
         data = pd.concat([ctx.baseline.assign(**{_RUN: "baseline"}),
                           ctx.data.assign(**{_RUN: "candidate"})], ignore_index=True)
         by, reference, candidate = _RUN, "baseline", "candidate"
-        ignore = ["model"]
+        from analysis.native_scores import SETTING_COLUMNS
+
+        # a setting that tells the runs apart (the model, the input format) is what is
+        # compared, not a split
+        ignore = [k for k in SETTING_COLUMNS if k in ctx.data.columns
+                  and k in ctx.baseline.columns and set(ctx.data[k].astype(str))
+                  != set(ctx.baseline[k].astype(str))]
     else:
         data, by = ctx.data, cmp["by"]
         reference, candidate = cmp.get("reference"), cmp.get("candidate")
