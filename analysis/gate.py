@@ -474,11 +474,16 @@ class _Context:
     n_resamples: int
     seed: int
     where: str
+    api: Any
 
 
-def run_checks(data: Any, design: Any, criteria: Any, *, baseline: Any = None,
-               where: Mapping[str, Any] | None = None) -> CheckReport:
+def run_checks(data: Any, design: Any, criteria: Any, *, analyses: Any,
+               baseline: Any = None, where: Mapping[str, Any] | None = None) -> CheckReport:
     """Evaluate ``criteria`` (a criteria file's path, or its content) on ``data``.
+
+    ``analyses`` is :mod:`analysis.api` (``bw.check`` passes it): the criteria use its
+    ``prepare_inputs``, ``subgroups``, ``ecdf`` and ``coverage``, the analyses as composed
+    once, without this module importing the API that imports it.
 
     Every criterion is validated against the data before any is evaluated (unknown
     factor, column or value: :class:`CriteriaError` with the line and a "did you mean").
@@ -491,8 +496,7 @@ def run_checks(data: Any, design: Any, criteria: Any, *, baseline: Any = None,
     AnalysisError
         Unreadable results or design, a baseline sharing no item with the run.
     """
-    from analysis.api import prepare_inputs
-
+    prepare_inputs = analyses.prepare_inputs
     items, top = load_criteria(criteria)
     base = None
     if baseline is None:
@@ -504,7 +508,7 @@ def run_checks(data: Any, design: Any, criteria: Any, *, baseline: Any = None,
         table = both[both[_RUN] == "candidate"].drop(columns=_RUN).reset_index(drop=True)
         base = both[both[_RUN] == "baseline"].drop(columns=_RUN).reset_index(drop=True)
     ctx = _Context(table, the_design, base, int(top.get("n_resamples", 1000)),
-                   int(top.get("seed", 0)), top["source"])
+                   int(top.get("seed", 0)), top["source"], analyses)
     for c in items:
         _validate_against(c, ctx)
     results = [_evaluate(c, ctx) for c in items]
@@ -731,8 +735,7 @@ def _paired(c: Criterion, ctx: _Context) -> CriterionResult:
 
 
 def _log_disparity(c: Criterion, ctx: _Context) -> CriterionResult:
-    from analysis import api
-
+    api = ctx.api
     limit = float(c.spec["max_abs"])
     alpha = float(c.spec.get("alpha", 0.05))
     opts: dict[str, Any] = {"confidence": c.confidence}
@@ -767,8 +770,7 @@ def _scope_where(c: Criterion) -> dict[str, list[str]] | None:
 
 
 def _deviation_metric(c: Criterion, ctx: _Context) -> CriterionResult:
-    from analysis import api
-
+    api = ctx.api
     threshold = float(c.spec.get("max", c.spec.get("min")))
     upper = "max" in c.spec
     by = c.spec.get("by")
@@ -801,8 +803,7 @@ def _deviation_metric(c: Criterion, ctx: _Context) -> CriterionResult:
 
 
 def _coverage(c: Criterion, ctx: _Context) -> CriterionResult:
-    from analysis import api
-
+    api = ctx.api
     threshold = float(c.spec["min"])
     res = api.coverage(ctx.data, ctx.design, factors=c.spec.get("factors"),
                        where=_scope_where(c))

@@ -98,6 +98,8 @@ DELTA_COLUMNS = [MODEL_A, MODEL_B, FAMILY, SCORE, SCOPE, GROUP, ESTIMATE_A, ESTI
                  CLUSTER, INTERVAL]
 _CL, _SC, _GR = "__cluster__", "__scope__", "__group__"
 _OVERALL_KEY = "\x00overall"
+#: A missing factor value after ``apply_design`` (``analysis.design``).
+_MISSING = "(missing)"
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,8 @@ def _text(column: pd.Series) -> pd.Series:
 def _bbq_quantities(rows: pd.DataFrame) -> pd.DataFrame:
     """BBQ's per-row counts, on the rows :func:`analysis.bbq_scores.bias_scores` keeps."""
     kind = _text(rows["answer_type"])
-    keep = ((kind != UNMATCHED) & rows["context_condition"].notna()).to_numpy().copy()
+    keep = ((kind != UNMATCHED) & _text(rows["context_condition"]).isin(
+        [AMBIGUOUS, DISAMBIGUATED])).to_numpy().copy()
     if "stereotyped_option" in rows.columns:
         keep &= (_text(rows["stereotyped_option"]) != AMBIGUOUS_TARGET).to_numpy()
     cond = _text(rows["context_condition"]).to_numpy()
@@ -168,7 +171,8 @@ _BBQ = _Family("bbq", _bbq_quantities, _bbq_scores, BBQ_BREAKDOWNS, "n")
 def _families(results: pd.DataFrame, extra: Sequence[str] = ()) -> list[_Family]:
     out = []
     if "context_condition" in results.columns and is_bbq(
-            results[results["context_condition"].notna()]):  # also BBQ's rows of a run
+            results[_text(results["context_condition"]).isin([AMBIGUOUS, DISAMBIGUATED])
+                    .to_numpy()]):  # also BBQ's rows of a whole run (other tasks: none)
         out.append(_BBQ)
     metrics = [m for m in MEAN_METRICS if m in results.columns
                and pd.api.types.is_numeric_dtype(results[m])]
@@ -232,7 +236,10 @@ def _stacked(rows: pd.DataFrame, q: pd.DataFrame, keys: list[str], breakdowns: l
         base[k] = rows.loc[q.index, k].to_numpy()
     parts = [base.assign(**{_SC: OVERALL, _GR: ALL})]
     for b in breakdowns:
-        parts.append(base.assign(**{_SC: b, _GR: _text(rows.loc[q.index, b]).to_numpy()}))
+        raw = rows.loc[q.index, b]
+        value = _text(raw)
+        known = (raw.notna() & (value != _MISSING)).to_numpy()  # rows of another task
+        parts.append(base[known].assign(**{_SC: b, _GR: value.to_numpy()[known]}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -351,9 +358,11 @@ def _interval(est: np.ndarray, reps: np.ndarray, g: np.ndarray, confidence: floa
             N_BOOT: np.isfinite(reps).sum(axis=0)}
 
 
-def _method(cluster: str | None, stratum: str | None, confidence: float, n_resamples: int
-            ) -> str:
+def _method(cluster: str | None, stratum: str | None, confidence: float, n_resamples: int,
+            rows: pd.DataFrame | None = None) -> str:
     what = f"clusters of {cluster}" if cluster else "rows"
+    if rows is not None and cluster and rows[_CL].astype(str).str.startswith("\x1e").any():
+        what += " (a row without one: its document)"
     within = f", within each {stratum}" if stratum else ""
     return (f"expanded percentile cluster bootstrap ({n_resamples} resamples of the "
             f"{what}{within}), {confidence:.0%}")
@@ -447,7 +456,7 @@ def _family_scores(rows: pd.DataFrame, fam: _Family, keys: list[str], cluster: s
     replicated = fam.scores(_replicate([u], clusters, strata, n_resamples, seed)[0])
     n_rows = u[fam.n_column].sum(axis=0)
     out = []
-    method = _method(cluster, stratum, confidence, n_resamples)
+    method = _method(cluster, stratum, confidence, n_resamples, kept)
     for name, est in observed.items():
         score_n = _score_rows(name, u, n_rows)
         g = (_score_units(name, u) > 0).sum(axis=0)
@@ -681,7 +690,7 @@ def _family_delta(both: pd.DataFrame, fam: _Family, by: str, a: str, b: str, key
         fam.scores({k: v.sum(0) for k, v in ub.items()})
     wa, wb = _replicate([ua, ub], clusters, strata, n_resamples, seed)
     rep_a, rep_b = fam.scores(wa), fam.scores(wb)
-    method = _method(cluster, stratum, confidence, n_resamples).replace(
+    method = _method(cluster, stratum, confidence, n_resamples, kept).replace(
         "cluster bootstrap", "paired cluster bootstrap")
     out = []
     for name in obs_a:

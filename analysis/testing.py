@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.gate import FAIL, UNCERTAIN, CheckReport, run_checks
+from analysis.gate import FAIL, UNCERTAIN, CheckReport
 
 __all__ = ["assert_bias_checks"]
 
@@ -45,7 +45,9 @@ def assert_bias_checks(results: Any, design: Any, criteria: Any, *, baseline: An
     analysis.gate.CriteriaError, analysis.errors.AnalysisError
         Bad input (the criteria file, the results, the design).
     """
-    report = run_checks(results, design, criteria, baseline=baseline)
+    from analysis.api import check
+
+    report = check(results, design, criteria=criteria, baseline=baseline).raw
     if report.verdict == FAIL or (report.verdict == UNCERTAIN and not allow_uncertain):
         raise AssertionError(f"bias checks: {report.verdict}\n\n{report.markdown()}")
     return report

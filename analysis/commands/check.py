@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.gate import run_checks
+    from analysis.api import check
     from analysis.io import load_results
     from analysis.safe_write import check_output_path, write_files
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             check_output_path(path)
     results = load_results(args.file)
     baseline = load_results(args.baseline) if args.baseline else None
-    report = run_checks(results, args.design, args.criteria, baseline=baseline)
+    report = check(results, args.design, criteria=args.criteria, baseline=baseline).raw
     outputs = {}
     if args.markdown:
         text = report.markdown()

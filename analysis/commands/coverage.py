@@ -30,6 +30,8 @@ import sys
 
 __all__ = ["exclude_from_grid", "register", "run"]
 
+from analysis.coverage import exclude_from_grid  # noqa: E402 - moved there; the API uses it
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
@@ -45,28 +47,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(repeatable; VALUE may be a,b)")
     CoverageOptions.add_arguments(p)  # --count, --limit: written once
     p.set_defaults(func=run)
-
-
-def exclude_from_grid(results, design, exclude: dict) -> tuple:
-    """Rows without the excluded values, and the design without them (an excluded value
-    is not counted as empty cells; declared values never seen stay in the grid)."""
-    from dataclasses import replace
-
-    from analysis.cells import exclude_rows
-    from analysis.errors import AnalysisError
-
-    if not exclude:
-        return results, design
-    results = exclude_rows(results, exclude)
-    factors = []
-    for f in design.factors:
-        gone = {str(v) for v in exclude.get(f.name, ())}
-        kept = tuple(v for v in f.values if v not in gone)
-        if not kept:
-            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
-        factors.append(replace(f, values=kept,
-                               reference=f.reference if f.reference in kept else kept[0]))
-    return results, replace(design, factors=tuple(factors))
 
 
 def run(args: argparse.Namespace) -> None:

@@ -55,25 +55,25 @@ def _emit(args: argparse.Namespace, result) -> None:  # noqa: ANN001 - an api.Re
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis import api_native
+    from analysis import api
     from analysis.options import FROM_DESIGN
 
     kw = {"cluster": args.cluster or FROM_DESIGN, "n_resamples": args.native_resamples,
           "confidence": args.native_confidence, "seed": args.seed}
     if args.by:
-        result = api_native.native_deltas(args.file, args.design, by=args.by,
+        result = api.native_deltas(args.file, args.design, by=args.by,
                                           reference=args.by_reference, **kw)
     else:
-        result = api_native.native_scores(args.file, args.design, **kw)
+        result = api.native_scores(args.file, args.design, **kw)
     _emit(args, result)
 
 
 def run_deltas(args: argparse.Namespace, results, design) -> None:  # noqa: ANN001
     """``compare --native-scores``: the paired deltas of the native scores between the
     values of ``--by`` (the compare's rows and design)."""
-    from analysis import api_native
+    from analysis import api
 
-    result = api_native.native_deltas(results, design, by=args.by,
+    result = api.native_deltas(results, design, by=args.by,
                                       reference=args.by_reference,
                                       unit=getattr(args, "unit", None),
                                       n_resamples=args.native_resamples,
