@@ -195,3 +195,33 @@ def test_bad_input_is_a_clear_error():
         native_scores(frame, cluster="nope")
     with pytest.raises(PairingError):
         native_deltas(frame, Design.load(DESIGN), by="nope")
+
+
+def test_report_sections_native_scores_and_checks(bbq, tmp_path):
+    from analysis import report as R
+    from analysis.design import apply_design
+
+    frame, design = bbq
+    rows = apply_design(frame, design)
+    crit = tmp_path / "c.yaml"
+    crit.write_text("version: 1\nn_resamples: 100\ncriteria:\n  - id: amb\n    metric: s_AMB\n"
+                    "    scope: {input_format: race}\n    max: 0.05\n", encoding="utf-8")
+    rep = R.build_report(rows, design, [("native", {"n_resamples": 100}),
+                                        ("checks", {"criteria": str(crit)})])
+    native, checks = rep.sections
+    assert native.skipped is None and checks.skipped is None
+    tables = dict(native.tables)
+    assert {"native_scores", "native_deltas"} <= set(tables)
+    # the section's numbers are bw.native_scores' (same seed and resamples)
+    same = native_scores(frame, design, n_resamples=100).table
+    got = tables["native_scores"]
+    assert got["ci_low"].to_numpy() == pytest.approx(same["ci_low"].to_numpy(), nan_ok=True)
+    assert any(n.startswith("s_AMB: arc - race = +0.119") for n in native.notes)
+    assert dict(checks.tables)["checks"]["verdict"].tolist() == ["fail"]
+    assert checks.notes[0].startswith("Gate: FAIL (bias-workbench check would exit 1")
+    html = R.report_html(rep)
+    assert "Native scores" in html and "Checks" in html
+    # a table without a native score, no criteria: both skipped with the reason
+    plain = R.build_report(rows.drop(columns=["answer_type"]), design, ["native", "checks"])
+    assert "no native score" in plain.sections[0].skipped
+    assert "no criteria file" in plain.sections[1].skipped
