@@ -256,6 +256,10 @@ def _strata(rows: pd.DataFrame, breakdowns: list[str]) -> tuple[str | None, pd.S
 
 #: Bootstrap weights are drawn in blocks of at most this many replicates x clusters.
 _BLOCK = 4_000_000
+#: Clusters x cells up to which the per-cluster sums are a dense matrix.
+_DENSE_MAX = 5_000_000
+#: Rows above which an importer's native scores use fewer resamples (said in ``interval``).
+IMPORT_ROWS_FULL = 200_000
 
 
 def _replicate(u: Sequence[dict[str, np.ndarray]], clusters: np.ndarray,
@@ -276,7 +280,7 @@ def _replicate(u: Sequence[dict[str, np.ndarray]], clusters: np.ndarray,
             w[:, idx] = rng.multinomial(len(idx), np.full(len(idx), 1 / len(idx)), size=b)
         for d, o in zip(u, out, strict=True):
             for k, v in d.items():
-                o[k].append(w @ v)
+                o[k].append(w @ v if isinstance(v, np.ndarray) else np.asarray((v.T @ w.T).T))
     return [{k: np.vstack(v) for k, v in o.items()} for o in out]
 
 
@@ -327,9 +331,16 @@ def _sums(stacked: pd.DataFrame, qcols: list[str], cell_keys: list[str], cluster
         pd.MultiIndex.from_frame(fine[cell_keys].astype(str)))
     g_index = pd.Index(clusters).get_indexer(fine[_CL])
     u = {}
+    dense = len(clusters) * len(cells) <= _DENSE_MAX
     for q in qcols:
-        m = np.zeros((len(clusters), len(cells)))
-        np.add.at(m, (g_index, cell_index), fine[q].to_numpy(float))
+        if dense:
+            m = np.zeros((len(clusters), len(cells)))
+            np.add.at(m, (g_index, cell_index), fine[q].to_numpy(float))
+        else:  # many clusters (one per document of a large run): sparse sums
+            from scipy import sparse
+
+            m = sparse.csr_matrix((fine[q].to_numpy(float), (g_index, cell_index)),
+                                  shape=(len(clusters), len(cells)))
         u[q] = m
     return cells, u
 
@@ -452,14 +463,14 @@ def _family_scores(rows: pd.DataFrame, fam: _Family, keys: list[str], cluster: s
     cell_keys = [*keys, _SC, _GR]
     qcols = list(q.columns)
     cells, u = _sums(stacked, qcols, cell_keys, clusters)
-    observed = fam.scores({k: v.sum(axis=0) for k, v in u.items()})
+    observed = fam.scores({k: _colsum(v) for k, v in u.items()})
     replicated = fam.scores(_replicate([u], clusters, strata, n_resamples, seed)[0])
-    n_rows = u[fam.n_column].sum(axis=0)
+    n_rows = _colsum(u[fam.n_column])
     out = []
     method = _method(cluster, stratum, confidence, n_resamples, kept)
     for name, est in observed.items():
         score_n = _score_rows(name, u, n_rows)
-        g = (_score_units(name, u) > 0).sum(axis=0)
+        g = _colsum(_score_units(name, u) > 0)
         iv = _interval(est, replicated[name], g, confidence)
         part = cells.rename(columns={_SC: SCOPE, _GR: GROUP}).assign(
             **{FAMILY: fam.name, SCORE: name, ESTIMATE: est, **iv, N_ROWS: score_n,
@@ -489,7 +500,11 @@ def _score_units(name: str, u: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def _score_rows(name: str, u: dict[str, np.ndarray], n_rows: np.ndarray) -> np.ndarray:
-    return _score_units(name, u).sum(axis=0)
+    return _colsum(_score_units(name, u))
+
+
+def _colsum(m) -> np.ndarray:  # noqa: ANN001 - a dense or sparse (clusters x cells) matrix
+    return np.asarray(m.sum(axis=0), dtype=float).ravel()
 
 
 def interval_columns(score: str) -> tuple[str, str]:
@@ -533,9 +548,11 @@ def with_intervals(scores: pd.DataFrame, native: pd.DataFrame, *, scope: str = "
 def importer_extras(extras: dict[str, pd.DataFrame], frame: pd.DataFrame, design  # noqa: ANN001
                     ) -> dict[str, pd.DataFrame]:
     """An importer's ``extras`` with ``native_scores`` (:func:`native_scores` of the
-    imported table, default options) when the table has a native score."""
+    imported table: 1,000 resamples, 200 above :data:`IMPORT_ROWS_FULL` rows) when the
+    table has a native score."""
+    n_resamples = 1000 if len(frame) <= IMPORT_ROWS_FULL else 200
     try:
-        table = native_scores(frame, design).table
+        table = native_scores(frame, design, n_resamples=n_resamples).table
     except AnalysisError:
         return extras
     return {**extras, "native_scores": table}
@@ -684,21 +701,23 @@ def _family_delta(both: pd.DataFrame, fam: _Family, by: str, a: str, b: str, key
     pos = pd.MultiIndex.from_frame(cells_b.astype(str)).get_indexer(ka)
     have = pos >= 0
     cells = cells_a[have].reset_index(drop=True)
-    ua = {k: v[:, have] for k, v in u_a.items()}
+    ua = {k: v[:, np.flatnonzero(have)] for k, v in u_a.items()}
     ub = {k: v[:, pos[have]] for k, v in u_b.items()}
-    obs_a, obs_b = fam.scores({k: v.sum(0) for k, v in ua.items()}), \
-        fam.scores({k: v.sum(0) for k, v in ub.items()})
+    obs_a, obs_b = fam.scores({k: _colsum(v) for k, v in ua.items()}), \
+        fam.scores({k: _colsum(v) for k, v in ub.items()})
     wa, wb = _replicate([ua, ub], clusters, strata, n_resamples, seed)
     rep_a, rep_b = fam.scores(wa), fam.scores(wb)
     method = _method(cluster, stratum, confidence, n_resamples, kept).replace(
         "cluster bootstrap", "paired cluster bootstrap")
     out = []
     for name in obs_a:
-        units = (_score_units(name, ua) > 0) & (_score_units(name, ub) > 0)
-        g = units.sum(axis=0)
+        units = (_score_units(name, ua) > 0).multiply(_score_units(name, ub) > 0) \
+            if not isinstance(ua[next(iter(ua))], np.ndarray) else \
+            (_score_units(name, ua) > 0) & (_score_units(name, ub) > 0)
+        g = _colsum(units)
         delta = obs_b[name] - obs_a[name]
         iv = _interval(delta, rep_b[name] - rep_a[name], g, confidence)
-        n = _score_units(name, ua).sum(0) + _score_units(name, ub).sum(0)
+        n = _colsum(_score_units(name, ua)) + _colsum(_score_units(name, ub))
         out.append(cells.rename(columns={_SC: SCOPE, _GR: GROUP}).assign(
             **{MODEL_A: a, MODEL_B: b, FAMILY: fam.name, SCORE: name,
                ESTIMATE_A: obs_a[name], ESTIMATE_B: obs_b[name], DELTA: delta, **iv,

@@ -264,3 +264,18 @@ def test_interval_coverage_with_few_clusters_simulated():
         row = native_scores(frame, cluster="doc_id", n_resamples=200, seed=i).table.iloc[0]
         hits += row[CI_LOW] <= 0.3 <= row[CI_HIGH]
     assert 0.85 <= hits / reps <= 0.99, hits / reps
+
+
+def test_sparse_sums_of_many_clusters_equal_the_dense_ones(monkeypatch, bbq):
+    import analysis.native_scores as N
+
+    frame, design = bbq
+    part = frame[frame["category"].isin(["Religion", "Age"])]
+    dense = native_scores(part, design, n_resamples=50).table
+    paired = native_deltas(part, design, by="input_format", reference="race",
+                           n_resamples=50).table
+    monkeypatch.setattr(N, "_DENSE_MAX", 1)
+    sparse = native_scores(part, design, n_resamples=50).table
+    pd.testing.assert_frame_equal(dense, sparse)
+    pd.testing.assert_frame_equal(paired, native_deltas(part, design, by="input_format",
+                                                        reference="race", n_resamples=50).table)
