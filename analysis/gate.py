@@ -47,8 +47,8 @@ from analysis.errors import AnalysisError, CriteriaError
 
 __all__ = [
     "CRITERION_KEYS", "CheckReport", "CriteriaError", "Criterion", "CriterionResult",
-    "EXIT_CODES", "FAIL", "METRICS", "NATIVE_METRICS", "NOT_EVALUATED", "PASS", "TOP_KEYS",
-    "UNCERTAIN", "load_criteria", "run_checks",
+    "EXIT_CODES", "FAIL", "MAX_CRITERIA_BYTES", "METRICS", "NATIVE_METRICS", "NOT_EVALUATED",
+    "PASS", "TOP_KEYS", "UNCERTAIN", "criteria_from_upload", "load_criteria", "run_checks",
 ]
 
 PASS, FAIL, UNCERTAIN, NOT_EVALUATED = "pass", "fail", "uncertain", "not evaluated"
@@ -171,7 +171,8 @@ def _plain(node: Any) -> Any:
 
 
 def load_criteria(source: str | Path | Mapping[str, Any] | Sequence[Any],
-                  name: str | None = None) -> tuple[list[Criterion], dict[str, Any]]:
+                  name: str | None = None, *, root: Any = None
+                  ) -> tuple[list[Criterion], dict[str, Any]]:
     """Read and validate a criteria file (a path, its text as a mapping, or the list of
     criteria); the checks against the data come later (:func:`run_checks`).
 
@@ -191,20 +192,16 @@ def load_criteria(source: str | Path | Mapping[str, Any] | Sequence[Any],
     import yaml
 
     where = name or "the criteria"
-    if isinstance(source, (str, Path)):
+    if root is not None:  # already composed (criteria_from_upload: the file's own lines)
+        pass
+    elif isinstance(source, (str, Path)):
         path = Path(source)
         where = name or str(path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CriteriaError(f"{where}: cannot read the criteria file ({exc}).") from None
-        try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f", line {mark.line + 1}" if mark is not None else ""
-            raise CriteriaError(f"{where}{line}: not valid YAML "
-                                f"({getattr(exc, 'problem', None) or exc}).") from None
+        root = _compose(text, where)
     else:
         root = yaml.compose(yaml.safe_dump(source), Loader=yaml.SafeLoader)
     if root is None:
@@ -246,6 +243,50 @@ def load_criteria(source: str | Path | Mapping[str, Any] | Sequence[Any],
         seen.add(c.id)
         out.append(c)
     return out, {**top, "confidence": confidence, "source": where}
+
+
+#: Largest criteria file read from an upload (bytes).
+MAX_CRITERIA_BYTES = 64_000
+
+
+def _compose(text: str, where: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        raise CriteriaError(f"{where}{line}: not valid YAML "
+                            f"({getattr(exc, 'problem', None) or exc}).") from None
+    except RecursionError:
+        raise CriteriaError(f"{where}: the YAML is nested too deeply for a criteria "
+                            "file.") from None
+
+
+def criteria_from_upload(data: bytes, name: str) -> dict[str, Any]:
+    """An uploaded criteria file (the Report page), validated with its own line numbers,
+    as plain data (what the report's Checks section stores in its settings).
+
+    Raises
+    ------
+    CriteriaError
+        Too large, not UTF-8, or not a valid criteria file (see :func:`load_criteria`).
+    """
+
+    if len(data) > MAX_CRITERIA_BYTES:
+        raise CriteriaError(f"{name}: a criteria file is at most {MAX_CRITERIA_BYTES:,} bytes; "
+                            f"this one has {len(data):,}.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CriteriaError(f"{name}: not UTF-8 text; save the criteria file as UTF-8.") from None
+    root = _compose(text, name)
+    if root is None:
+        raise CriteriaError(f"{name}: the criteria file is empty; it needs a 'criteria:' list "
+                            "(docs/checks.md).")
+    load_criteria(_plain(root), name=name, root=root)
+    return _plain(root)
 
 
 def _probability(value: Any, where: str, key: str, line: int | None = None) -> float:

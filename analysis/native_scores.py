@@ -62,16 +62,17 @@ __all__ = [
     "BBQ_SCORES", "BOOT_SE", "CI_HIGH", "CI_LOW", "CLUSTER", "DELTA", "DELTA_COLUMNS",
     "ESTIMATE", "ESTIMATE_A", "ESTIMATE_B", "FAMILY", "GROUP", "INTERVAL", "MEAN_BREAKDOWNS",
     "MEAN_METRICS", "MODEL_A", "MODEL_B", "NATIVE_COLUMNS", "N_BOOT", "N_CLUSTERS", "N_ROWS",
-    "OVERALL", "P_ADJUSTED", "P_VALUE", "SCOPE", "SCORE", "SETTING_COLUMNS", "STRATUM",
-    "NativeScores", "default_cluster", "importer_extras", "interval_columns", "native_deltas",
-    "native_scores", "scores_out_table", "with_intervals",
+    "OVERALL", "P_ADJUSTED", "P_VALUE", "SCOPE", "SCORE", "SETTING_COLUMNS",
+    "IMPORT_ROWS_FULL", "NativeScores", "default_cluster", "has_native_score",
+    "importer_extras", "interval_columns", "native_deltas", "native_scores",
+    "scores_out_table", "with_intervals",
 ]
 
 # --- column names of the outputs (the pages and the gate read these constants) --------
 FAMILY, SCORE, SCOPE, GROUP = "family", "score", "scope", "group"
 ESTIMATE, BOOT_SE, CI_LOW, CI_HIGH = "estimate", "boot_se", "ci_low", "ci_high"
 N_ROWS, N_CLUSTERS, N_BOOT = "n", "n_clusters", "n_boot"
-CLUSTER, STRATUM, INTERVAL = "cluster", "stratum", "interval"
+CLUSTER, INTERVAL = "cluster", "interval"
 MODEL_A, MODEL_B = "model_a", "model_b"
 ESTIMATE_A, ESTIMATE_B, DELTA = "estimate_a", "estimate_b", "delta"
 P_VALUE, P_ADJUSTED = "p_value", "p_adjusted"
@@ -184,6 +185,12 @@ def _families(results: pd.DataFrame, extra: Sequence[str] = ()) -> list[_Family]
     if metrics:
         out.append(_mean_family(metrics))
     return out
+
+
+def has_native_score(results: pd.DataFrame) -> bool:
+    """Whether the table has a native score (BBQ's columns, or a metric of
+    :data:`MEAN_METRICS`)."""
+    return bool(_families(results))
 
 
 def default_cluster(results: pd.DataFrame, design=None) -> str | None:  # noqa: ANN001

@@ -34,9 +34,9 @@ def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: A
         The table has no native score.
     """
     from analysis.errors import SectionSkipped
-    from analysis.native_scores import _families
+    from analysis.native_scores import has_native_score
 
-    if not _families(results):
+    if not has_native_score(results):
         raise SectionSkipped("the table has no native score (BBQ's s_DIS / s_AMB, or a bias "
                              "task's metric such as pct_stereotype).")
     by = _paired_by(results, design)

@@ -196,3 +196,21 @@ def test_log_disparity_criterion_is_the_subgroups_table(tmp_path):
     worst = hits.loc[hits["log_disparity"].abs().idxmax()]
     assert result.estimate == pytest.approx(worst["log_disparity"])
     assert result.rows == int(worst["n"])
+
+
+def test_an_uploaded_criteria_file_keeps_its_lines_and_is_bounded():
+    from analysis.gate import MAX_CRITERIA_BYTES, criteria_from_upload
+
+    text = b"version: 1\ncriteria:\n  - metric: s_AMB\n    max: 0.05\n"
+    content = criteria_from_upload(text, "c.yaml")
+    assert content == {"version": 1, "criteria": [{"metric": "s_AMB", "max": 0.05}]}
+    result = bw.check(SAMPLE, DESIGN, criteria=content)  # what the Checks section runs
+    assert result.table["verdict"].tolist() == [FAIL]
+    with pytest.raises(CriteriaError, match=r"c.yaml, line 4: unknown key 'mx'"):
+        criteria_from_upload(text.replace(b"max", b"mx"), "c.yaml")
+    with pytest.raises(CriteriaError, match="at most"):
+        criteria_from_upload(b"#" * (MAX_CRITERIA_BYTES + 1), "big.yaml")
+    with pytest.raises(CriteriaError, match="not UTF-8"):
+        criteria_from_upload(b"\xff\xfe\x00", "bin.yaml")
+    with pytest.raises(CriteriaError, match="nested too deeply|not valid YAML"):
+        criteria_from_upload(b"[" * 20000, "deep.yaml")
