@@ -279,3 +279,17 @@ def test_sparse_sums_of_many_clusters_equal_the_dense_ones(monkeypatch, bbq):
     pd.testing.assert_frame_equal(dense, sparse)
     pd.testing.assert_frame_equal(paired, native_deltas(part, design, by="input_format",
                                                         reference="race", n_resamples=50).table)
+
+
+def test_inspect_bbq_logs_get_native_scores_equal_their_bias_scores():
+    pytest.importorskip("inspect_ai")
+    from tests.analysis.importers.harness_runs import INSPECT_BBQ_FIXTURE
+
+    result = import_results("inspect", [INSPECT_BBQ_FIXTURE])
+    native = result.extras["native_scores"]
+    scores = result.extras["bias_scores"]
+    for model in scores["model"].unique():
+        want = scores[(scores["model"] == model) & (scores["category"] == "all")].iloc[0]
+        got = native[(native["model"] == model) & (native["scope"] == "overall")
+                     & (native["score"] == "s_AMB")]
+        assert got[ESTIMATE].iloc[0] == pytest.approx(want["s_AMB"], nan_ok=True)
