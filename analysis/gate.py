@@ -675,7 +675,14 @@ def _breakdowns(c: Criterion, frame: pd.DataFrame) -> list[str] | None:
     from analysis.native_scores import SETTING_COLUMNS
 
     scope = [k for k in (c.spec.get("scope") or {}) if k not in SETTING_COLUMNS]
-    return scope if c.metric == "deviation_rate" else None
+    if c.metric == "deviation_rate":
+        return scope
+    from analysis.native_scores import BBQ_BREAKDOWNS, MEAN_BREAKDOWNS
+
+    # a native score in a scope its family does not break down by (BBQ's s_AMB per
+    # question polarity): that column is the breakdown
+    known = set(BBQ_BREAKDOWNS) | set(MEAN_BREAKDOWNS)
+    return scope if any(k not in known for k in scope) else None
 
 
 def _bound(c: Criterion, ctx: _Context) -> CriterionResult:

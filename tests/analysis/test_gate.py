@@ -214,3 +214,14 @@ def test_an_uploaded_criteria_file_keeps_its_lines_and_is_bounded():
         criteria_from_upload(b"\xff\xfe\x00", "bin.yaml")
     with pytest.raises(CriteriaError, match="nested too deeply|not valid YAML"):
         criteria_from_upload(b"[" * 20000, "deep.yaml")
+
+
+def test_a_scope_column_the_family_does_not_break_down_by_becomes_the_breakdown():
+    crit = [{"id": "neg", "metric": "s_AMB", "max": 0.3,
+             "scope": {"question_polarity": "neg", "input_format": "race"}}]
+    got = bw.check(SAMPLE, DESIGN, criteria={"n_resamples": 50, "criteria": crit}).raw.results[0]
+    frame = pd.read_csv(SAMPLE)
+    from analysis.bbq_scores import bias_scores
+
+    rows = frame[(frame["question_polarity"] == "neg") & (frame["input_format"] == "race")]
+    assert got.estimate == pytest.approx(bias_scores(rows)["s_AMB"].iloc[0])
