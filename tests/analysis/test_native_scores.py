@@ -293,3 +293,18 @@ def test_inspect_bbq_logs_get_native_scores_equal_their_bias_scores():
         got = native[(native["model"] == model) & (native["scope"] == "overall")
                      & (native["score"] == "s_AMB")]
         assert got[ESTIMATE].iloc[0] == pytest.approx(want["s_AMB"], nan_ok=True)
+
+
+def test_paired_deltas_of_two_models_in_inspect_logs():
+    pytest.importorskip("inspect_ai")
+    from tests.analysis.importers.harness_runs import INSPECT_BBQ_FIXTURE
+
+    result = import_results("inspect", [INSPECT_BBQ_FIXTURE])
+    frame = result.frame
+    deltas = native_deltas(frame, result.design, by="model", n_resamples=100).table
+    row = deltas[(deltas["scope"] == "overall") & (deltas["score"] == "accuracy_amb")].iloc[0]
+    b = frame[frame["model"] == row["model_b"]]
+    a = frame[frame["model"] == row["model_a"]]
+    want = bias_scores(b)["accuracy_amb"].iloc[0] - bias_scores(a)["accuracy_amb"].iloc[0]
+    assert row[DELTA] == pytest.approx(want)  # every item answered by both models
+    assert row[N_CLUSTERS] == 8  # the 8 templates (question_index) of the fixture's items
