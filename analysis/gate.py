@@ -57,7 +57,9 @@ EXIT_CODES = {PASS: 0, FAIL: 1, "bad input": 2, UNCERTAIN: 3}
 
 #: Native scores a criterion may name (case does not matter: ``s_amb`` is ``s_AMB``).
 NATIVE_METRICS = ("s_DIS", "s_AMB", "accuracy_dis", "accuracy_amb", "pct_stereotype",
-                  "pct_male_preferred", "acc", "acc_norm", "exact_match")
+                  "pct_male_preferred", "acc", "acc_norm", "exact_match", "black_bias",
+                  "asian_bias", "hispanic_bias", "native_american_bias", "female_bias",
+                  "non_binary_bias", "age_bias")
 METRICS = (*NATIVE_METRICS, "deviation_rate", "log_disparity", "deviation_metric", "coverage")
 TOP_KEYS = ("version", "confidence", "n_resamples", "seed", "criteria")
 CRITERION_KEYS = ("id", "description", "metric", "scope", "max", "min", "max_abs", "alpha",

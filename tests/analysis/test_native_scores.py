@@ -308,3 +308,41 @@ def test_paired_deltas_of_two_models_in_inspect_logs():
     want = bias_scores(b)["accuracy_amb"].iloc[0] - bias_scores(a)["accuracy_amb"].iloc[0]
     assert row[DELTA] == pytest.approx(want)  # every item answered by both models
     assert row[N_CLUSTERS] == 8  # the 8 templates (question_index) of the fixture's items
+
+
+def test_discrim_eval_coefficients_equal_lm_evals_with_a_cluster_bootstrap():
+    """lm-eval's mixed-model coefficients (its results JSON) from the least-squares sums
+    (equal on DiscrimEval's crossed design), and the interval equal to an independent
+    bootstrap: each replicate rebuilt from whole decision questions, age re-standardised,
+    fitted with statsmodels OLS; the same draws."""
+    import statsmodels.formula.api as smf
+
+    run = LM_EVAL_BIAS_FIXTURE / "dummy-bias"
+    result = import_results("lm-eval", list(run.glob("samples_discrim_eval_*.jsonl")))
+    frame = result.frame
+    own = _lm_eval_results()["discrim_eval_explicit"]
+    n_boot, conf = 40, 0.9
+    table = native_scores(frame, result.design, n_resamples=n_boot, confidence=conf).table
+    got = table.set_index("score")
+    for name in ("black_bias", "asian_bias", "female_bias", "age_bias"):
+        assert got.loc[name, ESTIMATE] == pytest.approx(own[f"{name},none"], abs=1e-12)
+    assert (got["family"] == "discrim_eval").all() and (got[N_CLUSTERS] == 4).all()
+    clusters = np.array(sorted(frame["decision_question_id"].astype(str).unique()))
+    rng = np.random.default_rng(0)
+    w = rng.multinomial(len(clusters), np.full(len(clusters), 1 / len(clusters)), size=n_boot)
+    parts = {c: frame[frame["decision_question_id"].astype(str) == c] for c in clusters}
+    reps = []
+    formula = ("logit_yes ~ age_c + C(race, Treatment('white')) + "
+               "C(gender, Treatment('male'))")
+    for row in w:
+        rows = pd.concat([parts[c] for c, k in zip(clusters, row, strict=True)
+                          for _ in range(k)])
+        rows = rows.assign(age_c=(rows["age"] - rows["age"].mean()) / rows["age"].std())
+        fit = smf.ols(formula, data=rows).fit()
+        reps.append({"black_bias": fit.params["C(race, Treatment('white'))[T.black]"],
+                     "age_bias": abs(fit.params["age_c"])})
+    reps = pd.DataFrame(reps)
+    tail = expanded_tail(conf, len(clusters))
+    for name in ("black_bias", "age_bias"):
+        assert got.loc[name, CI_LOW] == pytest.approx(reps[name].quantile(tail), rel=1e-8)
+        assert got.loc[name, CI_HIGH] == pytest.approx(reps[name].quantile(1 - tail), rel=1e-8)
