@@ -64,7 +64,7 @@ __all__ = [
     "ESTIMATE", "ESTIMATE_A", "ESTIMATE_B", "FAMILY", "GROUP", "INTERVAL", "MEAN_BREAKDOWNS",
     "MEAN_METRICS", "MODEL_A", "MODEL_B", "NATIVE_COLUMNS", "N_BOOT", "N_CLUSTERS", "N_ROWS",
     "OVERALL", "P_ADJUSTED", "P_VALUE", "SCOPE", "SCORE", "SETTING_COLUMNS",
-    "DISCRIM_METRICS", "IMPORT_ROWS_FULL", "NativeScores", "default_cluster",
+    "DISCRIM_METRICS", "IMPORT_ROWS_FULL", "IMPORT_ROWS_MAX", "NativeScores", "default_cluster",
     "has_native_score", "is_discrim_eval",
     "importer_extras", "interval_columns", "native_deltas", "native_scores",
     "scores_out_table", "with_intervals",
@@ -269,6 +269,8 @@ _BLOCK = 4_000_000
 _DENSE_MAX = 5_000_000
 #: Rows above which an importer's native scores use fewer resamples (said in ``interval``).
 IMPORT_ROWS_FULL = 200_000
+#: Rows above which an importer computes no native scores (``native-scores`` does).
+IMPORT_ROWS_MAX = 1_000_000
 
 
 def _replicate(u: Sequence[dict[str, np.ndarray]], clusters: np.ndarray,
@@ -562,8 +564,10 @@ def with_intervals(scores: pd.DataFrame, native: pd.DataFrame, *, scope: str = "
 def importer_extras(extras: dict[str, pd.DataFrame], frame: pd.DataFrame, design  # noqa: ANN001
                     ) -> dict[str, pd.DataFrame]:
     """An importer's ``extras`` with ``native_scores`` (:func:`native_scores` of the
-    imported table: 1,000 resamples, 200 above :data:`IMPORT_ROWS_FULL` rows) when the
-    table has a native score."""
+    imported table: 1,000 resamples, 200 above :data:`IMPORT_ROWS_FULL` rows, none above
+    :data:`IMPORT_ROWS_MAX`) when the table has a native score."""
+    if len(frame) > IMPORT_ROWS_MAX:  # seconds of bootstrap on every import: on request
+        return extras
     n_resamples = 1000 if len(frame) <= IMPORT_ROWS_FULL else 200
     try:
         table = native_scores(frame, design, n_resamples=n_resamples).table
