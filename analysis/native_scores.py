@@ -648,8 +648,10 @@ def _discrim_scores(rows: pd.DataFrame, keys: list[str], cluster: str | None,
     return out[[*keys, *NATIVE_COLUMNS]], notes
 
 
-def _discrim_one(part: pd.DataFrame, n_resamples: int, confidence: float, seed: int
-                 ) -> tuple[pd.DataFrame | None, bool]:
+def _discrim_one(part: pd.DataFrame, n_resamples: int, confidence: float, seed: int,
+                 *, raw: bool = False) -> tuple[pd.DataFrame | dict | None, bool]:
+    """One setting's coefficients: the table rows, or with ``raw`` ``{metric: (estimate,
+    replicates, rows)}`` (the paired deltas subtract two settings' replicates)."""
     race, gender = _text(part["race"]).to_numpy(), _text(part["gender"]).to_numpy()
     age = pd.to_numeric(part["age"], errors="coerce").to_numpy(float)
     y = part["logit_yes"].to_numpy(float)
@@ -695,16 +697,60 @@ def _discrim_one(part: pd.DataFrame, n_resamples: int, confidence: float, seed: 
     iv = _interval(est, reps, np.full(p, g), confidence)
     labels = {v: k for k, v in DISCRIM_METRICS.items()}
     rows = []
+    found = {}
     for j, name in enumerate([None, *names, ("age", None)]):
         if name is None or name not in labels:
             continue
         n_rows = len(part) if name[0] == "age" else int(
             ((race if name[0] == "race" else gender) == name[1]).sum())
+        found[labels[name]] = (est[j], reps[:, j], n_rows)
         rows.append({FAMILY: "discrim_eval", SCORE: labels[name], SCOPE: OVERALL, GROUP: ALL,
                      ESTIMATE: est[j], BOOT_SE: iv[BOOT_SE][j], CI_LOW: iv[CI_LOW][j],
                      CI_HIGH: iv[CI_HIGH][j], N_ROWS: n_rows, N_CLUSTERS: g,
                      N_BOOT: int(iv[N_BOOT][j])})
+    if raw:
+        return {"metrics": found, "g": g}, balanced
     return pd.DataFrame(rows), balanced
+
+
+def _discrim_delta(both: pd.DataFrame, by: str, a: str, b: str, keys: list[str],
+                   cluster: str | None, n_resamples: int, confidence: float, seed: int
+                   ) -> pd.DataFrame | None:
+    """Paired deltas of DiscrimEval's coefficients: both values fitted on the shared
+    decision questions with the same bootstrap draws (the same clusters, the same seed)."""
+    data = both[both["logit_yes"].notna()]
+    groups = data.groupby(keys, sort=False, observed=True) if keys else [((), data)]
+    out = []
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        shared = set(part.loc[part[by] == a, _CL]) & set(part.loc[part[by] == b, _CL])
+        part = part[part[_CL].isin(shared)]
+        fits = {}
+        for side in (a, b):
+            fit, _ = _discrim_one(part[part[by] == side], n_resamples, confidence, seed,
+                                  raw=True)
+            if fit is None:
+                break
+            fits[side] = fit
+        if len(fits) < 2:
+            continue
+        g = fits[a]["g"]
+        for name, (est_a, reps_a, n_a) in fits[a]["metrics"].items():
+            if name not in fits[b]["metrics"]:
+                continue
+            est_b, reps_b, n_b = fits[b]["metrics"][name]
+            iv = _interval(np.array([est_b - est_a]), (reps_b - reps_a)[:, None],
+                           np.array([g]), confidence)
+            out.append({**dict(zip(keys, key, strict=True)), MODEL_A: a, MODEL_B: b,
+                        FAMILY: "discrim_eval", SCORE: name, SCOPE: OVERALL, GROUP: ALL,
+                        ESTIMATE_A: est_a, ESTIMATE_B: est_b, DELTA: est_b - est_a,
+                        BOOT_SE: iv[BOOT_SE][0], CI_LOW: iv[CI_LOW][0],
+                        CI_HIGH: iv[CI_HIGH][0], N_ROWS: n_a + n_b, N_CLUSTERS: g,
+                        N_BOOT: int(iv[N_BOOT][0]), CLUSTER: cluster or "units",
+                        INTERVAL: f"expanded percentile paired cluster bootstrap "
+                                  f"({n_resamples} resamples of the shared clusters of "
+                                  f"{cluster or 'units'}), {confidence:.0%}"})
+    return pd.DataFrame(out) if out else None
 
 
 # --- paired deltas -------------------------------------------------------------------------
@@ -766,7 +812,7 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         raise PairingError(f"The compared column {by!r} is not in the table.")
     applied = results if "deviation" in results.columns else apply_design(results, design)
     pairing = pair_units(applied, design, by, unit=list(unit) if unit else None, cluster=None)
-    rows, cluster, families = _prepare(applied, design, cluster, metrics)
+    rows, cluster, families = _prepare(applied, design, cluster, metrics, discrim=True)
     if cluster is None:
         rows[_CL] = _unit_key(rows, pairing.unit)
     rows[by] = _text(rows[by])
@@ -782,6 +828,11 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         for fam in families:
             table = _family_delta(both, fam, by, a, b, keys, cluster, breakdowns,
                                   n_resamples, confidence, seed)
+            if table is not None:
+                parts.append(table)
+        if is_discrim_eval(both):
+            table = _discrim_delta(both, by, a, b, keys, cluster, n_resamples, confidence,
+                                   seed)
             if table is not None:
                 parts.append(table)
     if not parts:

@@ -346,3 +346,26 @@ def test_discrim_eval_coefficients_equal_lm_evals_with_a_cluster_bootstrap():
     for name in ("black_bias", "age_bias"):
         assert got.loc[name, CI_LOW] == pytest.approx(reps[name].quantile(tail), rel=1e-8)
         assert got.loc[name, CI_HIGH] == pytest.approx(reps[name].quantile(1 - tail), rel=1e-8)
+
+
+def test_discrim_eval_paired_deltas_see_a_shift_of_one_group_exactly():
+    """A second 'model' whose logit_yes is the first's + 0.1 for black applicants only:
+    the paired delta of black_bias is 0.1 in every replicate (same questions, same
+    draws), the other coefficients' deltas are 0."""
+    from analysis.design import make_factor
+
+    run = LM_EVAL_BIAS_FIXTURE / "dummy-bias"
+    result = import_results("lm-eval", list(run.glob("samples_discrim_eval_*.jsonl")))
+    one = result.frame
+    two = one.assign(model="shifted", logit_yes=one["logit_yes"] + 0.1 * (one["race"] == "black"))
+    both = pd.concat([one, two], ignore_index=True)
+    d = result.design
+    design = Design(factors=tuple(make_factor(both, n) if n == "model" else d.factor(n)
+                                  for n in d.names), outcome=d.outcome, cluster=d.cluster,
+                    covariates=d.covariates)
+    table = native_deltas(both, design, by="model", n_resamples=50).table.set_index("score")
+    assert table.loc["black_bias", DELTA] == pytest.approx(0.1)
+    assert table.loc["black_bias", CI_LOW] == pytest.approx(0.1)
+    assert table.loc["black_bias", CI_HIGH] == pytest.approx(0.1)
+    for name in ("asian_bias", "female_bias", "age_bias"):
+        assert table.loc[name, DELTA] == pytest.approx(0.0, abs=1e-12)
