@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.errors import AnalysisError
-from analysis.options import OptionError, Options
+from analysis.options import FROM_DESIGN, OptionError, Options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,10 +44,10 @@ if TYPE_CHECKING:
     from analysis.clusters import ClusterChoice
     from analysis.design import Design
 
-__all__ = ["Result", "bias_index", "cohorts", "compare", "coverage", "disparity", "ecdf",
-           "exclude_from_grid",
-           "features", "importance", "importance_linear", "index_published", "plan", "power",
-           "prepare_inputs", "resolve_cluster_option", "subgroups"]
+__all__ = ["Result", "bias_index", "check", "cohorts", "compare", "coverage", "disparity",
+           "ecdf", "features", "importance", "importance_linear", "index_published",
+           "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
+           "resolve_cluster_option", "subgroups"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -458,6 +458,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
+    from analysis.coverage import exclude_from_grid
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
@@ -478,34 +479,6 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
     return Result(summary, tuple(notes), settings, tables, cells)
-
-
-def exclude_from_grid(results: pd.DataFrame, design: Design,
-                      exclude: Mapping[str, Sequence[str]]) -> tuple[pd.DataFrame, Design]:
-    """Rows without the excluded values, and the design without them (an excluded value
-    is not counted as empty cells; declared values never seen stay in the grid).
-
-    Raises
-    ------
-    AnalysisError
-        An exclusion that leaves a factor no value.
-    """
-    from dataclasses import replace
-
-    from analysis.cells import exclude_rows
-
-    if not exclude:
-        return results, design
-    results = exclude_rows(results, exclude)
-    factors = []
-    for f in design.factors:
-        gone = {str(v) for v in exclude.get(f.name, ())}
-        kept = tuple(v for v in f.values if v not in gone)
-        if not kept:
-            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
-        factors.append(replace(f, values=kept,
-                               reference=f.reference if f.reference in kept else kept[0]))
-    return results, replace(design, factors=tuple(factors))
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -979,3 +952,80 @@ def index_published(data: Any, *, polarity: str | None = None, text_column: str 
                 "dimension": dimension, "weights": dict(weights or {})}
     return Result(index.totals, (f"Polarity: {index.lexicon}.",), settings,
                   {"responses": index.responses}, index)
+
+
+# --- the benchmarks' own scores, their paired deltas, the gate (docs/native_scores.md,
+# docs/checks.md); the statistics are analysis.native_scores and analysis.gate ----------
+def native_scores(data: Any, design: Any = None, *, where: Where | None = None,
+                  cluster: str | None = FROM_DESIGN, n_resamples: int = 1000,
+                  confidence: float = 0.95, seed: int = 0,
+                  breakdowns: str | Sequence[str] | None = None) -> Result:
+    """The benchmark's own scores (BBQ's s_DIS / s_AMB, CrowS-Pairs' pct_stereotype ...)
+    with cluster-bootstrap intervals (``docs/native_scores.md``).
+
+    Returns
+    -------
+    Result
+        ``table``: :func:`analysis.native_scores.native_scores`' table: the setting
+        columns (``model``, ``task``, ``input_format``, ``filter``, those present),
+        ``family``, ``score``, ``scope``, ``group``, ``estimate``, ``boot_se``,
+        ``ci_low``, ``ci_high``, ``n``, ``n_clusters``, ``n_boot``, ``cluster``,
+        ``interval``.
+    """
+    from analysis.native_scores import native_scores as compute
+
+    table, the_design, subset = prepare_inputs(data, design, where=where, need_outcome=False)
+    split = _as_list(breakdowns, "breakdowns") if breakdowns is not None else None
+    out = compute(_subset(table, subset), the_design, cluster=cluster,
+                  n_resamples=n_resamples, confidence=confidence, seed=seed, breakdowns=split)
+    return Result(out.table, out.notes, {**out.settings, "where": subset}, {}, out)
+
+
+def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | None = None,
+                  unit: str | Sequence[str] | None = None, where: Where | None = None,
+                  cluster: str | None = FROM_DESIGN, n_resamples: int = 1000,
+                  confidence: float = 0.95, seed: int = 0,
+                  breakdowns: str | Sequence[str] | None = None) -> Result:
+    """Paired differences of the native scores between the values of ``by`` (models,
+    input formats) on the same items, with paired cluster-bootstrap intervals and tests.
+
+    Returns
+    -------
+    Result
+        ``table``: :func:`analysis.native_scores.native_deltas`' table: the setting
+        columns besides ``by``, ``model_a``, ``model_b``, ``family``, ``score``,
+        ``scope``, ``group``, ``estimate_a``, ``estimate_b``, ``delta`` (b - a),
+        ``boot_se``, ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted``, ``n``,
+        ``n_clusters``, ``n_boot``, ``cluster``, ``interval``.
+    """
+    from analysis.native_scores import native_deltas as compute
+
+    table, the_design, subset = prepare_inputs(data, design, where=where)
+    split = _as_list(breakdowns, "breakdowns") if breakdowns is not None else None
+    out = compute(_subset(table, subset), the_design, by=by, reference=reference,
+                  unit=_as_list(unit, "unit"), cluster=cluster, n_resamples=n_resamples,
+                  confidence=confidence, seed=seed, breakdowns=split)
+    return Result(out.table, out.notes, {**out.settings, "where": subset}, {}, out)
+
+
+def check(data: Any, design: Any = None, *, criteria: Any,
+          baseline: Any = None, where: Mapping[str, Any] | None = None) -> Result:
+    """Evaluate a criteria file (``docs/checks.md``) on the results (and a baseline run).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per criterion: ``id``, ``statement``, ``verdict`` (``pass``,
+        ``fail``, ``uncertain``, ``not evaluated``), ``estimate``, ``ci_low``,
+        ``ci_high``, ``threshold``, ``test``, ``p_value``, ``rows``, ``optional``,
+        ``reason``. ``raw``: the :class:`analysis.gate.CheckReport` (its ``exit_code``,
+        Markdown, JUnit XML and JSON).
+    """
+    import sys
+
+    from analysis.gate import run_checks
+
+    report = run_checks(data, design, criteria, baseline=baseline, where=where,
+                        analyses=sys.modules[__name__])
+    return Result(report.table(), tuple(report.notes), {"criteria": report.source}, {},
+                  report)

@@ -474,10 +474,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         check_output_paths(args)
-        args.func(args)
+        code = args.func(args)  # the gate (check) returns its own exit code
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into head
         return 0
-    return 0
+    return code if isinstance(code, int) else 0

@@ -72,7 +72,8 @@ __all__ = [
     "RESPONSES", "SUMMARY_COLUMNS", "TIMES", "Where", "count_tensor", "coverage_cells",
     "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
     "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
-    "empty_cells_page", "gini_index", "grid_values", "marginal_counts", "model_coverage",
+    "empty_cells_page", "exclude_from_grid", "gini_index", "grid_values", "marginal_counts",
+    "model_coverage",
     "page_count", "pair_counts", "per_factor_gini", "per_factor_table", "percent_text",
     "tensor_marginal", "thinnest_cells",
 ]
@@ -852,3 +853,25 @@ def empty_cells_page(
         return first.iloc[offset:offset + page_size]
     return empty_cells(cells, design, factors=factors, where=where, offset=offset,
                        limit=page_size)
+
+
+def exclude_from_grid(results, design, exclude: dict) -> tuple:  # noqa: ANN001
+    """Rows without the excluded values, and the design without them (an excluded value
+    is not counted as empty cells; declared values never seen stay in the grid)."""
+    from dataclasses import replace
+
+    from analysis.cells import exclude_rows
+    from analysis.errors import AnalysisError
+
+    if not exclude:
+        return results, design
+    results = exclude_rows(results, exclude)
+    factors = []
+    for f in design.factors:
+        gone = {str(v) for v in exclude.get(f.name, ())}
+        kept = tuple(v for v in f.values if v not in gone)
+        if not kept:
+            raise AnalysisError(f"--exclude leaves no value of {f.name!r}.")
+        factors.append(replace(f, values=kept,
+                               reference=f.reference if f.reference in kept else kept[0]))
+    return results, replace(design, factors=tuple(factors))

@@ -8,7 +8,8 @@ an analyst: it names the file, column, rows or values concerned.
 from __future__ import annotations
 
 __all__ = [
-    "AnalysisError", "ClusterError", "DesignError", "DesignMismatchError", "EngineError",
+    "AnalysisError", "ClusterError", "CriteriaError", "DesignError", "DesignMismatchError",
+    "EngineError",
     "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "SectionSkipped",
 ]
 
@@ -67,3 +68,9 @@ class PairingError(AnalysisError):
 
 class SectionSkipped(AnalysisError):
     """A report section cannot be built from this table and design; ``str(exc)`` says why."""
+
+
+class CriteriaError(AnalysisError):
+    """A criteria file of the gate (``analysis.gate``, ``docs/checks.md``) that cannot be
+    used: not YAML, a typo in a key, an unknown metric, factor or value; the message names
+    the file, the line and the fix."""

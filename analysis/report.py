@@ -52,11 +52,11 @@ __all__ = [
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
-                             "index", "cohorts", "judges", "compare")
+                             "index", "cohorts", "judges", "compare", "native", "checks")
 TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
           "importance": "Factor importance", "disparity": "Disparity",
           "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges",
-          "compare": "Compare"}
+          "compare": "Compare", "native": "Native scores", "checks": "Checks"}
 #: The cohorts section's default 'by' factor has at most this many values (one facet each).
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
@@ -420,6 +420,11 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         from analysis import compare_report
 
         return compare_report.default_settings(results, design)
+    if section in ("native", "checks"):  # analysis/report_native.py
+        from analysis import report_native
+
+        return (report_native.native_defaults if section == "native"
+                else report_native.checks_defaults)(results, design)
     if section == "judges":
         from analysis.judge_stats import columns as JC
 
@@ -896,10 +901,18 @@ def _compare(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     compare_report.build(sec, results, design, s)
 
 
+def _native(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import report_native
+
+    (report_native.build_native if sec.name == "native"
+     else report_native.build_checks)(sec, results, design, s)
+
+
 _BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
     "coverage": _coverage, "subgroups": _subgroups, "ecdf": _ecdf,
     "importance": _importance, "disparity": _disparity, "index": _index,
-    "cohorts": _cohorts, "judges": _judges, "compare": _compare}
+    "cohorts": _cohorts, "judges": _judges, "compare": _compare,
+    "native": _native, "checks": _native}
 
 
 def build_section(name: str, results: pd.DataFrame, design,

@@ -7,6 +7,7 @@ from analysis.compare import MODEL_A, MODEL_B, VERDICTS_DIFFER
 from analysis.errors import AnalysisError
 from ui.common import figure_downloads, require_results, subset_filter, table_download
 from ui.compare import COLUMN_CONFIG, choices, comparison, pair_choice, pair_figures, readings
+from ui.native import native_deltas_view
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_compare
@@ -41,6 +42,7 @@ st.dataframe(c.overall, hide_index=True, column_config=COLUMN_CONFIG,
 table_download(c.overall, "compare_overall", key="compare_overall")
 with st.expander("Prompts per value (rows, rows without outcome, duplicates)"):
     st.dataframe(c.pairing.counts, hide_index=True)
+native_deltas_view(results, design, settings, where)  # BBQ's s_DIS / s_AMB ... paired
 
 pair = pair_choice(c)
 if pair is None:

@@ -5,7 +5,7 @@ import streamlit as st
 from ui.common import require_results
 from ui.importance_linear import deviation_view_note
 from ui.navigation import route_first_visit
-from ui.report import add_defaults_button, build, downloads, section_list
+from ui.report import add_defaults_button, build, criteria_uploader, downloads, section_list
 
 route_first_visit()
 
@@ -17,6 +17,7 @@ st.caption("One self-contained report of the whole analysis: the design, a data 
            "**Add to report** button on each analysis page (it stores the page's settings); "
            "the report is rebuilt here from the active table and design.")
 
+criteria_uploader()  # the gate's criteria: a Checks section with their verdicts
 items = section_list(list(results.columns), design, results=results)
 if not items:
     st.info("No sections yet: press **Add to report** on an analysis page.")

@@ -23,7 +23,7 @@ def test_the_api_notebook_runs_every_cell(monkeypatch):
 
     called = {name for name in api.__all__ if f"bw.{name}(" in
               "".join(s for s, _ in code)}
-    analyses = set(api.__all__) - {"Result", "prepare_inputs", "exclude_from_grid",
+    analyses = set(api.__all__) - {"Result", "prepare_inputs",
                                    "resolve_cluster_option"}  # the composition's helpers
     assert analyses <= called, f"not shown in the notebook: {sorted(analyses - called)}"
     assert os.getcwd() == str(ROOT)

@@ -22,7 +22,8 @@ from analysis.export import ExportUnavailable
 from ui.widgets import md
 
 __all__ = [
-    "KEY", "add_defaults_button", "add_to_report_button", "build", "ci_editor", "downloads",
+    "KEY", "add_defaults_button", "add_to_report_button", "build", "ci_editor",
+    "criteria_uploader", "downloads",
     "noise_editor", "prepared_download", "section_list", "settings_summary", "stored_sections",
 ]
 
@@ -255,6 +256,25 @@ def add_defaults_button() -> None:
 
     st.button("Add every section with default settings", key="report_add_all",
               on_click=add_all)
+
+
+def criteria_uploader() -> None:
+    """A criteria file (``docs/checks.md``) added as the report's Checks section (the
+    gate's verdicts on the active table)."""
+    from analysis.gate import criteria_from_upload
+
+    up = st.file_uploader("Criteria file for a **Checks** section (YAML, the gate's "
+                          "criteria: docs/checks.md)", type=["yaml", "yml"],
+                          key="report_criteria")
+    if up is None:
+        return
+    try:
+        content = criteria_from_upload(up.getvalue(), up.name)
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        return
+    st.button("Add the Checks section", key="report_add_checks",
+              on_click=lambda: _add("checks", {"criteria": content}))
 
 
 def build(results: pd.DataFrame, design: Design, items: list[dict[str, Any]]) -> None:

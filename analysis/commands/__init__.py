@@ -17,6 +17,8 @@ MODULES = [
     "disparity",
     "cohorts",
     "compare",
+    "native",
+    "check",
     "index",
     "power",
     "plan",
@@ -47,6 +49,10 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "cohorts": ("cohorts", "categorical outcome across cohorts: percentages, spread, "
                            "chi-square"),
     "compare": ("compare", "paired comparison of models (or settings) on the same prompts"),
+    "native": ("native-scores", "the benchmark's own scores (s_DIS, s_AMB, pct_stereotype "
+                                "...) with cluster intervals"),
+    "check": ("check", "the bias gate: criteria with their uncertainty, exit 0 pass / 1 "
+                       "fail / 2 bad input / 3 uncertain"),
     "index": ("index", "composite bias index (LLMBI) per model with every component"),
     "power": ("power", "rows needed to detect a log disparity (power analysis)"),
     "plan": ("plan", "prompts to add for coverage; fractional factorials"),

@@ -55,6 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --figure: dumbbell of the subgroup rates (default) or sunburst "
                         "coloured by the difference in log disparity")
     p.add_argument("--pair", metavar="A,B", help="the pair the figure shows (default: first)")
+    p.add_argument("--native-scores", action="store_true",
+                   help="instead: the paired deltas of the benchmark's own scores (s_DIS, "
+                        "s_AMB, pct_stereotype ...) with paired cluster-bootstrap intervals")
+    from analysis.commands.native import add_native_options
+
+    add_native_options(p)
     p.set_defaults(func=run)
 
 
@@ -75,6 +81,10 @@ def run(args: argparse.Namespace) -> None:
     if by not in design.names:
         raise PairingError(f"--by {args.by!r} is not a factor of the design (factors: "
                            f"{', '.join(design.names)}).")
+    if args.native_scores:  # docs/native_scores.md
+        from analysis.commands.native import run_deltas
+
+        return run_deltas(args, results, design)
     comparison = compare(results, design, by, reference=args.by_reference, factors=factors,
                          max_level=args.level, unit=split_list(args.unit) or None,
                          score=args.score, **options.kwargs())

@@ -30,6 +30,8 @@ import sys
 
 __all__ = ["register", "run"]
 
+from analysis.coverage import exclude_from_grid  # noqa: E402 - moved there; the API uses it
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
@@ -49,7 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from analysis import coverage as cov
-    from analysis.api import exclude_from_grid
     from analysis.cells import cell_table, filter_rows
     from analysis.cli import emit, load_with_design, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE

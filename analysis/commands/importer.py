@@ -28,8 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prediction-col", action="append", default=[], metavar="COL",
                    help="a prediction column (repeatable; default: the importer's pattern)")
     p.add_argument("--scores-out", metavar="SCORES",
-                   help="bbq: write BBQ's bias scores (s_DIS, s_AMB) per category x model x "
-                        "format to this CSV")
+                   help="write the native scores with their cluster-bootstrap intervals "
+                        "(BBQ: s_DIS, s_AMB per category x model x format; other bias "
+                        "tasks: their metrics) to this CSV")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a further importer option (repeatable; see docs/import_<source>.md)")
     p.add_argument("--json", action="store_true", help="print counts and notes as JSON")
@@ -55,10 +56,13 @@ def run(args: argparse.Namespace) -> None:
         text = result.design.to_json() if as_json else result.design.to_yaml()
         outputs[args.design_out] = lambda tmp: tmp.write_text(text, encoding="utf-8")
     if args.scores_out:
-        scores = result.extras.get("bias_scores")
+        from analysis.native_scores import scores_out_table
+
+        scores = scores_out_table(result.extras)
         if scores is None:
-            raise AnalysisError(f"--scores-out: the {args.source} importer computes no bias "
-                                "scores (only bbq, and lm-eval for its bbq task, do).")
+            raise AnalysisError(f"--scores-out: these {args.source} results have no native "
+                                "score (BBQ's s_DIS / s_AMB, or a bias task's metric such "
+                                "as pct_stereotype).")
         outputs[args.scores_out] = table_writer(scores, args.scores_out)
     written = write_files(outputs)
     payload = {"source": result.source, "counts": result.counts, "notes": result.notes,

@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated sections, in order (default: all of "
                         "coverage,subgroups,ecdf,importance,disparity,index,cohorts,judges)")
     p.add_argument("--settings", help="JSON/YAML file {section: {setting: value}}")
+    p.add_argument("--criteria", metavar="C", help="a criteria file (docs/checks.md): the "
+                                                   "Checks section shows its verdicts")
     from analysis import cli as cli_types
 
     g = p.add_argument_group(
@@ -144,6 +146,8 @@ def run(args: argparse.Namespace) -> None:
         raise AnalysisError(f"--sections: unknown section(s) {', '.join(unknown)}; use "
                             f"{', '.join(SECTIONS)}.")
     settings = _settings(args.settings)
+    if args.criteria:
+        settings.setdefault("checks", {})["criteria"] = args.criteria
     extra = [s for s in settings if s not in names]
     if extra:
         raise AnalysisError(f"{args.settings}: settings for section(s) {', '.join(extra)} "

@@ -31,6 +31,7 @@ from analysis import columns as C
 from analysis.design import Design, Factor, Outcome, make_factor
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.matching import match_option
+from analysis.native_scores import importer_extras
 from analysis.structure import infer_structure
 
 __all__ = [
@@ -314,9 +315,10 @@ def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = No
             "labels that do not single out the stereotyped option: stereotyped_option "
             "'ambiguous', biased_answer empty, left out of the bias scores (as BBQ's "
             "analysis script drops examples without a target location).")
-    return ImportResult(frame=frame, design=suggest_bbq_design(frame), source="bbq",
-                        counts=counts, notes=notes,
-                        extras={"bias_scores": bias_scores(frame)})
+    design = suggest_bbq_design(frame)
+    return ImportResult(frame=frame, design=design, source="bbq", counts=counts, notes=notes,
+                        extras=importer_extras({"bias_scores": bias_scores(frame)}, frame,
+                                               design))
 
 
 # --------------------------------------------------------------------------- design, scores

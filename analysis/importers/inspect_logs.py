@@ -22,6 +22,7 @@ import pandas as pd
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.importers.harness_design import MODEL_COLUMN, harness_design, uniform_types
 from analysis.importers.harness_design import json_text as _json_text
+from analysis.native_scores import importer_extras
 
 __all__ = [
     "ANSWER_PREFIX", "EPOCH_COLUMN", "ERROR_COLUMN", "GENERATE_CONFIG_PREFIX", "ID_COLUMN",
@@ -130,7 +131,8 @@ def read(
                f"{frame[MODEL_COLUMN].nunique()} model(s), {frame[TASK_COLUMN].nunique()} "
                "task(s).")
     return ImportResult(frame=frame, design=design, source=SOURCE, counts=counts,
-                        notes=[summary, *notes, *design_notes], extras=extras)
+                        notes=[summary, *notes, *design_notes],
+                        extras=importer_extras(extras, frame, design))
 
 
 def _bbq_samples(frame: pd.DataFrame, raw: pd.DataFrame, notes: list[str]) -> Any:

@@ -33,6 +33,7 @@ from analysis.importers.harness_design import (
 )
 from analysis.importers.harness_families import unpack as unpack_task
 from analysis.importers.harness_tasks import TaskImport, apply_hints
+from analysis.native_scores import importer_extras
 
 __all__ = [
     "CHAT_TEMPLATE_COLUMN", "DOC_ID_COLUMN", "FILTER_COLUMN", "GEN_KWARGS_PREFIX",
@@ -198,7 +199,8 @@ def read(
                f"{table[MODEL_COLUMN].nunique()} model(s), {table[TASK_COLUMN].nunique()} "
                f"task(s).")
     return ImportResult(frame=table, design=design, source=SOURCE, counts=counts,
-                        notes=[summary, *notes, *design_notes], extras=extras)
+                        notes=[summary, *notes, *design_notes],
+                        extras=importer_extras(extras, table, design))
 
 
 # --- finding the files --------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_missing_prediction_column_and_scores_for_wide(bbq_file, tmp_path, capsy
     pd.DataFrame({"pred_a": [1], "pred_b": [0]}).to_csv(wide, index=False)
     err = _fails(capsys, "import", "wide", wide, "--out", tmp_path / "o.csv",
                  "--design-out", tmp_path / "d.yaml", "--scores-out", tmp_path / "s.csv")
-    assert "computes no bias scores" in err
+    assert "have no native score" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["preds_small.jsonl", "w.csv"]
 
 

@@ -1,6 +1,7 @@
 """Compare page under AppTest on the bundled BBQ sample: the three input formats paired by
 example_id, the discordant counts and McNemar = statsmodels, subgroups with intervals,
-Copy as CLI, Add to report, and a specific message for a factor with one value."""
+Copy as CLI, Add to report, a specific message for a factor with one value, and the
+paired deltas of BBQ's own scores on request."""
 
 from __future__ import annotations
 
@@ -97,3 +98,21 @@ def test_copied_command_prints_the_page_numbers(page, monkeypatch, capsys):
     exec(compile(code, "snippet", "exec"), scope)  # the Python snippet: the same numbers
     assert scope["comparison"].overall["only_b"].tolist() == overall["only_b"].tolist()
     capsys.readouterr()
+
+
+def test_native_score_deltas_on_request(page, bbq):
+    from analysis.native_scores import native_deltas
+
+    before = len(page.dataframe)
+    page.button(key="compare_native_run").click().run()
+    assert not page.exception and not page.error
+    assert "compare_native" in page.session_state
+    assert len(page.dataframe) == before + 1
+    (shown,) = [d.value for d in page.dataframe if "estimate_a" in d.value.columns]
+    api = native_deltas(bbq[0], bbq[1], by="input_format").table
+    row = shown[(shown["model_a"] == "arc") & (shown["model_b"] == "race")
+                & (shown["score"] == "s_AMB") & (shown["scope"] == "overall")].iloc[0]
+    want = api[(api["model_a"] == "arc") & (api["model_b"] == "race")
+               & (api["score"] == "s_AMB") & (api["scope"] == "overall")].iloc[0]
+    assert row["delta"] == pytest.approx(want["delta"])
+    assert row["ci_low"] == pytest.approx(want["ci_low"])
