@@ -37,8 +37,6 @@ __all__ = ["SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure", "g
            "suggest_role"]
 
 
-
-
 def _is_binary_number(series: pd.Series) -> bool:
     if pd.api.types.is_bool_dtype(series):
         return True
@@ -177,12 +175,16 @@ def design_from_structure(frame: pd.DataFrame, structure: Any, outcome: Outcome 
     """The suggested design of a table from its inferred structure (see
     :func:`suggest_design`); ``factors`` are the candidate factors with their values
     (default: :func:`make_factor` of every column), kept when the structure says factor."""
+    from analysis.structure import MAX_SUGGESTED_FACTORS
+
     n_rows = len(frame)
     candidates = {f.name: f for f in factors} if factors is not None else None
     chosen = []
     for col in frame.columns:
         if structure.role(col) != "factor" or (outcome is not None and col == outcome.column):
             continue
+        if len(chosen) >= MAX_SUGGESTED_FACTORS:  # the structure's notes say so
+            break
         s = frame[col]
         n_unique = int(s.nunique(dropna=False))
         role = suggest_role(s, n_unique, n_rows)
