@@ -56,8 +56,8 @@ __all__ = [
     "ANSWER_KEY", "Alias", "CONSTANT", "CROSSED_SHARE", "ColumnRole", "Exclusions", "FACTOR",
     "ITEM_ID", "ITEM_TEXT", "MAX_ALIAS_FACTORS", "MAX_CANDIDATES", "MAX_EXACT_CELLS",
     "MAX_EXACT_ROWS", "MAX_OPTIONS", "MAX_PAIR_CHECKS", "MAX_SUGGESTED_FACTORS", "MIN_ALIAS_ROWS",
-    "MIN_ID_VALUES", "OUTCOME", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure", "TEMPLATE",
-    "TEXT_CHARS", "TEXT_WORDS", "TIME_BUDGET", "cluster_note", "excluded_cells",
+    "MIN_ID_VALUES", "OUTCOME", "REPLICATE", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure",
+    "TEMPLATE", "TEXT_CHARS", "TEXT_WORDS", "TIME_BUDGET", "cluster_note", "excluded_cells",
     "infer_prompt_unit", "infer_structure", "inferred_cluster", "value_aliases"
 ]
 
@@ -72,8 +72,9 @@ RESPONSE = "response"
 SCORE = "numeric score"
 OUTCOME = "outcome candidate"
 CONSTANT = "constant"
+REPLICATE = "replicate index"
 ROLES: tuple[str, ...] = (FACTOR, ITEM_ID, ROW_ID, TEMPLATE, ITEM_TEXT, ANSWER_KEY, RESPONSE,
-                          SCORE, OUTCOME, CONSTANT)
+                          SCORE, OUTCOME, CONSTANT, REPLICATE)
 
 #: Tables with more rows are inferred on a seeded random sample of this many rows.
 MAX_EXACT_ROWS = 2_000_000
@@ -111,6 +112,16 @@ _GOLD_NAMES = {"label", "gold", "gold_index", "answer_idx", "answer_index", "tar
                "correct_option", "answer_key", "gold_label"}
 _RESPONSE_WORDS = ("prediction", "predicted", "response", "completion", "output",
                    "generation", "answer", "reply")
+#: A column named so (one of its words) with whole-number values numbers repeated
+#: answers to one prompt (``sample``, ``seed``, ``epoch``), unless it also names an id,
+#: a size or a key (``sample_id`` is Inspect's item id, ``sample_size`` a count).
+_REPLICATE_WORDS = ("sample", "samples", "seed", "seeds", "run", "replicate", "replicates",
+                    "rep", "repeat", "repetition", "trial", "draw", "attempt", "iteration",
+                    "epoch")
+_NOT_REPLICATE_WORDS = ("id", "uuid", "key", "name", "size", "count", "n", "num", "weight",
+                        "text", "type")
+#: Most outcome columns a response is tested against (each costs a pair test per column).
+_MAX_OUTCOMES_TESTED = 3
 _FAMILY = re.compile(r"^(.*?)[_.\- ]?(\d{1,2}|[a-eA-E])$")
 
 
@@ -393,6 +404,31 @@ def _option_families(cols: Mapping[str, _Col]) -> dict[str, list[str]]:
     return out
 
 
+def _is_replicate(name: str, c: _Col) -> bool:
+    """Whether ``name`` reads as a replicate index (:data:`_REPLICATE_WORDS`) with 2 or
+    more whole-number values (``0``, ``1``, or text such as ``seed_3``)."""
+    words = _words_of(name)
+    if not any(w in _REPLICATE_WORDS for w in words) or any(w in _NOT_REPLICATE_WORDS
+                                                            for w in words):
+        return False
+    if c.n < 2 or c.kind == "float":
+        return False
+    if c.kind in ("int", "bool"):
+        return True
+    values = [str(v) for v in pd.Series(c.uniques).dropna().iloc[:200]]
+    return all(re.fullmatch(r"[A-Za-z_\-]{0,12}\d+", v.strip()) for v in values)
+
+
+def _response_named(name: str) -> bool:
+    """Whether a column is named as what a model said (``response``, ``answer``,
+    ``prediction``, ``raw_output`` ...), not as a gold answer or an answer's kind."""
+    words = _words_of(name)
+    if any(w in ("gold", "correct", "expected", "target", "reference", "key", "label",
+                 "type", "option", "options", "idx", "index") for w in words):
+        return False
+    return any(w in _RESPONSE_WORDS for w in words)
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -523,14 +559,29 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
                                       "-> an answer key, not a factor")
         elif name.lower().split(".")[-1] in _GOLD_NAMES:
             setrole(name, ANSWER_KEY, "named as the gold answer -> an answer key, not a factor")
+        elif name not in models and _is_replicate(name, c):
+            setrole(name, REPLICATE, f"{c.n} whole-number values, named as a replicate index "
+                                     "-> numbers repeated answers to one prompt, not a factor")
+    replicates = [n for n in cols if role.get(n, ("",))[0] == REPLICATE]
+    outcome_cols = [n for n in cols if role.get(n, ("",))[0] == OUTCOME and cols[n].n > 1]
+    outcome_cols = sorted(outcome_cols, key=lambda n: n not in outcomes)[:_MAX_OUTCOMES_TESTED]
 
     # 2. the item id: fixes the item-level columns, no rich column crossed with it
     keys = [n for n in cols if n not in role or role[n][0] in (ITEM_TEXT, ANSWER_KEY)]
     keys = [n for n in keys if cols[n].n > 1]
     # every test below depends only on which value pairs occur, so it runs on the codes
     # of all rows (deduplicating first costs more than it saves on real tables)
-    rel = _Relations(cols, keys, budget)
-    item_id, id_reason, equivalents = _find_id(keys, cols, rel, role, models, n_rows)
+    rel = _Relations(cols, keys + outcome_cols, budget)
+    # rows repeat a prompt (models, replicates): a column with a value per row names rows
+    replicated = bool(replicates) or any(
+        cols[n].n > 1 and (n in models or guess_kind(n) == "model") for n in keys)
+    item_id, id_reason, equivalents = _find_id(keys, cols, rel, role, models, n_rows,
+                                               replicated=replicated)
+
+    def aliased_outcome(n: str) -> str | None:
+        """The outcome ``n`` fixes (each of its values goes with one outcome value)."""
+        return next((o for o in outcome_cols if o != n and budget.ok and rel.fixes(n, o)),
+                    None)
     within: list[str] = []
     if item_id is not None:
         setrole(item_id, ITEM_ID, id_reason)
@@ -548,9 +599,17 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
             if rel.fixes(item_id, n):
                 continue
             share = rel.crossed_share(item_id, n)
+            said = None if n in role or cols[n].binary else aliased_outcome(n)
             if n in role:  # text or key varying within an item: what the model said
                 setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` -> a "
                                      "response, not an item field")
+            elif said is not None:
+                setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` and each "
+                                     f"value goes with one value of the outcome `{said}` "
+                                     "(aliased with it) -> a response, never a factor")
+            elif not cols[n].binary and _response_named(n):
+                setrole(n, RESPONSE, f"varies between the rows of one `{item_id}`, named as "
+                                     "a model's response -> a response, never a factor")
             elif cols[n].binary and share < CROSSED_SHARE:
                 setrole(n, OUTCOME, f"0/1 values varying between the rows of one "
                                     f"`{item_id}` -> an outcome candidate")
@@ -570,6 +629,21 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
                                              item_id)
     if cluster is not None:
         setrole(cluster, TEMPLATE, cluster_reason)
+    elif item_id is not None and n_rows >= 2 * n_items:
+        cluster = item_id
+        why = (f"{_fmt(replicates)} replicate{'s' if len(replicates) == 1 else ''} them"
+               if replicates else "models or variants repeat each item")
+        cluster_reason = (f"no template: the {n_items:,} items of `{item_id}` have "
+                          f"~{n_rows / n_items:,.1f} rows each ({why}), and the rows of one "
+                          "item are not independent -> cluster")
+    if replicates:
+        where = (f"the cluster `{cluster}` holds the rows of each prompt" if cluster else
+                 "no column names the item, so nothing clusters them: name the prompt id "
+                 "as the cluster (Design page or --cluster)")
+        notes.append(f"{_fmt(replicates)} number{'s' if len(replicates) == 1 else ''} repeated "
+                     f"answers to the same prompt (replicates): not a factor and not part of "
+                     f"the prompt unit; {where}. Declare it as a model factor to compare "
+                     "replicates.")
     # 3. item-level columns: many values across items -> item text
     for n in keys:
         if n in role:
@@ -590,8 +664,18 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
         if name in declared:
             role[name] = (FACTOR, "declared factor")
         elif name not in role:
+            said = (aliased_outcome(name) if item_id is None and name in rel and
+                    c.kind == "text" and c.mean_words >= 2 else None)
             if name in models and c.n == 1:
                 role[name] = (FACTOR, "model column")
+            elif (item_id is None and name not in models and not c.binary
+                  and _response_named(name)):  # with an id: what varies within items
+                role[name] = (RESPONSE, "named as a model's response -> a response, never a "
+                                        "factor")
+            elif said is not None:
+                role[name] = (RESPONSE, f"sentences, each going with one value of the outcome "
+                                        f"`{said}` (aliased with it) -> a response, never a "
+                                        "factor")
             else:
                 role[name] = (FACTOR, f"{c.n} values" + (
                     f", fixed by `{item_id}`" if item_id and name in rel and budget.ok
@@ -605,9 +689,8 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
             f"; {_fmt(unit[1:])} {'varies' if len(unit) == 2 else 'vary'} within it"
             if len(unit) > 1 else ""))
     else:
-        unit = [n for n in cols if role[n][0] in (FACTOR, TEMPLATE, ITEM_TEXT, ANSWER_KEY,
-                                                   ROW_ID) and kinds.get(n) != "model"
-                and cols[n].n > 1]
+        unit = [n for n in cols if role[n][0] in (FACTOR, TEMPLATE, ITEM_TEXT, ANSWER_KEY)
+                and kinds.get(n) != "model" and cols[n].n > 1]
         why = "no item id: a prompt is a distinct combination of the item-level columns"
         if not unit:
             notes.append("No column describes the prompts: each row is counted as one "
@@ -618,8 +701,9 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
     why += f" -> {n_prompts:,} prompts in {n_rows:,} rows"
     if n_prompts == n_rows:
         why += " (each row is one prompt)"
-    elif models_in:
-        why += f" ({_fmt(models_in)} replicate{'s' if len(models_in) == 1 else ''} rows)"
+    elif models_in or replicates:
+        what = models_in + replicates
+        why += f" ({_fmt(what)} replicate{'s' if len(what) == 1 else ''} rows)"
     if cluster is None:
         cluster_reason = ("no column groups several items and fixes other columns: rows "
                           "are treated as independent")
@@ -758,18 +842,21 @@ def _n_distinct(columns: list[_Col], n_rows: int) -> int:
 
 
 def _find_id(keys: list[str], cols: Mapping[str, _Col], rel: _Relations,
-             role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int
-             ) -> tuple[str | None, str, list[str]]:
+             role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int, *,
+             replicated: bool = False) -> tuple[str | None, str, list[str]]:
     """The item id among ``keys`` (see the module docstring), its reason, its equivalents.
 
-    Candidates are tried from the most likely (no role yet, not one value per row, most
-    values); the first that qualifies is the id (one grouping pass per candidate tried).
+    Candidates are tried from the most likely (not one value per row, no role yet, most
+    values: a prompt text that fixes the item's columns comes before a row id); the first
+    that qualifies is the id (one grouping pass per candidate tried). When models or
+    replicates repeat the rows, a column with a value per row is never the item id.
     """
     order = sorted(
         (n for n in keys if cols[n].n >= MIN_ID_VALUES and n not in models
          and cols[n].kind != "float" and not cols[n].binary
-         and role.get(n, ("",))[0] != ANSWER_KEY),
-        key=lambda n: (n in role, cols[n].n == n_rows, -cols[n].n))[:MAX_CANDIDATES]
+         and role.get(n, ("",))[0] != ANSWER_KEY
+         and not (replicated and cols[n].n == n_rows)),
+        key=lambda n: (cols[n].n == n_rows, n in role, -cols[n].n))[:MAX_CANDIDATES]
     found = None
     for n in order:
         c = cols[n]
