@@ -20,6 +20,7 @@ from analysis.values import (
     MAX_FACTOR_VALUES,
     MODEL_WORDS,
     PROMPT_WORDS,
+    REPLICATE_WORDS,
     SUGGEST_MAX_VALUES,
     FactorKind,
     check_frame,
@@ -125,7 +126,7 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
     (1 = deviation); else one named like a success (``correct``, ``is_correct``,
     ``accuracy``) maps to deviation = not correct (its 0/false value); else the first
     0/1 column whose name does not look like a factor (``cot``, ``model``,
-    ``..._format``); else None.
+    ``..._format``) or a replicate index (``sample``, ``seed``, ``run``); else None.
     """
     binary = [c for c in frame.columns if _is_binary_number(frame[c])]
     for meaning in ("harm", "success"):
@@ -136,7 +137,7 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
                 return Outcome(column=c, mapping="values", values=(_not_value(frame[c]),))
     for c in binary:
         words = re.split(r"[^a-z0-9]+", c.lower())
-        if not any(w in words for w in (*MODEL_WORDS, *PROMPT_WORDS)):
+        if not any(w in words for w in (*MODEL_WORDS, *PROMPT_WORDS, *REPLICATE_WORDS)):
             return Outcome(column=c, mapping="binary")
     return None
 

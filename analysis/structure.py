@@ -50,7 +50,13 @@ import pandas as pd
 from analysis.clusters import cluster_note  # noqa: F401  (re-exported: one judge, clusters.py)
 from analysis.errors import AnalysisError
 from analysis.limits import check_columns
-from analysis.values import check_frame, factor_values, guess_kind, outcome_meaning
+from analysis.values import (
+    REPLICATE_WORDS,
+    check_frame,
+    factor_values,
+    guess_kind,
+    outcome_meaning,
+)
 
 __all__ = [
     "ANSWER_KEY", "Alias", "CONSTANT", "CROSSED_SHARE", "ColumnRole", "Exclusions", "FACTOR",
@@ -115,9 +121,7 @@ _RESPONSE_WORDS = ("prediction", "predicted", "response", "completion", "output"
 #: A column named so (one of its words) with whole-number values numbers repeated
 #: answers to one prompt (``sample``, ``seed``, ``epoch``), unless it also names an id,
 #: a size or a key (``sample_id`` is Inspect's item id, ``sample_size`` a count).
-_REPLICATE_WORDS = ("sample", "samples", "seed", "seeds", "run", "replicate", "replicates",
-                    "rep", "repeat", "repetition", "trial", "draw", "attempt", "iteration",
-                    "epoch")
+_REPLICATE_WORDS = REPLICATE_WORDS
 _NOT_REPLICATE_WORDS = ("id", "uuid", "key", "name", "size", "count", "n", "num", "weight",
                         "text", "type")
 #: Most outcome columns a response is tested against (each costs a pair test per column).
