@@ -1040,7 +1040,8 @@ class Exclusions:
 
 def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
                    values: Sequence[Sequence[str]], *, counts: Iterable[int] | None = None,
-                   references: Mapping[str, str] | None = None) -> Exclusions:
+                   references: Mapping[str, str] | None = None,
+                   aliasing: bool = True) -> Exclusions:
     """Which combinations of the grid ``values`` (C order) the observed rows rule out.
 
     Two rules, both read from ``observed`` (rows or observed cells):
@@ -1095,7 +1096,7 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
             what = "is fixed by" if r["kind"] != "nested outside reference" else \
                 "is fixed (outside its control values) by"
             apply(bad, a, b, f"nesting: {b} {what} {a}")
-    for al in value_aliases(observed, list(factors), counts=weights):
+    for al in value_aliases(observed, list(factors), counts=weights) if aliasing else ():
         a, b = al.column, al.other
         va, vb = values[index[a]], values[index[b]]
         if al.value not in va:
