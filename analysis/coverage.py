@@ -75,7 +75,7 @@ __all__ = [
     "COUNT_UNIT_ATTR", "COVERAGE_OF_POSSIBLE", "COVERAGE_UNITS", "CountUnit", "CoverageGrid",
     "DENSE_MAX_CELLS", "IMPOSSIBLE_MAX_CELLS", "JOINT", "MARGINAL", "N_COUNTED",
     "N_IMPOSSIBLE_CELLS", "impossible_keys", "PROMPTS", "RESPONSES", "ROWS_ATTR", "SUMMARY_COLUMNS",
-    "TIMES", "Where", "count_tensor", "count_unit", "coverage_cells",
+    "TIMES", "Where", "count_tensor", "count_unit", "counted_noun", "coverage_cells",
     "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
     "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
     "empty_cells_page", "gini_index", "grid_values", "marginal_counts", "model_coverage",
@@ -125,6 +125,13 @@ class CountUnit:
     noun: str
     label: str
     reason: str
+
+
+def counted_noun(cells: pd.DataFrame) -> str:
+    """What the ``n`` of a :func:`coverage_cells` table counts, as a plural noun
+    (``items``, ``prompts``, ``rows``; a cell table of other origin counts rows)."""
+    unit = cells.attrs.get(COUNT_UNIT_ATTR)
+    return unit.noun if unit is not None else "rows"
 
 
 def count_unit(results: pd.DataFrame, design: Design, *, unit: str = "prompts",
@@ -407,9 +414,11 @@ def coverage_cells(
             if per:
                 from dataclasses import replace
 
-                counted = replace(counted, label=f"{counted.label}, each counted once per "
-                                                 f"{' x '.join(per)}",
-                                  noun=f"({', '.join((item, *per))}) pairs")
+                # an item asked in several variants of the grid: each (item, variant)
+                # is one prompt, counted in its variant's cell
+                counted = replace(counted, noun="prompts",
+                                  label=f"prompts ({' x '.join((item, *per))}: an item "
+                                        f"counted once per {' x '.join(per)})")
     out.attrs.update({COUNT_UNIT_ATTR: counted, ROWS_ATTR: n_rows})
     return out
 
