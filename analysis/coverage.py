@@ -141,13 +141,15 @@ def count_unit(results: pd.DataFrame, design: Design, *, unit: str = "prompts",
     With ``unit="responses"``: rows. Else the **item id** of the table's structure (the
     design's ``inferred`` block when it has one, else :func:`analysis.structure.
     infer_structure` on ``results`` with the design's factors declared), unless the
-    design declares a prompt unit without that column (then its prompt unit, as
-    written); without an item id, the design's prompt unit columns.
+    design declares a prompt unit naming a column the structure does not call a factor
+    or template (a prompt id the analyst chose: used as written); without an item id,
+    the design's prompt unit columns.
     """
     if unit == RESPONSES:
         return CountUnit((), "rows", "rows (responses)", "every row counts")
     declared = tuple(design.prompt_unit)
-    item = (design.inferred or {}).get("item_id")
+    inferred = design.inferred or {}
+    item, roles = inferred.get("item_id"), dict(inferred.get("roles") or {})
     why = "the item id of the suggested design's structure"
     if item is None or item not in results.columns:
         if structure is None:
@@ -158,8 +160,10 @@ def count_unit(results: pd.DataFrame, design: Design, *, unit: str = "prompts",
                                         outcome=design.outcome.column if design.outcome
                                         and design.outcome.column in results else None)
         item = getattr(structure, "item_id", None)
+        roles = {c.column: c.role for c in getattr(structure, "columns", ())}
         why = "the item id inferred from the table (docs/structure.md)"
-    if item is not None and (not declared or item in declared):
+    chosen = [c for c in declared if roles.get(c, "factor") not in ("factor", "template")]
+    if item is not None and (item in declared or not chosen):
         return CountUnit((item,), "items", f"items ({item})",
                          f"`{item}` is {why}: a cell counts its distinct items")
     columns = tuple(design.prompt_unit_columns())
@@ -169,7 +173,6 @@ def count_unit(results: pd.DataFrame, design: Design, *, unit: str = "prompts",
                      "factors")
 
 
-# --- the two statistics --------------------------------------------------------------------
 def _check_counts(counts, n_cells: int | None) -> tuple[np.ndarray, int]:
     x = np.asarray(counts, dtype=float).ravel()
     if np.isnan(x).any() or (x < 0).any():
