@@ -253,21 +253,21 @@ class _Col:
 
 def _column(name: str, s: pd.Series) -> _Col:
     codes, uniques = pd.factorize(s, use_na_sentinel=False)
-    present = pd.Series(uniques).dropna()
+    present = uniques[~np.asarray(pd.isna(uniques), dtype=bool)]  # the distinct values
     if pd.api.types.is_bool_dtype(s):
         kind = "bool"
     elif pd.api.types.is_numeric_dtype(s):
-        values = present.astype(float)
+        values = np.asarray(present, dtype=float)
         kind = "int" if bool(np.all(np.isfinite(values) & (values == np.round(values)))) \
             else "float"
     else:
         kind = "text"
     binary = kind == "bool" or (kind == "int" and len(present) > 0
-                                and set(present.astype(float)) <= {0.0, 1.0})
+                                and set(np.asarray(present, dtype=float)) <= {0.0, 1.0})
     col = _Col(name, np.asarray(codes, dtype=np.int32 if len(uniques) < 2 ** 31
                                 else np.int64), len(uniques), kind, binary, uniques=uniques)
     if kind == "text" and len(present):
-        head = [str(v) for v in present.iloc[:2000]]  # the distinct values, not the rows
+        head = [str(v) for v in present[:2000].tolist()]  # not the rows' values
         col.mean_chars = sum(map(len, head)) / len(head)
         col.mean_words = sum(len(v.split()) for v in head) / len(head)
     return col
