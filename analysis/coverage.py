@@ -75,7 +75,8 @@ __all__ = [
     "COUNT_UNIT_ATTR", "COVERAGE_OF_POSSIBLE", "COVERAGE_UNITS", "CountUnit", "CoverageGrid",
     "DENSE_MAX_CELLS", "IMPOSSIBLE_MAX_CELLS", "JOINT", "MARGINAL", "N_COUNTED",
     "N_IMPOSSIBLE_CELLS", "impossible_keys", "PROMPTS", "RESPONSES", "ROWS_ATTR", "SUMMARY_COLUMNS",
-    "TIMES", "Where", "count_tensor", "count_unit", "counted_noun", "coverage_cells",
+    "TIMES", "Where", "count_tensor", "count_unit", "counted_noun", "counted_unit",
+    "coverage_cells",
     "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
     "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
     "empty_cells_page", "gini_index", "grid_values", "marginal_counts", "model_coverage",
@@ -127,10 +128,25 @@ class CountUnit:
     reason: str
 
 
+def counted_unit(table: pd.DataFrame) -> CountUnit | None:
+    """The :class:`CountUnit` a :func:`coverage_cells` (or :func:`coverage_summary`) table
+    carries in its ``attrs`` (kept as a plain dict, so Streamlit and Parquet can store
+    it), or None for a cell table of other origin."""
+    raw = table.attrs.get(COUNT_UNIT_ATTR)
+    if not isinstance(raw, Mapping):
+        return None
+    return CountUnit(tuple(raw["columns"]), raw["noun"], raw["label"], raw["reason"])
+
+
+def _as_attr(unit: CountUnit) -> dict:
+    return {"columns": list(unit.columns), "noun": unit.noun, "label": unit.label,
+            "reason": unit.reason}
+
+
 def counted_noun(cells: pd.DataFrame) -> str:
     """What the ``n`` of a :func:`coverage_cells` table counts, as a plural noun
     (``items``, ``prompts``, ``rows``; a cell table of other origin counts rows)."""
-    unit = cells.attrs.get(COUNT_UNIT_ATTR)
+    unit = counted_unit(cells)
     return unit.noun if unit is not None else "rows"
 
 
@@ -384,7 +400,8 @@ def coverage_cells(
     pandas.DataFrame
         Observed cells: one categorical column per factor and ``n`` (int64), as
         :func:`analysis.cells.cell_table` with ``with_outcome=False``; ``attrs`` has
-        :data:`COUNT_UNIT_ATTR` (the :class:`CountUnit`) and :data:`ROWS_ATTR` (rows).
+        :data:`COUNT_UNIT_ATTR` (the :class:`CountUnit` as a dict: :func:`counted_unit`)
+        and :data:`ROWS_ATTR` (rows).
         ``docs/coverage.md`` (what is counted).
     """
     from analysis.cells import cell_table
@@ -394,7 +411,7 @@ def coverage_cells(
     factors = list(factors)
     if unit == RESPONSES:
         out = cell_table(results, factors, where=where, with_outcome=False)
-        out.attrs.update({COUNT_UNIT_ATTR: count_unit(results, design, unit=unit),
+        out.attrs.update({COUNT_UNIT_ATTR: _as_attr(count_unit(results, design, unit=unit)),
                           ROWS_ATTR: int(out[N].sum())})
         return out
     counted = counted or count_unit(results, design, unit=unit)
@@ -422,7 +439,7 @@ def coverage_cells(
                 counted = replace(counted, noun="prompts",
                                   label=f"prompts ({' x '.join((item, *per))}: an item "
                                         f"counted once per {' x '.join(per)})")
-    out.attrs.update({COUNT_UNIT_ATTR: counted, ROWS_ATTR: n_rows})
+    out.attrs.update({COUNT_UNIT_ATTR: _as_attr(counted), ROWS_ATTR: n_rows})
     return out
 
 
@@ -491,7 +508,7 @@ def coverage_summary(
         marginal = np.bincount(c, weights=grid.counts, minlength=len(v))
         rows.append(_summary_row(MARGINAL, f, marginal[marginal > 0], len(v), n_rows))
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    out.attrs["impossible_reasons"] = reasons
+    out.attrs["impossible_reasons"] = list(reasons)
     if COUNT_UNIT_ATTR in cells.attrs:
         out.attrs[COUNT_UNIT_ATTR] = cells.attrs[COUNT_UNIT_ATTR]
     return out
@@ -871,7 +888,7 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
         what = (f"the {n - impossible:,} possible combinations of {joint[FACTORS]} (of "
                 f"{n:,}; {impossible:,} are impossible: "
                 + "; ".join(summary.attrs.get("impossible_reasons", ())) + ")")
-    counted = summary.attrs.get(COUNT_UNIT_ATTR)
+    counted = counted_unit(summary)
     noun = counted.noun if counted is not None else ("prompts" if unit == PROMPTS else "rows")
     one = "item" if noun not in ("prompts", "rows") else "prompt"
     if n_rows is None and counted is not None:

@@ -25,7 +25,7 @@ def bbq() -> tuple[pd.DataFrame, Design]:
 def test_bbq_categories_are_ranked_by_their_items(bbq):
     table, design = bbq
     cells = cov.coverage_cells(table, design, ["category"])
-    assert cells.attrs[cov.COUNT_UNIT_ATTR].columns == ("example_id",)
+    assert cov.counted_unit(cells).columns == ("example_id",)
     marginals = cov.marginal_counts(cells, design, factors=["category"])
     counts = dict(zip(marginals[VALUE], marginals[N], strict=True))
     by_pandas = table.groupby("category")["example_id"].nunique().to_dict()
@@ -57,7 +57,7 @@ def test_bbq_default_grid_counts_prompts_and_no_impossible_empty_cell(bbq):
                                  "subcategory x question_polarity x context_condition x "
                                  "input_format (of 1,152; 924 are impossible: 924 by nesting")
     assert cov.counted_noun(cells) == "prompts"
-    assert "example_id x input_format" in cells.attrs[cov.COUNT_UNIT_ATTR].label
+    assert "example_id x input_format" in cov.counted_unit(cells).label
 
 
 def test_bbq_empty_cells_without_the_nesting(bbq):
