@@ -425,10 +425,12 @@ def _is_replicate(name: str, c: _Col) -> bool:
 
 def _response_named(name: str) -> bool:
     """Whether a column is named as what a model said (``response``, ``answer``,
-    ``prediction``, ``raw_output`` ...), not as a gold answer or an answer's kind."""
+    ``prediction``, ``raw_output`` ...), not as a gold answer, the item's biased answer
+    (SSQA's ``biased_answer``) or an answer's kind."""
     words = _words_of(name)
     if any(w in ("gold", "correct", "expected", "target", "reference", "key", "label",
-                 "type", "option", "options", "idx", "index") for w in words):
+                 "type", "option", "options", "idx", "index", "biased", "stereotyped",
+                 "stereotypical", "unknown", "anti", "counter") for w in words):
         return False
     return any(w in _RESPONSE_WORDS for w in words)
 
@@ -1083,7 +1085,7 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
 
     nest = find_nestings(observed, list(factors), references=references)
     for r in nest.to_dict(orient="records"):
-        if r["determinant"] is None:
+        if not isinstance(r["determinant"], str):  # a constant (None, or NaN from pandas)
             continue
         pairs = [(r["determinant"], r["dependent"])]
         if r["kind"] == "equivalent":
