@@ -12,9 +12,15 @@ of ``--repeat`` runs. Printed: both times, their ratio, the pair tests made and 
 the budget stopped the inference. Then ``load_results`` of a 100,000-column CSV (1 MB),
 refused by ``BIAS_WORKBENCH_MAX_COLUMNS`` from its header.
 
-Measured on the shared 2-core development machine (load average about 8, seconds
-inflated; the ratio is what to compare), before: 1,000 x 5 more than 300 s (issue 43),
-200 x 5 1.2 s. After: see docs/structure.md ("Bounded work").
+Measured on the shared 2-core development machine under a load average of about 20
+(seconds inflated; the ratio to factorising is what to compare). Before: 1,000 x 5 more
+than 300 s (issue 43; 500 x 5 71 s). After (best of 2): 250 x 5 1.9 s (factorize 0.18 s),
+500 x 5 3.1 s (0.62), 1,000 x 5 8.4 s (1.7, ratio 4.9, 0 pair tests: no alias possible
+in 5 rows), 2,000 x 5 14.6 s (1.5), 1,000 x 200 with 12-valued columns 10.3 s (1.8;
+11,988 pair tests, stopped by the 10 s budget under that load, with its note; 5.6 s and
+13,548 tests without stopping on a quieter moment); 100,000 columns (1.7 MB of CSV)
+refused in 0.26 s from the header. The time left is per-column work (factorising Arrow
+strings, one factor's values for the suggested design), linear in the columns.
 """
 
 from __future__ import annotations
