@@ -408,6 +408,17 @@ def _option_families(cols: Mapping[str, _Col]) -> dict[str, list[str]]:
     return out
 
 
+def _aliased(codes: np.ndarray, outcome: _Col) -> bool:
+    """Whether ``codes`` determine ``outcome`` on its known rows with 2+ values of each."""
+    known = ~np.asarray(pd.isna(outcome.uniques), dtype=bool)[outcome.codes]
+    a, b = codes[known].astype(np.int64), outcome.codes[known].astype(np.int64)
+    if not len(b) or len(np.unique(b)) < 2:
+        return False
+    pairs = np.unique(a * (int(b.max()) + 1) + b)
+    values = np.unique(pairs // (int(b.max()) + 1))
+    return len(values) >= 2 and len(values) == len(pairs)
+
+
 def _is_replicate(name: str, c: _Col) -> bool:
     """Whether ``name`` reads as a replicate index (:data:`_REPLICATE_WORDS`) with 2 or
     more whole-number values (``0``, ``1``, or text such as ``seed_3``)."""
@@ -585,9 +596,16 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
                                                replicated=replicated)
 
     def aliased_outcome(n: str) -> str | None:
-        """The outcome ``n`` fixes (each of its values goes with one outcome value)."""
-        return next((o for o in outcome_cols if o != n and budget.ok and rel.fixes(n, o)),
-                    None)
+        """The outcome ``n`` is aliased with: on the rows where the outcome is known, ``n``
+        takes 2 or more values, each with a single outcome value, and they differ (a
+        task or a setting of rows without that outcome is no alias)."""
+        for o in outcome_cols:
+            if o == n or not budget.ok:
+                continue
+            budget.spend()
+            if _aliased(cols[n].codes, cols[o]):
+                return o
+        return None
     within: list[str] = []
     if item_id is not None:
         setrole(item_id, ITEM_ID, id_reason)
