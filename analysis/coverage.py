@@ -25,9 +25,13 @@ marginals; they agree with the sparse functions (the tests check it).
 **What is counted.** The methods count *prompts* per combination. A results table has
 one row per response, and a prompt answered by 2 models x 5 seeds is 10 rows, so
 :func:`coverage_cells` builds the cell table whose ``n`` is the number of distinct
-prompts per cell (a prompt = a distinct combination of
+benchmark units per cell (:func:`count_unit`): the **items** when the table's structure
+has an item id (BBQ's ``example_id``: an item asked in 3 input formats counts once per
+format cell), else the prompts (a prompt = a distinct combination of
 :meth:`~analysis.design.Design.prompt_unit_columns`: a prompt id column named by the
 design, or its domain and prompt factors); ``unit="responses"`` counts rows instead.
+The cell table's ``attrs`` keep what was counted and the number of rows, so the summary
+states rows (``n_rows``) and counted units (``n_counted``) separately.
 
 All functions take a cell table (:func:`coverage_cells`, or
 :func:`analysis.cells.cell_table` with ``with_outcome=False`` to count responses) and
@@ -68,8 +72,11 @@ from analysis.options.coverage import COUNTS
 from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
-    "COVERAGE_UNITS", "CoverageGrid", "DENSE_MAX_CELLS", "JOINT", "MARGINAL", "PROMPTS",
-    "RESPONSES", "SUMMARY_COLUMNS", "TIMES", "Where", "count_tensor", "coverage_cells",
+    "COUNT_UNIT_ATTR", "COVERAGE_OF_POSSIBLE", "COVERAGE_UNITS", "CountUnit", "CoverageGrid",
+    "DENSE_MAX_CELLS", "IMPOSSIBLE_MAX_CELLS", "JOINT", "MARGINAL", "N_COUNTED",
+    "N_IMPOSSIBLE_CELLS", "impossible_keys", "PROMPTS", "RESPONSES", "ROWS_ATTR", "SUMMARY_COLUMNS",
+    "TIMES", "Where", "count_tensor", "count_unit", "counted_noun", "counted_unit",
+    "coverage_cells",
     "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
     "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
     "empty_cells_page", "exclude_from_grid", "gini_index", "grid_values", "marginal_counts",
@@ -91,11 +98,98 @@ TIMES = " x "
 PROMPTS, RESPONSES = COUNTS
 COVERAGE_UNITS = COUNTS
 
-SUMMARY_COLUMNS = [SCOPE, FACTORS, N_CELLS, N_OBSERVED_CELLS, N_EMPTY_CELLS, N_ROWS,
-                   COVERAGE_PERCENTAGE, GINI_INDEX, GINI_INDEX_OBSERVED]
+#: ``n_counted``: the sum of the cell counts (distinct items or prompts, or rows).
+N_COUNTED = "n_counted"
+#: ``n_impossible_cells``: unobserved combinations a nesting rules out (a subcategory
+#: with another category's value); they are not "empty". ``coverage_of_possible``:
+#: observed / (all - impossible).
+N_IMPOSSIBLE_CELLS, COVERAGE_OF_POSSIBLE = "n_impossible_cells", "coverage_of_possible"
+#: Grids up to this many cells are checked for impossible (nested) combinations.
+IMPOSSIBLE_MAX_CELLS = 1_000_000
+#: ``attrs`` of a :func:`coverage_cells` table: :class:`CountUnit` and the rows counted.
+COUNT_UNIT_ATTR, ROWS_ATTR = "count_unit", "n_rows"
+
+SUMMARY_COLUMNS = [SCOPE, FACTORS, N_CELLS, N_OBSERVED_CELLS, N_EMPTY_CELLS,
+                   N_IMPOSSIBLE_CELLS, N_ROWS, N_COUNTED, COVERAGE_PERCENTAGE,
+                   COVERAGE_OF_POSSIBLE, GINI_INDEX, GINI_INDEX_OBSERVED]
 
 
-# --- the two statistics --------------------------------------------------------------------
+@dataclass(frozen=True)
+class CountUnit:
+    """What a coverage cell counts: distinct combinations of ``columns``.
+
+    ``noun`` is the plural the sentences use (``items``, ``prompts``, ``rows``),
+    ``label`` names it with its columns (``items (example_id)``) and ``reason`` says
+    where it comes from (the inferred structure, the design's prompt unit).
+    """
+
+    columns: tuple[str, ...]
+    noun: str
+    label: str
+    reason: str
+
+
+def counted_unit(table: pd.DataFrame) -> CountUnit | None:
+    """The :class:`CountUnit` a :func:`coverage_cells` (or :func:`coverage_summary`) table
+    carries in its ``attrs`` (kept as a plain dict, so Streamlit and Parquet can store
+    it), or None for a cell table of other origin."""
+    raw = table.attrs.get(COUNT_UNIT_ATTR)
+    if not isinstance(raw, Mapping):
+        return None
+    return CountUnit(tuple(raw["columns"]), raw["noun"], raw["label"], raw["reason"])
+
+
+def _as_attr(unit: CountUnit) -> dict:
+    return {"columns": list(unit.columns), "noun": unit.noun, "label": unit.label,
+            "reason": unit.reason}
+
+
+def counted_noun(cells: pd.DataFrame) -> str:
+    """What the ``n`` of a :func:`coverage_cells` table counts, as a plural noun
+    (``items``, ``prompts``, ``rows``; a cell table of other origin counts rows)."""
+    unit = counted_unit(cells)
+    return unit.noun if unit is not None else "rows"
+
+
+def count_unit(results: pd.DataFrame, design: Design, *, unit: str = "prompts",
+               structure: object = None) -> CountUnit:
+    """What :func:`coverage_cells` counts on ``results`` with ``design``.
+
+    With ``unit="responses"``: rows. Else the **item id** of the table's structure (the
+    design's ``inferred`` block when it has one, else :func:`analysis.structure.
+    infer_structure` on ``results`` with the design's factors declared), unless the
+    design declares a prompt unit naming a column the structure does not call a factor
+    or template (a prompt id the analyst chose: used as written); without an item id,
+    the design's prompt unit columns.
+    """
+    if unit == RESPONSES:
+        return CountUnit((), "rows", "rows (responses)", "every row counts")
+    declared = tuple(design.prompt_unit)
+    inferred = design.inferred or {}
+    item, roles = inferred.get("item_id"), dict(inferred.get("roles") or {})
+    why = "the item id of the suggested design's structure"
+    if item is None or item not in results.columns:
+        if structure is None:
+            from analysis.structure import infer_structure
+
+            names = [f for f in design.names if f in results.columns]
+            structure = infer_structure(results, factors=names,
+                                        outcome=design.outcome.column if design.outcome
+                                        and design.outcome.column in results else None)
+        item = getattr(structure, "item_id", None)
+        roles = {c.column: c.role for c in getattr(structure, "columns", ())}
+        why = "the item id inferred from the table (docs/structure.md)"
+    chosen = [c for c in declared if roles.get(c, "factor") not in ("factor", "template")]
+    if item is not None and (item in declared or not chosen):
+        return CountUnit((item,), "items", f"items ({item})",
+                         f"`{item}` is {why}: a cell counts its distinct items")
+    columns = tuple(design.prompt_unit_columns())
+    return CountUnit(columns, "prompts", f"prompts ({', '.join(columns)})",
+                     "the design's prompt unit" if declared else
+                     "no item id: a prompt is one combination of the domain and prompt "
+                     "factors")
+
+
 def _check_counts(counts, n_cells: int | None) -> tuple[np.ndarray, int]:
     x = np.asarray(counts, dtype=float).ravel()
     if np.isnan(x).any() or (x < 0).any():
@@ -280,8 +374,10 @@ def coverage_cells(
     *,
     unit: str = PROMPTS,
     where: Where | None = None,
+    counted: CountUnit | None = None,
 ) -> pd.DataFrame:
-    """Cell table over ``factors`` counting distinct prompts (default) or responses.
+    """Cell table over ``factors`` counting distinct items or prompts (default) or
+    responses.
 
     Parameters
     ----------
@@ -292,16 +388,21 @@ def coverage_cells(
     factors
         The factors spanning the grid.
     unit
-        ``"prompts"``: ``n`` = distinct prompts with the cell's values (a prompt answered
-        by several models or seeds counts once); ``"responses"``: ``n`` = rows.
+        ``"prompts"``: ``n`` = distinct items (when the structure has an item id) or
+        prompts with the cell's values (one answered by several models or seeds counts
+        once), see :func:`count_unit`; ``"responses"``: ``n`` = rows.
     where
         Row filter applied first (:func:`analysis.cells.filter_rows`).
+    counted
+        What to count (default :func:`count_unit`).
 
     Returns
     -------
     pandas.DataFrame
         Observed cells: one categorical column per factor and ``n`` (int64), as
-        :func:`analysis.cells.cell_table` with ``with_outcome=False``.
+        :func:`analysis.cells.cell_table` with ``with_outcome=False``; ``attrs`` has
+        :data:`COUNT_UNIT_ATTR` (the :class:`CountUnit` as a dict: :func:`counted_unit`)
+        and :data:`ROWS_ATTR` (rows).
         ``docs/coverage.md`` (what is counted).
     """
     from analysis.cells import cell_table
@@ -310,18 +411,55 @@ def coverage_cells(
         raise AnalysisError(f"Coverage counts {' or '.join(COVERAGE_UNITS)}, not {unit!r}.")
     factors = list(factors)
     if unit == RESPONSES:
-        return cell_table(results, factors, where=where, with_outcome=False)
-    prompt_columns = design.prompt_unit_columns()
+        out = cell_table(results, factors, where=where, with_outcome=False)
+        out.attrs.update({COUNT_UNIT_ATTR: _as_attr(count_unit(results, design, unit=unit)),
+                          ROWS_ATTR: int(out[N].sum())})
+        return out
+    counted = counted or count_unit(results, design, unit=unit)
+    prompt_columns = list(counted.columns)
     absent = [c for c in prompt_columns if c not in results.columns]
     if absent:
         raise AnalysisError(f"The prompt unit names columns that are not in the table: "
                             f"{', '.join(absent)}.")
     extra = [c for c in prompt_columns if c not in factors]
-    if not extra:  # every prompt column is a grid factor: one prompt per observed cell
-        distinct = cell_table(results, factors, where=where, with_outcome=False)
-        return distinct.assign(**{N: np.ones(len(distinct), dtype=np.int64)})
     distinct = cell_table(results, factors + extra, where=where, with_outcome=False)
-    return cell_table(distinct[factors], factors, with_outcome=False)
+    n_rows = int(distinct[N].sum())
+    if not extra:  # every counted column is a grid factor: one unit per observed cell
+        out = distinct.assign(**{N: np.ones(len(distinct), dtype=np.int64)})
+    else:
+        out = cell_table(distinct[factors], factors, with_outcome=False)
+        if counted.noun == "items":  # grid factors varying within an item: counted per value
+            item = counted.columns[0]
+            per = [f for f in factors if len(distinct) and int(
+                distinct[distinct[N] > 0].groupby(item, observed=True)[f].nunique().max()) > 1]
+            if per:
+                from dataclasses import replace
+
+                # an item asked in several variants of the grid: each (item, variant)
+                # is one prompt, counted in its variant's cell
+                counted = replace(counted, noun="prompts",
+                                  label=f"prompts ({' x '.join((item, *per))}: an item "
+                                        f"counted once per {' x '.join(per)})")
+    out.attrs.update({COUNT_UNIT_ATTR: _as_attr(counted), ROWS_ATTR: n_rows})
+    return out
+
+
+def impossible_keys(grid: CoverageGrid, design: Design) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Sorted keys of the grid's unobserved combinations that a nesting among its factors
+    rules out (:func:`analysis.structure.excluded_cells`, nesting rule only: BBQ's
+    subcategory fixes its category, so a subcategory with another category is impossible,
+    not empty), and the rules' one-line reasons. Only grids of at most
+    :data:`IMPOSSIBLE_MAX_CELLS` cells are checked (larger: none)."""
+    none = np.zeros(0, dtype=np.int64)
+    if len(grid.factors) < 2 or grid.n_cells > IMPOSSIBLE_MAX_CELLS or not len(grid.keys):
+        return none, ()
+    from analysis.structure import excluded_cells
+
+    observed = _frame_of(grid.factors, grid.values, list(grid.codes))
+    refs = {f: design.factor(f).reference for f in grid.factors}
+    rules = excluded_cells(observed, list(grid.factors), [list(v) for v in grid.values],
+                           references=refs, aliasing=False)
+    return np.flatnonzero(rules.mask).astype(np.int64), rules.reasons
 
 
 # --- summaries -----------------------------------------------------------------------------
@@ -363,17 +501,28 @@ def coverage_summary(
     grid = coverage_grid(cells, design, factors, where)
     if grid.counts.sum() == 0:
         raise AnalysisError("No rows in these cells: coverage is undefined.")
-    rows = [_summary_row(JOINT, TIMES.join(grid.factors), grid.counts, grid.n_cells)]
+    n_rows = cells.attrs.get(ROWS_ATTR)
+    impossible, reasons = impossible_keys(grid, design)
+    rows = [_summary_row(JOINT, TIMES.join(grid.factors), grid.counts, grid.n_cells, n_rows,
+                         len(impossible))]
     for f, c, v in zip(grid.factors, grid.codes, grid.values, strict=True):
         marginal = np.bincount(c, weights=grid.counts, minlength=len(v))
-        rows.append(_summary_row(MARGINAL, f, marginal[marginal > 0], len(v)))
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+        rows.append(_summary_row(MARGINAL, f, marginal[marginal > 0], len(v), n_rows))
+    out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    out.attrs["impossible_reasons"] = list(reasons)
+    if COUNT_UNIT_ATTR in cells.attrs:
+        out.attrs[COUNT_UNIT_ATTR] = cells.attrs[COUNT_UNIT_ATTR]
+    return out
 
 
-def _summary_row(scope: str, name: str, counts: np.ndarray, n_cells: int) -> dict:
+def _summary_row(scope: str, name: str, counts: np.ndarray, n_cells: int,
+                 n_rows: int | None = None, n_impossible: int = 0) -> dict:
     m = np.sort(np.asarray(counts, dtype=float)[np.asarray(counts) > 0])
+    counted = int(round(float(m.sum())))
     return {SCOPE: scope, FACTORS: name, N_CELLS: n_cells, N_OBSERVED_CELLS: len(m),
-            N_EMPTY_CELLS: n_cells - len(m), N_ROWS: int(round(float(m.sum()))),
+            N_EMPTY_CELLS: n_cells - len(m) - n_impossible, N_IMPOSSIBLE_CELLS: n_impossible,
+            N_ROWS: counted if n_rows is None else n_rows,
+            N_COUNTED: counted, COVERAGE_OF_POSSIBLE: len(m) / max(n_cells - n_impossible, 1),
             COVERAGE_PERCENTAGE: len(m) / n_cells,
             GINI_INDEX: _gini_of_sorted(m, n_cells),
             GINI_INDEX_OBSERVED: _gini_of_sorted(m, len(m))}
@@ -462,7 +611,8 @@ def empty_cells(
     offset: int = 0,
     limit: int = 100,
 ) -> pd.DataFrame:
-    """Empty combinations (no row), in declared order, ``limit`` of them from ``offset``.
+    """Empty combinations (no row), in declared order, ``limit`` of them from ``offset``;
+    combinations a nesting rules out (:func:`impossible_keys`) are not empty.
 
     The k-th empty cell is found by a binary search over the sorted observed cell
     indices, so a page of a 10^12-cell grid costs O(limit * log M) and never lists the
@@ -478,14 +628,18 @@ def empty_cells(
     if offset < 0 or limit < 0:
         raise AnalysisError("offset and limit must be non-negative.")
     grid = coverage_grid(cells, design, factors, where)
-    n_empty = grid.n_cells - len(grid.keys)
+    taken = grid.keys
+    impossible, _ = impossible_keys(grid, design)
+    if len(impossible):  # impossible (nested) combinations are not empty
+        taken = np.union1d(grid.keys.astype(np.int64), impossible)
+    n_empty = grid.n_cells - len(taken)
     stop = min(offset + limit, n_empty)
     if stop <= offset:
         none = [np.zeros(0, dtype=np.int64)] * len(grid.factors)
         return _frame_of(grid.factors, grid.values, none)
-    big = grid.keys.dtype == object
-    # empties before observed cell i (0-based) = keys[i] - i, a non-decreasing sequence
-    gaps = grid.keys - np.arange(len(grid.keys), dtype=object if big else np.int64)
+    big = taken.dtype == object
+    # empties before taken cell i (0-based) = taken[i] - i, a non-decreasing sequence
+    gaps = taken - np.arange(len(taken), dtype=object if big else np.int64)
     if big:
         wanted = np.array([int(t) for t in range(offset, stop)], dtype=object)
     else:
@@ -729,23 +883,37 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
     n, m = int(joint[N_CELLS]), int(joint[N_OBSERVED_CELLS])
     cp, gi, gi_obs = (float(joint[c]) for c in (COVERAGE_PERCENTAGE, GINI_INDEX,
                                                 GINI_INDEX_OBSERVED))
+    impossible = int(joint[N_IMPOSSIBLE_CELLS]) if N_IMPOSSIBLE_CELLS in joint.index else 0
     what = f"the {n:,} combinations of {joint[FACTORS]}"
+    if impossible:
+        what = (f"the {n - impossible:,} possible combinations of {joint[FACTORS]} (of "
+                f"{n:,}; {impossible:,} are impossible: "
+                + "; ".join(summary.attrs.get("impossible_reasons", ())) + ")")
+    counted = counted_unit(summary)
+    noun = counted.noun if counted is not None else ("prompts" if unit == PROMPTS else "rows")
+    one = "item" if noun not in ("prompts", "rows") else "prompt"
+    if n_rows is None and counted is not None:
+        n_rows = int(joint[N_ROWS])
     out = []
-    if m == n:
-        out.append(f"Every one of {what} has at least one prompt.")
+    if m == n - impossible:
+        out.append(f"Every one of {what} has at least one {one}.")
     else:
-        held = int(joint[N_ROWS])
+        held = int(joint[N_COUNTED]) if N_COUNTED in joint.index else int(joint[N_ROWS])
         if unit == PROMPTS:
             rows = f" of the {n_rows:,} rows" if n_rows is not None else ""
-            things = f"the {held:,} distinct prompts{rows}"
+            label = counted.label if counted is not None else "prompts"
+            things = f"the {held:,} distinct {label}{rows}"
         else:
             things = f"the {held:,} rows"
-        out.append(f"{percent_text(1 - cp)} % of {what} have no prompt ({n - m:,} empty "
+        empty = n - m - impossible
+        out.append(f"{percent_text(empty / (n - impossible))} % of {what} have no {one} "
+                   f"({empty:,} empty "
                    f"cells); {m:,} hold {things} "
                    f"({held / max(m, 1):,.1f} per non-empty cell on average).")
     if m > 1:
+        empties = "the empty and impossible cells" if impossible else "the empty cells"
         out.append(f"Gini index {gi:.3f} (0 = every combination equally represented, 1 = a "
-                   f"few hold everything): {1 - cp:.3f} of it comes from the empty cells and "
+                   f"few hold everything): {1 - cp:.3f} of it comes from {empties} and "
                    f"{cp * gi_obs:.3f} from unequal filling of the non-empty ones (their own "
                    f"Gini index is {gi_obs:.3f}).")
     else:
@@ -771,7 +939,6 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
             if marginals is not None:
                 mine = marginals[marginals[FACTOR] == worst[FACTORS]]
                 lo, hi = mine.loc[mine[N].idxmin()], mine.loc[mine[N].idxmax()]
-                noun = "prompts" if unit == PROMPTS else "rows"
                 text += (f": {lo[VALUE]!r} has {int(lo[N]):,} {noun}, {hi[VALUE]!r} "
                          f"{int(hi[N]):,}")
             out.append(text + ".")

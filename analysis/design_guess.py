@@ -20,6 +20,7 @@ from analysis.values import (
     MAX_FACTOR_VALUES,
     MODEL_WORDS,
     PROMPT_WORDS,
+    REPLICATE_WORDS,
     SUGGEST_MAX_VALUES,
     FactorKind,
     check_frame,
@@ -35,8 +36,6 @@ from analysis.values import (
 __all__ = ["NO_OUTCOME", "SUGGEST_MAX_VALUES", "describe_columns", "design_from_structure",
            "guess_kind", "make_factor", "outcome_meaning", "suggest_design", "suggest_outcome",
            "suggest_role", "suggestion_notes"]
-
-
 
 
 def _is_binary_number(series: pd.Series) -> bool:
@@ -127,7 +126,7 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
     (1 = deviation); else one named like a success (``correct``, ``is_correct``,
     ``accuracy``) maps to deviation = not correct (its 0/false value); else the first
     0/1 column whose name does not look like a factor (``cot``, ``model``,
-    ``..._format``); else None.
+    ``..._format``) or a replicate index (``sample``, ``seed``, ``run``); else None.
     """
     binary = [c for c in frame.columns if _is_binary_number(frame[c])]
     for meaning in ("harm", "success"):
@@ -138,7 +137,7 @@ def suggest_outcome(frame: pd.DataFrame) -> Outcome | None:
                 return Outcome(column=c, mapping="values", values=(_not_value(frame[c]),))
     for c in binary:
         words = re.split(r"[^a-z0-9]+", c.lower())
-        if not any(w in words for w in (*MODEL_WORDS, *PROMPT_WORDS)):
+        if not any(w in words for w in (*MODEL_WORDS, *PROMPT_WORDS, *REPLICATE_WORDS)):
             return Outcome(column=c, mapping="binary")
     return None
 
@@ -177,12 +176,16 @@ def design_from_structure(frame: pd.DataFrame, structure: Any, outcome: Outcome 
     """The suggested design of a table from its inferred structure (see
     :func:`suggest_design`); ``factors`` are the candidate factors with their values
     (default: :func:`make_factor` of every column), kept when the structure says factor."""
+    from analysis.structure import MAX_SUGGESTED_FACTORS
+
     n_rows = len(frame)
     candidates = {f.name: f for f in factors} if factors is not None else None
     chosen = []
     for col in frame.columns:
         if structure.role(col) != "factor" or (outcome is not None and col == outcome.column):
             continue
+        if len(chosen) >= MAX_SUGGESTED_FACTORS:  # the structure's notes say so
+            break
         s = frame[col]
         n_unique = int(s.nunique(dropna=False))
         role = suggest_role(s, n_unique, n_rows)

@@ -952,10 +952,21 @@ def _separation_refusal(items: list[_Separated], cells: _Cells, refs: Mapping[st
                        if totals[c] > 0 and c not in bad]
             if choices:
                 new_refs.append((f, cells.values[f][int(choices[0])]))
-    fixes = [Fix("Leave out the rows of these values"
-                 + (" and use " + ", ".join(f"{_q(v)} as the reference of {f}"
-                                             for f, v in new_refs) if new_refs else ""),
-                 on_separation="drop", references=tuple(new_refs))]
+    dropped = np.zeros(len(cells.n), dtype=bool)
+    for s in items:
+        dropped |= np.logical_and.reduce([cells.mask(f, v) for f, v in s.parts])
+    left_n, left_k = float(cells.n[~dropped].sum()), float(cells.k[~dropped].sum())
+    fixes = []
+    if 0 < left_k < left_n:  # a fix that leaves no rows (or no variation) is not offered
+        fixes.append(Fix("Leave out the rows of these values"
+                         + (" and use " + ", ".join(f"{_q(v)} as the reference of {f}"
+                                                     for f, v in new_refs) if new_refs else ""),
+                         on_separation="drop", references=tuple(new_refs)))
+    else:
+        text += ("\nLeaving out the rows of these values would leave "
+                 + ("no rows" if left_n == 0 else "rows with a single outcome")
+                 + ": a factor whose every value separates is aliased with the outcome (a "
+                   "response, not a factor); drop it.")
     if not merge_failed and not any(s.reference for s in items):
         fixes.append(Fix("Merge these values into their factor's reference",
                          on_separation="merge"))

@@ -29,6 +29,7 @@ from analysis.limits import (
     MAX_INPUT,
     MAX_RATIO,
     RATIO_CHECK_FROM,
+    check_columns,
     check_decoded,
     check_rows,
     max_bytes,
@@ -578,6 +579,7 @@ def _parser_error(exc: Exception, label: str) -> LoadError:
 
 
 def _check_columns(columns: list[str], label: str) -> None:
+    check_columns(len(columns), label)
     blank = [i + 1 for i, c in enumerate(columns) if not str(c).strip()]
     if blank:
         where = ", ".join(str(i) for i in blank[:10])
@@ -621,6 +623,7 @@ def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
         expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
         raise LoadError(f"{label} is not a readable Parquet file: {exc}") from None
+    check_columns(meta.num_columns, label)
     if expanded > max_bytes(MAX_DECOMPRESSED):
         raise LimitError(f"{label} expands to {expanded / 1024 / 1024:,.0f} MB, more than the "
                          f"{MAX_DECOMPRESSED.value():,.0f} MB allowed for a decompressed file. "
@@ -671,4 +674,7 @@ def _read_json_records(data: bytes, label: str, encoding: str) -> pd.DataFrame:
             records.append(record)
     if not records:
         raise LoadError(f"{label} holds no JSON records.")
-    return pd.json_normalize(records)
+    check_columns(max(len(r) for r in records), label)  # before flattening them
+    frame = pd.json_normalize(records)
+    check_columns(frame.shape[1], label)
+    return frame

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from analysis.errors import LimitError
 
 __all__ = [
-    "LIMITS", "Limit", "MAX_DECODED", "MAX_DECOMPRESSED", "MAX_DESIGN_SIZE",
+    "LIMITS", "Limit", "MAX_COLUMNS", "MAX_DECODED", "MAX_DECOMPRESSED", "MAX_DESIGN_SIZE",
     "MAX_DESIGN_VALUES", "MAX_INPUT", "MAX_RATIO", "MAX_ROWS", "MB", "RATIO_CHECK_FROM",
-    "check_decoded", "check_rows", "max_bytes",
+    "check_columns", "check_decoded", "check_rows", "max_bytes",
 ]
 
 
@@ -78,8 +78,13 @@ MAX_ROWS = Limit("BIAS_WORKBENCH_MAX_ROWS", 10_000_000, "rows",
 MAX_DECODED = Limit("BIAS_WORKBENCH_MAX_DECODED_MB", 2048, "MB",
                     "the largest size a table may take in memory once decoded")
 
+#: Most columns a table may have (checked from the header or footer before parsing, and
+#: before any structure inference): a results table in long form has tens of columns.
+MAX_COLUMNS = Limit("BIAS_WORKBENCH_MAX_COLUMNS", 2_000, "columns",
+                    "the most columns a results table may have")
+
 LIMITS: tuple[Limit, ...] = (MAX_INPUT, MAX_DECOMPRESSED, MAX_RATIO, MAX_DESIGN_SIZE,
-                             MAX_DESIGN_VALUES, MAX_ROWS, MAX_DECODED)
+                             MAX_DESIGN_VALUES, MAX_ROWS, MAX_DECODED, MAX_COLUMNS)
 
 
 def max_bytes(limit: Limit) -> int:
@@ -105,6 +110,24 @@ def check_rows(rows: int, label: str, *, found: str | None = None) -> None:
                          f"rows allowed for a table read into memory. "
                          f"{MAX_ROWS.how_to_raise()} Larger tables: the Data page's 'Large "
                          "file on this machine' or the CLI's --engine duckdb.")
+
+
+def check_columns(n_columns: int, label: str) -> None:
+    """Refuse a table of more than :data:`MAX_COLUMNS` columns (before parsing its rows
+    or inferring anything from it).
+
+    Raises
+    ------
+    LimitError
+        Naming the number of columns, the limit and the variable.
+    """
+    limit = int(MAX_COLUMNS.value())
+    if n_columns > limit:
+        raise LimitError(f"{label} has {n_columns:,} columns, more than the {limit:,} columns "
+                         "allowed for a results table (one row per response, a column per "
+                         "factor, text or score). A table with one column per model or "
+                         "setting can be melted first (`import wide`). "
+                         f"{MAX_COLUMNS.how_to_raise()}")
 
 
 def check_decoded(nbytes: int, label: str) -> None:

@@ -485,8 +485,10 @@ def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
                                 within=factors)
         sec.figures.append((f"coverage_{factors[0]}_{factors[1]}",
-                            coverage_heatmap(pairs, factors[0], factors[1])))
-    sec.figures.append((f"coverage_{factors[0]}", marginal_bar(marginals, factors[0])))
+                            coverage_heatmap(pairs, factors[0], factors[1],
+                                             counted=cov.counted_noun(cells))))
+    sec.figures.append((f"coverage_{factors[0]}", marginal_bar(marginals, factors[0],
+                                                               counted=cov.counted_noun(cells))))
 
 
 def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

@@ -37,7 +37,9 @@ inferred on every row of a seeded random sample of whole items (the structure sa
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,14 +49,22 @@ import pandas as pd
 
 from analysis.clusters import cluster_note  # noqa: F401  (re-exported: one judge, clusters.py)
 from analysis.errors import AnalysisError
-from analysis.values import check_frame, factor_values, guess_kind, outcome_meaning
+from analysis.limits import check_columns
+from analysis.values import (
+    REPLICATE_WORDS,
+    check_frame,
+    factor_values,
+    guess_kind,
+    outcome_meaning,
+)
 
 __all__ = [
     "ANSWER_KEY", "Alias", "CONSTANT", "CROSSED_SHARE", "ColumnRole", "Exclusions", "FACTOR",
-    "ITEM_ID", "ITEM_TEXT", "MAX_EXACT_ROWS", "MAX_OPTIONS", "MIN_ALIAS_ROWS", "MIN_ID_VALUES",
-    "OUTCOME", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure", "TEMPLATE", "TEXT_CHARS",
-    "TEXT_WORDS", "cluster_note", "excluded_cells", "infer_prompt_unit", "infer_structure",
-    "inferred_cluster", "value_aliases"
+    "ITEM_ID", "ITEM_TEXT", "MAX_ALIAS_FACTORS", "MAX_CANDIDATES", "MAX_EXACT_CELLS",
+    "MAX_EXACT_ROWS", "MAX_OPTIONS", "MAX_PAIR_CHECKS", "MAX_SUGGESTED_FACTORS", "MIN_ALIAS_ROWS",
+    "MIN_ID_VALUES", "OUTCOME", "REPLICATE", "RESPONSE", "ROLES", "ROW_ID", "SCORE", "Structure",
+    "TEMPLATE", "TEXT_CHARS", "TEXT_WORDS", "TIME_BUDGET", "cluster_note", "excluded_cells",
+    "infer_prompt_unit", "infer_structure", "inferred_cluster", "value_aliases"
 ]
 
 
@@ -68,11 +78,28 @@ RESPONSE = "response"
 SCORE = "numeric score"
 OUTCOME = "outcome candidate"
 CONSTANT = "constant"
+REPLICATE = "replicate index"
 ROLES: tuple[str, ...] = (FACTOR, ITEM_ID, ROW_ID, TEMPLATE, ITEM_TEXT, ANSWER_KEY, RESPONSE,
-                          SCORE, OUTCOME, CONSTANT)
+                          SCORE, OUTCOME, CONSTANT, REPLICATE)
 
 #: Tables with more rows are inferred on a seeded random sample of this many rows.
 MAX_EXACT_ROWS = 2_000_000
+#: Tables with more cells (rows x columns) are inferred on a sample of whole items too
+#: (at most this many cells' worth of rows, and never fewer than 10,000 rows).
+MAX_EXACT_CELLS = 40_000_000
+#: Most pair tests (does one column fix / cross another) one inference makes; past it,
+#: or past :data:`TIME_BUDGET` seconds, it returns what it found and says so in its notes.
+MAX_PAIR_CHECKS = 20_000
+TIME_BUDGET = 10.0
+#: Most candidate item ids and templates tested against the other columns (the most
+#: likely first): each costs one pair test per column, so the work stays linear.
+MAX_CANDIDATES = 12
+#: Value-level aliases are looked for among at most this many factors (all ordered pairs).
+MAX_ALIAS_FACTORS = 40
+#: Most factors a suggested design takes (in table order): a table with more candidate
+#: columns is not a designed benchmark read right, and every analysis of factor pairs
+#: (nestings, aliases, interactions) grows with their square. The notes name the rest.
+MAX_SUGGESTED_FACTORS = 40
 #: An item id has at least this many values (fewer: a factor or a template).
 MIN_ID_VALUES = 10
 #: A column is crossed with another when this share of the other's groups show all its values.
@@ -91,6 +118,14 @@ _GOLD_NAMES = {"label", "gold", "gold_index", "answer_idx", "answer_index", "tar
                "correct_option", "answer_key", "gold_label"}
 _RESPONSE_WORDS = ("prediction", "predicted", "response", "completion", "output",
                    "generation", "answer", "reply")
+#: A column named so (one of its words) with whole-number values numbers repeated
+#: answers to one prompt (``sample``, ``seed``, ``epoch``), unless it also names an id,
+#: a size or a key (``sample_id`` is Inspect's item id, ``sample_size`` a count).
+_REPLICATE_WORDS = REPLICATE_WORDS
+_NOT_REPLICATE_WORDS = ("id", "uuid", "key", "name", "size", "count", "n", "num", "weight",
+                        "text", "type")
+#: Most outcome columns a response is tested against (each costs a pair test per column).
+_MAX_OUTCOMES_TESTED = 3
 _FAMILY = re.compile(r"^(.*?)[_.\- ]?(\d{1,2}|[a-eA-E])$")
 
 
@@ -153,6 +188,10 @@ class Structure:
     n_rows: int = 0
     n_prompts: int = 0
     factor_kinds: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: Pair tests made (each: one column against another), and whether the inference
+    #: stopped at :data:`MAX_PAIR_CHECKS` or its time budget (the notes say what was left).
+    n_pair_checks: int = field(default=0, compare=False)
+    budget_exhausted: bool = field(default=False, compare=False)
 
     def role(self, column: str) -> str | None:
         """The role of ``column`` (None when it is not a column of the table)."""
@@ -214,23 +253,23 @@ class _Col:
 
 def _column(name: str, s: pd.Series) -> _Col:
     codes, uniques = pd.factorize(s, use_na_sentinel=False)
-    present = pd.Series(uniques).dropna()
+    present = uniques[~np.asarray(pd.isna(uniques), dtype=bool)]  # the distinct values
     if pd.api.types.is_bool_dtype(s):
         kind = "bool"
     elif pd.api.types.is_numeric_dtype(s):
-        values = present.astype(float)
+        values = np.asarray(present, dtype=float)
         kind = "int" if bool(np.all(np.isfinite(values) & (values == np.round(values)))) \
             else "float"
     else:
         kind = "text"
     binary = kind == "bool" or (kind == "int" and len(present) > 0
-                                and set(present.astype(float)) <= {0.0, 1.0})
+                                and set(np.asarray(present, dtype=float)) <= {0.0, 1.0})
     col = _Col(name, np.asarray(codes, dtype=np.int32 if len(uniques) < 2 ** 31
                                 else np.int64), len(uniques), kind, binary, uniques=uniques)
     if kind == "text" and len(present):
-        head = present.head(2000).astype(str)  # the distinct values, not the rows
-        col.mean_chars = float(head.str.len().mean())
-        col.mean_words = float(head.str.split().str.len().mean())
+        head = [str(v) for v in present[:2000].tolist()]  # not the rows' values
+        col.mean_chars = sum(map(len, head)) / len(head)
+        col.mean_words = sum(len(v.split()) for v in head) / len(head)
     return col
 
 
@@ -241,6 +280,28 @@ DENSE_CELLS = 1 << 24
 _PREFIX_ROWS = 1 << 16
 
 
+class _Budget:
+    """Pair tests counted against :data:`MAX_PAIR_CHECKS` and a time budget."""
+
+    def __init__(self, max_pairs: int, seconds: float) -> None:
+        self.max_pairs, self.seconds = max_pairs, seconds
+        self.start = time.monotonic()
+        self.used = 0
+        self.stopped = ""
+
+    def spend(self, n: int = 1) -> None:
+        self.used += n
+        if not self.stopped and self.used > self.max_pairs:
+            self.stopped = f"its limit of {self.max_pairs:,} pair tests"
+
+    @property
+    def ok(self) -> bool:
+        """Whether more tests may be made (checks the clock)."""
+        if not self.stopped and time.monotonic() - self.start > self.seconds:
+            self.stopped = f"its time budget of {self.seconds:g} s"
+        return not self.stopped
+
+
 class _Relations:
     """Which value pairs of two columns occur, on their integer codes (0..n-1), cached
     per pair: ``fixes`` (each value of ``a`` goes with one value of ``b``: every row's
@@ -248,7 +309,9 @@ class _Relations:
     (distinct ``b`` per ``a`` value) and ``crossed_share`` (share of ``a``'s values that
     show every value of ``b``)."""
 
-    def __init__(self, cols: Mapping[str, _Col], names: Iterable[str]) -> None:
+    def __init__(self, cols: Mapping[str, _Col], names: Iterable[str],
+                 budget: _Budget | None = None) -> None:
+        self.budget = budget or _Budget(MAX_PAIR_CHECKS, TIME_BUDGET)
         self.codes = {n: cols[n].codes for n in names}
         self.sizes = {n: cols[n].n for n in self.codes}
         self._fixes: dict[tuple[str, str], bool] = {}
@@ -261,6 +324,7 @@ class _Relations:
 
     def fixes(self, a: str, b: str) -> bool:
         if (a, b) not in self._fixes:
+            self.budget.spend()
             ca, cb = self.codes[a], self.codes[b]
             if (a, b) in self._counts:
                 fixed = bool((self.nunique(a, b) <= 1).all())
@@ -285,6 +349,7 @@ class _Relations:
         """Distinct values of ``b`` within each value of ``a`` (every value of ``a``
         occurs: the codes are the table's)."""
         if (a, b) not in self._counts:
+            self.budget.spend()
             ca, cb = self.codes[a], self.codes[b]
             na, nb = self.sizes[a], self.sizes[b]
             pairs = ca.astype(np.int64) * nb + cb
@@ -343,6 +408,44 @@ def _option_families(cols: Mapping[str, _Col]) -> dict[str, list[str]]:
     return out
 
 
+def _aliased(codes: np.ndarray, outcome: _Col) -> bool:
+    """Whether ``codes`` determine ``outcome`` on its known rows with 2+ values of each."""
+    known = ~np.asarray(pd.isna(outcome.uniques), dtype=bool)[outcome.codes]
+    a, b = codes[known].astype(np.int64), outcome.codes[known].astype(np.int64)
+    if not len(b) or len(np.unique(b)) < 2:
+        return False
+    pairs = np.unique(a * (int(b.max()) + 1) + b)
+    values = np.unique(pairs // (int(b.max()) + 1))
+    return len(values) >= 2 and len(values) == len(pairs)
+
+
+def _is_replicate(name: str, c: _Col) -> bool:
+    """Whether ``name`` reads as a replicate index (:data:`_REPLICATE_WORDS`) with 2 or
+    more whole-number values (``0``, ``1``, or text such as ``seed_3``)."""
+    words = _words_of(name)
+    if not any(w in _REPLICATE_WORDS for w in words) or any(w in _NOT_REPLICATE_WORDS
+                                                            for w in words):
+        return False
+    if c.n < 2 or c.kind == "float":
+        return False
+    if c.kind in ("int", "bool"):
+        return True
+    values = [str(v) for v in pd.Series(c.uniques).dropna().iloc[:200]]
+    return all(re.fullmatch(r"[A-Za-z_\-]{0,12}\d+", v.strip()) for v in values)
+
+
+def _response_named(name: str) -> bool:
+    """Whether a column is named as what a model said (``response``, ``answer``,
+    ``prediction``, ``raw_output`` ...), not as a gold answer, the item's biased answer
+    (SSQA's ``biased_answer``) or an answer's kind."""
+    words = _words_of(name)
+    if any(w in ("gold", "correct", "expected", "target", "reference", "key", "label",
+                 "type", "option", "options", "idx", "index", "biased", "stereotyped",
+                 "stereotypical", "unknown", "anti", "counter") for w in words):
+        return False
+    return any(w in _RESPONSE_WORDS for w in words)
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -376,6 +479,8 @@ def infer_structure(
     outcome: str | Sequence[str] | None = None,
     model_columns: Sequence[str] = (),
     max_values: int = 100,
+    time_budget: float | None = None,
+    max_pair_checks: int | None = None,
 ) -> Structure:
     """Classify every column of ``table`` and infer the prompt unit and the cluster.
 
@@ -393,6 +498,10 @@ def infer_structure(
         model factors, never part of the prompt unit.
     max_values
         Most values a suggested factor may have.
+    time_budget, max_pair_checks
+        Seconds and pair tests (one column against another) after which the inference
+        returns what it found, with a note saying what was not examined (default
+        :data:`TIME_BUDGET`, :data:`MAX_PAIR_CHECKS`); ``budget_exhausted`` says so.
 
     Returns
     -------
@@ -405,20 +514,28 @@ def infer_structure(
     ------
     AnalysisError
         ``table`` is not a DataFrame with rows and columns.
+    LimitError
+        ``table`` has more columns than ``BIAS_WORKBENCH_MAX_COLUMNS`` allows (checked
+        before anything is read from them).
     """
     check_frame(table, "infer_structure")
+    check_columns(table.shape[1], table.attrs.get("source_name") or "The table")
+    budget = _Budget(MAX_PAIR_CHECKS if max_pair_checks is None else max_pair_checks,
+                     TIME_BUDGET if time_budget is None else time_budget)
     options = {"declared": [f for f in (factors or ()) if f in table.columns],
                "outcomes": [outcome] if isinstance(outcome, str) else list(outcome or ()),
-               "models": set(model_columns), "max_values": max_values}
+               "models": set(model_columns), "max_values": max_values, "budget": budget}
     cols = {str(c): _column(str(c), table[c]) for c in table.columns}
-    if len(table) > MAX_EXACT_ROWS:
-        return _on_sample(cols, len(table), options)
+    max_rows = min(MAX_EXACT_ROWS, max(MAX_EXACT_CELLS // max(len(cols), 1), 10_000))
+    if len(table) > max_rows:
+        return _on_sample(cols, len(table), options, max_rows=max_rows)
     return _infer(cols, **options)
 
 
 def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Sequence[str],
-           models: set[str], max_values: int) -> Structure:
+           models: set[str], max_values: int, budget: _Budget | None = None) -> Structure:
     """:func:`infer_structure` on the columns' codes (every row of ``cols``)."""
+    budget = budget or _Budget(MAX_PAIR_CHECKS, TIME_BUDGET)
     notes: list[str] = []
     n_rows = len(next(iter(cols.values())).codes)
     n_total = n_rows
@@ -459,14 +576,36 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
                                       "-> an answer key, not a factor")
         elif name.lower().split(".")[-1] in _GOLD_NAMES:
             setrole(name, ANSWER_KEY, "named as the gold answer -> an answer key, not a factor")
+        elif name not in models and _is_replicate(name, c):
+            setrole(name, REPLICATE, f"{c.n} whole-number values, named as a replicate index "
+                                     "-> numbers repeated answers to one prompt, not a factor")
+    replicates = [n for n in cols if role.get(n, ("",))[0] == REPLICATE]
+    outcome_cols = [n for n in cols if role.get(n, ("",))[0] == OUTCOME and cols[n].n > 1]
+    outcome_cols = sorted(outcome_cols, key=lambda n: n not in outcomes)[:_MAX_OUTCOMES_TESTED]
 
     # 2. the item id: fixes the item-level columns, no rich column crossed with it
     keys = [n for n in cols if n not in role or role[n][0] in (ITEM_TEXT, ANSWER_KEY)]
     keys = [n for n in keys if cols[n].n > 1]
     # every test below depends only on which value pairs occur, so it runs on the codes
     # of all rows (deduplicating first costs more than it saves on real tables)
-    rel = _Relations(cols, keys)
-    item_id, id_reason, equivalents = _find_id(keys, cols, rel, role, models, n_rows)
+    rel = _Relations(cols, keys + outcome_cols, budget)
+    # rows repeat a prompt (models, replicates): a column with a value per row names rows
+    replicated = bool(replicates) or any(
+        cols[n].n > 1 and (n in models or guess_kind(n) == "model") for n in keys)
+    item_id, id_reason, equivalents = _find_id(keys, cols, rel, role, models, n_rows,
+                                               replicated=replicated)
+
+    def aliased_outcome(n: str) -> str | None:
+        """The outcome ``n`` is aliased with: on the rows where the outcome is known, ``n``
+        takes 2 or more values, each with a single outcome value, and they differ (a
+        task or a setting of rows without that outcome is no alias)."""
+        for o in outcome_cols:
+            if o == n or not budget.ok:
+                continue
+            budget.spend()
+            if _aliased(cols[n].codes, cols[o]):
+                return o
+        return None
     within: list[str] = []
     if item_id is not None:
         setrole(item_id, ITEM_ID, id_reason)
@@ -477,14 +616,24 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
         for n in unique_rows:
             setrole(n, ROW_ID, "one value per row: identifies responses, not items")
         for n in keys:
+            if not budget.ok:
+                break
             if n in role and role[n][0] not in (ITEM_TEXT, ANSWER_KEY):
                 continue
             if rel.fixes(item_id, n):
                 continue
             share = rel.crossed_share(item_id, n)
+            said = None if n in role or cols[n].binary else aliased_outcome(n)
             if n in role:  # text or key varying within an item: what the model said
                 setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` -> a "
                                      "response, not an item field")
+            elif said is not None:
+                setrole(n, RESPONSE, f"varies between the rows of one `{item_id}` and each "
+                                     f"value goes with one value of the outcome `{said}` "
+                                     "(aliased with it) -> a response, never a factor")
+            elif not cols[n].binary and _response_named(n):
+                setrole(n, RESPONSE, f"varies between the rows of one `{item_id}`, named as "
+                                     "a model's response -> a response, never a factor")
             elif cols[n].binary and share < CROSSED_SHARE:
                 setrole(n, OUTCOME, f"0/1 values varying between the rows of one "
                                     f"`{item_id}` -> an outcome candidate")
@@ -504,6 +653,21 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
                                              item_id)
     if cluster is not None:
         setrole(cluster, TEMPLATE, cluster_reason)
+    elif item_id is not None and n_rows >= 2 * n_items:
+        cluster = item_id
+        why = (f"{_fmt(replicates)} replicate{'s' if len(replicates) == 1 else ''} them"
+               if replicates else "models or variants repeat each item")
+        cluster_reason = (f"no template: the {n_items:,} items of `{item_id}` have "
+                          f"~{n_rows / n_items:,.1f} rows each ({why}), and the rows of one "
+                          "item are not independent -> cluster")
+    if replicates:
+        where = (f"the cluster `{cluster}` holds the rows of each prompt" if cluster else
+                 "no column names the item, so nothing clusters them: name the prompt id "
+                 "as the cluster (Design page or --cluster)")
+        notes.append(f"{_fmt(replicates)} number{'s' if len(replicates) == 1 else ''} repeated "
+                     f"answers to the same prompt (replicates): not a factor and not part of "
+                     f"the prompt unit; {where}. Declare it as a model factor to compare "
+                     "replicates.")
     # 3. item-level columns: many values across items -> item text
     for n in keys:
         if n in role:
@@ -524,11 +688,21 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
         if name in declared:
             role[name] = (FACTOR, "declared factor")
         elif name not in role:
+            said = (aliased_outcome(name) if item_id is None and name in rel and
+                    c.kind == "text" and c.mean_words >= 2 else None)
             if name in models and c.n == 1:
                 role[name] = (FACTOR, "model column")
+            elif (item_id is None and name not in models and not c.binary
+                  and _response_named(name)):  # with an id: what varies within items
+                role[name] = (RESPONSE, "named as a model's response -> a response, never a "
+                                        "factor")
+            elif said is not None:
+                role[name] = (RESPONSE, f"sentences, each going with one value of the outcome "
+                                        f"`{said}` (aliased with it) -> a response, never a "
+                                        "factor")
             else:
                 role[name] = (FACTOR, f"{c.n} values" + (
-                    f", fixed by `{item_id}`" if item_id and name in rel
+                    f", fixed by `{item_id}`" if item_id and name in rel and budget.ok
                     and rel.fixes(item_id, name) else ""))
         if role[name][0] == FACTOR and name not in kinds:
             kinds[name] = "model" if name in models else guess_kind(name)
@@ -539,9 +713,8 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
             f"; {_fmt(unit[1:])} {'varies' if len(unit) == 2 else 'vary'} within it"
             if len(unit) > 1 else ""))
     else:
-        unit = [n for n in cols if role[n][0] in (FACTOR, TEMPLATE, ITEM_TEXT, ANSWER_KEY,
-                                                   ROW_ID) and kinds.get(n) != "model"
-                and cols[n].n > 1]
+        unit = [n for n in cols if role[n][0] in (FACTOR, TEMPLATE, ITEM_TEXT, ANSWER_KEY)
+                and kinds.get(n) != "model" and cols[n].n > 1]
         why = "no item id: a prompt is a distinct combination of the item-level columns"
         if not unit:
             notes.append("No column describes the prompts: each row is counted as one "
@@ -552,29 +725,66 @@ def _infer(cols: Mapping[str, _Col], *, declared: Sequence[str], outcomes: Seque
     why += f" -> {n_prompts:,} prompts in {n_rows:,} rows"
     if n_prompts == n_rows:
         why += " (each row is one prompt)"
-    elif models_in:
-        why += f" ({_fmt(models_in)} replicate{'s' if len(models_in) == 1 else ''} rows)"
+    elif models_in or replicates:
+        what = models_in + replicates
+        why += f" ({_fmt(what)} replicate{'s' if len(what) == 1 else ''} rows)"
     if cluster is None:
         cluster_reason = ("no column groups several items and fixes other columns: rows "
                           "are treated as independent")
     columns = tuple(ColumnRole(n, role[n][0], cols[n].n, role[n][1],
                                kinds.get(n) if role[n][0] == FACTOR else None) for n in cols)
-    factor_names = [c.column for c in columns if c.role == FACTOR and c.n_values > 1]
+    many = [c.column for c in columns if c.role == FACTOR and c.column not in declared
+            and 1 < c.n_values <= max_values]
+    if len(many) > MAX_SUGGESTED_FACTORS:
+        notes.append(f"{len(many):,} columns could be factors: the suggested design takes the "
+                     f"first {MAX_SUGGESTED_FACTORS} ({many[0]} ... "
+                     f"{many[MAX_SUGGESTED_FACTORS - 1]}) and leaves out "
+                     f"{len(many) - MAX_SUGGESTED_FACTORS:,} more; choose the factors on the "
+                     "Design page or with --factors.")
+    factor_names = _alias_candidates(cols, [c.column for c in columns if c.role == FACTOR
+                                            and 1 < c.n_values <= max_values], declared,
+                                     n_rows, notes)
     aliases = _aliases({n: _labelled(cols[n]) for n in factor_names}, None,
-                       MIN_ALIAS_ROWS) if factor_names else ()
+                       MIN_ALIAS_ROWS, budget=budget) if factor_names and budget.ok else ()
     if len(cols) == 1 or all(c.role in (ROW_ID, ITEM_TEXT, CONSTANT, SCORE) for c in columns):
         notes.append("No structure could be inferred (no factor, id or template): each row "
                      "is taken as one independent prompt.")
+    if budget.stopped:
+        notes.insert(0, f"The structure inference stopped at {budget.stopped} "
+                        f"({budget.used:,} pair tests over {len(cols):,} columns) and returns "
+                        "what it had found: columns not yet examined are taken as factors "
+                        "(or what their values alone say) and aliases may be missing. "
+                        "Declare the factors, cluster and prompt unit (a design file or the "
+                        "Design page) to rely on them.")
     return Structure(columns=columns, item_id=item_id, prompt_unit=tuple(unit),
                      prompt_unit_reason=why, cluster=cluster, cluster_reason=cluster_reason,
                      aliases=tuple(aliases), notes=tuple(notes), n_rows=n_total,
                      n_prompts=n_prompts if n_total == n_rows else round(
                          n_prompts * n_total / n_rows),
-                     factor_kinds=dict(kinds))
+                     factor_kinds=dict(kinds), n_pair_checks=budget.used,
+                     budget_exhausted=bool(budget.stopped))
 
 
-def _on_sample(cols: Mapping[str, _Col], n_total: int, options: Mapping[str, Any]
-               ) -> Structure:
+def _alias_candidates(cols: Mapping[str, _Col], factors: list[str], declared: Sequence[str],
+                      n_rows: int, notes: list[str]) -> list[str]:
+    """The factors whose value aliases are looked for: an alias needs a value with at
+    least :data:`MIN_ALIAS_ROWS` rows, so factors without one are pruned; then at most
+    :data:`MAX_ALIAS_FACTORS` (declared ones first), with a note when some are left out."""
+    if n_rows < 2 * MIN_ALIAS_ROWS:  # a value with MIN_ALIAS_ROWS rows and another value
+        return []
+    live = [n for n in factors if int(np.bincount(cols[n].codes).max()) >= MIN_ALIAS_ROWS
+            and cols[n].n < n_rows]
+    live = [n for n in live if n in declared] + [n for n in live if n not in declared]
+    if len(live) > MAX_ALIAS_FACTORS:
+        notes.append(f"Value aliases were looked for among {MAX_ALIAS_FACTORS} of the "
+                     f"{len(live):,} factors ({_fmt(live[:MAX_ALIAS_FACTORS])}): every "
+                     "ordered pair of factors is one test.")
+        live = live[:MAX_ALIAS_FACTORS]
+    return [n for n in factors if n in live]
+
+
+def _on_sample(cols: Mapping[str, _Col], n_total: int, options: Mapping[str, Any], *,
+               max_rows: int | None = None) -> Structure:
     """:func:`infer_structure` of a table above :data:`MAX_EXACT_ROWS` rows, on every row
     of a seeded random sample of whole items (``cols``: every row's codes).
 
@@ -587,12 +797,13 @@ def _on_sample(cols: Mapping[str, _Col], n_total: int, options: Mapping[str, Any
     longer show a template fixing another column). Only the codes are sampled, never the
     table's rows (taking 2,000,000 rows of long texts costs more than the inference).
     """
+    max_rows = MAX_EXACT_ROWS if max_rows is None else max_rows
     rng = np.random.default_rng(0)
-    probe = np.sort(rng.choice(n_total, max(MAX_EXACT_ROWS // 4, 1), replace=False))
+    probe = np.sort(rng.choice(n_total, max(max_rows // 4, 1), replace=False))
     first = _infer({n: _rows_of(c, probe) for n, c in cols.items()}, **options)
     if first.item_id is None:
-        keep = np.sort(rng.choice(n_total, MAX_EXACT_ROWS, replace=False))
-        note = (f"Inferred on a random sample of {MAX_EXACT_ROWS:,} of the {n_total:,} rows "
+        keep = np.sort(rng.choice(n_total, max_rows, replace=False))
+        note = (f"Inferred on a random sample of {max_rows:,} of the {n_total:,} rows "
                 "(no item id to sample whole items by: a dependency seen in the sample may "
                 "fail in a few other rows).")
     else:
@@ -600,7 +811,7 @@ def _on_sample(cols: Mapping[str, _Col], n_total: int, options: Mapping[str, Any
         order = rng.permutation(item.n)
         filled = np.cumsum(np.bincount(item.codes, minlength=item.n)[order])
         chosen = np.zeros(item.n, dtype=bool)
-        chosen[order[:max(int(np.searchsorted(filled, MAX_EXACT_ROWS, side="right")), 1)]] = True
+        chosen[order[:max(int(np.searchsorted(filled, max_rows, side="right")), 1)]] = True
         keep = np.flatnonzero(chosen[item.codes])
         note = (f"Inferred on all {len(keep):,} rows of a random sample of "
                 f"{int(chosen.sum()):,} of the {item.n:,} items (`{first.item_id}`) of the "
@@ -641,13 +852,13 @@ def _n_distinct(columns: list[_Col], n_rows: int) -> int:
     if not columns:
         return n_rows
     sizes = [max(c.n, 1) for c in columns]
-    cells = float(np.prod(sizes, dtype=float))
-    if cells >= 2.0 ** 62:
+    cells = math.prod(sizes)
+    if cells >= 2 ** 62:
         return int(len(pd.DataFrame({i: c.codes for i, c in enumerate(columns)})
                        .drop_duplicates()))
     key = np.ravel_multi_index([c.codes for c in columns], sizes)
     if cells <= DENSE_CELLS:
-        seen = np.zeros(int(cells), dtype=bool)
+        seen = np.zeros(cells, dtype=bool)
         seen[key] = True
         return int(np.count_nonzero(seen))
     key.sort()
@@ -655,23 +866,28 @@ def _n_distinct(columns: list[_Col], n_rows: int) -> int:
 
 
 def _find_id(keys: list[str], cols: Mapping[str, _Col], rel: _Relations,
-             role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int
-             ) -> tuple[str | None, str, list[str]]:
+             role: Mapping[str, tuple[str, str]], models: set[str], n_rows: int, *,
+             replicated: bool = False) -> tuple[str | None, str, list[str]]:
     """The item id among ``keys`` (see the module docstring), its reason, its equivalents.
 
-    Candidates are tried from the most likely (no role yet, not one value per row, most
-    values); the first that qualifies is the id (one grouping pass per candidate tried).
+    Candidates are tried from the most likely (not one value per row, no role yet, most
+    values: a prompt text that fixes the item's columns comes before a row id); the first
+    that qualifies is the id (one grouping pass per candidate tried). When models or
+    replicates repeat the rows, a column with a value per row is never the item id.
     """
     order = sorted(
         (n for n in keys if cols[n].n >= MIN_ID_VALUES and n not in models
          and cols[n].kind != "float" and not cols[n].binary
-         and role.get(n, ("",))[0] != ANSWER_KEY),
-        key=lambda n: (n in role, cols[n].n == n_rows, -cols[n].n))
+         and role.get(n, ("",))[0] != ANSWER_KEY
+         and not (replicated and cols[n].n == n_rows)),
+        key=lambda n: (cols[n].n == n_rows, n in role, -cols[n].n))[:MAX_CANDIDATES]
     found = None
     for n in order:
         c = cols[n]
         fixed, crossed = [], False
         for k in keys:
+            if not rel.budget.ok:
+                return None, "", []
             if k == n:
                 continue
             if rel.fixes(n, k):
@@ -697,28 +913,47 @@ def _find_id(keys: list[str], cols: Mapping[str, _Col], rel: _Relations,
 def _find_template(keys: list[str], cols: Mapping[str, _Col], rel: _Relations,
                    role: Mapping[str, tuple[str, str]], n_items: int, n_rows: int,
                    item_id: str | None) -> tuple[str | None, str]:
-    """The template (cluster): groups >= 2 items per value and fixes other item columns."""
-    candidates = []
+    """The template (cluster): groups >= 2 items per value and fixes other item columns.
+
+    A column named as a template or whose values are codes qualifies by fixing another
+    item-level column; any column, whatever its values look like (words included),
+    qualifies by fixing an item text (each template has its own question or scenario
+    text: a nested attribute such as a stigma fixes no text). At most
+    :data:`MAX_CANDIDATES` candidates are tested (named first, then coded, then the one
+    with most values), one pair test per other column each.
+    """
     plain = [k for k in keys if k not in role]
+    texts = [k for k in keys if role.get(k, ("",))[0] == ITEM_TEXT
+             and "answer options" not in role[k][1]]
+    ranked = []
     for n in plain:
         c = cols[n]
         if c.n < 3 or n_items / c.n < 2 or c.binary:
             continue
         named = any(w in n.lower() for w in _TEMPLATE_WORDS)
         coded = all(any(ch.isdigit() for ch in str(v)) for v in pd.Series(c.uniques).dropna())
-        if not (named or coded):  # a grouping of words fixing another (stigma -> cluster)
-            continue              # is a nested factor, not a template
-        fixed = [k for k in plain if k != n and cols[k].n < c.n and rel.fixes(n, k)]
-        if fixed:
-            candidates.append(((named, c.n), n, fixed))
+        if named or coded or texts:
+            ranked.append(((named, coded, c.n), n))
+    candidates = []
+    for (named, coded, _), n in sorted(ranked, reverse=True)[:MAX_CANDIDATES]:
+        if not rel.budget.ok:
+            break
+        c = cols[n]
+        fixed = [k for k in plain if k != n and cols[k].n < c.n and rel.fixes(n, k)] \
+            if named or coded else []
+        fixed_texts = [k for k in texts if 1 < cols[k].n <= c.n and rel.fixes(n, k)]
+        if fixed or fixed_texts:  # a grouping of words fixing only another factor (a
+            candidates.append(((named, bool(fixed_texts), coded, c.n), n, fixed, fixed_texts))
+        # stigma -> its cluster, subcategory -> category) is a nested factor, not a template
     if not candidates:
         return None, ""
-    (named, _), n, fixed = max(candidates)
-    why = "named as a template" if named else "its values are codes"
-
+    (named, _, coded, _), n, fixed, fixed_texts = max(candidates)
+    why = "named as a template" if named else "its values are codes" if coded and fixed \
+        else f"each value has its own {_fmt(fixed_texts)} text"
     items = f"~{n_items / cols[n].n:,.0f} items" if item_id else f"~{n_rows / cols[n].n:,.0f}"
     rows = f"{items}, ~{n_rows / cols[n].n:,.0f} rows each" if item_id else f"{items} rows each"
-    return n, (f"{cols[n].n:,} values, {rows}, each fixes {_fmt(fixed)} ({why}) -> cluster")
+    return n, (f"{cols[n].n:,} values, {rows}, each fixes {_fmt(fixed + fixed_texts)} "
+               f"({why}) -> cluster")
 
 
 # --- value-level aliasing -------------------------------------------------------------------
@@ -757,16 +992,17 @@ def value_aliases(table: pd.DataFrame, factors: Sequence[str], *,
 
 
 def _aliases(coded: Mapping[str, tuple[np.ndarray, list[str]]],
-             counts: Sequence[int] | np.ndarray | None, min_rows: int) -> list[Alias]:
+             counts: Sequence[int] | np.ndarray | None, min_rows: int, *,
+             budget: _Budget | None = None) -> list[Alias]:
     """:func:`value_aliases` on the factors' codes and values (rows first summed into
     the distinct combinations: one sort, then every pair on the few cells)."""
     factors = list(coded)
     sizes = [max(len(v), 1) for _, v in coded.values()]
     n = len(next(iter(coded.values()))[0]) if coded else 0
-    if n and float(np.prod(sizes, dtype=float)) < 2.0 ** 62:
+    if n and math.prod(sizes) < 2 ** 62:
         key = np.ravel_multi_index([c for c, _ in coded.values()], sizes)
         rows = None if counts is None else np.asarray(counts, dtype=np.int64)
-        if float(np.prod(sizes, dtype=float)) <= DENSE_CELLS:  # a count per cell
+        if math.prod(sizes) <= DENSE_CELLS:  # a count per cell
             weights = np.bincount(key, weights=rows, minlength=int(np.prod(sizes)))
             cells = np.flatnonzero(weights)
             weights = weights[cells].astype(np.int64)
@@ -782,6 +1018,10 @@ def _aliases(coded: Mapping[str, tuple[np.ndarray, list[str]]],
     out = []
     for a in factors:
         ca, va = coded[a]
+        if budget is not None:
+            budget.spend(len(factors) - 1)
+            if not budget.ok:
+                break
         for b in factors:
             if a == b:
                 continue
@@ -820,7 +1060,8 @@ class Exclusions:
 
 def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
                    values: Sequence[Sequence[str]], *, counts: Iterable[int] | None = None,
-                   references: Mapping[str, str] | None = None) -> Exclusions:
+                   references: Mapping[str, str] | None = None,
+                   aliasing: bool = True) -> Exclusions:
     """Which combinations of the grid ``values`` (C order) the observed rows rule out.
 
     Two rules, both read from ``observed`` (rows or observed cells):
@@ -862,7 +1103,7 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
 
     nest = find_nestings(observed, list(factors), references=references)
     for r in nest.to_dict(orient="records"):
-        if r["determinant"] is None:
+        if not isinstance(r["determinant"], str):  # a constant (None, or NaN from pandas)
             continue
         pairs = [(r["determinant"], r["dependent"])]
         if r["kind"] == "equivalent":
@@ -875,7 +1116,7 @@ def excluded_cells(observed: pd.DataFrame, factors: Sequence[str],
             what = "is fixed by" if r["kind"] != "nested outside reference" else \
                 "is fixed (outside its control values) by"
             apply(bad, a, b, f"nesting: {b} {what} {a}")
-    for al in value_aliases(observed, list(factors), counts=weights):
+    for al in value_aliases(observed, list(factors), counts=weights) if aliasing else ():
         a, b = al.column, al.other
         va, vb = values[index[a]], values[index[b]]
         if al.value not in va:

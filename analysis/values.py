@@ -33,6 +33,7 @@ from analysis.errors import AnalysisError
 
 __all__ = [
     "KINDS", "MAX_FACTOR_VALUES", "MISSING_VALUE", "MODEL_WORDS", "PROMPT_WORDS",
+    "REPLICATE_WORDS",
     "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
     "check_frame", "combine_codes", "default_reference", "factor_codes", "factor_values",
     "first_appearance", "format_value", "guess_kind", "order_values", "outcome_meaning",
@@ -58,6 +59,10 @@ MODEL_WORDS = ("model", "seed", "temperature", "temp", "checkpoint", "provider",
                "llm", "engine", "system", "cohort")
 PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "polarity",
                 "condition", "shot", "question", "framing", "language", "stage", "scenario")
+#: Words of a replicate index's name: rows repeating one prompt (``docs/structure.md``).
+REPLICATE_WORDS = ("sample", "samples", "seed", "seeds", "run", "replicate", "replicates",
+                   "rep", "repeat", "repetition", "trial", "draw", "attempt", "iteration",
+                   "epoch")
 
 
 def format_value(value: Any) -> str:

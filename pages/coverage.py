@@ -76,7 +76,7 @@ with answer:
                 st.warning(f"{md(row)} x {md(col)} has {size:,} combinations: too many to draw.")
             else:
                 pairs = cov.pair_counts(cells, design, row, col, where=where, within=factors)
-                fig = coverage_heatmap(pairs, row, col)
+                fig = coverage_heatmap(pairs, row, col, counted=cov.counted_noun(cells))
                 st.plotly_chart(fig, key="coverage_heatmap_chart")
                 figure_downloads(fig, f"coverage_{row}_{col}", key="coverage_heatmap")
                 table_download(pairs, f"coverage_{row}_{col}", key="coverage_pairs")
@@ -85,7 +85,7 @@ with answer:
                      column_config=COLUMN_CONFIG)
         table_download(info["summary"], "coverage_summary", key="coverage_summary")
         bar_factor = st.selectbox("Rows per value of", factors, key="coverage_bar_factor")
-        bar = marginal_bar(info["marginals"], bar_factor)
+        bar = marginal_bar(info["marginals"], bar_factor, counted=cov.counted_noun(cells))
         st.plotly_chart(bar, key="coverage_bar_chart")
         figure_downloads(bar, f"coverage_{bar_factor}", key="coverage_bar")
         table_download(info["marginals"], "coverage_marginals", key="coverage_marginals")

@@ -60,12 +60,28 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
                            repr(sorted(where.items())), unit, results, design, where)
 
 
+@st.cache_resource(max_entries=16, show_spinner="Reading what a prompt is...")
+def _count_unit(token: str, design_json: str, _results: pd.DataFrame, _design: Design
+                ) -> cov.CountUnit:
+    return cov.count_unit(_results, _design)
+
+
 def count_choice(design: Design) -> str:
-    """What a cell counts: distinct prompts (the methods' definition) or responses."""
-    unit = ", ".join(design.prompt_unit_columns())
+    """What a cell counts: distinct items or prompts (the methods' definition, the item id
+    when the table's structure has one) or responses."""
+    results = st.session_state.get("results_frame")
+    if results is not None:
+        counted = _count_unit(st.session_state.get("results_token", ""), design.to_json(),
+                              results, design)
+        what = (f"distinct items ({md(counted.columns[0])}, the item id)"
+                if counted.noun == "items" else
+                f"distinct prompts (a prompt = one combination of "
+                f"{md(', '.join(counted.columns))})")
+    else:
+        what = ("distinct prompts (a prompt = one combination of "
+                f"{md(', '.join(design.prompt_unit_columns()))})")
     # radio labels render Markdown: the column names from the data are escaped
-    labels = {cov.PROMPTS: f"distinct prompts (a prompt = one combination of {md(unit)})",
-              cov.RESPONSES: "responses (rows)"}
+    labels = {cov.PROMPTS: what, cov.RESPONSES: "responses (rows)"}
     return st.radio(Opts.label("count"), Opts.choices("count"), format_func=labels.get,
                     index=Opts.choices("count").index(Opts.default("count")), horizontal=True,
                     key="coverage_count",

@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> None:
                                              limit=opts.limit).astype({f: str for f in factors}),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
         "prompt_unit": design.prompt_unit_columns() if opts.count == "prompts" else None,
+        # what the cells count: the item id when the structure has one (docs/coverage.md)
+        "count_unit": list(cov.counted_unit(cells).columns),
+        "count_label": cov.counted_unit(cells).label,
         "prompt_unit_reason": unit_reason,
         "reading": cov.describe_coverage(summary, marginals, unit=opts.count,
                                          n_rows=int(len(filter_rows(results, where)))),

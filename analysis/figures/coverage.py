@@ -31,9 +31,13 @@ COUNT_SCALE = [[0.0, "#c6dbef"], [0.5, "#4292c6"], [1.0, "#08306b"]]
 COUNTS_TRACE, EMPTY_TRACE = "rows", "empty"
 
 
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 @escaped_labels
 def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
-                     title: str | None = None) -> go.Figure:
+                     title: str | None = None, counted: str = "rows") -> go.Figure:
     """Heatmap of rows per combination of two factors, empty combinations highlighted.
 
     Parameters
@@ -41,6 +45,9 @@ def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
     pairs
         :func:`analysis.coverage.pair_counts` output: every declared combination, in
         declared order, with ``n``.
+    counted
+        What ``n`` counts (:func:`analysis.coverage.counted_noun`: ``items``, ``prompts``
+        or ``rows``): the colour bar, the hover text and the title say it.
 
     Returns
     -------
@@ -63,9 +70,9 @@ def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
     fig = go.Figure()
     fig.add_trace(go.Heatmap(
         z=counts, x=cols, y=rows, name=COUNTS_TRACE, colorscale=COUNT_SCALE, zmin=0,
-        colorbar={"title": {"text": "rows"}}, hoverongaps=False,
-        hovertemplate=f"{esc(row_factor)}=%{{y}}<br>{esc(col_factor)}=%{{x}}<br>rows=%{{z:,}}"
-                      "<extra></extra>",
+        colorbar={"title": {"text": esc(counted)}}, hoverongaps=False,
+        hovertemplate=f"{esc(row_factor)}=%{{y}}<br>{esc(col_factor)}=%{{x}}<br>"
+                      f"{esc(counted)}=%{{z:,}}<extra></extra>",
     ))
     fig.add_trace(go.Heatmap(
         z=empty, x=cols, y=rows, name=EMPTY_TRACE, showscale=False, hoverongaps=False,
@@ -75,14 +82,14 @@ def coverage_heatmap(pairs: pd.DataFrame, row_factor: str, col_factor: str, *,
     ))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category")
-    default = (f"Rows per {esc(row_factor)} x {esc(col_factor)} "
+    default = (f"{_upper_first(esc(counted))} per {esc(row_factor)} x {esc(col_factor)} "
                f"({n_empty:,} of {grid.size:,} combinations empty, in red)")
     return paper_layout(fig, title or default, x_title=esc(col_factor), y_title=esc(row_factor))
 
 
 @escaped_labels
-def marginal_bar(marginals: pd.DataFrame, factor: str, *, title: str | None = None
-                 ) -> go.Figure:
+def marginal_bar(marginals: pd.DataFrame, factor: str, *, title: str | None = None,
+                 counted: str = "rows") -> go.Figure:
     """Bar chart of rows per declared value of one factor; unseen values marked in red.
 
     Parameters
@@ -101,7 +108,8 @@ def marginal_bar(marginals: pd.DataFrame, factor: str, *, title: str | None = No
     values = mine[VALUE].astype(str).tolist()
     counts = mine[N].to_numpy()
     fig = go.Figure(go.Bar(x=values, y=counts, name=COUNTS_TRACE, marker_color=NEUTRAL_GREY,
-                           hovertemplate=f"{esc(factor)}=%{{x}}<br>rows=%{{y:,}}<extra></extra>"))
+                           hovertemplate=f"{esc(factor)}=%{{x}}<br>{esc(counted)}=%{{y:,}}"
+                                         "<extra></extra>"))
     unseen = [v for v, n in zip(values, counts, strict=True) if n == 0]
     if unseen:
         fig.add_trace(go.Scatter(x=unseen, y=[0] * len(unseen), mode="markers",
@@ -110,9 +118,9 @@ def marginal_bar(marginals: pd.DataFrame, factor: str, *, title: str | None = No
                                  hovertemplate=f"{esc(factor)}=%{{x}}<br><b>no rows</b>"
                                                "<extra></extra>"))
     fig.update_xaxes(type="category")
-    default = f"Rows per value of {esc(factor)}" + (f" ({len(unseen)} never seen, in red)"
-                                               if unseen else "")
-    return paper_layout(fig, title or default, x_title=esc(factor), y_title="rows")
+    default = f"{_upper_first(esc(counted))} per value of {esc(factor)}" + (
+        f" ({len(unseen)} never seen, in red)" if unseen else "")
+    return paper_layout(fig, title or default, x_title=esc(factor), y_title=esc(counted))
 
 
 def _categories(s: pd.Series) -> list[str]:

@@ -147,6 +147,7 @@ def harness_design(
     """
     items = [c for c in item_columns if c in frame.columns]
     factors: list[Factor] = []
+    one_valued: list[str] = []
     if items:
         # Judge the item fields once per item: the same items under several tasks or
         # models repeat, and an item id must still look like an id.
@@ -159,9 +160,16 @@ def harness_design(
             # A setting that is only missing for some tasks (generation kwargs of a
             # multiple-choice task) does not vary by itself.
             varies = frame[col].nunique(dropna=True) > 1
-            if col == MODEL_COLUMN or varies:
+            if varies:
                 factors.append(make_factor(frame, col, kind=kind))  # type: ignore[arg-type]
+            elif col == MODEL_COLUMN and len(frame):
+                one_valued.append(f"{col!r} has the single value "
+                                  f"{str(frame[col].iloc[0])!r}")
     outcome, notes = suggest_score_outcome(frame, score_columns, lower_is_better=lower_is_better)
+    if one_valued:  # the design is usable as it is: a factor needs two values
+        notes.append(f"{'; '.join(one_valued)}: kept as a column, not a factor of the "
+                     "design (a factor needs two values; compare models by importing "
+                     "several runs together).")
     skipped = [c for c in items if c not in {f.name for f in factors}]
     if skipped:
         notes.append("Item fields kept as columns but not suggested as factors (text, ids, "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.design import make_factor, suggest_design
+from analysis.design import Outcome, design_from_structure, make_factor, suggest_outcome
 from analysis.errors import LoadError
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.io import load_results
@@ -39,6 +39,37 @@ def _common_prefix(names: list[str]) -> str | None:
     prefix = os.path.commonprefix(names)
     cut = max(prefix.rfind(c) for c in "_-.")
     return prefix[: cut + 1] if cut >= 0 else None
+
+
+def _common_suffix(names: list[str]) -> str | None:
+    """The shared end of ``names`` from and including its first ``_``/``-``/``.``
+    (``gpt4omini_biased``, ``llama31_biased`` -> ``_biased``)."""
+    if len(names) < 2:
+        return None
+    suffix = os.path.commonprefix([n[::-1] for n in names])[::-1]
+    cut = min((i for i in (suffix.find(c) for c in "_-.") if i >= 0), default=-1)
+    return suffix[cut:] if cut >= 0 else None
+
+
+def melted_outcome(frame: pd.DataFrame, columns: Sequence[str], value: str
+                   ) -> tuple[Outcome | None, str]:
+    """The outcome of a wide import: the melted answers when they are 0/1 (or booleans),
+    read by the melted columns' names (``..._biased``: 1 = deviation; ``..._correct``:
+    deviation = 0), and a note saying so; else None and no note."""
+    from analysis.values import outcome_meaning
+
+    picked = suggest_outcome(frame[[value]])
+    if picked is None:
+        return None, ""
+    meanings = {outcome_meaning(str(c)) for c in columns} - {None}
+    if meanings == {"success"} and picked.mapping == "binary":
+        picked = Outcome(column=value, mapping="values",
+                         values=("false" if pd.api.types.is_bool_dtype(frame[value]) else "0",))
+    reading = ("1 = deviation" if picked.mapping == "binary" else
+               "deviation = not correct")
+    named = ", as the melted columns' names say" if len(meanings) == 1 else ""
+    return picked, (f"outcome: {value!r}, the melted 0/1 answers ({reading}{named}); change "
+                    "it on the Design page if that reading is wrong.")
 
 
 def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = None,
@@ -103,14 +134,24 @@ def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = No
                 f"{names[0]}: no column to melt matches {regex.pattern!r}; name them with "
                 "--prediction-col COL (repeatable).")
     step = Step.make("melt", columns=cols, factor=factor, value=value,
-                     strip=_common_prefix(cols))
+                     strip=_common_prefix(cols) or _common_suffix(cols))
     frame, report = apply_step(raw, step)
-    design = suggest_design(frame)
-    if factor not in design.names:  # replace() keeps the inferred cluster and prompt unit
-        design = replace(design, factors=(*design.factors, make_factor(frame, factor)))
+    from analysis.structure import infer_structure
+    from analysis.values import SUGGEST_MAX_VALUES
+
+    # the melted answers are the outcome (never a replicate index or another 0/1 column);
+    # the new factor describes who answered: a model-side column, never in the prompt unit
+    outcome, outcome_note = melted_outcome(frame, cols, value)
     kind = "model" if factor == "model" else None
+    structure = infer_structure(frame, outcome=value if outcome else None,
+                                model_columns=[factor] if kind else (),
+                                max_values=SUGGEST_MAX_VALUES)
+    design = design_from_structure(frame, structure, outcome or suggest_outcome(frame))
+    one_valued = frame[factor].nunique(dropna=False) < 2
+    if factor not in design.names and not one_valued:  # keeps cluster and prompt unit
+        design = replace(design, factors=(*design.factors, make_factor(frame, factor)))
     factors = tuple(make_factor(frame, factor, kind=kind) if f.name == factor and kind else f
-                    for f in design.factors)
+                    for f in design.factors if not (f.name == factor and one_valued))
     design = replace(design, factors=factors, name="wide import")
     counts = {"rows_read": len(raw), "columns_melted": len(cols), "rows_out": len(frame),
               "empty_values": report.rows_not_handled}
@@ -118,6 +159,12 @@ def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = No
              f"({', '.join(map(str, pd.unique(frame[factor])))}) and {value!r}: "
              f"{len(raw):,} rows x {len(cols)} columns = {len(frame):,} rows.",
              f"{report.rows_not_handled:,} empty values kept as empty {value!r}."]
+    if one_valued:
+        notes.append(f"{factor!r} has the single value {frame[factor].iloc[0]!r} (one column "
+                     "melted): kept as a column, left out of the design's factors (a factor "
+                     "needs two values).")
+    if outcome_note:
+        notes.append(outcome_note)
     if design.outcome is None:
         notes.append(f"No 0/1 outcome column: derive one on the Prepare step (match {value!r} "
                      "with a gold column, or threshold a score).")

@@ -62,7 +62,8 @@ def test_json_keys_and_numbers(capsys, results_csv):
 def test_default_counts_distinct_prompts(capsys, results_csv):
     # the 12 rows hold 3 distinct prompts (a, b): (x,p), (x,q), (y,p), one per cell
     out = run_json(capsys, results_csv, "--factors", "a,b")
-    assert out["count"] == "prompts" and out["n_rows"] == 3
+    assert out["count"] == "prompts" and out["n_counted"] == 3
+    assert out["n_rows"] == 12  # rows are rows (it printed the prompts, issue 42)
     assert out["gini_index"] == pytest.approx(0.25)  # counts 0,1,1,1: GI = 1 - CP
     # a: x 2 prompts, y 1 -> 1 - 2/(3*2)*(1*1.5 + 2*0.5) = 1/6; b: p 2, q 1 -> 1/6
     assert out["per_factor_gini"] == pytest.approx({"a": 1 / 6, "b": 1 / 6})
@@ -87,7 +88,8 @@ def test_design_file_counts_unseen_values_and_models(capsys, results_csv, design
 def test_where_restricts_the_grid(capsys, results_csv, design_file):
     out = run_json(capsys, results_csv, "--design", design_file, "--where", "a=x")
     assert (out["n_cells"], out["n_observed_cells"]) == (2, 2)
-    assert out["n_rows"] == 2  # distinct prompts (x,p) and (x,q); 8 responses:
+    assert out["n_counted"] == 2  # distinct prompts (x,p) and (x,q) of 8 responses:
+    assert out["n_rows"] == 8
     rows = run_json(capsys, results_csv, "--design", design_file, "--where", "a=x",
                     "--count", "responses")
     assert rows["n_rows"] == 8

@@ -163,7 +163,8 @@ def test_describe_small_file(capsys, results_csv):
     score = next(c for c in payload["columns"] if c["column"] == "score")
     assert score["n_missing"] == int(frame["score"].isna().sum())
     design = Design.from_dict(payload["suggested_design"])
-    assert design.names == ["model", "stigma", "cot", "answer", "biased_answer"]
+    # `answer` is what the model said: a response, never a factor (issue 42.4)
+    assert design.names == ["model", "stigma", "cot", "biased_answer"]
     assert design.outcome == Outcome("biased")
     assert payload["nestings"] == []
     assert main(["describe", str(path)]) == 0

@@ -511,7 +511,10 @@ def test_ssqa_paper_figures_over_prompts_with_models_and_seeds(ssqa_table, tmp_p
     design.save(design_path)
     out = run_json(capsys, "coverage", path, "--design", design_path,
                    "--factors", ",".join(PAPER_FACTORS))
-    assert out["count"] == "prompts" and out["n_rows"] == 20720
+    # n_rows is rows (it was the number counted, issue 42); the cells count row_in_ssqa's
+    # items once per cot (the item id the table's structure has)
+    assert out["count"] == "prompts" and out["n_counted"] == 20720
+    assert out["n_rows"] == len(frame) == 124_320
     assert out["gini_index"] == pytest.approx(s.iloc[0][GINI_INDEX], abs=1e-12)
     assert out["per_factor_gini"]["cot"] == pytest.approx(0.0, abs=1e-12)
     assert out["nested_prompt_factors"] == ["cot"]

@@ -95,7 +95,8 @@ def test_every_figure_builder_keeps_labels_as_text(evil):
     escaped = escape_html_label(EVIL)
     # titles, axis titles, hover text, legend entries, tick labels, facet titles
     cov = next(f for n, f in figures if n.startswith("coverage:coverage_") and "_**bold**" in n)
-    assert cov.layout.title.text.startswith(f"Rows per {escaped} x **bold**")
+    # the title names what the cells count (items here: the table has an item id)
+    assert cov.layout.title.text.startswith(f"Items per {escaped} x **bold**")
     assert cov.layout.yaxis.title.text == escaped
     assert cov.data[0].hovertemplate.startswith(f"{escaped}=%{{y}}<br>**bold**=%{{x}}<br>")
     ecdf = next(f for n, f in figures if n == "ecdf:ecdf")

@@ -245,13 +245,19 @@ def test_coverage_of_the_ssqa_factor_table_counts_its_rows_without_a_flag(capsys
             "gini_index_observed", "per_factor_gini")
     assert {k: prompts[k] for k in keys} == {k: responses[k] for k in keys}
     assert prompts["n_rows"] == 20720 and prompts["prompt_unit"] == ["row_in_ssqa", "cot"]
-    assert "2,236 hold the 20,720 distinct prompts of the 20,720 rows" in prompts["reading"][0]
+    # the item id crossed with cot in the grid: (item, cot) prompts, named so (issue 42)
+    assert ("2,236 hold the 20,720 distinct prompts (row_in_ssqa x cot: an item counted once "
+            "per cot) of the 20,720 rows") in prompts["reading"][0]
+    assert prompts["count_unit"] == ["row_in_ssqa"]
 
 
 def test_coverage_of_the_simulated_ssqa_counts_prompts_not_model_replicates(capsys):
     cmd = ["coverage", str(SSQA_SIM), "--factors", "stigma,prompt_style"]
     prompts, responses = run_json(capsys, *cmd), run_json(capsys, *cmd, "--count", "responses")
-    assert responses["n_rows"] == 41440 and prompts["n_rows"] == 20720  # two models
+    # two models; without cot in the grid the cells count the 10,360 items (issue 42:
+    # the item id counts); n_rows is rows in both
+    assert responses["n_rows"] == 41440 == prompts["n_rows"]
+    assert prompts["n_counted"] == 10360 and responses["n_counted"] == 41440
 
 
 def test_plan_on_the_ssqa_sample_proposes_no_impossible_prompt(capsys):

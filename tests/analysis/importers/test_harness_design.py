@@ -52,7 +52,7 @@ def test_which_columns_become_factors():
         "item_id": ["a", "b", "c", "a", "b", "c"],       # an id, even though repeated
         "polarity": ["neg", "neg", "nonneg"] * 2,
         "task": ["mc"] * 3 + ["gen"] * 3,
-        "model": ["m"] * 6,                              # constant, but always a factor
+        "model": ["m"] * 6,                              # constant: not a factor, with a note
         "temperature": [np.nan] * 3 + [0.0] * 3,         # varies only by being absent
         "seed": [1, 2, 1, 2, 1, 2],
         "acc": [1.0, 0.0, 1.0, 1.0, 1.0, 0.0],
@@ -61,9 +61,13 @@ def test_which_columns_become_factors():
                                    prompt_columns=["task"],
                                    model_columns=["model", "temperature", "seed"],
                                    score_columns=["acc"])
+    # a one-valued model factor made the written design unusable (`importance --design`
+    # refused it, issue 38): it is left out with a note, as on the pages
     assert [(f.name, f.kind) for f in design.factors] == [
-        ("polarity", "prompt"), ("task", "prompt"), ("model", "model"), ("seed", "model")]
+        ("polarity", "prompt"), ("task", "prompt"), ("seed", "model")]
     assert any("item_id" in n for n in notes)
+    assert "'model' has the single value 'm': kept as a column, not a factor of the " \
+           "design" in " ".join(notes)
 
 
 # --- downstream: apply_design, cell_table, subgroups ------------------------------------------

@@ -90,8 +90,10 @@ def test_model_task_and_settings(imported):
 def test_suggested_design(imported):
     design = imported.design
     kinds = {f.name: f.kind for f in design.factors}
+    # one model: `model` is not a factor (the written design is usable as it is, #38)
     assert kinds == {"context_condition": "prompt", "question_index": "prompt",
-                     "question_polarity": "prompt", "model": "model"}
+                     "question_polarity": "prompt"}
+    assert any("'model' has the single value" in n for n in imported.notes)
     assert (design.outcome.column, design.outcome.mapping, design.outcome.threshold) == (
         "score_choice", "below", 1.0)
 

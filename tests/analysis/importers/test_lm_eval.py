@@ -107,7 +107,9 @@ def test_model_and_settings_come_from_the_results_json(imported):
 def test_suggested_design(imported):
     design = imported.design
     kinds = {f.name: f.kind for f in design.factors}
-    assert kinds["model"] == "model" and kinds["task"] == "prompt"
+    # one model: `model` is not a factor (the written design is usable as it is, #38)
+    assert "model" not in kinds and kinds["task"] == "prompt"
+    assert any("'model' has the single value" in n for n in imported.notes)
     assert kinds["filter"] == "prompt"
     assert design.factor("filter").values == ("flexible-extract", "none", "strict-match")
     assert kinds["question_polarity"] == "prompt" and kinds["context_condition"] == "prompt"
@@ -139,15 +141,15 @@ def test_one_samples_file_and_answer_filter():
 def test_the_model_option_overrides_the_name():
     result = import_results("lm-eval", [LM_EVAL_FIXTURE], model="my-model")
     assert set(result.frame["model"]) == {"my-model"}
-    assert result.design.factor("model").values == ("my-model",)
+    assert any("'model' has the single value 'my-model'" in n for n in result.notes)
 
 
 def test_live_run_and_two_models_concatenate(live_run, imported):
     live = import_results("lm-eval", [live_run])
     assert len(live.frame) == N_RECORDS
     assert set(live.frame["model"]) == {"dummy-live"}
-    assert {"question_polarity", "context_condition", "task", "model"} <= set(live.design.names)
-    assert live.design.factor("model").kind == "model"
+    assert {"question_polarity", "context_condition", "task"} <= set(live.design.names)
+    assert "model" not in live.design.names  # one model: not a factor
     assert live.design.outcome.column == "acc"
     # the same seed (0) and the same requests: the dummy model draws the same numbers
     results = json.loads(next(live_run.glob("results_*.json")).read_text())["results"]

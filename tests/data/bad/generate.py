@@ -115,8 +115,49 @@ def fifo(path: str | Path) -> dict[str, int]:
     return {}
 
 
+def wide_columns(path: str | Path, n_columns: int = 1_000, n_rows: int = 5) -> dict[str, int]:
+    """Issue 43's upload that pinned a core: ``n_columns`` columns ``c0000`` ... of
+    seeded letters ``a``-``c`` (every column a candidate factor) x ``n_rows`` rows, written
+    as CSV, Parquet or JSON Lines by the file's extension (1,000 x 5 is about 10 KB).
+
+    Returns
+    -------
+    dict
+        ``rows``, ``columns`` and ``bytes``.
+    """
+    import json
+    import random
+
+    rng = random.Random(n_columns)
+    names = [f"c{i:04d}" for i in range(n_columns)]
+    rows = [[rng.choice("abc") for _ in names] for _ in range(n_rows)]
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}), path)
+    elif path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(dict(zip(names, r, strict=True))) + "\n" for r in rows),
+                        encoding="utf-8")
+    else:
+        path.write_text("\n".join(",".join(r) for r in [names, *rows]) + "\n",
+                        encoding="utf-8")
+    return {"rows": n_rows, "columns": n_columns, "bytes": path.stat().st_size}
+
+
+def _wide(n_columns: int, suffix: str):
+    def write(path: str | Path) -> dict[str, int]:
+        return wide_columns(path, n_columns)
+    write.__doc__ = f"{n_columns:,} columns x 5 rows ({suffix})."
+    return write
+
+
 GENERATORS = {"fifo.csv": fifo, "big_300mb": big_csv, "many_values": many_values,
-              "dictionary_bomb.parquet": dictionary_bomb, "deep_nesting.jsonl": deep_nesting}
+              "dictionary_bomb.parquet": dictionary_bomb, "deep_nesting.jsonl": deep_nesting,
+              "columns_1000": _wide(1_000, "csv"), "columns_100000": _wide(100_000, "csv"),
+              "columns_20000.parquet": _wide(20_000, "parquet"),
+              "columns_100000.jsonl": _wide(100_000, "jsonl")}
 
 
 if __name__ == "__main__":
