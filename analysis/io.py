@@ -38,7 +38,7 @@ __all__ = [
     "BOMS", "DECIMAL_COMMA", "FORMATS", "Format", "PYARROW_THRESHOLD", "Source",
     "check_encoding", "check_lines", "check_ragged", "check_regular_file", "check_sep",
     "check_text_bytes", "decode_error", "detect_bom", "gunzip_limited", "load_results",
-    "read_jsonl", "sniff_header",
+    "read_input_bytes", "read_jsonl", "sniff_header",
 ]
 
 
@@ -269,6 +269,23 @@ def _read_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
             raise _too_big(label)
         return data, label
     raise LoadError(f"Cannot read a results table from a {type(source).__name__}.")
+
+
+def read_input_bytes(path: str | Path, name: str | None = None) -> tuple[bytes, str]:
+    """The bytes of an input file (an importer's log or samples file) within the limits
+    every results file has: a regular file of at most ``BIAS_WORKBENCH_MAX_INPUT_MB``,
+    gzip data decompressed by :func:`gunzip_limited` (size and ratio checked while it
+    streams). Returns ``(data, label)``.
+
+    Raises
+    ------
+    LimitError, LoadError
+        As :func:`load_results` for the same file.
+    """
+    data, label = _read_bytes(Path(path), name)
+    if data[:2] == b"\x1f\x8b":
+        data = gunzip_limited(data, label)
+    return data, label
 
 
 def gunzip_limited(data: bytes, label: str) -> bytes:
