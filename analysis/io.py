@@ -13,15 +13,16 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import zlib
-from collections import Counter
 from pathlib import Path
 from typing import IO, Literal
 
 import numpy as np
 import pandas as pd
 
+from analysis.bounded import check_column_names as _check_columns
 from analysis.bounded import read_parquet_bounded
 from analysis.errors import LimitError, LoadError
 from analysis.limits import (
@@ -429,12 +430,27 @@ def _decode(data: bytes, label: str, encoding: str) -> str:
     if bom_encoding is not None:  # the mark names the encoding: it wins over the default
         encoding = bom_encoding
         data = data[len(next(b for b, n in BOMS if n == bom_encoding)):]
+        if encoding.startswith(("utf-16", "utf-32")) and b"\x00" not in data[:4096]:
+            _check_wrong_mark(data, label, encoding)
     try:
         return data.decode("utf-8-sig" if encoding.lower() in ("utf-8", "utf8") else encoding)
     except LookupError:
         raise LoadError(f"{label}: {encoding!r} is not a known text encoding.") from None
     except UnicodeDecodeError as exc:
         raise decode_error(exc, data, label, encoding) from None
+
+
+def _check_wrong_mark(body: bytes, label: str, encoding: str) -> None:
+    """Refuse a UTF-16/32 byte-order mark before a body that is UTF-8: its delimiters and
+    line ends would hold zero bytes in UTF-16, and decoding it so gives one line of
+    garbage ("has a header but no rows")."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    raise LoadError(f"{label} starts with a {encoding.upper()} byte-order mark, but the text "
+                    "after it is UTF-8 (no zero bytes): the mark is wrong. Save the file again "
+                    "as UTF-8, or remove its first bytes.")
 
 
 def decode_error(exc: UnicodeDecodeError, data: bytes, label: str, encoding: str) -> LoadError:
@@ -501,9 +517,19 @@ def sniff_header(text: str, label: str, fmt: str, sep: str | None) -> tuple[str,
     delimiter that leaves one column). The DuckDB and Spark engines call it on a file's
     first megabyte, so they read text files with the same delimiter and messages."""
     lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    hint = re.fullmatch(r'"?sep=(.)"?\s*', lines[0]) if lines else None
+    if hint:
+        raise LoadError(f"{label}: line 1 is Excel's delimiter line 'sep={hint.group(1)}', "
+                        "not the header: remove that line (or save from Excel as \"CSV UTF-8\", "
+                        "which does not write it); the delimiter is sniffed from the rows.")
     default = "\t" if fmt == "tsv" else ","
     delim = sep or _sniff_delimiter(lines) or default
-    header = next(csv.reader([lines[0]], delimiter=delim))
+    try:
+        header = next(csv.reader([lines[0]], delimiter=delim))
+    except csv.Error as exc:  # "field larger than field limit (131072)"
+        raise LoadError(f"{label}: line 1, the header, cannot be read: {exc}; a column name "
+                        f"of {max(map(len, lines[0].split(delim))):,} characters is not a "
+                        "name.") from None
     if len(header) == 1:
         others = [d for d in _DELIMITERS if d != delim and d in lines[0]]
         if others and len(lines) > 1:
@@ -594,19 +620,6 @@ def _parser_error(exc: Exception, label: str) -> LoadError:
     return LoadError(f"{label} could not be parsed as delimited text: {msg}")
 
 
-def _check_columns(columns: list[str], label: str) -> None:
-    blank = [i + 1 for i, c in enumerate(columns) if not str(c).strip()]
-    if blank:
-        where = ", ".join(str(i) for i in blank[:10])
-        raise LoadError(f"{label}: column(s) {where} have no name in the header row.")
-    dupes = [c for c, k in Counter(columns).items() if k > 1]
-    if dupes:
-        raise LoadError(
-            f"{label}: duplicate column names {', '.join(repr(d) for d in dupes)}. "
-            "Every column needs a unique name."
-        )
-
-
 def _looks_numeric(value: str) -> bool:
     try:
         float(value)
@@ -688,4 +701,21 @@ def _read_json_records(data: bytes, label: str, encoding: str) -> pd.DataFrame:
             records.append(record)
     if not records:
         raise LoadError(f"{label} holds no JSON records.")
-    return pd.json_normalize(records)
+    try:
+        return pd.json_normalize(records)
+    except UnicodeEncodeError:  # a "\\ud800" escape: a lone surrogate, not a character
+        raise LoadError(_surrogate_message(text, label)) from None
+
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                             r"|(?<![0-9a-fA-F]{2})(?<!\\u[dD][89abAB])"
+                             r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _surrogate_message(text: str, label: str) -> str:
+    match = _LONE_SURROGATE.search(text)
+    where = f"line {text.count(chr(10), 0, match.start()) + 1}: " if match else ""
+    escape = f" ({match.group(0)})" if match else ""
+    return (f"{label}: {where}a JSON string holds an unpaired surrogate escape{escape}, half "
+            "of a UTF-16 pair and not a character; the program that wrote the file cut a "
+            "character in two. Fix or remove that value.")

@@ -210,6 +210,77 @@ def wide_explosion(path: str | Path, rows: int = 100, columns: int = 20) -> dict
     return {"rows": rows}
 
 
+# --- files that gave tracebacks (issue 43 item 6) ---------------------------------------------
+def _parquet(path: str | Path, table) -> dict[str, int]:  # noqa: ANN001 - a pyarrow Table
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path)
+    return {}
+
+
+def duplicate_columns_parquet(path: str | Path) -> dict[str, int]:
+    """A Parquet file with two columns named 'model' (an AttributeError once)."""
+    import pyarrow as pa
+
+    return _parquet(path, pa.table([pa.array(["m1", "m2"]), pa.array(["a", "b"]),
+                                    pa.array([1, 0])], names=["model", "model", "biased"]))
+
+
+def binary_non_utf8(path: str | Path) -> dict[str, int]:
+    """A Parquet binary column whose second value is not UTF-8 (a UnicodeDecodeError)."""
+    import pyarrow as pa
+
+    return _parquet(path, pa.table({"model": ["m1", "m2"], "biased": [1, 0], "answer":
+                                    pa.array([b"yes", b"\xff\xfe"], type=pa.binary())}))
+
+
+def _with_pandas_metadata(path: str | Path, text: str) -> dict[str, int]:
+    import pyarrow as pa
+
+    table = pa.table({"model": ["m1", "m2"], "biased": [1, 0]})
+    return _parquet(path, table.replace_schema_metadata({b"pandas": text.encode()}))
+
+
+def pandas_missing_index(path: str | Path) -> dict[str, int]:
+    """Pandas metadata naming an index column the file does not have (a KeyError)."""
+    import json
+
+    return _with_pandas_metadata(path, json.dumps({
+        "index_columns": ["__index_level_0__"], "column_indexes": [], "columns": [],
+        "creator": {"library": "pyarrow"}, "pandas_version": "2.2.0"}))
+
+
+def pandas_deep_metadata(path: str | Path) -> dict[str, int]:
+    """Pandas metadata nested 100,000 deep (a RecursionError)."""
+    return _with_pandas_metadata(path, '{"index_columns": [], "columns": ' + _deep() + "}")
+
+
+def huge_column_name(path: str | Path) -> dict[str, int]:
+    """A CSV whose second column name has 1,048,576 characters (csv's field limit)."""
+    Path(path).write_text("model," + "x" * 2**20 + "\nm1,1\nm2,0\n", encoding="utf-8")
+    return {}
+
+
+def lone_surrogate(path: str | Path) -> dict[str, int]:
+    """JSON Lines with a "\\ud800" escape on line 2 (pyarrow's UnicodeEncodeError)."""
+    Path(path).write_text('{"model": "m1", "answer": "\\ud83d\\ude00", "biased": 1}\n'
+                          '{"model": "m2", "answer": "\\ud800", "biased": 0}\n',
+                          encoding="utf-8")
+    return {}
+
+
+def excel_sep_line(path: str | Path) -> dict[str, int]:
+    """Excel's ``sep=;`` first line above a semicolon table."""
+    Path(path).write_text("sep=;\nmodel;biased\nm1;1\nm2;0\n", encoding="utf-8")
+    return {}
+
+
+def utf16_mark_utf8_body(path: str | Path) -> dict[str, int]:
+    """A UTF-16 LE byte-order mark before UTF-8 text (decoded as one line of garbage)."""
+    Path(path).write_bytes(b"\xff\xfe" + b"model,biased\nm1,1\nm2,0\nm3,1\n")
+    return {}
+
+
 GENERATORS = {"fifo.csv": fifo, "big_300mb": big_csv, "many_values": many_values,
               "dictionary_bomb.parquet": dictionary_bomb, "deep_nesting.jsonl": deep_nesting,
               "bbq_gzip_bomb.jsonl.gz": bbq_gzip_bomb, "bbq_long_line.jsonl.gz": bbq_long_line,
@@ -218,7 +289,14 @@ GENERATORS = {"fifo.csv": fifo, "big_300mb": big_csv, "many_values": many_values
               "inspect_deep.json": inspect_deep, "inspect_header_bomb.eval": inspect_header_bomb,
               "inspect_deep_member.eval": inspect_deep_member,
               "inspect_many_entries.eval": inspect_many_entries,
-              "wide_explosion.csv": wide_explosion}
+              "wide_explosion.csv": wide_explosion,
+              "duplicate_columns.parquet": duplicate_columns_parquet,
+              "binary_non_utf8.parquet": binary_non_utf8,
+              "pandas_missing_index.parquet": pandas_missing_index,
+              "pandas_deep_metadata.parquet": pandas_deep_metadata,
+              "huge_column_name.csv": huge_column_name, "lone_surrogate.jsonl": lone_surrogate,
+              "excel_sep_line.csv": excel_sep_line,
+              "utf16_mark_utf8_body.csv": utf16_mark_utf8_body}
 
 
 if __name__ == "__main__":
