@@ -141,7 +141,7 @@ def load_results(
         label_for_ext = label[:-3] if label.lower().endswith(".gz") else label
     else:
         label_for_ext = label
-    if not data.strip():
+    if not data[:65536].strip() and not data.strip():  # a slice first: no copy
         raise LoadError(f"{label} is empty: there is no header and no rows.")
 
     fmt = format or _guess_format(data, label_for_ext)
@@ -493,6 +493,7 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     delim, header = sniff_header(text, label, fmt, sep)
     check_lines(text, label)
 
+    _check_longest_line(data, text, label, delim)
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
         check_ragged(text, delim, len(header), label)
@@ -511,12 +512,28 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     return frame
 
 
+def _first_lines(text: str, n: int) -> list[str]:
+    """The first ``n`` lines of ``text`` without splitting all of it (``splitlines`` of a
+    200 MB text is a second copy of it); lines after the first (the header, kept whole)
+    are cut at 1 MB, enough to sniff a delimiter."""
+    if text.count("\n", 0, 1 << 20) >= n:
+        return text[:1 << 20].splitlines()[:n]
+    out, begin = [], 0
+    while len(out) < n and begin < len(text):
+        end = text.find("\n", begin)
+        end = len(text) if end < 0 else end
+        out.extend(text[begin:end if not out else min(end, begin + (1 << 20))].splitlines()
+                   or [""])
+        begin = end + 1
+    return out[:n]
+
+
 def sniff_header(text: str, label: str, fmt: str, sep: str | None) -> tuple[str, list[str]]:
     """The delimiter (``sep``, else sniffed from the first 50 lines, else the format's)
     and the header row of decoded ``text``, checked (names, "looks like data", a
     delimiter that leaves one column). The DuckDB and Spark engines call it on a file's
     first megabyte, so they read text files with the same delimiter and messages."""
-    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    lines = [ln for ln in _first_lines(text, 50) if ln.strip()]
     hint = re.fullmatch(r'"?sep=(.)"?\s*', lines[0]) if lines else None
     if hint:
         raise LoadError(f"{label}: line 1 is Excel's delimiter line 'sep={hint.group(1)}', "
@@ -567,6 +584,45 @@ def _decimal_commas(frame: pd.DataFrame) -> None:
             converted.append(str(col))
     if converted:
         frame.attrs["decimal_comma_columns"] = converted
+
+
+def _check_longest_line(data: bytes, text: str, label: str, delim: str) -> None:
+    """Refuse a value longer than the ``csv`` module's field limit (131,072 characters)
+    before parsing: a 200 MB cell took 2.4 GB (parsers copy the text several times) before
+    that limit stopped it. The longest line and its widest value are found on the bytes
+    (numpy, in steps of 16 MB, no copy of the text)."""
+    limit = csv.field_size_limit()
+    if len(data) <= limit:
+        return
+    view = np.frombuffer(data, dtype=np.uint8)
+    last, longest, number, count, first = -1, 0, 0, 0, 0  # the longest line: its length,
+    for start in range(0, len(view), 16 * 2**20):  # number and first byte
+        ends = start + np.flatnonzero(view[start:start + 16 * 2**20] == 10)
+        starts = np.concatenate(([last], ends))
+        gaps = np.diff(starts)
+        if len(gaps) and int(gaps.max()) - 1 > longest:
+            at = int(gaps.argmax())
+            longest, number, first = int(gaps.max()) - 1, count + at, int(starts[at]) + 1
+        count += len(ends)
+        last = int(ends[-1]) if len(ends) else last
+    if len(view) - last - 1 > longest:
+        longest, number, first = len(view) - last - 1, count, last + 1
+    if longest <= limit:
+        return
+    # the line's widest value: the longest run between delimiters (quotes aside: a quoted
+    # delimiter only makes the run look shorter), from the bytes in steps, no copy
+    widest, previous, sep = 0, first - 1, ord(delim) if len(delim) == 1 and ord(delim) < 128 \
+        else 44
+    for begin in range(first, first + longest, 16 * 2**20):
+        stop = min(begin + 16 * 2**20, first + longest)
+        cuts = begin + np.flatnonzero(view[begin:stop] == sep)
+        gaps = np.diff(np.concatenate(([previous], cuts, [stop])))
+        widest = max(widest, int(gaps.max()) - 1)
+        previous = int(cuts[-1]) if len(cuts) else previous
+    if widest > limit:
+        raise LoadError(f"{label}: line {number + 1}: a value of {widest:,} bytes, more than "
+                        f"the {limit:,} a table cell may have; a results cell this long is "
+                        "not a value (long texts belong in a file of their own).")
 
 
 def check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
