@@ -60,3 +60,14 @@ def test_long_lines_of_short_values_and_a_long_header_still_load(tmp_path):
     path.write_text("model,biased,answer\nm1,1," + "y" * 131_073 + "\n")
     with pytest.raises(LoadError, match="line 2: a value of 131,073 bytes"):
         load_results(path)
+
+
+def test_duckdb_names_the_real_line_of_a_too_long_line(tmp_path, capsys):
+    """DuckDB said "CSV Error on Line: 1" for a cell on line 3 (issue 43)."""
+    from analysis.cli import main
+
+    path = tmp_path / "cell.csv"
+    path.write_text("model,biased,answer\nm1,1,short\nm2,0," + "y" * 3_000_000 + "\nm3,1,ok\n")
+    assert main(["describe", str(path), "--engine", "duckdb"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: DuckDB cannot read it: line 3: Maximum line size")
