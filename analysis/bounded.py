@@ -23,6 +23,7 @@ No Streamlit here; ``docs/limits.md`` documents the limits.
 from __future__ import annotations
 
 import io
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from analysis.errors import LoadError
 from analysis.limits import check_decoded, check_rows
 
 __all__ = ["BATCH_BYTES", "BATCH_ROWS", "CATEGORY_FROM_ROWS", "MAX_BATCH_ROWS", "batch_rows",
+           "check_column_names",
            "keep_as_category", "read_parquet_bounded"]
 
 
@@ -120,8 +122,89 @@ def read_parquet_bounded(data: bytes, label: str) -> pd.DataFrame:
     except (ValueError, OSError, pa.ArrowException) as exc:
         raise LoadError(f"{label} is not a readable Parquet file: {exc}") from None
     del batches
+    check_column_names([str(c) for c in table.column_names], label)
+    table = _binary_as_text(_check_pandas_metadata(table, label), label)
     table = table.unify_dictionaries()
     return _to_pandas(table, text, used, label)
+
+
+def check_column_names(columns: list[str], label: str) -> None:
+    """Refuse blank or duplicate column names (:class:`LoadError` naming them)."""
+    blank = [i + 1 for i, c in enumerate(columns) if not str(c).strip()]
+    if blank:
+        where = ", ".join(str(i) for i in blank[:10])
+        raise LoadError(f"{label}: column(s) {where} have no name in the header row.")
+    dupes = [c for c, k in Counter(columns).items() if k > 1]
+    if dupes:
+        raise LoadError(
+            f"{label}: duplicate column names {', '.join(repr(d) for d in dupes)}. "
+            "Every column needs a unique name."
+        )
+
+
+def _check_pandas_metadata(table, label: str):  # noqa: ANN001, ANN202 - a pyarrow Table
+    """``table`` after checking the pandas metadata its schema carries (``b"pandas"``): JSON
+    nested at most :data:`~analysis.limits.MAX_JSON_DEPTH` deep (100,000 levels were a
+    ``RecursionError``) whose index columns are columns of the file (a missing one was a
+    ``KeyError``). Raises :class:`LoadError` naming what is wrong."""
+    import json
+
+    from analysis.limits import check_json_depth
+
+    raw = (table.schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return table
+    what = f"{label}: its pandas metadata (the 'pandas' key of the Parquet schema)"
+    try:
+        check_json_depth(raw, what)
+        meta = json.loads(raw)
+    except LoadError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise LoadError(f"{what} is not valid JSON ({exc}); write the file again with "
+                        "pandas or pyarrow.") from None
+    index = meta.get("index_columns", []) if isinstance(meta, dict) else None
+    if not isinstance(index, list):
+        raise LoadError(f"{what} is damaged: 'index_columns' is not a list.")
+    missing = [c for c in index if isinstance(c, str) and c not in table.column_names]
+    if missing:
+        raise LoadError(f"{what} names the index column {missing[0]!r}, which the file does "
+                        "not have; write the file again (pandas: to_parquet(index=False)).")
+    return table
+
+
+def _binary_as_text(table, label: str):  # noqa: ANN001, ANN202 - a pyarrow Table
+    """Binary columns as UTF-8 text (pandas would hold ``bytes`` that no analysis reads);
+    one that is not UTF-8 is refused with the column and the first bad row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(table.schema):
+        if not (pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type)):
+            continue
+        column = table.column(i)
+        valid = pc.utf8_is_valid(column) if hasattr(pc, "utf8_is_valid") else None
+        try:
+            text = column.cast(pa.string() if pa.types.is_binary(field.type)
+                               else pa.large_string())
+        except pa.ArrowInvalid:
+            row = _first_non_utf8(column) if valid is None else \
+                next(j for j, ok in enumerate(valid.to_pylist()) if ok is False)
+            raise LoadError(f"{label}: column {field.name!r} holds binary data that is not "
+                            f"UTF-8 text (row {row + 1:,} is the first); store text columns "
+                            "as strings.") from None
+        table = table.set_column(i, field.name, text)
+    return table
+
+
+def _first_non_utf8(column) -> int:  # noqa: ANN001 - a pyarrow ChunkedArray
+    for j, value in enumerate(column.to_pylist()):
+        if value is not None:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                return j
+    return 0
 
 
 def _to_pandas(table, text: list[str], used: int, label: str) -> pd.DataFrame:

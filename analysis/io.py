@@ -13,15 +13,16 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import zlib
-from collections import Counter
 from pathlib import Path
 from typing import IO, Literal
 
 import numpy as np
 import pandas as pd
 
+from analysis.bounded import check_column_names as _check_column_names
 from analysis.bounded import read_parquet_bounded
 from analysis.errors import LimitError, LoadError
 from analysis.limits import (
@@ -39,7 +40,7 @@ __all__ = [
     "BOMS", "DECIMAL_COMMA", "FORMATS", "Format", "PYARROW_THRESHOLD", "Source",
     "check_encoding", "check_lines", "check_ragged", "check_regular_file", "check_sep",
     "check_text_bytes", "decode_error", "detect_bom", "gunzip_limited", "load_results",
-    "read_jsonl", "sniff_header",
+    "read_input_bytes", "read_jsonl", "sniff_header",
 ]
 
 
@@ -141,7 +142,7 @@ def load_results(
         label_for_ext = label[:-3] if label.lower().endswith(".gz") else label
     else:
         label_for_ext = label
-    if not data.strip():
+    if not data[:65536].strip() and not data.strip():  # a slice first: no copy
         raise LoadError(f"{label} is empty: there is no header and no rows.")
 
     fmt = format or _guess_format(data, label_for_ext)
@@ -270,6 +271,23 @@ def _read_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
             raise _too_big(label)
         return data, label
     raise LoadError(f"Cannot read a results table from a {type(source).__name__}.")
+
+
+def read_input_bytes(path: str | Path, name: str | None = None) -> tuple[bytes, str]:
+    """The bytes of an input file (an importer's log or samples file) within the limits
+    every results file has: a regular file of at most ``BIAS_WORKBENCH_MAX_INPUT_MB``,
+    gzip data decompressed by :func:`gunzip_limited` (size and ratio checked while it
+    streams). Returns ``(data, label)``.
+
+    Raises
+    ------
+    LimitError, LoadError
+        As :func:`load_results` for the same file.
+    """
+    data, label = _read_bytes(Path(path), name)
+    if data[:2] == b"\x1f\x8b":
+        data = gunzip_limited(data, label)
+    return data, label
 
 
 def gunzip_limited(data: bytes, label: str) -> bytes:
@@ -413,12 +431,27 @@ def _decode(data: bytes, label: str, encoding: str) -> str:
     if bom_encoding is not None:  # the mark names the encoding: it wins over the default
         encoding = bom_encoding
         data = data[len(next(b for b, n in BOMS if n == bom_encoding)):]
+        if encoding.startswith(("utf-16", "utf-32")) and b"\x00" not in data[:4096]:
+            _check_wrong_mark(data, label, encoding)
     try:
         return data.decode("utf-8-sig" if encoding.lower() in ("utf-8", "utf8") else encoding)
     except LookupError:
         raise LoadError(f"{label}: {encoding!r} is not a known text encoding.") from None
     except UnicodeDecodeError as exc:
         raise decode_error(exc, data, label, encoding) from None
+
+
+def _check_wrong_mark(body: bytes, label: str, encoding: str) -> None:
+    """Refuse a UTF-16/32 byte-order mark before a body that is UTF-8: its delimiters and
+    line ends would hold zero bytes in UTF-16, and decoding it so gives one line of
+    garbage ("has a header but no rows")."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    raise LoadError(f"{label} starts with a {encoding.upper()} byte-order mark, but the text "
+                    "after it is UTF-8 (no zero bytes): the mark is wrong. Save the file again "
+                    "as UTF-8, or remove its first bytes.")
 
 
 def decode_error(exc: UnicodeDecodeError, data: bytes, label: str, encoding: str) -> LoadError:
@@ -461,6 +494,7 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     delim, header = sniff_header(text, label, fmt, sep)
     check_lines(text, label)
 
+    _check_longest_line(data, text, label, delim)
     engine = "pyarrow" if len(data) >= PYARROW_THRESHOLD else "c"
     if engine == "c":  # pyarrow refuses ragged rows itself; the C engine pads them
         check_ragged(text, delim, len(header), label)
@@ -479,15 +513,41 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
     return frame
 
 
+def _first_lines(text: str, n: int) -> list[str]:
+    """The first ``n`` lines of ``text`` without splitting all of it (``splitlines`` of a
+    200 MB text is a second copy of it); lines after the first (the header, kept whole)
+    are cut at 1 MB, enough to sniff a delimiter."""
+    if text.count("\n", 0, 1 << 20) >= n:
+        return text[:1 << 20].splitlines()[:n]
+    out, begin = [], 0
+    while len(out) < n and begin < len(text):
+        end = text.find("\n", begin)
+        end = len(text) if end < 0 else end
+        out.extend(text[begin:end if not out else min(end, begin + (1 << 20))].splitlines()
+                   or [""])
+        begin = end + 1
+    return out[:n]
+
+
 def sniff_header(text: str, label: str, fmt: str, sep: str | None) -> tuple[str, list[str]]:
     """The delimiter (``sep``, else sniffed from the first 50 lines, else the format's)
     and the header row of decoded ``text``, checked (names, "looks like data", a
     delimiter that leaves one column). The DuckDB and Spark engines call it on a file's
     first megabyte, so they read text files with the same delimiter and messages."""
-    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    lines = [ln for ln in _first_lines(text, 50) if ln.strip()]
+    hint = re.fullmatch(r'"?sep=(.)"?\s*', lines[0]) if lines else None
+    if hint:
+        raise LoadError(f"{label}: line 1 is Excel's delimiter line 'sep={hint.group(1)}', "
+                        "not the header: remove that line (or save from Excel as \"CSV UTF-8\", "
+                        "which does not write it); the delimiter is sniffed from the rows.")
     default = "\t" if fmt == "tsv" else ","
     delim = sep or _sniff_delimiter(lines) or default
-    header = next(csv.reader([lines[0]], delimiter=delim))
+    try:
+        header = next(csv.reader([lines[0]], delimiter=delim))
+    except csv.Error as exc:  # "field larger than field limit (131072)"
+        raise LoadError(f"{label}: line 1, the header, cannot be read: {exc}; a column name "
+                        f"of {max(map(len, lines[0].split(delim))):,} characters is not a "
+                        "name.") from None
     if len(header) == 1:
         others = [d for d in _DELIMITERS if d != delim and d in lines[0]]
         if others and len(lines) > 1:
@@ -525,6 +585,45 @@ def _decimal_commas(frame: pd.DataFrame) -> None:
             converted.append(str(col))
     if converted:
         frame.attrs["decimal_comma_columns"] = converted
+
+
+def _check_longest_line(data: bytes, text: str, label: str, delim: str) -> None:
+    """Refuse a value longer than the ``csv`` module's field limit (131,072 characters)
+    before parsing: a 200 MB cell took 2.4 GB (parsers copy the text several times) before
+    that limit stopped it. The longest line and its widest value are found on the bytes
+    (numpy, in steps of 16 MB, no copy of the text)."""
+    limit = csv.field_size_limit()
+    if len(data) <= limit:
+        return
+    view = np.frombuffer(data, dtype=np.uint8)
+    last, longest, number, count, first = -1, 0, 0, 0, 0  # the longest line: its length,
+    for start in range(0, len(view), 16 * 2**20):  # number and first byte
+        ends = start + np.flatnonzero(view[start:start + 16 * 2**20] == 10)
+        starts = np.concatenate(([last], ends))
+        gaps = np.diff(starts)
+        if len(gaps) and int(gaps.max()) - 1 > longest:
+            at = int(gaps.argmax())
+            longest, number, first = int(gaps.max()) - 1, count + at, int(starts[at]) + 1
+        count += len(ends)
+        last = int(ends[-1]) if len(ends) else last
+    if len(view) - last - 1 > longest:
+        longest, number, first = len(view) - last - 1, count, last + 1
+    if longest <= limit:
+        return
+    # the line's widest value: the longest run between delimiters (quotes aside: a quoted
+    # delimiter only makes the run look shorter), from the bytes in steps, no copy
+    widest, previous, sep = 0, first - 1, ord(delim) if len(delim) == 1 and ord(delim) < 128 \
+        else 44
+    for begin in range(first, first + longest, 16 * 2**20):
+        stop = min(begin + 16 * 2**20, first + longest)
+        cuts = begin + np.flatnonzero(view[begin:stop] == sep)
+        gaps = np.diff(np.concatenate(([previous], cuts, [stop])))
+        widest = max(widest, int(gaps.max()) - 1)
+        previous = int(cuts[-1]) if len(cuts) else previous
+    if widest > limit:
+        raise LoadError(f"{label}: line {number + 1}: a value of {widest:,} bytes, more than "
+                        f"the {limit:,} a table cell may have; a results cell this long is "
+                        "not a value (long texts belong in a file of their own).")
 
 
 def check_ragged(text: str, delim: str, n_columns: int, label: str) -> None:
@@ -580,16 +679,7 @@ def _parser_error(exc: Exception, label: str) -> LoadError:
 
 def _check_columns(columns: list[str], label: str) -> None:
     check_columns(len(columns), label)
-    blank = [i + 1 for i, c in enumerate(columns) if not str(c).strip()]
-    if blank:
-        where = ", ".join(str(i) for i in blank[:10])
-        raise LoadError(f"{label}: column(s) {where} have no name in the header row.")
-    dupes = [c for c, k in Counter(columns).items() if k > 1]
-    if dupes:
-        raise LoadError(
-            f"{label}: duplicate column names {', '.join(repr(d) for d in dupes)}. "
-            "Every column needs a unique name."
-        )
+    _check_column_names(columns, label)
 
 
 def _looks_numeric(value: str) -> bool:
@@ -675,6 +765,23 @@ def _read_json_records(data: bytes, label: str, encoding: str) -> pd.DataFrame:
     if not records:
         raise LoadError(f"{label} holds no JSON records.")
     check_columns(max(len(r) for r in records), label)  # before flattening them
-    frame = pd.json_normalize(records)
+    try:
+        frame = pd.json_normalize(records)
+    except UnicodeEncodeError:  # a "\\ud800" escape: a lone surrogate, not a character
+        raise LoadError(_surrogate_message(text, label)) from None
     check_columns(frame.shape[1], label)
     return frame
+
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                             r"|(?<![0-9a-fA-F]{2})(?<!\\u[dD][89abAB])"
+                             r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _surrogate_message(text: str, label: str) -> str:
+    match = _LONE_SURROGATE.search(text)
+    where = f"line {text.count(chr(10), 0, match.start()) + 1}: " if match else ""
+    escape = f" ({match.group(0)})" if match else ""
+    return (f"{label}: {where}a JSON string holds an unpaired surrogate escape{escape}, half "
+            "of a UTF-16 pair and not a character; the program that wrote the file cut a "
+            "character in two. Fix or remove that value.")

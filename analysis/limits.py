@@ -13,14 +13,20 @@ can change it without code: ``BIAS_WORKBENCH_MAX_DECOMPRESSED_MB=4096 python -m 
 from __future__ import annotations
 
 import os
+import re
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from analysis.errors import LimitError
 
 __all__ = [
     "LIMITS", "Limit", "MAX_COLUMNS", "MAX_DECODED", "MAX_DECOMPRESSED", "MAX_DESIGN_SIZE",
-    "MAX_DESIGN_VALUES", "MAX_INPUT", "MAX_RATIO", "MAX_ROWS", "MB", "RATIO_CHECK_FROM",
-    "check_columns", "check_decoded", "check_rows", "max_bytes",
+    "MAX_DESIGN_VALUES", "MAX_INPUT", "MAX_JSON_DEPTH", "MAX_RATIO", "MAX_ROWS",
+    "MAX_ZIP_ENTRIES", "MB", "RATIO_CHECK_FROM", "check_columns", "check_decoded",
+    "check_json_depth", "check_rows", "check_zip", "json_depth", "max_bytes",
 ]
 
 
@@ -83,8 +89,16 @@ MAX_DECODED = Limit("BIAS_WORKBENCH_MAX_DECODED_MB", 2048, "MB",
 MAX_COLUMNS = Limit("BIAS_WORKBENCH_MAX_COLUMNS", 2_000, "columns",
                     "the most columns a results table may have")
 
+#: Deepest nesting of arrays and objects in a JSON input (importers' logs and samples).
+MAX_JSON_DEPTH = Limit("BIAS_WORKBENCH_MAX_JSON_DEPTH", 200, "levels",
+                       "the deepest nesting of arrays and objects in a JSON input")
+#: Most members of a ZIP input (an Inspect .eval log).
+MAX_ZIP_ENTRIES = Limit("BIAS_WORKBENCH_MAX_ZIP_ENTRIES", 200_000, "entries",
+                        "the most members of a ZIP input")
+
 LIMITS: tuple[Limit, ...] = (MAX_INPUT, MAX_DECOMPRESSED, MAX_RATIO, MAX_DESIGN_SIZE,
-                             MAX_DESIGN_VALUES, MAX_ROWS, MAX_DECODED, MAX_COLUMNS)
+                             MAX_DESIGN_VALUES, MAX_ROWS, MAX_DECODED, MAX_COLUMNS,
+                             MAX_JSON_DEPTH, MAX_ZIP_ENTRIES)
 
 
 def max_bytes(limit: Limit) -> int:
@@ -142,3 +156,80 @@ def check_decoded(nbytes: int, label: str) -> None:
         raise LimitError(f"{label} decodes to more than {MAX_DECODED.value():,.0f} MB in "
                          f"memory (stopped at {nbytes / MB:,.0f} MB), more than allowed for a "
                          f"table. {MAX_DECODED.how_to_raise()}")
+
+
+_ESCAPES = re.compile(rb"\\.", re.DOTALL)  # a backslash and the byte it escapes
+_OTHER_BYTES = bytes(b for b in range(256) if b not in b'"[]{}')
+_STEP = np.zeros(256, dtype=np.int64)
+_STEP[[ord("["), ord("{")]] = 1
+_STEP[[ord("]"), ord("}")]] = -1
+
+
+def json_depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in JSON (or JSON Lines) ``data``, found in
+    linear time without parsing (brackets inside strings are not counted).
+
+    Escapes are blanked, every byte but quotes and brackets is deleted (``bytes.translate``),
+    the quotes' running parity marks the brackets inside strings and the running sum of
+    the others is the depth.
+    """
+    marks = np.frombuffer(_ESCAPES.sub(b"__", data).translate(None, _OTHER_BYTES),
+                          dtype=np.uint8)
+    if not len(marks):
+        return 0
+    inside = np.cumsum(marks == ord('"')) % 2 == 1
+    levels = np.cumsum(np.where(inside, 0, _STEP[marks]))
+    return max(int(levels.max()), 0)
+
+
+def check_json_depth(data: bytes, label: str) -> None:
+    """Refuse JSON nested deeper than :data:`MAX_JSON_DEPTH` before any parser sees it
+    (parsers recurse: 100,000 levels took an Inspect log reader to 11 GB).
+
+    Raises
+    ------
+    LimitError
+        Naming the depth found and the variable.
+    """
+    limit = int(MAX_JSON_DEPTH.value())
+    depth = json_depth(data)
+    if depth > limit:
+        raise LimitError(f"{label}: a JSON value is nested {depth:,} levels deep, more than "
+                         f"the {limit:,} levels allowed. {MAX_JSON_DEPTH.how_to_raise()}")
+
+
+def check_zip(path: str | Path, label: str) -> zipfile.ZipFile:
+    """Open a ZIP input after checking its directory: entries (:data:`MAX_ZIP_ENTRIES`),
+    the size its members declare (:data:`MAX_DECOMPRESSED`, all together) and each
+    member's expansion ratio (:data:`MAX_RATIO`, past :data:`RATIO_CHECK_FROM`). Python's
+    zipfile never returns more than a member declares, so the declared sizes bound the
+    memory of reading it. The caller closes the returned file.
+
+    Raises
+    ------
+    LimitError
+        A limit is exceeded (the member is named).
+    """
+    archive = zipfile.ZipFile(path)
+    try:
+        members = archive.infolist()
+        if len(members) > MAX_ZIP_ENTRIES.value():
+            raise LimitError(f"{label} holds {len(members):,} ZIP entries, more than the "
+                             f"{MAX_ZIP_ENTRIES.value():,.0f} allowed. "
+                             f"{MAX_ZIP_ENTRIES.how_to_raise()}")
+        total = sum(m.file_size for m in members)
+        if total > max_bytes(MAX_DECOMPRESSED):
+            raise LimitError(f"{label} expands to {total / MB:,.0f} MB, more than the "
+                             f"{MAX_DECOMPRESSED.value():,.0f} MB allowed for a decompressed "
+                             f"file. {MAX_DECOMPRESSED.how_to_raise()}")
+        for m in members:
+            if m.file_size > RATIO_CHECK_FROM and \
+                    m.file_size > MAX_RATIO.value() * max(m.compress_size, 1):
+                raise LimitError(
+                    f"{label}: its member {m.filename[:80]!r} expands "
+                    f"{m.file_size / max(m.compress_size, 1):,.0f} times (a member this "
+                    f"repetitive is likely a decompression bomb). {MAX_RATIO.how_to_raise()}")
+    except BaseException:
+        archive.close()
+        raise
+    return archive

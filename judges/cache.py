@@ -22,6 +22,7 @@ on the same file waits for the reply instead of paying for it again
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -54,7 +55,11 @@ def default_cache_path() -> Path:
     env = os.environ.get(DEFAULT_CACHE_ENV)
     if env:
         return Path(env)
-    return Path.home() / ".cache" / "bias-workbench" / "judge-cache.sqlite"
+    return _default_folder() / "judge-cache.sqlite"
+
+
+def _default_folder() -> Path:
+    return Path.home() / ".cache" / "bias-workbench"
 
 
 def cache_key(identity: Mapping[str, Any], params: Mapping[str, Any],
@@ -69,6 +74,29 @@ def cache_key(identity: Mapping[str, Any], params: Mapping[str, Any],
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _private_file(path: Path) -> None:
+    """Make ``path``'s missing folders ``0700`` and the file ``0600`` (created empty if
+    missing; an existing file of this user is set to ``0600``), like the session folders:
+    the cache holds every visitor's prompts and replies and the batch records (issue 43).
+    SQLite gives its ``-wal`` and ``-shm`` files the database file's permissions."""
+    missing = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    if path.parent == _default_folder() and path.parent.stat().st_uid == os.getuid():
+        os.chmod(path.parent, 0o700)  # the built-in folder is this user's alone
+    # Never open (and close) a descriptor of a file SQLite may hold: closing any descriptor
+    # of a file drops the process's POSIX locks on it, SQLite's included. A missing file is
+    # created (no connection can have it open yet); existing ones are chmod-ed by path.
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+    for name in ("", "-wal", "-shm"):  # an older version's wider permissions
+        with contextlib.suppress(OSError):
+            file = path.with_name(path.name + name)
+            if file.stat().st_uid == os.getuid():
+                os.chmod(file, 0o600)
 
 
 class SQLiteFile:
@@ -90,7 +118,7 @@ class SQLiteFile:
             raise CacheError(_unusable(self.path, "it is not a regular file"),
                              path=str(self.path))
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private_file(self.path)
         except OSError as exc:
             raise CacheError(f"Cannot create the folder of the reply cache {self.path}: "
                              f"{exc.strerror or exc}.", path=str(self.path)) from None

@@ -24,6 +24,7 @@ The command line trusts its user (the operator): it applies none of this.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
@@ -31,7 +32,7 @@ from judges.errors import ProviderConfigError
 
 __all__ = [
     "ENDPOINTS_ENV", "EndpointRefused", "allowed_endpoints", "configured_endpoints",
-    "endpoint_allowed", "refusal", "require_cost_cap", "same_endpoint",
+    "endpoint_allowed", "normalise_path", "refusal", "require_cost_cap", "same_endpoint",
 ]
 
 
@@ -45,26 +46,71 @@ class EndpointRefused(ProviderConfigError):
     where it may not go."""
 
 
+_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]|%(?:2f|5c|00)", re.IGNORECASE)
+
+
+def normalise_path(path: str) -> str:
+    """``path`` as a server reads it: percent-encoded dots decoded (``%2e`` is ``.``),
+    empty segments dropped and dot segments resolved (RFC 3986, 5.2.4), so
+    ``/v1/../../m/x`` and ``/v1/%2e%2e/other`` are compared as ``/m/x`` and ``/other``."""
+    out: list[str] = []
+    for segment in re.sub("%2e", ".", path, flags=re.IGNORECASE).split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(segment)
+    return "/" + "/".join(out)
+
+
 def _parts(url: str) -> tuple[str, str, int | str, str] | None:
-    """``(scheme, host, port, path)`` of a base URL, or ``None`` if it is not a plain
-    http(s) URL (credentials, query or fragment make it not plain)."""
+    """``(scheme, host, port, path)`` of a base URL, normalised as the HTTP client sends it
+    (scheme and host lower-case, the default port written out, :func:`normalise_path`),
+    or ``None`` if it is not a plain http(s) URL (credentials, query, fragment, spaces,
+    control characters, backslashes or percent-encoded slashes make it not plain)."""
+    url = url.strip()
+    if _UNSAFE.search(url):
+        return None
     try:
-        split = urlsplit(url.strip())
+        split = urlsplit(url)
         port: int | str | None = split.port
     except ValueError:  # a port like ":*" or ":99999"
-        split = urlsplit(url.strip())
+        split = urlsplit(url)
         if not split.netloc.endswith(":*"):
             return None
         port = "*"
-    if split.scheme not in _DEFAULT_PORTS or not split.hostname:
+    scheme = split.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not split.hostname:
         return None
     if split.username is not None or split.password is not None or split.query \
-            or split.fragment or "@" in split.netloc:
+            or split.fragment or "@" in split.netloc or "?" in url or "#" in url:
         return None
     if port is None:
-        port = _DEFAULT_PORTS[split.scheme]
-    path = "/" + "/".join(p for p in split.path.split("/") if p)
-    return split.scheme, split.hostname.lower().rstrip("."), port, path
+        port = _DEFAULT_PORTS[scheme]
+    host = split.hostname.lower().rstrip(".")
+    path = normalise_path(split.path)
+    if port != "*" and not _as_the_client_sends(url, scheme, host, port, path):
+        return None
+    return scheme, host, port, path
+
+
+def _as_the_client_sends(url: str, scheme: str, host: str, port: int | str,
+                         path: str) -> bool:
+    """Whether the SDKs' HTTP client (httpx2, the openai and anthropic SDKs' httpx) reads
+    ``url`` as the same scheme, host, port and path (a URL the two parsers read
+    differently is not plain)."""
+    try:
+        from httpx2 import URL
+    except ImportError:  # pragma: no cover - no SDK, no request
+        return True
+    try:
+        sent = URL(url)
+    except Exception:  # noqa: BLE001 - httpx refuses it: no request can be made to it
+        return False
+    return (sent.scheme, sent.host.rstrip("."), sent.port or _DEFAULT_PORTS[sent.scheme],
+            normalise_path(sent.path)) == (scheme, host, port, path)
 
 
 def same_endpoint(a: str, b: str) -> bool:

@@ -49,7 +49,7 @@ from judges.endpoints import EndpointRefused, allowed_endpoints, refusal, same_e
 from judges.errors import ProviderConfigError
 from judges.logprobs import TOP_LOGPROBS, read_openai_logprobs
 from judges.request import ChatRequest, Reply
-from judges.transport import ReplyTooLarge
+from judges.transport import RedirectRefused, ReplyTooLarge, RequestRefused
 from judges.transport import http_client as capped_client
 
 __all__ = [
@@ -365,7 +365,8 @@ class ChatProvider(ABC):
         replies capped at ``BIAS_WORKBENCH_MAX_REPLY_KB`` (:mod:`judges.transport`)."""
         use = self.transport == "aiohttp" or (self.transport == "auto" and aiohttp_available())
         return {"http_client": capped_client(sdk.DefaultAioHttpClient if use
-                                             else sdk.DefaultAsyncHttpxClient)}
+                                             else sdk.DefaultAsyncHttpxClient,
+                                             allowed=self.allowed_endpoints)}
 
     @abstractmethod
     def _make_client(self, api_key: str) -> Any:
@@ -395,6 +396,10 @@ class ChatProvider(ABC):
         too_large = next((e for e in _chain(exc) if isinstance(e, ReplyTooLarge)), None)
         if too_large is not None:
             return ErrorInfo(False, None, self._message(f"reply too large: {too_large}"))
+        refused = next((e for e in _chain(exc) if isinstance(e, RedirectRefused |
+                                                             RequestRefused)), None)
+        if refused is not None:
+            return ErrorInfo(False, None, self._message(f"refused: {refused}"), setup=True)
         if isinstance(exc, MalformedReplyError | json.JSONDecodeError):
             return ErrorInfo(False, None, self._message(f"malformed response ({exc})"))
         if isinstance(status, int):

@@ -339,8 +339,9 @@ async def run_stream(
                 bound = upper_bound(request)
                 if stats.cost_usd + shared.reserved + bound > max_cost_usd:
                     stats.stopped = stats.stopped or (
-                        f"cost cap ${max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} spent); "
-                        "run again to go on from the cache")
+                        f"cost cap ${max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} spent "
+                        f"so far, up to ${shared.reserved:,.4f} more for the requests in "
+                        "flight); run again to go on from the cache")
                     return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}")
             if stats.stopped is not None:
                 return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}")
@@ -447,6 +448,12 @@ async def run_stream(
             account(result)
             yield result
         await supervisor
+        if max_cost_usd is not None and stats.stopped and stats.stopped.startswith("cost cap"):
+            # what was spent in all: the requests in flight when the cap was reached finished
+            # after the message was written (it said half of the total, issue 43)
+            stats.stopped = (f"cost cap ${max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} "
+                             "spent in all, the requests in flight when it was reached "
+                             "included); run again to go on from the cache")
         for request in iterator:  # left over after a cancel or a stop: never sent
             error = ("cancelled before it was sent" if stats.stopped is None
                      else f"{STOPPED_PREFIX}: {stats.stopped}")

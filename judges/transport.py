@@ -10,18 +10,26 @@ so a compressed bomb stops at the cap too). The cap is
 ``BIAS_WORKBENCH_MAX_REPLY_KB`` (default 1024 KB, 1 MB), read when a client is made; a
 provider batch's results file (many replies in one body) has its own,
 ``BIAS_WORKBENCH_MAX_BATCH_FILE_MB`` (default 1024 MB).
+
+**Redirects are not followed** (issue 43): an allowed endpoint answering 307 would
+otherwise make the server re-send the prompts (the visitor's data) to any address. The
+client is made with ``follow_redirects=False`` and the response hook refuses a redirect
+with :class:`RedirectRefused` (not retried); on a shared server's pages a request hook
+(:func:`allow_hook`) also checks every request's URL against the allow-list before it is
+sent, so no request, first or later, leaves the list.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from analysis.limits import Limit, max_bytes
 
 __all__ = [
-    "MAX_BATCH_FILE", "MAX_REPLY", "ReplyTooLarge", "cap_hook", "http_client", "reply_cap",
+    "MAX_BATCH_FILE", "MAX_REPLY", "RedirectRefused", "ReplyTooLarge", "RequestRefused",
+    "allow_hook", "cap_hook", "http_client", "reply_cap",
 ]
 
 
@@ -49,6 +57,22 @@ class ReplyTooLarge(Exception):
             f"passed {cap:,} bytes"
         super().__init__(f"the reply {size}, more than the {cap // 1024:,} KB allowed "
                          f"({limit.env}); it was not read further")
+
+
+class RedirectRefused(Exception):
+    """The server answered with a redirect, which is not followed (not retried: the same
+    request would get the same answer)."""
+
+    def __init__(self, status: int, location: str):
+        shown = location if len(location) <= 80 else location[:77] + "..."
+        super().__init__(f"the server answered HTTP {status}, a redirect to {shown!r}; judge "
+                         "requests do not follow redirects (the allow-list is checked for the "
+                         "address given, not for where a server sends them): use the final "
+                         "address as the Base URL")
+
+
+class RequestRefused(Exception):
+    """A request URL outside the allow-list (checked by :func:`allow_hook` before sending)."""
 
 
 def reply_cap() -> int:
@@ -83,6 +107,8 @@ def cap_hook(cap: int) -> Callable[[Any], Awaitable[None]]:
     """An ``event_hooks={"response": [...]}`` hook of an httpx(2) ``AsyncClient`` that caps
     each response body at ``cap`` decoded bytes (module docstring)."""
     async def hook(response: Any) -> None:
+        if 300 <= response.status_code < 400 and response.status_code != 304:
+            raise RedirectRefused(response.status_code, response.headers.get("location", ""))
         limit, cap_ = MAX_REPLY, cap
         if _is_batch_file(str(response.request.url.path)):
             limit, cap_ = MAX_BATCH_FILE, max_bytes(MAX_BATCH_FILE)
@@ -109,9 +135,28 @@ def _is_batch_file(path: str) -> bool:
         len(parts) >= 4 and parts[-1] == "results" and parts[-3] == "batches")
 
 
-def http_client(client_class: type, cap: int | None = None) -> Any:
+def allow_hook(allowed: Sequence[str]) -> Callable[[Any], Awaitable[None]]:
+    """An ``event_hooks={"request": [...]}`` hook that refuses, before connecting, a request
+    whose URL (its query aside) is not below one of the ``allowed`` base URLs
+    (:func:`judges.endpoints.endpoint_allowed`, normalised as the client sends it)."""
+    from judges.endpoints import endpoint_allowed
+
+    async def hook(request: Any) -> None:
+        url = request.url.copy_with(query=None, fragment=None)
+        if not endpoint_allowed(str(url), allowed):
+            raise RequestRefused(f"a request to {str(url)[:80]!r} is outside the endpoints "
+                                 "this server may call; it was not sent")
+    return hook
+
+
+def http_client(client_class: type, cap: int | None = None, *,
+                allowed: Sequence[str] | None = None) -> Any:
     """An SDK HTTP client (``DefaultAioHttpClient`` / ``DefaultAsyncHttpxClient``) whose
     replies are capped at ``cap`` bytes (default :func:`reply_cap`), asking for gzip or
-    deflate only."""
-    return client_class(event_hooks={"response": [cap_hook(cap or reply_cap())]},
+    deflate only, following no redirect, and, with ``allowed`` (the pages' allow-list),
+    sending no request outside it."""
+    hooks: dict[str, list[Any]] = {"response": [cap_hook(cap or reply_cap())]}
+    if allowed is not None:
+        hooks["request"] = [allow_hook(tuple(allowed))]
+    return client_class(event_hooks=hooks, follow_redirects=False,
                         headers={"Accept-Encoding": "gzip, deflate"})

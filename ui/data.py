@@ -13,6 +13,7 @@ from analysis.errors import AnalysisError
 from analysis.io import load_results
 from ui.active import SAMPLE_DIR, SAMPLES, set_data, token_of
 from ui.context import guarded_callback
+from ui.upload_budget import decoding
 
 __all__ = [
     "PENDING_SAMPLE", "SAMPLES", "active_is_sample", "active_source", "load_bytes",
@@ -32,7 +33,8 @@ def sample_caption(name: str) -> str:
 
 @st.cache_data(max_entries=8, show_spinner="Reading the file...")
 def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
-    return load_results(data, name=name, encoding=encoding)
+    with decoding(len(data), name):  # a server-wide budget (not cached when refused)
+        return load_results(data, name=name, encoding=encoding)
 
 
 def starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:

@@ -21,6 +21,7 @@ from analysis.importers import SOURCES, ImportResult, import_results, load_impor
 from ui import data_help
 from ui.common import set_data, token_of
 from ui.data_help import INSTALL, TITLES, source_label, without_paths
+from ui.upload_budget import UploadBusy, decoding
 from ui.widgets import md, table_download
 
 __all__ = ["import_section", "rebuild_command", "show_result", "use_import"]
@@ -70,7 +71,11 @@ def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
             path.write_bytes(upload.getvalue())
             paths.append(path)
         try:
-            result = import_results(source, paths, **options)
+            with decoding(sum(p.stat().st_size for p in paths), names_of(uploads)):
+                result = import_results(source, paths, **options)
+        except UploadBusy as exc:
+            ss["import_error"] = str(exc)
+            return
         except AnalysisError as exc:
             errors = [without_paths(str(exc), folder)]
             if len(paths) > 1:
@@ -81,9 +86,14 @@ def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
                         errors.append(f"{path.name}: {without_paths(str(one), folder)}")
             ss["import_error"] = "\n\n".join(dict.fromkeys(errors))
             return
-    names = ", ".join(u.name for u in uploads)
+    names = names_of(uploads)
     ss["import_result"] = (result, f"{names} ({source} import)")
     ss["import_command"] = rebuild_command(source, [u.name for u in uploads], options)
+
+
+def names_of(uploads: list) -> str:
+    """The uploads' file names, comma-separated."""
+    return ", ".join(u.name for u in uploads)
 
 
 def rebuild_command(source: str, names: list[str], options: dict[str, Any]) -> str:

@@ -37,6 +37,9 @@ __all__ = [
 
 
 SAMPLE_LABEL = "Illustrative sample (bundled)"
+EMBEDDING_HELP = ("'bundled' (all-MiniLM-L6-v2, offline) or a model name the server's operator "
+                  "lists (BIAS_WORKBENCH_EMBEDDING_MODELS); paths and hub names are not used "
+                  "on the pages.")
 PROVIDER_CHOICES = ("openai", "anthropic", "embedding")
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5",
                   "embedding": "bundled"}
@@ -150,7 +153,8 @@ def settings() -> Settings:
     """Provider, model, base URL, concurrency, key and cache widgets."""
     c1, c2, c3 = st.columns([1, 2, 2])
     provider = c1.selectbox("Judge", PROVIDER_CHOICES, key="judges_provider")
-    model = c2.text_input("Model", value=DEFAULT_MODELS[provider], key=f"judges_model_{provider}")
+    model = c2.text_input("Model", value=DEFAULT_MODELS[provider], key=f"judges_model_{provider}",
+                          help=EMBEDDING_HELP if provider == "embedding" else None)
     base_url = None
     if provider != "embedding":
         base_url = c3.text_input("Base URL (optional: Ollama, vLLM, llama.cpp ...)",

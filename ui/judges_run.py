@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from analysis.embedding import page_model
 from judges.cache import move_aside
 from judges.endpoints import require_cost_cap
 from judges.errors import CacheError, JudgesError
@@ -31,7 +32,9 @@ def start_job(frame: pd.DataFrame, s: Settings, name: str) -> None:
         provider = None if s.provider == "embedding" else provider_of(s)
         if provider is not None:
             require_cost_cap(provider.uses_server_key, s.max_cost)
-        return make_judge_job(frame, provider, embedding_model=s.model,
+        # a page never loads a visitor's path or hub name (analysis.embedding.page_model)
+        model = page_model(s.model) if provider is None else None
+        return make_judge_job(frame, provider, embedding_model=model,
                               concurrency=s.concurrency, cache_path=s.cache_path,
                               batch=s.batch, judge_config=s.config, max_cost_usd=s.max_cost)
 

@@ -9,9 +9,18 @@ exists and belongs to another user)::
 
     secret.key             32 random bytes, 0600: signs session ids and owner names
     .lock                  lock of the whole folder (creation, eviction)
-    <sid>/session.yaml     name, token, design, settings, owner, rev, sample (0600)
-    <sid>/table.parquet    the table (0600), absent when the table is a bundled sample
+    <sid>/session.yaml     name, token, design, settings, owner, rev, sample, and
+                           ``table``: the file name of its table (0600)
+    <sid>/table-<hex>.parquet  the table (0600), named once and never replaced: a save
+                           writes a new one, then switches ``session.yaml`` to it in one
+                           rename, then removes the old one; absent for a bundled sample
+                           (``table.parquet`` in folders of older versions)
     <sid>/.lock            the session's lock
+
+The one rename of ``session.yaml`` is the switch (issue 43): a full disk, a failed write or
+a kill at any point leaves the old record naming the old table, or the new record naming
+the new one, never a mix. Caps are per owner first (its own oldest sessions evicted), then
+global (the writer's own sessions first, then everyone's least recently used).
 
 A session id is 24 random URL-safe characters followed by 22 characters of an HMAC-SHA256
 of them under the secret: only ids this server issued are ever adopted.
@@ -57,6 +66,8 @@ LIMIT_DEFAULTS: dict[str, float] = {
     "BIAS_WORKBENCH_SESSION_MAX_TABLE_MB": 200,
     "BIAS_WORKBENCH_SESSION_MAX_TOTAL_MB": 2048,
     "BIAS_WORKBENCH_SESSION_MAX_COUNT": 500,
+    "BIAS_WORKBENCH_SESSION_MAX_PER_OWNER": 50,
+    "BIAS_WORKBENCH_SESSION_MAX_OWNER_MB": 512,
     "BIAS_WORKBENCH_SESSION_MAX_AGE_DAYS": 7,
     "BIAS_WORKBENCH_SESSION_PRUNE_SECONDS": 300,
 }
@@ -65,7 +76,9 @@ _MAC_CHARS = 22
 _SID = re.compile(rf"^[A-Za-z0-9_-]{{{_RANDOM_CHARS + _MAC_CHARS}}}$")
 _OLD_SID = re.compile(r"^[A-Za-z0-9_-]{24}$")  # ids before they were signed
 META = "session.yaml"
-TABLE = "table.parquet"
+TABLE = "table.parquet"  # the table's name in folders of versions before issue 43
+_TABLE_NAME = re.compile(r"^table(-[0-9a-f]{32})?\.parquet$")
+_OWNER_LINE = re.compile(r"^owner: '?([A-Za-z0-9_-]+)'?$", re.MULTILINE)
 
 
 class SessionStoreError(Exception):
@@ -89,6 +102,8 @@ class Limits:
     max_count: int
     max_age_seconds: float
     prune_seconds: float
+    max_per_owner: int = 50
+    max_owner_bytes: int = 512 * 1024 * 1024
 
 
 def limits() -> Limits:
@@ -104,7 +119,9 @@ def limits() -> Limits:
                   int(get("BIAS_WORKBENCH_SESSION_MAX_TOTAL_MB") * mb),
                   int(get("BIAS_WORKBENCH_SESSION_MAX_COUNT")),
                   get("BIAS_WORKBENCH_SESSION_MAX_AGE_DAYS") * 86400,
-                  get("BIAS_WORKBENCH_SESSION_PRUNE_SECONDS"))
+                  get("BIAS_WORKBENCH_SESSION_PRUNE_SECONDS"),
+                  int(get("BIAS_WORKBENCH_SESSION_MAX_PER_OWNER")),
+                  int(get("BIAS_WORKBENCH_SESSION_MAX_OWNER_MB") * mb))
 
 
 def default_state_dir() -> Path:
@@ -239,7 +256,7 @@ class SessionStore:
             return None
         if not isinstance(meta, dict):
             raise SessionStoreError("The session's record is damaged.")
-        table = None if meta.get("sample") else folder / TABLE
+        table = None if meta.get("sample") else _table_of(folder, meta)
         if table is not None and not table.is_file():
             return None
         with contextlib.suppress(OSError):
@@ -275,6 +292,15 @@ class SessionStore:
         session's lock: a failure removes only its temporary file and raises
         :class:`SaveError`, the session's previous files stay.
         """
+        try:
+            return self._save(sid, meta, frame, owner_key=owner_key, base_rev=base_rev,
+                              write_table=write_table, table_from=table_from)
+        except OSError as exc:  # a lock or a folder could not be made: nothing was switched
+            raise SaveError(_save_message(exc)) from exc
+
+    def _save(self, sid: str | None, meta: dict[str, Any], frame: pd.DataFrame | None, *,
+              owner_key: str, base_rev: int | None, write_table: bool,
+              table_from: Path | None) -> tuple[str, int]:
         lim = limits()
         tag = self.owner_tag(owner_key)
         if sid is not None and self.issued(sid):
@@ -292,8 +318,8 @@ class SessionStore:
                         # evicted meanwhile (current is None): the writer's frame again
                         self._write(folder, meta, frame, tag, rev,
                                     write_table or (current is None and frame is not None),
-                                    table_from, keep_table=current is not None, lim=lim)
-                        self._enforce_caps(keep={sid}, lim=lim)
+                                    table_from, current=current, lim=lim)
+                        self._evict_after_save(sid, lim, tag)
                         return sid, rev
             except FileNotFoundError:
                 pass  # evicted meanwhile: a new session below
@@ -301,7 +327,7 @@ class SessionStore:
             if frame is not None and not meta.get("sample"):
                 write_table, table_from = True, None
             elif not write_table and table_from is None and not meta.get("sample"):
-                table_from = folder / TABLE
+                table_from = _table_of(folder, self._read_meta(folder) or {})
         new = self.new_id()
         folder = self.root / new
         with _flock(self.root / ".lock"):
@@ -309,12 +335,18 @@ class SessionStore:
         try:
             with _flock(folder / ".lock"):
                 self._write(folder, meta, frame, tag, 1, write_table or table_from is not None,
-                            table_from, keep_table=False, lim=lim)
+                            table_from, current=None, lim=lim)
         except SaveError:
             shutil.rmtree(folder, ignore_errors=True)  # a new folder only: nothing was in it
             raise
-        self._enforce_caps(keep={new}, lim=lim)
+        self._evict_after_save(new, lim, tag)
         return new, 1
+
+    def _evict_after_save(self, sid: str, lim: Limits, tag: str) -> None:
+        """The caps after a save that is done: a failure here is not the save's (the
+        pruning timer enforces the caps again)."""
+        with contextlib.suppress(OSError):
+            self._enforce_caps(keep={sid}, lim=lim, owner=tag)
 
     def fork(self, source: Stored, owner_key: str) -> str:
         """A copy of ``source`` owned by ``owner_key`` (the table hard-linked, never
@@ -334,14 +366,19 @@ class SessionStore:
 
     def _write(self, folder: Path, meta: dict[str, Any], frame: pd.DataFrame | None,
                tag: str, rev: int, write_table: bool, table_from: Path | None, *,
-               keep_table: bool, lim: Limits) -> None:
-        meta = {**meta, "owner": tag, "rev": rev}
-        text = yaml.safe_dump(meta, sort_keys=True, allow_unicode=True)
+               current: dict[str, Any] | None, lim: Limits) -> None:
+        """Write the new table under a new name (if any), then the record naming it in one
+        rename (the switch), then remove the table the old record named. A failure before
+        the switch leaves the old record and table; the new table file is removed."""
+        old_table = None if current is None or current.get("sample") else \
+            _table_of(folder, current).name
+        new_table = None
         try:
             if meta.get("sample"):
                 pass  # a bundled sample is named, not copied
             elif table_from is not None:
-                self._place(folder, TABLE, lambda tmp: self._link(table_from, tmp))
+                new_table = _new_table_name()
+                self._place(folder, new_table, lambda tmp: self._link(table_from, tmp))
             elif write_table and frame is not None:
                 def write(tmp: Path) -> None:
                     frame.to_parquet(tmp, index=False)
@@ -351,14 +388,34 @@ class SessionStore:
                             "Parquet, the most a session keeps for a reload "
                             "(BIAS_WORKBENCH_SESSION_MAX_TABLE_MB); it stays loaded in this "
                             "tab only.")
-                self._place(folder, TABLE, write)
-            elif not keep_table:
+                new_table = _new_table_name()
+                self._place(folder, new_table, write)
+            elif old_table is None:
                 raise SaveError("This session has no table to keep.")
+            table = new_table or (None if meta.get("sample") else old_table)
+            record = {**meta, "owner": tag, "rev": rev}
+            record.pop("table", None)
+            if table is not None:
+                record["table"] = table
+            text = yaml.safe_dump(record, sort_keys=True, allow_unicode=True)
             self._place(folder, META, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        except SaveError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any write failure: old files stay
-            raise SaveError(_save_message(exc)) from exc
+        except BaseException as exc:
+            on_disk = self._read_meta(folder) or {}
+            if new_table is None or on_disk.get("table") != new_table or \
+                    on_disk.get("rev") != rev:
+                if new_table is not None:  # not named by any record: remove it
+                    with contextlib.suppress(OSError):
+                        (folder / new_table).unlink()
+                if isinstance(exc, SaveError) or not isinstance(exc, Exception):
+                    raise
+                raise SaveError(_save_message(exc)) from exc
+            if not isinstance(exc, Exception):
+                raise
+            # the switch happened (what failed came after the rename, e.g. syncing the
+            # folder): the new session is in place, so the save is done
+        if old_table is not None and old_table != table:
+            with contextlib.suppress(OSError):  # a leftover is removed by prune()
+                (folder / old_table).unlink()
 
     @staticmethod
     def _link(source: Path, tmp: Path) -> None:
@@ -415,19 +472,57 @@ class SessionStore:
         except OSError:
             return False
 
-    def _enforce_caps(self, keep: set[str], lim: Limits | None = None) -> int:
-        """Evict least recently used sessions (never those in ``keep``) until the count
-        and total size are within the limits; returns how many were removed."""
+    def _owners(self, folders: list[tuple[str, Path, float]]) -> dict[str, str | None]:
+        """The owner tag of each session (``sid -> tag``; None when unreadable)."""
+        out: dict[str, str | None] = {}
+        for sid, folder, _ in folders:
+            try:
+                text = (folder / META).read_text(encoding="utf-8")
+            except OSError:
+                out[sid] = None
+                continue
+            match = _OWNER_LINE.search(text)
+            out[sid] = match.group(1) if match else None
+        return out
+
+    def _enforce_caps(self, keep: set[str], lim: Limits | None = None,
+                      owner: str | None = None) -> int:
+        """Evict sessions (never those in ``keep``, nor one whose lock is held) until the
+        caps hold; returns how many were removed.
+
+        First the writer's (``owner``, a tag) own caps: its least recently used sessions
+        until it has at most ``max_per_owner`` sessions and ``max_owner_bytes``. Then the
+        global caps (count, total bytes) as a backstop: the writer's own sessions first,
+        then everyone's least recently used. One owner cannot evict another's sessions
+        while it has sessions of its own to give up.
+        """
         lim = lim or limits()
         removed = 0
         with _flock(self.root / ".lock"):
             folders = sorted(self._folders(), key=lambda t: t[2])
+            owners = self._owners(folders) if owner is not None else {}
+            if owner is not None:
+                own = [(sid, f) for sid, f, _ in folders if owners.get(sid) == owner]
+                live = [f for _, f in own]
+                count = len(own)
+                for sid, folder in own:
+                    if count <= lim.max_per_owner and \
+                            self._bytes(live) <= lim.max_owner_bytes:
+                        break
+                    if sid in keep or not self._remove(folder):
+                        continue
+                    live.remove(folder)
+                    count -= 1
+                    removed += 1
+                folders = [t for t in folders if t[1].exists()]
             count = len(folders)
             if count <= lim.max_count and self._bytes([f for _, f, _ in folders]) <= \
                     lim.max_total_bytes:
-                return 0
+                return removed
             live = [f for _, f, _ in folders]
-            for sid, folder, _ in folders:
+            order = sorted(folders, key=lambda t: (owners.get(t[0]) != owner, t[2])) \
+                if owner is not None else folders
+            for sid, folder, _ in order:
                 over_count = count > lim.max_count
                 if not over_count and self._bytes(live) <= lim.max_total_bytes:
                     break
@@ -456,7 +551,26 @@ class SessionStore:
             with contextlib.suppress(OSError):
                 if entry.stat().st_mtime < time.time() - 3600:
                     entry.unlink()
+        for _, folder, _ in self._folders():  # tables no record names (a kill mid-save)
+            meta = self._read_meta(folder)
+            named = None if meta is None or meta.get("sample") else _table_of(folder, meta)
+            for entry in folder.glob("table*.parquet"):
+                with contextlib.suppress(OSError):
+                    if meta is not None and entry != named and \
+                            entry.stat().st_mtime < time.time() - 3600:
+                        entry.unlink()
         return removed + self._enforce_caps(keep=set(), lim=lim)
+
+
+def _new_table_name() -> str:
+    return f"table-{secrets.token_hex(16)}.parquet"
+
+
+def _table_of(folder: Path, meta: dict[str, Any]) -> Path:
+    """The table file a record names (``table.parquet`` for records of older versions, or
+    a name that is not one of ours)."""
+    name = meta.get("table")
+    return folder / (name if isinstance(name, str) and _TABLE_NAME.match(name) else TABLE)
 
 
 _pruner_lock = threading.Lock()

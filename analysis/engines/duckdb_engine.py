@@ -6,7 +6,9 @@ comes back to pandas. A ``duckdb.DuckDBPyRelation`` is accepted as it is.
 
 from __future__ import annotations
 
+import contextlib
 import glob as globmod
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -137,7 +139,8 @@ class DuckDBTable(Table):
                     reader = _reader(files, fmt, sep, encoding, bools)
                     self.relation = con.sql(f"SELECT * FROM {reader}")
             except duckdb.Error as exc:
-                raise LoadError(f"{source}: DuckDB cannot read it: {_first_line(exc)}") from None
+                raise LoadError(f"{source}: DuckDB cannot read it: "
+                                f"{_csv_error(exc, files) or _first_line(exc)}") from None
             self.connection = con
         kinds = {c: sql.kind_of(str(t)) for c, t in
                  zip(self.relation.columns, self.relation.types, strict=True)}
@@ -206,6 +209,46 @@ class DuckDBTable(Table):
         con = getattr(self, "connection", None)
         if con is not None:
             con.close()
+
+
+_CSV_LINE = re.compile(r"CSV Error on Line: \d+\s*\nOriginal Line: (?P<line>[^\n]*)\n"
+                       r"(?P<reason>[^\n]*)")
+
+
+def _csv_error(exc: Exception, files: Sequence[str]) -> str | None:
+    """DuckDB's CSV error with the file's real line number: "CSV Error on Line: 1" counts
+    from where its reader started (issue 43: a cell on line 3 was "Line: 1"). The line is
+    found by its first bytes (``Original Line``), reading the file in 16 MB steps; None
+    when the message is not such an error or the line is not found."""
+    match = _CSV_LINE.search(str(exc))
+    if match is None:
+        return None
+    needle = b"\n" + match["line"][:200].encode("utf-8", errors="replace")
+    step = 16 * 2**20
+    for name in files:
+        with contextlib.suppress(OSError), open(name, "rb") as handle:
+            base, data, found = -1, b"\n", None  # a newline before the first byte
+            while found is None and (chunk := handle.read(step)):
+                data += chunk
+                at = data.find(needle)
+                if at >= 0:
+                    found = base + at + 1  # the offset of the line's first byte
+                else:
+                    keep = min(len(data), len(needle))
+                    base += len(data) - keep
+                    data = data[len(data) - keep:]
+            if found is None:
+                continue
+            handle.seek(0)
+            newlines, read = 0, 0
+            while read < found:
+                chunk = handle.read(min(step, found - read))
+                if not chunk:
+                    break
+                newlines += chunk.count(b"\n")
+                read += len(chunk)
+            return f"line {newlines + 1}: {match['reason'].strip()}"
+    return None
 
 
 def _first_line(exc: Exception) -> str:

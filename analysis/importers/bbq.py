@@ -18,7 +18,6 @@ get no ``biased_answer`` and stay out of the bias scores). See ``docs/import_bbq
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections.abc import Sequence
@@ -30,6 +29,8 @@ import pandas as pd
 from analysis import columns as C
 from analysis.design import Design, Factor, Outcome, make_factor
 from analysis.importers import ImportFormatError, ImportResult, PathArg
+from analysis.io import check_lines, read_input_bytes
+from analysis.limits import check_json_depth
 from analysis.matching import match_option
 from analysis.native_scores import importer_extras
 from analysis.structure import infer_structure
@@ -135,34 +136,40 @@ def _clean_subcategory(value: object) -> str:
 # --------------------------------------------------------------------------- reading
 
 def _read_examples(path: Path) -> list[dict[str, Any]]:
+    """The examples of a BBQ JSON Lines file (``.gz`` too), read within the limits of any
+    input (:func:`analysis.io.read_input_bytes`: file size, decompressed size and ratio,
+    then the lines and the JSON nesting, before any record is built)."""
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file.")
+    data, _ = read_input_bytes(path, path.name)
+    check_json_depth(data, path.name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportFormatError(f"{path.name}: not UTF-8 text (a BBQ JSONL file is).") from None
+    del data
+    check_lines(text, path.name)
     examples = []
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
         try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ImportFormatError(
-                        f"{path.name}, line {number}: not JSON ({exc.msg}); the BBQ importer "
-                        "reads JSON Lines, one example per line.") from None
-                if not isinstance(record, dict):
-                    raise ImportFormatError(
-                        f"{path.name}, line {number}: a JSON object (one BBQ example) expected.")
-                missing = [f for f in REQUIRED_FIELDS if f not in record]
-                if missing:
-                    raise ImportFormatError(
-                        f"{path.name}, line {number}: field {missing[0]!r} is missing"
-                        f"{' (also ' + ', '.join(missing[1:]) + ')' if len(missing) > 1 else ''}"
-                        "; this is not a BBQ-format file.")
-                record["_line"] = number
-                examples.append(record)
-        except UnicodeDecodeError:
-            raise ImportFormatError(f"{path.name}: not UTF-8 text (a BBQ JSONL file is).") from None
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(
+                f"{path.name}, line {number}: not JSON ({exc.msg}); the BBQ importer "
+                "reads JSON Lines, one example per line.") from None
+        if not isinstance(record, dict):
+            raise ImportFormatError(
+                f"{path.name}, line {number}: a JSON object (one BBQ example) expected.")
+        missing = [f for f in REQUIRED_FIELDS if f not in record]
+        if missing:
+            raise ImportFormatError(
+                f"{path.name}, line {number}: field {missing[0]!r} is missing"
+                f"{' (also ' + ', '.join(missing[1:]) + ')' if len(missing) > 1 else ''}"
+                "; this is not a BBQ-format file.")
+        record["_line"] = number
+        examples.append(record)
     if not examples:
         raise ImportFormatError(f"{path.name} is empty: no BBQ examples.")
     return examples

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import warnings
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ import pandas as pd
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.importers.harness_design import MODEL_COLUMN, harness_design, uniform_types
 from analysis.importers.harness_design import json_text as _json_text
+from analysis.io import check_regular_file, read_input_bytes
+from analysis.limits import MAX_INPUT, check_json_depth, check_zip, max_bytes
 from analysis.native_scores import importer_extras
 
 __all__ = [
@@ -194,7 +197,30 @@ def _log_files(paths: Sequence[PathArg], log_api: Any) -> list[Path]:
     return list(dict.fromkeys(p.resolve() for p in files))
 
 
+def _check_bounds(path: Path) -> None:
+    """Refuse a log over the limits of any input before Inspect reads it (issue 43): a
+    ``.json`` log's size and JSON nesting; an ``.eval`` ZIP's entries, declared size and
+    members' expansion ratio (:func:`analysis.limits.check_zip`), then each JSON member's
+    nesting. Inspect's readers recurse and hold whole members: 100,000 levels took one
+    to 11 GB, a 1.5 MB ``.eval`` whose header expands to 1.5 GB to 4.8 GB."""
+    if path.suffix == ".json":
+        data, _ = read_input_bytes(path, str(path))
+        check_json_depth(data, str(path))
+        return
+    if check_regular_file(path).st_size > max_bytes(MAX_INPUT):
+        read_input_bytes(path, str(path))  # raises the size limit's LimitError
+    try:
+        archive = check_zip(path, str(path))
+    except zipfile.BadZipFile:
+        return  # not a ZIP: Inspect's own message follows
+    with archive:
+        for member in archive.infolist():
+            if member.filename.endswith(".json"):
+                check_json_depth(archive.read(member), f"{path}: {member.filename[:80]}")
+
+
 def _check_header(path: Path, log_api: Any) -> None:
+    _check_bounds(path)
     try:
         header = log_api.read_eval_log(str(path), header_only=True)
     except Exception as exc:  # a zip or JSON that is not a log: Inspect's own message

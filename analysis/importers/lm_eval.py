@@ -33,6 +33,8 @@ from analysis.importers.harness_design import (
 )
 from analysis.importers.harness_families import unpack as unpack_task
 from analysis.importers.harness_tasks import TaskImport, apply_hints
+from analysis.io import check_lines, read_input_bytes
+from analysis.limits import check_json_depth
 from analysis.native_scores import importer_extras
 
 __all__ = [
@@ -267,18 +269,31 @@ def _results_beside(path: Path) -> Path | None:
     task = match["task"] if match else None
     for candidate in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:
-            configs = json.loads(candidate.read_text(encoding="utf-8")).get("configs", {})
-        except (OSError, ValueError, AttributeError):
-            continue
+            configs = json.loads(_bounded_text(candidate, "results JSON")).get("configs", {})
+        except (OSError, ValueError, AttributeError, RecursionError):
+            continue  # not a results file (or over a limit): another candidate
         if task is not None and task in configs:
             return candidate
     return None
 
 
 # --- reading ------------------------------------------------------------------------------
+def _bounded_text(path: Path, what: str) -> str:
+    """The UTF-8 text of ``path`` within the limits of any input (size, gzip, JSON nesting:
+    :func:`analysis.io.read_input_bytes`, :func:`analysis.limits.check_json_depth`), so a
+    parser never recurses or fills memory on it."""
+    data, _ = read_input_bytes(path, str(path))
+    check_json_depth(data, str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportFormatError(f"{path}: not UTF-8 text, so not an lm-eval {what}.") \
+            from None
+
+
 def _read_results(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_bounded_text(path, "results JSON"))
     except UnicodeDecodeError:
         raise ImportFormatError(f"{path}: not UTF-8 text, so not an lm-eval results JSON.") \
             from None
@@ -292,11 +307,8 @@ def _read_results(path: Path) -> dict[str, Any]:
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ImportFormatError(f"{path}: not UTF-8 text, so not an lm-eval samples file.") \
-            from None
+    text = _bounded_text(path, "samples file")
+    check_lines(text, str(path))
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

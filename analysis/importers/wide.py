@@ -21,6 +21,7 @@ from analysis.design import Outcome, design_from_structure, make_factor, suggest
 from analysis.errors import LoadError
 from analysis.importers import ImportFormatError, ImportResult, PathArg
 from analysis.io import load_results
+from analysis.limits import check_decoded, check_rows
 from analysis.prepare import Step, apply_step
 
 __all__ = ["DEFAULT_PATTERN", "SOURCE_FILE", "read"]
@@ -70,6 +71,19 @@ def melted_outcome(frame: pd.DataFrame, columns: Sequence[str], value: str
     named = ", as the melted columns' names say" if len(meanings) == 1 else ""
     return picked, (f"outcome: {value!r}, the melted 0/1 answers ({reading}{named}); change "
                     "it on the Design page if that reading is wrong.")
+
+
+def _check_melted_size(raw: pd.DataFrame, cols: list[str], label: str) -> None:
+    """Refuse a melt whose result passes the row or decoded-size limit before it is built:
+    every other column is repeated once per melted column (a 1 MB file of 5,000 rows and
+    100 such columns becomes 500,000 rows)."""
+    rows = len(raw) * len(cols)
+    check_rows(rows, label, found=f"{len(raw):,} rows x {len(cols):,} melted columns = "
+                                  f"{rows:,} rows once melted")
+    usage = raw.memory_usage(deep=True, index=False)
+    melted = set(cols)
+    other = float(sum(v for c, v in usage.items() if c not in melted))
+    check_decoded(int(other * len(cols) + usage[cols].sum() + 16 * rows), label)
 
 
 def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = None,
@@ -133,6 +147,7 @@ def read(paths: Sequence[PathArg], *, prediction_cols: Sequence[str] | None = No
             raise ImportFormatError(
                 f"{names[0]}: no column to melt matches {regex.pattern!r}; name them with "
                 "--prediction-col COL (repeatable).")
+    _check_melted_size(raw, cols, names[0])
     step = Step.make("melt", columns=cols, factor=factor, value=value,
                      strip=_common_prefix(cols) or _common_suffix(cols))
     frame, report = apply_step(raw, step)

@@ -74,7 +74,7 @@ def test_reload_restores_table_design_and_settings(state_dir):
     sid = sid[0] if isinstance(sid, list) else sid
     saved = yaml.safe_load((state_dir / sid / "session.yaml").read_text())
     assert saved["name"] == "mine.csv" and saved["settings"]["subgroups_level"] == 1
-    assert pd.read_parquet(state_dir / sid / "table.parquet").equals(frame)
+    assert pd.read_parquet(state_dir / sid / saved["table"]).equals(frame)
 
     again = _app("subgroups.py", sid)  # a reload: a new session with only the URL
     _run(again)

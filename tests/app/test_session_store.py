@@ -48,7 +48,7 @@ def test_storage_is_private_to_the_servers_user(tmp_path):
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert stat.S_IMODE((root / "secret.key").stat().st_mode) == 0o600
     assert stat.S_IMODE((root / sid).stat().st_mode) == 0o700
-    for name in ("session.yaml", "table.parquet"):
+    for name in ("session.yaml", store.load(sid).table.name):
         assert stat.S_IMODE((root / sid / name).stat().st_mode) == 0o600
     meta = yaml.safe_load((root / sid / "session.yaml").read_text())
     assert meta["owner"] != "o" and len(meta["owner"]) == 32  # a keyed hash, not the key
@@ -144,7 +144,7 @@ def test_another_owner_forks_a_copy_sharing_the_table_file(tmp_path):
                         write_table=True)
     copy = store.fork(store.load(sid), "bob")
     assert copy != sid
-    original, forked = store.root / sid / "table.parquet", store.root / copy / "table.parquet"
+    original, forked = store.load(sid).table, store.load(copy).table
     assert original.stat().st_ino == forked.stat().st_ino  # copy-on-write: one file
     new_sid, _ = store.save(copy, _meta("b.csv"), _frame(2), owner_key="bob", base_rev=1,
                             write_table=True)
@@ -166,7 +166,7 @@ def test_a_thousand_visits_stay_under_the_caps_least_recently_used_first(tmp_pat
     store = SessionStore(tmp_path / "s")
     favourite, _ = store.save(None, _meta("kept.csv"), _frame(0), owner_key="v0",
                               base_rev=None, write_table=True)
-    table_bytes = (store.root / favourite / "table.parquet").stat().st_size
+    table_bytes = store.load(favourite).table.stat().st_size
     peak_count = peak_bytes = 0
     for i in range(1, 1001):
         sample = i % 3 != 0  # two visits in three keep only the name of a bundled sample
@@ -245,3 +245,164 @@ def test_servers_starting_at_once_share_one_secret(tmp_path):
     sid = stores[0].new_id()
     assert len(stores) == 8 and all(s.issued(sid) for s in stores)
     assert [p.name for p in root.iterdir()] == ["secret.key"]
+
+
+# --- per-owner caps (issue 43 item 4) ---------------------------------------------------------
+def test_one_owner_cannot_evict_anothers_session(tmp_path, monkeypatch):
+    """The review's case: a count cap of 20, a second user saving 25 sessions evicted the
+    first user's only one. The writer's own oldest go first now."""
+    monkeypatch.setenv("BIAS_WORKBENCH_SESSION_MAX_COUNT", "20")
+    store = SessionStore(tmp_path / "s")
+    alice, _ = store.save(None, _meta("alice.csv"), _frame(0), owner_key="alice",
+                          base_rev=None, write_table=True)
+    bobs = [store.save(None, _meta(f"b{i}.csv"), _frame(i), owner_key="bob", base_rev=None,
+                       write_table=True)[0] for i in range(1, 26)]
+    assert _read(store, alice)[0]["name"] == "alice.csv"
+    assert store.usage()[0] == 20
+    assert [r["sid"] for r in store.owned_by("bob")] == bobs[-19:][::-1]  # his newest 19
+
+
+def test_per_owner_count_and_size_caps_evict_the_owners_own_oldest(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIAS_WORKBENCH_SESSION_MAX_PER_OWNER", "5")
+    store = SessionStore(tmp_path / "s")
+    alice, _ = store.save(None, _meta("alice.csv"), _frame(0), owner_key="alice",
+                          base_rev=None, write_table=True)
+    bobs = [store.save(None, _meta(f"b{i}.csv"), _frame(i), owner_key="bob", base_rev=None,
+                       write_table=True)[0] for i in range(1, 9)]
+    assert [r["sid"] for r in store.owned_by("bob")] == bobs[-5:][::-1]
+    assert store.load(alice) is not None
+    table = store.load(bobs[-1]).table.stat().st_size
+    monkeypatch.setenv("BIAS_WORKBENCH_SESSION_MAX_OWNER_MB", str(2.5 * table / 2**20))
+    store.save(None, _meta("b9.csv"), _frame(9), owner_key="bob", base_rev=None,
+               write_table=True)
+    assert len(store.owned_by("bob")) == 2 and store.load(alice) is not None
+
+
+# --- atomic saves (issue 43 item 5) -----------------------------------------------------------
+class _Steps:
+    """Counts the file-system steps of a save (writes, syncs, links, renames, removals) and
+    fails the ``fail_at``-th: with ``ENOSPC``, or by ending the process (a kill)."""
+
+    NAMES = (("os", "replace"), ("os", "rename"), ("os", "link"), ("os", "fsync"),
+             ("os", "unlink"), ("os", "open"))
+
+    def __init__(self, monkeypatch, fail_at: int | None = None, kill: bool = False):
+        import pathlib
+
+        self.count, self.fail_at, self.kill = 0, fail_at, kill
+        for module, name in self.NAMES:
+            monkeypatch.setattr(f"{module}.{name}", self._wrap(getattr(os, name)))
+        monkeypatch.setattr(pd.DataFrame, "to_parquet", self._wrap(pd.DataFrame.to_parquet))
+        monkeypatch.setattr(pathlib.Path, "write_text", self._wrap(pathlib.Path.write_text))
+
+    def _wrap(self, real):
+        def step(*args, **kwargs):
+            self.count += 1
+            if self.count == self.fail_at:
+                if self.kill:
+                    os._exit(0)
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(*args, **kwargs)
+        return step
+
+
+def _old_session(store):
+    sid, rev = store.save(None, {**_meta("old.csv", "t-old"), "settings": {"a": 1}},
+                          _frame(1), owner_key="me", base_rev=None, write_table=True)
+    return sid, rev
+
+
+def _consistent(store, sid) -> str:
+    """'old' or 'new' when the session is wholly one of them (fails on a mix)."""
+    meta, frame = _read(store, sid)
+    state = {"old.csv": "old", "new.csv": "new"}[meta["name"]]
+    assert meta["token"] == f"t-{state}" and meta["settings"] == {"a": 1 if state == "old" else 2}
+    pd.testing.assert_frame_equal(frame, _frame(1 if state == "old" else 2))
+    return state
+
+
+def _save_new(store, sid, rev):
+    return store.save(sid, {**_meta("new.csv", "t-new"), "settings": {"a": 2}}, _frame(2),
+                      owner_key="me", base_rev=rev, write_table=True)
+
+
+@pytest.mark.parametrize("forked", [False, True], ids=["own", "fork"])
+def test_a_save_failing_at_any_step_leaves_the_old_or_the_new_session(tmp_path, monkeypatch,
+                                                                      forked):
+    """Every write, sync, link, rename and removal of a save fails in turn (disk full);
+    the session is then wholly the old one or wholly the new one. ``fork``: the review's
+    case, a forked session whose table is a hard link to the original's."""
+    with pytest.MonkeyPatch.context() as mp:
+        probe = SessionStore(tmp_path / "probe")
+        sid, rev = _old_session(probe)
+        counter = _Steps(mp)
+        _save_new(probe, sid, rev)
+        steps = counter.count
+    assert steps >= 8
+    seen = set()
+    for k in range(1, steps + 1):
+        store = SessionStore(tmp_path / f"s{k}")
+        sid, rev = _old_session(store)
+        if forked:
+            sid, rev = store.fork(store.load(sid), "me"), 1
+        with pytest.MonkeyPatch.context() as mp:
+            _Steps(mp, fail_at=k)
+            try:
+                got, _ = _save_new(store, sid, rev)
+                assert got == sid
+            except SaveError as exc:
+                assert "previous state is kept" in str(exc)
+        seen.add(_consistent(store, sid))
+        _prune_leftovers(store, sid)
+    assert seen == {"old", "new"}
+
+
+def _prune_leftovers(store, sid) -> None:
+    """An hour later, ``prune`` has removed what a failed or killed save left behind."""
+    hour_ago = time.time() - 7200
+    for leftover in [*(store.root / sid).glob("*.parquet"), *(store.root / sid).glob(".*.tmp")]:
+        os.utime(leftover, (hour_ago, hour_ago))
+    store.prune()
+    assert len(list((store.root / sid).glob("*parquet*"))) == 1
+    assert not list((store.root / sid).glob(".*.tmp"))
+    _consistent(store, sid)
+
+
+def test_a_save_killed_at_any_step_leaves_the_old_or_the_new_session(tmp_path, monkeypatch):
+    """The process ends (``os._exit``) at every step of a save in turn, in a forked child;
+    the parent then reads the session: wholly old or wholly new; ``prune`` removes a table
+    the kill left behind once it is an hour old."""
+    with pytest.MonkeyPatch.context() as mp:
+        probe = SessionStore(tmp_path / "probe")
+        sid, rev = _old_session(probe)
+        counter = _Steps(mp)
+        _save_new(probe, sid, rev)
+        steps = counter.count
+    seen = set()
+    for k in range(1, steps + 1):
+        store = SessionStore(tmp_path / f"s{k}")
+        sid, rev = _old_session(store)
+        pid = os.fork()
+        if pid == 0:  # the child: save, killed at step k
+            try:
+                with pytest.MonkeyPatch.context() as mp:
+                    _Steps(mp, fail_at=k, kill=True)
+                    _save_new(store, sid, rev)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        seen.add(_consistent(store, sid))
+        _prune_leftovers(store, sid)
+    assert seen == {"old", "new"}
+
+
+def test_sessions_of_older_versions_still_load_and_save(tmp_path):
+    store = SessionStore(tmp_path / "s")
+    sid, rev = _old_session(store)
+    folder = store.root / sid
+    meta = yaml.safe_load((folder / "session.yaml").read_text())
+    os.replace(folder / meta.pop("table"), folder / "table.parquet")  # the old layout
+    (folder / "session.yaml").write_text(yaml.safe_dump(meta))
+    assert _consistent(store, sid) == "old"
+    _save_new(store, sid, rev)
+    assert _consistent(store, sid) == "new" and not (folder / "table.parquet").exists()

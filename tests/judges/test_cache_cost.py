@@ -114,3 +114,45 @@ def test_token_estimates():
     assert estimate_tokens("abcd") == 1
     assert estimate_tokens("abcde") == 2
     assert estimate_message_tokens((("system", "a" * 40), ("user", "b" * 401))) == 10 + 4 + 101 + 4
+
+
+def _mode(path) -> int:
+    import os
+    import stat
+
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_cache_and_batch_records_are_private(tmp_path, monkeypatch):
+    """Issue 43 item 4: the cache holds every visitor's prompts and replies and the batch
+    records; its new folders are 0700, the file and its WAL 0600 (under umask 022), an
+    older 0644 file becomes 0600, and the built-in folder is 0700."""
+    import os
+
+    from judges.batch_store import BatchStore
+
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "a" / "b" / "c.sqlite"
+        with ReplyCache(path) as cache:
+            cache.put("k", Reply(text="x"))
+            with BatchStore(path):
+                pass
+            assert _mode(path.with_name("c.sqlite-wal")) == 0o600
+        assert (_mode(tmp_path / "a"), _mode(tmp_path / "a" / "b"), _mode(path)) == \
+            (0o700, 0o700, 0o600)
+        os.chmod(path, 0o644)
+        ReplyCache(path).close()
+        assert _mode(path) == 0o600
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.delenv("BIAS_WORKBENCH_JUDGE_CACHE", raising=False)
+        (tmp_path / "home" / ".cache" / "bias-workbench").mkdir(parents=True, mode=0o755)
+        ReplyCache(default_cache_path()).close()
+        assert _mode(tmp_path / "home" / ".cache" / "bias-workbench") == 0o700
+        assert _mode(default_cache_path()) == 0o600
+        shared = tmp_path / "shared"  # a folder given by the user keeps its mode
+        shared.mkdir(mode=0o755)
+        ReplyCache(shared / "c.sqlite").close()
+        assert _mode(shared) == 0o755 and _mode(shared / "c.sqlite") == 0o600
+    finally:
+        os.umask(old)

@@ -166,7 +166,8 @@ def test_key_typed_in_the_app_reaches_no_session_file_report_or_cli_text(tmp_pat
     assert any("python -m analysis" in t for t in texts)  # the CLI text was collected
     files = _files(state) + _files(tmp_path.parent / tmp_path.name)
     assert any(p.name == "session.yaml" for p in files) and any(
-        p.name == "table.parquet" for p in files) and any(p.name == "cache.sqlite" for p in files)
+        p.name.startswith("table") and p.suffix == ".parquet" for p in files) and any(
+        p.name == "cache.sqlite" for p in files)
     blobs = [p.read_bytes() for p in files] + zipped + [
         html_text.encode(), json.dumps(at.session_state["report_sections"]).encode(),
         "\n".join(texts).encode(), *(d.encode() for d in downloads)]

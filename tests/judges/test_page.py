@@ -150,6 +150,34 @@ def test_embedding_scorer_on_the_page():
     assert set(table_with(at, "share_fair")["metric"]) == {"similarity"}
 
 
+@pytest.mark.parametrize("typed", ["/etc/shadow", "/etc", "/nonexistent/dir",
+                                   "sentence-transformers/paraphrase-MiniLM-L3-v2",
+                                   "../../../tmp"])
+def test_embedding_model_field_is_no_path_oracle_and_no_download(typed, tmp_path,
+                                                                 monkeypatch):
+    """Issue 43 item 3: a typed path or hub name is neither looked up nor loaded; every
+    such value gets the same message (no hint whether the path exists)."""
+    from analysis.embedding import page_model
+
+    monkeypatch.setenv("BIAS_WORKBENCH_EMBEDDING_MODELS", f"mine={tmp_path}")
+    looked_up: list[str] = []
+    monkeypatch.setattr("analysis.embedding.resolve_model",
+                        lambda *a, **k: looked_up.append(a) or ("x", True))
+    at = page()
+    at.selectbox(key="judges_provider").set_value("embedding").run()
+    at.text_input(key="judges_model_embedding").input(typed).run()
+    at.button(key="judges_run").click().run()
+    assert "judges_job" not in at.session_state and not looked_up
+    [error] = [e.value for e in at.error]
+    assert error.startswith("This server's pages use the embedding models its operator "
+                            "lists: bundled, mine.")
+    assert typed not in error and "not found" not in error and "is a file" not in error
+    assert page_model("mine") == str(tmp_path) and page_model("bundled") is None
+    monkeypatch.setenv("BIAS_WORKBENCH_EMBEDDING_MODELS", f"gone={tmp_path / 'x'}")
+    with pytest.raises(ValueError, match="'gone' the operator lists is not available"):
+        page_model("gone")
+
+
 def test_uploads_invalid_and_already_judged_files():
     at = page()
     at.radio(key="judges_source").set_value("Upload a file").run()

@@ -149,6 +149,25 @@ def test_estimate_and_run_count_identical_requests_once(tmp_path):
     assert run.judged[C.JUDGE_CACHED].sum() == 5
 
 
+def test_cost_cap_message_reports_everything_spent():
+    """Issue 43: with requests in flight when the cap was reached, the message said what
+    had been spent at that moment ($0.44 of the $0.88 the run paid in the end)."""
+    frame = frame_of(*[make_row(i, 1) for i in range(24)])
+    request = next(judge_requests(frame))
+    bound = PRICES.cost("local", "judge-x", estimate_message_tokens(request.messages), 400)
+    with FakeLLMServer(latency=0.2) as srv:
+        provider = make_provider("openai", model="judge-x", base_url=srv.openai_url)
+        run = judge_frame(frame, provider, run_config=RunConfig(concurrency=8, timeout=5),
+                          prices=PRICES, max_cost_usd=10.5 * bound)
+    assert srv.n_requests > 8  # the cap was reached with requests in flight
+    assert run.stopped == (f"cost cap ${10.5 * bound:,.4f} reached "
+                           f"(${run.stats.cost_usd:,.4f} spent in all, the requests in flight "
+                           "when it was reached included); run again to go on from the cache")
+    left = run.judged.loc[run.judged["ics"].isna(), C.UNSCORED_REASON]
+    assert len(left) and left.str.startswith("ics: not judged: stopped: cost cap $").all()
+    assert left.str.contains("more for the requests in flight").any()  # said while running
+
+
 def test_cost_cap_stops_before_crossing_and_a_rerun_resumes(tmp_path):
     frame = frame_of(*[make_row(i, 1) for i in range(10)])
     request = next(judge_requests(frame))
