@@ -101,9 +101,12 @@ st.subheader("Kolmogorov-Smirnov")
 if len(ks):
     st.caption("Two-sample KS test of the subgroup rates; column method: scipy's exact or "
                "asymptotic p without ties, a permutation p-value given the ties when rates "
-               "are tied (exact when the splits can be enumerated, else 9,999 seeded ones); "
-               "a curve with one subgroup is not compared. Adjusted p: Benjamini-Hochberg "
-               "over the tested pairs.")
+               "are tied (exact when the splits can be enumerated, else seeded random "
+               "splits, at most the option's count, stopping once the decision at 0.05 and "
+               "at the Benjamini-Hochberg thresholds is clear; mc_se: its Monte Carlo "
+               "standard error; a clear difference is decided by an upper bound of the "
+               "p-value without splits); a curve with one subgroup is not compared. "
+               "Adjusted p: Benjamini-Hochberg over the tested pairs.")
     st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG)
     table_download(ks, "ecdf_ks", key="ecdf_ks")
 else:

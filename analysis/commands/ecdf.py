@@ -27,7 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     from analysis.cells import cell_table
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
-    from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
+    from analysis.columns import (
+        MC_SE,
+        METHOD,
+        N_RESAMPLES,
+        N_SUBGROUPS,
+        NOTE,
+        P_VALUE,
+        STATISTIC,
+    )
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
     from analysis.errors import AnalysisError
     from analysis.options.ecdf import EcdfOptions
@@ -54,7 +62,8 @@ def run(args: argparse.Namespace) -> None:
     groups = {str(r.pop(by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
               for r in summary.to_dict(orient="records")}
     if len(summary) == 2:
-        ks_out = {k: ks[k].iloc[0] for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE)}
+        ks_out = {k: ks[k].iloc[0]
+                  for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, MC_SE, NOTE)}
     else:
         ks_out = ks.to_dict(orient="records")
     settings = {"level": opts.level, "resamples": opts.ks_resamples, "seed": opts.seed,
