@@ -4,7 +4,6 @@ under the null, and the tail bound that decides clear differences without splits
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 
 from analysis.columns import DEVIATION_RATE, MC_SE, N_RESAMPLES, P_ADJUSTED, P_VALUE
 from analysis.ecdf import ks_permutation_pvalue, ks_tail_bound, ks_tests
+from tests.analysis.test_ecdf import _exact_split_pvalue
 
 
 def previous_pvalue(xa, xb, n_resamples=9999, seed=0):
@@ -84,21 +84,6 @@ def test_the_first_splits_do_not_depend_on_the_maximum():
     assert m == used and p == p_fixed
 
 
-def exact_split_pvalue(xa, xb):
-    pooled = np.concatenate([xa, xb])
-    grid = np.unique(pooled)
-
-    def d(a, b):
-        fa = np.searchsorted(np.sort(a), grid, side="right") / len(a)
-        fb = np.searchsorted(np.sort(b), grid, side="right") / len(b)
-        return np.max(np.abs(fa - fb))
-
-    idx = range(len(pooled))
-    ds = np.array([d(pooled[list(c)], pooled[[i for i in idx if i not in c]])
-                   for c in itertools.combinations(idx, len(xa))])
-    return float(np.mean(ds >= d(xa, xb) - 1e-12))
-
-
 def test_tail_bound_is_never_below_the_exact_permutation_pvalue():
     rng = np.random.default_rng(9)
     ratios = []
@@ -111,7 +96,7 @@ def test_tail_bound_is_never_below_the_exact_permutation_pvalue():
         z = pooled[order]
         last = np.flatnonzero(np.r_[z[1:] != z[:-1], True])
         bound = ks_tail_bound(order < n_a, last, n_a, n_b)
-        exact = exact_split_pvalue(xa, xb)
+        exact = _exact_split_pvalue(xa, xb)[1]
         assert bound >= exact - 1e-12
         ratios.append(bound / exact)
     assert min(ratios) < 1.5  # and not uselessly loose everywhere
