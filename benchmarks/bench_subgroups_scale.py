@@ -23,17 +23,15 @@ the smallest size is also run through pandas and compared (exit 1 if not equal).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
 SIZES = {"model": 4, "cot": 2, "style": 6, "gender": 3, "age": 8, "region": 12}
 
 
@@ -109,35 +107,15 @@ def worker(engine: str, path: str, out: str) -> None:
                       "subgroups": len(table), "rows": int(cells["n"].sum())}))
 
 
-def _rss(pid: int) -> int:
-    import psutil
-
-    with contextlib.suppress(psutil.Error):
-        proc = psutil.Process(pid)
-        return proc.memory_info().rss + sum(c.memory_info().rss for c in
-                                            proc.children(recursive=True))
-    return 0
-
-
 def measure(engine: str, path: Path, out: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, __file__, "--worker", engine, str(path), str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    peak = [0]
+    """:func:`worker` in a fresh process (``bench_engines.measure``: the peak memory of
+    the process tree sampled every 50 ms)."""
+    from bench_engines import measure as run
 
-    def sample() -> None:
-        while proc.poll() is None:
-            peak[0] = max(peak[0], _rss(proc.pid))
-            time.sleep(0.05)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    stdout, stderr = proc.communicate()
-    thread.join()
-    if proc.returncode:
-        sys.exit(f"{engine} on {path} failed:\n{stderr}")
-    result = json.loads(stdout.strip().splitlines()[-1])
-    result["peak_mb"] = peak[0] / 2**20
+    result = run(engine, path, out, script=__file__)
+    if "error" in result:
+        sys.exit(f"{engine} on {path} failed: {result['error']}")
+    result["peak_mb"] = result["peak_gb"] * 1024
     return result
 
 

@@ -22,8 +22,8 @@ from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
 
 __all__ = [
-    "ENCODINGS", "encoding_choice", "figure_downloads", "fit", "md", "p_value_columns",
-    "page_link", "subset_filter", "table_download",
+    "ENCODINGS", "NO_EXPORT_WARM_UP", "encoding_choice", "figure_downloads", "fit", "md",
+    "p_value_columns", "page_link", "start_exporter", "subset_filter", "table_download",
 ]
 
 
