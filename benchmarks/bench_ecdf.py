@@ -108,7 +108,7 @@ def main() -> None:
             problems.append(f"D of {a}/{b}: {r['statistic']} vs scipy's {ref.statistic}")
         if (r["p_adjusted"] < 0.05) != (f["p_adjusted"] < 0.05):
             problems.append(f"decision of {a}/{b} differs from the all-splits test")
-        print(f"{a + ' / ' + b:16s} {r['statistic']:8.4f} {r['p_value']:9.4f} "
+        print(f"{a + ' / ' + b:16s} {r['statistic']:8.4f} {r['p_value']:9.3g} "
               f"{r['mc_se']:7.4f} {r['n_resamples']:6d} {f['p_value']:12.4f} "
               f"{ref.pvalue:13.3g}")
     for line in problems:
