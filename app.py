@@ -6,10 +6,12 @@ import streamlit as st
 from ui import auth, page_state, session
 from ui.context import page_guard
 from ui.navigation import navigation
+from ui.widgets import start_exporter
 
 st.set_page_config(page_title="Bias workbench", page_icon="⚖️", layout="wide")
 
 page = navigation()  # first: it also turns Streamlit's legacy pages/ mode off
+start_exporter()  # the server's first page view: Chrome for the downloads starts meanwhile
 auth.require_sign_in()  # with an [auth] provider configured: nobody gets further unsigned
 session.restore()  # after a browser reload: the table, design and settings of ?sid=
 mine = session.sessions_sidebar()  # with sign-in: "My sessions" (refreshed after the save)

@@ -122,11 +122,14 @@ def resolve_cluster(data: pd.DataFrame, cluster: str | None, *, declared: bool,
             "rows are treated as independent given them",))
     weights = (np.ones(len(data)) if rows is None else np.asarray(rows, dtype=float))
     present = weights > 0
-    values = data[cluster][present]
-    counts = pd.Series(weights[present]).groupby(values.to_numpy(), dropna=False).sum()
+    values = data[cluster] if present.all() else data[cluster][present]
+    # rows per value (a missing value counts as one): factorize keeps Arrow strings and
+    # categoricals as codes, where a groupby on the values would copy them to objects
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    counts = np.bincount(codes, weights=weights[present], minlength=len(uniques))
     g = len(counts)
     if g < 2:
-        shown = "no value" if g == 0 else f"the single value {str(counts.index[0])!r}"
+        shown = "no value" if g == 0 else f"the single value {str(uniques[0])!r}"
         return ClusterChoice(None, 0, (
             f"the cluster column {cluster!r} has {shown} in the rows analysed: there is "
             "nothing to cluster over, rows are treated as independent",))

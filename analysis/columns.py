@@ -14,7 +14,7 @@ __all__ = [
     "FACTORS", "FEATURE_NAME", "GINI_INDEX", "GINI_INDEX_OBSERVED", "GROUP", "GROUP_A",
     "GROUP_B", "IMPACT_RATIO", "INPUT_FORMAT", "KL_DIVERGENCE", "KURTOSIS", "LD_UNDEFINED",
     "LEVEL", "LLMBI", "LLMBI_SCORE", "LOG_DISPARITY", "LR_STATISTIC", "MATCH_METHOD",
-    "MAX_PERCENT", "MDE_LOG_DISPARITY", "MEAN", "MEAN_ABS_POLARITY", "MEAN_RATE", "MEDIAN",
+    "MAX_PERCENT", "MC_SE", "MDE_LOG_DISPARITY", "MEAN", "MEAN_ABS_POLARITY", "MEAN_RATE", "MEDIAN",
     "METHOD", "METRIC", "MIN_EXPECTED_COUNT", "MIN_PERCENT", "MODE", "MODEL", "MODEL_STD_ERR",
     "N", "NAIVE_STD_ERR", "NESTING_KIND", "NOISE_SAME_SIGN", "NOISE_SIGNIFICANT",
     "NOISE_SURVIVES", "NOTE", "N_A", "N_AMB", "N_B", "N_BOOT", "N_CATEGORIES", "N_CELLS",
@@ -194,6 +194,8 @@ MIN_PERCENT = "min_percent"
 MAX_PERCENT = "max_percent"
 METHOD = "method"
 N_RESAMPLES = "n_resamples"
+#: Monte Carlo standard error of a p-value from random resamples (the eCDF's KS test).
+MC_SE = "mc_se"
 MIN_EXPECTED_COUNT = "min_expected"
 SHARE_EXPECTED_BELOW_5 = "share_expected_below_5"
 CRAMERS_V = "cramers_v"

@@ -106,6 +106,8 @@ _OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LO
                 LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS, DESIGN_EFFECT, N_CLUSTERS, DF)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
+#: ... as is one with at most this many per cell (:func:`_per_cluster_counts`).
+_DENSE_PER_CELL = 4
 
 
 # --- counting subgroups from cells --------------------------------------------------------
@@ -732,9 +734,10 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     The variance is :func:`ld_cluster_variance` (default CR2); the statistic
     ``LD / SE`` is compared with t on G - 1 df (normal with ``small_sample="none"``) and
     the interval is ``LD +- t * SE``, so p < 1 - confidence exactly when the interval
-    excludes 0. The per-cluster counts come from one :func:`subgroup_counts` pass with
-    ``within=cluster``, laid out in blocks of subgroups x clusters (clusters in the sorted
-    order of their labels, so that every engine sums in the same order).
+    excludes 0. The per-cluster counts of every subgroup come from
+    :func:`_per_cluster_counts` (integer codes, one bincount per factor combination),
+    laid out in blocks of subgroups x clusters (clusters in the sorted order of their
+    labels, so that every engine sums in the same order).
 
     Returns
     -------
@@ -755,12 +758,6 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     )
 
     factors = list(factors)
-    levels = sorted({int(x) for x in table[LEVEL]})
-    within = cluster
-    if cluster in factors:  # the cluster is also a chosen factor: count it under a copy
-        within = "__cluster_copy__"
-        cells = cells.assign(**{within: cells[cluster]})
-    per = subgroup_counts(cells, factors, levels=levels, within=within)
     ccodes, labels = factor_codes(cells[cluster])
     order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
     canon = np.empty(max(len(labels), 1), dtype=np.int64)
@@ -772,10 +769,7 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     t_n, t_d = t_n[present], t_d[present]
     column = np.cumsum(present) - 1  # canonical code -> column among present clusters
     g = len(t_n)
-    position = pd.Series(np.arange(len(table)), index=table[SUBGROUP].to_numpy())
-    s = position.loc[per[SUBGROUP].to_numpy()].to_numpy()
-    gc = column[canon[per[within].cat.codes.to_numpy()]]
-    a_c, n_c = per[DEVIATIONS].to_numpy(float), per[N].to_numpy(float)
+    s, gc, a_c, n_c = _per_cluster_counts(cells, factors, table, column[canon[ccodes]], g)
     size = len(table)
     ld, var = np.full(size, np.nan), np.full(size, np.nan)
     satterthwaite = small_sample == "cr2"
@@ -881,6 +875,84 @@ def _not_estimable_notes(labels: np.ndarray, inside: np.ndarray, outside: np.nda
                      "no p-value (CI and p left empty, not a finding)")
     return notes
 
+
+def _table_codes(column: pd.Series, values: list[str]) -> np.ndarray:
+    """Codes of a subgroup table's factor column over ``values`` (-1 where the subgroup
+    does not fix the factor): the categorical's own codes when its categories are
+    ``values`` (a table from :func:`subgroup_counts` on the same cells), else by value."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and \
+            [str(c) for c in column.cat.categories] == values:
+        return column.cat.codes.to_numpy(dtype=np.int64)
+    text = column.astype(object).where(column.notna(), None)
+    return pd.Categorical([None if v is None else str(v) for v in text],
+                          categories=values).codes.astype(np.int64)
+
+
+def _per_cluster_counts(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame,
+                        cluster_column: np.ndarray, g: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and deviations of each subgroup of ``table`` in each cluster, by integer codes.
+
+    ``cluster_column`` holds each cell's cluster as a column 0..g-1 (cells without rows
+    are skipped). For each factor combination of ``table`` one key per cell,
+    ``cluster * (combinations) + mixed-radix code of the subgroup``, is counted with
+    ``bincount`` (``unique`` past :data:`_DENSE_LIMIT`), or, when the whole grid of
+    clusters x factor values has at most :data:`_DENSE_LIMIT` entries, its marginals
+    are summed from one dense table (:class:`_DenseMarginals`). The subgroups are matched
+    to ``table``'s rows by the same integer key: no labels are built or compared.
+
+    Returns
+    -------
+    (s, gc, a_c, n_c)
+        One entry per (subgroup, cluster) pair with rows: the subgroup's position in
+        ``table``, the cluster's column, its deviations and rows (floats, exact counts).
+    """
+    n_w = cells[N].to_numpy(float)
+    d_w = cells[DEVIATIONS].to_numpy(float)
+    keep = n_w > 0
+    coded = [factor_codes(cells[f]) for f in factors]
+    cell_codes = [c[keep] for c, _ in coded]
+    sizes = [max(len(v), 1) for _, v in coded]
+    n_w, d_w, cluster_column = n_w[keep], d_w[keep], cluster_column[keep]
+    tcodes = [_table_codes(table[f], v) for f, (_, v) in zip(factors, coded, strict=True)]
+    pattern = np.zeros(len(table), dtype=np.int64)
+    for j, c in enumerate(tcodes):
+        pattern |= (c >= 0).astype(np.int64) << j
+    dense = (_DenseMarginals([cluster_column, *cell_codes], [max(g, 1), *sizes], [n_w, d_w])
+             if max(g, 1) * math.prod(sizes) <= _DENSE_LIMIT else None)
+    parts = []
+    for pat in np.unique(pattern):
+        rows = np.flatnonzero(pattern == pat)
+        js = [j for j in range(len(factors)) if pat >> j & 1]
+        sz = [sizes[j] for j in js]
+        width = math.prod(sz)
+        tkey = combine_codes([tcodes[j][rows] for j in js], sz, n=len(rows))
+        if dense is not None:  # the cluster x factors grid fits: sums of its marginals
+            nn, dd = (t.reshape(-1) for t in dense.table((0, *(j + 1 for j in js))))
+            where = np.flatnonzero(nn)
+            nn, dd = nn[where], dd[where]
+        elif width * g <= max(_DENSE_LIMIT, _DENSE_PER_CELL * len(n_w)):
+            key = combine_codes([cluster_column, *(cell_codes[j] for j in js)],
+                                [max(g, 1), *sz], n=len(n_w))
+            nn = np.bincount(key, weights=n_w, minlength=width * g)
+            where = np.flatnonzero(nn)
+            nn, dd = nn[where], np.bincount(key, weights=d_w, minlength=width * g)[where]
+        else:
+            key = combine_codes([cluster_column, *(cell_codes[j] for j in js)],
+                                [max(g, 1), *sz], n=len(n_w))
+            where, inverse = np.unique(key, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            nn = np.bincount(inverse, weights=n_w, minlength=len(where))
+            dd = np.bincount(inverse, weights=d_w, minlength=len(where))
+        column, skey = where // width, where % width
+        by_key = np.argsort(tkey, kind="stable")
+        pos = np.minimum(np.searchsorted(tkey[by_key], skey), max(len(rows) - 1, 0))
+        found = tkey[by_key][pos] == skey
+        parts.append((rows[by_key[pos[found]]], column[found], dd[found], nn[found]))
+    if not parts:
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    s, gc, a_c, n_c = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    return s.astype(np.int64), gc.astype(np.int64), a_c.astype(float), n_c.astype(float)
 
 
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:

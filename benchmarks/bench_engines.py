@@ -140,10 +140,11 @@ def _tree_rss(pid: int) -> int:
         return 0
 
 
-def measure(engine: str, path: Path, out: Path) -> dict:
-    """Run :func:`worker` in a fresh process; its time and the peak memory of its tree."""
+def measure(engine: str, path: Path, out: Path, script: str = __file__) -> dict:
+    """Run ``script --worker ENGINE PATH OUT`` (default: this one's :func:`worker`) in a
+    fresh process; its time and the peak memory of its tree."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, __file__, "--worker", engine, str(path), str(out)],
+    proc = subprocess.Popen([sys.executable, script, "--worker", engine, str(path), str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak = [0]
 

@@ -107,8 +107,12 @@ st.subheader("Kolmogorov-Smirnov")
 if len(ks):
     st.caption("Two-sample KS test of the subgroup rates; column method: scipy's exact or "
                "asymptotic p without ties, a permutation p-value given the ties when rates "
-               "are tied (exact when the splits can be enumerated, else 9,999 seeded ones); "
-               "a curve with one subgroup is not compared. Adjusted p: "
+               "are tied (exact when the splits can be enumerated, else seeded random "
+               "splits, at most the option's count, stopping once the decision at 0.05 and "
+               "at the adjustment's thresholds is clear; mc_se: its Monte Carlo "
+               "standard error; a clear difference is decided by an upper bound of the "
+               "p-value without splits); a curve with one subgroup is not compared. "
+               "Adjusted p: "
                f"{ADJUSTMENT_NAMES[opts.adjust]} over the tested pairs.")
     st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG
                  | adjusted_column(opts.adjust, "the tested pairs"))

@@ -22,8 +22,8 @@ from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
 
 __all__ = [
-    "ENCODINGS", "encoding_choice", "figure_downloads", "fit", "md", "p_value_columns",
-    "page_link", "subset_filter", "table_download",
+    "ENCODINGS", "NO_EXPORT_WARM_UP", "encoding_choice", "figure_downloads", "fit", "md",
+    "p_value_columns", "page_link", "start_exporter", "subset_filter", "table_download",
 ]
 
 
@@ -146,6 +146,38 @@ def figure_downloads(fig, name: str, key: str) -> None:
         )
     if reason:
         cols[-1].caption(reason)
+
+
+def start_exporter() -> bool:
+    """Start the figure exporter (kaleido's Chrome) in the background on a server's first
+    page view, so that the first PNG/SVG/PDF download does not wait for Chrome's start
+    (2-3 s idle, 9-17 s under load; issue 44.4). Once per process; returns at once
+    (:func:`analysis.export.warm_up`). Not under Streamlit's AppTest (tests run pages
+    without downloads, and a Chrome per test process would only cost CPU), nor with the
+    environment variable :data:`NO_EXPORT_WARM_UP` set (a server that never exports;
+    the benchmark's cold start): then the first export starts Chrome, as before.
+
+    Returns
+    -------
+    bool
+        Whether a start was asked for in this call.
+    """
+    import os
+    import sys
+
+    if _EXPORTER["asked"] or "streamlit.testing.v1" in sys.modules \
+            or os.environ.get(NO_EXPORT_WARM_UP):
+        return False
+    _EXPORTER["asked"] = True
+    from analysis.export import warm_up
+
+    return warm_up()
+
+
+#: An environment variable that, when set (non-empty), keeps :func:`start_exporter` off.
+NO_EXPORT_WARM_UP = "BIAS_WORKBENCH_NO_EXPORT_WARM_UP"
+#: Whether :func:`start_exporter` has run in this process.
+_EXPORTER = {"asked": False}
 
 
 def page_link(page: str, label: str, icon: str | None = None) -> None:

@@ -29,7 +29,15 @@ def run(args: argparse.Namespace) -> None:
     composition of the analysis), print its Result."""
     from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
-    from analysis.columns import METHOD, N_RESAMPLES, N_SUBGROUPS, NOTE, P_VALUE, STATISTIC
+    from analysis.columns import (
+        MC_SE,
+        METHOD,
+        N_RESAMPLES,
+        N_SUBGROUPS,
+        NOTE,
+        P_VALUE,
+        STATISTIC,
+    )
     from analysis.errors import AnalysisError
     from analysis.formatting import level_text
     from analysis.options.ecdf import EcdfOptions
@@ -54,7 +62,8 @@ def run(args: argparse.Namespace) -> None:
     groups = {str(r.pop(by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
               for r in summary.to_dict(orient="records")}
     if len(summary) == 2:
-        ks_out = {k: ks[k].iloc[0] for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, NOTE)}
+        ks_out = {k: ks[k].iloc[0]
+                  for k in (STATISTIC, P_VALUE, METHOD, N_RESAMPLES, MC_SE, NOTE)}
     else:
         ks_out = ks.to_dict(orient="records")
     settings = {**result.settings, "resamples": opts.ks_resamples, "where": args.where,

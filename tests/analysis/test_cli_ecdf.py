@@ -27,7 +27,7 @@ def test_two_groups_json(results_csv, capsys):
     ref = stats.ks_2samp([0.1, 0.4, 0.0], [0.6, 0.5])
     assert out["ks"] == {"statistic": pytest.approx(ref.statistic),
                          "p_value": pytest.approx(ref.pvalue), "method": "exact",
-                         "n_resamples": 0, "note": ""}
+                         "n_resamples": 0, "mc_se": 0.0, "note": ""}
     assert out["settings"]["n_rows"] == 39 and out["settings"]["n_missing_outcome"] == 0
 
 

@@ -1,0 +1,187 @@
+"""Benchmark: clustered subgroups through DuckDB at 1M-100M rows (issue 44.5).
+
+Usage::
+
+    python benchmarks/bench_subgroups_scale.py [--rows 1M,3M,10M] [--templates 300]
+        [--cluster-sweep 100,300,1000] [--sweep-rows 3M] [--data /tmp/bench_subgroups_scale]
+
+Generates Parquet rows once with DuckDB (``--data``, never the repository): 6 factors of
+2-12 values (model 4, cot 2, style 6, gender 3, age 8, region 12) and ``template`` with
+``--templates`` values, the design's cluster; a 0/1 deviation whose rate depends on the
+model and the template. Each measurement runs in a fresh process: the engine's cell table
+over the factors and the template (``analysis.engines.cell_table(path, ..., engine=
+"duckdb")``: DuckDB reads and groups the rows), then ``analysis.subgroups.subgroups`` with
+the cluster (levels 1-2, CR2, t on G - 1 df), what ``python -m analysis subgroups FILE
+--engine duckdb`` runs with the design's default cluster. Printed: wall and CPU seconds
+of the process (DuckDB's threads included), the peak resident memory of the process
+(sampled every 50 ms), the cells, and the growth exponents ``log(CPU_2 / CPU_1) /
+log(rows_2 / rows_1)`` over the row sizes and over the cluster counts (``--cluster-sweep``
+at ``--sweep-rows``). The subgroup tables of equal data must not depend on the engine:
+the smallest size is also run through pandas and compared (exit 1 if not equal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+SIZES = {"model": 4, "cot": 2, "style": 6, "gender": 3, "age": 8, "region": 12}
+
+
+def _count(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 10**3, "M": 10**6, "G": 10**9}.get(text[-1:], 1)
+    return int(float(text.rstrip("KMG")) * scale)
+
+
+def generate(path: Path, rows: int, templates: int) -> None:
+    """``rows`` generated rows in ``path`` (Parquet), written by DuckDB out of core."""
+    import duckdb
+
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(config={"memory_limit": "1GB", "threads": 2})
+    con.execute("SET enable_progress_bar = false")
+    h = "hash(i * 2654435761 + {k})"
+    cols = ",\n".join(f"'{f}' || ({h.format(k=k)} % {s}) AS {f}"
+                      for k, (f, s) in enumerate(SIZES.items(), start=1))
+    partial = path.with_name(path.name + ".partial")
+    con.sql(f"""
+        COPY (SELECT {cols},
+            'template ' || lpad(({h.format(k=20)} % {templates})::VARCHAR, 4, '0') AS template,
+            ({h.format(k=21)} % 1000) < 150 + 40 * ({h.format(k=1)} % {SIZES['model']})
+                + 3 * ({h.format(k=20)} % 37) AS deviation
+        FROM range({rows}) t(i))
+        TO '{partial}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)""")
+    con.close()
+    partial.rename(path)
+
+
+def _design():
+    sys.path.insert(0, str(REPO))
+    from analysis.design import Design, Factor, Outcome
+
+    factors = tuple(Factor(f, "model" if f == "model" else "domain",
+                           tuple(f"{f}{i}" for i in range(s)), f"{f}0")
+                    for f, s in SIZES.items())
+    return Design(factors, Outcome("deviation"), cluster="template")
+
+
+def worker(engine: str, path: str, out: str) -> None:
+    """One measurement in its own process: the engine's cells, then clustered subgroups."""
+    sys.path.insert(0, str(REPO))
+    import resource
+
+    from analysis.subgroups import subgroups
+
+    design = _design()
+    factors = list(SIZES)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = usage.ru_utime + usage.ru_stime
+    started = time.perf_counter()
+    if engine == "pandas":
+        from analysis.cells import cell_table
+        from analysis.design import apply_design
+        from analysis.io import load_results
+
+        cells = cell_table(apply_design(load_results(path), design), [*factors, "template"])
+    else:
+        from analysis.engines import cell_table
+
+        cells = cell_table(path, [*factors, "template"], design=design, engine="duckdb")
+    t_cells = time.perf_counter() - started
+    table = subgroups(cells, factors, cluster="template")
+    seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    table.drop(columns=["duplicate_of"]).to_pickle(out)
+    print(json.dumps({"seconds": seconds, "cells_seconds": t_cells,
+                      "cpu": usage.ru_utime + usage.ru_stime - cpu0, "cells": len(cells),
+                      "subgroups": len(table), "rows": int(cells["n"].sum())}))
+
+
+def measure(engine: str, path: Path, out: Path) -> dict:
+    """:func:`worker` in a fresh process (``bench_engines.measure``: the peak memory of
+    the process tree sampled every 50 ms)."""
+    from bench_engines import measure as run
+
+    result = run(engine, path, out, script=__file__)
+    if "error" in result:
+        sys.exit(f"{engine} on {path} failed: {result['error']}")
+    result["peak_mb"] = result["peak_gb"] * 1024
+    return result
+
+
+def line(label: str, r: dict) -> str:
+    return (f"  {label:28s} {r['seconds']:6.2f} s wall (cells {r['cells_seconds']:5.2f} s)  "
+            f"CPU {r['cpu']:6.2f} s  peak {r['peak_mb']:6.0f} MB  {r['cells']:>9,} cells  "
+            f"{r['subgroups']} subgroups")
+
+
+def exponent(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of log(CPU) on log(size)."""
+    xs = [math.log(x) for x, _ in points]
+    ys = [math.log(y) for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / \
+        sum((x - mx) ** 2 for x in xs)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", default="1M,3M,10M")
+    p.add_argument("--templates", type=int, default=300)
+    p.add_argument("--cluster-sweep", default="100,300,1000")
+    p.add_argument("--sweep-rows", default="3M")
+    p.add_argument("--data", default="/tmp/bench_subgroups_scale")
+    p.add_argument("--worker", nargs=3, metavar=("ENGINE", "PATH", "OUT"), help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return
+    import pandas as pd
+
+    data = Path(args.data)
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    by_rows, problems = [], []
+    sizes = [s.strip() for s in args.rows.split(",") if s.strip()]
+    for k, size in enumerate(sizes):
+        path = data / f"rows_{size}_t{args.templates}.parquet"
+        generate(path, _count(size), args.templates)
+        r = measure("duckdb", path, data / "out_duckdb.pkl")
+        print(line(f"{size} rows, {args.templates} templates", r))
+        by_rows.append((_count(size), r["cpu"]))
+        if k == 0:
+            ref = measure("pandas", path, data / "out_pandas.pkl")
+            print(line(f"{size} rows through pandas", ref))
+            a, b = pd.read_pickle(data / "out_duckdb.pkl"), pd.read_pickle(data / "out_pandas.pkl")
+            same = a.astype(str).equals(b.astype(str))
+            print(f"  DuckDB's subgroup table equals pandas': {same}")
+            if not same:
+                problems.append("DuckDB's and pandas' subgroup tables differ")
+    by_clusters = []
+    for t in [int(x) for x in args.cluster_sweep.split(",") if x.strip()]:
+        path = data / f"rows_{args.sweep_rows}_t{t}.parquet"
+        generate(path, _count(args.sweep_rows), t)
+        r = measure("duckdb", path, data / "out_duckdb.pkl")
+        print(line(f"{args.sweep_rows} rows, {t} templates", r))
+        by_clusters.append((t, r["cpu"]))
+    if len(by_rows) > 1:
+        print(f"growth in rows: CPU ~ rows^{exponent(by_rows):.2f}")
+    if len(by_clusters) > 1:
+        print(f"growth in clusters: CPU ~ clusters^{exponent(by_clusters):.2f}")
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    for msg in problems:
+        print("FAIL:", msg)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
