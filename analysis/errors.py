@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = [
     "AnalysisError", "ClusterError", "DesignError", "DesignMismatchError", "EngineError",
-    "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "SectionSkipped",
+    "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "PromptUnitError",
+    "SectionSkipped",
 ]
 
 
@@ -63,6 +64,16 @@ class PairingError(AnalysisError):
     """Rows cannot be paired as a paired comparison needs (``analysis.compare``): a compared
     factor with one value, values sharing no prompt, duplicates refused, a reference that
     is not among the values ..."""
+
+
+class PromptUnitError(PairingError):
+    """A prompt unit that cannot be one (``analysis.prompt_unit``): a column missing, every
+    row its own prompt, prompts that mix values of a prompt factor. ``suggested_unit``: a
+    unit that would pair, when one was found (else None)."""
+
+    def __init__(self, message: str, suggested_unit: list[str] | None = None):
+        super().__init__(message)
+        self.suggested_unit = suggested_unit
 
 
 class SectionSkipped(AnalysisError):
