@@ -12,8 +12,8 @@ from ui.options import other_options
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "OUTCOME", "choices", "comparison", "default_by", "pair_choice",
-    "pair_figures", "readings",
+    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "comparison", "default_by",
+    "pair_choice", "pair_figures", "pairing_failed", "readings",
 ]
 
 
@@ -35,6 +35,8 @@ COLUMN_CONFIG = {
                          help="only_b / only_a: odds of deviating under b rather than a"),
 }
 OUTCOME = "deviation (0/1, the design's outcome)"
+#: Session key of the Compare page's prompt unit (a multiselect; empty = inferred).
+UNIT_KEY = "compare_unit"
 
 
 def default_by(design: Design, results: pd.DataFrame) -> str:
@@ -75,6 +77,12 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
 
     factors = factor_choice(design, "compare_factors", exclude=[by], results=results,
                             label="Where do they differ? Subgroups of these prompt factors")
+    unit = st.multiselect(
+        "Pair on (the prompt unit)", [c for c in results.columns if c not in (by, "deviation")],
+        key=UNIT_KEY, help="The columns that identify a prompt: each value of the compared "
+                           "factor must answer each prompt. Empty: the design's prompt unit, "
+                           "else an id column, else the prompt factors (the note below the "
+                           "verdict says which was used).")
     with st.expander("Options", expanded=False):
         o1, o2, o3, o4 = st.columns(4)
         level = o1.radio("Highest subgroup level", list(range(1, min(3, len(factors)) + 1))
@@ -97,7 +105,7 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
         more = other_options(Opts, ("adjust", "duplicates", "n_resamples"),
                              key="compare_option")
     return {"by": by, "reference": reference, "factors": factors,
-            "level": int(level) if factors else None, "unit": None,
+            "level": int(level) if factors else None, "unit": list(unit) or None,
             "score": None if outcome == OUTCOME else outcome, **Opts().settings(), **more,
             "adjust": adjust, "duplicates": duplicates, "n_resamples": int(n_boot),
             "cluster": cluster}
@@ -199,3 +207,20 @@ def pair_choice(c: cmp.Comparison) -> tuple[str, str] | None:
         return None
     return st.selectbox("Pair", pairs, key="compare_pair",
                         format_func=lambda p: f"{p[0]} -> {p[1]}")
+
+
+def _use_unit(unit: list[str]) -> None:
+    st.session_state[UNIT_KEY] = list(unit)
+
+
+def pairing_failed(exc: Exception) -> None:
+    """A failed comparison's message and, when a unit would pair
+    (:class:`analysis.errors.PromptUnitError` ``suggested_unit``), a button that pairs on
+    it."""
+    from analysis.prompt_unit import unit_text
+
+    st.error(md(str(exc)))
+    unit = getattr(exc, "suggested_unit", None)
+    if unit:
+        st.button(f"Pair on {unit_text(unit)}", key="compare_use_unit", type="primary",
+                  on_click=_use_unit, args=(list(unit),))

@@ -97,3 +97,29 @@ def test_copied_command_prints_the_page_numbers(page, monkeypatch, capsys):
     exec(compile(code, "snippet", "exec"), scope)  # the Python snippet: the same numbers
     assert scope["comparison"].overall["only_b"].tolist() == overall["only_b"].tolist()
     capsys.readouterr()
+
+
+def test_a_results_table_with_a_row_id_pairs_from_the_page_alone():
+    """Issue 42: the inferred unit is the row id (nothing pairs); the error names the unit
+    that would pair, its button sets 'Pair on', and the page compares the three models."""
+    from tests.analysis.test_prompt_unit import PROMPT, _results
+    from ui.data import suggest_design
+
+    frame = _results(drop=119 / 864)
+    at = page_test("compare.py", frame=frame, design=suggest_design(frame), name="mine.csv")
+    at.run()
+    at.selectbox(key="compare_by").set_value("model").run()
+    assert not at.exception
+    if not at.error:  # the inferred design may already pair: then undo to the row id
+        at.multiselect(key="compare_unit").set_value(["item_id"]).run()
+    message = at.error[0].value
+    assert "the rows pair on template x race x gender x style x sample: use it" in message
+    at.button(key="compare_use_unit").click().run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="compare_unit").value == PROMPT
+    overall = at.dataframe[0].value
+    assert len(overall) == 3 and overall["n_pairs"].min() > 200
+    assert "Paired on template, race, gender, style, sample." in " ".join(
+        c.value for c in at.caption)
+    codes = " ".join(c.value for c in at.code)
+    assert "--unit template,race,gender,style,sample" in codes or "unit=['template'" in codes
