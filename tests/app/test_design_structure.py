@@ -42,10 +42,10 @@ def test_structure_table_and_overrides_on_an_lm_eval_import():
     # the item id alone mixes prompts: filter (a prompt factor) varies within it; refused
     at.multiselect(key=f"design_structure_{rev}_unit").set_value(["doc_id"])
     _run(at)
-    assert ["The prompt unit doc_id does not identify prompts: the prompt factor 'filter' "
-            "takes several values within one of them (doc_id = 0: flexible-extract, "
-            "strict-match), so different prompts would count as one. Add 'filter' to the "
-            "unit."] == [e.value for e in at.error]
+    assert [e.value for e in at.error] == [
+        "The prompt unit doc_id does not identify prompts: the prompt factor 'filter' takes "
+        "several values within one of them (doc_id = 0: flexible-extract, strict-match), so "
+        "different prompts would count as one. Add 'filter' to the unit."]
     assert next(b for b in at.button if b.label == "Use this prompt unit").disabled
     unit = ["doc_id", *at.session_state["design"].of_kind("domain", "prompt")]
     at.multiselect(key=f"design_structure_{rev}_unit").set_value(unit)
