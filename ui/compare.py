@@ -12,7 +12,7 @@ from ui.options import other_options
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "comparison", "default_by",
+    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "comparison", "default_by", "one_model_note",
     "pair_choice", "pair_figures", "pairing_failed", "readings",
 ]
 
@@ -49,12 +49,29 @@ def default_by(design: Design, results: pd.DataFrame) -> str:
     return (design.of_kind("model") and several[0]) or (named or several)[0]
 
 
+def one_model_note(design: Design, results: pd.DataFrame) -> str | None:
+    """"One model only" when every model factor of the design (or a column named
+    ``model``) holds a single value: Compare pairs two or more models."""
+    models = design.of_kind("model") or [c for c in results.columns if str(c).lower() == "model"]
+    single = [m for m in models if m in results.columns and results[m].nunique() <= 1]
+    if not models or len(single) < len(models):
+        return None
+    values = ", ".join(f"{m} = {results[m].dropna().iloc[0]}" if results[m].notna().any()
+                       else f"{m} (empty)" for m in single)
+    return (f"One model only ({values}): Compare pairs the answers of two or more models "
+            "(or settings) to the same prompts. Load a table with several models, or "
+            "compare the values of another factor below if they answer the same prompts.")
+
+
 def _default_by(results: pd.DataFrame, design: Design) -> str:
     return default_by(design, results)
 
 
 def choices(design: Design, results: pd.DataFrame) -> dict:
     """The page's widgets: factor compared, reference, outcome, subgroups and options."""
+    note = one_model_note(design, results)
+    if note:
+        st.info(md(note))
     c1, c2, c3 = st.columns(3)
     from ui.common import per_table
 

@@ -123,3 +123,17 @@ def test_a_results_table_with_a_row_id_pairs_from_the_page_alone():
         c.value for c in at.caption)
     codes = " ".join(c.value for c in at.code)
     assert "--unit template,race,gender,style,sample" in codes or "unit=['template'" in codes
+
+
+def test_a_one_model_table_says_one_model_only():
+    """Issue 42: an lm-eval run of one model said 'context_condition takes several values
+    within one prompt unit'; the page now says first that there is one model only."""
+    from analysis.importers import import_results
+    from tests.analysis.importers.harness_runs import LM_EVAL_FIXTURE
+
+    result = import_results("lm-eval", [LM_EVAL_FIXTURE])
+    model = result.frame["model"].iloc[0] if "model" in result.frame else None
+    at = page_test("compare.py", frame=result.frame, design=result.design, name="lm-eval")
+    at.run()
+    assert not at.exception
+    assert at.info and at.info[0].value.startswith(f"One model only (model = {model})")
