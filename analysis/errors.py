@@ -7,10 +7,13 @@ an analyst: it names the file, column, rows or values concerned.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+
 __all__ = [
     "AnalysisError", "ClusterError", "DesignError", "DesignMismatchError", "EngineError",
     "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "PromptUnitError",
-    "SectionSkipped",
+    "SectionSkipped", "did_you_mean",
 ]
 
 
@@ -78,3 +81,14 @@ class PromptUnitError(PairingError):
 
 class SectionSkipped(AnalysisError):
     """A report section cannot be built from this table and design; ``str(exc)`` says why."""
+
+
+def did_you_mean(name: object, choices: Sequence[object], sentence: bool = False) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` (difflib, cutoff 0.75, case
+    ignored), else an empty string; ``sentence``: `` Did you mean 'x'?``."""
+    by_lower = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.75)
+    if not close:
+        return ""
+    return (f" Did you mean {by_lower[close[0]]!r}?" if sentence
+            else f" (did you mean {by_lower[close[0]]!r}?)")

@@ -19,7 +19,6 @@ pages read it. This module checks a unit against a table and finds a unit that p
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,18 +26,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION
-from analysis.errors import PromptUnitError
+from analysis.errors import PromptUnitError, did_you_mean
 
 __all__ = ["UnitSummary", "check_prompt_unit", "did_you_mean", "pairing_unit", "unit_text",
            "use_unit_hint"]
-
-
-def did_you_mean(name: object, choices: Sequence[object]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``choices`` (difflib, cutoff 0.6, case
-    ignored), else an empty string."""
-    by_lower = {str(c).lower(): str(c) for c in choices}
-    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
-    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 def unit_text(unit: Sequence[str]) -> str:
