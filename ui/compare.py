@@ -26,11 +26,11 @@ COLUMN_CONFIG = {
     cmp.RATE_A: _NUM("rate a", format="%.3f"), cmp.RATE_B: _NUM("rate b", format="%.3f"),
     cmp.DIFFERENCE: _NUM("difference (b - a)", format="%+.3f"),
     cmp.CI_LOW: _NUM("CI low", format="%+.3f"), cmp.CI_HIGH: _NUM("CI high", format="%+.3f"),
-    cmp.P_VALUE: _NUM("p", format="%.2e"), cmp.P_ADJUSTED: _NUM("p adjusted", format="%.2e"),
+    cmp.P_VALUE: _NUM("p", format="%.3g"), cmp.P_ADJUSTED: _NUM("p adjusted", format="%.3g"),
     cmp.LD_DIFFERENCE: _NUM("LD difference", format="%+.3f",
                             help="LD under b - LD under a (each against the other paired "
                                  "prompts)"),
-    cmp.LD_P_ADJUSTED: _NUM("LD p (BH)", format="%.2e"),
+    cmp.LD_P_ADJUSTED: _NUM("LD p (BH)", format="%.3g"),
     cmp.ODDS_RATIO: _NUM("conditional OR", format="%.3f",
                          help="only_b / only_a: odds of deviating under b rather than a"),
 }
