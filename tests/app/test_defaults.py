@@ -65,7 +65,7 @@ def test_p_values_in_page_tables_read_as_numbers_not_mantissas():
                 formats[(i, label, str(key))] = spec["type_config"].get("format")
     assert len(formats) >= 9
     assert set(formats.values()) == {"%.3g"}, formats
-    assert "%.3g" % 0.536 == "0.536" and "%.3g" % 2.1e-11 == "2.1e-11"
+    assert f"{0.536:.3g}" == "0.536" and f"{2.1e-11:.3g}" == "2.1e-11"  # printf %.3g alike
 
 
 def test_kept_settings_raise_no_session_state_warning():
