@@ -1000,11 +1000,13 @@ def build_or_skip(name: str, results: pd.DataFrame, design,
 
 
 def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
-    """Rows, deviations, factor value counts and nestings of the results table."""
+    """Rows, columns of the user's table (the ``deviation`` column the design adds is not
+    one of them, issue 42), deviations, factor value counts and nestings."""
     from analysis.columns import DEVIATION
     from analysis.nesting import describe_nesting, find_nestings
 
-    out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1])}
+    added = int(DEVIATION in results.columns and design.outcome is not None)
+    out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1]) - added}
     if DEVIATION in results.columns:
         dev = results[DEVIATION]
         out["rows with an outcome"] = int(dev.notna().sum())

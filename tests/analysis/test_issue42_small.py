@@ -45,3 +45,15 @@ def test_the_help_names_the_command_typed(tmp_path):
     out = subprocess.run([sys.executable, "-m", "analysis", "--help"], capture_output=True,
                          text=True, check=True).stdout
     assert out.startswith("usage: python -m analysis [-h] SUBCOMMAND")
+
+
+def test_the_report_data_summary_counts_the_users_columns_only():
+    from analysis.design import apply_design, suggest_design
+    from analysis.report import data_summary
+
+    design = suggest_design(FRAME)
+    results = apply_design(FRAME, design)
+    assert "deviation" in results.columns and results.shape[1] == FRAME.shape[1] + 1
+    summary = data_summary(results, design)
+    assert summary["columns"] == 3 and summary["rows"] == 40
+    assert summary["deviations"] == int(FRAME["biased"].sum())
