@@ -57,3 +57,17 @@ def test_the_report_data_summary_counts_the_users_columns_only():
     summary = data_summary(results, design)
     assert summary["columns"] == 3 and summary["rows"] == 40
     assert summary["deviations"] == int(FRAME["biased"].sum())
+
+
+def test_disparitys_default_feature_is_not_the_0_1_outcome():
+    from analysis.design import apply_design, suggest_design
+    from analysis.factor_defaults import numeric_columns
+
+    frame = FRAME.assign(sample=[0, 1] * 20, score=[0.1 * (i % 7) for i in range(40)],
+                         item_id=range(40))
+    design = suggest_design(frame[["model", "race", "biased"]])
+    order = numeric_columns(apply_design(frame, design), design)
+    assert order[0] == "score" and order.index("biased") > order.index("sample")
+    assert order[-1] == "item_id"
+    only = numeric_columns(apply_design(FRAME.assign(sample=[0, 1] * 20), design), design)
+    assert only == ["sample", "biased"]
