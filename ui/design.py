@@ -157,10 +157,12 @@ def structure_section(frame: pd.DataFrame, design: Design, key: str) -> None:
     prompt_unit_editor(frame, design, structure, key)
     c1, c2 = st.columns([2, 5])
     c1.selectbox("Column", list(frame.columns), key=STRUCTURE_COLUMN)
-    for (action, label), slot in zip(STRUCTURE_ACTIONS.items(),
-                                     c2.columns(len(STRUCTURE_ACTIONS)), strict=True):
-        slot.button(label, key=f"{key}_{action}",
-                    on_click=guarded_callback(functools.partial(_override, action)))
+    # a wrapping row of buttons as wide as their labels: in four fixed columns the labels
+    # were cut ("Use it as the cl...", issue 42)
+    row = c2.container(horizontal=True, wrap=True, key=f"{key}_actions")
+    for action, label in STRUCTURE_ACTIONS.items():
+        row.button(label, key=f"{key}_{action}", width="content",
+                   on_click=guarded_callback(functools.partial(_override, action)))
 
 
 #: Session key of the column the structure overrides act on.

@@ -74,3 +74,26 @@ def test_every_analysis_page_opens_on_meaningful_factors_after_an_lm_eval_import
         # says so and offers fixes), but no message is about an answer text or the key
         for e in at.error:
             assert not any(f"{j} =" in e.value or f"'{j}'" in e.value for j in junk), e.value
+
+
+def test_the_structure_buttons_wrap_as_wide_as_their_labels():
+    """Issue 42: in four fixed columns the labels were cut ("Use it as the cl..."); now
+    one horizontal container that wraps holds the four buttons."""
+    from streamlit.proto.Block_pb2 import Block
+
+    frame = import_results("lm-eval", [LM_EVAL_FIXTURE]).frame
+    at = _run(page_test("design.py", frame=frame, design=suggest_design(frame), name="x"))
+    labels = ["Make it a factor", "Not a factor", "Use it as the cluster",
+              "No cluster (independent rows)"]
+    found = []
+
+    def walk(node) -> None:
+        kids = list(getattr(node, "children", {}).values())
+        if [getattr(k, "label", None) for k in kids] == labels:
+            found.append(node.proto.flex_container)
+        for k in kids:
+            walk(k)
+
+    walk(at._tree)
+    (row,) = found
+    assert row.direction == Block.FlexContainer.Direction.HORIZONTAL and row.wrap
