@@ -714,7 +714,8 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     if noise_arguments("importance", s):  # noise_same_sign, _significant, _survives per term
         terms = _importance_noise(sec, results, design, s, fit, where, references, p_column)
     sec.figures.append(("factor_importance", importance_figure(
-        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
+        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column,
+        references=fit.references)))
     sec.tables += [("factor_importance", terms),
                    ("factor_importance_lr_tests", fit.factor_tests)]
 

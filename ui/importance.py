@@ -35,7 +35,7 @@ from ui.common import cells_for
 from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "model_options"]
+__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "intercept_note", "model_options"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -152,3 +152,19 @@ def fix_buttons(fixes: tuple[Fix, ...], design: Design) -> None:
         st.markdown("**Fix it:**")
     for i, fix in enumerate(fixes):
         st.button(fix.label, key=f"importance_fix_{i}", on_click=_apply, args=(fix, design))
+
+
+def intercept_note(terms: pd.DataFrame, references: dict | None = None) -> str | None:
+    """What the intercept row's ``n`` and rate count: the rows with every factor at its
+    reference (issue 42: "n 2, rate 0.000" read as the table's), with the references."""
+    from analysis.importance import INTERCEPT
+
+    row = terms[terms["term"] == INTERCEPT] if "term" in terms else terms.iloc[:0]
+    if row.empty or "n" not in row:
+        return None
+    n = int(row["n"].iloc[0])
+    refs = dict(references or {})
+    at = ", ".join(f"{k} = {v}" for k, v in refs.items())
+    return (f"(intercept): n and deviation rate are the {n:,} rows with every factor at its "
+            f"reference{f' ({at})' if at else ''}, not the whole table; its coefficient is "
+            "the fitted log-odds there.")
