@@ -41,7 +41,7 @@ from analysis.options.common import CI_CHOICES as _CI_CHOICES
 
 __all__ = [
     "CI_CHOICES", "CI_KEYS", "CI_SECTIONS", "COHORT_MAX_GROUPS", "HTML_MAX_ROWS",
-    "NOISE_SECTIONS", "PDF_UNAVAILABLE", "Report", "SECTIONS",
+    "NOISE_SECTIONS", "PDF_UNAVAILABLE", "PRINT_COLUMNS", "Report", "SECTIONS",
     "Section", "SettingsError", "TITLES", "ZIP_NAME_MAX", "bootstrap_arguments",
     "build_or_skip", "build_report", "build_section", "chromium_path", "ci_defaults",
     "data_summary", "default_settings", "describe_bootstrap", "design_table", "noise_arguments",
