@@ -15,10 +15,14 @@ start_exporter()  # the server's first page view: Chrome for the downloads start
 auth.require_sign_in()  # with an [auth] provider configured: nobody gets further unsigned
 session.restore()  # after a browser reload: the table, design and settings of ?sid=
 mine = session.sessions_sidebar()  # with sign-in: "My sessions" (refreshed after the save)
-try:
-    with page_guard():  # an unexpected error becomes a message; the session state is kept
-        page.run()
-finally:
+
+
+def finish() -> None:
+    """The end of every run, before a page's st.stop() takes effect (ui.session.page_run)."""
     page_state.remember()  # this table's page settings and report sections (ui/page_state.py)
-    session.save()
+    session.save()  # and the session's id back in the URL
     session.sessions_sidebar(mine)
+
+
+with session.page_run(finish), page_guard():  # an unexpected error becomes a message
+    page.run()

@@ -168,7 +168,25 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
 
 
 def _options(cls: type[Options], options: Any, values: Mapping[str, Any]) -> Options:
-    return cls.coerce(options, **values)
+    try:
+        return cls.coerce(options, **values)
+    except AnalysisError as exc:
+        # an unknown option close to one of the calling function's own arguments
+        # (reference= for references=): name that argument (issue 42)
+        import inspect
+        import sys
+
+        from analysis.errors import did_you_mean
+
+        caller = globals().get(sys._getframe(1).f_code.co_name)
+        arguments = [p for p in inspect.signature(caller).parameters
+                     if p not in ("data", "design", "options")] if callable(caller) else []
+        hints = [did_you_mean(name, arguments) for name in values if name not in cls.specs()]
+        hint = next((h for h in hints if h), "")
+        if not hint:
+            raise
+        raise type(exc)(f"{exc}{hint.replace('did you mean ', 'did you mean the argument ')}"
+                        ) from None
 
 
 def importance(data: Any, design: Any = None, *, options: Any = None,

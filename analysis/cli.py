@@ -395,6 +395,13 @@ def emit(args: argparse.Namespace, payload: Any, table=None) -> None:
         print(shown)
 
 
+def _prog() -> str:
+    """The name the user typed: ``bias-workbench`` (the installed command) or ``python -m
+    analysis`` (issue 42: ``bias-workbench --help`` said ``python -m analysis``)."""
+    name = os.path.basename(sys.argv[0] or "")
+    return name if name.startswith("bias-workbench") else "python -m analysis"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered.
 
@@ -404,7 +411,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     only what they use. Without it, every subcommand is registered in full.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m analysis",
+        prog=_prog(),
         description="Analyse an LLM bias benchmark as a designed experiment.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")

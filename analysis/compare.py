@@ -362,6 +362,10 @@ def pair_units(
         source, note = "given", f"Paired on {', '.join(unit_cols)}."
         if not unit_cols:
             raise PairingError(f"The prompt unit cannot be {by!r} itself.")
+    if source == "given":  # a missing column, a row id, a unit mixing prompts: each said
+        from analysis.prompt_unit import check_prompt_unit
+
+        check_prompt_unit(results, unit_cols, design, by)
     absent = [c for c in unit_cols if c not in results.columns]
     if absent:
         raise PairingError(f"The prompt unit names columns the table lacks: {', '.join(absent)}.")
@@ -411,11 +415,12 @@ def pair_units(
         if varies.any():
             i = int(np.flatnonzero(varies)[0])
             what = "cluster" if col == cluster else "factor"
-            raise PairingError(
+            raise _with_pairing_unit(
                 f"The {what} {col!r} takes several values within one prompt unit "
                 f"({', '.join(unit_cols)} = {unit_label(unit_codes[i])}): pairing "
                 f"compares the answers to the same prompt, so a {what} must describe the "
-                "prompt. Choose prompt-level factors or declare a finer prompt_unit.")
+                "prompt. Choose prompt-level factors or declare a finer prompt_unit.",
+                results, design, by, score)
     # per (unit, value of by): sum and count of the outcome
     n_by = len(by_values)
     cell = unit_codes.astype(np.int64) * n_by + by_codes
@@ -482,11 +487,24 @@ def pair_units(
                       duplicates=duplicates, notes=notes, factors=factors)
     shared = [p for p in pairing.pairs() if len(pairing.paired(*p))]
     if not shared:
-        raise PairingError(
+        raise _with_pairing_unit(
             f"The values of {by!r} share no prompt: no {', '.join(unit_cols)} is answered by "
             f"two of them ({', '.join(present)}). A paired comparison needs the same prompts "
-            "under each value; check the prompt unit.")
+            "under each value; check the prompt unit.", results, design, by, score)
     return pairing
+
+
+def _with_pairing_unit(message: str, results: pd.DataFrame, design, by: str,
+                       score: str | None) -> PairingError:
+    """The error of a failed pairing, with the unit that would pair when there is one
+    (:func:`analysis.prompt_unit.pairing_unit`; its ``suggested_unit``)."""
+    from analysis.errors import PromptUnitError
+    from analysis.prompt_unit import pairing_unit, use_unit_hint
+
+    found = pairing_unit(results, design, by, exclude=[score] if score else ())
+    if not found:
+        return PairingError(message)
+    return PromptUnitError(f"{message} Instead, {use_unit_hint(found)}", suggested_unit=found)
 
 
 def _unit_codes(frame: pd.DataFrame, unit_cols: list[str]) -> tuple[np.ndarray, np.ndarray]:

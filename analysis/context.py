@@ -98,21 +98,40 @@ class AnalysisContext:
                                           self.subset_text(), self.simulated), strict=True))
 
 
-def stamp_figure(fig, context: AnalysisContext):
-    """A copy of a plotly figure with the context line written below the plot area.
+#: Trace types drawn without a cartesian x axis (the context line is then an annotation).
+_NOT_CARTESIAN = {"sunburst", "pie", "treemap", "icicle", "sankey", "table", "funnelarea",
+                  "parcoords", "parcats", "indicator", "scatterpolar", "barpolar"}
 
-    The bottom margin grows by :data:`STAMP_HEIGHT` pixels and the line sits in that
-    strip, so it never covers axis labels.
+
+def stamp_figure(fig, context: AnalysisContext):
+    """A copy of a plotly figure with the context line written below everything else.
+
+    With one cartesian x axis the line is the last line of the axis title (small, grey):
+    plotly's automatic margins then make room for it below the tick labels, whatever they
+    need (rotated long labels pushed an annotation placed at the layout's bottom margin
+    under them, issue 42). Otherwise (a sunburst, subplots) it is an annotation in a strip
+    of :data:`STAMP_HEIGHT` pixels added to the bottom margin.
     """
     import plotly.graph_objects as go
 
     from analysis.safe_text import escape_html_label
 
     out = go.Figure(fig)
-    bottom = out.layout.margin.b if out.layout.margin.b is not None else 80
-    out.update_layout(margin={"b": bottom + STAMP_HEIGHT})
     # the file name and the subset values come from the data: plotly would render tags
-    out.add_annotation(text=escape_html_label(context.line()), xref="paper", yref="paper", x=0, y=0,
+    line = escape_html_label(context.line())
+    layout = out.layout
+    cartesian = bool(out.data) and not any(t.type in _NOT_CARTESIAN for t in out.data)
+    subplots = any(getattr(layout, f"xaxis{i}", None) is not None
+                   and getattr(layout, f"xaxis{i}").to_plotly_json() for i in (2, 3))
+    if cartesian and not subplots and layout.xaxis.visible is not False:
+        title = layout.xaxis.title.text or ""
+        small = f"<span style='font-size:10px;color:#555'>{line}</span>"
+        layout.xaxis.update(title_text=f"{title}<br>{small}" if title else small,
+                            automargin=True)
+        return out
+    bottom = layout.margin.b if layout.margin.b is not None else 80
+    out.update_layout(margin={"b": bottom + STAMP_HEIGHT})
+    out.add_annotation(text=line, xref="paper", yref="paper", x=0, y=0,
                        xanchor="left", yanchor="top", yshift=-bottom, showarrow=False,
                        font={"size": 10, "color": "#555"}, align="left")
     return out

@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.columns import DEVIATION
 from analysis.design_model import Design
 from analysis.design_outcome import deviation
-from analysis.errors import DesignError, DesignMismatchError
+from analysis.errors import DesignError, DesignMismatchError, did_you_mean
 from analysis.values import (
     MAX_FACTOR_VALUES,
     check_frame,
@@ -56,7 +56,8 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
     problems: list[Problem] = []
     for f in design.factors:
         if f.name not in frame.columns:
-            problems.append(Problem("error", f"Factor column {f.name!r} is not in the table."))
+            problems.append(Problem("error", f"Factor column {f.name!r} is not in the table."
+                                    + did_you_mean(f.name, list(frame.columns), sentence=True)))
             continue
         codes, labels, counts = memo[f.name] = value_counts_coded(frame[f.name])
         seen = {lab for lab, c in zip(labels, counts, strict=True) if c}

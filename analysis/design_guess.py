@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.design_model import Design, Factor, Outcome
-from analysis.errors import DesignError
+from analysis.errors import DesignError, did_you_mean
 from analysis.values import (
     MAX_FACTOR_VALUES,
     MODEL_WORDS,
@@ -96,7 +96,8 @@ def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None
                 reference: str | None = None) -> Factor:
     """A factor for ``column`` with its observed values (ordered) and a default reference."""
     if column not in frame.columns:
-        raise DesignError(f"There is no column {column!r} in the results table.")
+        raise DesignError(f"There is no column {column!r} in the results table."
+                          + did_you_mean(column, list(frame.columns), sentence=True))
     _, values = factor_values(frame[column])
     if len(values) > MAX_FACTOR_VALUES:
         raise DesignError(too_many_values(column, len(values)))

@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis.columns import DEVIATION
 from analysis.design_model import Outcome
-from analysis.errors import DesignError
+from analysis.errors import DesignError, did_you_mean
 from analysis.values import factor_values, format_value
 
 __all__ = ["deviation"]
@@ -37,7 +37,8 @@ def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
     """
     col = outcome.column
     if col not in frame.columns:
-        raise DesignError(f"Outcome column {col!r} is not in the table.")
+        raise DesignError(f"Outcome column {col!r} is not in the table."
+                          + did_you_mean(col, list(frame.columns), sentence=True))
     s = frame[col]
     missing = s.isna()
     if outcome.mapping == "binary":

@@ -7,10 +7,13 @@ an analyst: it names the file, column, rows or values concerned.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+
 __all__ = [
     "AnalysisError", "ClusterError", "CriteriaError", "DesignError", "DesignMismatchError",
-    "EngineError",
-    "FitError", "LimitError", "LoadError", "OutputError", "PairingError", "SectionSkipped",
+    "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
+    "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
 
 
@@ -66,6 +69,16 @@ class PairingError(AnalysisError):
     is not among the values ..."""
 
 
+class PromptUnitError(PairingError):
+    """A prompt unit that cannot be one (``analysis.prompt_unit``): a column missing, every
+    row its own prompt, prompts that mix values of a prompt factor. ``suggested_unit``: a
+    unit that would pair, when one was found (else None)."""
+
+    def __init__(self, message: str, suggested_unit: list[str] | None = None):
+        super().__init__(message)
+        self.suggested_unit = suggested_unit
+
+
 class SectionSkipped(AnalysisError):
     """A report section cannot be built from this table and design; ``str(exc)`` says why."""
 
@@ -74,3 +87,14 @@ class CriteriaError(AnalysisError):
     """A criteria file of the gate (``analysis.gate``, ``docs/checks.md``) that cannot be
     used: not YAML, a typo in a key, an unknown metric, factor or value; the message names
     the file, the line and the fix."""
+
+
+def did_you_mean(name: object, choices: Sequence[object], sentence: bool = False) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` (difflib, cutoff 0.75, case
+    ignored), else an empty string; ``sentence``: `` Did you mean 'x'?``."""
+    by_lower = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.75)
+    if not close:
+        return ""
+    return (f" Did you mean {by_lower[close[0]]!r}?" if sentence
+            else f" (did you mean {by_lower[close[0]]!r}?)")

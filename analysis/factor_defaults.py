@@ -104,12 +104,16 @@ def is_id_like(series: pd.Series, name: str | None = None) -> bool:
 
 def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
     """Numeric columns that are not factors (nor the derived deviation): floats first,
+    two-valued columns after the others of their type, constant columns after those, the
+    design's outcome column after those (issue 42: Disparity opened on the 0/1 outcome),
     id-like columns (:func:`is_id_like`) last, so the first is a sensible default."""
     skip = set(design.names) | {DEVIATION}
+    outcome = design.outcome.column if design.outcome is not None else None
     cols = [c for c in results.columns if c not in skip
             and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
                 results[c]))]
-    return sorted(cols, key=lambda c: (is_id_like(results[c], c),
+    return sorted(cols, key=lambda c: (is_id_like(results[c], c), c == outcome,
+                                       results[c].nunique() <= 1,
                                        not pd.api.types.is_float_dtype(results[c]),
                                        results[c].nunique() <= 2))
 

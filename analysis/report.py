@@ -41,7 +41,7 @@ from analysis.options.common import CI_CHOICES as _CI_CHOICES
 
 __all__ = [
     "CI_CHOICES", "CI_KEYS", "CI_SECTIONS", "COHORT_MAX_GROUPS", "HTML_MAX_ROWS",
-    "NOISE_SECTIONS", "PDF_UNAVAILABLE", "Report", "SECTIONS",
+    "NOISE_SECTIONS", "PDF_UNAVAILABLE", "PRINT_COLUMNS", "Report", "SECTIONS",
     "Section", "SettingsError", "TITLES", "ZIP_NAME_MAX", "bootstrap_arguments",
     "build_or_skip", "build_report", "build_section", "chromium_path", "ci_defaults",
     "data_summary", "default_settings", "describe_bootstrap", "design_table", "noise_arguments",
@@ -715,7 +715,8 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     if noise_arguments("importance", s):  # noise_same_sign, _significant, _survives per term
         terms = _importance_noise(sec, results, design, s, fit, where, references, p_column)
     sec.figures.append(("factor_importance", importance_figure(
-        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column)))
+        fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column,
+        references=fit.references)))
     sec.tables += [("factor_importance", terms),
                    ("factor_importance_lr_tests", fit.factor_tests)]
     # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
@@ -1013,11 +1014,13 @@ def build_or_skip(name: str, results: pd.DataFrame, design,
 
 
 def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
-    """Rows, deviations, factor value counts and nestings of the results table."""
+    """Rows, columns of the user's table (the ``deviation`` column the design adds is not
+    one of them, issue 42), deviations, factor value counts and nestings."""
     from analysis.columns import DEVIATION
     from analysis.nesting import describe_nesting, find_nestings
 
-    out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1])}
+    added = int(DEVIATION in results.columns and design.outcome is not None)
+    out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1]) - added}
     if DEVIATION in results.columns:
         dev = results[DEVIATION]
         out["rows with an outcome"] = int(dev.notna().sum())
@@ -1063,12 +1066,14 @@ td:first-child{text-align:left}.warn{background:#fff4e0;
 border-left:4px solid #f0a000;padding:.4em .8em;margin:.3em 0}.skip{background:#eef2f7;
 border-left:4px solid #7a8ca5;padding:.4em .8em;margin:.3em 0}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em}
-.scroll{overflow-x:auto;max-width:100%}.caption{color:#555;font-size:.9em;margin:.2em 0 .4em}
+.scroll{overflow-x:auto;max-width:100%}.print{display:none}
+.caption{color:#555;font-size:.9em;margin:.2em 0 .4em}
 .empty{color:#555;font-style:italic}h3{margin-bottom:.1em}ul.settings{color:#333}
 section{page-break-before:always}section.skipped{page-break-before:auto}
 @media print{body{max-width:none;margin:0 1em;font-size:10pt}details{display:none}
 .scroll{overflow:visible}table{font-size:7pt;width:100%;table-layout:auto}
-td,th{word-break:break-word;overflow-wrap:anywhere;padding:1px 3px}
+td,th{word-break:normal;overflow-wrap:normal;hyphens:none;padding:1px 3px}
+.screen{display:none}.print{display:block}
 .figure{page-break-inside:avoid}.modebar-container{display:none}
 h2,h3{page-break-after:avoid}section.skipped,ul.settings{page-break-inside:avoid}}"""
 
@@ -1086,6 +1091,12 @@ def _figure_div(fig, div_id: str) -> str:
             '{"responsive":true,"displaylogo":false});})();</script>')
 
 
+#: Data columns per printed part of a wide table (the first column is repeated in each):
+#: at 7 pt on a Letter or A4 page that many fit without squeezing a cell (issue 42: the
+#: PDF broke "374" as "37 / 4" in a 20-column table). On screen the table scrolls.
+PRINT_COLUMNS = 8
+
+
 def _table_html(table: pd.DataFrame, stem: str = "", adjust: str | None = None) -> str:
     """The first :data:`HTML_MAX_ROWS` rows, rounded as on the pages, in a box that scrolls
     sideways on screen and wraps in print (one sentence for an empty table; ``adjust``:
@@ -1096,6 +1107,15 @@ def _table_html(table: pd.DataFrame, stem: str = "", adjust: str | None = None) 
         return '<p class="empty">No rows: nothing to show for these settings.</p>'
     shown = display_table(table.head(HTML_MAX_ROWS), stem, adjust=adjust)
     body = '<div class="scroll">' + shown.to_html(index=False, escape=True) + "</div>"
+    if shown.shape[1] > PRINT_COLUMNS + 1:  # printed in parts: no cell squeezed mid-word
+        body = body.replace('<div class="scroll">', '<div class="scroll screen">', 1)
+        rest = list(shown.columns[1:])
+        parts = [rest[i:i + PRINT_COLUMNS] for i in range(0, len(rest), PRINT_COLUMNS)]
+        body += '<div class="print">' + "".join(
+            f'<p class="caption">Columns {i * PRINT_COLUMNS + 2}-'
+            f'{i * PRINT_COLUMNS + 1 + len(part)} of {shown.shape[1]} (the first repeated)'
+            "</p>" + shown[[shown.columns[0], *part]].to_html(index=False, escape=True)
+            for i, part in enumerate(parts)) + "</div>"
     if len(table) > HTML_MAX_ROWS:
         body += (f"<p>First {HTML_MAX_ROWS} of {len(table):,} rows; the ZIP holds the full "
                  "table as CSV.</p>")

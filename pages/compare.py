@@ -6,7 +6,15 @@ from analysis.columns import SUBGROUP
 from analysis.compare import MODEL_A, MODEL_B, VERDICTS_DIFFER
 from analysis.errors import AnalysisError
 from ui.common import figure_downloads, require_results, subset_filter, table_download
-from ui.compare import COLUMN_CONFIG, choices, comparison, pair_choice, pair_figures, readings
+from ui.compare import (
+    COLUMN_CONFIG,
+    choices,
+    comparison,
+    pair_choice,
+    pair_figures,
+    pairing_failed,
+    readings,
+)
 from ui.native import native_deltas_view
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
@@ -30,7 +38,7 @@ if design.outcome is None and settings["score"] is None:
 try:
     c = comparison(results, design, settings, where)
 except AnalysisError as exc:
-    st.error(md(str(exc)))
+    pairing_failed(exc)  # the message, and a button for the unit that would pair
     st.stop()
 
 add_to_report_button("compare", {**settings, "where": where})

@@ -45,7 +45,10 @@ if source == "Bundled sample":
     if st.session_state.get("results_name") != choice:
         st.button("Load this sample", on_click=on_sample_change, key="data_load_sample")
 elif source == "Import from ...":
-    import_section()
+    if import_section():  # an import not yet used: the old table is not previewed below it
+        st.caption(md(f"The active table is still {st.session_state.get('results_name', '')}"
+                      ": **Use this table** makes the import the active one."))
+        st.stop()
 elif source == "Large file on this machine":
     folder, note = folder_note()
     st.text_input("Path or glob under the data folder (e.g. runs/*.parquet or a folder)",

@@ -11,6 +11,7 @@ from ui.drawing import importance_figure_panel
 from ui.importance import (
     COLUMN_CONFIG,
     fix_buttons,
+    intercept_note,
     model_options,
 )
 from ui.importance_linear import continuous_view, logistic_fit
@@ -73,6 +74,8 @@ st.caption(f"{counts.get('risk', 0)} risk and {counts.get('protective', 0)} prot
            "multiple testing; 'p (BH)' is the Benjamini-Hochberg adjustment over the terms.")
 st.dataframe(terms, hide_index=True, column_config=COLUMN_CONFIG | NOISE_COLUMNS,
              key="importance_table")
+if intercept_note(fit.terms, fit.references):  # what the intercept row's n and rate count
+    st.caption(md(intercept_note(fit.terms, fit.references)))
 table_download(terms, "factor_importance", key="importance_terms")
 
 st.subheader("Factor tests" if fit.cluster else "Likelihood-ratio test per factor")

@@ -12,8 +12,8 @@ from ui.options import other_options
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "OUTCOME", "choices", "comparison", "default_by", "pair_choice",
-    "pair_figures", "readings",
+    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "comparison", "default_by", "one_model_note",
+    "pair_choice", "pair_figures", "pairing_failed", "readings",
 ]
 
 
@@ -26,15 +26,17 @@ COLUMN_CONFIG = {
     cmp.RATE_A: _NUM("rate a", format="%.3f"), cmp.RATE_B: _NUM("rate b", format="%.3f"),
     cmp.DIFFERENCE: _NUM("difference (b - a)", format="%+.3f"),
     cmp.CI_LOW: _NUM("CI low", format="%+.3f"), cmp.CI_HIGH: _NUM("CI high", format="%+.3f"),
-    cmp.P_VALUE: _NUM("p", format="%.2e"), cmp.P_ADJUSTED: _NUM("p adjusted", format="%.2e"),
+    cmp.P_VALUE: _NUM("p", format="%.3g"), cmp.P_ADJUSTED: _NUM("p adjusted", format="%.3g"),
     cmp.LD_DIFFERENCE: _NUM("LD difference", format="%+.3f",
                             help="LD under b - LD under a (each against the other paired "
                                  "prompts)"),
-    cmp.LD_P_ADJUSTED: _NUM("LD p (BH)", format="%.2e"),
+    cmp.LD_P_ADJUSTED: _NUM("LD p (BH)", format="%.3g"),
     cmp.ODDS_RATIO: _NUM("conditional OR", format="%.3f",
                          help="only_b / only_a: odds of deviating under b rather than a"),
 }
 OUTCOME = "deviation (0/1, the design's outcome)"
+#: Session key of the Compare page's prompt unit (a multiselect; empty = inferred).
+UNIT_KEY = "compare_unit"
 
 
 def default_by(design: Design, results: pd.DataFrame) -> str:
@@ -47,12 +49,29 @@ def default_by(design: Design, results: pd.DataFrame) -> str:
     return (design.of_kind("model") and several[0]) or (named or several)[0]
 
 
+def one_model_note(design: Design, results: pd.DataFrame) -> str | None:
+    """"One model only" when every model factor of the design (or a column named
+    ``model``) holds a single value: Compare pairs two or more models."""
+    models = design.of_kind("model") or [c for c in results.columns if str(c).lower() == "model"]
+    single = [m for m in models if m in results.columns and results[m].nunique() <= 1]
+    if not models or len(single) < len(models):
+        return None
+    values = ", ".join(f"{m} = {results[m].dropna().iloc[0]}" if results[m].notna().any()
+                       else f"{m} (empty)" for m in single)
+    return (f"One model only ({values}): Compare pairs the answers of two or more models "
+            "(or settings) to the same prompts. Load a table with several models, or "
+            "compare the values of another factor below if they answer the same prompts.")
+
+
 def _default_by(results: pd.DataFrame, design: Design) -> str:
     return default_by(design, results)
 
 
 def choices(design: Design, results: pd.DataFrame) -> dict:
     """The page's widgets: factor compared, reference, outcome, subgroups and options."""
+    note = one_model_note(design, results)
+    if note:
+        st.info(md(note))
     c1, c2, c3 = st.columns(3)
     from ui.common import per_table
 
@@ -75,6 +94,12 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
 
     factors = factor_choice(design, "compare_factors", exclude=[by], results=results,
                             label="Where do they differ? Subgroups of these prompt factors")
+    unit = st.multiselect(
+        "Pair on (the prompt unit)", [c for c in results.columns if c not in (by, "deviation")],
+        key=UNIT_KEY, help="The columns that identify a prompt: each value of the compared "
+                           "factor must answer each prompt. Empty: the design's prompt unit, "
+                           "else an id column, else the prompt factors (the note below the "
+                           "verdict says which was used).")
     with st.expander("Options", expanded=False):
         o1, o2, o3, o4 = st.columns(4)
         level = o1.radio("Highest subgroup level", list(range(1, min(3, len(factors)) + 1))
@@ -97,7 +122,7 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
         more = other_options(Opts, ("adjust", "duplicates", "n_resamples"),
                              key="compare_option")
     return {"by": by, "reference": reference, "factors": factors,
-            "level": int(level) if factors else None, "unit": None,
+            "level": int(level) if factors else None, "unit": list(unit) or None,
             "score": None if outcome == OUTCOME else outcome, **Opts().settings(), **more,
             "adjust": adjust, "duplicates": duplicates, "n_resamples": int(n_boot),
             "cluster": cluster}
@@ -199,3 +224,20 @@ def pair_choice(c: cmp.Comparison) -> tuple[str, str] | None:
         return None
     return st.selectbox("Pair", pairs, key="compare_pair",
                         format_func=lambda p: f"{p[0]} -> {p[1]}")
+
+
+def _use_unit(unit: list[str]) -> None:
+    st.session_state[UNIT_KEY] = list(unit)
+
+
+def pairing_failed(exc: Exception) -> None:
+    """A failed comparison's message and, when a unit would pair
+    (:class:`analysis.errors.PromptUnitError` ``suggested_unit``), a button that pairs on
+    it."""
+    from analysis.prompt_unit import unit_text
+
+    st.error(md(str(exc)))
+    unit = getattr(exc, "suggested_unit", None)
+    if unit:
+        st.button(f"Pair on {unit_text(unit)}", key="compare_use_unit", type="primary",
+                  on_click=_use_unit, args=(list(unit),))

@@ -23,7 +23,7 @@ from ui.widgets import md
 
 __all__ = [
     "MAPPING_LABELS", "STRUCTURE_ACTIONS", "STRUCTURE_COLUMN", "factor_widgets",
-    "on_design_upload", "outcome_widgets", "structure_section",
+    "on_design_upload", "outcome_widgets", "prompt_unit_editor", "structure_section",
 ]
 
 
@@ -140,7 +140,6 @@ STRUCTURE_ACTIONS = {
     "drop": "Not a factor",
     "cluster": "Use it as the cluster",
     "no_cluster": "No cluster (independent rows)",
-    "unit": "Use it as the prompt id",
 }
 
 
@@ -155,12 +154,15 @@ def structure_section(frame: pd.DataFrame, design: Design, key: str) -> None:
         st.info(md(note))
     st.caption(md(f"Active design: cluster {design.cluster or 'none (independent rows)'}; "
                   f"a prompt is one combination of {', '.join(design.prompt_unit_columns())}."))
+    prompt_unit_editor(frame, design, structure, key)
     c1, c2 = st.columns([2, 5])
     c1.selectbox("Column", list(frame.columns), key=STRUCTURE_COLUMN)
-    for (action, label), slot in zip(STRUCTURE_ACTIONS.items(),
-                                     c2.columns(len(STRUCTURE_ACTIONS)), strict=True):
-        slot.button(label, key=f"{key}_{action}",
-                    on_click=guarded_callback(functools.partial(_override, action)))
+    # a wrapping row of buttons as wide as their labels: in four fixed columns the labels
+    # were cut ("Use it as the cl...", issue 42)
+    row = c2.container(horizontal=True, wrap=True, key=f"{key}_actions")
+    for action, label in STRUCTURE_ACTIONS.items():
+        row.button(label, key=f"{key}_{action}", width="content",
+                   on_click=guarded_callback(functools.partial(_override, action)))
 
 
 #: Session key of the column the structure overrides act on.
@@ -184,11 +186,58 @@ def _override(action: str) -> None:
             design = design.with_cluster(column)
         elif action == "no_cluster":
             design = design.with_cluster(None)
-        elif action == "unit":
-            design = design.with_prompt_unit([column])
     except AnalysisError as exc:
         st.session_state["design_upload_error"] = f"{column}: {exc}"
         return
     st.session_state.pop("design_upload_error", None)
     st.session_state["design"] = design
+    st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _unit_summary(token: str, unit: tuple[str, ...], design_json: str, _frame: pd.DataFrame,
+                  _design: Design):  # noqa: ANN202 - a UnitSummary or the PromptUnitError
+    from analysis.errors import PromptUnitError
+    from analysis.prompt_unit import check_prompt_unit
+
+    try:
+        return check_prompt_unit(_frame, unit, _design)
+    except PromptUnitError as exc:
+        return exc
+
+
+def prompt_unit_editor(frame: pd.DataFrame, design: Design, structure, key: str) -> None:
+    """The prompt unit, editable (several columns): what the inference says and why, the
+    number of prompts the chosen columns give, and a button that makes it the design's
+    (refused with its message when the columns cannot be a prompt unit)."""
+    from analysis.errors import PromptUnitError
+
+    inferred = [c for c in structure.prompt_unit if c in frame.columns]
+    current = [c for c in design.prompt_unit if c in frame.columns]
+    st.markdown("**Prompt unit** (what every model or setting answers)")
+    chosen = st.multiselect(
+        "A prompt is one combination of", list(frame.columns),
+        default=current or inferred or [c for c in design.prompt_unit_columns()
+                                        if c in frame.columns],
+        key=f"{key}_unit", help="Pairing (Compare) and the prompt counts use it. Empty: "
+                                "the domain and prompt factors of the design.")
+    declared = ", ".join(design.prompt_unit) or "not declared (the domain and prompt factors)"
+    st.caption(md(f"Inferred from the table: {', '.join(inferred) or 'each row'}: "
+                  f"{structure.prompt_unit_reason or 'no reason given'}. In the design: "
+                  f"{declared}."))
+    summary = _unit_summary(st.session_state.get("results_token", ""), tuple(chosen),
+                            design.to_json(), frame, design) if chosen else None
+    if isinstance(summary, PromptUnitError):
+        st.error(md(str(summary)))
+    elif summary is not None:
+        st.caption(md(f"{', '.join(chosen)}: {summary.describe()}."))
+    if tuple(chosen) != tuple(design.prompt_unit):
+        st.button("Use this prompt unit", key=f"{key}_use_unit",
+                  disabled=isinstance(summary, PromptUnitError),
+                  on_click=guarded_callback(functools.partial(_use_unit, tuple(chosen))))
+
+
+def _use_unit(unit: tuple[str, ...]) -> None:
+    design = st.session_state.get("design") or Design()
+    st.session_state["design"] = design.with_prompt_unit(unit)
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1

@@ -239,7 +239,9 @@ def box_of(results: pd.DataFrame, design: Design, where: dict, feature: str, by:
 def metric_row(report: dsp.DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
     for col, (label, value, note) in zip(st.columns(3), headline(report), strict=True):
-        col.metric(md(label), value, md(note) if note else note, delta_color="off")
+        # the note is a verdict, not a change: no arrow (issue 42: "fails 4/5" had an up one)
+        col.metric(md(label), value, md(note) if note else note, delta_color="off",
+                   delta_arrow="off")
     st.caption(md(report.dixon.note))
 
 

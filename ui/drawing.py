@@ -68,7 +68,8 @@ def importance_figure_panel(fit: object, options: dict, where: dict, covariates:
     p_column = P_ADJUSTED if options["adjust"] == "bh" else P_VALUE
     terms: pd.DataFrame = fit.terms
     fig = importance_figure(terms, scale=scale, max_p=max_p, p_column=p_column,
-                            include_intercept=intercept)
+                            include_intercept=intercept,
+                            references=getattr(fit, "references", None))
     st.plotly_chart(fig, key="importance_chart")
     for note in fit.notes:
         st.warning(md(note))

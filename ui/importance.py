@@ -39,7 +39,7 @@ from ui.common import cells_for
 from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "model_options"]
+__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "intercept_note", "model_options"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -59,11 +59,11 @@ COLUMN_CONFIG = {
                      help="Clusters holding rows with this value (fewer than 2: not "
                           "estimable, no p-value)"),
     Z: _NUM("z", format="%.2f"),
-    P_VALUE: _NUM("p", format="%.2e", help="Two-sided Wald p-value, not adjusted"),
-    P_VALUE_LR: _NUM("p (LR)", format="%.2e",
+    P_VALUE: _NUM("p", format="%.3g", help="Two-sided Wald p-value, not adjusted"),
+    P_VALUE_LR: _NUM("p (LR)", format="%.3g",
                      help="Likelihood-ratio test; it assumes independent rows"),
-    P_ADJUSTED_LR: _NUM("p (LR, BH)", format="%.2e"),
-    P_ADJUSTED: _NUM("p (BH)", format="%.2e", help="Benjamini-Hochberg over the terms"),
+    P_ADJUSTED_LR: _NUM("p (LR, BH)", format="%.3g"),
+    P_ADJUSTED: _NUM("p (BH)", format="%.3g", help="Benjamini-Hochberg over the terms"),
     ODDS_RATIO: _NUM("odds ratio", format="%.3f"),
     CI_LOW: _NUM("OR CI low", format="%.3f"),
     CI_HIGH: _NUM("OR CI high", format="%.3f"),
@@ -166,3 +166,19 @@ def fix_buttons(fixes: tuple[Fix, ...], design: Design) -> None:
         st.markdown("**Fix it:**")
     for i, fix in enumerate(fixes):
         st.button(fix.label, key=f"importance_fix_{i}", on_click=_apply, args=(fix, design))
+
+
+def intercept_note(terms: pd.DataFrame, references: dict | None = None) -> str | None:
+    """What the intercept row's ``n`` and rate count: the rows with every factor at its
+    reference (issue 42: "n 2, rate 0.000" read as the table's), with the references."""
+    from analysis.importance import INTERCEPT
+
+    row = terms[terms["term"] == INTERCEPT] if "term" in terms else terms.iloc[:0]
+    if row.empty or "n" not in row:
+        return None
+    n = int(row["n"].iloc[0])
+    refs = dict(references or {})
+    at = ", ".join(f"{k} = {v}" for k, v in refs.items())
+    return (f"(intercept): n and deviation rate are the {n:,} rows with every factor at its "
+            f"reference{f' ({at})' if at else ''}, not the whole table; its coefficient is "
+            "the fitted log-odds there.")

@@ -36,7 +36,7 @@ COLUMN_CONFIG = {
     "coef": _NUM("coef", format="%.3f", help="Difference in mean against the reference, "
                                              "the other terms fixed"),
     "std_err": _NUM("SE", format="%.3f"), "statistic": _NUM("t / z", format="%.2f"),
-    "p_value": _NUM("p", format="%.2e"), "p_adjusted": _NUM("p (BH)", format="%.2e"),
+    "p_value": _NUM("p", format="%.3g"), "p_adjusted": _NUM("p (BH)", format="%.3g"),
     "ci_low": _NUM("CI low", format="%.3f"), "ci_high": _NUM("CI high", format="%.3f"),
     "design_effect": _NUM("design effect", format="%.2f"),
 }

@@ -125,8 +125,10 @@ def use_import() -> None:
     st.session_state.pop("data_error", None)
 
 
-def import_section() -> None:
-    """Source choice, upload, options, Import; then counts, notes, preview, Use."""
+def import_section() -> bool:
+    """Source choice, upload, options, Import; then counts, notes, preview, Use. True
+    while an imported table is shown and not yet used (the Data page then does not
+    preview the active table below it: issue 42, the old table looked like the import's)."""
 
     source = st.selectbox("Import from", list(SOURCES), on_change=_forget_result,
                           format_func=lambda s: source_label(s, TITLES.get(s, s)),
@@ -134,7 +136,7 @@ def import_section() -> None:
     if data_help.importer_problem(source):  # said before any upload
         st.warning(md(data_help.importer_problem(source)) + f"\n\nInstall it with `{INSTALL}` and "
                    "restart the app; the other importers work without it.")
-        return
+        return False
     module = load_importer(source)
     uploads = st.file_uploader("Files to import", accept_multiple_files=True,
                                key=f"import_files_{st.session_state.get('import_round', 0)}")
@@ -144,12 +146,13 @@ def import_section() -> None:
         st.rerun()  # drawn again with an empty uploader and the result or the errors
     if "import_error" in st.session_state:
         st.error(md(st.session_state["import_error"]))
-        return
+        return False
     if "import_result" not in st.session_state:
-        return
+        return False
     result: ImportResult
     result, name = st.session_state["import_result"]
     show_result(result, name)
+    return st.session_state.get("results_name") != name
 
 
 def show_result(result: ImportResult, name: str) -> None:

@@ -14,10 +14,12 @@ Public API (stable; ``docs/sessions.md``): :func:`restore`, :func:`save`,
 from __future__ import annotations
 
 import binascii
+import contextlib
 import re
 import secrets
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,11 @@ OTHER_USER = ("The session in this link belongs to another signed-in user, so it
 DAMAGED = "The session in this link could not be read." + _AFTER
 FORKED = ("This link's session was started in another browser: you are working on your own "
           "copy under a new link; the original is unchanged.")
+REOPENED = ("This link names no session: your last session in this browser ({name}) was "
+            "reopened, so nothing you had is replaced. To start afresh, choose a sample or "
+            "upload a table on the **Data** page.")
+REOPEN_FAILED = ("This link names no session, and your last session in this browser could "
+                 "not be read: the bundled sample is open instead.")
 MOVED = ("This session was changed in another tab at the same time: this tab's work is kept "
          "under a new link (the other tab's is kept too).")
 
@@ -148,7 +155,7 @@ def restore() -> None:
     copied first; another signed-in user's is refused). Never echoes the id."""
     ss = st.session_state
     if ss.get("_session_checked"):
-        return
+        return sync_url()
     ss["_session_checked"] = True
     try:
         sessions = store()
@@ -158,7 +165,7 @@ def restore() -> None:
         return
     sid = st.query_params.get(QUERY_KEY)
     if not sid:
-        return
+        return _reopen_last(sessions)
     if not sessions.issued(sid):
         return _start_fresh(NOT_ISSUED)
     try:
@@ -186,6 +193,78 @@ def restore() -> None:
         return _start_fresh(DAMAGED)
     ss["_sid"], ss["_rev"] = sid, stored.meta.get("rev")
     st.query_params[QUERY_KEY] = sid
+
+
+def _reopen_last(sessions: SessionStore) -> None:
+    """A link without ``?sid=`` (typed, bookmarked, or copied before the id was in it):
+    reopen the viewer's most recent session instead of silently starting on the sample
+    (the browser's, or the signed-in user's; a tab-only viewer has none), and say so."""
+    viewer = owner_key()
+    if viewer.startswith("tab:"):
+        return
+    try:
+        mine = sessions.owned_by(viewer)
+    except OSError:
+        mine = []
+    if not mine:
+        return
+    ss = st.session_state
+    try:
+        stored = sessions.load(mine[0]["sid"])
+        if stored is None or stored.meta.get("owner") != sessions.owner_tag(viewer):
+            raise SessionStoreError("gone")
+        _apply(stored)
+    except Exception:  # noqa: BLE001 - SessionStoreError or a table that no longer reads
+        st.info(REOPEN_FAILED)
+        return
+    ss["_sid"], ss["_rev"] = stored.sid, stored.meta.get("rev")
+    st.query_params[QUERY_KEY] = stored.sid
+    st.info(REOPENED.format(name=md(stored.meta.get("name") or "untitled")))
+
+
+def sync_url() -> None:
+    """Put this browser session's id in the URL now, before the page runs: Streamlit drops
+    the query string on a page switch, and a page that ends in ``st.stop()`` can no longer
+    send anything (every later message raises Streamlit's StopException)."""
+    _sync_url(st.session_state.get("_sid"))
+
+
+_run = threading.local()
+_streamlit_stop = getattr(st.stop, "original", st.stop)  # Streamlit's (also after a reload)
+
+
+def _stop() -> None:
+    """``st.stop()`` while a page runs under :func:`page_run`: its end-of-run work (save the
+    session, put the id in the URL) first, then Streamlit's stop."""
+    finish = getattr(_run, "finish", None)
+    _run.finish = None
+    try:
+        if finish is not None:
+            finish()
+    finally:
+        _streamlit_stop()
+
+
+_stop.original = _streamlit_stop  # type: ignore[attr-defined]
+st.stop = _stop  # the pages' st.stop() (looked up at call time) goes through _stop
+
+
+@contextlib.contextmanager
+def page_run(finish: Callable[[], None]) -> Iterator[None]:
+    """Run a page so that ``finish`` (app.py: remember the settings, :func:`save`, the
+    sidebar) runs exactly once: before a ``st.stop()`` takes effect, else after the page.
+
+    After ``st.stop()`` Streamlit raises StopException at the next session-state access
+    or message, so work in a ``finally`` behind the stop never happened: the session was
+    not saved and its id not put back in the URL (issue 42: Compare, Factor importance
+    and Report lost ``?sid=``)."""
+    _run.finish = finish
+    try:
+        yield
+    finally:
+        pending, _run.finish = getattr(_run, "finish", None), None
+        if pending is not None:
+            pending()
 
 
 def _apply(stored) -> None:
@@ -341,7 +420,8 @@ def user_cache_path() -> Path:
 
 
 __all__ = ["DAMAGED", "EXPIRED", "FORKED", "MOVED", "NOT_ISSUED", "OTHER_USER",
-           "PAGE_STATE_KEY", "QUERY_KEY", "RESTORED_PAGE_STATE",
+           "PAGE_STATE_KEY", "QUERY_KEY", "REOPENED", "REOPEN_FAILED", "RESTORED_PAGE_STATE",
            "RESTORE_ERROR", "SETTING_PREFIXES", "SaveError", "current_sid", "is_setting",
-           "my_sessions", "owner_key", "restore", "save", "sessions_sidebar", "store",
+           "my_sessions", "owner_key", "page_run", "restore", "save", "sessions_sidebar", "store",
+           "sync_url",
            "user_cache_path"]

@@ -47,7 +47,7 @@ COLUMN_CONFIG = {
                         help="logit(rate) - logit(rate outside); > 0: more deviation (red)"),
     CI_LOW: _NUM("CI low", format="%.3f", help="Woolf confidence interval of LD"),
     CI_HIGH: _NUM("CI high", format="%.3f"),
-    P_VALUE: _NUM("p", format="%.2e"),
+    P_VALUE: _NUM("p", format="%.3g"),
     SMALL_N: st.column_config.CheckboxColumn("small n", help="n < min n or an expected "
                                              "count below 5: the normal approximation is poor"),
     CONTINUITY_CORRECTED: st.column_config.CheckboxColumn(

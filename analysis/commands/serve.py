@@ -22,7 +22,8 @@ from pathlib import Path
 from analysis.errors import AnalysisError
 from analysis.install import MissingExtraError, app_dir, require
 
-__all__ = ["APP", "PRODUCTION", "ServeError", "app_main", "command", "register", "run"]
+__all__ = ["APP", "PRODUCTION", "ServeError", "app_main", "command", "laptop_options", "register",
+           "run"]
 
 #: The app's entry point: in the source tree this package runs from, or in the wheel.
 APP = app_dir() / "app.py"
@@ -173,5 +174,13 @@ def app_main(argv: list[str] | None = None) -> int:
     except (MissingExtraError, ServeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _exec(command_line + argv, {})
+    _exec(command_line + laptop_options(argv) + argv, {})
     return 0  # not reached: the process is Streamlit now
+
+
+def laptop_options(argv: list[str]) -> list[str]:
+    """``--server.address 127.0.0.1`` unless ``argv`` names an address: the one-person app
+    listens on loopback only (issue 42: it bound every interface and printed a "Network
+    URL"); ``bias-workbench serve --host`` is for a team."""
+    named = any(a == "--server.address" or a.startswith("--server.address=") for a in argv)
+    return [] if named else ["--server.address", "127.0.0.1"]

@@ -21,7 +21,13 @@ from analysis.columns import (
 )
 from analysis.disparity import FOUR_FIFTHS
 from analysis.errors import AnalysisError
-from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+from analysis.figures.style import (
+    NEUTRAL_GREY,
+    PROTECTIVE_BLUE,
+    RISK_RED,
+    hline_label,
+    paper_layout,
+)
 from analysis.safe_text import escape_html_label as esc
 from analysis.safe_text import escaped_labels
 
@@ -58,11 +64,11 @@ def statistic_figure(summary: pd.DataFrame, statistic: str, *, feature: str,
         hovertemplate=f"%{{x}}<br>{esc(statistic)} = %{{y:.4g}}<br>n = %{{customdata:,}}"
                       "<extra></extra>"))
     if overall is not None and not math.isnan(overall):
-        fig.add_hline(y=overall, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5},
-                      annotation_text=f"all rows: {overall:.4g}",
-                      annotation_position="top left")
+        fig.add_hline(y=overall, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5})
     paper_layout(fig, title or f"{esc(statistic)} of {esc(feature)} per group", x_title="Group",
                  y_title=f"{esc(statistic)} of {esc(feature)}")
+    if overall is not None and not math.isnan(overall):
+        hline_label(fig, overall, f"all rows:<br>{overall:.4g}")
     return fig
 
 
@@ -164,9 +170,7 @@ def selection_figure(selection: pd.DataFrame, *, feature: str, title: str | None
     top = float(np.nanmax(sr)) if len(sr) and not np.isnan(sr).all() else math.nan
     ir = float(np.nanmin(ratio)) if not np.isnan(ratio).all() else math.nan
     if not math.isnan(top):
-        fig.add_hline(y=FOUR_FIFTHS * top, line={"dash": "dash", "color": "black", "width": 1.5},
-                      annotation_text=f"{FOUR_FIFTHS:g} x highest rate (four-fifths rule)",
-                      annotation_position="top left")
+        fig.add_hline(y=FOUR_FIFTHS * top, line={"dash": "dash", "color": "black", "width": 1.5})
     std = float(selection[STANDARD].iloc[0]) if len(selection) else math.nan
     verdict = ("undefined" if math.isnan(ir) else
                "passes the four-fifths rule" if ir >= FOUR_FIFTHS else
@@ -175,4 +179,7 @@ def selection_figure(selection: pd.DataFrame, *, feature: str, title: str | None
     paper_layout(fig, f"{head}<br><sup>impact ratio {ir:.3f}: {verdict}; standard "
                       f"{std:.4g}</sup>", x_title="Group", y_title="Selection rate")
     fig.update_yaxes(range=[0, max(1.0, top * 1.05) if not math.isnan(top) else 1.0])
+    if not math.isnan(top):
+        hline_label(fig, FOUR_FIFTHS * top, f"{FOUR_FIFTHS:g} x highest<br>rate (four-<br>"
+                                             "fifths rule)")
     return fig

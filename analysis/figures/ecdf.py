@@ -61,11 +61,17 @@ def ecdf_figure(
             hovertemplate=f"{esc(by)} = {esc(key)}<br>rate = %{{x:.3f}}<br>"
                           "share <= rate = %{y:.2f}<extra></extra>",
         ))
-    fig.add_vline(x=cutoff, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5},
-                  annotation_text=f"{cutoff:g} cutoff", annotation_position="top right")
+    # the lines' labels sit above the plot area, where no curve can pass (issue 42: the
+    # "0.2 cutoff" label was drawn on a curve); ideal and cutoff extend away from each other
+    fig.add_vline(x=cutoff, line={"dash": "dash", "color": NEUTRAL_GREY, "width": 1.5})
+    fig.add_annotation(x=cutoff, xref="x", y=1, yref="paper", yanchor="bottom",
+                       xanchor="left" if cutoff >= ideal else "right", showarrow=False,
+                       text=f"{cutoff:g} cutoff", font={"color": NEUTRAL_GREY})
     if ideal != 0:
-        fig.add_vline(x=ideal, line={"dash": "dot", "color": "black", "width": 1.5},
-                      annotation_text=f"ideal C = {ideal:g}", annotation_position="bottom right")
+        fig.add_vline(x=ideal, line={"dash": "dot", "color": "black", "width": 1.5})
+        fig.add_annotation(x=ideal, xref="x", y=1, yref="paper", yanchor="bottom",
+                           xanchor="right" if cutoff >= ideal else "left", showarrow=False,
+                           text=f"ideal C = {ideal:g}")
     title = title or f"eCDF of subgroup deviation rates by {esc(by)}"
     if ks is not None and len(ks) == 1:
         r = ks.iloc[0]
@@ -75,6 +81,9 @@ def ecdf_figure(
                  y_title="Share of subgroups with rate <= x")
     fig.update_xaxes(range=[lo - 0.02, hi + 0.02])
     fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(legend={"title": {"text": by}, "orientation": "h", "y": -0.18,
-                              "x": 0, "yanchor": "top"}, margin={"b": 110})
+    # the legend right of the plot, one entry per line: a horizontal legend below the plot
+    # wrapped into rows that ran over the export's context line (issue 42)
+    fig.update_layout(legend={"title": {"text": by}, "orientation": "v", "y": 1,
+                              "yanchor": "top", "x": 1.02, "xanchor": "left"},
+                      margin={"t": 90})
     return fig

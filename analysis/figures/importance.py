@@ -9,6 +9,7 @@ at 0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import pandas as pd
@@ -74,6 +75,7 @@ def importance_figure(
     include_intercept: bool = False,
     confidence: float = 0.95,
     title: str | None = None,
+    references: Mapping[str, str] | None = None,
 ):
     """Horizontal coefficient (or odds-ratio) plot with confidence intervals.
 
@@ -116,8 +118,14 @@ def importance_figure(
     axis = (f"odds ratio vs reference ({level} CI, log scale)" if scale == "odds_ratio"
             else f"coefficient, log-odds vs reference ({level} CI)")
     fig = go.Figure()
-    paper_layout(fig, title or ("Factor importance: odds ratios" if scale == "odds_ratio"
-                                else "Factor importance: coefficients"), x_title=axis)
+    head = title or ("Factor importance: odds ratios" if scale == "odds_ratio"
+                     else "Factor importance: coefficients")
+    if references:  # what each value is compared against (issue 42)
+        from analysis.safe_text import escape_html_label
+
+        head += "<br><sup>references: " + escape_html_label(
+            ", ".join(f"{k} = {v}" for k, v in references.items())) + "</sup>"
+    paper_layout(fig, head, x_title=axis)
     if shown.empty:
         fig.add_annotation(text=f"No term with {p_column} <= {max_p:g}" if max_p is not None
                            else "No term to show", showarrow=False, x=0.5, y=0.5,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "DIVERGING", "FONT_FAMILY", "FONT_SIZE", "NEUTRAL_GREY", "PROTECTIVE_BLUE", "QUALITATIVE",
-    "RISK_RED", "paper_layout",
+    "RISK_RED", "hline_label", "paper_layout",
 ]
 
 
@@ -34,4 +34,16 @@ def paper_layout(fig, title: str, *, x_title: str | None = None, y_title: str | 
         fig.update_xaxes(title_text=x_title)
     if y_title is not None:
         fig.update_yaxes(title_text=y_title)
+    return fig
+
+
+def hline_label(fig, y: float, text: str, *, right_margin: int = 150):
+    """The label of a horizontal reference line in the right margin, at the line's height,
+    so it never sits on a bar or point (issue 42); ``text`` may hold ``<br>``. Returns
+    ``fig``."""
+    fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=6, y=y, yref="y",
+                       yanchor="middle", text=text, showarrow=False, align="left",
+                       font={"size": FONT_SIZE - 2})
+    margin = fig.layout.margin.r or 0
+    fig.update_layout(margin={"r": max(margin, right_margin)})
     return fig

@@ -29,14 +29,21 @@ def test_line_names_dataset_outcome_subset_and_flag():
     assert plain.line() == "data: bbq.csv | no outcome | subset: all rows"
 
 
-def test_figure_stamp_is_an_annotation_in_a_grown_bottom_margin():
+def test_figure_stamp_is_the_last_line_of_the_x_title_or_an_annotation_in_a_grown_margin():
     fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]))
-    fig.update_layout(margin={"b": 50})
-    out = stamp_figure(fig, CONTEXT)
+    fig.update_layout(margin={"b": 50}, xaxis_title="Group")
+    out = stamp_figure(fig, CONTEXT)  # cartesian: below the tick labels, room made by plotly
+    assert out.layout.xaxis.title.text == (
+        f"Group<br><span style='font-size:10px;color:#555'>{CONTEXT.line()}</span>")
+    assert out.layout.xaxis.automargin is True and not out.layout.annotations
+    assert fig.layout.xaxis.title.text == "Group"  # the page's figure is untouched
+    sun = go.Figure(go.Sunburst(labels=["a", "b"], parents=["", "a"], values=[2, 1]))
+    sun.update_layout(margin={"b": 50})
+    out = stamp_figure(sun, CONTEXT)
     assert out.layout.margin.b == 50 + STAMP_HEIGHT
     (note,) = out.layout.annotations
     assert note.text == CONTEXT.line() and note.yshift == -50
-    assert not fig.layout.annotations  # the page's figure is untouched
+    assert not sun.layout.annotations
 
 
 def test_table_stamp_adds_constant_columns_and_keeps_user_columns():

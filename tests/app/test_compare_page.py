@@ -116,3 +116,43 @@ def test_native_score_deltas_on_request(page, bbq):
                & (api["score"] == "s_AMB") & (api["scope"] == "overall")].iloc[0]
     assert row["delta"] == pytest.approx(want["delta"])
     assert row["ci_low"] == pytest.approx(want["ci_low"])
+
+
+def test_a_results_table_with_a_row_id_pairs_from_the_page_alone():
+    """Issue 42: the inferred unit is the row id (nothing pairs); the error names the unit
+    that would pair, its button sets 'Pair on', and the page compares the three models."""
+    from tests.analysis.test_prompt_unit import PROMPT, _results
+    from ui.data import suggest_design
+
+    frame = _results(drop=119 / 864)
+    at = page_test("compare.py", frame=frame, design=suggest_design(frame), name="mine.csv")
+    at.run()
+    at.selectbox(key="compare_by").set_value("model").run()
+    assert not at.exception
+    if not at.error:  # the inferred design may already pair: then undo to the row id
+        at.multiselect(key="compare_unit").set_value(["item_id"]).run()
+    message = at.error[0].value
+    assert "the rows pair on template x race x gender x style x sample: use it" in message
+    at.button(key="compare_use_unit").click().run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="compare_unit").value == PROMPT
+    overall = at.dataframe[0].value
+    assert len(overall) == 3 and overall["n_pairs"].min() > 200
+    assert "Paired on template, race, gender, style, sample." in " ".join(
+        c.value for c in at.caption)
+    codes = " ".join(c.value for c in at.code)
+    assert "--unit template,race,gender,style,sample" in codes or "unit=['template'" in codes
+
+
+def test_a_one_model_table_says_one_model_only():
+    """Issue 42: an lm-eval run of one model said 'context_condition takes several values
+    within one prompt unit'; the page now says first that there is one model only."""
+    from analysis.importers import import_results
+    from tests.analysis.importers.harness_runs import LM_EVAL_FIXTURE
+
+    result = import_results("lm-eval", [LM_EVAL_FIXTURE])
+    model = result.frame["model"].iloc[0] if "model" in result.frame else None
+    at = page_test("compare.py", frame=result.frame, design=result.design, name="lm-eval")
+    at.run()
+    assert not at.exception
+    assert at.info and at.info[0].value.startswith(f"One model only (model = {model})")

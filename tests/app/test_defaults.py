@@ -48,3 +48,37 @@ def test_bias_index_dimensions_avoid_a_nested_pair():
     assert not at.exception
     # the domain factors are category and subcategory, nested: only one is chosen
     assert at.multiselect(key="index_dimensions").value == ["category"]
+
+
+def test_p_values_in_page_tables_read_as_numbers_not_mantissas():
+    """Issue 42: p-values showed as "5.36e-1"; %.3g gives 0.536 and 2.1e-11."""
+    from ui import compare, importance, importance_linear, subgroups
+
+    configs = [compare.COLUMN_CONFIG, importance.COLUMN_CONFIG,
+               importance_linear.COLUMN_CONFIG, subgroups.COLUMN_CONFIG]
+    formats = {}
+    for i, config in enumerate(configs):
+        for key, column in config.items():
+            spec = column if isinstance(column, dict) else dict(column)
+            label = spec.get("label") or ""
+            if label.startswith(("p", "LD p")) and "type_config" in spec:
+                formats[(i, label, str(key))] = spec["type_config"].get("format")
+    assert len(formats) >= 9
+    assert set(formats.values()) == {"%.3g"}, formats
+    assert f"{0.536:.3g}" == "0.536" and f"{2.1e-11:.3g}" == "2.1e-11"  # printf %.3g alike
+
+
+def test_kept_settings_raise_no_session_state_warning():
+    """Issue 42: every Coverage / Subgroups visit logged "created with a default value but
+    also had its value set via the Session State API" with a stack trace: kept settings
+    are set on purpose before the widgets, so the repository's Streamlit config turns the
+    warning off (Streamlit reads it from the app's folder, as app_main and serve run it)."""
+    import tomllib
+
+    from streamlit import config
+
+    from tests.app.apptools import ROOT
+
+    toml = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert toml["global"]["disableWidgetStateDuplicationWarning"] is True
+    assert config.get_option("global.disableWidgetStateDuplicationWarning") is True

@@ -174,3 +174,16 @@ def test_a_constant_factor_is_never_the_default_and_an_empty_choice_is_one_click
     at.button(key="disparity_by_use").click().run()
     assert not at.exception and not at.error
     assert at.multiselect(key="disparity_by").value not in ([], ["category"])
+
+
+def test_headline_verdicts_carry_no_arrow(ssqa):
+    """Issue 42: "fails 4/5" under the impact ratio was drawn with an up arrow."""
+    from streamlit.proto.Metric_pb2 import Metric
+
+    at = page_test("disparity.py", frame=ssqa[0], design=ssqa[1])
+    at.run()
+    assert not at.exception and at.metric
+    with_note = [m for m in at.metric if m.proto.delta]
+    assert with_note and all(m.proto.direction == Metric.MetricDirection.NONE
+                             for m in with_note), [(m.proto.delta, m.proto.direction)
+                                                  for m in with_note]

@@ -69,3 +69,18 @@ def test_inspect_log_from_upload_to_sunburst():
     assert not at.error
     assert {m.label: m.value for m in at.metric}["Imported rows"] == "32"
     _use_and_draw(at, import_results("inspect", logs))
+
+
+def test_the_old_table_is_not_previewed_below_an_import_until_it_is_used():
+    """Issue 42: below an import, the Data page still previewed the previous table (its
+    rows, columns and structure) as if it were the import's."""
+    at = _import(page_test("data.py").run(), "lm-eval", LM_EVAL_FILES)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Imported rows"] == "96" and "Rows" not in metrics  # no old-table metric
+    assert any("The active table is still bbq_unifiedqa.csv.gz" in c.value
+               for c in at.caption)
+    assert not [s for s in at.subheader if s.value == "Preview"]
+    at.button(key="import_use").click().run()
+    assert not at.exception
+    assert [s for s in at.subheader if s.value == "Preview"]  # now the import's
+    assert {m.label: m.value for m in at.metric}["Rows"] == "96"

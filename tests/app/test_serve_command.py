@@ -73,3 +73,21 @@ def test_serve_does_not_import_streamlit():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_laptop_command_listens_on_loopback_only(monkeypatch):
+    """Issue 42: bias-workbench-app bound every interface (``*:8501``, a "Network URL");
+    it passes --server.address 127.0.0.1 unless an address is given, and the repository's
+    config sets the same for ``streamlit run app.py``."""
+    import tomllib
+
+    from analysis.commands import serve
+
+    seen = []
+    monkeypatch.setattr(serve, "_exec", lambda argv, env: seen.append(argv))
+    assert serve.app_main([]) == 0
+    assert seen[-1][-2:] == ["--server.address", "127.0.0.1"]
+    assert serve.app_main(["--server.address", "0.0.0.0"]) == 0
+    assert seen[-1].count("--server.address") == 1 and seen[-1][-1] == "0.0.0.0"
+    config = tomllib.loads((serve.APP.parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"

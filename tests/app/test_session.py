@@ -28,11 +28,8 @@ def _harness(page: str) -> None:
     from ui.context import page_guard
 
     session.restore()
-    try:
-        with page_guard():
-            runpy.run_path(str(ROOT / "pages" / page), run_name="__main__")
-    finally:
-        session.save()
+    with session.page_run(session.save), page_guard():
+        runpy.run_path(str(ROOT / "pages" / page), run_name="__main__")
 
 
 def _app(page: str = "data.py", sid: str | None = None) -> AppTest:
@@ -45,7 +42,7 @@ def _app(page: str = "data.py", sid: str | None = None) -> AppTest:
 def test_app_py_wraps_pages_with_restore_guard_and_save():
     text = (ROOT / "app.py").read_text()
     assert "session.restore()" in text and "session.save()" in text
-    assert "with page_guard():" in text
+    assert "with session.page_run(finish), page_guard():" in text
 
 
 def _run(at: AppTest) -> AppTest:
@@ -240,3 +237,71 @@ def test_without_sign_in_a_server_beyond_loopback_says_once_it_is_single_user(mo
             assert not at.toast  # once per visit
     finally:
         config.set_option("server.address", before)
+
+
+def _own_table(at: AppTest, frame: pd.DataFrame, name: str = "mine.csv") -> None:
+    from ui.common import token_of
+    from ui.data import suggest_design
+
+    at.session_state["results_frame"] = frame  # what the Data page's set_data writes
+    at.session_state["results_name"] = name
+    at.session_state["results_token"] = token_of(frame)
+    at.session_state["design"] = suggest_design(frame)
+
+
+@pytest.mark.parametrize("page, says", [
+    ("compare.py", None),  # a pairing error, then st.stop()
+    ("report.py", "No sections yet"),  # an info, then st.stop()
+])
+def test_a_page_that_stops_saves_and_keeps_the_id_in_the_url(state_dir, page, says):
+    """Issue 42: after st.stop() Streamlit raises StopException at the next session-state
+    access, so a save behind the stop never ran and ?sid= was lost on these pages."""
+    frame = pd.DataFrame({"model": ["a"] * 40, "topic": [f"t{i % 4}" for i in range(40)],
+                          "biased": [i % 2 for i in range(40)]})
+    at = _app(page)
+    _own_table(at, frame, "one_model.csv")
+    _run(at)
+    shown = " ".join(e.value for e in [*at.error, *at.info, *at.warning])
+    assert says in shown if says else at.error
+    sid = _sid_of(at)
+    assert sid, "the first save of a run that stopped names its id in the URL"
+    assert yaml.safe_load((state_dir / sid / "session.yaml").read_text())["name"] == \
+        "one_model.csv"
+    del at.query_params["sid"]  # a page switch drops the query string
+    _run(at)
+    assert _sid_of(at) == sid  # put back although the page stops again
+
+
+def test_a_stop_saves_once_and_a_page_without_stop_still_saves(state_dir):
+    from ui import session
+
+    calls = []
+    # page_run outside Streamlit: finish runs once after the block (no stop was called)
+    with session.page_run(lambda: calls.append("finish")):
+        calls.append("page")
+    assert calls == ["page", "finish"]
+
+
+def test_a_link_without_id_reopens_this_browsers_last_session(state_dir, monkeypatch):
+    """A URL without ?sid= in a browser that has a session reopens it, and says so,
+    instead of silently replacing it with the bundled sample."""
+    from ui import session
+
+    monkeypatch.setattr(session, "owner_key", lambda: "browser:" + "ab" * 16)
+    frame = pd.DataFrame({"model": ["a", "b"] * 30, "topic": [f"t{i % 3}" for i in range(60)],
+                          "biased": [i % 2 for i in range(60)]})
+    at = _app("subgroups.py")
+    _own_table(at, frame)
+    _run(at)
+    sid = _sid_of(at)
+    assert sid
+    again = _app("subgroups.py")  # the same browser, a link without the id
+    _run(again)
+    assert again.session_state["results_name"] == "mine.csv"
+    assert _sid_of(again) == sid  # its own session: no copy
+    assert session.REOPENED.format(name="mine.csv") in [i.value for i in again.info]
+    monkeypatch.setattr(session, "owner_key", lambda: "browser:" + "cd" * 16)
+    other = _app("subgroups.py")  # another browser: nothing of the first one
+    _run(other)
+    assert other.session_state["results_name"] == "bbq_unifiedqa.csv.gz"
+    assert _sid_of(other) != sid and not [i for i in other.info if "last session" in i.value]
