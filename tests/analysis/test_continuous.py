@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.continuous import group_means
+from analysis.continuous import CLUSTER_COLUMNS, group_means
 from analysis.design import Design, Factor, Outcome
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, ClusterError
 
 
 def _data(seed: int = 0) -> tuple[pd.DataFrame, Design]:
@@ -83,3 +86,50 @@ def test_subgroups_command_adds_the_group_means(tmp_path, capsys):
     (tmp_path / "d.yaml").write_text(design.to_yaml())
     assert main(base[:-3]) == 0  # the readable output prints them under the subgroups
     assert "Mean score per factor value" in capsys.readouterr().out
+
+
+REF = Path(__file__).resolve().parents[1] / "reference"
+
+
+@pytest.mark.parametrize("factor, levels", [("sub", ("ref", "one", "two", "three")),
+                                            ("w", ("x", "y"))])
+def test_clustered_differences_equal_clubsandwich(factor, levels):
+    """With a cluster: CR2 + Satterthwaite df of lm(score ~ factor) (clubSandwich 0.5.8,
+    tests/reference/clubsandwich_reference.R); `sub` has values on 1, 2, 3 clusters (the
+    reference on 6), `w` varies inside every cluster."""
+    data = pd.read_csv(REF / "clubsandwich_data.csv")
+    ref = json.loads((REF / "clubsandwich_reference.json").read_text())
+    coef = pd.DataFrame(ref["cases"][f"group_means_{factor}"]["coefficients"]).iloc[1:]
+    design = Design(factors=(Factor(factor, "domain", levels, levels[0]),),
+                    outcome=Outcome("score", "above", threshold=0, type="continuous"))
+    out = group_means(data, design, cluster="cluster", confidence=0.9)
+    assert list(out.columns) == CLUSTER_COLUMNS
+    out = out.set_index("value")
+    for value, row in zip(levels[1:], coef.itertuples(), strict=True):
+        got = out.loc[value]
+        assert got["difference"] == pytest.approx(row.estimate, rel=1e-10)
+        if value == "one":  # one template: refused, not a number (clubSandwich prints one)
+            assert got["n_clusters"] == 1 and np.isnan(got["p_value"])
+            assert np.isnan(got["ci_low"]) and np.isnan(got["std_err"])
+            assert got["note"] == ("sub = 'one' occurs in 1 of 12 values of cluster: its "
+                                   "mean cannot be told apart from that cluster's own, so "
+                                   "the difference has no interval or p-value")
+            continue
+        assert got["std_err"] == pytest.approx(row.std_err, rel=1e-9)
+        assert got["df"] == pytest.approx(row.df, rel=1e-9)
+        assert got["p_value"] == pytest.approx(row.p_value, rel=1e-8)
+        half = stats.t.ppf(0.95, row.df) * row.std_err
+        assert got["ci_high"] - got["difference"] == pytest.approx(half, rel=1e-9)
+        assert got["note"] == ""
+    clusters = {"ref": 6, "one": 1, "two": 2, "three": 3} if factor == "sub" else {"x": 12,
+                                                                                  "y": 12}
+    assert out["n_clusters"].to_dict() == clusters
+    # BH over the rows with a p-value only
+    p = out["p_value"].dropna()
+    assert out["p_adjusted"].notna().sum() == len(p)
+
+
+def test_clustered_without_the_cluster_column_is_refused():
+    frame, design = _data()
+    with pytest.raises(ClusterError, match="Cluster column 'template' is not in the table"):
+        group_means(frame, design, cluster="template")
