@@ -133,3 +133,27 @@ def test_clustered_without_the_cluster_column_is_refused():
     frame, design = _data()
     with pytest.raises(ClusterError, match="Cluster column 'template' is not in the table"):
         group_means(frame, design, cluster="template")
+
+
+def test_subgroups_command_uses_the_cluster_for_the_group_means(tmp_path, capsys):
+    """``subgroups --json --cluster`` with a continuous outcome: the group means' CIs are
+    the clustered ones (CR2 + Satterthwaite df), the value on one template has none."""
+    from analysis.cli import main
+
+    data = pd.read_csv(REF / "clubsandwich_data.csv")
+    levels = ("ref", "one", "two", "three")
+    design = Design(factors=(Factor("sub", "domain", levels, "ref"),),
+                    outcome=Outcome("score", "above", threshold=0, type="continuous"))
+    data.to_csv(tmp_path / "r.csv", index=False)
+    (tmp_path / "d.yaml").write_text(design.to_yaml())
+    assert main(["subgroups", str(tmp_path / "r.csv"), "--design", str(tmp_path / "d.yaml"),
+                 "--cluster", "cluster", "--level", "1", "--json"]) == 0
+    means = pd.DataFrame(json.loads(capsys.readouterr().out)["group_means"])
+    expected = group_means(data, design, cluster="cluster")
+    assert list(means.columns) == CLUSTER_COLUMNS
+    for column in ("difference", "std_err", "df", "n_clusters", "p_value"):
+        np.testing.assert_allclose(means[column].to_numpy(float),
+                                   expected[column].to_numpy(float), rtol=1e-12,
+                                   equal_nan=True)
+    one = means.set_index("value").loc["one"]
+    assert np.isnan(one["p_value"]) and "occurs in 1 of 12 values of cluster" in one["note"]
