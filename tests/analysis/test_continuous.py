@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,26 @@ def test_subgroups_command_uses_the_cluster_for_the_group_means(tmp_path, capsys
                                    equal_nan=True)
     one = means.set_index("value").loc["one"]
     assert np.isnan(one["p_value"]) and "occurs in 1 of 12 values of cluster" in one["note"]
+
+
+@pytest.mark.parametrize("g, k", [(8, 2), (12, 3), (12, 6), (40, 5)])
+def test_size_of_the_clustered_difference_of_means(g, k):
+    """Simulated benchmarks (issue 38 item 7): a template-level value on k of g templates
+    (10-50 rows each, template SD 0.5, residual SD 1), no true difference, 200 seeded
+    replicates: the clustered test rejects at 5 % in at most 5 % + 3 Monte Carlo SE
+    (measured 0.0 / 2.5 / 5.0 / 4.0 %), Welch's, which takes the rows as independent, in
+    about half of them (measured 48 / 47 / 52 / 47 %)."""
+    rng = np.random.default_rng(g * 100 + k)
+    design = Design(factors=(Factor("f", "prompt", ("a", "b"), "a"),),
+                    outcome=Outcome("score", "above", threshold=0, type="continuous"))
+    reps, clustered, welch = 200, 0, 0
+    for _ in range(reps):
+        t = np.repeat(np.arange(g), rng.integers(10, 51, g))
+        frame = pd.DataFrame({"t": t, "f": np.where(t < k, "b", "a"),
+                              "score": rng.normal(0, 0.5, g)[t] + rng.normal(0, 1, len(t))})
+        p = group_means(frame, design, cluster="t").set_index("value").loc["b", "p_value"]
+        clustered += p < 0.05
+        welch += group_means(frame, design).set_index("value").loc["b", "p_value"] < 0.05
+    mc_se = math.sqrt(0.05 * 0.95 / reps)
+    assert clustered / reps <= 0.05 + 3 * mc_se
+    assert welch / reps > 0.3
