@@ -174,7 +174,8 @@ def group_means_section(results: pd.DataFrame, design: Design) -> None:
 
     cluster = (design.cluster if design.cluster in results.columns
                and st.session_state.get("subgroups_clustered", True) else None)
-    cluster = resolve_cluster(results, cluster, declared=True).column if cluster else None
+    cluster = (resolve_cluster(results, cluster, declared=True, factors=design.names).column
+               if cluster else None)
     st.subheader(md(f"Mean {design.outcome.column} per factor value"))
     how = (f"cluster-robust (CR2 over the values of {cluster}, t with each difference's "
            "Satterthwaite df; no p-value for a value in fewer than 2 clusters)"
