@@ -111,7 +111,9 @@ class LinearImportanceResult:
         ``design_effect``.
     factor_tests
         Wald test per factor and covariate: ``factor``, ``df``, ``statistic``
-        (chi-square), ``p_value``, ``p_adjusted``.
+        (chi-square; a mixed model's: F on ``df`` and ``df_denominator``, the
+        Satterthwaite denominator df of lmerTest's ``anova``), ``p_value``,
+        ``p_adjusted``.
     """
 
     terms: pd.DataFrame
@@ -422,7 +424,7 @@ def linear_importance(
     naive = sigma2 * bread
     cov, kind, df_t, n_groups = naive, OLS, float(n_rows - p), 0
     converged, re_names = True, ()
-    naive_se, support = None, None
+    naive_se, support, mixed_df = None, None, None
     L.check_small_sample(small_sample)
     if group is not None and not mixed:
         used, g_index = np.unique(cells["g"].to_numpy(), return_inverse=True)
@@ -473,8 +475,9 @@ def linear_importance(
         kind = MIXED
         from analysis.mixed_df import satterthwaite_mixed
 
-        df_t = satterthwaite_mixed(y, X_rows, X_rows if random_slopes else X_rows[:, :1],
-                                   group, np.asarray(result.cov_re), float(result.scale)).df
+        mixed_df = satterthwaite_mixed(y, X_rows, X_rows if random_slopes else X_rows[:, :1],
+                                       group, np.asarray(result.cov_re), float(result.scale))
+        df_t = mixed_df.df
         if not np.all(np.isfinite(df_t)):
             notes.append("the REML deviance's Hessian is not positive definite at the fit (a "
                          "variance at its boundary, or a fit that did not converge): no "
@@ -488,7 +491,8 @@ def linear_importance(
                              confidence, factors, covariates, naive_se, support)
     if mixed:
         table_out.insert(table_out.columns.get_loc(STATISTIC), DF, df_t)
-    tests = _wald_tests(names, terms, beta, cov, factors, covariates, support, notes)
+    tests = _wald_tests(names, terms, beta, cov, factors, covariates, support, notes,
+                        mixed_df=mixed_df)
     return LinearImportanceResult(
         terms=table_out, factor_tests=tests, outcome=outcome, factors=tuple(factors),
         references=refs, covariates=tuple(covariates), standardised=standardise,
@@ -543,8 +547,9 @@ def _mixed(y, X, group, names, random_slopes, cluster, accept_unconverged, notes
     notes.append(f"mixed model (statsmodels MixedLM, REML): random "
                  f"{'intercept and slopes' if random_slopes else 'intercept'} per value of "
                  f"{cluster} ({n_groups} groups); t tests on each coefficient's "
-                 "Satterthwaite df (lmerTest's convention); the factor Wald tests are "
-                 "chi-square")
+                 "Satterthwaite df (lmerTest's convention); the factor tests are F tests on "
+                 "Satterthwaite denominator df (lmerTest's anova(fit, ddf = "
+                 "\"Satterthwaite\"))")
     return beta, cov, bool(result.converged), n_groups, re_names, result
 
 
@@ -593,11 +598,18 @@ def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confiden
     return out
 
 
-def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, notes=None):
-    """Wald test per factor and covariate: HTZ with the CR2 kernel (``support``), else
-    chi-square; a test whose covariance is singular or not positive definite (e.g. a
-    4-column factor over 3 clusters, or an unconverged mixed fit) is refused with the
-    reason, never turned into a chi-square of a pseudo-inverse."""
+#: The mixed model's factor tests: the F test's Satterthwaite denominator df.
+DF_DENOMINATOR = "df_denominator"
+
+
+def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, notes=None,
+                mixed_df=None):
+    """Wald test per factor and covariate: HTZ with the CR2 kernel (``support``), the F
+    test on Satterthwaite denominator df of a mixed model (``mixed_df``, lmerTest's
+    ``anova(fit, ddf = "Satterthwaite")``: column ``df_denominator``), else chi-square; a
+    test whose covariance is singular or not positive definite (e.g. a 4-column factor
+    over 3 clusters, or an unconverged mixed fit) is refused with the reason, never
+    turned into a chi-square of a pseudo-inverse."""
     from scipy.special import chdtrc
 
     groups = [(f, [j for j, t in enumerate(terms) if t.factor == f]) for f in factors]
@@ -613,6 +625,13 @@ def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, note
         if weak:
             reason = (f"{L._and(weak[:4])} cannot be estimated (fewer than 2 clusters, or "
                       "too few df), so no joint test of its columns exists")
+        elif mixed_df is not None:
+            test = mixed_df.f_test(np.eye(len(beta))[cols])
+            reason = test.reason or ("" if test.df == len(cols) else (
+                f"its covariance has rank {test.df} for {len(cols)} columns, so no test of "
+                "all its columns exists"))
+            if not reason:
+                stat, df_den, p_value = test.statistic, test.df_denominator, test.p_value
         elif clustered and support.kernel is not None:
             test = support.kernel.htz(beta, np.eye(len(beta))[cols])
             reason = test.reason or (f"its HTZ df are {test.df:.2g} (below {DF_FLOOR:g})"
@@ -639,11 +658,14 @@ def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, note
             row.update({ROBUST_WALD_DF_DENOMINATOR: df_den,
                         N_CLUSTERS: int(support.presence[:, cols].any(axis=1).sum()),
                         REASON: reason})
-        elif reason:
-            row[REASON] = reason
+        else:
+            if mixed_df is not None:
+                row[DF_DENOMINATOR] = df_den
+            if reason:
+                row[REASON] = reason
         rows.append(row)
     columns = [FACTOR, "df", *([ROBUST_WALD_DF_DENOMINATOR] if clustered else []),
-               "statistic", P_VALUE]
+               *([DF_DENOMINATOR] if mixed_df is not None else []), "statistic", P_VALUE]
     out = pd.DataFrame(rows)
     out = out.reindex(columns=columns + [c for c in (N_CLUSTERS, REASON) if c in out.columns])
     out.insert(out.columns.get_loc(P_VALUE) + 1, P_ADJUSTED,

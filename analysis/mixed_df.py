@@ -10,6 +10,13 @@ its minimum (both by finite differences, as lmerTest's numDeriv; the df is the s
 parametrisation at the optimum). The REML deviance is computed per group from
 sufficient statistics (``Z_g'Z_g``, ``Z_g'X_g``, ... : Woodbury), so the rows are read once.
 Checked against lmerTest 3.1.3 (``tests/reference/lmertest_reference.R``).
+
+A multi-df test ``L beta = 0`` (a factor's columns) is lmerTest's ``contestMD`` (what
+``anova(fit, ddf = "Satterthwaite")`` reports per factor): with ``L C L' = P D P'`` (the
+eigenvalues above a tolerance, q of them), ``F = sum_i (P_i' L beta)^2 / d_i / q`` on
+``(q, ddf)`` df, each ``P_i' L`` a 1-df contrast with its Satterthwaite df ``nu_i`` and
+``ddf = 2 E / (E - q)``, ``E = sum nu_i / (nu_i - 2)`` (2 when any ``nu_i <= 2``; the mean
+of the ``nu_i`` when they are equal; ``nu`` itself for q = 1).
 """
 
 from __future__ import annotations
@@ -19,7 +26,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MixedDF", "satterthwaite_mixed"]
+__all__ = ["FTest", "MixedDF", "satterthwaite_mixed"]
+
+
+@dataclass(frozen=True)
+class FTest:
+    """lmerTest's ``contestMD``: ``statistic`` (F), ``df`` (numerator, the rank of
+    ``L C L'``), ``df_denominator`` (Satterthwaite), ``p_value``; ``reason`` (and NaN)
+    when ``L C L'`` has no positive eigenvalue or the df cannot be computed."""
+
+    statistic: float
+    df: int
+    df_denominator: float
+    p_value: float
+    reason: str = ""
+
+
+def _f_ddf(nu: np.ndarray, tol: float = 1e-8) -> float:
+    """lmerTest's ``get_Fstat_ddf``."""
+    if len(nu) == 1:
+        return float(nu[0])
+    if np.all(np.abs(np.diff(nu)) < tol):
+        return float(np.mean(nu))
+    if np.any(nu <= 2):
+        return 2.0
+    e = float(np.sum(nu / (nu - 2)))
+    return 2 * e / (e - len(nu))
 
 
 @dataclass(frozen=True)
@@ -33,6 +65,31 @@ class MixedDF:
     beta: np.ndarray
     cov: np.ndarray
     deviance: float
+    df_of: object = None  # contrasts (k x p) -> Satterthwaite df per row (at the fit)
+
+    def f_test(self, contrasts: np.ndarray, tol: float = 1e-8) -> FTest:
+        """The F test of ``contrasts @ beta = 0`` on Satterthwaite denominator df
+        (lmerTest's ``contestMD``, its default eigenvalue tolerance 1e-8)."""
+        from scipy.special import fdtrc
+
+        c = np.atleast_2d(np.asarray(contrasts, dtype=float))
+        w, vec = np.linalg.eigh(c @ self.cov @ c.T)
+        keep = w > tol
+        q = int(keep.sum())
+        if q == 0 or self.df_of is None:
+            return FTest(math.nan, q, math.nan, math.nan,
+                         "its covariance has no positive eigenvalue" if q == 0 else
+                         "no Satterthwaite df")
+        pl = vec[:, keep].T @ c
+        t2 = (pl @ self.beta) ** 2 / w[keep]
+        nu = np.asarray(self.df_of(pl), dtype=float)
+        if not np.all(np.isfinite(nu) & (nu > 0)):
+            return FTest(float(t2.sum() / q), q, math.nan, math.nan,
+                         "the REML deviance's Hessian is not positive definite at the fit: "
+                         "no Satterthwaite df")
+        ddf = _f_ddf(nu)
+        stat = float(t2.sum() / q)
+        return FTest(stat, q, ddf, float(fdtrc(q, ddf, stat)))
 
 
 class _Reml:
@@ -166,5 +223,15 @@ def satterthwaite_mixed(y: np.ndarray, X: np.ndarray, Z: np.ndarray, groups: np.
         a = 2 * np.linalg.inv(hess)
         df = 2 * var**2 / np.einsum("si,ij,sj->s", jac, a, jac)
     except np.linalg.LinAlgError:
-        df = np.full(len(c), np.nan)
-    return MixedDF(df, v[:-1], float(v[-1]), beta, cov, float(reml.deviance(v)))
+        a, df = None, np.full(len(c), np.nan)
+
+    def df_of(rows: np.ndarray) -> np.ndarray:
+        """Satterthwaite df of other contrasts at the same fit (the F tests' rows)."""
+        rows = np.atleast_2d(rows)
+        if a is None:
+            return np.full(len(rows), np.nan)
+        var_r = np.einsum("sj,jk,sk->s", rows, cov, rows)
+        jac_r = _jacobian(lambda u: np.einsum("sj,jk,sk->s", rows, reml.cov_beta(u), rows), v)
+        return 2 * var_r**2 / np.einsum("si,ij,sj->s", jac_r, a, jac_r)
+
+    return MixedDF(df, v[:-1], float(v[-1]), beta, cov, float(reml.deviance(v)), df_of)

@@ -164,17 +164,27 @@ def deviation_view_note(design: Design) -> None:
 
 def group_means_section(results: pd.DataFrame, design: Design) -> None:
     """For a continuous outcome: mean score per factor value, difference from the reference
-    with a Welch CI (``analysis.continuous.group_means``), above the 0/1 subgroup table."""
+    with a Welch CI, or with the design's cluster (the page's clustering toggle, on by
+    default) a CR2 CI on Satterthwaite df (``analysis.continuous.group_means``), above the
+    0/1 subgroup table."""
     if design.outcome is None or design.outcome.type != "continuous" or not design.names:
         return
+    from analysis.clusters import resolve_cluster
     from analysis.continuous import group_means
 
+    cluster = (design.cluster if design.cluster in results.columns
+               and st.session_state.get("subgroups_clustered", True) else None)
+    cluster = (resolve_cluster(results, cluster, declared=True, factors=design.names).column
+               if cluster else None)
     st.subheader(md(f"Mean {design.outcome.column} per factor value"))
-    st.caption("Difference in mean against each factor's reference value (other factors "
-               "pooled), Welch 95% CI and p-value; Factor importance holds the other factors "
-               "fixed.")
+    how = (f"cluster-robust (CR2 over the values of {cluster}, t with each difference's "
+           "Satterthwaite df; no p-value for a value in fewer than 2 clusters)"
+           if cluster else "Welch")
+    st.caption(md(f"Difference in mean against each factor's reference value (other factors "
+                  f"pooled), {how} 95% CI and p-value; Factor importance holds the other "
+                  "factors fixed."))
     try:
-        table = group_means(results, design)
+        table = group_means(results, design, cluster=cluster)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return

@@ -80,7 +80,8 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
     if len(fit.factor_tests):
         print("\nWald test per factor / covariate"
               + (" (HTZ: CR2 with small-sample df):" if fit.df_method == "satterthwaite"
-                 else ":"))
+                 else " (F on Satterthwaite denominator df, lmerTest's anova):"
+                 if "df_denominator" in fit.factor_tests else ":"))
         print(fit.factor_tests.round(4).to_string(index=False))
     for note in fit.notes:
         print(f"Note: {note}")

@@ -15,8 +15,9 @@ subgroup (subgroups with the same rows reported once, the others named in
 ``same_rows_as``), and the options with the rows analysed and left out; with
 ``--judge-noise``, also ``"judge_noise": {"settings", "summary", "rows"}``; with a
 continuous outcome (the design declares it), also ``"group_means"``: the mean score per
-factor value, its difference from the reference and a Welch CI and p-value
-(:func:`analysis.continuous.group_means`, as the Subgroups page shows it).
+factor value, its difference from the reference and a Welch CI and p-value (with a
+cluster: CR2 with Satterthwaite df, ``df``, ``n_clusters`` and ``note``;
+:func:`analysis.continuous.group_means`, as the Subgroups page shows it).
 """
 
 from __future__ import annotations
@@ -91,14 +92,16 @@ def run(args: argparse.Namespace) -> None:
     payload = {"subgroups": rows, "settings": settings}
     if noise is not None:
         payload["judge_noise"] = noise
-    means = _group_means(results, design, opts.confidence)
+    means = _group_means(results, design, opts.confidence, cluster=cluster)
     if means is not None:
         payload["group_means"] = means
     emit(args, payload, table)
     if not args.json:
         if means is not None:
+            how = (f"CR2 over the clusters of {cluster}, Satterthwaite df" if cluster
+                   else "Welch")
             print(f"\nMean {design.outcome.column} per factor value (difference from the "
-                  "reference, Welch CI and p-value; subgroups above use the 0/1 deviation "
+                  f"reference, {how} CI and p-value; subgroups above use the 0/1 deviation "
                   f"{design.outcome.rule()}):")
             print(means.round(4).to_string(index=False))
         print(f"Uncertainty: {s['uncertainty']}")
@@ -121,14 +124,15 @@ def _excluded(results, exclude):  # noqa: ANN001, ANN202
     return exclude_rows(results, exclude)
 
 
-def _group_means(results, design, confidence: float):  # noqa: ANN001, ANN202
+def _group_means(results, design, confidence: float, cluster=None):  # noqa: ANN001, ANN202
     """A continuous outcome (the design declares it): the mean score per factor value with
-    the difference from the reference and its Welch CI (``analysis.continuous.group_means``,
-    what the Subgroups page shows above its 0/1 table); None otherwise."""
+    the difference from the reference and its Welch CI, or with a cluster its CR2 CI on
+    Satterthwaite df (``analysis.continuous.group_means``, what the Subgroups page shows
+    above its 0/1 table); None otherwise."""
     from analysis.importance_linear import is_continuous
 
     if not is_continuous(design) or not design.names:
         return None
     from analysis.continuous import group_means
 
-    return group_means(results, design, confidence=confidence)
+    return group_means(results, design, confidence=confidence, cluster=cluster)

@@ -69,7 +69,8 @@ def _row_columns(args: argparse.Namespace, design: Design, factors: Sequence[str
                  extra: Sequence[str]) -> list[str]:
     from analysis.cli_args import split_list
 
-    cols = [*design.names, *factors, *extra]
+    cols = [*design.names, *factors, *extra, *design.covariates,
+            *(getattr(args, "covariates", None) or ())]
     if design.outcome is not None:
         cols += [design.outcome.column, design.outcome.other_column or ""]
     for option in ROW_OPTIONS:
@@ -120,7 +121,7 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
     if cluster and cluster in table.kinds and cluster not in (factors or design.names):
         exclude = [*exclude, cluster]
     try:
-        if getattr(args, "command", None) in ROW_COMMANDS:
+        if _needs_rows(args, design):
             return _rows(args, table, design, factors, where, exclude, references)
         base = design if design.factors else Design(outcome=design.outcome)
         unit: list[str] = []
@@ -138,6 +139,20 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
         table.close()
     full = full.subset(factors or design.names).with_cluster(design.cluster)
     return cells, full.with_prompt_unit(unit) if unit else full
+
+
+def _needs_rows(args: argparse.Namespace, design: Design) -> bool:
+    """A subcommand that reads rows, or ``importance`` of a continuous outcome or with a
+    covariate (the linear / mixed model and the covariate logit fit the rows, not cells)."""
+    command = getattr(args, "command", None)
+    if command in ROW_COMMANDS:
+        return True
+    if command != "importance":
+        return False
+    kind = getattr(args, "outcome_type", "auto")
+    declared = design.outcome is not None and design.outcome.type == "continuous"
+    return (kind == "continuous" or (kind == "auto" and declared)
+            or bool(getattr(args, "covariates", None) or design.covariates))
 
 
 def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, references):

@@ -8,6 +8,7 @@ channel is ``tests/app/test_bad_corpus_ui.py``, judge replies ``tests/judges/tes
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -126,10 +127,42 @@ def test_upload_cli(case, corpus_dir, monkeypatch, capsys):
         assert sum(int(row[1]) for row in table) == facts["rows"]
         assert sum(int(row[2]) for row in table) == facts["deviations"]
         return
+    if case.get("json") is not None:  # an analysis (importance --json), not describe
+        _check_json(json.loads(out), case.get("json"), err)
+        return
     loads = case.get("loads")
     assert f"{loads['rows']:,} rows, {loads['columns']} columns" in out
     if case.expect("cli"):  # a note on what the loader decided
         assert case.expect("cli") in err, err
+
+
+def _same(actual, expected) -> bool:
+    """A text expected is a fragment of the actual text; null is null (NaN in JSON is
+    null); a number equals to 1e-9 relative; anything else is equal."""
+    if expected is None:
+        return actual is None
+    if isinstance(expected, str):
+        return isinstance(actual, str) and expected in actual
+    if isinstance(expected, float):
+        return actual is not None and actual == pytest.approx(expected, rel=1e-9)
+    return actual == expected
+
+
+def _check_json(payload: dict, want: dict, err: str) -> None:
+    """``json`` of a case: ``note`` (a fragment of one of the payload's notes or of a
+    ``note:`` line on stderr), and ``terms`` / ``tests``: rows picked by their first
+    field (``term`` / ``factor``), each stated field as ``_same`` compares it."""
+    notes = [*payload.get("notes", []), *err.splitlines()]
+    for fragment in ([want["note"]] if isinstance(want.get("note"), str)
+                     else want.get("note", [])):
+        assert any(fragment in note for note in notes), (fragment, notes)
+    for table in ("terms", "tests"):
+        for expected in want.get(table, []):
+            key, value = next(iter(expected.items()))
+            rows = [r for r in payload[table] if r.get(key) == value]
+            assert len(rows) == 1, (table, key, value, payload[table])
+            for field, target in expected.items():
+                assert _same(rows[0].get(field), target), (value, field, rows[0].get(field))
 
 
 @pytest.mark.parametrize("case", params("design", "api"))

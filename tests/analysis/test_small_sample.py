@@ -290,3 +290,23 @@ def test_mixed_model_satterthwaite_df_equal_lmertest(case):
     assert out.deviance == pytest.approx(ref["reml_criterion"], rel=1e-9)
     np.testing.assert_allclose(out.df, ref["df"], rtol=2e-5)
     np.testing.assert_allclose(np.sqrt(np.diag(out.cov)), ref["std_err"], rtol=1e-6)
+    # the multi-df tests: lmerTest's contestMD / anova(ddf = "Satterthwaite") per factor
+    # (tier: 3 columns, w: 1), the F on Satterthwaite denominator df
+    for name, cols in (("tier", [1, 2, 3]), ("w", [4])):
+        want = ref["f_tests"][name]
+        test = out.f_test(np.eye(X.shape[1])[cols])
+        assert test.df == want["num_df"] == len(cols) and test.reason == ""
+        assert test.statistic == pytest.approx(want["F"], rel=1e-6)
+        assert test.df_denominator == pytest.approx(want["den_df"], rel=2e-5)
+        assert test.p_value == pytest.approx(want["p_value"], rel=1e-4)
+    anova = ref["f_tests"]["anova"]  # anova()'s table is the same contestMD per factor
+    assert anova["den_df"] == [ref["f_tests"]["tier"]["den_df"], ref["f_tests"]["w"]["den_df"]]
+    if case == "intercept":  # linear_importance's factor tests are those F tests
+        tests = fit.factor_tests.set_index("factor")
+        for name in ("tier", "w"):
+            want = ref["f_tests"][name]
+            assert tests.loc[name, "df"] == want["num_df"]
+            assert tests.loc[name, "df_denominator"] == pytest.approx(want["den_df"], rel=1e-4)
+            assert tests.loc[name, "statistic"] == pytest.approx(want["F"], rel=1e-3)
+            assert tests.loc[name, "p_value"] == pytest.approx(want["p_value"], rel=1e-3)
+        assert any("F tests on Satterthwaite denominator df" in n for n in fit.notes)

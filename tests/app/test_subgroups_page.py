@@ -179,9 +179,12 @@ def test_continuous_outcome_says_the_page_analyses_its_threshold(tmp_path):
     from analysis.continuous import group_means
 
     (shown,) = [d.value for d in at.dataframe if "difference" in d.value.columns]
-    expected = group_means(imported.frame, imported.design)
+    # the design's cluster (decision_question_id, 4 questions): CR2 + Satterthwaite df
+    expected = group_means(imported.frame, imported.design, cluster="decision_question_id")
     assert shown["value"].tolist() == expected["value"].tolist()
     np.testing.assert_allclose(shown["difference"], expected["difference"])
+    np.testing.assert_allclose(shown["std_err"], expected["std_err"], equal_nan=True)
+    assert shown["n_clusters"].tolist() == [4] * len(shown)
     # the subgroups command's JSON holds the same table (run in-process)
     import io
     import json
@@ -197,7 +200,7 @@ def test_continuous_outcome_says_the_page_analyses_its_threshold(tmp_path):
                      str(tmp_path / "d.yaml"), "--level", "1", "--json"]) == 0
     cli = pd.DataFrame(json.loads(out.getvalue())["group_means"])
     assert cli["value"].astype(str).tolist() == shown["value"].astype(str).tolist()
-    for column in ("n", "mean", "difference", "ci_low", "ci_high", "p_value"):
+    for column in ("n", "mean", "difference", "std_err", "df", "ci_low", "ci_high", "p_value"):
         np.testing.assert_allclose(cli[column].to_numpy(float), shown[column].to_numpy(float),
                                    rtol=1e-9, equal_nan=True)
 

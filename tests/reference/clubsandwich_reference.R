@@ -82,6 +82,15 @@ for (model in c("sub", "tier")) {
     htz = list(factor = htz(wfit, cluster, paste0("^Z", model)), w = htz(wfit, cluster, "^Zw")),
     clubsandwich_glm = rename(coefs(gfit, cluster), names_g))
 }
+# Group means of a continuous score with a cluster (analysis/continuous.py::group_means):
+# a difference of group means is the treatment coefficient of lm(score ~ factor), its
+# marginal model (no other factor), with the CR2 covariance and Satterthwaite df.
+for (model in c("sub", "w")) {
+  f <- as.formula(paste("score ~", model))
+  fit <- lm(f, data = frame)
+  cases[[paste0("group_means_", model)]] <- list(
+    kind = "group_means", formula = deparse(f), coefficients = coefs(fit, cluster))
+}
 out <- list(
   generated_by = "tests/reference/clubsandwich_reference.R",
   R_version = R.version.string,

@@ -14,11 +14,25 @@ one <- function(formula) {
                                     optCtrl = list(rhobeg = 1e-2, rhoend = 1e-12)))
   co <- summary(fit, ddf = "Satterthwaite")$coefficients
   vc <- as.data.frame(VarCorr(fit))
+  # the multi-df F tests: contestMD of each factor's columns, and anova()'s table
+  # (type III, Satterthwaite denominator df) -- analysis/mixed_df.py::MixedDF.f_test
+  ftest <- function(pattern) {
+    L <- diag(length(fixef(fit)))[grepl(pattern, names(fixef(fit))), , drop = FALSE]
+    ct <- contestMD(fit, L, ddf = "Satterthwaite")
+    list(F = ct[["F value"]], num_df = ct[["NumDF"]], den_df = ct[["DenDF"]],
+         p_value = ct[["Pr(>F)"]])
+  }
+  av <- anova(fit, ddf = "Satterthwaite")
+  f_tests <- list(tier = ftest("^tier"), w = ftest("^w"),
+                  anova = list(term = rownames(av), F = unname(av[["F value"]]),
+                               num_df = unname(av[["NumDF"]]),
+                               den_df = unname(av[["DenDF"]]),
+                               p_value = unname(av[["Pr(>F)"]])))
   list(formula = formula, term = rownames(co), estimate = unname(co[, "Estimate"]),
        std_err = unname(co[, "Std. Error"]), df = unname(co[, "df"]),
        t = unname(co[, "t value"]), p_value = unname(co[, "Pr(>|t|)"]),
        theta = unname(getME(fit, "theta")), sigma = sigma(fit),
-       reml_criterion = unname(REMLcrit(fit)), varcorr = vc$vcov)
+       reml_criterion = unname(REMLcrit(fit)), varcorr = vc$vcov, f_tests = f_tests)
 }
 out <- list(
   generated_by = "tests/reference/lmertest_reference.R",
