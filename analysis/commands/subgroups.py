@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> None:
     counts = row_counts(results if not exclude else _excluded(results, exclude))
     result = bw.subgroups(results, design, options=opts, exclude=exclude, applied=True)
     full, table, s = result.tables["all"], result.table, result.settings
+    cluster = s.get("cluster")
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure
