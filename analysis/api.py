@@ -174,14 +174,20 @@ def _options(cls: type[Options], options: Any, values: Mapping[str, Any]) -> Opt
 def importance(data: Any, design: Any = None, *, options: Any = None,
                factors: str | Sequence[str] | None = None, where: Where | None = None,
                references: Mapping[str, str] | None = None,
-               exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
-               ) -> Result:
+               exclude: Mapping[str, Sequence[str]] | None = None,
+               covariates: Sequence[str] = (), standardise: bool = True,
+               applied: bool = False, **option_values: Any) -> Result:
     """Factor importance: logistic regression of deviation on the factors (methods.md §4).
 
     Options: :class:`analysis.options.importance.ImportanceOptions` (``interactions``,
     ``on_separation``, ``alpha``, ``adjust``, ``confidence``, ``likelihood_ratio``,
-    ``cluster``, ``small_sample``, ``gee``). ``references`` overrides the design's
-    reference values; ``exclude`` leaves out rows with the given values.
+    ``cluster``, ``small_sample``, ``gee``; judge noise: ``judge_noise``, ``noise_mode``,
+    ``seed``). ``references`` overrides the design's reference values; ``exclude`` leaves
+    out rows with the given values; ``covariates``: numeric columns added to the model
+    (standardised unless ``standardise=False``; not with interactions, GEE, separation
+    handling or judge noise); ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``importance`` command and the report's section
+    call it).
 
     Returns
     -------
@@ -189,9 +195,15 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
         ``table``: one row per term: ``term``, ``factor``, ``value``, ``n``,
         ``deviation_rate``, ``coef``, ``std_err``, ``z``, ``p_value``, ``p_adjusted``,
         ``odds_ratio``, ``ci_low``, ``ci_high``, ``effect`` (risk / protective / not
-        significant) and, with a cluster, ``design_effect``. ``tables["lr_tests"]``: the
-        likelihood-ratio test per factor. ``raw``: the
-        :class:`analysis.importance.ImportanceResult`.
+        significant), with a cluster ``design_effect``, ``df``, ``n_clusters``, with judge
+        noise ``noise_same_sign``, ``noise_significant``, ``noise_survives``.
+        ``tables["lr_tests"]``: the test per factor. ``raw``: the
+        :class:`analysis.importance.ImportanceResult` (its ``terms`` without the noise
+        columns). ``settings``: every option and the fit's summary
+        (``ImportanceResult.summary``: the cluster used, ``covariance``, ``reference_df``,
+        ``df_method``, counts), ``uncertainty``, ``where``, ``exclude``. ``meta``: with
+        judge noise, ``judge_noise`` (its settings and counts) and
+        ``judge_noise_summary``.
 
     Raises
     ------
@@ -205,15 +217,44 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     opts = _options(ImportanceOptions, options, option_values)
     suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               notes=suggested)
-    fit = factor_importance(table, the_design, factors=the_design.names,
-                            references=references, where=subset or None, exclude=exclude,
-                            **opts.kwargs())
-    settings = {**opts.settings(), "factors": list(fit.references), "where": subset,
-                "references": dict(fit.references)}
-    notes = (*suggested, f"Standard errors: {uncertainty_label(fit, the_design)}.",
-             *fit.notes)
-    return Result(fit.terms, notes, settings, {"lr_tests": fit.factor_tests}, fit)
+                                               notes=suggested, applied=applied)
+    exclude = {k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()}
+    covariates = list(covariates)
+    kw = {"references": references, "where": subset or None, "exclude": exclude or None}
+    if covariates:
+        from analysis.importance_linear import logistic_with_covariates
+
+        if opts.interactions or opts.gee or opts.on_separation != "refuse" or opts.judge_noise:
+            raise OptionError("covariates in the logistic model do not combine with "
+                              "interactions, gee, on_separation or judge_noise yet.")
+        fit = logistic_with_covariates(
+            table, the_design, covariates=covariates, standardise=standardise,
+            factors=[f for f in the_design.names if f not in covariates], cluster=opts.cluster,
+            alpha=opts.alpha, adjust=opts.adjust, confidence=opts.confidence,
+            likelihood_ratio=opts.likelihood_ratio, small_sample=opts.small_sample, **kw)
+    else:
+        fit = factor_importance(table, the_design, factors=the_design.names, **kw,
+                                **opts.kwargs())
+    terms, meta = fit.terms, {}
+    uncertainty = uncertainty_label(fit, the_design)
+    notes = [*suggested, f"Standard errors: {uncertainty}.", *fit.notes]
+    if opts.judge_noise:  # noise_same_sign, noise_significant, noise_survives per term
+        from analysis.judge_noise import importance_noise, survival_sentence
+
+        _needs_rows(table, "Judge noise")
+        refit = {**opts.kwargs(), "cluster": fit.cluster}
+        refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
+        terms = importance_noise(table, the_design, fit=fit, factors=the_design.names, **kw,
+                                 **refit, **_noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(terms, what="terms")
+        meta["judge_noise"] = dict(terms.attrs.pop("judge_noise"))
+        notes.append(meta["judge_noise_summary"])
+        terms.attrs.clear()
+    summary = {k: v for k, v in fit.summary().items() if k != "notes"}
+    settings = {**opts.settings(), **summary, "uncertainty": uncertainty, "where": subset,
+                "exclude": exclude, "covariates": covariates,
+                **({"standardise": standardise} if covariates else {})}
+    return Result(terms, tuple(notes), settings, {"lr_tests": fit.factor_tests}, fit, meta)
 
 
 def _rows_of(table: pd.DataFrame, subset: Mapping[str, list[str]],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["covariate_logit", "fix_hint", "run_linear", "wants_linear"]
+__all__ = ["fix_hint", "run_linear", "wants_linear"]
 
 
 def wants_linear(args: argparse.Namespace, design) -> bool:
@@ -88,20 +88,6 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
         from analysis.safe_write import write_table
 
         write_table(fit.terms, args.out)
-
-
-def covariate_logit(args: argparse.Namespace, results, design, *, exclude, cluster):
-    """The logistic fit with ``--covariate`` columns (``logistic_with_covariates``)."""
-    from analysis.importance_linear import logistic_with_covariates
-    from analysis.options.importance_linear import LinearOptions
-
-    lin = LinearOptions.from_args(args)
-    return logistic_with_covariates(
-        results, design, covariates=list(lin.covariates),
-        factors=[f for f in design.names if f not in lin.covariates], exclude=exclude,
-        standardise=lin.standardise, cluster=cluster, alpha=args.alpha,
-        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=args.likelihood_ratio,
-        small_sample=args.small_sample)
 
 
 def fix_hint(fix) -> str:  # noqa: ANN001 - an importance Fix
