@@ -176,7 +176,8 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
                references: Mapping[str, str] | None = None,
                exclude: Mapping[str, Sequence[str]] | None = None,
                covariates: Sequence[str] = (), standardise: bool = True,
-               applied: bool = False, **option_values: Any) -> Result:
+               cells: pd.DataFrame | None = None, applied: bool = False,
+               **option_values: Any) -> Result:
     """Factor importance: logistic regression of deviation on the factors (methods.md §4).
 
     Options: :class:`analysis.options.importance.ImportanceOptions` (``interactions``,
@@ -185,7 +186,9 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     ``seed``). ``references`` overrides the design's reference values; ``exclude`` leaves
     out rows with the given values; ``covariates``: numeric columns added to the model
     (standardised unless ``standardise=False``; not with interactions, GEE, separation
-    handling or judge noise); ``applied``: ``data`` has the design applied. The one
+    handling or judge noise); ``cells``: the cell table of the rows (over the factors,
+    the subset's factors and the cluster) when the caller has it cached, fitted instead
+    of the rows; ``applied``: ``data`` has the design applied. The one
     composition of the analysis (the ``importance`` command and the report's section
     call it).
 
@@ -233,8 +236,8 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
             alpha=opts.alpha, adjust=opts.adjust, confidence=opts.confidence,
             likelihood_ratio=opts.likelihood_ratio, small_sample=opts.small_sample, **kw)
     else:
-        fit = factor_importance(table, the_design, factors=the_design.names, **kw,
-                                **opts.kwargs())
+        fit = factor_importance(table if cells is None else cells, the_design,
+                                factors=the_design.names, **kw, **opts.kwargs())
     terms, meta = fit.terms, {}
     uncertainty = uncertainty_label(fit, the_design)
     notes = [*suggested, f"Standard errors: {uncertainty}.", *fit.notes]
