@@ -623,7 +623,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
                       factors: str | Sequence[str] | None = None, where: Where | None = None,
                       references: Mapping[str, str] | None = None,
                       exclude: Mapping[str, Sequence[str]] | None = None,
-                      **option_values: Any) -> Result:
+                      applied: bool = False, **option_values: Any) -> Result:
     """Factor importance of a continuous outcome: least squares of the score on the
     factors and numeric covariates (cluster-robust over the cluster), or a mixed model
     with random effects per cluster (methods.md §4b). :func:`importance` fits the
@@ -633,8 +633,10 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
     ``no_covariates``, ``standardise``, ``mixed``, ``random_effects``,
     ``accept_unconverged``) and, of
     :class:`analysis.options.importance.ImportanceOptions`, ``alpha``, ``adjust``,
-    ``confidence`` and ``cluster``. ``options`` may be a ``LinearOptions`` or a mapping
-    of both kinds of names.
+    ``confidence``, ``cluster`` and ``small_sample``. ``options`` may be a
+    ``LinearOptions`` or a mapping of both kinds of names; ``applied``: ``data`` has the
+    design applied. The one composition of the linear model (the ``importance`` command
+    of a continuous outcome and the report's section call it).
 
     Returns
     -------
@@ -643,7 +645,9 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
         ``coef``, ``std_err``, ``statistic``, ``p_value``, ``p_adjusted``, ``ci_low``,
         ``ci_high``, ``effect`` and, cluster-robust, ``design_effect``.
         ``tables["tests"]``: the Wald test per factor and covariate. ``raw``: the
-        :class:`analysis.importance_linear.LinearImportanceResult`.
+        :class:`analysis.importance_linear.LinearImportanceResult`. ``settings``: every
+        option, the fit's summary (``LinearImportanceResult.summary``), ``factors``,
+        ``where``, ``exclude``.
     """
     import dataclasses
 
@@ -651,7 +655,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
 
-    fit_names = ("alpha", "adjust", "confidence", "cluster")
+    fit_names = ("alpha", "adjust", "confidence", "cluster", "small_sample")
     if isinstance(options, LinearOptions):
         options = dataclasses.asdict(options)
     given = {**dict(options or {}), **option_values}
@@ -665,7 +669,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
         raise OptionError("outcome_type='binary' is the logistic model: use importance().")
     if opts.no_covariates and opts.covariates:
         raise OptionError("no_covariates and covariates contradict each other.")
-    table, the_design, subset = prepare_inputs(data, design, where=where)
+    table, the_design, subset = prepare_inputs(data, design, where=where, applied=applied)
     covariates = list(opts.covariates) or list(the_design.covariates)
     chosen = _as_list(factors, "factors") or [f for f in the_design.names
                                               if f not in covariates]
@@ -673,9 +677,11 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
                             where=subset or None, exclude=exclude,
                             cluster=_cluster_of(fit_opts.cluster, the_design),
                             alpha=fit_opts.alpha, adjust=fit_opts.adjust,
-                            confidence=fit_opts.confidence, **opts.kwargs())
+                            confidence=fit_opts.confidence,
+                            small_sample=fit_opts.small_sample, **opts.kwargs())
     settings = {**opts.settings(), **{k: fit_opts.settings()[k] for k in fit_names},
-                "factors": chosen, "where": subset}
+                **{k: v for k, v in fit.summary().items() if k != "notes"},
+                "factors": chosen, "where": subset, "exclude": dict(exclude or {})}
     return Result(fit.terms, tuple(fit.notes), settings, {"tests": fit.factor_tests}, fit)
 
 

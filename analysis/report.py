@@ -636,9 +636,9 @@ def _linear_defaults(results: pd.DataFrame, design) -> dict:
 def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     """A continuous outcome: the linear (cluster-robust) or mixed fit of the score, as the
     Factor importance page shows it, instead of the logistic fit of its 0/1 deviation."""
+    from analysis import api as bw
     from analysis.figures.importance_linear import linear_importance_figure
     from analysis.importance import ImportanceRefusal
-    from analysis.importance_linear import linear_importance
 
     factors = list(s["factors"])
     ignored = [k.replace("_", " ") for k in ("interactions", "gee") if s.get(k)] + (
@@ -648,14 +648,17 @@ def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> 
                             "outcome; the linear model of this continuous outcome ignores "
                             "them.")
     try:
-        fit = linear_importance(
-            results, design, factors=factors,
+        covariates = list(s["covariates"])
+        fit = bw.importance_linear(
+            results, design, factors=factors, where=_where(s),
             references={f: v for f, v in (s.get("references") or {}).items() if f in factors}
-            or None, covariates=list(s["covariates"]), standardise=bool(s["standardise"]),
-            where=_where(s) or None, cluster=s.get("cluster") or None, mixed=bool(s["mixed"]),
-            random_slopes=bool(s["random_slopes"]),
+            or None, covariates=covariates, no_covariates=not covariates,
+            standardise=bool(s["standardise"]), cluster=s.get("cluster") or None,
+            mixed=bool(s["mixed"]),
+            random_effects="slopes" if s["random_slopes"] else "intercept",
             accept_unconverged=bool(s["accept_unconverged"]), alpha=float(s["alpha"]),
-            adjust=s["adjust"])
+            adjust=s["adjust"], confidence=float(s.get("confidence", 0.95)),
+            small_sample=s.get("small_sample", "cr2"), applied=True).raw
     except ImportanceRefusal as exc:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
