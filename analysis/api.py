@@ -481,8 +481,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
-             exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
-             ) -> Result:
+             exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
+             **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -497,8 +497,11 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``marginal``), ``factors``, ``n_cells``, ``n_observed_cells``, ``n_empty_cells``,
         ``n_rows``, ``coverage_percentage`` (a fraction in [0, 1]), ``gini_index``,
         ``gini_index_observed``. ``tables``: ``marginals`` (count per value),
-        ``empty_cells`` and ``thinnest_cells`` (the first ``limit``). ``notes``: the
-        plain-language reading.
+        ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
+        factors that determine another on the observed cells,
+        :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
+        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied.
+        The one composition of the analysis (the report's section calls it).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
@@ -507,7 +510,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     opts = _options(CoverageOptions, options, option_values)
     suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=False, notes=suggested)
+                                               need_outcome=False, notes=suggested,
+                                               applied=applied)
     names = the_design.names if factors else cov.default_factors(the_design)
     table, the_design = exclude_from_grid(table, the_design, {
         k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
@@ -517,7 +521,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     marginals = cov.marginal_counts(cells, the_design, **kw)
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
-              "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw)}
+              "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw),
+              "nestings": cov.coverage_nestings(cells, the_design, **kw)}
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}

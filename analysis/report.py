@@ -457,25 +457,21 @@ def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import api as bw
     from analysis import coverage as cov
-    from analysis.cells import filter_rows
     from analysis.figures.coverage import coverage_heatmap, marginal_bar
     from analysis.nesting import describe_nesting
 
     factors, where = list(s["factors"]), _where(s)
-    opts = options_for("coverage").from_settings(s)
     # distinct prompts (default) or responses, as the page and ``coverage --count``
-    cells = cov.coverage_cells(results, design, factors, unit=opts.count)
-    kw = {"factors": factors, "where": where}
-    summary = cov.coverage_summary(cells, design, **kw)
-    marginals = cov.marginal_counts(cells, design, **kw)
-    nestings = cov.coverage_nestings(cells, design, **kw)
-    sec.notes += cov.describe_coverage(summary, marginals, unit=opts.count,
-                                       n_rows=len(filter_rows(results, where)))
-    sec.warnings += [describe_nesting(r) for r in nestings.to_dict(orient="records")]
-    sec.tables += [("coverage_summary", summary), ("coverage_marginals", marginals),
-                   ("coverage_thinnest_cells", cov.thinnest_cells(cells, design,
-                                                                  limit=opts.limit, **kw))]
+    result = bw.coverage(results, design, options=options_for("coverage").from_settings(s),
+                         factors=factors, where=where, applied=True)
+    marginals, cells = result.tables["marginals"], result.raw
+    sec.notes += list(result.notes)
+    sec.warnings += [describe_nesting(r)
+                     for r in result.tables["nestings"].to_dict(orient="records")]
+    sec.tables += [("coverage_summary", result.table), ("coverage_marginals", marginals),
+                   ("coverage_thinnest_cells", result.tables["thinnest_cells"])]
     if len(factors) >= 2:
         pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
                                 within=factors)
