@@ -192,14 +192,23 @@ def _options(cls: type[Options], options: Any, values: Mapping[str, Any]) -> Opt
 def importance(data: Any, design: Any = None, *, options: Any = None,
                factors: str | Sequence[str] | None = None, where: Where | None = None,
                references: Mapping[str, str] | None = None,
-               exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
-               ) -> Result:
+               exclude: Mapping[str, Sequence[str]] | None = None,
+               covariates: Sequence[str] = (), standardise: bool = True,
+               cells: pd.DataFrame | None = None, applied: bool = False,
+               **option_values: Any) -> Result:
     """Factor importance: logistic regression of deviation on the factors (methods.md §4).
 
     Options: :class:`analysis.options.importance.ImportanceOptions` (``interactions``,
     ``on_separation``, ``alpha``, ``adjust``, ``confidence``, ``likelihood_ratio``,
-    ``cluster``, ``small_sample``, ``gee``). ``references`` overrides the design's
-    reference values; ``exclude`` leaves out rows with the given values.
+    ``cluster``, ``small_sample``, ``gee``; judge noise: ``judge_noise``, ``noise_mode``,
+    ``seed``). ``references`` overrides the design's reference values; ``exclude`` leaves
+    out rows with the given values; ``covariates``: numeric columns added to the model
+    (standardised unless ``standardise=False``; not with interactions, GEE, separation
+    handling or judge noise); ``cells``: the cell table of the rows (over the factors,
+    the subset's factors and the cluster) when the caller has it cached, fitted instead
+    of the rows; ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``importance`` command and the report's section
+    call it).
 
     Returns
     -------
@@ -207,9 +216,15 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
         ``table``: one row per term: ``term``, ``factor``, ``value``, ``n``,
         ``deviation_rate``, ``coef``, ``std_err``, ``z``, ``p_value``, ``p_adjusted``,
         ``odds_ratio``, ``ci_low``, ``ci_high``, ``effect`` (risk / protective / not
-        significant) and, with a cluster, ``design_effect``. ``tables["lr_tests"]``: the
-        likelihood-ratio test per factor. ``raw``: the
-        :class:`analysis.importance.ImportanceResult`.
+        significant), with a cluster ``design_effect``, ``df``, ``n_clusters``, with judge
+        noise ``noise_same_sign``, ``noise_significant``, ``noise_survives``.
+        ``tables["lr_tests"]``: the test per factor. ``raw``: the
+        :class:`analysis.importance.ImportanceResult` (its ``terms`` without the noise
+        columns). ``settings``: every option and the fit's summary
+        (``ImportanceResult.summary``: the cluster used, ``covariance``, ``reference_df``,
+        ``df_method``, counts), ``uncertainty``, ``where``, ``exclude``. ``meta``: with
+        judge noise, ``judge_noise`` (its settings and counts) and
+        ``judge_noise_summary``.
 
     Raises
     ------
@@ -223,15 +238,44 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     opts = _options(ImportanceOptions, options, option_values)
     suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               notes=suggested)
-    fit = factor_importance(table, the_design, factors=the_design.names,
-                            references=references, where=subset or None, exclude=exclude,
-                            **opts.kwargs())
-    settings = {**opts.settings(), "factors": list(fit.references), "where": subset,
-                "references": dict(fit.references)}
-    notes = (*suggested, f"Standard errors: {uncertainty_label(fit, the_design)}.",
-             *fit.notes)
-    return Result(fit.terms, notes, settings, {"lr_tests": fit.factor_tests}, fit)
+                                               notes=suggested, applied=applied)
+    exclude = {k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()}
+    covariates = list(covariates)
+    kw = {"references": references, "where": subset or None, "exclude": exclude or None}
+    if covariates:
+        from analysis.importance_linear import logistic_with_covariates
+
+        if opts.interactions or opts.gee or opts.on_separation != "refuse" or opts.judge_noise:
+            raise OptionError("covariates in the logistic model do not combine with "
+                              "interactions, gee, on_separation or judge_noise yet.")
+        fit = logistic_with_covariates(
+            table, the_design, covariates=covariates, standardise=standardise,
+            factors=[f for f in the_design.names if f not in covariates], cluster=opts.cluster,
+            alpha=opts.alpha, adjust=opts.adjust, confidence=opts.confidence,
+            likelihood_ratio=opts.likelihood_ratio, small_sample=opts.small_sample, **kw)
+    else:
+        fit = factor_importance(table if cells is None else cells, the_design,
+                                factors=the_design.names, **kw, **opts.kwargs())
+    terms, meta = fit.terms, {}
+    uncertainty = uncertainty_label(fit, the_design)
+    notes = [*suggested, f"Standard errors: {uncertainty}.", *fit.notes]
+    if opts.judge_noise:  # noise_same_sign, noise_significant, noise_survives per term
+        from analysis.judge_noise import importance_noise, survival_sentence
+
+        _needs_rows(table, "Judge noise")
+        refit = {**opts.kwargs(), "cluster": fit.cluster}
+        refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
+        terms = importance_noise(table, the_design, fit=fit, factors=the_design.names, **kw,
+                                 **refit, **_noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(terms, what="terms")
+        meta["judge_noise"] = dict(terms.attrs.pop("judge_noise"))
+        notes.append(meta["judge_noise_summary"])
+        terms.attrs.clear()
+    summary = {k: v for k, v in fit.summary().items() if k != "notes"}
+    settings = {**opts.settings(), **summary, "uncertainty": uncertainty, "where": subset,
+                "exclude": exclude, "covariates": covariates,
+                **({"standardise": standardise} if covariates else {})}
+    return Result(terms, tuple(notes), settings, {"lr_tests": fit.factor_tests}, fit, meta)
 
 
 def _rows_of(table: pd.DataFrame, subset: Mapping[str, list[str]],
@@ -455,8 +499,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
-             exclude: Mapping[str, Sequence[str]] | None = None, **option_values: Any
-             ) -> Result:
+             exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
+             **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -471,8 +515,11 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``marginal``), ``factors``, ``n_cells``, ``n_observed_cells``, ``n_empty_cells``,
         ``n_rows``, ``coverage_percentage`` (a fraction in [0, 1]), ``gini_index``,
         ``gini_index_observed``. ``tables``: ``marginals`` (count per value),
-        ``empty_cells`` and ``thinnest_cells`` (the first ``limit``). ``notes``: the
-        plain-language reading.
+        ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
+        factors that determine another on the observed cells,
+        :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
+        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied.
+        The one composition of the analysis (the report's section calls it).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
@@ -482,7 +529,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     opts = _options(CoverageOptions, options, option_values)
     suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=False, notes=suggested)
+                                               need_outcome=False, notes=suggested,
+                                               applied=applied)
     names = the_design.names if factors else cov.default_factors(the_design)
     table, the_design = exclude_from_grid(table, the_design, {
         k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
@@ -492,7 +540,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     marginals = cov.marginal_counts(cells, the_design, **kw)
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
-              "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw)}
+              "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw),
+              "nestings": cov.coverage_nestings(cells, the_design, **kw)}
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
@@ -570,7 +619,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
                       factors: str | Sequence[str] | None = None, where: Where | None = None,
                       references: Mapping[str, str] | None = None,
                       exclude: Mapping[str, Sequence[str]] | None = None,
-                      **option_values: Any) -> Result:
+                      applied: bool = False, **option_values: Any) -> Result:
     """Factor importance of a continuous outcome: least squares of the score on the
     factors and numeric covariates (cluster-robust over the cluster), or a mixed model
     with random effects per cluster (methods.md §4b). :func:`importance` fits the
@@ -580,8 +629,10 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
     ``no_covariates``, ``standardise``, ``mixed``, ``random_effects``,
     ``accept_unconverged``) and, of
     :class:`analysis.options.importance.ImportanceOptions`, ``alpha``, ``adjust``,
-    ``confidence`` and ``cluster``. ``options`` may be a ``LinearOptions`` or a mapping
-    of both kinds of names.
+    ``confidence``, ``cluster`` and ``small_sample``. ``options`` may be a
+    ``LinearOptions`` or a mapping of both kinds of names; ``applied``: ``data`` has the
+    design applied. The one composition of the linear model (the ``importance`` command
+    of a continuous outcome and the report's section call it).
 
     Returns
     -------
@@ -590,7 +641,9 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
         ``coef``, ``std_err``, ``statistic``, ``p_value``, ``p_adjusted``, ``ci_low``,
         ``ci_high``, ``effect`` and, cluster-robust, ``design_effect``.
         ``tables["tests"]``: the Wald test per factor and covariate. ``raw``: the
-        :class:`analysis.importance_linear.LinearImportanceResult`.
+        :class:`analysis.importance_linear.LinearImportanceResult`. ``settings``: every
+        option, the fit's summary (``LinearImportanceResult.summary``), ``factors``,
+        ``where``, ``exclude``.
     """
     import dataclasses
 
@@ -598,7 +651,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
 
-    fit_names = ("alpha", "adjust", "confidence", "cluster")
+    fit_names = ("alpha", "adjust", "confidence", "cluster", "small_sample")
     if isinstance(options, LinearOptions):
         options = dataclasses.asdict(options)
     given = {**dict(options or {}), **option_values}
@@ -612,7 +665,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
         raise OptionError("outcome_type='binary' is the logistic model: use importance().")
     if opts.no_covariates and opts.covariates:
         raise OptionError("no_covariates and covariates contradict each other.")
-    table, the_design, subset = prepare_inputs(data, design, where=where)
+    table, the_design, subset = prepare_inputs(data, design, where=where, applied=applied)
     covariates = list(opts.covariates) or list(the_design.covariates)
     chosen = _as_list(factors, "factors") or [f for f in the_design.names
                                               if f not in covariates]
@@ -620,9 +673,11 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
                             where=subset or None, exclude=exclude,
                             cluster=_cluster_of(fit_opts.cluster, the_design),
                             alpha=fit_opts.alpha, adjust=fit_opts.adjust,
-                            confidence=fit_opts.confidence, **opts.kwargs())
+                            confidence=fit_opts.confidence,
+                            small_sample=fit_opts.small_sample, **opts.kwargs())
     settings = {**opts.settings(), **{k: fit_opts.settings()[k] for k in fit_names},
-                "factors": chosen, "where": subset}
+                **{k: v for k, v in fit.summary().items() if k != "notes"},
+                "factors": chosen, "where": subset, "exclude": dict(exclude or {})}
     return Result(fit.terms, tuple(fit.notes), settings, {"tests": fit.factor_tests}, fit)
 
 

@@ -462,25 +462,21 @@ def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import api as bw
     from analysis import coverage as cov
-    from analysis.cells import filter_rows
     from analysis.figures.coverage import coverage_heatmap, marginal_bar
     from analysis.nesting import describe_nesting
 
     factors, where = list(s["factors"]), _where(s)
-    opts = options_for("coverage").from_settings(s)
     # distinct prompts (default) or responses, as the page and ``coverage --count``
-    cells = cov.coverage_cells(results, design, factors, unit=opts.count)
-    kw = {"factors": factors, "where": where}
-    summary = cov.coverage_summary(cells, design, **kw)
-    marginals = cov.marginal_counts(cells, design, **kw)
-    nestings = cov.coverage_nestings(cells, design, **kw)
-    sec.notes += cov.describe_coverage(summary, marginals, unit=opts.count,
-                                       n_rows=len(filter_rows(results, where)))
-    sec.warnings += [describe_nesting(r) for r in nestings.to_dict(orient="records")]
-    sec.tables += [("coverage_summary", summary), ("coverage_marginals", marginals),
-                   ("coverage_thinnest_cells", cov.thinnest_cells(cells, design,
-                                                                  limit=opts.limit, **kw))]
+    result = bw.coverage(results, design, options=options_for("coverage").from_settings(s),
+                         factors=factors, where=where, applied=True)
+    marginals, cells = result.tables["marginals"], result.raw
+    sec.notes += list(result.notes)
+    sec.warnings += [describe_nesting(r)
+                     for r in result.tables["nestings"].to_dict(orient="records")]
+    sec.tables += [("coverage_summary", result.table), ("coverage_marginals", marginals),
+                   ("coverage_thinnest_cells", result.tables["thinnest_cells"])]
     if len(factors) >= 2:
         pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
                                 within=factors)
@@ -643,9 +639,9 @@ def _linear_defaults(results: pd.DataFrame, design) -> dict:
 def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     """A continuous outcome: the linear (cluster-robust) or mixed fit of the score, as the
     Factor importance page shows it, instead of the logistic fit of its 0/1 deviation."""
+    from analysis import api as bw
     from analysis.figures.importance_linear import linear_importance_figure
     from analysis.importance import ImportanceRefusal
-    from analysis.importance_linear import linear_importance
 
     factors = list(s["factors"])
     ignored = [k.replace("_", " ") for k in ("interactions", "gee") if s.get(k)] + (
@@ -655,14 +651,17 @@ def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> 
                             "outcome; the linear model of this continuous outcome ignores "
                             "them.")
     try:
-        fit = linear_importance(
-            results, design, factors=factors,
+        covariates = list(s["covariates"])
+        fit = bw.importance_linear(
+            results, design, factors=factors, where=_where(s),
             references={f: v for f, v in (s.get("references") or {}).items() if f in factors}
-            or None, covariates=list(s["covariates"]), standardise=bool(s["standardise"]),
-            where=_where(s) or None, cluster=s.get("cluster") or None, mixed=bool(s["mixed"]),
-            random_slopes=bool(s["random_slopes"]),
+            or None, covariates=covariates, no_covariates=not covariates,
+            standardise=bool(s["standardise"]), cluster=s.get("cluster") or None,
+            mixed=bool(s["mixed"]),
+            random_effects="slopes" if s["random_slopes"] else "intercept",
             accept_unconverged=bool(s["accept_unconverged"]), alpha=float(s["alpha"]),
-            adjust=s["adjust"])
+            adjust=s["adjust"], confidence=float(s.get("confidence", 0.95)),
+            small_sample=s.get("small_sample", "cr2"), applied=True).raw
     except ImportanceRefusal as exc:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
@@ -687,114 +686,58 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     if "mixed" in s:  # the settings of a continuous outcome (_linear_defaults)
         _importance_linear(sec, results, design, s)
         return
+    from analysis import api as bw
     from analysis.columns import P_ADJUSTED, P_VALUE
     from analysis.figures.importance import importance_figure
-    from analysis.importance import ImportanceRefusal, uncertainty_label
+    from analysis.importance import ImportanceRefusal
+    from analysis.judge_noise import MODE_LABELS
+    from analysis.options import FROM_DESIGN
     from analysis.options.common import NOISE_FIELDS
     from analysis.options.importance import ImportanceOptions
 
-    where = _where(s)
     factors = list(s["factors"])
     # references of factors not in the model (e.g. defaults for other factors) are left out
     references = {f: v for f, v in (s.get("references") or {}).items() if f in factors}
+    cluster = s.get("cluster") or None  # None: no cluster (the page's "none")
+    if cluster and cluster not in results.columns and cluster != design.cluster:
+        cluster = None
+    noise = noise_arguments("importance", s)
+    if noise:
+        _noise_rows(results)
+    options = ImportanceOptions.from_settings(
+        s, skip=NOISE_FIELDS, cluster=FROM_DESIGN if cluster == design.cluster else cluster,
+        **({"judge_noise": noise["n_resamples"], "noise_mode": noise["mode"],
+            "seed": noise["seed"]} if noise else {}))
     try:
-        fit = _fit_importance(results, design, s, factors, where, references)
+        result = bw.importance(results, design, options=options, factors=factors,
+                               where=_where(s), references=references or None,
+                               covariates=list(s.get("covariates") or []),
+                               standardise=bool(s.get("standardise", True)), applied=True)
     except ImportanceRefusal as exc:
         sec.warnings.append("The model was not fitted: " + str(exc))
         return
+    fit = result.raw
     sec.warnings += list(fit.notes)
     # how the standard errors were computed, stated with the table
-    sec.notes.append("Standard errors: " + uncertainty_label(fit, design) + (
+    sec.notes.append("Standard errors: " + result.settings["uncertainty"] + (
         "; std_err, z, p_value and the intervals are the robust ones, with each "
         "coefficient's df and n_clusters; the factor tests' p_value is the robust Wald test "
         "(p_value_lr: likelihood ratio, independent rows)." if fit.cluster
         else "."))
-    options = ImportanceOptions.from_settings(s, skip=(*NOISE_FIELDS, "cluster"))
     p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
-    terms = fit.terms
-    if noise_arguments("importance", s):  # noise_same_sign, _significant, _survives per term
-        terms = _importance_noise(sec, results, design, s, fit, where, references, p_column)
+    if noise:  # noise_same_sign, _significant, _survives per term
+        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge "
+                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+                         f"significant at {p_column} < {options.alpha:g}. "
+                         + result.meta["judge_noise_summary"])
     sec.figures.append(("factor_importance", importance_figure(
         fit.terms, scale=options.scale, max_p=options.max_p, p_column=p_column,
         references=fit.references)))
-    sec.tables += [("factor_importance", terms),
+    sec.tables += [("factor_importance", result.table),
                    ("factor_importance_lr_tests", fit.factor_tests)]
     # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
     sec.adjustments.update(dict.fromkeys(("factor_importance", "factor_importance_lr_tests"),
                                          "bh"))
-
-
-def _importance_cluster(results: pd.DataFrame, design, s: dict, factors: list[str]
-                        ) -> tuple[str | None, str | None]:
-    """``(as_given, keyed)``: the cluster as the fit is told it (the design's own as
-    :data:`~analysis.importance.FROM_DESIGN`, so an unusable one is a note) and the
-    column the cell table is split by (None when absent or a factor)."""
-    from analysis.importance import FROM_DESIGN
-
-    cluster = s.get("cluster") or None  # None: no cluster (the page's "none")
-    if cluster and cluster not in results.columns:
-        cluster = None if cluster != design.cluster else cluster  # noted by the fit
-    keyed = cluster if cluster in results.columns and cluster not in factors else None
-    as_given = FROM_DESIGN if cluster and cluster == design.cluster else cluster
-    return as_given, keyed
-
-
-def _fit_importance(results: pd.DataFrame, design, s: dict, factors: list[str],
-                    where: dict[str, list[str]], references: dict[str, str]) -> Any:
-    """The section's model: :func:`~analysis.importance.factor_importance` on the cell
-    table, or the logistic model with covariates on the rows when covariates are set."""
-    from analysis.cells import cell_table
-    from analysis.importance import factor_importance
-    from analysis.importance_linear import logistic_with_covariates
-    from analysis.options.common import NOISE_FIELDS
-    from analysis.options.importance import ImportanceOptions
-
-    as_given, keyed = _importance_cluster(results, design, s, factors)
-    cells = cell_table(results, list(dict.fromkeys([*factors, *where,
-                                                    *([keyed] if keyed else [])])),
-                       where=where or None)
-    covariates = list(s.get("covariates") or [])
-    if covariates and (s.get("interactions") or s.get("gee") or s["on_separation"] != "refuse"
-                       or noise_arguments("importance", s)):
-        raise SettingsError("covariates in the logistic model do not combine with "
-                            "interactions, gee, on_separation or judge_noise yet.")
-    options = ImportanceOptions.from_settings(s, skip=NOISE_FIELDS, cluster=as_given)
-    if covariates:
-        return logistic_with_covariates(
-            results, design, covariates=covariates, standardise=bool(s["standardise"]),
-            factors=factors, references=references or None, where=where or None,
-            cluster=as_given, alpha=options.alpha, adjust=options.adjust)
-    return factor_importance(cells, design, factors=factors, where=where,
-                             references=references or None, **options.kwargs())
-
-
-def _importance_noise(sec: Section, results: pd.DataFrame, design, s: dict, fit: Any,
-                      where: dict[str, list[str]], references: dict[str, str],
-                      p_column: str) -> pd.DataFrame:
-    """The terms with whether each survives the judge's noise (refits on redrawn judge
-    scores), and the sentence that says how many do."""
-    from analysis.judge_noise import (
-        MODE_LABELS,
-        importance_noise,
-        survival_sentence,
-        threshold_of,
-    )
-    from analysis.options.common import NOISE_FIELDS
-    from analysis.options.importance import ImportanceOptions
-
-    noise = noise_arguments("importance", s)
-    _noise_rows(results)
-    options = ImportanceOptions.from_settings(s, skip=NOISE_FIELDS, cluster=fit.cluster)
-    refit = options.kwargs()
-    refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
-    terms = importance_noise(results, design, fit=fit, factors=list(s["factors"]), where=where,
-                             references=references or None, **refit,
-                             threshold=threshold_of(design), **noise)
-    sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge scores "
-                     f"({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, significant at "
-                     f"{p_column} < {options.alpha:g}. "
-                     + survival_sentence(terms, what="terms"))
-    return terms
 
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

@@ -16,7 +16,7 @@ __all__ = [
     "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
     "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
     "importance_linear_view", "importance_view", "index_view", "prepare_command",
-    "python_snippet", "with_importance_noise",
+    "python_snippet",
 ]
 
 
@@ -210,45 +210,35 @@ def coverage_view(factors: list[str], unit: str = "prompts", *,
                  f"print(thinnest_cells(cells, {kw}, limit={opts.limit!r}))"))
 
 
-def importance_view(options: Mapping[str, Any], cell_factors: list[str], *,
+def importance_view(options: Mapping[str, Any], cell_factors: list[str] | None = None, *,
                     design_cluster: str | None = None, covariates: Sequence[str] | None = None,
-                    standardise: bool = True) -> View:
-    """Factor importance: the options of ``factor_importance`` as flags and as arguments
-    (the cluster as ``--cluster``, or ``--no-cluster`` when the page drops the design's);
-    with numeric ``covariates``, ``--covariate`` (``--raw-covariates`` unless
-    ``standardise``) and ``logistic_with_covariates``."""
+                    standardise: bool = True, noise: Mapping[str, Any] | None = None) -> View:
+    """Factor importance, composed in :func:`analysis.api.importance`: the page's widgets
+    (``factors``, ``references`` and the options of
+    :class:`analysis.options.importance.ImportanceOptions`; the cluster as ``--cluster``,
+    or ``--no-cluster`` when the page drops the design's), numeric ``covariates``
+    (``--raw-covariates`` unless ``standardise``) and the judge-noise expander's ``noise``
+    (``replicates``, ``mode``, ``seed``) as "Copy as CLI" flags and as the arguments of
+    ``bw.importance`` (:func:`api_view`). ``cell_factors`` is not used (the API builds
+    the cells)."""
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
 
-    cluster = options.get("cluster")
-    if covariates:
-        o = dict(options)
-        fit = ImportanceOptions.coerce(alpha=o["alpha"], adjust=o["adjust"],
-                                       cluster=_as_cli_cluster(cluster, design_cluster))
-        cli = (("factors", o["factors"]),
-               *[("reference", f"{k}={v}") for k, v in o["references"].items()],
-               *LinearOptions.coerce(covariates=covariates,
-                                     standardise=bool(standardise)).cli_options(),
-               *fit.cli_options())
-        args = {"covariates": list(covariates), "standardise": bool(standardise),
-                "factors": list(o["factors"]), "references": dict(o["references"]),
-                "cluster": cluster, "alpha": o["alpha"], "adjust": o["adjust"]}
-        return View("importance", cli,
-                    ("from analysis.importance_linear import logistic_with_covariates",),
-                    (f"options = {args!r}",
-                     "fit = logistic_with_covariates(results, design, **options)",
-                     "print(fit.terms)"))
-    fit = ImportanceOptions.from_settings(options, cluster=_as_cli_cluster(cluster,
-                                                                           design_cluster))
-    cli = (("factors", options["factors"]),
-           *[("reference", f"{k}={v}") for k, v in options["references"].items()],
+    fit = ImportanceOptions.from_settings(
+        options, cluster=_as_cli_cluster(options.get("cluster"), design_cluster),
+        **({"judge_noise": int(noise["replicates"]), "noise_mode": noise["mode"],
+            "seed": int(noise.get("seed", _default_seed()))} if noise else {}))
+    covariates = list(covariates or [])
+    inputs = {"factors": list(options["factors"]),
+              "references": dict(options.get("references") or {}), "covariates": covariates,
+              **({"standardise": False} if covariates and not standardise else {})}
+    view = api_view(fit, **inputs)
+    cli = (("factors", inputs["factors"]),
+           *[("reference", f"{k}={v}") for k, v in inputs["references"].items()],
+           *LinearOptions.coerce(covariates=covariates,
+                                 standardise=bool(standardise)).cli_options(),
            *fit.cli_options())
-    args = {"factors": list(options["factors"]), "references": dict(options["references"]),
-            **{k: v for k, v in options.items() if k in fit.kwargs()}}
-    return View("importance", cli, ("from analysis.importance import factor_importance",),
-                (f"options = {args!r}", f"cells = cell_table(results, {cell_factors!r})",
-                 "fit = factor_importance(cells, design, where=where, **options)",
-                 "print(fit.terms)"))
+    return View(view.command, cli, (), (), view.call, view.function)
 
 
 def _options(name: str) -> type:
@@ -405,42 +395,6 @@ def cohorts_view(opts: Mapping[str, Any]) -> View:
                  f"categories={opts.get('categories')!r}, "
                  f"renormalise={options.renormalise!r})",
                  f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, {test}))"))
-
-
-_NOISE_IMPORT = "from analysis.judge_noise import {}, survival_sentence, threshold_of"
-
-
-def _noise_options(noise: Mapping[str, Any], cls: type) -> tuple[tuple[str, Any], ...]:
-    """``--judge-noise R [--noise-mode M] [--noise-alpha A] [--seed S]``: the flags of the
-    judge-noise options of ``cls`` (:class:`analysis.options.common.NoiseOptions`) that
-    differ from the defaults (``--seed`` only when not 0, so it never repeats the
-    bootstrap's)."""
-    values = {"judge_noise": int(noise["replicates"]), "noise_mode": noise["mode"],
-              "seed": int(noise.get("seed", _default_seed()))}
-    if "alpha" in noise and "noise_alpha" in cls.specs():
-        values["noise_alpha"] = noise["alpha"]
-    return cls.coerce(values).cli_options()
-
-
-def _noise_arguments(noise: Mapping[str, Any]) -> str:
-    """The page's judge-noise setting as the arguments of ``analysis.judge_noise``
-    (its ``replicates`` is the argument ``n_resamples``)."""
-    return _arguments({"n_resamples" if k == "replicates" else k: v for k, v in noise.items()})
-
-
-def with_importance_noise(view: View, noise: Mapping[str, Any] | None) -> View:
-    """``view`` (:func:`importance_view`) plus the judge-noise options of the page
-    (``replicates``, ``mode``, ``seed``; None: unchanged)."""
-    if not noise:
-        return view
-    return View(view.command, (*view.options, *_noise_options(noise, _options("importance"))),
-                (*view.imports, _NOISE_IMPORT.format("importance_noise")),
-                (*view.body,
-                 "terms = importance_noise(results, design, fit=fit, where=where, "
-                 f"threshold=threshold_of(design), **options, {_noise_arguments(noise)})",
-                 "print(survival_sentence(terms, what='terms'))",
-                 "print(terms[['term', 'noise_same_sign', 'noise_significant', "
-                 "'noise_survives']])"))
 
 
 def compare_view(settings: Mapping[str, Any], *, design_cluster: str | None = None) -> View:

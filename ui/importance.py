@@ -35,11 +35,12 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
 from analysis.options.importance import ImportanceOptions as Opts
-from ui.common import cells_for
+from ui.common import analysis_result, cells_for
 from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "intercept_note", "model_options"]
+__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "importance_options",
+           "importance_result", "intercept_note", "model_options"]
 
 
 _NUM = st.column_config.NumberColumn
@@ -182,3 +183,27 @@ def intercept_note(terms: pd.DataFrame, references: dict | None = None) -> str |
     return (f"(intercept): n and deviation rate are the {n:,} rows with every factor at its "
             f"reference{f' ({at})' if at else ''}, not the whole table; its coefficient is "
             "the fitted log-odds there.")
+
+
+def importance_options(options: dict, noise: dict | None = None) -> Opts:
+    """The page's widgets (:func:`model_options`) as the options of
+    :func:`analysis.api.importance`, with the judge-noise expander's settings
+    (``ui.judge_noise.noise_options``) when given."""
+    return Opts.coerce({k: v for k, v in options.items() if k in Opts.specs()},
+                       **({"judge_noise": noise["replicates"], "noise_mode": noise["mode"],
+                           "seed": noise["seed"]} if noise else {}))
+
+
+def importance_result(results: pd.DataFrame, design: Design, where: dict, options: dict,
+                      cell_factors: list[str], *, covariates: list[str] | None = None,
+                      standardise: bool = True, noise: dict | None = None) -> object:
+    """The page's one cached :func:`analysis.api.importance` call (on the cached cells
+    without covariates or judge noise, which need the rows)."""
+    where = {k: v for k, v in (where or {}).items() if v}
+    rows_needed = bool(covariates) or bool(noise)
+    return analysis_result(
+        "importance", results, design, importance_options(options, noise),
+        cells=None if rows_needed else cells_for(results, design, cell_factors, where),
+        factors=list(options["factors"]), where=where,
+        references=dict(options["references"]) or None, covariates=list(covariates or []),
+        standardise=bool(standardise))

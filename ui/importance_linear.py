@@ -65,29 +65,17 @@ def covariate_options(results: pd.DataFrame, design: Design, factors: list[str],
 
 def logistic_fit(results: pd.DataFrame, design: Design, where: dict, options: dict,
                  cell_factors: list[str]):
-    """The logistic fit of the 0/1 deviation, with the covariates chosen in the widgets
-    (``analysis.importance_linear.logistic_with_covariates``) or without
-    (``factor_importance`` on the cached cells); (fit, covariates, standardise)."""
-    from analysis.importance import factor_importance
-    from analysis.importance_linear import logistic_with_covariates
-    from ui.common import cells_for
+    """The logistic fit of the 0/1 deviation, with the covariates chosen in the widgets or
+    without (on the cached cells): one cached :func:`analysis.api.importance` call
+    (:func:`ui.importance.importance_result`); (fit, covariates, standardise)."""
+    from ui.importance import importance_result
 
     with st.expander("Numeric covariates", expanded=bool(st.session_state.get(
             "importance_covariates"))):
         covariates, standardise = covariate_options(results, design, options["factors"])
-    if not covariates:
-        return (factor_importance(cells_for(results, design, cell_factors, where), design,
-                                  where=where, **options), [], standardise)
-    if options["interactions"] or options["gee"] or options["on_separation"] != "refuse":
-        raise AnalysisError("Covariates in the logistic model do not combine with "
-                            "interactions, GEE or separation handling yet: remove the "
-                            "covariates or those options.")
-    fit = logistic_with_covariates(
-        results, design, covariates=covariates, standardise=standardise,
-        factors=options["factors"], references=options["references"],
-        where={k: v for k, v in (where or {}).items() if v} or None,
-        cluster=options["cluster"], alpha=options["alpha"], adjust=options["adjust"])
-    return fit, covariates, standardise
+    result = importance_result(results, design, where, options, cell_factors,
+                               covariates=covariates, standardise=standardise)
+    return result.raw, covariates, standardise
 
 
 def continuous_view(results: pd.DataFrame, design: Design, where: dict, options: dict) -> None:

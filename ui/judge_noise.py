@@ -15,7 +15,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.cells import filter_rows
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.judge_noise import (
@@ -24,11 +23,9 @@ from analysis.judge_noise import (
     SIGNIFICANT,
     SURVIVES,
     available_modes,
-    importance_noise,
-    survival_sentence,
-    threshold_of,
 )
 from analysis.options import options_for
+from ui.importance import importance_result
 from ui.widgets import md
 
 __all__ = [
@@ -99,39 +96,17 @@ def page_noise_settings(prefix: str, results: pd.DataFrame | None = None) -> dic
     return out
 
 
-def _arguments(settings: dict) -> dict:
-    """The expander's settings as ``analysis.judge_noise`` arguments (``replicates``, as
-    the report's ``judge_noise`` setting calls it, is the argument ``n_resamples``)."""
-    return {"n_resamples" if k == "replicates" else k: v for k, v in settings.items()}
-
-
-def _rows(results: pd.DataFrame, where: dict) -> pd.DataFrame:
-    return filter_rows(results, {k: v for k, v in (where or {}).items() if v} or None)
-
-
-@st.cache_resource(max_entries=8, show_spinner="Refitting on redrawn judge scores...")
-def _terms(token: str, design_json: str, where: str, options: str, settings: str,
-           _results: pd.DataFrame, _design: Design, _fit, _where: dict, _options: dict,
-           _settings: dict) -> pd.DataFrame:
-    return importance_noise(_results, _design, fit=_fit, where=_where,
-                            threshold=threshold_of(_design), **_options, **_arguments(_settings))
-
-
 def with_term_noise(fit, results: pd.DataFrame, design: Design, where: dict,
                     options: dict) -> pd.DataFrame:
     """The terms table of ``fit`` with the survival columns when asked for."""
     settings = noise_options(results, "importance")
     if settings is None:
         return fit.terms
-    where = {k: v for k, v in (where or {}).items() if v}
     try:
-        terms = _terms(st.session_state["results_token"], design.to_json(),
-                       repr(sorted(where.items())), repr(sorted(options.items())),
-                       repr(sorted(settings.items())), results, design, fit, where, options,
-                       settings)
+        result = importance_result(results, design, where, options, [], noise=settings)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return fit.terms
-    st.info(survival_sentence(terms, what="terms"))
-    return terms
+    st.info(result.meta["judge_noise_summary"])
+    return result.table
 

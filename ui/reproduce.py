@@ -96,9 +96,8 @@ def reproduce_importance(design: Design, options: dict, where: dict,
     """The expander of the importance page (``covariates``: the logistic fit's numeric
     covariates, no judge noise then)."""
     view = rp.importance_view(options, cell_factors, design_cluster=design.cluster,
-                              covariates=covariates, standardise=standardise)
-    if not covariates:
-        view = rp.with_importance_noise(view, page_noise_settings("importance"))
+                              covariates=covariates, standardise=standardise,
+                              noise=None if covariates else page_noise_settings("importance"))
     reproduce(view, design, where, "importance_repro")
 
 

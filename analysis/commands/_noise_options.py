@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["noise_payload", "noise_rows_payload", "noise_settings"]
+__all__ = ["noise_rows_payload", "noise_settings"]
 
 
 def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
@@ -20,16 +20,6 @@ def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
                               "needs the rows: add --engine pandas.")
 
     return options.noise_kwargs(threshold_of(design))
-
-
-def noise_payload(table, label: str, estimate: str, q_column: str) -> dict:
-    """The ``judge_noise`` section of the JSON: settings and per-row survival."""
-    from analysis.judge_noise import noise_rows, survival_sentence
-
-    what = "subgroups" if label == "subgroup" else "terms"
-    return {"settings": dict(table.attrs["judge_noise"]),
-            "summary": survival_sentence(table, what=what),
-            "rows": noise_rows(table, label, estimate, q_column)}
 
 
 def noise_rows_payload(table, meta, label: str, estimate: str,  # noqa: ANN001

@@ -50,8 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from analysis import api as bw
     from analysis import coverage as cov
-    from analysis.cells import cell_table, filter_rows
+    from analysis.cells import cell_table
     from analysis.cli import emit, load_with_design, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
     from analysis.design import Design, parse_assignments
@@ -77,13 +78,13 @@ def run(args: argparse.Namespace) -> None:
              for k, v in parse_assignments(args.where, "--where").items()}
     exclude = {args.renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
-    results, design = exclude_from_grid(results, design, exclude)  # as the API
     unit_reason = getattr(args, "unit_reason", None)  # no design file: read from the table
     if unit_reason:
         print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)
-    cells = cov.coverage_cells(results, design, factors, unit=opts.count, where=where)
-    summary = cov.coverage_summary(cells, design, factors=factors, where=where)
-    marginals = cov.marginal_counts(cells, design, factors=factors, where=where)
+    result = bw.coverage(results, design, options=opts, factors=factors, where=where,
+                         exclude=exclude, applied=True)
+    summary, cells = result.table, result.raw
+    results, design = exclude_from_grid(results, design, exclude)  # as the API
     joint = summary.iloc[0]
     # dependencies between factors hold on rows iff on distinct observed cells: use cells
     nestings = find_nestings(cells, factors,
@@ -95,18 +96,15 @@ def run(args: argparse.Namespace) -> None:
         **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},
         "per_factor_gini": cov.per_factor_gini(summary),
         "per_factor": summary[summary[SCOPE] == cov.MARGINAL],
-        "empty_cells": cov.empty_cells(cells, design, factors=factors, where=where,
-                                       limit=opts.limit).astype(str),
-        "thinnest_cells": cov.thinnest_cells(cells, design, factors=factors, where=where,
-                                             limit=opts.limit).astype({f: str for f in factors}),
+        "empty_cells": result.tables["empty_cells"].astype(str),
+        "thinnest_cells": result.tables["thinnest_cells"].astype({f: str for f in factors}),
         "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
         "prompt_unit": design.prompt_unit_columns() if opts.count == "prompts" else None,
         # what the cells count: the item id when the structure has one (docs/coverage.md)
         "count_unit": list(cov.counted_unit(cells).columns),
         "count_label": cov.counted_unit(cells).label,
         "prompt_unit_reason": unit_reason,
-        "reading": cov.describe_coverage(summary, marginals, unit=opts.count,
-                                         n_rows=int(len(filter_rows(results, where)))),
+        "reading": list(result.notes),
     }
     all_models = [m for m in factors if m in design.of_kind("model")] + models
     if all_models and [f for f in factors if f not in all_models]:
@@ -125,7 +123,7 @@ def run(args: argparse.Namespace) -> None:
             pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where)
             fig = coverage_heatmap(pairs, factors[0], factors[1])
         else:
-            fig = marginal_bar(marginals, factors[0])
+            fig = marginal_bar(result.tables["marginals"], factors[0])
         write_figure(fig, args.figure)
     if args.json:
         emit(args, payload, summary)

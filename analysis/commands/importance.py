@@ -39,8 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Parse the arguments into the options, call :func:`analysis.api.importance` (the one
+    composition of the analysis; :func:`analysis.api.importance_linear` for a continuous
+    outcome), print its Result."""
     import pandas as pd
 
+    from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import (
         CI_HIGH,
@@ -59,13 +63,9 @@ def run(args: argparse.Namespace) -> None:
     )
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.importance import (
-        ROBUST_TERM_COLUMNS,
-        ImportanceRefusal,
-        factor_importance,
-        uncertainty_label,
-    )
+    from analysis.importance import ROBUST_TERM_COLUMNS, ImportanceRefusal
     from analysis.options.importance import ImportanceOptions
+    from analysis.options.importance_linear import LinearOptions
 
     results, design = load_with_design(args)
     if not args.factors:  # every factor of the design: leave out the one-valued ones
@@ -73,53 +73,44 @@ def run(args: argparse.Namespace) -> None:
     exclude = {k: split_list(v) for k, v in
                parse_assignments(args.exclude, "--exclude").items()}
     options = ImportanceOptions.from_args(args)
-    from analysis.commands.importance_linear import (
-        covariate_logit,
-        fix_hint,
-        run_linear,
-        wants_linear,
-    )
+    from analysis.commands.importance_linear import fix_hint, run_linear, wants_linear
 
     named = None if args.no_cluster else (args.cluster or design.cluster)
     if wants_linear(args, design):  # a continuous outcome: linear or mixed model
         run_linear(args, results, design, exclude=exclude, cluster=named)
         return
+    if args.judge_noise:
+        from analysis.commands._noise_options import noise_settings
+
+        noise_settings(options, design, results)  # refuses an engine's cell table
+    lin = LinearOptions.from_args(args)
     try:
-        fit = covariate_logit(args, results, design, exclude=exclude, cluster=named) \
-            if args.covariates else factor_importance(
-            results, design, factors=design.names, exclude=exclude, **options.kwargs())
+        result = bw.importance(results, design, options=options, exclude=exclude,
+                               covariates=lin.covariates, standardise=lin.standardise,
+                               applied=True)
     except ImportanceRefusal as exc:
         hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
-    terms, noise = fit.terms, None
-    if args.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
-        from analysis.commands._noise_options import noise_payload, noise_settings
-        from analysis.judge_noise import importance_noise
+    fit, terms, noise = result.raw, result.table, None
+    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
+    if options.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
+        from analysis.commands._noise_options import noise_rows_payload
 
-        refit = {**options.kwargs(), "cluster": fit.cluster}
-        refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
-        terms = importance_noise(results, design, fit=fit, factors=design.names,
-                                 exclude=exclude, **refit,
-                                 **noise_settings(options, design, results))
-        noise = noise_payload(terms, TERM, COEF, P_ADJUSTED if args.adjust == "bh" else P_VALUE)
+        noise = noise_rows_payload(terms, result.meta, TERM, COEF, p_column)
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.importance import importance_figure
 
-        p_column = P_ADJUSTED if args.adjust == "bh" else P_VALUE
         write_figure(importance_figure(fit.terms, scale=args.scale, max_p=args.max_p,
                                        p_column=p_column, confidence=args.confidence),
                      args.figure)
-    s = fit.summary()
+    s = result.settings
     counts = row_counts(results)
     if args.json:
-        settings = {k: v for k, v in s.items() if k != "notes"}
-        settings.update({"where": args.where, "exclude": args.exclude,
-                         "uncertainty": uncertainty_label(fit, design),
-                         "on_separation": args.on_separation,
-                         "n_missing_outcome": counts.get("n_missing_outcome", 0),
-                         **cluster_settings(args)})
+        settings = {**s, "where": args.where, "exclude": args.exclude,
+                    "n_missing_outcome": counts.get("n_missing_outcome", 0),
+                    **cluster_settings(args)}
         payload = {"terms": terms, "tests": fit.factor_tests, "notes": list(fit.notes),
                    "settings": settings}
         if noise is not None:
@@ -133,7 +124,7 @@ def run(args: argparse.Namespace) -> None:
           f"{s['pseudo_r2']:.4f}")
     print(f"Deviation probability at all references: {s['baseline_probability']:.4f}")
     print("References: " + ", ".join(f"{k} = {v}" for k, v in fit.references.items()))
-    print(f"Standard errors: {uncertainty_label(fit, design)}")
+    print(f"Standard errors: {s['uncertainty']}")
     columns = [TERM, N, DEVIATION_RATE, COEF, STD_ERR, P_VALUE, P_ADJUSTED, ODDS_RATIO,
                CI_LOW, CI_HIGH, EFFECT]
     for ratio in (*ROBUST_TERM_COLUMNS[::-1], DESIGN_EFFECT, ROBUST_MODEL_SE_RATIO):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["covariate_logit", "fix_hint", "run_linear", "wants_linear"]
+__all__ = ["fix_hint", "run_linear", "wants_linear"]
 
 
 def wants_linear(args: argparse.Namespace, design) -> bool:
@@ -42,30 +42,31 @@ def wants_linear(args: argparse.Namespace, design) -> bool:
 
 
 def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -> None:
-    """Fit and print (or ``--json``) the linear / mixed model."""
+    """Fit (:func:`analysis.api.importance_linear`) and print (or ``--json``) the linear /
+    mixed model."""
     import pandas as pd
 
+    from analysis import api as bw
     from analysis.cli import emit
     from analysis.errors import AnalysisError
     from analysis.importance import ImportanceRefusal
-    from analysis.importance_linear import linear_importance
     from analysis.options.importance_linear import LinearOptions
 
     lin = LinearOptions.from_args(args)
     factors = [f for f in design.names if f not in (lin.covariates or design.covariates)]
     try:
-        fit = linear_importance(
-            results, design, factors=factors, exclude=exclude, cluster=cluster,
+        result = bw.importance_linear(
+            results, design, options=lin, factors=factors, exclude=exclude, cluster=cluster,
             alpha=args.alpha, adjust=args.adjust, confidence=args.confidence,
-            small_sample=args.small_sample, **lin.kwargs())
+            small_sample=args.small_sample, applied=True)
     except ImportanceRefusal as exc:
         hints = "\n".join(fix_hint(f) for f in exc.fixes)
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
-    s = fit.summary()
+    fit = result.raw
     if args.json:
         emit(args, {"terms": fit.terms, "tests": fit.factor_tests, "notes": list(fit.notes),
-                    "settings": {k: v for k, v in s.items() if k != "notes"}}, fit.terms)
+                    "settings": dict(result.settings)}, fit.terms)
         return
     model = {"ols": "linear model (least squares)",
              "cluster": "linear model (least squares), cluster-robust",
@@ -89,20 +90,6 @@ def run_linear(args: argparse.Namespace, results, design, *, exclude, cluster) -
         from analysis.safe_write import write_table
 
         write_table(fit.terms, args.out)
-
-
-def covariate_logit(args: argparse.Namespace, results, design, *, exclude, cluster):
-    """The logistic fit with ``--covariate`` columns (``logistic_with_covariates``)."""
-    from analysis.importance_linear import logistic_with_covariates
-    from analysis.options.importance_linear import LinearOptions
-
-    lin = LinearOptions.from_args(args)
-    return logistic_with_covariates(
-        results, design, covariates=list(lin.covariates),
-        factors=[f for f in design.names if f not in lin.covariates], exclude=exclude,
-        standardise=lin.standardise, cluster=cluster, alpha=args.alpha,
-        adjust=args.adjust, confidence=args.confidence, likelihood_ratio=args.likelihood_ratio,
-        small_sample=args.small_sample)
 
 
 def fix_hint(fix) -> str:  # noqa: ANN001 - an importance Fix

@@ -60,6 +60,8 @@ def _run_script(code: str) -> pd.DataFrame:
     namespace: dict = {}
     with redirect_stdout(io.StringIO()):
         exec(compile(code, "<copied>", "exec"), namespace)  # noqa: S102 - the page's own script
+    if "result" in namespace:  # bw.importance (the logistic fit, composed in analysis.api)
+        return namespace["result"].table
     return namespace["fit"].terms
 
 
