@@ -26,7 +26,8 @@ ever returned.
 
 p-values are per coefficient and **not adjusted** for multiple testing; the
 ``p_adjusted`` column gives Benjamini-Hochberg adjusted values over the non-intercept
-terms, and ``adjust="bh"`` makes the risk/protective labels use them.
+terms, and the risk/protective labels use them by default (``adjust="bh"``;
+``adjust="none"`` labels by the unadjusted p).
 """
 
 from __future__ import annotations
@@ -1477,7 +1478,7 @@ def factor_importance(
     interactions: Sequence[str | tuple[str, str]] = (),
     on_separation: SeparationAction = "refuse",
     alpha: float = 0.05,
-    adjust: Adjust = "none",
+    adjust: Adjust = "bh",
     confidence: float = 0.95,
     min_rows_per_parameter: float = MIN_ROWS_PER_PARAMETER,
     likelihood_ratio: bool = True,
@@ -1517,8 +1518,10 @@ def factor_importance(
     alpha
         Threshold for the risk / protective labels.
     adjust
-        ``"none"``: labels use the per-term p-values; ``"bh"``: Benjamini-Hochberg
-        adjusted ones (``p_adjusted`` is always reported).
+        ``"bh"`` (default): the labels use the Benjamini-Hochberg adjusted p-values over
+        the non-intercept terms (with 94 stigmas about 5 would be labelled under a global
+        null by the unadjusted ones, issue 38); ``"none"``: the per-term p-values. Both
+        ``p_value`` and ``p_adjusted`` are always reported.
     confidence
         Level of the Wald intervals (coefficient, odds ratio, probability).
     min_rows_per_parameter

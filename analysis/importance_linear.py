@@ -342,7 +342,7 @@ def linear_importance(
     random_slopes: bool = True,
     accept_unconverged: bool = False,
     alpha: float = 0.05,
-    adjust: L.Adjust = "none",
+    adjust: L.Adjust = "bh",
     confidence: float = 0.95,
     min_rows_per_parameter: float = 2.0,
     small_sample: L.SmallSample = "cr2",

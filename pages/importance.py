@@ -69,8 +69,10 @@ reproduce_importance(design, options, where, cell_factors, covariates, standardi
 st.subheader("Coefficients")
 terms = fit.terms if covariates else with_term_noise(fit, results, design, where, options)
 counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()
+labelled_by = ("the Benjamini-Hochberg adjusted p, 'p (BH)'" if p_column == P_ADJUSTED
+               else "the unadjusted p")
 st.caption(f"{counts.get('risk', 0)} risk and {counts.get('protective', 0)} protective values "
-           f"at {p_column} < {fit.alpha:g}. p-values are per term and not adjusted for "
+           f"at {labelled_by} < {fit.alpha:g}. 'p' is per term and not adjusted for "
            "multiple testing; 'p (BH)' is the Benjamini-Hochberg adjustment over the terms.")
 st.dataframe(terms, hide_index=True, column_config=COLUMN_CONFIG | NOISE_COLUMNS,
              key="importance_table")

@@ -35,7 +35,8 @@ class ImportanceOptions(ClusterOptions, NoiseOptions):
         0.05, "p-value threshold of the risk/protective labels (default %(default)s)",
         type=PROBABILITY, label="Significance level")
     adjust: str = option(
-        "none", "label by Benjamini-Hochberg adjusted p-values (default: unadjusted)",
+        "bh", "the p-values the risk/protective labels use: bh (default: Benjamini-Hochberg "
+        "adjusted over the terms) or none (unadjusted)",
         choices=("none", "bh"), label="Label by Benjamini-Hochberg adjusted p")
     confidence: float = option(0.95, "CI level (default %(default)s)", type=PROBABILITY,
                                label="Confidence level")
