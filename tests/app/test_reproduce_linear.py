@@ -114,7 +114,7 @@ def test_no_covariate_and_no_cluster_are_said(discrim, tmp_path, monkeypatch):
 
 
 def test_view_leaves_out_flags_that_change_nothing():
-    options = {"factors": ["a"], "references": {"a": "x"}, "alpha": 0.05, "adjust": "bh",
+    options = {"factors": ["a"], "references": {"a": "x"}, "alpha": 0.05, "adjust": "none",
                "cluster": None}
     view = importance_linear_view(options, {"covariates": [], "standardise": False,
                                             "mixed": False, "random_slopes": False,
