@@ -147,3 +147,33 @@ def test_a_table_without_a_native_score_shows_no_section():
         name = page.removesuffix(".py")
         assert not [b for b in at.button if b.key == f"{name}_native_run"]
         assert not any("benchmark's own scores" in e.label for e in at.expander)
+
+
+
+def _section_script() -> None:  # run by AppTest.from_function: the helper alone
+    import streamlit as st
+
+    from ui.native import native_scores_view
+
+    native_scores_view(st.session_state["results_frame"], st.session_state["design"],
+                       st.session_state["where"], page="probe")
+
+
+def test_a_subset_without_rows_says_so_in_the_section(bbq):
+    """A subset no row matches (Age x BodyArt; the pages stop before it, the helper does not
+    rely on that): the API's message in the section, no table, nothing crashes."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.common import token_of
+
+    frame, design = bbq
+    at = AppTest.from_function(_section_script, default_timeout=60)
+    at.session_state["results_frame"] = frame
+    at.session_state["results_token"] = token_of(frame)
+    at.session_state["design"] = design
+    at.session_state["where"] = {"category": ["Age"], "subcategory": ["BodyArt"]}
+    at.run()
+    at.button(key="probe_native_run").click().run()
+    assert not at.exception
+    assert any("No row matches all the filters together" in e.value for e in at.error)
+    assert not at.dataframe
