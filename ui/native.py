@@ -9,6 +9,7 @@ themselves are cached per table, design and subset, shared between pages)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -84,7 +85,7 @@ def _scores(token: str, design_json: str, where_key: str, _results: pd.DataFrame
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _has_native(token: str, _results: pd.DataFrame) -> bool:
+def _has_native(token: str, design_json: str, _results: pd.DataFrame) -> bool:
     from analysis.native_scores import has_native_score
 
     return has_native_score(_results)
@@ -105,7 +106,7 @@ def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, A
     ``bw.native_scores``.
     """
     token = st.session_state.get("results_token")
-    if not _has_native(str(token), results):
+    if not _has_native(str(token), design.to_json(), results):
         return
     with st.expander("The benchmark's own scores (BBQ's s_DIS / s_AMB, pct_stereotype ...) "
                      "with cluster intervals"):
@@ -114,7 +115,8 @@ def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, A
                    "each interval resamples the benchmark's clusters (templates, within each "
                    "category). lm-eval itself gives no standard error for BBQ's scores "
                    "(docs/native_scores.md).")
-        key = json.dumps([token, design.to_json(), _where_key(where)])
+        key = hashlib.sha256(json.dumps([token, design.to_json(), _where_key(where)])
+                             .encode()).hexdigest()[:16]
         state = f"{page}_native_scores"
         if st.button("Compute the scores with intervals", key=f"{page}_native_run"):
             st.session_state[state] = key
