@@ -177,3 +177,31 @@ def test_a_subset_without_rows_says_so_in_the_section(bbq):
     assert not at.exception
     assert any("No row matches all the filters together" in e.value for e in at.error)
     assert not at.dataframe
+
+
+def test_lm_eval_bias_tasks_on_the_page_equal_lm_evals_results():
+    """One lm-eval run of BBQ, CrowS-Pairs, DiscrimEval, Winogender ...: the page's overall
+    rows are lm-eval's own numbers (``results_*.json``), each with its cluster interval."""
+    from analysis.importers import import_results
+    from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
+
+    result = import_results("lm-eval", [LM_EVAL_BIAS_FIXTURE])
+    (path,) = glob.glob(str(LM_EVAL_BIAS_FIXTURE / "dummy-bias" / "results_*.json"))
+    with open(path, encoding="utf-8") as fh:
+        own = json.load(fh)["results"]
+    at = _opened("coverage.py", result.frame, result.design)
+    shown = _scores_table(at)
+    _same_rows(shown, bw.native_scores(result.frame, result.design).table,
+               [c for c in ("model", "task", "filter") if c in shown.columns])
+    top = shown[shown["scope"] == "overall"].set_index(["task", "score"])["estimate"]
+    assert top[("bbq", "s_DIS")] == pytest.approx(own["bbq"]["disamb_bias_score,none"], abs=1e-12)
+    assert top[("bbq", "s_AMB")] == pytest.approx(own["bbq"]["amb_bias_score,none"], abs=1e-12)
+    assert top[("crows_pairs_english", "pct_stereotype")] == pytest.approx(
+        own["crows_pairs_english"]["pct_stereotype,none"], abs=1e-12)
+    assert top[("winogender_all", "acc")] == pytest.approx(own["winogender_all"]["acc,none"],
+                                                           abs=1e-12)
+    assert top[("discrim_eval_explicit", "black_bias")] == pytest.approx(
+        own["discrim_eval_explicit"]["black_bias,none"], rel=1e-6)
+    overall = shown[shown["scope"] == "overall"]
+    assert (overall["ci_low"] <= overall["estimate"] + 1e-12).all()
+    assert (overall["estimate"] <= overall["ci_high"] + 1e-12).all()
