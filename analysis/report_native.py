@@ -26,7 +26,8 @@ def _paired_by(results: pd.DataFrame, design) -> str | None:  # noqa: ANN001
 
 def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: ANN001
     """The section's settings: ``by`` (paired deltas between its values, None: none),
-    ``reference``, ``n_resamples``, ``confidence``, ``seed``.
+    ``reference``, ``n_resamples``, ``confidence``, ``seed``, ``where`` (the subset of
+    rows, ``{}``: all).
 
     Raises
     ------
@@ -42,7 +43,7 @@ def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: A
     by = _paired_by(results, design)
     reference = design.factor(by).reference if by else None
     return {"by": by, "reference": reference, "n_resamples": 1000, "confidence": 0.95,
-            "seed": 0}
+            "seed": 0, "where": {}}
 
 
 def _shown(table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -57,8 +58,9 @@ def build_native(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: 
     intervals, and with ``by`` their paired deltas; readings of the overall scores."""
     from analysis import api
 
+    where = {k: v for k, v in (s.get("where") or {}).items() if v}  # {}: every row
     kw = {"n_resamples": int(s["n_resamples"]), "confidence": float(s["confidence"]),
-          "seed": int(s["seed"])}
+          "seed": int(s["seed"]), "where": where or None}
     scores = api.native_scores(results, design, **kw)
     table = scores.table
     sec.tables.append(("native_scores", _shown(table, _SHOWN)))

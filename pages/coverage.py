@@ -28,6 +28,7 @@ from ui.coverage import (
     show_metrics,
     show_reading,
 )
+from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.report import add_to_report_button
@@ -116,3 +117,4 @@ with answer:
 show_reading(info)
 reproduce_coverage(design, factors, where, unit, more=more)
 add_to_report_button("coverage", {"factors": factors, "count": unit, "where": where, **more})
+native_scores_view(results, design, where, page="coverage")  # BBQ s_DIS / s_AMB ... with CIs

@@ -17,6 +17,7 @@ from ui.importance import (
 from ui.importance_linear import continuous_view, logistic_fit
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import with_term_noise
+from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.reproduce import reproduce_importance
 from ui.subgroups import missing_outcome_note
@@ -91,3 +92,4 @@ st.caption("Each factor removed together with every interaction that contains it
                if fit.cluster else ""))
 st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
 table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")
+native_scores_view(results, design, where, page="importance")  # BBQ s_DIS / s_AMB ... with CIs

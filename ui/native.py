@@ -1,10 +1,15 @@
 """The benchmark's own scores on the pages (``docs/native_scores.md``): the Compare page's
 paired deltas of s_DIS / s_AMB / pct_stereotype ... with paired cluster-bootstrap
-intervals (``bw.native_deltas``; the display of the scores themselves on the analysis
-pages is ``bw.native_scores``' table)."""
+intervals (``bw.native_deltas``), and on the analysis pages (Subgroups, Factor importance,
+Coverage) the scores themselves with their cluster intervals (``bw.native_scores``).
+
+Session state: ``compare_native`` (the last paired deltas with their key),
+``<page>_native_scores`` (the key of the scores a page was asked for; the scores
+themselves are cached per table, design and subset, shared between pages)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -15,9 +20,13 @@ from analysis.design import Design
 from analysis.errors import AnalysisError
 from ui.widgets import md
 
-__all__ = ["native_deltas_view"]
+__all__ = ["native_deltas_view", "native_scores_view"]
 
 _STATE = "compare_native"
+#: The columns of the scores table shown on a page (the CSV has them all).
+SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
+#: Breakdown scopes left out of the table by default (the CSV and a choice keep them).
+_FINE = ("subcategory", "additional_metadata.subcategory")
 
 
 def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str, Any],
@@ -61,3 +70,98 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
         from ui.common import table_download
 
         table_download(table, f"native_deltas_{settings['by']}", key="compare_native")
+
+
+def _where_key(where: dict[str, Any] | None) -> str:
+    return json.dumps(sorted((k, sorted(map(str, v))) for k, v in (where or {}).items() if v))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _scores(token: str, design_json: str, where_key: str, _results: pd.DataFrame,
+            _design: Design) -> Any:
+    from analysis import api
+
+    return api.native_scores(_results, _design, where=dict(json.loads(where_key)) or None)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _has_native(token: str, design_json: str, _results: pd.DataFrame) -> bool:
+    from analysis.native_scores import has_native_score
+
+    return has_native_score(_results)
+
+
+def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, Any] | None,
+                       *, page: str) -> None:
+    """An expander with the benchmark's own scores (BBQ's s_DIS / s_AMB per category and
+    subcategory, lm-eval's pct_stereotype / acc ..., DiscrimEval's coefficients) of the
+    rows in ``where``, each with its cluster-bootstrap interval, computed on request with
+    one call of :func:`analysis.api.native_scores` (cached per table, design and subset);
+    a CSV download and "Add to report" (the report's native section, this subset).
+    Nothing for a table without a native score. ``page``: the prefix of the widget keys.
+
+    The table shown has the setting columns (``model``, ``task``, ``input_format``,
+    ``filter``, those present) and ``score``, ``scope``, ``group``, ``estimate``,
+    ``ci_low``, ``ci_high``, ``n``, ``n_clusters``; the CSV has every column of
+    ``bw.native_scores``.
+    """
+    token = st.session_state.get("results_token")
+    if not _has_native(str(token), design.to_json(), results):
+        return
+    with st.expander("The benchmark's own scores (BBQ's s_DIS / s_AMB, pct_stereotype ...) "
+                     "with cluster intervals"):
+        st.caption("The numbers the benchmark's authors and lm-eval report (the same point "
+                   "estimates), overall and per category, on the rows of this page's subset; "
+                   "each interval resamples the benchmark's clusters (templates, within each "
+                   "category). lm-eval itself gives no standard error for BBQ's scores "
+                   "(docs/native_scores.md).")
+        key = hashlib.sha256(json.dumps([token, design.to_json(), _where_key(where)])
+                             .encode()).hexdigest()[:16]
+        state = f"{page}_native_scores"
+        if st.button("Compute the scores with intervals", key=f"{page}_native_run"):
+            st.session_state[state] = key
+        if st.session_state.get(state) != key:
+            return
+        try:
+            with st.spinner("Bootstrapping the clusters..."):
+                res = _scores(str(token), design.to_json(), _where_key(where), results, design)
+        except AnalysisError as exc:
+            st.error(md(str(exc)))
+            return
+        _show_scores(res, page)
+        _report_button(results, design, where)
+
+
+def _show_scores(res: Any, page: str) -> None:
+    from ui.common import table_download
+
+    table = res.table
+    scopes = list(dict.fromkeys(table["scope"]))
+    chosen = st.multiselect("Rows", scopes, default=[s for s in scopes if s not in _FINE],
+                            key=f"{page}_native_scopes",
+                            help="overall, and per value of each breakdown column")
+    settings = [c for c in table.columns if c not in (*SHOWN, "family", "boot_se", "n_boot",
+                                                      "cluster", "interval")]
+    shown = table[table["scope"].isin(chosen)][[*settings, *SHOWN]]
+    st.dataframe(shown, hide_index=True, key=f"{page}_native_table")
+    if len(table):
+        methods = "; ".join(dict.fromkeys(str(m) for m in table["interval"]))
+        st.caption(md(f"Intervals: {methods}. ")
+                   + " ".join(md(n) for n in res.notes))
+    table_download(table, "native_scores", key=f"{page}_native")
+
+
+def _report_button(results: pd.DataFrame, design: Design, where: dict[str, Any] | None
+                   ) -> None:
+    from analysis.errors import SectionSkipped
+    from analysis.report_native import native_defaults
+    from ui.report import add_to_report_button
+
+    try:
+        settings = native_defaults(results, design)
+    except SectionSkipped:
+        return
+    subset = {k: list(v) for k, v in (where or {}).items() if v}
+    if settings.get("by") and len(subset.get(settings["by"], (1, 2))) < 2:
+        settings = {**settings, "by": None, "reference": None}  # one value left: no deltas
+    add_to_report_button("native", {**settings, "where": subset})
