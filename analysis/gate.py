@@ -791,7 +791,7 @@ def _log_disparity(c: Criterion, ctx: _Context) -> CriterionResult:
     opts: dict[str, Any] = {"confidence": c.confidence}
     if "level" in c.spec:
         opts["level"] = c.spec["level"]
-    res = api.subgroups(ctx.data, ctx.design, factors=c.spec.get("factors"),
+    res = api.subgroups(ctx.data, ctx.design, applied=True, factors=c.spec.get("factors"),
                         where=_scope_where(c), **opts)
     t = res.table
     t = t[t["log_disparity"].notna()]
@@ -834,7 +834,7 @@ def _deviation_metric(c: Criterion, ctx: _Context) -> CriterionResult:
                             "n_resamples": ctx.n_resamples, "seed": ctx.seed}
     if "level" in c.spec:
         opts["level"] = c.spec["level"]
-    res = api.ecdf(ctx.data, ctx.design, by=by, factors=c.spec.get("factors"),
+    res = api.ecdf(ctx.data, ctx.design, applied=True, by=by, factors=c.spec.get("factors"),
                    where=_scope_where(c), **opts)
     boot = res.tables["bootstrap"]
     boot = boot[boot["quantity"] == "deviation_metric"]
@@ -855,7 +855,7 @@ def _deviation_metric(c: Criterion, ctx: _Context) -> CriterionResult:
 def _coverage(c: Criterion, ctx: _Context) -> CriterionResult:
     api = ctx.api
     threshold = float(c.spec["min"])
-    res = api.coverage(ctx.data, ctx.design, factors=c.spec.get("factors"),
+    res = api.coverage(ctx.data, ctx.design, applied=True, factors=c.spec.get("factors"),
                        where=_scope_where(c))
     joint = res.table[res.table["scope"] == "joint"].iloc[0]
     value = float(joint["coverage_percentage"])

@@ -9,6 +9,7 @@ Such tests are now refused with the reason. The design the importer writes runs 
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -66,9 +67,11 @@ def test_a_non_positive_definite_covariance_is_never_a_chi_square():
 
 
 def test_the_imported_discrim_eval_design_runs_as_it_is(tmp_path, capsys):
-    """``import lm-eval`` writes a design with a one-valued ``model`` factor; ``importance
-    --design`` leaves it out with a note and fits the linear model (CR2, Satterthwaite
-    df), with no degenerate test: every factor test has a finite p-value or a reason."""
+    """``import lm-eval`` leaves the one-valued ``model`` factor out of the design it
+    writes (with a note); ``importance --design`` fits the linear model (CR2,
+    Satterthwaite df), with no degenerate test: every factor test has a finite p-value or
+    a reason. (A one-valued factor in a hand-written design is left out by importance with
+    a note: ``test_a_one_valued_design_factor_is_left_out_with_a_note``.)"""
     from analysis.cli import main
 
     (path,) = (LM_EVAL_BIAS_FIXTURE / "dummy-bias").glob("samples_discrim_eval_explicit_*")
@@ -76,7 +79,7 @@ def test_the_imported_discrim_eval_design_runs_as_it_is(tmp_path, capsys):
     assert main(["import", "lm-eval", str(path), "--out", str(data),
                  "--design-out", str(design)]) == 0
     capsys.readouterr()
-    assert "model" in Design.load(design).names
+    assert "model" not in Design.load(design).names
     out = run_json(capsys, "importance", data, "--design", design)
     assert "model" not in {t["factor"] for t in out["terms"]}
     assert out["settings"]["df_method"] == "satterthwaite"
@@ -89,3 +92,31 @@ def test_the_imported_discrim_eval_design_runs_as_it_is(tmp_path, capsys):
                      "--accept-unconverged")
     for test in mixed["tests"]:
         assert (test["p_value"] is not None and test["statistic"] >= 0) or test["reason"]
+
+
+def test_a_one_valued_design_factor_is_left_out_with_a_note(tmp_path, capsys):
+    """A design that names a factor with one value in the table (the imported design with
+    ``model`` put back, as older importers wrote it) runs: importance leaves the factor
+    out and says so, and fits the other factors."""
+    from dataclasses import replace
+
+    from analysis.cli import main
+    from analysis.design import Factor
+
+    (path,) = (LM_EVAL_BIAS_FIXTURE / "dummy-bias").glob("samples_discrim_eval_explicit_*")
+    data, design = tmp_path / "de.csv", tmp_path / "de.yaml"
+    assert main(["import", "lm-eval", str(path), "--out", str(data),
+                 "--design-out", str(design)]) == 0
+    capsys.readouterr()
+    model = str(pd.read_csv(data)["model"].iloc[0])
+    d = Design.load(design)
+    d = replace(d, factors=(*d.factors, Factor("model", "model", (model,), model)))
+    d.save(design)
+    assert "model" in Design.load(design).names
+    assert main(["importance", str(data), "--design", str(design), "--json"]) in (0, None)
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "model" not in {t["factor"] for t in out["terms"]}
+    assert {"gender", "race"} <= {t["factor"] for t in out["terms"]}
+    assert (f"factor model takes only the value {model!r} in the table: left out of the "
+            "model") in captured.err

@@ -38,7 +38,7 @@ def test_every_table_value_of_the_pdf_is_whole():
         for stem, table in sec.tables:
             shown = display_table(table.head(HTML_MAX_ROWS), stem)
             if stem == "subgroups":
-                assert shown.shape[1] == 20 > PRINT_COLUMNS + 1  # printed in three parts
+                assert shown.shape[1] > 2 * PRINT_COLUMNS + 1  # printed in three parts
             want = collections.Counter(v for col in shown.columns for v in shown[col]
                                        if v and " " not in v)
             # the first column is repeated in every part: at least as often as the table
