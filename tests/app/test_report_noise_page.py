@@ -143,4 +143,4 @@ def test_importance_copy_text_has_the_noise_options(tmp_path, monkeypatch, capsy
     cli, code = _copy_text(at)
     assert "--judge-noise 50 --json" in cli  # mean: the command's default noise mode
     out, ns = _run_copied(cli, code, results, design, tmp_path, monkeypatch, capsys)
-    _same_shares(out["judge_noise"]["rows"], ns["terms"], at.dataframe[0].value, "term")
+    _same_shares(out["judge_noise"]["rows"], ns["table"], at.dataframe[0].value, "term")
