@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
     from analysis.design import Design, parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.nesting import describe_nesting, find_nestings
+    from analysis.nesting import describe_nesting
     from analysis.options.coverage import CoverageOptions
 
     opts = CoverageOptions.from_args(args)
@@ -86,9 +86,7 @@ def run(args: argparse.Namespace) -> None:
     summary, cells = result.table, result.raw
     results, design = exclude_from_grid(results, design, exclude)  # as the API
     joint = summary.iloc[0]
-    # dependencies between factors hold on rows iff on distinct observed cells: use cells
-    nestings = find_nestings(cells, factors,
-                             references={f: design.factor(f).reference for f in factors})
+    nestings = result.tables["nestings"]  # found by the API from the observed cells
     payload = {
         "file": results.attrs.get("source_name", args.file),
         "factors": factors,
