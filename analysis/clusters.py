@@ -25,7 +25,7 @@ Shared by factor importance (``analysis/importance.py``) and subgroups
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 import numpy as np
@@ -426,6 +426,15 @@ class SmallSampleCR2:
         p[ok] = two_sided_p(t[ok], df[ok])
         return pd.DataFrame({"estimate": est, "std_err": se, "t": t, "df": df,
                              "p_value": p, "n_clusters": self.n_clusters(c)})
+
+    def factor_test(self, beta: np.ndarray, columns: Sequence[int]) -> WaldTest:
+        """The HTZ test that the coefficients ``columns`` are all 0 (a factor's test), with
+        a ``reason`` also when its df fall below :data:`DF_FLOOR`."""
+        test = self.htz(beta, np.eye(len(beta))[list(columns)])
+        if not test.reason and test.df < DF_FLOOR:
+            return replace(test, reason=f"its HTZ df are {test.df:.2g} (below {DF_FLOOR:g}): "
+                                        "too few clusters stand behind it for a test")
+        return test
 
     def htz(self, beta: np.ndarray, contrasts: np.ndarray) -> WaldTest:
         """The HTZ Wald test of ``C b = 0`` (clubSandwich ``Wald_test(..., test="HTZ")``).

@@ -1717,11 +1717,8 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
                       "(fewer than 2 clusters, or too few df), so no joint test of its "
                       "columns exists")
         elif support is not None and support.kernel is not None:
-            test = support.kernel.htz(b, np.eye(len(b))[cols])
+            test = support.kernel.factor_test(b, cols)
             reason = test.reason
-            if not reason and test.df < DF_FLOOR:
-                reason = (f"its HTZ df are {test.df:.2g} (below {DF_FLOOR:g}): too few "
-                          "clusters stand behind it for a test")
             if not reason:
                 stat, df_denom, p_value = test.statistic, test.df, test.p_value
         else:

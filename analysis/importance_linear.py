@@ -43,7 +43,6 @@ import pandas as pd
 
 from analysis import importance as L
 from analysis.clusters import (
-    DF_FLOOR,
     SmallSampleCR2,
     covariance_rank,
     describe_satterthwaite,
@@ -633,9 +632,8 @@ def _wald_tests(names, terms, beta, cov, factors, covariates, support=None, note
             if not reason:
                 stat, df_den, p_value = test.statistic, test.df_denominator, test.p_value
         elif clustered and support.kernel is not None:
-            test = support.kernel.htz(beta, np.eye(len(beta))[cols])
-            reason = test.reason or (f"its HTZ df are {test.df:.2g} (below {DF_FLOOR:g})"
-                                     if test.df < DF_FLOOR else "")
+            test = support.kernel.factor_test(beta, cols)
+            reason = test.reason
             if not reason:
                 stat, df_den, p_value = test.statistic, test.df, test.p_value
         else:
