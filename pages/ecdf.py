@@ -5,7 +5,6 @@ import streamlit as st
 from analysis.columns import N_SUBGROUPS
 from analysis.errors import AnalysisError
 from analysis.figures.ecdf import ecdf_figure
-from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
 from analysis.options import FROM_DESIGN
 from analysis.options.ecdf import EcdfOptions as Opts
 from ui.common import (
@@ -16,12 +15,13 @@ from ui.common import (
     subset_filter,
     table_download,
 )
+from ui.ecdf import ks_section
 from ui.importance_linear import deviation_view_note
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
-from ui.subgroups import COLUMN_CONFIG, adjusted_column, factor_choice, missing_outcome_note
+from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
 from ui.widgets import md
 
@@ -103,22 +103,7 @@ if boot:
                        confidence=opts.confidence)
 reproduce_ecdf(design, opts, factors, by, where)
 
-st.subheader("Kolmogorov-Smirnov")
-if len(ks):
-    st.caption("Two-sample KS test of the subgroup rates; column method: scipy's exact or "
-               "asymptotic p without ties, a permutation p-value given the ties when rates "
-               "are tied (exact when the splits can be enumerated, else seeded random "
-               "splits, at most the option's count, stopping once the decision at 0.05 and "
-               "at the adjustment's thresholds is clear; mc_se: its Monte Carlo "
-               "standard error; a clear difference is decided by an upper bound of the "
-               "p-value without splits); a curve with one subgroup is not compared. "
-               "Adjusted p: "
-               f"{ADJUSTMENT_NAMES[opts.adjust]} over the tested pairs.")
-    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG
-                 | adjusted_column(opts.adjust, "the tested pairs"))
-    table_download(ks, "ecdf_ks", key="ecdf_ks")
-else:
-    st.info(f"Only one value of {md(by)} has subgroups in this subset: nothing to compare.")
+ks_section(ks, by, opts.adjust)
 
 with st.expander(f"Subgroup rates ({len(rates):,} rows)"):
     st.dataframe(rates, hide_index=True, column_config=COLUMN_CONFIG)
