@@ -485,8 +485,7 @@ def pair_units(
     pairing = Pairing(by=by, values=present, unit=unit_cols, unit_source=source, note=note,
                       outcome=outcome, wide=wide, outcomes=outcomes, counts=counts, cluster=cluster,
                       duplicates=duplicates, notes=notes, factors=factors)
-    shared = [p for p in pairing.pairs() if len(pairing.paired(*p))]
-    if not shared:
+    if not any(len(pairing.paired(*p)) for p in pairing.pairs()):  # stops at the first
         raise _with_pairing_unit(
             f"The values of {by!r} share no prompt: no {', '.join(unit_cols)} is answered by "
             f"two of them ({', '.join(present)}). A paired comparison needs the same prompts "
@@ -672,8 +671,8 @@ def cluster_odds_ratio(only_a: np.ndarray, only_b: np.ndarray, confidence: float
     return math.exp(est - half), math.exp(est + half), float(row["df"]), k
 
 
-def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: float = 0.95
-                            ) -> tuple[float, float, float, float, int]:
+def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: float = 0.95,
+                            *, with_df: bool = False) -> tuple:
     """Mean of the paired differences ``d`` with a cluster-robust SE and t reference:
     (mean, low, high, p, G).
 
@@ -681,7 +680,8 @@ def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: flo
     Satterthwaite df (:class:`analysis.clusters.SmallSampleCR2`: scores ``sum_g (d - mean)``,
     information ``n_g``); with clusters of equal size this is the CR1 ratio form
     ``G / (G - 1)`` with t on G - 1 df (statsmodels' cluster OLS, ``use_t=True``), with
-    unequal ones the df are smaller (issue 38).
+    unequal ones the df are smaller (issue 38). ``with_df``: the Satterthwaite df is
+    appended (mean, low, high, p, G, df); NaN with fewer than 2 clusters.
     """
     from scipy import stats
 
@@ -692,17 +692,18 @@ def cluster_mean_difference(d: np.ndarray, clusters: np.ndarray, confidence: flo
     g = int(codes.max()) + 1 if len(codes) else 0
     mean = float(d.mean())
     if g < 2:
-        return mean, math.nan, math.nan, math.nan, g
+        return (mean, math.nan, math.nan, math.nan, g) + ((math.nan,) if with_df else ())
     resid = np.bincount(codes, weights=d - mean, minlength=g)
     sizes = np.bincount(codes, minlength=g).astype(float)
     kernel = SmallSampleCR2(resid[:, None], np.array([[1 / len(d)]]), sizes[:, None, None])
     se = math.sqrt(max(float(kernel.cov[0, 0]), 0.0))
     df = float(kernel.satterthwaite(np.eye(1))[0])
+    extra = (df,) if with_df else ()
     if se == 0 or not np.isfinite(df):
-        return mean, mean, mean, (1.0 if mean == 0 else 0.0), g
+        return (mean, mean, mean, (1.0 if mean == 0 else 0.0), g) + extra
     t = stats.t.ppf(0.5 + confidence / 2, df)
     p = float(2 * stats.t.sf(abs(mean) / se, df))
-    return mean, mean - t * se, mean + t * se, p, g
+    return (mean, mean - t * se, mean + t * se, p, g) + extra
 
 
 def compare_overall(
