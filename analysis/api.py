@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from analysis.clusters import ClusterChoice
     from analysis.design import Design
 
-__all__ = ["Result", "bias_index", "check", "cohorts", "compare", "coverage", "disparity",
+__all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactual", "coverage",
+           "disparity",
            "ecdf", "features", "importance", "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
            "resolve_cluster_option", "subgroups"]
@@ -851,6 +852,74 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
                 "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
     return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
+
+
+def counterfactual(data: Any, design: Any = None, *, swap: str, reference: str | None = None,
+                   values: str | Sequence[str] | None = None,
+                   unit: str | Sequence[str] | None = None, template: str | None = None,
+                   score: str | None = None, text: str | None = None, model: str | None = None,
+                   options: Any = None, factors: str | Sequence[str] | None = None,
+                   where: Where | None = None, applied: bool = False,
+                   **option_values: Any) -> Result:
+    """Counterfactual pairs: the same prompt with ``swap`` swapped, every value against the
+    reference, within the template (docs/counterfactual.md).
+
+    ``reference`` (default the design's; a control value such as SSQA's ``no stigma`` is
+    left out and the value with the most pairs used, with a note), ``values`` (default
+    all), ``unit`` (default the template column plus every other factor but those that
+    are functions of ``swap``), ``template`` (default the design's cluster), ``score`` (a
+    numeric column instead of the 0/1 deviation), ``text`` (open-ended answers: the paired
+    text measures; ``model`` the embedding model, None the bundled MiniLM). Options:
+    :class:`analysis.options.counterfactual.CounterfactualOptions` (``test``, ``adjust``,
+    ``cluster``, ``duplicates``, ``confidence``, ``measures``).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per value: ``factor``, ``reference``, ``value``, ``n_pairs``,
+        ``missing_value``, ``missing_reference``, ``both_deviate``, ``only_a``, ``only_b``,
+        ``neither_deviates``, ``rate_a``, ``rate_b``, ``difference``, ``ci_low``,
+        ``ci_high``, ``test``, ``statistic``, ``p_value``, ``n_clusters``,
+        ``mcnemar_statistic``, ``mcnemar_p_value``, ``odds_ratio``, ``or_ci_low``,
+        ``or_ci_high``, ``or_df``, ``p_adjusted``, ``df`` (a ``score``: ``mean_a``,
+        ``mean_b``, ``wilcoxon_p_value`` instead of the counts and rates).
+        ``tables["missing_swaps"]``: the plan rows of the missing counterparts (factor
+        columns, ``n``, ``kind`` = swap, ``template``). ``tables["text"]`` (with
+        ``text``): one row per value x measure (``measure``, ``null``, ``n_pairs``,
+        ``mean``, ``ci_low``, ``ci_high``, ``test``, ``p_value``, ``df``, ``n_clusters``,
+        ``wilcoxon_p_value``, ``p_adjusted``). ``raw``: the
+        :class:`analysis.counterfactual.Counterfactual`. ``meta``: ``n_rows``,
+        ``control`` (control values left out: value -> [factor, value]).
+
+    Raises
+    ------
+    analysis.counterfactual.CounterfactualError
+        An unknown factor, a factor with one value, a control or absent reference.
+    analysis.counterfactual.NoPairsError
+        No unit holds two values (its ``missing_swaps``: the plan rows to generate).
+    """
+    from analysis.counterfactual import counterfactual_pairs
+    from analysis.options.counterfactual import CounterfactualOptions
+
+    opts = _options(CounterfactualOptions, options, option_values)
+    suggested: list[str] = []
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=score is None and text is None,
+                                               notes=suggested, applied=applied)
+    _needs_rows(table, "counterfactual")
+    kw = opts.kwargs()
+    cf = counterfactual_pairs(_subset(table, subset), the_design, swap, reference=reference,
+                              values=_as_list(values, "values"), unit=_as_list(unit, "unit"),
+                              template=template, score=score, text=text, model=model, **kw)
+    cluster = getattr(cf.pairing, "cluster", None)
+    settings = {**opts.settings(), "cluster": cluster, "swap": swap, "reference": cf.reference,
+                "values": cf.values, "unit": cf.unit, "template": cf.template, "score": score,
+                "text": text, "where": subset,
+                "small_sample": "cr2" if cluster else "none",
+                "reference_df": "satterthwaite" if cluster else "n - 1"}
+    tables = {"missing_swaps": cf.missing, **({"text": cf.text} if text is not None else {})}
+    meta = {"n_rows": len(table), "control": {k: list(v) for k, v in cf.control.items()}}
+    return Result(cf.table, (*suggested, *cf.notes), settings, tables, cf, meta)
 
 
 def plan(data: Any, design: Any = None, *, budget: int | str | None = None,

@@ -17,6 +17,7 @@ MODULES = [
     "disparity",
     "cohorts",
     "compare",
+    "counterfactual",
     "native",
     "check",
     "index",
@@ -49,6 +50,8 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "cohorts": ("cohorts", "categorical outcome across cohorts: percentages, spread, "
                            "chi-square"),
     "compare": ("compare", "paired comparison of models (or settings) on the same prompts"),
+    "counterfactual": ("counterfactual", "counterfactual pairs: one factor swapped within its "
+                                         "template"),
     "native": ("native-scores", "the benchmark's own scores (s_DIS, s_AMB, pct_stereotype "
                                 "...) with cluster intervals"),
     "check": ("check", "the bias gate: criteria with their uncertainty, exit 0 pass / 1 "
