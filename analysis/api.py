@@ -911,7 +911,7 @@ def counterfactual(data: Any, design: Any = None, *, swap: str, reference: str |
     cf = counterfactual_pairs(_subset(table, subset), the_design, swap, reference=reference,
                               values=_as_list(values, "values"), unit=_as_list(unit, "unit"),
                               template=template, score=score, text=text, model=model, **kw)
-    cluster = getattr(cf.pairing, "cluster", None)
+    cluster = cf.cluster
     settings = {**opts.settings(), "cluster": cluster, "swap": swap, "reference": cf.reference,
                 "values": cf.values, "unit": cf.unit, "template": cf.template, "score": score,
                 "text": text, "where": subset,

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION
-from analysis.errors import PairingError, did_you_mean
+from analysis.errors import CounterfactualError, NoPairsError, did_you_mean
 from analysis.options import FROM_DESIGN
 
 __all__ = [
@@ -73,20 +73,6 @@ _PLAN_N, _PLAN_KIND, _PLAN_TEMPLATE = "n", "kind", "template"
 _TEMPLATE_NAMES = ("template", "template_id", "template_idx")
 
 
-class CounterfactualError(PairingError):
-    """A swap that cannot be analysed: an unknown factor, a factor with one value, a
-    reference that is a control value or absent."""
-
-
-class NoPairsError(CounterfactualError):
-    """No unit holds two values of the swapped factor: nothing to test. ``missing_swaps``
-    holds the plan rows that would create the pairs (:func:`missing_swaps`)."""
-
-    def __init__(self, message: str, missing_swaps: pd.DataFrame | None = None):
-        super().__init__(message)
-        self.missing_swaps = missing_swaps if missing_swaps is not None else pd.DataFrame()
-
-
 @dataclass
 class Counterfactual:
     """What :func:`counterfactual_pairs` returns.
@@ -104,11 +90,14 @@ class Counterfactual:
     text
         The paired text measures (:func:`text_measures`; empty without ``text``).
     pairing
-        The :class:`analysis.compare.Pairing` the tests ran on.
+        The :class:`analysis.compare.Pairing` the tests ran on (None with a text column
+        and no outcome).
     control
         The control values left out: value -> (factor, value) they coincide with.
     notes
         Plain-language readings.
+    cluster
+        The cluster used (None: pairs independent).
     """
 
     factor: str
@@ -122,6 +111,7 @@ class Counterfactual:
     pairing: object
     control: dict[str, tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    cluster: str | None = None
 
 
 # --- the unit -------------------------------------------------------------------------------
@@ -129,8 +119,8 @@ def _check_factor(results: pd.DataFrame, design, swap: str) -> None:
     names = list(design.names) if design is not None else []
     if swap not in names or swap not in results.columns:
         raise CounterfactualError(
-            f"{swap!r} is not a factor of the design{did_you_mean(swap, names)} (factors: "
-            f"{', '.join(names) or 'none'}): name the factor whose values are swapped.")
+            f"{swap!r} is not a factor of the design{did_you_mean(swap, names)}; name the "
+            f"factor whose values are swapped (factors: {', '.join(names) or 'none'}).")
 
 
 def _template_column(results: pd.DataFrame, design, swap: str, template: str | None
@@ -206,14 +196,21 @@ def swap_unit(results: pd.DataFrame, design, swap: str, *, template: str | None 
     return cols, tcol, dependent
 
 
-def control_values(results: pd.DataFrame, swap: str, unit: Sequence[str]
-                   ) -> dict[str, tuple[str, str]]:
+def control_values(results: pd.DataFrame, swap: str, unit: Sequence[str], *,
+                   template: str | None = None) -> dict[str, tuple[str, str]]:
     """Values of ``swap`` whose rows are exactly the rows of one value of a unit column
-    (SSQA: ``stigma = no stigma`` exactly where ``prompt_style = base``): value -> (column,
-    its value). Such a value cannot be swapped with another while the unit is held."""
+    other than the template, either named like a control value (none, no ..., base:
+    :data:`analysis.values.REFERENCE_PATTERN`; SSQA: ``stigma = no stigma`` exactly where
+    ``prompt_style = base``): value -> (column, its value). Such a value cannot be swapped
+    with another while the unit is held. (A value that only the template fixes is not a
+    control value: its swaps are missing, and can be written.)"""
+    from analysis.values import REFERENCE_PATTERN
+
     out: dict[str, tuple[str, str]] = {}
     s = results[swap].astype(object)
     for col in unit:
+        if col == template:
+            continue
         pairs = pd.DataFrame({"v": s, "w": results[col].astype(object)}).dropna()
         pairs = pairs.drop_duplicates()
         per_v = pairs.groupby("v")["w"].nunique()
@@ -222,21 +219,27 @@ def control_values(results: pd.DataFrame, swap: str, unit: Sequence[str]
             if k != 1 or str(v) in out:
                 continue
             w = pairs.loc[pairs["v"] == v, "w"].iloc[0]
-            if per_w[w] == 1 and len(per_v) > 1:
+            looks = any(REFERENCE_PATTERN.search(str(x).strip()) for x in (v, w))
+            if per_w[w] == 1 and len(per_v) > 1 and looks:
                 out[str(v)] = (str(col), str(w))
     return out
 
 
 # --- presence and missing swaps ---------------------------------------------------------------
 def _presence(rows: pd.DataFrame, swap: str, unit: Sequence[str]) -> pd.DataFrame:
-    """One row per unit, one boolean column per value of ``swap``: present in the unit."""
-    keys = rows[[*unit, swap]].dropna().astype({c: object for c in [*unit, swap]})
-    keys[swap] = keys[swap].astype(str)
-    keys = keys.drop_duplicates()
-    keys["__one__"] = True
-    wide = keys.pivot_table(index=list(unit), columns=swap, values="__one__", aggfunc="any",
-                            fill_value=False)
-    return wide.astype(bool)
+    """One row per unit (indexed by the unit's values), one boolean column per value of
+    ``swap``: whether the unit holds a row with it."""
+    frame = rows[[*unit, swap]].dropna()
+    ucode = frame.groupby(list(unit), observed=True, sort=False).ngroup().to_numpy()
+    vcode, values = pd.factorize(frame[swap].astype(str), sort=True)
+    n_units = int(ucode.max()) + 1 if len(ucode) else 0
+    present = np.zeros((n_units, len(values)), dtype=bool)
+    present[ucode, vcode] = True
+    first = np.full(n_units, -1, dtype=np.int64)
+    first[ucode[::-1]] = np.arange(len(ucode))[::-1]
+    keys = frame[list(unit)].iloc[first].astype(object)
+    index = pd.MultiIndex.from_frame(keys)
+    return pd.DataFrame(present, index=index, columns=[str(v) for v in values])
 
 
 def missing_swaps(presence: pd.DataFrame, swap: str, reference: str, values: Sequence[str],
@@ -414,7 +417,7 @@ def counterfactual_pairs(
         rows = rows[pd.to_numeric(rows[value_col], errors="coerce").notna()]
     elif text is not None:
         rows = rows[rows[text].notna()]
-    control = control_values(rows, swap, unit_cols)
+    control = control_values(rows, swap, unit_cols, template=tcol)
     present = [str(v) for v in _ordered_values(rows, swap)]
     chosen = present if values is None else [str(v) for v in values]
     unknown = [v for v in chosen if v not in present]
@@ -457,15 +460,25 @@ def counterfactual_pairs(
     note = (f"Pairs: the same {' x '.join(unit_cols)} with {swap} swapped"
             + (f" ({', '.join(dependent)} left out of the unit: a function of {swap})"
                if dependent else "") + ".")
-    if cluster == FROM_DESIGN and getattr(design, "cluster", None) is None and tcol:
-        cluster = tcol
-    pairing = pair_units(rows, design, swap, score=score, cluster=cluster,
-                         duplicates=duplicates, inferred=(unit_cols, "swap", note))
-    overall = compare_overall(pairing, reference=ref, test=test, adjust=adjust,
-                              confidence=confidence)
+    if cluster == FROM_DESIGN:
+        cluster = getattr(design, "cluster", None) or tcol
+        if cluster is not None and (cluster not in rows.columns or cluster == swap):
+            notes.append(f"The design's cluster {cluster!r} "
+                         + ("is the swapped factor" if cluster == swap else "is not in the table")
+                         + ": the pairs are treated as independent.")
+            cluster = None
+    if value_col is None:  # open-ended answers only: the pairs, then the text measures
+        pairing = None
+        overall = _counts_only(presence, ref, [v for v in chosen if v != ref])
+    else:
+        pairing = pair_units(rows, design, swap, score=score, cluster=cluster,
+                             duplicates=duplicates, inferred=(unit_cols, "swap", note))
+        overall = compare_overall(pairing, reference=ref, test=test, adjust=adjust,
+                                  confidence=confidence)
+        cluster = pairing.cluster
     dfs = []
     for b in overall[MODEL_B]:
-        paired = pairing.paired(ref, b) if pairing.cluster else None
+        paired = pairing.paired(ref, b) if pairing is not None and cluster else None
         if paired is None or not len(paired):
             dfs.append(math.nan)
             continue
@@ -476,9 +489,9 @@ def counterfactual_pairs(
                                     UNPAIRED_A: MISSING_VALUE, UNPAIRED_B: MISSING_REFERENCE})
     table.insert(0, FACTOR, swap)
     table[DF] = dfs
-    if pairing.cluster and N_CLUSTERS not in table:
+    if cluster and N_CLUSTERS not in table:
         table[N_CLUSTERS] = np.nan
-    notes = [note, *notes, *pairing.notes]
+    notes = [note, *notes, *(pairing.notes if pairing is not None else [])]
     if len(plan):
         notes.append(f"{len(plan):,} missing swaps (a unit with the reference but not the "
                      "value, or the reverse) are listed as plan rows (kind = swap) for the "
@@ -487,11 +500,24 @@ def counterfactual_pairs(
     if text is not None:
         text_table, text_notes = text_measures(
             rows, swap, ref, [v for v in chosen if v != ref], unit_cols, text,
-            cluster=pairing.cluster, measures=measures, model=model, adjust=adjust,
+            cluster=cluster, measures=measures, model=model, adjust=adjust,
             confidence=confidence)
         notes += text_notes
     return Counterfactual(swap, ref, [v for v in chosen if v != ref], unit_cols, tcol, table,
-                          plan, text_table, pairing, left_out, notes)
+                          plan, text_table, pairing, left_out, notes, cluster)
+
+
+def _counts_only(presence: pd.DataFrame, reference: str, values: Sequence[str]
+                 ) -> pd.DataFrame:
+    """The pair counts of each value against the reference (no outcome to test), in
+    :func:`analysis.compare.compare_overall`'s column names."""
+    from analysis.compare import MODEL_A, MODEL_B, N_PAIRS, UNPAIRED_A, UNPAIRED_B
+
+    ref = presence[reference].to_numpy()
+    return pd.DataFrame([{MODEL_A: reference, MODEL_B: v,
+                          N_PAIRS: int((ref & presence[v]).sum()),
+                          UNPAIRED_A: int((ref & ~presence[v]).sum()),
+                          UNPAIRED_B: int((presence[v] & ~ref).sum())} for v in values])
 
 
 def _ordered_values(rows: pd.DataFrame, swap: str) -> list:
@@ -521,8 +547,9 @@ def _choose_reference(design, swap: str, reference: str | None, chosen: list[str
         declared = design.factor(swap).reference
     except Exception:  # noqa: BLE001 - a design without this factor's reference
         declared = None
-    if declared is not None and str(declared) in chosen and pairs_of(str(declared)):
-        return str(declared)
+    if declared is not None and str(declared) in chosen and (
+            pairs_of(str(declared)) or not any(map(pairs_of, chosen))):
+        return str(declared)  # (no pair at all: the missing swaps are the declared one's)
     best = max(chosen, key=lambda v: (pairs_of(v), -chosen.index(v)))
     if declared is not None:
         notes.append(f"The design's reference of {swap} ({declared!r}) "

@@ -11,7 +11,8 @@ import difflib
 from collections.abc import Sequence
 
 __all__ = [
-    "AnalysisError", "ClusterError", "CriteriaError", "DesignError", "DesignMismatchError",
+    "AnalysisError", "ClusterError", "CounterfactualError", "CriteriaError", "DesignError",
+    "DesignMismatchError", "NoPairsError",
     "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
     "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
@@ -67,6 +68,21 @@ class PairingError(AnalysisError):
     """Rows cannot be paired as a paired comparison needs (``analysis.compare``): a compared
     factor with one value, values sharing no prompt, duplicates refused, a reference that
     is not among the values ..."""
+
+
+class CounterfactualError(PairingError):
+    """A swap that cannot be analysed (``analysis.counterfactual``): an unknown factor, a
+    factor with one value, a reference that is a control value or absent."""
+
+
+class NoPairsError(CounterfactualError):
+    """No unit holds two values of the swapped factor: nothing to test. ``missing_swaps``
+    holds the plan rows that would create the pairs
+    (:func:`analysis.counterfactual.missing_swaps`; a pandas DataFrame, or None)."""
+
+    def __init__(self, message: str, missing_swaps=None):  # noqa: ANN001 - a DataFrame
+        super().__init__(message)
+        self.missing_swaps = missing_swaps
 
 
 class PromptUnitError(PairingError):

@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> None:
 
     options = CounterfactualOptions.from_args(args)
     need = args.score is None and args.text_column is None
+    if not args.design:  # the factors: the swapped one and the columns held fixed
+        held = split_list(args.unit) or [c for c in [args.template_column] if c]
+        args.factors = ",".join(dict.fromkeys([args.swap, *held]))
     results, design = load_with_design(args, need_outcome=need)
     renamed = getattr(args, "renamed", {})
     swap = renamed.get(args.swap, args.swap)
