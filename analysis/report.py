@@ -52,11 +52,13 @@ __all__ = [
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
-                             "index", "cohorts", "judges", "compare", "native", "checks")
+                             "index", "cohorts", "judges", "compare", "counterfactual",
+                             "native", "checks")
 TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
           "importance": "Factor importance", "disparity": "Disparity",
           "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges",
-          "compare": "Compare", "native": "Native scores", "checks": "Checks"}
+          "compare": "Compare", "counterfactual": "Counterfactual pairs",
+          "native": "Native scores", "checks": "Checks"}
 #: The cohorts section's default 'by' factor has at most this many values (one facet each).
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
@@ -420,6 +422,10 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         from analysis import compare_report
 
         return compare_report.default_settings(results, design)
+    if section == "counterfactual":  # analysis/counterfactual_report.py
+        from analysis import counterfactual_report
+
+        return counterfactual_report.default_settings(results, design)
     if section in ("native", "checks"):  # analysis/report_native.py
         from analysis import report_native
 
@@ -847,6 +853,12 @@ def _compare(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     compare_report.build(sec, results, design, s)
 
 
+def _counterfactual(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import counterfactual_report
+
+    counterfactual_report.build(sec, results, design, s)
+
+
 def _native(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import report_native
 
@@ -858,7 +870,7 @@ _BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
     "coverage": _coverage, "subgroups": _subgroups, "ecdf": _ecdf,
     "importance": _importance, "disparity": _disparity, "index": _index,
     "cohorts": _cohorts, "judges": _judges, "compare": _compare,
-    "native": _native, "checks": _native}
+    "counterfactual": _counterfactual, "native": _native, "checks": _native}
 
 
 def build_section(name: str, results: pd.DataFrame, design,

@@ -23,6 +23,7 @@ REQUIRED: dict[str, list[str]] = {
     "disparity": ["--feature", "x", "--by", "g"],
     "cohorts": ["--category", "c", "--cohort", "m"],
     "compare": ["--by", "model"],
+    "counterfactual": ["--swap", "gender"],
     "features": ["--text-col", "t", "--out", "o.csv"],
     "power": ["--rate", "0.3", "--ld", "0.4", "--share", "0.1"],
     "plan": [],

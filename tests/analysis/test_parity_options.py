@@ -54,6 +54,13 @@ COMPOSED: dict[str, dict[str, Any]] = {
           "df", "design_effect"]),
         (lambda r: r.tables["lr_tests"], lambda out: pd.DataFrame(out["tests"]),
          "factor_importance_lr_tests", ["statistic", "df", "p_value", "p_value_lr"])]},
+    # prompt_style swapped within the template: original vs positive and doubt (base is
+    # the control value: left out)
+    "counterfactual": {"inputs": {"swap": "prompt_style"}, "where": {"cot": ["no"]},
+                       "views": [
+        (lambda r: r.table, lambda out: pd.DataFrame(out["pairs"]), "counterfactual_pairs",
+         ["n_pairs", "only_a", "only_b", "difference", "ci_low", "ci_high", "statistic",
+          "p_value", "p_adjusted", "df", "n_clusters"])]},
 }
 
 #: Options whose non-default value needs another option or another table.
@@ -86,6 +93,8 @@ def non_default(cls, name: str) -> Any:
         return 0.5
     if name == "power":
         return 0.8
+    if name == "measures":  # acts on a text column only (tests/analysis/test_counterfactual.py)
+        return ("rouge_l",)
     if name == "effect":
         return 0.3
     if name in ("confidence", "noise_alpha"):
@@ -176,7 +185,8 @@ def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, an
                           "power", "effect"),
             "ecdf": ("level", "ideal", "cutoff", "adjust", "ci"),
             "importance": ("confidence", "cluster", "small_sample", "gee", "interactions",
-                           "likelihood_ratio")}[analysis]
+                           "likelihood_ratio"),
+            "counterfactual": ("confidence", "adjust", "cluster")}[analysis]
     if name in acts:
         assert any(not of_api(api).equals(of_api(default)) for of_api, *_ in spec["views"]), \
             f"{name} changed nothing"
