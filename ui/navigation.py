@@ -30,6 +30,7 @@ PAGES: dict[str, list[tuple[str, str, str]]] = {
         ("pages/subgroups.py", "Subgroups", ":material/donut_large:"),
         ("pages/ecdf.py", "eCDF", ":material/show_chart:"),
         ("pages/compare.py", "Compare", ":material/compare_arrows:"),
+        ("pages/counterfactual.py", "Counterfactual pairs", ":material/swap_horiz:"),
         ("pages/importance.py", "Factor importance", ":material/balance:"),
         ("pages/disparity.py", "Disparity", ":material/bar_chart:"),
         ("pages/bias_index.py", "Bias index", ":material/speed:"),

@@ -233,6 +233,8 @@ PAGES = [
      "coverage_option", _sample(SSQA)),
     ("compare.py", "compare", "CompareOptions", ["ui.compare"], "compare_option",
      _sample(BBQ)),
+    ("counterfactual.py", "counterfactual", "CounterfactualOptions", ["ui.counterfactual"],
+     "counterfactual_option", _sample(SSQA)),
     ("cohorts.py", "cohorts", "CohortsOptions", ["ui.cohorts", "pages"], "cohorts_option",
      _sample(BBQ)),
     ("disparity.py", "disparity", "DisparityOptions", ["ui.disparity"], "disparity_option",

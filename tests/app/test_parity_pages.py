@@ -40,10 +40,15 @@ PAGES = [
      lambda at: {"factors": at.multiselect(key="importance_factors").value},
      [("odds_ratio", lambda r: r.table,
        ["coef", "std_err", "p_value", "p_adjusted", "ci_low", "ci_high", "odds_ratio"])]),
+    ("counterfactual.py", "counterfactual", "counterfactual_option",
+     lambda at: {"swap": at.selectbox(key="counterfactual_swap").value},
+     [("n_pairs", lambda r: r.table,
+       ["n_pairs", "difference", "ci_low", "ci_high", "p_value", "p_adjusted", "df"])]),
 ]
 #: Session state a page needs before its first run (the sample's default importance
 #: factors are aliased: the page refuses them).
-STATE = {"importance.py": {"importance_factors": ["model", "cot"]}}
+STATE = {"importance.py": {"importance_factors": ["model", "cot"]},
+         "counterfactual.py": {"counterfactual_swap": "prompt_style"}}
 
 
 def _page(page: str, frame, design):
