@@ -628,6 +628,24 @@ def _paired_summary(d: np.ndarray, clusters: np.ndarray | None, confidence: floa
     return row
 
 
+def _check_packages(measures: Sequence[str]) -> None:
+    """A measure whose package is missing: :class:`analysis.features.FeatureUnavailableError`
+    naming what to install (before any work)."""
+    import importlib.util
+
+    from analysis.columns import EMBEDDING_SIMILARITY, SENTIMENT_VADER
+    from analysis.features import FeatureUnavailableError, missing_packages
+
+    needs = {SENTIMENT_DIFFERENCE: missing_packages(SENTIMENT_VADER),
+             EMBEDDING_DISTANCE: missing_packages(EMBEDDING_SIMILARITY),
+             ROUGE_L: [] if importlib.util.find_spec("rouge_score") else ["rouge-score"]}
+    for m in measures:
+        if needs.get(m):
+            raise FeatureUnavailableError(f"The text measure {m} needs "
+                                          f"{', '.join(needs[m])}: pip install "
+                                          f"{' '.join(needs[m])} (or leave {m} out).")
+
+
 def text_measures(rows: pd.DataFrame, swap: str, reference: str, values: Sequence[str],
                   unit: Sequence[str], text: str, *, cluster: str | None = None,
                   measures: Sequence[str] = (SENTIMENT_DIFFERENCE, ROUGE_L),
@@ -661,6 +679,7 @@ def text_measures(rows: pd.DataFrame, swap: str, reference: str, values: Sequenc
     if text not in rows.columns:
         raise CounterfactualError(f"The text column {text!r} is not in the table"
                                   f"{did_you_mean(text, list(map(str, rows.columns)))}.")
+    _check_packages(measures)
     keys = list(unit)
     base = rows[[*keys, swap, text, *([cluster] if cluster and cluster not in keys else [])]]
     base = base[base[text].notna()].astype({c: object for c in [*keys, swap]})
