@@ -335,3 +335,50 @@ def test_bad_input_messages(ssqa):
     with pytest.raises(CounterfactualError, match="Unknown text measure 'bleu'"):
         frame, d = _answers()
         bw.counterfactual(frame, d, swap="gender", text="answer", measures=["bleu"])
+
+
+def test_clustered_text_measure_and_a_score_outcome():
+    """Two templates of two prompts each: the sentiment difference gets the CR2 t of
+    :func:`analysis.compare.cluster_mean_difference` over the templates; a numeric score
+    gets the paired t test (scipy) without a cluster and the cluster-robust t with one."""
+    from analysis.compare import cluster_mean_difference
+
+    frame, _ = _answers()
+    frame["template"] = frame["prompt"].map({"p1": "t1", "p2": "t1", "p3": "t2", "p4": "t2"})
+    frame["score"] = [0.1, 0.5, 0.2, 0.3, 0.9, 0.4, 0.0, 0.6]
+    design = Design((Factor("template", "prompt", ("t1", "t2"), "t1"),
+                     Factor("prompt", "prompt", ("p1", "p2", "p3", "p4"), "p1"),
+                     Factor("gender", "domain", ("m", "f"), "m")), None, cluster="template")
+    r = bw.counterfactual(frame, design, swap="gender", text="answer", score="score",
+                          measures=[SENTIMENT_DIFFERENCE])
+    good, bad = 1.9 / math.sqrt(1.9 ** 2 + 15), -2.5 / math.sqrt(2.5 ** 2 + 15)
+    d = np.array([0.0, good, -bad, 0.0])
+    mean, lo, hi, p, g, df = cluster_mean_difference(d, np.array(["t1", "t1", "t2", "t2"]),
+                                                     with_df=True)
+    s = r.tables["text"].iloc[0]
+    assert (s["test"], s["n_clusters"]) == ("cluster_t", 2)
+    assert (s["mean"], s["ci_low"], s["p_value"], s["df"]) == pytest.approx(
+        (mean, lo, p, df), abs=1e-4)
+    row = r.table.iloc[0]
+    x = np.array([0.1, 0.2, 0.9, 0.0])
+    y = np.array([0.5, 0.3, 0.4, 0.6])
+    assert row["test"] == "cluster_t" and row["difference"] == pytest.approx((y - x).mean())
+    plain = bw.counterfactual(frame, design, swap="gender", score="score",
+                              cluster=None).table.iloc[0]
+    assert plain["test"] == "paired_t"
+    assert plain["p_value"] == pytest.approx(stats.ttest_rel(y, x).pvalue)
+    assert plain["wilcoxon_p_value"] == pytest.approx(stats.wilcoxon(y, x).pvalue)
+
+
+def test_cli_text_measures(tmp_path, capsys):
+    frame, _ = _answers()
+    path = tmp_path / "answers.csv"
+    frame.to_csv(path, index=False)
+    code = main(["counterfactual", str(path), "--swap", "gender", "--unit", "prompt",
+                 "--text", "answer", "--measures", "rouge_l", "--json"])
+    assert code in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    (row,) = out["text"]
+    assert row["measure"] == "rouge_l" and row["mean"] == pytest.approx(
+        np.mean([1 / 6, 1.0, 1.0, 1 / 3]))
+    assert out["pairs"][0]["n_pairs"] == 4 and out["settings"]["measures"] == ["rouge_l"]
