@@ -44,3 +44,19 @@ def test_a_swap_fixed_by_the_template_shows_the_missing_swaps():
     plan = next(d.value for d in at.dataframe if "kind" in d.value.columns)
     assert set(plan["kind"]) == {"swap"} and len(plan) == 1000  # the first 1,000 shown
     assert any(s.value.startswith("Missing swaps (35,154 prompts)") for s in at.subheader)
+
+
+def test_add_to_report_builds_the_same_table():
+    from analysis.design import apply_design
+    from analysis.report import build_section
+
+    at, frame, design = _run("prompt_style", counterfactual_option_adjust="bonferroni")
+    at.button(key="report_add_counterfactual").click().run()
+    item = at.session_state["report_sections"][-1]
+    assert item["section"] == "counterfactual" and item["settings"]["swap"] == "prompt_style"
+    sec = build_section("counterfactual", apply_design(frame, design), design,
+                        item["settings"])
+    assert sec.skipped is None and sec.adjustments["counterfactual_pairs"] == "bonferroni"
+    shown = next(d.value for d in at.dataframe if "n_pairs" in d.value.columns)
+    np.testing.assert_allclose(dict(sec.tables)["counterfactual_pairs"]["p_adjusted"],
+                               pd.to_numeric(shown["p_adjusted"]), rtol=1e-12)
