@@ -24,7 +24,7 @@ from tests.app.browsertools import CHROMIUM, FLAGS, nav_link, running_app, settl
 ROOT = Path(__file__).resolve().parents[2]
 #: Our navigation, in order (app.py).
 PAGES = ["Data", "Prepare", "Design", "Coverage", "Subgroups", "eCDF", "Compare",
-         "Factor importance",
+         "Counterfactual pairs", "Factor importance",
          "Disparity", "Bias index", "Cohorts", "Report", "Planner", "Judges", "Answers & agreement"]
 
 pytestmark = [
