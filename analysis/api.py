@@ -881,7 +881,7 @@ def counterfactual(data: Any, design: Any = None, *, swap: str, reference: str |
         ``neither_deviates``, ``rate_a``, ``rate_b``, ``difference``, ``ci_low``,
         ``ci_high``, ``test``, ``statistic``, ``p_value``, ``n_clusters``,
         ``mcnemar_statistic``, ``mcnemar_p_value``, ``odds_ratio``, ``or_ci_low``,
-        ``or_ci_high``, ``or_df``, ``p_adjusted``, ``df`` (a ``score``: ``mean_a``,
+        ``or_ci_high``, ``or_df``, ``p_adjusted``, ``df``, ``cr2_p_value`` (a ``score``: ``mean_a``,
         ``mean_b``, ``wilcoxon_p_value`` instead of the counts and rates).
         ``tables["missing_swaps"]``: the plan rows of the missing counterparts (factor
         columns, ``n``, ``kind`` = swap, ``template``). ``tables["text"]`` (with

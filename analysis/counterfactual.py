@@ -50,7 +50,7 @@ from analysis.errors import CounterfactualError, NoPairsError, did_you_mean
 from analysis.options import FROM_DESIGN
 
 __all__ = [
-    "DF", "EXCESS", "FACTOR", "KIND_SWAP", "MEASURES", "MEASURE", "MISSING_REFERENCE",
+    "CR2_P", "DF", "EXCESS", "FACTOR", "KIND_SWAP", "MEASURES", "MEASURE", "MISSING_REFERENCE",
     "MISSING_VALUE", "REFERENCE", "ROUGE_L", "SENTIMENT_DIFFERENCE", "EMBEDDING_DISTANCE",
     "Counterfactual", "CounterfactualError", "NoPairsError", "VALUE", "control_values",
     "counterfactual_pairs", "dependent_factors", "missing_swaps", "rouge_l", "swap_unit",
@@ -61,6 +61,8 @@ __all__ = [
 FACTOR, REFERENCE, VALUE = "factor", "reference", "value"
 MISSING_VALUE, MISSING_REFERENCE = "missing_value", "missing_reference"
 DF = "df"
+#: With a cluster and a 0/1 outcome: the CR2 t test of the mean paired difference on ``df``.
+CR2_P = "cr2_p_value"
 MEASURE, EXCESS = "measure", "null"
 SENTIMENT_DIFFERENCE, ROUGE_L, EMBEDDING_DISTANCE = ("sentiment_difference", "rouge_l",
                                                      "embedding_distance")
@@ -385,8 +387,10 @@ def counterfactual_pairs(
         deviates under the reference only, ``only_b``, ``neither_deviates``, ``rate_a``,
         ``rate_b``, ``difference``, ``ci_low``, ``ci_high``, ``odds_ratio``, ...; score:
         ``mean_a``, ``mean_b``, ...; ``test``, ``statistic``, ``p_value``,
-        ``p_adjusted``; with a cluster ``n_clusters``), and ``df`` (the Satterthwaite df
-        of the clustered interval; NaN without a cluster).
+        ``p_adjusted``; with a cluster ``n_clusters``), ``df`` (the Satterthwaite df
+        of the clustered interval; NaN without a cluster) and, with a cluster and a 0/1
+        outcome, ``cr2_p_value`` (the CR2 t test of the difference on ``df``: the
+        small-sample check of Durkalski's chi-square).
 
     Raises
     ------
@@ -476,19 +480,24 @@ def counterfactual_pairs(
         overall = compare_overall(pairing, reference=ref, test=test, adjust=adjust,
                                   confidence=confidence)
         cluster = pairing.cluster
-    dfs = []
+    dfs, cr2_p = [], []
     for b in overall[MODEL_B]:
         paired = pairing.paired(ref, b) if pairing is not None and cluster else None
         if paired is None or not len(paired):
             dfs.append(math.nan)
+            cr2_p.append(math.nan)
             continue
         d = paired[OUTCOME_B].to_numpy(float) - paired[OUTCOME_A].to_numpy(float)
-        dfs.append(cluster_mean_difference(d, paired["__cluster__"].to_numpy(), confidence,
-                                           with_df=True)[5])
+        got = cluster_mean_difference(d, paired["__cluster__"].to_numpy(), confidence,
+                                      with_df=True)
+        dfs.append(got[5])
+        cr2_p.append(got[3])
     table = overall.rename(columns={MODEL_A: REFERENCE, MODEL_B: VALUE,
                                     UNPAIRED_A: MISSING_VALUE, UNPAIRED_B: MISSING_REFERENCE})
     table.insert(0, FACTOR, swap)
     table[DF] = dfs
+    if cluster and pairing is not None and pairing.outcome == "binary":
+        table[CR2_P] = cr2_p  # the small-sample t test of the difference, on df
     if cluster and N_CLUSTERS not in table:
         table[N_CLUSTERS] = np.nan
     notes = [note, *notes, *(pairing.notes if pairing is not None else [])]

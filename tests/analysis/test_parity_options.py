@@ -60,7 +60,7 @@ COMPOSED: dict[str, dict[str, Any]] = {
                        "views": [
         (lambda r: r.table, lambda out: pd.DataFrame(out["pairs"]), "counterfactual_pairs",
          ["n_pairs", "only_a", "only_b", "difference", "ci_low", "ci_high", "statistic",
-          "p_value", "p_adjusted", "df", "n_clusters"])]},
+          "p_value", "p_adjusted", "df", "n_clusters", "cr2_p_value"])]},
 }
 
 #: Options whose non-default value needs another option or another table.
