@@ -388,3 +388,26 @@ def test_cli_text_measures(tmp_path, capsys):
     assert row["measure"] == "rouge_l" and row["mean"] == pytest.approx(
         np.mean([1 / 6, 1.0, 1.0, 1 / 3]))
     assert out["pairs"][0]["n_pairs"] == 4 and out["settings"]["measures"] == ["rouge_l"]
+
+
+def test_missing_swaps_respect_declared_constraints():
+    """A design's ``constraints`` (issue 41's contract: ``{if: {f: v}, then: {f: v or
+    [values]}}``) remove the swaps that break one: a base prompt never gets a stigma."""
+    from types import SimpleNamespace
+
+    from analysis.counterfactual import missing_swaps
+
+    presence = pd.DataFrame(
+        {"no stigma": [True, False, True], "x": [False, True, False]},
+        index=pd.MultiIndex.from_tuples([("t1", "base"), ("t1", "original"), ("t2", "base")],
+                                        names=["template", "prompt_style"]))
+    design = SimpleNamespace(names=["template", "prompt_style", "stigma"], constraints=[
+        {"if": {"prompt_style": "base"}, "then": {"stigma": "no stigma"}}])
+    free = missing_swaps(presence, "stigma", "no stigma", ["no stigma", "x"],
+                         design=SimpleNamespace(names=design.names), template="template")
+    assert free[["template", "prompt_style", "stigma"]].values.tolist() == [
+        ["t1", "base", "x"], ["t2", "base", "x"], ["t1", "original", "no stigma"]]
+    kept = missing_swaps(presence, "stigma", "no stigma", ["no stigma", "x"], design=design,
+                         template="template")
+    assert kept[["template", "prompt_style", "stigma", "n", "kind"]].values.tolist() == [
+        ["t1", "original", "no stigma", 1, "swap"]]
