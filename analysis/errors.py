@@ -13,7 +13,7 @@ from collections.abc import Sequence
 __all__ = [
     "AnalysisError", "ClusterError", "CriteriaError", "DesignError", "DesignMismatchError",
     "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
-    "PromptUnitError", "SectionSkipped", "did_you_mean",
+    "PoolingError", "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
 
 
@@ -40,6 +40,11 @@ class DesignMismatchError(DesignError):
 
 class FitError(AnalysisError):
     """A statistical model cannot be fitted as asked (aliasing, separation, too few rows)."""
+
+
+class PoolingError(FitError):
+    """Pooled subgroup estimates cannot be formed (an outcome without variation, every
+    subgroup of at most one row: ``analysis/pooling.py``)."""
 
 
 class ClusterError(AnalysisError):
