@@ -67,11 +67,16 @@ from analysis.columns import DEVIATIONS, N
 from analysis.errors import PoolingError
 
 __all__ = [
-    "LD_POOLED", "LD_POOLED_HIGH", "LD_POOLED_LOW", "MIN_LEVELS_RANDOM", "POOLED_COLUMNS",
+    "LD_POOLED", "LD_POOLED_HIGH", "LD_POOLED_LOW", "MIN_LEVELS_RANDOM", "POOLED_COLOUR_TITLE",
+    "POOLED_COLUMNS", "POOLED_LABEL", "pooled_ecdf_title",
     "POOLING_WEIGHT", "RATE_POOLED", "RATE_POOLED_HIGH", "RATE_POOLED_LOW", "PoolFit", "Term",
-    "design_effects", "fit_pooled_logits", "pool_rates", "pool_subgroups", "swap_pooled",
+    "design_effects", "fit_pooled_logits", "pool_rates", "pool_subgroups", "pooled_summary",
+    "swap_pooled",
 ]
 
+#: The labels of the figures drawn from the pooled values.
+POOLED_COLOUR_TITLE = "Pooled log disparity<br>(partial pooling)"
+POOLED_LABEL = "pooled estimates (partial pooling, docs/pooling.md)"
 RATE_POOLED = "rate_pooled"
 RATE_POOLED_LOW = "rate_pooled_low"
 RATE_POOLED_HIGH = "rate_pooled_high"
@@ -498,8 +503,9 @@ def _summary_note(terms: pd.DataFrame, rho: float, cluster: str | None) -> str:
            f"the CR2 variances, intracluster correlation {rho:.3f})" if cluster
            else "independent rows")
     return ("Pooled estimates: partial pooling over the factor structure (one multilevel "
-            "model per factor combination, main effects and interactions random with "
-            "their variance by REML; docs/pooling.md); " + how)
+            "model per factor combination, main effects and interactions of at least "
+            f"{MIN_LEVELS_RANDOM} values random with their variances by adjusted REML; "
+            "docs/pooling.md); " + how)
 
 
 def pool_rates(cells: pd.DataFrame, factors: Sequence[str], rates: pd.DataFrame, *,
@@ -566,3 +572,25 @@ def swap_pooled(table: pd.DataFrame) -> pd.DataFrame:
             out[raw] = out[pooled]
     return out
 
+
+
+def pooled_summary(rates: pd.DataFrame, *, by: str, ideal: float, cutoff: float
+                   ) -> pd.DataFrame:
+    """:func:`analysis.ecdf.ecdf_summary` of the pooled rates (``deviation_metric``,
+    ``mean_rate``, ``share_above_cutoff``), with the raw rates' beside as
+    ``deviation_metric_raw``, ``mean_rate_raw``, ``share_above_cutoff_raw``."""
+    from analysis.columns import DEVIATION_METRIC, MEAN_RATE, SHARE_ABOVE_CUTOFF
+    from analysis.ecdf import ecdf_summary
+
+    raw = ecdf_summary(rates, by=by, ideal=ideal, cutoff=cutoff)
+    out = ecdf_summary(swap_pooled(rates), by=by, ideal=ideal, cutoff=cutoff)
+    for col in (DEVIATION_METRIC, MEAN_RATE, SHARE_ABOVE_CUTOFF):
+        out[f"{col}_raw"] = raw[col].to_numpy()
+    return out
+
+
+def pooled_ecdf_title(by: str) -> str:
+    """The title of an eCDF figure drawn from the pooled rates."""
+    from analysis.safe_text import escape_html_label
+
+    return f"eCDF of pooled subgroup deviation rates by {escape_html_label(by)}"
