@@ -200,6 +200,10 @@ class _Model:
         return {"neg2": neg2, "py": py, "diag_p": diag_p}
 
 
+def _sd_of(log_sd: np.ndarray) -> np.ndarray:
+    return np.exp(np.clip(log_sd, np.log(_MIN_SD), np.log(_MAX_SD)))
+
+
 def _adjusted(model: _Model, sd: np.ndarray, adjust: bool) -> float:
     """-2 x the REML log-likelihood, times the Li-Lahiri factor ``prod_T tau_T`` when
     ``adjust`` (on the log scale: minus ``2 sum log tau_T``)."""
@@ -252,8 +256,14 @@ def fit_pooled_logits(y: np.ndarray, s2: np.ndarray, terms: Sequence[Term], *,
         starts = ([np.asarray(start, dtype=float)] if start is not None else
                   [np.full(k, np.sqrt(spread / k) * scale) for scale in (1.0, 0.1)])
         for x0 in starts:
-            res = minimize(lambda v: _adjusted(model, v, adjust), np.maximum(x0, _MIN_SD),
-                           method="L-BFGS-B", bounds=[(_MIN_SD, _MAX_SD)] * k)
+            x0 = np.clip(x0, _MIN_SD, _MAX_SD)
+            if adjust:  # an interior maximum: BFGS on log sd (cheaper than L-BFGS-B here)
+                res = minimize(lambda v: _adjusted(model, _sd_of(v), True), np.log(x0),
+                               method="BFGS", options={"gtol": 1e-6})
+                res.x = _sd_of(res.x)
+            else:
+                res = minimize(lambda v: _adjusted(model, v, False), x0, method="L-BFGS-B",
+                               bounds=[(_MIN_SD, _MAX_SD)] * k)
             if best is None or res.fun < best.fun:
                 best = res
         sd, converged = np.asarray(best.x), bool(best.success)
