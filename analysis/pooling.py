@@ -321,12 +321,12 @@ def design_effects(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFr
     size = len(table)
     if cluster is None:
         return np.ones(size), np.ones(size), 0.0
-    from analysis.subgroups import _per_cluster_counts
+    from analysis.subgroups import per_cluster_counts
     from analysis.values import factor_codes
 
     ccodes, labels = factor_codes(cells[cluster])
     g = max(len(labels), 1)
-    s, gc, a_c, n_c = _per_cluster_counts(cells, list(factors), table, ccodes, g)
+    s, gc, a_c, n_c = per_cluster_counts(cells, list(factors), table, ccodes, g)
     t_c = np.bincount(ccodes, weights=cells[N].to_numpy(float), minlength=g)
     n = table[N].to_numpy(float)
     a = table[DEVIATIONS].to_numpy(float)

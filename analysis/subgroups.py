@@ -955,6 +955,14 @@ def _per_cluster_counts(cells: pd.DataFrame, factors: list[str], table: pd.DataF
     return s.astype(np.int64), gc.astype(np.int64), a_c.astype(float), n_c.astype(float)
 
 
+def per_cluster_counts(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame,
+                       cluster_column: np.ndarray, g: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_per_cluster_counts` for other modules (the design effects of
+    :mod:`analysis.pooling`)."""
+    return _per_cluster_counts(cells, list(factors), table, cluster_column, g)
+
+
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:
     """Two random integer weights per cell, below 2^b with b = min(32, 52 - log2(cells)),
     so that their sums over any subgroup stay exact in floating point (below 2^52)."""
