@@ -163,14 +163,18 @@ class _Model:
         blocks = [_one_hot(t.codes, t.levels)
                   for t, d in zip(self.random, self.diagonal, strict=True) if not d]
         self.z = np.column_stack(blocks) if blocks else np.zeros((m, 0))
+        self.blocks = [None if d else _one_hot(t.codes, t.levels)
+                       for t, d in zip(self.random, self.diagonal, strict=True)]
         self.column_term = np.concatenate(
             [np.full(t.levels, j) for j, (t, d) in enumerate(
                 zip(self.random, self.diagonal, strict=True)) if not d] or
             [np.zeros(0, dtype=int)]).astype(int)
 
-    def pieces(self, sd: np.ndarray, *, full: bool = True) -> dict[str, np.ndarray | float]:
+    def pieces(self, sd: np.ndarray, *, full: bool = True, grad: bool = False
+               ) -> dict[str, np.ndarray | float]:
         """``neg2`` (-2 x the REML log-likelihood); with ``full`` also ``py`` (``P y``)
-        and ``diag_p`` (the diagonal of P)."""
+        and ``diag_p`` (the diagonal of P); with ``grad`` ``grad_tau``, the derivative
+        of ``neg2`` by each variance: ``tr(P K_j) - y' P K_j P y`` (``K_j = Z_j Z_j'``)."""
         tau = np.asarray(sd, dtype=float) ** 2
         d = self.s2 + sum((tau[j] for j, diag in enumerate(self.diagonal) if diag), 0.0)
         q = self.z.shape[1]
@@ -194,21 +198,37 @@ class _Model:
         r = self.y - self.x @ beta
         py = vinv(r)
         neg2 = logdet + 2 * float(np.log(np.diag(ca)).sum()) + float(r @ py)
-        if not full:
+        if not (full or grad):
             return {"neg2": neg2}
         diag_p = 1 / d - (w * w).sum(1) - (vx * np.linalg.solve(a_mat, vx.T).T).sum(1)
-        return {"neg2": neg2, "py": py, "diag_p": diag_p}
+        out = {"neg2": neg2, "py": py, "diag_p": diag_p}
+        if grad:
+            g = np.zeros(len(self.random))
+            rows = np.arange(len(d))
+            for j, (t, z) in enumerate(zip(self.random, self.blocks, strict=True)):
+                if z is None:  # K = I
+                    g[j] = diag_p.sum() - float(py @ py)
+                    continue
+                pz = vinv(z) - vx @ np.linalg.solve(a_mat, vx.T @ z)
+                g[j] = (pz[rows, t.codes].sum()
+                        - float((np.bincount(t.codes, py, minlength=t.levels) ** 2).sum()))
+            out["grad_tau"] = g
+        return out
 
 
 def _sd_of(log_sd: np.ndarray) -> np.ndarray:
     return np.exp(np.clip(log_sd, np.log(_MIN_SD), np.log(_MAX_SD)))
 
 
-def _adjusted(model: _Model, sd: np.ndarray, adjust: bool) -> float:
+def _adjusted(model: _Model, sd: np.ndarray, adjust: bool) -> tuple[float, np.ndarray]:
     """-2 x the REML log-likelihood, times the Li-Lahiri factor ``prod_T tau_T`` when
-    ``adjust`` (on the log scale: minus ``2 sum log tau_T``)."""
-    neg2 = float(model.pieces(sd, full=False)["neg2"])
-    return neg2 - 4 * float(np.log(sd).sum()) if adjust else neg2
+    ``adjust`` (on the log scale: minus ``2 sum log tau_T``), and its gradient by the
+    SDs."""
+    got = model.pieces(sd, full=False, grad=True)
+    grad = 2 * sd * got["grad_tau"]
+    if not adjust:
+        return float(got["neg2"]), grad
+    return float(got["neg2"]) - 4 * float(np.log(sd).sum()), grad - 4 / sd
 
 
 def fit_pooled_logits(y: np.ndarray, s2: np.ndarray, terms: Sequence[Term], *,
@@ -257,13 +277,17 @@ def fit_pooled_logits(y: np.ndarray, s2: np.ndarray, terms: Sequence[Term], *,
                   [np.full(k, np.sqrt(spread / k) * scale) for scale in (1.0, 0.1)])
         for x0 in starts:
             x0 = np.clip(x0, _MIN_SD, _MAX_SD)
-            if adjust:  # an interior maximum: BFGS on log sd (cheaper than L-BFGS-B here)
-                res = minimize(lambda v: _adjusted(model, _sd_of(v), True), np.log(x0),
-                               method="BFGS", options={"gtol": 1e-6})
+            if adjust:  # an interior maximum: BFGS on log sd
+                def on_log(v: np.ndarray) -> tuple[float, np.ndarray]:
+                    sd = _sd_of(v)
+                    f, g = _adjusted(model, sd, True)
+                    return f, g * sd
+                res = minimize(on_log, np.log(x0), jac=True, method="BFGS",
+                               options={"gtol": 1e-5})
                 res.x = _sd_of(res.x)
             else:
-                res = minimize(lambda v: _adjusted(model, v, False), x0, method="L-BFGS-B",
-                               bounds=[(_MIN_SD, _MAX_SD)] * k)
+                res = minimize(lambda v: _adjusted(model, v, False), x0, jac=True,
+                               method="L-BFGS-B", bounds=[(_MIN_SD, _MAX_SD)] * k)
             if best is None or res.fun < best.fun:
                 best = res
         sd, converged = np.asarray(best.x), bool(best.success)

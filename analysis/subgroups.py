@@ -87,7 +87,8 @@ __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
     "cluster_robust_ld", "conditional_ld_interval", "disparity_stats", "distinct_subgroups",
     "fisher_exact_pvalues",
-    "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts", "subgroups",
+    "ld_cluster_variance", "ld_satterthwaite_df", "per_cluster_counts", "subgroup_counts",
+    "subgroups",
     "uncertainty_label",
 ]
 
