@@ -316,3 +316,30 @@ def test_pool_rates_pools_each_curve_on_its_own():
     # each curve shrinks towards its own mean, not the common one
     assert abs(x[RATE_POOLED].mean() - 0.2) < 0.08 and abs(y[RATE_POOLED].mean() - 0.5) < 0.08
     assert len(out.attrs["pooling"]) == 2
+
+
+def test_report_sections_say_they_used_the_pooled_values():
+    from analysis import report as R
+    from analysis.design import Design, apply_design
+    from analysis.io import load_results
+    from analysis.options import options_for
+    from analysis.options.common import NOISE_FIELDS
+
+    design = Design.load(DESIGN)
+    rows = apply_design(load_results(SAMPLE), design)
+    where = {"cot": ["yes"]}
+    for name, inputs in (("subgroups", {"factors": ["pachankis_cluster", "gender"]}),
+                         ("ecdf", {"factors": ["pachankis_cluster"], "by": "model"})):
+        opts = options_for(name).coerce({"pooled": True})
+        settings = {k: v for k, v in opts.settings().items()
+                    if k not in NOISE_FIELDS or k == "seed"}
+        sec = R.build_section(name, rows, design, {**settings, **inputs, "where": where,
+                                                   "cluster": design.cluster})
+        assert sec.skipped is None
+        text = " ".join(sec.notes)
+        assert "pooled estimates (partial pooling, docs/pooling.md)" in text
+        assert f"{name}_pooling" in dict(sec.tables)
+        figure = dict(sec.figures)["subgroups_sunburst" if name == "subgroups" else "ecdf"]
+        shown = (figure.data[0].marker.colorbar.title.text if name == "subgroups"
+                 else figure.layout.title.text)
+        assert "ooled" in shown
