@@ -67,7 +67,8 @@ from analysis.columns import DEVIATIONS, N
 from analysis.errors import PoolingError
 
 __all__ = [
-    "LD_POOLED", "LD_POOLED_HIGH", "LD_POOLED_LOW", "MIN_LEVELS_RANDOM", "POOLED_COLOUR_TITLE",
+    "LD_POOLED", "LD_POOLED_HIGH", "LD_POOLED_LOW", "MAX_POOLED_SIZE", "MIN_LEVELS_RANDOM",
+    "POOLED_COLOUR_TITLE",
     "POOLED_COLUMNS", "POOLED_LABEL", "pooled_ecdf_title",
     "POOLING_WEIGHT", "RATE_POOLED", "RATE_POOLED_HIGH", "RATE_POOLED_LOW", "PoolFit", "Term",
     "design_effects", "fit_pooled_logits", "pool_rates", "pool_subgroups", "pooled_summary",
@@ -87,6 +88,8 @@ LD_POOLED_HIGH = "ld_pooled_high"
 POOLING_WEIGHT = "pooling_weight"
 POOLED_COLUMNS = (RATE_POOLED, RATE_POOLED_LOW, RATE_POOLED_HIGH, LD_POOLED, LD_POOLED_LOW,
                   LD_POOLED_HIGH, POOLING_WEIGHT)
+#: A factor combination whose subgroups x random levels exceed this is left raw (note).
+MAX_POOLED_SIZE = 20_000_000
 #: A term with at least this many observed levels is random (pooled), else fixed.
 MIN_LEVELS_RANDOM = 5
 #: Added to deviations and non-deviations in the empirical logit.
@@ -408,7 +411,7 @@ def _pool_groups(table: pd.DataFrame, factors: Sequence[str], deff: np.ndarray, 
     fixed = np.column_stack([table[f].notna().to_numpy() for f in factors])
     pattern = fixed.astype(np.int64) @ (1 << np.arange(len(factors), dtype=np.int64))
     curves = (table[within].astype(str).to_numpy() if within else np.full(size, ""))
-    rows, notes, unconverged = [], [], []
+    rows, notes, unconverged, too_big = [], [], [], []
     one_level: list[str] = []
     for key in pd.unique(pd.Series(list(zip(curves, pattern, strict=True)))):
         curve, pat = key
@@ -420,6 +423,13 @@ def _pool_groups(table: pd.DataFrame, factors: Sequence[str], deff: np.ndarray, 
         p = (a[idx] + _EMPIRICAL) / (n[idx] + 2 * _EMPIRICAL)
         if len(idx) == 1:
             one_level.append(" x ".join(combo))
+        label = " x ".join(combo)
+        size_of = len(idx) * sum(t.levels for t in terms if t.random and t.levels < len(idx))
+        if size_of > MAX_POOLED_SIZE:  # the dense m x q pieces would not fit: left raw
+            too_big.append(f"{label} ({len(idx):,} subgroups)")
+            s2 = deff[idx] / (n[idx] * p * (1 - p))
+            theta[idx], mse[idx], weight[idx] = y, s2, 1.0
+            continue
         fit = None
         for _ in range(_ROUNDS):
             s2 = deff[idx] / (n[idx] * p * (1 - p))
@@ -427,7 +437,6 @@ def _pool_groups(table: pd.DataFrame, factors: Sequence[str], deff: np.ndarray, 
             fit = fit_pooled_logits(y, s2, terms, start=start)
             p = np.clip(expit(fit.theta), 1e-6, 1 - 1e-6)
         theta[idx], mse[idx], weight[idx] = fit.theta, fit.mse, fit.weight
-        label = " x ".join(combo)
         if not fit.converged:
             unconverged.append(f"{label}" + (f" ({within} = {curve})" if within else ""))
         for t in terms:
@@ -443,6 +452,11 @@ def _pool_groups(table: pd.DataFrame, factors: Sequence[str], deff: np.ndarray, 
         notes.append("not pooled: " + "; ".join(sorted(set(one_level))) + " has a single "
                      "subgroup (a factor with one value): nothing to borrow strength from, "
                      "the pooled estimate is the raw one")
+    if too_big:
+        notes.append("not pooled (too large for the dense model here, more than "
+                     f"{MAX_POOLED_SIZE:,} subgroups x levels): " + "; ".join(too_big)
+                     + ": the pooled columns hold the raw estimates; choose a lower level "
+                     "or fewer factors")
     if unconverged:
         notes.append("the REML fit of the variances did not report convergence for "
                      + "; ".join(unconverged) + ": read their pooled estimates with care")

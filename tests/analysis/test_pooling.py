@@ -343,3 +343,34 @@ def test_report_sections_say_they_used_the_pooled_values():
         shown = (figure.data[0].marker.colorbar.title.text if name == "subgroups"
                  else figure.layout.title.text)
         assert "ooled" in shown
+
+
+def test_a_combination_too_large_to_pool_is_left_raw_with_a_note(monkeypatch):
+    import analysis.pooling as pooling
+
+    rng = np.random.default_rng(3)
+    grid = pd.MultiIndex.from_product([[f"v{i}" for i in range(6)], ["x", "y", "z"]],
+                                      names=["f", "g"]).to_frame(index=False)
+    cells = pd.DataFrame({"f": pd.Categorical(grid["f"]), "g": pd.Categorical(grid["g"]),
+                          "n": rng.integers(5, 30, 18)})
+    cells["deviations"] = rng.binomial(cells["n"], 0.3)
+    monkeypatch.setattr(pooling, "MAX_POOLED_SIZE", 50)  # the pair table: 18 x 6 = 108
+    out = pool_subgroups(cells, ["f", "g"], subgroups(cells, ["f", "g"]))
+    assert any(n.startswith("not pooled (too large") and "f x g (18 subgroups)" in n
+               for n in out.attrs["pooling_notes"])
+    pair = out[out["level"] == 2]
+    a, n = pair["deviations"].to_numpy(), pair["n"].to_numpy()
+    np.testing.assert_allclose(pair[RATE_POOLED], (a + 0.5) / (n + 1.0))
+    np.testing.assert_allclose(pair["pooling_weight"], 1.0)
+    assert (out.loc[out["level"] == 1, "pooling_weight"] < 1).any()  # f is still pooled
+
+
+def test_cli_ecdf_pooled(capsys):
+    from analysis.cli import main
+
+    assert main(["ecdf", SAMPLE, "--design", DESIGN, "--factors", "pachankis_cluster",
+                 "--by", "model", "--where", "cot=yes", "--pooled", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    group = out["groups"]["sim-model-A"]
+    assert {"deviation_metric", "deviation_metric_raw"} <= set(group)
+    assert out["settings"]["pooled"] is True and out["pooling"]
