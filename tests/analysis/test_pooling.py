@@ -207,6 +207,58 @@ def test_design_effect_recovers_the_intracluster_correlation():
     assert no[2] == 0 and (no[0] == 1).all()
 
 
+def test_cluster_robust_variances_keep_the_coverage_under_a_template_effect():
+    """Rows in 24 templates with a template effect (sd 0.6 on the logit); each a x b cell
+    of 6-48 rows spread over 3 templates; the true rate of a subgroup averages the
+    template effect out (Gauss-Hermite). 20 replicates, seed 21 (~12 s): with the design
+    effect (rho measured 0.073) the 95 % intervals cover 0.923 at level 1 and 0.941 for
+    the subgroups under 30 rows; treating the rows as independent 0.842 and 0.920.
+    Monte-Carlo SE about 0.017 (260 level-1 intervals) and 0.011 (440 thin ones)."""
+    rng = np.random.default_rng(21)
+    n_a, n_b, n_t, sd_t = 10, 3, 24, 0.6
+    parts = []
+    sizes = rng.choice([6, 9, 12, 18, 24, 48], size=n_a * n_b)
+    for k, (i, j) in enumerate((i, j) for i in range(n_a) for j in range(n_b)):
+        three = rng.choice(n_t, size=3, replace=False)
+        parts.append(pd.DataFrame({"a": i, "b": j, "t": rng.choice(three, size=sizes[k])}))
+    rows = pd.concat(parts, ignore_index=True)
+    x, w = np.polynomial.hermite_e.hermegauss(40)
+    w = w / w.sum()
+    covered = {True: [], False: []}
+    for _ in range(20):
+        theta = np.asarray(-1.0 + rng.normal(0, 0.5, n_a)[rows["a"]]
+                           + np.linspace(-0.3, 0.3, n_b)[rows["b"]]
+                           + rng.normal(0, 0.4, (n_a, n_b))[rows["a"], rows["b"]])
+        rows["deviation"] = rng.binomial(1, expit(theta + rng.normal(0, sd_t, n_t)[rows["t"]]))
+        rows["p"] = (expit(theta[:, None] + sd_t * x[None, :]) * w).sum(1)
+        cells = (rows.groupby(["a", "b", "t"])
+                 .agg(n=("deviation", "size"), deviations=("deviation", "sum"),
+                      p=("p", "sum")).reset_index())
+        for f in ("a", "b", "t"):
+            cells[f] = pd.Categorical(cells[f].astype(str))
+        table = subgroups(cells[["a", "b", "t", "n", "deviations"]], ["a", "b"],
+                          cluster="t", test="wald")
+        member = np.ones((len(table), len(cells)), dtype=bool)
+        for f in ("a", "b"):
+            fixed = table[f].notna().to_numpy()
+            same = (table[f].astype(str).to_numpy()[:, None]
+                    == cells[f].astype(str).to_numpy())
+            member &= ~fixed[:, None] | same
+        true = (member @ cells["p"].to_numpy()) / (member @ cells["n"].to_numpy())
+        for clustered in (True, False):
+            out = pool_subgroups(cells, ["a", "b"], table, cluster="t" if clustered else None)
+            covered[clustered].append(pd.DataFrame({
+                "level": table["level"], "thin": table["n"] < 30,
+                "in": (out["rate_pooled_low"] <= true) & (true <= out["rate_pooled_high"])}))
+    got = {k: pd.concat(v) for k, v in covered.items()}
+    level1 = {k: float(v.loc[v["level"] == 1, "in"].mean()) for k, v in got.items()}
+    thin = {k: float(v.loc[v["thin"], "in"].mean()) for k, v in got.items()}
+    assert level1[True] == pytest.approx(0.923, abs=0.005)
+    assert level1[True] - level1[False] > 0.05
+    assert 0.92 <= thin[True] <= 0.97
+    assert thin[True] > thin[False]
+
+
 # --- the option through the API and the CLI ------------------------------------------------
 @pytest.fixture(scope="module")
 def ssqa_pooled():
