@@ -451,12 +451,13 @@ def _pool_groups(table: pd.DataFrame, factors: Sequence[str], deff: np.ndarray, 
     if one_level:
         notes.append("not pooled: " + "; ".join(sorted(set(one_level))) + " has a single "
                      "subgroup (a factor with one value): nothing to borrow strength from, "
-                     "the pooled estimate is the raw one")
+                     "its pooled columns hold the unpooled estimate (0.5 added to its "
+                     "deviations and non-deviations)")
     if too_big:
         notes.append("not pooled (too large for the dense model here, more than "
                      f"{MAX_POOLED_SIZE:,} subgroups x levels): " + "; ".join(too_big)
-                     + ": the pooled columns hold the raw estimates; choose a lower level "
-                     "or fewer factors")
+                     + ": their pooled columns hold the unpooled estimates (0.5 added to the "
+                     "deviations and non-deviations); choose a lower level or fewer factors")
     if unconverged:
         notes.append("the REML fit of the variances did not report convergence for "
                      + "; ".join(unconverged) + ": read their pooled estimates with care")
