@@ -355,14 +355,19 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         ``same_rows_as``; with a cluster ``design_effect`` and ``n_clusters``; with
         ``ci="bootstrap"`` ``boot_se``, ``boot_ci_low``, ``boot_ci_high``; with ``power``
         ``mde_log_disparity`` (and ``detectable`` with ``effect``); with ``judge_noise``
-        ``noise_same_sign``, ``noise_significant``, ``noise_survives``.
-        ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``).
+        ``noise_same_sign``, ``noise_significant``, ``noise_survives``; with ``pooled``
+        ``rate_pooled``, ``rate_pooled_low``, ``rate_pooled_high``, ``ld_pooled``,
+        ``ld_pooled_low``, ``ld_pooled_high``, ``pooling_weight``
+        (:func:`analysis.pooling.pool_subgroups`; the raw columns keep their values, and
+        ``analysis.pooling.swap_pooled`` gives the table the figures read).
+        ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``); with
+        ``pooled`` ``tables["pooling"]``: the model's terms and variances.
         ``settings``: every option (``level`` resolved), the cluster used, ``n_clusters``,
         ``reference_df``, ``uncertainty`` (how the CIs and p-values were computed),
         ``factors``, ``where``, ``n_subgroups``, ``n_distinct``. ``meta``:
         ``warnings`` (what was assumed: cluster, continuity, bootstrap),
         ``judge_noise`` (its settings and counts, with ``judge_noise``), ``n_rows``
-        (rows behind the cells).
+        (rows behind the cells), with ``pooled`` ``pooling_notes``.
     """
     from analysis.cells import cell_table
     from analysis.columns import LEVEL
@@ -394,12 +399,22 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
                                        **opts.bootstrap_kwargs(cluster))
         warnings += full.attrs["bootstrap"].get("notes", [])
     n_rows = int(cells["n"].sum())
+    tables: dict[str, Any] = {}
+    if opts.pooled:  # rate_pooled, ld_pooled ... beside the raw columns (docs/pooling.md)
+        from analysis.pooling import pool_subgroups
+
+        full = pool_subgroups(cells, names, full, cluster=cluster, confidence=opts.confidence)
+        tables["pooling"] = full.attrs["pooling"]
+        meta_pooling = list(full.attrs["pooling_notes"])
+        warnings += meta_pooling
     if opts.power is not None:
         from analysis.planning import add_power
 
         full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect)
     distinct = distinct_subgroups(full)
     meta: dict[str, Any] = {"warnings": warnings, "n_rows": n_rows}
+    if opts.pooled:
+        meta["pooling_notes"] = meta_pooling
     notes += [f"CIs and p-values: {uncertainty}.", *warnings]
     if opts.judge_noise:
         from analysis.judge_noise import subgroup_noise, survival_sentence
@@ -419,8 +434,8 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
                 "n_subgroups": len(full), "n_distinct": len(distinct)}
     for frame in (full, distinct):  # the metadata travels in the Result, not the frames
         frame.attrs.clear()
-    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full}, full,
-                  meta)
+    return Result(distinct, tuple(dict.fromkeys(notes)), settings, {"all": full, **tables},
+                  full, meta)
 
 
 def ecdf(data: Any, design: Any = None, *, options: Any = None,
@@ -448,8 +463,15 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         ``note``); ``tables["rates"]``: the subgroup rates per curve; with
         ``ci="bootstrap"`` ``tables["bootstrap"]`` (``quantity``, ``group_a``,
         ``group_b``, ``estimate``, ``boot_se``, ``boot_ci_low``, ``boot_ci_high``,
-        ``n_boot``). ``settings``: every option, the cluster resampled, ``by``,
-        ``factors``, ``where``. ``meta``: ``bootstrap`` (its settings and notes).
+        ``n_boot``). With ``pooled``: ``deviation_metric``, ``mean_rate`` and
+        ``share_above_cutoff`` are those of the pooled rates, beside
+        ``deviation_metric_raw``, ``mean_rate_raw``, ``share_above_cutoff_raw``;
+        ``tables["rates"]`` gains ``rate_pooled``, ``rate_pooled_low``,
+        ``rate_pooled_high``, ``pooling_weight`` (:func:`analysis.pooling.pool_rates`),
+        ``tables["pooling"]`` the model's terms and variances; the KS tests and the
+        bootstrap stay on the raw rates. ``settings``: every option, the cluster resampled, ``by``,
+        ``factors``, ``where``. ``meta``: ``bootstrap`` (its settings and notes), with
+        ``pooled`` ``pooling_notes``.
     """
     from analysis.cells import cell_table
     from analysis.ecdf import ecdf_summary, ks_tests, subgroup_rates
@@ -475,15 +497,35 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         raise AnalysisError(f"Unknown factor(s) {', '.join(map(repr, unknown))}: the design "
                             f"has {', '.join(the_design.names)}.")
     rows = _rows_of(table, subset, None)
+    pooled_cluster = None
+    if opts.pooled:  # the pooling's sampling variances are cluster-robust: cells over it
+        checked = resolve_cluster_option(opts.cluster, the_design, rows)
+        pooled_cluster = checked.column
+        notes += checked.notes
+        if pooled_cluster and cells is not None and pooled_cluster not in cells.columns:
+            cells = None
     if cells is None:
-        cells = rows if _is_cell_table(rows) else cell_table(rows, [by, *chosen])
+        cells = rows if _is_cell_table(rows) else cell_table(
+            rows, [by, *chosen, *([pooled_cluster] if pooled_cluster else [])])
     rates = subgroup_rates(cells, chosen, by=by, level=opts.level)
-    summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
     ks = ks_tests(rates, by=by, n_resamples=opts.ks_resamples, seed=opts.seed,
                   adjust=opts.adjust)
     tables = {"ks": ks, "rates": rates}
+    if opts.pooled:
+        from analysis.pooling import pool_rates, pooled_summary
+
+        rates = pool_rates(cells, chosen, rates, by=by, cluster=pooled_cluster,
+                           confidence=opts.confidence)
+        tables.update(rates=rates, pooling=rates.attrs.pop("pooling"))
+        pooling_notes = [*rates.attrs.pop("pooling_notes"), "The KS tests compare the raw "
+                         "rates."]
+        notes += pooling_notes
+        rates.attrs.pop("rho", None)
+        summary = pooled_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
+    else:
+        summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
     cluster = _cluster_of(opts.cluster, the_design)
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = {"pooling_notes": pooling_notes} if opts.pooled else {}
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_ecdf
 

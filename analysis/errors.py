@@ -14,7 +14,7 @@ __all__ = [
     "AnalysisError", "ClusterError", "CounterfactualError", "CriteriaError", "DesignError",
     "DesignMismatchError", "NoPairsError",
     "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
-    "PromptUnitError", "SectionSkipped", "did_you_mean",
+    "PoolingError", "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
 
 
@@ -41,6 +41,11 @@ class DesignMismatchError(DesignError):
 
 class FitError(AnalysisError):
     """A statistical model cannot be fitted as asked (aliasing, separation, too few rows)."""
+
+
+class PoolingError(FitError):
+    """Pooled subgroup estimates cannot be formed (an outcome without variation, every
+    subgroup of at most one row: ``analysis/pooling.py``)."""
 
 
 class ClusterError(AnalysisError):

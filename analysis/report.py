@@ -523,7 +523,16 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append(f"{int(table[LD_UNDEFINED].sum())} subgroups have no log "
                             "disparity: they hold every row of the subset, or the outcome "
                             "never/always deviates in it.")
-    sec.figures.append(("subgroups_sunburst", sunburst_figure(table, factors)))
+    if opts.pooled:  # the sunburst and the top findings read the pooled values
+        from analysis.pooling import POOLED_COLOUR_TITLE, POOLED_LABEL
+
+        sec.notes.append(f"Sunburst and top findings: {POOLED_LABEL}; the raw rate and LD "
+                         "are beside them in the subgroups table.")
+        sec.notes += result.meta["pooling_notes"]
+        sec.tables.append(("subgroups_pooling", result.tables["pooling"]))
+    sec.figures.append(("subgroups_sunburst", sunburst_figure(
+        _shown(table, opts.pooled), factors,
+        colour_title=POOLED_COLOUR_TITLE if opts.pooled else None)))
     if noise:  # noise_same_sign, noise_significant, noise_survives (its own seed)
         from analysis.judge_noise import MODE_LABELS, NOISE_COLUMNS
         from analysis.multiple_testing import LABELS
@@ -545,7 +554,15 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.tables.append(("subgroups", table[[SUBGROUP, *[c for c in table.columns
                                                         if c != SUBGROUP]]]))
     sec.adjustments["subgroups"] = opts.adjust
-    _top_findings(sec, table, int(s["min_n"]), opts.adjust)
+    _top_findings(sec, _shown(table, opts.pooled), int(s["min_n"]), opts.adjust)
+
+
+def _shown(table: pd.DataFrame, pooled: bool) -> pd.DataFrame:
+    """The table the figures and the top findings read: the pooled values with
+    ``pooled`` (:func:`analysis.pooling.swap_pooled`)."""
+    from analysis.pooling import swap_pooled
+
+    return swap_pooled(table) if pooled else table
 
 
 def _top_findings(sec: Section, table: pd.DataFrame, min_n: int, adjust: str = "bh") -> None:
@@ -592,8 +609,19 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.warnings.append("Few subgroups on " + ", ".join(
             f"{r[by]} ({r[N_SUBGROUPS]})" for r in few.to_dict(orient="records"))
             + ": the eCDF is coarse and the KS test has little power.")
-    sec.figures.append(("ecdf", ecdf_figure(rates, summary, by=by, ideal=opts.ideal,
-                                            cutoff=opts.cutoff, ks=ks)))
+    title = None
+    if opts.pooled:
+        from analysis.pooling import POOLED_LABEL, pooled_ecdf_title
+
+        title = pooled_ecdf_title(by)
+        sec.notes.append(f"Curves and deviation metric: {POOLED_LABEL}; the raw metric is "
+                         "beside it (deviation_metric_raw); the KS tests compare the raw "
+                         "rates.")
+        sec.notes += result.meta["pooling_notes"]
+        sec.tables.append(("ecdf_pooling", result.tables["pooling"]))
+    sec.figures.append(("ecdf", ecdf_figure(_shown(rates, opts.pooled), summary, by=by,
+                                            ideal=opts.ideal, cutoff=opts.cutoff, ks=ks,
+                                            title=title)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
     sec.adjustments["ecdf_ks"] = opts.adjust
     if boot:

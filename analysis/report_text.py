@@ -44,6 +44,12 @@ TABLES: dict[str, tuple[str, str]] = {
     "subgroups_top_findings": ("Top findings", "The subgroups with |LD| >= 0.1, "
                                "adjusted p <= 0.05 and at least the small-n threshold of "
                                "rows, strongest first."),
+    "subgroups_pooling": ("Pooling model", "The terms of the partial-pooling model of "
+                          "each factor combination: random (pooled, variance on the logit "
+                          "scale by adjusted REML) or fixed (fewer than 5 values); "
+                          "docs/pooling.md."),
+    "ecdf_pooling": ("Pooling model per curve", "The terms of each curve's partial-pooling "
+                     "model of its subgroup rates (docs/pooling.md)."),
     "ecdf_summary": ("Deviation metric per curve", "Area between each model's eCDF of "
                      "subgroup rates and the ideal (0: no subgroup deviates)."),
     "ecdf_ks": ("Kolmogorov-Smirnov tests between curves", "Whether two models' "

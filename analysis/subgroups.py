@@ -87,7 +87,8 @@ __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
     "cluster_robust_ld", "conditional_ld_interval", "disparity_stats", "distinct_subgroups",
     "fisher_exact_pvalues",
-    "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts", "subgroups",
+    "ld_cluster_variance", "ld_satterthwaite_df", "per_cluster_counts", "subgroup_counts",
+    "subgroups",
     "uncertainty_label",
 ]
 
@@ -953,6 +954,14 @@ def _per_cluster_counts(cells: pd.DataFrame, factors: list[str], table: pd.DataF
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
     s, gc, a_c, n_c = (np.concatenate([p[i] for p in parts]) for i in range(4))
     return s.astype(np.int64), gc.astype(np.int64), a_c.astype(float), n_c.astype(float)
+
+
+def per_cluster_counts(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame,
+                       cluster_column: np.ndarray, g: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_per_cluster_counts` for other modules (the design effects of
+    :mod:`analysis.pooling`)."""
+    return _per_cluster_counts(cells, list(factors), table, cluster_column, g)
 
 
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:

@@ -19,6 +19,7 @@ from ui.ecdf import ks_section
 from ui.importance_linear import deviation_view_note
 from ui.navigation import route_first_visit
 from ui.options import other_options
+from ui.pooling import ecdf_title, pooled_notes, pooled_toggle, shown
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce_ecdf
 from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
@@ -56,6 +57,7 @@ ideal = c2.number_input(Opts.label("ideal"), value=Opts.default("ideal"), step=0
 cutoff = c3.number_input(Opts.label("cutoff"), value=Opts.default("cutoff"), min_value=0.0,
                          max_value=1.0, step=0.05, key="ecdf_cutoff", help=Opts.help("cutoff"))
 
+pooled = pooled_toggle(Opts, "ecdf")
 answer = st.container()  # the figure first, the other options below it
 with st.expander("Other options", expanded=False):
     more = other_options(Opts, ("level", "ideal", "cutoff", "n_resamples"), key="ecdf_option")
@@ -63,7 +65,8 @@ summary_box, intervals_box = st.container(), st.container()
 with intervals_box:
     boot = bootstrap_options(results, design, "ecdf", seed=more.get("seed"))
 try:  # widgets -> the options -> one cached call of analysis.api.ecdf
-    opts = Opts.coerce({**more, "level": level, "ideal": ideal, "cutoff": cutoff, **(
+    opts = Opts.coerce({**more, "level": level, "ideal": ideal, "cutoff": cutoff,
+                        "pooled": pooled, **(
         {"ci": "bootstrap", "n_resamples": boot["n_resamples"],
          "cluster": FROM_DESIGN if boot["cluster"] == design.cluster else boot["cluster"]}
         if boot else {})})
@@ -78,14 +81,17 @@ summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
 with answer:
     missing_outcome_note(results, where)
     add_to_report_button("ecdf", {"by": by, "factors": factors, "level": level, "ideal": ideal,
-                                  "cutoff": cutoff, "where": where, **more}, ci_prefix="ecdf")
+                                  "cutoff": cutoff, "where": where, **more, "pooled": pooled},
+                         ci_prefix="ecdf")
     few = summary[summary[N_SUBGROUPS] < 5]
     if len(few):
         st.warning("Few subgroups on " + ", ".join(f"{md(r[by])} ({r[N_SUBGROUPS]})" for r in
                                                     few.to_dict(orient="records"))
                    + ": the eCDF is coarse and the KS test has little power.")
-    fig = ecdf_figure(rates, summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks)
+    fig = ecdf_figure(shown(rates, pooled), summary, by=by, ideal=ideal, cutoff=cutoff, ks=ks,
+                      title=ecdf_title(by, pooled))
     st.plotly_chart(fig, key="ecdf_chart")
+    pooled_notes(result, "Curves and deviation metric")
     figure_downloads(fig, "ecdf", key="ecdf_figure")
 
 with summary_box:

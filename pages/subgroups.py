@@ -30,6 +30,7 @@ from ui.judge_noise import noise_options
 from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.options import other_options
+from ui.pooling import POOLED_COLUMNS_CONFIG, colour_title, pooled_notes, pooled_toggle, shown
 from ui.power import COLUMN_CONFIG as POWER_COLUMNS
 from ui.power import power_widgets
 from ui.report import add_to_report_button
@@ -77,6 +78,7 @@ min_n = c3.number_input(Opts.label("min_n"), min_value=1, value=Opts.default("mi
                         key="subgroups_min_n")
 
 cluster = cluster_toggle(results, design)
+pooled = pooled_toggle(Opts, "subgroups")
 answer, options = st.container(), st.container()  # the figure first, its options below
 with options, st.expander("Other options", expanded=False):
     more = other_options(Opts, ("level", "test", "min_n", "n_resamples"), key="subgroups_option")
@@ -86,7 +88,7 @@ with options:
 noise = noise_options(results, "subgroups", alpha=True)
 try:  # widgets -> the options -> one cached call of analysis.api.subgroups
     opts = Opts.coerce(
-        level=level, test=test, min_n=int(min_n), **more, **power,
+        level=level, test=test, min_n=int(min_n), **more, **power, pooled=pooled,
         cluster=FROM_DESIGN if cluster and cluster == design.cluster else cluster,
         **({"ci": "bootstrap", "n_resamples": boot["n_resamples"]} if boot else {}),
         **({"judge_noise": noise["replicates"], "noise_mode": noise["mode"],
@@ -108,24 +110,28 @@ with answer:
         colour = colour_choice(container=r1)
         sizes = r2.radio("Sector size", ["n", "equal"], horizontal=True, key="subgroups_sizes",
                          format_func={"n": "by n", "equal": "equal (every value visible)"}.get)
-        fig = sunburst_figure(full, factors, grey_undetectable=grey, sizes=sizes,
-                              colour=colour)
+        fig = sunburst_figure(shown(full, pooled), factors, grey_undetectable=grey,
+                              sizes=sizes, colour=colour,
+                              colour_title=colour_title(pooled and colour == "ld"))
         clicked = st.plotly_chart(fig, key="subgroups_sunburst_chart", on_select="rerun",
                                   selection_mode="points")
     with right:
-        picked = top_findings_panel(table, factors, colour, int(min_n), adjust=opts.adjust)
+        picked = top_findings_panel(shown(table, pooled), factors, colour, int(min_n),
+                                    adjust=opts.adjust)
     figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")
     add_to_report_button("subgroups", {"factors": factors, "level": level, "test": test,
                                        "min_n": int(min_n), "where": where, **more,
-                                       **power},
+                                       **power, "pooled": pooled},
                          ci_prefix="subgroups", noise_prefix="subgroups")
     answer_notes(result, results, where)
+    pooled_notes(result, "Sunburst and top findings")
 
 table_caption(table, full, opts.adjust)
 shown = value_filter(table, factors, key="subgroups_show")
 event = st.dataframe(shown, hide_index=True, key="subgroups_table", on_select="rerun", height=420,
                      selection_mode="single-row",
                      column_config=COLUMN_CONFIG | POWER_COLUMNS | NOISE_COLUMNS
+                     | POOLED_COLUMNS_CONFIG
                      | adjusted_column(opts.adjust, "every subgroup in the table"),
                      column_order=[SUBGROUP, *[c for c in shown.columns if c != SUBGROUP]])
 table_download(shown, "subgroups", key="subgroups_table")

@@ -1,4 +1,8 @@
-"""``ecdf FILE --factors a,b --by model``: deviation metric per curve and KS tests."""
+"""``ecdf FILE --factors a,b --by model``: deviation metric per curve and KS tests.
+
+``--pooled``: the curves and the deviation metric from partially pooled subgroup rates
+(``docs/pooling.md``), the raw metric beside (``deviation_metric_raw`` ...), JSON
+``"pooling"``: the model's terms and variances."""
 
 from __future__ import annotations
 
@@ -56,9 +60,12 @@ def run(args: argparse.Namespace) -> None:
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.ecdf import ecdf_figure
+        from analysis.pooling import pooled_ecdf_title, swap_pooled
 
-        write_figure(ecdf_figure(rates, summary, by=by, ideal=opts.ideal,
-                                 cutoff=opts.cutoff, ks=ks), args.figure)
+        write_figure(ecdf_figure(swap_pooled(rates), summary, by=by, ideal=opts.ideal,
+                                 cutoff=opts.cutoff, ks=ks,
+                                 title=pooled_ecdf_title(by) if opts.pooled else None),
+                     args.figure)
     groups = {str(r.pop(by)): dict(r, **{N_SUBGROUPS: int(r[N_SUBGROUPS])})
               for r in summary.to_dict(orient="records")}
     if len(summary) == 2:
@@ -70,6 +77,8 @@ def run(args: argparse.Namespace) -> None:
                 "renamed": load_args.renamed, **row_counts(results)}
     payload = {"by": by, "factors": factors, "ideal": opts.ideal, "cutoff": opts.cutoff,
                "groups": groups, "ks": ks_out, "settings": settings}
+    if "pooling" in result.tables:
+        payload["pooling"] = result.tables["pooling"]
     boot = result.tables.get("bootstrap")
     if boot is not None:
         from analysis.commands._bootstrap_options import bootstrap_json

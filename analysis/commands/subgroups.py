@@ -9,7 +9,9 @@ clusters when a cluster is named (or set in the design). ``--power P [--effect L
 the minimum detectable |LD| per subgroup (and whether it is at most LD; the figure then
 greys out the others). ``--judge-noise R [--noise-mode mean|single|confusion]`` redraws
 the judge's scores of a judged results table R times and adds ``noise_same_sign``,
-``noise_significant`` and ``noise_survives`` (``analysis/judge_noise.py``).
+``noise_significant`` and ``noise_survives`` (``analysis/judge_noise.py``). ``--pooled``
+adds the partially pooled rate and LD with their intervals (``docs/pooling.md``; JSON
+``"pooling"``: the model's terms and variances) and colours the figure by the pooled LD.
 ``--json`` prints ``{"subgroups": [...], "settings": {...}}``: one object per distinct
 subgroup (subgroups with the same rows reported once, the others named in
 ``same_rows_as``), and the options with the rows analysed and left out; with
@@ -74,10 +76,13 @@ def run(args: argparse.Namespace) -> None:
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.subgroups import sunburst_figure
+        from analysis.pooling import POOLED_COLOUR_TITLE, swap_pooled
 
-        write_figure(sunburst_figure(full, factors,
+        write_figure(sunburst_figure(swap_pooled(full) if opts.pooled else full, factors,
                                      grey_undetectable=opts.effect is not None
-                                     and opts.power is not None), args.figure)
+                                     and opts.power is not None,
+                                     colour_title=POOLED_COLOUR_TITLE if opts.pooled else None),
+                     args.figure)
     noise = None
     if opts.judge_noise:
         from analysis.commands._noise_options import noise_rows_payload
@@ -93,6 +98,8 @@ def run(args: argparse.Namespace) -> None:
     payload = {"subgroups": rows, "settings": settings}
     if noise is not None:
         payload["judge_noise"] = noise
+    if "pooling" in result.tables:
+        payload["pooling"] = result.tables["pooling"]
     means = _group_means(results, design, opts.confidence, cluster=cluster)
     if means is not None:
         payload["group_means"] = means

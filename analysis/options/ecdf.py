@@ -41,5 +41,10 @@ class EcdfOptions(BootstrapOptions):
         "are too many to enumerate (default %(default)s)", flag="resamples", type=POSITIVE_INT,
         metavar="N", label="KS random splits")
     adjust: str = adjust_option("the pairs of curves (KS tests)")
+    pooled: bool = option(
+        False, "the curves and the deviation metric from partially pooled subgroup rates "
+        "(each curve's subgroups pooled over the factors, docs/pooling.md; the raw metric "
+        "beside, the KS tests on the raw rates)", call=False,
+        label="Pooled subgroup rates (partial pooling)")
     n_resamples: int = n_resamples_option(1000)
     confidence: float = confidence_option()

@@ -50,6 +50,11 @@ class SubgroupsOptions(ClusterOptions, BootstrapOptions, NoiseOptions):
     min_expected: float = option(
         5.0, "flag 2x2 tables with a smaller expected count (default %(default)s)",
         type=NON_NEGATIVE_FLOAT, label="Small expected count below")
+    pooled: bool = option(
+        False, "add partially pooled estimates beside the raw ones (rate_pooled, ld_pooled "
+        "and their intervals: a multilevel model over the factors, docs/pooling.md); the "
+        "sunburst and the top findings then use the pooled values", call=False,
+        label="Pooled estimates for thin subgroups (partial pooling)")
     n_resamples: int = n_resamples_option(1000)
     noise_alpha: float = noise_alpha_option()
     power: float | None = option(

@@ -37,12 +37,13 @@ COMPOSED: dict[str, dict[str, Any]] = {
     "subgroups": {"inputs": {"factors": ["model", "cot"]}, "views": [
         (lambda r: r.table, lambda out: pd.DataFrame(out["subgroups"]), "subgroups",
          ["n", "log_disparity", "ci_low", "ci_high", "p_value", "p_adjusted", "small_n",
-          "boot_ci_low", "boot_ci_high", "mde_log_disparity", "detectable"])]},
+          "boot_ci_low", "boot_ci_high", "mde_log_disparity", "detectable", "rate_pooled",
+          "ld_pooled", "ld_pooled_low", "ld_pooled_high"])]},
     "ecdf": {"inputs": {"factors": ["model", "gender"], "by": "prompt_style"},
              "where": {"cot": ["yes"]}, "views": [
         (lambda r: r.table, lambda out: pd.DataFrame(list(out["groups"].values())),
          "ecdf_summary", ["n_subgroups", "deviation_metric", "mean_rate",
-                          "share_above_cutoff"]),
+                          "share_above_cutoff", "deviation_metric_raw"]),
         (lambda r: r.tables["ks"], lambda out: pd.DataFrame(out["ks"]), "ecdf_ks",
          ["statistic", "p_value", "p_adjusted"]),
         (lambda r: r.tables.get("bootstrap", pd.DataFrame()),
@@ -182,8 +183,8 @@ def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, an
     # the option is not inert where it should act on a number
     # (``test`` acts on independent rows only: with the design's cluster it is robust)
     acts = {"subgroups": ("level", "confidence", "adjust", "cluster", "small_sample", "ci",
-                          "power", "effect"),
-            "ecdf": ("level", "ideal", "cutoff", "adjust", "ci"),
+                          "power", "effect", "pooled"),
+            "ecdf": ("level", "ideal", "cutoff", "adjust", "ci", "pooled"),
             "importance": ("confidence", "cluster", "small_sample", "gee", "interactions",
                            "likelihood_ratio"),
             "counterfactual": ("confidence", "adjust", "cluster")}[analysis]
