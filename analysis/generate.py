@@ -701,6 +701,7 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
                      spans: Mapping[str, Mapping[str, str]] | None = None,
                      values: Mapping[str, Sequence[str]] | None = None,
                      existing: pd.DataFrame | None = None,
+                     allow_repeats: bool = False,
                      max_prompts: int = 200_000) -> Generated:
     """Prompts for every planned combination, from given and derived templates.
 
@@ -727,13 +728,17 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     existing
         The results table (its prompt column ``prompt``): marks texts already asked,
         fills unplanned factors.
+    allow_repeats
+        A row asking for more prompts than its templates give new texts (texts not in
+        ``existing``) repeats texts; otherwise (default) it is refused.
     max_prompts
         Refuse a plan asking for more prompts.
 
     Raises
     ------
     GenerationError
-        Rows no template can fill, a value outside the design, a plan over the limit;
+        Rows no template can fill, rows needing repeats (without ``allow_repeats``), a
+        value outside the design, a plan over the limit;
         every problem is collected first: nothing is generated half-way.
     """
     factors = [str(f) for f in factors]
@@ -764,6 +769,7 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     out: list[dict] = []
     unfillable: list[int] = []
     unspelled: Counter = Counter()
+    short: list[tuple[int, int, int, int]] = []
     for k, row in enumerate(rows.to_dict(orient="records")):
         if row[PLAN_N] == 0:
             continue
@@ -776,6 +782,10 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
             texts.append((t, fill_template(t.text, {
                 f: _span(t, f, row[f], spans, learned) for f in t.slots}, f"template {t.id}")))
         texts.sort(key=lambda x: x[1] in asked)  # stable: new texts first
+        new = sum(text not in asked for _, text in texts)
+        if new < row[PLAN_N] and not allow_repeats:
+            short.append((k, row[PLAN_N], new, len(texts)))
+            continue
         for j in range(row[PLAN_N]):
             t, text = texts[j % len(texts)]
             rec = {f: row.get(f) for f in factors}
@@ -797,6 +807,14 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
             f"row as 1), e.g. {desc}{extra}: every template fixes another value of a factor "
             "it does not spell; give a template for it in --templates (a row with these "
             "values, and variant_of for a variant)")
+    if short:
+        k, n, new, m = short[0]
+        problems.append(
+            f"plan rows {_rows_text([x[0] for x in short])} ask for more prompts than the "
+            f"templates give new texts (row {k + 1}: n = {n}, {new} new of {m} fitting "
+            "templates; the others are prompts the results table already has): give "
+            "templates (--templates), or allow repeats (--allow-repeats, allow_repeats=True) "
+            "to ask the same prompts again")
     if problems:
         raise GenerationError("Nothing generated: " + "; ".join(problems) + ".")
     table = pd.DataFrame(out, columns=[*factors, TEMPLATE, "template_text", PROMPT, KIND,
@@ -805,9 +823,9 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
              f"combinations from {table[TEMPLATE].nunique():,} templates."]
     repeated = int((~table["new_text"]).sum()) if len(table) else 0
     if repeated:
-        notes.append(f"{repeated:,} generated prompts repeat a text the results table already "
-                     "has (no other template fits their combination): answers to them are "
-                     "repeats of the same prompt.")
+        notes.append(f"{repeated:,} generated prompts repeat a text already asked (allowed "
+                     "repeats: no other template fits their combination); at temperature 0 "
+                     "their answers are repeats, not new evidence.")
     for f, m in unspelled.items():
         notes.append(f"{f} is not spelled by the templates of {m:,} generated prompts: its "
                      "planned value is a column of the table, not part of their text.")
