@@ -223,7 +223,8 @@ def _infer_groups(texts: np.ndarray, codes: pd.DataFrame, window: int = 4) -> np
     rows with another value of the factor sharing the longest prefix + suffix, up to a
     slack of max(8, 5 % of its length) characters (a sibling in its own template shares
     all the template's fixed text; a row of a similar template also differs elsewhere),
-    if that covers :data:`SAME_TEMPLATE_SHARE` of the longer text.
+    if that covers :data:`SAME_TEMPLATE_SHARE` of the longer text. Two rows with the same
+    text and different values are one template that does not spell the factor.
     """
     union = _Union(len(texts))
     names = list(codes.columns)
@@ -246,7 +247,10 @@ def _infer_groups(texts: np.ndarray, codes: pd.DataFrame, window: int = 4) -> np
             for i, cands in near.items():
                 scored = []
                 for c in sorted(cands):
-                    if code_arr[c, j] == code_arr[i, j] or texts[c] == texts[i]:
+                    if code_arr[c, j] == code_arr[i, j]:
+                        continue
+                    if texts[c] == texts[i]:  # one template that does not spell f
+                        union.union(i, c)
                         continue
                     key = (min(i, c), max(i, c))
                     if key not in memo:
@@ -462,40 +466,47 @@ class _Aligner:
                 positions[f], spans[f] = pos, found
         best = max(rows, key=lambda r: (sum(r in positions[f] for f in positions), -r))
         chosen = sorted((positions[f][best], f) for f in positions if best in positions[f])
-        for (a, b), f in chosen:
-            for (a2, b2), f2 in chosen:
-                if f2 != f and a < b2 and a2 < b or (f2 != f and a == a2 == b == b2):
-                    # overlapping slots: one template per value of the factor with fewer
-                    split = min((f, f2), key=lambda x: (len(spans[x]), x))
-                    for v in sorted(spans[split]):
-                        sub = [r for r in rows if val_arr[r, col[split]] == v]
-                        if sub:
-                            self.group(sub, f"{tid}/{v}", group, {**fixed, split: v})
-                    return
+        overlap = any(f2 != f and (a < b2 and a2 < b or a == a2 == b == b2)
+                      for (a, b), f in chosen for (a2, b2), f2 in chosen)
         parts, cursor, ref = [], 0, texts[best]
         for (a, b), f in chosen:
             parts += [_escape(ref[cursor:a]), "{" + f + "}"]
             cursor = b
         parts.append(_escape(ref[cursor:]))
+        text = "".join(parts)
         slot_names = tuple(f for _, f in chosen)
         span_map = {f: {v: c.most_common(1)[0][0] for v, c in spans[f].items()}
                     for f in slot_names}
+        rebuilt: dict[int, bool] = {}
+        for r in rows:
+            try:
+                vals = {f: span_map[f][val_arr[r, col[f]]] for f in slot_names}
+            except KeyError:  # a value without a span here (a row alone): not rebuilt
+                continue
+            same = all(str(val_arr[r, col[f]]) == v for f, v in fixed.items())
+            rebuilt[r] = same and not overlap and fill_template(text, vals, tid) == texts[r]
+        if len(positions) >= 2 and not all(rebuilt.values()):
+            # two slots overlap, or the slots do not rebuild every row (a factor's text
+            # moves with another's value, e.g. a style sentence before or after the
+            # stigma's): one template per value of the factor with fewer values
+            split = min(positions, key=lambda x: (len(spans[x]), x))
+            for v in sorted(spans[split]):
+                sub = [r for r in rows if val_arr[r, col[split]] == v]
+                self.group(sub, f"{tid}/{v}", group, {**fixed, split: v})
+            rest = [r for r in rows if val_arr[r, col[split]] not in spans[split]]
+            if rest:
+                self.group(rest, f"{tid}/rest", group, {})
+            return
         for f in slot_names:
             self.spelled.add(f)
             for v, c in spans[f].items():
                 self.votes[f].update({(v, k): m for k, m in c.items()})
-        t = Template(tid, "".join(parts), slot_names, fixed, span_map, n_prompts=len(rows),
-                     group=group)
-        self.templates.append(t)
+        self.templates.append(Template(tid, text, slot_names, fixed, span_map,
+                                       n_prompts=len(rows), group=group))
         for r in rows:
             self.template_of[r] = tid
             self.with_slots[r] = bool(slot_names)
-            try:
-                vals = {f: span_map[f][val_arr[r, col[f]]] for f in slot_names}
-            except KeyError:
-                continue
-            same = all(str(val_arr[r, col[f]]) == v for f, v in fixed.items())
-            self.regenerated[r] = same and fill_template(t.text, vals, tid) == texts[r]
+            self.regenerated[r] = rebuilt.get(r, False)
 
 
 def _align(uniq: pd.DataFrame, texts: np.ndarray, codes: pd.DataFrame, factors: list[str],
@@ -801,12 +812,22 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     if unfillable:
         first = rows.iloc[unfillable[0]]
         desc = ", ".join(f"{f} = {first[f]}" for f in planned)
-        extra = (f" (template {first[TEMPLATE]})" if first[TEMPLATE] else "")
+        target = first[TEMPLATE]
+        named = [t for t in [*given, *derived] if target in (t.id, t.group_id)]
+        if target and not named:
+            why = f"there is no template {target!r}"
+        elif target:
+            clash = sorted({f"{f} = {v}" for t in named for f, v in t.fixed.items()
+                            if f in planned and v != first[f]})
+            why = (f"template {target} fixes {', '.join(clash)} and does not spell it as a "
+                   "slot")
+        else:
+            why = "every template fixes another value of a factor it does not spell"
         problems.append(
             f"no template fits plan rows {_rows_text(unfillable)} (counting the first data "
-            f"row as 1), e.g. {desc}{extra}: every template fixes another value of a factor "
-            "it does not spell; give a template for it in --templates (a row with these "
-            "values, and variant_of for a variant)")
+            f"row as 1), e.g. {desc}{f' (template {target})' if target else ''}: {why}; give "
+            "a template for it in --templates (a row with these values, and variant_of for "
+            "a variant)")
     if short:
         k, n, new, m = short[0]
         problems.append(
