@@ -946,8 +946,8 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     if data is not None:
         table, the_design, _ = prepare_inputs(data, design, need_outcome=False, notes=notes,
                                               applied=applied)
-        chosen = _as_list(factors, "factors") or [
-            f for f in the_design.of_kind("domain", "prompt") if f in table.columns]
+        chosen = [f for f in _as_list(factors, "factors") or the_design.of_kind(
+            "domain", "prompt") if f in table.columns and f != prompt]
         if prompt not in table.columns:
             raise gen.GenerationError(f"No prompt column {prompt!r} to learn templates from "
                                       f"(columns: {', '.join(map(str, table.columns[:12]))}).")

@@ -12,13 +12,18 @@ from collections.abc import Sequence
 
 __all__ = [
     "AnalysisError", "ClusterError", "CriteriaError", "DesignError", "DesignMismatchError",
-    "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
-    "PromptUnitError", "SectionSkipped", "did_you_mean",
+    "EngineError", "FitError", "GenerationError", "LimitError", "LoadError", "OutputError",
+    "PairingError", "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
 
 
 class AnalysisError(ValueError):
     """Base class: bad input to an analysis function, with an analyst-readable message."""
+
+
+class GenerationError(AnalysisError):
+    """Templates or prompts that cannot be derived, read or filled (analysis.generate):
+    the message names the rows, templates or slots."""
 
 
 class LoadError(AnalysisError):

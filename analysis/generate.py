@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import GenerationError
 from analysis.values import format_value
 
 __all__ = ["ADDED", "GenerationError", "KIND", "PLAN_N", "PROMPT", "SAME_TEMPLATE_SHARE",
@@ -58,11 +58,6 @@ ADDED = "added"
 SAME_TEMPLATE_SHARE = 0.5
 _SLOT = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _ROWS_SHOWN = 8
-
-
-class GenerationError(AnalysisError):
-    """Templates or prompts that cannot be derived, read or filled (the message names
-    the rows, templates or slots)."""
 
 
 # --- template texts ---------------------------------------------------------------------------

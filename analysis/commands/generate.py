@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sep", type=single_character, help="delimiter of a text file")
     p.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")
     add_outcome_options(p)
+    p.add_argument("--factors", help="comma-separated factors (default: the design's; "
+                                     "without --design, the suggested ones)")
     p.add_argument("--prompt-col", default="prompt", help="the prompt text column")
     p.add_argument("--template-col", default=None,
                    help="column naming each row's template (default: 'template' if "
