@@ -917,7 +917,8 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     then ``design`` is needed); ``plan``: the plan CSV (``plan --out``; a path or a
     DataFrame: factor columns + ``n``, optional ``kind`` and ``template``) or None (only
     the templates and the round trip); ``templates``: a CSV / YAML file of templates
-    with ``{factor}`` slots (:func:`analysis.generate.load_templates`);
+    with ``{factor}`` slots (a path, ``(bytes, file name)`` or a DataFrame;
+    :func:`analysis.generate.load_templates`);
     ``template_column``: the column naming each row's template (default: ``template`` if
     the table has it, else inferred from the texts); ``slots``: factors that must be
     slots; ``factors``: the factors the text may spell (default: the design's domain and
@@ -965,6 +966,9 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     if templates is not None:
         if isinstance(templates, pd.DataFrame):
             given, spans = gen.templates_from_frame(templates, the_design.names)
+        elif isinstance(templates, tuple):  # (bytes, file name): an upload
+            given, spans = gen.load_templates(templates[0], the_design.names,
+                                              name=templates[1])
         else:
             given, spans = gen.load_templates(templates, the_design.names)
     generated = None
@@ -1001,11 +1005,14 @@ def extend_results(data: Any, answered: Any, design: Any = None, *,
         row's ``n_cells``, ``n_observed_cells``, ``n_empty_cells``, ``n_rows``,
         ``coverage_percentage`` and ``gini_index``. ``tables``: ``before`` / ``after``
         (the whole coverage tables). ``raw``: the combined table (the results' columns,
-        the answered rows' columns, ``added``). ``meta["n_added"]``: rows added.
+        the answered rows' columns, ``added``). ``meta``: ``n_added`` (rows added),
+        ``design`` (the design of the combined table: a factor gains the values only the
+        new rows have, e.g. the model under test's name) and ``new_values``
+        (``{factor: [values]}`` gained).
     """
     import pandas as pd
 
-    from analysis.generate import mark_added
+    from analysis.generate import mark_added, with_new_values
 
     results, answered = _table(data), _table(answered)
     the_design = _design_of(design, results)
@@ -1013,17 +1020,20 @@ def extend_results(data: Any, answered: Any, design: Any = None, *,
     needed = [] if outcome is None else [c for c in (outcome.column, outcome.other_column)
                                          if c]
     combined = mark_added(results, answered, factors=the_design.names, needed=needed)
+    extended, grown = with_new_values(the_design, answered)
     before = coverage(results, the_design, factors=factors)
-    after = coverage(combined, the_design, factors=factors)
+    after = coverage(combined, extended, factors=factors)
     keep = ["n_cells", "n_observed_cells", "n_empty_cells", "n_rows", "coverage_percentage",
             "gini_index"]
     table = pd.DataFrame([{"when": w, **r.table.iloc[0][keep].to_dict()}
                           for w, r in (("before", before), ("after", after))])
     notes = (f"{len(answered):,} answered rows added to {len(results):,} (column added).",
-             *after.notes)
+             *(f"The design's {f} gains the values of the new rows: {', '.join(v)}."
+               for f, v in grown.items()), *after.notes)
     return Result(table, notes, {"factors": list(before.settings["factors"])},
                   {"before": before.table, "after": after.table}, combined,
-                  meta={"n_added": len(answered)})
+                  meta={"n_added": len(answered), "design": extended,
+                        "new_values": grown})
 
 
 def power(*, rate: float | str, ld: float | str, share: float | str, options: Any = None,

@@ -43,10 +43,10 @@ import pandas as pd
 from analysis.errors import GenerationError
 from analysis.values import format_value
 
-__all__ = ["ADDED", "GenerationError", "KIND", "PLAN_N", "PROMPT", "SAME_TEMPLATE_SHARE",
-           "TEMPLATE", "Derivation", "Generated", "Template", "derive_templates",
-           "fill_template", "generate_prompts", "load_templates", "mark_added",
-           "template_slots", "templates_from_frame"]
+__all__ = ["ADDED", "GenerationError", "KIND", "MAX_TEMPLATES_BYTES", "PLAN_N", "PROMPT",
+           "SAME_TEMPLATE_SHARE", "TEMPLATE", "Derivation", "Generated", "Template",
+           "derive_templates", "fill_template", "generate_prompts", "load_templates", "mark_added",
+           "template_slots", "templates_from_frame", "with_new_values"]
 
 #: Column names of the prompts table (and of the plan CSV's ``n``, ``kind``, ``template``).
 PROMPT = "prompt"
@@ -601,13 +601,19 @@ def templates_from_frame(table: pd.DataFrame, factors: Sequence[str], *,
     return out, {}
 
 
-def load_templates(path: str | Path, factors: Sequence[str]
+#: Largest templates file read (a templates file is small; a visitor's upload is hostile).
+MAX_TEMPLATES_BYTES = 2_000_000
+
+
+def load_templates(source: str | Path | bytes, factors: Sequence[str], *,
+                   name: str | None = None
                    ) -> tuple[list[Template], dict[str, dict[str, str]]]:
     """Templates from a CSV (see :func:`templates_from_frame`) or a YAML file.
 
     The YAML file: ``templates:`` a list of ``{id, text, variant_of?, <factor>: value}``,
     and optionally ``values:`` ``{factor: {value: text}}`` (a value's span; default: the
-    learned span, else the value itself).
+    learned span, else the value itself). ``source``: a path, or the file's bytes with
+    its ``name`` (an upload).
 
     Returns
     -------
@@ -617,16 +623,22 @@ def load_templates(path: str | Path, factors: Sequence[str]
     Raises
     ------
     GenerationError
-        An unreadable file or one of :func:`templates_from_frame`'s problems.
+        An unreadable or too large file, or one of :func:`templates_from_frame`'s
+        problems.
     """
     import yaml
 
     from analysis.io import load_results, read_input_bytes
 
-    path = Path(path)
-    where = path.name
-    if path.suffix.lower() in (".yaml", ".yml"):
-        data, _ = read_input_bytes(path)
+    if isinstance(source, bytes):
+        data, where = source, name or "templates"
+    else:
+        data, _ = read_input_bytes(source)
+        where = Path(source).name
+    if len(data) > MAX_TEMPLATES_BYTES:
+        raise GenerationError(f"{where}: a templates file is at most "
+                              f"{MAX_TEMPLATES_BYTES:,} bytes.")
+    if where.lower().endswith((".yaml", ".yml")):
         try:
             doc = yaml.safe_load(data.decode("utf-8-sig"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -652,7 +664,7 @@ def load_templates(path: str | Path, factors: Sequence[str]
         spans = {str(f): {format_value(v): str(t) for v, t in m.items()}
                  for f, m in given.items()}
         return templates, spans
-    table = load_results(path)
+    table = load_results(data, name=where)
     return templates_from_frame(table, factors, where=where)
 
 
@@ -921,3 +933,21 @@ def mark_added(results: pd.DataFrame, answered: pd.DataFrame, *,
     old = results.copy() if ADDED in results.columns else results.assign(**{ADDED: False})
     new = answered.assign(**{ADDED: True})
     return pd.concat([old, new], ignore_index=True, sort=False)
+
+
+def with_new_values(design, answered: pd.DataFrame):  # noqa: ANN001, ANN201 - a Design
+    """The design with each factor's values extended by those only ``answered`` has (the
+    model under test's name, a new stigma of a given template), and ``{factor: [new
+    values]}``."""
+    from dataclasses import replace
+
+    factors, grown = [], {}
+    for f in design.factors:
+        seen = dict.fromkeys(answered[f.name].map(format_value)) if f.name in \
+            answered.columns else {}
+        new = [v for v in seen if v not in f.values]
+        if new:
+            grown[f.name] = new
+            f = replace(f, values=(*f.values, *new))
+        factors.append(f)
+    return (replace(design, factors=tuple(factors)) if grown else design), grown

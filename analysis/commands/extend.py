@@ -5,13 +5,16 @@ ANSWERED is the output of ``python -m judges answer prompts.csv ...`` on the pro
 ``generate``: it must have every factor of the design (and the outcome's columns when
 the design has an outcome); ``--design`` is the results' design file. The combined
 table has the results' rows (``added`` False) and the answered rows (``added`` True);
-the same design file reads it, so every analysis runs on it as before. ``--json``
+the same design file reads it, so every analysis runs on it as before (when the new rows
+bring values the design lacks, e.g. another model's name, ``<out stem>.design.yaml``
+is written beside it with those values added). ``--json``
 prints ``{"before", "after", "n_added", "n_rows"}`` (the coverage summaries).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 __all__ = ["register", "run"]
 
@@ -45,7 +48,20 @@ def run(args: argparse.Namespace) -> None:
     answered = load_results(args.answered, encoding=args.encoding)
     result = bw.extend_results(results, answered, Design.load(args.design),
                                factors=args.factors)
-    write_table(result.raw, args.out)  # atomic; CSV cells neutralised
+    if result.meta["new_values"]:  # the combined table's design beside it
+        from pathlib import Path
+
+        from analysis.safe_write import table_writer, write_files
+
+        out = Path(args.out)
+        design_path = out.with_name(out.name.split(".")[0] + ".design.yaml")
+        write_files({out: table_writer(result.raw, out),
+                     design_path: lambda p: p.write_text(result.meta["design"].to_yaml(),
+                                                         encoding="utf-8")})
+        print(f"Wrote the combined table's design to {design_path} (new values).",
+              file=sys.stderr)
+    else:
+        write_table(result.raw, args.out)  # atomic; CSV cells neutralised
     summary = result.table.set_index("when")
     payload = {"before": summary.loc["before"].to_dict(),
                "after": summary.loc["after"].to_dict(),
