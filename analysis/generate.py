@@ -729,9 +729,10 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     fixed values may then differ only in its slots); the row's ``n`` prompts take them in
     turn, templates whose text for the row is new first. A slot's text is the template's
     own span of the value, else a given span (``spans``), else the value's most frequent
-    span over the derived templates, else the value itself. Factors the plan does not
-    name come from the template's fixed values, or from a factor they are a function of
-    in ``existing``, else stay empty.
+    span over the derived templates, else (a given template only) the value itself: a
+    value no prompt spells has no text in a learned template and is refused. Factors the
+    plan does not name come from the template's fixed values, or from a factor they are
+    a function of in ``existing``, else stay empty.
 
     Parameters
     ----------
@@ -788,6 +789,7 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     unfillable: list[int] = []
     unspelled: Counter = Counter()
     short: list[tuple[int, int, int, int]] = []
+    unspanned: set[tuple[str, str]] = set()
     for k, row in enumerate(rows.to_dict(orient="records")):
         if row[PLAN_N] == 0:
             continue
@@ -797,8 +799,14 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
             continue
         texts = []
         for t in cands:
-            texts.append((t, fill_template(t.text, {
-                f: _span(t, f, row[f], spans, learned) for f in t.slots}, f"template {t.id}")))
+            filled = {f: _span(t, f, row[f], spans, learned) for f in t.slots}
+            lacking = [f for f, v in filled.items() if v is None]
+            if lacking:
+                unspanned.update((f, row[f]) for f in lacking)
+                continue
+            texts.append((t, fill_template(t.text, filled, f"template {t.id}")))
+        if not texts:
+            continue
         texts.sort(key=lambda x: x[1] in asked)  # stable: new texts first
         new = sum(text not in asked for _, text in texts)
         if new < row[PLAN_N] and not allow_repeats:
@@ -835,6 +843,12 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
             f"row as 1), e.g. {desc}{f' (template {target})' if target else ''}: {why}; give "
             "a template for it in --templates (a row with these values, and variant_of for "
             "a variant)")
+    if unspanned:
+        shown = ", ".join(f"{f} = {v}" for f, v in sorted(unspanned)[:_ROWS_SHOWN])
+        problems.append(
+            f"no prompt spells {shown}{' ...' if len(unspanned) > _ROWS_SHOWN else ''}, so "
+            "the learned templates have no text for it: give its text under 'values:' in "
+            "a templates YAML file (--templates), or a template for it")
     if short:
         k, n, new, m = short[0]
         problems.append(
@@ -860,11 +874,13 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     return Generated(table, tuple(notes))
 
 
-def _span(t: Template, f: str, value: str, given: Mapping, learned: Mapping) -> str:
+def _span(t: Template, f: str, value: str, given: Mapping, learned: Mapping) -> str | None:
+    """The slot text of ``value``: the template's own, given, learned; a given template
+    (no spans of its own) takes the value itself, a learned one has none (None)."""
     for source in (t.spans, given, learned):
         if f in source and value in source[f]:
             return source[f][value]
-    return value
+    return value if t.n_prompts == 0 else None
 
 
 def _candidates(row: Mapping, planned: list[str], given: list[Template],

@@ -3,6 +3,7 @@ SocialStigmaQA prompts (round trip), given templates, plan filling and bad input
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -253,3 +254,40 @@ def test_api_and_mark_added(ssqa):
     assert combined["added"].tolist() == [False] * 148 + [True] * 3
     with pytest.raises(GenerationError, match="lack columns of the design: answer"):
         mark_added(small, small, factors=FACTORS, needed=["answer"])
+
+
+def test_a_value_no_prompt_spells_is_refused_for_learned_templates(inferred):
+    plan = pd.DataFrame({"stigma": ["(missing)", "Martian"], "prompt style": ["doubt"] * 2,
+                         "biased answer": ["yes"] * 2, "n": [1, 1]})
+    with pytest.raises(GenerationError, match=r"no prompt spells stigma = \(missing\), stigma = "
+                                              r"Martian, so the learned templates have no "
+                                              r"text for it: give its text under 'values:'"):
+        generate_prompts(plan, factors=FACTORS, derivation=inferred)
+    out = generate_prompts(plan.iloc[1:], factors=FACTORS, derivation=inferred,
+                           spans={"stigma": {"Martian": "from Mars"}}, allow_repeats=True)
+    assert out.prompts["prompt"].str.contains("someone from Mars. ").all()
+    assert len(out.prompts) == 1 and out.prompts["new_text"].all()
+
+
+def test_cli_writes_nothing_when_a_plan_row_fails(tmp_path, ssqa, capsys):
+    from analysis.cli import main
+
+    small = ssqa[ssqa["stigma"].isin(["Asexual", "Homeless"])].drop(columns="ssqa_template")
+    small.to_csv(tmp_path / "r.csv", index=False)
+    pd.DataFrame({"stigma": ["Asexual", "Homeless"], "prompt style": ["doubt", "doubt"],
+                  "biased answer": ["yes", "yes"], "n": [1, 1]}).to_csv(tmp_path / "add.csv",
+                                                                         index=False)
+    out, saved = tmp_path / "prompts.csv", tmp_path / "templates.csv"
+    code = main(["generate", str(tmp_path / "r.csv"), "--factors", ",".join(FACTORS),
+                 "--plan", str(tmp_path / "add.csv"), "--out", str(out), "--templates-out",
+                 str(saved)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Nothing generated: plan rows 1, 2 ask for more prompts" in err
+    assert not out.exists() and not saved.exists()
+    code = main(["generate", str(tmp_path / "r.csv"), "--factors", ",".join(FACTORS),
+                 "--plan", str(tmp_path / "add.csv"), "--out", str(out), "--allow-repeats",
+                 "--templates-out", str(saved), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["n_generated"] == 2
+    assert payload["round_trip"]["n_regenerated_with_slots"] == len(small) == 222
+    assert len(pd.read_csv(out)) == 2 and len(pd.read_csv(saved)) == payload["n_templates"]
