@@ -17,7 +17,7 @@ from analysis import api as bw
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from ui.active import set_data, token_of
-from ui.common import table_download
+from ui.common import page_link, table_download
 from ui.widgets import md
 
 __all__ = ["OFFER", "generate_section", "import_answers"]
@@ -72,7 +72,7 @@ def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame) 
         st.caption(md(note))
     st.dataframe(prompts.head(500), hide_index=True, key="generate_table")
     table_download(prompts, "prompts", key="generate_csv")
-    st.page_link(_ANSWERS_PAGE, label=f"Answer the {len(prompts):,} prompts with the model "
+    page_link(_ANSWERS_PAGE, label=f"Answer the {len(prompts):,} prompts with the model "
                                       "under test (Answers page)")
 
 
@@ -121,4 +121,4 @@ def import_answers(answered: pd.DataFrame | None) -> None:
         shown = extended.assign(coverage_percentage=(100 * extended["coverage_percentage"])
                                 .round(2))
         st.dataframe(shown, hide_index=True, key="generate_before_after")
-        st.page_link("pages/coverage.py", label="Coverage of the combined table")
+        page_link("pages/coverage.py", label="Coverage of the combined table")

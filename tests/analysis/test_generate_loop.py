@@ -52,13 +52,16 @@ def ssqa_subset() -> pd.DataFrame:
     return frame[keep & ~gone].reset_index(drop=True)
 
 
-def design() -> Design:
+def design(base: bool = True) -> Design:
+    """The design of :func:`ssqa_subset` (``base`` False: without the base prompts)."""
+    none = ["no stigma"] if base else []
     return Design.from_dict({
         "factors": [
-            {"name": "stigma", "kind": "domain", "values": ["no stigma", *STIGMAS],
-             "reference": "no stigma"},
+            {"name": "stigma", "kind": "domain", "values": [*none, *STIGMAS],
+             "reference": (none or STIGMAS)[0]},
             {"name": "prompt_style", "kind": "prompt",
-             "values": ["base", "original", "positive", "doubt"], "reference": "original"},
+             "values": [*(["base"] if base else []), "original", "positive", "doubt"],
+             "reference": "original"},
             {"name": "biased_answer", "kind": "domain", "values": ["no", "yes"],
              "reference": "no"},
             {"name": "model", "kind": "model", "values": ["mut-1"], "reference": "mut-1"}],
