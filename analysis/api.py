@@ -919,8 +919,9 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     the templates and the round trip); ``templates``: a CSV / YAML file of templates
     with ``{factor}`` slots (a path, ``(bytes, file name)`` or a DataFrame;
     :func:`analysis.generate.load_templates`);
-    ``template_column``: the column naming each row's template (default: ``template`` if
-    the table has it, else inferred from the texts); ``slots``: factors that must be
+    ``template_column``: the column naming each row's template (default: ``template``,
+    else the design's cluster column, if the table has it and it is no factor; else the
+    templates are inferred from the texts); ``slots``: factors that must be
     slots; ``factors``: the factors the text may spell (default: the design's domain and
     prompt factors); ``allow_repeats``: a planned row may repeat texts already asked
     (default: refused, :func:`analysis.generate.generate_prompts`); ``applied``: ``data``
@@ -952,8 +953,9 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
         if prompt not in table.columns:
             raise gen.GenerationError(f"No prompt column {prompt!r} to learn templates from "
                                       f"(columns: {', '.join(map(str, table.columns[:12]))}).")
-        tcol = template_column or (gen.TEMPLATE if gen.TEMPLATE in table.columns
-                                   and gen.TEMPLATE not in chosen else None)
+        named = [c for c in (gen.TEMPLATE, the_design.cluster)
+                 if c and c in table.columns and c not in chosen and c != prompt]
+        tcol = template_column or (named[0] if named else None)
         derivation = gen.derive_templates(table, chosen, prompt=prompt, template=tcol,
                                           slots=_as_list(slots, "slots"))
         notes.extend(derivation.notes)

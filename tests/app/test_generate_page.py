@@ -11,7 +11,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from tests.analysis.test_generate_loop import DATA, design, ssqa_subset, yes_if_stop
-from tests.app.apptools import metric_values, page_test
+from tests.app.apptools import metric_values, page_test, shown
 from tests.judges.helpers import ROOT
 from tests.judges.judge_server import FakeLLMServer
 
@@ -72,3 +72,19 @@ def test_planner_generate_then_answers_then_added(monkeypatch):
     assert table.loc["after", "n_observed_cells"] == table.loc["before", "n_observed_cells"] + 4
     assert table.loc["before", "n_empty_cells"] == 4 and table.loc["after", "n_empty_cells"] == 0
     assert "generate_prompts" not in answers.session_state  # answered: not offered again
+
+
+def test_an_uploaded_template_with_an_unknown_slot_is_named():
+    frame = results()
+    at = page_test("planner.py", frame=frame, design=design(base=False))
+    at.run()
+    at.multiselect(key="planner_factors").set_value(["stigma", "prompt_style", "biased_answer"])
+    at.number_input(key="planner_budget").set_value(4).run()
+    at.selectbox(key="generate_prompt_col").set_value("(none: use a templates file)")
+    at.file_uploader(key="generate_templates").upload(
+        "mine.csv", b"template,text\nn1,My neighbour is {stigm}.\n", "text/csv").run()
+    at.button(key="generate_run").click().run()
+    assert not at.exception
+    assert "mine.csv, template 'n1': unknown slot {stigm} (did you mean {stigma}?)" in \
+        shown(at.error[0].value)
+    assert "generate_prompts" not in at.session_state
