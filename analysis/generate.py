@@ -728,7 +728,8 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     ``variant_of`` or the id of that template, else the derived template of that id, whose
     fixed values may then differ only in its slots); the row's ``n`` prompts take them in
     turn, templates whose text for the row is new first. A slot's text is the template's
-    own span of the value, else a given span (``spans``), else the value's most frequent
+    own span of the value (a given template with ``variant_of``: the spans of the
+    template it varies), else a given span (``spans``), else the value's most frequent
     span over the derived templates, else (a given template only) the value itself: a
     value no prompt spells has no text in a learned template and is refused. Factors the
     plan does not name come from the template's fixed values, or from a factor they are
@@ -799,7 +800,10 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
             continue
         texts = []
         for t in cands:
-            filled = {f: _span(t, f, row[f], spans, learned) for f in t.slots}
+            own = [t.spans, *(d.spans for d in derived if t.variant_of is not None
+                              and d.group_id == t.variant_of)]
+            filled = {f: _span(own, t.n_prompts == 0, f, row[f], spans, learned)
+                      for f in t.slots}
             lacking = [f for f, v in filled.items() if v is None]
             if lacking:
                 unspanned.update((f, row[f]) for f in lacking)
@@ -874,13 +878,15 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
     return Generated(table, tuple(notes))
 
 
-def _span(t: Template, f: str, value: str, given: Mapping, learned: Mapping) -> str | None:
-    """The slot text of ``value``: the template's own, given, learned; a given template
-    (no spans of its own) takes the value itself, a learned one has none (None)."""
-    for source in (t.spans, given, learned):
+def _span(own: Sequence[Mapping], is_given: bool, f: str, value: str, given: Mapping,
+          learned: Mapping) -> str | None:
+    """The slot text of ``value``: the template's own (for a given variant, then the
+    spans of the template it varies), given, learned; a given template then takes the
+    value itself, a learned one has none (None)."""
+    for source in (*own, given, learned):
         if f in source and value in source[f]:
             return source[f][value]
-    return value if t.n_prompts == 0 else None
+    return value if is_given else None
 
 
 def _candidates(row: Mapping, planned: list[str], given: list[Template],

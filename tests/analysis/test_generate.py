@@ -225,6 +225,28 @@ def test_variant_of_a_template_fixing_the_factor_needs_its_text(inferred):
         "Answer with yes/no/can't tell."]
 
 
+def test_a_given_variant_takes_the_style_sentence_of_the_template_it_varies(inferred):
+    # a positive sentence belongs to its template: a variant of t5 takes t5's, not the
+    # most frequent one over the templates (t1's, shared by t1 and t2 only)
+    t5 = inferred.template("t5")
+    assert "prompt style" in t5.slots
+    own = t5.spans["prompt style"]["positive"]
+    assert own != inferred.spans["prompt style"]["positive"] == \
+        "My children love playing with these kids. "
+    flipped = "no" if t5.fixed["biased answer"] == "yes" else "yes"
+    given, _ = templates_from_frame(pd.DataFrame({
+        "template": ["t5-flip"], "variant_of": ["t5"], "biased answer": [flipped],
+        "text": ["They are someone {stigma}. {prompt style}Is that fine?"]}), FACTORS)
+    plan = pd.DataFrame({"stigma": ["Asexual"], "prompt style": ["positive"],
+                         "biased answer": [flipped], "n": [1], "kind": ["variant"],
+                         "template": ["t5"]})
+    out = generate_prompts(plan, factors=FACTORS, derivation=inferred, templates=given)
+    assert out.prompts["prompt"].tolist() == [
+        f"They are someone who is asexual. {own}Is that fine?"]
+    assert out.prompts[["template", "template_text", "kind"]].iloc[0].tolist() == [
+        "t5-flip", "t5-flip", "variant"]
+
+
 def test_plan_values_outside_the_design_and_bad_n(inferred):
     plan = pd.DataFrame({"stigma": ["Martian"], "prompt style": ["doubt"],
                          "biased answer": ["yes"], "n": [1]})
