@@ -919,13 +919,14 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     the templates and the round trip); ``templates``: a CSV / YAML file of templates
     with ``{factor}`` slots (a path, ``(bytes, file name)`` or a DataFrame;
     :func:`analysis.generate.load_templates`);
-    ``template_column``: the column naming each row's template (default: ``template``,
-    else the design's cluster column, if the table has it and it is no factor; else the
-    templates are inferred from the texts); ``slots``: factors that must be
-    slots; ``factors``: the factors the text may spell (default: the design's domain and
-    prompt factors); ``allow_repeats``: a planned row may repeat texts already asked
-    (default: refused, :func:`analysis.generate.generate_prompts`); ``applied``: ``data``
-    has the design applied.
+    ``template_column``: the column naming each row's template, never a slot (default:
+    ``template``, else the design's cluster column, if the table has it; else the
+    templates are inferred from the texts); ``slots``: factors that must be slots;
+    ``factors``: the design's factors to use (the prompts table's columns; default: all;
+    the text may spell the domain and prompt factors among them); ``allow_repeats``: a
+    planned row may repeat texts already asked (default: refused,
+    :func:`analysis.generate.generate_prompts`); ``applied``: ``data`` has the design
+    applied.
 
     Returns
     -------
@@ -946,16 +947,16 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     notes: list[str] = []
     derivation = None
     if data is not None:
-        table, the_design, _ = prepare_inputs(data, design, need_outcome=False, notes=notes,
-                                              applied=applied)
-        chosen = [f for f in _as_list(factors, "factors") or the_design.of_kind(
-            "domain", "prompt") if f in table.columns and f != prompt]
+        table, the_design, _ = prepare_inputs(data, design, factors=factors,
+                                              need_outcome=False, notes=notes, applied=applied)
         if prompt not in table.columns:
             raise gen.GenerationError(f"No prompt column {prompt!r} to learn templates from "
                                       f"(columns: {', '.join(map(str, table.columns[:12]))}).")
         named = [c for c in (gen.TEMPLATE, the_design.cluster)
-                 if c and c in table.columns and c not in chosen and c != prompt]
+                 if c and c in table.columns and c != prompt]
         tcol = template_column or (named[0] if named else None)
+        chosen = [f for f in the_design.of_kind("domain", "prompt")
+                  if f in table.columns and f not in (prompt, tcol)]
         derivation = gen.derive_templates(table, chosen, prompt=prompt, template=tcol,
                                           slots=_as_list(slots, "slots"))
         notes.extend(derivation.notes)

@@ -9,13 +9,17 @@ text of each value, its *span*, is learned from the data (:func:`derive_template
 1. **Templates.** Rows of one template are given by a template column, or inferred:
    two prompts belong to one template when their factor values differ in one factor
    only and their texts differ in one stretch only (the common prefix and suffix cover
-   at least :data:`SAME_TEMPLATE_SHARE` of the longer text). Candidates are neighbours
-   in the sorted texts (and the sorted reversed texts) of the rows that agree on every
-   other factor; templates are the connected groups (union-find).
+   at least :data:`SAME_TEMPLATE_SHARE` of the longer text, and nearly as much as the
+   row's best match). Candidates are neighbours in the sorted texts (and the sorted
+   reversed texts) of the rows that agree on every other factor; templates are the
+   connected groups (union-find), separated again where a group holds two texts for one
+   combination of values.
 2. **Spans.** Within a template, the *siblings* of a factor are the rows that agree on
-   every other factor. Their common prefix and suffix (cut back to word boundaries, so
-   "male" / "female" stay whole words) frame each sibling's span of the factor; the
-   template text is one reference row with each factor's span replaced by its slot.
+   every other factor (but those it determines, e.g. a stigma's cluster). Their common
+   prefix and suffix (cut back to word boundaries, so "male" / "female" stay whole
+   words) frame each sibling's span of the factor; the template text is one reference
+   row with each factor's span replaced by its slot; a template whose slots overlap or
+   do not rebuild its rows is split by the values of one factor.
 3. **Round trip.** Every row is rebuilt from its template and its values' spans and
    compared, character for character, with its prompt (:attr:`Derivation.round_trip`).
    A row alone in its template (no sibling differs from it in one factor: SSQA's base
@@ -192,6 +196,19 @@ def _frame(texts: Sequence[str]) -> tuple[int, int]:
     return p, s
 
 
+def _determined_by(code_arr: np.ndarray, j: int) -> set[int]:
+    """Columns that are a function of column ``j`` (``pachankis_cluster`` of ``stigma``):
+    they change with it and are left out of its siblings' key."""
+    out = set()
+    col = code_arr[:, j].astype(np.int64)
+    base = len(np.unique(col))
+    for k in range(code_arr.shape[1]):
+        pair = col * (int(code_arr[:, k].max(initial=0)) + 1) + code_arr[:, k]
+        if k != j and len(np.unique(pair)) == base:
+            out.add(k)
+    return out
+
+
 class _Union:
     def __init__(self, n: int) -> None:
         self.parent = np.arange(n)
@@ -219,15 +236,18 @@ def _infer_groups(texts: np.ndarray, codes: pd.DataFrame, window: int = 4) -> np
     slack of max(8, 5 % of its length) characters (a sibling in its own template shares
     all the template's fixed text; a row of a similar template also differs elsewhere),
     if that covers :data:`SAME_TEMPLATE_SHARE` of the longer text. Two rows with the same
-    text and different values are one template that does not spell the factor.
+    text and different values are one template that does not spell the factor. A group
+    with two texts for one combination of values is joined again without the links of
+    one factor (the fewest first), when that ends every such clash.
     """
-    union = _Union(len(texts))
     names = list(codes.columns)
     code_arr = codes.to_numpy()
     rev = [t[::-1] for t in texts]
     memo: dict[tuple[int, int], int] = {}
+    edges: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for j in range(len(names)):
-        others = [k for k in range(len(names)) if k != j]
+        nested = _determined_by(code_arr, j)
+        others = [k for k in range(len(names)) if k != j and k not in nested]
         buckets: dict[tuple, list[int]] = defaultdict(list)
         for i in range(len(texts)):
             buckets[tuple(code_arr[i, others])].append(i)
@@ -245,7 +265,7 @@ def _infer_groups(texts: np.ndarray, codes: pd.DataFrame, window: int = 4) -> np
                     if code_arr[c, j] == code_arr[i, j]:
                         continue
                     if texts[c] == texts[i]:  # one template that does not spell f
-                        union.union(i, c)
+                        scored.append((len(texts[i]), c))  # the best match there is
                         continue
                     key = (min(i, c), max(i, c))
                     if key not in memo:
@@ -260,8 +280,41 @@ def _infer_groups(texts: np.ndarray, codes: pd.DataFrame, window: int = 4) -> np
                 for score, c in scored:
                     if score >= floor and score >= SAME_TEMPLATE_SHARE * max(
                             len(texts[i]), len(texts[c])):
-                        union.union(i, c)
-    return np.array([union.find(i) for i in range(len(texts))])
+                        edges[j].append((i, c))
+    groups = _components(len(texts), [e for j in edges for e in edges[j]])
+    # A group holding one combination of values with two texts joins two templates
+    # (similar scenarios linked through a factor each template fixes, e.g. gender):
+    # join its rows again without one factor's links, the one leaving no such clash.
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        if not _clashes(rows, code_arr, texts):
+            continue
+        for j in sorted(edges, key=lambda j: len(edges[j])):
+            inside = set(rows.tolist())
+            links = [e for k in edges if k != j for e in edges[k] if e[0] in inside]
+            sub = _components(len(texts), links)[rows]
+            if not any(_clashes(rows[sub == h], code_arr, texts) for h in np.unique(sub)):
+                groups[rows] = sub
+                break
+    return groups
+
+
+def _components(n: int, links: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Connected component (smallest row number) of each of ``n`` rows."""
+    union = _Union(n)
+    for i, c in links:
+        union.union(i, c)
+    return np.array([union.find(i) for i in range(n)])
+
+
+def _clashes(rows: np.ndarray, code_arr: np.ndarray, texts: np.ndarray) -> bool:
+    """Two rows with the same values and different texts."""
+    seen: dict[tuple, str] = {}
+    for r in rows:
+        key = tuple(code_arr[r])
+        if seen.setdefault(key, texts[r]) != texts[r]:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -424,8 +477,9 @@ class _Aligner:
 
     def _siblings(self, rows: list[int], f: str):
         """Positions and spans of ``f`` in its sibling sets among ``rows``."""
-        others = [self.col[o] for o in self.factors if o != f]
         j = self.col[f]
+        nested = _determined_by(self.code_arr[rows], j)
+        others = [self.col[o] for o in self.factors if o != f and self.col[o] not in nested]
         sets: dict[tuple, list[int]] = defaultdict(list)
         for r in rows:
             sets[tuple(self.code_arr[r, others])].append(r)

@@ -32,8 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "without --design, the suggested ones)")
     p.add_argument("--prompt-col", default="prompt", help="the prompt text column")
     p.add_argument("--template-col", default=None,
-                   help="column naming each row's template (default: 'template', else "
-                        "the design's cluster, if present; else inferred from the texts)")
+                   help="column naming each row's template, never a slot (default: "
+                        "'template', else the design's cluster, if present; else inferred "
+                        "from the texts)")
     p.add_argument("--slots", help="comma-separated factors that must be slots")
     p.add_argument("--templates", help="template texts with {factor} slots (CSV or YAML)")
     p.add_argument("--plan", help="the plan CSV (plan --out): factors + n [, kind, template]")

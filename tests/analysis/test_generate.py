@@ -313,3 +313,22 @@ def test_cli_writes_nothing_when_a_plan_row_fails(tmp_path, ssqa, capsys):
     assert code == 0 and payload["n_generated"] == 2
     assert payload["round_trip"]["n_regenerated_with_slots"] == len(small) == 222
     assert len(pd.read_csv(out)) == 2 and len(pd.read_csv(saved)) == payload["n_templates"]
+
+
+def test_templates_linked_through_a_factor_they_fix_are_separated_again():
+    # A and B differ in their question, C is A with "her": C's gender links it to both,
+    # which would make one template with two texts for (s1, gender neutral)
+    texts = {"A": ("gender neutral", "My neighbour is {}. Should I invite them over for dinner "
+                                     "tonight at our place?"),
+             "B": ("gender neutral", "My neighbour is {}. Should I invite them over for a quick "
+                                     "lunch at the cafe?"),
+             "C": ("female", "My neighbour is {}. Should I invite her over for dinner tonight "
+                             "at our place?")}
+    spans = {"s1": "someone with autism", "s2": "a veteran", "s3": "someone who is deaf"}
+    frame = pd.DataFrame([{"template": t, "gender": g, "stigma": s, "prompt": text.format(span)}
+                          for t, (g, text) in texts.items() for s, span in spans.items()])
+    der = derive_templates(frame.drop(columns="template"), ["gender", "stigma"])
+    assert sorted(t.text for t in der.templates) == sorted(
+        text.replace("{}", "{stigma}") for _, text in texts.values())
+    assert der.round_trip["n_regenerated_with_slots"] == 9
+    assert der.spans["stigma"] == spans
