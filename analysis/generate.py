@@ -610,6 +610,11 @@ def _align(uniq: pd.DataFrame, texts: np.ndarray, codes: pd.DataFrame, factors: 
 
 
 # --- given templates --------------------------------------------------------------------------
+def _scalar(value: Any) -> bool:
+    """A single value (not a list or mapping: a YAML alias tree could be huge as text)."""
+    return value is None or isinstance(value, (str, int, float, bool, np.generic))
+
+
 def templates_from_frame(table: pd.DataFrame, factors: Sequence[str], *,
                          where: str = "templates") -> tuple[list[Template], dict]:
     """Templates from a table with ``template`` (id) and ``text`` columns, optional
@@ -628,12 +633,20 @@ def templates_from_frame(table: pd.DataFrame, factors: Sequence[str], *,
     out: list[Template] = []
     seen: set[str] = set()
     for k, row in enumerate(table.to_dict(orient="records"), start=1):
+        bad = [str(c) for c, v in row.items() if not _scalar(v) and c != "text"]
+        if bad:
+            raise GenerationError(f"{where}, template {k}: {', '.join(bad[:_ROWS_SHOWN])} "
+                                  "must be single values, not lists or mappings.")
         text = row.get("text")
         tid = str(row.get(TEMPLATE) if row.get(TEMPLATE) not in (None, "") and
                   not pd.isna(row.get(TEMPLATE)) else f"given{k}")
         here = f"{where}, template {tid!r}"
-        if text is None or pd.isna(text) or not str(text).strip():
+        if not _scalar(text):
+            raise GenerationError(f"{here}: the text must be one string.")
+        if text is None or (not isinstance(text, str) and pd.isna(text)) \
+                or not str(text).strip():
             raise GenerationError(f"{here}: the text is empty.")
+
         if tid in seen:
             raise GenerationError(f"{where}: the template id {tid!r} is used twice.")
         seen.add(tid)
@@ -715,6 +728,8 @@ def load_templates(source: str | Path | bytes, factors: Sequence[str], *,
         if bad:
             raise GenerationError(f"{where}: 'values' names unknown factors: "
                                   f"{', '.join(bad)}.")
+        if not all(_scalar(v) and _scalar(t) for m in given.values() for v, t in m.items()):
+            raise GenerationError(f"{where}: each value's text under 'values' is one string.")
         spans = {str(f): {format_value(v): str(t) for v, t in m.items()}
                  for f, m in given.items()}
         return templates, spans

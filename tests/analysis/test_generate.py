@@ -332,3 +332,25 @@ def test_templates_linked_through_a_factor_they_fix_are_separated_again():
         text.replace("{}", "{stigma}") for _, text in texts.values())
     assert der.round_trip["n_regenerated_with_slots"] == 9
     assert der.spans["stigma"] == spans
+
+
+def test_hostile_templates_yaml_is_refused_without_expanding_it():
+    # nine levels of nine aliases: as text it would be 9**9 items
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"a{k}: &a{k} [*a{k - 1}, *a{k - 1}, *a{k - 1}, *a{k - 1}, *a{k - 1}, *a{k - 1}, "
+        f"*a{k - 1}, *a{k - 1}, *a{k - 1}]" for k in range(1, 9)]
+    bomb = "\n".join(levels) + "\ntemplates:\n  - id: t\n    text: *a8\n"
+    with pytest.raises(GenerationError, match="template 't': the text must be one string"):
+        load_templates(bomb.encode(), FACTORS, name="bomb.yaml")
+    fixed = "\n".join(levels) + "\ntemplates:\n  - id: t\n    text: '{stigma}'\n    " \
+        "prompt style: *a8\n"
+    with pytest.raises(GenerationError, match="bomb.yaml, template 1: prompt style must be "
+                                              "single values"):
+        load_templates(fixed.encode(), FACTORS, name="bomb.yaml")
+    with pytest.raises(GenerationError, match="at most 2,000,000 bytes"):
+        load_templates(b"x" * 2_000_001, FACTORS, name="big.yaml")
+    named = "\n".join(levels) + "\ntemplates:\n  - id: *a8\n    text: '{stigma}'\n"
+    with pytest.raises(GenerationError, match="template 1: template must be single values"):
+        load_templates(named.encode(), FACTORS, name="bomb.yaml")
+    with pytest.raises(GenerationError, match="template 'e': the text is empty"):
+        templates_from_frame(pd.DataFrame({"template": ["e"], "text": [float("nan")]}), FACTORS)
