@@ -20,11 +20,13 @@ from ui.active import set_data, token_of
 from ui.common import page_link, table_download
 from ui.widgets import md
 
-__all__ = ["OFFER", "generate_section", "import_answers"]
+__all__ = ["MAX_PAGE_PROMPTS", "OFFER", "generate_section", "import_answers"]
 
 #: The Answers page's name for the generated prompts in its source choice.
 OFFER = "Generated prompts (Planner)"
 _ANSWERS_PAGE = "pages/judges_tools.py"
+#: Distinct prompts the page learns templates from (a shared server; the CLI has no cap).
+MAX_PAGE_PROMPTS = 100_000
 
 
 def _text_columns(frame: pd.DataFrame, design: Design) -> list[str]:
@@ -79,6 +81,12 @@ def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame) 
 def _generate(results: pd.DataFrame, design: Design, plan: pd.DataFrame,
               prompt: str | None, upload, repeats: bool) -> None:  # noqa: ANN001 - an upload
     st.session_state.pop("generate_error", None)
+    if prompt and results[prompt].nunique() > MAX_PAGE_PROMPTS:
+        st.session_state["generate_error"] = (
+            f"{results[prompt].nunique():,} distinct prompts: the page learns templates from "
+            f"at most {MAX_PAGE_PROMPTS:,}; use `python -m analysis generate` (docs/generate.md).")
+        st.session_state.pop("generate_prompts", None)
+        return
     templates = None if upload is None else (upload.getvalue(), upload.name)
     try:
         result = bw.generate_prompts(results if prompt else None, design, plan=plan,
