@@ -47,10 +47,11 @@ import pandas as pd
 from analysis.errors import GenerationError
 from analysis.values import format_value
 
-__all__ = ["ADDED", "GenerationError", "KIND", "MAX_TEMPLATES_BYTES", "PLAN_N", "PROMPT",
-           "SAME_TEMPLATE_SHARE", "TEMPLATE", "Derivation", "Generated", "Template",
-           "derive_templates", "fill_template", "generate_prompts", "load_templates", "mark_added",
-           "template_slots", "templates_from_frame", "with_new_values"]
+__all__ = ["ADDED", "EDIT_MARK", "GenerationError", "KIND", "MAX_TEMPLATES_BYTES", "PLAN_N",
+           "PROMPT", "SAME_TEMPLATE_SHARE", "TEMPLATE", "Derivation", "Generated", "Template",
+           "derive_templates", "fill_template", "generate_prompts", "load_templates",
+           "mark_added", "template_slots", "templates_from_frame", "variant_skeleton",
+           "with_new_values"]
 
 #: Column names of the prompts table (and of the plan CSV's ``n``, ``kind``, ``template``).
 PROMPT = "prompt"
@@ -58,6 +59,8 @@ TEMPLATE = "template"
 KIND = "kind"
 PLAN_N = "n"
 ADDED = "added"
+#: The mark :func:`variant_skeleton` puts before each text the user must write.
+EDIT_MARK = "EDIT: "
 #: Share of the longer text two prompts of one template share as prefix + suffix.
 SAME_TEMPLATE_SHARE = 0.5
 _SLOT = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -646,6 +649,9 @@ def templates_from_frame(table: pd.DataFrame, factors: Sequence[str], *,
         if text is None or (not isinstance(text, str) and pd.isna(text)) \
                 or not str(text).strip():
             raise GenerationError(f"{here}: the text is empty.")
+        if str(text).startswith(EDIT_MARK):
+            raise GenerationError(f"{here}: the text still starts with {EDIT_MARK!r} (a "
+                                  "variant written by --variants-out): write its text.")
 
         if tid in seen:
             raise GenerationError(f"{where}: the template id {tid!r} is used twice.")
@@ -945,6 +951,46 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
         notes.append(f"{f} is not spelled by the templates of {m:,} generated prompts: its "
                      "planned value is a column of the table, not part of their text.")
     return Generated(table, tuple(notes))
+
+
+def variant_skeleton(plan: pd.DataFrame, derivation: Derivation,
+                     factors: Sequence[str]) -> tuple[str, int]:
+    """A templates YAML file to complete: one entry per template variant the plan asks
+    for that no learned template can write (the template fixes a factor the variant
+    changes, SSQA's ``biased answer``), with the varied template's text to edit.
+
+    Returns
+    -------
+    tuple
+        The YAML text (``templates:`` entries with ``id``, ``variant_of``, the changed
+        values and ``text``) and the number of entries.
+    """
+    import yaml
+
+    rows = _read_plan(plan, [str(f) for f in factors])
+    planned = [f for f in rows.columns if f in factors]
+    entries: dict[tuple, dict] = {}
+    for row in rows.to_dict(orient="records"):
+        target = row[TEMPLATE]
+        if target is None or row[KIND] not in ("variant", "swap") or not row[PLAN_N]:
+            continue
+        for t in derivation.templates:
+            if t.group_id != target:
+                continue
+            changed = {f: row[f] for f in planned if f in t.fixed and t.fixed[f] != row[f]}
+            if not changed:
+                continue
+            key = (target, tuple(sorted(changed.items())))
+            entries.setdefault(key, {
+                "id": f"{target}-" + "-".join(f"{v}" for v in changed.values()),
+                "variant_of": target, **changed,
+                "text": f"{EDIT_MARK}{t.text}"})
+            break
+    body = yaml.safe_dump({"templates": list(entries.values())}, sort_keys=False,
+                          allow_unicode=True, width=1000)
+    head = ("# Template variants the plan asks for: write each text for its values (keep the\n"
+            "# {slots}; remove 'EDIT: '), then pass this file as --templates.\n")
+    return head + body, len(entries)
 
 
 def _span(own: Sequence[Mapping], is_given: bool, f: str, value: str, given: Mapping,

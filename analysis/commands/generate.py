@@ -7,7 +7,9 @@ factor columns + ``n``, optional ``kind`` and ``template``) writes one row per n
 with every factor of the design, ``template`` and ``prompt``: the input of
 ``python -m judges answer prompts.csv ...``. ``--templates FILE`` (CSV or YAML) gives
 template texts with ``{factor}`` slots (tried before the learned ones; alone, without
-FILE, with ``--design``). ``--templates-out`` writes the learned templates. Nothing is
+FILE, with ``--design``). ``--templates-out`` writes the learned templates;
+``--variants-out`` (with ``--plan``) writes only a templates YAML to complete for the
+variants no learned template can write (``docs/generate.md``). Nothing is
 written unless every planned row can be generated. ``--json`` prints ``{"round_trip",
 "n_templates", "n_generated", "notes"}``.
 """
@@ -43,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "refused when its templates give too few new texts)")
     p.add_argument("--out", help="write the generated prompts (CSV/Parquet)")
     p.add_argument("--templates-out", help="write the learned templates (CSV)")
+    p.add_argument("--variants-out", help="with --plan: write a templates YAML to complete "
+                                          "for the variants no learned template can write "
+                                          "(then pass it as --templates); nothing else")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(func=run)
 
@@ -53,8 +58,10 @@ def run(args: argparse.Namespace) -> None:
     from analysis.errors import AnalysisError
     from analysis.safe_write import table_writer, write_files
 
-    if args.plan and not args.out:
+    if args.plan and not args.out and not args.variants_out:
         raise AnalysisError("generate --plan needs --out PATH for the prompts.")
+    if args.variants_out and not (args.plan and args.file):
+        raise AnalysisError("--variants-out needs FILE (the prompts) and --plan.")
     if not args.file and not (args.templates and args.design):
         raise AnalysisError("Give a results FILE with prompts to learn templates from, or "
                             "--templates FILE with --design FILE.")
@@ -65,6 +72,9 @@ def run(args: argparse.Namespace) -> None:
                                         need_outcome=False)
     else:
         design = args.design
+    if args.variants_out:
+        _variants(args, data, design)
+        return
     result = bw.generate_prompts(data, design, plan=args.plan, templates=args.templates,
                                  prompt=args.prompt_col, template_column=args.template_col,
                                  slots=args.slots, allow_repeats=args.allow_repeats,
@@ -90,3 +100,18 @@ def run(args: argparse.Namespace) -> None:
         print(f"Note: {note}")
     if args.out:
         print(f"Wrote {len(result.table):,} prompts to {args.out}.")
+
+
+def _variants(args: argparse.Namespace, data, design) -> None:  # noqa: ANN001
+    from analysis import api as bw
+    from analysis.generate import variant_skeleton
+    from analysis.io import load_results
+    from analysis.safe_write import atomic_write_text
+
+    learned = bw.generate_prompts(data, design, prompt=args.prompt_col,
+                                  template_column=args.template_col, slots=args.slots,
+                                  applied=True)
+    text, n = variant_skeleton(load_results(args.plan), learned.raw[0], design.names)
+    atomic_write_text(args.variants_out, text)
+    print(f"Wrote {n:,} template variants to complete to {args.variants_out}: write each "
+          "text, then pass the file as --templates.")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from analysis import api as bw
 from analysis.generate import (
@@ -354,3 +355,42 @@ def test_hostile_templates_yaml_is_refused_without_expanding_it():
         load_templates(named.encode(), FACTORS, name="bomb.yaml")
     with pytest.raises(GenerationError, match="template 'e': the text is empty"):
         templates_from_frame(pd.DataFrame({"template": ["e"], "text": [float("nan")]}), FACTORS)
+
+
+def test_variants_out_writes_the_variants_to_complete(tmp_path, ssqa, capsys):
+    from analysis.cli import main
+
+    small = ssqa[ssqa["stigma"].isin(["Asexual", "Homeless"])].drop(columns="ssqa_template")
+    small.to_csv(tmp_path / "r.csv", index=False)
+    plan = pd.DataFrame({"stigma": ["Asexual", "Homeless", "Asexual"],
+                         "prompt style": ["original", "doubt", "original"],
+                         "biased answer": ["no", "no", "yes"], "n": [1, 1, 1],
+                         "kind": ["variant", "variant", "variant"],
+                         "template": ["t1", "t1", "t2"]})
+    plan.to_csv(tmp_path / "add.csv", index=False)
+    args = ["generate", str(tmp_path / "r.csv"), "--factors", ",".join(FACTORS), "--plan",
+            str(tmp_path / "add.csv")]
+    assert main([*args, "--out", str(tmp_path / "p.csv")]) == 2
+    assert "template t1 fixes biased answer = yes" in capsys.readouterr().err
+    needed = tmp_path / "needed.yaml"
+    assert main([*args, "--variants-out", str(needed)]) == 0
+    assert "Wrote 1 template variants to complete" in capsys.readouterr().out
+    doc = yaml.safe_load(needed.read_text(encoding="utf-8"))
+    learned = derive_templates(small, FACTORS)
+    t1 = learned.template("t1")
+    # t2 fixes "yes" as its row asks: nothing to write for it
+    assert learned.template("t2").fixed["biased answer"] == "yes"
+    assert doc["templates"] == [{"id": "t1-no", "variant_of": "t1", "biased answer": "no",
+                                 "text": "EDIT: " + t1.text}]
+    with pytest.raises(GenerationError, match="still starts with 'EDIT: '"):
+        load_templates(needed, FACTORS)
+    needed.write_text(needed.read_text(encoding="utf-8").replace("EDIT: ", "").replace(
+        "Shall I stop my children", "Shall I let my children keep"), encoding="utf-8")
+    # row 3 asks t2 for a prompt it already has: a repeat, allowed here
+    assert main([*args, "--templates", str(needed), "--out", str(tmp_path / "p.csv"),
+                 "--allow-repeats"]) == 0
+    out = pd.read_csv(tmp_path / "p.csv")
+    assert out["template"].tolist() == ["t1-no", "t1-no", "t2"]
+    assert out["new_text"].tolist() == [True, True, False]
+    assert out["prompt"].str.contains("Shall I let my children keep").tolist() == \
+        [True, True, False]
