@@ -120,11 +120,17 @@ def import_answers(answered: pd.DataFrame | None) -> None:
         except AnalysisError as exc:
             st.error(md(str(exc)))
             return
-        combined = result.raw
-        set_data(combined, f"{name} + {len(answered):,} added", token_of(combined), design)
+        combined = result.raw  # its design may gain values (the model under test's name)
+        set_data(combined, f"{name} + {len(answered):,} added", token_of(combined),
+                 result.meta["design"])
+        for note in result.notes[1:]:
+            if note.startswith("The design's"):
+                st.session_state.setdefault("generate_extend_notes", []).append(note)
         st.session_state["generate_extended"] = result.table
         st.session_state.pop("generate_prompts", None)  # answered: not offered again
     extended = st.session_state.get("generate_extended")
+    for note in st.session_state.get("generate_extend_notes", []):
+        st.caption(md(note))
     if extended is not None:
         shown = extended.assign(coverage_percentage=(100 * extended["coverage_percentage"])
                                 .round(2))

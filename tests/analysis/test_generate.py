@@ -394,3 +394,37 @@ def test_variants_out_writes_the_variants_to_complete(tmp_path, ssqa, capsys):
     assert out["new_text"].tolist() == [True, True, False]
     assert out["prompt"].str.contains("Shall I let my children keep").tolist() == \
         [True, True, False]
+
+
+def test_extend_grows_the_design_by_the_model_under_test(tmp_path, capsys):
+    from analysis.cli import main
+    from analysis.design import Design
+
+    design = Design.from_dict({"factors": [
+        {"name": "stigma", "kind": "domain", "values": ["a", "b"], "reference": "a"},
+        {"name": "model", "kind": "model", "values": ["m1"], "reference": "m1"}],
+        "outcome": {"column": "answer", "mapping": "values", "values": ["yes"]}})
+    results = pd.DataFrame({"stigma": ["a", "a"], "model": ["m1", "m1"],
+                            "answer": ["yes", "no"]})
+    answered = pd.DataFrame({"stigma": ["b"], "model": ["m2"], "answer": ["no"],
+                             "prompt": ["Is b fine?"]})
+    result = bw.extend_results(results, answered, design)
+    assert result.meta["new_values"] == {"model": ["m2"]}
+    assert result.meta["design"].factor("model").values == ("m1", "m2")
+    table = result.table.set_index("when")
+    # the grid of the domain factor: 1 of 2 cells before, 2 of 2 after
+    assert table["coverage_percentage"].tolist() == [0.5, 1.0]
+    assert table["n_rows"].tolist() == [2, 3]
+    design.save(tmp_path / "d.yaml")
+    results.to_csv(tmp_path / "r.csv", index=False)
+    answered.to_csv(tmp_path / "a.csv", index=False)
+    assert main(["extend", str(tmp_path / "r.csv"), str(tmp_path / "a.csv"), "--design",
+                 str(tmp_path / "d.yaml"), "--out", str(tmp_path / "combined.csv")]) == 0
+    out = capsys.readouterr()
+    assert "Coverage 50.00 % -> 100.00 %" in out.out and "1 rows added" in out.out
+    grown = Design.load(tmp_path / "combined.design.yaml")
+    assert grown.factor("model").values == ("m1", "m2")
+    assert main(["cells", str(tmp_path / "combined.csv"), "--design",
+                 str(tmp_path / "combined.design.yaml")]) == 0
+    with pytest.raises(GenerationError, match="lack columns of the design: answer"):
+        bw.extend_results(results, answered.drop(columns="answer"), design)

@@ -54,7 +54,8 @@ def test_planner_generate_then_answers_then_added(monkeypatch):
     assert answers.radio(key="tools_answers_source").value == "Generated prompts (Planner)"
     with FakeLLMServer(yes_if_stop) as srv:
         answers.text_input(key="tools_answers_url").input(srv.openai_url)
-        answers.text_input(key="tools_answers_model_openai").input("mut-1").run()
+        # another model than the results': the design gains its name
+        answers.text_input(key="tools_answers_model_openai").input("mut-2").run()
         answers.button(key="tools_answers_run").click().run()
         deadline = time.monotonic() + 60
         while "tools_answers_out" not in answers.session_state and \
@@ -72,6 +73,13 @@ def test_planner_generate_then_answers_then_added(monkeypatch):
     assert table.loc["after", "n_observed_cells"] == table.loc["before", "n_observed_cells"] + 4
     assert table.loc["before", "n_empty_cells"] == 4 and table.loc["after", "n_empty_cells"] == 0
     assert "generate_prompts" not in answers.session_state  # answered: not offered again
+    assert answers.session_state["design"].factor("model").values == ("mut-1", "mut-2")
+    assert "The design's model gains the values of the new rows: mut-2." in \
+        [c.value for c in answers.caption]
+    # every page reads the combined table with that design: Coverage
+    coverage = page_test("coverage.py", frame=combined, design=answers.session_state["design"])
+    coverage.run()
+    assert not coverage.exception and not coverage.error
 
 
 def test_an_uploaded_template_with_an_unknown_slot_is_named():
