@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> None:
 
     if args.plan and not args.out and not args.variants_out:
         raise AnalysisError("generate --plan needs --out PATH for the prompts.")
+    if args.out and not args.plan:
+        raise AnalysisError("generate --out writes the prompts of a plan: give --plan "
+                            "add.csv (plan --out); --templates-out writes the templates.")
     if args.variants_out and not (args.plan and args.file):
         raise AnalysisError("--variants-out needs FILE (the prompts) and --plan.")
     if not args.file and not (args.templates and args.design):
