@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from analysis.design import Design
 
 __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactual", "coverage",
-           "disparity",
-           "ecdf", "features", "importance", "importance_linear", "index_published",
+           "disparity", "ecdf", "extend_results", "features", "generate_prompts", "importance",
+           "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
            "resolve_cluster_option", "subgroups"]
 
@@ -1013,6 +1013,140 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
                             {"when": "after", **result.after}])
     settings = {**opts.settings(), "factors": list(result.factors), "where": subset}
     return Result(result.add, tuple(result.notes), settings, {"summary": summary}, result)
+
+
+def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
+                     templates: Any = None, prompt: str = "prompt",
+                     template_column: str | None = None, slots: str | Sequence[str] | None = None,
+                     factors: str | Sequence[str] | None = None,
+                     allow_repeats: bool = False, applied: bool = False) -> Result:
+    """Templates with slots learned from the results table's prompts (and/or given in a
+    file), their round trip, and the prompts of a plan (docs/generate.md).
+
+    ``data``: a results table with a ``prompt`` text column (None: only ``templates``,
+    then ``design`` is needed); ``plan``: the plan CSV (``plan --out``; a path or a
+    DataFrame: factor columns + ``n``, optional ``kind`` and ``template``) or None (only
+    the templates and the round trip); ``templates``: a CSV / YAML file of templates
+    with ``{factor}`` slots (a path, ``(bytes, file name)`` or a DataFrame;
+    :func:`analysis.generate.load_templates`);
+    ``template_column``: the column naming each row's template, never a slot (default:
+    ``template``, else the design's cluster column, if the table has it; else the
+    templates are inferred from the texts); ``slots``: factors that must be slots;
+    ``factors``: the design's factors to use (the prompts table's columns; default: all;
+    the text may spell the domain and prompt factors among them); ``allow_repeats``: a
+    planned row may repeat texts already asked (default: refused,
+    :func:`analysis.generate.generate_prompts`); ``applied``: ``data`` has the design
+    applied.
+
+    Returns
+    -------
+    Result
+        ``table``: the generated prompts (a column per factor of the design,
+        ``template``, ``template_text``, ``prompt``, ``kind``, ``plan_row``, ``copy``,
+        ``new_text``; no rows without a plan). ``tables``: ``templates`` (``template``,
+        ``text``, ``slots``, ``n_prompts``, ``n_regenerated`` and the fixed factors) and
+        ``round_trip`` (one row: ``n_prompts``, ``n_regenerated``, ``n_with_slots``,
+        ``n_regenerated_with_slots``, ``share``). ``meta["round_trip"]``: that row as a
+        dict (empty without data). ``raw``: ``(Derivation or None, Generated or None)``.
+    """
+    import pandas as pd
+
+    from analysis import generate as gen
+    from analysis.io import load_results
+
+    notes: list[str] = []
+    derivation = None
+    if data is not None:
+        table, the_design, _ = prepare_inputs(data, design, factors=factors,
+                                              need_outcome=False, notes=notes, applied=applied)
+        if prompt not in table.columns:
+            raise gen.GenerationError(f"No prompt column {prompt!r} to learn templates from "
+                                      f"(columns: {', '.join(map(str, table.columns[:12]))}).")
+        named = [c for c in (gen.TEMPLATE, the_design.cluster)
+                 if c and c in table.columns and c != prompt]
+        tcol = template_column or (named[0] if named else None)
+        chosen = [f for f in the_design.of_kind("domain", "prompt")
+                  if f in table.columns and f not in (prompt, tcol)]
+        derivation = gen.derive_templates(table, chosen, prompt=prompt, template=tcol,
+                                          slots=_as_list(slots, "slots"))
+        notes.extend(derivation.notes)
+    elif design is None:
+        raise AnalysisError("Without a results table, give the design (design=) and "
+                            "templates=.")
+    else:
+        table, the_design = None, _design_of(design, pd.DataFrame())
+    given, spans = [], {}
+    if templates is not None:
+        if isinstance(templates, pd.DataFrame):
+            given, spans = gen.templates_from_frame(templates, the_design.names)
+        elif isinstance(templates, tuple):  # (bytes, file name): an upload
+            given, spans = gen.load_templates(templates[0], the_design.names,
+                                              name=templates[1])
+        else:
+            given, spans = gen.load_templates(templates, the_design.names)
+    generated = None
+    out = pd.DataFrame(columns=[*the_design.names, gen.TEMPLATE, gen.PROMPT])
+    if plan is not None:
+        plan_table = plan if isinstance(plan, pd.DataFrame) else load_results(plan)
+        generated = gen.generate_prompts(
+            plan_table, factors=the_design.names, derivation=derivation, templates=given,
+            spans=spans, values={f.name: f.values for f in the_design.factors},
+            existing=None if table is None else table.rename(columns={prompt: gen.PROMPT}),
+            allow_repeats=allow_repeats)
+        out = generated.prompts
+        notes.extend(generated.notes)
+    trip = derivation.round_trip if derivation else {}
+    tables = {"templates": derivation.table() if derivation else pd.DataFrame(),
+              "round_trip": pd.DataFrame([trip]) if trip else pd.DataFrame()}
+    settings = {"prompt": prompt, "template_column": template_column,
+                "allow_repeats": allow_repeats,
+                "slots": _as_list(slots, "slots"), "factors": list(the_design.names)}
+    return Result(out, tuple(notes), settings, tables, (derivation, generated),
+                  meta={"round_trip": trip})
+
+
+def extend_results(data: Any, answered: Any, design: Any = None, *,
+                   factors: str | Sequence[str] | None = None) -> Result:
+    """The answered new prompts (``python -m judges answer`` on :func:`generate_prompts`'
+    table) joined to the results table with an ``added`` column, and the coverage of the
+    design's grid before and after (:func:`coverage`; docs/generate.md).
+
+    Returns
+    -------
+    Result
+        ``table``: two rows, ``when`` (``before`` / ``after``) with the joint coverage
+        row's ``n_cells``, ``n_observed_cells``, ``n_empty_cells``, ``n_rows``,
+        ``coverage_percentage`` and ``gini_index``. ``tables``: ``before`` / ``after``
+        (the whole coverage tables). ``raw``: the combined table (the results' columns,
+        the answered rows' columns, ``added``). ``meta``: ``n_added`` (rows added),
+        ``design`` (the design of the combined table: a factor gains the values only the
+        new rows have, e.g. the model under test's name) and ``new_values``
+        (``{factor: [values]}`` gained).
+    """
+    import pandas as pd
+
+    from analysis.generate import mark_added, with_new_values
+
+    results, answered = _table(data), _table(answered)
+    the_design = _design_of(design, results)
+    outcome = the_design.outcome
+    needed = [] if outcome is None else [c for c in (outcome.column, outcome.other_column)
+                                         if c]
+    combined = mark_added(results, answered, factors=the_design.names, needed=needed)
+    extended, grown = with_new_values(the_design, answered)
+    before = coverage(results, the_design, factors=factors)
+    after = coverage(combined, extended, factors=factors)
+    keep = ["n_cells", "n_observed_cells", "n_empty_cells", "n_rows", "coverage_percentage",
+            "gini_index"]
+    table = pd.DataFrame([{"when": w, **r.table.iloc[0][keep].to_dict()}
+                          for w, r in (("before", before), ("after", after))])
+    notes = (f"{len(answered):,} answered rows added to {len(results):,} (column added).",
+             *(f"The design's {f} gains the values of the new rows: {', '.join(v)}."
+               for f, v in grown.items()), *after.notes)
+    return Result(table, notes, {"factors": list(before.settings["factors"])},
+                  {"before": before.table, "after": after.table}, combined,
+                  meta={"n_added": len(answered), "design": extended,
+                        "new_values": grown})
 
 
 def power(*, rate: float | str, ld: float | str, share: float | str, options: Any = None,

@@ -12,14 +12,19 @@ from collections.abc import Sequence
 
 __all__ = [
     "AnalysisError", "ClusterError", "CounterfactualError", "CriteriaError", "DesignError",
-    "DesignMismatchError", "NoPairsError",
-    "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
-    "PoolingError", "PromptUnitError", "SectionSkipped", "did_you_mean",
+    "DesignMismatchError", "EngineError", "FitError", "GenerationError", "LimitError", "LoadError",
+    "NoPairsError", "OutputError", "PairingError", "PoolingError", "PromptUnitError",
+    "SectionSkipped", "did_you_mean",
 ]
 
 
 class AnalysisError(ValueError):
     """Base class: bad input to an analysis function, with an analyst-readable message."""
+
+
+class GenerationError(AnalysisError):
+    """Templates or prompts that cannot be derived, read or filled (analysis.generate):
+    the message names the rows, templates or slots."""
 
 
 class LoadError(AnalysisError):

@@ -7,6 +7,7 @@ import streamlit as st
 from judges import answer as ans
 from judges import categorise as cat
 from judges.errors import JudgesError
+from ui import generate as generate_ui
 from ui import judges_jobs as jobs
 from ui import judges_reliability as reliability_ui
 from ui import judges_tools as tools_ui
@@ -26,8 +27,9 @@ with answers:
     st.caption("Stages 1 and 4 ask `question`; stage 2 asks each variant's story prompt "
                "(`story_prompt_a`/`_b`, or `question` with `{variant}` and `variant_a`/`_b`); "
                "stage 3 asks `question_a` and `question_b` in separate conversations.")
-    frame = tools_ui.table_input("answers", "Question file",
-                           {"Illustrative questions": pd.read_csv(ans.questions_sample_path())})
+    frame = tools_ui.table_input("answers", "Question file", {
+        generate_ui.OFFER: st.session_state.get("generate_prompts"),  # from the Planner
+        "Illustrative questions": pd.read_csv(ans.questions_sample_path())})
     if frame is not None:
         m = tools_ui.model_settings("answers", "Model under test")
         prompts = ans.load_answer_prompts()
@@ -56,6 +58,7 @@ with answers:
     if out is not None:
         st.dataframe(out.head(500), hide_index=True)
         jobs.download(out, "answers.csv", "answers")
+        generate_ui.import_answers(out)  # generated prompts: join them to the results
 
 with agree:
     jobs.agreement_tab()

@@ -7,6 +7,7 @@ from analysis.errors import AnalysisError
 from analysis.options.planning import PlanOptions
 from analysis.planning import budget_note, fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
+from ui.generate import generate_section
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
@@ -42,6 +43,7 @@ else:
                    f"{int(budget):,} prompts reaches a higher coverage or a lower Gini index.")
         st.dataframe(plan.add, hide_index=True, key="planner_add")
         table_download(plan.add, "prompts_to_add", key="planner_add_csv")
+        generate_section(results, design, plan.add)  # ui/generate.py: the loop
 
 st.subheader("New benchmark: fractional factorial")
 c1, c2 = st.columns([3, 1])

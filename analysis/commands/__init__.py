@@ -23,6 +23,8 @@ MODULES = [
     "index",
     "power",
     "plan",
+    "generate",
+    "extend",
     "index_published",
     "report",
     "serve",
@@ -59,6 +61,10 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "index": ("index", "composite bias index (LLMBI) per model with every component"),
     "power": ("power", "rows needed to detect a log disparity (power analysis)"),
     "plan": ("plan", "prompts to add for coverage; fractional factorials"),
+    "generate": ("generate", "prompts for a plan from templates with slots (learned from "
+                             "the prompts or given)"),
+    "extend": ("extend", "join answered new prompts to the results (added column), "
+                         "coverage before / after"),
     "index_published": ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per "
                                            "response, aggregated"),
     "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),
