@@ -11,8 +11,9 @@ import difflib
 from collections.abc import Sequence
 
 __all__ = [
-    "AnalysisError", "ClusterError", "CriteriaError", "DesignError", "DesignMismatchError",
-    "EngineError", "FitError", "LimitError", "LoadError", "OutputError", "PairingError",
+    "AnalysisError", "BudgetError", "ClusterError", "CriteriaError", "DesignError",
+    "DesignMismatchError", "EngineError", "FitError", "LimitError", "LoadError", "OutputError",
+    "PairingError",
     "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
 
@@ -36,6 +37,10 @@ class DesignMismatchError(DesignError):
         self.problems = list(problems)
         listing = "\n".join(f"- {p}" for p in self.problems)
         super().__init__(f"The design does not fit this results table:\n{listing}")
+
+
+class BudgetError(AnalysisError):
+    """A plan's budget cannot buy what was asked (less than one whole template variant)."""
 
 
 class FitError(AnalysisError):
