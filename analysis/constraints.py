@@ -96,8 +96,6 @@ def parse_constraints(raw: Any) -> tuple[Constraint, ...]:
         Not a list of ``{if: {factor: value}, then: {factor: value or [values]}}``
         mappings (which item and what is wrong).
     """
-    from analysis.design_files import _scalar
-
     if raw is None:
         return ()
     if not isinstance(raw, (list, tuple)):
@@ -136,6 +134,16 @@ def parse_constraints(raw: Any) -> tuple[Constraint, ...]:
         reason = item.get("reason", "")
         out.append(Constraint(when, tuple(allowed), str(reason) if reason else ""))
     return tuple(out)
+
+
+def _scalar(value: Any, what: str) -> str:
+    """A factor name or value as text (lists, mappings and nulls refused)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise DesignError(f"{what} is {type(value).__name__ if value is not None else 'empty'}; "
+                      "it must be text or a number.")
 
 
 def constraint_problems(design: Any, frame: pd.DataFrame | None = None) -> list[str]:

@@ -67,7 +67,7 @@ def _constraints(design, table: pd.DataFrame, factors: Sequence[str], references
 def allocate(table: pd.DataFrame, design, factors: Sequence[str],
              values: Sequence[Sequence[str]], counts: np.ndarray, structure, budget: int, *,
              template: str | None = None, within_structure: bool = False,
-             whole_variants: bool = False) -> Allocation:
+             whole_variants: bool = False, water_fill=None) -> Allocation:  # noqa: ANN001
     """Spend ``budget`` prompts over the grid (see the module docstring).
 
     Parameters
@@ -86,9 +86,10 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     whole_variants
         Spend the budget on whole variants (ranked order) and the rest on fills and plain
         gaps; a budget below the smallest useful variant is a :class:`BudgetError`.
+    water_fill
+        :func:`analysis.planning.water_fill` (passed in: planning imports this module).
     """
     from analysis.constraints import constraint_mask
-    from analysis.planning import water_fill
 
     references = {f: design.factor(f).reference for f in factors}
     n_cells = len(counts)
@@ -186,10 +187,10 @@ def _notes(counts, c_mask, c_reasons, source, s_left, structure, via_variant, pl
         return notes
     parts = [f"Of the {empty:,} empty combinations of the {n_cells:,}:"]
     if c_mask.any():
-        parts.append(f"{int(c_mask.sum()):,} are ruled out by constraints {source} (never "
-                     f"proposed): {'; '.join(c_reasons)};")
+        parts.append(f"{int(c_mask.sum()):,} are ruled out by constraints, never proposed "
+                     f"({'; '.join(c_reasons)}; {source});")
     gaps = int(((counts == 0) & ~c_mask).sum())
-    parts.append(f"{gaps:,} are design gaps")
+    parts.append(f"{gaps:,} are design gaps" if gaps else "none is a design gap")
     if via_variant.any():
         sizes = [len(v) for v in values]
         grid = np.unravel_index(np.flatnonzero(via_variant), sizes)
@@ -245,7 +246,7 @@ def variants_text(variants: pd.DataFrame, top: int = SHOWN_VARIANTS) -> str:
              f"candidates; the first {min(top, len(ranked))}):"]
     for r in ranked.head(top).itertuples():
         lines.append(f"  {int(r.rank):>3}. template {r.template} with {r.factor} = {r.value} "
-                     f"(instead of {getattr(r, '_4')}): {int(r.n_prompts):,} prompts, "
+                     f"(instead of {r.from_value}): {int(r.n_prompts):,} prompts, "
                      f"{int(r.new_cells):,} new combinations -> coverage "
                      f"{100 * r.coverage_percentage:.2f} %, Gini index {r.gini_index:.4f}"
                      f"; {int(r.n_planned):,} in this plan")

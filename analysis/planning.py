@@ -595,7 +595,7 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         template = design.cluster
     alloc = allocate(observed_cells, design, factors, values, counts, ruled_out, int(budget),
                      template=template, within_structure=within_structure,
-                     whole_variants=whole_variants)
+                     whole_variants=whole_variants, water_fill=water_fill)
     extra = alloc.extra
     rows = alloc.rows.assign(_count=counts[alloc.rows["cell"].to_numpy(dtype=np.int64)])
     rows = rows.sort_values(["_count", "cell", TEMPLATE], kind="stable")

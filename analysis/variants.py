@@ -160,7 +160,7 @@ def rank_variants(variants: Sequence[Variant], counts: np.ndarray) -> pd.DataFra
     -------
     pandas.DataFrame
         One row per variant (ranked first, at most :data:`MAX_RANKED`; the rest follow
-        unranked with NaN after-values): ``rank``, ``template``, ``factor``, ``from``
+        unranked with NaN after-values): ``rank``, ``template``, ``factor``, ``from_value``
         (the template's value), ``value``, ``n_prompts`` (prompts of the whole variant),
         ``new_cells`` (empty combinations it fills at its rank), ``coverage_percentage``
         and ``gini_index`` (of the grid after it and every variant ranked before it),
@@ -201,17 +201,17 @@ def rank_variants(variants: Sequence[Variant], counts: np.ndarray) -> pd.DataFra
         new = int((current[v.cells] == 0).sum())
         current[v.cells] += 1
         rows.append({"rank": len(rows) + 1, "template": v.template, "factor": v.factor,
-                     "from": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
+                     "from_value": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
                      "new_cells": new, "coverage_percentage": coverage_percentage(current),
                      "gini_index": gini_index(current), "variant": pick})
         remaining.remove(pick)
     for i in remaining:
         v = variants[i]
         rows.append({"rank": np.nan, "template": v.template, "factor": v.factor,
-                     "from": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
+                     "from_value": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
                      "new_cells": np.nan, "coverage_percentage": np.nan,
                      "gini_index": np.nan, "variant": i})
-    return pd.DataFrame(rows, columns=["rank", "template", "factor", "from", "value",
+    return pd.DataFrame(rows, columns=["rank", "template", "factor", "from_value", "value",
                                        "n_prompts", "new_cells", "coverage_percentage",
                                        "gini_index", "variant"])
 
