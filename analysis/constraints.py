@@ -226,9 +226,10 @@ def constraint_mask(constraints: Sequence[Constraint], factors: Sequence[str],
     return mask, tuple(reasons)
 
 
-def _controls(labels: Sequence[str], reference: str | None) -> np.ndarray:
-    return np.array([v == reference or bool(REFERENCE_PATTERN.search(v.strip()))
-                     for v in labels])
+def _controls(labels: Sequence[str]) -> np.ndarray:
+    """Values named like a control ("none", "no ...", "base"): a design's reference is
+    often just its first value, so it does not count here."""
+    return np.array([bool(REFERENCE_PATTERN.search(v.strip())) for v in labels])
 
 
 def propose_constraints(frame: pd.DataFrame, factors: Sequence[str], *,
@@ -237,8 +238,9 @@ def propose_constraints(frame: pd.DataFrame, factors: Sequence[str], *,
                         ) -> tuple[Constraint, ...]:
     """Constraints read off ``frame`` for control values, each with its reason.
 
-    For a factor ``a`` and one of its control values ``v`` (its reference, or a value
-    named like "none" / "no ..." / "base"; :data:`analysis.values.REFERENCE_PATTERN`)
+    For a factor ``a`` and one of its control values ``v`` (a value named like "none" /
+    "no ..." / "base"; :data:`analysis.values.REFERENCE_PATTERN`; a reference that is
+    only the first value does not count)
     seen on at least :data:`MIN_PROPOSAL_ROWS` rows: every other factor ``b`` whose
     values on those rows are control values of ``b`` only, while ``b`` takes other values
     elsewhere, joins ``then``. SSQA: ``prompt_style = base`` implies ``stigma = no stigma``
@@ -255,7 +257,7 @@ def propose_constraints(frame: pd.DataFrame, factors: Sequence[str], *,
     counts
         Rows behind each row of ``frame`` (default 1 each; zero-count rows are ignored).
     references
-        Each factor's reference value (a control value too).
+        Accepted for symmetry with :func:`analysis.nesting.find_nestings`; unused.
 
     Returns
     -------
@@ -271,7 +273,7 @@ def propose_constraints(frame: pd.DataFrame, factors: Sequence[str], *,
         c, labels = factor_values(frame[f])
         codes = c.to_numpy(dtype=np.int64)[keep]
         present = np.bincount(codes, minlength=len(labels)) > 0
-        coded[f] = (codes, list(labels), _controls(labels, (references or {}).get(f)), present)
+        coded[f] = (codes, list(labels), _controls(labels), present)
     w = weights[keep]
     out = []
     for a in factors:

@@ -67,7 +67,7 @@ def nested_in_template(rows: pd.DataFrame, template: str, factors: Sequence[str]
     found = find_nestings(rows, [template, *factors], references=references)
     return [r["dependent"] for r in found.to_dict(orient="records")
             if r["determinant"] == template and r["dependent"] in factors
-            and r["kind"] in ("nested", "nested outside reference")]
+            and r["kind"] in ("nested", "nested outside reference", "equivalent")]
 
 
 def candidate_variants(rows: pd.DataFrame, template: str, factors: Sequence[str],
