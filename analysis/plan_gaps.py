@@ -129,8 +129,8 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
         smallest = min(useful, key=lambda v: (v.n_prompts, variants.index(v)))
         if left < smallest.n_prompts:
             raise BudgetError(
-                f"A budget of {left:,} prompt{'s' if left != 1 else ''} is smaller than one template variant: the "
-                f"smallest that fills a gap, {smallest.describe()}, yields "
+                f"A budget of {left:,} prompt{'s' if left != 1 else ''} is smaller than one "
+                f"template variant: the smallest that fills a gap, {smallest.describe()}, yields "
                 f"{smallest.n_prompts:,} prompts. Raise the budget to at least "
                 f"{smallest.n_prompts:,}, or plan without whole variants (prompts for part "
                 "of a variant).")
