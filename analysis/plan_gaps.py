@@ -104,6 +104,8 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     s_mask &= ~c_mask
     variants: list = []
     nested: list[str] = []
+    if template in factors:  # a planned factor: its values are combinations, not templates
+        template = None
     if template and not within_structure and template in observed.columns and len(observed):
         from analysis.variants import candidate_variants
 

@@ -89,8 +89,9 @@ def candidate_variants(rows: pd.DataFrame, template: str, factors: Sequence[str]
     allowed
         Grid positions no constraint rules out (a variant's prompts there are dropped).
     references
-        Reference value per factor (control values are not changed by a variant: SSQA's
-        base prompt keeps "no gender" in every gender variant).
+        Reference value per factor (for :func:`nested_in_template`). Control values
+        (named like "none" / "no ..." / "base") are not changed by a variant: SSQA's base
+        prompt keeps "no gender" in every gender variant.
     """
     if "n" in rows.columns:
         rows = rows[rows["n"] > 0]
@@ -110,9 +111,9 @@ def candidate_variants(rows: pd.DataFrame, template: str, factors: Sequence[str]
     out: list[Variant] = []
     for f in nested:
         j = index[f]
-        ref = (references or {}).get(f)
-        control = np.array([v == ref or bool(REFERENCE_PATTERN.search(v.strip()))
-                            for v in values[j]])
+        # values named like a control ("no gender"): a reference such as "gender
+        # neutral" is an ordinary value a template may fix
+        control = np.array([bool(REFERENCE_PATTERN.search(v.strip())) for v in values[j]])
         for t in range(len(t_labels)):
             mine = (t_codes == t) & inside
             own = np.unique(codes[j, mine])

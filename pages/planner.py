@@ -35,9 +35,9 @@ else:
                              default=default_factors(design), key="planner_factors")
     budget = st.number_input(PlanOptions.label("budget"), 1, 10_000_000, 100,
                              key="planner_budget")
-    template = template_choice([c for c in results.columns if c not in factors], design)
+    template = template_choice(list(results.columns), design)
     more = other_options(PlanOptions, ("budget", "template"), key="planner_option")
-    columns = [*factors, *([template] if template else [])]
+    columns = [*factors, *([template] if template and template not in factors else [])]
     try:
         plan = plan_additions(cells_for(results, design, columns, with_outcome=False), design,
                               factors=factors, **PlanOptions.coerce(
