@@ -126,6 +126,7 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     crossed = crossings(variants, counts) if useful else pd.DataFrame()
     extra = np.zeros(n_cells, dtype=np.int64)
     rows: list[tuple[int, int, str, str]] = []  # cell, n, kind, template
+    planned = np.zeros(len(variants), dtype=np.int64)  # prompts of this plan per variant
     if whole_variants and useful:
         left = int(budget)
         smallest = min(useful, key=lambda v: (v.n_prompts, variants.index(v)))
@@ -141,6 +142,7 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
             if v.n_prompts <= left and not np.isnan(r.rank):
                 extra[v.cells] += 1
                 left -= v.n_prompts
+                planned[int(r.variant)] = v.n_prompts
                 rows += [(int(c), 1, "variant", v.template) for c in v.cells]
         if left:
             rest = np.flatnonzero(possible & ~via_variant)
@@ -155,6 +157,7 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
             v = variants[int(r.variant)]
             take = v.cells[need[v.cells] > 0]
             need[take] -= 1
+            planned[int(r.variant)] = len(take)
             rows += [(int(c), 1, "variant", v.template) for c in take]
         for c in np.flatnonzero(extra):
             k = int(need[c]) if via_variant[c] else int(extra[c])  # need: unattributed
@@ -166,13 +169,8 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
                    via_variant, plain, factors, values, nested, crossed, within_structure,
                    template, frame, budget, variants)
     if len(ranked):
-        used = frame[frame[KIND] == "variant"]
-        planned = {}
-        for r in ranked.itertuples():
-            v = variants[int(r.variant)]
-            mine = used[used[TEMPLATE] == v.template]
-            planned[r.Index] = int(mine["cell"].isin(v.cells).sum())
-        ranked = ranked.assign(n_planned=pd.Series(planned)).drop(columns="variant")
+        ranked = ranked.assign(n_planned=planned[ranked["variant"].to_numpy(dtype=np.int64)]
+                               ).drop(columns="variant")
     n_excluded = int((c_mask | (s_mask & ~via_variant)).sum())
     return Allocation(extra, frame, tuple(notes), n_excluded, int(c_mask.sum()), n_gaps,
                       ranked, crossed)

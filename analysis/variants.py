@@ -21,15 +21,16 @@ import pandas as pd
 
 from analysis.values import REFERENCE_PATTERN, factor_values
 
-__all__ = ["MAX_CANDIDATES", "MAX_RANKED", "Variant", "candidate_variants", "crossings",
+__all__ = ["GINI_SHORTLIST", "MAX_CANDIDATES", "MAX_RANKED", "Variant", "candidate_variants",
+           "crossings",
            "nested_in_template", "rank_variants"]
 
 #: Most candidate variants examined, and most ranked (the rest keep their order).
 MAX_CANDIDATES = 2_000
 MAX_RANKED = 400
-#: Above this many (cells x distinct cell sets) per step the ranking's balance term is the
-#: mean count of the variant's cells (lower first) instead of the Gini index after it.
-EXACT_GINI_WORK = 4_000_000
+#: Candidates tied on coverage whose Gini index after them is computed at each step (those
+#: whose combinations hold the fewest prompts on average).
+GINI_SHORTLIST = 16
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,16 @@ def candidate_variants(rows: pd.DataFrame, template: str, factors: Sequence[str]
     index = {f: i for i, f in enumerate(factors)}
     codes = []
     for f, vals in zip(factors, values, strict=True):
-        where = {v: i for i, v in enumerate(vals)}
-        codes.append(np.array([where.get(v, -1) for v in rows[f].astype(str)], dtype=np.int64))
+        raw, labels_f = factor_values(rows[f])
+        pos = {v: i for i, v in enumerate(vals)}
+        remap = np.array([pos.get(lab, -1) for lab in labels_f], dtype=np.int64)
+        codes.append(remap[raw.to_numpy(dtype=np.int64)])
     codes = np.vstack(codes)
     inside = (codes >= 0).all(axis=0)
     t_codes, t_labels = factor_values(rows[template])
     t_codes = t_codes.to_numpy(dtype=np.int64)
+    order = np.argsort(t_codes, kind="stable")  # each template's rows: one slice
+    bounds = np.searchsorted(t_codes[order], np.arange(len(t_labels) + 1))
     out: list[Variant] = []
     for f in nested:
         j = index[f]
@@ -115,13 +120,14 @@ def candidate_variants(rows: pd.DataFrame, template: str, factors: Sequence[str]
         # neutral" is an ordinary value a template may fix
         control = np.array([bool(REFERENCE_PATTERN.search(v.strip())) for v in values[j]])
         for t in range(len(t_labels)):
-            mine = (t_codes == t) & inside
+            mine = order[bounds[t]:bounds[t + 1]]
+            mine = mine[inside[mine]]
             own = np.unique(codes[j, mine])
             own = own[~control[own]] if (~control[own]).any() else own
             if len(own) != 1:
                 continue
             fixed = int(own[0])
-            base = codes[:, mine & (codes[j] == fixed)]
+            base = codes[:, mine[codes[j, mine] == fixed]]
             for v in range(sizes[j]):
                 if v == fixed:
                     continue
@@ -153,9 +159,11 @@ def rank_variants(variants: Sequence[Variant], counts: np.ndarray) -> pd.DataFra
     of the nested factor that is cheapest to cross with every template
     (:func:`_factor_order`: the prompts of all its variants; SSQA's ``biased_answer``,
     20,720 prompts, before ``gender``, 41,292, for the same 1,116 gaps); then the one
-    leaving the lowest Gini index; then the first template. Once no variant fills a gap,
-    the cheapest factor's variants come first: its complete crossing is the plan's
-    recommended extension.
+    leaving the lowest Gini index (computed for the :data:`GINI_SHORTLIST` candidates
+    whose combinations hold the fewest prompts on average); then the first template.
+    Once no variant fills a gap, the cheapest factor's variants come first: its complete
+    crossing is the plan's recommended extension. Variants with the same combinations
+    are ranked as one group (one sparse product per step).
 
     Returns
     -------
@@ -167,54 +175,63 @@ def rank_variants(variants: Sequence[Variant], counts: np.ndarray) -> pd.DataFra
         and ``gini_index`` (of the grid after it and every variant ranked before it),
         ``variant`` (the position in ``variants``).
     """
+    from scipy import sparse
+
     from analysis.coverage import coverage_percentage, gini_index
 
+    columns = ["rank", "template", "factor", "from_value", "value", "n_prompts",
+               "new_cells", "coverage_percentage", "gini_index", "variant"]
     current = np.asarray(counts, dtype=np.int64).copy()
+    if not variants:
+        return pd.DataFrame(columns=columns)
     order_f = _factor_order(variants)
-    keys = [v.cells.tobytes() for v in variants]
-    remaining = list(range(len(variants)))
+    groups: dict[bytes, list[int]] = {}
+    for i, v in enumerate(variants):
+        groups.setdefault(v.cells.tobytes(), []).append(i)
+    members = [sorted(m, key=lambda i: (order_f[variants[i].factor], i))
+               for m in groups.values()]
+    cells = [variants[m[0]].cells for m in members]
+    size = np.array([len(c) for c in cells], dtype=float)
+    incidence = sparse.csr_matrix(
+        (np.ones(int(size.sum())), np.concatenate(cells),
+         np.concatenate([[0], np.cumsum(size).astype(np.int64)])),
+        shape=(len(cells), len(current)))
+    rank_f = np.array([order_f[variants[m[0]].factor] for m in members], dtype=float)
+    left = np.array([len(m) for m in members])
     rows = []
-    while remaining and len(rows) < MAX_RANKED:
-        groups: dict[bytes, list[int]] = {}
-        for i in remaining:
-            groups.setdefault(keys[i], []).append(i)
-        scored = []
-        for members in groups.values():
-            cells = variants[members[0]].cells
-            scored.append((-int((current[cells] == 0).sum()),
-                           min(order_f[variants[i].factor] for i in members), members))
-        top = min(s[:2] for s in scored)
-        tied = [s[2] for s in scored if s[:2] == top]
-        exact = len(current) * len(tied) <= EXACT_GINI_WORK
-        best = None
-        for members in tied:
-            cells = variants[members[0]].cells
-            if exact:
-                current[cells] += 1
-                balance = gini_index(current)
-                current[cells] -= 1
-            else:
-                balance = float(current[cells].mean())
-            if best is None or balance < best[0]:
-                best = (balance, members)
-        pick = min(best[1], key=lambda i: (order_f[variants[i].factor], i))
+    while left.any() and len(rows) < MAX_RANKED:
+        live = left > 0
+        new = incidence @ (current == 0).astype(float)
+        score = np.where(live, -new * (len(order_f) + 1) + rank_f, np.inf)
+        tied = np.flatnonzero(score == score.min())
+        if len(tied) > 1:
+            mean = (incidence[tied] @ current.astype(float)) / size[tied]
+            tied = tied[np.argsort(mean, kind="stable")[:GINI_SHORTLIST]]
+            ginis = []
+            for g in tied:
+                current[cells[g]] += 1
+                ginis.append(gini_index(current))
+                current[cells[g]] -= 1
+            g = int(tied[int(np.argmin(ginis))])
+        else:
+            g = int(tied[0])
+        pick = members[g][len(members[g]) - int(left[g])]
+        left[g] -= 1
         v = variants[pick]
-        new = int((current[v.cells] == 0).sum())
+        filled = int((current[v.cells] == 0).sum())
         current[v.cells] += 1
         rows.append({"rank": len(rows) + 1, "template": v.template, "factor": v.factor,
                      "from_value": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
-                     "new_cells": new, "coverage_percentage": coverage_percentage(current),
+                     "new_cells": filled, "coverage_percentage": coverage_percentage(current),
                      "gini_index": gini_index(current), "variant": pick})
-        remaining.remove(pick)
-    for i in remaining:
-        v = variants[i]
-        rows.append({"rank": np.nan, "template": v.template, "factor": v.factor,
-                     "from_value": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
-                     "new_cells": np.nan, "coverage_percentage": np.nan,
-                     "gini_index": np.nan, "variant": i})
-    return pd.DataFrame(rows, columns=["rank", "template", "factor", "from_value", "value",
-                                       "n_prompts", "new_cells", "coverage_percentage",
-                                       "gini_index", "variant"])
+    ranked = {r["variant"] for r in rows}
+    for i, v in enumerate(variants):
+        if i not in ranked:
+            rows.append({"rank": np.nan, "template": v.template, "factor": v.factor,
+                         "from_value": v.fixed, "value": v.value, "n_prompts": v.n_prompts,
+                         "new_cells": np.nan, "coverage_percentage": np.nan,
+                         "gini_index": np.nan, "variant": i})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def crossings(variants: Sequence[Variant], counts: np.ndarray) -> pd.DataFrame:
