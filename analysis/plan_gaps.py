@@ -217,6 +217,14 @@ def _notes(counts, c_mask, c_reasons, source, s_left, structure, via_variant, pl
                          f"variants, {r.n_prompts:,} prompts, filling {r.new_cells:,} gaps "
                          f"(coverage {100 * r.coverage_percentage:.2f} %, Gini index "
                          f"{r.gini_index:.4f} after).")
+    from analysis.variants import MAX_CANDIDATES, MAX_RANKED
+
+    if len(variants) >= MAX_CANDIDATES:
+        notes.append(f"The first {MAX_CANDIDATES:,} candidate template variants were "
+                     "examined (more exist): plan over fewer factors or a subset to see all.")
+    if len(variants) > MAX_RANKED:
+        notes.append(f"The first {MAX_RANKED:,} template variants are ranked; the other "
+                     f"{len(variants) - MAX_RANKED:,} follow unranked, in the order found.")
     used = frame[frame[KIND] == "variant"]
     if len(used):
         whole = {(v.template, v.factor, v.value): v.n_prompts for v in variants}

@@ -176,3 +176,33 @@ def test_ssqa_declared_constraints_replace_the_proposals(ssqa):
     assert r.raw.n_gaps == 3780
     assert not ((r.table["prompt_style"].astype(str) == "base")
                 & (r.table["stigma"].astype(str) != "no stigma")).any()
+
+
+@pytest.mark.parametrize("budget", [500, 3000])
+def test_ssqa_after_equals_the_grown_table_recomputed(ssqa, budget):
+    """Independent route: append the proposed prompts to the factor table (each variant
+    row as a prompt of that template) and recompute coverage and Gini; the variants'
+    prompts keep their template's other values and change only the nested factor."""
+    from analysis.cells import cell_table
+    from analysis.coverage import coverage_summary
+
+    r = bw.plan(ssqa, factors=SSQA_FACTORS, budget=budget)
+    factors = SSQA_FACTORS.split(",")
+    add = r.table
+    assert add["n"].sum() == budget
+    grown = pd.concat([ssqa[[*factors, "template"]],
+                       add.loc[add.index.repeat(add["n"]), [*factors, "template"]].astype(str)],
+                      ignore_index=True)
+    _, design, _ = bw.prepare_inputs(grown, None, factors=SSQA_FACTORS, need_outcome=False)
+    after = coverage_summary(cell_table(grown, factors, with_outcome=False), design,
+                             factors=factors).iloc[0]
+    assert r.raw.after["coverage_percentage"] == pytest.approx(after["coverage_percentage"])
+    assert r.raw.after["gini_index"] == pytest.approx(after["gini_index"], abs=1e-12)
+    # one prompt per (combination, template): a variant never repeats a prompt
+    variant = add[add["kind"] == "variant"]
+    assert (variant["n"] == 1).all()
+    assert not variant.duplicated([*factors, "template"]).any()
+    # each variant prompt's template holds the same stigma / style / cot combination
+    seen = set(map(tuple, ssqa[["template", "stigma", "prompt_style", "cot"]].values))
+    assert all((t, s, p, c) in seen for t, s, p, c in
+               variant[["template", "stigma", "prompt_style", "cot"]].astype(str).values)
