@@ -82,7 +82,8 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     template
         The template column (variants need it; None: no variants).
     within_structure
-        Stay inside the observed structure: no variants.
+        Stay inside the observed structure: the variants are ranked and reported, no
+        prompt comes from them.
     whole_variants
         Spend the budget on whole variants (ranked order) and the rest on fills and plain
         gaps; a budget below the smallest useful variant is a :class:`BudgetError`.
@@ -106,7 +107,7 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     nested: list[str] = []
     if template in factors:  # a planned factor: its values are combinations, not templates
         template = None
-    if template and not within_structure and template in observed.columns and len(observed):
+    if template and template in observed.columns and len(observed):
         from analysis.variants import candidate_variants
 
         variants, nested = candidate_variants(observed, template, factors, values, ~c_mask,
@@ -116,7 +117,7 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
         reach[v.cells] = True
     empty = counts == 0
     via_variant = empty & s_mask & reach  # gaps only a variant fills
-    possible = ~c_mask & (~s_mask | via_variant)
+    possible = ~c_mask & (~s_mask | (via_variant & (not within_structure)))
     plain = empty & ~c_mask & ~s_mask
     n_gaps = int((empty & ~c_mask).sum())
     from analysis.variants import crossings, rank_variants
@@ -127,7 +128,11 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     extra = np.zeros(n_cells, dtype=np.int64)
     rows: list[tuple[int, int, str, str]] = []  # cell, n, kind, template
     planned = np.zeros(len(variants), dtype=np.int64)  # prompts of this plan per variant
-    if whole_variants and useful:
+    if within_structure:  # reported, not used
+        extra[possible] = water_fill(counts[possible], int(budget))
+        rows += [(int(c), int(extra[c]), "fill" if counts[c] else "gap", "")
+                 for c in np.flatnonzero(extra)]
+    elif whole_variants and useful:
         left = int(budget)
         smallest = min(useful, key=lambda v: (v.n_prompts, variants.index(v)))
         if left < smallest.n_prompts:
@@ -171,7 +176,7 @@ def allocate(table: pd.DataFrame, design, factors: Sequence[str],
     if len(ranked):
         ranked = ranked.assign(n_planned=planned[ranked["variant"].to_numpy(dtype=np.int64)]
                                ).drop(columns="variant")
-    n_excluded = int((c_mask | (s_mask & ~via_variant)).sum())
+    n_excluded = int((c_mask | (s_mask & ~(via_variant & (not within_structure)))).sum())
     return Allocation(extra, frame, tuple(notes), n_excluded, int(c_mask.sum()), n_gaps,
                       ranked, crossed)
 

@@ -206,3 +206,23 @@ def test_ssqa_after_equals_the_grown_table_recomputed(ssqa, budget):
     seen = set(map(tuple, ssqa[["template", "stigma", "prompt_style", "cot"]].values))
     assert all((t, s, p, c) in seen for t, s, p, c in
                variant[["template", "stigma", "prompt_style", "cot"]].astype(str).values)
+
+
+def test_ssqa_whole_variants_with_the_papers_budget_is_the_papers_extension(ssqa):
+    # 37 templates x 560 prompts: every template with its other biased answer (section
+    # 3.2.1 of the multi-factor paper); coverage reaches every allowed combination
+    r = bw.plan(ssqa, factors=SSQA_FACTORS, budget=37 * 560, whole_variants=True)
+    add, v = r.table, r.tables["variants"]
+    assert set(add["kind"]) == {"variant"} and add["n"].sum() == 20720
+    bought = v[v["n_planned"] > 0]
+    assert len(bought) == 37 and set(bought["factor"]) == {"biased_answer"}
+    assert set(bought["template"]) == set(ssqa["template"])
+    assert (bought["n_planned"] == 560).all()
+    assert r.raw.after["coverage_percentage"] == pytest.approx(3352 / 6016)
+    assert r.raw.after["gini_index"] == pytest.approx(
+        r.tables["crossings"].set_index("factor").loc["biased_answer", "gini_index"])
+    # inside the observed structure the same variants are ranked, none is used
+    inside = bw.plan(ssqa, factors=SSQA_FACTORS, budget=500, within_structure=True)
+    assert set(inside.table["kind"]) == {"fill"}
+    assert inside.tables["variants"]["n_planned"].sum() == 0
+    assert any("not proposed: --within-structure" in n for n in inside.notes)
