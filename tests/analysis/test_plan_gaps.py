@@ -226,3 +226,23 @@ def test_ssqa_whole_variants_with_the_papers_budget_is_the_papers_extension(ssqa
     assert set(inside.table["kind"]) == {"fill"}
     assert inside.tables["variants"]["n_planned"].sum() == 0
     assert any("not proposed: --within-structure" in n for n in inside.notes)
+
+
+def test_describe_lists_the_proposed_constraints(capsys):
+    sample = ROOT / "sample_data" / "ssqa_simulated.csv.gz"
+    assert main(["describe", str(sample), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    messages = {c["message"]: c for c in out["proposed_constraints"]}
+    base = next(m for m in messages if m.startswith("prompt_style = base implies"))
+    assert messages[base]["if"] == {"prompt_style": "base"}
+    assert messages[base]["then"]["stigma"] == "no stigma"
+    assert messages[base]["then"]["gender"] == "no gender"
+    assert messages[base]["reason"].startswith("all 148 rows with prompt_style = base")
+    # what describe proposes, a design file declares and reads back
+    design = Design.from_dict({"factors": [{"name": f, "values": v} for f, v in [
+        ("prompt_style", ["base", "original"]), ("stigma", ["no stigma", "x"]),
+        ("gender", ["no gender", "female"])]], "constraints": [
+        {"if": messages[base]["if"], "then": {k: messages[base]["then"][k]
+                                               for k in ("stigma", "gender")}}]})
+    assert design.constraints[0].describe() == (
+        "prompt_style = base implies stigma = no stigma and gender = no gender")
