@@ -53,3 +53,18 @@ def test_design_page_proposes_constraints_for_confirmation(ssqa):
     assert accepted and "prompt_style = base implies" in " ".join(
         c.describe() for c in accepted)
     assert "constraints:" in at.session_state["design"].to_yaml()
+
+
+def test_planner_says_when_the_budget_is_below_one_whole_variant(ssqa):
+    frame, design = ssqa
+    at = page_test("planner.py", frame=frame, design=design)
+    at.run()
+    at.multiselect(key="planner_factors").set_value(FACTORS)
+    at.number_input(key="planner_budget").set_value(500)
+    at.checkbox(key="planner_option_whole_variants").check().run()
+    assert not at.exception
+    assert "smaller than one template variant" in at.error[0].value
+    at.number_input(key="planner_budget").set_value(1200).run()
+    assert not at.error
+    assert metric_values(at)["Prompts from template variants"] == "1,120"
+    assert metric_values(at)["Coverage"] == "55.72 %"
