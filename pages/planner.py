@@ -48,8 +48,10 @@ else:
         before_after(plan)
         for note in plan.notes:
             st.warning(md(note))
-        st.caption("Empty combinations first, then the thinnest: no other choice of "
-                   f"{int(budget):,} prompts reaches a higher coverage or a lower Gini index.")
+        if not more.get("whole_variants"):
+            st.caption("Empty combinations first, then the thinnest: no other choice of "
+                       f"{int(budget):,} prompts reaches a higher coverage or a lower Gini "
+                       "index.")
         variants_section(plan)
         st.dataframe(plan.add, hide_index=True, key="planner_add")
         table_download(plan.add, "prompts_to_add", key="planner_add_csv")

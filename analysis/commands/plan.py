@@ -134,7 +134,7 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
     print(f"Coverage {100 * b['coverage_percentage']:.2f} % -> "
           f"{100 * a['coverage_percentage']:.2f} %, Gini index {b['gini_index']:.4f} -> "
           f"{a['gini_index']:.4f} with {args.budget:,} prompts over "
-          f"{len(plan.add):,} combinations:")
+          f"{len(plan.add[list(plan.factors)].drop_duplicates()):,} combinations:")
     emit(argparse.Namespace(json=False, out=None), None, plan.add)
     for note in plan.notes:
         print(f"Note: {note}")
