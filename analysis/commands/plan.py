@@ -90,10 +90,15 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _inferred_template(results):  # noqa: ANN001, ANN202 - a results table
-    """The template column the table's structure implies (its inferred cluster)."""
+    """The template column the table's structure implies (its inferred cluster), said on
+    stderr."""
     from analysis.structure import inferred_cluster
 
-    return inferred_cluster(results)[0]
+    column, reason = inferred_cluster(results)
+    if column:
+        print(f"note: template variants vary {column!r}, the table's template ({reason}); "
+              "--template COL names another, --within-structure uses none.", file=sys.stderr)
+    return column
 
 
 def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
