@@ -978,10 +978,13 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
     Returns
     -------
     Result
-        ``table``: one row per combination that receives prompts: a column per factor
-        and ``n`` (prompts to add). ``tables["summary"]``: two rows (``when`` before /
-        after) with ``coverage_percentage``, ``gini_index``, ``n_cells``,
-        ``n_observed_cells`` and ``n_rows``. ``raw``: the
+        ``table``: one row per combination (and template) that receives prompts: a
+        column per factor, ``n`` (prompts to add), ``kind`` (fill, gap, variant) and
+        ``template`` (the template to vary). ``tables["summary"]``: two rows (``when``
+        before / after) with ``coverage_percentage``, ``gini_index``, ``n_cells``,
+        ``n_observed_cells`` and ``n_rows``. ``tables["variants"]`` /
+        ``tables["crossings"]``: the ranked template variants and each nested factor
+        crossed with every template (:class:`analysis.planning.Plan`). ``raw``: the
         :class:`analysis.planning.Plan`.
     """
     import pandas as pd
@@ -1006,13 +1009,18 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
     else:
         table, the_design, _ = prepare_inputs(data, design, factors=factors,
                                               need_outcome=False)
-        cells = cell_table(table, the_design.names, with_outcome=False)
+        from analysis.plan_gaps import template_columns
+
+        cells = cell_table(table, template_columns(the_design, table, opts.template),
+                           with_outcome=False)
     result = plan_additions(cells, the_design, factors=the_design.names, where=subset or None,
                             **opts.kwargs())
     summary = pd.DataFrame([{"when": "before", **result.before},
                             {"when": "after", **result.after}])
     settings = {**opts.settings(), "factors": list(result.factors), "where": subset}
-    return Result(result.add, tuple(result.notes), settings, {"summary": summary}, result)
+    return Result(result.add, tuple(result.notes), settings,
+                  {"summary": summary, "variants": result.variants,
+                   "crossings": result.crossings}, result)
 
 
 def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,

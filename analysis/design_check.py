@@ -96,6 +96,10 @@ def design_problems(design: Design, frame: pd.DataFrame, *, _memo: dict | None =
         problems.append(Problem("warning", f"Prompt unit column(s) not in the table: "
                                            f"{', '.join(repr(c) for c in absent_unit)}; "
                                            "coverage cannot count prompts."))
+    if design.constraints:
+        from analysis.constraints import constraint_problems
+
+        problems += [Problem("error", m) for m in constraint_problems(design, frame)]
     if design.outcome is not None:
         col = design.outcome.column
         if col in frame.columns and len(frame) and frame[col].isna().all():

@@ -55,6 +55,8 @@ def design_to_dict(design: Any) -> dict[str, Any]:
         out["prompt_unit"] = list(design.prompt_unit)
     if design.covariates:
         out["covariates"] = list(design.covariates)
+    if design.constraints is not None:
+        out["constraints"] = [c.to_dict() for c in design.constraints]
     if design.inferred:
         out["structure"] = dict(design.inferred)
     return out
@@ -147,7 +149,11 @@ def design_fields(data: Mapping[str, Any], factor_type: Callable[..., Any],
     if inferred is not None and not isinstance(inferred, Mapping):
         raise DesignError("'structure' must be a mapping (roles, prompt_unit, cluster, "
                           "reasons), as a suggested design writes it.")
+    from analysis.constraints import parse_constraints
+
+    constraints = parse_constraints(data["constraints"]) if "constraints" in data else None
     return dict(factors=tuple(factors), outcome=outcome, name=str(data.get("name", "")),
+                constraints=constraints,
                recipe=recipe, cluster=cluster or None, polarity=tuple(polarity.items()),
                prompt_unit=tuple(str(c) for c in unit),
                covariates=tuple(_scalar(c, f"Covariate #{j}")

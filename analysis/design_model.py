@@ -184,7 +184,18 @@ class Design:
     #: block of the design file, for the record; it changes no number.
     inferred: Mapping[str, Any] | None = field(default=None, compare=False)
 
+    #: Combinations that cannot exist (:mod:`analysis.constraints`; the ``constraints:``
+    #: block). None: none declared (the planner then uses the proposed ones and says so);
+    #: ``()``: declared none.
+    constraints: tuple[Any, ...] | None = None
+
     def __post_init__(self) -> None:
+        if self.constraints is not None:
+            from analysis.constraints import Constraint, parse_constraints
+
+            items = list(self.constraints)
+            object.__setattr__(self, "constraints", tuple(
+                c if isinstance(c, Constraint) else parse_constraints([c])[0] for c in items))
         object.__setattr__(self, "factors", tuple(self.factors))
         object.__setattr__(self, "recipe", parse_recipe(list(self.recipe)))
         pairs = self.polarity.items() if isinstance(self.polarity, Mapping) else self.polarity
@@ -254,7 +265,10 @@ class Design:
         :meth:`prompt_unit_columns`, the copy names the whole design's unit explicitly.
         """
         names = list(names)
-        kept = replace(self, factors=tuple(self.factor(n) for n in names))
+        constraints = self.constraints if self.constraints is None else tuple(
+            r for r in (c.restricted(names) for c in self.constraints) if r is not None)
+        kept = replace(self, factors=tuple(self.factor(n) for n in names),
+                       constraints=constraints)
         unit = self.prompt_unit_columns()
         if not self.prompt_unit and set(kept.prompt_unit_columns()) != set(unit):
             kept = replace(kept, prompt_unit=tuple(unit))
@@ -274,6 +288,11 @@ class Design:
     def with_cluster(self, cluster: str | None) -> Design:
         """A copy with another cluster column (None: rows independent)."""
         return replace(self, cluster=cluster or None)
+
+    def with_constraints(self, constraints: Iterable[Any] | None) -> Design:
+        """A copy with these constraints (:class:`analysis.constraints.Constraint` or
+        their file form; None: none declared)."""
+        return replace(self, constraints=None if constraints is None else tuple(constraints))
 
     def with_covariates(self, covariates: Iterable[str]) -> Design:
         """A copy with these numeric covariates."""

@@ -11,10 +11,10 @@ import difflib
 from collections.abc import Sequence
 
 __all__ = [
-    "AnalysisError", "ClusterError", "CounterfactualError", "CriteriaError", "DesignError",
-    "DesignMismatchError", "EngineError", "FitError", "GenerationError", "LimitError", "LoadError",
-    "NoPairsError", "OutputError", "PairingError", "PoolingError", "PromptUnitError",
-    "SectionSkipped", "did_you_mean",
+    "AnalysisError", "BudgetError", "ClusterError", "CounterfactualError", "CriteriaError",
+    "DesignError", "DesignMismatchError", "EngineError", "FitError", "GenerationError",
+    "LimitError", "LoadError", "NoPairsError", "OutputError", "PairingError", "PoolingError",
+    "PromptUnitError", "SectionSkipped", "did_you_mean",
 ]
 
 
@@ -42,6 +42,10 @@ class DesignMismatchError(DesignError):
         self.problems = list(problems)
         listing = "\n".join(f"- {p}" for p in self.problems)
         super().__init__(f"The design does not fit this results table:\n{listing}")
+
+
+class BudgetError(AnalysisError):
+    """A plan's budget cannot buy what was asked (less than one whole template variant)."""
 
 
 class FitError(AnalysisError):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -440,17 +440,33 @@ class Plan:
     add: pd.DataFrame
     factors: tuple[str, ...]
     notes: tuple[str, ...] = ()
-    #: Combinations left out because the observed structure rules them out
-    #: (:func:`analysis.structure.excluded_cells`: nesting, value-level aliasing).
+    #: Combinations never proposed: ruled out by a constraint, or by the observed
+    #: structure (:func:`analysis.structure.excluded_cells`) with no variant reaching them.
     n_excluded: int = 0
+    #: Empty combinations a constraint rules out, and the other empty ones (design gaps).
+    n_constraint: int = 0
+    n_gaps: int = 0
+    #: Template variants ranked (:func:`analysis.variants.rank_variants`, ``n_planned``:
+    #: prompts of this plan from each) and each nested factor crossed with every template.
+    variants: pd.DataFrame = field(default_factory=pd.DataFrame)
+    crossings: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict:
-        """``{"factors", "before", "after", "add": [{factor: value, ..., "n"}], "notes",
-        "n_excluded"}``."""
+        """``{"factors", "before", "after", "add": [{factor: value, ..., "n", "kind",
+        "template"}], "notes", "n_excluded", "n_constraint", "n_gaps", "variants",
+        "crossings"}``."""
         return {"factors": list(self.factors), "before": self.before, "after": self.after,
                 "add": self.add.astype({f: str for f in self.factors}).to_dict(
                     orient="records"), "notes": list(self.notes),
-                "n_excluded": self.n_excluded}
+                "n_excluded": self.n_excluded, "n_constraint": self.n_constraint,
+                "n_gaps": self.n_gaps,
+                "variants": _records(self.variants), "crossings": _records(self.crossings)}
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """A frame as JSON-ready records (NaN: None)."""
+    return [] if not len(frame) else \
+        frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
 
 
 def _grid_summary(counts: np.ndarray) -> dict:
@@ -492,7 +508,9 @@ def water_fill(counts: np.ndarray, budget: int) -> np.ndarray:
 
 
 def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str], budget: int,
-                   where: Mapping[str, Sequence[str]] | None = None) -> Plan:
+                   where: Mapping[str, Sequence[str]] | None = None,
+                   within_structure: bool = False, whole_variants: bool = False,
+                   template: str | None = None) -> Plan:
     """The ``budget`` prompts to add that most improve coverage and balance.
 
     Parameters
@@ -510,15 +528,30 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         Prompts to add.
     where
         Keep only these values of the named factors (the grid shrinks accordingly).
+    within_structure
+        Stay inside the observed structure: no template variants (the plan before
+        design gaps were told apart).
+    whole_variants
+        Spend the budget on whole template variants first (:class:`BudgetError` when it
+        is smaller than one), the rest on fills and plain gaps.
+    template
+        The template column of ``cells`` whose variants fill design gaps (default: the
+        design's cluster when ``cells`` has it).
 
     Returns
     -------
     Plan
-        ``before`` / ``after`` (coverage percentage, Gini index, ...), ``add`` and
-        ``notes`` and ``n_excluded``: combinations the observed structure rules out
-        (a nesting, a value-level alias: :func:`analysis.structure.excluded_cells`) are
-        never proposed, and the notes say how many and why; nested factors among
-        ``factors`` are named.
+        ``before`` / ``after`` (coverage percentage, Gini index, ...), ``add`` (a column
+        per factor, ``n``, ``kind``: fill / gap / variant, ``template``: the template to
+        vary for a variant row) and ``notes``. Combinations a constraint rules out
+        (:mod:`analysis.constraints`; ``n_constraint``) are never proposed; design gaps
+        (``n_gaps``) empty only because each template fixes two factors are filled by
+        template variants (``variants``: :func:`analysis.variants.rank_variants` with
+        ``n_planned``; ``crossings``: :func:`analysis.variants.crossings`); the other
+        combinations the observed structure rules out (a nesting, a value-level alias:
+        :func:`analysis.structure.excluded_cells`) are never proposed either
+        (``n_excluded`` counts every combination left out), and the notes say how many
+        and why (``docs/planning.md``).
     """
     from analysis.coverage import grid_values
 
@@ -555,15 +588,23 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         observed_cells, factors, values, counts=observed_cells[N].to_numpy(),
         references={f: design.factor(f).reference for f in factors}) \
         if cells is not None and len(observed_cells) else None
-    extra = np.zeros(n_cells, dtype=np.int64)
-    possible = np.ones(n_cells, dtype=bool) if ruled_out is None else ~ruled_out.mask
-    extra[possible] = water_fill(counts[possible], int(budget))
-    chosen = np.flatnonzero(extra)
-    chosen = chosen[np.lexsort((chosen, counts[chosen]))]
-    codes = np.unravel_index(chosen, sizes)
+    from analysis.plan_gaps import KIND, TEMPLATE, allocate
+
+    if template is None and design.cluster and cells is not None \
+            and design.cluster in cells.columns:
+        template = design.cluster
+    alloc = allocate(observed_cells, design, factors, values, counts, ruled_out, int(budget),
+                     template=template, within_structure=within_structure,
+                     whole_variants=whole_variants, water_fill=water_fill)
+    extra = alloc.extra
+    rows = alloc.rows.assign(_count=counts[alloc.rows["cell"].to_numpy(dtype=np.int64)])
+    rows = rows.sort_values(["_count", "cell", TEMPLATE], kind="stable")
+    codes = np.unravel_index(rows["cell"].to_numpy(dtype=np.int64), sizes)
     add = pd.DataFrame({f: pd.Categorical.from_codes(c, categories=list(v), ordered=True)
                         for f, c, v in zip(factors, codes, values, strict=True)})
-    add[ADD] = extra[chosen]
+    add[ADD] = rows["n"].to_numpy(dtype=np.int64)
+    add[KIND] = rows[KIND].to_numpy()
+    add[TEMPLATE] = rows[TEMPLATE].to_numpy()
     from analysis.nesting import describe_nesting, find_nestings
 
     observed = table[table[N] > 0] if len(factors) > 1 and len(table) else table.iloc[:0]
@@ -574,14 +615,11 @@ def plan_additions(cells: pd.DataFrame | None, design, *, factors: Sequence[str]
         if len(observed) else pd.DataFrame(columns=["determinant"])
     notes = [describe_nesting(r) for r in nest.to_dict(orient="records")
              if r["determinant"] is not None]
-    n_excluded = 0 if ruled_out is None else ruled_out.n_excluded
-    if n_excluded:
-        notes.insert(0, f"Left out {n_excluded:,} of the {n_cells:,} combinations that the "
-                        "observed structure rules out (never proposed): "
-                        + "; ".join(ruled_out.reasons) + ".")
     return Plan(before=_grid_summary(counts), after=_grid_summary(counts + extra),
-                add=add.reset_index(drop=True), factors=tuple(factors), notes=tuple(notes),
-                n_excluded=n_excluded)
+                add=add.reset_index(drop=True), factors=tuple(factors),
+                notes=(*alloc.notes, *notes), n_excluded=alloc.n_excluded,
+                n_constraint=alloc.n_constraint, n_gaps=alloc.n_gaps,
+                variants=alloc.variants, crossings=alloc.crossings)
 
 
 # --- fractional factorials over GF(s) ------------------------------------------------------------

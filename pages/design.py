@@ -11,6 +11,7 @@ from analysis.names import clash_free, rename_note
 from analysis.nesting import describe_nesting, find_nestings
 from ui.common import applied_results, cells_for, ensure_data, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets, structure_section
+from ui.design_constraints import constraints_section
 from ui.navigation import route_first_visit
 from ui.uncertainty import cluster_widget
 from ui.widgets import md
@@ -49,6 +50,7 @@ design = replace(current, factors=tuple(factors), outcome=outcome, cluster=clust
 if design.recipe:
     st.caption(md(f"Recipe: {len(design.recipe)} Prepare step(s), saved with the design: "
                + "; ".join(s.describe() for s in design.recipe)))
+design = constraints_section(frame, design, key=f"design_constraints_{rev}")
 problems = design_problems(design, frame)
 for p in problems:
     (st.error if p.severity == "error" else st.warning)(md(p.message))

@@ -10,7 +10,14 @@ from ui.common import active_frame, cells_for, require_results, table_download
 from ui.generate import generate_section
 from ui.navigation import route_first_visit
 from ui.options import other_options
-from ui.planner import NEW_EXAMPLE, before_after, parse_factors, power_calculator
+from ui.planner import (
+    NEW_EXAMPLE,
+    before_after,
+    parse_factors,
+    power_calculator,
+    template_choice,
+    variants_section,
+)
 from ui.widgets import md
 
 route_first_visit()
@@ -29,18 +36,24 @@ else:
                              default=default_factors(design), key="planner_factors")
     budget = st.number_input(PlanOptions.label("budget"), 1, 10_000_000, 100,
                              key="planner_budget")
-    more = other_options(PlanOptions, ("budget",), key="planner_option")  # any not laid out
+    template = template_choice(list(results.columns), design)
+    more = other_options(PlanOptions, ("budget", "template"), key="planner_option")
+    columns = [*factors, *([template] if template and template not in factors else [])]
     try:
-        plan = plan_additions(cells_for(results, design, factors, with_outcome=False), design,
-                              factors=factors, **PlanOptions.coerce(more, budget=budget).kwargs())
+        plan = plan_additions(cells_for(results, design, columns, with_outcome=False), design,
+                              factors=factors, **PlanOptions.coerce(
+                                  more, budget=budget, template=template).kwargs())
     except AnalysisError as exc:
         st.error(md(str(exc)))
     else:
         before_after(plan)
         for note in plan.notes:
             st.warning(md(note))
-        st.caption("Empty combinations first, then the thinnest: no other choice of "
-                   f"{int(budget):,} prompts reaches a higher coverage or a lower Gini index.")
+        if not more.get("whole_variants"):
+            st.caption("Empty combinations first, then the thinnest: no other choice of "
+                       f"{int(budget):,} prompts reaches a higher coverage or a lower Gini "
+                       "index.")
+        variants_section(plan)
         st.dataframe(plan.add, hide_index=True, key="planner_add")
         table_download(plan.add, "prompts_to_add", key="planner_add_csv")
         generate_section(results, design, plan.add)  # ui/generate.py: the loop

@@ -1,7 +1,8 @@
 """Widgets of the Planner page: the grid to fill, a new benchmark's factors, power.
 
-Session-state keys: ``planner_factors``, ``planner_budget``, ``planner_new_factors``,
-``planner_runs``, ``planner_rate``, ``planner_ld``, ``planner_share``, ``planner_power``.
+Session-state keys: ``planner_factors``, ``planner_budget``, ``planner_template``,
+``planner_new_factors``, ``planner_runs``, ``planner_rate``, ``planner_ld``, ``planner_share``,
+``planner_power``.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ import streamlit as st
 
 from analysis.columns import COVERAGE_PERCENTAGE, GINI_INDEX, N_OBSERVED_CELLS
 from analysis.errors import AnalysisError
-from analysis.options.planning import PowerOptions
+from analysis.options.planning import PlanOptions, PowerOptions
 from analysis.planning import Plan, sample_size
 from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["NEW_EXAMPLE", "before_after", "parse_factors", "power_calculator"]
+__all__ = ["NEW_EXAMPLE", "before_after", "parse_factors", "power_calculator",
+           "template_choice", "variants_section"]
 
 
 #: The new-benchmark box starts with this example (six two-value factors).
@@ -34,6 +36,38 @@ def before_after(plan: Plan) -> None:
                 delta_color="inverse", help=f"before: {b[GINI_INDEX]:.4f}")
     c[2].metric("Combinations with prompts", f"{a[N_OBSERVED_CELLS]:,}",
                 f"{a[N_OBSERVED_CELLS] - b[N_OBSERVED_CELLS]:+,}")
+
+
+def template_choice(columns: list[str], design) -> str | None:  # noqa: ANN001 - a Design
+    """The template column whose variants fill design gaps (default: the design's
+    cluster); key ``planner_template``."""
+    options = ["(none: no template variants)", *columns]
+    default = options.index(design.cluster) if design.cluster in columns else 0
+    chosen = st.selectbox(PlanOptions.label("template"), options, index=default,
+                          key="planner_template", help=PlanOptions.help("template"))
+    return None if chosen == options[0] else chosen
+
+
+def variants_section(plan: Plan) -> None:
+    """What the plan's rows are (fill / gap / variant: counts of prompts), the ranked
+    template variants and each nested factor crossed with every template."""
+    kinds = plan.add.groupby("kind")["n"].sum() if len(plan.add) else {}
+    c = st.columns(3)
+    for col, (kind, label) in zip(c, [("fill", "Observed combinations levelled up"),
+                                      ("gap", "Gaps from existing templates"),
+                                      ("variant", "Prompts from template variants")],
+                                  strict=True):
+        col.metric(label, f"{int(kinds.get(kind, 0)):,}")
+    st.caption(f"Empty combinations ruled out by a constraint: {plan.n_constraint:,}; design "
+               f"gaps: {plan.n_gaps:,}; never proposed: {plan.n_excluded:,}.")
+    if len(plan.variants):
+        st.markdown("**Template variants**, ranked by coverage and Gini gain (coverage and "
+                    "Gini index after each variant and all ranked before it; `n_planned`: "
+                    "prompts of this plan from it)")
+        st.dataframe(plan.variants, hide_index=True, key="planner_variants")
+    if len(plan.crossings):
+        st.markdown("**Each nested factor crossed with every template** (all its variants)")
+        st.dataframe(plan.crossings, hide_index=True, key="planner_crossings")
 
 
 def parse_factors(text: str) -> dict[str, list[str]]:

@@ -43,6 +43,12 @@ def run(args: argparse.Namespace) -> None:
         design = suggest_design(frame)
         nestings = find_nestings(frame, nesting_columns(design),
                                  references={f.name: f.reference for f in design.factors})
+    proposed = []
+    if engine == "pandas" or resolve_engine(args.file, engine) == "pandas":
+        from analysis.constraints import propose_constraints
+
+        proposed = [{**c.to_dict(), "reason": c.reason, "message": c.describe()}
+                    for c in propose_constraints(frame, design.names)]
     structure = design.inferred or {}
     payload = {
         "file": name,
@@ -52,6 +58,7 @@ def run(args: argparse.Namespace) -> None:
         "structure": structure,
         "nestings": [dict(r, message=describe_nesting(r)) for r in
                      nestings.to_dict(orient="records")],
+        "proposed_constraints": proposed,
     }
     for note in structure.get("notes", []):  # what was assumed where nothing was found
         print(f"note: {note}", file=sys.stderr)
@@ -76,3 +83,8 @@ def run(args: argparse.Namespace) -> None:
     print("\nNested factors:" if len(nestings) else "\nNo nested factors among them.")
     for r in payload["nestings"]:
         print(f"  - {r['message']}")
+    if proposed:
+        print("\nProposed constraints (combinations that cannot exist; declare them under "
+              "constraints: in the design file, docs/planning.md):")
+        for c in proposed:
+            print(f"  - {c['message']}: {c['reason']}")

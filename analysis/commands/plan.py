@@ -89,6 +89,18 @@ def run(args: argparse.Namespace) -> None:
     emit(argparse.Namespace(json=False, out=None), None, frac.runs)
 
 
+def _inferred_template(results):  # noqa: ANN001, ANN202 - a results table
+    """The template column the table's structure implies (its inferred cluster), said on
+    stderr."""
+    from analysis.structure import inferred_cluster
+
+    column, reason = inferred_cluster(results)
+    if column:
+        print(f"note: template variants vary {column!r}, the table's template ({reason}); "
+              "--template COL names another, --within-structure uses none.", file=sys.stderr)
+    return column
+
+
 def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
     from analysis.cells import cell_table
     from analysis.cli import emit, load_with_design, split_list
@@ -109,8 +121,15 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
                                            need_outcome=False)
         where = {getattr(args, "renamed", {}).get(k, k): v for k, v in where.items()}
         factors = design.names
-        cells = cell_table(results, factors, with_outcome=False)
-    plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where)
+        from analysis.plan_gaps import template_columns
+
+        template = args.template or design.cluster or _inferred_template(results)
+        cells = cell_table(results, template_columns(design, results, template),
+                           with_outcome=False)
+    plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where,
+                          within_structure=args.within_structure,
+                          whole_variants=args.whole_variants,
+                          template=None if from_design else template)
     if args.out:
         write_table(plan.add, args.out)  # atomic; cells neutralised against formulas
     if args.json:
@@ -120,7 +139,11 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
     print(f"Coverage {100 * b['coverage_percentage']:.2f} % -> "
           f"{100 * a['coverage_percentage']:.2f} %, Gini index {b['gini_index']:.4f} -> "
           f"{a['gini_index']:.4f} with {args.budget:,} prompts over "
-          f"{len(plan.add):,} combinations:")
+          f"{len(plan.add[list(plan.factors)].drop_duplicates()):,} combinations:")
     emit(argparse.Namespace(json=False, out=None), None, plan.add)
     for note in plan.notes:
         print(f"Note: {note}")
+    if len(plan.variants):
+        from analysis.plan_gaps import variants_text
+
+        print(variants_text(plan.variants))

@@ -29,6 +29,16 @@ class PlanOptions(Options):
                                 label="Prompts to add")
     runs: int | None = option(None, "run budget of a new fractional factorial", type=int,
                               call=False, label="Run budget")
+    within_structure: bool = option(
+        False, "stay inside the observed structure: no template variants for design gaps",
+        label="Stay inside the observed structure")
+    template: str | None = option(
+        None, "template column whose variants fill design gaps (default: the design's "
+              "cluster, or the one the table's structure implies)", metavar="COL",
+        label="Template column")
+    whole_variants: bool = option(
+        False, "spend the budget on whole template variants first (each yields one prompt "
+               "per combination of its template)", label="Whole template variants")
 
 
 @register

@@ -171,7 +171,7 @@ def test_plan_cli_json_and_csv(tmp_path, capsys):
     assert set(out) >= {"before", "after", "add"}
     assert set(out["before"]) >= {"coverage_percentage", "gini_index"}
     assert sum(a["n"] for a in out["add"]) == 300
-    assert set(out["add"][0]) == {"stigma", "gender", "prompt_style", "n"}
+    assert set(out["add"][0]) == {"stigma", "gender", "prompt_style", "n", "kind", "template"}
     # every combination the structure allows is already observed: the prompts go to the
     # thinnest ones, none to a combination the benchmark rules out (issue #24)
     assert out["n_excluded"] == 1504 - 838

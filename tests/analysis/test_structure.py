@@ -268,7 +268,7 @@ def test_plan_on_the_ssqa_sample_proposes_no_impossible_prompt(capsys):
         (a["prompt_style"] == "base") == (a["stigma"] == "no stigma")
         == (a["gender"] == "no gender"))]
     assert impossible == []
-    assert out["n_excluded"] == 1504 - 838 and "rules out" in out["notes"][0]
+    assert out["n_excluded"] == 1504 - 838 and "ruled out by constraints" in out["notes"][0]
     assert json.dumps(out)  # JSON all the way
     # a subset without the base prompts: the rules still come from every row
     sub = run_json(capsys, "plan", SSQA_SIM, "--factors", "pachankis_cluster,gender,prompt_style",
