@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.columns import DEVIATION
+from analysis.constraints import violating_rows
 from analysis.errors import CounterfactualError, NoPairsError, did_you_mean
 from analysis.options import FROM_DESIGN
 
@@ -309,21 +310,13 @@ def missing_swaps(presence: pd.DataFrame, swap: str, reference: str, values: Seq
 
 
 def _respect_constraints(plan: pd.DataFrame, design) -> pd.DataFrame:
-    """Rows of ``plan`` that break none of the design's ``constraints`` (a list of
-    ``{if: {factor: value}, then: {factor: value or [values]}}``; none declared: all)."""
-    constraints = getattr(design, "constraints", None) or []
+    """Rows of ``plan`` that break none of the design's ``constraints`` (each cut to the
+    plan's columns: :meth:`analysis.constraints.Constraint.restricted`; none declared: all)."""
     keep = np.ones(len(plan), dtype=bool)
-    for c in constraints:
-        rule = c if isinstance(c, Mapping) else getattr(c, "to_dict", lambda: {})()
-        cond, then = rule.get("if") or {}, rule.get("then") or {}
-        if not cond or not then or not set(cond) | set(then) <= set(plan.columns):
-            continue
-        hit = np.ones(len(plan), dtype=bool)
-        for f, v in cond.items():
-            hit &= (plan[f] == str(v)).to_numpy()
-        for f, v in then.items():
-            allowed = [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
-            keep &= ~(hit & ~plan[f].isin(allowed).to_numpy())
+    for c in getattr(design, "constraints", None) or ():
+        cut = c.restricted(list(plan.columns))
+        if cut is not None:
+            keep[violating_rows(cut, plan) - 1] = False
     return plan[keep].reset_index(drop=True)
 
 

@@ -395,14 +395,15 @@ def test_missing_swaps_respect_declared_constraints():
     [values]}}``) remove the swaps that break one: a base prompt never gets a stigma."""
     from types import SimpleNamespace
 
+    from analysis.constraints import parse_constraints
     from analysis.counterfactual import missing_swaps
 
     presence = pd.DataFrame(
         {"no stigma": [True, False, True], "x": [False, True, False]},
         index=pd.MultiIndex.from_tuples([("t1", "base"), ("t1", "original"), ("t2", "base")],
                                         names=["template", "prompt_style"]))
-    design = SimpleNamespace(names=["template", "prompt_style", "stigma"], constraints=[
-        {"if": {"prompt_style": "base"}, "then": {"stigma": "no stigma"}}])
+    design = SimpleNamespace(names=["template", "prompt_style", "stigma"], constraints=parse_constraints([
+        {"if": {"prompt_style": "base"}, "then": {"stigma": "no stigma"}}]))
     free = missing_swaps(presence, "stigma", "no stigma", ["no stigma", "x"],
                          design=SimpleNamespace(names=design.names), template="template")
     assert free[["template", "prompt_style", "stigma"]].values.tolist() == [
