@@ -1,0 +1,583 @@
+"""Variance components of a benchmark's random facets (a G-study; docs/measurement_error.md).
+
+The model, for one row ``r`` (a 0/1 deviation or a continuous outcome)::
+
+    y_r = x_r' beta + sum over random groups g of u_g[level of r] + e_r
+    u_g ~ N(0, sigma2_g) independent,  e_r ~ N(0, sigma2_e)
+
+``x_r``: the fixed factors' main effects (model, domain factors, prompt factors not
+declared random), treatment-coded. The random *groups* are the facets (template, item,
+seed, judge, sample ...) and, when the table has a model factor, each facet's
+interaction with the model (``template x model``). A 0/1 outcome is fitted as a linear
+probability model: the components are on the probability scale, which is the scale of
+the deviation rates the app reports (docs/measurement_error.md says why).
+
+The fit is REML, profiled over ``sigma2_e`` with relative standard deviations
+``theta_g = sigma_g / sigma_e >= 0`` (zero allowed: the boundary), as ``lme4::lmer``
+parametrises it. It works on the *cells* (distinct combinations of the fixed factors and
+the facets): ``n``, the sum and the within-cell sum of squares of each cell are
+sufficient, the REML criterion being the same as on the rows. Once the cross-products
+``Z'WZ``, ``Z'WX``, ``X'WX`` are formed, one evaluation of the criterion costs a
+Cholesky factorisation of a ``q x q`` matrix (``q``: random levels), whatever the rows:
+1e5 rows fit in well under a second. Intervals: a parametric bootstrap that draws the
+cells' sufficient statistics from the fitted model (exact for the Gaussian model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import linalg, optimize, sparse, stats
+
+from analysis.errors import FitError
+
+__all__ = [
+    "GStudy", "MAX_RANDOM_LEVELS", "MIN_LEVELS", "RELIABLE_LEVELS", "RESIDUAL",
+    "default_facets", "fit_components", "total_error",
+]
+
+#: The residual's name in the components table.
+RESIDUAL = "residual"
+#: Fewest levels for a facet's variance to be estimated at all (one level: no variance).
+MIN_LEVELS = 2
+#: Fewer levels than this: estimated, with a note that the estimate and its interval
+#: rest on ``levels - 1`` degrees of freedom (5 levels: the interval spans about x30).
+RELIABLE_LEVELS = 5
+#: Random levels (all groups together) fitted with a dense ``q x q`` factorisation.
+MAX_RANDOM_LEVELS = 3000
+#: Words of a judge column's name (a judge facet).
+JUDGE_WORDS = ("judge", "judges", "rater", "raters", "annotator", "annotators", "grader",
+               "scorer")
+_SEP = " x "
+
+
+@dataclass(frozen=True)
+class _Group:
+    name: str           # "template" or "template x model"
+    facet: str          # "template"
+    codes: np.ndarray   # per cell, 0..levels-1
+    levels: int
+    interaction: bool
+
+
+@dataclass
+class GStudy:
+    """A fitted G-study (:func:`fit_components`).
+
+    Attributes
+    ----------
+    components
+        One row per random group and the residual: ``component``, ``facet``,
+        ``interaction`` (with the model), ``levels``, ``variance``, ``sd``, ``share``
+        (of the total variance), ``ci_low``, ``ci_high`` (bootstrap percentile interval
+        of the variance), ``share_ci_low``, ``share_ci_high``, ``boundary`` (estimated
+        at zero), ``note``.
+    notes
+        What the reader must know (facets left out and why, boundary, convergence).
+    """
+
+    components: pd.DataFrame
+    notes: list[str]
+    fixed: list[str]
+    facets: list[str]
+    model: str | None
+    outcome_kind: str
+    n_rows: int
+    n_cells: int
+    confidence: float
+    n_resamples: int
+    converged: bool
+    #: -2 x the REML log-likelihood at the estimates (lme4's ``REMLcrit``).
+    reml_criterion: float = float("nan")
+    beta: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    cells: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    groups: list[_Group] = field(repr=False, default_factory=list)
+    nested_in: dict[str, list[str]] = field(default_factory=dict)
+
+    def variance(self, component: str) -> float:
+        """The estimated variance of ``component`` (0 for a component not fitted)."""
+        row = self.components[self.components["component"] == component]
+        return float(row["variance"].iloc[0]) if len(row) else 0.0
+
+
+def _words(name: str) -> list[str]:
+    import re
+
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+
+
+def default_facets(table: pd.DataFrame, design: Any) -> list[str]:
+    """The random facets read from the design and the table: the design's cluster
+    (template), then columns named as a replicate (``seed``, ``sample``, ``run`` ...), a
+    temperature or a judge, that are not fixed factors of kind model or domain."""
+    from analysis.values import REPLICATE_WORDS
+
+    fixed = set(design.of_kind("model", "domain")) if design is not None else set()
+    found: list[str] = []
+    if design is not None and design.cluster and design.cluster in table.columns:
+        found.append(design.cluster)
+    outcome = getattr(getattr(design, "outcome", None), "column", None)
+    for column in table.columns:
+        words = _words(str(column))
+        if column in fixed or column in found or column == outcome or "id" in words:
+            continue
+        if any(w in REPLICATE_WORDS or w in JUDGE_WORDS or w in ("temperature", "temp")
+               for w in words):
+            if 2 <= table[column].nunique(dropna=False) <= MAX_RANDOM_LEVELS:
+                found.append(str(column))
+    return found
+
+
+def _codes(series: pd.Series) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(series.astype(str), sort=True)
+    return codes.astype(np.int64), len(uniques)
+
+
+def _fixed_matrix(cells: pd.DataFrame, fixed: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    blocks = [np.ones((len(cells), 1))]
+    names = ["(intercept)"]
+    for factor in fixed:
+        codes, k = _codes(cells[factor])
+        if k < 2:
+            continue
+        dummies = np.zeros((len(cells), k - 1))
+        rows = np.nonzero(codes > 0)[0]
+        dummies[rows, codes[rows] - 1] = 1.0
+        blocks.append(dummies)
+        names += [f"{factor}[{j}]" for j in range(1, k)]
+    return np.hstack(blocks), names
+
+
+def _full_rank(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Columns of ``x`` kept so that the weighted design has full rank (pivoted QR)."""
+    xw = x * np.sqrt(w)[:, None]
+    _, r, piv = linalg.qr(xw, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    rank = int(np.sum(diag > diag[0] * 1e-9)) if len(diag) else 0
+    return np.sort(piv[:rank])
+
+
+class _Problem:
+    """The REML criterion of one set of groups, from the cells' cross-products."""
+
+    def __init__(self, x: np.ndarray, z: sparse.csr_matrix, sizes: Sequence[int],
+                 w: np.ndarray, n_rows: int):
+        self.x, self.z, self.w, self.n = x, z, w, n_rows
+        self.sizes = list(sizes)
+        self.index = np.repeat(np.arange(len(self.sizes)), self.sizes)
+        zw = z.T.multiply(w).tocsr()
+        self.ztwz = (zw @ z).toarray()
+        self.ztwx = np.asarray(zw @ x)
+        self.xtwx = x.T @ (x * w[:, None])
+        self.p = x.shape[1]
+
+    def data(self, ybar: np.ndarray, ss_within: float) -> tuple[np.ndarray, np.ndarray, float]:
+        wy = self.w * ybar
+        return (np.asarray(self.z.T @ wy).ravel(), self.x.T @ wy,
+                float(ybar @ wy) + float(ss_within))
+
+    def solve(self, theta: np.ndarray, zty: np.ndarray, xty: np.ndarray, yty: float
+              ) -> tuple[float, np.ndarray, float]:
+        """REML deviance, beta and sigma2_e at ``theta`` (relative sds per group)."""
+        lam = theta[self.index]
+        a = self.ztwz * lam[:, None] * lam[None, :]
+        a[np.diag_indices_from(a)] += 1.0
+        chol = linalg.cho_factor(a, lower=True, check_finite=False)
+        lzx = lam[:, None] * self.ztwx
+        lzy = lam * zty
+        cx = linalg.cho_solve(chol, lzx, check_finite=False)
+        cu = linalg.cho_solve(chol, lzy, check_finite=False)
+        xvx = self.xtwx - lzx.T @ cx
+        xvy = xty - lzx.T @ cu
+        try:
+            cholx = linalg.cho_factor(xvx, lower=True, check_finite=False)
+        except linalg.LinAlgError:
+            return np.inf, np.zeros(self.p), np.nan
+        beta = linalg.cho_solve(cholx, xvy, check_finite=False)
+        u = cu - cx @ beta
+        rss = yty - (u @ lzy + beta @ xty)
+        df = self.n - self.p
+        rss = max(rss, 1e-300)
+        logdet = 2 * np.sum(np.log(np.diag(chol[0]))) + 2 * np.sum(np.log(np.diag(cholx[0])))
+        deviance = logdet + df * (1 + np.log(2 * np.pi * rss / df))
+        return float(deviance), beta, rss / df
+
+    def fit(self, zty: np.ndarray, xty: np.ndarray, yty: float,
+            start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float, bool]:
+        k = len(self.sizes)
+        if k == 0:
+            dev, beta, s2 = self.solve(np.zeros(0), zty, xty, yty)
+            return np.zeros(0), beta, s2, True
+        starts = [start] if start is not None else [np.full(k, 0.5), np.full(k, 0.1)]
+        best = None
+        for x0 in starts:
+            res = optimize.minimize(lambda t: self.solve(t, zty, xty, yty)[0], x0,
+                                    method="L-BFGS-B", bounds=[(0.0, None)] * k,
+                                    options={"maxiter": 500})
+            if best is None or res.fun < best.fun:
+                best = res
+        theta = np.asarray(best.x)
+        # a component near zero: compare with the boundary exactly (lme4 does the same)
+        for j in range(k):
+            if 0 < theta[j] < 1e-3:
+                trial = theta.copy()
+                trial[j] = 0.0
+                if self.solve(trial, zty, xty, yty)[0] <= best.fun + 1e-8:
+                    theta = trial
+        _, beta, s2 = self.solve(theta, zty, xty, yty)
+        return theta, beta, s2, bool(best.success)
+
+
+def _cells(table: pd.DataFrame, outcome: str, columns: list[str]) -> pd.DataFrame:
+    y = pd.to_numeric(table[outcome], errors="coerce")
+    keep = y.notna().to_numpy()
+    frame = table.loc[keep, columns].astype(str)
+    frame = frame.assign(_y=y[keep].to_numpy(dtype=float))
+    frame["_y2"] = frame["_y"] ** 2
+    grouped = frame.groupby(columns, sort=True, observed=True)
+    cells = grouped.agg(n=("_y", "size"), total=("_y", "sum"), total2=("_y2", "sum"))
+    return cells.reset_index()
+
+
+def _is_nested(inner: np.ndarray, outer: np.ndarray) -> bool:
+    """Whether every level of ``inner`` occurs with a single level of ``outer``."""
+    pairs = pd.DataFrame({"i": inner, "o": outer}).drop_duplicates()
+    return bool(pairs["i"].is_unique)
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    return _is_nested(a, b) and _is_nested(b, a)
+
+
+def fit_components(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str],
+                   facets: Sequence[str], model: str | None = None,
+                   interactions: bool = True, n_resamples: int = 200,
+                   confidence: float = 0.95, seed: int = 0) -> GStudy:
+    """REML variance components of ``facets`` (and their interactions with ``model``),
+    with the ``fixed`` factors' main effects as fixed effects.
+
+    Parameters
+    ----------
+    table
+        One row per answer (or judgment): the outcome, the fixed factors, the facets.
+    outcome
+        The numeric outcome column (0/1 deviation, or a continuous score).
+    fixed
+        Fixed factors (model and domain factors, prompt factors not declared random).
+    facets
+        Random facets (template, seed, judge ...). A facet with one level, one aliased
+        with an earlier facet, with a fixed factor, or with the residual is left out with
+        a note; the others are still fitted.
+    model
+        The model factor (among ``fixed``) whose interaction with each facet is a
+        component, when ``interactions``.
+    n_resamples
+        Parametric bootstrap draws for the intervals (0: no intervals).
+
+    Returns
+    -------
+    GStudy
+        ``components``: one row per component (columns listed on :class:`GStudy`).
+
+    Raises
+    ------
+    FitError
+        No usable rows, an outcome that does not vary, no facet left to fit.
+    """
+    fixed = [f for f in dict.fromkeys(fixed) if f not in facets]
+    facets = list(dict.fromkeys(facets))
+    missing = [c for c in [outcome, *fixed, *facets] if c not in table.columns]
+    if missing:
+        raise FitError(f"Columns not in the table: {', '.join(map(repr, missing))}.")
+    cells = _cells(table, outcome, [*fixed, *facets])
+    if cells.empty:
+        raise FitError(f"No row has a numeric {outcome!r}: nothing to decompose.")
+    n_rows = int(cells["n"].sum())
+    w = cells["n"].to_numpy(dtype=float)
+    ybar = cells["total"].to_numpy() / w
+    ss_within = float(np.sum(cells["total2"].to_numpy() - cells["total"].to_numpy() * ybar))
+    values = pd.unique(table[outcome].dropna())
+    outcome_kind = "binary" if set(pd.to_numeric(pd.Series(values), errors="coerce")
+                                   .dropna().tolist()) <= {0, 1} else "continuous"
+    if np.allclose(ybar, ybar[0]) and ss_within <= 1e-12:
+        raise FitError(f"{outcome!r} takes a single value on these rows: it has no variance "
+                       f"to decompose.")
+    x_all, _ = _fixed_matrix(cells, fixed)
+    x = x_all[:, _full_rank(x_all, w)]
+    notes: list[str] = []
+    skipped: list[dict[str, Any]] = []
+    if model is not None and model not in fixed:
+        model = None
+    model_codes, n_models = _codes(cells[model]) if model else (None, 1)
+    cell_codes = np.arange(len(cells))
+    groups: list[_Group] = []
+
+    def skip(name: str, facet: str, levels: int, interaction: bool, note: str) -> None:
+        skipped.append({"component": name, "facet": facet, "interaction": interaction,
+                        "levels": levels, "note": note})
+        notes.append(note)
+
+    xtwx_inv = np.linalg.pinv(x.T @ (x * w[:, None]))
+
+    def aliased_with_fixed(codes: np.ndarray, k: int) -> bool:
+        zf = sparse.csr_matrix((np.ones(len(codes)), (np.arange(len(codes)), codes)),
+                               shape=(len(codes), k))
+        zwz = np.asarray((zf.T.multiply(w) @ zf).todense())
+        zwx = np.asarray(zf.T.multiply(w) @ x)
+        resid = zwz - zwx @ xtwx_inv @ zwx.T
+        return bool(np.trace(resid) <= 1e-9 * max(np.trace(zwz), 1e-300))
+
+    for facet in facets:
+        codes, k = _codes(cells[facet])
+        if k < MIN_LEVELS:
+            skip(facet, facet, k, False,
+                 f"{facet!r} has one level ({cells[facet].iloc[0]!r}): a facet needs at "
+                 f"least {MIN_LEVELS} levels to have a variance (its component is not "
+                 f"estimated).")
+            continue
+        if k > MAX_RANDOM_LEVELS:
+            skip(facet, facet, k, False,
+                 f"{facet!r} has {k:,} levels, more than the {MAX_RANDOM_LEVELS:,} this fit "
+                 f"handles: its variance stays in the residual (not estimated).")
+            continue
+        twin = next((g.facet for g in groups if not g.interaction
+                     and _same_partition(codes, g.codes)), None)
+        if twin is not None:
+            skip(facet, facet, k, False,
+                 f"{facet!r} is aliased with {twin!r}: each level of one goes with one level "
+                 f"of the other, so their variances cannot be told apart (reported under "
+                 f"{twin!r}). Cross them (every {facet} with several {twin} levels) to "
+                 f"separate them.")
+            continue
+        if _same_partition(codes, cell_codes) and np.all(w == 1):
+            skip(facet, facet, k, False,
+                 f"{facet!r} identifies every row: its variance cannot be told apart from "
+                 f"the residual (needs 2 or more rows per level and the rest of the design).")
+            continue
+        if aliased_with_fixed(codes, k):
+            skip(facet, facet, k, False,
+                 f"{facet!r} is aliased with the fixed factors (each level of {facet!r} is "
+                 f"one combination of them): its variance is absorbed by their effects.")
+            continue
+        if k < RELIABLE_LEVELS:
+            notes.append(f"{facet!r} has only {k} levels: its variance rests on {k - 1} "
+                         f"degree{'s' if k > 2 else ''} of freedom and its interval is very "
+                         f"wide; {RELIABLE_LEVELS} or more levels (10 or more for a usable "
+                         f"interval) are needed.")
+        groups.append(_Group(facet, facet, codes, k, False))
+        if model and interactions and n_models > 1:
+            pair = codes * n_models + model_codes
+            pair_codes = np.unique(pair, return_inverse=True)[1].ravel()
+            kk = int(pair_codes.max()) + 1
+            name = f"{facet}{_SEP}{model}"
+            crossed = kk > k  # some level of the facet seen with two or more models
+            if not crossed:
+                skip(name, facet, kk, True,
+                     f"{facet!r} is nested in {model!r} (each level with one model): its "
+                     f"interaction with the model is not separate from {facet!r} itself.")
+            elif _same_partition(pair_codes, cell_codes) and np.all(w == 1):
+                skip(name, facet, kk, True,
+                     f"{name!r} identifies every row: it cannot be told apart from the "
+                     f"residual.")
+            else:
+                groups.append(_Group(name, facet, pair_codes.astype(np.int64), kk, True))
+    if sum(g.levels for g in groups) > MAX_RANDOM_LEVELS:
+        raise FitError(f"The facets have {sum(g.levels for g in groups):,} random levels in "
+                       f"all, more than {MAX_RANDOM_LEVELS:,}: fit fewer facets.")
+    if not groups:
+        raise FitError("No facet can be estimated on these rows: "
+                       + " ".join(s["note"] for s in skipped) if skipped else
+                       "No random facet given: name the template, seed or judge column.")
+    z = sparse.hstack([sparse.csr_matrix((np.ones(len(cells)), (cell_codes, g.codes)),
+                                         shape=(len(cells), g.levels)) for g in groups]
+                      ).tocsr()
+    problem = _Problem(x, z, [g.levels for g in groups], w, n_rows)
+    zty, xty, yty = problem.data(ybar, ss_within)
+    theta, beta, s2, converged = problem.fit(zty, xty, yty)
+    if not converged:
+        notes.append("The REML optimiser stopped before convergence: the components are "
+                     "the best point found; treat them as approximate.")
+    variances = np.append(theta ** 2 * s2, s2)
+    criterion = problem.solve(theta, zty, xty, yty)[0]
+    boot = _bootstrap(problem, x, z, beta, variances, groups, w, n_rows, len(cells),
+                      n_resamples, seed, theta) if n_resamples else None
+    names = [g.name for g in groups] + [RESIDUAL]
+    total = variances.sum()
+    rows = []
+    alpha = 1 - confidence
+    for j, name in enumerate(names):
+        grp = groups[j] if j < len(groups) else None
+        row = {"component": name, "facet": grp.facet if grp else RESIDUAL,
+               "interaction": bool(grp.interaction) if grp else False,
+               "levels": grp.levels if grp else n_rows, "variance": variances[j],
+               "sd": np.sqrt(variances[j]), "share": variances[j] / total,
+               "boundary": bool(grp is not None and theta[j] == 0.0), "note": ""}
+        if boot is not None:
+            row["ci_low"], row["ci_high"] = np.quantile(boot[:, j], [alpha / 2, 1 - alpha / 2])
+            shares = boot[:, j] / boot.sum(axis=1)
+            row["share_ci_low"], row["share_ci_high"] = np.quantile(
+                shares, [alpha / 2, 1 - alpha / 2])
+        else:
+            row.update(ci_low=np.nan, ci_high=np.nan, share_ci_low=np.nan, share_ci_high=np.nan)
+        if row["boundary"]:
+            row["note"] = (f"estimated at zero (the boundary): no {name} variance beyond the "
+                           f"residual on these rows")
+            notes.append(f"{name!r}: {row['note']}; its interval starts at 0.")
+        elif grp is not None and grp.levels < RELIABLE_LEVELS:
+            row["note"] = f"only {grp.levels} levels: very wide interval"
+        rows.append(row)
+    for s in skipped:
+        rows.append({**s, "variance": np.nan, "sd": np.nan, "share": np.nan,
+                     "ci_low": np.nan, "ci_high": np.nan, "share_ci_low": np.nan,
+                     "share_ci_high": np.nan, "boundary": False})
+    columns = ["component", "facet", "interaction", "levels", "variance", "sd", "share",
+               "ci_low", "ci_high", "share_ci_low", "share_ci_high", "boundary", "note"]
+    components = pd.DataFrame(rows)[columns]
+    nested_in = {g.facet: [h.facet for h in groups if h is not g and not h.interaction
+                           and _is_nested(g.codes, h.codes)]
+                 for g in groups if not g.interaction}
+    return GStudy(components, list(dict.fromkeys(notes)), fixed, facets, model, outcome_kind,
+                  n_rows, len(cells), confidence, int(n_resamples), converged, criterion, beta,
+                  cells.assign(_ybar=ybar), groups, nested_in)
+
+
+def _bootstrap(problem: _Problem, x: np.ndarray, z: sparse.csr_matrix, beta: np.ndarray,
+               variances: np.ndarray, groups: list[_Group], w: np.ndarray, n_rows: int,
+               n_cells: int, n_resamples: int, seed: int, theta: np.ndarray) -> np.ndarray:
+    """Variances refitted on ``n_resamples`` draws of the cells' sufficient statistics
+    from the fitted Gaussian model (rows: draws; columns: groups then the residual)."""
+    rng = np.random.default_rng(seed)
+    mean = x @ beta
+    s2 = variances[-1]
+    out = np.empty((n_resamples, len(variances)))
+    for b in range(n_resamples):
+        u = np.concatenate([rng.normal(0, np.sqrt(v), g.levels)
+                            for g, v in zip(groups, variances[:-1])])
+        ybar = mean + z @ u + rng.normal(0, 1, n_cells) * np.sqrt(s2 / w)
+        ss_within = s2 * rng.chisquare(n_rows - n_cells) if n_rows > n_cells else 0.0
+        zty, xty, yty = problem.data(ybar, ss_within)
+        th, _, s2b, _ = problem.fit(zty, xty, yty, start=np.maximum(theta, 0.05))
+        out[b] = np.append(th ** 2 * s2b, s2b)
+    return out
+
+
+def _contribution(gs: GStudy, a: np.ndarray) -> dict[str, float]:
+    """Variance of the linear functional ``sum_c a_c ybar_c`` by component."""
+    w = gs.cells["n"].to_numpy(dtype=float)
+    out = {}
+    for g in gs.groups:
+        per_level = np.bincount(g.codes, weights=a, minlength=g.levels)
+        out[g.name] = gs.variance(g.name) * float(per_level @ per_level)
+    out[RESIDUAL] = gs.variance(RESIDUAL) * float(np.sum(a ** 2 / w))
+    return out
+
+
+def _df(gs: GStudy, parts: Mapping[str, float]) -> float:
+    """Satterthwaite degrees of freedom of a sum of components (each with levels - 1)."""
+    levels = {g.name: g.levels for g in gs.groups}
+    total = sum(parts.values())
+    denom = 0.0
+    for name, v in parts.items():
+        df = (levels[name] - 1) if name in levels else max(gs.n_rows - len(gs.beta), 1)
+        denom += v ** 2 / max(df, 1)
+    return float(total ** 2 / denom) if denom > 0 else np.inf
+
+
+def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
+                confidence: float | None = None) -> pd.DataFrame:
+    """Sampling and total-error intervals of the headline numbers: each model's rate,
+    the difference between each model and the first, and each value's rate and log
+    disparity (LD, value vs the other rows) of ``subgroup_factors`` (fixed factors).
+
+    The sampling interval treats the rows as independent (binomial for a 0/1 outcome,
+    ``s / sqrt(n)`` otherwise): the usual interval. The total-error variance is the
+    residual's (``sigma2_e * sum_c a_c^2 / n_c``) plus the variance each facet
+    contributes to the number (``sigma2_g * sum_l a_l^2`` for the number's weights
+    ``a_l`` on the levels of group ``g``), with Satterthwaite degrees of
+    freedom (each component ``levels - 1``) and a t quantile; an LD by the delta method
+    on the log scale.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per number: ``quantity`` (``rate``, ``difference``, ``subgroup rate``,
+        ``log disparity``), ``label``, ``estimate``, ``n``, ``se_sampling``,
+        ``ci_low_sampling``, ``ci_high_sampling``, ``se_total``, ``df_total``, ``ci_low``,
+        ``ci_high``, ``se_ratio`` (total / sampling), ``dominant`` (the component adding
+        the most variance) and one ``share_<component>`` column per component (its share
+        of the total variance of the number).
+    """
+    level = gs.confidence if confidence is None else confidence
+    z = stats.norm.ppf(0.5 + level / 2)
+    cells = gs.cells
+    w = cells["n"].to_numpy(dtype=float)
+    ybar = cells["_ybar"].to_numpy()
+    binary = gs.outcome_kind == "binary"
+    rows: list[dict[str, Any]] = []
+
+    def weights(mask: np.ndarray) -> tuple[np.ndarray, float, float]:
+        n = w[mask].sum()
+        a = np.where(mask, w / n, 0.0)
+        return a, float(a @ ybar), float(n)
+
+    def within_var(mask: np.ndarray, mean: float, n: float) -> float:
+        if binary:
+            return mean * (1 - mean) / n
+        total2 = cells["total2"].to_numpy()[mask].sum()
+        return (total2 / n - mean ** 2) * n / max(n - 1, 1) / n
+
+    def add(quantity: str, label: str, estimate: float, n: float, var_s: float,
+            a: np.ndarray) -> None:
+        parts = _contribution(gs, a)
+        var_t = sum(parts.values())
+        df = _df(gs, parts)
+        t = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else z
+        se_s, se_t = np.sqrt(var_s), np.sqrt(var_t)
+        facet_parts = {k: v for k, v in parts.items() if k != RESIDUAL}
+        dominant = max(parts, key=parts.get) if parts else ""
+        row = {"quantity": quantity, "label": label, "estimate": estimate, "n": int(n),
+               "se_sampling": se_s, "ci_low_sampling": estimate - z * se_s,
+               "ci_high_sampling": estimate + z * se_s, "se_total": se_t, "df_total": df,
+               "ci_low": estimate - t * se_t, "ci_high": estimate + t * se_t,
+               "se_ratio": se_t / se_s if se_s > 0 else np.nan,
+               "dominant": dominant if facet_parts else RESIDUAL}
+        for k, v in parts.items():
+            row[f"share_{k}"] = v / var_t if var_t > 0 else np.nan
+        rows.append(row)
+
+    models = [None]
+    if gs.model:
+        models = list(pd.unique(cells[gs.model]))
+    masks = {m: (cells[gs.model] == m).to_numpy() if m is not None
+             else np.ones(len(cells), bool) for m in models}
+    stats_of = {m: weights(mask) for m, mask in masks.items()}
+    for m in models:
+        a, mean, n = stats_of[m]
+        add("rate", f"{gs.model} = {m}" if m is not None else "all rows", mean, n,
+            within_var(masks[m], mean, n), a)
+    for m in models[1:]:
+        a0, m0, n0 = stats_of[models[0]]
+        a1, m1, n1 = stats_of[m]
+        var_s = within_var(masks[m], m1, n1) + within_var(masks[models[0]], m0, n0)
+        add("difference", f"{m} - {models[0]}", m1 - m0, n0 + n1, var_s, a1 - a0)
+    for factor in subgroup_factors:
+        if factor not in cells.columns or factor == gs.model:
+            continue
+        for value in pd.unique(cells[factor]):
+            inside = (cells[factor] == value).to_numpy()
+            if inside.all():
+                continue
+            a_in, r_in, n_in = weights(inside)
+            a_out, r_out, n_out = weights(~inside)
+            label = f"{factor} = {value}"
+            add("subgroup rate", label, r_in, n_in, within_var(inside, r_in, n_in), a_in)
+            if r_in > 0 and r_out > 0:
+                var_s = (within_var(inside, r_in, n_in) / r_in ** 2
+                         + within_var(~inside, r_out, n_out) / r_out ** 2)
+                add("log disparity", label, float(np.log(r_in / r_out)), n_in, var_s,
+                    a_in / r_in - a_out / r_out)
+    return pd.DataFrame(rows)
