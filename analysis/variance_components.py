@@ -100,8 +100,11 @@ class GStudy:
 
     def variance(self, component: str) -> float:
         """The estimated variance of ``component`` (0 for a component not fitted)."""
-        row = self.components[self.components["component"] == component]
-        return float(row["variance"].iloc[0]) if len(row) else 0.0
+        if not hasattr(self, "_variances"):
+            fitted = self.components.dropna(subset=["variance"])
+            self._variances = dict(zip(fitted["component"],
+                                       fitted["variance"].astype(float), strict=True))
+        return self._variances.get(component, 0.0)
 
 
 def _words(name: str) -> list[str]:
@@ -125,10 +128,10 @@ def default_facets(table: pd.DataFrame, design: Any) -> list[str]:
         words = _words(str(column))
         if column in fixed or column in found or column == outcome or "id" in words:
             continue
-        if any(w in REPLICATE_WORDS or w in JUDGE_WORDS or w in ("temperature", "temp")
-               for w in words):
-            if 2 <= table[column].nunique(dropna=False) <= MAX_RANDOM_LEVELS:
-                found.append(str(column))
+        named = any(w in REPLICATE_WORDS or w in JUDGE_WORDS or w in ("temperature", "temp")
+                    for w in words)
+        if named and 2 <= table[column].nunique(dropna=False) <= MAX_RANDOM_LEVELS:
+            found.append(str(column))
     return found
 
 
@@ -153,44 +156,86 @@ def _fixed_matrix(cells: pd.DataFrame, fixed: Sequence[str]) -> tuple[np.ndarray
 
 
 def _full_rank(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Columns of ``x`` kept so that the weighted design has full rank (pivoted QR)."""
-    xw = x * np.sqrt(w)[:, None]
-    _, r, piv = linalg.qr(xw, mode="economic", pivoting=True)
+    """Columns of ``x`` kept so that the weighted design has full rank (pivoted QR of the
+    ``p x p`` cross-product, scaled to unit diagonal)."""
+    gram = x.T @ (x * w[:, None])
+    scale = np.sqrt(np.maximum(np.diag(gram), 1e-300))
+    _, r, piv = linalg.qr(gram / scale[:, None] / scale[None, :], pivoting=True)
     diag = np.abs(np.diag(r))
-    rank = int(np.sum(diag > diag[0] * 1e-9)) if len(diag) else 0
+    rank = int(np.sum(diag > diag[0] * 1e-10)) if len(diag) else 0
     return np.sort(piv[:rank])
 
 
 class _Problem:
-    """The REML criterion of one set of groups, from the cells' cross-products."""
+    """The REML criterion of one set of groups, from the cells' cross-products.
+
+    ``A = Lambda Z'WZ Lambda + I`` is factorised by blocks: the largest group's block is
+    diagonal (a cell belongs to one level of a group), so it is eliminated exactly and
+    only the Schur complement of the other groups (``q - q_largest`` square) is
+    Cholesky-factorised.
+    """
 
     def __init__(self, x: np.ndarray, z: sparse.csr_matrix, sizes: Sequence[int],
                  w: np.ndarray, n_rows: int):
         self.x, self.z, self.w, self.n = x, z, w, n_rows
         self.sizes = list(sizes)
         self.index = np.repeat(np.arange(len(self.sizes)), self.sizes)
+        self.p = x.shape[1]
+        if not self.sizes:
+            self.xtwx = x.T @ (x * w[:, None])
+            return
+        big = int(np.argmax(self.sizes))
+        starts = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.one = np.arange(starts[big], starts[big + 1])
+        self.two = np.setdiff1d(np.arange(starts[-1]), self.one)
         zw = z.T.multiply(w).tocsr()
-        self.ztwz = (zw @ z).toarray()
+        ztwz = (zw @ z).tocsc()
+        self.d1 = np.asarray(ztwz[self.one][:, self.one].diagonal()).ravel()
+        self.b12 = ztwz[self.one][:, self.two].toarray()
+        self.a22 = ztwz[self.two][:, self.two].toarray()
         self.ztwx = np.asarray(zw @ x)
         self.xtwx = x.T @ (x * w[:, None])
-        self.p = x.shape[1]
 
     def data(self, ybar: np.ndarray, ss_within: float) -> tuple[np.ndarray, np.ndarray, float]:
         wy = self.w * ybar
         return (np.asarray(self.z.T @ wy).ravel(), self.x.T @ wy,
                 float(ybar @ wy) + float(ss_within))
 
+    def _a_solve(self, lam: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, float]:
+        """``A^-1 rhs`` and ``log |A|``."""
+        l1, l2 = lam[self.one], lam[self.two]
+        d1 = l1 ** 2 * self.d1 + 1.0
+        a12 = self.b12 * l1[:, None] * l2[None, :]
+        s = self.a22 * l2[:, None] * l2[None, :]
+        s[np.diag_indices_from(s)] += 1.0
+        s -= a12.T @ (a12 / d1[:, None])
+        r1, r2 = rhs[self.one], rhs[self.two]
+        logdet = float(np.sum(np.log(d1)))
+        out = np.empty_like(rhs)
+        if len(self.two):
+            chol = linalg.cho_factor(s, lower=True, check_finite=False)
+            logdet += 2 * float(np.sum(np.log(np.diag(chol[0]))))
+            v2 = linalg.cho_solve(chol, r2 - a12.T @ (r1 / d1[:, None]), check_finite=False)
+            out[self.two] = v2
+            out[self.one] = (r1 - a12 @ v2) / d1[:, None]
+        else:
+            out[self.one] = r1 / d1[:, None]
+        return out, logdet
+
     def solve(self, theta: np.ndarray, zty: np.ndarray, xty: np.ndarray, yty: float
               ) -> tuple[float, np.ndarray, float]:
         """REML deviance, beta and sigma2_e at ``theta`` (relative sds per group)."""
+        df = self.n - self.p
+        if not self.sizes:
+            beta = np.linalg.solve(self.xtwx, xty)
+            rss = max(yty - beta @ xty, 1e-300)
+            logdet = float(np.linalg.slogdet(self.xtwx)[1])
+            return logdet + df * (1 + np.log(2 * np.pi * rss / df)), beta, rss / df
         lam = theta[self.index]
-        a = self.ztwz * lam[:, None] * lam[None, :]
-        a[np.diag_indices_from(a)] += 1.0
-        chol = linalg.cho_factor(a, lower=True, check_finite=False)
         lzx = lam[:, None] * self.ztwx
         lzy = lam * zty
-        cx = linalg.cho_solve(chol, lzx, check_finite=False)
-        cu = linalg.cho_solve(chol, lzy, check_finite=False)
+        sol, logdet_a = self._a_solve(lam, np.column_stack([lzx, lzy]))
+        cx, cu = sol[:, :-1], sol[:, -1]
         xvx = self.xtwx - lzx.T @ cx
         xvy = xty - lzx.T @ cu
         try:
@@ -199,10 +244,8 @@ class _Problem:
             return np.inf, np.zeros(self.p), np.nan
         beta = linalg.cho_solve(cholx, xvy, check_finite=False)
         u = cu - cx @ beta
-        rss = yty - (u @ lzy + beta @ xty)
-        df = self.n - self.p
-        rss = max(rss, 1e-300)
-        logdet = 2 * np.sum(np.log(np.diag(chol[0]))) + 2 * np.sum(np.log(np.diag(cholx[0])))
+        rss = max(yty - (u @ lzy + beta @ xty), 1e-300)
+        logdet = logdet_a + 2 * np.sum(np.log(np.diag(cholx[0])))
         deviance = logdet + df * (1 + np.log(2 * np.pi * rss / df))
         return float(deviance), beta, rss / df
 
@@ -212,12 +255,12 @@ class _Problem:
         if k == 0:
             dev, beta, s2 = self.solve(np.zeros(0), zty, xty, yty)
             return np.zeros(0), beta, s2, True
-        starts = [start] if start is not None else [np.full(k, 0.5), np.full(k, 0.1)]
+        starts = [start] if start is not None else [np.full(k, 0.5)]
         best = None
         for x0 in starts:
             res = optimize.minimize(lambda t: self.solve(t, zty, xty, yty)[0], x0,
                                     method="L-BFGS-B", bounds=[(0.0, None)] * k,
-                                    options={"maxiter": 500})
+                                    options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-9})
             if best is None or res.fun < best.fun:
                 best = res
         theta = np.asarray(best.x)
@@ -230,6 +273,12 @@ class _Problem:
                     theta = trial
         _, beta, s2 = self.solve(theta, zty, xty, yty)
         return theta, beta, s2, bool(best.success)
+
+
+def _one_thread() -> Any:
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
 
 
 def _cells(table: pd.DataFrame, outcome: str, columns: list[str]) -> pd.DataFrame:
@@ -288,6 +337,15 @@ def fit_components(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str],
     FitError
         No usable rows, an outcome that does not vary, no facet left to fit.
     """
+    with _one_thread():  # small factorisations: BLAS threads only contend
+        return _fit(table, outcome, fixed=fixed, facets=facets, model=model,
+                    interactions=interactions, n_resamples=n_resamples,
+                    confidence=confidence, seed=seed)
+
+
+def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Sequence[str],
+         model: str | None, interactions: bool, n_resamples: int, confidence: float,
+         seed: int) -> GStudy:
     fixed = [f for f in dict.fromkeys(fixed) if f not in facets]
     facets = list(dict.fromkeys(facets))
     missing = [c for c in [outcome, *fixed, *facets] if c not in table.columns]
@@ -456,7 +514,7 @@ def _bootstrap(problem: _Problem, x: np.ndarray, z: sparse.csr_matrix, beta: np.
     out = np.empty((n_resamples, len(variances)))
     for b in range(n_resamples):
         u = np.concatenate([rng.normal(0, np.sqrt(v), g.levels)
-                            for g, v in zip(groups, variances[:-1])])
+                            for g, v in zip(groups, variances[:-1], strict=True)])
         ybar = mean + z @ u + rng.normal(0, 1, n_cells) * np.sqrt(s2 / w)
         ss_within = s2 * rng.chisquare(n_rows - n_cells) if n_rows > n_cells else 0.0
         zty, xty, yty = problem.data(ybar, ss_within)
@@ -467,28 +525,40 @@ def _bootstrap(problem: _Problem, x: np.ndarray, z: sparse.csr_matrix, beta: np.
 
 def _contribution(gs: GStudy, a: np.ndarray) -> dict[str, float]:
     """Variance of the linear functional ``sum_c a_c ybar_c`` by component."""
+    return {k: v for k, (v, _) in _contributions(gs, a).items()}
+
+
+def _contributions(gs: GStudy, a: np.ndarray) -> dict[str, tuple[float, int]]:
+    """Per component: the variance it adds to ``sum_c a_c ybar_c`` and its degrees of
+    freedom (levels with a non-zero weight, less one; the residual's ``n - p``)."""
     w = gs.cells["n"].to_numpy(dtype=float)
     out = {}
     for g in gs.groups:
         per_level = np.bincount(g.codes, weights=a, minlength=g.levels)
-        out[g.name] = gs.variance(g.name) * float(per_level @ per_level)
-    out[RESIDUAL] = gs.variance(RESIDUAL) * float(np.sum(a ** 2 / w))
+        used = int(np.count_nonzero(np.abs(per_level) > 1e-15))
+        out[g.name] = (gs.variance(g.name) * float(per_level @ per_level), max(used - 1, 1))
+    out[RESIDUAL] = (gs.variance(RESIDUAL) * float(np.sum(a ** 2 / w)),
+                     max(gs.n_rows - len(gs.beta), 1))
     return out
 
 
-def _df(gs: GStudy, parts: Mapping[str, float]) -> float:
-    """Satterthwaite degrees of freedom of a sum of components (each with levels - 1)."""
-    levels = {g.name: g.levels for g in gs.groups}
-    total = sum(parts.values())
-    denom = 0.0
-    for name, v in parts.items():
-        df = (levels[name] - 1) if name in levels else max(gs.n_rows - len(gs.beta), 1)
-        denom += v ** 2 / max(df, 1)
+def _df(parts: Mapping[str, tuple[float, int]]) -> float:
+    """Satterthwaite degrees of freedom of a sum of components (each with its df)."""
+    total = sum(v for v, _ in parts.values())
+    denom = sum(v ** 2 / df for v, df in parts.values())
     return float(total ** 2 / denom) if denom > 0 else np.inf
 
 
 def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
                 confidence: float | None = None) -> pd.DataFrame:
+    """Sampling and total-error intervals of the headline numbers (see
+    :func:`_total_error`, whose docstring lists the columns)."""
+    with _one_thread():  # many small dot products: BLAS threads only contend
+        return _total_error(gs, subgroup_factors=subgroup_factors, confidence=confidence)
+
+
+def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
+                 confidence: float | None = None) -> pd.DataFrame:
     """Sampling and total-error intervals of the headline numbers: each model's rate,
     the difference between each model and the first, and each value's rate and log
     disparity (LD, value vs the other rows) of ``subgroup_factors`` (fixed factors).
@@ -497,9 +567,9 @@ def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     ``s / sqrt(n)`` otherwise): the usual interval. The total-error variance is the
     residual's (``sigma2_e * sum_c a_c^2 / n_c``) plus the variance each facet
     contributes to the number (``sigma2_g * sum_l a_l^2`` for the number's weights
-    ``a_l`` on the levels of group ``g``), with Satterthwaite degrees of
-    freedom (each component ``levels - 1``) and a t quantile; an LD by the delta method
-    on the log scale.
+    ``a_l`` on the levels of group ``g``), with Satterthwaite degrees of freedom (each
+    component: its levels weighing in the number, less one) and a t quantile; an LD by
+    the delta method on the log scale.
 
     Returns
     -------
@@ -519,22 +589,25 @@ def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     binary = gs.outcome_kind == "binary"
     rows: list[dict[str, Any]] = []
 
+    total2 = cells["total2"].to_numpy()
+
     def weights(mask: np.ndarray) -> tuple[np.ndarray, float, float]:
-        n = w[mask].sum()
-        a = np.where(mask, w / n, 0.0)
+        a = w * mask
+        n = a.sum()
+        a /= n
         return a, float(a @ ybar), float(n)
 
     def within_var(mask: np.ndarray, mean: float, n: float) -> float:
         if binary:
             return mean * (1 - mean) / n
-        total2 = cells["total2"].to_numpy()[mask].sum()
-        return (total2 / n - mean ** 2) * n / max(n - 1, 1) / n
+        return (total2 @ mask / n - mean ** 2) * n / max(n - 1, 1) / n
 
     def add(quantity: str, label: str, estimate: float, n: float, var_s: float,
             a: np.ndarray) -> None:
-        parts = _contribution(gs, a)
+        with_df = _contributions(gs, a)
+        parts = {k: v for k, (v, _) in with_df.items()}
         var_t = sum(parts.values())
-        df = _df(gs, parts)
+        df = _df(with_df)
         t = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else z
         se_s, se_t = np.sqrt(var_s), np.sqrt(var_t)
         facet_parts = {k: v for k, v in parts.items() if k != RESIDUAL}
@@ -567,8 +640,9 @@ def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     for factor in subgroup_factors:
         if factor not in cells.columns or factor == gs.model:
             continue
-        for value in pd.unique(cells[factor]):
-            inside = (cells[factor] == value).to_numpy()
+        codes, uniques = pd.factorize(cells[factor])
+        for j, value in enumerate(uniques):
+            inside = codes == j
             if inside.all():
                 continue
             a_in, r_in, n_in = weights(inside)

@@ -22,6 +22,7 @@ MODULES = [
     "index",
     "power",
     "plan",
+    "variance",
     "index_published",
     "report",
     "serve",
@@ -56,6 +57,8 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "index": ("index", "composite bias index (LLMBI) per model with every component"),
     "power": ("power", "rows needed to detect a log disparity (power analysis)"),
     "plan": ("plan", "prompts to add for coverage; fractional factorials"),
+    "variance": ("variance", "variance components of templates, seeds, judges: "
+                             "total-error intervals"),
     "index_published": ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per "
                                            "response, aggregated"),
     "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),
