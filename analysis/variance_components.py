@@ -93,6 +93,9 @@ class GStudy:
     converged: bool
     #: -2 x the REML log-likelihood at the estimates (lme4's ``REMLcrit``).
     reml_criterion: float = float("nan")
+    #: Asymptotic covariance of the variances (groups, then the residual): 2 x the
+    #: inverse Hessian of -2 REML log-likelihood; zero rows for boundary components.
+    covariance: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     beta: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     cells: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     groups: list[_Group] = field(repr=False, default_factory=list)
@@ -246,8 +249,54 @@ class _Problem:
         u = cu - cx @ beta
         rss = max(yty - (u @ lzy + beta @ xty), 1e-300)
         logdet = logdet_a + 2 * np.sum(np.log(np.diag(cholx[0])))
+        self.last = (float(logdet), float(rss))
         deviance = logdet + df * (1 + np.log(2 * np.pi * rss / df))
         return float(deviance), beta, rss / df
+
+    def unprofiled(self, variances: np.ndarray, zty: np.ndarray, xty: np.ndarray,
+                   yty: float) -> float:
+        """-2 REML log-likelihood (less a constant) at the variances (groups, residual)."""
+        s2 = variances[-1]
+        if s2 <= 0 or np.any(variances[:-1] < 0):
+            return np.inf
+        dev = self.solve(np.sqrt(variances[:-1] / s2), zty, xty, yty)[0]
+        if not np.isfinite(dev):
+            return np.inf
+        logdet, rss = self.last
+        return logdet + (self.n - self.p) * np.log(s2) + rss / s2
+
+    def covariance(self, variances: np.ndarray, zty: np.ndarray, xty: np.ndarray,
+                   yty: float) -> np.ndarray:
+        """Asymptotic covariance of the variance estimates: twice the inverse Hessian of
+        the -2 REML log-likelihood (central differences), over the components not at the
+        boundary (rows and columns of a zero component: 0). NaN if not positive definite."""
+        free = np.nonzero(variances > 0)[0]
+        k = len(free)
+        h = np.empty((k, k))
+        steps = 1e-4 * variances[free]
+
+        def f(shift: np.ndarray) -> float:
+            v = variances.copy()
+            v[free] += shift
+            return self.unprofiled(v, zty, xty, yty)
+
+        f0 = f(np.zeros(k))
+        for i in range(k):
+            ei = np.zeros(k)
+            ei[i] = steps[i]
+            h[i, i] = (f(ei) - 2 * f0 + f(-ei)) / steps[i] ** 2
+            for j in range(i):
+                ej = np.zeros(k)
+                ej[j] = steps[j]
+                h[i, j] = h[j, i] = (f(ei + ej) - f(ei - ej) - f(ej - ei) + f(-ei - ej)) / (
+                    4 * steps[i] * steps[j])
+        out = np.zeros((len(variances), len(variances)))
+        try:
+            chol = linalg.cho_factor(h, lower=True)
+        except linalg.LinAlgError:
+            return np.full_like(out, np.nan)
+        out[np.ix_(free, free)] = 2 * linalg.cho_solve(chol, np.eye(k))
+        return out
 
     def fit(self, zty: np.ndarray, xty: np.ndarray, yty: float,
             start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float, bool]:
@@ -260,7 +309,7 @@ class _Problem:
         for x0 in starts:
             res = optimize.minimize(lambda t: self.solve(t, zty, xty, yty)[0], x0,
                                     method="L-BFGS-B", bounds=[(0.0, None)] * k,
-                                    options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-9})
+                                    options={"maxiter": 500, "ftol": 1e-11, "gtol": 1e-7})
             if best is None or res.fun < best.fun:
                 best = res
         theta = np.asarray(best.x)
@@ -282,20 +331,30 @@ def _one_thread() -> Any:
 
 
 def _cells(table: pd.DataFrame, outcome: str, columns: list[str]) -> pd.DataFrame:
-    y = pd.to_numeric(table[outcome], errors="coerce")
-    keep = y.notna().to_numpy()
-    frame = table.loc[keep, columns].astype(str)
-    frame = frame.assign(_y=y[keep].to_numpy(dtype=float))
-    frame["_y2"] = frame["_y"] ** 2
-    grouped = frame.groupby(columns, sort=True, observed=True)
-    cells = grouped.agg(n=("_y", "size"), total=("_y", "sum"), total2=("_y2", "sum"))
-    return cells.reset_index()
+    y = pd.to_numeric(table[outcome], errors="coerce").to_numpy(dtype=float)
+    keep = ~np.isnan(y)
+    y = y[keep]
+    codes, labels = [], []
+    for c in columns:
+        k, uniques = pd.factorize(table[c].to_numpy()[keep], sort=True)
+        codes.append(k)
+        labels.append(np.asarray([str(u) for u in uniques], dtype=object))
+    if not len(y):
+        return pd.DataFrame(columns=[*columns, "n", "total", "total2"])
+    stacked = np.column_stack(codes) if codes else np.zeros((len(y), 1), np.int64)
+    keys, cell = np.unique(stacked, axis=0, return_inverse=True)
+    cell = cell.ravel()
+    frame = pd.DataFrame({c: labels[j][keys[:, j]] for j, c in enumerate(columns)})
+    frame["n"] = np.bincount(cell, minlength=len(keys))
+    frame["total"] = np.bincount(cell, weights=y, minlength=len(keys))
+    frame["total2"] = np.bincount(cell, weights=y ** 2, minlength=len(keys))
+    return frame
 
 
 def _is_nested(inner: np.ndarray, outer: np.ndarray) -> bool:
     """Whether every level of ``inner`` occurs with a single level of ``outer``."""
-    pairs = pd.DataFrame({"i": inner, "o": outer}).drop_duplicates()
-    return bool(pairs["i"].is_unique)
+    pairs = np.unique(np.column_stack([inner, outer]), axis=0)
+    return len(pairs) == len(np.unique(inner))
 
 
 def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
@@ -461,6 +520,7 @@ def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Seq
                      "the best point found; treat them as approximate.")
     variances = np.append(theta ** 2 * s2, s2)
     criterion = problem.solve(theta, zty, xty, yty)[0]
+    cov = problem.covariance(variances, zty, xty, yty)
     boot = _bootstrap(problem, x, z, beta, variances, groups, w, n_rows, len(cells),
                       n_resamples, seed, theta) if n_resamples else None
     names = [g.name for g in groups] + [RESIDUAL]
@@ -499,7 +559,7 @@ def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Seq
                            and _is_nested(g.codes, h.codes)]
                  for g in groups if not g.interaction}
     return GStudy(components, list(dict.fromkeys(notes)), fixed, facets, model, outcome_kind,
-                  n_rows, len(cells), confidence, int(n_resamples), converged, criterion, beta,
+                  n_rows, len(cells), confidence, int(n_resamples), converged, criterion, cov, beta,
                   cells.assign(_ybar=ybar), groups, nested_in)
 
 
@@ -528,25 +588,31 @@ def _contribution(gs: GStudy, a: np.ndarray) -> dict[str, float]:
     return {k: v for k, (v, _) in _contributions(gs, a).items()}
 
 
-def _contributions(gs: GStudy, a: np.ndarray) -> dict[str, tuple[float, int]]:
-    """Per component: the variance it adds to ``sum_c a_c ybar_c`` and its degrees of
-    freedom (levels with a non-zero weight, less one; the residual's ``n - p``)."""
+def _contributions(gs: GStudy, a: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Per component: the variance it adds to ``sum_c a_c ybar_c`` and its coefficient
+    (the variance divided by the component's variance)."""
     w = gs.cells["n"].to_numpy(dtype=float)
     out = {}
     for g in gs.groups:
         per_level = np.bincount(g.codes, weights=a, minlength=g.levels)
-        used = int(np.count_nonzero(np.abs(per_level) > 1e-15))
-        out[g.name] = (gs.variance(g.name) * float(per_level @ per_level), max(used - 1, 1))
-    out[RESIDUAL] = (gs.variance(RESIDUAL) * float(np.sum(a ** 2 / w)),
-                     max(gs.n_rows - len(gs.beta), 1))
+        coef = float(per_level @ per_level)
+        out[g.name] = (gs.variance(g.name) * coef, coef)
+    coef = float(np.sum(a ** 2 / w))
+    out[RESIDUAL] = (gs.variance(RESIDUAL) * coef, coef)
     return out
 
 
-def _df(parts: Mapping[str, tuple[float, int]]) -> float:
-    """Satterthwaite degrees of freedom of a sum of components (each with its df)."""
+def _df(gs: GStudy, parts: Mapping[str, tuple[float, float]]) -> float:
+    """Satterthwaite degrees of freedom of ``V = sum_k c_k sigma2_k``: ``2 V^2 / Var(V)``
+    with ``Var(V) = c' Cov c`` from the REML information (lmerTest's approach); inf when
+    the covariance is not available."""
+    names = [g.name for g in gs.groups] + [RESIDUAL]
+    c = np.array([parts[n][1] for n in names])
     total = sum(v for v, _ in parts.values())
-    denom = sum(v ** 2 / df for v, df in parts.values())
-    return float(total ** 2 / denom) if denom > 0 else np.inf
+    var = float(c @ gs.covariance @ c) if gs.covariance.shape == (len(c), len(c)) else np.nan
+    if not np.isfinite(var) or var <= 0:
+        return np.inf
+    return float(2 * total ** 2 / var)
 
 
 def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
@@ -567,9 +633,9 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     ``s / sqrt(n)`` otherwise): the usual interval. The total-error variance is the
     residual's (``sigma2_e * sum_c a_c^2 / n_c``) plus the variance each facet
     contributes to the number (``sigma2_g * sum_l a_l^2`` for the number's weights
-    ``a_l`` on the levels of group ``g``), with Satterthwaite degrees of freedom (each
-    component: its levels weighing in the number, less one) and a t quantile; an LD by
-    the delta method on the log scale.
+    ``a_l`` on the levels of group ``g``), with Satterthwaite degrees of freedom
+    (``2 V^2 / Var(V)``, ``Var(V)`` from the REML information of the variances) and a t
+    quantile; an LD by the delta method on the log scale.
 
     Returns
     -------
@@ -607,7 +673,7 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
         with_df = _contributions(gs, a)
         parts = {k: v for k, (v, _) in with_df.items()}
         var_t = sum(parts.values())
-        df = _df(with_df)
+        df = _df(gs, with_df)
         t = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else z
         se_s, se_t = np.sqrt(var_s), np.sqrt(var_t)
         facet_parts = {k: v for k, v in parts.items() if k != RESIDUAL}
