@@ -637,6 +637,12 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     (``2 V^2 / Var(V)``, ``Var(V)`` from the REML information of the variances) and a t
     quantile; an LD by the delta method on the log scale.
 
+    A component REML puts at zero (the boundary) adds nothing, so a facet whose variance
+    is real but not detected would shrink the interval to the sampling one. The floor:
+    the largest cluster-robust (CR1) variance of the number over one facet's levels;
+    when it exceeds the model's variance it is used, with that facet's ``G - 1`` df (the
+    classic interval over templates; exact for one balanced facet).
+
     Returns
     -------
     pandas.DataFrame
@@ -644,8 +650,9 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
         ``log disparity``), ``label``, ``estimate``, ``n``, ``se_sampling``,
         ``ci_low_sampling``, ``ci_high_sampling``, ``se_total``, ``df_total``, ``ci_low``,
         ``ci_high``, ``se_ratio`` (total / sampling), ``dominant`` (the component adding
-        the most variance) and one ``share_<component>`` column per component (its share
-        of the total variance of the number).
+        the most variance), ``cluster_floor`` (the facet whose cluster-robust variance
+        was used, when larger than the model's; else empty) and one ``share_<component>``
+        column per component (its share of the total variance of the number).
     """
     level = gs.confidence if confidence is None else confidence
     z = stats.norm.ppf(0.5 + level / 2)
@@ -668,12 +675,35 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
             return mean * (1 - mean) / n
         return (total2 @ mask / n - mean ** 2) * n / max(n - 1, 1) / n
 
+    mains = [g for g in gs.groups if not g.interaction]
+
+    def robust(a: np.ndarray, mu: np.ndarray) -> tuple[float, float, str]:
+        """The largest cluster-robust variance over one facet (CR1: G / (G - 1) x the
+        sum over its levels of the squared weighted residual sums), its G - 1 and the
+        facet: the floor of the total-error variance when REML puts a facet at zero."""
+        best = (0.0, np.inf, "")
+        for g in mains:
+            sums = np.bincount(g.codes, weights=a * (ybar - mu), minlength=g.levels)
+            used = int(np.count_nonzero(np.bincount(g.codes, weights=np.abs(a),
+                                                    minlength=g.levels)))
+            if used < 2:
+                continue
+            v = used / (used - 1) * float(sums @ sums)
+            if v > best[0]:
+                best = (v, used - 1.0, g.facet)
+        return best
+
     def add(quantity: str, label: str, estimate: float, n: float, var_s: float,
-            a: np.ndarray) -> None:
+            a: np.ndarray, mu: np.ndarray) -> None:
         with_df = _contributions(gs, a)
         parts = {k: v for k, (v, _) in with_df.items()}
         var_t = sum(parts.values())
         df = _df(gs, with_df)
+        floor, floor_df, floor_facet = robust(a, mu)
+        floored = floor > var_t
+        if floored:  # the facet's variance is there although REML found none: add it
+            parts[floor_facet] = parts.get(floor_facet, 0.0) + floor - var_t
+            var_t, df = floor, floor_df
         t = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else z
         se_s, se_t = np.sqrt(var_s), np.sqrt(var_t)
         facet_parts = {k: v for k, v in parts.items() if k != RESIDUAL}
@@ -683,7 +713,8 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
                "ci_high_sampling": estimate + z * se_s, "se_total": se_t, "df_total": df,
                "ci_low": estimate - t * se_t, "ci_high": estimate + t * se_t,
                "se_ratio": se_t / se_s if se_s > 0 else np.nan,
-               "dominant": dominant if facet_parts else RESIDUAL}
+               "dominant": dominant if facet_parts else RESIDUAL,
+               "cluster_floor": floor_facet if floored else ""}
         for k, v in parts.items():
             row[f"share_{k}"] = v / var_t if var_t > 0 else np.nan
         rows.append(row)
@@ -697,12 +728,13 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     for m in models:
         a, mean, n = stats_of[m]
         add("rate", f"{gs.model} = {m}" if m is not None else "all rows", mean, n,
-            within_var(masks[m], mean, n), a)
+            within_var(masks[m], mean, n), a, np.full(len(cells), mean))
     for m in models[1:]:
         a0, m0, n0 = stats_of[models[0]]
         a1, m1, n1 = stats_of[m]
         var_s = within_var(masks[m], m1, n1) + within_var(masks[models[0]], m0, n0)
-        add("difference", f"{m} - {models[0]}", m1 - m0, n0 + n1, var_s, a1 - a0)
+        mu = np.where(masks[m], m1, m0)
+        add("difference", f"{m} - {models[0]}", m1 - m0, n0 + n1, var_s, a1 - a0, mu)
     for factor in subgroup_factors:
         if factor not in cells.columns or factor == gs.model:
             continue
@@ -714,10 +746,11 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
             a_in, r_in, n_in = weights(inside)
             a_out, r_out, n_out = weights(~inside)
             label = f"{factor} = {value}"
-            add("subgroup rate", label, r_in, n_in, within_var(inside, r_in, n_in), a_in)
+            mu = np.where(inside, r_in, r_out)
+            add("subgroup rate", label, r_in, n_in, within_var(inside, r_in, n_in), a_in, mu)
             if r_in > 0 and r_out > 0:
                 var_s = (within_var(inside, r_in, n_in) / r_in ** 2
                          + within_var(~inside, r_out, n_out) / r_out ** 2)
                 add("log disparity", label, float(np.log(r_in / r_out)), n_in, var_s,
-                    a_in / r_in - a_out / r_out)
+                    a_in / r_in - a_out / r_out, mu)
     return pd.DataFrame(rows)
