@@ -560,7 +560,7 @@ def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Seq
                  for g in groups if not g.interaction}
     return GStudy(components, list(dict.fromkeys(notes)), fixed, facets, model, outcome_kind,
                   n_rows, len(cells), confidence, int(n_resamples), converged, criterion, cov, beta,
-                  cells.assign(_ybar=ybar), groups, nested_in)
+                  cells.assign(_ybar=ybar, _fit=x @ beta), groups, nested_in)
 
 
 def _bootstrap(problem: _Problem, x: np.ndarray, z: sparse.csr_matrix, beta: np.ndarray,
@@ -677,13 +677,17 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
 
     mains = [g for g in gs.groups if not g.interaction]
 
-    def robust(a: np.ndarray, mu: np.ndarray) -> tuple[float, float, str]:
+    fit = cells["_fit"].to_numpy()
+
+    def robust(a: np.ndarray) -> tuple[float, float, str]:
         """The largest cluster-robust variance over one facet (CR1: G / (G - 1) x the
-        sum over its levels of the squared weighted residual sums), its G - 1 and the
-        facet: the floor of the total-error variance when REML puts a facet at zero."""
+        sum over its levels of the squared weighted sums of the residuals from the fixed
+        effects), its G - 1 and the facet: the floor of the total-error variance when
+        REML puts a facet at zero."""
         best = (0.0, np.inf, "")
+        resid = ybar - fit
         for g in mains:
-            sums = np.bincount(g.codes, weights=a * (ybar - mu), minlength=g.levels)
+            sums = np.bincount(g.codes, weights=a * resid, minlength=g.levels)
             used = int(np.count_nonzero(np.bincount(g.codes, weights=np.abs(a),
                                                     minlength=g.levels)))
             if used < 2:
@@ -694,12 +698,12 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
         return best
 
     def add(quantity: str, label: str, estimate: float, n: float, var_s: float,
-            a: np.ndarray, mu: np.ndarray) -> None:
+            a: np.ndarray) -> None:
         with_df = _contributions(gs, a)
         parts = {k: v for k, (v, _) in with_df.items()}
         var_t = sum(parts.values())
         df = _df(gs, with_df)
-        floor, floor_df, floor_facet = robust(a, mu)
+        floor, floor_df, floor_facet = robust(a)
         floored = floor > var_t
         if floored:  # the facet's variance is there although REML found none: add it
             parts[floor_facet] = parts.get(floor_facet, 0.0) + floor - var_t
@@ -728,13 +732,12 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     for m in models:
         a, mean, n = stats_of[m]
         add("rate", f"{gs.model} = {m}" if m is not None else "all rows", mean, n,
-            within_var(masks[m], mean, n), a, np.full(len(cells), mean))
+            within_var(masks[m], mean, n), a)
     for m in models[1:]:
         a0, m0, n0 = stats_of[models[0]]
         a1, m1, n1 = stats_of[m]
         var_s = within_var(masks[m], m1, n1) + within_var(masks[models[0]], m0, n0)
-        mu = np.where(masks[m], m1, m0)
-        add("difference", f"{m} - {models[0]}", m1 - m0, n0 + n1, var_s, a1 - a0, mu)
+        add("difference", f"{m} - {models[0]}", m1 - m0, n0 + n1, var_s, a1 - a0)
     for factor in subgroup_factors:
         if factor not in cells.columns or factor == gs.model:
             continue
@@ -746,11 +749,10 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
             a_in, r_in, n_in = weights(inside)
             a_out, r_out, n_out = weights(~inside)
             label = f"{factor} = {value}"
-            mu = np.where(inside, r_in, r_out)
-            add("subgroup rate", label, r_in, n_in, within_var(inside, r_in, n_in), a_in, mu)
+            add("subgroup rate", label, r_in, n_in, within_var(inside, r_in, n_in), a_in)
             if r_in > 0 and r_out > 0:
                 var_s = (within_var(inside, r_in, n_in) / r_in ** 2
                          + within_var(~inside, r_out, n_out) / r_out ** 2)
                 add("log disparity", label, float(np.log(r_in / r_out)), n_in, var_s,
-                    a_in / r_in - a_out / r_out, mu)
+                    a_in / r_in - a_out / r_out)
     return pd.DataFrame(rows)

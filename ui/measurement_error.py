@@ -56,7 +56,8 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
                            help=VarianceOptions.help("n_resamples"), key=f"{key}_boot")
     try:
         opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot))
-        result = analysis_result("variance_components", results, design, opts)
+        result = analysis_result("variance_components", results, design, opts,
+                                 **({"where": where} if where else {}))
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
@@ -85,7 +86,9 @@ def total_error_expander(results: pd.DataFrame, design: Design, *, key: str,
     """The total-error section in an expander (the Subgroups and Compare pages)."""
     with st.expander("Measurement error: intervals over templates, seeds and judges",
                      icon=":material/stacked_line_chart:"):
-        total_error_section(results, design, key=key, where=where, compact=True)
+        # an expander's body runs even when closed: the fit waits for the analyst
+        if st.toggle("Estimate the facets' variance (REML)", key=f"{key}_on"):
+            total_error_section(results, design, key=key, where=where, compact=True)
 
 
 def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy",
@@ -103,7 +106,8 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
     try:
         opts = DStudyOptions.coerce(None, facets=facets, target_se=target_se or None,
                                     answer_cost=answer_cost, judge_cost=judge_cost)
-        result = analysis_result("d_study", results, design, opts)
+        result = analysis_result("d_study", results, design, opts,
+                                 **({"where": where} if where else {}))
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
