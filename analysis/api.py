@@ -1113,7 +1113,7 @@ def _g_study(data: Any, design: Any, opts: Any, factors: Any, where: Where | Non
 
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                notes=notes, applied=applied,
-                                               need_outcome=opts.score is None)
+                                               need_outcome=opts.score_column is None)
     if _is_cell_table(table):
         raise AnalysisError("Variance components need the rows (one per answer), not a "
                             "cell table: the within-cell variance is part of the model.")
@@ -1127,7 +1127,7 @@ def _g_study(data: Any, design: Any, opts: Any, factors: Any, where: Where | Non
         raise AnalysisError("No random facet found: the design has no cluster and no column "
                             "is named as a seed, sample, temperature or judge. Name one "
                             "with facets=['template'] (--facet COL).")
-    outcome = opts.score
+    outcome = opts.score_column
     if outcome is None:
         declared = the_design.outcome
         outcome = (declared.column if declared is not None and declared.type == "continuous"
@@ -1165,8 +1165,8 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
     """Variance components of the random facets (a G-study) and the total-error
     intervals of the headline numbers (docs/measurement_error.md).
 
-    Options: :class:`analysis.options.variance.VarianceOptions` (``facets``, ``score``,
-    ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The fixed part: the
+    Options: :class:`analysis.options.variance.VarianceOptions` (``facets``,
+    ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The fixed part: the
     design's factors that are not facets (main effects); the model factor's interaction
     with each facet is a component.
 

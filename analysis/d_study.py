@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.variance_components import JUDGE_WORDS, RESIDUAL, GStudy, _contribution
+from analysis.variance_components import JUDGE_WORDS, RESIDUAL, GStudy, contribution
 
 __all__ = ["DStudy", "MULTIPLIERS", "d_study", "judge_side", "project"]
 
@@ -102,7 +102,7 @@ def _efficiencies(gs: GStudy, vectors: list[np.ndarray]) -> dict[str, float]:
         return {}
     out: dict[str, float] = {}
     for a in vectors:
-        for name, v in _contribution(gs, a).items():
+        for name, v in contribution(gs, a).items():
             sigma2 = gs.variance(name)
             e = v / sigma2 if sigma2 > 0 else _raw_factor(gs, name, a)
             out[name] = out.get(name, 0.0) + e / len(vectors)
@@ -169,9 +169,9 @@ def d_study(gs: GStudy, *, levels: Mapping[str, int] | None = None,
             max_cost: float | None = None) -> DStudy:
     """Projected SE, generalizability coefficient and cost of other designs (see
     :func:`_d_study`, whose docstring lists the parameters and tables)."""
-    from analysis.variance_components import _one_thread
+    from analysis.variance_components import one_thread
 
-    with _one_thread():  # many small dot products: BLAS threads only contend
+    with one_thread():  # many small dot products: BLAS threads only contend
         return _d_study(gs, levels=levels, target_se=target_se, target=target,
                         answer_cost=answer_cost, judge_cost=judge_cost, max_cost=max_cost)
 

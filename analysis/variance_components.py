@@ -36,8 +36,8 @@ from scipy import linalg, optimize, sparse, stats
 from analysis.errors import FitError
 
 __all__ = [
-    "GStudy", "MAX_RANDOM_LEVELS", "MIN_LEVELS", "RELIABLE_LEVELS", "RESIDUAL",
-    "default_facets", "fit_components", "total_error",
+    "GStudy", "JUDGE_WORDS", "MAX_RANDOM_LEVELS", "MIN_LEVELS", "RELIABLE_LEVELS", "RESIDUAL",
+    "contribution", "default_facets", "fit_components", "one_thread", "total_error",
 ]
 
 #: The residual's name in the components table.
@@ -324,7 +324,9 @@ class _Problem:
         return theta, beta, s2, bool(best.success)
 
 
-def _one_thread() -> Any:
+def one_thread() -> Any:
+    """BLAS limited to one thread (the fits' many small factorisations: threads only
+    contend, 10x slower on a shared 2-core machine)."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(1, user_api="blas")
@@ -396,7 +398,7 @@ def fit_components(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str],
     FitError
         No usable rows, an outcome that does not vary, no facet left to fit.
     """
-    with _one_thread():  # small factorisations: BLAS threads only contend
+    with one_thread():  # small factorisations: BLAS threads only contend
         return _fit(table, outcome, fixed=fixed, facets=facets, model=model,
                     interactions=interactions, n_resamples=n_resamples,
                     confidence=confidence, seed=seed)
@@ -583,7 +585,7 @@ def _bootstrap(problem: _Problem, x: np.ndarray, z: sparse.csr_matrix, beta: np.
     return out
 
 
-def _contribution(gs: GStudy, a: np.ndarray) -> dict[str, float]:
+def contribution(gs: GStudy, a: np.ndarray) -> dict[str, float]:
     """Variance of the linear functional ``sum_c a_c ybar_c`` by component."""
     return {k: v for k, (v, _) in _contributions(gs, a).items()}
 
@@ -619,7 +621,7 @@ def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
                 confidence: float | None = None) -> pd.DataFrame:
     """Sampling and total-error intervals of the headline numbers (see
     :func:`_total_error`, whose docstring lists the columns)."""
-    with _one_thread():  # many small dot products: BLAS threads only contend
+    with one_thread():  # many small dot products: BLAS threads only contend
         return _total_error(gs, subgroup_factors=subgroup_factors, confidence=confidence)
 
 

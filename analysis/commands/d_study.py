@@ -45,7 +45,7 @@ def run_d_study(args: argparse.Namespace) -> None:
         raise AnalysisError("plan --d-study needs a results FILE: the facets' variances "
                             "are estimated from it.")
     opts = DStudyOptions.from_args(args)
-    results, design = load_with_design(args, need_outcome=opts.score is None)
+    results, design = load_with_design(args, need_outcome=opts.score_column is None)
     result = bw.d_study(results, design, options=opts, applied=True)
     t = result.tables
     payload = {"current": t["current"], "changes": result.table, "cheapest": t["cheapest"],

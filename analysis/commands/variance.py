@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.options.variance import VarianceOptions
 
     opts = VarianceOptions.from_args(args)
-    results, design = load_with_design(args, need_outcome=opts.score is None)
+    results, design = load_with_design(args, need_outcome=opts.score_column is None)
     result = bw.variance_components(results, design, options=opts, applied=True)
     errors = result.tables["total_error"]
     payload = {"components": result.table, "total_error": errors,

@@ -34,7 +34,7 @@ class VarianceOptions(Options):
         "(template, seed, judge, paraphrase; repeatable; default: the design's cluster and "
         "the seed / sample / temperature / judge columns)", flag="facet", repeat=True,
         metavar="COL", group=_GROUP, label="Random facets")
-    score: str | None = option(
+    score_column: str | None = option(
         None, "a numeric column to decompose instead of the 0/1 deviation (a continuous "
         "score)", metavar="COL", group=_GROUP, label="Numeric score (instead of deviation)")
     interactions: bool = option(
