@@ -1166,9 +1166,9 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
     intervals of the headline numbers (docs/measurement_error.md).
 
     Options: :class:`analysis.options.variance.VarianceOptions` (``facets``,
-    ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The fixed part: the
-    design's factors that are not facets (main effects); the model factor's interaction
-    with each facet is a component.
+    ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The
+    fixed part: the design's factors that are not facets (main effects); the model
+    factor's interaction with each facet is a component.
 
     Returns
     -------
