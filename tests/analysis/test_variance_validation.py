@@ -72,7 +72,9 @@ def _coverage(rng, reps, facets, *, exact=False, **design):
             hits[f"sampling {kind}"] += row["ci_low_sampling"] <= truth <= row[
                 "ci_high_sampling"]
             hits[f"total {kind}"] += row["ci_low"] <= truth <= row["ci_high"]
-    return {k: v / reps for k, v in hits.items()}
+    out = {k: v / reps for k, v in hits.items()}
+    print(f"coverage over {reps} reps: {out}")  # pytest -s shows the measured numbers
+    return out
 
 
 def test_total_error_covers_where_the_sampling_interval_under_covers_continuous_8_templates():
@@ -119,6 +121,8 @@ def test_reml_recovers_the_components_within_their_bootstrap_intervals():
         row = gs.components.set_index("component").loc["template"]
         hits += row["ci_low"] <= truth["template"] <= row["ci_high"]
         estimates.append(row["variance"])
+    print(f"template interval coverage {hits / 40:.3f}, mean estimate "
+          f"{np.mean(estimates):.4f} (truth {truth['template']:.4f})")
     assert hits / 40 >= 0.85
     assert np.mean(estimates) == pytest.approx(truth["template"], rel=0.25)
 
