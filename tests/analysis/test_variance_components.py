@@ -244,3 +244,29 @@ def test_api_bad_facets():
     with pytest.raises(AnalysisError, match="did you mean 'template_id'"):
         bw.variance_components(SAMPLES / "bbq_unifiedqa.csv.gz",
                                SAMPLES / "bbq_unifiedqa.design.yaml", facets=["template_idd"])
+
+
+def test_cli_json_and_copy_as_code_give_the_api_numbers(capsys):
+    import dataclasses
+
+    from analysis import reproduce as rp
+    from analysis.options.variance import DStudyOptions, VarianceOptions
+    from tests.analysis.cli_helpers import run_json
+
+    files = (str(SAMPLES / "bbq_unifiedqa.csv.gz"), str(SAMPLES / "bbq_unifiedqa.design.yaml"))
+    api = bw.variance_components(*files, n_resamples=0)
+    out = run_json(capsys, "variance", files[0], "--design", files[1], "--n-boot", "0")
+    assert [c["variance"] for c in out["components"]] == pytest.approx(
+        api.table["variance"].tolist())
+    assert out["total_error"][0]["ci_high"] == pytest.approx(
+        api.tables["total_error"]["ci_high"].iloc[0])
+    d = run_json(capsys, "plan", files[0], "--design", files[1], "--d-study",
+                 "--target-se", "0.01")
+    assert d["cheapest"][0]["se_rate"] <= 0.01 and d["settings"]["target"] == "rate"
+    view = rp.api_view(VarianceOptions.coerce(None, n_resamples=0))
+    assert rp.cli_command(view.command, *files, view.options).split()[3] == "variance"
+    assert "n_resamples=0" in rp.api_snippet(view.function, *files, view.call)
+    dview = rp.api_view(DStudyOptions.coerce(None, target_se=0.01), function="d_study")
+    dview = dataclasses.replace(dview, options=(("d-study", True), *dview.options))
+    text = rp.cli_command(dview.command, *files, dview.options)
+    assert " plan " in text and "--d-study" in text and "--target-se 0.01" in text
