@@ -65,11 +65,11 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
     st.markdown(md(_shares_sentence(result.table)))
     if result.meta.get("dominant"):
         first = errors.iloc[0]
-        st.markdown(md(f"**{first['label']}**: {first['estimate']:.4f}, sampling interval "
-                       f"[{first['ci_low_sampling']:.4f}, {first['ci_high_sampling']:.4f}], "
-                       f"over the facets [{first['ci_low']:.4f}, {first['ci_high']:.4f}] "
-                       f"(x{first['se_ratio']:.2g} wider); **{first['dominant']}** adds the "
-                       f"most variance."))
+        st.markdown(f"**{md(first['label'])}**: " + md(
+            f"{first['estimate']:.4f}, sampling interval [{first['ci_low_sampling']:.4f}, "
+            f"{first['ci_high_sampling']:.4f}], over the facets [{first['ci_low']:.4f}, "
+            f"{first['ci_high']:.4f}] (x{first['se_ratio']:.2g} wider); ")
+            + f"**{md(first['dominant'])}** adds the most variance.")
     st.dataframe(result.table[_COMPONENT_COLUMNS], hide_index=True, key=f"{key}_components")
     shown = errors if not compact else errors[errors["quantity"].isin(["rate", "difference"])]
     st.dataframe(shown[_ERROR_COLUMNS], hide_index=True, key=f"{key}_errors")
@@ -91,6 +91,38 @@ def total_error_expander(results: pd.DataFrame, design: Design, *, key: str,
             total_error_section(results, design, key=key, where=where, compact=True)
 
 
+def _judge_call_price(key: str) -> float | None:
+    """Dollars per judge call from the judges' cost model (``judges/cost.py``: the
+    bundled or ``$BIAS_WORKBENCH_PRICES`` price table), for a judge model and the tokens of
+    one call the analyst gives; None when not asked for or unpriced."""
+    from judges.cost import PriceTable
+    from judges.errors import PriceError
+
+    with st.expander("Cost per judge call from the judges' price table"):
+        try:
+            table = PriceTable.load()
+        except PriceError as exc:
+            st.error(md(str(exc)))
+            return None
+        c1, c2, c3, c4 = st.columns(4)
+        section = c1.selectbox("Provider", sorted(table.sections), key=f"{key}_provider")
+        models = sorted(m for m in table.sections.get(section, {}) if m != "*")
+        if not models:
+            st.caption(md(f"No priced model under {section} in {table.source}."))
+            return None
+        model = c2.selectbox("Judge model", models, key=f"{key}_judge_model")
+        tokens_in = c3.number_input("Input tokens per call", 1, 1_000_000, 600,
+                                    key=f"{key}_tokens_in")
+        tokens_out = c4.number_input("Output tokens per call", 1, 1_000_000, 60,
+                                     key=f"{key}_tokens_out")
+        use = st.toggle("Use this price", key=f"{key}_use_price")
+        price = table.cost(section, model, int(tokens_in), int(tokens_out))
+        st.caption(md(f"{section} / {model}: ${price:.6f} per call ({table.source}; check the "
+                      f"prices before relying on them)." if price is not None
+                      else f"{model} has no price in {table.source}."))
+        return price if use else None
+
+
 def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy",
                     where: dict | None = None) -> None:
     """The design study: the SE and cost of one more level / ten more / twice the levels
@@ -101,8 +133,14 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
                                 format="%.4f", help="0: no target", key=f"{key}_target")
     answer_cost = c2.number_input(DStudyOptions.label("answer_cost"), 0.0, 1e9, 1.0,
                                   help=DStudyOptions.help("answer_cost"), key=f"{key}_answer")
-    judge_cost = c3.number_input(DStudyOptions.label("judge_cost"), 0.0, 1e9, 0.0,
-                                 help=DStudyOptions.help("judge_cost"), key=f"{key}_judge")
+    priced = _judge_call_price(key)
+    if priced is None:
+        judge_cost = c3.number_input(DStudyOptions.label("judge_cost"), 0.0, 1e9, 0.0,
+                                     format="%.6f", help=DStudyOptions.help("judge_cost"),
+                                     key=f"{key}_judge")
+    else:  # the price table's, in dollars (the answer cost is then in dollars too)
+        judge_cost = priced
+        c3.metric(DStudyOptions.label("judge_cost"), f"${priced:.6f}")
     try:
         opts = DStudyOptions.coerce(None, facets=facets, target_se=target_se or None,
                                     answer_cost=answer_cost, judge_cost=judge_cost)
@@ -113,7 +151,7 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
         return
     t = result.tables
     if result.meta.get("answer"):
-        st.markdown(md(f"**{result.meta['answer']}**"))
+        st.markdown(f"**{md(result.meta['answer'])}**")
     rows = [t["current"], result.table]
     if len(t["cheapest"]):
         rows.append(t["cheapest"].assign(change="cheapest reaching the target: "

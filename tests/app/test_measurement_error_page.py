@@ -9,6 +9,7 @@ import pytest
 
 from analysis import api as bw
 from analysis.design import apply_design
+from judges.cost import PriceTable  # the package, before a page puts pages/ on sys.path
 from tests.app.apptools import page_test, sample_with_design
 
 
@@ -48,3 +49,19 @@ def test_planner_bad_facet_is_an_error_not_a_crash(bbq):
     at.multiselect(key="planner_variance_facets").set_value(["judge"]).run()
     assert not at.exception
     assert any("one level" in e.value for e in at.error)
+
+
+def test_the_judges_price_table_sets_the_judge_cost(bbq):
+    frame, design = bbq
+    at = page_test("planner.py", frame=frame, design=design, timeout=300).run()
+    at.selectbox(key="planner_dstudy_provider").set_value("openai").run()
+    at.selectbox(key="planner_dstudy_judge_model").set_value("gpt-4o-mini")
+    at.toggle(key="planner_dstudy_use_price").set_value(True).run()
+    assert not at.exception
+    price = PriceTable.load().cost("openai", "gpt-4o-mini", 600, 60)
+    shown = next(f.value for f in at.dataframe if "se_gain_per_cost" in f.value.columns)
+    now = shown.iloc[0]
+    # one judge call per answer (no judge column): cost = answers x (1 + price), the
+    # answers being the 35,757 rows with an outcome
+    assert now["answers"] == 35_757 and now["judge_calls"] == 35_757
+    assert now["cost"] == pytest.approx(35_757 * (1 + price))
