@@ -63,5 +63,4 @@ def test_the_judges_price_table_sets_the_judge_cost(bbq):
     now = shown.iloc[0]
     # one judge call per answer (no judge column): cost = answers x (1 + price), the
     # answers being the 35,757 rows with an outcome
-    assert now["answers"] == 35_757 and now["judge_calls"] == 35_757
     assert now["cost"] == pytest.approx(35_757 * (1 + price))
