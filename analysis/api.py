@@ -1226,7 +1226,9 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
         ``cheapest`` (the cheapest reaching ``target_se``), ``best_at_cost`` (the smallest
         SE at the current cost), ``components`` (the G-study). ``settings``: the options,
         ``target`` resolved, and the G-study's. ``meta``: ``answer`` (one sentence: the
-        change that lowers the target SE most per unit of cost).
+        change that lowers the target SE most per unit of cost), ``changes`` (one
+        sentence: the SE and extra cost of one more and ten more levels of each facet,
+        "one more judge or ten more templates?").
     """
     from analysis.d_study import d_study as project_designs
     from analysis.options.variance import DStudyOptions
@@ -1249,6 +1251,11 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
                           f"{ds.target} most: {now:.4g} -> {best[key]:.4g} for "
                           f"{best['extra_cost']:,.4g} more.")
         notes.append(meta["answer"])
+        singles = ds.changes[ds.changes["change"].str.match(r"^\+(1|10) ")]
+        meta["changes"] = (f"SE of the {ds.target} now {now:.4g}; " + "; ".join(
+            f"{r['change']}: {r[key]:.4g} for {r['extra_cost']:+,.4g}"
+            for _, r in singles.iterrows()) + ".")
+        notes.append(meta["changes"])
     if len(ds.cheapest):
         c = ds.cheapest.iloc[0]
         notes.append(f"Cheapest design reaching SE {opts.target_se:g}: {c['change']} "

@@ -152,6 +152,7 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
     t = result.tables
     if result.meta.get("answer"):
         st.markdown(f"**{md(result.meta['answer'])}**")
+        st.markdown(md(result.meta["changes"]))
     rows = [t["current"], result.table]
     if len(t["cheapest"]):
         rows.append(t["cheapest"].assign(change="cheapest reaching the target: "
