@@ -64,3 +64,16 @@ def test_the_judges_price_table_sets_the_judge_cost(bbq):
     # one judge call per answer (no judge column): cost = answers x (1 + price), the
     # answers being the 35,757 rows with an outcome
     assert now["cost"] == pytest.approx(35_757 * (1 + price))
+
+
+@pytest.mark.parametrize("page", ["subgroups", "compare"])
+def test_the_expander_of_the_subgroups_and_compare_pages(page):
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test(f"{page}.py", frame=frame, design=design, timeout=300).run()
+    assert not at.exception
+    assert not any("se_ratio" in f.value.columns for f in at.dataframe)  # off: no fit
+    at.toggle(key=f"{page}_measurement_on").set_value(True).run()
+    assert not at.exception, at.exception
+    errors = next(f.value for f in at.dataframe if "se_ratio" in f.value.columns)
+    assert set(errors["quantity"]) == {"rate", "difference"}  # compact: the headlines
+    assert errors["se_ratio"].iloc[0] == pytest.approx(0.995, abs=0.01)  # no template effect
