@@ -36,7 +36,8 @@ from scipy import linalg, optimize, sparse, stats
 from analysis.errors import FitError
 
 __all__ = [
-    "GStudy", "JUDGE_WORDS", "MAX_RANDOM_LEVELS", "MIN_LEVELS", "RELIABLE_LEVELS", "RESIDUAL",
+    "GStudy", "JUDGE_WORDS", "MAX_FACET_LEVELS", "MAX_RANDOM_LEVELS", "MIN_LEVELS",
+    "RELIABLE_LEVELS", "RESIDUAL",
     "contribution", "default_facets", "fit_components", "one_thread", "total_error",
 ]
 
@@ -47,8 +48,11 @@ MIN_LEVELS = 2
 #: Fewer levels than this: estimated, with a note that the estimate and its interval
 #: rest on ``levels - 1`` degrees of freedom (5 levels: the interval spans about x30).
 RELIABLE_LEVELS = 5
-#: Random levels (all groups together) fitted with a dense ``q x q`` factorisation.
+#: Random levels of the groups other than the largest (whose block is diagonal and
+#: eliminated exactly): the size of the dense factorisation.
 MAX_RANDOM_LEVELS = 3000
+#: Levels of one facet (an item id may be the largest group: it is eliminated exactly).
+MAX_FACET_LEVELS = 100_000
 #: Words of a judge column's name (a judge facet).
 JUDGE_WORDS = ("judge", "judges", "rater", "raters", "annotator", "annotators", "grader",
                "scorer")
@@ -443,12 +447,12 @@ def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Seq
     xtwx_inv = np.linalg.pinv(x.T @ (x * w[:, None]))
 
     def aliased_with_fixed(codes: np.ndarray, k: int) -> bool:
+        # trace of Z'WZ less its projection on the fixed effects: 0 when Z lies in X's span
         zf = sparse.csr_matrix((np.ones(len(codes)), (np.arange(len(codes)), codes)),
                                shape=(len(codes), k))
-        zwz = np.asarray((zf.T.multiply(w) @ zf).todense())
         zwx = np.asarray(zf.T.multiply(w) @ x)
-        resid = zwz - zwx @ xtwx_inv @ zwx.T
-        return bool(np.trace(resid) <= 1e-9 * max(np.trace(zwz), 1e-300))
+        resid = w.sum() - float(np.sum((zwx @ xtwx_inv) * zwx))
+        return bool(resid <= 1e-9 * w.sum())
 
     for facet in facets:
         codes, k = _codes(cells[facet])
@@ -458,9 +462,9 @@ def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Seq
                  f"least {MIN_LEVELS} levels to have a variance (its component is not "
                  f"estimated).")
             continue
-        if k > MAX_RANDOM_LEVELS:
+        if k > MAX_FACET_LEVELS:
             skip(facet, facet, k, False,
-                 f"{facet!r} has {k:,} levels, more than the {MAX_RANDOM_LEVELS:,} this fit "
+                 f"{facet!r} has {k:,} levels, more than the {MAX_FACET_LEVELS:,} this fit "
                  f"handles: its variance stays in the residual (not estimated).")
             continue
         twin = next((g.facet for g in groups if not g.interaction
@@ -504,9 +508,22 @@ def _fit(table: pd.DataFrame, outcome: str, *, fixed: Sequence[str], facets: Seq
                      f"residual.")
             else:
                 groups.append(_Group(name, facet, pair_codes.astype(np.int64), kk, True))
-    if sum(g.levels for g in groups) > MAX_RANDOM_LEVELS:
-        raise FitError(f"The facets have {sum(g.levels for g in groups):,} random levels in "
-                       f"all, more than {MAX_RANDOM_LEVELS:,}: fit fewer facets.")
+    def dense_part() -> int:  # levels of every group but the largest (eliminated exactly)
+        sizes = sorted((g.levels for g in groups), reverse=True)
+        return sum(sizes[1:])
+
+    while dense_part() > MAX_RANDOM_LEVELS and any(g.interaction for g in groups):
+        big = max((g for g in groups if g.interaction), key=lambda g: g.levels)
+        groups.remove(big)
+        skip(big.name, big.facet, big.levels, True,
+             f"{big.name!r} ({big.levels:,} levels) is left out: with it the fit would "
+             f"factorise more than {MAX_RANDOM_LEVELS:,} levels at once; its variance stays "
+             f"in the residual.")
+    sizes = sorted((g.levels for g in groups), reverse=True)
+    if sum(sizes[1:]) > MAX_RANDOM_LEVELS:
+        raise FitError(f"The facets other than the largest have {sum(sizes[1:]):,} random "
+                       f"levels in all, more than {MAX_RANDOM_LEVELS:,}: fit fewer facets "
+                       f"(or leave out their interactions with the model).")
     if not groups:
         raise FitError("No facet can be estimated on these rows: "
                        + " ".join(s["note"] for s in skipped) if skipped else
