@@ -48,7 +48,7 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "disparity", "ecdf", "extend_results", "features", "generate_prompts", "importance",
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
-           "resolve_cluster_option", "subgroups"]
+           "resolve_cluster_option", "subgroups", "variance_components", "d_study"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -1355,3 +1355,166 @@ def check(data: Any, design: Any = None, *, criteria: Any,
                         analyses=sys.modules[__name__])
     return Result(report.table(), tuple(report.notes), {"criteria": report.source}, {},
                   report)
+
+
+def _g_study(data: Any, design: Any, opts: Any, factors: Any, where: Where | None,
+             applied: bool, notes: list[str]) -> tuple[Any, Design]:
+    """The G-study of :func:`variance_components` and :func:`d_study` (one composition)."""
+    from analysis.columns import DEVIATION
+    from analysis.errors import did_you_mean
+    from analysis.variance_components import default_facets, fit_components
+
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               notes=notes, applied=applied,
+                                               need_outcome=opts.score_column is None)
+    if _is_cell_table(table):
+        raise AnalysisError("Variance components need the rows (one per answer), not a "
+                            "cell table: the within-cell variance is part of the model.")
+    rows = _rows_of(table, subset, None)
+    facets = list(opts.facets) or default_facets(rows, the_design)
+    unknown = [f for f in facets if f not in rows.columns]
+    if unknown:
+        raise AnalysisError(f"Facet {unknown[0]!r} is not a column of the table"
+                            f"{did_you_mean(unknown[0], list(rows.columns))}.")
+    if not facets:
+        raise AnalysisError("No random facet found: the design has no cluster and no column "
+                            "is named as a seed, sample, temperature or judge. Name one "
+                            "with facets=['template'] (--facet COL).")
+    outcome = opts.score_column
+    if outcome is None:
+        declared = the_design.outcome
+        outcome = (declared.column if declared is not None and declared.type == "continuous"
+                   else DEVIATION)
+    elif outcome not in rows.columns:
+        raise AnalysisError(f"Score column {outcome!r} is not in the table"
+                            f"{did_you_mean(outcome, list(rows.columns))}.")
+    fixed = [f for f in the_design.names if f not in facets and f in rows.columns]
+    models = [f for f in the_design.of_kind("model") if f in fixed
+              and rows[f].nunique(dropna=False) > 1]
+    gs = fit_components(rows, outcome, fixed=fixed, facets=facets,
+                        model=models[0] if models else None, interactions=opts.interactions,
+                        n_resamples=opts.n_resamples, confidence=opts.confidence,
+                        seed=opts.seed)
+    return gs, the_design
+
+
+def _g_settings(opts: Any, gs: Any, the_design: Design, where: Where | None) -> dict[str, Any]:
+    return {**opts.settings(), "facets": list(gs.facets), "fixed": list(gs.fixed),
+            "model": gs.model, "outcome_kind": gs.outcome_kind,
+            "method": ("REML, linear mixed model on the cells' sufficient statistics"
+                       + (" (linear probability model of the 0/1 outcome)"
+                          if gs.outcome_kind == "binary" else "")
+                       + (f"; {gs.n_resamples} parametric bootstrap draws for the "
+                          f"intervals" if gs.n_resamples else "; no intervals")),
+            "factors": the_design.names, "where": {k: _as_list(v, "where") for k, v in
+                                                   (where or {}).items()},
+            "n_rows": gs.n_rows, "n_cells": gs.n_cells, "converged": gs.converged}
+
+
+def variance_components(data: Any, design: Any = None, *, options: Any = None,
+                        factors: str | Sequence[str] | None = None,
+                        where: Where | None = None, applied: bool = False,
+                        **option_values: Any) -> Result:
+    """Variance components of the random facets (a G-study) and the total-error
+    intervals of the headline numbers (docs/measurement_error.md).
+
+    Options: :class:`analysis.options.variance.VarianceOptions` (``facets``,
+    ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The
+    fixed part: the design's factors that are not facets (main effects); the model
+    factor's interaction with each facet is a component.
+
+    Returns
+    -------
+    Result
+        ``table``: one row per component (``component``, ``facet``, ``interaction``,
+        ``levels``, ``variance``, ``sd``, ``share``, ``ci_low``, ``ci_high``,
+        ``share_ci_low``, ``share_ci_high``, ``boundary``, ``note``; the facets not
+        estimated with their note and missing numbers). ``tables["total_error"]``: each
+        model's rate, the differences between models, each domain value's rate and log
+        disparity with the sampling and the total-error interval
+        (:func:`analysis.variance_components.total_error`, its columns).
+        ``settings``: the options, ``facets``, ``fixed``, ``model``, ``outcome_kind``,
+        ``method``, ``n_rows``, ``n_cells``, ``converged``. ``meta``: ``dominant`` (the
+        component adding most variance to the first model's rate), ``se_ratio`` (its
+        total / sampling SE).
+    """
+    from analysis.options.variance import VarianceOptions
+    from analysis.variance_components import total_error
+
+    opts = _options(VarianceOptions, options, option_values)
+    notes: list[str] = []
+    gs, the_design = _g_study(data, design, opts, factors, where, applied, notes)
+    domain = [f for f in the_design.of_kind("domain") if f in gs.fixed]
+    errors = total_error(gs, subgroup_factors=domain)
+    notes += gs.notes
+    first = errors.iloc[0] if len(errors) else None
+    meta: dict[str, Any] = {}
+    if first is not None:
+        meta = {"dominant": first["dominant"], "se_ratio": float(first["se_ratio"])}
+        notes.append(f"{first['label']}: the total-error SE is {first['se_ratio']:.2g} times "
+                     f"the sampling SE; {first['dominant']} adds the most variance.")
+    return Result(gs.components, tuple(dict.fromkeys(notes)),
+                  _g_settings(opts, gs, the_design, where), {"total_error": errors}, gs, meta)
+
+
+def d_study(data: Any, design: Any = None, *, options: Any = None,
+            factors: str | Sequence[str] | None = None, where: Where | None = None,
+            levels: Mapping[str, int] | None = None, max_cost: float | None = None,
+            applied: bool = False, **option_values: Any) -> Result:
+    """Design study: projected SE, generalizability coefficient and cost of other designs
+    (more templates, seeds, judges, samples), the cheapest reaching ``target_se``
+    (docs/measurement_error.md).
+
+    Options: :class:`analysis.options.variance.DStudyOptions` (the G-study's, and
+    ``target_se``, ``target``, ``answer_cost``, ``judge_cost``). ``levels``: one more
+    design to project (``{"template": 60}``); ``max_cost``: designs costing more are
+    left out.
+
+    Returns
+    -------
+    Result
+        ``table``: the single changes, one row each (+1, +10, x2 levels of each facet;
+        columns of :class:`analysis.d_study.DStudy`'s ``changes``). ``tables``:
+        ``current`` (the observed design), ``designs`` (every design searched),
+        ``cheapest`` (the cheapest reaching ``target_se``), ``best_at_cost`` (the smallest
+        SE at the current cost), ``components`` (the G-study). ``settings``: the options,
+        ``target`` resolved, and the G-study's. ``meta``: ``answer`` (one sentence: the
+        change that lowers the target SE most per unit of cost), ``changes`` (one
+        sentence: the SE and extra cost of one more and ten more levels of each facet,
+        "one more judge or ten more templates?").
+    """
+    from analysis.d_study import d_study as project_designs
+    from analysis.options.variance import DStudyOptions
+
+    opts = _options(DStudyOptions, options, option_values)
+    notes: list[str] = []
+    gs, the_design = _g_study(data, design, opts, factors, where, applied, notes)
+    ds = project_designs(gs, levels=levels, target_se=opts.target_se,
+                         target=None if opts.target == "auto" else opts.target,
+                         answer_cost=opts.answer_cost, judge_cost=opts.judge_cost,
+                         max_cost=max_cost)
+    notes += [*gs.notes, *ds.notes]
+    key = "se_difference" if ds.target == "difference" else "se_rate"
+    meta: dict[str, Any] = {}
+    gains = ds.changes.dropna(subset=["se_gain_per_cost"])
+    if len(gains):
+        best = gains.sort_values("se_gain_per_cost", ascending=False).iloc[0]
+        now = float(ds.current[key].iloc[0])
+        meta["answer"] = (f"Per unit of cost, '{best['change']}' lowers the SE of the "
+                          f"{ds.target} most: {now:.4g} -> {best[key]:.4g} for "
+                          f"{best['extra_cost']:,.4g} more.")
+        notes.append(meta["answer"])
+        singles = ds.changes[ds.changes["change"].str.match(r"^\+(1|10) ")]
+        meta["changes"] = (f"SE of the {ds.target} now {now:.4g}; " + "; ".join(
+            f"{r['change']}: {r[key]:.4g} for {r['extra_cost']:+,.4g}"
+            for _, r in singles.iterrows()) + ".")
+        notes.append(meta["changes"])
+    if len(ds.cheapest):
+        c = ds.cheapest.iloc[0]
+        notes.append(f"Cheapest design reaching SE {opts.target_se:g}: {c['change']} "
+                     f"(cost {c['cost']:,.4g}, SE {c[key]:.4g}).")
+    settings = {**_g_settings(opts, gs, the_design, where), "target": ds.target,
+                "levels": dict(levels or {}), "max_cost": max_cost}
+    return Result(ds.changes, tuple(dict.fromkeys(notes)), settings,
+                  {"current": ds.current, "designs": ds.designs, "cheapest": ds.cheapest,
+                   "best_at_cost": ds.best_at_cost, "components": gs.components}, ds, meta)

@@ -52,13 +52,8 @@ __all__ = [
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
-                             "index", "cohorts", "judges", "compare", "counterfactual",
-                             "native", "checks")
-TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
-          "importance": "Factor importance", "disparity": "Disparity",
-          "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges",
-          "compare": "Compare", "counterfactual": "Counterfactual pairs",
-          "native": "Native scores", "checks": "Checks"}
+    "counterfactual": _counterfactual, "native": _native, "checks": _native,
+    "variance": _variance}
 #: The cohorts section's default 'by' factor has at most this many values (one facet each).
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
@@ -431,6 +426,17 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
 
         return (report_native.native_defaults if section == "native"
                 else report_native.checks_defaults)(results, design)
+    if section == "variance":  # analysis/variance_components.py
+        from analysis.options.variance import VarianceOptions
+        from analysis.variance_components import default_facets
+
+        if not has_outcome:
+            raise SectionSkipped("the design has no outcome (how a row counts as a "
+                                 "deviation).")
+        if not default_facets(results, design):
+            raise SectionSkipped("no random facet: the design has no cluster and no column "
+                                 "is named as a seed, sample, temperature or judge.")
+        return {**VarianceOptions().settings(), "where": {}}
     if section == "judges":
         from analysis.judge_stats import columns as JC
 
@@ -894,11 +900,25 @@ def _native(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
      else report_native.build_checks)(sec, results, design, s)
 
 
+def _variance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import api as bw
+    from analysis.options.variance import VarianceOptions
+
+    result = bw.variance_components(results, design, options=VarianceOptions.from_settings(s),
+                                    where=_where(s), applied=True)
+    sec.notes += [f"Method: {result.settings['method']}. Total-error intervals: the facets' "
+                  f"variance added to the sampling variance (docs/measurement_error.md).",
+                  *result.notes]
+    sec.tables += [("variance_components", result.table),
+                   ("total_error", result.tables["total_error"])]
+
+
 _BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
     "coverage": _coverage, "subgroups": _subgroups, "ecdf": _ecdf,
     "importance": _importance, "disparity": _disparity, "index": _index,
     "cohorts": _cohorts, "judges": _judges, "compare": _compare,
-    "counterfactual": _counterfactual, "native": _native, "checks": _native}
+    "counterfactual": _counterfactual, "native": _native, "checks": _native,
+    "variance": _variance}
 
 
 def build_section(name: str, results: pd.DataFrame, design,

@@ -15,6 +15,7 @@ from ui.compare import (
     pairing_failed,
     readings,
 )
+from ui.measurement_error import total_error_expander
 from ui.native import native_deltas_view
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
@@ -82,3 +83,4 @@ else:
                  column_order=[SUBGROUP, *[col for col in shown.columns if col != SUBGROUP]])
     table_download(shown, f"compare_subgroups_{pair[0]}_{pair[1]}", key="compare_subgroups")
 reproduce_compare(design, settings, where)
+total_error_expander(results, design, key="compare_measurement", where=where)  # facets

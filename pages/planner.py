@@ -81,3 +81,14 @@ else:
 
 st.subheader("Rows needed to detect a disparity")
 power_calculator()
+
+if active_frame() is not None:
+    from ui.measurement_error import d_study_section, total_error_section
+
+    st.subheader("Measurement error: templates, seeds, judges")
+    st.caption("How much of each headline number is the benchmark's own noise: the "
+               "variance of each random facet, and the interval over the facets beside the "
+               "sampling interval (docs/measurement_error.md).")
+    total_error_section(*require_results(), key="planner_variance")
+    st.subheader("Design study: one more judge or ten more templates?")
+    d_study_section(*require_results(), key="planner_dstudy")

@@ -27,6 +27,7 @@ from ui.findings import (
 from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import noise_options
+from ui.measurement_error import total_error_expander
 from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.options import other_options
@@ -140,3 +141,4 @@ rows_panel(results, where, selected_subgroup(event, shown, factors)
 bbq_scores_section(results, where)
 native_scores_view(results, design, where, page="subgroups")  # BBQ s_DIS / s_AMB ... with CIs
 reproduce_subgroups(design, opts, factors, where)
+total_error_expander(results, design, key="subgroups_measurement", where=where)  # facets

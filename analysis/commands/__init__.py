@@ -25,6 +25,7 @@ MODULES = [
     "plan",
     "generate",
     "extend",
+    "variance",
     "index_published",
     "report",
     "serve",
@@ -65,6 +66,8 @@ SUMMARIES: dict[str, tuple[str, str]] = {
                              "the prompts or given)"),
     "extend": ("extend", "join answered new prompts to the results (added column), "
                          "coverage before / after"),
+    "variance": ("variance", "variance components of templates, seeds, judges: "
+                             "total-error intervals"),
     "index_published": ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per "
                                            "response, aggregated"),
     "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),

@@ -6,6 +6,9 @@ grid of ``--factors`` (empty combinations first, then the thinnest). ``--json`` 
 ``{"factors", "before": {"coverage_percentage", "gini_index", ...}, "after": {...},
 "add": [{a, b, c, "n"}]}``; ``--out`` writes the combinations as CSV to generate prompts.
 
+``plan FILE --d-study [--target-se SE] [--judge-cost C]``: the design study instead
+(projected SE and cost of more templates, seeds, judges; ``analysis/commands/d_study.py``).
+
 Without FILE, for a new benchmark: ``plan --new a=x,y --new b=x,y ... --runs R`` (or
 ``--design d.yaml --factors ... --runs R`` for the design's values) gives a regular
 fractional factorial with its resolution, generators, defining words and aliasing.
@@ -36,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_outcome_options(p)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--out", help="write the combinations (prompts to add, or runs) as CSV")
+    from analysis.commands.d_study import add_d_study_arguments
+
+    add_d_study_arguments(p)  # --d-study and its options (analysis/commands/d_study.py)
     p.set_defaults(func=run)
 
 
@@ -45,6 +51,11 @@ def run(args: argparse.Namespace) -> None:
     from analysis.options.planning import PlanOptions
 
     options = PlanOptions.from_args(args)
+    if getattr(args, "d_study", False):
+        from analysis.commands.d_study import run_d_study
+
+        run_d_study(args)
+        return
     if args.file:
         if options.budget is None:
             raise AnalysisError("plan FILE needs --budget N (prompts to add).")

@@ -51,7 +51,7 @@ FROM_DESIGN: str = "<the design's cluster>"
 #: Option modules, imported by :func:`all_options` (one per analysis family).
 MODULES = ["importance", "importance_linear", "subgroups", "ecdf", "coverage", "index",
            "disparity", "cohorts", "compare", "planning", "features", "index_published",
-           "counterfactual"]
+           "counterfactual", "variance"]
 
 _REGISTRY: dict[str, type[Options]] = {}
 

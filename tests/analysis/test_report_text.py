@@ -91,7 +91,7 @@ def test_a_report_whose_every_section_fails_still_says_why_for_each():
                                      "weight": 1.0}]},
            "cohorts": {"category": "nope"}, "judges": {},
            "compare": {"by": "nope"}, "counterfactual": {"swap": "nope"}, "native": {},
-           "checks": {}}
+           "checks": {}, "variance": {"facets": ["nope"]}}
     rep = R.build_report(results, design, list(bad.items()))
     assert all(s.skipped for s in rep.sections), [(s.name, s.skipped) for s in rep.sections]
     html = R.report_html(rep)
