@@ -52,8 +52,13 @@ __all__ = [
 
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
-    "counterfactual": _counterfactual, "native": _native, "checks": _native,
-    "variance": _variance}
+                             "index", "cohorts", "judges", "compare", "counterfactual",
+                             "native", "checks", "variance")
+TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
+          "importance": "Factor importance", "disparity": "Disparity",
+          "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges",
+          "compare": "Compare", "counterfactual": "Counterfactual pairs",
+          "native": "Native scores", "checks": "Checks", "variance": "Measurement error"}
 #: The cohorts section's default 'by' factor has at most this many values (one facet each).
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).

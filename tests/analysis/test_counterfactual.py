@@ -402,8 +402,9 @@ def test_missing_swaps_respect_declared_constraints():
         {"no stigma": [True, False, True], "x": [False, True, False]},
         index=pd.MultiIndex.from_tuples([("t1", "base"), ("t1", "original"), ("t2", "base")],
                                         names=["template", "prompt_style"]))
-    design = SimpleNamespace(names=["template", "prompt_style", "stigma"], constraints=parse_constraints([
-        {"if": {"prompt_style": "base"}, "then": {"stigma": "no stigma"}}]))
+    rule = {"if": {"prompt_style": "base"}, "then": {"stigma": "no stigma"}}
+    design = SimpleNamespace(names=["template", "prompt_style", "stigma"],
+                             constraints=parse_constraints([rule]))
     free = missing_swaps(presence, "stigma", "no stigma", ["no stigma", "x"],
                          design=SimpleNamespace(names=design.names), template="template")
     assert free[["template", "prompt_style", "stigma"]].values.tolist() == [
