@@ -9,6 +9,7 @@ module needs no change here.
 from __future__ import annotations
 
 import inspect
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.upload_budget import UploadBusy, decoding
 from ui.widgets import md, table_download
 
-__all__ = ["import_section", "rebuild_command", "show_result", "use_import"]
+__all__ = ["ALL_TASKS", "PART", "chosen_part", "import_section", "part_name", "rebuild_command",
+           "show_result", "use_import"]
 
 
 def _options(source: str, module: Any) -> dict[str, Any]:
@@ -61,8 +63,8 @@ def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
     messages name the files, never the server's temporary folder."""
 
     ss = st.session_state
-    ss.pop("import_error", None)
-    ss.pop("import_result", None)
+    for key in ("import_error", "import_result", PART):
+        ss.pop(key, None)
     ss["import_round"] = ss.get("import_round", 0) + 1  # the next attempt: an empty uploader
     with tempfile.TemporaryDirectory(prefix="bias-workbench-import-") as folder:
         paths = []
@@ -98,8 +100,6 @@ def names_of(uploads: list) -> str:
 
 def rebuild_command(source: str, names: list[str], options: dict[str, Any]) -> str:
     """The CLI command that rebuilds the imported table as ``results.parquet``."""
-    import shlex
-
     parts = ["python -m analysis import", source, *map(shlex.quote, names),
              "--out results.parquet"]
     for key, value in options.items():
@@ -111,16 +111,21 @@ def rebuild_command(source: str, names: list[str], options: dict[str, Any]) -> s
 
 def _forget_result() -> None:
     """Another importer chosen: the previous one's result or error is stale."""
-    for key in ("import_result", "import_error"):
+    for key in ("import_result", "import_error", PART):
         st.session_state.pop(key, None)
 
 
-def use_import() -> None:
-    """Callback: make the imported table active with its suggested design."""
+def use_import(family: str | None = None) -> None:
+    """Callback: make the imported table (or its task ``family``'s part) active with its
+    suggested design."""
     result, name = st.session_state["import_result"]
+    command = st.session_state.get("import_command")
+    if family is not None:
+        result, name = result.parts[family], part_name(name, family)
+        command = command and f"{command} --task-family {shlex.quote(family)}"
     set_data(result.frame, name, token_of(result.frame), result.design)
-    if "import_command" in st.session_state:
-        st.session_state["results_rebuild"] = st.session_state["import_command"]
+    if command:
+        st.session_state["results_rebuild"] = command
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     st.session_state.pop("data_error", None)
 
@@ -151,12 +156,42 @@ def import_section() -> bool:
         return False
     result: ImportResult
     result, name = st.session_state["import_result"]
-    show_result(result, name)
+    result, name, family = chosen_part(result, name)
+    show_result(result, name, family=family)
     return st.session_state.get("results_name") != name
 
 
-def show_result(result: ImportResult, name: str) -> None:
-    """Row accounting, notes, the preview, further tables, and the Use button."""
+#: Session key of the task family chosen among an import's parts.
+PART = "import_part"
+ALL_TASKS = "All tasks together"
+
+
+def part_name(name: str, family: str) -> str:
+    """The active table's name for one task family of an import."""
+    return f"{name} [{family}]"
+
+
+def chosen_part(result: ImportResult, name: str) -> tuple[ImportResult, str, str | None]:
+    """With several task families (``result.parts``): a choice of the table to use, each
+    family's own (with its outcome and design) or all tasks together; the chosen import,
+    its name and family (None: all together)."""
+    if not result.parts:
+        return result, name, None
+    options = [ALL_TASKS, *result.parts]
+    st.markdown("**Task families**")
+    st.dataframe(result.extras.get("task_families"), hide_index=True, key="import_families")
+    choice = st.radio("Table to use", options, horizontal=True, key=PART,
+                      help="Each task family imports as its own table, with its own outcome "
+                           "and design (import each in turn: choose it, then Use this "
+                           "table). All together is the generic table of every task.")
+    if choice == ALL_TASKS:
+        return result, name, None
+    return result.parts[choice], part_name(name, choice), choice
+
+
+def show_result(result: ImportResult, name: str, *, family: str | None = None) -> None:
+    """Row accounting, notes, the preview, further tables, and the Use button (of the
+    task ``family``'s part when one is chosen)."""
     c1, c2, c3 = st.columns([1, 1, 3])
     c1.metric("Imported rows", f"{len(result.frame):,}")
     c2.metric("Columns", result.frame.shape[1])
@@ -167,10 +202,13 @@ def show_result(result: ImportResult, name: str) -> None:
         st.info(md(note))
     st.dataframe(result.frame.head(200), width="stretch", height=240)
     for key, table in result.extras.items():
+        if key == "task_families":  # shown with the choice of the table to use
+            continue
         st.markdown(f"**{md(key.replace('_', ' '))}**")
         st.dataframe(table, hide_index=True)
         table_download(table, f"{result.source}_{key}", key=f"import_dl_{key}")
-    st.button("Use this table", key="import_use", on_click=use_import, type="primary")
+    st.button("Use this table", key="import_use", on_click=use_import,
+              kwargs={"family": family}, type="primary")
     if st.session_state.get("results_name") == name:
         st.success(md(f"Active table: {name}, with its suggested design "
                       f"({', '.join(st.session_state['design'].names)})."))
