@@ -115,3 +115,20 @@ def test_cli_each_family_writes_each_familys_table_and_design(whole, tmp_path):
                str(tmp_path / "x.csv"), "--task-family", "bbq", "--each-family",
                cwd=str(tmp_path.parent))
     assert one.returncode == 2 and "hold one task family only" in one.stderr
+
+
+def test_inspect_logs_of_two_tasks_import_each_task_alone():
+    """The same for Inspect: a log holds one task, each task is its own import."""
+    pytest.importorskip("inspect_ai")
+    from tests.analysis.importers.harness_runs import INSPECT_BBQ_FIXTURE, INSPECT_FIXTURE
+
+    both = import_results("inspect", [INSPECT_FIXTURE, INSPECT_BBQ_FIXTURE])
+    alone = import_results("inspect", [INSPECT_BBQ_FIXTURE])
+    assert list(both.parts) == ["bbq_religion", "bbq"]
+    assert both.design.outcome.column == "score_choice"  # the generic choice of the whole
+    pd.testing.assert_frame_equal(both.parts["bbq"].frame, alone.frame)
+    assert both.parts["bbq"].design == alone.design
+    assert alone.design.outcome.column == "biased_answer"
+    assert both.extras["task_families"]["rows"].tolist() == [32, 64]
+    with pytest.raises(ImportFormatError, match="No log of the task 'bbqq'.*Did you mean 'bbq'"):
+        import_results("inspect", [INSPECT_FIXTURE, INSPECT_BBQ_FIXTURE], task_family="bbqq")
