@@ -10,8 +10,10 @@ The fixture is the committed real run of the six official bias tasks
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -92,8 +94,9 @@ def test_a_run_of_two_unknown_tasks_has_a_part_per_task():
 
 
 def _cli(*args: str, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     return subprocess.run([sys.executable, "-m", "analysis", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+                          text=True, timeout=300, cwd=cwd, env=env)
 
 
 def test_cli_each_family_writes_each_familys_table_and_design(whole, tmp_path):
