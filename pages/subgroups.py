@@ -112,6 +112,12 @@ with answer:
                               colour=colour)
         clicked = st.plotly_chart(fig, key="subgroups_sunburst_chart", on_select="rerun",
                                   selection_mode="points")
+        if len(factors) > level:  # a factor beyond the level has no ring: say so (issue 42)
+            st.caption(md(f"The sunburst has {level} ring(s): the subgroups fix at most "
+                          f"{level} of the {len(factors)} factors (Level); "
+                          f"{', '.join(factors[level:])} has no ring of its own. Choose level "
+                          f"{min(3, len(factors))} to see "
+                          f"{'it' if len(factors) - level == 1 else 'them'}."))
     with right:
         picked = top_findings_panel(table, factors, colour, int(min_n), adjust=opts.adjust)
     figure_downloads(fig, "subgroups_sunburst", key="subgroups_sunburst")

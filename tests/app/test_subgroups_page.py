@@ -259,3 +259,20 @@ def test_a_sunburst_click_names_its_subgroup(ssqa):
     assert clicked_sector(click(0, ids[1]), fig, full, factors) is None
     assert clicked_sector(SimpleNamespace(selection=SimpleNamespace(points=[])), fig, full,
                           factors) is None
+
+
+def test_a_factor_beyond_the_level_is_said_to_have_no_ring(ssqa):
+    """Issue 42: adding a third factor left the sunburst at level 2 without a word."""
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.multiselect(key="subgroups_factors").set_value(["cot", "prompt_style", "gender"]).run()
+    assert at.radio(key="subgroups_level").value == 2
+    _, trace = sunburst(at)
+    assert max(i.count("/") for i in trace["ids"]) == 1  # two rings: cot, prompt_style
+    notes = [c.value for c in at.caption if "ring(s)" in c.value]
+    assert notes == ["The sunburst has 2 ring(s): the subgroups fix at most 2 of the 3 "
+                     "factors (Level); gender has no ring of its own. Choose level 3 to see "
+                     "it."]
+    at.radio(key="subgroups_level").set_value(3).run()
+    _, trace = sunburst(at)
+    assert max(i.count("/") for i in trace["ids"]) == 2
+    assert not [c.value for c in at.caption if "ring(s)" in c.value]
