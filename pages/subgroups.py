@@ -62,7 +62,7 @@ st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD)
 where = subset_filter(design, key="subgroups")
 c0, c1, c2, c3 = st.columns([3, 1, 1, 1])  # compact controls above the answer
 with c0:
-    factors = factor_choice(design, "subgroups_factors", results=results)
+    factors = factor_choice(design, "subgroups_factors", results=results, models=True)
 if not factors:
     choose_hint("Choose at least one factor (**Factors** above): each ring of the sunburst "
                 "splits by one.", "subgroups_factors", default_factors(design))
