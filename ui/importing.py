@@ -17,16 +17,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import AnalysisError
-from analysis.importers import SOURCES, ImportResult, import_results, load_importer
+from analysis.importers import SOURCES, ImportResult, load_importer
 from ui import data_help
 from ui.common import set_data, token_of
 from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.upload_budget import UploadBusy, decoding
 from ui.widgets import md, table_download
 
-__all__ = ["ALL_TASKS", "PART", "chosen_part", "import_section", "part_name", "rebuild_command",
-           "show_result", "use_import"]
+__all__ = ["ALL_TASKS", "IMPORT_JOB", "PART", "chosen_part", "collect_import",
+           "import_section", "part_name", "rebuild_command", "show_result", "use_import"]
 
 
 def _options(source: str, module: Any) -> dict[str, Any]:
@@ -57,40 +56,96 @@ def _options(source: str, module: Any) -> dict[str, Any]:
     return options
 
 
+#: Session key of the import running in the background worker (``ui/import_jobs.py``).
+IMPORT_JOB = "_import_job"
+
+
 def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
-    """Import the uploads; the result (or the errors) goes to the session state. When
-    several files fail together, each is tried alone so every file's error is shown;
-    messages name the files, never the server's temporary folder."""
+    """Import the uploads in the background worker (``ui/import_jobs.py``: the importer
+    and its structure inference never run in this script thread), waiting for it as long
+    as an upload waits for its structure (``ui.pending_design.wait_seconds``); the result
+    (or the errors) goes to the session state then or on a later run
+    (:func:`collect_import`). Messages name the files, never the server's temporary
+    folder."""
+    import hashlib
+    import json
+
+    from ui import inference_pool
+    from ui.import_jobs import import_work
+    from ui.pending_design import wait_seconds
 
     ss = st.session_state
     for key in ("import_error", "import_result", PART):
         ss.pop(key, None)
     ss["import_round"] = ss.get("import_round", 0) + 1  # the next attempt: an empty uploader
-    with tempfile.TemporaryDirectory(prefix="bias-workbench-import-") as folder:
-        paths = []
-        for upload in uploads:
-            path = Path(folder) / Path(upload.name).name
-            path.write_bytes(upload.getvalue())
-            paths.append(path)
-        try:
-            with decoding(sum(p.stat().st_size for p in paths), names_of(uploads)):
-                result = import_results(source, paths, **options)
-        except UploadBusy as exc:
-            ss["import_error"] = str(exc)
-            return
-        except AnalysisError as exc:
-            errors = [without_paths(str(exc), folder)]
-            if len(paths) > 1:
-                for path in paths:
-                    try:
-                        import_results(source, [path], **options)
-                    except AnalysisError as one:
-                        errors.append(f"{path.name}: {without_paths(str(one), folder)}")
-            ss["import_error"] = "\n\n".join(dict.fromkeys(errors))
-            return
-    names = names_of(uploads)
-    ss["import_result"] = (result, f"{names} ({source} import)")
-    ss["import_command"] = rebuild_command(source, [u.name for u in uploads], options)
+    digest = hashlib.sha1(f"{source}\n{json.dumps(options, sort_keys=True)}".encode())
+    for upload in uploads:
+        digest.update(Path(upload.name).name.encode() + b"\0" + upload.getvalue())
+    token = f"import-{digest.hexdigest()[:20]}"
+    try:
+        with decoding(sum(len(u.getvalue()) for u in uploads), names_of(uploads)):
+            job = inference_pool.job(token)  # the same files and options: the earlier job
+            folder = (tempfile.mkdtemp(prefix="bias-workbench-import-") if job is None else
+                      str(Path(tempfile.gettempdir()) / "bias-workbench-import-earlier"))
+            if job is None:
+                paths = []
+                for upload in uploads:
+                    path = Path(folder) / Path(upload.name).name
+                    path.write_bytes(upload.getvalue())
+                    paths.append(str(path))
+                job = inference_pool.submit(token, (source, paths, options, folder),
+                                            work=import_work)
+            job.wait(wait_seconds())
+    except UploadBusy as exc:
+        ss["import_error"] = str(exc)
+        return
+    ss[IMPORT_JOB] = {"token": token, "folder": folder,
+                      "names": names_of(uploads), "source": source,
+                      "command": rebuild_command(source, [u.name for u in uploads], options)}
+    collect_import()
+
+
+def collect_import() -> bool:
+    """The background import's result or errors into the session state once it is done;
+    True while it still runs."""
+    from ui import inference_pool
+
+    ss = st.session_state
+    pending = ss.get(IMPORT_JOB)
+    job = inference_pool.job(pending["token"]) if pending else None
+    if job is None:
+        ss.pop(IMPORT_JOB, None)
+        return False
+    if not job.done:
+        return True
+    ss.pop(IMPORT_JOB)
+    folder, result = pending["folder"], job.result
+    value = result.value if isinstance(result.value, dict) else {"errors": [result.error]}
+    if "result" in value:
+        ss["import_result"] = (value["result"],
+                               f"{pending['names']} ({pending['source']} import)")
+        ss["import_command"] = pending["command"]
+    else:
+        ss["import_error"] = "\n\n".join(dict.fromkeys(without_paths(str(e), folder)
+                                                          for e in value["errors"]))
+    return False
+
+
+def _import_notice() -> None:
+    """While the import runs: its seconds so far, refreshed; the page reruns when done."""
+    from ui import inference_pool
+
+    job = inference_pool.job(st.session_state[IMPORT_JOB]["token"])
+
+    @st.fragment(run_every=0.5)
+    def _watch() -> None:
+        if job is None or job.done:
+            st.rerun(scope="app")
+        st.info(f"Importing in the background: {job.elapsed():.0f} s so far (reading the "
+                "files and the structure of what they hold). This page refreshes by "
+                "itself; other pages can be used meanwhile.", icon="⏳")
+
+    _watch()
 
 
 def names_of(uploads: list) -> str:
@@ -149,6 +204,9 @@ def import_section() -> bool:
     if st.button("Import", key="import_run", disabled=not uploads, type="primary"):
         _run(source, uploads, options)
         st.rerun()  # drawn again with an empty uploader and the result or the errors
+    if collect_import():  # still running in the background worker
+        _import_notice()
+        return False
     if "import_error" in st.session_state:
         st.error(md(st.session_state["import_error"]))
         return False

@@ -18,6 +18,7 @@ read by any thread; the caller's thread only waits when it chooses to (:meth:`Jo
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -48,13 +49,16 @@ class Inference:
 
     ``structure`` is ``infer_structure(frame)`` and ``design`` ``suggest_design(frame)``
     (both None when it failed); ``error`` says why it failed (a timeout, a refused table,
-    a crash of the process), in a sentence the page can show.
+    a crash of the process), in a sentence the page can show. ``value`` is what another
+    job's ``work`` returned (an import: ``ui/import_jobs.py``) when it is not a
+    (structure, design) pair.
     """
 
     structure: Any
     design: Any
     seconds: float
     error: str | None = None
+    value: Any = None
 
 
 def infer_all(frame: pd.DataFrame, progress: Callable[[int], None] | None = None
@@ -76,9 +80,16 @@ def infer_all(frame: pd.DataFrame, progress: Callable[[int], None] | None = None
 WORK: Callable[..., tuple[Any, Any]] = infer_all
 
 
-def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable) -> None:
-    """The worker process: run ``work``, send its result."""
+def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,
+           settings: dict[str, str] | None = None) -> None:
+    """The worker process: run ``work`` with the server's ``BIAS_WORKBENCH_*`` settings
+    as they were when the job was started (the limits are read when used, and the
+    forkserver's own environment is that of its start), send its result."""
     from analysis.errors import AnalysisError
+
+    for key in [k for k in os.environ if k.startswith(_SETTINGS)]:
+        del os.environ[key]
+    os.environ.update(settings or {})
 
     def progress(n: int) -> None:
         counter.value = n
@@ -94,6 +105,8 @@ def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable) -> None
         conn.close()
 
 
+#: Environment variables a job takes from the server when it is submitted.
+_SETTINGS = "BIAS_WORKBENCH_"
 _context: Any = None
 _context_lock = threading.Lock()
 
@@ -167,7 +180,8 @@ class Job:
     def _in_process(self, frame: pd.DataFrame, work: Callable) -> Inference:
         ctx = _mp()
         parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(child, frame, self._counter, work),
+        settings = {k: v for k, v in os.environ.items() if k.startswith(_SETTINGS)}
+        proc = ctx.Process(target=_child, args=(child, frame, self._counter, work, settings),
                            daemon=True, name=f"bias-workbench-inference-{self.token}")
         proc.start()
         child.close()
@@ -187,9 +201,11 @@ class Job:
                 proc.kill()
             proc.join(5)
         seconds = self.elapsed()
-        if status == "ok":
+        if status == "ok" and isinstance(payload, tuple) and len(payload) == 2:
             structure, design = payload
             return Inference(structure, design, seconds)
+        if status == "ok":
+            return Inference(None, None, seconds, value=payload)
         return Inference(None, None, seconds, payload)
 
 

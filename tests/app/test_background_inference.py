@@ -24,6 +24,7 @@ from tests.app.apptools import page_test, shown
 from tests.bad_corpus import CASES, case_path
 from tests.conftest import BBQ_SAMPLE
 from ui import inference_pool
+from ui.import_jobs import import_work as REAL_IMPORT
 from ui.pending_design import PENDING
 
 needs_sample = pytest.mark.skipif(not BBQ_SAMPLE.is_file(),
@@ -193,3 +194,46 @@ def test_sessions_with_the_same_table_share_one_job():
     assert inference_pool.submit(token, frame) is first
     assert first.wait(120) and first.result.error is None
     assert first.result.design.outcome.column == "biased"
+
+
+def gated_import(payload, progress=None):
+    """An import job that waits for ``<its folder>.go`` (created by the test)."""
+    gate = Path(payload[3] + ".go")
+    deadline = time.monotonic() + 120
+    while not gate.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return REAL_IMPORT(payload, progress)
+
+
+@needs_sample
+def test_an_import_runs_in_the_worker_while_other_sessions_go_on(no_wait, monkeypatch):
+    from tests.analysis.importers.harness_runs import LM_EVAL_FIXTURE
+    from ui import import_jobs
+    from ui.importing import IMPORT_JOB
+
+    monkeypatch.setattr(import_jobs, "import_work", gated_import)
+    files = sorted((LM_EVAL_FIXTURE / "dummy-bbq").iterdir())
+    at = page_test("data.py").run()
+    at.radio(key="data_source").set_value("Import from ...").run()
+    at.selectbox(key="import_source").set_value("lm-eval").run()
+    at.file_uploader(key="import_files_0").set_value(
+        [(p.name, p.read_bytes(), "application/octet-stream") for p in files]).run()
+    at.button(key="import_run").click().run()
+    assert not at.exception
+    pending = at.session_state[IMPORT_JOB]
+    job = inference_pool.job(pending["token"])
+    assert job is not None and not job.done
+    assert any("Importing in the background" in t for t in _texts(at)), _texts(at)
+    other = page_test("subgroups.py").run()  # another visitor meanwhile
+    assert not other.exception and [t.value for t in other.title] == ["Subgroups"]
+    assert not job.done
+    gate = Path(pending["folder"] + ".go")
+    gate.touch()
+    try:
+        assert job.wait(120)
+    finally:
+        gate.unlink()
+    at.run()
+    assert IMPORT_JOB not in at.session_state and not at.error
+    assert {m.label: m.value for m in at.metric}["Imported rows"] == "96"
+    assert not Path(pending["folder"]).exists()  # the uploaded files are removed
