@@ -789,18 +789,21 @@ def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.Data
     return filter_rows(table, {k: v for k, v in subset.items() if v} or None)
 
 
-def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
+def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohort: str,
             by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
             where: Where | None = None, **option_values: Any) -> Result:
     """A categorical outcome across cohorts: the percentages of each category per cohort,
     their spread and a chi-square test of homogeneity (methods.md s. 7).
 
-    ``category`` is the categorical column, ``cohort`` the factor whose values are
-    compared, ``by`` the factors that split the table (one distribution each),
-    ``categories`` the categories kept (in this order). Options:
+    ``category`` is the categorical column (default: the first of
+    :func:`analysis.cohort_inputs.category_candidates`, never a column fixed by the
+    prompt, such as the prompt's text, when another exists; a note names it), ``cohort``
+    the factor whose values are compared, ``by`` the factors that split the table (one
+    distribution each), ``categories`` the categories kept (in this order). Options:
     :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``, ``method``,
-    ``n_resamples``, ``seed``).
+    ``n_resamples``, ``seed``, ``refusals``: answers that are refusals counted where the
+    table puts them, with a note, or ``"leave_out"``; docs/cohorts.md).
 
     Returns
     -------
@@ -815,14 +818,30 @@ def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
         ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
     """
     from analysis import distribution as dm
+    from analysis.cohort_inputs import apply_refusals, category_candidates, kept_categories
+    from analysis.columns import DEVIATION
     from analysis.options.cohorts import CohortsOptions
 
     opts = _options(CohortsOptions, options, option_values)
     split = _as_list(by, "by") or []
-    table, _, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                      need_outcome=False)
+    table, used, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                         need_outcome=False)
     rows = _subset(table, subset)
+    chosen_note = []
+    if category is None:
+        offered = [c for c in category_candidates(rows, used.names, used.prompt_unit_columns(),
+                                                  exclude=(DEVIATION,))
+                   if c != cohort and c not in split]
+        if not offered:
+            raise AnalysisError("No categorical outcome to default to: no column has 2 to "
+                                f"{dm.MAX_CATEGORIES} categories besides the cohort; give "
+                                "category=.")
+        category = offered[0]
+        chosen_note = [f"No category given: the categorical outcome is {category!r} (the "
+                       "first column that varies within a prompt; docs/cohorts.md)."]
+    rows, refusal_note = apply_refusals(rows, category, opts.refusals)
     kept = _as_list(categories, "categories") if categories is not None else None
+    kept = kept_categories(kept, opts.refusals)
     dist = dm.category_distribution(rows, category, cohort, by=split, categories=kept,
                                     renormalise=opts.renormalise)
     test = dm.homogeneity_test(dist, category, cohort, by=split, **opts.kwargs())
@@ -832,7 +851,8 @@ def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
               "homogeneity": test,
               "percentages": dm.percentage_table(dist, category, cohort, by=split)}
     dropped = int(rows[category].isna().sum())
-    notes = ([f"{dropped:,} rows have no {category} and are left out."] if dropped else [])
+    notes = chosen_note + ([refusal_note] if refusal_note else [])
+    notes += ([f"{dropped:,} rows have no {category} and are left out."] if dropped else [])
     notes += [n for n in test["note"].unique() if n]
     settings = {**opts.settings(skip=("capsule_star",)), "category": category,
                 "cohort": cohort, "by": split, "categories": kept, "where": subset}

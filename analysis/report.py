@@ -304,19 +304,17 @@ def _noise_rows(results: pd.DataFrame) -> None:
 
 
 def _category_default(results: pd.DataFrame, design) -> str | None:
+    """The cohorts section's categorical outcome: the first non-factor candidate of
+    :func:`analysis.cohort_inputs.category_candidates` (never a prompt's own text when
+    another column varies within the prompts)."""
+    from analysis.cohort_inputs import category_candidates
     from analysis.columns import DEVIATION
     from analysis.distribution import MAX_CATEGORIES
 
-    words = ("type", "class", "categ", "label", "portray", "answer", "group")
-    out = []
-    for c in results.columns:
-        s = results[c]
-        if c == DEVIATION or c in design.names or pd.api.types.is_float_dtype(s):
-            continue
-        if 2 <= s.nunique(dropna=True) <= MAX_CATEGORIES:
-            rank = min((i for i, w in enumerate(words) if w in c.lower()), default=len(words))
-            out.append((rank, -s.nunique(), c))
-    return sorted(out)[0][2] if out else None
+    out = category_candidates(results, design.names, design.prompt_unit_columns(),
+                              exclude=(DEVIATION, *design.names),
+                              max_categories=MAX_CATEGORIES)
+    return out[0] if out else None
 
 
 def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, Any]:
@@ -841,14 +839,19 @@ def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import distribution as dm
     from analysis.cells import filter_rows
+    from analysis.cohort_inputs import apply_refusals, kept_categories
     from analysis.figures.distribution import distribution_figure, spread_figure
     from analysis.options.cohorts import CohortsOptions
 
     options = CohortsOptions.from_settings(s, skip=("capsule_star",))
     category, cohort, by = s["category"], s["cohort"], list(s.get("by") or [])
-    rows = filter_rows(results, _where(s) or None)
+    rows, refusal_note = apply_refusals(filter_rows(results, _where(s) or None), category,
+                                        options.refusals)
+    if refusal_note:
+        sec.warnings.append(refusal_note)
     dist = dm.category_distribution(rows, category, cohort, by=by,
-                                    categories=s.get("categories") or None,
+                                    categories=kept_categories(s.get("categories") or None,
+                                                               options.refusals),
                                     renormalise=options.renormalise)
     spread = dm.frequency_spread(dist, category, cohort, by=by)
     test = dm.homogeneity_test(dist, category, cohort, by=by, **options.kwargs())

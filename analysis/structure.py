@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -283,14 +283,18 @@ _PREFIX_ROWS = 1 << 16
 class _Budget:
     """Pair tests counted against :data:`MAX_PAIR_CHECKS` and a time budget."""
 
-    def __init__(self, max_pairs: int, seconds: float) -> None:
+    def __init__(self, max_pairs: int, seconds: float,
+                 progress: Callable[[int], None] | None = None) -> None:
         self.max_pairs, self.seconds = max_pairs, seconds
         self.start = time.monotonic()
         self.used = 0
         self.stopped = ""
+        self.progress = progress
 
     def spend(self, n: int = 1) -> None:
         self.used += n
+        if self.progress is not None:
+            self.progress(self.used)
         if not self.stopped and self.used > self.max_pairs:
             self.stopped = f"its limit of {self.max_pairs:,} pair tests"
 
@@ -481,6 +485,7 @@ def infer_structure(
     max_values: int = 100,
     time_budget: float | None = None,
     max_pair_checks: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Structure:
     """Classify every column of ``table`` and infer the prompt unit and the cluster.
 
@@ -502,6 +507,9 @@ def infer_structure(
         Seconds and pair tests (one column against another) after which the inference
         returns what it found, with a note saying what was not examined (default
         :data:`TIME_BUDGET`, :data:`MAX_PAIR_CHECKS`); ``budget_exhausted`` says so.
+    progress
+        Called with the number of pair tests made so far after each test (the app's
+        background inference shows it: ``ui/inference_pool.py``).
 
     Returns
     -------
@@ -521,7 +529,7 @@ def infer_structure(
     check_frame(table, "infer_structure")
     check_columns(table.shape[1], table.attrs.get("source_name") or "The table")
     budget = _Budget(MAX_PAIR_CHECKS if max_pair_checks is None else max_pair_checks,
-                     TIME_BUDGET if time_budget is None else time_budget)
+                     TIME_BUDGET if time_budget is None else time_budget, progress)
     options = {"declared": [f for f in (factors or ()) if f in table.columns],
                "outcomes": [outcome] if isinstance(outcome, str) else list(outcome or ()),
                "models": set(model_columns), "max_values": max_values, "budget": budget}

@@ -45,6 +45,9 @@ except AnalysisError as exc:
 dist, wide, spread, across, test = (view[k] for k in ("dist", "wide", "spread", "across",
                                                       "test"))
 with answer:
+    if view["refusal_note"]:  # a refusal is neither: how it was counted (docs/cohorts.md)
+        st.info(md(view["refusal_note"].replace(
+            "Leave them out with refusals=leave_out.", "Refusals (above): leave them out.")))
     if view["dropped"]:
         st.warning(f"{view['dropped']:,} rows have no {md(category)} and are left out.")
     pages = n_pages(dist, by)

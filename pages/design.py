@@ -13,6 +13,7 @@ from ui.common import applied_results, cells_for, ensure_data, page_link, table_
 from ui.design import factor_widgets, on_design_upload, outcome_widgets, structure_section
 from ui.design_constraints import constraints_section
 from ui.navigation import route_first_visit
+from ui.pending_design import pending_notice
 from ui.uncertainty import cluster_widget
 from ui.widgets import md
 
@@ -24,6 +25,7 @@ if frame is None:
     st.info("Load a results table on the **Data** page first.")
     page_link("pages/data.py", label="Go to Data", icon="📄")
     st.stop()
+pending_notice(stop=True)  # the suggested design is still being inferred (off this thread)
 
 current: Design = st.session_state.get("design") or suggest_design(frame)
 rev = st.session_state.get("design_rev", 0)

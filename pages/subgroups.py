@@ -64,7 +64,7 @@ st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD)
 where = subset_filter(design, key="subgroups")
 c0, c1, c2, c3 = st.columns([3, 1, 1, 1])  # compact controls above the answer
 with c0:
-    factors = factor_choice(design, "subgroups_factors", results=results)
+    factors = factor_choice(design, "subgroups_factors", results=results, models=True)
 if not factors:
     choose_hint("Choose at least one factor (**Factors** above): each ring of the sunburst "
                 "splits by one.", "subgroups_factors", default_factors(design))
@@ -116,6 +116,12 @@ with answer:
                               colour_title=colour_title(pooled and colour == "ld"))
         clicked = st.plotly_chart(fig, key="subgroups_sunburst_chart", on_select="rerun",
                                   selection_mode="points")
+        if len(factors) > level:  # a factor beyond the level has no ring: say so (issue 42)
+            st.caption(md(f"The sunburst has {level} ring(s): the subgroups fix at most "
+                          f"{level} of the {len(factors)} factors (Level); "
+                          f"{', '.join(factors[level:])} has no ring of its own. Choose level "
+                          f"{min(3, len(factors))} to see "
+                          f"{'it' if len(factors) - level == 1 else 'them'}."))
     with right:
         picked = top_findings_panel(shown(table, pooled), factors, colour, int(min_n),
                                     adjust=opts.adjust)

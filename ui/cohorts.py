@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -20,37 +18,19 @@ __all__ = [
 ]
 
 
-_CATEGORY_WORDS = ("type", "class", "categ", "label", "portray", "answer", "group")
 _COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
-_PREFIX = 4096  # rows looked at first by category_columns
 #: The options the tables and figures depend on (the test's own options come on top).
-_TABLE_KEYS = ("category", "cohort", "by", "categories", "renormalise")
+_TABLE_KEYS = ("category", "cohort", "by", "categories", "renormalise", "refusals")
 
 
 def category_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Columns that can be a categorical outcome (2..50 values, not floats): non-factor
-    columns first, then names like ``*_type`` / ``*class*`` / ``*answer*``, then the
-    column with more categories."""
-    counts = {}
-    for c in results.columns:
-        s = results[c]
-        if c == DEVIATION or pd.api.types.is_float_dtype(s):
-            continue
-        # a prefix with more values than allowed rules the column out without hashing
-        # every row (ids, texts: most of the cost at 1M rows); the prefix cannot have more
-        if len(s) > _PREFIX and s.iloc[:_PREFIX].nunique(dropna=True) > MAX_CATEGORIES:
-            continue
-        k = s.nunique(dropna=True)
-        if 2 <= k <= MAX_CATEGORIES:
-            counts[c] = k
+    """Columns that can be a categorical outcome (2..50 values, not floats), the default
+    first: :func:`analysis.cohort_inputs.category_candidates` (columns fixed by the prompt,
+    such as its text, last; then factors; then by name and number of categories)."""
+    from analysis.cohort_inputs import category_candidates
 
-    def rank(c: str) -> tuple:
-        tokens = re.split(r"[^a-z0-9]+", c.lower())
-        words = [i for i, w in enumerate(_CATEGORY_WORDS) if any(t.startswith(w)
-                                                                 for t in tokens)]
-        return (c in design.names, min(words, default=len(_CATEGORY_WORDS)), -counts[c])
-
-    return sorted(counts, key=rank)
+    return category_candidates(results, design.names, design.prompt_unit_columns(),
+                               exclude=(DEVIATION,), max_categories=MAX_CATEGORIES)
 
 
 def default_cohort(design: Design, exclude: str) -> int:
@@ -116,8 +96,17 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
         help="Off (the time-capsule study's shares): the categories left out ('neither', "
              "'unclassified') stay in the denominator, so the shown ones may add up to less "
              "than 100 %. On: the chosen categories add up to 100 %.")
+    refusals = c1.radio(
+        Opts.label("refusals"), ["count", "leave_out"], horizontal=True, key="cohorts_refusals",
+        format_func=lambda v: {"count": "count them (as the table has them)",
+                               "leave_out": "leave them out"}[v],
+        help="Answers that are refusals (REFUSED, declined, no answer ...) are neither "
+             "biased nor not: counted where the table puts them (a category of their own, "
+             "or the category their rows have), with a note, or left out of n, the shares "
+             "and the test.")
     return {"category": category, "cohort": cohort, "by": by, "categories": keep,
-            "method": method, "seed": int(seed), "renormalise": renormalise}
+            "method": method, "seed": int(seed), "renormalise": renormalise,
+            "refusals": refusals}
 
 
 def _observed(results: pd.DataFrame, category: str) -> list[str]:
@@ -223,16 +212,19 @@ def _table_opts(opts: dict) -> dict:
 def _tables(results: pd.DataFrame, where: dict, opts: dict) -> dict:
     from analysis import distribution as dm
     from analysis.cells import filter_rows
+    from analysis.cohort_inputs import apply_refusals, kept_categories
 
-    rows = filter_rows(results, where or None)
     category, cohort, by = opts["category"], opts["cohort"], opts["by"]
+    rows, refusal_note = apply_refusals(filter_rows(results, where or None), category,
+                                        opts.get("refusals", "count"))
     dist = dm.category_distribution(rows, category, cohort, by=by,
-                                    categories=opts["categories"],
+                                    categories=kept_categories(opts["categories"],
+                                                               opts.get("refusals", "count")),
                                     renormalise=opts["renormalise"])
     return {"dist": dist, "wide": dm.percentage_table(dist, category, cohort, by=by),
             "spread": dm.frequency_spread(dist, category, cohort, by=by),
             "across": dm.frequency_spread(dist, category, cohort, by=by, over="cohorts"),
-            "dropped": int(rows[category].isna().sum())}
+            "dropped": int(rows[category].isna().sum()), "refusal_note": refusal_note}
 
 
 def _test(results: pd.DataFrame, design: Design, where: dict, opts: dict, kwargs: dict

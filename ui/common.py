@@ -44,7 +44,11 @@ T = TypeVar("T")
 
 def ensure_data() -> pd.DataFrame | None:
     """The loaded table; a fresh session opens on the bundled sample, except when the
-    session of a link could not be restored (``ui/session.py``): then that is said."""
+    session of a link could not be restored (``ui/session.py``): then that is said. A
+    suggested design inferred in the background is adopted here once it is there."""
+    from ui.pending_design import adopt_finished
+
+    adopt_finished()
     if "restore_error" in st.session_state:
         st.warning(st.session_state["restore_error"])
     elif active_frame() is None and "data_error" not in st.session_state:
@@ -80,6 +84,9 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
         st.info("Load a results table on the **Data** page first.")
         page_link("pages/data.py", label="Go to Data", icon="📄")
         st.stop()
+    from ui.pending_design import pending_notice
+
+    pending_notice(stop=True)  # the suggested design is still being inferred
     if design is None or not design.factors:
         st.info("Declare the factors on the **Design** page first.")
         page_link("pages/design.py", label="Go to Design", icon="🧩")

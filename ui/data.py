@@ -37,8 +37,10 @@ def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
         return load_results(data, name=name, encoding=encoding)
 
 
-def starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
-    """The preferred design if it fits the table, else the current one, else a suggestion."""
+def starting_design(frame: pd.DataFrame, preferred: Design | None, *,
+                    token: str | None = None) -> Design:
+    """The preferred design if it fits the table, else the current one, else a suggestion
+    (with the table's ``token``: inferred off this thread, ``ui/pending_design.py``)."""
     for candidate in (preferred, st.session_state.get("design")):
         if candidate is None:
             continue
@@ -47,6 +49,10 @@ def starting_design(frame: pd.DataFrame, preferred: Design | None) -> Design:
             return candidate
         except AnalysisError:
             continue
+    if token is not None:
+        from ui.pending_design import suggested_design
+
+        return suggested_design(frame, token)
     return suggest_design(frame)
 
 
@@ -59,7 +65,8 @@ def load_bytes(data: bytes, name: str, preferred: Design | None = None, *,
         st.session_state["data_error"] = str(exc)
         return False
     st.session_state.pop("data_error", None)
-    set_data(frame, name, token_of(data), starting_design(frame, preferred))
+    token = token_of(data)
+    set_data(frame, name, token, starting_design(frame, preferred, token=token))
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 

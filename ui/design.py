@@ -128,11 +128,6 @@ def on_design_upload() -> None:
 
 
 # --- the inferred structure, with one-click overrides ----------------------------------------
-@st.cache_resource(max_entries=8, show_spinner="Reading the table's structure...")
-def _structure(token: str, _frame: pd.DataFrame):  # noqa: ANN202 - a Structure
-    from analysis.structure import infer_structure
-
-    return infer_structure(_frame)
 
 
 STRUCTURE_ACTIONS = {
@@ -146,7 +141,18 @@ STRUCTURE_ACTIONS = {
 def structure_section(frame: pd.DataFrame, design: Design, key: str) -> None:
     """The inferred roles with their reasons (a table: data is never rendered as
     Markdown), and buttons that override one inference in the active design."""
-    structure = _structure(st.session_state.get("results_token", ""), frame)
+    from ui.pending_design import job_notice, structure_job
+
+    job = structure_job(st.session_state.get("results_token", ""), frame)  # off this thread
+    if not job.done:
+        job_notice(job)
+        return
+    if job.result is None or job.result.structure is None:
+        st.warning(md(f"The structure could not be read from the table: "
+                      f"{job.result.error if job.result else 'no result'}. Declare the "
+                      "factors, the cluster and the prompt unit on the Design page."))
+        return
+    structure = job.result.structure
     st.caption("Read from the table alone (docs/structure.md): what each column is, what "
                "a prompt is and which rows belong together. Override any of it below.")
     st.dataframe(structure.table, width="stretch", hide_index=True, height=240)

@@ -9,6 +9,7 @@ module needs no change here.
 from __future__ import annotations
 
 import inspect
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,15 +17,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import AnalysisError
-from analysis.importers import SOURCES, ImportResult, import_results, load_importer
+from analysis.importers import SOURCES, ImportResult, load_importer
 from ui import data_help
 from ui.common import set_data, token_of
 from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.upload_budget import UploadBusy, decoding
 from ui.widgets import md, table_download
 
-__all__ = ["import_section", "rebuild_command", "show_result", "use_import"]
+__all__ = ["ALL_TASKS", "IMPORT_JOB", "PART", "chosen_part", "collect_import",
+           "import_section", "part_name", "rebuild_command", "show_result", "use_import"]
 
 
 def _options(source: str, module: Any) -> dict[str, Any]:
@@ -55,40 +56,96 @@ def _options(source: str, module: Any) -> dict[str, Any]:
     return options
 
 
+#: Session key of the import running in the background worker (``ui/import_jobs.py``).
+IMPORT_JOB = "_import_job"
+
+
 def _run(source: str, uploads: list, options: dict[str, Any]) -> None:
-    """Import the uploads; the result (or the errors) goes to the session state. When
-    several files fail together, each is tried alone so every file's error is shown;
-    messages name the files, never the server's temporary folder."""
+    """Import the uploads in the background worker (``ui/import_jobs.py``: the importer
+    and its structure inference never run in this script thread), waiting for it as long
+    as an upload waits for its structure (``ui.pending_design.wait_seconds``); the result
+    (or the errors) goes to the session state then or on a later run
+    (:func:`collect_import`). Messages name the files, never the server's temporary
+    folder."""
+    import hashlib
+    import json
+
+    from ui import inference_pool
+    from ui.import_jobs import import_work
+    from ui.pending_design import wait_seconds
 
     ss = st.session_state
-    ss.pop("import_error", None)
-    ss.pop("import_result", None)
+    for key in ("import_error", "import_result", PART):
+        ss.pop(key, None)
     ss["import_round"] = ss.get("import_round", 0) + 1  # the next attempt: an empty uploader
-    with tempfile.TemporaryDirectory(prefix="bias-workbench-import-") as folder:
-        paths = []
-        for upload in uploads:
-            path = Path(folder) / Path(upload.name).name
-            path.write_bytes(upload.getvalue())
-            paths.append(path)
-        try:
-            with decoding(sum(p.stat().st_size for p in paths), names_of(uploads)):
-                result = import_results(source, paths, **options)
-        except UploadBusy as exc:
-            ss["import_error"] = str(exc)
-            return
-        except AnalysisError as exc:
-            errors = [without_paths(str(exc), folder)]
-            if len(paths) > 1:
-                for path in paths:
-                    try:
-                        import_results(source, [path], **options)
-                    except AnalysisError as one:
-                        errors.append(f"{path.name}: {without_paths(str(one), folder)}")
-            ss["import_error"] = "\n\n".join(dict.fromkeys(errors))
-            return
-    names = names_of(uploads)
-    ss["import_result"] = (result, f"{names} ({source} import)")
-    ss["import_command"] = rebuild_command(source, [u.name for u in uploads], options)
+    digest = hashlib.sha1(f"{source}\n{json.dumps(options, sort_keys=True)}".encode())
+    for upload in uploads:
+        digest.update(Path(upload.name).name.encode() + b"\0" + upload.getvalue())
+    token = f"import-{digest.hexdigest()[:20]}"
+    try:
+        with decoding(sum(len(u.getvalue()) for u in uploads), names_of(uploads)):
+            job = inference_pool.job(token)  # the same files and options: the earlier job
+            folder = (tempfile.mkdtemp(prefix="bias-workbench-import-") if job is None else
+                      str(Path(tempfile.gettempdir()) / "bias-workbench-import-earlier"))
+            if job is None:
+                paths = []
+                for upload in uploads:
+                    path = Path(folder) / Path(upload.name).name
+                    path.write_bytes(upload.getvalue())
+                    paths.append(str(path))
+                job = inference_pool.submit(token, (source, paths, options, folder),
+                                            work=import_work)
+            job.wait(wait_seconds())
+    except UploadBusy as exc:
+        ss["import_error"] = str(exc)
+        return
+    ss[IMPORT_JOB] = {"token": token, "folder": folder,
+                      "names": names_of(uploads), "source": source,
+                      "command": rebuild_command(source, [u.name for u in uploads], options)}
+    collect_import()
+
+
+def collect_import() -> bool:
+    """The background import's result or errors into the session state once it is done;
+    True while it still runs."""
+    from ui import inference_pool
+
+    ss = st.session_state
+    pending = ss.get(IMPORT_JOB)
+    job = inference_pool.job(pending["token"]) if pending else None
+    if job is None:
+        ss.pop(IMPORT_JOB, None)
+        return False
+    if not job.done:
+        return True
+    ss.pop(IMPORT_JOB)
+    folder, result = pending["folder"], job.result
+    value = result.value if isinstance(result.value, dict) else {"errors": [result.error]}
+    if "result" in value:
+        ss["import_result"] = (value["result"],
+                               f"{pending['names']} ({pending['source']} import)")
+        ss["import_command"] = pending["command"]
+    else:
+        ss["import_error"] = "\n\n".join(dict.fromkeys(without_paths(str(e), folder)
+                                                          for e in value["errors"]))
+    return False
+
+
+def _import_notice() -> None:
+    """While the import runs: its seconds so far, refreshed; the page reruns when done."""
+    from ui import inference_pool
+
+    job = inference_pool.job(st.session_state[IMPORT_JOB]["token"])
+
+    @st.fragment(run_every=0.5)
+    def _watch() -> None:
+        if job is None or job.done:
+            st.rerun(scope="app")
+        st.info(f"Importing in the background: {job.elapsed():.0f} s so far (reading the "
+                "files and the structure of what they hold). This page refreshes by "
+                "itself; other pages can be used meanwhile.", icon="⏳")
+
+    _watch()
 
 
 def names_of(uploads: list) -> str:
@@ -98,8 +155,6 @@ def names_of(uploads: list) -> str:
 
 def rebuild_command(source: str, names: list[str], options: dict[str, Any]) -> str:
     """The CLI command that rebuilds the imported table as ``results.parquet``."""
-    import shlex
-
     parts = ["python -m analysis import", source, *map(shlex.quote, names),
              "--out results.parquet"]
     for key, value in options.items():
@@ -111,16 +166,21 @@ def rebuild_command(source: str, names: list[str], options: dict[str, Any]) -> s
 
 def _forget_result() -> None:
     """Another importer chosen: the previous one's result or error is stale."""
-    for key in ("import_result", "import_error"):
+    for key in ("import_result", "import_error", PART):
         st.session_state.pop(key, None)
 
 
-def use_import() -> None:
-    """Callback: make the imported table active with its suggested design."""
+def use_import(family: str | None = None) -> None:
+    """Callback: make the imported table (or its task ``family``'s part) active with its
+    suggested design."""
     result, name = st.session_state["import_result"]
+    command = st.session_state.get("import_command")
+    if family is not None:
+        result, name = result.parts[family], part_name(name, family)
+        command = command and f"{command} --task-family {shlex.quote(family)}"
     set_data(result.frame, name, token_of(result.frame), result.design)
-    if "import_command" in st.session_state:
-        st.session_state["results_rebuild"] = st.session_state["import_command"]
+    if command:
+        st.session_state["results_rebuild"] = command
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     st.session_state.pop("data_error", None)
 
@@ -144,6 +204,9 @@ def import_section() -> bool:
     if st.button("Import", key="import_run", disabled=not uploads, type="primary"):
         _run(source, uploads, options)
         st.rerun()  # drawn again with an empty uploader and the result or the errors
+    if collect_import():  # still running in the background worker
+        _import_notice()
+        return False
     if "import_error" in st.session_state:
         st.error(md(st.session_state["import_error"]))
         return False
@@ -151,12 +214,42 @@ def import_section() -> bool:
         return False
     result: ImportResult
     result, name = st.session_state["import_result"]
-    show_result(result, name)
+    result, name, family = chosen_part(result, name)
+    show_result(result, name, family=family)
     return st.session_state.get("results_name") != name
 
 
-def show_result(result: ImportResult, name: str) -> None:
-    """Row accounting, notes, the preview, further tables, and the Use button."""
+#: Session key of the task family chosen among an import's parts.
+PART = "import_part"
+ALL_TASKS = "All tasks together"
+
+
+def part_name(name: str, family: str) -> str:
+    """The active table's name for one task family of an import."""
+    return f"{name} [{family}]"
+
+
+def chosen_part(result: ImportResult, name: str) -> tuple[ImportResult, str, str | None]:
+    """With several task families (``result.parts``): a choice of the table to use, each
+    family's own (with its outcome and design) or all tasks together; the chosen import,
+    its name and family (None: all together)."""
+    if not result.parts:
+        return result, name, None
+    options = [ALL_TASKS, *result.parts]
+    st.markdown("**Task families**")
+    st.dataframe(result.extras.get("task_families"), hide_index=True, key="import_families")
+    choice = st.radio("Table to use", options, horizontal=True, key=PART,
+                      help="Each task family imports as its own table, with its own outcome "
+                           "and design (import each in turn: choose it, then Use this "
+                           "table). All together is the generic table of every task.")
+    if choice == ALL_TASKS:
+        return result, name, None
+    return result.parts[choice], part_name(name, choice), choice
+
+
+def show_result(result: ImportResult, name: str, *, family: str | None = None) -> None:
+    """Row accounting, notes, the preview, further tables, and the Use button (of the
+    task ``family``'s part when one is chosen)."""
     c1, c2, c3 = st.columns([1, 1, 3])
     c1.metric("Imported rows", f"{len(result.frame):,}")
     c2.metric("Columns", result.frame.shape[1])
@@ -167,10 +260,13 @@ def show_result(result: ImportResult, name: str) -> None:
         st.info(md(note))
     st.dataframe(result.frame.head(200), width="stretch", height=240)
     for key, table in result.extras.items():
+        if key == "task_families":  # shown with the choice of the table to use
+            continue
         st.markdown(f"**{md(key.replace('_', ' '))}**")
         st.dataframe(table, hide_index=True)
         table_download(table, f"{result.source}_{key}", key=f"import_dl_{key}")
-    st.button("Use this table", key="import_use", on_click=use_import, type="primary")
+    st.button("Use this table", key="import_use", on_click=use_import,
+              kwargs={"family": family}, type="primary")
     if st.session_state.get("results_name") == name:
         st.success(md(f"Active table: {name}, with its suggested design "
                       f"({', '.join(st.session_state['design'].names)})."))

@@ -68,8 +68,8 @@ def load_server_path(text: str) -> bool:
         return False
     stamp = "|".join(f"{f}:{os.path.getsize(f)}:{os.path.getmtime(f)}" for f in files)
     st.session_state.pop("data_error", None)
-    set_data(frame, text.strip(), hashlib.sha1(stamp.encode()).hexdigest()[:16],
-             starting_design(frame, None))
+    token = hashlib.sha1(stamp.encode()).hexdigest()[:16]
+    set_data(frame, text.strip(), token, starting_design(frame, None, token=token))
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 

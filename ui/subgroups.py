@@ -133,33 +133,45 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
 
 
 def default_factors(design: Design, *, exclude: Sequence[str] = (), k: int = 2,
-                    results: pd.DataFrame | None = None) -> list[str]:
+                    results: pd.DataFrame | None = None, models: bool = False) -> list[str]:
     """Up to ``k`` factors to start with: domain first, then prompt, then model factors,
     no constant, text-like or id factor and no two of them nested in each other
     (:mod:`analysis.factor_defaults`) on ``results`` (cached per table), or on the active
-    data when it is not given (``ui/defaults.py``)."""
+    data when it is not given (``ui/defaults.py``). With ``models``, a model factor with
+    several values is the first of them (a table of several models opens on the models:
+    issue 42, race x gender of three models showed no subgroup)."""
     if results is None:
         from ui.defaults import page_defaults
 
-        return page_defaults(design, k, exclude=exclude)
-    from analysis.factor_defaults import default_factors as start_with
-    from ui.common import per_table
+        chosen = page_defaults(design, k, exclude=exclude)
+        useful = page_defaults(design, None, ("model",), exclude=exclude) if models else []
+    else:
+        from analysis.factor_defaults import default_factors as start_with
+        from analysis.factor_defaults import useful_factors
+        from ui.common import per_table
 
-    return list(per_table(start_with, results, design, design, k, exclude=tuple(exclude)))
+        chosen = list(per_table(start_with, results, design, design, k,
+                                exclude=tuple(exclude)))
+        useful = (list(per_table(useful_factors, results, design, design, ("model",),
+                                 exclude=tuple(exclude))) if models else [])
+    if useful and useful[0] not in chosen:
+        chosen = [useful[0], *[f for f in chosen if f != useful[0]]][:k]
+    return chosen
 
 
 def factor_choice(design: Design, key: str, *, exclude: Sequence[str] = (),
                   label: str = "Factors (in ring order)",
-                  results: pd.DataFrame | None = None) -> list[str]:
-    """A multiselect of factors, remembered per page under ``key``."""
+                  results: pd.DataFrame | None = None, models: bool = False) -> list[str]:
+    """A multiselect of factors, remembered per page under ``key`` (``models``: see
+    :func:`default_factors`)."""
     from ui.widgets import fit
 
     options = [f for f in design.names if f not in exclude]
     if key in st.session_state:
         fit(key, options, label)  # drop a choice that is no longer offered, with a note
         return st.multiselect(label, options, key=key)
-    return st.multiselect(label, options, default=default_factors(design, exclude=exclude,
-                                                                  results=results), key=key)
+    return st.multiselect(label, options, default=default_factors(
+        design, exclude=exclude, results=results, models=models), key=key)
 
 
 def value_filter(table: pd.DataFrame, factors: Sequence[str], key: str) -> pd.DataFrame:

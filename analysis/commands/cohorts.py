@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 __all__ = ["categories_option", "register", "run"]
 
@@ -59,6 +60,13 @@ def run(args: argparse.Namespace) -> None:
                                                                             args.cohort)
     by = [r.get(b, b) for b in by]
     cats = categories_option(args.categories)
+    from analysis.cohort_inputs import apply_refusals, kept_categories
+
+    cats = kept_categories(cats, options.refusals)
+    results, refusal_note = apply_refusals(results, args.category, options.refusals)
+    if refusal_note:  # a refusal is neither biased nor not: how it was counted
+        print(f"note: {refusal_note.replace('refusals=leave_out', '--refusals leave_out')}",
+              file=sys.stderr)
     dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
                                     renormalise=options.renormalise)
     spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
@@ -82,7 +90,8 @@ def run(args: argparse.Namespace) -> None:
     capsules, capsule_table = (_capsules(args, options, results, by) if args.demographics
                                else ({}, None))
     payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
-                               demographic_col=args.demographic_col)
+                               demographic_col=args.demographic_col,
+                               refusals=options.refusals, refusal_note=refusal_note)
     payload.update(capsules)
     wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
     payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)

@@ -31,6 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the native scores with their cluster-bootstrap intervals "
                         "(BBQ: s_DIS, s_AMB per category x model x format; other bias "
                         "tasks: their metrics) to this CSV")
+    p.add_argument("--task-family", metavar="FAMILY",
+                   help="lm-eval: import only the tasks of this family (bbq, crows_pairs, "
+                        "discrim_eval, or a task's name)")
+    p.add_argument("--each-family", action="store_true",
+                   help="lm-eval: with several task families, also write each family's own "
+                        "table (and design) as OUT_<family> beside OUT")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a further importer option (repeatable; see docs/import_<source>.md)")
     p.add_argument("--json", action="store_true", help="print counts and notes as JSON")
@@ -49,12 +55,22 @@ def run(args: argparse.Namespace) -> None:
         options["model"] = args.model
     if args.prediction_col:
         options["prediction_cols"] = list(args.prediction_col)
+    if args.task_family:
+        options["task_family"] = args.task_family
     result = import_results(args.source, args.paths, **options)
     outputs = {args.out: table_writer(result.frame, args.out)}
     if args.design_out:
-        as_json = str(args.design_out).lower().endswith(".json")
-        text = result.design.to_json() if as_json else result.design.to_yaml()
-        outputs[args.design_out] = lambda tmp: tmp.write_text(text, encoding="utf-8")
+        outputs[args.design_out] = _design_writer(result.design, args.design_out)
+    if args.each_family:
+        if not result.parts:
+            raise AnalysisError(f"--each-family: these {args.source} results hold one task "
+                                "family only: OUT is its table.")
+        for family, part in result.parts.items():
+            outputs[_beside(args.out, family)] = table_writer(part.frame,
+                                                              _beside(args.out, family))
+            if args.design_out:
+                outputs[_beside(args.design_out, family)] = _design_writer(
+                    part.design, _beside(args.design_out, family))
     if args.scores_out:
         from analysis.native_scores import scores_out_table
 
@@ -78,3 +94,22 @@ def run(args: argparse.Namespace) -> None:
         print(f"note: {note}")
     for path in written[1:]:
         print(f"wrote {path}")
+
+
+def _design_writer(design, path: str):  # noqa: ANN001, ANN202 - a Design, a writer
+    as_json = str(path).lower().endswith(".json")
+    text = design.to_json() if as_json else design.to_yaml()
+    return lambda tmp: tmp.write_text(text, encoding="utf-8")
+
+
+def _beside(path: str, family: str) -> str:
+    """``results.csv`` -> ``results_<family>.csv`` (the family as a file-name slug; a
+    double suffix such as ``.csv.gz`` is kept)."""
+    import re
+    from pathlib import Path
+
+    p = Path(path)
+    suffixes = "".join(p.suffixes[-2:]) if p.name.lower().endswith(".gz") else p.suffix
+    stem = p.name[:len(p.name) - len(suffixes)] if suffixes else p.name
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", family).strip("._") or "family"
+    return str(p.with_name(f"{stem}_{slug}{suffixes}"))

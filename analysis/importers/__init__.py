@@ -70,6 +70,10 @@ class ImportResult:
         Human-readable notes (what was melted, what could not be matched and why).
     extras : dict of str -> DataFrame
         Further tables the source defines (e.g. BBQ's bias scores), keyed by name.
+    parts : dict of str -> ImportResult
+        An import of several task families (lm-eval's BBQ, CrowS-Pairs, ...; a task of
+        no known family is a family of its own): each family's own import, with its own
+        outcome and design (``task_family=`` imports one directly); empty otherwise.
     """
 
     frame: pd.DataFrame
@@ -78,6 +82,7 @@ class ImportResult:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     extras: dict[str, pd.DataFrame] = field(default_factory=dict)
+    parts: dict[str, ImportResult] = field(default_factory=dict)
 
 
 def import_results(source: str, paths: Sequence[PathArg], **options: Any) -> ImportResult:

@@ -60,6 +60,7 @@ def read(
     *,
     model: str | None = None,
     full: bool | str = False,
+    task_family: str | None = None,
 ) -> ImportResult:
     """Read Inspect AI logs into one row per (sample, epoch) of every log.
 
@@ -76,6 +77,12 @@ def read(
         what the sample summaries abbreviate (strings over 1,000 characters). Text
         from the CLI (``--option full=true``) is accepted: true/false,
         yes/no, 1/0.
+    task_family
+        Import only the logs of this task (a log holds one task; an Inspect task is its
+        own family). Without it, logs of several tasks import as the generic table of
+        all of them and ``parts`` holds each task's own import
+        (``extras["task_families"]``: ``family``, ``tasks``, ``rows``, ``outcome``,
+        ``factors``).
 
     Returns
     -------
@@ -95,14 +102,29 @@ def read(
     ImportFormatError
         inspect-ai not installed, a path that does not exist, a folder without logs, a
         file that is not an Inspect log, a log without samples, a log without scores
-        (each names the file and the field).
+        (each names the file and the field), a ``task_family`` none of the logs has.
     """
     full = _as_bool(full, "full")
     analysis_api, log_api = _inspect_modules()
     files = _log_files(paths, log_api)
     columns = _columns(analysis_api)
-    raw = uniform_types(pd.concat([_samples_of(path, analysis_api, log_api, columns, full=full)
-                                   for path in files], ignore_index=True, sort=False))
+    per_log = {path: _samples_of(path, analysis_api, log_api, columns, full=full)
+               for path in files}
+    tasks: dict[str, list[Any]] = {}
+    for path, samples in per_log.items():
+        for task in dict.fromkeys(samples["task_name"].astype(str)):
+            tasks.setdefault(task, []).append(path)
+    if task_family is not None:
+        if task_family not in tasks:
+            from analysis.errors import did_you_mean
+
+            raise ImportFormatError(
+                f"No log of the task {task_family!r}; the logs' tasks: "
+                f"{', '.join(map(repr, tasks))}." + did_you_mean(task_family, list(tasks),
+                                                                 sentence=True))
+        per_log = {p: s[s["task_name"].astype(str) == task_family]
+                   for p, s in per_log.items() if p in tasks[task_family]}
+    raw = uniform_types(pd.concat(list(per_log.values()), ignore_index=True, sort=False))
     frame, items, score_columns, notes = _results_table(raw, analysis_api)
     if model is not None:
         frame[MODEL_COLUMN] = model
@@ -130,12 +152,22 @@ def read(
         notes.append(f"{errored:,} samples ended in an error; their scores are missing.")
     counts = {"logs": len(files), "rows_read": len(raw), "rows_out": len(frame),
               "errored": errored}
+    parts: dict[str, ImportResult] = {}
+    if task_family is None and len(tasks) > 1:
+        from analysis.importers.lm_eval import family_table
+
+        parts = {task: read(logs, model=model, full=full, task_family=task)
+                 for task, logs in tasks.items()}
+        extras["task_families"] = family_table(parts)
+        notes.append(f"{len(tasks)} tasks ({', '.join(tasks)}): each can be imported alone "
+                     "with its own outcome and design (task_family=; on the Data page: "
+                     "'Table to use'; CLI: --task-family or --each-family).")
     summary = (f"Read {len(raw):,} samples from {len(files)} log(s): "
                f"{frame[MODEL_COLUMN].nunique()} model(s), {frame[TASK_COLUMN].nunique()} "
                "task(s).")
     return ImportResult(frame=frame, design=design, source=SOURCE, counts=counts,
                         notes=[summary, *notes, *design_notes],
-                        extras=importer_extras(extras, frame, design))
+                        extras=importer_extras(extras, frame, design), parts=parts)
 
 
 def _bbq_samples(frame: pd.DataFrame, raw: pd.DataFrame, notes: list[str]) -> Any:

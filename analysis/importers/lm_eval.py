@@ -41,7 +41,7 @@ __all__ = [
     "CHAT_TEMPLATE_COLUMN", "DOC_ID_COLUMN", "FILTER_COLUMN", "GEN_KWARGS_PREFIX",
     "MODEL_ARGS_COLUMN", "MODEL_SOURCE_COLUMN", "NOT_USED", "NUM_FEWSHOT_COLUMN",
     "PROMPT_COLUMN", "RECORD_FIELDS", "RESPONSE_COLUMN", "SEED_COLUMN", "SOURCE",
-    "SYSTEM_COLUMN", "TARGET_COLUMN", "TASK_COLUMN", "read",
+    "SYSTEM_COLUMN", "TARGET_COLUMN", "TASK_COLUMN", "family_parts", "family_table", "read",
 ]
 
 
@@ -77,6 +77,7 @@ def read(
     *,
     model: str | None = None,
     answer_filter: str | None = None,
+    task_family: str | None = None,
 ) -> ImportResult:
     """Read lm-eval ``samples_*.jsonl`` files (and the ``results_*.json`` beside each).
 
@@ -95,6 +96,12 @@ def read(
     answer_filter
         Keep only the records of this lm-eval filter (e.g. ``strict-match``). By default
         every filter is kept and ``filter`` becomes a factor when there are several.
+    task_family
+        Import only the tasks of this family (``bbq``, ``crows_pairs``,
+        ``discrim_eval``, or the name of a task of no known family); the other files'
+        records are counted in ``counts["other_families"]``. Without it, an import of
+        several families is the generic table of all of them, and ``parts`` holds each
+        family's own import (``extras["task_families"]`` lists them).
 
     Returns
     -------
@@ -109,7 +116,11 @@ def read(
         ``chat_template_sha`` (``--apply_chat_template``; ``none`` without),
         ``gen_kwargs.<key>`` (the task's effective generation kwargs; absent for
         tasks that do not generate) and ``prompt`` (the first request's context).
-        ``counts`` has ``files``, ``rows_read``, ``rows_out``, ``filtered_out``.
+        ``counts`` has ``files``, ``rows_read``, ``rows_out``, ``filtered_out`` (and
+        ``other_families`` with ``task_family``). With several families,
+        ``extras["task_families"]`` has the columns ``family``, ``tasks``, ``rows``,
+        ``outcome`` (the family import's outcome) and ``factors`` (its suggested
+        factors), and ``parts`` maps each family to its import.
 
     Raises
     ------
@@ -117,7 +128,7 @@ def read(
         A path that does not exist, a folder without samples files, a file that is not
         an lm-eval samples file (names the file, line and field), a samples file without
         its results JSON when ``model`` is not given, a results JSON that is not one, a
-        file without any per-sample metric.
+        file without any per-sample metric, a ``task_family`` none of the files has.
     """
     files = _samples_files(paths)
     frames, notes = [], []
@@ -126,6 +137,8 @@ def read(
     rows_read = 0
     lower_is_better: dict[str, bool] = {}
     families: list[tuple[str, TaskImport]] = []
+    family_files: dict[str, list[Path]] = {}
+    other_rows = 0
     for path in files:
         records = _read_samples(path)  # the file's own format is checked first
         rows_read += len(records)
@@ -139,6 +152,11 @@ def read(
         results = _read_results(results_path) if results_path is not None else {}
         task = _task_name(path, results)
         frame, docs, metrics, skipped, family = _samples_frame(records, path)
+        key = family.family if family is not None else task
+        family_files.setdefault(key, []).append(path)
+        if task_family is not None and key != task_family:
+            other_rows += len(records)
+            continue
         doc_columns.extend(c for c in docs if c not in doc_columns)
         metric_columns.extend(c for c in metrics if c not in metric_columns)
         if family is not None:
@@ -159,6 +177,13 @@ def read(
             notes.append(f"{path.name}: no results JSON; model {model!r} given, settings "
                          "(few-shot count, generation kwargs) unknown.")
         frames.append(frame)
+    if not frames:
+        from analysis.errors import did_you_mean
+
+        raise ImportFormatError(
+            f"No task of the family {task_family!r} in these files; their families: "
+            f"{', '.join(map(repr, family_files))}."
+            + did_you_mean(task_family, list(family_files), sentence=True))
     table = uniform_types(pd.concat(frames, ignore_index=True, sort=False))
     settings = [c for c in table.columns if c not in {MODEL_COLUMN, TASK_COLUMN, FILTER_COLUMN,
                 DOC_ID_COLUMN, TARGET_COLUMN, RESPONSE_COLUMN, PROMPT_COLUMN, *doc_columns,
@@ -197,12 +222,52 @@ def read(
             [t for t, f in families if f.family == "bbq"])])
     counts = {"files": len(files), "rows_read": rows_read, "rows_out": len(table),
               "filtered_out": filtered_out}
+    if task_family is not None:
+        counts["other_families"] = other_rows
+        notes.insert(0, f"Task family {task_family!r} only: "
+                        f"{', '.join(map(str, table[TASK_COLUMN].unique()))} "
+                        f"({other_rows:,} records of other families left out).")
+    parts: dict[str, ImportResult] = {}
+    if task_family is None and len(family_files) > 1:
+        parts, part_notes = family_parts(family_files, model=model,
+                                         answer_filter=answer_filter)
+        notes.extend(part_notes)
+        extras["task_families"] = family_table(parts)
     summary = (f"Read {rows_read:,} records from {len(files)} samples file(s): "
                f"{table[MODEL_COLUMN].nunique()} model(s), {table[TASK_COLUMN].nunique()} "
                f"task(s).")
     return ImportResult(frame=table, design=design, source=SOURCE, counts=counts,
                         notes=[summary, *notes, *design_notes],
-                        extras=importer_extras(extras, table, design))
+                        extras=importer_extras(extras, table, design), parts=parts)
+
+
+def family_parts(family_files: dict[str, list[Path]], **options: Any
+                 ) -> tuple[dict[str, ImportResult], list[str]]:
+    """Each family's own import (its files only), and a note naming them; a family whose
+    files cannot be imported with ``options`` alone (e.g. no records of ``answer_filter``)
+    is left out with its reason."""
+    parts, notes = {}, []
+    for key, paths in family_files.items():
+        try:
+            parts[key] = read(paths, task_family=key, **options)
+        except ImportFormatError as exc:
+            notes.append(f"Task family {key!r} has no import of its own: {exc}")
+    if parts:
+        notes.append(f"{len(family_files)} task families ({', '.join(family_files)}): each "
+                     "can be imported alone with its own outcome and design (task_family=; "
+                     "on the Data page: 'Table to use'; CLI: --task-family or --each-family).")
+    return parts, notes
+
+
+def family_table(parts: dict[str, ImportResult]) -> pd.DataFrame:
+    """One row per family import: ``family``, ``tasks``, ``rows``, ``outcome``,
+    ``factors``."""
+    return pd.DataFrame([
+        {"family": key, "tasks": ", ".join(map(str, part.frame[TASK_COLUMN].unique())),
+         "rows": len(part.frame),
+         "outcome": part.design.outcome.describe() if part.design.outcome else "none",
+         "factors": ", ".join(part.design.names)}
+        for key, part in parts.items()])
 
 
 # --- finding the files --------------------------------------------------------------------

@@ -39,6 +39,10 @@ class CohortsOptions(Options):
                               metavar="N", label="Monte Carlo tables")
     seed: int = option(0, "random seed of the Monte Carlo test (default %(default)s)",
                        type=NON_NEGATIVE_INT, label="Seed")
+    refusals: str = option(
+        "count", "answers that are refusals (REFUSED, declined ...): counted where the table "
+        "puts them, with a note (default), or left out of n, the shares and the test",
+        choices=("count", "leave_out"), call=False, label="Refusals")
     capsule_star: str = option(
         "across_cohorts", "with --demographics: what * marks in the paper-shaped table: the "
         "subcategory's share differs between cohorts (default), or the prompt's "

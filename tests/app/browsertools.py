@@ -31,14 +31,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(port: int, **env: str):
-    """``streamlit run app.py`` on 127.0.0.1:``port``; yields its URL once healthy and
-    stops the server by its PID afterwards."""
+def running_app(port: int, *, root: Path = ROOT, script: str = "app.py", **env: str):
+    """``streamlit run app.py`` (or ``script`` in the folder ``root``) on
+    127.0.0.1:``port``; yields its URL once healthy and stops the server by its PID
+    afterwards."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **env),
+        cwd=root, env=dict(os.environ, HF_HUB_OFFLINE="1", **env),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"

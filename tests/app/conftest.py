@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+#: The app's tests expect a small table's suggested design on the run that loaded it: the
+#: background inference (ui/pending_design.py) is waited for as long as it takes, except
+#: in the tests of the "still working" path, which set the wait to 0 themselves.
+os.environ.setdefault("BIAS_WORKBENCH_INFERENCE_WAIT", "300")
 
 
 @pytest.fixture(scope="session")

@@ -167,3 +167,35 @@ def test_categories_named_like_columns():
     check_long(at.dataframe[1].value)
     legend = {t["name"] for t in plotly_specs(at)[0]["data"]}
     assert {'""', '" A"', "A", "a", "model", "n", "count"} <= legend
+
+
+def test_issue_42_table_opens_on_the_answers_and_says_how_refusals_count():
+    """Issue 42: the page opened on the 48 prompt texts as categories and counted 20
+    REFUSED answers as 'not biased' without a word."""
+    import numpy as np
+
+    from analysis.design import suggest_design
+    from tests.analysis.results_tables import TEMPLATES, results_table
+
+    t = results_table()
+    t = t[t["template"].isin(list(TEMPLATES)[:2])].reset_index(drop=True)
+    idx = np.random.default_rng(5).choice(len(t), 20, replace=False)
+    t.loc[idx, "response"], t.loc[idx, "biased"] = "REFUSED", 0
+    at = page_test("cohorts.py", frame=t, design=suggest_design(t), name="issue42.csv").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="cohorts_category").value == "response"
+    assert at.selectbox(key="cohorts_cohort").value == "model"
+    notes = [i.value for i in at.info if "refusals" in i.value]
+    assert len(notes) == 1 and f"20 of {len(t)} answers are refusals ('REFUSED' in " \
+        "response): counted as a category of their own" in notes[0]
+    assert "Refusals (above): leave them out." in notes[0]
+    assert "REFUSED" in at.dataframe[0].value.columns
+    at.radio(key="cohorts_refusals").set_value("leave_out").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    wide = at.dataframe[0].value
+    assert "REFUSED" not in wide.columns and int(wide["n"].sum()) == len(t) - 20
+    assert any("left out" in i.value for i in at.info)
+    at.selectbox(key="cohorts_category").set_value("biased").run()  # a 0/1 category
+    at.radio(key="cohorts_refusals").set_value("count").run()
+    assert any("counted under the category their rows have (biased = 0: 20)" in i.value
+               for i in at.info)

@@ -44,3 +44,37 @@ def test_first_page_imports_no_scipy_or_statsmodels():
     control = _run("pages/ecdf.py")  # the eCDF page's KS tests need scipy.stats
     assert control["titles"] == ["eCDF"] and control["exceptions"] == []
     assert "scipy.stats" in control["loaded"]
+
+
+LOADING = """
+import json, sys
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.testing.v1 import AppTest
+seen = []
+original = DeltaGenerator.info
+def info(self, body, *args, **kwargs):
+    seen.append({"text": str(body), "pandas": "pandas" in sys.modules,
+                 "analysis": "analysis.design" in sys.modules})
+    return original(self, body, *args, **kwargs)
+DeltaGenerator.info = info
+at = AppTest.from_file(sys.argv[1], default_timeout=300)
+at.run()
+print(json.dumps({"seen": seen, "infos": [i.value for i in at.info],
+                  "titles": [t.value for t in at.title]}))
+"""
+
+
+def test_a_fresh_server_says_it_is_loading_before_the_heavy_imports():
+    """Issue 42: the first page of a fresh server was blank for seconds (benchmark:
+    benchmarks/bench_first_page.py). The loading message is sent before pandas and the
+    analysis modules are imported, and gone once the page has run."""
+    out = subprocess.run(
+        [sys.executable, "-c", LOADING, str(ROOT / "app.py")], cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1"),
+        capture_output=True, text=True, timeout=600, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    first = result["seen"][0]
+    assert first["text"].startswith("Starting the bias workbench")
+    assert not first["analysis"]  # sent before the workbench's modules are imported
+    assert result["titles"] == ["Data"]
+    assert not [i for i in result["infos"] if i.startswith("Starting the bias workbench")]

@@ -84,3 +84,33 @@ def test_the_old_table_is_not_previewed_below_an_import_until_it_is_used():
     assert not at.exception
     assert [s for s in at.subheader if s.value == "Preview"]  # now the import's
     assert {m.label: m.value for m in at.metric}["Rows"] == "96"
+
+
+def test_each_task_family_of_a_run_is_a_table_of_its_own():
+    """Issue 42 item 6: the six bias tasks of one lm-eval run imported as one generic
+    table ('acc < 1'); each family can now be chosen and used with its own outcome and
+    design, one after the other, or all together."""
+    from tests.analysis.importers.harness_runs import LM_EVAL_BIAS_FIXTURE
+
+    files = sorted((LM_EVAL_BIAS_FIXTURE / "dummy-bias").iterdir())
+    whole = import_results("lm-eval", [LM_EVAL_BIAS_FIXTURE])
+    at = _import(page_test("data.py").run(), "lm-eval", files)
+    assert not at.error
+    assert at.radio(key="import_part").options == ["All tasks together", *whole.parts]
+    assert {m.label: m.value for m in at.metric}["Imported rows"] == "200"
+    for family in ("bbq", "crows_pairs"):
+        at.radio(key="import_part").set_value(family).run()
+        assert {m.label: m.value for m in at.metric}["Imported rows"] == \
+            f"{len(whole.parts[family].frame)}"
+        at.button(key="import_use").click().run()
+        assert not at.exception
+        ss = at.session_state
+        assert ss["results_name"].endswith(f"[{family}]")
+        assert ss["design"] == whole.parts[family].design
+        pd.testing.assert_frame_equal(ss["results_frame"], whole.parts[family].frame)
+        assert ss["results_rebuild"].endswith(f"--task-family {family}")
+    assert at.session_state["design"].outcome.column == "pct_stereotype"
+    at.radio(key="import_part").set_value("All tasks together").run()
+    at.button(key="import_use").click().run()
+    assert len(at.session_state["results_frame"]) == 200
+    assert "--task-family" not in at.session_state["results_rebuild"]

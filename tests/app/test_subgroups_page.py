@@ -33,15 +33,17 @@ def test_page_renders_table_and_sunburst(ssqa):
     at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
     assert not at.exception and not at.error
     assert at.title[0].value == "Subgroups"
-    assert at.multiselect(key="subgroups_factors").value == ["pachankis_cluster", "gender"]
+    # two models: the models first (issue 42), then the first domain factor
+    assert at.multiselect(key="subgroups_factors").value == ["model", "pachankis_cluster"]
     table = at.dataframe[0].value
     assert set(table["level"]) == {1, 2}
     spec, trace = sunburst(at)
     assert trace["marker"]["cmid"] == 0
     assert trace["marker"]["colorscale"] == [list(c) for c in DIVERGING]
-    # inner ring = pachankis clusters, sizes = n
+    # inner ring = the two models, then 6 pachankis clusters each, sizes = n
     inner = [i for i, p in zip(trace["ids"], trace["parents"], strict=True) if p == ""]
-    assert len(inner) == 6
+    assert len(inner) == 2
+    assert len([i for i in trace["ids"] if "/" in i]) == 2 * 6
     assert "log disparity" in spec["layout"]["title"]["text"]
     labels = [b.label for b in at.get("download_button")]
     assert {"PNG", "SVG", "PDF", "HTML", "CSV"} <= set(labels)
@@ -150,7 +152,11 @@ def test_default_pair_is_never_nested_and_sectors_can_be_equal(ssqa):
     design = Design(tuple(make_factor(frame, f) for f in names), Outcome("deviation"))
     at = page_test("subgroups.py", frame=frame, design=design).run()
     assert not at.exception and not at.error
-    assert at.multiselect(key="subgroups_factors").value == ["stigma", "gender"]
+    assert at.multiselect(key="subgroups_factors").value == ["model", "stigma"]
+    without_models = Design(tuple(make_factor(frame, f) for f in names[:3]),
+                            Outcome("deviation"))
+    other = page_test("subgroups.py", frame=frame, design=without_models).run()
+    assert other.multiselect(key="subgroups_factors").value == ["stigma", "gender"]
     at.multiselect(key="subgroups_factors").set_value(["gender", "model"]).run()
     _, by_n = sunburst(at)
     assert by_n["branchvalues"] == "total"
@@ -259,3 +265,36 @@ def test_a_sunburst_click_names_its_subgroup(ssqa):
     assert clicked_sector(click(0, ids[1]), fig, full, factors) is None
     assert clicked_sector(SimpleNamespace(selection=SimpleNamespace(points=[])), fig, full,
                           factors) is None
+
+
+def test_a_factor_beyond_the_level_is_said_to_have_no_ring(ssqa):
+    """Issue 42: adding a third factor left the sunburst at level 2 without a word."""
+    at = page_test("subgroups.py", frame=ssqa[0], design=ssqa[1]).run()
+    at.multiselect(key="subgroups_factors").set_value(["cot", "prompt_style", "gender"]).run()
+    assert at.radio(key="subgroups_level").value == 2
+    _, trace = sunburst(at)
+    assert max(i.count("/") for i in trace["ids"]) == 1  # two rings: cot, prompt_style
+    notes = [c.value for c in at.caption if "ring(s)" in c.value]
+    assert notes == ["The sunburst has 2 ring(s): the subgroups fix at most 2 of the 3 "
+                     "factors (Level); gender has no ring of its own. Choose level 3 to see "
+                     "it."]
+    at.radio(key="subgroups_level").set_value(3).run()
+    _, trace = sunburst(at)
+    assert max(i.count("/") for i in trace["ids"]) == 2
+    assert not [c.value for c in at.caption if "ring(s)" in c.value]
+
+
+def test_a_table_of_three_models_opens_on_the_models():
+    """Issue 42: a 3-model table opened on race x gender without the model, and with the
+    default thresholds said "No subgroup passes these thresholds" (the rates differ by
+    model only: 0.15, 0.30, 0.46)."""
+    from analysis.design import suggest_design
+    from tests.analysis.results_tables import results_table
+
+    t = results_table()
+    at = page_test("subgroups.py", frame=t, design=suggest_design(t)).run()
+    assert not at.exception and not at.error
+    factors = at.multiselect(key="subgroups_factors").value
+    assert factors[0] == "model" and len(factors) == 2
+    texts = [m.value for m in [*at.info, *at.warning, *at.caption, *at.markdown]]
+    assert not any("No subgroup passes these thresholds" in x for x in texts)

@@ -1,0 +1,153 @@
+"""Cohorts' default category and refusals (issue 42: "Cohorts opens on the 48 prompt texts as
+categories; 20 REFUSED answers count as not biased with no note"), in the API, the CLI
+and the page (``analysis/cohort_inputs.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import api
+from analysis.cohort_inputs import apply_refusals, category_candidates, is_refusal
+from analysis.design import suggest_design
+from analysis.options import OptionError
+from tests.analysis.results_tables import TEMPLATES, results_table
+
+N_REFUSED = 20
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    """Issue 42's table on two templates (48 prompt texts: few enough to be offered as
+    categories) with 20 answers REFUSED (their 0/1 ``biased`` is 0)."""
+    t = results_table()
+    t = t[t["template"].isin(list(TEMPLATES)[:2])].reset_index(drop=True)
+    idx = np.random.default_rng(5).choice(len(t), N_REFUSED, replace=False)
+    t.loc[idx, "response"] = "REFUSED"
+    t.loc[idx, "biased"] = 0
+    return t
+
+
+@pytest.fixture(scope="module")
+def design(table):
+    return suggest_design(table)
+
+
+def test_the_fixture_has_48_prompt_texts(table):
+    assert table["prompt"].nunique() == 48 and (table["response"] == "REFUSED").sum() == 20
+
+
+def test_the_default_category_is_an_answer_not_the_prompt_text(table, design):
+    order = category_candidates(table, design.names, design.prompt_unit_columns())
+    assert order[0] == "response"
+    # the prompt's own texts (fixed by the prompt) come after every column that varies
+    assert order.index("prompt") > order.index("biased")
+    assert order.index("question") > order.index("biased")
+    result = api.cohorts(table, design, cohort="model")
+    assert result.settings["category"] == "response"
+    assert any("No category given: the categorical outcome is 'response'" in n
+               for n in result.notes)
+
+
+def test_refusals_as_their_own_category_are_counted_and_said(table, design):
+    result = api.cohorts(table, design, category="response", cohort="model")
+    wide = result.tables["percentages"].set_index("model")
+    expected = pd.crosstab(table["model"], table["response"], normalize="index") * 100
+    for model in expected.index:
+        assert wide.loc[model, "REFUSED"] == pytest.approx(expected.loc[model, "REFUSED"])
+        assert wide.loc[model, "n"] == (table["model"] == model).sum()
+    (note,) = [n for n in result.notes if "refusals" in n]
+    assert note.startswith(f"{N_REFUSED} of {len(table)} answers are refusals ('REFUSED' in "
+                           "response): counted as a category of their own")
+
+
+def test_refusals_left_out_leave_n_and_shares_to_the_other_answers(table, design):
+    result = api.cohorts(table, design, category="response", cohort="model",
+                         refusals="leave_out")
+    wide = result.tables["percentages"].set_index("model")
+    kept = table[table["response"] != "REFUSED"]
+    expected = pd.crosstab(kept["model"], kept["response"], normalize="index") * 100
+    assert "REFUSED" not in wide.columns
+    assert int(wide["n"].sum()) == len(table) - N_REFUSED
+    for model in expected.index:
+        for answer in expected.columns:
+            assert wide.loc[model, answer] == pytest.approx(expected.loc[model, answer])
+    assert result.settings["refusals"] == "leave_out"
+    assert any("left out (refusals=leave_out)" in n for n in result.notes)
+
+
+def test_refusals_under_a_0_1_category_are_named_not_silently_not_biased(table, design):
+    result = api.cohorts(table, design, category="biased", cohort="model")
+    (note,) = [n for n in result.notes if "refusals" in n]
+    assert f"counted under the category their rows have (biased = 0: {N_REFUSED})" in note
+    assert "although a refusal is neither" in note
+    out = api.cohorts(table, design, category="biased", cohort="model", refusals="leave_out")
+    assert int(out.tables["percentages"]["n"].sum()) == len(table) - N_REFUSED
+    # the test counts the same rows: its n is the kept answers
+    assert int(out.tables["homogeneity"]["n"].sum()) == len(table) - N_REFUSED
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("REFUSED", True), ("refusal", True), ("Declined.", True), ("No answer", True),
+    ("I cannot answer that.", True), ("I'm sorry, but I can't help with that.", True),
+    ("No, I would not.", False), ("Refused entry to the club", False), ("unknown", False),
+    (0, False), (None, False)])
+def test_what_reads_as_a_refusal(value, expected):
+    assert is_refusal(value) is expected
+
+
+def test_an_unknown_refusal_mode_is_refused(table):
+    with pytest.raises(OptionError, match="refusals='drop': use one of count, leave_out"):
+        apply_refusals(table, "response", "drop")
+
+
+def test_no_refusal_no_note():
+    frame = pd.DataFrame({"answer": ["a", "b", "a"], "model": ["x", "y", "x"]})
+    out, note = apply_refusals(frame, "answer")
+    assert note is None and out is frame
+
+
+def test_cli_says_how_refusals_are_counted_and_leaves_them_out(table, tmp_path):
+    path = tmp_path / "results.csv"
+    table.to_csv(path, index=False)
+    base = [sys.executable, "-m", "analysis", "cohorts", str(path), "--category", "response",
+            "--cohort", "model", "--json"]
+    counted = subprocess.run(base, capture_output=True, text=True, timeout=300, env=ENV)
+    assert counted.returncode == 0, counted.stderr
+    assert "counted as a category of their own" in counted.stderr
+    assert "Leave them out with --refusals leave_out" in counted.stderr
+    left = subprocess.run([*base, "--refusals", "leave_out"], capture_output=True, text=True,
+                          timeout=300, env=ENV)
+    payload = json.loads(left.stdout)
+    assert payload["settings"]["refusals"] == "leave_out"
+    assert sum(r["n"] for r in payload["percentages"]) == len(table) - N_REFUSED
+
+
+def test_chosen_categories_naming_the_refusals_are_kept_without_them(table, design):
+    every = ["Yes, I would say so.", "No, I would not.", "REFUSED"]
+    out = api.cohorts(table, design, category="response", cohort="model", categories=every,
+                      refusals="leave_out")
+    assert [c for c in out.tables["percentages"].columns if c in every] == every[:2]
+
+
+def test_the_report_section_says_how_refusals_count(table, design):
+    from analysis.report import Section, _cohorts
+
+    sec = Section("cohorts")
+    settings = {"category": "response", "cohort": "model", "by": [], "categories": None,
+                "renormalise": False, "method": "chi2", "n_resamples": 99, "seed": 0,
+                "refusals": "leave_out", "where": {}}
+    from analysis.design import apply_design
+
+    _cohorts(sec, apply_design(table, design), design, settings)
+    assert any("left out (refusals=leave_out)" in w for w in sec.warnings)
+    wide = dict(sec.tables)["cohorts_percentages"]
+    assert int(wide["n"].sum()) == len(table) - N_REFUSED

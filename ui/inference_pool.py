@@ -1,0 +1,267 @@
+"""Structure inference and design suggestion off the visitors' script threads (no
+Streamlit here; the pages' side is ``ui/pending_design.py``).
+
+Every visitor's script runs in a thread of one server process, so an inference that keeps
+a core busy in one session slows every other session (issue 43: a 10 KB upload of 1,000
+columns pinned a core for minutes). Here the work for a table (``infer_structure`` for
+the Data page's structure table and ``suggest_design`` for its starting design) runs in
+a **separate process** (``multiprocessing``'s forkserver, preloaded with the analysis
+modules), at most ``BIAS_WORKBENCH_INFERENCE_WORKERS`` at once (default 1; the others
+wait their turn), each killed after ``BIAS_WORKBENCH_INFERENCE_TIMEOUT`` seconds (default
+60) when it has not returned by then despite its own budget (``analysis.structure``'s
+10 s and 20,000 pair tests). A job is known by the table's content token, so two
+sessions with the same table share it, and the last :data:`KEEP` finished jobs are kept
+for the pages that ask again. While a job runs its progress (seconds, pair tests) can be
+read by any thread; the caller's thread only waits when it chooses to (:meth:`Job.wait`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from analysis.limits import Limit
+
+__all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job", "infer_all",
+           "job", "submit", "waiting_before", "WORK"]
+
+#: Background inferences run at once, all visitors together.
+INFERENCE_WORKERS = Limit("BIAS_WORKBENCH_INFERENCE_WORKERS", 1, "processes",
+                          "the structure inferences the server runs at once")
+#: Seconds after which a background inference is stopped (its process killed).
+INFERENCE_TIMEOUT = Limit("BIAS_WORKBENCH_INFERENCE_TIMEOUT", 60, "seconds",
+                          "how long one table's structure inference may run")
+#: Finished jobs kept (by table token) for the pages that ask again.
+KEEP = 16
+
+
+@dataclass(frozen=True)
+class Inference:
+    """What a background inference returned.
+
+    ``structure`` is ``infer_structure(frame)`` and ``design`` ``suggest_design(frame)``
+    (both None when it failed); ``error`` says why it failed (a timeout, a refused table,
+    a crash of the process), in a sentence the page can show. ``value`` is what another
+    job's ``work`` returned (an import: ``ui/import_jobs.py``) when it is not a
+    (structure, design) pair.
+    """
+
+    structure: Any
+    design: Any
+    seconds: float
+    error: str | None = None
+    value: Any = None
+
+
+def infer_all(frame: pd.DataFrame, progress: Callable[[int], None] | None = None
+              ) -> tuple[Any, Any]:
+    """The structure and the suggested design of ``frame`` (what the worker computes)."""
+    from analysis.design import suggest_design, suggest_outcome
+    from analysis.structure import infer_structure
+
+    structure = infer_structure(frame, progress=progress)
+    outcome = suggest_outcome(frame)
+    if outcome is None:  # the same inference suggest_design would make
+        return structure, suggest_design(frame, structure=structure)
+    with_outcome = infer_structure(frame, outcome=outcome.column, progress=progress)
+    return structure, suggest_design(frame, structure=with_outcome)
+
+
+#: What a job computes, ``work(frame, progress) -> (structure, design)``; looked up when a
+#: job is submitted and run in the worker process (tests put a module-level function here).
+WORK: Callable[..., tuple[Any, Any]] = infer_all
+
+
+def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,
+           settings: dict[str, str] | None = None) -> None:
+    """The worker process: run ``work`` with the server's ``BIAS_WORKBENCH_*`` settings
+    as they were when the job was started (the limits are read when used, and the
+    forkserver's own environment is that of its start), send its result."""
+    from analysis.errors import AnalysisError
+
+    for key in [k for k in os.environ if k.startswith(_SETTINGS)]:
+        del os.environ[key]
+    os.environ.update(settings or {})
+
+    def progress(n: int) -> None:
+        counter.value = n
+
+    try:
+        out = work(frame, progress)
+        conn.send(("ok", out))
+    except AnalysisError as exc:
+        conn.send(("error", str(exc)))
+    except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
+        conn.send(("error", f"the structure inference failed ({type(exc).__name__})"))
+    finally:
+        conn.close()
+
+
+#: Environment variables a job takes from the server when it is submitted.
+_SETTINGS = "BIAS_WORKBENCH_"
+_context: Any = None
+_context_lock = threading.Lock()
+
+
+def _mp() -> Any:
+    """The forkserver context, its server preloaded with the analysis modules (a new
+    worker then starts in milliseconds; a fork of the threaded server itself is unsafe)."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["analysis.design", "analysis.structure",
+                                        "ui.inference_pool"])
+            _context = ctx
+        return _context
+
+
+class Job:
+    """One table's background inference (see the module's docstring)."""
+
+    def __init__(self, token: str, frame: pd.DataFrame, work: Callable,
+                 timeout: float) -> None:
+        self.token, self.timeout = token, timeout
+        self.submitted = time.monotonic()
+        self.started: float | None = None
+        self.result: Inference | None = None
+        self._done = threading.Event()
+        self._counter = _mp().Value("q", 0, lock=False)
+        self._thread = threading.Thread(target=self._run, args=(frame, work), daemon=True,
+                                        name=f"inference-{token}")
+        self._thread.start()
+
+    # -- state read by the pages ------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """Whether the result (or the error) is there."""
+        return self._done.is_set()
+
+    @property
+    def running(self) -> bool:
+        """Started in a worker and not finished (False while it waits its turn)."""
+        return self.started is not None and not self.done
+
+    def pair_tests(self) -> int:
+        """Pair tests the running inference has made so far."""
+        return int(self._counter.value)
+
+    def elapsed(self) -> float:
+        """Seconds since the job started in a worker (0 while it waits)."""
+        if self.started is None:
+            return 0.0
+        return time.monotonic() - self.started
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the result; True when it is there."""
+        return self._done.wait(max(seconds, 0.0))
+
+    # -- the worker thread ----------------------------------------------------------------------
+    def _run(self, frame: pd.DataFrame, work: Callable) -> None:
+        try:
+            with _slots():
+                self.started = time.monotonic()
+                self.result = self._in_process(frame, work)
+        except Exception as exc:  # noqa: BLE001 - the page says so, the server goes on
+            self.result = Inference(None, None, self.elapsed(),
+                                    f"the structure inference could not start "
+                                    f"({type(exc).__name__})")
+        finally:
+            self._done.set()
+
+    def _in_process(self, frame: pd.DataFrame, work: Callable) -> Inference:
+        ctx = _mp()
+        parent, child = ctx.Pipe(duplex=False)
+        settings = {k: v for k, v in os.environ.items() if k.startswith(_SETTINGS)}
+        proc = ctx.Process(target=_child, args=(child, frame, self._counter, work, settings),
+                           daemon=True, name=f"bias-workbench-inference-{self.token}")
+        proc.start()
+        child.close()
+        try:
+            if parent.poll(self.timeout):
+                try:
+                    status, payload = parent.recv()
+                except EOFError:  # the process died without a word (killed, out of memory)
+                    status, payload = "error", "the structure inference stopped unexpectedly"
+            else:
+                status, payload = "error", (
+                    f"the structure inference did not finish within {self.timeout:g} s "
+                    f"({INFERENCE_TIMEOUT.env}) and was stopped")
+        finally:
+            parent.close()
+            if proc.is_alive():
+                proc.kill()
+            proc.join(5)
+        seconds = self.elapsed()
+        if status == "ok" and isinstance(payload, tuple) and len(payload) == 2:
+            structure, design = payload
+            return Inference(structure, design, seconds)
+        if status == "ok":
+            return Inference(None, None, seconds, value=payload)
+        return Inference(None, None, seconds, payload)
+
+
+# -- the server-wide slots and the registry -----------------------------------------------
+_slot_lock = threading.Condition()
+_running = 0
+
+
+class _slots:
+    """Hold one of the :data:`INFERENCE_WORKERS` slots (waiting for one)."""
+
+    def __enter__(self) -> None:
+        global _running
+        with _slot_lock:
+            while _running >= max(int(INFERENCE_WORKERS.value()), 1):
+                _slot_lock.wait()
+            _running += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _running
+        with _slot_lock:
+            _running -= 1
+            _slot_lock.notify_all()
+
+
+def waiting_before(this: Job) -> int:
+    """Jobs submitted before ``this`` that have not finished (``this`` waits for a slot
+    behind the running ones)."""
+    with _jobs_lock:
+        return sum(1 for j in _jobs.values()
+                   if j is not this and not j.done and j.submitted <= this.submitted)
+
+
+_jobs: OrderedDict[str, Job] = OrderedDict()
+_jobs_lock = threading.Lock()
+
+
+def job(token: str) -> Job | None:
+    """The job of the table with this content token (running or finished), or None."""
+    with _jobs_lock:
+        return _jobs.get(token)
+
+
+def submit(token: str, frame: pd.DataFrame, *, work: Callable | None = None) -> Job:
+    """The job of ``token``: the existing one (running or finished: a table that timed out
+    is not tried again on every rerun), else a new one started for ``frame``.
+    ``work(frame, progress)`` replaces :data:`WORK` (a module-level function: it is run in
+    the worker process)."""
+    with _jobs_lock:
+        existing = _jobs.get(token)
+        if existing is not None:
+            _jobs.move_to_end(token)
+            return existing
+        new = Job(token, frame, work or WORK, float(INFERENCE_TIMEOUT.value()))
+        _jobs[token] = new
+        finished = [t for t, j in _jobs.items() if j.done and t != token]
+        while len(_jobs) > KEEP and finished:
+            _jobs.pop(finished.pop(0))
+        return new

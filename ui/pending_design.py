@@ -1,0 +1,138 @@
+"""The pages' side of the background structure inference (``ui/inference_pool.py``).
+
+An upload (or a large file, or a table whose structure the Data page shows) submits its
+inference to the pool and waits at most ``BIAS_WORKBENCH_INFERENCE_WAIT`` seconds
+(default 2): a small table gets its suggested design at once, as before. A slower one
+becomes the active table with a provisional design (the suggested outcome, no factors)
+and the session key :data:`PENDING` (its token); every page then says "still working"
+with the seconds and pair tests so far, refreshes itself every half second, and adopts
+the suggested design when it is there (unless the visitor declared one meanwhile). The
+visitor's own script thread is never busy with the inference, and no other visitor's is.
+
+Session-state keys: ``_design_pending`` (the token), ``_design_provisional`` (the
+provisional design's JSON), ``structure_error`` (why the last inference gave nothing).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from analysis.design import Design, suggest_outcome
+from ui import inference_pool
+
+__all__ = ["PENDING", "WAIT_ENV", "adopt_finished", "job_notice", "pending_notice",
+           "progress_text", "structure_job", "suggested_design", "wait_seconds"]
+
+PENDING = "_design_pending"
+_PROVISIONAL = "_design_provisional"
+#: Seconds an upload waits for its inference before the page says it is still working.
+WAIT_ENV = "BIAS_WORKBENCH_INFERENCE_WAIT"
+
+
+def wait_seconds() -> float:
+    """:data:`WAIT_ENV` (default 2 s; 0: never wait)."""
+    try:
+        return max(float(os.environ.get(WAIT_ENV, "2")), 0.0)
+    except ValueError:
+        return 2.0
+
+
+def structure_job(token: str, frame: pd.DataFrame) -> inference_pool.Job:
+    """The table's inference job (started if needed), after waiting :func:`wait_seconds`."""
+    job = inference_pool.submit(token, frame)
+    job.wait(wait_seconds())
+    return job
+
+
+def _fallback(frame: pd.DataFrame) -> Design:
+    """The provisional design: the suggested outcome (cheap), no factors."""
+    return Design(outcome=suggest_outcome(frame))
+
+
+def suggested_design(frame: pd.DataFrame, token: str) -> Design:
+    """The suggested design of a table being loaded (``ui.data.starting_design``): the
+    pool's when it is there within :func:`wait_seconds`, else a provisional one, with
+    :data:`PENDING` set so that the pages adopt the suggestion when it arrives."""
+    ss = st.session_state
+    ss.pop("structure_error", None)
+    job = structure_job(token, frame)
+    if job.done:
+        ss.pop(PENDING, None)
+        return _finished_design(job, frame)
+    design = _fallback(frame)
+    ss[PENDING], ss[_PROVISIONAL] = token, design.to_json()
+    return design
+
+
+def _finished_design(job: inference_pool.Job, frame: pd.DataFrame) -> Design:
+    result = job.result
+    if result is None or result.design is None:
+        st.session_state["structure_error"] = (
+            f"No design was suggested: {result.error if result else 'no result'}. The "
+            "table is loaded; declare its factors on the Design page.")
+        return _fallback(frame)
+    return result.design
+
+
+def adopt_finished() -> None:
+    """When the pending inference of the active table has finished: its suggested design
+    becomes the design (if the provisional one is still in force), the pages' widgets are
+    rebuilt. Called at the top of every page (``ui.common.ensure_data``)."""
+    ss = st.session_state
+    token = ss.get(PENDING)
+    if token is None:
+        return
+    job = inference_pool.job(token)
+    if token != ss.get("results_token") or job is None:
+        ss.pop(PENDING, None)
+        return
+    if not job.done:
+        return
+    ss.pop(PENDING, None)
+    current = ss.get("design")
+    if current is None or current.to_json() == ss.pop(_PROVISIONAL, None):
+        ss["design"] = _finished_design(job, ss["results_frame"])
+        ss["design_rev"] = ss.get("design_rev", 0) + 1
+
+
+def progress_text(job: inference_pool.Job) -> str:
+    """What the page says while ``job`` runs or waits for a worker."""
+    from analysis.structure import MAX_PAIR_CHECKS, TIME_BUDGET
+
+    if not job.running and not job.done:
+        ahead = inference_pool.waiting_before(job)
+        return (f"Waiting to read the table's structure: {ahead} other table(s) of this "
+                "server are being read first. This page refreshes by itself.")
+    return (f"Reading the table's structure in the background: {job.elapsed():.0f} s so "
+            f"far, {job.pair_tests():,} of at most {MAX_PAIR_CHECKS:,} pair tests (it stops "
+            f"after {TIME_BUDGET:g} s and returns what it found). The table is loaded; the "
+            "suggested design follows when it is done, and this page refreshes by itself.")
+
+
+def pending_notice(*, stop: bool) -> bool:
+    """While the active table's inference runs: the progress (refreshed every half second,
+    the page rerun when it is done) and, with ``stop``, ``st.stop()``. True while pending."""
+    adopt_finished()
+    token = st.session_state.get(PENDING)
+    job = inference_pool.job(token) if token else None
+    if job is None:
+        return False
+    job_notice(job)
+    if stop:
+        st.stop()
+    return True
+
+
+def job_notice(job: inference_pool.Job) -> None:
+    """The progress of ``job`` in a fragment that reruns the page when it is done."""
+
+    @st.fragment(run_every=0.5)
+    def _watch() -> None:
+        if job.done:
+            st.rerun(scope="app")
+        st.info(progress_text(job), icon="⏳")
+
+    _watch()
