@@ -550,7 +550,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
                factors: str | Sequence[str] | None = None, where: Where | None = None,
-               dimensions: Any = None, **option_values: Any) -> Result:
+               dimensions: Any = None, applied: bool = False,
+               **option_values: Any) -> Result:
     """The composite bias index LLMBI per model with every component (methods.md §6).
 
     ``factors`` (or ``dimensions``): the bias dimensions, as factor names (``"gender"``,
@@ -560,7 +561,9 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
     names; ``model``, ``ideal``, ``normalize_weights``, ``printed_equation``,
     ``penalty``, ``penalty_gini``, ``penalty_factors``, ``sentiment``, ``sentiment_by``,
     ``sentiment_score``, ``sentiment_scale``; the bootstrap's ``ci``, ``cluster``,
-    ``n_resamples``, ``seed``, ``confidence``).
+    ``n_resamples``, ``seed``, ``confidence``). ``applied``: ``data`` has the design
+    applied. The one composition of the index (the ``index`` command, the report's
+    section and the Bias index page call it).
 
     Returns
     -------
@@ -583,7 +586,7 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
         raise AnalysisError("Give the bias dimensions once: factors or dimensions.")
     raw = dimensions if dimensions is not None else factors
     given = as_dimensions(raw)
-    table, the_design, subset = prepare_inputs(data, design, where=where)
+    table, the_design, subset = prepare_inputs(data, design, where=where, applied=applied)
     if not given:
         given = [Dimension(f) for f in the_design.of_kind("domain") if f != opts.model]
     if not given:

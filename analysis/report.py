@@ -769,28 +769,24 @@ def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import filter_rows
+    from analysis import api as bw
     from analysis.columns import LLMBI
     from analysis.figures.index import index_figure
-    from analysis.index import Dimension, bias_index
+    from analysis.options.index import IndexOptions
 
-    options = {k: v for k, v in s.items() if k != "where" and k not in CI_KEYS}
-    options["dimensions"] = [Dimension(**d) for d in s["dimensions"]]
-    boot = bootstrap_arguments(s)
-    rows = filter_rows(results, _where(s) or None)
-    index = bias_index(rows, design, **options)
-    if index.totals[LLMBI].isna().any():
+    boot = bootstrap_arguments(s)  # the settings' checks (SettingsError) and the sentence
+    opts = IndexOptions.from_index_kwargs({**s, "cluster": s.get("cluster") or None})
+    result = bw.bias_index(results, design, options=opts, dimensions=s["dimensions"],
+                           where=_where(s), applied=True)
+    totals, components = result.table, result.tables["components"]
+    if totals[LLMBI].isna().any():
         sec.warnings.append("The index is undefined for some rows: a component could not be "
                             "computed (see the notes in the components table).")
-    sec.figures.append(("bias_index", index_figure(index.components, index.totals)))
-    sec.tables += [("bias_index_totals", index.totals),
-                   ("bias_index_components", index.components)]
+    sec.figures.append(("bias_index", index_figure(components, totals)))
+    sec.tables += [("bias_index_totals", totals), ("bias_index_components", components)]
     if boot:  # the index and each of its components, per model
-        from analysis.bootstrap import bootstrap_index
-
         sec.notes.append(describe_bootstrap(boot))
-        sec.tables.append(("bias_index_bootstrap",
-                           bootstrap_index(rows, design, **boot, **options)))
+        sec.tables.append(("bias_index_bootstrap", result.tables["bootstrap"]))
 
 
 def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
