@@ -686,7 +686,8 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
-              where: Where | None = None, **option_values: Any) -> Result:
+              where: Where | None = None, applied: bool = False,
+              **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
 
@@ -696,7 +697,9 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
     ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
     statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
-    ``mode_bin_width``).
+    ``mode_bin_width``). ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``disparity`` command, the report's section and the
+    Disparity page call it).
 
     Returns
     -------
@@ -711,6 +714,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``n_permutations``, ``stopped_early`` per group; absent with ``n_resamples=0``),
         ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
         ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
+        ``meta``: ``options`` (the options used, the design's polarity resolved).
     """
     import pandas as pd
 
@@ -721,7 +725,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     opts = _options(DisparityOptions, options, option_values)
     groups = _as_list(by, "by") or []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=False)
+                                               need_outcome=False, applied=applied)
     opts = resolve_polarity(opts, the_design, feature)
     rows = _subset(table, subset)
     rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
@@ -740,7 +744,8 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
                         "and are left out.")
     settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
-    return Result(report.summary, tuple(notes), settings, tables, report)
+    return Result(report.summary, tuple(notes), settings,
+                  {"summary": report.summary, **tables}, report, {"options": opts})
 
 
 def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.DataFrame:
@@ -752,7 +757,8 @@ def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.Data
 def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
             by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
-            where: Where | None = None, **option_values: Any) -> Result:
+            where: Where | None = None, applied: bool = False,
+            **option_values: Any) -> Result:
     """A categorical outcome across cohorts: the percentages of each category per cohort,
     their spread and a chi-square test of homogeneity (methods.md s. 7).
 
@@ -760,7 +766,9 @@ def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
     compared, ``by`` the factors that split the table (one distribution each),
     ``categories`` the categories kept (in this order). Options:
     :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``, ``method``,
-    ``n_resamples``, ``seed``).
+    ``n_resamples``, ``seed``). ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``cohorts`` command and the report's section call
+    it; the command adds the time capsules).
 
     Returns
     -------
@@ -780,7 +788,7 @@ def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
     opts = _options(CohortsOptions, options, option_values)
     split = _as_list(by, "by") or []
     table, _, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                      need_outcome=False)
+                                      need_outcome=False, applied=applied)
     rows = _subset(table, subset)
     kept = _as_list(categories, "categories") if categories is not None else None
     dist = dm.category_distribution(rows, category, cohort, by=split, categories=kept,

@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis import distribution as dm
+    from analysis import api as bw
     from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.options.cohorts import CohortsOptions
 
@@ -52,18 +52,17 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join([args.cohort, *by])
-    results, _ = load_with_design(load_args, need_outcome=False,
-                                  extra=[args.category, args.cohort, *by])
+    results, design = load_with_design(load_args, need_outcome=False,
+                                       extra=[args.category, args.cohort, *by])
     r = load_args.renamed  # columns named like an output column, renamed
     args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
                                                                             args.cohort)
     by = [r.get(b, b) for b in by]
-    cats = categories_option(args.categories)
-    dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
-                                    renormalise=options.renormalise)
-    spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
-    across = dm.frequency_spread(dist, args.category, args.cohort, by=by, over="cohorts")
-    test = dm.homogeneity_test(dist, args.category, args.cohort, by=by, **options.kwargs())
+    result = bw.cohorts(results, design, category=args.category, cohort=args.cohort, by=by,
+                        categories=categories_option(args.categories), options=options,
+                        applied=True)
+    dist, test = result.table, result.tables["homogeneity"]
+    spread, across = result.tables["spread"], result.tables["spread_across_cohorts"]
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.distribution import distribution_figure, spread_figure
@@ -84,7 +83,7 @@ def run(args: argparse.Namespace) -> None:
     payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
                                demographic_col=args.demographic_col)
     payload.update(capsules)
-    wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
+    wide = result.tables["percentages"]
     payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)
     emit(args, payload, wide)
     if not args.json:
