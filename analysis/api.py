@@ -811,7 +811,8 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
             subgroups: str | Sequence[str] = (), level: int | None = None,
             unit: str | Sequence[str] | None = None, score: str | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
-            where: Where | None = None, **option_values: Any) -> Result:
+            where: Where | None = None, applied: bool = False,
+            **option_values: Any) -> Result:
     """Paired comparison of the values of ``by`` (models, input formats ...) on the same
     prompts: McNemar's test (paired t / Wilcoxon for a ``score``) and the paired
     difference per pair of values, and per subgroup of ``subgroups`` with bootstrap
@@ -822,6 +823,8 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     design's prompt unit, an id column, or the domain/prompt factors). Options:
     :class:`analysis.options.compare.CompareOptions` (``duplicates``, ``test``,
     ``adjust``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``, ``alpha``).
+    ``applied``: ``data`` has the design applied. The one composition of the comparison
+    (the ``compare`` command, the report's section and the Compare page call it).
 
     Returns
     -------
@@ -837,7 +840,10 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
         ``rate_a``, ``rate_b``, ``difference``, ``ci_low``, ``ci_high``, ``p_value``,
         ``p_adjusted``, ``differs`` and, for a 0/1 outcome, the log-disparity columns
         (``ld_a``, ``ld_b``, ``ld_difference`` ...). ``raw``: the
-        :class:`analysis.compare.Comparison`.
+        :class:`analysis.compare.Comparison`. ``settings``: every option, the inputs,
+        ``level_used`` (the subgroups' highest level, None without subgroups),
+        ``resampled`` (what the subgroups' bootstrap resampled), the pairing's ``unit``
+        and ``cluster`` (the cluster used).
 
     Raises
     ------
@@ -853,14 +859,19 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     split = _as_list(subgroups, "subgroups") or []
     suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=score is None, notes=suggested)
+                                               need_outcome=score is None, notes=suggested,
+                                               applied=applied)
     c = compare_values(_subset(table, subset), the_design, by, reference=reference,
                        factors=split, max_level=level, unit=_as_list(unit, "unit"),
                        score=score, **opts.kwargs())
     tables = ({"subgroups": pd.concat(list(c.subgroups.values()), ignore_index=True)}
               if c.subgroups else {})
+    first = next(iter(c.subgroups.values()), None)
     settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
-                "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
+                "level": level, "unit": c.pairing.unit, "score": score, "where": subset,
+                "cluster": c.pairing.cluster,  # the one used (the design's, resolved)
+                "level_used": int(first["level"].max()) if first is not None else None,
+                "resampled": first.attrs["resampled"] if first is not None else None}
     return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
 
 

@@ -10,7 +10,7 @@ from analysis import api as bw
 from analysis import distribution as dm
 from analysis.compare import compare
 from analysis.design import apply_design
-from analysis.options import FROM_DESIGN, OptionError
+from analysis.options import OptionError
 from analysis.report import build_section
 from tests.app.apptools import sample_with_design
 
@@ -70,7 +70,9 @@ def test_compare_table_is_the_module_functions(ssqa):
                                   pd.concat(list(want.subgroups.values()), ignore_index=True))
     assert got.notes == tuple(want.notes)
     assert got.tables["subgroups"].attrs.get("n_boot", 200) == 200
-    assert got.settings["cluster"] == FROM_DESIGN and got.settings["n_resamples"] == 200
+    # the cluster used (the design's, resolved), as subgroups says it
+    assert got.settings["cluster"] == design.cluster == "template"
+    assert got.settings["n_resamples"] == 200
 
 
 def test_compare_bad_options(ssqa):
