@@ -781,6 +781,7 @@ def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
         ``n``, ``n_cohorts``, ``n_categories``, ``statistic``, ``df``, ``p_value``,
         ``method``, ``n_resamples``, ``min_expected``, ``share_expected_below_5``,
         ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
+        ``meta``: ``n_missing`` (rows without a category, left out).
     """
     from analysis import distribution as dm
     from analysis.options.cohorts import CohortsOptions
@@ -804,7 +805,7 @@ def cohorts(data: Any, design: Any = None, *, category: str, cohort: str,
     notes += [n for n in test["note"].unique() if n]
     settings = {**opts.settings(skip=("capsule_star",)), "category": category,
                 "cohort": cohort, "by": split, "categories": kept, "where": subset}
-    return Result(dist, tuple(notes), settings, tables, None)
+    return Result(dist, tuple(notes), settings, tables, None, {"n_missing": dropped})
 
 
 def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
