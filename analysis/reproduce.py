@@ -15,7 +15,8 @@ from typing import Any
 __all__ = [
     "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
     "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
-    "importance_linear_view", "importance_view", "index_view", "prepare_command",
+    "importance_linear_view", "importance_view", "index_options", "index_view",
+    "prepare_command",
     "python_snippet",
 ]
 

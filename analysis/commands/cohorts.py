@@ -82,6 +82,9 @@ def run(args: argparse.Namespace) -> None:
                                else ({}, None))
     payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
                                demographic_col=args.demographic_col)
+    # then every other option and input of the Result (cluster-free: its where is --where)
+    payload["settings"].update({k: v for k, v in result.settings.items()
+                                if k not in payload["settings"]})
     payload.update(capsules)
     wide = result.tables["percentages"]
     payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)

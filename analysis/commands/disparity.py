@@ -49,8 +49,11 @@ def run(args: argparse.Namespace) -> None:
     report, options = result.raw, result.meta["options"]  # the design's polarity resolved
     if args.figure:
         _write_figure(args, results, by, report, options)
+    settings = dict(report.settings)  # then every other option and input of the Result
+    settings.update({k: v for k, v in result.settings.items()
+                     if k not in settings and k != "where"})
     payload = {
-        "settings": report.settings,
+        "settings": settings,
         "impact_ratio": report.impact_ratio,
         "passes_four_fifths": report.passes_four_fifths,
         **{k: result.tables.get(k)

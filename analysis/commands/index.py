@@ -57,8 +57,10 @@ def run(args: argparse.Namespace) -> None:
         from analysis.figures.index import index_figure
 
         write_figure(index_figure(components, totals), args.figure)
-    payload = {"totals": totals, "components": components,
-               "settings": {"renamed": load_args.renamed, **row_counts(results)}}
+    settings = {"renamed": load_args.renamed, **row_counts(results)}
+    # then every option and input of the Result (its where: the command's --where)
+    settings.update({k: v for k, v in result.settings.items() if k != "where"})
+    payload = {"totals": totals, "components": components, "settings": settings}
     boot = result.tables.get("bootstrap")
     if boot is not None:  # intervals of the index and of every component per model
         from analysis.commands._bootstrap_options import bootstrap_json
