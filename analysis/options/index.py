@@ -44,7 +44,6 @@ class IndexOptions(BootstrapOptions):
 
     NAME = "index"
     COMMAND = "index"
-    FUNCTION = "analysis.index:bias_index"
     FROM_DATA = ("model", "sentiment_by")
 
     scores: str = option(
