@@ -812,7 +812,7 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
             subgroups: str | Sequence[str] = (), level: int | None = None,
             unit: str | Sequence[str] | None = None, score: str | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
-            where: Where | None = None, applied: bool = False,
+            where: Where | None = None, applied: bool = False, pairing: Any = None,
             **option_values: Any) -> Result:
     """Paired comparison of the values of ``by`` (models, input formats ...) on the same
     prompts: McNemar's test (paired t / Wilcoxon for a ``score``) and the paired
@@ -824,8 +824,12 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     design's prompt unit, an id column, or the domain/prompt factors). Options:
     :class:`analysis.options.compare.CompareOptions` (``duplicates``, ``test``,
     ``adjust``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``, ``alpha``).
-    ``applied``: ``data`` has the design applied. The one composition of the comparison
-    (the ``compare`` command, the report's section and the Compare page call it).
+    ``applied``: ``data`` has the design applied; ``pairing``: the rows' pairing
+    (:func:`analysis.compare.pair_units` with the same ``by``, ``unit``, ``score``,
+    ``subgroups``, ``cluster`` and ``duplicates``) when the caller has it cached (the
+    app), compared instead of pairing the rows again. The one composition of the
+    comparison (the ``compare`` command, the report's section and the Compare page call
+    it).
 
     Returns
     -------
@@ -862,9 +866,16 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=score is None, notes=suggested,
                                                applied=applied)
-    c = compare_values(_subset(table, subset), the_design, by, reference=reference,
-                       factors=split, max_level=level, unit=_as_list(unit, "unit"),
-                       score=score, **opts.kwargs())
+    if pairing is None:
+        c = compare_values(_subset(table, subset), the_design, by, reference=reference,
+                           factors=split, max_level=level, unit=_as_list(unit, "unit"),
+                           score=score, **opts.kwargs())
+    else:  # the pairing's options (cluster, duplicates) went into the pairing
+        from analysis.compare import compare_pairing
+
+        kwargs = {k: v for k, v in opts.kwargs().items() if k not in ("cluster", "duplicates")}
+        c = compare_pairing(pairing, reference=reference, factors=split, max_level=level,
+                            **kwargs)
     tables = ({"subgroups": pd.concat(list(c.subgroups.values()), ignore_index=True)}
               if c.subgroups else {})
     first = next(iter(c.subgroups.values()), None)

@@ -185,17 +185,6 @@ def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None =
     return BootstrapOptions.coerce(_boot_options(boot, design_cluster)).cli_options()
 
 
-def _boot_args(boot: Mapping[str, Any]) -> str:
-    from analysis.options.common import BootstrapOptions
-
-    opts = BootstrapOptions.coerce(_boot_options(boot, None))
-    return _arguments(opts.bootstrap_kwargs(boot.get("cluster")))
-
-
-def _arguments(kwargs: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-
-
 def coverage_view(factors: list[str], unit: str = "prompts", *,
                   more: Mapping[str, Any] | None = None) -> View:
     """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct

@@ -105,3 +105,18 @@ def test_the_options_choices_are_the_modules():
     assert CompareOptions.choices("test") == list(cmp.MCNEMAR_TESTS)
     assert CompareOptions.choices("adjust") == list(cmp.ADJUSTMENTS)
     assert CompareOptions.choices("duplicates") == list(cmp.DUPLICATE_RULES)
+
+
+def test_compare_of_a_cached_pairing_is_the_same_comparison(ssqa):
+    """The app's pairing (pair_units, cached apart) gives the numbers of the one call."""
+    from analysis.compare import pair_units
+
+    rows, design = ssqa
+    kw = {"by": "model", "subgroups": ["stigma"], "level": 1, "n_resamples": 60, "seed": 2,
+          "confidence": 0.8, "adjust": "bh"}
+    whole = bw.compare(rows, design, **kw)
+    pairing = pair_units(rows, design, "model", factors=["stigma"], cluster=design.cluster)
+    cached = bw.compare(rows, design, **kw, pairing=pairing)
+    pd.testing.assert_frame_equal(cached.table, whole.table)
+    pd.testing.assert_frame_equal(cached.tables["subgroups"], whole.tables["subgroups"])
+    assert cached.settings == whole.settings and cached.notes == whole.notes
