@@ -15,7 +15,8 @@ from typing import Any
 __all__ = [
     "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
     "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
-    "importance_linear_view", "importance_view", "index_options", "index_view",
+    "importance_linear_options", "importance_linear_view", "importance_view",
+    "index_options", "index_view",
     "prepare_command",
     "python_snippet",
 ]
@@ -247,23 +248,38 @@ def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | No
     return FROM_DESIGN if cluster == design_cluster else cluster
 
 
-#: The options of ``LinearOptions`` the page lays out (written above as arguments).
-_LINEAR_LAID_OUT = ("covariates", "standardise", "mixed", "random_effects", "accept_unconverged")
-
 
 def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,
                            design_cluster: str | None = None,
                            design_covariates: Sequence[str] = ()) -> View:
-    """Factor importance of a continuous outcome (``analysis.importance_linear``): the
-    page's ``options`` (factors, references, alpha, adjust, cluster) and ``linear``
-    (``covariates``, ``standardise``, ``mixed``, ``random_slopes``,
-    ``accept_unconverged``) as ``importance --outcome-type continuous`` flags and as the
-    arguments of ``linear_importance``. No covariate while the design names some:
-    ``--no-covariates`` (the CLI would take the design's)."""
+    """Factor importance of a continuous outcome, composed in
+    :func:`analysis.api.importance_linear`: the page's ``options`` (factors, references,
+    alpha, adjust, confidence, cluster) and ``linear`` (``covariates``, ``standardise``,
+    ``mixed``, ``random_slopes``, ``accept_unconverged``) as ``importance
+    --outcome-type continuous`` flags and as ``bw.importance_linear``'s arguments
+    (:func:`importance_linear_options`)."""
+    lin, fit = importance_linear_options(options, linear, design_cluster=design_cluster,
+                                         design_covariates=design_covariates)
+    inputs = {"factors": list(options["factors"]),
+              "references": dict(options.get("references") or {})}
+    call = (*(f"{k}={v!r}" for k, v in inputs.items() if v), *_changed(lin), *_changed(fit))
+    cli = (("factors", inputs["factors"]),
+           *[("reference", f"{k}={v}") for k, v in inputs["references"].items()],
+           *lin.cli_options(), *fit.cli_options())
+    return View("importance", cli, (), (), call, "importance_linear")
+
+
+def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, Any], *,
+                              design_cluster: str | None = None,
+                              design_covariates: Sequence[str] = ()) -> tuple[Any, Any]:
+    """The :class:`~analysis.options.importance_linear.LinearOptions` and the fit's
+    :class:`~analysis.options.importance.ImportanceOptions` (``alpha``, ``adjust``,
+    ``confidence``, ``cluster``) of the Importance page's linear view: what it passes to
+    :func:`analysis.api.importance_linear` and what its copied command and script say.
+    No covariate while the design names some: ``no_covariates`` (the design's otherwise)."""
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
 
-    cluster = options.get("cluster")
     covariates = list(linear.get("covariates") or [])
     mixed = bool(linear.get("mixed"))
     random_slopes = bool(linear.get("random_slopes", True))
@@ -275,25 +291,11 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
         standardise=not covariates or bool(linear.get("standardise", True)), mixed=mixed,
         random_effects="slopes" if random_slopes or not mixed else "intercept",
         accept_unconverged=mixed and bool(linear.get("accept_unconverged")))
-    confidence = options.get("confidence", ImportanceOptions.default("confidence"))
-    fit = ImportanceOptions.coerce(alpha=options["alpha"], adjust=options["adjust"],
-                                   confidence=confidence,
-                                   cluster=_as_cli_cluster(cluster, design_cluster))
-    cli = (("factors", options["factors"]),
-           *[("reference", f"{k}={v}") for k, v in options["references"].items()],
-           *lin.cli_options(), *fit.cli_options())
-    args = {"factors": list(options["factors"]), "references": dict(options["references"]),
-            "covariates": covariates, "standardise": bool(linear.get("standardise", True)),
-            "cluster": cluster, "mixed": mixed, "random_slopes": random_slopes,
-            "accept_unconverged": bool(linear.get("accept_unconverged")),
-            "alpha": options["alpha"], "adjust": options["adjust"],
-            **({"confidence": confidence}
-               if confidence != ImportanceOptions.default("confidence") else {}),
-            **{k: v for k, v in linear.items() if k in specs and k not in _LINEAR_LAID_OUT}}
-    return View("importance", cli,
-                ("from analysis.importance_linear import linear_importance",),
-                (f"options = {args!r}", "fit = linear_importance(results, design, **options)",
-                 "print(fit.terms)", "print(fit.factor_tests)"))
+    fit = ImportanceOptions.coerce(
+        alpha=options["alpha"], adjust=options["adjust"],
+        confidence=options.get("confidence", ImportanceOptions.default("confidence")),
+        cluster=_as_cli_cluster(options.get("cluster"), design_cluster))
+    return lin, fit
 
 
 def disparity_view(options: Mapping[str, Any]) -> View:

@@ -312,7 +312,7 @@ def test_a_new_option_appears_on_its_page(page, module, name, holders, key, data
 
 def test_continuous_importance_takes_the_fit_confidence():
     """The continuous outcome's linear model: the confidence level of "Other options of the
-    fit" reaches ``linear_importance`` and the copy text."""
+    fit" reaches ``bw.importance_linear`` and the copy text."""
     from analysis.importance_linear import linear_importance
 
     frame, design, state = _continuous()
@@ -331,7 +331,7 @@ def test_continuous_importance_takes_the_fit_confidence():
                                want.terms["ci_low"].to_numpy(float), rtol=1e-9)
     assert not np.allclose(default.terms["ci_low"].to_numpy(float),
                            want.terms["ci_low"].to_numpy(float), equal_nan=True)
-    assert "--confidence 0.8" in _copy_text(at) and "'confidence': 0.8" in _copy_text(at)
+    assert "--confidence 0.8" in _copy_text(at) and "confidence=0.8" in _copy_text(at)
 
 
 def test_report_sections_take_the_other_options(ssqa):
