@@ -188,20 +188,14 @@ def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None =
 
 def coverage_view(factors: list[str], unit: str = "prompts", *,
                   more: Mapping[str, Any] | None = None) -> View:
-    """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct
-    ``prompts``, the default, or ``responses``); ``more``: the page's other options
-    (``limit``: the thinnest cells listed)."""
+    """Coverage, composed in :func:`analysis.api.coverage`: the factors spanning the grid
+    and what a cell counts (``unit``: distinct ``prompts``, the default, or
+    ``responses``); ``more``: the page's other options (``limit``: the empty and thinnest
+    cells listed). "Copy as Python" is ``bw.coverage(file, design, factors=[...], ...)``."""
     from analysis.options.coverage import CoverageOptions
 
-    opts = CoverageOptions.coerce({**(more or {}), "count": unit})
-    kw = "design, factors=factors, where=where"
-    return View("coverage", (("factors", factors), *opts.cli_options()),
-                ("from analysis.coverage import coverage_cells, coverage_summary, "
-                 "thinnest_cells",),
-                (f"factors = {factors!r}",
-                 f"cells = coverage_cells(results, design, factors, unit={opts.count!r})",
-                 f"print(coverage_summary(cells, {kw}))",
-                 f"print(thinnest_cells(cells, {kw}, limit={opts.limit!r}))"))
+    return api_view(CoverageOptions.coerce({**(more or {}), "count": unit}),
+                    factors=list(factors))
 
 
 def importance_view(options: Mapping[str, Any], cell_factors: list[str] | None = None, *,
