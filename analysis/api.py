@@ -500,7 +500,7 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
              exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
-             **option_values: Any) -> Result:
+             cells: pd.DataFrame | None = None, **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -518,8 +518,11 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
         factors that determine another on the observed cells,
         :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
-        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied.
-        The one composition of the analysis (the report's section calls it).
+        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied;
+        ``cells``: the coverage cells (:func:`analysis.coverage.coverage_cells` over the
+        factors, the subset and ``count``) when the caller has them cached (the app).
+        The one composition of the analysis (the command, the report's section and the
+        Coverage page call it).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
@@ -534,7 +537,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     names = the_design.names if factors else cov.default_factors(the_design)
     table, the_design = exclude_from_grid(table, the_design, {
         k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
-    cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
+    if cells is None:
+        cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
     kw = {"factors": names, "where": subset}
     summary = cov.coverage_summary(cells, the_design, **kw)
     marginals = cov.marginal_counts(cells, the_design, **kw)
