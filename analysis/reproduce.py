@@ -268,8 +268,9 @@ def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, A
                               design_covariates: Sequence[str] = ()) -> tuple[Any, Any]:
     """The :class:`~analysis.options.importance_linear.LinearOptions` and the fit's
     :class:`~analysis.options.importance.ImportanceOptions` (``alpha``, ``adjust``,
-    ``confidence``, ``cluster``) of the Importance page's linear view: what it passes to
-    :func:`analysis.api.importance_linear` and what its copied command and script say.
+    ``confidence``, ``small_sample``, ``cluster``) of the Importance page's linear view:
+    what it passes to :func:`analysis.api.importance_linear` and what its copied command
+    and script say.
     No covariate while the design names some: ``no_covariates`` (the design's otherwise)."""
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
@@ -288,6 +289,7 @@ def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, A
     fit = ImportanceOptions.coerce(
         alpha=options["alpha"], adjust=options["adjust"],
         confidence=options.get("confidence", ImportanceOptions.default("confidence")),
+        small_sample=options.get("small_sample", ImportanceOptions.default("small_sample")),
         cluster=_as_cli_cluster(options.get("cluster"), design_cluster))
     return lin, fit
 

@@ -33,7 +33,7 @@ __all__ = [
 
 
 #: The fit's options of ``ImportanceOptions`` the linear model takes.
-_FIT = ("alpha", "adjust", "confidence", "cluster")
+_FIT = ("alpha", "adjust", "confidence", "small_sample", "cluster")
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
