@@ -543,7 +543,7 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
              exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
-             **option_values: Any) -> Result:
+             cells: pd.DataFrame | None = None, **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -561,8 +561,11 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
         factors that determine another on the observed cells,
         :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
-        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied.
-        The one composition of the analysis (the report's section calls it).
+        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied;
+        ``cells``: the coverage cells (:func:`analysis.coverage.coverage_cells` over the
+        factors, the subset and ``count``) when the caller has them cached (the app).
+        The one composition of the analysis (the command, the report's section and the
+        Coverage page call it).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
@@ -577,7 +580,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     names = the_design.names if factors else cov.default_factors(the_design)
     table, the_design = exclude_from_grid(table, the_design, {
         k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
-    cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
+    if cells is None:
+        cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
     kw = {"factors": names, "where": subset}
     summary = cov.coverage_summary(cells, the_design, **kw)
     marginals = cov.marginal_counts(cells, the_design, **kw)
@@ -593,7 +597,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
                factors: str | Sequence[str] | None = None, where: Where | None = None,
-               dimensions: Any = None, **option_values: Any) -> Result:
+               dimensions: Any = None, applied: bool = False,
+               **option_values: Any) -> Result:
     """The composite bias index LLMBI per model with every component (methods.md §6).
 
     ``factors`` (or ``dimensions``): the bias dimensions, as factor names (``"gender"``,
@@ -603,7 +608,9 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
     names; ``model``, ``ideal``, ``normalize_weights``, ``printed_equation``,
     ``penalty``, ``penalty_gini``, ``penalty_factors``, ``sentiment``, ``sentiment_by``,
     ``sentiment_score``, ``sentiment_scale``; the bootstrap's ``ci``, ``cluster``,
-    ``n_resamples``, ``seed``, ``confidence``).
+    ``n_resamples``, ``seed``, ``confidence``). ``applied``: ``data`` has the design
+    applied. The one composition of the index (the ``index`` command, the report's
+    section and the Bias index page call it).
 
     Returns
     -------
@@ -626,7 +633,7 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
         raise AnalysisError("Give the bias dimensions once: factors or dimensions.")
     raw = dimensions if dimensions is not None else factors
     given = as_dimensions(raw)
-    table, the_design, subset = prepare_inputs(data, design, where=where)
+    table, the_design, subset = prepare_inputs(data, design, where=where, applied=applied)
     if not given:
         given = [Dimension(f) for f in the_design.of_kind("domain") if f != opts.model]
     if not given:
@@ -726,7 +733,8 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
-              where: Where | None = None, **option_values: Any) -> Result:
+              where: Where | None = None, applied: bool = False,
+              **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
 
@@ -736,7 +744,9 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
     ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
     statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
-    ``mode_bin_width``).
+    ``mode_bin_width``). ``applied``: ``data`` has the design applied. The one
+    composition of the analysis (the ``disparity`` command, the report's section and the
+    Disparity page call it).
 
     Returns
     -------
@@ -751,6 +761,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``n_permutations``, ``stopped_early`` per group; absent with ``n_resamples=0``),
         ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
         ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
+        ``meta``: ``options`` (the options used, the design's polarity resolved).
     """
     import pandas as pd
 
@@ -761,7 +772,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     opts = _options(DisparityOptions, options, option_values)
     groups = _as_list(by, "by") or []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=False)
+                                               need_outcome=False, applied=applied)
     opts = resolve_polarity(opts, the_design, feature)
     rows = _subset(table, subset)
     rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
@@ -780,7 +791,8 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
                         "and are left out.")
     settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
-    return Result(report.summary, tuple(notes), settings, tables, report)
+    return Result(report.summary, tuple(notes), settings,
+                  {"summary": report.summary, **tables}, report, {"options": opts})
 
 
 def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.DataFrame:
@@ -792,7 +804,8 @@ def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.Data
 def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohort: str,
             by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
-            where: Where | None = None, **option_values: Any) -> Result:
+            where: Where | None = None, applied: bool = False,
+            **option_values: Any) -> Result:
     """A categorical outcome across cohorts: the percentages of each category per cohort,
     their spread and a chi-square test of homogeneity (methods.md s. 7).
 
@@ -803,7 +816,9 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
     distribution each), ``categories`` the categories kept (in this order). Options:
     :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``, ``method``,
     ``n_resamples``, ``seed``, ``refusals``: answers that are refusals counted where the
-    table puts them, with a note, or ``"leave_out"``; docs/cohorts.md).
+    table puts them, with a note, or ``"leave_out"``; docs/cohorts.md). ``applied``:
+    ``data`` has the design applied. The one composition of the analysis (the ``cohorts``
+    command and the report's section call it; the command adds the time capsules).
 
     Returns
     -------
@@ -816,6 +831,8 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
         ``n``, ``n_cohorts``, ``n_categories``, ``statistic``, ``df``, ``p_value``,
         ``method``, ``n_resamples``, ``min_expected``, ``share_expected_below_5``,
         ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
+        ``meta``: ``n_missing`` (rows without a category, left out), ``refusal_note``
+        (how refusals were counted; empty without refusals).
     """
     from analysis import distribution as dm
     from analysis.cohort_inputs import apply_refusals, category_candidates, kept_categories
@@ -825,7 +842,7 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
     opts = _options(CohortsOptions, options, option_values)
     split = _as_list(by, "by") or []
     table, used, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                         need_outcome=False)
+                                         need_outcome=False, applied=applied)
     rows = _subset(table, subset)
     chosen_note = []
     if category is None:
@@ -856,14 +873,16 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
     notes += [n for n in test["note"].unique() if n]
     settings = {**opts.settings(skip=("capsule_star",)), "category": category,
                 "cohort": cohort, "by": split, "categories": kept, "where": subset}
-    return Result(dist, tuple(notes), settings, tables, None)
+    return Result(dist, tuple(notes), settings, tables, None,
+                  {"n_missing": dropped, "refusal_note": refusal_note})
 
 
 def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
             subgroups: str | Sequence[str] = (), level: int | None = None,
             unit: str | Sequence[str] | None = None, score: str | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
-            where: Where | None = None, **option_values: Any) -> Result:
+            where: Where | None = None, applied: bool = False, pairing: Any = None,
+            **option_values: Any) -> Result:
     """Paired comparison of the values of ``by`` (models, input formats ...) on the same
     prompts: McNemar's test (paired t / Wilcoxon for a ``score``) and the paired
     difference per pair of values, and per subgroup of ``subgroups`` with bootstrap
@@ -874,6 +893,12 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     design's prompt unit, an id column, or the domain/prompt factors). Options:
     :class:`analysis.options.compare.CompareOptions` (``duplicates``, ``test``,
     ``adjust``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``, ``alpha``).
+    ``applied``: ``data`` has the design applied; ``pairing``: the rows' pairing
+    (:func:`analysis.compare.pair_units` with the same ``by``, ``unit``, ``score``,
+    ``subgroups``, ``cluster`` and ``duplicates``) when the caller has it cached (the
+    app), compared instead of pairing the rows again. The one composition of the
+    comparison (the ``compare`` command, the report's section and the Compare page call
+    it).
 
     Returns
     -------
@@ -889,7 +914,10 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
         ``rate_a``, ``rate_b``, ``difference``, ``ci_low``, ``ci_high``, ``p_value``,
         ``p_adjusted``, ``differs`` and, for a 0/1 outcome, the log-disparity columns
         (``ld_a``, ``ld_b``, ``ld_difference`` ...). ``raw``: the
-        :class:`analysis.compare.Comparison`.
+        :class:`analysis.compare.Comparison`. ``settings``: every option, the inputs,
+        ``level_used`` (the subgroups' highest level, None without subgroups),
+        ``resampled`` (what the subgroups' bootstrap resampled), the pairing's ``unit``
+        and ``cluster`` (the cluster used).
 
     Raises
     ------
@@ -905,14 +933,26 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     split = _as_list(subgroups, "subgroups") or []
     suggested: list[str] = []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
-                                               need_outcome=score is None, notes=suggested)
-    c = compare_values(_subset(table, subset), the_design, by, reference=reference,
-                       factors=split, max_level=level, unit=_as_list(unit, "unit"),
-                       score=score, **opts.kwargs())
+                                               need_outcome=score is None, notes=suggested,
+                                               applied=applied)
+    if pairing is None:
+        c = compare_values(_subset(table, subset), the_design, by, reference=reference,
+                           factors=split, max_level=level, unit=_as_list(unit, "unit"),
+                           score=score, **opts.kwargs())
+    else:  # the pairing's options (cluster, duplicates) went into the pairing
+        from analysis.compare import compare_pairing
+
+        kwargs = {k: v for k, v in opts.kwargs().items() if k not in ("cluster", "duplicates")}
+        c = compare_pairing(pairing, reference=reference, factors=split, max_level=level,
+                            **kwargs)
     tables = ({"subgroups": pd.concat(list(c.subgroups.values()), ignore_index=True)}
               if c.subgroups else {})
+    first = next(iter(c.subgroups.values()), None)
     settings = {**opts.settings(), "by": by, "reference": reference, "subgroups": split,
-                "level": level, "unit": c.pairing.unit, "score": score, "where": subset}
+                "level": level, "unit": c.pairing.unit, "score": score, "where": subset,
+                "cluster": c.pairing.cluster,  # the one used (the design's, resolved)
+                "level_used": int(first["level"].max()) if first is not None else None,
+                "resampled": first.attrs["resampled"] if first is not None else None}
     return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
 
 

@@ -65,9 +65,4 @@ def cell_table(
 
         return engines.cell_table(results, factors, design=design, where=where,
                                   with_outcome=with_outcome, engine=engine)
-    if not isinstance(results, pd.DataFrame) or engine not in ("auto", "pandas"):
-        from analysis import engines
-
-        return engines.cell_table(results, factors, design=design, where=where,
-                                  with_outcome=with_outcome, engine=engine)
     return frame_cell_table(results, factors, where=where, with_outcome=with_outcome)

@@ -50,8 +50,8 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
     discordant counts and tests, the subgroups that differ), warnings (unpaired rows,
     duplicates), the overall and subgroup tables, a dumbbell chart per pair (up to
     :data:`MAX_FIGURE_PAIRS`) and the LD-difference sunburst of the first pair."""
-    from analysis.cells import filter_rows
-    from analysis.compare import UNPAIRED_A, UNPAIRED_B, compare
+    from analysis import api as bw
+    from analysis.compare import UNPAIRED_A, UNPAIRED_B
     from analysis.errors import PairingError, SectionSkipped
     from analysis.figures.compare import difference_sunburst, dumbbell_figure
     from analysis.options.compare import CompareOptions
@@ -63,13 +63,14 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
         raise SectionSkipped("no factor's values answer the same prompts (tried: model, then "
                              "prompt, then domain factors); choose the factor and the prompt "
                              "unit on the Compare page.")
+    options = CompareOptions.from_settings(s)
     try:
-        c = compare(filter_rows(results, where or None), design, s["by"],
-                    reference=s.get("reference"), factors=factors,
-                    max_level=s.get("level"), unit=s.get("unit"), score=s.get("score"),
-                    **CompareOptions.from_settings(s).kwargs())
+        result = bw.compare(results, design, by=s["by"], reference=s.get("reference"),
+                            subgroups=factors, level=s.get("level"), unit=s.get("unit"),
+                            score=s.get("score"), options=options, where=where, applied=True)
     except PairingError as exc:
         raise SectionSkipped(str(exc)) from None
+    c = result.raw
     sec.notes += [n for n in c.notes if "are left out (no partner)" not in n]
     sec.warnings += [n for n in c.notes if "are left out (no partner)" in n]
     unpaired = int(c.overall[UNPAIRED_A].sum() + c.overall[UNPAIRED_B].sum())
@@ -77,10 +78,9 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
         sec.warnings.append(f"{unpaired:,} prompt units without a partner in total (over "
                             "the compared pairs) take no part in the comparison.")
     sec.tables.append(("compare_overall", c.overall))
-    sec.adjustments["compare_overall"] = CompareOptions.from_settings(s).adjust
+    sec.adjustments["compare_overall"] = options.adjust
     if c.subgroups:
-        sec.tables.append(("compare_subgroups", pd.concat(list(c.subgroups.values()),
-                                                          ignore_index=True)))
+        sec.tables.append(("compare_subgroups", result.tables["subgroups"]))
         sec.adjustments["compare_subgroups"] = "bh"  # per pair, over its subgroups
     for i, ((a, b), table) in enumerate(c.subgroups.items()):
         if i < MAX_FIGURE_PAIRS:

@@ -784,16 +784,15 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import filter_rows
-    from analysis.disparity import disparity_report, resolve_polarity
+    from analysis import api as bw
     from analysis.figures.disparity import selection_figure, statistic_figure
     from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
 
-    options = resolve_polarity(DisparityOptions.from_settings(s, skip=SAGED_FIELDS), design,
-                               s["feature"])
-    s["polarity"] = options.polarity
-    report = disparity_report(filter_rows(results, _where(s) or None), s["feature"], s["by"],
-                              **options.kwargs())
+    result = bw.disparity(results, design, feature=s["feature"], by=s["by"],
+                          options=DisparityOptions.from_settings(s, skip=SAGED_FIELDS),
+                          where=_where(s), applied=True)
+    report = result.raw
+    s["polarity"] = result.meta["options"].polarity  # the design's, resolved
     feature = s["feature"] + (f" - {s['baseline']}" if s.get("baseline") else "")
     if report.settings.get("n_missing"):
         sec.warnings.append(f"{report.settings['n_missing']:,} rows have no value of "
@@ -812,53 +811,38 @@ def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis.cells import filter_rows
+    from analysis import api as bw
     from analysis.columns import LLMBI
     from analysis.figures.index import index_figure
-    from analysis.index import Dimension, bias_index
+    from analysis.options.index import IndexOptions
 
-    options = {k: v for k, v in s.items() if k != "where" and k not in CI_KEYS}
-    options["dimensions"] = [Dimension(**d) for d in s["dimensions"]]
-    boot = bootstrap_arguments(s)
-    rows = filter_rows(results, _where(s) or None)
-    index = bias_index(rows, design, **options)
-    if index.totals[LLMBI].isna().any():
+    boot = bootstrap_arguments(s)  # the settings' checks (SettingsError) and the sentence
+    opts = IndexOptions.from_index_kwargs({**s, "cluster": s.get("cluster") or None})
+    result = bw.bias_index(results, design, options=opts, dimensions=s["dimensions"],
+                           where=_where(s), applied=True)
+    totals, components = result.table, result.tables["components"]
+    if totals[LLMBI].isna().any():
         sec.warnings.append("The index is undefined for some rows: a component could not be "
                             "computed (see the notes in the components table).")
-    sec.figures.append(("bias_index", index_figure(index.components, index.totals)))
-    sec.tables += [("bias_index_totals", index.totals),
-                   ("bias_index_components", index.components)]
+    sec.figures.append(("bias_index", index_figure(components, totals)))
+    sec.tables += [("bias_index_totals", totals), ("bias_index_components", components)]
     if boot:  # the index and each of its components, per model
-        from analysis.bootstrap import bootstrap_index
-
         sec.notes.append(describe_bootstrap(boot))
-        sec.tables.append(("bias_index_bootstrap",
-                           bootstrap_index(rows, design, **boot, **options)))
+        sec.tables.append(("bias_index_bootstrap", result.tables["bootstrap"]))
 
 
 def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis import distribution as dm
-    from analysis.cells import filter_rows
-    from analysis.cohort_inputs import apply_refusals, kept_categories
+    from analysis import api as bw
     from analysis.figures.distribution import distribution_figure, spread_figure
     from analysis.options.cohorts import CohortsOptions
 
     options = CohortsOptions.from_settings(s, skip=("capsule_star",))
     category, cohort, by = s["category"], s["cohort"], list(s.get("by") or [])
-    rows, refusal_note = apply_refusals(filter_rows(results, _where(s) or None), category,
-                                        options.refusals)
-    if refusal_note:
-        sec.warnings.append(refusal_note)
-    dist = dm.category_distribution(rows, category, cohort, by=by,
-                                    categories=kept_categories(s.get("categories") or None,
-                                                               options.refusals),
-                                    renormalise=options.renormalise)
-    spread = dm.frequency_spread(dist, category, cohort, by=by)
-    test = dm.homogeneity_test(dist, category, cohort, by=by, **options.kwargs())
-    dropped = int(rows[category].isna().sum())
-    if dropped:
-        sec.warnings.append(f"{dropped:,} rows have no {category} and are left out.")
-    sec.warnings += [n for n in test["note"].unique() if n]
+    result = bw.cohorts(results, design, category=category, cohort=cohort, by=by,
+                        categories=s.get("categories") or None, options=options,
+                        where=_where(s), applied=True)
+    dist, spread, test = result.table, result.tables["spread"], result.tables["homogeneity"]
+    sec.warnings += list(result.notes)  # rows without a category, the tests' notes
     try:
         sec.figures += [("cohorts_stacked", distribution_figure(dist, category, cohort,
                                                                 by=by, kind="bar")),
@@ -866,7 +850,7 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     except ValueError as exc:  # plotly refuses too many facet rows (one per group of by)
         sec.warnings.append(f"The figures could not be drawn ({str(exc).splitlines()[0]}); "
                             "choose fewer or coarser 'by' factors. The tables are complete.")
-    sec.tables += [("cohorts_percentages", dm.percentage_table(dist, category, cohort, by=by)),
+    sec.tables += [("cohorts_percentages", result.tables["percentages"]),
                    ("cohorts_spread", spread), ("cohorts_chi_square", test)]
 
 

@@ -15,7 +15,9 @@ from typing import Any
 __all__ = [
     "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
     "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
-    "importance_linear_view", "importance_view", "index_view", "prepare_command",
+    "importance_linear_options", "importance_linear_view", "importance_view",
+    "index_options", "index_view",
+    "prepare_command",
     "python_snippet",
 ]
 
@@ -112,17 +114,20 @@ class View:
     function: str | None = None
 
 
-def api_view(options: Any, *, function: str | None = None, **inputs: Any) -> View:
+def api_view(options: Any, *, function: str | None = None,
+             flags: Mapping[str, str] | None = None, **inputs: Any) -> View:
     """The view of an analysis composed in :mod:`analysis.api`: its options (an
     :class:`analysis.options.Options`) and its inputs (``factors``, ``by`` ... as the
     function takes them; ``where`` is given to :func:`cli_command` / :func:`api_snippet`;
-    ``function``: the :mod:`analysis.api` function, default the options' ``NAME``).
-    "Copy as CLI" is the command with ``--input value`` per input and the flags of the
-    options that differ from the defaults; "Copy as Python" the function called with the
-    same inputs and those options (``options.call_text``)."""
+    ``function``: the :mod:`analysis.api` function, default the options' ``NAME``;
+    ``flags``: the command's flag of an input named otherwise, e.g. compare's
+    ``{"subgroups": "factors"}``). "Copy as CLI" is the command with ``--input value`` per
+    input and the flags of the options that differ from the defaults; "Copy as Python"
+    the function called with the same inputs and those options (``options.call_text``)."""
     given = {k: v for k, v in inputs.items() if v not in (None, (), [], {})}
     call = (*(f"{k}={_plain(v)!r}" for k, v in given.items()), *_changed(options))
-    return View(options.COMMAND, (*given.items(), *options.cli_options()), (), (), call,
+    cli = tuple(((flags or {}).get(k, k), v) for k, v in given.items())
+    return View(options.COMMAND, (*cli, *options.cli_options()), (), (), call,
                 function or options.NAME)
 
 
@@ -181,33 +186,16 @@ def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None =
     return BootstrapOptions.coerce(_boot_options(boot, design_cluster)).cli_options()
 
 
-def _boot_args(boot: Mapping[str, Any]) -> str:
-    from analysis.options.common import BootstrapOptions
-
-    opts = BootstrapOptions.coerce(_boot_options(boot, None))
-    return _arguments(opts.bootstrap_kwargs(boot.get("cluster")))
-
-
-def _arguments(kwargs: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-
-
 def coverage_view(factors: list[str], unit: str = "prompts", *,
                   more: Mapping[str, Any] | None = None) -> View:
-    """Coverage: the factors spanning the grid and what a cell counts (``unit``: distinct
-    ``prompts``, the default, or ``responses``); ``more``: the page's other options
-    (``limit``: the thinnest cells listed)."""
+    """Coverage, composed in :func:`analysis.api.coverage`: the factors spanning the grid
+    and what a cell counts (``unit``: distinct ``prompts``, the default, or
+    ``responses``); ``more``: the page's other options (``limit``: the empty and thinnest
+    cells listed). "Copy as Python" is ``bw.coverage(file, design, factors=[...], ...)``."""
     from analysis.options.coverage import CoverageOptions
 
-    opts = CoverageOptions.coerce({**(more or {}), "count": unit})
-    kw = "design, factors=factors, where=where"
-    return View("coverage", (("factors", factors), *opts.cli_options()),
-                ("from analysis.coverage import coverage_cells, coverage_summary, "
-                 "thinnest_cells",),
-                (f"factors = {factors!r}",
-                 f"cells = coverage_cells(results, design, factors, unit={opts.count!r})",
-                 f"print(coverage_summary(cells, {kw}))",
-                 f"print(thinnest_cells(cells, {kw}, limit={opts.limit!r}))"))
+    return api_view(CoverageOptions.coerce({**(more or {}), "count": unit}),
+                    factors=list(factors))
 
 
 def importance_view(options: Mapping[str, Any], cell_factors: list[str] | None = None, *,
@@ -254,23 +242,39 @@ def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | No
     return FROM_DESIGN if cluster == design_cluster else cluster
 
 
-#: The options of ``LinearOptions`` the page lays out (written above as arguments).
-_LINEAR_LAID_OUT = ("covariates", "standardise", "mixed", "random_effects", "accept_unconverged")
-
 
 def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,
                            design_cluster: str | None = None,
                            design_covariates: Sequence[str] = ()) -> View:
-    """Factor importance of a continuous outcome (``analysis.importance_linear``): the
-    page's ``options`` (factors, references, alpha, adjust, cluster) and ``linear``
-    (``covariates``, ``standardise``, ``mixed``, ``random_slopes``,
-    ``accept_unconverged``) as ``importance --outcome-type continuous`` flags and as the
-    arguments of ``linear_importance``. No covariate while the design names some:
-    ``--no-covariates`` (the CLI would take the design's)."""
+    """Factor importance of a continuous outcome, composed in
+    :func:`analysis.api.importance_linear`: the page's ``options`` (factors, references,
+    alpha, adjust, confidence, cluster) and ``linear`` (``covariates``, ``standardise``,
+    ``mixed``, ``random_slopes``, ``accept_unconverged``) as ``importance
+    --outcome-type continuous`` flags and as ``bw.importance_linear``'s arguments
+    (:func:`importance_linear_options`)."""
+    lin, fit = importance_linear_options(options, linear, design_cluster=design_cluster,
+                                         design_covariates=design_covariates)
+    inputs = {"factors": list(options["factors"]),
+              "references": dict(options.get("references") or {})}
+    call = (*(f"{k}={v!r}" for k, v in inputs.items() if v), *_changed(lin), *_changed(fit))
+    cli = (("factors", inputs["factors"]),
+           *[("reference", f"{k}={v}") for k, v in inputs["references"].items()],
+           *lin.cli_options(), *fit.cli_options())
+    return View("importance", cli, (), (), call, "importance_linear")
+
+
+def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, Any], *,
+                              design_cluster: str | None = None,
+                              design_covariates: Sequence[str] = ()) -> tuple[Any, Any]:
+    """The :class:`~analysis.options.importance_linear.LinearOptions` and the fit's
+    :class:`~analysis.options.importance.ImportanceOptions` (``alpha``, ``adjust``,
+    ``confidence``, ``small_sample``, ``cluster``) of the Importance page's linear view:
+    what it passes to :func:`analysis.api.importance_linear` and what its copied command
+    and script say.
+    No covariate while the design names some: ``no_covariates`` (the design's otherwise)."""
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
 
-    cluster = options.get("cluster")
     covariates = list(linear.get("covariates") or [])
     mixed = bool(linear.get("mixed"))
     random_slopes = bool(linear.get("random_slopes", True))
@@ -282,88 +286,66 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
         standardise=not covariates or bool(linear.get("standardise", True)), mixed=mixed,
         random_effects="slopes" if random_slopes or not mixed else "intercept",
         accept_unconverged=mixed and bool(linear.get("accept_unconverged")))
-    confidence = options.get("confidence", ImportanceOptions.default("confidence"))
-    fit = ImportanceOptions.coerce(alpha=options["alpha"], adjust=options["adjust"],
-                                   confidence=confidence,
-                                   cluster=_as_cli_cluster(cluster, design_cluster))
-    cli = (("factors", options["factors"]),
-           *[("reference", f"{k}={v}") for k, v in options["references"].items()],
-           *lin.cli_options(), *fit.cli_options())
-    args = {"factors": list(options["factors"]), "references": dict(options["references"]),
-            "covariates": covariates, "standardise": bool(linear.get("standardise", True)),
-            "cluster": cluster, "mixed": mixed, "random_slopes": random_slopes,
-            "accept_unconverged": bool(linear.get("accept_unconverged")),
-            "alpha": options["alpha"], "adjust": options["adjust"],
-            **({"confidence": confidence}
-               if confidence != ImportanceOptions.default("confidence") else {}),
-            **{k: v for k, v in linear.items() if k in specs and k not in _LINEAR_LAID_OUT}}
-    return View("importance", cli,
-                ("from analysis.importance_linear import linear_importance",),
-                (f"options = {args!r}", "fit = linear_importance(results, design, **options)",
-                 "print(fit.terms)", "print(fit.factor_tests)"))
+    fit = ImportanceOptions.coerce(
+        alpha=options["alpha"], adjust=options["adjust"],
+        confidence=options.get("confidence", ImportanceOptions.default("confidence")),
+        small_sample=options.get("small_sample", ImportanceOptions.default("small_sample")),
+        cluster=_as_cli_cluster(options.get("cluster"), design_cluster))
+    return lin, fit
 
 
 def disparity_view(options: Mapping[str, Any]) -> View:
-    """Disparity: ``feature``, ``by`` and the options of ``disparity_report``
-    (:class:`analysis.options.disparity.DisparityOptions`: the flags that differ from the
-    defaults)."""
-    from analysis.options.disparity import POLARITY_FROM_DESIGN, SAGED_FIELDS, DisparityOptions
+    """Disparity: ``feature``, ``by`` and the options
+    (:class:`analysis.options.disparity.DisparityOptions`: the flags and arguments that
+    differ from the defaults; the default polarity is the design's, resolved by the API
+    and the command alike)."""
+    from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
 
     opts = DisparityOptions.from_settings(options, skip=SAGED_FIELDS)
-    feature, by = options["feature"], list(options["by"])
-    cli = (("feature", feature), ("by", by), *opts.cli_options())
-    args = {"feature": feature, "by": by, **opts.kwargs()}
-    body = [f"options = {args!r}"]
-    if opts.polarity == POLARITY_FROM_DESIGN:  # the CLI's default: the design's polarity
-        body.append("options['polarity'] = feature_polarity(design, options['feature'])")
-    return View("disparity", cli,
-                ("from analysis.disparity import disparity_report, feature_polarity",),
-                (*body, "report = disparity_report(results, **options)",
-                 "print(report.metrics)"))
+    return api_view(opts, feature=options["feature"], by=list(options["by"]))
 
 
 def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,
                design_cluster: str | None = None,
                intervals: Mapping[str, Any] | None = None) -> View:
-    """Bias index: ``bias_index`` options (dimensions, penalty, sentiment; any other
-    option of :class:`~analysis.options.index.IndexOptions` under its own name) as flags;
-    the bootstrap intervals when on (``boot``; ``intervals``: their ``confidence`` and
-    ``seed``)."""
+    """Bias index: the page's ``bias_index`` arguments (dimensions with their scores and
+    weights, the penalty as a kind and a value, sentiment; any other option of
+    :class:`~analysis.options.index.IndexOptions` under its own name) as options; the
+    bootstrap intervals when on (``boot``; ``intervals``: their ``confidence`` and
+    ``seed``). "Copy as Python" is ``bw.bias_index(file, design, factors=[...], ...)``."""
+    opts, factors = index_options(options, boot=boot, design_cluster=design_cluster,
+                                  intervals=intervals)
+    return api_view(opts, function="bias_index", flags={"factors": "dimensions"},
+                    factors=factors)
+
+
+def index_options(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,
+                  design_cluster: str | None = None,
+                  intervals: Mapping[str, Any] | None = None) -> tuple[Any, list[str]]:
+    """The :class:`~analysis.options.index.IndexOptions` and the dimension factors of the
+    Bias index page's arguments (see :func:`index_view`): what the page passes to
+    :func:`analysis.api.bias_index` and what its copied command and script say."""
     from analysis.options.index import IndexOptions
 
-    o, dims = options, options.get("dimensions") or []
-    sentiment = o.get("sentiment")
-    scores = list(dict.fromkeys(d.score for d in dims))
+    dims = [d if hasattr(d, "factor") else _dimension(d) for d in
+            options.get("dimensions") or []]
+    scores = [d.score for d in dims]
     weights = [float(d.weight) for d in dims]
-    gini = o.get("penalty_kind") == "coverage_gini"
-    values = {"scores": scores if len(scores) > 1 else scores or "deviation_metric",
-              "weights": weights if any(w != 1 for w in weights) else "",
-              "model": o.get("model"), "normalize_weights": o.get("normalize_weights", True),
-              "printed_equation": bool(o.get("printed_equation")),
-              "penalty_gini" if gini else "penalty": o.get("penalty_value") or (
-                  None if gini else 0.0)}
-    if len(scores) > 1:
-        values["scores"] = [d.score for d in dims]
-    if sentiment:
-        values.update(sentiment=sentiment, sentiment_by=o.get("sentiment_by"),
-                      sentiment_score=o.get("sentiment_score", "one_minus_impact_ratio"),
-                      sentiment_scale=o.get("sentiment_scale", 1.0))
-    specs = IndexOptions.specs()
-    values |= {k: v for k, v in o.items() if k in specs and not k.startswith("sentiment")
-               and k not in values}  # the options under their own names (ideal ...)
+    values = {"scores": scores if len(set(scores)) > 1 else scores[:1] or "deviation_metric",
+              "weights": weights if any(w != 1 for w in weights) else ""}
+    values |= {k: v for k, v in options.items() if k not in ("dimensions", "where")}
+    if not values.get("sentiment"):  # the sentiment's settings act only with a column
+        for k in ("sentiment_by", "sentiment_score", "sentiment_scale"):
+            values.pop(k, None)
     values |= dict(intervals or {})
-    opts = IndexOptions.coerce(values, **_boot_options(boot, design_cluster))
-    cli = (("dimensions", [d.factor for d in dims]), *opts.cli_options())
-    imports = ["from analysis.index import Dimension, bias_index"]
-    body = [f"options = {dict(options)!r}", "index = bias_index(results, design, **options)",
-            "print(index.totals)"]
-    if boot:
-        imports.append("from analysis.bootstrap import bootstrap_index")
-        conf = "" if opts.confidence == IndexOptions.default("confidence") else \
-            f"confidence={opts.confidence!r}, "
-        body.append(f"print(bootstrap_index(results, design, {conf}{_boot_args(boot)}, "
-                    "**options))")
-    return View("index", cli, tuple(imports), tuple(body))
+    opts = IndexOptions.from_index_kwargs(values).replace(**_boot_options(boot, design_cluster))
+    return opts, [d.factor for d in dims]
+
+
+def _dimension(d: Mapping[str, Any]) -> Any:
+    from analysis.index import Dimension
+
+    return Dimension(**d)
 
 
 def categories_text(categories: Sequence[str] | None) -> str | list | None:
@@ -381,26 +363,23 @@ def categories_text(categories: Sequence[str] | None) -> str | list | None:
 
 def cohorts_view(opts: Mapping[str, Any]) -> View:
     """Cohorts: category, cohort, facets, categories and the options
-    (:class:`analysis.options.cohorts.CohortsOptions`: renormalise, the test's settings)."""
+    (:class:`analysis.options.cohorts.CohortsOptions`: renormalise, the test's settings);
+    ``--categories`` as :func:`categories_text` writes it."""
+    import dataclasses
+
     from analysis.options.cohorts import CohortsOptions
 
-    options = CohortsOptions.from_settings(opts)
-    cat, coh, by = opts["category"], opts["cohort"], opts.get("by")
-    cli = (("category", cat), ("cohort", coh), ("by", by),
-           ("categories", categories_text(opts.get("categories"))), *options.cli_options())
-    test = options.call_text(every=True)
-    return View("cohorts", cli, ("from analysis.distribution import category_distribution, "
-                                 "homogeneity_test",),
-                (f"dist = category_distribution(results, {cat!r}, {coh!r}, by={by!r}, "
-                 f"categories={opts.get('categories')!r}, "
-                 f"renormalise={options.renormalise!r})",
-                 f"print(homogeneity_test(dist, {cat!r}, {coh!r}, by={by!r}, {test}))"))
+    view = api_view(CohortsOptions.from_settings(opts), category=opts["category"],
+                    cohort=opts["cohort"], by=list(opts.get("by") or []),
+                    categories=list(opts.get("categories") or []))
+    cli = tuple((k, categories_text(v) if k == "categories" else v) for k, v in view.options)
+    return dataclasses.replace(view, options=cli)
 
 
 def compare_view(settings: Mapping[str, Any], *, design_cluster: str | None = None) -> View:
-    """Compare (``analysis/compare.py``): the settings of the report section ``compare``
-    (``by``, ``reference``, ``factors``, ``level``, ``unit``, ``score`` and the options of
-    :class:`analysis.options.compare.CompareOptions`; ``cluster`` None with a design
+    """Compare: the settings of the report section ``compare`` (``by``, ``reference``,
+    ``factors``: the API's ``subgroups``, ``level``, ``unit``, ``score`` and the options
+    of :class:`analysis.options.compare.CompareOptions`; ``cluster`` None with a design
     cluster: ``--no-cluster``). The bootstrap's options only with ``factors``."""
     from analysis.options import FROM_DESIGN
     from analysis.options.compare import CompareOptions
@@ -413,15 +392,7 @@ def compare_view(settings: Mapping[str, Any], *, design_cluster: str | None = No
     if not factors:  # no subgroups: no bootstrap
         opts = opts.replace(n_resamples=CompareOptions.default("n_resamples"),
                             seed=CompareOptions.default("seed"))
-    cli = (("by", s["by"]), ("reference", s.get("reference")), ("factors", factors),
-           ("level", s.get("level") if factors else None), ("unit", s.get("unit")),
-           ("score", s.get("score")), *opts.cli_options())
-    args = [f"{s['by']!r}", f"reference={s.get('reference')!r}", f"factors={factors!r}",
-            f"max_level={s.get('level')!r}", f"unit={s.get('unit')!r}",
-            f"score={s.get('score')!r}", opts.call_text()]
-    body = [f"comparison = compare(results, design, {', '.join(a for a in args if a)})",
-            "print(comparison.overall)",
-            "for pair, table in comparison.subgroups.items():  # per subgroup, per pair",
-            "    print(pair, table, sep='\\n')",
-            "print('\\n'.join(comparison.notes))"]
-    return View("compare", cli, ("from analysis.compare import compare",), tuple(body))
+    return api_view(opts, flags={"subgroups": "factors"}, by=s["by"],
+                    reference=s.get("reference"), subgroups=factors,
+                    level=s.get("level") if factors else None, unit=s.get("unit"),
+                    score=s.get("score"))

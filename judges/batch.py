@@ -105,8 +105,6 @@ class BatchMonitor:
         Requests found waiting in batches of an earlier run (not sent again).
     collected, failed, pending
         Requests whose batch result arrived, that failed for good, still waiting.
-    api_calls
-        HTTP calls to the batch endpoints (uploads, creates, polls, downloads).
     """
 
     statuses: dict[str, BatchStatus] = field(default_factory=dict)
@@ -116,7 +114,6 @@ class BatchMonitor:
     collected: int = 0
     failed: int = 0
     pending: int = 0
-    api_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def set_status(self, status: BatchStatus) -> None:
@@ -376,7 +373,6 @@ async def batch_stream(
             for request in by_key[key]:
                 yield account(Result(request, "cancelled", error=error))
     finally:
-        monitor.api_calls += api.calls
         stats.http_attempts += api.calls
         store.close()
 

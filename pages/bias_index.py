@@ -15,7 +15,7 @@ from ui.common import (
 )
 from ui.defaults import choose_hint
 from ui.disparity import data_note
-from ui.disparity_index import compute_index, index_options, likeliest_dimensions
+from ui.disparity_index import index_options, index_result, likeliest_dimensions
 from ui.importance_linear import deviation_view_note
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.navigation import route_first_visit
@@ -46,31 +46,29 @@ if options is None:
 intervals = options.pop("intervals")  # the bootstrap's confidence and seed
 where = subset_filter(design, "index")
 try:
-    index = compute_index(results, design, where, options)
+    result = index_result(results, design, where, options, intervals=intervals)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
-totals = index.totals.sort_values([RANK, LLMBI])
+totals = result.table.sort_values([RANK, LLMBI])
+components = result.tables["components"]
 add_to_report_button("index", {**options, "where": where}, ci_prefix="index")
 if totals[LLMBI].isna().any():
     st.warning("The index is undefined for some rows: a component could not be computed "
                "(see the notes in the components table).")
 st.subheader("Index per model")
-fig = index_figure(index.components, index.totals)  # the answer first, its table below
+fig = index_figure(components, result.table)  # the answer first, its table below
 st.plotly_chart(fig, key="index_chart")
 figure_downloads(fig, "bias_index", key="index_fig")
 st.dataframe(totals, hide_index=True)
-table_download(index.totals, "bias_index_totals", key="index_totals")
+table_download(result.table, "bias_index_totals", key="index_totals")
 
 boot = bootstrap_options(results, design, "index", seed=intervals["seed"])
 if boot:
-    from analysis.bootstrap import bootstrap_index
-    from analysis.cells import filter_rows
-
     with st.spinner("Bootstrapping the index..."):
-        show_intervals(bootstrap_index(filter_rows(results, where or None), design, **boot,
-                                       confidence=intervals["confidence"], **options),
+        show_intervals(index_result(results, design, where, options, boot=boot,
+                                    intervals=intervals).tables["bootstrap"],
                        "bias_index_bootstrap", key="index_boot")
 reproduce_index(design, options, where, boot=boot, intervals=intervals)
 
@@ -78,7 +76,7 @@ st.subheader("Components")
 st.caption("score: the component's raw value (B_i, the Gini index or the constant, S); "
            "weight: as entered (the penalty's scale, lambda); contribution: what it adds to "
            "the index (a model's contributions sum to its LLMBI).")
-st.dataframe(index.components, hide_index=True)
-table_download(index.components, "bias_index_components", key="index_components")
+st.dataframe(components, hide_index=True)
+table_download(components, "bias_index_components", key="index_components")
 if variant == BOTH:
     published_section(results, design)

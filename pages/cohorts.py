@@ -55,7 +55,7 @@ with answer:
     if pages > 1:
         page = st.number_input(f"Panels: page (of {pages}, {PANELS_PER_PAGE} groups each)", 1,
                                pages, 1, key="cohorts_panel_page") - 1
-    bar, line, spread_fig = cohort_figures(results, design, where, opts, page)
+    bar, line, spread_fig = cohort_figures(results, design, where, opts, page, view)
     for kind, label, fig in (("bar", "stacked", bar), ("line", "lines", line)):  # answer first
         st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
         figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")

@@ -58,7 +58,8 @@ with st.expander("Other options", expanded=False):
     more = other_options(Opts, ("count",), key="coverage_option")
 try:
     cells = coverage_cells_for(results, design, factors, where, unit)
-    info = overview(cells, design, factors, where, unit, limit=Opts.coerce(more).limit)
+    info = overview(cells, design, factors, where, unit, limit=Opts.coerce(more).limit,
+                    results=results)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()

@@ -193,68 +193,44 @@ def _capsules(results: pd.DataFrame, design: Design, where: dict, category: str,
 
 def cohort_view(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> dict:
     """The page's tables (``dist``, ``wide``, ``spread``, ``across``, ``test``) and the
-    number of rows without a category (``dropped``), cached per table, design, subset and
-    options (:func:`ui.common.per_table`): read-only. The tables are cached per the
-    options they depend on (:data:`_TABLE_KEYS`), the test per those and its own (method,
-    seed, resamples), so a change of the test does not count the rows again."""
-    from ui.common import per_table
+    number of rows without a category (``dropped``), how refusals were counted
+    (``refusal_note``): one cached
+    :func:`analysis.api.cohorts` call (:func:`ui.common.analysis_result`), read-only."""
+    from ui.common import analysis_result
 
-    shown = _table_opts(opts)
-    test = per_table(_test, results, design, design, where, shown,
-                     Opts.from_settings(opts).kwargs())
-    return {**per_table(_tables, results, design, where, shown), "test": test}
+    result = analysis_result("cohorts", results, design,
+                             Opts.from_settings(opts, skip=("capsule_star",)),
+                             category=opts["category"], cohort=opts["cohort"],
+                             by=list(opts["by"]), categories=opts["categories"], where=where)
+    t = result.tables
+    return {"dist": result.table, "wide": t["percentages"], "spread": t["spread"],
+            "across": t["spread_across_cohorts"], "test": t["homogeneity"],
+            "dropped": result.meta["n_missing"], "refusal_note": result.meta["refusal_note"]}
+
+
+def cohort_figures(results: pd.DataFrame, design: Design, where: dict, opts: dict,
+                   page: int, view: dict) -> list:
+    """The stacked bars, the lines (panel page ``page``) and the spread figure of
+    :func:`cohort_view` ``view``, cached per the options the tables depend on (not the
+    test's)."""
+    where_key = repr(sorted((where or {}).items()))
+    return _figures(st.session_state["results_token"], design.to_json(),
+                    repr(sorted(_table_opts(opts).items(), key=str)), where_key, page,
+                    view["dist"], view["spread"], _table_opts(opts))
 
 
 def _table_opts(opts: dict) -> dict:
     return {k: opts[k] for k in _TABLE_KEYS}
 
 
-def _tables(results: pd.DataFrame, where: dict, opts: dict) -> dict:
-    from analysis import distribution as dm
-    from analysis.cells import filter_rows
-    from analysis.cohort_inputs import apply_refusals, kept_categories
-
-    category, cohort, by = opts["category"], opts["cohort"], opts["by"]
-    rows, refusal_note = apply_refusals(filter_rows(results, where or None), category,
-                                        opts.get("refusals", "count"))
-    dist = dm.category_distribution(rows, category, cohort, by=by,
-                                    categories=kept_categories(opts["categories"],
-                                                               opts.get("refusals", "count")),
-                                    renormalise=opts["renormalise"])
-    return {"dist": dist, "wide": dm.percentage_table(dist, category, cohort, by=by),
-            "spread": dm.frequency_spread(dist, category, cohort, by=by),
-            "across": dm.frequency_spread(dist, category, cohort, by=by, over="cohorts"),
-            "dropped": int(rows[category].isna().sum()), "refusal_note": refusal_note}
-
-
-def _test(results: pd.DataFrame, design: Design, where: dict, opts: dict, kwargs: dict
-          ) -> pd.DataFrame:
-    from analysis import distribution as dm
-    from ui.common import per_table
-
-    dist = per_table(_tables, results, design, where, opts)["dist"]
-    return dm.homogeneity_test(dist, opts["category"], opts["cohort"], by=opts["by"],
-                               **kwargs)
-
-
-def cohort_figures(results: pd.DataFrame, design: Design, where: dict, opts: dict,
-                   page: int) -> list:
-    """The stacked bars, the lines (panel page ``page``) and the spread figure of
-    :func:`cohort_view`, cached per the options the tables depend on (not the test's)."""
-    from ui.common import per_table
-
-    return per_table(_figures, results, design, design, where, _table_opts(opts), page)
-
-
-def _figures(results: pd.DataFrame, design: Design, where: dict, opts: dict, page: int
-             ) -> list:
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _figures(token: str, design_json: str, opts_key: str, where_key: str, page: int,
+             _dist: pd.DataFrame, _spread: pd.DataFrame, _opts: dict) -> list:
     from analysis.figures.distribution import distribution_figure, spread_figure
-    from ui.common import per_table
 
-    v = per_table(_tables, results, design, where, opts)
-    category, cohort, by = opts["category"], opts["cohort"], opts["by"]
-    return [*(distribution_figure(v["dist"], category, cohort, by=by, kind=kind, page=page)
-              for kind in ("bar", "line")), spread_figure(v["spread"], cohort, by=by)]
+    category, cohort, by = _opts["category"], _opts["cohort"], _opts["by"]
+    return [*(distribution_figure(_dist, category, cohort, by=by, kind=kind, page=page)
+              for kind in ("bar", "line")), spread_figure(_spread, cohort, by=by)]
 
 
 def one_decimal(table: pd.DataFrame) -> dict:

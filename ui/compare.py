@@ -154,13 +154,15 @@ def _inferred_unit(results: pd.DataFrame, design: Design, where: dict, by: str
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing and bootstrapping...")
 def _cached(token: str, design_json: str, settings: str, where: str, _pairing: cmp.Pairing,
-            _settings: dict) -> cmp.Comparison:
+            _settings: dict, _results: pd.DataFrame, _design: Design, _where: dict
+            ) -> cmp.Comparison:
+    from analysis import api as bw
+
     s = _settings
-    kwargs = Opts.from_settings(s).kwargs()
-    for name in ("cluster", "duplicates"):  # the pairing's
-        kwargs.pop(name, None)
-    return cmp.compare_pairing(_pairing, reference=s["reference"], factors=s["factors"],
-                               max_level=s["level"], **kwargs)
+    return bw.compare(_results, _design, by=s["by"], reference=s["reference"],
+                      subgroups=s["factors"], level=s["level"], unit=s["unit"],
+                      score=s["score"], options=Opts.from_settings(s), where=_where,
+                      applied=True, pairing=_pairing).raw
 
 
 def _keys(design: Design, settings: dict, where: dict) -> tuple[dict, str, str, str, str]:
@@ -173,15 +175,17 @@ def _keys(design: Design, settings: dict, where: dict) -> tuple[dict, str, str, 
 
 def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict
                ) -> cmp.Comparison:
-    """:func:`analysis.compare.compare` of the active table, cached per settings; the
-    pairing (the step that reads the rows) is cached per what it depends on, so the level,
-    adjustment, reference or bootstrap options do not pair again."""
+    """:func:`analysis.api.compare` of the active table (the Result's
+    :class:`~analysis.compare.Comparison`), cached per settings; the pairing (the step
+    that reads the rows) is cached per what it depends on, so the level, adjustment,
+    reference or bootstrap options do not pair again."""
     where, token, design_json, settings_key, where_key = _keys(design, settings, where)
     pair_settings = {k: settings.get(k) for k in ("by", "unit", "score", "factors", "cluster",
                                                    "duplicates")}
     pairing = _pairing(token, design_json, repr(sorted(pair_settings.items(), key=str)),
                        where_key, results, design, settings, where)
-    return _cached(token, design_json, settings_key, where_key, pairing, settings)
+    return _cached(token, design_json, settings_key, where_key, pairing, settings, results,
+                   design, where)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -92,26 +92,30 @@ def count_choice(design: Design) -> str:
 @st.cache_resource(max_entries=16, show_spinner="Measuring coverage...")
 def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
               _cells: pd.DataFrame, _design: Design, _where: dict, unit: str = cov.PROMPTS,
-              limit: int = THINNEST) -> dict:
-    kw = {"factors": list(factors), "where": _where}
-    summary = cov.coverage_summary(_cells, _design, **kw)
-    marginals = cov.marginal_counts(_cells, _design, **kw)
-    nestings = cov.coverage_nestings(_cells, _design, **kw)
-    return {
-        "summary": summary, "marginals": marginals,
-        "reading": cov.describe_coverage(summary, marginals, unit=unit),
-        "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
-        "empty": cov.empty_cells(_cells, _design, limit=EMPTY_DOWNLOAD_MAX, **kw),
-        "thinnest": cov.thinnest_cells(_cells, _design, limit=limit, **kw),
-    }
+              limit: int = THINNEST, _results: pd.DataFrame | None = None) -> dict:
+    from analysis import api as bw
+
+    # the empty cells for the download, the thinnest: their first `limit`
+    result = bw.coverage(_results if _results is not None else _cells, _design,
+                         factors=list(factors), where={k: v for k, v in _where.items() if v},
+                         cells=_cells, applied=True,
+                         count=unit, limit=max(limit, EMPTY_DOWNLOAD_MAX))
+    nestings = result.tables["nestings"].to_dict(orient="records")
+    return {"summary": result.table, "marginals": result.tables["marginals"],
+            "reading": list(result.notes),
+            "nestings": [describe_nesting(r) for r in nestings],
+            "empty": result.tables["empty_cells"],
+            "thinnest": result.tables["thinnest_cells"].head(limit)}
 
 
 def overview(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
-             unit: str = cov.PROMPTS, *, limit: int = THINNEST) -> dict:
-    """Summary, marginals, reading, nestings, first empty and the ``limit`` thinnest cells
-    (cached)."""
+             unit: str = cov.PROMPTS, *, limit: int = THINNEST,
+             results: pd.DataFrame | None = None) -> dict:
+    """Summary, marginals, reading, nestings, first empty and the ``limit`` thinnest cells:
+    :func:`analysis.api.coverage` of the cached ``cells`` (``results``: the rows they
+    count, for the reading's row count), cached."""
     return _overview(st.session_state["results_token"], design.to_json(), tuple(factors),
-                     repr(sorted(where.items())), cells, design, where, unit, limit)
+                     repr(sorted(where.items())), cells, design, where, unit, limit, results)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Checking the models...")

@@ -1,19 +1,20 @@
-"""Widgets and the computation of the Bias index page (no statistics: calls analysis.index)."""
+"""Widgets and the computation of the Bias index page (no statistics: one cached call of
+:func:`analysis.api.bias_index`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from analysis.cells import filter_rows
 from analysis.design import Design
-from analysis.index import DIMENSION_SCORES, BiasIndex, Dimension, bias_index
+from analysis.index import Dimension
+from analysis.options.index import DIMENSION_SCORES
 from analysis.options.index import IndexOptions as Opts
 from ui.defaults import page_defaults
 from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["DRAWN", "INTERVALS", "compute_index", "index_dimensions", "index_options",
+__all__ = ["DRAWN", "INTERVALS", "index_dimensions", "index_options", "index_result",
            "likeliest_dimensions"]
 
 
@@ -101,7 +102,16 @@ def index_options(design: Design, numeric: list[str]) -> dict | None:
             "intervals": {k: v for k, v in more.items() if k in INTERVALS}}
 
 
-def compute_index(results: pd.DataFrame, design: Design, where: dict, options: dict
-                  ) -> BiasIndex:
-    """:func:`analysis.index.bias_index` of the subset (fast: it works from cell counts)."""
-    return bias_index(filter_rows(results, where or None), design, **options)
+def index_result(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
+                 boot: dict | None = None, intervals: dict | None = None) -> object:
+    """The page's one call: :func:`analysis.api.bias_index` of its arguments (the options
+    and dimensions :func:`analysis.reproduce.index_options` reads from them, as "Copy as
+    CLI / Python" writes them), cached (:func:`ui.common.analysis_result`); ``boot``: the
+    bootstrap's settings when on."""
+    from analysis.reproduce import index_options as options_of
+    from ui.common import analysis_result
+
+    opts, factors = options_of(options, boot=boot, design_cluster=design.cluster,
+                               intervals=intervals)
+    return analysis_result("bias_index", results, design, opts, factors=factors,
+                           where=where)

@@ -8,6 +8,8 @@ Session-state keys: ``importance_covariates``, ``importance_standardise``,
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import streamlit as st
 
@@ -15,9 +17,9 @@ from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.figures.importance_linear import linear_importance_figure
 from analysis.importance import ImportanceRefusal
-from analysis.importance_linear import linear_importance
 from analysis.options.importance_linear import LinearOptions as Lin
-from ui.common import figure_downloads, table_download
+from analysis.reproduce import importance_linear_options
+from ui.common import analysis_result, figure_downloads, table_download
 from ui.importance import fix_buttons
 from ui.options import other_options
 from ui.report import add_to_report_button
@@ -29,6 +31,9 @@ __all__ = [
     "group_means_section", "logistic_fit",
 ]
 
+
+#: The fit's options of ``ImportanceOptions`` the linear model takes.
+_FIT = ("alpha", "adjust", "confidence", "small_sample", "cluster")
 
 _NUM = st.column_config.NumberColumn
 COLUMN_CONFIG = {
@@ -99,16 +104,16 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     with c3:  # options of LinearOptions the page does not lay out (none yet)
         more = other_options(Lin, ("standardise", "mixed", "random_effects",
                                    "accept_unconverged"), key="importance_linear_option")
-    try:
-        fit = linear_importance(results, design, factors=options["factors"],
-                                references=options["references"], covariates=covariates,
-                                standardise=standardise,
-                                where={k: v for k, v in (where or {}).items() if v} or None,
-                                cluster=options["cluster"], mixed=bool(mixed),
-                                random_slopes=slopes == "slopes", accept_unconverged=accept,
-                                alpha=options["alpha"], adjust=options["adjust"],
-                                confidence=options["confidence"],
-                                **more)
+    linear = {"covariates": covariates, "standardise": standardise, "mixed": bool(mixed),
+              "random_slopes": slopes == "slopes", "accept_unconverged": accept, **more}
+    lin, fit_opts = importance_linear_options(options, linear, design_cluster=design.cluster,
+                                              design_covariates=design.covariates)
+    try:  # one cached analysis.api.importance_linear call, as Copy as CLI / Python say it
+        fit = analysis_result(
+            "importance_linear", results, design,
+            {**dataclasses.asdict(lin), **{k: getattr(fit_opts, k) for k in _FIT}},
+            factors=options["factors"], references=options["references"],
+            where={k: v for k, v in (where or {}).items() if v}).raw
     except ImportanceRefusal as exc:
         st.error(md(exc.explanation))
         fix_buttons(exc.fixes, design)
@@ -116,8 +121,6 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
-    linear = {"covariates": covariates, "standardise": standardise, "mixed": bool(mixed),
-              "random_slopes": slopes == "slopes", "accept_unconverged": accept, **more}
     reproduce_importance_linear(design, options, linear, where)
     add_to_report_button("importance", {**options, "where": where, **linear})
     m = st.columns(4)

@@ -5,15 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["bootstrap_cluster", "bootstrap_json"]
-
-
-def bootstrap_cluster(options: Any, design) -> str | None:  # noqa: ANN001
-    """The column the bootstrap resamples: ``--cluster``, the design's, or None
-    (``--no-cluster``)."""
-    from analysis.options import FROM_DESIGN
-
-    return design.cluster if options.cluster == FROM_DESIGN else options.cluster
+__all__ = ["bootstrap_json"]
 
 
 def bootstrap_json(options: Any, cluster: str | None) -> dict[str, Any]:

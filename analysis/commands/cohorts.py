@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis import distribution as dm
+    from analysis import api as bw
     from analysis.cli import emit, load_with_design, row_counts, split_list
     from analysis.options.cohorts import CohortsOptions
 
@@ -53,25 +53,21 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join([args.cohort, *by])
-    results, _ = load_with_design(load_args, need_outcome=False,
-                                  extra=[args.category, args.cohort, *by])
+    results, design = load_with_design(load_args, need_outcome=False,
+                                       extra=[args.category, args.cohort, *by])
     r = load_args.renamed  # columns named like an output column, renamed
     args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
                                                                             args.cohort)
     by = [r.get(b, b) for b in by]
-    cats = categories_option(args.categories)
-    from analysis.cohort_inputs import apply_refusals, kept_categories
-
-    cats = kept_categories(cats, options.refusals)
-    results, refusal_note = apply_refusals(results, args.category, options.refusals)
+    result = bw.cohorts(results, design, category=args.category, cohort=args.cohort, by=by,
+                        categories=categories_option(args.categories), options=options,
+                        applied=True)
+    dist, test = result.table, result.tables["homogeneity"]
+    spread, across = result.tables["spread"], result.tables["spread_across_cohorts"]
+    refusal_note = result.meta["refusal_note"]
     if refusal_note:  # a refusal is neither biased nor not: how it was counted
         print(f"note: {refusal_note.replace('refusals=leave_out', '--refusals leave_out')}",
               file=sys.stderr)
-    dist = dm.category_distribution(results, args.category, args.cohort, by=by, categories=cats,
-                                    renormalise=options.renormalise)
-    spread = dm.frequency_spread(dist, args.category, args.cohort, by=by)
-    across = dm.frequency_spread(dist, args.category, args.cohort, by=by, over="cohorts")
-    test = dm.homogeneity_test(dist, args.category, args.cohort, by=by, **options.kwargs())
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.distribution import distribution_figure, spread_figure
@@ -91,9 +87,12 @@ def run(args: argparse.Namespace) -> None:
                                else ({}, None))
     payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
                                demographic_col=args.demographic_col,
-                               refusals=options.refusals, refusal_note=refusal_note)
+                               refusal_note=refusal_note)
+    # then every other option and input of the Result (cluster-free: its where is --where)
+    payload["settings"].update({k: v for k, v in result.settings.items()
+                                if k not in payload["settings"]})
     payload.update(capsules)
-    wide = dm.percentage_table(dist, args.category, args.cohort, by=by)
+    wide = result.tables["percentages"]
     payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)
     emit(args, payload, wide)
     if not args.json:

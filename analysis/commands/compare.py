@@ -65,8 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Parse the arguments into the options, call :func:`analysis.api.compare` (the one
+    composition of the comparison), print its Result."""
+    from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, split_list
-    from analysis.compare import MODEL_A, MODEL_B, compare
     from analysis.errors import AnalysisError, PairingError
     from analysis.options.compare import CompareOptions
 
@@ -85,10 +87,11 @@ def run(args: argparse.Namespace) -> None:
         from analysis.commands.native import run_deltas
 
         return run_deltas(args, results, design)
-    comparison = compare(results, design, by, reference=args.by_reference, factors=factors,
-                         max_level=args.level, unit=split_list(args.unit) or None,
-                         score=args.score, **options.kwargs())
-    overall, subs, pairing = comparison.overall, comparison.subgroups, comparison.pairing
+    result = bw.compare(results, design, by=by, reference=args.by_reference,
+                        subgroups=factors, level=args.level,
+                        unit=split_list(args.unit) or None, score=args.score, options=options,
+                        applied=True)
+    overall, subs, pairing = result.table, result.raw.subgroups, result.raw.pairing
     if args.figure:
         pair = _figure_pair(args.pair, overall)
         if pair not in subs:
@@ -101,42 +104,47 @@ def run(args: argparse.Namespace) -> None:
         fig = (dumbbell_figure(subs[pair]) if args.figure_kind == "dumbbell"
                else difference_sunburst(subs[pair], factors))
         write_figure(fig, args.figure)
-    rows = []
-    for table in subs.values():
-        t = table.copy()
-        for f in factors:  # JSON: the value, or null where the subgroup does not fix it
-            t[f] = t[f].astype(object).where(t[f].notna(), None)
-        rows.append(t)
     import pandas as pd
 
-    sub_rows = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-    first = next(iter(subs.values()), None)
+    sub_rows = result.tables.get("subgroups", pd.DataFrame()).copy()
+    for f in factors:  # JSON: the value, or null where the subgroup does not fix it
+        sub_rows[f] = sub_rows[f].astype(object).where(sub_rows[f].notna(), None)
+    s = result.settings
     settings = {"by": by, "reference": args.by_reference, "factors": factors,
-                "level": int(first["level"].max()) if first is not None else None,
-                "test": options.test, "adjust": options.adjust,
+                "level": s["level_used"], "test": options.test, "adjust": options.adjust,
                 "duplicates": options.duplicates, "score": args.score,
                 # JSON keys as before the options were written once
                 "n_boot": options.n_resamples, "seed": options.seed,
                 "confidence": options.confidence, "alpha": options.alpha, "where": args.where,
-                "renamed": renamed, **cluster_settings(args),
-                "resampled": first.attrs["resampled"] if first is not None else None}
+                "renamed": renamed, **cluster_settings(args), "resampled": s["resampled"]}
+    # then every other option and input of the Result (cluster, n_resamples, unit ...)
+    settings.update({k: v for k, v in s.items() if k not in settings and k != "level_used"})
     pairing_info = {"unit": pairing.unit, "unit_source": pairing.unit_source,
                     "outcome": pairing.outcome, "cluster": pairing.cluster,
                     "values": pairing.values,
                     "counts": pairing.counts.to_dict(orient="records")}
+    notes = list(result.raw.notes)
     payload = {"overall": overall, "subgroups": sub_rows, "pairing": pairing_info,
-               "notes": comparison.notes, "settings": settings}
+               "notes": notes, "settings": settings}
     emit(args, payload, overall)
     if not args.json:
         if len(sub_rows):
-            from analysis.compare import CI_HIGH, CI_LOW, DIFFERENCE, DIFFERS, P_ADJUSTED
+            from analysis.compare import (
+                CI_HIGH,
+                CI_LOW,
+                DIFFERENCE,
+                DIFFERS,
+                MODEL_A,
+                MODEL_B,
+                P_ADJUSTED,
+            )
 
             cols = [MODEL_A, MODEL_B, "subgroup", "n", DIFFERENCE, CI_LOW, CI_HIGH,
                     P_ADJUSTED, DIFFERS]
             print()
             emit(args, None, sub_rows[[c for c in cols if c in sub_rows]])
         print()
-        print("\n".join(comparison.notes))
+        print("\n".join(notes))
 
 
 def _figure_pair(text: str | None, overall) -> tuple[str, str]:  # noqa: ANN001

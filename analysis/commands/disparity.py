@@ -31,8 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Parse the arguments into the options, call :func:`analysis.api.disparity` (the one
+    composition of the analysis and its SAGED statistics), print its Result."""
+    from analysis import api as bw
     from analysis.cli import emit, load_with_design, split_list
-    from analysis.disparity import disparity_report, resolve_polarity
     from analysis.options.disparity import DisparityOptions
 
     by = split_list(args.by)
@@ -41,23 +43,24 @@ def run(args: argparse.Namespace) -> None:
         load_args.factors = ",".join(by)
     results, design = load_with_design(load_args, need_outcome=False, extra=by)
     by = [load_args.renamed.get(b, b) for b in by]
-    options = resolve_polarity(DisparityOptions.from_args(args), design, args.feature)
-    from analysis.commands.saged_options import normalized, saged_payload
-
-    results = normalized(options, args.feature, results)
-    report = disparity_report(results, args.feature, by, **options.kwargs())
+    options = DisparityOptions.from_args(args)
+    result = bw.disparity(results, design, feature=args.feature, by=by, options=options,
+                          applied=True)
+    report, options = result.raw, result.meta["options"]  # the design's polarity resolved
     if args.figure:
-        _write_figure(args, results, by, report)
+        _write_figure(args, results, by, report, options)
+    settings = dict(report.settings)  # then every other option and input of the Result
+    settings.update({k: v for k, v in result.settings.items()
+                     if k not in settings and k != "where"})
     payload = {
-        "settings": report.settings,
+        "settings": settings,
         "impact_ratio": report.impact_ratio,
         "passes_four_fifths": report.passes_four_fifths,
-        "summary": report.summary,
-        "selection": report.selection,
-        "metrics": report.metrics,
+        **{k: result.tables.get(k)
+           for k in ("summary", "selection", "metrics", "dixon", "permutation",
+                     "saged_statistics", "saged_disparity")},
         "dixon": report.dixon.to_dict(),
-        "permutation": report.permutation,
-        **saged_payload(options, args.feature, results, by),
+        "normalization": options.normalization,
     }
     emit(args, payload, report.summary)
     if not args.json:
@@ -78,8 +81,7 @@ def run(args: argparse.Namespace) -> None:
         print(payload["saged_statistics"].to_string(index=False))
 
 
-def _write_figure(args, results, by, report) -> None:
-    from analysis.disparity import grouped_values
+def _write_figure(args, results, by, report, options) -> None:  # noqa: ANN001
     from analysis.export import write_figure
     from analysis.figures import disparity as figs
 
@@ -88,7 +90,11 @@ def _write_figure(args, results, by, report) -> None:
         fig = figs.selection_figure(report.selection, feature=feature)
     elif args.figure_kind == "statistic":
         fig = figs.statistic_figure(report.summary, args.statistic, feature=feature)
-    else:
-        fig = figs.box_figure(grouped_values(results, args.feature, by, baseline=args.baseline),
+    else:  # the values as analysed (--normalize rescales them first)
+        from analysis.commands.saged_options import normalized
+        from analysis.disparity import grouped_values
+
+        fig = figs.box_figure(grouped_values(normalized(options, args.feature, results),
+                                             args.feature, by, baseline=args.baseline),
                               feature=feature)
     write_figure(fig, args.figure)

@@ -28,10 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Parse the arguments into the options, call :func:`analysis.api.bias_index` (the one
+    composition of the index and its bootstrap), print its Result."""
     from dataclasses import replace
 
+    from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
-    from analysis.index import as_dimensions, bias_index
+    from analysis.formatting import level_text
     from analysis.options.index import IndexOptions
 
     opts = IndexOptions.from_args(args)
@@ -46,30 +49,28 @@ def run(args: argparse.Namespace) -> None:
     opts = replace(opts, model=r.get(opts.model, opts.model),
                    sentiment_by=r.get(opts.sentiment_by, opts.sentiment_by),
                    penalty_factors=",".join(r.get(f, f) for f in penalty_factors) or None)
-    options = opts.index_kwargs([r.get(d, d) for d in dims])
-    options["dimensions"] = as_dimensions(options["dimensions"])
-    index = bias_index(results, design, **options)
+    result = bw.bias_index(results, design, options=opts, factors=[r.get(d, d) for d in dims],
+                           applied=True)
+    totals, components = result.table, result.tables["components"]
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.index import index_figure
 
-        write_figure(index_figure(index.components, index.totals), args.figure)
-    payload = {"totals": index.totals, "components": index.components,
-               "settings": {"renamed": load_args.renamed, **row_counts(results)}}
-    if opts.ci == "bootstrap":  # intervals of the index and of every component per model
-        from analysis.bootstrap import bootstrap_index
-        from analysis.commands._bootstrap_options import bootstrap_cluster, bootstrap_json
+        write_figure(index_figure(components, totals), args.figure)
+    settings = {"renamed": load_args.renamed, **row_counts(results)}
+    # then every option and input of the Result (its where: the command's --where)
+    settings.update({k: v for k, v in result.settings.items() if k != "where"})
+    payload = {"totals": totals, "components": components, "settings": settings}
+    boot = result.tables.get("bootstrap")
+    if boot is not None:  # intervals of the index and of every component per model
+        from analysis.commands._bootstrap_options import bootstrap_json
 
-        cluster = bootstrap_cluster(opts, design)
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, cluster),
-                                **cluster_settings(load_args),
-                                "intervals": bootstrap_index(
-                                    results, design, confidence=opts.confidence,
-                                    **opts.bootstrap_kwargs(cluster), **options)}
-    emit(args, payload, index.totals)
+        payload["bootstrap"] = {"settings": bootstrap_json(opts, result.settings["cluster"]),
+                                **cluster_settings(load_args), "intervals": boot}
+    emit(args, payload, totals)
     if not args.json:
         print("\nComponents:")
-        print(index.components.to_string(index=False))
-        if "bootstrap" in payload:
-            print("\nBootstrap percentile intervals (95 %):")
-            print(payload["bootstrap"]["intervals"].to_string(index=False))
+        print(components.to_string(index=False))
+        if boot is not None:
+            print(f"\nBootstrap percentile intervals ({level_text(opts.confidence)}):")
+            print(boot.to_string(index=False))

@@ -180,13 +180,11 @@ class Options:
     """Base class of an analysis's options (subclasses are frozen, keyword-only dataclasses).
 
     Class attributes: ``NAME`` (the analysis), ``COMMAND`` (its CLI subcommand),
-    ``FUNCTION`` (``module:function`` the options are the keyword arguments of),
     ``FROM_DATA`` (options whose None default is resolved from the data).
     """
 
     NAME: ClassVar[str] = ""
     COMMAND: ClassVar[str] = ""
-    FUNCTION: ClassVar[str] = ""
     #: Options whose default None means "chosen from the table and design" (a subgroup
     #: level from the number of factors ...): a report section or page resolves it.
     FROM_DATA: ClassVar[tuple[str, ...]] = ()

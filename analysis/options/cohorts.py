@@ -25,7 +25,6 @@ class CohortsOptions(Options):
 
     NAME = "cohorts"
     COMMAND = "cohorts"
-    FUNCTION = "analysis.distribution:homogeneity_test"
 
     renormalise: bool = option(
         False, "percentages among the chosen categories only (default: of every answer with "

@@ -29,7 +29,6 @@ class CompareOptions(Options):
 
     NAME = "compare"
     COMMAND = "compare"
-    FUNCTION = "analysis.compare:compare"
 
     duplicates: str = option(
         "mean", "a prompt answered twice by one value: mean (default, averaged) or refuse "

@@ -23,7 +23,6 @@ class CoverageOptions(Options):
 
     NAME = "coverage"
     COMMAND = "coverage"
-    FUNCTION = "analysis.api:coverage"
 
     count: str = option("prompts", "what a cell counts: distinct prompts (default) or "
                         "response rows", choices=COUNTS, label="Cells count")

@@ -95,7 +95,6 @@ class DisparityOptions(SagedOptions):
 
     NAME = "disparity"
     COMMAND = "disparity"
-    FUNCTION = "analysis.disparity:disparity_report"
 
     baseline: str | None = option(
         None, "column of the baseline feature: use feature - baseline", type=str,

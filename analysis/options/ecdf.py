@@ -26,7 +26,6 @@ class EcdfOptions(BootstrapOptions):
 
     NAME = "ecdf"
     COMMAND = "ecdf"
-    FUNCTION = "analysis.api:ecdf"
     FROM_DATA = ("level",)
 
     level: int | None = option(None, "factors fixed per subgroup (default: all of --factors)",

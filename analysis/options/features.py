@@ -33,7 +33,6 @@ class FeaturesOptions(Options):
 
     NAME = "features"
     COMMAND = "features"
-    FUNCTION = "analysis.features:extract_features"
 
     features: tuple[str, ...] = option(
         FEATURES[:3], f"comma-separated, from {', '.join(FEATURES)} (default: the first "

@@ -22,7 +22,6 @@ class ImportanceOptions(ClusterOptions, NoiseOptions):
 
     NAME = "importance"
     COMMAND = "importance"
-    FUNCTION = "analysis.importance:factor_importance"
 
     interactions: tuple[str, ...] = option(
         (), "two-factor interaction (repeatable)", flag="interaction", repeat=True,

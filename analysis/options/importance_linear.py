@@ -26,7 +26,6 @@ class LinearOptions(Options):
 
     NAME = "importance_linear"
     COMMAND = "importance"
-    FUNCTION = "analysis.importance_linear:linear_importance"
 
     outcome_type: str = option(
         "auto", "binary: logistic model of the 0/1 deviation; continuous: linear model of the "

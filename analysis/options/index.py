@@ -8,7 +8,7 @@ The dimensions are the analysis's factors (``--dimensions``, the API's ``factors
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,6 @@ class IndexOptions(BootstrapOptions):
 
     NAME = "index"
     COMMAND = "index"
-    FUNCTION = "analysis.index:bias_index"
     FROM_DATA = ("model", "sentiment_by")
 
     scores: str = option(
@@ -81,7 +80,7 @@ class IndexOptions(BootstrapOptions):
                                     "%(default)s)", flag="lambda", type=FINITE_FLOAT,
                                     label="lambda (scale of S)")
     n_resamples: int = n_resamples_option(200)
-    confidence: float = confidence_option(flag=None)
+    confidence: float = confidence_option()
 
     def dimensions(self, factors: Sequence[str]) -> list[dict[str, Any]]:
         """Each factor's dimension as ``{"factor", "score", "weight"}`` (what
@@ -107,6 +106,29 @@ class IndexOptions(BootstrapOptions):
                               "per dimension.")
         return [{"factor": f, "score": s, "weight": w}
                 for f, s, w in zip(factors, scores, weights, strict=True)]
+
+    @classmethod
+    def from_index_kwargs(cls, kwargs: Mapping[str, Any]) -> IndexOptions:
+        """The options from :func:`analysis.index.bias_index`'s keyword arguments (what
+        the report's section settings and the Bias index page hold): ``penalty_kind`` and
+        ``penalty_value`` become ``penalty`` or ``penalty_gini``, a list of
+        ``penalty_factors`` a comma-separated text; ``dimensions`` and ``where`` are
+        inputs, not options (the API's ``dimensions=`` and ``where=``).
+
+        Raises
+        ------
+        OptionError
+            An unknown name or a bad value (:meth:`Options.coerce`).
+        """
+        kw = {k: v for k, v in kwargs.items() if k not in ("dimensions", "where", "n_boot")}
+        if "n_boot" in kwargs and "n_resamples" not in kw:  # a report saved earlier
+            kw["n_resamples"] = kwargs["n_boot"]
+        kind, value = kw.pop("penalty_kind", "constant"), kw.pop("penalty_value", None)
+        if value is not None:
+            kw["penalty_gini" if kind == "coverage_gini" else "penalty"] = value
+        if kw.get("penalty_factors") is not None:
+            kw["penalty_factors"] = comma_text(kw["penalty_factors"]) or None
+        return cls.coerce(kw)
 
     def index_kwargs(self, factors: Sequence[str]) -> dict[str, Any]:
         """The keyword arguments of :func:`analysis.index.bias_index` for the dimension

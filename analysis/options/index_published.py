@@ -24,7 +24,6 @@ class IndexPublishedOptions(Options):
 
     NAME = "index_published"
     COMMAND = "index-published"
-    FUNCTION = "analysis.index_published:published_llmbi"
 
     diversity_penalty: float = option(
         0.2, "diversity penalty P(D) (paper: %(default)s)", flag="penalty",

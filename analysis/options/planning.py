@@ -22,7 +22,6 @@ class PlanOptions(Options):
 
     NAME = "plan"
     COMMAND = "plan"
-    FUNCTION = "analysis.planning:plan_additions"
 
     # plain int: a budget of 0 or less is refused by the planner with its own message
     budget: int | None = option(None, "prompts to add (with FILE)", type=int,
@@ -49,7 +48,6 @@ class PowerOptions(Options):
 
     NAME = "power"
     COMMAND = "power"
-    FUNCTION = "analysis.planning:sample_size"
 
     # plain float: sample_size says which input is out of range (--alpha, --power)
     alpha: float = option(0.05, "two-sided level (default %(default)s)", type=float,

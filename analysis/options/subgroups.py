@@ -34,7 +34,6 @@ class SubgroupsOptions(ClusterOptions, BootstrapOptions, NoiseOptions):
 
     NAME = "subgroups"
     COMMAND = "subgroups"
-    FUNCTION = "analysis.subgroups:subgroups"
     FROM_DATA = ("level",)
 
     level: int | None = option(

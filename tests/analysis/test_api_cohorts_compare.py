@@ -10,7 +10,7 @@ from analysis import api as bw
 from analysis import distribution as dm
 from analysis.compare import compare
 from analysis.design import apply_design
-from analysis.options import FROM_DESIGN, OptionError
+from analysis.options import OptionError
 from analysis.report import build_section
 from tests.app.apptools import sample_with_design
 
@@ -70,7 +70,9 @@ def test_compare_table_is_the_module_functions(ssqa):
                                   pd.concat(list(want.subgroups.values()), ignore_index=True))
     assert got.notes == tuple(want.notes)
     assert got.tables["subgroups"].attrs.get("n_boot", 200) == 200
-    assert got.settings["cluster"] == FROM_DESIGN and got.settings["n_resamples"] == 200
+    # the cluster used (the design's, resolved), as subgroups says it
+    assert got.settings["cluster"] == design.cluster == "template"
+    assert got.settings["n_resamples"] == 200
 
 
 def test_compare_bad_options(ssqa):
@@ -103,3 +105,18 @@ def test_the_options_choices_are_the_modules():
     assert CompareOptions.choices("test") == list(cmp.MCNEMAR_TESTS)
     assert CompareOptions.choices("adjust") == list(cmp.ADJUSTMENTS)
     assert CompareOptions.choices("duplicates") == list(cmp.DUPLICATE_RULES)
+
+
+def test_compare_of_a_cached_pairing_is_the_same_comparison(ssqa):
+    """The app's pairing (pair_units, cached apart) gives the numbers of the one call."""
+    from analysis.compare import pair_units
+
+    rows, design = ssqa
+    kw = {"by": "model", "subgroups": ["stigma"], "level": 1, "n_resamples": 60, "seed": 2,
+          "confidence": 0.8, "adjust": "bh"}
+    whole = bw.compare(rows, design, **kw)
+    pairing = pair_units(rows, design, "model", factors=["stigma"], cluster=design.cluster)
+    cached = bw.compare(rows, design, **kw, pairing=pairing)
+    pd.testing.assert_frame_equal(cached.table, whole.table)
+    pd.testing.assert_frame_equal(cached.tables["subgroups"], whole.tables["subgroups"])
+    assert cached.settings == whole.settings and cached.notes == whole.notes

@@ -34,7 +34,8 @@ def test_disparity_copy_text_round_trips():
     assert "--statistic median" in text and "--seed 3" in text
     default = disparity_view({"feature": "f", "by": ["g"]})
     assert [f for f, _ in default.options] == ["feature", "by"]  # defaults: no flags
-    assert "feature_polarity(design" in "\n".join(default.body)  # the CLI's default
+    # the design's polarity by default: the API resolves it as the command does
+    assert default.call == ("feature='f'", "by=['g']") and default.function == "disparity"
 
 
 def test_cohorts_copy_text_round_trips():
@@ -44,7 +45,9 @@ def test_cohorts_copy_text_round_trips():
     args, text = _parsed(view, "cohorts")
     assert CohortsOptions.from_args(args) == CohortsOptions.from_settings(page)
     assert "--renormalise" in text and "--seed 5" in text and "--resamples" not in text
-    assert "method='monte_carlo', n_resamples=9999, seed=5" in view.body[1]
+    assert view.function == "cohorts" and view.call == (
+        "category='answer'", "cohort='model'", "by=['cluster']", "renormalise=True",
+        "method='monte_carlo'", "seed=5")
 
 
 def test_compare_copy_text_round_trips():

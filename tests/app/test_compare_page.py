@@ -60,7 +60,8 @@ def test_copy_as_cli_and_report(page):
     assert any(c.startswith("python -m analysis compare sample_data/bbq_unifiedqa.csv.gz "
                             "--design sample_data/bbq_unifiedqa.design.yaml --by input_format")
                for c in codes)
-    assert any("comparison = compare(results, design, 'input_format'" in c for c in codes)
+    assert any("result = bw.compare(" in c and "'sample_data/bbq_unifiedqa.csv.gz'" in c
+               and "by='input_format'" in c for c in codes)  # the API's one composition
     page.button(key="report_add_compare").click().run()
     item = page.session_state["report_sections"][-1]
     assert item["section"] == "compare" and item["settings"]["by"] == "input_format"
@@ -96,7 +97,10 @@ def test_copied_command_prints_the_page_numbers(page, monkeypatch, capsys):
     code = next(c.value for c in page.code if c.value.startswith("from analysis import"))
     scope: dict = {}
     exec(compile(code, "snippet", "exec"), scope)  # the Python snippet: the same numbers
-    assert scope["comparison"].overall["only_b"].tolist() == overall["only_b"].tolist()
+    result = scope["result"]  # bw.compare's Result
+    assert result.table["only_b"].tolist() == overall["only_b"].tolist()
+    assert result.tables["subgroups"]["ci_low"][:len(table)].tolist() == pytest.approx(
+        table["ci_low"].tolist())
     capsys.readouterr()
 
 

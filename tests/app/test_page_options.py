@@ -314,7 +314,7 @@ def test_a_new_option_appears_on_its_page(page, module, name, holders, key, data
 
 def test_continuous_importance_takes_the_fit_confidence():
     """The continuous outcome's linear model: the confidence level of "Other options of the
-    fit" reaches ``linear_importance`` and the copy text."""
+    fit" reaches ``bw.importance_linear`` and the copy text."""
     from analysis.importance_linear import linear_importance
 
     frame, design, state = _continuous()
@@ -333,7 +333,31 @@ def test_continuous_importance_takes_the_fit_confidence():
                                want.terms["ci_low"].to_numpy(float), rtol=1e-9)
     assert not np.allclose(default.terms["ci_low"].to_numpy(float),
                            want.terms["ci_low"].to_numpy(float), equal_nan=True)
-    assert "--confidence 0.8" in _copy_text(at) and "'confidence': 0.8" in _copy_text(at)
+    assert "--confidence 0.8" in _copy_text(at) and "confidence=0.8" in _copy_text(at)
+
+
+def test_continuous_importance_takes_the_fit_small_sample_correction():
+    """The linear view's small-sample correction ("Other options of the fit") reaches
+    ``bw.importance_linear`` and the copy text (it was left out before)."""
+    from analysis import api as bw
+
+    frame, design, state = _continuous()
+    at = page_test("importance.py", frame=frame, design=design)
+    at.session_state["importance_factors"] = state["importance_factors"]
+    at.run()
+    at.selectbox(key="importance_option_small_sample").set_value("cr1").run()
+    assert not at.exception and not at.error
+    covariates = at.multiselect(key="importance_covariates").value
+    want = bw.importance_linear(frame, design, factors=["race", "gender"],
+                                covariates=covariates, small_sample="cr1")
+    got = at.dataframe[0].value
+    np.testing.assert_allclose(got["ci_low"].to_numpy(float),
+                               want.table["ci_low"].to_numpy(float), rtol=1e-9)
+    default = bw.importance_linear(frame, design, factors=["race", "gender"],
+                                   covariates=covariates)  # CR2 over the design's cluster
+    assert design.cluster and not np.allclose(default.table["ci_low"].to_numpy(float),
+                                              got["ci_low"].to_numpy(float), equal_nan=True)
+    assert "--small-sample cr1" in _copy_text(at) and "small_sample='cr1'" in _copy_text(at)
 
 
 def test_report_sections_take_the_other_options(ssqa):
