@@ -74,9 +74,11 @@ class Table(ABC):
 
     def aggregate(self, keys: Sequence[str], outcome: Outcome | None) -> pd.DataFrame:
         """The one pass over the rows (see the module docstring)."""
-        text = sql.aggregate_query(self.dialect, "{table}", list(keys), self.kinds, outcome,
-                                   limit=MAX_GROUPS + 1)
-        agg = self.query(text)
+        agg = self._coded_aggregate(keys, outcome)
+        if agg is None:
+            text = sql.aggregate_query(self.dialect, "{table}", list(keys), self.kinds,
+                                       outcome, limit=MAX_GROUPS + 1)
+            agg = self.query(text)
         if len(agg) > MAX_GROUPS:
             self._refuse_groups(keys)
         for k in keys:  # categorical: the values once, codes per cell (Python strings per
@@ -85,6 +87,12 @@ class Table(ABC):
             agg[c] = agg[c].astype(np.int64)
         agg[sql.DEV_SUM] = agg[sql.DEV_SUM].astype(float)
         return agg
+
+    def _coded_aggregate(self, keys: Sequence[str], outcome: Outcome | None
+                         ) -> pd.DataFrame | None:
+        """The aggregate with integer-coded keys (:mod:`analysis.engines.coded`), for an
+        engine that returns Arrow tables; None: the engine regroups by the strings."""
+        return None
 
     def _refuse_groups(self, keys: Sequence[str]) -> None:
         for k in keys:
@@ -256,6 +264,9 @@ def fine_cell_table(agg: pd.DataFrame, design: Design, keys: Sequence[str], sour
             out[k] = pd.Categorical.from_codes(where[codes] if len(codes) else codes,
                                                categories=declared[k], ordered=True)
             order.append(k)
+        elif isinstance(agg[k].dtype, pd.CategoricalDtype):  # the category strings once
+            labels = np.array([str(c) for c in agg[k].cat.categories] + [None], dtype=object)
+            out[k] = labels[agg[k].cat.codes.to_numpy()]
         else:
             out[k] = agg[k].astype(str).to_numpy().astype(object)
     has_outcome = design.outcome is not None
