@@ -259,7 +259,10 @@ def fine_cell_table(agg: pd.DataFrame, design: Design, keys: Sequence[str], sour
     order = []
     for k in keys:
         if k in declared:  # by the distinct values (factorize), not value by value
-            codes, uniques = pd.factorize(agg[k], use_na_sentinel=False)
+            if isinstance(agg[k].dtype, pd.CategoricalDtype) and not agg[k].isna().any():
+                codes, uniques = agg[k].cat.codes.to_numpy(), agg[k].cat.categories
+            else:
+                codes, uniques = pd.factorize(agg[k], use_na_sentinel=False)
             where = pd.Index(declared[k]).get_indexer([str(u) for u in uniques])
             out[k] = pd.Categorical.from_codes(where[codes] if len(codes) else codes,
                                                categories=declared[k], ordered=True)

@@ -153,28 +153,34 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
         # batches of at least the grid's size: the per-batch bincounts over the whole
         # grid cost no more than the rows they count
         stream = relation.query(view, f"SELECT {key} AS k, {cols} FROM {view}").arrow(
-            batch_size=int(min(max(grid, BATCH_ROWS), 4 * BATCH_ROWS)))
-        n_all, n_known, dev, bad, hit = (np.zeros(grid) for _ in range(5))
+            batch_size=int(min(max(grid, BATCH_ROWS), 2 * BATCH_ROWS)))
+        grids = [np.zeros(grid) for _ in SUMS]  # n_all, n_known, dev, bad, hit
         batches = stream.to_batches() if hasattr(stream, "to_batches") else stream
         for batch in batches:
             k = batch.column(0).to_numpy()
-            d = batch.column(1).to_numpy(zero_copy_only=False).astype(float)
+            d = batch.column(1).to_numpy(zero_copy_only=False)
             seen = ~np.isnan(d)
-            n_all += np.bincount(k, minlength=grid)
-            n_known += np.bincount(k, weights=seen, minlength=grid)
-            dev += np.bincount(k, weights=np.where(seen, d, 0.0), minlength=grid)
+            grids[0] += np.bincount(k, minlength=grid)
+            grids[1] += np.bincount(k, weights=seen, minlength=grid)
+            grids[2] += np.bincount(k, weights=np.where(seen, d, 0.0), minlength=grid)
             if outcome is not None:
-                bad += np.bincount(k, weights=batch.column(2).to_numpy(), minlength=grid)
-                hit += np.bincount(k, weights=batch.column(3).to_numpy(), minlength=grid)
+                for j in (3, 4):
+                    grids[j] += np.bincount(k, weights=batch.column(j - 1).to_numpy(),
+                                            minlength=grid)
+            del k, d, seen, batch
     finally:
         for name in names:
             connection.execute(f"DROP TYPE IF EXISTS {name}")
-    where = np.flatnonzero(n_all)
-    raw_codes = np.unravel_index(where, sizes)
-    coded, merge = [], False
-    for codes, labels in zip(raw_codes, texts, strict=True):
+    where = np.flatnonzero(grids[0])
+    sums = {}
+    for j, c in enumerate(SUMS):  # one grid at a time: the grids freed as they are read
+        sums[c] = grids[j][where]
+        grids[j] = None
+    coded, merge, rest = [], False, where
+    for size, labels in zip(sizes[::-1], texts[::-1], strict=True):  # last key first
         to_text, values = _text_codes(labels)
-        coded.append((to_text[codes], values))
+        coded.append((to_text.astype(np.int32)[rest % size], values))
+        rest = rest // size
         merge = merge or len(values) < len(labels)  # two raw values print alike
-    sums = dict(zip(SUMS, (x[where] for x in (n_all, n_known, dev, bad, hit)), strict=True))
-    return _merged(list(keys), coded, sums, len(where), merge=merge)
+    del rest
+    return _merged(list(keys), coded[::-1], sums, len(where), merge=merge)
