@@ -137,6 +137,7 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
     if math.prod(sizes) > DENSE_GRID:
         return None
     names = [f"__bw_enum_{next(_names)}" for _ in keys]
+    stream = None
     try:
         key = "CAST(0 AS BIGINT)"
         for name, (raw, values, nulls), size in zip(names, raws, sizes, strict=True):
@@ -158,7 +159,7 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
         batches = stream.to_batches() if hasattr(stream, "to_batches") else stream
         for batch in batches:
             k = batch.column(0).to_numpy()
-            d = batch.column(1).to_numpy(zero_copy_only=False)
+            d = np.asarray(batch.column(1).to_numpy(zero_copy_only=False), dtype=float)
             seen = ~np.isnan(d)
             grids[0] += np.bincount(k, minlength=grid)
             grids[1] += np.bincount(k, weights=seen, minlength=grid)
@@ -169,6 +170,8 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
                                             minlength=grid)
             del k, d, seen, batch
     finally:
+        if stream is not None and hasattr(stream, "close"):
+            stream.close()  # an open result would block the next query
         for name in names:
             connection.execute(f"DROP TYPE IF EXISTS {name}")
     where = np.flatnonzero(grids[0])
