@@ -912,9 +912,12 @@ def _per_cluster_counts(cells: pd.DataFrame, factors: list[str], table: pd.DataF
     d_w = cells[DEVIATIONS].to_numpy(float)
     keep = n_w > 0
     coded = [factor_codes(cells[f]) for f in factors]
-    cell_codes = [c[keep] for c, _ in coded]
     sizes = [max(len(v), 1) for _, v in coded]
-    n_w, d_w, cluster_column = n_w[keep], d_w[keep], cluster_column[keep]
+    if keep.all():  # no copies (a clustered cell table of millions of cells: ~40 B each)
+        cell_codes = [c for c, _ in coded]
+    else:
+        cell_codes = [c[keep] for c, _ in coded]
+        n_w, d_w, cluster_column = n_w[keep], d_w[keep], cluster_column[keep]
     tcodes = [_table_codes(table[f], v) for f, (_, v) in zip(factors, coded, strict=True)]
     pattern = np.zeros(len(table), dtype=np.int64)
     for j, c in enumerate(tcodes):

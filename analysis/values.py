@@ -195,6 +195,9 @@ def combine_codes(codes: Sequence[np.ndarray], sizes: Sequence[int], *,
 
 def split_codes(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
     """The factors' codes of :func:`combine_codes` keys (``int64`` arrays)."""
+    keys = np.asarray(keys)
+    if keys.dtype != object and len(sizes) and math.prod(sizes) < _INT64_KEYS:
+        return [c.astype(np.int64, copy=False) for c in np.unravel_index(keys, tuple(sizes))]
     out = []
     rest = keys
     for size in reversed(sizes):

@@ -119,7 +119,6 @@ def check_numbers(rows: int, templates: int, clustered: pd.DataFrame,
     frame, _ = make_results(rows, templates)
     per_t = frame.groupby("template", sort=True)["deviation"].agg(["size", "sum"])
     t_n, t_d = per_t["size"].to_numpy(float), per_t["sum"].to_numpy(float)
-    crit = stats.t.ppf(0.975, len(per_t) - 1)  # the default CI: 95 %, t on G - 1 df
     values = {f: frame[f].to_numpy(dtype=object) for f in SIZES}
     worst = 0.0
     picks = clustered.sample(min(40, len(clustered)), random_state=1)
@@ -131,6 +130,8 @@ def check_numbers(rows: int, templates: int, clustered: pd.DataFrame,
         _, var, _, _ = ld_cluster_variance(g["sum"].to_numpy(float), g["size"].to_numpy(float),
                                            t_d, t_n)
         se = float(np.sqrt(var))
+        # the default CI: 95 %, CR2, t on the subgroup's own Satterthwaite df (column df)
+        crit = stats.t.ppf(0.975, clustered.loc[pos, "df"])
         ours = float(clustered.loc[pos, CI_HIGH] - clustered.loc[pos, CI_LOW]) / (2 * crit)
         if np.isfinite(ours):
             worst = max(worst, abs(se - ours) / se)

@@ -18,6 +18,12 @@ of the process (DuckDB's threads included), the peak resident memory of the proc
 log(rows_2 / rows_1)`` over the row sizes and over the cluster counts (``--cluster-sweep``
 at ``--sweep-rows``). The subgroup tables of equal data must not depend on the engine:
 the smallest size is also run through pandas and compared (exit 1 if not equal).
+
+Baselines in the same run, at every size: an analyst's DuckDB ``GROUP BY`` of the same
+factors x template cells fetched to pandas (``.df()``: what any cluster-robust script
+starts from), and the unclustered call (cells over the factors only, ``subgroups``
+without a cluster); the ratios of CPU and peak memory are printed, and the cells, row
+counts, subgroup counts and log disparities must agree with them (exit 1 otherwise).
 """
 
 from __future__ import annotations
@@ -87,25 +93,36 @@ def worker(engine: str, path: str, out: str) -> None:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu0 = usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
-    if engine == "pandas":
+    cluster = None if engine == "duckdb_unclustered" else "template"
+    keys = [*factors, *([cluster] if cluster else [])]
+    table = None
+    if engine == "sql":  # the baseline: an analyst's DuckDB GROUP BY of the same cells
+        import duckdb
+
+        con = duckdb.connect(config={"memory_limit": "2GB"})
+        listed = ", ".join(keys)
+        cells = con.sql(f"SELECT {listed}, count(*) AS n, sum(deviation::INT) AS deviations "
+                        f"FROM read_parquet('{path}') GROUP BY {listed}").df()
+    elif engine == "pandas":
         from analysis.cells import cell_table
         from analysis.design import apply_design
         from analysis.io import load_results
 
-        cells = cell_table(apply_design(load_results(path), design), [*factors, "template"])
+        cells = cell_table(apply_design(load_results(path), design), keys)
     else:
         from analysis.engines import cell_table
 
-        cells = cell_table(path, [*factors, "template"], design=design, engine="duckdb")
+        cells = cell_table(path, keys, design=design, engine="duckdb")
     t_cells = time.perf_counter() - started
-    table = subgroups(cells, factors, cluster="template")
+    if engine != "sql":
+        table = subgroups(cells, factors, cluster=cluster)
     seconds = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    table.drop(columns=["duplicate_of"]).to_pickle(out)
+    (cells if table is None else table.drop(columns=["duplicate_of"])).to_pickle(out)
     print(json.dumps({"seconds": seconds, "cells_seconds": t_cells,
                       "cpu": usage.ru_utime + usage.ru_stime - cpu0, "cells": len(cells),
-                      "subgroups": len(table), "rows": int(cells["n"].sum())}))
-
+                      "subgroups": 0 if table is None else len(table),
+                      "rows": int(cells["n"].sum())}))
 
 def measure(engine: str, path: Path, out: Path) -> dict:
     """:func:`worker` in a fresh process (``bench_engines.measure``: the peak memory of
@@ -136,7 +153,7 @@ def exponent(points: list[tuple[int, float]]) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rows", default="1M,3M,10M")
+    p.add_argument("--rows", default="1M,10M,30M")
     p.add_argument("--templates", type=int, default=300)
     p.add_argument("--cluster-sweep", default="100,300,1000")
     p.add_argument("--sweep-rows", default="3M")
@@ -146,6 +163,7 @@ def main() -> None:
     if args.worker:
         worker(*args.worker)
         return
+    import numpy as np
     import pandas as pd
 
     data = Path(args.data)
@@ -158,6 +176,25 @@ def main() -> None:
         r = measure("duckdb", path, data / "out_duckdb.pkl")
         print(line(f"{size} rows, {args.templates} templates", r))
         by_rows.append((_count(size), r["cpu"]))
+        base = measure("sql", path, data / "out_sql.pkl")
+        print(line("  baseline: DuckDB GROUP BY", base))
+        flat = measure("duckdb_unclustered", path, data / "out_flat.pkl")
+        print(line("  the same, no cluster", flat))
+        print(f"  clustered / analyst's GROUP BY of the same cells: CPU "
+              f"{r['cpu'] / base['cpu']:.2f}x, memory {r['peak_mb'] / base['peak_mb']:.2f}x; "
+              f"clustered / unclustered: CPU {r['cpu'] / flat['cpu']:.2f}x, memory "
+              f"{r['peak_mb'] / flat['peak_mb']:.2f}x")
+        sql_cells = pd.read_pickle(data / "out_sql.pkl")
+        ours = pd.read_pickle(data / "out_duckdb.pkl")
+        flat_table = pd.read_pickle(data / "out_flat.pkl")
+        same_n = int(sql_cells["n"].sum()) == r["rows"] and len(sql_cells) == r["cells"]
+        same_ld = np.allclose(ours["log_disparity"], flat_table["log_disparity"],
+                              rtol=0, atol=1e-10, equal_nan=True) and \
+            ours["n"].equals(flat_table["n"])
+        print(f"  cells and rows equal the baseline's: {same_n}; counts and LD equal the "
+              f"unclustered call's: {same_ld}")
+        if not (same_n and same_ld):
+            problems.append(f"{size}: numbers differ from the baselines")
         if k == 0:
             ref = measure("pandas", path, data / "out_pandas.pkl")
             print(line(f"{size} rows through pandas", ref))

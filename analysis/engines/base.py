@@ -74,9 +74,11 @@ class Table(ABC):
 
     def aggregate(self, keys: Sequence[str], outcome: Outcome | None) -> pd.DataFrame:
         """The one pass over the rows (see the module docstring)."""
-        text = sql.aggregate_query(self.dialect, "{table}", list(keys), self.kinds, outcome,
-                                   limit=MAX_GROUPS + 1)
-        agg = self.query(text)
+        agg = self._coded_aggregate(keys, outcome)
+        if agg is None:
+            text = sql.aggregate_query(self.dialect, "{table}", list(keys), self.kinds,
+                                       outcome, limit=MAX_GROUPS + 1)
+            agg = self.query(text)
         if len(agg) > MAX_GROUPS:
             self._refuse_groups(keys)
         for k in keys:  # categorical: the values once, codes per cell (Python strings per
@@ -85,6 +87,12 @@ class Table(ABC):
             agg[c] = agg[c].astype(np.int64)
         agg[sql.DEV_SUM] = agg[sql.DEV_SUM].astype(float)
         return agg
+
+    def _coded_aggregate(self, keys: Sequence[str], outcome: Outcome | None
+                         ) -> pd.DataFrame | None:
+        """The aggregate with integer-coded keys (:mod:`analysis.engines.coded`), for an
+        engine that returns Arrow tables; None: the engine regroups by the strings."""
+        return None
 
     def _refuse_groups(self, keys: Sequence[str]) -> None:
         for k in keys:
@@ -246,27 +254,35 @@ def fine_cell_table(agg: pd.DataFrame, design: Design, keys: Sequence[str], sour
 
     :func:`analysis.cells.cell_table` sums such a table over any subset of ``keys``.
     """
-    out = pd.DataFrame(index=pd.RangeIndex(len(agg)))
     declared = {f.name: list(f.values) for f in design.factors}
-    order = []
+    columns: dict[str, object] = {}
+    sort_codes = []
     for k in keys:
         if k in declared:  # by the distinct values (factorize), not value by value
-            codes, uniques = pd.factorize(agg[k], use_na_sentinel=False)
+            if isinstance(agg[k].dtype, pd.CategoricalDtype) and not agg[k].isna().any():
+                codes, uniques = agg[k].cat.codes.to_numpy(), agg[k].cat.categories
+            else:
+                codes, uniques = pd.factorize(agg[k], use_na_sentinel=False)
             where = pd.Index(declared[k]).get_indexer([str(u) for u in uniques])
-            out[k] = pd.Categorical.from_codes(where[codes] if len(codes) else codes,
-                                               categories=declared[k], ordered=True)
-            order.append(k)
+            columns[k] = pd.Categorical.from_codes(where[codes] if len(codes) else codes,
+                                                   categories=declared[k], ordered=True)
+            sort_codes.append(columns[k].codes)
+        elif isinstance(agg[k].dtype, pd.CategoricalDtype):  # the category strings once
+            labels = np.array([str(c) for c in agg[k].cat.categories] + [None], dtype=object)
+            columns[k] = labels[agg[k].cat.codes.to_numpy()]
         else:
-            out[k] = agg[k].astype(str).to_numpy().astype(object)
+            columns[k] = agg[k].astype(str).to_numpy().astype(object)
     has_outcome = design.outcome is not None
     n_all = agg[sql.N_ALL].to_numpy(dtype=np.int64)
-    out[N] = agg[sql.N_KNOWN].to_numpy(dtype=np.int64) if has_outcome else n_all
+    counts = {N: agg[sql.N_KNOWN].to_numpy(dtype=np.int64) if has_outcome else n_all}
     if has_outcome:
-        out[DEVIATIONS] = np.rint(agg[sql.DEV_SUM].to_numpy(dtype=float)).astype(np.int64)
-    out[N_ALL] = n_all
-    if order:
-        codes = [out[k].cat.codes.to_numpy() for k in order]
-        out = out.iloc[np.lexsort(codes[::-1])].reset_index(drop=True)
+        counts[DEVIATIONS] = np.rint(agg[sql.DEV_SUM].to_numpy(dtype=float)).astype(np.int64)
+    counts[N_ALL] = n_all
+    # sorted by the declared factors' codes before the frame is built (no second copy)
+    order = np.lexsort(sort_codes[::-1]) if sort_codes else slice(None)
+    out = pd.DataFrame(index=pd.RangeIndex(len(agg)))
+    for k, column in {**columns, **counts}.items():
+        out[k] = column[order]
     out.attrs["source_name"] = source_name
     out.attrs["engine"] = engine
     out.attrs["n_rows"] = int(n_all.sum())

@@ -197,6 +197,39 @@ class DuckDBTable(Table):
             except duckdb.Error as exc:
                 raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}") from None
 
+    def _coded_aggregate(self, keys: Sequence[str], outcome) -> pd.DataFrame | None:
+        """One row per raw group as Arrow, regrouped by integer codes (no Python string
+        per cell: issue 44.5). More raw groups than ``MAX_GROUPS`` are refused as the
+        string path refuses more combinations."""
+        import duckdb
+
+        from analysis.engines.base import MAX_GROUPS
+        from analysis.engines.coded import coded_frame, streamed_frame
+
+        con = getattr(self, "connection", None)
+        if con is not None:
+            with _lock:
+                try:
+                    frame = streamed_frame(con, self.relation, "results_", self.dialect,
+                                           list(keys), self.kinds, outcome)
+                except duckdb.Error as exc:
+                    raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}"
+                                    ) from None
+            if frame is not None:
+                return frame
+        text = sql.aggregate_query(self.dialect, "results_", list(keys), self.kinds, outcome,
+                                   limit=MAX_GROUPS + 1, regroup=False)
+        with _lock:
+            try:
+                result = self.relation.query("results_", text).arrow()
+            except duckdb.Error as exc:
+                raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}") from None
+        if hasattr(result, "read_all"):  # a RecordBatchReader (newer DuckDB)
+            result = result.read_all()
+        if result.num_rows > MAX_GROUPS:
+            self._refuse_groups(keys)
+        return coded_frame(result, list(keys))
+
     def collect(self, columns: Sequence[str]) -> pd.DataFrame:
         cols = ", ".join(self.dialect.quote(c) for c in columns)
         frame = self.query(f"SELECT {cols} FROM {{table}}")

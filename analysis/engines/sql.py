@@ -177,9 +177,14 @@ def outcome_columns(d: Dialect, outcome: Outcome, kinds: Mapping[str, Kind]
 
 
 def aggregate_query(d: Dialect, table: str, keys: list[str], kinds: Mapping[str, Kind],
-                    outcome: Outcome | None, *, limit: int | None = None) -> str:
+                    outcome: Outcome | None, *, limit: int | None = None,
+                    regroup: bool = True) -> str:
     """One GROUP BY over the rows: per combination of ``keys`` (factor-value strings),
     all rows, rows with a known outcome, the deviation sum, bad and hit rows.
+
+    ``regroup=False``: one row per combination of the *raw* key values, with their
+    factor-value strings (rows whose values format alike are not merged: the caller
+    merges them by integer codes, :func:`analysis.engines.coded.coded_frame`).
 
     The rows are grouped by the *raw* key values (integers and booleans group faster
     than text, and each distinct value is formatted once); the small result is then
@@ -199,13 +204,20 @@ def aggregate_query(d: Dialect, table: str, keys: list[str], kinds: Mapping[str,
     inner = (f"SELECT {', '.join(grouped)} FROM (SELECT {', '.join(raw)} FROM {table}) AS rows_"
              + (f" GROUP BY {', '.join(raw_keys)}" if keys else ""))
     texts = [value_text(d, f"__k{i}", kinds[k]) for i, k in enumerate(keys)]
+    tail = f" LIMIT {int(limit)}" if limit else ""
+    if not regroup:
+        plain = [f"{t} AS {d.quote(k)}" for t, k in zip(texts, keys, strict=True)] + [
+            f"CAST(__n AS BIGINT) AS {N_ALL}", f"CAST(__known AS BIGINT) AS {N_KNOWN}",
+            f"CAST(coalesce(__devs, 0.0) AS DOUBLE) AS {DEV_SUM}",
+            f"CAST(coalesce(__bads, 0) AS BIGINT) AS {N_BAD}",
+            f"CAST(coalesce(__hits, 0) AS BIGINT) AS {N_HIT}"]
+        return f"SELECT {', '.join(plain)} FROM ({inner}) AS groups_{tail}"
     outer = [f"{t} AS {d.quote(k)}" for t, k in zip(texts, keys, strict=True)] + [
         f"CAST(sum(__n) AS BIGINT) AS {N_ALL}", f"CAST(sum(__known) AS BIGINT) AS {N_KNOWN}",
         f"coalesce(sum(__devs), 0.0) AS {DEV_SUM}",
         f"CAST(coalesce(sum(__bads), 0) AS BIGINT) AS {N_BAD}",
         f"CAST(coalesce(sum(__hits), 0) AS BIGINT) AS {N_HIT}"]
     group = f" GROUP BY {', '.join(texts)}" if keys else ""
-    tail = f" LIMIT {int(limit)}" if limit else ""
     return f"SELECT {', '.join(outer)} FROM ({inner}) AS groups_{group}{tail}"
 
 

@@ -1,0 +1,189 @@
+"""The engine's aggregate as integer codes: no Python string per cell (issue 44.5).
+
+:meth:`analysis.engines.base.Table.aggregate` used to let the engine regroup its raw
+groups by the factor-value *strings* and hand every cell's strings to pandas (7 text
+columns of 3.8M cells at 10M rows: ~7 s of string hashing in the engine, ~7 s and 2 GB
+to build the Python strings). Here the engine returns one row per *raw* group with the
+formatted strings as Arrow columns (no second GROUP BY); Arrow dictionary-encodes each
+column (the distinct strings once, an int32 code per cell), and the groups whose raw
+values format alike (NULL and NaN, ``0.0`` and ``-0.0``, ``True`` and ``true`` ...)
+are merged here by their integer codes. The result is the frame the string path gives:
+the same groups and sums, every key a categorical with its categories sorted as
+``astype("category")`` sorts them; only the row order may differ (it was the engine's
+hash order before too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.engines import sql
+from analysis.values import combine_codes
+
+__all__ = ["DENSE_GRID", "MAX_ENUM", "SUMS", "coded_frame", "streamed_frame"]
+
+#: The summed columns of an aggregate (``sql.aggregate_query``), next to the keys.
+SUMS = (sql.N_ALL, sql.N_KNOWN, sql.DEV_SUM, sql.N_BAD, sql.N_HIT)
+
+
+def _codes(column) -> tuple[np.ndarray, list[str]]:
+    """Codes (over the sorted distinct strings) and those strings of an Arrow column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    encoded = pc.dictionary_encode(column)
+    values = [str(v) for v in encoded.dictionary.to_pylist()]
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = sorted(range(len(values)), key=values.__getitem__)
+    rank = np.empty(len(values), dtype=np.int64)
+    rank[order] = np.arange(len(values))
+    return (rank[codes] if len(values) else codes), [values[i] for i in order]
+
+
+def coded_frame(arrow_table, keys: Sequence[str]) -> pd.DataFrame:
+    """The aggregate of ``sql.aggregate_query(..., regroup=False)`` (an Arrow table: one
+    row per raw group), regrouped by the keys' integer codes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per combination of the keys' factor-value strings: the keys (categorical,
+        categories sorted), ``__n_all``, ``__n_known``, ``__dev_sum``, ``__n_bad``,
+        ``__n_hit`` (summed over the raw groups that format alike).
+    """
+    coded = [_codes(arrow_table.column(k)) for k in keys]
+    sums = {c: arrow_table.column(c).to_numpy() for c in SUMS}
+    return _merged(keys, coded, sums, arrow_table.num_rows)
+
+
+def _merged(keys: Sequence[str], coded: list[tuple[np.ndarray, list[str]]],
+            sums: dict[str, np.ndarray], rows: int, *, merge: bool = True) -> pd.DataFrame:
+    """The frame of :func:`coded_frame` from each key's codes over its sorted strings and
+    the sums per raw group; raw groups with the same codes are merged (``merge=False``:
+    the caller knows there are none)."""
+    if merge and keys and rows:
+        key = combine_codes([c for c, _ in coded], [max(len(v), 1) for _, v in coded], n=rows)
+        first = ~pd.Series(key).duplicated().to_numpy()
+        if not first.all():  # raw values that format alike: one group, sums added
+            uniq, inverse = np.unique(key, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            at = np.zeros(len(uniq), dtype=np.int64)
+            at[inverse[::-1]] = np.arange(rows)[::-1]  # each group's first raw row
+            coded = [(c[at], v) for c, v in coded]
+            sums = {c: np.bincount(inverse, weights=x.astype(float), minlength=len(uniq))
+                    for c, x in sums.items()}
+    out = pd.DataFrame({k: pd.Categorical.from_codes(c, categories=v)
+                        for k, (c, v) in zip(keys, coded, strict=True)},
+                       index=pd.RangeIndex(len(next(iter(sums.values())))))
+    for c, x in sums.items():
+        out[c] = x.astype(float) if c == sql.DEV_SUM else np.rint(x).astype(np.int64)
+    return out
+
+
+#: The streamed path keeps a dense count per combination of raw values: at most this many.
+DENSE_GRID = 1 << 23
+#: ... and an ENUM of each key's distinct raw values: at most this many each.
+MAX_ENUM = 1 << 16
+#: Rows per Arrow batch of the streamed path (at least; up to 4x for a larger grid).
+BATCH_ROWS = 1 << 20
+_names = iter(range(1 << 62))
+
+
+def _text_codes(texts: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Each raw code's factor-value string as a code over the sorted distinct strings."""
+    values = sorted(set(texts))
+    where = {v: i for i, v in enumerate(values)}
+    return np.array([where[t] for t in texts], dtype=np.int64), values
+
+
+def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
+                   keys: Sequence[str], kinds, outcome) -> pd.DataFrame | None:
+    """The aggregate of :meth:`analysis.engines.base.Table.aggregate` without a hash
+    table over the combinations (DuckDB; ``relation`` queried as ``view``).
+
+    Each key's distinct raw values (one small query per key, with their factor-value
+    strings) become an ENUM; the rows stream out as one integer per row (the mixed-radix
+    code of the raw values, NULL as the last code) with the outcome's ``dev`` / ``bad`` /
+    ``hit``, in Arrow batches, counted with ``bincount`` into a dense grid of at most
+    :data:`DENSE_GRID` entries: memory is the grid and one batch, whatever the number of
+    rows. The raw codes are then mapped to the codes of their factor-value strings and
+    merged (:func:`coded_frame`). None (the caller groups in SQL) when a key has no
+    value, more than :data:`MAX_ENUM`, or two that print alike, or the grid would be
+    larger.
+    """
+    import math
+
+    if not keys:
+        return None
+    quote = dialect.quote
+    raws, texts, sizes = [], [], []
+    for k in keys:
+        raw = quote(k) if kinds[k] == "string" else f"CAST({quote(k)} AS VARCHAR)"
+        text = sql.value_text(dialect, k, kinds[k])
+        found = relation.query(view, f"SELECT DISTINCT {raw} AS r, {text} AS v FROM {view} "
+                                     f"LIMIT {MAX_ENUM + 2}").fetchall()
+        known = [(r, v) for r, v in found if r is not None]
+        if not known or len(found) > MAX_ENUM or len({r for r, _ in known}) < len(known):
+            return None
+        missing = [v for r, v in found if r is None]  # NULL: the last code, if it occurs
+        raws.append((raw, [r for r, _ in known], bool(missing)))
+        texts.append([v for _, v in known] + missing)
+        sizes.append(len(known) + len(missing))
+    if math.prod(sizes) > DENSE_GRID:
+        return None
+    names = [f"__bw_enum_{next(_names)}" for _ in keys]
+    stream = None
+    try:
+        key = "CAST(0 AS BIGINT)"
+        for name, (raw, values, nulls), size in zip(names, raws, sizes, strict=True):
+            connection.execute(f"CREATE TYPE {name} AS ENUM "
+                               f"({', '.join(dialect.literal(v) for v in values)})")
+            code = f"CAST(enum_code(CAST({raw} AS {name})) AS BIGINT)"
+            key = f"({key}) * {size} + " + (f"coalesce({code}, {size - 1})" if nulls else code)
+        if outcome is not None:
+            expr = sql.outcome_columns(dialect, outcome, kinds)
+            cols = f"{expr['dev']} AS d, {expr['bad']} AS b, {expr['hit']} AS h"
+        else:
+            cols = "CAST(NULL AS DOUBLE) AS d, 0 AS b, 0 AS h"
+        grid = math.prod(sizes)
+        # batches of at least the grid's size: the per-batch bincounts over the whole
+        # grid cost no more than the rows they count
+        stream = relation.query(view, f"SELECT {key} AS k, {cols} FROM {view}").arrow(
+            batch_size=int(min(max(grid, BATCH_ROWS), 2 * BATCH_ROWS)))
+        grids = [np.zeros(grid) for _ in SUMS]  # n_all, n_known, dev, bad, hit
+        batches = stream.to_batches() if hasattr(stream, "to_batches") else stream
+        for batch in batches:
+            k = batch.column(0).to_numpy()
+            d = np.asarray(batch.column(1).to_numpy(zero_copy_only=False), dtype=float)
+            seen = ~np.isnan(d)
+            grids[0] += np.bincount(k, minlength=grid)
+            grids[1] += np.bincount(k, weights=seen, minlength=grid)
+            grids[2] += np.bincount(k, weights=np.where(seen, d, 0.0), minlength=grid)
+            if outcome is not None:
+                for j in (3, 4):
+                    grids[j] += np.bincount(k, weights=batch.column(j - 1).to_numpy(),
+                                            minlength=grid)
+            del k, d, seen, batch
+    finally:
+        if stream is not None and hasattr(stream, "close"):
+            stream.close()  # an open result would block the next query
+        for name in names:
+            connection.execute(f"DROP TYPE IF EXISTS {name}")
+    where = np.flatnonzero(grids[0])
+    sums = {}
+    for j, c in enumerate(SUMS):  # one grid at a time: the grids freed as they are read
+        sums[c] = grids[j][where]
+        grids[j] = None
+    coded, merge, rest = [], False, where
+    for size, labels in zip(sizes[::-1], texts[::-1], strict=True):  # last key first
+        to_text, values = _text_codes(labels)
+        coded.append((to_text.astype(np.int32)[rest % size], values))
+        rest = rest // size
+        merge = merge or len(values) < len(labels)  # two raw values print alike
+    del rest
+    return _merged(list(keys), coded[::-1], sums, len(where), merge=merge)

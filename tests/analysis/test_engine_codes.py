@@ -1,0 +1,121 @@
+"""DuckDB's integer-coded aggregate (analysis/engines/coded.py) equals the string GROUP BY.
+
+Three paths build the same aggregate: the engine regrouping by factor-value strings
+(``sql.aggregate_query``, still Spark's), the raw groups dictionary-coded by Arrow
+(``coded_frame``: past the dense grid) and the rows streamed as one integer each and
+counted into the dense grid (``streamed_frame``). The data holds every case where raw
+values print alike (NULL and NaN, 0.0 and -0.0, ``True`` and ``true``, NULL and a
+literal ``"(missing)"``), so the merging by codes is exercised; the refusals keep their
+messages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.design import Outcome
+from analysis.engines import base, coded, sql
+from analysis.engines.duckdb_engine import DuckDBTable
+from analysis.errors import AnalysisError
+
+KEYS = ["text", "number", "real", "flag", "yesno"]
+
+
+def _rows(n: int = 4000, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    text = rng.choice(["a", "b", "(missing)", "c"], n).astype(object)
+    text[rng.random(n) < 0.1] = None  # NULL and the literal "(missing)": one value
+    real = rng.choice([0.0, -0.0, 7.0, 2.5], n)
+    real[rng.random(n) < 0.1] = np.nan  # NaN (and NULL below) print as "(missing)"
+    yesno = rng.choice(["True", "true", "FALSE", "false", "maybe"], n).astype(object)
+    return pd.DataFrame({
+        "text": text,
+        "number": rng.integers(-2, 3, n),
+        "real": real,
+        "flag": rng.random(n) < 0.3,
+        "yesno": yesno,
+        "outcome": np.where(rng.random(n) < 0.1, np.nan, (rng.random(n) < 0.4) * 1.0),
+        "answer": rng.choice(["x", "y", "z"], n),
+    })
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory) -> DuckDBTable:
+    rows = _rows()
+    path = tmp_path_factory.mktemp("codes") / "rows.csv"
+    rows.to_csv(path, index=False)
+    t = DuckDBTable(path)  # the CSV's empty cells are NULL: NaN too, for some rows
+    t.relation = t.connection.sql(
+        f"SELECT * REPLACE (CASE WHEN number = 2 AND real IS NULL THEN 'nan'::DOUBLE "
+        f"ELSE real END AS real) FROM read_csv('{path}', header=true, "
+        "types={'yesno': 'VARCHAR'})")
+    t.kinds["yesno"] = "csvbool"
+    return t
+
+
+def _by_strings(table: DuckDBTable, keys, outcome) -> pd.DataFrame:
+    text = sql.aggregate_query(table.dialect, "{table}", keys, table.kinds, outcome)
+    return table.query(text)
+
+
+def _canonical(frame: pd.DataFrame, keys) -> pd.DataFrame:
+    out = frame.copy()
+    for k in keys:
+        out[k] = out[k].astype(str)
+    for c in coded.SUMS:
+        out[c] = out[c].astype(float)
+    return out.sort_values(list(keys)).reset_index(drop=True)[[*keys, *coded.SUMS]]
+
+
+OUTCOMES = [None, Outcome("outcome", "binary"), Outcome("answer", "values", values=("x",)),
+            Outcome("real", "below", threshold=3.0)]
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES, ids=["none", "binary", "values", "below"])
+def test_streamed_and_coded_equal_the_string_group_by(table, outcome):
+    expected = _canonical(_by_strings(table, KEYS, outcome), KEYS)
+    assert {"(missing)", "0", "7", "2.5"} <= set(expected["real"])  # the cases are there
+    assert set(expected["yesno"]) == {"true", "false", "maybe"}
+    streamed = coded.streamed_frame(table.connection, table.relation, "results_",
+                                    table.dialect, KEYS, table.kinds, outcome)
+    assert streamed is not None
+    text = sql.aggregate_query(table.dialect, "results_", KEYS, table.kinds, outcome,
+                               regroup=False)
+    raw = table.relation.query("results_", text).arrow().read_all()
+    assert raw.num_rows > len(expected)  # raw groups that print alike were merged
+    by_codes = coded.coded_frame(raw, KEYS)
+    for got in (streamed, by_codes):
+        assert all(isinstance(got[k].dtype, pd.CategoricalDtype) for k in KEYS)
+        assert all(list(got[k].cat.categories) == sorted(got[k].cat.categories)
+                   for k in KEYS)
+        pd.testing.assert_frame_equal(_canonical(got, KEYS), expected)
+
+
+def test_aggregate_takes_the_grid_or_the_group_by_with_the_same_cells(table, monkeypatch):
+    outcome = Outcome("outcome", "binary")
+    dense = table.aggregate(KEYS, outcome)
+    monkeypatch.setattr(coded, "DENSE_GRID", 4)  # past the grid: SQL groups, Arrow codes
+    grouped = table.aggregate(KEYS, outcome)
+    pd.testing.assert_frame_equal(_canonical(dense, KEYS), _canonical(grouped, KEYS))
+    expected = _canonical(_by_strings(table, KEYS, outcome), KEYS)
+    pd.testing.assert_frame_equal(_canonical(dense, KEYS), expected)
+
+
+def test_too_many_groups_refused_on_both_paths(table, monkeypatch):
+    monkeypatch.setattr(base, "MAX_GROUPS", 5)
+    with pytest.raises(AnalysisError, match="more than 5 combinations of text, number"):
+        table.aggregate(["text", "number"], None)
+    monkeypatch.setattr(coded, "DENSE_GRID", 4)
+    with pytest.raises(AnalysisError, match="more than 5 combinations of text, number"):
+        table.aggregate(["text", "number"], None)
+
+
+def test_many_raw_values_fall_back_to_the_group_by(table, monkeypatch):
+    monkeypatch.setattr(coded, "MAX_ENUM", 3)
+    assert coded.streamed_frame(table.connection, table.relation, "results_",
+                                table.dialect, KEYS, table.kinds, None) is None
+    got = table.aggregate(KEYS, None)
+    pd.testing.assert_frame_equal(_canonical(got, KEYS),
+                                  _canonical(_by_strings(table, KEYS, None), KEYS))
