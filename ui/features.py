@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import features as F
-from analysis.design import Design, suggest_design
+from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.options.features import FeaturesOptions as Opts
 from ui.common import active_frame, set_data, token_of
@@ -79,9 +79,12 @@ def text_features_section() -> None:
             except AnalysisError as exc:
                 st.error(md(str(exc)))
                 return
-            design: Design = st.session_state.get("design") or suggest_design(out)
+            from ui.pending_design import suggested_design
+
+            token = token_of(out)  # a suggestion off this thread (ui/inference_pool.py)
+            design: Design = st.session_state.get("design") or suggested_design(out, token)
             name = st.session_state.get("results_name", "table")
-            set_data(out, f"{name} (+ text features)", token_of(out), design)
+            set_data(out, f"{name} (+ text features)", token, design)
             st.session_state["features_report"] = report
         if "features_report" in st.session_state:
             st.dataframe(st.session_state["features_report"], hide_index=True, width="stretch")

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
+import types
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,6 +127,31 @@ def _mp() -> Any:
         return _context
 
 
+#: What ``__main__`` looks like to multiprocessing while a worker starts: no ``__file__``.
+_NO_MAIN = types.ModuleType("__main__")
+_main_lock = threading.Lock()
+
+
+@contextmanager
+def _without_main() -> Iterator[None]:
+    """Start a worker (and the forkserver) without the script being run as ``__main__``.
+
+    multiprocessing re-runs the parent's ``__main__`` file in a new forkserver and in each
+    worker it starts; during a Streamlit script run ``__main__`` is the page script (the
+    app's ``app.py``; a page under AppTest), so every worker would first run the page
+    again, in bare mode (or die in it). A module without ``__file__`` is run by no one;
+    the running scripts keep their own module objects, only ``sys.modules`` is swapped.
+    """
+    with _main_lock:
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = _NO_MAIN
+        try:
+            yield
+        finally:
+            if sys.modules.get("__main__") is _NO_MAIN and saved is not None:
+                sys.modules["__main__"] = saved
+
+
 class Job:
     """One table's background inference (see the module's docstring)."""
 
@@ -183,7 +211,8 @@ class Job:
         settings = {k: v for k, v in os.environ.items() if k.startswith(_SETTINGS)}
         proc = ctx.Process(target=_child, args=(child, frame, self._counter, work, settings),
                            daemon=True, name=f"bias-workbench-inference-{self.token}")
-        proc.start()
+        with _without_main():
+            proc.start()
         child.close()
         try:
             if parent.poll(self.timeout):

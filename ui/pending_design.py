@@ -93,8 +93,14 @@ def adopt_finished() -> None:
         return
     ss.pop(PENDING, None)
     current = ss.get("design")
-    if current is None or current.to_json() == ss.pop(_PROVISIONAL, None):
-        ss["design"] = _finished_design(job, ss["results_frame"])
+    provisional = ss.pop(_PROVISIONAL, None)
+    # a prepared table's provisional design carries the Prepare recipe (ui/prepare.py):
+    # still provisional when it is the provisional one with a recipe; the recipe is kept
+    recipe = tuple(current.recipe) if current is not None and current.recipe else ()
+    if current is None or (current.with_recipe(()) if recipe else current
+                           ).to_json() == provisional:
+        adopted = _finished_design(job, ss["results_frame"])
+        ss["design"] = adopted.with_recipe(recipe) if recipe else adopted
         ss["design_rev"] = ss.get("design_rev", 0) + 1
 
 

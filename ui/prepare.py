@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis.design import Design, check_design, suggest_design
+from analysis.design import Design, check_design
 from analysis.errors import AnalysisError
 from analysis.prepare import STEP_KINDS, Step, apply_recipe
 from ui.common import active_frame, set_data, token_of
@@ -34,7 +34,12 @@ HELP = {
 
 
 def base_table() -> tuple[pd.DataFrame | None, str]:
-    """The table the steps apply to; a newly loaded table resets the steps."""
+    """The table the steps apply to; a newly loaded table resets the steps. A design
+    suggested in the background (a prepared table's: :func:`use_prepared`) is adopted
+    here as on every other page (``ui.common.ensure_data``)."""
+    from ui.pending_design import adopt_finished
+
+    adopt_finished()
     frame = active_frame()
     if frame is None:
         return None, ""
@@ -129,8 +134,10 @@ def use_prepared(table: pd.DataFrame, name: str) -> None:
         if design is None:
             raise AnalysisError("no design yet")
         check_design(design, table)
-    except AnalysisError:
-        design = suggest_design(table)
+    except AnalysisError:  # the suggestion off this thread (ui/inference_pool.py)
+        from ui.pending_design import suggested_design
+
+        design = suggested_design(table, token_of(table))
     token = token_of(table)
     set_data(table, f"{name} (prepared)", token, design.with_recipe(steps()))
     st.session_state["results_prepare"] = prepare_rebuild()

@@ -202,3 +202,33 @@ def test_prepared_import_rebuilds_the_import_then_the_recipe():
         "python -m analysis import wide w.csv --out raw.parquet\n"
         "python -m analysis prepare raw.parquet --recipe recipe.yaml --out results.parquet")
     assert "results_rebuild" not in at.session_state  # the prepared table is not an import
+
+
+def test_a_prepared_table_gets_its_suggested_design_from_the_worker(monkeypatch):
+    """Issue 43 item 1: "Use the prepared table" without a fitting design suggests one off
+    the visitor's thread (ui/inference_pool.py): the run returns with a provisional
+    design that keeps the recipe, and a later run adopts the suggestion, recipe kept."""
+    from ui import inference_pool
+    from ui.common import token_of
+
+    monkeypatch.setenv("BIAS_WORKBENCH_INFERENCE_WAIT", "0")
+    raw = pd.DataFrame({"model": ["m1", "m2"] * 60, "race": ["a", "b", "c"] * 40,
+                        "pred": ["yes", "no", "no", "yes", "no"] * 24, "gold": "yes"})
+    at = page_test("prepare.py", frame=raw, design=None).run()
+    at.selectbox(key="prepare_kind").set_value("match").run()
+    at.selectbox(key="prepare_match_text").set_value("pred").run()
+    at.radio(key="prepare_match_how").set_value("another column").run()
+    at.selectbox(key="prepare_match_other").set_value("gold").run()
+    at.button(key="prepare_add").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.button(key="prepare_use").click().run()
+    assert not at.exception
+    table = at.session_state["results_frame"]
+    job = inference_pool.job(token_of(table))
+    assert job is not None  # the suggestion was asked of the worker
+    job.wait(120)
+    assert job.done
+    at.run()  # the next run adopts it
+    design: Design = at.session_state["design"]
+    assert design.names, "the suggested design was not adopted"
+    assert [s.kind for s in design.recipe] == ["match"]
