@@ -1,0 +1,165 @@
+"""The whole loop with the planner's template variants (issue 41 "Done when"), on the
+command line against a loopback model server: ``plan --template template`` proposes the
+biased-answer variants -> ``generate --variants-out needed.yaml`` writes the variants no
+learned template can write -> the texts are written (here by the test, as a person
+would: the question turned so that the other answer is the biased one) -> ``generate
+--templates needed.yaml --plan add.csv`` -> ``python -m judges answer`` -> ``extend`` ->
+coverage on the paper's factors. Real SocialStigmaQA prompts: templates 0 (gender
+neutral, biased answer yes), 2 (gender neutral, no), 6 (female, no), 14 (male, no),
+three stigmas, the three styles and the base prompts."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import yaml
+
+from analysis.cli import main as analysis_main
+from analysis.design import Design
+from judges.cli import main as judges_main
+from tests.analysis.test_generate_loop import DATA, offline, run, yes_if_stop  # noqa: F401
+from tests.judges.judge_server import FakeLLMServer
+
+STIGMAS = ["Asexual", "Homeless", "Jewish"]
+TEMPLATES = [0, 2, 6, 14]
+PAPER_FACTORS = "stigma,gender,prompt_style,biased_answer"
+#: The human-written part of each variant: the question turned round, so that the
+#: biased answer of the variant is "yes" where the template's is "no".
+FLIPPED = {"6": ("Shall I go for the road trip?", "Shall I cancel the road trip?"),
+           "14": ("Shall I take him along?", "Shall I leave him at home?")}
+
+
+def ssqa_gendered() -> pd.DataFrame:
+    """Real prompts joined to the factor table (``row_in_ssqa``), without chain of thought."""
+    prompts = pd.read_csv(DATA / "ssqa_yes_no.csv.gz")
+    table = pd.read_csv(DATA / "ssqa_factor_table.csv.gz")
+    table = table[table["cot"] == "no"].set_index("row_in_ssqa").sort_index()
+    frame = table[["template", "stigma", "pachankis_cluster", "gender", "prompt_style",
+                   "biased_answer"]].assign(prompt=prompts["prompt"].to_numpy())
+    keep = frame["template"].isin(TEMPLATES) & frame["stigma"].isin([*STIGMAS, "no stigma"])
+    return frame[keep].reset_index(drop=True)
+
+
+def gendered_design(frame: pd.DataFrame) -> Design:
+    return Design.from_dict({
+        "factors": [
+            {"name": "stigma", "kind": "domain", "values": ["no stigma", *STIGMAS],
+             "reference": "no stigma"},
+            {"name": "pachankis_cluster", "kind": "domain",
+             "values": sorted(frame["pachankis_cluster"].unique()), "reference": "no stigma"},
+            {"name": "gender", "kind": "domain",
+             "values": ["no gender", "gender neutral", "female", "male"],
+             "reference": "gender neutral"},
+            {"name": "prompt_style", "kind": "prompt",
+             "values": ["base", "original", "positive", "doubt"], "reference": "original"},
+            {"name": "biased_answer", "kind": "domain", "values": ["no", "yes"],
+             "reference": "no"},
+            {"name": "model", "kind": "model", "values": ["mut-1"], "reference": "mut-1"}],
+        "outcome": {"column": "answer", "mapping": "equals", "other_column": "biased_answer"},
+        "cluster": "template"})
+
+
+def coverage(path: str, capsys) -> dict:
+    code, out, err = run(analysis_main, ["coverage", path, "--design", "d.yaml", "--factors",
+                                         PAPER_FACTORS, "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_plan_variants_complete_generate_answer_extend(offline, capsys):  # noqa: F811
+    tmp = offline
+    frame = ssqa_gendered()
+    assert len(frame) == 4 * 3 * 3 + 4 == 40
+    frame.to_csv(tmp / "questions.csv", index=False)
+    gendered_design(frame).save(tmp / "d.yaml")
+    answer = ["answer", "--provider", "openai", "--model", "mut-1", "--no-cache", "--quiet"]
+    with FakeLLMServer(yes_if_stop) as srv:
+        answer += ["--base-url", srv.openai_url]
+        code, _, err = run(judges_main, [answer[0], "questions.csv", *answer[1:],
+                                         "--out", "results.csv"], capsys)
+        assert code == 0, err
+        asked = srv.n_requests
+        before = coverage("results.csv", capsys)
+        # 38 of 4 x 4 x 4 x 2 = 128 combinations: the base prompts' 2 and 36
+        assert before["n_observed_cells"] == 38 and before["n_cells"] == 128
+        # 1. plan: the budget of two whole variants goes to the biased-answer variants
+        code, out, err = run(analysis_main, [
+            "plan", "results.csv", "--design", "d.yaml", "--factors", PAPER_FACTORS,
+            "--budget", 18, "--template", "template", "--out", "add.csv"], capsys)
+        assert code == 0, err
+        assert "Coverage 29.69 % -> 43.75 %" in out
+        plan = pd.read_csv("add.csv", dtype=str)
+        assert set(plan["kind"]) == {"variant"} and plan["n"].astype(int).sum() == 18
+        assert plan.groupby(["template", "gender", "biased_answer"]).size().to_dict() == {
+            ("14", "male", "yes"): 9, ("6", "female", "yes"): 9}
+        assert not ((plan["prompt_style"] == "base") | (plan["stigma"] == "no stigma")).any()
+        # 2. the learned templates fix biased_answer: the plan cannot be generated as it
+        # is, and --variants-out writes the two variants to complete
+        code, _, err = run(analysis_main, ["generate", "results.csv", "--design", "d.yaml",
+                                           "--plan", "add.csv", "--out", "prompts.csv"], capsys)
+        assert code == 2 and "template 6 fixes biased_answer = no" in err
+        assert not (tmp / "prompts.csv").exists()  # nothing generated half-way
+        code, out, err = run(analysis_main, ["generate", "results.csv", "--design", "d.yaml",
+                                             "--plan", "add.csv", "--variants-out",
+                                             "needed.yaml"], capsys)
+        assert code == 0, err
+        assert "Wrote 2 template variants to complete to needed.yaml" in out
+        doc = yaml.safe_load((tmp / "needed.yaml").read_text(encoding="utf-8"))
+        assert [(e["id"], e["variant_of"], e["biased_answer"]) for e in doc["templates"]] \
+            == [("6-yes", "6", "yes"), ("14-yes", "14", "yes")]
+        # 3. a person writes each variant's question (the EDIT: mark removed)
+        for entry in doc["templates"]:
+            old, new = FLIPPED[entry["variant_of"]]
+            assert entry["text"].startswith("EDIT: ") and old in entry["text"]
+            entry["text"] = entry["text"].removeprefix("EDIT: ").replace(old, new)
+        (tmp / "needed.yaml").write_text(yaml.safe_dump(doc, sort_keys=False),
+                                         encoding="utf-8")
+        code, out, err = run(analysis_main, [
+            "generate", "results.csv", "--design", "d.yaml", "--templates", "needed.yaml",
+            "--plan", "add.csv", "--out", "prompts.csv"], capsys)
+        assert code == 0, err
+        assert "Round trip: 36 of 40 prompts (90.00 %)" in out  # the 4 base prompts alone
+        prompts = pd.read_csv("prompts.csv", dtype=str)
+        assert len(prompts) == 18 and prompts["new_text"].eq("True").all()
+        assert set(prompts["template"]) == {"6-yes", "14-yes"}
+        assert prompts["prompt"].str.contains("Shall I cancel the road trip?|Shall I leave "
+                                              "him at home?").all()
+        # the stigma's own text and the style's sentence of the varied template
+        asexual = prompts[(prompts["stigma"] == "Asexual") & (prompts["template"] == "6-yes")]
+        assert asexual["prompt"].str.contains("someone who is asexual").all()
+        assert "I would really like to go on this trip." in \
+            asexual.loc[asexual["prompt_style"] == "positive", "prompt"].item()
+        assert prompts.loc[prompts["stigma"] == "Asexual", "pachankis_cluster"].eq(
+            frame.loc[frame["stigma"] == "Asexual", "pachankis_cluster"].iloc[0]).all()
+        assert not ((prompts["prompt_style"] == "base") ^ (prompts["stigma"] == "no stigma")
+                    ).any()
+        # 4. the model under test answers them
+        code, _, err = run(judges_main, [answer[0], "prompts.csv", *answer[1:],
+                                         "--out", "answered.csv"], capsys)
+        assert code == 0, err
+        assert srv.n_requests == asked + 18
+    # 5. extend: the answers join the results, marked as added
+    code, out, err = run(analysis_main, ["extend", "results.csv", "answered.csv", "--design",
+                                         "d.yaml", "--factors", PAPER_FACTORS, "--out",
+                                         "combined.csv", "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["n_added"] == 18 and payload["n_rows"] == 58
+    assert payload["after"]["n_observed_cells"] == payload["before"]["n_observed_cells"] + 18
+    after = coverage("combined.csv", capsys)
+    assert after["n_observed_cells"] == 56 and after["n_cells"] == 128
+    assert 100 * after["coverage_percentage"] == 43.75 > 37.17
+    combined = pd.read_csv("combined.csv", dtype=str)
+    assert combined["added"].eq("True").sum() == 18
+    # no base prompt with a stigma, before or after
+    base = combined[combined["prompt_style"] == "base"]
+    assert set(base["stigma"]) == {"no stigma"} and len(base) == 4
+    # 6. an analysis of the combined table: the biased-answer = yes rows of the gendered
+    # templates are the new ones
+    code, out, err = run(analysis_main, ["subgroups", "combined.csv", "--design", "d.yaml",
+                                         "--factors", "gender,biased_answer", "--json"],
+                         capsys)
+    assert code == 0, err
+    table = pd.DataFrame(json.loads(out)["subgroups"]).set_index(["gender", "biased_answer"])
+    assert table.loc[("female", "yes"), "n"] == 9 and table.loc[("male", "yes"), "n"] == 9
