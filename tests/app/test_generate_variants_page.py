@@ -1,0 +1,63 @@
+"""The Planner's variants to complete (ui/generate.py): a plan of template variants that
+no learned template can write offers the templates YAML of ``generate --variants-out``;
+the completed file, uploaded, feeds the generation. Real SocialStigmaQA prompts joined to
+the factor table (tests/analysis/test_generate_variants_loop.py)."""
+
+from __future__ import annotations
+
+import yaml
+
+from tests.analysis.test_generate_variants_loop import (
+    FLIPPED,
+    PAPER_FACTORS,
+    gendered_design,
+    ssqa_gendered,
+)
+from tests.app.apptools import metric_values, page_test, shown
+
+
+def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload():
+    frame = ssqa_gendered().assign(model="mut-1", answer="no")
+    at = page_test("planner.py", frame=frame, design=gendered_design(frame))
+    at.run()
+    at.multiselect(key="planner_factors").set_value(PAPER_FACTORS.split(","))
+    at.number_input(key="planner_budget").set_value(18).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="planner_template").value == "template"
+    assert metric_values(at)["Prompts from template variants"] == "18"
+    assert metric_values(at)["Coverage"] == "43.75 %"
+    at.button(key="generate_run").click().run()
+    assert not at.exception
+    # the learned templates fix biased_answer: generation stops, the file is offered
+    assert "template 6 fixes biased_answer = no" in shown(at.error[0].value)
+    assert "generate_prompts" not in at.session_state
+    text, n = at.session_state["generate_variants"]
+    assert n == 2
+    assert "2 template variant(s) of the plan need a text" in at.info[0].value
+    assert any(getattr(e, "proto", None) is not None and
+               getattr(e.proto, "label", "") == "Variants to complete (YAML)"
+               for e in at.get("download_button"))
+    doc = yaml.safe_load(text)
+    assert [(e["id"], e["variant_of"], e["biased_answer"]) for e in doc["templates"]] == [
+        ("6-yes", "6", "yes"), ("14-yes", "14", "yes")]
+    # the person writes each question; uploading the EDIT: file as it is is refused
+    at.file_uploader(key="generate_templates").upload(
+        "needed.yaml", text.encode("utf-8"), "application/x-yaml").run()
+    at.button(key="generate_run").click().run()
+    assert "still starts with 'EDIT: '" in shown(at.error[0].value)
+    for entry in doc["templates"]:
+        old, new = FLIPPED[entry["variant_of"]]
+        entry["text"] = entry["text"].removeprefix("EDIT: ").replace(old, new)
+    at.file_uploader(key="generate_templates").upload(
+        "needed.yaml", yaml.safe_dump(doc, sort_keys=False).encode("utf-8"),
+        "application/x-yaml").run()
+    at.button(key="generate_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "generate_variants" not in at.session_state and not at.info
+    prompts = at.session_state["generate_prompts"]
+    assert len(prompts) == 18 and prompts["new_text"].all()
+    assert sorted(set(prompts["template"])) == ["14-yes", "6-yes"]
+    assert prompts["biased_answer"].eq("yes").all()
+    assert prompts["prompt"].str.contains("Shall I cancel the road trip?|Shall I leave "
+                                          "him at home?").all()
+    assert metric_values(at)["Round trip"] == "90.00 %"  # 36 of 40: the base prompts alone
