@@ -37,10 +37,12 @@ def _text_columns(frame: pd.DataFrame, design: Design) -> list[str]:
             (pd.api.types.is_string_dtype(frame[c]) or frame[c].dtype == object)]
 
 
-def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame) -> None:
+def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame, *,
+                     title: str = "Generate prompts") -> None:
     """Prompts for ``plan`` from the templates learned from ``results`` (applied design)
-    and / or an uploaded templates file; the table goes to the Answers page."""
-    st.subheader("Generate prompts")
+    and / or an uploaded templates file; the table goes to the Answers page. Also the
+    Counterfactual page's "Generate the missing swaps" (its plan of kind ``swap``)."""
+    st.subheader(title)
     st.caption("Templates with a slot per factor are learned from the prompt texts (the "
                "text of each value found by comparing prompts that differ in it alone), "
                "or given in a file with {factor} slots; the planned combinations are "
