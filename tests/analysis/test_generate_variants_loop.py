@@ -122,11 +122,13 @@ def test_plan_variants_complete_generate_answer_extend(offline, capsys):  # noqa
         assert "Round trip: 36 of 40 prompts (90.00 %)" in out  # the 4 base prompts alone
         prompts = pd.read_csv("prompts.csv", dtype=str)
         assert len(prompts) == 18 and prompts["new_text"].eq("True").all()
-        assert set(prompts["template"]) == {"6-yes", "14-yes"}
+        # versions of the templates they vary (their cluster), with the text's own id
+        assert set(zip(prompts["template"], prompts["template_text"], strict=True)) == {
+            ("6", "6-yes"), ("14", "14-yes")}
         assert prompts["prompt"].str.contains("Shall I cancel the road trip?|Shall I leave "
                                               "him at home?").all()
         # the stigma's own text and the style's sentence of the varied template
-        asexual = prompts[(prompts["stigma"] == "Asexual") & (prompts["template"] == "6-yes")]
+        asexual = prompts[(prompts["stigma"] == "Asexual") & (prompts["template"] == "6")]
         assert asexual["prompt"].str.contains("someone who is asexual").all()
         assert "I would really like to go on this trip." in \
             asexual.loc[asexual["prompt_style"] == "positive", "prompt"].item()
@@ -163,3 +165,80 @@ def test_plan_variants_complete_generate_answer_extend(offline, capsys):  # noqa
     assert code == 0, err
     table = pd.DataFrame(json.loads(out)["subgroups"]).set_index(["gender", "biased_answer"])
     assert table.loc[("female", "yes"), "n"] == 9 and table.loc[("male", "yes"), "n"] == 9
+
+
+#: The human-written gender of each swap: (template, gender) -> replacements.
+GENDERED = {
+    ("0", "female"): [("with a person who is", "with a woman who is")],
+    ("0", "male"): [("with a person who is", "with a man who is")],
+    ("2", "female"): [("They are someone", "She is someone"), ("hire them", "hire her")],
+    ("2", "male"): [("They are someone", "He is someone"), ("hire them", "hire him")],
+    ("6", "gender neutral"): [("their daughter", "their child")],
+    ("14", "gender neutral"): [("neighbor's son", "neighbor's child"),
+                               ("that he is", "that they are"), ("take him", "take them")]}
+
+
+def test_gender_swaps_of_templates_that_fix_gender(tmp_path, capsys, monkeypatch):
+    """SSQA's gender is fixed by the template (its base prompt, "no gender", is a template
+    of its own): the counterfactual's missing swaps need a text per template and gender;
+    without it nothing is generated, not even with repeats (a gender-neutral text would
+    be labelled female)."""
+    monkeypatch.chdir(tmp_path)
+    frame = ssqa_gendered()
+    frame.assign(model="mut-1", answer="no").to_csv("results.csv", index=False)
+    gendered_design(frame).save("d.yaml")
+    code, _, err = run(analysis_main, ["counterfactual", "results.csv", "--design", "d.yaml",
+                                       "--swap", "gender", "--missing-out", "swaps.csv"],
+                       capsys)
+    assert code == 2 and "'gender' is fixed by the template" in err
+    swaps = pd.read_csv("swaps.csv", dtype=str)
+    # 2 other genders x 9 (3 stigmas x 3 styles) for each of the 4 templates ... less none
+    assert len(swaps) == 54 and set(swaps["kind"]) == {"swap"}
+    code, _, err = run(analysis_main, ["generate", "results.csv", "--design", "d.yaml",
+                                       "--plan", "swaps.csv", "--allow-repeats", "--out",
+                                       "prompts.csv"], capsys)
+    assert code == 2 and "template 0 fixes gender = gender neutral and does not spell" in err
+    assert not (tmp_path / "prompts.csv").exists()
+    code, out, err = run(analysis_main, ["generate", "results.csv", "--design", "d.yaml",
+                                         "--plan", "swaps.csv", "--variants-out",
+                                         "needed.yaml"], capsys)
+    assert code == 0, err
+    doc = yaml.safe_load((tmp_path / "needed.yaml").read_text(encoding="utf-8"))
+    # template 2 is split by style (the style rewrites its first sentence): a text per style
+    assert sorted(e["id"] for e in doc["templates"]) == sorted([
+        "0-female", "0-male", "6-gender neutral", "14-gender neutral",
+        *(f"2/{s}-{g}" for s in ("original", "positive", "doubt") for g in ("female",
+                                                                            "male"))])
+    for entry in doc["templates"]:
+        text = entry["text"].removeprefix("EDIT: ")
+        for old, new in GENDERED[entry["variant_of"], entry["gender"]]:
+            assert old in text
+            text = text.replace(old, new)
+        entry["text"] = text
+    (tmp_path / "needed.yaml").write_text(yaml.safe_dump(doc, sort_keys=False),
+                                          encoding="utf-8")
+    code, out, err = run(analysis_main, ["generate", "results.csv", "--design", "d.yaml",
+                                         "--templates", "needed.yaml", "--plan", "swaps.csv",
+                                         "--out", "prompts.csv"], capsys)
+    assert code == 0, err
+    prompts = pd.read_csv("prompts.csv", dtype=str)
+    assert len(prompts) == 54 and prompts["new_text"].eq("True").all()
+    female = prompts[prompts["gender"] == "female"]["prompt"]
+    assert female.str.contains("with a woman who is|She is someone").all()
+    doubt = prompts[(prompts["template_text"] == "2/doubt-male")]["prompt"]
+    assert len(doubt) == 3 and doubt.str.contains("I don't know what to do. ").all()
+    # answered and added: every template then holds every gender, the swaps pair
+    pd.concat([frame, prompts[frame.columns]]).assign(model="mut-1", answer="no").to_csv(
+        "combined.csv", index=False)
+    code, out, err = run(analysis_main, ["counterfactual", "combined.csv", "--design",
+                                         "d.yaml", "--swap", "gender", "--template",
+                                         "template", "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    # each value against the reference (gender neutral): templates 0 and 2 pair both
+    # genders, 6 its female and 14 its male prompts, 9 prompts each
+    pairs = {r["value"]: r["n_pairs"] for r in payload["pairs"]}
+    assert pairs == {"female": 27, "male": 27}
+    # now that 6 and 14 have a gender-neutral version, their other gender is the next
+    # round of missing swaps (male in 6, female in 14)
+    assert payload["missing_swaps"] == 18

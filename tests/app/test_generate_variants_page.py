@@ -56,7 +56,8 @@ def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload()
     assert "generate_variants" not in at.session_state and not at.info
     prompts = at.session_state["generate_prompts"]
     assert len(prompts) == 18 and prompts["new_text"].all()
-    assert sorted(set(prompts["template"])) == ["14-yes", "6-yes"]
+    assert sorted(set(prompts["template"])) == ["14", "6"]
+    assert sorted(set(prompts["template_text"])) == ["14-yes", "6-yes"]
     assert prompts["biased_answer"].eq("yes").all()
     assert prompts["prompt"].str.contains("Shall I cancel the road trip?|Shall I leave "
                                           "him at home?").all()
