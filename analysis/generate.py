@@ -795,7 +795,10 @@ def _read_plan(plan: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
     kind = plan[KIND] if KIND in plan.columns else pd.Series("fill", index=plan.index)
     out[KIND] = kind.fillna("fill").astype(str).replace("", "fill").to_numpy()
     tpl = plan[TEMPLATE] if TEMPLATE in plan.columns else pd.Series(None, index=plan.index)
-    out[TEMPLATE] = [None if pd.isna(v) or str(v) == "" else format_value(v) for v in tpl]
+    # an object column: with pandas' string inference a None among strings becomes NaN
+    # (a plan mixing fill rows, no template, and variant rows read "template nan")
+    out[TEMPLATE] = pd.Series([None if pd.isna(v) or str(v) == "" else format_value(v)
+                               for v in tpl], index=out.index, dtype=object)
     return out.reset_index(drop=True)
 
 
@@ -994,7 +997,7 @@ def variant_skeleton(plan: pd.DataFrame, derivation: Derivation,
         # value: the part with the row's value, whose text the variant rewrites)
         best = None
         for t in derivation.templates:
-            if t.group_id != target or not t.slots:
+            if t.group_id != target:
                 continue
             changed = {f: row[f] for f in planned if f in t.fixed and t.fixed[f] != row[f]}
             if best is None or len(changed) < len(best[1]):
@@ -1002,8 +1005,9 @@ def variant_skeleton(plan: pd.DataFrame, derivation: Derivation,
         if best is None or not best[1]:
             continue
         t, changed = best
-        kept = {} if t.id == target else {  # the split's own value stays fixed
-            f: t.fixed[f] for f in planned if f in t.fixed and f not in changed}
+        # what the varied text keeps fixed (SSQA's gender; a split's own value): the
+        # completed text then fits only the rows it is written for
+        kept = {f: t.fixed[f] for f in planned if f in t.fixed and f not in changed}
         key = (t.id, tuple(sorted(changed.items())))
         entries.setdefault(key, {
             "id": f"{t.id}-" + "-".join(f"{v}" for v in changed.values()),
