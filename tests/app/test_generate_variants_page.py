@@ -1,12 +1,17 @@
 """The Planner's variants to complete (ui/generate.py): a plan of template variants that
 no learned template can write offers the templates YAML of ``generate --variants-out``;
-the completed file, uploaded, feeds the generation. Real SocialStigmaQA prompts joined to
+the completed file, uploaded, feeds the generation; the Answers page answers the prompts
+with a loopback model and adds them to the results (the app's loop with variants). Real SocialStigmaQA prompts joined to
 the factor table (tests/analysis/test_generate_variants_loop.py)."""
 
 from __future__ import annotations
 
-import yaml
+import time
 
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from tests.analysis.test_generate_loop import yes_if_stop
 from tests.analysis.test_generate_variants_loop import (
     FLIPPED,
     PAPER_FACTORS,
@@ -14,9 +19,13 @@ from tests.analysis.test_generate_variants_loop import (
     ssqa_gendered,
 )
 from tests.app.apptools import metric_values, page_test, shown
+from tests.judges.helpers import ROOT
+from tests.judges.judge_server import FakeLLMServer
 
 
-def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload():
+def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload(monkeypatch):
+    monkeypatch.setenv("BIAS_WORKBENCH_JUDGE_ENDPOINTS", "http://127.0.0.1:*")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     frame = ssqa_gendered().assign(model="mut-1", answer="no")
     at = page_test("planner.py", frame=frame, design=gendered_design(frame))
     at.run()
@@ -62,3 +71,36 @@ def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload()
     assert prompts["prompt"].str.contains("Shall I cancel the road trip?|Shall I leave "
                                           "him at home?").all()
     assert metric_values(at)["Round trip"] == "90.00 %"  # 36 of 40: the base prompts alone
+
+    # the Answers page answers them with a loopback model; the answers join the results
+    answers = AppTest.from_file(str(ROOT / "pages" / "judges_tools.py"), default_timeout=60)
+    for key in ("generate_prompts", "generate_design", "results_frame", "results_name",
+                "results_token", "design"):
+        answers.session_state[key] = at.session_state[key]
+    answers.run()
+    assert answers.radio(key="tools_answers_source").value == "Generated prompts (Planner)"
+    with FakeLLMServer(yes_if_stop) as srv:
+        answers.text_input(key="tools_answers_url").input(srv.openai_url)
+        answers.text_input(key="tools_answers_model_openai").input("mut-1").run()
+        answers.button(key="tools_answers_run").click().run()
+        deadline = time.monotonic() + 60
+        while "tools_answers_out" not in answers.session_state and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+            answers.run()
+        assert srv.n_requests == 18
+    answers.button(key="generate_extend").click().run()
+    assert not answers.exception, answers.exception
+    combined = answers.session_state["results_frame"]
+    assert len(combined) == 58 and combined["added"].sum() == 18
+    table = answers.session_state["generate_extended"].set_index("when")
+    assert table.loc["after", "n_observed_cells"] == table.loc["before", "n_observed_cells"] + 18
+    # the Planner on the combined table: the paper's factors covered at 43.75 %, and no
+    # design gap left (the one planned prompt levels an observed combination)
+    again = page_test("planner.py", frame=combined, design=answers.session_state["design"])
+    again.run()
+    again.multiselect(key="planner_factors").set_value(PAPER_FACTORS.split(","))
+    again.number_input(key="planner_budget").set_value(1).run()
+    assert not again.exception
+    assert metric_values(again)["Coverage"] == "43.75 %"
+    assert metric_values(again)["Prompts from template variants"] == "0"
