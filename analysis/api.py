@@ -1087,7 +1087,8 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
                      templates: Any = None, prompt: str = "prompt",
                      template_column: str | None = None, slots: str | Sequence[str] | None = None,
                      factors: str | Sequence[str] | None = None,
-                     allow_repeats: bool = False, applied: bool = False) -> Result:
+                     allow_repeats: bool = False, applied: bool = False,
+                     variants_only: bool = False) -> Result:
     """Templates with slots learned from the results table's prompts (and/or given in a
     file), their round trip, and the prompts of a plan (docs/generate.md).
 
@@ -1104,7 +1105,9 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     the text may spell the domain and prompt factors among them); ``allow_repeats``: a
     planned row may repeat texts already asked (default: refused,
     :func:`analysis.generate.generate_prompts`); ``applied``: ``data`` has the design
-    applied.
+    applied; ``variants_only`` (with ``data`` and ``plan``): generate nothing, only the
+    templates YAML to complete for the plan's variants that no learned template can
+    write (:func:`analysis.generate.variant_skeleton`; ``generate --variants-out``).
 
     Returns
     -------
@@ -1115,7 +1118,9 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
         ``text``, ``slots``, ``n_prompts``, ``n_regenerated`` and the fixed factors) and
         ``round_trip`` (one row: ``n_prompts``, ``n_regenerated``, ``n_with_slots``,
         ``n_regenerated_with_slots``, ``share``). ``meta["round_trip"]``: that row as a
-        dict (empty without data). ``raw``: ``(Derivation or None, Generated or None)``.
+        dict (empty without data); with ``variants_only``, ``variants_yaml`` (the file's
+        text) and ``n_variants`` (its entries; 0: every variant can be written).
+        ``raw``: ``(Derivation or None, Generated or None)``.
     """
     import pandas as pd
 
@@ -1154,7 +1159,14 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
             given, spans = gen.load_templates(templates, the_design.names)
     generated = None
     out = pd.DataFrame(columns=[*the_design.names, gen.TEMPLATE, gen.PROMPT])
-    if plan is not None:
+    meta: dict[str, Any] = {}
+    if variants_only:
+        if derivation is None or plan is None:
+            raise AnalysisError("variants_only needs the results table (data=) and plan=.")
+        plan_table = plan if isinstance(plan, pd.DataFrame) else load_results(plan)
+        meta["variants_yaml"], meta["n_variants"] = gen.variant_skeleton(
+            plan_table, derivation, the_design.names)
+    elif plan is not None:
         plan_table = plan if isinstance(plan, pd.DataFrame) else load_results(plan)
         generated = gen.generate_prompts(
             plan_table, factors=the_design.names, derivation=derivation, templates=given,
@@ -1170,7 +1182,7 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
                 "allow_repeats": allow_repeats,
                 "slots": _as_list(slots, "slots"), "factors": list(the_design.names)}
     return Result(out, tuple(notes), settings, tables, (derivation, generated),
-                  meta={"round_trip": trip})
+                  meta={"round_trip": trip, **meta})
 
 
 def extend_results(data: Any, answered: Any, design: Any = None, *,

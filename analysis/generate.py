@@ -507,6 +507,7 @@ class _Aligner:
     def group(self, rows: list[int], tid: str, group: str, fixed: dict[str, str]) -> None:
         """Align one template's rows (split by a factor when two slots overlap)."""
         texts, val_arr, col = self.texts, self.val_arr, self.col
+        given_fixed = fixed
         varying = [f for f in self.factors
                    if f not in fixed and len(set(self.code_arr[rows, col[f]])) > 1]
         fixed = {**fixed, **{f: str(val_arr[rows[0], col[f]]) for f in self.factors
@@ -548,6 +549,15 @@ class _Aligner:
             rest = [r for r in rows if val_arr[r, col[split]] not in spans[split]]
             if rest:
                 self.group(rest, f"{tid}/rest", group, {})
+            return
+        alone = [r for r in rows if r not in rebuilt]
+        if slot_names and alone and len(alone) < len(rows):
+            # rows with a value that has no span here (SSQA's base prompt in its
+            # template: no stigma sentence, no gender) differ from the others in several
+            # factors at once: a template of their own, so that the slots' template fixes
+            # what its rows share (gender) instead of passing it through
+            self.group([r for r in rows if r in rebuilt], tid, group, given_fixed)
+            self.group(alone, f"{tid}/rest", group, {})
             return
         for f in slot_names:
             self.spelled.add(f)
@@ -593,7 +603,8 @@ def _align(uniq: pd.DataFrame, texts: np.ndarray, codes: pd.DataFrame, factors: 
         elif f in al.silent:
             notes.append(f"{f}: rows {_rows_text(input_rows(al.silent[f]))} have the same "
                          f"text although their {f} differs (not counted as its spans).")
-    split = sorted({t.group for t in al.templates if t.group != t.id})
+    split = sorted({t.group for t in al.templates
+                    if t.id not in (t.group, f"{t.group}/rest")})
     if split:
         notes.append(f"{len(split)} templates spell two factors in overlapping text: one "
                      f"template per value of one of them ({', '.join(split[:_ROWS_SHOWN])}"
@@ -784,7 +795,10 @@ def _read_plan(plan: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
     kind = plan[KIND] if KIND in plan.columns else pd.Series("fill", index=plan.index)
     out[KIND] = kind.fillna("fill").astype(str).replace("", "fill").to_numpy()
     tpl = plan[TEMPLATE] if TEMPLATE in plan.columns else pd.Series(None, index=plan.index)
-    out[TEMPLATE] = [None if pd.isna(v) or str(v) == "" else format_value(v) for v in tpl]
+    # an object column: with pandas' string inference a None among strings becomes NaN
+    # (a plan mixing fill rows, no template, and variant rows read "template nan")
+    out[TEMPLATE] = pd.Series([None if pd.isna(v) or str(v) == "" else format_value(v)
+                               for v in tpl], index=out.index, dtype=object)
     return out.reset_index(drop=True)
 
 
@@ -900,7 +914,11 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
             for f in planned:
                 if f not in t.slots and f not in t.fixed:
                     unspelled[f] += 1
-            out.append({**rec, TEMPLATE: t.group_id, "template_text": t.id, PROMPT: text,
+            # a variant / swap is a version of the template it varies (the pairs of a
+            # swap share it); template_text names the text used
+            tid = row[TEMPLATE] if row[KIND] in ("variant", "swap") and row[TEMPLATE] \
+                is not None else t.group_id
+            out.append({**rec, TEMPLATE: tid, "template_text": t.id, PROMPT: text,
                         KIND: row[KIND], "plan_row": k + 1, "copy": j // len(texts) + 1,
                         "new_text": text not in asked})
     if unfillable:
@@ -911,7 +929,8 @@ def generate_prompts(plan: pd.DataFrame, *, factors: Sequence[str],
         if target and not named:
             why = f"there is no template {target!r}"
         elif target:
-            clash = sorted({f"{f} = {v}" for t in named for f, v in t.fixed.items()
+            slotted = [t for t in named if t.slots] or named  # not its base prompt's
+            clash = sorted({f"{f} = {v}" for t in slotted for f, v in t.fixed.items()
                             if f in planned and v != first[f]})
             why = (f"template {target} fixes {', '.join(clash)} and does not spell it as a "
                    "slot")
@@ -974,18 +993,26 @@ def variant_skeleton(plan: pd.DataFrame, derivation: Derivation,
         target = row[TEMPLATE]
         if target is None or row[KIND] not in ("variant", "swap") or not row[PLAN_N]:
             continue
+        # the template of the group closest to the row (a template split by a factor's
+        # value: the part with the row's value, whose text the variant rewrites)
+        best = None
         for t in derivation.templates:
             if t.group_id != target:
                 continue
             changed = {f: row[f] for f in planned if f in t.fixed and t.fixed[f] != row[f]}
-            if not changed:
-                continue
-            key = (target, tuple(sorted(changed.items())))
-            entries.setdefault(key, {
-                "id": f"{target}-" + "-".join(f"{v}" for v in changed.values()),
-                "variant_of": target, **changed,
-                "text": f"{EDIT_MARK}{t.text}"})
-            break
+            if best is None or len(changed) < len(best[1]):
+                best = (t, changed)
+        if best is None or not best[1]:
+            continue
+        t, changed = best
+        # what the varied text keeps fixed (SSQA's gender; a split's own value): the
+        # completed text then fits only the rows it is written for
+        kept = {f: t.fixed[f] for f in planned if f in t.fixed and f not in changed}
+        key = (t.id, tuple(sorted(changed.items())))
+        entries.setdefault(key, {
+            "id": f"{t.id}-" + "-".join(f"{v}" for v in changed.values()),
+            "variant_of": target, **kept, **changed,
+            "text": f"{EDIT_MARK}{t.text}"})
     body = yaml.safe_dump({"templates": list(entries.values())}, sort_keys=False,
                           allow_unicode=True, width=1000)
     head = ("# Template variants the plan asks for: write each text for its values (keep the\n"

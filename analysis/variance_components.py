@@ -295,6 +295,8 @@ class _Problem:
                 h[i, j] = h[j, i] = (f(ei + ej) - f(ei - ej) - f(ej - ei) + f(-ei - ej)) / (
                     4 * steps[i] * steps[j])
         out = np.zeros((len(variances), len(variances)))
+        if not np.isfinite(h).all():  # a step underflowed (a component near 0)
+            return np.full_like(out, np.nan)
         try:
             chol = linalg.cho_factor(h, lower=True)
         except linalg.LinAlgError:

@@ -5,7 +5,13 @@ import streamlit as st
 from analysis.columns import SUBGROUP
 from analysis.compare import MODEL_A, MODEL_B, VERDICTS_DIFFER
 from analysis.errors import AnalysisError
-from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.common import (
+    figure_downloads,
+    page_link,
+    require_results,
+    subset_filter,
+    table_download,
+)
 from ui.compare import (
     COLUMN_CONFIG,
     choices,
@@ -30,6 +36,8 @@ st.caption("Every value of the compared factor answers the same prompts, so each
            "its own control: the answers are paired on the prompt and only the pairs are "
            "compared (McNemar's test for the 0/1 deviation, paired t and Wilcoxon for a "
            "score). Difference = b - a.")
+page_link("pages/counterfactual.py", label="Swap one factor within its template instead "
+          "(Counterfactual pairs)", icon=":material/swap_horiz:")
 
 where = subset_filter(design, key="compare")
 settings = choices(design, results)

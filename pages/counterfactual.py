@@ -5,7 +5,13 @@ import streamlit as st
 from analysis.errors import AnalysisError, NoPairsError
 from analysis.reproduce import api_view
 from ui.common import analysis_result, require_results, subset_filter
-from ui.counterfactual import choices, missing_swaps_view, options, show_result
+from ui.counterfactual import (
+    choices,
+    generate_missing,
+    missing_swaps_view,
+    options,
+    show_result,
+)
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
 from ui.reproduce import reproduce
@@ -34,6 +40,7 @@ except NoPairsError as exc:
     if exc.missing_swaps is not None:
         missing_swaps_view(exc.missing_swaps, note="The prompts that would make the pairs: "
                                                    "a plan (kind = swap) for the generator.")
+        generate_missing(results, design, exc.missing_swaps)
     st.stop()
 except AnalysisError as exc:
     st.error(md(str(exc)))
@@ -41,4 +48,5 @@ except AnalysisError as exc:
 
 add_to_report_button("counterfactual", {**opts.settings(), **inputs, "where": where})
 show_result(result)
+generate_missing(results, design, result.tables["missing_swaps"])
 reproduce(api_view(opts, **inputs), design, where, "counterfactual_repro")

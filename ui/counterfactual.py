@@ -12,10 +12,11 @@ from analysis.design import Design
 from analysis.options import FROM_DESIGN
 from analysis.options import counterfactual as counterfactual_options
 from analysis.options.counterfactual import TEXT_MEASURES
+from ui.generate import generate_section
 from ui.options import other_options
 from ui.widgets import md, table_download
 
-__all__ = ["KEY", "choices", "missing_swaps_view", "options", "show_result"]
+__all__ = ["KEY", "choices", "generate_missing", "missing_swaps_view", "options", "show_result"]
 
 #: Prefix of the page's widget keys.
 KEY = "counterfactual"
@@ -81,6 +82,15 @@ def missing_swaps_view(plan: pd.DataFrame, *, note: str) -> None:
     st.caption(md(note))
     st.dataframe(plan.head(1000), hide_index=True, key=f"{KEY}_missing_table")
     table_download(plan, "counterfactual_missing_swaps", key=f"{KEY}_missing")
+
+
+def generate_missing(results: pd.DataFrame, design: Design, plan: pd.DataFrame | None
+                     ) -> None:
+    """The missing swaps generated like a Planner plan (``ui.generate``): the prompts go to
+    the Answers page, and their answers join the results (``docs/counterfactual.md``)."""
+    if plan is None or not len(plan):
+        return
+    generate_section(results, design, plan, title="Generate the missing swaps")
 
 
 def show_result(result) -> None:  # noqa: ANN001 - an analysis.api.Result

@@ -5,6 +5,8 @@ the answers of the generated prompts joined to the results with the same design
 
 Session-state keys: ``generate_prompts`` (the generated prompts table, offered on the
 Answers page), ``generate_report`` (round trip and notes), ``generate_error``,
+``generate_variants`` (``(YAML text, n)``: the template variants to complete when the
+plan's variant rows need texts no learned template has; ``generate --variants-out``),
 ``generate_extended`` (coverage before / after of the last join).
 """
 
@@ -35,10 +37,12 @@ def _text_columns(frame: pd.DataFrame, design: Design) -> list[str]:
             (pd.api.types.is_string_dtype(frame[c]) or frame[c].dtype == object)]
 
 
-def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame) -> None:
+def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame, *,
+                     title: str = "Generate prompts") -> None:
     """Prompts for ``plan`` from the templates learned from ``results`` (applied design)
-    and / or an uploaded templates file; the table goes to the Answers page."""
-    st.subheader("Generate prompts")
+    and / or an uploaded templates file; the table goes to the Answers page. Also the
+    Counterfactual page's "Generate the missing swaps" (its plan of kind ``swap``)."""
+    st.subheader(title)
     st.caption("Templates with a slot per factor are learned from the prompt texts (the "
                "text of each value found by comparing prompts that differ in it alone), "
                "or given in a file with {factor} slots; the planned combinations are "
@@ -60,6 +64,7 @@ def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame) 
                   upload, repeats)
     if "generate_error" in st.session_state:
         st.error(md(st.session_state["generate_error"]))
+    _variants_download()
     prompts = st.session_state.get("generate_prompts")
     if prompts is None:
         return
@@ -81,6 +86,7 @@ def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame) 
 def _generate(results: pd.DataFrame, design: Design, plan: pd.DataFrame,
               prompt: str | None, upload, repeats: bool) -> None:  # noqa: ANN001 - an upload
     st.session_state.pop("generate_error", None)
+    st.session_state.pop("generate_variants", None)
     if prompt and results[prompt].nunique() > MAX_PAGE_PROMPTS:
         st.session_state["generate_error"] = (
             f"{results[prompt].nunique():,} distinct prompts: the page learns templates from "
@@ -95,11 +101,43 @@ def _generate(results: pd.DataFrame, design: Design, plan: pd.DataFrame,
     except AnalysisError as exc:
         st.session_state["generate_error"] = str(exc)
         st.session_state.pop("generate_prompts", None)
+        if prompt:
+            _variants_to_complete(results, design, plan, prompt)
         return
     st.session_state["generate_prompts"] = result.table
     st.session_state["generate_report"] = {"round_trip": result.meta["round_trip"],
                                            "notes": list(result.notes)}
     st.session_state["generate_design"] = design
+
+
+def _variants_to_complete(results: pd.DataFrame, design: Design, plan: pd.DataFrame,
+                          prompt: str) -> None:
+    """After a failed generation: the plan's variants that no learned template can write
+    (the template fixes the factor the variant changes), as a templates file to complete."""
+    kinds = plan["kind"] if "kind" in plan.columns else pd.Series(dtype=object)
+    if not kinds.isin(["variant", "swap"]).any():
+        return
+    try:
+        result = bw.generate_prompts(results, design, plan=plan, prompt=prompt,
+                                     applied=True, variants_only=True)
+    except AnalysisError:  # the generation's own message is already shown
+        return
+    if result.meta["n_variants"]:
+        st.session_state["generate_variants"] = (result.meta["variants_yaml"],
+                                                 result.meta["n_variants"])
+
+
+def _variants_download() -> None:
+    if "generate_variants" not in st.session_state:
+        return
+    text, n = st.session_state["generate_variants"]
+    st.info(f"{n:,} template variant(s) of the plan need a text that no prompt of the table "
+            "has (their template fixes the factor the variant changes). Download the file, "
+            "write each text (keep the {slots}, remove 'EDIT: '), upload it above as the "
+            "templates file and generate again.")
+    st.download_button("Variants to complete (YAML)", text.encode("utf-8"),
+                       file_name="variants_to_complete.yaml", mime="application/x-yaml",
+                       key="generate_variants_yaml", on_click="ignore", icon="⬇️")
 
 
 def import_answers(answered: pd.DataFrame | None) -> None:

@@ -107,14 +107,11 @@ def run(args: argparse.Namespace) -> None:
 
 def _variants(args: argparse.Namespace, data, design) -> None:  # noqa: ANN001
     from analysis import api as bw
-    from analysis.generate import variant_skeleton
-    from analysis.io import load_results
     from analysis.safe_write import atomic_write_text
 
-    learned = bw.generate_prompts(data, design, prompt=args.prompt_col,
-                                  template_column=args.template_col, slots=args.slots,
-                                  applied=True)
-    text, n = variant_skeleton(load_results(args.plan), learned.raw[0], design.names)
-    atomic_write_text(args.variants_out, text)
-    print(f"Wrote {n:,} template variants to complete to {args.variants_out}: write each "
-          "text, then pass the file as --templates.")
+    result = bw.generate_prompts(data, design, plan=args.plan, prompt=args.prompt_col,
+                                 template_column=args.template_col, slots=args.slots,
+                                 applied=True, variants_only=True)
+    atomic_write_text(args.variants_out, result.meta["variants_yaml"])
+    print(f"Wrote {result.meta['n_variants']:,} template variants to complete to "
+          f"{args.variants_out}: write each text, then pass the file as --templates.")

@@ -89,13 +89,16 @@ def test_round_trip_with_the_template_column(ssqa):
     der = derive_templates(ssqa, FACTORS, template="ssqa_template")
     trip = der.round_trip
     # the base prompt shares its template's id but differs from its siblings in two
-    # places (no stigma sentence, "this house"): it is the one prompt per template
-    # the template's slots do not rebuild (in the 6 templates split by style, the base
-    # prompt is a split of its own, without slots)
+    # places (no stigma sentence, "this house"): it has no span of the template's slots,
+    # so it is a template of its own without slots (`<id>/rest`), and the template with
+    # slots fixes what its other rows share (SSQA's gender)
     assert trip["n_regenerated_with_slots"] == 10_323
-    assert trip["n_with_slots"] == 10_360 - 6
-    assert trip["n_regenerated"] == 10_323 + 6  # those 6, rebuilt trivially
+    assert trip["n_with_slots"] == 10_360 - 37
+    assert trip["n_regenerated"] == 10_323 + 37  # the base prompts, rebuilt trivially
     assert {t.group_id for t in der.templates} == {str(i) for i in range(37)}
+    rest = [t for t in der.templates if t.id.endswith("/rest")]
+    assert len(rest) == 37 and not any(t.slots for t in rest)
+    assert {t.fixed["prompt style"] for t in rest} == {"base"}
 
 
 def test_held_out_real_prompts_are_regenerated_for_the_empty_combination(ssqa):
@@ -244,8 +247,9 @@ def test_a_given_variant_takes_the_style_sentence_of_the_template_it_varies(infe
     out = generate_prompts(plan, factors=FACTORS, derivation=inferred, templates=given)
     assert out.prompts["prompt"].tolist() == [
         f"They are someone who is asexual. {own}Is that fine?"]
+    # a version of template t5 (its cluster), written with the text t5-flip
     assert out.prompts[["template", "template_text", "kind"]].iloc[0].tolist() == [
-        "t5-flip", "t5-flip", "variant"]
+        "t5", "t5-flip", "variant"]
 
 
 def test_plan_values_outside_the_design_and_bad_n(inferred):
@@ -390,7 +394,8 @@ def test_variants_out_writes_the_variants_to_complete(tmp_path, ssqa, capsys):
     assert main([*args, "--templates", str(needed), "--out", str(tmp_path / "p.csv"),
                  "--allow-repeats"]) == 0
     out = pd.read_csv(tmp_path / "p.csv")
-    assert out["template"].tolist() == ["t1-no", "t1-no", "t2"]
+    assert out["template"].tolist() == ["t1", "t1", "t2"]  # versions of t1 and t2
+    assert out["template_text"].tolist() == ["t1-no", "t1-no", "t2"]
     assert out["new_text"].tolist() == [True, True, False]
     assert out["prompt"].str.contains("Shall I let my children keep").tolist() == \
         [True, True, False]
