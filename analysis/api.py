@@ -1480,10 +1480,13 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
         SE at the current cost), ``components`` (the G-study). ``settings``: the options,
         ``target`` resolved, and the G-study's. ``meta``: ``answer`` (one sentence: the
         change that lowers the target SE most per unit of cost), ``changes`` (one
-        sentence: the SE and extra cost of one more and ten more levels of each facet,
-        "one more judge or ten more templates?").
+        sentence: the SE and extra cost of one more and ten more levels of each facet),
+        ``one_or_ten`` (when the fit has a judge / sample / seed facet and a template
+        facet: "one more judge or ten more templates?" answered in one sentence,
+        :func:`analysis.d_study.one_or_ten`).
     """
     from analysis.d_study import d_study as project_designs
+    from analysis.d_study import one_or_ten
     from analysis.options.variance import DStudyOptions
 
     opts = _options(DStudyOptions, options, option_values)
@@ -1509,6 +1512,9 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
             f"{r['change']}: {r[key]:.4g} for {r['extra_cost']:+,.4g}"
             for _, r in singles.iterrows()) + ".")
         notes.append(meta["changes"])
+    if sentence := one_or_ten(ds, list(gs.facets)):
+        meta["one_or_ten"] = sentence
+        notes.append(sentence)
     if len(ds.cheapest):
         c = ds.cheapest.iloc[0]
         notes.append(f"Cheapest design reaching SE {opts.target_se:g}: {c['change']} "

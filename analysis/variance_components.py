@@ -660,7 +660,9 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     is real but not detected would shrink the interval to the sampling one. The floor:
     the largest cluster-robust (CR1) variance of the number over one facet's levels;
     when it exceeds the model's variance it is used, with that facet's ``G - 1`` df (the
-    classic interval over templates; exact for one balanced facet).
+    classic interval over templates; exact for one balanced facet). Only facets with
+    :data:`RELIABLE_LEVELS` or more levels give a floor: over 2 to 4 clusters the robust
+    variance has 1 to 3 df and would widen the interval by its noise alone.
 
     Returns
     -------
@@ -709,7 +711,7 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
             sums = np.bincount(g.codes, weights=a * resid, minlength=g.levels)
             used = int(np.count_nonzero(np.bincount(g.codes, weights=np.abs(a),
                                                     minlength=g.levels)))
-            if used < 2:
+            if used < RELIABLE_LEVELS:  # CR1 on 2-4 clusters: 1-3 df, too noisy a floor
                 continue
             v = used / (used - 1) * float(sums @ sums)
             if v > best[0]:

@@ -135,9 +135,14 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
                                   help=DStudyOptions.help("answer_cost"), key=f"{key}_answer")
     priced = _judge_call_price(key)
     if priced is None:
-        judge_cost = c3.number_input(DStudyOptions.label("judge_cost"), 0.0, 1e9, 0.0,
-                                     format="%.6f", help=DStudyOptions.help("judge_cost"),
-                                     key=f"{key}_judge")
+        from analysis.d_study import judge_side
+
+        # a judge column: a judge call priced as an answer (both one LLM call) until set
+        default = 1.0 if judge_side(facets) else 0.0
+        judge_cost = c3.number_input(DStudyOptions.label("judge_cost"), 0.0, 1e9, default,
+                                     format="%.6f", help=DStudyOptions.help("judge_cost")
+                                     + " (default on this page: 1, as an answer, when the "
+                                     "table has a judge column)", key=f"{key}_judge")
     else:  # the price table's, in dollars (the answer cost is then in dollars too)
         judge_cost = priced
         c3.metric(DStudyOptions.label("judge_cost"), f"${priced:.6f}")
@@ -150,6 +155,8 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
         st.error(md(str(exc)))
         return
     t = result.tables
+    if result.meta.get("one_or_ten"):
+        st.markdown(f"**{md(result.meta['one_or_ten'])}**")
     if result.meta.get("answer"):
         st.markdown(f"**{md(result.meta['answer'])}**")
         st.markdown(md(result.meta["changes"]))
