@@ -10,7 +10,7 @@ import pytest
 from analysis import api as bw
 from analysis.design import apply_design
 from judges.cost import PriceTable  # the package, before a page puts pages/ on sys.path
-from tests.app.apptools import page_test, sample_with_design
+from tests.app.apptools import page_test, sample_with_design, shown
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +77,25 @@ def test_the_expander_of_the_subgroups_and_compare_pages(page):
     errors = next(f.value for f in at.dataframe if "se_ratio" in f.value.columns)
     assert set(errors["quantity"]) == {"rate", "difference"}  # compact: the headlines
     assert errors["se_ratio"].iloc[0] == pytest.approx(0.995, abs=0.01)  # no template effect
+
+
+def test_planner_answers_one_more_judge_or_ten_more_templates_on_the_judged_sample():
+    """The SIMULATED judged sample: the page prices a judge call as an answer (1) by
+    default when the table has a judge column, and states the API's sentence."""
+    frame, design = sample_with_design("judged_simulated.csv.gz")
+    at = page_test("planner.py", frame=frame, design=design, timeout=300).run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="planner_dstudy_judge").value == 1.0
+    results = apply_design(frame, design)
+    expected = bw.d_study(results, design, applied=True, judge_cost=1.0)
+    sentence = expected.meta["one_or_ten"]
+    assert sentence.startswith("One more judge: SE of the difference 0.01929 -> 0.01808 "
+                               "for 640 more; ten more templates: 0.01929 -> 0.01725 for "
+                               "880 more.")
+    assert any(shown(m.value) == f"**{sentence}**" for m in at.markdown)
+    table = next(f.value for f in at.dataframe if "se_gain_per_cost" in f.value.columns)
+    assert table.set_index("change").loc["+1 judge", "se_difference"] == pytest.approx(
+        expected.table.set_index("change").loc["+1 judge", "se_difference"])
+    # the total-error section names the dominant facet of a model's rate: the judges
+    assert any("judge" in m.value and "adds the most variance" in m.value
+               for m in at.markdown)
