@@ -1430,27 +1430,30 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
         ``levels``, ``variance``, ``sd``, ``share``, ``ci_low``, ``ci_high``,
         ``share_ci_low``, ``share_ci_high``, ``boundary``, ``note``; the facets not
         estimated with their note and missing numbers). ``tables["total_error"]``: each
-        model's rate, the differences between models, each domain value's rate and log
-        disparity with the sampling and the total-error interval
+        model's rate, the differences between models, each model's deviation metric
+        over the subgroups of the domain factors jointly (a 0/1 outcome), each domain
+        value's rate and log disparity with the sampling and the total-error interval
         (:func:`analysis.variance_components.total_error`, its columns).
         ``settings``: the options, ``facets``, ``fixed``, ``model``, ``outcome_kind``,
         ``method``, ``n_rows``, ``n_cells``, ``converged``. ``meta``: ``dominant`` (the
         component adding most variance to the first model's rate), ``se_ratio`` (its
-        total / sampling SE).
+        total / sampling SE), ``headline`` (one sentence per rate and difference: both
+        intervals and the components' shares, :func:`analysis.variance_components.headline`).
     """
     from analysis.options.variance import VarianceOptions
-    from analysis.variance_components import total_error
+    from analysis.variance_components import headline, total_error
 
     opts = _options(VarianceOptions, options, option_values)
     notes: list[str] = []
     gs, the_design = _g_study(data, design, opts, factors, where, applied, notes)
     domain = [f for f in the_design.of_kind("domain") if f in gs.fixed]
-    errors = total_error(gs, subgroup_factors=domain)
+    errors = total_error(gs, subgroup_factors=domain, metric_factors=domain)
     notes += gs.notes
     first = errors.iloc[0] if len(errors) else None
     meta: dict[str, Any] = {}
     if first is not None:
-        meta = {"dominant": first["dominant"], "se_ratio": float(first["se_ratio"])}
+        meta = {"dominant": first["dominant"], "se_ratio": float(first["se_ratio"]),
+                "headline": headline(errors)}
         notes.append(f"{first['label']}: the total-error SE is {first['se_ratio']:.2g} times "
                      f"the sampling SE; {first['dominant']} adds the most variance.")
     return Result(gs.components, tuple(dict.fromkeys(notes)),

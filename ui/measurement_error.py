@@ -19,7 +19,8 @@ from ui.common import analysis_result
 from ui.reproduce import reproduce
 from ui.widgets import md
 
-__all__ = ["d_study_section", "total_error_expander", "total_error_section"]
+__all__ = ["d_study_section", "total_error_expander", "total_error_headline",
+           "total_error_section"]
 
 _ERROR_COLUMNS = ["quantity", "label", "estimate", "n", "ci_low_sampling", "ci_high_sampling",
                   "ci_low", "ci_high", "se_ratio", "dominant"]
@@ -89,6 +90,30 @@ def total_error_expander(results: pd.DataFrame, design: Design, *, key: str,
         # an expander's body runs even when closed: the fit waits for the analyst
         if st.toggle("Estimate the facets' variance (REML)", key=f"{key}_on"):
             total_error_section(results, design, key=key, where=where, compact=True)
+
+
+def total_error_headline(results: pd.DataFrame, design: Design, *, key: str,
+                         where: dict | None = None) -> None:
+    """The headline rates and differences with their total-error intervals and the
+    facets' shares, one line each, beside the page's answer (the Subgroups and Compare
+    pages): the default facets, no bootstrap (quick); a toggle turns it off, the
+    expander at the page's foot has the tables."""
+    if not st.toggle("Intervals over templates, seeds and judges", value=True,
+                     key=f"{key}_headline",
+                     help="REML variance components of the design's random facets "
+                          "(docs/measurement_error.md); details at the foot of the page"):
+        return
+    try:
+        result = analysis_result("variance_components", results, design,
+                                 VarianceOptions.coerce(None, n_resamples=0),
+                                 **({"where": where} if where else {}))
+    except AnalysisError as exc:  # no facet, constant outcome ...: say so, quietly
+        st.caption(md(f"No interval over the facets: {exc}"))
+        return
+    lines = result.meta.get("headline", [])
+    if lines:
+        st.info("**Over the facets** (" + md(", ".join(result.settings["facets"])) + "):  \n"
+                + "  \n".join(md(line) for line in lines))
 
 
 def _judge_call_price(key: str) -> float | None:

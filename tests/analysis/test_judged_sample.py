@@ -106,3 +106,43 @@ def test_plan_d_study_json_states_the_answer(capsys):
     assert out["one_or_ten"].startswith("One more judge: SE of the difference 0.01929")
     assert out["cheapest"][0]["se_difference"] <= 0.015
     assert out["settings"]["facets"] == ["template", "judge", "sample"]
+
+
+def test_the_report_section_leads_with_the_headline_sentences():
+    """The report's variance section opens with each rate's and the difference's two
+    intervals and the facets' shares ("judge dominates" for a model's rate)."""
+    import pandas as pd
+
+    from analysis.design import Design, apply_design
+    from analysis.report import build_section
+
+    design = Design.load(FILES[1])
+    results = apply_design(pd.read_csv(FILES[0]), design)
+    sec = build_section("variance", results, design, {"n_resamples": 0})
+    api = bw.variance_components(results, design, applied=True, n_resamples=0)
+    assert sec.notes[:3] == api.meta["headline"]
+    assert "judge dominates" in sec.notes[0]
+    assert "over the facets [" in sec.notes[2] and "template x model" in sec.notes[2]
+
+
+def test_deviation_metric_row_is_the_ecdf_metric_of_the_subgroups():
+    """The total-error table's deviation metric of each model equals analysis.ecdf's
+    deviation_metric (ideal 0) of the rates of the subgroups of the domain factors
+    jointly (SSQA: 374 unbalanced subgroups per model)."""
+    import pandas as pd
+
+    from analysis.design import Design, apply_design
+    from analysis.ecdf import deviation_metric
+
+    design = Design.load(SAMPLES / "ssqa_simulated.design.yaml")
+    results = apply_design(pd.read_csv(SAMPLES / "ssqa_simulated.csv.gz"), design)
+    r = bw.variance_components(results, design, applied=True, n_resamples=0)
+    dm = r.tables["total_error"].query("quantity == 'deviation metric'")
+    domain = [f for f in design.of_kind("domain") if f in r.settings["fixed"]]
+    assert len(dm) == 2
+    for row, (model, part) in zip(dm.itertuples(), results.groupby("model", sort=False),
+                                  strict=True):
+        rates = part.groupby(domain, observed=True)["deviation"].mean()
+        assert row.label.startswith(f"model = {model}: {len(rates)} subgroups of ")
+        assert row.estimate == pytest.approx(deviation_metric(rates.to_numpy()), rel=1e-12)
+        assert row.ci_low < row.estimate < row.ci_high

@@ -99,3 +99,20 @@ def test_planner_answers_one_more_judge_or_ten_more_templates_on_the_judged_samp
     # the total-error section names the dominant facet of a model's rate: the judges
     assert any("judge" in m.value and "adds the most variance" in m.value
                for m in at.markdown)
+
+
+@pytest.mark.parametrize("page", ["subgroups", "compare"])
+def test_the_headline_total_error_beside_the_answer(page):
+    """On by default, outside the expander: each model's rate and the difference with
+    both intervals and the facets' shares (the API's sentences), naming the dominant
+    facet; off with its toggle."""
+    frame, design = sample_with_design("judged_simulated.csv.gz")
+    at = page_test(f"{page}.py", frame=frame, design=design, timeout=300).run()
+    assert not at.exception, at.exception
+    expected = bw.variance_components(apply_design(frame, design), design, applied=True,
+                                      n_resamples=0).meta["headline"]
+    assert len(expected) == 3 and "judge dominates" in expected[0]
+    box = next(i.value for i in at.info if "Over the facets" in i.value)
+    assert shown(box).splitlines()[1:] == expected
+    at.toggle(key=f"{page}_measurement_headline").set_value(False).run()
+    assert not any("Over the facets" in i.value for i in at.info)
