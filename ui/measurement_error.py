@@ -16,6 +16,7 @@ from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.options.variance import DStudyOptions, VarianceOptions
 from ui.common import analysis_result
+from ui.options import other_options
 from ui.reproduce import reproduce
 from ui.widgets import md
 
@@ -55,8 +56,10 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
     boot = st.number_input(VarianceOptions.label("n_resamples") + " (intervals of the "
                            "components; 0: none)", 0, 1000, 0,
                            help=VarianceOptions.help("n_resamples"), key=f"{key}_boot")
+    with st.expander("Other options"):
+        more = other_options(VarianceOptions, ("facets", "n_resamples"), key=f"{key}_option")
     try:
-        opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot))
+        opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot), **more)
         result = analysis_result("variance_components", results, design, opts,
                                  **({"where": where} if where else {}))
     except AnalysisError as exc:
@@ -171,9 +174,12 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
     else:  # the price table's, in dollars (the answer cost is then in dollars too)
         judge_cost = priced
         c3.metric(DStudyOptions.label("judge_cost"), f"${priced:.6f}")
+    with st.expander("Other options"):
+        more = other_options(DStudyOptions, ("facets", "target_se", "answer_cost",
+                                             "judge_cost"), key=f"{key}_option")
     try:
         opts = DStudyOptions.coerce(None, facets=facets, target_se=target_se or None,
-                                    answer_cost=answer_cost, judge_cost=judge_cost)
+                                    answer_cost=answer_cost, judge_cost=judge_cost, **more)
         result = analysis_result("d_study", results, design, opts,
                                  **({"where": where} if where else {}))
     except AnalysisError as exc:
