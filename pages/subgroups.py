@@ -126,7 +126,7 @@ with answer:
                          ci_prefix="subgroups", noise_prefix="subgroups")
     answer_notes(result, results, where)
     pooled_notes(result, "Sunburst and top findings")
-    total_error_headline(results, design, key="subgroups_measurement", where=where)
+total_error_headline(results, design, key="subgroups_measurement", where=where)  # facets
 
 table_caption(table, full, opts.adjust)
 shown = value_filter(table, factors, key="subgroups_show")
