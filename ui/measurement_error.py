@@ -56,8 +56,11 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
     boot = st.number_input(VarianceOptions.label("n_resamples") + " (intervals of the "
                            "components; 0: none)", 0, 1000, 0,
                            help=VarianceOptions.help("n_resamples"), key=f"{key}_boot")
-    with st.expander("Other options"):
-        more = other_options(VarianceOptions, ("facets", "n_resamples"), key=f"{key}_option")
+    more: dict = {}
+    if not compact:  # compact: inside the pages' expander, which cannot hold another
+        with st.expander("Other options"):
+            more = other_options(VarianceOptions, ("facets", "n_resamples"),
+                                 key=f"{key}_option")
     try:
         opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot), **more)
         result = analysis_result("variance_components", results, design, opts,
