@@ -1414,6 +1414,7 @@ def _g_settings(opts: Any, gs: Any, the_design: Design, where: Where | None) -> 
 def variance_components(data: Any, design: Any = None, *, options: Any = None,
                         factors: str | Sequence[str] | None = None,
                         where: Where | None = None, applied: bool = False,
+                        metric_factors: Sequence[str] | None = None,
                         **option_values: Any) -> Result:
     """Variance components of the random facets (a G-study) and the total-error
     intervals of the headline numbers (docs/measurement_error.md).
@@ -1421,7 +1422,9 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
     Options: :class:`analysis.options.variance.VarianceOptions` (``facets``,
     ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The
     fixed part: the design's factors that are not facets (main effects); the model
-    factor's interaction with each facet is a component.
+    factor's interaction with each facet is a component. ``metric_factors``: the
+    factors whose joint subgroups the deviation metric is taken over (default: the
+    domain factors; the eCDF page passes its own).
 
     Returns
     -------
@@ -1447,7 +1450,12 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
     notes: list[str] = []
     gs, the_design = _g_study(data, design, opts, factors, where, applied, notes)
     domain = [f for f in the_design.of_kind("domain") if f in gs.fixed]
-    errors = total_error(gs, subgroup_factors=domain, metric_factors=domain)
+    metric = domain if metric_factors is None else list(metric_factors)
+    unknown = [f for f in metric if f not in gs.cells.columns]
+    if unknown:
+        raise AnalysisError(f"metric_factors: {unknown[0]!r} is not a factor of the fit "
+                            f"(fixed: {', '.join(gs.fixed)}; facets: {', '.join(gs.facets)}).")
+    errors = total_error(gs, subgroup_factors=domain, metric_factors=metric)
     notes += gs.notes
     first = errors.iloc[0] if len(errors) else None
     meta: dict[str, Any] = {}
@@ -1456,8 +1464,9 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
                 "headline": headline(errors)}
         notes.append(f"{first['label']}: the total-error SE is {first['se_ratio']:.2g} times "
                      f"the sampling SE; {first['dominant']} adds the most variance.")
-    return Result(gs.components, tuple(dict.fromkeys(notes)),
-                  _g_settings(opts, gs, the_design, where), {"total_error": errors}, gs, meta)
+    settings = {**_g_settings(opts, gs, the_design, where), "metric_factors": metric}
+    return Result(gs.components, tuple(dict.fromkeys(notes)), settings,
+                  {"total_error": errors}, gs, meta)
 
 
 def d_study(data: Any, design: Any = None, *, options: Any = None,

@@ -20,8 +20,8 @@ from ui.options import other_options
 from ui.reproduce import reproduce
 from ui.widgets import md
 
-__all__ = ["d_study_section", "total_error_expander", "total_error_headline",
-           "total_error_section"]
+__all__ = ["d_study_section", "deviation_metric_headline", "total_error_expander",
+           "total_error_headline", "total_error_section"]
 
 _ERROR_COLUMNS = ["quantity", "label", "estimate", "n", "ci_low_sampling", "ci_high_sampling",
                   "ci_low", "ci_high", "se_ratio", "dominant"]
@@ -119,6 +119,40 @@ def total_error_headline(results: pd.DataFrame, design: Design, *, key: str,
     lines = result.meta.get("headline", [])
     if lines:
         st.info("**Over the facets** (" + md(", ".join(result.settings["facets"])) + "):  \n"
+                + "  \n".join(md(line) for line in lines))
+
+
+def deviation_metric_headline(results: pd.DataFrame, design: Design, *, by: str,
+                              factors: list[str], joint: bool, ideal: float,
+                              where: dict | None = None) -> None:
+    """The eCDF page: each model's deviation metric with its total-error interval over
+    the facets and their shares, when the curves are the models, the ideal value is 0
+    and the subgroups are the factors' joint combinations (then the metric is the mean
+    of the subgroups' rates, linear in the cells: docs/measurement_error.md)."""
+    if not st.toggle("Deviation metric over templates, seeds and judges", value=True,
+                     key="ecdf_measurement_headline",
+                     help="REML variance components of the design's random facets "
+                          "(docs/measurement_error.md)"):
+        return
+    if by not in design.of_kind("model") or ideal != 0 or not joint:
+        st.caption("No interval over the facets for this choice: it needs the curves by "
+                   "the model factor, the ideal value 0 and the level that combines every "
+                   "chosen factor (docs/measurement_error.md).")
+        return
+    try:
+        result = analysis_result("variance_components", results, design,
+                                 VarianceOptions.coerce(None, n_resamples=0),
+                                 metric_factors=tuple(factors),
+                                 **({"where": where} if where else {}))
+    except AnalysisError as exc:
+        st.caption(md(f"No interval over the facets: {exc}"))
+        return
+    from analysis.variance_components import headline
+
+    lines = headline(result.tables["total_error"], quantities=("deviation metric",))
+    if lines:
+        st.info("**Deviation metric over the facets** ("
+                + md(", ".join(result.settings["facets"])) + "):  \n"
                 + "  \n".join(md(line) for line in lines))
 
 

@@ -116,3 +116,23 @@ def test_the_headline_total_error_beside_the_answer(page):
     assert shown(box).splitlines()[1:] == expected
     at.toggle(key=f"{page}_measurement_headline").set_value(False).run()
     assert not any("Over the facets" in i.value for i in at.info)
+
+
+def test_the_ecdf_page_deviation_metric_over_the_facets():
+    """Curves by model, ideal 0, all chosen factors: each model's deviation metric with
+    its total-error interval; the estimate is the page's own (raw) deviation metric."""
+    frame, design = sample_with_design("ssqa_simulated.csv.gz")
+    at = page_test("ecdf.py", frame=frame, design=design, timeout=300).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="ecdf_by").value == "model"
+    factors = at.multiselect(key="ecdf_factors").value
+    box = shown(next(i.value for i in at.info if "Deviation metric over the facets" in i.value))
+    lines = box.splitlines()[1:]
+    summary = next(f.value for f in at.dataframe if "deviation_metric" in f.value.columns)
+    assert len(lines) == len(summary) == 2
+    for line, dm in zip(lines, summary["deviation_metric"], strict=True):
+        assert f"subgroups of {' x '.join(factors)}: {dm:.4g}, sampling interval" in line
+        assert "over the facets [" in line
+    at.number_input(key="ecdf_ideal").set_value(0.1).run()
+    assert not any("Deviation metric over the facets" in i.value for i in at.info)
+    assert any("No interval over the facets for this choice" in c.value for c in at.caption)
