@@ -146,3 +146,14 @@ def test_deviation_metric_row_is_the_ecdf_metric_of_the_subgroups():
         assert row.label.startswith(f"model = {model}: {len(rates)} subgroups of ")
         assert row.estimate == pytest.approx(deviation_metric(rates.to_numpy()), rel=1e-12)
         assert row.ci_low < row.estimate < row.ci_high
+
+
+def test_metric_factors_unknown_is_a_clear_error():
+    from analysis.errors import AnalysisError
+
+    with pytest.raises(AnalysisError, match="'atribute' is not a factor of the fit"):
+        bw.variance_components(*FILES, n_resamples=0, metric_factors=["atribute"])
+    r = bw.variance_components(*FILES, n_resamples=0, metric_factors=["attribute", "template"])
+    dm = r.tables["total_error"].query("quantity == 'deviation metric'")
+    assert dm["label"].str.endswith("160 subgroups of attribute x template").all()
+    assert r.settings["metric_factors"] == ["attribute", "template"]
