@@ -1486,6 +1486,7 @@ def _g_settings(opts: Any, gs: Any, the_design: Design, where: Where | None) -> 
 def variance_components(data: Any, design: Any = None, *, options: Any = None,
                         factors: str | Sequence[str] | None = None,
                         where: Where | None = None, applied: bool = False,
+                        metric_factors: Sequence[str] | None = None,
                         **option_values: Any) -> Result:
     """Variance components of the random facets (a G-study) and the total-error
     intervals of the headline numbers (docs/measurement_error.md).
@@ -1493,7 +1494,9 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
     Options: :class:`analysis.options.variance.VarianceOptions` (``facets``,
     ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The
     fixed part: the design's factors that are not facets (main effects); the model
-    factor's interaction with each facet is a component.
+    factor's interaction with each facet is a component. ``metric_factors``: the
+    factors whose joint subgroups the deviation metric is taken over (default: the
+    domain factors; the eCDF page passes its own).
 
     Returns
     -------
@@ -1502,31 +1505,40 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
         ``levels``, ``variance``, ``sd``, ``share``, ``ci_low``, ``ci_high``,
         ``share_ci_low``, ``share_ci_high``, ``boundary``, ``note``; the facets not
         estimated with their note and missing numbers). ``tables["total_error"]``: each
-        model's rate, the differences between models, each domain value's rate and log
-        disparity with the sampling and the total-error interval
+        model's rate, the differences between models, each model's deviation metric
+        over the subgroups of the domain factors jointly (a 0/1 outcome), each domain
+        value's rate and log disparity with the sampling and the total-error interval
         (:func:`analysis.variance_components.total_error`, its columns).
         ``settings``: the options, ``facets``, ``fixed``, ``model``, ``outcome_kind``,
         ``method``, ``n_rows``, ``n_cells``, ``converged``. ``meta``: ``dominant`` (the
         component adding most variance to the first model's rate), ``se_ratio`` (its
-        total / sampling SE).
+        total / sampling SE), ``headline`` (one sentence per rate and difference: both
+        intervals and the components' shares, :func:`analysis.variance_components.headline`).
     """
     from analysis.options.variance import VarianceOptions
-    from analysis.variance_components import total_error
+    from analysis.variance_components import headline, total_error
 
     opts = _options(VarianceOptions, options, option_values)
     notes: list[str] = []
     gs, the_design = _g_study(data, design, opts, factors, where, applied, notes)
     domain = [f for f in the_design.of_kind("domain") if f in gs.fixed]
-    errors = total_error(gs, subgroup_factors=domain)
+    metric = domain if metric_factors is None else list(metric_factors)
+    unknown = [f for f in metric if f not in gs.cells.columns]
+    if unknown:
+        raise AnalysisError(f"metric_factors: {unknown[0]!r} is not a factor of the fit "
+                            f"(fixed: {', '.join(gs.fixed)}; facets: {', '.join(gs.facets)}).")
+    errors = total_error(gs, subgroup_factors=domain, metric_factors=metric)
     notes += gs.notes
     first = errors.iloc[0] if len(errors) else None
     meta: dict[str, Any] = {}
     if first is not None:
-        meta = {"dominant": first["dominant"], "se_ratio": float(first["se_ratio"])}
+        meta = {"dominant": first["dominant"], "se_ratio": float(first["se_ratio"]),
+                "headline": headline(errors)}
         notes.append(f"{first['label']}: the total-error SE is {first['se_ratio']:.2g} times "
                      f"the sampling SE; {first['dominant']} adds the most variance.")
-    return Result(gs.components, tuple(dict.fromkeys(notes)),
-                  _g_settings(opts, gs, the_design, where), {"total_error": errors}, gs, meta)
+    settings = {**_g_settings(opts, gs, the_design, where), "metric_factors": metric}
+    return Result(gs.components, tuple(dict.fromkeys(notes)), settings,
+                  {"total_error": errors}, gs, meta)
 
 
 def d_study(data: Any, design: Any = None, *, options: Any = None,
@@ -1552,10 +1564,13 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
         SE at the current cost), ``components`` (the G-study). ``settings``: the options,
         ``target`` resolved, and the G-study's. ``meta``: ``answer`` (one sentence: the
         change that lowers the target SE most per unit of cost), ``changes`` (one
-        sentence: the SE and extra cost of one more and ten more levels of each facet,
-        "one more judge or ten more templates?").
+        sentence: the SE and extra cost of one more and ten more levels of each facet),
+        ``one_or_ten`` (when the fit has a judge / sample / seed facet and a template
+        facet: "one more judge or ten more templates?" answered in one sentence,
+        :func:`analysis.d_study.one_or_ten`).
     """
     from analysis.d_study import d_study as project_designs
+    from analysis.d_study import one_or_ten
     from analysis.options.variance import DStudyOptions
 
     opts = _options(DStudyOptions, options, option_values)
@@ -1581,6 +1596,9 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
             f"{r['change']}: {r[key]:.4g} for {r['extra_cost']:+,.4g}"
             for _, r in singles.iterrows()) + ".")
         notes.append(meta["changes"])
+    if sentence := one_or_ten(ds, list(gs.facets)):
+        meta["one_or_ten"] = sentence
+        notes.append(sentence)
     if len(ds.cheapest):
         c = ds.cheapest.iloc[0]
         notes.append(f"Cheapest design reaching SE {opts.target_se:g}: {c['change']} "

@@ -32,7 +32,7 @@ import pandas as pd
 from analysis.errors import AnalysisError
 from analysis.variance_components import JUDGE_WORDS, RESIDUAL, GStudy, contribution
 
-__all__ = ["DStudy", "MULTIPLIERS", "d_study", "judge_side", "project"]
+__all__ = ["DStudy", "MULTIPLIERS", "d_study", "judge_side", "one_or_ten", "project"]
 
 #: Multipliers of each facet's levels tried by the search for the cheapest design.
 MULTIPLIERS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)
@@ -82,6 +82,57 @@ def judge_side(facets: Sequence[str]) -> list[str]:
     judges = [f for f in facets if words(f) & set(JUDGE_WORDS)]
     samples = [f for f in facets if judges and f not in judges and words(f) & set(_SAMPLE_WORDS)]
     return [*judges, *samples]
+
+
+def one_or_ten(ds: DStudy, facets: Sequence[str]) -> str | None:
+    """The answer to "one more judge or ten more templates?" as one sentence with the
+    numbers of ``ds.changes``: the target's SE now, after one more level of the judging
+    facet (a judge column, else samples per judgment or a seed / replicate column) and
+    after ten more levels of the first other facet (the template), each with its extra
+    cost, and which gains more SE per unit of cost. None when the fit has no such pair.
+    """
+    from analysis.values import REPLICATE_WORDS
+
+    judging = judge_side(facets)
+    replicate = [f for f in facets if set(_words(f)) & set(REPLICATE_WORDS)]
+    one = next(iter([*judging, *replicate]), None)
+    ten = next((f for f in facets if f != one and f not in judging and f not in replicate),
+               None)
+    if one is None or ten is None:
+        return None
+    key = "se_difference" if ds.target == "difference" else "se_rate"
+    changes = ds.changes.set_index("change")
+    if f"+1 {one}" not in changes.index or f"+10 {ten}" not in changes.index:
+        return None
+    a, b = changes.loc[f"+1 {one}"], changes.loc[f"+10 {ten}"]
+    now = float(ds.current[key].iloc[0])
+    plural = ten if ten.endswith("s") else f"{ten}s"
+    text = (f"One more {one}: SE of the {ds.target} {now:.4g} -> {a[key]:.4g} for "
+            f"{a['extra_cost']:,.4g} more; ten more {plural}: {now:.4g} -> {b[key]:.4g} for "
+            f"{b['extra_cost']:,.4g} more.")
+    gain_a, gain_b = now - float(a[key]), now - float(b[key])
+    if a["extra_cost"] <= 0 or b["extra_cost"] <= 0:
+        free = one if a["extra_cost"] <= 0 else plural
+        return text + (f" The {free} cost nothing at these prices (set the cost per judge "
+                       f"call / per answer); in SE alone, "
+                       + (f"ten more {plural}" if gain_b > gain_a else f"one more {one}")
+                       + " gains more.")
+    per_a, per_b = gain_a / a["extra_cost"], gain_b / b["extra_cost"]
+    if per_a >= per_b:
+        verdict = (f"Per unit of cost one more {one} is the better buy "
+                   f"({per_a / per_b:.2g} x the SE gain of ten more {plural})."
+                   if per_b > 0 else f"Only one more {one} lowers the SE.")
+    else:
+        verdict = (f"Per unit of cost ten more {plural} are the better buy "
+                   f"({per_b / per_a:.2g} x the SE gain of one more {one})."
+                   if per_a > 0 else f"Only ten more {plural} lower the SE.")
+    return f"{text} {verdict}"
+
+
+def _words(name: str) -> list[str]:
+    import re
+
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
 
 def _headline_weights(gs: GStudy) -> tuple[list[np.ndarray], list[np.ndarray]]:

@@ -898,7 +898,8 @@ def _variance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
     result = bw.variance_components(results, design, options=VarianceOptions.from_settings(s),
                                     where=_where(s), applied=True)
-    sec.notes += [f"Method: {result.settings['method']}. Total-error intervals: the facets' "
+    sec.notes += [*result.meta.get("headline", []),
+                  f"Method: {result.settings['method']}. Total-error intervals: the facets' "
                   f"variance added to the sampling variance (docs/measurement_error.md).",
                   *result.notes]
     sec.tables += [("variance_components", result.table),

@@ -38,7 +38,8 @@ from analysis.errors import FitError
 __all__ = [
     "GStudy", "JUDGE_WORDS", "MAX_FACET_LEVELS", "MAX_RANDOM_LEVELS", "MIN_LEVELS",
     "RELIABLE_LEVELS", "RESIDUAL",
-    "contribution", "default_facets", "fit_components", "one_thread", "total_error",
+    "contribution", "default_facets", "fit_components", "headline", "one_thread",
+    "total_error",
 ]
 
 #: The residual's name in the components table.
@@ -637,18 +638,25 @@ def _df(gs: GStudy, parts: Mapping[str, tuple[float, float]]) -> float:
 
 
 def total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
-                confidence: float | None = None) -> pd.DataFrame:
+                confidence: float | None = None,
+                metric_factors: Sequence[str] = ()) -> pd.DataFrame:
     """Sampling and total-error intervals of the headline numbers (see
     :func:`_total_error`, whose docstring lists the columns)."""
     with one_thread():  # many small dot products: BLAS threads only contend
-        return _total_error(gs, subgroup_factors=subgroup_factors, confidence=confidence)
+        return _total_error(gs, subgroup_factors=subgroup_factors, confidence=confidence,
+                            metric_factors=metric_factors)
 
 
 def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
-                 confidence: float | None = None) -> pd.DataFrame:
+                 confidence: float | None = None,
+                 metric_factors: Sequence[str] = ()) -> pd.DataFrame:
     """Sampling and total-error intervals of the headline numbers: each model's rate,
     the difference between each model and the first, and each value's rate and log
     disparity (LD, value vs the other rows) of ``subgroup_factors`` (fixed factors).
+    With ``metric_factors`` (fixed factors) and a 0/1 outcome, also each model's
+    deviation metric over the subgroups of those factors jointly (``methods.md`` s. 3:
+    with the ideal value 0 it is the unweighted mean of the subgroups' rates, a linear
+    function of the cells, so its total-error interval is exact in the same way).
 
     The sampling interval treats the rows as independent (binomial for a 0/1 outcome,
     ``s / sqrt(n)`` otherwise): the usual interval. The total-error variance is the
@@ -662,13 +670,16 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
     is real but not detected would shrink the interval to the sampling one. The floor:
     the largest cluster-robust (CR1) variance of the number over one facet's levels;
     when it exceeds the model's variance it is used, with that facet's ``G - 1`` df (the
-    classic interval over templates; exact for one balanced facet).
+    classic interval over templates; exact for one balanced facet). Only facets with
+    :data:`RELIABLE_LEVELS` or more levels give a floor: over 2 to 4 clusters the robust
+    variance has 1 to 3 df and would widen the interval by its noise alone.
 
     Returns
     -------
     pandas.DataFrame
-        One row per number: ``quantity`` (``rate``, ``difference``, ``subgroup rate``,
-        ``log disparity``), ``label``, ``estimate``, ``n``, ``se_sampling``,
+        One row per number: ``quantity`` (``rate``, ``difference``, ``deviation
+        metric``, ``subgroup rate``, ``log disparity``), ``label``, ``estimate``, ``n``,
+        ``se_sampling``,
         ``ci_low_sampling``, ``ci_high_sampling``, ``se_total``, ``df_total``, ``ci_low``,
         ``ci_high``, ``se_ratio`` (total / sampling), ``dominant`` (the component adding
         the most variance), ``cluster_floor`` (the facet whose cluster-robust variance
@@ -711,7 +722,7 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
             sums = np.bincount(g.codes, weights=a * resid, minlength=g.levels)
             used = int(np.count_nonzero(np.bincount(g.codes, weights=np.abs(a),
                                                     minlength=g.levels)))
-            if used < 2:
+            if used < RELIABLE_LEVELS:  # CR1 on 2-4 clusters: 1-3 df, too noisy a floor
                 continue
             v = used / (used - 1) * float(sums @ sums)
             if v > best[0]:
@@ -759,6 +770,21 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
         a1, m1, n1 = stats_of[m]
         var_s = within_var(masks[m], m1, n1) + within_var(masks[models[0]], m0, n0)
         add("difference", f"{m} - {models[0]}", m1 - m0, n0 + n1, var_s, a1 - a0)
+    metric = [f for f in metric_factors if f in cells.columns and f != gs.model]
+    for m in models if metric and binary else []:
+        groups, _ = pd.factorize(pd.MultiIndex.from_frame(cells[metric].astype(str)))
+        inside = masks[m]
+        present = np.unique(groups[inside])
+        a = np.zeros(len(cells))
+        var_s = 0.0
+        for g in present:
+            sub = inside & (groups == g)
+            a_g, r_g, n_g = weights(sub)
+            a += a_g / len(present)
+            var_s += within_var(sub, r_g, n_g) / len(present) ** 2
+        label = (f"{gs.model} = {m}: " if m is not None else "") + (
+            f"{len(present)} subgroups of {' x '.join(metric)}")
+        add("deviation metric", label, float(a @ ybar), float(w[inside].sum()), var_s, a)
     for factor in subgroup_factors:
         if factor not in cells.columns or factor == gs.model:
             continue
@@ -777,3 +803,24 @@ def _total_error(gs: GStudy, *, subgroup_factors: Sequence[str] = (),
                 add("log disparity", label, float(np.log(r_in / r_out)), n_in, var_s,
                     a_in / r_in - a_out / r_out)
     return pd.DataFrame(rows)
+
+
+def headline(errors: pd.DataFrame, quantities: Sequence[str] = ("rate", "difference"),
+             top: int = 3) -> list[str]:
+    """One sentence per headline number of a :func:`total_error` table (the rows whose
+    ``quantity`` is in ``quantities``): the estimate, its sampling and total-error
+    intervals, how much wider, and the components' shares of its variance, largest
+    first, naming the facet that dominates (``top`` shares at most)."""
+    out = []
+    for r in errors[errors["quantity"].isin(quantities)].to_dict("records"):
+        shares = sorted(((k.removeprefix("share_"), v) for k, v in r.items()
+                         if k.startswith("share_") and v == v and v >= 0.005),
+                        key=lambda kv: -kv[1])
+        parts = ", ".join(f"{k} {100 * v:.0f} %" for k, v in shares[:top])
+        out.append(f"{r['label']}: {r['estimate']:.4g}, sampling interval "
+                   f"[{r['ci_low_sampling']:.4g}, {r['ci_high_sampling']:.4g}], over the "
+                   f"facets [{r['ci_low']:.4g}, {r['ci_high']:.4g}] (SE x{r['se_ratio']:.2g}); "
+                   f"shares of its variance: {parts or 'none'}; "
+                   + (f"{r['dominant']} dominates." if r["dominant"] != RESIDUAL else
+                      "no facet dominates (the residual is the largest part)."))
+    return out

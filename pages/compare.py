@@ -21,7 +21,7 @@ from ui.compare import (
     pairing_failed,
     readings,
 )
-from ui.measurement_error import total_error_expander
+from ui.measurement_error import total_error_expander, total_error_headline
 from ui.native import native_deltas_view
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
@@ -52,6 +52,7 @@ except AnalysisError as exc:
 
 add_to_report_button("compare", {**settings, "where": where})
 readings(c)
+total_error_headline(results, design, key="compare_measurement", where=where)
 
 st.subheader("Overall, per pair")
 st.dataframe(c.overall, hide_index=True, column_config=COLUMN_CONFIG,

@@ -17,6 +17,7 @@ from ui.common import (
 )
 from ui.ecdf import ks_section
 from ui.importance_linear import deviation_view_note
+from ui.measurement_error import deviation_metric_headline
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.pooling import ecdf_title, pooled_notes, pooled_toggle, shown
@@ -107,6 +108,8 @@ if boot:
             st.warning(md(note))
         show_intervals(result.tables["bootstrap"], "ecdf_bootstrap", key="ecdf_boot",
                        confidence=opts.confidence)
+deviation_metric_headline(results, design, by=by, factors=list(factors),
+                          joint=level == len(factors), ideal=ideal, where=where)
 reproduce_ecdf(design, opts, factors, by, where)
 
 ks_section(ks, by, opts.adjust)

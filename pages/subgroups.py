@@ -27,7 +27,7 @@ from ui.findings import (
 from ui.importance_linear import deviation_view_note, group_means_section
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
 from ui.judge_noise import noise_options
-from ui.measurement_error import total_error_expander
+from ui.measurement_error import total_error_expander, total_error_headline
 from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.options import other_options
@@ -132,6 +132,7 @@ with answer:
                          ci_prefix="subgroups", noise_prefix="subgroups")
     answer_notes(result, results, where)
     pooled_notes(result, "Sunburst and top findings")
+total_error_headline(results, design, key="subgroups_measurement", where=where)  # facets
 
 table_caption(table, full, opts.adjust)
 shown = value_filter(table, factors, key="subgroups_show")

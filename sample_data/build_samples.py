@@ -20,6 +20,9 @@ Outputs (in ``--out``, default ``<repo>/sample_data``):
 - ``ssqa_design.csv.gz``: the SocialStigmaQA factor table, unchanged.
 - ``ssqa_simulated.csv.gz``: SIMULATED answers of two fictional models on that design.
 - ``ssqa_simulated_effects.yaml``: the stated effects the simulation draws from.
+- ``judged_simulated.csv.gz``: a SIMULATED judged benchmark (templates x judges x samples
+  per judgment) with known facet variances, for the design study ("one more judge or ten
+  more templates?"); ``judged_simulated_effects.yaml``: its stated model.
 - ``LICENSE-BBQ``: a copy of BBQ's licence (CC-BY-4.0).
 """
 
@@ -218,6 +221,105 @@ def build_ssqa_simulated(design: pd.DataFrame) -> pd.DataFrame:
     return frame[[*design.columns, *SSQA_SIM_COLUMNS_EXTRA]]
 
 
+# ------------------------------------------------------------------ judged (SIMULATED)
+
+JUDGED_SEED = 20260401
+JUDGED_TEMPLATES = 40
+JUDGED_JUDGES = 5
+JUDGED_SAMPLES = 2
+JUDGED_ATTRIBUTES: tuple[str, ...] = ("man", "non-binary person", "person", "woman")
+
+#: The stated model of the judged simulation, written to judged_simulated_effects.yaml
+#: (with the drawn effects' realised variances added by :func:`build_judged_simulated`).
+JUDGED_EFFECTS: dict[str, Any] = {
+    "data_origin": "simulated",
+    "description": (
+        "SIMULATED judged benchmark: two fictional models (sim-model-A, sim-model-B) answer "
+        f"{JUDGED_TEMPLATES} fictional templates x {len(JUDGED_ATTRIBUTES)} attribute "
+        f"values; {JUDGED_JUDGES} fictional judges score each answer {JUDGED_SAMPLES} times "
+        "(samples per judgment). Not real model or judge output. Built by "
+        f"sample_data/build_samples.py with numpy.random.default_rng({JUDGED_SEED})."),
+    "seed": JUDGED_SEED,
+    "models": list(MODELS),
+    "design": {"template": JUDGED_TEMPLATES, "attribute": list(JUDGED_ATTRIBUTES),
+               "judge": JUDGED_JUDGES, "sample": JUDGED_SAMPLES,
+               "rows": 2 * JUDGED_TEMPLATES * len(JUDGED_ATTRIBUTES) * JUDGED_JUDGES
+               * JUDGED_SAMPLES},
+    "biased": {
+        "link": "identity (a linear probability model: the scale of the deviation rate)",
+        "formula": ("P(biased = 1) = intercept + model[m] + attribute[a] + u_template[t] + "
+                    "v_template_x_model[t, m] + judge[j], clipped to [0.02, 0.98]; every "
+                    "judgment (row) an independent Bernoulli draw given these"),
+        "intercept": 0.30,
+        "effects": {
+            "model": {"reference": "sim-model-A", "effects": {"sim-model-B": 0.08}},
+            "attribute": {"reference": "person",
+                          "effects": {"man": 0.0, "woman": 0.05, "non-binary person": 0.10}},
+            # the five judges' leniencies, stated (not drawn): their variance (ddof 1) is
+            # the judge variance under random
+            "judge": {"reference": "judge-3",
+                      "effects": {"judge-1": -0.08, "judge-2": -0.03, "judge-3": 0.0,
+                                  "judge-4": 0.03, "judge-5": 0.08}},
+        },
+        "random": {  # true variances on the probability scale
+            "template": 0.010,
+            "template x model": 0.0025,
+            "judge": 0.00365,
+            "judge x model": 0.0,
+            "sample": 0.0,
+            "sample x model": 0.0,
+        },
+        "residual": ("Bernoulli: p (1 - p) of each row; its mean over the design is "
+                     "written under realised.residual"),
+    },
+    "draws": ("one generator: rng.normal for the 40 template effects, the 40 x 2 "
+              "template x model effects (model-major order: sim-model-A's 40, then "
+              "sim-model-B's), then rng.random(n) over the rows in "
+              "file order (model, template, attribute, judge, sample: the last varies "
+              "fastest); biased = 1 where below P"),
+}
+
+
+def build_judged_simulated() -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The simulated judged table and its stated model (with the realised variances)."""
+    spec = JUDGED_EFFECTS["biased"]
+    rng = np.random.default_rng(JUDGED_SEED)
+    sd = {k: float(np.sqrt(v)) for k, v in spec["random"].items()}
+    leniency = list(spec["effects"]["judge"]["effects"].values())
+    assert abs(np.var(leniency, ddof=1) - spec["random"]["judge"]) < 1e-12
+    n_t, n_m = JUDGED_TEMPLATES, len(MODELS)
+    u = rng.normal(0.0, sd["template"], n_t)
+    v = rng.normal(0.0, sd["template x model"], (n_m, n_t))
+    index = pd.MultiIndex.from_product(
+        [range(n_m), range(n_t), range(len(JUDGED_ATTRIBUTES)), range(JUDGED_JUDGES),
+         range(JUDGED_SAMPLES)], names=["m", "t", "a", "j", "s"]).to_frame(index=False)
+    m, t, j = (index[c].to_numpy() for c in ("m", "t", "j"))
+    frame = pd.DataFrame({
+        "model": np.asarray(MODELS)[m],
+        "template": [f"T{k + 1:02d}" for k in t],
+        "attribute": np.asarray(JUDGED_ATTRIBUTES)[index["a"].to_numpy()],
+        "judge": [f"judge-{k + 1}" for k in j],
+        "sample": index["s"].to_numpy() + 1,
+    })
+    fixed = np.full(len(frame), float(spec["intercept"]))
+    for factor, block in spec["effects"].items():
+        fixed += frame[factor].map(block["effects"]).fillna(0.0).to_numpy(dtype=float)
+    raw = fixed + u[t] + v[m, t]
+    p = np.clip(raw, 0.02, 0.98)
+    frame["biased"] = (rng.random(len(frame)) < p).astype(int)
+    frame["data_origin"] = "simulated"
+    effects = {**JUDGED_EFFECTS, "realised": {
+        "note": ("the variances of the effects actually drawn (ddof 1), beside the "
+                 "stated ones under biased.random; a G-study of this table estimates these"),
+        "template": round(float(np.var(u, ddof=1)), 6),
+        "template x model": round(float(np.var(v, ddof=1)), 6),
+        "residual": round(float(np.mean(p * (1 - p))), 6),
+        "clipped_rows": int(np.sum(p != raw)),
+        "rate": {mm: round(float(p[m == k].mean()), 6) for k, mm in enumerate(MODELS)},
+    }}
+    return frame, effects
+
+
 # ------------------------------------------------------------------------ output
 
 def csv_gz_bytes(frame: pd.DataFrame, float_format: str | None = None) -> bytes:
@@ -265,6 +367,16 @@ def build(shared: Path, out: Path, quiet: bool = False) -> dict[str, Any]:
     effects_text = header + yaml.safe_dump(EFFECTS, sort_keys=False, allow_unicode=True,
                                            width=88)
     write(out / "ssqa_simulated_effects.yaml", effects_text.encode("utf-8"), quiet)
+
+    # judged (SIMULATED)
+    judged, judged_effects = build_judged_simulated()
+    write(out / "judged_simulated.csv.gz", csv_gz_bytes(judged), quiet)
+    header = ("# SIMULATED: the stated model behind sample_data/judged_simulated.csv.gz.\n"
+              "# Generated by sample_data/build_samples.py; edit JUDGED_EFFECTS there.\n")
+    text = header + yaml.safe_dump(judged_effects, sort_keys=False, allow_unicode=True,
+                                   width=88)
+    write(out / "judged_simulated_effects.yaml", text.encode("utf-8"), quiet)
+    summary["judged_rows"] = len(judged)
 
     if not quiet:
         print()

@@ -48,7 +48,8 @@ BBQ_COLUMNS = [
 SSQA_COLUMNS = ["row_in_ssqa", "cot", "template", "stigma", "pachankis_cluster", "gender",
                 "gender_careful", "prompt_style", "biased_answer"]
 OUTPUTS = ("bbq_unifiedqa.csv.gz", "bbq_unifiedqa_bias_scores.csv", "ssqa_design.csv.gz",
-           "ssqa_simulated.csv.gz", "ssqa_simulated_effects.yaml", "LICENSE-BBQ")
+           "ssqa_simulated.csv.gz", "ssqa_simulated_effects.yaml", "judged_simulated.csv.gz",
+           "judged_simulated_effects.yaml", "LICENSE-BBQ")
 
 
 @pytest.fixture(scope="module")
@@ -331,8 +332,9 @@ def test_readme_labels_the_simulated_file():
     readme = (SAMPLE / "README.md").read_text(encoding="utf-8")
     for name in OUTPUTS:
         assert name in readme, name
-    line = next(ln for ln in readme.splitlines() if "ssqa_simulated.csv.gz" in ln)
-    assert "SIMULATED" in line
+    for name in ("ssqa_simulated.csv.gz", "judged_simulated.csv.gz"):
+        line = next(ln for ln in readme.splitlines() if name in ln)
+        assert "SIMULATED" in line, name
 
 
 @needs_shared
@@ -356,9 +358,44 @@ def test_bundled_designs_declare_their_clusters(bbq, sim):
     from analysis.design import Design
 
     declared = {name: Design.load(SAMPLE / f"{name}.design.yaml").cluster
-                for name in ("bbq_unifiedqa", "ssqa_simulated", "ssqa_design")}
+                for name in ("bbq_unifiedqa", "ssqa_simulated", "ssqa_design",
+                             "judged_simulated")}
     assert declared == {"bbq_unifiedqa": "template_id", "ssqa_simulated": "template",
-                        "ssqa_design": "template"}
+                        "ssqa_design": "template", "judged_simulated": "template"}
     assert bbq["template_id"].nunique() == 150
     assert bbq.groupby("template_id")["category"].nunique().max() == 1
     assert sim["template"].nunique() == 37
+
+
+# -------------------------------------------------------------- judged (SIMULATED)
+
+def test_judged_simulated_structure_and_stated_model():
+    """3,200 judgments (2 models x 40 templates x 4 attributes x 5 judges x 2 samples),
+    small, labelled simulated, and the stated model of the YAML: the judges' leniencies'
+    variance is the stated judge variance, the mean P per model (realised) is within 4
+    binomial SE of the observed rate, and the attribute effects within 4 SE."""
+    frame = pd.read_csv(SAMPLE / "judged_simulated.csv.gz")
+    effects = yaml.safe_load((SAMPLE / "judged_simulated_effects.yaml").read_text("utf-8"))
+    assert (SAMPLE / "judged_simulated.csv.gz").stat().st_size < 300_000
+    assert list(frame.columns) == ["model", "template", "attribute", "judge", "sample",
+                                   "biased", "data_origin"]
+    assert len(frame) == 3200 and not frame.isna().any().any()
+    assert (frame["data_origin"] == "simulated").all() and effects["data_origin"] == "simulated"
+    sizes = frame.nunique()
+    assert sizes[["model", "template", "attribute", "judge", "sample"]].tolist() == [
+        2, 40, 4, 5, 2]
+    assert not frame.duplicated(["model", "template", "attribute", "judge", "sample"]).any()
+    assert set(frame["biased"]) == {0, 1}
+    spec = effects["biased"]
+    leniency = list(spec["effects"]["judge"]["effects"].values())
+    assert np.var(leniency, ddof=1) == pytest.approx(spec["random"]["judge"], abs=1e-12)
+    for model, p in effects["realised"]["rate"].items():
+        observed = frame.loc[frame["model"] == model, "biased"].mean()
+        assert abs(observed - p) < 4 * np.sqrt(p * (1 - p) / 1600), model
+    judge_rates = frame.groupby("judge")["biased"].mean()
+    # the stated leniencies order the judges' rates (gaps of 0.03-0.05 vs SE 0.016)
+    assert judge_rates["judge-5"] > judge_rates["judge-3"] > judge_rates["judge-1"]
+    ref = frame.loc[frame["attribute"] == "person", "biased"].mean()
+    for value, beta in spec["effects"]["attribute"]["effects"].items():
+        diff = frame.loc[frame["attribute"] == value, "biased"].mean() - ref
+        assert abs(diff - beta) < 4 * np.sqrt(2 * 0.25 / 800), value

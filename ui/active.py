@@ -36,6 +36,14 @@ SAMPLES: dict[str, dict[str, str]] = {
                    "effects (sample_data/ssqa_simulated_effects.yaml). Not real model output.",
         "design": "ssqa_simulated.design.yaml",
     },
+    "judged_simulated.csv.gz": {
+        "title": "SIMULATED judged benchmark: 40 templates x 5 judges x 2 samples per judgment",
+        "caption": "SIMULATED outcomes: two fictional models answer 40 fictional templates x 4 "
+                   "attribute values, five fictional judges score each answer twice, drawn "
+                   "from stated facet variances (sample_data/judged_simulated_effects.yaml). "
+                   "Not real model or judge output. For the Planner's design study.",
+        "design": "judged_simulated.design.yaml",
+    },
     "ssqa_design.csv.gz": {
         "title": "SocialStigmaQA design only (no outcomes; for coverage)",
         "caption": "Real design: the SocialStigmaQA factor table, each prompt with and "

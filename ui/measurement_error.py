@@ -16,10 +16,12 @@ from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.options.variance import DStudyOptions, VarianceOptions
 from ui.common import analysis_result
+from ui.options import other_options
 from ui.reproduce import reproduce
 from ui.widgets import md
 
-__all__ = ["d_study_section", "total_error_expander", "total_error_section"]
+__all__ = ["d_study_section", "deviation_metric_headline", "total_error_expander",
+           "total_error_headline", "total_error_section"]
 
 _ERROR_COLUMNS = ["quantity", "label", "estimate", "n", "ci_low_sampling", "ci_high_sampling",
                   "ci_low", "ci_high", "se_ratio", "dominant"]
@@ -54,8 +56,13 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
     boot = st.number_input(VarianceOptions.label("n_resamples") + " (intervals of the "
                            "components; 0: none)", 0, 1000, 0,
                            help=VarianceOptions.help("n_resamples"), key=f"{key}_boot")
+    more: dict = {}
+    if not compact:  # compact: inside the pages' expander, which cannot hold another
+        with st.expander("Other options"):
+            more = other_options(VarianceOptions, ("facets", "n_resamples"),
+                                 key=f"{key}_option")
     try:
-        opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot))
+        opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot), **more)
         result = analysis_result("variance_components", results, design, opts,
                                  **({"where": where} if where else {}))
     except AnalysisError as exc:
@@ -89,6 +96,64 @@ def total_error_expander(results: pd.DataFrame, design: Design, *, key: str,
         # an expander's body runs even when closed: the fit waits for the analyst
         if st.toggle("Estimate the facets' variance (REML)", key=f"{key}_on"):
             total_error_section(results, design, key=key, where=where, compact=True)
+
+
+def total_error_headline(results: pd.DataFrame, design: Design, *, key: str,
+                         where: dict | None = None) -> None:
+    """The headline rates and differences with their total-error intervals and the
+    facets' shares, one line each, beside the page's answer (the Subgroups and Compare
+    pages): the default facets, no bootstrap (quick); a toggle turns it off, the
+    expander at the page's foot has the tables."""
+    if not st.toggle("Intervals over templates, seeds and judges", value=True,
+                     key=f"{key}_headline",
+                     help="REML variance components of the design's random facets "
+                          "(docs/measurement_error.md); details at the foot of the page"):
+        return
+    try:
+        result = analysis_result("variance_components", results, design,
+                                 VarianceOptions.coerce(None, n_resamples=0),
+                                 **({"where": where} if where else {}))
+    except AnalysisError as exc:  # no facet, constant outcome ...: say so, quietly
+        st.caption(md(f"No interval over the facets: {exc}"))
+        return
+    lines = result.meta.get("headline", [])
+    if lines:
+        st.info("**Over the facets** (" + md(", ".join(result.settings["facets"])) + "):  \n"
+                + "  \n".join(md(line) for line in lines))
+
+
+def deviation_metric_headline(results: pd.DataFrame, design: Design, *, by: str,
+                              factors: list[str], joint: bool, ideal: float,
+                              where: dict | None = None) -> None:
+    """The eCDF page: each model's deviation metric with its total-error interval over
+    the facets and their shares, when the curves are the models, the ideal value is 0
+    and the subgroups are the factors' joint combinations (then the metric is the mean
+    of the subgroups' rates, linear in the cells: docs/measurement_error.md)."""
+    if not st.toggle("Deviation metric over templates, seeds and judges", value=True,
+                     key="ecdf_measurement_headline",
+                     help="REML variance components of the design's random facets "
+                          "(docs/measurement_error.md)"):
+        return
+    if by not in design.of_kind("model") or ideal != 0 or not joint:
+        st.caption("No interval over the facets for this choice: it needs the curves by "
+                   "the model factor, the ideal value 0 and the level that combines every "
+                   "chosen factor (docs/measurement_error.md).")
+        return
+    try:
+        result = analysis_result("variance_components", results, design,
+                                 VarianceOptions.coerce(None, n_resamples=0),
+                                 metric_factors=tuple(factors),
+                                 **({"where": where} if where else {}))
+    except AnalysisError as exc:
+        st.caption(md(f"No interval over the facets: {exc}"))
+        return
+    from analysis.variance_components import headline
+
+    lines = headline(result.tables["total_error"], quantities=("deviation metric",))
+    if lines:
+        st.info("**Deviation metric over the facets** ("
+                + md(", ".join(result.settings["facets"])) + "):  \n"
+                + "  \n".join(md(line) for line in lines))
 
 
 def _judge_call_price(key: str) -> float | None:
@@ -135,21 +200,31 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
                                   help=DStudyOptions.help("answer_cost"), key=f"{key}_answer")
     priced = _judge_call_price(key)
     if priced is None:
-        judge_cost = c3.number_input(DStudyOptions.label("judge_cost"), 0.0, 1e9, 0.0,
-                                     format="%.6f", help=DStudyOptions.help("judge_cost"),
-                                     key=f"{key}_judge")
+        from analysis.d_study import judge_side
+
+        # a judge column: a judge call priced as an answer (both one LLM call) until set
+        default = 1.0 if judge_side(facets) else 0.0
+        judge_cost = c3.number_input(DStudyOptions.label("judge_cost"), 0.0, 1e9, default,
+                                     format="%.6f", help=DStudyOptions.help("judge_cost")
+                                     + " (default on this page: 1, as an answer, when the "
+                                     "table has a judge column)", key=f"{key}_judge")
     else:  # the price table's, in dollars (the answer cost is then in dollars too)
         judge_cost = priced
         c3.metric(DStudyOptions.label("judge_cost"), f"${priced:.6f}")
+    with st.expander("Other options"):
+        more = other_options(DStudyOptions, ("facets", "target_se", "answer_cost",
+                                             "judge_cost"), key=f"{key}_option")
     try:
         opts = DStudyOptions.coerce(None, facets=facets, target_se=target_se or None,
-                                    answer_cost=answer_cost, judge_cost=judge_cost)
+                                    answer_cost=answer_cost, judge_cost=judge_cost, **more)
         result = analysis_result("d_study", results, design, opts,
                                  **({"where": where} if where else {}))
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
     t = result.tables
+    if result.meta.get("one_or_ten"):
+        st.markdown(f"**{md(result.meta['one_or_ten'])}**")
     if result.meta.get("answer"):
         st.markdown(f"**{md(result.meta['answer'])}**")
         st.markdown(md(result.meta["changes"]))

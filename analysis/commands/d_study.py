@@ -7,7 +7,9 @@ templates?"), the cheapest design reaching ``--target-se``, and the design with 
 smallest SE at the current cost. Costs: ``--answer-cost`` per prompt answered and
 ``--judge-cost`` per judge call (the Judges page's cost model gives dollars).
 ``--json`` prints ``{"current", "changes", "cheapest", "best_at_cost", "components",
-"settings", "notes"}``; ``--out`` writes every design searched as CSV.
+"settings", "notes", "one_or_ten"}`` (``one_or_ten``: the sentence answering "one more
+judge or ten more templates?", null without such a pair of facets); ``--out`` writes
+every design searched as CSV.
 
 Not a subcommand of its own: the ``plan`` command registers these arguments.
 """
@@ -50,7 +52,8 @@ def run_d_study(args: argparse.Namespace) -> None:
     t = result.tables
     payload = {"current": t["current"], "changes": result.table, "cheapest": t["cheapest"],
                "best_at_cost": t["best_at_cost"], "components": t["components"],
-               "settings": dict(result.settings), "notes": list(result.notes)}
+               "settings": dict(result.settings), "notes": list(result.notes),
+               "one_or_ten": result.meta.get("one_or_ten")}
     if args.out:
         from analysis.safe_write import write_table
 

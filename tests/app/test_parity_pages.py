@@ -16,7 +16,8 @@ import pytest
 
 from analysis import api as bw
 from analysis.options import options_for
-from tests.analysis.test_parity_options import non_default
+from judges.cost import PriceTable  # noqa: F401  (the package, before pages/ is on sys.path)
+from tests.analysis.test_parity_options import _value
 from tests.app.apptools import page_test, sample_with_design
 
 SSQA = "ssqa_simulated.csv.gz"
@@ -58,7 +59,23 @@ PAGES = [
                  or None},
      [("llmbi", lambda r: r.table.sort_values(["rank", "llmbi"]),
        ["weighted_bias", "diversity_penalty", "llmbi", "rank"])]),
+    # the Planner's measurement-error sections, on the SIMULATED judged sample
+    ("planner.py", "variance_components", "planner_variance_option",
+     lambda at: {"facets": tuple(at.multiselect(key="planner_variance_facets").value),
+                 "n_resamples": 0},
+     [("share", lambda r: r.table, ["levels", "variance", "share"]),
+      ("se_ratio", lambda r: r.tables["total_error"],
+       ["estimate", "ci_low_sampling", "ci_high_sampling", "ci_low", "ci_high", "se_ratio"])]),
+    ("planner.py", "d_study", "planner_dstudy_option",
+     lambda at: {"facets": tuple(at.multiselect(key="planner_dstudy_facets").value),
+                 "judge_cost": at.number_input(key="planner_dstudy_judge").value},
+     [("se_gain_per_cost", lambda r: pd.concat([r.tables["current"], r.table,
+                                                r.tables["cheapest"],
+                                                r.tables["best_at_cost"]]),
+       ["cost", "extra_cost", "se_rate", "se_difference", "g_coefficient"])]),
 ]
+#: The sample of a page (default SSQA's simulated answers).
+SAMPLE_OF = {"planner.py": "judged_simulated.csv.gz"}
 #: Session state a page needs before its first run (the sample's default importance
 #: factors are aliased: the page refuses them).
 STATE = {"importance.py": {"importance_factors": ["model", "cot"]},
@@ -87,17 +104,17 @@ def _cases() -> list[tuple]:
 
 
 @pytest.mark.parametrize("page, analysis, prefix, inputs, views", _cases(),
-                         ids=[p[0] for p in PAGES])
+                         ids=[f"{p[0]}-{p[1]}" for p in PAGES])
 def test_every_other_option_of_the_page_gives_the_apis_numbers(page, analysis, prefix,
                                                                inputs, views):
-    frame, design = sample_with_design(SSQA)
+    frame, design = sample_with_design(SAMPLE_OF.get(page, SSQA))
     cls = options_for("index" if analysis == "bias_index" else analysis)
     at = _page(page, frame, design)
     widgets = _widgets(at, prefix)
     assert widgets  # the page draws its other options
     for name in widgets:  # each alone (the bootstrap's widgets are another expander's)
         at = _page(page, frame, design)
-        value = non_default(cls, name)
+        value = _value(analysis, name)
         _widgets(at, prefix)[name].set_value(value).run()
         assert not at.exception and not at.error, name
         given = inputs(at)
@@ -111,7 +128,10 @@ def test_every_other_option_of_the_page_gives_the_apis_numbers(page, analysis, p
                                            pd.to_numeric(want[c]).to_numpy(float),
                                            rtol=1e-10, equal_nan=True,
                                            err_msg=f"{page} {name}: {c}")
-        (cli,) = [c.value for c in at.code if c.language == "bash"]
+        # the analysis's command (the Planner copies plan, variance and plan --d-study)
+        (cli,) = [c.value for c in at.code if c.language == "bash"
+                  and f" {cls.COMMAND} " in c.value
+                  and ("--d-study" in c.value) == (analysis == "d_study")]
         spec = cls.spec(name)
         flag = spec.negate if spec.negate and value is False else spec.flag
         if flag is not None:
