@@ -2,7 +2,8 @@
 no learned template can write offers the templates YAML of ``generate --variants-out``;
 the completed file, uploaded, feeds the generation; the Answers page answers the prompts
 with a loopback model and adds them to the results (the app's loop with variants). Real
-SocialStigmaQA prompts joined to the factor table (tests/analysis/test_generate_variants_loop.py)."""
+SocialStigmaQA prompts joined to the factor table
+(tests/analysis/test_generate_variants_loop.py)."""
 
 from __future__ import annotations
 
