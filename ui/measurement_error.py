@@ -27,6 +27,16 @@ _ERROR_COLUMNS = ["quantity", "label", "estimate", "n", "ci_low_sampling", "ci_h
                   "ci_low", "ci_high", "se_ratio", "dominant"]
 _COMPONENT_COLUMNS = ["component", "levels", "variance", "sd", "share", "ci_low", "ci_high",
                       "note"]
+#: Rows up to which the pages' headline boxes estimate the facets by default (a REML fit
+#: of ~2 s at 100k rows; above it a larger table's first render stays at its speed:
+#: issue 44, and the toggle turns the box on).
+HEADLINE_MAX_ROWS = 200_000
+
+
+def _headline_default(results: pd.DataFrame) -> bool:
+    return len(results) <= HEADLINE_MAX_ROWS
+
+
 _D_COLUMNS = ["change", "cost", "extra_cost", "se_rate", "se_difference", "g_coefficient",
               "se_gain_per_cost"]
 
@@ -104,10 +114,11 @@ def total_error_headline(results: pd.DataFrame, design: Design, *, key: str,
     facets' shares, one line each, beside the page's answer (the Subgroups and Compare
     pages): the default facets, no bootstrap (quick); a toggle turns it off, the
     expander at the page's foot has the tables."""
-    if not st.toggle("Intervals over templates, seeds and judges", value=True,
-                     key=f"{key}_headline",
+    if not st.toggle("Intervals over templates, seeds and judges",
+                     value=_headline_default(results), key=f"{key}_headline",
                      help="REML variance components of the design's random facets "
-                          "(docs/measurement_error.md); details at the foot of the page"):
+                          "(docs/measurement_error.md); details at the foot of the page; "
+                          f"on by default up to {HEADLINE_MAX_ROWS:,} rows"):
         return
     try:
         result = analysis_result("variance_components", results, design,
@@ -129,10 +140,11 @@ def deviation_metric_headline(results: pd.DataFrame, design: Design, *, by: str,
     the facets and their shares, when the curves are the models, the ideal value is 0
     and the subgroups are the factors' joint combinations (then the metric is the mean
     of the subgroups' rates, linear in the cells: docs/measurement_error.md)."""
-    if not st.toggle("Deviation metric over templates, seeds and judges", value=True,
-                     key="ecdf_measurement_headline",
+    if not st.toggle("Deviation metric over templates, seeds and judges",
+                     value=_headline_default(results), key="ecdf_measurement_headline",
                      help="REML variance components of the design's random facets "
-                          "(docs/measurement_error.md)"):
+                          f"(docs/measurement_error.md); on by default up to "
+                          f"{HEADLINE_MAX_ROWS:,} rows"):
         return
     if by not in design.of_kind("model") or ideal != 0 or not joint:
         st.caption("No interval over the facets for this choice: it needs the curves by "

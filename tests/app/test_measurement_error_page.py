@@ -118,6 +118,21 @@ def test_the_headline_total_error_beside_the_answer(page):
     assert not any("Over the facets" in i.value for i in at.info)
 
 
+def test_the_headline_is_off_by_default_above_its_row_limit(monkeypatch):
+    """A table above ``HEADLINE_MAX_ROWS`` opens Subgroups without the REML fit (its
+    first render keeps its speed); the toggle, off, turns the box on."""
+    import ui.measurement_error as me
+
+    frame, design = sample_with_design("judged_simulated.csv.gz")
+    monkeypatch.setattr(me, "HEADLINE_MAX_ROWS", len(frame) - 1)
+    at = page_test("subgroups.py", frame=frame, design=design, timeout=300).run()
+    assert not at.exception, at.exception
+    assert at.toggle(key="subgroups_measurement_headline").value is False
+    assert not any("Over the facets" in i.value for i in at.info)
+    at.toggle(key="subgroups_measurement_headline").set_value(True).run()
+    assert any("Over the facets" in i.value for i in at.info)
+
+
 def test_the_ecdf_page_deviation_metric_over_the_facets():
     """Curves by model, ideal 0, all chosen factors: each model's deviation metric with
     its total-error interval; the estimate is the page's own (raw) deviation metric."""
