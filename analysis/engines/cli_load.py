@@ -25,10 +25,11 @@ __all__ = ["ALL_COLUMN_COMMANDS", "ROW_COMMANDS", "ROW_OPTIONS", "load_with_engi
 
 
 #: Subcommands whose statistics need rows, and the options naming the columns they read.
-ROW_COMMANDS = ("disparity", "cohorts", "index", "compare")
+ROW_COMMANDS = ("disparity", "cohorts", "index", "compare", "counterfactual", "variance")
 #: ... of which these read every column (compare: the prompt unit may be an id column
-#: found in the data, analysis.compare.infer_unit).
-ALL_COLUMN_COMMANDS = ("compare",)
+#: found in the data, analysis.compare.infer_unit; counterfactual: the template, the
+#: answer texts; variance: facets such as a judge or seed column outside the factors).
+ALL_COLUMN_COMMANDS = ("compare", "counterfactual", "variance")
 ROW_OPTIONS = ("feature", "baseline", "category", "cohort", "by", "sentiment", "sentiment_by",
                "model", "dimensions", "penalty_factors")
 

@@ -237,7 +237,7 @@ def test_coverage_counting_responses(tmp_path):
     at.radio(key="coverage_count").set_value("responses").run()
     assert not at.exception and not at.error
     cli, code = _blocks(at)
-    assert "--count responses" in cli and "unit='responses'" in code
+    assert "--count responses" in cli and "count='responses'" in code  # bw.coverage's option
     out = _cli(cli, tmp_path)
     assert out["count"] == "responses"
     assert metric_values(at)["Gini index"] == f"{out['gini_index']:.3f}"
