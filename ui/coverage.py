@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
+from types import SimpleNamespace
+
 import pandas as pd
 import streamlit as st
 
@@ -21,7 +24,7 @@ from ui.widgets import md
 
 __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
-    "THINNEST", "count_choice", "coverage_cells_for", "empty_page", "grid_choice",
+    "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "empty_page", "grid_choice",
     "models_overview", "overview", "pair_choice", "show_metrics", "show_reading",
 ]
 
@@ -46,24 +49,54 @@ COLUMN_CONFIG = {
 
 @st.cache_resource(max_entries=16, show_spinner="Counting prompts...")
 def _coverage_cells(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
-                    unit: str, _results: pd.DataFrame, _design: Design, _where: dict
-                    ) -> pd.DataFrame:
+                    unit: str, counted_key: str, _results: pd.DataFrame, _design: Design,
+                    _where: dict, _counted: cov.CountUnit) -> pd.DataFrame:
     return cov.coverage_cells(_results, _design, list(factors), unit=unit,
-                              where=_where or None)
+                              where=_where or None, counted=_counted)
 
 
 def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str], where: dict,
                        unit: str) -> pd.DataFrame:
-    """Cached :func:`analysis.coverage.coverage_cells` (distinct prompts or responses)."""
+    """Cached :func:`analysis.coverage.coverage_cells` (distinct prompts or responses) of
+    what :func:`counted_for` says a cell counts."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
+    counted = counted_for(results, design)
     return _coverage_cells(st.session_state["results_token"], design.to_json(), tuple(factors),
-                           repr(sorted(where.items())), unit, results, design, where)
+                           repr(sorted(where.items())), unit, repr(counted.columns), results,
+                           design, where, counted)
 
 
-@st.cache_resource(max_entries=16, show_spinner="Reading what a prompt is...")
-def _count_unit(token: str, design_json: str, _results: pd.DataFrame, _design: Design
-                ) -> cov.CountUnit:
-    return cov.count_unit(_results, _design)
+#: A structure that knows no item id: the design's prompt unit is counted meanwhile.
+_NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
+
+
+def counted_for(results: pd.DataFrame, design: Design) -> cov.CountUnit:
+    """What a coverage cell counts (:func:`analysis.coverage.count_unit`). When that needs
+    the table's structure (the design carries no inferred item id), the structure is
+    read in the background worker like an upload's (issue 43: never on the visitor's
+    thread); until it is there the design's prompt unit is counted and the page says so,
+    then reruns."""
+    item = (design.inferred or {}).get("item_id")
+    if item is not None and item in results.columns:
+        return cov.count_unit(results, design)
+    from ui import inference_pool
+    from ui.pending_design import job_notice, wait_seconds
+
+    design_json = design.to_json()
+    key = f"{st.session_state.get('results_token', '')}|coverage|{design_json}"
+    job = inference_pool.submit(key, results,
+                                work=partial(inference_pool.count_unit_work,
+                                             design_json=design_json))
+    job.wait(wait_seconds())
+    result = job.result if job.done else None
+    if result is not None and isinstance(result.value, cov.CountUnit):
+        return result.value
+    if job.done:  # stopped or refused: the prompt unit, and why
+        st.caption(md(f"No item id could be read ({result.error if result else 'no result'}"
+                      "): cells count the design's prompt unit."))
+    else:
+        job_notice(job)
+    return cov.count_unit(results, design, structure=_NO_STRUCTURE)
 
 
 def count_choice(design: Design) -> str:
@@ -71,8 +104,7 @@ def count_choice(design: Design) -> str:
     when the table's structure has one) or responses."""
     results = st.session_state.get("results_frame")
     if results is not None:
-        counted = _count_unit(st.session_state.get("results_token", ""), design.to_json(),
-                              results, design)
+        counted = counted_for(results, design)
         what = (f"distinct items ({md(counted.columns[0])}, the item id)"
                 if counted.noun == "items" else
                 f"distinct prompts (a prompt = one combination of "

@@ -33,7 +33,8 @@ import pandas as pd
 
 from analysis.limits import Limit
 
-__all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job", "infer_all",
+__all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job",
+           "count_unit_work", "infer_all",
            "job", "submit", "waiting_before", "WORK"]
 
 #: Background inferences run at once, all visitors together.
@@ -81,6 +82,16 @@ def infer_all(frame: pd.DataFrame, progress: Callable[[int], None] | None = None
 #: What a job computes, ``work(frame, progress) -> (structure, design)``; looked up when a
 #: job is submitted and run in the worker process (tests put a module-level function here).
 WORK: Callable[..., tuple[Any, Any]] = infer_all
+
+
+def count_unit_work(frame: pd.DataFrame, progress: Callable[[int], None] | None = None, *,
+                    design_json: str) -> Any:
+    """A job's work for the Coverage page (``ui/coverage.py::counted_for``): what a coverage
+    cell counts, :func:`analysis.coverage.count_unit`, when it must read the structure."""
+    from analysis.coverage import count_unit
+    from analysis.design import Design
+
+    return count_unit(frame, Design.from_text(design_json))
 
 
 def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,

@@ -213,3 +213,38 @@ def test_a_15_factor_1e20_cell_design_takes_the_sparse_path():
     pager.set_value(MAX_PAGE)
     run(at)
     assert not at.error
+
+
+def test_the_item_id_of_a_design_without_one_is_read_in_the_worker(monkeypatch):
+    """Issue 43 item 1: a design that carries no inferred item id makes Coverage read the
+    table's structure (analysis.coverage.count_unit); that runs in the background worker
+    (ui/inference_pool.py), never on the visitor's thread: meanwhile the cells count the
+    design's prompt unit, then the items."""
+    import dataclasses
+
+    import analysis.structure
+    from ui import inference_pool
+    from ui.common import token_of
+
+    def on_this_thread(*args, **kwargs):
+        raise AssertionError("the structure was read on the visitor's thread")
+
+    n = 60
+    frame = pd.DataFrame({"example_id": np.repeat(np.arange(n), 2), "model": ["m1", "m2"] * n,
+                          "category": np.repeat(["a", "b", "c"], 2 * n // 3),
+                          "biased": np.arange(2 * n) % 2})
+    design = dataclasses.replace(suggest_design(frame), inferred=None)
+    monkeypatch.setenv("BIAS_WORKBENCH_INFERENCE_WAIT", "0")
+    monkeypatch.setattr(analysis.structure, "infer_structure", on_this_thread)
+    at = page_test("coverage.py", frame=frame, design=design)
+    at.session_state["coverage_factors"] = ["category"]
+    at.run()
+    assert not at.exception, at.exception
+    job = inference_pool.job(f"{token_of(frame)}|coverage|{design.to_json()}")
+    assert job is not None
+    job.wait(120)
+    assert job.done and job.result.error is None, job.result
+    at.run()
+    assert not at.exception, at.exception
+    labels = at.radio(key="coverage_count").options
+    assert any("distinct items (example_id" in label for label in labels), labels
