@@ -69,8 +69,10 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
     more: dict = {}
     if not compact:  # compact: inside the pages' expander, which cannot hold another
         with st.expander("Other options"):
+            # a literal key: the pages' option keys are read from the source
+            # (tests/app/test_page_options.py); the full section is the Planner's
             more = other_options(VarianceOptions, ("facets", "n_resamples"),
-                                 key=f"{key}_option")
+                                 key="planner_variance_option")
     try:
         opts = VarianceOptions.coerce(None, facets=facets, n_resamples=int(boot), **more)
         result = analysis_result("variance_components", results, design, opts,
@@ -225,7 +227,8 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
         c3.metric(DStudyOptions.label("judge_cost"), f"${priced:.6f}")
     with st.expander("Other options"):
         more = other_options(DStudyOptions, ("facets", "target_se", "answer_cost",
-                                             "judge_cost"), key=f"{key}_option")
+                                             "judge_cost"),
+                             key="planner_dstudy_option")  # literal, as above
     try:
         opts = DStudyOptions.coerce(None, facets=facets, target_se=target_se or None,
                                     answer_cost=answer_cost, judge_cost=judge_cost, **more)

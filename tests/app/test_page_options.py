@@ -20,6 +20,7 @@ from tests.app.apptools import metric_values, page_test, sample_with_design
 
 SSQA = "ssqa_simulated.csv.gz"
 BBQ = "bbq_unifiedqa.csv.gz"
+JUDGED = "judged_simulated.csv.gz"  # SIMULATED: a judge facet (the measurement-error sections)
 
 
 @pytest.fixture(scope="module")
@@ -244,6 +245,10 @@ PAGES = [
     ("planner.py", "planning", "PowerOptions", ["ui.planner", "ui.power"],
      "planner_power_option", _sample(SSQA)),
     ("planner.py", "planning", "PlanOptions", ["pages"], "planner_option", _sample(SSQA)),
+    ("planner.py", "variance", "VarianceOptions", ["ui.measurement_error"],
+     "planner_variance_option", _sample(JUDGED)),
+    ("planner.py", "variance", "DStudyOptions", ["ui.measurement_error"],
+     "planner_dstudy_option", _sample(JUDGED)),
     ("prepare.py", "features", "FeaturesOptions", ["ui.features"], "features_option",
      _features),
     ("importance.py", "importance_linear", "LinearOptions", ["ui.importance_linear"],

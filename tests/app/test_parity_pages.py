@@ -114,7 +114,7 @@ def test_every_other_option_of_the_page_gives_the_apis_numbers(page, analysis, p
     assert widgets  # the page draws its other options
     for name in widgets:  # each alone (the bootstrap's widgets are another expander's)
         at = _page(page, frame, design)
-        value = _value(analysis, name)
+        value = _value("index" if analysis == "bias_index" else analysis, name)
         _widgets(at, prefix)[name].set_value(value).run()
         assert not at.exception and not at.error, name
         given = inputs(at)
