@@ -342,12 +342,14 @@ def one_thread() -> Any:
 def _cells(table: pd.DataFrame, outcome: str, columns: list[str]) -> pd.DataFrame:
     y = pd.to_numeric(table[outcome], errors="coerce").to_numpy(dtype=float)
     keep = ~np.isnan(y)
-    y = y[keep]
     codes, labels = [], []
-    for c in columns:
-        k, uniques = pd.factorize(table[c].to_numpy()[keep], sort=True)
+    for c in columns:  # a row without a value of a factor or facet is left out (code -1)
+        k, uniques = pd.factorize(table[c].to_numpy(), sort=True)
+        keep &= k >= 0
         codes.append(k)
         labels.append(np.asarray([str(u) for u in uniques], dtype=object))
+    y = y[keep]
+    codes = [k[keep] for k in codes]
     if not len(y):
         return pd.DataFrame(columns=[*columns, "n", "total", "total2"])
     stacked = np.column_stack(codes) if codes else np.zeros((len(y), 1), np.int64)

@@ -85,7 +85,8 @@ def counted_for(results: pd.DataFrame, design: Design) -> cov.CountUnit:
     design_json = design.to_json()
     key = f"{st.session_state.get('results_token', '')}|coverage|{design_json}"
     job = inference_pool.submit(key, results,
-                                work=partial(inference_pool.count_unit_work,
+                                work=partial(inference_pool.design_work,
+                                             function=cov.count_unit,
                                              design_json=design_json))
     job.wait(wait_seconds())
     result = job.result if job.done else None

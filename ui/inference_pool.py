@@ -34,7 +34,7 @@ import pandas as pd
 from analysis.limits import Limit
 
 __all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job",
-           "count_unit_work", "infer_all",
+           "design_work", "infer_all",
            "job", "submit", "waiting_before", "WORK"]
 
 #: Background inferences run at once, all visitors together.
@@ -84,14 +84,15 @@ def infer_all(frame: pd.DataFrame, progress: Callable[[int], None] | None = None
 WORK: Callable[..., tuple[Any, Any]] = infer_all
 
 
-def count_unit_work(frame: pd.DataFrame, progress: Callable[[int], None] | None = None, *,
-                    design_json: str) -> Any:
-    """A job's work for the Coverage page (``ui/coverage.py::counted_for``): what a coverage
-    cell counts, :func:`analysis.coverage.count_unit`, when it must read the structure."""
-    from analysis.coverage import count_unit
+def design_work(frame: pd.DataFrame, progress: Callable[[int], None] | None = None, *,
+                function: Callable, design_json: str) -> Any:
+    """A job's work that needs the table's design: ``function(frame, design)`` in the
+    worker (the Coverage page's :func:`analysis.coverage.count_unit` when it must read
+    the structure: ``ui/coverage.py::counted_for``; ``function`` is a module-level
+    function, pickled by reference)."""
     from analysis.design import Design
 
-    return count_unit(frame, Design.from_text(design_json))
+    return function(frame, Design.from_text(design_json))
 
 
 def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,

@@ -291,3 +291,17 @@ def test_an_item_facet_with_thousands_of_levels_is_the_eliminated_block():
     assert gs.variance("template") == pytest.approx(0.04, rel=0.5)
     assert gs.variance(RESIDUAL) == pytest.approx(0.25, rel=0.05)
     assert any("'item x model' (8,000 levels) is left out" in n for n in gs.notes)
+
+
+def test_rows_without_a_facet_or_factor_value_are_left_out():
+    """A missing value of a facet (an lm-eval table's empty template) or of a fixed factor:
+    those rows are left out, the fit equals the one on the other rows (it used to map the
+    missing value to the last level, or fail on an all-missing column)."""
+    d = _crossed(seed=4)
+    holes = d.copy()
+    holes.loc[holes.index[:7], "template"] = None
+    holes.loc[holes.index[7:10], "seed"] = np.nan
+    got = fit_components(holes, "y", fixed=[], facets=["template", "seed"], n_resamples=0)
+    want = fit_components(d.iloc[10:], "y", fixed=[], facets=["template", "seed"],
+                          n_resamples=0)
+    pd.testing.assert_frame_equal(got.components, want.components)
