@@ -1,9 +1,9 @@
 """Issue 41 items 1-2: constraints vs design gaps, template variants in ``plan``.
 
 Hand-computed on a two-template table, and on the shared SSQA factor table
-(``../shared/data/ssqa/ssqa_factor_table.csv``: 37 templates that each fix gender and
-biased_answer; the multi-factor paper's section 3.2.1 asks for both biased answers of
-every template)."""
+(``tests/data/ssqa/ssqa_factor_table.csv.gz``, a copy of the shared one: 37
+templates that each fix gender and biased_answer; the multi-factor paper's section
+3.2.1 asks for both biased answers of every template)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from analysis.design import Design, check_design
 from analysis.errors import BudgetError, DesignError, DesignMismatchError
 from tests.app.apptools import ROOT
 
-SSQA_TABLE = ROOT / ".." / "shared" / "data" / "ssqa" / "ssqa_factor_table.csv"
+#: The repository's copy of the shared table (identical rows: tests/data/README.md), so
+#: these tests run on every machine.
+SSQA_TABLE = ROOT / "tests" / "data" / "ssqa" / "ssqa_factor_table.csv.gz"
 SSQA_FACTORS = "stigma,gender,prompt_style,biased_answer,cot"
 TWO = ROOT / "tests" / "data" / "bad" / "plan_budget_below_variant.csv"
 
@@ -109,8 +111,6 @@ def test_proposed_constraints_only_for_control_values():
 
 @pytest.fixture(scope="module")
 def ssqa():
-    if not SSQA_TABLE.exists():
-        pytest.skip("the shared SSQA factor table is not on this machine")
     return pd.read_csv(SSQA_TABLE, dtype=str)
 
 
