@@ -48,7 +48,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "disparity", "ecdf", "extend_results", "features", "generate_prompts", "importance",
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
-           "resolve_cluster_option", "subgroups", "variance_components", "d_study"]
+           "resolve_cluster_option", "subgroups", "variance_components", "d_study",
+           "judge_reliability", "judge_agreement", "judge_stage_metrics", "judge_noise_modes"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -1608,3 +1609,132 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
     return Result(ds.changes, tuple(dict.fromkeys(notes)), settings,
                   {"current": ds.current, "designs": ds.designs, "cheapest": ds.cheapest,
                    "best_at_cost": ds.best_at_cost, "components": gs.components}, ds, meta)
+
+
+# --- judges: reliability, agreement with human labels, stage metrics (judge_stats) -----------
+def judge_reliability(data: Any, names: Sequence[str] | None = None, *, n_resamples: int = 1000,
+                      seed: int | None = 0, confidence: float = 0.95,
+                      min_range: float = 2.0) -> Result:
+    """How far judges agree with each other and with themselves (``docs/judges.md`` §12).
+
+    Parameters
+    ----------
+    data
+        A judged table (or its path) with several judges' ``<metric>@<judge>`` columns or
+        repeated samples, several judged tables of the same rows (one judge each), or an
+        already aligned :class:`analysis.judge_stats.reliability.ReliabilityData`.
+    names
+        The judges' names of several tables (default: read from their ``judge`` column).
+    n_resamples, seed, confidence
+        Alpha's percentile bootstrap over rows (0 resamples: no interval).
+    min_range
+        A (row, metric) is listed as a disagreement when the scores span this much.
+
+    Returns
+    -------
+    Result
+        ``table``: :func:`analysis.judge_stats.reliability.reliability` (``metric``,
+        ``stage``, ``across``, ``raters``, ``n_units``, ``n_complete``, ``n_pairable``,
+        ``alpha_ordinal``, ``icc2_1``, ``icc3_1``, ``icc1_1`` each with ``_low`` /
+        ``_high``); ``tables``: ``disagreements`` (``row``, ``id``, ``stage``, ``metric``,
+        ``range`` and the scores) and ``spread`` (per-row ``sd``, ``source``, ``metric``);
+        ``settings``: the four options; ``meta``: ``judges`` (names), ``n_rows``.
+
+    Raises
+    ------
+    ReliabilityError
+        Fewer than two judges or samples, tables of different rows.
+    """
+    from analysis.judge_stats import reliability as rel
+
+    if isinstance(data, rel.ReliabilityData):
+        aligned = data
+    else:
+        frames = [data] if not isinstance(data, (list, tuple)) else list(data)
+        aligned = rel.reliability_data([_table(f) for f in frames],
+                                       None if names is None else list(names))
+    table = rel.reliability(aligned, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    settings = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence,
+                "min_range": min_range}
+    return Result(table, (), settings,
+                  {"disagreements": rel.disagreements(aligned, min_range=min_range),
+                   "spread": rel.score_spread(aligned)}, aligned,
+                  {"judges": list(aligned.judges), "n_rows": len(aligned.rows)})
+
+
+def judge_agreement(data: Any, pairs: Sequence[tuple[str, str]] | None = None, *,
+                    by_stage: bool = True, ci: str = "bootstrap", n_resamples: int = 1000,
+                    confidence: float = 0.95, seed: int | None = 0) -> Result:
+    """Agreement of judge scores with human labels (or a second judge), per metric and stage.
+
+    Parameters
+    ----------
+    data
+        A judged table (or its path) with both score columns on each row.
+    pairs
+        ``(judge column, human column)`` pairs; ``None``: every ``human_<metric>`` found
+        (:func:`analysis.judge_stats.names.human_pairs`).
+    by_stage, ci, n_resamples, confidence, seed
+        As :func:`analysis.judge_stats.agreement.agreement` (``ci``: ``bootstrap``,
+        ``analytic`` or ``none``).
+
+    Returns
+    -------
+    Result
+        ``table``: :func:`analysis.judge_stats.agreement.agreement`, columns
+        :data:`analysis.judge_stats.agreement.AGREEMENT_COLUMNS` (one row per pair and
+        stage, then each pair over all stages, then every pair pooled); ``settings``: the
+        options and the pairs used.
+    """
+    from analysis.judge_stats.agreement import agreement
+    from analysis.judge_stats.names import human_pairs
+
+    frame = _table(data)
+    used = list(pairs) if pairs is not None else human_pairs(frame)
+    table = agreement(frame, pairs, by_stage=by_stage, ci=ci,  # type: ignore[arg-type]
+                      n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return Result(table, (), {"pairs": used, "by_stage": by_stage, "ci": ci,
+                              "n_resamples": n_resamples, "confidence": confidence,
+                              "seed": seed})
+
+
+def judge_stage_metrics(data: Any, *, by: Sequence[str] | None = None,
+                        figures: bool = False) -> Result:
+    """FairMonitor's stage metrics of a judged file, its unscored judgments and figures.
+
+    Parameters
+    ----------
+    data
+        A judged table (or its path).
+    by
+        The grouping columns (default stage x sensitive factor x model,
+        :data:`analysis.judge_stats.metrics.DEFAULT_BY`).
+    figures
+        Also draw FairMonitor's Figures 4 and 5 (``meta["figures"]``).
+
+    Returns
+    -------
+    Result
+        ``table``: :func:`analysis.judge_stats.metrics.stage_metrics` (the ``by`` columns,
+        ``metric``, ``n``, ``n_scored``, ``n_unscored``, ``mean_score``, ``threshold``,
+        ``share_fair``); ``tables``:
+        ``unscored_reasons`` (``metric``, ``unscored_reason``, ``n``); ``settings``: ``by``;
+        ``meta``: ``figures`` (``{"judge_scores_box", "judge_stage_bars"}``, empty without
+        a ``model`` column) when asked.
+    """
+    from analysis.judge_stats import metrics
+
+    judged = _table(data)
+    groups = list(metrics.DEFAULT_BY if by is None else by)
+    meta = {"figures": metrics.stage_figures(judged)} if figures else {}
+    return Result(metrics.stage_metrics(judged, by=groups), (), {"by": groups},
+                  {"unscored_reasons": metrics.unscored_reasons(judged)}, None, meta)
+
+
+def judge_noise_modes(data: Any) -> list[str]:
+    """How a table's judge scores can be redrawn (the judge-noise options it supports):
+    ``mean`` and ``single`` with score samples, ``confusion`` with human labels; ``[]``:
+    judge noise does not apply."""
+    from analysis.judge_noise import available_modes
+
+    return available_modes(_table(data))

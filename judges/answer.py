@@ -42,7 +42,7 @@ import itertools
 import string
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ import pandas as pd
 from analysis.judge_stats import columns as C
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
+from judges.context import RunContext
 from judges.cost import PriceTable
 from judges.errors import FourStageError, JudgesError
 from judges.providers import ChatProvider
@@ -64,6 +65,7 @@ from judges.tasks import (
     TaskProgress,
     cached_work,
     collect_results,
+    context_job,
     estimate_requests,
     load_data_yaml,
 )
@@ -543,39 +545,34 @@ async def answer_frame_async(
     *,
     settings: Sequence[AnswerSettings] = (AnswerSettings(),),
     prompts: AnswerPrompts | None = None,
-    cache: ReplyCache | None = None,
-    run_config: RunConfig | None = None,
-    batch: BatchConfig | None = None,
-    prices: PriceTable | None = None,
-    cancel: threading.Event | None = None,
-    progress: TaskProgress | None = None,
-    stats: RunStats | None = None,
-    monitor: BatchMonitor | None = None,
     prompt_column: str | None = None,
+    context: RunContext | None = None,
+    **run: Any,
 ) -> AnswerRun:
-    """Ask the model under test every question of ``frame`` (see :func:`answer_frame`)."""
+    """Ask the model under test every question of ``frame`` (see :func:`answer_frame`).
+
+    ``context`` (:class:`judges.context.RunContext`) says how the requests run; ``**run``
+    are its fields as keywords (``cache``, ``run_config``, ``batch``, ``prices``,
+    ``cancel``, ``progress``, ``stats``, ``monitor``).
+    """
     prompts = prompts or load_answer_prompts()
-    prices = prices if prices is not None else PriceTable.load()
+    ctx = RunContext.of(context, **run).priced()
     prompt_column = prompt_column_of(frame, prompt_column)
     items = question_items(frame, prompt_column)
     settings = list(settings)
     if not settings:
         raise JudgesError("Give at least one model setting.")
     provider.check_ready()
-    progress = progress if progress is not None else TaskProgress(
-        total=n_answer_requests(items, len(settings), prompt_column))
-    stats = stats if stats is not None else RunStats()
-    monitor = monitor if monitor is not None else BatchMonitor()
+    if ctx.progress is None:
+        ctx = replace(ctx, progress=TaskProgress(
+            total=n_answer_requests(items, len(settings), prompt_column)))
     results = await collect_results(
         answer_requests(items, settings, prompts=prompts, prompt_column=prompt_column),
-        provider,
-        usable=lambda result: bool(answer_text(result)[0]), progress=progress, stats=stats,
-        monitor=monitor, purpose="answer", batch=batch, cache=cache, run_config=run_config,
-        prices=prices, cancel=cancel)
+        provider, ctx, usable=lambda result: bool(answer_text(result)[0]), purpose="answer")
     answered = assemble_answers(items, settings, results, provider, prompts=prompts,
                                 prompt_column=prompt_column)
-    cancelled = bool(cancel and cancel.is_set()) or monitor.pending > 0
-    return AnswerRun(answered, progress, stats, monitor, cancelled)
+    cancelled = ctx.cancelled or ctx.monitor.pending > 0
+    return AnswerRun(answered, ctx.progress, ctx.stats, ctx.monitor, cancelled)
 
 
 def answer_frame(frame: pd.DataFrame, provider: ChatProvider, **kwargs: Any) -> AnswerRun:
@@ -636,15 +633,14 @@ def answer_job(frame: pd.DataFrame, provider: ChatProvider, *,
     """
     prompt_column = prompt_column_of(frame, prompt_column)
     items = question_items(frame, prompt_column)
-    progress = TaskProgress(total=n_answer_requests(items, len(settings), prompt_column))
-    stats, monitor = RunStats(), BatchMonitor()
+    context = RunContext(run_config=run_config, batch=batch, prices=prices,
+                         progress=TaskProgress(total=n_answer_requests(
+                             items, len(settings), prompt_column)))
 
     async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
         result = await answer_frame_async(
-            frame, provider, settings=settings, cache=cache, run_config=run_config,
-            batch=batch, prices=prices, cancel=cancel, progress=progress, stats=stats,
-            monitor=monitor, prompt_column=prompt_column)
+            frame, provider, settings=settings, prompt_column=prompt_column,
+            context=replace(context, cache=cache, cancel=cancel))
         return result.answered
 
-    return FrameJob(cached_work(cache_path, run), progress=progress, stats=stats,
-                    monitor=monitor, redact=provider.redact, name="answer")
+    return context_job(context, cached_work(cache_path, run), provider, name="answer")

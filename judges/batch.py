@@ -34,8 +34,8 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -56,6 +56,7 @@ from judges.batch_apis import (
 )
 from judges.batch_store import BATCH_COLUMNS, BatchStore, StoredBatch
 from judges.cache import ReplyCache
+from judges.context import RunContext
 from judges.cost import PriceTable
 from judges.fourstage import empty_texts
 from judges.judge import (
@@ -71,10 +72,11 @@ from judges.judge import (
     run_warnings,
     split_tag,
 )
+from judges.monitor import BatchMonitor
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
 from judges.rubric import Rubric, load_rubrics
-from judges.runner import RunConfig, RunStats, request_key
+from judges.runner import RunConfig, RunStats, request_key, run_stream
 
 #: Batch replies cost this share of the price table (OpenAI and Anthropic: 50 %).
 BATCH_DISCOUNT = 0.5
@@ -83,56 +85,12 @@ PENDING_PREFIX = "pending"
 
 __all__ = [
     "BATCH_APIS", "BATCH_COLUMNS", "BATCH_DISCOUNT", "OPENAI_ENDPOINT", "PENDING_PREFIX",
-    "AnthropicBatchAPI", "BatchAPI", "BatchConfig", "BatchError", "BatchMonitor",
+    "AnthropicBatchAPI", "BatchAPI", "BatchConfig", "BatchError", "BatchMonitor", "BatchRun",
     "BatchStatus", "BatchStore", "ItemOutcome", "OpenAIBatchAPI", "StoredBatch",
     "anthropic_reply", "batch_api", "batch_stream", "cancel_batch", "collect", "is_pending",
-    "judge_frame_batch_async", "openai_reply", "refresh_batches", "stream_results",
+    "judge_frame_batch_async", "openai_reply", "refresh_batches", "stream_context",
+    "stream_results",
 ]
-
-
-# --- watching a run -------------------------------------------------------------------------
-@dataclass
-class BatchMonitor:
-    """Live view of a batch run (read it from another thread for a status display).
-
-    Attributes
-    ----------
-    statuses
-        The latest :class:`BatchStatus` of every batch the run submitted or watches.
-    submitted, resubmitted
-        Requests put into new batches (first time / again after a transient failure).
-    resumed
-        Requests found waiting in batches of an earlier run (not sent again).
-    collected, failed, pending
-        Requests whose batch result arrived, that failed for good, still waiting.
-    """
-
-    statuses: dict[str, BatchStatus] = field(default_factory=dict)
-    submitted: int = 0
-    resubmitted: int = 0
-    resumed: int = 0
-    collected: int = 0
-    failed: int = 0
-    pending: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def set_status(self, status: BatchStatus) -> None:
-        """Record a batch's latest status."""
-        with self._lock:
-            self.statuses[status.batch_id] = status
-
-    def snapshot(self) -> BatchMonitor:
-        """A consistent copy."""
-        with self._lock:
-            return replace(self, statuses=dict(self.statuses), _lock=threading.Lock())
-
-    def summary(self) -> str:
-        """One line for a progress display."""
-        states = ", ".join(f"{s.batch_id}: {s.status} ({s.succeeded + s.failed}/{s.total})"
-                           for s in self.statuses.values()) or "no batch"
-        return (f"batches {states}; {self.submitted:,} submitted, {self.resumed:,} resumed, "
-                f"{self.collected:,} collected, {self.failed:,} failed, "
-                f"{self.pending:,} pending")
 
 
 async def collect(api: BatchAPI, store: BatchStore, cache: ReplyCache,
@@ -197,6 +155,190 @@ def _chunks(items: list[tuple[str, dict[str, Any]]], config: BatchConfig
         yield chunk
 
 
+class BatchRun:
+    """One run of :func:`batch_stream`, in named steps (the module docstring's list).
+
+    :meth:`stream` yields the results: :meth:`prepare` (requests by cache key),
+    :meth:`from_cache`, :meth:`submit` (new batches), :meth:`poll` (one look at every batch
+    watched), :meth:`outcome` (a collected request), :meth:`resubmit` and :meth:`leftovers`
+    (pending or never sent).
+    """
+
+    def __init__(self, requests: Iterable[ChatRequest], provider: ChatProvider, *,
+                 cache: ReplyCache, config: BatchConfig | None = None,
+                 prices: PriceTable | None = None, cancel: threading.Event | None = None,
+                 stats: RunStats | None = None, monitor: BatchMonitor | None = None,
+                 purpose: str = "judge", reuse: Callable[[Reply], bool] | None = None) -> None:
+        self.requests, self.provider, self.cache = requests, provider, cache
+        self.config = config or BatchConfig()
+        self.prices, self.cancel, self.purpose, self.reuse = prices, cancel, purpose, reuse
+        self.stats = stats if stats is not None else RunStats()
+        self.monitor = monitor if monitor is not None else BatchMonitor()
+        self.api = batch_api(provider, self.config)
+        provider.check_ready()
+        self.store = BatchStore(cache.path)
+        self.by_key: dict[str, list[ChatRequest]] = {}
+        self.open_keys: set[str] = set()  # waiting for a batch result
+        self.where: dict[str, str] = {}  # cache key -> batch id
+        self.tries: dict[str, int] = {}  # re-submissions so far
+        self.watch: set[str] = set()  # batches not ended yet
+
+    def cancelled(self) -> bool:
+        """Whether ``cancel`` is set."""
+        return self.cancel is not None and self.cancel.is_set()
+
+    def cost(self, reply: Reply, batched: bool) -> float | None:
+        """The cost of ``reply``: :data:`BATCH_DISCOUNT` of the price if it came from a batch."""
+        if self.prices is None:
+            return None
+        full = self.prices.cost(self.provider.price_section, self.provider.model,
+                                reply.input_tokens, reply.output_tokens)
+        share = min(reply.billed_share, BATCH_DISCOUNT if batched else 1.0)
+        return None if full is None else full * share
+
+    def account(self, result: Result) -> Result:
+        """Count ``result`` in the run's :class:`~judges.runner.RunStats`."""
+        self.stats.count(result)
+        return result
+
+    def each(self, key: str, status: str, error: str) -> Iterator[Result]:
+        """A result for every request of ``key`` (duplicates share it), counted."""
+        for request in self.by_key[key]:
+            yield self.account(Result(request, status, error=error))
+
+    def prepare(self) -> set[str]:
+        """Group the requests by cache key; the keys whose cached reply may be reused."""
+        for request in self.requests:
+            self.by_key.setdefault(request_key(self.provider, request), []).append(request)
+        cached = self.cache.contains(self.by_key)
+        if self.reuse is not None:
+            refused = {k for k in cached if not _reusable(self.cache.get(k), self.reuse)}
+            self.stats.reasked += len(refused)
+            cached -= refused
+        return cached
+
+    def from_cache(self, cached: set[str]) -> Iterator[Result]:
+        """Step 1: the cached replies (at the batch price if a batch paid for them)."""
+        batched_before = self.store.succeeded_keys(cached)
+        for key in [k for k in self.by_key if k in cached]:
+            reply = self.cache.get(key)
+            assert reply is not None
+            for request in self.by_key[key]:
+                yield self.account(Result(request, "ok", reply, cached=True,
+                                          cost_usd=self.cost(reply, key in batched_before)))
+
+    async def submit(self, keys: list[str]) -> None:
+        """Step 3: put ``keys`` into new batches, recorded in the store at once, and watch them."""
+        items = [(k, self.api.body(self.by_key[k][0])) for k in keys]
+        for chunk in _chunks(items, self.config):
+            status = await self.api.submit(chunk)
+            self.store.record(status, self.provider, self.purpose,
+                              [(cid, cid) for cid, _ in chunk])
+            self.monitor.set_status(status)
+            for cid, _ in chunk:
+                self.where[cid] = status.batch_id
+            self.watch.add(status.batch_id)
+
+    def outcome(self, key: str, o: ItemOutcome, batch_id: str, again: list[str]
+                ) -> Iterator[Result]:
+        """Step 5: a collected request's results, or ``key`` appended to ``again``."""
+        if o.reply is not None:
+            self.open_keys.discard(key)
+            self.monitor.collected += len(self.by_key[key])
+            # Duplicates were sent (and billed) once: they share the reply free.
+            for i, request in enumerate(self.by_key[key]):
+                yield self.account(Result(request, "ok", o.reply, cached=i > 0,
+                                          cost_usd=self.cost(o.reply, True)))
+        elif o.retryable and self.tries.get(key, 0) < self.config.max_resubmits:
+            self.tries[key] = self.tries.get(key, 0) + 1
+            again.append(key)
+        else:
+            self.open_keys.discard(key)
+            self.monitor.failed += len(self.by_key[key])
+            yield from self.each(key, "error", f"batch {batch_id}: {o.error}")
+
+    async def poll(self, again: list[str]) -> AsyncIterator[Result]:
+        """Step 4: look at every batch watched once; collect the ended ones."""
+        for batch_id in sorted(self.watch):
+            status = await self.api.status(batch_id)
+            self.store.update(status)
+            self.monitor.set_status(status)
+            if not status.ended:
+                continue
+            self.watch.discard(batch_id)
+            for key, o in (await collect(self.api, self.store, self.cache, status)).items():
+                if key in self.open_keys:  # else another run's request: cached for later
+                    for result in self.outcome(key, o, batch_id, again):
+                        yield result
+
+    async def resubmit(self, again: list[str]) -> AsyncIterator[Result]:
+        """Step 5: submit the transient failures again, unless the run is cancelled."""
+        if again and not self.cancelled():
+            await self.submit(again)
+            self.monitor.resubmitted += len(again)
+            return
+        self.open_keys.difference_update(again)
+        for key in again:
+            for result in self.each(key, "error",
+                                    "failed in a batch; not re-submitted: run cancelled"):
+                yield result
+
+    async def wait(self, deadline: float | None) -> bool:
+        """Sleep until the next poll; ``False`` when the run should stop polling."""
+        if not self.watch or self.cancelled():
+            return False
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        left = self.config.poll_interval if deadline is None else min(
+            self.config.poll_interval, max(deadline - time.monotonic(), 0))
+        await _sleep(left, self.cancel)
+        return True
+
+    def leftovers(self, waiting: list[str]) -> Iterator[Result]:
+        """Step 6: the requests still open, pending in a batch or never sent."""
+        for key in [k for k in waiting if k in self.open_keys]:
+            if key not in self.where:  # cancelled before it was submitted
+                yield from self.each(key, "cancelled", "cancelled before it was sent")
+                continue
+            self.monitor.pending += len(self.by_key[key])
+            state = self.monitor.statuses.get(self.where.get(key, ""))
+            shown = f" ({state.status})" if state is not None else ""
+            yield from self.each(key, "cancelled",
+                                 f"{PENDING_PREFIX}: waiting in batch "
+                                 f"{self.where.get(key, '?')}{shown}; run again to collect it")
+
+    async def stream(self) -> AsyncIterator[Result]:
+        """Yield every request's result (the steps in order); close the store."""
+        try:
+            cached = self.prepare()
+            for result in self.from_cache(cached):
+                yield result
+            waiting = [k for k in self.by_key if k not in cached]
+            self.open_keys = set(waiting)
+            self.where = self.store.pending_for(waiting)
+            self.monitor.resumed += len(self.where)
+            self.watch = set(self.where.values())
+            fresh = [k for k in waiting if k not in self.where]
+            if fresh and not self.cancelled():
+                await self.submit(fresh)
+                self.monitor.submitted += len(fresh)
+            deadline = (None if self.config.max_wait is None
+                        else time.monotonic() + self.config.max_wait)
+            while self.watch:
+                again: list[str] = []
+                async for result in self.poll(again):
+                    yield result
+                async for result in self.resubmit(again):
+                    yield result
+                if not await self.wait(deadline):
+                    break
+            for result in self.leftovers(waiting):
+                yield result
+        finally:
+            self.stats.http_attempts += self.api.calls
+            self.store.close()
+
+
 async def batch_stream(
     requests: Iterable[ChatRequest],
     provider: ChatProvider,
@@ -241,140 +383,10 @@ async def batch_stream(
         reason in ``error``) or ``cancelled`` with an error starting with
         :data:`PENDING_PREFIX` (still waiting in a batch).
     """
-    config = config or BatchConfig()
-    stats = stats if stats is not None else RunStats()
-    monitor = monitor if monitor is not None else BatchMonitor()
-    api = batch_api(provider, config)
-    provider.check_ready()
-    store = BatchStore(cache.path)
-    section, model = provider.price_section, provider.model
-
-    def cost(reply: Reply, batched: bool) -> float | None:
-        if prices is None:
-            return None
-        full = prices.cost(section, model, reply.input_tokens, reply.output_tokens)
-        share = min(reply.billed_share, BATCH_DISCOUNT if batched else 1.0)
-        return None if full is None else full * share
-
-    def account(result: Result) -> Result:
-        stats.done += 1
-        if result.status == "ok" and result.reply is not None:
-            stats.ok += 1
-            if result.cached:
-                stats.cache_hits += 1
-            else:
-                stats.input_tokens += result.reply.input_tokens
-                stats.output_tokens += result.reply.output_tokens
-                if result.cost_usd is None:
-                    stats.unpriced += 1
-                else:
-                    stats.cost_usd += result.cost_usd
-        elif result.status == "cancelled":
-            stats.cancelled += 1
-        else:
-            stats.errors += 1
-        return result
-
-    by_key: dict[str, list[ChatRequest]] = {}
-    for request in requests:
-        by_key.setdefault(request_key(provider, request), []).append(request)
-    try:
-        cached = cache.contains(by_key)
-        if reuse is not None:
-            refused = {k for k in cached if not _reusable(cache.get(k), reuse)}
-            stats.reasked += len(refused)
-            cached -= refused
-        batched_before = store.succeeded_keys(cached)
-        for key in [k for k in by_key if k in cached]:
-            reply = cache.get(key)
-            assert reply is not None
-            for request in by_key[key]:
-                yield account(Result(request, "ok", reply, cached=True,
-                                     cost_usd=cost(reply, key in batched_before)))
-        waiting = [k for k in by_key if k not in cached]
-        open_keys = set(waiting)
-        where = store.pending_for(waiting)
-        monitor.resumed += len(where)
-        tries: dict[str, int] = {}
-
-        async def submit(keys: list[str]) -> set[str]:
-            items = [(k, api.body(by_key[k][0])) for k in keys]
-            ids = set()
-            for chunk in _chunks(items, config):
-                status = await api.submit(chunk)
-                store.record(status, provider, purpose, [(cid, cid) for cid, _ in chunk])
-                monitor.set_status(status)
-                for cid, _ in chunk:
-                    where[cid] = status.batch_id
-                ids.add(status.batch_id)
-            return ids
-
-        watch = set(where.values())
-        fresh = [k for k in waiting if k not in where]
-        if fresh and not (cancel is not None and cancel.is_set()):
-            watch |= await submit(fresh)
-            monitor.submitted += len(fresh)
-        deadline = None if config.max_wait is None else time.monotonic() + config.max_wait
-        while watch:
-            again: list[str] = []
-            for batch_id in sorted(watch):
-                status = await api.status(batch_id)
-                store.update(status)
-                monitor.set_status(status)
-                if not status.ended:
-                    continue
-                watch.discard(batch_id)
-                for key, o in (await collect(api, store, cache, status)).items():
-                    if key not in open_keys:
-                        continue  # another run's request: cached for later
-                    if o.reply is not None:
-                        open_keys.discard(key)
-                        monitor.collected += len(by_key[key])
-                        # Duplicates were sent (and billed) once: they share the reply free.
-                        for i, request in enumerate(by_key[key]):
-                            yield account(Result(request, "ok", o.reply, cached=i > 0,
-                                                 cost_usd=cost(o.reply, True)))
-                    elif o.retryable and tries.get(key, 0) < config.max_resubmits:
-                        tries[key] = tries.get(key, 0) + 1
-                        again.append(key)
-                    else:
-                        open_keys.discard(key)
-                        monitor.failed += len(by_key[key])
-                        error = f"batch {batch_id}: {o.error}"
-                        for request in by_key[key]:
-                            yield account(Result(request, "error", error=error))
-            if again and not (cancel is not None and cancel.is_set()):
-                watch |= await submit(again)
-                monitor.resubmitted += len(again)
-            elif again:
-                open_keys.difference_update(again)
-                for key in again:
-                    for request in by_key[key]:
-                        yield account(Result(request, "error", error="failed in a batch; "
-                                             "not re-submitted: run cancelled"))
-            if not watch or (cancel is not None and cancel.is_set()):
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                break
-            left = config.poll_interval if deadline is None else min(
-                config.poll_interval, max(deadline - time.monotonic(), 0))
-            await _sleep(left, cancel)
-        for key in [k for k in waiting if k in open_keys]:
-            if key not in where:  # cancelled before it was submitted
-                for request in by_key[key]:
-                    yield account(Result(request, "cancelled", error="cancelled before it "
-                                                                     "was sent"))
-                continue
-            monitor.pending += len(by_key[key])
-            state = monitor.statuses.get(where.get(key, ""))
-            shown = f" ({state.status})" if state is not None else ""
-            error = (f"{PENDING_PREFIX}: waiting in batch {where.get(key, '?')}{shown}; "
-                     "run again to collect it")
-            for request in by_key[key]:
-                yield account(Result(request, "cancelled", error=error))
-    finally:
-        stats.http_attempts += api.calls
-        store.close()
+    async for result in BatchRun(requests, provider, cache=cache, config=config, prices=prices,
+                                 cancel=cancel, stats=stats, monitor=monitor, purpose=purpose,
+                                 reuse=reuse).stream():
+        yield result
 
 
 async def stream_results(
@@ -393,21 +405,39 @@ async def stream_results(
     """Live (:func:`judges.runner.run_stream`) or batch (:func:`batch_stream`) results.
 
     ``batch=None`` runs live with ``run_config``; a :class:`BatchConfig` uses the batch API
-    (which needs ``cache``).
+    (which needs ``cache``). The keyword form of :func:`stream_context`.
     """
-    from judges.runner import run_stream
+    context = RunContext.of(batch=batch, cache=cache, run_config=run_config, prices=prices,
+                            cancel=cancel, stats=stats, monitor=monitor)
+    async for result in stream_context(context, requests, provider, purpose=purpose):
+        yield result
 
-    if batch is None:
-        async for result in run_stream(requests, provider, cache=cache, config=run_config,
-                                       prices=prices, cancel=cancel, stats=stats):
+
+async def stream_context(context: RunContext, requests: Iterable[ChatRequest],
+                         provider: ChatProvider, *, purpose: str,
+                         reuse: Callable[[Reply], bool] | None = None) -> AsyncIterator[Result]:
+    """The results of ``requests`` run as ``context`` says: live
+    (:func:`judges.runner.run_stream`) without ``context.batch``, else through the batch
+    API (:func:`batch_stream`), counted in ``context.stats`` (and ``context.monitor``).
+
+    Raises
+    ------
+    BatchError
+        Batch mode without a cache.
+    """
+    c = context
+    if c.batch is None:
+        async for result in run_stream(requests, provider, cache=c.cache, config=c.run_config,
+                                       prices=c.prices, cancel=c.cancel, stats=c.stats,
+                                       reuse=reuse):
             yield result
         return
-    if cache is None:
+    if c.cache is None:
         raise BatchError("Batch mode needs the reply cache: batch results and batch ids are "
                          "kept there (leave out --no-cache).")
-    async for result in batch_stream(requests, provider, cache=cache, config=batch,
-                                     prices=prices, cancel=cancel, stats=stats,
-                                     monitor=monitor, purpose=purpose):
+    async for result in batch_stream(requests, provider, cache=c.cache, config=c.batch,
+                                     prices=c.prices, cancel=c.cancel, stats=c.stats,
+                                     monitor=c.monitor, purpose=purpose, reuse=reuse):
         yield result
 
 
@@ -416,21 +446,24 @@ async def judge_frame_batch_async(
     frame: pd.DataFrame,
     provider: ChatProvider,
     *,
-    cache: ReplyCache,
-    batch: BatchConfig | None = None,
     rubrics: Mapping[str, Rubric] | None = None,
     config: JudgeConfig | None = None,
-    prices: PriceTable | None = None,
-    cancel: threading.Event | None = None,
-    progress: JudgeProgress | None = None,
-    stats: RunStats | None = None,
-    monitor: BatchMonitor | None = None,
+    context: RunContext | None = None,
+    **run: Any,
 ) -> JudgeRun:
     """Judge a validated four-stage table through the batch API.
 
     The same requests, parser and judged file as :func:`judges.judge.judge_frame_async`;
     judgments still waiting in a batch are unscored with a reason starting with
     ``not judged yet`` (run again to collect them).
+
+    Parameters
+    ----------
+    context
+        The run context (:class:`judges.context.RunContext`; it needs ``cache``; its
+        ``batch`` defaults to :class:`BatchConfig`, its ``progress`` to a
+        :class:`~judges.judge.JudgeProgress`); ``**run`` are its fields as keywords
+        (``cache``, ``batch``, ``prices``, ``cancel``, ``progress``, ``stats``, ``monitor``).
 
     Returns
     -------
@@ -439,38 +472,35 @@ async def judge_frame_batch_async(
     """
     rubrics = rubrics or load_rubrics()
     config = config or JudgeConfig()
-    prices = prices if prices is not None else PriceTable.load()
-    progress = progress if progress is not None else JudgeProgress(
-        total=n_judgments(frame, config))
-    stats = stats if stats is not None else RunStats()
-    monitor = monitor if monitor is not None else BatchMonitor()
+    ctx = RunContext.of(context, **run).priced()
+    ctx = replace(ctx, batch=ctx.batch or BatchConfig(), progress=ctx.progress if ctx.progress
+                  is not None else JudgeProgress(total=n_judgments(frame, config)))
     empty = empty_texts(frame)
     outcomes: list[MetricOutcome] = no_answer_outcomes(frame, empty, config)
     for outcome in outcomes:
-        progress.add(outcome)
+        ctx.progress.add(outcome)
     try:
-        async for result in batch_stream(
-                judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
-                               skip=empty), provider, cache=cache,
-                config=batch, prices=prices, cancel=cancel, stats=stats, monitor=monitor,
-                purpose="judge", reuse=config.reuse()):
-            if is_pending(result):
-                position, metric, sample, order = split_tag(result.request.tag)
-                outcome = MetricOutcome(position, metric, None, "",
-                                        f"not judged yet: {result.error}", sample=sample,
-                                        order=order)
-            else:
-                outcome = interpret(result)
+        async for result in stream_context(
+                ctx, judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
+                                    skip=empty), provider, purpose="judge", reuse=config.reuse()):
+            outcome = _pending_outcome(result) if is_pending(result) else interpret(result)
             outcomes.append(outcome)
-            progress.add(outcome)
+            ctx.progress.add(outcome)
     finally:
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=f"{provider.label} (batch)",
                              rubrics=rubrics, params_sent=config.sent(provider),
                              config=config)
-    cancelled = monitor.pending > 0 or bool(cancel is not None and cancel.is_set())
-    return JudgeRun(judged, progress, stats, cancelled=cancelled,
+    return JudgeRun(judged, ctx.progress, ctx.stats,
+                    cancelled=ctx.monitor.pending > 0 or ctx.cancelled,
                     warnings=run_warnings(provider, config, outcomes))
+
+
+def _pending_outcome(result: Result) -> MetricOutcome:
+    """A judgment still waiting in a batch: unscored, ``not judged yet``."""
+    position, metric, sample, order = split_tag(result.request.tag)
+    return MetricOutcome(position, metric, None, "", f"not judged yet: {result.error}",
+                         sample=sample, order=order)
 
 
 # --- batches outside a run (the page's batch status section, the CLI) ------------------------

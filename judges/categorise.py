@@ -27,7 +27,7 @@ import asyncio
 import string
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ import yaml
 from analysis.judge_stats.category_agreement import normalise_name
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
+from judges.context import RunContext
 from judges.cost import PriceTable
 from judges.errors import JudgesError, ReplyParseError
 from judges.parse import extract_json_reply
@@ -52,6 +53,7 @@ from judges.tasks import (
     TaskProgress,
     cached_work,
     collect_results,
+    context_job,
     estimate_requests,
     load_data_yaml,
 )
@@ -400,35 +402,32 @@ async def categorise_frame_async(
     prefix: str = DEFAULT_PREFIX,
     prompt: CategorisePrompt | None = None,
     config: CategoriseConfig | None = None,
-    cache: ReplyCache | None = None,
-    run_config: RunConfig | None = None,
-    batch: BatchConfig | None = None,
-    prices: PriceTable | None = None,
-    cancel: threading.Event | None = None,
-    progress: TaskProgress | None = None,
-    stats: RunStats | None = None,
-    monitor: BatchMonitor | None = None,
+    context: RunContext | None = None,
+    **run: Any,
 ) -> CategoriseRun:
-    """Classify ``frame[text_column]`` (see :func:`categorise_frame`)."""
+    """Classify ``frame[text_column]`` (see :func:`categorise_frame`).
+
+    ``context`` (:class:`judges.context.RunContext`) says how the requests run; ``**run``
+    are its fields as keywords (``cache``, ``run_config``, ``batch``, ``prices``,
+    ``cancel``, ``progress``, ``stats``, ``monitor``).
+    """
     prompt = prompt or load_categorise_prompt()
-    prices = prices if prices is not None else PriceTable.load()
+    ctx = RunContext.of(context, **run).priced()
     requests = list(categorise_requests(frame, spec, text_column=text_column,
                                         context_column=context_column, prompt=prompt,
                                         config=config))
     provider.check_ready()
-    progress = progress if progress is not None else TaskProgress(total=len(requests))
-    stats = stats if stats is not None else RunStats()
-    monitor = monitor if monitor is not None else BatchMonitor()
+    if ctx.progress is None:
+        ctx = replace(ctx, progress=TaskProgress(total=len(requests)))
     results = await collect_results(
-        requests, provider,
+        requests, provider, ctx,
         usable=lambda result: interpret_category(result, spec).category is not None,
-        progress=progress, stats=stats, monitor=monitor, purpose="categorise", batch=batch,
-        cache=cache, run_config=run_config, prices=prices, cancel=cancel)
-    label = f"{provider.label}{' (batch)' if batch else ''} [{prompt.key}]"
+        purpose="categorise")
+    label = f"{provider.label}{' (batch)' if ctx.batch else ''} [{prompt.key}]"
     out = assemble_categories(frame, spec, results, text_column=text_column,
                               judge_label=label, prefix=prefix)
-    cancelled = bool(cancel and cancel.is_set()) or monitor.pending > 0
-    return CategoriseRun(out, progress, stats, monitor, cancelled)
+    cancelled = ctx.cancelled or ctx.monitor.pending > 0
+    return CategoriseRun(out, ctx.progress, ctx.stats, ctx.monitor, cancelled)
 
 
 def categorise_frame(frame: pd.DataFrame, provider: ChatProvider, spec: CategorySpec,
@@ -498,15 +497,13 @@ def categorise_job(frame: pd.DataFrame, provider: ChatProvider, spec: CategorySp
                    run_config: RunConfig | None = None, batch: BatchConfig | None = None,
                    prices: PriceTable | None = None) -> FrameJob:
     """:func:`categorise_frame` in a background thread (:class:`~judges.tasks.FrameJob`)."""
-    progress = TaskProgress(total=n_categorise_requests(frame, text_column))
-    stats, monitor = RunStats(), BatchMonitor()
+    context = RunContext(run_config=run_config, batch=batch, prices=prices,
+                         progress=TaskProgress(total=n_categorise_requests(frame, text_column)))
 
     async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
         result = await categorise_frame_async(
             frame, provider, spec, text_column=text_column, context_column=context_column,
-            prefix=prefix, cache=cache, run_config=run_config, batch=batch, prices=prices,
-            cancel=cancel, progress=progress, stats=stats, monitor=monitor)
+            prefix=prefix, context=replace(context, cache=cache, cancel=cancel))
         return result.categorised
 
-    return FrameJob(cached_work(cache_path, run), progress=progress, stats=stats,
-                    monitor=monitor, redact=provider.redact, name="categorise")
+    return context_job(context, cached_work(cache_path, run), provider, name="categorise")

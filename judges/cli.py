@@ -295,16 +295,16 @@ def _estimate(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> int:
+    from analysis import api
     from analysis.errors import LoadError
     from analysis.io import load_results
-    from analysis.judge_stats.metrics import stage_metrics
 
     try:
         judged = load_results(args.judged, encoding=input_encoding(args))
     except LoadError as exc:
         raise JudgesError(str(exc)) from None
     by = [c.strip() for c in args.by.split(",") if c.strip()]
-    table = stage_metrics(judged, by=by)
+    table = api.judge_stage_metrics(judged, by=by).table
     if args.out:
         write_table(table, args.out)
         print(f"Wrote {args.out}.", file=sys.stderr)

@@ -223,11 +223,13 @@ def json_records(table: pd.DataFrame) -> list[dict]:
 
 def reliability_command(args: argparse.Namespace) -> int:
     """``python -m judges reliability``."""
-    from analysis.judge_stats.reliability import disagreements, load_reliability_data, reliability
+    from analysis import api
+    from analysis.judge_stats.reliability import load_reliability_data
 
     data = load_reliability_data(args.judged, encoding=input_encoding(args))
-    table = reliability(data, n_resamples=args.n_boot, seed=args.seed)
-    disagree = disagreements(data, min_range=args.min_range)
+    result = api.judge_reliability(data, n_resamples=args.n_boot, seed=args.seed,
+                                   min_range=args.min_range)
+    table, disagree = result.table, result.tables["disagreements"]
     if args.out:
         write_table(table, args.out)
         side = Path(args.out).with_name(f"{Path(args.out).stem}.disagreements"

@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ from judges.cli_common import (
     write_results,
     write_table,
 )
+from judges.context import RunContext
 from judges.cost import PriceTable
 from judges.errors import JudgesError
 from judges.providers import make_provider
@@ -196,6 +198,12 @@ def _run(coro_factory: Callable[[threading.Event], Coroutine[Any, Any, Any]],
     return asyncio.run(main())
 
 
+def _context(args: argparse.Namespace, cache: ReplyCache | None, progress: Any) -> RunContext:
+    """The run context of a task command (``--batch``, retries, prices) with ``progress``."""
+    return RunContext(cache=cache, run_config=_run_config(args), batch=_batch_config(args),
+                      prices=PriceTable.load(args.prices), progress=progress)
+
+
 def _exit_code(stats: RunStats, monitor: BatchMonitor, cancelled: bool) -> int:
     if monitor.pending:
         print(f"{monitor.pending:,} results are still waiting in provider batches: run the "
@@ -241,14 +249,13 @@ def score_batch(args: argparse.Namespace) -> int:
             cache.close()
             raise
     progress = JudgeProgress(total=n_judgments(frame, judge_config(args)))
-    stats, monitor = RunStats(), BatchMonitor()
+    context = _context(args, cache, progress)
+    stats, monitor = context.stats, context.monitor
     start = time.monotonic()
     try:
         run = _run(lambda cancel: judge_frame_batch_async(
-            frame, provider, cache=cache, batch=_batch_config(args),
-            rubrics=load_rubrics(args.rubrics), config=judge_config(args),
-            prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
-            stats=stats, monitor=monitor),
+            frame, provider, rubrics=load_rubrics(args.rubrics), config=judge_config(args),
+            context=replace(context, cancel=cancel)),
             None if args.quiet else lambda: monitor.snapshot().summary())
     finally:
         cache.close()
@@ -304,12 +311,11 @@ def _answer(args: argparse.Namespace) -> int:
                 prompt_column=prompt_column))
         progress = TaskProgress(total=n_answer_requests(
             question_items(frame, prompt_column), len(settings), prompt_column))
-        stats, monitor = RunStats(), BatchMonitor()
+        context = _context(args, cache, progress)
+        stats, monitor = context.stats, context.monitor
         run = _run(lambda cancel: answer_frame_async(
-            frame, provider, settings=settings, prompts=prompts, cache=cache,
-            run_config=_run_config(args), batch=_batch_config(args),
-            prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
-            stats=stats, monitor=monitor, prompt_column=prompt_column),
+            frame, provider, settings=settings, prompts=prompts, prompt_column=prompt_column,
+            context=replace(context, cancel=cancel)),
             None if args.quiet else lambda: _task_line(progress, "answered"))
     finally:
         if cache is not None:
@@ -373,12 +379,11 @@ def _categorise(args: argparse.Namespace) -> int:
                 frame, provider, spec, config=config, prices=PriceTable.load(args.prices),
                 cache=cache, batch=args.batch, **kwargs))
         progress = TaskProgress(total=n_categorise_requests(frame, args.text_col))
-        stats, monitor = RunStats(), BatchMonitor()
+        context = _context(args, cache, progress)
+        stats, monitor = context.stats, context.monitor
         run = _run(lambda cancel: categorise_frame_async(
-            frame, provider, spec, prefix=args.prefix, config=config, cache=cache,
-            run_config=_run_config(args), batch=_batch_config(args),
-            prices=PriceTable.load(args.prices), cancel=cancel, progress=progress,
-            stats=stats, monitor=monitor, **kwargs),
+            frame, provider, spec, prefix=args.prefix, config=config,
+            context=replace(context, cancel=cancel), **kwargs),
             None if args.quiet else lambda: _task_line(progress, "classified"))
     finally:
         if cache is not None:
@@ -436,7 +441,8 @@ def _category_agreement(args: argparse.Namespace, frame: pd.DataFrame) -> int:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from analysis.judge_stats.agreement import agreement, merge_judged
+    from analysis import api
+    from analysis.judge_stats.agreement import merge_judged
 
     frame = read_table(args.input, input_encoding(args))
     if args.categorical:
@@ -449,8 +455,9 @@ def _agreement(args: argparse.Namespace) -> int:
             raise JudgesError("Give --judge-col and --human-col the same number of times "
                               "(they are paired in order).")
         pairs = list(zip(args.judge_col, args.human_col, strict=True))
-    table = agreement(frame, pairs, by_stage=not args.no_stages, ci=args.ci,
-                      n_resamples=args.n_boot, confidence=args.confidence, seed=args.seed)
+    table = api.judge_agreement(frame, pairs, by_stage=not args.no_stages, ci=args.ci,
+                                n_resamples=args.n_boot, confidence=args.confidence,
+                                seed=args.seed).table
     if args.out:
         write_table(table, args.out)
         print(f"Wrote {args.out}.", file=sys.stderr)

@@ -31,7 +31,7 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from judges.cache import ReplyCache, cache_key, claim_owner
@@ -41,8 +41,8 @@ from judges.providers import ChatProvider, ErrorInfo
 from judges.request import ChatRequest, Reply, Result
 
 __all__ = [
-    "LONG_WAIT", "RunConfig", "RunStats", "STOPPED_PREFIX", "request_key", "run_requests",
-    "run_stream",
+    "LONG_WAIT", "LiveRun", "RunConfig", "RunStats", "STOPPED_PREFIX", "request_key",
+    "run_requests", "run_stream",
 ]
 
 
@@ -132,6 +132,25 @@ class RunStats:
     stopped: str | None = None
     waiting: str | None = None
 
+    def count(self, result: Result) -> None:
+        """Count one result yielded (a live or a batch run's)."""
+        self.done += 1
+        if result.status == "ok" and result.reply is not None:
+            self.ok += 1
+            if result.cached:
+                self.cache_hits += 1
+            else:
+                self.input_tokens += result.reply.input_tokens
+                self.output_tokens += result.reply.output_tokens
+                if result.cost_usd is None:
+                    self.unpriced += 1
+                else:
+                    self.cost_usd += result.cost_usd
+        elif result.status == "cancelled":
+            self.cancelled += 1
+        else:
+            self.errors += 1
+
 
 #: A ``Retry-After`` wait at least this long (seconds) is described in ``RunStats.waiting``.
 LONG_WAIT = 10.0
@@ -178,6 +197,19 @@ async def _sleep(seconds: float, cancel: threading.Event | None) -> bool:
         await asyncio.sleep(min(left, 0.05))
 
 
+def _retry_delay(info: ErrorInfo, attempts: int, *, config: RunConfig, shared: _Shared,
+                 stats: RunStats, rng: random.Random) -> float:
+    """Seconds before the next attempt: the server's ``Retry-After`` (capped, it pauses the
+    other workers too, plus a little jitter) or the backoff."""
+    if info.retry_after is None:
+        return config.backoff(attempts - 1, rng)
+    delay = min(info.retry_after, config.retry_after_max)
+    shared.pause_until = max(shared.pause_until, time.monotonic() + delay)
+    if delay >= LONG_WAIT:
+        stats.waiting = _wait_note(info, delay, config.retry_after_max)
+    return delay + rng.uniform(0, min(0.1 * delay, 1.0))
+
+
 async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConfig,
                 shared: _Shared, stats: RunStats, rng: random.Random,
                 cancel: threading.Event | None) -> tuple[Reply | None, str | None, int]:
@@ -213,17 +245,246 @@ async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConf
             return None, info.message, attempts
         if attempts > config.max_retries:
             return None, f"{info.message} (gave up after {attempts} attempts)", attempts
-        if info.retry_after is not None:
-            delay = min(info.retry_after, config.retry_after_max)
-            shared.pause_until = max(shared.pause_until, time.monotonic() + delay)
-            if delay >= LONG_WAIT:
-                stats.waiting = _wait_note(info, delay, config.retry_after_max)
-            delay += rng.uniform(0, min(0.1 * delay, 1.0))
-        else:
-            delay = config.backoff(attempts - 1, rng)
         stats.retries += 1
-        if not await _sleep(delay, cancel):
+        if not await _sleep(_retry_delay(info, attempts, config=config, shared=shared,
+                                         stats=stats, rng=rng), cancel):
             return None, "cancelled while waiting to retry", attempts
+
+
+class LiveRun:
+    """One live run of :func:`run_stream`, in named steps (the module docstring's list).
+
+    :meth:`stream` yields the results; the other methods are its steps: :meth:`one`
+    (share a request in flight), :meth:`call` (cache, cost cap, send, store), the
+    :meth:`worker` pool run by :meth:`supervise`, :meth:`account` (the counters) and
+    :meth:`leftovers` (the requests never sent).
+    """
+
+    def __init__(self, requests: Iterable[ChatRequest], provider: ChatProvider, *,
+                 cache: ReplyCache | None = None, config: RunConfig | None = None,
+                 prices: PriceTable | None = None, cancel: threading.Event | None = None,
+                 stats: RunStats | None = None, seed: int | None = None,
+                 reuse: Callable[[Reply], bool] | None = None,
+                 max_cost_usd: float | None = None) -> None:
+        self.provider, self.cache, self.cancel, self.reuse = provider, cache, cancel, reuse
+        self.config = config = config or RunConfig()
+        self.stats = stats if stats is not None else RunStats()
+        self.max_cost_usd = max_cost_usd
+        self.rng = random.Random(seed)
+        self.shared = _Shared()
+        self.iterator = iter(requests)
+        self.queue: asyncio.Queue[Result | None] = asyncio.Queue(maxsize=config.concurrency * 4)
+        section, model = provider.price_section, provider.model
+        self.price = prices.lookup(section, model) if prices is not None else None
+        if max_cost_usd is not None and self.price is None:
+            raise PriceError(f"A cost cap needs a price: {model!r} has none in section "
+                             f"{section!r} of the price table (add it, or drop the cap).")
+        self.owner = claim_owner()
+        self.claim_ttl = config.timeout * (config.max_retries + 1) * 2 + config.backoff_max * (
+            config.max_retries + 1) + 5
+        self.in_flight: dict[str, asyncio.Future[Result]] = {}
+
+    def cancelled(self) -> bool:
+        """Whether ``cancel`` is set."""
+        return self.cancel is not None and self.cancel.is_set()
+
+    def cost_of(self, reply: Reply) -> float | None:
+        """The cost of ``reply`` at the price table (its billed share)."""
+        if self.price is None:
+            return None
+        return self.price.cost(reply.input_tokens, reply.output_tokens) * reply.billed_share
+
+    def upper_bound(self, request: ChatRequest) -> float:
+        """The most ``request`` can cost: its estimated prompt plus its ``max_tokens``."""
+        assert self.price is not None
+        out = request.params.get("max_tokens") or 4096
+        return self.price.cost(estimate_message_tokens(request.messages), int(out))
+
+    def cached_reply(self, key: str) -> Reply | None:
+        """The cached reply of ``key``, unless there is none or ``reuse`` refuses it."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is not None and self.reuse is not None and not self.reuse(hit):
+            self.stats.reasked += 1
+            return None
+        return hit
+
+    async def claimed(self, key: str) -> Reply | None:
+        """Claim ``key`` in the cache; while another run holds it, wait for its reply."""
+        assert self.cache is not None
+        while not self.cache.claim(key, self.owner, self.claim_ttl):
+            if self.cancelled():
+                return None
+            await asyncio.sleep(0.2)
+            hit = self.cache.get(key)
+            if hit is not None and (self.reuse is None or self.reuse(hit)):
+                return hit
+        return None
+
+    def over_budget(self, request: ChatRequest) -> tuple[Result | None, float]:
+        """``(a cancelled result, 0)`` when the run stopped or ``request`` could cross the
+        cost cap; else ``(None, its cost bound)``."""
+        stats, bound = self.stats, 0.0
+        if self.max_cost_usd is not None:
+            bound = self.upper_bound(request)
+            if stats.cost_usd + self.shared.reserved + bound > self.max_cost_usd:
+                stats.stopped = stats.stopped or (
+                    f"cost cap ${self.max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} spent "
+                    f"so far, up to ${self.shared.reserved:,.4f} more for the requests in "
+                    "flight); run again to go on from the cache")
+        if stats.stopped is not None:
+            return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}"), 0.0
+        return None, bound
+
+    async def send(self, request: ChatRequest, bound: float) -> tuple[Reply | None, str | None,
+                                                                      int]:
+        """Call the provider (with retries), ``bound`` reserved under the cost cap meanwhile."""
+        # Import the SDK and build the client (or raise ProviderConfigError) before the
+        # first timeout starts: a cold SDK import can take seconds.
+        self.provider.client()
+        self.shared.reserved += bound
+        try:
+            return await _call(self.provider, request, config=self.config, shared=self.shared,
+                               stats=self.stats, rng=self.rng, cancel=self.cancel)
+        finally:
+            self.shared.reserved -= bound
+
+    def store(self, key: str, reply: Reply) -> None:
+        """Put ``reply`` in the cache (an unusable one kept short) and release the claim."""
+        assert self.cache is not None
+        usable = self.reuse is None or self.reuse(reply)
+        self.cache.put(key, reply if usable else reply.clipped(), provider=self.provider.name,
+                       model=self.provider.model, release=self.owner)
+
+    async def after_claim(self, request: ChatRequest, key: str) -> Result | None:
+        """Claim ``key``: the reply another process paid for while we waited, a cancelled
+        result, or ``None`` when ``request`` must be sent (no cache: ``None``)."""
+        if self.cache is None:
+            return None
+        hit = await self.claimed(key)
+        if hit is not None:
+            return Result(request, "ok", hit, cached=True, cost_usd=self.cost_of(hit))
+        if self.cancelled():
+            return Result(request, "cancelled", error="cancelled before it was sent")
+        return None
+
+    async def call(self, request: ChatRequest, key: str) -> Result:
+        """The result of one request: cache, claim, cost cap, send, store."""
+        hit = self.cached_reply(key)
+        if hit is not None:
+            return Result(request, "ok", hit, cached=True, cost_usd=self.cost_of(hit))
+        released = False
+        try:
+            done = await self.after_claim(request, key)
+            if done is not None:
+                return done
+            stopped, bound = self.over_budget(request)
+            if stopped is not None:
+                return stopped
+            reply, error, attempts = await self.send(request, bound)
+            if reply is None:
+                status = ("cancelled" if error and error.startswith(("cancelled", STOPPED_PREFIX))
+                          else "error")
+                return Result(request, status, error=error, attempts=attempts)
+            if self.cache is not None:
+                self.store(key, reply)
+                released = True
+            return Result(request, "ok", reply, attempts=attempts, cost_usd=self.cost_of(reply))
+        finally:
+            if self.cache is not None and not released:
+                self.cache.release(key, self.owner)
+
+    async def one(self, request: ChatRequest) -> Result:
+        """:meth:`call`, or the reply of an identical request in flight (sent once)."""
+        key = request_key(self.provider, request)
+        waiting = self.in_flight.get(key)
+        if waiting is not None:  # an identical request is in flight: share its reply
+            first = await waiting
+            self.stats.shared += 1
+            if first.status == "ok":
+                return replace(first, request=request, cached=True, attempts=0)
+            return replace(first, request=request, attempts=0)
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self.in_flight[key] = future
+        try:
+            result = await self.call(request, key)
+            future.set_result(result)
+            return result
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning
+            raise
+        finally:
+            del self.in_flight[key]
+
+    async def worker(self) -> None:
+        """Take requests one at a time until none is left, or the run is cancelled or stopped."""
+        hits_in_a_row = 0
+        while not self.cancelled() and self.stats.stopped is None:
+            try:
+                request = next(self.iterator)
+            except StopIteration:
+                return
+            result = await self.one(request)
+            await self.queue.put(result)
+            # Cache hits never await the network: yield now and then so others run.
+            hits_in_a_row = hits_in_a_row + 1 if result.cached else 0
+            if hits_in_a_row % 64 == 63:
+                await asyncio.sleep(0)
+
+    async def supervise(self) -> None:
+        """Run ``concurrency`` workers; one failing (e.g. no API key) stops the others."""
+        tasks = [asyncio.ensure_future(self.worker()) for _ in range(self.config.concurrency)]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            await self.queue.put(None)
+
+    def account(self, result: Result) -> Result:
+        """Count ``result`` in the run's :class:`RunStats`."""
+        self.stats.count(result)
+        return result
+
+    def final_stop_note(self) -> None:
+        """The cost cap's message with what was spent in all (the requests in flight when the
+        cap was reached finished after it was written: it said half of the total, issue 43)."""
+        stopped = self.stats.stopped
+        if self.max_cost_usd is not None and stopped and stopped.startswith("cost cap"):
+            self.stats.stopped = (f"cost cap ${self.max_cost_usd:,.4f} reached "
+                                  f"(${self.stats.cost_usd:,.4f} spent in all, the requests "
+                                  "in flight when it was reached included); run again to go "
+                                  "on from the cache")
+
+    def leftovers(self) -> Iterator[Result]:
+        """The requests left over after a cancel or a stop: never sent."""
+        for request in self.iterator:
+            error = ("cancelled before it was sent" if self.stats.stopped is None
+                     else f"{STOPPED_PREFIX}: {self.stats.stopped}")
+            yield self.account(Result(request, "cancelled", error=error))
+
+    async def stream(self) -> AsyncIterator[Result]:
+        """Yield each result as it completes, then the ones never sent."""
+        supervisor = asyncio.ensure_future(self.supervise())
+        try:
+            while (result := await self.queue.get()) is not None:
+                yield self.account(result)
+            await supervisor
+            self.final_stop_note()
+            for result in self.leftovers():
+                yield result
+        finally:
+            if not supervisor.done():
+                supervisor.cancel()
+                await asyncio.gather(supervisor, return_exceptions=True)
 
 
 async def run_stream(
@@ -274,196 +535,10 @@ async def run_stream(
     PriceError
         ``max_cost_usd`` is set but the model has no price.
     """
-    config = config or RunConfig()
-    stats = stats if stats is not None else RunStats()
-    rng = random.Random(seed)
-    shared = _Shared()
-    iterator = iter(requests)
-    queue: asyncio.Queue[Result | None] = asyncio.Queue(maxsize=config.concurrency * 4)
-    section, model = provider.price_section, provider.model
-
-    price = prices.lookup(section, model) if prices is not None else None
-    if max_cost_usd is not None and price is None:
-        raise PriceError(f"A cost cap needs a price: {model!r} has none in section "
-                         f"{section!r} of the price table (add it, or drop the cap).")
-    owner = claim_owner()
-    claim_ttl = config.timeout * (config.max_retries + 1) * 2 + config.backoff_max * (
-        config.max_retries + 1) + 5
-    in_flight: dict[str, asyncio.Future[Result]] = {}
-
-    def cost_of(reply: Reply) -> float | None:
-        if price is None:
-            return None
-        return price.cost(reply.input_tokens, reply.output_tokens) * reply.billed_share
-
-    def upper_bound(request: ChatRequest) -> float:
-        assert price is not None
-        out = request.params.get("max_tokens") or 4096
-        return price.cost(estimate_message_tokens(request.messages), int(out))
-
-    def cached_reply(key: str) -> Reply | None:
-        if cache is None:
-            return None
-        hit = cache.get(key)
-        if hit is not None and reuse is not None and not reuse(hit):
-            stats.reasked += 1
-            return None
-        return hit
-
-    async def claimed(key: str) -> Reply | None:
-        """Claim ``key`` in the cache; while another run holds it, wait for its reply."""
-        assert cache is not None
-        while not cache.claim(key, owner, claim_ttl):
-            if cancel is not None and cancel.is_set():
-                return None
-            await asyncio.sleep(0.2)
-            hit = cache.get(key)
-            if hit is not None and (reuse is None or reuse(hit)):
-                return hit
-        return None
-
-    async def call(request: ChatRequest, key: str) -> Result:
-        released = False
-        hit = cached_reply(key)
-        if hit is not None:
-            return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
-        try:
-            if cache is not None:
-                hit = await claimed(key)
-                if hit is not None:  # another process paid for it while we waited
-                    return Result(request, "ok", hit, cached=True, cost_usd=cost_of(hit))
-                if cancel is not None and cancel.is_set():
-                    return Result(request, "cancelled", error="cancelled before it was sent")
-            bound = 0.0
-            if max_cost_usd is not None:
-                bound = upper_bound(request)
-                if stats.cost_usd + shared.reserved + bound > max_cost_usd:
-                    stats.stopped = stats.stopped or (
-                        f"cost cap ${max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} spent "
-                        f"so far, up to ${shared.reserved:,.4f} more for the requests in "
-                        "flight); run again to go on from the cache")
-                    return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}")
-            if stats.stopped is not None:
-                return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}")
-            # Import the SDK and build the client (or raise ProviderConfigError) before the
-            # first timeout starts: a cold SDK import can take seconds.
-            provider.client()
-            shared.reserved += bound
-            try:
-                reply, error, attempts = await _call(provider, request, config=config,
-                                                     shared=shared, stats=stats, rng=rng,
-                                                     cancel=cancel)
-            finally:
-                shared.reserved -= bound
-            if reply is None:
-                status = ("cancelled" if error and error.startswith(("cancelled", STOPPED_PREFIX))
-                          else "error")
-                return Result(request, status, error=error, attempts=attempts)
-            if cache is not None:
-                usable = reuse is None or reuse(reply)  # an unusable reply is kept short
-                cache.put(key, reply if usable else reply.clipped(), provider=provider.name,
-                          model=provider.model, release=owner)
-                released = True
-            return Result(request, "ok", reply, attempts=attempts, cost_usd=cost_of(reply))
-        finally:
-            if cache is not None and not released:
-                cache.release(key, owner)
-
-    async def one(request: ChatRequest) -> Result:
-        key = request_key(provider, request)
-        waiting = in_flight.get(key)
-        if waiting is not None:  # an identical request is in flight: share its reply
-            first = await waiting
-            stats.shared += 1
-            if first.status == "ok":
-                return replace(first, request=request, cached=True, attempts=0)
-            return replace(first, request=request, attempts=0)
-        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        in_flight[key] = future
-        try:
-            result = await call(request, key)
-            future.set_result(result)
-            return result
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: no "never retrieved" warning
-            raise
-        finally:
-            del in_flight[key]
-
-    async def worker() -> None:
-        hits_in_a_row = 0
-        while (cancel is None or not cancel.is_set()) and stats.stopped is None:
-            try:
-                request = next(iterator)
-            except StopIteration:
-                return
-            result = await one(request)
-            await queue.put(result)
-            # Cache hits never await the network: yield now and then so others run.
-            hits_in_a_row = hits_in_a_row + 1 if result.cached else 0
-            if hits_in_a_row % 64 == 63:
-                await asyncio.sleep(0)
-
-    async def supervise() -> None:
-        tasks = [asyncio.ensure_future(worker()) for _ in range(config.concurrency)]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:  # one worker failed (e.g. no API key): stop the others
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        finally:
-            await queue.put(None)
-
-    def account(result: Result) -> None:
-        stats.done += 1
-        if result.status == "ok":
-            stats.ok += 1
-            if result.cached:
-                stats.cache_hits += 1
-            else:
-                assert result.reply is not None
-                stats.input_tokens += result.reply.input_tokens
-                stats.output_tokens += result.reply.output_tokens
-                if result.cost_usd is None:
-                    stats.unpriced += 1
-                else:
-                    stats.cost_usd += result.cost_usd
-        elif result.status == "cancelled":
-            stats.cancelled += 1
-        else:
-            stats.errors += 1
-
-    supervisor = asyncio.ensure_future(supervise())
-    try:
-        while True:
-            result = await queue.get()
-            if result is None:
-                break
-            account(result)
-            yield result
-        await supervisor
-        if max_cost_usd is not None and stats.stopped and stats.stopped.startswith("cost cap"):
-            # what was spent in all: the requests in flight when the cap was reached finished
-            # after the message was written (it said half of the total, issue 43)
-            stats.stopped = (f"cost cap ${max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} "
-                             "spent in all, the requests in flight when it was reached "
-                             "included); run again to go on from the cache")
-        for request in iterator:  # left over after a cancel or a stop: never sent
-            error = ("cancelled before it was sent" if stats.stopped is None
-                     else f"{STOPPED_PREFIX}: {stats.stopped}")
-            result = Result(request, "cancelled", error=error)
-            account(result)
-            yield result
-    finally:
-        if not supervisor.done():
-            supervisor.cancel()
-            await asyncio.gather(supervisor, return_exceptions=True)
+    async for result in LiveRun(requests, provider, cache=cache, config=config, prices=prices,
+                                cancel=cancel, stats=stats, seed=seed, reuse=reuse,
+                                max_cost_usd=max_cost_usd).stream():
+        yield result
 
 
 async def run_requests(requests: Iterable[ChatRequest], provider: ChatProvider,

@@ -34,19 +34,20 @@ from judges.batch import (
     BatchMonitor,
     is_pending,
     judge_frame_batch_async,
-    stream_results,
+    stream_context,
 )
 from judges.cache import ReplyCache, default_cache_path
+from judges.context import RunContext
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError
 from judges.judge import JudgeProgress, n_judgments
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Result
-from judges.runner import RunConfig, RunStats, request_key
+from judges.runner import RunStats, request_key
 
 __all__ = [
     "FrameJob", "RequestEstimate", "T", "TaskProgress", "Work", "cached_work",
-    "collect_results", "estimate_requests", "judge_batch_job", "load_data_yaml",
+    "collect_results", "context_job", "estimate_requests", "judge_batch_job", "load_data_yaml",
 ]
 
 
@@ -284,39 +285,38 @@ def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
     The job's ``judged`` is the judged file (pending judgments unscored with a reason);
     ``monitor`` shows the batches. The cache defaults to :func:`default_cache_path`.
     """
-    progress = JudgeProgress(total=n_judgments(frame, config))
-    stats, monitor = RunStats(), BatchMonitor()
+    context = RunContext(batch=batch or BatchConfig(poll_interval=10), prices=prices,
+                         progress=JudgeProgress(total=n_judgments(frame, config)))
 
     async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
         assert cache is not None
         result = await judge_frame_batch_async(
-            frame, provider, cache=cache, batch=batch or BatchConfig(poll_interval=10),
-            prices=prices, cancel=cancel, progress=progress, stats=stats, monitor=monitor,
-            config=config)
+            frame, provider, config=config, context=replace(context, cache=cache,
+                                                            cancel=cancel))
         return result.judged
 
-    return FrameJob(cached_work(cache_path or default_cache_path(), run), progress=progress,
-                    stats=stats, monitor=monitor, redact=provider.redact, name="judge-batch")
+    return context_job(context, cached_work(cache_path or default_cache_path(), run),
+                       provider, name="judge-batch")
 
 
+def context_job(context: RunContext, work: Work, provider: ChatProvider, *,
+                name: str) -> FrameJob:
+    """A :class:`FrameJob` of ``work`` showing ``context``'s progress, stats and monitor."""
+    return FrameJob(work, progress=context.progress, stats=context.stats,
+                    monitor=context.monitor, redact=provider.redact, name=name)
 
-async def collect_results(requests: Iterable[ChatRequest], provider: ChatProvider, *,
-                          usable: Callable[[Result], bool], progress: TaskProgress,
-                          stats: RunStats, monitor: BatchMonitor, purpose: str,
-                          batch: BatchConfig | None = None, cache: ReplyCache | None = None,
-                          run_config: RunConfig | None = None,
-                          prices: PriceTable | None = None,
-                          cancel: threading.Event | None = None) -> list[Result]:
-    """Run ``requests`` live or through the batch API (:func:`judges.batch.stream_results`),
-    count each result in ``progress`` (``usable(result)``, pending in a batch) and close
+
+async def collect_results(requests: Iterable[ChatRequest], provider: ChatProvider,
+                          context: RunContext, *, usable: Callable[[Result], bool],
+                          purpose: str) -> list[Result]:
+    """Run ``requests`` live or through the batch API (:func:`judges.batch.stream_context`), count
+    each result in ``context.progress`` (``usable(result)``, pending in a batch) and close
     the provider; the results in the order they finished."""
     results: list[Result] = []
     try:
-        async for result in stream_results(
-                requests, provider, batch=batch, cache=cache, run_config=run_config,
-                prices=prices, cancel=cancel, stats=stats, monitor=monitor, purpose=purpose):
+        async for result in stream_context(context, requests, provider, purpose=purpose):
             results.append(result)
-            progress.add(result, usable=usable(result), pending=is_pending(result))
+            context.progress.add(result, usable=usable(result), pending=is_pending(result))
     finally:
         await provider.aclose()
     return results

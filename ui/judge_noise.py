@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from analysis import api
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.judge_noise import (
@@ -22,7 +23,6 @@ from analysis.judge_noise import (
     SAME_SIGN,
     SIGNIFICANT,
     SURVIVES,
-    available_modes,
 )
 from analysis.options import options_for
 from ui.importance import importance_result
@@ -51,7 +51,7 @@ def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) ->
     """The judge-noise expander (checkbox, replicates, mode, and with ``alpha`` the level
     of the adjusted p-value); None when off or when the table has neither score samples
     nor human labels."""
-    modes = available_modes(results)
+    modes = api.judge_noise_modes(results)
     if not modes:
         return None
     opts = options_for(prefix)
@@ -85,7 +85,7 @@ def page_noise_settings(prefix: str, results: pd.DataFrame | None = None) -> dic
     ss = st.session_state
     if not ss.get(f"{prefix}_noise"):
         return None
-    if results is not None and not available_modes(results):
+    if results is not None and not api.judge_noise_modes(results):
         return None
     opts = options_for(prefix)
     out = {"replicates": int(ss.get(f"{prefix}_noise_r", 200)),

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.export import table_bytes
-from analysis.judge_stats.agreement import agreement, human_pairs
+from analysis.judge_stats.names import human_pairs
 from judges.batch import BatchStore, cancel_batch, refresh_batches
 from judges.cache import ReplyCache
 from judges.endpoints import EndpointRefused
@@ -76,8 +76,10 @@ def job_panel(key: str) -> None:
 
 @st.cache_data(max_entries=16, show_spinner="Computing agreement...")
 def agreement_table(frame: pd.DataFrame, pairs: list[tuple[str, str]], ci: str) -> pd.DataFrame:
-    """``analysis.judge_stats.agreement.agreement`` of the pairs, cached per table and choice."""
-    return agreement(frame, pairs, ci=ci)
+    """``analysis.api.judge_agreement`` of the pairs (its table), cached per table and choice."""
+    from analysis import api
+
+    return api.judge_agreement(frame, pairs, ci=ci).table
 
 
 def download(table: pd.DataFrame, name: str, key: str) -> None:

@@ -16,6 +16,7 @@ import plotly.express as px
 import streamlit as st
 
 from analysis.judge_stats import columns as C
+from analysis.judge_stats.names import judge_names_in
 from analysis.judge_stats.reliability import (
     ALPHA_ORDINAL,
     ICC1,
@@ -24,11 +25,6 @@ from analysis.judge_stats.reliability import (
     SD,
     SOURCE,
     ReliabilityError,
-    disagreements,
-    judge_names_in,
-    reliability,
-    reliability_data,
-    score_spread,
 )
 from ui.widgets import md
 
@@ -54,9 +50,11 @@ def _read(data: bytes, name: str) -> pd.DataFrame:
 @st.cache_data(max_entries=16, show_spinner="Bootstrapping...")
 def _compute(frames: tuple[pd.DataFrame, ...], names: tuple[str, ...], n_resamples: int, seed: int,
              min_range: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
-    data = reliability_data(list(frames), list(names))
-    return (reliability(data, n_resamples=n_resamples, seed=seed),
-            disagreements(data, min_range=min_range), score_spread(data), data.judges)
+    from analysis import api
+
+    r = api.judge_reliability(list(frames), names, n_resamples=n_resamples, seed=seed,
+                              min_range=min_range)
+    return r.table, r.tables["disagreements"], r.tables["spread"], r.meta["judges"]
 
 
 def show(frames: Sequence[pd.DataFrame], names: Sequence[str], where: str) -> None:

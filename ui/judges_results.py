@@ -6,19 +6,22 @@ Session-state keys: see ``ui/judges.py``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
 from analysis.export import table_bytes
 from analysis.judge_stats import columns as C
-from analysis.judge_stats.agreement import human_pairs
-from analysis.judge_stats.metrics import stage_figures, stage_metrics, unscored_reasons
+from analysis.judge_stats.names import human_pairs
 from judges.to_results import to_results
 from ui.common import set_data, token_of
 from ui.judges_jobs import agreement_table
 from ui.judges_samples import sample_browse_columns, show_position_bias, show_sample_note
 from ui.widgets import md
+
+if TYPE_CHECKING:
+    from analysis.api import Result
 
 __all__ = ["BROWSE", "send_to_analysis", "show_results"]
 
@@ -38,6 +41,14 @@ def send_to_analysis(judged: pd.DataFrame, name: str) -> None:
     st.session_state["judges_sent"] = f"{name} (judge scores)"
 
 
+@st.cache_data(max_entries=8, show_spinner="Computing the stage metrics...")
+def _stage_metrics(judged: pd.DataFrame) -> Result:
+    """``analysis.api.judge_stage_metrics`` with the figures, cached per judged table."""
+    from analysis import api
+
+    return api.judge_stage_metrics(judged, figures=True)
+
+
 def show_results(judged: pd.DataFrame, name: str, summary: pd.DataFrame | None = None) -> None:
     """Run summary, stage metrics, position bias (both orders), unscored reasons, judged
     rows (all or unscored only, with the raw replies and the sample columns), download
@@ -49,14 +60,15 @@ def show_results(judged: pd.DataFrame, name: str, summary: pd.DataFrame | None =
     st.caption("share_fair: stages 1 and 4 share of ICS 3-5, stage 3 share of SBAS 4-5; "
                "stage 2: the three consistency scores (mean, and share at or above 3).")
     show_sample_note(judged)
-    st.dataframe(stage_metrics(judged), hide_index=True)
-    figures = stage_figures(judged)
+    metrics = _stage_metrics(judged)
+    st.dataframe(metrics.table, hide_index=True)
+    figures = metrics.meta["figures"]
     if figures:  # FairMonitor's Figures 4 and 5
         c1, c2 = st.columns(2)
         c1.plotly_chart(figures["judge_scores_box"], key="judges_scores_box")
         c2.plotly_chart(figures["judge_stage_bars"], key="judges_stage_bars")
     show_position_bias(judged)
-    reasons = unscored_reasons(judged)
+    reasons = metrics.tables["unscored_reasons"]
     if len(reasons):
         st.warning(f"{int(reasons[C.N_ROWS].sum()):,} judgments are unscored.")
         st.dataframe(reasons, hide_index=True)

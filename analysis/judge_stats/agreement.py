@@ -55,6 +55,7 @@ from scipy import stats
 
 from analysis.judge_stats import columns as C
 from analysis.judge_stats.errors import JudgesError
+from analysis.judge_stats.names import HUMAN_PATTERNS, human_pairs
 
 __all__ = [
     "AGREEMENT_COLUMNS", "ALL", "ALPHA", "AS_GIVEN", "CIMethod", "CI_METHOD", "COEFFICIENTS",
@@ -70,8 +71,6 @@ __all__ = [
 CIMethod = Literal["bootstrap", "analytic", "none"]
 #: Label of the rows pooled over all stages (``stage``) or all metrics (``metric``).
 ALL = "all"
-#: How human label columns are recognised: ``human_<metric>`` or ``<metric>_human``.
-HUMAN_PATTERNS: tuple[str, ...] = ("human_{}", "{}_human")
 #: Metrics whose scores are on the 1-5 scale.
 SCALE: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -479,23 +478,6 @@ def pair_agreement(judge: Sequence[float], human: Sequence[float], *,
 
 
 # --- tables ---------------------------------------------------------------------------------
-def human_pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
-    """``(judge column, human column)`` for every metric with a human label column.
-
-    A human column is ``human_<metric>`` or ``<metric>_human`` (e.g. ``human_ics``) next
-    to the judge's ``<metric>`` column.
-    """
-    pairs = []
-    for metric in (*C.METRICS, C.SIMILARITY):
-        if metric not in frame.columns:
-            continue
-        for pattern in HUMAN_PATTERNS:
-            if pattern.format(metric) in frame.columns:
-                pairs.append((metric, pattern.format(metric)))
-                break
-    return pairs
-
-
 def agreement(frame: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None = None, *,
               by_stage: bool = True, ci: CIMethod = "bootstrap", n_resamples: int = 1000,
               confidence: float = 0.95, seed: int | None = 0) -> pd.DataFrame:

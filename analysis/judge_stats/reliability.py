@@ -38,7 +38,6 @@ No Streamlit here.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ import pandas as pd
 from analysis.judge_stats import columns as C
 from analysis.judge_stats.agreement import ALL, high, icc_a_interval, low
 from analysis.judge_stats.errors import JudgesError
+from analysis.judge_stats.names import JUDGE_SEP, judge_names_in
 from analysis.judge_stats.samples import parse_scores
 
 __all__ = [
@@ -64,8 +64,6 @@ __all__ = [
 
 Level = Literal["nominal", "ordinal", "interval"]
 
-#: Separator between a judge-specific column and the judge's name (``ics@openai:gpt-4o``).
-JUDGE_SEP = "@"
 #: Suffix of the repeated-sample score lists (``ics_scores``) and their SD (``ics_sd``).
 SCORES_SUFFIX = C.SCORES_SUFFIX
 SD_SUFFIX = C.SD_SUFFIX
@@ -292,19 +290,6 @@ class ReliabilityData:
     scores: dict[str, np.ndarray] = field(default_factory=dict)
     samples: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     sds: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
-
-
-_SPLIT = re.compile(rf"^({'|'.join(C.METRICS)})((?:_[a-z]+)?){JUDGE_SEP}(.+)$")
-
-
-def judge_names_in(frame: pd.DataFrame) -> list[str]:
-    """Judge names of the ``<metric>@<name>`` score columns of a multi-judge file."""
-    names: list[str] = []
-    for col in frame.columns:
-        match = _SPLIT.match(str(col))
-        if match and not match.group(2) and match.group(3) not in names:
-            names.append(match.group(3))
-    return names
 
 
 def judge_name_of(frame: pd.DataFrame, fallback: str) -> str:
