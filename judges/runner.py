@@ -160,15 +160,6 @@ LONG_WAIT = 10.0
 STOPPED_PREFIX = "stopped"
 
 
-class _Shared:
-    """State shared by the workers of one run."""
-
-    def __init__(self) -> None:
-        self.pause_until = 0.0
-        self.replies = 0  # replies received over the network in this run
-        self.reserved = 0.0  # cost cap: upper bounds of the requests in flight
-
-
 def _wait_note(info: ErrorInfo, delay: float, cap: float) -> str:
     """What a long ``Retry-After`` wait is for (``RunStats.waiting``)."""
     asked = info.retry_after
@@ -197,60 +188,6 @@ async def _sleep(seconds: float, cancel: threading.Event | None) -> bool:
         await asyncio.sleep(min(left, 0.05))
 
 
-def _retry_delay(info: ErrorInfo, attempts: int, *, config: RunConfig, shared: _Shared,
-                 stats: RunStats, rng: random.Random) -> float:
-    """Seconds before the next attempt: the server's ``Retry-After`` (capped, it pauses the
-    other workers too, plus a little jitter) or the backoff."""
-    if info.retry_after is None:
-        return config.backoff(attempts - 1, rng)
-    delay = min(info.retry_after, config.retry_after_max)
-    shared.pause_until = max(shared.pause_until, time.monotonic() + delay)
-    if delay >= LONG_WAIT:
-        stats.waiting = _wait_note(info, delay, config.retry_after_max)
-    return delay + rng.uniform(0, min(0.1 * delay, 1.0))
-
-
-async def _call(provider: ChatProvider, request: ChatRequest, *, config: RunConfig,
-                shared: _Shared, stats: RunStats, rng: random.Random,
-                cancel: threading.Event | None) -> tuple[Reply | None, str | None, int]:
-    """Call with retries: ``(reply, None, attempts)`` or ``(None, error, attempts)``."""
-    attempts = 0
-    while True:
-        if stats.stopped is not None and attempts:
-            return None, f"{STOPPED_PREFIX}: {stats.stopped}", attempts
-        wait = shared.pause_until - time.monotonic()
-        if wait > 0 and not await _sleep(wait, cancel):
-            return None, "cancelled while waiting to retry", attempts
-        if cancel is not None and cancel.is_set() and attempts:
-            return None, "cancelled while waiting to retry", attempts
-        attempts += 1
-        stats.http_attempts += 1
-        try:
-            # The SDK enforces ``timeout`` per HTTP read; this bounds the whole request (a
-            # server that trickles a byte every few seconds, issue 26).
-            reply = await asyncio.wait_for(provider.complete(request, timeout=config.timeout),
-                                           config.timeout)
-            shared.replies += 1
-            return reply, None, attempts
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a result
-            info = provider.classify_error(exc)
-        if info.setup and config.fail_fast and shared.replies == 0:
-            if stats.stopped is None:
-                stats.stopped = (f"the first requests to {provider.endpoint} failed, so the run "
-                                 f"stopped instead of trying every row: {info.message}")
-            return None, info.message, attempts
-        if not info.transient:
-            return None, info.message, attempts
-        if attempts > config.max_retries:
-            return None, f"{info.message} (gave up after {attempts} attempts)", attempts
-        stats.retries += 1
-        if not await _sleep(_retry_delay(info, attempts, config=config, shared=shared,
-                                         stats=stats, rng=rng), cancel):
-            return None, "cancelled while waiting to retry", attempts
-
-
 class LiveRun:
     """One live run of :func:`run_stream`, in named steps (the module docstring's list).
 
@@ -271,7 +208,9 @@ class LiveRun:
         self.stats = stats if stats is not None else RunStats()
         self.max_cost_usd = max_cost_usd
         self.rng = random.Random(seed)
-        self.shared = _Shared()
+        self.pause_until = 0.0  # a Retry-After pauses every worker until then
+        self.replies = 0  # replies received over the network in this run
+        self.reserved = 0.0  # cost cap: upper bounds of the requests in flight
         self.iterator = iter(requests)
         self.queue: asyncio.Queue[Result | None] = asyncio.Queue(maxsize=config.concurrency * 4)
         section, model = provider.price_section, provider.model
@@ -328,10 +267,10 @@ class LiveRun:
         stats, bound = self.stats, 0.0
         if self.max_cost_usd is not None:
             bound = self.upper_bound(request)
-            if stats.cost_usd + self.shared.reserved + bound > self.max_cost_usd:
+            if stats.cost_usd + self.reserved + bound > self.max_cost_usd:
                 stats.stopped = stats.stopped or (
                     f"cost cap ${self.max_cost_usd:,.4f} reached (${stats.cost_usd:,.4f} spent "
-                    f"so far, up to ${self.shared.reserved:,.4f} more for the requests in "
+                    f"so far, up to ${self.reserved:,.4f} more for the requests in "
                     "flight); run again to go on from the cache")
         if stats.stopped is not None:
             return Result(request, "cancelled", error=f"{STOPPED_PREFIX}: {stats.stopped}"), 0.0
@@ -339,16 +278,73 @@ class LiveRun:
 
     async def send(self, request: ChatRequest, bound: float) -> tuple[Reply | None, str | None,
                                                                       int]:
-        """Call the provider (with retries), ``bound`` reserved under the cost cap meanwhile."""
+        """Call the provider with retries, ``bound`` reserved under the cost cap meanwhile:
+        ``(reply, None, attempts)`` or ``(None, error, attempts)``."""
         # Import the SDK and build the client (or raise ProviderConfigError) before the
         # first timeout starts: a cold SDK import can take seconds.
         self.provider.client()
-        self.shared.reserved += bound
+        self.reserved += bound
         try:
-            return await _call(self.provider, request, config=self.config, shared=self.shared,
-                               stats=self.stats, rng=self.rng, cancel=self.cancel)
+            return await self.retrying(request)
         finally:
-            self.shared.reserved -= bound
+            self.reserved -= bound
+
+    async def retrying(self, request: ChatRequest) -> tuple[Reply | None, str | None, int]:
+        """Attempt ``request`` until a reply, a final error, a cancel or a stop of the run."""
+        attempts, stats, timeout = 0, self.stats, self.config.timeout
+        while True:
+            if stats.stopped is not None and attempts:
+                return None, f"{STOPPED_PREFIX}: {stats.stopped}", attempts
+            wait = self.pause_until - time.monotonic()
+            if (wait > 0 and not await _sleep(wait, self.cancel)) or (
+                    self.cancelled() and attempts):
+                return None, "cancelled while waiting to retry", attempts
+            attempts += 1
+            stats.http_attempts += 1
+            try:
+                # The SDK enforces ``timeout`` per HTTP read; this bounds the whole request
+                # (a server that trickles a byte every few seconds, issue 26).
+                reply = await asyncio.wait_for(self.provider.complete(request, timeout=timeout),
+                                               timeout)
+                self.replies += 1
+                return reply, None, attempts
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a result
+                info = self.provider.classify_error(exc)
+            error = self.final_error(info, attempts)
+            if error is not None:
+                return None, error, attempts
+            stats.retries += 1
+            if not await _sleep(self.retry_delay(info, attempts), self.cancel):
+                return None, "cancelled while waiting to retry", attempts
+
+    def final_error(self, info: ErrorInfo, attempts: int) -> str | None:
+        """The error that ends a request's attempts (a setup error before the run's first
+        reply also stops the run, ``fail_fast``); ``None``: try again."""
+        if info.setup and self.config.fail_fast and self.replies == 0:
+            if self.stats.stopped is None:
+                self.stats.stopped = (
+                    f"the first requests to {self.provider.endpoint} failed, so the run "
+                    f"stopped instead of trying every row: {info.message}")
+            return info.message
+        if not info.transient:
+            return info.message
+        if attempts > self.config.max_retries:
+            return f"{info.message} (gave up after {attempts} attempts)"
+        return None
+
+    def retry_delay(self, info: ErrorInfo, attempts: int) -> float:
+        """Seconds before the next attempt: the server's ``Retry-After`` (capped, it pauses
+        the other workers too, plus a little jitter) or the backoff."""
+        config = self.config
+        if info.retry_after is None:
+            return config.backoff(attempts - 1, self.rng)
+        delay = min(info.retry_after, config.retry_after_max)
+        self.pause_until = max(self.pause_until, time.monotonic() + delay)
+        if delay >= LONG_WAIT:
+            self.stats.waiting = _wait_note(info, delay, config.retry_after_max)
+        return delay + self.rng.uniform(0, min(0.1 * delay, 1.0))
 
     def store(self, key: str, reply: Reply) -> None:
         """Put ``reply`` in the cache (an unusable one kept short) and release the claim."""
