@@ -42,6 +42,7 @@ import pandas as pd
 
 from analysis.judge_stats import columns as C
 from judges.cache import ReplyCache
+from judges.context import RunContext
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError, PriceError
 from judges.fourstage import empty_texts
@@ -51,7 +52,7 @@ from judges.prompts import build_messages
 from judges.providers import REASONING_EFFORTS, ChatProvider
 from judges.request import ChatRequest, Reply, Result, clip_text, safe_text
 from judges.rubric import Rubric, load_rubrics
-from judges.runner import STOPPED_PREFIX, RunConfig, RunStats, request_key, run_stream
+from judges.runner import STOPPED_PREFIX, RunStats, request_key, run_stream
 
 __all__ = [
     "DEFAULT_MAX_TOKENS", "Estimate", "JudgeConfig", "JudgeProgress", "JudgeRun", "MAX_SAMPLES",
@@ -580,21 +581,25 @@ async def judge_frame_async(
     *,
     rubrics: Mapping[str, Rubric] | None = None,
     config: JudgeConfig | None = None,
-    run_config: RunConfig | None = None,
-    cache: ReplyCache | None = None,
-    prices: PriceTable | None = None,
-    cancel: threading.Event | None = None,
-    progress: JudgeProgress | None = None,
-    stats: RunStats | None = None,
     max_cost_usd: float | None = None,
+    context: RunContext | None = None,
+    **run: Any,
 ) -> JudgeRun:
-    """Judge a validated four-stage table (see :func:`judge_frame`)."""
+    """Judge a validated four-stage table (see :func:`judge_frame`).
+
+    ``context`` (:class:`judges.context.RunContext`) says how the requests run; ``**run``
+    are its fields as keywords (``cache``, ``run_config``, ``prices``, ``cancel``,
+    ``progress``, ``stats``). A live run: ``batch`` is
+    :func:`judges.batch.judge_frame_batch_async`'s.
+    """
     rubrics = rubrics or load_rubrics()
     config = config or JudgeConfig()
-    prices = prices if prices is not None else PriceTable.load()
-    progress = progress if progress is not None else JudgeProgress(
+    ctx = RunContext.of(context, **run).priced()
+    if ctx.batch is not None:
+        raise TypeError("judge_frame_async runs live: judge through the batch API with "
+                        "judges.batch.judge_frame_batch_async.")
+    progress = ctx.progress if ctx.progress is not None else JudgeProgress(
         total=n_judgments(frame, config))
-    stats = stats if stats is not None else RunStats()
     empty = empty_texts(frame)
     outcomes = no_answer_outcomes(frame, empty, config)
     for outcome in outcomes:
@@ -602,8 +607,8 @@ async def judge_frame_async(
     try:
         async for result in run_stream(
                 judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
-                               skip=empty), provider, cache=cache,
-                config=run_config, prices=prices, cancel=cancel, stats=stats,
+                               skip=empty), provider, cache=ctx.cache,
+                config=ctx.run_config, prices=ctx.prices, cancel=ctx.cancel, stats=ctx.stats,
                 reuse=config.reuse(), max_cost_usd=max_cost_usd):
             outcome = interpret(result)
             outcomes.append(outcome)
@@ -612,7 +617,7 @@ async def judge_frame_async(
         await provider.aclose()
     judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics,
                              params_sent=config.sent(provider), config=config)
-    return JudgeRun(judged, progress, stats, cancelled=bool(cancel and cancel.is_set()),
+    return JudgeRun(judged, progress, ctx.stats, cancelled=ctx.cancelled,
                     warnings=run_warnings(provider, config, outcomes))
 
 
