@@ -43,7 +43,7 @@ from judges.errors import JudgesError
 from judges.judge import JudgeProgress, n_judgments
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Result
-from judges.runner import RunStats, request_key
+from judges.runner import RunStats, add_spend, request_key
 
 __all__ = [
     "FrameJob", "RequestEstimate", "T", "TaskProgress", "Work", "cached_work",
@@ -91,12 +91,7 @@ class TaskProgress:
             if result.cached:
                 self.cached += 1
             elif result.reply is not None:
-                self.input_tokens += result.reply.input_tokens
-                self.output_tokens += result.reply.output_tokens
-                if result.cost_usd is None:
-                    self.unpriced += 1
-                else:
-                    self.cost_usd += result.cost_usd
+                add_spend(self, result)
 
     def snapshot(self) -> TaskProgress:
         """A consistent copy."""
