@@ -3,8 +3,15 @@
 import streamlit as st
 
 from analysis.columns import SUBGROUP
-from analysis.compare import MODEL_A, MODEL_B, VERDICTS_DIFFER
+from analysis.compare import (
+    ADJUSTMENT_NAMES,
+    MODEL_A,
+    MODEL_B,
+    SUBGROUP_ADJUST,
+    VERDICTS_DIFFER,
+)
 from analysis.errors import AnalysisError
+from analysis.multiple_testing import adjusted_label
 from ui.common import (
     figure_downloads,
     page_link,
@@ -71,7 +78,8 @@ else:
     st.subheader(f"Where {md(pair[0])} and {md(pair[1])} differ")
     st.caption(f"Intervals: percentile bootstrap resampling {md(table.attrs['resampled'])} "
                f"({table.attrs['n_boot']:,} replicates, seeded): both answers to a prompt "
-               "stay together. p adjusted: Benjamini-Hochberg across the subgroups.")
+               f"stay together. {adjusted_label(SUBGROUP_ADJUST)}: "
+               f"{ADJUSTMENT_NAMES[SUBGROUP_ADJUST]} across the subgroups.")
     try:
         fig, sun = pair_figures(c, pair, design, settings, where)
     except AnalysisError as exc:
