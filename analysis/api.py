@@ -1691,7 +1691,9 @@ def findings(table: Any, *, factors: str | Sequence[str] = (), min_abs_ld: float
     subgroups whose |log disparity|, adjusted p-value and size pass the thresholds, the
     strongest by ``measure`` first (``"ld"`` or ``"rate"``; docs/subgroups.md).
 
-    ``factors``: the table's factor columns (each finding's values, ``meta["where"]``);
+    The default thresholds are the report's (``analysis.findings.FINDING_MIN_LD``,
+    ``FINDING_MAX_P``). ``factors``: the table's factor columns (each finding's values,
+    ``meta["where"]``);
     ``adjust``: the method of the table's ``p_adjusted`` (named in the settings, for the
     views' labels).
 

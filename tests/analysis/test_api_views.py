@@ -205,3 +205,13 @@ def test_plan_on_cached_cells_is_the_plan_of_the_rows(ssqa):
     pd.testing.assert_frame_equal(direct.table, cached.table)
     pd.testing.assert_frame_equal(direct.tables["summary"], cached.tables["summary"])
     assert int(direct.table["n"].sum()) == 50
+
+
+def test_findings_default_to_the_reports_thresholds():
+    import inspect
+
+    from analysis.findings import FINDING_MAX_P, FINDING_MIN_LD
+
+    params = inspect.signature(bw.findings).parameters
+    assert params["min_abs_ld"].default == FINDING_MIN_LD
+    assert params["max_p_adjusted"].default == FINDING_MAX_P
