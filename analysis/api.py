@@ -49,7 +49,10 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
            "resolve_cluster_option", "subgroups", "variance_components", "d_study",
-           "judge_reliability", "judge_agreement", "judge_stage_metrics", "judge_noise_modes"]
+           "judge_reliability", "judge_agreement", "judge_stage_metrics", "judge_noise_modes",
+           "fractional_factorial", "nesting", "findings", "rows_behind", "is_bbq", "bbq_scores",
+           "has_native_score", "available_features", "check_criteria",
+           "time_capsules", "prompt_unit", "compare_pairing", "group_means"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -1027,14 +1030,17 @@ def counterfactual(data: Any, design: Any = None, *, swap: str, reference: str |
 
 def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
          options: Any = None, factors: str | Sequence[str] | None = None,
-         where: Where | None = None, **option_values: Any) -> Result:
+         where: Where | None = None, cells: pd.DataFrame | None = None,
+         applied: bool = False, **option_values: Any) -> Result:
     """The prompts to add that most raise coverage and balance over the grid of the
     design's factors (empty combinations first, then the thinnest; docs/planning.md).
 
     ``data`` None plans a new benchmark from the design alone (every combination empty).
     Options: :class:`analysis.options.planning.PlanOptions` (``budget``: the prompts to
     add, required; ``runs`` is the ``plan`` command's fractional factorial, see
-    :func:`analysis.planning.fractional_factorial`).
+    :func:`fractional_factorial`). ``cells``: the cell table of ``data`` over the factors
+    and the template column, when the caller has it cached (the app); ``applied``:
+    ``data`` has the design applied.
 
     Returns
     -------
@@ -1069,11 +1075,12 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
         cells = None
     else:
         table, the_design, _ = prepare_inputs(data, design, factors=factors,
-                                              need_outcome=False)
+                                              need_outcome=False, applied=applied)
         from analysis.plan_gaps import template_columns
 
-        cells = cell_table(table, template_columns(the_design, table, opts.template),
-                           with_outcome=False)
+        if cells is None:
+            cells = cell_table(table, template_columns(the_design, table, opts.template),
+                               with_outcome=False)
     result = plan_additions(cells, the_design, factors=the_design.names, where=subset or None,
                             **opts.kwargs())
     summary = pd.DataFrame([{"when": "before", **result.before},
@@ -1611,6 +1618,356 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
                    "best_at_cost": ds.best_at_cost, "components": gs.components}, ds, meta)
 
 
+# --- the pages' remaining compositions (issue 37: ui/ and pages/ call these, never a
+# statistics module) ------------------------------------------------------------------------
+def fractional_factorial(factors: Mapping[str, Sequence[str]], *, runs: int | str,
+                         max_search: int = 5000) -> Result:
+    """A regular fractional factorial for a new benchmark: ``factors`` maps each factor
+    to its values; ``runs`` is a budget (the full factorial when it fits, else the
+    largest power of the number of values within it; docs/planning.md,
+    :func:`analysis.planning.fractional_factorial`).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per run, a column per factor. ``notes``: what the budget
+        became when it is not the number of runs used. ``settings``: ``runs`` (the
+        budget), ``factors``. ``meta``: ``resolution`` (``inf`` for the full factorial),
+        ``generators`` (factor -> generator word), ``aliases`` (sentences),
+        ``budget_note``. ``raw``: the :class:`analysis.planning.FractionalDesign`.
+    """
+    from analysis.planning import budget_note
+    from analysis.planning import fractional_factorial as build
+
+    try:
+        budget = int(runs)
+    except (TypeError, ValueError):
+        raise AnalysisError(f"runs must be a whole number, not {runs!r}.") from None
+    frac = build(factors, budget, max_search=max_search)
+    note = budget_note(budget, frac)
+    meta = {"resolution": frac.resolution, "generators": dict(frac.generators),
+            "aliases": list(frac.aliases), "budget_note": note}
+    settings = {"runs": budget, "factors": {k: list(v) for k, v in factors.items()}}
+    return Result(frac.runs, (note,) if note else (), settings, {}, frac, meta)
+
+
+def nesting(data: Any, design: Any = None, *, factors: str | Sequence[str] | None = None,
+            with_cluster: bool = True, applied: bool = False) -> Result:
+    """Pairs of factors where one determines the other in the rows (a template fixing
+    the gender; docs/architecture.md, "Nesting outside reference"): the design's factors
+    at their reference values, and its cluster column when the table has it and it is no
+    factor (``with_cluster``: a factor fixed by the cluster is said too).
+
+    ``applied``: ``data`` is read as it is (the Design page's rows, before the design
+    under edit is applied; only which value pairs occur matters).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per pair (:func:`analysis.nesting.find_nestings`):
+        ``determinant``, ``dependent``, ``kind`` (``nested``, ``nested outside
+        reference``, ``equivalent``, ``constant``) and its counts. ``notes``: one
+        plain-language sentence per row (:func:`analysis.nesting.describe_nesting`).
+        ``settings``: ``factors``, ``columns`` (the columns examined).
+    """
+    from analysis.nesting import describe_nesting, find_nestings
+
+    table, the_design, _ = prepare_inputs(data, design, factors=factors, need_outcome=False,
+                                          applied=applied)
+    cluster = the_design.cluster
+    extra = [cluster] if with_cluster and cluster in table.columns \
+        and cluster not in the_design.names else []
+    columns = [*the_design.names, *extra]
+    found = find_nestings(table, columns,
+                          references={f.name: f.reference for f in the_design.factors})
+    notes = tuple(describe_nesting(row) for row in found.to_dict(orient="records"))
+    return Result(found, notes, {"factors": list(the_design.names), "columns": columns}, {},
+                  None)
+
+
+def findings(table: Any, *, factors: str | Sequence[str] = (), min_abs_ld: float | str = 0.1,
+             max_p_adjusted: float | str = 0.05, min_n: int | str = 1, measure: str = "ld",
+             limit: int | None = None, adjust: str = "bh") -> Result:
+    """The top findings of a subgroups table (``bw.subgroups(...).table``): the distinct
+    subgroups whose |log disparity|, adjusted p-value and size pass the thresholds, the
+    strongest by ``measure`` first (``"ld"`` or ``"rate"``; docs/subgroups.md).
+
+    The default thresholds are the report's (``analysis.findings.FINDING_MIN_LD``,
+    ``FINDING_MAX_P``). ``factors``: the table's factor columns (each finding's values,
+    ``meta["where"]``);
+    ``adjust``: the method of the table's ``p_adjusted`` (named in the settings, for the
+    views' labels).
+
+    Returns
+    -------
+    Result
+        ``table``: the passing rows of ``table``, its columns, in order. ``meta``:
+        ``described`` (subgroup -> one line: rate, n, LD, adjusted p, level),
+        ``where`` (subgroup -> the factor values it fixes, ``{factor: [value]}``).
+        ``settings``: the thresholds, ``measure``, ``adjust``.
+    """
+    from analysis.findings import describe_finding, subgroup_where, top_findings
+
+    split = _as_list(factors, "factors") or []
+    try:
+        thresholds = {"min_abs_ld": float(min_abs_ld), "max_p_adjusted": float(max_p_adjusted),
+                      "min_n": int(min_n)}
+    except (TypeError, ValueError):
+        raise AnalysisError("Thresholds of findings are numbers (|LD|, adjusted p, n).") \
+            from None
+    found = top_findings(_table(table), **thresholds, measure=measure, limit=limit)
+    rows = found.to_dict(orient="records")
+    meta = {"described": {str(r["subgroup"]): describe_finding(r) for r in rows},
+            "where": {str(r["subgroup"]): subgroup_where(r, split) for r in rows}}
+    settings = {**thresholds, "measure": measure, "limit": limit, "adjust": adjust,
+                "factors": split}
+    return Result(found, (), settings, {}, None, meta)
+
+
+def rows_behind(data: Any, *, fixed: Mapping[str, Sequence[str]],
+                where: Where | None = None) -> Result:
+    """The responses behind one subgroup (``fixed``: ``{factor: [value]}``) within the
+    subset ``where``: every column, prompt- and answer-like columns first, then
+    ``deviation`` (:func:`analysis.findings.rows_behind`).
+
+    Returns
+    -------
+    Result
+        ``table``: the rows of ``data`` (the index: their positions), ``settings``:
+        ``fixed``, ``where``.
+    """
+    from analysis.findings import rows_behind as behind
+
+    subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    kept = {str(k): _as_list(v, f"fixed[{k!r}]") or [] for k, v in fixed.items()}
+    return Result(behind(_table(data), subset, kept), (), {"fixed": kept, "where": subset},
+                  {}, None)
+
+
+def is_bbq(data: Any) -> bool:
+    """Whether the table has BBQ's columns and context conditions (then
+    :func:`bbq_scores` applies)."""
+    from analysis.bbq_scores import is_bbq as check
+
+    return check(_table(data))
+
+
+def bbq_scores(data: Any, *, by: str | Sequence[str] = (), where: Where | None = None
+               ) -> Result:
+    """BBQ's own bias scores (Parrish et al. 2022): s_DIS and s_AMB per group of ``by``
+    (or over all rows) within the subset ``where`` (:func:`analysis.bbq_scores.bias_scores`).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per group (the ``by`` columns) with the columns of
+        :func:`analysis.bbq_scores.bias_scores`. ``settings``: ``by``, ``where``.
+    """
+    from analysis.bbq_scores import BBQ_COLUMNS, bias_scores
+    from analysis.cells import filter_rows
+
+    rows = _table(data)
+    split = _as_list(by, "by") or []
+    subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    columns = [*BBQ_COLUMNS, "stereotyped_option", *split, *subset]
+    narrow = rows[[c for c in dict.fromkeys(columns) if c in rows.columns]]
+    table = bias_scores(filter_rows(narrow, {k: v for k, v in subset.items() if v} or None),
+                        by=split)
+    return Result(table, (), {"by": split, "where": subset}, {}, None)
+
+
+def has_native_score(data: Any) -> bool:
+    """Whether the table has a benchmark's own score (BBQ's columns, or a metric of
+    :data:`analysis.native_scores.MEAN_METRICS`): then :func:`native_scores` applies."""
+    from analysis.native_scores import has_native_score as check
+
+    return check(_table(data))
+
+
+def judge_noise_modes(data: Any) -> list[str]:
+    """The judge-noise modes the table supports (``mean`` and ``single`` with judge
+    samples, ``confusion`` with labelled rows; :func:`analysis.judge_noise.available_modes`)."""
+    from analysis.judge_noise import available_modes
+
+    return available_modes(_table(data))
+
+
+def available_features() -> pd.DataFrame:
+    """Which text features (:func:`features`) can be computed here: one row per feature,
+    ``feature``, ``available`` (bool), ``reason`` (what to install, empty when
+    available)."""
+    from analysis.features import available_features as listing
+
+    return listing()
+
+
+def check_criteria(content: bytes, name: str) -> dict[str, Any]:
+    """A criteria file's bytes (``docs/checks.md``; an upload) validated with its own line
+    numbers, as the plain data :func:`check` takes as ``criteria``.
+
+    Raises
+    ------
+    analysis.gate.CriteriaError
+        Too large, not UTF-8, or not a valid criteria file.
+    """
+    from analysis.gate import criteria_from_upload
+
+    return criteria_from_upload(content, name)
+
+
+def time_capsules(data: Any, *, category: str, cohort: str,
+                  demographics: str | Mapping[str, Sequence[str]],
+                  demographic_col: str | None = None, by: str | Sequence[str] = (),
+                  options: Any = None, where: Where | None = None, tests: bool = True,
+                  distribution: pd.DataFrame | None = None, **option_values: Any) -> Result:
+    """Time capsules per demographic (docs/cohorts.md, ``analysis/capsules.py``): the
+    share of the answers in each subcategory per demographic, ``by`` group and cohort;
+    Kruskal-Wallis per subcategory across cohorts and among a prompt's subcategories
+    beside the chi-square; the spreads; the paper-shaped table.
+
+    ``demographics``: ``"gender=woman,man;race=White,Asian"`` or a mapping;
+    ``demographic_col``: which demographic each row probes (needed with several).
+    Options: :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``,
+    ``method``, ``seed``, ``capsule_star``). ``tests=False``: the distribution only
+    (the app caches it apart, so the test's options do not count the rows again);
+    ``distribution``: that distribution, computed before.
+
+    Returns
+    -------
+    Result
+        ``table``: the distribution, one row per demographic x ``by`` group x cohort x
+        subcategory (:func:`analysis.capsules.capsule_distribution`'s columns). With
+        ``tests``, ``tables``: ``tests`` (``test``, ``question``, ``demographic``, the
+        ``by`` factors, the category, ``n``, ``count``, ``statistic``, ``df``,
+        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the rows of one test),
+        ``note``), ``spread`` (:func:`analysis.capsules.capsule_spread`) and ``table``
+        (the paper's: cohorts x (demographic, ``by`` group, subcategory), percentages,
+        marked ``*`` / ``*†`` by ``capsule_star``). ``settings``: the options and inputs,
+        ``adjust`` (``bh``).
+    """
+    from analysis import capsules as cp
+    from analysis.cells import filter_rows
+    from analysis.options.cohorts import CohortsOptions
+
+    opts = _options(CohortsOptions, options, option_values)
+    split = _as_list(by, "by") or []
+    subset = {str(k): _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    dist = distribution if distribution is not None else cp.capsule_distribution(
+        filter_rows(_table(data), {k: v for k, v in subset.items() if v} or None), category,
+        cohort, demographics=demographics, demographic_col=demographic_col, by=split,
+        renormalise=opts.renormalise)
+    settings = {**opts.settings(), "category": category, "cohort": cohort,
+                "demographics": demographics if isinstance(demographics, str)
+                else {k: list(v) for k, v in demographics.items()},
+                "demographic_col": demographic_col, "by": split, "where": subset,
+                "adjust": "bh"}
+    if not tests:
+        return Result(dist, (), settings, {}, None)
+    found = cp.capsule_tests(dist, category, cohort, by=split, method=opts.method,
+                             seed=opts.seed)
+    tables = {"tests": found, "spread": cp.capsule_spread(dist, category, cohort, by=split),
+              "table": cp.capsule_table(dist, category, cohort, by=split, tests=found,
+                                        star=opts.capsule_star)}
+    return Result(dist, (), settings, tables, None)
+
+
+def prompt_unit(data: Any, design: Any = None, *, by: str, where: Where | None = None,
+                applied: bool = False) -> Result:
+    """The prompt unit on which :func:`compare` pairs the values of ``by``: the design's
+    ``prompt_unit``, else an id column shared across the values, else the domain and
+    prompt factors (:func:`analysis.compare.infer_unit`).
+
+    Returns
+    -------
+    Result
+        ``table``: empty; ``settings``: ``unit`` (the columns), ``source`` (``design``,
+        ``id column``, ``factors``), ``by``, ``where``; ``notes``: the sentence saying
+        which was used. ``raw``: the ``(columns, source, note)`` tuple
+        :func:`compare_pairing` takes as ``inferred``.
+
+    Raises
+    ------
+    analysis.errors.PairingError
+        Nothing identifies a prompt.
+    """
+    import pandas as pd
+
+    from analysis.compare import infer_unit
+
+    table, the_design, subset = prepare_inputs(data, design, need_outcome=False, where=where,
+                                               applied=applied)
+    unit, source, note = infer_unit(_subset(table, subset), the_design, by)
+    return Result(pd.DataFrame(), (note,), {"unit": list(unit), "source": source, "by": by,
+                                            "where": subset}, {}, (unit, source, note))
+
+
+def compare_pairing(data: Any, design: Any = None, *, by: str,
+                    unit: str | Sequence[str] | None = None, score: str | None = None,
+                    subgroups: str | Sequence[str] = (), options: Any = None,
+                    where: Where | None = None, applied: bool = False,
+                    inferred: Any = None, **option_values: Any) -> Result:
+    """The rows of each value of ``by`` paired on the prompt unit, the step of
+    :func:`compare` that reads the rows (the app caches it and passes it to
+    ``compare(..., pairing=)``). Options: :class:`analysis.options.compare.CompareOptions`
+    (``cluster``, ``duplicates`` are the pairing's); ``inferred``: :func:`prompt_unit`'s
+    ``raw`` when ``unit`` is None and the caller has it cached.
+
+    Returns
+    -------
+    Result
+        ``table``: the pairing's counts per value (rows, rows without outcome,
+        duplicates); ``notes``: how the rows were paired and what was left out;
+        ``settings``: ``by``, ``unit`` (used), ``score``, ``subgroups``, ``cluster``
+        (used), ``duplicates``, ``where``. ``raw``: the :class:`analysis.compare.Pairing`.
+    """
+    from analysis.compare import pair_units
+    from analysis.options.compare import CompareOptions
+
+    opts = _options(CompareOptions, options, option_values)
+    table, the_design, subset = prepare_inputs(data, design, need_outcome=score is None,
+                                               where=where, applied=applied)
+    pairing = pair_units(_subset(table, subset), the_design, by, unit=_as_list(unit, "unit"),
+                         score=score, factors=_as_list(subgroups, "subgroups") or [],
+                         cluster=opts.cluster, duplicates=opts.duplicates, inferred=inferred)
+    settings = {"by": by, "unit": list(pairing.unit), "score": score,
+                "subgroups": _as_list(subgroups, "subgroups") or [],
+                "cluster": pairing.cluster, "duplicates": opts.duplicates, "where": subset}
+    return Result(pairing.counts, (pairing.note, *pairing.notes), settings, {}, pairing)
+
+
+def group_means(data: Any, design: Any = None, *, cluster: str | None = None,
+                confidence: float | str = 0.95, factors: str | Sequence[str] | None = None,
+                where: Where | None = None, applied: bool = False) -> Result:
+    """For a continuous outcome: the mean score per factor value and its difference from
+    the reference value, Welch, or with ``cluster`` CR2 on Satterthwaite df
+    (:func:`analysis.continuous.group_means`; a cluster named here is checked as the
+    design's, :func:`analysis.clusters.resolve_cluster`).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per (factor, observed value): ``factor``, ``value``,
+        ``reference``, ``n``, ``mean``, ``sd``, ``difference``, ``ci_low``, ``ci_high``,
+        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the non-reference rows);
+        with a cluster also ``std_err``, ``df``, ``n_clusters``, ``note``.
+        ``settings``: ``cluster`` (used), ``confidence``, ``adjust`` (``bh``),
+        ``factors``, ``where``.
+    """
+    from analysis.clusters import resolve_cluster
+    from analysis.continuous import group_means as means
+
+    table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
+                                               need_outcome=True, applied=applied)
+    rows = _subset(table, subset)
+    used = (resolve_cluster(rows, cluster, declared=True, factors=the_design.names).column
+            if cluster else None)
+    level = float(confidence)
+    out = means(rows, the_design, cluster=used, confidence=level)
+    settings = {"cluster": used, "confidence": level, "adjust": "bh",
+                "factors": list(the_design.names), "where": subset}
+    return Result(out, (), settings, {}, None)
+
+
 # --- judges: reliability, agreement with human labels, stage metrics (judge_stats) -----------
 def judge_reliability(data: Any, names: Sequence[str] | None = None, *, n_resamples: int = 1000,
                       seed: int | None = 0, confidence: float = 0.95,
@@ -1729,12 +2086,3 @@ def judge_stage_metrics(data: Any, *, by: Sequence[str] | None = None,
     meta = {"figures": metrics.stage_figures(judged)} if figures else {}
     return Result(metrics.stage_metrics(judged, by=groups), (), {"by": groups},
                   {"unscored_reasons": metrics.unscored_reasons(judged)}, None, meta)
-
-
-def judge_noise_modes(data: Any) -> list[str]:
-    """How a table's judge scores can be redrawn (the judge-noise options it supports):
-    ``mean`` and ``single`` with score samples, ``confusion`` with human labels; ``[]``:
-    judge noise does not apply."""
-    from analysis.judge_noise import available_modes
-
-    return available_modes(_table(data))

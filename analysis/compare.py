@@ -67,7 +67,8 @@ __all__ = [
     "McNemarTest", "NEITHER", "N_CLUSTERS", "N_PAIRS", "ODDS_RATIO", "ONLY_A", "ONLY_B",
     "OR_CI_HIGH", "OR_CI_LOW", "OR_DF", "OUTCOME_A", "OUTCOME_B", "P_ADJUSTED", "P_VALUE",
     "Pairing",
-    "RATE_A", "RATE_B", "SIGNIFICANT_A", "SIGNIFICANT_B", "STATISTIC", "TEST", "TEST_NAMES",
+    "RATE_A", "RATE_B", "SIGNIFICANT_A", "SIGNIFICANT_B", "STATISTIC", "SUBGROUP_ADJUST",
+    "TEST", "TEST_NAMES",
     "UNPAIRED_A", "UNPAIRED_B", "VERDICTS_DIFFER", "WILCOXON_P", "WILCOXON_STATISTIC",
     "adjust_p", "agresti_min_interval", "cluster_mean_difference", "cluster_odds_ratio",
     "compare", "compare_overall",
@@ -80,6 +81,10 @@ McNemarTest = Literal["auto", "exact", "chi2"]
 MCNEMAR_TESTS: tuple[str, ...] = get_args(McNemarTest)
 Adjust = Literal["holm", "bh", "by", "bonferroni"]
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjust)
+#: The adjustment of the subgroup tables' ``p_adjusted`` and ``ld_p_adjusted`` (and of
+#: each value's own LD verdict): Benjamini-Hochberg across the subgroups of a pair,
+#: whatever ``adjust`` (which adjusts the pairs of the overall table).
+SUBGROUP_ADJUST = "bh"
 Duplicates = Literal["mean", "refuse"]
 DUPLICATE_RULES: tuple[str, ...] = get_args(Duplicates)
 #: ``test="auto"``: McNemar's exact binomial test below this many discordant pairs.

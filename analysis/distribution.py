@@ -49,6 +49,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.labels import category_label  # re-exported: a label, not a statistic
 from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
@@ -189,13 +190,6 @@ def category_distribution(
     out[N] = np.repeat(totals, k).astype(np.int64)
     out[PERCENT] = 100.0 * out[COUNT] / out[N]
     return out
-
-
-def category_label(value: str) -> str:
-    """A category as a reader can tell it apart: quoted (``""``, ``" A"``) when it is empty
-    or has leading / trailing spaces, else unchanged."""
-    value = str(value)
-    return f'"{value}"' if value == "" or value != value.strip() else value
 
 
 def wide_column_names(categories: Sequence[str], category: str, index: Sequence[str]

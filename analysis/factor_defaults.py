@@ -21,11 +21,12 @@ import pandas as pd
 
 from analysis.columns import DEVIATION
 from analysis.design import Design
-from analysis.nesting import unnested_choice
+from analysis.nesting import find_nestings, unnested_choice
 
 __all__ = [
-    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group", "is_id_like",
-    "numeric_columns", "useful_factors"
+    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "coverage_factors", "default_factors",
+    "default_group", "is_id_like", "numeric_columns", "suggest_factors", "unnested_factors",
+    "useful_factors"
 ]
 
 
@@ -122,3 +123,49 @@ def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
     """The first domain factor (else the first factor) as a starting grouping."""
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
     return [f for f in order if f not in exclude][:1]
+
+
+def coverage_factors(design: Design) -> list[str]:
+    """The factors coverage uses unless told otherwise: domain and prompt factors
+    (also ``analysis.coverage.default_factors``).
+
+    Falls back to every factor when the design has neither kind.
+    """
+    return design.of_kind("domain", "prompt") or design.names
+
+
+def unnested_factors(frame: pd.DataFrame, design: Design, candidates: Sequence[str],
+                     k: int) -> list[str]:
+    """Up to ``k`` of ``candidates``, in order, no two nested in each other, with the
+    design's reference values (:func:`analysis.nesting.unnested_choice`; the app's
+    ``ui.defaults.unnested_defaults``)."""
+    refs = {f: design.factor(f).reference for f in candidates}
+    return unnested_choice(frame, candidates, k, references=refs)
+
+
+def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6) -> list[str]:
+    """A starting set of factors with no nested pair among them (for the app's default).
+
+    Factors are taken coarsest first (fewest observed values); a factor is skipped when
+    it has one value or is nested with (determines, is determined by, or is equivalent
+    to) one already taken, per :func:`analysis.nesting.find_nestings`. At most
+    ``max_factors`` are returned, in design order. Aliasing that is not a nesting (such
+    as SSQA's base prompts) is left to :func:`factor_importance` to explain.
+    """
+    names = [f for f in design.names if f in data.columns]
+    if not names:
+        return []
+    nest = find_nestings(data, names, references={f: design.factor(f).reference
+                                                   for f in names})
+    constant = set(nest.loc[nest["kind"] == "constant", "dependent"])
+    linked = {frozenset((r["determinant"], r["dependent"]))
+              for r in nest.to_dict(orient="records") if r["determinant"] is not None}
+    sizes = {f: data[f].nunique() for f in names}
+    chosen: list[str] = []
+    for f in sorted(names, key=lambda f: (sizes[f], names.index(f))):
+        if f in constant or any(frozenset((f, g)) in linked for g in chosen):
+            continue
+        chosen.append(f)
+        if len(chosen) == max_factors:
+            break
+    return [f for f in names if f in chosen]

@@ -20,13 +20,12 @@ from analysis.columns import (
     DEVIATION_RATE,
     DUPLICATE_OF,
     LD_UNDEFINED,
-    LEVEL,
     LOG_DISPARITY,
     P_ADJUSTED,
-    SUBGROUP,
     N,
 )
 from analysis.errors import AnalysisError
+from analysis.labels import describe_finding, subgroup_where  # re-exported: words
 
 __all__ = [
     "FINDING_MAX_P", "FINDING_MIN_LD", "MEASURES", "TEXT_FIRST", "describe_finding",
@@ -98,17 +97,6 @@ def top_findings(table: pd.DataFrame, *, min_abs_ld: float = 0.0,
     return out.head(limit) if limit is not None else out
 
 
-def subgroup_where(row: Mapping, factors: Sequence[str]) -> dict[str, list[str]]:
-    """The factor values a subgroup fixes (``{factor: [value]}``), from a table row."""
-    out = {}
-    for f in factors:
-        value = row.get(f)
-        if value is not None and not (isinstance(value, float) and np.isnan(value)) \
-                and not pd.isna(value):
-            out[f] = [str(value)]
-    return out
-
-
 def rows_behind(results: pd.DataFrame, where: Mapping[str, Sequence[str]] | None,
                 fixed: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """The responses of one subgroup within the subset ``where``.
@@ -133,12 +121,3 @@ def rows_behind(results: pd.DataFrame, where: Mapping[str, Sequence[str]] | None
     first = list(dict.fromkeys(first))
     lead = first + ([DEVIATION] if DEVIATION in rows.columns else [])
     return rows[lead + [c for c in rows.columns if c not in lead]]
-
-
-def describe_finding(row: Mapping) -> str:
-    """One line: ``subgroup: rate 0.537 (n 5,520), LD 0.164, adjusted p 6.5e-5``."""
-    from analysis.formatting import format_p
-
-    return (f"{row[SUBGROUP]}: rate {float(row[DEVIATION_RATE]):.3f} (n {int(row[N]):,}), "
-            f"LD {float(row[LOG_DISPARITY]):.3f}, adjusted p "
-            f"{format_p(float(row[P_ADJUSTED]))}, level {int(row[LEVEL])}")

@@ -101,6 +101,8 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.errors import AnalysisError, FitError
+from analysis.factor_defaults import suggest_factors  # re-exported: a page default
+from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.subgroups import benjamini_hochberg
 from analysis.values import factor_codes
 
@@ -1946,36 +1948,6 @@ def _loglik_score(X: np.ndarray, n: np.ndarray, k: np.ndarray, beta: np.ndarray
 
 
 # --- choosing factors ---------------------------------------------------------------------------
-def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6) -> list[str]:
-    """A starting set of factors with no nested pair among them (for the app's default).
-
-    Factors are taken coarsest first (fewest observed values); a factor is skipped when
-    it has one value or is nested with (determines, is determined by, or is equivalent
-    to) one already taken, per :func:`analysis.nesting.find_nestings`. At most
-    ``max_factors`` are returned, in design order. Aliasing that is not a nesting (such
-    as SSQA's base prompts) is left to :func:`factor_importance` to explain.
-    """
-    from analysis.nesting import find_nestings
-
-    names = [f for f in design.names if f in data.columns]
-    if not names:
-        return []
-    nest = find_nestings(data, names, references={f: design.factor(f).reference
-                                                   for f in names})
-    constant = set(nest.loc[nest["kind"] == "constant", "dependent"])
-    linked = {frozenset((r["determinant"], r["dependent"]))
-              for r in nest.to_dict(orient="records") if r["determinant"] is not None}
-    sizes = {f: data[f].nunique() for f in names}
-    chosen: list[str] = []
-    for f in sorted(names, key=lambda f: (sizes[f], names.index(f))):
-        if f in constant or any(frozenset((f, g)) in linked for g in chosen):
-            continue
-        chosen.append(f)
-        if len(chosen) == max_factors:
-            break
-    return [f for f in names if f in chosen]
-
-
 # --- words ---------------------------------------------------------------------------------
 def uncertainty_label(fit: ImportanceResult, design: Design | None = None) -> str:
     """How the standard errors of ``fit`` were computed, in words (CLI, page, report).
@@ -2000,10 +1972,3 @@ def uncertainty_label(fit: ImportanceResult, design: Design | None = None) -> st
     declared = design.cluster if design is not None else None
     return "independent rows (no clustering)" + (
         f"; the design's cluster {declared} is not used" if declared else "")
-
-
-def subset_caption(where: Mapping[str, Sequence[str]]) -> str:
-    """The active subset (``{factor: [values]}``) in words."""
-    if not where:
-        return "Subset: all rows."
-    return "Subset: " + "; ".join(f"{f} in {{{', '.join(v)}}}" for f, v in where.items()) + "."

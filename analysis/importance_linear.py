@@ -71,6 +71,7 @@ from analysis.columns import (
 from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
 from analysis.importance import FROM_DESIGN, INTERCEPT, ImportanceRefusal
+from analysis.labels import is_continuous  # re-exported: a predicate, not a statistic
 from analysis.subgroups import benjamini_hochberg
 
 __all__ = [
@@ -151,11 +152,6 @@ class LinearImportanceResult:
                 "converged": self.converged, "random_effects": list(self.random_effects),
                 "confidence": self.confidence, "alpha": self.alpha, "notes": list(self.notes),
                 "df_method": self.df_method}
-
-
-def is_continuous(design: Design) -> bool:
-    """Whether the design's outcome is declared continuous."""
-    return design.outcome is not None and design.outcome.type == "continuous"
 
 
 def _rows(data: pd.DataFrame, design: Design, outcome: str, factors: list[str],

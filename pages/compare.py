@@ -3,8 +3,15 @@
 import streamlit as st
 
 from analysis.columns import SUBGROUP
-from analysis.compare import MODEL_A, MODEL_B, VERDICTS_DIFFER
+from analysis.compare import (
+    ADJUSTMENT_NAMES,
+    MODEL_A,
+    MODEL_B,
+    SUBGROUP_ADJUST,
+    VERDICTS_DIFFER,
+)
 from analysis.errors import AnalysisError
+from analysis.multiple_testing import adjusted_label
 from ui.common import (
     figure_downloads,
     page_link,
@@ -13,9 +20,9 @@ from ui.common import (
     table_download,
 )
 from ui.compare import (
-    COLUMN_CONFIG,
     choices,
-    comparison,
+    column_config,
+    comparison_result,
     pair_choice,
     pair_figures,
     pairing_failed,
@@ -45,7 +52,8 @@ if design.outcome is None and settings["score"] is None:
     st.info("Choose a numeric score, or give the design an outcome on the Design page.")
     st.stop()
 try:
-    c = comparison(results, design, settings, where)
+    result = comparison_result(results, design, settings, where)
+    c = result.raw
 except AnalysisError as exc:
     pairing_failed(exc)  # the message, and a button for the unit that would pair
     st.stop()
@@ -55,7 +63,7 @@ readings(c)
 total_error_headline(results, design, key="compare_measurement", where=where)
 
 st.subheader("Overall, per pair")
-st.dataframe(c.overall, hide_index=True, column_config=COLUMN_CONFIG,
+st.dataframe(c.overall, hide_index=True, column_config=column_config(result.settings),
              key="compare_overall_table")
 table_download(c.overall, "compare_overall", key="compare_overall")
 with st.expander("Prompts per value (rows, rows without outcome, duplicates)"):
@@ -70,7 +78,8 @@ else:
     st.subheader(f"Where {md(pair[0])} and {md(pair[1])} differ")
     st.caption(f"Intervals: percentile bootstrap resampling {md(table.attrs['resampled'])} "
                f"({table.attrs['n_boot']:,} replicates, seeded): both answers to a prompt "
-               "stay together. p adjusted: Benjamini-Hochberg across the subgroups.")
+               f"stay together. {adjusted_label(SUBGROUP_ADJUST)}: "
+               f"{ADJUSTMENT_NAMES[SUBGROUP_ADJUST]} across the subgroups.")
     try:
         fig, sun = pair_figures(c, pair, design, settings, where)
     except AnalysisError as exc:
@@ -88,7 +97,8 @@ else:
         if flagged:
             st.caption(f"{flagged} subgroups have different verdicts under the two values.")
     shown = table.drop(columns=[MODEL_A, MODEL_B])
-    st.dataframe(shown, hide_index=True, column_config=COLUMN_CONFIG, key="compare_table",
+    st.dataframe(shown, hide_index=True, key="compare_table",
+                 column_config=column_config(result.settings, subgroups=True),
                  column_order=[SUBGROUP, *[col for col in shown.columns if col != SUBGROUP]])
     table_download(shown, f"compare_subgroups_{pair[0]}_{pair[1]}", key="compare_subgroups")
 reproduce_compare(design, settings, where)

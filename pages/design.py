@@ -8,7 +8,6 @@ import streamlit as st
 from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, design_problems, suggest_design
 from analysis.names import clash_free, rename_note
-from analysis.nesting import describe_nesting, find_nestings
 from ui.common import applied_results, cells_for, ensure_data, page_link, table_download
 from ui.design import factor_widgets, on_design_upload, outcome_widgets, structure_section
 from ui.design_constraints import constraints_section
@@ -60,14 +59,13 @@ if not any(p.severity == "error" for p in problems) and len(factors) == len(chos
     st.session_state["design"] = design
 
 if factors:
-    st.subheader("Nested factors")
-    cluster = [design.cluster] if design.cluster in frame.columns and \
-        design.cluster not in design.names else []  # a factor fixed by the cluster: say so
-    nestings = find_nestings(frame, [*design.names, *cluster],
-                             references={f.name: f.reference for f in factors})
-    for row in nestings.to_dict(orient="records"):
-        st.warning(md(describe_nesting(row)))
-    if nestings.empty:
+    from analysis import api as bw
+
+    st.subheader("Nested factors")  # with the cluster: a factor fixed by it is said too
+    nestings = bw.nesting(frame, design, applied=True)  # the rows as they are
+    for sentence in nestings.notes:
+        st.warning(md(sentence))
+    if nestings.table.empty:
         st.success("No factor is a function of another among the chosen ones.")
 
     if not any(p.severity == "error" for p in problems):

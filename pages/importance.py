@@ -4,12 +4,13 @@ import streamlit as st
 
 from analysis.columns import EFFECT, FACTOR, P_ADJUSTED, P_VALUE
 from analysis.errors import AnalysisError
-from analysis.importance import ImportanceRefusal, subset_caption, uncertainty_label
-from analysis.importance_linear import is_continuous
+from analysis.importance import ImportanceRefusal
+from analysis.labels import adjusted_method, is_continuous, subset_caption
+from analysis.multiple_testing import NAMES, adjusted_label
 from ui.common import require_results, subset_filter, table_download
 from ui.drawing import importance_figure_panel
 from ui.importance import (
-    COLUMN_CONFIG,
+    column_config,
     fix_buttons,
     intercept_note,
     model_options,
@@ -46,7 +47,8 @@ if is_continuous(design):  # a score, not a 0/1 deviation: linear or mixed model
 cell_factors = list(dict.fromkeys([*options["factors"], *where,
                                    *([options["cluster"]] if options["cluster"] else [])]))
 try:  # with numeric covariates (widgets in ui/importance_linear.py) or without
-    fit, covariates, standardise = logistic_fit(results, design, where, options, cell_factors)
+    result, covariates, standardise = logistic_fit(results, design, where, options,
+                                                   cell_factors, as_result=True)
 except ImportanceRefusal as exc:
     st.error(md(exc.explanation))
     fix_buttons(exc.fixes, design)
@@ -55,6 +57,7 @@ except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
+fit, settings = result.raw, result.settings
 importance_figure_panel(fit, options, where, covariates, standardise)  # a fragment
 p_column = P_ADJUSTED if options["adjust"] == "bh" else P_VALUE
 m = st.columns(5)
@@ -64,18 +67,20 @@ m[2].metric("Cells", f"{fit.n_cells:,}")
 m[3].metric("Parameters", fit.n_parameters)
 m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
             help="1 / (1 + exp(-intercept)): every factor at its reference value")
-st.caption(md("Standard errors: " + uncertainty_label(fit, design) + "."))
+st.caption(md("Standard errors: " + settings["uncertainty"] + "."))
 reproduce_importance(design, options, where, cell_factors, covariates, standardise)
 
 st.subheader("Coefficients")
 terms = fit.terms if covariates else with_term_noise(fit, results, design, where, options)
 counts = fit.terms[fit.terms[FACTOR].notna()][EFFECT].value_counts()
-labelled_by = ("the Benjamini-Hochberg adjusted p, 'p (BH)'" if p_column == P_ADJUSTED
+method = adjusted_method(settings)
+header = adjusted_label(method)
+labelled_by = (f"the {NAMES[method]} adjusted p, '{header}'" if p_column == P_ADJUSTED
                else "the unadjusted p")
 st.caption(f"{counts.get('risk', 0)} risk and {counts.get('protective', 0)} protective values "
            f"at {labelled_by} < {fit.alpha:g}. 'p' is per term and not adjusted for "
-           "multiple testing; 'p (BH)' is the Benjamini-Hochberg adjustment over the terms.")
-st.dataframe(terms, hide_index=True, column_config=COLUMN_CONFIG | NOISE_COLUMNS,
+           f"multiple testing; '{header}' is the {NAMES[method]} adjustment over the terms.")
+st.dataframe(terms, hide_index=True, column_config=column_config(settings) | NOISE_COLUMNS,
              key="importance_table")
 if intercept_note(fit.terms, fit.references):  # what the intercept row's n and rate count
     st.caption(md(intercept_note(fit.terms, fit.references)))
@@ -90,6 +95,6 @@ st.caption("Each factor removed together with every interaction that contains it
                "assumes independent rows. A test is missing, with its reason, when a value "
                "rests on fewer than 2 clusters or the covariance is singular."
                if fit.cluster else ""))
-st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
+st.dataframe(fit.factor_tests, hide_index=True, column_config=column_config(settings))
 table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")
 native_scores_view(results, design, where, page="importance")  # BBQ s_DIS / s_AMB ... with CIs

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from analysis.coverage import default_factors
+from analysis import api as bw
 from analysis.errors import AnalysisError
+from analysis.factor_defaults import coverage_factors
 from analysis.options.planning import PlanOptions
-from analysis.planning import budget_note, fractional_factorial, plan_additions
 from ui.common import active_frame, cells_for, require_results, table_download
 from ui.generate import generate_section
 from ui.navigation import route_first_visit
@@ -33,16 +33,16 @@ if active_frame() is None:
 else:
     results, design = require_results(need_outcome=False)
     factors = st.multiselect("Factors spanning the grid", design.names,
-                             default=default_factors(design), key="planner_factors")
+                             default=coverage_factors(design), key="planner_factors")
     budget = st.number_input(PlanOptions.label("budget"), 1, 10_000_000, 100,
                              key="planner_budget")
     template = template_choice(list(results.columns), design)
     more = other_options(PlanOptions, ("budget", "template"), key="planner_option")
     columns = [*factors, *([template] if template and template not in factors else [])]
     try:
-        plan = plan_additions(cells_for(results, design, columns, with_outcome=False), design,
-                              factors=factors, **PlanOptions.coerce(
-                                  more, budget=budget, template=template).kwargs())
+        plan = bw.plan(results, design, factors=factors, applied=True,
+                       cells=cells_for(results, design, columns, with_outcome=False),
+                       options=PlanOptions.coerce(more, budget=budget, template=template)).raw
     except AnalysisError as exc:
         st.error(md(str(exc)))
     else:
@@ -64,20 +64,20 @@ text = c1.text_area("Factors (one per line, 'name: value, value')", NEW_EXAMPLE,
                     key="planner_new_factors")
 runs = c2.number_input(PlanOptions.label("runs"), 2, 100_000, 16, key="planner_runs")
 try:
-    frac = fractional_factorial(parse_factors(text), int(runs))
+    frac = bw.fractional_factorial(parse_factors(text), runs=int(runs))
 except AnalysisError as exc:
     st.error(md(str(exc)))
 else:
-    res = "full factorial" if frac.resolution == float("inf") else \
-        f"resolution {int(frac.resolution)}"
-    st.markdown(f"**{len(frac.runs)} runs, {res}.** Generators: " + (", ".join(
-        f"{md(k)} = {md(v)}" for k, v in frac.generators.items()) or "none"))
-    if note := budget_note(int(runs), frac):
+    res = "full factorial" if frac.meta["resolution"] == float("inf") else \
+        f"resolution {int(frac.meta['resolution'])}"
+    st.markdown(f"**{len(frac.table)} runs, {res}.** Generators: " + (", ".join(
+        f"{md(k)} = {md(v)}" for k, v in frac.meta["generators"].items()) or "none"))
+    if note := frac.meta["budget_note"]:
         st.info(md(note))
-    for line in frac.aliases:
+    for line in frac.meta["aliases"]:
         st.caption(md(line))
-    st.dataframe(frac.runs, hide_index=True, key="planner_runs_table")
-    table_download(frac.runs, "fractional_factorial", key="planner_runs_csv")
+    st.dataframe(frac.table, hide_index=True, key="planner_runs_table")
+    table_download(frac.table, "fractional_factorial", key="planner_runs_csv")
 
 st.subheader("Rows needed to detect a disparity")
 power_calculator()

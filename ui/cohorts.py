@@ -7,7 +7,8 @@ import streamlit as st
 
 from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
-from analysis.distribution import MAX_CATEGORIES, category_label
+from analysis.distribution import MAX_CATEGORIES
+from analysis.labels import category_label
 from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
 
@@ -147,14 +148,14 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
     if not spec.strip():
         return
     try:
-        dist, tests, spread = per_table(
+        result = per_table(
             _capsules, results, design, design, where, category, cohort, spec,
             None if col == columns[0] else col, list(by), opts["renormalise"],
-            opts["method"], opts["seed"])
-        table = cp.capsule_table(dist, category, cohort, by=by, tests=tests, star=star)
+            opts["method"], opts["seed"], star)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
+    table, tests, spread = (result.tables[k] for k in ("table", "tests", "spread"))
     flat = table.copy()
     flat.columns = [" / ".join(map(str, c)) for c in table.columns]
     flat = flat.reset_index()
@@ -169,26 +170,28 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
 def _capsule_dist(results: pd.DataFrame, where: dict, category: str, cohort: str, spec: str,
                   demographic_col: str | None, by: list[str], renormalise: bool
                   ) -> pd.DataFrame:
-    from analysis import capsules as cp
-    from analysis.cells import filter_rows
+    from analysis import api as bw
 
-    return cp.capsule_distribution(filter_rows(results, where or None), category, cohort,
-                                   demographics=spec, demographic_col=demographic_col,
-                                   by=by, renormalise=renormalise)
+    return bw.time_capsules(results, category=category, cohort=cohort, demographics=spec,
+                            demographic_col=demographic_col, by=by, where=where,
+                            renormalise=renormalise, tests=False).table
 
 
 def _capsules(results: pd.DataFrame, design: Design, where: dict, category: str, cohort: str,
               spec: str, demographic_col: str | None, by: list[str], renormalise: bool,
-              method: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The capsule distribution (cached apart: the test's method and seed do not count the
-    rows again), its tests and spreads."""
-    from analysis import capsules as cp
+              method: str, seed: int, star: str = Opts.default("capsule_star")):
+    """:func:`analysis.api.time_capsules`: the distribution cached apart (the test's
+    method and seed do not count the rows again), then its tests, spreads and the
+    paper-shaped table."""
+    from analysis import api as bw
     from ui.common import per_table
 
     dist = per_table(_capsule_dist, results, design, where, category, cohort, spec,
                      demographic_col, by, renormalise)
-    tests = cp.capsule_tests(dist, category, cohort, by=by, method=method, seed=seed)
-    return dist, tests, cp.capsule_spread(dist, category, cohort, by=by)
+    return bw.time_capsules(results, category=category, cohort=cohort, demographics=spec,
+                            demographic_col=demographic_col, by=by, where=where,
+                            renormalise=renormalise, method=method, seed=seed,
+                            capsule_star=star, distribution=dist)
 
 
 def cohort_view(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> dict:

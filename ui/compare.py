@@ -12,12 +12,15 @@ from ui.options import other_options
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "comparison", "default_by", "one_model_note",
-    "pair_choice", "pair_figures", "pairing_failed", "readings",
+    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "column_config", "comparison",
+    "comparison_result", "default_by", "one_model_note", "pair_choice",
+    "pair_figures", "pairing_failed", "readings",
 ]
 
 
 _NUM = st.column_config.NumberColumn
+#: The columns' formats; the adjusted p-values' headers name their method
+#: (:func:`column_config`).
 COLUMN_CONFIG = {
     cmp.ONLY_A: _NUM("biased -> not (a -> b)", format="%d",
                      help="Prompts where a deviates and b does not"),
@@ -26,15 +29,34 @@ COLUMN_CONFIG = {
     cmp.RATE_A: _NUM("rate a", format="%.3f"), cmp.RATE_B: _NUM("rate b", format="%.3f"),
     cmp.DIFFERENCE: _NUM("difference (b - a)", format="%+.3f"),
     cmp.CI_LOW: _NUM("CI low", format="%+.3f"), cmp.CI_HIGH: _NUM("CI high", format="%+.3f"),
-    cmp.P_VALUE: _NUM("p", format="%.3g"), cmp.P_ADJUSTED: _NUM("p adjusted", format="%.3g"),
+    cmp.P_VALUE: _NUM("p", format="%.3g"),
     cmp.LD_DIFFERENCE: _NUM("LD difference", format="%+.3f",
                             help="LD under b - LD under a (each against the other paired "
                                  "prompts)"),
-    cmp.LD_P_ADJUSTED: _NUM("LD p (BH)", format="%.3g"),
     cmp.ODDS_RATIO: _NUM("conditional OR", format="%.3f",
                          help="only_b / only_a: odds of deviating under b rather than a"),
 }
 OUTCOME = "deviation (0/1, the design's outcome)"
+
+
+def column_config(settings: dict, *, subgroups: bool = False) -> dict:
+    """:data:`COLUMN_CONFIG` with the adjusted p-values headed by their method: the
+    overall table's ``p_adjusted`` by the comparison's ``adjust`` (its Result's
+    ``settings``: ``p (Holm)`` by default), a subgroup table's ``p_adjusted`` and
+    ``ld_p_adjusted`` by :data:`analysis.compare.SUBGROUP_ADJUST` (Benjamini-Hochberg
+    across the subgroups, whatever ``adjust``)."""
+    from analysis.labels import adjusted_method
+    from analysis.multiple_testing import NAMES, adjusted_label
+
+    method = cmp.SUBGROUP_ADJUST if subgroups else adjusted_method(settings, fixed="holm")
+    over = "the subgroups of the pair" if subgroups else "every compared pair"
+    ld = adjusted_label(cmp.SUBGROUP_ADJUST)
+    return {**COLUMN_CONFIG,
+            cmp.P_ADJUSTED: _NUM(adjusted_label(method), format="%.3g",
+                                 help=f"{NAMES[method]} over {over}"),
+            cmp.LD_P_ADJUSTED: _NUM(f"LD {ld}", format="%.3g",
+                                    help=f"{NAMES[cmp.SUBGROUP_ADJUST]} over the subgroups "
+                                         "of the pair")}
 #: Session key of the Compare page's prompt unit (a multiselect; empty = inferred).
 UNIT_KEY = "compare_unit"
 
@@ -132,37 +154,35 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
 def _pairing(token: str, design_json: str, pairing_key: str, where: str,
              _results: pd.DataFrame, _design: Design, _settings: dict, _where: dict
              ) -> cmp.Pairing:
-    from analysis.cells import filter_rows
+    from analysis import api as bw
     from ui.common import per_table
 
     s = _settings
-    o = Opts.from_settings(s)
-    rows = filter_rows(_results, _where or None)
     inferred = None if s["unit"] is not None else per_table(
         _inferred_unit, _results, _design, _design, _where, s["by"])  # scans the id columns
-    return cmp.pair_units(rows, _design, s["by"], unit=s["unit"], score=s["score"],
-                          factors=s["factors"], cluster=o.cluster, duplicates=o.duplicates,
-                          inferred=inferred)
+    return bw.compare_pairing(_results, _design, by=s["by"], unit=s["unit"], score=s["score"],
+                              subgroups=s["factors"], options=Opts.from_settings(s),
+                              where=_where, applied=True, inferred=inferred).raw
 
 
 def _inferred_unit(results: pd.DataFrame, design: Design, where: dict, by: str
                    ) -> tuple[list[str], str, str]:
-    from analysis.cells import filter_rows
+    from analysis import api as bw
 
-    return cmp.infer_unit(filter_rows(results, where or None), design, by)
+    return bw.prompt_unit(results, design, by=by, where=where, applied=True).raw
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing and bootstrapping...")
 def _cached(token: str, design_json: str, settings: str, where: str, _pairing: cmp.Pairing,
             _settings: dict, _results: pd.DataFrame, _design: Design, _where: dict
-            ) -> cmp.Comparison:
+            ):
     from analysis import api as bw
 
     s = _settings
     return bw.compare(_results, _design, by=s["by"], reference=s["reference"],
                       subgroups=s["factors"], level=s["level"], unit=s["unit"],
                       score=s["score"], options=Opts.from_settings(s), where=_where,
-                      applied=True, pairing=_pairing).raw
+                      applied=True, pairing=_pairing)
 
 
 def _keys(design: Design, settings: dict, where: dict) -> tuple[dict, str, str, str, str]:
@@ -175,10 +195,16 @@ def _keys(design: Design, settings: dict, where: dict) -> tuple[dict, str, str, 
 
 def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict
                ) -> cmp.Comparison:
-    """:func:`analysis.api.compare` of the active table (the Result's
+    """The :class:`~analysis.compare.Comparison` of :func:`comparison_result`."""
+    return comparison_result(results, design, settings, where).raw
+
+
+def comparison_result(results: pd.DataFrame, design: Design, settings: dict, where: dict):
+    """:func:`analysis.api.compare` of the active table (its Result, ``raw`` the
     :class:`~analysis.compare.Comparison`), cached per settings; the pairing (the step
-    that reads the rows) is cached per what it depends on, so the level, adjustment,
-    reference or bootstrap options do not pair again."""
+    that reads the rows, :func:`analysis.api.compare_pairing`) is cached per what it
+    depends on, so the level, adjustment, reference or bootstrap options do not pair
+    again."""
     where, token, design_json, settings_key, where_key = _keys(design, settings, where)
     pair_settings = {k: settings.get(k) for k in ("by", "unit", "score", "factors", "cluster",
                                                    "duplicates")}

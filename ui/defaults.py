@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.design import Design
-from analysis.nesting import unnested_choice
+from analysis.factor_defaults import unnested_factors
 
 __all__ = ["choose_hint", "page_defaults", "unnested_defaults"]
 
@@ -16,8 +16,7 @@ __all__ = ["choose_hint", "page_defaults", "unnested_defaults"]
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _choice(token: str, design_json: str, candidates: tuple[str, ...], k: int,
             _frame: pd.DataFrame, _design: Design) -> list[str]:
-    refs = {f: _design.factor(f).reference for f in candidates}
-    return unnested_choice(_frame, candidates, k, references=refs)
+    return unnested_factors(_frame, _design, candidates, k)
 
 
 def unnested_defaults(design: Design, candidates: Sequence[str], k: int) -> list[str]:

@@ -1,6 +1,6 @@
 """The "Text features" section (Prepare page): numeric columns from a text column.
 
-Calls :func:`analysis.features.extract_features` on the active table and makes the
+Calls :func:`analysis.api.features` on the active table and makes the
 result the active table, so the new columns appear on the Disparity and Bias index
 pages. Session-state keys: ``features_text``, ``features_names``, ``features_ref_col``,
 ``features_ref_text``.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from analysis import api as bw
 from analysis import features as F
 from analysis.design import Design
 from analysis.errors import AnalysisError
@@ -44,7 +45,7 @@ def text_features_section() -> None:
         if not texts:
             st.info("The active table has no text column.")
             return
-        table = F.available_features()
+        table = bw.available_features()
         missing = {r.feature: r.reason for r in table.itertuples() if not r.available}
         st.caption("Computed offline from the packages' own lexicons and the bundled "
                    "MiniLM model; each feature becomes a numeric column of the active table "
@@ -72,14 +73,16 @@ def text_features_section() -> None:
                              key="features_option")
         if st.button("Add the feature columns", key="features_add", disabled=not names):
             try:
-                out, report = F.extract_features(frame, text, names, reference_column=ref_col,
-                                                 reference_text=ref_text,
-                                                 skip_unavailable=True,  # marked above
-                                                 **more)
+                result = bw.features(frame, text_column=text, reference_column=ref_col,
+                                     reference_text=ref_text, features=tuple(names),
+                                     skip_unavailable=True,  # marked above
+                                     **more)
             except AnalysisError as exc:
                 st.error(md(str(exc)))
                 return
             from ui.pending_design import suggested_design
+
+            out, report = result.tables["data"], result.table
 
             token = token_of(out)  # a suggestion off this thread (ui/inference_pool.py)
             design: Design = st.session_state.get("design") or suggested_design(out, token)

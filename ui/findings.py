@@ -9,14 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.columns import SUBGROUP
-from analysis.findings import (
-    FINDING_MAX_P,
-    FINDING_MIN_LD,
-    describe_finding,
-    rows_behind,
-    subgroup_where,
-    top_findings,
-)
+from analysis.findings import FINDING_MAX_P, FINDING_MIN_LD
+from analysis.labels import subgroup_where
 from ui.widgets import md, table_download
 
 __all__ = [
@@ -55,21 +49,23 @@ def top_findings_panel(table: pd.DataFrame, factors: Sequence[str], measure: str
     p = c2.number_input(f"{adjusted_label(adjust)} at most", 0.0, 1.0, FINDING_MAX_P, 0.01,
                         key=f"{key}_p", format="%.3f")
     n = c3.number_input("n at least", 0, value=int(min_n), step=5, key=f"{key}_n")
-    found = top_findings(table, min_abs_ld=float(ld), max_p_adjusted=float(p),
-                         min_n=int(n), measure=measure)
+    from analysis import api as bw
+
+    result = bw.findings(table, factors=factors, min_abs_ld=float(ld),
+                         max_p_adjusted=float(p), min_n=int(n), measure=measure, adjust=adjust)
+    found = result.table
     if found.empty:
         st.caption("No subgroup passes these thresholds: lower |LD| or n, or raise p.")
         return None
     top = found.head(TOP_ROWS)
-    lines = {str(r[SUBGROUP]): describe_finding(r) for r in top.to_dict(orient="records")}
+    lines = {k: result.meta["described"][k] for k in top[SUBGROUP].astype(str)}
     chosen = st.radio(f"{len(found):,} subgroups pass; the first {len(top)} by "
                       f"{COLOUR_LABELS[measure]} (click one to see its responses)",
                       list(lines), index=None, key=f"{key}_pick",
                       format_func=lambda k: md(lines[k]))
     if chosen is None:
         return None
-    row = top[top[SUBGROUP].astype(str) == chosen].iloc[0]
-    return subgroup_where(row, factors)
+    return result.meta["where"][chosen]
 
 
 def selected_subgroup(event, table: pd.DataFrame, factors: Sequence[str]
@@ -106,7 +102,7 @@ def rows_panel(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]] |
         return
     from ui.common import per_table
 
-    rows = per_table(rows_behind, results, st.session_state["design"], where, fixed)  # paging
+    rows = per_table(_rows_behind, results, st.session_state["design"], where, fixed)  # paging
     label = ", ".join(f"{k} = {v[0]}" for k, v in fixed.items())
     pages = max(1, -(-len(rows) // PAGE_ROWS))
     c1, c2 = st.columns([3, 1])
@@ -116,3 +112,10 @@ def rows_panel(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]] |
     st.dataframe(rows.iloc[start:start + PAGE_ROWS], height=300)
     safe = "_".join(f"{k}-{v[0]}" for k, v in fixed.items())
     table_download(rows, f"rows_{safe}"[:80], key=f"{key}_download")
+
+
+def _rows_behind(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]]
+                 ) -> pd.DataFrame:
+    from analysis import api as bw
+
+    return bw.rows_behind(results, fixed=fixed, where=where).table

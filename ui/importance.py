@@ -33,13 +33,14 @@ from analysis.columns import (
     Z,
 )
 from analysis.design import Design
-from analysis.importance import SEPARATION_LABELS, Fix, suggest_factors
+from analysis.factor_defaults import suggest_factors
+from analysis.importance import SEPARATION_LABELS, Fix
 from analysis.options.importance import ImportanceOptions as Opts
 from ui.common import analysis_result, cells_for
 from ui.options import other_options
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "cluster_options", "fix_buttons", "importance_options",
+__all__ = ["COLUMN_CONFIG", "cluster_options", "column_config", "fix_buttons", "importance_options",
            "importance_result", "intercept_note", "model_options"]
 
 
@@ -63,8 +64,6 @@ COLUMN_CONFIG = {
     P_VALUE: _NUM("p", format="%.3g", help="Two-sided Wald p-value, not adjusted"),
     P_VALUE_LR: _NUM("p (LR)", format="%.3g",
                      help="Likelihood-ratio test; it assumes independent rows"),
-    P_ADJUSTED_LR: _NUM("p (LR, BH)", format="%.3g"),
-    P_ADJUSTED: _NUM("p (BH)", format="%.3g", help="Benjamini-Hochberg over the terms"),
     ODDS_RATIO: _NUM("odds ratio", format="%.3f"),
     CI_LOW: _NUM("OR CI low", format="%.3f"),
     CI_HIGH: _NUM("OR CI high", format="%.3f"),
@@ -74,10 +73,25 @@ COLUMN_CONFIG = {
 }
 
 
+def column_config(settings: dict) -> dict:
+    """The columns' formats, the adjusted p-values headed by their method
+    (:func:`analysis.labels.adjusted_method` of the Result's ``settings``: ``p (BH)``,
+    ``p (LR, BH)``)."""
+    from analysis.labels import adjusted_method
+    from analysis.multiple_testing import LABELS, NAMES, adjusted_label
+
+    method = adjusted_method(settings)
+    return {**COLUMN_CONFIG,
+            P_ADJUSTED_LR: _NUM(f"p (LR, {LABELS[method]})", format="%.3g",
+                                help=f"{NAMES[method]} over the likelihood-ratio tests"),
+            P_ADJUSTED: _NUM(adjusted_label(method), format="%.3g",
+                             help=f"{NAMES[method]} over the terms")}
+
+
 def model_options(results: pd.DataFrame, design: Design) -> dict:
     """Widgets for factors, references, interactions, separation and labelling.
 
-    The first visit starts from :func:`analysis.importance.suggest_factors` (computed on
+    The first visit starts from :func:`analysis.factor_defaults.suggest_factors` (computed on
     the cached cell table over every design factor, the one the Design page shows).
     Returns the keyword arguments of :func:`analysis.importance.factor_importance`.
     """

@@ -27,8 +27,8 @@ from ui.reproduce import reproduce_importance_linear
 from ui.widgets import md
 
 __all__ = [
-    "COLUMN_CONFIG", "continuous_view", "covariate_options", "deviation_view_note",
-    "group_means_section", "logistic_fit",
+    "COLUMN_CONFIG", "column_config", "continuous_view", "covariate_options",
+    "deviation_view_note", "group_means_section", "logistic_fit",
 ]
 
 
@@ -41,10 +41,21 @@ COLUMN_CONFIG = {
     "coef": _NUM("coef", format="%.3f", help="Difference in mean against the reference, "
                                              "the other terms fixed"),
     "std_err": _NUM("SE", format="%.3f"), "statistic": _NUM("t / z", format="%.2f"),
-    "p_value": _NUM("p", format="%.3g"), "p_adjusted": _NUM("p (BH)", format="%.3g"),
+    "p_value": _NUM("p", format="%.3g"),
     "ci_low": _NUM("CI low", format="%.3f"), "ci_high": _NUM("CI high", format="%.3f"),
     "design_effect": _NUM("design effect", format="%.2f"),
 }
+
+
+def column_config(settings: dict) -> dict:
+    """:data:`COLUMN_CONFIG` with ``p_adjusted`` headed by its method, from the Result's
+    ``settings`` (:func:`analysis.labels.adjusted_method`: ``p (BH)``)."""
+    from analysis.labels import adjusted_method
+    from analysis.multiple_testing import NAMES, adjusted_label
+
+    method = adjusted_method(settings)
+    return {**COLUMN_CONFIG, "p_adjusted": _NUM(adjusted_label(method), format="%.3g",
+                                                help=f"{NAMES[method]} over the terms")}
 
 
 def _numeric_columns(results: pd.DataFrame, design: Design, factors: list[str]) -> list[str]:
@@ -69,10 +80,11 @@ def covariate_options(results: pd.DataFrame, design: Design, factors: list[str],
 
 
 def logistic_fit(results: pd.DataFrame, design: Design, where: dict, options: dict,
-                 cell_factors: list[str]):
+                 cell_factors: list[str], *, as_result: bool = False):
     """The logistic fit of the 0/1 deviation, with the covariates chosen in the widgets or
     without (on the cached cells): one cached :func:`analysis.api.importance` call
-    (:func:`ui.importance.importance_result`); (fit, covariates, standardise)."""
+    (:func:`ui.importance.importance_result`); (fit, covariates, standardise), the
+    Result instead of its fit with ``as_result``."""
     from ui.importance import importance_result
 
     with st.expander("Numeric covariates", expanded=bool(st.session_state.get(
@@ -80,7 +92,7 @@ def logistic_fit(results: pd.DataFrame, design: Design, where: dict, options: di
         covariates, standardise = covariate_options(results, design, options["factors"])
     result = importance_result(results, design, where, options, cell_factors,
                                covariates=covariates, standardise=standardise)
-    return result.raw, covariates, standardise
+    return (result if as_result else result.raw), covariates, standardise
 
 
 def continuous_view(results: pd.DataFrame, design: Design, where: dict, options: dict) -> None:
@@ -109,11 +121,11 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     lin, fit_opts = importance_linear_options(options, linear, design_cluster=design.cluster,
                                               design_covariates=design.covariates)
     try:  # one cached analysis.api.importance_linear call, as Copy as CLI / Python say it
-        fit = analysis_result(
+        result = analysis_result(
             "importance_linear", results, design,
             {**dataclasses.asdict(lin), **{k: getattr(fit_opts, k) for k in _FIT}},
             factors=options["factors"], references=options["references"],
-            where={k: v for k, v in (where or {}).items() if v}).raw
+            where={k: v for k, v in (where or {}).items() if v})
     except ImportanceRefusal as exc:
         st.error(md(exc.explanation))
         fix_buttons(exc.fixes, design)
@@ -121,6 +133,7 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
+    fit, columns = result.raw, column_config(result.settings)
     reproduce_importance_linear(design, options, linear, where)
     add_to_report_button("importance", {**options, "where": where, **linear})
     m = st.columns(4)
@@ -134,11 +147,11 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
     st.plotly_chart(fig, key="importance_linear_chart")
     figure_downloads(fig, "factor_importance_linear", key="importance_linear_figure")
     st.subheader("Coefficients")
-    st.dataframe(fit.terms, hide_index=True, column_config=COLUMN_CONFIG,
+    st.dataframe(fit.terms, hide_index=True, column_config=columns,
                  key="importance_linear_table")
     table_download(fit.terms, "factor_importance_linear", key="importance_linear_terms")
     st.subheader("Wald test per factor and covariate")
-    st.dataframe(fit.factor_tests, hide_index=True, column_config=COLUMN_CONFIG)
+    st.dataframe(fit.factor_tests, hide_index=True, column_config=columns)
     table_download(fit.factor_tests, "factor_importance_linear_tests",
                    key="importance_linear_tests")
 
@@ -160,26 +173,25 @@ def group_means_section(results: pd.DataFrame, design: Design) -> None:
     0/1 subgroup table."""
     if design.outcome is None or design.outcome.type != "continuous" or not design.names:
         return
-    from analysis.clusters import resolve_cluster
-    from analysis.continuous import group_means
+    from analysis import api as bw
+    from analysis.formatting import level_text
 
     cluster = (design.cluster if design.cluster in results.columns
                and st.session_state.get("subgroups_clustered", True) else None)
-    cluster = (resolve_cluster(results, cluster, declared=True, factors=design.names).column
-               if cluster else None)
     st.subheader(md(f"Mean {design.outcome.column} per factor value"))
-    how = (f"cluster-robust (CR2 over the values of {cluster}, t with each difference's "
-           "Satterthwaite df; no p-value for a value in fewer than 2 clusters)"
-           if cluster else "Welch")
-    st.caption(md(f"Difference in mean against each factor's reference value (other factors "
-                  f"pooled), {how} 95% CI and p-value; Factor importance holds the other "
-                  "factors fixed."))
     try:
-        table = group_means(results, design, cluster=cluster)
+        result = bw.group_means(results, design, cluster=cluster, applied=True)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
-    st.dataframe(table, hide_index=True, column_config=COLUMN_CONFIG | {
+    table, used = result.table, result.settings["cluster"]
+    how = (f"cluster-robust (CR2 over the values of {used}, t with each difference's "
+           "Satterthwaite df; no p-value for a value in fewer than 2 clusters)"
+           if used else "Welch")
+    st.caption(md(f"Difference in mean against each factor's reference value (other factors "
+                  f"pooled), {how} {level_text(result.settings['confidence'])} CI and "
+                  "p-value; Factor importance holds the other factors fixed."))
+    st.dataframe(table, hide_index=True, column_config=column_config(result.settings) | {
         "difference": _NUM("difference", format="%.3f"), "sd": _NUM("sd", format="%.3f")},
         key="subgroups_group_means")
     table_download(table, "group_means", key="subgroups_group_means_csv")

@@ -1,6 +1,6 @@
 """The variant choice and the "LLMBI as published" section of the Bias index page.
 
-Calls :func:`analysis.index_published.published_llmbi`; session-state keys
+Calls :func:`analysis.api.index_published`; session-state keys
 ``index_variant``, ``index_pub_polarity``, ``index_pub_by``, ``index_pub_dimension``,
 ``index_pub_penalty``, ``index_pub_lambda``.
 """
@@ -14,11 +14,7 @@ import streamlit as st
 from analysis.columns import POLARITY_TEXTBLOB, SENTIMENT_VADER
 from analysis.design import Design
 from analysis.errors import AnalysisError
-from analysis.index_published import (
-    COMPOSITE,
-    PUBLISHED,
-    published_llmbi,
-)
+from analysis.index_published import COMPOSITE, PUBLISHED
 from analysis.options.index_published import IndexPublishedOptions as Opts
 from ui.common import table_download
 from ui.widgets import md
@@ -78,9 +74,11 @@ def published_section(results: pd.DataFrame, design: Design) -> None:
     scale = c2.number_input(Opts.label("scale"), value=Opts.default("scale"), step=0.1,
                             key="index_pub_lambda", help=Opts.help("scale"))
     try:
-        index = published_llmbi(results, polarity=polarity, by=by,
-                                dimension=None if dim.startswith("(") else dim,
-                                diversity_penalty=penalty, scale=scale)
+        from analysis import api as bw
+
+        index = bw.index_published(results, polarity=polarity, by=by,
+                                   dimension=None if dim.startswith("(") else dim,
+                                   diversity_penalty=penalty, scale=scale).raw
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return

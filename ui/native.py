@@ -35,9 +35,8 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
     compared factor (computed on request: a bootstrap of a few seconds); nothing for a
     table without a native score."""
     from analysis import api
-    from analysis.native_scores import has_native_score
 
-    if not has_native_score(results) or not settings.get("by"):
+    if not api.has_native_score(results) or not settings.get("by"):
         return
     with st.expander("The benchmark's own scores (BBQ's s_DIS / s_AMB, pct_stereotype ...): "
                      "paired deltas with cluster intervals"):
@@ -86,9 +85,9 @@ def _scores(token: str, design_json: str, where_key: str, _results: pd.DataFrame
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _has_native(token: str, design_json: str, _results: pd.DataFrame) -> bool:
-    from analysis.native_scores import has_native_score
+    from analysis import api
 
-    return has_native_score(_results)
+    return api.has_native_score(_results)
 
 
 def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, Any] | None,

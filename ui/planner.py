@@ -12,7 +12,7 @@ import streamlit as st
 from analysis.columns import COVERAGE_PERCENTAGE, GINI_INDEX, N_OBSERVED_CELLS
 from analysis.errors import AnalysisError
 from analysis.options.planning import PlanOptions, PowerOptions
-from analysis.planning import Plan, sample_size
+from analysis.planning import Plan
 from ui.options import other_options
 from ui.widgets import md
 
@@ -99,7 +99,9 @@ def power_calculator() -> None:
         more = other_options(PowerOptions, ("power",), key="planner_power_option")
     opts = PowerOptions.coerce(more, power=power)
     try:
-        out = sample_size(rate=rate, ld=ld, share=share, **opts.kwargs())
+        from analysis import api as bw
+
+        out = bw.power(rate=rate, ld=ld, share=share, options=opts).raw
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return

@@ -226,9 +226,9 @@ def section_list(columns: list[str] | None = None, design: Design | None = None,
     ``results``, the subgroups and importance sections get :func:`noise_editor` when the
     table can be resampled (or the stored section already asks for judge noise).
     """
-    from analysis.judge_noise import available_modes
+    from analysis import api as bw
 
-    modes = available_modes(results) if results is not None else []
+    modes = bw.judge_noise_modes(results) if results is not None else []
     items = stored_sections()
     for i, item in enumerate(items):
         c1, c2, c3, c4 = st.columns([6, 1, 1, 1])
@@ -261,7 +261,7 @@ def add_defaults_button() -> None:
 def criteria_uploader() -> None:
     """A criteria file (``docs/checks.md``) added as the report's Checks section (the
     gate's verdicts on the active table)."""
-    from analysis.gate import criteria_from_upload
+    from analysis import api as bw
 
     up = st.file_uploader("Criteria file for a **Checks** section (YAML, the gate's "
                           "criteria: docs/checks.md)", type=["yaml", "yml"],
@@ -269,7 +269,7 @@ def criteria_uploader() -> None:
     if up is None:
         return
     try:
-        content = criteria_from_upload(up.getvalue(), up.name)
+        content = bw.check_criteria(up.getvalue(), up.name)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return

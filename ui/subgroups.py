@@ -97,20 +97,18 @@ def missing_outcome_note(results: pd.DataFrame, where: dict) -> None:
 
 def _bbq_groupings(results: pd.DataFrame) -> list[str] | None:
     """None for a table that is not BBQ's; else the columns to offer for its scores."""
-    from analysis import bbq_scores
+    from analysis import api as bw
 
-    if not bbq_scores.is_bbq(results):
+    if not bw.is_bbq(results):
         return None
     return [c for c in ("category", "input_format", "model") if c in results.columns
             and results[c].nunique() > 1]
 
 
 def _bbq_scores(results: pd.DataFrame, where: tuple, by: tuple) -> pd.DataFrame:
-    from analysis import bbq_scores
+    from analysis import api as bw
 
-    columns = [*bbq_scores.BBQ_COLUMNS, "stereotyped_option", *by, *dict(where)]
-    narrow = results[[c for c in dict.fromkeys(columns) if c in results.columns]]
-    return bbq_scores.bias_scores(filter_rows(narrow, dict(where) or None), by=list(by))
+    return bw.bbq_scores(results, by=list(by), where=dict(where)).table
 
 
 def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:

@@ -54,8 +54,9 @@ def test_p_values_in_page_tables_read_as_numbers_not_mantissas():
     """Issue 42: p-values showed as "5.36e-1"; %.3g gives 0.536 and 2.1e-11."""
     from ui import compare, importance, importance_linear, subgroups
 
-    configs = [compare.COLUMN_CONFIG, importance.COLUMN_CONFIG,
-               importance_linear.COLUMN_CONFIG, subgroups.COLUMN_CONFIG]
+    configs = [compare.column_config({}), compare.column_config({}, subgroups=True),
+               importance.column_config({}), importance_linear.column_config({}),
+               subgroups.COLUMN_CONFIG]
     formats = {}
     for i, config in enumerate(configs):
         for key, column in config.items():
