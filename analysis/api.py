@@ -48,7 +48,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "disparity", "ecdf", "extend_results", "features", "generate_prompts", "importance",
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
-           "resolve_cluster_option", "subgroups", "variance_components", "d_study"]
+           "resolve_cluster_option", "subgroups", "variance_components", "d_study",
+           "fractional_factorial"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -543,7 +544,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
              exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
-             cells: pd.DataFrame | None = None, **option_values: Any) -> Result:
+             cells: pd.DataFrame | None = None, pair: Sequence[str] | None = None,
+             models: Sequence[str] | None = None, **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -566,10 +568,26 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         factors, the subset and ``count``) when the caller has them cached (the app).
         The one composition of the analysis (the command, the report's section and the
         Coverage page call it).
+
+        Also in ``tables`` (the names the command, the report and the page share):
+        ``per_factor`` (the table's ``marginal`` rows: one per factor, its Gini index
+        and counts); ``pairs`` (the heatmap's counts of the two factors ``pair``, default
+        the grid's first two, every declared combination: the factors' columns and ``n``,
+        :func:`analysis.coverage.pair_counts`; absent for a one-factor grid); ``models``
+        (when the grid has a factor that is not a model factor and there are model
+        factors: those of the grid plus ``models``, default the design's model factors
+        outside the grid present in the table, ``()`` for none; one row per model
+        combination, :func:`analysis.coverage.model_coverage` over the response rows, the
+        excluded values out of its grid too). ``meta``: ``count_unit`` (the
+        :class:`analysis.coverage.CountUnit` of the cells, or None), ``counted`` (its
+        plural noun: ``prompts``, ``items``, ``rows``), ``nesting_reading`` (a sentence per
+        row of ``nestings``) and, with ``models``: ``model_factors``,
+        ``nested_prompt_factors`` and ``model_reading`` (sentences).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
     from analysis.coverage import exclude_from_grid
+    from analysis.nesting import describe_nesting
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
@@ -577,9 +595,11 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=False, notes=suggested,
                                                applied=applied)
+    whole = the_design if design is None else _design_of(design, table)  # model factors
     names = the_design.names if factors else cov.default_factors(the_design)
-    table, the_design = exclude_from_grid(table, the_design, {
-        k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
+    excluded = {k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()}
+    rows = table
+    table, the_design = exclude_from_grid(rows, the_design, excluded)
     if cells is None:
         cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
     kw = {"factors": names, "where": subset}
@@ -588,11 +608,34 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
               "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw),
-              "nestings": cov.coverage_nestings(cells, the_design, **kw)}
+              "nestings": cov.coverage_nestings(cells, the_design, **kw),
+              "per_factor": summary[summary[cov.SCOPE] == cov.MARGINAL]}
+    meta: dict[str, Any] = {
+        "count_unit": cov.counted_unit(cells), "counted": cov.counted_noun(cells),
+        "nesting_reading": [describe_nesting(r) for r in
+                            tables["nestings"].to_dict(orient="records")]}
+    shown = list(pair) if pair else names[:2]
+    if len(shown) == 2:
+        tables["pairs"] = cov.pair_counts(cells, the_design, *shown, where=subset)
+    extra = ([m for m in whole.of_kind("model") if m not in names and m in table]
+             if models is None else [m for m in models if m not in names])
+    model_factors = [m for m in names if m in the_design.of_kind("model")] + extra
+    if model_factors and [f for f in names if f not in model_factors]:
+        from analysis.cells import cell_table
+
+        _, grid_design = exclude_from_grid(rows, whole.subset(
+            list(dict.fromkeys(names + extra))), excluded)
+        by_model = cov.model_coverage(
+            cell_table(table, names + extra, where=subset, with_outcome=False), grid_design,
+            model_factors=model_factors, prompt_factors=names, where=subset)
+        meta.update(model_factors=model_factors,
+                    nested_prompt_factors=by_model.attrs.pop("nested_prompt_factors"),
+                    model_reading=cov.describe_model_coverage(by_model, model_factors))
+        tables["models"] = by_model
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
-    return Result(summary, tuple(notes), settings, tables, cells)
+    return Result(summary, tuple(notes), settings, tables, cells, meta)
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -1026,7 +1069,7 @@ def counterfactual(data: Any, design: Any = None, *, swap: str, reference: str |
 
 def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
          options: Any = None, factors: str | Sequence[str] | None = None,
-         where: Where | None = None, **option_values: Any) -> Result:
+         where: Where | None = None, applied: bool = False, **option_values: Any) -> Result:
     """The prompts to add that most raise coverage and balance over the grid of the
     design's factors (empty combinations first, then the thinnest; docs/planning.md).
 
@@ -1045,7 +1088,8 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
         ``n_observed_cells`` and ``n_rows``. ``tables["variants"]`` /
         ``tables["crossings"]``: the ranked template variants and each nested factor
         crossed with every template (:class:`analysis.planning.Plan`). ``raw``: the
-        :class:`analysis.planning.Plan`.
+        :class:`analysis.planning.Plan`. ``applied``: ``data`` has the design applied
+        (the command's).
     """
     import pandas as pd
 
@@ -1068,7 +1112,7 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
         cells = None
     else:
         table, the_design, _ = prepare_inputs(data, design, factors=factors,
-                                              need_outcome=False)
+                                              need_outcome=False, applied=applied)
         from analysis.plan_gaps import template_columns
 
         cells = cell_table(table, template_columns(the_design, table, opts.template),
@@ -1608,3 +1652,45 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
     return Result(ds.changes, tuple(dict.fromkeys(notes)), settings,
                   {"current": ds.current, "designs": ds.designs, "cheapest": ds.cheapest,
                    "best_at_cost": ds.best_at_cost, "components": gs.components}, ds, meta)
+
+
+def fractional_factorial(design: Any = None, *, runs: int | str,
+                         factors: Mapping[str, Sequence[str]] | Sequence[str] | str | None = None
+                         ) -> Result:
+    """A regular fractional factorial of a new benchmark within ``runs`` runs (the full
+    factorial when it fits; :func:`analysis.planning.fractional_factorial`,
+    docs/planning.md).
+
+    ``factors``: a mapping ``{factor: values}`` (no design needed), or the names of the
+    ``design``'s factors whose values to use (default: all of them).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per run, a column per factor. ``settings``: ``runs`` and
+        ``factors`` (the values of each). ``meta["note"]``: what the budget became when it
+        is not the number of runs used (empty otherwise). ``raw``: the
+        :class:`analysis.planning.FractionalDesign` (resolution, generators, defining
+        words, aliases; ``to_dict()``).
+    """
+    from analysis.planning import budget_note
+    from analysis.planning import fractional_factorial as fraction
+
+    try:
+        budget = int(runs)
+    except (TypeError, ValueError):
+        raise AnalysisError(f"runs must be a whole number, not {runs!r}.") from None
+    if isinstance(factors, Mapping):
+        values = {str(k): [str(v) for v in vs] for k, vs in factors.items()}
+    elif design is not None:
+        import pandas as pd
+
+        the_design = _design_of(design, pd.DataFrame())
+        names = _as_list(factors, "factors") or the_design.names
+        values = {f: list(the_design.factor(f).values) for f in names}
+    else:
+        raise AnalysisError("A new benchmark needs its factors: factors={name: values} or "
+                            "design=.")
+    frac = fraction(values, budget)
+    return Result(frac.runs, (), {"runs": budget, "factors": values}, {},
+                  frac, {"note": budget_note(budget, frac)})

@@ -68,6 +68,7 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.errors import AnalysisError
+from analysis.factor_defaults import grid_factors as default_factors  # the grid's default
 from analysis.options.coverage import COUNTS
 from analysis.values import combine_codes, factor_codes, split_codes
 
@@ -277,14 +278,6 @@ class CoverageGrid:
     @property
     def n_cells(self) -> int:
         return math.prod(self.sizes)
-
-
-def default_factors(design: Design) -> list[str]:
-    """The factors coverage uses unless told otherwise: domain and prompt factors.
-
-    Falls back to every factor when the design has neither kind.
-    """
-    return design.of_kind("domain", "prompt") or design.names
 
 
 def grid_values(design: Design, factors: Sequence[str], where: Where | None = None

@@ -24,8 +24,8 @@ from analysis.design import Design
 from analysis.nesting import unnested_choice
 
 __all__ = [
-    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group", "is_id_like",
-    "numeric_columns", "useful_factors"
+    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group", "grid_factors",
+    "is_id_like", "numeric_columns", "useful_factors"
 ]
 
 
@@ -122,3 +122,9 @@ def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
     """The first domain factor (else the first factor) as a starting grouping."""
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
     return [f for f in order if f not in exclude][:1]
+
+
+def grid_factors(design: Design) -> list[str]:
+    """The factors coverage uses unless told otherwise: domain and prompt factors (every
+    factor when the design has neither kind; also ``analysis.coverage.default_factors``)."""
+    return design.of_kind("domain", "prompt") or design.names

@@ -328,8 +328,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         An unknown section name.
     """
     from analysis import disparity as dsp
-    from analysis.coverage import default_factors
     from analysis.factor_defaults import default_factors as start_with
+    from analysis.factor_defaults import grid_factors as default_factors
     from analysis.factor_defaults import useful_factors
 
     # no constant, text-like, id or nested-duplicate factor (analysis/factor_defaults.py)
@@ -478,28 +478,23 @@ def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import api as bw
-    from analysis import coverage as cov
     from analysis.figures.coverage import coverage_heatmap, marginal_bar
-    from analysis.nesting import describe_nesting
 
-    factors, where = list(s["factors"]), _where(s)
+    factors = list(s["factors"])
     # distinct prompts (default) or responses, as the page and ``coverage --count``
     result = bw.coverage(results, design, options=options_for("coverage").from_settings(s),
-                         factors=factors, where=where, applied=True)
-    marginals, cells = result.tables["marginals"], result.raw
+                         factors=factors, where=_where(s), applied=True, models=())
+    marginals, counted = result.tables["marginals"], result.meta["counted"]
     sec.notes += list(result.notes)
-    sec.warnings += [describe_nesting(r)
-                     for r in result.tables["nestings"].to_dict(orient="records")]
+    sec.warnings += result.meta["nesting_reading"]
     sec.tables += [("coverage_summary", result.table), ("coverage_marginals", marginals),
                    ("coverage_thinnest_cells", result.tables["thinnest_cells"])]
-    if len(factors) >= 2:
-        pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
-                                within=factors)
+    if "pairs" in result.tables:
         sec.figures.append((f"coverage_{factors[0]}_{factors[1]}",
-                            coverage_heatmap(pairs, factors[0], factors[1],
-                                             counted=cov.counted_noun(cells))))
+                            coverage_heatmap(result.tables["pairs"], factors[0], factors[1],
+                                             counted=counted)))
     sec.figures.append((f"coverage_{factors[0]}", marginal_bar(marginals, factors[0],
-                                                               counted=cov.counted_noun(cells))))
+                                                               counted=counted)))
 
 
 def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
