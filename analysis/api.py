@@ -49,7 +49,7 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
            "resolve_cluster_option", "subgroups", "variance_components", "d_study",
-           "fractional_factorial"]
+           "fractional_factorial", "nestings"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -776,7 +776,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
-              where: Where | None = None, applied: bool = False,
+              where: Where | None = None, applied: bool = False, values: bool = False,
               **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
@@ -805,10 +805,13 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
         ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
         ``meta``: ``options`` (the options used, the design's polarity resolved).
+        ``values``: also ``tables["values"]``, the feature of every row as analysed
+        (normalised, minus the baseline) with its ``group`` (ordered categorical):
+        what box plots need (:func:`analysis.disparity.grouped_values`).
     """
     import pandas as pd
 
-    from analysis.disparity import disparity_report, resolve_polarity
+    from analysis.disparity import disparity_report, grouped_values, resolve_polarity
     from analysis.options.disparity import DisparityOptions
     from analysis.saged_stats import normalize, saged_disparity, saged_statistics
 
@@ -829,6 +832,8 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
               "saged_statistics": saged,
               "saged_disparity": saged_disparity(saged, alpha=opts.alpha,
                                                  conventions=opts.conventions)}
+    if values:
+        tables["values"] = grouped_values(rows, feature, groups, baseline=opts.baseline)
     notes = [report.dixon.note]
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
@@ -848,6 +853,7 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
             by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
             where: Where | None = None, applied: bool = False,
+            demographics: str | None = None, demographic_col: str | None = None,
             **option_values: Any) -> Result:
     """A categorical outcome across cohorts: the percentages of each category per cohort,
     their spread and a chi-square test of homogeneity (methods.md s. 7).
@@ -876,6 +882,15 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
         ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
         ``meta``: ``n_missing`` (rows without a category, left out), ``refusal_note``
         (how refusals were counted; empty without refusals).
+
+        With ``demographics`` (``"gender=woman,man;race=White,Black"``) and
+        ``demographic_col`` (the column naming each row's demographic), also the time
+        capsules (:mod:`analysis.capsules`, docs/cohorts.md; options ``renormalise``,
+        ``method``, ``seed``, ``capsule_star``) over the rows of the subset as given
+        (refusals where the table puts them): ``tables["capsule_distribution"]``,
+        ``["capsule_spread"]``, ``["capsule_tests"]`` (each test with the question it
+        answers) and ``["capsule_table"]`` (the paper-shaped table: column levels
+        demographic / group / subcategory with its marks).
     """
     from analysis import distribution as dm
     from analysis.cohort_inputs import apply_refusals, category_candidates, kept_categories
@@ -899,6 +914,9 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
         category = offered[0]
         chosen_note = [f"No category given: the categorical outcome is {category!r} (the "
                        "first column that varies within a prompt; docs/cohorts.md)."]
+    capsules = {} if demographics is None else _capsules(  # on the rows as given
+        rows, category, cohort, split, opts, demographics=demographics,
+        demographic_col=demographic_col)
     rows, refusal_note = apply_refusals(rows, category, opts.refusals)
     kept = _as_list(categories, "categories") if categories is not None else None
     kept = kept_categories(kept, opts.refusals)
@@ -909,7 +927,8 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
               "spread_across_cohorts": dm.frequency_spread(dist, category, cohort, by=split,
                                                            over="cohorts"),
               "homogeneity": test,
-              "percentages": dm.percentage_table(dist, category, cohort, by=split)}
+              "percentages": dm.percentage_table(dist, category, cohort, by=split),
+              **capsules}
     dropped = int(rows[category].isna().sum())
     notes = chosen_note + ([refusal_note] if refusal_note else [])
     notes += ([f"{dropped:,} rows have no {category} and are left out."] if dropped else [])
@@ -918,6 +937,22 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
                 "cohort": cohort, "by": split, "categories": kept, "where": subset}
     return Result(dist, tuple(notes), settings, tables, None,
                   {"n_missing": dropped, "refusal_note": refusal_note})
+
+
+def _capsules(rows: pd.DataFrame, category: str, cohort: str, by: list[str],
+              opts: Any, **demographic: Any) -> dict[str, pd.DataFrame]:
+    """The time-capsule tables of :func:`cohorts` (``demographics`` given)."""
+    from analysis import capsules as cp
+
+    dist = cp.capsule_distribution(rows, category, cohort, by=by,
+                                   renormalise=opts.renormalise, **demographic)
+    tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts.method,
+                             seed=opts.seed)
+    return {"capsule_distribution": dist,
+            "capsule_spread": cp.capsule_spread(dist, category, cohort, by=by),
+            "capsule_tests": tests,
+            "capsule_table": cp.capsule_table(dist, category, cohort, by=by, tests=tests,
+                                              star=opts.capsule_star)}
 
 
 def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
@@ -1694,3 +1729,31 @@ def fractional_factorial(design: Any = None, *, runs: int | str,
     frac = fraction(values, budget)
     return Result(frac.runs, (), {"runs": budget, "factors": values}, {},
                   frac, {"note": budget_note(budget, frac)})
+
+
+def nestings(data: Any, design: Any = None, *, columns: Sequence[str] | None = None) -> Result:
+    """The factors that determine another on the rows of ``data`` as given (no design
+    applied, no subset: :func:`analysis.nesting.find_nestings`; docs/methods.md §1).
+
+    ``columns``: where to look (default: the design's factors and its cluster,
+    :func:`analysis.nesting_text.nesting_columns`); the design's references name the
+    control values (``nested outside reference``). ``design`` None: the suggested one.
+
+    Returns
+    -------
+    Result
+        ``table``: one row per pair: ``determinant``, ``dependent``,
+        ``n_determinant_values``, ``n_dependent_values``, ``kind`` (``nested``, ``nested
+        outside reference``, ``equivalent``, ``constant``). ``meta["messages"]``: a
+        sentence per row (:func:`analysis.nesting_text.describe_nesting`).
+        ``settings["columns"]``: the columns looked at.
+    """
+    from analysis.nesting import describe_nesting, find_nestings, nesting_columns
+
+    table = _table(data)
+    the_design = _design_of(design, table)
+    looked = list(columns) if columns is not None else nesting_columns(the_design)
+    found = find_nestings(table, looked,
+                          references={f.name: f.reference for f in the_design.factors})
+    return Result(found, (), {"columns": looked}, {}, None,
+                  {"messages": [describe_nesting(r) for r in found.to_dict(orient="records")]})

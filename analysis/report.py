@@ -1007,8 +1007,8 @@ def build_or_skip(name: str, results: pd.DataFrame, design,
 def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
     """Rows, columns of the user's table (the ``deviation`` column the design adds is not
     one of them, issue 42), deviations, factor value counts and nestings."""
+    from analysis import api as bw
     from analysis.columns import DEVIATION
-    from analysis.nesting import describe_nesting, find_nestings
 
     added = int(DEVIATION in results.columns and design.outcome is not None)
     out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1]) - added}
@@ -1017,9 +1017,7 @@ def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
         out["rows with an outcome"] = int(dev.notna().sum())
         out["deviations"] = int(dev.sum())
         out["deviation rate"] = round(float(dev.mean()), 6) if dev.notna().any() else None
-    nestings = find_nestings(results, design.names,
-                             references={f.name: f.reference for f in design.factors})
-    out["nestings"] = [describe_nesting(r) for r in nestings.to_dict(orient="records")]
+    out["nestings"] = list(bw.nestings(results, design, columns=design.names).meta["messages"])
     return out
 
 

@@ -64,11 +64,10 @@ def run(args: argparse.Namespace) -> None:
     renamed = getattr(args, "renamed", {})
     exclude = {renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
-    if opts.judge_noise and results.attrs.get("engine"):
-        from analysis.judge_noise import JudgeNoiseError
+    if opts.judge_noise:
+        from analysis.commands._noise_options import needs_rows
 
-        raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
-                              "needs the rows: add --engine pandas.")
+        needs_rows(results)
     counts = row_counts(results if not exclude else _excluded(results, exclude))
     result = bw.subgroups(results, design, options=opts, exclude=exclude, applied=True)
     full, table, s = result.tables["all"], result.table, result.settings
