@@ -49,7 +49,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
            "resolve_cluster_option", "subgroups", "variance_components", "d_study",
-           "fractional_factorial", "nestings"]
+           "fractional_factorial", "nestings", "findings", "judge_stages",
+           "has_native_score", "scores_out", "NO_NATIVE_SCORE"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -362,7 +363,11 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         (:func:`analysis.pooling.pool_subgroups`; the raw columns keep their values, and
         ``analysis.pooling.swap_pooled`` gives the table the figures read).
         ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``); with
-        ``pooled`` ``tables["pooling"]``: the model's terms and variances.
+        ``pooled`` ``tables["pooling"]``: the model's terms and variances; for a
+        continuous outcome (the design declares it) and rows (not a cell table)
+        ``tables["group_means"]``: the mean score per factor value and its difference
+        from the reference (Welch, or CR2 with Satterthwaite df over the cluster used;
+        :func:`analysis.continuous.group_means` at ``confidence``).
         ``settings``: every option (``level`` resolved), the cluster used, ``n_clusters``,
         ``reference_df``, ``uncertainty`` (how the CIs and p-values were computed),
         ``factors``, ``where``, ``n_subgroups``, ``n_distinct``. ``meta``:
@@ -372,6 +377,7 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     """
     from analysis.cells import cell_table
     from analysis.columns import LEVEL
+    from analysis.design_outcome import is_continuous
     from analysis.options.subgroups import SubgroupsOptions
     from analysis.subgroups import distinct_subgroups, uncertainty_label
     from analysis.subgroups import subgroups as subgroup_table
@@ -428,6 +434,11 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         meta["judge_noise_summary"] = survival_sentence(distinct, what="subgroups")
         meta["judge_noise"] = dict(distinct.attrs.pop("judge_noise"))
         notes.append(meta["judge_noise_summary"])
+    if is_continuous(the_design) and names and not _is_cell_table(rows):
+        from analysis.continuous import group_means
+
+        tables["group_means"] = group_means(rows, the_design, confidence=opts.confidence,
+                                            cluster=cluster)
     level = int(full[LEVEL].max()) if len(full) else opts.level
     settings = {**opts.settings(), "level": level, **facts, "uncertainty": uncertainty,
                 "factors": names, "where": subset,
@@ -1757,3 +1768,86 @@ def nestings(data: Any, design: Any = None, *, columns: Sequence[str] | None = N
                           references={f.name: f.reference for f in the_design.factors})
     return Result(found, (), {"columns": looked}, {}, None,
                   {"messages": [describe_nesting(r) for r in found.to_dict(orient="records")]})
+
+
+# --- what views ask beside an analysis: the strongest subgroups, a judged file's stage
+# metrics, whether a table has native scores, the native scores an import writes ---------
+def findings(table: pd.DataFrame, *, min_n: int = 1, min_abs_ld: float | None = None,
+             max_p_adjusted: float | None = None, measure: str = "ld",
+             limit: int | None = 10) -> Result:
+    """The strongest subgroups of a :func:`subgroups` table (its ``table``, or the
+    ``all`` table: duplicates are left out), passing every threshold
+    (:func:`analysis.findings.top_findings`; defaults ``|LD| >= 0.1``, adjusted
+    ``p <= 0.05``: :data:`analysis.findings.FINDING_MIN_LD` / ``FINDING_MAX_P``).
+
+    Returns
+    -------
+    Result
+        ``table``: the passing rows with the table's columns, strongest first (at most
+        ``limit``). ``meta["readings"]``: one line per row
+        (:func:`analysis.findings.describe_finding`). ``settings``: the thresholds used.
+    """
+    from analysis.findings import FINDING_MAX_P, FINDING_MIN_LD, describe_finding, top_findings
+
+    settings = {"min_abs_ld": FINDING_MIN_LD if min_abs_ld is None else float(min_abs_ld),
+                "max_p_adjusted": FINDING_MAX_P if max_p_adjusted is None
+                else float(max_p_adjusted), "min_n": int(min_n), "measure": measure,
+                "limit": limit}
+    found = top_findings(table, **settings)
+    return Result(found, (), settings, {}, None,
+                  {"readings": [describe_finding(r) for r in found.to_dict(orient="records")]})
+
+
+def judge_stages(data: Any, *, by: Sequence[str] | None = None) -> Result:
+    """A judged file's stage metrics (FairMonitor's four stages; docs/judges.md):
+    :func:`analysis.judge_stats.metrics.stage_metrics` per ``by`` group (default stage x
+    sensitive factor x model).
+
+    Returns
+    -------
+    Result
+        ``table``: one row per group and metric: the ``by`` columns, ``metric``, ``n``,
+        ``n_scored``, ``n_unscored``, ``mean_score``, ``threshold``, ``share_fair``.
+        ``meta["figures"]``: FairMonitor's Figures 4 and 5 by name (``judge_scores_box``,
+        ``judge_stage_bars``; none without a ``model`` column or a score).
+        Raises :class:`analysis.judge_stats.errors.JudgesError` for a file that is no
+        judged file.
+    """
+    from analysis.judge_stats.metrics import DEFAULT_BY, stage_figures, stage_metrics
+
+    judged = _table(data)
+    groups = list(DEFAULT_BY if by is None else by)
+    return Result(stage_metrics(judged, by=groups), (), {"by": groups}, {}, None,
+                  {"figures": stage_figures(judged)})
+
+
+def has_native_score(data: Any) -> bool:
+    """Whether the table has a benchmark's own score (BBQ's columns, a bias task's metric
+    such as ``pct_stereotype``, a DiscrimEval table): what :func:`native_scores` needs."""
+    from analysis.native_scores import has_native_score as has_score
+
+    return has_score(_table(data))
+
+
+def scores_out(extras: Mapping[str, pd.DataFrame]) -> Result:
+    """The native scores of an import (:class:`analysis.importers.ImportResult`'s
+    ``extras``) as ``import --scores-out`` writes them: BBQ's score table with the
+    interval columns, else the native scores (long;
+    :func:`analysis.native_scores.scores_out_table`).
+
+    Raises
+    ------
+    AnalysisError
+        The import has no native score.
+    """
+    from analysis.native_scores import scores_out_table
+
+    table = scores_out_table(dict(extras))
+    if table is None:
+        raise AnalysisError(NO_NATIVE_SCORE)
+    return Result(table)
+
+
+#: The message of :func:`scores_out` without a native score.
+NO_NATIVE_SCORE = ("These results have no native score (BBQ's s_DIS / s_AMB, or a bias "
+                   "task's metric such as pct_stereotype).")

@@ -69,6 +69,7 @@ from analysis.columns import (
     N,
 )
 from analysis.design import Design, factor_values
+from analysis.design_outcome import is_continuous  # a design's predicate, re-exported
 from analysis.errors import AnalysisError
 from analysis.importance import FROM_DESIGN, INTERCEPT, ImportanceRefusal
 from analysis.subgroups import benjamini_hochberg
@@ -151,11 +152,6 @@ class LinearImportanceResult:
                 "converged": self.converged, "random_effects": list(self.random_effects),
                 "confidence": self.confidence, "alpha": self.alpha, "notes": list(self.notes),
                 "df_method": self.df_method}
-
-
-def is_continuous(design: Design) -> bool:
-    """Whether the design's outcome is declared continuous."""
-    return design.outcome is not None and design.outcome.type == "continuous"
 
 
 def _rows(data: pd.DataFrame, design: Design, outcome: str, factors: list[str],
