@@ -162,3 +162,12 @@ def test_scores_out_refuses_an_import_without_native_scores():
     table = pd.DataFrame({"score": ["s"], "estimate": [0.1]})
     assert bw.scores_out({"native_scores": table}).table.equals(table)
     assert not bw.has_native_score(pd.DataFrame({"a": [1]}))
+
+
+@pytest.mark.parametrize("factors", ["a,nope", "a,a"])
+def test_coverage_refuses_the_same_way_through_api_and_cli(files, capsys, factors):
+    path, design = files
+    with pytest.raises(AnalysisError) as api_error:
+        bw.coverage(path, design, factors=factors.split(","))
+    assert main(["coverage", str(path), "--design", str(design), "--factors", factors]) == 2
+    assert str(api_error.value).splitlines()[0] in capsys.readouterr().err
