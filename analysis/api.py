@@ -591,7 +591,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         combination, :func:`analysis.coverage.model_coverage` over the response rows, the
         excluded values out of its grid too). ``meta``: ``count_unit`` (the
         :class:`analysis.coverage.CountUnit` of the cells, or None), ``counted`` (its
-        plural noun: ``prompts``, ``items``, ``rows``), ``nesting_reading`` (a sentence per
+        plural noun: ``prompts``, ``items``, ``rows``), ``per_factor_gini``
+        (``{factor: Gini index}``), ``nesting_reading`` (a sentence per
         row of ``nestings``) and, with ``models``: ``model_factors``,
         ``nested_prompt_factors`` and ``model_reading`` (sentences).
     """
@@ -623,6 +624,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
               "per_factor": summary[summary[cov.SCOPE] == cov.MARGINAL]}
     meta: dict[str, Any] = {
         "count_unit": cov.counted_unit(cells), "counted": cov.counted_noun(cells),
+        "per_factor_gini": cov.per_factor_gini(summary),
         "nesting_reading": [describe_nesting(r) for r in
                             tables["nestings"].to_dict(orient="records")]}
     shown = list(pair) if pair else names[:2]

@@ -81,15 +81,13 @@ def run(args: argparse.Namespace) -> None:
     summary, factors, meta, tables = result.table, result.settings["factors"], result.meta, \
         result.tables
     joint, unit = summary.iloc[0], meta["count_unit"]
-    per_factor = tables["per_factor"]
     payload = {
         "file": results.attrs.get("source_name", args.file),
         "factors": factors,
         "count": opts.count,
         **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},
-        "per_factor_gini": {str(f): float(g) for f, g in zip(
-            per_factor[FACTORS], per_factor[GINI_INDEX], strict=True)},
-        "per_factor": per_factor,
+        "per_factor_gini": meta["per_factor_gini"],
+        "per_factor": tables["per_factor"],
         "empty_cells": tables["empty_cells"].astype(str),
         "thinnest_cells": tables["thinnest_cells"].astype({f: str for f in factors}),
         "nestings": meta["nesting_reading"],

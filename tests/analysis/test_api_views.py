@@ -54,7 +54,10 @@ def test_coverage_json_is_the_api_tables(files, capsys):
     assert out["per_factor"] == _records(got.tables["per_factor"])
     assert out["model_coverage"] == _records(got.tables["models"])
     assert out["model_reading"] == got.meta["model_reading"]
-    assert out["per_factor_gini"] == {r["factors"]: r["gini_index"] for r in out["per_factor"]}
+    assert out["per_factor_gini"] == got.meta["per_factor_gini"] == {
+        r["factors"]: r["gini_index"] for r in out["per_factor"]}
+    # every value of a (x, y, z) holds 2 prompts, of b (p, q) 3: perfectly even
+    assert out["per_factor_gini"] == pytest.approx({"a": 0.0, "b": 0.0}, abs=1e-12)
     # A answered 4 of the 6 a x b prompts, B 3 (x.p, y.p, z.p, z.q: 4)
     models = {r["model"]: r for r in out["model_coverage"]}
     assert models["A"]["n_observed_cells"] == 4 and models["B"]["n_observed_cells"] == 4
