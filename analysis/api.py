@@ -52,7 +52,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "judge_reliability", "judge_agreement", "judge_stage_metrics", "judge_noise_modes",
            "fractional_factorial", "nesting", "findings", "rows_behind", "is_bbq", "bbq_scores",
            "has_native_score", "available_features", "check_criteria",
-           "time_capsules", "prompt_unit", "compare_pairing", "group_means"]
+           "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out",
+           "NO_NATIVE_SCORE"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -365,7 +366,11 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         (:func:`analysis.pooling.pool_subgroups`; the raw columns keep their values, and
         ``analysis.pooling.swap_pooled`` gives the table the figures read).
         ``tables["all"]``: every subgroup (duplicates too, ``duplicate_of``); with
-        ``pooled`` ``tables["pooling"]``: the model's terms and variances.
+        ``pooled`` ``tables["pooling"]``: the model's terms and variances; for a
+        continuous outcome (the design declares it) and rows (not a cell table)
+        ``tables["group_means"]``: the mean score per factor value and its difference
+        from the reference (Welch, or CR2 with Satterthwaite df over the cluster used;
+        :func:`analysis.continuous.group_means` at ``confidence``).
         ``settings``: every option (``level`` resolved), the cluster used, ``n_clusters``,
         ``reference_df``, ``uncertainty`` (how the CIs and p-values were computed),
         ``factors``, ``where``, ``n_subgroups``, ``n_distinct``. ``meta``:
@@ -375,6 +380,7 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     """
     from analysis.cells import cell_table
     from analysis.columns import LEVEL
+    from analysis.design_outcome import is_continuous
     from analysis.options.subgroups import SubgroupsOptions
     from analysis.subgroups import distinct_subgroups, uncertainty_label
     from analysis.subgroups import subgroups as subgroup_table
@@ -431,6 +437,11 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         meta["judge_noise_summary"] = survival_sentence(distinct, what="subgroups")
         meta["judge_noise"] = dict(distinct.attrs.pop("judge_noise"))
         notes.append(meta["judge_noise_summary"])
+    if is_continuous(the_design) and names and not _is_cell_table(rows):
+        from analysis.continuous import group_means
+
+        tables["group_means"] = group_means(rows, the_design, confidence=opts.confidence,
+                                            cluster=cluster)
     level = int(full[LEVEL].max()) if len(full) else opts.level
     settings = {**opts.settings(), "level": level, **facts, "uncertainty": uncertainty,
                 "factors": names, "where": subset,
@@ -547,7 +558,8 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
              exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
-             cells: pd.DataFrame | None = None, **option_values: Any) -> Result:
+             cells: pd.DataFrame | None = None, pair: Sequence[str] | None = None,
+             models: Sequence[str] | None = None, **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -570,10 +582,27 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         factors, the subset and ``count``) when the caller has them cached (the app).
         The one composition of the analysis (the command, the report's section and the
         Coverage page call it).
+
+        Also in ``tables`` (the names the command, the report and the page share):
+        ``per_factor`` (the table's ``marginal`` rows: one per factor, its Gini index
+        and counts); ``pairs`` (the heatmap's counts of the two factors ``pair``, default
+        the grid's first two, every declared combination: the factors' columns and ``n``,
+        :func:`analysis.coverage.pair_counts`; absent for a one-factor grid); ``models``
+        (when the grid has a factor that is not a model factor and there are model
+        factors: those of the grid plus ``models``, default the design's model factors
+        outside the grid present in the table, ``()`` for none; one row per model
+        combination, :func:`analysis.coverage.model_coverage` over the response rows, the
+        excluded values out of its grid too). ``meta``: ``count_unit`` (the
+        :class:`analysis.coverage.CountUnit` of the cells, or None), ``counted`` (its
+        plural noun: ``prompts``, ``items``, ``rows``), ``per_factor_gini``
+        (``{factor: Gini index}``), ``nesting_reading`` (a sentence per
+        row of ``nestings``) and, with ``models``: ``model_factors``,
+        ``nested_prompt_factors`` and ``model_reading`` (sentences).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
     from analysis.coverage import exclude_from_grid
+    from analysis.nesting import describe_nesting
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
@@ -581,9 +610,11 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=False, notes=suggested,
                                                applied=applied)
+    whole = the_design if design is None else _design_of(design, table)  # model factors
     names = the_design.names if factors else cov.default_factors(the_design)
-    table, the_design = exclude_from_grid(table, the_design, {
-        k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
+    excluded = {k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()}
+    rows = table
+    table, the_design = exclude_from_grid(rows, the_design, excluded)
     if cells is None:
         cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
     kw = {"factors": names, "where": subset}
@@ -592,11 +623,35 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
               "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw),
-              "nestings": cov.coverage_nestings(cells, the_design, **kw)}
+              "nestings": cov.coverage_nestings(cells, the_design, **kw),
+              "per_factor": summary[summary[cov.SCOPE] == cov.MARGINAL]}
+    meta: dict[str, Any] = {
+        "count_unit": cov.counted_unit(cells), "counted": cov.counted_noun(cells),
+        "per_factor_gini": cov.per_factor_gini(summary),
+        "nesting_reading": [describe_nesting(r) for r in
+                            tables["nestings"].to_dict(orient="records")]}
+    shown = list(pair) if pair else names[:2]
+    if len(shown) == 2:
+        tables["pairs"] = cov.pair_counts(cells, the_design, *shown, where=subset)
+    extra = ([m for m in whole.of_kind("model") if m not in names and m in table]
+             if models is None else [m for m in models if m not in names])
+    model_factors = [m for m in names if m in the_design.of_kind("model")] + extra
+    if model_factors and [f for f in names if f not in model_factors]:
+        from analysis.cells import cell_table
+
+        _, grid_design = exclude_from_grid(rows, whole.subset(
+            list(dict.fromkeys(names + extra))), excluded)
+        by_model = cov.model_coverage(
+            cell_table(table, names + extra, where=subset, with_outcome=False), grid_design,
+            model_factors=model_factors, prompt_factors=names, where=subset)
+        meta.update(model_factors=model_factors,
+                    nested_prompt_factors=by_model.attrs.pop("nested_prompt_factors"),
+                    model_reading=cov.describe_model_coverage(by_model, model_factors))
+        tables["models"] = by_model
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
-    return Result(summary, tuple(notes), settings, tables, cells)
+    return Result(summary, tuple(notes), settings, tables, cells, meta)
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -737,7 +792,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
-              where: Where | None = None, applied: bool = False,
+              where: Where | None = None, applied: bool = False, values: bool = False,
               **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
@@ -766,10 +821,13 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
         ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
         ``meta``: ``options`` (the options used, the design's polarity resolved).
+        ``values``: also ``tables["values"]``, the feature of every row as analysed
+        (normalised, minus the baseline) with its ``group`` (ordered categorical):
+        what box plots need (:func:`analysis.disparity.grouped_values`).
     """
     import pandas as pd
 
-    from analysis.disparity import disparity_report, resolve_polarity
+    from analysis.disparity import disparity_report, grouped_values, resolve_polarity
     from analysis.options.disparity import DisparityOptions
     from analysis.saged_stats import normalize, saged_disparity, saged_statistics
 
@@ -790,6 +848,8 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
               "saged_statistics": saged,
               "saged_disparity": saged_disparity(saged, alpha=opts.alpha,
                                                  conventions=opts.conventions)}
+    if values:
+        tables["values"] = grouped_values(rows, feature, groups, baseline=opts.baseline)
     notes = [report.dixon.note]
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
@@ -809,6 +869,7 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
             by: str | Sequence[str] = (), categories: Sequence[str] | None = None,
             options: Any = None, factors: str | Sequence[str] | None = None,
             where: Where | None = None, applied: bool = False,
+            demographics: str | None = None, demographic_col: str | None = None,
             **option_values: Any) -> Result:
     """A categorical outcome across cohorts: the percentages of each category per cohort,
     their spread and a chi-square test of homogeneity (methods.md s. 7).
@@ -837,6 +898,15 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
         ``cramers_v``, ``note``) and ``percentages`` (wide: one column per category).
         ``meta``: ``n_missing`` (rows without a category, left out), ``refusal_note``
         (how refusals were counted; empty without refusals).
+
+        With ``demographics`` (``"gender=woman,man;race=White,Black"``) and
+        ``demographic_col`` (the column naming each row's demographic), also the time
+        capsules (:mod:`analysis.capsules`, docs/cohorts.md; options ``renormalise``,
+        ``method``, ``seed``, ``capsule_star``) over the rows of the subset as given
+        (refusals where the table puts them): ``tables["capsule_distribution"]``,
+        ``["capsule_spread"]``, ``["capsule_tests"]`` (each test with the question it
+        answers) and ``["capsule_table"]`` (the paper-shaped table: column levels
+        demographic / group / subcategory with its marks).
     """
     from analysis import distribution as dm
     from analysis.cohort_inputs import apply_refusals, category_candidates, kept_categories
@@ -860,6 +930,9 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
         category = offered[0]
         chosen_note = [f"No category given: the categorical outcome is {category!r} (the "
                        "first column that varies within a prompt; docs/cohorts.md)."]
+    capsules = {} if demographics is None else _capsules(  # on the rows as given
+        rows, category, cohort, split, opts, demographics=demographics,
+        demographic_col=demographic_col)
     rows, refusal_note = apply_refusals(rows, category, opts.refusals)
     kept = _as_list(categories, "categories") if categories is not None else None
     kept = kept_categories(kept, opts.refusals)
@@ -870,7 +943,8 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
               "spread_across_cohorts": dm.frequency_spread(dist, category, cohort, by=split,
                                                            over="cohorts"),
               "homogeneity": test,
-              "percentages": dm.percentage_table(dist, category, cohort, by=split)}
+              "percentages": dm.percentage_table(dist, category, cohort, by=split),
+              **capsules}
     dropped = int(rows[category].isna().sum())
     notes = chosen_note + ([refusal_note] if refusal_note else [])
     notes += ([f"{dropped:,} rows have no {category} and are left out."] if dropped else [])
@@ -879,6 +953,22 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
                 "cohort": cohort, "by": split, "categories": kept, "where": subset}
     return Result(dist, tuple(notes), settings, tables, None,
                   {"n_missing": dropped, "refusal_note": refusal_note})
+
+
+def _capsules(rows: pd.DataFrame, category: str, cohort: str, by: list[str],
+              opts: Any, **demographic: Any) -> dict[str, pd.DataFrame]:
+    """The time-capsule tables of :func:`cohorts` (``demographics`` given)."""
+    from analysis import capsules as cp
+
+    dist = cp.capsule_distribution(rows, category, cohort, by=by,
+                                   renormalise=opts.renormalise, **demographic)
+    tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts.method,
+                             seed=opts.seed)
+    return {"capsule_distribution": dist,
+            "capsule_spread": cp.capsule_spread(dist, category, cohort, by=by),
+            "capsule_tests": tests,
+            "capsule_table": cp.capsule_table(dist, category, cohort, by=by, tests=tests,
+                                              star=opts.capsule_star)}
 
 
 def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
@@ -1052,7 +1142,8 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
         ``n_observed_cells`` and ``n_rows``. ``tables["variants"]`` /
         ``tables["crossings"]``: the ranked template variants and each nested factor
         crossed with every template (:class:`analysis.planning.Plan`). ``raw``: the
-        :class:`analysis.planning.Plan`.
+        :class:`analysis.planning.Plan`. ``applied``: ``data`` has the design applied
+        (the command's).
     """
     import pandas as pd
 
@@ -1618,14 +1709,42 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
                    "best_at_cost": ds.best_at_cost, "components": gs.components}, ds, meta)
 
 
+# --- what views ask beside an analysis: the strongest subgroups, a judged file's stage
+# metrics, whether a table has native scores, the native scores an import writes ---------
+def scores_out(extras: Mapping[str, pd.DataFrame]) -> Result:
+    """The native scores of an import (:class:`analysis.importers.ImportResult`'s
+    ``extras``) as ``import --scores-out`` writes them: BBQ's score table with the
+    interval columns, else the native scores (long;
+    :func:`analysis.native_scores.scores_out_table`).
+
+    Raises
+    ------
+    AnalysisError
+        The import has no native score.
+    """
+    from analysis.native_scores import scores_out_table
+
+    table = scores_out_table(dict(extras))
+    if table is None:
+        raise AnalysisError(NO_NATIVE_SCORE)
+    return Result(table)
+
+
+#: The message of :func:`scores_out` without a native score.
+NO_NATIVE_SCORE = ("These results have no native score (BBQ's s_DIS / s_AMB, or a bias "
+                   "task's metric such as pct_stereotype).")
+
+
 # --- the pages' remaining compositions (issue 37: ui/ and pages/ call these, never a
 # statistics module) ------------------------------------------------------------------------
-def fractional_factorial(factors: Mapping[str, Sequence[str]], *, runs: int | str,
-                         max_search: int = 5000) -> Result:
+def fractional_factorial(factors: Mapping[str, Sequence[str]] | Sequence[str] | str | None = None,
+                         *, runs: int | str, max_search: int = 5000,
+                         design: Any = None) -> Result:
     """A regular fractional factorial for a new benchmark: ``factors`` maps each factor
-    to its values; ``runs`` is a budget (the full factorial when it fits, else the
-    largest power of the number of values within it; docs/planning.md,
-    :func:`analysis.planning.fractional_factorial`).
+    to its values (no design needed), or names the ``design``'s factors whose declared
+    values to use (default with a design: all of them); ``runs`` is a budget (the full
+    factorial when it fits, else the largest power of the number of values within it;
+    docs/planning.md, :func:`analysis.planning.fractional_factorial`).
 
     Returns
     -------
@@ -1643,16 +1762,28 @@ def fractional_factorial(factors: Mapping[str, Sequence[str]], *, runs: int | st
         budget = int(runs)
     except (TypeError, ValueError):
         raise AnalysisError(f"runs must be a whole number, not {runs!r}.") from None
-    frac = build(factors, budget, max_search=max_search)
+    if isinstance(factors, Mapping):
+        values = {str(k): [str(v) for v in vs] for k, vs in factors.items()}
+    elif design is not None:
+        import pandas as pd
+
+        the_design = _design_of(design, pd.DataFrame())
+        names = _as_list(factors, "factors") or the_design.names
+        values = {f: list(the_design.factor(f).values) for f in names}
+    else:
+        raise AnalysisError("A new benchmark needs its factors: factors={name: values} or "
+                            "design=.")
+    frac = build(values, budget, max_search=max_search)
     note = budget_note(budget, frac)
     meta = {"resolution": frac.resolution, "generators": dict(frac.generators),
-            "aliases": list(frac.aliases), "budget_note": note}
-    settings = {"runs": budget, "factors": {k: list(v) for k, v in factors.items()}}
+            "aliases": list(frac.aliases), "budget_note": note, "note": note}
+    settings = {"runs": budget, "factors": values}
     return Result(frac.runs, (note,) if note else (), settings, {}, frac, meta)
 
 
 def nesting(data: Any, design: Any = None, *, factors: str | Sequence[str] | None = None,
-            with_cluster: bool = True, applied: bool = False) -> Result:
+            with_cluster: bool = True, applied: bool = False,
+            columns: Sequence[str] | None = None) -> Result:
     """Pairs of factors where one determines the other in the rows (a template fixing
     the gender; docs/architecture.md, "Nesting outside reference"): the design's factors
     at their reference values, and its cluster column when the table has it and it is no
@@ -1677,12 +1808,12 @@ def nesting(data: Any, design: Any = None, *, factors: str | Sequence[str] | Non
     cluster = the_design.cluster
     extra = [cluster] if with_cluster and cluster in table.columns \
         and cluster not in the_design.names else []
-    columns = [*the_design.names, *extra]
+    columns = list(columns) if columns is not None else [*the_design.names, *extra]
     found = find_nestings(table, columns,
                           references={f.name: f.reference for f in the_design.factors})
     notes = tuple(describe_nesting(row) for row in found.to_dict(orient="records"))
     return Result(found, notes, {"factors": list(the_design.names), "columns": columns}, {},
-                  None)
+                  None, {"messages": list(notes)})
 
 
 def findings(table: Any, *, factors: str | Sequence[str] = (), min_abs_ld: float | str = 0.1,
@@ -1718,7 +1849,8 @@ def findings(table: Any, *, factors: str | Sequence[str] = (), min_abs_ld: float
     found = top_findings(_table(table), **thresholds, measure=measure, limit=limit)
     rows = found.to_dict(orient="records")
     meta = {"described": {str(r["subgroup"]): describe_finding(r) for r in rows},
-            "where": {str(r["subgroup"]): subgroup_where(r, split) for r in rows}}
+            "where": {str(r["subgroup"]): subgroup_where(r, split) for r in rows},
+            "readings": [describe_finding(r) for r in rows]}
     settings = {**thresholds, "measure": measure, "limit": limit, "adjust": adjust,
                 "factors": split}
     return Result(found, (), settings, {}, None, meta)

@@ -37,7 +37,7 @@ __all__ = [
     "cluster_settings", "run",
     "command_in", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
     "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
-    "split_list", "warm_up_export", "write_json",
+    "show", "split_list", "warm_up_export", "write_json",
 ]
 
 
@@ -393,6 +393,12 @@ def emit(args: argparse.Namespace, payload: Any, table=None) -> None:
             print(shown.to_string(index=False))
     else:
         print(shown)
+
+
+def show(table, *, out: str | None = None) -> None:  # noqa: ANN001 - a pandas DataFrame
+    """Print ``table`` readably (and write it to ``out`` when given): :func:`emit` without
+    JSON, for the further tables a command prints after its main one."""
+    emit(argparse.Namespace(json=False, out=out), None, table)
 
 
 def _prog() -> str:

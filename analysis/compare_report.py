@@ -23,24 +23,13 @@ def default_settings(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: 
     combinations of other factors (None when none pairs: the section is then
     skipped unless the settings name one), every pair, no subgroups (overall only: no
     bootstrap)."""
-    from analysis.compare import pair_units
-    from analysis.errors import PairingError, SectionSkipped
+    from analysis.errors import SectionSkipped
+    from analysis.factor_defaults import paired_factor
     from analysis.options.compare import CompareOptions
 
     if design.outcome is None:  # a score column is the page's choice: settings name it
         raise SectionSkipped("the design has no outcome (how a row counts as a deviation).")
-    order = design.of_kind("model") + design.of_kind("prompt") + design.of_kind("domain")
-    candidates = [f for f in order if f in results.columns and results[f].nunique() > 1]
-    paired_on: dict[str, str] = {}
-    for by in candidates[:MAX_TRIED]:
-        try:
-            paired_on[by] = pair_units(results, design, by).unit_source
-        except PairingError:
-            continue
-    # a factor paired on a real prompt unit (declared or an id column) before one paired
-    # only on combinations of the other factors
-    real = [f for f, source in paired_on.items() if source != "factors"]
-    chosen = (real or list(paired_on) or [None])[0]
+    chosen = paired_factor(results, design, tried=MAX_TRIED)
     return {"by": chosen, "reference": None, "factors": [], "level": None,
             "unit": None, "score": None, **CompareOptions().settings(), "where": {}}
 

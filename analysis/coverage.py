@@ -68,7 +68,8 @@ from analysis.columns import (
 )
 from analysis.design import Design
 from analysis.errors import AnalysisError
-from analysis.factor_defaults import coverage_factors as default_factors  # re-exported
+from analysis.factor_defaults import grid_factors as default_factors  # the grid's default
+from analysis.formatting import percent_text  # words, re-exported
 from analysis.options.coverage import COUNTS
 from analysis.values import combine_codes, factor_codes, split_codes
 
@@ -852,17 +853,6 @@ def tensor_marginal(tensor, modes: Sequence[int]) -> np.ndarray:
 
 
 # --- words ---------------------------------------------------------------------------------
-def percent_text(x: float) -> str:
-    """A fraction as a percentage with one decimal, more where that would read 0 or 100."""
-    p = 100.0 * x
-    text = f"{p:.1f}"
-    if text == "100.0" and p < 100:
-        return f"{p:.{max(1, math.ceil(-math.log10(100 - p)) + 1)}f}"
-    if text == "0.0" and p > 0:
-        return f"{p:.2g}"
-    return text
-
-
 def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = None, *,
                       unit: str = RESPONSES, n_rows: int | None = None) -> list[str]:
     """Plain-language sentences reading :func:`coverage_summary` (and the marginals).

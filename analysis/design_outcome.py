@@ -13,7 +13,7 @@ from analysis.design_model import Outcome
 from analysis.errors import DesignError, did_you_mean
 from analysis.values import factor_values, format_value
 
-__all__ = ["deviation"]
+__all__ = ["deviation", "is_continuous"]
 
 _TRUE = {"1", "true", "yes", "1.0"}
 _FALSE = {"0", "false", "no", "0.0"}
@@ -92,3 +92,8 @@ def deviation(frame: pd.DataFrame, outcome: Outcome) -> pd.Series:
     out.name = DEVIATION
     return out
 
+
+def is_continuous(design) -> bool:  # noqa: ANN001 - an analysis.design.Design
+    """Whether the design's outcome is declared continuous (a score, not a 0/1 deviation;
+    also ``analysis.importance_linear.is_continuous``)."""
+    return design.outcome is not None and design.outcome.type == "continuous"

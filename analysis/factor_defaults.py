@@ -25,8 +25,8 @@ from analysis.nesting import find_nestings, unnested_choice
 
 __all__ = [
     "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "coverage_factors", "default_factors",
-    "default_group", "is_id_like", "numeric_columns", "suggest_factors", "unnested_factors",
-    "useful_factors"
+    "default_group", "grid_factors", "importance_factors", "is_id_like", "numeric_columns",
+    "paired_factor", "suggest_factors", "unnested_factors", "useful_factors"
 ]
 
 
@@ -169,3 +169,33 @@ def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6)
         if len(chosen) == max_factors:
             break
     return [f for f in names if f in chosen]
+#: The same default under the name the CLI and report use.
+grid_factors = coverage_factors
+
+
+def paired_factor(results: pd.DataFrame, design: Design, *, tried: int = 4) -> str | None:
+    """The factor Compare starts from: the first (model factors first, then prompt, then
+    domain factors; at most ``tried`` tried) whose values pair on the prompt unit
+    (:func:`analysis.compare.pair_units`), a declared unit or an id column before the
+    combinations of the other factors; None when none pairs."""
+    from analysis.compare import pair_units
+    from analysis.errors import PairingError
+
+    order = design.of_kind("model") + design.of_kind("prompt") + design.of_kind("domain")
+    candidates = [f for f in order if f in results.columns and results[f].nunique() > 1]
+    paired_on: dict[str, str] = {}
+    for by in candidates[:tried]:
+        try:
+            paired_on[by] = pair_units(results, design, by).unit_source
+        except PairingError:
+            continue
+    real = [f for f, source in paired_on.items() if source != "factors"]
+    return (real or list(paired_on) or [None])[0]
+
+
+def importance_factors(results: pd.DataFrame, design: Design) -> list[str]:
+    """The factors Factor importance starts from
+    (:func:`analysis.importance.suggest_factors` on the cells of every factor)."""
+    from analysis.cells import cell_table
+
+    return suggest_factors(cell_table(results, design.names), design)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column", "level_text",
-           "permutation_floors"]
+           "percent_text", "permutation_floors"]
 
 
 #: printf format for p-value columns of app tables (two significant digits).
@@ -69,3 +69,15 @@ def permutation_floors(table) -> list[float | None] | None:  # noqa: ANN001 - a 
         ok = "permutation" in text and "exact" not in text and m == m and int(m) > 0
         out.append(1 / (int(m) + 1) if ok else None)
     return out
+
+
+def percent_text(x: float) -> str:
+    """A fraction as a percentage with one decimal, more where that would read 0 or 100
+    (also ``analysis.coverage.percent_text``)."""
+    p = 100.0 * x
+    text = f"{p:.1f}"
+    if text == "100.0" and p < 100:
+        return f"{p:.{max(1, math.ceil(-math.log10(100 - p)) + 1)}f}"
+    if text == "0.0" and p > 0:
+        return f"{p:.2g}"
+    return text

@@ -69,9 +69,9 @@ from analysis.columns import (
     N,
 )
 from analysis.design import Design, factor_values
+from analysis.design_outcome import is_continuous  # a design's predicate, re-exported
 from analysis.errors import AnalysisError
 from analysis.importance import FROM_DESIGN, INTERCEPT, ImportanceRefusal
-from analysis.labels import is_continuous  # re-exported: a predicate, not a statistic
 from analysis.subgroups import benjamini_hochberg
 
 __all__ = [

@@ -78,7 +78,7 @@ __all__ = [
     "NOISE_COLUMNS", "NOISE_MODES", "NoiseMode", "ROBUST_SHARE", "SAME_SIGN", "SCORE",
     "SCORE_SAMPLES", "SIGNIFICANT", "SURVIVES", "THRESHOLD", "available_modes", "conditional",
     "confusion_draws", "confusion_tables", "has_score_samples", "human_columns",
-    "importance_noise", "noise_rows", "parse_samples", "replicate_deviations", "subgroup_noise",
+    "importance_noise", "parse_samples", "replicate_deviations", "subgroup_noise",
     "survival_counts", "survival_sentence", "threshold_of",
 ]
 
@@ -680,16 +680,6 @@ def survival_sentence(table: pd.DataFrame, *, what: str = "subgroups") -> str:
     if info.get("n_refused"):
         text += f" {info['n_refused']} replicate fits were refused (counted as not surviving)."
     return text
-
-
-def noise_rows(table: pd.DataFrame, label: str, estimate: str, q_column: str) -> list[dict]:
-    """Per-row survival for the CLI's JSON: label, original estimate and q, the shares."""
-    out = []
-    for rec in table[[label, estimate, q_column, *NOISE_COLUMNS]].to_dict(orient="records"):
-        out.append({label: rec[label], estimate: rec[estimate], q_column: rec[q_column],
-                    "same_sign": rec[SAME_SIGN], "significant": rec[SIGNIFICANT],
-                    "survives": rec[SURVIVES]})
-    return out
 
 
 def threshold_of(design) -> str | float:

@@ -19,10 +19,9 @@ The statistics modules that held them re-export them
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from analysis.design import Design
+from analysis.design_outcome import is_continuous  # re-exported: the design's predicate
 
 __all__ = ["adjusted_method", "category_label", "describe_finding", "is_continuous",
            "subgroup_where", "subset_caption"]
@@ -40,11 +39,6 @@ def subset_caption(where: Mapping[str, Sequence[str]]) -> str:
     if not where:
         return "Subset: all rows."
     return "Subset: " + "; ".join(f"{f} in {{{', '.join(v)}}}" for f, v in where.items()) + "."
-
-
-def is_continuous(design: Design) -> bool:
-    """Whether the design's outcome is declared continuous."""
-    return design.outcome is not None and design.outcome.type == "continuous"
 
 
 def adjusted_method(settings: Mapping[str, Any], key: str = "adjust", *,

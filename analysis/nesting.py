@@ -27,6 +27,7 @@ from analysis.columns import (
     NESTING_KIND,
 )
 from analysis.errors import AnalysisError
+from analysis.nesting_text import describe_nesting, nesting_columns  # words, re-exported
 from analysis.values import REFERENCE_PATTERN, default_reference, factor_values
 
 __all__ = ["describe_nesting", "find_nestings", "nesting_columns", "unnested_choice"]
@@ -132,30 +133,6 @@ def _nested_outside_control(present: np.ndarray, det_control: np.ndarray,
 def _row(det: str, dep: str, sizes: Mapping[str, int], kind: str) -> dict:
     return {DETERMINANT: det, DEPENDENT: dep, N_DETERMINANT_VALUES: sizes[det],
             N_DEPENDENT_VALUES: sizes[dep], NESTING_KIND: kind}
-
-
-def nesting_columns(design) -> list[str]:  # noqa: ANN001 - an analysis.design.Design
-    """The columns whose nestings a suggested design reports: its factors and its cluster
-    (a template fixes the gender of its prompts: worth saying, though it is no factor)."""
-    extra = [design.cluster] if design.cluster and design.cluster not in design.names else []
-    return [*design.names, *extra]
-
-
-def describe_nesting(row: pd.Series | Mapping) -> str:
-    """A plain-language sentence for one row of :func:`find_nestings`."""
-    det, dep, kind = row[DETERMINANT], row[DEPENDENT], row[NESTING_KIND]
-    if kind == "constant":
-        return (f"{dep} takes a single value in these rows: it cannot explain anything; "
-                "leave it out of coverage and regression.")
-    if kind == "equivalent":
-        return (f"{det} and {dep} are the same grouping under two names "
-                f"({row[N_DETERMINANT_VALUES]} values each): use one of them.")
-    outside = (" (apart from the rows at a control value such as the reference or a "
-               "\"none\"/\"no ...\" value)" if kind == "nested outside reference" else "")
-    return (f"{dep} is nested in {det}: each of the {row[N_DETERMINANT_VALUES]} values of {det} "
-            f"fixes one of the {row[N_DEPENDENT_VALUES]} values of {dep}{outside}. Coverage over "
-            "both counts impossible combinations as empty, and a regression with both is "
-            f"collinear: keep {det} or {dep}, not both.")
 
 
 def unnested_choice(frame: pd.DataFrame, candidates: Sequence[str], k: int, *,

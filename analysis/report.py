@@ -328,8 +328,8 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         An unknown section name.
     """
     from analysis import disparity as dsp
-    from analysis.coverage import default_factors
     from analysis.factor_defaults import default_factors as start_with
+    from analysis.factor_defaults import grid_factors as default_factors
     from analysis.factor_defaults import useful_factors
 
     # no constant, text-like, id or nested-duplicate factor (analysis/factor_defaults.py)
@@ -358,12 +358,11 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
             raise SectionSkipped("the design has no model factor to compare curves by.")
         return _ecdf_defaults(results, design, models[0])
     if section == "importance":
-        from analysis.cells import cell_table
-        from analysis.importance import suggest_factors
+        from analysis.factor_defaults import importance_factors
         from analysis.options.common import NOISE_FIELDS
         from analysis.options.importance import ImportanceOptions
 
-        factors = suggest_factors(cell_table(results, design.names), design)
+        factors = importance_factors(results, design)
         return {"factors": factors,
                 "references": {f: design.factor(f).reference for f in factors},
                 **ImportanceOptions().settings(skip=NOISE_FIELDS), "cluster": design.cluster,
@@ -478,28 +477,23 @@ def _where(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def _coverage(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import api as bw
-    from analysis import coverage as cov
     from analysis.figures.coverage import coverage_heatmap, marginal_bar
-    from analysis.nesting import describe_nesting
 
-    factors, where = list(s["factors"]), _where(s)
+    factors = list(s["factors"])
     # distinct prompts (default) or responses, as the page and ``coverage --count``
     result = bw.coverage(results, design, options=options_for("coverage").from_settings(s),
-                         factors=factors, where=where, applied=True)
-    marginals, cells = result.tables["marginals"], result.raw
+                         factors=factors, where=_where(s), applied=True, models=())
+    marginals, counted = result.tables["marginals"], result.meta["counted"]
     sec.notes += list(result.notes)
-    sec.warnings += [describe_nesting(r)
-                     for r in result.tables["nestings"].to_dict(orient="records")]
+    sec.warnings += result.meta["nesting_reading"]
     sec.tables += [("coverage_summary", result.table), ("coverage_marginals", marginals),
                    ("coverage_thinnest_cells", result.tables["thinnest_cells"])]
-    if len(factors) >= 2:
-        pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where,
-                                within=factors)
+    if "pairs" in result.tables:
         sec.figures.append((f"coverage_{factors[0]}_{factors[1]}",
-                            coverage_heatmap(pairs, factors[0], factors[1],
-                                             counted=cov.counted_noun(cells))))
+                            coverage_heatmap(result.tables["pairs"], factors[0], factors[1],
+                                             counted=counted)))
     sec.figures.append((f"coverage_{factors[0]}", marginal_bar(marginals, factors[0],
-                                                               counted=cov.counted_noun(cells))))
+                                                               counted=counted)))
 
 
 def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -577,22 +571,17 @@ def _shown(table: pd.DataFrame, pooled: bool) -> pd.DataFrame:
 def _top_findings(sec: Section, table: pd.DataFrame, min_n: int, adjust: str = "bh") -> None:
     """The answer first: the strongest subgroups as readings, and their table (``adjust``:
     the method of its adjusted p-values)."""
-    from analysis.findings import (
-        FINDING_MAX_P,
-        FINDING_MIN_LD,
-        describe_finding,
-        top_findings,
-    )
+    from analysis import api as bw
     from analysis.multiple_testing import LABELS
 
-    found = top_findings(table, min_abs_ld=FINDING_MIN_LD, max_p_adjusted=FINDING_MAX_P,
-                         min_n=min_n, limit=10)
-    rule = (f"|LD| >= {FINDING_MIN_LD:g}, {LABELS[adjust]}-adjusted p <= {FINDING_MAX_P:g}, "
-            f"n >= {min_n:,}")
+    result = bw.findings(table, min_n=min_n, limit=10)
+    found, used = result.table, result.settings
+    rule = (f"|LD| >= {used['min_abs_ld']:g}, {LABELS[adjust]}-adjusted p <= "
+            f"{used['max_p_adjusted']:g}, n >= {min_n:,}")
     if found.empty:
         sec.notes.append(f"Top findings ({rule}): no subgroup passes.")
         return
-    lines = [describe_finding(r) for r in found.head(5).to_dict(orient="records")]
+    lines = result.meta["readings"][:5]
     sec.notes.append(f"Top findings ({rule}), strongest first: " + "; ".join(lines)
                      + ("." if len(found) <= 5 else f"; and {len(found) - 5} more."))
     sec.tables.append(("subgroups_top_findings", found))
@@ -668,7 +657,7 @@ def _linear_defaults(results: pd.DataFrame, design) -> dict:
     """The importance section's settings of a continuous outcome (the linear model,
     ``analysis.importance_linear``): the design's covariates the table has, standardised,
     no mixed model. Empty for a 0/1 outcome."""
-    from analysis.importance_linear import is_continuous
+    from analysis.design_outcome import is_continuous
     from analysis.options.importance_linear import LinearOptions as Lin
 
     if not is_continuous(design):
@@ -855,22 +844,21 @@ def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 
 
 def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    from analysis import api as bw
     from analysis.judge_stats import columns as JC
     from analysis.judge_stats.errors import JudgesError
-    from analysis.judge_stats.metrics import stage_metrics
 
     try:
-        table = stage_metrics(results, by=list(s["by"]))
+        result = bw.judge_stage_metrics(results, by=list(s["by"]), figures=True)
     except JudgesError as exc:
         raise SectionSkipped(str(exc)) from None
+    table = result.table
     unscored = int(table[JC.N_UNSCORED].sum())
     if unscored:
         sec.warnings.append(f"{unscored:,} judgments are unscored (the judge's reply could "
                             "not be parsed or was refused; see unscored_reason).")
     sec.tables.append(("judge_stage_metrics", table))
-    from analysis.judge_stats.metrics import stage_figures  # FairMonitor's Figures 4 and 5
-
-    sec.figures += list(stage_figures(results).items())
+    sec.figures += list(result.meta["figures"].items())  # FairMonitor's Figures 4 and 5
 
 
 def _compare(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -1012,8 +1000,8 @@ def build_or_skip(name: str, results: pd.DataFrame, design,
 def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
     """Rows, columns of the user's table (the ``deviation`` column the design adds is not
     one of them, issue 42), deviations, factor value counts and nestings."""
+    from analysis import api as bw
     from analysis.columns import DEVIATION
-    from analysis.nesting import describe_nesting, find_nestings
 
     added = int(DEVIATION in results.columns and design.outcome is not None)
     out: dict[str, Any] = {"rows": len(results), "columns": int(results.shape[1]) - added}
@@ -1022,9 +1010,8 @@ def data_summary(results: pd.DataFrame, design) -> dict[str, Any]:
         out["rows with an outcome"] = int(dev.notna().sum())
         out["deviations"] = int(dev.sum())
         out["deviation rate"] = round(float(dev.mean()), 6) if dev.notna().any() else None
-    nestings = find_nestings(results, design.names,
-                             references={f.name: f.reference for f in design.factors})
-    out["nestings"] = [describe_nesting(r) for r in nestings.to_dict(orient="records")]
+    nested = bw.nesting(results, design, columns=design.names, applied=True)
+    out["nestings"] = list(nested.meta["messages"])
     return out
 
 

@@ -34,10 +34,10 @@ def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: A
     SectionSkipped
         The table has no native score.
     """
+    from analysis import api as bw
     from analysis.errors import SectionSkipped
-    from analysis.native_scores import has_native_score
 
-    if not has_native_score(results):
+    if not bw.has_native_score(results):
         raise SectionSkipped("the table has no native score (BBQ's s_DIS / s_AMB, or a bias "
                              "task's metric such as pct_stereotype).")
     by = _paired_by(results, design)

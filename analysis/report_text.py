@@ -189,7 +189,7 @@ def _is_count(name: str) -> bool:
 
 
 def _number(x: Any, name: str, percent: bool = False) -> str:
-    from analysis.coverage import percent_text
+    from analysis.formatting import percent_text
 
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return ""

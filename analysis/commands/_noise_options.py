@@ -1,32 +1,36 @@
-"""The judge-noise arguments and the ``judge_noise`` section of the JSON of subgroups and
+"""The judge-noise refusal and the ``judge_noise`` section of the JSON of subgroups and
 importance (not a subcommand; the options themselves are
-:class:`analysis.options.common.NoiseOptions`). See ``analysis/judge_noise.py`` and
-``docs/judge_noise.md``."""
+:class:`analysis.options.common.NoiseOptions`, the numbers :func:`analysis.api.subgroups`'
+and :func:`analysis.api.importance`'s). See ``docs/judge_noise.md``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["noise_rows_payload", "noise_settings"]
+__all__ = ["needs_rows", "noise_rows_payload"]
 
 
-def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
-    """Keyword arguments of ``analysis.judge_noise`` from the options (an options object
-    with ``judge_noise``, ``noise_mode``, ``seed`` and, for subgroups, ``noise_alpha``)."""
-    from analysis.judge_noise import JudgeNoiseError, threshold_of
+def needs_rows(results) -> None:  # noqa: ANN001 - a pandas DataFrame
+    """Refuse ``--judge-noise`` on an engine's cell table: it redraws every row's score."""
+    from analysis.judge_noise import JudgeNoiseError
 
     if results.attrs.get("engine"):
         raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
                               "needs the rows: add --engine pandas.")
 
-    return options.noise_kwargs(threshold_of(design))
 
-
-def noise_rows_payload(table, meta, label: str, estimate: str,  # noqa: ANN001
+def noise_rows_payload(table, meta: Any, label: str, estimate: str,  # noqa: ANN001
                        q_column: str) -> dict:
     """The ``judge_noise`` section of the JSON from an :class:`analysis.api.Result`'s
-    table and ``meta`` (its ``judge_noise`` settings and ``judge_noise_summary``)."""
-    from analysis.judge_noise import noise_rows
+    table and ``meta`` (its ``judge_noise`` settings and ``judge_noise_summary``): per row
+    the label, the original estimate and q, and the replicates' shares."""
+    from analysis.columns import NOISE_SAME_SIGN, NOISE_SIGNIFICANT, NOISE_SURVIVES
 
+    shares = {"same_sign": NOISE_SAME_SIGN, "significant": NOISE_SIGNIFICANT,
+              "survives": NOISE_SURVIVES}
+    rows = [{label: r[label], estimate: r[estimate], q_column: r[q_column],
+             **{k: r[c] for k, c in shares.items()}}
+            for r in table[[label, estimate, q_column, *shares.values()]].to_dict(
+                orient="records")]
     return {"settings": dict(meta["judge_noise"]), "summary": meta["judge_noise_summary"],
-            "rows": noise_rows(table, label, estimate, q_column)}
+            "rows": rows}

@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> None:
     by = [r.get(b, b) for b in by]
     result = bw.cohorts(results, design, category=args.category, cohort=args.cohort, by=by,
                         categories=categories_option(args.categories), options=options,
-                        applied=True)
+                        applied=True, demographics=args.demographics,
+                        demographic_col=args.demographic_col)
     dist, test = result.table, result.tables["homogeneity"]
     spread, across = result.tables["spread"], result.tables["spread_across_cohorts"]
     refusal_note = result.meta["refusal_note"]
@@ -83,14 +84,18 @@ def run(args: argparse.Namespace) -> None:
                "settings": {"method": options.method, "resamples": options.n_resamples,
                             "seed": options.seed, "where": args.where, "renamed": r,
                             **row_counts(results, columns=[args.category])}}
-    capsules, capsule_table = (_capsules(args, options, results, by) if args.demographics
-                               else ({}, None))
     payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
                                demographic_col=args.demographic_col,
                                refusal_note=refusal_note)
     # then every other option and input of the Result (cluster-free: its where is --where)
     payload["settings"].update({k: v for k, v in result.settings.items()
                                 if k not in payload["settings"]})
+    capsules = {k: v for k, v in result.tables.items() if k.startswith("capsule_")}
+    if capsules:  # the paper-shaped table with its column levels joined by " / "
+        capsule_table = capsules["capsule_table"]
+        flat = capsule_table.copy()
+        flat.columns = [" / ".join(map(str, c)) for c in capsule_table.columns]
+        capsules["capsule_table"] = flat.reset_index()
     payload.update(capsules)
     wide = result.tables["percentages"]
     payload["percentages"] = wide  # columns: dm.wide_column_names (docs/cohorts.md)
@@ -132,23 +137,3 @@ def categories_option(text: str | None) -> list[str] | None:
         return values or None
     return split_list(text) or None
 
-
-def _capsules(args: argparse.Namespace, options, results, by: list[str]  # noqa: ANN001
-              ) -> tuple[dict, object]:
-    """The time-capsule outputs of ``--demographics`` (analysis/capsules.py): the JSON
-    entries (the paper-shaped table with its column levels joined by " / ") and the table."""
-    from analysis import capsules as cp
-
-    dist = cp.capsule_distribution(results, args.category, args.cohort,
-                                   demographics=args.demographics,
-                                   demographic_col=args.demographic_col, by=by,
-                                   renormalise=options.renormalise)
-    tests = cp.capsule_tests(dist, args.category, args.cohort, by=by, method=options.method,
-                             seed=options.seed)
-    table = cp.capsule_table(dist, args.category, args.cohort, by=by, tests=tests,
-                             star=options.capsule_star)
-    flat = table.copy()
-    flat.columns = [" / ".join(map(str, c)) for c in table.columns]
-    return {"capsule_distribution": dist,
-            "capsule_spread": cp.capsule_spread(dist, args.category, args.cohort, by=by),
-            "capsule_tests": tests, "capsule_table": flat.reset_index()}, table

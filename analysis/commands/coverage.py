@@ -30,9 +30,6 @@ import sys
 
 __all__ = ["register", "run"]
 
-from analysis.coverage import exclude_from_grid  # noqa: E402 - moved there; the API uses it
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.options.coverage import CoverageOptions
@@ -50,83 +47,72 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Parse the arguments into the options, call :func:`analysis.api.coverage` (the one
+    composition: summary, cells listed, per-factor rows, model coverage, the heatmap's
+    pairs), print its Result."""
+    from dataclasses import replace
+
     from analysis import api as bw
-    from analysis import coverage as cov
-    from analysis.cells import cell_table
-    from analysis.cli import emit, load_with_design, split_list
+    from analysis.cli import emit, load_with_design, show, split_list
     from analysis.columns import COVERAGE_PERCENTAGE, FACTORS, GINI_INDEX, SCOPE
     from analysis.design import Design, parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.nesting import describe_nesting
     from analysis.options.coverage import CoverageOptions
 
     opts = CoverageOptions.from_args(args)
     if opts.limit < 0:
         raise AnalysisError("--limit must be 0 or more.")
     results, design = load_with_design(args, need_outcome=False)
-    # --factors lists exactly the grid; a design file alone means its domain + prompt factors
-    factors = design.names if args.factors else cov.default_factors(design)
     # model coverage asks about the design file's model factors even when --factors
-    # leaves them out of the grid
+    # leaves them out of the grid (renamed like the factors when they clash)
     whole = Design.load(args.design) if args.design else design
-    if args.renamed:  # factors named like an output column were renamed on loading
-        from dataclasses import replace
-        whole = replace(whole, factors=tuple(replace(f, name=args.renamed.get(f.name, f.name))
-                                             for f in whole.factors))
-    models = [m for m in whole.of_kind("model") if m not in factors and m in results]
-    where = {args.renamed.get(k, k): split_list(v)
-             for k, v in parse_assignments(args.where, "--where").items()}
+    models = tuple(replace(f, name=args.renamed.get(f.name, f.name)) for f in whole.factors
+                   if f.kind == "model" and args.renamed.get(f.name, f.name) not in design.names)
     exclude = {args.renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
     unit_reason = getattr(args, "unit_reason", None)  # no design file: read from the table
     if unit_reason:
         print(f"note: prompt unit inferred: {unit_reason}", file=sys.stderr)
-    result = bw.coverage(results, design, options=opts, factors=factors, where=where,
+    result = bw.coverage(results, replace(design, factors=design.factors + models),
+                         options=opts, factors=design.names if args.factors else None,
+                         where={args.renamed.get(k, k): split_list(v) for k, v in
+                                parse_assignments(args.where, "--where").items()},
                          exclude=exclude, applied=True)
-    summary, cells = result.table, result.raw
-    results, design = exclude_from_grid(results, design, exclude)  # as the API
-    joint = summary.iloc[0]
-    nestings = result.tables["nestings"]  # found by the API from the observed cells
+    summary, factors, meta, tables = result.table, result.settings["factors"], result.meta, \
+        result.tables
+    joint, unit = summary.iloc[0], meta["count_unit"]
     payload = {
         "file": results.attrs.get("source_name", args.file),
         "factors": factors,
         "count": opts.count,
         **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},
-        "per_factor_gini": cov.per_factor_gini(summary),
-        "per_factor": summary[summary[SCOPE] == cov.MARGINAL],
-        "empty_cells": result.tables["empty_cells"].astype(str),
-        "thinnest_cells": result.tables["thinnest_cells"].astype({f: str for f in factors}),
-        "nestings": [describe_nesting(r) for r in nestings.to_dict(orient="records")],
+        "per_factor_gini": meta["per_factor_gini"],
+        "per_factor": tables["per_factor"],
+        "empty_cells": tables["empty_cells"].astype(str),
+        "thinnest_cells": tables["thinnest_cells"].astype({f: str for f in factors}),
+        "nestings": meta["nesting_reading"],
         "prompt_unit": design.prompt_unit_columns() if opts.count == "prompts" else None,
         # what the cells count: the item id when the structure has one (docs/coverage.md)
-        "count_unit": list(cov.counted_unit(cells).columns),
-        "count_label": cov.counted_unit(cells).label,
+        "count_unit": list(unit.columns),
+        "count_label": unit.label,
         "prompt_unit_reason": unit_reason,
         "reading": list(result.notes),
     }
-    all_models = [m for m in factors if m in design.of_kind("model")] + models
-    if all_models and [f for f in factors if f not in all_models]:
-        grid_design = whole.subset(list(dict.fromkeys(factors + models)))
-        model_cells = cell_table(results, factors + models, where=where, with_outcome=False)
-        by_model = cov.model_coverage(model_cells, grid_design, model_factors=all_models,
-                                      prompt_factors=factors, where=where)
-        payload["nested_prompt_factors"] = by_model.attrs["nested_prompt_factors"]
-        payload["model_reading"] = cov.describe_model_coverage(by_model, all_models)
-        payload["model_coverage"] = by_model.astype({m: str for m in all_models})
+    if "models" in tables:
+        payload["nested_prompt_factors"] = meta["nested_prompt_factors"]
+        payload["model_reading"] = meta["model_reading"]
+        payload["model_coverage"] = tables["models"].astype(
+            {m: str for m in meta["model_factors"]})
     if args.figure:
         from analysis.export import write_figure
         from analysis.figures.coverage import coverage_heatmap, marginal_bar
 
-        if len(factors) >= 2:
-            pairs = cov.pair_counts(cells, design, factors[0], factors[1], where=where)
-            fig = coverage_heatmap(pairs, factors[0], factors[1])
-        else:
-            fig = marginal_bar(result.tables["marginals"], factors[0])
-        write_figure(fig, args.figure)
+        write_figure(coverage_heatmap(tables["pairs"], *factors[:2]) if "pairs" in tables
+                     else marginal_bar(tables["marginals"], factors[0]), args.figure)
     if args.json:
         emit(args, payload, summary)
         return
-    emit(argparse.Namespace(json=False, out=args.out), None, summary)
+    show(summary, out=args.out)
     print(f"\nCoverage {100 * joint[COVERAGE_PERCENTAGE]:.2f} % (fraction "
           f"{joint[COVERAGE_PERCENTAGE]:.6g}), Gini index {joint[GINI_INDEX]:.4f} "
           f"(cells count {'distinct prompts' if opts.count == 'prompts' else 'responses'})\n")
@@ -137,5 +123,4 @@ def run(args: argparse.Namespace) -> None:
                        (f"{opts.limit} thinnest cells", "thinnest_cells")):
         if key in payload and len(payload[key]):
             print(f"\n{title}:")
-            emit(argparse.Namespace(json=False, out=None), None, payload[key])
-
+            show(payload[key])

@@ -18,12 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from analysis import api as bw
     from analysis.cli import emit, load_notes, note_decimal_commas
     from analysis.design import describe_columns, suggest_design
     from analysis.engines import open_table, resolve_engine
     from analysis.engines.describe import describe_table
     from analysis.io import load_results
-    from analysis.nesting import describe_nesting, find_nestings, nesting_columns
+    from analysis.nesting_text import describe_nesting
 
     engine = getattr(args, "engine", "pandas")
     if engine != "pandas" and resolve_engine(args.file, engine) != "pandas":
@@ -41,8 +42,7 @@ def run(args: argparse.Namespace) -> None:
         n_rows, name = len(frame), frame.attrs.get("source_name")
         columns = describe_columns(frame)
         design = suggest_design(frame)
-        nestings = find_nestings(frame, nesting_columns(design),
-                                 references={f.name: f.reference for f in design.factors})
+        nestings = bw.nesting(frame, design, applied=True).table
     proposed = []
     if engine == "pandas" or resolve_engine(args.file, engine) == "pandas":
         from analysis.constraints import propose_constraints

@@ -45,10 +45,10 @@ def run(args: argparse.Namespace) -> None:
     by = [load_args.renamed.get(b, b) for b in by]
     options = DisparityOptions.from_args(args)
     result = bw.disparity(results, design, feature=args.feature, by=by, options=options,
-                          applied=True)
+                          applied=True, values=args.figure and args.figure_kind == "box")
     report, options = result.raw, result.meta["options"]  # the design's polarity resolved
     if args.figure:
-        _write_figure(args, results, by, report, options)
+        _write_figure(args, result)
     settings = dict(report.settings)  # then every other option and input of the Result
     settings.update({k: v for k, v in result.settings.items()
                      if k not in settings and k != "where"})
@@ -81,20 +81,16 @@ def run(args: argparse.Namespace) -> None:
         print(payload["saged_statistics"].to_string(index=False))
 
 
-def _write_figure(args, results, by, report, options) -> None:  # noqa: ANN001
+def _write_figure(args, result) -> None:  # noqa: ANN001
     from analysis.export import write_figure
     from analysis.figures import disparity as figs
 
     feature = args.feature + (f" - {args.baseline}" if args.baseline else "")
+    report = result.raw
     if args.figure_kind == "selection":
         fig = figs.selection_figure(report.selection, feature=feature)
     elif args.figure_kind == "statistic":
         fig = figs.statistic_figure(report.summary, args.statistic, feature=feature)
     else:  # the values as analysed (--normalize rescales them first)
-        from analysis.commands.saged_options import normalized
-        from analysis.disparity import grouped_values
-
-        fig = figs.box_figure(grouped_values(normalized(options, args.feature, results),
-                                             args.feature, by, baseline=args.baseline),
-                              feature=feature)
+        fig = figs.box_figure(result.tables["values"], feature=feature)
     write_figure(fig, args.figure)

@@ -34,17 +34,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from analysis import api as bw
     from analysis.cli import emit
-    from analysis.features import extract_features
     from analysis.io import load_results
     from analysis.options.features import FeaturesOptions
     from analysis.safe_write import table_writer, write_files
 
-    options = FeaturesOptions.from_args(args)
-    frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
-    table, report = extract_features(
-        frame, args.text_col, reference_column=args.reference_col,
-        reference_text=args.reference_text, **options.kwargs())
+    result = bw.features(load_results(args.file, sep=args.sep, encoding=args.encoding),
+                         text_column=args.text_col, reference_column=args.reference_col,
+                         reference_text=args.reference_text,
+                         options=FeaturesOptions.from_args(args))
+    table, report = result.tables["data"], result.table
     write_files({args.out: table_writer(table, args.out)})
     if args.json:
         args.out_written, args.out = args.out, None

@@ -80,9 +80,9 @@ def run(args: argparse.Namespace) -> None:
         run_linear(args, results, design, exclude=exclude, cluster=named)
         return
     if args.judge_noise:
-        from analysis.commands._noise_options import noise_settings
+        from analysis.commands._noise_options import needs_rows
 
-        noise_settings(options, design, results)  # refuses an engine's cell table
+        needs_rows(results)  # refuses an engine's cell table
     lin = LinearOptions.from_args(args)
     try:
         result = bw.importance(results, design, options=options, exclude=exclude,

@@ -72,13 +72,13 @@ def run(args: argparse.Namespace) -> None:
                 outputs[_beside(args.design_out, family)] = _design_writer(
                     part.design, _beside(args.design_out, family))
     if args.scores_out:
-        from analysis.native_scores import scores_out_table
+        from analysis import api as bw
 
-        scores = scores_out_table(result.extras)
-        if scores is None:
-            raise AnalysisError(f"--scores-out: these {args.source} results have no native "
-                                "score (BBQ's s_DIS / s_AMB, or a bias task's metric such "
-                                "as pct_stereotype).")
+        try:
+            scores = bw.scores_out(result.extras).table
+        except AnalysisError as exc:  # the same words, naming the option and the source
+            words = str(exc).replace("These", f"these {args.source}", 1)
+            raise AnalysisError(f"--scores-out: {words}") from None
         outputs[args.scores_out] = table_writer(scores, args.scores_out)
     written = write_files(outputs)
     payload = {"source": result.source, "counts": result.counts, "notes": result.notes,

@@ -35,28 +35,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from analysis import api as bw
     from analysis.cli import emit, split_list
     from analysis.design import parse_assignments
     from analysis.errors import AnalysisError
-    from analysis.features import POLARITY_TEXTBLOB, SENTIMENT_VADER, extract_features
-    from analysis.index_published import PUBLISHED, published_llmbi
+    from analysis.index_published import PUBLISHED
     from analysis.io import load_results
     from analysis.options.index_published import IndexPublishedOptions
 
     options = IndexPublishedOptions.from_args(args)
-    frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
-    polarity = args.polarity
-    if args.text_col:
-        polarity = POLARITY_TEXTBLOB if options.lexicon == "textblob" else SENTIMENT_VADER
-        frame, _ = extract_features(frame, args.text_col, [polarity])
     weights = {}
     for key, value in parse_assignments(args.weights, "--weights").items():
         try:
             weights[key] = float(value)
         except ValueError:
             raise AnalysisError(f"--weights {key}={value}: the weight must be a number.") from None
-    index = published_llmbi(frame, polarity=polarity, by=split_list(args.by),
-                            dimension=args.dimension, weights=weights, **options.kwargs())
+    index = bw.index_published(load_results(args.file, sep=args.sep, encoding=args.encoding),
+                               polarity=args.polarity, text_column=args.text_col,
+                               by=split_list(args.by), dimension=args.dimension,
+                               weights=weights, options=options).raw
     payload = {"variant": PUBLISHED, "lexicon": index.lexicon, "totals": index.totals}
     if options.responses:
         payload["responses"] = index.responses

@@ -68,21 +68,18 @@ def run(args: argparse.Namespace) -> None:
         raise AnalysisError("Give a results FILE with --budget, --design FILE with --budget "
                             "(a new benchmark from its values), or --new FACTOR=V1,V2 ... "
                             "(or --design) with --runs for a fractional factorial.")
-    from analysis.design import Design, parse_assignments
-    from analysis.planning import budget_note, fractional_factorial
+    from analysis import api as bw
+    from analysis.cli import show
+    from analysis.design import parse_assignments
     from analysis.safe_write import write_table
 
-    if args.new:
-        factors = {k: split_list(v) for k, v in parse_assignments(args.new, "--new").items()}
-    elif args.design:
-        design = Design.load(args.design)
-        names = split_list(args.factors) or design.names
-        factors = {f: list(design.factor(f).values) for f in names}
-    else:
+    if not args.new and not args.design:
         raise AnalysisError("A new benchmark needs its factors: --new FACTOR=V1,V2 "
                             "(repeatable) or --design FILE.")
-    frac = fractional_factorial(factors, options.runs)
-    note = budget_note(options.runs, frac)
+    result = bw.fractional_factorial(design=args.design, runs=options.runs, factors={
+        k: split_list(v) for k, v in parse_assignments(args.new, "--new").items()}
+        if args.new else args.factors)
+    frac, note = result.raw, result.meta["note"]
     if note:
         print(note, file=sys.stderr)
     if args.out:
@@ -97,7 +94,7 @@ def run(args: argparse.Namespace) -> None:
     for line in frac.aliases:
         print(f"- {line}")
     print()
-    emit(argparse.Namespace(json=False, out=None), None, frac.runs)
+    show(frac.runs)
 
 
 def _inferred_template(results):  # noqa: ANN001, ANN202 - a results table
@@ -113,34 +110,31 @@ def _inferred_template(results):  # noqa: ANN001, ANN202 - a results table
 
 
 def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
-    from analysis.cells import cell_table
-    from analysis.cli import emit, load_with_design, split_list
-    from analysis.design import Design, parse_assignments
-    from analysis.planning import plan_additions
+    """The prompts to add (:func:`analysis.api.plan`): of a results table, or of a new
+    benchmark from its design (every combination empty)."""
+    from dataclasses import replace
+
+    from analysis import api as bw
+    from analysis.cli import emit, load_with_design, show, split_list
+    from analysis.design import parse_assignments
+    from analysis.options.planning import PlanOptions
     from analysis.safe_write import write_table
 
+    options = PlanOptions.from_args(args)
     where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
     if from_design:  # a new benchmark: every combination starts empty
-        design = Design.load(args.design)
-        if args.factors:
-            design = design.subset(split_list(args.factors))
-        factors, cells = design.names, None
+        result = bw.plan(None, args.design, factors=split_list(args.factors) or None,
+                         where=where, options=replace(options, template=None))
     else:
-        # every row: --where narrows the grid inside plan_additions, while the structure
+        # every row: --where narrows the grid inside the plan, while the structure
         # (what is impossible) is read on all the rows
         results, design = load_with_design(argparse.Namespace(**{**vars(args), "where": []}),
                                            need_outcome=False)
-        where = {getattr(args, "renamed", {}).get(k, k): v for k, v in where.items()}
-        factors = design.names
-        from analysis.plan_gaps import template_columns
-
         template = args.template or design.cluster or _inferred_template(results)
-        cells = cell_table(results, template_columns(design, results, template),
-                           with_outcome=False)
-    plan = plan_additions(cells, design, factors=factors, budget=args.budget, where=where,
-                          within_structure=args.within_structure,
-                          whole_variants=args.whole_variants,
-                          template=None if from_design else template)
+        result = bw.plan(results, design, where={getattr(args, "renamed", {}).get(k, k): v
+                                                 for k, v in where.items()},
+                         options=replace(options, template=template), applied=True)
+    plan = result.raw
     if args.out:
         write_table(plan.add, args.out)  # atomic; cells neutralised against formulas
     if args.json:
@@ -151,7 +145,7 @@ def _additions(args: argparse.Namespace, *, from_design: bool = False) -> None:
           f"{100 * a['coverage_percentage']:.2f} %, Gini index {b['gini_index']:.4f} -> "
           f"{a['gini_index']:.4f} with {args.budget:,} prompts over "
           f"{len(plan.add[list(plan.factors)].drop_duplicates()):,} combinations:")
-    emit(argparse.Namespace(json=False, out=None), None, plan.add)
+    show(plan.add)
     for note in plan.notes:
         print(f"Note: {note}")
     if len(plan.variants):

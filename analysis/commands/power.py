@@ -29,12 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from analysis import api as bw
     from analysis.cli import emit
     from analysis.options.planning import PowerOptions
-    from analysis.planning import sample_size
 
-    options = PowerOptions.from_args(args)
-    out = sample_size(rate=args.rate, ld=args.ld, share=args.share, **options.kwargs())
+    out = bw.power(rate=args.rate, ld=args.ld, share=args.share,
+                   options=PowerOptions.from_args(args)).raw
     if args.json:
         emit(args, out)
         return

@@ -64,11 +64,10 @@ def run(args: argparse.Namespace) -> None:
     renamed = getattr(args, "renamed", {})
     exclude = {renamed.get(k, k): split_list(v)
                for k, v in parse_assignments(args.exclude, "--exclude").items()}
-    if opts.judge_noise and results.attrs.get("engine"):
-        from analysis.judge_noise import JudgeNoiseError
+    if opts.judge_noise:
+        from analysis.commands._noise_options import needs_rows
 
-        raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
-                              "needs the rows: add --engine pandas.")
+        needs_rows(results)
     counts = row_counts(results if not exclude else _excluded(results, exclude))
     result = bw.subgroups(results, design, options=opts, exclude=exclude, applied=True)
     full, table, s = result.tables["all"], result.table, result.settings
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> None:
         payload["judge_noise"] = noise
     if "pooling" in result.tables:
         payload["pooling"] = result.tables["pooling"]
-    means = _group_means(results, design, opts.confidence, cluster=cluster)
+    means = result.tables.get("group_means")  # a continuous outcome's mean scores
     if means is not None:
         payload["group_means"] = means
     emit(args, payload, table)
@@ -131,16 +130,3 @@ def _excluded(results, exclude):  # noqa: ANN001, ANN202
 
     return exclude_rows(results, exclude)
 
-
-def _group_means(results, design, confidence: float, cluster=None):  # noqa: ANN001, ANN202
-    """A continuous outcome (the design declares it): the mean score per factor value with
-    the difference from the reference and its Welch CI, or with a cluster its CR2 CI on
-    Satterthwaite df (``analysis.continuous.group_means``, what the Subgroups page shows
-    above its 0/1 table); None otherwise."""
-    from analysis.importance_linear import is_continuous
-
-    if not is_continuous(design) or not design.names:
-        return None
-    from analysis.continuous import group_means
-
-    return group_means(results, design, confidence=confidence, cluster=cluster)
