@@ -52,8 +52,7 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "judge_reliability", "judge_agreement", "judge_stage_metrics", "judge_noise_modes",
            "fractional_factorial", "nesting", "findings", "rows_behind", "is_bbq", "bbq_scores",
            "has_native_score", "available_features", "check_criteria",
-           "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out",
-           "NO_NATIVE_SCORE"]
+           "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out"]
 
 Where = Mapping[str, str | Sequence[str]]
 
