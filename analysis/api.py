@@ -394,10 +394,10 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         from analysis.bootstrap import bootstrap_log_disparity
 
         _needs_rows(rows, "The bootstrap")
-        full = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
-                                       confidence=opts.confidence,
-                                       **opts.bootstrap_kwargs(cluster))
-        warnings += full.attrs["bootstrap"].get("notes", [])
+        full, boot = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
+                                             confidence=opts.confidence, return_info=True,
+                                             **opts.bootstrap_kwargs(cluster))
+        warnings += boot.notes
     n_rows = int(cells["n"].sum())
     tables: dict[str, Any] = {}
     if opts.pooled:  # rate_pooled, ld_pooled ... beside the raw columns (docs/pooling.md)
@@ -530,9 +530,10 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         from analysis.bootstrap import bootstrap_ecdf
 
         _needs_rows(rows, "The bootstrap")
-        boot = bootstrap_ecdf(rows, chosen, by=by, level=opts.level, ideal=opts.ideal,
-                              confidence=opts.confidence, **opts.bootstrap_kwargs(cluster))
-        meta["bootstrap"] = dict(boot.attrs.pop("bootstrap"))
+        boot, info = bootstrap_ecdf(rows, chosen, by=by, level=opts.level, ideal=opts.ideal,
+                                    confidence=opts.confidence, return_info=True,
+                                    **opts.bootstrap_kwargs(cluster))
+        meta["bootstrap"] = info.as_dict()
         notes += meta["bootstrap"].get("notes", [])
         tables["bootstrap"] = boot
     settings = {**opts.settings(), "cluster": cluster, "by": by, "factors": chosen,
@@ -651,18 +652,21 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
     index = llmbi(rows, the_design, **kwargs)
     tables = {"components": index.components}
     notes: list[str] = []
+    meta: dict[str, Any] = {}
     cluster = _cluster_of(opts.cluster, the_design)
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_index
 
         _needs_rows(rows, "The bootstrap")
-        tables["bootstrap"] = bootstrap_index(rows, the_design, confidence=opts.confidence,
-                                              **opts.bootstrap_kwargs(cluster), **kwargs)
-        notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
+        tables["bootstrap"], info = bootstrap_index(
+            rows, the_design, confidence=opts.confidence, return_info=True,
+            **opts.bootstrap_kwargs(cluster), **kwargs)
+        notes += info.notes
+        meta["bootstrap"] = info.as_dict()
     settings = {**opts.settings(), "cluster": cluster, "where": subset,
                 "dimensions": [{"factor": d.factor, "score": d.score, "weight": d.weight}
                                for d in as_dimensions(kwargs["dimensions"])]}
-    return Result(index.totals, tuple(notes), settings, tables, index)
+    return Result(index.totals, tuple(notes), settings, tables, index, meta)
 
 
 def importance_linear(data: Any, design: Any = None, *, options: Any = None,

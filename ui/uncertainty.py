@@ -5,6 +5,8 @@ Session-state keys: ``<prefix>_boot``, ``<prefix>_boot_cluster``, ``<prefix>_boo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import streamlit as st
 
@@ -80,15 +82,13 @@ def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
 
 
 def show_intervals(table: pd.DataFrame, name: str, key: str, *,
-                   confidence: float | None = None) -> None:
-    """The bootstrap table with its download (and its notes, e.g. few clusters); the
-    headers name the interval's level ``confidence`` (default: the one it was computed
-    at)."""
-    info = table.attrs.get("bootstrap", {})
-    for note in info.get("notes", []):
+                   confidence: float = 0.95, notes: Sequence[str] = ()) -> None:
+    """The bootstrap table with its download and its ``notes`` (e.g. few clusters:
+    ``Result.meta["bootstrap"]["notes"]``); the headers name the interval's level
+    ``confidence`` (``Result.meta["bootstrap"]["confidence"]``)."""
+    for note in notes:
         st.warning(md(note))
-    level = confidence if confidence is not None else info.get("confidence", 0.95)
-    st.dataframe(table, hide_index=True, column_config=interval_columns(float(level)))
+    st.dataframe(table, hide_index=True, column_config=interval_columns(float(confidence)))
     from ui.common import table_download
 
     table_download(table, name, key=key)
