@@ -266,10 +266,10 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
         _needs_rows(table, "Judge noise")
         refit = {**opts.kwargs(), "cluster": fit.cluster}
         refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
-        terms = importance_noise(table, the_design, fit=fit, factors=the_design.names, **kw,
-                                 **refit, **_noise_arguments(opts, the_design))
-        meta["judge_noise_summary"] = survival_sentence(terms, what="terms")
-        meta["judge_noise"] = dict(terms.attrs.pop("judge_noise"))
+        terms, meta["judge_noise"] = importance_noise(
+            table, the_design, fit=fit, factors=the_design.names, return_info=True, **kw,
+            **refit, **_noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(meta["judge_noise"], what="terms")
         notes.append(meta["judge_noise_summary"])
         terms.attrs.clear()
     summary = {k: v for k, v in fit.summary().items() if k != "notes"}
@@ -420,12 +420,11 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         from analysis.judge_noise import subgroup_noise, survival_sentence
 
         _needs_rows(rows, "Judge noise")
-        distinct = subgroup_noise(rows, names, max_level=opts.level, test=opts.test,
-                                  confidence=opts.confidence, min_n=opts.min_n,
-                                  min_expected=opts.min_expected, table=distinct,
-                                  adjust=opts.adjust, **_noise_arguments(opts, the_design))
-        meta["judge_noise_summary"] = survival_sentence(distinct, what="subgroups")
-        meta["judge_noise"] = dict(distinct.attrs.pop("judge_noise"))
+        distinct, meta["judge_noise"] = subgroup_noise(
+            rows, names, max_level=opts.level, test=opts.test, confidence=opts.confidence,
+            min_n=opts.min_n, min_expected=opts.min_expected, table=distinct,
+            adjust=opts.adjust, return_info=True, **_noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(meta["judge_noise"], what="subgroups")
         notes.append(meta["judge_noise_summary"])
     level = int(full[LEVEL].max()) if len(full) else opts.level
     settings = {**opts.settings(), "level": level, **facts, "uncertainty": uncertainty,
