@@ -955,7 +955,7 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
                 "level": level, "unit": c.pairing.unit, "score": score, "where": subset,
                 "cluster": c.pairing.cluster,  # the one used (the design's, resolved)
                 "level_used": int(first["level"].max()) if first is not None else None,
-                "resampled": first.attrs["resampled"] if first is not None else None}
+                "resampled": c.pairing.resampled if first is not None else None}
     return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
 
 
