@@ -403,9 +403,10 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if opts.pooled:  # rate_pooled, ld_pooled ... beside the raw columns (docs/pooling.md)
         from analysis.pooling import pool_subgroups
 
-        full = pool_subgroups(cells, names, full, cluster=cluster, confidence=opts.confidence)
-        tables["pooling"] = full.attrs["pooling"]
-        meta_pooling = list(full.attrs["pooling_notes"])
+        full, pooling = pool_subgroups(cells, names, full, cluster=cluster,
+                                       confidence=opts.confidence, return_info=True)
+        tables["pooling"] = pooling.terms
+        meta_pooling = list(pooling.notes)
         warnings += meta_pooling
     if opts.power is not None:
         from analysis.planning import add_power
@@ -513,13 +514,11 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
     if opts.pooled:
         from analysis.pooling import pool_rates, pooled_summary
 
-        rates = pool_rates(cells, chosen, rates, by=by, cluster=pooled_cluster,
-                           confidence=opts.confidence)
-        tables.update(rates=rates, pooling=rates.attrs.pop("pooling"))
-        pooling_notes = [*rates.attrs.pop("pooling_notes"), "The KS tests compare the raw "
-                         "rates."]
+        rates, pooling = pool_rates(cells, chosen, rates, by=by, cluster=pooled_cluster,
+                                    confidence=opts.confidence, return_info=True)
+        tables.update(rates=rates, pooling=pooling.terms)
+        pooling_notes = [*pooling.notes, "The KS tests compare the raw rates."]
         notes += pooling_notes
-        rates.attrs.pop("rho", None)
         summary = pooled_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
     else:
         summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
