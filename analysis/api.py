@@ -411,7 +411,8 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if opts.power is not None:
         from analysis.planning import add_power
 
-        full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect)
+        full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect,
+                         reference_df=facts["reference_df"])
     distinct = distinct_subgroups(full)
     meta: dict[str, Any] = {"warnings": warnings, "n_rows": n_rows}
     if opts.pooled:
