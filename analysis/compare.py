@@ -55,8 +55,8 @@ import pandas as pd
 
 from analysis.columns import DEVIATION, LEVEL, SUBGROUP, N
 from analysis.errors import AnalysisError, PairingError
+from analysis.multiple_testing import METHODS, Method, check_method, holm
 from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
-from analysis.multiple_testing import check_method, holm
 
 __all__ = [
     "ADJUSTMENTS", "ADJUSTMENT_NAMES", "Adjust", "BOTH", "CI_HIGH", "CI_LOW", "Comparison",
@@ -79,8 +79,8 @@ __all__ = [
 
 McNemarTest = Literal["auto", "exact", "chi2"]
 MCNEMAR_TESTS: tuple[str, ...] = get_args(McNemarTest)
-Adjust = Literal["holm", "bh", "by", "bonferroni"]
-ADJUSTMENTS: tuple[str, ...] = get_args(Adjust)
+Adjust = Method  # the multiple-testing kernel's methods (Holm is Compare's default)
+ADJUSTMENTS: tuple[str, ...] = ("holm", *(m for m in METHODS if m != "holm"))
 Duplicates = Literal["mean", "refuse"]
 DUPLICATE_RULES: tuple[str, ...] = get_args(Duplicates)
 #: ``test="auto"``: McNemar's exact binomial test below this many discordant pairs.

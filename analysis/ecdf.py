@@ -327,21 +327,16 @@ def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
 
 
 def decision_levels(adjust: str, alpha: float, k: int) -> list[float]:
-    """The levels at which a p-value's decision can change for ``alpha`` and ``k`` tested
-    pairs: ``alpha`` itself (the unadjusted p) and the step thresholds of ``adjust``
-    (``bh``: ``alpha * i / k``; ``by``: the same over ``sum(1 / j)``; ``holm``:
-    ``alpha / (k - i + 1)``; ``bonferroni``: ``alpha / k``), ascending.
+    """:func:`analysis.multiple_testing.decision_levels` (kept under this name).
 
     Examples
     --------
     >>> decision_levels("holm", 0.05, 2)
     [0.025, 0.05]
     """
-    k = max(int(k), 1)
-    i = np.arange(1, k + 1)
-    steps = {"bh": alpha * i / k, "by": alpha * i / (k * float(np.sum(1 / i))),
-             "holm": alpha / (k - i + 1), "bonferroni": np.array([alpha / k])}[adjust]
-    return sorted({float(v) for v in steps} | {float(alpha)})
+    from analysis.multiple_testing import decision_levels as levels
+
+    return levels(adjust, alpha, k)
 
 
 def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPLES,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.multiple_testing import METHODS, methods_text
 from analysis.options import FROM_DESIGN, Options, option
 from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 
@@ -27,8 +28,8 @@ CI_CHOICES = ("none", "bootstrap")
 #: Small-sample corrections of cluster-robust inference (``analysis/clusters.py``).
 SMALL_SAMPLE = ("cr2", "cr1", "none")
 
-#: p-value adjustments (``analysis.multiple_testing.METHODS``, literal here: no numpy).
-ADJUST_METHODS = ("bh", "by", "holm", "bonferroni")
+#: p-value adjustments: :data:`analysis.multiple_testing.METHODS` (no numpy imported).
+ADJUST_METHODS: tuple[str, ...] = METHODS
 
 #: Judge-noise redraw modes (``analysis/judge_noise.py``).
 NOISE_MODES = ("mean", "single", "confusion")
@@ -90,9 +91,8 @@ def noise_alpha_option() -> object:
 
 def adjust_option(what: str) -> object:
     """``--adjust``: the multiple-testing adjustment of ``p_adjusted`` over ``what``."""
-    return option("bh", f"adjust the p-values over {what}: bh (default: Benjamini-Hochberg, "
-                  "false discovery rate), by (Benjamini-Yekutieli), holm or bonferroni "
-                  "(family-wise)", choices=ADJUST_METHODS, label="Adjusted p-values by")
+    return option("bh", f"adjust the p-values over {what}: {methods_text(default='bh')}",
+                  choices=ADJUST_METHODS, label="Adjusted p-values by")
 
 
 def n_resamples_option(default: int) -> object:

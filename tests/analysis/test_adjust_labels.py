@@ -31,7 +31,7 @@ def _headers(html: str) -> list[str]:
     return re.findall(r"<th>([^<]*)</th>", html)
 
 
-@pytest.mark.parametrize("method", ["holm", "by", "bonferroni"])
+@pytest.mark.parametrize("method", ["holm", "by", "bonferroni", "hommel"])
 def test_subgroups_adjust_everywhere(ssqa, method, capsys):
     rows, design = ssqa
     args = {"factors": ["model", "cot"], "level": 2}
@@ -51,7 +51,7 @@ def test_subgroups_adjust_everywhere(ssqa, method, capsys):
     got = dict(sec.tables)["subgroups"]
     np.testing.assert_allclose(got["p_adjusted"], distinct["p_adjusted"], rtol=1e-12)
     html = R._section_html(0, sec)
-    label = {"holm": "Holm", "by": "BY", "bonferroni": "Bonferroni"}[method]
+    label = {"holm": "Holm", "by": "BY", "bonferroni": "Bonferroni", "hommel": "Hommel"}[method]
     assert f"p ({label})" in _headers(html) and "p (BH)" not in _headers(html)
     assert f"{label}-adjusted p" in html
 
