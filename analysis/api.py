@@ -261,14 +261,14 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     uncertainty = uncertainty_label(fit, the_design)
     notes = [*suggested, f"Standard errors: {uncertainty}.", *fit.notes]
     if opts.judge_noise:  # noise_same_sign, noise_significant, noise_survives per term
-        from analysis.judge_noise import importance_noise, survival_sentence
+        from analysis.judge_noise import importance_noise, noise_arguments, survival_sentence
 
         _needs_rows(table, "Judge noise")
         refit = {**opts.kwargs(), "cluster": fit.cluster}
         refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
         terms, meta["judge_noise"] = importance_noise(
             table, the_design, fit=fit, factors=the_design.names, return_info=True, **kw,
-            **refit, **_noise_arguments(opts, the_design))
+            **refit, **noise_arguments(opts, the_design))
         meta["judge_noise_summary"] = survival_sentence(meta["judge_noise"], what="terms")
         notes.append(meta["judge_noise_summary"])
         terms.attrs.clear()
@@ -317,12 +317,6 @@ def resolve_cluster_option(value: str | None, design: Design, data: pd.DataFrame
 def _needs_rows(table: pd.DataFrame, what: str) -> None:
     if _is_cell_table(table):
         raise AnalysisError(f"{what} resamples rows: pass the results table, not a cell table.")
-
-
-def _noise_arguments(opts: Any, design: Design) -> dict[str, Any]:
-    from analysis.judge_noise import threshold_of
-
-    return opts.noise_kwargs(threshold_of(design))
 
 
 def subgroups(data: Any, design: Any = None, *, options: Any = None,
@@ -419,13 +413,13 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         meta["pooling_notes"] = meta_pooling
     notes += [f"CIs and p-values: {uncertainty}.", *warnings]
     if opts.judge_noise:
-        from analysis.judge_noise import subgroup_noise, survival_sentence
+        from analysis.judge_noise import noise_arguments, subgroup_noise, survival_sentence
 
         _needs_rows(rows, "Judge noise")
         distinct, meta["judge_noise"] = subgroup_noise(
             rows, names, max_level=opts.level, test=opts.test, confidence=opts.confidence,
             min_n=opts.min_n, min_expected=opts.min_expected, table=distinct,
-            adjust=opts.adjust, return_info=True, **_noise_arguments(opts, the_design))
+            adjust=opts.adjust, return_info=True, **noise_arguments(opts, the_design))
         meta["judge_noise_summary"] = survival_sentence(meta["judge_noise"], what="subgroups")
         notes.append(meta["judge_noise_summary"])
     level = int(full[LEVEL].max()) if len(full) else opts.level

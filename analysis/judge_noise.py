@@ -78,7 +78,8 @@ __all__ = [
     "NOISE_COLUMNS", "NOISE_MODES", "NoiseMode", "ROBUST_SHARE", "SAME_SIGN", "SCORE",
     "SCORE_SAMPLES", "SIGNIFICANT", "SURVIVES", "THRESHOLD", "available_modes", "conditional",
     "confusion_draws", "confusion_tables", "has_score_samples", "human_columns",
-    "importance_noise", "noise_rows", "parse_samples", "replicate_deviations", "subgroup_noise",
+    "importance_noise", "noise_arguments", "noise_rows", "parse_samples",
+    "replicate_deviations", "subgroup_noise",
     "survival_counts", "survival_sentence", "threshold_of",
 ]
 
@@ -703,3 +704,12 @@ def threshold_of(design) -> str | float:
     if outcome is not None and outcome.column == SCORE and outcome.mapping == "below":
         return float(outcome.threshold)
     return THRESHOLD
+
+
+def noise_arguments(options, design) -> dict:  # noqa: ANN001 - NoiseOptions, a Design
+    """The keyword arguments of :func:`subgroup_noise` / :func:`importance_noise` from an
+    analysis's options (:class:`analysis.options.common.NoiseOptions`: ``judge_noise``,
+    ``noise_mode``, ``seed`` and, for subgroups, ``noise_alpha``) and its design's
+    threshold (:func:`threshold_of`): the one place the options become arguments (the
+    API and the CLI)."""
+    return options.noise_kwargs(threshold_of(design))

@@ -28,15 +28,16 @@ _NUM = st.column_config.NumberColumn
 def interval_columns(confidence: float) -> dict:
     """The bootstrap table's column formats, the interval's headers naming its level
     (``confidence`` 0.9: "90 % low", the 5th percentile)."""
-    from analysis.formatting import level_text
+    from analysis.formatting import interval_header
 
     tail = 100 * (1 - confidence) / 2
+    level = {"confidence": confidence}
     return {
         ESTIMATE: _NUM("estimate", format="%.4f"),
         BOOT_SE: _NUM("bootstrap SE", format="%.4f"),
-        BOOT_CI_LOW: _NUM(f"{level_text(confidence)} low", format="%.4f",
+        BOOT_CI_LOW: _NUM(interval_header(level, "low", ""), format="%.4f",
                           help=f"{tail:g}th percentile of the replicates"),
-        BOOT_CI_HIGH: _NUM(f"{level_text(confidence)} high", format="%.4f",
+        BOOT_CI_HIGH: _NUM(interval_header(level, "high", ""), format="%.4f",
                            help=f"{100 - tail:g}th percentile"),
     }
 

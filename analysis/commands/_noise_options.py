@@ -13,13 +13,13 @@ __all__ = ["noise_rows_payload", "noise_settings"]
 def noise_settings(options: Any, design, results) -> dict:  # noqa: ANN001
     """Keyword arguments of ``analysis.judge_noise`` from the options (an options object
     with ``judge_noise``, ``noise_mode``, ``seed`` and, for subgroups, ``noise_alpha``)."""
-    from analysis.judge_noise import JudgeNoiseError, threshold_of
+    from analysis.judge_noise import JudgeNoiseError, noise_arguments
 
     if results.attrs.get("engine"):
         raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
                               "needs the rows: add --engine pandas.")
 
-    return options.noise_kwargs(threshold_of(design))
+    return noise_arguments(options, design)
 
 
 def noise_rows_payload(table, meta, label: str, estimate: str,  # noqa: ANN001
