@@ -53,7 +53,7 @@ from analysis.errors import AnalysisError
 __all__ = [
     "BOOT_CI_HIGH", "BOOT_CI_LOW", "DEFAULT_N_BOOT", "BootstrapInfo", "INTERVAL_COLUMNS",
     "SHIFTED_SHARE",
-    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity", "bootstrap_rows",
+    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity",
     "expanded_tail", "replicate_cells",
 ]
 
@@ -416,26 +416,6 @@ def _row_replicates(results: pd.DataFrame, cluster: str | None, n_resamples: int
     starts = np.searchsorted(codes[order], np.arange(g + 1))
     members = [order[starts[i]:starts[i + 1]] for i in range(g)]
     return [np.concatenate([members[j] for j in rng.integers(0, g, g)]) for _ in range(n_resamples)]
-
-
-def bootstrap_rows(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series], *,
-                   cluster: str | None = None, n_resamples: int = 200, confidence: float = 0.95,
-                   seed: int = 0) -> pd.DataFrame:
-    """Percentile CIs of any statistic of the rows, resampling rows (or clusters of rows).
-
-    ``statistic`` maps a results table to a Series of named numbers; a replicate where it
-    raises :class:`~analysis.errors.AnalysisError` counts as missing.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed like the statistic's Series: ``estimate``, ``boot_se``, ``boot_ci_low``,
-        ``boot_ci_high``, ``n_boot``.
-    """
-    _check(n_resamples, confidence)
-    estimate, reps = _replicates(results, statistic, statistic(results).index, cluster,
-                                 n_resamples, seed)
-    return pd.DataFrame(_interval(estimate, reps, confidence), index=estimate.index)
 
 
 def _replicates(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series],
