@@ -53,7 +53,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
-from analysis.multiple_testing import adjust_p, check_method
+from analysis.multiple_testing import adjust_p, check_method, decision_levels
 from analysis.options.ecdf import EcdfOptions
 from analysis.subgroups import subgroup_counts
 
@@ -324,19 +324,6 @@ def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
         if stop_at and (used + 1) % KS_BATCH == 0 and _clear_of(hits, used, stop_at):
             break
     return d_obs, (hits + 1) / (used + 1), "permutation (ties)", used
-
-
-def decision_levels(adjust: str, alpha: float, k: int) -> list[float]:
-    """:func:`analysis.multiple_testing.decision_levels` (kept under this name).
-
-    Examples
-    --------
-    >>> decision_levels("holm", 0.05, 2)
-    [0.025, 0.05]
-    """
-    from analysis.multiple_testing import decision_levels as levels
-
-    return levels(adjust, alpha, k)
 
 
 def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPLES,

@@ -17,7 +17,7 @@ from analysis.options.common import BootstrapOptions
 from ui.widgets import md
 
 __all__ = [
-    "ASK", "COLUMN_CONFIG", "bootstrap_options", "cluster_widget", "interval_columns",
+    "ASK", "bootstrap_options", "cluster_widget", "interval_columns",
     "page_ci_settings", "show_intervals",
 ]
 
@@ -40,10 +40,6 @@ def interval_columns(confidence: float) -> dict:
         BOOT_CI_HIGH: _NUM(interval_header(level, "high", ""), format="%.4f",
                            help=f"{100 - tail:g}th percentile"),
     }
-
-
-#: The formats at the default level (0.95).
-COLUMN_CONFIG = interval_columns(0.95)
 
 
 #: ``cluster=`` default of :func:`bootstrap_options`: ask with a selectbox.
