@@ -712,4 +712,8 @@ def noise_arguments(options, design) -> dict:  # noqa: ANN001 - NoiseOptions, a 
     ``noise_mode``, ``seed`` and, for subgroups, ``noise_alpha``) and its design's
     threshold (:func:`threshold_of`): the one place the options become arguments (the
     API and the CLI)."""
-    return options.noise_kwargs(threshold_of(design))
+    out = {"n_resamples": options.judge_noise, "mode": options.noise_mode,
+           "seed": getattr(options, "seed", 0), "threshold": threshold_of(design)}
+    if "noise_alpha" in options.specs():
+        out["alpha"] = options.noise_alpha
+    return out

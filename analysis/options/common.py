@@ -57,7 +57,8 @@ class ClusterOptions(Options):
 
 @dataclass(frozen=True, kw_only=True)
 class NoiseOptions(Options):
-    """Judge noise: redraw a judged table's scores and refit (``analysis/judge_noise.py``)."""
+    """Judge noise: redraw a judged table's scores and refit (``analysis/judge_noise.py``;
+    the keyword arguments: :func:`analysis.judge_noise.noise_arguments`)."""
 
     judge_noise: int | None = option(
         None, "redraw the judge's scores R times (e.g. 200), rerun the analysis with the "
@@ -69,16 +70,6 @@ class NoiseOptions(Options):
         "one-call judge); confusion: a score from P(human | judge) estimated on the rows "
         "with human_<metric> labels", choices=NOISE_MODES, group=_NOISE, call=False,
         label="Noise model")
-
-    def noise_kwargs(self, threshold: object) -> dict[str, object]:
-        """Keyword arguments of the ``analysis.judge_noise`` functions (``threshold``: the
-        design's, ``analysis.judge_noise.threshold_of``): the one place the options
-        become arguments (the API and the CLI)."""
-        out = {"n_resamples": self.judge_noise, "mode": self.noise_mode,
-               "seed": getattr(self, "seed", 0), "threshold": threshold}
-        if "noise_alpha" in self.specs():
-            out["alpha"] = self.noise_alpha  # type: ignore[attr-defined]
-        return out
 
 
 def noise_alpha_option() -> object:
