@@ -265,15 +265,15 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     uncertainty = uncertainty_label(fit, the_design)
     notes = [*suggested, f"Standard errors: {uncertainty}.", *fit.notes]
     if opts.judge_noise:  # noise_same_sign, noise_significant, noise_survives per term
-        from analysis.judge_noise import importance_noise, survival_sentence
+        from analysis.judge_noise import importance_noise, noise_arguments, survival_sentence
 
         _needs_rows(table, "Judge noise")
         refit = {**opts.kwargs(), "cluster": fit.cluster}
         refit.pop("likelihood_ratio")  # replicates are fitted without the LR tests
-        terms = importance_noise(table, the_design, fit=fit, factors=the_design.names, **kw,
-                                 **refit, **_noise_arguments(opts, the_design))
-        meta["judge_noise_summary"] = survival_sentence(terms, what="terms")
-        meta["judge_noise"] = dict(terms.attrs.pop("judge_noise"))
+        terms, meta["judge_noise"] = importance_noise(
+            table, the_design, fit=fit, factors=the_design.names, return_info=True, **kw,
+            **refit, **noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(meta["judge_noise"], what="terms")
         notes.append(meta["judge_noise_summary"])
         terms.attrs.clear()
     summary = {k: v for k, v in fit.summary().items() if k != "notes"}
@@ -321,12 +321,6 @@ def resolve_cluster_option(value: str | None, design: Design, data: pd.DataFrame
 def _needs_rows(table: pd.DataFrame, what: str) -> None:
     if _is_cell_table(table):
         raise AnalysisError(f"{what} resamples rows: pass the results table, not a cell table.")
-
-
-def _noise_arguments(opts: Any, design: Design) -> dict[str, Any]:
-    from analysis.judge_noise import threshold_of
-
-    return opts.noise_kwargs(threshold_of(design))
 
 
 def subgroups(data: Any, design: Any = None, *, options: Any = None,
@@ -403,38 +397,39 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         from analysis.bootstrap import bootstrap_log_disparity
 
         _needs_rows(rows, "The bootstrap")
-        full = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
-                                       confidence=opts.confidence,
-                                       **opts.bootstrap_kwargs(cluster))
-        warnings += full.attrs["bootstrap"].get("notes", [])
+        full, boot = bootstrap_log_disparity(rows, names, max_level=opts.level, table=full,
+                                             confidence=opts.confidence, return_info=True,
+                                             **opts.bootstrap_kwargs(cluster))
+        warnings += boot.notes
     n_rows = int(cells["n"].sum())
     tables: dict[str, Any] = {}
     if opts.pooled:  # rate_pooled, ld_pooled ... beside the raw columns (docs/pooling.md)
         from analysis.pooling import pool_subgroups
 
-        full = pool_subgroups(cells, names, full, cluster=cluster, confidence=opts.confidence)
-        tables["pooling"] = full.attrs["pooling"]
-        meta_pooling = list(full.attrs["pooling_notes"])
+        full, pooling = pool_subgroups(cells, names, full, cluster=cluster,
+                                       confidence=opts.confidence, return_info=True)
+        tables["pooling"] = pooling.terms
+        meta_pooling = list(pooling.notes)
         warnings += meta_pooling
     if opts.power is not None:
         from analysis.planning import add_power
 
-        full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect)
+        full = add_power(full, n_rows, power=opts.power, target_ld=opts.effect,
+                         reference_df=facts["reference_df"])
     distinct = distinct_subgroups(full)
     meta: dict[str, Any] = {"warnings": warnings, "n_rows": n_rows}
     if opts.pooled:
         meta["pooling_notes"] = meta_pooling
     notes += [f"CIs and p-values: {uncertainty}.", *warnings]
     if opts.judge_noise:
-        from analysis.judge_noise import subgroup_noise, survival_sentence
+        from analysis.judge_noise import noise_arguments, subgroup_noise, survival_sentence
 
         _needs_rows(rows, "Judge noise")
-        distinct = subgroup_noise(rows, names, max_level=opts.level, test=opts.test,
-                                  confidence=opts.confidence, min_n=opts.min_n,
-                                  min_expected=opts.min_expected, table=distinct,
-                                  adjust=opts.adjust, **_noise_arguments(opts, the_design))
-        meta["judge_noise_summary"] = survival_sentence(distinct, what="subgroups")
-        meta["judge_noise"] = dict(distinct.attrs.pop("judge_noise"))
+        distinct, meta["judge_noise"] = subgroup_noise(
+            rows, names, max_level=opts.level, test=opts.test, confidence=opts.confidence,
+            min_n=opts.min_n, min_expected=opts.min_expected, table=distinct,
+            adjust=opts.adjust, return_info=True, **noise_arguments(opts, the_design))
+        meta["judge_noise_summary"] = survival_sentence(meta["judge_noise"], what="subgroups")
         notes.append(meta["judge_noise_summary"])
     if is_continuous(the_design) and names and not _is_cell_table(rows):
         from analysis.continuous import group_means
@@ -528,13 +523,11 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
     if opts.pooled:
         from analysis.pooling import pool_rates, pooled_summary
 
-        rates = pool_rates(cells, chosen, rates, by=by, cluster=pooled_cluster,
-                           confidence=opts.confidence)
-        tables.update(rates=rates, pooling=rates.attrs.pop("pooling"))
-        pooling_notes = [*rates.attrs.pop("pooling_notes"), "The KS tests compare the raw "
-                         "rates."]
+        rates, pooling = pool_rates(cells, chosen, rates, by=by, cluster=pooled_cluster,
+                                    confidence=opts.confidence, return_info=True)
+        tables.update(rates=rates, pooling=pooling.terms)
+        pooling_notes = [*pooling.notes, "The KS tests compare the raw rates."]
         notes += pooling_notes
-        rates.attrs.pop("rho", None)
         summary = pooled_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
     else:
         summary = ecdf_summary(rates, by=by, ideal=opts.ideal, cutoff=opts.cutoff)
@@ -544,9 +537,10 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
         from analysis.bootstrap import bootstrap_ecdf
 
         _needs_rows(rows, "The bootstrap")
-        boot = bootstrap_ecdf(rows, chosen, by=by, level=opts.level, ideal=opts.ideal,
-                              confidence=opts.confidence, **opts.bootstrap_kwargs(cluster))
-        meta["bootstrap"] = dict(boot.attrs.pop("bootstrap"))
+        boot, info = bootstrap_ecdf(rows, chosen, by=by, level=opts.level, ideal=opts.ideal,
+                                    confidence=opts.confidence, return_info=True,
+                                    **opts.bootstrap_kwargs(cluster))
+        meta["bootstrap"] = info.as_dict()
         notes += meta["bootstrap"].get("notes", [])
         tables["bootstrap"] = boot
     settings = {**opts.settings(), "cluster": cluster, "by": by, "factors": chosen,
@@ -709,18 +703,21 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
     index = llmbi(rows, the_design, **kwargs)
     tables = {"components": index.components}
     notes: list[str] = []
+    meta: dict[str, Any] = {}
     cluster = _cluster_of(opts.cluster, the_design)
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_index
 
         _needs_rows(rows, "The bootstrap")
-        tables["bootstrap"] = bootstrap_index(rows, the_design, confidence=opts.confidence,
-                                              **opts.bootstrap_kwargs(cluster), **kwargs)
-        notes += tables["bootstrap"].attrs["bootstrap"].get("notes", [])
+        tables["bootstrap"], info = bootstrap_index(
+            rows, the_design, confidence=opts.confidence, return_info=True,
+            **opts.bootstrap_kwargs(cluster), **kwargs)
+        notes += info.notes
+        meta["bootstrap"] = info.as_dict()
     settings = {**opts.settings(), "cluster": cluster, "where": subset,
                 "dimensions": [{"factor": d.factor, "score": d.score, "weight": d.weight}
                                for d in as_dimensions(kwargs["dimensions"])]}
-    return Result(index.totals, tuple(notes), settings, tables, index)
+    return Result(index.totals, tuple(notes), settings, tables, index, meta)
 
 
 def importance_linear(data: Any, design: Any = None, *, options: Any = None,
@@ -1045,7 +1042,7 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
                 "level": level, "unit": c.pairing.unit, "score": score, "where": subset,
                 "cluster": c.pairing.cluster,  # the one used (the design's, resolved)
                 "level_used": int(first["level"].max()) if first is not None else None,
-                "resampled": first.attrs["resampled"] if first is not None else None}
+                "resampled": c.pairing.resampled if first is not None else None}
     return Result(c.overall, (*suggested, *c.notes), settings, tables, c)
 
 

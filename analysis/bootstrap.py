@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -50,8 +51,9 @@ from analysis.design import factor_values
 from analysis.errors import AnalysisError
 
 __all__ = [
-    "BOOT_CI_HIGH", "BOOT_CI_LOW", "DEFAULT_N_BOOT", "INTERVAL_COLUMNS", "SHIFTED_SHARE",
-    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity", "bootstrap_rows",
+    "BOOT_CI_HIGH", "BOOT_CI_LOW", "DEFAULT_N_BOOT", "BootstrapInfo", "INTERVAL_COLUMNS",
+    "SHIFTED_SHARE",
+    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity",
     "expanded_tail", "replicate_cells",
 ]
 
@@ -59,6 +61,30 @@ __all__ = [
 #: Default number of bootstrap replicates.
 DEFAULT_N_BOOT = 1000
 INTERVAL_COLUMNS = [ESTIMATE, BOOT_SE, BOOT_CI_LOW, BOOT_CI_HIGH, N_BOOT]
+
+
+@dataclass(frozen=True)
+class BootstrapInfo:
+    """How a bootstrap table was computed (``return_info=True`` of the functions here):
+    the cluster resampled (None: rows), the replicates, the seed, the level, the interval
+    (``percentile`` or ``expanded percentile``; "" for the index's) and notes to show
+    beside the table (few clusters, a p-value that disagrees, ...)."""
+
+    cluster: str | None
+    n_boot: int
+    seed: int
+    confidence: float
+    interval: str = "percentile"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        """The settings as the JSON and ``Result.meta["bootstrap"]`` give them (``notes``
+        a list; no ``interval`` key for the index's, as before)."""
+        out = asdict(self)
+        out["notes"] = list(self.notes)
+        if not self.interval:
+            del out["interval"]
+        return out
 
 
 def _check(n_resamples: int, confidence: float) -> None:
@@ -203,8 +229,9 @@ def _log_disparity(a: np.ndarray, n: np.ndarray, total_k: np.ndarray, total_n: n
 def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                             max_level: int | None = None, cluster: str | None = None,
                             n_resamples: int = DEFAULT_N_BOOT, confidence: float = 0.95,
-                            seed: int = 0,
-                            table: pd.DataFrame | None = None) -> pd.DataFrame:
+                            seed: int = 0, table: pd.DataFrame | None = None,
+                            return_info: bool = False
+                            ) -> pd.DataFrame | tuple[pd.DataFrame, BootstrapInfo]:
     """Bootstrap (cluster bootstrap with ``cluster``) percentile CIs of subgroup LD.
 
     Parameters
@@ -219,12 +246,16 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
     table
         The subgroup table to extend (default: :func:`analysis.subgroups.subgroups` of
         the cell table over ``factors``); rows are matched by their factor values.
+    return_info
+        Also return the :class:`BootstrapInfo` (its notes: few clusters, subgroups whose
+        p-value and interval disagree).
 
     Returns
     -------
     pandas.DataFrame
         ``table`` with ``boot_ci_low`` and ``boot_ci_high`` (percentile interval of LD
-        over the replicates where it is defined) and ``boot_se``.
+        over the replicates where it is defined) and ``boot_se``; with ``return_info``
+        the pair ``(table, BootstrapInfo)``.
     """
     from analysis.subgroups import subgroups
 
@@ -268,11 +299,10 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                          f"disagree at the {level:g} level (one rejects LD = 0, the other "
                          "not); they are different approximations, read such a subgroup as "
                          "borderline")
-    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_resamples, "seed": seed,
-                              "confidence": confidence, "interval": (
-                                  "expanded percentile" if tail is not None else "percentile"),
-                              "notes": notes}
-    return out
+    info = BootstrapInfo(cluster, n_resamples, seed, confidence,
+                         "expanded percentile" if tail is not None else "percentile",
+                         tuple(notes))
+    return (out, info) if return_info else out
 
 
 # --- eCDF summaries -------------------------------------------------------------------------------
@@ -286,9 +316,11 @@ def _rates(cells: pd.DataFrame, factors: list[str], by: str, level: int | None
 
 def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
                    level: int | None = None, ideal: float = 0.0, cluster: str | None = None,
-                   n_resamples: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0
-                   ) -> pd.DataFrame:
-    """Bootstrap CIs of the eCDF summaries (``analysis.ecdf``).
+                   n_resamples: int = DEFAULT_N_BOOT, confidence: float = 0.95, seed: int = 0,
+                   return_info: bool = False
+                   ) -> pd.DataFrame | tuple[pd.DataFrame, BootstrapInfo]:
+    """Bootstrap CIs of the eCDF summaries (``analysis.ecdf``); with ``return_info`` the
+    pair ``(table, BootstrapInfo)`` (its notes: few clusters).
 
     Returns
     -------
@@ -333,10 +365,9 @@ def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
     iv = _interval(np.array(est), np.column_stack(reps), confidence)
     out = pd.DataFrame({QUANTITY: [r[0] for r in rows], GROUP_A: [r[1] for r in rows],
                         GROUP_B: [r[2] for r in rows], **iv})
-    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_resamples, "seed": seed,
-                              "confidence": confidence,
-                              "notes": _few_clusters(results, cluster)}
-    return out
+    info = BootstrapInfo(cluster, n_resamples, seed, confidence,
+                         notes=tuple(_few_clusters(results, cluster)))
+    return (out, info) if return_info else out
 
 
 def _few_clusters(results: pd.DataFrame, cluster: str | None) -> list[str]:
@@ -387,26 +418,6 @@ def _row_replicates(results: pd.DataFrame, cluster: str | None, n_resamples: int
     return [np.concatenate([members[j] for j in rng.integers(0, g, g)]) for _ in range(n_resamples)]
 
 
-def bootstrap_rows(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series], *,
-                   cluster: str | None = None, n_resamples: int = 200, confidence: float = 0.95,
-                   seed: int = 0) -> pd.DataFrame:
-    """Percentile CIs of any statistic of the rows, resampling rows (or clusters of rows).
-
-    ``statistic`` maps a results table to a Series of named numbers; a replicate where it
-    raises :class:`~analysis.errors.AnalysisError` counts as missing.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed like the statistic's Series: ``estimate``, ``boot_se``, ``boot_ci_low``,
-        ``boot_ci_high``, ``n_boot``.
-    """
-    _check(n_resamples, confidence)
-    estimate, reps = _replicates(results, statistic, statistic(results).index, cluster,
-                                 n_resamples, seed)
-    return pd.DataFrame(_interval(estimate, reps, confidence), index=estimate.index)
-
-
 def _replicates(results: pd.DataFrame, statistic: Callable[[pd.DataFrame], pd.Series],
                 index: pd.Index, cluster: str | None, n_resamples: int, seed: int
                 ) -> tuple[pd.Series, np.ndarray]:
@@ -427,8 +438,10 @@ SHIFTED_SHARE = 0.75
 
 def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None,
                     n_resamples: int = 200, confidence: float = 0.95, seed: int = 0,
-                    **options) -> pd.DataFrame:
-    """Bootstrap CIs of the bias index and of each of its components, per model.
+                    return_info: bool = False, **options
+                    ) -> pd.DataFrame | tuple[pd.DataFrame, BootstrapInfo]:
+    """Bootstrap CIs of the bias index and of each of its components, per model (with
+    ``return_info`` the pair ``(table, BootstrapInfo)``; its notes are in ``note``).
 
     ``options`` are those of :func:`analysis.index.bias_index`. The diversity penalty
     describes the design (which prompts were asked, or a constant), not a sample, so it is
@@ -516,6 +529,5 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
     table[NOTE] = notes
     table.index = table.index.set_names([MODEL, QUANTITY])
     out = table.reset_index()
-    out.attrs["bootstrap"] = {"cluster": cluster, "n_boot": n_resamples, "seed": seed,
-                              "confidence": confidence}
-    return out
+    info = BootstrapInfo(cluster, n_resamples, seed, confidence, interval="")
+    return (out, info) if return_info else out

@@ -55,8 +55,8 @@ import pandas as pd
 
 from analysis.columns import DEVIATION, LEVEL, SUBGROUP, N
 from analysis.errors import AnalysisError, PairingError
+from analysis.multiple_testing import METHODS, Method, check_method, holm
 from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
-from analysis.multiple_testing import check_method, holm
 
 __all__ = [
     "ADJUSTMENTS", "ADJUSTMENT_NAMES", "Adjust", "BOTH", "CI_HIGH", "CI_LOW", "Comparison",
@@ -73,14 +73,15 @@ __all__ = [
     "adjust_p", "agresti_min_interval", "cluster_mean_difference", "cluster_odds_ratio",
     "compare", "compare_overall",
     "compare_pairing", "compare_subgroups", "conditional_odds_ratio", "describe",
+    "subgroup_notes",
     "durkalski_test", "holm", "infer_unit", "mcnemar_test", "pair_units", "paired_bootstrap",
 ]
 
 
 McNemarTest = Literal["auto", "exact", "chi2"]
 MCNEMAR_TESTS: tuple[str, ...] = get_args(McNemarTest)
-Adjust = Literal["holm", "bh", "by", "bonferroni"]
-ADJUSTMENTS: tuple[str, ...] = get_args(Adjust)
+Adjust = Method  # the multiple-testing kernel's methods (Holm is Compare's default)
+ADJUSTMENTS: tuple[str, ...] = ("holm", *(m for m in METHODS if m != "holm"))
 #: The adjustment of the subgroup tables' ``p_adjusted`` and ``ld_p_adjusted`` (and of
 #: each value's own LD verdict): Benjamini-Hochberg across the subgroups of a pair,
 #: whatever ``adjust`` (which adjusts the pairs of the overall table).
@@ -188,6 +189,11 @@ class Pairing:
     duplicates: str = "mean"
     notes: list[str] = field(default_factory=list)
     factors: list[str] = field(default_factory=list)
+
+    @property
+    def resampled(self) -> str:
+        """What the bootstrap resamples: ``"prompt units"`` or ``"clusters of <col>"``."""
+        return f"clusters of {self.cluster}" if self.cluster else "prompt units"
 
     def pairs(self, reference: str | None = None) -> list[tuple[str, str]]:
         """The compared pairs (a, b): every value against ``reference`` (a = reference),
@@ -830,7 +836,6 @@ def compare_overall(
         rows.append(row)
     out = pd.DataFrame(rows)
     out[P_ADJUSTED] = adjust_p(out[P_VALUE].to_numpy(float), adjust) if P_VALUE in out else np.nan
-    out.attrs["adjust"] = adjust
     return out
 
 
@@ -1076,8 +1081,8 @@ def compare_subgroups(
         ``ld_p_adjusted``, ``significant_a`` / ``significant_b`` (each model's own LD
         verdict: BH-adjusted p < alpha, Wald or Fisher as :mod:`analysis.subgroups`)
         and ``verdicts_differ`` (significant for one model and not the other).
-        ``attrs``: ``resampled`` ("prompt units" or "clusters of <col>") and ``n_boot``
-        (the replicates).
+        What was resampled is ``pairing.resampled``; the notes on the intervals are
+        :func:`subgroup_notes`.
     """
     from analysis.subgroups import benjamini_hochberg, disparity_stats
 
@@ -1110,18 +1115,15 @@ def compare_subgroups(
         el, _ = pd.factorize(paired[_CLUSTER].to_numpy())
         n_el = int(el.max()) + 1
         probabilities, draws = None, None
-        resampled = f"clusters of {pairing.cluster}"
     elif binary:  # elements = distinct (cell, a, b) triples, with their multiplicity
         triple = (cell_of * 2 + xa.astype(np.int64)) * 2 + xb.astype(np.int64)
         uniq, el, mult = np.unique(triple, return_inverse=True, return_counts=True)
         el = el.reshape(-1)
         n_el = len(uniq)
         probabilities, draws = mult / mult.sum(), len(paired)
-        resampled = "prompt units"
     else:  # elements = units
         el, n_el = np.arange(len(paired)), len(paired)
         probabilities, draws = None, None
-        resampled = "prompt units"
     flat = el * ncell + cell_of
     size = n_el * ncell
     if binary and not pairing.cluster:  # one row per distinct triple: its value once
@@ -1174,22 +1176,26 @@ def compare_subgroups(
         out[VERDICTS_DIFFER] = out[SIGNIFICANT_A] != out[SIGNIFICANT_B]
     out.insert(0, MODEL_B, b)
     out.insert(0, MODEL_A, a)
+    return out
+
+
+def subgroup_notes(pairing: Pairing, table: pd.DataFrame) -> list[str]:
+    """The notes on a :func:`compare_subgroups` table's intervals: with a cluster, how the
+    spread is expanded, and the subgroups that lie in one cluster (not estimable)."""
     notes = []
     if pairing.cluster:
         notes.append(f"per subgroup with a cluster: the cluster bootstrap's spread expanded "
                      f"by sqrt(k / (k - 1)) and t on k - 1 df, k = the values of "
                      f"{pairing.cluster} holding the subgroup's paired prompts (n_clusters; "
                      "for the LD difference the fewer of those inside and outside it)")
-        lonely = out.loc[out[N_CLUSTERS] < 2, SUBGROUP].tolist()
+        lonely = table.loc[table[N_CLUSTERS] < 2, SUBGROUP].tolist()
         if lonely:
             notes.append(f"not estimable: {'; '.join(map(str, lonely[:8]))}"
                          + (f" (and {len(lonely) - 8} more)" if len(lonely) > 8 else "")
                          + f" lie(s) in one value of {pairing.cluster}: no interval or "
                          "p-value (one cluster says nothing about the variation between "
                          "clusters)")
-    out.attrs.update(resampled=resampled, n_boot=int(n_resamples), seed=int(seed), alpha=alpha,
-                     notes=notes)
-    return out
+    return notes
 
 
 # --- everything at once -------------------------------------------------------------------
@@ -1260,19 +1266,20 @@ def compare_pairing(
                 subs[(a, b)] = compare_subgroups(pairing, a, b, factors, max_level=max_level,
                                                  n_resamples=n_resamples, seed=seed,
                                                  confidence=confidence, alpha=alpha)
-    notes = describe(pairing, overall, subs, alpha=alpha)
+    notes = describe(pairing, overall, subs, alpha=alpha, adjust=adjust)
     for table in subs.values():
-        notes += [n for n in table.attrs.get("notes", []) if n not in notes]
+        notes += [n for n in subgroup_notes(pairing, table) if n not in notes]
     return Comparison(pairing, overall, subs, notes)
 
 
 def describe(pairing: Pairing, overall: pd.DataFrame,
              subgroups: dict[tuple[str, str], pd.DataFrame] | None = None, *,
-             alpha: float = 0.05) -> list[str]:
+             alpha: float = 0.05, adjust: str = "") -> list[str]:
     """Plain-language readings: what was paired, unpaired rows, and per pair the
-    discordant counts, the test and the subgroups that differ."""
+    discordant counts, the test and the subgroups that differ (``adjust``: the method of
+    ``overall``'s ``p_adjusted``, as :func:`compare_overall` was given it)."""
     notes = [pairing.note, *pairing.notes]
-    adjust = ADJUSTMENT_NAMES.get(overall.attrs.get("adjust", ""), "")
+    adjust = ADJUSTMENT_NAMES.get(adjust, "")
     for r in overall.to_dict(orient="records"):
         a, b = r[MODEL_A], r[MODEL_B]
         if r[UNPAIRED_A] or r[UNPAIRED_B]:

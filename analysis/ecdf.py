@@ -53,7 +53,7 @@ from analysis.columns import (
     N,
 )
 from analysis.errors import AnalysisError
-from analysis.multiple_testing import adjust_p, check_method
+from analysis.multiple_testing import adjust_p, check_method, decision_levels
 from analysis.options.ecdf import EcdfOptions
 from analysis.subgroups import subgroup_counts
 
@@ -324,24 +324,6 @@ def ks_permutation_pvalue(xa: np.ndarray, xb: np.ndarray, *,
         if stop_at and (used + 1) % KS_BATCH == 0 and _clear_of(hits, used, stop_at):
             break
     return d_obs, (hits + 1) / (used + 1), "permutation (ties)", used
-
-
-def decision_levels(adjust: str, alpha: float, k: int) -> list[float]:
-    """The levels at which a p-value's decision can change for ``alpha`` and ``k`` tested
-    pairs: ``alpha`` itself (the unadjusted p) and the step thresholds of ``adjust``
-    (``bh``: ``alpha * i / k``; ``by``: the same over ``sum(1 / j)``; ``holm``:
-    ``alpha / (k - i + 1)``; ``bonferroni``: ``alpha / k``), ascending.
-
-    Examples
-    --------
-    >>> decision_levels("holm", 0.05, 2)
-    [0.025, 0.05]
-    """
-    k = max(int(k), 1)
-    i = np.arange(1, k + 1)
-    steps = {"bh": alpha * i / k, "by": alpha * i / (k * float(np.sum(1 / i))),
-             "holm": alpha / (k - i + 1), "bonferroni": np.array([alpha / k])}[adjust]
-    return sorted({float(v) for v in steps} | {float(alpha)})
 
 
 def ks_tests(rates: pd.DataFrame, *, by: str, n_resamples: int = DEFAULT_RESAMPLES,

@@ -1,12 +1,16 @@
 """Numbers as people read them: p-values (``1.2e-70``, ``<1e-300``, ``0.034``), interval
-levels (``95 %``)."""
+levels (``95 %``), and the labels that name the method behind a number from the
+settings it was computed with (:func:`interval_header`, :func:`adjusted_header`: every
+view's headers come from these, never a hand-written "95 %" or "p (BH)")."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["P_FLOOR", "P_FORMAT", "format_p", "is_p_column", "level_text",
-           "percent_text", "permutation_floors"]
+__all__ = ["P_FLOOR", "P_FORMAT", "adjusted_header", "format_p", "interval_header",
+           "is_p_column", "level_text", "percent_text", "permutation_floors"]
 
 
 #: printf format for p-value columns of app tables (two significant digits).
@@ -55,6 +59,33 @@ def level_text(confidence: float) -> str:
     ['95 %', '50 %', '99.9 %']
     """
     return f"{100 * float(confidence):.10g} %"
+
+
+def interval_header(settings: Mapping[str, Any], side: str, what: str = "CI") -> str:
+    """The header of an interval's bound, naming its level (``settings["confidence"]``,
+    a :class:`analysis.api.Result`'s settings or a report section's; default 0.95).
+
+    Examples
+    --------
+    >>> interval_header({"confidence": 0.9}, "low"), interval_header({}, "high", "")
+    ('90 % CI low', '95 % high')
+    """
+    level = level_text(float(settings.get("confidence", 0.95)))
+    return " ".join(w for w in (level, what, side) if w)
+
+
+def adjusted_header(settings: Mapping[str, Any], default: str = "bh") -> str:
+    """The header of an adjusted p-value, naming its method (``settings["adjust"]``; the
+    analysis's own default when the settings do not say, e.g. Compare's ``"holm"``).
+
+    Examples
+    --------
+    >>> adjusted_header({"adjust": "holm"}), adjusted_header({})
+    ('p (Holm)', 'p (BH)')
+    """
+    from analysis.multiple_testing import adjusted_label
+
+    return adjusted_label(str(settings.get("adjust") or default))
 
 
 def permutation_floors(table) -> list[float | None] | None:  # noqa: ANN001 - a DataFrame

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError, CriteriaError
+from analysis.formatting import level_text
 
 __all__ = [
     "CRITERION_KEYS", "CheckReport", "CriteriaError", "Criterion", "CriterionResult",
@@ -88,7 +89,7 @@ class Criterion:
         s = self.spec
         scope = s.get("scope") or {}
         where = (" for " + ", ".join(f"{k} = {v}" for k, v in scope.items())) if scope else ""
-        level = f"{self.confidence:.0%}".replace("%", " %")
+        level = level_text(self.confidence)
         if self.metric == "log_disparity":
             return (f"no subgroup with |LD| > {s['max_abs']} at adjusted p < "
                     f"{s.get('alpha', 0.05)}{where}")

@@ -78,7 +78,8 @@ __all__ = [
     "NOISE_COLUMNS", "NOISE_MODES", "NoiseMode", "ROBUST_SHARE", "SAME_SIGN", "SCORE",
     "SCORE_SAMPLES", "SIGNIFICANT", "SURVIVES", "THRESHOLD", "available_modes", "conditional",
     "confusion_draws", "confusion_tables", "has_score_samples", "human_columns",
-    "importance_noise", "parse_samples", "replicate_deviations", "subgroup_noise",
+    "importance_noise", "noise_arguments", "parse_samples", "replicate_deviations",
+    "subgroup_noise",
     "survival_counts", "survival_sentence", "threshold_of",
 ]
 
@@ -465,7 +466,8 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
                    n_resamples: int = DEFAULT_REPLICATES, mode: NoiseMode = "mean",
                    seed: int = 0, threshold: str | float = THRESHOLD,
                    confusion: Mapping[str, pd.DataFrame] | None = None,
-                   table: pd.DataFrame | None = None, adjust: str = "bh") -> pd.DataFrame:
+                   table: pd.DataFrame | None = None, adjust: str = "bh",
+                   return_info: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, dict]:
     """How often each subgroup's LD sign and significance survive judge noise.
 
     Parameters
@@ -494,7 +496,9 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
     pandas.DataFrame
         ``table`` plus ``noise_same_sign``, ``noise_significant`` and
         ``noise_survives`` (shares of the replicates; NaN where the original LD is
-        undefined). ``attrs["judge_noise"]`` holds the settings and row counts.
+        undefined). With ``return_info`` the pair ``(table, info)``: ``info`` the
+        settings, row counts, ``n_significant`` and ``n_robust`` (the JSON's
+        ``judge_noise.settings``; :func:`survival_sentence` reads it).
     """
     from analysis.multiple_testing import adjust_p
     from analysis.subgroups import (
@@ -553,20 +557,21 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
         out = table.copy()
         for col in NOISE_COLUMNS:
             out[col] = out[SUBGROUP].map(by_label[col]).to_numpy(dtype=float)
-    out.attrs["judge_noise"] = {
+    info = {
         "replicates": int(n_resamples), "mode": mode, "seed": int(seed), "alpha": alpha,
         **({"adjust": adjust} if adjust != "bh" else {}),
         "threshold": threshold, "robust_share": ROBUST_SHARE, **rows.summary(),
         **survival_counts(out, alpha=alpha, q_column=P_ADJUSTED),
     }
-    return out
+    return (out, info) if return_info else out
 
 
 # --- factor importance ----------------------------------------------------------------------------
 def importance_noise(results: pd.DataFrame, design, *, n_resamples: int = DEFAULT_REPLICATES,
                      mode: NoiseMode = "mean", seed: int = 0, threshold: str | float = THRESHOLD,
                      confusion: Mapping[str, pd.DataFrame] | None = None,
-                     fit=None, **options) -> pd.DataFrame:
+                     fit=None, return_info: bool = False,
+                     **options) -> pd.DataFrame | tuple[pd.DataFrame, dict]:
     """How often each regression term's sign and significance survive judge noise.
 
     Parameters
@@ -593,8 +598,8 @@ def importance_noise(results: pd.DataFrame, design, *, n_resamples: int = DEFAUL
         The original ``terms`` plus ``noise_same_sign``, ``noise_significant`` and
         ``noise_survives`` (significance: the p-value the labels use, adjusted when
         ``adjust="bh"``, below ``alpha``). A refused replicate fit counts as not
-        surviving; ``attrs["judge_noise"]`` holds the settings, row counts and
-        ``n_refused``.
+        surviving. With ``return_info`` the pair ``(terms, info)``: ``info`` the
+        settings, row counts, ``n_significant``, ``n_robust`` and ``n_refused``.
     """
     from analysis.cells import filter_rows
     from analysis.importance import INTERCEPT, factor_importance
@@ -638,13 +643,13 @@ def importance_noise(results: pd.DataFrame, design, *, n_resamples: int = DEFAUL
     out = fit.terms.copy()
     for col, values in _shares(same, significant).items():
         out[col] = values
-    out.attrs["judge_noise"] = {
+    info = {
         "replicates": int(n_resamples), "mode": mode, "seed": int(seed), "alpha": fit.alpha,
         "adjust": fit.adjust, "threshold": threshold, "robust_share": ROBUST_SHARE,
         "n_refused": refused, **rows.summary(),
         **survival_counts(out[out[TERM] != INTERCEPT], alpha=fit.alpha, q_column=p_column),
     }
-    return out
+    return (out, info) if return_info else out
 
 
 # --- summaries ------------------------------------------------------------------------------------
@@ -664,10 +669,10 @@ def survival_counts(table: pd.DataFrame, *, alpha: float, q_column: str = P_ADJU
     return {"n_significant": int(sig.sum()), "n_robust": int(robust.sum())}
 
 
-def survival_sentence(table: pd.DataFrame, *, what: str = "subgroups") -> str:
+def survival_sentence(info: Mapping, *, what: str = "subgroups") -> str:
     """``"12 of 14 significant subgroups keep their sign and significance in >= 95 % of
-    200 replicates (mean of K resampled samples)."`` from ``attrs["judge_noise"]``."""
-    info = table.attrs.get("judge_noise") or {}
+    200 replicates (mean of K resampled samples)."`` from the ``info`` of
+    :func:`subgroup_noise` / :func:`importance_noise` (``return_info=True``)."""
     n_sig, n_rob = info.get("n_significant", 0), info.get("n_robust", 0)
     share = f"{100 * info.get('robust_share', ROBUST_SHARE):g} %"
     reps = f"{info.get('replicates', 0):,} replicates"
@@ -689,3 +694,16 @@ def threshold_of(design) -> str | float:
     if outcome is not None and outcome.column == SCORE and outcome.mapping == "below":
         return float(outcome.threshold)
     return THRESHOLD
+
+
+def noise_arguments(options, design) -> dict:  # noqa: ANN001 - NoiseOptions, a Design
+    """The keyword arguments of :func:`subgroup_noise` / :func:`importance_noise` from an
+    analysis's options (:class:`analysis.options.common.NoiseOptions`: ``judge_noise``,
+    ``noise_mode``, ``seed`` and, for subgroups, ``noise_alpha``) and its design's
+    threshold (:func:`threshold_of`): the one place the options become arguments (the
+    API and the CLI)."""
+    out = {"n_resamples": options.judge_noise, "mode": options.noise_mode,
+           "seed": getattr(options, "seed", 0), "threshold": threshold_of(design)}
+    if "noise_alpha" in options.specs():
+        out["alpha"] = options.noise_alpha
+    return out

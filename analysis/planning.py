@@ -367,7 +367,8 @@ def _t_factor(df: float | np.ndarray | None, alpha: float, power: float
 
 
 def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
-              power: float = 0.8, target_ld: float | None = None) -> pd.DataFrame:
+              power: float = 0.8, target_ld: float | None = None,
+              reference_df: float | None = None) -> pd.DataFrame:
     """A subgroup table (:func:`analysis.subgroups.subgroups`) with its detectable effect.
 
     Parameters
@@ -381,6 +382,9 @@ def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
         Level of the two-sided Wald test of LD = 0 and the power wanted.
     target_ld
         The effect the analyst cares about (optional).
+    reference_df
+        The df of the t reference when the table has no ``df`` column (G - 1 with
+        ``small_sample="cr1"``: the subgroup call's ``reference_df``); None: normal.
 
     Returns
     -------
@@ -391,11 +395,10 @@ def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
         :func:`analysis.subgroups.subgroups` with a cluster) the MDE is that of the
         effective sizes ``n / design_effect^2`` inside and outside (Kish), times
         ``(t_{1-alpha/2} + t_power) / (z_{1-alpha/2} + z_power)`` on the subgroup's own
-        df (its ``df`` column: Satterthwaite by default; else G - 1 from
-        ``attrs["reference_df"]``): the MDE of the test printed beside it. The design
-        effect is floored at 1 for planning (a robust SE below the independent-rows one,
-        estimated from a few clusters, is noise, not a gain). NaN where the subgroup has
-        no cluster-robust test.
+        df (its ``df`` column: Satterthwaite by default; else ``reference_df``): the MDE
+        of the test printed beside it. The design effect is floored at 1 for planning (a
+        robust SE below the independent-rows one, estimated from a few clusters, is noise,
+        not a gain). NaN where the subgroup has no cluster-robust test.
     """
     missing = [c for c in (N, RATE_OUTSIDE) if c not in table.columns]
     if missing:
@@ -405,8 +408,7 @@ def add_power(table: pd.DataFrame, total_n: int, *, alpha: float = 0.05,
     # np.maximum keeps NaN (no cluster-robust test: no MDE)
     deff2 = (np.maximum(out[DESIGN_EFFECT].to_numpy(dtype=float), 1.0) ** 2
              if DESIGN_EFFECT in out.columns else np.ones(len(n)))
-    df = (out[DF].to_numpy(dtype=float) if DF in out.columns
-          else table.attrs.get("reference_df"))
+    df = out[DF].to_numpy(dtype=float) if DF in out.columns else reference_df
     out[MDE_LOG_DISPARITY] = minimum_detectable_ld(
         n / deff2, (float(total_n) - n) / deff2, out[RATE_OUTSIDE].to_numpy(dtype=float),
         alpha=alpha, power=power) * _t_factor(df, alpha, power)

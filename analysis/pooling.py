@@ -70,10 +70,24 @@ __all__ = [
     "LD_POOLED", "LD_POOLED_HIGH", "LD_POOLED_LOW", "MAX_POOLED_SIZE", "MIN_LEVELS_RANDOM",
     "POOLED_COLOUR_TITLE",
     "POOLED_COLUMNS", "POOLED_LABEL", "pooled_ecdf_title",
-    "POOLING_WEIGHT", "RATE_POOLED", "RATE_POOLED_HIGH", "RATE_POOLED_LOW", "PoolFit", "Term",
+    "POOLING_WEIGHT", "RATE_POOLED", "RATE_POOLED_HIGH", "RATE_POOLED_LOW", "PoolFit",
+    "PoolingInfo", "Term",
     "design_effects", "fit_pooled_logits", "pool_rates", "pool_subgroups", "pooled_summary",
     "swap_pooled",
 ]
+
+@dataclass(frozen=True)
+class PoolingInfo:
+    """What :func:`pool_subgroups` / :func:`pool_rates` say beside the pooled columns
+    (``return_info=True``): ``terms`` one row per (factor combination, term):
+    ``factors``, ``term``, ``kind`` (random, fixed, aliased), ``n_levels``, ``variance``
+    (REML, logit scale), ``n_subgroups`` (and ``by`` for the eCDF's); ``rho`` the
+    intracluster correlation of the design effects; ``notes`` the readings to show."""
+
+    terms: pd.DataFrame
+    rho: float
+    notes: tuple[str, ...]
+
 
 #: The labels of the figures drawn from the pooled values.
 POOLED_COLOUR_TITLE = "Pooled log disparity<br>(partial pooling)"
@@ -480,7 +494,8 @@ def _fixed_notes(terms: pd.DataFrame) -> list[str]:
 
 
 def pool_subgroups(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
-                   cluster: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
+                   cluster: str | None = None, confidence: float = 0.95,
+                   return_info: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, PoolingInfo]:
     """Pooled rate and log disparity of every subgroup of a subgroup table.
 
     Parameters
@@ -503,11 +518,9 @@ def pool_subgroups(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFr
         pooled deviation rate and its interval), ``ld_pooled``, ``ld_pooled_low``,
         ``ld_pooled_high`` (the pooled log disparity against the rows outside the
         subgroup and its interval) and ``pooling_weight`` (the weight of the subgroup's
-        own estimate in its pooled logit: 1 = not pooled). ``attrs["pooling"]``: one row
-        per (factor combination, term): ``factors``, ``term``, ``kind`` (random, fixed,
-        aliased), ``n_levels``, ``variance`` (REML, logit scale), ``n_subgroups``;
-        ``attrs["pooling_notes"]``, ``attrs["rho"]`` (the intracluster correlation of
-        the design effects).
+        own estimate in its pooled logit: 1 = not pooled); with ``return_info`` the pair
+        ``(table, PoolingInfo)`` (the terms' variances, the intracluster correlation and
+        the notes).
 
     Raises
     ------
@@ -541,10 +554,13 @@ def pool_subgroups(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFr
     out[LD_POOLED_LOW] = np.where(defined, ld - half, np.nan)
     out[LD_POOLED_HIGH] = np.where(defined, ld + half, np.nan)
     out[POOLING_WEIGHT] = got["weight"]
-    out.attrs = {**table.attrs, "pooling": terms, "rho": rho,
-                 "pooling_notes": [_summary_note(terms, rho, cluster), *_fixed_notes(terms),
-                                   *notes]}
-    return out
+    return (out, _info(terms, rho, cluster, notes)) if return_info else out
+
+
+def _info(terms: pd.DataFrame, rho: float, cluster: str | None, notes: list[str]
+          ) -> PoolingInfo:
+    return PoolingInfo(terms, rho, (_summary_note(terms, rho, cluster), *_fixed_notes(terms),
+                                    *notes))
 
 
 def _summary_note(terms: pd.DataFrame, rho: float, cluster: str | None) -> str:
@@ -558,8 +574,8 @@ def _summary_note(terms: pd.DataFrame, rho: float, cluster: str | None) -> str:
 
 
 def pool_rates(cells: pd.DataFrame, factors: Sequence[str], rates: pd.DataFrame, *,
-               by: str, cluster: str | None = None, confidence: float = 0.95
-               ) -> pd.DataFrame:
+               by: str, cluster: str | None = None, confidence: float = 0.95,
+               return_info: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, PoolingInfo]:
     """Pooled deviation rates of the eCDF's subgroups, each curve (value of ``by``) on
     its own.
 
@@ -578,8 +594,8 @@ def pool_rates(cells: pd.DataFrame, factors: Sequence[str], rates: pd.DataFrame,
     -------
     pandas.DataFrame
         ``rates`` with ``rate_pooled``, ``rate_pooled_low``, ``rate_pooled_high`` and
-        ``pooling_weight``; ``attrs`` as :func:`pool_subgroups` (``pooling`` has a
-        ``by`` column).
+        ``pooling_weight``; with ``return_info`` the pair as :func:`pool_subgroups`
+        (its ``terms`` have a ``by`` column).
 
     Raises
     ------
@@ -595,10 +611,7 @@ def pool_rates(cells: pd.DataFrame, factors: Sequence[str], rates: pd.DataFrame,
     for col in (RATE_POOLED, RATE_POOLED_LOW, RATE_POOLED_HIGH):
         out[col] = got[col]
     out[POOLING_WEIGHT] = got["weight"]
-    out.attrs = {**rates.attrs, "pooling": terms, "rho": rho,
-                 "pooling_notes": [_summary_note(terms, rho, cluster), *_fixed_notes(terms),
-                                   *notes]}
-    return out
+    return (out, _info(terms, rho, cluster, notes)) if return_info else out
 
 
 def swap_pooled(table: pd.DataFrame) -> pd.DataFrame:

@@ -1080,15 +1080,18 @@ def _figure_div(fig, div_id: str) -> str:
 PRINT_COLUMNS = 8
 
 
-def _table_html(table: pd.DataFrame, stem: str = "", adjust: str | None = None) -> str:
+def _table_html(table: pd.DataFrame, stem: str = "", adjust: str | None = None,
+                confidence: float | None = None) -> str:
     """The first :data:`HTML_MAX_ROWS` rows, rounded as on the pages, in a box that scrolls
     sideways on screen and wraps in print (one sentence for an empty table; ``adjust``:
-    the method of its ``p_adjusted``, named in the header)."""
+    the method of its ``p_adjusted``, ``confidence`` the level of its intervals, named in
+    the headers)."""
     from analysis.report_text import display_table
 
     if table.empty:
         return '<p class="empty">No rows: nothing to show for these settings.</p>'
-    shown = display_table(table.head(HTML_MAX_ROWS), stem, adjust=adjust)
+    shown = display_table(table.head(HTML_MAX_ROWS), stem, adjust=adjust,
+                          confidence=confidence)
     body = '<div class="scroll">' + shown.to_html(index=False, escape=True) + "</div>"
     if shown.shape[1] > PRINT_COLUMNS + 1:  # printed in parts: no cell squeezed mid-word
         body = body.replace('<div class="scroll">', '<div class="scroll screen">', 1)
@@ -1152,7 +1155,8 @@ def _section_html(i: int, sec: Section) -> str:
         title, caption = table_title(stem)
         parts.append(f"<h3>{_e(title)}</h3>"
                      + (f'<p class="caption">{_e(caption)}</p>' if caption else "")
-                     + _table_html(table, stem, sec.adjustments.get(stem)))
+                     + _table_html(table, stem, sec.adjustments.get(stem),
+                                   sec.settings.get("confidence")))
     lines = settings_lines(sec.settings, sec.defaults)
     parts.append("<h3>Settings</h3>" + (
         '<ul class="settings">' + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>"

@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.formatting import level_text
+
 __all__ = ["build_checks", "build_native", "checks_defaults", "native_defaults"]
 
 #: Columns of the native-score tables the report shows (the CSV in the ZIP has them all).
@@ -64,7 +66,7 @@ def build_native(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: 
     scores = api.native_scores(results, design, **kw)
     table = scores.table
     sec.tables.append(("native_scores", _shown(table, _SHOWN)))
-    level = f"{kw['confidence']:.0%}"
+    level = level_text(kw["confidence"])
     top = table[table["scope"] == "overall"]
     settings = [c for c in table.columns if c in ("model", "task", "input_format", "filter")]
     for r in top.to_dict(orient="records")[:12]:

@@ -172,14 +172,26 @@ def figure_title(stem: str, fig: Any = None) -> tuple[str, str]:
     return _lookup(stem, FIGURES) or (stem.replace("_", " ").capitalize(), "")
 
 
-def header(column: Any, adjust: str | None = None) -> str:
+#: Interval bounds whose header names the level (``confidence``): column -> (what, side).
+INTERVAL_HEADERS: dict[str, tuple[str, str]] = {
+    "ci_low": ("CI", "low"), "ci_high": ("CI", "high"), "coef_ci_low": ("CI", "low"),
+    "coef_ci_high": ("CI", "high"), "boot_ci_low": ("bootstrap CI", "low"),
+    "boot_ci_high": ("bootstrap CI", "high")}
+
+
+def header(column: Any, adjust: str | None = None, confidence: float | None = None) -> str:
     """A readable column header; ``p_adjusted`` names its method ``adjust`` when known
-    ("p (Holm)", :func:`analysis.multiple_testing.adjusted_label`)."""
+    ("p (Holm)") and an interval's bound its level ``confidence`` when known ("90 % CI
+    low"; :func:`analysis.formatting.adjusted_header`, :func:`~analysis.formatting.
+    interval_header`)."""
+    from analysis.formatting import adjusted_header, interval_header
+
     name = str(column)
     if name == "p_adjusted" and adjust:
-        from analysis.multiple_testing import adjusted_label
-
-        return adjusted_label(adjust)
+        return adjusted_header({"adjust": adjust})
+    if name in INTERVAL_HEADERS and confidence is not None:
+        return interval_header({"confidence": confidence}, INTERVAL_HEADERS[name][1],
+                               INTERVAL_HEADERS[name][0])
     return HEADERS.get(name, name.replace("_", " "))
 
 
@@ -205,11 +217,12 @@ def _number(x: Any, name: str, percent: bool = False) -> str:
     return f"{value:,.3f}"
 
 
-def display_table(table: pd.DataFrame, stem: str = "", *, adjust: str | None = None
-                  ) -> pd.DataFrame:
+def display_table(table: pd.DataFrame, stem: str = "", *, adjust: str | None = None,
+                  confidence: float | None = None) -> pd.DataFrame:
     """``table`` as strings, rounded as on the pages, with readable headers (``stem``: the
     table's name in its section; :data:`PERCENT_TABLES` show one decimal; ``adjust``: the
-    method of ``p_adjusted``, named in its header).
+    method of ``p_adjusted``, ``confidence`` the level of its intervals, named in their
+    headers).
 
     Returns
     -------
@@ -222,19 +235,19 @@ def display_table(table: pd.DataFrame, stem: str = "", *, adjust: str | None = N
     for col in table.columns:
         s, name = table[col], str(col)
         if floors is not None and name == "p_value":  # a permutation p at its floor: a bound
-            out[header(col, adjust)] = [format_p(float(v), f) if v == v else ""
+            out[header(col, adjust, confidence)] = [format_p(float(v), f) if v == v else ""
                                 for v, f in zip(s.tolist(), floors, strict=True)]
         elif pd.api.types.is_bool_dtype(s):
-            out[header(col, adjust)] = s.map(lambda v: "yes" if v else "no")
+            out[header(col, adjust, confidence)] = s.map(lambda v: "yes" if v else "no")
         elif pd.api.types.is_numeric_dtype(s):
             percent = stem in PERCENT_TABLES
-            out[header(col, adjust)] = [_number(v, name, percent) for v in s.tolist()]
+            out[header(col, adjust, confidence)] = [_number(v, name, percent) for v in s.tolist()]
         else:
-            out[header(col, adjust)] = s.map(lambda v: "" if v is None or (
+            out[header(col, adjust, confidence)] = s.map(lambda v: "" if v is None or (
                 isinstance(v, float) and math.isnan(v)) else str(v))
     shown = pd.DataFrame(out, index=table.index)
     if len(set(shown.columns)) < len(shown.columns):  # two columns with one header
-        heads = [header(c, adjust) for c in table.columns]
+        heads = [header(c, adjust, confidence) for c in table.columns]
         shown.columns = [h if heads.count(h) == 1 else str(c)
                          for h, c in zip(heads, table.columns, strict=True)]
     return shown

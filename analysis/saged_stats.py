@@ -250,8 +250,8 @@ def saged_statistics(
         One row per group (the ``by`` columns, ``group`` label, ``n`` rows with a feature
         value): ``mode``, ``range``, ``percentile`` (of the calibrated feature on the
         ``n_paired`` rows when there is a baseline); with a baseline also ``n_paired``,
-        ``kl_divergence``, ``precision``, ``pearson``, ``spearman``. ``attrs["settings"]``
-        holds the options. ``docs/disparity.md`` (SAGED baseline statistics).
+        ``kl_divergence``, ``precision``, ``pearson``, ``spearman``.
+        ``docs/disparity.md`` (SAGED baseline statistics).
     """
     by = [by] if isinstance(by, str) else list(by)
     if not by:
@@ -294,12 +294,7 @@ def saged_statistics(
                         PEARSON: correlation(x, b, "pearson"),
                         SPEARMAN: correlation(x, b, "spearman")})
         rows.append(row)
-    out = pd.DataFrame(rows)
-    out.attrs["settings"] = {"feature": feature, "baseline": baseline, "by": by,
-                             "normalization": normalization, "bins": int(bins),
-                             "epsilon": epsilon, "tolerance": tolerance,
-                             "percentile": percentile, "mode_bin_width": mode_bin_width}
-    return out
+    return pd.DataFrame(rows)
 
 
 def _location(x: np.ndarray, mode_bin_width: float, percentile: float) -> dict[str, float]:

@@ -67,9 +67,9 @@ table_download(result.table, "bias_index_totals", key="index_totals")
 boot = bootstrap_options(results, design, "index", seed=intervals["seed"])
 if boot:
     with st.spinner("Bootstrapping the index..."):
-        show_intervals(index_result(results, design, where, options, boot=boot,
-                                    intervals=intervals).tables["bootstrap"],
-                       "bias_index_bootstrap", key="index_boot")
+        booted = index_result(results, design, where, options, boot=boot, intervals=intervals)
+        show_intervals(booted.tables["bootstrap"], "bias_index_bootstrap", key="index_boot",
+                       confidence=booted.meta["bootstrap"]["confidence"])
 reproduce_index(design, options, where, boot=boot, intervals=intervals)
 
 st.subheader("Components")

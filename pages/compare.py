@@ -76,8 +76,8 @@ if pair is None:
 else:
     table = c.subgroups[pair]
     st.subheader(f"Where {md(pair[0])} and {md(pair[1])} differ")
-    st.caption(f"Intervals: percentile bootstrap resampling {md(table.attrs['resampled'])} "
-               f"({table.attrs['n_boot']:,} replicates, seeded): both answers to a prompt "
+    st.caption(f"Intervals: percentile bootstrap resampling {md(c.pairing.resampled)} "
+               f"({settings['n_resamples']:,} replicates, seeded): both answers to a prompt "
                f"stay together. {adjusted_label(SUBGROUP_ADJUST)}: "
                f"{ADJUSTMENT_NAMES[SUBGROUP_ADJUST]} across the subgroups.")
     try:

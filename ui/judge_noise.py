@@ -62,20 +62,16 @@ def noise_options(results: pd.DataFrame, prefix: str, *, alpha: bool = False) ->
                    "its sign and significance. Seeded (seed 0).")
         on = st.checkbox("Compute judge-noise survival", key=f"{prefix}_noise")
         c1, c2, c3 = st.columns([2, 3, 2]) if alpha else (*st.columns(2), None)
-        replicates = c1.select_slider(opts.label("judge_noise"), REPLICATES, value=200,
-                                      key=f"{prefix}_noise_r", help=opts.help("judge_noise"))
-        mode = c2.radio("Redraw each score as", modes, format_func=MODE_LABELS.get,
-                        index=modes.index(opts.default("noise_mode"))
-                        if opts.default("noise_mode") in modes else 0,
-                        key=f"{prefix}_noise_mode")
-        level = (c3.select_slider("Significant: adjusted p <", [0.001, 0.01, 0.05, 0.1],
-                                  value=opts.default("noise_alpha"), key=f"{prefix}_noise_alpha",
-                                  help=opts.help("noise_alpha"))
-                 if c3 is not None else None)
-    if not on:
-        return None
-    return {"replicates": int(replicates), "mode": mode, "seed": opts.default("seed"),
-            **({"alpha": float(level)} if level is not None else {})}
+        c1.select_slider(opts.label("judge_noise"), REPLICATES, value=200,
+                         key=f"{prefix}_noise_r", help=opts.help("judge_noise"))
+        c2.radio("Redraw each score as", modes, format_func=MODE_LABELS.get,
+                 index=modes.index(opts.default("noise_mode"))
+                 if opts.default("noise_mode") in modes else 0, key=f"{prefix}_noise_mode")
+        if c3 is not None:
+            c3.select_slider("Significant: adjusted p <", [0.001, 0.01, 0.05, 0.1],
+                             value=opts.default("noise_alpha"), key=f"{prefix}_noise_alpha",
+                             help=opts.help("noise_alpha"))
+    return page_noise_settings(prefix) if on else None
 
 
 def page_noise_settings(prefix: str, results: pd.DataFrame | None = None) -> dict | None:

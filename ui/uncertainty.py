@@ -5,6 +5,8 @@ Session-state keys: ``<prefix>_boot``, ``<prefix>_boot_cluster``, ``<prefix>_boo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import streamlit as st
 
@@ -15,7 +17,7 @@ from analysis.options.common import BootstrapOptions
 from ui.widgets import md
 
 __all__ = [
-    "ASK", "COLUMN_CONFIG", "bootstrap_options", "cluster_widget", "interval_columns",
+    "ASK", "bootstrap_options", "cluster_widget", "interval_columns",
     "page_ci_settings", "show_intervals",
 ]
 
@@ -26,21 +28,18 @@ _NUM = st.column_config.NumberColumn
 def interval_columns(confidence: float) -> dict:
     """The bootstrap table's column formats, the interval's headers naming its level
     (``confidence`` 0.9: "90 % low", the 5th percentile)."""
-    from analysis.formatting import level_text
+    from analysis.formatting import interval_header
 
     tail = 100 * (1 - confidence) / 2
+    level = {"confidence": confidence}
     return {
         ESTIMATE: _NUM("estimate", format="%.4f"),
         BOOT_SE: _NUM("bootstrap SE", format="%.4f"),
-        BOOT_CI_LOW: _NUM(f"{level_text(confidence)} low", format="%.4f",
+        BOOT_CI_LOW: _NUM(interval_header(level, "low", ""), format="%.4f",
                           help=f"{tail:g}th percentile of the replicates"),
-        BOOT_CI_HIGH: _NUM(f"{level_text(confidence)} high", format="%.4f",
+        BOOT_CI_HIGH: _NUM(interval_header(level, "high", ""), format="%.4f",
                            help=f"{100 - tail:g}th percentile"),
     }
-
-
-#: The formats at the default level (0.95).
-COLUMN_CONFIG = interval_columns(0.95)
 
 
 #: ``cluster=`` default of :func:`bootstrap_options`: ask with a selectbox.
@@ -80,15 +79,13 @@ def bootstrap_options(results: pd.DataFrame, design: Design, prefix: str, *,
 
 
 def show_intervals(table: pd.DataFrame, name: str, key: str, *,
-                   confidence: float | None = None) -> None:
-    """The bootstrap table with its download (and its notes, e.g. few clusters); the
-    headers name the interval's level ``confidence`` (default: the one it was computed
-    at)."""
-    info = table.attrs.get("bootstrap", {})
-    for note in info.get("notes", []):
+                   confidence: float = 0.95, notes: Sequence[str] = ()) -> None:
+    """The bootstrap table with its download and its ``notes`` (e.g. few clusters:
+    ``Result.meta["bootstrap"]["notes"]``); the headers name the interval's level
+    ``confidence`` (``Result.meta["bootstrap"]["confidence"]``)."""
+    for note in notes:
         st.warning(md(note))
-    level = confidence if confidence is not None else info.get("confidence", 0.95)
-    st.dataframe(table, hide_index=True, column_config=interval_columns(float(level)))
+    st.dataframe(table, hide_index=True, column_config=interval_columns(float(confidence)))
     from ui.common import table_download
 
     table_download(table, name, key=key)

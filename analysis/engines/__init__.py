@@ -157,11 +157,11 @@ def fine_cells_from_table(table: Table, design: Design | None, *,
     for name, ref in (references or {}).items():
         full = full.with_reference(name, ref)
     check = full if outcome_error is None else full.with_outcome(None)
-    warnings = base.check_aggregate(table, agg, check, outcome_error)
+    # raises on an error; its warnings are dropped, as apply_design drops them on the
+    # pandas path (nothing read them from the cells' attrs)
+    base.check_aggregate(table, agg, check, outcome_error)
     agg = base.filter_aggregate(agg, where, table.kinds)
-    cells = base.fine_cell_table(agg, full, present, table.name, table.engine)
-    cells.attrs["warnings"] = warnings
-    return cells, full
+    return base.fine_cell_table(agg, full, present, table.name, table.engine), full
 
 
 def fine_cells(source: object, design: Design | None = None, *, factors: Sequence[str] = (),

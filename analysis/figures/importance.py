@@ -31,6 +31,7 @@ from analysis.columns import (
 )
 from analysis.errors import AnalysisError
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+from analysis.formatting import level_text
 from analysis.safe_text import escaped_labels
 
 __all__ = ["EFFECT_COLOURS", "Scale", "importance_figure"]
@@ -114,7 +115,7 @@ def importance_figure(
                       | (shown[EFFECT] == "not estimable")]
     x_col, lo_col, hi_col = ((ODDS_RATIO, CI_LOW, CI_HIGH) if scale == "odds_ratio"
                              else (COEF, COEF_CI_LOW, COEF_CI_HIGH))
-    level = f"{confidence:.0%}"
+    level = level_text(confidence)
     axis = (f"odds ratio vs reference ({level} CI, log scale)" if scale == "odds_ratio"
             else f"coefficient, log-odds vs reference ({level} CI)")
     fig = go.Figure()

@@ -12,6 +12,7 @@ import pandas as pd
 
 from analysis.columns import CI_HIGH, CI_LOW, COEF, EFFECT, FACTOR, P_VALUE, TERM, VALUE, N
 from analysis.figures.style import NEUTRAL_GREY, PROTECTIVE_BLUE, RISK_RED, paper_layout
+from analysis.formatting import interval_header
 from analysis.safe_text import escaped_labels
 
 __all__ = ["EFFECT_COLOURS", "linear_importance_figure"]
@@ -46,7 +47,8 @@ def linear_importance_figure(terms: pd.DataFrame, *, outcome: str = "score",
     shown = terms if include_intercept else terms[terms[FACTOR].notna()]
     fig = go.Figure()
     paper_layout(fig, f"Factor importance: difference in mean {outcome}",
-                 x_title=f"coefficient, {outcome} vs reference ({confidence:.0%} CI)")
+                 x_title=f"coefficient, {outcome} vs reference "
+                         f"({interval_header({'confidence': confidence}, '')})")
     order = [_label(r) for _, r in shown.iterrows()]
     for effect, colour in EFFECT_COLOURS.items():
         part = shown[shown[EFFECT] == effect]

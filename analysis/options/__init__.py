@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -48,10 +49,11 @@ __all__ = [
 #: ``--no-cluster`` none: independent rows).
 FROM_DESIGN: str = "<the design's cluster>"
 
-#: Option modules, imported by :func:`all_options` (one per analysis family).
-MODULES = ["importance", "importance_linear", "subgroups", "ecdf", "coverage", "index",
-           "disparity", "cohorts", "compare", "planning", "features", "index_published",
-           "counterfactual", "variance"]
+#: Option modules, imported by :func:`all_options` (one per analysis family): every module
+#: of this package but the shared ``common`` and ``types``, found on disk, so a new
+#: analysis's ``analysis/options/<x>.py`` registers itself.
+MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__)
+                 if m.name not in ("common", "types"))
 
 _REGISTRY: dict[str, type[Options]] = {}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.multiple_testing import METHODS, methods_text
 from analysis.options import FROM_DESIGN, Options, option
 from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 
@@ -27,8 +28,8 @@ CI_CHOICES = ("none", "bootstrap")
 #: Small-sample corrections of cluster-robust inference (``analysis/clusters.py``).
 SMALL_SAMPLE = ("cr2", "cr1", "none")
 
-#: p-value adjustments (``analysis.multiple_testing.METHODS``, literal here: no numpy).
-ADJUST_METHODS = ("bh", "by", "holm", "bonferroni")
+#: p-value adjustments: :data:`analysis.multiple_testing.METHODS` (no numpy imported).
+ADJUST_METHODS: tuple[str, ...] = METHODS
 
 #: Judge-noise redraw modes (``analysis/judge_noise.py``).
 NOISE_MODES = ("mean", "single", "confusion")
@@ -56,7 +57,8 @@ class ClusterOptions(Options):
 
 @dataclass(frozen=True, kw_only=True)
 class NoiseOptions(Options):
-    """Judge noise: redraw a judged table's scores and refit (``analysis/judge_noise.py``)."""
+    """Judge noise: redraw a judged table's scores and refit (``analysis/judge_noise.py``;
+    the keyword arguments: :func:`analysis.judge_noise.noise_arguments`)."""
 
     judge_noise: int | None = option(
         None, "redraw the judge's scores R times (e.g. 200), rerun the analysis with the "
@@ -69,16 +71,6 @@ class NoiseOptions(Options):
         "with human_<metric> labels", choices=NOISE_MODES, group=_NOISE, call=False,
         label="Noise model")
 
-    def noise_kwargs(self, threshold: object) -> dict[str, object]:
-        """Keyword arguments of the ``analysis.judge_noise`` functions (``threshold``: the
-        design's, ``analysis.judge_noise.threshold_of``): the one place the options
-        become arguments (the API and the CLI)."""
-        out = {"n_resamples": self.judge_noise, "mode": self.noise_mode,
-               "seed": getattr(self, "seed", 0), "threshold": threshold}
-        if "noise_alpha" in self.specs():
-            out["alpha"] = self.noise_alpha  # type: ignore[attr-defined]
-        return out
-
 
 def noise_alpha_option() -> object:
     """``--noise-alpha`` for an analysis whose tests have no alpha of their own."""
@@ -90,9 +82,8 @@ def noise_alpha_option() -> object:
 
 def adjust_option(what: str) -> object:
     """``--adjust``: the multiple-testing adjustment of ``p_adjusted`` over ``what``."""
-    return option("bh", f"adjust the p-values over {what}: bh (default: Benjamini-Hochberg, "
-                  "false discovery rate), by (Benjamini-Yekutieli), holm or bonferroni "
-                  "(family-wise)", choices=ADJUST_METHODS, label="Adjusted p-values by")
+    return option("bh", f"adjust the p-values over {what}: {methods_text(default='bh')}",
+                  choices=ADJUST_METHODS, label="Adjusted p-values by")
 
 
 def n_resamples_option(default: int) -> object:

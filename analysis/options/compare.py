@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.multiple_testing import METHODS, methods_text
 from analysis.options import FROM_DESIGN, Options, option, register
 from analysis.options.types import NON_NEGATIVE_INT, PROBABILITY, int_at_least
 
@@ -15,7 +16,8 @@ __all__ = ["ADJUSTMENTS", "DUPLICATE_RULES", "MCNEMAR_TESTS", "CompareOptions"]
 
 #: Kept literal here (no pandas): ``analysis.compare``'s tuples of the same names.
 MCNEMAR_TESTS = ("auto", "exact", "chi2")
-ADJUSTMENTS = ("holm", "bh", "by", "bonferroni")
+#: Compare's adjustments: every method of ``analysis.multiple_testing``, Holm first.
+ADJUSTMENTS = ("holm", *(m for m in METHODS if m != "holm"))
 DUPLICATE_RULES = ("mean", "refuse")
 #: What ``analysis.compare`` called the design's cluster before :data:`FROM_DESIGN`
 #: (report settings and pages may still say it).
@@ -38,9 +40,9 @@ class CompareOptions(Options):
         "chi-square with continuity correction otherwise), exact or chi2",
         choices=MCNEMAR_TESTS, label="McNemar's test")
     adjust: str = option(
-        "holm", "adjust the p-values of all pairs together: holm (default), bh, by or "
-        "bonferroni",
-        choices=ADJUSTMENTS, label="Pairs adjusted by")
+        "holm", "adjust the p-values of all pairs together: "
+        + methods_text(ADJUSTMENTS, default="holm"), choices=ADJUSTMENTS,
+        label="Pairs adjusted by")
     cluster: str | None = option(
         FROM_DESIGN, "cluster column (default: the design's); pairs in one cluster are "
         "resampled together", cluster=True, group="intervals",

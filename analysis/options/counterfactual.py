@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.multiple_testing import methods_text
 from analysis.options import FROM_DESIGN, Options, option, register
 from analysis.options.compare import ADJUSTMENTS, DUPLICATE_RULES, MCNEMAR_TESTS
 from analysis.options.features import name_list
@@ -32,8 +33,9 @@ class CounterfactualOptions(Options):
         "discordant pairs, chi-square with continuity correction otherwise), exact or chi2",
         choices=MCNEMAR_TESTS, label="McNemar's test")
     adjust: str = option(
-        "holm", "adjust the p-values of the values together: holm (default), bh, by or "
-        "bonferroni", choices=ADJUSTMENTS, label="Values adjusted by")
+        "holm", "adjust the p-values of the values together: "
+        + methods_text(ADJUSTMENTS, default="holm"), choices=ADJUSTMENTS,
+        label="Values adjusted by")
     cluster: str | None = option(
         FROM_DESIGN, "pairs sharing COL are correlated (default: the design's cluster, else "
         "the template column): Durkalski's clustered McNemar, CR2 intervals with "

@@ -31,7 +31,7 @@ def _headers(html: str) -> list[str]:
     return re.findall(r"<th>([^<]*)</th>", html)
 
 
-@pytest.mark.parametrize("method", ["holm", "by", "bonferroni"])
+@pytest.mark.parametrize("method", ["holm", "by", "bonferroni", "hommel"])
 def test_subgroups_adjust_everywhere(ssqa, method, capsys):
     rows, design = ssqa
     args = {"factors": ["model", "cot"], "level": 2}
@@ -51,7 +51,7 @@ def test_subgroups_adjust_everywhere(ssqa, method, capsys):
     got = dict(sec.tables)["subgroups"]
     np.testing.assert_allclose(got["p_adjusted"], distinct["p_adjusted"], rtol=1e-12)
     html = R._section_html(0, sec)
-    label = {"holm": "Holm", "by": "BY", "bonferroni": "Bonferroni"}[method]
+    label = {"holm": "Holm", "by": "BY", "bonferroni": "Bonferroni", "hommel": "Hommel"}[method]
     assert f"p ({label})" in _headers(html) and "p (BH)" not in _headers(html)
     assert f"{label}-adjusted p" in html
 
@@ -89,3 +89,34 @@ def test_compare_report_names_holm(ssqa):
     api = bw.compare(rows, design, by="model", adjust="bonferroni").table
     np.testing.assert_allclose(dict(by.tables)["compare_overall"]["p_adjusted"],
                                api["p_adjusted"], rtol=1e-12)
+
+
+def test_report_interval_headers_name_the_level(ssqa):
+    """A section computed at confidence 0.9 heads its intervals "90 % CI low / high" (the
+    bootstrap's "90 % bootstrap CI ..."), at the default "95 % ..."; the numbers are the
+    API's at that level."""
+    rows, design = ssqa
+    args = {"factors": ["model", "cot"], "level": 1}
+    sec = R.build_section("subgroups", rows, design, {**args, "confidence": 0.9,
+                                                      "ci": "bootstrap", "n_resamples": 50})
+    heads = _headers(R._section_html(0, sec))
+    assert {"90 % CI low", "90 % CI high", "90 % bootstrap CI low",
+            "90 % bootstrap CI high"} <= set(heads)
+    assert not any(h.startswith("95 %") for h in heads)
+    api = bw.subgroups(rows, design, confidence=0.9, **args).table
+    got = dict(sec.tables)["subgroups"]
+    np.testing.assert_allclose(got["ci_low"], api["ci_low"], rtol=1e-12)
+    plain = _headers(R._section_html(0, R.build_section("subgroups", rows, design, args)))
+    assert {"95 % CI low", "95 % CI high"} <= set(plain)
+    imp = R.build_section("importance", rows, design, {"factors": ["model", "cot"],
+                                                       "confidence": 0.8})
+    assert "80 % CI low" in _headers(R._section_html(0, imp))
+
+
+def test_label_helpers_read_the_settings():
+    from analysis.formatting import adjusted_header, interval_header
+
+    assert interval_header({"confidence": 0.99}, "high") == "99 % CI high"
+    assert interval_header({"confidence": "0.5"}, "low", "") == "50 % low"
+    assert adjusted_header({"adjust": "hommel"}) == "p (Hommel)"
+    assert adjusted_header({}, default="holm") == "p (Holm)"

@@ -310,14 +310,18 @@ def test_cluster_bootstraps_carry_a_few_clusters_note():
     from analysis.bootstrap import bootstrap_ecdf, bootstrap_log_disparity, expanded_tail
 
     results, _ = _frame(seed=4, g=12)
-    boot = bootstrap_log_disparity(results, ["w"], max_level=1, cluster="t", n_resamples=200)
-    info = boot.attrs["bootstrap"]
-    assert info["interval"] == "expanded percentile"
+    boot, info = bootstrap_log_disparity(results, ["w"], max_level=1, cluster="t",
+                                         n_resamples=200, return_info=True)
+    assert info.interval == "expanded percentile" and "bootstrap" not in boot.attrs
     tail = expanded_tail(0.95, 12)
     assert any("only 12 values of t" in n and f"percentiles {tail:.4f}" in n
-               for n in info["notes"])
-    rows = bootstrap_log_disparity(results, ["w"], max_level=1, n_resamples=200)
-    assert rows.attrs["bootstrap"]["interval"] == "percentile"
-    assert not rows.attrs["bootstrap"]["notes"]
-    ecdf = bootstrap_ecdf(results, ["w"], by="tier", cluster="t", n_resamples=50)
-    assert any("only 12 values of t" in n for n in ecdf.attrs["bootstrap"]["notes"])
+               for n in info.notes)
+    _, rows = bootstrap_log_disparity(results, ["w"], max_level=1, n_resamples=200,
+                                      return_info=True)
+    assert rows.interval == "percentile"
+    assert not rows.notes
+    _, ecdf = bootstrap_ecdf(results, ["w"], by="tier", cluster="t", n_resamples=50,
+                             return_info=True)
+    assert any("only 12 values of t" in n for n in ecdf.notes)
+    assert ecdf.as_dict() == {"cluster": "t", "n_boot": 50, "seed": 0, "confidence": 0.95,
+                              "interval": "percentile", "notes": list(ecdf.notes)}

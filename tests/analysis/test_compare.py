@@ -261,7 +261,7 @@ def test_compare_subgroups_uses_paired_bootstrap_on_clusters():
     pairing = pair_units(results, design.with_cluster("template"), "model", factors=["topic"])
     assert pairing.cluster == "template"
     table = compare_subgroups(pairing, "m1", "m2", n_resamples=100, seed=5)
-    assert table.attrs["resampled"] == "clusters of template"
+    assert pairing.resampled == "clusters of template" and not table.attrs
     paired = pairing.paired("m1", "m2")
     codes = paired["__cluster__"].to_numpy() * 2 + paired["topic"].cat.codes.to_numpy()
     n_ec = np.bincount(codes, minlength=20).reshape(10, 2).astype(float)

@@ -139,3 +139,21 @@ def test_ks_tests_reports_monte_carlo_error_and_bh_thresholds():
     assert ks[N_RESAMPLES].sum() < fixed[N_RESAMPLES].sum() / 10
     with pytest.raises(Exception, match="alpha"):
         ks_tests(rates, by="model", alpha=1.5)
+
+
+def test_ks_tests_hommel_sequential_decisions_match_the_fixed_splits():
+    """With ``adjust="hommel"`` the sequential splits stop on Hommel's thresholds
+    (``c alpha / j``) and reject the same pairs as all 9999 splits; ``p_adjusted`` is
+    statsmodels' hommel of the p-values."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(6)
+    curves = {"m1": tied_pair(rng, 200, 1, 0)[0], "m2": tied_pair(rng, 200, 1, 0)[0],
+              "m3": tied_pair(rng, 1, 200, 0.25)[1]}
+    rates = pd.DataFrame({"model": np.repeat(list(curves), 200),
+                          DEVIATION_RATE: np.concatenate(list(curves.values()))})
+    ks = ks_tests(rates, by="model", adjust="hommel")
+    fixed = ks_tests(rates, by="model", adjust="hommel", adaptive=False)
+    assert ((ks[P_ADJUSTED] < 0.05) == (fixed[P_ADJUSTED] < 0.05)).all()
+    np.testing.assert_allclose(ks[P_ADJUSTED], multipletests(ks[P_VALUE], method="hommel")[1],
+                               rtol=1e-12)

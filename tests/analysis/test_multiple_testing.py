@@ -9,7 +9,8 @@ from statsmodels.stats.multitest import multipletests
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import METHODS, adjust_p, adjusted_label, benjamini_hochberg, holm
 
-STATSMODELS = {"bh": "fdr_bh", "by": "fdr_by", "holm": "holm", "bonferroni": "bonferroni"}
+STATSMODELS = {"bh": "fdr_bh", "by": "fdr_by", "holm": "holm", "bonferroni": "bonferroni",
+               "hommel": "hommel"}
 
 
 def _families() -> list[np.ndarray]:
@@ -63,4 +64,34 @@ def test_unknown_method_and_labels():
     with pytest.raises(AnalysisError, match="Unknown p-value adjustment 'fdr'.*bh, by, holm"):
         adjust_p([0.1], "fdr")
     assert [adjusted_label(m) for m in METHODS] == ["p (BH)", "p (BY)", "p (Holm)",
-                                                    "p (Bonferroni)"]
+                                                    "p (Bonferroni)", "p (Hommel)"]
+
+
+def test_hommel_hand_computed():
+    """Hommel on (0.01, 0.02, 0.04): every intersection's Simes p is at most 0.04, so
+    p_adj = (0.03, 0.04, 0.04) (Holm gives 0.03, 0.04, 0.04 too; 0.01, 0.025, 0.03 is
+    where they part: Hommel 0.03, 0.03, 0.03 against Holm 0.03, 0.05, 0.05)."""
+    np.testing.assert_allclose(adjust_p([0.01, 0.02, 0.04], "hommel"), [0.03, 0.04, 0.04])
+    np.testing.assert_allclose(adjust_p([0.01, 0.025, 0.03], "hommel"), [0.03, 0.03, 0.03])
+    np.testing.assert_allclose(adjust_p([0.01, 0.025, 0.03], "holm"), [0.03, 0.05, 0.05])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_decision_levels_hold_every_threshold(method):
+    """Between two consecutive levels no adjusted p crosses ``alpha``: for random families,
+    moving one p-value within an interval of the levels (others fixed) never changes which
+    tests the method rejects at alpha = 0.05."""
+    from analysis.multiple_testing import decision_levels
+
+    rng = np.random.default_rng(3)
+    alpha, k = 0.05, 4
+    edges = [0.0, *decision_levels(method, alpha, k), 1.0]
+    for _ in range(60):
+        p = rng.uniform(0, 0.1, size=k)
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            seen = set()
+            for x in np.linspace(lo, hi, 7)[1:-1]:
+                q = p.copy()
+                q[0] = x
+                seen.add(tuple(adjust_p(q, method) <= alpha))
+            assert len(seen) == 1, (method, lo, hi, p)

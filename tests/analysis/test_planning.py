@@ -345,3 +345,16 @@ def test_plan_runs_budget_not_a_power_says_what_it_used(capsys):
     assert "16 runs are used" in out["note"] and "--runs 20 is a budget" in captured.err
     assert main(args[:-3] + ["--runs", "16", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["note"] == ""
+
+
+def test_add_power_reference_df_scales_the_mde_by_t_quantiles():
+    """Without a ``df`` column the MDE uses the ``reference_df`` given (cr1: G - 1):
+    ``(t_{.975} + t_{.8}) / (z_{.975} + z_{.8})`` times the normal one (scipy)."""
+    from scipy import stats
+
+    table = pd.DataFrame({N: [40, 60], RATE_OUTSIDE: [0.3, 0.25]})
+    normal = add_power(table, 200)[MDE_LOG_DISPARITY].to_numpy()
+    t5 = add_power(table, 200, reference_df=5)[MDE_LOG_DISPARITY].to_numpy()
+    ratio = ((stats.t.ppf(0.975, 5) + stats.t.ppf(0.8, 5))
+             / (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)))
+    np.testing.assert_allclose(t5, normal * ratio, rtol=1e-10)

@@ -361,9 +361,8 @@ def test_a_factor_with_one_value_is_noted_and_left_raw():
     cells = pd.DataFrame({"f": pd.Categorical(["a"] * 6), "g": pd.Categorical(list("uvwxyz")),
                           "n": [10, 12, 8, 9, 11, 7], "deviations": [2, 5, 1, 3, 4, 2]})
     table = subgroups(cells, ["f", "g"], max_level=1)
-    out = pool_subgroups(cells, ["f", "g"], table)
-    assert any("has a single subgroup (a factor with one value)" in n
-               for n in out.attrs["pooling_notes"])
+    out, info = pool_subgroups(cells, ["f", "g"], table, return_info=True)
+    assert any("has a single subgroup (a factor with one value)" in n for n in info.notes)
     one = out[out["f"].notna()]
     assert float(one["pooling_weight"].iloc[0]) == 1.0
 
@@ -385,12 +384,12 @@ def test_pool_rates_pools_each_curve_on_its_own():
     from analysis.ecdf import subgroup_rates
 
     rates = subgroup_rates(cells, ["f"], by="m")
-    out = pool_rates(cells, ["f"], rates, by="m")
+    out, info = pool_rates(cells, ["f"], rates, by="m", return_info=True)
     x = out[out["m"] == "x"]
     y = out[out["m"] == "y"]
     # each curve shrinks towards its own mean, not the common one
     assert abs(x[RATE_POOLED].mean() - 0.2) < 0.08 and abs(y[RATE_POOLED].mean() - 0.5) < 0.08
-    assert len(out.attrs["pooling"]) == 2
+    assert len(info.terms) == 2 and "pooling" not in out.attrs
 
 
 def test_report_sections_say_they_used_the_pooled_values():
@@ -430,9 +429,10 @@ def test_a_combination_too_large_to_pool_is_left_raw_with_a_note(monkeypatch):
                           "n": rng.integers(5, 30, 18)})
     cells["deviations"] = rng.binomial(cells["n"], 0.3)
     monkeypatch.setattr(pooling, "MAX_POOLED_SIZE", 50)  # the pair table: 18 x 6 = 108
-    out = pool_subgroups(cells, ["f", "g"], subgroups(cells, ["f", "g"]))
+    out, info = pool_subgroups(cells, ["f", "g"], subgroups(cells, ["f", "g"]),
+                               return_info=True)
     assert any(n.startswith("not pooled (too large") and "f x g (18 subgroups)" in n
-               for n in out.attrs["pooling_notes"])
+               for n in info.notes)
     pair = out[out["level"] == 2]
     a, n = pair["deviations"].to_numpy(), pair["n"].to_numpy()
     np.testing.assert_allclose(pair[RATE_POOLED], (a + 0.5) / (n + 1.0))

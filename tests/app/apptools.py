@@ -52,3 +52,30 @@ def shown(markdown: str) -> str:
     import re
 
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown.replace("  \n", "\n"))
+
+
+def answer_generated(planner: AppTest, reply, model: str) -> tuple[AppTest, int]:  # noqa: ANN001
+    """The Answers page (``pages/judges_tools.py``) given the Planner's generated prompts
+    (its session state), answering them with ``model`` through a loopback server whose
+    ``reply(request)`` answers each call; the page and the number of requests the server
+    got, once the answers are in (at most 60 s)."""
+    import time
+
+    from tests.judges.judge_server import FakeLLMServer
+
+    answers = AppTest.from_file(str(ROOT / "pages" / "judges_tools.py"), default_timeout=60)
+    for key in ("generate_prompts", "generate_design", "results_frame", "results_name",
+                "results_token", "design"):
+        answers.session_state[key] = planner.session_state[key]
+    answers.run()
+    assert answers.radio(key="tools_answers_source").value == "Generated prompts (Planner)"
+    with FakeLLMServer(reply) as srv:
+        answers.text_input(key="tools_answers_url").input(srv.openai_url)
+        answers.text_input(key="tools_answers_model_openai").input(model).run()
+        answers.button(key="tools_answers_run").click().run()
+        deadline = time.monotonic() + 60
+        while "tools_answers_out" not in answers.session_state and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+            answers.run()
+        return answers, srv.n_requests

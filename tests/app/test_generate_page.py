@@ -5,15 +5,10 @@ with two stigma x style cells emptied."""
 
 from __future__ import annotations
 
-import time
-
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
 from tests.analysis.test_generate_loop import DATA, design, ssqa_subset, yes_if_stop
-from tests.app.apptools import metric_values, page_test, shown
-from tests.judges.helpers import ROOT
-from tests.judges.judge_server import FakeLLMServer
+from tests.app.apptools import answer_generated, metric_values, page_test, shown
 
 
 def results() -> pd.DataFrame:
@@ -45,24 +40,10 @@ def test_planner_generate_then_answers_then_added(monkeypatch):
     assert set(prompts["prompt"]) <= set(pd.read_csv(DATA / "ssqa_yes_no.csv.gz")["prompt"])
     assert metric_values(at)["Round trip"] == "100.00 %"  # 52 of 52 rebuilt exactly
 
-    # The Answers page offers the generated prompts first and answers them.
-    answers = AppTest.from_file(str(ROOT / "pages" / "judges_tools.py"), default_timeout=60)
-    for key in ("generate_prompts", "generate_design", "results_frame", "results_name",
-                "results_token", "design"):
-        answers.session_state[key] = at.session_state[key]
-    answers.run()
-    assert answers.radio(key="tools_answers_source").value == "Generated prompts (Planner)"
-    with FakeLLMServer(yes_if_stop) as srv:
-        answers.text_input(key="tools_answers_url").input(srv.openai_url)
-        # another model than the results': the design gains its name
-        answers.text_input(key="tools_answers_model_openai").input("mut-2").run()
-        answers.button(key="tools_answers_run").click().run()
-        deadline = time.monotonic() + 60
-        while "tools_answers_out" not in answers.session_state and \
-                time.monotonic() < deadline:
-            time.sleep(0.2)
-            answers.run()
-        assert srv.n_requests == 4
+    # The Answers page offers the generated prompts first and answers them, with another
+    # model than the results': the design gains its name.
+    answers, n_requests = answer_generated(at, yes_if_stop, "mut-2")
+    assert n_requests == 4
     answered = answers.session_state["tools_answers_out"]
     assert len(answered) == 4 and set(answered["answer"]) <= {"yes", "no"}
     answers.button(key="generate_extend").click().run()

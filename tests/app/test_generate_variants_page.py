@@ -7,10 +7,7 @@ SocialStigmaQA prompts joined to the factor table
 
 from __future__ import annotations
 
-import time
-
 import yaml
-from streamlit.testing.v1 import AppTest
 
 from tests.analysis.test_generate_loop import yes_if_stop
 from tests.analysis.test_generate_variants_loop import (
@@ -19,9 +16,7 @@ from tests.analysis.test_generate_variants_loop import (
     gendered_design,
     ssqa_gendered,
 )
-from tests.app.apptools import metric_values, page_test, shown
-from tests.judges.helpers import ROOT
-from tests.judges.judge_server import FakeLLMServer
+from tests.app.apptools import answer_generated, metric_values, page_test, shown
 
 
 def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload(monkeypatch):
@@ -74,22 +69,8 @@ def test_planner_offers_the_variants_to_complete_and_generates_from_the_upload(m
     assert metric_values(at)["Round trip"] == "90.00 %"  # 36 of 40: the base prompts alone
 
     # the Answers page answers them with a loopback model; the answers join the results
-    answers = AppTest.from_file(str(ROOT / "pages" / "judges_tools.py"), default_timeout=60)
-    for key in ("generate_prompts", "generate_design", "results_frame", "results_name",
-                "results_token", "design"):
-        answers.session_state[key] = at.session_state[key]
-    answers.run()
-    assert answers.radio(key="tools_answers_source").value == "Generated prompts (Planner)"
-    with FakeLLMServer(yes_if_stop) as srv:
-        answers.text_input(key="tools_answers_url").input(srv.openai_url)
-        answers.text_input(key="tools_answers_model_openai").input("mut-1").run()
-        answers.button(key="tools_answers_run").click().run()
-        deadline = time.monotonic() + 60
-        while "tools_answers_out" not in answers.session_state and \
-                time.monotonic() < deadline:
-            time.sleep(0.2)
-            answers.run()
-        assert srv.n_requests == 18
+    answers, n_requests = answer_generated(at, yes_if_stop, "mut-1")
+    assert n_requests == 18
     answers.button(key="generate_extend").click().run()
     assert not answers.exception, answers.exception
     combined = answers.session_state["results_frame"]
