@@ -733,7 +733,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
-              where: Where | None = None, applied: bool = False,
+              where: Where | None = None, applied: bool = False, parts: Any = None,
               **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
@@ -744,9 +744,15 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
     ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
     statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
-    ``mode_bin_width``). ``applied``: ``data`` has the design applied. The one
-    composition of the analysis (the ``disparity`` command, the report's section and the
-    Disparity page call it).
+    ``mode_bin_width``). ``applied``: ``data`` has the design applied. ``parts``: an
+    :class:`analysis.disparity_parts.DisparityParts` store for this table and design, in
+    which the parts that read the rows (grouping, summary, selection rates, permutation
+    test, SAGED statistics) are kept per the options each depends on, so a caller that
+    calls again with a few options changed (the Disparity page) pays only for the parts
+    they change; the numbers are the same with or without it. The one composition of the
+    analysis (the ``disparity`` command, the report's section and the Disparity page call
+    it). The permutation test's ``p_adjusted`` is Benjamini-Hochberg over the groups:
+    ``settings["adjust"]`` is ``"bh"`` (its label: ``analysis.multiple_testing``).
 
     Returns
     -------
@@ -761,24 +767,27 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``n_permutations``, ``stopped_early`` per group; absent with ``n_resamples=0``),
         ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
         ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
-        ``meta``: ``options`` (the options used, the design's polarity resolved).
+        ``meta``: ``options`` (the options used, the design's polarity resolved) and
+        ``grouping`` (the :class:`analysis.disparity.Grouping` of the rows: what a box
+        plot per group reads, :func:`analysis.figures.disparity.grouping_box_figure`).
     """
     import pandas as pd
 
-    from analysis.disparity import disparity_report, resolve_polarity
+    from analysis.disparity import resolve_polarity
+    from analysis.disparity_parts import DisparityParts, disparity_parts
     from analysis.options.disparity import DisparityOptions
-    from analysis.saged_stats import normalize, saged_disparity, saged_statistics
+    from analysis.saged_stats import normalize, saged_disparity
 
     opts = _options(DisparityOptions, options, option_values)
     groups = _as_list(by, "by") or []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=False, applied=applied)
     opts = resolve_polarity(opts, the_design, feature)
-    rows = _subset(table, subset)
-    rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
-    report = disparity_report(rows, feature, groups, **opts.kwargs())
-    saged = saged_statistics(rows, feature, groups, baseline=opts.baseline,
-                             **{**opts.saged_kwargs(), "normalization": "none"})
+    report, saged, grouped = disparity_parts(
+        lambda: normalize(_subset(table, subset), [feature, opts.baseline or ""],
+                          opts.normalization),
+        feature, groups, opts, DisparityParts() if parts is None else parts,
+        (repr(sorted(subset.items())), opts.normalization))
     tables = {"selection": report.selection, "metrics": report.metrics,
               **({"permutation": report.permutation} if report.permutation is not None
                  else {}),
@@ -790,9 +799,11 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
                         "and are left out.")
-    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
+    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset,
+                "adjust": "bh"}
     return Result(report.summary, tuple(notes), settings,
-                  {"summary": report.summary, **tables}, report, {"options": opts})
+                  {"summary": report.summary, **tables}, report,
+                  {"options": opts, "grouping": grouped})
 
 
 def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.DataFrame:

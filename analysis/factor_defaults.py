@@ -24,7 +24,8 @@ from analysis.design import Design
 from analysis.nesting import unnested_choice
 
 __all__ = [
-    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group", "is_id_like",
+    "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group",
+    "feature_polarity", "is_id_like",
     "numeric_columns", "useful_factors"
 ]
 
@@ -122,3 +123,36 @@ def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:
     """The first domain factor (else the first factor) as a starting grouping."""
     order = design.of_kind("domain") + design.of_kind("prompt") + design.of_kind("model")
     return [f for f in order if f not in exclude][:1]
+
+
+def feature_polarity(design: Design | None, column: str) -> str | None:
+    """Whether higher values of ``column`` are harmful or favourable, per the design.
+
+    The design's explicit ``polarity`` entry wins; the derived ``deviation`` column is
+    harmful by definition; the outcome column follows its mapping (``binary`` and
+    ``above``: higher deviates, harmful; ``below``: favourable; ``values``: harmful when
+    the deviating values are 1/true, favourable when they are 0/false). Otherwise None.
+    A reading of the design, not a statistic (the Disparity page's polarity widget,
+    :func:`analysis.disparity.resolve_polarity`).
+    """
+    if design is None:
+        return None
+    explicit = design.polarity_of(column)
+    if explicit is not None:
+        return explicit
+    if column == DEVIATION:
+        return "harmful"
+    o = design.outcome
+    if o is None or o.column != column:
+        return None
+    if o.mapping in ("binary", "above"):
+        return "harmful"
+    if o.mapping == "below":
+        return "favourable"
+    if o.mapping == "values":
+        vals = {v.strip().casefold() for v in o.values}
+        if vals and vals <= {"1", "1.0", "true", "yes"}:
+            return "harmful"
+        if vals and vals <= {"0", "0.0", "false", "no"}:
+            return "favourable"
+    return None

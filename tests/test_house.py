@@ -43,7 +43,7 @@ FRONT_ENDS = ("analysis/commands/*.py", "analysis/report*.py", "analysis/compare
               "analysis/reproduce.py", "ui/*.py", "pages/*.py", "app.py")
 
 #: (file, function) pairs on this tree: may only go down.
-PINNED = 110
+PINNED = 99
 
 
 def front_end_files(root: Path = ROOT) -> list[Path]:
