@@ -48,7 +48,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "disparity", "ecdf", "extend_results", "features", "generate_prompts", "importance",
            "importance_linear", "index_published",
            "native_deltas", "native_scores", "plan", "power", "prepare_inputs",
-           "resolve_cluster_option", "subgroups", "variance_components", "d_study"]
+           "resolve_cluster_option", "subgroups", "variance_components", "d_study",
+           "count_unit", "coverage_cells", "coverage_empty_page"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -543,7 +544,9 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
              exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
-             cells: pd.DataFrame | None = None, **option_values: Any) -> Result:
+             cells: pd.DataFrame | None = None, pair: Sequence[str] | None = None,
+             models: Sequence[str] | None = None, model_cells: pd.DataFrame | None = None,
+             counted: Any = None, **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -566,10 +569,34 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         factors, the subset and ``count``) when the caller has them cached (the app).
         The one composition of the analysis (the command, the report's section and the
         Coverage page call it).
+
+        Also in ``tables`` (the names the command, the report and the page share):
+        ``per_factor`` (the table's ``marginal`` rows: one per factor, its Gini index
+        and counts); ``pairs`` (the heatmap's counts of the two factors ``pair``, default
+        the grid's first two, every declared combination: the factors' columns and ``n``,
+        :func:`analysis.coverage.pair_counts`; absent for a one-factor grid); ``models``
+        (when the grid has a factor that is not a model factor and there are model
+        factors: those of the grid plus ``models``, default the design's model factors
+        outside the grid present in the table, ``()`` for none; one row per model
+        combination, :func:`analysis.coverage.model_coverage` over the response rows, the
+        excluded values out of its grid too). ``meta``: ``count_unit`` (the
+        :class:`analysis.coverage.CountUnit` of the cells, or None), ``counted`` (its
+        plural noun: ``prompts``, ``items``, ``rows``), ``nesting_reading`` (a sentence per
+        row of ``nestings``) and, with ``models``: ``model_factors``,
+        ``nested_prompt_factors`` and ``model_reading`` (sentences).
+
+        For a caller that caches its steps (the Coverage page): ``pair=()`` leaves the
+        heatmap's ``pairs`` out (a pair too large to draw); ``model_cells`` is the cell
+        table (:func:`analysis.cells.cell_table`, no outcome) over the grid and the model
+        factors, the subset applied, when cached (:func:`coverage_cells` and ``cells=``
+        likewise for the coverage cells); ``counted``: the
+        :class:`analysis.coverage.CountUnit` the cells count when they are computed here
+        (:func:`count_unit`, read off the visitor's thread by the page).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
     from analysis.coverage import exclude_from_grid
+    from analysis.nesting import describe_nesting
     from analysis.options.coverage import CoverageOptions
 
     opts = _options(CoverageOptions, options, option_values)
@@ -577,22 +604,50 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=False, notes=suggested,
                                                applied=applied)
+    whole = the_design if design is None else _design_of(design, table)  # model factors
     names = the_design.names if factors else cov.default_factors(the_design)
-    table, the_design = exclude_from_grid(table, the_design, {
-        k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()})
+    excluded = {k: _as_list(v, f"exclude[{k!r}]") or [] for k, v in (exclude or {}).items()}
+    rows = table
+    table, the_design = exclude_from_grid(rows, the_design, excluded)
     if cells is None:
-        cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
+        cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset,
+                                   counted=counted)
     kw = {"factors": names, "where": subset}
     summary = cov.coverage_summary(cells, the_design, **kw)
     marginals = cov.marginal_counts(cells, the_design, **kw)
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
               "thinnest_cells": cov.thinnest_cells(cells, the_design, limit=opts.limit, **kw),
-              "nestings": cov.coverage_nestings(cells, the_design, **kw)}
+              "nestings": cov.coverage_nestings(cells, the_design, **kw),
+              "per_factor": summary[summary[cov.SCOPE] == cov.MARGINAL]}
+    meta: dict[str, Any] = {
+        "count_unit": cov.counted_unit(cells), "counted": cov.counted_noun(cells),
+        "nesting_reading": [describe_nesting(r) for r in
+                            tables["nestings"].to_dict(orient="records")]}
+    shown = list(pair) if pair is not None else names[:2]
+    if len(shown) == 2:
+        tables["pairs"] = cov.pair_counts(cells, the_design, *shown, where=subset)
+    extra = ([m for m in whole.of_kind("model") if m not in names and m in table]
+             if models is None else [m for m in models if m not in names])
+    model_factors = [m for m in names if m in the_design.of_kind("model")] + extra
+    if model_factors and [f for f in names if f not in model_factors]:
+        from analysis.cells import cell_table
+
+        _, grid_design = exclude_from_grid(rows, whole.subset(
+            list(dict.fromkeys(names + extra))), excluded)
+        by_model = cov.model_coverage(
+            cell_table(table, names + extra, where=subset, with_outcome=False)
+            if model_cells is None else model_cells, grid_design,
+            model_factors=model_factors, prompt_factors=names, where=subset)
+        # the reading first: it reads the nesting from the table's attrs, popped after
+        meta.update(model_factors=model_factors,
+                    model_reading=cov.describe_model_coverage(by_model, model_factors),
+                    nested_prompt_factors=by_model.attrs.pop("nested_prompt_factors"))
+        tables["models"] = by_model
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
     settings = {**opts.settings(), "factors": names, "where": subset}
-    return Result(summary, tuple(notes), settings, tables, cells)
+    return Result(summary, tuple(notes), settings, tables, cells, meta)
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -733,8 +788,8 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
-              where: Where | None = None, applied: bool = False, parts: Any = None,
-              **option_values: Any) -> Result:
+              where: Where | None = None, applied: bool = False, values: bool = False,
+              parts: Any = None, **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
 
@@ -770,6 +825,9 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``meta``: ``options`` (the options used, the design's polarity resolved) and
         ``grouping`` (the :class:`analysis.disparity.Grouping` of the rows: what a box
         plot per group reads, :func:`analysis.figures.disparity.grouping_box_figure`).
+        ``values``: also ``tables["values"]``, the feature of every row as analysed
+        (normalised, minus the baseline) with its ``group`` (ordered categorical):
+        what box plots need (:func:`analysis.disparity.grouped_values`).
     """
     import pandas as pd
 
@@ -795,6 +853,10 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
               "saged_statistics": saged,
               "saged_disparity": saged_disparity(saged, alpha=opts.alpha,
                                                  conventions=opts.conventions)}
+    if values:
+        from analysis.disparity import grouped_values
+
+        tables["values"] = grouped_values(grouped, feature, groups, baseline=opts.baseline)
     notes = [report.dixon.note]
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
@@ -1619,3 +1681,60 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
     return Result(ds.changes, tuple(dict.fromkeys(notes)), settings,
                   {"current": ds.current, "designs": ds.designs, "cheapest": ds.cheapest,
                    "best_at_cost": ds.best_at_cost, "components": gs.components}, ds, meta)
+
+
+def count_unit(data: Any, design: Any = None, *, count: str = "prompts",
+               applied: bool = False, structure: object = None) -> Any:
+    """What the coverage cells count on ``data`` with ``design``
+    (:func:`analysis.coverage.count_unit`: the item id of the table's structure, else
+    the design's prompt unit; rows with ``count="responses"``). ``structure``: one
+    already read (an object with ``item_id`` and ``columns``); without it and without
+    an item id in the design, reading the structure scans the rows (the Coverage page
+    runs this off the visitor's thread). Returns an :class:`analysis.coverage.CountUnit`
+    (``columns``, ``noun``, ``label``, ``reason``)."""
+    from analysis.coverage import count_unit as unit_of
+
+    table, the_design = _whole_design(data, design, applied)
+    return unit_of(table, the_design, unit=count, structure=structure)
+
+
+def _whole_design(data: Any, design: Any, applied: bool) -> tuple[pd.DataFrame, Design]:
+    """The table and the design, every factor kept (its prompt unit, its inferred
+    structure), the design applied unless ``applied``."""
+    import pandas as pd
+
+    if applied and isinstance(data, pd.DataFrame):
+        return data, _design_of(design, data)
+    table, the_design, _ = prepare_inputs(data, design, need_outcome=False)
+    return table, the_design
+
+
+def coverage_cells(data: Any, design: Any = None, *, factors: str | Sequence[str],
+                   where: Where | None = None, count: str = "prompts", counted: Any = None,
+                   applied: bool = False) -> pd.DataFrame:
+    """The coverage cells :func:`coverage` counts (its ``raw``; give them back as
+    ``cells=`` to a later call): one row per observed combination of ``factors`` in the
+    subset, the factors' columns and ``n`` (distinct items or prompts, or rows with
+    ``count="responses"``; ``counted``: the :func:`count_unit` to count, e.g. one read in
+    the background), :func:`analysis.coverage.coverage_cells`. For a caller that caches
+    the step that reads the rows (the Coverage page)."""
+    from analysis.coverage import coverage_cells as cells_of
+
+    table, the_design = _whole_design(data, design, applied)
+    subset = {k: _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    return cells_of(table, the_design, _as_list(factors, "factors") or [], unit=count,
+                    where={k: v for k, v in subset.items() if v} or None, counted=counted)
+
+
+def coverage_empty_page(result: Result, design: Any, *, page: int,
+                        page_size: int) -> pd.DataFrame:
+    """Page ``page`` (1-based, ``page_size`` rows) of the empty combinations of a
+    :func:`coverage` Result: sliced from its ``empty_cells`` when they hold the page,
+    else found from its cells (``raw``) with ``design`` (the one the Result was computed
+    with), :func:`analysis.coverage.empty_cells_page`. Columns: the grid's factors."""
+    from analysis.coverage import empty_cells_page
+
+    s = result.settings
+    return empty_cells_page(result.raw, _design_of(design, result.raw), page=page,
+                            page_size=page_size, first=result.tables["empty_cells"],
+                            factors=s["factors"], where=s["where"] or None)

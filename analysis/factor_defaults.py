@@ -25,7 +25,7 @@ from analysis.nesting import unnested_choice
 
 __all__ = [
     "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "default_factors", "default_group",
-    "feature_polarity", "is_id_like",
+    "feature_polarity", "grid_factors", "is_id_like",
     "numeric_columns", "useful_factors"
 ]
 
@@ -156,3 +156,9 @@ def feature_polarity(design: Design | None, column: str) -> str | None:
         if vals and vals <= {"0", "0.0", "false", "no"}:
             return "favourable"
     return None
+
+
+def grid_factors(design: Design) -> list[str]:
+    """The factors coverage uses unless told otherwise: domain and prompt factors (every
+    factor when the design has neither kind; also ``analysis.coverage.default_factors``)."""
+    return design.of_kind("domain", "prompt") or design.names
