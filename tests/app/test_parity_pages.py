@@ -59,6 +59,17 @@ PAGES = [
                  or None},
      [("llmbi", lambda r: r.table.sort_values(["rank", "llmbi"]),
        ["weighted_bias", "diversity_penalty", "llmbi", "rank"])]),
+    # Coverage: the per-factor tab, the thinnest cells, the models tab (the heatmap is
+    # checked against a crosstab in test_coverage_page.py)
+    ("coverage.py", "coverage", "coverage_option",
+     lambda at: {"factors": at.multiselect(key="coverage_factors").value,
+                 "count": at.radio(key="coverage_count").value},
+     [("gini_index", lambda r: r.tables["per_factor"],
+       ["n_cells", "n_observed_cells", "n_empty_cells", "coverage_percentage", "gini_index",
+        "gini_index_observed"]),
+      ("n", lambda r: r.tables["thinnest_cells"], ["n"]),
+      ("n_missing_prompt_cells", lambda r: r.tables["models"],
+       ["n_rows", "n_observed_cells", "coverage_percentage", "n_missing_prompt_cells"])]),
     # the Planner's measurement-error sections, on the SIMULATED judged sample
     ("planner.py", "variance_components", "planner_variance_option",
      lambda at: {"facets": tuple(at.multiselect(key="planner_variance_facets").value),
@@ -219,3 +230,21 @@ def test_every_disparity_option_gives_the_apis_numbers_on_the_page(name):
     spec = Opts.spec(name)
     flag = spec.negate if spec.negate and values[name] is False else spec.flag
     assert f"--{flag or name.replace('_', '-')}" in cli, (name, cli)
+
+
+def test_the_coverage_pages_count_gives_the_apis_numbers():
+    """The Coverage page's laid-out option (what a cell counts, a radio) at its non-default
+    value, with the listed cells' limit: every tab's table is ``bw.coverage``'s, the copied
+    command carries both."""
+    frame, design = sample_with_design(SSQA)
+    at = _page("coverage.py", frame, design)
+    at.radio(key="coverage_count").set_value(_value("coverage", "count"))
+    at.number_input(key="coverage_option_limit").set_value(_value("coverage", "limit")).run()
+    assert not at.exception and not at.error
+    (page, analysis, prefix, inputs, views), = [p for p in PAGES if p[0] == "coverage.py"]
+    given = inputs(at)
+    assert given["count"] == "responses"
+    result = bw.coverage(frame, design, **given, limit=_value("coverage", "limit"))
+    _same_tables(at, views, result, "coverage count")
+    (cli,) = [c.value for c in at.code if c.language == "bash" and " coverage " in c.value]
+    assert "--count responses" in cli and f"--limit {_value('coverage', 'limit')}" in cli
