@@ -52,7 +52,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "judge_reliability", "judge_agreement", "judge_stage_metrics", "judge_noise_modes",
            "fractional_factorial", "nesting", "findings", "rows_behind", "is_bbq", "bbq_scores",
            "has_native_score", "available_features", "check_criteria",
-           "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out"]
+           "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out",
+           "count_unit", "coverage_cells", "coverage_empty_page"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -552,7 +553,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
              factors: str | Sequence[str] | None = None, where: Where | None = None,
              exclude: Mapping[str, Sequence[str]] | None = None, applied: bool = False,
              cells: pd.DataFrame | None = None, pair: Sequence[str] | None = None,
-             models: Sequence[str] | None = None, **option_values: Any) -> Result:
+             models: Sequence[str] | None = None, model_cells: pd.DataFrame | None = None,
+             counted: Any = None, **option_values: Any) -> Result:
     """Coverage percentage and Gini index of the design's factor grid (methods.md §1).
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
@@ -591,6 +593,14 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         (``{factor: Gini index}``), ``nesting_reading`` (a sentence per
         row of ``nestings``) and, with ``models``: ``model_factors``,
         ``nested_prompt_factors`` and ``model_reading`` (sentences).
+
+        For a caller that caches its steps (the Coverage page): ``pair=()`` leaves the
+        heatmap's ``pairs`` out (a pair too large to draw); ``model_cells`` is the cell
+        table (:func:`analysis.cells.cell_table`, no outcome) over the grid and the model
+        factors, the subset applied, when cached (:func:`coverage_cells` and ``cells=``
+        likewise for the coverage cells); ``counted``: the
+        :class:`analysis.coverage.CountUnit` the cells count when they are computed here
+        (:func:`count_unit`, read off the visitor's thread by the page).
     """
     from analysis import coverage as cov
     from analysis.cells import filter_rows
@@ -609,7 +619,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     rows = table
     table, the_design = exclude_from_grid(rows, the_design, excluded)
     if cells is None:
-        cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset)
+        cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset,
+                                   counted=counted)
     kw = {"factors": names, "where": subset}
     summary = cov.coverage_summary(cells, the_design, **kw)
     marginals = cov.marginal_counts(cells, the_design, **kw)
@@ -623,7 +634,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         "per_factor_gini": cov.per_factor_gini(summary),
         "nesting_reading": [describe_nesting(r) for r in
                             tables["nestings"].to_dict(orient="records")]}
-    shown = list(pair) if pair else names[:2]
+    shown = list(pair) if pair is not None else names[:2]
     if len(shown) == 2:
         tables["pairs"] = cov.pair_counts(cells, the_design, *shown, where=subset)
     extra = ([m for m in whole.of_kind("model") if m not in names and m in table]
@@ -635,11 +646,13 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         _, grid_design = exclude_from_grid(rows, whole.subset(
             list(dict.fromkeys(names + extra))), excluded)
         by_model = cov.model_coverage(
-            cell_table(table, names + extra, where=subset, with_outcome=False), grid_design,
+            cell_table(table, names + extra, where=subset, with_outcome=False)
+            if model_cells is None else model_cells, grid_design,
             model_factors=model_factors, prompt_factors=names, where=subset)
+        # the reading first: it reads the nesting from the table's attrs, popped after
         meta.update(model_factors=model_factors,
-                    nested_prompt_factors=by_model.attrs.pop("nested_prompt_factors"),
-                    model_reading=cov.describe_model_coverage(by_model, model_factors))
+                    model_reading=cov.describe_model_coverage(by_model, model_factors),
+                    nested_prompt_factors=by_model.attrs.pop("nested_prompt_factors"))
         tables["models"] = by_model
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
@@ -789,7 +802,7 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
 def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence[str],
               options: Any = None, factors: str | Sequence[str] | None = None,
               where: Where | None = None, applied: bool = False, values: bool = False,
-              **option_values: Any) -> Result:
+              parts: Any = None, **option_values: Any) -> Result:
     """A numeric feature across groups: statistics, selection rates and the four-fifths
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
 
@@ -799,9 +812,15 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
     ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
     statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
-    ``mode_bin_width``). ``applied``: ``data`` has the design applied. The one
-    composition of the analysis (the ``disparity`` command, the report's section and the
-    Disparity page call it).
+    ``mode_bin_width``). ``applied``: ``data`` has the design applied. ``parts``: an
+    :class:`analysis.disparity_parts.DisparityParts` store for this table and design, in
+    which the parts that read the rows (grouping, summary, selection rates, permutation
+    test, SAGED statistics) are kept per the options each depends on, so a caller that
+    calls again with a few options changed (the Disparity page) pays only for the parts
+    they change; the numbers are the same with or without it. The one composition of the
+    analysis (the ``disparity`` command, the report's section and the Disparity page call
+    it). The permutation test's ``p_adjusted`` is Benjamini-Hochberg over the groups:
+    ``settings["adjust"]`` is ``"bh"`` (its label: ``analysis.multiple_testing``).
 
     Returns
     -------
@@ -816,27 +835,30 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
         ``n_permutations``, ``stopped_early`` per group; absent with ``n_resamples=0``),
         ``dixon`` (one row: Dixon's Q test), ``saged_statistics`` and
         ``saged_disparity``. ``raw``: the :class:`analysis.disparity.DisparityReport`.
-        ``meta``: ``options`` (the options used, the design's polarity resolved).
+        ``meta``: ``options`` (the options used, the design's polarity resolved) and
+        ``grouping`` (the :class:`analysis.disparity.Grouping` of the rows: what a box
+        plot per group reads, :func:`analysis.figures.disparity.grouping_box_figure`).
         ``values``: also ``tables["values"]``, the feature of every row as analysed
         (normalised, minus the baseline) with its ``group`` (ordered categorical):
         what box plots need (:func:`analysis.disparity.grouped_values`).
     """
     import pandas as pd
 
-    from analysis.disparity import disparity_report, grouped_values, resolve_polarity
+    from analysis.disparity import resolve_polarity
+    from analysis.disparity_parts import DisparityParts, disparity_parts
     from analysis.options.disparity import DisparityOptions
-    from analysis.saged_stats import normalize, saged_disparity, saged_statistics
+    from analysis.saged_stats import normalize, saged_disparity
 
     opts = _options(DisparityOptions, options, option_values)
     groups = _as_list(by, "by") or []
     table, the_design, subset = prepare_inputs(data, design, factors=factors, where=where,
                                                need_outcome=False, applied=applied)
     opts = resolve_polarity(opts, the_design, feature)
-    rows = _subset(table, subset)
-    rows = normalize(rows, [feature, opts.baseline or ""], opts.normalization)
-    report = disparity_report(rows, feature, groups, **opts.kwargs())
-    saged = saged_statistics(rows, feature, groups, baseline=opts.baseline,
-                             **{**opts.saged_kwargs(), "normalization": "none"})
+    report, saged, grouped = disparity_parts(
+        lambda: normalize(_subset(table, subset), [feature, opts.baseline or ""],
+                          opts.normalization),
+        feature, groups, opts, DisparityParts() if parts is None else parts,
+        (repr(sorted(subset.items())), opts.normalization))
     tables = {"selection": report.selection, "metrics": report.metrics,
               **({"permutation": report.permutation} if report.permutation is not None
                  else {}),
@@ -845,14 +867,18 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
               "saged_disparity": saged_disparity(saged, alpha=opts.alpha,
                                                  conventions=opts.conventions)}
     if values:
-        tables["values"] = grouped_values(rows, feature, groups, baseline=opts.baseline)
+        from analysis.disparity import grouped_values
+
+        tables["values"] = grouped_values(grouped, feature, groups, baseline=opts.baseline)
     notes = [report.dixon.note]
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
                         "and are left out.")
-    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
+    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset,
+                "adjust": "bh"}
     return Result(report.summary, tuple(notes), settings,
-                  {"summary": report.summary, **tables}, report, {"options": opts})
+                  {"summary": report.summary, **tables}, report,
+                  {"options": opts, "grouping": grouped})
 
 
 def _subset(table: pd.DataFrame, subset: Mapping[str, Sequence[str]]) -> pd.DataFrame:
@@ -2214,3 +2240,60 @@ def judge_stage_metrics(data: Any, *, by: Sequence[str] | None = None,
     meta = {"figures": metrics.stage_figures(judged)} if figures else {}
     return Result(metrics.stage_metrics(judged, by=groups), (), {"by": groups},
                   {"unscored_reasons": metrics.unscored_reasons(judged)}, None, meta)
+
+
+def count_unit(data: Any, design: Any = None, *, count: str = "prompts",
+               applied: bool = False, structure: object = None) -> Any:
+    """What the coverage cells count on ``data`` with ``design``
+    (:func:`analysis.coverage.count_unit`: the item id of the table's structure, else
+    the design's prompt unit; rows with ``count="responses"``). ``structure``: one
+    already read (an object with ``item_id`` and ``columns``); without it and without
+    an item id in the design, reading the structure scans the rows (the Coverage page
+    runs this off the visitor's thread). Returns an :class:`analysis.coverage.CountUnit`
+    (``columns``, ``noun``, ``label``, ``reason``)."""
+    from analysis.coverage import count_unit as unit_of
+
+    table, the_design = _whole_design(data, design, applied)
+    return unit_of(table, the_design, unit=count, structure=structure)
+
+
+def _whole_design(data: Any, design: Any, applied: bool) -> tuple[pd.DataFrame, Design]:
+    """The table and the design, every factor kept (its prompt unit, its inferred
+    structure), the design applied unless ``applied``."""
+    import pandas as pd
+
+    if applied and isinstance(data, pd.DataFrame):
+        return data, _design_of(design, data)
+    table, the_design, _ = prepare_inputs(data, design, need_outcome=False)
+    return table, the_design
+
+
+def coverage_cells(data: Any, design: Any = None, *, factors: str | Sequence[str],
+                   where: Where | None = None, count: str = "prompts", counted: Any = None,
+                   applied: bool = False) -> pd.DataFrame:
+    """The coverage cells :func:`coverage` counts (its ``raw``; give them back as
+    ``cells=`` to a later call): one row per observed combination of ``factors`` in the
+    subset, the factors' columns and ``n`` (distinct items or prompts, or rows with
+    ``count="responses"``; ``counted``: the :func:`count_unit` to count, e.g. one read in
+    the background), :func:`analysis.coverage.coverage_cells`. For a caller that caches
+    the step that reads the rows (the Coverage page)."""
+    from analysis.coverage import coverage_cells as cells_of
+
+    table, the_design = _whole_design(data, design, applied)
+    subset = {k: _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
+    return cells_of(table, the_design, _as_list(factors, "factors") or [], unit=count,
+                    where={k: v for k, v in subset.items() if v} or None, counted=counted)
+
+
+def coverage_empty_page(result: Result, design: Any, *, page: int,
+                        page_size: int) -> pd.DataFrame:
+    """Page ``page`` (1-based, ``page_size`` rows) of the empty combinations of a
+    :func:`coverage` Result: sliced from its ``empty_cells`` when they hold the page,
+    else found from its cells (``raw``) with ``design`` (the one the Result was computed
+    with), :func:`analysis.coverage.empty_cells_page`. Columns: the grid's factors."""
+    from analysis.coverage import empty_cells_page
+
+    s = result.settings
+    return empty_cells_page(result.raw, _design_of(design, result.raw), page=page,
+                            page_size=page_size, first=result.tables["empty_cells"],
+                            factors=s["factors"], where=s["where"] or None)

@@ -66,10 +66,15 @@ from analysis.columns import (
     VALUE,
     N,
 )
+from analysis.coverage_text import (  # noqa: F401 - words and pages: their home
+    MARGINAL,
+    page_count,
+    per_factor_table,
+    percent_text,
+)
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import grid_factors as default_factors  # the grid's default
-from analysis.formatting import percent_text  # words, re-exported
 from analysis.options.coverage import COUNTS
 from analysis.values import combine_codes, factor_codes, split_codes
 
@@ -93,7 +98,7 @@ Where = Mapping[str, str | Sequence[str]]
 #: Largest grid :func:`count_tensor` builds densely (about 80 MB of int64).
 DENSE_MAX_CELLS = 10_000_000
 #: ``scope`` of the summary row over all chosen factors and of the per-factor rows.
-JOINT, MARGINAL = "joint", "marginal"
+JOINT = "joint"
 #: Separator of factor names in the ``factors`` column of the summary.
 TIMES = " x "
 #: What a cell count counts: distinct prompts (the methods' definition) or response rows.
@@ -965,22 +970,6 @@ def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str]) -
 
 
 # --- tables for display --------------------------------------------------------------------
-def per_factor_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The per-factor rows of :func:`coverage_summary`, without ``scope``.
-
-    Counts that do not fit int64 (an object column) are shown as text with thousands
-    separators, so the table converts to Arrow.
-    """
-    table = summary[summary[SCOPE] == MARGINAL].drop(columns=[SCOPE]).copy()
-    for col in (N_CELLS, N_EMPTY_CELLS, N_OBSERVED_CELLS):
-        if col in table and table[col].dtype == object:  # more cells than int64 holds
-            table[col] = table[col].map(lambda v: f"{int(v):,}")
-    return table
-
-
-def page_count(n_items: int, page_size: int) -> int:
-    """Pages of ``page_size`` items needed for ``n_items`` (at least one)."""
-    return max(1, -(-n_items // page_size))
 
 
 def empty_cells_page(

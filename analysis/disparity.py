@@ -39,7 +39,6 @@ import pandas as pd
 
 from analysis.columns import (
     COMPARED_WITH,
-    DEVIATION,
     DIFFERENCE,
     GROUP,
     IMPACT_RATIO,
@@ -71,6 +70,7 @@ from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import (  # noqa: F401 - their home since the split
     default_group,
+    feature_polarity,
     is_id_like,
     numeric_columns,
 )
@@ -1458,34 +1458,3 @@ def resolve_polarity(options: _Options, design: Design | None, feature: str) -> 
     if options.polarity != POLARITY_FROM_DESIGN:
         return options
     return options.replace(polarity=feature_polarity(design, feature))
-
-
-def feature_polarity(design: Design | None, column: str) -> Polarity | None:
-    """Whether higher values of ``column`` are harmful or favourable, per the design.
-
-    The design's explicit ``polarity`` entry wins; the derived ``deviation`` column is
-    harmful by definition; the outcome column follows its mapping (``binary`` and
-    ``above``: higher deviates, harmful; ``below``: favourable; ``values``: harmful when
-    the deviating values are 1/true, favourable when they are 0/false). Otherwise None.
-    """
-    if design is None:
-        return None
-    explicit = design.polarity_of(column)
-    if explicit is not None:
-        return explicit  # type: ignore[return-value]
-    if column == DEVIATION:
-        return "harmful"
-    o = design.outcome
-    if o is None or o.column != column:
-        return None
-    if o.mapping in ("binary", "above"):
-        return "harmful"
-    if o.mapping == "below":
-        return "favourable"
-    if o.mapping == "values":
-        vals = {v.strip().casefold() for v in o.values}
-        if vals and vals <= {"1", "1.0", "true", "yes"}:
-            return "harmful"
-        if vals and vals <= {"0", "0.0", "false", "no"}:
-            return "favourable"
-    return None

@@ -25,8 +25,8 @@ from analysis.nesting import find_nestings, unnested_choice
 
 __all__ = [
     "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "coverage_factors", "default_factors",
-    "default_group", "grid_factors", "importance_factors", "is_id_like", "numeric_columns",
-    "paired_factor", "suggest_factors", "unnested_factors", "useful_factors"
+    "default_group", "feature_polarity", "grid_factors", "importance_factors", "is_id_like",
+    "numeric_columns", "paired_factor", "suggest_factors", "unnested_factors", "useful_factors"
 ]
 
 
@@ -169,6 +169,8 @@ def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6)
         if len(chosen) == max_factors:
             break
     return [f for f in names if f in chosen]
+
+
 #: The same default under the name the CLI and report use.
 grid_factors = coverage_factors
 
@@ -199,3 +201,38 @@ def importance_factors(results: pd.DataFrame, design: Design) -> list[str]:
     from analysis.cells import cell_table
 
     return suggest_factors(cell_table(results, design.names), design)
+
+
+def feature_polarity(design: Design | None, column: str) -> str | None:
+    """Whether higher values of ``column`` are harmful or favourable, per the design.
+
+    The design's explicit ``polarity`` entry wins; the derived ``deviation`` column is
+    harmful by definition; the outcome column follows its mapping (``binary`` and
+    ``above``: higher deviates, harmful; ``below``: favourable; ``values``: harmful when
+    the deviating values are 1/true, favourable when they are 0/false). Otherwise None.
+    A reading of the design, not a statistic (the Disparity page's polarity widget,
+    :func:`analysis.disparity.resolve_polarity`).
+    """
+    if design is None:
+        return None
+    explicit = design.polarity_of(column)
+    if explicit is not None:
+        return explicit
+    if column == DEVIATION:
+        return "harmful"
+    o = design.outcome
+    if o is None or o.column != column:
+        return None
+    if o.mapping in ("binary", "above"):
+        return "harmful"
+    if o.mapping == "below":
+        return "favourable"
+    if o.mapping == "values":
+        vals = {v.strip().casefold() for v in o.values}
+        if vals and vals <= {"1", "1.0", "true", "yes"}:
+            return "harmful"
+        if vals and vals <= {"0", "0.0", "false", "no"}:
+            return "favourable"
+    return None
+
+

@@ -5,6 +5,7 @@ import streamlit as st
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import numeric_columns
 from analysis.figures.disparity import selection_figure, statistic_figure
+from analysis.options.disparity import SAGED_FIELDS
 from ui.common import (
     figure_downloads,
     per_table,
@@ -14,13 +15,13 @@ from ui.common import (
 )
 from ui.defaults import choose_hint, page_defaults
 from ui.disparity import (
-    COLUMN_CONFIG,
     box_of,
-    cached_permutation,
-    cached_report,
+    column_config,
     data_note,
     disparity_options,
+    disparity_result,
     metric_row,
+    permutation_caption,
 )
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
@@ -49,16 +50,16 @@ if not options["by"]:
                 page_defaults(design, 1) or design.names[:1])
     st.stop()
 where = subset_filter(design, "disparity")
-try:
-    report = cached_report(results, design, where, options, permutation=False)
+try:  # everything but the permutation test first, on screen while it runs
+    result = disparity_result(results, design, where, options, permutation=False)
     feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
-    box = per_table(box_of, results, design, design, where, options["feature"],
-                    options["by"], options["baseline"], feature)
+    box = box_of(result, feature)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
 
-stat = options["statistic"]
+report, settings = result.raw, result.settings
+stat, columns = settings["statistic"], column_config(settings)
 missing = report.settings["n_missing"]
 if missing:
     st.warning(f"{missing:,} rows have no value of {md(feature)} and are left out.")
@@ -70,12 +71,13 @@ st.caption(f"Selected: {report.settings['selection_rule']} (standard "
                          else "read as favourable (SAGED's convention)."))
 
 st.subheader("Group statistics")
-summary = report.summary
+summary = result.table
 fig = statistic_figure(summary, stat, feature=feature)
 st.plotly_chart(fig, key="disparity_stat_chart")
 figure_downloads(fig, f"disparity_{stat}", key="disparity_stat_fig")
 reproduce_disparity(design, options, where)  # after the answer: the first figure
-add_to_report_button("disparity", {**options, "where": where})
+add_to_report_button("disparity", {k: v for k, v in options.items() if k not in SAGED_FIELDS}
+                     | {"where": where})  # the report's section has no SAGED statistics
 with st.expander("Distribution per group (box plot)"):
     st.plotly_chart(box, key="disparity_box_chart")
     figure_downloads(box, "disparity_box", key="disparity_box_fig")
@@ -83,37 +85,32 @@ st.dataframe(summary, hide_index=True)
 table_download(summary, "disparity_summary", key="disparity_summary")
 
 st.subheader("Selection rates and the four-fifths rule")
-sel = report.selection
+sel = result.tables["selection"]
 fig = selection_figure(sel, feature=feature)
 st.plotly_chart(fig, key="disparity_selection_chart")
 figure_downloads(fig, "disparity_selection", key="disparity_selection_fig")
-st.dataframe(sel, hide_index=True, column_config=COLUMN_CONFIG)
+st.dataframe(sel, hide_index=True, column_config=columns)
 table_download(sel, "disparity_selection", key="disparity_selection")
 
 st.subheader("Disparity across groups")
 st.caption("Min/max ratio and range: how far apart the extreme groups are. Max Z-score and "
            "Dixon's Q: whether one group stands out (concentrated bias) or the groups are "
            "spread (dispersed bias). Across-group std and Z use ddof = 1.")
-st.dataframe(report.metrics, hide_index=True)
-table_download(report.metrics, "disparity_metrics", key="disparity_metrics")
+st.dataframe(result.tables["metrics"], hide_index=True)
+table_download(result.tables["metrics"], "disparity_metrics", key="disparity_metrics")
 
 st.subheader("Permutation tests")
-try:
-    perm = cached_permutation(results, design, where, options)  # last: the rest shows meanwhile
+try:  # last: the rest shows meanwhile (the parts above are not computed again)
+    full = disparity_result(results, design, where, options)
 except AnalysisError as exc:
     st.error(md(str(exc)))
     st.stop()
-if perm is None:
+if "permutation" not in full.tables:
     st.info("Permutation tests are off (0 permutations).")
 else:
-    n_perm = int(perm["n_permutations"].max())
-    st.caption(f"{stat} of each group against the {options['compare']} of the rows: group "
-               f"labels shuffled up to {n_perm:,} times (seed {options['seed']}"
-               + ("; a group stops once its p-value is clearly above or below alpha, column "
-                  "n_permutations" if options["adaptive"] else "")
-               + f"); p = (b + 1) / (m + 1), so the smallest possible p is "
-               f"{1 / (n_perm + 1):.4f}. Adjusted: Benjamini-Hochberg over the groups.")
-    st.dataframe(perm, hide_index=True, column_config=COLUMN_CONFIG)
+    st.caption(permutation_caption(full))
+    perm = full.tables["permutation"]
+    st.dataframe(perm, hide_index=True, column_config=column_config(full.settings))
     table_download(perm, "disparity_permutation", key="disparity_permutation")
 
-saged_section(results, where, options)
+saged_section(result)

@@ -1,4 +1,6 @@
-"""Cached steps and widgets of the Coverage page (no statistics: calls analysis.coverage)."""
+"""Cached steps, widgets and tabs of the Coverage page: every number is
+``analysis.api.coverage``'s (one cached call of the page's options, its cells and model
+cells cached apart, the count unit read off the visitor's thread)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from types import SimpleNamespace
 import pandas as pd
 import streamlit as st
 
-from analysis import coverage as cov
+from analysis import api as bw
+from analysis.api import Result
 from analysis.columns import (
     COVERAGE_PERCENTAGE,
     GINI_INDEX,
@@ -16,16 +19,18 @@ from analysis.columns import (
     N_CELLS,
     N_EMPTY_CELLS,
 )
+from analysis.coverage import PROMPTS, RESPONSES, CountUnit
+from analysis.coverage_text import page_count, percent_text
 from analysis.design import Design
-from analysis.nesting import describe_nesting
+from analysis.factor_defaults import grid_factors
 from analysis.options.coverage import CoverageOptions as Opts
 from ui.defaults import page_defaults
 from ui.widgets import md
 
 __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
-    "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "empty_page", "grid_choice",
-    "models_overview", "overview", "pair_choice", "show_metrics", "show_reading",
+    "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
+    "empty_page", "grid_choice", "pair_choice", "show_metrics", "show_reading",
 ]
 
 
@@ -50,14 +55,14 @@ COLUMN_CONFIG = {
 @st.cache_resource(max_entries=16, show_spinner="Counting prompts...")
 def _coverage_cells(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
                     unit: str, counted_key: str, _results: pd.DataFrame, _design: Design,
-                    _where: dict, _counted: cov.CountUnit) -> pd.DataFrame:
-    return cov.coverage_cells(_results, _design, list(factors), unit=unit,
-                              where=_where or None, counted=_counted)
+                    _where: dict, _counted: CountUnit) -> pd.DataFrame:
+    return bw.coverage_cells(_results, _design, factors=list(factors), count=unit,
+                             where=_where or None, counted=_counted, applied=True)
 
 
 def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str], where: dict,
                        unit: str) -> pd.DataFrame:
-    """Cached :func:`analysis.coverage.coverage_cells` (distinct prompts or responses) of
+    """Cached :func:`analysis.api.coverage_cells` (distinct prompts or responses) of
     what :func:`counted_for` says a cell counts."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
     counted = counted_for(results, design)
@@ -70,15 +75,15 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
 _NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 
-def counted_for(results: pd.DataFrame, design: Design) -> cov.CountUnit:
-    """What a coverage cell counts (:func:`analysis.coverage.count_unit`). When that needs
+def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
+    """What a coverage cell counts (:func:`analysis.api.count_unit`). When that needs
     the table's structure (the design carries no inferred item id), the structure is
     read in the background worker like an upload's (issue 43: never on the visitor's
     thread); until it is there the design's prompt unit is counted and the page says so,
     then reruns."""
     item = (design.inferred or {}).get("item_id")
     if item is not None and item in results.columns:
-        return cov.count_unit(results, design)
+        return bw.count_unit(results, design, applied=True)
     from ui import inference_pool
     from ui.pending_design import job_notice, wait_seconds
 
@@ -86,18 +91,18 @@ def counted_for(results: pd.DataFrame, design: Design) -> cov.CountUnit:
     key = f"{st.session_state.get('results_token', '')}|coverage|{design_json}"
     job = inference_pool.submit(key, results,
                                 work=partial(inference_pool.design_work,
-                                             function=cov.count_unit,
+                                             function=partial(bw.count_unit, applied=True),
                                              design_json=design_json))
     job.wait(wait_seconds())
     result = job.result if job.done else None
-    if result is not None and isinstance(result.value, cov.CountUnit):
+    if result is not None and isinstance(result.value, CountUnit):
         return result.value
     if job.done:  # stopped or refused: the prompt unit, and why
         st.caption(md(f"No item id could be read ({result.error if result else 'no result'}"
                       "): cells count the design's prompt unit."))
     else:
         job_notice(job)
-    return cov.count_unit(results, design, structure=_NO_STRUCTURE)
+    return bw.count_unit(results, design, structure=_NO_STRUCTURE, applied=True)
 
 
 def count_choice(design: Design) -> str:
@@ -114,7 +119,7 @@ def count_choice(design: Design) -> str:
         what = ("distinct prompts (a prompt = one combination of "
                 f"{md(', '.join(design.prompt_unit_columns()))})")
     # radio labels render Markdown: the column names from the data are escaped
-    labels = {cov.PROMPTS: what, cov.RESPONSES: "responses (rows)"}
+    labels = {PROMPTS: what, RESPONSES: "responses (rows)"}
     return st.radio(Opts.label("count"), Opts.choices("count"), format_func=labels.get,
                     index=Opts.choices("count").index(Opts.default("count")), horizontal=True,
                     key="coverage_count",
@@ -122,57 +127,34 @@ def count_choice(design: Design) -> str:
                          "models or seeds counts once. Responses count every row.")
 
 
-@st.cache_resource(max_entries=16, show_spinner="Measuring coverage...")
-def _overview(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
-              _cells: pd.DataFrame, _design: Design, _where: dict, unit: str = cov.PROMPTS,
-              limit: int = THINNEST, _results: pd.DataFrame | None = None) -> dict:
-    from analysis import api as bw
+def coverage_result(results: pd.DataFrame, design: Design, factors: list[str], where: dict,
+                    options: Opts, *, cells: pd.DataFrame, pair: tuple[str, str] | None,
+                    models: bool = True) -> Result:
+    """The page's one call: :func:`analysis.api.coverage` of the options (``limit`` at
+    least :data:`EMPTY_DOWNLOAD_MAX`: the empty cells' download; the page shows the
+    first ``limit`` thinnest), the heatmap's ``pair`` (None: none drawn), the cached
+    coverage ``cells`` and, with ``models``, the cached cells of the grid and the model
+    factors (:func:`ui.common.cells_for`), cached per options and inputs."""
+    from ui.common import analysis_result, cells_for
 
-    # the empty cells for the download, the thinnest: their first `limit`
-    result = bw.coverage(_results if _results is not None else _cells, _design,
-                         factors=list(factors), where={k: v for k, v in _where.items() if v},
-                         cells=_cells, applied=True,
-                         count=unit, limit=max(limit, EMPTY_DOWNLOAD_MAX))
-    nestings = result.tables["nestings"].to_dict(orient="records")
-    return {"summary": result.table, "marginals": result.tables["marginals"],
-            "reading": list(result.notes),
-            "nestings": [describe_nesting(r) for r in nestings],
-            "empty": result.tables["empty_cells"],
-            "thinnest": result.tables["thinnest_cells"].head(limit)}
-
-
-def overview(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
-             unit: str = cov.PROMPTS, *, limit: int = THINNEST,
-             results: pd.DataFrame | None = None) -> dict:
-    """Summary, marginals, reading, nestings, first empty and the ``limit`` thinnest cells:
-    :func:`analysis.api.coverage` of the cached ``cells`` (``results``: the rows they
-    count, for the reading's row count), cached."""
-    return _overview(st.session_state["results_token"], design.to_json(), tuple(factors),
-                     repr(sorted(where.items())), cells, design, where, unit, limit, results)
+    where = {k: list(v) for k, v in (where or {}).items() if v}
+    extra = [m for m in design.of_kind("model") if m not in factors and m in results]
+    model_cells = (cells_for(results, design, list(dict.fromkeys(factors + extra)), where,
+                             with_outcome=False)
+                   if models and (extra or set(factors) & set(design.of_kind("model")))
+                   and set(factors) - set(design.of_kind("model")) else None)
+    opts = options.replace(limit=max(options.limit, EMPTY_DOWNLOAD_MAX))
+    return analysis_result("coverage", results, design, opts, cells=cells,
+                           factors=list(factors), where=where or None,
+                           pair=() if pair is None else tuple(pair),
+                           model_cells=model_cells)
 
 
-@st.cache_resource(max_entries=16, show_spinner="Checking the models...")
-def _models(token: str, design_json: str, key: tuple, where_key: str, _cells: pd.DataFrame,
-            _design: Design, _where: dict) -> tuple[pd.DataFrame, list[str]]:
-    models, prompts = key
-    table = cov.model_coverage(_cells, _design, model_factors=list(models),
-                               prompt_factors=list(prompts), where=_where)
-    return table, cov.describe_model_coverage(table, list(models))
-
-
-def models_overview(cells: pd.DataFrame, design: Design, models: list[str], prompts: list[str],
-                    where: dict) -> tuple[pd.DataFrame, list[str]]:
-    """Model coverage table and its reading (cached); ``cells`` span prompts + models."""
-    return _models(st.session_state["results_token"], design.to_json(),
-                   (tuple(models), tuple(prompts)), repr(sorted(where.items())), cells,
-                   design, where)
-
-
-def show_metrics(info: dict) -> None:
+def show_metrics(result: Result) -> None:
     """Headline metrics: coverage, Gini index, combinations, empty combinations."""
-    joint = info["summary"].iloc[0]
+    joint = result.table.iloc[0]
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Coverage", f"{cov.percent_text(joint[COVERAGE_PERCENTAGE])} %",
+    c1.metric("Coverage", f"{percent_text(joint[COVERAGE_PERCENTAGE])} %",
               help="Share of combinations with at least one row (ideal 100 %).")
     c2.metric("Gini index", f"{joint[GINI_INDEX]:.3f}",
               help="0: every combination equally represented; near 1: a few hold everything.")
@@ -180,10 +162,10 @@ def show_metrics(info: dict) -> None:
     c4.metric("Empty combinations", f"{int(joint[N_EMPTY_CELLS]):,}")
 
 
-def show_reading(info: dict) -> None:
+def show_reading(result: Result) -> None:
     """The plain-language reading and the nesting warnings (below the figure)."""
-    st.markdown("\n".join(f"- {md(line)}" for line in info["reading"]))
-    for message in info["nestings"]:
+    st.markdown("\n".join(f"- {md(line)}" for line in result.notes))
+    for message in result.meta["nesting_reading"]:
         st.warning(md(message))
 
 
@@ -198,8 +180,7 @@ def grid_choice(design: Design, key: str = "coverage_factors") -> list[str]:
             st.session_state[key] = kept
         return st.multiselect(label, design.names, key=key, help=hint)
     useful = page_defaults(design, None, ("domain", "prompt"))  # no constant, text or id
-    start = [f for f in cov.default_factors(design) if f in useful] or cov.default_factors(
-        design)
+    start = [f for f in grid_factors(design) if f in useful] or grid_factors(design)
     return st.multiselect(label, design.names, default=start, key=key, help=hint)
 
 
@@ -218,13 +199,11 @@ def pair_choice(design: Design, factors: list[str]) -> tuple[str, str]:
     return row, col
 
 
-def empty_page(cells: pd.DataFrame, design: Design, factors: list[str], where: dict,
-               info: dict) -> pd.DataFrame:
+def empty_page(result: Result, design: Design) -> pd.DataFrame:
     """A page of empty combinations chosen with a number input."""
-    pages = cov.page_count(int(info["summary"].iloc[0][N_EMPTY_CELLS]), EMPTY_PAGE_SIZE)
+    pages = page_count(int(result.table.iloc[0][N_EMPTY_CELLS]), EMPTY_PAGE_SIZE)
     shown = f"{pages:,}" if pages <= MAX_PAGE else f"{pages:,}; the first {MAX_PAGE:,} reachable"
     page = st.number_input(f"Page (of {shown}, {EMPTY_PAGE_SIZE} per page)", min_value=1,
                            max_value=min(pages, MAX_PAGE), value=1, step=1,
                            key="coverage_empty_page")
-    return cov.empty_cells_page(cells, design, page=page, page_size=EMPTY_PAGE_SIZE,
-                                first=info["empty"], factors=factors, where=where)
+    return bw.coverage_empty_page(result, design, page=page, page_size=EMPTY_PAGE_SIZE)

@@ -7,23 +7,29 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis import disparity as dsp
-from analysis.cells import filter_rows
+from analysis.api import Result
 from analysis.columns import GROUP, METRIC, QUANTITY, VALUE
 from analysis.context import is_simulated
 from analysis.design import Design
+from analysis.disparity import DisparityReport
+from analysis.disparity_parts import DisparityParts
+from analysis.factor_defaults import default_group, feature_polarity
+from analysis.multiple_testing import NAMES, adjusted_label
 from analysis.options.disparity import DisparityOptions as Opts
+from ui.common import analysis_result
 from ui.defaults import page_defaults
 from ui.options import other_options
+from ui.saged_stats import saged_options
 from ui.widgets import md
 
-__all__ = ["COLUMN_CONFIG", "box_of", "cached_permutation", "cached_report", "data_note",
-           "disparity_options", "grouped", "metric_row"]
+__all__ = ["COLUMN_CONFIG", "box_of", "column_config", "data_note", "disparity_options",
+           "disparity_result", "metric_row", "permutation_caption", "to_options"]
 
 
 _NUM = st.column_config.NumberColumn
+#: The tables' column headers but the adjusted p-value's (:func:`column_config`).
 COLUMN_CONFIG = {
-    "p_value": _NUM("p", format="%.4f"), "p_adjusted": _NUM("p (BH)", format="%.4f"),
+    "p_value": _NUM("p", format="%.4f"),
     "selection_rate": _NUM("selection rate", format="%.3f"),
     "impact_ratio": _NUM("impact ratio", format="%.3f", help="SR / highest SR; < 0.8 fails "
                          "the four-fifths rule"),
@@ -51,10 +57,11 @@ def _index(name: str, choices: list | tuple | None = None) -> int:
 def disparity_options(design: Design, numeric: list[str]) -> dict:
     """The Disparity page's widgets (labels, choices, defaults and help from
     :class:`analysis.options.disparity.DisparityOptions`); returns ``feature``, ``by`` and
-    the keyword options of ``disparity_report``."""
+    every option (:func:`to_options`; the polarity ``"design"`` while the widget shows the
+    design's, a value only where the standard or the direction reads it)."""
     c1, c2, c3 = st.columns(3)
     feature = c1.selectbox("Numeric feature", numeric, key="disparity_feature")
-    start = page_defaults(design, 1) or dsp.default_group(design)  # never a constant factor
+    start = page_defaults(design, 1) or default_group(design)  # never a constant factor
     by = c2.multiselect("Group by", design.names, default=start, key="disparity_by")
     baseline = c3.selectbox(Opts.label("baseline"), ["(none)", *numeric],
                             key="disparity_baseline",
@@ -67,7 +74,7 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
                             index=_index("standard"), key="disparity_standard",
                             help="Computed over all analysed rows; 'value' is a fixed number")
     polarities = ["unknown", "harmful", "favourable"]
-    declared = dsp.feature_polarity(design, feature) if feature else None
+    declared = feature_polarity(design, feature) if feature else None
     polarity = c3.selectbox(
         Opts.label("polarity"), polarities, index=polarities.index(declared or "unknown"),
         key=f"disparity_polarity_{feature}",
@@ -81,7 +88,8 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
                          key="disparity_alpha")
     opts = {"feature": feature, "by": by, "statistic": statistic, "standard": standard,
             "direction": None if direction == "favourable side" else direction,
-            "polarity": None if polarity == "unknown" else polarity, "alpha": alpha,
+            "polarity": "design" if polarity == (declared or "unknown") else
+            None if polarity == "unknown" else polarity, "alpha": alpha,
             "baseline": None if baseline == "(none)" else baseline}
     with st.expander("More options", expanded=False):
         c1, c2, c3 = st.columns(3)
@@ -119,124 +127,87 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
                  "SAGED's library prints. Off: unbiased variance, bias-adjusted shape, max |z| "
                  "(docs/disparity.md).")
         opts["conventions"] = "saged" if saged else "workbench"
-        opts |= other_options(Opts, opts, key="disparity_option")  # declared, not laid out
+        opts |= saged_options()
+        opts |= other_options(options_class(), opts, key="disparity_option")  # not laid out
+    if opts["standard"] != "value":  # read only by these (so not copied as a flag)
+        opts["value"] = None
+    if opts["direction"] != "within":
+        opts["tolerance"] = None
     return opts
 
 
-#: Options that only the permutation test reads (the rest of the report ignores them)
-_PERMUTATION_ONLY = ("n_resamples", "adaptive", "seed", "compare")
+def options_class() -> type[Opts]:
+    """:class:`~analysis.options.disparity.DisparityOptions` read from its module at each
+    run (a module-level alias would keep a class a test patched alive in the next test)."""
+    from analysis.options import disparity
+
+    return disparity.DisparityOptions
 
 
-#: Options of :func:`analysis.disparity.group_summary` and of
-#: :func:`analysis.disparity.selection_rates`: each part is cached per its own
-_SUMMARY = ("feature", "by", "baseline", "quantiles", "conventions")
-_SELECTION = ("feature", "by", "baseline", "standard", "quantile", "value", "direction",
-              "tolerance", "comparison")
+def to_options(options: dict) -> Opts:
+    """The :class:`~analysis.options.disparity.DisparityOptions` of the page's widget
+    values (:func:`disparity_options`; ``feature`` and ``by`` are inputs, not options)."""
+    cls = options_class()
+    return cls.coerce({k: v for k, v in options.items() if k in cls.specs()})
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def _grouping(token: str, design_json: str, where_key: str, key: str, _results: pd.DataFrame,
-              _where: dict, feature: str, by: tuple[str, ...], baseline: str | None
-              ) -> dsp.Grouping:
-    return dsp.grouping(filter_rows(_results, _where or None), feature, list(by),
-                        baseline=baseline)
+def _parts(token: str, design_json: str) -> DisparityParts:
+    return DisparityParts()
 
 
-def grouped(results: pd.DataFrame, design: Design, where: dict, feature: str,
-            by: list[str], baseline: str | None) -> dsp.Grouping:
-    """:func:`analysis.disparity.grouping` of the subset, cached: the summary, the
-    selection rates, the permutation test and the box plot read the rows once."""
-    return _grouping(st.session_state["results_token"], design.to_json(),
-                     repr(sorted(where.items())), repr((feature, by, baseline)), results,
-                     where, feature, tuple(by), baseline)
+def disparity_result(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
+                     permutation: bool = True) -> Result:
+    """``analysis.api.disparity`` of the page's options, the page's one cached call
+    (:func:`ui.common.analysis_result`). The parts that read the rows are kept in a
+    :class:`analysis.disparity_parts.DisparityParts` store per table and design, so a
+    changed standard recounts the selection only and ``permutation=False`` (everything
+    but the permutation test: the page shows it first, then asks for the full Result)
+    followed by the full call runs the test alone."""
+    opts = to_options(options)
+    if not permutation:
+        opts = opts.replace(n_resamples=0)
+    return analysis_result("disparity", results, design, opts, feature=options["feature"],
+                           by=list(options["by"]), where=where or None,
+                           parts=_parts(st.session_state["results_token"], design.to_json()))
 
 
-@st.cache_resource(max_entries=16, show_spinner="Group statistics...")
-def _summary(token: str, design_json: str, where_key: str, options_key: str,
-             _grouping: dsp.Grouping, _options: dict) -> pd.DataFrame:
-    return dsp.group_summary(_grouping, **_options)
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _box(token: str, key: str, _grouping: object, label: str):
+    from analysis.figures.disparity import grouping_box_figure
+
+    return grouping_box_figure(_grouping, feature=label)
 
 
-@st.cache_resource(max_entries=16, show_spinner="Selection rates...")
-def _selection(token: str, design_json: str, where_key: str, options_key: str,
-               _grouping: dsp.Grouping, _options: dict) -> pd.DataFrame:
-    return dsp.selection_rates(_grouping, **_options)
+def box_of(result: Result, label: str):
+    """The box plot of the feature per group as analysed (the Result's grouping), cached:
+    building it reads every row."""
+    s = result.settings
+    key = repr((s["feature"], s["by"], s["baseline"], s["normalization"],
+                sorted(s["where"].items())))
+    return _box(st.session_state["results_token"], key, result.meta["grouping"], label)
 
 
-def _part(function, names: tuple[str, ...], results: pd.DataFrame, design: Design,
-          where: dict, options: dict):
-    """``function`` (:func:`_summary` or :func:`_selection`) of the options in ``names``."""
-    given = {k: options[k] for k in names}
-    rows = grouped(results, design, where, options["feature"], options["by"],
-                   options["baseline"])
-    return function(st.session_state["results_token"], design.to_json(),
-                    repr(sorted(where.items())), repr(sorted(given.items())), rows, given)
+def column_config(settings: dict) -> dict:
+    """The tables' column headers; the adjusted p-value's names the Result's method."""
+    return {**COLUMN_CONFIG, "p_adjusted": _NUM(adjusted_label(settings["adjust"]),
+                                                format="%.4f")}
 
 
-@st.cache_resource(max_entries=16, show_spinner="Permutation tests...")
-def _permutation(token: str, design_json: str, where_key: str, test_key: str,
-                 _grouping: dsp.Grouping, _test: dict) -> pd.DataFrame:
-    return dsp.permutation_test(_grouping, **_test)
+def permutation_caption(result: Result) -> str:
+    """What the permutation table is: the test, its shuffles, the smallest p, the
+    adjustment (from the Result's settings)."""
+    s, perm = result.settings, result.tables["permutation"]
+    n_perm = int(perm["n_permutations"].max())
+    return (f"{s['statistic']} of each group against the {s['compare']} of the rows: group "
+            f"labels shuffled up to {n_perm:,} times (seed {s['seed']}"
+            + ("; a group stops once its p-value is clearly above or below alpha, column "
+               "n_permutations" if s["adaptive"] else "")
+            + f"); p = (b + 1) / (m + 1), so the smallest possible p is "
+            f"{1 / (n_perm + 1):.4f}. Adjusted: {NAMES[s['adjust']]} over the groups.")
 
 
-def _test_options(options: dict) -> dict:
-    """The options the permutation test depends on: the quantiles only for the quantile
-    range, alpha only when the test stops adaptively."""
-    test = {k: options[k] for k in ("feature", "by", "baseline", "statistic", "compare",
-                                    "n_resamples", "seed", "adaptive")}
-    if options["statistic"] == "quantile_range":
-        test["quantiles"] = options["quantiles"]
-    if options["adaptive"]:
-        test["alpha"] = options["alpha"]
-    return test
-
-
-def cached_permutation(results: pd.DataFrame, design: Design, where: dict, options: dict
-                       ) -> pd.DataFrame | None:
-    """:func:`analysis.disparity.permutation_test` of the subset as the report runs it,
-    cached per the options it reads (:func:`_test_options`); None when it is off."""
-    if not options["n_resamples"]:
-        return None
-    test = _test_options(options)
-    rows = grouped(results, design, where, options["feature"], options["by"],
-                   options["baseline"])
-    return _permutation(st.session_state["results_token"], design.to_json(),
-                        repr(sorted(where.items())), repr(sorted(test.items())), rows, test)
-
-
-def cached_report(results: pd.DataFrame, design: Design, where: dict, options: dict, *,
-                  permutation: bool = True) -> dsp.DisparityReport:
-    """:func:`analysis.disparity.disparity_report` of the subset, from parts cached apart:
-    the group summary per its options (:data:`_SUMMARY`), the selection rates per theirs
-    (:data:`_SELECTION`), the permutation test per the options it reads
-    (:func:`cached_permutation`); the metrics and Dixon's Q across the groups
-    (:func:`analysis.disparity.report_of`) read only these tables. So changing the
-    standard or the direction recounts the selection only, and the statistic or alpha
-    nothing that reads the rows but the test. ``permutation=False``: the report without
-    the test (a page shows it last and asks :func:`cached_permutation` there, so
-    everything above it is on screen meanwhile)."""
-    direction = dsp.selection_direction(options["polarity"], options["direction"])
-    options = {**options, "direction": direction}
-    summary = _part(_summary, _SUMMARY, results, design, where, options)
-    selection = _part(_selection, _SELECTION, results, design, where, options)
-    report = dsp.report_of(summary, selection, **{k: v for k, v in options.items()
-                                                  if k not in _PERMUTATION_ONLY})
-    perm = cached_permutation(results, design, where, options) if permutation else None
-    return dsp.with_permutation(report, perm, **{k: options[k] for k in _PERMUTATION_ONLY})
-
-
-def box_of(results: pd.DataFrame, design: Design, where: dict, feature: str, by: list[str],
-           baseline: str | None, label: str):
-    """The box plot of the feature per group in the subset (for :func:`ui.common.per_table`:
-    building it reads every row)."""
-    from analysis.figures.disparity import box_figure
-
-    return box_figure(dsp.grouped_values(grouped(results, design, where, feature, by,
-                                                 baseline), feature, by, baseline=baseline),
-                      feature=label)
-
-
-def metric_row(report: dsp.DisparityReport) -> None:
+def metric_row(report: DisparityReport) -> None:
     """Headline numbers: impact ratio and verdict, max Z-score, Dixon's Q."""
     for col, (label, value, note) in zip(st.columns(3), headline(report), strict=True):
         # the note is a verdict, not a change: no arrow (issue 42: "fails 4/5" had an up one)
@@ -245,7 +216,7 @@ def metric_row(report: dsp.DisparityReport) -> None:
     st.caption(md(report.dixon.note))
 
 
-def headline(report: dsp.DisparityReport) -> list[tuple[str, str, str | None]]:
+def headline(report: DisparityReport) -> list[tuple[str, str, str | None]]:
     """``(label, value, note)`` of the impact ratio, the max Z-score and Dixon's Q."""
     ir = report.impact_ratio
     verdict = {True: "passes 4/5", False: "fails 4/5", None: "undefined"}[

@@ -111,8 +111,14 @@ def reproduce_importance_linear(design: Design, options: dict, linear: dict,
 
 
 def reproduce_disparity(design: Design, options: dict, where: dict) -> None:
-    """The expander of the disparity page."""
-    reproduce(rp.disparity_view(options), design, where, "disparity_repro")
+    """The expander of the disparity page: ``bw.disparity`` with the page's feature, groups
+    and every option that differs from its default (the SAGED statistics' too: the
+    normalisation rescales every number)."""
+    from ui.disparity import to_options
+
+    view = rp.api_view(to_options(options), feature=options["feature"],
+                       by=list(options["by"]))
+    reproduce(view, design, where, "disparity_repro")
 
 
 def reproduce_index(design: Design, options: dict, where: dict, *,

@@ -1,4 +1,5 @@
-"""The "SAGED statistics" section of the Disparity page (calls analysis.saged_stats).
+"""The "SAGED statistics" of the Disparity page: their widgets (in the page's options) and
+their tables (the ``saged_statistics`` and ``saged_disparity`` of ``analysis.api.disparity``).
 
 Session-state keys: ``saged_normalize``, ``saged_bins``, ``saged_tolerance``,
 ``saged_percentile``, ``saged_mode_width``.
@@ -6,37 +7,21 @@ Session-state keys: ``saged_normalize``, ``saged_bins``, ``saged_tolerance``,
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from analysis import saged_stats as S
-from analysis.cells import filter_rows
-from analysis.errors import AnalysisError
+from analysis.api import Result
 from analysis.options.disparity import SagedOptions as Opts
-from ui.common import per_table, table_download
-from ui.widgets import md
+from ui.common import table_download
 
-__all__ = ["saged_section"]
-
-
-def _statistics(results: pd.DataFrame, where: dict, feature: str, by: list[str],
-                **options: object) -> pd.DataFrame:
-    return S.saged_statistics(filter_rows(results, where or None), feature, by, **options)
+__all__ = ["saged_options", "saged_section"]
 
 
-def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
-    """Mode, range, a percentile and, with a baseline, KL / precision / correlation."""
-    st.subheader("SAGED statistics")
-    baseline = options.get("baseline")
-    st.caption("Per group: the mode (midpoint of the fullest bin), range and a chosen "
-               "percentile of the feature" + (" - baseline (calibrated)" if baseline else "")
-               + (
-                   f"; against the baseline {baseline!r} row by row: KL divergence of the "
-                   "two histograms (empty bins get probability 1e-10), precision (share "
-                   "within the tolerance) and Pearson / Spearman correlation."
-                   if baseline else ". Choose a baseline column above for SAGED's "
-                                    "baseline comparison (KL divergence, precision, "
-                                    "correlation)."))
+def saged_options() -> dict:
+    """The SAGED statistics' widgets: ``normalization`` (it rescales the feature and the
+    baseline before every number of the page), ``bins``, ``precision_tolerance``,
+    ``percentile``, ``mode_bin_width``."""
+    st.caption("SAGED statistics (the section at the end of the page); the normalisation "
+               "rescales the feature for every table.")
     c1, c2, c3, c4, c5 = st.columns(5)
     method = c1.selectbox(Opts.label("normalization"), Opts.choices("normalization"),
                           index=Opts.choices("normalization").index(Opts.default("normalization")),
@@ -52,15 +37,24 @@ def saged_section(results: pd.DataFrame, where: dict, options: dict) -> None:
     width = c5.number_input(Opts.label("mode_bin_width"), 0.001,
                             value=Opts.default("mode_bin_width"), step=0.1,
                             key="saged_mode_width", help=Opts.help("mode_bin_width"))
-    try:
-        table = per_table(_statistics, results, st.session_state["design"], where,
-                          options["feature"], options["by"], baseline=baseline,
-                          normalization=method, bins=int(bins), tolerance=tolerance,
-                          percentile=percentile, mode_bin_width=width)  # reads every row
-        across = S.saged_disparity(table, conventions=options.get("conventions", "workbench"))
-    except AnalysisError as exc:
-        st.error(md(str(exc)))
-        return
+    return {"normalization": method, "bins": int(bins), "precision_tolerance": tolerance,
+            "percentile": percentile, "mode_bin_width": width}
+
+
+def saged_section(result: Result) -> None:
+    """Mode, range, a percentile and, with a baseline, KL / precision / correlation."""
+    st.subheader("SAGED statistics")
+    baseline = result.settings.get("baseline")
+    st.caption("Per group: the mode (midpoint of the fullest bin), range and a chosen "
+               "percentile of the feature" + (" - baseline (calibrated)" if baseline else "")
+               + (
+                   f"; against the baseline {baseline!r} row by row: KL divergence of the "
+                   "two histograms (empty bins get probability 1e-10), precision (share "
+                   "within the tolerance) and Pearson / Spearman correlation."
+                   if baseline else ". Choose a baseline column above for SAGED's "
+                                    "baseline comparison (KL divergence, precision, "
+                                    "correlation)."))
+    table, across = result.tables["saged_statistics"], result.tables["saged_disparity"]
     st.dataframe(table, hide_index=True)
     table_download(table, "saged_statistics", key="saged_statistics")
     with st.expander("Disparity of these statistics across groups"):

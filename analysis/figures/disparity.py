@@ -4,6 +4,7 @@ feature's distribution per group, selection rates against the four-fifths line."
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from analysis.safe_text import escaped_labels
 
 __all__ = [
     "OVERALL_TRACE", "SELECTION_TRACE", "STATISTIC_TRACE", "box_figure", "box_statistics",
-    "selection_figure", "statistic_figure",
+    "grouping_box_figure", "selection_figure", "statistic_figure",
 ]
 
 
@@ -140,6 +141,17 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
                              showlegend=False, **stats))
     paper_layout(fig, title or f"{esc(feature)} per group", x_title="Group", y_title=esc(feature))
     return fig
+
+
+def grouping_box_figure(grouping: Any, *, feature: str, title: str | None = None
+                        ) -> go.Figure:
+    """:func:`box_figure` of the rows of an :class:`analysis.disparity.Grouping` (the
+    ``meta["grouping"]`` of :func:`analysis.api.disparity`): the feature as analysed
+    (subset, calibrated by the baseline, normalised) per group."""
+    from analysis.disparity import grouped_values
+
+    return box_figure(grouped_values(grouping, grouping.feature, list(grouping.by),
+                                     baseline=grouping.baseline), feature=feature, title=title)
 
 
 @escaped_labels

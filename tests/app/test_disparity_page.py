@@ -187,3 +187,18 @@ def test_headline_verdicts_carry_no_arrow(ssqa):
     assert with_note and all(m.proto.direction == Metric.MetricDirection.NONE
                              for m in with_note), [(m.proto.delta, m.proto.direction)
                                                   for m in with_note]
+
+
+def test_the_adjusted_p_values_are_headed_by_the_results_method(ssqa):
+    """Issue 37: no "p (BH)" by hand; the header and the caption name the Result's
+    adjustment."""
+    from analysis import api as bw
+    from ui.disparity import column_config, permutation_caption
+
+    assert column_config({"adjust": "holm"})["p_adjusted"]["label"] == "p (Holm)"
+    frame, design = ssqa
+    result = bw.disparity(frame, design, feature="sentiment", by=["gender"], n_resamples=99)
+    assert result.settings["adjust"] == "bh"
+    assert column_config(result.settings)["p_adjusted"]["label"] == "p (BH)"
+    assert "Adjusted: Benjamini-Hochberg over the groups" in permutation_caption(result)
+    assert "smallest possible p is 0.0100" in permutation_caption(result)
