@@ -208,10 +208,13 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
     g = len(order)
     total = math.prod(sizes) * max(g, 1)
     key = column[ccodes]  # mixed radix, the cluster last (the fastest digit), in place
+    digit = np.empty_like(key)
     radix = max(g, 1)
     for c, size in zip(reversed(codes), reversed(sizes), strict=True):
-        key += c.astype(np.int64) * radix
+        np.multiply(c, np.int64(radix), out=digit)
+        key += digit
         radix *= size
+    del digit
     shape = (*sizes, max(g, 1))
     n = np.bincount(key, minlength=total).astype(np.int32).reshape(shape)
     d = np.bincount(key[deviating], minlength=total).astype(np.int32).reshape(shape)
