@@ -224,3 +224,57 @@ def test_a_grid_of_another_cluster_is_refused():
     grid = sc.cluster_grid(rows, design.names, "template", cells)
     with pytest.raises(AnalysisError, match="cluster grid is of 'template'"):
         subgroups(cells, design.names, cluster="f0", cluster_grid=grid)
+
+
+def _subgroup_cases():
+    from tests.bad_corpus import params
+
+    return [p for p in params("upload", "cli")
+            if (getattr(p, "values", [p])[0].get("cli") or ["describe"])[0] == "subgroups"]
+
+
+@pytest.mark.parametrize("case", _subgroup_cases())
+def test_the_bad_corpus_says_the_same_on_both_paths(case, tmp_path, monkeypatch, capsys):
+    """Every ``subgroups`` case of the bad-input corpus: the same exit code, output and
+    message with the integer-code path and with the cell path."""
+    from analysis.cli import main
+    from tests.bad_corpus import GOOD_RESULTS, case_path
+
+    path, _ = case_path(case, tmp_path)
+    for key, value in case.get("env", {}).items():
+        monkeypatch.setenv(key, value)
+    argv = [a.replace("{file}", str(path)).replace("{good}", str(GOOD_RESULTS))
+            for a in case.get("cli")]
+    seen = []
+    for disabled in (False, True):
+        with monkeypatch.context() as m:
+            if disabled:
+                m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code
+        captured = capsys.readouterr()
+        seen.append((code, captured.out, captured.err))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--test", "fisher"], ["--level", "1"]])
+def test_the_cli_says_the_same_on_both_paths(extra, monkeypatch, capsys):
+    """The corpus' clustered file with its cluster named (the grid used), a refusal
+    (Fisher with a cluster) and the JSON: identical output and messages."""
+    from analysis.cli import main
+    from tests.bad_corpus import BAD
+
+    argv = ["subgroups", str(BAD / "results_cluster_typo.csv"), "--factors", "model",
+            "--outcome", "biased", "--cluster", "template", *extra]
+    seen = []
+    for disabled in (False, True):
+        with monkeypatch.context() as m:
+            if disabled:
+                m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+            code = main(argv)
+        captured = capsys.readouterr()
+        seen.append((code, captured.out, captured.err))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == (2 if "fisher" in extra else 0)
