@@ -206,6 +206,15 @@ def test_refusals_are_unchanged(monkeypatch):
             path(frame, design, cluster="no_such_column")
 
 
+def test_no_outcome_among_the_filtered_rows(monkeypatch):
+    frame, design = random_results(0, rows=600)
+    value = design.factors[0].values[0]
+    frame.loc[frame["f0"] == value, "outcome"] = np.nan
+    for path in (api.subgroups, lambda *a, **k: cell_path(monkeypatch, *a, **k)):
+        with pytest.raises(AnalysisError, match="There are no rows with an outcome"):
+            path(frame, design, where={"f0": value})
+
+
 def test_the_cluster_as_a_factor_takes_the_cell_path(monkeypatch):
     frame, design = random_results(9)
     seen = grid_used(monkeypatch)
