@@ -387,10 +387,9 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if cells is None and cluster and not _is_cell_table(rows) and not opts.pooled:
         from analysis.subgroup_codes import cluster_grid  # no factors x cluster cells
 
-        cells = cell_table(rows, names)
-        grid = cluster_grid(rows, names, cluster, cells)
-        if grid is None:  # too large a grid, or outcomes other than 0/1: the cell path
-            cells = None
+        grid = cluster_grid(rows, names, cluster)  # None: too large, or outcomes not 0/1
+        if grid is not None:
+            cells = grid.cell_table()  # = cell_table(rows, names)
     if cells is None:
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.columns import DEVIATION, N
-from analysis.values import combine_codes, factor_codes
+from analysis.cell_counts import frame_cell_table
+from analysis.columns import DEVIATION, DEVIATIONS, N
+from analysis.values import MISSING_VALUE, combine_codes, factor_codes
 
 __all__ = ["ClusterGrid", "cluster_grid"]
 
@@ -56,6 +57,8 @@ class ClusterGrid:
         the cell table over the same rows (:func:`analysis.values.factor_codes`).
     n, d
         Integer arrays of shape ``(len(values[0]), ..., len(labels))``.
+    cells
+        The cell table over the factors the grid was built against, if one was given.
     """
 
     cluster: str
@@ -64,6 +67,7 @@ class ClusterGrid:
     values: list[list[str]]
     n: np.ndarray
     d: np.ndarray
+    cells: pd.DataFrame | None = field(default=None, repr=False)
     _tables: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -91,6 +95,24 @@ class ClusterGrid:
         """Rows and deviations per cluster (floats, exact counts)."""
         n, d = self.marginal(())
         return n.astype(float), d.astype(float)
+
+    def cell_table(self) -> pd.DataFrame:
+        """The cell table of the same rows over the factors: what
+        :func:`analysis.cells.cell_table` ``(rows, factors)`` returns (the grid summed
+        over the clusters; observed cells in the order of their codes)."""
+        if self.cells is not None:
+            return self.cells
+        axis = len(self.factors)
+        n = self.n.sum(axis=axis, dtype=np.int64).reshape(-1)
+        d = self.d.sum(axis=axis, dtype=np.int64).reshape(-1)
+        flat = np.flatnonzero(n)
+        codes = np.unravel_index(flat, [max(len(v), 1) for v in self.values])
+        out = pd.DataFrame({
+            f: pd.Categorical.from_codes(c, categories=v, ordered=True)
+            for f, c, v in zip(self.factors, codes, self.values, strict=True)})
+        out[N] = n[flat]
+        out[DEVIATIONS] = d[flat]
+        return out
 
     def cluster_frame(self) -> pd.DataFrame:
         """One line per cluster with its rows (``n``): what
@@ -136,18 +158,28 @@ def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
             np.concatenate(n).astype(float))
 
 
-def _codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """:func:`analysis.values.factor_codes`, with a categorical's own (int8) codes when
-    no row is missing (no int64 copy)."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        raw = series.cat.codes.to_numpy()
-        if len(raw) == 0 or raw.min() >= 0:
-            return raw, [str(c) for c in series.cat.categories]
-    return factor_codes(series)
+def _known_codes(series: pd.Series, known: np.ndarray | None
+                 ) -> tuple[np.ndarray, list[str]] | None:
+    """:func:`analysis.values.factor_codes` of the rows with an outcome (``known``; None:
+    every row) of a categorical column, from its own codes (int8, no copy when no row is
+    missing): what :func:`analysis.cells.cell_table` codes the factor by. None for a
+    column that is not categorical (its values' order would be that of first appearance
+    among the rows with an outcome: the caller counts the cell table instead)."""
+    if not isinstance(series.dtype, pd.CategoricalDtype):
+        return None
+    codes = series.cat.codes.to_numpy()
+    if known is not None:
+        codes = codes[known]
+    values = [str(c) for c in series.cat.categories]
+    if len(codes) and codes.min() < 0:
+        if MISSING_VALUE not in values:
+            values.append(MISSING_VALUE)
+        codes = np.where(codes < 0, values.index(MISSING_VALUE), codes)
+    return codes, values
 
 
 def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
-                 cells: pd.DataFrame) -> ClusterGrid | None:
+                 cells: pd.DataFrame | None = None) -> ClusterGrid | None:
     """The :class:`ClusterGrid` of results rows (the design applied: a 0/1/NaN
     ``deviation`` column), or None when it does not apply or would be too large.
 
@@ -162,9 +194,11 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
     cluster
         The cluster column (already checked: :func:`analysis.clusters.resolve_cluster`).
     cells
-        The cell table of ``rows`` over ``factors`` (:func:`analysis.cells.cell_table`):
-        its categories are the grid's values, so the subgroup table built from it
-        indexes the grid by its own codes.
+        The cell table of ``rows`` over ``factors`` (:func:`analysis.cells.cell_table`),
+        or None: then the grid gives it (:meth:`ClusterGrid.cell_table`) when every
+        factor is categorical (the design applied), else it is counted. Its categories
+        are the grid's values, so the subgroup table built from it indexes the grid by
+        its own codes.
 
     Returns
     -------
@@ -175,12 +209,7 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
     factors = list(factors)
     if cluster in factors or DEVIATION not in rows.columns or cluster not in rows.columns:
         return None
-    values = [factor_codes(cells[f])[1] for f in factors]
-    sizes = [max(len(v), 1) for v in values]
     ccodes, clabels = factor_codes(rows[cluster])
-    if math.prod(sizes) * len(clabels) > max(GRID_LIMIT, GRID_PER_ROW * len(rows)) \
-            or len(rows) >= 2**31:
-        return None
     dev = rows[DEVIATION].to_numpy(dtype=float)
     known = ~np.isnan(dev)
     every = bool(known.all())
@@ -189,16 +218,30 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
     deviating = dev == 1
     if not (deviating | (dev == 0)).all():  # fractional outcomes: the cell path sums them
         return None
-    codes = []
-    for f, vals in zip(factors, values, strict=True):
-        c, own = _codes(rows[f])
-        c = c if every else c[known]
-        if own != vals:  # e.g. "(missing)" only among rows without an outcome
-            where = {v: i for i, v in enumerate(vals)}
-            c = np.array([where.get(v, -1) for v in own], dtype=np.int64)[c]
-            if (c < 0).any():
-                return None
-        codes.append(c)
+    coded = [_known_codes(rows[f], None if every else known) for f in factors]
+    if cells is None and any(c is None for c in coded):
+        cells = frame_cell_table(rows, factors)
+    if cells is None:
+        codes, values = [c for c, _ in coded], [v for _, v in coded]
+    else:
+        values = [factor_codes(cells[f])[1] for f in factors]
+        codes = []
+        for f, vals, own in zip(factors, values, coded, strict=True):
+            if own is None:
+                c, labels = factor_codes(rows[f])
+                c = c if every else c[known]
+            else:
+                c, labels = own
+            if labels != vals:  # the cell table's values in another order
+                where = {v: i for i, v in enumerate(vals)}
+                c = np.array([where.get(v, -1) for v in labels], dtype=np.int64)[c]
+                if (c < 0).any():
+                    return None
+            codes.append(c)
+    sizes = [max(len(v), 1) for v in values]
+    if math.prod(sizes) * len(clabels) > max(GRID_LIMIT, GRID_PER_ROW * len(rows)) \
+            or len(rows) >= 2**31:
+        return None
     # clusters in the sorted order of their labels, as the cell path orders them
     per = np.bincount(ccodes, minlength=len(clabels))
     present = [i for i in range(len(clabels)) if per[i] > 0]
@@ -218,4 +261,5 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
     shape = (*sizes, max(g, 1))
     n = np.bincount(key, minlength=total).astype(np.int32).reshape(shape)
     d = np.bincount(key[deviating], minlength=total).astype(np.int32).reshape(shape)
-    return ClusterGrid(cluster, [str(clabels[i]) for i in order], factors, values, n, d)
+    return ClusterGrid(cluster, [str(clabels[i]) for i in order], factors, values, n, d,
+                       cells)

@@ -125,6 +125,37 @@ def test_the_cases_are_in_the_random_designs():
     assert res.loc[res["n_clusters"] == 1, "p_value"].isna().all()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_grids_cell_table_is_cell_table(seed):
+    """With and without rows missing an outcome or a factor value; and the grid built
+    against a given cell table (object columns: not categorical) equals it too."""
+    frame, design = random_results(seed)
+    rows = apply_design(frame, design)
+    expected = cell_table(rows, design.names)
+    grid = sc.cluster_grid(rows, design.names, "template")
+    assert grid.cells is None
+    pd.testing.assert_frame_equal(grid.cell_table(), expected)
+    known = rows[rows["deviation"].notna()]
+    pd.testing.assert_frame_equal(
+        sc.cluster_grid(known, design.names, "template").cell_table(),
+        cell_table(known, design.names))
+    plain = rows.astype({f: object for f in design.names})
+    other = sc.cluster_grid(plain, design.names, "template")
+    pd.testing.assert_frame_equal(other.cell_table(), cell_table(plain, design.names))
+    np.testing.assert_array_equal(other.n.sum(), grid.n.sum())
+
+
+def test_missing_only_among_rows_without_an_outcome():
+    """A categorical factor missing only where the outcome is: no "(missing)" value."""
+    rows = pd.DataFrame({
+        "a": pd.Categorical(["x", "y", None, "x", "y", "y"], categories=["x", "y"]),
+        "template": ["t1", "t2", "t1", "t2", "t1", "t2"],
+        "deviation": [1.0, 0.0, np.nan, 0.0, 1.0, 1.0]})
+    grid = sc.cluster_grid(rows, ["a"], "template")
+    pd.testing.assert_frame_equal(grid.cell_table(), cell_table(rows, ["a"]))
+    assert grid.values == [["x", "y"]]
+
+
 def test_the_grid_is_the_cell_tables_sums():
     frame, design = random_results(4)
     rows = apply_design(frame, design)
