@@ -387,10 +387,18 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     rows = _rows_of(table, subset, exclude)
     checked = resolve_cluster_option(opts.cluster, the_design, rows)
     cluster = checked.column
+    grid = None
+    if cells is None and cluster and not _is_cell_table(rows) and not opts.pooled:
+        from analysis.subgroup_codes import cluster_grid  # no factors x cluster cells
+
+        grid = cluster_grid(rows, names, cluster)  # None: too large, or outcomes not 0/1
+        if grid is not None:
+            cells = grid.cell_table()  # = cell_table(rows, names)
     if cells is None:
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
-    full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster})
+    full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
+                          cluster_grid=grid)
     facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df", "df_method")}
     uncertainty = uncertainty_label(full.attrs, the_design)
     warnings = [*checked.notes, *full.attrs.get("notes", [])]

@@ -48,8 +48,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
-from typing import Literal, get_args
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -82,6 +82,9 @@ from analysis.errors import AnalysisError
 from analysis.multiple_testing import adjust_p, benjamini_hochberg, check_method
 from analysis.options.subgroups import SubgroupsOptions
 from analysis.values import combine_codes, factor_codes, split_codes
+
+if TYPE_CHECKING:
+    from analysis.subgroup_codes import ClusterGrid
 
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
@@ -468,6 +471,7 @@ def subgroups(
     cluster: str | None = None,
     small_sample: SmallSample = "cr2",
     adjust: str = "bh",
+    cluster_grid: ClusterGrid | None = None,
 ) -> pd.DataFrame:
     """Every subgroup of levels 1..``max_level`` with its log disparity (``methods.md`` s. 2).
 
@@ -512,6 +516,11 @@ def subgroups(
         The adjustment of ``p_adjusted`` over the distinct subgroups
         (:data:`analysis.multiple_testing.METHODS`: ``"bh"``, the default, ``"by"``,
         ``"holm"``, ``"bonferroni"``); ``attrs["adjust"]`` names it.
+    cluster_grid
+        The per-(factor combination, cluster) counts of the rows behind ``cells``
+        (:func:`analysis.subgroup_codes.cluster_grid`, for ``cluster`` =
+        ``cluster_grid.cluster``): ``cells`` then need only the factors (no factors x
+        cluster cell table); the numbers are those of the cell path.
 
     Returns
     -------
@@ -543,8 +552,12 @@ def subgroups(
     check_small_sample(small_sample)
     check_method(adjust)
     notes: list[str] = []
+    if cluster_grid is not None and cluster != cluster_grid.cluster:
+        raise AnalysisError(f"The cluster grid is of {cluster_grid.cluster!r}, not of "
+                            f"{cluster!r}.")
     if cluster is not None:
-        choice = resolve_cluster(cells, cluster, declared=False, rows=cells[N])
+        judged = cells if cluster_grid is None else cluster_grid.cluster_frame()
+        choice = resolve_cluster(judged, cluster, declared=False, rows=judged[N])
         cluster = choice.column
         notes.extend(choice.notes)
     if cluster is not None and test == "fisher":
@@ -570,7 +583,8 @@ def subgroups(
         counts[col] = st[col].to_numpy()
     if cluster is not None:
         robust = cluster_robust_ld(cells, factors, counts, cluster=cluster,
-                                   confidence=confidence, small_sample=small_sample)
+                                   confidence=confidence, small_sample=small_sample,
+                                   grid=cluster_grid)
         for col in (CI_LOW, CI_HIGH, P_VALUE, TEST):
             counts[col] = robust[col].to_numpy()
         counts.insert(counts.columns.get_loc(TEST) + 1, DESIGN_EFFECT,
@@ -587,7 +601,8 @@ def subgroups(
     counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
     labels = counts[SUBGROUP].to_numpy(dtype=object)
     counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
-    g = int(cells.loc[cells[N] > 0, cluster].nunique()) if cluster else 0
+    g = (0 if not cluster else cluster_grid.g if cluster_grid is not None
+         else int(cells.loc[cells[N] > 0, cluster].nunique()))
     method = ("" if not cluster else "satterthwaite" if small_sample == "cr2"
               else "normal" if small_sample == "none" else "G - 1")
     counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes, "adjust": adjust,
@@ -727,9 +742,46 @@ def _ld_cluster(a, n, d, t, small_sample, *, with_df: bool):
 _BLOCK = 2_000_000
 
 
+def _cell_blocks(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame, cluster: str
+                 ) -> tuple[np.ndarray, np.ndarray,
+                            Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Rows and deviations per cluster (clusters in the sorted order of their labels)
+    and the blocks ``(rows, a, n)`` of :func:`cluster_robust_ld` from a factors x cluster
+    cell table (:func:`_per_cluster_counts`)."""
+    ccodes, labels = factor_codes(cells[cluster])
+    order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
+    canon = np.empty(max(len(labels), 1), dtype=np.int64)
+    canon[order] = np.arange(len(order))
+    t_n = np.bincount(canon[ccodes], weights=cells[N].to_numpy(float), minlength=len(labels))
+    t_d = np.bincount(canon[ccodes], weights=cells[DEVIATIONS].to_numpy(float),
+                      minlength=len(labels))
+    present = t_n > 0
+    t_n, t_d = t_n[present], t_d[present]
+    column = np.cumsum(present) - 1  # canonical code -> column among present clusters
+    g = len(t_n)
+    s, gc, a_c, n_c = _per_cluster_counts(cells, factors, table, column[canon[ccodes]], g)
+    size = len(table)
+    step = max(1, _BLOCK // max(g, 1))
+    by_row = np.argsort(s, kind="stable")
+    bounds = np.searchsorted(s[by_row], np.arange(0, size + step, step))
+
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for b, lo in enumerate(range(0, size, step)):
+            hi = min(lo + step, size)
+            rows = by_row[bounds[b]:bounds[min(b + 1, len(bounds) - 1)]]
+            a = np.zeros((hi - lo, g))
+            n = np.zeros((hi - lo, g))
+            a[s[rows] - lo, gc[rows]] = a_c[rows]
+            n[s[rows] - lo, gc[rows]] = n_c[rows]
+            yield np.arange(lo, hi), a, n
+
+    return t_n, t_d, blocks()
+
+
 def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
                       cluster: str, confidence: float = 0.95,
-                      small_sample: SmallSample = "cr2") -> pd.DataFrame:
+                      small_sample: SmallSample = "cr2", grid: ClusterGrid | None = None
+                      ) -> pd.DataFrame:
     """Cluster-robust CI and p-value of the log disparity of each subgroup of ``table``.
 
     The variance is :func:`ld_cluster_variance` (default CR2); the statistic
@@ -738,7 +790,9 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     excludes 0. The per-cluster counts of every subgroup come from
     :func:`_per_cluster_counts` (integer codes, one bincount per factor combination),
     laid out in blocks of subgroups x clusters (clusters in the sorted order of their
-    labels, so that every engine sums in the same order).
+    labels, so that every engine sums in the same order). With ``grid``
+    (:func:`analysis.subgroup_codes.cluster_grid` of the rows), the counts are the
+    grid's marginals instead, and ``cells`` need not hold ``cluster``.
 
     Returns
     -------
@@ -759,37 +813,24 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     )
 
     factors = list(factors)
-    ccodes, labels = factor_codes(cells[cluster])
-    order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
-    canon = np.empty(max(len(labels), 1), dtype=np.int64)
-    canon[order] = np.arange(len(order))
-    t_n = np.bincount(canon[ccodes], weights=cells[N].to_numpy(float), minlength=len(labels))
-    t_d = np.bincount(canon[ccodes], weights=cells[DEVIATIONS].to_numpy(float),
-                      minlength=len(labels))
-    present = t_n > 0
-    t_n, t_d = t_n[present], t_d[present]
-    column = np.cumsum(present) - 1  # canonical code -> column among present clusters
+    if grid is None:
+        t_n, t_d, blocks = _cell_blocks(cells, factors, table, cluster)
+    else:
+        t_n, t_d = grid.totals()
+        values = grid.values
+        blocks = grid.blocks([_table_codes(table[f], v) for f, v in zip(factors, values,
+                                                                        strict=True)], _BLOCK)
     g = len(t_n)
-    s, gc, a_c, n_c = _per_cluster_counts(cells, factors, table, column[canon[ccodes]], g)
     size = len(table)
-    ld, var = np.full(size, np.nan), np.full(size, np.nan)
+    var = np.full(size, np.nan)
     satterthwaite = small_sample == "cr2"
     df = np.full(size, np.nan if small_sample == "none" else float(g - 1))
     inside, outside = np.zeros(size, np.int64), np.zeros(size, np.int64)
-    step = max(1, _BLOCK // max(g, 1))
-    by_row = np.argsort(s, kind="stable")
-    bounds = np.searchsorted(s[by_row], np.arange(0, size + step, step))
-    for b, lo in enumerate(range(0, size, step)):
-        hi = min(lo + step, size)
-        rows = by_row[bounds[b]:bounds[min(b + 1, len(bounds) - 1)]]
-        a = np.zeros((hi - lo, g))
-        n = np.zeros((hi - lo, g))
-        a[s[rows] - lo, gc[rows]] = a_c[rows]
-        n[s[rows] - lo, gc[rows]] = n_c[rows]
-        ld[lo:hi], var[lo:hi], inside[lo:hi], outside[lo:hi], block_df = _ld_cluster(
+    for rows, a, n in blocks:
+        _, var[rows], inside[rows], outside[rows], block_df = _ld_cluster(
             a, n, t_d, t_n, small_sample, with_df=satterthwaite)
         if satterthwaite:
-            df[lo:hi] = block_df
+            df[rows] = block_df
     estimate = table[LOG_DISPARITY].to_numpy(float)
     se = np.sqrt(np.maximum(var, 0.0))
     a, n = table[DEVIATIONS].to_numpy(float), table[N].to_numpy(float)
