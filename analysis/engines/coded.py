@@ -207,13 +207,8 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
                                       f"FROM {view}").arrow(
             batch_size=int(min(max(grid, BATCH_ROWS), 2 * BATCH_ROWS)))
         grids = [np.zeros(grid) for _ in SUMS]  # n_all, n_known, dev, bad, hit
-        batches = stream.to_batches() if hasattr(stream, "to_batches") else stream
-        for batch in batches:
-            if batch.column(0).null_count:  # a raw value missing from its list
-                raise AnalysisError("The data changed while it was read "
-                                    "(a value not seen a moment before); read it again.")
-            k = batch.column(0).to_numpy().astype(np.intp)
-            f = batch.column(1).to_numpy()
+
+        def count(k: np.ndarray, f: np.ndarray) -> None:
             rows = np.bincount(k, minlength=grid)
             grids[0] += rows
             dev = f & 3
@@ -228,7 +223,30 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
                 flag = (f & bit) > 0
                 if flag.any():
                     grids[j] += np.bincount(k, weights=flag, minlength=grid)
-            del k, f, dev, known, rows, batch
+
+        # DuckDB hands ~1M-row batches whatever the batch size asked; each bincount
+        # allocates (and the kernel zeroes) a whole grid, so the batches are gathered
+        # into buffers of at least twice the grid's size (at most 2^23 rows) first
+        chunk = int(min(max(2 * grid, BATCH_ROWS), 1 << 23))
+        kbuf, fbuf, filled = np.empty(chunk, np.intp), np.empty(chunk, np.uint8), 0
+        batches = stream.to_batches() if hasattr(stream, "to_batches") else stream
+        for batch in batches:
+            if batch.column(0).null_count:  # a raw value missing from its list
+                raise AnalysisError("The data changed while it was read "
+                                    "(a value not seen a moment before); read it again.")
+            k, f = batch.column(0).to_numpy(), batch.column(1).to_numpy()
+            if filled + len(k) > chunk:
+                count(kbuf[:filled], fbuf[:filled])
+                filled = 0
+            if len(k) > chunk:
+                count(k.astype(np.intp), f)
+            else:
+                kbuf[filled:filled + len(k)], fbuf[filled:filled + len(k)] = k, f
+                filled += len(k)
+            del k, f, batch
+        if filled:
+            count(kbuf[:filled], fbuf[:filled])
+        del kbuf, fbuf
     finally:
         if stream is not None and hasattr(stream, "close"):
             stream.close()  # an open result would block the next query

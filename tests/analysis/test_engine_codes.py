@@ -172,3 +172,17 @@ def test_list_position_codes_equal_the_enum_codes(parquet_table, outcome):
     for got in (by_list, by_enum):
         pd.testing.assert_frame_equal(_canonical(got, keys), expected)
     pd.testing.assert_frame_equal(_canonical(t.aggregate(keys, outcome), keys), expected)
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES[:2], ids=["none", "binary"])
+def test_small_batches_gathered_into_buffers_count_the_same(parquet_table, monkeypatch,
+                                                            outcome):
+    """Batches are gathered into buffers of twice the grid before each bincount; with
+    tiny buffers every path (flush, a batch larger than the buffer) counts the same."""
+    t, keys = parquet_table, ["text", "number"]
+    expected = _canonical(_by_strings(t, keys, outcome), keys)
+    for rows in (7, 64):
+        monkeypatch.setattr(coded, "BATCH_ROWS", rows)
+        got = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
+                                   t.kinds, outcome, dictionary=t._dictionary_columns(keys))
+        pd.testing.assert_frame_equal(_canonical(got, keys), expected)
