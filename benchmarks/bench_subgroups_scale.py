@@ -2,28 +2,33 @@
 
 Usage::
 
-    python benchmarks/bench_subgroups_scale.py [--rows 1M,3M,10M] [--templates 300]
-        [--cluster-sweep 100,300,1000] [--sweep-rows 3M] [--data /tmp/bench_subgroups_scale]
+    python benchmarks/bench_subgroups_scale.py [--rows 1M,10M,30M,100M] [--templates 300]
+        [--cluster-sweep 100,300,1000] [--sweep-rows 3M] [--baseline-max 10M]
+        [--data /tmp/bench_subgroups_scale]
+
+    # the issue's 100M check alone (~1 min on the idle 2-core machine, data made once):
+    python benchmarks/bench_subgroups_scale.py --rows 1M,100M --cluster-sweep ''
 
 Generates Parquet rows once with DuckDB (``--data``, never the repository): 6 factors of
 2-12 values (model 4, cot 2, style 6, gender 3, age 8, region 12) and ``template`` with
 ``--templates`` values, the design's cluster; a 0/1 deviation whose rate depends on the
-model and the template. Each measurement runs in a fresh process: the engine's cell table
-over the factors and the template (``analysis.engines.cell_table(path, ..., engine=
-"duckdb")``: DuckDB reads and groups the rows), then ``analysis.subgroups.subgroups`` with
-the cluster (levels 1-2, CR2, t on G - 1 df), what ``python -m analysis subgroups FILE
---engine duckdb`` runs with the design's default cluster. Printed: wall and CPU seconds
-of the process (DuckDB's threads included), the peak resident memory of the process
-(sampled every 50 ms), the cells, and the growth exponents ``log(CPU_2 / CPU_1) /
-log(rows_2 / rows_1)`` over the row sizes and over the cluster counts (``--cluster-sweep``
-at ``--sweep-rows``). The subgroup tables of equal data must not depend on the engine:
-the smallest size is also run through pandas and compared (exit 1 if not equal).
+model and the template. Each measurement runs in a fresh process: what a user runs,
+``python -m analysis subgroups FILE --design D --engine duckdb --json`` with the design's
+default cluster (levels 1-2, CR2, each subgroup's Satterthwaite df; ``analysis.cli.main``
+in the worker, the JSON written to a file). Printed: wall and CPU seconds of the process
+(DuckDB's threads included), its peak resident memory (``ru_maxrss`` of the worker, and
+the process tree's RSS sampled every 50 ms), and the growth exponents ``log(CPU_2 /
+CPU_1) / log(rows_2 / rows_1)`` over the row sizes and over the cluster counts
+(``--cluster-sweep`` at ``--sweep-rows``). The subgroup tables of equal data must not
+depend on the engine: the smallest size (if at most 3M rows) is also run through pandas
+and compared (exit 1 if not equal).
 
-Baselines in the same run, at every size: an analyst's DuckDB ``GROUP BY`` of the same
-factors x template cells fetched to pandas (``.df()``: what any cluster-robust script
-starts from), and the unclustered call (cells over the factors only, ``subgroups``
-without a cluster); the ratios of CPU and peak memory are printed, and the cells, row
-counts, subgroup counts and log disparities must agree with them (exit 1 otherwise).
+Baselines in the same run: the unclustered command (``--no-cluster``) at every size, and
+up to ``--baseline-max`` rows (10M) an analyst's DuckDB ``GROUP BY`` of the same factors x
+template cells fetched to pandas (``.df()``: what any cluster-robust script starts from;
+~3.5 GB at 30M rows, so not run at 100M by default); the ratios of CPU and peak memory
+are printed, and the row counts, subgroup counts and log disparities must agree with
+them (exit 1 otherwise).
 """
 
 from __future__ import annotations
@@ -93,6 +98,27 @@ def worker(engine: str, path: str, out: str) -> None:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu0 = usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
+    if engine in ("cli", "cli_unclustered"):  # what a user runs, in this process
+        import contextlib
+
+        from analysis.cli import main as cli
+
+        design_file = Path(out).with_suffix(".design.yaml")
+        design.save(design_file)
+        argv = ["subgroups", path, "--design", str(design_file), "--engine", "duckdb",
+                "--json", *(["--no-cluster"] if engine == "cli_unclustered" else [])]
+        with open(out, "w") as handle, contextlib.redirect_stdout(handle):
+            code = cli(argv)
+        seconds = time.perf_counter() - started
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        with open(out) as handle:
+            payload = json.load(handle)
+        print(json.dumps({"seconds": seconds, "cells_seconds": float("nan"), "code": code,
+                          "cpu": usage.ru_utime + usage.ru_stime - cpu0,
+                          "maxrss_mb": usage.ru_maxrss / 1024, "cells": 0,
+                          "subgroups": len(payload["subgroups"]),
+                          "rows": int(payload["settings"]["n_rows"])}))
+        return
     cluster = None if engine == "duckdb_unclustered" else "template"
     keys = [*factors, *([cluster] if cluster else [])]
     table = None
@@ -120,7 +146,8 @@ def worker(engine: str, path: str, out: str) -> None:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     (cells if table is None else table.drop(columns=["duplicate_of"])).to_pickle(out)
     print(json.dumps({"seconds": seconds, "cells_seconds": t_cells,
-                      "cpu": usage.ru_utime + usage.ru_stime - cpu0, "cells": len(cells),
+                      "cpu": usage.ru_utime + usage.ru_stime - cpu0,
+                      "maxrss_mb": usage.ru_maxrss / 1024, "cells": len(cells),
                       "subgroups": 0 if table is None else len(table),
                       "rows": int(cells["n"].sum())}))
 
@@ -137,9 +164,10 @@ def measure(engine: str, path: Path, out: Path) -> dict:
 
 
 def line(label: str, r: dict) -> str:
-    return (f"  {label:28s} {r['seconds']:6.2f} s wall (cells {r['cells_seconds']:5.2f} s)  "
-            f"CPU {r['cpu']:6.2f} s  peak {r['peak_mb']:6.0f} MB  {r['cells']:>9,} cells  "
-            f"{r['subgroups']} subgroups")
+    cells = f"{r['cells']:>9,} cells  " if r["cells"] else ""
+    return (f"  {label:28s} {r['seconds']:6.2f} s wall  CPU {r['cpu']:6.2f} s  "
+            f"peak {r['maxrss_mb']:6.0f} MB (ru_maxrss; tree {r['peak_mb']:6.0f} MB)  "
+            f"{cells}{r['subgroups']} subgroups")
 
 
 def exponent(points: list[tuple[int, float]]) -> float:
@@ -153,10 +181,12 @@ def exponent(points: list[tuple[int, float]]) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rows", default="1M,10M,30M")
+    p.add_argument("--rows", default="1M,10M,30M,100M")
     p.add_argument("--templates", type=int, default=300)
     p.add_argument("--cluster-sweep", default="100,300,1000")
     p.add_argument("--sweep-rows", default="3M")
+    p.add_argument("--baseline-max", default="10M",
+                   help="largest size the analyst's GROUP BY baseline runs on")
     p.add_argument("--data", default="/tmp/bench_subgroups_scale")
     p.add_argument("--worker", nargs=3, metavar=("ENGINE", "PATH", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -173,41 +203,50 @@ def main() -> None:
     for k, size in enumerate(sizes):
         path = data / f"rows_{size}_t{args.templates}.parquet"
         generate(path, _count(size), args.templates)
-        r = measure("duckdb", path, data / "out_duckdb.pkl")
+        r = measure("cli", path, data / "out_cli.json")
         print(line(f"{size} rows, {args.templates} templates", r))
         by_rows.append((_count(size), r["cpu"]))
-        base = measure("sql", path, data / "out_sql.pkl")
-        print(line("  baseline: DuckDB GROUP BY", base))
-        flat = measure("duckdb_unclustered", path, data / "out_flat.pkl")
-        print(line("  the same, no cluster", flat))
-        print(f"  clustered / analyst's GROUP BY of the same cells: CPU "
-              f"{r['cpu'] / base['cpu']:.2f}x, memory {r['peak_mb'] / base['peak_mb']:.2f}x; "
-              f"clustered / unclustered: CPU {r['cpu'] / flat['cpu']:.2f}x, memory "
-              f"{r['peak_mb'] / flat['peak_mb']:.2f}x")
-        sql_cells = pd.read_pickle(data / "out_sql.pkl")
-        ours = pd.read_pickle(data / "out_duckdb.pkl")
-        flat_table = pd.read_pickle(data / "out_flat.pkl")
-        same_n = int(sql_cells["n"].sum()) == r["rows"] and len(sql_cells) == r["cells"]
+        flat = measure("cli_unclustered", path, data / "out_flat.json")
+        print(line("  the same, --no-cluster", flat))
+        print(f"  clustered / unclustered: CPU {r['cpu'] / flat['cpu']:.2f}x, memory "
+              f"{r['maxrss_mb'] / flat['maxrss_mb']:.2f}x")
+        ours = pd.DataFrame(json.loads((data / "out_cli.json").read_text())["subgroups"])
+        flat_table = pd.DataFrame(json.loads((data / "out_flat.json").read_text())["subgroups"])
         same_ld = np.allclose(ours["log_disparity"], flat_table["log_disparity"],
                               rtol=0, atol=1e-10, equal_nan=True) and \
-            ours["n"].equals(flat_table["n"])
-        print(f"  cells and rows equal the baseline's: {same_n}; counts and LD equal the "
-              f"unclustered call's: {same_ld}")
-        if not (same_n and same_ld):
-            problems.append(f"{size}: numbers differ from the baselines")
-        if k == 0:
+            ours["n"].equals(flat_table["n"]) and r["rows"] == flat["rows"] == _count(size)
+        print(f"  rows, counts and LD equal the unclustered command's: {same_ld}")
+        if not same_ld:
+            problems.append(f"{size}: numbers differ from the unclustered command's")
+        if _count(size) <= _count(args.baseline_max):
+            base = measure("sql", path, data / "out_sql.pkl")
+            print(line("  baseline: DuckDB GROUP BY", base))
+            print(f"  clustered / analyst's GROUP BY of the same cells: CPU "
+                  f"{r['cpu'] / base['cpu']:.2f}x, memory "
+                  f"{r['maxrss_mb'] / base['maxrss_mb']:.2f}x")
+            if base["rows"] != r["rows"]:
+                problems.append(f"{size}: the GROUP BY counts other rows")
+        if k == 0 and _count(size) <= 3 * 10**6:  # pandas holds every row in memory
             ref = measure("pandas", path, data / "out_pandas.pkl")
             print(line(f"{size} rows through pandas", ref))
-            a, b = pd.read_pickle(data / "out_duckdb.pkl"), pd.read_pickle(data / "out_pandas.pkl")
-            same = a.astype(str).equals(b.astype(str))
-            print(f"  DuckDB's subgroup table equals pandas': {same}")
+            a = ours.drop(columns=["duplicate_of"], errors="ignore")
+            b = pd.read_pickle(data / "out_pandas.pkl")
+            cols = ["n", "deviations", "log_disparity", "ci_low", "ci_high", "p_value",
+                    "p_adjusted", "design_effect", "n_clusters", "df"]
+            names = [*SIZES, "level"]
+            same = len(a) == len(b) and np.allclose(
+                a[cols].to_numpy(float), b[cols].to_numpy(float), rtol=1e-9, atol=1e-12,
+                equal_nan=True) and a[names].astype(str).replace("nan", "").equals(
+                b[names].astype(str).replace("nan", ""))
+            print(f"  DuckDB's subgroups (the factors, {', '.join(cols)}) equal pandas': "
+                  f"{same}")
             if not same:
                 problems.append("DuckDB's and pandas' subgroup tables differ")
     by_clusters = []
     for t in [int(x) for x in args.cluster_sweep.split(",") if x.strip()]:
         path = data / f"rows_{args.sweep_rows}_t{t}.parquet"
         generate(path, _count(args.sweep_rows), t)
-        r = measure("duckdb", path, data / "out_duckdb.pkl")
+        r = measure("cli", path, data / "out_cli.json")
         print(line(f"{args.sweep_rows} rows, {t} templates", r))
         by_clusters.append((t, r["cpu"]))
     if len(by_rows) > 1:

@@ -107,6 +107,8 @@ class DuckDBTable(Table):
 
         bools: list[str] = []
         text: text_files.TextLayout | None = None
+        #: The Parquet files read (None: another format or a relation passed in).
+        self.parquet_files: list[str] | None = None
         if is_relation(source):
             self.relation = source
             label = name or "the DuckDB relation"
@@ -142,6 +144,7 @@ class DuckDBTable(Table):
                 raise LoadError(f"{source}: DuckDB cannot read it: "
                                 f"{_csv_error(exc, files) or _first_line(exc)}") from None
             self.connection = con
+            self.parquet_files = files if fmt == "parquet" else None
         kinds = {c: sql.kind_of(str(t)) for c, t in
                  zip(self.relation.columns, self.relation.types, strict=True)}
         kinds.update({c: "csvbool" for c in bools})
@@ -211,7 +214,8 @@ class DuckDBTable(Table):
             with _lock:
                 try:
                     frame = streamed_frame(con, self.relation, "results_", self.dialect,
-                                           list(keys), self.kinds, outcome)
+                                           list(keys), self.kinds, outcome,
+                                           dictionary=self._dictionary_columns(keys))
                 except duckdb.Error as exc:
                     raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}"
                                     ) from None
@@ -229,6 +233,16 @@ class DuckDBTable(Table):
         if result.num_rows > MAX_GROUPS:
             self._refuse_groups(keys)
         return coded_frame(result, list(keys))
+
+    def _dictionary_columns(self, keys: Sequence[str]) -> set[str]:
+        """The text keys that every Parquet file stores dictionary-encoded in every data
+        page (:func:`analysis.engines.coded.dictionary_columns`); empty for other sources."""
+        from analysis.engines.coded import dictionary_columns
+
+        text = [k for k in keys if self.kinds.get(k) == "string"]
+        if not self.parquet_files or not text:
+            return set()
+        return dictionary_columns(self.connection, self.parquet_files, text)
 
     def collect(self, columns: Sequence[str]) -> pd.DataFrame:
         cols = ", ".join(self.dialect.quote(c) for c in columns)

@@ -119,3 +119,70 @@ def test_many_raw_values_fall_back_to_the_group_by(table, monkeypatch):
     got = table.aggregate(KEYS, None)
     pd.testing.assert_frame_equal(_canonical(got, KEYS),
                                   _canonical(_by_strings(table, KEYS, None), KEYS))
+
+
+# --- dictionary-encoded Parquet: keys coded by list_position (issue 44.5) ----------------
+def _write_parquet(frame: pd.DataFrame, path, **options) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, **options)
+
+
+def test_dictionary_columns_read_from_the_parquet_metadata(tmp_path):
+    import duckdb
+
+    n = 3000
+    frame = pd.DataFrame({"low": [f"v{i % 7}" for i in range(n)],
+                          "many": [f"id{i:06d}" for i in range(n)],
+                          "plain": [f"p{i % 5}" for i in range(n)]})
+    # a tiny dictionary page: "many" falls back to PLAIN pages; "plain" never uses one
+    _write_parquet(frame, tmp_path / "a.parquet", dictionary_pagesize_limit=2000,
+                   use_dictionary=["low", "many"], data_page_size=4096)
+    con = duckdb.connect()
+    columns = ["low", "many", "plain"]
+    assert coded.dictionary_columns(con, [str(tmp_path / "a.parquet")], columns) == {"low"}
+    # one file storing "low" plain: not dictionary-only in every file
+    _write_parquet(frame, tmp_path / "b.parquet", use_dictionary=False)
+    files = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    assert coded.dictionary_columns(con, files, columns) == set()
+    assert coded.dictionary_columns(con, files[:1], ["absent"]) == set()
+
+
+@pytest.fixture(scope="module")
+def parquet_table(tmp_path_factory) -> DuckDBTable:
+    rows = _rows(seed=5)
+    rows["cluster"] = [f"c{i % 37:02d}" for i in range(len(rows))]
+    path = tmp_path_factory.mktemp("codes_pq") / "rows.parquet"
+    _write_parquet(rows, path)
+    return DuckDBTable(path)
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES, ids=["none", "binary", "values", "below"])
+def test_list_position_codes_equal_the_enum_codes(parquet_table, outcome):
+    t, keys = parquet_table, [*KEYS, "cluster"]
+    listed = t._dictionary_columns(keys)
+    assert {"text", "cluster"} <= listed  # the text keys are dictionary-encoded
+    expected = _canonical(_by_strings(t, keys, outcome), keys)
+    assert "(missing)" in set(expected["text"])  # NULL and the literal, merged
+    by_list = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
+                                   t.kinds, outcome, dictionary=listed)
+    by_enum = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
+                                   t.kinds, outcome)
+    for got in (by_list, by_enum):
+        pd.testing.assert_frame_equal(_canonical(got, keys), expected)
+    pd.testing.assert_frame_equal(_canonical(t.aggregate(keys, outcome), keys), expected)
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES[:2], ids=["none", "binary"])
+def test_small_batches_gathered_into_buffers_count_the_same(parquet_table, monkeypatch,
+                                                            outcome):
+    """Batches are gathered into buffers of twice the grid before each bincount; with
+    tiny buffers every path (flush, a batch larger than the buffer) counts the same."""
+    t, keys = parquet_table, ["text", "number"]
+    expected = _canonical(_by_strings(t, keys, outcome), keys)
+    for rows in (7, 64):
+        monkeypatch.setattr(coded, "BATCH_ROWS", rows)
+        got = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
+                                   t.kinds, outcome, dictionary=t._dictionary_columns(keys))
+        pd.testing.assert_frame_equal(_canonical(got, keys), expected)

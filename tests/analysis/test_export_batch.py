@@ -86,3 +86,38 @@ def test_a_render_that_writes_nothing_is_an_error(monkeypatch):
     monkeypatch.setattr(pio, "write_images", chrome_gone)
     with pytest.raises(ExportUnavailable, match="chromium"):
         figures_bytes([(bar, "png"), (heat, "pdf")])
+
+
+_WARMED = """
+import threading, kaleido, plotly.graph_objects as go
+import analysis.export as export
+assert not export._server_started
+assert export.warm_up() is True and export.warm_up() is False  # one warm-up at a time
+for t in threading.enumerate():
+    if t.name == "figure-export-warm-up":
+        t.join(120)
+assert export._server_started and not export._warming
+def refuse(*args, **kwargs):
+    raise AssertionError("the export started a second server")
+kaleido.start_sync_server = refuse  # the next export must use the warm one
+png = export.figure_bytes(go.Figure(go.Bar(x=["a", "b"], y=[1, 2])), "png")
+assert png.startswith(b"\\x89PNG") and len(png) > 1000
+print("ready")
+"""
+
+
+@pytest.mark.browser
+@needs_browser
+def test_after_the_warm_up_the_exporter_is_ready():
+    """A fresh process (no server of an earlier test): after :func:`warm_up`'s thread has
+    run, kaleido's server is up and a real PNG export uses it (issue 44.4)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(export.__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", _WARMED], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ready"
