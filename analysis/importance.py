@@ -491,10 +491,10 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     extra = [c for c in [*(where or {}), *exclude, *([cluster] if cluster else [])]
              if c not in factors]
     extra = list(dict.fromkeys(extra))
-    if cluster is not None and _CLUSTER_PAIRS:
-        return _clustered_cells(data, design, factors, where, exclude, cluster, extra)
+    pairs = cluster is not None and _CLUSTER_PAIRS
     if DEVIATION in data.columns:
-        table = cell_table(data, factors + extra, where=where)
+        table = (_outcome_rows(data, factors + extra, where) if pairs
+                 else cell_table(data, factors + extra, where=where))
     elif N in data.columns and DEVIATIONS in data.columns:
         missing = [c for c in factors + extra if c not in data.columns]
         if missing:
@@ -513,7 +513,8 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
             raise AnalysisError(f"Cannot leave out {name} = {', '.join(unknown)}: no such value.")
         keep &= ~np.isin(codes, [values.index(v) for v in dropped])
     table = table[keep]
-    if len(table) == 0 or table[N].sum() == 0:
+    rows = N not in table.columns  # the rows themselves (the clustered path), one each
+    if len(table) == 0 or (not rows and table[N].sum() == 0):
         raise ImportanceRefusal("no_variation", "No row is left in the subset after the "
                                                 "filters and exclusions.")
     values, codes = {}, {}
@@ -527,8 +528,8 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
                                 f"({', '.join(unknown[:5])}): apply the design first.")
         remap = np.array([position[v] for v in labels], dtype=np.int64)
         values[f], codes[f] = declared, remap[c]
-    n = table[N].to_numpy(dtype=float)
-    k = table[DEVIATIONS].to_numpy(dtype=float)
+    n = None if rows else table[N].to_numpy(dtype=float)
+    k = table[DEVIATION if rows else DEVIATIONS].to_numpy(dtype=float)
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
     cluster_codes, cluster_labels = factor_codes(table[cluster])
@@ -537,6 +538,8 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     cluster_codes, cluster_labels = rank[cluster_codes], [cluster_labels[i] for i in order]
+    if pairs:
+        return _paired_cells(values, codes, n, k, cluster_codes, len(order)), cluster_labels
     return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
             cluster_labels)
 
@@ -546,59 +549,27 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
 _CLUSTER_PAIRS = True
 
 
-def _clustered_cells(data: pd.DataFrame, design: Design, factors: list[str],
-                     where: Where | None, exclude: Mapping[str, Sequence[str]],
-                     cluster: str, extra: list[str]) -> tuple[_Cells, list[str]]:
-    """:func:`_cells_from` with a cluster, from the rows' integer codes: the factor cells
-    and their :class:`ClusterPairs` (no factors x cluster cell table)."""
-    from analysis.importance_codes import cell_index, count_pairs, declared_codes
+def _outcome_rows(data: pd.DataFrame, columns: list[str], where: Where | None
+                  ) -> pd.DataFrame:
+    """The rows of ``columns`` and ``deviation`` in ``where`` with a known outcome (what
+    :func:`analysis.cells.cell_table` counts, not yet counted)."""
+    needed = [c for c in dict.fromkeys([*columns, DEVIATION]) if c in data.columns]
+    table = filter_rows(data[needed], where)
+    known = table[DEVIATION].notna().to_numpy()
+    return table if known.all() else table[known]
+
+
+def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
+                  n: np.ndarray | None, k: np.ndarray, cluster: np.ndarray,
+                  n_clusters: int) -> _Cells:
+    """The factor cells of rows (weights ``n``, default 1) with their per-cluster counts
+    (:class:`ClusterPairs`), from integer codes: no factors x cluster cell table."""
+    from analysis.importance_codes import cell_index, count_pairs
     from analysis.values import combine_codes, split_codes
 
-    if DEVIATION in data.columns:
-        needed = [*factors, *extra, DEVIATION]
-        table = filter_rows(data[[c for c in dict.fromkeys(needed) if c in data.columns]],
-                            where)
-        k = table[DEVIATION].to_numpy(dtype=float)
-        known = ~np.isnan(k)
-        if not known.all():
-            table, k = table[known], k[known]
-        n = None
-    elif N in data.columns and DEVIATIONS in data.columns:
-        missing = [c for c in factors + extra if c not in data.columns]
-        if missing:
-            raise AnalysisError(f"The cell table has no column {', '.join(missing)}: build it "
-                                "over every factor of the model and of the filters.")
-        table = filter_rows(data, where)
-        n = table[N].to_numpy(dtype=float)
-        k = table[DEVIATIONS].to_numpy(dtype=float)
-    else:
-        raise AnalysisError(
-            "Factor importance needs a results table with a 'deviation' column (apply a "
-            "design with an outcome) or a cell table with 'n' and 'deviations'.")
-    keep = np.ones(len(table), dtype=bool)
-    for name, dropped in exclude.items():
-        codes, values = factor_codes(table[name])
-        unknown = [v for v in dropped if v not in values]
-        if unknown:
-            raise AnalysisError(f"Cannot leave out {name} = {', '.join(unknown)}: no such value.")
-        keep &= ~np.isin(codes, [values.index(v) for v in dropped])
-    if not keep.all():
-        table, k = table[keep], k[keep]
-        n = None if n is None else n[keep]
-    if len(table) == 0 or (n is not None and n.sum() == 0):
-        raise ImportanceRefusal("no_variation", "No row is left in the subset after the "
-                                                "filters and exclusions.")
-    values, codes = {}, {}
-    for f in factors:
-        c, labels = factor_codes(table[f])
-        declared = list(design.factor(f).values)
-        codes[f], unknown = declared_codes(c, labels, declared)
-        if unknown:
-            raise AnalysisError(f"Factor {f!r} has values the design does not declare "
-                                f"({', '.join(unknown[:5])}): apply the design first.")
-        values[f] = declared
+    factors = list(codes)
     sizes = [len(values[f]) for f in factors]
-    key = combine_codes([codes[f] for f in factors], sizes, n=len(table))
+    key = combine_codes([codes[f] for f in factors], sizes, n=len(k))
     if key.dtype == object:  # astronomically many possible cells: group the code tuples
         uniq, cell = np.unique(np.column_stack([codes[f] for f in factors]), axis=0,
                                return_inverse=True)
@@ -606,20 +577,13 @@ def _clustered_cells(data: pd.DataFrame, design: Design, factors: list[str],
     else:
         uniq, cell = cell_index(key, math.prod(sizes))
         cell_codes = split_codes(uniq, sizes)
-    cell = cell.reshape(-1)
-    n_cells = len(uniq)
-    cluster_codes, cluster_labels = factor_codes(table[cluster])
-    # canonical cluster order (sorted labels), as the factors x cluster cell table has it
-    order = sorted(range(len(cluster_labels)), key=lambda i: str(cluster_labels[i]))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    pairs = count_pairs(cell, rank[cluster_codes], n_cells, len(order), n, k)
-    cell_n = np.bincount(pairs.cell, weights=pairs.n, minlength=n_cells)
-    cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=n_cells)
+    pairs = count_pairs(cell.reshape(-1), cluster, len(uniq), n_clusters, n, k)
+    cell_n = np.bincount(pairs.cell, weights=pairs.n, minlength=len(uniq))
+    cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=len(uniq))
     out = _Cells(values, {f: np.asarray(c, dtype=np.int64)
                           for f, c in zip(factors, cell_codes, strict=True)}, cell_n, cell_k,
-                 n_cluster_values=len(order), pairs=pairs)
-    return (out if cell_n.all() else out.keep(cell_n > 0)), [cluster_labels[i] for i in order]
+                 n_cluster_values=n_clusters, pairs=pairs)
+    return out if cell_n.all() else out.keep(cell_n > 0)
 
 
 # --- terms and the design matrix ---------------------------------------------------------------
@@ -1778,7 +1742,7 @@ def _robust_pairs(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray
     if gee:
         split = _Cells(cells.values, {f: c[pairs.cell] for f, c in cells.codes.items()},
                        pairs.n, pairs.k, pairs.cluster, pairs.n_clusters)
-        return _gee(X[pairs.cell], split, np.searchsorted(used, pairs.cluster), naive_cov, g)
+        return _gee(X[pairs.cell], split, pairs.cluster_index(used), naive_cov, g)
     mu = 1.0 / (1.0 + np.exp(-fit.eta))
     scores = cluster_scores(X, pairs, mu, used)
     p = X.shape[1]

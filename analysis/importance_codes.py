@@ -24,13 +24,12 @@ docs/importance.md, "Clustered fits".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["ClusterPairs", "cell_index", "cluster_information", "cluster_presence",
-           "cluster_scores", "count_pairs", "declared_codes"]
+           "cluster_scores", "count_pairs"]
 
 #: A dense (cell x cluster) grid is used for the pair counts up to this many possible
 #: pairs per row (else the keys are sorted).
@@ -73,8 +72,15 @@ class ClusterPairs:
 
     def used_clusters(self) -> np.ndarray:
         """The cluster codes with rows, sorted."""
-        return np.flatnonzero(np.bincount(self.cluster, weights=self.n,
-                                          minlength=self.n_clusters) > 0)
+        return np.flatnonzero(np.bincount(self.cluster, minlength=self.n_clusters) > 0)
+
+    def cluster_index(self, clusters: np.ndarray) -> np.ndarray:
+        """Each pair's position in ``clusters`` (sorted codes that include its own)."""
+        if len(clusters) == self.n_clusters:
+            return self.cluster
+        lookup = np.full(self.n_clusters, -1, dtype=np.int64)
+        lookup[clusters] = np.arange(len(clusters))
+        return lookup[self.cluster]
 
 
 def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters: int,
@@ -84,11 +90,13 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
     Returns
     -------
     ClusterPairs
-        The pairs with at least one row, ordered by cell then cluster.
+        The pairs with at least one row, ordered by cluster then cell.
     """
-    g = max(int(n_clusters), 1)
-    key = np.asarray(cell, dtype=np.int64) * g + np.asarray(cluster, dtype=np.int64)
-    possible = int(n_cells) * g
+    # cluster-major keys: the per-cluster sums below then write to one cluster's block
+    # at a time (cache-friendly scatters)
+    c = max(int(n_cells), 1)
+    key = np.asarray(cluster, dtype=np.int64) * c + np.asarray(cell, dtype=np.int64)
+    possible = c * max(int(n_clusters), 1)
     if possible <= max(_GRID_PER_ROW * len(key), 1 << 20):
         rows = np.bincount(key, weights=n, minlength=possible)
         present = np.flatnonzero(rows > 0)
@@ -101,7 +109,7 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
         devs = np.bincount(inverse, weights=k, minlength=len(present))
         keep = rows > 0
         present, rows, devs = present[keep], rows[keep], devs[keep]
-    return ClusterPairs((present // g).astype(np.intp), present % g, rows.astype(float),
+    return ClusterPairs((present % c).astype(np.intp), present // c, rows.astype(float),
                         devs.astype(float), int(n_clusters))
 
 
@@ -159,7 +167,7 @@ def cluster_scores(X: np.ndarray, pairs: ClusterPairs, mu: np.ndarray,
     ``clusters`` (sorted codes; the rows of the result follow them)."""
     columns, values, p = _slots(X)
     g = len(clusters)
-    index = np.searchsorted(clusters, pairs.cluster)
+    index = pairs.cluster_index(clusters)
     residual = pairs.k - pairs.n * mu[pairs.cell]
     out = np.zeros(g * (p + 1))
     for column, value in zip(columns, values, strict=True):
@@ -177,7 +185,7 @@ def cluster_information(X: np.ndarray, pairs: ClusterPairs, weights: np.ndarray,
     columns, values, p = _slots(X)
     g = len(clusters)
     q = p + 1
-    index = np.searchsorted(clusters, pairs.cluster) * (q * q)
+    index = pairs.cluster_index(clusters) * (q * q)
     m = pairs.n * weights[pairs.cell]
     at = [column[pairs.cell] for column in columns]
     entries = [None if value is None else value[pairs.cell] for value in values]
@@ -200,20 +208,9 @@ def cluster_presence(X: np.ndarray, pairs: ClusterPairs, clusters: np.ndarray) -
     """(G, p) bool: does cluster g hold rows where column j is not 0."""
     columns, _, p = _slots(X)
     g = len(clusters)
-    index = np.searchsorted(clusters, pairs.cluster)
+    index = pairs.cluster_index(clusters)
     counts = np.zeros(g * (p + 1))
     for column in columns:
         counts += np.bincount(index * (p + 1) + column[pairs.cell], weights=pairs.n,
                               minlength=g * (p + 1))
     return counts.reshape(g, p + 1)[:, :p] > 0
-
-
-def declared_codes(codes: np.ndarray, labels: Sequence[str], declared: Sequence[str]
-                   ) -> tuple[np.ndarray, list[str]]:
-    """Codes into ``declared`` from codes into ``labels``; the labels not declared."""
-    position = {v: i for i, v in enumerate(declared)}
-    unknown = [v for v in labels if v not in position]
-    if unknown:
-        return codes, unknown
-    remap = np.array([position[v] for v in labels], dtype=np.int64)
-    return remap[codes], []
