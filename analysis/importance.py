@@ -1521,7 +1521,10 @@ def _presence(X: np.ndarray, cells: _Cells, g: int) -> np.ndarray:
 
 def _support(X: np.ndarray, cells: _Cells, terms: list[_Term], robust: _Robust,
              df: int | None) -> _Support:
-    presence = _presence(X, cells, robust.n_clusters)
+    if robust.kernel is not None and cells.pairs is not None:  # x_j^2 n w > 0 where present
+        presence = np.einsum("gjj->gj", robust.kernel.infos) > 0
+    else:
+        presence = _presence(X, cells, robust.n_clusters)
     p = X.shape[1]
     if robust.kernel is not None:
         contrasts = _probability_contrasts(terms)
