@@ -189,13 +189,19 @@ def cluster_information(X: np.ndarray, pairs: ClusterPairs, weights: np.ndarray,
     m = pairs.n * weights[pairs.cell]
     at = [column[pairs.cell] for column in columns]
     entries = [None if value is None else value[pairs.cell] for value in values]
+    # an indicator design with its intercept in slot 0 of every cell: I_g[0, j] is
+    # I_g[j, j] (the same sum), so slot 0 pairs only with itself
+    indicator = (bool(at) and all(e is None for e in entries)
+                 and not np.any(columns[0]))
     out = np.zeros(g * q * q)
     for a in range(len(at)):
         base = index + at[a] * q
-        for b in range(a, len(at)):
+        for b in range(a, a + 1 if indicator and a == 0 else len(at)):
             out += np.bincount(base + at[b], weights=_weighted(m, entries[a], entries[b]),
                                minlength=g * q * q)
     cube = out.reshape(g, q, q)[:, :p, :p]
+    if indicator:
+        cube[:, 0, 1:] = np.einsum("gjj->gj", cube)[:, 1:]
     # a cell's slots hold its columns in increasing order, so slots a <= b filled the
     # upper triangle and the diagonal once: mirror the triangle
     full = cube + np.swapaxes(cube, 1, 2)
