@@ -374,11 +374,12 @@ class SmallSampleCR2:
     def _pieces(self, contrasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``A`` (q, q, G) and ``beta`` (q, G, p) of the rows of ``contrasts`` (q x p)."""
         d = np.atleast_2d(contrasts) @ self._f  # (q, p): F c (F symmetric)
-        t = np.einsum("gji,sj->gis", self._vec, d)  # V_g' d: (G, p, q)
+        # batched matrix products per cluster (BLAS), not einsum's loops (issue 44)
+        t = np.matmul(np.swapaxes(self._vec, 1, 2), d.T)  # V_g' d: (G, p, q)
         lam, s = self._lam, self._shrink
-        a = np.einsum("gis,gi,git->stg", t, lam * s**2, t)
-        beta = np.einsum("gji,gi,gis->sgj", self._vec, lam * s, t)
-        return a, beta
+        a = np.matmul(np.swapaxes(t, 1, 2), (lam * s**2)[:, :, None] * t)  # (G, q, q)
+        beta = np.matmul(self._vec, (lam * s)[:, :, None] * t)  # (G, p, q)
+        return a.transpose(1, 2, 0), beta.transpose(2, 0, 1)
 
     def n_clusters(self, contrasts: np.ndarray) -> np.ndarray:
         """Clusters whose rows move each contrast (``c' I_g c > 0``): for a treatment-coded
@@ -466,11 +467,7 @@ class SmallSampleCR2:
         w, vecs = np.linalg.eigh((omega + omega.T) / 2)
         root = np.where(w > CR2_TOL, 1 / np.sqrt(np.where(w > CR2_TOL, w, 1)), 0.0)
         a, bt = self._pieces((vecs * root) @ vecs.T @ c)
-        total = 0.0
-        for s in range(q):
-            for t_ in range(q):
-                total += self._sum_products(a, bt, s, t_, t_, s)
-                total += self._sum_products(a, bt, s, s, t_, t_)
+        total = self._htz_sum(a, bt)
         if not total > 0:
             return WaldTest(nan, q, nan, nan, wald, "the test's degrees of freedom cannot be "
                                                     "estimated (no variation)")
@@ -485,6 +482,25 @@ class SmallSampleCR2:
         from scipy.special import fdtrc
 
         return WaldTest(stat, q, df, float(fdtrc(q, df, stat)), wald)
+
+    @staticmethod
+    def _htz_sum(a: np.ndarray, beta: np.ndarray) -> float:
+        """``sum_st [sum P_st * P_ts + sum P_ss * P_tt]`` (the HTZ denominator): the sum of
+        :meth:`_sum_products` over every ``s, t``, as matrix products (``a`` (q, q, G),
+        ``beta`` (q, G, p); memory q p^2, one row s of the ``beta_s' beta_u`` at a time)."""
+        q = beta.shape[0]
+        dots = np.einsum("sgi,tgi->stg", beta, beta)  # beta_s . beta_t per cluster
+        diag_a, diag_d = np.einsum("ssg->sg", a), np.einsum("ssg->sg", dots)
+        # P(s, t, u, v) = a_st.a_uv - a_st.dots_uv - a_uv.dots_st + <M_su, M_tv>,
+        # M_su = sum_g beta_sg beta_ug'; here (s, t, t, s) and (s, s, t, t)
+        cross = (np.einsum("stg,tsg->st", a, a) - np.einsum("stg,tsg->st", a, dots)
+                 - np.einsum("tsg,stg->st", a, dots))
+        same = diag_a @ diag_a.T - diag_a @ diag_d.T - diag_d @ diag_a.T
+        for s in range(q):
+            m = np.matmul(beta[s].T, beta)  # (q, p, p): M_st for every t
+            cross[s] += np.einsum("tij,tji->t", m, m)  # <M_st, M_ts> = <M_st, M_st'>
+            same[s] += np.einsum("tij,tij->t", m, m)  # <M_st, M_st>
+        return float(np.sum(cross) + np.sum(same))
 
     @staticmethod
     def _sum_products(a: np.ndarray, beta: np.ndarray, s: int, t: int, u: int, v: int

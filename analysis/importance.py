@@ -103,6 +103,7 @@ from analysis.design import Design
 from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
+from analysis.importance_codes import ClusterPairs
 from analysis.subgroups import benjamini_hochberg
 from analysis.values import factor_codes
 
@@ -399,6 +400,10 @@ class _Cells:
     cluster: np.ndarray | None = None
     n_cluster_values: int = 0
     _observed: dict[str, list[int]] = field(default_factory=dict, repr=False, compare=False)
+    #: The factor cells' rows per cluster (the clustered logit's path, issue 44): the
+    #: cells are then factor cells only (``cluster`` None) and the robust covariance is
+    #: summed over these pairs (:mod:`analysis.importance_codes`).
+    pairs: ClusterPairs | None = None
 
     @property
     def factors(self) -> list[str]:
@@ -423,12 +428,13 @@ class _Cells:
         return _Cells(self.values, {f: c[mask] for f, c in self.codes.items()},
                       self.n[mask], self.k[mask],
                       None if self.cluster is None else self.cluster[mask],
-                      self.n_cluster_values)
+                      self.n_cluster_values,
+                      pairs=None if self.pairs is None else self.pairs.keep_cells(mask))
 
     def recoded(self, codes: dict[str, np.ndarray]) -> _Cells:
         """The same cells (and clusters) with new factor codes, merged."""
         return _Cells(self.values, codes, self.n, self.k, self.cluster,
-                      self.n_cluster_values).aggregate()
+                      self.n_cluster_values, pairs=self.pairs).aggregate()
 
     def aggregate(self) -> _Cells:
         """Merge duplicate cells (after recoding) and drop empty ones (a cell is a
@@ -452,7 +458,9 @@ class _Cells:
         codes = {f: np.asarray(self.codes[f][first], dtype=np.int64) for f in self.factors}
         cluster = None if self.cluster is None else np.asarray(self.cluster[first],
                                                                 dtype=np.int64)
-        out = _Cells(self.values, codes, n, k, cluster, self.n_cluster_values)
+        pairs = (None if self.pairs is None
+                 else self.pairs.merge_cells(inverse, len(first)))
+        out = _Cells(self.values, codes, n, k, cluster, self.n_cluster_values, pairs=pairs)
         return out if n.all() else out.keep(n > 0)
 
     def frame(self) -> pd.DataFrame:
@@ -485,8 +493,10 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     extra = [c for c in [*(where or {}), *exclude, *([cluster] if cluster else [])]
              if c not in factors]
     extra = list(dict.fromkeys(extra))
+    pairs = cluster is not None and _CLUSTER_PAIRS
     if DEVIATION in data.columns:
-        table = cell_table(data, factors + extra, where=where)
+        table = (_outcome_rows(data, factors + extra, where) if pairs
+                 else cell_table(data, factors + extra, where=where))
     elif N in data.columns and DEVIATIONS in data.columns:
         missing = [c for c in factors + extra if c not in data.columns]
         if missing:
@@ -505,7 +515,8 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
             raise AnalysisError(f"Cannot leave out {name} = {', '.join(unknown)}: no such value.")
         keep &= ~np.isin(codes, [values.index(v) for v in dropped])
     table = table[keep]
-    if len(table) == 0 or table[N].sum() == 0:
+    rows = N not in table.columns  # the rows themselves (the clustered path), one each
+    if len(table) == 0 or (not rows and table[N].sum() == 0):
         raise ImportanceRefusal("no_variation", "No row is left in the subset after the "
                                                 "filters and exclusions.")
     values, codes = {}, {}
@@ -519,8 +530,8 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
                                 f"({', '.join(unknown[:5])}): apply the design first.")
         remap = np.array([position[v] for v in labels], dtype=np.int64)
         values[f], codes[f] = declared, remap[c]
-    n = table[N].to_numpy(dtype=float)
-    k = table[DEVIATIONS].to_numpy(dtype=float)
+    n = None if rows else table[N].to_numpy(dtype=float)
+    k = table[DEVIATION if rows else DEVIATIONS].to_numpy(dtype=float)
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
     cluster_codes, cluster_labels = factor_codes(table[cluster])
@@ -529,8 +540,52 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     cluster_codes, cluster_labels = rank[cluster_codes], [cluster_labels[i] for i in order]
+    if pairs:
+        return _paired_cells(values, codes, n, k, cluster_codes, len(order)), cluster_labels
     return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
             cluster_labels)
+
+
+#: Clustered fits run on the factor cells with per-(cell, cluster) counts (issue 44);
+#: False: on the factors x cluster cell table (the previous path; the tests compare both).
+_CLUSTER_PAIRS = True
+
+
+def _outcome_rows(data: pd.DataFrame, columns: list[str], where: Where | None
+                  ) -> pd.DataFrame:
+    """The rows of ``columns`` and ``deviation`` in ``where`` with a known outcome (what
+    :func:`analysis.cells.cell_table` counts, not yet counted)."""
+    needed = [c for c in dict.fromkeys([*columns, DEVIATION]) if c in data.columns]
+    table = filter_rows(data[needed], where)
+    known = table[DEVIATION].notna().to_numpy()
+    return table if known.all() else table[known]
+
+
+def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
+                  n: np.ndarray | None, k: np.ndarray, cluster: np.ndarray,
+                  n_clusters: int) -> _Cells:
+    """The factor cells of rows (weights ``n``, default 1) with their per-cluster counts
+    (:class:`ClusterPairs`), from integer codes: no factors x cluster cell table."""
+    from analysis.importance_codes import cell_index, count_pairs
+    from analysis.values import combine_codes, split_codes
+
+    factors = list(codes)
+    sizes = [len(values[f]) for f in factors]
+    key = combine_codes([codes[f] for f in factors], sizes, n=len(k))
+    if key.dtype == object:  # astronomically many possible cells: group the code tuples
+        uniq, cell = np.unique(np.column_stack([codes[f] for f in factors]), axis=0,
+                               return_inverse=True)
+        cell_codes = [uniq[:, j] for j in range(len(factors))]
+    else:
+        uniq, cell = cell_index(key, math.prod(sizes))
+        cell_codes = split_codes(uniq, sizes)
+    pairs = count_pairs(cell.reshape(-1), cluster, len(uniq), n_clusters, n, k)
+    cell_n = np.bincount(pairs.cell, weights=pairs.n, minlength=len(uniq))
+    cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=len(uniq))
+    out = _Cells(values, {f: np.asarray(c, dtype=np.int64)
+                          for f, c in zip(factors, cell_codes, strict=True)}, cell_n, cell_k,
+                 n_cluster_values=n_clusters, pairs=pairs)
+    return out if cell_n.all() else out.keep(cell_n > 0)
 
 
 # --- terms and the design matrix ---------------------------------------------------------------
@@ -1220,7 +1275,7 @@ def _chosen_cluster(data: pd.DataFrame, design: Design, cluster: str | None,
 def _usable_cluster(cells: _Cells, cluster: str | None, gee: bool, notes: list[str]
                     ) -> tuple[_Cells, str | None]:
     """The cells without their cluster split when the rows analysed have one cluster."""
-    if not cluster or len(np.unique(cells.cluster)) >= 2:
+    if not cluster or len(_cluster_codes(cells)) >= 2:
         return cells, cluster
     notes.append(f"the cluster column {cluster!r} has a single value in the rows "
                  "analysed: there is nothing to cluster over, rows are treated as "
@@ -1229,6 +1284,13 @@ def _usable_cluster(cells: _Cells, cluster: str | None, gee: bool, notes: list[s
         raise AnalysisError("A GEE fit needs at least two clusters in the rows analysed; "
                             f"{cluster!r} has one.")
     return _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate(), None
+
+
+def _cluster_codes(cells: _Cells) -> np.ndarray:
+    """The cluster codes with rows (sorted), from the pairs or the split cells."""
+    if cells.pairs is not None:
+        return cells.pairs.used_clusters()
+    return np.unique(cells.cluster)
 
 
 @dataclass
@@ -1364,7 +1426,7 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
     k_total = cells.k.sum()
     null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
                        cells.n, cells.k)
-    n_cells = len(cells.n) if cluster is None else len(
+    n_cells = len(cells.n) if cluster is None or cells.pairs is not None else len(
         _Cells(cells.values, cells.codes, cells.n, cells.k).aggregate().n)
     return ImportanceResult(
         terms=table, factor_tests=tests, factors=tuple(factors), references=refs,
@@ -1446,6 +1508,10 @@ class _Support:
 
 def _presence(X: np.ndarray, cells: _Cells, g: int) -> np.ndarray:
     """(G, p): does cluster g hold rows where column j is not 0."""
+    if cells.pairs is not None:
+        from analysis.importance_codes import cluster_presence
+
+        return cluster_presence(X, cells.pairs, cells.pairs.used_clusters())
     assert cells.cluster is not None
     _, index = np.unique(cells.cluster, return_inverse=True)
     out = np.zeros((g, X.shape[1]), dtype=bool)
@@ -1457,7 +1523,10 @@ def _presence(X: np.ndarray, cells: _Cells, g: int) -> np.ndarray:
 
 def _support(X: np.ndarray, cells: _Cells, terms: list[_Term], robust: _Robust,
              df: int | None) -> _Support:
-    presence = _presence(X, cells, robust.n_clusters)
+    if robust.kernel is not None and cells.pairs is not None:  # x_j^2 n w > 0 where present
+        presence = np.einsum("gjj->gj", robust.kernel.infos) > 0
+    else:
+        presence = _presence(X, cells, robust.n_clusters)
     p = X.shape[1]
     if robust.kernel is not None:
         contrasts = _probability_contrasts(terms)
@@ -1629,6 +1698,9 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
     (:func:`analysis.clusters.cr2_scores`, cluster information from the cells) and
     ``c = 1``.
     """
+    if cells.pairs is not None:
+        return _robust_pairs(X, cells, fit, naive_cov, n_rows=n_rows, gee=gee,
+                             small_sample=small_sample)
     groups = cells.cluster
     assert groups is not None
     used, group_index = np.unique(groups, return_inverse=True)
@@ -1651,6 +1723,36 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
         for j in range(g):
             rows = order[bounds[j]:bounds[j + 1]]
             infos[j] = (X[rows] * weights[rows, None]).T @ X[rows]
+        kernel = SmallSampleCR2(scores, naive_cov, infos)
+        return _Robust(fit.params, kernel.cov, naive_cov, g, CLUSTER_ROBUST, None, kernel)
+    factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
+    cov = factor * naive_cov @ (scores.T @ scores) @ naive_cov
+    return _Robust(fit.params, cov, naive_cov, g, CLUSTER_ROBUST, None)
+
+
+def _robust_pairs(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *,
+                  n_rows: int, gee: bool, small_sample: SmallSample) -> _Robust:
+    """:func:`_robust` of factor cells with their (cell, cluster) pairs: the same cluster
+    scores and cluster informations as sums over the pairs
+    (:mod:`analysis.importance_codes`), without the factors x cluster cells."""
+    from analysis.importance_codes import cluster_information, cluster_scores
+
+    pairs = cells.pairs
+    assert pairs is not None
+    used = pairs.used_clusters()
+    g = len(used)
+    if g < 2:
+        raise ImportanceRefusal("too_few_rows", "Cluster-robust standard errors need at least "
+                                                "two clusters in the subset; there is one.")
+    if gee:
+        split = _Cells(cells.values, {f: c[pairs.cell] for f, c in cells.codes.items()},
+                       pairs.n, pairs.k, pairs.cluster, pairs.n_clusters)
+        return _gee(X[pairs.cell], split, pairs.cluster_index(used), naive_cov, g)
+    mu = 1.0 / (1.0 + np.exp(-fit.eta))
+    scores = cluster_scores(X, pairs, mu, used)
+    p = X.shape[1]
+    if small_sample == "cr2":
+        infos = cluster_information(X, pairs, mu * (1 - mu), used)
         kernel = SmallSampleCR2(scores, naive_cov, infos)
         return _Robust(fit.params, kernel.cov, naive_cov, g, CLUSTER_ROBUST, None, kernel)
     factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)

@@ -21,6 +21,13 @@ Prints measured times and ratios (it is not a timed test):
    LR tests), peak memory, estimates and LR statistics compared, and the growth exponent
    of time in cells (over the factor counts, and over 250k-1M rows at 12 factors).
    Target at 12 factors: >= 5x the naive fit, < 1 GB (``--only-many`` runs only this).
+5. With the design's cluster (``--only-clustered`` runs only this; issue 44.1):
+   ``bench_clustered_importance.py`` in fresh processes: the default clustered fit (CR2,
+   Satterthwaite df, HTZ and LR tests) vs ``cluster=None`` and vs statsmodels'
+   ``GLM(...).fit(cov_type="cluster")`` on the rows (coefficients and CR1 standard errors
+   compared), then the CLI end to end with the default cluster vs a naive pandas +
+   statsmodels GLM script. Targets: <= 2x the independent fit, >= 20x the GLM and the
+   naive script.
 """
 
 from __future__ import annotations
@@ -293,6 +300,7 @@ def main() -> None:
     parser.add_argument("--big-rows", type=int, default=10_000_000)
     parser.add_argument("--skip-10m", action="store_true")
     parser.add_argument("--only-many", action="store_true", help="only part 4")
+    parser.add_argument("--only-clustered", action="store_true", help="only part 5")
     parser.add_argument("--factors", default="4,8,12", help="part 4's factor counts")
     parser.add_argument("--many-rows", default="250000,500000",
                         help="part 4's extra row counts at the most factors ('' for none)")
@@ -305,12 +313,24 @@ def main() -> None:
     if args.only_many:
         part_four(args.rows, *many)
         return
+    if args.only_clustered:
+        sys.exit(part_five(args.rows))
     t_naive = part_one(args.rows)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_10m:
             part_two(args.big_rows, Path(tmp))
         part_three(args.rows, Path(tmp), t_naive)
     part_four(args.rows, *many)
+    sys.exit(part_five(args.rows))
+
+
+def part_five(n_rows: int) -> int:
+    """The design's cluster (``bench_clustered_importance.py``); its exit status."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_clustered_importance import main as clustered
+
+    print(f"\n5. {n_rows:,} rows with the design's cluster (300 templates)")
+    return clustered(["--rows", str(n_rows)])
 
 
 if __name__ == "__main__":

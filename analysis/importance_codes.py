@@ -1,0 +1,222 @@
+"""Clustered factor importance from per-(cell, cluster) counts (issue 44, item 1).
+
+The logit of :func:`analysis.importance.factor_importance` has no cluster term, so its
+likelihood, estimates, information and likelihood-ratio tests depend on the rows only
+through the counts of the *factor* cells (a few thousand), whatever the cluster. What the
+cluster adds is the robust covariance, and that needs per-cluster sums only:
+
+- the cluster scores ``u_g = sum_c x_c (k_cg - n_cg mu_c)`` (CR1 and CR2);
+- each cluster's information ``I_g = sum_c n_cg mu_c (1 - mu_c) x_c x_c'`` (CR2, its
+  Satterthwaite df and HTZ tests: :class:`analysis.clusters.SmallSampleCR2` works on
+  ``I_g`` and ``u_g`` alone, p x p per cluster);
+- which clusters hold rows of each column (``n_clusters``, "not estimable").
+
+``n_cg`` / ``k_cg`` are the rows / deviations of factor cell ``c`` in cluster ``g``:
+:class:`ClusterPairs`, one entry per observed (cell, cluster) pair, counted by integer
+bincounts of ``cell code x G + cluster code`` (a dense grid when it is small, a sort
+otherwise). Every sum above runs over these pairs with the cell's nonzero columns (an
+indicator design has ``1 + factors`` of them per cell), so nothing of size pairs x p is
+ever built. The previous path fitted the logit on the factors x cluster cell table
+(~900k cells at 1M rows instead of ~14k) and formed ``I_g`` by a product per cluster; the
+numbers are the same sums in another order (tests/analysis/test_importance_codes.py).
+docs/importance.md, "Clustered fits".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ClusterPairs", "cell_index", "cluster_information", "cluster_presence",
+           "cluster_scores", "count_pairs"]
+
+#: A dense (cell x cluster) grid is used for the pair counts up to this many possible
+#: pairs per row (else the keys are sorted).
+_GRID_PER_ROW = 16
+
+
+@dataclass(frozen=True)
+class ClusterPairs:
+    """Rows and deviations per observed (factor cell, cluster) pair.
+
+    Attributes
+    ----------
+    cell
+        Index of the pair's factor cell (into the cell arrays it belongs to).
+    cluster
+        The pair's cluster code, ``0 <= code < n_clusters``.
+    n, k
+        Rows and deviations of the pair (float).
+    n_clusters
+        Number of cluster codes (labels), present or not.
+    """
+
+    cell: np.ndarray
+    cluster: np.ndarray
+    n: np.ndarray
+    k: np.ndarray
+    n_clusters: int
+
+    def keep_cells(self, mask: np.ndarray) -> ClusterPairs:
+        """The pairs of the cells kept by ``mask`` (a boolean over the cells), re-indexed."""
+        position = np.cumsum(mask) - 1
+        kept = mask[self.cell]
+        return ClusterPairs(position[self.cell[kept]], self.cluster[kept], self.n[kept],
+                            self.k[kept], self.n_clusters)
+
+    def merge_cells(self, inverse: np.ndarray, n_cells: int) -> ClusterPairs:
+        """The pairs after cells were merged (``inverse``: old cell -> new cell)."""
+        return count_pairs(inverse[self.cell], self.cluster, n_cells, self.n_clusters,
+                           self.n, self.k)
+
+    def used_clusters(self) -> np.ndarray:
+        """The cluster codes with rows, sorted."""
+        return np.flatnonzero(np.bincount(self.cluster, minlength=self.n_clusters) > 0)
+
+    def cluster_index(self, clusters: np.ndarray) -> np.ndarray:
+        """Each pair's position in ``clusters`` (sorted codes that include its own)."""
+        if len(clusters) == self.n_clusters:
+            return self.cluster
+        lookup = np.full(self.n_clusters, -1, dtype=np.int64)
+        lookup[clusters] = np.arange(len(clusters))
+        return lookup[self.cluster]
+
+
+def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters: int,
+                n: np.ndarray | None, k: np.ndarray) -> ClusterPairs:
+    """Sum rows (weights ``n``, default 1 each) and deviations ``k`` per (cell, cluster).
+
+    Returns
+    -------
+    ClusterPairs
+        The pairs with at least one row, ordered by cluster then cell.
+    """
+    # cluster-major keys: the per-cluster sums below then write to one cluster's block
+    # at a time (cache-friendly scatters)
+    c = max(int(n_cells), 1)
+    key = np.asarray(cluster, dtype=np.int64) * c + np.asarray(cell, dtype=np.int64)
+    possible = c * max(int(n_clusters), 1)
+    if possible <= max(_GRID_PER_ROW * len(key), 1 << 20):
+        rows = np.bincount(key, weights=n, minlength=possible)
+        present = np.flatnonzero(rows > 0)
+        devs = np.bincount(key, weights=k, minlength=possible)[present]
+        rows = rows[present]
+    else:
+        present, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        rows = np.bincount(inverse, weights=n, minlength=len(present))
+        devs = np.bincount(inverse, weights=k, minlength=len(present))
+        keep = rows > 0
+        present, rows, devs = present[keep], rows[keep], devs[keep]
+    return ClusterPairs((present % c).astype(np.intp), present // c, rows.astype(float),
+                        devs.astype(float), int(n_clusters))
+
+
+def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``key`` values (sorted) and each row's position among them: by marking
+    the keys present when there are few possible ones (one pass, no sort), else
+    ``np.unique``."""
+    if n_possible > max(_GRID_PER_ROW * len(key), 1 << 20) or len(key) >= 2**31:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    present = np.zeros(n_possible, dtype=bool)
+    present[key] = True
+    position = np.cumsum(present, dtype=np.int32) - 1
+    return np.flatnonzero(present), position[key].astype(np.intp)
+
+
+def _slots(X: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray | None], int]:
+    """Per cell its nonzero columns as slots: ``columns[a][c]`` is the a-th nonzero column
+    of cell c (``p``, a dummy column, past its last), ``values[a][c]`` its entry (None when
+    every entry is 1, as in an indicator design)."""
+    m, p = X.shape
+    rows, cols = np.nonzero(X)
+    counts = np.bincount(rows, minlength=m)
+    width = int(counts.max()) if len(counts) else 0
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.arange(len(rows)) - start[rows]
+    columns, values = [], []
+    entries = X[rows, cols]
+    ones = bool(np.all(entries == 1.0))
+    for a in range(width):
+        at = rank == a
+        column = np.full(m, p, dtype=np.int64)
+        column[rows[at]] = cols[at]
+        columns.append(column)
+        if ones:
+            values.append(None)
+        else:
+            value = np.zeros(m)
+            value[rows[at]] = entries[at]
+            values.append(value)
+    return columns, values, p
+
+
+def _weighted(weights: np.ndarray, *factors: np.ndarray | None) -> np.ndarray:
+    out = weights
+    for f in factors:
+        if f is not None:
+            out = out * f
+    return out
+
+
+def cluster_scores(X: np.ndarray, pairs: ClusterPairs, mu: np.ndarray,
+                   clusters: np.ndarray) -> np.ndarray:
+    """(G, p): the score sums ``u_g = sum_c x_c (k_cg - n_cg mu_c)`` of the clusters
+    ``clusters`` (sorted codes; the rows of the result follow them)."""
+    columns, values, p = _slots(X)
+    g = len(clusters)
+    index = pairs.cluster_index(clusters)
+    residual = pairs.k - pairs.n * mu[pairs.cell]
+    out = np.zeros(g * (p + 1))
+    for column, value in zip(columns, values, strict=True):
+        out += np.bincount(index * (p + 1) + column[pairs.cell],
+                           weights=_weighted(residual, None if value is None
+                                             else value[pairs.cell]),
+                           minlength=g * (p + 1))
+    return out.reshape(g, p + 1)[:, :p]
+
+
+def cluster_information(X: np.ndarray, pairs: ClusterPairs, weights: np.ndarray,
+                        clusters: np.ndarray) -> np.ndarray:
+    """(G, p, p): ``I_g = sum_c n_cg w_c x_c x_c'`` (``weights`` ``w_c`` per cell, e.g.
+    ``mu (1 - mu)``), one bincount per pair of slots (a cell's nonzero columns)."""
+    columns, values, p = _slots(X)
+    g = len(clusters)
+    q = p + 1
+    index = pairs.cluster_index(clusters) * (q * q)
+    m = pairs.n * weights[pairs.cell]
+    at = [column[pairs.cell] for column in columns]
+    entries = [None if value is None else value[pairs.cell] for value in values]
+    # an indicator design with its intercept in slot 0 of every cell: I_g[0, j] is
+    # I_g[j, j] (the same sum), so slot 0 pairs only with itself
+    indicator = (bool(at) and all(e is None for e in entries)
+                 and not np.any(columns[0]))
+    out = np.zeros(g * q * q)
+    for a in range(len(at)):
+        base = index + at[a] * q
+        for b in range(a, a + 1 if indicator and a == 0 else len(at)):
+            out += np.bincount(base + at[b], weights=_weighted(m, entries[a], entries[b]),
+                               minlength=g * q * q)
+    cube = out.reshape(g, q, q)[:, :p, :p]
+    if indicator:
+        cube[:, 0, 1:] = np.einsum("gjj->gj", cube)[:, 1:]
+    # a cell's slots hold its columns in increasing order, so slots a <= b filled the
+    # upper triangle and the diagonal once: mirror the triangle
+    full = cube + np.swapaxes(cube, 1, 2)
+    diagonal = np.arange(p)
+    full[:, diagonal, diagonal] = cube[:, diagonal, diagonal]
+    return full
+
+
+def cluster_presence(X: np.ndarray, pairs: ClusterPairs, clusters: np.ndarray) -> np.ndarray:
+    """(G, p) bool: does cluster g hold rows where column j is not 0."""
+    columns, _, p = _slots(X)
+    g = len(clusters)
+    index = pairs.cluster_index(clusters)
+    counts = np.zeros(g * (p + 1))
+    for column in columns:
+        counts += np.bincount(index * (p + 1) + column[pairs.cell], weights=pairs.n,
+                              minlength=g * (p + 1))
+    return counts.reshape(g, p + 1)[:, :p] > 0
