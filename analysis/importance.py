@@ -102,8 +102,8 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
-from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.importance_codes import ClusterPairs
+from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.subgroups import benjamini_hochberg
 from analysis.values import factor_codes
 
