@@ -199,3 +199,35 @@ def test_python_dash_m_analysis_exits_2(argv, fragment):
     assert run.returncode == 2, run.stderr
     assert fragment in run.stderr and "Traceback" not in run.stderr
     assert run.stdout == ""
+
+
+def _api_and_cli_cases() -> list:
+    """Every case refused by the same call on both channels: an upload that does not
+    load (API ``load_results``, CLI ``describe``) and a bad design file (API
+    ``Design.load`` + ``check_design``, CLI ``cells --design``). A case with its own
+    ``cli`` arguments or a ``factor`` runs another step on each channel (an analysis
+    command against ``load_results``): its two messages are checked apart above."""
+    return [pytest.param(c, id=c.id) for c in CASES
+            if c.kind in ("upload", "design") and {"api", "cli"} <= set(c.tested)
+            and c.error("api") is not None and not c.get("cli") and not c.get("factor")]
+
+
+@pytest.mark.parametrize("case", _api_and_cli_cases())
+def test_one_message_per_bad_input(case, corpus_dir, monkeypatch, capsys):
+    """Issue 37: the same bad input gives the same message whatever the front-end: the
+    CLI prints the API's message, whole, after ``error: `` and exits 2."""
+    _env(case, monkeypatch)
+    if case.kind == "design":
+        path = BAD / case.file
+        with pytest.raises(errors.AnalysisError) as info:
+            check_design(Design.load(path), load_results(GOOD_RESULTS))
+        argv = ["cells", str(GOOD_RESULTS), "--design", str(path)]
+    else:
+        path, _ = case_path(case, corpus_dir)
+        with pytest.raises(errors.AnalysisError) as info:
+            load_results(path, **case.get("options", {}))
+        argv = _cli_args(case, path)
+    code, _, err = _cli(argv, capsys)
+    assert type(info.value).__name__ == case.error("api") == case.error("cli")
+    assert code == 2, err
+    assert err == f"error: {info.value}\n", (err, str(info.value))
