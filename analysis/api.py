@@ -664,7 +664,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         tables["models"] = by_model
     notes = [*suggested, *cov.describe_coverage(
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
-    settings = {**opts.settings(), "factors": names, "where": subset}
+    settings = {**opts.settings(), "factors": names, "where": subset, "exclude": excluded}
     return Result(summary, tuple(notes), settings, tables, cells, meta)
 
 

@@ -22,7 +22,10 @@ def apply_design(frame: pd.DataFrame, design: Design) -> pd.DataFrame:
     Checks the design (:func:`check_design`), then returns a copy of ``frame`` whose
     factor columns are ordered categoricals over the declared values and, when the
     design has an outcome, with a float column ``deviation`` (1.0 / 0.0 / NaN where the
-    outcome is missing). Every other column is kept as it was.
+    outcome is missing). A column ``deviation`` the file had (when the outcome is
+    another column) is kept as ``deviation_original``; applying the design to a table
+    that already has ``deviation_original`` replaces ``deviation``, so applying twice
+    gives the table of one application. Every other column is kept as it was.
 
     Raises
     ------
@@ -45,9 +48,12 @@ def apply_design(frame: pd.DataFrame, design: Design) -> pd.DataFrame:
         out[f.name] = pd.Categorical.from_codes(remap[codes], categories=list(f.values),
                                                 ordered=True, validate=False)
     if design.outcome is not None:
-        if DEVIATION in frame.columns and not (
+        original = f"{DEVIATION}_original"
+        if DEVIATION in frame.columns and original not in frame.columns and not (
                 design.outcome.column == DEVIATION and design.outcome.mapping == "binary"):
-            out = out.rename(columns={DEVIATION: f"{DEVIATION}_original"})
+            out = out.rename(columns={DEVIATION: original})
+        # an applied table (``deviation_original`` already there) keeps it: applying
+        # again replaces ``deviation`` instead of repeating ``deviation_original``
         out[DEVIATION] = memo[DEVIATION]
     return out
 

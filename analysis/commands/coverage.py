@@ -4,7 +4,8 @@
 ``n_rows``, ``coverage_percentage`` (a fraction in [0, 1], as ``docs/methods.md`` §1
 defines it), ``gini_index``, ``gini_index_observed``, ``per_factor_gini``
 (``{factor: value}``), ``per_factor`` (the per-factor rows), ``empty_cells`` and
-``thinnest_cells`` (the first ``--limit`` of each), ``model_coverage`` (when the design
+``thinnest_cells`` (the first ``--limit`` of each), ``settings`` (``Result.settings``:
+every option used), ``model_coverage`` (when the design
 has model factors), ``nestings`` and ``reading`` (plain-language sentences).
 
 Cells count distinct prompts (``--count prompts``, the default; a prompt is a distinct
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> None:
         "count_label": unit.label,
         "prompt_unit_reason": unit_reason,
         "reading": list(result.notes),
+        "settings": result.settings,  # every option used (issue 37: JSON = Result.settings)
     }
     if "models" in tables:
         payload["nested_prompt_factors"] = meta["nested_prompt_factors"]

@@ -99,7 +99,8 @@ def test_coverage_equals_the_module(ssqa):
     pd.testing.assert_frame_equal(got.table, cov.coverage_summary(cells, design,
                                                                   factors=names, where={}))
     assert len(got.tables["thinnest_cells"]) == 3
-    assert got.settings == {"count": "responses", "limit": 3, "factors": names, "where": {}}
+    assert got.settings == {"count": "responses", "limit": 3, "factors": names, "where": {},
+                            "exclude": {}}
     # distinct prompts (the default) count fewer than responses in a cell
     prompts = bw.coverage(frame, design)
     assert prompts.table["n_rows"].iloc[0] <= got.table["n_rows"].iloc[0]

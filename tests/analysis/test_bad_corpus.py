@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -199,3 +200,104 @@ def test_python_dash_m_analysis_exits_2(argv, fragment):
     assert run.returncode == 2, run.stderr
     assert fragment in run.stderr and "Traceback" not in run.stderr
     assert run.stdout == ""
+
+
+def _api_and_cli_cases() -> list:
+    """Every case refused by the same call on both channels: an upload that does not
+    load (API ``load_results``, CLI ``describe``) and a bad design file (API
+    ``Design.load`` + ``check_design``, CLI ``cells --design``). A case with its own
+    ``cli`` arguments or a ``factor`` runs another step on each channel (an analysis
+    command against ``load_results``): its two messages are checked apart above."""
+    return [pytest.param(c, id=c.id) for c in CASES
+            if c.kind in ("upload", "design") and {"api", "cli"} <= set(c.tested)
+            and c.error("api") is not None and not c.get("cli") and not c.get("factor")]
+
+
+@pytest.mark.parametrize("case", _api_and_cli_cases())
+def test_one_message_per_bad_input(case, corpus_dir, monkeypatch, capsys):
+    """Issue 37: the same bad input gives the same message whatever the front-end: the
+    CLI prints the API's message, whole, after ``error: `` and exits 2."""
+    _env(case, monkeypatch)
+    if case.kind == "design":
+        path = BAD / case.file
+        with pytest.raises(errors.AnalysisError) as info:
+            check_design(Design.load(path), load_results(GOOD_RESULTS))
+        argv = ["cells", str(GOOD_RESULTS), "--design", str(path)]
+    else:
+        path, _ = case_path(case, corpus_dir)
+        with pytest.raises(errors.AnalysisError) as info:
+            load_results(path, **case.get("options", {}))
+        argv = _cli_args(case, path)
+    code, _, err = _cli(argv, capsys)
+    assert type(info.value).__name__ == case.error("api") == case.error("cli")
+    assert code == 2, err
+    assert err == f"error: {info.value}\n", (err, str(info.value))
+
+
+
+def _analysis_cases() -> list:
+    """The cases a command refuses after its own steps (their own ``cli`` arguments:
+    an analysis, an import, an engine): the message comes from the function that
+    refused, the one a Python caller calls, not from the CLI's layer."""
+    return [pytest.param(c, id=c.id) for c in CASES
+            if c.kind == "upload" and "cli" in c.tested and c.get("cli")
+            and c.error("cli") is not None]
+
+
+def _raised_in(exc: BaseException) -> str:
+    """The file of the innermost frame of ``exc``'s traceback (where it was raised)."""
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename
+
+
+@pytest.mark.parametrize("case", _analysis_cases())
+def test_an_analysis_refusal_is_the_apis_message(case, corpus_dir, monkeypatch, capsys):
+    """Issue 37, one message per bad input: the typed exception the command's call
+    raised is the one the CLI reports, whole, with exit 2, and it was raised below the
+    CLI (``analysis/cli.py`` and ``analysis/commands/`` write no message of their own,
+    so a Python caller of the same function reads the same text)."""
+    import analysis.cli as cli
+
+    raised: list[BaseException] = []
+    build = cli.build_parser
+
+    def recording_parser(*args, **kwargs):
+        parser = build(*args, **kwargs)
+        parse = parser.parse_args
+
+        def parse_args(argv=None, namespace=None):
+            parsed = parse(argv, namespace)
+            func = parsed.func
+
+            def run(namespace):
+                try:
+                    return func(namespace)
+                except errors.AnalysisError as exc:
+                    raised.append(exc)
+                    raise
+            parsed.func = run
+            return parsed
+        parser.parse_args = parse_args
+        return parser
+
+    monkeypatch.setattr(cli, "build_parser", recording_parser)
+    path, _ = case_path(case, corpus_dir)
+    _env(case, monkeypatch)
+    code, _, err = _cli(_cli_args(case, path), capsys)
+    assert code == 2, err
+    assert len(raised) == 1, err
+    assert isinstance(raised[0], getattr(errors, case.error("cli")))
+    assert err.endswith(f"error: {raised[0]}\n"), (err, str(raised[0]))
+    where = Path(_raised_in(raised[0])).resolve().relative_to(REPO)
+    if where.parts[:2] == ("analysis", "commands") or where == Path("analysis/cli.py"):
+        # only a re-spelling of the API's own refusal: each of its lines kept, a line
+        # extended at most (importance: a fix's label, then its command-line flags)
+        api = raised[0].__context__
+        assert isinstance(api, errors.AnalysisError), \
+            f"{case.id}: the CLI's own message ({where}): {raised[0]}"
+        lines, own = str(api).splitlines(), str(raised[0]).splitlines()
+        assert len(lines) == len(own), (str(api), str(raised[0]))
+        assert all(b.startswith(a) for a, b in zip(lines, own, strict=True)), \
+            (str(api), str(raised[0]))

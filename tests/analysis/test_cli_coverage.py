@@ -158,6 +158,9 @@ def test_exclude_leaves_out_rows_and_values(capsys, results_csv, design_file):
     assert out["coverage_percentage"] == pytest.approx(0.5)
     assert out["gini_index"] == pytest.approx(1 - 2 / 32 * 6)
     assert {"a": "y", "b": "q"} not in out["empty_cells"]
+    # the JSON's settings are bw.coverage's: every option and input used
+    assert out["settings"] == {"count": "responses", "limit": 20, "factors": ["a", "b"],
+                               "where": {}, "exclude": {"a": ["y"]}}
     # a factor outside the grid: only its rows go (model B: 6 rows left)
     by_model = run_json(capsys, results_csv, "--factors", "a,b", "--count", "responses",
                         "--exclude", "model=B")

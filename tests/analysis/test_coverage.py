@@ -537,3 +537,26 @@ def test_prompt_unit_column_counts_distinct_prompt_ids():
         cov.coverage_cells(results, design, ["a"], unit="rows")
     with pytest.raises(AnalysisError, match="not in the table: q"):
         cov.coverage_cells(results.drop(columns="q"), design, ["a"])
+
+
+def test_coverage_of_rows_the_design_was_applied_to():
+    """Rows already applied (a file with its own ``deviation`` column) give the same
+    coverage whether or not the caller says ``applied=True``: the second application
+    left two ``deviation_original`` columns and the count unit's structure inference
+    stopped with an untyped TypeError."""
+    import analysis.api as bw
+    from analysis.design import Outcome
+
+    frame = pd.DataFrame({"a": ["x", "y", "x", "y", "x"], "b": ["u", "u", "v", "v", "u"],
+                          "answer": [1, 0, 1, 1, 0], "deviation": [0.5] * 5})
+    design = Design(factors=(Factor("a", "domain", ("x", "y"), "x"),
+                             Factor("b", "prompt", ("u", "v"), "u")),
+                    outcome=Outcome("answer", "binary"))
+    applied = apply_design(frame, design)
+    again = bw.coverage(applied, design)
+    once = bw.coverage(applied, design, applied=True)
+    pd.testing.assert_frame_equal(again.table, once.table)
+    # counted by prompt (no item id): four distinct (a, b) prompts, one per cell
+    joint = once.table.iloc[0]
+    assert (joint["n_rows"], joint["n_counted"], joint["n_observed_cells"]) == (5, 4, 4)
+    assert joint["gini_index"] == 0.0

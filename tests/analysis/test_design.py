@@ -480,6 +480,9 @@ def test_apply_design():
     assert out["text"].tolist() == ["a", "b", "c", "d"]
     assert list(out.columns) == ["model", "stigma", "gender", "seed", "biased",
                                  "deviation_original", "text", DEVIATION]
+    # applying again is applying once: no second ``deviation_original`` (it made every
+    # column-wise step, e.g. coverage's structure inference, crash with a TypeError)
+    pd.testing.assert_frame_equal(apply_design(out, design), out)
 
 
 def test_apply_design_outcome_named_deviation_and_no_outcome():

@@ -108,8 +108,7 @@ COMPOSED: dict[str, dict[str, Any]] = {
          ["difference", "p_value", "p_adjusted"])]},
     # coverage: the summary (the CLI's joint keys and its per-factor rows) and the
     # thinnest cells (the empty ones: the report's section lists none)
-    "coverage": {"inputs": {"factors": ["stigma", "gender", "cot"]}, "applied": True,
-                 "json_settings": False, "views": [
+    "coverage": {"inputs": {"factors": ["stigma", "gender", "cot"]}, "views": [
         (lambda r: r.table, lambda out: pd.concat([pd.DataFrame([out]), pd.DataFrame(
             out["per_factor"])], ignore_index=True), "coverage_summary", COVERAGE_COLUMNS),
         (lambda r: r.tables["thinnest_cells"], lambda out: pd.DataFrame(out["thinnest_cells"]),
@@ -292,9 +291,7 @@ def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, an
     opts = cls.coerce(values)
     function = getattr(bw, spec.get("function", analysis))
     where = spec.get("where", WHERE)
-    # (coverage: the rows as the CLI has them, applied once; applying the design again
-    # repeats the column deviation_original, which the structure inference refuses)
-    inputs = {**spec["inputs"], **({"applied": True} if spec.get("applied") else {})}
+    inputs = spec["inputs"]
     api = function(rows, design, options=opts, where=where, **inputs)
     assert api.settings[name] == (opts.settings()[name] if name != "cluster" else None)
     default = function(rows, design, where=where, **base, **inputs)
@@ -304,8 +301,7 @@ def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, an
     cli = cli_command(view.command, sample, design_path,
                       (*spec.get("cli_extra", ()), *view.options), where=where)
     out = _cli_json(capsys, shlex.split(cli)[3:])
-    if spec.get("json_settings", True):  # (coverage's JSON has no settings object)
-        assert out["settings"][name] == api.settings[name]
+    assert out["settings"][name] == api.settings[name]
     namespace: dict = {}
     exec(compile(api_snippet(view.function, sample, design_path, view.call,  # noqa: S102
                              where=where), "copied.py", "exec"), namespace)
