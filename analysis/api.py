@@ -53,7 +53,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "fractional_factorial", "nesting", "findings", "rows_behind", "is_bbq", "bbq_scores",
            "has_native_score", "available_features", "check_criteria",
            "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out",
-           "count_unit", "coverage_cells", "coverage_empty_page"]
+           "count_unit", "coverage_cells", "coverage_empty_page",
+           "importance_adjustment_sentence"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -2305,3 +2306,12 @@ def coverage_empty_page(result: Result, design: Any, *, page: int,
     return empty_cells_page(result.raw, _design_of(design, result.raw), page=page,
                             page_size=page_size, first=result.tables["empty_cells"],
                             factors=s["factors"], where=s["where"] or None)
+
+
+def importance_adjustment_sentence(adjust: str, alpha: float) -> str:
+    """The sentence under an importance table: ``p_value`` unadjusted, ``p_adjusted`` by
+    the method of ``adjust`` (``"none"``: Benjamini-Hochberg) and which p the labels use
+    at ``alpha`` (:func:`analysis.importance_adjust.adjustment_sentence`)."""
+    from analysis.importance_adjust import adjustment_sentence
+
+    return adjustment_sentence(adjust, alpha)

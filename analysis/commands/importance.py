@@ -145,8 +145,7 @@ def run(args: argparse.Namespace) -> None:
               else "\nLikelihood-ratio test per factor (the factor and its interactions "
                    "removed):")
         print(fit.factor_tests.to_string(index=False))
-    print(f"\np-values are not adjusted for multiple testing (p_adjusted: Benjamini-Hochberg); "
-          f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")
+    print("\n" + bw.importance_adjustment_sentence(args.adjust, args.alpha))
     for note in fit.notes:
         print(f"Note: {note}")
     if noise is not None:
