@@ -105,7 +105,7 @@ from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
 from analysis.importance_adjust import adjust_tests, adjusted_by
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
-from analysis.multiple_testing import adjust_p
+from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
 from analysis.values import factor_codes
 
@@ -131,8 +131,8 @@ P_STEPS = [0.001, 0.01, 0.05, 0.1, 1.0]
 #: ``adjust``: a method of :mod:`analysis.multiple_testing` (``p_adjusted`` by it, the
 #: labels by ``p_adjusted``) or ``"none"`` (``p_adjusted`` Benjamini-Hochberg, the labels
 #: by the unadjusted ``p_value``: the option's old meaning, kept).
-Adjust = Literal["none", "bh", "by", "holm", "bonferroni", "hommel"]
-ADJUSTS: tuple[str, ...] = get_args(Adjust)
+Adjust = Method | Literal["none"]
+ADJUSTS: tuple[str, ...] = (*METHODS, "none")  # derived: a new kernel method is one here
 RefusalReason = Literal["no_variation", "constant_factor", "reference_absent", "aliased",
                         "separation", "too_few_rows", "not_converged"]
 Where = Mapping[str, str | Sequence[str]]
