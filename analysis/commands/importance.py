@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> None:
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
     fit, terms, noise = result.raw, result.table, None
-    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
+    p_column = P_VALUE if options.adjust == "none" else P_ADJUSTED
     if options.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
         from analysis.commands._noise_options import noise_rows_payload
 
