@@ -828,8 +828,9 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     calls again with a few options changed (the Disparity page) pays only for the parts
     they change; the numbers are the same with or without it. The one composition of the
     analysis (the ``disparity`` command, the report's section and the Disparity page call
-    it). The permutation test's ``p_adjusted`` is Benjamini-Hochberg over the groups:
-    ``settings["adjust"]`` is ``"bh"`` (its label: ``analysis.multiple_testing``).
+    it). The permutation test's ``p_adjusted`` is adjusted over the groups by the
+    option ``adjust`` (default ``"bh"``, Benjamini-Hochberg; ``settings["adjust"]``, its
+    label: ``analysis.multiple_testing``).
 
     Returns
     -------
@@ -883,8 +884,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
                         "and are left out.")
-    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset,
-                "adjust": "bh"}
+    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
     return Result(report.summary, tuple(notes), settings,
                   {"summary": report.summary, **tables}, report,
                   {"options": opts, "grouping": grouped})

@@ -800,7 +800,7 @@ def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                    ("disparity_metrics", report.metrics)]
     if report.permutation is not None:
         sec.tables.append(("disparity_permutation", report.permutation))
-        sec.adjustments["disparity_permutation"] = "bh"  # analysis.disparity's family
+        sec.adjustments["disparity_permutation"] = result.settings["adjust"]
 
 
 def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
