@@ -53,7 +53,8 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "fractional_factorial", "nesting", "findings", "rows_behind", "is_bbq", "bbq_scores",
            "has_native_score", "available_features", "check_criteria",
            "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out",
-           "count_unit", "coverage_cells", "coverage_empty_page"]
+           "count_unit", "coverage_cells", "coverage_empty_page",
+           "importance_adjustment_sentence"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -827,8 +828,9 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     calls again with a few options changed (the Disparity page) pays only for the parts
     they change; the numbers are the same with or without it. The one composition of the
     analysis (the ``disparity`` command, the report's section and the Disparity page call
-    it). The permutation test's ``p_adjusted`` is Benjamini-Hochberg over the groups:
-    ``settings["adjust"]`` is ``"bh"`` (its label: ``analysis.multiple_testing``).
+    it). The permutation test's ``p_adjusted`` is adjusted over the groups by the
+    option ``adjust`` (default ``"bh"``, Benjamini-Hochberg; ``settings["adjust"]``, its
+    label: ``analysis.multiple_testing``).
 
     Returns
     -------
@@ -882,8 +884,7 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     if report.settings.get("n_missing"):
         notes.insert(0, f"{report.settings['n_missing']:,} rows have no value of {feature} "
                         "and are left out.")
-    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset,
-                "adjust": "bh"}
+    settings = {**opts.settings(), "feature": feature, "by": groups, "where": subset}
     return Result(report.summary, tuple(notes), settings,
                   {"summary": report.summary, **tables}, report,
                   {"options": opts, "grouping": grouped})
@@ -2305,3 +2306,12 @@ def coverage_empty_page(result: Result, design: Any, *, page: int,
     return empty_cells_page(result.raw, _design_of(design, result.raw), page=page,
                             page_size=page_size, first=result.tables["empty_cells"],
                             factors=s["factors"], where=s["where"] or None)
+
+
+def importance_adjustment_sentence(adjust: str, alpha: float) -> str:
+    """The sentence under an importance table: ``p_value`` unadjusted, ``p_adjusted`` by
+    the method of ``adjust`` (``"none"``: Benjamini-Hochberg) and which p the labels use
+    at ``alpha`` (:func:`analysis.importance_adjust.adjustment_sentence`)."""
+    from analysis.importance_adjust import adjustment_sentence
+
+    return adjustment_sentence(adjust, alpha)

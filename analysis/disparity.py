@@ -1074,6 +1074,7 @@ def permutation_test(
     quantiles: tuple[float, float] = _DEFAULT.quantiles,
     adaptive: bool = _DEFAULT.adaptive,
     alpha: float = _DEFAULT.alpha,
+    adjust: str = _DEFAULT.adjust,
 ) -> pd.DataFrame:
     """Permutation p-value of each group's statistic (``methods.md`` s. 5).
 
@@ -1119,17 +1120,23 @@ def permutation_test(
     seed
         Seed of the ``numpy.random.Generator``: the same seed gives the same p-values.
     adaptive, alpha
-        Sequential stopping (above) and the level it decides against.
+        Sequential stopping (above) and the level it decides against (the unadjusted p).
+    adjust
+        The multiple-testing adjustment of ``p_adjusted`` over the groups (a method of
+        :mod:`analysis.multiple_testing`; default ``"bh"``, Benjamini-Hochberg).
 
     Returns
     -------
     pandas.DataFrame
         One row per observed group: one column per factor, ``group``, ``n``,
         ``observed`` (s(g)), ``compared_with`` (s(rest) or s(all)), ``difference`` (T),
-        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the groups),
+        ``p_value``, ``p_adjusted`` (by ``adjust`` over the groups),
         ``n_permutations`` (shuffles used for this group) and ``stopped_early``. Groups
         whose statistic is undefined (e.g. variance of one row) get NaN.
     """
+    from analysis.multiple_testing import check_method
+
+    check_method(adjust)
     m = _check_permutation_options(statistic, compare, alternative, n_resamples,
                                    adaptive, alpha)
     quantiles = _check_quantiles(quantiles)
@@ -1160,14 +1167,14 @@ def permutation_test(
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (exceed + 1) / (used + 1)
     p = np.where(np.isnan(t_obs), np.nan, p)
-    from analysis.subgroups import benjamini_hochberg
+    from analysis.multiple_testing import adjust_p
 
     out = g.table.copy()
     out[OBSERVED] = observed
     out[COMPARED_WITH] = other
     out[DIFFERENCE] = t_obs
     out[P_VALUE] = p
-    out[P_ADJUSTED] = benjamini_hochberg(p)
+    out[P_ADJUSTED] = adjust_p(p, adjust)  # over the groups; default Benjamini-Hochberg
     out[N_PERMUTATIONS] = used
     out[STOPPED_EARLY] = used < m
     out.attrs[PERMUTATION_PATH] = "rows" if table is None else "table"
@@ -1328,6 +1335,7 @@ def disparity_report(
     compare: Compare = _DEFAULT.compare,
     seed: int | None = _DEFAULT.seed,
     conventions: Conventions = _DEFAULT.conventions,
+    adjust: str = _DEFAULT.adjust,
 ) -> DisparityReport:
     """Summary, selection rates, disparity metrics, Dixon's Q and permutation tests.
 
@@ -1362,7 +1370,8 @@ def disparity_report(
     if n_resamples:
         perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
                                 compare=compare, n_resamples=n_resamples, seed=seed,
-                                quantiles=quantiles, adaptive=adaptive, alpha=alpha)
+                                quantiles=quantiles, adaptive=adaptive, alpha=alpha,
+                                adjust=adjust)
     return with_permutation(report, perm, n_resamples=n_resamples, adaptive=adaptive,
                             compare=compare, seed=seed)
 

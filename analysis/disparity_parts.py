@@ -77,7 +77,8 @@ class DisparityParts:
 
 def _permutation_key(opts: Any) -> tuple:
     """The options the permutation test depends on."""
-    key = (opts.statistic, opts.compare, opts.n_resamples, opts.seed, opts.adaptive)
+    key = (opts.statistic, opts.compare, opts.n_resamples, opts.seed, opts.adaptive,
+           opts.adjust)
     return (*key, tuple(opts.quantiles) if opts.statistic == "quantile_range" else None,
             opts.alpha if opts.adaptive else None)
 
@@ -134,7 +135,7 @@ def disparity_parts(rows_of: Callable[[], pd.DataFrame], feature: str, groups: S
                              statistic=opts.statistic, compare=opts.compare,
                              n_resamples=opts.n_resamples, seed=opts.seed,
                              quantiles=opts.quantiles, adaptive=opts.adaptive,
-                             alpha=opts.alpha))
+                             alpha=opts.alpha, adjust=opts.adjust))
     report = dsp.with_permutation(report, perm, n_resamples=opts.n_resamples,
                                   adaptive=opts.adaptive, compare=opts.compare,
                                   seed=opts.seed)

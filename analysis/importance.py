@@ -25,9 +25,10 @@ infinity (separation by a combination of values), so no number from a failed fit
 ever returned.
 
 p-values are per coefficient and **not adjusted** for multiple testing; the
-``p_adjusted`` column gives Benjamini-Hochberg adjusted values over the non-intercept
-terms, and the risk/protective labels use them by default (``adjust="bh"``;
-``adjust="none"`` labels by the unadjusted p).
+``p_adjusted`` column gives adjusted values over the non-intercept terms by the method
+``adjust`` names (default ``"bh"``, Benjamini-Hochberg; any method of
+:mod:`analysis.multiple_testing`), and the risk/protective labels use them
+(``adjust="none"`` labels by the unadjusted p; ``p_adjusted`` then stays BH).
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ from analysis.design import Design
 from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
 from analysis.importance_codes import ClusterPairs
+from analysis.importance_adjust import adjust_tests, adjusted_by
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
+from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
 from analysis.values import factor_codes
 
@@ -126,8 +129,11 @@ SEPARATION_LABELS = {"refuse": "Refuse and explain", "drop": "Leave their rows o
                      "merge": "Merge them into the reference"}
 #: The p-value thresholds offered for showing terms.
 P_STEPS = [0.001, 0.01, 0.05, 0.1, 1.0]
-Adjust = Literal["none", "bh"]
-ADJUSTS: tuple[str, ...] = get_args(Adjust)
+#: ``adjust``: a method of :mod:`analysis.multiple_testing` (``p_adjusted`` by it, the
+#: labels by ``p_adjusted``) or ``"none"`` (``p_adjusted`` Benjamini-Hochberg, the labels
+#: by the unadjusted ``p_value``: the option's old meaning, kept).
+Adjust = Method | Literal["none"]
+ADJUSTS: tuple[str, ...] = (*METHODS, "none")  # derived: a new kernel method is one here
 RefusalReason = Literal["no_variation", "constant_factor", "reference_absent", "aliased",
                         "separation", "too_few_rows", "not_converged"]
 Where = Mapping[str, str | Sequence[str]]
@@ -286,8 +292,8 @@ class ImportanceResult:
           intercept);
         - ``coef`` (log-odds ratio against the reference; the intercept is the
           log-odds at all references), ``std_err``, ``z``, ``p_value`` (two-sided Wald,
-          not adjusted), ``p_adjusted`` (Benjamini-Hochberg over the non-intercept
-          terms; NaN for the intercept);
+          not adjusted), ``p_adjusted`` (over the non-intercept terms by the
+          method of ``adjust``, default Benjamini-Hochberg; NaN for the intercept);
         - ``odds_ratio`` = exp(coef) with ``ci_low``, ``ci_high`` (Wald interval at
           ``confidence``, exponentiated; for the intercept: the odds at all
           references); ``coef_ci_low``, ``coef_ci_high`` the same on the log-odds scale;
@@ -295,7 +301,7 @@ class ImportanceResult:
           probability at the term's value(s) with every other factor at its reference
           (for the intercept: ``1 / (1 + exp(-b0))``);
         - ``effect``: ``risk`` (coef > 0) or ``protective`` (coef < 0) when the p-value
-          (adjusted if ``adjust == "bh"``) is below ``alpha``, else ``not significant``;
+          (adjusted unless ``adjust == "none"``) is below ``alpha``, else ``not significant``;
           ``baseline`` for the intercept;
         - with a cluster (``cluster``): ``naive_std_err`` and ``design_effect`` (robust
           / naive standard error) after ``std_err``, which is then the robust one; with
@@ -312,7 +318,7 @@ class ImportanceResult:
         Likelihood-ratio test per factor and per interaction, columns ``factor``,
         ``df``, ``lr_statistic`` (2 x log-likelihood difference to the model without
         the factor's columns and without every interaction that contains it),
-        ``p_value`` (chi-square), ``p_adjusted`` (Benjamini-Hochberg over the tests).
+        ``p_value`` (chi-square), ``p_adjusted`` (over the tests by ``adjust``'s method).
         Empty when ``likelihood_ratio=False``. With a cluster the columns are
         :data:`ROBUST_TEST_COLUMNS`: ``p_value`` / ``p_adjusted`` are the cluster-robust
         Wald test (HTZ with CR2: ``robust_wald_statistic`` is its F on
@@ -1423,6 +1429,7 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
         notes.extend(support.notes(terms, cluster, robust.n_clusters))
         tests = _robust_wald_tests(tests, terms, params, cov, factors, pairs, df=df,
                                    notes=notes, support=support)
+    tests = adjust_tests(tests, adjust)
     k_total = cells.k.sum()
     null_llf = _loglik(np.full(len(cells.n), math.log(k_total / (n_rows - k_total))),
                        cells.n, cells.k)
@@ -1589,10 +1596,13 @@ def factor_importance(
     alpha
         Threshold for the risk / protective labels.
     adjust
-        ``"bh"`` (default): the labels use the Benjamini-Hochberg adjusted p-values over
-        the non-intercept terms (with 94 stigmas about 5 would be labelled under a global
-        null by the unadjusted ones, issue 38); ``"none"``: the per-term p-values. Both
-        ``p_value`` and ``p_adjusted`` are always reported.
+        The multiple-testing adjustment of ``p_adjusted`` over the non-intercept terms (and
+        of the factor tests' ``p_adjusted`` columns), and the labels use it: ``"bh"``
+        (default, Benjamini-Hochberg; with 94 stigmas about 5 would be labelled under a
+        global null by the unadjusted p, issue 38), ``"by"``, ``"holm"``,
+        ``"bonferroni"`` or ``"hommel"`` (:mod:`analysis.multiple_testing`); ``"none"``:
+        the labels use the per-term p-values and ``p_adjusted`` stays Benjamini-Hochberg.
+        Both ``p_value`` and ``p_adjusted`` are always reported.
     confidence
         Level of the Wald intervals (coefficient, odds ratio, probability).
     min_rows_per_parameter
@@ -1890,7 +1900,7 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
     p[ok] = two_sided_p(z[ok], term_df[ok] if np.ndim(term_df) else term_df)
     crit[ok] = critical_value(confidence, term_df[ok] if np.ndim(term_df) else term_df)
     crit_p[ok] = critical_value(confidence, prob_df[ok] if np.ndim(prob_df) else prob_df)
-    p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
+    p_adj = np.concatenate([[np.nan], adjust_p(p[1:], adjusted_by(adjust))])
     G = _probability_contrasts(terms)
     eta = G @ b
     eta_se = np.sqrt(np.einsum("ij,jk,ik->i", G, cov, G))
@@ -1898,7 +1908,7 @@ def _terms_table(terms: list[_Term], X: np.ndarray, cells: _Cells, b: np.ndarray
     k_term = X.T @ cells.k
     ref_rows = X[:, 1:].sum(axis=1) == 0 if len(terms) > 1 else np.ones(len(cells.n), bool)
     n_term[0], k_term[0] = cells.n[ref_rows].sum(), cells.k[ref_rows].sum()
-    p_label = p_adj if adjust == "bh" else p
+    p_label = p if adjust == "none" else p_adj
     effect = np.where(p_label < alpha, np.where(b > 0, RISK, PROTECTIVE), NOT_SIGNIFICANT)
     effect = np.where(ok, effect, NOT_ESTIMABLE).astype(object)
     effect[0] = BASELINE

@@ -72,6 +72,8 @@ from analysis.design import Design, factor_values
 from analysis.design_outcome import is_continuous  # a design's predicate, re-exported
 from analysis.errors import AnalysisError
 from analysis.importance import FROM_DESIGN, INTERCEPT, ImportanceRefusal
+from analysis.importance_adjust import adjust_tests, adjusted_by
+from analysis.multiple_testing import adjust_p
 from analysis.subgroups import benjamini_hochberg
 
 __all__ = [
@@ -105,7 +107,8 @@ class LinearImportanceResult:
         cell and covariates), ``mean`` (their mean outcome), ``coef`` (difference in
         mean against the reference, other terms fixed; per standard deviation of a
         standardised covariate), ``std_err``, ``statistic`` (t or z), ``p_value``,
-        ``p_adjusted`` (Benjamini-Hochberg over the non-intercept terms), ``ci_low``,
+        ``p_adjusted`` (over the non-intercept terms by ``adjust``'s method, default
+        Benjamini-Hochberg: :mod:`analysis.importance_adjust`), ``ci_low``,
         ``ci_high`` (on the outcome's scale), ``effect`` (``higher`` / ``lower`` /
         ``not significant`` / ``baseline``); with a cluster also ``naive_std_err`` and
         ``design_effect``.
@@ -486,8 +489,8 @@ def linear_importance(
                              confidence, factors, covariates, naive_se, support)
     if mixed:
         table_out.insert(table_out.columns.get_loc(STATISTIC), DF, df_t)
-    tests = _wald_tests(names, terms, beta, cov, factors, covariates, support, notes,
-                        mixed_df=mixed_df)
+    tests = adjust_tests(_wald_tests(names, terms, beta, cov, factors, covariates, support,
+                                     notes, mixed_df=mixed_df), adjust)
     return LinearImportanceResult(
         terms=table_out, factor_tests=tests, outcome=outcome, factors=tuple(factors),
         references=refs, covariates=tuple(covariates), standardised=standardise,
@@ -566,13 +569,13 @@ def _terms_table(terms, names, X, n, s, beta, cov, df_t, alpha, adjust, confiden
             crit = np.broadcast_to(stdtrit(df_t, 0.5 + confidence / 2), p.shape).copy()
     ok = support.estimable if support is not None else np.ones(len(beta), dtype=bool)
     p, crit = np.where(ok, p, np.nan), np.where(ok, crit, np.nan)
-    p_adj = np.concatenate([[np.nan], benjamini_hochberg(p[1:])])
+    p_adj = np.concatenate([[np.nan], adjust_p(p[1:], adjusted_by(adjust))])
     k = len(terms)
     n_term = np.concatenate([X[:, :k].T @ n, np.full(len(covariates), n.sum())])
     s_term = np.concatenate([X[:, :k].T @ s, np.full(len(covariates), s.sum())])
     ref_rows = X[:, 1:k].sum(axis=1) == 0 if k > 1 else np.ones(len(n), bool)
     n_term[0], s_term[0] = n[ref_rows].sum(), s[ref_rows].sum()
-    label = p_adj if adjust == "bh" else p
+    label = p if adjust == "none" else p_adj
     effect = np.where(label < alpha, np.where(beta > 0, HIGHER, LOWER), L.NOT_SIGNIFICANT)
     effect = np.where(ok, effect, L.NOT_ESTIMABLE).astype(object)
     effect[0] = L.BASELINE
@@ -769,6 +772,7 @@ def logistic_with_covariates(
         tests = L._robust_wald_tests(tests, terms, params, cov,
                                      [*prep.factors, *prep.covariates], [], df=df,
                                      notes=notes, support=support)
+    tests = adjust_tests(tests, adjust)
     notes.append("covariates " + ", ".join(prep.covariates) + (
         " standardised: (x - mean) / sd over the rows of the fit; coef = log-odds ratio per "
         "standard deviation" if standardise else " entered as they are; coef = log-odds "

@@ -12,7 +12,7 @@ outcome, reruns the analysis on each with the *same settings* and reports, per s
   sign;
 - ``noise_significant``: share where it is significant at ``alpha`` (subgroups: the
   Benjamini-Hochberg adjusted p-value of the replicate's own family; importance: the
-  p-value the fit labels with, adjusted when ``adjust="bh"``);
+  p-value the fit labels with, adjusted unless ``adjust="none"``);
 - ``noise_survives``: share where both hold.
 
 A replicate where the quantity is undefined (LD undefined, a refused fit, a term
@@ -597,7 +597,7 @@ def importance_noise(results: pd.DataFrame, design, *, n_resamples: int = DEFAUL
     pandas.DataFrame
         The original ``terms`` plus ``noise_same_sign``, ``noise_significant`` and
         ``noise_survives`` (significance: the p-value the labels use, adjusted when
-        ``adjust="bh"``, below ``alpha``). A refused replicate fit counts as not
+        ``adjust="none"``, below ``alpha``). A refused replicate fit counts as not
         surviving. With ``return_info`` the pair ``(terms, info)``: ``info`` the
         settings, row counts, ``n_significant``, ``n_robust`` and ``n_refused``.
     """
@@ -618,7 +618,7 @@ def importance_noise(results: pd.DataFrame, design, *, n_resamples: int = DEFAUL
     keys = list(dict.fromkeys([*fit.factors, *where, *exclude, *([cluster] if cluster else [])]))
     rows = _Rows(filter_rows(results, where or None), mode, threshold, confusion)
     cells, k = _cell_replicates(rows, keys, n_resamples, seed)
-    p_column = P_ADJUSTED if fit.adjust == "bh" else P_VALUE
+    p_column = P_VALUE if fit.adjust == "none" else P_ADJUSTED
     terms = fit.terms[TERM].tolist()
     coef0 = fit.terms[COEF].to_numpy(dtype=float)
     uniq, inverse = np.unique(k, axis=0, return_inverse=True)  # identical replicates: one fit

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError, SectionSkipped
+from analysis.labels import adjusted_method
 from analysis.options import OptionError, options_for
 from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
 from analysis.options.common import CI_CHOICES as _CI_CHOICES
@@ -709,9 +710,11 @@ def _importance_linear(sec: Section, results: pd.DataFrame, design, s: dict) -> 
                         linear_importance_figure(fit.terms, outcome=fit.outcome)))
     sec.tables += [("factor_importance_linear", fit.terms),
                    ("factor_importance_linear_tests", fit.factor_tests)]
-    # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
+    # p_adjusted: by the method of ``adjust`` (``none``: Benjamini-Hochberg, raw-p labels)
     sec.adjustments.update(dict.fromkeys(("factor_importance_linear",
-                                          "factor_importance_linear_tests"), "bh"))
+                                          "factor_importance_linear_tests"),
+                                         adjusted_method({"adjust": s["adjust"]})))
+    sec.notes.append(bw.importance_adjustment_sentence(s["adjust"], float(s["alpha"])))
 
 
 def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -756,7 +759,8 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         "coefficient's df and n_clusters; the factor tests' p_value is the robust Wald test "
         "(p_value_lr: likelihood ratio, independent rows)." if fit.cluster
         else "."))
-    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
+    p_column = P_VALUE if options.adjust == "none" else P_ADJUSTED
+    sec.notes.append(bw.importance_adjustment_sentence(options.adjust, options.alpha))
     if noise:  # noise_same_sign, _significant, _survives per term
         sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge "
                          f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
@@ -767,9 +771,9 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         references=fit.references)))
     sec.tables += [("factor_importance", result.table),
                    ("factor_importance_lr_tests", fit.factor_tests)]
-    # p_adjusted: Benjamini-Hochberg (``adjust`` chooses what the labels use)
+    # p_adjusted: by the method of ``adjust`` (``none``: Benjamini-Hochberg, raw-p labels)
     sec.adjustments.update(dict.fromkeys(("factor_importance", "factor_importance_lr_tests"),
-                                         "bh"))
+                                         adjusted_method(result.settings)))
 
 
 def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -796,7 +800,7 @@ def _disparity(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                    ("disparity_metrics", report.metrics)]
     if report.permutation is not None:
         sec.tables.append(("disparity_permutation", report.permutation))
-        sec.adjustments["disparity_permutation"] = "bh"  # analysis.disparity's family
+        sec.adjustments["disparity_permutation"] = result.settings["adjust"]
 
 
 def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:

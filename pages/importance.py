@@ -59,7 +59,7 @@ except AnalysisError as exc:
 
 fit, settings = result.raw, result.settings
 importance_figure_panel(fit, options, where, covariates, standardise)  # a fragment
-p_column = P_ADJUSTED if options["adjust"] == "bh" else P_VALUE
+p_column = P_VALUE if options["adjust"] == "none" else P_ADJUSTED
 m = st.columns(5)
 m[0].metric("Rows", f"{fit.n_rows:,}")
 m[1].metric("Deviations", f"{fit.n_deviations:,}")

@@ -2,7 +2,8 @@
 
 Session-state keys: ``importance_factors``, ``importance_ref_<factor>``,
 ``importance_interactions``, ``importance_separation``, ``importance_alpha``,
-``importance_bh``, ``importance_cluster``, ``importance_gee``, ``importance_scale``,
+``importance_option_adjust`` (the declared ``adjust``, in "Other options"),
+``importance_cluster``, ``importance_gee``, ``importance_scale``,
 ``importance_max_p``, ``importance_intercept``
 and the subset filter's ``importance_where_<factor>``.
 """
@@ -123,17 +124,14 @@ def model_options(results: pd.DataFrame, design: Design) -> dict:
                                      Opts.default("on_separation")),
                                  format_func=SEPARATION_LABELS.get, help=Opts.help("on_separation"),
                                  horizontal=True, key="importance_separation")
-        c1, c2 = st.columns(2)
-        alpha = c1.select_slider(Opts.label("alpha"), [0.001, 0.01, 0.05, 0.1],
+        alpha = st.select_slider(Opts.label("alpha"), [0.001, 0.01, 0.05, 0.1],
                                  value=Opts.default("alpha"), key="importance_alpha")
-        bh = c2.checkbox(Opts.label("adjust"), value=Opts.default("adjust") == "bh",
-                         key="importance_bh", help=Opts.help("adjust"))
         cluster, gee = cluster_options(results, design, factors)
         st.caption("Other options of the fit")
-        more = other_options(Opts, ("interactions", "on_separation", "alpha", "adjust", "gee"),
+        more = other_options(Opts, ("interactions", "on_separation", "alpha", "gee"),
                              key="importance_option")
     return {"factors": factors, "references": references, "interactions": interactions,
-            "on_separation": on_separation, "alpha": alpha, "adjust": "bh" if bh else "none",
+            "on_separation": on_separation, "alpha": alpha,
             "cluster": cluster, "gee": gee, **more}
 
 

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> None:
         raise AnalysisError(exc.explanation + (f"\nPossible fixes:\n{hints}" if hints else "")
                             ) from None
     fit, terms, noise = result.raw, result.table, None
-    p_column = P_ADJUSTED if options.adjust == "bh" else P_VALUE
+    p_column = P_VALUE if options.adjust == "none" else P_ADJUSTED
     if options.judge_noise:  # adds noise_same_sign, noise_significant, noise_survives
         from analysis.commands._noise_options import noise_rows_payload
 
@@ -145,8 +145,7 @@ def run(args: argparse.Namespace) -> None:
               else "\nLikelihood-ratio test per factor (the factor and its interactions "
                    "removed):")
         print(fit.factor_tests.to_string(index=False))
-    print(f"\np-values are not adjusted for multiple testing (p_adjusted: Benjamini-Hochberg); "
-          f"labels use {'p_adjusted' if args.adjust == 'bh' else 'p_value'} < {args.alpha:g}.")
+    print("\n" + bw.importance_adjustment_sentence(args.adjust, args.alpha))
     for note in fit.notes:
         print(f"Note: {note}")
     if noise is not None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.options import Options, option, register
+from analysis.options.common import adjust_option
 from analysis.options.types import (
     FINITE_FLOAT,
     NON_NEGATIVE_FLOAT,
@@ -138,6 +139,7 @@ class DisparityOptions(SagedOptions):
                           choices=COMPARES, label="Each group against")
     seed: int = option(0, "random seed of the permutations (default %(default)s)",
                        type=NON_NEGATIVE_INT, label="Seed")
+    adjust: str = adjust_option("the groups (permutation tests)")
     conventions: str = option(
         "workbench", "the SAGED library's numbers: variance/std ddof 0, scipy's default "
         "skew/kurtosis, max Z = largest signed scipy zscore (ddof 0), min/max whenever "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.multiple_testing import methods_text
 from analysis.options import register
-from analysis.options.common import ClusterOptions, NoiseOptions, option
+from analysis.options.common import ADJUST_METHODS, ClusterOptions, NoiseOptions, option
 from analysis.options.types import NON_NEGATIVE_INT, PROBABILITY, UNIT_INTERVAL
 
 __all__ = ["ImportanceOptions", "SEPARATION"]
@@ -34,9 +35,10 @@ class ImportanceOptions(ClusterOptions, NoiseOptions):
         0.05, "p-value threshold of the risk/protective labels (default %(default)s)",
         type=PROBABILITY, label="Significance level")
     adjust: str = option(
-        "bh", "the p-values the risk/protective labels use: bh (default: Benjamini-Hochberg "
-        "adjusted over the terms) or none (unadjusted)",
-        choices=("none", "bh"), label="Label by Benjamini-Hochberg adjusted p")
+        "bh", "adjust the p-values over the terms (and the factor tests), and label the "
+        f"terms risk/protective by them: {methods_text(default='bh')}; or none (label by "
+        "the unadjusted p; p_adjusted stays Benjamini-Hochberg)",
+        choices=(*ADJUST_METHODS, "none"), label="Adjusted p-values by")
     confidence: float = option(0.95, "CI level (default %(default)s)", type=PROBABILITY,
                                label="Confidence level")
     likelihood_ratio: bool = option(True, "skip the likelihood-ratio tests", negate="no-lr",

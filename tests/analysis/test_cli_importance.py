@@ -176,3 +176,19 @@ def test_figure_as_svg(results_csv, tmp_path, capsys):
     assert main(["importance", str(results_csv), "--outcome", "biased", "--factors", "a,b",
                  "--reference", "a=a0", "--reference", "b=b0", "--figure", str(figure)]) == 0
     assert figure.read_text()[:200].lstrip().startswith("<svg")
+
+
+def test_adjust_option_sets_p_adjusted_settings_and_sentence(results_csv, capsys):
+    """``--adjust holm``: p_adjusted is Holm over the terms (statsmodels
+    ``multipletests``), the JSON settings say so, the table output's sentence names it."""
+    from statsmodels.stats.multitest import multipletests
+
+    payload = run_json(capsys, "importance", results_csv, "--outcome", "biased", "--factors",
+                       "a,b", "--adjust", "holm")
+    assert payload["settings"]["adjust"] == "holm"
+    terms = payload["terms"][1:]
+    expected = multipletests([t["p_value"] for t in terms], method="holm")[1]
+    np.testing.assert_allclose([t["p_adjusted"] for t in terms], expected, rtol=1e-12)
+    assert main(["importance", str(results_csv), "--outcome", "biased", "--factors", "a,b",
+                 "--adjust", "bonferroni"]) == 0
+    assert "p_adjusted is the Bonferroni adjustment over the terms" in capsys.readouterr().out

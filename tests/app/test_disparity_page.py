@@ -202,3 +202,24 @@ def test_the_adjusted_p_values_are_headed_by_the_results_method(ssqa):
     assert column_config(result.settings)["p_adjusted"]["label"] == "p (BH)"
     assert "Adjusted: Benjamini-Hochberg over the groups" in permutation_caption(result)
     assert "smallest possible p is 0.0100" in permutation_caption(result)
+    holm = bw.disparity(frame, design, feature="sentiment", by=["gender"], n_resamples=99,
+                        adjust="holm")
+    assert holm.settings["adjust"] == "holm"
+    assert column_config(holm.settings)["p_adjusted"]["label"] == "p (Holm)"
+    assert "Adjusted: Holm over the groups" in permutation_caption(holm)
+
+
+def test_the_adjust_widget_changes_the_permutation_header(ssqa):
+    """The declared ``adjust`` appears under "Other options" and heads the table."""
+    import json
+
+    frame, design = ssqa
+    at = page_test("disparity.py", frame=frame, design=design)
+    at.run()
+    at.selectbox(key="disparity_option_adjust").set_value("bonferroni").run()
+    assert not at.exception and not at.error
+    perm = next(d for d in at.dataframe if "n_permutations" in d.value.columns)
+    labels = {k: v.get("label") for k, v in json.loads(perm.proto.columns or "{}").items()}
+    assert labels["p_adjusted"] == "p (Bonferroni)"
+    p = perm.value["p_value"]
+    np.testing.assert_allclose(perm.value["p_adjusted"], np.minimum(p * p.notna().sum(), 1))

@@ -56,10 +56,10 @@ def test_compare_default_is_headed_holm_and_bh_changes_the_header(compare_page):
     assert _headers(at.dataframe[0])["p_adjusted"] == "p (Bonferroni)"
 
 
-def test_importance_headers_name_benjamini_hochberg():
-    """Factor importance's p_adjusted is Benjamini-Hochberg over the terms (``adjust``
-    only chooses which p labels the terms): its header and the caption say so, also
-    when the labels use the unadjusted p."""
+def test_importance_headers_name_the_adjustment():
+    """Factor importance's p_adjusted is Benjamini-Hochberg over the terms by default:
+    its header and the caption say so; the declared ``adjust`` widget ("Other options")
+    changes both (Holm); ``none`` labels by the unadjusted p and keeps BH's column."""
     frame, design = sample_with_design("ssqa_simulated.csv.gz")
     at = page_test("importance.py", frame=frame, design=design)
     at.session_state["importance_factors"] = ["model", "cot", "prompt_style",
@@ -71,7 +71,12 @@ def test_importance_headers_name_benjamini_hochberg():
     assert _headers(terms)["p_adjusted"] == "p (BH)"
     captions = " ".join(c.value for c in at.caption)
     assert "'p (BH)' is the Benjamini-Hochberg adjustment over the terms" in captions
-    at.checkbox(key="importance_bh").uncheck().run()
+    at.selectbox(key="importance_option_adjust").set_value("holm").run()
+    assert not at.exception and not at.error
+    assert _headers(_table(at, "term"))["p_adjusted"] == "p (Holm)"
+    assert "'p (Holm)' is the Holm adjustment over the terms" in " ".join(
+        c.value for c in at.caption)
+    at.selectbox(key="importance_option_adjust").set_value("none").run()
     assert not at.exception and not at.error
     assert _headers(_table(at, "term"))["p_adjusted"] == "p (BH)"
     assert "at the unadjusted p <" in " ".join(c.value for c in at.caption)

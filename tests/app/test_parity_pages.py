@@ -173,6 +173,7 @@ DISPARITY_WIDGETS = {
     "adaptive": ("checkbox", "disparity_adaptive", None),
     "compare": ("selectbox", "disparity_compare", None),
     "seed": ("number_input", "disparity_seed", None),
+    "adjust": ("selectbox", "disparity_option_adjust", None),  # "Other options"
     "conventions": ("checkbox", "disparity_saged_conventions", lambda v: v == "saged"),
     "normalization": ("selectbox", "saged_normalize", None),
     "bins": ("number_input", "saged_bins", None),
