@@ -103,8 +103,8 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
-from analysis.importance_codes import ClusterPairs
 from analysis.importance_adjust import adjust_tests, adjusted_by
+from analysis.importance_codes import ClusterPairs
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
