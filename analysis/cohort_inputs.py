@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["REFUSAL", "REFUSAL_MODES", "Refusals", "apply_refusals", "category_candidates",
@@ -92,12 +93,16 @@ def _fixed_by(table: pd.DataFrame, columns: list[str], unit: list[str]) -> set[s
     groups = codes.groupby(unit, sort=False, observed=True).ngroup().to_numpy()
     if groups.max(initial=-1) + 1 == len(table):  # every row its own prompt: tells nothing
         return set()
-    out = set()
-    for c in columns:
-        values = pd.Series(table[c].astype("category").cat.codes.to_numpy())
-        if values.groupby(groups, sort=False).nunique().max() <= 1:
-            out.add(c)
-    return out
+    first_row = np.full(int(groups.max(initial=-1)) + 1, len(table))
+    np.minimum.at(first_row, groups, np.arange(len(table)))  # each prompt's first row
+    def fixed(s: pd.Series, rows: np.ndarray) -> bool:  # every row its prompt's first value
+        values = (s.cat.codes.to_numpy() if isinstance(s.dtype, pd.CategoricalDtype)
+                  else pd.factorize(s, use_na_sentinel=True)[0])  # missing: one value, -1
+        return bool((values == values[first_row[rows]]).all())
+
+    head = groups[:_PREFIX]  # a prompt's first row comes before its others: in the prefix
+    return {c for c in columns
+            if fixed(table[c].iloc[:_PREFIX], head) and fixed(table[c], groups)}
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ import pandas as pd
 from analysis.bbq_scores import (
     AMBIGUOUS,
     AMBIGUOUS_TARGET,
+    BBQ_COLUMNS,
     DISAMBIGUATED,
     UNKNOWN,
     UNMATCHED,
@@ -173,9 +174,12 @@ _BBQ = _Family("bbq", _bbq_quantities, _bbq_scores, BBQ_BREAKDOWNS, "n")
 
 def _families(results: pd.DataFrame, extra: Sequence[str] = ()) -> list[_Family]:
     out = []
+    # BBQ's rows of a whole run too (other tasks: none); only the columns is_bbq reads
+    # are filtered (not a 1M-row table's long texts)
+    read = [c for c in BBQ_COLUMNS if c in results.columns]
     if "context_condition" in results.columns and is_bbq(
-            results[_text(results["context_condition"]).isin([AMBIGUOUS, DISAMBIGUATED])
-                    .to_numpy()]):  # also BBQ's rows of a whole run (other tasks: none)
+            results[read][_text(results["context_condition"]).isin([AMBIGUOUS, DISAMBIGUATED])
+                          .to_numpy()]):
         out.append(_BBQ)
     metrics = [m for m in MEAN_METRICS if m in results.columns
                and pd.api.types.is_numeric_dtype(results[m])]

@@ -95,6 +95,57 @@ def design_work(frame: pd.DataFrame, progress: Callable[[int], None] | None = No
     return function(frame, Design.from_text(design_json))
 
 
+@dataclass(frozen=True)
+class _Packed:
+    """A table as it travels to the worker: its Arrow-backed text columns
+    dictionary-encoded (each distinct text once, an int32 code per row), the other
+    columns as they are. Copying a 1M-row table's long texts whole into the worker held
+    the server's GIL for seconds (the Coverage page's count unit at 1M rows, issue 44);
+    the codes and the distinct texts are a fraction of that, and :meth:`frame` rebuilds
+    the very same table (values, dtypes, names, index, ``attrs``) in the worker."""
+
+    rest: pd.DataFrame
+    encoded: dict[int, tuple[Any, Any]]  # position -> (dtype, dictionary ChunkedArray)
+    columns: pd.Index
+    attrs: dict
+
+    def frame(self) -> pd.DataFrame:
+        """The table, as it was given to :func:`_packed`."""
+        rest = iter(range(self.rest.shape[1]))
+        parts = []
+        for i in range(len(self.columns)):
+            if i in self.encoded:
+                dtype, codes = self.encoded[i]
+                import pyarrow as pa
+
+                plain = pa.chunked_array([c.dictionary.take(c.indices) for c in codes.chunks],
+                                         type=codes.type.value_type)
+                parts.append(pd.Series(pd.array(plain, dtype=dtype), index=self.rest.index))
+            else:
+                parts.append(self.rest.iloc[:, next(rest)])
+        out = pd.concat(parts, axis=1, ignore_index=True)
+        out.columns = self.columns
+        out.attrs = dict(self.attrs)
+        return out
+
+
+def _packed(frame: Any) -> Any:
+    """``frame`` ready for the worker (:class:`_Packed` when it has Arrow-backed text
+    columns; anything else as it is: an import's arguments)."""
+    if not isinstance(frame, pd.DataFrame):
+        return frame
+    encoded = {}
+    for i, (_, col) in enumerate(frame.items()):
+        if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+            import pyarrow.compute as pc
+
+            encoded[i] = (col.dtype, pc.dictionary_encode(col.array.__arrow_array__()))
+    if not encoded:
+        return frame
+    rest = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in encoded]]
+    return _Packed(rest, encoded, frame.columns, dict(frame.attrs))
+
+
 def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,
            settings: dict[str, str] | None = None) -> None:
     """The worker process: run ``work`` with the server's ``BIAS_WORKBENCH_*`` settings
@@ -110,7 +161,7 @@ def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,
         counter.value = n
 
     try:
-        out = work(frame, progress)
+        out = work(frame.frame() if isinstance(frame, _Packed) else frame, progress)
         conn.send(("ok", out))
     except AnalysisError as exc:
         conn.send(("error", str(exc)))
@@ -221,7 +272,8 @@ class Job:
         ctx = _mp()
         parent, child = ctx.Pipe(duplex=False)
         settings = {k: v for k, v in os.environ.items() if k.startswith(_SETTINGS)}
-        proc = ctx.Process(target=_child, args=(child, frame, self._counter, work, settings),
+        proc = ctx.Process(target=_child,
+                           args=(child, _packed(frame), self._counter, work, settings),
                            daemon=True, name=f"bias-workbench-inference-{self.token}")
         with _without_main():
             proc.start()

@@ -151,3 +151,32 @@ def test_the_report_section_says_how_refusals_count(table, design):
     assert any("left out (refusals=leave_out)" in w for w in sec.warnings)
     wide = dict(sec.tables)["cohorts_percentages"]
     assert int(wide["n"].sum()) == len(table) - N_REFUSED
+
+
+def test_columns_fixed_by_the_prompt_agree_with_groupby_nunique_past_the_prefix():
+    """``_fixed_by`` (each row against its prompt's first row, a prefix first) says what
+    a per-prompt ``nunique`` (missing counted as a value) says, also for a column broken
+    only after the first rows and for missing values."""
+
+    from analysis.cohort_inputs import _PREFIX, _fixed_by
+
+    rng = np.random.default_rng(3)
+    n = 3 * _PREFIX
+    u = rng.integers(0, 40, n)
+    late = np.array(["a", "b"] * 20)[u].astype(object)
+    late[-1] = "other" if late[-1] == "a" else "a"  # broken in the last row only
+    table = pd.DataFrame({
+        "u": u,
+        "fixed": pd.array(np.array([f"t{i}" for i in range(40)])[u], dtype="str"),
+        "fixed_missing": pd.array(np.where(u < 5, None, "z").astype(object), dtype="str"),
+        "late": pd.array(late, dtype="str"),
+        "cat": pd.Categorical(np.where(u % 2 == 0, "even", "odd")),
+        "free": pd.array(rng.choice(["p", "q"], n), dtype="str"),
+        "missing_sometimes": pd.array(np.where(rng.random(n) < 0.01, None, "w").astype(object),
+                                      dtype="str"),
+    })
+    columns = [c for c in table.columns if c != "u"]
+    by_nunique = {c for c in columns
+                  if pd.Series(pd.factorize(table[c])[0]).groupby(u).nunique().max() <= 1}
+    assert by_nunique == {"fixed", "fixed_missing", "cat"}
+    assert _fixed_by(table, columns, ["u"]) == by_nunique

@@ -237,3 +237,33 @@ def test_an_import_runs_in_the_worker_while_other_sessions_go_on(no_wait, monkey
     assert IMPORT_JOB not in at.session_state and not at.error
     assert {m.label: m.value for m in at.metric}["Imported rows"] == "96"
     assert not Path(pending["folder"]).exists()  # the uploaded files are removed
+
+
+def test_a_table_travels_to_the_worker_as_codes_and_comes_back_the_same():
+    """The worker gets the Arrow-backed text columns as codes and distinct texts
+    (issue 44: copying 1M rows of long texts held the GIL for seconds): the table it
+    rebuilds is the caller's, values, dtypes, duplicate names, index and attrs."""
+    import pickle
+
+    from ui.inference_pool import _Packed, _packed
+
+    texts = ["a long context " * 40, None, "another one " * 40]
+    frame = pd.DataFrame({
+        "text": pd.array([texts[i % 3] for i in range(3_000)], dtype="str"),
+        "n": np.arange(3_000),
+        "cat": pd.Categorical(["p", "q", "r"] * 1_000),
+        "nullable": pd.array(["u", None, "v"] * 1_000, dtype="string[pyarrow]"),
+        "mixed": ["o", 1, None] * 1_000,
+    }, index=np.arange(3_000) + 7)
+    frame.columns = ["text", "n", "text", "nullable", 3]  # duplicate and non-text names
+    frame.attrs["source_name"] = "upload.csv"
+    packed = _packed(frame)
+    assert isinstance(packed, _Packed) and sorted(packed.encoded) == [0, 3]
+    travelled = pickle.loads(pickle.dumps(packed, protocol=5))
+    back = travelled.frame()
+    pd.testing.assert_frame_equal(back, frame)
+    assert back.attrs == {"source_name": "upload.csv"}
+    # each distinct text once: a fraction of the whole column's bytes
+    assert len(pickle.dumps(packed, protocol=5)) < len(pickle.dumps(frame, protocol=5)) / 10
+    assert _packed(("an", "import")) == ("an", "import")
+    assert _packed(frame[["n"]]) is not None and not isinstance(_packed(frame[["n"]]), _Packed)
