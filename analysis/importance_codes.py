@@ -97,16 +97,13 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
     c = max(int(n_cells), 1)
     key = np.asarray(cluster, dtype=np.int64) * c + np.asarray(cell, dtype=np.int64)
     possible = c * max(int(n_clusters), 1)
-    if possible <= max(_GRID_PER_ROW * len(key), 1 << 20):
-        rows = np.bincount(key, weights=n, minlength=possible)
-        present = np.flatnonzero(rows > 0)
-        devs = np.bincount(key, weights=k, minlength=possible)[present]
-        rows = rows[present]
-    else:
-        present, inverse = np.unique(key, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        rows = np.bincount(inverse, weights=n, minlength=len(present))
-        devs = np.bincount(inverse, weights=k, minlength=len(present))
+    # the observed keys (marked on a grid when it is small, else sorted), then the sums
+    # per observed pair: bincounts of length pairs, not of the whole grid (less memory to
+    # fault in; the same additions in the same row order)
+    present, inverse = cell_index(key, possible)
+    rows = np.bincount(inverse, weights=n, minlength=len(present))
+    devs = np.bincount(inverse, weights=k, minlength=len(present))
+    if n is not None:
         keep = rows > 0
         present, rows, devs = present[keep], rows[keep], devs[keep]
     return ClusterPairs((present % c).astype(np.intp), present // c, rows.astype(float),
