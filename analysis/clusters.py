@@ -365,7 +365,10 @@ class SmallSampleCR2:
         self._f, f_inv = _root(self.bread)
         self._lam, self._vec, self._shrink = _leverages(self._f, self.infos)
         fu = np.asarray(scores, dtype=float) @ self._f
-        adjusted = np.einsum("gij,gj,gkj,gk->gi", self._vec, self._shrink, self._vec, fu)
+        # V_g diag(s_g) V_g' F u_g as two batched products (BLAS), not a 4-operand einsum
+        # (its G p^3 loop was 0.04 s of a 1M-row clustered importance fit; issue 44)
+        t = np.matmul(np.swapaxes(self._vec, 1, 2), fu[:, :, None])[:, :, 0]
+        adjusted = np.matmul(self._vec, (self._shrink * t)[:, :, None])[:, :, 0]
         star = adjusted @ f_inv
         self.cov = self.bread @ (star.T @ star) @ self.bread
         self.n_clusters_total = len(self.infos)

@@ -106,8 +106,9 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
     if n is not None:
         keep = rows > 0
         present, rows, devs = present[keep], rows[keep], devs[keep]
-    return ClusterPairs((present % c).astype(np.intp), present // c, rows.astype(float),
-                        devs.astype(float), int(n_clusters))
+    return ClusterPairs((present % c).astype(np.intp, copy=False), present // c,
+                        rows.astype(float, copy=False), devs.astype(float, copy=False),
+                        int(n_clusters))
 
 
 def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +121,7 @@ def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray
     present = np.zeros(n_possible, dtype=bool)
     present[key] = True
     position = np.cumsum(present, dtype=np.int32) - 1
-    return np.flatnonzero(present), position[key].astype(np.intp)
+    return np.flatnonzero(present), position[key].astype(np.intp, copy=False)
 
 
 def _slots(X: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray | None], int]:
