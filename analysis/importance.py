@@ -1745,7 +1745,7 @@ def _robust_pairs(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray
     """:func:`_robust` of factor cells with their (cell, cluster) pairs: the same cluster
     scores and cluster informations as sums over the pairs
     (:mod:`analysis.importance_codes`), without the factors x cluster cells."""
-    from analysis.importance_codes import cluster_information, cluster_scores
+    from analysis.importance_codes import cluster_information, cluster_scores, pair_slots
 
     pairs = cells.pairs
     assert pairs is not None
@@ -1759,10 +1759,11 @@ def _robust_pairs(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray
                        pairs.n, pairs.k, pairs.cluster, pairs.n_clusters)
         return _gee(X[pairs.cell], split, pairs.cluster_index(used), naive_cov, g)
     mu = 1.0 / (1.0 + np.exp(-fit.eta))
-    scores = cluster_scores(X, pairs, mu, used)
+    slots = pair_slots(X, pairs)  # each pair's nonzero columns, once for both sums
+    scores = cluster_scores(X, pairs, mu, used, slots=slots)
     p = X.shape[1]
     if small_sample == "cr2":
-        infos = cluster_information(X, pairs, mu * (1 - mu), used)
+        infos = cluster_information(X, pairs, mu * (1 - mu), used, slots=slots)
         kernel = SmallSampleCR2(scores, naive_cov, infos)
         return _Robust(fit.params, kernel.cov, naive_cov, g, CLUSTER_ROBUST, None, kernel)
     factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ClusterPairs", "cell_index", "cluster_information", "cluster_presence",
-           "cluster_scores", "count_pairs"]
+           "cluster_scores", "count_pairs", "pair_slots"]
 
 #: A dense (cell x cluster) grid is used for the pair counts up to this many possible
 #: pairs per row (else the keys are sorted).
@@ -159,38 +159,46 @@ def _weighted(weights: np.ndarray, *factors: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def cluster_scores(X: np.ndarray, pairs: ClusterPairs, mu: np.ndarray,
-                   clusters: np.ndarray) -> np.ndarray:
-    """(G, p): the score sums ``u_g = sum_c x_c (k_cg - n_cg mu_c)`` of the clusters
-    ``clusters`` (sorted codes; the rows of the result follow them)."""
+def pair_slots(X: np.ndarray, pairs: ClusterPairs
+               ) -> tuple[list[np.ndarray], list[np.ndarray | None], int]:
+    """:func:`_slots` of ``X`` read at each pair's cell: ``columns[a][i]`` the a-th nonzero
+    column of pair i's cell, ``values[a][i]`` its entry (None: all 1). Computed once for
+    :func:`cluster_scores` and :func:`cluster_information` of the same fit."""
     columns, values, p = _slots(X)
+    return ([column[pairs.cell] for column in columns],
+            [None if value is None else value[pairs.cell] for value in values], p)
+
+
+def cluster_scores(X: np.ndarray, pairs: ClusterPairs, mu: np.ndarray,
+                   clusters: np.ndarray, *, slots: tuple | None = None) -> np.ndarray:
+    """(G, p): the score sums ``u_g = sum_c x_c (k_cg - n_cg mu_c)`` of the clusters
+    ``clusters`` (sorted codes; the rows of the result follow them). ``slots``: the
+    :func:`pair_slots` of ``X`` and ``pairs`` when already computed."""
+    at, entries, p = slots if slots is not None else pair_slots(X, pairs)
     g = len(clusters)
-    index = pairs.cluster_index(clusters)
+    index = pairs.cluster_index(clusters) * (p + 1)
     residual = pairs.k - pairs.n * mu[pairs.cell]
     out = np.zeros(g * (p + 1))
-    for column, value in zip(columns, values, strict=True):
-        out += np.bincount(index * (p + 1) + column[pairs.cell],
-                           weights=_weighted(residual, None if value is None
-                                             else value[pairs.cell]),
+    for column, value in zip(at, entries, strict=True):
+        out += np.bincount(index + column, weights=_weighted(residual, value),
                            minlength=g * (p + 1))
     return out.reshape(g, p + 1)[:, :p]
 
 
 def cluster_information(X: np.ndarray, pairs: ClusterPairs, weights: np.ndarray,
-                        clusters: np.ndarray) -> np.ndarray:
+                        clusters: np.ndarray, *, slots: tuple | None = None) -> np.ndarray:
     """(G, p, p): ``I_g = sum_c n_cg w_c x_c x_c'`` (``weights`` ``w_c`` per cell, e.g.
-    ``mu (1 - mu)``), one bincount per pair of slots (a cell's nonzero columns)."""
-    columns, values, p = _slots(X)
+    ``mu (1 - mu)``), one bincount per pair of slots (a cell's nonzero columns);
+    ``slots`` as in :func:`cluster_scores`."""
+    at, entries, p = slots if slots is not None else pair_slots(X, pairs)
     g = len(clusters)
     q = p + 1
     index = pairs.cluster_index(clusters) * (q * q)
     m = pairs.n * weights[pairs.cell]
-    at = [column[pairs.cell] for column in columns]
-    entries = [None if value is None else value[pairs.cell] for value in values]
     # an indicator design with its intercept in slot 0 of every cell: I_g[0, j] is
     # I_g[j, j] (the same sum), so slot 0 pairs only with itself
     indicator = (bool(at) and all(e is None for e in entries)
-                 and not np.any(columns[0]))
+                 and not np.any(at[0]))
     out = np.zeros(g * q * q)
     for a in range(len(at)):
         base = index + at[a] * q
