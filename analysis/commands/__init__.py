@@ -3,39 +3,12 @@
 __all__ = ["MODULES", "SUMMARIES"]
 
 
-#: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
-MODULES = [
-    "importer",
-    "prepare",
-    "describe",
-    "cells",
-    "coverage",
-    "subgroups",
-    "ecdf",
-    "importance",
-    "features",
-    "disparity",
-    "cohorts",
-    "compare",
-    "counterfactual",
-    "native",
-    "check",
-    "index",
-    "power",
-    "plan",
-    "generate",
-    "extend",
-    "variance",
-    "index_published",
-    "report",
-    "serve",
-]
-
 #: Module -> (command name, one-line help) for ``python -m analysis --help``: the top-level
 #: help and the choice of a command are made from this table, so that only the chosen
 #: command's module (and what it imports) is loaded (docs/performance.md). A module
 #: missing here is registered in full (slower ``--help``, same behaviour);
-#: tests/analysis/test_cli_imports.py checks the table against each ``register``.
+#: tests/analysis/test_cli_imports.py checks the table against each ``register`` and
+#: against the modules on disk (a new command module needs its row here).
 SUMMARIES: dict[str, tuple[str, str]] = {
     "importer": ("import", "import a raw benchmark file or an evaluation log"),
     "prepare": ("prepare", "apply recipe steps (melt, match, recode, threshold, filter) to a "
@@ -73,3 +46,7 @@ SUMMARIES: dict[str, tuple[str, str]] = {
     "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),
     "serve": ("serve", "run the app for a team (production settings)"),
 }
+
+#: Modules in ``analysis/commands/``, in the order ``--help`` lists them (:data:`SUMMARIES`'
+#: order).
+MODULES: list[str] = list(SUMMARIES)
