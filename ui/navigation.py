@@ -54,13 +54,13 @@ _LISTED: dict[str, list[tuple[str, str, str]]] = {
 
 
 
-def _with_unlisted(listed: dict[str, list[tuple[str, str, str]]]
+def _with_unlisted(listed: dict[str, list[tuple[str, str, str]]], root: Path | None = None
                    ) -> dict[str, list[tuple[str, str, str]]]:
-    """``listed`` plus every other file of ``pages/`` at the end of "Analyse", titled
-    from its name (``pages/value_rates.py``: "Value rates"), so a new analysis's page
-    needs no line here."""
+    """``listed`` plus every other file of ``root/pages/`` (default: app.py's folder) at
+    the end of "Analyse", titled from its name (``pages/value_rates.py``: "Value
+    rates"), so a new analysis's page needs no line here."""
     known = {path for pages in listed.values() for path, _, _ in pages}
-    root = Path(__file__).resolve().parents[1]
+    root = root or Path(__file__).resolve().parents[1]
     extra = [(f"pages/{p.name}", p.stem.replace("_", " ").capitalize(), ":material/analytics:")
              for p in sorted((root / "pages").glob("*.py"))
              if f"pages/{p.name}" not in known and not p.name.startswith("_")]
