@@ -36,7 +36,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError, SectionSkipped
 from analysis.labels import adjusted_method
-from analysis.options import OptionError, options_for
+from analysis.options import OptionError, ReportSection, all_options, options_for
 from analysis.options.common import BOOTSTRAP_FIELDS, NOISE_FIELDS
 from analysis.options.common import CI_CHOICES as _CI_CHOICES
 
@@ -51,15 +51,6 @@ __all__ = [
 ]
 
 
-#: Section names, in the order a full report lists them.
-SECTIONS: tuple[str, ...] = ("coverage", "subgroups", "ecdf", "importance", "disparity",
-                             "index", "cohorts", "judges", "compare", "counterfactual",
-                             "native", "checks", "variance")
-TITLES = {"coverage": "Coverage", "subgroups": "Subgroups", "ecdf": "eCDF",
-          "importance": "Factor importance", "disparity": "Disparity",
-          "index": "Bias index", "cohorts": "Cohorts", "judges": "Judges",
-          "compare": "Compare", "counterfactual": "Counterfactual pairs",
-          "native": "Native scores", "checks": "Checks", "variance": "Measurement error"}
 #: The cohorts section's default 'by' factor has at most this many values (one facet each).
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
@@ -333,6 +324,11 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
     from analysis.factor_defaults import grid_factors as default_factors
     from analysis.factor_defaults import useful_factors
 
+    if section in _DECLARED:  # declared on its options class (Options.REPORT)
+        decl = _DECLARED[section]
+        if decl.defaults is not None:
+            return decl.defaults(results, design)
+        return {**decl.options().settings(), "where": {}}
     # no constant, text-like, id or nested-duplicate factor (analysis/factor_defaults.py)
     models = useful_factors(results, design, ("model",)) or design.of_kind("model")
     has_outcome = design.outcome is not None
@@ -898,12 +894,68 @@ def _variance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                    ("total_error", result.tables["total_error"])]
 
 
+def _declared_builder(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
+    """The builder of a section declared on an options class without its own: the
+    options' ``FUNCTION`` at the section's settings; its table and notes."""
+    import importlib
+
+    cls = _DECLARED[sec.name].options
+    module, _, function = cls.FUNCTION.partition(":")
+    result = getattr(importlib.import_module(module), function)(
+        results, design, options=cls.from_settings(s), where=_where(s), applied=True)
+    sec.notes += list(result.notes)
+    sec.tables.append((sec.name, result.table))
+
+
+def _declared_sections() -> list[ReportSection]:
+    """The sections analyses declare on their options class (``REPORT``), completed."""
+    out = []
+    for cls in all_options().values():
+        if cls.REPORT is not None:
+            decl = cls.REPORT
+            out.append(dataclasses.replace(
+                decl, name=decl.name or cls.NAME, options=cls,
+                builder=decl.builder or _declared_builder))
+    return out
+
+
+def _in_order(builtin: Sequence[ReportSection],
+              declared: Sequence[ReportSection]) -> tuple[ReportSection, ...]:
+    """``builtin`` with each declared section placed after its ``after`` (or last)."""
+    out = list(builtin)
+    for decl in declared:
+        names = [r.name for r in out]
+        out.insert(names.index(decl.after) + 1 if decl.after in names else len(out), decl)
+    return tuple(out)
+
+
+#: Every section, once: name, title and builder (its default settings: a branch of
+#: :func:`default_settings`), in the order a full report lists them; then the sections
+#: analyses declare on their options class (``Options.REPORT``, docs/architecture.md).
+REPORT_SECTIONS: tuple[ReportSection, ...] = _in_order((
+    ReportSection("Coverage", "coverage", builder=_coverage),
+    ReportSection("Subgroups", "subgroups", builder=_subgroups),
+    ReportSection("eCDF", "ecdf", builder=_ecdf),
+    ReportSection("Factor importance", "importance", builder=_importance),
+    ReportSection("Disparity", "disparity", builder=_disparity),
+    ReportSection("Bias index", "index", builder=_index),
+    ReportSection("Cohorts", "cohorts", builder=_cohorts),
+    ReportSection("Judges", "judges", builder=_judges),
+    ReportSection("Compare", "compare", builder=_compare),
+    ReportSection("Counterfactual pairs", "counterfactual", builder=_counterfactual),
+    ReportSection("Native scores", "native", builder=_native),
+    ReportSection("Checks", "checks", builder=_native),
+    ReportSection("Measurement error", "variance", builder=_variance),
+), _declared_sections())
+#: The declared sections (defaults from the options unless the declaration gives them).
+_DECLARED: dict[str, ReportSection] = {r.name: r for r in REPORT_SECTIONS
+                                       if r.options is not None}
+#: Section names, in the order a full report lists them.
+SECTIONS: tuple[str, ...] = tuple(r.name for r in REPORT_SECTIONS)
+#: Section name -> title.
+TITLES: dict[str, str] = {r.name: r.title for r in REPORT_SECTIONS}
 _BUILDERS: dict[str, Callable[[Section, pd.DataFrame, Any, dict], None]] = {
-    "coverage": _coverage, "subgroups": _subgroups, "ecdf": _ecdf,
-    "importance": _importance, "disparity": _disparity, "index": _index,
-    "cohorts": _cohorts, "judges": _judges, "compare": _compare,
-    "counterfactual": _counterfactual, "native": _native, "checks": _native,
-    "variance": _variance}
+    r.name: r.builder for r in REPORT_SECTIONS}
 
 
 def build_section(name: str, results: pd.DataFrame, design,

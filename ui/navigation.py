@@ -13,13 +13,16 @@ nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 __all__ = ["PAGES", "navigation", "route_first_visit"]
 
 
-#: Page files by section, with titles and icons (paths relative to app.py's folder).
-PAGES: dict[str, list[tuple[str, str, str]]] = {
+#: Page files by section, with titles and icons (paths relative to app.py's folder); a page
+#: file not listed here joins "Analyse" (:func:`_with_unlisted`).
+_LISTED: dict[str, list[tuple[str, str, str]]] = {
     "Set up": [
         ("pages/data.py", "Data", ":material/upload_file:"),
         ("pages/prepare.py", "Prepare", ":material/build:"),
@@ -47,6 +50,26 @@ PAGES: dict[str, list[tuple[str, str, str]]] = {
         ("pages/judges_tools.py", "Answers & agreement", ":material/handshake:"),
     ],
 }
+
+
+
+
+def _with_unlisted(listed: dict[str, list[tuple[str, str, str]]], root: Path | None = None
+                   ) -> dict[str, list[tuple[str, str, str]]]:
+    """``listed`` plus every other file of ``root/pages/`` (default: app.py's folder) at
+    the end of "Analyse", titled from its name (``pages/value_rates.py``: "Value
+    rates"), so a new analysis's page needs no line here."""
+    known = {path for pages in listed.values() for path, _, _ in pages}
+    root = root or Path(__file__).resolve().parents[1]
+    extra = [(f"pages/{p.name}", p.stem.replace("_", " ").capitalize(), ":material/analytics:")
+             for p in sorted((root / "pages").glob("*.py"))
+             if f"pages/{p.name}" not in known and not p.name.startswith("_")]
+    return {section: pages + extra if section == "Analyse" else list(pages)
+            for section, pages in listed.items()}
+
+
+#: The app's pages by section: :data:`_LISTED` and the unlisted page files.
+PAGES: dict[str, list[tuple[str, str, str]]] = _with_unlisted(_LISTED)
 
 
 #: The sidebar container of our page links (its element carries ``st-key-app_nav``).

@@ -1,10 +1,15 @@
-"""Subcommands of ``python -m analysis``; each module has ``register(subparsers)``."""
+"""Subcommands of ``python -m analysis``; each module has ``register(subparsers)`` and
+its ``SUMMARY`` (command name, one-line help)."""
+
+import re
+from pathlib import Path
 
 __all__ = ["MODULES", "SUMMARIES"]
 
-
-#: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
-MODULES = [
+_HERE = Path(__file__).resolve().parent
+#: The order ``--help`` lists the commands in; a command module not named here (one with
+#: ``def register(``) is listed after these, alphabetically.
+_ORDER = [
     "importer",
     "prepare",
     "describe",
@@ -30,46 +35,32 @@ MODULES = [
     "report",
     "serve",
 ]
+_SUMMARY = re.compile(r"^SUMMARY = \((.*?)\)$", re.M | re.S)
 
-#: Module -> (command name, one-line help) for ``python -m analysis --help``: the top-level
-#: help and the choice of a command are made from this table, so that only the chosen
-#: command's module (and what it imports) is loaded (docs/performance.md). A module
-#: missing here is registered in full (slower ``--help``, same behaviour);
-#: tests/analysis/test_cli_imports.py checks the table against each ``register``.
-SUMMARIES: dict[str, tuple[str, str]] = {
-    "importer": ("import", "import a raw benchmark file or an evaluation log"),
-    "prepare": ("prepare", "apply recipe steps (melt, match, recode, threshold, filter) to a "
-                           "results file"),
-    "describe": ("describe", "columns, suggested factors and nested factors"),
-    "cells": ("cells", "rows and deviations per observed factor combination"),
-    "coverage": ("coverage", "coverage percentage and Gini index of the factor grid"),
-    "subgroups": ("subgroups", "deviation rate and log disparity of every subgroup"),
-    "ecdf": ("ecdf", "eCDF of subgroup deviation rates: deviation metric, KS"),
-    "importance": ("importance", "logistic regression: risk and protective values"),
-    "features": ("features", "numeric text features (VADER sentiment, TextBlob "
-                             "polarity/subjectivity, embedding similarity), offline"),
-    "disparity": ("disparity", "numeric feature across groups: statistics, impact ratio, "
-                               "Dixon's Q"),
-    "cohorts": ("cohorts", "categorical outcome across cohorts: percentages, spread, "
-                           "chi-square"),
-    "compare": ("compare", "paired comparison of models (or settings) on the same prompts"),
-    "counterfactual": ("counterfactual", "counterfactual pairs: one factor swapped within its "
-                                         "template"),
-    "native": ("native-scores", "the benchmark's own scores (s_DIS, s_AMB, pct_stereotype "
-                                "...) with cluster intervals"),
-    "check": ("check", "the bias gate: criteria with their uncertainty, exit 0 pass / 1 "
-                       "fail / 2 bad input / 3 uncertain"),
-    "index": ("index", "composite bias index (LLMBI) per model with every component"),
-    "power": ("power", "rows needed to detect a log disparity (power analysis)"),
-    "plan": ("plan", "prompts to add for coverage; fractional factorials"),
-    "generate": ("generate", "prompts for a plan from templates with slots (learned from "
-                             "the prompts or given)"),
-    "extend": ("extend", "join answered new prompts to the results (added column), "
-                         "coverage before / after"),
-    "variance": ("variance", "variance components of templates, seeds, judges: "
-                             "total-error intervals"),
-    "index_published": ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per "
-                                           "response, aggregated"),
-    "report": ("report", "whole-analysis report: HTML, figures ZIP, PDF"),
-    "serve": ("serve", "run the app for a team (production settings)"),
-}
+
+def _summary(text: str) -> tuple[str, str] | None:
+    """A module's ``SUMMARY`` read from its source text (its string pieces joined): the
+    start-up reads it without importing the module or parsing its syntax tree."""
+    found = _SUMMARY.search(text)
+    if found is None:
+        return None
+    name, *help_parts = re.findall(r'"([^"]*)"', found.group(1))
+    return name, "".join(help_parts)
+
+
+def _summaries() -> dict[str, tuple[str, str]]:
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(_HERE.glob("[!_]*.py"))}
+    modules = [m for m in _ORDER if m in texts] + sorted(
+        m for m, text in texts.items() if m not in _ORDER and "\ndef register(" in text)
+    return {m: s for m in modules if (s := _summary(texts[m])) is not None}
+
+
+#: Module -> (command name, one-line help) for ``python -m analysis --help``, from each
+#: module's ``SUMMARY``: the top-level help and the choice of a command are made from
+#: this table, so that only the chosen command's module (and what it imports) is loaded
+#: (docs/performance.md). tests/analysis/test_cli_imports.py checks it against each
+#: ``register`` and against the command modules on disk.
+SUMMARIES: dict[str, tuple[str, str]] = _summaries()
+
+#: Modules in ``analysis/commands/``, in the order ``--help`` lists them.
+MODULES: list[str] = list(SUMMARIES)

@@ -8,6 +8,11 @@ import sys
 __all__ = ["categories_option", "register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("cohorts", "categorical outcome across cohorts: percentages, spread, chi-square")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_factor_options, add_input, add_output_options
     from analysis.options.cohorts import CohortsOptions

@@ -20,6 +20,11 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("compare", "paired comparison of models (or settings) on the same prompts")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis import cli as cli_types
     from analysis.cli import add_input, add_outcome_options, add_output_options

@@ -11,6 +11,11 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("ecdf", "eCDF of subgroup deviation rates: deviation metric, KS")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
     from analysis.options.ecdf import EcdfOptions

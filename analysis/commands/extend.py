@@ -19,6 +19,13 @@ import sys
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("extend",
+           "join answered new prompts to the results (added column), coverage "
+           "before / after")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import single_character
 

@@ -15,6 +15,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("features",
+           "numeric text features (VADER sentiment, TextBlob "
+           "polarity/subjectivity, embedding similarity), offline")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input
     from analysis.options.features import FeaturesOptions

@@ -21,6 +21,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("generate",
+           "prompts for a plan from templates with slots (learned from the prompts "
+           "or given)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_outcome_options, single_character
 

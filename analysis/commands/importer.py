@@ -14,6 +14,11 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("import", "import a raw benchmark file or an evaluation log")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.importers import SOURCES
 

@@ -7,6 +7,11 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("index", "composite bias index (LLMBI) per model with every component")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input, add_outcome_options, add_output_options
     from analysis.options.index import IndexOptions

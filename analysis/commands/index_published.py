@@ -15,6 +15,11 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per response, aggregated")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input, add_output_options
     from analysis.options.index_published import IndexPublishedOptions

@@ -23,6 +23,13 @@ def add_native_options(p: argparse.ArgumentParser) -> None:
                    metavar="C", help="interval level of the native scores (default 0.95)")
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("native-scores",
+           "the benchmark's own scores (s_DIS, s_AMB, pct_stereotype ...) with "
+           "cluster intervals")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_output_options
 

@@ -22,6 +22,11 @@ import sys
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("plan", "prompts to add for coverage; fractional factorials")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_outcome_options
     from analysis.options.planning import PlanOptions

@@ -14,6 +14,11 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("power", "rows needed to detect a log disparity (power analysis)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.options.planning import PowerOptions
 

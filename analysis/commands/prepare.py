@@ -7,6 +7,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("prepare",
+           "apply recipe steps (melt, match, recode, threshold, filter) to a "
+           "results file")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("prepare", help="apply recipe steps (melt, match, recode, threshold, "
                                        "filter) to a results file")

@@ -19,6 +19,11 @@ import argparse
 __all__ = ["ci_overrides", "noise_overrides", "register", "run"]
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("report", "whole-analysis report: HTML, figures ZIP, PDF")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input
 

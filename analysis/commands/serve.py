@@ -47,6 +47,11 @@ class ServeError(AnalysisError):
     """A ``serve`` setting that cannot work (exit 2 with this message)."""
 
 
+#: ``python -m analysis --help``'s line for this command: (name, one-line help),
+#: read from this file's text at start-up (analysis/commands/__init__.py).
+SUMMARY = ("serve", "run the app for a team (production settings)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import int_at_least
 

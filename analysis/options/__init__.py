@@ -37,6 +37,7 @@ __all__ = [
     "FROM_DESIGN",
     "OptionError",
     "Options",
+    "ReportSection",
     "Spec",
     "all_options",
     "current_names",
@@ -80,6 +81,42 @@ def current_names(settings: Mapping[str, Any], known: Iterable[str]) -> dict[str
 
 class OptionError(AnalysisError):
     """An unknown option name, a value outside its choices or of the wrong type."""
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One report section, declared once (``analysis.report`` derives ``SECTIONS``,
+    ``TITLES``, the default settings and the builders from these records).
+
+    An analysis declares its section on its options class (``REPORT =
+    ReportSection("Title", after="cohorts")``); the report's own sections are listed in
+    ``analysis.report.REPORT_SECTIONS``.
+
+    Attributes
+    ----------
+    title
+        The section's heading.
+    name
+        The section's name (settings key, ``--sections``); "": the options' ``NAME``.
+    after
+        The section a full report lists it after; "": at the end.
+    builder
+        ``builder(section, results, design, settings)`` filling the section; None: the
+        options' ``FUNCTION`` called with ``options=<Options>.from_settings(settings)``,
+        its ``Result.table`` and notes put in the section.
+    defaults
+        ``defaults(results, design) -> settings``; None: the options' defaults and
+        ``where: {}`` (a report built-in's branch of ``default_settings``).
+    options
+        The options class (set by the report when it reads a declaration).
+    """
+
+    title: str
+    name: str = ""
+    after: str = ""
+    builder: Callable[..., None] | None = None
+    defaults: Callable[..., dict[str, Any]] | None = None
+    options: Any = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +227,8 @@ class Options:
     #: Options whose default None means "chosen from the table and design" (a subgroup
     #: level from the number of factors ...): a report section or page resolves it.
     FROM_DATA: ClassVar[tuple[str, ...]] = ()
+    #: The analysis's report section (:class:`ReportSection`), or None: none.
+    REPORT: ClassVar[ReportSection | None] = None
 
     # --- the declaration ------------------------------------------------------------------
     @classmethod

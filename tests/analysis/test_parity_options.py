@@ -269,6 +269,16 @@ def _same(a: pd.DataFrame, b: pd.DataFrame, columns: list[str], what: str) -> No
                                        equal_nan=True, err_msg=f"{what}: {c}")
 
 
+def test_every_analysis_with_an_api_function_is_composed():
+    """An analysis whose options name their API function (``FUNCTION``) has its row in
+    :data:`COMPOSED`: a new analysis cannot go uncompared silently."""
+    from analysis.options import all_options
+
+    missing = [name for name, cls in all_options().items()
+               if getattr(cls, "FUNCTION", "") and name not in COMPOSED]
+    assert missing == []
+
+
 def test_every_option_is_tested_or_listed():
     for analysis in COMPOSED:
         cls = options_for(analysis)

@@ -47,12 +47,13 @@ def _port_in_range(low: int = 8700, high: int = 8749) -> int:
 def test_page_files_only_in_pages():
     helpers = [p.name for p in (ROOT / "pages").glob("*.py") if p.name.startswith("_")]
     assert helpers == []
+    from ui.navigation import _LISTED
     from ui.navigation import PAGES as SECTIONS
 
     declared = {path for pages in SECTIONS.values() for path, _, _ in pages}
     files = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
     assert files == declared
-    assert [t for pages in SECTIONS.values() for _, t, _ in pages] == PAGES
+    assert [t for pages in _LISTED.values() for _, t, _ in pages] == PAGES
     for path in files:  # each page hands a legacy-mode first visit to our navigation
         assert "route_first_visit()" in (ROOT / path).read_text(encoding="utf-8"), path
 
