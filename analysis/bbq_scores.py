@@ -37,7 +37,7 @@ from analysis.errors import AnalysisError
 
 __all__ = [
     "AMBIGUOUS", "AMBIGUOUS_TARGET", "BBQ_COLUMNS", "DISAMBIGUATED", "UNKNOWN", "UNMATCHED",
-    "bias_scores", "is_bbq",
+    "as_text", "bias_scores", "is_bbq",
 ]
 
 
@@ -50,7 +50,7 @@ AMBIGUOUS, DISAMBIGUATED = "ambig", "disambig"
 AMBIGUOUS_TARGET = "ambiguous"
 
 
-def _as_text(column: pd.Series) -> pd.Series:
+def as_text(column: pd.Series) -> pd.Series:
     """``column.astype(str)`` as a categorical with its categories in text order: the same
     groups, comparisons and sort order, without building one string per row (seconds at
     1M rows); a categorical column only has its categories renamed."""
@@ -66,7 +66,7 @@ def is_bbq(results: pd.DataFrame) -> bool:
     """Whether the table has BBQ's columns and context conditions."""
     if not all(c in results.columns for c in BBQ_COLUMNS):
         return False
-    conditions = set(_as_text(results["context_condition"]).cat.categories)
+    conditions = set(as_text(results["context_condition"]).cat.categories)
     return (bool(conditions) and conditions <= {AMBIGUOUS, DISAMBIGUATED}
             and not results["context_condition"].isna().any())
 
@@ -98,19 +98,19 @@ def bias_scores(results: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     missing = [c for c in (*BBQ_COLUMNS, *by) if c not in results.columns]
     if missing:
         raise AnalysisError(f"BBQ bias scores need the columns {', '.join(missing)}.")
-    kind = _as_text(results["answer_type"])
+    kind = as_text(results["answer_type"])
     data = pd.DataFrame({
-        "cond": _as_text(results["context_condition"]).array,
+        "cond": as_text(results["context_condition"]).array,
         "matched": (kind != UNMATCHED).to_numpy(),
         "named": ((kind != UNKNOWN) & (kind != UNMATCHED)).to_numpy(),
         "biased": pd.to_numeric(results["biased_answer"], errors="coerce").to_numpy(),
         "correct": pd.to_numeric(results["correct"], errors="coerce").to_numpy(),
     })
     for b in by:
-        data[b] = _as_text(results[b]).array
+        data[b] = as_text(results[b]).array
     keep = data["matched"]
     if "stereotyped_option" in results.columns:  # no single target: left out, never guessed
-        keep &= (_as_text(results["stereotyped_option"]) != AMBIGUOUS_TARGET).to_numpy()
+        keep &= (as_text(results["stereotyped_option"]) != AMBIGUOUS_TARGET).to_numpy()
     data = data[keep]
     data["biased_named"] = np.where(data["named"], data["biased"], 0.0)
     keys = [*by, "cond"]

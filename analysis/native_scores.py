@@ -54,6 +54,7 @@ from analysis.bbq_scores import (
     DISAMBIGUATED,
     UNKNOWN,
     UNMATCHED,
+    as_text,
     is_bbq,
 )
 from analysis.columns import ACCURACY_AMB, ACCURACY_DIS, S_AMB, S_DIS
@@ -178,7 +179,7 @@ def _families(results: pd.DataFrame, extra: Sequence[str] = ()) -> list[_Family]
     # are filtered (not a 1M-row table's long texts)
     read = [c for c in BBQ_COLUMNS if c in results.columns]
     if "context_condition" in results.columns and is_bbq(
-            results[read][_text(results["context_condition"]).isin([AMBIGUOUS, DISAMBIGUATED])
+            results[read][as_text(results["context_condition"]).isin([AMBIGUOUS, DISAMBIGUATED])
                           .to_numpy()]):
         out.append(_BBQ)
     metrics = [m for m in MEAN_METRICS if m in results.columns

@@ -4,6 +4,7 @@ import streamlit as st
 
 from analysis.design import Design, describe_columns
 from ui.common import active_frame, ensure_data, page_link, warm_applied
+from ui.coverage import start_count_unit
 from ui.data import (
     SAMPLES,
     active_source,
@@ -98,5 +99,6 @@ st.dataframe(describe_columns(frame), width="stretch", hide_index=True)
 st.subheader("Structure read from the table")
 structure_section(frame, st.session_state.get("design") or Design(), key="data_structure")
 warm_applied()  # the analysis pages find the design applied (part of loading)
+start_count_unit()  # a large table: Coverage's count unit read in the background now
 page_link("pages/prepare.py", label="Next: prepare the table (optional)", icon="🧪")
 page_link("pages/design.py", label="Or declare the design", icon="🧩")

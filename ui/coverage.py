@@ -32,6 +32,7 @@ __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
     "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
     "empty_page", "grid_choice", "pair_choice", "show_metrics", "show_reading",
+    "start_count_unit",
 ]
 
 
@@ -82,18 +83,11 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     read in the background worker like an upload's (issue 43: never on the visitor's
     thread); until it is there the design's prompt unit is counted and the page says so,
     then reruns."""
-    item = (design.inferred or {}).get("item_id")
-    if item is not None and item in results.columns:
+    job = _count_unit_job(results, design)
+    if job is None:
         return bw.count_unit(results, design, applied=True)
-    from ui import inference_pool
     from ui.pending_design import job_notice, wait_seconds
 
-    design_json = design.to_json()
-    key = f"{st.session_state.get('results_token', '')}|coverage|{design_json}"
-    job = inference_pool.submit(key, results,
-                                work=partial(inference_pool.design_work,
-                                             function=partial(bw.count_unit, applied=True),
-                                             design_json=design_json))
     # the page asks twice per run (the count choice, the cells): it waits at most
     # wait_seconds() after the job's start in all, not that long at every call
     job.wait(wait_seconds() - (time.monotonic() - job.submitted))
@@ -106,6 +100,48 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     else:
         job_notice(job)
     return bw.count_unit(results, design, structure=_NO_STRUCTURE, applied=True)
+
+
+def _count_unit_job(results: pd.DataFrame, design: Design) -> object | None:
+    """The background job reading what a cell counts (submitted once per table and
+    design: ``ui.inference_pool.submit`` returns the running or finished one), or None
+    when the design already names the item id (nothing to read)."""
+    item = (design.inferred or {}).get("item_id")
+    if item is not None and item in results.columns:
+        return None
+    from ui import inference_pool
+
+    design_json = design.to_json()
+    key = f"{st.session_state.get('results_token', '')}|coverage|{design_json}"
+    return inference_pool.submit(key, results,
+                                 work=partial(inference_pool.design_work,
+                                              function=partial(bw.count_unit, applied=True),
+                                              design_json=design_json))
+
+
+#: Tables from this many rows have the Coverage page's count unit read as soon as the
+#: Data page shows them with a design (``start_count_unit``): at 1M rows it takes 3-5 s,
+#: more than the page's wait; a smaller table is read within the wait when the page opens.
+EARLY_COUNT_ROWS = 200_000
+
+
+def start_count_unit() -> None:
+    """Submit the Coverage page's count-unit job (:func:`counted_for`) for the active
+    table and design now, without waiting, so that it has finished in the background
+    worker when the Coverage page opens (issue 44 item 3). The Data page calls it once the
+    table is shown. Nothing for a table under :data:`EARLY_COUNT_ROWS` rows, without
+    factors, or while the suggested design is still being inferred; the job is the one
+    the Coverage page submits (the same table, design and key)."""
+    from analysis.names import clash_free
+    from ui.pending_design import PENDING
+
+    ss = st.session_state
+    frame, design = ss.get("results_frame"), ss.get("design")
+    if frame is None or design is None or not design.factors or ss.get(PENDING) \
+            or len(frame) < EARLY_COUNT_ROWS:
+        return
+    _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
+    _count_unit_job(frame, design)
 
 
 def count_choice(design: Design) -> str:

@@ -96,7 +96,10 @@ def subgroups_result(results: pd.DataFrame, design: Design, c: SimpleNamespace
         **({"ci": "bootstrap", "n_resamples": boot["n_resamples"]} if boot else {}),
         **({"judge_noise": noise["replicates"], "noise_mode": noise["mode"],
             "noise_alpha": noise["alpha"]} if noise else {}))
-    cells = cells_for(results, design, list(dict.fromkeys(
+    # with a cluster (not a factor, not pooled) the analysis counts the rows' codes into
+    # its per-cluster grid (analysis/subgroup_codes.py): no factors x cluster cell table
+    grid = bool(cluster) and cluster not in c.factors and not pooled
+    cells = None if grid else cells_for(results, design, list(dict.fromkeys(
         [*c.factors, *([cluster] if cluster else [])])), c.where)
     out.result = analysis_result("subgroups", results, design, out.opts, cells=cells,
                                  factors=c.factors, where=c.where)
