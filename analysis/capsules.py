@@ -77,6 +77,8 @@ CHI_SQUARE = "chi-square"
 N_SUBCATEGORIES = "n_subcategories"
 #: BH-significant marker of :func:`capsule_table` (after ``*``, the unadjusted one).
 BH_MARK = "†"
+#: The adjustment behind :data:`BH_MARK` and ``p_adjusted`` (the paper's convention).
+CAPSULE_ADJUST = "bh"
 #: What each test answers (the ``question`` column of :func:`capsule_tests`).
 QUESTIONS: dict[str, str] = {
     KRUSKAL: "Does this subcategory's share of the answers differ between cohorts?",

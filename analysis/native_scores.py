@@ -80,6 +80,9 @@ CLUSTER, INTERVAL = "cluster", "interval"
 MODEL_A, MODEL_B = "model_a", "model_b"
 ESTIMATE_A, ESTIMATE_B, DELTA = "estimate_a", "estimate_b", "delta"
 P_VALUE, P_ADJUSTED = "p_value", "p_adjusted"
+#: The adjustment of a pair's native-score deltas (``p_adjusted``: family-wise over the
+#: few deltas of one pair; views name it from here).
+DELTA_ADJUST = "holm"
 #: ``scope`` / ``group`` of a score over all rows of its setting.
 OVERALL = "overall"
 ALL = "all"
@@ -854,7 +857,7 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         ok = np.isfinite(pv)
         if ok.any():
             adj = np.full(len(pv), np.nan)
-            adj[ok] = adjust_p(pv[ok], "holm")
+            adj[ok] = adjust_p(pv[ok], DELTA_ADJUST)
             out.loc[idx, P_ADJUSTED] = adj
     out = out[[*keys, *DELTA_COLUMNS]]
     settings = {"by": by, "reference": reference, "unit": pairing.unit, "cluster": cluster,

@@ -9,6 +9,7 @@ from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
 from analysis.distribution import MAX_CATEGORIES
 from analysis.labels import category_label
+from analysis.multiple_testing import NAMES
 from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
 
@@ -144,7 +145,7 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
                                  "prompt that differ from each other (the paper's Table 4 "
                                  "note)"}.get,
                     help=f"*: Kruskal-Wallis p < 0.05; *{cp.BH_MARK}: also after "
-                         "Benjamini-Hochberg over the table's tests (p_adjusted)")
+                         f"{NAMES[cp.CAPSULE_ADJUST]} over the table's tests (p_adjusted)")
     if not spec.strip():
         return
     try:

@@ -18,6 +18,8 @@ import streamlit as st
 
 from analysis.design import Design
 from analysis.errors import AnalysisError
+from analysis.multiple_testing import NAMES
+from analysis.native_scores import DELTA_ADJUST
 from ui.widgets import md
 
 __all__ = ["native_deltas_view", "native_scores_view"]
@@ -42,8 +44,8 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
                      "paired deltas with cluster intervals"):
         st.caption("Each value's score on the prompts both answered, the same bootstrap "
                    "draws of the shared clusters (templates, within each category) for both: "
-                   "a paired interval of b - a. Test: bootstrap t with G - 1 df, Holm over "
-                   "a pair's deltas (docs/native_scores.md).")
+                   "a paired interval of b - a. Test: bootstrap t with G - 1 df, "
+                   f"{NAMES[DELTA_ADJUST]} over a pair's deltas (docs/native_scores.md).")
         key = json.dumps([st.session_state.get("results_token"), settings["by"],
                           settings.get("reference"), where], sort_keys=True, default=str)
         if st.button("Compute the paired deltas", key="compare_native_run"):
