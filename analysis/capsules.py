@@ -58,7 +58,8 @@ from analysis.errors import AnalysisError
 from analysis.values import combine_codes, factor_codes, split_codes
 
 __all__ = [
-    "ALL_CATEGORIES", "BH_MARK", "CHI_SQUARE", "DEMOGRAPHIC", "KRUSKAL", "KRUSKAL_AMONG",
+    "ALL_CATEGORIES", "BH_MARK", "CAPSULE_ADJUST", "CHI_SQUARE", "DEMOGRAPHIC", "KRUSKAL",
+    "KRUSKAL_AMONG",
     "N_OTHER", "N_SUBCATEGORIES", "QUESTION", "QUESTIONS", "TEST", "capsule_distribution",
     "capsule_spread", "capsule_table", "capsule_tests", "kruskal_across_cohorts",
     "kruskal_among_subcategories", "kruskal_binary", "parse_demographics",
