@@ -2315,3 +2315,37 @@ def importance_adjustment_sentence(adjust: str, alpha: float) -> str:
     from analysis.importance_adjust import adjustment_sentence
 
     return adjustment_sentence(adjust, alpha)
+
+
+# --- the rows and cells a view shows beside an analysis -----------------------------------
+def cells(data: Any, design: Any = None, *, factors: str | Sequence[str] | None = None,
+          where: Where | None = None, with_outcome: bool = True) -> Result:
+    """The cell table of a results table with the design applied (the CLI's
+    ``load_with_design``, the app's active results; an engine's fine cell table too):
+    one row per observed combination of ``factors`` (default: the design's) in the subset
+    ``where`` (:func:`analysis.cells.cell_table`).
+
+    Returns
+    -------
+    Result
+        ``table``: the factors' columns, ``n`` and, with an outcome and ``with_outcome``,
+        ``deviations``. ``settings``: ``factors``, ``where``, ``with_outcome``.
+    """
+    from analysis.cells import cell_table
+
+    table = _table(data)
+    names = _as_list(factors, "factors") or _design_of(design, table).names
+    subset = {str(k): list(v) for k, v in (where or {}).items()}
+    out = cell_table(table, names, where=subset or None, with_outcome=with_outcome)
+    return Result(out, (), {"factors": names, "where": subset, "with_outcome": with_outcome})
+
+
+def subset_rows(data: Any, *, where: Where | None = None,
+                exclude: Where | None = None) -> pd.DataFrame:
+    """The rows an analysis reads: those in the subset ``where`` (every listed value of
+    each factor kept), then without those of ``exclude`` (:func:`analysis.cells.filter_rows`,
+    :func:`analysis.cells.exclude_rows`). Every column of ``data``, its index."""
+    from analysis.cells import exclude_rows, filter_rows
+
+    rows = filter_rows(_table(data), dict(where) if where else None)
+    return exclude_rows(rows, dict(exclude)) if exclude else rows

@@ -28,11 +28,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The modules that compute statistics (methods.md); their functions are the API's to
-#: compose. Not counted: data steps (loading, designs, cell tables, filters), labels and
-#: formatting, figures, options.
+#: The modules that compute statistics (methods.md) and the cell tables and row filters
+#: they count on; their functions are the API's to compose. Not counted: loading, designs,
+#: labels and formatting, figures, options.
 STATISTICS = tuple(f"analysis.{m}" for m in (
-    "bbq_scores", "bootstrap", "capsules", "compare", "continuous", "coverage", "disparity",
+    "bbq_scores", "cell_counts", "cells", "bootstrap", "capsules", "compare", "continuous", "coverage", "disparity",
     "distribution", "dixon", "ecdf", "features", "findings", "gate", "importance",
     "importance_linear", "index", "index_published", "judge_noise", "mixed_df",
     "native_scores", "nesting", "planning", "saged_stats", "subgroups", "testing",

@@ -22,7 +22,6 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
-from analysis.cells import cell_table
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
 from analysis.names import clash_free, rename_note
@@ -67,7 +66,10 @@ def _applied(token: str, design_json: str, _frame: pd.DataFrame, _design: Design
 @st.cache_resource(max_entries=32, show_spinner="Counting cells...")
 def _cells(token: str, design_json: str, factors: tuple[str, ...], where: str,
            with_outcome: bool, _results: pd.DataFrame, _where: dict) -> pd.DataFrame:
-    return cell_table(_results, list(factors), where=_where or None, with_outcome=with_outcome)
+    from analysis import api
+
+    return api.cells(_results, factors=list(factors), where=_where or None,
+                     with_outcome=with_outcome).table
 
 
 def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]:
@@ -129,7 +131,7 @@ def warm_applied() -> None:
 def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
               where: dict[str, list[str]] | None = None, *,
               with_outcome: bool = True) -> pd.DataFrame:
-    """Cached :func:`analysis.cells.cell_table` of the active results."""
+    """Cached :func:`analysis.api.cells` of the active results."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
     return _cells(st.session_state["results_token"], design.to_json(), tuple(factors),
                   repr(sorted(where.items())), with_outcome, results, where)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from analysis.cells import filter_rows
 from analysis.columns import (
     CI_HIGH,
     CI_LOW,
@@ -73,9 +72,10 @@ def adjusted_column(method: str, over: str) -> dict:
 
 
 def _outcome_missing(results: pd.DataFrame, where: tuple) -> tuple[int, int]:
+    from analysis import api
     from analysis.columns import DEVIATION
 
-    subset = filter_rows(results[[DEVIATION, *dict(where)]], dict(where) or None)
+    subset = api.subset_rows(results[[DEVIATION, *dict(where)]], where=dict(where) or None)
     return int(subset[DEVIATION].isna().sum()), len(subset)
 
 

@@ -24,12 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from analysis.cells import cell_table
+    from analysis import api as bw
     from analysis.cli import emit, load_with_design
     from analysis.columns import DEVIATION_RATE, DEVIATIONS, N
 
     results, design = load_with_design(args, need_outcome=False)
-    cells = cell_table(results, design.names)
+    cells = bw.cells(results, design).table
     if DEVIATIONS in cells:
         cells[DEVIATION_RATE] = cells[DEVIATIONS] / cells[N]
     emit(args, cells, cells)

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> None:
         from analysis.commands._noise_options import needs_rows
 
         needs_rows(results)
-    counts = row_counts(results if not exclude else _excluded(results, exclude))
+    counts = row_counts(bw.subset_rows(results, exclude=exclude) if exclude else results)
     result = bw.subgroups(results, design, options=opts, exclude=exclude, applied=True)
     full, table, s = result.tables["all"], result.table, result.settings
     cluster = s.get("cluster")
@@ -128,10 +128,4 @@ def run(args: argparse.Namespace) -> None:
             print(f"{len(full) - len(table)} subgroups have the same rows as another one: "
                   f"reported once (same_rows_as) and counted once in the "
                   f"{ADJUSTMENT_LABELS[opts.adjust]} adjustment.")
-
-
-def _excluded(results, exclude):  # noqa: ANN001, ANN202
-    from analysis.cells import exclude_rows
-
-    return exclude_rows(results, exclude)
 
