@@ -933,7 +933,8 @@ def cohorts(data: Any, design: Any = None, *, category: str | None = None, cohor
         With ``demographics`` (``"gender=woman,man;race=White,Black"``) and
         ``demographic_col`` (the column naming each row's demographic), also the time
         capsules (:mod:`analysis.capsules`, docs/cohorts.md; options ``renormalise``,
-        ``method``, ``seed``, ``capsule_star``) over the rows of the subset as given
+        ``method``, ``seed``, ``capsule_star``, ``adjust``: the multiple-testing method
+        of their ``p_adjusted``, in ``settings``) over the rows of the subset as given
         (refusals where the table puts them): ``tables["capsule_distribution"]``,
         ``["capsule_spread"]``, ``["capsule_tests"]`` (each test with the question it
         answers) and ``["capsule_table"]`` (the paper-shaped table: column levels
@@ -994,12 +995,12 @@ def _capsules(rows: pd.DataFrame, category: str, cohort: str, by: list[str],
     dist = cp.capsule_distribution(rows, category, cohort, by=by,
                                    renormalise=opts.renormalise, **demographic)
     tests = cp.capsule_tests(dist, category, cohort, by=by, method=opts.method,
-                             seed=opts.seed)
+                             seed=opts.seed, adjust=opts.adjust)
     return {"capsule_distribution": dist,
             "capsule_spread": cp.capsule_spread(dist, category, cohort, by=by),
             "capsule_tests": tests,
             "capsule_table": cp.capsule_table(dist, category, cohort, by=by, tests=tests,
-                                              star=opts.capsule_star)}
+                                              star=opts.capsule_star, adjust=opts.adjust)}
 
 
 def compare(data: Any, design: Any = None, *, by: str, reference: str | None = None,
@@ -1017,7 +1018,8 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
     highest subgroup level; ``unit`` the columns identifying a prompt (default: the
     design's prompt unit, an id column, or the domain/prompt factors). Options:
     :class:`analysis.options.compare.CompareOptions` (``duplicates``, ``test``,
-    ``adjust``, ``cluster``, ``n_resamples``, ``seed``, ``confidence``, ``alpha``).
+    ``adjust``, ``subgroup_adjust``, ``cluster``, ``n_resamples``, ``seed``,
+    ``confidence``, ``alpha``).
     ``applied``: ``data`` has the design applied; ``pairing``: the rows' pairing
     (:func:`analysis.compare.pair_units` with the same ``by``, ``unit``, ``score``,
     ``subgroups``, ``cluster`` and ``duplicates``) when the caller has it cached (the
@@ -1037,8 +1039,9 @@ def compare(data: Any, design: Any = None, *, by: str, reference: str | None = N
         ``tables["subgroups"]`` (with ``subgroups``): one row per pair x subgroup:
         ``model_a``, ``model_b``, the subgroup factors, ``level``, ``subgroup``, ``n``,
         ``rate_a``, ``rate_b``, ``difference``, ``ci_low``, ``ci_high``, ``p_value``,
-        ``p_adjusted``, ``differs`` and, for a 0/1 outcome, the log-disparity columns
-        (``ld_a``, ``ld_b``, ``ld_difference`` ...). ``raw``: the
+        ``p_adjusted`` (by ``subgroup_adjust`` over the pair's subgroups), ``differs``
+        and, for a 0/1 outcome, the log-disparity columns (``ld_a``, ``ld_b``,
+        ``ld_difference`` ... ``ld_p_adjusted``). ``raw``: the
         :class:`analysis.compare.Comparison`. ``settings``: every option, the inputs,
         ``level_used`` (the subgroups' highest level, None without subgroups),
         ``resampled`` (what the subgroups' bootstrap resampled), the pairing's ``unit``
@@ -1991,7 +1994,8 @@ def time_capsules(data: Any, *, category: str, cohort: str,
     ``demographics``: ``"gender=woman,man;race=White,Asian"`` or a mapping;
     ``demographic_col``: which demographic each row probes (needed with several).
     Options: :class:`analysis.options.cohorts.CohortsOptions` (``renormalise``,
-    ``method``, ``seed``, ``capsule_star``). ``tests=False``: the distribution only
+    ``method``, ``seed``, ``capsule_star``, ``adjust``: the multiple-testing method of
+    ``p_adjusted`` and the table's ``†``). ``tests=False``: the distribution only
     (the app caches it apart, so the test's options do not count the rows again);
     ``distribution``: that distribution, computed before.
 
@@ -2002,11 +2006,11 @@ def time_capsules(data: Any, *, category: str, cohort: str,
         subcategory (:func:`analysis.capsules.capsule_distribution`'s columns). With
         ``tests``, ``tables``: ``tests`` (``test``, ``question``, ``demographic``, the
         ``by`` factors, the category, ``n``, ``count``, ``statistic``, ``df``,
-        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the rows of one test),
-        ``note``), ``spread`` (:func:`analysis.capsules.capsule_spread`) and ``table``
-        (the paper's: cohorts x (demographic, ``by`` group, subcategory), percentages,
-        marked ``*`` / ``*†`` by ``capsule_star``). ``settings``: the options and inputs,
-        ``adjust`` (``bh``).
+        ``p_value``, ``p_adjusted`` (by ``adjust``, default Benjamini-Hochberg, over
+        the rows of one test), ``note``), ``spread``
+        (:func:`analysis.capsules.capsule_spread`) and ``table`` (the paper's: cohorts x
+        (demographic, ``by`` group, subcategory), percentages, marked ``*`` / ``*†`` by
+        ``capsule_star``). ``settings``: the options (``adjust`` among them) and inputs.
     """
     from analysis import capsules as cp
     from analysis.cells import filter_rows
@@ -2022,15 +2026,14 @@ def time_capsules(data: Any, *, category: str, cohort: str,
     settings = {**opts.settings(), "category": category, "cohort": cohort,
                 "demographics": demographics if isinstance(demographics, str)
                 else {k: list(v) for k, v in demographics.items()},
-                "demographic_col": demographic_col, "by": split, "where": subset,
-                "adjust": "bh"}
+                "demographic_col": demographic_col, "by": split, "where": subset}
     if not tests:
         return Result(dist, (), settings, {}, None)
     found = cp.capsule_tests(dist, category, cohort, by=split, method=opts.method,
-                             seed=opts.seed)
+                             seed=opts.seed, adjust=opts.adjust)
     tables = {"tests": found, "spread": cp.capsule_spread(dist, category, cohort, by=split),
               "table": cp.capsule_table(dist, category, cohort, by=split, tests=found,
-                                        star=opts.capsule_star)}
+                                        star=opts.capsule_star, adjust=opts.adjust)}
     return Result(dist, (), settings, tables, None)
 
 

@@ -76,9 +76,11 @@ KRUSKAL = "Kruskal-Wallis"
 KRUSKAL_AMONG = "Kruskal-Wallis among subcategories"
 CHI_SQUARE = "chi-square"
 N_SUBCATEGORIES = "n_subcategories"
-#: BH-significant marker of :func:`capsule_table` (after ``*``, the unadjusted one).
+#: The adjusted-significant marker of :func:`capsule_table` (after ``*``, the unadjusted
+#: one); the name is older than the ``adjust`` option: it marks any method's.
 BH_MARK = "†"
-#: The adjustment behind :data:`BH_MARK` and ``p_adjusted`` (the paper's convention).
+#: The default adjustment behind :data:`BH_MARK` and ``p_adjusted`` (the paper's
+#: convention); the ``adjust`` option takes any method of :mod:`analysis.multiple_testing`.
 CAPSULE_ADJUST = "bh"
 #: What each test answers (the ``question`` column of :func:`capsule_tests`).
 QUESTIONS: dict[str, str] = {
@@ -375,7 +377,7 @@ def kruskal_among_subcategories(dist: pd.DataFrame, category: str, cohort: str, 
 
 def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
                   by: str | Sequence[str] = (), method: dm.TestMethod = "auto",
-                  seed: int | None = 0) -> pd.DataFrame:
+                  seed: int | None = 0, adjust: str = CAPSULE_ADJUST) -> pd.DataFrame:
     """Kruskal-Wallis per subcategory across cohorts, Kruskal-Wallis among the
     subcategories of each prompt, and the chi-square test per group, side by side.
 
@@ -386,12 +388,13 @@ def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
         ``chi-square``), ``question`` (what it answers, :data:`QUESTIONS`),
         ``demographic``, the ``by`` factors, the category (``(all)`` for the rows about a
         whole prompt), ``n``, ``count`` (answers in the subcategory; empty otherwise),
-        ``statistic``, ``df``, ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the
-        rows of the same test), ``note`` (for chi-square: the method, or why Monte Carlo
-        was used).
+        ``statistic``, ``df``, ``p_value``, ``p_adjusted`` (by ``adjust``, default
+        Benjamini-Hochberg, over the rows of the same test), ``note`` (for chi-square:
+        the method, or why Monte Carlo was used).
     """
-    from analysis.subgroups import benjamini_hochberg
+    from analysis.multiple_testing import adjust_p, check_method
 
+    check_method(adjust)
     by = [by] if isinstance(by, str) else list(by)
     kw = kruskal_across_cohorts(dist, category, cohort, by=by).assign(
         **{TEST: KRUSKAL, QUESTION: QUESTIONS[KRUSKAL]})
@@ -411,7 +414,7 @@ def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
         if not len(frame):
             continue
         frame = frame.copy()
-        frame[P_ADJUSTED] = benjamini_hochberg(frame[P_VALUE].to_numpy(dtype=float))
+        frame[P_ADJUSTED] = adjust_p(frame[P_VALUE].to_numpy(dtype=float), adjust)
         for c in (DEMOGRAPHIC, *by, category):
             frame[c] = frame[c].astype(str)
         parts.append(frame[columns])
@@ -420,16 +423,18 @@ def capsule_tests(dist: pd.DataFrame, category: str, cohort: str, *,
 
 def capsule_table(dist: pd.DataFrame, category: str, cohort: str, *,
                   by: str | Sequence[str] = (), tests: pd.DataFrame | None = None,
-                  alpha: float = 0.05, star: str = "across_cohorts") -> pd.DataFrame:
+                  alpha: float = 0.05, star: str = "across_cohorts",
+                  adjust: str = CAPSULE_ADJUST) -> pd.DataFrame:
     """The shares as the study prints them: one row per cohort, one column per
     (demographic, ``by`` group, subcategory), percentages.
 
     With ``tests`` (:func:`kruskal_across_cohorts` or :func:`capsule_tests`), a
     subcategory is marked ``*`` when its test's p-value is below ``alpha`` and ``*†``
-    when its Benjamini-Hochberg adjusted p-value (``p_adjusted``, over the table's tests
-    of that kind) is too. ``star="across_cohorts"`` (default): the subcategory's share
-    differs between cohorts (Kruskal-Wallis per subcategory); ``"among_subcategories"``:
-    every subcategory of a prompt whose subcategories differ (the paper's Table 4 note,
+    when its adjusted p-value (``p_adjusted``, over the table's tests of that kind; a
+    table without it: adjusted here by ``adjust``, default Benjamini-Hochberg) is too.
+    ``star="across_cohorts"`` (default): the subcategory's share differs between cohorts
+    (Kruskal-Wallis per subcategory); ``"among_subcategories"``: every subcategory of a
+    prompt whose subcategories differ (the paper's Table 4 note,
     :func:`kruskal_among_subcategories`; needs :func:`capsule_tests`).
 
     Returns
@@ -438,7 +443,7 @@ def capsule_table(dist: pd.DataFrame, category: str, cohort: str, *,
         Index: the cohorts in order; columns: a MultiIndex ``demographic``, the ``by``
         factors, the category.
     """
-    from analysis.subgroups import benjamini_hochberg
+    from analysis.multiple_testing import adjust_p
 
     by = [by] if isinstance(by, str) else list(by)
     if star not in ("across_cohorts", "among_subcategories"):
@@ -453,7 +458,7 @@ def capsule_table(dist: pd.DataFrame, category: str, cohort: str, *,
         else:
             raise AnalysisError("star='among_subcategories' needs capsule_tests(...).")
         adjusted = (kw[P_ADJUSTED].to_numpy(dtype=float) if P_ADJUSTED in kw.columns
-                    else benjamini_hochberg(kw[P_VALUE].to_numpy(dtype=float)))
+                    else adjust_p(kw[P_VALUE].to_numpy(dtype=float), adjust))
         for (_, row), p_adj in zip(kw.iterrows(), adjusted, strict=True):
             if row[P_VALUE] < alpha:
                 key = tuple(str(row[c]) for c in (DEMOGRAPHIC, *by))

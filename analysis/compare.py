@@ -34,10 +34,11 @@ them on the pairs only:
   deviation rate (or mean score) and, for a 0/1 outcome, in log disparity
   (``LD_b - LD_a``), each with a percentile bootstrap interval that resamples prompt
   units (both models' answers to a prompt stay together); p-values from the bootstrap
-  z = estimate / SE, Benjamini-Hochberg across the subgroups. With a cluster, whole
+  z = estimate / SE, adjusted across the subgroups by ``subgroup_adjust`` (default
+  Benjamini-Hochberg, any method of :mod:`analysis.multiple_testing`). With a cluster, whole
   clusters are resampled and each subgroup on k clusters gets the spread expanded by
   sqrt(k / (k - 1)) with t on k - 1 df (none for k < 2; ``paired_bootstrap``).
-  ``verdicts_differ`` flags subgroups whose own LD verdict (BH-adjusted p < alpha, on
+  ``verdicts_differ`` flags subgroups whose own LD verdict (adjusted p < alpha, on
   the paired prompts) holds for one model and not the other.
 """
 
@@ -82,9 +83,10 @@ McNemarTest = Literal["auto", "exact", "chi2"]
 MCNEMAR_TESTS: tuple[str, ...] = get_args(McNemarTest)
 Adjust = Method  # the multiple-testing kernel's methods (Holm is Compare's default)
 ADJUSTMENTS: tuple[str, ...] = ("holm", *(m for m in METHODS if m != "holm"))
-#: The adjustment of the subgroup tables' ``p_adjusted`` and ``ld_p_adjusted`` (and of
-#: each value's own LD verdict): Benjamini-Hochberg across the subgroups of a pair,
-#: whatever ``adjust`` (which adjusts the pairs of the overall table).
+#: The default adjustment of the subgroup tables' ``p_adjusted`` and ``ld_p_adjusted``
+#: (and of each value's own LD verdict) across the subgroups of a pair: the option
+#: ``subgroup_adjust`` (any method of :mod:`analysis.multiple_testing`), apart from
+#: ``adjust`` (which adjusts the pairs of the overall table).
 SUBGROUP_ADJUST = "bh"
 Duplicates = Literal["mean", "refuse"]
 DUPLICATE_RULES: tuple[str, ...] = get_args(Duplicates)
@@ -1047,6 +1049,7 @@ def compare_subgroups(
     seed: int = 0,
     confidence: float = 0.95,
     alpha: float = 0.05,
+    adjust: Adjust = SUBGROUP_ADJUST,
 ) -> pd.DataFrame:
     """Per subgroup of the paired prompts: the difference between b and a, with intervals.
 
@@ -1065,6 +1068,10 @@ def compare_subgroups(
         and interval level.
     alpha
         Level of ``differs`` and of each model's own LD verdict.
+    adjust
+        The multiple-testing method over the subgroups (default Benjamini-Hochberg; any
+        of :data:`analysis.multiple_testing.METHODS`) of ``p_adjusted``,
+        ``ld_p_adjusted`` and the own LD verdicts.
 
     Returns
     -------
@@ -1073,19 +1080,22 @@ def compare_subgroups(
         columns (NaN where not fixed), ``level``, ``subgroup``, ``n`` (paired prompts),
         ``rate_a`` / ``rate_b`` (or ``mean_a`` / ``mean_b`` for a score),
         ``difference`` (b - a) with ``ci_low`` / ``ci_high`` (percentile bootstrap),
-        ``p_value`` (bootstrap z) and ``p_adjusted`` (Benjamini-Hochberg across the
+        ``p_value`` (bootstrap z) and ``p_adjusted`` (by ``adjust`` across the
         subgroups), ``differs`` (p_adjusted < alpha); for a 0/1 outcome also ``only_a``
         / ``only_b`` (discordant prompts), ``ld_a`` / ``ld_b`` (each model's log
         disparity of the subgroup against the other paired prompts), ``ld_difference``
         (ld_b - ld_a) with ``ld_ci_low`` / ``ld_ci_high``, ``ld_p_value``,
         ``ld_p_adjusted``, ``significant_a`` / ``significant_b`` (each model's own LD
-        verdict: BH-adjusted p < alpha, Wald or Fisher as :mod:`analysis.subgroups`)
-        and ``verdicts_differ`` (significant for one model and not the other).
+        verdict: ``adjust``-adjusted p < alpha, Wald or Fisher as
+        :mod:`analysis.subgroups`) and ``verdicts_differ`` (significant for one model
+        and not the other).
         What was resampled is ``pairing.resampled``; the notes on the intervals are
         :func:`subgroup_notes`.
     """
-    from analysis.subgroups import benjamini_hochberg, disparity_stats
+    from analysis.multiple_testing import adjust_p as kernel
+    from analysis.subgroups import disparity_stats
 
+    check_method(adjust)
     factors = list(pairing.factors if factors is None else factors)
     if not factors:
         raise PairingError("Choose at least one prompt-level factor for the subgroups.")
@@ -1159,7 +1169,7 @@ def compare_subgroups(
         out[N_CLUSTERS] = res["n_clusters"].astype(np.int64)
     out[CI_LOW], out[CI_HIGH] = res["ci_low"], res["ci_high"]
     out[P_VALUE] = res["p_value"]
-    out[P_ADJUSTED] = benjamini_hochberg(res["p_value"])
+    out[P_ADJUSTED] = kernel(res["p_value"], adjust)
     out[DIFFERS] = out[P_ADJUSTED] < alpha
     if binary:
         total_n, total_a, total_b = len(xa), int(xa.sum()), int(xb.sum())
@@ -1167,12 +1177,12 @@ def compare_subgroups(
         out[LD_DIFFERENCE] = res["ld_difference"]
         out[LD_CI_LOW], out[LD_CI_HIGH] = res["ld_ci_low"], res["ld_ci_high"]
         out[LD_P_VALUE] = res["ld_p_value"]
-        out[LD_P_ADJUSTED] = benjamini_hochberg(res["ld_p_value"])
+        out[LD_P_ADJUSTED] = kernel(res["ld_p_value"], adjust)
         for col, sums, total in ((SIGNIFICANT_A, sum_a, total_a), (SIGNIFICANT_B, sum_b,
                                                                     total_b)):
             own = disparity_stats(np.rint(sums), n_s, total_deviations=total,
                                   total_n=total_n, confidence=confidence)
-            out[col] = benjamini_hochberg(own["p_value"].to_numpy()) < alpha
+            out[col] = kernel(own["p_value"].to_numpy(), adjust) < alpha
         out[VERDICTS_DIFFER] = out[SIGNIFICANT_A] != out[SIGNIFICANT_B]
     out.insert(0, MODEL_B, b)
     out.insert(0, MODEL_A, a)
@@ -1228,6 +1238,7 @@ def compare(
     seed: int = _DEFAULT.seed,
     confidence: float = _DEFAULT.confidence,
     alpha: float = _DEFAULT.alpha,
+    subgroup_adjust: Adjust = _DEFAULT.subgroup_adjust,
 ) -> Comparison:
     """Pair, compare overall, and per subgroup for every compared pair (see the module
     docstring; the parameters are those of :func:`pair_units`, :func:`compare_overall`
@@ -1238,7 +1249,7 @@ def compare(
     return compare_pairing(pairing, reference=reference, factors=factors,
                            max_level=max_level, test=test, adjust=adjust,
                            n_resamples=n_resamples, seed=seed, confidence=confidence,
-                           alpha=alpha)
+                           alpha=alpha, subgroup_adjust=subgroup_adjust)
 
 
 def compare_pairing(
@@ -1253,6 +1264,7 @@ def compare_pairing(
     seed: int = _DEFAULT.seed,
     confidence: float = _DEFAULT.confidence,
     alpha: float = _DEFAULT.alpha,
+    subgroup_adjust: Adjust = _DEFAULT.subgroup_adjust,
 ) -> Comparison:
     """:func:`compare` of a :func:`pair_units` pairing (kept apart so that an app can
     keep the pairing, the step that reads the rows, while the other options change);
@@ -1265,8 +1277,10 @@ def compare_pairing(
             if len(pairing.paired(a, b)):
                 subs[(a, b)] = compare_subgroups(pairing, a, b, factors, max_level=max_level,
                                                  n_resamples=n_resamples, seed=seed,
-                                                 confidence=confidence, alpha=alpha)
-    notes = describe(pairing, overall, subs, alpha=alpha, adjust=adjust)
+                                                 confidence=confidence, alpha=alpha,
+                                                 adjust=subgroup_adjust)
+    notes = describe(pairing, overall, subs, alpha=alpha, adjust=adjust,
+                     subgroup_adjust=subgroup_adjust)
     for table in subs.values():
         notes += [n for n in subgroup_notes(pairing, table) if n not in notes]
     return Comparison(pairing, overall, subs, notes)
@@ -1274,11 +1288,16 @@ def compare_pairing(
 
 def describe(pairing: Pairing, overall: pd.DataFrame,
              subgroups: dict[tuple[str, str], pd.DataFrame] | None = None, *,
-             alpha: float = 0.05, adjust: str = "") -> list[str]:
+             alpha: float = 0.05, adjust: str = "",
+             subgroup_adjust: str = SUBGROUP_ADJUST) -> list[str]:
     """Plain-language readings: what was paired, unpaired rows, and per pair the
     discordant counts, the test and the subgroups that differ (``adjust``: the method of
-    ``overall``'s ``p_adjusted``, as :func:`compare_overall` was given it)."""
+    ``overall``'s ``p_adjusted``, as :func:`compare_overall` was given it;
+    ``subgroup_adjust``: that of the subgroup tables')."""
+    from analysis.multiple_testing import LABELS
+
     notes = [pairing.note, *pairing.notes]
+    by_subgroup = f"{LABELS.get(subgroup_adjust, subgroup_adjust)}-adjusted p < {alpha:g}"
     adjust = ADJUSTMENT_NAMES.get(adjust, "")
     for r in overall.to_dict(orient="records"):
         a, b = r[MODEL_A], r[MODEL_B]
@@ -1311,10 +1330,10 @@ def describe(pairing: Pairing, overall: pd.DataFrame,
                                zip(top[SUBGROUP][:5], top[DIFFERENCE][:5], top[CI_LOW][:5],
                                    top[CI_HIGH][:5], strict=True))
             notes.append(f"{a} vs {b}: {len(differ)} of {len(table)} subgroups differ "
-                         f"(BH-adjusted p < {alpha:g}): {listed}"
+                         f"({by_subgroup}): {listed}"
                          + ("; ..." if len(differ) > 5 else "."))
         else:
-            notes.append(f"{a} vs {b}: no subgroup differs (BH-adjusted p < {alpha:g}).")
+            notes.append(f"{a} vs {b}: no subgroup differs ({by_subgroup}).")
         if VERDICTS_DIFFER in table and table[VERDICTS_DIFFER].any():
             notes.append(f"{a} vs {b}: the subgroup verdicts (own LD significant) differ in "
                          f"{int(table[VERDICTS_DIFFER].sum())} subgroups.")

@@ -70,7 +70,7 @@ def build(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: ANN001
     sec.adjustments["compare_overall"] = options.adjust
     if c.subgroups:
         sec.tables.append(("compare_subgroups", result.tables["subgroups"]))
-        sec.adjustments["compare_subgroups"] = "bh"  # per pair, over its subgroups
+        sec.adjustments["compare_subgroups"] = options.subgroup_adjust  # per pair
     for i, ((a, b), table) in enumerate(c.subgroups.items()):
         if i < MAX_FIGURE_PAIRS:
             sec.figures.append((f"compare_{a}_{b}", dumbbell_figure(table)))

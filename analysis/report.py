@@ -411,7 +411,7 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
 
         # renormalise False: answers outside `categories` stay in the denominator
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
-                **CohortsOptions().settings(skip=("capsule_star",)), "where": {}}
+                **CohortsOptions().settings(skip=_CAPSULE_ONLY), "where": {}}
     if section == "compare":  # analysis/compare_report.py
         from analysis import compare_report
 
@@ -820,12 +820,16 @@ def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         sec.tables.append(("bias_index_bootstrap", result.tables["bootstrap"]))
 
 
+#: The cohorts options of the time capsules only (the section has none: no demographics).
+_CAPSULE_ONLY = ("capsule_star", "adjust")
+
+
 def _cohorts(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis import api as bw
     from analysis.figures.distribution import distribution_figure, spread_figure
     from analysis.options.cohorts import CohortsOptions
 
-    options = CohortsOptions.from_settings(s, skip=("capsule_star",))
+    options = CohortsOptions.from_settings(s, skip=_CAPSULE_ONLY)
     category, cohort, by = s["category"], s["cohort"], list(s.get("by") or [])
     result = bw.cohorts(results, design, category=category, cohort=cohort, by=by,
                         categories=s.get("categories") or None, options=options,

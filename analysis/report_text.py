@@ -187,8 +187,8 @@ def header(column: Any, adjust: str | None = None, confidence: float | None = No
     from analysis.formatting import adjusted_header, interval_header
 
     name = str(column)
-    if name == "p_adjusted" and adjust:
-        return adjusted_header({"adjust": adjust})
+    if name in ("p_adjusted", "ld_p_adjusted") and adjust:  # Compare's LD p too
+        return ("LD " if name.startswith("ld_") else "") + adjusted_header({"adjust": adjust})
     if name in INTERVAL_HEADERS and confidence is not None:
         return interval_header({"confidence": confidence}, INTERVAL_HEADERS[name][1],
                                INTERVAL_HEADERS[name][0])

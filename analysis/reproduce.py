@@ -361,17 +361,18 @@ def categories_text(categories: Sequence[str] | None) -> str | list | None:
     return values
 
 
-def cohorts_view(opts: Mapping[str, Any]) -> View:
+def cohorts_view(opts: Mapping[str, Any], **capsules: Any) -> View:
     """Cohorts: category, cohort, facets, categories and the options
     (:class:`analysis.options.cohorts.CohortsOptions`: renormalise, the test's settings);
-    ``--categories`` as :func:`categories_text` writes it."""
+    ``--categories`` as :func:`categories_text` writes it; ``capsules``: the time
+    capsules' inputs (``demographics``, ``demographic_col``)."""
     import dataclasses
 
     from analysis.options.cohorts import CohortsOptions
 
     view = api_view(CohortsOptions.from_settings(opts), category=opts["category"],
                     cohort=opts["cohort"], by=list(opts.get("by") or []),
-                    categories=list(opts.get("categories") or []))
+                    categories=list(opts.get("categories") or []), **capsules)
     cli = tuple((k, categories_text(v) if k == "categories" else v) for k, v in view.options)
     return dataclasses.replace(view, options=cli)
 

@@ -11,6 +11,7 @@ from analysis.compare import (
     VERDICTS_DIFFER,
 )
 from analysis.errors import AnalysisError
+from analysis.labels import adjusted_method
 from analysis.multiple_testing import adjusted_label
 from ui.common import (
     figure_downloads,
@@ -75,11 +76,12 @@ if pair is None:
     st.info("Choose prompt factors above to see in which subgroups the values differ.")
 else:
     table = c.subgroups[pair]
+    by_subgroup = adjusted_method(result.settings, "subgroup_adjust", fixed=SUBGROUP_ADJUST)
     st.subheader(f"Where {md(pair[0])} and {md(pair[1])} differ")
     st.caption(f"Intervals: percentile bootstrap resampling {md(c.pairing.resampled)} "
                f"({settings['n_resamples']:,} replicates, seeded): both answers to a prompt "
-               f"stay together. {adjusted_label(SUBGROUP_ADJUST)}: "
-               f"{ADJUSTMENT_NAMES[SUBGROUP_ADJUST]} across the subgroups.")
+               f"stay together. {adjusted_label(by_subgroup)}: "
+               f"{ADJUSTMENT_NAMES[by_subgroup]} across the subgroups.")
     try:
         fig, sun = pair_figures(c, pair, design, settings, where)
     except AnalysisError as exc:

@@ -9,7 +9,6 @@ from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
 from analysis.distribution import MAX_CATEGORIES
 from analysis.labels import category_label
-from analysis.multiple_testing import NAMES
 from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
 
@@ -121,6 +120,7 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
     steps that read the rows, and the tests, are cached per table, subset and options."""
     from analysis import capsules as cp
     from analysis.errors import AnalysisError
+    from ui.capsule_options import capsule_adjust, capsule_copy, tests_columns
     from ui.common import per_table, table_download
 
     category, cohort, by = opts["category"], opts["cohort"], opts["by"]
@@ -144,15 +144,16 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
                                  "cohorts", "among_subcategories": "the subcategories of a "
                                  "prompt that differ from each other (the paper's Table 4 "
                                  "note)"}.get,
-                    help=f"*: Kruskal-Wallis p < 0.05; *{cp.BH_MARK}: also after "
-                         f"{NAMES[cp.CAPSULE_ADJUST]} over the table's tests (p_adjusted)")
+                    help=f"*: Kruskal-Wallis p < 0.05; *{cp.BH_MARK}: also after the "
+                         "adjustment below over the table's tests (p_adjusted)")
+    adjust = capsule_adjust()
     if not spec.strip():
         return
     try:
         result = per_table(
             _capsules, results, design, design, where, category, cohort, spec,
             None if col == columns[0] else col, list(by), opts["renormalise"],
-            opts["method"], opts["seed"], star)
+            opts["method"], opts["seed"], star, adjust)
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return
@@ -162,10 +163,12 @@ def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: di
     flat = flat.reset_index()
     st.dataframe(flat, hide_index=True)
     table_download(flat, "time_capsules_table", key="cohorts_capsule_table")
-    st.dataframe(tests, hide_index=True)
+    st.dataframe(tests, hide_index=True, column_config=tests_columns(result.settings))
     table_download(tests, "time_capsules_tests", key="cohorts_capsule_tests")
     st.dataframe(spread, hide_index=True)
     table_download(spread, "time_capsules_spread", key="cohorts_capsule_spread")
+    capsule_copy(design, opts, where, demographics=spec, capsule_star=star, adjust=adjust,
+                 demographic_col=None if col == columns[0] else col)
 
 
 def _capsule_dist(results: pd.DataFrame, where: dict, category: str, cohort: str, spec: str,
@@ -180,7 +183,8 @@ def _capsule_dist(results: pd.DataFrame, where: dict, category: str, cohort: str
 
 def _capsules(results: pd.DataFrame, design: Design, where: dict, category: str, cohort: str,
               spec: str, demographic_col: str | None, by: list[str], renormalise: bool,
-              method: str, seed: int, star: str = Opts.default("capsule_star")):
+              method: str, seed: int, star: str = Opts.default("capsule_star"),
+              adjust: str = Opts.default("adjust")):
     """:func:`analysis.api.time_capsules`: the distribution cached apart (the test's
     method and seed do not count the rows again), then its tests, spreads and the
     paper-shaped table."""
@@ -192,7 +196,7 @@ def _capsules(results: pd.DataFrame, design: Design, where: dict, category: str,
     return bw.time_capsules(results, category=category, cohort=cohort, demographics=spec,
                             demographic_col=demographic_col, by=by, where=where,
                             renormalise=renormalise, method=method, seed=seed,
-                            capsule_star=star, distribution=dist)
+                            capsule_star=star, adjust=adjust, distribution=dist)
 
 
 def cohort_view(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> dict:

@@ -43,19 +43,20 @@ def column_config(settings: dict, *, subgroups: bool = False) -> dict:
     """:data:`COLUMN_CONFIG` with the adjusted p-values headed by their method: the
     overall table's ``p_adjusted`` by the comparison's ``adjust`` (its Result's
     ``settings``: ``p (Holm)`` by default), a subgroup table's ``p_adjusted`` and
-    ``ld_p_adjusted`` by :data:`analysis.compare.SUBGROUP_ADJUST` (Benjamini-Hochberg
-    across the subgroups, whatever ``adjust``)."""
+    ``ld_p_adjusted`` by its ``subgroup_adjust`` (default Benjamini-Hochberg across the
+    subgroups of a pair, whatever ``adjust``)."""
     from analysis.labels import adjusted_method
     from analysis.multiple_testing import NAMES, adjusted_label
 
-    method = cmp.SUBGROUP_ADJUST if subgroups else adjusted_method(settings, fixed="holm")
+    by_subgroup = adjusted_method(settings, "subgroup_adjust", fixed=cmp.SUBGROUP_ADJUST)
+    method = by_subgroup if subgroups else adjusted_method(settings, fixed="holm")
     over = "the subgroups of the pair" if subgroups else "every compared pair"
-    ld = adjusted_label(cmp.SUBGROUP_ADJUST)
+    ld = adjusted_label(by_subgroup)
     return {**COLUMN_CONFIG,
             cmp.P_ADJUSTED: _NUM(adjusted_label(method), format="%.3g",
                                  help=f"{NAMES[method]} over {over}"),
             cmp.LD_P_ADJUSTED: _NUM(f"LD {ld}", format="%.3g",
-                                    help=f"{NAMES[cmp.SUBGROUP_ADJUST]} over the subgroups "
+                                    help=f"{NAMES[by_subgroup]} over the subgroups "
                                          "of the pair")}
 #: Session key of the Compare page's prompt unit (a multiselect; empty = inferred).
 UNIT_KEY = "compare_unit"

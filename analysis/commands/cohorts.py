@@ -112,11 +112,12 @@ def run(args: argparse.Namespace) -> None:
         print(test.to_string(index=False))
     if capsules and not args.json:
         from analysis.capsules import BH_MARK
+        from analysis.multiple_testing import NAMES
 
         what = ("the subcategory's share differs between cohorts" if options.capsule_star ==
                 "across_cohorts" else "the prompt's subcategories differ from each other")
         print(f"\nTime capsules: percentages of all answers per demographic (* = {what}, "
-              f"Kruskal-Wallis p < 0.05; *{BH_MARK} = also after Benjamini-Hochberg):")
+              f"Kruskal-Wallis p < 0.05; *{BH_MARK} = also after {NAMES[options.adjust]}):")
         print(capsule_table.to_string())
         print("\nTests (each with the question it answers):")
         print(capsules["capsule_tests"].drop(columns="question").to_string(index=False))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.multiple_testing import METHODS, methods_text
 from analysis.options import Options, option, register
 from analysis.options.types import NON_NEGATIVE_INT
 
@@ -47,3 +48,7 @@ class CohortsOptions(Options):
         "subcategory's share differs between cohorts (default), or the prompt's "
         "subcategories differ from each other (the paper's Table 4 note)",
         choices=CAPSULE_STARS, call=False, label="`*` in the table marks")
+    adjust: str = option(
+        "bh", "with --demographics: adjust the time capsules' p-values over the tests of "
+        "one kind (p_adjusted, and the table's second mark): " + methods_text(default="bh"),
+        choices=METHODS, call=False, label="Time capsules' p-values adjusted by")

@@ -43,6 +43,10 @@ class CompareOptions(Options):
         "holm", "adjust the p-values of all pairs together: "
         + methods_text(ADJUSTMENTS, default="holm"), choices=ADJUSTMENTS,
         label="Pairs adjusted by")
+    subgroup_adjust: str = option(
+        "bh", "adjust the p-values of a pair's subgroups together (p_adjusted, "
+        "ld_p_adjusted and each value's own LD verdict): " + methods_text(default="bh"),
+        choices=METHODS, label="Subgroups adjusted by")
     cluster: str | None = option(
         FROM_DESIGN, "cluster column (default: the design's); pairs in one cluster are "
         "resampled together", cluster=True, group="intervals",
