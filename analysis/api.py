@@ -365,7 +365,8 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         continuous outcome (the design declares it) and rows (not a cell table)
         ``tables["group_means"]``: the mean score per factor value and its difference
         from the reference (Welch, or CR2 with Satterthwaite df over the cluster used;
-        :func:`analysis.continuous.group_means` at ``confidence``).
+        :func:`analysis.continuous.group_means` at ``confidence``, ``p_adjusted`` by
+        ``adjust``).
         ``settings``: every option (``level`` resolved), the cluster used, ``n_clusters``,
         ``reference_df``, ``uncertainty`` (how the CIs and p-values were computed),
         ``factors``, ``where``, ``n_subgroups``, ``n_distinct``. ``meta``:
@@ -445,7 +446,7 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
         from analysis.continuous import group_means
 
         tables["group_means"] = group_means(rows, the_design, confidence=opts.confidence,
-                                            cluster=cluster)
+                                            cluster=cluster, adjust=opts.adjust)
     level = int(full[LEVEL].max()) if len(full) else opts.level
     settings = {**opts.settings(), "level": level, **facts, "uncertainty": uncertainty,
                 "factors": names, "where": subset,
@@ -2103,20 +2104,23 @@ def compare_pairing(data: Any, design: Any = None, *, by: str,
 
 def group_means(data: Any, design: Any = None, *, cluster: str | None = None,
                 confidence: float | str = 0.95, factors: str | Sequence[str] | None = None,
-                where: Where | None = None, applied: bool = False) -> Result:
+                where: Where | None = None, applied: bool = False,
+                adjust: str = "bh") -> Result:
     """For a continuous outcome: the mean score per factor value and its difference from
     the reference value, Welch, or with ``cluster`` CR2 on Satterthwaite df
     (:func:`analysis.continuous.group_means`; a cluster named here is checked as the
-    design's, :func:`analysis.clusters.resolve_cluster`).
+    design's, :func:`analysis.clusters.resolve_cluster`); ``adjust``: the multiple-testing
+    method of ``p_adjusted`` (any of :data:`analysis.multiple_testing.METHODS`; the
+    Subgroups page and ``bw.subgroups`` pass theirs).
 
     Returns
     -------
     Result
         ``table``: one row per (factor, observed value): ``factor``, ``value``,
         ``reference``, ``n``, ``mean``, ``sd``, ``difference``, ``ci_low``, ``ci_high``,
-        ``p_value``, ``p_adjusted`` (Benjamini-Hochberg over the non-reference rows);
-        with a cluster also ``std_err``, ``df``, ``n_clusters``, ``note``.
-        ``settings``: ``cluster`` (used), ``confidence``, ``adjust`` (``bh``),
+        ``p_value``, ``p_adjusted`` (by ``adjust`` over the non-reference rows); with a
+        cluster also ``std_err``, ``df``, ``n_clusters``, ``note``.
+        ``settings``: ``cluster`` (used), ``confidence``, ``adjust``,
         ``factors``, ``where``.
     """
     from analysis.clusters import resolve_cluster
@@ -2128,8 +2132,8 @@ def group_means(data: Any, design: Any = None, *, cluster: str | None = None,
     used = (resolve_cluster(rows, cluster, declared=True, factors=the_design.names).column
             if cluster else None)
     level = float(confidence)
-    out = means(rows, the_design, cluster=used, confidence=level)
-    settings = {"cluster": used, "confidence": level, "adjust": "bh",
+    out = means(rows, the_design, cluster=used, confidence=level, adjust=adjust)
+    settings = {"cluster": used, "confidence": level, "adjust": adjust,
                 "factors": list(the_design.names), "where": subset}
     return Result(out, (), settings, {}, None)
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from analysis.design import Design, factor_values
 from analysis.errors import AnalysisError
-from analysis.subgroups import benjamini_hochberg
+from analysis.multiple_testing import adjust_p, check_method
 
 __all__ = ["CLUSTER_COLUMNS", "COLUMNS", "group_means"]
 
@@ -44,7 +44,7 @@ CLUSTER_COLUMNS = [*COLUMNS[:7], "std_err", "df", "n_clusters", *COLUMNS[7:], "n
 
 def group_means(data: pd.DataFrame, design: Design, *, factors: Sequence[str] | None = None,
                 outcome: str | None = None, confidence: float = 0.95,
-                cluster: str | None = None) -> pd.DataFrame:
+                cluster: str | None = None, adjust: str = "bh") -> pd.DataFrame:
     """Mean score per factor value and its difference from the reference value.
 
     Parameters
@@ -62,6 +62,9 @@ def group_means(data: pd.DataFrame, design: Design, *, factors: Sequence[str] | 
     cluster
         Cluster column (template, question): the differences get the CR2 standard error
         with Satterthwaite df instead of Welch's (rows with a missing cluster left out).
+    adjust
+        The multiple-testing method of ``p_adjusted`` (default Benjamini-Hochberg; any
+        of :data:`analysis.multiple_testing.METHODS`).
 
     Returns
     -------
@@ -69,7 +72,7 @@ def group_means(data: pd.DataFrame, design: Design, *, factors: Sequence[str] | 
         One row per (factor, observed value): ``factor``, ``value``, ``reference``,
         ``n``, ``mean``, ``sd`` (sample), ``difference`` (mean - mean at the reference;
         0 for the reference), ``ci_low``, ``ci_high``, ``p_value`` (Welch, two-sided),
-        ``p_adjusted`` (Benjamini-Hochberg over the non-reference rows); NaN where a
+        ``p_adjusted`` (by ``adjust`` over the non-reference rows); NaN where a
         group has fewer than two rows. With ``cluster``, also ``std_err`` (CR2), ``df``
         (Satterthwaite), ``n_clusters`` (clusters holding the value) and ``note`` (why a
         difference has no interval or p-value: a value or reference in fewer than two
@@ -84,6 +87,7 @@ def group_means(data: pd.DataFrame, design: Design, *, factors: Sequence[str] | 
     """
     from scipy.special import stdtr, stdtrit
 
+    check_method(adjust)
     outcome = outcome or (design.outcome.column if design.outcome else None)
     if not outcome or outcome not in data.columns:
         raise AnalysisError(f"Group means need the score column {outcome!r} in the table.")
@@ -92,7 +96,7 @@ def group_means(data: pd.DataFrame, design: Design, *, factors: Sequence[str] | 
         raise AnalysisError(f"The outcome {outcome!r} is not numeric: group means need a score.")
     keep = y.notna().to_numpy()
     if cluster is not None:
-        return _clustered(data, design, y, keep, factors, cluster, confidence)
+        return _clustered(data, design, y, keep, factors, cluster, confidence, adjust)
     rows = []
     for f in (list(factors) if factors is not None else design.names):
         factor = design.factor(f)
@@ -126,22 +130,22 @@ def group_means(data: pd.DataFrame, design: Design, *, factors: Sequence[str] | 
             rows.append({"factor": f, "value": v, "reference": ref, "n": n1, "mean": m1,
                          "sd": s1, "difference": diff, "ci_low": lo, "ci_high": hi,
                          "p_value": p})
-    return _adjusted(pd.DataFrame(rows, columns=COLUMNS[:-1]))
+    return _adjusted(pd.DataFrame(rows, columns=COLUMNS[:-1]), adjust)
 
 
-def _adjusted(out: pd.DataFrame) -> pd.DataFrame:
-    """``p_adjusted``: Benjamini-Hochberg over the non-reference rows with a p-value."""
+def _adjusted(out: pd.DataFrame, adjust: str = "bh") -> pd.DataFrame:
+    """``p_adjusted``: ``adjust`` over the non-reference rows with a p-value."""
     adj = np.full(len(out), np.nan)
     mask = (out["value"] != out["reference"]) & out["p_value"].notna()
     if mask.any():
-        adj[mask.to_numpy()] = benjamini_hochberg(out.loc[mask, "p_value"].to_numpy())
+        adj[mask.to_numpy()] = adjust_p(out.loc[mask, "p_value"].to_numpy(), adjust)
     out["p_adjusted"] = adj
     return out
 
 
 def _clustered(data: pd.DataFrame, design: Design, y: pd.Series, keep: np.ndarray,
-               factors: Sequence[str] | None, cluster: str, confidence: float
-               ) -> pd.DataFrame:
+               factors: Sequence[str] | None, cluster: str, confidence: float,
+               adjust: str = "bh") -> pd.DataFrame:
     """:func:`group_means` with a cluster: per factor, the cell-means model ``y ~ 0 +
     value`` (its coefficients are the group means), its CR2 covariance over the clusters
     and each difference ``mean(value) - mean(reference)`` as a contrast of it."""
@@ -224,5 +228,5 @@ def _clustered(data: pd.DataFrame, design: Design, y: pd.Series, keep: np.ndarra
                 row.update(ci_low=row["difference"] - half, ci_high=row["difference"] + half,
                            p_value=float(test["p_value"]))
             rows.append(row)
-    return _adjusted(pd.DataFrame(rows, columns=CLUSTER_COLUMNS[:-2] + ["note"]))[
+    return _adjusted(pd.DataFrame(rows, columns=CLUSTER_COLUMNS[:-2] + ["note"]), adjust)[
         CLUSTER_COLUMNS]

@@ -18,6 +18,7 @@ from analysis.errors import AnalysisError
 from analysis.figures.importance_linear import linear_importance_figure
 from analysis.importance import ImportanceRefusal
 from analysis.options.importance_linear import LinearOptions as Lin
+from analysis.options.subgroups import SubgroupsOptions as SubOpts
 from analysis.reproduce import importance_linear_options
 from ui.common import analysis_result, figure_downloads, table_download
 from ui.importance import fix_buttons
@@ -170,7 +171,8 @@ def group_means_section(results: pd.DataFrame, design: Design) -> None:
     """For a continuous outcome: mean score per factor value, difference from the reference
     with a Welch CI, or with the design's cluster (the page's clustering toggle, on by
     default) a CR2 CI on Satterthwaite df (``analysis.continuous.group_means``), above the
-    0/1 subgroup table."""
+    0/1 subgroup table; ``p_adjusted`` by the page's adjustment (``subgroups_option_adjust``,
+    subgroups' ``adjust``), headed by it."""
     if design.outcome is None or design.outcome.type != "continuous" or not design.names:
         return
     from analysis import api as bw
@@ -180,7 +182,9 @@ def group_means_section(results: pd.DataFrame, design: Design) -> None:
                and st.session_state.get("subgroups_clustered", True) else None)
     st.subheader(md(f"Mean {design.outcome.column} per factor value"))
     try:
-        result = bw.group_means(results, design, cluster=cluster, applied=True)
+        result = bw.group_means(results, design, cluster=cluster, applied=True,
+                                adjust=st.session_state.get("subgroups_option_adjust",
+                                                          SubOpts.default("adjust")))
     except AnalysisError as exc:
         st.error(md(str(exc)))
         return

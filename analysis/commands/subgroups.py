@@ -110,10 +110,13 @@ def run(args: argparse.Namespace) -> None:
     emit(args, payload, table)
     if not args.json:
         if means is not None:
+            from analysis.multiple_testing import adjusted_label
+
             how = (f"CR2 over the clusters of {cluster}, Satterthwaite df" if cluster
                    else "Welch")
             print(f"\nMean {design.outcome.column} per factor value (difference from the "
-                  f"reference, {how} CI and p-value; subgroups above use the 0/1 deviation "
+                  f"reference, {how} CI and p-value, {adjusted_label(s['adjust'])} over "
+                  f"the non-reference values; subgroups above use the 0/1 deviation "
                   f"{design.outcome.rule()}):")
             print(means.round(4).to_string(index=False))
         print(f"Uncertainty: {s['uncertainty']}")

@@ -43,7 +43,8 @@ class SubgroupsOptions(ClusterOptions, BootstrapOptions, NoiseOptions):
         "auto", "p-value: auto (default: Fisher's exact for small-n subgroups and tables "
         "with a zero cell, Wald elsewhere), wald or fisher", choices=TESTS, label="p-value")
     confidence: float = confidence_option()
-    adjust: str = adjust_option("the distinct subgroups")
+    adjust: str = adjust_option("the distinct subgroups (and a continuous outcome's group "
+                                "means over the non-reference values)")
     min_n: int = option(30, "flag subgroups with fewer rows (default %(default)s)",
                         type=NON_NEGATIVE_INT, label="Small n below")
     min_expected: float = option(

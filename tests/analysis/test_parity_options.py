@@ -114,7 +114,9 @@ COMPOSED: dict[str, dict[str, Any]] = {
         (lambda r: r.tables["thinnest_cells"], lambda out: pd.DataFrame(out["thinnest_cells"]),
          "coverage_thinnest_cells", ["n"])]},
     "cohorts": {"inputs": {"category": "answer", "cohort": "model", "by": ["cot"]},
-                "not_in_report": ("capsule_star",), "views": [
+                # the time capsules' options (no demographics here: their parity is
+                # tests/analysis/test_adjust_options.py's)
+                "not_in_report": ("capsule_star", "adjust"), "views": [
         (lambda r: r.tables["homogeneity"], lambda out: pd.DataFrame(out["homogeneity"]),
          "cohorts_chi_square", ["n", "statistic", "df", "p_value", "cramers_v"]),
         (lambda r: r.tables["spread"], lambda out: pd.DataFrame(out["spread_within_cohorts"]),
@@ -347,7 +349,7 @@ def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, an
             "importance": ("confidence", "cluster", "small_sample", "gee", "interactions",
                            "likelihood_ratio"),
             # (compare's adjust: the sample's one pair of models has one p-value)
-            "compare": ("confidence", "cluster", "n_resamples", "seed"),
+            "compare": ("confidence", "cluster", "n_resamples", "seed", "subgroup_adjust"),
             "index": ("ci", "scores", "weights", "model", "ideal", "penalty", "penalty_gini",
                       "sentiment", "confidence"),
             "disparity": ("normalization", "baseline", "standard", "quantiles", "n_resamples",
