@@ -1517,9 +1517,12 @@ def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | No
                   unit: str | Sequence[str] | None = None, where: Where | None = None,
                   cluster: str | None = FROM_DESIGN, n_resamples: int = 1000,
                   confidence: float = 0.95, seed: int = 0,
-                  breakdowns: str | Sequence[str] | None = None) -> Result:
+                  breakdowns: str | Sequence[str] | None = None,
+                  adjust: str = "holm") -> Result:
     """Paired differences of the native scores between the values of ``by`` (models,
-    input formats) on the same items, with paired cluster-bootstrap intervals and tests.
+    input formats) on the same items, with paired cluster-bootstrap intervals and tests;
+    ``adjust``: the multiple-testing method over a pair's deltas (Holm by default, any of
+    :data:`analysis.multiple_testing.METHODS`; ``settings["adjust"]``).
 
     Returns
     -------
@@ -1527,8 +1530,8 @@ def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | No
         ``table``: :func:`analysis.native_scores.native_deltas`' table: the setting
         columns besides ``by``, ``model_a``, ``model_b``, ``family``, ``score``,
         ``scope``, ``group``, ``estimate_a``, ``estimate_b``, ``delta`` (b - a),
-        ``boot_se``, ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted``, ``n``,
-        ``n_clusters``, ``n_boot``, ``cluster``, ``interval``.
+        ``boot_se``, ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted`` (by ``adjust``),
+        ``n``, ``n_clusters``, ``n_boot``, ``cluster``, ``interval``.
     """
     from analysis.native_scores import native_deltas as compute
 
@@ -1536,7 +1539,7 @@ def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | No
     split = _as_list(breakdowns, "breakdowns") if breakdowns is not None else None
     out = compute(_subset(table, subset), the_design, by=by, reference=reference,
                   unit=_as_list(unit, "unit"), cluster=cluster, n_resamples=n_resamples,
-                  confidence=confidence, seed=seed, breakdowns=split)
+                  confidence=confidence, seed=seed, breakdowns=split, adjust=adjust)
     return Result(out.table, out.notes, {**out.settings, "where": subset}, {}, out)
 
 

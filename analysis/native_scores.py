@@ -59,6 +59,7 @@ from analysis.bbq_scores import (
 )
 from analysis.columns import ACCURACY_AMB, ACCURACY_DIS, S_AMB, S_DIS
 from analysis.errors import AnalysisError
+from analysis.multiple_testing import NAMES, check_method
 
 __all__ = [
     "BBQ_BREAKDOWNS", "BBQ_SCORES", "BOOT_SE", "CI_HIGH", "CI_LOW", "CLUSTER", "DELTA",
@@ -80,8 +81,9 @@ CLUSTER, INTERVAL = "cluster", "interval"
 MODEL_A, MODEL_B = "model_a", "model_b"
 ESTIMATE_A, ESTIMATE_B, DELTA = "estimate_a", "estimate_b", "delta"
 P_VALUE, P_ADJUSTED = "p_value", "p_adjusted"
-#: The adjustment of a pair's native-score deltas (``p_adjusted``: family-wise over the
-#: few deltas of one pair; views name it from here).
+#: The default adjustment of a pair's native-score deltas (``p_adjusted``: family-wise
+#: over the few deltas of one pair); ``native_deltas(adjust=)`` takes any method of
+#: :mod:`analysis.multiple_testing`, and the views name it from the Result's settings.
 DELTA_ADJUST = "holm"
 #: ``scope`` / ``group`` of a score over all rows of its setting.
 OVERALL = "overall"
@@ -767,7 +769,8 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
                   cluster: str | None = "<the design's cluster>", n_resamples: int = 1000,
                   confidence: float = 0.95, seed: int = 0,
                   breakdowns: Sequence[str] | None = None,
-                  metrics: Sequence[str] = (), ignore: Sequence[str] = ()) -> NativeScores:
+                  metrics: Sequence[str] = (), ignore: Sequence[str] = (),
+                  adjust: str = DELTA_ADJUST) -> NativeScores:
     """Paired differences ``score_b - score_a`` of every native score between values of
     ``by`` on the units both answered (see the module docstring).
 
@@ -788,6 +791,9 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
     ignore
         Setting columns not to split by (e.g. ``model`` when two runs of different
         models are compared by a ``run`` column).
+    adjust
+        The multiple-testing method of ``p_adjusted`` over a pair's deltas (default
+        :data:`DELTA_ADJUST`, Holm; any of :data:`analysis.multiple_testing.METHODS`).
 
     Returns
     -------
@@ -796,8 +802,8 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         columns (besides ``by``), ``model_a``, ``model_b`` (the two values of ``by``),
         ``family``, ``score``, ``scope``, ``group``, ``estimate_a``, ``estimate_b``
         (each on the paired units), ``delta`` (b - a), ``boot_se``, ``ci_low``,
-        ``ci_high``, ``p_value`` (bootstrap t, G - 1 df), ``p_adjusted`` (Holm over the
-        pair's deltas), ``n`` (rows of both), ``n_clusters`` (shared clusters),
+        ``ci_high``, ``p_value`` (bootstrap t, G - 1 df), ``p_adjusted`` (``adjust``, Holm
+        by default, over the pair's deltas), ``n`` (rows of both), ``n_clusters`` (shared clusters),
         ``n_boot``, ``cluster``, ``interval``.
 
     Raises
@@ -814,6 +820,7 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
     from analysis.errors import PairingError
 
     _check_options(n_resamples, confidence)
+    check_method(adjust)
     if design is None:
         raise AnalysisError("Paired deltas need the design (its prompt unit and cluster).")
     if by not in results.columns:
@@ -857,12 +864,13 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
         ok = np.isfinite(pv)
         if ok.any():
             adj = np.full(len(pv), np.nan)
-            adj[ok] = adjust_p(pv[ok], DELTA_ADJUST)
+            adj[ok] = adjust_p(pv[ok], adjust)
             out.loc[idx, P_ADJUSTED] = adj
     out = out[[*keys, *DELTA_COLUMNS]]
     settings = {"by": by, "reference": reference, "unit": pairing.unit, "cluster": cluster,
                 "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
-                "test": "bootstrap t (G - 1 df), Holm over a pair's deltas"}
+                "test": f"bootstrap t (G - 1 df), {NAMES[adjust]} over a pair's deltas",
+                "adjust": adjust}
     return NativeScores(out, tuple(dict.fromkeys(notes)), settings)
 
 

@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.formatting import level_text
+from analysis.multiple_testing import LABELS
+from analysis.native_scores import DELTA_ADJUST
 
 __all__ = ["build_checks", "build_native", "checks_defaults", "native_defaults"]
 
@@ -28,8 +30,8 @@ def _paired_by(results: pd.DataFrame, design) -> str | None:  # noqa: ANN001
 
 def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: ANN001
     """The section's settings: ``by`` (paired deltas between its values, None: none),
-    ``reference``, ``n_resamples``, ``confidence``, ``seed``, ``where`` (the subset of
-    rows, ``{}``: all).
+    ``reference``, ``n_resamples``, ``confidence``, ``seed``, ``adjust`` (the deltas'
+    multiple-testing method, Holm), ``where`` (the subset of rows, ``{}``: all).
 
     Raises
     ------
@@ -45,7 +47,7 @@ def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: A
     by = _paired_by(results, design)
     reference = design.factor(by).reference if by else None
     return {"by": by, "reference": reference, "n_resamples": 1000, "confidence": 0.95,
-            "seed": 0, "where": {}}
+            "seed": 0, "adjust": DELTA_ADJUST, "where": {}}
 
 
 def _shown(table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -77,16 +79,19 @@ def build_native(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: 
     sec.notes.append(f"Intervals: {table['interval'].iloc[0]}." if len(table) else "")
     sec.warnings.extend(scores.notes)
     if s.get("by"):
+        adjust = s.get("adjust") or DELTA_ADJUST
         deltas = api.native_deltas(results, design, by=s["by"], reference=s.get("reference"),
-                                   **kw)
+                                   adjust=adjust, **kw)
         d = deltas.table
         sec.tables.append(("native_deltas", _shown(d, _SHOWN_DELTA)))
+        sec.adjustments["native_deltas"] = adjust
         main = d[(d["scope"] == "overall") & d["score"].isin(["s_DIS", "s_AMB"])
                  if d["family"].eq("bbq").any() else d["scope"] == "overall"]
         for r in main.to_dict(orient="records")[:12]:
             sec.notes.append(f"{r['score']}: {r['model_b']} - {r['model_a']} = "
                              f"{r['delta']:+.3f} ({level} CI {r['ci_low']:+.3f} to "
-                             f"{r['ci_high']:+.3f}; adjusted p = {r['p_adjusted']:.3g}; "
+                             f"{r['ci_high']:+.3f}; {LABELS[adjust]}-adjusted p = "
+                             f"{r['p_adjusted']:.3g}; "
                              f"paired on {int(r['n_clusters'])} shared clusters)")
         sec.warnings.extend(deltas.notes)
     sec.notes = [n for n in sec.notes if n]

@@ -19,7 +19,7 @@ import streamlit as st
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES
-from analysis.native_scores import DELTA_ADJUST
+from ui.native_adjust import delta_adjust, deltas_columns, deltas_copy
 from ui.widgets import md
 
 __all__ = ["native_deltas_view", "native_scores_view"]
@@ -42,21 +42,24 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
         return
     with st.expander("The benchmark's own scores (BBQ's s_DIS / s_AMB, pct_stereotype ...): "
                      "paired deltas with cluster intervals"):
+        adjust = delta_adjust()
         st.caption("Each value's score on the prompts both answered, the same bootstrap "
                    "draws of the shared clusters (templates, within each category) for both: "
                    "a paired interval of b - a. Test: bootstrap t with G - 1 df, "
-                   f"{NAMES[DELTA_ADJUST]} over a pair's deltas (docs/native_scores.md).")
+                   f"{NAMES[adjust]} over a pair's deltas (docs/native_scores.md).")
         key = json.dumps([st.session_state.get("results_token"), settings["by"],
-                          settings.get("reference"), where], sort_keys=True, default=str)
+                          settings.get("reference"), where, adjust], sort_keys=True,
+                         default=str)
         if st.button("Compute the paired deltas", key="compare_native_run"):
             try:
                 with st.spinner("Bootstrapping the shared clusters..."):
                     res = api.native_deltas(results, design, by=settings["by"],
-                                            reference=settings.get("reference"), where=where)
+                                            reference=settings.get("reference"), where=where,
+                                            adjust=adjust)
             except AnalysisError as exc:
                 st.error(md(str(exc)))
                 return
-            st.session_state[_STATE] = (key, res.table, list(res.notes))
+            st.session_state[_STATE] = (key, res.table, list(res.notes), res.settings)
         stored = st.session_state.get(_STATE)
         if not stored or stored[0] != key:
             return
@@ -64,13 +67,15 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
         main = table[table["scope"].isin(["overall", "category", "bias_type"])]
         shown = main.drop(columns=[c for c in ("family", "cluster", "interval")
                                    if c in main.columns])
-        st.dataframe(shown, hide_index=True, key="compare_native_table")
+        st.dataframe(shown, hide_index=True, key="compare_native_table",
+                     column_config=deltas_columns(stored[3]))
         if len(table):
             st.caption(md(str(table["interval"].iloc[0])) + ". " + " ".join(
                 md(n) for n in stored[2]))
         from ui.common import table_download
 
         table_download(table, f"native_deltas_{settings['by']}", key="compare_native")
+        deltas_copy(design, stored[3], where)
 
 
 def _where_key(where: dict[str, Any] | None) -> str:

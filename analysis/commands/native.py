@@ -14,13 +14,20 @@ __all__ = ["add_native_options", "register", "run", "run_deltas"]
 
 
 def add_native_options(p: argparse.ArgumentParser) -> None:
-    """The bootstrap options of the native scores (also ``compare --native-scores``)."""
+    """The bootstrap options of the native scores and the adjustment of their paired
+    deltas (also ``compare --native-scores``)."""
     from analysis import cli as cli_types
+    from analysis.multiple_testing import METHODS, methods_text
+    from analysis.native_scores import DELTA_ADJUST
 
     p.add_argument("--native-resamples", type=cli_types.int_at_least(20), default=1000,
                    metavar="N", help="bootstrap resamples of the native scores (default 1000)")
     p.add_argument("--native-confidence", type=cli_types.PROBABILITY, default=0.95,
                    metavar="C", help="interval level of the native scores (default 0.95)")
+    p.add_argument("--native-adjust", choices=METHODS, default=DELTA_ADJUST,
+                   help="with --by: adjust the p-values of a pair's deltas together: "
+                        + methods_text(("holm", *(m for m in METHODS if m != "holm")),
+                                       default=DELTA_ADJUST))
 
 
 #: ``python -m analysis --help``'s line for this command: (name, one-line help),
@@ -69,7 +76,8 @@ def run(args: argparse.Namespace) -> None:
           "confidence": args.native_confidence, "seed": args.seed}
     if args.by:
         result = api.native_deltas(args.file, args.design, by=args.by,
-                                          reference=args.by_reference, **kw)
+                                   reference=args.by_reference, adjust=args.native_adjust,
+                                   **kw)
     else:
         result = api.native_scores(args.file, args.design, **kw)
     _emit(args, result)
@@ -85,5 +93,6 @@ def run_deltas(args: argparse.Namespace, results, design) -> None:  # noqa: ANN0
                                       unit=getattr(args, "unit", None),
                                       n_resamples=args.native_resamples,
                                       confidence=args.native_confidence,
-                                      seed=getattr(args, "seed", 0) or 0)
+                                      seed=getattr(args, "seed", 0) or 0,
+                                      adjust=args.native_adjust)
     _emit(args, result)

@@ -20,7 +20,7 @@ from analysis import report as R
 from analysis.design import Design, apply_design
 from analysis.errors import AnalysisError
 from analysis.io import load_results
-from analysis.multiple_testing import LABELS, METHODS
+from analysis.multiple_testing import LABELS, METHODS, NAMES
 from analysis.options import OptionError
 from tests.analysis.cli_helpers import run_json, write_csv
 
@@ -126,6 +126,12 @@ def test_compare_bad_subgroup_adjust_is_one_typed_error(ssqa, capsys):
     with pytest.raises(AnalysisError, match="Unknown p-value adjustment 'bogus': use one of "
                                             "bh, by, holm, bonferroni, hommel"):
         compare_subgroups(pairing, "sim-model-A", "sim-model-B", ["cot"], adjust="bogus")
+    from analysis.cli import main
+
+    capsys.readouterr()
+    assert main(["compare", SAMPLE, "--design", DESIGN, "--by", "model", "--factors", "cot",
+                 "--subgroup-adjust", "bogus"]) == 2
+    assert "--subgroup-adjust: invalid choice: 'bogus'" in capsys.readouterr().err
 
 
 # --- the time capsules (cohorts --demographics) --------------------------------------------
@@ -270,3 +276,102 @@ def test_group_means_bad_adjust_is_one_typed_error(scores):
     with pytest.raises(AnalysisError, match="Unknown p-value adjustment 'BH': use one of bh, "
                                             "by, holm, bonferroni, hommel"):
         bw.group_means(data, design, adjust="BH")
+
+
+# --- the native scores' paired deltas ------------------------------------------------------
+BBQ = "sample_data/bbq_unifiedqa.csv.gz"
+BBQ_DESIGN = "sample_data/bbq_unifiedqa.design.yaml"
+DELTAS = {"by": "input_format", "reference": "race", "n_resamples": 100}
+
+
+@pytest.fixture(scope="module")
+def bbq():
+    return pd.read_csv(BBQ), Design.load(BBQ_DESIGN)
+
+
+@pytest.fixture(scope="module")
+def deltas(bbq):
+    frame, design = bbq
+    return {m: bw.native_deltas(frame, design, adjust=m, **DELTAS) for m in METHODS}
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "holm"])
+def test_native_delta_adjust_is_multipletests_per_pair(deltas, method):
+    result = deltas[method]
+    table, base = result.table, deltas["holm"].table
+    assert result.settings["adjust"] == method
+    assert result.settings["test"] == f"bootstrap t (G - 1 df), {NAMES[method]} over a " \
+                                      "pair's deltas"
+    np.testing.assert_array_equal(table["p_value"], base["p_value"])
+    pairs = table.groupby(["model_a", "model_b"], sort=False)
+    assert len(pairs) == 2
+    for _, part in pairs:  # each pair its own family
+        assert part["p_value"].notna().sum() >= 10
+        np.testing.assert_allclose(part["p_adjusted"], multipletests_of(part["p_value"], method),
+                                   rtol=1e-12, equal_nan=True)
+
+
+def test_native_delta_default_is_holm_as_before(bbq, deltas):
+    frame, design = bbq
+    default = bw.native_deltas(frame, design, **DELTAS)
+    assert default.settings["adjust"] == "holm"
+    assert default.settings["test"] == "bootstrap t (G - 1 df), Holm over a pair's deltas"
+    pd.testing.assert_frame_equal(default.table, deltas["holm"].table)
+    for _, part in default.table.groupby(["model_a", "model_b"]):
+        np.testing.assert_allclose(part["p_adjusted"], multipletests_of(part["p_value"], "holm"),
+                                   rtol=1e-12, equal_nan=True)
+
+
+def test_native_delta_adjust_cli_report_and_copy(bbq, deltas, capsys):
+    from analysis.design import apply_design
+    from analysis.reproduce import api_snippet, cli_command
+    from ui.native_adjust import deltas_view
+
+    frame, design = bbq
+    api = deltas["bonferroni"]
+    for argv in (["native-scores", BBQ, "--design", BBQ_DESIGN, "--by", "input_format"],
+                 ["compare", BBQ, "--design", BBQ_DESIGN, "--by", "input_format",
+                  "--native-scores"]):
+        out = run_json(capsys, *argv, "--reference", "race", "--native-resamples", "100",
+                       "--native-adjust", "bonferroni")
+        assert out["settings"]["adjust"] == "bonferroni"
+        np.testing.assert_allclose(pd.DataFrame(out["scores"])["p_adjusted"].to_numpy(float),
+                                   api.table["p_adjusted"].to_numpy(float), rtol=1e-12,
+                                   equal_nan=True)
+    sec = R.build_section("native", apply_design(frame, design), design,
+                          {"by": "input_format", "reference": "race", "n_resamples": 100,
+                           "adjust": "bonferroni"})
+    assert sec.adjustments["native_deltas"] == "bonferroni"
+    shown = dict(sec.tables)["native_deltas"]
+    np.testing.assert_allclose(shown["p_adjusted"].to_numpy(float),
+                               api.table["p_adjusted"].to_numpy(float), rtol=1e-12,
+                               equal_nan=True)
+    html = R._section_html(0, sec)
+    assert "p (Bonferroni)" in _headers(html) and "Bonferroni-adjusted p = " in html
+    # the page's copied command and script (ui/native_adjust.py) from the Result's settings
+    view = deltas_view(api.settings)
+    cli = cli_command(view.command, BBQ, BBQ_DESIGN, view.options)
+    assert "--native-scores" in cli and "--native-adjust bonferroni" in cli
+    namespace: dict = {}
+    exec(api_snippet(view.function, BBQ, BBQ_DESIGN, view.call), namespace)  # noqa: S102
+    # (the copied code runs the default 1000 resamples: the adjustment is the same kernel)
+    copied = namespace["result"]
+    assert copied.settings["adjust"] == "bonferroni"
+    for _, part in copied.table.groupby(["model_a", "model_b"]):
+        np.testing.assert_allclose(part["p_adjusted"],
+                                   multipletests_of(part["p_value"], "bonferroni"), rtol=1e-12,
+                                   equal_nan=True)
+
+
+def test_native_delta_bad_adjust_is_one_typed_error(bbq, capsys):
+    from analysis.cli import main
+
+    frame, design = bbq
+    with pytest.raises(AnalysisError, match="Unknown p-value adjustment 'Holm': use one of "
+                                            "bh, by, holm, bonferroni, hommel"):
+        bw.native_deltas(frame, design, adjust="Holm", **DELTAS)
+    capsys.readouterr()
+    assert main(["native-scores", BBQ, "--design", BBQ_DESIGN, "--by", "input_format",
+                 "--native-adjust", "Holm"]) == 2
+    assert "--native-adjust: invalid choice: 'Holm' (choose from 'bh', 'by', 'holm', " \
+           "'bonferroni', 'hommel')" in capsys.readouterr().err
