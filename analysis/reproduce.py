@@ -372,7 +372,8 @@ def cohorts_view(opts: Mapping[str, Any], **capsules: Any) -> View:
 
     view = api_view(CohortsOptions.from_settings(opts), category=opts["category"],
                     cohort=opts["cohort"], by=list(opts.get("by") or []),
-                    categories=list(opts.get("categories") or []), **capsules)
+                    categories=list(opts.get("categories") or []),
+                    flags={"demographic_col": "demographic-col"}, **capsules)
     cli = tuple((k, categories_text(v) if k == "categories" else v) for k, v in view.options)
     return dataclasses.replace(view, options=cli)
 

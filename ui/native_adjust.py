@@ -45,9 +45,10 @@ def deltas_copy(design: Design, settings: dict[str, Any], where: dict | None) ->
     view = deltas_view(settings)
     st.caption("Copy as CLI / Copy as Python (the design saved as `design.yaml` unless it "
                "is a sample's):")
-    st.code(rp.cli_command(view.command, file, design_path, view.options, where=where),
+    head = "# the native scores' paired deltas\n"  # told apart from the page's comparison
+    st.code(head + rp.cli_command(view.command, file, design_path, view.options, where=where),
             language="bash")
-    st.code(rp.api_snippet(view.function, file, design_path, view.call, where=where),
+    st.code(head + rp.api_snippet(view.function, file, design_path, view.call, where=where),
             language="python")
 
 

@@ -9,6 +9,7 @@ BH, BH, Holm), and the headers and sentences name the method in use."""
 from __future__ import annotations
 
 import re
+import shlex
 
 import numpy as np
 import pandas as pd
@@ -199,7 +200,9 @@ def test_capsule_adjust_cli_and_copied_code(capsule_rows, tmp_path, capsys):
                          "adjust": "bonferroni"}, demographics=CAPSULES["demographics"],
                         demographic_col="demographic")
     assert ("adjust", "bonferroni") in view.options and "adjust='bonferroni'" in view.call
-    assert "--demographics" in cli_command(view.command, str(path), "", view.options)
+    cli = shlex.split(cli_command(view.command, str(path), "", view.options))
+    assert "--demographics" in cli
+    assert run_json(capsys, *cli[3:-1]) == out  # the copied command: the same JSON
     namespace: dict = {}
     exec(api_snippet(view.function, str(path), None, view.call).replace(  # noqa: S102
         f"{str(path)!r}, None", f"{str(path)!r}"), namespace)
