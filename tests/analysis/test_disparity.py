@@ -270,7 +270,7 @@ def test_dixon_table_agrees_with_simulation(variant, n):
 
 
 def test_dixon_exact_values_from_the_integration():
-    from analysis.dixon import DixonDistribution, exact_dixon_critical
+    from tests.reference.dixon_exact import DixonDistribution, exact_dixon_critical
 
     # the audit's numbers: r10, n = 4, alpha 0.01 is 0.9207 (published 0.926); the
     # published n = 6 value 0.625 at alpha 0.05 has actual size 0.0515
