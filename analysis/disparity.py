@@ -68,7 +68,12 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.dixon import DIXON_EXACT
 from analysis.errors import AnalysisError
-from analysis.factor_defaults import feature_polarity
+from analysis.factor_defaults import (  # noqa: F401 - their home since the split
+    default_group,
+    feature_polarity,
+    is_id_like,
+    numeric_columns,
+)
 from analysis.values import combine_codes, factor_codes, small_integers, split_codes
 
 __all__ = [
@@ -79,10 +84,10 @@ __all__ = [
     "Grouping", "grouping",
     "PERMUTATION_BATCH", "PERMUTATION_PATH", "Polarity", "STANDARDS", "STATISTICS",
     "STOP_CONFIDENCE", "Standard", "Statistic", "TABLE_CELLS", "TABLE_ROWS_PER_CELL",
-    "default_direction", "disparity_metrics", "disparity_report",
+    "default_direction", "default_group", "disparity_metrics", "disparity_report",
     "report_of", "resolve_polarity", "selection_direction",
     "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
-    "group_summary", "grouped_values", "permutation_test",
+    "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
     "selection_rates", "standard_value", "with_permutation",
 ]
 
