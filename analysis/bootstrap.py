@@ -53,7 +53,7 @@ from analysis.errors import AnalysisError
 __all__ = [
     "BOOT_CI_HIGH", "BOOT_CI_LOW", "DEFAULT_N_BOOT", "BootstrapInfo", "INTERVAL_COLUMNS",
     "SHIFTED_SHARE",
-    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity",
+    "bootstrap_ecdf", "bootstrap_index", "bootstrap_log_disparity", "check_bootstrap_options",
     "expanded_tail", "replicate_cells",
 ]
 
@@ -87,7 +87,8 @@ class BootstrapInfo:
         return out
 
 
-def _check(n_resamples: int, confidence: float) -> None:
+def check_bootstrap_options(n_resamples: int, confidence: float) -> None:
+    """Refuse fewer than 20 replicates or a confidence level outside (0, 1)."""
     if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 20:
         raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_resamples!r}.")
     if not 0 < confidence < 1:
@@ -259,7 +260,7 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
     """
     from analysis.subgroups import subgroups
 
-    _check(n_resamples, confidence)
+    check_bootstrap_options(n_resamples, confidence)
     factors = list(factors)
     cells, n, k = replicate_cells(results, factors, cluster=cluster, n_resamples=n_resamples,
                                   seed=seed)
@@ -332,7 +333,7 @@ def bootstrap_ecdf(results: pd.DataFrame, factors: Sequence[str], *, by: str,
         ``n_boot`` (replicates used). A subgroup empty in a replicate is left out of
         that replicate's curve.
     """
-    _check(n_resamples, confidence)
+    check_bootstrap_options(n_resamples, confidence)
     factors = [f for f in factors if f != by]
     cells, n, k = replicate_cells(results, [by, *factors], cluster=cluster, n_resamples=n_resamples,
                                   seed=seed)
@@ -473,7 +474,7 @@ def bootstrap_index(results: pd.DataFrame, design, *, cluster: str | None = None
     )
     from analysis.index import as_dimensions, bias_index
 
-    _check(n_resamples, confidence)
+    check_bootstrap_options(n_resamples, confidence)
     if "dimensions" in options:  # as a user passes them (the CLI: mappings)
         options = {**options, "dimensions": as_dimensions(options["dimensions"])}
     full = bias_index(results, design, **options).totals

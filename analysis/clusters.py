@@ -489,8 +489,9 @@ class SmallSampleCR2:
     @staticmethod
     def _htz_sum(a: np.ndarray, beta: np.ndarray) -> float:
         """``sum_st [sum P_st * P_ts + sum P_ss * P_tt]`` (the HTZ denominator): the sum of
-        :meth:`_sum_products` over every ``s, t``, as matrix products (``a`` (q, q, G),
-        ``beta`` (q, G, p); memory q p^2, one row s of the ``beta_s' beta_u`` at a time)."""
+        ``sum_gh P_st[g, h] P_uv[g, h]`` over every ``s, t``, as matrix products without
+        forming the G x G matrices (``a`` (q, q, G), ``beta`` (q, G, p); memory q p^2, one
+        row s of the ``beta_s' beta_u`` at a time)."""
         q = beta.shape[0]
         dots = np.einsum("sgi,tgi->stg", beta, beta)  # beta_s . beta_t per cluster
         diag_a, diag_d = np.einsum("ssg->sg", a), np.einsum("ssg->sg", dots)
@@ -504,16 +505,6 @@ class SmallSampleCR2:
             cross[s] += np.einsum("tij,tji->t", m, m)  # <M_st, M_ts> = <M_st, M_st'>
             same[s] += np.einsum("tij,tij->t", m, m)  # <M_st, M_st>
         return float(np.sum(cross) + np.sum(same))
-
-    @staticmethod
-    def _sum_products(a: np.ndarray, beta: np.ndarray, s: int, t: int, u: int, v: int
-                      ) -> float:
-        """``sum_gh P_st[g, h] P_uv[g, h]`` without forming the G x G matrices."""
-        bs, bt, bu, bv = beta[s], beta[t], beta[u], beta[v]
-        return float(a[s, t] @ a[u, v]
-                     - a[s, t] @ np.einsum("gi,gi->g", bu, bv)
-                     - a[u, v] @ np.einsum("gi,gi->g", bs, bt)
-                     + np.sum((bs.T @ bu) * (bt.T @ bv)))
 
 
 def two_sided_p(stat: np.ndarray, df: float | np.ndarray | None) -> np.ndarray:

@@ -66,12 +66,7 @@ from analysis.columns import (
     VALUE,
     N,
 )
-from analysis.coverage_text import (  # noqa: F401 - words and pages: their home
-    MARGINAL,
-    page_count,
-    per_factor_table,
-    percent_text,
-)
+from analysis.coverage_text import MARGINAL, percent_text
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import grid_factors as default_factors  # the grid's default
@@ -88,7 +83,7 @@ __all__ = [
     "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
     "empty_cells_page", "exclude_from_grid", "gini_index", "grid_values", "marginal_counts",
     "model_coverage",
-    "page_count", "pair_counts", "per_factor_gini", "per_factor_table", "percent_text",
+    "pair_counts", "per_factor_gini", "percent_text",
     "tensor_marginal", "thinnest_cells",
 ]
 

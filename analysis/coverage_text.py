@@ -1,6 +1,6 @@
 """Words and pages of coverage (no statistics): a coverage percentage as text, the
 per-factor rows of a coverage summary as the page shows them, the pages of a list.
-Their home since issue 37 (``analysis.coverage`` re-exports them), so a front-end formats
+Their home since issue 37, so a front-end formats
 a :func:`analysis.api.coverage` Result without calling a statistics module."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.variance_components import JUDGE_WORDS, RESIDUAL, GStudy, contribution
+from analysis.variance_components import JUDGE_WORDS, RESIDUAL, GStudy, contribution, name_words
 
 __all__ = ["DStudy", "MULTIPLIERS", "d_study", "judge_side", "one_or_ten", "project"]
 
@@ -94,7 +94,7 @@ def one_or_ten(ds: DStudy, facets: Sequence[str]) -> str | None:
     from analysis.values import REPLICATE_WORDS
 
     judging = judge_side(facets)
-    replicate = [f for f in facets if set(_words(f)) & set(REPLICATE_WORDS)]
+    replicate = [f for f in facets if set(name_words(f)) & set(REPLICATE_WORDS)]
     one = next(iter([*judging, *replicate]), None)
     ten = next((f for f in facets if f != one and f not in judging and f not in replicate),
                None)
@@ -129,10 +129,6 @@ def one_or_ten(ds: DStudy, facets: Sequence[str]) -> str | None:
     return f"{text} {verdict}"
 
 
-def _words(name: str) -> list[str]:
-    import re
-
-    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
 
 def _headline_weights(gs: GStudy) -> tuple[list[np.ndarray], list[np.ndarray]]:

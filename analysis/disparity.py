@@ -88,7 +88,7 @@ __all__ = [
     "report_of", "resolve_polarity", "selection_direction",
     "dixon_critical", "dixon_q_test", "dixon_variant", "feature_polarity", "feature_values",
     "group_summary", "grouped_values", "is_id_like", "numeric_columns", "permutation_test",
-    "selection_rates", "simulate_dixon_critical", "standard_value", "with_permutation",
+    "selection_rates", "standard_value", "with_permutation",
 ]
 
 
@@ -922,29 +922,6 @@ def _dixon_not_applicable(n: int, chosen: str | None) -> str:
     return ("fewer than 3 values" if n < 3 else
             f"{n} values: the tables stop at 25 (Dixon's ratios are meant for small "
             "samples; use the max Z-score)" if n > 25 else f"too few values for {chosen}")
-
-
-def simulate_dixon_critical(variant: DixonVariant, n: int, *,
-                            alphas: Sequence[float] = DIXON_ALPHAS, n_draws: int = 200_000,
-                            seed: int = 0) -> list[float]:
-    """Two-tailed critical values of a Dixon ratio for normal samples, by simulation.
-
-    Draws ``n_draws`` standard normal samples of size ``n`` and returns, for each alpha,
-    the ``1 - alpha / 2`` quantile of the ratio at one end (both ends of every sample are
-    used). A check of the exact values of :mod:`analysis.dixon` (the tests compare them).
-    """
-    if variant not in DIXON_VARIANTS:
-        raise AnalysisError(f"Unknown Dixon ratio {variant!r}.")
-    rng = np.random.default_rng(seed)
-    chunks, left = [], int(n_draws)
-    while left > 0:
-        m = min(left, 250_000)
-        xs = np.sort(rng.standard_normal((m, n)), axis=1)
-        lo_gap, lo_den, hi_gap, hi_den = _dixon_ratios(xs.T, variant)
-        chunks += [lo_gap / lo_den, hi_gap / hi_den]
-        left -= m
-    r = np.concatenate(chunks)
-    return [float(np.quantile(r, 1 - a / 2)) for a in alphas]
 
 
 # --- disparity across groups -----------------------------------------------------------------

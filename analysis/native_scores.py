@@ -57,6 +57,7 @@ from analysis.bbq_scores import (
     as_text,
     is_bbq,
 )
+from analysis.bootstrap import check_bootstrap_options
 from analysis.columns import ACCURACY_AMB, ACCURACY_DIS, S_AMB, S_DIS
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES, check_method
@@ -315,13 +316,6 @@ class NativeScores:
     settings: dict
 
 
-def _check_options(n_resamples: int, confidence: float) -> None:
-    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 20:
-        raise AnalysisError(f"The bootstrap needs at least 20 replicates, got {n_resamples!r}.")
-    if not 0 < confidence < 1:
-        raise AnalysisError(f"The confidence level must be between 0 and 1, got {confidence}.")
-
-
 def _prepare(results: pd.DataFrame, design, cluster: str | None | object,  # noqa: ANN001
              metrics: Sequence[str] = (), *, discrim: bool = False
              ) -> tuple[pd.DataFrame, str | None, list[_Family]]:
@@ -443,7 +437,7 @@ def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
         No native score for the table, an unknown cluster or breakdown column, bad
         bootstrap options.
     """
-    _check_options(n_resamples, confidence)
+    check_bootstrap_options(n_resamples, confidence)
     rows, cluster, families = _prepare(results, design, cluster, metrics, discrim=True)
     keys = _settings(rows)
     parts, notes = [], []
@@ -819,7 +813,7 @@ def native_deltas(results: pd.DataFrame, design, *, by: str,  # noqa: ANN001
     from analysis.design import apply_design
     from analysis.errors import PairingError
 
-    _check_options(n_resamples, confidence)
+    check_bootstrap_options(n_resamples, confidence)
     check_method(adjust)
     if design is None:
         raise AnalysisError("Paired deltas need the design (its prompt unit and cluster).")

@@ -36,7 +36,8 @@ __all__ = [
     "REPLICATE_WORDS",
     "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
     "check_frame", "combine_codes", "default_reference", "factor_codes", "factor_values",
-    "first_appearance", "format_value", "guess_kind", "order_values", "outcome_meaning",
+    "first_appearance", "format_value", "guess_kind", "is_blank", "order_values",
+    "outcome_meaning",
     "small_integers", "split_codes", "too_many_values", "value_counts_coded",
 ]
 
@@ -63,6 +64,12 @@ PROMPT_WORDS = ("prompt", "style", "cot", "format", "template", "instruction", "
 REPLICATE_WORDS = ("sample", "samples", "seed", "seeds", "run", "replicate", "replicates",
                    "rep", "repeat", "repetition", "trial", "draw", "attempt", "iteration",
                    "epoch")
+
+
+def is_blank(value: Any) -> bool:
+    """Whether a cell holds no text: None, ``pd.NA``, NaN, or blank once stripped."""
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
+        or not str(value).strip()
 
 
 def format_value(value: Any) -> str:

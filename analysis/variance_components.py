@@ -38,7 +38,7 @@ from analysis.errors import FitError
 __all__ = [
     "GStudy", "JUDGE_WORDS", "MAX_FACET_LEVELS", "MAX_RANDOM_LEVELS", "MIN_LEVELS",
     "RELIABLE_LEVELS", "RESIDUAL",
-    "contribution", "default_facets", "fit_components", "headline", "one_thread",
+    "contribution", "default_facets", "fit_components", "headline", "name_words", "one_thread",
     "total_error",
 ]
 
@@ -115,7 +115,8 @@ class GStudy:
         return self._variances.get(component, 0.0)
 
 
-def _words(name: str) -> list[str]:
+def name_words(name: str) -> list[str]:
+    """The lower-case words of a column name (split at anything not a letter or digit)."""
     import re
 
     return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
@@ -133,7 +134,7 @@ def default_facets(table: pd.DataFrame, design: Any) -> list[str]:
         found.append(design.cluster)
     outcome = getattr(getattr(design, "outcome", None), "column", None)
     for column in table.columns:
-        words = _words(str(column))
+        words = name_words(str(column))
         if column in fixed or column in found or column == outcome or "id" in words:
             continue
         named = any(w in REPLICATE_WORDS or w in JUDGE_WORDS or w in ("temperature", "temp")

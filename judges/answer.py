@@ -51,11 +51,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.judge_stats import columns as C
+from analysis.values import is_blank
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.context import RunContext
 from judges.cost import PriceTable
 from judges.errors import FourStageError, JudgesError
+from judges.fourstage import parse_stage
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Result
 from judges.runner import RunConfig, RunStats
@@ -261,33 +263,15 @@ def questions_sample_path() -> Path:
     return Path(str(resources.files("judges") / "data" / QUESTIONS_SAMPLE))
 
 
-def _blank(value: Any) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    if isinstance(value, float) and np.isnan(value):
-        return True
-    return not str(value).strip()
-
-
-def _stage(value: Any) -> int | None:
-    if _blank(value) or isinstance(value, bool):
-        return None
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        return None
-    return int(number) if number.is_integer() and int(number) in C.STAGES else None
-
-
 def story_prompts(row: Mapping[str, Any]) -> tuple[str, str] | None:
     """The two story prompts of a stage 2 row, or ``None`` if it has none usable."""
     a, b = row.get(STORY_PROMPT_A), row.get(STORY_PROMPT_B)
-    if not _blank(a) and not _blank(b):
+    if not is_blank(a) and not is_blank(b):
         return str(a).strip(), str(b).strip()
     question = row.get(C.QUESTION)
     va, vb = row.get(VARIANT_A), row.get(VARIANT_B)
-    if (not _blank(question) and VARIANT_PLACEHOLDER in str(question)
-            and not _blank(va) and not _blank(vb)):
+    if (not is_blank(question) and VARIANT_PLACEHOLDER in str(question)
+            and not is_blank(va) and not is_blank(vb)):
         q = str(question).strip()
         return (q.replace(VARIANT_PLACEHOLDER, str(va).strip()),
                 q.replace(VARIANT_PLACEHOLDER, str(vb).strip()))
@@ -332,7 +316,7 @@ def _prompt_list_items(frame: pd.DataFrame, prompt_column: str) -> pd.DataFrame:
     drop = {C.ANSWER, C.MODEL, *ANSWER_COLUMNS, *C.OUTPUT_COLUMNS} - {prompt_column}
     items = frame.drop(columns=[c for c in frame.columns if c in drop])
     items = items.drop_duplicates().reset_index(drop=True)
-    empty = [pos + 1 for pos, v in enumerate(items[prompt_column].tolist()) if _blank(v)]
+    empty = [pos + 1 for pos, v in enumerate(items[prompt_column].tolist()) if is_blank(v)]
     if empty:
         shown = ", ".join(map(str, empty[:10])) + (" ..." if len(empty) > 10 else "")
         raise FourStageError(f"{len(empty)} row(s) have an empty {prompt_column!r} "
@@ -373,7 +357,7 @@ def question_items(frame: pd.DataFrame, prompt_column: str | None = None) -> pd.
     items = frame.drop(columns=[c for c in frame.columns if c in drop])
     items = items.drop_duplicates().reset_index(drop=True)
     problems = []
-    stages = [_stage(v) for v in items[C.STAGE].tolist()]
+    stages = [parse_stage(v) for v in items[C.STAGE].tolist()]
     for pos, row in enumerate(items.to_dict("records")):
         label = f"row {pos + 1} (id {row.get(C.ID)})"
         stage = stages[pos]
@@ -386,7 +370,7 @@ def question_items(frame: pd.DataFrame, prompt_column: str | None = None) -> pd.
                                 f"{VARIANT_B}.")
         else:
             for _, source in ANSWER_TARGETS[stage]:
-                if _blank(row.get(source)):
+                if is_blank(row.get(source)):
                     problems.append(f"{label}, stage {stage}: {source} is empty or missing.")
     if problems:
         raise FourStageError(problems)
@@ -506,7 +490,7 @@ def _story_request_for_judge(items: pd.DataFrame) -> pd.DataFrame:
     questions = items[C.QUESTION].to_numpy(dtype=object).copy()
     for pos, row in enumerate(items.to_dict("records")):
         q = row[C.QUESTION]
-        if row[C.STAGE] == 2 and not _blank(q) and VARIANT_PLACEHOLDER in str(q):
+        if row[C.STAGE] == 2 and not is_blank(q) and VARIANT_PLACEHOLDER in str(q):
             both = f"{str(row[VARIANT_A]).strip()} / {str(row[VARIANT_B]).strip()}"
             questions[pos] = str(q).replace(VARIANT_PLACEHOLDER, both)
     items[C.QUESTION] = questions

@@ -25,12 +25,11 @@ result is matched to its cache entry without any other state. Batch replies cost
 :data:`BATCH_DISCOUNT` times the price table (both providers bill batches at half price).
 
 The provider adapters are in :mod:`judges.batch_apis`, the record of submitted batches in
-:mod:`judges.batch_store`; both are re-exported here.
+:mod:`judges.batch_store`; the names their callers use are re-exported here.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -41,34 +40,25 @@ from typing import Any
 import pandas as pd
 
 from judges.batch_apis import (
-    BATCH_APIS,
-    OPENAI_ENDPOINT,
-    AnthropicBatchAPI,
     BatchAPI,
     BatchConfig,
     BatchError,
     BatchStatus,
     ItemOutcome,
-    OpenAIBatchAPI,
-    anthropic_reply,
     batch_api,
-    openai_reply,
 )
 from judges.batch_store import BATCH_COLUMNS, BatchStore, StoredBatch
 from judges.cache import ReplyCache
 from judges.context import RunContext
 from judges.cost import PriceTable
-from judges.fourstage import empty_texts
 from judges.judge import (
     JudgeConfig,
     JudgeProgress,
     JudgeRun,
     MetricOutcome,
-    assemble_judged,
     interpret,
-    judge_requests,
+    judge_stream,
     n_judgments,
-    no_answer_outcomes,
     run_warnings,
     split_tag,
 )
@@ -76,7 +66,13 @@ from judges.monitor import BatchMonitor
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
 from judges.rubric import Rubric, load_rubrics
-from judges.runner import RunConfig, RunStats, request_key, run_stream
+from judges.runner import (
+    RunConfig,
+    RunStats,
+    request_key,
+    run_stream,
+    sleep_unless_cancelled,
+)
 
 #: Batch replies cost this share of the price table (OpenAI and Anthropic: 50 %).
 BATCH_DISCOUNT = 0.5
@@ -84,12 +80,10 @@ BATCH_DISCOUNT = 0.5
 PENDING_PREFIX = "pending"
 
 __all__ = [
-    "BATCH_APIS", "BATCH_COLUMNS", "BATCH_DISCOUNT", "OPENAI_ENDPOINT", "PENDING_PREFIX",
-    "AnthropicBatchAPI", "BatchAPI", "BatchConfig", "BatchError", "BatchMonitor", "BatchRun",
-    "BatchStatus", "BatchStore", "ItemOutcome", "OpenAIBatchAPI", "StoredBatch",
-    "anthropic_reply", "batch_api", "batch_stream", "cancel_batch", "collect", "is_pending",
-    "judge_frame_batch_async", "openai_reply", "refresh_batches", "stream_context",
-    "stream_results",
+    "BATCH_COLUMNS", "BATCH_DISCOUNT", "PENDING_PREFIX", "BatchAPI", "BatchConfig", "BatchError",
+    "BatchMonitor", "BatchRun", "BatchStatus", "BatchStore", "ItemOutcome", "StoredBatch",
+    "batch_api", "batch_stream", "cancel_batch", "collect", "is_pending",
+    "judge_frame_batch_async", "refresh_batches", "stream_context", "stream_results",
 ]
 
 
@@ -132,12 +126,6 @@ def _reusable(reply: Reply | None, reuse: Callable[[Reply], bool]) -> bool:
 def is_pending(result: Result) -> bool:
     """Whether ``result`` is a request still waiting in a batch."""
     return result.status == "cancelled" and (result.error or "").startswith(PENDING_PREFIX)
-
-
-async def _sleep(seconds: float, cancel: threading.Event | None) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end and not (cancel is not None and cancel.is_set()):
-        await asyncio.sleep(min(0.05, max(end - time.monotonic(), 0)))
 
 
 def _chunks(items: list[tuple[str, dict[str, Any]]], config: BatchConfig
@@ -291,7 +279,7 @@ class BatchRun:
             return False
         left = self.config.poll_interval if deadline is None else min(
             self.config.poll_interval, max(deadline - time.monotonic(), 0))
-        await _sleep(left, self.cancel)
+        await sleep_unless_cancelled(left, self.cancel)
         return True
 
     def leftovers(self, waiting: list[str]) -> Iterator[Result]:
@@ -475,29 +463,21 @@ async def judge_frame_batch_async(
     ctx = RunContext.of(context, **run).priced()
     ctx = replace(ctx, batch=ctx.batch or BatchConfig(), progress=ctx.progress if ctx.progress
                   is not None else JudgeProgress(total=n_judgments(frame, config)))
-    empty = empty_texts(frame)
-    outcomes: list[MetricOutcome] = no_answer_outcomes(frame, empty, config)
-    for outcome in outcomes:
-        ctx.progress.add(outcome)
-    try:
-        async for result in stream_context(
-                ctx, judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
-                                    skip=empty), provider, purpose="judge", reuse=config.reuse()):
-            outcome = _pending_outcome(result) if is_pending(result) else interpret(result)
-            outcomes.append(outcome)
-            ctx.progress.add(outcome)
-    finally:
-        await provider.aclose()
-    judged = assemble_judged(frame, outcomes, judge_label=f"{provider.label} (batch)",
-                             rubrics=rubrics, params_sent=config.sent(provider),
-                             config=config)
+    judged, outcomes = await judge_stream(
+        frame, provider, lambda requests: stream_context(
+            ctx, requests, provider, purpose="judge", reuse=config.reuse()),
+        rubrics=rubrics, config=config, progress=ctx.progress,
+        label=f"{provider.label} (batch)", outcome=_batch_outcome)
     return JudgeRun(judged, ctx.progress, ctx.stats,
                     cancelled=ctx.monitor.pending > 0 or ctx.cancelled,
                     warnings=run_warnings(provider, config, outcomes))
 
 
-def _pending_outcome(result: Result) -> MetricOutcome:
-    """A judgment still waiting in a batch: unscored, ``not judged yet``."""
+def _batch_outcome(result: Result) -> MetricOutcome:
+    """A batch result as a judgment; one still waiting in a batch is unscored, ``not judged
+    yet``."""
+    if not is_pending(result):
+        return interpret(result)
     position, metric, sample, order = split_tag(result.request.tag)
     return MetricOutcome(position, metric, None, "", f"not judged yet: {result.error}",
                          sample=sample, order=order)

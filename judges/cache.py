@@ -31,7 +31,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -40,7 +40,7 @@ from judges.request import Reply
 
 __all__ = [
     "DEFAULT_CACHE_ENV", "KEY_FORMAT", "ReplyCache", "SQLiteFile", "cache_key", "claim_owner",
-    "default_cache_path", "move_aside", "open_cache",
+    "default_cache_path", "move_aside", "open_cache", "optional_cache",
 ]
 
 
@@ -357,3 +357,14 @@ def open_cache(path: str | Path, *, reset: bool = False) -> tuple[ReplyCache, Pa
             raise
     moved = move_aside(path)
     return ReplyCache(path), moved
+
+
+@contextlib.contextmanager
+def optional_cache(path: str | Path | None) -> Iterator[ReplyCache | None]:
+    """The reply cache at ``path`` for a ``with`` block, closed at its end (``None`` when
+    there is no path: a run without a cache)."""
+    if not path:
+        yield None
+        return
+    with ReplyCache(path) as cache:
+        yield cache

@@ -37,6 +37,7 @@ import pandas as pd
 import yaml
 
 from analysis.judge_stats.category_agreement import normalise_name
+from analysis.values import is_blank
 from judges.batch import BatchConfig, BatchMonitor, is_pending
 from judges.cache import ReplyCache
 from judges.context import RunContext
@@ -260,11 +261,6 @@ class CategoriseConfig:
                 "json_schema": category_schema(spec) if self.structured_output else None}
 
 
-def _blank(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) \
-        or not str(value).strip()
-
-
 def categorise_requests(frame: pd.DataFrame, spec: CategorySpec, *, text_column: str,
                         context_column: str | None = None,
                         prompt: CategorisePrompt | None = None,
@@ -286,10 +282,10 @@ def categorise_requests(frame: pd.DataFrame, spec: CategorySpec, *, text_column:
     contexts = frame[context_column].to_numpy(dtype=object) if context_column else None
     template = string.Template(prompt.template)
     for pos, text in enumerate(texts):
-        if _blank(text):
+        if is_blank(text):
             continue
         blocks = []
-        if contexts is not None and not _blank(contexts[pos]):
+        if contexts is not None and not is_blank(contexts[pos]):
             blocks.append(delimited("REQUEST", str(contexts[pos])))
         blocks.append(delimited("TEXT TO CLASSIFY", str(text)))
         user = template.substitute(instruction=spec.instruction, categories=spec.listing(),
@@ -302,7 +298,7 @@ def n_categorise_requests(frame: pd.DataFrame, text_column: str) -> int:
     """Requests a categorisation run makes (before the cache): rows with a text."""
     if text_column not in frame.columns:
         raise JudgesError(f"There is no column {text_column!r} to classify.")
-    return int(sum(not _blank(t) for t in frame[text_column].tolist()))
+    return int(sum(not is_blank(t) for t in frame[text_column].tolist()))
 
 
 @dataclass(frozen=True)
@@ -354,7 +350,7 @@ def assemble_categories(frame: pd.DataFrame, spec: CategorySpec, results: Sequen
     n = len(out)
     category = np.full(n, None, dtype=object)
     explanation = [""] * n
-    reason = ["" if not _blank(t) else "no text to classify" for t in out[text_column]]
+    reason = ["" if not is_blank(t) else "no text to classify" for t in out[text_column]]
     tokens_in = np.zeros(n, dtype=np.int64)
     tokens_out = np.zeros(n, dtype=np.int64)
     cost = np.zeros(n)

@@ -55,12 +55,13 @@ from judges.cli_common import (
     input_encoding,
     judge_config,
     load_for_scoring,
-    open_reply_cache,
     parse_temperature,
     print_position_bias,
     print_warnings,
     progress_line,
+    reply_cache,
     report_results,
+    run_config,
     run_reporting,
     write_table,
 )
@@ -75,7 +76,7 @@ from judges.judge import (
 )
 from judges.providers import REASONING_EFFORTS, ChatProvider, make_provider
 from judges.rubric import load_rubrics
-from judges.runner import RunConfig, RunStats
+from judges.runner import RunStats
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "build_parser", "check_output_paths", "main"]
 
@@ -225,27 +226,21 @@ def _score(args: argparse.Namespace) -> int:
     print_warnings(before)
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
-    run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
-                           max_retries=args.max_retries)
     cancel = threading.Event()
     progress = JudgeProgress(total=n_judgments(frame, config))
     stats = RunStats()
-    cache = open_reply_cache(args)
-    start = time.monotonic()
+    with reply_cache(args) as cache:
+        start = time.monotonic()
 
-    def run() -> Any:
-        return judge_frame_async(
-            frame, provider, rubrics=rubrics, config=config,
-            run_config=run_config, cache=cache, prices=prices, cancel=cancel,
-            progress=progress, stats=stats, max_cost_usd=args.max_cost)
+        def run() -> Any:
+            return judge_frame_async(
+                frame, provider, rubrics=rubrics, config=config,
+                run_config=run_config(args), cache=cache, prices=prices, cancel=cancel,
+                progress=progress, stats=stats, max_cost_usd=args.max_cost)
 
-    try:
         run_result: JudgeRun = asyncio.run(run_reporting(run, progress, cancel,
                                                          quiet=args.quiet, start=start,
                                                          stats=stats))
-    finally:
-        if cache is not None:
-            cache.close()
     write_table(run_result.judged, args.out)
     p = run_result.progress
     print(progress_line(p, time.monotonic() - start), file=sys.stderr)
@@ -270,14 +265,10 @@ def _estimate(args: argparse.Namespace) -> int:
         return EXIT_OK
     provider = _provider(args)
     print_warnings(judge_config(args).warnings(provider))
-    cache = open_reply_cache(args)
-    try:
+    with reply_cache(args) as cache:
         est = estimate_run(frame, provider, rubrics=load_rubrics(args.rubrics),
                            config=judge_config(args), prices=PriceTable.load(args.prices),
                            cache=cache)
-    finally:
-        if cache is not None:
-            cache.close()
     if args.batch and est.cost_usd is not None:
         from dataclasses import replace
 
@@ -296,13 +287,9 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _metrics(args: argparse.Namespace) -> int:
     from analysis import api
-    from analysis.errors import LoadError
-    from analysis.io import load_results
+    from judges.cli_scale import read_table
 
-    try:
-        judged = load_results(args.judged, encoding=input_encoding(args))
-    except LoadError as exc:
-        raise JudgesError(str(exc)) from None
+    judged = read_table(args.judged, input_encoding(args))
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     table = api.judge_stage_metrics(judged, by=by).table
     if args.out:

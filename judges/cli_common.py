@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +26,14 @@ from judges.judge import (
     JudgeConfig,
     JudgeProgress,
 )
-from judges.runner import RunStats
+from judges.runner import RunConfig, RunStats
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "add_encoding_option",
     "check_input_encoding", "finish_run", "input_encoding", "judge_config", "load_for_scoring",
     "open_reply_cache", "parse_temperature", "print_position_bias", "print_warnings",
-    "progress_line", "report_results", "run_reporting", "write_results", "write_table",
+    "progress_line", "reply_cache", "report_results", "reporting", "run_config", "run_reporting",
+    "write_results", "write_table",
 ]
 
 
@@ -136,6 +138,24 @@ def open_reply_cache(args: argparse.Namespace) -> ReplyCache | None:
     return cache
 
 
+@contextlib.contextmanager
+def reply_cache(args: argparse.Namespace) -> Iterator[ReplyCache | None]:
+    """:func:`open_reply_cache` for a ``with`` block, which closes it."""
+    cache = open_reply_cache(args)
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def run_config(args: argparse.Namespace) -> RunConfig:
+    """The live run's :class:`~judges.runner.RunConfig` of ``--concurrency``, ``--timeout``
+    and ``--max-retries``."""
+    return RunConfig(concurrency=args.concurrency, timeout=args.timeout,
+                     max_retries=args.max_retries)
+
+
 def load_for_scoring(args: argparse.Namespace) -> pd.DataFrame:
     """The four-stage file (read with ``--encoding``); rows with empty texts are reported
     (refused with ``--strict``)."""
@@ -164,35 +184,44 @@ def progress_line(p: JudgeProgress, elapsed: float) -> str:
             f"{p.input_tokens + p.output_tokens:,} tokens, {cost}, {elapsed:,.0f}s")
 
 
-async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgress,
-                        cancel: threading.Event, *, quiet: bool, start: float,
-                        stats: RunStats | None = None) -> Any:
-    """Await ``work()`` with Ctrl-C / SIGTERM setting ``cancel`` and, unless ``quiet``, a
-    progress line on stderr every 2 s, and each new long wait the server asked for
-    (``stats.waiting``) as a ``note:`` line."""
+async def reporting(work: Callable[[], Awaitable[Any]], cancel: threading.Event,
+                    report: Callable[[], Iterable[str]] | None) -> Any:
+    """Await ``work()`` with Ctrl-C / SIGTERM setting ``cancel`` and, every 2 s, the lines
+    of ``report()`` (if given) on stderr."""
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, cancel.set)
-        loop.add_signal_handler(signal.SIGTERM, cancel.set)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this OS
-        pass
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # pragma: no cover - OS
+            loop.add_signal_handler(sig, cancel.set)
 
-    async def report() -> None:
-        said = None
+    async def reporter() -> None:
         while True:
             await asyncio.sleep(2)
-            print(progress_line(progress.snapshot(), time.monotonic() - start),
-                  file=sys.stderr)
-            if stats is not None and stats.waiting != said:
-                said = stats.waiting
-                print(f"note: {said}", file=sys.stderr)
+            for line in report():
+                print(line, file=sys.stderr)
 
-    reporter = None if quiet else asyncio.ensure_future(report())
+    task = None if report is None else asyncio.ensure_future(reporter())
     try:
         return await work()
     finally:
-        if reporter is not None:
-            reporter.cancel()
+        if task is not None:
+            task.cancel()
+
+
+async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgress,
+                        cancel: threading.Event, *, quiet: bool, start: float,
+                        stats: RunStats | None = None) -> Any:
+    """:func:`reporting` with, unless ``quiet``, a progress line every 2 s and each new long
+    wait the server asked for (``stats.waiting``) as a ``note:`` line."""
+    said = None
+
+    def lines() -> Iterator[str]:
+        nonlocal said
+        yield progress_line(progress.snapshot(), time.monotonic() - start)
+        if stats is not None and stats.waiting != said:
+            said = stats.waiting
+            yield f"note: {said}"
+
+    return await reporting(work, cancel, None if quiet else lines)
 
 
 def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,

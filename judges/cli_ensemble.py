@@ -39,10 +39,11 @@ from judges.cli_common import (
     input_encoding,
     judge_config,
     load_for_scoring,
-    open_reply_cache,
     print_position_bias,
     print_warnings,
     progress_line,
+    reply_cache,
+    run_config,
     run_reporting,
     write_table,
 )
@@ -61,7 +62,6 @@ from judges.ensemble import (
 from judges.judge import JudgeProgress
 from judges.position import has_both_orders
 from judges.rubric import load_rubrics
-from judges.runner import RunConfig
 
 __all__ = [
     "HANDLERS", "add_options", "estimate_multi", "json_records", "judge_specs", "register",
@@ -130,14 +130,10 @@ def estimate_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     """``estimate`` with several judges: one line per judge and the total."""
     frame = load_for_scoring(args)
     judges = _judges(args, specs, keys=False)
-    cache = open_reply_cache(args)
-    try:
+    with reply_cache(args) as cache:
         table = estimate_judges(frame, judges, rubrics=load_rubrics(args.rubrics),
                                 prices=PriceTable.load(args.prices), cache=cache,
                                 batch_share=BATCH_DISCOUNT if args.batch else 1.0)
-    finally:
-        if cache is not None:
-            cache.close()
     shown = table.copy()
     shown["cost_usd"] = [("no price" if not math.isfinite(v) else f"${v:,.4f}")
                          for v in table["cost_usd"]]
@@ -155,25 +151,19 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     judges = _judges(args, specs, keys=True)
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
-    run_config = RunConfig(concurrency=args.concurrency, timeout=args.timeout,
-                           max_retries=args.max_retries)
     cancel = threading.Event()
     progress = JudgeProgress(total=total_judgments(frame, judges))
-    cache = open_reply_cache(args)
-    start = time.monotonic()
+    with reply_cache(args) as cache:
+        start = time.monotonic()
 
-    def run() -> Any:
-        return judge_frames_async(
-            frame, judges, ensemble=args.ensemble, rubrics=rubrics, run_config=run_config,
-            cache=cache, prices=prices, cancel=cancel, progress=progress,
-            max_cost_usd=args.max_cost)
+        def run() -> Any:
+            return judge_frames_async(
+                frame, judges, ensemble=args.ensemble, rubrics=rubrics,
+                run_config=run_config(args), cache=cache, prices=prices, cancel=cancel,
+                progress=progress, max_cost_usd=args.max_cost)
 
-    try:
         result = asyncio.run(run_reporting(run, progress, cancel, quiet=args.quiet,
                                            start=start))
-    finally:
-        if cache is not None:
-            cache.close()
     write_table(result.judged, args.out)
     print(progress_line(result.progress, time.monotonic() - start), file=sys.stderr)
     for name, r in result.runs.items():

@@ -27,11 +27,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -62,19 +61,21 @@ from judges.cli_common import (
     input_encoding,
     judge_config,
     load_for_scoring,
-    open_reply_cache,
     parse_temperature,
     print_position_bias,
     print_warnings,
     progress_line,
-    write_results,
+    reply_cache,
+    report_results,
+    reporting,
+    run_config,
     write_table,
 )
 from judges.context import RunContext
 from judges.cost import PriceTable
 from judges.errors import JudgesError
 from judges.providers import make_provider
-from judges.runner import RunConfig, RunStats
+from judges.runner import RunStats
 from judges.tasks import TaskProgress
 
 __all__ = [
@@ -126,18 +127,15 @@ def _batch_config(args: argparse.Namespace) -> BatchConfig | None:
                        max_resubmits=args.max_resubmits)
 
 
-def _run_config(args: argparse.Namespace) -> RunConfig:
-    return RunConfig(concurrency=args.concurrency, timeout=args.timeout,
-                     max_retries=args.max_retries)
-
-
-def _open_cache(args: argparse.Namespace) -> ReplyCache | None:
-    if args.no_cache:
-        if getattr(args, "batch", False):
-            raise JudgesError("--batch needs the reply cache (batch ids and results are kept "
-                              "there): leave out --no-cache.")
-        return None
-    return open_reply_cache(args)
+@contextlib.contextmanager
+def _open_cache(args: argparse.Namespace) -> Iterator[ReplyCache | None]:
+    """The reply cache for a ``with`` block (:func:`~judges.cli_common.reply_cache`);
+    ``--batch`` needs one."""
+    if args.no_cache and getattr(args, "batch", False):
+        raise JudgesError("--batch needs the reply cache (batch ids and results are kept "
+                          "there): leave out --no-cache.")
+    with reply_cache(args) as cache:
+        yield cache
 
 
 def read_table(path: str | Path, encoding: str = "utf-8") -> pd.DataFrame:
@@ -176,31 +174,13 @@ def _run(coro_factory: Callable[[threading.Event], Coroutine[Any, Any, Any]],
          report: Callable[[], str] | None) -> Any:
     """Run a coroutine with Ctrl-C / SIGTERM setting ``cancel`` and a progress reporter."""
     cancel = threading.Event()
-
-    async def main() -> Any:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):  # other OS
-                loop.add_signal_handler(sig, cancel.set)
-
-        async def reporter() -> None:
-            while True:
-                await asyncio.sleep(2)
-                print(report(), file=sys.stderr)
-
-        task = asyncio.ensure_future(reporter()) if report is not None else None
-        try:
-            return await coro_factory(cancel)
-        finally:
-            if task is not None:
-                task.cancel()
-
-    return asyncio.run(main())
+    return asyncio.run(reporting(lambda: coro_factory(cancel), cancel,
+                                 None if report is None else lambda: [report()]))
 
 
 def _context(args: argparse.Namespace, cache: ReplyCache | None, progress: Any) -> RunContext:
     """The run context of a task command (``--batch``, retries, prices) with ``progress``."""
-    return RunContext(cache=cache, run_config=_run_config(args), batch=_batch_config(args),
+    return RunContext(cache=cache, run_config=run_config(args), batch=_batch_config(args),
                       prices=PriceTable.load(args.prices), progress=progress)
 
 
@@ -236,29 +216,22 @@ def score_batch(args: argparse.Namespace) -> int:
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
     before = judge_config(args).warnings(provider)
     print_warnings(before)
-    cache = _open_cache(args)
-    assert cache is not None
-    if args.max_cost is not None:
-        from judges.judge import check_batch_cap
+    with _open_cache(args) as cache:
+        assert cache is not None
+        if args.max_cost is not None:
+            from judges.judge import check_batch_cap
 
-        try:
             check_batch_cap(frame, provider, max_cost_usd=args.max_cost,
                             config=judge_config(args), prices=PriceTable.load(args.prices),
                             cache=cache, rubrics=load_rubrics(args.rubrics))
-        except JudgesError:
-            cache.close()
-            raise
-    progress = JudgeProgress(total=n_judgments(frame, judge_config(args)))
-    context = _context(args, cache, progress)
-    stats, monitor = context.stats, context.monitor
-    start = time.monotonic()
-    try:
+        progress = JudgeProgress(total=n_judgments(frame, judge_config(args)))
+        context = _context(args, cache, progress)
+        stats, monitor = context.stats, context.monitor
+        start = time.monotonic()
         run = _run(lambda cancel: judge_frame_batch_async(
             frame, provider, rubrics=load_rubrics(args.rubrics), config=judge_config(args),
             context=replace(context, cancel=cancel)),
             None if args.quiet else lambda: monitor.snapshot().summary())
-    finally:
-        cache.close()
     write_table(run.judged, args.out)
     p = run.progress
     print(progress_line(p, time.monotonic() - start), file=sys.stderr)
@@ -266,10 +239,7 @@ def score_batch(args: argparse.Namespace) -> int:
           f"{monitor.summary()}.", file=sys.stderr)
     print_warnings(run.warnings, already=before)
     if args.to_results:
-        table, design = write_results(run.judged, args.to_results,
-                                      similarity_threshold=args.similarity_threshold,
-                                      stage2_rows=args.stage2_rows)
-        print(f"Wrote results table {table} and design {design}.", file=sys.stderr)
+        report_results(run.judged, args.to_results, args)
     print_position_bias(run.judged)
     return _exit_code(stats, monitor, stats.cancelled > 0)
 
@@ -302,8 +272,7 @@ def _answer(args: argparse.Namespace) -> int:
         system_prompts=systems or [("none", "")], max_tokens=args.max_tokens)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
     print_warnings(dict.fromkeys(w for s in settings for w in provider.param_warnings(s.params())))
-    cache = _open_cache(args)
-    try:
+    with _open_cache(args) as cache:
         if args.estimate:
             return _print_estimate(estimate_answers(
                 frame, provider, settings=settings, prompts=prompts,
@@ -317,9 +286,6 @@ def _answer(args: argparse.Namespace) -> int:
             frame, provider, settings=settings, prompts=prompts, prompt_column=prompt_column,
             context=replace(context, cancel=cancel)),
             None if args.quiet else lambda: _task_line(progress, "answered"))
-    finally:
-        if cache is not None:
-            cache.close()
     write_table(run.answered, args.out)
     issues = int((run.answered[ANSWER_ISSUES] != "").sum())
     print(f"Wrote {args.out}: {len(run.answered):,} rows ({len(settings)} setting(s)), "
@@ -371,9 +337,8 @@ def _categorise(args: argparse.Namespace) -> int:
     config = CategoriseConfig(temperature=args.temperature, max_tokens=args.max_tokens,
                               structured_output=not args.no_structured_output)
     provider = make_provider(args.provider, model=args.model, base_url=args.base_url)
-    cache = _open_cache(args)
     kwargs = {"text_column": args.text_col, "context_column": args.context_col}
-    try:
+    with _open_cache(args) as cache:
         if args.estimate:
             return _print_estimate(estimate_categorise(
                 frame, provider, spec, config=config, prices=PriceTable.load(args.prices),
@@ -385,9 +350,6 @@ def _categorise(args: argparse.Namespace) -> int:
             frame, provider, spec, prefix=args.prefix, config=config,
             context=replace(context, cancel=cancel), **kwargs),
             None if args.quiet else lambda: _task_line(progress, "classified"))
-    finally:
-        if cache is not None:
-            cache.close()
     write_table(run.categorised, args.out)
     print(f"Wrote {args.out}: {_task_line(run.progress, 'classified')}.", file=sys.stderr)
     by = [c.strip() for c in (args.by or "").split(",") if c.strip()]

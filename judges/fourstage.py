@@ -24,8 +24,8 @@ from analysis.judge_stats import columns as C
 from judges.errors import FourStageError
 
 __all__ = [
-    "SAMPLE_NAME", "Source", "empty_texts", "load_fourstage", "sample_path", "stage_counts",
-    "validate_fourstage",
+    "SAMPLE_NAME", "Source", "empty_texts", "load_fourstage", "parse_stage", "sample_path",
+    "stage_counts", "validate_fourstage",
 ]
 
 
@@ -92,7 +92,8 @@ def _is_blank(value: object) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def _parse_stage(value: object) -> int | None:
+def parse_stage(value: object) -> int | None:
+    """A ``stage`` cell as 1-4 (``"2"``, ``2.0``), or ``None`` if it is not one."""
     if _is_blank(value) or isinstance(value, bool):
         return None
     try:
@@ -144,7 +145,7 @@ def validate_fourstage(frame: pd.DataFrame, *, allow_empty_texts: bool = False) 
         if C.STAGE in missing_common:
             raise FourStageError(problems)
     ids = frame[C.ID].tolist() if C.ID in frame.columns else [None] * len(frame)
-    stages = [_parse_stage(v) for v in frame[C.STAGE].tolist()]
+    stages = [parse_stage(v) for v in frame[C.STAGE].tolist()]
     raw_stages = frame[C.STAGE].tolist()
     for pos, (stage, raw) in enumerate(zip(stages, raw_stages, strict=True)):
         if stage is None:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from analysis.judge_stats import columns as C
 from judges.batch import BATCH_DISCOUNT
-from judges.cache import ReplyCache
+from judges.cache import ReplyCache, optional_cache
 from judges.cost import PriceTable
 from judges.errors import JudgesError
 from judges.judge import (
@@ -116,13 +116,9 @@ def estimate_judge_run(frame: pd.DataFrame, provider: ChatProvider, *,
                        judge_config: JudgeConfig | None = None) -> Estimate:
     """:func:`judges.judge.estimate_run` with the cache at ``cache_path`` (``None``: no
     cache); ``batch`` prices the calls at :data:`judges.batch.BATCH_DISCOUNT`."""
-    cache = ReplyCache(cache_path) if cache_path else None
-    try:
+    with optional_cache(cache_path) as cache:
         est = estimate_run(frame, provider, prices=prices or PriceTable.load(), cache=cache,
                            config=judge_config)
-    finally:
-        if cache is not None:
-            cache.close()
     if batch and est.cost_usd is not None:
         est = replace(est, cost_usd=est.cost_usd * BATCH_DISCOUNT)
     return est
@@ -137,12 +133,9 @@ def check_ready_unless_cached(frame: pd.DataFrame, provider: ChatProvider,
     except JudgesError:
         if not cache_path:
             raise
-        cache = ReplyCache(cache_path)
-        try:
+        with ReplyCache(cache_path) as cache:
             if estimate_run(frame, provider, cache=cache).calls:
                 raise
-        finally:
-            cache.close()
 
 
 def make_judge_job(frame: pd.DataFrame, provider: ChatProvider | None = None, *,
@@ -164,13 +157,9 @@ def make_judge_job(frame: pd.DataFrame, provider: ChatProvider | None = None, *,
     check_ready_unless_cached(frame, provider, cache_path)
     if batch:
         if max_cost_usd is not None:
-            cache = ReplyCache(cache_path) if cache_path else None
-            try:
+            with optional_cache(cache_path) as cache:
                 check_batch_cap(frame, provider, max_cost_usd=max_cost_usd,
                                 config=judge_config, cache=cache)
-            finally:
-                if cache is not None:
-                    cache.close()
         return judge_batch_job(frame, provider, cache_path=cache_path, config=judge_config)
     return JudgeJob(frame, provider=provider, run_config=RunConfig(concurrency=concurrency),
                     cache_path=cache_path, judge_config=judge_config,

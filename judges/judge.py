@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,8 +58,8 @@ __all__ = [
     "DEFAULT_MAX_TOKENS", "Estimate", "JudgeConfig", "JudgeProgress", "JudgeRun", "MAX_SAMPLES",
     "MetricOutcome", "REASONING_MAX_TOKENS", "REASON_SEPARATOR", "assemble_judged",
     "check_batch_cap", "empty_outputs", "estimate_run", "interpret", "is_judged", "judge_frame",
-    "judge_frame_async", "judge_requests", "n_judgments", "no_answer_outcomes", "run_warnings",
-    "safe_frame", "split_tag", "swapped",
+    "judge_frame_async", "judge_requests", "judge_stream", "n_judgments", "no_answer_outcomes",
+    "run_warnings", "safe_frame", "split_tag", "swapped",
 ]
 
 
@@ -600,25 +600,39 @@ async def judge_frame_async(
                         "judges.batch.judge_frame_batch_async.")
     progress = ctx.progress if ctx.progress is not None else JudgeProgress(
         total=n_judgments(frame, config))
-    empty = empty_texts(frame)
-    outcomes = no_answer_outcomes(frame, empty, config)
-    for outcome in outcomes:
-        progress.add(outcome)
-    try:
-        async for result in run_stream(
-                judge_requests(frame, rubrics=rubrics, config=config, provider=provider,
-                               skip=empty), provider, cache=ctx.cache,
-                config=ctx.run_config, prices=ctx.prices, cancel=ctx.cancel, stats=ctx.stats,
-                reuse=config.reuse(), max_cost_usd=max_cost_usd):
-            outcome = interpret(result)
-            outcomes.append(outcome)
-            progress.add(outcome)
-    finally:
-        await provider.aclose()
-    judged = assemble_judged(frame, outcomes, judge_label=provider.label, rubrics=rubrics,
-                             params_sent=config.sent(provider), config=config)
+    judged, outcomes = await judge_stream(
+        frame, provider, lambda requests: run_stream(
+            requests, provider, cache=ctx.cache, config=ctx.run_config, prices=ctx.prices,
+            cancel=ctx.cancel, stats=ctx.stats, reuse=config.reuse(),
+            max_cost_usd=max_cost_usd),
+        rubrics=rubrics, config=config, progress=progress, label=provider.label)
     return JudgeRun(judged, progress, ctx.stats, cancelled=ctx.cancelled,
                     warnings=run_warnings(provider, config, outcomes))
+
+
+async def judge_stream(frame: pd.DataFrame, provider: ChatProvider,
+                       stream: Callable[[Iterator[ChatRequest]], AsyncIterator[Result]], *,
+                       rubrics: Mapping[str, Rubric], config: JudgeConfig,
+                       progress: JudgeProgress, label: str,
+                       outcome: Callable[[Result], MetricOutcome] = interpret
+                       ) -> tuple[pd.DataFrame, list[MetricOutcome]]:
+    """The judged table of ``frame`` and its outcomes, the judgments' requests run by
+    ``stream`` (live or batch) and each result read by ``outcome``, counted in
+    ``progress``; the provider is closed at the end."""
+    empty = empty_texts(frame)
+    outcomes = no_answer_outcomes(frame, empty, config)
+    for done in outcomes:
+        progress.add(done)
+    try:
+        async for result in stream(judge_requests(frame, rubrics=rubrics, config=config,
+                                                  provider=provider, skip=empty)):
+            outcomes.append(outcome(result))
+            progress.add(outcomes[-1])
+    finally:
+        await provider.aclose()
+    judged = assemble_judged(frame, outcomes, judge_label=label, rubrics=rubrics,
+                             params_sent=config.sent(provider), config=config)
+    return judged, outcomes
 
 
 def run_warnings(provider: ChatProvider, config: JudgeConfig,

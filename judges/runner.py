@@ -43,7 +43,7 @@ from judges.request import ChatRequest, Reply, Result
 
 __all__ = [
     "LONG_WAIT", "LiveRun", "RunConfig", "RunStats", "STOPPED_PREFIX", "add_spend",
-    "request_key", "run_requests", "run_stream",
+    "request_key", "run_requests", "run_stream", "sleep_unless_cancelled",
 ]
 
 
@@ -185,7 +185,7 @@ def request_key(provider: ChatProvider, request: ChatRequest) -> str:
                      request.key_parts, request.messages)
 
 
-async def _sleep(seconds: float, cancel: threading.Event | None) -> bool:
+async def sleep_unless_cancelled(seconds: float, cancel: threading.Event | None) -> bool:
     """Sleep up to ``seconds``; return False early if ``cancel`` gets set."""
     end = time.monotonic() + seconds
     while True:
@@ -305,7 +305,7 @@ class LiveRun:
             if stats.stopped is not None and attempts:
                 return None, f"{STOPPED_PREFIX}: {stats.stopped}", attempts
             wait = self.pause_until - time.monotonic()
-            if (wait > 0 and not await _sleep(wait, self.cancel)) or (
+            if (wait > 0 and not await sleep_unless_cancelled(wait, self.cancel)) or (
                     self.cancelled() and attempts):
                 return None, "cancelled while waiting to retry", attempts
             attempts += 1
@@ -325,7 +325,7 @@ class LiveRun:
             if error is not None:
                 return None, error, attempts
             stats.retries += 1
-            if not await _sleep(self.retry_delay(info, attempts), self.cancel):
+            if not await sleep_unless_cancelled(self.retry_delay(info, attempts), self.cancel):
                 return None, "cancelled while waiting to retry", attempts
 
     def final_error(self, info: ErrorInfo, attempts: int) -> str | None:

@@ -36,7 +36,7 @@ from judges.batch import (
     judge_frame_batch_async,
     stream_context,
 )
-from judges.cache import ReplyCache, default_cache_path
+from judges.cache import ReplyCache, default_cache_path, optional_cache
 from judges.context import RunContext
 from judges.cost import PriceTable, estimate_message_tokens
 from judges.errors import JudgesError
@@ -262,12 +262,8 @@ def cached_work(cache_path: str | Path | None,
                               Coroutine[Any, Any, pd.DataFrame]]) -> Work:
     """``work(cancel)`` that opens the reply cache in the job's thread and closes it after."""
     async def work(cancel: threading.Event) -> pd.DataFrame:
-        cache = ReplyCache(cache_path) if cache_path else None
-        try:
+        with optional_cache(cache_path) as cache:
             return await run(cache, cancel)
-        finally:
-            if cache is not None:
-                cache.close()
 
     return work
 

@@ -37,7 +37,7 @@ ENGINES: tuple[str, ...] = ("pandas", "duckdb", "spark", "auto")
 AUTO_DUCKDB_BYTES = 100 * 2**20
 
 __all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "N_ALL", "Engine", "Table", "cell_table",
-           "collect_columns", "fine_cells", "fine_cells_from_table", "open_table",
+           "fine_cells", "fine_cells_from_table", "open_table",
            "resolve_engine"]
 
 
@@ -230,22 +230,3 @@ def cell_table(source: object, factors: Sequence[str], *, design: Design | None 
     finally:
         table.close()
     return frame_cell_table(fine, factors, with_outcome=with_outcome)
-
-
-def collect_columns(source: object, columns: Sequence[str], *, engine: str = "auto",
-                    name: str | None = None, sep: str | None = None,
-                    encoding: str = "utf-8") -> pd.DataFrame:
-    """Only ``columns`` of every row, read by the engine (for statistics that need rows,
-    such as a numeric feature's group statistics); absent names are skipped."""
-    from analysis.io import load_results
-
-    chosen = resolve_engine(source, engine)
-    if chosen == "pandas":
-        frame = load_results(source, name=name, sep=sep, encoding=encoding) if not isinstance(
-            source, pd.DataFrame) else source
-        return frame[[c for c in dict.fromkeys(columns) if c in frame.columns]]
-    table = open_table(source, chosen, name=name, sep=sep, encoding=encoding)
-    try:
-        return table.collect([c for c in dict.fromkeys(columns) if c in table.kinds])
-    finally:
-        table.close()

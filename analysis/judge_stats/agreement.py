@@ -62,9 +62,9 @@ __all__ = [
     "CORRELATIONS", "EXACT", "HUMAN_COLUMN", "HUMAN_PATTERNS", "ICC", "JUDGE_COLUMN", "KAPPA",
     "KAPPA_LABELS", "KENDALL", "MERGE_KEYS", "N", "N_MISSING", "PEARSON", "ROUNDED", "SCALE",
     "SPEARMAN", "agreement", "alpha_interval", "confusion_matrix", "high", "human_pairs",
-    "icc_a1", "icc_a1_interval", "icc_a_interval", "kappa_labels", "low", "merge_judged",
-    "p_value", "pair_agreement", "quadratic_kappa", "quadratic_weights", "round_half_up",
-    "score_categories", "weighted_kappa", "weighted_kappa_se",
+    "icc_a1", "icc_a1_interval", "icc_a_interval", "kappa_labels", "kappa_se", "low",
+    "merge_judged", "p_value", "pair_agreement", "quadratic_kappa", "quadratic_weights",
+    "round_half_up", "score_categories", "weighted_kappa", "weighted_kappa_se",
 ]
 
 
@@ -164,13 +164,18 @@ def weighted_kappa_se(table: np.ndarray) -> float:
     if n == 0 or not np.isfinite(kappa):
         return math.nan
     p = table / n
-    rows, cols = p.sum(1), p.sum(0)
     w = 1 - quadratic_weights(table.shape[0])
+    pe = (w * np.outer(p.sum(1), p.sum(0))).sum()
+    return math.nan if pe >= 1 else kappa_se(p, w, kappa, pe, n)
+
+
+def kappa_se(p: np.ndarray, w: np.ndarray, kappa: float, pe: float, n: float) -> float:
+    """The large-sample standard error of Fleiss, Cohen & Everitt (1969) of a kappa with
+    agreement weights ``w``, from the cell proportions ``p`` of ``n`` pairs and the
+    expected (weighted) agreement ``pe``; NaN if its variance comes out negative."""
+    rows, cols = p.sum(1), p.sum(0)
     w_row = w @ cols          # w_i. = sum_j w_ij p_.j
     w_col = rows @ w          # w_.j = sum_i w_ij p_i.
-    pe = (w * np.outer(rows, cols)).sum()
-    if pe >= 1:
-        return math.nan
     terms = (p * (w - (w_row[:, None] + w_col[None, :]) * (1 - kappa)) ** 2).sum()
     var = (terms - (kappa - pe * (1 - kappa)) ** 2) / ((1 - pe) ** 2 * n)
     return float(math.sqrt(var)) if var >= 0 else math.nan

@@ -41,9 +41,11 @@ from analysis.judge_stats.agreement import (
     HUMAN_PATTERNS,
     CIMethod,
     high,
+    kappa_se,
     low,
 )
 from analysis.judge_stats.errors import JudgesError
+from analysis.values import is_blank
 
 __all__ = [
     "AGREED", "CATEGORY", "CATEGORY_AGREEMENT_COLUMNS", "CategoryAgreement", "F1",
@@ -124,13 +126,7 @@ def cohen_kappa_se(table: np.ndarray) -> float:
     if n == 0 or not np.isfinite(kappa):
         return math.nan
     p = table / n
-    rows, cols = p.sum(1), p.sum(0)
-    pe = float((rows * cols).sum())
-    w = np.eye(len(table))
-    w_row, w_col = w @ cols, rows @ w
-    terms = (p * (w - (w_row[:, None] + w_col[None, :]) * (1 - kappa)) ** 2).sum()
-    var = (terms - (kappa - pe * (1 - kappa)) ** 2) / ((1 - pe) ** 2 * n)
-    return float(math.sqrt(var)) if var >= 0 else math.nan
+    return kappa_se(p, np.eye(len(table)), kappa, float((p.sum(1) * p.sum(0)).sum()), n)
 
 
 def _human_column(frame: pd.DataFrame, label_col: str) -> str:
@@ -139,11 +135,6 @@ def _human_column(frame: pd.DataFrame, label_col: str) -> str:
             return pattern.format(label_col)
     raise JudgesError(f"No human label column for {label_col!r}: name it "
                       f"human_{label_col} or {label_col}_human, or say which column to use.")
-
-
-def _blank(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (
-        value is pd.NA) or str(value).strip() == ""
 
 
 def _describe(counts: dict[str, int]) -> str:
@@ -204,7 +195,7 @@ def category_agreement(frame: pd.DataFrame, label_col: str = "category",
     human = frame[human_col].tolist()
     given = categories is not None
     if categories is None:
-        categories = list(dict.fromkeys(str(v).strip() for v in judge if not _blank(v)))
+        categories = list(dict.fromkeys(str(v).strip() for v in judge if not is_blank(v)))
     names = [str(c).strip() for c in categories]
     lookup = {normalise_name(c): i for i, c in enumerate(names)}
     if len(lookup) < 2:
@@ -215,7 +206,7 @@ def category_agreement(frame: pd.DataFrame, label_col: str = "category",
     unknown_j: dict[str, int] = {}
     unknown_h: dict[str, int] = {}
     for a, b in zip(judge, human, strict=True):
-        if _blank(a) or _blank(b):
+        if is_blank(a) or is_blank(b):
             n_missing += 1
             continue
         ia, ib = lookup.get(normalise_name(str(a))), lookup.get(normalise_name(str(b)))

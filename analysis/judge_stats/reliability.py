@@ -38,7 +38,7 @@ No Streamlit here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -58,7 +58,7 @@ __all__ = [
     "ReliabilityData", "ReliabilityError", "SCORES_SUFFIX", "SD", "SD_SUFFIX", "SOURCE",
     "STATISTICS", "disagreements", "icc", "icc_f_intervals", "judge_name_of", "judge_names_in",
     "krippendorff_alpha", "load_reliability_data", "reliability", "reliability_data",
-    "reliability_report", "score_matrix", "score_spread",
+    "score_spread",
 ]
 
 
@@ -641,16 +641,3 @@ def score_spread(data: ReliabilityData) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=[ROW, C.ID, C.STAGE, C.METRIC, SD, SOURCE])
     return pd.concat(parts, ignore_index=True)
-
-
-def score_matrix(data: ReliabilityData, metric: str) -> pd.DataFrame:
-    """The rows x judges scores of one metric, with ``row``, ``id`` and ``stage``."""
-    if metric not in data.scores:
-        raise ReliabilityError(f"No {metric!r} scores in the files.")
-    return pd.concat([data.rows, pd.DataFrame(data.scores[metric], columns=data.judges)], axis=1)
-
-
-def reliability_report(data: ReliabilityData, **kwargs: object) -> Mapping[str, pd.DataFrame]:
-    """``{"reliability": reliability(...), "disagreements": disagreements(data)}``."""
-    return {"reliability": reliability(data, **kwargs),  # type: ignore[arg-type]
-            "disagreements": disagreements(data)}

@@ -28,6 +28,7 @@ from analysis.columns import (
 from analysis.design import Design, apply_design, make_factor
 from analysis.errors import AnalysisError
 from tests.app.apptools import ROOT
+from tests.oracles.dixon import simulate_dixon_critical
 
 CLASSIC = [0.189, 0.167, 0.187, 0.183, 0.186, 0.182, 0.181, 0.184, 0.181, 0.177]
 
@@ -260,7 +261,7 @@ def test_dixon_tables_are_monotone():
                                             ("r21", 12), ("r22", 14), ("r22", 20),
                                             ("r22", 25)])
 def test_dixon_table_agrees_with_simulation(variant, n):
-    simulated = dsp.simulate_dixon_critical(variant, n, n_draws=150_000, seed=n)
+    simulated = simulate_dixon_critical(variant, n, n_draws=150_000, seed=n)
     tabulated = dsp.DIXON_CRITICAL[variant][n]
     # Monte Carlo error ~0.002 (~0.004 at alpha 0.01); published r10 values differ from
     # exact ones by up to 0.005 at alpha 0.01 (docs/disparity.md)
@@ -269,7 +270,7 @@ def test_dixon_table_agrees_with_simulation(variant, n):
 
 
 def test_dixon_exact_values_from_the_integration():
-    from analysis.dixon import DixonDistribution, exact_dixon_critical
+    from tests.reference.dixon_exact import DixonDistribution, exact_dixon_critical
 
     # the audit's numbers: r10, n = 4, alpha 0.01 is 0.9207 (published 0.926); the
     # published n = 6 value 0.625 at alpha 0.05 has actual size 0.0515
