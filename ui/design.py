@@ -19,7 +19,7 @@ from analysis.design import (
 )
 from analysis.errors import AnalysisError
 from ui.context import guarded_callback
-from ui.widgets import md
+from ui.widgets import each_note, md
 
 __all__ = [
     "MAPPING_LABELS", "STRUCTURE_ACTIONS", "STRUCTURE_COLUMN", "factor_widgets",
@@ -156,8 +156,7 @@ def structure_section(frame: pd.DataFrame, design: Design, key: str) -> None:
     st.caption("Read from the table alone (docs/structure.md): what each column is, what "
                "a prompt is and which rows belong together. Override any of it below.")
     st.dataframe(structure.table, width="stretch", hide_index=True, height=240)
-    for note in structure.notes:
-        st.info(md(note))
+    each_note(structure.notes, st.info)
     st.caption(md(f"Active design: cluster {design.cluster or 'none (independent rows)'}; "
                   f"a prompt is one combination of {', '.join(design.prompt_unit_columns())}."))
     prompt_unit_editor(frame, design, structure, key)
