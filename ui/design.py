@@ -18,6 +18,7 @@ from analysis.design import (
     make_factor,
 )
 from analysis.errors import AnalysisError
+from ui.common import per_table
 from ui.context import guarded_callback
 from ui.widgets import each_note, md
 
@@ -199,14 +200,13 @@ def _override(action: str) -> None:
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _unit_summary(token: str, unit: tuple[str, ...], design_json: str, _frame: pd.DataFrame,
-                  _design: Design):  # noqa: ANN202 - a UnitSummary or the PromptUnitError
+def _unit_summary(frame: pd.DataFrame, unit: tuple[str, ...],
+                  design: Design):  # noqa: ANN202 - a UnitSummary or the PromptUnitError
     from analysis.errors import PromptUnitError
     from analysis.prompt_unit import check_prompt_unit
 
     try:
-        return check_prompt_unit(_frame, unit, _design)
+        return check_prompt_unit(frame, unit, design)
     except PromptUnitError as exc:
         return exc
 
@@ -230,8 +230,7 @@ def prompt_unit_editor(frame: pd.DataFrame, design: Design, structure, key: str)
     st.caption(md(f"Inferred from the table: {', '.join(inferred) or 'each row'}: "
                   f"{structure.prompt_unit_reason or 'no reason given'}. In the design: "
                   f"{declared}."))
-    summary = _unit_summary(st.session_state.get("results_token", ""), tuple(chosen),
-                            design.to_json(), frame, design) if chosen else None
+    summary = per_table(_unit_summary, frame, design, tuple(chosen), design) if chosen else None
     if isinstance(summary, PromptUnitError):
         st.error(md(str(summary)))
     elif summary is not None:

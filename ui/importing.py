@@ -134,18 +134,12 @@ def collect_import() -> bool:
 def _import_notice() -> None:
     """While the import runs: its seconds so far, refreshed; the page reruns when done."""
     from ui import inference_pool
+    from ui.pending_design import job_notice
 
-    job = inference_pool.job(st.session_state[IMPORT_JOB]["token"])
-
-    @st.fragment(run_every=0.5)
-    def _watch() -> None:
-        if job is None or job.done:
-            st.rerun(scope="app")
-        st.info(f"Importing in the background: {job.elapsed():.0f} s so far (reading the "
-                "files and the structure of what they hold). This page refreshes by "
-                "itself; other pages can be used meanwhile.", icon="⏳")
-
-    _watch()
+    job_notice(inference_pool.job(st.session_state[IMPORT_JOB]["token"]), lambda job: (
+        f"Importing in the background: {job.elapsed():.0f} s so far (reading the files and "
+        "the structure of what they hold). This page refreshes by itself; other pages can "
+        "be used meanwhile."))
 
 
 def names_of(uploads: list) -> str:

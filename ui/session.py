@@ -187,9 +187,7 @@ def restore() -> None:
             stored = sessions.load(sid)
             st.toast(FORKED, icon=":material/content_copy:")
         _apply(stored)
-    except SessionStoreError:
-        return _start_fresh(DAMAGED)
-    except Exception:  # noqa: BLE001 - a table or design that no longer reads
+    except Exception:  # noqa: BLE001 - SessionStoreError, or a table or design that no longer reads
         return _start_fresh(DAMAGED)
     ss["_sid"], ss["_rev"] = sid, stored.meta.get("rev")
     st.query_params[QUERY_KEY] = sid
