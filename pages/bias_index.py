@@ -3,16 +3,10 @@
 import streamlit as st
 
 from analysis.columns import LLMBI, RANK
-from analysis.errors import AnalysisError
 from analysis.factor_defaults import numeric_columns
 from analysis.figures.index import index_figure
-from ui.common import (
-    figure_downloads,
-    per_table,
-    require_results,
-    subset_filter,
-    table_download,
-)
+from analysis.reproduce import index_view
+from ui.common import per_table, require_results, subset_filter
 from ui.defaults import choose_hint
 from ui.disparity import data_note
 from ui.disparity_index import index_options, index_result, likeliest_dimensions
@@ -20,9 +14,9 @@ from ui.importance_linear import deviation_view_note
 from ui.index_published import BOTH, PUBLISHED, published_section, variant_choice
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_index
+from ui.reproduce import reproduce
 from ui.uncertainty import bootstrap_options, show_intervals
-from ui.widgets import md
+from ui.widgets import show_figure, show_table, stop_on_error, table_download
 
 route_first_visit()
 
@@ -45,11 +39,8 @@ if options is None:
     st.stop()
 intervals = options.pop("intervals")  # the bootstrap's confidence and seed
 where = subset_filter(design, "index")
-try:
+with stop_on_error():
     result = index_result(results, design, where, options, intervals=intervals)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 
 totals = result.table.sort_values([RANK, LLMBI])
 components = result.tables["components"]
@@ -59,8 +50,7 @@ if totals[LLMBI].isna().any():
                "(see the notes in the components table).")
 st.subheader("Index per model")
 fig = index_figure(components, result.table)  # the answer first, its table below
-st.plotly_chart(fig, key="index_chart")
-figure_downloads(fig, "bias_index", key="index_fig")
+show_figure(fig, "bias_index", key="index_fig", chart="index_chart")
 st.dataframe(totals, hide_index=True)
 table_download(result.table, "bias_index_totals", key="index_totals")
 
@@ -70,13 +60,13 @@ if boot:
         booted = index_result(results, design, where, options, boot=boot, intervals=intervals)
         show_intervals(booted.tables["bootstrap"], "bias_index_bootstrap", key="index_boot",
                        confidence=booted.meta["bootstrap"]["confidence"])
-reproduce_index(design, options, where, boot=boot, intervals=intervals)
+reproduce(index_view(options, boot=boot, design_cluster=design.cluster, intervals=intervals),
+          design, where, "index_repro")
 
 st.subheader("Components")
 st.caption("score: the component's raw value (B_i, the Gini index or the constant, S); "
            "weight: as entered (the penalty's scale, lambda); contribution: what it adds to "
            "the index (a model's contributions sum to its LLMBI).")
-st.dataframe(components, hide_index=True)
-table_download(components, "bias_index_components", key="index_components")
+show_table(components, "bias_index_components", key="index_components")
 if variant == BOTH:
     published_section(results, design)

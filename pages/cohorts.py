@@ -3,17 +3,17 @@
 import streamlit as st
 
 from analysis import distribution as dist_mod
-from analysis.errors import AnalysisError
 from analysis.figures.distribution import PANELS_PER_PAGE, n_pages
 from analysis.options.cohorts import CohortsOptions as Opts
+from analysis.reproduce import cohorts_view
 from ui.cohorts import capsule_section, cohort_figures, cohort_options, cohort_view, one_decimal
-from ui.common import figure_downloads, require_results, subset_filter, table_download
+from ui.common import require_results, subset_filter
 from ui.disparity import data_note
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_cohorts
-from ui.widgets import md, p_value_columns
+from ui.reproduce import reproduce
+from ui.widgets import each_note, md, p_value_columns, show_figure, show_table, stop_on_error
 
 route_first_visit()
 
@@ -37,11 +37,8 @@ category, cohort, by = opts["category"], opts["cohort"], opts["by"]
 answer = st.container()  # the figures first, the other options of the test below them
 with st.expander("Other options of the test", expanded=False):
     opts |= other_options(Opts, ("method", "seed"), key="cohorts_option")
-try:
+with stop_on_error():
     view = cohort_view(results, design, where, opts)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 dist, wide, spread, across, test = (view[k] for k in ("dist", "wide", "spread", "across",
                                                       "test"))
 with answer:
@@ -57,35 +54,28 @@ with answer:
                                pages, 1, key="cohorts_panel_page") - 1
     bar, line, spread_fig = cohort_figures(results, design, where, opts, page, view)
     for kind, label, fig in (("bar", "stacked", bar), ("line", "lines", line)):  # answer first
-        st.plotly_chart(fig, key=f"cohorts_{kind}_chart")
-        figure_downloads(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig")
+        show_figure(fig, f"cohorts_{label}", key=f"cohorts_{kind}_fig",
+                    chart=f"cohorts_{kind}_chart")
 add_to_report_button("cohorts", {**opts, "where": where})
-reproduce_cohorts(design, opts, where)
+reproduce(cohorts_view(opts), design, where, "cohorts_repro")
 
 st.subheader("Percentages per cohort")
-st.dataframe(wide, hide_index=True, column_config=one_decimal(wide))
-table_download(wide, "cohorts_percentages", key="cohorts_wide")
+show_table(wide, "cohorts_percentages", key="cohorts_wide", column_config=one_decimal(wide))
 with st.expander("Long table (counts)"):
-    st.dataframe(dist, hide_index=True, column_config=one_decimal(dist))
-    table_download(dist, "cohorts_counts", key="cohorts_long")
+    show_table(dist, "cohorts_counts", key="cohorts_long", column_config=one_decimal(dist))
 
 st.subheader("Spread of the categories")
 st.caption("Standard deviation (ddof = 1, in percentage points) of the category percentages "
            "within each cohort: 0 when all categories are equally frequent. Below: the spread "
            "of each category across cohorts (how much the cohorts disagree).")
-st.plotly_chart(spread_fig, key="cohorts_spread_chart")
-figure_downloads(spread_fig, "cohorts_spread", key="cohorts_spread_fig")
-st.dataframe(spread, hide_index=True, column_config=one_decimal(spread))
-table_download(spread, "cohorts_spread", key="cohorts_spread")
-st.dataframe(across, hide_index=True, column_config=one_decimal(across))
-table_download(across, "cohorts_spread_across", key="cohorts_across")
+show_figure(spread_fig, "cohorts_spread", key="cohorts_spread_fig", chart="cohorts_spread_chart")
+show_table(spread, "cohorts_spread", key="cohorts_spread", column_config=one_decimal(spread))
+show_table(across, "cohorts_spread_across", key="cohorts_across", column_config=one_decimal(across))
 
 st.subheader("Chi-square test of homogeneity")
 st.caption("H0: every cohort has the same category distribution. Pearson chi-square without "
            "continuity correction; Monte Carlo p-values keep the margins fixed and are at "
            "least 1 / (resamples + 1). Cramer's V: effect size from 0 to 1.")
-for note in test["note"][test["note"] != ""].unique():
-    st.warning(md(note))
-st.dataframe(test, hide_index=True, column_config=p_value_columns(test))
-table_download(test, "cohorts_chi_square", key="cohorts_test")
+each_note(test["note"][test["note"] != ""].unique(), st.warning)
+show_table(test, "cohorts_chi_square", key="cohorts_test", column_config=p_value_columns(test))
 capsule_section(results, design, where, opts)

@@ -13,13 +13,8 @@ from analysis.compare import (
 from analysis.errors import AnalysisError
 from analysis.labels import adjusted_method
 from analysis.multiple_testing import adjusted_label
-from ui.common import (
-    figure_downloads,
-    page_link,
-    require_results,
-    subset_filter,
-    table_download,
-)
+from analysis.reproduce import compare_view
+from ui.common import page_link, require_results, subset_filter
 from ui.compare import (
     choices,
     column_config,
@@ -33,8 +28,8 @@ from ui.measurement_error import total_error_expander, total_error_headline
 from ui.native import native_deltas_view
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_compare
-from ui.widgets import md
+from ui.reproduce import reproduce
+from ui.widgets import md, show_figure, show_table, stop_on_error
 
 route_first_visit()
 
@@ -64,9 +59,8 @@ readings(c)
 total_error_headline(results, design, key="compare_measurement", where=where)
 
 st.subheader("Overall, per pair")
-st.dataframe(c.overall, hide_index=True, column_config=column_config(result.settings),
-             key="compare_overall_table")
-table_download(c.overall, "compare_overall", key="compare_overall")
+show_table(c.overall, "compare_overall", key="compare_overall", table_key="compare_overall_table",
+           column_config=column_config(result.settings))
 with st.expander("Prompts per value (rows, rows without outcome, duplicates)"):
     st.dataframe(c.pairing.counts, hide_index=True)
 native_deltas_view(results, design, settings, where)  # BBQ's s_DIS / s_AMB ... paired
@@ -82,26 +76,23 @@ else:
                f"({settings['n_resamples']:,} replicates, seeded): both answers to a prompt "
                f"stay together. {adjusted_label(by_subgroup)}: "
                f"{ADJUSTMENT_NAMES[by_subgroup]} across the subgroups.")
-    try:
+    with stop_on_error():
         fig, sun = pair_figures(c, pair, design, settings, where)
-    except AnalysisError as exc:
-        st.error(md(str(exc)))
-        st.stop()
-    st.plotly_chart(fig, key="compare_dumbbell_chart")
-    figure_downloads(fig, f"compare_{pair[0]}_{pair[1]}", key="compare_dumbbell")
+    show_figure(fig, f"compare_{pair[0]}_{pair[1]}", key="compare_dumbbell",
+                chart="compare_dumbbell_chart")
     if sun is not None:
         st.caption("Sunburst: colour = LD under b - LD under a (red: the subgroup stands out "
                    "more under b). Verdicts differ: its own LD is significant for one value "
                    "and not the other.")
-        st.plotly_chart(sun, key="compare_sunburst_chart")
-        figure_downloads(sun, f"compare_{pair[0]}_{pair[1]}_sunburst", key="compare_sunburst")
+        show_figure(sun, f"compare_{pair[0]}_{pair[1]}_sunburst", key="compare_sunburst",
+                    chart="compare_sunburst_chart")
         flagged = int(table[VERDICTS_DIFFER].sum())
         if flagged:
             st.caption(f"{flagged} subgroups have different verdicts under the two values.")
     shown = table.drop(columns=[MODEL_A, MODEL_B])
-    st.dataframe(shown, hide_index=True, key="compare_table",
-                 column_config=column_config(result.settings, subgroups=True),
-                 column_order=[SUBGROUP, *[col for col in shown.columns if col != SUBGROUP]])
-    table_download(shown, f"compare_subgroups_{pair[0]}_{pair[1]}", key="compare_subgroups")
-reproduce_compare(design, settings, where)
+    show_table(shown, f"compare_subgroups_{pair[0]}_{pair[1]}", key="compare_subgroups",
+               table_key="compare_table",
+               column_config=column_config(result.settings, subgroups=True),
+               column_order=[SUBGROUP, *[col for col in shown.columns if col != SUBGROUP]])
+reproduce(compare_view(settings, design_cluster=design.cluster), design, where, "compare_repro")
 total_error_expander(results, design, key="compare_measurement", where=where)  # facets

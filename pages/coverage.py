@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from analysis.errors import AnalysisError
 from analysis.options.coverage import CoverageOptions as Opts
+from analysis.reproduce import coverage_view
 from ui.common import require_results, subset_filter
 from ui.coverage import (
     count_choice,
@@ -18,8 +18,8 @@ from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_coverage
-from ui.widgets import md
+from ui.reproduce import reproduce
+from ui.widgets import stop_on_error
 
 route_first_visit()
 
@@ -46,18 +46,15 @@ with answer:
     tabs = st.tabs(TABS)
     with tabs[0]:
         pair = heatmap_pair(design, factors)
-try:  # one call of the analysis (its cells cached apart), every tab reads it
+with stop_on_error():  # one call of the analysis (its cells cached apart), every tab reads it
     cells = coverage_cells_for(results, design, factors, where, unit)
     options = Opts.coerce({"count": unit, **more})
     result = coverage_result(results, design, factors, where, options, cells=cells, pair=pair)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 with metrics:
     show_metrics(result)
 render_tabs(tabs, result, design, factors, pair=pair, limit=options.limit)
 
 show_reading(result)
-reproduce_coverage(design, factors, where, unit, more=more)
+reproduce(coverage_view(factors, unit, more=more), design, where, "coverage_repro")
 add_to_report_button("coverage", {"factors": factors, "count": unit, "where": where, **more})
 native_scores_view(results, design, where, page="coverage")  # BBQ s_DIS / s_AMB ... with CIs

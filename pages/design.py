@@ -14,7 +14,7 @@ from ui.design_constraints import constraints_section
 from ui.navigation import route_first_visit
 from ui.pending_design import pending_notice
 from ui.uncertainty import cluster_widget
-from ui.widgets import md
+from ui.widgets import each_note, md
 
 route_first_visit()
 
@@ -63,8 +63,7 @@ if factors:
 
     st.subheader("Nested factors")  # with the cluster: a factor fixed by it is said too
     nestings = bw.nesting(frame, design, applied=True)  # the rows as they are
-    for sentence in nestings.notes:
-        st.warning(md(sentence))
+    each_note(nestings.notes, st.warning)
     if nestings.table.empty:
         st.success("No factor is a function of another among the chosen ones.")
 

@@ -2,17 +2,11 @@
 
 import streamlit as st
 
-from analysis.errors import AnalysisError
 from analysis.factor_defaults import numeric_columns
 from analysis.figures.disparity import selection_figure, statistic_figure
 from analysis.options.disparity import SAGED_FIELDS
-from ui.common import (
-    figure_downloads,
-    per_table,
-    require_results,
-    subset_filter,
-    table_download,
-)
+from analysis.reproduce import api_view
+from ui.common import per_table, require_results, subset_filter
 from ui.defaults import choose_hint, page_defaults
 from ui.disparity import (
     box_of,
@@ -22,12 +16,13 @@ from ui.disparity import (
     disparity_result,
     metric_row,
     permutation_caption,
+    to_options,
 )
 from ui.navigation import route_first_visit
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_disparity
+from ui.reproduce import reproduce
 from ui.saged_stats import saged_section
-from ui.widgets import md
+from ui.widgets import md, show_figure, show_table, stop_on_error
 
 route_first_visit()
 
@@ -50,13 +45,10 @@ if not options["by"]:
                 page_defaults(design, 1) or design.names[:1])
     st.stop()
 where = subset_filter(design, "disparity")
-try:  # everything but the permutation test first, on screen while it runs
+with stop_on_error():  # everything but the permutation test first, on screen while it runs
     result = disparity_result(results, design, where, options, permutation=False)
     feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
     box = box_of(result, feature)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 
 report, settings = result.raw, result.settings
 stat, columns = settings["statistic"], column_config(settings)
@@ -73,44 +65,37 @@ st.caption(f"Selected: {report.settings['selection_rule']} (standard "
 st.subheader("Group statistics")
 summary = result.table
 fig = statistic_figure(summary, stat, feature=feature)
-st.plotly_chart(fig, key="disparity_stat_chart")
-figure_downloads(fig, f"disparity_{stat}", key="disparity_stat_fig")
-reproduce_disparity(design, options, where)  # after the answer: the first figure
+show_figure(fig, f"disparity_{stat}", key="disparity_stat_fig", chart="disparity_stat_chart")
+reproduce(api_view(to_options(options), feature=options["feature"], by=list(options["by"])),
+          design, where, "disparity_repro")  # after the answer: the first figure
 add_to_report_button("disparity", {k: v for k, v in options.items() if k not in SAGED_FIELDS}
                      | {"where": where})  # the report's section has no SAGED statistics
 with st.expander("Distribution per group (box plot)"):
-    st.plotly_chart(box, key="disparity_box_chart")
-    figure_downloads(box, "disparity_box", key="disparity_box_fig")
-st.dataframe(summary, hide_index=True)
-table_download(summary, "disparity_summary", key="disparity_summary")
+    show_figure(box, "disparity_box", key="disparity_box_fig", chart="disparity_box_chart")
+show_table(summary, "disparity_summary", key="disparity_summary")
 
 st.subheader("Selection rates and the four-fifths rule")
 sel = result.tables["selection"]
 fig = selection_figure(sel, feature=feature)
-st.plotly_chart(fig, key="disparity_selection_chart")
-figure_downloads(fig, "disparity_selection", key="disparity_selection_fig")
-st.dataframe(sel, hide_index=True, column_config=columns)
-table_download(sel, "disparity_selection", key="disparity_selection")
+show_figure(fig, "disparity_selection", key="disparity_selection_fig",
+            chart="disparity_selection_chart")
+show_table(sel, "disparity_selection", key="disparity_selection", column_config=columns)
 
 st.subheader("Disparity across groups")
 st.caption("Min/max ratio and range: how far apart the extreme groups are. Max Z-score and "
            "Dixon's Q: whether one group stands out (concentrated bias) or the groups are "
            "spread (dispersed bias). Across-group std and Z use ddof = 1.")
-st.dataframe(result.tables["metrics"], hide_index=True)
-table_download(result.tables["metrics"], "disparity_metrics", key="disparity_metrics")
+show_table(result.tables["metrics"], "disparity_metrics", key="disparity_metrics")
 
 st.subheader("Permutation tests")
-try:  # last: the rest shows meanwhile (the parts above are not computed again)
+with stop_on_error():  # last: the rest shows meanwhile (the parts above are not computed again)
     full = disparity_result(results, design, where, options)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 if "permutation" not in full.tables:
     st.info("Permutation tests are off (0 permutations).")
 else:
     st.caption(permutation_caption(full))
     perm = full.tables["permutation"]
-    st.dataframe(perm, hide_index=True, column_config=column_config(full.settings))
-    table_download(perm, "disparity_permutation", key="disparity_permutation")
+    show_table(perm, "disparity_permutation", key="disparity_permutation",
+               column_config=column_config(full.settings))
 
 saged_section(result)

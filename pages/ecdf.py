@@ -3,18 +3,11 @@
 import streamlit as st
 
 from analysis.columns import N_SUBGROUPS
-from analysis.errors import AnalysisError
 from analysis.figures.ecdf import ecdf_figure
 from analysis.options import FROM_DESIGN
 from analysis.options.ecdf import EcdfOptions as Opts
-from ui.common import (
-    analysis_result,
-    cells_for,
-    figure_downloads,
-    require_results,
-    subset_filter,
-    table_download,
-)
+from analysis.reproduce import api_view
+from ui.common import analysis_result, cells_for, figure_downloads, require_results, subset_filter
 from ui.ecdf import ks_section
 from ui.importance_linear import deviation_view_note
 from ui.measurement_error import deviation_metric_headline
@@ -22,10 +15,10 @@ from ui.navigation import route_first_visit
 from ui.options import other_options
 from ui.pooling import ecdf_title, pooled_notes, pooled_toggle, shown
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_ecdf
+from ui.reproduce import reproduce
 from ui.subgroups import COLUMN_CONFIG, factor_choice, missing_outcome_note
 from ui.uncertainty import bootstrap_options, show_intervals
-from ui.widgets import md
+from ui.widgets import each_note, md, show_table, stop_on_error
 
 route_first_visit()
 
@@ -65,7 +58,7 @@ with st.expander("Other options", expanded=False):
 summary_box, intervals_box = st.container(), st.container()
 with intervals_box:
     boot = bootstrap_options(results, design, "ecdf", seed=more.get("seed"))
-try:  # widgets -> the options -> one cached call of analysis.api.ecdf
+with stop_on_error():  # widgets -> the options -> one cached call of analysis.api.ecdf
     opts = Opts.coerce({**more, "level": level, "ideal": ideal, "cutoff": cutoff,
                         "pooled": pooled, **(
         {"ci": "bootstrap", "n_resamples": boot["n_resamples"],
@@ -74,9 +67,6 @@ try:  # widgets -> the options -> one cached call of analysis.api.ecdf
     cells = cells_for(results, design, [by, *factors], where)
     result = analysis_result("ecdf", results, design, opts, cells=cells, by=by,
                              factors=factors, where=where)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
 
 with answer:
@@ -97,23 +87,20 @@ with answer:
 
 with summary_box:
     st.subheader("Deviation metric per curve")
-    st.dataframe(summary, hide_index=True, column_config=COLUMN_CONFIG)
-    table_download(summary, "ecdf_summary", key="ecdf_summary")
+    show_table(summary, "ecdf_summary", key="ecdf_summary", column_config=COLUMN_CONFIG)
 if boot:
     with intervals_box:
         st.caption("Bootstrap intervals: deviation metric per curve, the difference between "
                    "two curves and the KS statistic (its percentile interval is biased "
                    "upwards).")
-        for note in result.meta["bootstrap"].get("notes", []):
-            st.warning(md(note))
+        each_note(result.meta["bootstrap"].get("notes", []), st.warning)
         show_intervals(result.tables["bootstrap"], "ecdf_bootstrap", key="ecdf_boot",
                        confidence=opts.confidence)
 deviation_metric_headline(results, design, by=by, factors=list(factors),
                           joint=level == len(factors), ideal=ideal, where=where)
-reproduce_ecdf(design, opts, factors, by, where)
+reproduce(api_view(opts, factors=factors, by=by), design, where, "ecdf_repro")
 
 ks_section(ks, by, opts.adjust)
 
 with st.expander(f"Subgroup rates ({len(rates):,} rows)"):
-    st.dataframe(rates, hide_index=True, column_config=COLUMN_CONFIG)
-    table_download(rates, "ecdf_subgroup_rates", key="ecdf_rates")
+    show_table(rates, "ecdf_subgroup_rates", key="ecdf_rates", column_config=COLUMN_CONFIG)

@@ -7,6 +7,7 @@ from analysis.errors import AnalysisError
 from analysis.importance import ImportanceRefusal
 from analysis.labels import adjusted_method, is_continuous, subset_caption
 from analysis.multiple_testing import NAMES, adjusted_label
+from analysis.reproduce import importance_view
 from ui.common import require_results, subset_filter, table_download
 from ui.drawing import importance_figure_panel
 from ui.importance import (
@@ -17,12 +18,12 @@ from ui.importance import (
 )
 from ui.importance_linear import continuous_view, logistic_fit
 from ui.judge_noise import COLUMN_CONFIG as NOISE_COLUMNS
-from ui.judge_noise import with_term_noise
+from ui.judge_noise import page_noise_settings, with_term_noise
 from ui.native import native_scores_view
 from ui.navigation import route_first_visit
-from ui.reproduce import reproduce_importance
+from ui.reproduce import reproduce
 from ui.subgroups import missing_outcome_note
-from ui.widgets import md
+from ui.widgets import md, show_table
 
 route_first_visit()
 
@@ -68,7 +69,10 @@ m[3].metric("Parameters", fit.n_parameters)
 m[4].metric("P(deviation) at references", f"{fit.baseline_probability:.3f}",
             help="1 / (1 + exp(-intercept)): every factor at its reference value")
 st.caption(md("Standard errors: " + settings["uncertainty"] + "."))
-reproduce_importance(design, options, where, cell_factors, covariates, standardise)
+reproduce(importance_view(options, cell_factors, design_cluster=design.cluster,
+                          covariates=covariates, standardise=standardise,
+                          noise=None if covariates else page_noise_settings("importance")),
+          design, where, "importance_repro")
 
 st.subheader("Coefficients")
 terms = fit.terms if covariates else with_term_noise(fit, results, design, where, options)
@@ -95,6 +99,6 @@ st.caption("Each factor removed together with every interaction that contains it
                "assumes independent rows. A test is missing, with its reason, when a value "
                "rests on fewer than 2 clusters or the covariance is singular."
                if fit.cluster else ""))
-st.dataframe(fit.factor_tests, hide_index=True, column_config=column_config(settings))
-table_download(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests")
+show_table(fit.factor_tests, "factor_importance_lr_tests", key="importance_tests",
+           column_config=column_config(settings))
 native_scores_view(results, design, where, page="importance")  # BBQ s_DIS / s_AMB ... with CIs

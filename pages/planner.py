@@ -6,7 +6,7 @@ from analysis import api as bw
 from analysis.errors import AnalysisError
 from analysis.factor_defaults import coverage_factors
 from analysis.options.planning import PlanOptions
-from ui.common import active_frame, cells_for, require_results, table_download
+from ui.common import active_frame, cells_for, require_results
 from ui.generate import generate_section
 from ui.navigation import route_first_visit
 from ui.options import other_options
@@ -18,7 +18,7 @@ from ui.planner import (
     template_choice,
     variants_section,
 )
-from ui.widgets import md
+from ui.widgets import each_note, md, show_table
 
 route_first_visit()
 
@@ -47,15 +47,13 @@ else:
         st.error(md(str(exc)))
     else:
         before_after(plan)
-        for note in plan.notes:
-            st.warning(md(note))
+        each_note(plan.notes, st.warning)
         if not more.get("whole_variants"):
             st.caption("Empty combinations first, then the thinnest: no other choice of "
                        f"{int(budget):,} prompts reaches a higher coverage or a lower Gini "
                        "index.")
         variants_section(plan)
-        st.dataframe(plan.add, hide_index=True, key="planner_add")
-        table_download(plan.add, "prompts_to_add", key="planner_add_csv")
+        show_table(plan.add, "prompts_to_add", key="planner_add_csv", table_key="planner_add")
         generate_section(results, design, plan.add)  # ui/generate.py: the loop
 
 st.subheader("New benchmark: fractional factorial")
@@ -74,10 +72,9 @@ else:
         f"{md(k)} = {md(v)}" for k, v in frac.meta["generators"].items()) or "none"))
     if note := frac.meta["budget_note"]:
         st.info(md(note))
-    for line in frac.meta["aliases"]:
-        st.caption(md(line))
-    st.dataframe(frac.table, hide_index=True, key="planner_runs_table")
-    table_download(frac.table, "fractional_factorial", key="planner_runs_csv")
+    each_note(frac.meta["aliases"])
+    show_table(frac.table, "fractional_factorial", key="planner_runs_csv",
+               table_key="planner_runs_table")
 
 st.subheader("Rows needed to detect a disparity")
 power_calculator()

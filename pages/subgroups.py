@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from analysis.errors import AnalysisError
+from analysis.reproduce import api_view
 from ui.common import figure_downloads, require_results
 from ui.findings import clicked_sector, rows_panel, selected_subgroup
 from ui.importance_linear import deviation_view_note, group_means_section
@@ -11,10 +11,10 @@ from ui.native import native_scores_view
 from ui.navigation import route_first_visit
 from ui.pooling import pooled_notes
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_subgroups
+from ui.reproduce import reproduce
 from ui.subgroups import answer_notes, bbq_scores_section
 from ui.subgroups_page import controls, subgroups_result, subgroups_table, sunburst_panel
-from ui.widgets import md
+from ui.widgets import stop_on_error
 
 route_first_visit()
 
@@ -28,11 +28,8 @@ st.caption("A k-level subgroup fixes the values of k factors. Log disparity (LD)
 
 c = controls(results, design)
 where, factors = c.where, c.factors
-try:  # widgets -> the options -> one cached call of analysis.api.subgroups
+with stop_on_error():  # widgets -> the options -> one cached call of analysis.api.subgroups
     o, answer = subgroups_result(results, design, c)
-except AnalysisError as exc:
-    st.error(md(str(exc)))
-    st.stop()
 result, opts = o.result, o.opts
 if o.noise:
     st.info(result.meta["judge_noise_summary"])
@@ -52,5 +49,5 @@ rows_panel(results, where, selected_subgroup(event, rows, factors)
            or clicked_sector(clicked, fig, result.tables["all"], factors) or picked)
 bbq_scores_section(results, where)
 native_scores_view(results, design, where, page="subgroups")  # BBQ s_DIS / s_AMB ... with CIs
-reproduce_subgroups(design, opts, factors, where)
+reproduce(api_view(opts, factors=factors), design, where, "subgroups")
 total_error_expander(results, design, key="subgroups_measurement", where=where)  # facets

@@ -14,12 +14,10 @@ import streamlit as st
 from analysis.design import Design
 from analysis.install import app_dir
 
-__all__ = ["DEFAULT_SAMPLE", "ROOT", "SAMPLES", "SAMPLE_DIR", "active_frame", "set_data",
-           "token_of"]
+__all__ = ["ROOT", "SAMPLES", "SAMPLE_DIR", "active_frame", "set_data", "token_of"]
 
 ROOT = app_dir()  # the source tree, or the app's files in an installed wheel
 SAMPLE_DIR = ROOT / "sample_data"
-DEFAULT_SAMPLE = "bbq_unifiedqa.csv.gz"
 
 #: Bundled samples: file name -> title, provenance caption and design file.
 SAMPLES: dict[str, dict[str, str]] = {

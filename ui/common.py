@@ -31,7 +31,7 @@ from ui.active import (
     token_of,
 )
 from ui.context import show_context
-from ui.widgets import figure_downloads, md, page_link, subset_filter, table_download
+from ui.widgets import figure_downloads, page_link, stop_on_error, subset_filter, table_download
 
 __all__ = ["active_frame", "analysis_result", "applied_results", "cells_for", "ensure_data",
            "figure_downloads",
@@ -99,11 +99,8 @@ def require_results(*, need_outcome: bool = True) -> tuple[pd.DataFrame, Design]
         page_link("pages/design.py", label="Go to Design", icon="🧩")
         st.stop()
     show_context(design)
-    try:
+    with stop_on_error():
         results = applied_results(design)
-    except AnalysisError as exc:
-        st.error(md(str(exc)))
-        st.stop()
     _, design, renamed = clash_free(frame.iloc[:0], design)  # the names the results carry
     if renamed:
         st.caption(rename_note(renamed))

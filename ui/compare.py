@@ -9,10 +9,10 @@ from analysis import compare as cmp
 from analysis.design import Design
 from analysis.options.compare import CompareOptions as Opts
 from ui.options import other_options
-from ui.widgets import md
+from ui.widgets import each_note, md
 
 __all__ = [
-    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "column_config", "comparison",
+    "COLUMN_CONFIG", "OUTCOME", "UNIT_KEY", "choices", "column_config",
     "comparison_result", "default_by", "one_model_note", "pair_choice",
     "pair_figures", "pairing_failed", "readings",
 ]
@@ -194,12 +194,6 @@ def _keys(design: Design, settings: dict, where: dict) -> tuple[dict, str, str, 
             repr(sorted(settings.items(), key=str)), repr(sorted(where.items())))
 
 
-def comparison(results: pd.DataFrame, design: Design, settings: dict, where: dict
-               ) -> cmp.Comparison:
-    """The :class:`~analysis.compare.Comparison` of :func:`comparison_result`."""
-    return comparison_result(results, design, settings, where).raw
-
-
 def comparison_result(results: pd.DataFrame, design: Design, settings: dict, where: dict):
     """:func:`analysis.api.compare` of the active table (its Result, ``raw`` the
     :class:`~analysis.compare.Comparison`), cached per settings; the pairing (the step
@@ -227,7 +221,7 @@ def _figures(token: str, design_json: str, settings: str, where: str, pair: tupl
 def pair_figures(c: cmp.Comparison, pair: tuple[str, str], design: Design, settings: dict,
                  where: dict) -> tuple:
     """The dumbbell chart and, for a 0/1 outcome, the sunburst of ``pair`` in
-    :func:`comparison` ``c`` (made with the same arguments), cached alike: a rerun that
+    the comparison ``c`` (:func:`comparison_result`, same arguments), cached alike: a rerun that
     changes nothing they show does not build them again. Raises AnalysisError."""
     _, token, design_json, settings_key, where_key = _keys(design, settings, where)
     return _figures(token, design_json, settings_key, where_key, tuple(pair),
@@ -244,8 +238,7 @@ def readings(c: cmp.Comparison) -> None:
         if "subgroups differ" in note or "no subgroup differs" in note:
             st.markdown(f"- {md(note)}")
     st.caption(md(c.pairing.note))
-    for note in [*c.pairing.notes, *(n for n in notes if "left out (no partner)" in n)]:
-        st.warning(md(note))
+    each_note([*c.pairing.notes, *(n for n in notes if "left out (no partner)" in n)], st.warning)
 
 
 def pair_choice(c: cmp.Comparison) -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ from analysis.options import counterfactual as counterfactual_options
 from analysis.options.counterfactual import TEXT_MEASURES
 from ui.generate import generate_section
 from ui.options import other_options
-from ui.widgets import md, table_download
+from ui.widgets import each_note, md, show_table, table_download
 
 __all__ = ["KEY", "choices", "generate_missing", "missing_swaps_view", "options", "show_result"]
 
@@ -95,16 +95,14 @@ def generate_missing(results: pd.DataFrame, design: Design, plan: pd.DataFrame |
 
 def show_result(result) -> None:  # noqa: ANN001 - an analysis.api.Result
     """The readings, the per-value table, the text measures and the missing swaps."""
-    for note in result.notes:
-        st.caption(md(note))
+    each_note(result.notes)
     st.subheader("Each value against the reference, on pairs")
-    st.dataframe(result.table, hide_index=True, key=f"{KEY}_table")
-    table_download(result.table, "counterfactual_pairs", key=f"{KEY}_pairs")
+    show_table(result.table, "counterfactual_pairs", key=f"{KEY}_pairs", table_key=f"{KEY}_table")
     text = result.tables.get("text")
     if text is not None and len(text):
         st.subheader("Paired text measures")
-        st.dataframe(text, hide_index=True, key=f"{KEY}_text_table")
-        table_download(text, "counterfactual_text", key=f"{KEY}_text_download")
+        show_table(text, "counterfactual_text", key=f"{KEY}_text_download",
+                   table_key=f"{KEY}_text_table")
     missing_swaps_view(result.tables["missing_swaps"],
                        note="A prompt with the reference but not the value (or the reverse): "
                             "these rows are a plan (kind = swap) for the generator.")

@@ -1,22 +1,17 @@
-"""Default factor choices that never open a page on a nested pair (cached per design)."""
+"""Default factor choices that never open a page on a nested pair (cached per table and
+design: :func:`ui.common.per_table`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pandas as pd
 import streamlit as st
 
 from analysis.design import Design
-from analysis.factor_defaults import unnested_factors
+from analysis.factor_defaults import default_factors, unnested_factors, useful_factors
+from ui.common import per_table
 
 __all__ = ["choose_hint", "page_defaults", "unnested_defaults"]
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _choice(token: str, design_json: str, candidates: tuple[str, ...], k: int,
-            _frame: pd.DataFrame, _design: Design) -> list[str]:
-    return unnested_factors(_frame, _design, candidates, k)
 
 
 def unnested_defaults(design: Design, candidates: Sequence[str], k: int) -> list[str]:
@@ -28,18 +23,7 @@ def unnested_defaults(design: Design, candidates: Sequence[str], k: int) -> list
     candidates = [c for c in dict.fromkeys(candidates) if frame is not None and c in frame]
     if frame is None or not candidates:
         return list(candidates)[:k]
-    return list(_choice(st.session_state.get("results_token", ""), design.to_json(),
-                        tuple(candidates), k, frame, design))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _start_with(token: str, design_json: str, k: int | None, kinds: tuple[str, ...],
-                exclude: tuple[str, ...], _frame: pd.DataFrame, _design: Design) -> list[str]:
-    from analysis.factor_defaults import default_factors, useful_factors
-
-    if k is None:
-        return useful_factors(_frame, _design, kinds, exclude=exclude)
-    return default_factors(_frame, _design, k, kinds, exclude=exclude)
+    return list(per_table(unnested_factors, frame, design, design, tuple(candidates), k))
 
 
 def page_defaults(design: Design, k: int | None = None,
@@ -53,8 +37,11 @@ def page_defaults(design: Design, k: int | None = None,
     if frame is None:
         names = [f for kind in kinds for f in design.of_kind(kind) if f not in exclude]
         return names if k is None else names[:k]
-    return list(_start_with(st.session_state.get("results_token", ""), design.to_json(), k,
-                            tuple(kinds), tuple(exclude), frame, design))
+    if k is None:
+        return list(per_table(useful_factors, frame, design, design, tuple(kinds),
+                              exclude=tuple(exclude)))
+    return list(per_table(default_factors, frame, design, design, k, tuple(kinds),
+                          exclude=tuple(exclude)))
 
 
 def choose_hint(message: str, key: str, values: list[str]) -> None:

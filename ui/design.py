@@ -18,8 +18,9 @@ from analysis.design import (
     make_factor,
 )
 from analysis.errors import AnalysisError
+from ui.common import per_table
 from ui.context import guarded_callback
-from ui.widgets import md
+from ui.widgets import each_note, md
 
 __all__ = [
     "MAPPING_LABELS", "STRUCTURE_ACTIONS", "STRUCTURE_COLUMN", "factor_widgets",
@@ -156,8 +157,7 @@ def structure_section(frame: pd.DataFrame, design: Design, key: str) -> None:
     st.caption("Read from the table alone (docs/structure.md): what each column is, what "
                "a prompt is and which rows belong together. Override any of it below.")
     st.dataframe(structure.table, width="stretch", hide_index=True, height=240)
-    for note in structure.notes:
-        st.info(md(note))
+    each_note(structure.notes, st.info)
     st.caption(md(f"Active design: cluster {design.cluster or 'none (independent rows)'}; "
                   f"a prompt is one combination of {', '.join(design.prompt_unit_columns())}."))
     prompt_unit_editor(frame, design, structure, key)
@@ -200,14 +200,13 @@ def _override(action: str) -> None:
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _unit_summary(token: str, unit: tuple[str, ...], design_json: str, _frame: pd.DataFrame,
-                  _design: Design):  # noqa: ANN202 - a UnitSummary or the PromptUnitError
+def _unit_summary(frame: pd.DataFrame, unit: tuple[str, ...],
+                  design: Design):  # noqa: ANN202 - a UnitSummary or the PromptUnitError
     from analysis.errors import PromptUnitError
     from analysis.prompt_unit import check_prompt_unit
 
     try:
-        return check_prompt_unit(_frame, unit, _design)
+        return check_prompt_unit(frame, unit, design)
     except PromptUnitError as exc:
         return exc
 
@@ -231,8 +230,7 @@ def prompt_unit_editor(frame: pd.DataFrame, design: Design, structure, key: str)
     st.caption(md(f"Inferred from the table: {', '.join(inferred) or 'each row'}: "
                   f"{structure.prompt_unit_reason or 'no reason given'}. In the design: "
                   f"{declared}."))
-    summary = _unit_summary(st.session_state.get("results_token", ""), tuple(chosen),
-                            design.to_json(), frame, design) if chosen else None
+    summary = per_table(_unit_summary, frame, design, tuple(chosen), design) if chosen else None
     if isinstance(summary, PromptUnitError):
         st.error(md(str(summary)))
     elif summary is not None:

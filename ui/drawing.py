@@ -54,7 +54,7 @@ def importance_figure_panel(fit: object, options: dict, where: dict, covariates:
     from analysis.importance import P_STEPS
     from ui.common import figure_downloads
     from ui.report import add_to_report_button
-    from ui.widgets import md
+    from ui.widgets import each_note
 
     c1, c2, c3 = st.columns([2, 2, 1])  # compact controls, then the answer: the coefficients
     scale = c1.radio(Opts.label("scale"), Opts.choices("scale"), horizontal=True,
@@ -71,8 +71,7 @@ def importance_figure_panel(fit: object, options: dict, where: dict, covariates:
                             include_intercept=intercept,
                             references=getattr(fit, "references", None))
     st.plotly_chart(fig, key="importance_chart")
-    for note in fit.notes:
-        st.warning(md(note))
+    each_note(fit.notes, st.warning)
     figure_downloads(fig, "factor_importance", key="importance_figure")
     add_to_report_button("importance", {**options, "where": where, "scale": scale,
                                         "max_p": max_p, "covariates": covariates,

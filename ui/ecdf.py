@@ -6,9 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.multiple_testing import NAMES as ADJUSTMENT_NAMES
-from ui.common import table_download
 from ui.subgroups import COLUMN_CONFIG, adjusted_column
-from ui.widgets import md
+from ui.widgets import md, show_table
 
 __all__ = ["ks_section"]
 
@@ -29,6 +28,5 @@ def ks_section(ks: pd.DataFrame, by: str, adjust: str) -> None:
                "p-value without splits); a curve with one subgroup is not compared. "
                "Adjusted p: "
                f"{ADJUSTMENT_NAMES[adjust]} over the tested pairs.")
-    st.dataframe(ks, hide_index=True, column_config=COLUMN_CONFIG
-                 | adjusted_column(adjust, "the tested pairs"))
-    table_download(ks, "ecdf_ks", key="ecdf_ks")
+    show_table(ks, "ecdf_ks", key="ecdf_ks",
+               column_config=COLUMN_CONFIG | adjusted_column(adjust, "the tested pairs"))

@@ -100,9 +100,11 @@ def rows_panel(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]] |
                    "table below to see its responses (prompt, answer, outcome and every "
                    "other column).")
         return
+    from analysis import api as bw
     from ui.common import per_table
 
-    rows = per_table(_rows_behind, results, st.session_state["design"], where, fixed)  # paging
+    rows = per_table(bw.rows_behind, results, st.session_state["design"], fixed=fixed,
+                     where=where).table  # paging
     label = ", ".join(f"{k} = {v[0]}" for k, v in fixed.items())
     pages = max(1, -(-len(rows) // PAGE_ROWS))
     c1, c2 = st.columns([3, 1])
@@ -112,10 +114,3 @@ def rows_panel(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]] |
     st.dataframe(rows.iloc[start:start + PAGE_ROWS], height=300)
     safe = "_".join(f"{k}-{v[0]}" for k, v in fixed.items())
     table_download(rows, f"rows_{safe}"[:80], key=f"{key}_download")
-
-
-def _rows_behind(results: pd.DataFrame, where: dict, fixed: dict[str, list[str]]
-                 ) -> pd.DataFrame:
-    from analysis import api as bw
-
-    return bw.rows_behind(results, fixed=fixed, where=where).table

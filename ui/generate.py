@@ -20,7 +20,7 @@ from analysis.design import Design
 from analysis.errors import AnalysisError
 from ui.active import set_data, token_of
 from ui.common import page_link, table_download
-from ui.widgets import md
+from ui.widgets import each_note, md
 
 __all__ = ["MAX_PAGE_PROMPTS", "OFFER", "generate_section", "import_answers"]
 
@@ -75,8 +75,7 @@ def generate_section(results: pd.DataFrame, design: Design, plan: pd.DataFrame, 
                   help="Prompts of the table rebuilt exactly from their template with slots")
         st.caption(f"{trip['n_regenerated_with_slots']:,} of {trip['n_prompts']:,} prompts "
                    "rebuilt exactly from their template and their values' texts.")
-    for note in report.get("notes", ()):
-        st.caption(md(note))
+    each_note(report.get("notes", ()))
     st.dataframe(prompts.head(500), hide_index=True, key="generate_table")
     table_download(prompts, "prompts", key="generate_csv")
     page_link(_ANSWERS_PAGE, label=f"Answer the {len(prompts):,} prompts with the model "
@@ -167,8 +166,7 @@ def import_answers(answered: pd.DataFrame | None) -> None:
         st.session_state["generate_extended"] = result.table
         st.session_state.pop("generate_prompts", None)  # answered: not offered again
     extended = st.session_state.get("generate_extended")
-    for note in st.session_state.get("generate_extend_notes", []):
-        st.caption(md(note))
+    each_note(st.session_state.get("generate_extend_notes", []))
     if extended is not None:
         shown = extended.assign(coverage_percentage=(100 * extended["coverage_percentage"])
                                 .round(2))

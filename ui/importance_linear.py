@@ -19,13 +19,13 @@ from analysis.figures.importance_linear import linear_importance_figure
 from analysis.importance import ImportanceRefusal
 from analysis.options.importance_linear import LinearOptions as Lin
 from analysis.options.subgroups import SubgroupsOptions as SubOpts
-from analysis.reproduce import importance_linear_options
-from ui.common import analysis_result, figure_downloads, table_download
+from analysis.reproduce import importance_linear_options, importance_linear_view
+from ui.common import analysis_result
 from ui.importance import fix_buttons
 from ui.options import other_options
 from ui.report import add_to_report_button
-from ui.reproduce import reproduce_importance_linear
-from ui.widgets import md
+from ui.reproduce import reproduce
+from ui.widgets import each_note, md, show_figure, show_table
 
 __all__ = [
     "COLUMN_CONFIG", "column_config", "continuous_view", "covariate_options",
@@ -135,26 +135,25 @@ def continuous_view(results: pd.DataFrame, design: Design, where: dict, options:
         st.error(md(str(exc)))
         return
     fit, columns = result.raw, column_config(result.settings)
-    reproduce_importance_linear(design, options, linear, where)
+    reproduce(importance_linear_view(options, linear, design_cluster=design.cluster,
+                                     design_covariates=design.covariates),
+              design, where, "importance_repro")
     add_to_report_button("importance", {**options, "where": where, **linear})
     m = st.columns(4)
     m[0].metric("Rows", f"{fit.n_rows:,}")
     m[1].metric("Cells", f"{fit.n_cells:,}")
     m[2].metric("Parameters", fit.n_parameters)
     m[3].metric("R2", f"{fit.r2:.3f}")
-    for note in fit.notes:
-        st.warning(md(note))
+    each_note(fit.notes, st.warning)
     fig = linear_importance_figure(fit.terms, outcome=outcome)
-    st.plotly_chart(fig, key="importance_linear_chart")
-    figure_downloads(fig, "factor_importance_linear", key="importance_linear_figure")
+    show_figure(fig, "factor_importance_linear", key="importance_linear_figure",
+                chart="importance_linear_chart")
     st.subheader("Coefficients")
-    st.dataframe(fit.terms, hide_index=True, column_config=columns,
-                 key="importance_linear_table")
-    table_download(fit.terms, "factor_importance_linear", key="importance_linear_terms")
+    show_table(fit.terms, "factor_importance_linear", key="importance_linear_terms",
+               table_key="importance_linear_table", column_config=columns)
     st.subheader("Wald test per factor and covariate")
-    st.dataframe(fit.factor_tests, hide_index=True, column_config=columns)
-    table_download(fit.factor_tests, "factor_importance_linear_tests",
-                   key="importance_linear_tests")
+    show_table(fit.factor_tests, "factor_importance_linear_tests", key="importance_linear_tests",
+               column_config=columns)
 
 
 def deviation_view_note(design: Design) -> None:
@@ -195,7 +194,6 @@ def group_means_section(results: pd.DataFrame, design: Design) -> None:
     st.caption(md(f"Difference in mean against each factor's reference value (other factors "
                   f"pooled), {how} {level_text(result.settings['confidence'])} CI and "
                   "p-value; Factor importance holds the other factors fixed."))
-    st.dataframe(table, hide_index=True, column_config=column_config(result.settings) | {
-        "difference": _NUM("difference", format="%.3f"), "sd": _NUM("sd", format="%.3f")},
-        key="subgroups_group_means")
-    table_download(table, "group_means", key="subgroups_group_means_csv")
+    show_table(table, "group_means", key="subgroups_group_means_csv",
+               table_key="subgroups_group_means", column_config=column_config(result.settings) | {
+        "difference": _NUM("difference", format="%.3f"), "sd": _NUM("sd", format="%.3f")})

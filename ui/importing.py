@@ -22,7 +22,7 @@ from ui import data_help
 from ui.common import set_data, token_of
 from ui.data_help import INSTALL, TITLES, source_label, without_paths
 from ui.upload_budget import UploadBusy, decoding
-from ui.widgets import md, table_download
+from ui.widgets import each_note, md, show_table
 
 __all__ = ["ALL_TASKS", "IMPORT_JOB", "PART", "chosen_part", "collect_import",
            "import_section", "part_name", "rebuild_command", "show_result", "use_import"]
@@ -134,18 +134,12 @@ def collect_import() -> bool:
 def _import_notice() -> None:
     """While the import runs: its seconds so far, refreshed; the page reruns when done."""
     from ui import inference_pool
+    from ui.pending_design import job_notice
 
-    job = inference_pool.job(st.session_state[IMPORT_JOB]["token"])
-
-    @st.fragment(run_every=0.5)
-    def _watch() -> None:
-        if job is None or job.done:
-            st.rerun(scope="app")
-        st.info(f"Importing in the background: {job.elapsed():.0f} s so far (reading the "
-                "files and the structure of what they hold). This page refreshes by "
-                "itself; other pages can be used meanwhile.", icon="⏳")
-
-    _watch()
+    job_notice(inference_pool.job(st.session_state[IMPORT_JOB]["token"]), lambda job: (
+        f"Importing in the background: {job.elapsed():.0f} s so far (reading the files and "
+        "the structure of what they hold). This page refreshes by itself; other pages can "
+        "be used meanwhile."))
 
 
 def names_of(uploads: list) -> str:
@@ -256,15 +250,13 @@ def show_result(result: ImportResult, name: str, *, family: str | None = None) -
     c3.markdown(f"**Import**  \n{md(name)}")
     st.dataframe(pd.DataFrame({"count": result.counts}).rename_axis("what").reset_index(),
                  hide_index=True, key="import_counts")
-    for note in result.notes:
-        st.info(md(note))
+    each_note(result.notes, st.info)
     st.dataframe(result.frame.head(200), width="stretch", height=240)
     for key, table in result.extras.items():
         if key == "task_families":  # shown with the choice of the table to use
             continue
         st.markdown(f"**{md(key.replace('_', ' '))}**")
-        st.dataframe(table, hide_index=True)
-        table_download(table, f"{result.source}_{key}", key=f"import_dl_{key}")
+        show_table(table, f"{result.source}_{key}", key=f"import_dl_{key}")
     st.button("Use this table", key="import_use", on_click=use_import,
               kwargs={"family": family}, type="primary")
     if st.session_state.get("results_name") == name:

@@ -17,7 +17,7 @@ from analysis.errors import AnalysisError
 from analysis.index_published import COMPOSITE, PUBLISHED
 from analysis.options.index_published import IndexPublishedOptions as Opts
 from ui.common import table_download
-from ui.widgets import md
+from ui.widgets import md, show_table
 
 __all__ = ["BOTH", "PUBLISHED", "VARIANTS", "published_section", "variant_choice"]
 
@@ -84,6 +84,5 @@ def published_section(results: pd.DataFrame, design: Design) -> None:
         return
     st.caption(f"Polarity: {md(index.lexicon)}. Per response: weight x |p| + P(D) + lambda x |p|; "
                "per group: (1/n) sum w_i B_i + P(D) + lambda S with B_i and S mean |p|.")
-    st.dataframe(index.totals, hide_index=True)
-    table_download(index.totals, "llmbi_published", key="index_pub_totals")
+    show_table(index.totals, "llmbi_published", key="index_pub_totals")
     table_download(index.responses, "llmbi_published_responses", key="index_pub_responses")

@@ -26,6 +26,7 @@ from analysis.judge_stats.reliability import (
     SOURCE,
     ReliabilityError,
 )
+from ui.judges_tools import read_table
 from ui.widgets import md
 
 __all__ = ["HOW", "reliability_tab", "show", "show_for_judged"]
@@ -38,13 +39,6 @@ HOW = ("**alpha_ordinal**: Krippendorff's alpha, ordinal metric, pairable values
        "(`n_complete`). Across repeated samples only ICC(1,1) applies. Intervals: alpha's "
        "percentile bootstrap over rows; the ICCs' classical F intervals (Shrout & Fleiss, "
        "McGraw & Wong; = pingouin). 1 = perfect agreement, 0 = chance level.")
-
-
-@st.cache_data(max_entries=16, show_spinner="Reading the file...")
-def _read(data: bytes, name: str) -> pd.DataFrame:
-    from analysis.io import load_results
-
-    return load_results(data, name=name)
 
 
 @st.cache_data(max_entries=16, show_spinner="Bootstrapping...")
@@ -114,7 +108,7 @@ def reliability_tab() -> None:
                                accept_multiple_files=True, key="rel_tab_upload")
     for upload in uploads or []:
         try:
-            frames.append(_read(upload.getvalue(), upload.name))
+            frames.append(read_table(upload.getvalue(), upload.name))
             names.append(upload.name)
         except ValueError as exc:
             st.error(md(f"{upload.name}: {exc}"))

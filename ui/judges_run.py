@@ -13,7 +13,6 @@ import pandas as pd
 import streamlit as st
 
 from analysis.embedding import page_model
-from judges.cache import move_aside
 from judges.endpoints import require_cost_cap
 from judges.errors import CacheError, JudgesError
 from judges.fourstage import stage_counts
@@ -21,6 +20,7 @@ from judges.job import estimate_judge_run, make_judge_job, progress_text, run_su
 from judges.tasks import FrameJob
 from ui.job_watch import stop_with_session
 from ui.judges import Settings, provider_of
+from ui.judges_tools import cache_problem
 from ui.widgets import md
 
 __all__ = ["launch", "progress_panel", "show_estimate", "start_job"]
@@ -94,9 +94,7 @@ def show_estimate(frame: pd.DataFrame, s: Settings) -> None:
         est = estimate_judge_run(frame, provider, cache_path=s.cache_path, batch=s.batch,
                                  judge_config=s.config)
     except CacheError as exc:
-        st.error(md(str(exc)))
-        st.button("Move the cache aside and start a new one", key="judges_reset_cache",
-                  on_click=move_aside, args=(exc.path,))
+        cache_problem(exc, "judges_reset_cache")
         return
     a, b = st.columns([2, 3])
     a.dataframe(counts, hide_index=True)

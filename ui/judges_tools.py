@@ -23,16 +23,17 @@ from ui.widgets import encoding_choice, md
 
 __all__ = [
     "DEFAULT_MODELS", "Model", "agreement_pairs", "api_keys", "cache_problem",
-    "chosen_provider", "estimate", "model_settings", "numbers", "run_config", "server_key",
-    "table_input",
+    "chosen_provider", "estimate", "model_settings", "numbers", "read_table", "run_config",
+    "server_key", "table_input",
 ]
 
 
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
 
-@st.cache_data(max_entries=8, show_spinner="Reading the file...")
-def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
+@st.cache_data(max_entries=16, show_spinner="Reading the file...")
+def read_table(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
+    """An uploaded table (:func:`analysis.io.load_results`), cached per content."""
     from analysis.io import load_results
 
     return load_results(data, name=name, encoding=encoding)
@@ -50,7 +51,7 @@ def table_input(key: str, label: str, offers: dict[str, pd.DataFrame | None]) ->
     if upload is None:
         return None
     try:
-        return _read(upload.getvalue(), upload.name, encoding)
+        return read_table(upload.getvalue(), upload.name, encoding)
     except ValueError as exc:
         st.error(md(str(exc)))
         return None

@@ -18,7 +18,7 @@ from analysis.options.variance import DStudyOptions, VarianceOptions
 from ui.common import analysis_result
 from ui.options import other_options
 from ui.reproduce import reproduce
-from ui.widgets import md
+from ui.widgets import each_note, md
 
 __all__ = ["d_study_section", "deviation_metric_headline", "total_error_expander",
            "total_error_headline", "total_error_section"]
@@ -95,8 +95,7 @@ def total_error_section(results: pd.DataFrame, design: Design, *, key: str,
     st.caption(md(f"{result.settings['method']}. Sampling interval: rows independent. "
                   f"Total-error interval: plus the facets' variance, t with Satterthwaite "
                   f"df (docs/measurement_error.md)."))
-    for note in result.notes:
-        st.caption(md(note))
+    each_note(result.notes)
     reproduce(rp.api_view(opts), design, where, f"{key}_repro")
 
 
@@ -256,8 +255,7 @@ def d_study_section(results: pd.DataFrame, design: Design, *, key: str = "dstudy
     st.caption(md(f"Target: the {result.settings['target']}. Projected from the variance "
                   f"components (exact for balanced designs); g_coefficient: models as the "
                   f"objects of measurement. {result.settings['method']}."))
-    for note in result.notes:
-        st.caption(md(note))
+    each_note(result.notes)
     view = rp.api_view(opts, function="d_study")
     reproduce(dataclasses.replace(view, options=(("d-study", True), *view.options)), design,
               where, f"{key}_repro")

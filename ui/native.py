@@ -82,21 +82,6 @@ def _where_key(where: dict[str, Any] | None) -> str:
     return json.dumps(sorted((k, sorted(map(str, v))) for k, v in (where or {}).items() if v))
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _scores(token: str, design_json: str, where_key: str, _results: pd.DataFrame,
-            _design: Design) -> Any:
-    from analysis import api
-
-    return api.native_scores(_results, _design, where=dict(json.loads(where_key)) or None)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _has_native(token: str, design_json: str, _results: pd.DataFrame) -> bool:
-    from analysis import api
-
-    return api.has_native_score(_results)
-
-
 def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, Any] | None,
                        *, page: str) -> None:
     """An expander with the benchmark's own scores (BBQ's s_DIS / s_AMB per category and
@@ -111,8 +96,11 @@ def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, A
     ``ci_low``, ``ci_high``, ``n``, ``n_clusters``; the CSV has every column of
     ``bw.native_scores``.
     """
+    from analysis import api
+    from ui.common import per_table
+
     token = st.session_state.get("results_token")
-    if not _has_native(str(token), design.to_json(), results):
+    if not per_table(api.has_native_score, results, design):
         return
     with st.expander("The benchmark's own scores (BBQ's s_DIS / s_AMB, pct_stereotype ...) "
                      "with cluster intervals"):
@@ -130,7 +118,8 @@ def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, A
             return
         try:
             with st.spinner("Bootstrapping the clusters..."):
-                res = _scores(str(token), design.to_json(), _where_key(where), results, design)
+                res = per_table(api.native_scores, results, design, design,
+                                where=dict(json.loads(_where_key(where))) or None)
         except AnalysisError as exc:
             st.error(md(str(exc)))
             return

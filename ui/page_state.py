@@ -47,12 +47,6 @@ REPORT_KEY = "report_sections"
 MAX_TABLES = 20
 
 
-def _settings_now() -> dict[str, Any]:
-    return {key: list(value) if isinstance(value, tuple) else value
-            for key, value in st.session_state.to_dict().items()
-            if session.is_setting(key, value)}
-
-
 def _entry(token: str) -> dict[str, Any]:
     store = st.session_state.setdefault(STORE, {})
     entry = store.setdefault(token, {"name": "", "settings": {}, "report": []})
@@ -76,8 +70,8 @@ def _switch(token: str) -> None:
     if previous is None or previous == token:
         return
     old = _entry(previous)
-    old["settings"].update(_settings_now())
-    for key in _settings_now():
+    old["settings"].update(session.page_settings())
+    for key in session.page_settings():
         del ss[key]
     old["report"] = list(ss.get(REPORT_KEY) or [])
     new = _entry(token)
@@ -141,12 +135,12 @@ def remember() -> None:
         # a table loaded during this run: the settings drawn were the old table's. File
         # them there; the next run's recall() switches (removing a widget's key after the
         # widget was drawn in the same run would break Streamlit's state).
-        _entry(previous)["settings"].update(_settings_now())
+        _entry(previous)["settings"].update(session.page_settings())
         return
     ss[ACTIVE] = token
     entry = _entry(token)
     entry["name"] = str(ss.get("results_name", ""))
-    entry["settings"].update(_settings_now())
+    entry["settings"].update(session.page_settings())
     entry["report"] = list(ss.get(REPORT_KEY) or [])
 
 

@@ -16,6 +16,7 @@ provisional design's JSON), ``structure_error`` (why the last inference gave not
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -132,13 +133,15 @@ def pending_notice(*, stop: bool) -> bool:
     return True
 
 
-def job_notice(job: inference_pool.Job) -> None:
-    """The progress of ``job`` in a fragment that reruns the page when it is done."""
+def job_notice(job: inference_pool.Job | None,
+               text: Callable[[inference_pool.Job], str] = progress_text) -> None:
+    """The progress of ``job`` (``text(job)``) in a fragment that reruns the page when it is
+    done (or gone)."""
 
     @st.fragment(run_every=0.5)
     def _watch() -> None:
-        if job.done:
+        if job is None or job.done:
             st.rerun(scope="app")
-        st.info(progress_text(job), icon="⏳")
+        st.info(text(job), icon="⏳")
 
     _watch()

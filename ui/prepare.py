@@ -60,10 +60,6 @@ def steps() -> list[Step]:
     return st.session_state.setdefault("prepare_steps", [])
 
 
-def _split(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
 def step_form(table: pd.DataFrame) -> dict[str, Any] | None:
     """Widgets for one new step (on the current prepared table); its parameters or None."""
     kind = st.selectbox("Step", list(STEP_KINDS), key="prepare_kind",

@@ -19,6 +19,7 @@ from analysis import report as rpt
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.export import ExportUnavailable
+from ui.common import per_table
 from ui.widgets import md
 
 __all__ = [
@@ -147,11 +148,9 @@ def ci_editor(item: dict[str, Any], columns: list[str], design: Design) -> None:
                     key=key("confidence"), on_change=changed, args=("confidence",))
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _defaults(section: str, token: str, design_json: str, _results: pd.DataFrame,
-              _design: Design) -> dict[str, Any]:
+def _defaults(results: pd.DataFrame, design: Design, section: str) -> dict[str, Any]:
     try:
-        return rpt.plain(rpt.default_settings(section, _results, _design))
+        return rpt.plain(rpt.default_settings(section, results, design))
     except AnalysisError:
         return {}
 
@@ -163,9 +162,8 @@ def settings_summary(item: dict[str, Any], results: pd.DataFrame | None,
     from analysis.report_text import settings_lines
 
     defaults: dict[str, Any] = {}
-    if results is not None and design is not None:
-        defaults = _defaults(item["section"], st.session_state.get("results_token", ""),
-                             design.to_json(), results, design)
+    if results is not None and design is not None:  # cached per table, design and section
+        defaults = per_table(_defaults, results, design, design, item["section"])
     lines = settings_lines({**defaults, **item["settings"]}, defaults)
     st.markdown("\n".join(f"- {md(x)}" for x in lines) if lines
                 else "Default settings of the page.")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from analysis.api import Result
 from analysis.options.disparity import SagedOptions as Opts
-from ui.common import table_download
+from ui.widgets import show_table
 
 __all__ = ["saged_options", "saged_section"]
 
@@ -55,8 +55,6 @@ def saged_section(result: Result) -> None:
                                     "baseline comparison (KL divergence, precision, "
                                     "correlation)."))
     table, across = result.tables["saged_statistics"], result.tables["saged_disparity"]
-    st.dataframe(table, hide_index=True)
-    table_download(table, "saged_statistics", key="saged_statistics")
+    show_table(table, "saged_statistics", key="saged_statistics")
     with st.expander("Disparity of these statistics across groups"):
-        st.dataframe(across, hide_index=True)
-        table_download(across, "saged_disparity", key="saged_disparity")
+        show_table(across, "saged_disparity", key="saged_disparity")

@@ -137,7 +137,7 @@ def is_setting(key: Any, value: Any) -> bool:
         isinstance(value, (list, tuple)) and all(isinstance(v, plain) for v in value))
 
 
-def _settings() -> dict[str, Any]:
+def page_settings() -> dict[str, Any]:
     """The page settings in the session state that are safe to write and set again."""
     return {key: list(value) if isinstance(value, tuple) else value
             for key, value in st.session_state.to_dict().items() if is_setting(key, value)}
@@ -187,9 +187,7 @@ def restore() -> None:
             stored = sessions.load(sid)
             st.toast(FORKED, icon=":material/content_copy:")
         _apply(stored)
-    except SessionStoreError:
-        return _start_fresh(DAMAGED)
-    except Exception:  # noqa: BLE001 - a table or design that no longer reads
+    except Exception:  # noqa: BLE001 - SessionStoreError, or a table or design that no longer reads
         return _start_fresh(DAMAGED)
     ss["_sid"], ss["_rev"] = sid, stored.meta.get("rev")
     st.query_params[QUERY_KEY] = sid
@@ -335,7 +333,7 @@ def save() -> None:
         return _sync_url(sid)
     table_key = (sid, ss["results_token"])
     kept = ss.get("_saved_settings", {}) if ss.get("_saved_table") == table_key else {}
-    settings = {**kept, **_settings()}  # a new table starts from the current settings only
+    settings = {**kept, **page_settings()}  # a new table starts from the current settings only
     ss["_saved_settings"] = settings
     meta = _meta(settings)
     text = _meta_text(meta)
@@ -422,6 +420,6 @@ def user_cache_path() -> Path:
 __all__ = ["DAMAGED", "EXPIRED", "FORKED", "MOVED", "NOT_ISSUED", "OTHER_USER",
            "PAGE_STATE_KEY", "QUERY_KEY", "REOPENED", "REOPEN_FAILED", "RESTORED_PAGE_STATE",
            "RESTORE_ERROR", "SETTING_PREFIXES", "SaveError", "current_sid", "is_setting",
-           "my_sessions", "owner_key", "page_run", "restore", "save", "sessions_sidebar", "store",
-           "sync_url",
+           "my_sessions", "owner_key", "page_run", "page_settings", "restore", "save",
+           "sessions_sidebar", "store", "sync_url",
            "user_cache_path"]

@@ -269,11 +269,8 @@ class SessionStore:
         tag = self.owner_tag(owner_key)
         out = []
         for sid, folder, used in self._folders():
-            try:
-                meta = yaml.safe_load((folder / META).read_text(encoding="utf-8"))
-            except (OSError, yaml.YAMLError):
-                continue
-            if isinstance(meta, dict) and meta.get("owner") == tag:
+            meta = self._read_meta(folder)
+            if meta is not None and meta.get("owner") == tag:
                 out.append({"sid": sid, "name": str(meta.get("name", "")), "used": used})
         return sorted(out, key=lambda r: -r["used"])
 
@@ -500,37 +497,30 @@ class SessionStore:
         removed = 0
         with _flock(self.root / ".lock"):
             folders = sorted(self._folders(), key=lambda t: t[2])
-            owners = self._owners(folders) if owner is not None else {}
             if owner is not None:
+                owners = self._owners(folders)
                 own = [(sid, f) for sid, f, _ in folders if owners.get(sid) == owner]
-                live = [f for _, f in own]
-                count = len(own)
-                for sid, folder in own:
-                    if count <= lim.max_per_owner and \
-                            self._bytes(live) <= lim.max_owner_bytes:
-                        break
-                    if sid in keep or not self._remove(folder):
-                        continue
-                    live.remove(folder)
-                    count -= 1
-                    removed += 1
+                removed = self._evict(own, keep, lim.max_per_owner, lim.max_owner_bytes)
                 folders = [t for t in folders if t[1].exists()]
-            count = len(folders)
-            if count <= lim.max_count and self._bytes([f for _, f, _ in folders]) <= \
-                    lim.max_total_bytes:
-                return removed
-            live = [f for _, f, _ in folders]
-            order = sorted(folders, key=lambda t: (owners.get(t[0]) != owner, t[2])) \
-                if owner is not None else folders
-            for sid, folder, _ in order:
-                over_count = count > lim.max_count
-                if not over_count and self._bytes(live) <= lim.max_total_bytes:
-                    break
-                if sid in keep or not self._remove(folder):
-                    continue
-                live.remove(folder)
-                count -= 1
-                removed += 1
+                folders.sort(key=lambda t: owners.get(t[0]) != owner)  # stable: still by use
+            removed += self._evict([(sid, f) for sid, f, _ in folders], keep, lim.max_count,
+                                   lim.max_total_bytes)
+        return removed
+
+    def _evict(self, order: list[tuple[str, Path]], keep: set[str], max_count: int,
+               max_bytes: int) -> int:
+        """Remove the sessions of ``order`` in turn (never those in ``keep``, nor one whose
+        lock is held) until at most ``max_count`` of them and ``max_bytes`` are left;
+        returns how many were removed."""
+        live = [folder for _, folder in order]
+        removed = 0
+        for sid, folder in order:
+            if len(live) <= max_count and self._bytes(live) <= max_bytes:
+                break
+            if sid in keep or not self._remove(folder):
+                continue
+            live.remove(folder)
+            removed += 1
         return removed
 
     def prune(self) -> int:

@@ -105,15 +105,10 @@ def _bbq_groupings(results: pd.DataFrame) -> list[str] | None:
             and results[c].nunique() > 1]
 
 
-def _bbq_scores(results: pd.DataFrame, where: tuple, by: tuple) -> pd.DataFrame:
-    from analysis import api as bw
-
-    return bw.bbq_scores(results, by=list(by), where=dict(where)).table
-
-
 def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
     """BBQ's own bias scores (s_DIS, s_AMB) when the table is a BBQ results table (cached
     per table, subset and grouping)."""
+    from analysis import api as bw
     from ui.common import per_table
 
     design = st.session_state["design"]
@@ -122,7 +117,8 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
         return
     st.subheader("BBQ bias scores")
     chosen = st.multiselect("Scores per", by, default=by[:2], key="subgroups_bbq_by")
-    scores = per_table(_bbq_scores, results, design, _where_key(where), tuple(chosen))
+    scores = per_table(bw.bbq_scores, results, design, by=list(chosen),
+                       where=dict(_where_key(where))).table
     st.caption("BBQ (Parrish et al. 2022): s_DIS = 2 x biased / non-unknown answers - 1 in "
                "disambiguated contexts; s_AMB = (1 - accuracy) x s in ambiguous ones. From -1 "
                "(always against the stereotype) to 1 (always the stereotype); the paper "

@@ -14,7 +14,7 @@ from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, ESTIMATE
 from analysis.design import Design
 from analysis.options import OptionError, options_for
 from analysis.options.common import BootstrapOptions
-from ui.widgets import md
+from ui.widgets import each_note, md, show_table
 
 __all__ = [
     "ASK", "bootstrap_options", "cluster_widget", "interval_columns",
@@ -83,12 +83,8 @@ def show_intervals(table: pd.DataFrame, name: str, key: str, *,
     """The bootstrap table with its download and its ``notes`` (e.g. few clusters:
     ``Result.meta["bootstrap"]["notes"]``); the headers name the interval's level
     ``confidence`` (``Result.meta["bootstrap"]["confidence"]``)."""
-    for note in notes:
-        st.warning(md(note))
-    st.dataframe(table, hide_index=True, column_config=interval_columns(float(confidence)))
-    from ui.common import table_download
-
-    table_download(table, name, key=key)
+    each_note(notes, st.warning)
+    show_table(table, name, key=key, column_config=interval_columns(float(confidence)))
 
 
 def cluster_widget(frame: pd.DataFrame, current: str | None, key: str) -> str | None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -11,6 +12,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from analysis.context import stamp_figure, stamp_table
 from analysis.design import Design
+from analysis.errors import AnalysisError
 from analysis.export import (
     FIGURE_FORMATS,
     MIME,
@@ -22,8 +24,9 @@ from analysis.safe_text import escape_markdown
 from ui.context import current_context, note_subset
 
 __all__ = [
-    "ENCODINGS", "NO_EXPORT_WARM_UP", "encoding_choice", "figure_downloads", "fit", "md",
-    "p_value_columns", "page_link", "start_exporter", "subset_filter", "table_download",
+    "ENCODINGS", "NO_EXPORT_WARM_UP", "each_note", "encoding_choice", "figure_downloads", "fit",
+    "md", "p_value_columns", "page_link", "show_figure", "show_table", "start_exporter",
+    "stop_on_error", "subset_filter", "table_download",
 ]
 
 
@@ -119,6 +122,40 @@ def table_download(table: pd.DataFrame, name: str, key: str) -> None:
     st.download_button("CSV", lambda: table_bytes(stamp_table(table, context) if context
                                                   else table), file_name=f"{name}.csv",
                        mime=MIME["csv"], key=f"{key}_csv", on_click="ignore", icon="⬇️")
+
+
+def show_table(table: pd.DataFrame, name: str, key: str, *, table_key: str | None = None,
+               **dataframe: Any) -> Any:
+    """``st.dataframe(table, hide_index=True, key=table_key, **dataframe)`` with its CSV
+    download below (:func:`table_download` of ``name`` and ``key``); returns what
+    ``st.dataframe`` returns (the selection event with ``on_select``)."""
+    shown = st.dataframe(table, hide_index=True, key=table_key, **dataframe)
+    table_download(table, name, key=key)
+    return shown
+
+
+def show_figure(fig, name: str, key: str, *, chart: str) -> None:  # noqa: ANN001 - a Figure
+    """``st.plotly_chart(fig, key=chart)`` with its download buttons below
+    (:func:`figure_downloads` of ``name`` and ``key``)."""
+    st.plotly_chart(fig, key=chart)
+    figure_downloads(fig, name, key=key)
+
+
+def each_note(notes: Iterable[object], show=st.caption) -> None:  # noqa: ANN001
+    """``show(md(note))`` for each note (``show``: ``st.caption``, ``st.warning``, ...)."""
+    for note in notes:
+        show(md(note))
+
+
+@contextlib.contextmanager
+def stop_on_error() -> Iterator[None]:
+    """Inside it, an :class:`~analysis.errors.AnalysisError` is shown as its message
+    (escaped) and the page stops there (``st.stop()``)."""
+    try:
+        yield
+    except AnalysisError as exc:
+        st.error(md(str(exc)))
+        st.stop()
 
 
 def figure_downloads(fig, name: str, key: str) -> None:
