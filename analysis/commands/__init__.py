@@ -1,5 +1,7 @@
 """Subcommands of ``python -m analysis``; each module has ``register(subparsers)`` and
-its ``SUMMARY`` (command name, one-line help)."""
+its ``SUMMARY = (command name, one-line help)``: ``--help``'s line for the command (and
+its parser's ``help``), read from the file's text at start-up, so it stays a literal
+tuple of strings."""
 
 import re
 from pathlib import Path

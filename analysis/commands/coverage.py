@@ -31,19 +31,14 @@ import sys
 
 __all__ = ["register", "run"]
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("coverage", "coverage percentage and Gini index of the factor grid")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.coverage import CoverageOptions
 
-    p = sub.add_parser("coverage", help="coverage percentage and Gini index of the factor grid")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True)
     add_output_options(p, figure=True)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value, and the value from the grid "

@@ -11,22 +11,17 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("ecdf", "eCDF of subgroup deviation rates: deviation metric, KS")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.ecdf import EcdfOptions
 
-    p = sub.add_parser("ecdf", help="eCDF of subgroup deviation rates: deviation metric, KS",
+    p = command_parser(sub, SUMMARY, factors=True, outcome=True,
                        description="Subgroups of --factors within each value of --by: the "
                                    "deviation metric (mean |rate - C|) per value and "
                                    "two-sample Kolmogorov-Smirnov tests between them.")
-    add_input(p)
-    add_factor_options(p, required=True)
-    add_outcome_options(p)
     p.add_argument("--by", required=True, help="comparison factor: one curve per value")
     add_output_options(p, figure=True)
     EcdfOptions.add_arguments(p)  # the analysis's and the bootstrap's options, written once

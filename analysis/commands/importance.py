@@ -19,18 +19,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("importance", "logistic regression: risk and protective values")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
 
-    p = sub.add_parser("importance", help="logistic regression: risk and protective values")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True)
     add_output_options(p, figure=True)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value (repeatable; VALUE may be a,b)")

@@ -29,22 +29,17 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("subgroups", "deviation rate and log disparity of every subgroup")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.subgroups import SubgroupsOptions
 
-    p = sub.add_parser("subgroups", help="deviation rate and log disparity of every subgroup",
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True,
                        description="Every subgroup fixing 1..K of the factors: n, deviations, "
                                    "rate, log disparity against the rows outside it, Woolf CI, "
                                    "p-value and adjusted p-value (--adjust).")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value (repeatable; VALUE may be a,b)")
     add_output_options(p, figure=True)
