@@ -156,16 +156,9 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
     AnalysisError
         An unreadable file or design, an unknown factor, a design without an outcome.
     """
-    import pandas as pd
-
     from analysis.design import apply_design
-    from analysis.io import load_results
 
-    if isinstance(data, (str, Path)):
-        data = load_results(data)
-    if not isinstance(data, pd.DataFrame):
-        raise AnalysisError(f"data must be a results table (a DataFrame or a file's path), "
-                            f"not {type(data).__name__}.")
+    data = _table(data, "a results table")
     the_design = _design_of(design, data)
     chosen = _as_list(factors, "factors")
     if chosen:
@@ -1364,8 +1357,9 @@ def power(*, rate: float | str, ld: float | str, share: float | str, options: An
     return Result(pd.DataFrame([out]), (), {**opts.settings(), **numbers}, {}, out)
 
 
-def _table(data: Any) -> pd.DataFrame:
-    """Any table: a DataFrame, or the path of a file :func:`analysis.io.load_results` reads."""
+def _table(data: Any, what: str = "a table") -> pd.DataFrame:
+    """Any table: a DataFrame, or the path of a file :func:`analysis.io.load_results` reads
+    (anything else: an error saying ``data`` must be ``what``)."""
     import pandas as pd
 
     from analysis.io import load_results
@@ -1373,7 +1367,7 @@ def _table(data: Any) -> pd.DataFrame:
     if isinstance(data, (str, Path)):
         data = load_results(data)
     if not isinstance(data, pd.DataFrame):
-        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
+        raise AnalysisError(f"data must be {what} (a DataFrame or a file's path), not "
                             f"{type(data).__name__}.")
     return data
 

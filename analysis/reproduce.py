@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
-    "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
+    "View", "Where", "api_snippet", "api_view", "categories_text",
+    "cli_command", "cohorts_view", "compare_view", "coverage_view",
     "importance_linear_options", "importance_linear_view", "importance_view",
     "index_options", "index_view",
     "prepare_command",
@@ -147,18 +147,6 @@ def _boot_options(boot: Mapping[str, Any] | None, design_cluster: str | None
             "seed": int(boot.get("seed", _default_seed()))}
 
 
-def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None = None
-                    ) -> tuple[tuple[str, Any], ...]:
-    """The CLI options of a page's bootstrap intervals (``ui.uncertainty.bootstrap_options``:
-    ``cluster``, ``n_resamples``, ``seed``; None when off): ``--ci bootstrap``, ``--cluster
-    COL`` when not the design's (``--no-cluster`` when the page resamples rows although the
-    design names a cluster), ``--n-boot`` and ``--seed`` when not the defaults (the flags of
-    :class:`analysis.options.common.BootstrapOptions`)."""
-    from analysis.options.common import BootstrapOptions
-
-    return BootstrapOptions.coerce(_boot_options(boot, design_cluster)).cli_options()
-
-
 def coverage_view(factors: list[str], unit: str = "prompts", *,
                   more: Mapping[str, Any] | None = None) -> View:
     """Coverage, composed in :func:`analysis.api.coverage`: the factors spanning the grid
@@ -258,17 +246,6 @@ def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, A
         small_sample=options.get("small_sample", ImportanceOptions.default("small_sample")),
         cluster=_as_cli_cluster(options.get("cluster"), design_cluster))
     return lin, fit
-
-
-def disparity_view(options: Mapping[str, Any]) -> View:
-    """Disparity: ``feature``, ``by`` and the options
-    (:class:`analysis.options.disparity.DisparityOptions`: the flags and arguments that
-    differ from the defaults; the default polarity is the design's, resolved by the API
-    and the command alike)."""
-    from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
-
-    opts = DisparityOptions.from_settings(options, skip=SAGED_FIELDS)
-    return api_view(opts, feature=options["feature"], by=list(options["by"]))
 
 
 def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,

@@ -65,8 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.compare` (the one
-    composition of the comparison), print its Result."""
+    """Options -> :func:`analysis.api.compare` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, split_list
     from analysis.errors import AnalysisError, PairingError

@@ -48,9 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.coverage` (the one
-    composition: summary, cells listed, per-factor rows, model coverage, the heatmap's
-    pairs), print its Result."""
+    """Options -> :func:`analysis.api.coverage` -> print its Result."""
     from dataclasses import replace
 
     from analysis import api as bw

@@ -34,8 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.disparity` (the one
-    composition of the analysis and its SAGED statistics), print its Result."""
+    """Options -> :func:`analysis.api.disparity` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import emit, load_with_design, split_list
     from analysis.options.disparity import DisparityOptions

@@ -29,8 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.ecdf` (the one
-    composition of the analysis), print its Result."""
+    """Options -> :func:`analysis.api.ecdf` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import (

@@ -39,9 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.importance` (the one
-    composition of the analysis; :func:`analysis.api.importance_linear` for a continuous
-    outcome), print its Result."""
+    """Options -> :func:`analysis.api.importance` (:func:`analysis.api.importance_linear`
+    for a continuous outcome) -> print its Result."""
     import pandas as pd
 
     from analysis import api as bw

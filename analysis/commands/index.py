@@ -29,8 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.bias_index` (the one
-    composition of the index and its bootstrap), print its Result."""
+    """Options -> :func:`analysis.api.bias_index` -> print its Result."""
     from dataclasses import replace
 
     from analysis import api as bw
