@@ -80,9 +80,7 @@ def run(args: argparse.Namespace) -> None:
         payload["pooling"] = result.tables["pooling"]
     boot = result.tables.get("bootstrap")
     if boot is not None:
-        from analysis.commands._bootstrap_options import bootstrap_json
-
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, result.settings["cluster"]),
+        payload["bootstrap"] = {"settings": opts.bootstrap_json(result.settings["cluster"]),
                                 "intervals": boot, **cluster_settings(load_args)}
     emit(args, payload, rates)  # --out writes the subgroup rates; --json prints the payload
     if not args.json:

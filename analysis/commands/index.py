@@ -63,9 +63,7 @@ def run(args: argparse.Namespace) -> None:
     payload = {"totals": totals, "components": components, "settings": settings}
     boot = result.tables.get("bootstrap")
     if boot is not None:  # intervals of the index and of every component per model
-        from analysis.commands._bootstrap_options import bootstrap_json
-
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, result.settings["cluster"]),
+        payload["bootstrap"] = {"settings": opts.bootstrap_json(result.settings["cluster"]),
                                 **cluster_settings(load_args), "intervals": boot}
     emit(args, payload, totals)
     if not args.json:

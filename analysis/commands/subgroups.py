@@ -1,17 +1,11 @@
 """``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
 
-With a cluster (``--cluster COL``, the design's, or without ``--design`` the one inferred
-from the table: ``analysis.cli.infer_cluster``; ``--no-cluster`` for independent rows)
-the CI and p-value of each subgroup are cluster-robust (t with G - 1 df).
-``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
-intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
-clusters when a cluster is named (or set in the design). ``--power P [--effect LD]`` adds
-the minimum detectable |LD| per subgroup (and whether it is at most LD; the figure then
-greys out the others). ``--judge-noise R [--noise-mode mean|single|confusion]`` redraws
-the judge's scores of a judged results table R times and adds ``noise_same_sign``,
-``noise_significant`` and ``noise_survives`` (``analysis/judge_noise.py``). ``--pooled``
-adds the partially pooled rate and LD with their intervals (``docs/pooling.md``; JSON
-``"pooling"``: the model's terms and variances) and colours the figure by the pooled LD.
+The rows of :func:`analysis.api.subgroups` (its docstring lists the columns ``--ci
+bootstrap``, ``--power``, ``--judge-noise`` and ``--pooled`` add). The cluster is
+``--cluster COL``, the design's, or without ``--design`` the one inferred from the table
+(``analysis.cli.infer_cluster``); ``--no-cluster``: independent rows. The figure greys
+out the subgroups not detectable at ``--effect`` (with ``--power``) and is coloured by the
+pooled LD with ``--pooled`` (JSON ``"pooling"``: the model's terms and variances).
 ``--json`` prints ``{"subgroups": [...], "settings": {...}}``: one object per distinct
 subgroup (subgroups with the same rows reported once, the others named in
 ``same_rows_as``), and the options with the rows analysed and left out; with
