@@ -14,14 +14,11 @@ factors), or rows with ``--count responses``; the payload's ``count`` says which
 Model coverage respects prompt factors nested in model factors (seeds only with
 chain-of-thought); ``nested_prompt_factors`` lists them.
 
-``--exclude FACTOR=VALUE`` (repeatable, as for ``subgroups`` and ``importance``) leaves out
-the rows with that value and takes the value out of the grid, so it does not count as empty
-cells; ``--where`` keeps values instead.
-
-Without ``--factors`` the design's domain and prompt factors are used. ``--figure``
-writes a heatmap of the first two factors (rows per combination, empty ones in red),
-or a bar chart of rows per value when there is one factor. ``--out`` writes the
-summary table (joint row + one row per factor).
+``--exclude`` takes a value out of the grid too, so it does not count as empty cells
+(``--where`` keeps values instead). Without ``--factors`` the design's domain and prompt
+factors are used. ``--figure`` writes a heatmap of the first two factors (rows per
+combination, empty ones in red), or a bar chart of rows per value when there is one
+factor. ``--out`` writes the summary table (joint row + one row per factor).
 """
 
 from __future__ import annotations

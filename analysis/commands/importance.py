@@ -1,14 +1,10 @@
 """``importance FILE --factors a,b,c``: logistic regression of deviation on factors.
 
 Treatment coding against each factor's reference (``--reference f=VALUE``, default the
-design's), on the rows kept by ``--where`` / left by ``--exclude``; ``--interaction a:b``
-adds a two-factor interaction; ``--cluster COL`` (or the design's cluster) makes the
-standard errors cluster-robust, ``--gee`` fits a GEE. ``--judge-noise R`` refits on R
-redraws of the judge's scores and reports how often each term keeps its sign and
-significance. ``--json`` prints one object per term. Refusals (aliased factors,
-separation, ...) exit with status 2 and say which options would fix them. A continuous
-outcome (``--outcome-type continuous``, or declared by the design) gets a linear model
-(``--mixed``: a mixed model per cluster); ``--covariate COL`` adds numeric covariates
+design's), on the rows kept by ``--where`` / left by ``--exclude``; the options are
+:func:`analysis.api.importance`'s (``--help``). ``--json`` prints one object per term.
+Refusals (aliased factors, separation, ...) exit with status 2 and say which options
+would fix them. A continuous outcome gets a linear or mixed model
 (``analysis/commands/importance_linear.py``).
 """
 
