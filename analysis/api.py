@@ -21,7 +21,17 @@ Each function is ``analysis(data, design=None, *, options=None, factors=None, wh
   single options may also be given as keyword arguments (they win); strings are accepted
   where a user would type them (``alpha="0.01"``);
 - ``factors``: the design's factors to use (default: all); ``where``: the subset of rows
-  (``{"model": ["a", "b"]}``).
+  (``{"model": ["a", "b"]}``);
+- ``applied`` (where a function takes it): ``data`` already has the design applied (the
+  CLI's, the app's, the report's tables): not applied again;
+- ``cells`` (where a function takes it): the cell table of the rows analysed (after
+  ``where`` and ``exclude``) over the factors it needs and the cluster, when the caller
+  has it cached (the app): used instead of the rows, the same numbers.
+
+Each analysis's function is its one composition: its CLI command, its report section,
+its page and "Copy as Python" call it. Its docstring names its options class, whose
+declarations (:func:`analysis.options.option`) describe each option (``python -m
+analysis COMMAND --help`` lists them).
 
 Every function returns a :class:`Result`. Bad input raises an
 :class:`analysis.errors.AnalysisError` subclass with a message that says what to change.
@@ -146,16 +156,9 @@ def prepare_inputs(data: Any, design: Any = None, *, factors: str | Sequence[str
     AnalysisError
         An unreadable file or design, an unknown factor, a design without an outcome.
     """
-    import pandas as pd
-
     from analysis.design import apply_design
-    from analysis.io import load_results
 
-    if isinstance(data, (str, Path)):
-        data = load_results(data)
-    if not isinstance(data, pd.DataFrame):
-        raise AnalysisError(f"data must be a results table (a DataFrame or a file's path), "
-                            f"not {type(data).__name__}.")
+    data = _table(data, "a results table")
     the_design = _design_of(design, data)
     chosen = _as_list(factors, "factors")
     if chosen:
@@ -205,17 +208,12 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
                **option_values: Any) -> Result:
     """Factor importance: logistic regression of deviation on the factors (methods.md §4).
 
-    Options: :class:`analysis.options.importance.ImportanceOptions` (``interactions``,
-    ``on_separation``, ``alpha``, ``adjust``, ``confidence``, ``likelihood_ratio``,
-    ``cluster``, ``small_sample``, ``gee``; judge noise: ``judge_noise``, ``noise_mode``,
-    ``seed``). ``references`` overrides the design's reference values; ``exclude`` leaves
-    out rows with the given values; ``covariates``: numeric columns added to the model
-    (standardised unless ``standardise=False``; not with interactions, GEE, separation
-    handling or judge noise); ``cells``: the cell table of the rows (over the factors,
-    the subset's factors and the cluster) when the caller has it cached, fitted instead
-    of the rows; ``applied``: ``data`` has the design applied. The one
-    composition of the analysis (the ``importance`` command and the report's section
-    call it).
+    Options: :class:`analysis.options.importance.ImportanceOptions`. ``references``
+    overrides the design's reference values; ``exclude`` leaves out rows with the given
+    values; ``covariates``: numeric columns added to the model (standardised unless
+    ``standardise=False``; not with interactions, GEE, separation handling or judge
+    noise); ``cells`` (over the factors, the subset's factors and the cluster) is fitted
+    instead of the rows.
 
     Returns
     -------
@@ -332,17 +330,10 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
               **option_values: Any) -> Result:
     """Log disparity of every subgroup up to a level (methods.md §2-3), with the options'
     cluster-robust CIs, bootstrap intervals (``ci="bootstrap"``), power columns
-    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``): the one
-    composition of the analysis (the CLI's ``subgroups``, the report's section, the
-    Subgroups page and its "Copy as Python" call it).
+    (``power``, ``effect``) and judge-noise survival (``judge_noise=R``).
 
-    Options: :class:`analysis.options.subgroups.SubgroupsOptions` (``level``, ``test``,
-    ``confidence``, ``adjust``, ``min_n``, ``min_expected``, ``cluster``,
-    ``small_sample``, ``ci``, ``n_resamples``, ``seed``, ``judge_noise``, ``noise_mode``,
-    ``noise_alpha``, ``power``, ``effect``). ``exclude`` leaves out rows with the given
-    values. ``cells``: the cell table of the rows analysed (after ``where`` and
-    ``exclude``) over the factors and the cluster, when the caller has it cached (the
-    app); ``applied``: ``data`` already has the design applied (not applied again).
+    Options: :class:`analysis.options.subgroups.SubgroupsOptions`. ``exclude`` leaves out
+    rows with the given values.
 
     Returns
     -------
@@ -467,11 +458,7 @@ def ecdf(data: Any, design: Any = None, *, options: Any = None,
 
     ``by``: the comparison factor (default: the design's first model factor);
     ``factors``: those forming the subgroups (default: the design's others). Options:
-    :class:`analysis.options.ecdf.EcdfOptions` (``level``, ``ideal``, ``cutoff``,
-    ``ks_resamples``, ``adjust``, ``ci``, ``cluster``, ``n_resamples``, ``seed``,
-    ``confidence``). ``cells``: the cell table of the rows over ``by`` and the factors
-    when the caller has it cached; ``applied``: ``data`` has the design applied. The one
-    composition of the analysis (the ``ecdf`` command and the report's section call it).
+    :class:`analysis.options.ecdf.EcdfOptions`. ``cells``: over ``by`` and the factors.
 
     Returns
     -------
@@ -569,8 +556,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
 
     ``factors``: the grid (default: the design's domain and prompt factors); ``exclude``
     leaves out rows with the given values and takes the values out of the grid. Options:
-    :class:`analysis.options.coverage.CoverageOptions` (``count``: distinct ``prompts``
-    or ``responses``; ``limit``: empty and thinnest cells listed). No outcome needed.
+    :class:`analysis.options.coverage.CoverageOptions`. No outcome needed.
 
     Returns
     -------
@@ -582,11 +568,9 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
         factors that determine another on the observed cells,
         :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
-        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied;
-        ``cells``: the coverage cells (:func:`analysis.coverage.coverage_cells` over the
-        factors, the subset and ``count``) when the caller has them cached (the app).
-        The one composition of the analysis (the command, the report's section and the
-        Coverage page call it).
+        reading. ``raw``: the coverage cells (``cells=``: these, from
+        :func:`analysis.coverage.coverage_cells` over the factors, the subset and
+        ``count``).
 
         Also in ``tables`` (the names the command, the report and the page share):
         ``per_factor`` (the table's ``marginal`` rows: one per factor, its Gini index
@@ -679,13 +663,8 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
     ``factors`` (or ``dimensions``): the bias dimensions, as factor names (``"gender"``,
     ``["gender", "race"]``), :class:`analysis.index.Dimension` objects or mappings
     (``{"factor", "score", "weight"}``); default: the design's domain factors. Options:
-    :class:`analysis.options.index.IndexOptions` (``scores``, ``weights`` for factor
-    names; ``model``, ``ideal``, ``normalize_weights``, ``printed_equation``,
-    ``penalty``, ``penalty_gini``, ``penalty_factors``, ``sentiment``, ``sentiment_by``,
-    ``sentiment_score``, ``sentiment_scale``; the bootstrap's ``ci``, ``cluster``,
-    ``n_resamples``, ``seed``, ``confidence``). ``applied``: ``data`` has the design
-    applied. The one composition of the index (the ``index`` command, the report's
-    section and the Bias index page call it).
+    :class:`analysis.options.index.IndexOptions` (``scores``, ``weights``: for factor
+    names).
 
     Returns
     -------
@@ -753,14 +732,10 @@ def importance_linear(data: Any, design: Any = None, *, options: Any = None,
     with random effects per cluster (methods.md §4b). :func:`importance` fits the
     logistic model of the 0/1 deviation instead; this function is for a score.
 
-    Options: :class:`analysis.options.importance_linear.LinearOptions` (``covariates``,
-    ``no_covariates``, ``standardise``, ``mixed``, ``random_effects``,
-    ``accept_unconverged``) and, of
+    Options: :class:`analysis.options.importance_linear.LinearOptions` and, of
     :class:`analysis.options.importance.ImportanceOptions`, ``alpha``, ``adjust``,
     ``confidence``, ``cluster`` and ``small_sample``. ``options`` may be a
-    ``LinearOptions`` or a mapping of both kinds of names; ``applied``: ``data`` has the
-    design applied. The one composition of the linear model (the ``importance`` command
-    of a continuous outcome and the report's section call it).
+    ``LinearOptions`` or a mapping of both kinds of names.
 
     Returns
     -------
@@ -817,19 +792,14 @@ def disparity(data: Any, design: Any = None, *, feature: str, by: str | Sequence
     rule, disparity metrics, Dixon's Q and permutation tests (methods.md s. 5; SAGED).
 
     ``feature`` is the numeric column, ``by`` the grouping factor(s). Options:
-    :class:`analysis.options.disparity.DisparityOptions` (``baseline``, ``statistic``,
-    ``quantiles``, ``standard``, ``quantile``, ``value``, ``direction``, ``tolerance``,
-    ``comparison``, ``polarity`` (default: the design's for the feature), ``alpha``,
-    ``n_resamples``, ``adaptive``, ``compare``, ``seed``, ``conventions``; the SAGED
-    statistics' ``normalization``, ``bins``, ``precision_tolerance``, ``percentile``,
-    ``mode_bin_width``). ``applied``: ``data`` has the design applied. ``parts``: an
+    :class:`analysis.options.disparity.DisparityOptions` (``polarity`` default: the
+    design's for the feature). ``parts``: an
     :class:`analysis.disparity_parts.DisparityParts` store for this table and design, in
     which the parts that read the rows (grouping, summary, selection rates, permutation
     test, SAGED statistics) are kept per the options each depends on, so a caller that
     calls again with a few options changed (the Disparity page) pays only for the parts
-    they change; the numbers are the same with or without it. The one composition of the
-    analysis (the ``disparity`` command, the report's section and the Disparity page call
-    it). The permutation test's ``p_adjusted`` is adjusted over the groups by the
+    they change; the numbers are the same with or without it. The permutation test's
+    ``p_adjusted`` is adjusted over the groups by the
     option ``adjust`` (default ``"bh"``, Benjamini-Hochberg; ``settings["adjust"]``, its
     label: ``analysis.multiple_testing``).
 
@@ -1161,11 +1131,9 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
     design's factors (empty combinations first, then the thinnest; docs/planning.md).
 
     ``data`` None plans a new benchmark from the design alone (every combination empty).
-    Options: :class:`analysis.options.planning.PlanOptions` (``budget``: the prompts to
-    add, required; ``runs`` is the ``plan`` command's fractional factorial, see
-    :func:`fractional_factorial`). ``cells``: the cell table of ``data`` over the factors
-    and the template column, when the caller has it cached (the app); ``applied``:
-    ``data`` has the design applied.
+    Options: :class:`analysis.options.planning.PlanOptions` (``budget`` required;
+    ``runs``: :func:`fractional_factorial`). ``cells``: over the factors and the template
+    column.
 
     Returns
     -------
@@ -1177,8 +1145,7 @@ def plan(data: Any, design: Any = None, *, budget: int | str | None = None,
         ``n_observed_cells`` and ``n_rows``. ``tables["variants"]`` /
         ``tables["crossings"]``: the ranked template variants and each nested factor
         crossed with every template (:class:`analysis.planning.Plan`). ``raw``: the
-        :class:`analysis.planning.Plan`. ``applied``: ``data`` has the design applied
-        (the command's).
+        :class:`analysis.planning.Plan`.
     """
     import pandas as pd
 
@@ -1238,8 +1205,8 @@ def generate_prompts(data: Any = None, design: Any = None, *, plan: Any = None,
     ``factors``: the design's factors to use (the prompts table's columns; default: all;
     the text may spell the domain and prompt factors among them); ``allow_repeats``: a
     planned row may repeat texts already asked (default: refused,
-    :func:`analysis.generate.generate_prompts`); ``applied``: ``data`` has the design
-    applied; ``variants_only`` (with ``data`` and ``plan``): generate nothing, only the
+    :func:`analysis.generate.generate_prompts`); ``variants_only`` (with ``data`` and
+    ``plan``): generate nothing, only the
     templates YAML to complete for the plan's variants that no learned template can
     write (:func:`analysis.generate.variant_skeleton`; ``generate --variants-out``).
 
@@ -1367,8 +1334,8 @@ def power(*, rate: float | str, ld: float | str, share: float | str, options: An
           **option_values: Any) -> Result:
     """Rows needed to detect a log disparity ``ld`` of a subgroup holding a ``share`` of
     the rows, the rows outside it deviating at ``rate`` (two-sided Wald test;
-    docs/planning.md). Options: :class:`analysis.options.planning.PowerOptions`
-    (``alpha``, ``power``). Strings are accepted for every number.
+    docs/planning.md). Options: :class:`analysis.options.planning.PowerOptions`.
+    Strings are accepted for every number.
 
     Returns
     -------
@@ -1394,8 +1361,9 @@ def power(*, rate: float | str, ld: float | str, share: float | str, options: An
     return Result(pd.DataFrame([out]), (), {**opts.settings(), **numbers}, {}, out)
 
 
-def _table(data: Any) -> pd.DataFrame:
-    """Any table: a DataFrame, or the path of a file :func:`analysis.io.load_results` reads."""
+def _table(data: Any, what: str = "a table") -> pd.DataFrame:
+    """Any table: a DataFrame, or the path of a file :func:`analysis.io.load_results` reads
+    (anything else: an error saying ``data`` must be ``what``)."""
     import pandas as pd
 
     from analysis.io import load_results
@@ -1403,7 +1371,7 @@ def _table(data: Any) -> pd.DataFrame:
     if isinstance(data, (str, Path)):
         data = load_results(data)
     if not isinstance(data, pd.DataFrame):
-        raise AnalysisError(f"data must be a table (a DataFrame or a file's path), not "
+        raise AnalysisError(f"data must be {what} (a DataFrame or a file's path), not "
                             f"{type(data).__name__}.")
     return data
 
@@ -1417,7 +1385,7 @@ def features(data: Any, *, text_column: str, reference_column: str | None = None
     ``data`` is any table with the text column ``text_column`` (a DataFrame or a file's
     path); ``reference_column`` / ``reference_text`` is what ``embedding_similarity``
     compares each text with. Options: :class:`analysis.options.features.FeaturesOptions`
-    (``features``: a list or ``"a,b"``, ``model``, ``prefix``, ``skip_unavailable``).
+    (``features``: a list or ``"a,b"``).
 
     Returns
     -------
@@ -1452,8 +1420,7 @@ def index_published(data: Any, *, polarity: str | None = None, text_column: str 
     Give a ``polarity`` column in [-1, 1], or a ``text_column`` to score first with the
     ``lexicon`` option (TextBlob polarity, the paper's, or VADER compound).
     ``dimension`` names each response's bias dimension, ``weights`` their weights.
-    Options: :class:`analysis.options.index_published.IndexPublishedOptions`
-    (``diversity_penalty``, ``scale``, ``lexicon``).
+    Options: :class:`analysis.options.index_published.IndexPublishedOptions`.
 
     Returns
     -------
@@ -1628,12 +1595,11 @@ def variance_components(data: Any, design: Any = None, *, options: Any = None,
     """Variance components of the random facets (a G-study) and the total-error
     intervals of the headline numbers (docs/measurement_error.md).
 
-    Options: :class:`analysis.options.variance.VarianceOptions` (``facets``,
-    ``score_column``, ``interactions``, ``n_resamples``, ``confidence``, ``seed``). The
-    fixed part: the design's factors that are not facets (main effects); the model
-    factor's interaction with each facet is a component. ``metric_factors``: the
-    factors whose joint subgroups the deviation metric is taken over (default: the
-    domain factors; the eCDF page passes its own).
+    Options: :class:`analysis.options.variance.VarianceOptions`. The fixed part: the
+    design's factors that are not facets (main effects); the model factor's interaction
+    with each facet is a component. ``metric_factors``: the factors whose joint subgroups
+    the deviation metric is taken over (default: the domain factors; the eCDF page
+    passes its own).
 
     Returns
     -------
@@ -1686,10 +1652,9 @@ def d_study(data: Any, design: Any = None, *, options: Any = None,
     (more templates, seeds, judges, samples), the cheapest reaching ``target_se``
     (docs/measurement_error.md).
 
-    Options: :class:`analysis.options.variance.DStudyOptions` (the G-study's, and
-    ``target_se``, ``target``, ``answer_cost``, ``judge_cost``). ``levels``: one more
-    design to project (``{"template": 60}``); ``max_cost``: designs costing more are
-    left out.
+    Options: :class:`analysis.options.variance.DStudyOptions` (the G-study's and the
+    design search's). ``levels``: one more design to project (``{"template": 60}``);
+    ``max_cost``: designs costing more are left out.
 
     Returns
     -------

@@ -35,7 +35,7 @@ __all__ = [
     "PROBABILITY", "UNIT_INTERVAL", "add_engine_option", "add_factor_options", "add_input",
     "add_outcome_options", "add_output_options", "build_parser", "check_output_paths",
     "cluster_settings", "run",
-    "command_in", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
+    "command_in", "command_parser", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
     "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
     "show", "split_list", "warm_up_export", "write_json",
 ]
@@ -89,6 +89,22 @@ def warm_up_export(args: argparse.Namespace) -> None:
         from analysis.export import warm_up
 
         warm_up()
+
+
+def command_parser(sub: argparse._SubParsersAction, summary: tuple[str, str], *,
+                   factors: bool | None = None, outcome: bool = False,
+                   **parser_options: Any) -> argparse.ArgumentParser:
+    """A subcommand's parser, its help the module's ``SUMMARY``, with the input options
+    (:func:`add_input`), with ``factors`` not None :func:`add_factor_options` (``factors``:
+    whether ``--factors`` is required) and with ``outcome`` :func:`add_outcome_options`."""
+    name, help_text = summary
+    parser = sub.add_parser(name, help=help_text, **parser_options)
+    add_input(parser)
+    if factors is not None:
+        add_factor_options(parser, required=factors)
+    if outcome:
+        add_outcome_options(parser)
+    return parser
 
 
 def add_input(parser: argparse.ArgumentParser) -> None:

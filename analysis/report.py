@@ -180,6 +180,10 @@ def ci_defaults(section: str, design) -> dict[str, Any]:
     return {**out, "cluster": design.cluster}
 
 
+def _whole(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
 def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
     """Keyword arguments of the :mod:`analysis.bootstrap` functions from a section's
     settings; None when ``ci`` is ``none``.
@@ -197,14 +201,10 @@ def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
     n_boot = settings.get("n_resamples", settings.get("n_boot"))  # n_boot: saved earlier
     seed = settings.get("seed", 0)
     confidence = settings.get("confidence", 0.95)
-
-    def whole(x: Any) -> bool:
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-    if not whole(n_boot) or n_boot < 20:
+    if not _whole(n_boot) or n_boot < 20:
         raise SettingsError(f"n_resamples must be a whole number of at least 20 replicates, "
                             f"got {n_boot!r}.")
-    if not whole(seed) or seed < 0:
+    if not _whole(seed) or seed < 0:
         raise SettingsError(f"seed must be a whole number >= 0, got {seed!r}.")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
@@ -261,17 +261,13 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
         raise SettingsError(f"judge_noise: unknown key(s) {', '.join(map(str, unknown))} "
                             f"(known: {', '.join(NOISE_SECTIONS[section])}).")
     noise = {**noise_defaults(section), **given}
-
-    def whole(x: Any) -> bool:
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-    if not whole(noise["replicates"]) or noise["replicates"] < 0:
+    if not _whole(noise["replicates"]) or noise["replicates"] < 0:
         raise SettingsError(f"judge_noise replicates must be a whole number >= 0 (0: off), "
                             f"got {noise['replicates']!r}.")
     if noise["mode"] not in NOISE_MODES:
         raise SettingsError(f"judge_noise mode must be one of {', '.join(NOISE_MODES)}, got "
                             f"{noise['mode']!r}.")
-    if not whole(noise["seed"]) or noise["seed"] < 0:
+    if not _whole(noise["seed"]) or noise["seed"] < 0:
         raise SettingsError(f"judge_noise seed must be a whole number >= 0, got "
                             f"{noise['seed']!r}.")
     alpha = noise.get("alpha", 0.05)
@@ -324,10 +320,10 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
     from analysis.factor_defaults import grid_factors as default_factors
     from analysis.factor_defaults import useful_factors
 
-    if section in _DECLARED:  # declared on its options class (Options.REPORT)
-        decl = _DECLARED[section]
-        if decl.defaults is not None:
-            return decl.defaults(results, design)
+    decl = _BY_NAME.get(section)
+    if decl is not None and decl.defaults is not None:  # declared with its defaults
+        return decl.defaults(results, design)
+    if decl is not None and decl.options is not None:  # declared on its options class
         return {**decl.options().settings(), "where": {}}
     # no constant, text-like, id or nested-duplicate factor (analysis/factor_defaults.py)
     models = useful_factors(results, design, ("model",)) or design.of_kind("model")
@@ -412,19 +408,6 @@ def default_settings(section: str, results: pd.DataFrame, design) -> dict[str, A
         # renormalise False: answers outside `categories` stay in the denominator
         return {"category": category, "cohort": cohort, "by": domain[:1], "categories": None,
                 **CohortsOptions().settings(skip=_CAPSULE_ONLY), "where": {}}
-    if section == "compare":  # analysis/compare_report.py
-        from analysis import compare_report
-
-        return compare_report.default_settings(results, design)
-    if section == "counterfactual":  # analysis/counterfactual_report.py
-        from analysis import counterfactual_report
-
-        return counterfactual_report.default_settings(results, design)
-    if section in ("native", "checks"):  # analysis/report_native.py
-        from analysis import report_native
-
-        return (report_native.native_defaults if section == "native"
-                else report_native.checks_defaults)(results, design)
     if section == "variance":  # analysis/variance_components.py
         from analysis.options.variance import VarianceOptions
         from analysis.variance_components import default_facets
@@ -865,23 +848,17 @@ def _judges(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.figures += list(result.meta["figures"].items())  # FairMonitor's Figures 4 and 5
 
 
-def _compare(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis import compare_report
+def _imported(path: str) -> Callable[..., Any]:
+    """The function ``module:name``, its module imported on the first call (a section
+    built or declared in its own module loads it only when the section is built)."""
+    import importlib
 
-    compare_report.build(sec, results, design, s)
+    module, _, name = path.partition(":")
 
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
-def _counterfactual(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis import counterfactual_report
-
-    counterfactual_report.build(sec, results, design, s)
-
-
-def _native(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
-    from analysis import report_native
-
-    (report_native.build_native if sec.name == "native"
-     else report_native.build_checks)(sec, results, design, s)
+    return call
 
 
 def _variance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
@@ -901,12 +878,9 @@ def _variance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
 def _declared_builder(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     """The builder of a section declared on an options class without its own: the
     options' ``FUNCTION`` at the section's settings; its table and notes."""
-    import importlib
-
-    cls = _DECLARED[sec.name].options
-    module, _, function = cls.FUNCTION.partition(":")
-    result = getattr(importlib.import_module(module), function)(
-        results, design, options=cls.from_settings(s), where=_where(s), applied=True)
+    cls = _BY_NAME[sec.name].options
+    result = _imported(cls.FUNCTION)(results, design, options=cls.from_settings(s),
+                                     where=_where(s), applied=True)
     sec.notes += list(result.notes)
     sec.tables.append((sec.name, result.table))
 
@@ -945,15 +919,21 @@ REPORT_SECTIONS: tuple[ReportSection, ...] = _in_order((
     ReportSection("Bias index", "index", builder=_index),
     ReportSection("Cohorts", "cohorts", builder=_cohorts),
     ReportSection("Judges", "judges", builder=_judges),
-    ReportSection("Compare", "compare", builder=_compare),
-    ReportSection("Counterfactual pairs", "counterfactual", builder=_counterfactual),
-    ReportSection("Native scores", "native", builder=_native),
-    ReportSection("Checks", "checks", builder=_native),
+    ReportSection("Compare", "compare", builder=_imported("analysis.compare_report:build"),
+                  defaults=_imported("analysis.compare_report:default_settings")),
+    ReportSection("Counterfactual pairs", "counterfactual",
+                  builder=_imported("analysis.counterfactual_report:build"),
+                  defaults=_imported("analysis.counterfactual_report:default_settings")),
+    ReportSection("Native scores", "native",
+                  builder=_imported("analysis.report_native:build_native"),
+                  defaults=_imported("analysis.report_native:native_defaults")),
+    ReportSection("Checks", "checks", builder=_imported("analysis.report_native:build_checks"),
+                  defaults=_imported("analysis.report_native:checks_defaults")),
     ReportSection("Measurement error", "variance", builder=_variance),
 ), _declared_sections())
-#: The declared sections (defaults from the options unless the declaration gives them).
-_DECLARED: dict[str, ReportSection] = {r.name: r for r in REPORT_SECTIONS
-                                       if r.options is not None}
+#: Section name -> its record (a declared section's defaults: the options' unless the
+#: record gives them).
+_BY_NAME: dict[str, ReportSection] = {r.name: r for r in REPORT_SECTIONS}
 #: Section names, in the order a full report lists them.
 SECTIONS: tuple[str, ...] = tuple(r.name for r in REPORT_SECTIONS)
 #: Section name -> title.

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "View", "Where", "api_snippet", "api_view", "bootstrap_flags", "categories_text",
-    "cli_command", "cohorts_view", "compare_view", "coverage_view", "disparity_view",
+    "View", "Where", "api_snippet", "api_view", "categories_text",
+    "cli_command", "cohorts_view", "compare_view", "coverage_view",
     "importance_linear_options", "importance_linear_view", "importance_view",
     "index_options", "index_view",
     "prepare_command",
-    "python_snippet",
 ]
 
 
@@ -77,41 +76,16 @@ def cli_command(command: str, file: str, design_path: str,
     return shlex.join(parts)
 
 
-def python_snippet(file: str, design_path: str, body: Sequence[str], *,
-                   imports: Sequence[str] = (), where: Where | None = None) -> str:
-    """A runnable script: load, apply the design, keep the subset, then ``body``.
-
-    ``results`` (the design applied, the subset kept), ``design`` and ``where`` are
-    defined before ``body`` runs.
-    """
-    where = {k: list(v) for k, v in (where or {}).items() if v}
-    lines = [
-        "from analysis import apply_design, load_results",
-        "from analysis.cells import cell_table, filter_rows",
-        "from analysis.design import Design",
-        *imports,
-        "",
-        f"design = Design.load({design_path!r})",
-        f"where = {where!r}",
-        f"results = filter_rows(apply_design(load_results({file!r}), design), where or None)",
-        *body,
-    ]
-    return "\n".join(lines) + "\n"
-
-
 @dataclass(frozen=True)
 class View:
-    """What a page computed: the CLI subcommand and options, the Python imports and body
-    (``call``: for an analysis composed in :mod:`analysis.api`, the arguments of its
-    function after the file and the design, as Python source; then the script is that
-    one call, see :func:`api_view`)."""
+    """What a page computed: the CLI subcommand and options, and the :mod:`analysis.api`
+    function with its arguments after the file and the design (``call``, as Python
+    source): the script is that one call, see :func:`api_view`."""
 
     command: str
     options: tuple[tuple[str, Any], ...]
-    imports: tuple[str, ...]
-    body: tuple[str, ...]
-    call: tuple[str, ...] | None = None
-    function: str | None = None
+    call: tuple[str, ...]
+    function: str
 
 
 def api_view(options: Any, *, function: str | None = None,
@@ -123,11 +97,11 @@ def api_view(options: Any, *, function: str | None = None,
     ``flags``: the command's flag of an input named otherwise, e.g. compare's
     ``{"subgroups": "factors"}``). "Copy as CLI" is the command with ``--input value`` per
     input and the flags of the options that differ from the defaults; "Copy as Python"
-    the function called with the same inputs and those options (``options.call_text``)."""
+    the function called with the same inputs and those options."""
     given = {k: v for k, v in inputs.items() if v not in (None, (), [], {})}
     call = (*(f"{k}={_plain(v)!r}" for k, v in given.items()), *_changed(options))
     cli = tuple(((flags or {}).get(k, k), v) for k, v in given.items())
-    return View(options.COMMAND, (*cli, *options.cli_options()), (), (), call,
+    return View(options.COMMAND, (*cli, *options.cli_options()), call,
                 function or options.NAME)
 
 
@@ -137,8 +111,7 @@ def _plain(value: Any) -> Any:
 
 def _changed(options: Any) -> tuple[str, ...]:
     """``name=value`` of every option (not only the call's) that differs from its default."""
-    return tuple(f"{name}={_plain(getattr(options, name))!r}" for name in options.specs()
-                 if getattr(options, name) != options.default(name))
+    return tuple(f"{name}={_plain(value)!r}" for name, value in options.changed().items())
 
 
 def api_snippet(function: str, file: str, design_path: str, call: Sequence[str], *,
@@ -172,18 +145,6 @@ def _boot_options(boot: Mapping[str, Any] | None, design_cluster: str | None
     return {"ci": "bootstrap", "cluster": _as_cli_cluster(boot.get("cluster"), design_cluster),
             "n_resamples": int(boot.get("n_resamples", boot.get("n_boot"))),
             "seed": int(boot.get("seed", _default_seed()))}
-
-
-def bootstrap_flags(boot: Mapping[str, Any] | None, design_cluster: str | None = None
-                    ) -> tuple[tuple[str, Any], ...]:
-    """The CLI options of a page's bootstrap intervals (``ui.uncertainty.bootstrap_options``:
-    ``cluster``, ``n_resamples``, ``seed``; None when off): ``--ci bootstrap``, ``--cluster
-    COL`` when not the design's (``--no-cluster`` when the page resamples rows although the
-    design names a cluster), ``--n-boot`` and ``--seed`` when not the defaults (the flags of
-    :class:`analysis.options.common.BootstrapOptions`)."""
-    from analysis.options.common import BootstrapOptions
-
-    return BootstrapOptions.coerce(_boot_options(boot, design_cluster)).cli_options()
 
 
 def coverage_view(factors: list[str], unit: str = "prompts", *,
@@ -226,13 +187,7 @@ def importance_view(options: Mapping[str, Any], cell_factors: list[str] | None =
            *LinearOptions.coerce(covariates=covariates,
                                  standardise=bool(standardise)).cli_options(),
            *fit.cli_options())
-    return View(view.command, cli, (), (), view.call, view.function)
-
-
-def _options(name: str) -> type:
-    from analysis.options import options_for
-
-    return options_for(name)
+    return View(view.command, cli, view.call, view.function)
 
 
 def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | None:
@@ -240,7 +195,6 @@ def _as_cli_cluster(cluster: str | None, design_cluster: str | None) -> str | No
     from analysis.options import FROM_DESIGN
 
     return FROM_DESIGN if cluster == design_cluster else cluster
-
 
 
 def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any], *,
@@ -260,7 +214,7 @@ def importance_linear_view(options: Mapping[str, Any], linear: Mapping[str, Any]
     cli = (("factors", inputs["factors"]),
            *[("reference", f"{k}={v}") for k, v in inputs["references"].items()],
            *lin.cli_options(), *fit.cli_options())
-    return View("importance", cli, (), (), call, "importance_linear")
+    return View("importance", cli, call, "importance_linear")
 
 
 def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, Any], *,
@@ -292,17 +246,6 @@ def importance_linear_options(options: Mapping[str, Any], linear: Mapping[str, A
         small_sample=options.get("small_sample", ImportanceOptions.default("small_sample")),
         cluster=_as_cli_cluster(options.get("cluster"), design_cluster))
     return lin, fit
-
-
-def disparity_view(options: Mapping[str, Any]) -> View:
-    """Disparity: ``feature``, ``by`` and the options
-    (:class:`analysis.options.disparity.DisparityOptions`: the flags and arguments that
-    differ from the defaults; the default polarity is the design's, resolved by the API
-    and the command alike)."""
-    from analysis.options.disparity import SAGED_FIELDS, DisparityOptions
-
-    opts = DisparityOptions.from_settings(options, skip=SAGED_FIELDS)
-    return api_view(opts, feature=options["feature"], by=list(options["by"]))
 
 
 def index_view(options: Mapping[str, Any], *, boot: Mapping[str, Any] | None = None,

@@ -46,9 +46,7 @@ def reproduce(view: rp.View, design: Design, where: dict | None, key: str) -> tu
     rebuild = st.session_state.get("results_rebuild") or st.session_state.get("results_prepare")
     if rebuild:
         cli = f"{rebuild}\n{cli}"
-    code = (rp.api_snippet(view.function, file, design_path, view.call, where=where)
-            if view.call is not None else
-            rp.python_snippet(file, design_path, view.body, imports=view.imports, where=where))
+    code = rp.api_snippet(view.function, file, design_path, view.call, where=where)
     with st.expander("Copy as CLI / Copy as Python", icon=":material/terminal:"):
         st.caption("The command and the script reproduce this view's numbers (copy with the "
                    "icon at the top right of each block). Run them from the repository root"

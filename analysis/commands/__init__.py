@@ -1,5 +1,8 @@
 """Subcommands of ``python -m analysis``; each module has ``register(subparsers)`` and
-its ``SUMMARY`` (command name, one-line help)."""
+its ``SUMMARY = (command name, one-line help)``: ``--help``'s line for the command (and
+its parser's ``help``), read from the file's text at start-up, so it stays a literal
+tuple of strings. An analysis's ``run`` parses the arguments into its options, calls its
+:mod:`analysis.api` function (the analysis's one composition) and prints the Result."""
 
 import re
 from pathlib import Path

@@ -7,18 +7,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("cells", "rows and deviations per observed factor combination")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
 
-    p = sub.add_parser("cells", help="rows and deviations per observed factor combination")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True)
     add_output_options(p)
     p.set_defaults(func=run)
 

@@ -16,16 +16,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("check",
            "the bias gate: criteria with their uncertainty, exit 0 pass / 1 fail / "
            "2 bad input / 3 uncertain")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="the bias gate: criteria with their uncertainty, exit "
-                                     "0 pass / 1 fail / 2 bad input / 3 uncertain",
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1],
                        description=__doc__.split("\n\n")[0])
     p.add_argument("file", metavar="RESULTS", help="the run's results table")
     p.add_argument("--design", required=True, help="the design file (.yaml or .json)")

@@ -8,21 +8,18 @@ import sys
 __all__ = ["categories_option", "register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("cohorts", "categorical outcome across cohorts: percentages, spread, chi-square")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_output_options
+    from analysis.cli import add_factor_options, add_output_options, command_parser
     from analysis.options.cohorts import CohortsOptions
 
-    p = sub.add_parser(
-        "cohorts", help="categorical outcome across cohorts: percentages, spread, chi-square",
+    p = command_parser(
+        sub, SUMMARY,
         description="Percentages of each category of --category per value of --cohort "
                     "(within each group of --by), the standard deviation of the category "
                     "percentages and a chi-square test of homogeneity (docs/methods.md s. 7).")
-    add_input(p)
     p.add_argument("--category", required=True, help="categorical outcome column")
     p.add_argument("--cohort", required=True, help="cohort factor (e.g. model, decade)")
     p.add_argument("--by", default="", help="comma-separated role / prompt / demographic "

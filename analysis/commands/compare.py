@@ -20,24 +20,19 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("compare", "paired comparison of models (or settings) on the same prompts")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis import cli as cli_types
-    from analysis.cli import add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.compare import CompareOptions
 
-    p = sub.add_parser("compare", help="paired comparison of models (or settings) on the "
-                                       "same prompts",
+    p = command_parser(sub, SUMMARY, outcome=True,
                        description="Pair the rows of each value of --by on the prompt unit; "
                                    "McNemar's test (or paired t / Wilcoxon for a score), the "
                                    "paired difference with its interval per pair of values, "
                                    "and per subgroup of --factors with bootstrap intervals.")
-    add_input(p)
-    add_outcome_options(p)
     p.add_argument("--by", required=True, help="the compared factor (model, input format ...)")
     p.add_argument("--reference", dest="by_reference", metavar="VALUE",
                    help="compare every value of --by against this one (default: every pair)")
@@ -70,8 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.compare` (the one
-    composition of the comparison), print its Result."""
+    """Options -> :func:`analysis.api.compare` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, split_list
     from analysis.errors import AnalysisError, PairingError

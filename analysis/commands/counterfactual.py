@@ -19,24 +19,19 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("counterfactual", "counterfactual pairs: one factor swapped within its template")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.counterfactual import CounterfactualOptions
 
-    p = sub.add_parser("counterfactual", help="counterfactual pairs: one factor swapped within "
-                                              "its template",
+    p = command_parser(sub, SUMMARY, outcome=True,
                        description="Pair the rows of each value of --swap with the reference's "
                                    "on the same template and other factors; McNemar's test "
                                    "(clustered by template), paired tests for a score, paired "
                                    "text measures for open-ended answers, the missing swaps "
                                    "as plan rows.")
-    add_input(p)
-    add_outcome_options(p)
     p.add_argument("--swap", required=True, help="the swapped factor (gender, stigma ...)")
     p.add_argument("--reference", dest="swap_reference", metavar="VALUE",
                    help="compare every value with this one (default: the design's reference)")

@@ -14,14 +14,11 @@ factors), or rows with ``--count responses``; the payload's ``count`` says which
 Model coverage respects prompt factors nested in model factors (seeds only with
 chain-of-thought); ``nested_prompt_factors`` lists them.
 
-``--exclude FACTOR=VALUE`` (repeatable, as for ``subgroups`` and ``importance``) leaves out
-the rows with that value and takes the value out of the grid, so it does not count as empty
-cells; ``--where`` keeps values instead.
-
-Without ``--factors`` the design's domain and prompt factors are used. ``--figure``
-writes a heatmap of the first two factors (rows per combination, empty ones in red),
-or a bar chart of rows per value when there is one factor. ``--out`` writes the
-summary table (joint row + one row per factor).
+``--exclude`` takes a value out of the grid too, so it does not count as empty cells
+(``--where`` keeps values instead). Without ``--factors`` the design's domain and prompt
+factors are used. ``--figure`` writes a heatmap of the first two factors (rows per
+combination, empty ones in red), or a bar chart of rows per value when there is one
+factor. ``--out`` writes the summary table (joint row + one row per factor).
 """
 
 from __future__ import annotations
@@ -31,19 +28,14 @@ import sys
 
 __all__ = ["register", "run"]
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("coverage", "coverage percentage and Gini index of the factor grid")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.coverage import CoverageOptions
 
-    p = sub.add_parser("coverage", help="coverage percentage and Gini index of the factor grid")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True)
     add_output_options(p, figure=True)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value, and the value from the grid "
@@ -53,9 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.coverage` (the one
-    composition: summary, cells listed, per-factor rows, model coverage, the heatmap's
-    pairs), print its Result."""
+    """Options -> :func:`analysis.api.coverage` -> print its Result."""
     from dataclasses import replace
 
     from analysis import api as bw

@@ -8,16 +8,13 @@ import sys
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("describe", "columns, suggested factors and nested factors")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("describe", help="columns, suggested factors and nested factors")
-    from analysis.cli import add_input
+    from analysis.cli import command_parser
 
-    add_input(p)
+    p = command_parser(sub, SUMMARY)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(func=run)
 

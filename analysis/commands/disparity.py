@@ -7,8 +7,6 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("disparity", "numeric feature across groups: statistics, impact ratio, Dixon's Q")
 
 
@@ -17,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.options.disparity import DisparityOptions
 
     p = sub.add_parser(
-        "disparity", help="numeric feature across groups: statistics, impact ratio, Dixon's Q",
+        SUMMARY[0], help=SUMMARY[1],
         description="A numeric feature (sentiment, toxicity, a judge score ...) per group of "
                     "--by: summary statistics, selection rates and the four-fifths rule, "
                     "min/max ratio, range, std, max Z-score, Dixon's Q test and permutation "
@@ -36,8 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.disparity` (the one
-    composition of the analysis and its SAGED statistics), print its Result."""
+    """Options -> :func:`analysis.api.disparity` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import emit, load_with_design, split_list
     from analysis.options.disparity import DisparityOptions

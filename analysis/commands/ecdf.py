@@ -11,22 +11,17 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("ecdf", "eCDF of subgroup deviation rates: deviation metric, KS")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.ecdf import EcdfOptions
 
-    p = sub.add_parser("ecdf", help="eCDF of subgroup deviation rates: deviation metric, KS",
+    p = command_parser(sub, SUMMARY, factors=True, outcome=True,
                        description="Subgroups of --factors within each value of --by: the "
                                    "deviation metric (mean |rate - C|) per value and "
                                    "two-sample Kolmogorov-Smirnov tests between them.")
-    add_input(p)
-    add_factor_options(p, required=True)
-    add_outcome_options(p)
     p.add_argument("--by", required=True, help="comparison factor: one curve per value")
     add_output_options(p, figure=True)
     EcdfOptions.add_arguments(p)  # the analysis's and the bootstrap's options, written once
@@ -34,8 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.ecdf` (the one
-    composition of the analysis), print its Result."""
+    """Options -> :func:`analysis.api.ecdf` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import (
@@ -86,9 +80,7 @@ def run(args: argparse.Namespace) -> None:
         payload["pooling"] = result.tables["pooling"]
     boot = result.tables.get("bootstrap")
     if boot is not None:
-        from analysis.commands._bootstrap_options import bootstrap_json
-
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, result.settings["cluster"]),
+        payload["bootstrap"] = {"settings": opts.bootstrap_json(result.settings["cluster"]),
                                 "intervals": boot, **cluster_settings(load_args)}
     emit(args, payload, rates)  # --out writes the subgroup rates; --json prints the payload
     if not args.json:

@@ -19,8 +19,6 @@ import sys
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("extend",
            "join answered new prompts to the results (added column), coverage "
            "before / after")
@@ -29,8 +27,7 @@ SUMMARY = ("extend",
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import single_character
 
-    p = sub.add_parser("extend", help="join answered new prompts to the results (added "
-                                      "column), coverage before / after")
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1])
     p.add_argument("file", help="the results table")
     p.add_argument("answered", help="the answered prompts (python -m judges answer)")
     p.add_argument("--sep", type=single_character, help="delimiter of a text file")

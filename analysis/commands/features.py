@@ -15,20 +15,16 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("features",
            "numeric text features (VADER sentiment, TextBlob "
            "polarity/subjectivity, embedding similarity), offline")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_input
+    from analysis.cli import command_parser
     from analysis.options.features import FeaturesOptions
 
-    p = sub.add_parser("features", help="numeric text features (VADER sentiment, TextBlob "
-                                        "polarity/subjectivity, embedding similarity), offline")
-    add_input(p)
+    p = command_parser(sub, SUMMARY)
     p.add_argument("--text-col", required=True, help="column holding the response texts")
     ref = p.add_mutually_exclusive_group()
     ref.add_argument("--reference-col", help="embedding_similarity: compare with this column")

@@ -21,8 +21,6 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("generate",
            "prompts for a plan from templates with slots (learned from the prompts "
            "or given)")
@@ -31,8 +29,7 @@ SUMMARY = ("generate",
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_outcome_options, single_character
 
-    p = sub.add_parser("generate", help="prompts for a plan from templates with slots "
-                                        "(learned from the prompts or given)")
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1])
     p.add_argument("file", nargs="?", help="results table with a prompt text column")
     p.add_argument("--sep", type=single_character, help="delimiter of a text file")
     p.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")

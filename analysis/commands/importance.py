@@ -1,14 +1,10 @@
 """``importance FILE --factors a,b,c``: logistic regression of deviation on factors.
 
 Treatment coding against each factor's reference (``--reference f=VALUE``, default the
-design's), on the rows kept by ``--where`` / left by ``--exclude``; ``--interaction a:b``
-adds a two-factor interaction; ``--cluster COL`` (or the design's cluster) makes the
-standard errors cluster-robust, ``--gee`` fits a GEE. ``--judge-noise R`` refits on R
-redraws of the judge's scores and reports how often each term keeps its sign and
-significance. ``--json`` prints one object per term. Refusals (aliased factors,
-separation, ...) exit with status 2 and say which options would fix them. A continuous
-outcome (``--outcome-type continuous``, or declared by the design) gets a linear model
-(``--mixed``: a mixed model per cluster); ``--covariate COL`` adds numeric covariates
+design's), on the rows kept by ``--where`` / left by ``--exclude``; the options are
+:func:`analysis.api.importance`'s (``--help``). ``--json`` prints one object per term.
+Refusals (aliased factors, separation, ...) exit with status 2 and say which options
+would fix them. A continuous outcome gets a linear or mixed model
 (``analysis/commands/importance_linear.py``).
 """
 
@@ -19,18 +15,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("importance", "logistic regression: risk and protective values")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
 
-    p = sub.add_parser("importance", help="logistic regression: risk and protective values")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True)
     add_output_options(p, figure=True)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value (repeatable; VALUE may be a,b)")
@@ -44,9 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.importance` (the one
-    composition of the analysis; :func:`analysis.api.importance_linear` for a continuous
-    outcome), print its Result."""
+    """Options -> :func:`analysis.api.importance` (:func:`analysis.api.importance_linear`
+    for a continuous outcome) -> print its Result."""
     import pandas as pd
 
     from analysis import api as bw

@@ -14,15 +14,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("import", "import a raw benchmark file or an evaluation log")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.importers import SOURCES
 
-    p = sub.add_parser("import", help="import a raw benchmark file or an evaluation log",
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1],
                        description=__doc__.split("\n\n")[0])
     p.add_argument("source", choices=list(SOURCES), help="the file's format")
     p.add_argument("paths", nargs="+", metavar="PATH", help="input file(s)")

@@ -7,21 +7,17 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("index", "composite bias index (LLMBI) per model with every component")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.index import IndexOptions
 
-    p = sub.add_parser(
-        "index", help="composite bias index (LLMBI) per model with every component",
+    p = command_parser(
+        sub, SUMMARY, outcome=True,
         description="LLMBI = (1/n) sum w_i B_i + P(D) + lambda S (docs/methods.md s. 6). The "
                     "index is a weighted summary: its value depends on every option below.")
-    add_input(p)
-    add_outcome_options(p)
     p.add_argument("--dimensions", required=True, help="comma-separated sensitive factors")
     p.add_argument("--reference", action="append", default=[], metavar="FACTOR=VALUE",
                    help=argparse.SUPPRESS)
@@ -33,8 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.bias_index` (the one
-    composition of the index and its bootstrap), print its Result."""
+    """Options -> :func:`analysis.api.bias_index` -> print its Result."""
     from dataclasses import replace
 
     from analysis import api as bw
@@ -68,9 +63,7 @@ def run(args: argparse.Namespace) -> None:
     payload = {"totals": totals, "components": components, "settings": settings}
     boot = result.tables.get("bootstrap")
     if boot is not None:  # intervals of the index and of every component per model
-        from analysis.commands._bootstrap_options import bootstrap_json
-
-        payload["bootstrap"] = {"settings": bootstrap_json(opts, result.settings["cluster"]),
+        payload["bootstrap"] = {"settings": opts.bootstrap_json(result.settings["cluster"]),
                                 **cluster_settings(load_args), "intervals": boot}
     emit(args, payload, totals)
     if not args.json:

@@ -15,18 +15,14 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("index-published", "LLMBI as published: 0.2 + 2.5 |polarity| per response, aggregated")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_input, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.index_published import IndexPublishedOptions
 
-    p = sub.add_parser("index-published",
-                       help="LLMBI as published: 0.2 + 2.5 |polarity| per response, aggregated")
-    add_input(p)
+    p = command_parser(sub, SUMMARY)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--polarity", help="numeric polarity column in [-1, 1]")
     src.add_argument("--text-col", help="score this text column first (see --lexicon)")

@@ -30,8 +30,6 @@ def add_native_options(p: argparse.ArgumentParser) -> None:
                                        default=DELTA_ADJUST))
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("native-scores",
            "the benchmark's own scores (s_DIS, s_AMB, pct_stereotype ...) with "
            "cluster intervals")
@@ -40,8 +38,7 @@ SUMMARY = ("native-scores",
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_output_options
 
-    p = sub.add_parser("native-scores", help="the benchmark's own scores (s_DIS, s_AMB, "
-                                              "pct_stereotype ...) with cluster intervals",
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1],
                        description=__doc__.split("\n\n")[0])
     p.add_argument("file", help="results table: .csv, .parquet ... (.gz ok)")
     p.add_argument("--design", help="the design file (its cluster and prompt unit)")

@@ -22,8 +22,6 @@ import sys
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("plan", "prompts to add for coverage; fractional factorials")
 
 
@@ -31,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_outcome_options
     from analysis.options.planning import PlanOptions
 
-    p = sub.add_parser("plan", help="prompts to add for coverage; fractional factorials")
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1])
     p.add_argument("file", nargs="?", help="results table (omit for a new benchmark)")
     p.add_argument("--sep", help="delimiter of a text file (default: sniffed)")
     p.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8)")

@@ -14,15 +14,13 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("power", "rows needed to detect a log disparity (power analysis)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.options.planning import PowerOptions
 
-    p = sub.add_parser("power", help="rows needed to detect a log disparity (power analysis)")
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1])
     p.add_argument("--rate", type=float, required=True,
                    help="deviation rate of the rows outside the subgroup")
     p.add_argument("--ld", type=float, required=True, help="log disparity to detect")

@@ -7,19 +7,15 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("prepare",
            "apply recipe steps (melt, match, recode, threshold, filter) to a "
            "results file")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("prepare", help="apply recipe steps (melt, match, recode, threshold, "
-                                       "filter) to a results file")
-    from analysis.cli import add_input
+    from analysis.cli import command_parser
 
-    add_input(p)
+    p = command_parser(sub, SUMMARY)
     p.add_argument("--recipe", required=True,
                    help="YAML/JSON: a list of steps, or a design file with a 'recipe'")
     p.add_argument("--out", required=True, help="the prepared table: .csv, .csv.gz or .parquet")

@@ -19,15 +19,13 @@ import argparse
 __all__ = ["ci_overrides", "noise_overrides", "register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("report", "whole-analysis report: HTML, figures ZIP, PDF")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import add_input
 
-    p = sub.add_parser("report", help="whole-analysis report: HTML, figures ZIP, PDF",
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1],
                        description="A self-contained HTML report of the chosen sections "
                                    "(docs/report.md), optionally a ZIP of its figures and "
                                    "tables and a PDF.")

@@ -47,15 +47,13 @@ class ServeError(AnalysisError):
     """A ``serve`` setting that cannot work (exit 2 with this message)."""
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("serve", "run the app for a team (production settings)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from analysis.cli import int_at_least
 
-    p = sub.add_parser("serve", help="run the app for a team (production settings)",
+    p = sub.add_parser(SUMMARY[0], help=SUMMARY[1],
                        description="Start the Streamlit app with production settings.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; 0.0.0.0: every interface)")

@@ -1,17 +1,11 @@
 """``subgroups FILE --factors a,b --level K``: log disparity of every subgroup up to level K.
 
-With a cluster (``--cluster COL``, the design's, or without ``--design`` the one inferred
-from the table: ``analysis.cli.infer_cluster``; ``--no-cluster`` for independent rows)
-the CI and p-value of each subgroup are cluster-robust (t with G - 1 df).
-``--ci bootstrap [--cluster COL] [--n-boot B] [--seed S]`` adds bootstrap percentile
-intervals of LD (``boot_ci_low``, ``boot_ci_high``, ``boot_se``), resampling whole
-clusters when a cluster is named (or set in the design). ``--power P [--effect LD]`` adds
-the minimum detectable |LD| per subgroup (and whether it is at most LD; the figure then
-greys out the others). ``--judge-noise R [--noise-mode mean|single|confusion]`` redraws
-the judge's scores of a judged results table R times and adds ``noise_same_sign``,
-``noise_significant`` and ``noise_survives`` (``analysis/judge_noise.py``). ``--pooled``
-adds the partially pooled rate and LD with their intervals (``docs/pooling.md``; JSON
-``"pooling"``: the model's terms and variances) and colours the figure by the pooled LD.
+The rows of :func:`analysis.api.subgroups` (its docstring lists the columns ``--ci
+bootstrap``, ``--power``, ``--judge-noise`` and ``--pooled`` add). The cluster is
+``--cluster COL``, the design's, or without ``--design`` the one inferred from the table
+(``analysis.cli.infer_cluster``); ``--no-cluster``: independent rows. The figure greys
+out the subgroups not detectable at ``--effect`` (with ``--power``) and is coloured by the
+pooled LD with ``--pooled`` (JSON ``"pooling"``: the model's terms and variances).
 ``--json`` prints ``{"subgroups": [...], "settings": {...}}``: one object per distinct
 subgroup (subgroups with the same rows reported once, the others named in
 ``same_rows_as``), and the options with the rows analysed and left out; with
@@ -29,22 +23,17 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("subgroups", "deviation rate and log disparity of every subgroup")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.subgroups import SubgroupsOptions
 
-    p = sub.add_parser("subgroups", help="deviation rate and log disparity of every subgroup",
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True,
                        description="Every subgroup fixing 1..K of the factors: n, deviations, "
                                    "rate, log disparity against the rows outside it, Woolf CI, "
                                    "p-value and adjusted p-value (--adjust).")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
     p.add_argument("--exclude", action="append", default=[], metavar="FACTOR=VALUE",
                    help="leave out rows with this value (repeatable; VALUE may be a,b)")
     add_output_options(p, figure=True)
@@ -54,8 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Parse the arguments into the options, call :func:`analysis.api.subgroups` (the
-    one composition of the analysis), print its Result."""
+    """Options -> :func:`analysis.api.subgroups` -> print its Result."""
     from analysis import api as bw
     from analysis.cli import cluster_settings, emit, load_with_design, row_counts, split_list
     from analysis.columns import SUBGROUP

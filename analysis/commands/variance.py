@@ -15,25 +15,19 @@ import argparse
 __all__ = ["register", "run"]
 
 
-#: ``python -m analysis --help``'s line for this command: (name, one-line help),
-#: read from this file's text at start-up (analysis/commands/__init__.py).
 SUMMARY = ("variance", "variance components of templates, seeds, judges: total-error intervals")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from analysis.cli import add_factor_options, add_input, add_outcome_options, add_output_options
+    from analysis.cli import add_output_options, command_parser
     from analysis.options.variance import VarianceOptions
 
-    p = sub.add_parser("variance", help="variance components of templates, seeds, judges: "
-                                        "total-error intervals",
+    p = command_parser(sub, SUMMARY, factors=False, outcome=True,
                        description="REML variance components of the random facets "
                                    "(template, seed, judge ...) and their interactions with "
                                    "the model, each facet's share, and the total-error "
                                    "interval of each model's rate, the differences between "
                                    "models and each domain value's rate and log disparity.")
-    add_input(p)
-    add_factor_options(p, required=False)
-    add_outcome_options(p)
     add_output_options(p)
     VarianceOptions.add_arguments(p)
     p.set_defaults(func=run)

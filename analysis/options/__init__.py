@@ -11,7 +11,7 @@ place that shows or takes the options derives from it:
   a user would type them) and :meth:`Options.kwargs` gives the function's arguments;
 - the report: :meth:`Options.settings` is a section's default settings;
 - "Copy as CLI / Python": :meth:`Options.cli_options` (the flags that differ from the
-  defaults) and :meth:`Options.call_text`;
+  defaults) and :meth:`Options.changed`;
 - the pages: :meth:`Options.default`, :meth:`Options.choices`, :meth:`Options.help` give a
   widget its default, its choices and its help.
 
@@ -420,12 +420,6 @@ class Options:
         """The options that differ from the defaults."""
         return {name: getattr(self, name) for name, (default, _) in self.specs().items()
                 if getattr(self, name) != default}
-
-    def call_text(self, *, every: bool = False) -> str:
-        """``name=value, ...`` of the function's arguments that differ from the defaults
-        (``every``: all of them), for the "Copy as Python" snippet."""
-        return ", ".join(f"{name}={_plain(value)!r}" for name, value in self.kwargs().items()
-                         if every or value != self.default(name))
 
     # --- the report ---------------------------------------------------------------------
     def settings(self, *, skip: Iterable[str] = ()) -> dict[str, Any]:

@@ -121,3 +121,8 @@ class BootstrapOptions(Options):
         """Keyword arguments of the ``analysis.bootstrap`` functions (``cluster``: the
         resolved column, or None)."""
         return {"cluster": cluster, "n_resamples": self.n_resamples, "seed": self.seed}
+
+    def bootstrap_json(self, cluster: str | None) -> dict[str, object]:
+        """The ``bootstrap`` settings of a command's JSON (subgroups, ecdf, index): their
+        keys as they always were (``n_boot``: the option ``n_resamples``)."""
+        return {"cluster": cluster, "n_boot": self.n_resamples, "seed": self.seed}

@@ -11,7 +11,6 @@ from analysis.options.common import (
     BootstrapOptions,
     adjust_option,
     confidence_option,
-    n_resamples_option,
     option,
 )
 from analysis.options.types import FINITE_FLOAT, POSITIVE_INT
@@ -45,5 +44,4 @@ class EcdfOptions(BootstrapOptions):
         "(each curve's subgroups pooled over the factors, docs/pooling.md; the raw metric "
         "beside, the KS tests on the raw rates)", call=False,
         label="Pooled subgroup rates (partial pooling)")
-    n_resamples: int = n_resamples_option(1000)
     confidence: float = confidence_option()

@@ -13,7 +13,6 @@ from analysis.options.common import (
     NoiseOptions,
     adjust_option,
     confidence_option,
-    n_resamples_option,
     noise_alpha_option,
     option,
 )
@@ -55,7 +54,6 @@ class SubgroupsOptions(ClusterOptions, BootstrapOptions, NoiseOptions):
         "and their intervals: a multilevel model over the factors, docs/pooling.md); the "
         "sunburst and the top findings then use the pooled values", call=False,
         label="Pooled estimates for thin subgroups (partial pooling)")
-    n_resamples: int = n_resamples_option(1000)
     noise_alpha: float = noise_alpha_option()
     power: float | None = option(
         None, "add mde_log_disparity: the smallest |LD| each subgroup detects with power P "

@@ -10,7 +10,7 @@ from analysis.options import FROM_DESIGN
 from analysis.options.cohorts import CohortsOptions
 from analysis.options.compare import CompareOptions
 from analysis.options.disparity import DisparityOptions
-from analysis.reproduce import cli_command, cohorts_view, compare_view, disparity_view
+from analysis.reproduce import api_view, cli_command, cohorts_view, compare_view
 
 
 def _parsed(view, command: str):
@@ -18,6 +18,11 @@ def _parsed(view, command: str):
     argv = shlex.split(text)[3:]  # python -m analysis
     assert argv[0] == command and argv[-1] == "--json"
     return build_parser(command).parse_args(argv), text
+
+
+def disparity_view(page):  # noqa: ANN001, ANN201 - the Disparity page's view
+    return api_view(DisparityOptions.from_settings(page), feature=page["feature"],
+                    by=list(page["by"]))
 
 
 def test_disparity_copy_text_round_trips():

@@ -47,7 +47,6 @@ def test_the_public_names_are_derived_from_the_records():
                         "native": "Native scores", "checks": "Checks",
                         "variance": "Measurement error"}
     assert list(R._BUILDERS) == list(R.SECTIONS)
-    assert R._BUILDERS["checks"] is R._BUILDERS["native"]
 
 
 def test_a_section_declared_on_an_options_class(monkeypatch):
@@ -60,7 +59,7 @@ def test_a_section_declared_on_an_options_class(monkeypatch):
     assert names == [*R.SECTIONS[:7], "test_rates", *R.SECTIONS[7:]]  # after cohorts
     last = R._in_order(R.REPORT_SECTIONS, [ReportSection("Z", "z", after="nowhere")])
     assert last[-1].name == "z"
-    monkeypatch.setitem(R._DECLARED, decl.name, decl)
+    monkeypatch.setitem(R._BY_NAME, decl.name, decl)
     monkeypatch.setitem(R._BUILDERS, decl.name, decl.builder)
     monkeypatch.setitem(R.TITLES, decl.name, decl.title)
 

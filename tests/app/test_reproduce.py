@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from analysis.reproduce import cli_command, python_snippet
+from analysis.reproduce import cli_command
 from tests.app.apptools import ROOT, metric_values, page_test, sample_with_design
 
 
@@ -41,8 +41,6 @@ def test_cli_command_quotes_and_repeats():
     assert cmd == ("python -m analysis importance 'my file.csv' --design design.yaml "
                    "--factors a,b --reference 'a=x y' --reference b=z --no-lr --alpha 0.05 "
                    "--where model=m1,m2 --json")
-    code = python_snippet("r.csv", "d.yaml", ["print(len(results))"], where={"cot": ["yes"]})
-    assert "where = {'cot': ['yes']}" in code and code.endswith("print(len(results))\n")
 
 
 def test_subgroups_cli_and_python_give_the_page_numbers():

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from analysis.columns import BOOT_CI_HIGH, BOOT_CI_LOW, BOOT_SE, MDE_LOG_DISPARITY
-from analysis.reproduce import bootstrap_flags
+from analysis.options.common import BootstrapOptions
+from analysis.reproduce import _boot_options
 from tests.app.apptools import ROOT, page_test, sample_with_design
 
 NAME = "ssqa_simulated.csv.gz"
@@ -77,6 +78,12 @@ def _same(page: pd.DataFrame, cli: pd.DataFrame, keys: list[str]) -> None:
             np.testing.assert_allclose(merged[c + "_page"].astype(float),
                                        merged[c + "_cli"].astype(float), rtol=1e-12,
                                        atol=1e-12, err_msg=c)
+
+
+def bootstrap_flags(boot, design_cluster=None):  # noqa: ANN001, ANN201
+    """The CLI flags of a page's bootstrap settings (``--no-cluster`` when the page
+    resamples rows although the design names a cluster), as the pages' views write them."""
+    return BootstrapOptions.coerce(_boot_options(boot, design_cluster)).cli_options()
 
 
 def test_flags():
