@@ -61,4 +61,4 @@ def deltas_view(settings: dict[str, Any]) -> rp.View:
              *((("native-adjust", adjust),) if adjust != DELTA_ADJUST else ()))
     call = (*(f"{k}={v!r}" for k, v in given.items()),
             *((f"adjust={adjust!r}",) if adjust != DELTA_ADJUST else ()))
-    return rp.View("compare", flags, (), (), call, "native_deltas")
+    return rp.View("compare", flags, call, "native_deltas")
