@@ -116,7 +116,7 @@ def _count_unit_job(results: pd.DataFrame, design: Design) -> object | None:
     return inference_pool.submit(key, results,
                                  work=partial(inference_pool.design_work,
                                               function=partial(bw.count_unit, applied=True),
-                                              design_json=design_json))
+                                              design_json=design_json, text_codes=True))
 
 
 #: Tables from this many rows have the Coverage page's count unit read as soon as the
