@@ -19,14 +19,18 @@ def _choice(token: str, design_json: str, candidates: tuple[str, ...], k: int,
     return unnested_factors(_coded(_frame, candidates), _design, candidates, k)
 
 
-def _coded(frame: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
+def _coded(frame: pd.DataFrame, factors: Sequence[str], *, counts: bool = False
+           ) -> pd.DataFrame:
     """For the nesting tests of ``factors`` (:func:`analysis.nesting.find_nestings`):
     the session's design applied to ``frame`` when it is cached and names them as they
     are in ``frame``, else ``frame``. Its factor columns are categoricals whose codes
     group the rows as the table's values do and whose categories are those values as
     text, so the nestings (which depend on the value pairs that occur and the values'
     text) are the same, read from integer codes instead of hashing 1M texts per factor
-    (0.4-0.9 s at 1M rows; issue 44 item 3)."""
+    (0.4-0.9 s at 1M rows; issue 44 item 3). With ``counts`` (for the factors' numbers
+    of values, ``nunique``, which leaves a missing value out where the applied table
+    counts it as the value "(missing)"), only when every factor is a text or
+    categorical column without a missing value (its values are then its categories)."""
     from analysis.errors import AnalysisError
     from analysis.names import clash_free
     from ui.common import applied_results
@@ -34,6 +38,9 @@ def _coded(frame: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
     design = st.session_state.get("design")
     if design is None or frame is not st.session_state.get("results_frame") \
             or clash_free(frame.iloc[:0], design)[2] or not set(factors) <= set(design.names):
+        return frame
+    if counts and not all((isinstance(frame[f].dtype, (pd.StringDtype, pd.CategoricalDtype))
+                           and not frame[f].hasnans) for f in factors):
         return frame
     try:
         applied = applied_results(design)
@@ -60,10 +67,12 @@ def _start_with(token: str, design_json: str, k: int | None, kinds: tuple[str, .
                 exclude: tuple[str, ...], _frame: pd.DataFrame, _design: Design) -> list[str]:
     from analysis.factor_defaults import useful_factors
 
+    names = [f for kind in kinds for f in _design.of_kind(kind) if f in _frame.columns]
+    order = useful_factors(_coded(_frame, names, counts=True), _design, kinds,
+                           exclude=exclude)
     if k is None:
-        return useful_factors(_frame, _design, kinds, exclude=exclude)
-    order = useful_factors(_frame, _design, kinds, exclude=exclude)  # as default_factors
-    return unnested_factors(_coded(_frame, order), _design, order, k)
+        return order
+    return unnested_factors(_coded(_frame, order), _design, order, k)  # as default_factors
 
 
 def page_defaults(design: Design, k: int | None = None,
