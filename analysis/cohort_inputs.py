@@ -62,19 +62,18 @@ def category_candidates(table: pd.DataFrame, factors: list[str] | tuple[str, ...
     such test), ``exclude`` columns never offered (the 0/1 deviation).
     """
     counts: dict[str, int] = {}
-    coded: dict[str, np.ndarray] = {}
     for c in table.columns:
         s = table[c]
         if c in exclude or s.dtype.kind in _FLOAT_KINDS:
             continue
         if len(s) > _PREFIX and s.iloc[:_PREFIX].nunique(dropna=True) > max_categories:
             continue
-        codes, k = _codes(s)
+        k = int(s.nunique(dropna=True))
         if 2 <= k <= max_categories:
-            counts[str(c)], coded[str(c)] = k, codes
+            counts[str(c)] = k
     unit_cols = [u for u in unit if u in table.columns]
     fixed = _fixed_by(table, [c for c in counts if c not in unit_cols and c not in factors],
-                      unit_cols, coded)
+                      unit_cols)
 
     def rank(c: str) -> tuple:
         tokens = re.split(r"[^a-z0-9]+", c.lower())
@@ -86,51 +85,24 @@ def category_candidates(table: pd.DataFrame, factors: list[str] | tuple[str, ...
     return sorted(counts, key=rank)
 
 
-def _codes(s: pd.Series) -> tuple[np.ndarray, int]:
-    """A column's codes (-1 where missing; a categorical's own) and its number of
-    distinct values present (``s.nunique(dropna=True)``), from one pass."""
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        codes = s.cat.codes.to_numpy()
-        return codes, int(np.count_nonzero(np.bincount(codes[codes >= 0],
-                                                       minlength=len(s.cat.categories))))
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    return codes, len(uniques)
-
-
-def _groups(table: pd.DataFrame, unit: list[str]) -> np.ndarray:
-    """Each row's prompt (``unit``'s combination of values, a missing value one value of
-    its own) as an integer, equal for the rows of one prompt only."""
-    parts = [_codes(table[u])[0].astype(np.int64) + 1 for u in unit]
-    sizes = [int(p.max(initial=0)) + 1 for p in parts]
-    if float(np.prod(np.asarray(sizes, dtype=float))) >= 2.0 ** 62:
-        codes = table[unit].astype("category").apply(lambda s: s.cat.codes)
-        return codes.groupby(unit, sort=False, observed=True).ngroup().to_numpy()
-    joint = np.zeros(len(table), dtype=np.int64)
-    for part, size in zip(parts, sizes, strict=True):
-        joint *= size
-        joint += part
-    return pd.factorize(joint)[0]
-
-
-def _fixed_by(table: pd.DataFrame, columns: list[str], unit: list[str],
-              coded: dict[str, np.ndarray] | None = None) -> set[str]:
-    """The ``columns`` that take one value on all the rows of each prompt (``unit``);
-    ``coded``: columns' codes already read (:func:`_codes`)."""
+def _fixed_by(table: pd.DataFrame, columns: list[str], unit: list[str]) -> set[str]:
+    """The ``columns`` that take one value on all the rows of each prompt (``unit``)."""
     if not unit or not columns:
         return set()
-    groups = _groups(table, unit)
+    codes = table[unit].astype("category").apply(lambda s: s.cat.codes)
+    groups = codes.groupby(unit, sort=False, observed=True).ngroup().to_numpy()
     if groups.max(initial=-1) + 1 == len(table):  # every row its own prompt: tells nothing
         return set()
     first_row = np.full(int(groups.max(initial=-1)) + 1, len(table))
-    first_row[groups[::-1]] = np.arange(len(table) - 1, -1, -1)  # each prompt's first row
-    coded = coded or {}
+    np.minimum.at(first_row, groups, np.arange(len(table)))  # each prompt's first row
+    def fixed(s: pd.Series, rows: np.ndarray) -> bool:  # every row its prompt's first value
+        values = (s.cat.codes.to_numpy() if isinstance(s.dtype, pd.CategoricalDtype)
+                  else pd.factorize(s, use_na_sentinel=True)[0])  # missing: one value, -1
+        return bool((values == values[first_row[rows]]).all())
 
-    def fixed(c: str, rows: slice) -> bool:  # every row its prompt's first value
-        values = coded[c] if c in coded else _codes(table[c])[0]  # missing: one value, -1
-        return bool((values[rows] == values[first_row[groups[rows]]]).all())
-
-    head = slice(0, _PREFIX)  # a prompt's first row comes before its others: in the prefix
-    return {c for c in columns if fixed(c, head) and fixed(c, slice(None))}
+    head = groups[:_PREFIX]  # a prompt's first row comes before its others: in the prefix
+    return {c for c in columns
+            if fixed(table[c].iloc[:_PREFIX], head) and fixed(table[c], groups)}
 
 
 @dataclass(frozen=True)

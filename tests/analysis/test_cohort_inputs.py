@@ -214,10 +214,10 @@ def _candidates_by_definition(table, factors, unit, max_categories=50):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_candidates_from_one_pass_of_codes_are_those_of_the_definition(seed):
-    """The candidates and their order (issue 44 item 3: each column's codes read once,
-    the prompts from the unit's combined codes) are those of ``nunique`` and a
-    per-prompt ``groupby``, with a unit of two columns with missing values, categorical
-    and text columns, a column broken in its last row and one over the limit."""
+    """The candidates and their order (the prefix checks and the fixed-by-prompt test by
+    first rows) are those of ``nunique`` and a per-prompt ``groupby``, with a unit of two
+    columns with missing values, categorical and text columns, a column broken in its
+    last row and one over the limit."""
     rng = np.random.default_rng(seed)
     n = 20_000
     t = rng.integers(0, 30, n)
