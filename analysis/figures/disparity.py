@@ -4,7 +4,6 @@ feature's distribution per group, selection rates against the four-fifths line."
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -98,41 +97,15 @@ def box_statistics(values: np.ndarray) -> dict[str, float]:
         an empty input gives an empty dict).
     """
     x = np.sort(np.asarray(values, dtype=float))
-    return _box_of_sorted(x[~np.isnan(x)])
-
-
-class _Runs:
-    """A sorted array given as its distinct values (sorted) and their counts: indexed
-    and searched as the array itself (:func:`box_statistics` of a group from the counts
-    of its values, without the group's rows)."""
-
-    def __init__(self, values: np.ndarray, counts: np.ndarray) -> None:
-        keep = counts > 0
-        self.values, self.ends = values[keep], np.cumsum(counts[keep])
-
-    def __len__(self) -> int:
-        return int(self.ends[-1]) if len(self.ends) else 0
-
-    def __getitem__(self, i: int) -> float:
-        i = i + len(self) if i < 0 else i
-        return self.values[np.searchsorted(self.ends, i, side="right")]
-
-    def searchsorted(self, v: float, side: str) -> int:
-        j = int(np.searchsorted(self.values, v, side=side))
-        return int(self.ends[j - 1]) if j else 0
-
-
-def _box_of_sorted(x: np.ndarray | _Runs) -> dict[str, float]:
-    """:func:`box_statistics` of sorted values without NaN (an array or its runs)."""
+    x = x[~np.isnan(x)]
     n = len(x)
     if n == 0:
         return {}
     q1, med, q3 = _interp(x, 0.25), _interp(x, 0.5), _interp(x, 0.75)
     # plotly.js' findBin nudges the limit by 1e-9 of the mean spacing of the sorted values
     nudge = 1e-9 * ((x[-1] - x[0]) / (n - 1) if n > 1 else 1.0)
-    find = x.searchsorted if isinstance(x, _Runs) else partial(np.searchsorted, x)
-    low = find(2.5 * q1 - 1.5 * q3 - nudge, side="left")  # first >= limit
-    high = find(2.5 * q3 - 1.5 * q1 + nudge, side="right") - 1  # last <=
+    low = np.searchsorted(x, 2.5 * q1 - 1.5 * q3 - nudge, side="left")  # first >= limit
+    high = np.searchsorted(x, 2.5 * q3 - 1.5 * q1 + nudge, side="right") - 1  # last <=
     return {"q1": q1, "median": med, "q3": q3,
             "lowerfence": min(q1, float(x[min(low, n - 1)])),
             "upperfence": max(q3, float(x[max(high, 0)]))}
@@ -160,37 +133,14 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
         order = sorted(text.unique())
         codes = pd.Categorical(text, categories=order).codes
     x = values[VALUE].to_numpy(dtype=float)
-    boxes = _boxes_from_counts(x, codes, len(order))
     for i, name in enumerate(order):
-        box = boxes[i] if boxes is not None else box_statistics(x[codes == i])
+        box = box_statistics(x[codes == i])
         stats = {k: [v] for k, v in box.items()} if box else {"y": []}
         fig.add_trace(go.Box(x=[str(name)] if box else None, name=str(name),
                              boxpoints=False, marker_color=PROTECTIVE_BLUE,
                              showlegend=False, **stats))
     paper_layout(fig, title or f"{esc(feature)} per group", x_title="Group", y_title=esc(feature))
     return fig
-
-
-#: Most distinct values of a feature whose boxes are read from per-group value counts.
-BOX_COUNT_VALUES = 4096
-
-
-def _boxes_from_counts(x: np.ndarray, codes: np.ndarray, k: int
-                       ) -> list[dict[str, float]] | None:
-    """:func:`box_statistics` of each group ``0..k-1`` from one count of (group, value)
-    pairs when the feature has at most :data:`BOX_COUNT_VALUES` distinct values (a 0/1
-    feature at 1M rows: no mask and sort per group); None otherwise."""
-    keep = ~np.isnan(x) & (codes >= 0)
-    where, values = pd.factorize(x[keep])  # hashing, then the few values sorted
-    if len(values) > BOX_COUNT_VALUES or not k:
-        return None
-    order = np.argsort(values, kind="stable")
-    rank = np.empty(len(values), dtype=np.int64)
-    rank[order] = np.arange(len(values))
-    values, where = np.asarray(values)[order], rank[where]
-    counts = np.bincount(codes[keep].astype(np.int64) * len(values) + where,
-                         minlength=k * len(values)).reshape(k, len(values))
-    return [_box_of_sorted(_Runs(values, counts[i])) for i in range(k)]
 
 
 def grouping_box_figure(grouping: Any, *, feature: str, title: str | None = None

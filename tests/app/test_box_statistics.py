@@ -73,30 +73,3 @@ def test_the_figure_carries_the_statistics_not_the_values():
         assert trace.y is None and list(trace.x) == [name]
         assert {f: getattr(trace, f)[0] for f in FIELDS} == want
     assert len(json.dumps(fig.to_plotly_json(), default=str)) < 20_000  # five numbers a box
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_boxes_from_value_counts_are_those_of_the_rows(seed):
-    """A feature with few distinct values (0/1, a 1-5 scale, with NaN, ties at the fences,
-    a group with one row, an empty group, negative zero) has its boxes read from the
-    per-group counts of its values (issue 44 item 3): exactly the boxes of each group's
-    rows."""
-    from analysis.figures.disparity import _boxes_from_counts
-
-    rng = np.random.default_rng(seed)
-    n = 5_000
-    x = [rng.integers(0, 2, n).astype(float), rng.integers(1, 6, n).astype(float),
-         np.where(rng.random(n) < 0.97, 3.0, rng.choice([-40.0, 90.0, -0.0], n)),
-         np.round(rng.normal(0, 1, n), 1)][seed % 4]
-    x[rng.random(n) < 0.05] = np.nan
-    codes = rng.integers(0, 4, n)
-    codes[codes == 2] = 1  # group 2 empty
-    codes[7] = 3 if seed == 4 else codes[7]
-    if seed == 4:
-        codes[codes == 3] = 0
-        codes[7] = 3  # group 3: one row
-    boxes = _boxes_from_counts(x, codes, 4)
-    assert boxes is not None
-    for i in range(4):
-        assert boxes[i] == box_statistics(x[codes == i]), i
-    assert _boxes_from_counts(rng.normal(0, 1, n), codes, 4) is None  # every value distinct
