@@ -32,7 +32,7 @@ __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
     "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
     "empty_page", "grid_choice", "pair_choice", "show_metrics", "show_reading",
-    "start_count_unit",
+    "start_count_unit", "EARLY_COUNT_ROWS",
 ]
 
 
