@@ -252,8 +252,13 @@ def _id_candidates(results: pd.DataFrame, by: str, skip: set[str]) -> list[str]:
         codes, uniques = pd.factorize(results[col])
         total = len(uniques)  # no missing value: the number of distinct values
         # distinct values per group: the distinct (group, value) pairs counted per group
-        pairs = pd.unique(by_codes.astype(np.int64) * total + codes[grouped])
-        distinct = np.bincount(pairs // total, minlength=len(sizes))
+        pairs = by_codes.astype(np.int64) * total + codes[grouped]
+        if len(sizes) * total <= 1 << 24:  # the pairs seen in a boolean table: no hashing
+            seen = np.zeros(len(sizes) * total, dtype=bool)
+            seen[pairs] = True
+            distinct = np.count_nonzero(seen.reshape(len(sizes), total), axis=1)
+        else:
+            distinct = np.bincount(pd.unique(pairs) // total, minlength=len(sizes))
         if (distinct[observed] < 0.5 * sizes[observed]).any():
             continue
         # ids recurring across the values of by first (those pair), then the most distinct
@@ -539,8 +544,12 @@ def _unit_codes(frame: pd.DataFrame, unit_cols: list[str]) -> tuple[np.ndarray, 
             size = len(uniques)
         # missing: 0; renumbered after each column, so the key stays below rows x values
         key = pd.factorize(key * (size + 1) + (codes.astype(np.int64) + 1))[0]
-    unit_codes, uniques = pd.factorize(key)
-    first_row = np.full(len(uniques), -1, dtype=np.int64)
+    # after a column the key is a factorize's codes (first appearance): again, the same
+    unit_codes, n_units = key, int(key.max(initial=-1)) + 1
+    if not unit_cols:
+        unit_codes, uniques = pd.factorize(key)
+        n_units = len(uniques)
+    first_row = np.full(n_units, -1, dtype=np.int64)
     first_row[unit_codes[::-1]] = np.arange(len(frame))[::-1]
     return unit_codes, first_row
 

@@ -96,7 +96,7 @@ def is_id_like(series: pd.Series, name: str | None = None) -> bool:
         return True
     if len(x) < 20:
         return False
-    distinct = np.unique(x)
+    distinct = np.sort(pd.unique(x))  # np.unique's answer, hashing before sorting
     if len(distinct) >= 0.95 * len(x):
         return True
     consecutive = len(distinct) == distinct[-1] - distinct[0] + 1
@@ -113,10 +113,12 @@ def numeric_columns(results: pd.DataFrame, design: Design) -> list[str]:
     cols = [c for c in results.columns if c not in skip
             and (pd.api.types.is_numeric_dtype(results[c]) or pd.api.types.is_bool_dtype(
                 results[c]))]
-    return sorted(cols, key=lambda c: (is_id_like(results[c], c), c == outcome,
-                                       results[c].nunique() <= 1,
-                                       not pd.api.types.is_float_dtype(results[c]),
-                                       results[c].nunique() <= 2))
+    def key(c: str) -> tuple:
+        k = results[c].nunique()
+        return (is_id_like(results[c], c), c == outcome, k <= 1,
+                not pd.api.types.is_float_dtype(results[c]), k <= 2)
+
+    return sorted(cols, key=key)
 
 
 def default_group(design: Design, exclude: Sequence[str] = ()) -> list[str]:

@@ -96,12 +96,15 @@ def find_nestings(
     n_values: dict[str, int] = {}
     control: dict[str, np.ndarray] = {}
     sizes: dict[str, int] = {}
+    references = {f: (references or {}).get(f) or default_reference(frame[f])
+                  for f in factors}  # the most frequent value: read on every row
+    frame = _distinct_rows(frame, factors)
     for f in factors:
         c, values = factor_values(frame[f])
         codes[f] = c.to_numpy(dtype=np.int64)
         n_values[f] = len(values)
         sizes[f] = int((np.bincount(codes[f], minlength=len(values)) > 0).sum())
-        ref = (references or {}).get(f) or default_reference(frame[f])
+        ref = references[f]
         control[f] = np.array([v == ref or bool(REFERENCE_PATTERN.search(v.strip()))
                                for v in values])
     rows = [{DETERMINANT: None, DEPENDENT: f, N_DETERMINANT_VALUES: 0, N_DEPENDENT_VALUES: 1,
@@ -121,6 +124,36 @@ def find_nestings(
                     if _nested_outside_control(pres, control[det], control[dep]):
                         rows.append(_row(det, dep, sizes, "nested outside reference"))
     return pd.DataFrame(rows, columns=_COLUMNS)
+
+
+#: From this many rows, :func:`find_nestings` of categorical factors reads the distinct
+#: combinations of their codes first (a few thousand cells at 1M rows: issue 44 item 3).
+DISTINCT_FROM_ROWS = 50_000
+
+
+def _distinct_rows(frame: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
+    """The first row of each distinct combination of ``factors``, in the table's order,
+    when they are all categoricals of a large table (their codes combined into one
+    integer, one scatter, no hashing of values); else ``frame``. The nestings are the
+    same: they depend only on which value pairs occur and on the values' text."""
+    if len(frame) < DISTINCT_FROM_ROWS or not factors or not all(
+            isinstance(frame[f].dtype, pd.CategoricalDtype) for f in factors):
+        return frame
+    sizes = [len(frame[f].cat.categories) + 1 for f in factors]  # + a missing value
+    if np.prod(np.asarray(sizes, dtype=float)) > DENSE_COMBINATIONS:
+        return frame
+    joint = np.zeros(len(frame), dtype=np.int64)
+    for f, size in zip(factors, sizes, strict=True):
+        joint *= size
+        joint += frame[f].cat.codes.to_numpy() + 1
+    first = np.full(int(np.prod(sizes)), len(frame), dtype=np.int64)
+    first[joint[::-1]] = np.arange(len(frame) - 1, -1, -1)
+    rows = np.sort(first[first < len(frame)])
+    return frame[list(dict.fromkeys(factors))].iloc[rows]
+
+
+#: Most combinations :func:`_distinct_rows` marks in one table (64 MB of row numbers).
+DENSE_COMBINATIONS = 1 << 23
 
 
 def _nested_outside_control(present: np.ndarray, det_control: np.ndarray,

@@ -414,13 +414,28 @@ def _option_families(cols: Mapping[str, _Col]) -> dict[str, list[str]]:
 
 def _aliased(codes: np.ndarray, outcome: _Col) -> bool:
     """Whether ``codes`` determine ``outcome`` on its known rows with 2+ values of each."""
-    known = ~np.asarray(pd.isna(outcome.uniques), dtype=bool)[outcome.codes]
-    a, b = codes[known].astype(np.int64), outcome.codes[known].astype(np.int64)
-    if not len(b) or len(np.unique(b)) < 2:
+    missing = np.asarray(pd.isna(outcome.uniques), dtype=bool)
+    a, b = codes, outcome.codes
+    if missing.any():
+        known = ~missing[outcome.codes]
+        a, b = codes[known], outcome.codes[known]
+    if not len(b):
         return False
-    pairs = np.unique(a * (int(b.max()) + 1) + b)
-    values = np.unique(pairs // (int(b.max()) + 1))
-    return len(values) >= 2 and len(values) == len(pairs)
+    na, nb = int(a.max()) + 1, int(b.max()) + 1
+    if na * nb <= DENSE_CELLS:  # the pairs seen in a boolean table (one scatter, no sort)
+        seen = np.zeros(na * nb, dtype=bool)
+        seen[a.astype(np.int64) * nb + b] = True
+        seen = seen.reshape(na, nb)
+        if np.count_nonzero(seen.any(axis=0)) < 2:
+            return False
+        per_value = np.count_nonzero(seen, axis=1)
+        values = int(np.count_nonzero(per_value))
+        return values >= 2 and bool((per_value <= 1).all())
+    if len(np.unique(b)) < 2:
+        return False
+    pairs = np.unique(a.astype(np.int64) * nb + b)
+    values = len(np.unique(pairs // nb))
+    return values >= 2 and values == len(pairs)
 
 
 def _is_replicate(name: str, c: _Col) -> bool:

@@ -32,7 +32,7 @@ __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
     "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
     "empty_page", "grid_choice", "pair_choice", "show_metrics", "show_reading",
-    "start_count_unit",
+    "start_count_unit", "EARLY_COUNT_ROWS",
 ]
 
 
@@ -102,21 +102,25 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     return bw.count_unit(results, design, structure=_NO_STRUCTURE, applied=True)
 
 
-def _count_unit_job(results: pd.DataFrame, design: Design) -> object | None:
+def _count_unit_job(results: pd.DataFrame, design: Design, *, token: str | None = None
+                    ) -> object | None:
     """The background job reading what a cell counts (submitted once per table and
     design: ``ui.inference_pool.submit`` returns the running or finished one), or None
-    when the design already names the item id (nothing to read)."""
+    when the design already names the item id (nothing to read). ``token``: the table's
+    (default: the session's ``results_token``; ``benchmarks/bench_app_pages.py`` submits
+    it as the Data page does, outside a script run)."""
     item = (design.inferred or {}).get("item_id")
     if item is not None and item in results.columns:
         return None
     from ui import inference_pool
 
     design_json = design.to_json()
-    key = f"{st.session_state.get('results_token', '')}|coverage|{design_json}"
+    token = st.session_state.get("results_token", "") if token is None else token
+    key = f"{token}|coverage|{design_json}"
     return inference_pool.submit(key, results,
                                  work=partial(inference_pool.design_work,
                                               function=partial(bw.count_unit, applied=True),
-                                              design_json=design_json))
+                                              design_json=design_json, text_codes=True))
 
 
 #: Tables from this many rows have the Coverage page's count unit read as soon as the

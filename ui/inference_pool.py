@@ -85,11 +85,15 @@ WORK: Callable[..., tuple[Any, Any]] = infer_all
 
 
 def design_work(frame: pd.DataFrame, progress: Callable[[int], None] | None = None, *,
-                function: Callable, design_json: str) -> Any:
+                function: Callable, design_json: str, text_codes: bool = False) -> Any:
     """A job's work that needs the table's design: ``function(frame, design)`` in the
     worker (the Coverage page's :func:`analysis.coverage.count_unit` when it must read
     the structure: ``ui/coverage.py::counted_for``; ``function`` is a module-level
-    function, pickled by reference)."""
+    function, pickled by reference). With ``text_codes`` the worker gives ``function``
+    the table's Arrow-backed text columns as categoricals of the same values (their
+    dictionary codes, :meth:`_Packed.frame`) instead of rebuilding every row's text: for
+    a function that only reads which rows share a value and the values' text, as the
+    structure inference does (its columns' codes and values are the same)."""
     from analysis.design import Design
 
     return function(frame, Design.from_text(design_json))
@@ -109,8 +113,12 @@ class _Packed:
     columns: pd.Index
     attrs: dict
 
-    def frame(self) -> pd.DataFrame:
-        """The table, as it was given to :func:`_packed`."""
+    def frame(self, text_codes: bool = False) -> pd.DataFrame:
+        """The table, as it was given to :func:`_packed`; with ``text_codes`` its text
+        columns are categoricals of the same values (the dictionary's codes: -1 where a
+        row is missing; categories of the column's string dtype), not rebuilt row by row
+        (0.4 s CPU and 650 MB of new memory at 1M rows of BBQ, several seconds of wall
+        time under load)."""
         rest = iter(range(self.rest.shape[1]))
         parts = []
         for i in range(len(self.columns)):
@@ -118,6 +126,9 @@ class _Packed:
                 dtype, codes = self.encoded[i]
                 import pyarrow as pa
 
+                if text_codes:
+                    parts.append(pd.Series(_categorical(codes, dtype), index=self.rest.index))
+                    continue
                 plain = pa.chunked_array([c.dictionary.take(c.indices) for c in codes.chunks],
                                          type=codes.type.value_type)
                 parts.append(pd.Series(pd.array(plain, dtype=dtype), index=self.rest.index))
@@ -127,6 +138,26 @@ class _Packed:
         out.columns = self.columns
         out.attrs = dict(self.attrs)
         return out
+
+
+def _categorical(codes: Any, dtype: Any) -> pd.Categorical:
+    """A dictionary-encoded Arrow column (:func:`_packed`) as a pandas Categorical."""
+    import numpy as np
+    import pyarrow as pa
+
+    codes = codes.unify_dictionaries()
+    if not codes.num_chunks:
+        return pd.Categorical([], categories=pd.Index([], dtype=dtype))
+    indices = pa.chunked_array([c.indices for c in codes.chunks], type=codes.type.index_type)
+    values = indices.fill_null(-1).to_numpy() if indices.null_count else indices.to_numpy()
+    categories = pd.Index(pd.array(codes.chunk(0).dictionary, dtype=dtype))
+    return pd.Categorical.from_codes(np.asarray(values, dtype=np.int32), categories=categories,
+                                     validate=False)
+
+
+def _text_codes(work: Callable) -> bool:
+    """Whether ``work`` takes the text columns as codes (``design_work(text_codes=True)``)."""
+    return bool(getattr(work, "keywords", None) and work.keywords.get("text_codes"))
 
 
 def _packed(frame: Any) -> Any:
@@ -161,7 +192,9 @@ def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,
         counter.value = n
 
     try:
-        out = work(frame.frame() if isinstance(frame, _Packed) else frame, progress)
+        if isinstance(frame, _Packed):
+            frame = frame.frame(text_codes=_text_codes(work))
+        out = work(frame, progress)
         conn.send(("ok", out))
     except AnalysisError as exc:
         conn.send(("error", str(exc)))

@@ -180,3 +180,63 @@ def test_columns_fixed_by_the_prompt_agree_with_groupby_nunique_past_the_prefix(
                   if pd.Series(pd.factorize(table[c])[0]).groupby(u).nunique().max() <= 1}
     assert by_nunique == {"fixed", "fixed_missing", "cat"}
     assert _fixed_by(table, columns, ["u"]) == by_nunique
+
+
+def _candidates_by_definition(table, factors, unit, max_categories=50):
+    """``category_candidates`` as written before issue 44 item 3: ``nunique`` per column,
+    the prompts by ``groupby().ngroup()`` of the unit's category codes, fixed columns by a
+    per-prompt ``nunique`` (missing a value of its own)."""
+    import re
+
+    from analysis.cohort_inputs import _CATEGORY_WORDS
+
+    counts = {str(c): int(table[c].nunique(dropna=True)) for c in table.columns
+              if table[c].dtype.kind != "f"}
+    counts = {c: k for c, k in counts.items() if 2 <= k <= max_categories}
+    unit = [u for u in unit if u in table.columns]
+    codes = table[unit].astype("category").apply(lambda s: s.cat.codes)
+    groups = codes.groupby(unit, sort=False, observed=True).ngroup().to_numpy() if unit \
+        else np.arange(len(table))
+    fixed = set() if groups.max() + 1 == len(table) else {
+        c for c in counts if c not in unit and c not in factors
+        and pd.Series(pd.factorize(table[c], use_na_sentinel=False)[0])
+        .groupby(groups).nunique().max() <= 1}
+
+    def rank(c):
+        tokens = re.split(r"[^a-z0-9]+", c.lower())
+        words = [i for i, w in enumerate(_CATEGORY_WORDS) if any(t.startswith(w)
+                                                                  for t in tokens)]
+        return (c in fixed or c in unit, c in factors, min(words, default=len(_CATEGORY_WORDS)),
+                -counts[c])
+
+    return sorted(counts, key=rank)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_candidates_from_one_pass_of_codes_are_those_of_the_definition(seed):
+    """The candidates and their order (the prefix checks and the fixed-by-prompt test by
+    first rows) are those of ``nunique`` and a per-prompt ``groupby``, with a unit of two
+    columns with missing values, categorical and text columns, a column broken in its
+    last row and one over the limit."""
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    t = rng.integers(0, 30, n)
+    f = rng.integers(0, 3, n)
+    broken = np.array([f"b{i % 4}" for i in t], dtype=object)
+    broken[-1] = "b9"
+    table = pd.DataFrame({
+        "template": pd.array(np.where(t == 3, None, t.astype(str)).astype(object),
+                             dtype="str"),
+        "format": pd.Categorical(np.array(["x", "y", "z"])[f]),
+        "prompt_type": pd.array([f"p{i % 5}" for i in t], dtype="str"),  # fixed
+        "answer_type": pd.array(rng.choice(["a", "b", None], n).tolist(), dtype="str"),
+        "group": pd.Categorical(rng.choice(["g1", "g2", "g3"], n)),
+        "broken_label": pd.array(broken.tolist(), dtype="str"),
+        "many": pd.array((rng.integers(0, 80, n)).astype(str).tolist(), dtype="str"),
+        "count": rng.integers(0, 4, n),
+        "score": rng.random(n),
+    })
+    for factors, unit in ((["format"], ["template", "format"]), ([], ["template"]),
+                          (["group"], [])):
+        assert category_candidates(table, factors, unit) == \
+            _candidates_by_definition(table, factors, unit), (factors, unit)

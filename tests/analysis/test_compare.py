@@ -415,3 +415,43 @@ def test_pair_units_with_the_unit_already_inferred_is_the_same(bbq):
     pd.testing.assert_frame_equal(given.outcomes, inside.outcomes)
     pd.testing.assert_frame_equal(given.wide, inside.wide)
     pd.testing.assert_frame_equal(given.counts, inside.counts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_id_candidates_and_unit_codes_by_their_definitions(seed):
+    """The id-like columns (issue 44 item 3: distinct values per group from a boolean
+    table of the pairs seen) are those a per-group ``nunique`` picks, in the same order;
+    the prompt units are numbered as ``pd.factorize`` of the rows' tuples numbers them."""
+    from analysis.compare import _ID_NAME, _id_candidates, _unit_codes
+
+    rng = np.random.default_rng(seed)
+    n = 6_000
+    item = rng.integers(0, 2_000, n)
+    frame = pd.DataFrame({
+        "model": rng.choice(["m1", "m2", "m3", None], n).tolist(),
+        "example_id": pd.array([f"e{i}" for i in item], dtype="str"),
+        "row_id": np.arange(n),
+        "template_id": rng.integers(0, 40, n),  # few values per model: not an id
+        "prompt_id": pd.array([f"p{i // 2}" for i in item], dtype="str"),
+        "gap_id": pd.array(rng.choice(["a", None], n).tolist(), dtype="str"),
+    })
+    ours = _id_candidates(frame, "model", {"model"})
+    grouped = frame[frame["model"].notna()]
+    found = []
+    for col in frame.columns:
+        if col == "model" or not _ID_NAME.search(col) or frame[col].isna().any():
+            continue
+        per = grouped.groupby("model")[col].nunique()
+        if (per < 0.5 * grouped.groupby("model").size()).any():
+            continue
+        total = frame[col].nunique()
+        found.append((total == len(frame), -total, col))
+    assert ours == [c for *_, c in sorted(found)] and "example_id" in ours
+    for unit in (["example_id"], ["model", "template_id"], []):
+        codes, first = _unit_codes(frame, unit)
+        want = pd.factorize(pd.Series(list(zip(*(frame[c].astype(object).where(
+            frame[c].notna(), None) for c in unit), strict=True)) if unit else [()] * n,
+            dtype=object))[0]
+        assert (codes == want).all()
+        assert (first == [int(np.flatnonzero(want == u)[0]) for u in range(want.max() + 1)]
+                ).all()

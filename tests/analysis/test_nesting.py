@@ -239,3 +239,35 @@ def test_unnested_choice_skips_nested_equivalent_and_constant_factors():
         ["gender", "model", "cot"]
     assert unnested_choice(frame, ["template", "same"], 2) == ["template"]
     assert unnested_choice(frame, ["model"], 0) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_large_categorical_tables_read_their_distinct_rows_with_the_same_answer(
+        seed, monkeypatch):
+    """From ``DISTINCT_FROM_ROWS`` rows, categorical factors are read on the first row of
+    each distinct combination of their codes (issue 44 item 3): the findings are the
+    ones of every row, and of the same columns as text (nested, outside a reference,
+    equivalent, constant, missing values, unused categories, default references)."""
+    import analysis.nesting as nesting
+
+    rng = np.random.default_rng(seed)
+    n = 60_000
+    a = rng.integers(0, 8, n)
+    frame = pd.DataFrame({
+        "a": a, "b": a // 2,  # a fixes b
+        "c": np.where(rng.random(n) < 0.3, 9, a % 3),  # a fixes c outside its 9s
+        "d": a + 100,  # equivalent to a
+        "e": rng.integers(0, 3, n), "k": np.zeros(n, dtype=int),
+    }).astype(str)
+    frame.loc[rng.random(n) < 0.05, "e"] = None
+    frame.loc[frame["c"] == "9", "c"] = "none"
+    coded = frame.astype("category")
+    coded["b"] = coded["b"].cat.add_categories(["unused"])
+    refs = {"c": "none"} if seed % 2 else None
+    factors = list(frame.columns)[::-1] if seed % 3 == 0 else list(frame.columns)
+    fast = find_nestings(coded, factors, references=refs)
+    assert set(fast["kind"]) == {"nested", "nested outside reference", "equivalent",
+                                 "constant"}
+    monkeypatch.setattr(nesting, "DISTINCT_FROM_ROWS", 10**12)
+    pd.testing.assert_frame_equal(fast, find_nestings(coded, factors, references=refs))
+    pd.testing.assert_frame_equal(fast, find_nestings(frame, factors, references=refs))

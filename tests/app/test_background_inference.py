@@ -267,3 +267,58 @@ def test_a_table_travels_to_the_worker_as_codes_and_comes_back_the_same():
     assert len(pickle.dumps(packed, protocol=5)) < len(pickle.dumps(frame, protocol=5)) / 10
     assert _packed(("an", "import")) == ("an", "import")
     assert _packed(frame[["n"]]) is not None and not isinstance(_packed(frame[["n"]]), _Packed)
+
+
+@needs_sample
+def test_the_count_unit_read_from_text_codes_is_the_one_read_from_the_texts():
+    """The Coverage page's job gets the text columns as categoricals of their dictionary
+    codes (``design_work(text_codes=True)``; issue 44 item 3: rebuilding 1M rows of
+    texts cost seconds of wall time in the worker): the same values row by row, and the
+    structure inference and the count unit on them are those of the texts, on the BBQ
+    sample with its design and on a table with missing texts, answer options and text
+    split over several Arrow chunks."""
+    import pickle
+    from functools import partial
+
+    import pyarrow as pa
+
+    from analysis import api as bw
+    from analysis.design import Design, apply_design
+    from analysis.structure import infer_structure
+    from ui.inference_pool import _packed, _text_codes
+
+    sample = pd.read_csv(BBQ_SAMPLE)
+    design = Design.load(BBQ_SAMPLE.parent / "bbq_unifiedqa.design.yaml")
+    rng = np.random.default_rng(3)
+    n = 4_000
+    item = rng.integers(0, 400, n)
+    chunked = pa.chunked_array([pa.array([f"ctx {i % 7}" if i % 11 else None
+                                          for i in item[:1_500]]),
+                                pa.array([f"ctx {i % 7}" for i in item[1_500:]])])
+    other = pd.DataFrame({
+        "item": pd.array([f"q{i}" for i in item], dtype="str"),
+        "context": pd.Series(pd.array(chunked, dtype="str")),
+        "ans0": pd.array([f"x{i % 5}" for i in item], dtype="str"),
+        "ans1": pd.array([f"x{(i + 1) % 5}" for i in item], dtype="str"),
+        "label": pd.array([str(i % 2) for i in item], dtype="str"),
+        "model": pd.array(rng.choice(["m1", "m2", None], n).tolist(), dtype="str"),
+        "group": pd.array([f"g{i % 4}" for i in item], dtype="str"),
+        "correct": rng.integers(0, 2, n),
+    })
+    for frame, the_design in ((apply_design(sample, design), design), (other, None)):
+        coded = pickle.loads(pickle.dumps(_packed(frame))).frame(text_codes=True)
+        assert list(coded.columns) == list(frame.columns) and coded.index.equals(frame.index)
+        for name in frame.columns:
+            assert coded[name].astype(object).fillna("<NA>").tolist() == \
+                frame[name].astype(object).fillna("<NA>").tolist(), name
+        a, b = infer_structure(frame), infer_structure(coded)
+        assert a.to_dict() == b.to_dict()
+        pd.testing.assert_frame_equal(a.table, b.table)
+        if the_design is not None:
+            assert bw.count_unit(coded, the_design, applied=True) == \
+                bw.count_unit(frame, the_design, applied=True)
+            assert bw.count_unit(frame, the_design, applied=True).noun == "items"
+    assert _text_codes(partial(inference_pool.design_work, function=len, design_json="",
+                               text_codes=True))
+    assert not _text_codes(partial(inference_pool.design_work, function=len, design_json=""))
+    assert not _text_codes(inference_pool.infer_all)
