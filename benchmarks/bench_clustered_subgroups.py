@@ -106,6 +106,7 @@ def child(mode: str, rows: int, templates: int, out: str | None) -> None:
         res.tables["all"].to_pickle(out)
     cpu = (t1.ru_utime + t1.ru_stime) - (t0.ru_utime + t0.ru_stime)
     print(json.dumps({"mode": mode, "cpu": cpu, "wall": wall, "peak_mb": peak,
+                      "faults": t1.ru_minflt - t0.ru_minflt,
                       "extra_mb": peak - table_mb, "table_mb": table_mb,
                       "subgroups": len(res.tables["all"])}))
 
@@ -190,7 +191,7 @@ def bench_calls(args: argparse.Namespace) -> list[str]:
             runs[mode].append(r)
             print(f"  {mode:11s} CPU {r['cpu']:.2f} s  wall {r['wall']:.2f} s  peak "
                   f"{r['peak_mb']:.0f} MB (table {r['table_mb']:.0f} MB, call "
-                  f"+{r['extra_mb']:.0f} MB)")
+                  f"+{r['extra_mb']:.0f} MB), {r['faults']:,} page faults")
     best = {m: min(r["cpu"] for r in v) for m, v in runs.items()}
     med = {m: float(np.median([r["cpu"] for r in v])) for m, v in runs.items()}
     peak = {m: float(np.median([r["peak_mb"] for r in v])) for m, v in runs.items()}

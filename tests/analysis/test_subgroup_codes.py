@@ -133,7 +133,6 @@ def test_the_grids_cell_table_is_cell_table(seed):
     rows = apply_design(frame, design)
     expected = cell_table(rows, design.names)
     grid = sc.cluster_grid(rows, design.names, "template")
-    assert grid.cells is None
     pd.testing.assert_frame_equal(grid.cell_table(), expected)
     known = rows[rows["deviation"].notna()]
     pd.testing.assert_frame_equal(
@@ -142,7 +141,8 @@ def test_the_grids_cell_table_is_cell_table(seed):
     plain = rows.astype({f: object for f in design.names})
     other = sc.cluster_grid(plain, design.names, "template")
     pd.testing.assert_frame_equal(other.cell_table(), cell_table(plain, design.names))
-    np.testing.assert_array_equal(other.n.sum(), grid.n.sum())
+    for a, b in zip(other.totals(), grid.totals(), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_missing_only_among_rows_without_an_outcome():
@@ -160,14 +160,59 @@ def test_the_grid_is_the_cell_tables_sums():
     frame, design = random_results(4)
     rows = apply_design(frame, design)
     names = design.names
-    grid = sc.cluster_grid(rows, names, "template", cell_table(rows, names))
+    grid = sc.cluster_grid(rows, names, "template", cell_table(rows, names),
+                           max_level=len(names))
+    everything = tuple(range(len(names)))
+    assert list(grid.parts) == [everything]  # the highest level: one part, every factor
+    n, d = grid.marginal(everything)
     fine = cell_table(rows, [*names, "template"])
     for _, cell in fine.sample(40, random_state=0).iterrows():
         at = tuple(grid.values[j].index(str(cell[f])) for j, f in enumerate(names))
         c = grid.labels.index(str(cell["template"]))
-        assert (grid.n[at + (c,)], grid.d[at + (c,)]) == (cell["n"], cell["deviations"])
-    assert grid.n.sum() == fine["n"].sum() and grid.d.sum() == fine["deviations"].sum()
+        assert (n[at + (c,)], d[at + (c,)]) == (cell["n"], cell["deviations"])
+    assert n.sum() == fine["n"].sum() and d.sum() == fine["deviations"].sum()
     assert grid.labels == sorted(grid.labels)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_the_parts_marginals_are_the_whole_grids(monkeypatch, level):
+    """Parts small enough to split the factors: every combination of up to ``level``
+    factors lies in a part, each part within the budget unless a combination alone
+    exceeds it, and its per-cluster counts equal the marginal of the whole grid."""
+    from itertools import combinations
+
+    frame, design = random_results(4, rows=5_000)  # 5, 6 (+ missing), 3, 5 values
+    rows = apply_design(frame, design)
+    names = design.names
+    whole = sc.cluster_grid(rows, names, "template", max_level=len(names))
+    monkeypatch.setattr(sc, "PART_ENTRIES", 8 * whole.g)
+    grid = sc.cluster_grid(rows, names, "template", max_level=level)
+    sizes = [len(v) for v in grid.values]
+    if level < len(names):
+        assert len(grid.parts) > 1
+    for part in grid.parts:
+        width = int(np.prod([sizes[j] for j in part])) * grid.g
+        assert width <= 8 * grid.g or len(part) <= level
+    for k in range(min(level, len(names)) + 1):
+        for axes in combinations(range(len(names)), k):
+            assert any(set(axes) <= set(p) for p in grid.parts)
+            for a, b in zip(grid.marginal(axes), whole.marginal(axes), strict=True):
+                np.testing.assert_array_equal(a, b)
+    pd.testing.assert_frame_equal(grid.cell_table(), whole.cell_table())
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5])
+def test_many_small_parts_equal_the_cell_path(monkeypatch, seed):
+    """With parts of one combination each (a tiny budget) the table is still the cell
+    path's."""
+    frame, design = random_results(seed)
+    level = min(2, len(design.names))
+    theirs = cell_path(monkeypatch, frame, design, level=level)
+    monkeypatch.setattr(sc, "PART_ENTRIES", 1)
+    seen = grid_used(monkeypatch)
+    ours = api.subgroups(frame, design, level=level)
+    assert seen[0] is not None and len(seen[0].parts) >= 2
+    assert_same(ours, theirs)
 
 
 def test_missing_codes_of_a_categorical_and_outcomes_other_than_0_1():
@@ -182,10 +227,11 @@ def test_missing_codes_of_a_categorical_and_outcomes_other_than_0_1():
     grid = sc.cluster_grid(rows, ["a"], "template", cells)
     fine = cell_table(rows, ["a", "template"])
     assert grid.values[0] == ["x", "y", "z", MISSING_VALUE]
+    n, d = grid.marginal((0,))
     for _, cell in fine.iterrows():
         at = (grid.values[0].index(str(cell["a"])), grid.labels.index(cell["template"]))
-        assert (grid.n[at], grid.d[at]) == (cell["n"], cell["deviations"])
-    assert grid.n.sum() == 400
+        assert (n[at], d[at]) == (cell["n"], cell["deviations"])
+    assert n.sum() == 400
     rows.loc[0, "deviation"] = 0.5
     assert sc.cluster_grid(rows, ["a"], "template", cells) is None
 
@@ -250,7 +296,7 @@ def test_the_cluster_as_a_factor_takes_the_cell_path(monkeypatch):
     frame, design = random_results(9)
     seen = grid_used(monkeypatch)
     ours = api.subgroups(frame, design, cluster="f0")
-    assert seen == [None]
+    assert all(grid is None for grid in seen)  # not built (the cluster is a factor)
     monkeypatch.undo()
     assert_same(ours, cell_path(monkeypatch, frame, design, cluster="f0"))
 
