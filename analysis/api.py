@@ -406,6 +406,11 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if cells is None:
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
+    if grid is None and cluster and not opts.pooled:  # cells over the cluster: summed once
+        from analysis.subgroup_codes import cell_grid
+
+        grid = cell_grid(cells, names, cluster, max_level=opts.level)
+        cells = cells if grid is None else grid.cell_table()
     full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
                           cluster_grid=grid)
     facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df", "df_method")}

@@ -32,7 +32,7 @@ from analysis.cell_counts import frame_cell_table
 from analysis.columns import DEVIATION, DEVIATIONS, N
 from analysis.values import MISSING_VALUE, combine_codes, factor_codes
 
-__all__ = ["ClusterCodes", "ClusterGrid", "cluster_grid", "cluster_lines"]
+__all__ = ["ClusterCodes", "ClusterGrid", "cell_grid", "cluster_grid", "cluster_lines"]
 
 #: A part of the grid (a set of factors x the clusters) is dense when it has at most this
 #: many entries (or 8 per row analysed); a larger one sends the call to the cell path.
@@ -337,9 +337,55 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
                 if (c < 0).any():
                     return None
             codes.append(c)
+    hits = np.flatnonzero(deviating)
+    return _assembled(cluster, factors, values, codes, clabels, (line_label, row_line),
+                      lambda key, total: _counted(key, hits, total), max_level,
+                      max(GRID_LIMIT, GRID_PER_ROW * len(rows)), len(rows) >= 2**31, cells,
+                      lambda: frame_cell_table(rows, factors))
+
+
+def cell_grid(cells: pd.DataFrame, factors: Sequence[str], cluster: str, *,
+              max_level: int | None = None) -> ClusterGrid | None:
+    """The :class:`ClusterGrid` of a cell table over the factors and the cluster (an
+    engine's fine cell table, the app's cached cells): the counts :func:`cluster_grid`
+    gives for its rows, summed by weighted bincounts of the cells' codes. None when it
+    does not apply: the cluster is a factor or absent, a factor column is not
+    categorical or has missing codes, the deviations are not whole numbers, or a part
+    would be too large (then the cell path, as before)."""
+    factors = list(factors)
+    if cluster in factors or cluster not in cells.columns or DEVIATIONS not in cells.columns \
+            or any(not isinstance(cells[f].dtype, pd.CategoricalDtype) for f in factors):
+        return None
+    n_w = cells[N].to_numpy(dtype=float)
+    d_w = cells[DEVIATIONS].to_numpy(dtype=float)
+    if not (np.array_equal(d_w, np.rint(d_w)) and np.array_equal(n_w, np.rint(n_w))):
+        return None
+    codes = [cells[f].cat.codes.to_numpy() for f in factors]
+    if any(len(c) and c.min() < 0 for c in codes):
+        return None
+    values = [[str(c) for c in cells[f].cat.categories] for f in factors]
+    ccodes, clabels = factor_codes(cells[cluster])
+
+    def count(key: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.rint(np.bincount(key, weights=w, minlength=total)).astype(np.int64)
+                     for w in (n_w, d_w))
+
+    return _assembled(cluster, factors, values, codes, clabels,
+                      (np.arange(len(clabels)), ccodes), count, max_level,
+                      max(GRID_LIMIT, GRID_PER_ROW * len(cells)), False, None, None,
+                      weights=n_w)
+
+
+def _assembled(cluster, factors, values, codes, clabels, lines, count, max_level, limit,
+               too_many, cells, fallback, *, weights=None) -> ClusterGrid | None:
+    """The grid's parts and cell table from the units' codes (rows, or cells with
+    ``weights`` = their rows): ``lines`` = (each line's label code, each unit's line),
+    ``count(key, total)`` the rows and deviations per key; None when a part would
+    exceed ``limit`` entries (or ``too_many`` units)."""
+    line_label, unit_line = lines
     sizes = [max(len(v), 1) for v in values]
     # clusters in the sorted order of their labels, as the cell path orders them
-    per_line = np.bincount(row_line, minlength=len(line_label))
+    per_line = np.bincount(unit_line, weights=weights, minlength=len(line_label))
     per = np.bincount(line_label, weights=per_line, minlength=len(clabels))
     order = sorted(np.flatnonzero(per).tolist(), key=lambda i: str(clabels[i]))
     column = np.full(len(clabels), -1, dtype=np.int32)
@@ -349,21 +395,22 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
              else max_level if isinstance(max_level, (int, np.integer))
              and 1 <= max_level <= len(factors) else len(factors))
     covered = _cover(sizes, int(level), g)
-    limit = max(GRID_LIMIT, GRID_PER_ROW * len(rows))
-    if len(rows) >= 2**31 or any(math.prod(sizes[j] for j in p) * g > limit for p in covered):
+    if too_many or any(math.prod(sizes[j] for j in p) * g > limit for p in covered):
         return None
-    ccol = column[line_label].take(row_line)
-    hits = np.flatnonzero(deviating)
+    ccol = column[line_label].take(unit_line)  # units without rows: -1, weight 0
+    ccol[ccol < 0] = 0
     parts = {}
     for p in covered:
         shape = (*(sizes[j] for j in p), g)
         key = _mixed_radix([codes[j] for j in p], shape[:-1], ccol, g, len(ccol))
-        parts[p] = tuple(t.reshape(shape) for t in _counted(key, hits, math.prod(shape)))
+        parts[p] = tuple(t.reshape(shape) for t in count(key, math.prod(shape)))
     del ccol
     if cells is None and math.prod(sizes) > limit:
-        cells = frame_cell_table(rows, factors)
+        cells = fallback() if fallback is not None else None
+        if cells is None:
+            return None
     if cells is None:  # every factor's codes: the cell table, observed cells in code order
-        n, d = _counted(_mixed_radix(codes, sizes, None, 1, len(dev)), hits, math.prod(sizes))
+        n, d = count(_mixed_radix(codes, sizes, None, 1, len(unit_line)), math.prod(sizes))
         flat = np.flatnonzero(n)
         at = np.unravel_index(flat, sizes)
         cells = pd.DataFrame({

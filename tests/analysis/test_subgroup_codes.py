@@ -58,8 +58,14 @@ def random_results(seed: int, rows: int = 3_000) -> tuple[pd.DataFrame, Design]:
 def cell_path(monkeypatch, *args, **kwargs):
     """The previous implementation: no grid, so the factors x cluster cell table."""
     with monkeypatch.context() as m:
-        m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+        without_grids(m)
         return api.subgroups(*args, **kwargs)
+
+
+def without_grids(m) -> None:
+    """Neither grid (from the rows nor from a cell table): the factors x cluster cells."""
+    m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+    m.setattr(sc, "cell_grid", lambda *a, **k: None)
 
 
 def assert_same(ours, theirs) -> None:
@@ -335,7 +341,7 @@ def test_the_bad_corpus_says_the_same_on_both_paths(case, tmp_path, monkeypatch,
     for disabled in (False, True):
         with monkeypatch.context() as m:
             if disabled:
-                m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+                without_grids(m)
             try:
                 code = main(argv)
             except SystemExit as exc:
@@ -358,9 +364,42 @@ def test_the_cli_says_the_same_on_both_paths(extra, monkeypatch, capsys):
     for disabled in (False, True):
         with monkeypatch.context() as m:
             if disabled:
-                m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+                without_grids(m)
             code = main(argv)
         captured = capsys.readouterr()
         seen.append((code, captured.out, captured.err))
     assert seen[0] == seen[1]
     assert seen[0][0] == (2 if "fisher" in extra else 0)
+
+
+@pytest.mark.parametrize("seed", [0, 4, 7, 11])
+def test_a_cell_table_over_the_cluster_gives_the_cell_paths_table(monkeypatch, seed):
+    """Cells over the factors and the template (the app's cached cells, an engine's fine
+    cell table) are summed once into the grid (``cell_grid``): the table, notes and
+    settings of the factors x cluster cell path, at levels 1 to 3."""
+    frame, design = random_results(seed)
+    rows = apply_design(frame, design)
+    fine = cell_table(rows, [*design.names, "template"])
+    seen: list = []
+    real = sc.cell_grid
+    monkeypatch.setattr(sc, "cell_grid", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    for level in range(1, min(3, len(design.names)) + 1):
+        ours = api.subgroups(fine, design, level=level, applied=True)
+        assert seen[-1] is not None
+        assert_same(ours, cell_path(monkeypatch, fine, design, level=level, applied=True))
+        cached = api.subgroups(rows, design, cells=fine, level=level, applied=True)
+        assert_same(cached, cell_path(monkeypatch, rows, design, cells=fine, level=level,
+                                      applied=True))
+
+
+def test_a_cell_table_the_grid_cannot_take():
+    """Fractional deviations, a factor that is not categorical: the cell path (None)."""
+    frame, design = random_results(2)
+    rows = apply_design(frame, design)
+    fine = cell_table(rows, [*design.names, "template"])
+    assert sc.cell_grid(fine, design.names, "template") is not None
+    half = fine.assign(deviations=fine["deviations"] + 0.5)
+    assert sc.cell_grid(half, design.names, "template") is None
+    plain = fine.astype({design.names[0]: object})
+    assert sc.cell_grid(plain, design.names, "template") is None
+    assert sc.cell_grid(fine, design.names, design.names[0]) is None
