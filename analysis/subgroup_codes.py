@@ -5,17 +5,28 @@ cluster. Counted through a factors x cluster cell table (one row per observed
 combination, ~900k cells for 1M rows of 6 factors and 300 templates), that table costs
 more than the whole independent-rows analysis. Here the rows' codes (the design's
 categorical codes of each factor, :func:`analysis.values.factor_codes` of the cluster)
-form one mixed-radix key per row, ``np.bincount`` counts the rows and the deviating rows
-into a dense grid of every factor combination x cluster (clusters on the last axis), and
-each subgroup's per-cluster counts are a marginal of that grid, gathered by the integer
-code of the subgroup: no cell table over the cluster, no label strings. The same idea as
-the DuckDB engine's ENUM codes (``analysis/engines/coded.py``), in memory.
+form mixed-radix keys, ``np.bincount`` counts the rows and the deviating rows into dense
+grids of factor combinations x cluster (clusters on the last axis), and each subgroup's
+per-cluster counts are a marginal of one of them, gathered by the integer code of the
+subgroup: no cell table over the cluster, no label strings. The same idea as the DuckDB
+engine's ENUM codes (``analysis/engines/coded.py``), in memory.
 
-:func:`cluster_grid` builds the grid (None when it would be too large: the caller then
+The grid is split into *parts* (session 10): sets of factors such that every
+combination of up to the subgroups' level lies in one, each small enough for its
+bincount to stay in the cache (:func:`_cover`; 3 parts of 58k-518k entries for levels
+1-2 of 6 factors and 300 templates, instead of one grid of 4.1M entries). The cluster
+column is factorised once (:func:`cluster_lines`): the cluster check judges its distinct
+values (:func:`analysis.clusters.resolve_cluster` on one line per value, with the rows
+of each) and the grid composes each row's line with the line's code.
+
+:func:`cluster_grid` builds the grid from the rows, :func:`cell_grid` from a cell table
+over the factors and the cluster (the app's cached cells, an engine's fine cell table;
+weighted bincounts); None when it would be too large or does not apply: the caller then
 takes the cell-table path, :func:`analysis.subgroups.cluster_robust_ld` on a factors x
-cluster cell table); :func:`analysis.subgroups.subgroups` takes it as ``cluster_grid``.
-Every number equals the cell-table path's (the same integer counts, the same clusters in
-the same order); ``tests/analysis/test_subgroup_codes.py`` compares the two.
+cluster cell table. :func:`analysis.subgroups.subgroups` takes the grid as
+``cluster_grid``. Every number equals the cell-table path's (the same integer counts,
+the same clusters in the same order); ``tests/analysis/test_subgroup_codes.py``
+compares the two.
 """
 
 from __future__ import annotations
