@@ -299,7 +299,8 @@ def _cluster_of(value: str | None, design: Design) -> str | None:
 
 
 def resolve_cluster_option(value: str | None, design: Design, data: pd.DataFrame, *,
-                           factors: Sequence[str] = ()) -> ClusterChoice:
+                           factors: Sequence[str] = (), rows: pd.Series | None = None
+                           ) -> ClusterChoice:
     """The cluster an analysis uses from its ``cluster`` option: the design's
     (:data:`analysis.options.FROM_DESIGN`), a column, or None (rows independent), checked
     against ``data`` (rows, or a cell table with ``n``) by
@@ -307,13 +308,15 @@ def resolve_cluster_option(value: str | None, design: Design, data: pd.DataFrame
 
     A declared cluster the table lacks, a constant one or one row per value is not used
     (a note says so); a named column the table lacks is a
-    :class:`analysis.errors.ClusterError`.
+    :class:`analysis.errors.ClusterError`. ``rows``: rows per line of ``data`` (default
+    the ``n`` of a cell table, else one).
     """
     from analysis.clusters import resolve_cluster
     from analysis.options import FROM_DESIGN
 
     declared = value == FROM_DESIGN
-    rows = data["n"] if _is_cell_table(data) else None
+    if rows is None:
+        rows = data["n"] if _is_cell_table(data) else None
     return resolve_cluster(data, design.cluster if declared else value, declared=declared,
                            factors=factors, rows=rows)
 
@@ -378,18 +381,28 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
                                                notes=notes, applied=applied)
     names = the_design.names
     rows = _rows_of(table, subset, exclude)
-    checked = resolve_cluster_option(opts.cluster, the_design, rows)
+    coded = None  # the cluster column factorised once (judged and counted from its codes)
+    if cells is None and not _is_cell_table(rows) and not opts.pooled:
+        from analysis.subgroup_codes import cluster_grid, cluster_lines  # no cluster cells
+
+        coded = cluster_lines(rows, _cluster_of(opts.cluster, the_design), names)
+    checked = resolve_cluster_option(opts.cluster, the_design, rows if coded is None
+                                     else coded.lines,
+                                     rows=None if coded is None else coded.rows)
     cluster = checked.column
     grid = None
-    if cells is None and cluster and not _is_cell_table(rows) and not opts.pooled:
-        from analysis.subgroup_codes import cluster_grid  # no factors x cluster cells
-
-        grid = cluster_grid(rows, names, cluster)  # None: too large, or outcomes not 0/1
+    if coded is not None and cluster:  # None: too large, or outcomes not 0/1
+        grid = cluster_grid(rows, names, cluster, coded=coded, max_level=opts.level)
         if grid is not None:
             cells = grid.cell_table()  # = cell_table(rows, names)
     if cells is None:
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
+    if grid is None and cluster and not opts.pooled:  # cells over the cluster: summed once
+        from analysis.subgroup_codes import cell_grid
+
+        grid = cell_grid(cells, names, cluster, max_level=opts.level)
+        cells = cells if grid is None else grid.cell_table()
     full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
                           cluster_grid=grid)
     facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df", "df_method")}

@@ -5,17 +5,28 @@ cluster. Counted through a factors x cluster cell table (one row per observed
 combination, ~900k cells for 1M rows of 6 factors and 300 templates), that table costs
 more than the whole independent-rows analysis. Here the rows' codes (the design's
 categorical codes of each factor, :func:`analysis.values.factor_codes` of the cluster)
-form one mixed-radix key per row, ``np.bincount`` counts the rows and the deviating rows
-into a dense grid of every factor combination x cluster (clusters on the last axis), and
-each subgroup's per-cluster counts are a marginal of that grid, gathered by the integer
-code of the subgroup: no cell table over the cluster, no label strings. The same idea as
-the DuckDB engine's ENUM codes (``analysis/engines/coded.py``), in memory.
+form mixed-radix keys, ``np.bincount`` counts the rows and the deviating rows into dense
+grids of factor combinations x cluster (clusters on the last axis), and each subgroup's
+per-cluster counts are a marginal of one of them, gathered by the integer code of the
+subgroup: no cell table over the cluster, no label strings. The same idea as the DuckDB
+engine's ENUM codes (``analysis/engines/coded.py``), in memory.
 
-:func:`cluster_grid` builds the grid (None when it would be too large: the caller then
+The grid is split into *parts* (session 10): sets of factors such that every
+combination of up to the subgroups' level lies in one, each small enough for its
+bincount to stay in the cache (:func:`_cover`; 3 parts of 58k-518k entries for levels
+1-2 of 6 factors and 300 templates, instead of one grid of 4.1M entries). The cluster
+column is factorised once (:func:`cluster_lines`): the cluster check judges its distinct
+values (:func:`analysis.clusters.resolve_cluster` on one line per value, with the rows
+of each) and the grid composes each row's line with the line's code.
+
+:func:`cluster_grid` builds the grid from the rows, :func:`cell_grid` from a cell table
+over the factors and the cluster (the app's cached cells, an engine's fine cell table;
+weighted bincounts); None when it would be too large or does not apply: the caller then
 takes the cell-table path, :func:`analysis.subgroups.cluster_robust_ld` on a factors x
-cluster cell table); :func:`analysis.subgroups.subgroups` takes it as ``cluster_grid``.
-Every number equals the cell-table path's (the same integer counts, the same clusters in
-the same order); ``tests/analysis/test_subgroup_codes.py`` compares the two.
+cluster cell table. :func:`analysis.subgroups.subgroups` takes the grid as
+``cluster_grid``. Every number equals the cell-table path's (the same integer counts,
+the same clusters in the same order); ``tests/analysis/test_subgroup_codes.py``
+compares the two.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -31,19 +43,54 @@ from analysis.cell_counts import frame_cell_table
 from analysis.columns import DEVIATION, DEVIATIONS, N
 from analysis.values import MISSING_VALUE, combine_codes, factor_codes
 
-__all__ = ["ClusterGrid", "cluster_grid"]
+__all__ = ["ClusterCodes", "ClusterGrid", "cell_grid", "cluster_grid", "cluster_lines"]
 
-#: The grid is dense when it has at most this many entries (or 8 per row analysed):
-#: two int32 tables of this size, ~34 MB at the floor; larger grids take the cell path.
+#: A part of the grid (a set of factors x the clusters) is dense when it has at most this
+#: many entries (or 8 per row analysed); a larger one sends the call to the cell path.
 GRID_LIMIT = 1 << 22
 #: ... per row analysed.
 GRID_PER_ROW = 8
+#: The entries a part grows to when its factors are chosen (:func:`_cover`): counted by
+#: ``np.bincount``, a part of this size stays in the processor's cache (4 MB of int64),
+#: where one grid of every factor combination x cluster (4.1M entries at 1M rows of 6
+#: factors and 300 templates) costs a cache miss per row and ~100 MB of fresh memory.
+PART_ENTRIES = 1 << 19
+
+
+def _cover(sizes: Sequence[int], level: int, g: int) -> list[tuple[int, ...]]:
+    """Sets of factors ("parts") such that every combination of ``level`` factors lies
+    in one of them, each part at most :data:`PART_ENTRIES` entries with the ``g``
+    clusters (a combination larger than that is a part alone). Greedy: the largest
+    combination not yet covered starts a part, which takes the factor covering most
+    uncovered combinations (then the one with the fewest values) while it fits. With
+    ``level`` = every factor, one part: the whole grid."""
+    k = len(sizes)
+    need = {frozenset(c) for c in combinations(range(k), min(level, k))}
+    parts: list[tuple[int, ...]] = []
+    while need:
+        first = max(need, key=lambda c: (math.prod(sizes[j] for j in c), sorted(c)))
+        part = set(first)
+        while True:
+            best, best_key = None, None
+            for j in range(k):
+                if j in part or math.prod(sizes[i] for i in part | {j}) * g > PART_ENTRIES:
+                    continue
+                gain = sum(1 for c in need if c <= part | {j} and not c <= part)
+                if gain and (best_key is None or (gain, -sizes[j]) > best_key):
+                    best, best_key = j, (gain, -sizes[j])
+            if best is None:
+                break
+            part.add(best)
+        parts.append(tuple(sorted(part)))
+        need = {c for c in need if not c <= part}
+    return parts
 
 
 @dataclass
 class ClusterGrid:
-    """Rows (``n``) and deviating rows (``d``) of every factor combination in every
-    cluster, dense, clusters on the last axis.
+    """Rows and deviating rows of factor combinations in every cluster, dense, clusters
+    on the last axis: one table per part of the factors (:func:`_cover`), so that every
+    combination of up to ``level`` factors is a marginal of a part.
 
     Attributes
     ----------
@@ -53,21 +100,21 @@ class ClusterGrid:
         The clusters holding rows with an outcome, in the sorted order of their labels
         (the column order of the cell path, so both sum in the same order).
     factors, values
-        The factors (the grid's leading axes) and each one's values: the categories of
-        the cell table over the same rows (:func:`analysis.values.factor_codes`).
-    n, d
-        Integer arrays of shape ``(len(values[0]), ..., len(labels))``.
+        The factors and each one's values: the categories of the cell table over the
+        same rows (:func:`analysis.values.factor_codes`).
+    parts
+        ``{factor positions: (n, d)}``: integer arrays of shape
+        ``(len(values[j]) for j in positions) + (len(labels),)``.
     cells
-        The cell table over the factors the grid was built against, if one was given.
+        The cell table over the factors (given, or counted from the rows' codes).
     """
 
     cluster: str
     labels: list[str]
     factors: list[str]
     values: list[list[str]]
-    n: np.ndarray
-    d: np.ndarray
-    cells: pd.DataFrame | None = field(default=None, repr=False)
+    parts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]]
+    cells: pd.DataFrame = field(repr=False)
     _tables: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -76,15 +123,19 @@ class ClusterGrid:
         return len(self.labels)
 
     def marginal(self, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` and ``d`` summed over the factors not in ``axes`` (the cluster axis
-        kept), each from its smallest already computed parent (one more factor: the one
-        with the fewest values), so the full grid is read only by the first reductions."""
+        """``n`` and ``d`` of the factors ``axes`` (sorted positions) per cluster,
+        summed from the smallest part holding them, each table from its smallest
+        already computed parent (one more factor of the part: the one with the fewest
+        values), so a part is read whole only by its first reductions."""
         if not self._tables:
-            self._tables[tuple(range(len(self.factors)))] = (self.n, self.d)
+            self._tables.update(self.parts)
         if axes not in self._tables:
             sizes = [len(v) for v in self.values]
-            absent = [j for j in range(len(sizes)) if j not in axes]
-            j = min(absent, key=lambda a: sizes[a])
+            holding = [p for p in self.parts if set(axes) <= set(p)]
+            if not holding:
+                raise KeyError(f"no part of the grid holds the factors {axes}")
+            part = min(holding, key=lambda p: math.prod(sizes[j] for j in p))
+            j = min((a for a in part if a not in axes), key=lambda a: sizes[a])
             parent = tuple(sorted((*axes, j)))
             pos = parent.index(j)
             self._tables[axes] = tuple(t.sum(axis=pos, dtype=t.dtype)
@@ -98,21 +149,9 @@ class ClusterGrid:
 
     def cell_table(self) -> pd.DataFrame:
         """The cell table of the same rows over the factors: what
-        :func:`analysis.cells.cell_table` ``(rows, factors)`` returns (the grid summed
-        over the clusters; observed cells in the order of their codes)."""
-        if self.cells is not None:
-            return self.cells
-        axis = len(self.factors)
-        n = self.n.sum(axis=axis, dtype=np.int64).reshape(-1)
-        d = self.d.sum(axis=axis, dtype=np.int64).reshape(-1)
-        flat = np.flatnonzero(n)
-        codes = np.unravel_index(flat, [max(len(v), 1) for v in self.values])
-        out = pd.DataFrame({
-            f: pd.Categorical.from_codes(c, categories=v, ordered=True)
-            for f, c, v in zip(self.factors, codes, self.values, strict=True)})
-        out[N] = n[flat]
-        out[DEVIATIONS] = d[flat]
-        return out
+        :func:`analysis.cells.cell_table` ``(rows, factors)`` returns (observed cells in
+        the order of their codes; columns the factors, ``n``, ``deviations``)."""
+        return self.cells
 
     def cluster_frame(self) -> pd.DataFrame:
         """One line per cluster with its rows (``n``): what
@@ -151,6 +190,40 @@ class ClusterGrid:
             yield _joined(parts)
 
 
+@dataclass(frozen=True)
+class ClusterCodes:
+    """The cluster column of the rows factorised once (:func:`cluster_lines`).
+
+    Attributes
+    ----------
+    codes
+        Each row's line (int64).
+    lines
+        The column ``cluster`` alone, one line per distinct value (a missing value is
+        one), in order of first appearance: what :func:`analysis.clusters.resolve_cluster`
+        judges with ``rows`` as it judges the rows.
+    rows
+        Rows per line.
+    """
+
+    codes: np.ndarray
+    lines: pd.DataFrame
+    rows: np.ndarray
+
+
+def cluster_lines(rows: pd.DataFrame, cluster: str | None, factors: Sequence[str] = ()
+                  ) -> ClusterCodes | None:
+    """The :class:`ClusterCodes` of the rows' cluster column, or None when no
+    :func:`cluster_grid` could use it (no cluster, not a column, a factor, or no
+    ``deviation`` column)."""
+    if not cluster or cluster not in rows.columns or cluster in factors \
+            or DEVIATION not in rows.columns:
+        return None
+    codes, uniques = pd.factorize(rows[cluster], use_na_sentinel=False)
+    return ClusterCodes(codes.astype(np.int64, copy=False), pd.DataFrame({cluster: uniques}),
+                        np.bincount(codes, minlength=len(uniques)))
+
+
 def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows, a, n = zip(*parts, strict=True)
@@ -160,16 +233,17 @@ def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 def _known_codes(series: pd.Series, known: np.ndarray | None
                  ) -> tuple[np.ndarray, list[str]] | None:
-    """:func:`analysis.values.factor_codes` of the rows with an outcome (``known``; None:
-    every row) of a categorical column, from its own codes (int8, no copy when no row is
-    missing): what :func:`analysis.cells.cell_table` codes the factor by. None for a
-    column that is not categorical (its values' order would be that of first appearance
-    among the rows with an outcome: the caller counts the cell table instead)."""
+    """:func:`analysis.values.factor_codes` of the rows with an outcome (``known``: their
+    positions; None: every row) of a categorical column, from its own codes (int8, no
+    copy when no row is missing): what :func:`analysis.cells.cell_table` codes the factor
+    by. None for a column that is not categorical (its values' order would be that of
+    first appearance among the rows with an outcome: the caller counts the cell table
+    instead)."""
     if not isinstance(series.dtype, pd.CategoricalDtype):
         return None
     codes = series.cat.codes.to_numpy()
     if known is not None:
-        codes = codes[known]
+        codes = codes.take(known)
     values = [str(c) for c in series.cat.categories]
     if len(codes) and codes.min() < 0:
         if MISSING_VALUE not in values:
@@ -178,8 +252,30 @@ def _known_codes(series: pd.Series, known: np.ndarray | None
     return codes, values
 
 
+def _mixed_radix(codes: Sequence[np.ndarray], sizes: Sequence[int], last: np.ndarray | None,
+                 g: int, n: int) -> np.ndarray:
+    """One key per row: the codes as mixed-radix digits (the first most significant),
+    then ``last`` (the cluster's column, radix ``g``) as the fastest digit; int32 when
+    every key fits, computed in place."""
+    total = math.prod(sizes) * (g if last is not None else 1)
+    key = np.zeros(n, dtype=np.int32 if total < 2**31 else np.int64)
+    for c, size in zip(codes, sizes, strict=True):
+        key *= size
+        key += c
+    if last is not None:
+        key *= g
+        key += last
+    return key
+
+
+def _counted(key: np.ndarray, hits: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and deviating rows (``hits``: their positions) per key, ``total`` keys."""
+    return np.bincount(key, minlength=total), np.bincount(key.take(hits), minlength=total)
+
+
 def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
-                 cells: pd.DataFrame | None = None) -> ClusterGrid | None:
+                 cells: pd.DataFrame | None = None, *, coded: ClusterCodes | None = None,
+                 max_level: int | None = None) -> ClusterGrid | None:
     """The :class:`ClusterGrid` of results rows (the design applied: a 0/1/NaN
     ``deviation`` column), or None when it does not apply or would be too large.
 
@@ -195,71 +291,143 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
         The cluster column (already checked: :func:`analysis.clusters.resolve_cluster`).
     cells
         The cell table of ``rows`` over ``factors`` (:func:`analysis.cells.cell_table`),
-        or None: then the grid gives it (:meth:`ClusterGrid.cell_table`) when every
-        factor is categorical (the design applied), else it is counted. Its categories
+        or None: then the grid counts it from the rows' codes
+        (:meth:`ClusterGrid.cell_table`) when every factor is categorical (the design
+        applied), else by :func:`analysis.cell_counts.frame_cell_table`. Its categories
         are the grid's values, so the subgroup table built from it indexes the grid by
         its own codes.
+    coded
+        :func:`cluster_lines` of ``rows`` and ``cluster``, when the caller has it: the
+        cluster column is then not factorised again.
+    max_level
+        The highest subgroup level: every combination of that many factors is a
+        marginal of one of the grid's parts (:func:`_cover`). None: the default of
+        :func:`analysis.subgroups.subgroups` (2, or 1 with a single factor); a level out
+        of range (which it refuses): every factor, one part.
 
     Returns
     -------
     ClusterGrid or None
-        None when ``cluster`` is a factor, an outcome is neither 0 nor 1, or the grid
+        None when ``cluster`` is a factor, an outcome is neither 0 nor 1, or a part
         would exceed ``max(GRID_LIMIT, GRID_PER_ROW * rows)`` entries.
     """
     factors = list(factors)
     if cluster in factors or DEVIATION not in rows.columns or cluster not in rows.columns:
         return None
-    ccodes, clabels = factor_codes(rows[cluster])
+    if coded is None:
+        row_line, clabels = factor_codes(rows[cluster])
+        line_label = np.arange(len(clabels))
+    else:  # the lines' codes (first appearance, as the rows') composed with each row's line
+        row_line = coded.codes
+        line_label, clabels = factor_codes(coded.lines[cluster])
     dev = rows[DEVIATION].to_numpy(dtype=float)
-    known = ~np.isnan(dev)
-    every = bool(known.all())
-    if not every:
-        dev, ccodes = dev[known], ccodes[known]
+    known = np.isnan(dev)
+    known = None if not known.any() else np.flatnonzero(~known)
+    if known is not None:
+        dev, row_line = dev.take(known), row_line.take(known)
     deviating = dev == 1
     if not (deviating | (dev == 0)).all():  # fractional outcomes: the cell path sums them
         return None
-    coded = [_known_codes(rows[f], None if every else known) for f in factors]
-    if cells is None and any(c is None for c in coded):
+    own = [_known_codes(rows[f], known) for f in factors]
+    if cells is None and any(c is None for c in own):
         cells = frame_cell_table(rows, factors)
     if cells is None:
-        codes, values = [c for c, _ in coded], [v for _, v in coded]
+        codes, values = [c for c, _ in own], [v for _, v in own]
     else:
         values = [factor_codes(cells[f])[1] for f in factors]
         codes = []
-        for f, vals, own in zip(factors, values, coded, strict=True):
-            if own is None:
+        for f, vals, mine in zip(factors, values, own, strict=True):
+            if mine is None:
                 c, labels = factor_codes(rows[f])
-                c = c if every else c[known]
+                c = c if known is None else c.take(known)
             else:
-                c, labels = own
+                c, labels = mine
             if labels != vals:  # the cell table's values in another order
                 where = {v: i for i, v in enumerate(vals)}
                 c = np.array([where.get(v, -1) for v in labels], dtype=np.int64)[c]
                 if (c < 0).any():
                     return None
             codes.append(c)
-    sizes = [max(len(v), 1) for v in values]
-    if math.prod(sizes) * len(clabels) > max(GRID_LIMIT, GRID_PER_ROW * len(rows)) \
-            or len(rows) >= 2**31:
+    hits = np.flatnonzero(deviating)
+    return _assembled(cluster, factors, values, codes, clabels, (line_label, row_line),
+                      lambda key, total: _counted(key, hits, total), max_level,
+                      max(GRID_LIMIT, GRID_PER_ROW * len(rows)), len(rows) >= 2**31, cells,
+                      lambda: frame_cell_table(rows, factors))
+
+
+def cell_grid(cells: pd.DataFrame, factors: Sequence[str], cluster: str, *,
+              max_level: int | None = None) -> ClusterGrid | None:
+    """The :class:`ClusterGrid` of a cell table over the factors and the cluster (an
+    engine's fine cell table, the app's cached cells): the counts :func:`cluster_grid`
+    gives for its rows, summed by weighted bincounts of the cells' codes. None when it
+    does not apply: the cluster is a factor or absent, a factor column is not
+    categorical or has missing codes, the deviations are not whole numbers, or a part
+    would be too large (then the cell path, as before)."""
+    factors = list(factors)
+    if cluster in factors or cluster not in cells.columns or DEVIATIONS not in cells.columns \
+            or any(not isinstance(cells[f].dtype, pd.CategoricalDtype) for f in factors):
         return None
+    n_w = cells[N].to_numpy(dtype=float)
+    d_w = cells[DEVIATIONS].to_numpy(dtype=float)
+    if not (np.array_equal(d_w, np.rint(d_w)) and np.array_equal(n_w, np.rint(n_w))):
+        return None
+    codes = [cells[f].cat.codes.to_numpy() for f in factors]
+    if any(len(c) and c.min() < 0 for c in codes):
+        return None
+    values = [[str(c) for c in cells[f].cat.categories] for f in factors]
+    ccodes, clabels = factor_codes(cells[cluster])
+
+    def count(key: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.rint(np.bincount(key, weights=w, minlength=total)).astype(np.int64)
+                     for w in (n_w, d_w))
+
+    return _assembled(cluster, factors, values, codes, clabels,
+                      (np.arange(len(clabels)), ccodes), count, max_level,
+                      max(GRID_LIMIT, GRID_PER_ROW * len(cells)), False, None, None,
+                      weights=n_w)
+
+
+def _assembled(cluster, factors, values, codes, clabels, lines, count, max_level, limit,
+               too_many, cells, fallback, *, weights=None) -> ClusterGrid | None:
+    """The grid's parts and cell table from the units' codes (rows, or cells with
+    ``weights`` = their rows): ``lines`` = (each line's label code, each unit's line),
+    ``count(key, total)`` the rows and deviations per key; None when a part would
+    exceed ``limit`` entries (or ``too_many`` units)."""
+    line_label, unit_line = lines
+    sizes = [max(len(v), 1) for v in values]
     # clusters in the sorted order of their labels, as the cell path orders them
-    per = np.bincount(ccodes, minlength=len(clabels))
-    present = [i for i in range(len(clabels)) if per[i] > 0]
-    order = sorted(present, key=lambda i: str(clabels[i]))
-    column = np.full(len(clabels), -1, dtype=np.int64)
+    per_line = np.bincount(unit_line, weights=weights, minlength=len(line_label))
+    per = np.bincount(line_label, weights=per_line, minlength=len(clabels))
+    order = sorted(np.flatnonzero(per).tolist(), key=lambda i: str(clabels[i]))
+    column = np.full(len(clabels), -1, dtype=np.int32)
     column[order] = np.arange(len(order))
-    g = len(order)
-    total = math.prod(sizes) * max(g, 1)
-    key = column[ccodes]  # mixed radix, the cluster last (the fastest digit), in place
-    digit = np.empty_like(key)
-    radix = max(g, 1)
-    for c, size in zip(reversed(codes), reversed(sizes), strict=True):
-        np.multiply(c, np.int64(radix), out=digit)
-        key += digit
-        radix *= size
-    del digit
-    shape = (*sizes, max(g, 1))
-    n = np.bincount(key, minlength=total).astype(np.int32).reshape(shape)
-    d = np.bincount(key[deviating], minlength=total).astype(np.int32).reshape(shape)
-    return ClusterGrid(cluster, [str(clabels[i]) for i in order], factors, values, n, d,
+    g = max(len(order), 1)
+    level = (min(2, len(factors)) if max_level is None  # the subgroups' default level
+             else max_level if isinstance(max_level, (int, np.integer))
+             and 1 <= max_level <= len(factors) else len(factors))
+    covered = _cover(sizes, int(level), g)
+    if too_many or any(math.prod(sizes[j] for j in p) * g > limit for p in covered):
+        return None
+    ccol = column[line_label].take(unit_line)  # units without rows: -1, weight 0
+    ccol[ccol < 0] = 0
+    parts = {}
+    for p in covered:
+        shape = (*(sizes[j] for j in p), g)
+        key = _mixed_radix([codes[j] for j in p], shape[:-1], ccol, g, len(ccol))
+        parts[p] = tuple(t.reshape(shape) for t in count(key, math.prod(shape)))
+    del ccol
+    if cells is None and math.prod(sizes) > limit:
+        cells = fallback() if fallback is not None else None
+        if cells is None:
+            return None
+    if cells is None:  # every factor's codes: the cell table, observed cells in code order
+        n, d = count(_mixed_radix(codes, sizes, None, 1, len(unit_line)), math.prod(sizes))
+        flat = np.flatnonzero(n)
+        at = np.unravel_index(flat, sizes)
+        cells = pd.DataFrame({
+            f: pd.Categorical.from_codes(c, categories=v, ordered=True)
+            for f, c, v in zip(factors, at, values, strict=True)})
+        cells[N] = n[flat]
+        cells[DEVIATIONS] = d[flat]
+    return ClusterGrid(cluster, [str(clabels[i]) for i in order], factors, values, parts,
                        cells)

@@ -58,8 +58,14 @@ def random_results(seed: int, rows: int = 3_000) -> tuple[pd.DataFrame, Design]:
 def cell_path(monkeypatch, *args, **kwargs):
     """The previous implementation: no grid, so the factors x cluster cell table."""
     with monkeypatch.context() as m:
-        m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+        without_grids(m)
         return api.subgroups(*args, **kwargs)
+
+
+def without_grids(m) -> None:
+    """Neither grid (from the rows nor from a cell table): the factors x cluster cells."""
+    m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+    m.setattr(sc, "cell_grid", lambda *a, **k: None)
 
 
 def assert_same(ours, theirs) -> None:
@@ -133,7 +139,6 @@ def test_the_grids_cell_table_is_cell_table(seed):
     rows = apply_design(frame, design)
     expected = cell_table(rows, design.names)
     grid = sc.cluster_grid(rows, design.names, "template")
-    assert grid.cells is None
     pd.testing.assert_frame_equal(grid.cell_table(), expected)
     known = rows[rows["deviation"].notna()]
     pd.testing.assert_frame_equal(
@@ -142,7 +147,8 @@ def test_the_grids_cell_table_is_cell_table(seed):
     plain = rows.astype({f: object for f in design.names})
     other = sc.cluster_grid(plain, design.names, "template")
     pd.testing.assert_frame_equal(other.cell_table(), cell_table(plain, design.names))
-    np.testing.assert_array_equal(other.n.sum(), grid.n.sum())
+    for a, b in zip(other.totals(), grid.totals(), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_missing_only_among_rows_without_an_outcome():
@@ -160,14 +166,59 @@ def test_the_grid_is_the_cell_tables_sums():
     frame, design = random_results(4)
     rows = apply_design(frame, design)
     names = design.names
-    grid = sc.cluster_grid(rows, names, "template", cell_table(rows, names))
+    grid = sc.cluster_grid(rows, names, "template", cell_table(rows, names),
+                           max_level=len(names))
+    everything = tuple(range(len(names)))
+    assert list(grid.parts) == [everything]  # the highest level: one part, every factor
+    n, d = grid.marginal(everything)
     fine = cell_table(rows, [*names, "template"])
     for _, cell in fine.sample(40, random_state=0).iterrows():
         at = tuple(grid.values[j].index(str(cell[f])) for j, f in enumerate(names))
         c = grid.labels.index(str(cell["template"]))
-        assert (grid.n[at + (c,)], grid.d[at + (c,)]) == (cell["n"], cell["deviations"])
-    assert grid.n.sum() == fine["n"].sum() and grid.d.sum() == fine["deviations"].sum()
+        assert (n[at + (c,)], d[at + (c,)]) == (cell["n"], cell["deviations"])
+    assert n.sum() == fine["n"].sum() and d.sum() == fine["deviations"].sum()
     assert grid.labels == sorted(grid.labels)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_the_parts_marginals_are_the_whole_grids(monkeypatch, level):
+    """Parts small enough to split the factors: every combination of up to ``level``
+    factors lies in a part, each part within the budget unless a combination alone
+    exceeds it, and its per-cluster counts equal the marginal of the whole grid."""
+    from itertools import combinations
+
+    frame, design = random_results(4, rows=5_000)  # 5, 6 (+ missing), 3, 5 values
+    rows = apply_design(frame, design)
+    names = design.names
+    whole = sc.cluster_grid(rows, names, "template", max_level=len(names))
+    monkeypatch.setattr(sc, "PART_ENTRIES", 8 * whole.g)
+    grid = sc.cluster_grid(rows, names, "template", max_level=level)
+    sizes = [len(v) for v in grid.values]
+    if level < len(names):
+        assert len(grid.parts) > 1
+    for part in grid.parts:
+        width = int(np.prod([sizes[j] for j in part])) * grid.g
+        assert width <= 8 * grid.g or len(part) <= level
+    for k in range(min(level, len(names)) + 1):
+        for axes in combinations(range(len(names)), k):
+            assert any(set(axes) <= set(p) for p in grid.parts)
+            for a, b in zip(grid.marginal(axes), whole.marginal(axes), strict=True):
+                np.testing.assert_array_equal(a, b)
+    pd.testing.assert_frame_equal(grid.cell_table(), whole.cell_table())
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5])
+def test_many_small_parts_equal_the_cell_path(monkeypatch, seed):
+    """With parts of one combination each (a tiny budget) the table is still the cell
+    path's."""
+    frame, design = random_results(seed)
+    level = min(2, len(design.names))
+    theirs = cell_path(monkeypatch, frame, design, level=level)
+    monkeypatch.setattr(sc, "PART_ENTRIES", 1)
+    seen = grid_used(monkeypatch)
+    ours = api.subgroups(frame, design, level=level)
+    assert seen[0] is not None and len(seen[0].parts) >= 2
+    assert_same(ours, theirs)
 
 
 def test_missing_codes_of_a_categorical_and_outcomes_other_than_0_1():
@@ -182,10 +233,11 @@ def test_missing_codes_of_a_categorical_and_outcomes_other_than_0_1():
     grid = sc.cluster_grid(rows, ["a"], "template", cells)
     fine = cell_table(rows, ["a", "template"])
     assert grid.values[0] == ["x", "y", "z", MISSING_VALUE]
+    n, d = grid.marginal((0,))
     for _, cell in fine.iterrows():
         at = (grid.values[0].index(str(cell["a"])), grid.labels.index(cell["template"]))
-        assert (grid.n[at], grid.d[at]) == (cell["n"], cell["deviations"])
-    assert grid.n.sum() == 400
+        assert (n[at], d[at]) == (cell["n"], cell["deviations"])
+    assert n.sum() == 400
     rows.loc[0, "deviation"] = 0.5
     assert sc.cluster_grid(rows, ["a"], "template", cells) is None
 
@@ -250,7 +302,7 @@ def test_the_cluster_as_a_factor_takes_the_cell_path(monkeypatch):
     frame, design = random_results(9)
     seen = grid_used(monkeypatch)
     ours = api.subgroups(frame, design, cluster="f0")
-    assert seen == [None]
+    assert all(grid is None for grid in seen)  # not built (the cluster is a factor)
     monkeypatch.undo()
     assert_same(ours, cell_path(monkeypatch, frame, design, cluster="f0"))
 
@@ -289,7 +341,7 @@ def test_the_bad_corpus_says_the_same_on_both_paths(case, tmp_path, monkeypatch,
     for disabled in (False, True):
         with monkeypatch.context() as m:
             if disabled:
-                m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+                without_grids(m)
             try:
                 code = main(argv)
             except SystemExit as exc:
@@ -312,9 +364,42 @@ def test_the_cli_says_the_same_on_both_paths(extra, monkeypatch, capsys):
     for disabled in (False, True):
         with monkeypatch.context() as m:
             if disabled:
-                m.setattr(sc, "cluster_grid", lambda *a, **k: None)
+                without_grids(m)
             code = main(argv)
         captured = capsys.readouterr()
         seen.append((code, captured.out, captured.err))
     assert seen[0] == seen[1]
     assert seen[0][0] == (2 if "fisher" in extra else 0)
+
+
+@pytest.mark.parametrize("seed", [0, 4, 7, 11])
+def test_a_cell_table_over_the_cluster_gives_the_cell_paths_table(monkeypatch, seed):
+    """Cells over the factors and the template (the app's cached cells, an engine's fine
+    cell table) are summed once into the grid (``cell_grid``): the table, notes and
+    settings of the factors x cluster cell path, at levels 1 to 3."""
+    frame, design = random_results(seed)
+    rows = apply_design(frame, design)
+    fine = cell_table(rows, [*design.names, "template"])
+    seen: list = []
+    real = sc.cell_grid
+    monkeypatch.setattr(sc, "cell_grid", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    for level in range(1, min(3, len(design.names)) + 1):
+        ours = api.subgroups(fine, design, level=level, applied=True)
+        assert seen[-1] is not None
+        assert_same(ours, cell_path(monkeypatch, fine, design, level=level, applied=True))
+        cached = api.subgroups(rows, design, cells=fine, level=level, applied=True)
+        assert_same(cached, cell_path(monkeypatch, rows, design, cells=fine, level=level,
+                                      applied=True))
+
+
+def test_a_cell_table_the_grid_cannot_take():
+    """Fractional deviations, a factor that is not categorical: the cell path (None)."""
+    frame, design = random_results(2)
+    rows = apply_design(frame, design)
+    fine = cell_table(rows, [*design.names, "template"])
+    assert sc.cell_grid(fine, design.names, "template") is not None
+    half = fine.assign(deviations=fine["deviations"] + 0.5)
+    assert sc.cell_grid(half, design.names, "template") is None
+    plain = fine.astype({design.names[0]: object})
+    assert sc.cell_grid(plain, design.names, "template") is None
+    assert sc.cell_grid(fine, design.names, design.names[0]) is None
