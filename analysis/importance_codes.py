@@ -24,12 +24,13 @@ docs/importance.md, "Clustered fits".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ClusterPairs", "cell_index", "cluster_information", "cluster_presence",
-           "cluster_scores", "count_pairs", "pair_slots"]
+__all__ = ["ClusterMargins", "ClusterPairs", "cell_index", "cluster_information", "cluster_margins",
+           "cluster_presence", "cluster_scores", "count_pairs", "pair_slots"]
 
 #: A dense (cell x cluster) grid is used for the pair counts up to this many possible
 #: pairs per row (else the keys are sorted).
@@ -226,3 +227,208 @@ def cluster_presence(X: np.ndarray, pairs: ClusterPairs, clusters: np.ndarray) -
         counts += np.bincount(index * (p + 1) + column[pairs.cell], weights=pairs.n,
                               minlength=g * (p + 1))
     return counts.reshape(g, p + 1)[:, :p] > 0
+
+
+#: The per-cluster tables are used when the factor combinations number at most this many
+#: (else the sparse pairs): each table is indexed through a lookup of this length.
+MARGIN_CELLS = 1 << 20
+#: Factor subsets are merged into one table while it has at most this many entries
+#: (combinations x clusters: ~1 MB of floats, so a bincount into it stays in cache).
+TABLE_ENTRIES = 1 << 17
+#: A table is never larger than this (nor than 8 entries per row); else the sparse pairs.
+TABLE_LIMIT = 1 << 22
+
+
+@dataclass
+class ClusterMargins:
+    """The rows' factor combination and cluster codes, for per-cluster sums over factor
+    subsets (issue 44): every sum the cluster-robust covariance needs of an indicator
+    design is a table of (values of a few factors) x cluster, and a few such tables,
+    each small enough that a bincount over the rows into it stays in cache, cover them
+    all. No (combination x cluster) cube and no list of pairs is built.
+
+    Attributes
+    ----------
+    combo
+        Each row's factor combination: its mixed-radix code over ``sizes`` (the first
+        factor the most significant digit).
+    cluster
+        Each row's cluster, ``0 <= code < n_clusters`` (the clusters with rows, in code
+        order).
+    n, k
+        Each row's weight (None: 1 each; the ``n`` of a cell table) and deviations.
+    sizes
+        The factors' numbers of values.
+    cell
+        Each model cell's combination code (sorted: the observed combinations).
+    n_clusters
+        The clusters with rows.
+    """
+
+    combo: np.ndarray
+    cluster: np.ndarray
+    n: np.ndarray | None
+    k: np.ndarray
+    sizes: tuple[int, ...]
+    cell: np.ndarray
+    n_clusters: int
+
+    def used_clusters(self) -> np.ndarray:
+        """The cluster codes with rows: all of them."""
+        return np.arange(self.n_clusters)
+
+    def pairs(self) -> ClusterPairs:
+        """The same counts as :class:`ClusterPairs` (ordered by cluster then cell)."""
+        position = np.zeros(math.prod(self.sizes), dtype=np.intp)
+        position[self.cell] = np.arange(len(self.cell))
+        return count_pairs(position[self.combo], self.cluster, len(self.cell),
+                           self.n_clusters, self.n, self.k)
+
+    def keep_cells(self, mask: np.ndarray) -> ClusterPairs:
+        """:meth:`ClusterPairs.keep_cells` (cells dropped: the sparse pairs from here)."""
+        return self.pairs().keep_cells(mask)
+
+    def merge_cells(self, inverse: np.ndarray, n_cells: int) -> ClusterPairs:
+        """:meth:`ClusterPairs.merge_cells` (cells merged: the sparse pairs from here)."""
+        return self.pairs().merge_cells(inverse, n_cells)
+
+    def sums(self, parts: list[tuple[tuple[int, int], ...]], mu: np.ndarray, *,
+             information: bool) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """The cluster scores ``u_g`` (G, p) and, with ``information``, the cluster
+        informations ``I_g`` (G, p, p) with the weights ``mu (1 - mu)`` of an indicator
+        design whose column j is 1 where the factors (axes) of ``parts[j]`` take its
+        codes (``()``: the intercept). ``mu`` per model cell. None when a table would be
+        too large (interactions of many values: the caller takes the sparse pairs).
+
+        ``u_g[j]`` is the sum of ``k - n mu`` over cluster g's rows where column j is 1:
+        the table of those residuals over column j's factors x cluster, read at its
+        codes; ``I_g[j, l]`` the sum of ``n w`` where both columns are 1, read from the
+        table over the union of their factors (0 when they fix one factor at two
+        codes). Each table is a marginal of one counted by a bincount over the rows
+        (:meth:`_tables`).
+        """
+        p = len(parts)
+        per_cell = np.zeros(math.prod(self.sizes))
+        per_cell[self.cell] = mu
+        at = per_cell[self.combo]  # mu of each row's cell
+        residual = self.k - (at if self.n is None else self.n * at)
+        singles = {tuple(sorted(a for a, _ in part)) for part in parts}
+        table = self._tables(singles, residual)
+        if table is None:
+            return None
+        scores = np.empty((self.n_clusters, p))
+        for j, part in enumerate(parts):
+            scores[:, j] = table(dict(part))
+        if not information:
+            return scores, None
+        np.multiply(at, 1 - at, out=at)
+        if self.n is not None:
+            at *= self.n
+        unions, codes = set(), {}
+        for j in range(p):
+            for m in range(j, p):
+                union = dict(parts[j])
+                if all(union.get(a, c) == c for a, c in parts[m]):
+                    union.update(parts[m])
+                    codes[j, m] = union
+                    unions.add(tuple(sorted(union)))
+        table = self._tables(unions, at)
+        if table is None:
+            return None
+        infos = np.zeros((self.n_clusters, p, p))
+        for (j, m), union in codes.items():
+            infos[:, j, m] = infos[:, m, j] = table(union)
+        return scores, infos
+
+    def presence(self, parts: list[tuple[tuple[int, int], ...]]) -> np.ndarray | None:
+        """(G, p) bool: does cluster g hold rows where column j is 1 (None: too large)."""
+        weights = np.ones(len(self.k)) if self.n is None else self.n
+        table = self._tables({tuple(sorted(a for a, _ in part)) for part in parts}, weights)
+        if table is None:
+            return None
+        return np.column_stack([table(dict(part)) > 0 for part in parts])
+
+    def _tables(self, subsets: set[tuple[int, ...]], weights: np.ndarray):
+        """None when a subset's table would exceed :data:`TABLE_LIMIT` (and 8 entries per
+        row); else a reader ``codes -> G-vector`` of the sums of ``weights`` per cluster over the
+        rows whose factors take ``codes`` (a dict axis -> code, its axes one of
+        ``subsets``). The subsets are merged greedily into tables of at most
+        :data:`TABLE_ENTRIES` entries (the largest first); each table is one bincount
+        over the rows, its key looked up from the row's combination; a subset's sums
+        are that table summed over the other factors (cached)."""
+        g, sizes = self.n_clusters, self.sizes
+        if max(math.prod(sizes[a] for a in t) for t in subsets) * g > max(
+                TABLE_LIMIT, 8 * len(self.k)):
+            return None
+        tables: list[tuple[int, ...]] = []
+        home: dict[tuple[int, ...], int] = {}
+        for subset in sorted(subsets, key=lambda t: (-math.prod(sizes[a] for a in t), t)):
+            fits = [i for i, t in enumerate(tables) if set(subset) <= set(t)]
+            if not fits:
+                grown = [(math.prod(sizes[a] for a in set(t) | set(subset)), i)
+                         for i, t in enumerate(tables)]
+                grown = [(size, i) for size, i in grown if size * g <= TABLE_ENTRIES]
+                if grown:
+                    i = min(grown)[1]
+                    tables[i] = tuple(sorted(set(tables[i]) | set(subset)))
+                else:
+                    tables.append(subset)
+        for subset in subsets:
+            home[subset] = min((i for i, t in enumerate(tables) if set(subset) <= set(t)),
+                               key=lambda i: math.prod(sizes[a] for a in tables[i]))
+        digits = np.unravel_index(np.arange(math.prod(sizes)), sizes) if sizes else ()
+        counted: dict[int, np.ndarray] = {}
+        marginal: dict[tuple[int, ...], np.ndarray] = {}
+
+        def read(codes: dict[int, int]) -> np.ndarray:
+            axes = tuple(sorted(codes))
+            if axes not in marginal:
+                i = home[axes]
+                if i not in counted:
+                    shape = [sizes[a] for a in tables[i]]
+                    lookup = np.zeros(math.prod(sizes), dtype=np.int64)
+                    for a, size in zip(tables[i], shape, strict=True):
+                        lookup = lookup * size + digits[a]
+                    key = lookup[self.combo] * g + self.cluster
+                    counted[i] = np.bincount(key, weights=weights,
+                                             minlength=math.prod(shape) * g
+                                             ).reshape(*shape, g)
+                drop = tuple(x for x, a in enumerate(tables[i]) if a not in axes)
+                marginal[axes] = counted[i].sum(axis=drop) if drop else counted[i]
+            return marginal[axes][tuple(codes[a] for a in axes)]
+
+        return read
+
+
+def cluster_margins(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
+                    n_clusters: int, n: np.ndarray | None, k: np.ndarray
+                    ) -> tuple[ClusterMargins, np.ndarray, np.ndarray] | None:
+    """The :class:`ClusterMargins` of rows (weights ``n``, default 1 each) with factor
+    codes ``codes`` (``0 <= code < size``) and cluster codes ``cluster``, with the rows
+    and deviations of each observed combination; None when the combinations, or a
+    table of two factors' values x clusters, would be too many.
+
+    Returns
+    -------
+    (margins, cell_n, cell_k)
+        ``cell_n`` / ``cell_k`` the rows and deviations of the observed combinations
+        (``margins.cell``), float.
+    """
+    m = math.prod(sizes)
+    per = np.bincount(cluster, weights=n, minlength=n_clusters)
+    used = np.flatnonzero(per > 0)
+    g = max(len(used), 1)
+    two = sorted(sizes)[-2:]
+    if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, 8 * len(k)):
+        return None
+    rank = np.zeros(n_clusters, dtype=np.int64)
+    rank[used] = np.arange(len(used))
+    combo = np.zeros(len(k), dtype=np.int64)
+    for c, size in zip(codes, sizes, strict=True):
+        combo *= size
+        combo += c
+    cell_n = np.bincount(combo, weights=n, minlength=m).astype(float, copy=False)
+    cell_k = np.bincount(combo, weights=k, minlength=m)
+    cell = np.flatnonzero(cell_n > 0)
+    return (ClusterMargins(combo, rank[cluster], n, k, tuple(sizes), cell, len(used)),
+            cell_n[cell], cell_k[cell])
