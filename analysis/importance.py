@@ -108,7 +108,7 @@ from analysis.importance_codes import ClusterPairs
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
-from analysis.values import factor_codes
+from analysis.values import factor_codes, format_value
 
 __all__ = [
     "ADJUSTS", "Adjust", "BASELINE", "CLUSTER_ROBUST", "FROM_DESIGN", "Fix", "GEE", "INTERCEPT",
@@ -501,7 +501,7 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     extra = [c for c in [*(where or {}), *exclude, *([cluster] if cluster else [])]
              if c not in factors]
     extra = list(dict.fromkeys(extra))
-    pairs = cluster is not None and _CLUSTER_PAIRS
+    pairs = cluster is not None
     if pairs and coded is not None:  # the codes go through the filters with the rows
         data = data.assign(**{_CLUSTER_CODE: coded[0]})
         extra.append(_CLUSTER_CODE)
@@ -546,22 +546,15 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
     cluster_codes, cluster_labels = ((table[_CLUSTER_CODE].to_numpy(), coded[1])
-                                     if pairs and coded is not None
-                                     else factor_codes(table[cluster]))
+                                     if coded is not None else factor_codes(table[cluster]))
     # canonical cluster order (sorted labels), so that every engine sums the same way
     order = sorted(range(len(cluster_labels)), key=lambda i: str(cluster_labels[i]))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     cluster_codes, cluster_labels = rank[cluster_codes], [cluster_labels[i] for i in order]
-    if pairs:
-        return _paired_cells(values, codes, n, k, cluster_codes, len(order)), cluster_labels
-    return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
-            cluster_labels)
+    return _paired_cells(values, codes, n, k, cluster_codes, len(order)), cluster_labels
 
 
-#: Clustered fits run on the factor cells with per-(cell, cluster) counts (issue 44);
-#: False: on the factors x cluster cell table (the previous path; the tests compare both).
-_CLUSTER_PAIRS = True
 #: The column that carries the cluster's codes through the filters (not a user's name).
 _CLUSTER_CODE = "\x00cluster code"
 
@@ -1301,7 +1294,7 @@ def _coded_cluster(data: pd.DataFrame, cluster: str, declared: bool, factors: Se
     rows = _row_weights(data)
     if coded is None or cluster not in data.columns or cluster in factors:
         return resolve_cluster(data, cluster, declared=declared, factors=factors, rows=rows)
-    codes, labels = factor_codes(data[cluster])
+    codes, labels = _cluster_codes_of(data[cluster])
     counts = np.bincount(codes, weights=rows, minlength=len(labels))
     choice = resolve_cluster(pd.DataFrame({cluster: labels}), cluster, declared=declared,
                              factors=factors, rows=counts)
@@ -1309,6 +1302,19 @@ def _coded_cluster(data: pd.DataFrame, cluster: str, declared: bool, factors: Se
         return resolve_cluster(data, cluster, declared=declared, factors=factors, rows=rows)
     coded[cluster] = (codes, labels)
     return choice
+
+
+def _cluster_codes_of(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """:func:`factor_codes` of a cluster column; for text without missing values by one
+    ``pd.factorize`` (faster than with a missing-value code; the labels' order does not
+    matter: clusters are numbered by sorted label)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return factor_codes(series)
+    codes, uniques = pd.factorize(series)
+    labels = [format_value(u) for u in uniques]
+    if (len(codes) and codes.min() < 0) or len(set(labels)) < len(labels):
+        return factor_codes(series)  # a missing value, or values equal as text
+    return codes, labels
 
 
 def _usable_cluster(cells: _Cells, cluster: str | None, gee: bool, notes: list[str]

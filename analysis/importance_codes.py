@@ -233,10 +233,14 @@ def cluster_presence(X: np.ndarray, pairs: ClusterPairs, clusters: np.ndarray) -
 #: (else the sparse pairs): each table is indexed through a lookup of this length.
 MARGIN_CELLS = 1 << 20
 #: Factor subsets are merged into one table while it has at most this many entries
-#: (combinations x clusters: ~1 MB of floats, so a bincount into it stays in cache).
-TABLE_ENTRIES = 1 << 17
-#: A table is never larger than this (nor than 8 entries per row); else the sparse pairs.
+#: (combinations x clusters: 4 MB of floats, so a bincount into it stays in cache; fewer,
+#: larger tables measured faster than 1 MB ones: fewer passes over the rows).
+TABLE_ENTRIES = 1 << 19
+#: A table is never larger than this (nor than :data:`TABLE_PER_ROW` entries per row);
+#: else the sparse pairs.
 TABLE_LIMIT = 1 << 22
+#: ... per row.
+TABLE_PER_ROW = 8
 
 
 @dataclass
@@ -305,95 +309,114 @@ class ClusterMargins:
         codes; ``I_g[j, l]`` the sum of ``n w`` where both columns are 1, read from the
         table over the union of their factors (0 when they fix one factor at two
         codes). Each table is a marginal of one counted by a bincount over the rows
-        (:meth:`_tables`).
+        (:class:`_Tables`).
         """
         p = len(parts)
+        codes = {}
+        for j in range(p):
+            for m in range(j, p if information else j + 1):
+                union = dict(parts[j])
+                if all(union.get(a, c) == c for a, c in parts[m]):
+                    union.update(parts[m])
+                    codes[j, m] = union
+        tables = _Tables.plan(self, {tuple(sorted(u)) for u in codes.values()})
+        if tables is None:
+            return None
         per_cell = np.zeros(math.prod(self.sizes))
         per_cell[self.cell] = mu
         at = per_cell[self.combo]  # mu of each row's cell
-        residual = self.k - (at if self.n is None else self.n * at)
-        singles = {tuple(sorted(a for a, _ in part)) for part in parts}
-        table = self._tables(singles, residual)
-        if table is None:
-            return None
+        read = tables.reader(self.k - (at if self.n is None else self.n * at))
         scores = np.empty((self.n_clusters, p))
         for j, part in enumerate(parts):
-            scores[:, j] = table(dict(part))
+            scores[:, j] = read(dict(part))
         if not information:
             return scores, None
         np.multiply(at, 1 - at, out=at)
         if self.n is not None:
             at *= self.n
-        unions, codes = set(), {}
-        for j in range(p):
-            for m in range(j, p):
-                union = dict(parts[j])
-                if all(union.get(a, c) == c for a, c in parts[m]):
-                    union.update(parts[m])
-                    codes[j, m] = union
-                    unions.add(tuple(sorted(union)))
-        table = self._tables(unions, at)
-        if table is None:
-            return None
+        read = tables.reader(at)
         infos = np.zeros((self.n_clusters, p, p))
         for (j, m), union in codes.items():
-            infos[:, j, m] = infos[:, m, j] = table(union)
+            infos[:, j, m] = infos[:, m, j] = read(union)
         return scores, infos
 
     def presence(self, parts: list[tuple[tuple[int, int], ...]]) -> np.ndarray | None:
         """(G, p) bool: does cluster g hold rows where column j is 1 (None: too large)."""
-        weights = np.ones(len(self.k)) if self.n is None else self.n
-        table = self._tables({tuple(sorted(a for a, _ in part)) for part in parts}, weights)
-        if table is None:
+        tables = _Tables.plan(self, {tuple(sorted(a for a, _ in part)) for part in parts})
+        if tables is None:
             return None
-        return np.column_stack([table(dict(part)) > 0 for part in parts])
+        read = tables.reader(np.ones(len(self.k)) if self.n is None else self.n)
+        return np.column_stack([read(dict(part)) > 0 for part in parts])
 
-    def _tables(self, subsets: set[tuple[int, ...]], weights: np.ndarray):
-        """None when a subset's table would exceed :data:`TABLE_LIMIT` (and 8 entries per
-        row); else a reader ``codes -> G-vector`` of the sums of ``weights`` per cluster over the
-        rows whose factors take ``codes`` (a dict axis -> code, its axes one of
-        ``subsets``). The subsets are merged greedily into tables of at most
-        :data:`TABLE_ENTRIES` entries (the largest first); each table is one bincount
-        over the rows, its key looked up from the row's combination; a subset's sums
-        are that table summed over the other factors (cached)."""
-        g, sizes = self.n_clusters, self.sizes
-        if max(math.prod(sizes[a] for a in t) for t in subsets) * g > max(
-                TABLE_LIMIT, 8 * len(self.k)):
+
+@dataclass
+class _Tables:
+    """Per-cluster tables over factor subsets of :class:`ClusterMargins`' rows: the
+    subsets merged greedily (the largest first) into tables of at most
+    :data:`TABLE_ENTRIES` entries; each table's key (its factors' mixed-radix code x G +
+    cluster) looked up from the row's combination once, then one bincount per weights."""
+
+    rows: ClusterMargins
+    tables: list[tuple[int, ...]]
+    home: dict[tuple[int, ...], int]
+    keys: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def plan(cls, rows: ClusterMargins, subsets: set[tuple[int, ...]]) -> _Tables | None:
+        """None when a subset's table would exceed :data:`TABLE_LIMIT` (and
+        :data:`TABLE_PER_ROW` entries per row)."""
+        g, sizes = rows.n_clusters, rows.sizes
+
+        def size(axes) -> int:
+            return math.prod(sizes[a] for a in axes)
+
+        if max(size(t) for t in subsets) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(rows.k)):
             return None
         tables: list[tuple[int, ...]] = []
-        home: dict[tuple[int, ...], int] = {}
-        for subset in sorted(subsets, key=lambda t: (-math.prod(sizes[a] for a in t), t)):
-            fits = [i for i, t in enumerate(tables) if set(subset) <= set(t)]
-            if not fits:
-                grown = [(math.prod(sizes[a] for a in set(t) | set(subset)), i)
-                         for i, t in enumerate(tables)]
-                grown = [(size, i) for size, i in grown if size * g <= TABLE_ENTRIES]
-                if grown:
-                    i = min(grown)[1]
-                    tables[i] = tuple(sorted(set(tables[i]) | set(subset)))
-                else:
-                    tables.append(subset)
-        for subset in subsets:
-            home[subset] = min((i for i, t in enumerate(tables) if set(subset) <= set(t)),
-                               key=lambda i: math.prod(sizes[a] for a in tables[i]))
-        digits = np.unravel_index(np.arange(math.prod(sizes)), sizes) if sizes else ()
+        for subset in sorted(subsets, key=lambda t: (-size(t), t)):
+            if any(set(subset) <= set(t) for t in tables):
+                continue
+            grown = [(size(set(t) | set(subset)), i) for i, t in enumerate(tables)]
+            grown = [(n, i) for n, i in grown if n * g <= TABLE_ENTRIES]
+            if grown:
+                i = min(grown)[1]
+                tables[i] = tuple(sorted(set(tables[i]) | set(subset)))
+            else:
+                tables.append(subset)
+        home = {subset: min((i for i, t in enumerate(tables) if set(subset) <= set(t)),
+                            key=lambda i: size(tables[i])) for subset in subsets}
+        return cls(rows, tables, home)
+
+    def _key(self, i: int) -> np.ndarray:
+        if i not in self.keys:
+            rows, axes = self.rows, self.tables[i]
+            digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
+            lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
+            for a in axes:
+                lookup = lookup * rows.sizes[a] + digits[a]
+            key = (lookup * rows.n_clusters)[rows.combo]
+            key += rows.cluster
+            self.keys[i] = key
+        return self.keys[i]
+
+    def reader(self, weights: np.ndarray):
+        """``codes -> G-vector``: the sums of ``weights`` per cluster over the rows whose
+        factors take ``codes`` (a dict axis -> code; its axes one of the planned
+        subsets), from the subset's table summed over its other factors (cached)."""
         counted: dict[int, np.ndarray] = {}
         marginal: dict[tuple[int, ...], np.ndarray] = {}
+        g, sizes = self.rows.n_clusters, self.rows.sizes
 
         def read(codes: dict[int, int]) -> np.ndarray:
             axes = tuple(sorted(codes))
             if axes not in marginal:
-                i = home[axes]
+                i = self.home[axes]
+                shape = [sizes[a] for a in self.tables[i]]
                 if i not in counted:
-                    shape = [sizes[a] for a in tables[i]]
-                    lookup = np.zeros(math.prod(sizes), dtype=np.int64)
-                    for a, size in zip(tables[i], shape, strict=True):
-                        lookup = lookup * size + digits[a]
-                    key = lookup[self.combo] * g + self.cluster
-                    counted[i] = np.bincount(key, weights=weights,
+                    counted[i] = np.bincount(self._key(i), weights=weights,
                                              minlength=math.prod(shape) * g
                                              ).reshape(*shape, g)
-                drop = tuple(x for x, a in enumerate(tables[i]) if a not in axes)
+                drop = tuple(x for x, a in enumerate(self.tables[i]) if a not in axes)
                 marginal[axes] = counted[i].sum(axis=drop) if drop else counted[i]
             return marginal[axes][tuple(codes[a] for a in axes)]
 
@@ -419,7 +442,7 @@ def cluster_margins(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarr
     used = np.flatnonzero(per > 0)
     g = max(len(used), 1)
     two = sorted(sizes)[-2:]
-    if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, 8 * len(k)):
+    if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(k)):
         return None
     rank = np.zeros(n_clusters, dtype=np.int64)
     rank[used] = np.arange(len(used))
