@@ -1584,10 +1584,9 @@ def _support(X: np.ndarray, cells: _Cells, terms: list[_Term], robust: _Robust,
         presence = _presence(X, cells, robust.n_clusters, terms)
     p = X.shape[1]
     if robust.kernel is not None:
-        contrasts = _probability_contrasts(terms)
-        return _Support(robust.kernel.satterthwaite(np.eye(p)),
-                        robust.kernel.satterthwaite(contrasts), presence, True,
-                        robust.kernel)
+        # the coefficients' and the probabilities' contrasts in one call (each row alone)
+        df = robust.kernel.satterthwaite(np.vstack([np.eye(p), _probability_contrasts(terms)]))
+        return _Support(df[:p], df[p:], presence, True, robust.kernel)
     same = np.full(p, np.nan if df is None else float(df))
     return _Support(same, same, presence, False)
 
