@@ -579,11 +579,6 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
 
     factors = list(codes)
     sizes = [len(values[f]) for f in factors]
-    margins = cluster_margins([codes[f] for f in factors], sizes, cluster, n_clusters, n, k)
-    if margins is not None:  # per-cluster tables over factor subsets (no list of pairs)
-        rows, cell_n, cell_k = margins
-        return _Cells(values, dict(zip(factors, split_codes(rows.cell, sizes), strict=True)),
-                      cell_n, cell_k, n_cluster_values=rows.n_clusters, pairs=rows)
     key = combine_codes([codes[f] for f in factors], sizes, n=len(k))
     if key.dtype == object:  # astronomically many possible cells: group the code tuples
         uniq, cell = np.unique(np.column_stack([codes[f] for f in factors]), axis=0,
@@ -595,9 +590,12 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
     pairs = count_pairs(cell.reshape(-1), cluster, len(uniq), n_clusters, n, k)
     cell_n = np.bincount(pairs.cell, weights=pairs.n, minlength=len(uniq))
     cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=len(uniq))
+    # the per-cluster sums from tables over factor subsets (of the pairs: the same
+    # integers and order from rows and from an engine's cell table, so the same bytes)
+    margins = None if key.dtype == object else cluster_margins(pairs, uniq, sizes)
     out = _Cells(values, {f: np.asarray(c, dtype=np.int64)
                           for f, c in zip(factors, cell_codes, strict=True)}, cell_n, cell_k,
-                 n_cluster_values=n_clusters, pairs=pairs)
+                 n_cluster_values=n_clusters, pairs=pairs if margins is None else margins)
     return out if cell_n.all() else out.keep(cell_n > 0)
 
 

@@ -260,7 +260,7 @@ class ClusterMargins:
         Each row's cluster, ``0 <= code < n_clusters`` (the clusters with rows, in code
         order).
     n, k
-        Each row's weight (None: 1 each; the ``n`` of a cell table) and deviations.
+        Each row's weight (None: 1 each; the rows of a (cell, cluster) pair) and deviations.
     sizes
         The factors' numbers of values.
     cell
@@ -423,35 +423,20 @@ class _Tables:
         return read
 
 
-def cluster_margins(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
-                    n_clusters: int, n: np.ndarray | None, k: np.ndarray
-                    ) -> tuple[ClusterMargins, np.ndarray, np.ndarray] | None:
-    """The :class:`ClusterMargins` of rows (weights ``n``, default 1 each) with factor
-    codes ``codes`` (``0 <= code < size``) and cluster codes ``cluster``, with the rows
-    and deviations of each observed combination; None when the combinations, or a
-    table of two factors' values x clusters, would be too many.
-
-    Returns
-    -------
-    (margins, cell_n, cell_k)
-        ``cell_n`` / ``cell_k`` the rows and deviations of the observed combinations
-        (``margins.cell``), float.
-    """
+def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int]
+                    ) -> ClusterMargins | None:
+    """The :class:`ClusterMargins` of ``pairs`` (each pair one weighted row) whose cells
+    have the factor combinations ``combos`` (mixed-radix codes over ``sizes``, sorted);
+    None when the combinations, or a table of two factors' values x clusters, would be
+    too many. Counted from the pairs (not the rows), the sums are the same float
+    additions in the same order whether the pairs come from rows or from an engine's
+    cell table (the engines print the same bytes)."""
     m = math.prod(sizes)
-    per = np.bincount(cluster, weights=n, minlength=n_clusters)
-    used = np.flatnonzero(per > 0)
+    used = pairs.used_clusters()
     g = max(len(used), 1)
     two = sorted(sizes)[-2:]
-    if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(k)):
+    if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(pairs.n)):
         return None
-    rank = np.zeros(n_clusters, dtype=np.int64)
-    rank[used] = np.arange(len(used))
-    combo = np.zeros(len(k), dtype=np.int64)
-    for c, size in zip(codes, sizes, strict=True):
-        combo *= size
-        combo += c
-    cell_n = np.bincount(combo, weights=n, minlength=m).astype(float, copy=False)
-    cell_k = np.bincount(combo, weights=k, minlength=m)
-    cell = np.flatnonzero(cell_n > 0)
-    return (ClusterMargins(combo, rank[cluster], n, k, tuple(sizes), cell, len(used)),
-            cell_n[cell], cell_k[cell])
+    return ClusterMargins(np.asarray(combos, dtype=np.int64)[pairs.cell],
+                          pairs.cluster_index(used), pairs.n, pairs.k, tuple(sizes),
+                          np.asarray(combos, dtype=np.int64), len(used))
