@@ -25,7 +25,7 @@ docs/importance.md, "Clustered fits".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -325,19 +325,21 @@ class ClusterMargins:
         per_cell = np.zeros(math.prod(self.sizes))
         per_cell[self.cell] = mu
         at = per_cell[self.combo]  # mu of each row's cell
-        read = tables.reader(self.k - (at if self.n is None else self.n * at))
+        residual = self.k - (at if self.n is None else self.n * at)
+        np.multiply(at, 1 - at, out=at)
+        if self.n is not None:
+            at *= self.n
+        singles = [tuple(sorted(a for a, _ in part)) for part in parts]
+        read, weighted = tables.readers(
+            [residual, at], [singles, [tuple(sorted(u)) for u in codes.values()]])
         scores = np.empty((self.n_clusters, p))
         for j, part in enumerate(parts):
             scores[:, j] = read(dict(part))
         if not information:
             return scores, None
-        np.multiply(at, 1 - at, out=at)
-        if self.n is not None:
-            at *= self.n
-        read = tables.reader(at)
         infos = np.zeros((self.n_clusters, p, p))
         for (j, m), union in codes.items():
-            infos[:, j, m] = infos[:, m, j] = read(union)
+            infos[:, j, m] = infos[:, m, j] = weighted(union)
         return scores, infos
 
     def presence(self, parts: list[tuple[tuple[int, int], ...]]) -> np.ndarray | None:
@@ -345,7 +347,8 @@ class ClusterMargins:
         tables = _Tables.plan(self, {tuple(sorted(a for a, _ in part)) for part in parts})
         if tables is None:
             return None
-        read = tables.reader(np.ones(len(self.k)) if self.n is None else self.n)
+        (read,) = tables.readers([np.ones(len(self.k)) if self.n is None else self.n],
+                                 [list(tables.home)])
         return np.column_stack([read(dict(part)) > 0 for part in parts])
 
 
@@ -354,12 +357,11 @@ class _Tables:
     """Per-cluster tables over factor subsets of :class:`ClusterMargins`' rows: the
     subsets merged greedily (the largest first) into tables of at most
     :data:`TABLE_ENTRIES` entries; each table's key (its factors' mixed-radix code x G +
-    cluster) looked up from the row's combination once, then one bincount per weights."""
+    cluster) looked up from the row's combination, then one bincount per weights."""
 
     rows: ClusterMargins
     tables: list[tuple[int, ...]]
     home: dict[tuple[int, ...], int]
-    keys: dict[int, np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def plan(cls, rows: ClusterMargins, subsets: set[tuple[int, ...]]) -> _Tables | None:
@@ -388,34 +390,43 @@ class _Tables:
         return cls(rows, tables, home)
 
     def _key(self, i: int) -> np.ndarray:
-        if i not in self.keys:
-            rows, axes = self.rows, self.tables[i]
-            digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
-            lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
-            for a in axes:
-                lookup = lookup * rows.sizes[a] + digits[a]
-            key = (lookup * rows.n_clusters)[rows.combo]
-            key += rows.cluster
-            self.keys[i] = key
-        return self.keys[i]
+        rows, axes = self.rows, self.tables[i]
+        digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
+        lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
+        for a in axes:
+            lookup = lookup * rows.sizes[a] + digits[a]
+        key = (lookup * rows.n_clusters)[rows.combo]
+        key += rows.cluster
+        return key
 
-    def reader(self, weights: np.ndarray):
-        """``codes -> G-vector``: the sums of ``weights`` per cluster over the rows whose
-        factors take ``codes`` (a dict axis -> code; its axes one of the planned
-        subsets), from the subset's table summed over its other factors (cached)."""
-        counted: dict[int, np.ndarray] = {}
-        marginal: dict[tuple[int, ...], np.ndarray] = {}
+    def readers(self, weights: list[np.ndarray], subsets: list[list[tuple[int, ...]]]):
+        """One reader ``codes -> G-vector`` per weights: the sums of those weights per
+        cluster over the rows whose factors take ``codes`` (a dict axis -> code, its
+        axes one of that weights' ``subsets``), from the subset's table summed over its
+        other factors (cached). The tables are counted one at a time (its key built,
+        bincounted for every weights that needs it, and freed: memory one key)."""
         g, sizes = self.rows.n_clusters, self.rows.sizes
+        need = [{self.home[t] for t in wanted} for wanted in subsets]
+        counted: list[dict[int, np.ndarray]] = [{} for _ in weights]
+        for i, table in enumerate(self.tables):
+            if not any(i in n for n in need):
+                continue
+            shape = [sizes[a] for a in table]
+            key = self._key(i)
+            for w, n, out in zip(weights, need, counted, strict=True):
+                if i in n:
+                    out[i] = np.bincount(key, weights=w, minlength=math.prod(shape) * g
+                                         ).reshape(*shape, g)
+            del key
+        return [self._reader(out) for out in counted]
+
+    def _reader(self, counted: dict[int, np.ndarray]):
+        marginal: dict[tuple[int, ...], np.ndarray] = {}
 
         def read(codes: dict[int, int]) -> np.ndarray:
             axes = tuple(sorted(codes))
             if axes not in marginal:
                 i = self.home[axes]
-                shape = [sizes[a] for a in self.tables[i]]
-                if i not in counted:
-                    counted[i] = np.bincount(self._key(i), weights=weights,
-                                             minlength=math.prod(shape) * g
-                                             ).reshape(*shape, g)
                 drop = tuple(x for x, a in enumerate(self.tables[i]) if a not in axes)
                 marginal[axes] = counted[i].sum(axis=drop) if drop else counted[i]
             return marginal[axes][tuple(codes[a] for a in axes)]
