@@ -402,11 +402,15 @@ class SmallSampleCR2:
         one contrast); NaN where the contrast's expected variance is 0."""
         c = np.atleast_2d(np.asarray(contrasts, dtype=float))
         out = np.empty(len(c))
+        lam, s = self._lam, self._shrink
         for start in range(0, len(c), 64):  # bounded memory for many coefficients
-            a, beta = self._pieces(c[start:start + 64])
-            diag_a = np.einsum("ssg->sg", a)  # A_g(c, c)
-            bb = np.einsum("sgi,sgi->sg", beta, beta)  # beta_g . beta_g
-            gram = np.einsum("sgi,sgj->sij", beta, beta)  # sum_g beta_g beta_g'
+            # as _pieces, but only A's diagonal, and sum_g beta_g beta_g' by BLAS (issue 44)
+            t = np.matmul(np.swapaxes(self._vec, 1, 2), (c[start:start + 64] @ self._f).T)
+            diag_a = np.einsum("gjs,gj->sg", t * t, lam * s**2)  # A_g(c, c)
+            beta = np.matmul(self._vec, (lam * s)[:, :, None] * t)  # (G, p, q)
+            bb = np.einsum("gis,gis->sg", beta, beta)  # beta_g . beta_g
+            by = beta.transpose(2, 0, 1)
+            gram = np.matmul(by.transpose(0, 2, 1), by)  # sum_g beta_g beta_g'
             trace = diag_a.sum(axis=1) - bb.sum(axis=1)
             squares = ((diag_a**2).sum(axis=1) - 2 * (diag_a * bb).sum(axis=1)
                        + np.einsum("sij,sij->s", gram, gram))
@@ -490,8 +494,9 @@ class SmallSampleCR2:
     def _htz_sum(a: np.ndarray, beta: np.ndarray) -> float:
         """``sum_st [sum P_st * P_ts + sum P_ss * P_tt]`` (the HTZ denominator): the sum of
         ``sum_gh P_st[g, h] P_uv[g, h]`` over every ``s, t``, as matrix products without
-        forming the G x G matrices (``a`` (q, q, G), ``beta`` (q, G, p); memory q p^2, one
-        row s of the ``beta_s' beta_u`` at a time)."""
+        forming the G x G matrices (``a`` (q, q, G), ``beta`` (q, G, p); the ``beta_s'
+        beta_t`` of a block of s and every t as one BLAS product, memory at most 2^22
+        entries)."""
         q = beta.shape[0]
         dots = np.einsum("sgi,tgi->stg", beta, beta)  # beta_s . beta_t per cluster
         diag_a, diag_d = np.einsum("ssg->sg", a), np.einsum("ssg->sg", dots)
@@ -500,10 +505,13 @@ class SmallSampleCR2:
         cross = (np.einsum("stg,tsg->st", a, a) - np.einsum("stg,tsg->st", a, dots)
                  - np.einsum("tsg,stg->st", a, dots))
         same = diag_a @ diag_a.T - diag_a @ diag_d.T - diag_d @ diag_a.T
-        for s in range(q):
-            m = np.matmul(beta[s].T, beta)  # (q, p, p): M_st for every t
-            cross[s] += np.einsum("tij,tji->t", m, m)  # <M_st, M_ts> = <M_st, M_st'>
-            same[s] += np.einsum("tij,tij->t", m, m)  # <M_st, M_st>
+        g, p = beta.shape[1:]
+        flat = beta.transpose(1, 0, 2).reshape(g, q * p)
+        step = max(1, (1 << 22) // (q * p * p))  # rows s of M per BLAS product (memory)
+        for lo in range(0, q, step):
+            m = (flat[:, lo * p:(lo + step) * p].T @ flat).reshape(-1, p, q, p)  # M_st
+            cross[lo:lo + step] += np.einsum("sitj,sjti->st", m, m)  # <M_st, M_st'>
+            same[lo:lo + step] += np.einsum("sitj,sitj->st", m, m)  # <M_st, M_st>
         return float(np.sum(cross) + np.sum(same))
 
 

@@ -108,7 +108,7 @@ from analysis.importance_codes import ClusterPairs
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
-from analysis.values import factor_codes
+from analysis.values import factor_codes, format_value
 
 __all__ = [
     "ADJUSTS", "Adjust", "BASELINE", "CLUSTER_ROBUST", "FROM_DESIGN", "Fix", "GEE", "INTERCEPT",
@@ -483,9 +483,11 @@ def _row_weights(data: pd.DataFrame) -> np.ndarray | None:
 
 
 def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: Where | None,
-                exclude: Mapping[str, Sequence[str]], cluster: str | None = None
+                exclude: Mapping[str, Sequence[str]], cluster: str | None = None, *,
+                coded: tuple[np.ndarray, list[str]] | None = None
                 ) -> tuple[_Cells, list[str]]:
-    """The model's cells (split by cluster when one is given) and the cluster labels."""
+    """The model's cells (split by cluster when one is given) and the cluster labels;
+    ``coded``: the cluster column's :func:`factor_codes` over ``data``'s rows."""
     from analysis.cells import cell_table
 
     if cluster is not None:
@@ -499,7 +501,10 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
     extra = [c for c in [*(where or {}), *exclude, *([cluster] if cluster else [])]
              if c not in factors]
     extra = list(dict.fromkeys(extra))
-    pairs = cluster is not None and _CLUSTER_PAIRS
+    pairs = cluster is not None
+    if pairs and coded is not None:  # the codes go through the filters with the rows
+        data = data.assign(**{_CLUSTER_CODE: coded[0]})
+        extra.append(_CLUSTER_CODE)
     if DEVIATION in data.columns:
         table = (_outcome_rows(data, factors + extra, where) if pairs
                  else cell_table(data, factors + extra, where=where))
@@ -534,27 +539,25 @@ def _cells_from(data: pd.DataFrame, design: Design, factors: list[str], where: W
         if unknown:
             raise AnalysisError(f"Factor {f!r} has values the design does not declare "
                                 f"({', '.join(unknown[:5])}): apply the design first.")
-        remap = np.array([position[v] for v in labels], dtype=np.int64)
+        # int32 codes per row (or line of a cell table): half the memory of int64
+        remap = np.array([position[v] for v in labels], dtype=np.int32)
         values[f], codes[f] = declared, remap[c]
     n = None if rows else table[N].to_numpy(dtype=float)
     k = table[DEVIATION if rows else DEVIATIONS].to_numpy(dtype=float)
     if cluster is None:
         return _Cells(values, codes, n, k).aggregate(), []
-    cluster_codes, cluster_labels = factor_codes(table[cluster])
+    cluster_codes, cluster_labels = ((table[_CLUSTER_CODE].to_numpy(), coded[1])
+                                     if coded is not None else factor_codes(table[cluster]))
     # canonical cluster order (sorted labels), so that every engine sums the same way
     order = sorted(range(len(cluster_labels)), key=lambda i: str(cluster_labels[i]))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     cluster_codes, cluster_labels = rank[cluster_codes], [cluster_labels[i] for i in order]
-    if pairs:
-        return _paired_cells(values, codes, n, k, cluster_codes, len(order)), cluster_labels
-    return (_Cells(values, codes, n, k, cluster_codes, len(cluster_labels)).aggregate(),
-            cluster_labels)
+    return _paired_cells(values, codes, n, k, cluster_codes, len(order)), cluster_labels
 
 
-#: Clustered fits run on the factor cells with per-(cell, cluster) counts (issue 44);
-#: False: on the factors x cluster cell table (the previous path; the tests compare both).
-_CLUSTER_PAIRS = True
+#: The column that carries the cluster's codes through the filters (not a user's name).
+_CLUSTER_CODE = "\x00cluster code"
 
 
 def _outcome_rows(data: pd.DataFrame, columns: list[str], where: Where | None
@@ -572,7 +575,7 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
                   n_clusters: int) -> _Cells:
     """The factor cells of rows (weights ``n``, default 1) with their per-cluster counts
     (:class:`ClusterPairs`), from integer codes: no factors x cluster cell table."""
-    from analysis.importance_codes import cell_index, count_pairs
+    from analysis.importance_codes import cell_index, cluster_margins, count_pairs
     from analysis.values import combine_codes, split_codes
 
     factors = list(codes)
@@ -588,9 +591,12 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
     pairs = count_pairs(cell.reshape(-1), cluster, len(uniq), n_clusters, n, k)
     cell_n = np.bincount(pairs.cell, weights=pairs.n, minlength=len(uniq))
     cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=len(uniq))
+    # the per-cluster sums from tables over factor subsets (of the pairs: the same
+    # integers and order from rows and from an engine's cell table, so the same bytes)
+    margins = None if key.dtype == object else cluster_margins(pairs, uniq, sizes)
     out = _Cells(values, {f: np.asarray(c, dtype=np.int64)
                           for f, c in zip(factors, cell_codes, strict=True)}, cell_n, cell_k,
-                 n_cluster_values=n_clusters, pairs=pairs)
+                 n_cluster_values=n_clusters, pairs=pairs if margins is None else margins)
     return out if cell_n.all() else out.keep(cell_n > 0)
 
 
@@ -1261,14 +1267,15 @@ def _model_spec(design: Design, factors: Sequence[str] | None,
 
 
 def _chosen_cluster(data: pd.DataFrame, design: Design, cluster: str | None,
-                    factors: list[str], gee: bool, notes: list[str]) -> str | None:
-    """The cluster column to use (the design's by default), or None; notes why not."""
+                    factors: list[str], gee: bool, notes: list[str],
+                    coded: dict | None = None) -> str | None:
+    """The cluster column to use (the design's by default), or None; notes why not.
+    ``coded`` (a dict) receives the column's :func:`factor_codes` for the cells."""
     declared = cluster is FROM_DESIGN
     if declared:
         cluster = design.cluster
     if cluster:
-        choice = resolve_cluster(data, cluster, declared=declared,
-                                 factors=factors if declared else (), rows=_row_weights(data))
+        choice = _coded_cluster(data, cluster, declared, factors if declared else (), coded)
         cluster = choice.column
         notes.extend(choice.notes)
     if gee and not cluster:
@@ -1276,6 +1283,37 @@ def _chosen_cluster(data: pd.DataFrame, design: Design, cluster: str | None,
                             "correlated): name one, e.g. the prompt template."
                             + (f" ({notes[0]})" if notes else ""))
     return cluster or None
+
+
+def _coded_cluster(data: pd.DataFrame, cluster: str, declared: bool, factors: Sequence[str],
+                   coded: dict | None):
+    """:func:`resolve_cluster`, judged on the column's codes (one line per value with its
+    rows), so the column is coded once for the check and the cells (``coded[cluster]``;
+    issue 44). When the cluster is not used, the notes are those of the whole column."""
+    rows = _row_weights(data)
+    if coded is None or cluster not in data.columns or cluster in factors:
+        return resolve_cluster(data, cluster, declared=declared, factors=factors, rows=rows)
+    codes, labels = _cluster_codes_of(data[cluster])
+    counts = np.bincount(codes, weights=rows, minlength=len(labels))
+    choice = resolve_cluster(pd.DataFrame({cluster: labels}), cluster, declared=declared,
+                             factors=factors, rows=counts)
+    if choice.column is None:
+        return resolve_cluster(data, cluster, declared=declared, factors=factors, rows=rows)
+    coded[cluster] = (codes, labels)
+    return choice
+
+
+def _cluster_codes_of(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """:func:`factor_codes` of a cluster column; for text without missing values by one
+    ``pd.factorize`` (faster than with a missing-value code; the labels' order does not
+    matter: clusters are numbered by sorted label)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return factor_codes(series)
+    codes, uniques = pd.factorize(series)
+    labels = [format_value(u) for u in uniques]
+    if (len(codes) and codes.min() < 0) or len(set(labels)) < len(labels):
+        return factor_codes(series)  # a missing value, or values equal as text
+    return codes, labels
 
 
 def _usable_cluster(cells: _Cells, cluster: str | None, gee: bool, notes: list[str]
@@ -1411,7 +1449,7 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
     params, robust, df, support = fit.params, None, None, None
     if cluster:
         robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
-                         small_sample=small_sample)
+                         small_sample=small_sample, terms=terms)
         params, cov = robust.params, robust.cov
         notes.extend(robust.notes(cluster, small_sample))
         df = reference_df(small_sample, robust.n_clusters)
@@ -1513,12 +1551,21 @@ class _Support:
         return out
 
 
-def _presence(X: np.ndarray, cells: _Cells, g: int) -> np.ndarray:
+def _presence(X: np.ndarray, cells: _Cells, g: int, terms: list[_Term] | None = None
+              ) -> np.ndarray:
     """(G, p): does cluster g hold rows where column j is not 0."""
+    from analysis.importance_codes import ClusterMargins
+
+    margins = cells.pairs if isinstance(cells.pairs, ClusterMargins) else None
+    presence = (None if margins is None or terms is None
+                else margins.presence(_axis_parts(terms, cells)))
+    if presence is not None:
+        return presence
     if cells.pairs is not None:
         from analysis.importance_codes import cluster_presence
 
-        return cluster_presence(X, cells.pairs, cells.pairs.used_clusters())
+        pairs = margins.pairs() if margins is not None else cells.pairs
+        return cluster_presence(X, pairs, pairs.used_clusters())
     assert cells.cluster is not None
     _, index = np.unique(cells.cluster, return_inverse=True)
     out = np.zeros((g, X.shape[1]), dtype=bool)
@@ -1533,13 +1580,12 @@ def _support(X: np.ndarray, cells: _Cells, terms: list[_Term], robust: _Robust,
     if robust.kernel is not None and cells.pairs is not None:  # x_j^2 n w > 0 where present
         presence = np.einsum("gjj->gj", robust.kernel.infos) > 0
     else:
-        presence = _presence(X, cells, robust.n_clusters)
+        presence = _presence(X, cells, robust.n_clusters, terms)
     p = X.shape[1]
     if robust.kernel is not None:
-        contrasts = _probability_contrasts(terms)
-        return _Support(robust.kernel.satterthwaite(np.eye(p)),
-                        robust.kernel.satterthwaite(contrasts), presence, True,
-                        robust.kernel)
+        # the coefficients' and the probabilities' contrasts in one call (each row alone)
+        df = robust.kernel.satterthwaite(np.vstack([np.eye(p), _probability_contrasts(terms)]))
+        return _Support(df[:p], df[p:], presence, True, robust.kernel)
     same = np.full(p, np.nan if df is None else float(df))
     return _Support(same, same, presence, False)
 
@@ -1654,8 +1700,10 @@ def factor_importance(
     exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
                for k, v in (exclude or {}).items() if v}
     notes: list[str] = []
-    cluster = _chosen_cluster(data, design, cluster, factors, gee, notes)
-    cells, _ = _cells_from(data, design, factors, where, exclude, cluster)
+    coded: dict = {}
+    cluster = _chosen_cluster(data, design, cluster, factors, gee, notes, coded)
+    cells, _ = _cells_from(data, design, factors, where, exclude, cluster,
+                           coded=coded.get(cluster))
     cells, cluster = _usable_cluster(cells, cluster, gee, notes)
     with _blas_threads(len(cells.n) * (1 + sum(len(cells.observed(f)) for f in factors))):
         model = _estimable_model(cells, refs, pairs, on_separation,
@@ -1696,7 +1744,8 @@ class _Robust:
 
 
 def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n_rows: int,
-            gee: bool, small_sample: SmallSample = "cr2") -> _Robust:
+            gee: bool, small_sample: SmallSample = "cr2",
+            terms: list[_Term] | None = None) -> _Robust:
     """Cluster-robust (sandwich) covariance of the logit fit, or a GEE fit.
 
     The score of the rows of cell ``c`` sums to ``x_c (k_c - n_c p_c)``; summing the cells
@@ -1710,7 +1759,7 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
     """
     if cells.pairs is not None:
         return _robust_pairs(X, cells, fit, naive_cov, n_rows=n_rows, gee=gee,
-                             small_sample=small_sample)
+                             small_sample=small_sample, terms=terms)
     groups = cells.cluster
     assert groups is not None
     used, group_index = np.unique(groups, return_inverse=True)
@@ -1741,14 +1790,23 @@ def _robust(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *, n
 
 
 def _robust_pairs(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray, *,
-                  n_rows: int, gee: bool, small_sample: SmallSample) -> _Robust:
+                  n_rows: int, gee: bool, small_sample: SmallSample,
+                  terms: list[_Term] | None = None) -> _Robust:
     """:func:`_robust` of factor cells with their (cell, cluster) pairs: the same cluster
-    scores and cluster informations as sums over the pairs
-    (:mod:`analysis.importance_codes`), without the factors x cluster cells."""
-    from analysis.importance_codes import cluster_information, cluster_scores, pair_slots
+    scores and cluster informations as sums over the pairs, or over per-cluster tables
+    of factor subsets (:mod:`analysis.importance_codes`), without the factors x cluster
+    cells."""
+    from analysis.importance_codes import (
+        ClusterMargins,
+        cluster_information,
+        cluster_scores,
+        pair_slots,
+    )
 
     pairs = cells.pairs
     assert pairs is not None
+    if isinstance(pairs, ClusterMargins) and (gee or terms is None):
+        pairs = pairs.pairs()
     used = pairs.used_clusters()
     g = len(used)
     if g < 2:
@@ -1759,16 +1817,29 @@ def _robust_pairs(X: np.ndarray, cells: _Cells, fit: _Fit, naive_cov: np.ndarray
                        pairs.n, pairs.k, pairs.cluster, pairs.n_clusters)
         return _gee(X[pairs.cell], split, pairs.cluster_index(used), naive_cov, g)
     mu = 1.0 / (1.0 + np.exp(-fit.eta))
-    slots = pair_slots(X, pairs)  # each pair's nonzero columns, once for both sums
-    scores = cluster_scores(X, pairs, mu, used, slots=slots)
     p = X.shape[1]
-    if small_sample == "cr2":
-        infos = cluster_information(X, pairs, mu * (1 - mu), used, slots=slots)
+    sums = (pairs.sums(_axis_parts(terms, cells), mu, information=small_sample == "cr2")
+            if isinstance(pairs, ClusterMargins) and terms is not None else None)
+    if sums is not None:
+        scores, infos = sums
+    else:
+        pairs = pairs.pairs() if isinstance(pairs, ClusterMargins) else pairs
+        slots = pair_slots(X, pairs)  # each pair's nonzero columns, once for both sums
+        scores = cluster_scores(X, pairs, mu, used, slots=slots)
+        infos = (cluster_information(X, pairs, mu * (1 - mu), used, slots=slots)
+                 if small_sample == "cr2" else None)
+    if infos is not None:
         kernel = SmallSampleCR2(scores, naive_cov, infos)
         return _Robust(fit.params, kernel.cov, naive_cov, g, CLUSTER_ROBUST, None, kernel)
     factor = g / (g - 1) * (n_rows - 1) / (n_rows - p)
     cov = factor * naive_cov @ (scores.T @ scores) @ naive_cov
     return _Robust(fit.params, cov, naive_cov, g, CLUSTER_ROBUST, None)
+
+
+def _axis_parts(terms: list[_Term], cells: _Cells) -> list[tuple[tuple[int, int], ...]]:
+    """Each term's (factor axis, code) parts: the factors' positions among the cells'."""
+    axis = {f: a for a, f in enumerate(cells.factors)}
+    return [tuple((axis[f], c) for f, c in t.parts) for t in terms]
 
 
 def _gee(X: np.ndarray, cells: _Cells, group_index: np.ndarray, naive_cov: np.ndarray,

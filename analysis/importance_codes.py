@@ -24,12 +24,13 @@ docs/importance.md, "Clustered fits".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ClusterPairs", "cell_index", "cluster_information", "cluster_presence",
-           "cluster_scores", "count_pairs", "pair_slots"]
+__all__ = ["ClusterMargins", "ClusterPairs", "cell_index", "cluster_information", "cluster_margins",
+           "cluster_presence", "cluster_scores", "count_pairs", "pair_slots"]
 
 #: A dense (cell x cluster) grid is used for the pair counts up to this many possible
 #: pairs per row (else the keys are sorted).
@@ -226,3 +227,227 @@ def cluster_presence(X: np.ndarray, pairs: ClusterPairs, clusters: np.ndarray) -
         counts += np.bincount(index * (p + 1) + column[pairs.cell], weights=pairs.n,
                               minlength=g * (p + 1))
     return counts.reshape(g, p + 1)[:, :p] > 0
+
+
+#: The per-cluster tables are used when the factor combinations number at most this many
+#: (else the sparse pairs): each table is indexed through a lookup of this length.
+MARGIN_CELLS = 1 << 20
+#: Factor subsets are merged into one table while it has at most this many entries
+#: (combinations x clusters: 4 MB of floats, so a bincount into it stays in cache; fewer,
+#: larger tables measured faster than 1 MB ones: fewer passes over the rows).
+TABLE_ENTRIES = 1 << 19
+#: A table is never larger than this (nor than :data:`TABLE_PER_ROW` entries per row);
+#: else the sparse pairs.
+TABLE_LIMIT = 1 << 22
+#: ... per row.
+TABLE_PER_ROW = 8
+
+
+@dataclass
+class ClusterMargins:
+    """The rows' factor combination and cluster codes, for per-cluster sums over factor
+    subsets (issue 44): every sum the cluster-robust covariance needs of an indicator
+    design is a table of (values of a few factors) x cluster, and a few such tables,
+    each small enough that a bincount over the rows into it stays in cache, cover them
+    all. No (combination x cluster) cube and no list of pairs is built.
+
+    Attributes
+    ----------
+    combo
+        Each row's factor combination: its mixed-radix code over ``sizes`` (the first
+        factor the most significant digit).
+    cluster
+        Each row's cluster, ``0 <= code < n_clusters`` (the clusters with rows, in code
+        order).
+    n, k
+        Each row's weight (None: 1 each; the rows of a (cell, cluster) pair) and deviations.
+    sizes
+        The factors' numbers of values.
+    cell
+        Each model cell's combination code (sorted: the observed combinations).
+    n_clusters
+        The clusters with rows.
+    """
+
+    combo: np.ndarray
+    cluster: np.ndarray
+    n: np.ndarray | None
+    k: np.ndarray
+    sizes: tuple[int, ...]
+    cell: np.ndarray
+    n_clusters: int
+
+    def used_clusters(self) -> np.ndarray:
+        """The cluster codes with rows: all of them."""
+        return np.arange(self.n_clusters)
+
+    def pairs(self) -> ClusterPairs:
+        """The same counts as :class:`ClusterPairs` (ordered by cluster then cell)."""
+        position = np.zeros(math.prod(self.sizes), dtype=np.intp)
+        position[self.cell] = np.arange(len(self.cell))
+        return count_pairs(position[self.combo], self.cluster, len(self.cell),
+                           self.n_clusters, self.n, self.k)
+
+    def keep_cells(self, mask: np.ndarray) -> ClusterPairs:
+        """:meth:`ClusterPairs.keep_cells` (cells dropped: the sparse pairs from here)."""
+        return self.pairs().keep_cells(mask)
+
+    def merge_cells(self, inverse: np.ndarray, n_cells: int) -> ClusterPairs:
+        """:meth:`ClusterPairs.merge_cells` (cells merged: the sparse pairs from here)."""
+        return self.pairs().merge_cells(inverse, n_cells)
+
+    def sums(self, parts: list[tuple[tuple[int, int], ...]], mu: np.ndarray, *,
+             information: bool) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """The cluster scores ``u_g`` (G, p) and, with ``information``, the cluster
+        informations ``I_g`` (G, p, p) with the weights ``mu (1 - mu)`` of an indicator
+        design whose column j is 1 where the factors (axes) of ``parts[j]`` take its
+        codes (``()``: the intercept). ``mu`` per model cell. None when a table would be
+        too large (interactions of many values: the caller takes the sparse pairs).
+
+        ``u_g[j]`` is the sum of ``k - n mu`` over cluster g's rows where column j is 1:
+        the table of those residuals over column j's factors x cluster, read at its
+        codes; ``I_g[j, l]`` the sum of ``n w`` where both columns are 1, read from the
+        table over the union of their factors (0 when they fix one factor at two
+        codes). Each table is a marginal of one counted by a bincount over the rows
+        (:class:`_Tables`).
+        """
+        p = len(parts)
+        codes = {}
+        for j in range(p):
+            for m in range(j, p if information else j + 1):
+                union = dict(parts[j])
+                if all(union.get(a, c) == c for a, c in parts[m]):
+                    union.update(parts[m])
+                    codes[j, m] = union
+        tables = _Tables.plan(self, {tuple(sorted(u)) for u in codes.values()})
+        if tables is None:
+            return None
+        per_cell = np.zeros(math.prod(self.sizes))
+        per_cell[self.cell] = mu
+        at = per_cell[self.combo]  # mu of each row's cell
+        residual = self.k - (at if self.n is None else self.n * at)
+        np.multiply(at, 1 - at, out=at)
+        if self.n is not None:
+            at *= self.n
+        singles = [tuple(sorted(a for a, _ in part)) for part in parts]
+        read, weighted = tables.readers(
+            [residual, at], [singles, [tuple(sorted(u)) for u in codes.values()]])
+        scores = np.empty((self.n_clusters, p))
+        for j, part in enumerate(parts):
+            scores[:, j] = read(dict(part))
+        if not information:
+            return scores, None
+        infos = np.zeros((self.n_clusters, p, p))
+        for (j, m), union in codes.items():
+            infos[:, j, m] = infos[:, m, j] = weighted(union)
+        return scores, infos
+
+    def presence(self, parts: list[tuple[tuple[int, int], ...]]) -> np.ndarray | None:
+        """(G, p) bool: does cluster g hold rows where column j is 1 (None: too large)."""
+        tables = _Tables.plan(self, {tuple(sorted(a for a, _ in part)) for part in parts})
+        if tables is None:
+            return None
+        (read,) = tables.readers([np.ones(len(self.k)) if self.n is None else self.n],
+                                 [list(tables.home)])
+        return np.column_stack([read(dict(part)) > 0 for part in parts])
+
+
+@dataclass
+class _Tables:
+    """Per-cluster tables over factor subsets of :class:`ClusterMargins`' rows: the
+    subsets merged greedily (the largest first) into tables of at most
+    :data:`TABLE_ENTRIES` entries; each table's key (its factors' mixed-radix code x G +
+    cluster) looked up from the row's combination, then one bincount per weights."""
+
+    rows: ClusterMargins
+    tables: list[tuple[int, ...]]
+    home: dict[tuple[int, ...], int]
+
+    @classmethod
+    def plan(cls, rows: ClusterMargins, subsets: set[tuple[int, ...]]) -> _Tables | None:
+        """None when a subset's table would exceed :data:`TABLE_LIMIT` (and
+        :data:`TABLE_PER_ROW` entries per row)."""
+        g, sizes = rows.n_clusters, rows.sizes
+
+        def size(axes) -> int:
+            return math.prod(sizes[a] for a in axes)
+
+        if max(size(t) for t in subsets) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(rows.k)):
+            return None
+        tables: list[tuple[int, ...]] = []
+        for subset in sorted(subsets, key=lambda t: (-size(t), t)):
+            if any(set(subset) <= set(t) for t in tables):
+                continue
+            grown = [(size(set(t) | set(subset)), i) for i, t in enumerate(tables)]
+            grown = [(n, i) for n, i in grown if n * g <= TABLE_ENTRIES]
+            if grown:
+                i = min(grown)[1]
+                tables[i] = tuple(sorted(set(tables[i]) | set(subset)))
+            else:
+                tables.append(subset)
+        home = {subset: min((i for i, t in enumerate(tables) if set(subset) <= set(t)),
+                            key=lambda i: size(tables[i])) for subset in subsets}
+        return cls(rows, tables, home)
+
+    def _key(self, i: int) -> np.ndarray:
+        rows, axes = self.rows, self.tables[i]
+        digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
+        lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
+        for a in axes:
+            lookup = lookup * rows.sizes[a] + digits[a]
+        key = (lookup * rows.n_clusters)[rows.combo]
+        key += rows.cluster
+        return key
+
+    def readers(self, weights: list[np.ndarray], subsets: list[list[tuple[int, ...]]]):
+        """One reader ``codes -> G-vector`` per weights: the sums of those weights per
+        cluster over the rows whose factors take ``codes`` (a dict axis -> code, its
+        axes one of that weights' ``subsets``), from the subset's table summed over its
+        other factors (cached). The tables are counted one at a time (its key built,
+        bincounted for every weights that needs it, and freed: memory one key)."""
+        g, sizes = self.rows.n_clusters, self.rows.sizes
+        need = [{self.home[t] for t in wanted} for wanted in subsets]
+        counted: list[dict[int, np.ndarray]] = [{} for _ in weights]
+        for i, table in enumerate(self.tables):
+            if not any(i in n for n in need):
+                continue
+            shape = [sizes[a] for a in table]
+            key = self._key(i)
+            for w, n, out in zip(weights, need, counted, strict=True):
+                if i in n:
+                    out[i] = np.bincount(key, weights=w, minlength=math.prod(shape) * g
+                                         ).reshape(*shape, g)
+            del key
+        return [self._reader(out) for out in counted]
+
+    def _reader(self, counted: dict[int, np.ndarray]):
+        marginal: dict[tuple[int, ...], np.ndarray] = {}
+
+        def read(codes: dict[int, int]) -> np.ndarray:
+            axes = tuple(sorted(codes))
+            if axes not in marginal:
+                i = self.home[axes]
+                drop = tuple(x for x, a in enumerate(self.tables[i]) if a not in axes)
+                marginal[axes] = counted[i].sum(axis=drop) if drop else counted[i]
+            return marginal[axes][tuple(codes[a] for a in axes)]
+
+        return read
+
+
+def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int]
+                    ) -> ClusterMargins | None:
+    """The :class:`ClusterMargins` of ``pairs`` (each pair one weighted row) whose cells
+    have the factor combinations ``combos`` (mixed-radix codes over ``sizes``, sorted);
+    None when the combinations, or a table of two factors' values x clusters, would be
+    too many. Counted from the pairs (not the rows), the sums are the same float
+    additions in the same order whether the pairs come from rows or from an engine's
+    cell table (the engines print the same bytes)."""
+    m = math.prod(sizes)
+    used = pairs.used_clusters()
+    g = max(len(used), 1)
+    two = sorted(sizes)[-2:]
+    if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(pairs.n)):
+        return None
+    return ClusterMargins(np.asarray(combos, dtype=np.int64)[pairs.cell],
+                          pairs.cluster_index(used), pairs.n, pairs.k, tuple(sizes),
+                          np.asarray(combos, dtype=np.int64), len(used))

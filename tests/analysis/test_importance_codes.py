@@ -2,12 +2,18 @@
 ``analysis/importance_codes.py``) = the previous path on the factors x cluster cell table,
 and = statsmodels' row-level binomial GLM with ``cov_type="cluster"`` (CR1).
 
-The previous path is kept behind ``analysis.importance._CLUSTER_PAIRS = False``; both
-compute the same sums in another order, so every number agrees to rounding (1e-9
-relative; the likelihood-ratio refits stop at a log-likelihood gain of 1e-10, so their
-statistics agree to ~1e-9 absolute)."""
+The previous path (the logit on the factors x cluster cell table, cluster scores and
+informations per cluster from its cells) is this file's oracle: :func:`_split_cells`
+replaces the per-(cell, cluster) counts by that cell table. Both compute the same sums
+in another order, so every number agrees to rounding (1e-9 relative; the
+likelihood-ratio refits stop at a log-likelihood gain of 1e-10, so their statistics
+agree to ~1e-9 absolute). The per-cluster tables over factor subsets
+(:class:`analysis.importance_codes.ClusterMargins`, the default) are also compared with
+the sparse pairs (:func:`_pairs_only`) to 1e-12."""
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import pandas as pd
@@ -15,15 +21,43 @@ import pytest
 import statsmodels.api as sm
 
 import analysis.importance as imp
+import analysis.importance_codes as codes_module
 from analysis.columns import COEF, DF, EFFECT, N_CLUSTERS, P_VALUE, STD_ERR
 from analysis.design import Design, Factor, Outcome, apply_design
 from analysis.importance import NOT_ESTIMABLE, ImportanceRefusal, factor_importance
 from analysis.importance_codes import (
+    ClusterMargins,
     cluster_information,
+    cluster_margins,
     cluster_presence,
     cluster_scores,
     count_pairs,
 )
+
+
+def _split_cells(values, codes, n, k, cluster, n_clusters):
+    """The previous path's cells: factor cells x cluster, aggregated (no pairs)."""
+    return imp._Cells(values, codes, np.ones(len(k)) if n is None else n, k, cluster,
+                      n_clusters).aggregate()
+
+
+@contextlib.contextmanager
+def _previous_path():
+    paired, imp._paired_cells = imp._paired_cells, _split_cells
+    try:
+        yield
+    finally:
+        imp._paired_cells = paired
+
+
+@contextlib.contextmanager
+def _pairs_only():
+    """The sparse (cell, cluster) pairs instead of the per-cluster tables."""
+    limit, codes_module.MARGIN_CELLS = codes_module.MARGIN_CELLS, -1
+    try:
+        yield
+    finally:
+        codes_module.MARGIN_CELLS = limit
 
 
 def _table(rows: int, templates: int, seed: int, *, rare: int = 0) -> tuple[pd.DataFrame,
@@ -50,15 +84,12 @@ def _table(rows: int, templates: int, seed: int, *, rare: int = 0) -> tuple[pd.D
 
 
 def _both(data, design, **kw):
-    imp._CLUSTER_PAIRS = False
-    try:
+    with _previous_path():
         old = factor_importance(data, design, **kw)
-    finally:
-        imp._CLUSTER_PAIRS = True
     return factor_importance(data, design, **kw), old
 
 
-def _same(new, old):
+def _same(new, old, rtol=1e-9, atol=2e-9):
     assert new.n_cells == old.n_cells and new.n_clusters == old.n_clusters
     assert new.notes == old.notes
     assert list(new.terms.columns) == list(old.terms.columns)
@@ -68,7 +99,7 @@ def _same(new, old):
         b = frame_old[num].to_numpy(dtype=float)
         assert np.array_equal(np.isnan(a), np.isnan(b))
         ok = ~np.isnan(b)
-        assert np.allclose(a[ok], b[ok], rtol=1e-9, atol=2e-9)
+        assert np.allclose(a[ok], b[ok], rtol=rtol, atol=atol)
         other = [c for c in frame_old.columns if c not in num]
         assert frame_new[other].equals(frame_old[other])
     assert new.log_likelihood == pytest.approx(old.log_likelihood, rel=1e-12)
@@ -107,12 +138,8 @@ def test_filters_exclusions_separation_and_a_cell_table_input():
         _same(*_both(data, design, **kw))
     with pytest.raises(ImportanceRefusal) as new:
         factor_importance(data, design)
-    imp._CLUSTER_PAIRS = False
-    try:
-        with pytest.raises(ImportanceRefusal) as old:
-            factor_importance(data, design)
-    finally:
-        imp._CLUSTER_PAIRS = True
+    with _previous_path(), pytest.raises(ImportanceRefusal) as old:
+        factor_importance(data, design)
     assert str(new.value) == str(old.value) and new.value.reason == "separation"
     cells = (data.dropna(subset=["deviation"])
              .groupby(["model", "style", "gender", "template"], observed=True)["deviation"]
@@ -130,13 +157,9 @@ def test_singular_design_is_refused_the_same_way():
                     design.outcome, cluster="template")
     data = apply_design(data, design)
     messages = []
-    for flag in (True, False):
-        imp._CLUSTER_PAIRS = flag
-        try:
-            with pytest.raises(ImportanceRefusal) as err:
-                factor_importance(data, design)
-        finally:
-            imp._CLUSTER_PAIRS = True
+    for path in (contextlib.nullcontext, _previous_path):
+        with path(), pytest.raises(ImportanceRefusal) as err:
+            factor_importance(data, design)
         assert err.value.reason == "aliased"
         messages.append(str(err.value))
     assert messages[0] == messages[1]
@@ -192,3 +215,89 @@ def test_the_pair_sums_equal_sums_over_the_rows():
     for j in range(g):
         presence[j] = (X[cell[index == j]] != 0).any(axis=0)
     assert np.array_equal(cluster_presence(X, pairs, used), presence)
+
+
+@pytest.mark.parametrize("small_sample", ["cr2", "cr1", "none"])
+@pytest.mark.parametrize("kw", [{}, {"interactions": ["model:gender", "style:gender"]},
+                                {"where": {"model": ["model0", "model2"]}},
+                                {"on_separation": "drop"}])
+def test_the_per_cluster_tables_equal_the_sparse_pairs(kw, small_sample):
+    data, design = _table(5000, 30, 13, rare=1)
+    if "on_separation" in kw:  # separation: cells dropped, the pairs from there on
+        data = data.copy()
+        data.loc[(data["style"] == "style1") & (data["model"] == "model2"), "deviation"] = 0.0
+        kw = {**kw, "interactions": ["model:style"]}
+    new = factor_importance(data, design, small_sample=small_sample, **kw)
+    with _pairs_only():
+        old = factor_importance(data, design, small_sample=small_sample, **kw)
+    _same(new, old, rtol=1e-12, atol=1e-14)
+    # the logit is the unclustered one, bit for bit
+    plain = factor_importance(data, design, cluster=None, **kw)
+    assert np.array_equal(new.terms[COEF].to_numpy(), plain.terms[COEF].to_numpy())
+
+
+def test_a_table_too_large_falls_back_to_the_pairs(monkeypatch):
+    data, design = _table(3000, 20, 17)
+    kw = {"interactions": ["model:style"]}
+    new = factor_importance(data, design, **kw)
+    # a two-factor table of 12 x 20 entries allowed, the interactions' unions are not
+    monkeypatch.setattr(codes_module, "TABLE_LIMIT", 240)
+    monkeypatch.setattr(codes_module, "TABLE_PER_ROW", 0)
+    converted = []
+    to_pairs = ClusterMargins.pairs
+    monkeypatch.setattr(ClusterMargins, "pairs",
+                        lambda self: converted.append(1) or to_pairs(self))
+    for small_sample in ("cr2", "none"):
+        small = factor_importance(data, design, small_sample=small_sample, **kw)
+        with _pairs_only():
+            old = factor_importance(data, design, small_sample=small_sample, **kw)
+        _same(small, old, rtol=1e-12, atol=1e-14)
+    _same(new, factor_importance(data, design, **kw), rtol=1e-12, atol=1e-14)
+    assert len(converted) >= 2  # the robust sums of both fits, and the presence
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_the_margin_sums_equal_sums_over_the_rows(weights):
+    rng = np.random.default_rng(21)
+    rows, sizes, g = 4000, [3, 2, 4], 7
+    codes = [rng.integers(0, s, rows) for s in sizes]
+    codes[1][codes[0] == 2] = 0  # an unobserved combination
+    cluster = rng.integers(0, g, rows) * 2  # codes 0, 2, ...: half of 2g codes unused
+    n = rng.integers(1, 4, rows).astype(float) if weights else None
+    k = rng.binomial(np.ones(rows, dtype=int) if n is None else n.astype(int), 0.3) * 1.0
+    combo = (codes[0] * 2 + codes[1]) * 4 + codes[2]
+    combos, cell = np.unique(combo, return_inverse=True)
+    margins = cluster_margins(count_pairs(cell, cluster, len(combos), 2 * g, n, k), combos,
+                              sizes)
+    assert isinstance(margins, ClusterMargins) and margins.n_clusters == g
+    wn = np.ones(rows) if n is None else n
+    assert np.array_equal(margins.cell, combos)
+    # an indicator design: intercept, main effects, one interaction column
+    parts = [(), ((0, 1),), ((0, 2),), ((1, 1),), ((2, 1),), ((2, 3),), ((0, 1), (2, 3))]
+    X = np.column_stack([np.all([codes[a] == c for a, c in part], axis=0) if part
+                         else np.ones(rows, dtype=bool) for part in parts]).astype(float)
+    mu = rng.uniform(0.1, 0.9, len(margins.cell))
+    row_mu = mu[np.searchsorted(margins.cell, combo)]
+    index = np.searchsorted(np.unique(cluster), cluster)
+    scores = np.zeros((g, len(parts)))
+    np.add.at(scores, index, X * (k - wn * row_mu)[:, None])
+    info = np.zeros((g, len(parts), len(parts)))
+    for j in range(g):
+        at = index == j
+        info[j] = (X[at] * (wn * row_mu * (1 - row_mu))[at, None]).T @ X[at]
+    got_scores, got_info = margins.sums(parts, mu, information=True)
+    assert np.allclose(got_scores, scores, rtol=1e-12, atol=1e-10)
+    assert np.allclose(got_info, info, rtol=1e-12, atol=1e-10)
+    presence = np.array([(X[index == j] != 0).any(axis=0) for j in range(g)])
+    assert np.array_equal(margins.presence(parts), presence)
+    pairs = margins.pairs()  # the sparse pairs of the same rows
+    assert pairs.n.sum() == wn.sum() and np.array_equal(pairs.used_clusters(), np.arange(g))
+    assert np.allclose(cluster_scores(_cell_matrix(margins, parts), pairs, mu, np.arange(g)),
+                       scores, rtol=1e-12, atol=1e-10)
+
+
+def _cell_matrix(margins, parts):
+    cell_codes = np.unravel_index(margins.cell, margins.sizes)
+    return np.column_stack([np.all([cell_codes[a] == c for a, c in part], axis=0) if part
+                            else np.ones(len(margins.cell), dtype=bool)
+                            for part in parts]).astype(float)
