@@ -398,11 +398,12 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if cells is None:
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
-    full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
-                          cluster_grid=grid)
-    facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df", "df_method")}
-    uncertainty = uncertainty_label(full.attrs, the_design)
-    warnings = [*checked.notes, *full.attrs.get("notes", [])]
+    full, info = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
+                                cluster_grid=grid, return_info=True)
+    facts = {k: getattr(info, k) for k in ("cluster", "n_clusters", "reference_df",
+                                            "df_method")}
+    uncertainty = uncertainty_label(info, the_design)
+    warnings = [*checked.notes, *info.notes]
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_log_disparity
 
