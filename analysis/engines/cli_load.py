@@ -34,6 +34,9 @@ ROW_COMMANDS = ("disparity", "cohorts", "index", "compare", "counterfactual", "v
 ALL_COLUMN_COMMANDS = ("compare", "counterfactual", "variance")
 ROW_OPTIONS = ("feature", "baseline", "category", "cohort", "by", "sentiment", "sentiment_by",
                "model", "dimensions", "penalty_factors")
+#: What :func:`load_with_engine` returns: ``(results, design)``, with ``with_meta`` also
+#: the table's :class:`~analysis.table_meta.TableMeta`.
+Loaded = tuple[pd.DataFrame, Design] | tuple[pd.DataFrame, Design, TableMeta]
 
 
 def _design_and_outcome(args: argparse.Namespace, need_outcome: bool) -> tuple[Design, list[str]]:
@@ -84,9 +87,7 @@ def _row_columns(args: argparse.Namespace, design: Design, factors: Sequence[str
 
 
 def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True,
-                     with_meta: bool = False
-                     ) -> tuple[pd.DataFrame, Design] | tuple[pd.DataFrame, Design, TableMeta] \
-        | None:
+                     with_meta: bool = False) -> Loaded | None:
     """What :func:`analysis.cli.load_with_design` returns, computed by DuckDB or Spark
     (with ``with_meta``, the table's :class:`~analysis.table_meta.TableMeta` third: a cell
     table's ``engine`` and ``n_rows``).
