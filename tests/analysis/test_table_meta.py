@@ -120,3 +120,30 @@ def test_compact_reads_flag_the_large_file_source(tmp_path):
     frame, meta = read_compact(str(path), max_values=3, with_meta=True, name="r.parquet")
     assert meta.compact and meta.dropped_columns == ("note",) and list(frame) == ["model"]
     pd.testing.assert_frame_equal(read_compact(str(path), max_values=3), frame)
+
+
+def test_judge_noise_is_refused_on_an_engine_cell_table_and_runs_on_rows(tmp_path, capsys):
+    """The CLI knows an engine's cell table from the load's meta (``needs_rows``); the
+    report's judge-noise sections know it from its columns (``n_all``, no ``deviation``)."""
+    from analysis.judge_noise import JudgeNoiseError
+    from analysis.report import _noise_rows
+
+    rng = np.random.default_rng(5)
+    rows = pd.DataFrame({"model": rng.choice(["a", "b"], 400), "style": rng.choice(
+        ["x", "y"], 400), "deviation": rng.integers(0, 2, 400)})
+    path = tmp_path / "rows.parquet"
+    rows.to_parquet(path, index=False)
+    argv = ["subgroups", str(path), "--factors", "model,style", "--outcome", "deviation",
+            "--judge-noise", "5", "--json"]
+    assert main([*argv, "--engine", "duckdb"]) == 2
+    assert "needs the rows: add --engine pandas" in capsys.readouterr().err
+    assert main([*argv, "--engine", "pandas"]) == 2  # rows: past this check, to the next
+    assert "needs the score threshold" in capsys.readouterr().err  # (no judge columns here)
+    table = open_table(path, "duckdb")
+    try:
+        cells, _ = fine_cells_from_table(table, None, factors=["model", "style"])
+    finally:
+        table.close()
+    with pytest.raises(JudgeNoiseError, match="load the table with the pandas engine"):
+        _noise_rows(cells)
+    _noise_rows(rows)  # rows: nothing to refuse
