@@ -582,7 +582,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
         factors that determine another on the observed cells,
         :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
-        reading. ``raw``: the coverage cells. ``applied``: ``data`` has the design applied;
+        reading. ``raw``: the coverage cells (an :class:`analysis.coverage.CountedCells`,
+        unless ``cells`` was a plain cell table). ``applied``: ``data`` has the design applied;
         ``cells``: the coverage cells (:func:`analysis.coverage.coverage_cells` over the
         factors, the subset and ``count``) when the caller has them cached (the app).
         The one composition of the analysis (the command, the report's section and the
@@ -673,7 +674,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))),
         counted=unit, impossible_reasons=reasons)]
     settings = {**opts.settings(), "factors": names, "where": subset, "exclude": excluded}
-    return Result(summary, tuple(notes), settings, tables, cells, meta)
+    return Result(summary, tuple(notes), settings, tables, counted_cells, meta)
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -2286,15 +2287,16 @@ def _whole_design(data: Any, design: Any, applied: bool) -> tuple[pd.DataFrame, 
 
 def coverage_cells(data: Any, design: Any = None, *, factors: str | Sequence[str],
                    where: Where | None = None, count: str = "prompts", counted: Any = None,
-                   applied: bool = False, with_unit: bool = False) -> Any:
+                   applied: bool = False, with_unit: bool = True) -> Any:
     """The coverage cells :func:`coverage` counts (its ``raw``; give them back as
     ``cells=`` to a later call): one row per observed combination of ``factors`` in the
     subset, the factors' columns and ``n`` (distinct items or prompts, or rows with
     ``count="responses"``; ``counted``: the :func:`count_unit` to count, e.g. one read in
     the background), :func:`analysis.coverage.coverage_cells`. For a caller that caches
-    the step that reads the rows (the Coverage page). With ``with_unit``: an
-    :class:`analysis.coverage.CountedCells` (the table, its unit and the rows counted),
-    which ``cells=`` takes with its unit (a plain table's ``n`` counts rows)."""
+    the step that reads the rows (the Coverage page). An
+    :class:`analysis.coverage.CountedCells` (``frame``: the table; its ``unit`` and the
+    rows counted, ``n_rows``), which ``cells=`` takes with its unit; ``with_unit=False``:
+    the plain table (given as ``cells=``, its ``n`` counts rows)."""
     from analysis.coverage import coverage_cells as cells_of
 
     table, the_design = _whole_design(data, design, applied)
@@ -2313,7 +2315,10 @@ def coverage_empty_page(result: Result, design: Any, *, page: int,
     from analysis.coverage import empty_cells_page
 
     s = result.settings
-    return empty_cells_page(result.raw, _design_of(design, result.raw), page=page,
+    from analysis.coverage import CountedCells
+
+    raw = result.raw.frame if isinstance(result.raw, CountedCells) else result.raw
+    return empty_cells_page(result.raw, _design_of(design, raw), page=page,
                             page_size=page_size, first=result.tables["empty_cells"],
                             factors=s["factors"], where=s["where"] or None)
 

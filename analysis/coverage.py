@@ -991,7 +991,7 @@ def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str], *
 
 
 def empty_cells_page(
-    cells: pd.DataFrame,
+    cells: pd.DataFrame | CountedCells,
     design: Design,
     *,
     page: int,

@@ -59,8 +59,7 @@ def _coverage_cells(token: str, design_json: str, factors: tuple[str, ...], wher
                     unit: str, counted_key: str, _results: pd.DataFrame, _design: Design,
                     _where: dict, _counted: CountUnit) -> CountedCells:
     return bw.coverage_cells(_results, _design, factors=list(factors), count=unit,
-                             where=_where or None, counted=_counted, applied=True,
-                             with_unit=True)
+                             where=_where or None, counted=_counted, applied=True)
 
 
 def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str], where: dict,

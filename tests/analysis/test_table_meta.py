@@ -98,8 +98,11 @@ def test_coverage_cells_keep_their_unit_and_rows_through_a_cache():
                     prompt_unit=("item",))
     applied = apply_design(rows, design)
     direct = bw.coverage(applied, design, applied=True)
-    counted = bw.coverage_cells(applied, design, factors=["g"], applied=True, with_unit=True)
+    counted = bw.coverage_cells(applied, design, factors=["g"], applied=True)
     assert isinstance(counted, cov.CountedCells) and counted.n_rows == 18
+    assert isinstance(direct.raw, cov.CountedCells)  # its raw goes back as cells= too
+    pd.testing.assert_frame_equal(bw.coverage(applied, design, applied=True,
+                                              cells=direct.raw).table, direct.table)
     assert counted.frame[N].tolist() == [4, 2]  # items, not rows
     back = pickle.loads(pickle.dumps(counted))
     back = cov.CountedCells(back.frame[back.frame[N] >= 0].copy(), back.unit, back.n_rows)
@@ -107,6 +110,9 @@ def test_coverage_cells_keep_their_unit_and_rows_through_a_cache():
     pd.testing.assert_frame_equal(cached.table, direct.table)
     assert cached.notes == direct.notes and cached.meta["counted"] == direct.meta["counted"]
     assert int(cached.table[N_ROWS].iloc[0]) == 18
+    pd.testing.assert_frame_equal(bw.coverage_cells(applied, design, factors=["g"],
+                                                    applied=True, with_unit=False),
+                                  counted.frame)
     plain = bw.coverage(applied, design, applied=True, cells=counted.frame)
     assert int(plain.table[N_ROWS].iloc[0]) == 6 and plain.meta["count_unit"] is None
 
