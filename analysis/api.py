@@ -403,11 +403,12 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
 
         grid = cell_grid(cells, names, cluster, max_level=opts.level)
         cells = cells if grid is None else grid.cell_table()
-    full = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
-                          cluster_grid=grid)
-    facts = {k: full.attrs.get(k) for k in ("cluster", "n_clusters", "reference_df", "df_method")}
-    uncertainty = uncertainty_label(full.attrs, the_design)
-    warnings = [*checked.notes, *full.attrs.get("notes", [])]
+    full, info = subgroup_table(cells, names, **{**opts.kwargs(), "cluster": cluster},
+                                cluster_grid=grid, return_info=True)
+    facts = {k: getattr(info, k) for k in ("cluster", "n_clusters", "reference_df",
+                                            "df_method")}
+    uncertainty = uncertainty_label(info, the_design)
+    warnings = [*checked.notes, *info.notes]
     if opts.ci == "bootstrap":
         from analysis.bootstrap import bootstrap_log_disparity
 
@@ -581,7 +582,8 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
         ``empty_cells`` and ``thinnest_cells`` (the first ``limit``), ``nestings`` (the
         factors that determine another on the observed cells,
         :func:`analysis.coverage.coverage_nestings`). ``notes``: the plain-language
-        reading. ``raw``: the coverage cells (``cells=``: these, from
+        reading. ``raw``: the coverage cells (an :class:`analysis.coverage.CountedCells`
+        unless ``cells`` was a plain cell table; ``cells=``: these, from
         :func:`analysis.coverage.coverage_cells` over the factors, the subset and
         ``count``).
 
@@ -627,9 +629,13 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
     table, the_design = exclude_from_grid(rows, the_design, excluded)
     if cells is None:
         cells = cov.coverage_cells(table, the_design, names, unit=opts.count, where=subset,
-                                   counted=counted)
+                                   counted=counted, with_unit=True)
+    counted_cells = cells  # CountedCells (its unit and rows), or a plain cell table
+    unit = cov.counted_unit(cells)  # None for a plain cell table (its n counts rows)
+    cells = cells.frame if isinstance(cells, cov.CountedCells) else cells
     kw = {"factors": names, "where": subset}
-    summary = cov.coverage_summary(cells, the_design, **kw)
+    summary, reasons = cov.coverage_summary(counted_cells, the_design, **kw,
+                                            return_reasons=True)
     marginals = cov.marginal_counts(cells, the_design, **kw)
     tables = {"marginals": marginals,
               "empty_cells": cov.empty_cells(cells, the_design, limit=opts.limit, **kw),
@@ -637,7 +643,7 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
               "nestings": cov.coverage_nestings(cells, the_design, **kw),
               "per_factor": summary[summary[cov.SCOPE] == cov.MARGINAL]}
     meta: dict[str, Any] = {
-        "count_unit": cov.counted_unit(cells), "counted": cov.counted_noun(cells),
+        "count_unit": unit, "counted": cov.counted_noun(counted_cells),
         "per_factor_gini": cov.per_factor_gini(summary),
         "nesting_reading": [describe_nesting(r) for r in
                             tables["nestings"].to_dict(orient="records")]}
@@ -652,19 +658,21 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
 
         _, grid_design = exclude_from_grid(rows, whole.subset(
             list(dict.fromkeys(names + extra))), excluded)
-        by_model = cov.model_coverage(
+        by_model, nested = cov.model_coverage(
             cell_table(table, names + extra, where=subset, with_outcome=False)
             if model_cells is None else model_cells, grid_design,
-            model_factors=model_factors, prompt_factors=names, where=subset)
-        # the reading first: it reads the nesting from the table's attrs, popped after
+            model_factors=model_factors, prompt_factors=names, where=subset,
+            return_nested=True)
         meta.update(model_factors=model_factors,
-                    model_reading=cov.describe_model_coverage(by_model, model_factors),
-                    nested_prompt_factors=by_model.attrs.pop("nested_prompt_factors"))
+                    model_reading=cov.describe_model_coverage(by_model, model_factors,
+                                                              nested=nested),
+                    nested_prompt_factors=nested)
         tables["models"] = by_model
     notes = [*suggested, *cov.describe_coverage(
-        summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))))]
+        summary, marginals, unit=opts.count, n_rows=int(len(filter_rows(table, subset or None))),
+        counted=unit, impossible_reasons=reasons)]
     settings = {**opts.settings(), "factors": names, "where": subset, "exclude": excluded}
-    return Result(summary, tuple(notes), settings, tables, cells, meta)
+    return Result(summary, tuple(notes), settings, tables, counted_cells, meta)
 
 
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
@@ -2267,19 +2275,23 @@ def _whole_design(data: Any, design: Any, applied: bool) -> tuple[pd.DataFrame, 
 
 def coverage_cells(data: Any, design: Any = None, *, factors: str | Sequence[str],
                    where: Where | None = None, count: str = "prompts", counted: Any = None,
-                   applied: bool = False) -> pd.DataFrame:
+                   applied: bool = False, with_unit: bool = True) -> Any:
     """The coverage cells :func:`coverage` counts (its ``raw``; give them back as
     ``cells=`` to a later call): one row per observed combination of ``factors`` in the
     subset, the factors' columns and ``n`` (distinct items or prompts, or rows with
     ``count="responses"``; ``counted``: the :func:`count_unit` to count, e.g. one read in
     the background), :func:`analysis.coverage.coverage_cells`. For a caller that caches
-    the step that reads the rows (the Coverage page)."""
+    the step that reads the rows (the Coverage page). An
+    :class:`analysis.coverage.CountedCells` (``frame``: the table; its ``unit`` and the
+    rows counted, ``n_rows``), which ``cells=`` takes with its unit; ``with_unit=False``:
+    the plain table (given as ``cells=``, its ``n`` counts rows)."""
     from analysis.coverage import coverage_cells as cells_of
 
     table, the_design = _whole_design(data, design, applied)
     subset = {k: _as_list(v, f"where[{k!r}]") or [] for k, v in (where or {}).items()}
     return cells_of(table, the_design, _as_list(factors, "factors") or [], unit=count,
-                    where={k: v for k, v in subset.items() if v} or None, counted=counted)
+                    where={k: v for k, v in subset.items() if v} or None, counted=counted,
+                    with_unit=with_unit)
 
 
 def coverage_empty_page(result: Result, design: Any, *, page: int,
@@ -2291,7 +2303,10 @@ def coverage_empty_page(result: Result, design: Any, *, page: int,
     from analysis.coverage import empty_cells_page
 
     s = result.settings
-    return empty_cells_page(result.raw, _design_of(design, result.raw), page=page,
+    from analysis.coverage import CountedCells
+
+    raw = result.raw.frame if isinstance(result.raw, CountedCells) else result.raw
+    return empty_cells_page(result.raw, _design_of(design, raw), page=page,
                             page_size=page_size, first=result.tables["empty_cells"],
                             factors=s["factors"], where=s["where"] or None)
 

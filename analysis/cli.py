@@ -17,7 +17,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from analysis.cli_args import (
     cluster_settings,
@@ -29,6 +29,9 @@ from analysis.cli_args import (
 )
 from analysis.commands import MODULES, SUMMARIES
 from analysis.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from analysis.table_meta import TableMeta
 
 __all__ = [
     "FINITE_FLOAT", "NON_NEGATIVE_FLOAT", "NON_NEGATIVE_INT", "POSITIVE_FLOAT", "POSITIVE_INT",
@@ -161,7 +164,7 @@ def add_output_options(parser: argparse.ArgumentParser, *, figure: bool = False)
 
 
 def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
-                     extra: Sequence[str] = ()):
+                     extra: Sequence[str] = (), with_meta: bool = False):
     """Read ``args.file`` and build the design from ``--design`` and the options.
 
     Factors (and ``extra`` columns) named like an output column are renamed first
@@ -176,24 +179,28 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
         spark (or auto on a large file), ``results`` is the engine's fine cell table, or
         only the needed columns for the subcommands that need rows
         (:mod:`analysis.engines.cli_load`).
+    (results, design, meta)
+        With ``with_meta``: also the table's :class:`~analysis.table_meta.TableMeta`
+        (``source_name``; ``engine`` and ``n_rows`` for an engine's cell table), to pass to
+        :func:`row_counts` and the JSON's ``file``.
     """
     from analysis.cells import filter_rows
     from analysis.design import Design, apply_design, parse_assignments
     from analysis.design_guess import NO_OUTCOME
-    from analysis.io import load_results
+    from analysis.io import read_results
     from analysis.names import clash_free, rename_note
 
     if getattr(args, "engine", "pandas") != "pandas":  # DuckDB / Spark: analysis.engines
         from analysis.engines.cli_load import load_with_engine
 
         args.renamed = {}  # no renaming here: a clash reaching a statistic exits 2
-        loaded = load_with_engine(args, need_outcome=need_outcome)
+        loaded = load_with_engine(args, need_outcome=need_outcome, with_meta=with_meta)
         if loaded is not None:
             warm_up_export(args)
             return loaded
-    frame = load_results(args.file, sep=getattr(args, "sep", None),
-                         encoding=getattr(args, "encoding", "utf-8"))
-    load_notes(frame)
+    frame, meta = read_results(args.file, sep=getattr(args, "sep", None),
+                               encoding=getattr(args, "encoding", "utf-8"))
+    load_notes(meta)
     factors = split_list(getattr(args, "factors", None))
     outcome = outcome_from_args(args)
     suggested: list[str] = []  # without a design file: what the API would suggest, said so
@@ -226,7 +233,7 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
              parse_assignments(getattr(args, "where", []) or [], "--where").items()}
     results = filter_rows(results, where)
     warm_up_export(args)  # the input is good: start the export browser while we compute
-    return results, design
+    return (results, design, meta) if with_meta else (results, design)
 
 
 def _suggested(frame, factors: list[str], want_outcome: bool):  # noqa: ANN001, ANN202
@@ -253,14 +260,20 @@ def _suggested(frame, factors: list[str], want_outcome: bool):  # noqa: ANN001, 
                                     cluster=False)
 
 
-def load_notes(frame) -> None:  # noqa: ANN001 - a pandas DataFrame
+def load_notes(meta: TableMeta) -> None:
     """Say on stderr what the loader decided for the user (columns read with a decimal
-    comma), as the Data page does in a caption."""
-    note_decimal_commas(frame.attrs.get("decimal_comma_columns"))
+    comma, from the table's :class:`~analysis.table_meta.TableMeta`), as the Data page
+    does in a caption."""
+    note_decimal_commas(meta.decimal_comma_columns)
 
 
-def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:
+def row_counts(results, *, columns: Sequence[str] = (),  # noqa: ANN001 - a DataFrame
+               meta: TableMeta | None = None) -> dict[str, int]:
     """Rows analysed and rows left out, for the ``settings`` of a command's JSON.
+
+    ``meta`` (from :func:`load_with_design` with ``with_meta``) says whether ``results``
+    is an engine's fine cell table (``meta.engine``): its rows are then summed from
+    ``n_all`` and ``n``.
 
     ``n_rows``: rows after ``--where``; ``n_missing_outcome``: of those, rows whose outcome
     is missing (the ``deviation`` column is NaN; they drop out of every outcome analysis);
@@ -271,7 +284,7 @@ def row_counts(results, *, columns: Sequence[str] = ()) -> dict[str, int]:
     from analysis.cells import N_ALL
     from analysis.columns import DEVIATION, DEVIATIONS, N
 
-    if N_ALL in results.columns and N in results.columns and results.attrs.get("engine"):
+    if N_ALL in results.columns and N in results.columns and meta is not None and meta.engine:
         # an engine's fine cell table (analysis.engines): one row per cell, counts summed
         n_all = int(results[N_ALL].sum())
         out = {"n_rows": n_all}

@@ -77,7 +77,7 @@ __all__ = [
     "COUNT_UNIT_ATTR", "COVERAGE_OF_POSSIBLE", "COVERAGE_UNITS", "CountUnit", "CoverageGrid",
     "DENSE_MAX_CELLS", "IMPOSSIBLE_MAX_CELLS", "JOINT", "MARGINAL", "N_COUNTED",
     "N_IMPOSSIBLE_CELLS", "impossible_keys", "PROMPTS", "RESPONSES", "ROWS_ATTR", "SUMMARY_COLUMNS",
-    "TIMES", "Where", "count_tensor", "count_unit", "counted_noun", "counted_unit",
+    "TIMES", "Where", "count_tensor", "CountedCells", "count_unit", "counted_noun", "counted_unit",
     "coverage_cells",
     "coverage_grid", "coverage_nestings", "coverage_percentage", "coverage_summary",
     "default_factors", "describe_coverage", "describe_model_coverage", "empty_cells",
@@ -108,7 +108,8 @@ N_COUNTED = "n_counted"
 N_IMPOSSIBLE_CELLS, COVERAGE_OF_POSSIBLE = "n_impossible_cells", "coverage_of_possible"
 #: Grids up to this many cells are checked for impossible (nested) combinations.
 IMPOSSIBLE_MAX_CELLS = 1_000_000
-#: ``attrs`` of a :func:`coverage_cells` table: :class:`CountUnit` and the rows counted.
+#: Former ``attrs`` keys of a :func:`coverage_cells` table (the unit and rows now travel
+#: in a :class:`CountedCells`); kept for old imports.
 COUNT_UNIT_ATTR, ROWS_ATTR = "count_unit", "n_rows"
 
 SUMMARY_COLUMNS = [SCOPE, FACTORS, N_CELLS, N_OBSERVED_CELLS, N_EMPTY_CELLS,
@@ -131,22 +132,28 @@ class CountUnit:
     reason: str
 
 
-def counted_unit(table: pd.DataFrame) -> CountUnit | None:
-    """The :class:`CountUnit` a :func:`coverage_cells` (or :func:`coverage_summary`) table
-    carries in its ``attrs`` (kept as a plain dict, so Streamlit and Parquet can store
-    it), or None for a cell table of other origin."""
-    raw = table.attrs.get(COUNT_UNIT_ATTR)
-    if not isinstance(raw, Mapping):
-        return None
-    return CountUnit(tuple(raw["columns"]), raw["noun"], raw["label"], raw["reason"])
+@dataclass(frozen=True)
+class CountedCells:
+    """A :func:`coverage_cells` table (``frame``: the factors' columns and ``n``) with what
+    its ``n`` counts (``unit``) and the rows those come from (``n_rows``): returned by
+    ``coverage_cells(..., with_unit=True)`` and accepted wherever the cells are."""
+
+    frame: pd.DataFrame
+    unit: CountUnit
+    n_rows: int
 
 
-def _as_attr(unit: CountUnit) -> dict:
-    return {"columns": list(unit.columns), "noun": unit.noun, "label": unit.label,
-            "reason": unit.reason}
+def _frame(cells: pd.DataFrame | CountedCells) -> pd.DataFrame:
+    return cells.frame if isinstance(cells, CountedCells) else cells
 
 
-def counted_noun(cells: pd.DataFrame) -> str:
+def counted_unit(table: pd.DataFrame | CountedCells) -> CountUnit | None:
+    """The :class:`CountUnit` of :class:`CountedCells`, or None for a cell table of other
+    origin (a plain DataFrame)."""
+    return table.unit if isinstance(table, CountedCells) else None
+
+
+def counted_noun(cells: pd.DataFrame | CountedCells) -> str:
     """What the ``n`` of a :func:`coverage_cells` table counts, as a plural noun
     (``items``, ``prompts``, ``rows``; a cell table of other origin counts rows)."""
     unit = counted_unit(cells)
@@ -299,10 +306,12 @@ def grid_values(design: Design, factors: Sequence[str], where: Where | None = No
     return out
 
 
-def coverage_grid(cells: pd.DataFrame, design: Design, factors: Sequence[str] | None,
-                  where: Where | None) -> CoverageGrid:
-    """The observed cells of ``cells`` over ``factors`` (the design's default factors for
-    None), filtered by ``where``, as a :class:`CoverageGrid`."""
+def coverage_grid(cells: pd.DataFrame | CountedCells, design: Design,
+                  factors: Sequence[str] | None, where: Where | None) -> CoverageGrid:
+    """The observed cells of ``cells`` (a cell table or :class:`CountedCells`) over
+    ``factors`` (the design's default factors for None), filtered by ``where``, as a
+    :class:`CoverageGrid`."""
+    cells = _frame(cells)
     factors = list(default_factors(design) if factors is None else factors)
     if not factors:
         raise AnalysisError("Choose at least one factor for coverage.")
@@ -369,7 +378,8 @@ def coverage_cells(
     unit: str = PROMPTS,
     where: Where | None = None,
     counted: CountUnit | None = None,
-) -> pd.DataFrame:
+    with_unit: bool = False,
+) -> pd.DataFrame | CountedCells:
     """Cell table over ``factors`` counting distinct items or prompts (default) or
     responses.
 
@@ -394,10 +404,11 @@ def coverage_cells(
     -------
     pandas.DataFrame
         Observed cells: one categorical column per factor and ``n`` (int64), as
-        :func:`analysis.cells.cell_table` with ``with_outcome=False``; ``attrs`` has
-        :data:`COUNT_UNIT_ATTR` (the :class:`CountUnit` as a dict: :func:`counted_unit`)
-        and :data:`ROWS_ATTR` (rows).
+        :func:`analysis.cells.cell_table` with ``with_outcome=False``.
         ``docs/coverage.md`` (what is counted).
+    CountedCells
+        With ``with_unit``: that table with its :class:`CountUnit` and the rows counted
+        (what :func:`coverage_summary` puts in ``n_rows``).
     """
     from analysis.cells import cell_table
 
@@ -406,9 +417,8 @@ def coverage_cells(
     factors = list(factors)
     if unit == RESPONSES:
         out = cell_table(results, factors, where=where, with_outcome=False)
-        out.attrs.update({COUNT_UNIT_ATTR: _as_attr(count_unit(results, design, unit=unit)),
-                          ROWS_ATTR: int(out[N].sum())})
-        return out
+        return CountedCells(out, count_unit(results, design, unit=unit), int(out[N].sum())
+                            ) if with_unit else out
     counted = counted or count_unit(results, design, unit=unit)
     prompt_columns = list(counted.columns)
     absent = [c for c in prompt_columns if c not in results.columns]
@@ -434,8 +444,7 @@ def coverage_cells(
                 counted = replace(counted, noun="prompts",
                                   label=f"prompts ({' x '.join((item, *per))}: an item "
                                         f"counted once per {' x '.join(per)})")
-    out.attrs.update({COUNT_UNIT_ATTR: _as_attr(counted), ROWS_ATTR: n_rows})
-    return out
+    return CountedCells(out, counted, n_rows) if with_unit else out
 
 
 def impossible_keys(grid: CoverageGrid, design: Design) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -458,18 +467,20 @@ def impossible_keys(grid: CoverageGrid, design: Design) -> tuple[np.ndarray, tup
 
 # --- summaries -----------------------------------------------------------------------------
 def coverage_summary(
-    cells: pd.DataFrame,
+    cells: pd.DataFrame | CountedCells,
     design: Design,
     *,
     factors: Sequence[str] | None = None,
     where: Where | None = None,
-) -> pd.DataFrame:
+    return_reasons: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, list[str]]:
     """Coverage percentage and Gini index over the chosen factors, and per factor.
 
     Parameters
     ----------
     cells
-        Cell table with a column per factor and ``n`` (see module docstring).
+        Cell table with a column per factor and ``n`` (see module docstring), or
+        :class:`CountedCells` (then ``n_rows`` is its rows, not the sum of ``n``).
     design
         Declares the values of each factor; declared values never seen count as empty.
     factors
@@ -491,11 +502,14 @@ def coverage_summary(
         ``gini_index`` (over all N counts) and ``gini_index_observed`` (over the M
         non-empty counts only; ``gini_index = 1 - CP * (1 - gini_index_observed)``).
         ``docs/methods.md`` §1.
+    (summary, reasons)
+        With ``return_reasons``: also the one-line reasons of the impossible cells (for
+        :func:`describe_coverage`'s ``impossible_reasons``).
     """
-    grid = coverage_grid(cells, design, factors, where)
+    n_rows = cells.n_rows if isinstance(cells, CountedCells) else None
+    grid = coverage_grid(_frame(cells), design, factors, where)
     if grid.counts.sum() == 0:
         raise AnalysisError("No rows in these cells: coverage is undefined.")
-    n_rows = cells.attrs.get(ROWS_ATTR)
     impossible, reasons = impossible_keys(grid, design)
     rows = [_summary_row(JOINT, TIMES.join(grid.factors), grid.counts, grid.n_cells, n_rows,
                          len(impossible))]
@@ -503,10 +517,7 @@ def coverage_summary(
         marginal = np.bincount(c, weights=grid.counts, minlength=len(v))
         rows.append(_summary_row(MARGINAL, f, marginal[marginal > 0], len(v), n_rows))
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    out.attrs["impossible_reasons"] = list(reasons)
-    if COUNT_UNIT_ATTR in cells.attrs:
-        out.attrs[COUNT_UNIT_ATTR] = cells.attrs[COUNT_UNIT_ATTR]
-    return out
+    return (out, list(reasons)) if return_reasons else out
 
 
 def _summary_row(scope: str, name: str, counts: np.ndarray, n_cells: int,
@@ -683,7 +694,8 @@ def model_coverage(
     prompt_factors: Sequence[str] | None = None,
     where: Where | None = None,
     respect_nesting: bool = True,
-) -> pd.DataFrame:
+    return_nested: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, list[str]]:
     """Did every model see every prompt? Coverage of the prompt grid per model.
 
     A prompt factor can be nested in a model factor: SSQA run with 5 seeds only under
@@ -714,8 +726,10 @@ def model_coverage(
         answered that agree with this combination's values of the nested prompt
         factors; all of them without nesting) and ``n_missing_prompt_cells`` (expected
         but not answered; 0 for every model = every model saw every prompt it should
-        have). ``attrs["nested_prompt_factors"]`` lists the prompt factors found nested
-        in model factors. ``docs/methods.md`` §1, ``docs/coverage.md``.
+        have). ``docs/methods.md`` §1, ``docs/coverage.md``.
+    (table, nested)
+        With ``return_nested``: also the prompt factors found nested in model factors
+        (for :func:`describe_model_coverage`'s ``nested``).
     """
     model_factors = list(design.of_kind("model") if model_factors is None else model_factors)
     prompt_factors = list(default_factors(design) if prompt_factors is None
@@ -758,8 +772,7 @@ def model_coverage(
     out[COVERAGE_PERCENTAGE] = observed / n_prompt_cells
     out[N_EXPECTED_PROMPT_CELLS] = expected
     out[N_MISSING_PROMPT_CELLS] = (expected - observed).astype(np.int64)
-    out.attrs["nested_prompt_factors"] = nested
-    return out
+    return (out, nested) if return_nested else out
 
 
 def _nested_prompt_factors(grid: CoverageGrid, k: int, design: Design) -> list[str]:
@@ -854,13 +867,17 @@ def tensor_marginal(tensor, modes: Sequence[int]) -> np.ndarray:
 
 # --- words ---------------------------------------------------------------------------------
 def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = None, *,
-                      unit: str = RESPONSES, n_rows: int | None = None) -> list[str]:
+                      unit: str = RESPONSES, n_rows: int | None = None,
+                      counted: CountUnit | None = None,
+                      impossible_reasons: Sequence[str] = ()) -> list[str]:
     """Plain-language sentences reading :func:`coverage_summary` (and the marginals).
 
     E.g. ``"25.5 % of the 27,824 combinations of template x stigma x prompt_style x
     cot have no prompt (7,104 empty cells)."`` ``unit`` says what the cells count
     (:func:`coverage_cells`): with ``"prompts"`` the sentence names the prompts and,
-    when ``n_rows`` is given, the rows they come from.
+    when ``n_rows`` is given, the rows they come from; ``counted`` is the cells'
+    :class:`CountUnit` (:class:`CountedCells`), ``impossible_reasons`` the summary's
+    (``coverage_summary(..., return_reasons=True)``).
     """
     joint = summary[summary[SCOPE] == JOINT].iloc[0]
     n, m = int(joint[N_CELLS]), int(joint[N_OBSERVED_CELLS])
@@ -871,8 +888,7 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
     if impossible:
         what = (f"the {n - impossible:,} possible combinations of {joint[FACTORS]} (of "
                 f"{n:,}; {impossible:,} are impossible: "
-                + "; ".join(summary.attrs.get("impossible_reasons", ())) + ")")
-    counted = counted_unit(summary)
+                + "; ".join(impossible_reasons) + ")")
     noun = counted.noun if counted is not None else ("prompts" if unit == PROMPTS else "rows")
     one = "item" if noun not in ("prompts", "rows") else "prompt"
     if n_rows is None and counted is not None:
@@ -931,13 +947,15 @@ def describe_coverage(summary: pd.DataFrame, marginals: pd.DataFrame | None = No
     return out
 
 
-def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str]) -> list[str]:
-    """Plain-language sentences reading :func:`model_coverage`."""
+def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str], *,
+                            nested: Sequence[str] = ()) -> list[str]:
+    """Plain-language sentences reading :func:`model_coverage` (``nested``: its prompt
+    factors nested in model factors, ``model_coverage(..., return_nested=True)``)."""
     names = [" / ".join(str(v) for v in vals) for vals in
              zip(*(table[f] for f in model_factors), strict=True)]
     expected_col = (table[N_EXPECTED_PROMPT_CELLS] if N_EXPECTED_PROMPT_CELLS in table
                     else table[N_OBSERVED_CELLS] + table[N_MISSING_PROMPT_CELLS])
-    nested = list(table.attrs.get("nested_prompt_factors", []))
+    nested = list(nested)
     absent = [nm for nm, r in zip(names, table[N_ROWS], strict=True) if r == 0]
     missing = [(nm, int(k), int(e)) for nm, k, e, r in
                zip(names, table[N_MISSING_PROMPT_CELLS], expected_col, table[N_ROWS],
@@ -968,7 +986,7 @@ def describe_model_coverage(table: pd.DataFrame, model_factors: Sequence[str]) -
 
 
 def empty_cells_page(
-    cells: pd.DataFrame,
+    cells: pd.DataFrame | CountedCells,
     design: Design,
     *,
     page: int,

@@ -134,8 +134,8 @@ STOP_CONFIDENCE = 0.999
 #: 1-5, small counts); otherwise the rows are shuffled (a continuous score).
 TABLE_CELLS = 4096
 TABLE_ROWS_PER_CELL = 32
-#: Key of ``permutation_test(...).attrs`` that says which path drew the shuffles:
-#: ``"table"`` or ``"rows"``.
+#: Former ``attrs`` key of :func:`permutation_test`'s path (``"table"`` or ``"rows"``),
+#: now returned by ``permutation_test(..., return_path=True)``; kept for old imports.
 PERMUTATION_PATH = "permutation_path"
 #: Significance levels of the Dixon critical-value tables (two-tailed).
 DIXON_ALPHAS: tuple[float, ...] = (0.10, 0.05, 0.01)
@@ -225,6 +225,11 @@ class Grouping:
     by: tuple[str, ...]
     baseline: str | None
     groups: _Groups
+
+    @property
+    def n_missing(self) -> int:
+        """Rows left out because the feature (or the baseline) is missing."""
+        return self.groups.n_missing
 
 
 def grouping(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
@@ -614,7 +619,6 @@ def group_summary(
     exact = _exact_moments(g.x, g.codes, g.k, saged=conventions == "saged")
     for name in STATISTICS:
         out[name] = exact[name] if name in exact else st.of_groups(name, labels)
-    out.attrs["n_missing"] = g.n_missing
     return out
 
 
@@ -752,7 +756,6 @@ def selection_rates(
     top = float(out[SELECTION_RATE].max())
     out[IMPACT_RATIO] = out[SELECTION_RATE] / top if top > 0 else np.nan
     out[PASSES_FOUR_FIFTHS] = out[IMPACT_RATIO] >= FOUR_FIFTHS
-    out.attrs["n_missing"] = g.n_missing
     return out
 
 
@@ -1052,7 +1055,8 @@ def permutation_test(
     adaptive: bool = _DEFAULT.adaptive,
     alpha: float = _DEFAULT.alpha,
     adjust: str = _DEFAULT.adjust,
-) -> pd.DataFrame:
+    return_path: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, str]:
     """Permutation p-value of each group's statistic (``methods.md`` s. 5).
 
     The test statistic of group g is ``T_g = s(g) - s(rest)`` (``compare="rest"``: the
@@ -1064,7 +1068,8 @@ def permutation_test(
     (``"greater"``: ``T* >= T``; ``"less"``: ``T* <= T``), m the shuffles used. The +1
     counts the observed labelling, so p is never 0 and the test is exact at level alpha.
 
-    How the shuffles are drawn (``out.attrs["permutation_path"]`` says which): a feature
+    How the shuffles are drawn (``return_path=True`` returns which, ``"table"`` or
+    ``"rows"``, second): a feature
     with few distinct values (D values over k groups, ``D * k <= TABLE_CELLS`` and
     ``D * k * TABLE_ROWS_PER_CELL <= rows``: 0/1 answers, judge scores, small counts)
     takes the **table path**. Every statistic here depends on a group's values only
@@ -1154,8 +1159,8 @@ def permutation_test(
     out[P_ADJUSTED] = adjust_p(p, adjust)  # over the groups; default Benjamini-Hochberg
     out[N_PERMUTATIONS] = used
     out[STOPPED_EARLY] = used < m
-    out.attrs[PERMUTATION_PATH] = "rows" if table is None else "table"
-    return out
+    path = "rows" if table is None else "table"
+    return (out, path) if return_path else out
 
 
 def _check_permutation_options(statistic: str, compare: str, alternative: str,
@@ -1331,18 +1336,21 @@ def disparity_report(
     """
     _check_statistic(statistic)
     by = [by] if isinstance(by, str) else list(by)
-    summary = group_summary(results, feature, by, baseline=baseline, quantiles=quantiles,
+    _check_quantiles(quantiles)  # before the rows are read, as group_summary checks them
+    grouped = grouping(results, feature, by, baseline=baseline)  # read once, for both
+    summary = group_summary(grouped, feature, by, baseline=baseline, quantiles=quantiles,
                             conventions=conventions)
     _check_two_groups(summary)
     direction = selection_direction(polarity, direction)
-    selection = selection_rates(results, feature, by, baseline=baseline, standard=standard,
+    selection = selection_rates(grouped, feature, by, baseline=baseline, standard=standard,
                                 quantile=quantile, value=value, direction=direction,
                                 tolerance=tolerance, comparison=comparison)
     report = report_of(summary, selection, feature=feature, by=by, baseline=baseline,
                        statistic=statistic, quantiles=quantiles, standard=standard,
                        quantile=quantile, value=value, direction=direction,
                        tolerance=tolerance, comparison=comparison, polarity=polarity,
-                       alpha=alpha, conventions=conventions)
+                       alpha=alpha, conventions=conventions,
+                       n_missing=grouped.n_missing)
     perm = None
     if n_resamples:
         perm = permutation_test(results, feature, by, baseline=baseline, statistic=statistic,
@@ -1373,7 +1381,7 @@ def report_of(summary: pd.DataFrame, selection: pd.DataFrame, *, feature: str,
               quantiles: tuple[float, float], standard: Standard, quantile: float,
               value: float | None, direction: Direction, tolerance: float | None,
               comparison: Comparison, polarity: Polarity | None, alpha: float,
-              conventions: Conventions) -> DisparityReport:
+              conventions: Conventions, n_missing: int = 0) -> DisparityReport:
     """The report without permutation tests, from its two row-reading parts.
 
     ``summary`` is :func:`group_summary` (feature, by, baseline, quantiles, conventions)
@@ -1382,7 +1390,8 @@ def report_of(summary: pd.DataFrame, selection: pd.DataFrame, *, feature: str,
     metrics and Dixon's Q of ``statistic`` across the groups, the settings) reads only
     these tables, so an app that caches the two parts apart pays for the rows only when
     their own options change. :func:`disparity_report` is
-    ``with_permutation(report_of(...), permutation_test(...))``.
+    ``with_permutation(report_of(...), permutation_test(...))``. ``n_missing``: the rows
+    left out for a missing feature value (the :class:`Grouping`'s), for the settings.
     """
     _check_statistic(statistic)
     _check_two_groups(summary)
@@ -1406,7 +1415,7 @@ def report_of(summary: pd.DataFrame, selection: pd.DataFrame, *, feature: str,
                 "n_permutations_used": 0, "compare": "rest",
                 "random_state": None, "conventions": conventions,
                 "n_rows": int(summary[N].sum()),
-                "n_missing": int(summary.attrs.get("n_missing", 0))}
+                "n_missing": int(n_missing)}
     return DisparityReport(summary, selection, metrics, dixon, None, settings)
 
 

@@ -126,7 +126,8 @@ def disparity_parts(rows_of: Callable[[], pd.DataFrame], feature: str, groups: S
     report = dsp.report_of(summary, selection, feature=feature, by=list(groups),
                            baseline=opts.baseline, statistic=opts.statistic,
                            quantiles=opts.quantiles, polarity=opts.polarity,
-                           alpha=opts.alpha, conventions=opts.conventions, **chosen)
+                           alpha=opts.alpha, conventions=opts.conventions,
+                           n_missing=grouped.n_missing, **chosen)
     perm = None
     if opts.n_resamples:
         perm = parts.get("permutation", (base, _permutation_key(opts)),

@@ -214,6 +214,8 @@ class _Prepared:
     names: list[str]
     cells: pd.DataFrame
     X: np.ndarray
+    #: the cells' factor codes, for messages and the logistic fit's checks
+    cell_codes: dict[str, np.ndarray]
 
 
 def _prepare(data, design, *, outcome, factors, references, covariates, standardise, where,
@@ -297,8 +299,6 @@ def _prepare(data, design, *, outcome, factors, references, covariates, standard
     ccodes = {f: cells[f"f{i}"].to_numpy(dtype=np.int64) for i, f in enumerate(factors)}
     n, s, q = (cells[c].to_numpy(dtype=float) for c in ("n", "s", "q"))
     Xf = L._matrix(L._Cells(values, ccodes, n, s), terms)
-    # the cells' factor codes, for messages and the logistic fit's checks
-    cells.attrs["codes"] = ccodes
     Zc = cells[[f"z{i}" for i in range(Z.shape[1])]].to_numpy(dtype=float)
     X = np.hstack([Xf, Zc])
     names = [t.name for t in terms] + list(covariates)
@@ -321,7 +321,7 @@ def _prepare(data, design, *, outcome, factors, references, covariates, standard
                                 [L.Fix(f"Drop factor {f}", drop_factors=(f,)) for f in factors])
 
     return _Prepared(outcome, factors, refs, covariates, cluster or None, notes, y, values,
-                     codes, Z, group, terms, names, cells, X)
+                     codes, Z, group, terms, names, cells, X, ccodes)
 
 
 def linear_importance(
@@ -736,7 +736,7 @@ def logistic_with_covariates(
     n = cells["n"].to_numpy(dtype=float)
     k = cells["s"].to_numpy(dtype=float)
     n_rows, n_dev = int(n.sum()), int(k.sum())
-    ccodes = cells.attrs["codes"]
+    ccodes = prep.cell_codes
     lcells = L._Cells(prep.values, ccodes, n, k,
                       None if prep.group is None else cells["g"].to_numpy(dtype=np.int64),
                       0 if prep.group is None else int(prep.group.max()) + 1)

@@ -35,12 +35,13 @@ from analysis.limits import (
     check_rows,
     max_bytes,
 )
+from analysis.table_meta import LoadedTable, TableMeta
 
 __all__ = [
     "BOMS", "DECIMAL_COMMA", "FORMATS", "Format", "PYARROW_THRESHOLD", "Source",
     "check_encoding", "check_lines", "check_ragged", "check_regular_file", "check_sep",
     "check_text_bytes", "decode_error", "detect_bom", "gunzip_limited", "load_results",
-    "read_input_bytes", "read_jsonl", "sniff_header",
+    "read_input_bytes", "read_jsonl", "sniff_header", "read_results",
 ]
 
 
@@ -85,7 +86,20 @@ def load_results(
     sep: str | None = None,
     encoding: str = "utf-8",
 ) -> pd.DataFrame:
-    """Read a results table (one row per benchmark response).
+    """Read a results table (one row per benchmark response): the table of
+    :func:`read_results`, without its metadata."""
+    return read_results(source, name=name, format=format, sep=sep, encoding=encoding).frame
+
+
+def read_results(
+    source: Source,
+    *,
+    name: str | None = None,
+    format: Format | None = None,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+) -> LoadedTable:
+    """Read a results table (one row per benchmark response) and say what was decided.
 
     Parameters
     ----------
@@ -105,11 +119,12 @@ def load_results(
 
     Returns
     -------
-    pandas.DataFrame
-        The table as read, with ``attrs["source_name"]`` set to ``name``. Columns are
-        whatever the file holds; nothing is renamed. Nested JSON objects become dotted
-        columns (``model.name``); lists (JSON arrays, Parquet list columns) become JSON
-        text, so every column can be counted.
+    LoadedTable
+        ``frame``: the table as read. Columns are whatever the file holds; nothing is
+        renamed. Nested JSON objects become dotted columns (``model.name``); lists (JSON
+        arrays, Parquet list columns) become JSON text, so every column can be counted.
+        ``meta``: a :class:`~analysis.table_meta.TableMeta` with ``source_name`` (``name``,
+        else the file's name) and ``decimal_comma_columns``.
 
     Raises
     ------
@@ -133,8 +148,7 @@ def load_results(
         _check_columns([str(c) for c in source.columns], label)
         frame = source.copy()
         frame.columns = [str(c) for c in frame.columns]
-        frame.attrs["source_name"] = label
-        return frame
+        return LoadedTable(frame, TableMeta(source_name=label))
 
     data, label = _read_bytes(source, name)
     if data[:2] == b"\x1f\x8b":
@@ -146,12 +160,13 @@ def load_results(
         raise LoadError(f"{label} is empty: there is no header and no rows.")
 
     fmt = format or _guess_format(data, label_for_ext)
+    decimal_commas: list[str] = []
     if fmt == "parquet":
         frame = _read_parquet(data, label)
     elif fmt == "jsonl":
         frame = read_jsonl(data, label, encoding)
     elif fmt in ("csv", "tsv"):
-        frame = _read_text(data, label, fmt, sep, encoding)
+        frame = _read_text(data, label, fmt, sep, encoding, decimal_commas)
     else:
         raise LoadError(f"{label}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
     check_rows(len(frame), label)
@@ -161,8 +176,8 @@ def load_results(
         raise LoadError(f"{label} has a header but no rows.")
     if fmt in ("parquet", "jsonl"):
         _nested_values_to_json(frame)
-    frame.attrs["source_name"] = label
-    return frame
+    return LoadedTable(frame, TableMeta(source_name=label,
+                                        decimal_comma_columns=tuple(decimal_commas)))
 
 
 def _nested_values_to_json(frame: pd.DataFrame) -> None:
@@ -487,7 +502,10 @@ def _count_outside_quotes(line: str, delim: str) -> int:
         return line.count(delim)
 
 
-def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str) -> pd.DataFrame:
+def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str,
+               decimal_commas: list[str] | None = None) -> pd.DataFrame:
+    """The text table; the columns read with a decimal comma are appended to
+    ``decimal_commas``."""
     text = _decode(data, label, encoding)
     if "\r" in text and "\n" not in text:  # classic Mac line ends (Excel's "CSV (Macintosh)")
         text = text.replace("\r", "\n")
@@ -509,7 +527,9 @@ def _read_text(data: bytes, label: str, fmt: str, sep: str | None, encoding: str
         except Exception as exc2:  # noqa: BLE001
             raise _parser_error(exc2, label) from None
     if delim != ",":
-        _decimal_commas(frame)
+        converted = _decimal_commas(frame)
+        if decimal_commas is not None:
+            decimal_commas.extend(converted)
     return frame
 
 
@@ -566,10 +586,10 @@ def sniff_header(text: str, label: str, fmt: str, sep: str | None) -> tuple[str,
 DECIMAL_COMMA = r"[+-]?\d+(?:,\d+)?"
 
 
-def _decimal_commas(frame: pd.DataFrame) -> None:
+def _decimal_commas(frame: pd.DataFrame) -> list[str]:
     """Text columns of numbers written with a decimal comma (``0,5``; Excel in most of
-    Europe saves them with a semicolon or tab delimiter) -> numbers, in place. Their
-    names go to ``frame.attrs["decimal_comma_columns"]`` so the app and CLI can say so."""
+    Europe saves them with a semicolon or tab delimiter) -> numbers, in place. Returns
+    their names (``TableMeta.decimal_comma_columns``) so the app and CLI can say so."""
     converted = []
     for col in frame.columns:
         s = frame[col]
@@ -583,8 +603,7 @@ def _decimal_commas(frame: pd.DataFrame) -> None:
                 values.str.fullmatch(DECIMAL_COMMA).all():
             frame[col] = pd.to_numeric(s.str.strip().str.replace(",", ".", regex=False))
             converted.append(str(col))
-    if converted:
-        frame.attrs["decimal_comma_columns"] = converted
+    return converted
 
 
 def _check_longest_line(data: bytes, text: str, label: str, delim: str) -> None:

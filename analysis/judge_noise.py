@@ -530,8 +530,9 @@ def subgroup_noise(results: pd.DataFrame, factors: Sequence[str], *, max_level: 
     # analysed once, and those with the same total deviations in one disparity_stats call.
     uniq, inverse = np.unique(k, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    counts = subgroup_counts(cells, factors, levels=range(1, level + 1), extra=list(uniq))
-    rep_k = np.vstack(counts.attrs.pop("extra"))[:, distinct]
+    _, extra = subgroup_counts(cells, factors, levels=range(1, level + 1), extra=list(uniq),
+                               return_extra=True)
+    rep_k = np.vstack(extra)[:, distinct]
     ld = np.empty(rep_k.shape)
     q = np.empty(rep_k.shape)
     totals = uniq.sum(axis=1)

@@ -284,9 +284,13 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
 
 
 def _noise_rows(results: pd.DataFrame) -> None:
+    """Refuse judge noise on an engine's fine cell table (``n_all`` counts, no row-level
+    ``deviation``: :func:`analysis.engines.base.fine_cell_table`)."""
+    from analysis.cell_counts import N_ALL
+    from analysis.columns import DEVIATION
     from analysis.judge_noise import JudgeNoiseError
 
-    if results.attrs.get("engine"):
+    if N_ALL in results.columns and DEVIATION not in results.columns:
         raise JudgeNoiseError("judge noise redraws the judge's score of every row, so it "
                               "needs the rows: load the table with the pandas engine.")
 

@@ -501,6 +501,7 @@ def infer_structure(
     time_budget: float | None = None,
     max_pair_checks: int | None = None,
     progress: Callable[[int], None] | None = None,
+    name: str | None = None,
 ) -> Structure:
     """Classify every column of ``table`` and infer the prompt unit and the cluster.
 
@@ -525,6 +526,8 @@ def infer_structure(
     progress
         Called with the number of pair tests made so far after each test (the app's
         background inference shows it: ``ui/inference_pool.py``).
+    name
+        The table's name in a refusal (``TableMeta.source_name``; default "The table").
 
     Returns
     -------
@@ -542,7 +545,7 @@ def infer_structure(
         before anything is read from them).
     """
     check_frame(table, "infer_structure")
-    check_columns(table.shape[1], table.attrs.get("source_name") or "The table")
+    check_columns(table.shape[1], name or "The table")
     budget = _Budget(MAX_PAIR_CHECKS if max_pair_checks is None else max_pair_checks,
                      TIME_BUDGET if time_budget is None else time_budget, progress)
     options = {"declared": [f for f in (factors or ()) if f in table.columns],

@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
@@ -92,7 +93,7 @@ __all__ = [
     "fisher_exact_pvalues",
     "ld_cluster_variance", "ld_satterthwaite_df", "per_cluster_counts", "subgroup_counts",
     "subgroups",
-    "uncertainty_label",
+    "uncertainty_label", "SubgroupsInfo",
 ]
 
 
@@ -200,7 +201,8 @@ def subgroup_counts(
     levels: Sequence[int],
     within: str | None = None,
     extra: Sequence[np.ndarray] = (),
-) -> pd.DataFrame:
+    return_extra: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, list[np.ndarray]]:
     """``n`` and ``deviations`` of every observed subgroup at the given levels.
 
     Parameters
@@ -217,7 +219,8 @@ def subgroup_counts(
         factor of the eCDF, e.g. the model); ``None`` for none.
     extra
         Further integer weights per cell, summed per subgroup in the same pass (the
-        row-set signatures of :func:`subgroups`); returned in ``attrs["extra"]``.
+        row-set signatures of :func:`subgroups`); with ``return_extra``, returned second
+        (one array per weight, aligned with the table's rows).
 
     Returns
     -------
@@ -269,9 +272,9 @@ def subgroup_counts(
     out[SUBGROUP] = np.concatenate([p["label"] for p in parts])
     out[N] = np.concatenate([p["sums"][0] for p in parts])
     out[DEVIATIONS] = np.concatenate([p["sums"][1] for p in parts])
-    out.attrs["extra"] = [np.concatenate([p["sums"][2 + j] for p in parts])
-                          for j in range(len(extra))]
-    return out
+    if not return_extra:
+        return out
+    return out, [np.concatenate([p["sums"][2 + j] for p in parts]) for j in range(len(extra))]
 
 
 # --- the 2x2 statistics -------------------------------------------------------------------
@@ -472,7 +475,8 @@ def subgroups(
     small_sample: SmallSample = "cr2",
     adjust: str = "bh",
     cluster_grid: ClusterGrid | None = None,
-) -> pd.DataFrame:
+    return_info: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, SubgroupsInfo]:
     """Every subgroup of levels 1..``max_level`` with its log disparity (``methods.md`` s. 2).
 
     Parameters
@@ -505,17 +509,15 @@ def subgroups(
         outside it, lie in fewer than 2 clusters (or whose df is below
         :data:`analysis.clusters.DF_FLOOR`) has no cluster-robust test: CI, p and df are
         NaN (a note names them). ``test="fisher"`` is refused (it assumes independent
-        rows). A constant cluster, or one row per value, is not used (note). ``attrs["cluster"]``,
-        ``attrs["n_clusters"]``, ``attrs["df_method"]`` (``"satterthwaite"``, ``"G - 1"``,
-        ``"normal"``), ``attrs["reference_df"]`` (G - 1 for ``"cr1"``, else None) and
-        ``attrs["notes"]`` say what was done.
+        rows). A constant cluster, or one row per value, is not used (note). With
+        ``return_info``, a :class:`SubgroupsInfo` says what was done.
     small_sample
         ``"cr2"`` (default), ``"cr1"`` or ``"none"``: covariance and reference of the
         robust test (:mod:`analysis.clusters`).
     adjust
         The adjustment of ``p_adjusted`` over the distinct subgroups
         (:data:`analysis.multiple_testing.METHODS`: ``"bh"``, the default, ``"by"``,
-        ``"holm"``, ``"bonferroni"``); ``attrs["adjust"]`` names it.
+        ``"holm"``, ``"bonferroni"``); ``SubgroupsInfo.adjust`` names it.
     cluster_grid
         The per-(factor combination, cluster) counts of the rows behind ``cells``
         (:func:`analysis.subgroup_codes.cluster_grid`, for ``cluster`` =
@@ -570,9 +572,8 @@ def subgroups(
     if not isinstance(max_level, (int, np.integer)) or not 1 <= max_level <= len(factors):
         raise AnalysisError(f"The highest subgroup level must be between 1 and {len(factors)} "
                             f"(the number of chosen factors), got {max_level!r}.")
-    counts = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1),
-                             extra=_signature_weights(cells))
-    signatures = counts.attrs.pop("extra")
+    counts, signatures = subgroup_counts(cells, factors, levels=range(1, int(max_level) + 1),
+                                         extra=_signature_weights(cells), return_extra=True)
     total_n = int(cells[N].sum())
     total_d = int(cells[DEVIATIONS].sum())
     st = disparity_stats(counts[DEVIATIONS].to_numpy(), counts[N].to_numpy(),
@@ -582,9 +583,10 @@ def subgroups(
     for col in st.columns:
         counts[col] = st[col].to_numpy()
     if cluster is not None:
-        robust = cluster_robust_ld(cells, factors, counts, cluster=cluster,
-                                   confidence=confidence, small_sample=small_sample,
-                                   grid=cluster_grid)
+        robust, robust_notes = cluster_robust_ld(cells, factors, counts, cluster=cluster,
+                                                 confidence=confidence,
+                                                 small_sample=small_sample,
+                                                 grid=cluster_grid, return_notes=True)
         for col in (CI_LOW, CI_HIGH, P_VALUE, TEST):
             counts[col] = robust[col].to_numpy()
         counts.insert(counts.columns.get_loc(TEST) + 1, DESIGN_EFFECT,
@@ -592,7 +594,7 @@ def subgroups(
         counts.insert(counts.columns.get_loc(TEST) + 2, N_CLUSTERS,
                       robust[N_CLUSTERS].to_numpy())
         counts.insert(counts.columns.get_loc(TEST) + 3, DF, robust[DF].to_numpy())
-        notes.extend(robust.attrs["notes"])
+        notes.extend(robust_notes)
     rep = _representatives(counts, signatures)
     p = counts[P_VALUE].to_numpy()
     distinct = rep == np.arange(len(counts))
@@ -605,17 +607,41 @@ def subgroups(
          else int(cells.loc[cells[N] > 0, cluster].nunique()))
     method = ("" if not cluster else "satterthwaite" if small_sample == "cr2"
               else "normal" if small_sample == "none" else "G - 1")
-    counts.attrs.update({"cluster": cluster, "n_clusters": g, "notes": notes, "adjust": adjust,
-                         "reference_df": (reference_df(small_sample, g)
-                                          if method == "G - 1" else None),
-                         "df_method": method,
-                         "small_sample": small_sample if cluster else None})
-    return counts
+    if not return_info:
+        return counts
+    return counts, SubgroupsInfo(
+        cluster=cluster, n_clusters=g, notes=tuple(notes), adjust=adjust,
+        reference_df=reference_df(small_sample, g) if method == "G - 1" else None,
+        df_method=method, small_sample=small_sample if cluster else None)
 
 
-def uncertainty_label(attrs: dict, design=None) -> str:
+@dataclass(frozen=True)
+class SubgroupsInfo:
+    """What :func:`subgroups` did (``return_info=True``): the ``cluster`` used (None:
+    independent rows) and its ``n_clusters``, the ``notes``, the ``adjust`` method of
+    ``p_adjusted``, the robust test's ``df_method`` (``"satterthwaite"``, ``"G - 1"``,
+    ``"normal"``, ``""`` without a cluster), ``reference_df`` (G - 1 for ``"cr1"``) and
+    ``small_sample``. :meth:`as_dict` is what :func:`uncertainty_label` reads."""
+
+    cluster: str | None
+    n_clusters: int
+    notes: tuple[str, ...]
+    adjust: str
+    reference_df: int | None
+    df_method: str
+    small_sample: str | None
+
+    def as_dict(self) -> dict:
+        """The fields as a dict (``dataclasses.asdict``, notes as a list)."""
+        return {**asdict(self), "notes": list(self.notes)}
+
+
+def uncertainty_label(attrs: Mapping | SubgroupsInfo, design=None) -> str:
     """How the CIs and p-values of a subgroup table were computed, in words (from its
-    ``attrs``); "independent rows" says too when the design's cluster is not used."""
+    :class:`SubgroupsInfo` or that as a mapping); "independent rows" says too when the
+    design's cluster is not used."""
+    if isinstance(attrs, SubgroupsInfo):
+        attrs = attrs.as_dict()
     cluster = attrs.get("cluster")
     if cluster:
         df = attrs.get("reference_df")
@@ -780,8 +806,9 @@ def _cell_blocks(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame, c
 
 def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
                       cluster: str, confidence: float = 0.95,
-                      small_sample: SmallSample = "cr2", grid: ClusterGrid | None = None
-                      ) -> pd.DataFrame:
+                      small_sample: SmallSample = "cr2", grid: ClusterGrid | None = None,
+                      return_notes: bool = False
+                      ) -> pd.DataFrame | tuple[pd.DataFrame, list[str]]:
     """Cluster-robust CI and p-value of the log disparity of each subgroup of ``table``.
 
     The variance is :func:`ld_cluster_variance` (default CR2); the statistic
@@ -799,8 +826,9 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     pandas.DataFrame
         Aligned with ``table``: ``ci_low``, ``ci_high``, ``p_value``, ``test``
         (``"cluster t"`` / ``"cluster z"``), ``design_effect`` (robust / Woolf SE),
-        ``n_clusters`` (clusters with rows of the subgroup), ``std_err``;
-        ``attrs["notes"]``.
+        ``n_clusters`` (clusters with rows of the subgroup), ``std_err``; with
+        ``return_notes``, also the notes (what was done, the few-cluster and
+        not-estimable warnings).
     """
     from analysis.clusters import (
         DF_FLOOR,
@@ -868,8 +896,7 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     notes += _not_estimable_notes(table[SUBGROUP].to_numpy(dtype=object), inside, outside,
                                   df, np.isfinite(estimate), supported, low_df, g,
                                   cluster)
-    out.attrs["notes"] = notes
-    return out
+    return (out, notes) if return_notes else out
 
 
 #: Subgroups named one by one in the "not estimable" note (the rest are counted).

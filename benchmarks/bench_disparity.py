@@ -166,12 +166,13 @@ def table_vs_rows(rows: int, m: int = 199) -> None:
             dsp.TABLE_CELLS = cells
             t0, c0 = time.perf_counter(), time.process_time()
             out.append(permutation_test(frame, feature, "g", statistic=statistic,
-                                        n_resamples=m, seed=1, adaptive=False))
+                                        n_resamples=m, seed=1, adaptive=False,
+                                        return_path=True))
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
         dsp.TABLE_CELLS = 4096
-        table, rows_ = out
-        paths = (table.attrs[dsp.PERMUTATION_PATH], rows_.attrs[dsp.PERMUTATION_PATH])
+        (table, by_table), (rows_, by_rows) = out
+        paths = (by_table, by_rows)
         same = all(np.array_equal(table[c], rows_[c], equal_nan=True)
                    for c in ("observed", "compared_with", "difference"))
         p, q = table[P_VALUE].to_numpy(), rows_[P_VALUE].to_numpy()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from analysis.design import Design, describe_columns
+from ui.active import active_meta
 from ui.common import active_frame, ensure_data, page_link, warm_applied
 from ui.coverage import start_count_unit
 from ui.data import (
@@ -82,11 +83,12 @@ c3.markdown(f"**Active table**  \n{md(name)}")
 table_downloads(frame, name)
 if "data_error" in st.session_state:
     st.caption("The table above is still the previous one: nothing was replaced.")
-if frame.attrs.get("decimal_comma_columns"):
+loaded = active_meta()  # what the loader decided (analysis.table_meta.TableMeta)
+if loaded.decimal_comma_columns:
     st.caption(md("Read as numbers written with a decimal comma (0,5 = 0.5): "
-                  + ", ".join(frame.attrs["decimal_comma_columns"])))
-if frame.attrs.get("dropped_columns"):
-    st.caption("Left out (free text): " + md(", ".join(frame.attrs["dropped_columns"])))
+                  + ", ".join(loaded.decimal_comma_columns)))
+if loaded.dropped_columns:
+    st.caption("Left out (free text): " + md(", ".join(loaded.dropped_columns)))
 
 missing_values_note(frame)
 

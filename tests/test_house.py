@@ -166,3 +166,44 @@ def test_commands_and_report_builders_call_no_statistics_function():
     """Every CLI command and report builder is a view of analysis.api: none imports a
     statistics function (labels, predicates and defaults live outside STATISTICS)."""
     assert [(f, fn) for f, fn in statistics_imports() if f.startswith("analysis/")] == []
+
+
+# --- issue 37 item 4: metadata travels in Result fields and typed values, not attrs --------
+#: Product code searched for ``DataFrame.attrs`` (``<anything>.attrs`` in the AST).
+ATTRS_CODE = ("analysis", "judges", "ui", "pages")
+
+#: ``.attrs`` uses left in the product: may only go down. 60 on main before the change (62
+#: lines by ``grep -rn "\.attrs"``, docstrings included); the 5 left carry nothing between
+#: modules: ``api.py`` clears a Result's frames, ``ui/inference_pool.py`` ships whatever a
+#: frame has to the worker and back (docs/architecture.md, "Metadata is returned").
+ATTRS_PINNED = 5
+
+
+def attrs_uses(root: Path = ROOT) -> list[tuple[str, int]]:
+    """``(file, line)`` of every attribute access named ``attrs`` in the product's code
+    (comments and docstrings do not count)."""
+    files = [p for d in ATTRS_CODE for p in (root / d).rglob("*.py")] + [root / "app.py"]
+    found = []
+    for path in sorted(p for p in files if p.exists()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [(path.relative_to(root).as_posix(), node.lineno) for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and node.attr == "attrs"]
+    return sorted(found)
+
+
+def test_the_attrs_walk_counts_code_not_words(tmp_path):
+    (tmp_path / "analysis").mkdir()
+    (tmp_path / "analysis" / "m.py").write_text(
+        '"""Not counted: frame.attrs in a docstring."""\n'
+        "# nor frame.attrs in a comment\n"
+        "def f(frame):\n    frame.attrs['a'] = 1\n    return frame.copy().attrs.get('a')\n")
+    assert attrs_uses(tmp_path) == [("analysis/m.py", 4), ("analysis/m.py", 5)]
+
+
+def test_dataframe_attrs_uses_do_not_grow_back():
+    found = attrs_uses()
+    if len(found) > ATTRS_PINNED:
+        listing = "\n".join(f"{f}:{line}" for f, line in found)
+        pytest.fail(f"{len(found)} uses of DataFrame.attrs in the product, pinned "
+                    f"{ATTRS_PINNED}: return metadata as a value (a frozen dataclass beside "
+                    f"the frame, Result.meta / settings, an argument) instead.\n{listing}")

@@ -13,8 +13,10 @@ import streamlit as st
 
 from analysis.design import Design
 from analysis.install import app_dir
+from analysis.table_meta import TableMeta
 
-__all__ = ["ROOT", "SAMPLES", "SAMPLE_DIR", "active_frame", "set_data", "token_of"]
+__all__ = ["ROOT", "SAMPLES", "SAMPLE_DIR", "active_frame", "set_data", "token_of",
+           "active_meta"]
 
 ROOT = app_dir()  # the source tree, or the app's files in an installed wheel
 SAMPLE_DIR = ROOT / "sample_data"
@@ -58,9 +60,13 @@ def token_of(data: bytes | pd.DataFrame) -> str:
     return hashlib.sha1(data).hexdigest()[:16]
 
 
-def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None = None) -> None:
-    """Make ``frame`` the active results table (and optionally ``design`` the design)."""
+def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None = None, *,
+             meta: TableMeta | None = None) -> None:
+    """Make ``frame`` the active results table (and optionally ``design`` the design);
+    ``meta``, what its loader decided (:class:`~analysis.table_meta.TableMeta`), goes to
+    ``results_meta`` (see :func:`active_meta`)."""
     st.session_state["results_frame"] = frame
+    st.session_state["results_meta"] = meta if meta is not None else TableMeta(name)
     st.session_state["results_name"] = name
     st.session_state["results_token"] = token
     st.session_state.pop("restore_error", None)  # a table is loaded: the note is obsolete
@@ -73,3 +79,11 @@ def set_data(frame: pd.DataFrame, name: str, token: str, design: Design | None =
 def active_frame() -> pd.DataFrame | None:
     """The loaded table, or None."""
     return st.session_state.get("results_frame")
+
+
+def active_meta() -> TableMeta:
+    """What the active table's loader decided (decimal-comma and left-out columns, the
+    compact reader); a table set without it (a restored session, a test) has none."""
+    meta = st.session_state.get("results_meta")
+    return meta if isinstance(meta, TableMeta) else TableMeta(st.session_state.get(
+        "results_name"))

@@ -20,7 +20,7 @@ from analysis.columns import (
     N_CELLS,
     N_EMPTY_CELLS,
 )
-from analysis.coverage import PROMPTS, RESPONSES, CountUnit
+from analysis.coverage import PROMPTS, RESPONSES, CountedCells, CountUnit
 from analysis.coverage_text import page_count, percent_text
 from analysis.design import Design
 from analysis.factor_defaults import grid_factors
@@ -57,15 +57,15 @@ COLUMN_CONFIG = {
 @st.cache_resource(max_entries=16, show_spinner="Counting prompts...")
 def _coverage_cells(token: str, design_json: str, factors: tuple[str, ...], where_key: str,
                     unit: str, counted_key: str, _results: pd.DataFrame, _design: Design,
-                    _where: dict, _counted: CountUnit) -> pd.DataFrame:
+                    _where: dict, _counted: CountUnit) -> CountedCells:
     return bw.coverage_cells(_results, _design, factors=list(factors), count=unit,
                              where=_where or None, counted=_counted, applied=True)
 
 
 def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str], where: dict,
-                       unit: str) -> pd.DataFrame:
+                       unit: str) -> CountedCells:
     """Cached :func:`analysis.api.coverage_cells` (distinct prompts or responses) of
-    what :func:`counted_for` says a cell counts."""
+    what :func:`counted_for` says a cell counts, with that unit."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
     counted = counted_for(results, design)
     return _coverage_cells(st.session_state["results_token"], design.to_json(), tuple(factors),

@@ -10,8 +10,9 @@ import streamlit as st
 
 from analysis.design import Design, check_design, suggest_design
 from analysis.errors import AnalysisError
-from analysis.io import load_results
-from ui.active import SAMPLE_DIR, SAMPLES, set_data, token_of
+from analysis.io import read_results
+from analysis.table_meta import LoadedTable
+from ui.active import SAMPLE_DIR, SAMPLES, active_meta, set_data, token_of
 from ui.context import guarded_callback
 from ui.upload_budget import decoding
 
@@ -32,9 +33,13 @@ def sample_caption(name: str) -> str:
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the file...")
-def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
+def _read_loaded(data: bytes, name: str, encoding: str = "utf-8") -> LoadedTable:
     with decoding(len(data), name):  # a server-wide budget (not cached when refused)
-        return load_results(data, name=name, encoding=encoding)
+        return read_results(data, name=name, encoding=encoding)
+
+
+def _read(data: bytes, name: str, encoding: str = "utf-8") -> pd.DataFrame:
+    return _read_loaded(data, name, encoding).frame
 
 
 def starting_design(frame: pd.DataFrame, preferred: Design | None, *,
@@ -60,13 +65,13 @@ def load_bytes(data: bytes, name: str, preferred: Design | None = None, *,
                encoding: str = "utf-8") -> bool:
     """Read ``data`` and make it the active table; on error keep the previous one."""
     try:
-        frame = _read(data, name, encoding)
+        frame, meta = _read_loaded(data, name, encoding)
     except AnalysisError as exc:
         st.session_state["data_error"] = str(exc)
         return False
     st.session_state.pop("data_error", None)
     token = token_of(data)
-    set_data(frame, name, token, starting_design(frame, preferred, token=token))
+    set_data(frame, name, token, starting_design(frame, preferred, token=token), meta=meta)
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 
@@ -175,6 +180,6 @@ def active_source() -> str:
         return "Bundled sample"
     if ss.get("results_rebuild"):
         return "Import from ..."
-    if ss["results_frame"].attrs.get("engine"):
+    if active_meta().compact:
         return "Large file on this machine"
     return "Upload a file"

@@ -58,7 +58,7 @@ def load_server_path(text: str) -> bool:
                                 "data_dir in .streamlit/secrets.toml) to the folder the app "
                                 "may read.")
         _, files = resolve_under(text, folder)
-        frame = read_compact(files, name=text.strip())  # the checked files, not the glob
+        frame, meta = read_compact(files, name=text.strip(), with_meta=True)  # the checked files
     except AnalysisError as exc:
         st.session_state["data_error"] = str(exc)
         return False
@@ -69,7 +69,7 @@ def load_server_path(text: str) -> bool:
     stamp = "|".join(f"{f}:{os.path.getsize(f)}:{os.path.getmtime(f)}" for f in files)
     st.session_state.pop("data_error", None)
     token = hashlib.sha1(stamp.encode()).hexdigest()[:16]
-    set_data(frame, text.strip(), token, starting_design(frame, None, token=token))
+    set_data(frame, text.strip(), token, starting_design(frame, None, token=token), meta=meta)
     st.session_state["design_rev"] = st.session_state.get("design_rev", 0) + 1
     return True
 

@@ -27,7 +27,9 @@ import streamlit as st
 import yaml
 
 from analysis.design import Design
+from analysis.table_meta import TableMeta
 from ui import auth
+from ui.active import active_meta
 from ui.session_store import (
     SaveError,
     SessionStore,
@@ -281,6 +283,7 @@ def _apply(stored) -> None:
         frame = pd.read_parquet(stored.table)
         ss["results_frame"], ss["results_name"] = frame, meta["name"]
         ss["results_token"] = meta["token"]
+        ss["results_meta"] = _table_meta(meta.get("table_meta"), meta["name"])
     if design is not None:
         ss["design"] = design
     ss["design_rev"] = ss.get("design_rev", 0) + 1
@@ -304,6 +307,11 @@ def _meta(settings: dict[str, Any]) -> dict[str, Any]:
             "design": design.to_yaml() if design is not None else None,
             "settings": settings,
             "sample": ss.get("results_name") if active_is_sample() else None}
+    loaded = active_meta()  # what the loader decided (the Data page's captions)
+    if loaded.decimal_comma_columns or loaded.dropped_columns or loaded.compact:
+        meta["table_meta"] = {"decimal_comma_columns": list(loaded.decimal_comma_columns),
+                              "dropped_columns": list(loaded.dropped_columns),
+                              "compact": loaded.compact}
     pages = ss.get(PAGE_STATE_KEY)
     if pages:
         try:  # plain values only (the session YAML is safe_dump'ed, never pickled)
@@ -312,6 +320,21 @@ def _meta(settings: dict[str, Any]) -> dict[str, Any]:
         except yaml.YAMLError:
             pass
     return meta
+
+
+def _table_meta(stored: object, name: str) -> TableMeta:
+    """The :class:`~analysis.table_meta.TableMeta` a stored session wrote (column names
+    and the compact flag; anything else is dropped)."""
+    if not isinstance(stored, dict):
+        return TableMeta(name)
+
+    def names(key: str) -> tuple[str, ...]:
+        value = stored.get(key)
+        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+    return TableMeta(name, decimal_comma_columns=names("decimal_comma_columns"),
+                     dropped_columns=names("dropped_columns"),
+                     compact=stored.get("compact") is True)
 
 
 def _meta_text(meta: dict) -> str:

@@ -5,16 +5,20 @@ and :func:`analysis.api.importance`'s). See ``docs/judge_noise.md``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from analysis.table_meta import TableMeta
 
 __all__ = ["needs_rows", "noise_rows_payload"]
 
 
-def needs_rows(results) -> None:  # noqa: ANN001 - a pandas DataFrame
-    """Refuse ``--judge-noise`` on an engine's cell table: it redraws every row's score."""
+def needs_rows(results, meta: TableMeta | None = None) -> None:  # noqa: ANN001 - a DataFrame
+    """Refuse ``--judge-noise`` on an engine's cell table (``meta.engine``, the
+    :class:`~analysis.table_meta.TableMeta` of the load): it redraws every row's score."""
     from analysis.judge_noise import JudgeNoiseError
 
-    if results.attrs.get("engine"):
+    if meta is not None and meta.engine:
         raise JudgeNoiseError("--judge-noise redraws the judge's score of every row, so it "
                               "needs the rows: add --engine pandas.")
 

@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> None:
     load_args = argparse.Namespace(**vars(args))
     if not args.factors and not args.design:
         load_args.factors = ",".join([args.cohort, *by])
-    results, design = load_with_design(load_args, need_outcome=False,
-                                       extra=[args.category, args.cohort, *by])
+    results, design, meta = load_with_design(load_args, need_outcome=False, with_meta=True,
+                                             extra=[args.category, args.cohort, *by])
     r = load_args.renamed  # columns named like an output column, renamed
     args.category, args.cohort = r.get(args.category, args.category), r.get(args.cohort,
                                                                             args.cohort)
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> None:
                # JSON keys as before the options were written once
                "settings": {"method": options.method, "resamples": options.n_resamples,
                             "seed": options.seed, "where": args.where, "renamed": r,
-                            **row_counts(results, columns=[args.category])}}
+                            **row_counts(results, columns=[args.category], meta=meta)}}
     payload["settings"].update(renormalise=options.renormalise, demographics=args.demographics,
                                demographic_col=args.demographic_col,
                                refusal_note=refusal_note)

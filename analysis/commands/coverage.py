@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> None:
     opts = CoverageOptions.from_args(args)
     if opts.limit < 0:
         raise AnalysisError("--limit must be 0 or more.")
-    results, design = load_with_design(args, need_outcome=False)
+    results, design, loaded = load_with_design(args, need_outcome=False, with_meta=True)
     # model coverage asks about the design file's model factors even when --factors
     # leaves them out of the grid (renamed like the factors when they clash)
     whole = Design.load(args.design) if args.design else design
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> None:
         result.tables
     joint, unit = summary.iloc[0], meta["count_unit"]
     payload = {
-        "file": results.attrs.get("source_name", args.file),
+        "file": loaded.source_name or args.file,
         "factors": factors,
         "count": opts.count,
         **{k: joint[k] for k in summary.columns if k not in (SCOPE, FACTORS)},

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.design import describe_columns, suggest_design
     from analysis.engines import open_table, resolve_engine
     from analysis.engines.describe import describe_table
-    from analysis.io import load_results
+    from analysis.io import read_results
     from analysis.nesting_text import describe_nesting
 
     engine = getattr(args, "engine", "pandas")
@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> None:
             table.close()
         name = table.name
     else:
-        frame = load_results(args.file, sep=args.sep, encoding=args.encoding)
-        load_notes(frame)
-        n_rows, name = len(frame), frame.attrs.get("source_name")
+        frame, meta = read_results(args.file, sep=args.sep, encoding=args.encoding)
+        load_notes(meta)
+        n_rows, name = len(frame), meta.source_name
         columns = describe_columns(frame)
         design = suggest_design(frame)
         nestings = bw.nesting(frame, design, applied=True).table

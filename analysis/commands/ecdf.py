@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> None:
         raise AnalysisError(f"--by {args.by} is also in --factors; give it in one place.")
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join([args.by, *factors])
-    results, design = load_with_design(load_args)
+    results, design, meta = load_with_design(load_args, with_meta=True)
     by = load_args.renamed.get(args.by, args.by)
     result = bw.ecdf(results, design, options=opts, by=by, applied=True)
     summary, ks, rates = result.table, result.tables["ks"], result.tables["rates"]
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> None:
     else:
         ks_out = ks.to_dict(orient="records")
     settings = {**result.settings, "resamples": opts.ks_resamples, "where": args.where,
-                "renamed": load_args.renamed, **row_counts(results)}
+                "renamed": load_args.renamed, **row_counts(results, meta=meta)}
     payload = {"by": by, "factors": factors, "ideal": opts.ideal, "cutoff": opts.cutoff,
                "groups": groups, "ks": ks_out, "settings": settings}
     if "pooling" in result.tables:

@@ -44,11 +44,11 @@ def run(args: argparse.Namespace) -> None:
     from analysis import api as bw
     from analysis.cli import emit, load_notes
     from analysis.design import Design
-    from analysis.io import load_results
+    from analysis.io import load_results, read_results
     from analysis.safe_write import write_table
 
-    results = load_results(args.file, sep=args.sep, encoding=args.encoding)
-    load_notes(results)
+    results, meta = read_results(args.file, sep=args.sep, encoding=args.encoding)
+    load_notes(meta)
     answered = load_results(args.answered, encoding=args.encoding)
     result = bw.extend_results(results, answered, Design.load(args.design),
                                factors=args.factors)

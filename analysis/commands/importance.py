@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.options.importance import ImportanceOptions
     from analysis.options.importance_linear import LinearOptions
 
-    results, design = load_with_design(args)
+    results, design, meta = load_with_design(args, with_meta=True)
     if not args.factors:  # every factor of the design: leave out the one-valued ones
         design = _without_constant_factors(results, design)
     exclude = {k: split_list(v) for k, v in
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> None:
     if args.judge_noise:
         from analysis.commands._noise_options import needs_rows
 
-        needs_rows(results)  # refuses an engine's cell table
+        needs_rows(results, meta)  # refuses an engine's cell table
     lin = LinearOptions.from_args(args)
     try:
         result = bw.importance(results, design, options=options, exclude=exclude,
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> None:
                                        p_column=p_column, confidence=args.confidence),
                      args.figure)
     s = result.settings
-    counts = row_counts(results)
+    counts = row_counts(results, meta=meta)
     if args.json:
         settings = {**s, "where": args.where, "exclude": args.exclude,
                     "n_missing_outcome": counts.get("n_missing_outcome", 0),

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> None:
     extra = [opts.model, opts.sentiment_by, *penalty_factors]
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = ",".join(dict.fromkeys(f for f in [*dims, *extra] if f))
-    results, design = load_with_design(load_args)
+    results, design, meta = load_with_design(load_args, with_meta=True)
     r = load_args.renamed  # factors named like an output column, renamed
     opts = replace(opts, model=r.get(opts.model, opts.model),
                    sentiment_by=r.get(opts.sentiment_by, opts.sentiment_by),
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> None:
         from analysis.figures.index import index_figure
 
         write_figure(index_figure(components, totals), args.figure)
-    settings = {"renamed": load_args.renamed, **row_counts(results)}
+    settings = {"renamed": load_args.renamed, **row_counts(results, meta=meta)}
     # then every option and input of the Result (its where: the command's --where)
     settings.update({k: v for k, v in result.settings.items() if k != "where"})
     payload = {"totals": totals, "components": components, "settings": settings}

@@ -160,12 +160,12 @@ def run(args: argparse.Namespace) -> None:
             raise AnalysisError(f"{target}: the folder {Path(target).parent} does not exist.")
     load_args = argparse.Namespace(**vars(args))
     load_args.factors = None
-    results, design = load_with_design(load_args, need_outcome=False)
+    results, design, meta = load_with_design(load_args, need_outcome=False, with_meta=True)
     if getattr(args, "cluster", None) and args.cluster not in results.columns:
         raise AnalysisError(f"Cluster column {args.cluster!r} is not in the table.")
     chosen = [(s, _merged(args, s, settings.get(s) or {})) for s in names]
     report = build_report(results, design, chosen,
-                          source=results.attrs.get("source_name", Path(args.file).name))
+                          source=meta.source_name or Path(args.file).name)
     html_text = report_html(report)
     outputs = {args.out: lambda p: p.write_text(html_text, encoding="utf-8")}
     if args.zip:

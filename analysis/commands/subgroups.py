@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> None:
     from analysis.options.subgroups import SubgroupsOptions
 
     opts = SubgroupsOptions.from_args(args)
-    results, design = load_with_design(args)
+    results, design, meta = load_with_design(args, with_meta=True)
     factors = design.names
     renamed = getattr(args, "renamed", {})
     exclude = {renamed.get(k, k): split_list(v)
@@ -60,8 +60,9 @@ def run(args: argparse.Namespace) -> None:
     if opts.judge_noise:
         from analysis.commands._noise_options import needs_rows
 
-        needs_rows(results)
-    counts = row_counts(bw.subset_rows(results, exclude=exclude) if exclude else results)
+        needs_rows(results, meta)
+    counts = row_counts(bw.subset_rows(results, exclude=exclude) if exclude else results,
+                        meta=meta)
     result = bw.subgroups(results, design, options=opts, exclude=exclude, applied=True)
     full, table, s = result.tables["all"], result.table, result.settings
     cluster = s.get("cluster")

@@ -85,7 +85,7 @@ def open_table(source: object, engine: str, *, name: str | None = None,
             import duckdb
 
             return DuckDBTable(duckdb.connect().from_df(source),
-                               name=name or source.attrs.get("source_name") or "the DataFrame")
+                               name=name or "the DataFrame")
         return DuckDBTable(source, name=name, sep=sep, encoding=encoding)
     if engine == "spark":
         from analysis.engines.spark_engine import SparkTable, session

@@ -23,6 +23,7 @@ from analysis.columns import DEVIATIONS, N
 from analysis.design import Design, Factor, Outcome
 from analysis.engines import sql
 from analysis.errors import AnalysisError, DesignError, DesignMismatchError
+from analysis.table_meta import TableMeta
 from analysis.values import (
     MAX_FACTOR_VALUES,
     REFERENCE_PATTERN,
@@ -34,6 +35,7 @@ from analysis.values import (
 __all__ = [
     "MAX_GROUPS", "N_ALL", "Table", "Where", "check_aggregate", "design_from_counts",
     "factor_from_counts", "filter_aggregate", "fine_cell_table", "value_counts",
+    "fine_cell_meta",
 ]
 
 
@@ -53,8 +55,15 @@ class Table(ABC):
         self.name = name
         self.kinds = dict(kinds)
         #: Text columns read as numbers written with a decimal comma (as the pandas
-        #: loader's ``attrs["decimal_comma_columns"]``).
+        #: loader's ``TableMeta.decimal_comma_columns``).
         self.decimal_comma_columns: list[str] = []
+
+    def meta(self, **more: object) -> TableMeta:
+        """What was decided about the table (its name, the decimal-comma columns) plus
+        ``more`` fields of :class:`~analysis.table_meta.TableMeta`."""
+        return TableMeta(source_name=self.name,
+                         decimal_comma_columns=tuple(self.decimal_comma_columns),
+                         **more)  # type: ignore[arg-type]
 
     @abstractmethod
     def query(self, text: str) -> pd.DataFrame:
@@ -252,7 +261,9 @@ def fine_cell_table(agg: pd.DataFrame, design: Design, keys: Sequence[str], sour
     values, ``n`` (rows with a known outcome; every row without an outcome), ``deviations``
     (with an outcome) and ``n_all`` (every row, for coverage).
 
-    :func:`analysis.cells.cell_table` sums such a table over any subset of ``keys``.
+    :func:`analysis.cells.cell_table` sums such a table over any subset of ``keys``. That
+    it is an engine's cell table (``engine``, ``n_rows``, ``source_name``) is said by
+    :func:`fine_cell_meta`, which the caller passes on beside it.
     """
     declared = {f.name: list(f.values) for f in design.factors}
     columns: dict[str, object] = {}
@@ -283,7 +294,10 @@ def fine_cell_table(agg: pd.DataFrame, design: Design, keys: Sequence[str], sour
     out = pd.DataFrame(index=pd.RangeIndex(len(agg)))
     for k, column in {**columns, **counts}.items():
         out[k] = column[order]
-    out.attrs["source_name"] = source_name
-    out.attrs["engine"] = engine
-    out.attrs["n_rows"] = int(n_all.sum())
     return out
+
+
+def fine_cell_meta(table: Table, cells: pd.DataFrame) -> TableMeta:
+    """The :class:`~analysis.table_meta.TableMeta` of ``table``'s fine cell table ``cells``
+    (:func:`fine_cell_table`): its ``engine`` and the rows it stands for."""
+    return table.meta(engine=table.engine, n_rows=int(cells[N_ALL].sum()))

@@ -19,7 +19,9 @@ import pandas as pd
 from analysis.columns import DEVIATION
 from analysis.design import Design, parse_assignments
 from analysis.engines import fine_cells_from_table, open_table, resolve_engine
+from analysis.engines.base import fine_cell_meta
 from analysis.errors import AnalysisError
+from analysis.table_meta import TableMeta
 
 __all__ = ["ALL_COLUMN_COMMANDS", "ROW_COMMANDS", "ROW_OPTIONS", "load_with_engine"]
 
@@ -32,6 +34,9 @@ ROW_COMMANDS = ("disparity", "cohorts", "index", "compare", "counterfactual", "v
 ALL_COLUMN_COMMANDS = ("compare", "counterfactual", "variance")
 ROW_OPTIONS = ("feature", "baseline", "category", "cohort", "by", "sentiment", "sentiment_by",
                "model", "dimensions", "penalty_factors")
+#: What :func:`load_with_engine` returns: ``(results, design)``, with ``with_meta`` also
+#: the table's :class:`~analysis.table_meta.TableMeta`.
+Loaded = tuple[pd.DataFrame, Design] | tuple[pd.DataFrame, Design, TableMeta]
 
 
 def _design_and_outcome(args: argparse.Namespace, need_outcome: bool) -> tuple[Design, list[str]]:
@@ -81,9 +86,11 @@ def _row_columns(args: argparse.Namespace, design: Design, factors: Sequence[str
     return [c for c in dict.fromkeys(cols) if c]
 
 
-def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
-                     ) -> tuple[pd.DataFrame, Design] | None:
-    """What :func:`analysis.cli.load_with_design` returns, computed by DuckDB or Spark.
+def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True,
+                     with_meta: bool = False) -> Loaded | None:
+    """What :func:`analysis.cli.load_with_design` returns, computed by DuckDB or Spark
+    (with ``with_meta``, the table's :class:`~analysis.table_meta.TableMeta` third: a cell
+    table's ``engine`` and ``n_rows``).
 
     Returns None when ``--engine auto`` picks pandas (a small single file).
     """
@@ -123,7 +130,8 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
         exclude = [*exclude, cluster]
     try:
         if _needs_rows(args, design):
-            return _rows(args, table, design, factors, where, exclude, references)
+            frame, design = _rows(args, table, design, factors, where, exclude, references)
+            return (frame, design, table.meta()) if with_meta else (frame, design)
         base = design if design.factors else Design(outcome=design.outcome)
         unit: list[str] = []
         if counts_prompts(args) and factors:  # the prompt unit, read from the first rows
@@ -136,10 +144,12 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True
             table, base, factors=factors or design.names, where=where,
             extra_keys=[*exclude, *(c for c in unit if c not in factors)],
             references=references)
+        meta = fine_cell_meta(table, cells)
     finally:
         table.close()
     full = full.subset(factors or design.names).with_cluster(design.cluster)
-    return cells, full.with_prompt_unit(unit) if unit else full
+    full = full.with_prompt_unit(unit) if unit else full
+    return (cells, full, meta) if with_meta else (cells, full)
 
 
 def _needs_rows(args: argparse.Namespace, design: Design) -> bool:
@@ -167,7 +177,6 @@ def _rows(args, table, design: Design, factors: Sequence[str], where, exclude, r
     extra = [*where, *exclude, *([DEVIATION] if has_deviation else [])]
     frame = table.collect(list(table.kinds) if getattr(args, "command", None)
                           in ALL_COLUMN_COMMANDS else _row_columns(args, design, factors, extra))
-    frame.attrs["source_name"] = table.name
     if not design.factors:
         design = Design(factors=tuple(make_factor(frame, f) for f in factors),
                         outcome=design.outcome, cluster=design.cluster)

@@ -246,11 +246,7 @@ class DuckDBTable(Table):
 
     def collect(self, columns: Sequence[str]) -> pd.DataFrame:
         cols = ", ".join(self.dialect.quote(c) for c in columns)
-        frame = self.query(f"SELECT {cols} FROM {{table}}")
-        frame.attrs["source_name"] = self.name
-        if self.decimal_comma_columns:
-            frame.attrs["decimal_comma_columns"] = list(self.decimal_comma_columns)
-        return frame
+        return self.query(f"SELECT {cols} FROM {{table}}")
 
     def close(self) -> None:
         con = getattr(self, "connection", None)

@@ -35,9 +35,7 @@ def read_rows(source: object, *, name: str | None = None, sep: str | None = None
                 if sorted(frame.columns) != sorted(first):
                     raise LoadError(f"{source}: the files have different columns: "
                                     f"{Path(f).name} differs from {Path(files[0]).name}.")
-            out = pd.concat([fr[first] for fr in frames], ignore_index=True)
-            out.attrs["source_name"] = name or str(source)
-            return out
+            return pd.concat([fr[first] for fr in frames], ignore_index=True)
         return load_results(files[0], name=name, sep=sep, encoding=encoding)
     return load_results(source, name=name, sep=sep, encoding=encoding)
 

@@ -8,7 +8,7 @@ must not read the server's other files.
 DuckDB reads the files without an upload and returns a compact table: numbers and
 booleans as they are, text columns with at most ``max_values`` distinct values as
 pandas categoricals (one or two bytes a row instead of a string object), and free-text
-columns (answers, prompts, ids) left out and listed in ``attrs["dropped_columns"]``:
+columns (answers, prompts, ids) left out and listed in ``TableMeta.dropped_columns``:
 no count-based statistic reads them, and they hold most of a results table's bytes.
 """
 
@@ -24,6 +24,7 @@ from analysis.design import MAX_FACTOR_VALUES
 from analysis.errors import LoadError
 from analysis.io import check_regular_file
 from analysis.limits import check_decoded
+from analysis.table_meta import LoadedTable
 
 __all__ = [
     "BATCH_ROWS", "DATA_DIR_ENV", "SAMPLE_ROWS", "data_folder", "read_compact", "resolve_under",
@@ -111,7 +112,8 @@ BATCH_ROWS = 1_000_000
 
 
 def read_compact(source: str | list[str], *, max_values: int = MAX_FACTOR_VALUES,
-                 name: str | None = None) -> pd.DataFrame:
+                 name: str | None = None, with_meta: bool = False
+                 ) -> pd.DataFrame | LoadedTable:
     """Every row of ``source`` (a path or glob, or the list of files
     :func:`resolve_under` checked) through DuckDB, as a compact pandas table (module
     docstring).
@@ -121,8 +123,6 @@ def read_compact(source: str | list[str], *, max_values: int = MAX_FACTOR_VALUES
     columns stream as Arrow batches, text dictionary-encoded batch by batch (memory: the
     codes, never the strings), and a text column whose values pass ``max_values`` on the
     way is left out too. Text columns become unordered categoricals with sorted categories.
-    ``attrs``: ``source_name``, ``dropped_columns`` (file order) and, for text files with
-    decimal commas, ``decimal_comma_columns``.
 
     Returns
     -------
@@ -130,6 +130,10 @@ def read_compact(source: str | list[str], *, max_values: int = MAX_FACTOR_VALUES
         The source's columns minus the left-out ones, in file order: numbers and booleans
         as DuckDB types them (DECIMAL as float), text as categoricals (missing stays
         missing; booleans read as text become ``"true"``/``"false"``).
+    LoadedTable
+        With ``with_meta``: that table and its :class:`~analysis.table_meta.TableMeta`:
+        ``source_name``, ``dropped_columns`` (file order), ``decimal_comma_columns`` (text
+        files with decimal commas) and ``compact``.
 
     Raises
     ------
@@ -147,11 +151,11 @@ def read_compact(source: str | list[str], *, max_values: int = MAX_FACTOR_VALUES
         dropped |= too_many
     finally:
         table.close()
-    frame.attrs["source_name"] = name or table.name
-    frame.attrs["dropped_columns"] = [c for c in table.kinds if c in dropped]
-    if table.decimal_comma_columns:
-        frame.attrs["decimal_comma_columns"] = list(table.decimal_comma_columns)
-    return frame
+    if not with_meta:
+        return frame
+    return LoadedTable(frame, table.meta(compact=True).but(
+        source_name=name or table.name,
+        dropped_columns=tuple(c for c in table.kinds if c in dropped)))
 
 
 def _text_value(table, column: str) -> str:  # noqa: ANN001 - a DuckDBTable

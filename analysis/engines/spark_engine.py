@@ -150,9 +150,7 @@ class SparkTable(Table):
             raise EngineError(f"{self.name}: Spark failed: {str(exc).splitlines()[0]}") from None
 
     def collect(self, columns: Sequence[str]) -> pd.DataFrame:
-        frame = self.frame.select(*[self.dialect.quote(c) for c in columns]).toPandas()
-        frame.attrs["source_name"] = self.name
-        return frame
+        return self.frame.select(*[self.dialect.quote(c) for c in columns]).toPandas()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # the session may be gone already

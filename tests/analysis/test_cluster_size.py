@@ -153,7 +153,8 @@ def test_subgroup_test_equals_the_importance_term_of_its_indicator():
     rows = results
     X = sm.add_constant((rows["tier"] == "b").astype(float))
     for small, use_t in (("cr2", None), ("cr1", True), ("none", False)):
-        table = subgroups(cells, ["tier"], max_level=1, cluster="t", small_sample=small)
+        table, info = subgroups(cells, ["tier"], max_level=1, cluster="t",
+                                small_sample=small, return_info=True)
         fit = factor_importance(results, one, factors=["tier"], small_sample=small,
                                 likelihood_ratio=False)
         row = table.set_index("subgroup").loc["tier = b"]
@@ -170,7 +171,7 @@ def test_subgroup_test_equals_the_importance_term_of_its_indicator():
                          ).fit(cov_type="cluster", cov_kwds={"groups": rows["t"].to_numpy()},
                                use_t=use_t)
             assert p_sub == pytest.approx(float(ref.pvalues.iloc[1]), rel=1e-7)
-    assert table.attrs["cluster"] == "t" and table.attrs["n_clusters"] == 10
+    assert info.cluster == "t" and info.n_clusters == 10 and not table.attrs
 
 
 def test_p_value_and_interval_agree_and_template_subgroups_have_no_test():
@@ -179,7 +180,8 @@ def test_p_value_and_interval_agree_and_template_subgroups_have_no_test():
     (the cluster chosen as a factor) has no cluster-robust test."""
     results, design = _frame(seed=5, g=12)
     cells = cell_table(results, ["tier", "w", "t"])
-    table = subgroups(cells, ["tier", "w", "t"], max_level=2, cluster="t")
+    table, info = subgroups(cells, ["tier", "w", "t"], max_level=2, cluster="t",
+                            return_info=True)
     tested = table[table[P_VALUE].notna()]
     assert len(tested) > 10
     excludes = (tested["ci_low"] > 0) | (tested["ci_high"] < 0)
@@ -187,7 +189,7 @@ def test_p_value_and_interval_agree_and_template_subgroups_have_no_test():
     single = table[table["subgroup"].str.contains("t = ")]
     assert single[P_VALUE].isna().all() and (single["n_clusters"] == 1).all()
     assert any("not estimable: t = 0 occurs in 1 of 12 values of t" in n
-               and "no cluster-robust test" in n for n in table.attrs["notes"])
+               and "no cluster-robust test" in n for n in info.notes)
     assert (table.loc[table[P_VALUE].notna(), "test"] == "cluster t").all()
 
 
@@ -238,9 +240,10 @@ def test_bad_cluster_columns_give_notes_not_silent_changes():
     with pytest.raises(ClusterError, match="'nope' is not in the table"):
         factor_importance(results, design, cluster="nope")
     cells = cell_table(constant, ["tier", "t"])
-    table = subgroups(cells, ["tier"], cluster="t")
-    assert table.attrs["cluster"] is None and "wald" in set(table["test"])
-    assert any("'t' has the single value 'same'" in n for n in table.attrs["notes"])
+    table, info = subgroups(cells, ["tier"], cluster="t", return_info=True)
+    assert info.cluster is None and "wald" in set(table["test"])
+    assert any("'t' has the single value 'same'" in n for n in info.notes)
+    pd.testing.assert_frame_equal(subgroups(cells, ["tier"], cluster="t"), table)
     with pytest.raises(ClusterError):
         subgroups(cell_table(results, ["tier"]), ["tier"], cluster="t")
     with pytest.raises(Exception, match="Fisher's exact test assumes independent rows"):

@@ -492,15 +492,18 @@ def test_ssqa_paper_figures_over_prompts_with_models_and_seeds(ssqa_table, tmp_p
 
     # model coverage: seeds exist only with cot = yes, yet every model x seed is complete
     mcells = cell_table(results, PAPER_FACTORS + ["model", "seed"], with_outcome=False)
-    table = cov.model_coverage(mcells, design, prompt_factors=PAPER_FACTORS)
-    assert table.attrs["nested_prompt_factors"] == ["cot"]
+    table, nested = cov.model_coverage(mcells, design, prompt_factors=PAPER_FACTORS,
+                                       return_nested=True)
+    assert nested == ["cot"]
+    pd.testing.assert_frame_equal(cov.model_coverage(mcells, design,
+                                                     prompt_factors=PAPER_FACTORS), table)
     assert table[N_MISSING_PROMPT_CELLS].tolist() == [0] * 12
     n_per_cot = len(frame[PAPER_FACTORS].drop_duplicates()) // 2
     assert table["n_expected_prompt_cells"].tolist() == [n_per_cot] * 12
     naive = cov.model_coverage(mcells, design, prompt_factors=PAPER_FACTORS,
                                respect_nesting=False)
     assert naive[N_MISSING_PROMPT_CELLS].tolist() == [n_per_cot] * 12
-    assert cov.describe_model_coverage(table, ["model", "seed"])[1] == (
+    assert cov.describe_model_coverage(table, ["model", "seed"], nested=nested)[1] == (
         "Every model combination that has rows answered every prompt combination expected "
         "of it.")
 

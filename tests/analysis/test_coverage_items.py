@@ -24,7 +24,7 @@ def bbq() -> tuple[pd.DataFrame, Design]:
 
 def test_bbq_categories_are_ranked_by_their_items(bbq):
     table, design = bbq
-    cells = cov.coverage_cells(table, design, ["category"])
+    cells = cov.coverage_cells(table, design, ["category"], with_unit=True)
     assert cov.counted_unit(cells).columns == ("example_id",)
     marginals = cov.marginal_counts(cells, design, factors=["category"])
     counts = dict(zip(marginals[VALUE], marginals[N], strict=True))
@@ -40,8 +40,9 @@ def test_bbq_categories_are_ranked_by_their_items(bbq):
 def test_bbq_default_grid_counts_prompts_and_no_impossible_empty_cell(bbq):
     table, design = bbq
     factors = cov.default_factors(design)
-    cells = cov.coverage_cells(table, design, factors)
-    summary = cov.coverage_summary(cells, design, factors=factors)
+    cells = cov.coverage_cells(table, design, factors, with_unit=True)
+    summary, reasons = cov.coverage_summary(cells, design, factors=factors,
+                                            return_reasons=True)
     joint = summary.iloc[0]
     # 1,152 combinations: 924 pair a subcategory with another category's value (nested)
     assert (joint[cov.N_CELLS], joint[cov.N_OBSERVED_CELLS]) == (1_152, 228)
@@ -52,7 +53,8 @@ def test_bbq_default_grid_counts_prompts_and_no_impossible_empty_cell(bbq):
     # example_id x input_format: the counts are distinct prompts, every row here one
     assert joint[cov.N_COUNTED] == len(table[["example_id", "input_format"]].drop_duplicates())
     reading = cov.describe_coverage(summary, cov.marginal_counts(cells, design,
-                                                                 factors=factors))
+                                                                 factors=factors),
+                                    counted=cells.unit, impossible_reasons=reasons)
     assert reading[0].startswith("Every one of the 228 possible combinations of category x "
                                  "subcategory x question_polarity x context_condition x "
                                  "input_format (of 1,152; 924 are impossible: 924 by nesting")

@@ -103,7 +103,8 @@ def test_baseline_calibration_is_feature_minus_baseline_per_row(frame):
     assert out["mean"].to_dict() == pytest.approx(ref["mean"].to_dict())
     assert out["median"].to_dict() == pytest.approx(ref["median"].to_dict())
     assert out[N].to_dict() == ref["count"].to_dict()
-    assert out.attrs["n_missing"] == 2
+    assert dsp.grouping(df, "f", "g", baseline="base").n_missing == 2
+    assert dsp.disparity_report(df, "f", "g", baseline="base").settings["n_missing"] == 2
 
 
 def test_bad_feature_columns_raise_named_errors(frame):
@@ -365,8 +366,8 @@ def test_the_naive_comparisons_run_on_the_row_path(frame):
     """The same-stream comparisons below hold for the row path (a shuffle of the rows'
     codes); the feature here has too many distinct values for the table path."""
     for by in ("g", ["g", "h"]):
-        out = dsp.permutation_test(frame, "f", by, n_resamples=9)
-        assert out.attrs[dsp.PERMUTATION_PATH] == "rows"
+        out, path = dsp.permutation_test(frame, "f", by, n_resamples=9, return_path=True)
+        assert path == "rows" and not out.attrs
 
 
 @pytest.mark.parametrize("statistic", dsp.STATISTICS)

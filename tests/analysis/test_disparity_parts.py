@@ -47,7 +47,9 @@ def test_report_from_its_parts_equals_disparity_report(bbq, options):
         results, "biased_answer", ["category"], baseline=given["baseline"],
         standard=given["standard"], quantile=given["quantile"], value=given["value"],
         direction=direction, tolerance=given["tolerance"], comparison=given["comparison"])
+    n_missing = dsp.grouping(results, "biased_answer", ["category"]).n_missing  # 111 here
     parts = dsp.report_of(summary, selection, feature="biased_answer", by=["category"],
+                          n_missing=n_missing,
                           **{**{k: v for k, v in given.items() if k != "n_resamples"},
                              "direction": direction})
     joined = dsp.with_permutation(parts, None, n_resamples=0, adaptive=full.settings[

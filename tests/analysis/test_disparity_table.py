@@ -122,9 +122,9 @@ def test_table_p_values_match_the_exact_permutation_p_values(enumerated, monkeyp
     t_obs = table.difference(st, statistic, table.observed[None], rest=True)[0]
     exact = (np.abs(t_all) >= np.abs(t_obs) - 1e-12).mean(axis=0)  # P(|T*| >= |T|)
     m = 20_000
-    out = dsp.permutation_test(_tiny_frame(), "f", "g", statistic=statistic, n_resamples=m,
-                               seed=3, adaptive=False)
-    assert out.attrs[dsp.PERMUTATION_PATH] == "table"
+    out, path = dsp.permutation_test(_tiny_frame(), "f", "g", statistic=statistic,
+                                     n_resamples=m, seed=3, adaptive=False, return_path=True)
+    assert path == "table"
     p_hat = out[P_VALUE].to_numpy() * (m + 1) / m - 1 / m  # b / m
     se = np.sqrt(exact * (1 - exact) / m)
     assert np.all(np.abs(p_hat - exact) <= 4.5 * se + 1e-9), (p_hat, exact)
@@ -147,13 +147,14 @@ def _judge_scores(n: int, shift: float, seed: int) -> pd.DataFrame:
 def test_table_and_row_paths_agree_within_monte_carlo_error(monkeypatch, statistic, compare):
     frame = _judge_scores(3_000, 0.5, 1)
     m = 3_000
-    table = dsp.permutation_test(frame, "f", "g", statistic=statistic, compare=compare,
-                                 n_resamples=m, seed=5, adaptive=False)
+    table, by_table = dsp.permutation_test(frame, "f", "g", statistic=statistic,
+                                           compare=compare, n_resamples=m, seed=5,
+                                           adaptive=False, return_path=True)
     monkeypatch.setattr(dsp, "TABLE_CELLS", 0)
-    rows = dsp.permutation_test(frame, "f", "g", statistic=statistic, compare=compare,
-                                n_resamples=m, seed=5, adaptive=False)
-    assert (table.attrs[dsp.PERMUTATION_PATH], rows.attrs[dsp.PERMUTATION_PATH]) == \
-        ("table", "rows")
+    rows, by_rows = dsp.permutation_test(frame, "f", "g", statistic=statistic, compare=compare,
+                                         n_resamples=m, seed=5, adaptive=False,
+                                         return_path=True)
+    assert (by_table, by_rows) == ("table", "rows")
     p, q = table[P_VALUE].to_numpy(), rows[P_VALUE].to_numpy()
     se = np.sqrt(np.maximum(p * (1 - p), 1 / m) * 2 / m)  # two independent estimates
     assert np.all(np.abs(p - q) <= 4.5 * se), (p, q)
@@ -169,8 +170,9 @@ def test_size_under_the_null_by_simulation():
     for i in range(500):
         frame = pd.DataFrame({"g": rng.choice(list("abc"), 600),
                               "f": rng.choice(5, 600, p=[0.1, 0.2, 0.4, 0.2, 0.1]) + 1.0})
-        out = dsp.permutation_test(frame, "f", "g", n_resamples=99, seed=i, adaptive=False)
-        assert out.attrs[dsp.PERMUTATION_PATH] == "table"
+        out, path = dsp.permutation_test(frame, "f", "g", n_resamples=99, seed=i,
+                                         adaptive=False, return_path=True)
+        assert path == "table"
         rejections += out[P_VALUE].iloc[0] <= 0.05
     rate = rejections / 500
     assert 0.025 <= rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 500), rate
@@ -179,14 +181,12 @@ def test_size_under_the_null_by_simulation():
 # --- (d) the path, the observed numbers, seeds ---------------------------------------------------
 def test_which_path_runs():
     few = _judge_scores(600, 0.0, 2)  # 5 values x 4 groups x 32 = 640 > 600 rows: rows
-    assert dsp.permutation_test(few, "f", "g", n_resamples=9).attrs[
-        dsp.PERMUTATION_PATH] == "rows"
+    assert dsp.permutation_test(few, "f", "g", n_resamples=9, return_path=True)[1] == "rows"
     more = _judge_scores(640, 0.0, 2)
-    assert dsp.permutation_test(more, "f", "g", n_resamples=9).attrs[
-        dsp.PERMUTATION_PATH] == "table"
+    assert dsp.permutation_test(more, "f", "g", n_resamples=9, return_path=True)[1] == "table"
     continuous = more.assign(f=np.random.default_rng(0).normal(size=len(more)))
-    assert dsp.permutation_test(continuous, "f", "g", n_resamples=9).attrs[
-        dsp.PERMUTATION_PATH] == "rows"
+    assert dsp.permutation_test(continuous, "f", "g", n_resamples=9,
+                                return_path=True)[1] == "rows"
 
 
 @pytest.mark.parametrize("compare", dsp.COMPARES)
@@ -207,7 +207,8 @@ def test_seeds_reproduce_and_stopping_keeps_the_fixed_m_p_values():
     a = dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=42, adaptive=False)
     b = dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=42, adaptive=False)
     c = dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=43, adaptive=False)
-    assert a.attrs[dsp.PERMUTATION_PATH] == "table"
+    assert dsp.permutation_test(frame, "f", "g", n_resamples=199, seed=42, adaptive=False,
+                                return_path=True)[1] == "table"
     pd.testing.assert_frame_equal(a, b)
     assert not np.array_equal(a[P_VALUE], c[P_VALUE])
     adaptive = dsp.permutation_test(frame, "f", "g", n_resamples=999, seed=42)

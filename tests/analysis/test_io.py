@@ -20,7 +20,7 @@ from analysis.design import (
     make_factor,
 )
 from analysis.errors import AnalysisError, DesignError, LoadError
-from analysis.io import load_results
+from analysis.io import load_results, read_results
 
 # The table every successful load below must reproduce.
 EXPECTED = pd.DataFrame({
@@ -190,9 +190,10 @@ def test_free_text_column_refused_as_factor():
     ("parquet named .csv", "r.csv", _parquet()),
 ])
 def test_formats_load_the_same_table(fmt, name, data):
-    frame = load_results(data, name=name)
+    frame, meta = read_results(data, name=name)
     _same(frame)
-    assert frame.attrs["source_name"] == (name or "the uploaded file")
+    _same(load_results(data, name=name))
+    assert meta.source_name == (name or "the uploaded file") and not frame.attrs
 
 
 def test_forced_format_and_delimiter():
@@ -248,17 +249,17 @@ def test_lists_become_json_text_so_columns_can_be_counted():
 def test_from_path_bytes_file_object_and_dataframe(tmp_path):
     path = tmp_path / "results.csv.gz"
     path.write_bytes(gzip.compress(_text(",").encode()))
-    from_path = load_results(path)
+    from_path, meta = read_results(path)
     _same(from_path)
-    assert from_path.attrs["source_name"] == "results.csv.gz"
+    assert meta.source_name == "results.csv.gz"
     _same(load_results(str(path), name="shown.csv.gz"))
 
     _same(load_results(bytearray(_text(",").encode()), name="r.csv"))
 
     with open(path, "rb") as handle:
-        from_handle = load_results(handle)
+        from_handle, meta = read_results(handle)
     _same(from_handle)
-    assert from_handle.attrs["source_name"].endswith("results.csv.gz")
+    assert meta.source_name.endswith("results.csv.gz")
     _same(load_results(io.BytesIO(_parquet())))
     _same(load_results(io.StringIO(_text(",")), name="r.csv"))
     with tempfile.TemporaryFile() as tmp:  # its ``name`` is an int (a file descriptor)
@@ -268,9 +269,9 @@ def test_from_path_bytes_file_object_and_dataframe(tmp_path):
 
     original = EXPECTED.copy()
     original.columns = ["model", "stigma", "template", "score", 5]
-    from_frame = load_results(original, name="frame")
+    from_frame, meta = read_results(original, name="frame")
     assert list(from_frame.columns) == ["model", "stigma", "template", "score", "5"]
-    assert from_frame.attrs["source_name"] == "frame"
+    assert meta.source_name == "frame"
     from_frame.loc[0, "model"] = "changed"
     assert original.loc[0, "model"] == "m1"  # a copy, not the caller's frame
 

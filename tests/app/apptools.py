@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def page_test(page: str, *, frame: pd.DataFrame | None = None, design: Design | None = None,
-              name: str = "test data", timeout: float = 120) -> AppTest:
-    """An AppTest of ``pages/<page>`` with the session state the Data page would set."""
+              name: str = "test data", timeout: float = 120, meta=None) -> AppTest:  # noqa: ANN001
+    """An AppTest of ``pages/<page>`` with the session state the Data page would set
+    (``meta``: the loader's :class:`~analysis.table_meta.TableMeta`, ``results_meta``)."""
     from ui.common import token_of
 
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=timeout)
@@ -22,6 +23,8 @@ def page_test(page: str, *, frame: pd.DataFrame | None = None, design: Design | 
         at.session_state["results_frame"] = frame
         at.session_state["results_name"] = name
         at.session_state["results_token"] = token_of(frame)
+    if meta is not None:
+        at.session_state["results_meta"] = meta
     if design is not None:
         at.session_state["design"] = design
     return at

@@ -21,6 +21,7 @@ import judges.answer  # noqa: F401 - the package, before pages/judges.py can sha
 import judges.categorise  # noqa: F401
 import judges.judge  # noqa: F401
 from analysis.design import Design, apply_design
+from analysis.table_meta import TableMeta
 from tests.app.apptools import ROOT, page_test
 
 markdown_it = pytest.importorskip("markdown_it")
@@ -45,7 +46,6 @@ def hostile() -> tuple[pd.DataFrame, Design]:
         "model": rng.choice(["m1", f"[m](http://{HOST}/m)"], n),
         "dev": rng.integers(0, 2, n), "score": rng.normal(size=n).round(3),
         CATEGORY: rng.choice(["stereo", f"![s](http://{HOST}/s.png)", "unknown"], n)})
-    frame.attrs["dropped_columns"] = [f"![d](http://{HOST}/dropped.png)"]
     design = Design.from_dict({"version": 1, "name": f"[design](http://{HOST}/d)", "factors": [
         {"name": GROUP, "kind": "domain", "reference": VALUES[0], "values": VALUES},
         {"name": STYLE, "kind": "prompt", "reference": "plain", "values": STYLES},
@@ -88,7 +88,8 @@ def _check(texts: list[str], page: str) -> None:
 def test_page_renders_no_markup_from_the_data(page, hostile, monkeypatch, tmp_path):
     monkeypatch.setenv("BIAS_WORKBENCH_STATE_DIR", str(tmp_path))
     frame, design = hostile
-    at = page_test(page, frame=frame, design=design, name=FILE_NAME).run()
+    meta = TableMeta(FILE_NAME, dropped_columns=(f"![d](http://{HOST}/dropped.png)",))
+    at = page_test(page, frame=frame, design=design, name=FILE_NAME, meta=meta).run()
     assert not at.exception, (page, at.exception)
     texts = _markdown_texts(at)
     assert texts, page

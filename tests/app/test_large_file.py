@@ -105,8 +105,9 @@ def test_read_compact_equals_the_pandas_table(tmp_path, monkeypatch, sample_rows
                                                        index=False)
     expected = pd.concat([pd.read_parquet(tmp_path / f"part-{i}.parquet") for i in range(3)],
                          ignore_index=True)
-    frame = server_files.read_compact(str(tmp_path / "*.parquet"), max_values=1000)
-    assert frame.attrs["dropped_columns"] == ["answer", "late"]
+    frame, meta = server_files.read_compact(str(tmp_path / "*.parquet"), max_values=1000,
+                                            with_meta=True)
+    assert meta.dropped_columns == ("answer", "late") and meta.compact
     assert list(frame.columns) == ["model", "shots", "temp", "cot", "biased", "tag"]
     for c in ("model", "tag"):
         assert isinstance(frame[c].dtype, pd.CategoricalDtype) and not frame[c].cat.ordered
@@ -115,8 +116,9 @@ def test_read_compact_equals_the_pandas_table(tmp_path, monkeypatch, sample_rows
             expected[c].astype(object).fillna("<NA>").tolist()
     for c in ("shots", "temp", "cot", "biased"):
         pd.testing.assert_series_equal(frame[c], expected[c], check_names=True)
-    one = server_files.read_compact(str(tmp_path / "part-0.parquet"), max_values=500)
-    assert one.attrs["dropped_columns"] == ["answer"]  # 1,000 values; 'late' has 3 here
+    one, meta = server_files.read_compact(str(tmp_path / "part-0.parquet"), max_values=500,
+                                          with_meta=True)
+    assert meta.dropped_columns == ("answer",)  # 1,000 values; 'late' has 3 here
     assert list(one["late"].cat.categories) == ["a", "b", "c"]
 
 
@@ -124,20 +126,19 @@ def test_read_compact_reads_text_as_the_pandas_loader_does(tmp_path):
     """A semicolon file with decimal commas and True/False text: numbers, ``"true"`` /
     ``"false"`` categories, and the decimal-comma note for the Data page."""
     from analysis.engines.server_files import read_compact
-    from analysis.io import load_results
+    from analysis.io import read_results
 
     path = tmp_path / "eu.csv"
     path.write_text("model;score;flag;note\n" + "".join(
         f"m{i % 3};{i % 4},5;{['True', 'FALSE', 'true'][i % 3]};text {i}\n"
         for i in range(1200)), encoding="utf-8")
-    frame = read_compact(str(path), max_values=1000)
-    pandas = load_results(path)
-    assert frame.attrs["decimal_comma_columns"] == pandas.attrs["decimal_comma_columns"] == [
-        "score"]
+    frame, meta = read_compact(str(path), max_values=1000, with_meta=True)
+    pandas, pandas_meta = read_results(path)
+    assert meta.decimal_comma_columns == pandas_meta.decimal_comma_columns == ("score",)
     assert frame["score"].tolist() == pandas["score"].tolist()
     assert list(frame["flag"].cat.categories) == ["false", "true"]
     assert frame["flag"].astype(str).tolist() == pandas["flag"].astype(str).str.lower().tolist()
-    assert frame.attrs["dropped_columns"] == ["note"]
+    assert meta.dropped_columns == ("note",)
 
 
 # --- issue 26: a FIFO, a 300-character name, a symbolic link added after the check --------

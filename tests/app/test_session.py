@@ -86,6 +86,35 @@ def test_reload_restores_table_design_and_settings(state_dir):
     assert "mine.csv" in again.markdown[0].value  # the context bar names the restored data
 
 
+def test_reload_keeps_what_the_loader_decided(state_dir):
+    """The Data page's captions (decimal-comma and left-out columns) and the "Large file"
+    source come from the loader's TableMeta (not the frame's attrs, which a Parquet
+    round trip may or may not keep): the session saves it beside the table."""
+    from analysis.table_meta import TableMeta
+    from ui.common import token_of
+
+    frame = pd.DataFrame({"model": ["a", "b"] * 30, "score": [i / 4 for i in range(60)],
+                          "biased": [i % 2 for i in range(60)]})
+    at = _app("data.py")
+    at.session_state["results_frame"] = frame
+    at.session_state["results_name"] = "eu.csv"
+    at.session_state["results_token"] = token_of(frame)
+    at.session_state["results_meta"] = TableMeta("eu.csv", decimal_comma_columns=("score",),
+                                                 dropped_columns=("note",), compact=True)
+    _run(at)
+    sid = _sid_of(at)
+    saved = yaml.safe_load((state_dir / sid / "session.yaml").read_text())
+    assert saved["table_meta"] == {"decimal_comma_columns": ["score"],
+                                   "dropped_columns": ["note"], "compact": True}
+    again = _run(_app("data.py", sid))
+    assert again.session_state["results_meta"] == TableMeta(
+        "eu.csv", decimal_comma_columns=("score",), dropped_columns=("note",), compact=True)
+    captions = [c.value for c in again.caption]
+    assert any("decimal comma (0,5 = 0.5): score" in c for c in captions)
+    assert any("Left out (free text): note" in c for c in captions)
+    assert again.radio(key="data_source").value == "Large file on this machine"
+
+
 def _sid_of(at: AppTest) -> str | None:
     sid = at.query_params.get("sid")
     return sid[0] if isinstance(sid, list) else sid
