@@ -8,6 +8,7 @@ layout as the project's shared data folder, licences included: see
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,20 @@ SAMPLE_DIR = REPO / "sample_data"
 BBQ_SAMPLE = SAMPLE_DIR / "bbq_unifiedqa.csv.gz"
 SHARED_DATA = REPO / "tests" / "data"
 SSQA_TABLE = SHARED_DATA / "ssqa" / "ssqa_factor_table.csv.gz"
+
+
+
+@pytest.fixture(autouse=True)
+def _main_module_restored():
+    """Put ``sys.modules["__main__"]`` back after each test: Streamlit's script runner
+    (every AppTest) replaces it with the page's module and never restores it, and a
+    process started later by ``multiprocessing``'s spawn re-runs that module (a
+    ``from_function`` page then dies with ``NameError: __args``)."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
+
 
 #: Mark for tests that read the raw SocialStigmaQA factor table.
 needs_shared = pytest.mark.skipif(not SSQA_TABLE.is_file(),
