@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: they count on; their functions are the API's to compose. Not counted: loading, designs,
 #: labels and formatting, figures, options.
 STATISTICS = tuple(f"analysis.{m}" for m in (
-    "bbq_scores", "cell_counts", "cells", "bootstrap", "capsules", "compare", "continuous", "coverage", "disparity",
+    "bbq_scores", "cell_counts", "cells", "bootstrap", "capsules", "compare", "continuous",
+    "coverage", "disparity",
     "distribution", "dixon", "ecdf", "features", "findings", "gate", "importance",
     "importance_linear", "index", "index_published", "judge_noise", "mixed_df",
     "native_scores", "nesting", "planning", "saged_stats", "subgroups", "testing",
