@@ -64,7 +64,7 @@ __all__ = ["Result", "bias_index", "check", "cohorts", "compare", "counterfactua
            "has_native_score", "available_features", "check_criteria",
            "time_capsules", "prompt_unit", "compare_pairing", "group_means", "scores_out",
            "count_unit", "coverage_cells", "coverage_empty_page",
-           "importance_adjustment_sentence"]
+           "importance_adjustment_sentence", "inferred_structure", "inferred_template"]
 
 Where = Mapping[str, str | Sequence[str]]
 
@@ -2352,3 +2352,31 @@ def subset_rows(data: Any, *, where: Where | None = None,
 
     rows = filter_rows(_table(data), dict(where) if where else None)
     return exclude_rows(rows, dict(exclude)) if exclude else rows
+
+
+# --- what the table's rows say about its structure ----------------------------------------
+def inferred_structure(data: Any, *, progress: Any = None) -> tuple[Any, Any]:
+    """The structure of a results table and the design suggested from it (what the app's
+    inference worker computes for a new table, ``ui/inference_pool.py``): the
+    :func:`analysis.structure.infer_structure` of the rows, and
+    :func:`analysis.design.suggest_design` read from the structure inferred with the
+    suggested outcome (:func:`analysis.design.suggest_outcome`) when there is one.
+    ``progress``: called with the share done, in percent."""
+    from analysis.design import suggest_design, suggest_outcome
+    from analysis.structure import infer_structure
+
+    frame = _table(data)
+    structure = infer_structure(frame, progress=progress)
+    outcome = suggest_outcome(frame)
+    if outcome is None:  # the same inference suggest_design would make
+        return structure, suggest_design(frame, structure=structure)
+    with_outcome = infer_structure(frame, outcome=outcome.column, progress=progress)
+    return structure, suggest_design(frame, structure=with_outcome)
+
+
+def inferred_template(data: Any, *, outcome: str | None = None) -> tuple[str | None, str]:
+    """The template column the table's structure implies (its inferred cluster,
+    :func:`analysis.structure.inferred_cluster`) and the reason, or ``(None, reason)``."""
+    from analysis.structure import inferred_cluster
+
+    return inferred_cluster(_table(data), outcome=outcome)

@@ -36,7 +36,7 @@ STATISTICS = tuple(f"analysis.{m}" for m in (
     "coverage", "disparity",
     "distribution", "dixon", "ecdf", "features", "findings", "gate", "importance",
     "importance_linear", "index", "index_published", "judge_noise", "mixed_df",
-    "native_scores", "nesting", "planning", "saged_stats", "subgroups", "testing",
+    "native_scores", "nesting", "planning", "saged_stats", "structure", "subgroups", "testing",
     "judge_stats.agreement", "judge_stats.category_agreement", "judge_stats.metrics",
     "judge_stats.reliability", "judge_stats.samples"))
 

@@ -67,16 +67,11 @@ class Inference:
 
 def infer_all(frame: pd.DataFrame, progress: Callable[[int], None] | None = None
               ) -> tuple[Any, Any]:
-    """The structure and the suggested design of ``frame`` (what the worker computes)."""
-    from analysis.design import suggest_design, suggest_outcome
-    from analysis.structure import infer_structure
+    """The structure and the suggested design of ``frame`` (what the worker computes:
+    :func:`analysis.api.inferred_structure`)."""
+    from analysis import api
 
-    structure = infer_structure(frame, progress=progress)
-    outcome = suggest_outcome(frame)
-    if outcome is None:  # the same inference suggest_design would make
-        return structure, suggest_design(frame, structure=structure)
-    with_outcome = infer_structure(frame, outcome=outcome.column, progress=progress)
-    return structure, suggest_design(frame, structure=with_outcome)
+    return api.inferred_structure(frame, progress=progress)
 
 
 #: What a job computes, ``work(frame, progress) -> (structure, design)``; looked up when a

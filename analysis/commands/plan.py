@@ -103,9 +103,9 @@ def run(args: argparse.Namespace) -> None:
 def _inferred_template(results):  # noqa: ANN001, ANN202 - a results table
     """The template column the table's structure implies (its inferred cluster), said on
     stderr."""
-    from analysis.structure import inferred_cluster
+    from analysis import api
 
-    column, reason = inferred_cluster(results)
+    column, reason = api.inferred_template(results)
     if column:
         print(f"note: template variants vary {column!r}, the table's template ({reason}); "
               "--template COL names another, --within-structure uses none.", file=sys.stderr)
