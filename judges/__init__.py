@@ -27,7 +27,7 @@ The four-stage judge:
 
 Judging at scale (``docs/judges_at_scale.md``):
 
-- :mod:`judges.batch` - provider batch APIs (``batch_stream``, ``stream_results``),
+- :mod:`judges.batch` - provider batch APIs (``batch_stream``, ``stream_context``),
   bookkeeping in :mod:`judges.batch_store`, API calls in :mod:`judges.batch_apis`;
 - :mod:`judges.answer` - ``answer_frame``: answers of the model under test;
 - :mod:`analysis.judge_stats.agreement` - ``agreement``: judge vs human labels (or a second judge);

@@ -37,10 +37,10 @@ each. ``model`` is set to the model's name.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import string
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -65,7 +65,6 @@ from judges.tasks import (
     FrameJob,
     RequestEstimate,
     TaskProgress,
-    cached_work,
     collect_results,
     context_job,
     estimate_requests,
@@ -620,11 +619,6 @@ def answer_job(frame: pd.DataFrame, provider: ChatProvider, *,
     context = RunContext(run_config=run_config, batch=batch, prices=prices,
                          progress=TaskProgress(total=n_answer_requests(
                              items, len(settings), prompt_column)))
-
-    async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
-        result = await answer_frame_async(
-            frame, provider, settings=settings, prompt_column=prompt_column,
-            context=replace(context, cache=cache, cancel=cancel))
-        return result.answered
-
-    return context_job(context, cached_work(cache_path, run), provider, name="answer")
+    run = functools.partial(answer_frame_async, frame, provider, settings=settings,
+                            prompt_column=prompt_column)
+    return context_job(context, run, "answered", cache_path, provider, name="answer")

@@ -67,7 +67,6 @@ from judges.providers import ChatProvider
 from judges.request import ChatRequest, Reply, Result
 from judges.rubric import Rubric, load_rubrics
 from judges.runner import (
-    RunConfig,
     RunStats,
     request_key,
     run_stream,
@@ -83,7 +82,7 @@ __all__ = [
     "BATCH_COLUMNS", "BATCH_DISCOUNT", "PENDING_PREFIX", "BatchAPI", "BatchConfig", "BatchError",
     "BatchMonitor", "BatchRun", "BatchStatus", "BatchStore", "ItemOutcome", "StoredBatch",
     "batch_api", "batch_stream", "cancel_batch", "collect", "is_pending",
-    "judge_frame_batch_async", "refresh_batches", "stream_context", "stream_results",
+    "judge_frame_batch_async", "refresh_batches", "stream_context",
 ]
 
 
@@ -374,30 +373,6 @@ async def batch_stream(
     async for result in BatchRun(requests, provider, cache=cache, config=config, prices=prices,
                                  cancel=cancel, stats=stats, monitor=monitor, purpose=purpose,
                                  reuse=reuse).stream():
-        yield result
-
-
-async def stream_results(
-    requests: Iterable[ChatRequest],
-    provider: ChatProvider,
-    *,
-    batch: BatchConfig | None = None,
-    cache: ReplyCache | None = None,
-    run_config: RunConfig | None = None,
-    prices: PriceTable | None = None,
-    cancel: threading.Event | None = None,
-    stats: RunStats | None = None,
-    monitor: BatchMonitor | None = None,
-    purpose: str = "judge",
-) -> AsyncIterator[Result]:
-    """Live (:func:`judges.runner.run_stream`) or batch (:func:`batch_stream`) results.
-
-    ``batch=None`` runs live with ``run_config``; a :class:`BatchConfig` uses the batch API
-    (which needs ``cache``). The keyword form of :func:`stream_context`.
-    """
-    context = RunContext.of(batch=batch, cache=cache, run_config=run_config, prices=prices,
-                            cancel=cancel, stats=stats, monitor=monitor)
-    async for result in stream_context(context, requests, provider, purpose=purpose):
         yield result
 
 

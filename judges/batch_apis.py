@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from judges.errors import JudgesError, ProviderConfigError
-from judges.logprobs import read_openai_logprobs
 from judges.providers import (
-    ANTHROPIC_STOPS,
     TRANSIENT_STATUSES,
     ChatProvider,
     MalformedReplyError,
-    int_or_zero,
+    anthropic_reply,
+    openai_reply,
 )
 from judges.request import ChatRequest, Reply
 from judges.runner import RunConfig
@@ -129,46 +128,6 @@ class ItemOutcome:
     reply: Reply | None = None
     error: str | None = None
     retryable: bool = False
-
-
-# --- replies ------------------------------------------------------------------------------
-def openai_reply(body: Any) -> Reply:
-    """A chat-completion body (a batch output line's ``response.body``) as a :class:`Reply`.
-
-    The same reading as :meth:`judges.providers.OpenAIChat.complete`.
-    """
-    choices = body.get("choices") if isinstance(body, Mapping) else None
-    if not choices or not isinstance(choices[0], Mapping):
-        raise MalformedReplyError("no choices in the response")
-    message = choices[0].get("message")
-    if not isinstance(message, Mapping):
-        raise MalformedReplyError("no message in the first choice")
-    usage = body.get("usage") or {}
-    content = message.get("content")
-    return Reply(text=content if isinstance(content, str) else None,
-                 input_tokens=int_or_zero(usage.get("prompt_tokens")),
-                 output_tokens=int_or_zero(usage.get("completion_tokens")),
-                 finish_reason=choices[0].get("finish_reason"),
-                 refusal=message.get("refusal") or None, model=body.get("model"),
-                 logprobs=read_openai_logprobs(choices[0]))
-
-
-def anthropic_reply(message: Any) -> Reply:
-    """A Messages body (a succeeded batch result's ``message``, as a dict) as a :class:`Reply`.
-
-    The same reading as :meth:`judges.providers.AnthropicChat.complete`.
-    """
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if not isinstance(content, list):
-        raise MalformedReplyError("no content in the response")
-    texts = [str(b.get("text", "")) for b in content
-             if isinstance(b, Mapping) and b.get("type") == "text"]
-    usage = message.get("usage") or {}
-    stop = message.get("stop_reason")
-    return Reply(text="".join(texts) if texts else None,
-                 input_tokens=int_or_zero(usage.get("input_tokens")),
-                 output_tokens=int_or_zero(usage.get("output_tokens")),
-                 finish_reason=ANTHROPIC_STOPS.get(stop, stop), model=message.get("model"))
 
 
 # --- the two APIs ---------------------------------------------------------------------------

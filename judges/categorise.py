@@ -24,8 +24,8 @@ judged file keeps the judge's reasons.
 from __future__ import annotations
 
 import asyncio
+import functools
 import string
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -52,7 +52,6 @@ from judges.tasks import (
     FrameJob,
     RequestEstimate,
     TaskProgress,
-    cached_work,
     collect_results,
     context_job,
     estimate_requests,
@@ -495,11 +494,7 @@ def categorise_job(frame: pd.DataFrame, provider: ChatProvider, spec: CategorySp
     """:func:`categorise_frame` in a background thread (:class:`~judges.tasks.FrameJob`)."""
     context = RunContext(run_config=run_config, batch=batch, prices=prices,
                          progress=TaskProgress(total=n_categorise_requests(frame, text_column)))
-
-    async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
-        result = await categorise_frame_async(
-            frame, provider, spec, text_column=text_column, context_column=context_column,
-            prefix=prefix, context=replace(context, cache=cache, cancel=cancel))
-        return result.categorised
-
-    return context_job(context, cached_work(cache_path, run), provider, name="categorise")
+    run = functools.partial(categorise_frame_async, frame, provider, spec,
+                            text_column=text_column, context_column=context_column,
+                            prefix=prefix)
+    return context_job(context, run, "categorised", cache_path, provider, name="categorise")

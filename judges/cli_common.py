@@ -177,11 +177,14 @@ def print_warnings(warnings: Sequence[str], *, already: Sequence[str] = ()) -> N
             print(f"warning: {text}", file=sys.stderr)
 
 
-def progress_line(p: JudgeProgress, elapsed: float) -> str:
-    """One progress line for stderr."""
+def progress_line(p: JudgeProgress, elapsed: float | None = None, *, verb: str = "judged",
+                  unscored: str = "unscored") -> str:
+    """One progress line for stderr (a task's: ``verb`` "answered", ``unscored`` "without a
+    result", no ``elapsed``)."""
     cost = f"${p.cost_usd:,.4f}" + (" + unpriced" if p.unpriced else "")
-    return (f"{p.done:,}/{p.total:,} judged, {p.unscored:,} unscored, {p.cached:,} cached, "
-            f"{p.input_tokens + p.output_tokens:,} tokens, {cost}, {elapsed:,.0f}s")
+    line = (f"{p.done:,}/{p.total:,} {verb}, {p.unscored:,} {unscored}, {p.cached:,} cached, "
+            f"{p.input_tokens + p.output_tokens:,} tokens, {cost}")
+    return line if elapsed is None else f"{line}, {elapsed:,.0f}s"
 
 
 async def reporting(work: Callable[[], Awaitable[Any]], cancel: threading.Event,

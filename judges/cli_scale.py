@@ -311,10 +311,7 @@ def _read_text_file(path: Path, option: str) -> str:
 
 
 def _task_line(progress: Any, verb: str) -> str:
-    p = progress.snapshot()
-    cost = f"${p.cost_usd:,.4f}" + (" + unpriced" if p.unpriced else "")
-    return (f"{p.done:,}/{p.total:,} {verb}, {p.unscored:,} without a result, "
-            f"{p.cached:,} cached, {p.input_tokens + p.output_tokens:,} tokens, {cost}")
+    return progress_line(progress.snapshot(), verb=verb, unscored="without a result")
 
 
 # --- categorise --------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import IO
 import pandas as pd
 
 from analysis.judge_stats import columns as C
+from analysis.values import is_blank
 from judges.errors import FourStageError
 
 __all__ = [
@@ -80,21 +81,13 @@ def load_fourstage(source: Source, *, name: str | None = None,
 
 
 def _row_label(position: int, ident: object) -> str:
-    ident_text = "" if _is_blank(ident) else f" (id {ident})"
+    ident_text = "" if is_blank(ident) else f" (id {ident})"
     return f"row {position + _FIRST_ROW}{ident_text}"
-
-
-def _is_blank(value: object) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    if isinstance(value, float) and value != value:
-        return True
-    return isinstance(value, str) and not value.strip()
 
 
 def parse_stage(value: object) -> int | None:
     """A ``stage`` cell as 1-4 (``"2"``, ``2.0``), or ``None`` if it is not one."""
-    if _is_blank(value) or isinstance(value, bool):
+    if is_blank(value) or isinstance(value, bool):
         return None
     try:
         number = float(str(value).strip())
@@ -149,7 +142,7 @@ def validate_fourstage(frame: pd.DataFrame, *, allow_empty_texts: bool = False) 
     raw_stages = frame[C.STAGE].tolist()
     for pos, (stage, raw) in enumerate(zip(stages, raw_stages, strict=True)):
         if stage is None:
-            shown = "empty" if _is_blank(raw) else f"{raw!r}"
+            shown = "empty" if is_blank(raw) else f"{raw!r}"
             problems.append(f"{_row_label(pos, ids[pos])}: stage is {shown}; it must be 1, 2, 3 "
                             "or 4.")
     needed: dict[str, list[int]] = {}
@@ -175,7 +168,7 @@ def validate_fourstage(frame: pd.DataFrame, *, allow_empty_texts: bool = False) 
             continue
         values = frame[col].tolist()
         for pos in positions:
-            if _is_blank(values[pos]):
+            if is_blank(values[pos]):
                 stage_text = "" if stages[pos] is None else f", stage {stages[pos]}"
                 problems.append(f"{_row_label(pos, ids[pos])}{stage_text}: {col} is empty.")
     if problems:
@@ -197,7 +190,7 @@ def empty_texts(frame: pd.DataFrame) -> dict[int, list[str]]:
         for col in cols:
             values = frame[col].to_numpy(dtype=object)
             for pos in positions:
-                if _is_blank(values[pos]):
+                if is_blank(values[pos]):
                     out.setdefault(pos, []).append(col)
     return dict(sorted(out.items()))
 

@@ -70,14 +70,10 @@ class JudgeJob(FrameJob):
                  rubrics: Mapping[str, Rubric] | None = None,
                  max_cost_usd: float | None = None):
         self.frame = frame
-        self.max_cost_usd = max_cost_usd
         self.provider = provider
         self.embedding_model = embedding_model
-        self.cache_path = cache_path
-        self.run_config = run_config
-        self.judge_config = judge_config
-        self.prices = prices
-        self.rubrics = rubrics
+        self._options = {"rubrics": rubrics, "config": judge_config, "run_config": run_config,
+                         "prices": prices, "max_cost_usd": max_cost_usd}
         self.result: JudgeRun | None = None
         total = len(frame) if provider is None else n_judgments(frame, judge_config)
         work = (self._run_embedding if provider is None
@@ -103,10 +99,8 @@ class JudgeJob(FrameJob):
     async def _run_llm(self, cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
         assert self.provider is not None
         self.result = await judge_frame_async(
-            self.frame, self.provider, rubrics=self.rubrics, config=self.judge_config,
-            run_config=self.run_config, cache=cache, prices=self.prices,
-            cancel=cancel, progress=self._progress, stats=self.stats,
-            max_cost_usd=self.max_cost_usd)
+            self.frame, self.provider, cache=cache, cancel=cancel, progress=self._progress,
+            stats=self.stats, **self._options)
         return self.result.judged
 
 

@@ -537,21 +537,27 @@ class JudgeProgress:
 
     def add(self, outcome: MetricOutcome) -> None:
         """Count one finished judgment."""
+        spent = outcome.input_tokens or outcome.output_tokens
         with self._lock:
-            self.done += 1
-            if outcome.score is None:
-                self.unscored += 1
+            self._count(outcome.score is not None, outcome.cached, (
+                outcome.input_tokens, outcome.output_tokens, outcome.cost_usd) if spent else None)
+
+    def _count(self, usable: bool, cached: bool,
+               spend: tuple[int, int, float | None] | None) -> None:
+        """One more finished judgment or request (under the lock): ``spend`` is the
+        ``(input tokens, output tokens, cost)`` received in this run, if any."""
+        self.done += 1
+        self.scored += int(usable)
+        self.unscored += int(not usable)
+        if cached:
+            self.cached += 1
+        elif spend is not None:
+            self.input_tokens += spend[0]
+            self.output_tokens += spend[1]
+            if spend[2] is None:
+                self.unpriced += 1
             else:
-                self.scored += 1
-            if outcome.cached:
-                self.cached += 1
-            elif outcome.input_tokens or outcome.output_tokens:
-                self.input_tokens += outcome.input_tokens
-                self.output_tokens += outcome.output_tokens
-                if outcome.cost_usd is None:
-                    self.unpriced += 1
-                else:
-                    self.cost_usd += outcome.cost_usd
+                self.cost_usd += spend[2]
 
     def snapshot(self) -> JudgeProgress:
         """A consistent copy."""

@@ -15,6 +15,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
+from analysis.values import is_blank
 from judges.rubric import Rubric
 
 __all__ = ["build_messages", "delimited", "neutralise", "render_texts"]
@@ -26,14 +27,6 @@ _ANGLES = re.compile(r"<{3,}|>{3,}")
 def neutralise(text: str) -> str:
     """``text`` with runs of 3+ ``<`` or ``>`` cut to two (no fake ``<<<DELIMITERS>>>``)."""
     return _ANGLES.sub(lambda m: m.group(0)[:2], text)
-
-
-def _is_blank(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and value != value:
-        return True
-    return not str(value).strip()
 
 
 def delimited(label: str, text: str) -> str:
@@ -52,7 +45,7 @@ def render_texts(rubric: Rubric, row: Mapping[str, Any]) -> str:
     blocks = []
     for slot in rubric.texts:
         value = row.get(slot.field)
-        if _is_blank(value):
+        if is_blank(value):
             if slot.optional:
                 continue
             raise KeyError(f"{rubric.metric}: the text {slot.field!r} is missing or empty.")

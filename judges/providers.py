@@ -39,7 +39,7 @@ import re
 import socket
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
@@ -54,6 +54,7 @@ from judges.transport import http_client as capped_client
 
 __all__ = [
     "ANTHROPIC_STOPS", "AnthropicChat", "ChatProvider", "ErrorInfo", "MalformedReplyError",
+    "anthropic_reply", "openai_reply",
     "OpenAIChat", "PROVIDERS", "REASONING_EFFORTS", "SETUP_STATUSES", "TRANSIENT_STATUSES",
     "Transport", "aiohttp_available", "int_or_zero", "is_local_url", "is_reasoning_model",
     "make_provider", "page_provider", "parse_retry_after", "provider_class",
@@ -471,12 +472,8 @@ class OpenAIChat(ChatProvider):
         """The JSON body of a Chat Completions request."""
         params = self.effective_params(request.params)
         body: dict[str, Any] = {"model": self.model, "messages": request.message_dicts()}
-        if "temperature" in params:
-            body["temperature"] = params["temperature"]
-        if "seed" in params:
-            body["seed"] = params["seed"]
-        if "reasoning_effort" in params:
-            body["reasoning_effort"] = params["reasoning_effort"]
+        body.update({k: params[k] for k in ("temperature", "seed", "reasoning_effort")
+                     if k in params})
         if "max_tokens" in params:
             # OpenAI itself wants max_completion_tokens (reasoning models reject
             # max_tokens); compatible servers (Ollama, LM Studio, older llama.cpp) only know
@@ -513,28 +510,32 @@ class OpenAIChat(ChatProvider):
             note = self._logprobs_refused = (
                 f"the server rejected logprobs ({self.classify_error(exc).message}); asked "
                 "again without it")
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not choices or not isinstance(choices[0], dict):
-            raise MalformedReplyError("no choices in the response")
-        message = choices[0].get("message")
-        if not isinstance(message, dict):
-            raise MalformedReplyError("no message in the first choice")
-        usage = data.get("usage") or {}
-        content = message.get("content")
-        return Reply(
-            text=content if isinstance(content, str) else None,
-            input_tokens=int_or_zero(usage.get("prompt_tokens")),
-            output_tokens=int_or_zero(usage.get("completion_tokens")),
-            finish_reason=choices[0].get("finish_reason"),
-            refusal=message.get("refusal") or None,
-            model=data.get("model"),
-            logprobs=read_openai_logprobs(choices[0]) if "logprobs" in body else None,
-            logprobs_note=note,
-        )
+        return openai_reply(data, logprobs="logprobs" in body, note=note)
 
 
 def _without_logprobs(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
+
+
+def openai_reply(body: Any, *, logprobs: bool = True, note: str | None = None) -> Reply:
+    """A Chat Completions body (a live reply, or a batch output line's ``response.body``) as
+    a :class:`Reply`, with the first choice's token log-probabilities when ``logprobs``
+    (they were asked for) and ``note`` as its ``logprobs_note``."""
+    choices = body.get("choices") if isinstance(body, Mapping) else None
+    if not choices or not isinstance(choices[0], Mapping):
+        raise MalformedReplyError("no choices in the response")
+    message = choices[0].get("message")
+    if not isinstance(message, Mapping):
+        raise MalformedReplyError("no message in the first choice")
+    usage = body.get("usage") or {}
+    content = message.get("content")
+    return Reply(text=content if isinstance(content, str) else None,
+                 input_tokens=int_or_zero(usage.get("prompt_tokens")),
+                 output_tokens=int_or_zero(usage.get("completion_tokens")),
+                 finish_reason=choices[0].get("finish_reason"),
+                 refusal=message.get("refusal") or None, model=body.get("model"),
+                 logprobs=read_openai_logprobs(choices[0]) if logprobs else None,
+                 logprobs_note=note)
 
 
 ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
@@ -588,20 +589,23 @@ class AnthropicChat(ChatProvider):
     async def complete(self, request: ChatRequest, *, timeout: float) -> Reply:
         data = await self.client().post("/v1/messages", body=self.body(request), cast_to=object,
                                         options={"timeout": timeout})
-        content = data.get("content") if isinstance(data, dict) else None
-        if not isinstance(content, list):
-            raise MalformedReplyError("no content in the response")
-        texts = [str(b.get("text", "")) for b in content
-                 if isinstance(b, dict) and b.get("type") == "text"]
-        usage = data.get("usage") or {}
-        stop = data.get("stop_reason")
-        return Reply(
-            text="".join(texts) if texts else None,
-            input_tokens=int_or_zero(usage.get("input_tokens")),
-            output_tokens=int_or_zero(usage.get("output_tokens")),
-            finish_reason=ANTHROPIC_STOPS.get(stop, stop),
-            model=data.get("model"),
-        )
+        return anthropic_reply(data)
+
+
+def anthropic_reply(message: Any) -> Reply:
+    """A Messages body (a live reply, or a succeeded batch result's ``message`` as a dict) as
+    a :class:`Reply`."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        raise MalformedReplyError("no content in the response")
+    texts = [str(b.get("text", "")) for b in content
+             if isinstance(b, Mapping) and b.get("type") == "text"]
+    usage = message.get("usage") or {}
+    stop = message.get("stop_reason")
+    return Reply(text="".join(texts) if texts else None,
+                 input_tokens=int_or_zero(usage.get("input_tokens")),
+                 output_tokens=int_or_zero(usage.get("output_tokens")),
+                 finish_reason=ANTHROPIC_STOPS.get(stop, stop), model=message.get("model"))
 
 
 #: Provider classes by name; add yours with :func:`register_provider`.

@@ -33,7 +33,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
 
 from judges.cache import ReplyCache, cache_key, claim_owner
 from judges.cost import PriceTable, estimate_message_tokens
@@ -42,7 +41,7 @@ from judges.providers import ChatProvider, ErrorInfo
 from judges.request import ChatRequest, Reply, Result
 
 __all__ = [
-    "LONG_WAIT", "LiveRun", "RunConfig", "RunStats", "STOPPED_PREFIX", "add_spend",
+    "LONG_WAIT", "LiveRun", "RunConfig", "RunStats", "STOPPED_PREFIX",
     "request_key", "run_requests", "run_stream", "sleep_unless_cancelled",
 ]
 
@@ -140,25 +139,17 @@ class RunStats:
             self.ok += 1
             if result.cached:
                 self.cache_hits += 1
-            else:
-                add_spend(self, result)
+            else:  # the tokens and cost of a reply received in this run
+                self.input_tokens += result.reply.input_tokens
+                self.output_tokens += result.reply.output_tokens
+                if result.cost_usd is None:
+                    self.unpriced += 1
+                else:
+                    self.cost_usd += result.cost_usd
         elif result.status == "cancelled":
             self.cancelled += 1
         else:
             self.errors += 1
-
-
-def add_spend(counters: Any, result: Result) -> None:
-    """Add the tokens and cost of ``result``'s reply, received in this run, to ``counters``
-    (a :class:`RunStats` or a task's progress: ``input_tokens``, ``output_tokens``,
-    ``cost_usd``, ``unpriced`` when the reply has no price)."""
-    assert result.reply is not None
-    counters.input_tokens += result.reply.input_tokens
-    counters.output_tokens += result.reply.output_tokens
-    if result.cost_usd is None:
-        counters.unpriced += 1
-    else:
-        counters.cost_usd += result.cost_usd
 
 
 #: A ``Retry-After`` wait at least this long (seconds) is described in ``RunStats.waiting``.

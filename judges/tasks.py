@@ -17,10 +17,11 @@ No Streamlit here.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,7 +44,7 @@ from judges.errors import JudgesError
 from judges.judge import JudgeProgress, n_judgments
 from judges.providers import ChatProvider
 from judges.request import ChatRequest, Result
-from judges.runner import RunStats, add_spend, request_key
+from judges.runner import RunStats, request_key
 
 __all__ = [
     "FrameJob", "RequestEstimate", "T", "TaskProgress", "Work", "cached_work",
@@ -52,51 +53,22 @@ __all__ = [
 
 
 @dataclass
-class TaskProgress:
-    """Live progress of a task run (thread-safe; read :meth:`snapshot` from another thread).
-
-    Attributes
-    ----------
-    total, done
-        Requests planned and finished (usable, unusable, failed, pending or cancelled).
-    scored, unscored
-        Finished requests that gave a usable result (an answer, a category) or not.
-    cached
-        Requests served from the cache.
-    pending
-        Requests still waiting in a provider batch.
-    input_tokens, output_tokens, cost_usd, unpriced
-        Spent in this run (cache hits excluded); replies without a price.
+class TaskProgress(JudgeProgress):
+    """Live progress of a task run: :class:`judges.judge.JudgeProgress`'s counters (so the
+    same progress display serves both), counting requests instead of judgments, plus
+    ``pending``: requests still waiting in a provider batch. ``scored`` / ``unscored``
+    are the finished requests that gave a usable result (an answer, a category) or not.
     """
 
-    total: int
-    done: int = 0
-    scored: int = 0
-    unscored: int = 0
-    cached: int = 0
     pending: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, result: Result, *, usable: bool, pending: bool = False) -> None:
+    def add(self, result: Result, *, usable: bool, pending: bool = False) -> None:  # type: ignore[override]
         """Count one finished request."""
         with self._lock:
-            self.done += 1
-            self.scored += int(usable)
-            self.unscored += int(not usable)
             self.pending += int(pending)
-            if result.cached:
-                self.cached += 1
-            elif result.reply is not None:
-                add_spend(self, result)
-
-    def snapshot(self) -> TaskProgress:
-        """A consistent copy."""
-        with self._lock:
-            return replace(self, _lock=threading.Lock())
+            reply = result.reply
+            self._count(usable, result.cached, None if reply is None else (
+                reply.input_tokens, reply.output_tokens, result.cost_usd))
 
 
 Work = Callable[[threading.Event], Coroutine[Any, Any, pd.DataFrame]]
@@ -278,23 +250,24 @@ def judge_batch_job(frame: pd.DataFrame, provider: ChatProvider, *,
     """
     context = RunContext(batch=batch or BatchConfig(poll_interval=10), prices=prices,
                          progress=JudgeProgress(total=n_judgments(frame, config)))
-
-    async def run(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
-        assert cache is not None
-        result = await judge_frame_batch_async(
-            frame, provider, config=config, context=replace(context, cache=cache,
-                                                            cancel=cancel))
-        return result.judged
-
-    return context_job(context, cached_work(cache_path or default_cache_path(), run),
-                       provider, name="judge-batch")
+    run = functools.partial(judge_frame_batch_async, frame, provider, config=config)
+    return context_job(context, run, "judged", cache_path or default_cache_path(), provider,
+                       name="judge-batch")
 
 
-def context_job(context: RunContext, work: Work, provider: ChatProvider, *,
+def context_job(context: RunContext, run: Callable[..., Coroutine[Any, Any, Any]],
+                output: str, cache_path: str | Path | None, provider: ChatProvider, *,
                 name: str) -> FrameJob:
-    """A :class:`FrameJob` of ``work`` showing ``context``'s progress, stats and monitor."""
-    return FrameJob(work, progress=context.progress, stats=context.stats,
-                    monitor=context.monitor, redact=provider.redact, name=name)
+    """A :class:`FrameJob` of a task run showing ``context``'s progress, stats and monitor:
+    ``run(context=...)`` (a task's ``*_frame_async`` with its other arguments bound) in the
+    job's thread, with the reply cache at ``cache_path`` and the job's cancel event in the
+    context; the job's output is the run's attribute ``output``."""
+    async def work(cache: ReplyCache | None, cancel: threading.Event) -> pd.DataFrame:
+        return getattr(await run(context=replace(context, cache=cache, cancel=cancel)), output)
+
+    return FrameJob(cached_work(cache_path, work), progress=context.progress,
+                    stats=context.stats, monitor=context.monitor, redact=provider.redact,
+                    name=name)
 
 
 async def collect_results(requests: Iterable[ChatRequest], provider: ChatProvider,

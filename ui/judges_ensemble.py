@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from judges.cache import ReplyCache
+from judges.cache import optional_cache
 from judges.endpoints import require_cost_cap
 from judges.ensemble import (
     ENSEMBLES,
@@ -95,15 +95,11 @@ def show_estimate(frame: pd.DataFrame, s: Settings, several: Several) -> None:
         for warning in config.warnings(provider):
             st.warning(md(f"{name}: {warning}"))
     try:
-        cache = ReplyCache(s.cache_path) if s.cache_path else None
+        with optional_cache(s.cache_path) as cache:
+            table = estimate_judges(frame, judges, cache=cache)
     except CacheError as exc:
         cache_problem(exc, "judges_reset_cache")
         return
-    try:
-        table = estimate_judges(frame, judges, cache=cache)
-    finally:
-        if cache is not None:
-            cache.close()
     st.caption(f"{len(judges)} judges, {several.ensemble} ensemble: estimate per judge and "
                "in total (cost empty: no price for that model).")
     st.dataframe(table, hide_index=True)

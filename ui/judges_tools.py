@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from judges.batch import BatchConfig
-from judges.cache import ReplyCache, move_aside
+from judges.cache import move_aside, optional_cache
 from judges.errors import CacheError
 from judges.providers import PROVIDERS, ChatProvider, page_provider
 from judges.runner import RunConfig
@@ -123,16 +123,12 @@ def numbers(text: str, kind: type) -> list:
 def estimate(fn, m: Model, **kwargs) -> None:
     """Show ``fn(..., cache=..., batch=...)``'s estimate table (calls, tokens, cost)."""
     try:
-        cache = ReplyCache(m.cache_path) if m.cache_path else None
+        with optional_cache(m.cache_path) as cache:
+            table = fn(cache=cache, batch=m.batch is not None, **kwargs).to_frame()
     except CacheError as exc:
         cache_problem(exc, "tools_reset_cache_estimate")
         return
-    try:
-        st.dataframe(fn(cache=cache, batch=m.batch is not None, **kwargs).to_frame(),
-                     hide_index=True)
-    finally:
-        if cache is not None:
-            cache.close()
+    st.dataframe(table, hide_index=True)
 
 
 def run_config(m: Model) -> RunConfig:

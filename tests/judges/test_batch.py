@@ -27,9 +27,10 @@ from judges.batch import (
     cancel_batch,
     judge_frame_batch_async,
     refresh_batches,
-    stream_results,
+    stream_context,
 )
 from judges.cache import ReplyCache
+from judges.context import RunContext
 from judges.errors import ProviderConfigError
 from judges.fourstage import validate_fourstage
 from judges.judge import JudgeConfig, judge_frame, judge_requests
@@ -312,14 +313,15 @@ def test_large_submissions_are_split(bserver, frame, tmp_path):
     assert run.judged[C.UNSCORED_REASON].tolist() == [""] * 4
 
 
-def test_stream_results_needs_a_cache_and_a_batch_provider(bserver):
+def test_stream_context_needs_a_cache_and_a_batch_provider(bserver):
     request = next(judge_requests(
         validate_fourstage(pd.DataFrame([make_row(0, 1)])), config=JudgeConfig()))
 
     async def drain(**kw):
         judge = provider_for(bserver, "openai")
         try:
-            return [r async for r in stream_results([request], judge, **kw)]
+            return [r async for r in stream_context(RunContext.of(**kw), [request], judge,
+                                                    purpose="judge")]
         finally:
             await judge.aclose()
 
