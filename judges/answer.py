@@ -160,10 +160,7 @@ def answer_prompts_from_dict(data: Any, *, where: str = "answer prompts") -> Ans
     templates = {}
     for stage, text in raw.items():
         stage = int(stage)
-        used = {m.group("named") or m.group("braced")
-                for m in string.Template.pattern.finditer(str(text))
-                if m.group("named") or m.group("braced")}
-        if used != _PLACEHOLDERS[stage]:
+        if set(string.Template(str(text)).get_identifiers()) != _PLACEHOLDERS[stage]:
             raise JudgesError(f"{where}: the stage {stage} template must use exactly "
                               f"{', '.join('$' + p for p in sorted(_PLACEHOLDERS[stage]))}.")
         templates[stage] = str(text).strip()

@@ -28,13 +28,11 @@ import functools
 import string
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from analysis.judge_stats.category_agreement import normalise_name
 from analysis.values import is_blank
@@ -199,22 +197,19 @@ def load_categorise_prompt(path: str | Path | None = None) -> CategorisePrompt:
     Raises
     ------
     JudgesError
-        Missing fields, or a template whose placeholders are not exactly
-        ``$instruction``, ``$categories`` and ``$texts``.
+        No such file, not valid YAML (:func:`judges.tasks.load_data_yaml`), missing fields,
+        or a template whose placeholders are not exactly ``$instruction``, ``$categories``
+        and ``$texts``.
     """
-    if path is None:
-        text = (resources.files("judges") / "data" / "categorise_prompt.yaml").read_text("utf-8")
-        where = "judges/data/categorise_prompt.yaml"
-    else:
-        text, where = Path(path).read_text(encoding="utf-8"), str(path)
-    data = yaml.safe_load(text)
+    return load_data_yaml(path, "categorise_prompt.yaml", "prompt file", _prompt_from_dict)
+
+
+def _prompt_from_dict(data: Any, *, where: str) -> CategorisePrompt:
     if not isinstance(data, Mapping) or not all(data.get(k) for k in
                                                 ("id", "version", "system", "template")):
         raise JudgesError(f"{where}: needs 'id', 'version', 'system' and 'template'.")
     template = str(data["template"]).strip()
-    used = {m.group("named") or m.group("braced") for m in
-            string.Template.pattern.finditer(template) if m.group("named") or m.group("braced")}
-    if used != _PLACEHOLDERS:
+    if set(string.Template(template).get_identifiers()) != _PLACEHOLDERS:
         raise JudgesError(f"{where}: the template must use exactly $instruction, $categories "
                           "and $texts.")
     return CategorisePrompt(str(data["id"]), str(data["version"]),

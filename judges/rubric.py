@@ -148,12 +148,7 @@ def rubric_from_dict(data: dict[str, Any], *, where: str = "rubric") -> Rubric:
             raise RubricError(f"{where}: text label {t['label']!r} must be upper-case words.")
         slots.append(TextSlot(str(t["field"]), str(t["label"]), bool(t.get("optional", False))))
     template = str(_require(data, "template", where))
-    try:
-        used = {m.group("named") or m.group("braced")
-                for m in string.Template.pattern.finditer(template)
-                if m.group("named") or m.group("braced")}
-    except (ValueError, TypeError) as exc:  # pragma: no cover - re always yields groups
-        raise RubricError(f"{where}: template cannot be read: {exc}") from None
+    used = set(string.Template(template).get_identifiers())
     unknown = used - _PLACEHOLDERS
     if unknown:
         raise RubricError(f"{where}: template uses unknown placeholder(s) "
