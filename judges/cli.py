@@ -33,13 +33,9 @@ the same command again later).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -58,11 +54,10 @@ from judges.cli_common import (
     parse_temperature,
     print_position_bias,
     print_warnings,
-    progress_line,
     reply_cache,
     report_results,
+    run_and_write,
     run_config,
-    run_reporting,
     write_table,
 )
 from judges.cost import PriceTable
@@ -226,24 +221,13 @@ def _score(args: argparse.Namespace) -> int:
     print_warnings(before)
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
-    cancel = threading.Event()
     progress = JudgeProgress(total=n_judgments(frame, config))
     stats = RunStats()
-    with reply_cache(args) as cache:
-        start = time.monotonic()
-
-        def run() -> Any:
-            return judge_frame_async(
-                frame, provider, rubrics=rubrics, config=config,
-                run_config=run_config(args), cache=cache, prices=prices, cancel=cancel,
-                progress=progress, stats=stats, max_cost_usd=args.max_cost)
-
-        run_result: JudgeRun = asyncio.run(run_reporting(run, progress, cancel,
-                                                         quiet=args.quiet, start=start,
-                                                         stats=stats))
-    write_table(run_result.judged, args.out)
+    run_result: JudgeRun = run_and_write(args, lambda cache, cancel: judge_frame_async(
+        frame, provider, rubrics=rubrics, config=config, run_config=run_config(args),
+        cache=cache, prices=prices, cancel=cancel, progress=progress, stats=stats,
+        max_cost_usd=args.max_cost), progress, stats)
     p = run_result.progress
-    print(progress_line(p, time.monotonic() - start), file=sys.stderr)
     print(f"Wrote {args.out}: {p.scored:,} scored, {p.unscored:,} unscored; "
           f"{stats.http_attempts:,} requests ({stats.retries:,} retries), "
           f"{stats.cache_hits:,} from the cache ({stats.shared:,} shared with an identical "

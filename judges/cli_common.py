@@ -32,7 +32,8 @@ __all__ = [
     "EXIT_FAILED", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "add_encoding_option",
     "check_input_encoding", "finish_run", "input_encoding", "judge_config", "load_for_scoring",
     "open_reply_cache", "parse_temperature", "print_position_bias", "print_warnings",
-    "progress_line", "reply_cache", "report_results", "reporting", "run_config", "run_reporting",
+    "progress_line", "reply_cache", "report_results", "reporting", "run_and_write",
+    "run_config", "run_reporting",
     "write_results", "write_table",
 ]
 
@@ -225,6 +226,22 @@ async def run_reporting(work: Callable[[], Awaitable[Any]], progress: JudgeProgr
             yield f"note: {said}"
 
     return await reporting(work, cancel, None if quiet else lines)
+
+
+def run_and_write(args: argparse.Namespace,
+                  work: Callable[[ReplyCache | None, threading.Event], Awaitable[Any]],
+                  progress: JudgeProgress, stats: RunStats | None = None) -> Any:
+    """``work(cache, cancel)`` (a judge run) with the ``--cache`` reply cache, Ctrl-C and the
+    progress lines of :func:`run_reporting`; its judged file written to ``--out`` and the
+    final progress line on stderr. Returns the run."""
+    cancel = threading.Event()
+    with reply_cache(args) as cache:
+        start = time.monotonic()
+        result = asyncio.run(run_reporting(lambda: work(cache, cancel), progress, cancel,
+                                           quiet=args.quiet, start=start, stats=stats))
+    write_table(result.judged, args.out)
+    print(progress_line(result.progress, time.monotonic() - start), file=sys.stderr)
+    return result
 
 
 def finish_run(judged: pd.DataFrame, stats: RunStats, cancelled: bool,

@@ -17,15 +17,11 @@ run (the file is exactly the single-judge file).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
 import sys
-import threading
-import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,10 +37,9 @@ from judges.cli_common import (
     load_for_scoring,
     print_position_bias,
     print_warnings,
-    progress_line,
     reply_cache,
+    run_and_write,
     run_config,
-    run_reporting,
     write_table,
 )
 from judges.cost import PriceTable
@@ -151,21 +146,11 @@ def score_multi(args: argparse.Namespace, specs: list[JudgeSpec]) -> int:
     judges = _judges(args, specs, keys=True)
     rubrics = load_rubrics(args.rubrics)
     prices = PriceTable.load(args.prices)
-    cancel = threading.Event()
     progress = JudgeProgress(total=total_judgments(frame, judges))
-    with reply_cache(args) as cache:
-        start = time.monotonic()
-
-        def run() -> Any:
-            return judge_frames_async(
-                frame, judges, ensemble=args.ensemble, rubrics=rubrics,
-                run_config=run_config(args), cache=cache, prices=prices, cancel=cancel,
-                progress=progress, max_cost_usd=args.max_cost)
-
-        result = asyncio.run(run_reporting(run, progress, cancel, quiet=args.quiet,
-                                           start=start))
-    write_table(result.judged, args.out)
-    print(progress_line(result.progress, time.monotonic() - start), file=sys.stderr)
+    result = run_and_write(args, lambda cache, cancel: judge_frames_async(
+        frame, judges, ensemble=args.ensemble, rubrics=rubrics, run_config=run_config(args),
+        cache=cache, prices=prices, cancel=cancel, progress=progress,
+        max_cost_usd=args.max_cost), progress)
     for name, r in result.runs.items():
         p, st = r.progress, r.stats
         cost = "unpriced" if st.unpriced else f"${st.cost_usd:,.4f}"
