@@ -376,22 +376,13 @@ def empty_outputs(frame: pd.DataFrame) -> pd.DataFrame:
     written."""
     out = safe_frame(_clear_outputs(frame).reset_index(drop=True))
     n = len(out)
-    new: dict[str, Any] = {}
-    for m in C.METRICS:
-        new[m] = pd.array([pd.NA] * n, dtype="Int64")
-    for m in C.METRICS:
-        new[C.explanation_column(m)] = pd.Series([""] * n, dtype=object)
-    new[C.SIMILARITY] = np.full(n, np.nan)
-    new[C.UNSCORED_REASON] = pd.Series([""] * n, dtype=object)
-    new[C.JUDGE_INPUT_TOKENS] = np.zeros(n, dtype=np.int64)
-    new[C.JUDGE_OUTPUT_TOKENS] = np.zeros(n, dtype=np.int64)
-    new[C.JUDGE_COST_USD] = np.full(n, np.nan)
-    for m in C.METRICS:
-        new[C.raw_column(m)] = pd.Series([""] * n, dtype=object)
-    new[C.JUDGE_CACHED] = np.zeros(n, dtype=np.int64)
-    new[C.JUDGE] = pd.Series([""] * n, dtype=object)
-    new[C.JUDGE_PARAMS] = pd.Series([""] * n, dtype=object)
-    new[C.JUDGE_MODEL_SNAPSHOT] = pd.Series([""] * n, dtype=object)
+    texts = (*map(C.explanation_column, C.METRICS), *map(C.raw_column, C.METRICS),
+             C.UNSCORED_REASON, C.JUDGE, C.JUDGE_PARAMS, C.JUDGE_MODEL_SNAPSHOT)
+    counts = (C.JUDGE_INPUT_TOKENS, C.JUDGE_OUTPUT_TOKENS, C.JUDGE_CACHED)
+    new: dict[str, Any] = {m: pd.array([pd.NA] * n, dtype="Int64") for m in C.METRICS}
+    new.update({c: pd.Series([""] * n, dtype=object) for c in texts})
+    new.update({c: np.full(n, np.nan) for c in (C.SIMILARITY, C.JUDGE_COST_USD)})
+    new.update({c: np.zeros(n, dtype=np.int64) for c in counts})
     out = pd.concat([out, pd.DataFrame(new)], axis=1)
     return out[[*[c for c in out.columns if c not in C.OUTPUT_COLUMNS], *C.OUTPUT_COLUMNS]]
 
