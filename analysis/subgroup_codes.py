@@ -44,7 +44,8 @@ from analysis.cell_counts import frame_cell_table
 from analysis.columns import DEVIATION, DEVIATIONS, N
 from analysis.values import MISSING_VALUE, combine_codes, factor_codes
 
-__all__ = ["ClusterCodes", "ClusterGrid", "cell_grid", "cluster_grid", "cluster_lines"]
+__all__ = ["ClusterCodes", "ClusterGrid", "cell_grid", "cluster_grid", "cluster_lines",
+           "table_codes"]
 
 #: A part of the grid (a set of factors x the clusters) is dense when it has at most this
 #: many entries (or 8 per row analysed); past it the rows' grid is None, a cell grid sparse.
