@@ -90,7 +90,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
     "cluster_robust_ld", "conditional_ld_interval", "disparity_stats", "distinct_subgroups",
-    "fisher_exact_pvalues",
+    "fisher_exact_pvalues", "rest_log_disparity",
     "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts",
     "subgroups",
     "uncertainty_label", "SubgroupsInfo",
@@ -363,6 +363,22 @@ def conditional_ld_interval(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.n
         with np.errstate(divide="ignore"):
             lo[i], hi[i] = np.log(iv.low), np.log(iv.high)
     return lo, hi
+
+
+def rest_log_disparity(a: np.ndarray, n: np.ndarray, total_a: np.ndarray, total_n: np.ndarray
+                       ) -> np.ndarray:
+    """LD of subgroups (``a`` deviating of ``n`` rows) against the rest of their table
+    (``total_a`` of ``total_n``), broadcast: 0.5 added to the four cells where one is 0
+    (:data:`HALDANE`); NaN where the subgroup holds every row or none, or the outcome
+    never or always deviates. The point estimate of the bootstraps' replicates
+    (:mod:`analysis.bootstrap`, :func:`analysis.compare.paired_bootstrap`)."""
+    cells = np.stack(np.broadcast_arrays(a, n - a, total_a - a, (total_n - n) - (total_a - a)))
+    shift = np.where((cells <= 0).any(axis=0), HALDANE, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ld = (np.log(cells[0] + shift) + np.log(cells[3] + shift)
+              - np.log(cells[1] + shift) - np.log(cells[2] + shift))
+    undefined = (total_n - n <= 0) | (total_a <= 0) | (total_a >= total_n)
+    return np.where(undefined | (n <= 0), np.nan, ld)
 
 
 def disparity_stats(

@@ -164,20 +164,10 @@ def per_cluster_counts(cells: pd.DataFrame, factors: list[str], table: pd.DataFr
 
 
 def design_effects(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
-                   cluster: str | None) -> tuple[np.ndarray, np.ndarray, float]:
-    """Kish design effects of the rates of ``table``'s subgroups and of the rows outside
-    each, from one intracluster correlation (module docstring).
-
-    Returns
-    -------
-    (deff, deff_outside, rho)
-        Per subgroup of ``table``; all 1 and rho 0 without a cluster.
-    """
+                   cluster: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`analysis.pooling.design_effects` from :func:`per_cluster_counts` (with a
+    cluster), as it was before the grid."""
     size = len(table)
-    if cluster is None:
-        return np.ones(size), np.ones(size), 0.0
-    from analysis.values import factor_codes
-
     ccodes, labels = factor_codes(cells[cluster])
     g = max(len(labels), 1)
     s, gc, a_c, n_c = per_cluster_counts(cells, list(factors), table, ccodes, g)
