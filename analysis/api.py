@@ -398,7 +398,8 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if cells is None:
         cells = rows if _is_cell_table(rows) else cell_table(
             rows, list(dict.fromkeys([*names, *([cluster] if cluster else [])])))
-    if grid is None and cluster and not opts.pooled:  # cells over the cluster: summed once
+    fine = cells  # over the cluster too without a grid of the rows: what pooling reads
+    if grid is None and cluster:  # cells over the cluster: summed once
         from analysis.subgroup_codes import cell_grid
 
         grid = cell_grid(cells, names, cluster, max_level=opts.level)
@@ -422,7 +423,7 @@ def subgroups(data: Any, design: Any = None, *, options: Any = None,
     if opts.pooled:  # rate_pooled, ld_pooled ... beside the raw columns (docs/pooling.md)
         from analysis.pooling import pool_subgroups
 
-        full, pooling = pool_subgroups(cells, names, full, cluster=cluster,
+        full, pooling = pool_subgroups(fine, names, full, cluster=cluster,
                                        confidence=opts.confidence, return_info=True)
         tables["pooling"] = pooling.terms
         meta_pooling = list(pooling.notes)

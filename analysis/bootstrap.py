@@ -49,6 +49,7 @@ from analysis.columns import (
 )
 from analysis.design import factor_values
 from analysis.errors import AnalysisError
+from analysis.subgroups import rest_log_disparity
 
 __all__ = [
     "BOOT_CI_HIGH", "BOOT_CI_LOW", "DEFAULT_N_BOOT", "BootstrapInfo", "INTERVAL_COLUMNS",
@@ -213,19 +214,6 @@ def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float,
             N_BOOT: valid.sum(axis=0)}
 
 
-def _log_disparity(a: np.ndarray, n: np.ndarray, total_k: np.ndarray, total_n: np.ndarray
-                   ) -> np.ndarray:
-    """LD with the module's continuity correction (0.5 added when a cell is 0)."""
-    b, c = n - a, total_k - a
-    d = total_n - n - c
-    zero = np.minimum(np.minimum(a, b), np.minimum(c, d)) == 0
-    a, b, c, d = (x + 0.5 * zero for x in (a, b, c, d))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ld = np.log(a) + np.log(d) - np.log(b) - np.log(c)
-    undefined = (total_n - n <= 0) | (n <= 0) | (total_k == 0) | (total_k == total_n)
-    return np.where(undefined, np.nan, ld)
-
-
 # --- subgroups ------------------------------------------------------------------------------------
 def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
                             max_level: int | None = None, cluster: str | None = None,
@@ -267,9 +255,9 @@ def bootstrap_log_disparity(results: pd.DataFrame, factors: Sequence[str], *,
     if table is None:
         table = subgroups(cells, factors, max_level=max_level)
     member = _membership(cells, table, factors)
-    ld = _log_disparity(k @ member, n @ member, k.sum(axis=1, keepdims=True).astype(float),
+    ld = rest_log_disparity(k @ member, n @ member, k.sum(axis=1, keepdims=True).astype(float),
                         n.sum(axis=1, keepdims=True).astype(float))
-    est = _log_disparity(cells[DEVIATIONS].to_numpy(float) @ member,
+    est = rest_log_disparity(cells[DEVIATIONS].to_numpy(float) @ member,
                          cells[N].to_numpy(float) @ member,
                          np.array(float(cells[DEVIATIONS].sum())),
                          np.array(float(cells[N].sum())))

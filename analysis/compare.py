@@ -872,19 +872,6 @@ def _subgroup_membership(codes: np.ndarray, factors: Sequence[str], values: Sequ
     return np.array(masks, dtype=float).reshape(len(rows), len(codes)), table
 
 
-def _logit_diff(a: np.ndarray, n: np.ndarray, ta: np.ndarray, tn: np.ndarray) -> np.ndarray:
-    """LD = log odds ratio of the subgroup (a of n) against the rest (ta - a of tn - n),
-    0.5 added to the four cells where one is 0 (Haldane-Anscombe, as analysis.subgroups);
-    NaN where the subgroup holds everything or the outcome never/always deviates."""
-    cells = np.stack([a, n - a, ta - a, (tn - n) - (ta - a)])
-    shift = np.where((cells <= 0).any(axis=0), 0.5, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ld = (np.log(cells[0] + shift) + np.log(cells[3] + shift)
-              - np.log(cells[1] + shift) - np.log(cells[2] + shift))
-    undefined = (tn - n <= 0) | (ta <= 0) | (ta >= tn)
-    return np.where(undefined | (n <= 0), np.nan, ld)
-
-
 def paired_bootstrap(
     n_ec: np.ndarray,
     a_ec: np.ndarray,
@@ -940,6 +927,8 @@ def paired_bootstrap(
     """
     from scipy import stats
 
+    from analysis.subgroups import rest_log_disparity
+
     n_ec, a_ec, b_ec = (np.asarray(x, float) for x in (n_ec, a_ec, b_ec))
     member = np.asarray(member, float)
     e = len(n_ec)
@@ -957,8 +946,8 @@ def paired_bootstrap(
                                                                      np.nan)}
         if log_disparity:
             tn, ta, tb = (x.sum(axis=1, keepdims=True) for x in (cn, ca, cb))
-            out["ld_a"] = _logit_diff(sa, sn, ta, tn)
-            out["ld_b"] = _logit_diff(sb, sn, tb, tn)
+            out["ld_a"] = rest_log_disparity(sa, sn, ta, tn)
+            out["ld_b"] = rest_log_disparity(sb, sn, tb, tn)
             out["ld_difference"] = out["ld_b"] - out["ld_a"]
         return out
 

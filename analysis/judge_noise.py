@@ -77,7 +77,7 @@ __all__ = [
     "DEFAULT_REPLICATES", "HUMAN_PATTERNS", "JudgeNoiseError", "METRIC", "MODE_LABELS",
     "NOISE_COLUMNS", "NOISE_MODES", "NoiseMode", "ROBUST_SHARE", "SAME_SIGN", "SCORE",
     "SCORE_SAMPLES", "SIGNIFICANT", "SURVIVES", "THRESHOLD", "available_modes", "conditional",
-    "confusion_draws", "confusion_tables", "has_score_samples", "human_columns",
+    "confusion_tables", "has_score_samples", "human_columns",
     "importance_noise", "noise_arguments", "parse_samples", "replicate_deviations",
     "subgroup_noise",
     "survival_counts", "survival_sentence", "threshold_of",
@@ -235,36 +235,6 @@ def conditional(confusion: pd.DataFrame) -> pd.DataFrame:
     totals = confusion.sum(axis=1)
     kept = confusion[totals > 0]
     return kept.div(kept.sum(axis=1), axis=0)
-
-
-def confusion_draws(judge_scores: np.ndarray, confusion: pd.DataFrame, *, n_resamples: int,
-                    seed: int | np.random.Generator = 0) -> np.ndarray:
-    """Scores drawn from ``P(human | judge)`` given each judge score.
-
-    Parameters
-    ----------
-    judge_scores
-        Judge score per row (rounded half up before the lookup); NaN stays NaN.
-    confusion
-        Counts (or probabilities) with judge scores as index and human scores as
-        columns; rows are normalised.
-    n_resamples
-        Draws per row.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (n_resamples, rows). A row whose judge score is not in the index keeps the
-        judge's score. Draw rule: ``U = rng.random((n_resamples, rows))``; the drawn score
-        is the first human score whose cumulative probability exceeds U.
-    """
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    scores = np.asarray(judge_scores, dtype=float)
-    out = np.tile(scores, (n_resamples, 1))
-    u = rng.random((n_resamples, len(scores)))
-    _draw_into(out, u, _round_half_up(scores), conditional(confusion),
-               np.ones(len(scores), dtype=bool))
-    return out
 
 
 def _draw_into(out: np.ndarray, u: np.ndarray, judge: np.ndarray, probs: pd.DataFrame,

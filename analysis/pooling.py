@@ -362,30 +362,36 @@ def design_effects(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFr
     size = len(table)
     if cluster is None:
         return np.ones(size), np.ones(size), 0.0
-    from analysis.subgroups import per_cluster_counts
+    from analysis.subgroup_codes import cell_grid
     from analysis.values import factor_codes
 
-    ccodes, labels = factor_codes(cells[cluster])
-    g = max(len(labels), 1)
-    s, gc, a_c, n_c = per_cluster_counts(cells, list(factors), table, ccodes, g)
-    t_c = np.bincount(ccodes, weights=cells[N].to_numpy(float), minlength=g)
+    grid = cell_grid(cells, list(factors), cluster, max_level=len(factors))
+    # the clusters in the order of the cell table's codes: each subgroup's sum over them
+    # runs left to right (cumsum), the order of the counts' first implementation
+    rank = {v: i for i, v in enumerate(factor_codes(cells[cluster])[1])}
+    perm = np.argsort([rank[v] for v in grid.labels], kind="stable")
+    t_c = grid.totals()[0][perm]
     n = table[N].to_numpy(float)
     a = table[DEVIATIONS].to_numpy(float)
     p = a / n
-    sum_n2 = np.bincount(s, weights=n_c * n_c, minlength=size)
-    sum_tn = np.bincount(s, weights=n_c * t_c[gc], minlength=size)
+    sum_n2, sum_tn, robust = np.zeros(size), np.zeros(size), np.zeros(size)
+    clusters = np.zeros(size, np.int64)
+    for rows, a_c, n_c in grid.blocks(table):
+        a_c, n_c = a_c[:, perm], n_c[:, perm]
+        sum_n2[rows], sum_tn[rows] = (n_c * n_c).sum(1), n_c @ t_c  # whole numbers: exact
+        clusters[rows] = (n_c > 0).sum(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = n_c / n[rows, None]
+            resid = a_c - p[rows, None] * n_c
+            robust[rows] = np.cumsum(np.where(h < 1, resid ** 2 / (1 - h), 0.0), axis=1)[:, -1]
     big_n = float(t_c.sum())
     outside = big_n - n
     with np.errstate(divide="ignore", invalid="ignore"):
-        h = n_c / n[s]
-        resid = a_c - p[s] * n_c
-        robust = np.bincount(s, weights=np.where(h < 1, resid ** 2 / (1 - h), 0.0),
-                             minlength=size) / n ** 2
+        robust = robust / n ** 2
         binomial = p * (1 - p) / n
         ratio = robust / binomial
         per_cluster = sum_n2 / n
         per_cluster_out = ((t_c ** 2).sum() - 2 * sum_tn + sum_n2) / outside
-    clusters = np.bincount(s, minlength=size)
     usable = (clusters >= 2) & (binomial > 0) & (per_cluster > 1) & np.isfinite(ratio)
     x = per_cluster[usable] - 1
     rho = float(np.clip((x * (ratio[usable] - 1)).sum() / (x * x).sum(), 0.0, 1.0)

@@ -19,14 +19,15 @@ column is factorised once (:func:`cluster_lines`): the cluster check judges its 
 values (:func:`analysis.clusters.resolve_cluster` on one line per value, with the rows
 of each) and the grid composes each row's line with the line's code.
 
-:func:`cluster_grid` builds the grid from the rows, :func:`cell_grid` from a cell table
-over the factors and the cluster (the app's cached cells, an engine's fine cell table;
-weighted bincounts); None when it would be too large or does not apply: the caller then
-takes the cell-table path, :func:`analysis.subgroups.cluster_robust_ld` on a factors x
-cluster cell table. :func:`analysis.subgroups.subgroups` takes the grid as
-``cluster_grid``. Every number equals the cell-table path's (the same integer counts,
-the same clusters in the same order); ``tests/analysis/test_subgroup_codes.py``
-compares the two.
+:func:`cluster_grid` builds the grid from the rows; None when it would be too large or
+does not apply (outcomes other than 0/1, a cluster that is a factor): the caller then
+counts the factors x cluster cell table and takes :func:`cell_grid` of it, as it does
+for the app's cached cells and an engine's fine cell table (weighted bincounts; sparse
+when too large to hold densely). :func:`analysis.subgroups.subgroups` takes the grid as
+``cluster_grid``, :func:`analysis.pooling.design_effects` reads its blocks. Every number
+equals that of the previous path through the cell table (the same integer counts, the
+same clusters in the same order), kept as the tests' oracle
+(``tests/oracles/subgroup_cells.py``; ``tests/analysis/test_subgroup_codes.py``).
 """
 
 from __future__ import annotations
@@ -43,10 +44,11 @@ from analysis.cell_counts import frame_cell_table
 from analysis.columns import DEVIATION, DEVIATIONS, N
 from analysis.values import MISSING_VALUE, combine_codes, factor_codes
 
-__all__ = ["ClusterCodes", "ClusterGrid", "cell_grid", "cluster_grid", "cluster_lines"]
+__all__ = ["ClusterCodes", "ClusterGrid", "cell_grid", "cluster_grid", "cluster_lines",
+           "table_codes"]
 
 #: A part of the grid (a set of factors x the clusters) is dense when it has at most this
-#: many entries (or 8 per row analysed); a larger one sends the call to the cell path.
+#: many entries (or 8 per row analysed); past it the rows' grid is None, a cell grid sparse.
 GRID_LIMIT = 1 << 22
 #: ... per row analysed.
 GRID_PER_ROW = 8
@@ -98,7 +100,7 @@ class ClusterGrid:
         The cluster column.
     labels
         The clusters holding rows with an outcome, in the sorted order of their labels
-        (the column order of the cell path, so both sum in the same order).
+        (the column order of every engine's counts, so all sum in the same order).
     factors, values
         The factors and each one's values: the categories of the cell table over the
         same rows (:func:`analysis.values.factor_codes`).
@@ -107,6 +109,10 @@ class ClusterGrid:
         ``(len(values[j]) for j in positions) + (len(labels),)``.
     cells
         The cell table over the factors (given, or counted from the rows' codes).
+    units
+        None, or for a grid too large to hold densely (:func:`cell_grid`): the cells'
+        factor codes, cluster columns, rows and deviations, counted per factor
+        combination when asked (``parts`` then holds only the clusters' totals).
     """
 
     cluster: str
@@ -115,6 +121,7 @@ class ClusterGrid:
     values: list[list[str]]
     parts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]]
     cells: pd.DataFrame = field(repr=False)
+    units: tuple | None = field(default=None, repr=False)
     _tables: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -159,15 +166,16 @@ class ClusterGrid:
         return pd.DataFrame({self.cluster: pd.Categorical(self.labels, categories=self.labels),
                              N: self.totals()[0]})
 
-    def blocks(self, tcodes: Sequence[np.ndarray], block: int
+    def blocks(self, table: pd.DataFrame, block: int = 2_000_000
                ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """``(rows, a, n)`` for the subgroups of a table: ``tcodes`` each factor's code
-        of every subgroup (-1 where it does not fix the factor); ``rows`` positions in
-        the table, ``a`` / ``n`` their deviations / rows per cluster (floats, shape
-        ``(len(rows), G)``), about ``block`` entries each (the factor combinations
-        gathered together)."""
-        size = len(tcodes[0]) if len(tcodes) else 0
-        pattern = np.zeros(size, dtype=np.int64)
+        """``(rows, a, n)`` for the subgroups of a table over the grid's factors (each
+        factor's column: the subgroup's value, missing where it does not fix the
+        factor): ``rows`` positions in the table, ``a`` / ``n`` their deviations / rows
+        per cluster (floats, shape ``(len(rows), G)``), about ``block`` entries each
+        (the factor combinations gathered together)."""
+        tcodes = [table_codes(table[f], v) for f, v in zip(self.factors, self.values,
+                                                            strict=True)]
+        pattern = np.zeros(len(table), dtype=np.int64)
         for j, c in enumerate(tcodes):
             pattern |= (c >= 0).astype(np.int64) << j
         step = max(1, block // max(self.g, 1))
@@ -178,16 +186,46 @@ class ClusterGrid:
             js = [j for j in range(len(self.factors)) if pat >> j & 1]
             sizes = [len(self.values[j]) for j in js]
             tkey = combine_codes([tcodes[j][rows] for j in js], sizes, n=len(rows))
-            nn, dd = (t.reshape(-1, self.g) for t in self.marginal(tuple(js)))
+            counts = self._counts(js, sizes, tkey)
             for lo in range(0, len(rows), step):
-                key = tkey[lo:lo + step]
-                parts.append((rows[lo:lo + step], dd[key], nn[key]))
-                filled += len(key)
+                parts.append((rows[lo:lo + step], *counts(lo, min(lo + step, len(rows)))))
+                filled += len(parts[-1][0])
                 if filled >= step:
                     yield _joined(parts)
                     parts, filled = [], 0
         if parts:
             yield _joined(parts)
+
+    def _counts(self, js: list[int], sizes: list[int], tkey: np.ndarray):
+        """``counts(lo, hi)``: ``(a, n)`` per cluster of the subgroups ``tkey[lo:hi]``
+        (codes of the factors ``js``): rows of a dense marginal, or, for a sparse grid
+        (:attr:`units`), the observed (subgroup, cluster) pairs counted from the units."""
+        if self.units is None:
+            nn, dd = (t.reshape(-1, self.g) for t in self.marginal(tuple(js)))
+            return lambda lo, hi: (dd[tkey[lo:hi]], nn[tkey[lo:hi]])
+        codes, column, n_w, d_w = self.units
+        key = combine_codes([*(codes[j] for j in js), column], [*sizes, self.g],
+                            n=len(column))
+        where, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        nn = np.bincount(inverse, weights=n_w, minlength=len(where))
+        dd = np.bincount(inverse, weights=d_w, minlength=len(where))
+        by_key = np.argsort(tkey, kind="stable")
+        sub = where // self.g
+        pos = np.minimum(np.searchsorted(tkey[by_key], sub), len(tkey) - 1)
+        found = tkey[by_key][pos] == sub
+        row, col = by_key[pos[found]], (where[found] % self.g).astype(np.int64)
+        order = np.argsort(row, kind="stable")
+        row, col, nn, dd = row[order], col[order], nn[found][order], dd[found][order]
+
+        def counts(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+            a, n = np.zeros((hi - lo, self.g)), np.zeros((hi - lo, self.g))
+            i, j = np.searchsorted(row, [lo, hi])
+            a[row[i:j] - lo, col[i:j]] = dd[i:j]
+            n[row[i:j] - lo, col[i:j]] = nn[i:j]
+            return a, n
+
+        return counts
 
 
 @dataclass(frozen=True)
@@ -326,7 +364,7 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
     if known is not None:
         dev, row_line = dev.take(known), row_line.take(known)
     deviating = dev == 1
-    if not (deviating | (dev == 0)).all():  # fractional outcomes: the cell path sums them
+    if not (deviating | (dev == 0)).all():  # fractional outcomes: counted as cells
         return None
     own = [_known_codes(rows[f], known) for f in factors]
     if cells is None and any(c is None for c in own):
@@ -358,44 +396,55 @@ def cluster_grid(rows: pd.DataFrame, factors: Sequence[str], cluster: str,
 def cell_grid(cells: pd.DataFrame, factors: Sequence[str], cluster: str, *,
               max_level: int | None = None) -> ClusterGrid | None:
     """The :class:`ClusterGrid` of a cell table over the factors and the cluster (an
-    engine's fine cell table, the app's cached cells): the counts :func:`cluster_grid`
-    gives for its rows, summed by weighted bincounts of the cells' codes. None when it
-    does not apply: the cluster is a factor or absent, a factor column is not
-    categorical or has missing codes, the deviations are not whole numbers, or a part
-    would be too large (then the cell path, as before)."""
+    engine's fine cell table, the app's cached cells, a cell table counted from rows the
+    row grid cannot take): the counts :func:`cluster_grid` gives for its rows, summed by
+    weighted bincounts of the cells' codes (:func:`analysis.values.factor_codes`, as
+    :func:`analysis.subgroups.subgroup_counts` codes the factors). A part too large to
+    hold densely makes the grid sparse (:attr:`ClusterGrid.units`): each factor
+    combination's (subgroup, cluster) pairs are counted when asked. None when the cluster
+    or the deviations are not columns of ``cells``."""
     factors = list(factors)
-    if cluster in factors or cluster not in cells.columns or DEVIATIONS not in cells.columns \
-            or any(not isinstance(cells[f].dtype, pd.CategoricalDtype) for f in factors):
+    if cluster not in cells.columns or DEVIATIONS not in cells.columns:
         return None
     n_w = cells[N].to_numpy(dtype=float)
     d_w = cells[DEVIATIONS].to_numpy(dtype=float)
-    if not (np.array_equal(d_w, np.rint(d_w)) and np.array_equal(n_w, np.rint(n_w))):
-        return None
-    codes = [cells[f].cat.codes.to_numpy() for f in factors]
-    if any(len(c) and c.min() < 0 for c in codes):
-        return None
-    values = [[str(c) for c in cells[f].cat.categories] for f in factors]
+    whole = np.array_equal(d_w, np.rint(d_w)) and np.array_equal(n_w, np.rint(n_w))
+    codes, values = zip(*(factor_codes(cells[f]) for f in factors), strict=True)
     ccodes, clabels = factor_codes(cells[cluster])
 
     def count(key: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
-        return tuple(np.rint(np.bincount(key, weights=w, minlength=total)).astype(np.int64)
-                     for w in (n_w, d_w))
+        sums = (np.bincount(key, weights=w, minlength=total) for w in (n_w, d_w))
+        return tuple(np.rint(x).astype(np.int64) if whole else x for x in sums)
 
-    return _assembled(cluster, factors, values, codes, clabels,
+    return _assembled(cluster, factors, list(values), list(codes), clabels,
                       (np.arange(len(clabels)), ccodes), count, max_level,
-                      max(GRID_LIMIT, GRID_PER_ROW * len(cells)), False, None, None,
-                      weights=n_w)
+                      max(GRID_LIMIT, GRID_PER_ROW * len(cells)), False, None,
+                      lambda: frame_cell_table(cells, factors), weights=n_w, sparse=(n_w, d_w))
+
+
+def table_codes(column: pd.Series, values: list[str]) -> np.ndarray:
+    """Codes of a subgroup table's factor column over ``values`` (-1 where the subgroup
+    does not fix the factor): the categorical's own codes when its categories are
+    ``values`` (a table from :func:`analysis.subgroups.subgroup_counts` on the same
+    cells), else by value."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and \
+            [str(c) for c in column.cat.categories] == values:
+        return column.cat.codes.to_numpy(dtype=np.int64)
+    text = column.astype(object).where(column.notna(), None)
+    return pd.Categorical([None if v is None else str(v) for v in text],
+                          categories=values).codes.astype(np.int64)
 
 
 def _assembled(cluster, factors, values, codes, clabels, lines, count, max_level, limit,
-               too_many, cells, fallback, *, weights=None) -> ClusterGrid | None:
+               too_many, cells, fallback, *, weights=None, sparse=None) -> ClusterGrid | None:
     """The grid's parts and cell table from the units' codes (rows, or cells with
     ``weights`` = their rows): ``lines`` = (each line's label code, each unit's line),
-    ``count(key, total)`` the rows and deviations per key; None when a part would
-    exceed ``limit`` entries (or ``too_many`` units)."""
+    ``count(key, total)`` the rows and deviations per key. When a part would exceed
+    ``limit`` entries (or there are ``too_many`` units): None, or with ``sparse`` (the
+    units' rows and deviations) a sparse grid."""
     line_label, unit_line = lines
     sizes = [max(len(v), 1) for v in values]
-    # clusters in the sorted order of their labels, as the cell path orders them
+    # clusters in the sorted order of their labels, as every engine orders them
     per_line = np.bincount(unit_line, weights=weights, minlength=len(line_label))
     per = np.bincount(line_label, weights=per_line, minlength=len(clabels))
     order = sorted(np.flatnonzero(per).tolist(), key=lambda i: str(clabels[i]))
@@ -406,16 +455,18 @@ def _assembled(cluster, factors, values, codes, clabels, lines, count, max_level
              else max_level if isinstance(max_level, (int, np.integer))
              and 1 <= max_level <= len(factors) else len(factors))
     covered = _cover(sizes, int(level), g)
-    if too_many or any(math.prod(sizes[j] for j in p) * g > limit for p in covered):
-        return None
     ccol = column[line_label].take(unit_line)  # units without rows: -1, weight 0
     ccol[ccol < 0] = 0
+    units = None
+    if too_many or any(math.prod(sizes[j] for j in p) * g > limit for p in covered):
+        if sparse is None:
+            return None
+        covered, units = [()], (codes, ccol, *sparse)  # parts: the clusters' totals
     parts = {}
     for p in covered:
         shape = (*(sizes[j] for j in p), g)
         key = _mixed_radix([codes[j] for j in p], shape[:-1], ccol, g, len(ccol))
         parts[p] = tuple(t.reshape(shape) for t in count(key, math.prod(shape)))
-    del ccol
     if cells is None and math.prod(sizes) > limit:
         cells = fallback() if fallback is not None else None
         if cells is None:
@@ -430,4 +481,4 @@ def _assembled(cluster, factors, values, codes, clabels, lines, count, max_level
         cells[N] = n[flat]
         cells[DEVIATIONS] = d[flat]
     return ClusterGrid(cluster, [str(clabels[i]) for i in order], factors, values, parts,
-                       cells)
+                       cells, units)

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -90,8 +90,8 @@ if TYPE_CHECKING:
 __all__ = [
     "HALDANE", "MIN_EXPECTED", "MIN_N", "TESTS", "Test", "benjamini_hochberg",
     "cluster_robust_ld", "conditional_ld_interval", "disparity_stats", "distinct_subgroups",
-    "fisher_exact_pvalues",
-    "ld_cluster_variance", "ld_satterthwaite_df", "per_cluster_counts", "subgroup_counts",
+    "fisher_exact_pvalues", "rest_log_disparity",
+    "ld_cluster_variance", "ld_satterthwaite_df", "subgroup_counts",
     "subgroups",
     "uncertainty_label", "SubgroupsInfo",
 ]
@@ -111,8 +111,6 @@ _OWN_COLUMNS = (LEVEL, SUBGROUP, N, DEVIATIONS, DEVIATION_RATE, RATE_OUTSIDE, LO
                 LD_UNDEFINED, DUPLICATE_OF, SAME_ROWS_AS, DESIGN_EFFECT, N_CLUSTERS, DF)
 #: A grouping with at most this many possible combinations is counted with bincount.
 _DENSE_LIMIT = 1 << 22
-#: ... as is one with at most this many per cell (:func:`_per_cluster_counts`).
-_DENSE_PER_CELL = 4
 
 
 # --- counting subgroups from cells --------------------------------------------------------
@@ -367,6 +365,22 @@ def conditional_ld_interval(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.n
     return lo, hi
 
 
+def rest_log_disparity(a: np.ndarray, n: np.ndarray, total_a: np.ndarray, total_n: np.ndarray
+                       ) -> np.ndarray:
+    """LD of subgroups (``a`` deviating of ``n`` rows) against the rest of their table
+    (``total_a`` of ``total_n``), broadcast: 0.5 added to the four cells where one is 0
+    (:data:`HALDANE`); NaN where the subgroup holds every row or none, or the outcome
+    never or always deviates. The point estimate of the bootstraps' replicates
+    (:mod:`analysis.bootstrap`, :func:`analysis.compare.paired_bootstrap`)."""
+    cells = np.stack(np.broadcast_arrays(a, n - a, total_a - a, (total_n - n) - (total_a - a)))
+    shift = np.where((cells <= 0).any(axis=0), HALDANE, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ld = (np.log(cells[0] + shift) + np.log(cells[3] + shift)
+              - np.log(cells[1] + shift) - np.log(cells[2] + shift))
+    undefined = (total_n - n <= 0) | (total_a <= 0) | (total_a >= total_n)
+    return np.where(undefined | (n <= 0), np.nan, ld)
+
+
 def disparity_stats(
     deviations: np.ndarray,
     n: np.ndarray,
@@ -522,7 +536,8 @@ def subgroups(
         The per-(factor combination, cluster) counts of the rows behind ``cells``
         (:func:`analysis.subgroup_codes.cluster_grid`, for ``cluster`` =
         ``cluster_grid.cluster``): ``cells`` then need only the factors (no factors x
-        cluster cell table); the numbers are those of the cell path.
+        cluster cell table); without it, :func:`analysis.subgroup_codes.cell_grid` of
+        ``cells``.
 
     Returns
     -------
@@ -583,6 +598,10 @@ def subgroups(
     for col in st.columns:
         counts[col] = st[col].to_numpy()
     if cluster is not None:
+        if cluster_grid is None:
+            from analysis.subgroup_codes import cell_grid
+
+            cluster_grid = cell_grid(cells, factors, cluster, max_level=int(max_level))
         robust, robust_notes = cluster_robust_ld(cells, factors, counts, cluster=cluster,
                                                  confidence=confidence,
                                                  small_sample=small_sample,
@@ -603,8 +622,7 @@ def subgroups(
     counts.insert(counts.columns.get_loc(P_VALUE) + 1, P_ADJUSTED, adjusted[rep])
     labels = counts[SUBGROUP].to_numpy(dtype=object)
     counts[DUPLICATE_OF] = np.where(distinct, None, labels[rep]).astype(object)
-    g = (0 if not cluster else cluster_grid.g if cluster_grid is not None
-         else int(cells.loc[cells[N] > 0, cluster].nunique()))
+    g = cluster_grid.g if cluster else 0
     method = ("" if not cluster else "satterthwaite" if small_sample == "cr2"
               else "normal" if small_sample == "none" else "G - 1")
     if not return_info:
@@ -764,46 +782,6 @@ def _ld_cluster(a, n, d, t, small_sample, *, with_df: bool):
     return ld, variance, inside, outside, df
 
 
-#: Subgroups x clusters per dense block of :func:`cluster_robust_ld`.
-_BLOCK = 2_000_000
-
-
-def _cell_blocks(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame, cluster: str
-                 ) -> tuple[np.ndarray, np.ndarray,
-                            Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """Rows and deviations per cluster (clusters in the sorted order of their labels)
-    and the blocks ``(rows, a, n)`` of :func:`cluster_robust_ld` from a factors x cluster
-    cell table (:func:`_per_cluster_counts`)."""
-    ccodes, labels = factor_codes(cells[cluster])
-    order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
-    canon = np.empty(max(len(labels), 1), dtype=np.int64)
-    canon[order] = np.arange(len(order))
-    t_n = np.bincount(canon[ccodes], weights=cells[N].to_numpy(float), minlength=len(labels))
-    t_d = np.bincount(canon[ccodes], weights=cells[DEVIATIONS].to_numpy(float),
-                      minlength=len(labels))
-    present = t_n > 0
-    t_n, t_d = t_n[present], t_d[present]
-    column = np.cumsum(present) - 1  # canonical code -> column among present clusters
-    g = len(t_n)
-    s, gc, a_c, n_c = _per_cluster_counts(cells, factors, table, column[canon[ccodes]], g)
-    size = len(table)
-    step = max(1, _BLOCK // max(g, 1))
-    by_row = np.argsort(s, kind="stable")
-    bounds = np.searchsorted(s[by_row], np.arange(0, size + step, step))
-
-    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        for b, lo in enumerate(range(0, size, step)):
-            hi = min(lo + step, size)
-            rows = by_row[bounds[b]:bounds[min(b + 1, len(bounds) - 1)]]
-            a = np.zeros((hi - lo, g))
-            n = np.zeros((hi - lo, g))
-            a[s[rows] - lo, gc[rows]] = a_c[rows]
-            n[s[rows] - lo, gc[rows]] = n_c[rows]
-            yield np.arange(lo, hi), a, n
-
-    return t_n, t_d, blocks()
-
-
 def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame, *,
                       cluster: str, confidence: float = 0.95,
                       small_sample: SmallSample = "cr2", grid: ClusterGrid | None = None,
@@ -814,12 +792,11 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
     The variance is :func:`ld_cluster_variance` (default CR2); the statistic
     ``LD / SE`` is compared with t on G - 1 df (normal with ``small_sample="none"``) and
     the interval is ``LD +- t * SE``, so p < 1 - confidence exactly when the interval
-    excludes 0. The per-cluster counts of every subgroup come from
-    :func:`_per_cluster_counts` (integer codes, one bincount per factor combination),
-    laid out in blocks of subgroups x clusters (clusters in the sorted order of their
-    labels, so that every engine sums in the same order). With ``grid``
-    (:func:`analysis.subgroup_codes.cluster_grid` of the rows), the counts are the
-    grid's marginals instead, and ``cells`` need not hold ``cluster``.
+    excludes 0. The per-cluster counts of every subgroup are the marginals of ``grid``
+    (:func:`analysis.subgroup_codes.cluster_grid` of the rows; without it
+    :func:`analysis.subgroup_codes.cell_grid` of ``cells``, a cell table over the
+    factors and ``cluster``), in blocks of subgroups x clusters (clusters in the sorted
+    order of their labels, so that every engine sums in the same order).
 
     Returns
     -------
@@ -840,21 +817,21 @@ def cluster_robust_ld(cells: pd.DataFrame, factors: Sequence[str], table: pd.Dat
         two_sided_p,
     )
 
-    factors = list(factors)
     if grid is None:
-        t_n, t_d, blocks = _cell_blocks(cells, factors, table, cluster)
-    else:
-        t_n, t_d = grid.totals()
-        values = grid.values
-        blocks = grid.blocks([_table_codes(table[f], v) for f, v in zip(factors, values,
-                                                                        strict=True)], _BLOCK)
+        from analysis.subgroup_codes import cell_grid
+
+        grid = cell_grid(cells, list(factors), cluster,
+                         max_level=int(table[LEVEL].max()) if len(table) else None)
+        if grid is None:
+            raise AnalysisError(f"The cell table has no column {cluster!r} to cluster by.")
+    t_n, t_d = grid.totals()
     g = len(t_n)
     size = len(table)
     var = np.full(size, np.nan)
     satterthwaite = small_sample == "cr2"
     df = np.full(size, np.nan if small_sample == "none" else float(g - 1))
     inside, outside = np.zeros(size, np.int64), np.zeros(size, np.int64)
-    for rows, a, n in blocks:
+    for rows, a, n in grid.blocks(table):
         _, var[rows], inside[rows], outside[rows], block_df = _ld_cluster(
             a, n, t_d, t_n, small_sample, with_df=satterthwaite)
         if satterthwaite:
@@ -943,96 +920,6 @@ def _not_estimable_notes(labels: np.ndarray, inside: np.ndarray, outside: np.nda
         notes.append(f"not estimable: {shown}{more}: Satterthwaite df below {DF_FLOOR:g}, "
                      "no p-value (CI and p left empty, not a finding)")
     return notes
-
-
-def _table_codes(column: pd.Series, values: list[str]) -> np.ndarray:
-    """Codes of a subgroup table's factor column over ``values`` (-1 where the subgroup
-    does not fix the factor): the categorical's own codes when its categories are
-    ``values`` (a table from :func:`subgroup_counts` on the same cells), else by value."""
-    if isinstance(column.dtype, pd.CategoricalDtype) and \
-            [str(c) for c in column.cat.categories] == values:
-        return column.cat.codes.to_numpy(dtype=np.int64)
-    text = column.astype(object).where(column.notna(), None)
-    return pd.Categorical([None if v is None else str(v) for v in text],
-                          categories=values).codes.astype(np.int64)
-
-
-def _per_cluster_counts(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame,
-                        cluster_column: np.ndarray, g: int
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rows and deviations of each subgroup of ``table`` in each cluster, by integer codes.
-
-    ``cluster_column`` holds each cell's cluster as a column 0..g-1 (cells without rows
-    are skipped). For each factor combination of ``table`` one key per cell,
-    ``cluster * (combinations) + mixed-radix code of the subgroup``, is counted with
-    ``bincount`` (``unique`` past :data:`_DENSE_LIMIT`), or, when the whole grid of
-    clusters x factor values has at most :data:`_DENSE_LIMIT` entries, its marginals
-    are summed from one dense table (:class:`_DenseMarginals`). The subgroups are matched
-    to ``table``'s rows by the same integer key: no labels are built or compared.
-
-    Returns
-    -------
-    (s, gc, a_c, n_c)
-        One entry per (subgroup, cluster) pair with rows: the subgroup's position in
-        ``table``, the cluster's column, its deviations and rows (floats, exact counts).
-    """
-    n_w = cells[N].to_numpy(float)
-    d_w = cells[DEVIATIONS].to_numpy(float)
-    keep = n_w > 0
-    coded = [factor_codes(cells[f]) for f in factors]
-    sizes = [max(len(v), 1) for _, v in coded]
-    if keep.all():  # no copies (a clustered cell table of millions of cells: ~40 B each)
-        cell_codes = [c for c, _ in coded]
-    else:
-        cell_codes = [c[keep] for c, _ in coded]
-        n_w, d_w, cluster_column = n_w[keep], d_w[keep], cluster_column[keep]
-    tcodes = [_table_codes(table[f], v) for f, (_, v) in zip(factors, coded, strict=True)]
-    pattern = np.zeros(len(table), dtype=np.int64)
-    for j, c in enumerate(tcodes):
-        pattern |= (c >= 0).astype(np.int64) << j
-    dense = (_DenseMarginals([cluster_column, *cell_codes], [max(g, 1), *sizes], [n_w, d_w])
-             if max(g, 1) * math.prod(sizes) <= _DENSE_LIMIT else None)
-    parts = []
-    for pat in np.unique(pattern):
-        rows = np.flatnonzero(pattern == pat)
-        js = [j for j in range(len(factors)) if pat >> j & 1]
-        sz = [sizes[j] for j in js]
-        width = math.prod(sz)
-        tkey = combine_codes([tcodes[j][rows] for j in js], sz, n=len(rows))
-        if dense is not None:  # the cluster x factors grid fits: sums of its marginals
-            nn, dd = (t.reshape(-1) for t in dense.table((0, *(j + 1 for j in js))))
-            where = np.flatnonzero(nn)
-            nn, dd = nn[where], dd[where]
-        elif width * g <= max(_DENSE_LIMIT, _DENSE_PER_CELL * len(n_w)):
-            key = combine_codes([cluster_column, *(cell_codes[j] for j in js)],
-                                [max(g, 1), *sz], n=len(n_w))
-            nn = np.bincount(key, weights=n_w, minlength=width * g)
-            where = np.flatnonzero(nn)
-            nn, dd = nn[where], np.bincount(key, weights=d_w, minlength=width * g)[where]
-        else:
-            key = combine_codes([cluster_column, *(cell_codes[j] for j in js)],
-                                [max(g, 1), *sz], n=len(n_w))
-            where, inverse = np.unique(key, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            nn = np.bincount(inverse, weights=n_w, minlength=len(where))
-            dd = np.bincount(inverse, weights=d_w, minlength=len(where))
-        column, skey = where // width, where % width
-        by_key = np.argsort(tkey, kind="stable")
-        pos = np.minimum(np.searchsorted(tkey[by_key], skey), max(len(rows) - 1, 0))
-        found = tkey[by_key][pos] == skey
-        parts.append((rows[by_key[pos[found]]], column[found], dd[found], nn[found]))
-    if not parts:
-        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
-    s, gc, a_c, n_c = (np.concatenate([p[i] for p in parts]) for i in range(4))
-    return s.astype(np.int64), gc.astype(np.int64), a_c.astype(float), n_c.astype(float)
-
-
-def per_cluster_counts(cells: pd.DataFrame, factors: Sequence[str], table: pd.DataFrame,
-                       cluster_column: np.ndarray, g: int
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_per_cluster_counts` for other modules (the design effects of
-    :mod:`analysis.pooling`)."""
-    return _per_cluster_counts(cells, list(factors), table, cluster_column, g)
 
 
 def _signature_weights(cells: pd.DataFrame) -> list[np.ndarray]:

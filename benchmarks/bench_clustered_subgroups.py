@@ -90,8 +90,10 @@ def child(mode: str, rows: int, templates: int, out: str | None) -> None:
 
     if mode == "cellpath":  # the previous implementation: a factors x cluster cell table
         import analysis.subgroup_codes as sc
+        from tests.oracles.subgroup_cells import CellPathGrid
 
-        sc.cluster_grid = sc.cell_grid = lambda *a, **k: None
+        sc.cluster_grid = lambda *a, **k: None
+        sc.cell_grid = lambda cells, factors, cluster, **k: CellPathGrid(cells, factors, cluster)
     frame, design = make_results(rows, templates)
     api.subgroups(frame.head(2000), design)  # imports and first-call costs out of the timing
     table_mb = _status_mb("VmRSS")

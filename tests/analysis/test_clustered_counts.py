@@ -1,6 +1,8 @@
 """The per-(subgroup, cluster) counts of the cluster-robust subgroups by integer codes
-(issue 44.1) equal the label path they replace: ``subgroup_counts(within=cluster)`` and
-a lookup of every row by its subgroup label."""
+(issue 44.1; the grid of :mod:`analysis.subgroup_codes`, dense and sparse, and the old
+cell path kept as the oracle in ``tests/oracles/subgroup_cells.py``) equal the label path
+they replace: ``subgroup_counts(within=cluster)`` and a lookup of every row by its
+subgroup label."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import analysis.subgroup_codes as sc
 import analysis.subgroups as sg
+import tests.oracles.subgroup_cells as oracle
 from analysis.cell_counts import _group_keys
 from analysis.cells import cell_table
 from analysis.clusters import resolve_cluster
@@ -50,17 +54,25 @@ def label_path(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame,
 
 
 def code_path(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame,
-              cluster: str) -> set[tuple[int, str, float, float]]:
-    ccodes, labels = factor_codes(cells[cluster])
-    n = np.bincount(ccodes, weights=cells[N].to_numpy(float), minlength=len(labels))
-    present = [lab for i, lab in enumerate(labels) if n[i] > 0]
-    order = sorted(present)
-    column = np.full(len(labels), -1)
-    for i, lab in enumerate(labels):
-        if n[i] > 0:
-            column[i] = order.index(lab)
-    s, gc, a, nn = sg._per_cluster_counts(cells, factors, table, column[ccodes], len(order))
-    return set(zip(s.tolist(), [order[c] for c in gc], a.tolist(), nn.tolist(), strict=True))
+              cluster: str, old: bool = False) -> set[tuple[int, str, float, float]]:
+    """The pairs with rows from the grid's blocks (``old``: the oracle's cell path)."""
+    if old:
+        ccodes, labels = factor_codes(cells[cluster])
+        n = np.bincount(ccodes, weights=cells[N].to_numpy(float), minlength=len(labels))
+        order = sorted(lab for i, lab in enumerate(labels) if n[i] > 0)
+        column = np.array([order.index(lab) if n[i] > 0 else -1
+                           for i, lab in enumerate(labels)])
+        s, gc, a, nn = oracle.per_cluster_counts(cells, factors, table, column[ccodes],
+                                                 len(order))
+        return set(zip(s.tolist(), [order[c] for c in gc], a.tolist(), nn.tolist(),
+                       strict=True))
+    grid = sc.cell_grid(cells, factors, cluster, max_level=int(table[LEVEL].max()))
+    found = set()
+    for rows, a, nn in grid.blocks(table):
+        i, c = np.nonzero(nn)
+        found |= set(zip(rows[i].tolist(), [grid.labels[j] for j in c], a[i, c].tolist(),
+                         nn[i, c].tolist(), strict=True))
+    return found
 
 
 @pytest.mark.parametrize("factors,cluster,levels", [
@@ -70,14 +82,18 @@ def code_path(cells: pd.DataFrame, factors: list[str], table: pd.DataFrame,
     (FACTORS, "model", [1, 2]),  # the cluster is also a chosen factor
 ])
 @pytest.mark.parametrize("dense", [True, False])
-def test_code_path_equals_label_path(monkeypatch, factors, cluster, levels, dense):
+@pytest.mark.parametrize("old", [False, True])
+def test_code_path_equals_label_path(monkeypatch, factors, cluster, levels, dense, old):
     rows = moderate_rows()
     cells = cell_table(rows, list(dict.fromkeys([*factors, "template"])))
     table = sg.subgroup_counts(cells, factors, levels=levels)
-    if not dense:  # neither the dense grid nor a dense bincount: the np.unique branch
-        monkeypatch.setattr(sg, "_DENSE_LIMIT", 1)
-        monkeypatch.setattr(sg, "_DENSE_PER_CELL", 0)
-    ours = code_path(cells, factors, table, cluster)
+    if not dense:  # the sparse grid; the oracle's np.unique branch
+        for m, name in ((sc, "GRID_LIMIT"), (sc, "GRID_PER_ROW"), (oracle, "_DENSE_LIMIT"),
+                        (oracle, "_DENSE_PER_CELL")):
+            monkeypatch.setattr(m, name, int(name == "_DENSE_LIMIT"))
+    ours = code_path(cells, factors, table, cluster, old)
+    if not dense and not old:
+        assert sc.cell_grid(cells, factors, cluster).units is not None
     monkeypatch.undo()
     theirs = label_path(cells, factors, table, cluster)
     assert len(ours) == len(theirs) > len(table)
@@ -101,20 +117,18 @@ def test_clustered_subgroups_unchanged_on_a_moderate_table():
     rows = moderate_rows()
     cells = cell_table(rows, [*FACTORS, "template"])
     ours = sg.subgroups(cells, FACTORS, cluster="template", max_level=3)
-    original = sg._per_cluster_counts
 
     def by_labels(cells_, factors, table, cluster_column, g):
-        found = label_path(cells_, factors, table, "template")
+        found = sorted(label_path(cells_, factors, table, "template"))
         order = sorted({lab for _, lab, _, _ in found})
-        found = sorted(found)
-        return (np.array([x[0] for x in found]), np.array([order.index(x[1]) for x in found]),
+        return (np.array([x[0] for x in found], dtype=np.int64),
+                np.array([order.index(x[1]) for x in found], dtype=np.int64),
                 np.array([x[2] for x in found]), np.array([x[3] for x in found]))
 
-    sg._per_cluster_counts = by_labels
-    try:
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(oracle, "per_cluster_counts", by_labels)
+        m.setattr(sc, "cell_grid", lambda c, f, cl, **k: oracle.CellPathGrid(c, f, cl))
         theirs = sg.subgroups(cells, FACTORS, cluster="template", max_level=3)
-    finally:
-        sg._per_cluster_counts = original
     pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
     assert np.isfinite(ours["ci_low"]).sum() > 100
 

@@ -171,12 +171,16 @@ def test_mean_mode_is_the_mean_of_k_draws_with_replacement():
 
 
 def test_confusion_draws_reproduce_the_matrix():
-    """P(human | judge) of a hand-made matrix, 200,000 draws per judge score: every
-    frequency within 4 standard errors (about 0.004)."""
+    """P(human | judge) of a hand-made matrix, 200,000 draws per judge score (the
+    replicates' draw, ``_draw_into``, on every row): every frequency within 4 standard
+    errors (about 0.004)."""
     confusion = pd.DataFrame([[2, 6, 2, 0], [0, 1, 3, 4]], index=[2.0, 4.0],
                              columns=[1.0, 2.0, 3.0, 5.0])
     judge = np.array([2, 4, 4.4, 3, np.nan])  # 4.4 rounds to 4; 3 has no row: kept
-    draws = jn.confusion_draws(judge, confusion, n_resamples=200_000, seed=4)
+    draws = np.tile(judge, (200_000, 1))
+    u = np.random.default_rng(4).random(draws.shape)
+    jn._draw_into(draws, u, jn._round_half_up(judge), jn.conditional(confusion),
+                  np.ones(len(judge), dtype=bool))
     expected = {0: [0.2, 0.6, 0.2, 0.0], 1: [0, 0.125, 0.375, 0.5], 2: [0, 0.125, 0.375, 0.5]}
     for col, probs in expected.items():
         freq = [(draws[:, col] == v).mean() for v in (1, 2, 3, 5)]

@@ -14,6 +14,7 @@ import pytest
 from scipy.special import expit, logit
 
 from analysis import api as bw
+from analysis.cells import cell_table
 from analysis.errors import PoolingError
 from analysis.pooling import (
     LD_POOLED,
@@ -228,6 +229,33 @@ def test_design_effect_recovers_the_intracluster_correlation():
     assert (deff_out > 1).all()
     no = design_effects(cells, ["x", "y"], table, cluster=None)
     assert no[2] == 0 and (no[0] == 1).all()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_design_effects_equal_the_cell_paths(monkeypatch, sparse):
+    """The design effects from the grid's blocks (dense, or sparse past the limit) equal
+    those of the previous per-(subgroup, cluster) cell path (``tests/oracles``) exactly,
+    on clusters whose categories are not in label order, with an empty cluster."""
+    import analysis.subgroup_codes as sc
+    from tests.oracles.subgroup_cells import design_effects as cell_path
+
+    rng = np.random.default_rng(8)
+    data = pd.DataFrame({"x": rng.choice(list("abcd"), 3000), "y": rng.choice(list("uvw"), 3000),
+                         "cluster": rng.choice([f"c{i}" for i in range(30)], 3000),
+                         "deviation": rng.binomial(1, 0.3, 3000).astype(float)})
+    labels = [f"c{i}" for i in rng.permutation(31)]  # c30: a cluster without rows
+    data["cluster"] = pd.Categorical(data["cluster"], categories=labels)
+    cells = cell_table(data, ["x", "y", "cluster"])
+    table = subgroups(cells, ["x", "y"], cluster="cluster")
+    theirs = cell_path(cells, ["x", "y"], table, cluster="cluster")
+    if sparse:
+        monkeypatch.setattr(sc, "GRID_LIMIT", 0)
+        monkeypatch.setattr(sc, "GRID_PER_ROW", 0)
+        assert sc.cell_grid(cells, ["x", "y"], "cluster").units is not None
+    ours = design_effects(cells, ["x", "y"], table, cluster="cluster")
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert ours[2] > 0
 
 
 def test_cluster_robust_variances_keep_the_coverage_under_a_template_effect():

@@ -16,6 +16,7 @@ from analysis.cells import cell_table
 from analysis.design import Design, Factor, Outcome, apply_design
 from analysis.errors import AnalysisError, ClusterError
 from analysis.values import MISSING_VALUE
+from tests.oracles.subgroup_cells import CellPathGrid
 
 
 def random_results(seed: int, rows: int = 3_000) -> tuple[pd.DataFrame, Design]:
@@ -63,9 +64,11 @@ def cell_path(monkeypatch, *args, **kwargs):
 
 
 def without_grids(m) -> None:
-    """Neither grid (from the rows nor from a cell table): the factors x cluster cells."""
+    """Neither grid (from the rows nor from a cell table): the factors x cluster cells of
+    the previous implementation (``tests/oracles/subgroup_cells.py``)."""
     m.setattr(sc, "cluster_grid", lambda *a, **k: None)
-    m.setattr(sc, "cell_grid", lambda *a, **k: None)
+    m.setattr(sc, "cell_grid", lambda cells, factors, cluster, **k: CellPathGrid(
+        cells, factors, cluster) if cluster in cells.columns else None)
 
 
 def assert_same(ours, theirs) -> None:
@@ -253,7 +256,8 @@ def test_filters_and_exclusions(monkeypatch):
     assert_same(ours, theirs)
 
 
-def test_too_large_a_grid_takes_the_cell_path(monkeypatch):
+def test_too_large_a_grid_takes_the_sparse_grid(monkeypatch):
+    """No dense grid of the rows: the cells over the cluster, a sparse grid of them."""
     frame, design = random_results(6)
     monkeypatch.setattr(sc, "GRID_LIMIT", 0)
     monkeypatch.setattr(sc, "GRID_PER_ROW", 0)
@@ -262,6 +266,7 @@ def test_too_large_a_grid_takes_the_cell_path(monkeypatch):
     assert seen == [None]
     monkeypatch.undo()
     assert_same(ours, api.subgroups(frame, design))
+    assert_same(ours, cell_path(monkeypatch, frame, design))
 
 
 @pytest.mark.parametrize("case", ["single", "one_row_each"])
@@ -392,14 +397,22 @@ def test_a_cell_table_over_the_cluster_gives_the_cell_paths_table(monkeypatch, s
                                       applied=True))
 
 
-def test_a_cell_table_the_grid_cannot_take():
-    """Fractional deviations, a factor that is not categorical: the cell path (None)."""
+def test_any_cell_table_takes_the_grid(monkeypatch):
+    """Fractional deviations, a factor that is not categorical, the cluster among the
+    factors: a grid all the same, with the cell path's numbers."""
+    from analysis.subgroups import subgroups
+
     frame, design = random_results(2)
     rows = apply_design(frame, design)
     fine = cell_table(rows, [*design.names, "template"])
-    assert sc.cell_grid(fine, design.names, "template") is not None
-    half = fine.assign(deviations=fine["deviations"] + 0.5)
-    assert sc.cell_grid(half, design.names, "template") is None
+    half = fine.assign(deviations=fine["deviations"] * 0.5)
     plain = fine.astype({design.names[0]: object})
-    assert sc.cell_grid(plain, design.names, "template") is None
-    assert sc.cell_grid(fine, design.names, design.names[0]) is None
+    for cells, cluster in ((fine, "template"), (half, "template"), (plain, "template"),
+                           (fine, design.names[0])):
+        assert sc.cell_grid(cells, design.names, cluster) is not None
+        ours = subgroups(cells, design.names, cluster=cluster)
+        with monkeypatch.context() as m:
+            without_grids(m)
+            theirs = subgroups(cells, design.names, cluster=cluster)
+        pd.testing.assert_frame_equal(ours, theirs, rtol=1e-12, atol=0)
+    assert sc.cell_grid(fine.drop(columns="template"), design.names, "template") is None
