@@ -62,18 +62,23 @@ def category_candidates(table: pd.DataFrame, factors: list[str] | tuple[str, ...
     such test), ``exclude`` columns never offered (the 0/1 deviation).
     """
     counts: dict[str, int] = {}
+    coded: dict[str, tuple[np.ndarray, int]] = {}  # factors' codes (issue 44)
     for c in table.columns:
         s = table[c]
         if c in exclude or s.dtype.kind in _FLOAT_KINDS:
             continue
         if len(s) > _PREFIX and s.iloc[:_PREFIX].nunique(dropna=True) > max_categories:
             continue
-        k = int(s.nunique(dropna=True))
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            coded[c] = _codes(s)  # its codes: no hashing
+            k = coded[c][1]
+        else:
+            k = int(s.nunique(dropna=True))
         if 2 <= k <= max_categories:
             counts[str(c)] = k
     unit_cols = [u for u in unit if u in table.columns]
     fixed = _fixed_by(table, [c for c in counts if c not in unit_cols and c not in factors],
-                      unit_cols)
+                      unit_cols, coded)
 
     def rank(c: str) -> tuple:
         tokens = re.split(r"[^a-z0-9]+", c.lower())
@@ -85,24 +90,54 @@ def category_candidates(table: pd.DataFrame, factors: list[str] | tuple[str, ...
     return sorted(counts, key=rank)
 
 
-def _fixed_by(table: pd.DataFrame, columns: list[str], unit: list[str]) -> set[str]:
-    """The ``columns`` that take one value on all the rows of each prompt (``unit``)."""
+def _codes(s: pd.Series) -> tuple[np.ndarray, int]:
+    """An integer code per row (missing: -1; equal values, equal codes) and the number of
+    distinct values present (``nunique(dropna=True)``), hashing the column once: a
+    categorical's codes, an Arrow column's dictionary encoding, else ``pd.factorize``."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        seen = np.bincount(codes[codes >= 0], minlength=len(s.cat.categories))
+        return codes, int(np.count_nonzero(seen))
+    if hasattr(s.array, "__arrow_array__"):  # Arrow strings (pandas 3's str)
+        import pyarrow as pa
+
+        encoded = pa.chunked_array(s.array.__arrow_array__()).combine_chunks() \
+            .dictionary_encode()
+        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        return codes, len(encoded.dictionary)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    return codes, len(uniques)
+
+
+def _fixed_by(table: pd.DataFrame, columns: list[str], unit: list[str],
+              coded: dict[str, tuple[np.ndarray, int]] | None = None) -> set[str]:
+    """The ``columns`` that take one value on all the rows of each prompt (``unit``);
+    ``coded``: columns' :func:`_codes` already computed."""
     if not unit or not columns:
         return set()
-    codes = table[unit].astype("category").apply(lambda s: s.cat.codes)
-    groups = codes.groupby(unit, sort=False, observed=True).ngroup().to_numpy()
+    from analysis.values import combine_codes
+
+    coded = coded if coded is not None else {}
+    unit_codes = [coded[u][0] if u in coded else _codes(table[u])[0] for u in unit]
+    key = combine_codes([c.astype(np.int64) + 1 for c in unit_codes],  # missing: a value
+                        [int(c.max(initial=-1)) + 2 for c in unit_codes])
+    if key.dtype == object or int(key.max(initial=0)) > 4 * len(key) + 1024:
+        groups = pd.factorize(key)[0]
+    else:  # dense keys: a count per possible prompt and a lookup, no sort
+        seen = np.bincount(key) > 0
+        groups = (np.cumsum(seen) - 1)[key]
     if groups.max(initial=-1) + 1 == len(table):  # every row its own prompt: tells nothing
         return set()
     first_row = np.full(int(groups.max(initial=-1)) + 1, len(table))
     np.minimum.at(first_row, groups, np.arange(len(table)))  # each prompt's first row
-    def fixed(s: pd.Series, rows: np.ndarray) -> bool:  # every row its prompt's first value
-        values = (s.cat.codes.to_numpy() if isinstance(s.dtype, pd.CategoricalDtype)
-                  else pd.factorize(s, use_na_sentinel=True)[0])  # missing: one value, -1
+
+    def fixed(values: np.ndarray, rows: np.ndarray) -> bool:  # every row its first value
         return bool((values == values[first_row[rows]]).all())
 
     head = groups[:_PREFIX]  # a prompt's first row comes before its others: in the prefix
     return {c for c in columns
-            if fixed(table[c].iloc[:_PREFIX], head) and fixed(table[c], groups)}
+            if fixed(_codes(table[c].iloc[:_PREFIX])[0], head)
+            and fixed(coded[c][0] if c in coded else _codes(table[c])[0], groups)}
 
 
 @dataclass(frozen=True)
@@ -131,7 +166,8 @@ def find_refusals(table: pd.DataFrame, category: str) -> Refusals:
     for column in [category, *named]:
         if column not in table.columns:
             continue
-        values = [v for v in pd.unique(table[column].dropna()) if is_refusal(v)]
+        # the distinct values (a missing one is no refusal): no copy of the column first
+        values = [v for v in pd.unique(table[column]) if is_refusal(v)]
         if values:
             return Refusals(str(column), tuple(map(str, values)),
                             table[column].isin(values), column == category)

@@ -204,10 +204,21 @@ class _Groups:
     codes: np.ndarray        # group index of each kept row, 0..k-1
     table: pd.DataFrame      # one row per observed group: by columns, group label, n
     n_missing: int           # rows left out because the feature was missing
+    _kept: dict = field(default_factory=dict, repr=False, compare=False)  # by_group's
 
     @property
     def k(self) -> int:
         return len(self.table)
+
+    def by_group(self) -> list[np.ndarray]:
+        """Each group's values in row order (one stable sort of the codes, kept)."""
+        if "by_group" not in self._kept:
+            codes = self.codes.astype(np.int16) if self.k < 2 ** 15 else self.codes
+            ends = np.cumsum(np.bincount(self.codes, minlength=self.k))[:-1]
+            values = self.x[np.argsort(codes, kind="stable")]
+            values.flags.writeable = False  # shared by every caller
+            self._kept["by_group"] = np.split(values, ends)
+        return self._kept["by_group"]
 
     @property
     def labels(self) -> list[str]:
@@ -230,6 +241,12 @@ class Grouping:
     def n_missing(self) -> int:
         """Rows left out because the feature (or the baseline) is missing."""
         return self.groups.n_missing
+
+    def values_by_group(self) -> list[np.ndarray]:
+        """The feature as analysed of each group's rows, in row order, the groups in the
+        order of :func:`group_summary`'s rows (read-only arrays: computed once, by one
+        stable sort of the group codes, and kept for the next caller)."""
+        return self.groups.by_group()
 
 
 def grouping(results: pd.DataFrame, feature: str, by: str | Sequence[str], *,
@@ -333,6 +350,8 @@ class _Stats:
         self._powers: dict[int, np.ndarray] = {}
         self._totals: dict[int, float] = {}
         self.quantiles = quantiles
+        #: the last labels :meth:`quantile_stats` sorted and their order (kept by identity)
+        self._ordered: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
         self.label_dtype = np.int16 if k < 2 ** 15 else np.int64
         #: group sizes when every labelling is a shuffle of one (a permutation test): the
         #: sizes do not change, so they are not counted again per shuffle
@@ -415,7 +434,9 @@ class _Stats:
     def quantile_stats(self, statistic: str, labels: np.ndarray, *, rest: bool = False):
         """Median or quantile range of every group (a pair with complements if ``rest``)."""
         qs = (0.5,) if statistic == MEDIAN else self.quantiles
-        idx = np.argsort(labels, kind="stable")
+        if self._ordered[0] is not labels:  # the median and the range: one sort of labels
+            self._ordered = (labels, np.argsort(labels, kind="stable"))
+        idx = self._ordered[1]
         counts = np.bincount(labels, minlength=self.k)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         own = np.full((len(qs), self.k), np.nan)

@@ -142,6 +142,7 @@ def disparity_parts(rows_of: Callable[[], pd.DataFrame], feature: str, groups: S
                                   seed=opts.seed)
     saged_options = {**opts.saged_kwargs(), "normalization": "none"}  # rows normalised
     saged = parts.get("saged", (base, tuple(sorted(saged_options.items()))),
-                      lambda: saged_statistics(the_rows(), feature, list(groups),
+                      lambda: saged_statistics(  # the grouping's values unless a baseline
+                          the_rows() if opts.baseline else grouped, feature, list(groups),
                                                baseline=opts.baseline, **saged_options))
     return report, saged, grouped

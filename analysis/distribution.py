@@ -154,7 +154,8 @@ def category_distribution(
     keep_code = np.full(len(cat_values), -1, dtype=np.int64)
     for j, c in enumerate(categories):
         keep_code[cat_values.index(c)] = j
-    cat_new = np.where(known, keep_code[cat_codes], -1)
+    every = bool(known.all())  # no missing category: no mask to apply (issue 44)
+    cat_new = keep_code[cat_codes] if every else np.where(known, keep_code[cat_codes], -1)
     rows = cat_new >= 0
     if not rows.any():
         raise AnalysisError(f"No row has one of the chosen categories of {category!r}.")
@@ -164,20 +165,28 @@ def category_distribution(
     key = combine_codes([codes for codes, _ in parts], sizes, n=len(results))
     k = len(categories)
     base = rows if renormalise else known  # the rows the denominator n counts
-    kept = cat_new[base] >= 0
+    if every and (not renormalise or bool(rows.all())):  # every row counts: no copies
+        key_base, cat_base = key, cat_new
+    else:
+        key_base, cat_base = key[base], cat_new[base]
+    kept = cat_base >= 0
+    if not bool(kept.all()):
+        key_kept, cat_kept = key_base[kept], cat_base[kept]
+    else:
+        key_kept, cat_kept = key_base, cat_base
     space = math.prod(sizes)
     if key.dtype != object and space <= max(len(key), 1 << 16):
         # few possible groups: count per possible key, keep those that occur (the same
         # sorted keys and counts as np.unique, without sorting the rows)
-        per_key = np.bincount(key[base][kept] * k + cat_new[base][kept],
+        per_key = np.bincount(key_kept * k + cat_kept,
                               minlength=space * k).reshape(space, k)
-        all_totals = np.bincount(key[base], minlength=space)
+        all_totals = np.bincount(key_base, minlength=space)
         uniq = np.flatnonzero(all_totals)
         counts, totals = per_key[uniq], all_totals[uniq]
     else:
-        uniq, inverse = np.unique(key[base], return_inverse=True)
+        uniq, inverse = np.unique(key_base, return_inverse=True)
         inverse = inverse.reshape(-1)
-        counts = np.bincount(inverse[kept] * k + cat_new[base][kept],
+        counts = np.bincount(inverse[kept] * k + cat_kept,
                              minlength=len(uniq) * k).reshape(len(uniq), k)
         totals = np.bincount(inverse, minlength=len(uniq))
     decoded = split_codes(uniq, sizes)

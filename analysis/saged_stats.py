@@ -35,7 +35,7 @@ compare the feature with its baseline, so they use both columns as measured.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -207,7 +207,7 @@ def binned_mode(x: np.ndarray, *, bin_width: float = DEFAULT_MODE_BIN_WIDTH) -> 
 
 # --- the table -------------------------------------------------------------------------------
 def saged_statistics(
-    results: pd.DataFrame,
+    results: pd.DataFrame | Any,
     feature: str,
     by: str | Sequence[str],
     *,
@@ -224,7 +224,9 @@ def saged_statistics(
     Parameters
     ----------
     results
-        One row per response.
+        One row per response, or the :func:`analysis.disparity.grouping` of those rows for
+        the same feature and groups without a baseline (normalisation ``none``): the
+        same numbers without grouping the rows again.
     feature
         Numeric feature column (uncalibrated: the baseline comparison needs both sides;
         mode, range and percentile are computed on ``feature - baseline``).
@@ -256,7 +258,10 @@ def saged_statistics(
     by = [by] if isinstance(by, str) else list(by)
     if not by:
         raise AnalysisError("Choose at least one factor to group by.")
-    absent = [b for b in by if b not in results.columns]
+    from analysis.disparity import Grouping
+
+    absent = [] if isinstance(results, Grouping) else [b for b in by
+                                                         if b not in results.columns]
     if absent:
         raise AnalysisError(f"Not columns of the table: {', '.join(absent)}.")
     if not 0 <= percentile <= 100:
@@ -267,6 +272,9 @@ def saged_statistics(
         raise AnalysisError("KL divergence needs a whole number of bins (1 or more).")
     if baseline is not None and baseline == feature:
         raise AnalysisError("The baseline column must differ from the feature column.")
+    if isinstance(results, Grouping):
+        return _of_grouping(results, feature, by, baseline, normalization, mode_bin_width,
+                            percentile)
     frame = normalize(results, [feature, baseline or ""], normalization)
     x_all = _numbers(frame, feature, "feature")
     b_all = _numbers(frame, baseline, "baseline") if baseline else None
@@ -295,6 +303,25 @@ def saged_statistics(
                         SPEARMAN: correlation(x, b, "spearman")})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _of_grouping(grouping: Any, feature: str, by: list[str], baseline: str | None,
+                 normalization: str, mode_bin_width: float, percentile: float
+                 ) -> pd.DataFrame:
+    """:func:`saged_statistics` of the rows of an :class:`analysis.disparity.Grouping`
+    (the same numbers: each group's values in row order, without grouping the rows again;
+    issue 44)."""
+    if (grouping.feature, list(grouping.by), grouping.baseline, baseline, normalization) != \
+            (feature, by, None, None, "none"):
+        raise AnalysisError("SAGED statistics of a grouping need its feature and groups, no "
+                            "baseline and no normalisation: give the rows instead.")
+    table = grouping.groups.table
+    keys = [table[b].astype(str).tolist() for b in by]
+    return pd.DataFrame([
+        {**{b: k[i] for b, k in zip(by, keys, strict=True)}, GROUP: label, N: len(x),
+         **_location(x, mode_bin_width, percentile)}
+        for i, (label, x) in enumerate(zip(table[GROUP], grouping.values_by_group(),
+                                           strict=True))])
 
 
 def _location(x: np.ndarray, mode_bin_width: float, percentile: float) -> dict[str, float]:

@@ -124,7 +124,6 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
     values
         :func:`analysis.disparity.grouped_values` output.
     """
-    fig = go.Figure()
     groups = values[GROUP]
     if isinstance(groups.dtype, pd.CategoricalDtype):  # codes: no string per row
         order, codes = list(groups.cat.categories), groups.cat.codes.to_numpy()
@@ -133,8 +132,14 @@ def box_figure(values: pd.DataFrame, *, feature: str, title: str | None = None) 
         order = sorted(text.unique())
         codes = pd.Categorical(text, categories=order).codes
     x = values[VALUE].to_numpy(dtype=float)
-    for i, name in enumerate(order):
-        box = box_statistics(x[codes == i])
+    return _boxes(order, (x[codes == i] for i in range(len(order))), feature, title)
+
+
+def _boxes(order: list, values: Any, feature: str, title: str | None) -> go.Figure:
+    """The box figure of groups ``order`` with their values (an iterable of arrays)."""
+    fig = go.Figure()
+    for name, x in zip(order, values, strict=True):
+        box = box_statistics(x)
         stats = {k: [v] for k, v in box.items()} if box else {"y": []}
         fig.add_trace(go.Box(x=[str(name)] if box else None, name=str(name),
                              boxpoints=False, marker_color=PROTECTIVE_BLUE,
@@ -148,10 +153,10 @@ def grouping_box_figure(grouping: Any, *, feature: str, title: str | None = None
     """:func:`box_figure` of the rows of an :class:`analysis.disparity.Grouping` (the
     ``meta["grouping"]`` of :func:`analysis.api.disparity`): the feature as analysed
     (subset, calibrated by the baseline, normalised) per group."""
-    from analysis.disparity import grouped_values
-
-    return box_figure(grouped_values(grouping, grouping.feature, list(grouping.by),
-                                     baseline=grouping.baseline), feature=feature, title=title)
+    # each group's values from the grouping (one sort of its codes, shared with the SAGED
+    # statistics), not a mask of every row per group: the same boxes (issue 44)
+    return escaped_labels(_boxes)(grouping.groups.labels, grouping.values_by_group(),
+                                  feature, title)
 
 
 @escaped_labels

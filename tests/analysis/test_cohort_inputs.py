@@ -235,8 +235,11 @@ def test_candidates_from_one_pass_of_codes_are_those_of_the_definition(seed):
         "many": pd.array((rng.integers(0, 80, n)).astype(str).tolist(), dtype="str"),
         "count": rng.integers(0, 4, n),
         "score": rng.random(n),
+        # a categorical with an unused category and missing rows (counted from its codes)
+        "level": pd.Categorical(np.where(t % 7 == 0, None, np.array(["lo", "hi"])[t % 2]),
+                                categories=["lo", "mid", "hi"]),
     })
     for factors, unit in ((["format"], ["template", "format"]), ([], ["template"]),
-                          (["group"], [])):
+                          (["group"], []), (["format"], ["level", "format"])):
         assert category_candidates(table, factors, unit) == \
             _candidates_by_definition(table, factors, unit), (factors, unit)

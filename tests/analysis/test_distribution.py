@@ -295,3 +295,31 @@ def test_category_distribution_counts_match_groupby(levels):
             key = tuple(str(getattr(r, c)) for c in keys)
             assert getattr(r, N) == expected_n[key]
             assert getattr(r, COUNT) == expected.get((*key, str(r.portrays)), 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_counts_and_n_equal_a_pandas_count_with_missing_and_left_out_categories(seed):
+    """``category_distribution``'s counts and n (the rows masked only when some are
+    missing or left out; issue 44) equal a pandas ``groupby`` count, with and without
+    missing categories, every category or some, renormalised or not."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    cat = rng.choice(["a", "b", "c"], n).astype(object)
+    if seed:
+        cat[rng.random(n) < 0.1] = None
+    t = pd.DataFrame({"cat": pd.array(cat.tolist(), dtype="str"),
+                      "coh": pd.Categorical(rng.choice(["x", "y", "z"], n)),
+                      "g": pd.Categorical(rng.choice(["p", "q"], n))})
+    for kept in (["a", "b", "c"], ["c", "a"]):
+        for renormalise in (False, True):
+            out = dm.category_distribution(t, "cat", "coh", by=["g"], categories=kept,
+                                          renormalise=renormalise)
+            known = t[t["cat"].notna()]
+            base = known[known["cat"].isin(kept)] if renormalise else known
+            n_ref = base.groupby(["g", "coh"], observed=True).size()
+            count_ref = base[base["cat"].isin(kept)].groupby(
+                ["g", "coh", "cat"], observed=True).size()
+            for row in out.itertuples(index=False):
+                assert row.n == n_ref[(row.g, row.coh)]
+                assert row.count == count_ref.get((row.g, row.coh, row.cat), 0)
+            assert len(out) == len(n_ref) * len(kept)

@@ -110,3 +110,33 @@ def test_bad_input():
         S.normalize(frame, ["f"], "robust")
     with pytest.raises(AnalysisError, match="must differ"):
         S.saged_statistics(frame, "f", "g", baseline="f")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_statistics_of_a_grouping_equal_those_of_the_rows(seed):
+    """``saged_statistics`` of the Disparity page's grouping (each group's values by one
+    sort of its codes; issue 44) equals the rows' call exactly, with missing feature
+    values, an unobserved category, two factors, integer and continuous features; the box
+    figure of the grouping is the box figure of ``grouped_values`` (same JSON)."""
+    from analysis import disparity as dsp
+    from analysis.figures.disparity import box_figure, grouping_box_figure
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    t = pd.DataFrame({
+        "a": pd.Categorical(rng.choice(["x", "y", "z<b>"], n),
+                            categories=["z<b>", "x", "y", "unused"]),
+        "b": pd.Categorical(rng.choice(["p", "q"], n)),
+        "f": rng.normal(size=n) if seed % 2 else rng.integers(0, 5, n).astype(float)})
+    t.loc[rng.random(n) < 0.1, "f"] = np.nan
+    by = ["a", "b"] if seed > 1 else ["a"]
+    g = dsp.grouping(t, "f", by)
+    pd.testing.assert_frame_equal(S.saged_statistics(g, "f", by, percentile=30),
+                                  S.saged_statistics(t, "f", by, percentile=30),
+                                  check_exact=True)
+    assert grouping_box_figure(g, feature="f<i>").to_json() == \
+        box_figure(dsp.grouped_values(g, "f", by), feature="f<i>").to_json()
+    with pytest.raises(AnalysisError, match="give the rows"):
+        S.saged_statistics(g, "f", by, normalization="zscore")
+    with pytest.raises(AnalysisError, match="give the rows"):
+        S.saged_statistics(g, "f", ["a"] if len(by) == 2 else ["b"])
