@@ -136,6 +136,14 @@ def _text_codes(texts: list[str]) -> tuple[np.ndarray, list[str]]:
     return np.array([where[t] for t in texts], dtype=np.int64), values
 
 
+def _release_arrow_memory() -> None:
+    """Arrow's allocator keeps the freed batches for reuse: handed back to the system
+    after the stream (what follows allocates with numpy)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+
+
 class _Undeclared(Exception):
     """A row holds a value outside the design's declared values (the guessed lists)."""
 
@@ -213,17 +221,18 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
     names = [f"__bw_enum_{next(_names)}" for _ in keys]
     stream = None
     try:
-        key = "CAST(0 AS BIGINT)"
+        # INTEGER arithmetic (the grid has <= 2^23 entries): ~15 % less CPU than BIGINT
+        key = "CAST(0 AS INTEGER)"
         for k, name, (raw, values, nulls), size in zip(keys, names, raws, sizes, strict=True):
             listed = ", ".join(dialect.literal(v) for v in values)
             if k in dictionary and len(values) <= MAX_LISTED:  # NULL: not found, below
-                code = f"CAST(list_position([{listed}], {raw}) - 1 AS BIGINT)"
+                code = f"CAST(list_position([{listed}], {raw}) - 1 AS INTEGER)"
                 if nulls:
                     code = f"(CASE WHEN {raw} IS NULL THEN {size - 1} ELSE {code} END)"
             else:  # a guessed list: TRY_CAST (another value is NULL, not an error)
                 connection.execute(f"CREATE TYPE {name} AS ENUM ({listed})")
                 cast = "TRY_CAST" if k in guessed else "CAST"
-                code = f"CAST(enum_code({cast}({raw} AS {name})) AS BIGINT)"
+                code = f"CAST(enum_code({cast}({raw} AS {name})) AS INTEGER)"
                 if nulls and k in guessed:  # only a NULL takes the last code
                     code = f"(CASE WHEN {raw} IS NULL THEN {size - 1} ELSE {code} END)"
                 elif nulls:
@@ -232,7 +241,12 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
         # one byte of flags per row: the outcome's dev (0, 1; 2 = unknown) in bits 0-1,
         # bad in bit 2, hit in bit 3 (``sql.outcome_columns``: dev is 1.0 / 0.0 / NULL,
         # bad and hit 0 / 1); the key fits an INTEGER (the grid has <= 2^23 entries)
-        if outcome is not None:
+        if outcome is not None and outcome.mapping == "binary" \
+                and kinds.get(outcome.column) == "bool":
+            # a BOOLEAN 0/1 outcome: never bad, never a hit; dev is the value itself
+            # (``sql.outcome_columns``' expressions reduce to this: ~1.5 s at 100M rows)
+            flags = f"coalesce(CAST({quote(outcome.column)} AS UTINYINT), 2)"
+        elif outcome is not None:
             expr = sql.outcome_columns(dialect, outcome, kinds)
             flags = (f"CAST(coalesce(CAST({expr['dev']} AS UTINYINT), 2) + 4 * ({expr['bad']})"
                      f" + 8 * ({expr['hit']}) AS UTINYINT)")
@@ -253,7 +267,7 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
             known = dev != 2
             if known.all():  # every outcome known (the usual case): one bincount less
                 grids[1] += rows
-                grids[2] += np.bincount(k, weights=dev, minlength=grid)
+                grids[2] += np.bincount(k[dev == 1], minlength=grid)  # the same integers
             elif known.any():
                 grids[1] += np.bincount(k, weights=known, minlength=grid)
                 grids[2] += np.bincount(k, weights=dev == 1, minlength=grid)
@@ -287,6 +301,7 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
         if filled:
             count(kbuf[:filled], fbuf[:filled])
         del kbuf, fbuf
+        _release_arrow_memory()
     finally:
         if stream is not None and hasattr(stream, "close"):
             stream.close()  # an open result would block the next query
