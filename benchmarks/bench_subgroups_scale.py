@@ -1,10 +1,10 @@
-"""Benchmark: clustered subgroups through DuckDB at 1M-100M rows (issue 44.5).
+"""Benchmark: clustered subgroups and importance through DuckDB at 1M-100M rows (issue 44.5).
 
 Usage::
 
     python benchmarks/bench_subgroups_scale.py [--rows 1M,10M,30M,100M] [--templates 300]
         [--cluster-sweep 100,300,1000] [--sweep-rows 3M] [--baseline-max 10M]
-        [--data /tmp/bench_subgroups_scale]
+        [--data /tmp/bench_subgroups_scale] [--commands subgroups,importance]
 
     # the issue's 100M check alone (~1 min on the idle 2-core machine, data made once):
     python benchmarks/bench_subgroups_scale.py --rows 1M,100M --cluster-sweep ''
@@ -21,7 +21,14 @@ the process tree's RSS sampled every 50 ms), and the growth exponents ``log(CPU_
 CPU_1) / log(rows_2 / rows_1)`` over the row sizes and over the cluster counts
 (``--cluster-sweep`` at ``--sweep-rows``). The subgroup tables of equal data must not
 depend on the engine: the smallest size (if at most 3M rows) is also run through pandas
-and compared (exit 1 if not equal).
+and compared (exit 1 if not equal), and the CLI's JSON with ``--engine pandas`` must be
+the same bytes.
+
+``importance`` (``--commands``) is measured the same way: ``python -m analysis importance
+FILE --design D --engine duckdb --json`` with the design's cluster (CR2, small-sample df)
+and with ``--no-cluster`` at every size (the coefficients must agree: the cluster changes
+only the standard errors), the JSON at the smallest size byte-identical to ``--engine
+pandas``'s, and its growth exponents in rows and in clusters printed.
 
 Baselines in the same run: the unclustered command (``--no-cluster``) at every size, and
 up to ``--baseline-max`` rows (10M) an analyst's DuckDB ``GROUP BY`` of the same factors x
@@ -98,15 +105,21 @@ def worker(engine: str, path: str, out: str) -> None:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu0 = usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
-    if engine in ("cli", "cli_unclustered"):  # what a user runs, in this process
+    if engine.startswith("cli"):  # what a user runs, in this process
         import contextlib
 
         from analysis.cli import main as cli
 
+        # cli[:importance][:flat|:pandas]: the command (subgroups by default), then
+        # --no-cluster or the pandas engine
+        parts = engine.split(":")
+        command = "importance" if "importance" in parts else "subgroups"
+        flat = "cli_unclustered" in parts or "flat" in parts
         design_file = Path(out).with_suffix(".design.yaml")
         design.save(design_file)
-        argv = ["subgroups", path, "--design", str(design_file), "--engine", "duckdb",
-                "--json", *(["--no-cluster"] if engine == "cli_unclustered" else [])]
+        argv = [command, path, "--design", str(design_file), "--engine",
+                "pandas" if "pandas" in parts else "duckdb", "--json",
+                *(["--no-cluster"] if flat else [])]
         with open(out, "w") as handle, contextlib.redirect_stdout(handle):
             code = cli(argv)
         seconds = time.perf_counter() - started
@@ -116,7 +129,8 @@ def worker(engine: str, path: str, out: str) -> None:
         print(json.dumps({"seconds": seconds, "cells_seconds": float("nan"), "code": code,
                           "cpu": usage.ru_utime + usage.ru_stime - cpu0,
                           "maxrss_mb": usage.ru_maxrss / 1024, "cells": 0,
-                          "subgroups": len(payload["subgroups"]),
+                          "subgroups": len(payload["terms" if command == "importance"
+                                                   else "subgroups"]),
                           "rows": int(payload["settings"]["n_rows"])}))
         return
     cluster = None if engine == "duckdb_unclustered" else "template"
@@ -163,11 +177,44 @@ def measure(engine: str, path: Path, out: Path) -> dict:
     return result
 
 
-def line(label: str, r: dict) -> str:
+def line(label: str, r: dict, what: str = "subgroups") -> str:
     cells = f"{r['cells']:>9,} cells  " if r["cells"] else ""
     return (f"  {label:28s} {r['seconds']:6.2f} s wall  CPU {r['cpu']:6.2f} s  "
             f"peak {r['maxrss_mb']:6.0f} MB (ru_maxrss; tree {r['peak_mb']:6.0f} MB)  "
-            f"{cells}{r['subgroups']} subgroups")
+            f"{cells}{r['subgroups']} {what}  [load {os.getloadavg()[0]:.1f}]")
+
+
+def importance_run(size: str, path: Path, data: Path, problems: list[str], pandas: bool
+                   ) -> dict:
+    """The CLI ``importance`` with the design's cluster and with ``--no-cluster`` on
+    ``path``: printed, the coefficients compared (the cluster changes only the standard
+    errors), and with ``pandas`` the JSON compared byte for byte with ``--engine
+    pandas``'s. Returns the clustered run's measurement."""
+    import numpy as np
+
+    r = measure("cli:importance", path, data / "out_imp.json")
+    print(line(f"importance {size} rows", r, "terms"))
+    flat = measure("cli:importance:flat", path, data / "out_imp_flat.json")
+    print(line("  the same, --no-cluster", flat, "terms"))
+    print(f"  clustered / unclustered: CPU {r['cpu'] / flat['cpu']:.2f}x, memory "
+          f"{r['maxrss_mb'] / flat['maxrss_mb']:.2f}x")
+    ours = json.loads((data / "out_imp.json").read_text())["terms"]
+    plain = json.loads((data / "out_imp_flat.json").read_text())["terms"]
+    same = [t["term"] for t in ours] == [t["term"] for t in plain] and np.allclose(
+        [t["coef"] for t in ours], [t["coef"] for t in plain], rtol=0, atol=1e-9) and \
+        r["rows"] == flat["rows"] == _count(size)
+    print(f"  rows and coefficients equal the unclustered command's: {same}")
+    if not same:
+        problems.append(f"importance {size}: coefficients differ from the unclustered fit's")
+    if pandas:
+        ref = measure("cli:importance:pandas", path, data / "out_imp_pandas.json")
+        print(line(f"importance {size} rows through pandas", ref, "terms"))
+        equal = (data / "out_imp.json").read_bytes() == \
+            (data / "out_imp_pandas.json").read_bytes()
+        print(f"  DuckDB's importance JSON equals pandas' byte for byte: {equal}")
+        if not equal:
+            problems.append("DuckDB's and pandas' importance JSON differ")
+    return r
 
 
 def exponent(points: list[tuple[int, float]]) -> float:
@@ -188,6 +235,8 @@ def main() -> None:
     p.add_argument("--baseline-max", default="10M",
                    help="largest size the analyst's GROUP BY baseline runs on")
     p.add_argument("--data", default="/tmp/bench_subgroups_scale")
+    p.add_argument("--commands", default="subgroups,importance",
+                   help="the CLI commands measured (subgroups, importance or both)")
     p.add_argument("--worker", nargs=3, metavar=("ENGINE", "PATH", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -199,10 +248,18 @@ def main() -> None:
     data = Path(args.data)
     print(f"uptime: {os.popen('uptime').read().strip()}")
     by_rows, problems = [], []
+    commands = [c.strip() for c in args.commands.split(",") if c.strip()]
+    imp_rows, imp_clusters = [], []
     sizes = [s.strip() for s in args.rows.split(",") if s.strip()]
     for k, size in enumerate(sizes):
         path = data / f"rows_{size}_t{args.templates}.parquet"
         generate(path, _count(size), args.templates)
+        if "importance" in commands:
+            r = importance_run(size, path, data, problems,
+                               pandas=k == 0 and _count(size) <= 3 * 10**6)
+            imp_rows.append((_count(size), r["cpu"]))
+        if "subgroups" not in commands:
+            continue
         r = measure("cli", path, data / "out_cli.json")
         print(line(f"{size} rows, {args.templates} templates", r))
         by_rows.append((_count(size), r["cpu"]))
@@ -242,17 +299,30 @@ def main() -> None:
                   f"{same}")
             if not same:
                 problems.append("DuckDB's and pandas' subgroup tables differ")
+            measure("cli:pandas", path, data / "out_cli_pandas.json")
+            equal = (data / "out_cli.json").read_bytes() == \
+                (data / "out_cli_pandas.json").read_bytes()
+            print(f"  DuckDB's subgroups JSON equals pandas' (the CLI) byte for byte: {equal}")
+            if not equal:
+                problems.append("DuckDB's and pandas' subgroups JSON differ")
     by_clusters = []
     for t in [int(x) for x in args.cluster_sweep.split(",") if x.strip()]:
         path = data / f"rows_{args.sweep_rows}_t{t}.parquet"
         generate(path, _count(args.sweep_rows), t)
-        r = measure("cli", path, data / "out_cli.json")
-        print(line(f"{args.sweep_rows} rows, {t} templates", r))
-        by_clusters.append((t, r["cpu"]))
-    if len(by_rows) > 1:
-        print(f"growth in rows: CPU ~ rows^{exponent(by_rows):.2f}")
-    if len(by_clusters) > 1:
-        print(f"growth in clusters: CPU ~ clusters^{exponent(by_clusters):.2f}")
+        if "importance" in commands:
+            r = measure("cli:importance", path, data / "out_imp.json")
+            print(line(f"importance {args.sweep_rows} rows, {t} templates", r, "terms"))
+            imp_clusters.append((t, r["cpu"]))
+        if "subgroups" in commands:
+            r = measure("cli", path, data / "out_cli.json")
+            print(line(f"{args.sweep_rows} rows, {t} templates", r))
+            by_clusters.append((t, r["cpu"]))
+    for name, rows_, clusters_ in (("subgroups", by_rows, by_clusters),
+                                   ("importance", imp_rows, imp_clusters)):
+        if len(rows_) > 1:
+            print(f"{name}: growth in rows: CPU ~ rows^{exponent(rows_):.2f}")
+        if len(clusters_) > 1:
+            print(f"{name}: growth in clusters: CPU ~ clusters^{exponent(clusters_):.2f}")
     print(f"uptime: {os.popen('uptime').read().strip()}")
     for msg in problems:
         print("FAIL:", msg)

@@ -152,7 +152,8 @@ def fine_cells_from_table(table: Table, design: Design | None, *,
         missing = [f for f in factors if f not in table.kinds]
         if missing:
             raise DesignError(f"There is no column {missing[0]!r} in the results table.")
-    agg = table.aggregate(present, outcome)
+    declared = {f.name: f.values for f in design.factors} if design is not None else {}
+    agg = table.aggregate(present, outcome, declared=declared)
     full = _complete(design, agg, table, factors, outcome)
     for name, ref in (references or {}).items():
         full = full.with_reference(name, ref)

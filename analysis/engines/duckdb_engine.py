@@ -10,7 +10,7 @@ import contextlib
 import glob as globmod
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -200,7 +200,9 @@ class DuckDBTable(Table):
             except duckdb.Error as exc:
                 raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}") from None
 
-    def _coded_aggregate(self, keys: Sequence[str], outcome) -> pd.DataFrame | None:
+    def _coded_aggregate(self, keys: Sequence[str], outcome, *,
+                         declared: Mapping[str, Sequence[str]] | None = None
+                         ) -> pd.DataFrame | None:
         """One row per raw group as Arrow, regrouped by integer codes (no Python string
         per cell: issue 44.5). More raw groups than ``MAX_GROUPS`` are refused as the
         string path refuses more combinations."""
@@ -215,7 +217,8 @@ class DuckDBTable(Table):
                 try:
                     frame = streamed_frame(con, self.relation, "results_", self.dialect,
                                            list(keys), self.kinds, outcome,
-                                           dictionary=self._dictionary_columns(keys))
+                                           dictionary=self._dictionary_columns(keys),
+                                           declared=declared)
                 except duckdb.Error as exc:
                     raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}"
                                     ) from None

@@ -186,3 +186,64 @@ def test_small_batches_gathered_into_buffers_count_the_same(parquet_table, monke
         got = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
                                    t.kinds, outcome, dictionary=t._dictionary_columns(keys))
         pd.testing.assert_frame_equal(_canonical(got, keys), expected)
+
+
+# the design's declared values as a text key's list: no query per key (issue 44.5)
+DECLARED_CASES = {
+    "complete": {"text": ["a", "b", "c", "(missing)"], "cluster": [f"c{i:02d}" for i in range(37)]},
+    "unused values too": {"text": ["z", "c", "b", "a", "(missing)"]},
+    "a value undeclared": {"text": ["a", "b", "(missing)"]},
+    "NULL undeclared": {"text": ["a", "b", "c"]},
+    "a cluster undeclared": {"cluster": [f"c{i:02d}" for i in range(36)]},
+}
+
+
+@pytest.mark.parametrize("case", list(DECLARED_CASES))
+@pytest.mark.parametrize("outcome", OUTCOMES[:2], ids=["none", "binary"])
+def test_declared_values_count_the_same_cells_as_the_queried_ones(parquet_table, monkeypatch,
+                                                                  case, outcome):
+    """Declared lists equal the data's values (or hold more): one stream; a value or a
+    NULL outside them: the stream stops and the distinct values are queried. Either way
+    the cells equal the string GROUP BY's, on the list_position and the ENUM codes."""
+    t, keys = parquet_table, [*KEYS, "cluster"]
+    declared = DECLARED_CASES[case]
+    expected = _canonical(_by_strings(t, keys, outcome), keys)
+    streams = []
+    original = coded._streamed
+
+    def counted(*args):
+        streams.append(dict(args[-1]))
+        return original(*args)
+
+    monkeypatch.setattr(coded, "_streamed", counted)
+    for listed in (t._dictionary_columns(keys), ()):
+        streams.clear()
+        got = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
+                                   t.kinds, outcome, dictionary=listed, declared=declared)
+        pd.testing.assert_frame_equal(_canonical(got, keys), expected)
+        fits = case in ("complete", "unused values too")
+        assert streams == ([declared] if fits else [declared, {}])
+    # through Table.aggregate: the same frame as without the hint
+    pd.testing.assert_frame_equal(_canonical(t.aggregate(keys, outcome, declared=declared),
+                                             keys), expected)
+
+
+def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatch):
+    """A Parquet value the design does not declare: the fallback counts it, and the
+    design check names it with the words and type it has without the declared lists."""
+    from analysis.design import Design, Factor
+    from analysis.engines import fine_cells
+
+    rows = pd.DataFrame({"m": ["a", "b", "q"] * 20, "deviation": [0, 1, 1] * 20})
+    path = tmp_path / "rows.parquet"
+    _write_parquet(rows, path)
+    design = Design((Factor("m", "domain", ("a", "b"), "a"),), Outcome("deviation"))
+    with pytest.raises(AnalysisError) as hinted:
+        fine_cells(str(path), design, engine="duckdb")
+    original = coded._streamed
+    monkeypatch.setattr(coded, "_streamed", lambda *args: original(*args[:-1], {}))
+    with pytest.raises(AnalysisError) as queried:
+        fine_cells(str(path), design, engine="duckdb")
+    assert "q" in str(hinted.value)
+    assert (type(hinted.value), str(hinted.value)) == (type(queried.value),
+                                                        str(queried.value))
