@@ -44,7 +44,9 @@ T = TypeVar("T")
 def ensure_data() -> pd.DataFrame | None:
     """The loaded table; a fresh session opens on the bundled sample, except when the
     session of a link could not be restored (``ui/session.py``): then that is said. A
-    suggested design inferred in the background is adopted here once it is there."""
+    suggested design inferred in the background is adopted here once it is there, and a
+    large table's Coverage count unit is submitted to the background worker
+    (:func:`ui.coverage.start_count_unit`, once per table and design)."""
     from ui.pending_design import adopt_finished
 
     adopt_finished()
@@ -54,6 +56,9 @@ def ensure_data() -> pd.DataFrame | None:
         from ui.data import load_default_sample  # the app opens on the sample
 
         load_default_sample()
+    from ui.coverage import start_count_unit
+
+    start_count_unit()  # a large table's Coverage job, whichever page it was loaded on
     return active_frame()
 
 

@@ -31,7 +31,7 @@ from ui.widgets import md
 __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
     "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
-    "empty_page", "grid_choice", "pair_choice", "show_metrics", "show_reading",
+    "empty_page", "fine_cells", "grid_choice", "pair_choice", "show_metrics", "show_reading",
     "start_count_unit", "EARLY_COUNT_ROWS",
 ]
 
@@ -68,9 +68,32 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
     what :func:`counted_for` says a cell counts, with that unit."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
     counted = counted_for(results, design)
+    source = fine_cells(results, design, [*factors, *counted.columns], where)
     return _coverage_cells(st.session_state["results_token"], design.to_json(), tuple(factors),
-                           repr(sorted(where.items())), unit, repr(counted.columns), results,
-                           design, where, counted)
+                           repr(sorted(where.items())), unit, repr(counted.columns),
+                           results if source is None else source, design, where, counted)
+
+
+def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict
+               ) -> pd.DataFrame | None:
+    """The cell table the count-unit job read with the count unit
+    (:func:`ui.inference_pool.count_unit_cells`: every cell of the design's factors and
+    the unit's columns, ``n`` its rows) when that job has finished and the table holds
+    ``columns`` and every value ``where`` asks for; else None (the rows are counted).
+    Counting from it gives the rows' counts (issue 44 item 3: at 1M rows of a benchmark
+    whose prompts repeat, thousands of cells instead of the rows)."""
+    from analysis.values import factor_values
+
+    job = _count_unit_job(results, design)
+    value = getattr(job.result, "value", None) if job is not None and job.done else None
+    cells = getattr(value, "cells", None)
+    if cells is None or not set(columns) | set(where) <= set(cells.columns) or any(
+            cells[f].dtype != results[f].dtype for f in design.names if f in cells):
+        return None  # (not read from this applied table: its factors' categories)
+    for column, wanted in where.items():  # a value no row has: the rows' own message
+        if not set(map(str, wanted)) <= set(factor_values(cells[column])[1]):
+            return None
+    return cells
 
 
 #: A structure that knows no item id: the design's prompt unit is counted meanwhile.
@@ -92,8 +115,9 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     # wait_seconds() after the job's start in all, not that long at every call
     job.wait(wait_seconds() - (time.monotonic() - job.submitted))
     result = job.result if job.done else None
-    if result is not None and isinstance(result.value, CountUnit):
-        return result.value
+    value = getattr(result.value, "unit", None) if result is not None else None
+    if isinstance(value, CountUnit):
+        return value
     if job.done:  # stopped or refused: the prompt unit, and why
         st.caption(md(f"No item id could be read ({result.error if result else 'no result'}"
                       "): cells count the design's prompt unit."))
@@ -119,7 +143,7 @@ def _count_unit_job(results: pd.DataFrame, design: Design, *, token: str | None 
     key = f"{token}|coverage|{design_json}"
     return inference_pool.submit(key, results,
                                  work=partial(inference_pool.design_work,
-                                              function=partial(bw.count_unit, applied=True),
+                                              function=inference_pool.count_unit_cells,
                                               design_json=design_json, text_codes=True))
 
 
@@ -132,10 +156,13 @@ EARLY_COUNT_ROWS = 200_000
 def start_count_unit() -> None:
     """Submit the Coverage page's count-unit job (:func:`counted_for`) for the active
     table and design now, without waiting, so that it has finished in the background
-    worker when the Coverage page opens (issue 44 item 3). The Data page calls it once the
-    table is shown. Nothing for a table under :data:`EARLY_COUNT_ROWS` rows, without
-    factors, or while the suggested design is still being inferred; the job is the one
-    the Coverage page submits (the same table, design and key)."""
+    worker when the Coverage page opens (issue 44 item 3): the count unit and the cell
+    table every coverage count of the page sums (:func:`fine_cells`). Every page calls it
+    (:func:`ui.common.ensure_data`: a table loaded on the Data page, imported, prepared or
+    restored from a link), and the Data page once the table is shown. Nothing for a
+    table under :data:`EARLY_COUNT_ROWS` rows, without factors, with a design that does
+    not fit, or while the suggested design is still being inferred; the job is the one
+    the Coverage page submits (the same applied table, design and key)."""
     from analysis.names import clash_free
     from ui.pending_design import PENDING
 
@@ -144,8 +171,15 @@ def start_count_unit() -> None:
     if frame is None or design is None or not design.factors or ss.get(PENDING) \
             or len(frame) < EARLY_COUNT_ROWS:
         return
+    from analysis.errors import AnalysisError
+    from ui.common import applied_results
+
+    try:  # the table the pages are given (applied once per table and design, cached)
+        applied = applied_results(design)
+    except AnalysisError:  # a design that does not fit: the pages say so
+        return
     _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
-    _count_unit_job(frame, design)
+    _count_unit_job(applied, design)
 
 
 def count_choice(design: Design) -> str:
@@ -182,7 +216,9 @@ def coverage_result(results: pd.DataFrame, design: Design, factors: list[str], w
 
     where = {k: list(v) for k, v in (where or {}).items() if v}
     extra = [m for m in design.of_kind("model") if m not in factors and m in results]
-    model_cells = (cells_for(results, design, list(dict.fromkeys(factors + extra)), where,
+    grid = list(dict.fromkeys(factors + extra))
+    fine = fine_cells(results, design, grid, where)  # the counts of the rows, summed
+    model_cells = (cells_for(results if fine is None else fine, design, grid, where,
                              with_outcome=False)
                    if models and (extra or set(factors) & set(design.of_kind("model")))
                    and set(factors) - set(design.of_kind("model")) else None)

@@ -68,3 +68,49 @@ def test_a_small_table_is_left_to_the_coverage_page(monkeypatch):
     monkeypatch.setattr(coverage, "EARLY_COUNT_ROWS", 187)  # 186 rows: under it
     _data_page(frame, design)
     assert inference_pool.job(_key(frame, design)) is None
+
+
+def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
+    """``ui.inference_pool.count_unit_cells`` (what the job returns with the count unit):
+    every coverage cell table the page asks for, summed from its cells, equals the one
+    counted on the rows (prompts and responses, subsets, a grid of some factors), and so
+    does the whole coverage Result; a table whose cells are as many as its rows keeps no
+    cells (the rows are counted)."""
+    from analysis import api as bw
+    from analysis.names import clash_free
+    from tests.app.apptools import sample_with_design
+    from ui.common import _applied
+    from ui.coverage import _NO_STRUCTURE
+
+    sample, design = sample_with_design("bbq_unifiedqa.csv.gz")
+    part = sample.iloc[::4]
+    frame = pd.concat([part, part, part.iloc[::3]], ignore_index=True)  # rows that repeat
+    _, design, _ = clash_free(frame.iloc[:0], design)
+    rows = _applied(token_of(frame), design.to_json(), frame, design)
+    fine = inference_pool.count_unit_cells(rows, design)
+    assert fine.unit == bw.count_unit(rows, design, applied=True)
+    assert fine.unit.noun == "items" and fine.cells is not None
+    assert len(fine.cells) < len(rows) // 2
+    prompt_unit = bw.count_unit(rows, design, structure=_NO_STRUCTURE, applied=True)
+    cases = [(["category", "context_condition"], {}, "prompts", fine.unit),
+             (list(design.names), {"input_format": ["arc", "race"]}, "prompts", fine.unit),
+             (["subcategory"], {"category": ["Age"]}, "responses", fine.unit),
+             (["question_polarity", "input_format"], {}, "prompts", prompt_unit)]
+    for factors, where, unit, counted in cases:
+        kw = {"factors": factors, "where": where or None, "count": unit, "counted": counted,
+              "applied": True}
+        on_rows = bw.coverage_cells(rows, design, **kw)
+        summed = bw.coverage_cells(fine.cells, design, **kw)
+        pd.testing.assert_frame_equal(summed.frame, on_rows.frame, check_exact=True)
+        assert (summed.unit, summed.n_rows) == (on_rows.unit, on_rows.n_rows)
+        a = bw.coverage(rows, design, factors=factors, where=where or None, applied=True,
+                        cells=on_rows)
+        b = bw.coverage(rows, design, factors=factors, where=where or None, applied=True,
+                        cells=summed)
+        pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+        for name in a.tables:
+            pd.testing.assert_frame_equal(a.tables[name], b.tables[name], check_exact=True)
+        assert a.notes == b.notes
+    distinct, d_design = _table(90)
+    distinct = distinct.assign(example_id=np.arange(len(distinct)))  # every row its own
+    assert inference_pool.count_unit_cells(distinct, d_design).cells is None
