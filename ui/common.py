@@ -133,10 +133,16 @@ def warm_applied() -> None:
 def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
               where: dict[str, list[str]] | None = None, *,
               with_outcome: bool = True) -> pd.DataFrame:
-    """Cached :func:`analysis.api.cells` of the active results."""
+    """Cached :func:`analysis.api.cells` of the active results (summed from the cells
+    the background job read at load when they cover them: :func:`ui.coverage.
+    fine_cells`, the same counts)."""
+    from ui.coverage import fine_cells
+
     where = {k: list(v) for k, v in (where or {}).items() if v}
+    fine = fine_cells(results, design, list(factors), where, outcome=with_outcome)
     return _cells(st.session_state["results_token"], design.to_json(), tuple(factors),
-                  repr(sorted(where.items())), with_outcome, results, where)
+                  repr(sorted(where.items())), with_outcome,
+                  results if fine is None else fine, where)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

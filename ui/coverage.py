@@ -74,19 +74,21 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
                            results if source is None else source, design, where, counted)
 
 
-def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict
-               ) -> pd.DataFrame | None:
+def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict, *,
+               outcome: bool = False) -> pd.DataFrame | None:
     """The cell table the count-unit job read with the count unit
     (:func:`ui.inference_pool.count_unit_cells`: every cell of the design's factors and
     the unit's columns, ``n`` its rows) when that job has finished and the table holds
     ``columns`` and every value ``where`` asks for; else None (the rows are counted).
     Counting from it gives the rows' counts (issue 44 item 3: at 1M rows of a benchmark
-    whose prompts repeat, thousands of cells instead of the rows)."""
+    whose prompts repeat, thousands of cells instead of the rows). With ``outcome``: the
+    job's cells over the factors and the cluster with the outcome's counts (0/1 outcome),
+    for :func:`ui.common.cells_for`."""
     from analysis.values import factor_values
 
     job = _count_unit_job(results, design)
     value = getattr(job.result, "value", None) if job is not None and job.done else None
-    cells = getattr(value, "cells", None)
+    cells = getattr(value, "outcome_cells" if outcome else "cells", None)
     if cells is None or not set(columns) | set(where) <= set(cells.columns) or any(
             cells[f].dtype != results[f].dtype for f in design.names if f in cells):
         return None  # (not read from this applied table: its factors' categories)
@@ -107,7 +109,7 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     thread); until it is there the design's prompt unit is counted and the page says so,
     then reruns."""
     job = _count_unit_job(results, design)
-    if job is None:
+    if job is None or _item_known(results, design):  # (a large table's job: its cells)
         return bw.count_unit(results, design, applied=True)
     from ui.pending_design import job_notice, wait_seconds
 
@@ -133,9 +135,8 @@ def _count_unit_job(results: pd.DataFrame, design: Design, *, token: str | None 
     when the design already names the item id (nothing to read). ``token``: the table's
     (default: the session's ``results_token``; ``benchmarks/bench_app_pages.py`` submits
     it as the Data page does, outside a script run)."""
-    item = (design.inferred or {}).get("item_id")
-    if item is not None and item in results.columns:
-        return None
+    if _item_known(results, design) and len(results) < EARLY_COUNT_ROWS:
+        return None  # nothing to read: the unit is known, the rows are few
     from ui import inference_pool
 
     design_json = design.to_json()
@@ -145,6 +146,11 @@ def _count_unit_job(results: pd.DataFrame, design: Design, *, token: str | None 
                                  work=partial(inference_pool.design_work,
                                               function=inference_pool.count_unit_cells,
                                               design_json=design_json, text_codes=True))
+
+
+def _item_known(results: pd.DataFrame, design: Design) -> bool:
+    item = (design.inferred or {}).get("item_id")
+    return item is not None and item in results.columns
 
 
 #: Tables from this many rows have the Coverage page's count unit read as soon as the
@@ -216,10 +222,8 @@ def coverage_result(results: pd.DataFrame, design: Design, factors: list[str], w
 
     where = {k: list(v) for k, v in (where or {}).items() if v}
     extra = [m for m in design.of_kind("model") if m not in factors and m in results]
-    grid = list(dict.fromkeys(factors + extra))
-    fine = fine_cells(results, design, grid, where)  # the counts of the rows, summed
-    model_cells = (cells_for(results if fine is None else fine, design, grid, where,
-                             with_outcome=False)
+    grid = list(dict.fromkeys(factors + extra))  # (cells_for sums the job's cells)
+    model_cells = (cells_for(results, design, grid, where, with_outcome=False)
                    if models and (extra or set(factors) & set(design.of_kind("model")))
                    and set(factors) - set(design.of_kind("model")) else None)
     opts = options.replace(limit=max(options.limit, EMPTY_DOWNLOAD_MAX))

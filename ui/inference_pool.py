@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis.limits import Limit
@@ -99,10 +100,14 @@ class CountedFine:
     """What the Coverage page's background job returns (:func:`count_unit_cells`): the
     count ``unit`` (:class:`analysis.coverage.CountUnit`) and ``cells``, the table's cell
     table (no outcome: ``n`` counts every row) over every design factor and the unit's
-    columns, or None when it would not be much smaller than the rows."""
+    columns, or None when it would not be much smaller than the rows (``outcome_cells``
+    likewise)."""
 
     unit: Any
     cells: pd.DataFrame | None
+    #: With a 0/1 outcome: the cell table over the design's factors with ``n`` (rows with
+    #: a known outcome), ``deviations`` and ``n_all`` (every row), as ``cells_for`` sums it.
+    outcome_cells: pd.DataFrame | None = None
 
 
 #: The job's cell table is kept when it has at most this share of the table's rows (else
@@ -118,17 +123,43 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
     those factors, any subset of their values, prompts or responses) is a sum over it, as
     over the rows: the same counts, from a few thousand cells instead of 1M rows."""
     from analysis import api
+    from analysis.columns import DEVIATION
     from analysis.errors import AnalysisError
 
     unit = api.count_unit(frame, design, applied=True)
-    columns = list(dict.fromkeys([f for f in design.names if f in frame.columns]
-                                 + [c for c in unit.columns if c in frame.columns]))
+    names = [f for f in design.names if f in frame.columns]
+    columns = list(dict.fromkeys(names + [c for c in unit.columns if c in frame.columns]))
+    dev = frame[DEVIATION].to_numpy(dtype=float) if DEVIATION in frame else None
+    # a 0/1 outcome (or missing): the cells' n and sums are the rows' for any subset
+    binary = dev is not None and bool(np.isin(dev[~np.isnan(dev)], (0.0, 1.0)).all())
     try:
         cells = api.cells(frame, factors=columns, with_outcome=False).table
+        outcome = _outcome_cells(frame, names) if binary and names else None
     except AnalysisError:  # e.g. a factor named like a cell table's column: the rows, then
-        cells = None
-    return CountedFine(unit, cells if cells is not None
-                       and len(cells) <= FINE_SHARE * len(frame) else None)
+        cells = outcome = None
+
+    def small(table: pd.DataFrame | None) -> pd.DataFrame | None:
+        return table if table is not None and len(table) <= FINE_SHARE * len(frame) else None
+
+    return CountedFine(unit, small(cells), small(outcome))
+
+
+def _outcome_cells(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """The cell table over ``names`` (the applied factors: categoricals, so both tables
+    below have the same cells in the same order) as an engine's fine table: ``n`` and
+    ``deviations`` of the rows with a known outcome, ``n_all`` of every row (a cell whose
+    outcome is always missing stays, as the rows would for a subset)."""
+    from analysis import api
+    from analysis.cell_counts import N_ALL
+    from analysis.columns import DEVIATIONS, N
+
+    every = api.cells(frame, factors=names, with_outcome=False).table
+    known = api.cells(frame, factors=names, with_outcome=True).table
+    out = every[names].merge(known, on=names, how="left", sort=False)
+    out[N] = out[N].fillna(0).astype(np.int64)
+    out[DEVIATIONS] = out[DEVIATIONS].fillna(0).astype(np.int64)
+    out[N_ALL] = every[N].to_numpy()
+    return out
 
 
 @dataclass(frozen=True)

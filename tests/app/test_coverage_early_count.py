@@ -111,6 +111,13 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
         for name in a.tables:
             pd.testing.assert_frame_equal(a.tables[name], b.tables[name], check_exact=True)
         assert a.notes == b.notes
+    assert fine.outcome_cells is not None and rows["deviation"].isna().any()
+    for factors, where in [(list(design.names), {}), (["category"], {"input_format": ["arc"]}),
+                           (["context_condition", "question_polarity"], {})]:
+        for with_outcome in (True, False):
+            kw = {"factors": factors, "where": where or None, "with_outcome": with_outcome}
+            pd.testing.assert_frame_equal(bw.cells(fine.outcome_cells, **kw).table,
+                                          bw.cells(rows, **kw).table, check_exact=True)
     distinct, d_design = _table(90)
     distinct = distinct.assign(example_id=np.arange(len(distinct)))  # every row its own
     assert inference_pool.count_unit_cells(distinct, d_design).cells is None
