@@ -31,7 +31,8 @@ from ui.widgets import md
 __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
     "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
-    "empty_page", "fine_cells", "grid_choice", "pair_choice", "show_metrics", "show_reading",
+    "empty_page", "fine_cells", "load_job", "grid_choice", "pair_choice", "show_metrics",
+    "show_reading",
     "start_count_unit", "EARLY_COUNT_ROWS",
 ]
 
@@ -86,9 +87,7 @@ def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where:
     for :func:`ui.common.cells_for`."""
     from analysis.values import factor_values
 
-    job = _count_unit_job(results, design)
-    value = getattr(job.result, "value", None) if job is not None and job.done else None
-    cells = getattr(value, "outcome_cells" if outcome else "cells", None)
+    cells = getattr(load_job(results, design), "outcome_cells" if outcome else "cells", None)
     if cells is None or not set(columns) | set(where) <= set(cells.columns) or any(
             cells[f].dtype != results[f].dtype for f in design.names if f in cells):
         return None  # (not read from this applied table: its factors' categories)
@@ -96,6 +95,25 @@ def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where:
         if not set(map(str, wanted)) <= set(factor_values(cells[column])[1]):
             return None
     return cells
+
+
+def load_job(results: pd.DataFrame, design: Design | None = None) -> object | None:
+    """What the load-time job (:func:`start_count_unit`) read for the applied table
+    ``results`` and the pages' ``design`` (default: the session's, as
+    :func:`ui.common.require_results` gives it), a :class:`ui.inference_pool.CountedFine`,
+    once it has finished; else None (never waited for)."""
+    if design is None:
+        from analysis.names import clash_free
+
+        frame, design = st.session_state.get("results_frame"), st.session_state.get("design")
+        if frame is None or design is None:
+            return None
+        design = clash_free(frame.iloc[:0], design)[1]
+    from ui import inference_pool
+
+    job = inference_pool.job(_job_key(design))  # looked up, never submitted here
+    value = getattr(job.result, "value", None) if job is not None and job.done else None
+    return value if hasattr(value, "unit") else None
 
 
 #: A structure that knows no item id: the design's prompt unit is counted meanwhile.
@@ -140,12 +158,15 @@ def _count_unit_job(results: pd.DataFrame, design: Design, *, token: str | None 
     from ui import inference_pool
 
     design_json = design.to_json()
-    token = st.session_state.get("results_token", "") if token is None else token
-    key = f"{token}|coverage|{design_json}"
-    return inference_pool.submit(key, results,
+    return inference_pool.submit(_job_key(design, token), results,
                                  work=partial(inference_pool.design_work,
                                               function=inference_pool.count_unit_cells,
                                               design_json=design_json, text_codes=True))
+
+
+def _job_key(design: Design, token: str | None = None) -> str:
+    token = st.session_state.get("results_token", "") if token is None else token
+    return f"{token}|coverage|{design.to_json()}"
 
 
 def _item_known(results: pd.DataFrame, design: Design) -> bool:

@@ -35,7 +35,7 @@ import pandas as pd
 from analysis.limits import Limit
 
 __all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job",
-           "CountedFine", "count_unit_cells", "design_work", "infer_all",
+           "CountedFine", "bbq_groupings", "count_unit_cells", "design_work", "infer_all",
            "job", "submit", "waiting_before", "WORK"]
 
 #: Background inferences run at once, all visitors together.
@@ -108,6 +108,9 @@ class CountedFine:
     #: With a 0/1 outcome: the cell table over the design's factors with ``n`` (rows with
     #: a known outcome), ``deviations`` and ``n_all`` (every row), as ``cells_for`` sums it.
     outcome_cells: pd.DataFrame | None = None
+    #: A BBQ table: the groupings the Subgroups page offers (:func:`bbq_groupings`) and
+    #: its first table, ``api.bbq_scores(by=groupings[:2])`` of every row.
+    bbq: tuple[tuple[str, ...], pd.DataFrame] | None = None
 
 
 #: The job's cell table is kept when it has at most this share of the table's rows (else
@@ -141,7 +144,20 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
     def small(table: pd.DataFrame | None) -> pd.DataFrame | None:
         return table if table is not None and len(table) <= FINE_SHARE * len(frame) else None
 
-    return CountedFine(unit, small(cells), small(outcome))
+    by = bbq_groupings(frame)
+    bbq = None if by is None else (tuple(by), api.bbq_scores(frame, by=by[:2]).table)
+    return CountedFine(unit, small(cells), small(outcome), bbq)
+
+
+def bbq_groupings(results: pd.DataFrame) -> list[str] | None:
+    """None for a table that is not BBQ's; else the columns the Subgroups page offers for
+    its BBQ scores (those with several values)."""
+    from analysis import api as bw
+
+    if not bw.is_bbq(results):
+        return None
+    return [c for c in ("category", "input_format", "model") if c in results.columns
+            and results[c].nunique() > 1]
 
 
 def _outcome_cells(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:

@@ -87,7 +87,9 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
     frame = pd.concat([part, part, part.iloc[::3]], ignore_index=True)  # rows that repeat
     _, design, _ = clash_free(frame.iloc[:0], design)
     rows = _applied(token_of(frame), design.to_json(), frame, design)
-    fine = inference_pool.count_unit_cells(rows, design)
+    # as the worker gets it: the text columns as categoricals of their Arrow dictionary
+    fine = inference_pool.count_unit_cells(
+        inference_pool._packed(rows).frame(text_codes=True), design)
     assert fine.unit == bw.count_unit(rows, design, applied=True)
     assert fine.unit.noun == "items" and fine.cells is not None
     assert len(fine.cells) < len(rows) // 2
@@ -118,6 +120,10 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
             kw = {"factors": factors, "where": where or None, "with_outcome": with_outcome}
             pd.testing.assert_frame_equal(bw.cells(fine.outcome_cells, **kw).table,
                                           bw.cells(rows, **kw).table, check_exact=True)
+    by = inference_pool.bbq_groupings(rows)
+    assert fine.bbq[0] == tuple(by) == ("category", "input_format")
+    pd.testing.assert_frame_equal(fine.bbq[1], bw.bbq_scores(rows, by=by[:2]).table,
+                                  check_exact=True)
     distinct, d_design = _table(90)
     distinct = distinct.assign(example_id=np.arange(len(distinct)))  # every row its own
     assert inference_pool.count_unit_cells(distinct, d_design).cells is None
