@@ -139,7 +139,9 @@ def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
     from ui.coverage import fine_cells
 
     where = {k: list(v) for k, v in (where or {}).items() if v}
-    fine = fine_cells(results, design, list(factors), where, outcome=with_outcome)
+    summable = set(factors) <= {*design.names, *([design.cluster] if with_outcome else [])}
+    fine = fine_cells(results, design, list(factors), where, outcome=with_outcome) \
+        if summable else None  # (a text column's order needs the cluster's first rows)
     return _cells(st.session_state["results_token"], design.to_json(), tuple(factors),
                   repr(sorted(where.items())), with_outcome,
                   results if fine is None else fine, where)

@@ -94,7 +94,29 @@ def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where:
     for column, wanted in where.items():  # a value no row has: the rows' own message
         if not set(map(str, wanted)) <= set(factor_values(cells[column])[1]):
             return None
+    cluster = design.cluster
+    if outcome and cluster in columns and cluster not in design.names:
+        return _in_first_order(cells, cluster, where)
     return cells
+
+
+def _in_first_order(cells: pd.DataFrame, cluster: str, where: dict) -> pd.DataFrame | None:
+    """The job's outcome cells of the subset ``where`` with the ``cluster``'s values in
+    the order the rows give them: the cell table of the rows codes a text column by first
+    appearance among the rows it counts (known outcome, in the subset), so the cells sum
+    to the very same table only with that order (:data:`ui.inference_pool.FIRST_ROW`)."""
+    from analysis.cells import filter_rows
+    from analysis.columns import N
+    from ui.inference_pool import FIRST_ROW
+
+    sub = filter_rows(cells, where or None)
+    sub = sub[sub[N].to_numpy() > 0]
+    if not len(sub):  # no known outcome in the subset: the rows say so
+        return None
+    order = sub.groupby(cluster, observed=True)[FIRST_ROW].min().sort_values()
+    values = [str(v) for v in order.index]
+    return sub.assign(**{cluster: pd.Categorical(sub[cluster].astype(str), categories=values,
+                                                 ordered=True)})
 
 
 def load_job(results: pd.DataFrame, design: Design | None = None) -> object | None:

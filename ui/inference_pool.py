@@ -137,7 +137,7 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
     binary = dev is not None and bool(np.isin(dev[~np.isnan(dev)], (0.0, 1.0)).all())
     try:
         cells = api.cells(frame, factors=columns, with_outcome=False).table
-        outcome = _outcome_cells(frame, names) if binary and names else None
+        outcome = _outcome_cells(frame, names, design.cluster) if binary and names else None
     except AnalysisError:  # e.g. a factor named like a cell table's column: the rows, then
         cells = outcome = None
 
@@ -160,20 +160,40 @@ def bbq_groupings(results: pd.DataFrame) -> list[str] | None:
             and results[c].nunique() > 1]
 
 
-def _outcome_cells(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """The cell table over ``names`` (the applied factors: categoricals, so both tables
-    below have the same cells in the same order) as an engine's fine table: ``n`` and
-    ``deviations`` of the rows with a known outcome, ``n_all`` of every row (a cell whose
-    outcome is always missing stays, as the rows would for a subset)."""
+#: Of :func:`_outcome_cells`: the position of each cell's first row with a known outcome.
+FIRST_ROW = "first_row"
+
+
+def _outcome_cells(frame: pd.DataFrame, names: list[str], cluster: str | None
+                   ) -> pd.DataFrame:
+    """The cell table over ``names`` (the applied factors) and the design's ``cluster``
+    as an engine's fine table: ``n`` and ``deviations`` of the rows with a known
+    outcome, ``n_all`` of every row (a cell whose outcome is always missing stays, as
+    the rows would for a subset) and :data:`FIRST_ROW`: on the rows a text cluster's
+    values are ordered by first appearance among the rows counted, which
+    ``ui/coverage.py::fine_cells`` rebuilds from it for any subset."""
     from analysis import api
     from analysis.cell_counts import N_ALL
-    from analysis.columns import DEVIATIONS, N
+    from analysis.columns import DEVIATION, DEVIATIONS, N
+    from analysis.values import combine_codes, factor_codes
 
-    every = api.cells(frame, factors=names, with_outcome=False).table
-    known = api.cells(frame, factors=names, with_outcome=True).table
-    out = every[names].merge(known, on=names, how="left", sort=False)
+    columns = list(dict.fromkeys(names + ([cluster] if cluster in frame.columns else [])))
+    coded = frame[columns].copy()
+    for c in columns:  # each column's codes once, so both tables have the same cells
+        codes, values = factor_codes(frame[c])
+        coded[c] = pd.Categorical.from_codes(codes, categories=values)
+    every = api.cells(coded, factors=columns, with_outcome=False).table
+    known = ~np.isnan(frame[DEVIATION].to_numpy(dtype=float))
+    counted = api.cells(coded.assign(**{DEVIATION: frame[DEVIATION].to_numpy()}),
+                        factors=columns, with_outcome=True).table
+    key = combine_codes([coded[c].cat.codes.to_numpy() for c in columns],
+                        [max(len(coded[c].cat.categories), 1) for c in columns])
+    _, first = np.unique(key[known], return_index=True)  # in the order of counted's cells
+    counted[FIRST_ROW] = np.flatnonzero(known)[first]
+    out = every[columns].merge(counted, on=columns, how="left", sort=False)
     out[N] = out[N].fillna(0).astype(np.int64)
     out[DEVIATIONS] = out[DEVIATIONS].fillna(0).astype(np.int64)
+    out[FIRST_ROW] = out[FIRST_ROW].fillna(len(frame)).astype(np.int64)
     out[N_ALL] = every[N].to_numpy()
     return out
 
