@@ -46,7 +46,7 @@ def ensure_data() -> pd.DataFrame | None:
     session of a link could not be restored (``ui/session.py``): then that is said. A
     suggested design inferred in the background is adopted here once it is there, and a
     large table's Coverage count unit is submitted to the background worker
-    (:func:`ui.coverage.start_count_unit`, once per table and design)."""
+    (:func:`ui.table_job.start_count_unit`, once per table and design)."""
     from ui.pending_design import adopt_finished
 
     adopt_finished()
@@ -56,9 +56,9 @@ def ensure_data() -> pd.DataFrame | None:
         from ui.data import load_default_sample  # the app opens on the sample
 
         load_default_sample()
-    from ui.coverage import start_count_unit
+    from ui.table_job import start_count_unit
 
-    start_count_unit()  # a large table's Coverage job, whichever page it was loaded on
+    start_count_unit(applied_results)  # a large table's load-time job, on whichever page
     return active_frame()
 
 
@@ -134,9 +134,9 @@ def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
               where: dict[str, list[str]] | None = None, *,
               with_outcome: bool = True) -> pd.DataFrame:
     """Cached :func:`analysis.api.cells` of the active results (summed from the cells
-    the background job read at load when they cover them: :func:`ui.coverage.
+    the background job read at load when they cover them: :func:`ui.table_job.
     fine_cells`, the same counts)."""
-    from ui.coverage import fine_cells
+    from ui.table_job import fine_cells
 
     where = {k: list(v) for k, v in (where or {}).items() if v}
     summable = set(factors) <= {*design.names, *([design.cluster] if with_outcome else [])}

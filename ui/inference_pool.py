@@ -35,7 +35,8 @@ import pandas as pd
 from analysis.limits import Limit
 
 __all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job",
-           "CountedFine", "bbq_groupings", "count_unit_cells", "design_work", "infer_all",
+           "CountedFine", "FIRST_ROW", "bbq_groupings", "count_unit_cells", "design_work",
+           "infer_all",
            "job", "submit", "waiting_before", "WORK"]
 
 #: Background inferences run at once, all visitors together.

@@ -107,7 +107,7 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
     per table, subset and grouping)."""
     from analysis import api as bw
     from ui.common import per_table
-    from ui.coverage import load_job
+    from ui.table_job import load_job
 
     design = st.session_state["design"]
     # read at load with the Coverage job (ui.inference_pool.count_unit_cells): the same

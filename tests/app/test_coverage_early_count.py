@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.design import suggest_design
 from tests.app.apptools import page_test
-from ui import coverage, inference_pool
+from ui import inference_pool, table_job
 from ui.common import token_of
 
 
@@ -46,7 +46,7 @@ def test_the_data_page_starts_the_count_unit_and_coverage_finds_it_done(monkeypa
 
     frame, design = _table(90)
     monkeypatch.setenv("BIAS_WORKBENCH_INFERENCE_WAIT", "0")  # Coverage would not wait
-    monkeypatch.setattr(coverage, "EARLY_COUNT_ROWS", 100)  # 180 rows: "large"
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 100)  # 180 rows: "large"
     monkeypatch.setattr(analysis.structure, "infer_structure", on_this_thread)
     assert inference_pool.job(_key(frame, design)) is None
     _data_page(frame, design)
@@ -65,7 +65,7 @@ def test_the_data_page_starts_the_count_unit_and_coverage_finds_it_done(monkeypa
 
 def test_a_small_table_is_left_to_the_coverage_page(monkeypatch):
     frame, design = _table(93)
-    monkeypatch.setattr(coverage, "EARLY_COUNT_ROWS", 187)  # 186 rows: under it
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 187)  # 186 rows: under it
     _data_page(frame, design)
     assert inference_pool.job(_key(frame, design)) is None
 
@@ -80,7 +80,7 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
     from analysis.names import clash_free
     from tests.app.apptools import sample_with_design
     from ui.common import _applied
-    from ui.coverage import _NO_STRUCTURE, _in_first_order
+    from ui.table_job import NO_STRUCTURE, in_first_order
 
     sample, design = sample_with_design("bbq_unifiedqa.csv.gz")
     part = sample.iloc[::4]
@@ -93,7 +93,7 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
     assert fine.unit == bw.count_unit(rows, design, applied=True)
     assert fine.unit.noun == "items" and fine.cells is not None
     assert len(fine.cells) < len(rows) // 2
-    prompt_unit = bw.count_unit(rows, design, structure=_NO_STRUCTURE, applied=True)
+    prompt_unit = bw.count_unit(rows, design, structure=NO_STRUCTURE, applied=True)
     cases = [(["category", "context_condition"], {}, "prompts", fine.unit),
              (list(design.names), {"input_format": ["arc", "race"]}, "prompts", fine.unit),
              (["subcategory"], {"category": ["Age"]}, "responses", fine.unit),
@@ -122,7 +122,7 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
             kw = {"factors": factors, "where": where or None, "with_outcome": with_outcome}
             cells = fine.outcome_cells
             if with_outcome and "template_id" in factors:  # as ui.common.cells_for has them
-                cells = _in_first_order(cells, "template_id", where)
+                cells = in_first_order(cells, "template_id", where)
             elif "template_id" in factors:
                 continue  # (cells_for without the outcome: the rows)
             pd.testing.assert_frame_equal(bw.cells(cells, **kw).table,
