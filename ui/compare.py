@@ -157,10 +157,13 @@ def _pairing(token: str, design_json: str, pairing_key: str, where: str,
              ) -> cmp.Pairing:
     from analysis import api as bw
     from ui.common import per_table
+    from ui.table_job import load_job
 
     s = _settings
-    inferred = None if s["unit"] is not None else per_table(
-        _inferred_unit, _results, _design, _design, _where, s["by"])  # scans the id columns
+    early = getattr(load_job(_results, _design), "units", None) or {}  # read at load
+    inferred = None if s["unit"] is not None else early[s["by"]] \
+        if not _where and s["by"] in early else per_table(
+            _inferred_unit, _results, _design, _design, _where, s["by"])  # scans the id columns
     return bw.compare_pairing(_results, _design, by=s["by"], unit=s["unit"], score=s["score"],
                               subgroups=s["factors"], options=Opts.from_settings(s),
                               where=_where, applied=True, inferred=inferred).raw

@@ -112,6 +112,9 @@ class CountedFine:
     #: A BBQ table: the groupings the Subgroups page offers (:func:`bbq_groupings`) and
     #: its first table, ``api.bbq_scores(by=groupings[:2])`` of every row.
     bbq: tuple[tuple[str, ...], pd.DataFrame] | None = None
+    #: Per factor compared: the Compare page's inferred prompt unit of every row
+    #: (``api.prompt_unit(...).raw``; a factor whose pairing is refused is left out).
+    units: dict[str, tuple] | None = None
 
 
 #: The job's cell table is kept when it has at most this share of the table's rows (else
@@ -147,7 +150,13 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
 
     by = bbq_groupings(frame)
     bbq = None if by is None else (tuple(by), api.bbq_scores(frame, by=by[:2]).table)
-    return CountedFine(unit, small(cells), small(outcome), bbq)
+    units = {}
+    for by in names:
+        try:
+            units[by] = api.prompt_unit(frame, design, by=by, applied=True).raw
+        except AnalysisError:  # the page says why, on the rows
+            continue
+    return CountedFine(unit, small(cells), small(outcome), bbq, units)
 
 
 def bbq_groupings(results: pd.DataFrame) -> list[str] | None:

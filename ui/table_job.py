@@ -120,6 +120,10 @@ def item_known(results: pd.DataFrame, design: Design) -> bool:
 EARLY_COUNT_ROWS = 200_000
 
 
+#: Session state: the (token, design) :func:`start_count_unit` last submitted or tried.
+_TRIED = "table_job_tried"
+
+
 def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
     """Submit the Coverage page's count-unit job (:func:`counted_for`) for the active
     table and design now, without waiting, so that it has finished in the background
@@ -140,6 +144,10 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
     if frame is None or design is None or not design.factors or ss.get(PENDING) \
             or len(frame) < EARLY_COUNT_ROWS:
         return
+    tried = (ss.get("results_token"), design.to_json())
+    if ss.get(_TRIED) == tried:  # once per session, table and design (a design that does
+        return  # not fit would be applied again on every rerun: its error is not cached)
+    ss[_TRIED] = tried
     from analysis.errors import AnalysisError
 
     try:  # the table the pages are given (applied once per table and design, cached)
