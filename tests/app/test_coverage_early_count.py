@@ -136,3 +136,18 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
     distinct, d_design = _table(90)
     distinct = distinct.assign(example_id=np.arange(len(distinct)))  # every row its own
     assert inference_pool.count_unit_cells(distinct, d_design).cells is None
+
+
+def test_n_distinct_is_nunique():
+    """``analysis.values.n_distinct`` (the page defaults' counts of values, from a
+    categorical's codes) equals pandas' ``nunique``: missing values, unused categories,
+    an empty column, text and numbers."""
+    from analysis.values import n_distinct
+
+    cases = [pd.Series(pd.Categorical(["a", None, "b", "a"], categories=["a", "b", "c"])),
+             pd.Series(pd.Categorical([None, None], categories=["a"])),
+             pd.Series(pd.Categorical([], categories=["a", "b"])),
+             pd.Series(pd.Categorical(["z", "y"])), pd.Series(["x", None, "x", "w"]),
+             pd.Series([1.0, np.nan, 2.0, 1.0]), pd.Series([], dtype=float)]
+    for s in cases:
+        assert n_distinct(s) == s.nunique(), s
