@@ -27,7 +27,8 @@ from analysis.values import n_distinct
 __all__ = [
     "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "coverage_factors", "default_factors",
     "default_group", "feature_polarity", "grid_factors", "importance_factors", "is_id_like",
-    "numeric_columns", "paired_factor", "suggest_factors", "unnested_factors", "useful_factors"
+    "numeric_columns", "paired_factor", "suggest_factors", "unnested_factors", "useful_factors",
+    "compared_factor",
 ]
 
 
@@ -239,3 +240,11 @@ def feature_polarity(design: Design | None, column: str) -> str | None:
     return None
 
 
+def compared_factor(design: Design, results: pd.DataFrame) -> str:
+    """The factor the Compare page opens on: the model factor, else the prompt factor
+    whose name says format/setting, else the first factor with two or more values."""
+    order = design.of_kind("model") + design.of_kind("prompt") + design.names
+    several = [f for f in order if n_distinct(results[f]) > 1] or design.names
+    named = [f for f in several if any(w in f.lower() for w in (
+        "model", "format", "setting", "temperature", "checkpoint", "version"))]
+    return (design.of_kind("model") and several[0]) or (named or several)[0]

@@ -8,7 +8,6 @@ import streamlit as st
 from analysis import compare as cmp
 from analysis.design import Design
 from analysis.options.compare import CompareOptions as Opts
-from analysis.values import n_distinct
 from ui.options import other_options
 from ui.widgets import each_note, md
 
@@ -65,12 +64,10 @@ UNIT_KEY = "compare_unit"
 
 def default_by(design: Design, results: pd.DataFrame) -> str:
     """The model factor, else the prompt factor whose name says format/setting, else the
-    first factor with two or more values."""
-    order = design.of_kind("model") + design.of_kind("prompt") + design.names
-    several = [f for f in order if n_distinct(results[f]) > 1] or design.names
-    named = [f for f in several if any(w in f.lower() for w in (
-        "model", "format", "setting", "temperature", "checkpoint", "version"))]
-    return (design.of_kind("model") and several[0]) or (named or several)[0]
+    first factor with two or more values (:func:`analysis.factor_defaults.compared_factor`)."""
+    from analysis.factor_defaults import compared_factor
+
+    return compared_factor(design, results)
 
 
 def one_model_note(design: Design, results: pd.DataFrame) -> str | None:

@@ -17,6 +17,7 @@ read by any thread; the caller's thread only waits when it chooses to (:meth:`Jo
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sys
@@ -112,8 +113,8 @@ class CountedFine:
     #: A BBQ table: the groupings the Subgroups page offers (:func:`bbq_groupings`) and
     #: its first table, ``api.bbq_scores(by=groupings[:2])`` of every row.
     bbq: tuple[tuple[str, ...], pd.DataFrame] | None = None
-    #: Per factor compared: the Compare page's inferred prompt unit of every row
-    #: (``api.prompt_unit(...).raw``; a factor whose pairing is refused is left out).
+    #: The Compare page's inferred prompt unit of every row (``api.prompt_unit(...).raw``)
+    #: for the factor it opens on (``{factor: unit}``; empty when the pairing is refused).
     units: dict[str, tuple] | None = None
 
 
@@ -150,12 +151,12 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
 
     by = bbq_groupings(frame)
     bbq = None if by is None else (tuple(by), api.bbq_scores(frame, by=by[:2]).table)
+    from analysis.factor_defaults import compared_factor
+
     units = {}
-    for by in names:
-        try:
-            units[by] = api.prompt_unit(frame, design, by=by, applied=True).raw
-        except AnalysisError:  # the page says why, on the rows
-            continue
+    by = compared_factor(design, frame) if names == list(design.names) else None
+    with contextlib.suppress(AnalysisError):  # (a refused pairing: the page says why)
+        units = {by: api.prompt_unit(frame, design, by=by, applied=True).raw} if by else {}
     return CountedFine(unit, small(cells), small(outcome), bbq, units)
 
 

@@ -131,8 +131,11 @@ def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
     assert fine.bbq[0] == tuple(by) == ("category", "input_format")
     pd.testing.assert_frame_equal(fine.bbq[1], bw.bbq_scores(rows, by=by[:2]).table,
                                   check_exact=True)
-    for by in design.names:  # the Compare page's inferred prompt units
-        assert fine.units[by] == bw.prompt_unit(rows, design, by=by, applied=True).raw
+    from ui.compare import default_by
+
+    by = default_by(design, rows)  # the Compare page's inferred prompt unit
+    assert list(fine.units) == [by]
+    assert fine.units[by] == bw.prompt_unit(rows, design, by=by, applied=True).raw
     distinct, d_design = _table(90)
     distinct = distinct.assign(example_id=np.arange(len(distinct)))  # every row its own
     assert inference_pool.count_unit_cells(distinct, d_design).cells is None
