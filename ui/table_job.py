@@ -44,6 +44,8 @@ def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where:
             return None
     cluster = design.cluster
     if outcome and cluster in columns and cluster not in design.names:
+        if isinstance(results[cluster].dtype, pd.CategoricalDtype):
+            return None  # (its categories, not first appearance: the rows)
         return in_first_order(cells, cluster, where)
     return cells
 
