@@ -190,7 +190,8 @@ def early_jobs(frame: pd.DataFrame, design) -> None:
     job = _count_unit_job(applied, pages_design, token=token_of(frame))
     if job is not None:
         job.wait(600)
-        print(f"Coverage's count unit, submitted at load as the Data page does and "
+        print(f"The load-time job (Coverage's count unit, the cells, BBQ scores), submitted "
+              f"at load as the app does and "
               f"finished before the pages: {time.perf_counter() - t:.2f} s wall "
               f"({time.process_time() - c:.2f} s CPU of this process)")
 
