@@ -22,11 +22,13 @@ import pandas as pd
 from analysis.columns import DEVIATION
 from analysis.design import Design
 from analysis.nesting import find_nestings, unnested_choice
+from analysis.values import n_distinct
 
 __all__ = [
     "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "coverage_factors", "default_factors",
     "default_group", "feature_polarity", "grid_factors", "importance_factors", "is_id_like",
-    "numeric_columns", "paired_factor", "suggest_factors", "unnested_factors", "useful_factors"
+    "numeric_columns", "paired_factor", "suggest_factors", "unnested_factors", "useful_factors",
+    "compared_factor",
 ]
 
 
@@ -51,7 +53,7 @@ def useful_factors(results: pd.DataFrame, design: Design,
     for name in [f for kind in kinds for f in design.of_kind(kind)]:
         if name in exclude or name not in results.columns:
             continue
-        k = int(results[name].nunique(dropna=True))
+        k = n_distinct(results[name])
         if k < 2 or k > MAX_LEVELS or (len(results) >= 20 and k > ID_SHARE * len(results)):
             continue
         out.append(name)
@@ -162,7 +164,7 @@ def suggest_factors(data: pd.DataFrame, design: Design, *, max_factors: int = 6)
     constant = set(nest.loc[nest["kind"] == "constant", "dependent"])
     linked = {frozenset((r["determinant"], r["dependent"]))
               for r in nest.to_dict(orient="records") if r["determinant"] is not None}
-    sizes = {f: data[f].nunique() for f in names}
+    sizes = {f: n_distinct(data[f]) for f in names}
     chosen: list[str] = []
     for f in sorted(names, key=lambda f: (sizes[f], names.index(f))):
         if f in constant or any(frozenset((f, g)) in linked for g in chosen):
@@ -186,7 +188,7 @@ def paired_factor(results: pd.DataFrame, design: Design, *, tried: int = 4) -> s
     from analysis.errors import PairingError
 
     order = design.of_kind("model") + design.of_kind("prompt") + design.of_kind("domain")
-    candidates = [f for f in order if f in results.columns and results[f].nunique() > 1]
+    candidates = [f for f in order if f in results.columns and n_distinct(results[f]) > 1]
     paired_on: dict[str, str] = {}
     for by in candidates[:tried]:
         try:
@@ -238,3 +240,11 @@ def feature_polarity(design: Design | None, column: str) -> str | None:
     return None
 
 
+def compared_factor(design: Design, results: pd.DataFrame) -> str:
+    """The factor the Compare page opens on: the model factor, else the prompt factor
+    whose name says format/setting, else the first factor with two or more values."""
+    order = design.of_kind("model") + design.of_kind("prompt") + design.names
+    several = [f for f in order if n_distinct(results[f]) > 1] or design.names
+    named = [f for f in several if any(w in f.lower() for w in (
+        "model", "format", "setting", "temperature", "checkpoint", "version"))]
+    return (design.of_kind("model") and several[0]) or (named or several)[0]

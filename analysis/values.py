@@ -37,7 +37,7 @@ __all__ = [
     "REFERENCE_PATTERN", "SUGGEST_MAX_VALUES", "FactorKind",
     "check_frame", "combine_codes", "default_reference", "factor_codes", "factor_values",
     "first_appearance", "format_value", "guess_kind", "is_blank", "order_values",
-    "outcome_meaning",
+    "outcome_meaning", "n_distinct",
     "small_integers", "split_codes", "too_many_values", "value_counts_coded",
 ]
 
@@ -150,6 +150,17 @@ def value_counts_coded(series: pd.Series) -> tuple[np.ndarray, list[str], np.nda
     codes, values = factor_values(series)
     codes = codes.to_numpy()
     return codes, values, np.bincount(codes, minlength=len(values))
+
+
+def n_distinct(series: pd.Series) -> int:
+    """``series.nunique()`` (missing values left out); of a categorical, the number of its
+    categories that some row has, counted from the codes (``nunique`` hashes every row's
+    code: 17 ms at 1M rows, issue 44 item 3)."""
+    if not isinstance(series.dtype, pd.CategoricalDtype):
+        return int(series.nunique())
+    codes = series.cat.codes.to_numpy()
+    codes = codes[codes >= 0] if len(codes) and codes.min() < 0 else codes
+    return int(np.count_nonzero(np.bincount(codes, minlength=len(series.cat.categories))))
 
 
 def first_appearance(codes: np.ndarray, labels: Sequence[str]) -> list[str]:

@@ -44,7 +44,9 @@ T = TypeVar("T")
 def ensure_data() -> pd.DataFrame | None:
     """The loaded table; a fresh session opens on the bundled sample, except when the
     session of a link could not be restored (``ui/session.py``): then that is said. A
-    suggested design inferred in the background is adopted here once it is there."""
+    suggested design inferred in the background is adopted here once it is there, and a
+    large table's Coverage count unit is submitted to the background worker
+    (:func:`ui.table_job.start_count_unit`, once per table and design)."""
     from ui.pending_design import adopt_finished
 
     adopt_finished()
@@ -54,6 +56,9 @@ def ensure_data() -> pd.DataFrame | None:
         from ui.data import load_default_sample  # the app opens on the sample
 
         load_default_sample()
+    from ui.table_job import start_count_unit
+
+    start_count_unit(applied_results)  # a large table's load-time job, on whichever page
     return active_frame()
 
 
@@ -128,10 +133,18 @@ def warm_applied() -> None:
 def cells_for(results: pd.DataFrame, design: Design, factors: Sequence[str],
               where: dict[str, list[str]] | None = None, *,
               with_outcome: bool = True) -> pd.DataFrame:
-    """Cached :func:`analysis.api.cells` of the active results."""
+    """Cached :func:`analysis.api.cells` of the active results (summed from the cells
+    the background job read at load when they cover them: :func:`ui.table_job.
+    fine_cells`, the same counts)."""
+    from ui.table_job import fine_cells
+
     where = {k: list(v) for k, v in (where or {}).items() if v}
+    summable = set(factors) <= {*design.names, *([design.cluster] if with_outcome else [])}
+    fine = fine_cells(results, design, list(factors), where, outcome=with_outcome) \
+        if summable else None  # (a text column's order needs the cluster's first rows)
     return _cells(st.session_state["results_token"], design.to_json(), tuple(factors),
-                  repr(sorted(where.items())), with_outcome, results, where)
+                  repr(sorted(where.items())), with_outcome,
+                  results if fine is None else fine, where)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

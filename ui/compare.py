@@ -64,12 +64,10 @@ UNIT_KEY = "compare_unit"
 
 def default_by(design: Design, results: pd.DataFrame) -> str:
     """The model factor, else the prompt factor whose name says format/setting, else the
-    first factor with two or more values."""
-    order = design.of_kind("model") + design.of_kind("prompt") + design.names
-    several = [f for f in order if results[f].nunique() > 1] or design.names
-    named = [f for f in several if any(w in f.lower() for w in (
-        "model", "format", "setting", "temperature", "checkpoint", "version"))]
-    return (design.of_kind("model") and several[0]) or (named or several)[0]
+    first factor with two or more values (:func:`analysis.factor_defaults.compared_factor`)."""
+    from analysis.factor_defaults import compared_factor
+
+    return compared_factor(design, results)
 
 
 def one_model_note(design: Design, results: pd.DataFrame) -> str | None:
@@ -157,10 +155,13 @@ def _pairing(token: str, design_json: str, pairing_key: str, where: str,
              ) -> cmp.Pairing:
     from analysis import api as bw
     from ui.common import per_table
+    from ui.table_job import load_job
 
     s = _settings
-    inferred = None if s["unit"] is not None else per_table(
-        _inferred_unit, _results, _design, _design, _where, s["by"])  # scans the id columns
+    early = getattr(load_job(_results, _design), "units", None) or {}  # read at load
+    inferred = None if s["unit"] is not None else early[s["by"]] \
+        if not _where and s["by"] in early else per_table(
+            _inferred_unit, _results, _design, _design, _where, s["by"])  # scans the id columns
     return bw.compare_pairing(_results, _design, by=s["by"], unit=s["unit"], score=s["score"],
                               subgroups=s["factors"], options=Opts.from_settings(s),
                               where=_where, applied=True, inferred=inferred).raw

@@ -5,8 +5,6 @@ cells cached apart, the count unit read off the visitor's thread)."""
 from __future__ import annotations
 
 import time
-from functools import partial
-from types import SimpleNamespace
 
 import pandas as pd
 import streamlit as st
@@ -26,12 +24,16 @@ from analysis.design import Design
 from analysis.factor_defaults import grid_factors
 from analysis.options.coverage import CoverageOptions as Opts
 from ui.defaults import page_defaults
+from ui.table_job import EARLY_COUNT_ROWS, fine_cells, item_known, load_job  # noqa: F401
+from ui.table_job import NO_STRUCTURE as _NO_STRUCTURE
+from ui.table_job import count_unit_job as _count_unit_job
 from ui.widgets import md
 
 __all__ = [
     "COLUMN_CONFIG", "EMPTY_DOWNLOAD_MAX", "EMPTY_PAGE_SIZE", "HEATMAP_MAX_CELLS", "MAX_PAGE",
     "THINNEST", "count_choice", "counted_for", "coverage_cells_for", "coverage_result",
-    "empty_page", "grid_choice", "pair_choice", "show_metrics", "show_reading",
+    "empty_page", "fine_cells", "load_job", "grid_choice", "pair_choice", "show_metrics",
+    "show_reading",
     "start_count_unit", "EARLY_COUNT_ROWS",
 ]
 
@@ -68,13 +70,12 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
     what :func:`counted_for` says a cell counts, with that unit."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
     counted = counted_for(results, design)
+    source = fine_cells(results, design, [*factors, *counted.columns], where)
     return _coverage_cells(st.session_state["results_token"], design.to_json(), tuple(factors),
-                           repr(sorted(where.items())), unit, repr(counted.columns), results,
-                           design, where, counted)
+                           repr(sorted(where.items())), unit, repr(counted.columns),
+                           results if source is None else source, design, where, counted)
 
 
-#: A structure that knows no item id: the design's prompt unit is counted meanwhile.
-_NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 
 def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
@@ -84,7 +85,7 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     thread); until it is there the design's prompt unit is counted and the page says so,
     then reruns."""
     job = _count_unit_job(results, design)
-    if job is None:
+    if job is None or item_known(results, design):  # (a large table's job: its cells)
         return bw.count_unit(results, design, applied=True)
     from ui.pending_design import job_notice, wait_seconds
 
@@ -92,8 +93,9 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     # wait_seconds() after the job's start in all, not that long at every call
     job.wait(wait_seconds() - (time.monotonic() - job.submitted))
     result = job.result if job.done else None
-    if result is not None and isinstance(result.value, CountUnit):
-        return result.value
+    value = getattr(result.value, "unit", None) if result is not None else None
+    if isinstance(value, CountUnit):
+        return value
     if job.done:  # stopped or refused: the prompt unit, and why
         st.caption(md(f"No item id could be read ({result.error if result else 'no result'}"
                       "): cells count the design's prompt unit."))
@@ -102,50 +104,13 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     return bw.count_unit(results, design, structure=_NO_STRUCTURE, applied=True)
 
 
-def _count_unit_job(results: pd.DataFrame, design: Design, *, token: str | None = None
-                    ) -> object | None:
-    """The background job reading what a cell counts (submitted once per table and
-    design: ``ui.inference_pool.submit`` returns the running or finished one), or None
-    when the design already names the item id (nothing to read). ``token``: the table's
-    (default: the session's ``results_token``; ``benchmarks/bench_app_pages.py`` submits
-    it as the Data page does, outside a script run)."""
-    item = (design.inferred or {}).get("item_id")
-    if item is not None and item in results.columns:
-        return None
-    from ui import inference_pool
-
-    design_json = design.to_json()
-    token = st.session_state.get("results_token", "") if token is None else token
-    key = f"{token}|coverage|{design_json}"
-    return inference_pool.submit(key, results,
-                                 work=partial(inference_pool.design_work,
-                                              function=partial(bw.count_unit, applied=True),
-                                              design_json=design_json, text_codes=True))
-
-
-#: Tables from this many rows have the Coverage page's count unit read as soon as the
-#: Data page shows them with a design (``start_count_unit``): at 1M rows it takes 3-5 s,
-#: more than the page's wait; a smaller table is read within the wait when the page opens.
-EARLY_COUNT_ROWS = 200_000
-
-
 def start_count_unit() -> None:
-    """Submit the Coverage page's count-unit job (:func:`counted_for`) for the active
-    table and design now, without waiting, so that it has finished in the background
-    worker when the Coverage page opens (issue 44 item 3). The Data page calls it once the
-    table is shown. Nothing for a table under :data:`EARLY_COUNT_ROWS` rows, without
-    factors, or while the suggested design is still being inferred; the job is the one
-    the Coverage page submits (the same table, design and key)."""
-    from analysis.names import clash_free
-    from ui.pending_design import PENDING
+    """:func:`ui.table_job.start_count_unit` of the active table and design (the Data
+    page calls it once the table is shown; every page's ``ensure_data`` too)."""
+    from ui.common import applied_results
+    from ui.table_job import start_count_unit as start
 
-    ss = st.session_state
-    frame, design = ss.get("results_frame"), ss.get("design")
-    if frame is None or design is None or not design.factors or ss.get(PENDING) \
-            or len(frame) < EARLY_COUNT_ROWS:
-        return
-    _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
-    _count_unit_job(frame, design)
+    start(applied_results)
 
 
 def count_choice(design: Design) -> str:
@@ -182,8 +147,8 @@ def coverage_result(results: pd.DataFrame, design: Design, factors: list[str], w
 
     where = {k: list(v) for k, v in (where or {}).items() if v}
     extra = [m for m in design.of_kind("model") if m not in factors and m in results]
-    model_cells = (cells_for(results, design, list(dict.fromkeys(factors + extra)), where,
-                             with_outcome=False)
+    grid = list(dict.fromkeys(factors + extra))  # (cells_for sums the job's cells)
+    model_cells = (cells_for(results, design, grid, where, with_outcome=False)
                    if models and (extra or set(factors) & set(design.of_kind("model")))
                    and set(factors) - set(design.of_kind("model")) else None)
     opts = options.replace(limit=max(options.limit, EMPTY_DOWNLOAD_MAX))

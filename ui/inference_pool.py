@@ -17,6 +17,7 @@ read by any thread; the caller's thread only waits when it chooses to (:meth:`Jo
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sys
@@ -29,12 +30,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis.limits import Limit
 
 __all__ = ["INFERENCE_TIMEOUT", "INFERENCE_WORKERS", "KEEP", "Inference", "Job",
-           "design_work", "infer_all",
+           "CountedFine", "FIRST_ROW", "bbq_groupings", "count_unit_cells", "design_work",
+           "infer_all",
            "job", "submit", "waiting_before", "WORK"]
 
 #: Background inferences run at once, all visitors together.
@@ -92,6 +95,118 @@ def design_work(frame: pd.DataFrame, progress: Callable[[int], None] | None = No
     from analysis.design import Design
 
     return function(frame, Design.from_text(design_json))
+
+
+@dataclass(frozen=True)
+class CountedFine:
+    """What the Coverage page's background job returns (:func:`count_unit_cells`): the
+    count ``unit`` (:class:`analysis.coverage.CountUnit`) and ``cells``, the table's cell
+    table (no outcome: ``n`` counts every row) over every design factor and the unit's
+    columns, or None when it would not be much smaller than the rows (``outcome_cells``
+    likewise)."""
+
+    unit: Any
+    cells: pd.DataFrame | None
+    #: With a 0/1 outcome: the cell table over the design's factors with ``n`` (rows with
+    #: a known outcome), ``deviations`` and ``n_all`` (every row), as ``cells_for`` sums it.
+    outcome_cells: pd.DataFrame | None = None
+    #: A BBQ table: the groupings the Subgroups page offers (:func:`bbq_groupings`) and
+    #: its first table, ``api.bbq_scores(by=groupings[:2])`` of every row.
+    bbq: tuple[tuple[str, ...], pd.DataFrame] | None = None
+    #: The Compare page's inferred prompt unit of every row (``api.prompt_unit(...).raw``)
+    #: for the factor it opens on (``{factor: unit}``; empty when the pairing is refused).
+    units: dict[str, tuple] | None = None
+
+
+#: The job's cell table is kept when it has at most this share of the table's rows (else
+#: summing it would cost about what counting the rows does).
+FINE_SHARE = 0.5
+
+
+def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
+    """The Coverage page's count unit (:func:`analysis.api.count_unit` of the applied
+    ``frame``) and, read while the worker holds the table anyway, the cell table the page
+    counts from (issue 44 item 3): every cell of the design's factors and the unit's
+    columns with its rows (``n``). Every coverage cell table of the page (any grid of
+    those factors, any subset of their values, prompts or responses) is a sum over it, as
+    over the rows: the same counts, from a few thousand cells instead of 1M rows."""
+    from analysis import api
+    from analysis.columns import DEVIATION
+    from analysis.errors import AnalysisError
+
+    unit = api.count_unit(frame, design, applied=True)
+    names = [f for f in design.names if f in frame.columns]
+    columns = list(dict.fromkeys(names + [c for c in unit.columns if c in frame.columns]))
+    dev = frame[DEVIATION].to_numpy(dtype=float) if DEVIATION in frame else None
+    # a 0/1 outcome (or missing): the cells' n and sums are the rows' for any subset
+    binary = dev is not None and bool(np.isin(dev[~np.isnan(dev)], (0.0, 1.0)).all())
+    try:
+        cells = api.cells(frame, factors=columns, with_outcome=False).table
+        outcome = _outcome_cells(frame, names, design.cluster) if binary and names else None
+    except AnalysisError:  # e.g. a factor named like a cell table's column: the rows, then
+        cells = outcome = None
+
+    def small(table: pd.DataFrame | None) -> pd.DataFrame | None:
+        return table if table is not None and len(table) <= FINE_SHARE * len(frame) else None
+
+    by = bbq_groupings(frame)
+    bbq = None if by is None else (tuple(by), api.bbq_scores(frame, by=by[:2]).table)
+    from analysis.factor_defaults import compared_factor
+
+    units = {}
+    by = compared_factor(design, frame) if names == list(design.names) else None
+    with contextlib.suppress(AnalysisError):  # (a refused pairing: the page says why)
+        units = {by: api.prompt_unit(frame, design, by=by, applied=True).raw} if by else {}
+    return CountedFine(unit, small(cells), small(outcome), bbq, units)
+
+
+def bbq_groupings(results: pd.DataFrame) -> list[str] | None:
+    """None for a table that is not BBQ's; else the columns the Subgroups page offers for
+    its BBQ scores (those with several values)."""
+    from analysis import api as bw
+
+    if not bw.is_bbq(results):
+        return None
+    return [c for c in ("category", "input_format", "model") if c in results.columns
+            and results[c].nunique() > 1]
+
+
+#: Of :func:`_outcome_cells`: the position of each cell's first row with a known outcome.
+FIRST_ROW = "first_row"
+
+
+def _outcome_cells(frame: pd.DataFrame, names: list[str], cluster: str | None
+                   ) -> pd.DataFrame:
+    """The cell table over ``names`` (the applied factors) and the design's ``cluster``
+    as an engine's fine table: ``n`` and ``deviations`` of the rows with a known
+    outcome, ``n_all`` of every row (a cell whose outcome is always missing stays, as
+    the rows would for a subset) and :data:`FIRST_ROW`: on the rows a text cluster's
+    values are ordered by first appearance among the rows counted, which
+    ``ui/coverage.py::fine_cells`` rebuilds from it for any subset."""
+    from analysis import api
+    from analysis.cell_counts import N_ALL
+    from analysis.columns import DEVIATION, DEVIATIONS, N
+    from analysis.values import combine_codes, factor_codes
+
+    columns = list(dict.fromkeys(names + ([cluster] if cluster in frame.columns else [])))
+    coded = frame[columns].copy()
+    for c in columns:  # each column's codes once, so both tables have the same cells
+        codes, values = factor_codes(frame[c])
+        coded[c] = pd.Categorical.from_codes(codes, categories=values)
+    every = api.cells(coded, factors=columns, with_outcome=False).table
+    known = ~np.isnan(frame[DEVIATION].to_numpy(dtype=float))
+    counted = api.cells(coded.assign(**{DEVIATION: frame[DEVIATION].to_numpy()}),
+                        factors=columns, with_outcome=True).table
+    key = combine_codes([coded[c].cat.codes.to_numpy() for c in columns],
+                        [max(len(coded[c].cat.categories), 1) for c in columns])
+    _, first = np.unique(key[known], return_index=True)  # in the order of counted's cells
+    counted[FIRST_ROW] = np.flatnonzero(known)[first]
+    out = every[columns].merge(counted, on=columns, how="left", sort=False)
+    out[N] = out[N].fillna(0).astype(np.int64)
+    out[DEVIATIONS] = out[DEVIATIONS].fillna(0).astype(np.int64)
+    out[FIRST_ROW] = out[FIRST_ROW].fillna(len(frame)).astype(np.int64)
+    out[N_ALL] = every[N].to_numpy()
+    return out
 
 
 @dataclass(frozen=True)

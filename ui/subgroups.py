@@ -97,12 +97,9 @@ def missing_outcome_note(results: pd.DataFrame, where: dict) -> None:
 
 def _bbq_groupings(results: pd.DataFrame) -> list[str] | None:
     """None for a table that is not BBQ's; else the columns to offer for its scores."""
-    from analysis import api as bw
+    from ui.inference_pool import bbq_groupings
 
-    if not bw.is_bbq(results):
-        return None
-    return [c for c in ("category", "input_format", "model") if c in results.columns
-            and results[c].nunique() > 1]
+    return bbq_groupings(results)
 
 
 def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
@@ -110,15 +107,20 @@ def bbq_scores_section(results: pd.DataFrame, where: dict) -> None:
     per table, subset and grouping)."""
     from analysis import api as bw
     from ui.common import per_table
+    from ui.table_job import load_job
 
     design = st.session_state["design"]
-    by = per_table(_bbq_groupings, results, design)
+    # read at load with the Coverage job (ui.inference_pool.count_unit_cells): the same
+    # groupings and first table, without 1M rows' text on the visitor's thread
+    early = getattr(load_job(results), "bbq", None)
+    by = list(early[0]) if early is not None else per_table(_bbq_groupings, results, design)
     if by is None:
         return
     st.subheader("BBQ bias scores")
     chosen = st.multiselect("Scores per", by, default=by[:2], key="subgroups_bbq_by")
-    scores = per_table(bw.bbq_scores, results, design, by=list(chosen),
-                       where=dict(_where_key(where))).table
+    where_key = dict(_where_key(where))
+    scores = early[1] if early is not None and list(chosen) == by[:2] and not where_key \
+        else per_table(bw.bbq_scores, results, design, by=list(chosen), where=where_key).table
     st.caption("BBQ (Parrish et al. 2022): s_DIS = 2 x biased / non-unknown answers - 1 in "
                "disambiguated contexts; s_AMB = (1 - accuracy) x s in ambiguous ones. From -1 "
                "(always against the stereotype) to 1 (always the stereotype); the paper "
