@@ -112,6 +112,51 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
                         int(n_clusters))
 
 
+def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
+                n_clusters: int, n: np.ndarray | None, k: np.ndarray
+                ) -> tuple[np.ndarray, ClusterPairs] | None:
+    """:func:`count_pairs` straight from the rows' factor codes: the observed factor
+    combinations (mixed-radix codes over ``sizes``, sorted) and their pairs, without
+    first numbering the cells over the rows (issue 44). One key per row, ``cluster x
+    combinations + combination`` (built in place in ``cluster``, which is overwritten),
+    marked on a grid; the pairs come out in the same order (cluster, then cell) with the
+    same sums in the same row order as :func:`count_pairs` gives. None when the grid
+    would be too large (then the cells first, then :func:`count_pairs`).
+
+    Returns
+    -------
+    (combos, ClusterPairs)
+        The combinations with rows (``n > 0``), and the pairs (``cell`` indexes
+        ``combos``).
+    """
+    m = math.prod(sizes)
+    possible = m * max(int(n_clusters), 1)
+    if possible > max(_GRID_PER_ROW * len(k), 1 << 20) or possible >= 2**62:
+        return None
+    key = cluster if cluster.dtype == np.int64 else cluster.astype(np.int64)
+    for c, size in zip(codes, sizes, strict=True):  # Horner, in place: no temporaries
+        key *= size
+        key += c
+    present = np.zeros(possible, dtype=bool)
+    present[key] = True
+    uniq = np.flatnonzero(present)
+    del present
+    position = np.empty(possible, dtype=np.intp)  # written only where a pair is
+    position[uniq] = np.arange(len(uniq))
+    inverse = position[key]
+    del position, key
+    rows = np.bincount(inverse, weights=n, minlength=len(uniq))
+    devs = np.bincount(inverse, weights=k, minlength=len(uniq))
+    del inverse
+    if n is not None:
+        keep = rows > 0
+        uniq, rows, devs = uniq[keep], rows[keep], devs[keep]
+    pair_cluster, combo = np.divmod(uniq, m)
+    combos, cell = cell_index(combo, m)
+    return combos, ClusterPairs(cell, pair_cluster, rows.astype(float, copy=False),
+                                devs.astype(float, copy=False), int(n_clusters))
+
+
 def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``key`` values (sorted) and each row's position among them: by marking
     the keys present when there are few possible ones (one pass, no sort), else
@@ -390,13 +435,16 @@ class _Tables:
         return cls(rows, tables, home)
 
     def _key(self, i: int) -> np.ndarray:
+        """Cluster-major keys (cluster x entries + the factors' code): the rows come
+        ordered by cluster, so a bincount into them writes one cluster's block at a time
+        (in cache); each entry sums the same values in the same order either way."""
         rows, axes = self.rows, self.tables[i]
         digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
         lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
         for a in axes:
             lookup = lookup * rows.sizes[a] + digits[a]
-        key = (lookup * rows.n_clusters)[rows.combo]
-        key += rows.cluster
+        key = rows.cluster * math.prod(rows.sizes[a] for a in axes)
+        key += lookup[rows.combo]
         return key
 
     def readers(self, weights: list[np.ndarray], subsets: list[list[tuple[int, ...]]]):
@@ -414,9 +462,10 @@ class _Tables:
             shape = [sizes[a] for a in table]
             key = self._key(i)
             for w, n, out in zip(weights, need, counted, strict=True):
-                if i in n:
-                    out[i] = np.bincount(key, weights=w, minlength=math.prod(shape) * g
-                                         ).reshape(*shape, g)
+                if i in n:  # (cluster, factors) counted, then laid out (factors, cluster)
+                    out[i] = np.moveaxis(np.bincount(
+                        key, weights=w, minlength=math.prod(shape) * g).reshape(g, *shape),
+                        0, -1).copy()
             del key
         return [self._reader(out) for out in counted]
 
