@@ -141,9 +141,11 @@ def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
     present[key] = True
     uniq = np.flatnonzero(present)
     del present
-    position = np.empty(possible, dtype=np.intp)  # written only where a pair is
-    position[uniq] = np.arange(len(uniq))
-    inverse = position[key]
+    # each pair's position, written only where a pair is (int32: half the pages to
+    # touch), read into the intp array the bincounts take
+    position = np.empty(possible, dtype=np.int32 if len(uniq) < 2**31 else np.intp)
+    position[uniq] = np.arange(len(uniq), dtype=position.dtype)
+    inverse = position[key].astype(np.intp, copy=False)
     del position, key
     rows = np.bincount(inverse, weights=n, minlength=len(uniq))
     devs = np.bincount(inverse, weights=k, minlength=len(uniq))
