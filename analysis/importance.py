@@ -582,8 +582,9 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
     sizes = [len(values[f]) for f in factors]
     # (cell, cluster) keys straight from the codes (``cluster`` becomes the keys)
     direct = combo_pairs([codes[f] for f in factors], sizes, cluster, n_clusters, n, k)
+    pair_combos = None
     if direct is not None:
-        uniq, pairs = direct
+        uniq, pairs, pair_combos = direct
         key = uniq
         cell_codes = split_codes(uniq, sizes)
     else:
@@ -600,7 +601,8 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
     cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=len(uniq))
     # the per-cluster sums from tables over factor subsets (of the pairs: the same
     # integers and order from rows and from an engine's cell table, so the same bytes)
-    margins = None if key.dtype == object else cluster_margins(pairs, uniq, sizes)
+    margins = (None if key.dtype == object
+               else cluster_margins(pairs, uniq, sizes, pair_combos=pair_combos))
     out = _Cells(values, {f: np.asarray(c, dtype=np.int64)
                           for f, c in zip(factors, cell_codes, strict=True)}, cell_n, cell_k,
                  n_cluster_values=n_clusters, pairs=pairs if margins is None else margins)

@@ -114,7 +114,7 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
 
 def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
                 n_clusters: int, n: np.ndarray | None, k: np.ndarray
-                ) -> tuple[np.ndarray, ClusterPairs] | None:
+                ) -> tuple[np.ndarray, ClusterPairs, np.ndarray] | None:
     """:func:`count_pairs` straight from the rows' factor codes: the observed factor
     combinations (mixed-radix codes over ``sizes``, sorted) and their pairs, without
     first numbering the cells over the rows (issue 44). One key per row, ``cluster x
@@ -125,9 +125,10 @@ def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
 
     Returns
     -------
-    (combos, ClusterPairs)
-        The combinations with rows (``n > 0``), and the pairs (``cell`` indexes
-        ``combos``).
+    (combos, ClusterPairs, combo)
+        The combinations with rows (``n > 0``), the pairs (``cell`` indexes
+        ``combos``) and each pair's combination (``combos[cell]``, for
+        :func:`cluster_margins`).
     """
     m = math.prod(sizes)
     possible = m * max(int(n_clusters), 1)
@@ -156,7 +157,7 @@ def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
     pair_cluster, combo = np.divmod(uniq, m)
     combos, cell = cell_index(combo, m)
     return combos, ClusterPairs(cell, pair_cluster, rows.astype(float, copy=False),
-                                devs.astype(float, copy=False), int(n_clusters))
+                                devs.astype(float, copy=False), int(n_clusters)), combo
 
 
 def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray]:
@@ -485,8 +486,8 @@ class _Tables:
         return read
 
 
-def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int]
-                    ) -> ClusterMargins | None:
+def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int], *,
+                    pair_combos: np.ndarray | None = None) -> ClusterMargins | None:
     """The :class:`ClusterMargins` of ``pairs`` (each pair one weighted row) whose cells
     have the factor combinations ``combos`` (mixed-radix codes over ``sizes``, sorted);
     None when the combinations, or a table of two factors' values x clusters, would be
@@ -499,6 +500,8 @@ def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int]
     two = sorted(sizes)[-2:]
     if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(pairs.n)):
         return None
-    return ClusterMargins(np.asarray(combos, dtype=np.int64)[pairs.cell],
+    if pair_combos is None:  # each pair's combination (known to :func:`combo_pairs`)
+        pair_combos = np.asarray(combos, dtype=np.int64)[pairs.cell]
+    return ClusterMargins(pair_combos,
                           pairs.cluster_index(used), pairs.n, pairs.k, tuple(sizes),
                           np.asarray(combos, dtype=np.int64), len(used))
