@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ClusterMargins", "ClusterPairs", "cell_index", "cluster_information", "cluster_margins",
+           "combo_pairs",
            "cluster_presence", "cluster_scores", "count_pairs", "pair_slots"]
 
 #: A dense (cell x cluster) grid is used for the pair counts up to this many possible
