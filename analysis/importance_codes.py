@@ -438,39 +438,46 @@ class _Tables:
                             key=lambda i: size(tables[i])) for subset in subsets}
         return cls(rows, tables, home)
 
-    def _key(self, i: int) -> np.ndarray:
+    def _key(self, i: int, out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Cluster-major keys (cluster x entries + the factors' code): the rows come
         ordered by cluster, so a bincount into them writes one cluster's block at a time
-        (in cache); each entry sums the same values in the same order either way."""
+        (in cache); each entry sums the same values in the same order either way.
+        ``out``: two int64 buffers of the rows' length, reused from table to table (no
+        fresh pages to touch); the key is written into the first."""
         rows, axes = self.rows, self.tables[i]
         digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
         lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
         for a in axes:
             lookup = lookup * rows.sizes[a] + digits[a]
-        key = rows.cluster * math.prod(rows.sizes[a] for a in axes)
-        key += lookup[rows.combo]
+        key, part = out if out is not None else (np.empty(len(rows.combo), np.int64),
+                                                 np.empty(len(rows.combo), np.int64))
+        np.multiply(rows.cluster, math.prod(rows.sizes[a] for a in axes), out=key)
+        np.take(lookup, rows.combo, out=part)
+        key += part
         return key
 
     def readers(self, weights: list[np.ndarray], subsets: list[list[tuple[int, ...]]]):
         """One reader ``codes -> G-vector`` per weights: the sums of those weights per
         cluster over the rows whose factors take ``codes`` (a dict axis -> code, its
         axes one of that weights' ``subsets``), from the subset's table summed over its
-        other factors (cached). The tables are counted one at a time (its key built,
-        bincounted for every weights that needs it, and freed: memory one key)."""
+        other factors (cached). The tables are counted one at a time (its key built into
+        the same two buffers, bincounted for every weights that needs it)."""
         g, sizes = self.rows.n_clusters, self.rows.sizes
         need = [{self.home[t] for t in wanted} for wanted in subsets]
         counted: list[dict[int, np.ndarray]] = [{} for _ in weights]
+        buffers = (np.empty(len(self.rows.combo), np.int64),
+                   np.empty(len(self.rows.combo), np.int64))
         for i, table in enumerate(self.tables):
             if not any(i in n for n in need):
                 continue
             shape = [sizes[a] for a in table]
-            key = self._key(i)
+            key = self._key(i, buffers)
             for w, n, out in zip(weights, need, counted, strict=True):
                 if i in n:  # (cluster, factors) counted, then laid out (factors, cluster)
                     out[i] = np.moveaxis(np.bincount(
                         key, weights=w, minlength=math.prod(shape) * g).reshape(g, *shape),
                         0, -1).copy()
-            del key
+        del key, buffers
         return [self._reader(out) for out in counted]
 
     def _reader(self, counted: dict[int, np.ndarray]):
