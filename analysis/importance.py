@@ -575,25 +575,34 @@ def _paired_cells(values: dict[str, list[str]], codes: dict[str, np.ndarray],
                   n_clusters: int) -> _Cells:
     """The factor cells of rows (weights ``n``, default 1) with their per-cluster counts
     (:class:`ClusterPairs`), from integer codes: no factors x cluster cell table."""
-    from analysis.importance_codes import cell_index, cluster_margins, count_pairs
+    from analysis.importance_codes import cell_index, cluster_margins, combo_pairs, count_pairs
     from analysis.values import combine_codes, split_codes
 
     factors = list(codes)
     sizes = [len(values[f]) for f in factors]
-    key = combine_codes([codes[f] for f in factors], sizes, n=len(k))
-    if key.dtype == object:  # astronomically many possible cells: group the code tuples
-        uniq, cell = np.unique(np.column_stack([codes[f] for f in factors]), axis=0,
-                               return_inverse=True)
-        cell_codes = [uniq[:, j] for j in range(len(factors))]
-    else:
-        uniq, cell = cell_index(key, math.prod(sizes))
+    # (cell, cluster) keys straight from the codes (``cluster`` becomes the keys)
+    direct = combo_pairs([codes[f] for f in factors], sizes, cluster, n_clusters, n, k)
+    pair_combos = None
+    if direct is not None:
+        uniq, pairs, pair_combos = direct
+        key = uniq
         cell_codes = split_codes(uniq, sizes)
-    pairs = count_pairs(cell.reshape(-1), cluster, len(uniq), n_clusters, n, k)
+    else:
+        key = combine_codes([codes[f] for f in factors], sizes, n=len(k))
+        if key.dtype == object:  # astronomically many possible cells: the code tuples
+            uniq, cell = np.unique(np.column_stack([codes[f] for f in factors]), axis=0,
+                                   return_inverse=True)
+            cell_codes = [uniq[:, j] for j in range(len(factors))]
+        else:
+            uniq, cell = cell_index(key, math.prod(sizes))
+            cell_codes = split_codes(uniq, sizes)
+        pairs = count_pairs(cell.reshape(-1), cluster, len(uniq), n_clusters, n, k)
     cell_n = np.bincount(pairs.cell, weights=pairs.n, minlength=len(uniq))
     cell_k = np.bincount(pairs.cell, weights=pairs.k, minlength=len(uniq))
     # the per-cluster sums from tables over factor subsets (of the pairs: the same
     # integers and order from rows and from an engine's cell table, so the same bytes)
-    margins = None if key.dtype == object else cluster_margins(pairs, uniq, sizes)
+    margins = (None if key.dtype == object
+               else cluster_margins(pairs, uniq, sizes, pair_combos=pair_combos))
     out = _Cells(values, {f: np.asarray(c, dtype=np.int64)
                           for f, c in zip(factors, cell_codes, strict=True)}, cell_n, cell_k,
                  n_cluster_values=n_clusters, pairs=pairs if margins is None else margins)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ClusterMargins", "ClusterPairs", "cell_index", "cluster_information", "cluster_margins",
+           "combo_pairs",
            "cluster_presence", "cluster_scores", "count_pairs", "pair_slots"]
 
 #: A dense (cell x cluster) grid is used for the pair counts up to this many possible
@@ -111,6 +112,54 @@ def count_pairs(cell: np.ndarray, cluster: np.ndarray, n_cells: int, n_clusters:
     return ClusterPairs((present % c).astype(np.intp, copy=False), present // c,
                         rows.astype(float, copy=False), devs.astype(float, copy=False),
                         int(n_clusters))
+
+
+def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
+                n_clusters: int, n: np.ndarray | None, k: np.ndarray
+                ) -> tuple[np.ndarray, ClusterPairs, np.ndarray] | None:
+    """:func:`count_pairs` straight from the rows' factor codes: the observed factor
+    combinations (mixed-radix codes over ``sizes``, sorted) and their pairs, without
+    first numbering the cells over the rows (issue 44). One key per row, ``cluster x
+    combinations + combination`` (built in place in ``cluster``, which is overwritten),
+    marked on a grid; the pairs come out in the same order (cluster, then cell) with the
+    same sums in the same row order as :func:`count_pairs` gives. None when the grid
+    would be too large (then the cells first, then :func:`count_pairs`).
+
+    Returns
+    -------
+    (combos, ClusterPairs, combo)
+        The combinations with rows (``n > 0``), the pairs (``cell`` indexes
+        ``combos``) and each pair's combination (``combos[cell]``, for
+        :func:`cluster_margins`).
+    """
+    m = math.prod(sizes)
+    possible = m * max(int(n_clusters), 1)
+    if possible > max(_GRID_PER_ROW * len(k), 1 << 20) or possible >= 2**62:
+        return None
+    key = cluster if cluster.dtype == np.int64 else cluster.astype(np.int64)
+    for c, size in zip(codes, sizes, strict=True):  # Horner, in place: no temporaries
+        key *= size
+        key += c
+    present = np.zeros(possible, dtype=bool)
+    present[key] = True
+    uniq = np.flatnonzero(present)
+    del present
+    # each pair's position, written only where a pair is (int32: half the pages to
+    # touch), read into the intp array the bincounts take
+    position = np.empty(possible, dtype=np.int32 if len(uniq) < 2**31 else np.intp)
+    position[uniq] = np.arange(len(uniq), dtype=position.dtype)
+    inverse = position[key].astype(np.intp, copy=False)
+    del position, key
+    rows = np.bincount(inverse, weights=n, minlength=len(uniq))
+    devs = np.bincount(inverse, weights=k, minlength=len(uniq))
+    del inverse
+    if n is not None:
+        keep = rows > 0
+        uniq, rows, devs = uniq[keep], rows[keep], devs[keep]
+    pair_cluster, combo = np.divmod(uniq, m)
+    combos, cell = cell_index(combo, m)
+    return combos, ClusterPairs(cell, pair_cluster, rows.astype(float, copy=False),
+                                devs.astype(float, copy=False), int(n_clusters)), combo
 
 
 def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray]:
@@ -390,35 +439,46 @@ class _Tables:
                             key=lambda i: size(tables[i])) for subset in subsets}
         return cls(rows, tables, home)
 
-    def _key(self, i: int) -> np.ndarray:
+    def _key(self, i: int, out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Cluster-major keys (cluster x entries + the factors' code): the rows come
+        ordered by cluster, so a bincount into them writes one cluster's block at a time
+        (in cache); each entry sums the same values in the same order either way.
+        ``out``: two int64 buffers of the rows' length, reused from table to table (no
+        fresh pages to touch); the key is written into the first."""
         rows, axes = self.rows, self.tables[i]
         digits = np.unravel_index(np.arange(math.prod(rows.sizes)), rows.sizes)
         lookup = np.zeros(math.prod(rows.sizes), dtype=np.int64)
         for a in axes:
             lookup = lookup * rows.sizes[a] + digits[a]
-        key = (lookup * rows.n_clusters)[rows.combo]
-        key += rows.cluster
+        key, part = out if out is not None else (np.empty(len(rows.combo), np.int64),
+                                                 np.empty(len(rows.combo), np.int64))
+        np.multiply(rows.cluster, math.prod(rows.sizes[a] for a in axes), out=key)
+        np.take(lookup, rows.combo, out=part)
+        key += part
         return key
 
     def readers(self, weights: list[np.ndarray], subsets: list[list[tuple[int, ...]]]):
         """One reader ``codes -> G-vector`` per weights: the sums of those weights per
         cluster over the rows whose factors take ``codes`` (a dict axis -> code, its
         axes one of that weights' ``subsets``), from the subset's table summed over its
-        other factors (cached). The tables are counted one at a time (its key built,
-        bincounted for every weights that needs it, and freed: memory one key)."""
+        other factors (cached). The tables are counted one at a time (its key built into
+        the same two buffers, bincounted for every weights that needs it)."""
         g, sizes = self.rows.n_clusters, self.rows.sizes
         need = [{self.home[t] for t in wanted} for wanted in subsets]
         counted: list[dict[int, np.ndarray]] = [{} for _ in weights]
+        buffers = (np.empty(len(self.rows.combo), np.int64),
+                   np.empty(len(self.rows.combo), np.int64))
         for i, table in enumerate(self.tables):
             if not any(i in n for n in need):
                 continue
             shape = [sizes[a] for a in table]
-            key = self._key(i)
+            key = self._key(i, buffers)
             for w, n, out in zip(weights, need, counted, strict=True):
-                if i in n:
-                    out[i] = np.bincount(key, weights=w, minlength=math.prod(shape) * g
-                                         ).reshape(*shape, g)
-            del key
+                if i in n:  # (cluster, factors) counted, then laid out (factors, cluster)
+                    out[i] = np.moveaxis(np.bincount(
+                        key, weights=w, minlength=math.prod(shape) * g).reshape(g, *shape),
+                        0, -1).copy()
+        del key, buffers
         return [self._reader(out) for out in counted]
 
     def _reader(self, counted: dict[int, np.ndarray]):
@@ -435,8 +495,8 @@ class _Tables:
         return read
 
 
-def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int]
-                    ) -> ClusterMargins | None:
+def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int], *,
+                    pair_combos: np.ndarray | None = None) -> ClusterMargins | None:
     """The :class:`ClusterMargins` of ``pairs`` (each pair one weighted row) whose cells
     have the factor combinations ``combos`` (mixed-radix codes over ``sizes``, sorted);
     None when the combinations, or a table of two factors' values x clusters, would be
@@ -449,6 +509,8 @@ def cluster_margins(pairs: ClusterPairs, combos: np.ndarray, sizes: list[int]
     two = sorted(sizes)[-2:]
     if m > MARGIN_CELLS or math.prod(two) * g > max(TABLE_LIMIT, TABLE_PER_ROW * len(pairs.n)):
         return None
-    return ClusterMargins(np.asarray(combos, dtype=np.int64)[pairs.cell],
+    if pair_combos is None:  # each pair's combination (known to :func:`combo_pairs`)
+        pair_combos = np.asarray(combos, dtype=np.int64)[pairs.cell]
+    return ClusterMargins(pair_combos,
                           pairs.cluster_index(used), pairs.n, pairs.k, tuple(sizes),
                           np.asarray(combos, dtype=np.int64), len(used))

@@ -21,6 +21,14 @@ times each; the best CPU and the median peak are compared (the machine is shared
   (CR1 with the normal reference; no Satterthwaite df, no factor tests);
 - ``cr1``: ours with ``small_sample="none"`` (what the GLM computes): the numbers compared.
 
+Then ``inprocess``: one process builds the table once and alternates the clustered and
+the independent call (``--repeat`` + 1 each, the first pair a warm-up: the allocator's
+state after calls of that size, so fewer first-touch page faults than a fresh process's
+first call); the best and the median CPU of each, their ratios, and the numbers
+compared: the coefficients equal (the logit does not depend on the cluster), every
+clustered call's table identical to the first. ``--skip-glm`` leaves out the
+statsmodels fit (15-20 s CPU a run) and its comparisons.
+
 Then (without ``--skip-cli``) the command line end to end on a Parquet file of the same
 rows, ``python -m analysis importance FILE --design D --factors ... --json`` (default
 cluster), against a naive script (``pd.read_parquet`` + the GLM above, JSON out), CPU of
@@ -48,6 +56,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_clustered_subgroups import SIZES, _status_mb, make_results  # noqa: E402
 
 MODES = ("clustered", "independent", "glm", "cr1")
+CHILDREN = (*MODES, "inprocess")
 
 
 def glm_fit(frame):
@@ -67,13 +76,41 @@ def glm_fit(frame):
         dict(zip(names, fit.bse.tolist(), strict=True))
 
 
-def child(mode: str, rows: int, templates: int) -> None:
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def in_process(results, design, repeat: int) -> dict:
+    """Alternate the clustered and the independent call in this process (the first
+    pair a warm-up): CPU seconds of each call, and whether the numbers agree."""
+    from analysis.importance import factor_importance
+
+    cpu: dict[str, list[float]] = {"clustered": [], "independent": []}
+    fits: dict[str, list] = {"clustered": [], "independent": []}
+    for _ in range(repeat + 1):
+        for mode, kw in (("clustered", {}), ("independent", {"cluster": None})):
+            t0 = _cpu()
+            fits[mode].append(factor_importance(results, design, **kw))
+            cpu[mode].append(_cpu() - t0)
+    first = fits["clustered"][0]
+    same = all(f.terms.equals(first.terms) and f.factor_tests.equals(first.factor_tests)
+               for f in fits["clustered"][1:])
+    coef = np.abs(first.terms["coef"].to_numpy()
+                  - fits["independent"][0].terms["coef"].to_numpy()).max()
+    return {"cpu": cpu, "repeatable": bool(same), "coef_diff": float(coef)}
+
+
+def child(mode: str, rows: int, templates: int, repeat: int = 3) -> None:
     from analysis.design import apply_design
     from analysis.importance import factor_importance
 
     frame, design = make_results(rows, templates)
     results = apply_design(frame, design)
     factor_importance(results.head(3000), design)  # imports, first-call costs
+    if mode == "inprocess":
+        print(json.dumps(in_process(results, design, repeat)))
+        return
     table_mb = _status_mb("VmRSS")
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
@@ -159,21 +196,43 @@ def cli_part(rows: int, templates: int, repeat: int) -> list[str]:
     return problems
 
 
+def in_process_part(args) -> list[str]:
+    """The ``inprocess`` child: both calls alternating in one process; ratios printed."""
+    out, _ = run([sys.executable, str(Path(__file__).resolve()), "--child", "inprocess",
+                  "--rows", str(args.rows), "--templates", str(args.templates),
+                  "--repeat", str(args.repeat)])
+    r = json.loads(out.strip().splitlines()[-1])
+    c, u = (np.array(r["cpu"][m][1:]) for m in ("clustered", "independent"))
+    print(f"in one process, alternating ({len(c)} calls each after a warm-up pair; "
+          f"load {os.getloadavg()[0]:.1f}): clustered CPU best {c.min():.3f} / median "
+          f"{np.median(c):.3f} s, independent best {u.min():.3f} / median {np.median(u):.3f}"
+          f" s: ratio {c.min() / u.min():.2f}x best, {np.median(c) / np.median(u):.2f}x "
+          f"median (goal <= 2x); first calls {r['cpu']['clustered'][0]:.3f} / "
+          f"{r['cpu']['independent'][0]:.3f} s")
+    print(f"   numbers: coefficients clustered = independent to {r['coef_diff']:.1e}; "
+          f"every clustered call identical: {r['repeatable']}")
+    if r["coef_diff"] > 1e-9 or not r["repeatable"]:
+        return ["in-process numbers differ"]
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--templates", type=int, default=300)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--skip-cli", action="store_true")
-    p.add_argument("--child", choices=MODES)
+    p.add_argument("--skip-glm", action="store_true")
+    p.add_argument("--child", choices=CHILDREN)
     args = p.parse_args(argv)
     if args.child:
-        child(args.child, args.rows, args.templates)
+        child(args.child, args.rows, args.templates, args.repeat)
         return 0
     print(f"uptime: {os.popen('uptime').read().strip()}")
-    runs: dict[str, list[dict]] = {m: [] for m in MODES}
+    modes = [m for m in MODES if not (args.skip_glm and m in ("glm", "cr1"))]
+    runs: dict[str, list[dict]] = {m: [] for m in modes}
     for i in range(args.repeat):
-        for mode in MODES:
+        for mode in modes:
             if mode in ("glm", "cr1") and i > 0 and mode == "cr1":
                 continue  # numbers only: once is enough
             out, _ = run([sys.executable, str(Path(__file__).resolve()), "--child", mode,
@@ -191,18 +250,24 @@ def main(argv: list[str] | None = None) -> int:
           f"independent rows {best['independent']:.3f} s: ratio "
           f"{best['clustered'] / best['independent']:.2f}x (goal <= 2x); memory above the "
           f"table {peak['clustered']:.0f} / {peak['independent']:.0f} MB")
-    print(f"statsmodels GLM cluster on the rows {best['glm']:.2f} s CPU: "
-          f"{best['glm'] / best['clustered']:.1f}x the clustered call (goal >= 20x), "
-          f"{best['glm'] / best['cr1']:.1f}x ours with the same CR1 covariance; memory "
-          f"above the table {peak['glm']:.0f} MB")
     clustered, independent = runs["clustered"][0], runs["independent"][0]
-    glm, cr1 = runs["glm"][0], runs["cr1"][0]
     d_coef = _max_rel(clustered["coef"], independent["coef"])
-    d_glm = _max_rel(cr1["coef"], glm["coef"])
-    d_se = _max_rel(cr1["se"], glm["se"])
-    print(f"numbers: coefficients clustered = independent to {d_coef:.1e}; ours (CR1) = GLM "
-          f"cluster: coefficients {d_glm:.1e}, standard errors {d_se:.1e} (relative)")
+    d_glm = d_se = 0.0
+    if not args.skip_glm:
+        print(f"statsmodels GLM cluster on the rows {best['glm']:.2f} s CPU: "
+              f"{best['glm'] / best['clustered']:.1f}x the clustered call (goal >= 20x), "
+              f"{best['glm'] / best['cr1']:.1f}x ours with the same CR1 covariance; memory "
+              f"above the table {peak['glm']:.0f} MB")
+        glm, cr1 = runs["glm"][0], runs["cr1"][0]
+        d_glm = _max_rel(cr1["coef"], glm["coef"])
+        d_se = _max_rel(cr1["se"], glm["se"])
+        print(f"numbers: coefficients clustered = independent to {d_coef:.1e}; ours (CR1) = "
+              f"GLM cluster: coefficients {d_glm:.1e}, standard errors {d_se:.1e} "
+              "(relative)")
+    else:
+        print(f"numbers: coefficients clustered = independent to {d_coef:.1e}")
     problems = [] if max(d_coef, d_glm, d_se) <= 1e-7 else ["numbers differ"]
+    problems += in_process_part(args)
     if not args.skip_cli:
         problems += cli_part(args.rows, args.templates, args.repeat)
     for line in problems:

@@ -31,6 +31,7 @@ from analysis.importance_codes import (
     cluster_margins,
     cluster_presence,
     cluster_scores,
+    combo_pairs,
     count_pairs,
 )
 
@@ -301,3 +302,36 @@ def _cell_matrix(margins, parts):
     return np.column_stack([np.all([cell_codes[a] == c for a, c in part], axis=0) if part
                             else np.ones(len(margins.cell), dtype=bool)
                             for part in parts]).astype(float)
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_pairs_straight_from_the_codes_equal_cells_then_pairs(weights):
+    """:func:`combo_pairs` (one key per row from the codes) = numbering the cells over the
+    rows and then :func:`count_pairs` (the previous two steps): the same combinations,
+    and the same pairs in the same order with the same sums, bit for bit."""
+    rng = np.random.default_rng(31)
+    rows, sizes, g = 6000, [3, 2, 5], 11
+    codes = [rng.integers(0, s, rows).astype(np.int32) for s in sizes]
+    codes[1][codes[0] == 2] = 0  # an unobserved combination
+    cluster = rng.integers(0, g, rows) * 2  # codes 0, 2, ...: half of 2g codes unused
+    n = rng.integers(0, 4, rows).astype(float) if weights else None  # lines of 0 rows too
+    k = (rng.random(rows) < 0.3) * (1.0 if n is None else n)
+    combo = (codes[0].astype(np.int64) * 2 + codes[1]) * 5 + codes[2]
+    combos, cell = np.unique(combo, return_inverse=True)
+    old = count_pairs(cell, cluster, len(combos), 2 * g, n, k)
+    got_combos, new, pair_combos = combo_pairs(codes, sizes, cluster.copy(), 2 * g, n, k)
+    assert np.array_equal(pair_combos, got_combos[new.cell])
+    # the previous path keeps the cells of 0-row lines until the cells are dropped
+    kept = np.bincount(old.cell, weights=old.n, minlength=len(combos)) > 0
+    old = old.keep_cells(kept)
+    assert np.array_equal(got_combos, combos[kept])
+    for name in ("cell", "cluster", "n", "k"):
+        a, b = getattr(new, name), getattr(old, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert new.n_clusters == old.n_clusters == 2 * g
+    assert (new.n > 0).all() and new.n.sum() == (rows if n is None else n.sum())
+    # a grid of more than 16 keys per row (and 2^20): None, the cluster codes untouched
+    many = cluster * 10**6
+    before = many.copy()
+    assert combo_pairs(codes, sizes, many, 2 * g * 10**6, n, k) is None
+    assert np.array_equal(many, before)
