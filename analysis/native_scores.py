@@ -61,6 +61,7 @@ from analysis.bootstrap import check_bootstrap_options
 from analysis.columns import ACCURACY_AMB, ACCURACY_DIS, S_AMB, S_DIS
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES, check_method
+from analysis.options.native import DELTA_ADJUST  # the deltas' default adjustment (Holm)
 
 __all__ = [
     "BBQ_BREAKDOWNS", "BBQ_SCORES", "BOOT_SE", "CI_HIGH", "CI_LOW", "CLUSTER", "DELTA",
@@ -82,10 +83,6 @@ CLUSTER, INTERVAL = "cluster", "interval"
 MODEL_A, MODEL_B = "model_a", "model_b"
 ESTIMATE_A, ESTIMATE_B, DELTA = "estimate_a", "estimate_b", "delta"
 P_VALUE, P_ADJUSTED = "p_value", "p_adjusted"
-#: The default adjustment of a pair's native-score deltas (``p_adjusted``: family-wise
-#: over the few deltas of one pair); ``native_deltas(adjust=)`` takes any method of
-#: :mod:`analysis.multiple_testing`, and the views name it from the Result's settings.
-DELTA_ADJUST = "holm"
 #: ``scope`` / ``group`` of a score over all rows of its setting.
 OVERALL = "overall"
 ALL = "all"
@@ -392,7 +389,7 @@ def _method(cluster: str | None, stratum: str | None, confidence: float, n_resam
         what += " (a row without one: its document)"
     within = f", within each {stratum}" if stratum else ""
     return (f"expanded percentile cluster bootstrap ({n_resamples} resamples of the "
-            f"{what}{within}), {confidence:.0%}")
+            f"{what}{within}), {100 * confidence:.10g}%")  # 0.999: 99.9%, not 100%
 
 
 def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
