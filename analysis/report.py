@@ -55,19 +55,24 @@ __all__ = [
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
 HTML_MAX_ROWS = 200
-#: Sections with bootstrap intervals (setting ``ci``) and their default replicates (the
-#: ``n_resamples`` option of each: the pages' and the subcommands' ``--n-boot``).
-CI_SECTIONS: dict[str, int] = {name: options_for(name).default("n_resamples")
-                               for name in ("subgroups", "ecdf", "index")}
+#: Sections with bootstrap intervals (setting ``ci``: the analyses whose options have
+#: it) and their default replicates (the ``n_resamples`` option of each: the pages' and
+#: the subcommands' ``--n-boot``).
+CI_SECTIONS: dict[str, int] = {name: cls.default("n_resamples")
+                               for name, cls in all_options().items() if "ci" in cls.specs()}
 #: The values of the ``ci`` setting.
 CI_CHOICES: tuple[str, ...] = _CI_CHOICES
 #: The settings that control the intervals (besides ``ci``: ``cluster``, replicates ...).
 CI_KEYS: tuple[str, ...] = BOOTSTRAP_FIELDS
-#: Sections with the ``judge_noise`` setting (:mod:`analysis.judge_noise`) and the keys of
-#: that setting (``replicates`` 0: off). Importance tests at its own ``alpha``.
+#: The keys of a section's ``judge_noise`` setting -> the options they set.
+_NOISE_OPTIONS = {"replicates": "judge_noise", "mode": "noise_mode", "seed": "seed",
+                  "alpha": "noise_alpha"}
+#: Sections with the ``judge_noise`` setting (:mod:`analysis.judge_noise`: the analyses
+#: whose options have it) and the keys of that setting (``replicates`` 0: off); importance
+#: has no ``noise_alpha``: it tests at its own ``alpha``.
 NOISE_SECTIONS: dict[str, tuple[str, ...]] = {
-    "subgroups": ("replicates", "mode", "seed", "alpha"),
-    "importance": ("replicates", "mode", "seed")}
+    name: tuple(k for k, o in _NOISE_OPTIONS.items() if o in cls.specs())
+    for name, cls in all_options().items() if "judge_noise" in cls.specs()}
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
 
@@ -199,11 +204,6 @@ def noise_defaults(section: str) -> dict[str, Any]:
     if "alpha" in NOISE_SECTIONS[section]:
         out["alpha"] = cls.default("noise_alpha")
     return out
-
-
-#: The keys of a section's ``judge_noise`` setting -> the options they set.
-_NOISE_OPTIONS = {"replicates": "judge_noise", "mode": "noise_mode", "seed": "seed",
-                  "alpha": "noise_alpha"}
 
 
 def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any] | None:

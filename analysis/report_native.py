@@ -11,10 +11,10 @@ from analysis.formatting import level_text
 from analysis.multiple_testing import LABELS
 from analysis.options.native import NativeDeltasOptions, NativeOptions
 
-__all__ = ["build_checks", "build_native", "checks_defaults", "native_defaults"]
+__all__ = ["SHOWN", "build_checks", "build_native", "checks_defaults", "native_defaults"]
 
 #: Columns of the native-score tables the report shows (the CSV in the ZIP has them all).
-_SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
+SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
 _SHOWN_DELTA = ("model_a", "model_b", "score", "scope", "group", "estimate_a", "estimate_b",
                 "delta", "ci_low", "ci_high", "p_adjusted", "n_clusters")
 
@@ -67,7 +67,7 @@ def build_native(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: 
     scores = api.native_scores(results, design, options=NativeOptions.from_settings(s),
                                where=where)
     table = scores.table
-    sec.tables.append(("native_scores", _shown(table, _SHOWN)))
+    sec.tables.append(("native_scores", _shown(table, SHOWN)))
     level = level_text(scores.settings["confidence"])
     top = table[table["scope"] == "overall"]
     settings = [c for c in table.columns if c in ("model", "task", "input_format", "filter")]

@@ -19,14 +19,13 @@ import streamlit as st
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES
+from analysis.report_native import SHOWN  # the scores' columns shown (the CSV has them all)
 from ui.native_adjust import delta_adjust, deltas_columns, deltas_copy
 from ui.widgets import md
 
 __all__ = ["native_deltas_view", "native_scores_view"]
 
 _STATE = "compare_native"
-#: The columns of the scores table shown on a page (the CSV has them all).
-SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
 #: Breakdown scopes left out of the table by default (the CSV and a choice keep them).
 _FINE = ("subcategory", "additional_metadata.subcategory")
 

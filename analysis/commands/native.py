@@ -10,16 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_native_options", "register", "run", "run_deltas"]
-
-
-def add_native_options(p: argparse.ArgumentParser) -> None:
-    """``compare --native-scores``: the flags of
-    :class:`analysis.options.native.NativeDeltasOptions` but ``--cluster`` and ``--seed``
-    (the comparison's own, which the deltas use too)."""
-    from analysis.options.native import NativeDeltasOptions
-
-    NativeDeltasOptions.add_arguments(p, skip=("cluster", "seed"))
+__all__ = ["register", "run", "run_deltas"]
 
 
 SUMMARY = ("native-scores",

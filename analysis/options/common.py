@@ -11,8 +11,8 @@ from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, 
 
 __all__ = [
     "ADJUST_METHODS", "BOOTSTRAP_FIELDS", "BootstrapOptions", "CI_CHOICES", "ClusterOptions",
-    "NOISE_FIELDS", "NoiseOptions", "SMALL_SAMPLE", "adjust_option", "confidence_option",
-    "n_resamples_option", "noise_alpha_option", "option"
+    "NOISE_FIELDS", "NOISE_MODES", "NoiseOptions", "SMALL_SAMPLE", "adjust_option",
+    "confidence_option", "n_resamples_option", "noise_alpha_option", "option"
 ]
 
 #: The judge-noise options: a report section keeps them in its ``judge_noise`` mapping.
