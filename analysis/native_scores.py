@@ -389,7 +389,13 @@ def _method(cluster: str | None, stratum: str | None, confidence: float, n_resam
         what += " (a row without one: its document)"
     within = f", within each {stratum}" if stratum else ""
     return (f"expanded percentile cluster bootstrap ({n_resamples} resamples of the "
-            f"{what}{within}), {100 * confidence:.10g}%")  # 0.999: 99.9%, not 100%
+            f"{what}{within}), {_level(confidence)}")
+
+
+def _level(confidence: float) -> str:
+    """The interval's level in its method's words: ``95%``; 0.999 is ``99.9%`` (not the
+    ``100%`` of ``.0%``)."""
+    return f"{100 * confidence:.10g}%"
 
 
 def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
@@ -631,7 +637,7 @@ def _discrim_scores(rows: pd.DataFrame, keys: list[str], cluster: str | None,
             table[k] = v
         table[CLUSTER] = cluster or "rows"
         table[INTERVAL] = (f"expanded percentile cluster bootstrap ({n_resamples} resamples "
-                           f"of the clusters of {cluster or 'rows'}), {confidence:.0%}")
+                           f"of the clusters of {cluster or 'rows'}), {_level(confidence)}")
         parts.append(table)
         g = int(table[N_CLUSTERS].iloc[0]) if len(table) else 0
         if 0 < g < 30:
@@ -750,7 +756,7 @@ def _discrim_delta(both: pd.DataFrame, by: str, a: str, b: str, keys: list[str],
                         N_BOOT: int(iv[N_BOOT][0]), CLUSTER: cluster or "units",
                         INTERVAL: f"expanded percentile paired cluster bootstrap "
                                   f"({n_resamples} resamples of the shared clusters of "
-                                  f"{cluster or 'units'}), {confidence:.0%}"})
+                                  f"{cluster or 'units'}), {_level(confidence)}"})
     return pd.DataFrame(out) if out else None
 
 
