@@ -1480,9 +1480,8 @@ def native_scores(data: Any, design: Any = None, *, options: Any = None,
                   where: Where | None = None, breakdowns: str | Sequence[str] | None = None,
                   **option_values: Any) -> Result:
     """The benchmark's own scores (BBQ's s_DIS / s_AMB, CrowS-Pairs' pct_stereotype ...)
-    with cluster-bootstrap intervals (``docs/native_scores.md``); ``options``: a
-    :class:`analysis.options.native.NativeOptions` or its values (``cluster``,
-    ``n_resamples``, ``confidence``, ``seed``).
+    with cluster-bootstrap intervals (``docs/native_scores.md``; ``options``: a
+    :class:`analysis.options.native.NativeOptions` or its values).
 
     Returns
     -------
@@ -1511,9 +1510,8 @@ def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | No
                   **option_values: Any) -> Result:
     """Paired differences of the native scores between the values of ``by`` (models,
     input formats) on the same items, with paired cluster-bootstrap intervals and tests;
-    ``options``: a :class:`analysis.options.native.NativeDeltasOptions` or its values (the
-    bootstrap's, and ``adjust``: the multiple-testing method over a pair's deltas, Holm by
-    default, any of :data:`analysis.multiple_testing.METHODS`).
+    ``options``: a :class:`analysis.options.native.NativeDeltasOptions` or its values
+    (``adjust``: the method over a pair's deltas, Holm by default).
 
     Returns
     -------

@@ -393,8 +393,7 @@ def _method(cluster: str | None, stratum: str | None, confidence: float, n_resam
 
 
 def _level(confidence: float) -> str:
-    """The interval's level in its method's words: ``95%``; 0.999 is ``99.9%`` (not the
-    ``100%`` of ``.0%``)."""
+    """``95%``; 0.999 is ``99.9%`` (``.0%`` wrote ``100%``)."""
     return f"{100 * confidence:.10g}%"
 
 

@@ -211,8 +211,7 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
     :func:`~analysis.judge_noise.importance_noise` from a section's ``judge_noise``
     setting (missing keys take :func:`noise_defaults`; the setting's ``replicates`` is
     the argument ``n_resamples``), its values checked by the section's options
-    (``replicates`` the option ``judge_noise``, 0: off; ``mode`` ``noise_mode``, ``alpha``
-    ``noise_alpha``); None when ``replicates`` is 0.
+    (:data:`_NOISE_OPTIONS`); None when ``replicates`` is 0.
 
     Raises
     ------
