@@ -390,3 +390,26 @@ def test_options_are_checked_once_and_the_level_is_named(bbq):
     deltas = bw.native_deltas(head, design, by="input_format", reference="race",
                               n_resamples=20, confidence=0.999)
     assert set(deltas.table["interval"].str.rsplit(", ", n=1).str[1]) == {"99.9%"}
+
+
+def test_compare_native_scores_takes_the_comparisons_cluster_and_seed(bbq, capsys):
+    """``compare --native-scores`` has one ``--cluster`` / ``--no-cluster`` and one
+    ``--seed``, the comparison's, which the deltas use too (NativeDeltasOptions' flags but
+    those two)."""
+    from analysis import api as bw
+    from analysis.cli import main
+
+    frame, design = bbq
+    head = frame[frame["category"].isin(["Age", "Religion"])]
+    path = "sample_data/bbq_unifiedqa.csv.gz"
+    for flags, options in ((["--no-cluster", "--seed", "5"], {"cluster": None, "seed": 5}),
+                           (["--cluster", "category"], {"cluster": "category"})):
+        assert main(["compare", path, "--design", DESIGN, "--by", "input_format",
+                     "--reference", "race", "--native-scores", "--native-resamples", "30",
+                     "--where", "category=Age,Religion", *flags, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        api = bw.native_deltas(head, design, by="input_format", reference="race",
+                               n_resamples=30, **options)
+        assert out["settings"]["cluster"] == api.settings["cluster"] == options["cluster"]
+        np.testing.assert_allclose(pd.DataFrame(out["scores"])["ci_low"], api.table["ci_low"],
+                                   rtol=1e-12, equal_nan=True)
