@@ -207,11 +207,10 @@ def noise_defaults(section: str) -> dict[str, Any]:
 
 
 def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Keyword arguments of :func:`analysis.judge_noise.subgroup_noise` /
-    :func:`~analysis.judge_noise.importance_noise` from a section's ``judge_noise``
-    setting (missing keys take :func:`noise_defaults`; the setting's ``replicates`` is
-    the argument ``n_resamples``), its values checked by the section's options
-    (:data:`_NOISE_OPTIONS`); None when ``replicates`` is 0.
+    """The judge-noise options (``judge_noise``, ``noise_mode``, ``seed``, subgroups'
+    ``noise_alpha``) of a section's ``judge_noise`` setting (missing keys take
+    :func:`noise_defaults`; :data:`_NOISE_OPTIONS`), checked by the section's options;
+    None when ``replicates`` is 0.
 
     Raises
     ------
@@ -233,8 +232,7 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
     opts = options_for(section).coerce(noise, judge_noise=noise["judge_noise"] or None)
     if opts.judge_noise is None:
         return None
-    out = {"n_resamples": opts.judge_noise, "mode": opts.noise_mode, "seed": opts.seed}
-    return {**out, "alpha": opts.noise_alpha} if "noise_alpha" in noise else out
+    return {name: getattr(opts, name) for name in noise}
 
 
 def _noise_rows(results: pd.DataFrame) -> None:
@@ -480,12 +478,11 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         _noise_rows(results)
         shares = bw.subgroups(results, design, options=opts, factors=factors,
                               where=_where(s), applied=True, ci="none", power=None,
-                              judge_noise=noise["n_resamples"], noise_mode=noise["mode"],
-                              seed=noise["seed"], noise_alpha=noise.get("alpha", 0.05))
-        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's "
-                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+                              **noise)
+        sec.notes.append(f"Judge noise: {noise['judge_noise']:,} replicates of the judge's "
+                         f"scores ({MODE_LABELS[noise['noise_mode']]}), seed {noise['seed']}, "
                          f"significant at {LABELS[opts.adjust]}-adjusted p < "
-                         f"{noise.get('alpha', 0.05):g}. {shares.meta['judge_noise_summary']}")
+                         f"{noise['noise_alpha']:g}. {shares.meta['judge_noise_summary']}")
         label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
         by_label = shares.table.set_index(SUBGROUP)
         table = table.copy()
@@ -676,8 +673,7 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         _noise_rows(results)
     options = ImportanceOptions.from_settings(
         s, skip=NOISE_FIELDS, cluster=FROM_DESIGN if cluster == design.cluster else cluster,
-        **({"judge_noise": noise["n_resamples"], "noise_mode": noise["mode"],
-            "seed": noise["seed"]} if noise else {}))
+        **(noise or {}))
     try:
         result = bw.importance(results, design, options=options, factors=factors,
                                where=_where(s), references=references or None,
@@ -697,8 +693,8 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     p_column = P_VALUE if options.adjust == "none" else P_ADJUSTED
     sec.notes.append(bw.importance_adjustment_sentence(options.adjust, options.alpha))
     if noise:  # noise_same_sign, _significant, _survives per term
-        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge "
-                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+        sec.notes.append(f"Judge noise: {noise['judge_noise']:,} refits on redrawn judge "
+                         f"scores ({MODE_LABELS[noise['noise_mode']]}), seed {noise['seed']}, "
                          f"significant at {p_column} < {options.alpha:g}. "
                          + result.meta["judge_noise_summary"])
     sec.figures.append(("factor_importance", importance_figure(
