@@ -16,11 +16,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from analysis import reproduce as rp
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES
+from analysis.options.native import NativeOptions
 from analysis.report_native import SHOWN  # the scores' columns shown (the CSV has them all)
-from ui.native_adjust import delta_adjust, deltas_columns, deltas_copy
+from ui.native_adjust import delta_adjust, deltas_columns, deltas_copy, native_copy
 from ui.widgets import md
 
 __all__ = ["native_deltas_view", "native_scores_view"]
@@ -124,6 +126,9 @@ def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, A
             return
         _show_scores(res, page)
         _report_button(results, design, where)
+        options = NativeOptions.from_settings(res.settings, skip=("cluster",))  # the default
+        native_copy(design, rp.api_view(options, function="native_scores"), where,
+                    "# the benchmark's own scores\n")
 
 
 def _show_scores(res: Any, page: str) -> None:

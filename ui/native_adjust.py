@@ -14,7 +14,8 @@ from analysis.design import Design
 from analysis.multiple_testing import NAMES, adjusted_label
 from analysis.options.native import ADJUSTMENTS, DELTA_ADJUST, NativeDeltasOptions
 
-__all__ = ["ADJUSTMENTS", "delta_adjust", "deltas_columns", "deltas_copy", "deltas_view"]
+__all__ = ["ADJUSTMENTS", "delta_adjust", "deltas_columns", "deltas_copy", "deltas_view",
+           "native_copy"]
 
 
 def delta_adjust() -> str:
@@ -37,13 +38,17 @@ def deltas_copy(design: Design, settings: dict[str, Any], where: dict | None) ->
     """The command (``native-scores --by``) and the script (``bw.native_deltas``)
     giving the deltas shown, from the Result's ``settings`` (drawn in the caller's
     expander: expanders do not nest)."""
+    # told apart from the page's comparison
+    native_copy(design, deltas_view(settings), where, "# the native scores' paired deltas\n")
+
+
+def native_copy(design: Design, view: rp.View, where: dict | None, head: str) -> None:
+    """"Copy as CLI / Copy as Python" of ``view`` (each text after the comment ``head``)."""
     from ui.reproduce import sources
 
     file, design_path, _ = sources(design)
-    view = deltas_view(settings)
     st.caption("Copy as CLI / Copy as Python (the design saved as `design.yaml` unless it "
                "is a sample's):")
-    head = "# the native scores' paired deltas\n"  # told apart from the page's comparison
     st.code(head + rp.cli_command(view.command, file, design_path, view.options, where=where),
             language="bash")
     st.code(head + rp.api_snippet(view.function, file, design_path, view.call, where=where),
