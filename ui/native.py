@@ -22,7 +22,7 @@ from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES
 from analysis.options.native import NativeOptions
 from analysis.report_native import SHOWN  # the scores' columns shown (the CSV has them all)
-from ui.native_adjust import delta_adjust, deltas_columns, deltas_copy, native_copy
+from ui.native_adjust import delta_adjust, deltas_columns, deltas_view, native_copy
 from ui.widgets import md
 
 __all__ = ["native_deltas_view", "native_scores_view"]
@@ -76,7 +76,8 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
         from ui.common import table_download
 
         table_download(table, f"native_deltas_{settings['by']}", key="compare_native")
-        deltas_copy(design, stored[3], where)
+        native_copy(design, deltas_view(stored[3]), where,  # told apart from the comparison
+                    "# the native scores' paired deltas\n")
 
 
 def _where_key(where: dict[str, Any] | None) -> str:

@@ -14,8 +14,7 @@ from analysis.design import Design
 from analysis.multiple_testing import NAMES, adjusted_label
 from analysis.options.native import ADJUSTMENTS, DELTA_ADJUST, NativeDeltasOptions
 
-__all__ = ["ADJUSTMENTS", "delta_adjust", "deltas_columns", "deltas_copy", "deltas_view",
-           "native_copy"]
+__all__ = ["ADJUSTMENTS", "delta_adjust", "deltas_columns", "deltas_view", "native_copy"]
 
 
 def delta_adjust() -> str:
@@ -34,16 +33,9 @@ def deltas_columns(settings: dict[str, Any]) -> dict[str, Any]:
         adjusted_label(method), format="%.3g", help=f"{NAMES[method]} over a pair's deltas")}
 
 
-def deltas_copy(design: Design, settings: dict[str, Any], where: dict | None) -> None:
-    """The command (``native-scores --by``) and the script (``bw.native_deltas``)
-    giving the deltas shown, from the Result's ``settings`` (drawn in the caller's
-    expander: expanders do not nest)."""
-    # told apart from the page's comparison
-    native_copy(design, deltas_view(settings), where, "# the native scores' paired deltas\n")
-
-
 def native_copy(design: Design, view: rp.View, where: dict | None, head: str) -> None:
-    """"Copy as CLI / Copy as Python" of ``view`` (each text after the comment ``head``)."""
+    """"Copy as CLI / Copy as Python" of ``view`` (each text after the comment ``head``;
+    drawn in the caller's expander: expanders do not nest)."""
     from ui.reproduce import sources
 
     file, design_path, _ = sources(design)
