@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.errors import AnalysisError
-from analysis.options import FROM_DESIGN, OptionError, Options
+from analysis.options import OptionError, Options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -1477,12 +1477,12 @@ def index_published(data: Any, *, polarity: str | None = None, text_column: str 
 
 # --- the benchmarks' own scores, their paired deltas, the gate (docs/native_scores.md,
 # docs/checks.md); the statistics are analysis.native_scores and analysis.gate ----------
-def native_scores(data: Any, design: Any = None, *, where: Where | None = None,
-                  cluster: str | None = FROM_DESIGN, n_resamples: int = 1000,
-                  confidence: float = 0.95, seed: int = 0,
-                  breakdowns: str | Sequence[str] | None = None) -> Result:
+def native_scores(data: Any, design: Any = None, *, options: Any = None,
+                  where: Where | None = None, breakdowns: str | Sequence[str] | None = None,
+                  **option_values: Any) -> Result:
     """The benchmark's own scores (BBQ's s_DIS / s_AMB, CrowS-Pairs' pct_stereotype ...)
-    with cluster-bootstrap intervals (``docs/native_scores.md``).
+    with cluster-bootstrap intervals (``docs/native_scores.md``; ``options``: a
+    :class:`analysis.options.native.NativeOptions` or its values).
 
     Returns
     -------
@@ -1491,27 +1491,28 @@ def native_scores(data: Any, design: Any = None, *, where: Where | None = None,
         columns (``model``, ``task``, ``input_format``, ``filter``, those present),
         ``family``, ``score``, ``scope``, ``group``, ``estimate``, ``boot_se``,
         ``ci_low``, ``ci_high``, ``n``, ``n_clusters``, ``n_boot``, ``cluster``,
-        ``interval``.
+        ``interval``; ``settings``: every option (``cluster``: the one resampled),
+        ``interval``, ``where``.
     """
     from analysis.native_scores import native_scores as compute
+    from analysis.options.native import NativeOptions
 
+    opts = NativeOptions.coerce(options, **option_values)
     table, the_design, subset = prepare_inputs(data, design, where=where, need_outcome=False)
     split = _as_list(breakdowns, "breakdowns") if breakdowns is not None else None
-    out = compute(_subset(table, subset), the_design, cluster=cluster,
-                  n_resamples=n_resamples, confidence=confidence, seed=seed, breakdowns=split)
-    return Result(out.table, out.notes, {**out.settings, "where": subset}, {}, out)
+    out = compute(_subset(table, subset), the_design, breakdowns=split, **opts.kwargs())
+    settings = {**out.settings, **opts.settings(skip=("cluster",)), "where": subset}
+    return Result(out.table, out.notes, settings, {}, out)
 
 
 def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | None = None,
                   unit: str | Sequence[str] | None = None, where: Where | None = None,
-                  cluster: str | None = FROM_DESIGN, n_resamples: int = 1000,
-                  confidence: float = 0.95, seed: int = 0,
-                  breakdowns: str | Sequence[str] | None = None,
-                  adjust: str = "holm") -> Result:
+                  breakdowns: str | Sequence[str] | None = None, options: Any = None,
+                  **option_values: Any) -> Result:
     """Paired differences of the native scores between the values of ``by`` (models,
     input formats) on the same items, with paired cluster-bootstrap intervals and tests;
-    ``adjust``: the multiple-testing method over a pair's deltas (Holm by default, any of
-    :data:`analysis.multiple_testing.METHODS`; ``settings["adjust"]``).
+    ``options``: a :class:`analysis.options.native.NativeDeltasOptions` or its values
+    (``adjust``: the method over a pair's deltas, Holm by default).
 
     Returns
     -------
@@ -1520,16 +1521,20 @@ def native_deltas(data: Any, design: Any = None, *, by: str, reference: str | No
         columns besides ``by``, ``model_a``, ``model_b``, ``family``, ``score``,
         ``scope``, ``group``, ``estimate_a``, ``estimate_b``, ``delta`` (b - a),
         ``boot_se``, ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted`` (by ``adjust``),
-        ``n``, ``n_clusters``, ``n_boot``, ``cluster``, ``interval``.
+        ``n``, ``n_clusters``, ``n_boot``, ``cluster``, ``interval``; ``settings``: ``by``,
+        ``reference``, ``unit``, every option (``cluster``: the one resampled), ``test``,
+        ``where``.
     """
     from analysis.native_scores import native_deltas as compute
+    from analysis.options.native import NativeDeltasOptions
 
+    opts = NativeDeltasOptions.coerce(options, **option_values)
     table, the_design, subset = prepare_inputs(data, design, where=where)
     split = _as_list(breakdowns, "breakdowns") if breakdowns is not None else None
     out = compute(_subset(table, subset), the_design, by=by, reference=reference,
-                  unit=_as_list(unit, "unit"), cluster=cluster, n_resamples=n_resamples,
-                  confidence=confidence, seed=seed, breakdowns=split, adjust=adjust)
-    return Result(out.table, out.notes, {**out.settings, "where": subset}, {}, out)
+                  unit=_as_list(unit, "unit"), breakdowns=split, **opts.kwargs())
+    settings = {**out.settings, **opts.settings(skip=("cluster",)), "where": subset}
+    return Result(out.table, out.notes, settings, {}, out)
 
 
 def check(data: Any, design: Any = None, *, criteria: Any,

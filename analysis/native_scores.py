@@ -61,6 +61,7 @@ from analysis.bootstrap import check_bootstrap_options
 from analysis.columns import ACCURACY_AMB, ACCURACY_DIS, S_AMB, S_DIS
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES, check_method
+from analysis.options.native import DELTA_ADJUST  # the deltas' default adjustment (Holm)
 
 __all__ = [
     "BBQ_BREAKDOWNS", "BBQ_SCORES", "BOOT_SE", "CI_HIGH", "CI_LOW", "CLUSTER", "DELTA",
@@ -82,10 +83,6 @@ CLUSTER, INTERVAL = "cluster", "interval"
 MODEL_A, MODEL_B = "model_a", "model_b"
 ESTIMATE_A, ESTIMATE_B, DELTA = "estimate_a", "estimate_b", "delta"
 P_VALUE, P_ADJUSTED = "p_value", "p_adjusted"
-#: The default adjustment of a pair's native-score deltas (``p_adjusted``: family-wise
-#: over the few deltas of one pair); ``native_deltas(adjust=)`` takes any method of
-#: :mod:`analysis.multiple_testing`, and the views name it from the Result's settings.
-DELTA_ADJUST = "holm"
 #: ``scope`` / ``group`` of a score over all rows of its setting.
 OVERALL = "overall"
 ALL = "all"
@@ -392,7 +389,12 @@ def _method(cluster: str | None, stratum: str | None, confidence: float, n_resam
         what += " (a row without one: its document)"
     within = f", within each {stratum}" if stratum else ""
     return (f"expanded percentile cluster bootstrap ({n_resamples} resamples of the "
-            f"{what}{within}), {confidence:.0%}")
+            f"{what}{within}), {_level(confidence)}")
+
+
+def _level(confidence: float) -> str:
+    """``95%``; 0.999 is ``99.9%`` (``.0%`` wrote ``100%``)."""
+    return f"{100 * confidence:.10g}%"
 
 
 def native_scores(results: pd.DataFrame, design=None, *,  # noqa: ANN001
@@ -634,7 +636,7 @@ def _discrim_scores(rows: pd.DataFrame, keys: list[str], cluster: str | None,
             table[k] = v
         table[CLUSTER] = cluster or "rows"
         table[INTERVAL] = (f"expanded percentile cluster bootstrap ({n_resamples} resamples "
-                           f"of the clusters of {cluster or 'rows'}), {confidence:.0%}")
+                           f"of the clusters of {cluster or 'rows'}), {_level(confidence)}")
         parts.append(table)
         g = int(table[N_CLUSTERS].iloc[0]) if len(table) else 0
         if 0 < g < 30:
@@ -753,7 +755,7 @@ def _discrim_delta(both: pd.DataFrame, by: str, a: str, b: str, keys: list[str],
                         N_BOOT: int(iv[N_BOOT][0]), CLUSTER: cluster or "units",
                         INTERVAL: f"expanded percentile paired cluster bootstrap "
                                   f"({n_resamples} resamples of the shared clusters of "
-                                  f"{cluster or 'units'}), {confidence:.0%}"})
+                                  f"{cluster or 'units'}), {_level(confidence)}"})
     return pd.DataFrame(out) if out else None
 
 

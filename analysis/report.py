@@ -43,7 +43,7 @@ from analysis.options.common import CI_CHOICES as _CI_CHOICES
 __all__ = [
     "CI_CHOICES", "CI_KEYS", "CI_SECTIONS", "COHORT_MAX_GROUPS", "HTML_MAX_ROWS",
     "NOISE_SECTIONS", "PDF_UNAVAILABLE", "PRINT_COLUMNS", "Report", "SECTIONS",
-    "Section", "SettingsError", "TITLES", "ZIP_NAME_MAX", "bootstrap_arguments",
+    "Section", "SettingsError", "TITLES", "ZIP_NAME_MAX",
     "build_or_skip", "build_report", "build_section", "chromium_path", "ci_defaults",
     "data_summary", "default_settings", "describe_bootstrap", "design_table", "noise_arguments",
     "noise_defaults", "package_version", "plain", "report_html", "report_pdf", "report_zip",
@@ -55,19 +55,24 @@ __all__ = [
 COHORT_MAX_GROUPS = 12
 #: Rows of a table shown in the HTML (the CSV in the ZIP holds every row).
 HTML_MAX_ROWS = 200
-#: Sections with bootstrap intervals (setting ``ci``) and their default replicates (the
-#: ``n_resamples`` option of each: the pages' and the subcommands' ``--n-boot``).
-CI_SECTIONS: dict[str, int] = {name: options_for(name).default("n_resamples")
-                               for name in ("subgroups", "ecdf", "index")}
+#: Sections with bootstrap intervals (setting ``ci``: the analyses whose options have
+#: it) and their default replicates (the ``n_resamples`` option of each: the pages' and
+#: the subcommands' ``--n-boot``).
+CI_SECTIONS: dict[str, int] = {name: cls.default("n_resamples")
+                               for name, cls in all_options().items() if "ci" in cls.specs()}
 #: The values of the ``ci`` setting.
 CI_CHOICES: tuple[str, ...] = _CI_CHOICES
 #: The settings that control the intervals (besides ``ci``: ``cluster``, replicates ...).
 CI_KEYS: tuple[str, ...] = BOOTSTRAP_FIELDS
-#: Sections with the ``judge_noise`` setting (:mod:`analysis.judge_noise`) and the keys of
-#: that setting (``replicates`` 0: off). Importance tests at its own ``alpha``.
+#: The keys of a section's ``judge_noise`` setting -> the options they set.
+_NOISE_OPTIONS = {"replicates": "judge_noise", "mode": "noise_mode", "seed": "seed",
+                  "alpha": "noise_alpha"}
+#: Sections with the ``judge_noise`` setting (:mod:`analysis.judge_noise`: the analyses
+#: whose options have it) and the keys of that setting (``replicates`` 0: off); importance
+#: has no ``noise_alpha``: it tests at its own ``alpha``.
 NOISE_SECTIONS: dict[str, tuple[str, ...]] = {
-    "subgroups": ("replicates", "mode", "seed", "alpha"),
-    "importance": ("replicates", "mode", "seed")}
+    name: tuple(k for k, o in _NOISE_OPTIONS.items() if o in cls.specs())
+    for name, cls in all_options().items() if "judge_noise" in cls.specs()}
 PDF_UNAVAILABLE = ("A PDF of the report needs Chromium (on Debian/Ubuntu `apt-get install "
                    "chromium`); the HTML report works without it.")
 
@@ -180,44 +185,9 @@ def ci_defaults(section: str, design) -> dict[str, Any]:
     return {**out, "cluster": design.cluster}
 
 
-def _whole(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-
-def bootstrap_arguments(settings: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Keyword arguments of the :mod:`analysis.bootstrap` functions from a section's
-    settings; None when ``ci`` is ``none``.
-
-    Raises
-    ------
-    AnalysisError
-        ``ci`` is not one of :data:`CI_CHOICES`, ``n_resamples`` is not a whole number of
-        at least 20, ``seed`` not a whole number >= 0, ``confidence`` not strictly between 0
-        and 1.
-    """
-    ci = settings.get("ci", "none")
-    if ci not in CI_CHOICES:
-        raise SettingsError(f"ci must be one of {', '.join(CI_CHOICES)}, got {ci!r}.")
-    n_boot = settings.get("n_resamples", settings.get("n_boot"))  # n_boot: saved earlier
-    seed = settings.get("seed", 0)
-    confidence = settings.get("confidence", 0.95)
-    if not _whole(n_boot) or n_boot < 20:
-        raise SettingsError(f"n_resamples must be a whole number of at least 20 replicates, "
-                            f"got {n_boot!r}.")
-    if not _whole(seed) or seed < 0:
-        raise SettingsError(f"seed must be a whole number >= 0, got {seed!r}.")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
-            or not 0 < confidence < 1:
-        raise SettingsError(f"confidence must be a number strictly between 0 and 1, got "
-                            f"{confidence!r}.")
-    if ci == "none":
-        return None
-    return {"cluster": settings.get("cluster") or None, "n_resamples": int(n_boot),
-            "seed": int(seed), "confidence": float(confidence)}
-
-
 def describe_bootstrap(options: Mapping[str, Any]) -> str:
-    """One sentence naming the interval settings used."""
+    """One sentence naming the interval settings used (a Result's ``settings``: the
+    cluster resampled, ``n_resamples``, ``seed``, ``confidence``)."""
     unit = (f"whole clusters of {options['cluster']}" if options.get("cluster")
             else "rows (independent)")
     return (f"Bootstrap percentile intervals at {100 * options['confidence']:g} %: "
@@ -237,20 +207,18 @@ def noise_defaults(section: str) -> dict[str, Any]:
 
 
 def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Keyword arguments of :func:`analysis.judge_noise.subgroup_noise` /
-    :func:`~analysis.judge_noise.importance_noise` from a section's ``judge_noise``
-    setting (missing keys take :func:`noise_defaults`; the setting's ``replicates`` is
-    the argument ``n_resamples``); None when ``replicates`` is 0.
+    """The judge-noise options (``judge_noise``, ``noise_mode``, ``seed``, subgroups'
+    ``noise_alpha``) of a section's ``judge_noise`` setting (missing keys take
+    :func:`noise_defaults`; :data:`_NOISE_OPTIONS`), checked by the section's options;
+    None when ``replicates`` is 0.
 
     Raises
     ------
-    AnalysisError
-        ``judge_noise`` is not a mapping, has an unknown key, ``replicates`` is not a
-        whole number >= 0, ``mode`` not one of mean/single/confusion, ``seed`` not a
-        whole number >= 0, ``alpha`` not strictly between 0 and 1.
+    SettingsError
+        ``judge_noise`` is not a mapping or has an unknown key.
+    OptionError
+        A value the options refuse (the API's message).
     """
-    from analysis.judge_noise import NOISE_MODES
-
     given = settings.get("judge_noise") or {}
     if not isinstance(given, Mapping):
         raise SettingsError(f"judge_noise must map replicates, mode, seed"
@@ -260,27 +228,11 @@ def noise_arguments(section: str, settings: Mapping[str, Any]) -> dict[str, Any]
     if unknown:
         raise SettingsError(f"judge_noise: unknown key(s) {', '.join(map(str, unknown))} "
                             f"(known: {', '.join(NOISE_SECTIONS[section])}).")
-    noise = {**noise_defaults(section), **given}
-    if not _whole(noise["replicates"]) or noise["replicates"] < 0:
-        raise SettingsError(f"judge_noise replicates must be a whole number >= 0 (0: off), "
-                            f"got {noise['replicates']!r}.")
-    if noise["mode"] not in NOISE_MODES:
-        raise SettingsError(f"judge_noise mode must be one of {', '.join(NOISE_MODES)}, got "
-                            f"{noise['mode']!r}.")
-    if not _whole(noise["seed"]) or noise["seed"] < 0:
-        raise SettingsError(f"judge_noise seed must be a whole number >= 0, got "
-                            f"{noise['seed']!r}.")
-    alpha = noise.get("alpha", 0.05)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise SettingsError(f"judge_noise alpha must be a number strictly between 0 and 1, "
-                            f"got {alpha!r}.")
-    if noise["replicates"] == 0:
+    noise = {_NOISE_OPTIONS[k]: v for k, v in {**noise_defaults(section), **given}.items()}
+    opts = options_for(section).coerce(noise, judge_noise=noise["judge_noise"] or None)
+    if opts.judge_noise is None:
         return None
-    out = {"n_resamples": int(noise["replicates"]), "mode": noise["mode"],
-           "seed": int(noise["seed"])}
-    if "alpha" in noise:
-        out["alpha"] = float(alpha)
-    return out
+    return {name: getattr(opts, name) for name in noise}
 
 
 def _noise_rows(results: pd.DataFrame) -> None:
@@ -487,7 +439,6 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.options import FROM_DESIGN
 
     factors = list(s["factors"])
-    boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
     noise = noise_arguments("subgroups", s)
     cluster = s.get("cluster") or None  # the section's cluster (default: the design's)
     opts = options_for("subgroups").from_settings(  # the bootstrap's seed: the section's
@@ -499,8 +450,8 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     sec.notes.append(f"CIs and p-values: {result.settings['uncertainty']}.")
     sec.warnings += [n for n in result.meta["warnings"]
                      if not n.startswith("CIs and p-values are cluster-robust")]
-    if boot:  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
-        sec.notes.append(describe_bootstrap({**boot, "cluster": result.settings["cluster"]})
+    if opts.ci == "bootstrap":  # boot_se, boot_ci_low, boot_ci_high beside the Woolf interval
+        sec.notes.append(describe_bootstrap(result.settings)
                          + " Columns boot_ci_low and boot_ci_high of the subgroups table: "
                          "the interval of the log disparity.")
     if table[SMALL_N].any():
@@ -527,12 +478,11 @@ def _subgroups(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         _noise_rows(results)
         shares = bw.subgroups(results, design, options=opts, factors=factors,
                               where=_where(s), applied=True, ci="none", power=None,
-                              judge_noise=noise["n_resamples"], noise_mode=noise["mode"],
-                              seed=noise["seed"], noise_alpha=noise.get("alpha", 0.05))
-        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} replicates of the judge's "
-                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+                              **noise)
+        sec.notes.append(f"Judge noise: {noise['judge_noise']:,} replicates of the judge's "
+                         f"scores ({MODE_LABELS[noise['noise_mode']]}), seed {noise['seed']}, "
                          f"significant at {LABELS[opts.adjust]}-adjusted p < "
-                         f"{noise.get('alpha', 0.05):g}. {shares.meta['judge_noise_summary']}")
+                         f"{noise['noise_alpha']:g}. {shares.meta['judge_noise_summary']}")
         label = table[DUPLICATE_OF].where(table[DUPLICATE_OF].notna(), table[SUBGROUP])
         by_label = shares.table.set_index(SUBGROUP)
         table = table.copy()
@@ -579,7 +529,6 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.options import FROM_DESIGN
 
     by, factors = s["by"], list(s["factors"])
-    boot = bootstrap_arguments(s)  # the interval settings checked first, with their messages
     cluster = s.get("cluster") or None
     opts = options_for("ecdf").from_settings(
         s, cluster=FROM_DESIGN if cluster == design.cluster else cluster)
@@ -606,9 +555,9 @@ def _ecdf(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                                             title=title)))
     sec.tables += [("ecdf_summary", summary), ("ecdf_ks", ks)]
     sec.adjustments["ecdf_ks"] = opts.adjust
-    if boot:
+    if opts.ci == "bootstrap":
         intervals = result.tables["bootstrap"]
-        sec.notes.append(describe_bootstrap({**boot, "cluster": result.settings["cluster"]})
+        sec.notes.append(describe_bootstrap(result.settings)
                          + " The KS statistic is a supremum: its interval is biased "
                          "upwards (read it as a spread, not a test).")
         sec.notes += _interval_readings(intervals, opts.confidence)
@@ -724,8 +673,7 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
         _noise_rows(results)
     options = ImportanceOptions.from_settings(
         s, skip=NOISE_FIELDS, cluster=FROM_DESIGN if cluster == design.cluster else cluster,
-        **({"judge_noise": noise["n_resamples"], "noise_mode": noise["mode"],
-            "seed": noise["seed"]} if noise else {}))
+        **(noise or {}))
     try:
         result = bw.importance(results, design, options=options, factors=factors,
                                where=_where(s), references=references or None,
@@ -745,8 +693,8 @@ def _importance(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     p_column = P_VALUE if options.adjust == "none" else P_ADJUSTED
     sec.notes.append(bw.importance_adjustment_sentence(options.adjust, options.alpha))
     if noise:  # noise_same_sign, _significant, _survives per term
-        sec.notes.append(f"Judge noise: {noise['n_resamples']:,} refits on redrawn judge "
-                         f"scores ({MODE_LABELS[noise['mode']]}), seed {noise['seed']}, "
+        sec.notes.append(f"Judge noise: {noise['judge_noise']:,} refits on redrawn judge "
+                         f"scores ({MODE_LABELS[noise['noise_mode']]}), seed {noise['seed']}, "
                          f"significant at {p_column} < {options.alpha:g}. "
                          + result.meta["judge_noise_summary"])
     sec.figures.append(("factor_importance", importance_figure(
@@ -792,7 +740,6 @@ def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
     from analysis.figures.index import index_figure
     from analysis.options.index import IndexOptions
 
-    boot = bootstrap_arguments(s)  # the settings' checks (SettingsError) and the sentence
     opts = IndexOptions.from_index_kwargs({**s, "cluster": s.get("cluster") or None})
     result = bw.bias_index(results, design, options=opts, dimensions=s["dimensions"],
                            where=_where(s), applied=True)
@@ -802,8 +749,8 @@ def _index(sec: Section, results: pd.DataFrame, design, s: dict) -> None:
                             "computed (see the notes in the components table).")
     sec.figures.append(("bias_index", index_figure(components, totals)))
     sec.tables += [("bias_index_totals", totals), ("bias_index_components", components)]
-    if boot:  # the index and each of its components, per model
-        sec.notes.append(describe_bootstrap(boot))
+    if opts.ci == "bootstrap":  # the index and each of its components, per model
+        sec.notes.append(describe_bootstrap(result.settings))
         sec.tables.append(("bias_index_bootstrap", result.tables["bootstrap"]))
 
 

@@ -9,12 +9,12 @@ import pandas as pd
 
 from analysis.formatting import level_text
 from analysis.multiple_testing import LABELS
-from analysis.native_scores import DELTA_ADJUST
+from analysis.options.native import NativeDeltasOptions, NativeOptions
 
-__all__ = ["build_checks", "build_native", "checks_defaults", "native_defaults"]
+__all__ = ["SHOWN", "build_checks", "build_native", "checks_defaults", "native_defaults"]
 
 #: Columns of the native-score tables the report shows (the CSV in the ZIP has them all).
-_SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
+SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
 _SHOWN_DELTA = ("model_a", "model_b", "score", "scope", "group", "estimate_a", "estimate_b",
                 "delta", "ci_low", "ci_high", "p_adjusted", "n_clusters")
 
@@ -30,8 +30,10 @@ def _paired_by(results: pd.DataFrame, design) -> str | None:  # noqa: ANN001
 
 def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: ANN001
     """The section's settings: ``by`` (paired deltas between its values, None: none),
-    ``reference``, ``n_resamples``, ``confidence``, ``seed``, ``adjust`` (the deltas'
-    multiple-testing method, Holm), ``where`` (the subset of rows, ``{}``: all).
+    ``reference``, every option of
+    :class:`analysis.options.native.NativeDeltasOptions` at its default (``cluster``,
+    ``n_resamples``, ``confidence``, ``seed``, ``adjust``: the deltas' method, Holm),
+    ``where`` (the subset of rows, ``{}``: all).
 
     Raises
     ------
@@ -46,8 +48,7 @@ def native_defaults(results: pd.DataFrame, design) -> dict[str, Any]:  # noqa: A
                              "task's metric such as pct_stereotype).")
     by = _paired_by(results, design)
     reference = design.factor(by).reference if by else None
-    return {"by": by, "reference": reference, "n_resamples": 1000, "confidence": 0.95,
-            "seed": 0, "adjust": DELTA_ADJUST, "where": {}}
+    return {"by": by, "reference": reference, **NativeDeltasOptions().settings(), "where": {}}
 
 
 def _shown(table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -62,27 +63,25 @@ def build_native(sec, results: pd.DataFrame, design, s: dict) -> None:  # noqa: 
     intervals, and with ``by`` their paired deltas; readings of the overall scores."""
     from analysis import api
 
-    where = {k: v for k, v in (s.get("where") or {}).items() if v}  # {}: every row
-    kw = {"n_resamples": int(s["n_resamples"]), "confidence": float(s["confidence"]),
-          "seed": int(s["seed"]), "where": where or None}
-    scores = api.native_scores(results, design, **kw)
+    where = {k: v for k, v in (s.get("where") or {}).items() if v} or None  # None: every row
+    scores = api.native_scores(results, design, options=NativeOptions.from_settings(s),
+                               where=where)
     table = scores.table
-    sec.tables.append(("native_scores", _shown(table, _SHOWN)))
-    level = level_text(kw["confidence"])
+    sec.tables.append(("native_scores", _shown(table, SHOWN)))
+    level = level_text(scores.settings["confidence"])
     top = table[table["scope"] == "overall"]
     settings = [c for c in table.columns if c in ("model", "task", "input_format", "filter")]
     for r in top.to_dict(orient="records")[:12]:
-        where = ", ".join(str(r[c]) for c in settings)
-        sec.notes.append(f"{r['score']}{f' ({where})' if where else ''}: {r['estimate']:.3f} "
+        of = ", ".join(str(r[c]) for c in settings)
+        sec.notes.append(f"{r['score']}{f' ({of})' if of else ''}: {r['estimate']:.3f} "
                          f"({level} CI {r['ci_low']:.3f} to {r['ci_high']:.3f}; "
                          f"{int(r['n_clusters'])} clusters of {r['cluster']})")
     sec.notes.append(f"Intervals: {table['interval'].iloc[0]}." if len(table) else "")
     sec.warnings.extend(scores.notes)
     if s.get("by"):
-        adjust = s.get("adjust") or DELTA_ADJUST
         deltas = api.native_deltas(results, design, by=s["by"], reference=s.get("reference"),
-                                   adjust=adjust, **kw)
-        d = deltas.table
+                                   options=NativeDeltasOptions.from_settings(s), where=where)
+        d, adjust = deltas.table, deltas.settings["adjust"]
         sec.tables.append(("native_deltas", _shown(d, _SHOWN_DELTA)))
         sec.adjustments["native_deltas"] = adjust
         main = d[(d["scope"] == "overall") & d["score"].isin(["s_DIS", "s_AMB"])

@@ -16,17 +16,18 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from analysis import reproduce as rp
 from analysis.design import Design
 from analysis.errors import AnalysisError
 from analysis.multiple_testing import NAMES
-from ui.native_adjust import delta_adjust, deltas_columns, deltas_copy
+from analysis.options.native import NativeOptions
+from analysis.report_native import SHOWN  # the scores' columns shown (the CSV has them all)
+from ui.native_adjust import delta_adjust, deltas_columns, deltas_view, native_copy
 from ui.widgets import md
 
 __all__ = ["native_deltas_view", "native_scores_view"]
 
 _STATE = "compare_native"
-#: The columns of the scores table shown on a page (the CSV has them all).
-SHOWN = ("score", "scope", "group", "estimate", "ci_low", "ci_high", "n", "n_clusters")
 #: Breakdown scopes left out of the table by default (the CSV and a choice keep them).
 _FINE = ("subcategory", "additional_metadata.subcategory")
 
@@ -75,7 +76,8 @@ def native_deltas_view(results: pd.DataFrame, design: Design, settings: dict[str
         from ui.common import table_download
 
         table_download(table, f"native_deltas_{settings['by']}", key="compare_native")
-        deltas_copy(design, stored[3], where)
+        native_copy(design, deltas_view(stored[3]), where,  # told apart from the comparison
+                    "# the native scores' paired deltas\n")
 
 
 def _where_key(where: dict[str, Any] | None) -> str:
@@ -125,6 +127,9 @@ def native_scores_view(results: pd.DataFrame, design: Design, where: dict[str, A
             return
         _show_scores(res, page)
         _report_button(results, design, where)
+        options = NativeOptions.from_settings(res.settings, skip=("cluster",))  # the default
+        native_copy(design, rp.api_view(options, function="native_scores"), where,
+                    "# the benchmark's own scores\n")
 
 
 def _show_scores(res: Any, page: str) -> None:

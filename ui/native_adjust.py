@@ -1,7 +1,7 @@
 """The adjustment of the native scores' paired deltas on the Compare page
 (``bw.native_deltas(adjust=)``, ``--native-adjust``): its widget, the table's header
 naming the method from the Result's settings, and the deltas' "Copy as CLI / Python"
-(``native-scores --by``)."""
+(``native-scores --by``, :func:`analysis.reproduce.api_view`)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,16 @@ import streamlit as st
 
 from analysis import reproduce as rp
 from analysis.design import Design
-from analysis.multiple_testing import METHODS, NAMES, adjusted_label
-from analysis.native_scores import DELTA_ADJUST
+from analysis.multiple_testing import NAMES, adjusted_label
+from analysis.options.native import ADJUSTMENTS, DELTA_ADJUST, NativeDeltasOptions
 
-__all__ = ["ADJUSTMENTS", "delta_adjust", "deltas_columns", "deltas_copy", "deltas_view"]
-
-#: The deltas' adjustments: every method of the kernel, the default first.
-ADJUSTMENTS = (DELTA_ADJUST, *(m for m in METHODS if m != DELTA_ADJUST))
+__all__ = ["ADJUSTMENTS", "delta_adjust", "deltas_columns", "deltas_view", "native_copy"]
 
 
 def delta_adjust() -> str:
     """The method of the deltas' ``p_adjusted`` (key ``compare_native_adjust``)."""
-    return st.selectbox("Deltas adjusted by", ADJUSTMENTS, key="compare_native_adjust",
+    return st.selectbox(NativeDeltasOptions.label("adjust"), ADJUSTMENTS,
+                        key="compare_native_adjust",
                         format_func=lambda m: f"{m} ({NAMES[m]})",
                         help="The p-values of a pair's deltas are adjusted together "
                              f"(default {NAMES[DELTA_ADJUST]}, family-wise).")
@@ -35,17 +33,14 @@ def deltas_columns(settings: dict[str, Any]) -> dict[str, Any]:
         adjusted_label(method), format="%.3g", help=f"{NAMES[method]} over a pair's deltas")}
 
 
-def deltas_copy(design: Design, settings: dict[str, Any], where: dict | None) -> None:
-    """The command (``compare --native-scores``) and the script (``bw.native_deltas``)
-    giving the deltas shown, from the Result's ``settings`` (drawn in the caller's
-    expander: expanders do not nest)."""
+def native_copy(design: Design, view: rp.View, where: dict | None, head: str) -> None:
+    """"Copy as CLI / Copy as Python" of ``view`` (each text after the comment ``head``;
+    drawn in the caller's expander: expanders do not nest)."""
     from ui.reproduce import sources
 
     file, design_path, _ = sources(design)
-    view = deltas_view(settings)
     st.caption("Copy as CLI / Copy as Python (the design saved as `design.yaml` unless it "
                "is a sample's):")
-    head = "# the native scores' paired deltas\n"  # told apart from the page's comparison
     st.code(head + rp.cli_command(view.command, file, design_path, view.options, where=where),
             language="bash")
     st.code(head + rp.api_snippet(view.function, file, design_path, view.call, where=where),
@@ -53,12 +48,10 @@ def deltas_copy(design: Design, settings: dict[str, Any], where: dict | None) ->
 
 
 def deltas_view(settings: dict[str, Any]) -> rp.View:
-    """The :class:`analysis.reproduce.View` of the deltas of ``settings``: ``by``,
-    ``reference`` and the adjustment when it is not the default."""
-    given = {k: settings.get(k) for k in ("by", "reference") if settings.get(k) is not None}
-    adjust = settings.get("adjust") or DELTA_ADJUST
-    flags = (*((k, v) for k, v in given.items()), ("native-scores", True),
-             *((("native-adjust", adjust),) if adjust != DELTA_ADJUST else ()))
-    call = (*(f"{k}={v!r}" for k, v in given.items()),
-            *((f"adjust={adjust!r}",) if adjust != DELTA_ADJUST else ()))
-    return rp.View("compare", flags, call, "native_deltas")
+    """The :class:`analysis.reproduce.View` of the deltas of ``settings`` (a Result's):
+    ``native-scores --by`` with ``by``, ``reference`` and the options that differ from the
+    defaults (the cluster left to its default: the page resamples the default one, which
+    ``settings`` names resolved)."""
+    opts = NativeDeltasOptions.from_settings(settings, skip=("cluster",))
+    return rp.api_view(opts, function="native_deltas", by=settings.get("by"),
+                       reference=settings.get("reference"))

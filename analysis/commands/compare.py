@@ -58,9 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--native-scores", action="store_true",
                    help="instead: the paired deltas of the benchmark's own scores (s_DIS, "
                         "s_AMB, pct_stereotype ...) with paired cluster-bootstrap intervals")
-    from analysis.commands.native import add_native_options
+    from analysis.options.native import NativeDeltasOptions
 
-    add_native_options(p)
+    NativeDeltasOptions.add_arguments(p, skip=("cluster", "seed"))  # the comparison's own
     p.set_defaults(func=run)
 
 

@@ -1,4 +1,4 @@
-"""``native-scores FILE --design D [--by COL [--reference A]]``: the benchmark's own
+"""``native-scores FILE --design D [--by COL [--reference A]] [--where F=V]``: the benchmark's own
 scores (BBQ's s_DIS / s_AMB per category and subcategory, CrowS-Pairs' pct_stereotype
 per bias type, the rate metrics of lm-eval's bias tasks) with cluster-bootstrap
 intervals; with ``--by``, their paired deltas between the values of that column
@@ -10,24 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_native_options", "register", "run", "run_deltas"]
-
-
-def add_native_options(p: argparse.ArgumentParser) -> None:
-    """The bootstrap options of the native scores and the adjustment of their paired
-    deltas (also ``compare --native-scores``)."""
-    from analysis import cli as cli_types
-    from analysis.multiple_testing import METHODS, methods_text
-    from analysis.native_scores import DELTA_ADJUST
-
-    p.add_argument("--native-resamples", type=cli_types.int_at_least(20), default=1000,
-                   metavar="N", help="bootstrap resamples of the native scores (default 1000)")
-    p.add_argument("--native-confidence", type=cli_types.PROBABILITY, default=0.95,
-                   metavar="C", help="interval level of the native scores (default 0.95)")
-    p.add_argument("--native-adjust", choices=METHODS, default=DELTA_ADJUST,
-                   help="with --by: adjust the p-values of a pair's deltas together: "
-                        + methods_text(("holm", *(m for m in METHODS if m != "holm")),
-                                       default=DELTA_ADJUST))
+__all__ = ["register", "run", "run_deltas"]
 
 
 SUMMARY = ("native-scores",
@@ -45,11 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", help="paired deltas between the values of this column")
     p.add_argument("--reference", dest="by_reference", metavar="VALUE",
                    help="with --by: every value against this one (default: every pair)")
-    p.add_argument("--cluster", help="the column resampled as clusters (default: the "
-                                     "design's, else template_id / category x question_index "
-                                     "/ doc_id)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    add_native_options(p)
+    p.add_argument("--where", action="append", default=[], metavar="FACTOR=VALUE",
+                   help="keep only rows with this value (repeatable; VALUE may be a,b)")
+    from analysis.options.native import NativeDeltasOptions
+
+    NativeDeltasOptions.add_arguments(p)
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -67,29 +50,28 @@ def _emit(args: argparse.Namespace, result) -> None:  # noqa: ANN001 - an api.Re
 
 def run(args: argparse.Namespace) -> None:
     from analysis import api
-    from analysis.options import FROM_DESIGN
+    from analysis.cli import split_list
+    from analysis.design import parse_assignments
+    from analysis.options.native import NativeDeltasOptions, NativeOptions
 
-    kw = {"cluster": args.cluster or FROM_DESIGN, "n_resamples": args.native_resamples,
-          "confidence": args.native_confidence, "seed": args.seed}
+    where = {k: split_list(v) for k, v in parse_assignments(args.where, "--where").items()}
     if args.by:
         result = api.native_deltas(args.file, args.design, by=args.by,
-                                   reference=args.by_reference, adjust=args.native_adjust,
-                                   **kw)
+                                   reference=args.by_reference, where=where or None,
+                                   options=NativeDeltasOptions.from_args(args))
     else:
-        result = api.native_scores(args.file, args.design, **kw)
+        result = api.native_scores(args.file, args.design, where=where or None,
+                                   options=NativeOptions.from_args(args))
     _emit(args, result)
 
 
 def run_deltas(args: argparse.Namespace, results, design) -> None:  # noqa: ANN001
     """``compare --native-scores``: the paired deltas of the native scores between the
-    values of ``--by`` (the compare's rows and design)."""
+    values of ``--by`` (the compare's rows and design, its ``--cluster`` and ``--seed``)."""
     from analysis import api
+    from analysis.options.native import NativeDeltasOptions
 
-    result = api.native_deltas(results, design, by=args.by,
-                                      reference=args.by_reference,
-                                      unit=getattr(args, "unit", None),
-                                      n_resamples=args.native_resamples,
-                                      confidence=args.native_confidence,
-                                      seed=getattr(args, "seed", 0) or 0,
-                                      adjust=args.native_adjust)
+    result = api.native_deltas(results, design, by=args.by, reference=args.by_reference,
+                               unit=getattr(args, "unit", None),
+                               options=NativeDeltasOptions.from_args(args))
     _emit(args, result)

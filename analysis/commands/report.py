@@ -45,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group(
         "uncertainty (bootstrap intervals of the subgroups, ecdf and index sections; a "
         "section's own settings in --settings take precedence)")
-    g.add_argument("--ci", choices=("none", "bootstrap"),
+    from analysis.options.common import CI_CHOICES, NOISE_MODES
+
+    g.add_argument("--ci", choices=CI_CHOICES,
                    help="bootstrap percentile intervals (default none)")
     g.add_argument("--n-boot", type=cli_types.POSITIVE_INT,
                    help="bootstrap replicates, at least 20 (default: 1000; index 200)")
@@ -62,12 +64,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--judge-noise", type=cli_types.NON_NEGATIVE_INT, metavar="R",
                    help="redraw the judge's scores R times (e.g. 200) and add how often each "
                         "subgroup / term keeps its sign and significance (0: off)")
-    g.add_argument("--noise-mode", choices=("mean", "single", "confusion"),
+    g.add_argument("--noise-mode", choices=NOISE_MODES,
                    help="mean (default): resample the K samples and average; single: one "
                         "sample; confusion: a score from P(human | judge)")
     g.add_argument("--noise-alpha", type=cli_types.PROBABILITY,
-                   help="subgroups: significant when the BH-adjusted p-value is below this "
-                        "(default 0.05); importance uses its own alpha")
+                   help="subgroups: significant when the adjusted p-value (the section's "
+                        "adjust) is below this (default 0.05); importance uses its own alpha")
     p.set_defaults(func=run)
 
 

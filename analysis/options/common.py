@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from analysis.multiple_testing import METHODS, methods_text
 from analysis.options import FROM_DESIGN, Options, option
-from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
+from analysis.options.types import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, int_at_least
 
 __all__ = [
     "ADJUST_METHODS", "BOOTSTRAP_FIELDS", "BootstrapOptions", "CI_CHOICES", "ClusterOptions",
-    "NOISE_FIELDS", "NoiseOptions", "SMALL_SAMPLE", "adjust_option", "confidence_option",
-    "n_resamples_option", "noise_alpha_option", "option"
+    "NOISE_FIELDS", "NOISE_MODES", "NoiseOptions", "SMALL_SAMPLE", "adjust_option",
+    "confidence_option", "n_resamples_option", "noise_alpha_option", "option"
 ]
 
 #: The judge-noise options: a report section keeps them in its ``judge_noise`` mapping.
@@ -88,8 +88,9 @@ def adjust_option(what: str) -> object:
 
 def n_resamples_option(default: int) -> object:
     """``--n-boot B``: the bootstrap replicates (``default`` differs per analysis)."""
-    return option(default, "bootstrap replicates (default %(default)s)", flag="n-boot",
-                  type=POSITIVE_INT, metavar="B", group=_BOOT, label="Replicates")
+    return option(default, "bootstrap replicates, at least 20 (default %(default)s)",
+                  flag="n-boot", type=int_at_least(20), metavar="B", group=_BOOT,
+                  label="Replicates")
 
 
 def confidence_option(*, flag: str | None = "") -> object:

@@ -326,6 +326,7 @@ def test_native_delta_default_is_holm_as_before(bbq, deltas):
 
 
 def test_native_delta_adjust_cli_report_and_copy(bbq, deltas, capsys):
+    from analysis.cli import main
     from analysis.design import apply_design
     from analysis.reproduce import api_snippet, cli_command
     from ui.native_adjust import deltas_view
@@ -351,30 +352,30 @@ def test_native_delta_adjust_cli_report_and_copy(bbq, deltas, capsys):
                                equal_nan=True)
     html = R._section_html(0, sec)
     assert "p (Bonferroni)" in _headers(html) and "Bonferroni-adjusted p = " in html
-    # the page's copied command and script (ui/native_adjust.py) from the Result's settings
+    # the page's copied command and script (ui/native_adjust.py: NativeDeltasOptions from
+    # the Result's settings, analysis.reproduce.api_view)
     view = deltas_view(api.settings)
     cli = cli_command(view.command, BBQ, BBQ_DESIGN, view.options)
-    assert "--native-scores" in cli and "--native-adjust bonferroni" in cli
+    assert cli.startswith("python -m analysis native-scores ") and "--by input_format" in cli
+    assert "--native-adjust bonferroni" in cli and "--native-resamples 100" in cli
+    assert main(shlex.split(cli)[3:]) == 0  # the copied command runs
     namespace: dict = {}
     exec(api_snippet(view.function, BBQ, BBQ_DESIGN, view.call), namespace)  # noqa: S102
-    # (the copied code runs the default 1000 resamples: the adjustment is the same kernel)
-    copied = namespace["result"]
+    copied = namespace["result"]  # the same options (NativeDeltasOptions): the same numbers
     assert copied.settings["adjust"] == "bonferroni"
-    for _, part in copied.table.groupby(["model_a", "model_b"]):
-        np.testing.assert_allclose(part["p_adjusted"],
-                                   multipletests_of(part["p_value"], "bonferroni"), rtol=1e-12,
-                                   equal_nan=True)
+    pd.testing.assert_frame_equal(copied.table, api.table)
 
 
 def test_native_delta_bad_adjust_is_one_typed_error(bbq, capsys):
     from analysis.cli import main
 
     frame, design = bbq
-    with pytest.raises(AnalysisError, match="Unknown p-value adjustment 'Holm': use one of "
-                                            "bh, by, holm, bonferroni, hommel"):
+    # the options' message (NativeDeltasOptions: the choices, the default first)
+    with pytest.raises(OptionError, match=re.escape(
+            "adjust must be one of 'holm', 'bh', 'by', 'bonferroni', 'hommel', not 'Holm'.")):
         bw.native_deltas(frame, design, adjust="Holm", **DELTAS)
     capsys.readouterr()
     assert main(["native-scores", BBQ, "--design", BBQ_DESIGN, "--by", "input_format",
                  "--native-adjust", "Holm"]) == 2
-    assert "--native-adjust: invalid choice: 'Holm' (choose from 'bh', 'by', 'holm', " \
+    assert "--native-adjust: invalid choice: 'Holm' (choose from 'holm', 'bh', 'by', " \
            "'bonferroni', 'hommel')" in capsys.readouterr().err

@@ -214,24 +214,31 @@ def _api_and_cli_cases() -> list:
 
 
 @pytest.mark.parametrize("case", _api_and_cli_cases())
-def test_one_message_per_bad_input(case, corpus_dir, monkeypatch, capsys):
+def test_one_message_per_bad_input(case, corpus_dir, monkeypatch, capsys, tmp_path):
     """Issue 37: the same bad input gives the same message whatever the front-end: the
-    CLI prints the API's message, whole, after ``error: `` and exits 2."""
+    CLI, an analysis command and the report's command print the API's message, whole,
+    after ``error: `` and exit 2 (the report writes nothing)."""
     _env(case, monkeypatch)
+    out = tmp_path / "report.html"
     if case.kind == "design":
         path = BAD / case.file
         with pytest.raises(errors.AnalysisError) as info:
             check_design(Design.load(path), load_results(GOOD_RESULTS))
-        argv = ["cells", str(GOOD_RESULTS), "--design", str(path)]
+        argvs = [["cells", str(GOOD_RESULTS), "--design", str(path)],
+                 ["report", str(GOOD_RESULTS), "--design", str(path), "--out", str(out)]]
     else:
         path, _ = case_path(case, corpus_dir)
         with pytest.raises(errors.AnalysisError) as info:
             load_results(path, **case.get("options", {}))
-        argv = _cli_args(case, path)
-    code, _, err = _cli(argv, capsys)
+        argvs = [_cli_args(case, path),  # the report: a good design, the bad file
+                 ["report", *_cli_args(case, path)[1:], "--out", str(out), "--design",
+                  str(REPO / "sample_data" / "ssqa_simulated.design.yaml")]]
     assert type(info.value).__name__ == case.error("api") == case.error("cli")
-    assert code == 2, err
-    assert err == f"error: {info.value}\n", (err, str(info.value))
+    for argv in argvs:
+        code, _, err = _cli(argv, capsys)
+        assert code == 2, (argv[0], err)
+        assert err == f"error: {info.value}\n", (argv[0], err, str(info.value))
+    assert not out.exists()
 
 
 

@@ -369,3 +369,47 @@ def test_discrim_eval_paired_deltas_see_a_shift_of_one_group_exactly():
     assert table.loc["black_bias", CI_HIGH] == pytest.approx(0.1)
     for name in ("asian_bias", "female_bias", "age_bias"):
         assert table.loc[name, DELTA] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_options_are_checked_once_and_the_level_is_named(bbq):
+    """The API checks the options by ``NativeOptions`` (the message every front-end
+    gives: the CLI's ``--native-resamples`` refuses the same value) and the interval's
+    method names its level as given: 0.999 is 99.9%, not the 100% of ``.0%``."""
+    from analysis import api as bw
+    from analysis.cli import main
+    from analysis.options import OptionError
+
+    frame, design = bbq
+    with pytest.raises(OptionError, match="^n_resamples: must be at least 20, not 10$"):
+        bw.native_scores(frame, design, n_resamples=10)
+    assert main(["native-scores", SAMPLE, "--design", DESIGN, "--native-resamples", "10"]) == 2
+    head = frame[frame["category"] == "Age"]
+    res = bw.native_scores(head, design, n_resamples=20, confidence=0.999)
+    assert res.settings["confidence"] == 0.999
+    assert set(res.table["interval"].str.rsplit(", ", n=1).str[1]) == {"99.9%"}
+    deltas = bw.native_deltas(head, design, by="input_format", reference="race",
+                              n_resamples=20, confidence=0.999)
+    assert set(deltas.table["interval"].str.rsplit(", ", n=1).str[1]) == {"99.9%"}
+
+
+def test_compare_native_scores_takes_the_comparisons_cluster_and_seed(bbq, capsys):
+    """``compare --native-scores`` has one ``--cluster`` / ``--no-cluster`` and one
+    ``--seed``, the comparison's, which the deltas use too (NativeDeltasOptions' flags but
+    those two)."""
+    from analysis import api as bw
+    from analysis.cli import main
+
+    frame, design = bbq
+    head = frame[frame["category"].isin(["Age", "Religion"])]
+    path = "sample_data/bbq_unifiedqa.csv.gz"
+    for flags, options in ((["--no-cluster", "--seed", "5"], {"cluster": None, "seed": 5}),
+                           (["--cluster", "category"], {"cluster": "category"})):
+        assert main(["compare", path, "--design", DESIGN, "--by", "input_format",
+                     "--reference", "race", "--native-scores", "--native-resamples", "30",
+                     "--where", "category=Age,Religion", *flags, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        api = bw.native_deltas(head, design, by="input_format", reference="race",
+                               n_resamples=30, **options)
+        assert out["settings"]["cluster"] == api.settings["cluster"] == options["cluster"]
+        np.testing.assert_allclose(pd.DataFrame(out["scores"])["ci_low"], api.table["ci_low"],
+                                   rtol=1e-12, equal_nan=True)

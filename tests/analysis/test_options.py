@@ -90,8 +90,10 @@ def test_every_option_round_trips_through_the_copy_text_and_the_cli(name):
 def test_no_option_flag_is_written_outside_its_options_object(name):
     """The command, the report and the copy text take each flag and default from the
     options object: none of them spells an option's flag itself."""
+    from analysis.commands import SUMMARIES
+
     cls = ANALYSES[name]
-    module = cls.COMMAND.replace("-", "_")
+    module = next(m for m, (command, _) in SUMMARIES.items() if command == cls.COMMAND)
     sources = {p: p.read_text() for p in [ROOT / f"analysis/commands/{module}.py",
                                           ROOT / "analysis/reproduce.py"]}
     for option, (_, spec) in cls.specs().items():

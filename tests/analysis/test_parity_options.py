@@ -35,6 +35,11 @@ JUDGED_SAMPLE = "sample_data/judged_simulated.csv.gz"
 JUDGED_DESIGN = "sample_data/judged_simulated.design.yaml"
 JUDGED_WHERE = {"attribute": ["man", "person", "woman"]}
 
+BBQ = "sample_data/bbq_unifiedqa.csv.gz"
+BBQ_DESIGN = "sample_data/bbq_unifiedqa.design.yaml"
+BBQ_WHERE = {"category": ["Age", "Religion"]}
+#: The numbers of a native score the CLI, the API and the report's table all show.
+NATIVE_COLUMNS = ["estimate", "ci_low", "ci_high", "n", "n_clusters"]
 #: The numbers of coverage's summary rows (joint and per factor).
 COVERAGE_COLUMNS = ["n_cells", "n_observed_cells", "n_empty_cells", "n_rows",
                     "coverage_percentage", "gini_index", "gini_index_observed"]
@@ -143,6 +148,22 @@ COMPOSED: dict[str, dict[str, Any]] = {
              ["cost", "extra_cost", "se_rate", "se_difference", "g_coefficient", "phi"]),
             (lambda r: r.tables["cheapest"], lambda out: pd.DataFrame(out["cheapest"]),
              "cheapest", ["cost", "se_rate", "se_difference"])]},
+    # the benchmark's own scores and their paired deltas on the real BBQ sample (two
+    # categories, 50 resamples but where the option under test is n_resamples); the
+    # report's section gives the deltas only with "by"
+    "native_scores": {
+        "inputs": {}, "where": BBQ_WHERE, "sample": BBQ, "design": BBQ_DESIGN,
+        "section": "native", "base": {"n_resamples": 50},
+        "report": lambda s, inputs: {**s, "by": None}, "views": [
+            (lambda r: r.table, lambda out: pd.DataFrame(out["scores"]), "native_scores",
+             NATIVE_COLUMNS)]},
+    "native_deltas": {
+        "inputs": {"by": "input_format", "reference": "race"}, "where": BBQ_WHERE,
+        "sample": BBQ, "design": BBQ_DESIGN, "section": "native",
+        "base": {"n_resamples": 50}, "views": [
+            (lambda r: r.table, lambda out: pd.DataFrame(out["scores"]), "native_deltas",
+             ["estimate_a", "estimate_b", "delta", "ci_low", "ci_high", "p_adjusted",
+              "n_clusters"])]},
 }
 #: Deliberately not here: ``generate_prompts`` and ``extend_results`` have no options
 #: class (they write prompts and join answered rows: no numbers to compare;
@@ -360,7 +381,10 @@ def test_a_non_default_option_gives_the_same_numbers_everywhere(ssqa, capsys, an
             # score_column: the judged sample's only score is its 0/1 outcome (same numbers)
             "variance_components": ("facets", "interactions", "n_resamples", "confidence"),
             "d_study": ("facets", "interactions", "target_se", "answer_cost",
-                        "judge_cost")}[analysis]
+                        "judge_cost"),
+            "native_scores": ("cluster", "n_resamples", "confidence", "seed"),
+            "native_deltas": ("cluster", "n_resamples", "confidence", "seed", "adjust")
+            }[analysis]
     if name in acts:
         assert any(not of_api(api).equals(of_api(default)) for of_api, *_ in spec["views"]), \
             f"{name} changed nothing"

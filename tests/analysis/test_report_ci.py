@@ -146,18 +146,29 @@ def test_importance_states_its_cluster_robust_settings(ssqa):
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"ci": "maybe"}, "ci must be one of none, bootstrap"),
-    ({"ci": "bootstrap", "n_resamples": 5},
-     "n_resamples must be a whole number of at least 20"),
-    ({"ci": "bootstrap", "n_resamples": 50.5}, "n_resamples must be a whole number"),
-    ({"ci": "bootstrap", "seed": -1}, "seed must be a whole number >= 0"),
-    ({"ci": "bootstrap", "confidence": 1.5}, "confidence must be a number strictly"),
+    # the options' own messages (Options.coerce), as the API gives them
+    ({"ci": "maybe"}, "ci must be one of 'none', 'bootstrap', not 'maybe'."),
+    ({"ci": "bootstrap", "n_resamples": 5}, "n_resamples: must be at least 20, not 5"),
+    ({"ci": "bootstrap", "n_resamples": 50.5},
+     "n_resamples: expected a whole number, not 50.5"),
+    ({"ci": "none", "n_resamples": 5}, "n_resamples: must be at least 20, not 5"),
+    ({"ci": "bootstrap", "seed": -1}, "seed: must be at least 0, not -1"),
+    ({"ci": "bootstrap", "confidence": 1.5}, "confidence: must be less than 1, not 1.5"),
     ({"ci": "bootstrap", "cluster": "nope"}, "Cluster column 'nope' is not in the table"),
 ])
 def test_bad_interval_settings_are_typed_errors(ssqa, bad, message):
+    from analysis import api as bw
+
     results, design = ssqa
-    with pytest.raises(R.AnalysisError, match="Report section 'ecdf': " + message):
+    bad_value = not message.startswith("Cluster")
+    wrapped = f"bad settings ({message}" if bad_value else message
+    with pytest.raises(R.AnalysisError) as report:
         R.build_section("ecdf", results, design, {"factors": FACTORS, **bad})
+    assert str(report.value).startswith(f"Report section 'ecdf': {wrapped}")
+    # one message per bad input: the API's is the same
+    with pytest.raises(R.AnalysisError) as api:
+        bw.ecdf(results, design, by="model", factors=FACTORS, applied=True, **bad)
+    assert str(api.value).startswith(message)
 
 
 def _zip_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -202,8 +213,7 @@ def test_cli_without_ci_has_no_intervals(tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--ci", "bootstrap", "--n-boot", "5"],
-     "n_resamples must be a whole number of at least 20"),
+    (["--ci", "bootstrap", "--n-boot", "5"], "n_resamples: must be at least 20, not 5"),
     (["--ci", "bootstrap", "--n-boot", "0"], "--n-boot"),
     (["--ci", "bootstrap", "--seed", "-3"], "--seed"),
     (["--ci", "bootstrap", "--confidence", "1.2"], "--confidence"),

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from analysis import api as bw
 from analysis import report as R
 from analysis.cli import main
 from analysis.columns import DUPLICATE_OF, SUBGROUP, TERM
@@ -78,10 +79,22 @@ def test_noise_off_by_default_and_bad_values(judged):
     assert not set(NOISE_COLUMNS) & set(_table(sec, "subgroups").columns)
     assert sec.settings["judge_noise"] == {"replicates": 0, "mode": "mean", "seed": 0,
                                            "alpha": 0.05}
-    for bad, word in [({"replicates": -1}, "replicates"), ({"replicates": 2.5}, "replicates"),
-                      ({"mode": "median"}, "mode"), ({"seed": -3}, "seed"),
-                      ({"alpha": 1.5}, "alpha"), ({"spread": 1}, "unknown key"),
-                      (7, "must map")]:
+    # a bad value: the options' message (Options.coerce), the API's for the same value
+    for bad, api, word in [
+            ({"replicates": -1}, {"judge_noise": -1}, "judge_noise: must be at least 1, not -1"),
+            ({"replicates": 2.5}, {"judge_noise": 2.5},
+             "judge_noise: expected a whole number, not 2.5"),
+            ({"mode": "median"}, {"noise_mode": "median"},
+             "noise_mode must be one of 'mean', 'single', 'confusion', not 'median'."),
+            ({"seed": -3}, {"seed": -3}, "seed: must be at least 0, not -3"),
+            ({"alpha": 1.5}, {"noise_alpha": 1.5}, "noise_alpha: must be less than 1, not 1.5")]:
+        with pytest.raises(AnalysisError) as report:
+            R.build_section("subgroups", results, design, {"judge_noise": bad})
+        assert str(report.value) == f"Report section 'subgroups': bad settings ({word})"
+        with pytest.raises(AnalysisError) as of_api:
+            bw.subgroups(results, design, factors=["arm"], **api)
+        assert str(of_api.value) == word
+    for bad, word in [({"spread": 1}, "unknown key"), (7, "must map")]:  # the setting's shape
         with pytest.raises(AnalysisError, match=word):
             R.build_section("subgroups", results, design, {"judge_noise": bad})
     with pytest.raises(AnalysisError, match="unknown key.*alpha"):  # importance: its alpha

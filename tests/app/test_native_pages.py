@@ -205,3 +205,33 @@ def test_lm_eval_bias_tasks_on_the_page_equal_lm_evals_results():
     overall = shown[shown["scope"] == "overall"]
     assert (overall["ci_low"] <= overall["estimate"] + 1e-12).all()
     assert (overall["estimate"] <= overall["ci_high"] + 1e-12).all()
+
+
+def test_the_scores_copy_as_cli_and_python_give_the_pages_numbers(bbq, capsys):
+    """"Copy as CLI / Python" of the scores expander (``NativeOptions`` through
+    ``analysis.reproduce.api_view``): ``native-scores ... --where`` and
+    ``bw.native_scores(..., where=)`` give the numbers the page shows."""
+    import shlex
+
+    from analysis.cli import main
+
+    frame, design = bbq
+    at = page_test("subgroups.py", frame=frame, design=design, name="bbq_unifiedqa.csv.gz")
+    at.run()
+    at.multiselect(key="subgroups_where_input_format").set_value(["race"]).run()
+    at.button(key="subgroups_native_run").click().run()
+    assert not at.exception and not at.error
+    shown = _scores_table(at)
+    (cli,) = [c.value for c in at.code if c.value.startswith("# the benchmark's own scores")
+              and c.language == "bash"]
+    (code,) = [c.value for c in at.code if c.value.startswith("# the benchmark's own scores")
+               and c.language == "python"]
+    command = cli.splitlines()[1]
+    assert "native-scores" in command and "--where input_format=race" in command
+    capsys.readouterr()
+    assert main(shlex.split(command)[3:]) == 0
+    _same_rows(shown, pd.DataFrame(json.loads(capsys.readouterr().out)["scores"]),
+               ["input_format"])
+    namespace: dict = {}
+    exec(code, namespace)  # noqa: S102
+    _same_rows(shown, namespace["result"].table, ["input_format"])
