@@ -71,11 +71,11 @@ def single_character(text: str) -> str:
 
 def check_output_paths(args: argparse.Namespace) -> None:
     """Refuse ``--out`` / ``--figure`` paths that cannot be written, before any work."""
-    from analysis.safe_write import check_output_path
-
     for option in ("out", "figure", "to_results"):
         value = getattr(args, option, None)
         if value:
+            from analysis.safe_write import check_output_path  # only with a path to write
+
             check_output_path(value)
 
 
@@ -514,6 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # bad option: argparse printed usage and the reason
         return int(exc.code or 0)
+    from analysis.lazy_numpy import defer_unused_numpy_modules
+
+    defer_unused_numpy_modules()  # what SciPy's import touches and no command uses
     try:
         check_output_paths(args)
         code = args.func(args)  # the gate (check) returns its own exit code
