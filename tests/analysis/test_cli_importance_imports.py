@@ -124,3 +124,18 @@ def test_defer_leaves_an_imported_module_alone():
     defer_unused_numpy_modules()
     assert sys.modules["numpy.testing"] is before is numpy.testing
     assert type(before).__name__ == "module"
+
+
+def test_the_one_shot_process_collects_cycles_less_often():
+    """``analysis.cli.run`` (``python -m analysis``) raises the young generation's
+    threshold before the command; ``main`` (in-process callers) leaves it alone."""
+    script = ("import gc, sys\nfrom analysis import cli\nbefore = gc.get_threshold()[0]\n"
+              "cli.main = lambda argv: print(before, gc.get_threshold()[0]) or 0\n"
+              "cli.run([])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120, check=True)
+    from analysis.cli import GC_THRESHOLD
+
+    before, during = map(int, done.stdout.split())
+    assert during == GC_THRESHOLD > before
