@@ -60,6 +60,19 @@ class DisparityParts:
     def __len__(self) -> int:
         return len(self._store)
 
+    def items(self) -> list[tuple[tuple[str, Hashable], Any]]:
+        """The kept parts, ``((kind, key), part)`` (for :meth:`seed`: a store filled
+        elsewhere, e.g. by the app's load-time job in its worker process)."""
+        with self._lock:
+            return list(self._store.items())
+
+    def seed(self, items: Sequence[tuple[tuple[str, Hashable], Any]]) -> None:
+        """Keep the parts ``items`` (of :meth:`items` of a store of the SAME rows and
+        design) where this store has none for their key."""
+        with self._lock:
+            for (kind, key), value in items:
+                self._store.setdefault((kind, key), value)
+
     def get(self, kind: str, key: Hashable, make: Callable[[], T]) -> T:
         """The part ``kind`` for ``key``, made by ``make()`` when not kept."""
         with self._lock:

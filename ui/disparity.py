@@ -167,9 +167,14 @@ def disparity_result(results: pd.DataFrame, design: Design, where: dict, options
     opts = to_options(options)
     if not permutation:
         opts = opts.replace(n_resamples=0)
+    from ui.disparity_job import seed_parts
+    from ui.table_job import load_job
+
+    parts = _parts(st.session_state["results_token"], design.to_json())
+    # what the load-time job computed for the defaults (kept under their options' keys)
+    parts.seed(seed_parts(getattr(load_job(results, design), "disparity", None), results))
     return analysis_result("disparity", results, design, opts, feature=options["feature"],
-                           by=list(options["by"]), where=where or None,
-                           parts=_parts(st.session_state["results_token"], design.to_json()))
+                           by=list(options["by"]), where=where or None, parts=parts)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

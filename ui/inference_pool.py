@@ -116,6 +116,8 @@ class CountedFine:
     #: The Compare page's inferred prompt unit of every row (``api.prompt_unit(...).raw``)
     #: for the factor it opens on (``{factor: unit}``; empty when the pairing is refused).
     units: dict[str, tuple] | None = None
+    #: What the Disparity page opens on (:func:`ui.disparity_job.disparity_openers`).
+    disparity: dict | None = None
 
 
 #: The job's cell table is kept when it has at most this share of the table's rows (else
@@ -157,7 +159,12 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
     by = compared_factor(design, frame) if names == list(design.names) else None
     with contextlib.suppress(AnalysisError):  # (a refused pairing: the page says why)
         units = {by: api.prompt_unit(frame, design, by=by, applied=True).raw} if by else {}
-    return CountedFine(unit, small(cells), small(outcome), bbq, units)
+    from ui.disparity_job import disparity_openers
+
+    openers = None
+    with contextlib.suppress(AnalysisError):
+        openers = disparity_openers(frame, design)
+    return CountedFine(unit, small(cells), small(outcome), bbq, units, openers)
 
 
 def bbq_groupings(results: pd.DataFrame) -> list[str] | None:

@@ -1,0 +1,91 @@
+"""The Disparity page's opening parts computed by the load-time job (issue 44 item 3).
+
+``ui.disparity_job.disparity_openers`` runs in the job's worker on the applied table with
+its text columns as categoricals (``ui.inference_pool._Packed.frame(text_codes=True)``);
+the page seeds its parts store with them. The Result from the seeded store must be the
+rows' Result exactly, for the defaults (every part from the job: no row is read again)
+and for other options (their parts computed on the rows)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis import api as bw
+from analysis import disparity as dsp
+from analysis.disparity_parts import DisparityParts
+from analysis.factor_defaults import numeric_columns, unnested_factors, useful_factors
+from ui import inference_pool
+from ui.common import token_of
+from ui.disparity_job import numeric_key, seed_parts
+
+
+def _rows():
+    from analysis.names import clash_free
+    from tests.app.apptools import sample_with_design
+    from ui.common import _applied
+
+    sample, design = sample_with_design("bbq_unifiedqa.csv.gz")
+    part = sample.iloc[::3]
+    frame = pd.concat([part, part.iloc[::2]], ignore_index=True)
+    _, design, _ = clash_free(frame.iloc[:0], design)
+    return _applied(token_of(frame), design.to_json(), frame, design), design
+
+
+def _same(a, b) -> None:
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    assert a.tables.keys() == b.tables.keys()
+    for name in a.tables:
+        pd.testing.assert_frame_equal(a.tables[name], b.tables[name], check_exact=True)
+    assert a.notes == b.notes and a.settings == b.settings
+    assert a.raw.dixon == b.raw.dixon
+
+
+def test_the_jobs_disparity_parts_give_the_rows_result(monkeypatch):
+    rows, design = _rows()
+    worker = inference_pool._packed(rows).frame(text_codes=True)
+    opened = inference_pool.count_unit_cells(worker, design).disparity
+    assert opened["numeric"] == {numeric_key(design): numeric_columns(rows, design)}
+    kinds = ("domain", "prompt", "model")
+    assert opened["by"] == unnested_factors(rows, design, useful_factors(rows, design, kinds),
+                                            1)
+    feature, by = opened["feature"], opened["by"]
+    assert feature == numeric_columns(rows, design)[0]
+    items = seed_parts(opened, rows)
+    assert {kind for (kind, _), _ in items} == {"grouping", "summary", "selection",
+                                                 "permutation", "saged"}
+    on_rows = bw.disparity(rows, design, feature=feature, by=by, applied=True)
+    store = DisparityParts()
+    store.seed(items)
+
+    def read_rows(*args, **kwargs):
+        raise AssertionError("the rows were grouped again")
+
+    with monkeypatch.context() as m:  # the defaults: every part from the job
+        m.setattr(dsp, "grouping", read_rows)
+        seeded = bw.disparity(rows, design, feature=feature, by=by, applied=True, parts=store)
+        without = bw.disparity(rows, design, feature=feature, by=by, applied=True, parts=store,
+                               n_resamples=0)
+    _same(seeded, on_rows)
+    _same(without, bw.disparity(rows, design, feature=feature, by=by, applied=True,
+                                n_resamples=0))
+    box_rows = on_rows.meta["grouping"].values_by_group()
+    for a, b in zip(seeded.meta["grouping"].values_by_group(), box_rows, strict=True):
+        assert a.tobytes() == b.tobytes()
+    for changed in ({"standard": "median"}, {"statistic": "median", "seed": 7},
+                    {"conventions": "saged", "quantiles": (0.1, 0.9)}):
+        _same(bw.disparity(rows, design, feature=feature, by=by, applied=True, parts=store,
+                           **changed),
+              bw.disparity(rows, design, feature=feature, by=by, applied=True, **changed))
+
+
+@pytest.mark.parametrize("change", ["dtype", "column"])
+def test_parts_of_another_table_are_not_used(change):
+    rows, design = _rows()
+    opened = inference_pool.count_unit_cells(
+        inference_pool._packed(rows).frame(text_codes=True), design).disparity
+    by = opened["by"][0]
+    other = rows.assign(**{by: rows[by].astype(str)}) if change == "dtype" \
+        else rows.drop(columns=[opened["feature"]])
+    assert seed_parts(opened, other) == []
+    assert seed_parts(opened, rows)
