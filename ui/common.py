@@ -162,14 +162,11 @@ def per_table(fn: Callable[..., T], results: pd.DataFrame, design: Design, *args
     rows such a step costs 0.1-2 s on every rerun otherwise. The result is shared between
     reruns and sessions: read-only."""
     name, arguments = f"{fn.__module__}.{fn.__qualname__}", repr((args, sorted(kwargs.items())))
-    from ui.disparity_job import NUMERIC_KEY
+    from ui.disparity_job import opened_value
 
-    if name == NUMERIC_KEY:  # read by the load-time job (ui/disparity_job.py)?
-        from ui.table_job import load_job
-
-        opened = getattr(load_job(results, design), "disparity", None) or {}
-        if arguments in opened.get("numeric", {}):
-            fn = partial(_given, opened["numeric"][arguments])
+    known, value = opened_value(results, design, name, arguments)  # by the load-time job
+    if known:
+        fn = partial(_given, value)
     return _per_table(st.session_state["results_token"], design.to_json(), name, arguments,
                       fn, results, args, kwargs)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["NUMERIC_KEY", "disparity_openers", "numeric_key", "seed_parts"]
+__all__ = ["NUMERIC_KEY", "disparity_openers", "numeric_key", "opened_value", "seed_parts"]
 
 #: :func:`ui.common.per_table`'s name of the numeric-column scan.
 NUMERIC_KEY = "analysis.factor_defaults.numeric_columns"
@@ -43,7 +43,9 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
     Returns
     -------
     dict or None
-        ``numeric`` (``{numeric_key(design): numeric columns}``), ``feature``, ``by``,
+        ``per_table`` (``{(name, arguments): value}`` of the ``ui.common.per_table``
+        steps the pages open on: the numeric columns, the Cohorts page's candidate
+        categorical outcomes and the first one's values), ``feature``, ``by``,
         ``dtypes`` (``{column: dtype}`` of the feature and the grouping factors) and
         ``parts`` (``DisparityParts.items()`` of the default call); None when the table
         has no numeric column or the default call is refused.
@@ -59,7 +61,7 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
     )
 
     numeric = numeric_columns(frame, design)
-    out: dict = {"numeric": {numeric_key(design): numeric}}
+    out: dict = {"per_table": _per_table_openers(frame, design, numeric)}
     if not numeric:
         return out
     kinds = ("domain", "prompt", "model")  # as ui.defaults.page_defaults(design, 1)
@@ -73,6 +75,35 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
     out |= {"feature": numeric[0], "by": list(by), "parts": parts.items(),
             "dtypes": {c: frame[c].dtype for c in [numeric[0], *by]}}
     return out
+
+
+def _per_table_openers(frame: pd.DataFrame, design: Any, numeric: list[str]) -> dict:
+    """``{(name, arguments): value}`` of the ``ui.common.per_table`` steps the Disparity,
+    Bias index and Cohorts pages open on (their names and arguments as ``per_table``
+    keys them): the numeric columns, the Cohorts page's candidate categorical outcomes
+    and the first one's values."""
+    from ui.cohorts import _observed, category_columns
+
+    out = {(NUMERIC_KEY, numeric_key(design)): numeric}
+    candidates = category_columns(frame, design)
+    out[("ui.cohorts.category_columns", repr(((design,), [])))] = candidates
+    if candidates:
+        out[("ui.cohorts._observed", repr(((candidates[0],), [])))] = _observed(
+            frame, candidates[0])
+    return out
+
+
+def opened_value(results: pd.DataFrame, design: Any, name: str, arguments: str
+                 ) -> tuple[bool, Any]:
+    """``(True, value)`` when the load-time job computed the ``ui.common.per_table`` step
+    ``name`` with ``arguments`` for this table and design, else ``(False, None)``."""
+    from ui.table_job import load_job
+
+    opened = getattr(load_job(results, design), "disparity", None) or {}
+    table = opened.get("per_table") or {}
+    if (name, arguments) in table:
+        return True, table[name, arguments]
+    return False, None
 
 
 def seed_parts(openers: dict | None, results: pd.DataFrame) -> list:

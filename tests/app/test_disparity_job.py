@@ -1,4 +1,4 @@
-"""The Disparity page's opening parts computed by the load-time job (issue 44 item 3).
+"""The Disparity (and Cohorts) page's opening parts computed by the load-time job (issue 44 item 3).
 
 ``ui.disparity_job.disparity_openers`` runs in the job's worker on the applied table with
 its text columns as categoricals (``ui.inference_pool._Packed.frame(text_codes=True)``);
@@ -17,7 +17,7 @@ from analysis.disparity_parts import DisparityParts
 from analysis.factor_defaults import numeric_columns, unnested_factors, useful_factors
 from ui import inference_pool
 from ui.common import token_of
-from ui.disparity_job import numeric_key, seed_parts
+from ui.disparity_job import NUMERIC_KEY, numeric_key, seed_parts
 
 
 def _rows():
@@ -45,7 +45,16 @@ def test_the_jobs_disparity_parts_give_the_rows_result(monkeypatch):
     rows, design = _rows()
     worker = inference_pool._packed(rows).frame(text_codes=True)
     opened = inference_pool.count_unit_cells(worker, design).disparity
-    assert opened["numeric"] == {numeric_key(design): numeric_columns(rows, design)}
+    from analysis.design import Design
+    from ui.cohorts import _observed, category_columns
+
+    # the pages' per_table keys: the job's design (from its JSON) has the page's repr
+    assert repr(Design.from_text(design.to_json())) == repr(design)
+    candidates = category_columns(rows, design)
+    assert opened["per_table"] == {
+        (NUMERIC_KEY, numeric_key(design)): numeric_columns(rows, design),
+        ("ui.cohorts.category_columns", repr(((design,), []))): candidates,
+        ("ui.cohorts._observed", repr(((candidates[0],), []))): _observed(rows, candidates[0])}
     kinds = ("domain", "prompt", "model")
     assert opened["by"] == unnested_factors(rows, design, useful_factors(rows, design, kinds),
                                             1)
@@ -89,3 +98,46 @@ def test_parts_of_another_table_are_not_used(change):
         else rows.drop(columns=[opened["feature"]])
     assert seed_parts(opened, other) == []
     assert seed_parts(opened, rows)
+
+
+def test_the_disparity_and_cohorts_pages_open_on_the_jobs_parts(monkeypatch):
+    """With the load-time job finished, the Disparity page's first render reads no row for
+    its grouping, summary, selection, permutation test and SAGED statistics, nor the
+    numeric columns, and shows the rows' numbers; the Cohorts page takes its candidate
+    outcomes from the job."""
+    import analysis.cohort_inputs
+    import analysis.factor_defaults
+    from tests.app.apptools import page_test
+    from ui import table_job
+
+    rows, design = _rows()
+    frame = rows  # the page's table (its design applied again: the same values)
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 100)
+    job = table_job.count_unit_job(frame, design, token=token_of(frame))
+    job.wait(120)
+    assert job.done and job.result.error is None, job.result
+    opened = job.result.value.disparity
+
+    def read_rows(*args, **kwargs):
+        raise AssertionError("the page read the rows")
+
+    at = page_test("disparity.py", frame=frame, design=design)
+    at.session_state["disparity_by"] = opened["by"]
+    with monkeypatch.context() as m:
+        m.setattr(dsp, "grouping", read_rows)
+        m.setattr(analysis.factor_defaults, "is_id_like", read_rows)  # numeric_columns'
+
+        at.run()
+    assert not at.exception, at.exception
+    on_rows = bw.disparity(rows, design, feature=opened["feature"], by=opened["by"],
+                           applied=True)
+    # (as tests/app/test_disparity_page.py reads them: summary, selection, metrics, test)
+    for i, name in enumerate(["summary", "selection", "metrics", "permutation"]):
+        pd.testing.assert_frame_equal(at.dataframe[i].value.reset_index(drop=True),
+                                      on_rows.tables[name].reset_index(drop=True),
+                                      check_exact=True)
+    at = page_test("cohorts.py", frame=frame, design=design)
+    with monkeypatch.context() as m:
+        m.setattr(analysis.cohort_inputs, "category_candidates", read_rows)
+        at.run()
+    assert not at.exception, at.exception
