@@ -162,7 +162,7 @@ def per_table(fn: Callable[..., T], results: pd.DataFrame, design: Design, *args
     rows such a step costs 0.1-2 s on every rerun otherwise. The result is shared between
     reruns and sessions: read-only."""
     name, arguments = f"{fn.__module__}.{fn.__qualname__}", repr((args, sorted(kwargs.items())))
-    from ui.disparity_job import opened_value
+    from ui.table_job import opened_value
 
     known, value = opened_value(results, design, name, arguments)  # by the load-time job
     if known:

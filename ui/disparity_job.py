@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["NUMERIC_KEY", "disparity_openers", "numeric_key", "opened_value", "seed_parts"]
+__all__ = ["NUMERIC_KEY", "disparity_openers", "numeric_key", "seed_parts"]
 
 #: :func:`ui.common.per_table`'s name of the numeric-column scan.
 NUMERIC_KEY = "analysis.factor_defaults.numeric_columns"
@@ -81,29 +81,21 @@ def _per_table_openers(frame: pd.DataFrame, design: Any, numeric: list[str]) -> 
     """``{(name, arguments): value}`` of the ``ui.common.per_table`` steps the Disparity,
     Bias index and Cohorts pages open on (their names and arguments as ``per_table``
     keys them): the numeric columns, the Cohorts page's candidate categorical outcomes
-    and the first one's values."""
-    from ui.cohorts import _observed, category_columns
+    (``ui.cohorts.category_columns``) and the first one's values (``ui.cohorts._observed``),
+    computed as those functions do (not imported: ``ui.cohorts`` imports ``ui.common``)."""
+    from analysis.cohort_inputs import category_candidates
+    from analysis.columns import DEVIATION
+    from analysis.design import factor_values
+    from analysis.distribution import MAX_CATEGORIES
 
     out = {(NUMERIC_KEY, numeric_key(design)): numeric}
-    candidates = category_columns(frame, design)
+    candidates = category_candidates(frame, design.names, design.prompt_unit_columns(),
+                                     exclude=(DEVIATION,), max_categories=MAX_CATEGORIES)
     out[("ui.cohorts.category_columns", repr(((design,), [])))] = candidates
     if candidates:
-        out[("ui.cohorts._observed", repr(((candidates[0],), [])))] = _observed(
-            frame, candidates[0])
+        out[("ui.cohorts._observed", repr(((candidates[0],), [])))] = factor_values(
+            frame[candidates[0]].dropna())[1]
     return out
-
-
-def opened_value(results: pd.DataFrame, design: Any, name: str, arguments: str
-                 ) -> tuple[bool, Any]:
-    """``(True, value)`` when the load-time job computed the ``ui.common.per_table`` step
-    ``name`` with ``arguments`` for this table and design, else ``(False, None)``."""
-    from ui.table_job import load_job
-
-    opened = getattr(load_job(results, design), "disparity", None) or {}
-    table = opened.get("per_table") or {}
-    if (name, arguments) in table:
-        return True, table[name, arguments]
-    return False, None
 
 
 def seed_parts(openers: dict | None, results: pd.DataFrame) -> list:

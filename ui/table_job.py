@@ -20,7 +20,7 @@ from analysis.design import Design
 NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 __all__ = ["EARLY_COUNT_ROWS", "NO_STRUCTURE", "count_unit_job", "fine_cells", "in_first_order",
-           "item_known", "load_job", "start_count_unit"]
+           "item_known", "load_job", "opened_value", "start_count_unit"]
 
 
 def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict, *,
@@ -158,3 +158,15 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
         return
     _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
     count_unit_job(applied, design)
+
+
+def opened_value(results: pd.DataFrame, design: Design, name: str, arguments: str
+                 ) -> tuple[bool, object]:
+    """``(True, value)`` when the load-time job computed the ``ui.common.per_table`` step (of
+    :func:`ui.disparity_job.disparity_openers`)
+    ``name`` with ``arguments`` for this table and design, else ``(False, None)``."""
+    opened = getattr(load_job(results, design), "disparity", None) or {}
+    table = opened.get("per_table") or {}
+    if (name, arguments) in table:
+        return True, table[name, arguments]
+    return False, None
