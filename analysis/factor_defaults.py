@@ -28,7 +28,7 @@ __all__ = [
     "ID_SHARE", "KIND_ORDER", "MAX_LEVELS", "coverage_factors", "default_factors",
     "default_group", "feature_polarity", "grid_factors", "importance_factors", "is_id_like",
     "numeric_columns", "paired_factor", "suggest_factors", "unnested_factors", "useful_factors",
-    "compared_factor",
+    "compared_factor", "default_cohort",
 ]
 
 
@@ -248,3 +248,16 @@ def compared_factor(design: Design, results: pd.DataFrame) -> str:
     named = [f for f in several if any(w in f.lower() for w in (
         "model", "format", "setting", "temperature", "checkpoint", "version"))]
     return (design.of_kind("model") and several[0]) or (named or several)[0]
+
+
+_COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
+
+
+def default_cohort(design: Design, exclude: str) -> int:
+    """Index (in the design's factors without ``exclude``) of a cohort-like factor."""
+    names = [f for f in design.names if f != exclude]
+    for i, f in enumerate(names):
+        if any(w in f.lower() for w in _COHORT_WORDS):
+            return i
+    models = [f for f in design.of_kind("model") if f != exclude]
+    return names.index(models[0]) if models else 0

@@ -8,6 +8,7 @@ import streamlit as st
 from analysis.columns import DEVIATION
 from analysis.design import Design, factor_values
 from analysis.distribution import MAX_CATEGORIES
+from analysis.factor_defaults import default_cohort
 from analysis.labels import category_label
 from analysis.options.cohorts import CohortsOptions as Opts
 from ui.widgets import md
@@ -19,7 +20,6 @@ __all__ = [
 ]
 
 
-_COHORT_WORDS = ("model", "decade", "cohort", "era", "format", "checkpoint", "version")
 #: The options the tables and figures depend on (the test's own options come on top).
 _TABLE_KEYS = ("category", "cohort", "by", "categories", "renormalise", "refusals")
 
@@ -32,16 +32,6 @@ def category_columns(results: pd.DataFrame, design: Design) -> list[str]:
 
     return category_candidates(results, design.names, design.prompt_unit_columns(),
                                exclude=(DEVIATION,), max_categories=MAX_CATEGORIES)
-
-
-def default_cohort(design: Design, exclude: str) -> int:
-    """Index (in the design's factors without ``exclude``) of a cohort-like factor."""
-    names = [f for f in design.names if f != exclude]
-    for i, f in enumerate(names):
-        if any(w in f.lower() for w in _COHORT_WORDS):
-            return i
-    models = [f for f in design.of_kind("model") if f != exclude]
-    return names.index(models[0]) if models else 0
 
 
 def remembered_multiselect(label: str, options: list[str], default: list[str], *, key: str,

@@ -178,7 +178,9 @@ def _given(value: T, *args: object, **kwargs: object) -> T:
 @st.cache_resource(max_entries=16, show_spinner="Computing...")
 def _result(token: str, design_json: str, name: str, options: str, inputs: str,
             _results: pd.DataFrame, _design: Design, _options: object,
-            _cells: pd.DataFrame | None, _inputs: dict) -> object:
+            _cells: pd.DataFrame | None, _inputs: dict, _given: object = None) -> object:
+    if _given is not None:  # computed by the load-time job (ui/disparity_job.py)
+        return _given
     from analysis import api
 
     extra = {"cells": _cells} if _cells is not None else {}
@@ -193,5 +195,9 @@ def analysis_result(name: str, results: pd.DataFrame, design: Design, options: o
     per table, design, options and inputs; ``cells``: the page's cached cell table of the
     rows analysed (:func:`cells_for`). The :class:`analysis.api.Result` is shared between
     reruns and sessions: read-only."""
-    return _result(st.session_state["results_token"], design.to_json(), name, repr(options),
-                   repr(sorted(inputs.items())), results, design, options, cells, inputs)
+    from ui.table_job import opened_result
+
+    key = (name, repr(options), repr(sorted(inputs.items())))
+    given = opened_result(results, design, key) if cells is None else None
+    return _result(st.session_state["results_token"], design.to_json(), *key, results, design,
+                   options, cells, inputs, given)

@@ -45,7 +45,9 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
     dict or None
         ``per_table`` (``{(name, arguments): value}`` of the ``ui.common.per_table``
         steps the pages open on: the numeric columns, the Cohorts page's candidate
-        categorical outcomes and the first one's values), ``feature``, ``by``,
+        categorical outcomes and the first one's values), ``results`` (``{(name,
+        options, inputs): Result}`` of ``ui.common.analysis_result``: the Cohorts page's
+        first Result), ``feature``, ``by``,
         ``dtypes`` (``{column: dtype}`` of the feature and the grouping factors) and
         ``parts`` (``DisparityParts.items()`` of the default call); None when the table
         has no numeric column or the default call is refused.
@@ -62,6 +64,7 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
 
     numeric = numeric_columns(frame, design)
     out: dict = {"per_table": _per_table_openers(frame, design, numeric)}
+    out["results"] = _cohorts_opener(frame, design, out["per_table"])
     if not numeric:
         return out
     kinds = ("domain", "prompt", "model")  # as ui.defaults.page_defaults(design, 1)
@@ -96,6 +99,36 @@ def _per_table_openers(frame: pd.DataFrame, design: Any, numeric: list[str]) -> 
         out[("ui.cohorts._observed", repr(((candidates[0],), [])))] = factor_values(
             frame[candidates[0]].dropna())[1]
     return out
+
+
+def _cohorts_opener(frame: pd.DataFrame, design: Any, per_table: dict) -> dict:
+    """``{(name, options, inputs): Result}`` (``ui.common.analysis_result``'s key) of the
+    Cohorts page's first call of :func:`analysis.api.cohorts`: the first candidate outcome,
+    the default cohort factor, the first other domain factor, every category, the
+    options' defaults, no subset (as ``ui.cohorts.cohort_options`` opens)."""
+    from analysis import api
+    from analysis.errors import AnalysisError
+    from analysis.factor_defaults import default_cohort
+    from analysis.options.cohorts import CohortsOptions
+
+    candidates = per_table[("ui.cohorts.category_columns", repr(((design,), [])))]
+    if not candidates:
+        return {}
+    category = candidates[0]
+    factors = [f for f in design.names if f != category]
+    if not factors:
+        return {}
+    cohort = factors[default_cohort(design, category)]
+    domain = [f for f in design.of_kind("domain") if f not in (category, cohort)]
+    inputs = {"category": category, "cohort": cohort, "by": domain[:1],
+              "categories": per_table[("ui.cohorts._observed", repr(((category,), [])))],
+              "where": {}}
+    options = CohortsOptions()
+    try:
+        result = api.cohorts(frame, design, options=options, applied=True, **inputs)
+    except AnalysisError:  # the page says why
+        return {}
+    return {("cohorts", repr(options), repr(sorted(inputs.items()))): result}
 
 
 def seed_parts(openers: dict | None, results: pd.DataFrame) -> list:

@@ -20,7 +20,8 @@ from analysis.design import Design
 NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 __all__ = ["EARLY_COUNT_ROWS", "NO_STRUCTURE", "count_unit_job", "fine_cells", "in_first_order",
-           "item_known", "load_job", "opened_value", "start_count_unit"]
+           "item_known", "load_job", "opened_result", "opened_value",
+           "start_count_unit"]
 
 
 def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict, *,
@@ -170,3 +171,12 @@ def opened_value(results: pd.DataFrame, design: Design, name: str, arguments: st
     if (name, arguments) in table:
         return True, table[name, arguments]
     return False, None
+
+
+def opened_result(results: pd.DataFrame, design: Design, key: tuple[str, str, str]
+                  ) -> object | None:
+    """The :class:`analysis.api.Result` the load-time job computed for the
+    ``ui.common.analysis_result`` call ``key`` (``(name, options, inputs)``; of
+    :func:`ui.disparity_job.disparity_openers`) on this table and design, else None."""
+    opened = getattr(load_job(results, design), "disparity", None) or {}
+    return (opened.get("results") or {}).get(key)

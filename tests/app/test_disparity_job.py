@@ -136,8 +136,20 @@ def test_the_disparity_and_cohorts_pages_open_on_the_jobs_parts(monkeypatch):
         pd.testing.assert_frame_equal(at.dataframe[i].value.reset_index(drop=True),
                                       on_rows.tables[name].reset_index(drop=True),
                                       check_exact=True)
+    (key, seeded), = opened["results"].items()
+    name, _, inputs = key
+    assert name == "cohorts"
+    inputs = dict(eval(inputs))  # noqa: S307 - the repr of the job's own inputs
+    on_rows = bw.cohorts(rows, design, applied=True, **inputs)
+    assert seeded.tables.keys() == on_rows.tables.keys()
+    for table in on_rows.tables:
+        pd.testing.assert_frame_equal(seeded.tables[table], on_rows.tables[table],
+                                      check_exact=True)
+    assert seeded.meta == on_rows.meta and seeded.notes == on_rows.notes
     at = page_test("cohorts.py", frame=frame, design=design)
     with monkeypatch.context() as m:
         m.setattr(analysis.cohort_inputs, "category_candidates", read_rows)
+        m.setattr(bw, "cohorts", read_rows)  # the page's first Result: the job's
         at.run()
     assert not at.exception, at.exception
+    assert at.dataframe[0].value.shape[0] > 0
