@@ -48,7 +48,7 @@ where = subset_filter(design, "disparity")
 with stop_on_error():  # everything but the permutation test first, on screen while it runs
     result = disparity_result(results, design, where, options, permutation=False)
     feature = options["feature"] + (f" - {options['baseline']}" if options["baseline"] else "")
-    box = box_of(result, feature)
+    box = box_of(result, feature, results, design)
 
 report, settings = result.raw, result.settings
 stat, columns = settings["statistic"], column_config(settings)

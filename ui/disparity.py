@@ -178,19 +178,28 @@ def disparity_result(results: pd.DataFrame, design: Design, where: dict, options
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _box(token: str, key: str, _grouping: object, label: str):
+def _box(token: str, key: str, _grouping: object, label: str, _given: object = None):
+    if _given is not None:  # built by the load-time job (ui/disparity_job.py)
+        return _given
     from analysis.figures.disparity import grouping_box_figure
 
     return grouping_box_figure(_grouping, feature=label)
 
 
-def box_of(result: Result, label: str):
+def box_of(result: Result, label: str, results: pd.DataFrame | None = None,
+           design: Design | None = None):
     """The box plot of the feature per group as analysed (the Result's grouping), cached:
-    building it reads every row."""
-    s = result.settings
-    key = repr((s["feature"], s["by"], s["baseline"], s["normalization"],
-                sorted(s["where"].items())))
-    return _box(st.session_state["results_token"], key, result.meta["grouping"], label)
+    building it reads every row (the load-time job's for the defaults, given the page's
+    ``results`` and ``design``)."""
+    from ui.disparity_job import box_key
+    from ui.table_job import load_job
+
+    key = box_key(result.settings)
+    given = None
+    if results is not None and design is not None:
+        opened = getattr(load_job(results, design), "disparity", None) or {}
+        given = (opened.get("box") or {}).get((key, label))
+    return _box(st.session_state["results_token"], key, result.meta["grouping"], label, given)
 
 
 def column_config(settings: dict) -> dict:

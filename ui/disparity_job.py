@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["NUMERIC_KEY", "disparity_openers", "numeric_key", "seed_parts"]
+__all__ = ["NUMERIC_KEY", "box_key", "disparity_openers", "numeric_key", "seed_parts"]
 
 #: :func:`ui.common.per_table`'s name of the numeric-column scan.
 NUMERIC_KEY = "analysis.factor_defaults.numeric_columns"
@@ -47,7 +47,9 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
         steps the pages open on: the numeric columns, the Cohorts page's candidate
         categorical outcomes and the first one's values), ``results`` (``{(name,
         options, inputs): Result}`` of ``ui.common.analysis_result``: the Cohorts page's
-        first Result), ``feature``, ``by``,
+        first Result), ``box`` (``{(box key, label): figure}``: the page's box plot of
+        the default call, :func:`analysis.figures.disparity.grouping_box_figure`),
+        ``feature``, ``by``,
         ``dtypes`` (``{column: dtype}`` of the feature and the grouping factors) and
         ``parts`` (``DisparityParts.items()`` of the default call); None when the table
         has no numeric column or the default call is refused.
@@ -61,6 +63,7 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
         unnested_factors,
         useful_factors,
     )
+    from analysis.figures.disparity import grouping_box_figure
 
     numeric = numeric_columns(frame, design)
     out: dict = {"per_table": _per_table_openers(frame, design, numeric)}
@@ -74,7 +77,10 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
         return out
     parts = DisparityParts()
     with contextlib.suppress(AnalysisError):  # (a refused call: the page says why)
-        api.disparity(frame, design, feature=numeric[0], by=by, applied=True, parts=parts)
+        result = api.disparity(frame, design, feature=numeric[0], by=by, applied=True,
+                               parts=parts)
+        out["box"] = {(box_key(result.settings), numeric[0]): grouping_box_figure(
+            result.meta["grouping"], feature=numeric[0])}
     out |= {"feature": numeric[0], "by": list(by), "parts": parts.items(),
             "dtypes": {c: frame[c].dtype for c in [numeric[0], *by]}}
     return out
@@ -129,6 +135,13 @@ def _cohorts_opener(frame: pd.DataFrame, design: Any, per_table: dict) -> dict:
     except AnalysisError:  # the page says why
         return {}
     return {("cohorts", repr(options), repr(sorted(inputs.items()))): result}
+
+
+def box_key(settings: dict) -> str:
+    """The Disparity page's cache key of its box figure (``ui.disparity.box_of``): what the
+    grouping's rows depend on, from a Result's settings."""
+    return repr((settings["feature"], settings["by"], settings["baseline"],
+                 settings["normalization"], sorted(settings["where"].items())))
 
 
 def seed_parts(openers: dict | None, results: pd.DataFrame) -> list:

@@ -123,14 +123,23 @@ def test_the_disparity_and_cohorts_pages_open_on_the_jobs_parts(monkeypatch):
 
     at = page_test("disparity.py", frame=frame, design=design)
     at.session_state["disparity_by"] = opened["by"]
+    import analysis.figures.disparity as figures
+
     with monkeypatch.context() as m:
         m.setattr(dsp, "grouping", read_rows)
         m.setattr(analysis.factor_defaults, "is_id_like", read_rows)  # numeric_columns'
+        m.setattr(figures, "box_statistics", read_rows)  # the box plot: the job's
 
         at.run()
     assert not at.exception, at.exception
     on_rows = bw.disparity(rows, design, feature=opened["feature"], by=opened["by"],
                            applied=True)
+    from analysis.figures.disparity import grouping_box_figure
+    from tests.app.apptools import plotly_specs
+
+    box = grouping_box_figure(on_rows.meta["grouping"], feature=opened["feature"])
+    assert [t["q1"] for t in box.to_plotly_json()["data"]] in [
+        [t.get("q1") for t in spec["data"]] for spec in plotly_specs(at)]
     # (as tests/app/test_disparity_page.py reads them: summary, selection, metrics, test)
     for i, name in enumerate(["summary", "selection", "metrics", "permutation"]):
         pd.testing.assert_frame_equal(at.dataframe[i].value.reset_index(drop=True),
