@@ -148,7 +148,7 @@ def combo_pairs(codes: list[np.ndarray], sizes: list[int], cluster: np.ndarray,
     # touch), read into the intp array the bincounts take
     position = np.empty(possible, dtype=np.int32 if len(uniq) < 2**31 else np.intp)
     position[uniq] = np.arange(len(uniq), dtype=position.dtype)
-    inverse = position[key].astype(np.intp, copy=False)
+    inverse = np.take(position, key).astype(np.intp, copy=False)  # take: faster than []
     del position, key
     rows = np.bincount(inverse, weights=n, minlength=len(uniq))
     devs = np.bincount(inverse, weights=k, minlength=len(uniq))
@@ -172,7 +172,7 @@ def cell_index(key: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray
     present = np.zeros(n_possible, dtype=bool)
     present[key] = True
     position = np.cumsum(present, dtype=np.int32) - 1
-    return np.flatnonzero(present), position[key].astype(np.intp, copy=False)
+    return np.flatnonzero(present), np.take(position, key).astype(np.intp, copy=False)
 
 
 def _slots(X: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray | None], int]:
@@ -374,7 +374,7 @@ class ClusterMargins:
             return None
         per_cell = np.zeros(math.prod(self.sizes))
         per_cell[self.cell] = mu
-        at = per_cell[self.combo]  # mu of each row's cell
+        at = np.take(per_cell, self.combo)  # mu of each row's cell
         residual = self.k - (at if self.n is None else self.n * at)
         np.multiply(at, 1 - at, out=at)
         if self.n is not None:
