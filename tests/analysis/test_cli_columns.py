@@ -106,7 +106,8 @@ FACTORS = ["--factors", "model,cot,prompt_style,pachankis_cluster", "--exclude",
 @pytest.mark.parametrize("options", [
     FACTORS, [*FACTORS, "--where", "data_origin=simulated"],
     [*FACTORS, "--where", "gender=male,female"], [*FACTORS, "--exclude", "gender=male"],
-    ["--factors", "model,cot,gender", "--cluster", "stigma", "--where", "data_origin=simulated"], [*FACTORS, "--no-cluster"],
+    ["--factors", "model,cot,gender", "--cluster", "stigma", "--where",
+     "data_origin=simulated"], [*FACTORS, "--no-cluster"],
     []])  # the last: refused (aliased factors), with the same message
 def test_importance_json_is_that_of_the_whole_table(ssqa_parquet, options, capsys,
                                                     monkeypatch):
