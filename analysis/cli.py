@@ -40,7 +40,7 @@ __all__ = [
     "GC_THRESHOLD", "cluster_settings", "run",
     "command_in", "command_parser", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
     "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
-    "show", "split_list", "warm_up_export", "write_json",
+    "show", "split_list", "warm_up_export", "write_json", "NUMPY_HUGEPAGE",
 ]
 
 
