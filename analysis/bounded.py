@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -83,14 +84,21 @@ def batch_rows(metadata) -> int:  # noqa: ANN001 - a pyarrow FileMetaData
     return int(min(MAX_BATCH_ROWS, max(BATCH_ROWS, BATCH_BYTES // per_row)))
 
 
-def read_parquet_bounded(data: bytes, label: str) -> pd.DataFrame:
+def read_parquet_bounded(data: bytes, label: str,
+                         columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Decode Parquet ``data`` within the row and memory limits (module docstring).
+
+    ``columns``: decode only these columns (in the file's order, with the index columns
+    its pandas metadata names), when the file has every one of them; otherwise, or when
+    None, every column. The column names are checked on the whole file either way, and
+    the decoded-size limit counts what is decoded.
 
     Returns
     -------
     pandas.DataFrame
-        The file's columns as pandas reads them, except that text columns of large
-        tables with repeated values are categoricals (:func:`keep_as_category`).
+        The file's columns (or ``columns``) as pandas reads them, except that text
+        columns of large tables with repeated values are categoricals
+        (:func:`keep_as_category`).
 
     Raises
     ------
@@ -106,17 +114,23 @@ def read_parquet_bounded(data: bytes, label: str) -> pd.DataFrame:
     try:
         plain = pq.ParquetFile(io.BytesIO(data))
         check_rows(plain.metadata.num_rows, label)
-        text = _text_fields(plain.schema_arrow)
+        schema = plain.schema_arrow
+        wanted = _wanted_columns(schema, columns)
+        if wanted is not None:
+            check_column_names([str(c) for c in schema.names], label)
+            schema = pa.schema([schema.field(c) for c in wanted], metadata=schema.metadata)
+        text = _text_fields(schema)
         reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
         batches, rows, used = [], 0, 0
-        for batch in reader.iter_batches(batch_size=batch_rows(plain.metadata)):
+        for batch in reader.iter_batches(batch_size=batch_rows(plain.metadata),
+                                         columns=wanted):
             rows += batch.num_rows
             used += batch.nbytes
             check_rows(rows, label, found=f"more rows than declared (already {rows:,} read)")
             check_decoded(used, label)
             batches.append(batch)
         table = (pa.Table.from_batches(batches) if batches
-                 else reader.schema_arrow.empty_table())
+                 else _empty(reader.schema_arrow, wanted))
     except LoadError:
         raise
     except (ValueError, OSError, pa.ArrowException) as exc:
@@ -126,6 +140,38 @@ def read_parquet_bounded(data: bytes, label: str) -> pd.DataFrame:
     table = _binary_as_text(_check_pandas_metadata(table, label), label)
     table = table.unify_dictionaries()
     return _to_pandas(table, text, used, label)
+
+
+def _wanted_columns(schema, columns: Sequence[str] | None) -> list[str] | None:  # noqa: ANN001
+    """The columns :func:`read_parquet_bounded` decodes: ``columns`` and the index columns
+    of the pandas metadata, in the file's order; None (every column) when ``columns`` is
+    None, names a column the file lacks (the messages about it stay those of the whole
+    table), or the file repeats a name."""
+    import json
+
+    names = [str(c) for c in schema.names]
+    if columns is None or not set(columns) <= set(names) or len(set(names)) < len(names):
+        return None
+    keep = set(columns)
+    raw = (schema.metadata or {}).get(b"pandas")
+    if raw is not None:
+        try:
+            index = json.loads(raw).get("index_columns", [])
+        except (ValueError, RecursionError, AttributeError):  # checked after reading
+            return None
+        if not isinstance(index, list):
+            return None
+        keep |= {c for c in index if isinstance(c, str)}
+    return [c for c in names if c in keep]
+
+
+def _empty(schema, wanted: list[str] | None):  # noqa: ANN001, ANN202 - pyarrow objects
+    """The empty table of ``schema`` (only the ``wanted`` columns, when given)."""
+    import pyarrow as pa
+
+    if wanted is None:
+        return schema.empty_table()
+    return pa.schema([schema.field(c) for c in wanted], metadata=schema.metadata).empty_table()
 
 
 def check_column_names(columns: list[str], label: str) -> None:

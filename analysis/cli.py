@@ -40,7 +40,7 @@ __all__ = [
     "GC_THRESHOLD", "cluster_settings", "run",
     "command_in", "command_parser", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
     "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
-    "show", "split_list", "warm_up_export", "write_json",
+    "show", "split_list", "warm_up_export", "write_json", "NUMPY_HUGEPAGE",
 ]
 
 
@@ -198,8 +198,11 @@ def load_with_design(args: argparse.Namespace, *, need_outcome: bool = True,
         if loaded is not None:
             warm_up_export(args)
             return loaded
+    from analysis.engines.cli_load import pandas_columns
+
     frame, meta = read_results(args.file, sep=getattr(args, "sep", None),
-                               encoding=getattr(args, "encoding", "utf-8"))
+                               encoding=getattr(args, "encoding", "utf-8"),
+                               columns=None if extra else pandas_columns(args))
     load_notes(meta)
     factors = split_list(getattr(args, "factors", None))
     outcome = outcome_from_args(args)
@@ -482,6 +485,8 @@ NEEDS_TEARDOWN = ("kaleido", "choreographer", "pyspark", "py4j", "multiprocessin
 
 #: Young-generation threshold of the cyclic garbage collector in a one-shot CLI process.
 GC_THRESHOLD = 50_000
+#: The environment variable numpy reads at import: madvise huge pages for large arrays.
+NUMPY_HUGEPAGE = "NUMPY_MADVISE_HUGEPAGE"
 
 
 def run(argv: Sequence[str] | None = None) -> NoReturn:
@@ -499,9 +504,16 @@ def run(argv: Sequence[str] | None = None) -> NoReturn:
     and middle generations cost 0.05-0.09 s of ``importance``'s CPU (one collection
     instead of ~200; docs/importance.md, "The CLI end to end"). Cyclic garbage is still
     collected, later.
+
+    Before numpy is imported, ``NUMPY_MADVISE_HUGEPAGE`` is set to ``0`` unless the
+    environment says otherwise: numpy then does not ask the kernel for transparent huge
+    pages for its large arrays, which a short process fills once and frees (each fault
+    zeroes 2 MB and may compact memory first; the median CPU of ``importance`` at 1M rows
+    fell ~10 %, docs/importance.md). Memory advice only: every number is the same.
     """
     import gc
 
+    os.environ.setdefault(NUMPY_HUGEPAGE, "0")
     gc.set_threshold(GC_THRESHOLD)
     code = main(argv)
     try:

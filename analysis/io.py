@@ -16,6 +16,7 @@ import os
 import re
 import stat
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Literal
 
@@ -98,6 +99,7 @@ def read_results(
     format: Format | None = None,
     sep: str | None = None,
     encoding: str = "utf-8",
+    columns: Sequence[str] | None = None,
 ) -> LoadedTable:
     """Read a results table (one row per benchmark response) and say what was decided.
 
@@ -116,6 +118,10 @@ def read_results(
         Force a delimiter for text files; by default it is sniffed from the first lines.
     encoding
         Text encoding of CSV/TSV/JSON Lines files.
+    columns
+        Parquet only: decode just these columns (and the file's pandas index columns) when
+        the file has all of them (:func:`analysis.bounded.read_parquet_bounded`); the
+        other formats, or a file lacking one of them, are read whole.
 
     Returns
     -------
@@ -162,7 +168,7 @@ def read_results(
     fmt = format or _guess_format(data, label_for_ext)
     decimal_commas: list[str] = []
     if fmt == "parquet":
-        frame = _read_parquet(data, label)
+        frame = _read_parquet(data, label, columns)
     elif fmt == "jsonl":
         frame = read_jsonl(data, label, encoding)
     elif fmt in ("csv", "tsv"):
@@ -724,7 +730,8 @@ def check_lines(text: str, label: str) -> None:
     check_rows(lines - 1, label, found=f"{lines:,} lines")
 
 
-def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
+def _read_parquet(data: bytes, label: str,
+                  columns: Sequence[str] | None = None) -> pd.DataFrame:
     try:
         import pyarrow.parquet as pq
 
@@ -737,7 +744,7 @@ def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
         raise LimitError(f"{label} expands to {expanded / 1024 / 1024:,.0f} MB, more than the "
                          f"{MAX_DECOMPRESSED.value():,.0f} MB allowed for a decompressed file. "
                          f"{MAX_DECOMPRESSED.how_to_raise()}")
-    frame = read_parquet_bounded(data, label)
+    frame = read_parquet_bounded(data, label, columns)
     _check_columns([str(c) for c in frame.columns], label)
     frame.columns = [str(c) for c in frame.columns]
     return frame

@@ -23,7 +23,8 @@ from analysis.engines.base import fine_cell_meta
 from analysis.errors import AnalysisError
 from analysis.table_meta import TableMeta
 
-__all__ = ["ALL_COLUMN_COMMANDS", "ROW_COMMANDS", "ROW_OPTIONS", "load_with_engine"]
+__all__ = ["ALL_COLUMN_COMMANDS", "ROW_COMMANDS", "ROW_OPTIONS", "load_with_engine",
+           "pandas_columns"]
 
 
 #: Subcommands whose statistics need rows, and the options naming the columns they read.
@@ -150,6 +151,38 @@ def load_with_engine(args: argparse.Namespace, *, need_outcome: bool = True,
     full = full.subset(factors or design.names).with_cluster(design.cluster)
     full = full.with_prompt_unit(unit) if unit else full
     return (cells, full, meta) if with_meta else (cells, full)
+
+
+#: Subcommands whose pandas path may read only the columns :func:`pandas_columns` names.
+COLUMN_COMMANDS = ("importance",)
+
+
+def pandas_columns(args: argparse.Namespace) -> list[str] | None:
+    """The columns the pandas path reads for ``args`` (a Parquet file decodes only
+    these: :func:`analysis.io.read_results`), or None for every column.
+
+    Only ``importance`` of a binary outcome with a ``--design`` file, without covariates
+    or ``--judge-noise``: the design's factors (``--factors``), its outcome, the cluster,
+    the ``--where`` / ``--exclude`` columns and a ``deviation`` column (as the engines
+    read them, :func:`_row_columns`). Whatever the rest of the table holds changes no
+    number or message of that command; without a design file the factors, outcome and
+    cluster are suggested from the whole table.
+    """
+    if getattr(args, "command", None) not in COLUMN_COMMANDS or not getattr(
+            args, "design", None) or getattr(args, "judge_noise", False):
+        return None
+    try:
+        design, factors = _design_and_outcome(args, need_outcome=False)
+        where, exclude = _assignments(args, "where"), _assignments(args, "exclude")
+    except (AnalysisError, OSError, ValueError):  # said by the pandas path, in its order
+        return None
+    if design.outcome is None or _needs_rows(args, design):
+        return None
+    cluster = None if getattr(args, "no_cluster", False) else (
+        getattr(args, "cluster", None) or design.cluster)
+    extra = [*where, *exclude, DEVIATION,
+             *([cluster] if cluster else [])]
+    return _row_columns(args, design, factors, extra)
 
 
 def _needs_rows(args: argparse.Namespace, design: Design) -> bool:
