@@ -259,7 +259,10 @@ class LiveRun:
             hit = self.cache.get(key)
             if hit is not None and (self.reuse is None or self.reuse(hit)):
                 return hit
-        return None
+        # Claimed. Another run may have stored its reply (and released its claim with it)
+        # between our first look at the cache and the claim: look once more, or we pay twice.
+        hit = self.cache.get(key)
+        return hit if hit is not None and (self.reuse is None or self.reuse(hit)) else None
 
     def over_budget(self, request: ChatRequest) -> tuple[Result | None, float]:
         """``(a cancelled result, 0)`` when the run stopped or ``request`` could cross the

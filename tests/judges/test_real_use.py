@@ -375,6 +375,39 @@ def test_two_concurrent_runs_on_one_cache_pay_once(tmp_path):
         assert cache._conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
 
 
+class _FirstLookMisses(ReplyCache):
+    """The race's window: each key's first look misses, as when another run stores its
+    reply (and releases its claim) just after this run looked and before it claims."""
+
+    def __init__(self, path) -> None:
+        super().__init__(path)
+        self.looked: set[str] = set()
+
+    def get(self, key):  # noqa: ANN001, ANN201 (ReplyCache.get's signature)
+        if key not in self.looked:
+            self.looked.add(key)
+            return None
+        return super().get(key)
+
+
+def test_a_reply_stored_between_the_look_and_the_claim_is_not_paid_twice(tmp_path):
+    frame = frame_of(*[make_row(i, (1, 2)[i % 2]) for i in range(12)])  # 24 calls
+    path = tmp_path / "shared.sqlite"
+    with FakeLLMServer(default_behaviour) as srv:
+        provider = make_provider("openai", model="judge-x", base_url=srv.openai_url)
+        with ReplyCache(path) as cache:
+            first = judge_frame(frame, provider, cache=cache, prices=PRICES)
+        assert srv.n_requests == 24
+        with _FirstLookMisses(path) as cache:
+            again = judge_frame(frame, provider, cache=cache, prices=PRICES)
+        assert srv.n_requests == 24  # the claim found the stored replies: none sent again
+    assert again.stats.http_attempts == 0
+    pd.testing.assert_frame_equal(first.judged[list(C.METRICS)],
+                                  again.judged[list(C.METRICS)])
+    with ReplyCache(path) as cache:
+        assert cache._conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+
+
 def test_exit_code_of_a_cost_cap_is_three(tmp_path, capsys):
     infile = tmp_path / "in.csv"
     frame_of(*[make_row(i, 1) for i in range(5)]).to_csv(infile, index=False)
