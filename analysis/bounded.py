@@ -118,7 +118,7 @@ def read_parquet_bounded(data: bytes, label: str,
         wanted = _wanted_columns(schema, columns)
         if wanted is not None:
             check_column_names([str(c) for c in schema.names], label)
-            schema = pa.schema([schema.field(c) for c in wanted], metadata=schema.metadata)
+            schema = _narrowed(schema, wanted)
         text = _text_fields(schema)
         reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
         batches, rows, used = [], 0, 0
@@ -130,7 +130,7 @@ def read_parquet_bounded(data: bytes, label: str,
             check_decoded(used, label)
             batches.append(batch)
         table = (pa.Table.from_batches(batches) if batches
-                 else _empty(reader.schema_arrow, wanted))
+                 else _narrowed(reader.schema_arrow, wanted).empty_table())
     except LoadError:
         raise
     except (ValueError, OSError, pa.ArrowException) as exc:
@@ -165,13 +165,13 @@ def _wanted_columns(schema, columns: Sequence[str] | None) -> list[str] | None: 
     return [c for c in names if c in keep]
 
 
-def _empty(schema, wanted: list[str] | None):  # noqa: ANN001, ANN202 - pyarrow objects
-    """The empty table of ``schema`` (only the ``wanted`` columns, when given)."""
+def _narrowed(schema, wanted: list[str] | None):  # noqa: ANN001, ANN202 - pyarrow objects
+    """``schema`` with only the ``wanted`` columns (all of them when None)."""
     import pyarrow as pa
 
     if wanted is None:
-        return schema.empty_table()
-    return pa.schema([schema.field(c) for c in wanted], metadata=schema.metadata).empty_table()
+        return schema
+    return pa.schema([schema.field(c) for c in wanted], metadata=schema.metadata)
 
 
 def check_column_names(columns: list[str], label: str) -> None:

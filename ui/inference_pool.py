@@ -156,9 +156,10 @@ def count_unit_cells(frame: pd.DataFrame, design: Any) -> CountedFine:
     from analysis.factor_defaults import compared_factor
 
     units = {}
-    by = compared_factor(design, frame) if names == list(design.names) else None
+    compared = compared_factor(design, frame) if names == list(design.names) else None
     with contextlib.suppress(AnalysisError):  # (a refused pairing: the page says why)
-        units = {by: api.prompt_unit(frame, design, by=by, applied=True).raw} if by else {}
+        units = {compared: api.prompt_unit(frame, design, by=compared, applied=True).raw
+                 } if compared else {}
     from ui.disparity_job import disparity_openers
 
     openers = None

@@ -56,11 +56,11 @@ def in_first_order(cells: pd.DataFrame, cluster: str, where: dict) -> pd.DataFra
     the order the rows give them: the cell table of the rows codes a text column by first
     appearance among the rows it counts (known outcome, in the subset), so the cells sum
     to the very same table only with that order (:data:`ui.inference_pool.FIRST_ROW`)."""
-    from analysis.cells import filter_rows
+    from analysis import api
     from analysis.columns import N
     from ui.inference_pool import FIRST_ROW
 
-    sub = filter_rows(cells, where or None)
+    sub = api.subset_rows(cells, where=where)
     sub = sub[sub[N].to_numpy() > 0]
     if not len(sub):  # no known outcome in the subset: the rows say so
         return None
@@ -166,8 +166,7 @@ def opened_value(results: pd.DataFrame, design: Design, name: str, arguments: st
     """``(True, value)`` when the load-time job computed the ``ui.common.per_table`` step (of
     :func:`ui.disparity_job.disparity_openers`)
     ``name`` with ``arguments`` for this table and design, else ``(False, None)``."""
-    opened = getattr(load_job(results, design), "disparity", None) or {}
-    table = opened.get("per_table") or {}
+    table = _opened(results, design).get("per_table") or {}
     if (name, arguments) in table:
         return True, table[name, arguments]
     return False, None
@@ -178,5 +177,10 @@ def opened_result(results: pd.DataFrame, design: Design, key: tuple[str, str, st
     """The :class:`analysis.api.Result` the load-time job computed for the
     ``ui.common.analysis_result`` call ``key`` (``(name, options, inputs)``; of
     :func:`ui.disparity_job.disparity_openers`) on this table and design, else None."""
-    opened = getattr(load_job(results, design), "disparity", None) or {}
-    return (opened.get("results") or {}).get(key)
+    return (_opened(results, design).get("results") or {}).get(key)
+
+
+def _opened(results: pd.DataFrame, design: Design) -> dict:
+    """What the load-time job computed for the pages' first renders (``CountedFine.
+    disparity``) for this table and design, or an empty dict."""
+    return getattr(load_job(results, design), "disparity", None) or {}
