@@ -31,6 +31,7 @@ new MutationObserver(() => {
 
 
 def test_an_upload_shows_its_progress_then_its_design_by_itself(tmp_path):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     rng = np.random.default_rng(0)
@@ -51,8 +52,12 @@ def test_an_upload_shows_its_progress_then_its_design_by_itself(tmp_path):
             page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
                 str(path))
             # no click from here on: the page refreshes itself when the job is done
-            page.get_by_text("could be factors: the suggested design takes the first 40"
-                             ).first.wait_for(timeout=120_000)
+            try:
+                page.get_by_text("could be factors: the suggested design takes the first 40"
+                                 ).first.wait_for(timeout=120_000)
+            except PlaywrightTimeout:  # say what the page showed instead
+                shown = page.locator('[data-testid="stMain"]').inner_text()
+                pytest.fail(f"no suggested design after 120 s; the page showed:\n{shown}")
             settle(page)
             main = page.locator('[data-testid="stMain"]').inner_text()
             assert "structure in the background" not in main
