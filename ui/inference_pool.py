@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.spawn
 import os
-import sys
 import threading
 import time
-import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -341,29 +340,40 @@ def _mp() -> Any:
         return _context
 
 
-#: What ``__main__`` looks like to multiprocessing while a worker starts: no ``__file__``.
-_NO_MAIN = types.ModuleType("__main__")
 _main_lock = threading.Lock()
+
+
+def _preparation_without_main(name: str) -> dict[str, Any]:
+    """:func:`multiprocessing.spawn.get_preparation_data` without the parent's
+    ``__main__`` (see :func:`_without_main`)."""
+    data = _stdlib_preparation(name)
+    data.pop("init_main_from_path", None)
+    data.pop("init_main_from_name", None)
+    return data
+
+
+_stdlib_preparation = multiprocessing.spawn.get_preparation_data
 
 
 @contextmanager
 def _without_main() -> Iterator[None]:
-    """Start a worker (and the forkserver) without the script being run as ``__main__``.
+    """Start a worker (and the forkserver) without the parent's ``__main__`` being run in it.
 
-    multiprocessing re-runs the parent's ``__main__`` file in a new forkserver and in each
-    worker it starts; during a Streamlit script run ``__main__`` is the page script (the
-    app's ``app.py``; a page under AppTest), so every worker would first run the page
-    again, in bare mode (or die in it). A module without ``__file__`` is run by no one;
-    the running scripts keep their own module objects, only ``sys.modules`` is swapped.
-    """
+    multiprocessing re-runs the parent's ``__main__`` file in each worker it starts; during
+    a Streamlit script run ``__main__`` is the page script (the app's ``app.py``; a page
+    under AppTest), so every worker would first run the page again, in bare mode (or hang
+    in it until its timeout). Streamlit installs a new ``__main__`` at the start of every
+    script run, of any session, on its own thread: swapping ``sys.modules["__main__"]``
+    around the start (as this module once did) lost that race now and then (a worker then
+    ran ``app.py`` and its table got no design). Instead the data a worker is prepared
+    from is read without ``__main__`` while the lock is held (only this module starts
+    processes in the server); the running scripts are untouched."""
     with _main_lock:
-        saved = sys.modules.get("__main__")
-        sys.modules["__main__"] = _NO_MAIN
+        multiprocessing.spawn.get_preparation_data = _preparation_without_main
         try:
             yield
         finally:
-            if sys.modules.get("__main__") is _NO_MAIN and saved is not None:
-                sys.modules["__main__"] = saved
+            multiprocessing.spawn.get_preparation_data = _stdlib_preparation
 
 
 class Job:

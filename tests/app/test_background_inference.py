@@ -196,6 +196,41 @@ def test_sessions_with_the_same_table_share_one_job():
     assert first.result.design.outcome.column == "biased"
 
 
+def row_count(frame: pd.DataFrame, progress):
+    """A job that only counts the rows (to start many workers quickly)."""
+    return len(frame)
+
+
+def test_a_script_run_starting_while_a_worker_starts_is_not_run_in_the_worker(
+        tmp_path, monkeypatch):
+    """Streamlit installs a new ``__main__`` (the page script) at the start of every
+    script run, on its own thread; a worker started at that moment must not run that
+    script (it once did now and then: the worker ran ``app.py`` and its table got no
+    design). Here a script run starts exactly as the worker's process is started."""
+    import multiprocessing.process
+    import sys
+    import types
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "page_script.py"
+    script.write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    start = multiprocessing.process.BaseProcess.start
+
+    def start_as_a_script_run_starts(self) -> None:
+        sys.modules["__main__"] = page  # Streamlit's script runner, on another thread
+        start(self)
+
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start",
+                        start_as_a_script_run_starts)
+    job = inference_pool.submit(f"main-race-{time.monotonic_ns()}", pd.DataFrame({"a": [1, 2]}),
+                                work=row_count)
+    assert job.wait(120) and job.result.error is None and job.result.value == 2
+    assert not marker.exists()
+
+
 def gated_import(payload, progress=None):
     """An import job that waits for ``<its folder>.go`` (created by the test)."""
     gate = Path(payload[3] + ".go")
