@@ -85,35 +85,28 @@ def _cohorts_opener(frame: pd.DataFrame, design: Any, per_table: dict) -> dict:
     from analysis import api
     from analysis.errors import AnalysisError
     from analysis.options.cohorts import CohortsOptions
-    from ui.opening import (
-        category_columns,
-        cohort_factors,
-        cohort_within,
-        observed_categories,
-        result_key,
-        step_key,
-    )
+    from ui import opening as op
 
-    candidates = per_table[step_key(category_columns, design)] = category_columns(frame,
-                                                                                  design)
+    candidates = per_table[op.step_key(op.category_columns, design)] = op.category_columns(
+        frame, design)
     if not candidates:
         return {}
     category = candidates[0]
-    observed = per_table[step_key(observed_categories, category)] = observed_categories(
-        frame, category)
-    factors, first = cohort_factors(design, category)
+    observed = per_table[op.step_key(op.observed_categories, category)] = \
+        op.observed_categories(frame, category)
+    factors, first = op.cohort_factors(design, category)
     if not factors:
         return {}
     cohort = factors[first]
     inputs = {"category": category, "cohort": cohort,
-              "by": cohort_within(design, category, cohort), "categories": observed,
+              "by": op.cohort_within(design, category, cohort), "categories": observed,
               "where": {}}
     options = CohortsOptions()
     try:
         result = api.cohorts(frame, design, options=options, applied=True, **inputs)
     except AnalysisError:  # the page says why
         return {}
-    return {result_key("cohorts", options, inputs): result}
+    return {op.result_key("cohorts", options, inputs): result}
 
 
 def box_key(settings: dict) -> str:

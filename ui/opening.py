@@ -71,11 +71,7 @@ def start_factors(frame: pd.DataFrame, design: Design, k: int | None,
     and, with ``k``, up to ``k`` of them with no nested pair. ``coded(frame, factors,
     counts=...)``: the table the counts and the nesting tests read (default ``frame``;
     the pages': ``ui.defaults._coded``)."""
-    def same(table: pd.DataFrame, factors: Sequence[str], *, counts: bool = False
-             ) -> pd.DataFrame:
-        return table
-
-    coded = coded or same
+    coded = coded or (lambda table, factors, counts=False: table)
     names = [f for kind in kinds for f in design.of_kind(kind) if f in frame.columns]
     order = useful_factors(coded(frame, names, counts=True), design, kinds, exclude=exclude)
     if k is None:
