@@ -5,12 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.columns import DEVIATION
-from analysis.design import Design, factor_values
-from analysis.distribution import MAX_CATEGORIES
+from analysis.design import Design
 from analysis.factor_defaults import default_cohort
 from analysis.labels import category_label
 from analysis.options.cohorts import CohortsOptions as Opts
+from ui.opening import category_columns, cohort_factors, cohort_within, observed_categories
 from ui.widgets import md
 
 __all__ = [
@@ -22,16 +21,6 @@ __all__ = [
 
 #: The options the tables and figures depend on (the test's own options come on top).
 _TABLE_KEYS = ("category", "cohort", "by", "categories", "renormalise", "refusals")
-
-
-def category_columns(results: pd.DataFrame, design: Design) -> list[str]:
-    """Columns that can be a categorical outcome (2..50 values, not floats), the default
-    first: :func:`analysis.cohort_inputs.category_candidates` (columns fixed by the prompt,
-    such as its text, last; then factors; then by name and number of categories)."""
-    from analysis.cohort_inputs import category_candidates
-
-    return category_candidates(results, design.names, design.prompt_unit_columns(),
-                               exclude=(DEVIATION,), max_categories=MAX_CATEGORIES)
 
 
 def remembered_multiselect(label: str, options: list[str], default: list[str], *, key: str,
@@ -57,19 +46,18 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
     category = c1.selectbox("Categorical outcome", candidates, key="cohorts_category",
                             help="Which category each response falls in (e.g. the group a "
                                  "completion portrays, the answer type)")
-    factors = [f for f in design.names if f != category]
+    factors, first = cohort_factors(design, category)
     if not factors:
         return None
-    cohort = c2.selectbox("Cohort factor", factors, index=default_cohort(design, category),
+    cohort = c2.selectbox("Cohort factor", factors, index=first,
                           key="cohorts_cohort", help="Compared cohorts, in the factor's "
                                                      "value order (e.g. decades, models)")
-    domain = [f for f in design.of_kind("domain") if f not in (category, cohort)]
     with c3:
         by = remembered_multiselect("Within (role / prompt / demographic)",
-                                    [f for f in factors if f != cohort], domain[:1],
-                                    key="cohorts_by")
+                                    [f for f in factors if f != cohort],
+                                    cohort_within(design, category, cohort), key="cohorts_by")
     # the labels the analysis uses: booleans as "true" / "false", 7.0 as "7"
-    observed = per_table(_observed, results, design, category)  # scans the rows
+    observed = per_table(observed_categories, results, design, category)  # scans the rows
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
         # empty or space-padded values quoted, so "A" and " A" read differently
@@ -98,10 +86,6 @@ def cohort_options(results: pd.DataFrame, design: Design) -> dict | None:
     return {"category": category, "cohort": cohort, "by": by, "categories": keep,
             "method": method, "seed": int(seed), "renormalise": renormalise,
             "refusals": refusals}
-
-
-def _observed(results: pd.DataFrame, category: str) -> list[str]:
-    return factor_values(results[category].dropna())[1]
 
 
 def capsule_section(results: pd.DataFrame, design: Design, where: dict, opts: dict) -> None:

@@ -161,8 +161,10 @@ def per_table(fn: Callable[..., T], results: pd.DataFrame, design: Design, *args
     ``results`` (the design applied to the active table, :func:`require_results`): at 1M
     rows such a step costs 0.1-2 s on every rerun otherwise. The result is shared between
     reruns and sessions: read-only."""
-    name, arguments = f"{fn.__module__}.{fn.__qualname__}", repr((args, sorted(kwargs.items())))
+    from ui.opening import step_key
     from ui.table_job import opened_value
+
+    name, arguments = step_key(fn, *args, **kwargs)
 
     known, value = opened_value(results, design, name, arguments)  # by the load-time job
     if known:
@@ -195,9 +197,10 @@ def analysis_result(name: str, results: pd.DataFrame, design: Design, options: o
     per table, design, options and inputs; ``cells``: the page's cached cell table of the
     rows analysed (:func:`cells_for`). The :class:`analysis.api.Result` is shared between
     reruns and sessions: read-only."""
+    from ui.opening import result_key
     from ui.table_job import opened_result
 
-    key = (name, repr(options), repr(sorted(inputs.items())))
+    key = result_key(name, options, inputs)
     given = opened_result(results, design, key) if cells is None else None
     return _result(st.session_state["results_token"], design.to_json(), *key, results, design,
                    options, cells, inputs, given)

@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from analysis.design import Design
-from analysis.factor_defaults import unnested_factors, useful_factors
+from analysis.factor_defaults import unnested_factors
 from ui.common import per_table
+from ui.opening import KINDS, start_factors
 
 __all__ = ["choose_hint", "page_defaults", "unnested_defaults"]
 
@@ -52,11 +53,7 @@ def _unnested(frame: pd.DataFrame, design: Design, candidates: tuple[str, ...], 
 
 def _start_with(frame: pd.DataFrame, design: Design, k: int | None, kinds: tuple[str, ...],
                 exclude: tuple[str, ...]) -> list[str]:
-    names = [f for kind in kinds for f in design.of_kind(kind) if f in frame.columns]
-    order = useful_factors(_coded(frame, names, counts=True), design, kinds, exclude=exclude)
-    if k is None:
-        return order
-    return unnested_factors(_coded(frame, order), design, order, k)  # as default_factors
+    return start_factors(frame, design, k, kinds, exclude, coded=_coded)  # as default_factors
 
 
 def unnested_defaults(design: Design, candidates: Sequence[str], k: int) -> list[str]:
@@ -72,7 +69,7 @@ def unnested_defaults(design: Design, candidates: Sequence[str], k: int) -> list
 
 
 def page_defaults(design: Design, k: int | None = None,
-                  kinds: Sequence[str] = ("domain", "prompt", "model"), *,
+                  kinds: Sequence[str] = KINDS, *,
                   exclude: Sequence[str] = ()) -> list[str]:
     """The factors a page starts with on the active table (:mod:`analysis.factor_defaults`):
     no constant, text-like, id or nested-duplicate factor; up to ``k`` with no nested pair,

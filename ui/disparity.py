@@ -13,11 +13,12 @@ from analysis.context import is_simulated
 from analysis.design import Design
 from analysis.disparity import DisparityReport
 from analysis.disparity_parts import DisparityParts
-from analysis.factor_defaults import default_group, feature_polarity
+from analysis.factor_defaults import feature_polarity
 from analysis.multiple_testing import NAMES, adjusted_label
 from analysis.options.disparity import DisparityOptions as Opts
 from ui.common import analysis_result
 from ui.defaults import page_defaults
+from ui.opening import disparity_by
 from ui.options import other_options
 from ui.saged_stats import saged_options
 from ui.widgets import md
@@ -61,7 +62,7 @@ def disparity_options(design: Design, numeric: list[str]) -> dict:
     design's, a value only where the standard or the direction reads it)."""
     c1, c2, c3 = st.columns(3)
     feature = c1.selectbox("Numeric feature", numeric, key="disparity_feature")
-    start = page_defaults(design, 1) or default_group(design)  # never a constant factor
+    start = disparity_by(design, page_defaults)  # never a constant factor
     by = c2.multiselect("Group by", design.names, default=start, key="disparity_by")
     baseline = c3.selectbox(Opts.label("baseline"), ["(none)", *numeric],
                             key="disparity_baseline",

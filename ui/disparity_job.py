@@ -7,7 +7,11 @@ render reads from the rows: the numeric columns (``analysis.factor_defaults.
 numeric_columns``, the page's feature choices, shared with the Bias index page) and the
 parts of :func:`analysis.api.disparity` (:class:`analysis.disparity_parts.DisparityParts`:
 grouping, group summary, selection rates, permutation test, SAGED statistics) for the
-first numeric column, the default grouping and the options' defaults.
+first numeric column, the default grouping and the options' defaults; and the Cohorts
+page's candidate outcomes, the first one's categories and its first Result. The steps, their
+cache keys and the opening choices are the pages' own (:mod:`ui.opening`, no Streamlit), so
+a change to the pages' code is the job's too (``tests/app/test_disparity_job.py`` checks
+that the pages' first renders find every step the job computed under their keys).
 
 The page seeds its parts store with them (:func:`ui.disparity.disparity_result`) and
 :func:`ui.common.per_table` its cache of the numeric columns; the numbers are therefore
@@ -25,16 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["NUMERIC_KEY", "box_key", "disparity_openers", "numeric_key", "seed_parts"]
-
-#: :func:`ui.common.per_table`'s name of the numeric-column scan.
-NUMERIC_KEY = "analysis.factor_defaults.numeric_columns"
-
-
-def numeric_key(design: Any) -> str:
-    """:func:`ui.common.per_table`'s ``arguments`` of ``numeric_columns(results, design)``
-    (the pages' call ``per_table(numeric_columns, results, design, design)``)."""
-    return repr(((design,), []))
+__all__ = ["box_key", "disparity_openers", "seed_parts"]
 
 
 def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
@@ -57,22 +52,16 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
     from analysis import api
     from analysis.disparity_parts import DisparityParts
     from analysis.errors import AnalysisError
-    from analysis.factor_defaults import (
-        default_group,
-        numeric_columns,
-        unnested_factors,
-        useful_factors,
-    )
+    from analysis.factor_defaults import numeric_columns
     from analysis.figures.disparity import grouping_box_figure
+    from ui.opening import disparity_by, start_factors, step_key
 
     numeric = numeric_columns(frame, design)
-    out: dict = {"per_table": _per_table_openers(frame, design, numeric)}
+    out: dict = {"per_table": {step_key(numeric_columns, design): numeric}}
     out["results"] = _cohorts_opener(frame, design, out["per_table"])
     if not numeric:
         return out
-    kinds = ("domain", "prompt", "model")  # as ui.defaults.page_defaults(design, 1)
-    by = unnested_factors(frame, design, useful_factors(frame, design, kinds), 1) \
-        or default_group(design)
+    by = disparity_by(design, lambda d, k: start_factors(frame, d, k))  # the page's defaults
     if not by:
         return out
     parts = DisparityParts()
@@ -86,55 +75,38 @@ def disparity_openers(frame: pd.DataFrame, design: Any) -> dict | None:
     return out
 
 
-def _per_table_openers(frame: pd.DataFrame, design: Any, numeric: list[str]) -> dict:
-    """``{(name, arguments): value}`` of the ``ui.common.per_table`` steps the Disparity,
-    Bias index and Cohorts pages open on (their names and arguments as ``per_table``
-    keys them): the numeric columns, the Cohorts page's candidate categorical outcomes
-    (``ui.cohorts.category_columns``) and the first one's values (``ui.cohorts._observed``),
-    computed as those functions do (not imported: ``ui.cohorts`` imports ``ui.common``)."""
-    from analysis.cohort_inputs import category_candidates
-    from analysis.columns import DEVIATION
-    from analysis.design import factor_values
-    from analysis.distribution import MAX_CATEGORIES
-
-    out = {(NUMERIC_KEY, numeric_key(design)): numeric}
-    candidates = category_candidates(frame, design.names, design.prompt_unit_columns(),
-                                     exclude=(DEVIATION,), max_categories=MAX_CATEGORIES)
-    out[("ui.cohorts.category_columns", repr(((design,), [])))] = candidates
-    if candidates:
-        out[("ui.cohorts._observed", repr(((candidates[0],), [])))] = factor_values(
-            frame[candidates[0]].dropna())[1]
-    return out
-
-
 def _cohorts_opener(frame: pd.DataFrame, design: Any, per_table: dict) -> dict:
     """``{(name, options, inputs): Result}`` (``ui.common.analysis_result``'s key) of the
-    Cohorts page's first call of :func:`analysis.api.cohorts`: the first candidate outcome,
-    the default cohort factor, the first other domain factor, every category, the
-    options' defaults, no subset (as ``ui.cohorts.cohort_options`` opens)."""
+    Cohorts page's first call of :func:`analysis.api.cohorts`, the page's own steps and
+    defaults (:mod:`ui.opening`): the first candidate outcome, the default cohort factor,
+    the first other domain factor, every category, the options' defaults, no subset (as
+    ``ui.cohorts.cohort_options`` opens); the candidates and the categories go into
+    ``per_table`` under the page's keys."""
     from analysis import api
     from analysis.errors import AnalysisError
-    from analysis.factor_defaults import default_cohort
     from analysis.options.cohorts import CohortsOptions
+    from ui import opening as op
 
-    candidates = per_table[("ui.cohorts.category_columns", repr(((design,), [])))]
+    candidates = per_table[op.step_key(op.category_columns, design)] = op.category_columns(
+        frame, design)
     if not candidates:
         return {}
     category = candidates[0]
-    factors = [f for f in design.names if f != category]
+    observed = per_table[op.step_key(op.observed_categories, category)] = \
+        op.observed_categories(frame, category)
+    factors, first = op.cohort_factors(design, category)
     if not factors:
         return {}
-    cohort = factors[default_cohort(design, category)]
-    domain = [f for f in design.of_kind("domain") if f not in (category, cohort)]
-    inputs = {"category": category, "cohort": cohort, "by": domain[:1],
-              "categories": per_table[("ui.cohorts._observed", repr(((category,), [])))],
+    cohort = factors[first]
+    inputs = {"category": category, "cohort": cohort,
+              "by": op.cohort_within(design, category, cohort), "categories": observed,
               "where": {}}
     options = CohortsOptions()
     try:
         result = api.cohorts(frame, design, options=options, applied=True, **inputs)
     except AnalysisError:  # the page says why
         return {}
-    return {("cohorts", repr(options), repr(sorted(inputs.items()))): result}
+    return {op.result_key("cohorts", options, inputs): result}
 
 
 def box_key(settings: dict) -> str:

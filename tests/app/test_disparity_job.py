@@ -17,17 +17,17 @@ from analysis.disparity_parts import DisparityParts
 from analysis.factor_defaults import numeric_columns, unnested_factors, useful_factors
 from ui import inference_pool
 from ui.common import token_of
-from ui.disparity_job import NUMERIC_KEY, numeric_key, seed_parts
+from ui.disparity_job import seed_parts
 
 
-def _rows():
+def _rows(again: int = 0):
     from analysis.names import clash_free
     from tests.app.apptools import sample_with_design
     from ui.common import _applied
 
     sample, design = sample_with_design("bbq_unifiedqa.csv.gz")
     part = sample.iloc[::3]
-    frame = pd.concat([part, part.iloc[::2]], ignore_index=True)
+    frame = pd.concat([part, part.iloc[again::2]], ignore_index=True)
     _, design, _ = clash_free(frame.iloc[:0], design)
     return _applied(token_of(frame), design.to_json(), frame, design), design
 
@@ -46,15 +46,15 @@ def test_the_jobs_disparity_parts_give_the_rows_result(monkeypatch):
     worker = inference_pool._packed(rows).frame(text_codes=True)
     opened = inference_pool.count_unit_cells(worker, design).disparity
     from analysis.design import Design
-    from ui.cohorts import _observed, category_columns
+    from ui.opening import category_columns, observed_categories, step_key
 
     # the pages' per_table keys: the job's design (from its JSON) has the page's repr
     assert repr(Design.from_text(design.to_json())) == repr(design)
     candidates = category_columns(rows, design)
     assert opened["per_table"] == {
-        (NUMERIC_KEY, numeric_key(design)): numeric_columns(rows, design),
-        ("ui.cohorts.category_columns", repr(((design,), []))): candidates,
-        ("ui.cohorts._observed", repr(((candidates[0],), []))): _observed(rows, candidates[0])}
+        step_key(numeric_columns, design): numeric_columns(rows, design),
+        step_key(category_columns, design): candidates,
+        step_key(observed_categories, candidates[0]): observed_categories(rows, candidates[0])}
     kinds = ("domain", "prompt", "model")
     assert opened["by"] == unnested_factors(rows, design, useful_factors(rows, design, kinds),
                                             1)
@@ -162,3 +162,79 @@ def test_the_disparity_and_cohorts_pages_open_on_the_jobs_parts(monkeypatch):
         at.run()
     assert not at.exception, at.exception
     assert at.dataframe[0].value.shape[0] > 0
+
+
+def _drift(opened: dict, steps: list, results: list, parts: list) -> list[str]:
+    """What the pages' first renders asked for that the job's openers do not give under
+    the same key: ``steps`` ``(name, arguments, found)`` of ``ui.table_job.opened_value``
+    (every ``ui.common.per_table`` call), ``results`` ``(key, found)`` of
+    ``opened_result`` (of an analysis the job computed a Result of: the Disparity page's
+    comes from its parts), ``parts`` the ``(kind, key)`` of every Disparity part asked for."""
+    asked = {(name, arguments) for name, arguments, _ in steps}
+    computed = {name for name, _ in opened["per_table"]}
+    job_parts = {key for key, _ in opened["parts"]}
+    return ([f"never asked for: {k}" for k in opened["per_table"] if k not in asked]
+            + [f"per_table miss: {n} {a}" for n, a, found in steps
+               if not found and n in computed]
+            + [f"analysis_result miss: {k}" for k, found in results
+               if not found and k[0] in {name for name, _, _ in opened["results"]}]
+            + [f"result never asked for: {k}" for k in opened["results"]
+               if k not in {k for k, _ in results}]
+            + [f"part not the job's: {k}" for k in parts if k not in job_parts])
+
+
+def test_the_pages_first_renders_ask_for_what_the_job_computed(monkeypatch):
+    """The job's keys are the pages' (one derivation, ``ui.opening``): on the Disparity
+    and Cohorts pages' first renders at their own defaults (no widget set), every
+    per_table step of a function the job computes, the Cohorts page's Result and every
+    Disparity part are the job's, and every step the job computed is asked for; a key
+    the job would spell differently is caught."""
+    from analysis.disparity_parts import DisparityParts
+    from tests.app.apptools import page_test
+    from ui import table_job
+
+    rows, design = _rows(1)  # a table of its own: no page cached anything for it
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 100)
+    job = table_job.count_unit_job(rows, design, token=token_of(rows))
+    job.wait(120)
+    assert job.done and job.result.error is None, job.result
+    opened = job.result.value.disparity
+    assert opened["per_table"] and opened["results"] and opened["parts"]
+    steps, results, parts = [], [], []
+    value_of, result_of, get = table_job.opened_value, table_job.opened_result, \
+        DisparityParts.get
+
+    def opened_value(results_, design_, name, arguments):
+        known, value = value_of(results_, design_, name, arguments)
+        steps.append((name, arguments, known))
+        return known, value
+
+    def opened_result(results_, design_, key):
+        found = result_of(results_, design_, key)
+        results.append((key, found is not None))
+        return found
+
+    def part(self, kind, key, make):
+        parts.append((kind, key))
+        return get(self, kind, key, make)
+
+    monkeypatch.setattr(table_job, "opened_value", opened_value)
+    monkeypatch.setattr(table_job, "opened_result", opened_result)
+    monkeypatch.setattr(DisparityParts, "get", part)
+    for page in ("disparity.py", "cohorts.py"):
+        at = page_test(page, frame=rows, design=design)
+        at.run()
+        assert not at.exception, at.exception
+    assert {kind for kind, _ in parts} >= {"grouping", "summary", "selection"}
+    assert _drift(opened, steps, results, parts) == []
+    # a job whose keys drifted from the pages' (another spelling of each) is caught
+    drifted = {"per_table": {(n, a + " "): v for (n, a), v in opened["per_table"].items()},
+               "results": {(n, o, i + " "): v for (n, o, i), v in opened["results"].items()},
+               "parts": [((kind, ("other", key)), v) for (kind, key), v in opened["parts"]]}
+    looked_up = [(n, a, (n, a) in drifted["per_table"]) for n, a, _ in steps]
+    problems = _drift(drifted, looked_up, [(k, k in drifted["results"]) for k, _ in results],
+                      parts)
+    assert {p.split(":")[0] for p in problems} == {
+        "never asked for", "per_table miss", "analysis_result miss",
+        "result never asked for", "part not the job's"}
+    assert len([p for p in problems if p.startswith("never")]) == len(opened["per_table"])
