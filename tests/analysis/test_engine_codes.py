@@ -1,9 +1,10 @@
 """DuckDB's integer-coded aggregate (analysis/engines/coded.py) equals the string GROUP BY.
 
-Three paths build the same aggregate: the engine regrouping by factor-value strings
+Four paths build the same aggregate: the engine regrouping by factor-value strings
 (``sql.aggregate_query``, still Spark's), the raw groups dictionary-coded by Arrow
-(``coded_frame``: past the dense grid) and the rows streamed as one integer each and
-counted into the dense grid (``streamed_frame``). The data holds every case where raw
+(``coded_frame``: past ``MAX_CODE`` combinations), the rows streamed as one integer each
+and counted into the dense grid (``streamed_frame``), and past the dense grid the same
+integers grouped by DuckDB (``streamed_frame(dense_grid=...)``, ``coded._grouped``). The data holds every case where raw
 values print alike (NULL and NaN, 0.0 and -0.0, ``True`` and ``true``, NULL and a
 literal ``"(missing)"``), so the merging by codes is exercised; the refusals keep their
 messages.
@@ -86,28 +87,40 @@ def test_streamed_and_coded_equal_the_string_group_by(table, outcome):
     raw = table.relation.query("results_", text).arrow().read_all()
     assert raw.num_rows > len(expected)  # raw groups that print alike were merged
     by_codes = coded.coded_frame(raw, KEYS)
-    for got in (streamed, by_codes):
+    grouped = coded.streamed_frame(table.connection, table.relation, "results_",
+                                   table.dialect, KEYS, table.kinds, outcome, dense_grid=4)
+    for got in (streamed, by_codes, grouped):
         assert all(isinstance(got[k].dtype, pd.CategoricalDtype) for k in KEYS)
         assert all(list(got[k].cat.categories) == sorted(got[k].cat.categories)
                    for k in KEYS)
         pd.testing.assert_frame_equal(_canonical(got, KEYS), expected)
 
 
-def test_aggregate_takes_the_grid_or_the_group_by_with_the_same_cells(table, monkeypatch):
+#: Past the dense grid: DuckDB groups the integer codes ("codes"), or, past MAX_CODE
+#: too, the raw values with Arrow-coded strings ("text").
+PAST_THE_GRID = {"codes": {"DENSE_GRID": 4}, "text": {"DENSE_GRID": 4, "MAX_CODE": 4}}
+
+
+@pytest.mark.parametrize("past", list(PAST_THE_GRID))
+def test_aggregate_takes_the_grid_or_the_group_by_with_the_same_cells(table, monkeypatch,
+                                                                      past):
     outcome = Outcome("outcome", "binary")
     dense = table.aggregate(KEYS, outcome)
-    monkeypatch.setattr(coded, "DENSE_GRID", 4)  # past the grid: SQL groups, Arrow codes
+    for name, value in PAST_THE_GRID[past].items():
+        monkeypatch.setattr(coded, name, value)
     grouped = table.aggregate(KEYS, outcome)
     pd.testing.assert_frame_equal(_canonical(dense, KEYS), _canonical(grouped, KEYS))
     expected = _canonical(_by_strings(table, KEYS, outcome), KEYS)
     pd.testing.assert_frame_equal(_canonical(dense, KEYS), expected)
 
 
-def test_too_many_groups_refused_on_both_paths(table, monkeypatch):
+@pytest.mark.parametrize("past", list(PAST_THE_GRID))
+def test_too_many_groups_refused_on_every_path(table, monkeypatch, past):
     monkeypatch.setattr(base, "MAX_GROUPS", 5)
     with pytest.raises(AnalysisError, match="more than 5 combinations of text, number"):
         table.aggregate(["text", "number"], None)
-    monkeypatch.setattr(coded, "DENSE_GRID", 4)
+    for name, value in PAST_THE_GRID[past].items():
+        monkeypatch.setattr(coded, name, value)
     with pytest.raises(AnalysisError, match="more than 5 combinations of text, number"):
         table.aggregate(["text", "number"], None)
 
@@ -216,10 +229,12 @@ def test_declared_values_count_the_same_cells_as_the_queried_ones(parquet_table,
         return original(*args)
 
     monkeypatch.setattr(coded, "_streamed", counted)
-    for listed in (t._dictionary_columns(keys), ()):
+    for listed, grid in [(t._dictionary_columns(keys), None), ((), None),
+                         (t._dictionary_columns(keys), 4), ((), 4)]:  # 4: grouped codes
         streams.clear()
         got = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
-                                   t.kinds, outcome, dictionary=listed, declared=declared)
+                                   t.kinds, outcome, dictionary=listed, declared=declared,
+                                   dense_grid=grid)
         pd.testing.assert_frame_equal(_canonical(got, keys), expected)
         fits = case in ("complete", "unused values too")
         assert streams == ([declared] if fits else [declared, {}])
