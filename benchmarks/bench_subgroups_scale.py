@@ -40,7 +40,8 @@ it runs now (DuckDB groups the integer codes of the raw values) against the form
 (DuckDB groups the raw text values, forced in the worker by ``coded.MAX_CODE = 0``),
 interleaved ``--repeat`` times in fresh processes; printed: every run, the best and the
 median CPU, wall and peak memory of each, their ratios, and whether the two JSON outputs
-are the same bytes (exit 1 if not).
+are the same bytes, and (up to 3M rows) the same bytes as ``--engine pandas``'s (exit 1
+if not).
 
 Baselines in the same run: the unclustered command (``--no-cluster``) at every size, and
 up to ``--baseline-max`` rows (10M) an analyst's DuckDB ``GROUP BY`` of the same factors x
@@ -234,9 +235,10 @@ def importance_run(size: str, path: Path, data: Path, problems: list[str], panda
 
 
 def past_grid(spec: str, data: Path, out: Path, commands: list[str], repeat: int,
-              problems: list[str]) -> None:
+              problems: list[str], pandas: bool = True) -> None:
     """Each command past the dense grid (``ROWS:TEMPLATES``): the integer codes grouped
-    by DuckDB against the raw text values grouped (the former path), interleaved."""
+    by DuckDB against the raw text values grouped (the former path), interleaved; with
+    ``pandas`` the JSON is also compared with ``--engine pandas``'s (one run)."""
     import statistics
 
     from analysis.engines.coded import DENSE_GRID
@@ -275,6 +277,15 @@ def past_grid(spec: str, data: Path, out: Path, commands: list[str], repeat: int
         if not equal:
             problems.append(f"{command} past the dense grid: the JSON differs from the "
                             "former path's")
+        if pandas:
+            ref = measure(f"{base}:pandas", path, out / f"past_{command}_pandas.json")
+            print(line(f"{command}: --engine pandas", ref, what))
+            same = (out / f"past_{command}_codes.json").read_bytes() == \
+                (out / f"past_{command}_pandas.json").read_bytes()
+            print(f"  {command}: the JSON equals --engine pandas' byte for byte: {same}")
+            if not same:
+                problems.append(f"{command} past the dense grid: the JSON differs from "
+                                "pandas'")
 
 
 def exponent(points: list[tuple[int, float]]) -> float:
@@ -386,7 +397,8 @@ def main() -> None:
             print(line(f"{args.sweep_rows} rows, {t} templates", r))
             by_clusters.append((t, r["cpu"]))
     if args.past_grid:
-        past_grid(args.past_grid, data, out, commands, args.repeat, problems)
+        past_grid(args.past_grid, data, out, commands, args.repeat, problems,
+                  pandas=_count(args.past_grid.split(":")[0]) <= 3 * 10**6)
     for name, rows_, clusters_ in (("subgroups", by_rows, by_clusters),
                                    ("importance", imp_rows, imp_clusters)):
         if len(rows_) > 1:
