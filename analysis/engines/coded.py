@@ -238,7 +238,8 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
         return None
     names = [f"__bw_enum_{next(_names)}" for _ in keys]
     try:
-        # INTEGER arithmetic (the grid has <= 2^23 entries): ~15 % less CPU than BIGINT
+        # INTEGER arithmetic in the grid (<= 2^23 entries): ~15 % less CPU than BIGINT;
+        # past it a BIGINT (at most MAX_CODE combinations, times 16 in ``_grouped``)
         key = f"CAST(0 AS {'BIGINT' if sparse else 'INTEGER'})"
         for k, name, (raw, values, nulls), size in zip(keys, names, raws, sizes, strict=True):
             listed = ", ".join(dialect.literal(v) for v in values)

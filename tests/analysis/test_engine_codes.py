@@ -4,10 +4,10 @@ Four paths build the same aggregate: the engine regrouping by factor-value strin
 (``sql.aggregate_query``, still Spark's), the raw groups dictionary-coded by Arrow
 (``coded_frame``: past ``MAX_CODE`` combinations), the rows streamed as one integer each
 and counted into the dense grid (``streamed_frame``), and past the dense grid the same
-integers grouped by DuckDB (``streamed_frame(dense_grid=...)``, ``coded._grouped``). The data holds every case where raw
-values print alike (NULL and NaN, 0.0 and -0.0, ``True`` and ``true``, NULL and a
-literal ``"(missing)"``), so the merging by codes is exercised; the refusals keep their
-messages.
+integers grouped by DuckDB (``streamed_frame(dense_grid=...)``, ``coded._grouped``). The
+data holds every case where raw values print alike (NULL and NaN, 0.0 and -0.0, ``True``
+and ``true``, NULL and a literal ``"(missing)"``), so the merging by codes is exercised;
+the refusals keep their messages.
 """
 
 from __future__ import annotations
@@ -262,3 +262,29 @@ def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatc
     assert "q" in str(hinted.value)
     assert (type(hinted.value), str(hinted.value)) == (type(queried.value),
                                                         str(queried.value))
+
+
+def test_grouped_codes_sum_the_flags_and_refuse_what_the_grid_refuses():
+    """``coded._grouped`` (past the dense grid): the sums per code from the (code, flags)
+    pairs, by hand; a NULL code (a value missing from its list) is an undeclared value
+    or "the data changed"; more codes than ``max_groups`` raise ``TooManyGroups``."""
+    import duckdb
+
+    con = duckdb.connect()
+    # code, flags: dev 0/1 (2 = unknown) in bits 0-1, bad in bit 2, hit in bit 3
+    rows = [(5, 1), (5, 1), (5, 0), (5, 2), (9, 0), (9, 4 + 1), (2, 8 + 0), (2, 2 + 4)]
+    relation = con.sql("SELECT * FROM (VALUES " + ", ".join(f"({k}, {f})" for k, f in rows)
+                       + ") t(c, g)")
+    keys, sums = coded._grouped(relation, "v", "CAST(c AS BIGINT)", "CAST(g AS UTINYINT)",
+                                10, False)
+    assert keys.tolist() == [2, 5, 9]
+    assert {c: v.tolist() for c, v in sums.items()} == {
+        sql.N_ALL: [2, 4, 2], sql.N_KNOWN: [1, 3, 2], sql.DEV_SUM: [0, 2, 1],
+        sql.N_BAD: [1, 0, 1], sql.N_HIT: [1, 0, 0]}
+    with pytest.raises(coded.TooManyGroups):
+        coded._grouped(relation, "v", "CAST(c AS BIGINT)", "CAST(g AS UTINYINT)", 2, False)
+    missing = "CAST(CASE WHEN c = 9 THEN NULL ELSE c END AS BIGINT)"
+    with pytest.raises(AnalysisError, match="The data changed while it was read"):
+        coded._grouped(relation, "v", missing, "CAST(g AS UTINYINT)", 10, False)
+    with pytest.raises(coded._Undeclared):
+        coded._grouped(relation, "v", missing, "CAST(g AS UTINYINT)", 10, True)
