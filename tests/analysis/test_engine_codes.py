@@ -243,12 +243,16 @@ def test_declared_values_count_the_same_cells_as_the_queried_ones(parquet_table,
                                              keys), expected)
 
 
-def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatch):
+@pytest.mark.parametrize("grid", ["dense", "codes"])
+def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatch, grid):
     """A Parquet value the design does not declare: the fallback counts it, and the
-    design check names it with the words and type it has without the declared lists."""
+    design check names it with the words and type it has without the declared lists
+    (in the dense grid, and past it: DuckDB grouping the codes)."""
     from analysis.design import Design, Factor
     from analysis.engines import fine_cells
 
+    if grid == "codes":
+        monkeypatch.setattr(coded, "DENSE_GRID", 1)
     rows = pd.DataFrame({"m": ["a", "b", "q"] * 20, "deviation": [0, 1, 1] * 20})
     path = tmp_path / "rows.parquet"
     _write_parquet(rows, path)
