@@ -377,16 +377,18 @@ def _grouped(relation, view: str, key: str, flags: str, max_groups: int, guessed
     dense grid's) and the sums there; more than ``max_groups`` raw groups raise
     :class:`TooManyGroups`."""
     text = (f"SELECT k * 16 + f AS kf, count(*) AS n FROM (SELECT {key} AS k, {flags} AS f "
-            f"FROM {view}) GROUP BY kf LIMIT {16 * (max_groups + 1)}")
+            f"FROM {view}) GROUP BY kf ORDER BY kf NULLS FIRST "
+            f"LIMIT {16 * (max_groups + 1)}")
     result = relation.query(view, text).arrow()
     if hasattr(result, "read_all"):  # a RecordBatchReader (newer DuckDB)
         result = result.read_all()
-    if result.column("kf").null_count:  # a raw value missing from its list
-        raise _unlisted(guessed)
-    kf = result.column("kf").to_numpy()
-    order = np.argsort(kf)
-    kf, n = kf[order], result.column("n").to_numpy()[order]
-    del result, order
+    if result.num_rows and result.column("kf")[0].as_py() is None:  # a raw value missing
+        raise _unlisted(guessed)  # from its list (NULLS FIRST)
+    kf = np.concatenate([c.to_numpy() for c in result.column("kf").chunks]) \
+        if result.num_rows else np.zeros(0, np.int64)
+    n = np.concatenate([c.to_numpy() for c in result.column("n").chunks]) \
+        if result.num_rows else np.zeros(0, np.int64)
+    del result
     _release_arrow_memory()
     k, f = kf >> 4, (kf & 15).astype(np.uint8)
     del kf
