@@ -5,6 +5,10 @@ Usage::
     python benchmarks/bench_subgroups_scale.py [--rows 1M,10M,30M,100M] [--templates 300]
         [--cluster-sweep 100,300,1000] [--sweep-rows 3M] [--baseline-max 10M]
         [--data /tmp/bench_subgroups_scale] [--commands subgroups,importance]
+        [--past-grid 3M:1000] [--repeat 3] [--out FOLDER]
+
+    # past the dense grid alone (13,824 combinations x 1,000 templates at 3M rows):
+    python benchmarks/bench_subgroups_scale.py --rows '' --cluster-sweep '' --out /tmp/x
 
     # the issue's 100M check alone (~1 min on the idle 2-core machine, data made once):
     python benchmarks/bench_subgroups_scale.py --rows 1M,100M --cluster-sweep ''
@@ -29,6 +33,15 @@ FILE --design D --engine duckdb --json`` with the design's cluster (CR2, small-s
 and with ``--no-cluster`` at every size (the coefficients must agree: the cluster changes
 only the standard errors), the JSON at the smallest size byte-identical to ``--engine
 pandas``'s, and its growth exponents in rows and in clusters printed.
+
+Past the dense grid (``--past-grid ROWS:TEMPLATES``, default 3M rows and 1,000 templates:
+13.8M entries, more than ``coded.DENSE_GRID``): each command with the default cluster as
+it runs now (DuckDB groups the integer codes of the raw values) against the former path
+(DuckDB groups the raw text values, forced in the worker by ``coded.MAX_CODE = 0``),
+interleaved ``--repeat`` times in fresh processes; printed: every run, the best and the
+median CPU, wall and peak memory of each, their ratios, and whether the two JSON outputs
+are the same bytes, and (up to 3M rows) the same bytes as ``--engine pandas``'s (exit 1
+if not).
 
 Baselines in the same run: the unclustered command (``--no-cluster``) at every size, and
 up to ``--baseline-max`` rows (10M) an analyst's DuckDB ``GROUP BY`` of the same factors x
@@ -110,9 +123,13 @@ def worker(engine: str, path: str, out: str) -> None:
 
         from analysis.cli import main as cli
 
-        # cli[:importance][:flat|:pandas]: the command (subgroups by default), then
-        # --no-cluster or the pandas engine
+        # cli[:importance][:flat|:pandas|:text]: the command (subgroups by default), then
+        # --no-cluster, the pandas engine or (past the dense grid) the former path
         parts = engine.split(":")
+        if "text" in parts:  # DuckDB groups the raw values as text (before session 12)
+            from analysis.engines import coded
+
+            coded.MAX_CODE = 0
         command = "importance" if "importance" in parts else "subgroups"
         flat = "cli_unclustered" in parts or "flat" in parts
         design_file = Path(out).with_suffix(".design.yaml")
@@ -217,6 +234,60 @@ def importance_run(size: str, path: Path, data: Path, problems: list[str], panda
     return r
 
 
+def past_grid(spec: str, data: Path, out: Path, commands: list[str], repeat: int,
+              problems: list[str], pandas: bool = True) -> None:
+    """Each command past the dense grid (``ROWS:TEMPLATES``): the integer codes grouped
+    by DuckDB against the raw text values grouped (the former path), interleaved; with
+    ``pandas`` the JSON is also compared with ``--engine pandas``'s (one run)."""
+    import statistics
+
+    from analysis.engines.coded import DENSE_GRID
+
+    size, templates = spec.split(":")
+    path = data / f"rows_{size}_t{int(templates)}.parquet"
+    generate(path, _count(size), int(templates))
+    entries = math.prod(SIZES.values()) * int(templates)
+    print(f"past the dense grid: {size} rows, {templates} templates = {entries:,} entries "
+          f"(dense grid {DENSE_GRID:,}); {repeat} interleaved runs of each")
+    for command in commands:
+        base = "cli:importance" if command == "importance" else "cli"
+        what = "terms" if command == "importance" else "subgroups"
+        runs: dict[str, list[dict]] = {"codes": [], "text": []}
+        for _ in range(repeat):
+            for label, engine in (("codes", base), ("text", f"{base}:text")):
+                r = measure(engine, path, out / f"past_{command}_{label}.json")
+                runs[label].append(r)
+                print(line(f"{command}: {label} grouped", r, what))
+        summary = {}
+        for label, rs in runs.items():
+            summary[label] = {k: (min(r[k] for r in rs), statistics.median(r[k] for r in rs))
+                              for k in ("cpu", "seconds", "maxrss_mb", "peak_mb")}
+            b = summary[label]
+            print(f"  {command}, {label} grouped: CPU best {b['cpu'][0]:.2f} s median "
+                  f"{b['cpu'][1]:.2f} s; wall best {b['seconds'][0]:.2f} s median "
+                  f"{b['seconds'][1]:.2f} s; peak (ru_maxrss) best {b['maxrss_mb'][0]:.0f} "
+                  f"median {b['maxrss_mb'][1]:.0f} MB (tree {b['peak_mb'][1]:.0f} MB)")
+        new, old = summary["codes"], summary["text"]
+        print(f"  {command}: codes / text: CPU {new['cpu'][0] / old['cpu'][0]:.2f}x best, "
+              f"{new['cpu'][1] / old['cpu'][1]:.2f}x median; peak memory "
+              f"{new['maxrss_mb'][1] / old['maxrss_mb'][1]:.2f}x median")
+        equal = (out / f"past_{command}_codes.json").read_bytes() == \
+            (out / f"past_{command}_text.json").read_bytes()
+        print(f"  {command}: the two paths' JSON are the same bytes: {equal}")
+        if not equal:
+            problems.append(f"{command} past the dense grid: the JSON differs from the "
+                            "former path's")
+        if pandas:
+            ref = measure(f"{base}:pandas", path, out / f"past_{command}_pandas.json")
+            print(line(f"{command}: --engine pandas", ref, what))
+            same = (out / f"past_{command}_codes.json").read_bytes() == \
+                (out / f"past_{command}_pandas.json").read_bytes()
+            print(f"  {command}: the JSON equals --engine pandas' byte for byte: {same}")
+            if not same:
+                problems.append(f"{command} past the dense grid: the JSON differs from "
+                                "pandas'")
+
+
 def exponent(points: list[tuple[int, float]]) -> float:
     """Least-squares slope of log(CPU) on log(size)."""
     xs = [math.log(x) for x, _ in points]
@@ -237,6 +308,12 @@ def main() -> None:
     p.add_argument("--data", default="/tmp/bench_subgroups_scale")
     p.add_argument("--commands", default="subgroups,importance",
                    help="the CLI commands measured (subgroups, importance or both)")
+    p.add_argument("--past-grid", default="3M:1000",
+                   help="ROWS:TEMPLATES past the dense grid, new against former path ('' = no)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="interleaved runs of each path past the dense grid")
+    p.add_argument("--out", default=None,
+                   help="folder of the outputs (default: --data)")
     p.add_argument("--worker", nargs=3, metavar=("ENGINE", "PATH", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -246,6 +323,8 @@ def main() -> None:
     import pandas as pd
 
     data = Path(args.data)
+    out = Path(args.out) if args.out else data
+    out.mkdir(parents=True, exist_ok=True)
     print(f"uptime: {os.popen('uptime').read().strip()}")
     by_rows, problems = [], []
     commands = [c.strip() for c in args.commands.split(",") if c.strip()]
@@ -255,20 +334,20 @@ def main() -> None:
         path = data / f"rows_{size}_t{args.templates}.parquet"
         generate(path, _count(size), args.templates)
         if "importance" in commands:
-            r = importance_run(size, path, data, problems,
+            r = importance_run(size, path, out, problems,
                                pandas=k == 0 and _count(size) <= 3 * 10**6)
             imp_rows.append((_count(size), r["cpu"]))
         if "subgroups" not in commands:
             continue
-        r = measure("cli", path, data / "out_cli.json")
+        r = measure("cli", path, out / "out_cli.json")
         print(line(f"{size} rows, {args.templates} templates", r))
         by_rows.append((_count(size), r["cpu"]))
-        flat = measure("cli_unclustered", path, data / "out_flat.json")
+        flat = measure("cli_unclustered", path, out / "out_flat.json")
         print(line("  the same, --no-cluster", flat))
         print(f"  clustered / unclustered: CPU {r['cpu'] / flat['cpu']:.2f}x, memory "
               f"{r['maxrss_mb'] / flat['maxrss_mb']:.2f}x")
-        ours = pd.DataFrame(json.loads((data / "out_cli.json").read_text())["subgroups"])
-        flat_table = pd.DataFrame(json.loads((data / "out_flat.json").read_text())["subgroups"])
+        ours = pd.DataFrame(json.loads((out / "out_cli.json").read_text())["subgroups"])
+        flat_table = pd.DataFrame(json.loads((out / "out_flat.json").read_text())["subgroups"])
         same_ld = np.allclose(ours["log_disparity"], flat_table["log_disparity"],
                               rtol=0, atol=1e-10, equal_nan=True) and \
             ours["n"].equals(flat_table["n"]) and r["rows"] == flat["rows"] == _count(size)
@@ -276,7 +355,7 @@ def main() -> None:
         if not same_ld:
             problems.append(f"{size}: numbers differ from the unclustered command's")
         if _count(size) <= _count(args.baseline_max):
-            base = measure("sql", path, data / "out_sql.pkl")
+            base = measure("sql", path, out / "out_sql.pkl")
             print(line("  baseline: DuckDB GROUP BY", base))
             print(f"  clustered / analyst's GROUP BY of the same cells: CPU "
                   f"{r['cpu'] / base['cpu']:.2f}x, memory "
@@ -284,10 +363,10 @@ def main() -> None:
             if base["rows"] != r["rows"]:
                 problems.append(f"{size}: the GROUP BY counts other rows")
         if k == 0 and _count(size) <= 3 * 10**6:  # pandas holds every row in memory
-            ref = measure("pandas", path, data / "out_pandas.pkl")
+            ref = measure("pandas", path, out / "out_pandas.pkl")
             print(line(f"{size} rows through pandas", ref))
             a = ours.drop(columns=["duplicate_of"], errors="ignore")
-            b = pd.read_pickle(data / "out_pandas.pkl")
+            b = pd.read_pickle(out / "out_pandas.pkl")
             cols = ["n", "deviations", "log_disparity", "ci_low", "ci_high", "p_value",
                     "p_adjusted", "design_effect", "n_clusters", "df"]
             names = [*SIZES, "level"]
@@ -299,9 +378,9 @@ def main() -> None:
                   f"{same}")
             if not same:
                 problems.append("DuckDB's and pandas' subgroup tables differ")
-            measure("cli:pandas", path, data / "out_cli_pandas.json")
-            equal = (data / "out_cli.json").read_bytes() == \
-                (data / "out_cli_pandas.json").read_bytes()
+            measure("cli:pandas", path, out / "out_cli_pandas.json")
+            equal = (out / "out_cli.json").read_bytes() == \
+                (out / "out_cli_pandas.json").read_bytes()
             print(f"  DuckDB's subgroups JSON equals pandas' (the CLI) byte for byte: {equal}")
             if not equal:
                 problems.append("DuckDB's and pandas' subgroups JSON differ")
@@ -310,13 +389,16 @@ def main() -> None:
         path = data / f"rows_{args.sweep_rows}_t{t}.parquet"
         generate(path, _count(args.sweep_rows), t)
         if "importance" in commands:
-            r = measure("cli:importance", path, data / "out_imp.json")
+            r = measure("cli:importance", path, out / "out_imp.json")
             print(line(f"importance {args.sweep_rows} rows, {t} templates", r, "terms"))
             imp_clusters.append((t, r["cpu"]))
         if "subgroups" in commands:
-            r = measure("cli", path, data / "out_cli.json")
+            r = measure("cli", path, out / "out_cli.json")
             print(line(f"{args.sweep_rows} rows, {t} templates", r))
             by_clusters.append((t, r["cpu"]))
+    if args.past_grid:
+        past_grid(args.past_grid, data, out, commands, args.repeat, problems,
+                  pandas=_count(args.past_grid.split(":")[0]) <= 3 * 10**6)
     for name, rows_, clusters_ in (("subgroups", by_rows, by_clusters),
                                    ("importance", imp_rows, imp_clusters)):
         if len(rows_) > 1:

@@ -24,8 +24,8 @@ from analysis.engines import sql
 from analysis.errors import AnalysisError
 from analysis.values import combine_codes
 
-__all__ = ["DENSE_GRID", "MAX_ENUM", "MAX_LISTED", "SUMS", "coded_frame", "dictionary_columns",
-           "streamed_frame"]
+__all__ = ["DENSE_GRID", "MAX_CODE", "MAX_ENUM", "MAX_LISTED", "SUMS", "TooManyGroups",
+           "coded_frame", "dictionary_columns", "streamed_frame"]
 
 #: The summed columns of an aggregate (``sql.aggregate_query``), next to the keys.
 SUMS = (sql.N_ALL, sql.N_KNOWN, sql.DEV_SUM, sql.N_BAD, sql.N_HIT)
@@ -89,6 +89,9 @@ def _merged(keys: Sequence[str], coded: list[tuple[np.ndarray, list[str]]],
 
 #: The streamed path keeps a dense count per combination of raw values: at most this many.
 DENSE_GRID = 1 << 23
+#: Past the grid, DuckDB groups one BIGINT per combination of raw values (the mixed-radix
+#: code): at most this many combinations (else the raw values are grouped as text).
+MAX_CODE = 1 << 58
 #: ... and an ENUM of each key's distinct raw values: at most this many each.
 MAX_ENUM = 1 << 16
 #: Rows per Arrow batch of the streamed path (at least; up to 4x for a larger grid).
@@ -150,7 +153,8 @@ class _Undeclared(Exception):
 
 def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
                    keys: Sequence[str], kinds, outcome, *, dictionary: Sequence[str] = (),
-                   declared: Mapping[str, Sequence[str]] | None = None
+                   declared: Mapping[str, Sequence[str]] | None = None,
+                   dense_grid: int | None = None, max_groups: int | None = None
                    ) -> pd.DataFrame | None:
     """The aggregate of :meth:`analysis.engines.base.Table.aggregate` without a hash
     table over the combinations (DuckDB; ``relation`` queried as ``view``).
@@ -165,8 +169,16 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
     dictionary-encoded, :func:`dictionary_columns`) with at most :data:`MAX_LISTED`
     values are coded by ``list_position`` instead of an ENUM (the same codes). None (the
     caller groups in SQL) when a key has no value, more than :data:`MAX_ENUM`, or two
-    that print alike, or the grid would be larger. A value that was not listed (the data
-    changed between the queries) raises :class:`AnalysisError`.
+    that print alike, or the combinations pass :data:`MAX_CODE`. A value that was not
+    listed (the data changed between the queries) raises :class:`AnalysisError`.
+
+    Past ``dense_grid`` entries (default :data:`DENSE_GRID`; e.g. 1,000 templates x
+    27,648 factor combinations) the same integer is computed as a BIGINT and DuckDB
+    groups the rows by it (``GROUP BY k`` with the five counts; :func:`_grouped`): the
+    same cells and sums, in the same (ascending) order, with DuckDB's hash table over
+    one integer per occupied combination instead of the raw text keys. More than
+    ``max_groups`` (default ``base.MAX_GROUPS``) raw groups there raise
+    :class:`TooManyGroups` (the caller refuses as it refuses too many combinations).
 
     ``declared`` (key -> the design's values) saves the per-key query of a text key:
     its declared values are taken as its raw values (a text column's value prints as
@@ -175,16 +187,19 @@ def streamed_frame(connection, relation, view: str, dialect: sql.Dialect,
     the aggregate is made again with the distinct values queried (the design check then
     names the undeclared values). At 100M rows the six queries cost ~7 s of CPU.
     """
+    if max_groups is None:
+        from analysis.engines.base import MAX_GROUPS as max_groups
+    limits = (DENSE_GRID if dense_grid is None else dense_grid, max_groups)
     try:
         return _streamed(connection, relation, view, dialect, keys, kinds, outcome,
-                         dictionary, declared or {})
+                         dictionary, limits, declared or {})
     except _Undeclared:
         return _streamed(connection, relation, view, dialect, keys, kinds, outcome,
-                         dictionary, {})
+                         dictionary, limits, {})
 
 
 def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Sequence[str],
-              kinds, outcome, dictionary: Sequence[str],
+              kinds, outcome, dictionary: Sequence[str], limits: tuple[int, int],
               declared: Mapping[str, Sequence[str]]) -> pd.DataFrame | None:
     """:func:`streamed_frame` with the text keys in ``declared`` listed from it."""
     import math
@@ -194,6 +209,7 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
     if not keys:
         return None
     quote = dialect.quote
+    dense_grid, max_groups = limits
     raws, texts, sizes, guessed = [], [], [], set()
     for k in keys:
         raw = quote(k) if kinds[k] == "string" else f"CAST({quote(k)} AS VARCHAR)"
@@ -216,13 +232,15 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
         raws.append((raw, [r for r, _ in known], bool(missing)))
         texts.append([v for _, v in known] + missing)
         sizes.append(len(known) + len(missing))
-    if math.prod(sizes) > DENSE_GRID:
+    grid = math.prod(sizes)
+    sparse = grid > dense_grid  # past the dense grid: DuckDB groups the integer codes
+    if sparse and grid > MAX_CODE:
         return None
     names = [f"__bw_enum_{next(_names)}" for _ in keys]
-    stream = None
     try:
-        # INTEGER arithmetic (the grid has <= 2^23 entries): ~15 % less CPU than BIGINT
-        key = "CAST(0 AS INTEGER)"
+        # INTEGER arithmetic in the grid (<= 2^23 entries): ~15 % less CPU than BIGINT;
+        # past it a BIGINT (at most MAX_CODE combinations, times 16 in ``_grouped``)
+        key = f"CAST(0 AS {'BIGINT' if sparse else 'INTEGER'})"
         for k, name, (raw, values, nulls), size in zip(keys, names, raws, sizes, strict=True):
             listed = ", ".join(dialect.literal(v) for v in values)
             if k in dictionary and len(values) <= MAX_LISTED:  # NULL: not found, below
@@ -238,21 +256,55 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
                 elif nulls:
                     code = f"coalesce({code}, {size - 1})"
             key = f"({key}) * {size} + {code}"
-        # one byte of flags per row: the outcome's dev (0, 1; 2 = unknown) in bits 0-1,
-        # bad in bit 2, hit in bit 3 (``sql.outcome_columns``: dev is 1.0 / 0.0 / NULL,
-        # bad and hit 0 / 1); the key fits an INTEGER (the grid has <= 2^23 entries)
-        if outcome is not None and outcome.mapping == "binary" \
-                and kinds.get(outcome.column) == "bool":
-            # a BOOLEAN 0/1 outcome: never bad, never a hit; dev is the value itself
-            # (``sql.outcome_columns``' expressions reduce to this: ~1.5 s at 100M rows)
-            flags = f"coalesce(CAST({quote(outcome.column)} AS UTINYINT), 2)"
-        elif outcome is not None:
-            expr = sql.outcome_columns(dialect, outcome, kinds)
-            flags = (f"CAST(coalesce(CAST({expr['dev']} AS UTINYINT), 2) + 4 * ({expr['bad']})"
-                     f" + 8 * ({expr['hit']}) AS UTINYINT)")
+        flags = _flags(dialect, kinds, outcome)
+        if sparse:
+            where, sums = _grouped(relation, view, key, flags, max_groups, bool(guessed))
         else:
-            flags = "CAST(2 AS UTINYINT)"
-        grid = math.prod(sizes)
+            where, sums = _counted(relation, view, key, flags, grid, bool(guessed))
+    finally:
+        for name in names:  # (a key coded by list_position made no type)
+            connection.execute(f"DROP TYPE IF EXISTS {name}")
+    coded, merge, rest = [], False, where
+    for size, labels in zip(sizes[::-1], texts[::-1], strict=True):  # last key first
+        to_text, values = _text_codes(labels)
+        coded.append((to_text.astype(np.int32)[rest % size], values))
+        rest = rest // size
+        merge = merge or len(values) < len(labels)  # two raw values print alike
+    del rest
+    return _merged(list(keys), coded[::-1], sums, len(where), merge=merge)
+
+
+def _flags(dialect: sql.Dialect, kinds, outcome) -> str:
+    """One byte of flags per row: the outcome's dev (0, 1; 2 = unknown) in bits 0-1, bad
+    in bit 2, hit in bit 3 (``sql.outcome_columns``: dev is 1.0 / 0.0 / NULL, bad and hit
+    0 / 1)."""
+    if outcome is not None and outcome.mapping == "binary" \
+            and kinds.get(outcome.column) == "bool":
+        # a BOOLEAN 0/1 outcome: never bad, never a hit; dev is the value itself
+        # (``sql.outcome_columns``' expressions reduce to this: ~1.5 s at 100M rows)
+        return f"coalesce(CAST({dialect.quote(outcome.column)} AS UTINYINT), 2)"
+    if outcome is not None:
+        expr = sql.outcome_columns(dialect, outcome, kinds)
+        return (f"CAST(coalesce(CAST({expr['dev']} AS UTINYINT), 2) + 4 * ({expr['bad']})"
+                f" + 8 * ({expr['hit']}) AS UTINYINT)")
+    return "CAST(2 AS UTINYINT)"
+
+
+def _unlisted(guessed: bool) -> Exception:
+    """A row whose raw value is not in its key's list (a NULL code)."""
+    if guessed:
+        return _Undeclared()
+    return AnalysisError("The data changed while it was read "
+                         "(a value not seen a moment before); read it again.")
+
+
+def _counted(relation, view: str, key: str, flags: str, grid: int, guessed: bool
+             ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The rows streamed as ``key`` (an INTEGER below ``grid``) and ``flags``, counted
+    with ``bincount`` into a dense grid. Returns the occupied grid entries (ascending)
+    and the :data:`SUMS` there."""
+    stream = None
+    try:
         # batches of at least the grid's size: the per-batch bincounts over the whole
         # grid cost no more than the rows they count
         stream = relation.query(view, f"SELECT CAST({key} AS INTEGER) AS k, {flags} AS f "
@@ -284,10 +336,7 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
         batches = stream.to_batches() if hasattr(stream, "to_batches") else stream
         for batch in batches:
             if batch.column(0).null_count:  # a raw value missing from its list
-                if guessed:
-                    raise _Undeclared
-                raise AnalysisError("The data changed while it was read "
-                                    "(a value not seen a moment before); read it again.")
+                raise _unlisted(guessed)
             k, f = batch.column(0).to_numpy(), batch.column(1).to_numpy()
             if filled + len(k) > chunk:
                 count(kbuf[:filled], fbuf[:filled])
@@ -305,18 +354,55 @@ def _streamed(connection, relation, view: str, dialect: sql.Dialect, keys: Seque
     finally:
         if stream is not None and hasattr(stream, "close"):
             stream.close()  # an open result would block the next query
-        for name in names:  # (a key coded by list_position made no type)
-            connection.execute(f"DROP TYPE IF EXISTS {name}")
     where = np.flatnonzero(grids[0])
     sums = {}
     for j, c in enumerate(SUMS):  # one grid at a time: the grids freed as they are read
         sums[c] = grids[j][where]
         grids[j] = None
-    coded, merge, rest = [], False, where
-    for size, labels in zip(sizes[::-1], texts[::-1], strict=True):  # last key first
-        to_text, values = _text_codes(labels)
-        coded.append((to_text.astype(np.int32)[rest % size], values))
-        rest = rest // size
-        merge = merge or len(values) < len(labels)  # two raw values print alike
-    del rest
-    return _merged(list(keys), coded[::-1], sums, len(where), merge=merge)
+    return where, sums
+
+
+class TooManyGroups(Exception):
+    """The sparse path met more raw groups than it may return (the caller refuses)."""
+
+
+def _grouped(relation, view: str, key: str, flags: str, max_groups: int, guessed: bool
+             ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Past the dense grid: DuckDB groups the rows by ``key`` (a BIGINT: one integer per
+    combination of raw values, no text) and its byte of ``flags``, as one BIGINT
+    ``key * 16 + flags`` with one count (its hash table: two integers per occupied
+    (combination, flags) pair; it spills beyond the connection's ``memory_limit``; five
+    counts per combination took ~40 % more memory), sorted by DuckDB (no sorting copy
+    here). The :data:`SUMS` are then added per combination from the sorted pairs.
+    Returns the occupied keys (ascending, as the
+    dense grid's) and the sums there; more than ``max_groups`` raw groups raise
+    :class:`TooManyGroups`."""
+    text = (f"SELECT k * 16 + f AS kf, count(*) AS n FROM (SELECT {key} AS k, {flags} AS f "
+            f"FROM {view}) GROUP BY kf ORDER BY kf NULLS FIRST "
+            f"LIMIT {16 * (max_groups + 1)}")
+    result = relation.query(view, text).arrow()
+    if hasattr(result, "read_all"):  # a RecordBatchReader (newer DuckDB)
+        result = result.read_all()
+    if result.num_rows and result.column("kf")[0].as_py() is None:  # a raw value missing
+        raise _unlisted(guessed)  # from its list (NULLS FIRST)
+    kf = np.concatenate([c.to_numpy() for c in result.column("kf").chunks]) \
+        if result.num_rows else np.zeros(0, np.int64)
+    n = np.concatenate([c.to_numpy() for c in result.column("n").chunks]) \
+        if result.num_rows else np.zeros(0, np.int64)
+    del result
+    _release_arrow_memory()
+    k, f = kf >> 4, (kf & 15).astype(np.uint8)
+    del kf
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, int)
+    if len(starts) > max_groups:
+        raise TooManyGroups
+    dev = f & 3
+
+    def added(mask: np.ndarray | None) -> np.ndarray:
+        if not len(starts):
+            return np.zeros(0, np.int64)
+        return np.add.reduceat(n if mask is None else np.where(mask, n, 0), starts)
+
+    sums = dict(zip(SUMS, (added(None), added(dev != 2), added(dev == 1),
+                           added((f & 4) > 0), added((f & 8) > 0)), strict=True))
+    return k[starts], sums

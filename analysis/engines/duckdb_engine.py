@@ -102,9 +102,12 @@ class DuckDBTable(Table):
 
     def __init__(self, source, *, name: str | None = None, sep: str | None = None,
                  encoding: str = "utf-8", memory_limit: str = MEMORY_LIMIT,
-                 threads: int | None = None):
+                 threads: int | None = None, dense_grid: int | None = None):
         import duckdb
 
+        #: Combinations counted in a dense grid; past it DuckDB groups their integer
+        #: codes (None: ``coded.DENSE_GRID``; a test lowers it to take that path).
+        self.dense_grid = dense_grid
         bools: list[str] = []
         text: text_files.TextLayout | None = None
         #: The Parquet files read (None: another format or a relation passed in).
@@ -209,19 +212,25 @@ class DuckDBTable(Table):
         import duckdb
 
         from analysis.engines.base import MAX_GROUPS
-        from analysis.engines.coded import coded_frame, streamed_frame
+        from analysis.engines.coded import TooManyGroups, coded_frame, streamed_frame
 
         con = getattr(self, "connection", None)
         if con is not None:
+            too_many = False
             with _lock:
                 try:
                     frame = streamed_frame(con, self.relation, "results_", self.dialect,
                                            list(keys), self.kinds, outcome,
                                            dictionary=self._dictionary_columns(keys),
-                                           declared=declared)
+                                           declared=declared, dense_grid=self.dense_grid,
+                                           max_groups=MAX_GROUPS)
                 except duckdb.Error as exc:
                     raise LoadError(f"{self.name}: DuckDB failed: {_first_line(exc)}"
                                     ) from None
+                except TooManyGroups:  # past the dense grid: refused as the GROUP BY
+                    frame, too_many = None, True  # of the raw values refuses them
+            if too_many:
+                self._refuse_groups(keys)  # (outside the lock: it queries)
             if frame is not None:
                 return frame
         text = sql.aggregate_query(self.dialect, "results_", list(keys), self.kinds, outcome,

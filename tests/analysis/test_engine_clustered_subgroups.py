@@ -72,3 +72,33 @@ def test_clustered_subgroups_through_duckdb_equal_pandas(files, capsys, source):
     assert (table["test"] == "cluster t").all()
     pd.testing.assert_frame_equal(table, expected, check_exact=False, rtol=1e-12, atol=0)
     assert duck["settings"]["n_rows"] == ref["settings"]["n_rows"] == 4000
+
+
+@pytest.mark.parametrize("command", ["subgroups", "importance"])
+def test_past_the_dense_grid_the_json_is_the_pandas_json(files, capsys, monkeypatch, command):
+    """Factors x clusters past the dense grid (1,000 templates x 27,648 combinations in
+    the benchmark; here the grid lowered to 64 entries): DuckDB groups the integer codes
+    (``coded._grouped``) and the command's JSON is the pandas engine's, byte for byte
+    (the ``file`` field included: one file, named by its file name)."""
+    from analysis.engines import coded
+
+    grouped = []
+    original = coded._grouped
+    monkeypatch.setattr(coded, "_grouped", lambda *a: grouped.append(a) or original(*a))
+    argv = [command, files / "rows.parquet", "--design", files / "design.yaml", "--json"]
+    assert main([*map(str, argv), "--engine", "pandas"]) == 0
+    ref = capsys.readouterr().out
+    assert main([*map(str, argv), "--engine", "duckdb"]) == 0
+    dense = capsys.readouterr().out
+    assert not grouped  # 3 x 5 x 2 x 40 = 1,200 entries: the dense grid
+    monkeypatch.setattr(coded, "DENSE_GRID", 64)
+    assert main([*map(str, argv), "--engine", "duckdb"]) == 0
+    past = capsys.readouterr().out
+    assert len(grouped) == 1
+    assert past == ref == dense
+    payload = json.loads(past)
+    if command == "subgroups":  # (importance counts the rows with an outcome)
+        assert payload["settings"]["n_rows"] == 4000
+        assert pd.DataFrame(payload["subgroups"])["n_clusters"].max() == 40
+    else:
+        assert len(payload["terms"]) > 5

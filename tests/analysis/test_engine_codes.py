@@ -1,12 +1,13 @@
 """DuckDB's integer-coded aggregate (analysis/engines/coded.py) equals the string GROUP BY.
 
-Three paths build the same aggregate: the engine regrouping by factor-value strings
+Four paths build the same aggregate: the engine regrouping by factor-value strings
 (``sql.aggregate_query``, still Spark's), the raw groups dictionary-coded by Arrow
-(``coded_frame``: past the dense grid) and the rows streamed as one integer each and
-counted into the dense grid (``streamed_frame``). The data holds every case where raw
-values print alike (NULL and NaN, 0.0 and -0.0, ``True`` and ``true``, NULL and a
-literal ``"(missing)"``), so the merging by codes is exercised; the refusals keep their
-messages.
+(``coded_frame``: past ``MAX_CODE`` combinations), the rows streamed as one integer each
+and counted into the dense grid (``streamed_frame``), and past the dense grid the same
+integers grouped by DuckDB (``streamed_frame(dense_grid=...)``, ``coded._grouped``). The
+data holds every case where raw values print alike (NULL and NaN, 0.0 and -0.0, ``True``
+and ``true``, NULL and a literal ``"(missing)"``), so the merging by codes is exercised;
+the refusals keep their messages.
 """
 
 from __future__ import annotations
@@ -86,28 +87,40 @@ def test_streamed_and_coded_equal_the_string_group_by(table, outcome):
     raw = table.relation.query("results_", text).arrow().read_all()
     assert raw.num_rows > len(expected)  # raw groups that print alike were merged
     by_codes = coded.coded_frame(raw, KEYS)
-    for got in (streamed, by_codes):
+    grouped = coded.streamed_frame(table.connection, table.relation, "results_",
+                                   table.dialect, KEYS, table.kinds, outcome, dense_grid=4)
+    for got in (streamed, by_codes, grouped):
         assert all(isinstance(got[k].dtype, pd.CategoricalDtype) for k in KEYS)
         assert all(list(got[k].cat.categories) == sorted(got[k].cat.categories)
                    for k in KEYS)
         pd.testing.assert_frame_equal(_canonical(got, KEYS), expected)
 
 
-def test_aggregate_takes_the_grid_or_the_group_by_with_the_same_cells(table, monkeypatch):
+#: Past the dense grid: DuckDB groups the integer codes ("codes"), or, past MAX_CODE
+#: too, the raw values with Arrow-coded strings ("text").
+PAST_THE_GRID = {"codes": {"DENSE_GRID": 4}, "text": {"DENSE_GRID": 4, "MAX_CODE": 4}}
+
+
+@pytest.mark.parametrize("past", list(PAST_THE_GRID))
+def test_aggregate_takes_the_grid_or_the_group_by_with_the_same_cells(table, monkeypatch,
+                                                                      past):
     outcome = Outcome("outcome", "binary")
     dense = table.aggregate(KEYS, outcome)
-    monkeypatch.setattr(coded, "DENSE_GRID", 4)  # past the grid: SQL groups, Arrow codes
+    for name, value in PAST_THE_GRID[past].items():
+        monkeypatch.setattr(coded, name, value)
     grouped = table.aggregate(KEYS, outcome)
     pd.testing.assert_frame_equal(_canonical(dense, KEYS), _canonical(grouped, KEYS))
     expected = _canonical(_by_strings(table, KEYS, outcome), KEYS)
     pd.testing.assert_frame_equal(_canonical(dense, KEYS), expected)
 
 
-def test_too_many_groups_refused_on_both_paths(table, monkeypatch):
+@pytest.mark.parametrize("past", list(PAST_THE_GRID))
+def test_too_many_groups_refused_on_every_path(table, monkeypatch, past):
     monkeypatch.setattr(base, "MAX_GROUPS", 5)
     with pytest.raises(AnalysisError, match="more than 5 combinations of text, number"):
         table.aggregate(["text", "number"], None)
-    monkeypatch.setattr(coded, "DENSE_GRID", 4)
+    for name, value in PAST_THE_GRID[past].items():
+        monkeypatch.setattr(coded, name, value)
     with pytest.raises(AnalysisError, match="more than 5 combinations of text, number"):
         table.aggregate(["text", "number"], None)
 
@@ -216,10 +229,12 @@ def test_declared_values_count_the_same_cells_as_the_queried_ones(parquet_table,
         return original(*args)
 
     monkeypatch.setattr(coded, "_streamed", counted)
-    for listed in (t._dictionary_columns(keys), ()):
+    for listed, grid in [(t._dictionary_columns(keys), None), ((), None),
+                         (t._dictionary_columns(keys), 4), ((), 4)]:  # 4: grouped codes
         streams.clear()
         got = coded.streamed_frame(t.connection, t.relation, "results_", t.dialect, keys,
-                                   t.kinds, outcome, dictionary=listed, declared=declared)
+                                   t.kinds, outcome, dictionary=listed, declared=declared,
+                                   dense_grid=grid)
         pd.testing.assert_frame_equal(_canonical(got, keys), expected)
         fits = case in ("complete", "unused values too")
         assert streams == ([declared] if fits else [declared, {}])
@@ -228,12 +243,16 @@ def test_declared_values_count_the_same_cells_as_the_queried_ones(parquet_table,
                                              keys), expected)
 
 
-def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatch):
+@pytest.mark.parametrize("grid", ["dense", "codes"])
+def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatch, grid):
     """A Parquet value the design does not declare: the fallback counts it, and the
-    design check names it with the words and type it has without the declared lists."""
+    design check names it with the words and type it has without the declared lists
+    (in the dense grid, and past it: DuckDB grouping the codes)."""
     from analysis.design import Design, Factor
     from analysis.engines import fine_cells
 
+    if grid == "codes":
+        monkeypatch.setattr(coded, "DENSE_GRID", 1)
     rows = pd.DataFrame({"m": ["a", "b", "q"] * 20, "deviation": [0, 1, 1] * 20})
     path = tmp_path / "rows.parquet"
     _write_parquet(rows, path)
@@ -247,3 +266,29 @@ def test_an_undeclared_value_keeps_the_design_check_message(tmp_path, monkeypatc
     assert "q" in str(hinted.value)
     assert (type(hinted.value), str(hinted.value)) == (type(queried.value),
                                                         str(queried.value))
+
+
+def test_grouped_codes_sum_the_flags_and_refuse_what_the_grid_refuses():
+    """``coded._grouped`` (past the dense grid): the sums per code from the (code, flags)
+    pairs, by hand; a NULL code (a value missing from its list) is an undeclared value
+    or "the data changed"; more codes than ``max_groups`` raise ``TooManyGroups``."""
+    import duckdb
+
+    con = duckdb.connect()
+    # code, flags: dev 0/1 (2 = unknown) in bits 0-1, bad in bit 2, hit in bit 3
+    rows = [(5, 1), (5, 1), (5, 0), (5, 2), (9, 0), (9, 4 + 1), (2, 8 + 0), (2, 2 + 4)]
+    relation = con.sql("SELECT * FROM (VALUES " + ", ".join(f"({k}, {f})" for k, f in rows)
+                       + ") t(c, g)")
+    keys, sums = coded._grouped(relation, "v", "CAST(c AS BIGINT)", "CAST(g AS UTINYINT)",
+                                10, False)
+    assert keys.tolist() == [2, 5, 9]
+    assert {c: v.tolist() for c, v in sums.items()} == {
+        sql.N_ALL: [2, 4, 2], sql.N_KNOWN: [1, 3, 2], sql.DEV_SUM: [0, 2, 1],
+        sql.N_BAD: [1, 0, 1], sql.N_HIT: [1, 0, 0]}
+    with pytest.raises(coded.TooManyGroups):
+        coded._grouped(relation, "v", "CAST(c AS BIGINT)", "CAST(g AS UTINYINT)", 2, False)
+    missing = "CAST(CASE WHEN c = 9 THEN NULL ELSE c END AS BIGINT)"
+    with pytest.raises(AnalysisError, match="The data changed while it was read"):
+        coded._grouped(relation, "v", missing, "CAST(g AS UTINYINT)", 10, False)
+    with pytest.raises(coded._Undeclared):
+        coded._grouped(relation, "v", missing, "CAST(g AS UTINYINT)", 10, True)
