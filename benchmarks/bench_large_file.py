@@ -27,7 +27,8 @@ Baseline (issue 44.4: the open within 2x of it): **DuckDB reading the same colum
 alternating with ``read_compact`` ``--repeat`` times (best and median of each). Its values
 are compared with the compact table's, column by column (text as strings, booleans read
 as text as ``true``/``false``, numbers as float64): exit 1 if any column or the row count
-differs.
+differs. Beside it, the stricter ``.arrow()`` of the same query (no Python string per
+value; compared the same way, converted to pandas after the timing).
 
 ``--files`` picks the files (each about ``--rows`` rows, default 1M; written once under
 ``--data``): ``synthetic-csv``, the bad-input corpus' CSV above (4 narrow columns, all
@@ -148,15 +149,19 @@ def _child(which: str, path: str, *columns: str) -> None:
     from analysis.engines.server_files import read_compact
 
     start, cpu = time.perf_counter(), time.process_time()
-    if which == "duckdb":  # the baseline: DuckDB reads the kept columns into pandas
+    if which in ("duckdb", "arrow"):  # the baselines: DuckDB reads the kept columns
         import duckdb
 
         listed = ", ".join(f'"{c}"' for c in columns)
         reader = "read_parquet" if path.endswith(".parquet") else "read_csv"
-        frame = duckdb.sql(f"SELECT {listed} FROM {reader}('{path}')").df()
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        relation = duckdb.sql(f"SELECT {listed} FROM {reader}('{path}')")
+        frame = relation.df() if which == "duckdb" else relation.arrow()
+        wall, cpu, peak = time.perf_counter() - start, time.process_time() - cpu, peak_kb()
+        if which == "arrow":  # untimed: to pandas for the comparison
+            frame = frame.read_all() if hasattr(frame, "read_all") else frame
+            frame = frame.to_pandas()
         print(json.dumps({"wall": wall, "cpu": cpu, "values": values_of(frame),
-                          "maxrss_kb": peak_kb()}))
+                          "maxrss_kb": peak}))
         return
     if which == "one":
         frame, meta = read_compact(path, with_meta=True)
@@ -232,31 +237,38 @@ def bench_file(path: Path, repeat: int, before: bool) -> list[str]:
               f"{'yes' if old['fingerprint'] == new['fingerprint'] else 'NO'}")
         if old["fingerprint"] != new["fingerprint"]:
             problems.append(f"{path.name}: the several-pass table differs")
-    ours, base = [], []
+    ours, base, arrow = [], [], []
     for _ in range(repeat):
         ours.append(_measure("one", path))
         columns = ours[-1]["fingerprint"]["columns"]
         base.append(_measure("duckdb", path, *columns))
-        if base[-1]["values"] != ours[-1]["values"]:
-            differ = [c for c in ["rows", *columns]
-                      if base[-1]["values"].get(c) != ours[-1]["values"].get(c)]
-            problems.append(f"{path.name}: DuckDB's .df() differs in {differ}")
+        arrow.append(_measure("arrow", path, *columns))
+        for label, other in ((".df()", base[-1]), (".arrow()", arrow[-1])):
+            if other["values"] != ours[-1]["values"]:
+                differ = [c for c in ["rows", *columns]
+                          if other["values"].get(c) != ours[-1]["values"].get(c)]
+                problems.append(f"{path.name}: DuckDB's {label} differs in {differ}")
         print(f"  read_compact wall {ours[-1]['wall']:.2f} s CPU {ours[-1]['cpu']:.2f} s | "
-              f"DuckDB .df() wall {base[-1]['wall']:.2f} s CPU {base[-1]['cpu']:.2f} s  "
+              f"DuckDB .df() wall {base[-1]['wall']:.2f} s CPU {base[-1]['cpu']:.2f} s | "
+              f".arrow() wall {arrow[-1]['wall']:.2f} s CPU {arrow[-1]['cpu']:.2f} s  "
               f"(load {os.getloadavg()[0]:.1f})", flush=True)
     kept = ours[-1]["fingerprint"]
     print(f"{kept['rows']:,} rows; kept {len(kept['columns'])} columns, left out "
           f"{kept['dropped'] or 'none'}; DuckDB's values equal: "
           f"{'yes' if not problems else 'NO'}")
-    for label, runs in (("read_compact (the open)", ours), ("DuckDB .df() (baseline)", base)):
+    for label, runs in (("read_compact (the open)", ours), ("DuckDB .df() (baseline)", base),
+                        ("DuckDB .arrow()", arrow)):
         (wb, wm), (cb, cm) = _stats(runs, "wall"), _stats(runs, "cpu")
         peak = max(r["maxrss_kb"] for r in runs) / 2**20
         print(f"{label:24s} wall best {wb:.2f} / median {wm:.2f} s, CPU best {cb:.2f} / "
               f"median {cm:.2f} s, peak {peak:.2f} GB")
     (ow, owm), (bw, bwm) = _stats(ours, "wall"), _stats(base, "wall")
     (oc, ocm), (bc, bcm) = _stats(ours, "cpu"), _stats(base, "cpu")
-    print(f"ratio (goal <= 2x): wall {ow / bw:.2f}x best / {owm / bwm:.2f}x median, "
+    print(f"ratio to .df() (goal <= 2x): wall {ow / bw:.2f}x best / {owm / bwm:.2f}x median, "
           f"CPU {oc / bc:.2f}x best / {ocm / bcm:.2f}x median")
+    (aw, awm), (ac, acm) = _stats(arrow, "wall"), _stats(arrow, "cpu")
+    print(f"ratio to .arrow() (no Python strings): wall {ow / aw:.2f}x best / "
+          f"{owm / awm:.2f}x median, CPU {oc / ac:.2f}x best / {ocm / acm:.2f}x median")
     return problems
 
 
