@@ -35,7 +35,9 @@ Python string per value; compared the same way, converted to pandas after the ti
 kept; ``--mb`` overrides its size); ``bbq-parquet`` and ``bbq-csv``, the bundled BBQ sample
 (23 columns, free text included: ``context`` and ``example_id`` are left out) repeated to
 ``--rows`` rows, as the app benchmarks build it. The several-pass read of before runs
-once per file with ``--before``.
+once per file with ``--before``. ``--app`` adds the Data page's whole open under AppTest
+(typing the path: ``read_compact``, the session state, the wait of up to 2 s for the
+suggested design, the page's render), its table compared the same way.
 """
 
 from __future__ import annotations
@@ -165,6 +167,24 @@ def _child(which: str, path: str, *columns: str) -> None:
         print(json.dumps({"wall": wall, "cpu": cpu, "values": values_of(frame),
                           "maxrss_kb": peak}))
         return
+    if which == "app":  # the Data page's whole open under AppTest (the design's wait too)
+        import os
+
+        from analysis.engines.server_files import DATA_DIR_ENV
+        from tests.app.apptools import page_test
+
+        os.environ[DATA_DIR_ENV] = str(Path(path).parent)
+        at = page_test("data.py").run()
+        at.radio(key="data_source").set_value("Large file on this machine").run()
+        start, cpu = time.perf_counter(), time.process_time()
+        at.text_input(key="data_server_path").input(Path(path).name).run()
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        if at.exception or at.error:
+            sys.exit(f"the Data page failed: {at.exception or at.error[0].value}")
+        frame = at.session_state["results_frame"]
+        print(json.dumps({"wall": wall, "cpu": cpu, "values": values_of(frame),
+                          "maxrss_kb": peak_kb()}))
+        return
     if which == "one":
         frame, meta = read_compact(path, with_meta=True)
         dropped = list(meta.dropped_columns)
@@ -225,7 +245,7 @@ def _stats(runs: list[dict], key: str) -> tuple[float, float]:
     return min(values), statistics.median(values)
 
 
-def bench_file(path: Path, repeat: int, before: bool) -> list[str]:
+def bench_file(path: Path, repeat: int, before: bool, app: bool = False) -> list[str]:
     """Print one file's measurements; the problems found (numbers that differ)."""
     import os
 
@@ -239,13 +259,18 @@ def bench_file(path: Path, repeat: int, before: bool) -> list[str]:
               f"{'yes' if old['fingerprint'] == new['fingerprint'] else 'NO'}")
         if old["fingerprint"] != new["fingerprint"]:
             problems.append(f"{path.name}: the several-pass table differs")
-    ours, base, arrow = [], [], []
+    ours, base, arrow, page = [], [], [], []
     for _ in range(repeat):
         ours.append(_measure("one", path))
         columns = ours[-1]["fingerprint"]["columns"]
         base.append(_measure("duckdb", path, *columns))
         arrow.append(_measure("arrow", path, *columns))
-        for label, other in ((".df()", base[-1]), ("Arrow table", arrow[-1])):
+        if app:
+            page.append(_measure("app", path))
+            print(f"  the Data page's open (AppTest) wall {page[-1]['wall']:.2f} s, CPU of "
+                  f"the app's process {page[-1]['cpu']:.2f} s", flush=True)
+        for label, other in ((".df()", base[-1]), ("Arrow table", arrow[-1]),
+                             *((("the Data page's table", page[-1]),) if app else ())):
             if other["values"] != ours[-1]["values"]:
                 differ = [c for c in ["rows", *columns]
                           if other["values"].get(c) != ours[-1]["values"].get(c)]
@@ -271,6 +296,12 @@ def bench_file(path: Path, repeat: int, before: bool) -> list[str]:
     (aw, awm), (ac, acm) = _stats(arrow, "wall"), _stats(arrow, "cpu")
     print(f"ratio to the Arrow table (no Python strings): wall {ow / aw:.2f}x best / "
           f"{owm / awm:.2f}x median, CPU {oc / ac:.2f}x best / {ocm / acm:.2f}x median")
+    if app:
+        (pw, pwm), (pc, pcm) = _stats(page, "wall"), _stats(page, "cpu")
+        print(f"the Data page's open (AppTest: read_compact, the page's state, up to "
+              f"{os.environ.get('BIAS_WORKBENCH_INFERENCE_WAIT', 2)} s for the suggested design, "
+              f"the page's render) wall best {pw:.2f} / median {pwm:.2f} s, CPU {pc:.2f} / "
+              f"{pcm:.2f} s: {pw / bw:.2f}x / {pwm / bwm:.2f}x the .df() wall")
     return problems
 
 
@@ -284,6 +315,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before", action="store_true",
                         help="also the several-pass read of before, once per file")
+    parser.add_argument("--app", action="store_true",
+                        help="also the Data page's whole open under AppTest")
     parser.add_argument("--data", default="/tmp/bench_large_file")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -294,7 +327,7 @@ def main() -> None:
     if set(kinds) - set(FILES):
         parser.error(f"unknown --files {sorted(set(kinds) - set(FILES))}")
     paths = [write_file(k, args.rows, args.mb, Path(args.data)) for k in kinds]
-    problems = [p for path in paths for p in bench_file(path, args.repeat, args.before)]
+    problems = [p for path in paths for p in bench_file(path, args.repeat, args.before, args.app)]
     for line in problems:
         print("FAIL:", line)
     sys.exit(1 if problems else 0)
