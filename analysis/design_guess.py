@@ -83,13 +83,30 @@ def suggest_role(s: pd.Series, n_unique: int, n_rows: int) -> str:
         return "numeric"
     if 2 <= n_unique <= SUGGEST_MAX_VALUES and n_unique < max(n_rows, 2):
         if s.dtype == object or pd.api.types.is_string_dtype(s):
-            lengths = s.dropna().astype(str).str.len()
-            if len(lengths) and lengths.mean() > 60:
+            mean = _mean_text_length(s)
+            if mean is not None and mean > 60:
                 return "text or id"
         return "factor"
     if n_unique <= 1:
         return "constant"
     return "text or id"
+
+
+def _mean_text_length(s: pd.Series) -> float | None:
+    """Mean length of the non-missing values as text (None if there are none). A
+    categorical (the "Large file on this machine" table) is measured on its categories
+    weighted by their counts: the same integer sum and count as the rows' lengths, so the
+    same mean, without a string per row."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        import numpy as np
+
+        codes = s.cat.codes.to_numpy()
+        counts = np.bincount(codes[codes >= 0], minlength=len(s.cat.categories))
+        n = int(counts.sum())
+        lengths = s.cat.categories.astype(str).str.len().to_numpy(dtype=np.int64)
+        return int(lengths @ counts) / n if n else None
+    lengths = s.dropna().astype(str).str.len()
+    return lengths.mean() if len(lengths) else None
 
 
 def make_factor(frame: pd.DataFrame, column: str, kind: FactorKind | None = None,

@@ -1,6 +1,6 @@
 """Benchmark: the first figure export of a fresh server (issue 44.4).
 
-Run: ``.venv/bin/python benchmarks/bench_first_export.py [--repeat 2]``.
+Run: ``.venv/bin/python benchmarks/bench_first_export.py [--repeat 3]``.
 
 A fresh ``streamlit run app.py`` per run (``tests/app/browsertools.py``), one headless
 chromium (Playwright): the first page view (the Data page with the bundled sample), then
@@ -8,7 +8,8 @@ the Subgroups page, then its sunburst's PNG button: the time from the click unti
 file is saved. Warm: as shipped, the server's first page view starts kaleido's Chrome in
 the background (``ui.widgets.start_exporter``); cold: the same with
 ``BIAS_WORKBENCH_NO_EXPORT_WARM_UP=1``, i.e. the first export starts Chrome (the previous
-behaviour). Runs alternate. The PNGs must be valid and of similar size (exit 1 otherwise).
+behaviour). Runs alternate (best and median of ``--repeat``). The PNGs must be valid and
+of similar size (exit 1 otherwise).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def first_export(warm: bool, folder: Path) -> tuple[float, float, int]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
     print(f"uptime: {os.popen('uptime').read().strip()}")
     out = {True: [], False: []}
@@ -73,9 +74,14 @@ def main() -> None:
                 out[warm].append((took, size))
                 print(f"  {'warm' if warm else 'cold'}: first page view -> click {before:.2f} s,"
                       f" first PNG {took:.2f} s ({size:,} B)")
+    import statistics
+
     best = {w: min(t for t, _ in v) for w, v in out.items()}
-    print(f"first export of a fresh server: warm start {best[True]:.2f} s, cold "
-          f"{best[False]:.2f} s (ratio {best[True] / best[False]:.2f})")
+    median = {w: statistics.median(t for t, _ in v) for w, v in out.items()}
+    print(f"first export of a fresh server (goal < 1.5 s): warm start {best[True]:.2f} s best"
+          f" / {median[True]:.2f} s median, cold {best[False]:.2f} / {median[False]:.2f} s "
+          f"(ratio {best[True] / best[False]:.2f} / {median[True] / median[False]:.2f})")
+    print(f"uptime: {os.popen('uptime').read().strip()}")
     sizes = [s for v in out.values() for _, s in v]
     if min(sizes) < 10_000 or max(sizes) > 1.5 * min(sizes):
         print(f"FAIL: PNG sizes {sizes}")
