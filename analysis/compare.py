@@ -419,8 +419,11 @@ def pair_units(
     def unit_label(u: int) -> str:
         return _unit_label(tuple(str(frame[c].iloc[first_row[u]]) for c in unit_cols)
                            if len(unit_cols) > 1 else str(frame[unit_cols[0]].iloc[first_row[u]]))
+    cluster_codes = None
     for col in [*factors, *([cluster] if cluster else [])]:
         codes, _ = _codes(frame[col])
+        if col == cluster:
+            cluster_codes = codes  # (kept per unit below: one factorize of a text column)
         first = np.full(n_units, -2, dtype=np.int64)
         first[unit_codes[::-1]] = codes[::-1]
         varies = first[unit_codes] != codes
@@ -490,7 +493,7 @@ def pair_units(
             src.cat.codes.to_numpy()[first_row], categories=src.cat.categories,
             ordered=src.cat.ordered)
     if cluster:
-        wide[_CLUSTER] = _codes(frame[cluster])[0][first_row]
+        wide[_CLUSTER] = cluster_codes[first_row]
     outcomes = pd.DataFrame({v: means[:, j] for j, v in enumerate(by_values) if v in present})
     outcome = "score" if score is not None else "binary"
     if outcome == "binary":
