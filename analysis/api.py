@@ -679,14 +679,17 @@ def coverage(data: Any, design: Any = None, *, options: Any = None,
 def bias_index(data: Any, design: Any = None, *, options: Any = None,
                factors: str | Sequence[str] | None = None, where: Where | None = None,
                dimensions: Any = None, applied: bool = False,
-               **option_values: Any) -> Result:
+               cells: pd.DataFrame | None = None, **option_values: Any) -> Result:
     """The composite bias index LLMBI per model with every component (methods.md §6).
 
     ``factors`` (or ``dimensions``): the bias dimensions, as factor names (``"gender"``,
     ``["gender", "race"]``), :class:`analysis.index.Dimension` objects or mappings
     (``{"factor", "score", "weight"}``); default: the design's domain factors. Options:
     :class:`analysis.options.index.IndexOptions` (``scores``, ``weights``: for factor
-    names).
+    names). ``cells`` (:func:`cells` of the rows with the outcome, over the model factor,
+    the dimensions and the subset's factors): the dimension scores are summed from it
+    instead of the rows, with the constant penalty and no sentiment column
+    (:func:`analysis.index.bias_index`; the bootstrap still resamples the rows).
 
     Returns
     -------
@@ -724,7 +727,9 @@ def bias_index(data: Any, design: Any = None, *, options: Any = None,
                               "mapping) carries its own score and weight.")
         kwargs["dimensions"] = given
     rows = _rows_of(table, subset, None)
-    index = llmbi(rows, the_design, **kwargs)
+    if cells is not None:
+        cells = _rows_of(cells, subset, None) if set(subset) <= set(cells.columns) else None
+    index = llmbi(rows, the_design, **kwargs, cells=cells)
     tables = {"components": index.components}
     notes: list[str] = []
     meta: dict[str, Any] = {}

@@ -419,8 +419,11 @@ def pair_units(
     def unit_label(u: int) -> str:
         return _unit_label(tuple(str(frame[c].iloc[first_row[u]]) for c in unit_cols)
                            if len(unit_cols) > 1 else str(frame[unit_cols[0]].iloc[first_row[u]]))
+    cluster_codes = None
     for col in [*factors, *([cluster] if cluster else [])]:
         codes, _ = _codes(frame[col])
+        if col == cluster:
+            cluster_codes = codes  # (kept per unit below: one factorize of a text column)
         first = np.full(n_units, -2, dtype=np.int64)
         first[unit_codes[::-1]] = codes[::-1]
         varies = first[unit_codes] != codes
@@ -490,7 +493,7 @@ def pair_units(
             src.cat.codes.to_numpy()[first_row], categories=src.cat.categories,
             ordered=src.cat.ordered)
     if cluster:
-        wide[_CLUSTER] = _codes(frame[cluster])[0][first_row]
+        wide[_CLUSTER] = cluster_codes[first_row]
     outcomes = pd.DataFrame({v: means[:, j] for j, v in enumerate(by_values) if v in present})
     outcome = "score" if score is not None else "binary"
     if outcome == "binary":
@@ -529,9 +532,12 @@ def _unit_codes(frame: pd.DataFrame, unit_cols: list[str]) -> tuple[np.ndarray, 
     ``pd.factorize`` of the rows' values as text numbers them) and each unit's first row.
 
     Each column is factorised on its own (categorical codes, Arrow strings or numbers
-    directly, never one Python string per row), then the combined code is factorised.
+    directly, never one Python string per row), then the combined code is numbered by
+    first appearance (:func:`_first_appearance`: marks instead of a hash table when the
+    combined codes are few; issue 44 item 3, the Compare page at 1M rows).
     """
     key = np.zeros(len(frame), dtype=np.int64)
+    space = 1  # the combined key lies in [0, space)
     for col in unit_cols:
         s = frame[col]
         if isinstance(s.dtype, pd.CategoricalDtype):
@@ -542,16 +548,31 @@ def _unit_codes(frame: pd.DataFrame, unit_cols: list[str]) -> tuple[np.ndarray, 
         else:  # mixed objects: group by their text, as before
             codes, uniques = pd.factorize(s.astype(str).where(s.notna(), None))
             size = len(uniques)
-        # missing: 0; renumbered after each column, so the key stays below rows x values
-        key = pd.factorize(key * (size + 1) + (codes.astype(np.int64) + 1))[0]
-    # after a column the key is a factorize's codes (first appearance): again, the same
-    unit_codes, n_units = key, int(key.max(initial=-1)) + 1
-    if not unit_cols:
-        unit_codes, uniques = pd.factorize(key)
-        n_units = len(uniques)
+        if space * (size + 1) >= 2**62:  # renumbered, so the key stays below rows x values
+            key, space = _first_appearance(key, space)
+        key = key * (size + 1) + (codes.astype(np.int64) + 1)  # missing: 0
+        space *= size + 1
+    unit_codes, n_units = _first_appearance(key, space)
     first_row = np.full(n_units, -1, dtype=np.int64)
     first_row[unit_codes[::-1]] = np.arange(len(frame))[::-1]
     return unit_codes, first_row
+
+
+def _first_appearance(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
+    """``pd.factorize(key)``'s codes (the distinct keys numbered in order of first
+    appearance) and their number, for keys in ``[0, space)``: by marking each key's first
+    row (one O(rows) pass) when ``space`` is at most about twice the rows, else by
+    ``pd.factorize``."""
+    n = len(key)
+    if space > 2 * n + (1 << 16):
+        codes, uniques = pd.factorize(key)
+        return codes.astype(np.int64), len(uniques)
+    first = np.full(space, n, dtype=np.int64)
+    first[key[::-1]] = np.arange(n - 1, -1, -1)  # the last write, the first row, stays
+    present = np.flatnonzero(first < n)
+    rank = np.zeros(space, dtype=np.int64)
+    rank[present[np.argsort(first[present])]] = np.arange(len(present))
+    return rank[key], len(present)
 
 
 def _codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:

@@ -135,7 +135,7 @@ def as_dimensions(dimensions: Sequence[Dimension | str | Mapping[str, Any]] | st
 def _value_counts(results: pd.DataFrame, factor: str) -> tuple[np.ndarray, np.ndarray, list]:
     from analysis.cells import cell_table
 
-    if DEVIATION not in results.columns:
+    if DEVIATION not in results.columns and DEVIATIONS not in results.columns:
         raise AnalysisError("Bias dimensions need an outcome (the deviation column): declare "
                             "one on the Design page or with --outcome.")
     cells = cell_table(results, [factor])
@@ -230,6 +230,32 @@ def sentiment_bias(results: pd.DataFrame, feature: str, by: str | Sequence[str],
     return float(1.0 - ir.min()), f"lowest selection rate at {sel[GROUP].iloc[int(ir.argmin())]}"
 
 
+def _summable(results: pd.DataFrame, cells: pd.DataFrame | None, model: str | None,
+              factors: Sequence[str]) -> bool:
+    """Whether :func:`bias_index` can sum its dimension scores from ``cells``: a cell
+    table (``n``, ``deviations``) over the model and dimension factors, whose model
+    column is a categorical like the rows' with distinct texts (the rows' split keys)."""
+    if cells is None or not {N, DEVIATIONS} <= set(cells.columns) \
+            or not {*factors, *([model] if model else [])} <= set(cells.columns):
+        return False
+    if model is None:
+        return True
+    dtype = results[model].dtype
+    return (isinstance(dtype, pd.CategoricalDtype) and cells[model].dtype == dtype
+            and len(set(map(str, dtype.categories))) == len(dtype.categories))
+
+
+def _model_cells(results: pd.DataFrame, cells: pd.DataFrame, model: str
+                 ) -> list[tuple[str, pd.DataFrame]]:
+    """``(model value, its cells)`` for every value of the categorical ``model`` that
+    has rows in ``results``, in the categories' order (as the rows' split gives them)."""
+    codes = results[model].cat.codes.to_numpy()
+    categories = results[model].cat.categories
+    present = np.bincount(codes[codes >= 0], minlength=len(categories)) > 0
+    cell_codes = cells[model].cat.codes.to_numpy()
+    return [(str(categories[i]), cells[cell_codes == i]) for i in np.flatnonzero(present)]
+
+
 def coverage_gini(results: pd.DataFrame, design, factors: Sequence[str]) -> float:
     """Coverage Gini index of ``results`` over ``factors`` (``methods.md`` s. 1)."""
     from analysis.cells import cell_table
@@ -284,6 +310,7 @@ def bias_index(
     sentiment_scale: float = 1.0,
     sentiment_baseline: str | None = None,
     printed_equation: bool = False,
+    cells: pd.DataFrame | None = None,
 ) -> BiasIndex:
     """LLMBI per model with every component (``methods.md`` s. 6).
 
@@ -321,6 +348,13 @@ def bias_index(
         as given and no ``1/n`` (``normalize_weights`` is then ignored). With equal weights
         1 the first term is then n times the mean score, so the index grows with the
         number of dimensions; the default (and the paper's code) divides by n.
+    cells
+        The cell table of ``results`` (:func:`analysis.cells.cell_table` with the
+        outcome) over the ``model`` factor and the dimension factors: the dimension
+        scores are summed from it instead of the rows (the same counts; issue 44 item 3:
+        thousands of cells instead of 1M rows). Which models have rows is still read from
+        ``results`` (a model whose outcome is always missing keeps its row). Only with the
+        constant penalty and no sentiment column (both read the rows), else ignored.
 
     Returns
     -------
@@ -359,11 +393,15 @@ def bias_index(
     divisor = 1 if printed_equation else n_dims
     grid = list(penalty_factors) if penalty_factors else factors
     s_by = sentiment_by if sentiment_by is not None else factors[0]
+    if model is not None and model not in results.columns:
+        raise AnalysisError(f"Model factor {model!r} is not a column of the table.")
+    summed = _summable(results, cells, model, factors) and penalty_kind == "constant" \
+        and sentiment is None
     if model is None:
-        parts = [(ALL_ROWS, results)]
+        parts = [(ALL_ROWS, cells if summed else results)]
+    elif summed:
+        parts = _model_cells(results, cells, model)
     else:
-        if model not in results.columns:
-            raise AnalysisError(f"Model factor {model!r} is not a column of the table.")
         col = results[model]
         keys = ([str(c) for c in col.cat.categories] if isinstance(col.dtype, pd.CategoricalDtype)
                 else list(pd.unique(col.astype(str))))

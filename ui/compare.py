@@ -95,8 +95,11 @@ def choices(design: Design, results: pd.DataFrame) -> dict:
         st.info(md(note))
     c1, c2, c3 = st.columns(3)
     from ui.common import per_table
+    from ui.table_job import load_job
 
-    by_default = per_table(_default_by, results, design, design)  # counts values per factor
+    early = getattr(load_job(results, design), "units", None)  # keyed by the default, read
+    by_default = next(iter(early)) if early else per_table(  # at load; else counts values
+        _default_by, results, design, design)  # per factor
     by = c1.selectbox("Compare the values of", design.names, key="compare_by",
                       index=design.names.index(by_default),
                       help="Model, input format, temperature ...: its values must answer "

@@ -109,9 +109,17 @@ def index_result(results: pd.DataFrame, design: Design, where: dict, options: di
     CLI / Python" writes them), cached (:func:`ui.common.analysis_result`); ``boot``: the
     bootstrap's settings when on."""
     from analysis.reproduce import index_options as options_of
-    from ui.common import analysis_result
+    from ui.common import analysis_result, cells_for
 
     opts, factors = options_of(options, boot=boot, design_cluster=design.cluster,
                                intervals=intervals)
+    cells = None
+    if options.get("sentiment") is None and options.get("penalty_kind") == "constant":
+        # the dimension scores from the cached cell table (summed from the load-time
+        # job's cells at 1M rows), not from the rows: the same counts
+        model = [options["model"]] if options.get("model") else []
+        columns = [*model, *(d.factor for d in options["dimensions"]), *(where or {})]
+        if set(columns) <= set(design.names):
+            cells = cells_for(results, design, list(dict.fromkeys(columns)), where)
     return analysis_result("bias_index", results, design, opts, factors=factors,
-                           where=where)
+                           where=where, cells=cells)

@@ -455,3 +455,30 @@ def test_id_candidates_and_unit_codes_by_their_definitions(seed):
         assert (codes == want).all()
         assert (first == [int(np.flatnonzero(want == u)[0]) for u in range(want.max() + 1)]
                 ).all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unit_codes_of_categoricals_and_wide_keys_by_their_definition(seed):
+    """The units numbered by first appearance from marks (few combined codes) and by
+    ``pd.factorize`` (many; a key renumbered before it passes 2^62) as ``pd.factorize``
+    of the rows' tuples numbers them: categoricals with unused and missing values, floats
+    with missing values, and five columns of 20,000 values each."""
+    from analysis.compare import _unit_codes
+
+    rng = np.random.default_rng(seed)
+    n = 30_000
+    cats = pd.Categorical(rng.choice(["a", "b", "c", None], n).tolist(),
+                          categories=["z", "c", "b", "a"])
+    wide = {f"w{i}": rng.integers(0, 20_000, n) for i in range(5)}
+    frame = pd.DataFrame({"cat": cats, "cat2": pd.Categorical(rng.integers(0, 7, n)),
+                          "score": np.where(rng.random(n) < 0.1, np.nan,
+                                            rng.integers(0, 50, n).astype(float)),
+                          **wide})
+    for unit in (["cat"], ["cat", "cat2", "score"], ["score", "cat"], list(wide),
+                 ["cat", *wide]):
+        codes, first = _unit_codes(frame, unit)
+        want = pd.factorize(pd.Series(list(zip(*(frame[c].astype(object).where(
+            frame[c].notna(), None) for c in unit), strict=True)), dtype=object))[0]
+        assert (codes == want).all()
+        assert (first == [int(np.flatnonzero(want == u)[0]) for u in range(want.max() + 1)]
+                ).all()
