@@ -49,7 +49,7 @@ BATCH_BYTES = 64 * 1024 * 1024
 #: Columns declaring at most this many uncompressed bytes are decoded on the calling
 #: thread: Arrow's thread pool then costs more CPU than it saves time (1M rows of 8
 #: columns, 3.2 MB declared: 0.06-0.09 s of CPU on one thread against 0.07-0.28 s with the
-#: pool, in no less time; docs/importance.md, "The CLI end to end").
+#: pool, in no more time; docs/importance.md, "Threads that only wait").
 ONE_THREAD_BYTES = 16 * 1024 * 1024
 #: Tables of at least this many rows keep repetitive text columns as categoricals.
 CATEGORY_FROM_ROWS = 100_000

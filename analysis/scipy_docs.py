@@ -4,9 +4,9 @@
 ``xp_capabilities`` decorator (``scipy._lib._array_api``), which parses the function's
 docstring with SciPy's numpydoc parser (``FunctionDoc``), appends a table of the array
 backends it supports to its Notes and writes the docstring back: about a third of the
-import's CPU (0.025-0.03 s of ~0.085 s measured in a CLI process, docs/importance.md),
-the largest single cost left in ``python -m analysis importance``'s imports, for text
-that only ``help()`` shows.
+import's CPU (0.025-0.04 s of 0.085-0.11 s measured in a CLI process; docs/importance.md,
+"Threads that only wait"), the largest single cost left in ``python -m analysis
+importance``'s own imports, for text that only ``help()`` shows.
 
 :func:`keep_scipy_docstrings` installs a finder (:class:`importlib.abc.MetaPathFinder`,
 first on :data:`sys.meta_path`, removed at its first use) that, when ``scipy.special``
