@@ -32,7 +32,8 @@ import pandas as pd
 from analysis.errors import LoadError
 from analysis.limits import check_decoded, check_rows
 
-__all__ = ["BATCH_BYTES", "BATCH_ROWS", "CATEGORY_FROM_ROWS", "MAX_BATCH_ROWS", "batch_rows",
+__all__ = ["BATCH_BYTES", "BATCH_ROWS", "CATEGORY_FROM_ROWS", "MAX_BATCH_ROWS", "ONE_THREAD_BYTES",
+           "batch_rows",
            "check_column_names",
            "keep_as_category", "read_parquet_bounded"]
 
@@ -45,6 +46,11 @@ MAX_BATCH_ROWS = 1_048_576
 #: (each batch costs a fixed overhead per column: 16 batches of 65,536 rows of 8 columns
 #: took 2-3x the time of one batch of 1M rows).
 BATCH_BYTES = 64 * 1024 * 1024
+#: Columns declaring at most this many uncompressed bytes are decoded on the calling
+#: thread: Arrow's thread pool then costs more CPU than it saves time (1M rows of 8
+#: columns, 3.2 MB declared: 0.06-0.09 s of CPU on one thread against 0.07-0.28 s with the
+#: pool, in no more time; docs/importance.md, "Threads that only wait").
+ONE_THREAD_BYTES = 16 * 1024 * 1024
 #: Tables of at least this many rows keep repetitive text columns as categoricals.
 CATEGORY_FROM_ROWS = 100_000
 #: The text dtype pandas gives a Parquet string column.
@@ -123,7 +129,8 @@ def read_parquet_bounded(data: bytes, label: str,
         reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
         batches, rows, used = [], 0, 0
         for batch in reader.iter_batches(batch_size=batch_rows(plain.metadata),
-                                         columns=wanted):
+                                         columns=wanted,
+                                         use_threads=_threaded(plain.metadata, wanted)):
             rows += batch.num_rows
             used += batch.nbytes
             check_rows(rows, label, found=f"more rows than declared (already {rows:,} read)")
@@ -140,6 +147,23 @@ def read_parquet_bounded(data: bytes, label: str,
     table = _binary_as_text(_check_pandas_metadata(table, label), label)
     table = table.unify_dictionaries()
     return _to_pandas(table, text, used, label)
+
+
+def _threaded(metadata, wanted: list[str] | None) -> bool:  # noqa: ANN001 - FileMetaData
+    """Whether to decode with Arrow's thread pool: when the column chunks read (``wanted``,
+    None: all) declare more than :data:`ONE_THREAD_BYTES` uncompressed."""
+    keep = None if wanted is None else set(wanted)
+    declared = 0
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            path = chunk.path_in_schema  # "a.b" for a nested field of column a
+            if keep is None or path in keep or path.split(".")[0] in keep:
+                declared += chunk.total_uncompressed_size
+                if declared > ONE_THREAD_BYTES:
+                    return True
+    return False
 
 
 def _wanted_columns(schema, columns: Sequence[str] | None) -> list[str] | None:  # noqa: ANN001

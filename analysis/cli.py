@@ -41,6 +41,7 @@ __all__ = [
     "command_in", "command_parser", "emit", "float_in", "int_at_least", "jsonable", "load_notes",
     "load_with_design", "main", "note_decimal_commas", "row_counts", "single_character",
     "show", "split_list", "warm_up_export", "write_json", "NUMPY_HUGEPAGE",
+    "BLAS_SPIN", "BLAS_THREAD_TIMEOUT",
 ]
 
 
@@ -487,6 +488,11 @@ NEEDS_TEARDOWN = ("kaleido", "choreographer", "pyspark", "py4j", "multiprocessin
 GC_THRESHOLD = 50_000
 #: The environment variable numpy reads at import: madvise huge pages for large arrays.
 NUMPY_HUGEPAGE = "NUMPY_MADVISE_HUGEPAGE"
+#: The environment variable OpenBLAS reads when it loads: how long (2**n CPU cycles, n in
+#: 4..30, default 28: ~0.1 s) an idle BLAS thread busy-waits for more work before sleeping.
+BLAS_THREAD_TIMEOUT = "OPENBLAS_THREAD_TIMEOUT"
+#: Its value in a one-shot CLI process: 2**20 cycles, a few tenths of a millisecond.
+BLAS_SPIN = "20"
 
 
 def run(argv: Sequence[str] | None = None) -> NoReturn:
@@ -510,10 +516,17 @@ def run(argv: Sequence[str] | None = None) -> NoReturn:
     pages for its large arrays, which a short process fills once and frees (each fault
     zeroes 2 MB and may compact memory first; the median CPU of ``importance`` at 1M rows
     fell ~10 %, docs/importance.md). Memory advice only: every number is the same.
+
+    Likewise ``OPENBLAS_THREAD_TIMEOUT`` is set to :data:`BLAS_SPIN` unless set: after each
+    multi-threaded BLAS call (and when a thread limit is lifted, :func:`analysis.importance`'s
+    one-thread fits) numpy's OpenBLAS keeps its idle threads spinning for 2**28 cycles
+    (~0.1 s of a core each time), CPU that a short process only burns; they now sleep after
+    ~2**20 cycles. The same threads, the same work, the same numbers.
     """
     import gc
 
     os.environ.setdefault(NUMPY_HUGEPAGE, "0")
+    os.environ.setdefault(BLAS_THREAD_TIMEOUT, BLAS_SPIN)
     gc.set_threshold(GC_THRESHOLD)
     code = main(argv)
     try:
@@ -541,8 +554,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # bad option: argparse printed usage and the reason
         return int(exc.code or 0)
     from analysis.lazy_numpy import defer_unused_numpy_modules
+    from analysis.scipy_docs import keep_scipy_docstrings
 
     defer_unused_numpy_modules()  # what SciPy's import touches and no command uses
+    keep_scipy_docstrings()  # scipy.special's import without rewriting its docstrings
     try:
         check_output_paths(args)
         code = args.func(args)  # the gate (check) returns its own exit code

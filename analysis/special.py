@@ -24,7 +24,6 @@ differences below 5e-13 where the values are normal floating-point numbers).
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import numpy as np
 
@@ -68,6 +67,9 @@ def normal_ppf(q: float) -> float:
         return -math.inf if q == 0.0 else math.nan
     if q >= 1.0:
         return math.inf if q == 1.0 else math.nan
+    from statistics import NormalDist  # not at import: statistics loads fractions, decimal,
+    # random (the clustered default never asks for a normal quantile)
+
     return NormalDist().inv_cdf(q)
 
 
