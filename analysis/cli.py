@@ -554,10 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # bad option: argparse printed usage and the reason
         return int(exc.code or 0)
     from analysis.lazy_numpy import defer_unused_numpy_modules
-    from analysis.scipy_docs import keep_scipy_docstrings
 
     defer_unused_numpy_modules()  # what SciPy's import touches and no command uses
-    keep_scipy_docstrings()  # scipy.special's import without rewriting its docstrings
     try:
         check_output_paths(args)
         code = args.func(args)  # the gate (check) returns its own exit code

@@ -20,7 +20,6 @@ import pandas as pd
 import pytest
 
 from analysis.design import Design, Factor, Outcome
-from analysis.scipy_docs import CHECKED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,32 +28,20 @@ ROOT = Path(__file__).resolve().parents[2]
 #: numpy's deferred submodules ran.
 RUNNER = r"""
 import json, sys
-import analysis.lazy_numpy, analysis.scipy_docs
+import analysis.lazy_numpy
 if sys.argv[1] == "eager":
     analysis.lazy_numpy.DEFERRED = ()
-    analysis.scipy_docs.CHECKED = ()
 from analysis.cli import main
 code = main(sys.argv[2:])
 sys.stdout.flush()
 lazy = {m: type(sys.modules[m]).__name__ for m in ("numpy.testing", "numpy.f2py")
         if m in sys.modules}
 loaded = sorted(sys.modules)
-scipy = {}
-if "scipy.special" in sys.modules:
-    import scipy.special, scipy.special._ufuncs
-    from scipy._lib import _array_api, _docscrape
-    scipy = {"parser_back": _array_api.FunctionDoc is _docscrape.FunctionDoc,
-             "loader": type(scipy.special.__loader__).__name__,
-             "spec_loader": type(scipy.special.__spec__.loader).__name__,
-             "finders": [type(f).__name__ for f in sys.meta_path],
-             "same_ufunc": scipy.special.stdtr is scipy.special._ufuncs.stdtr,
-             "backend_table": "Array API Standard Support" in scipy.special.stdtr.__doc__,
-             "doc_start": scipy.special.stdtr.__doc__[:22]}
 from numpy.testing import assert_allclose  # still usable: runs its code now
 assert_allclose(1.0, 1.0)
 import numpy
 numpy.testing.assert_array_equal([1], [1])
-sys.stderr.write("\nSTATE " + json.dumps({"modules": loaded, "lazy": lazy, "scipy": scipy})
+sys.stderr.write("\nSTATE " + json.dumps({"modules": loaded, "lazy": lazy})
                  + "\n")
 sys.exit(code)
 """
@@ -113,14 +100,6 @@ def test_importance_with_the_designs_cluster_loads_only_what_it_uses(clustered):
     assert not loaded, sorted(loaded)
     # numpy's test helpers and Fortran wrapper generator were found but never ran
     assert state["lazy"] == {"numpy.testing": "_LazyModule", "numpy.f2py": "_LazyModule"}
-    scipy_state = state["scipy"]
-    if scipy_release() in CHECKED:  # scipy.special came without its docstrings rewritten
-        assert not scipy_state["backend_table"]
-    # and left nothing behind: SciPy's parser, the module's own loader, no finder of ours
-    assert scipy_state["parser_back"] and scipy_state["same_ufunc"]
-    assert scipy_state["loader"] == scipy_state["spec_loader"] == "SourceFileLoader"
-    assert "_Finder" not in scipy_state["finders"]
-    assert scipy_state["doc_start"] == "stdtr(df, t, out=None)"  # as SciPy wrote it
 
 
 def test_the_deferred_modules_change_no_output(clustered):
@@ -133,8 +112,6 @@ def test_the_deferred_modules_change_no_output(clustered):
     assert lazy[1] == eager[1]
     assert "unittest" in eager[3]["modules"] and eager[3]["lazy"] == {
         "numpy.testing": "module", "numpy.f2py": "module"}
-    assert eager[3]["scipy"]["backend_table"]  # SciPy's own import, docstrings rewritten
-    assert eager[3]["scipy"]["doc_start"] == lazy[3]["scipy"]["doc_start"]
 
 
 def test_defer_leaves_an_imported_module_alone():
@@ -163,32 +140,6 @@ def test_the_one_shot_process_collects_cycles_less_often():
 
     before, during = map(int, done.stdout.split())
     assert during == GC_THRESHOLD > before
-
-
-def scipy_release() -> str:
-    from importlib.metadata import version
-
-    return ".".join(version("scipy").split(".")[:2])
-
-
-def test_scipy_docs_finder_only_acts_on_scipy_special():
-    """The finder answers for ``scipy.special`` alone, once, and installs only when
-    ``scipy.special`` is not yet imported (here it is: nothing is installed)."""
-    import scipy.special  # noqa: F401
-
-    from analysis import scipy_docs
-
-    before = list(sys.meta_path)
-    assert scipy_docs.keep_scipy_docstrings() is False
-    assert sys.meta_path == before
-    finder = scipy_docs._Finder()
-    sys.meta_path.insert(0, finder)
-    try:
-        assert finder.find_spec("scipy.stats", None) is None
-        assert finder.find_spec("numpy", None) is None
-        assert finder in sys.meta_path  # still waiting for scipy.special
-    finally:
-        sys.meta_path.remove(finder)
 
 
 def test_the_one_shot_process_lets_blas_threads_sleep():
