@@ -183,6 +183,7 @@ class Step:
     after: float = 0.0  # the server's cleanup and garbage collection after its runs
     lag: float | None = None  # from the action until the server's first run began
     fragment: bool = False  # every run was a fragment-only rerun
+    calls: list[int] = field(default_factory=list)  # the server's numbers of its runs
     main: dict[str, float] = field(default_factory=dict)  # chromium's main thread (MainThread)
     problems: list[str] = field(default_factory=list)
 
@@ -292,6 +293,7 @@ def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action,
                 after=sum(r["t1"] - r["t0"] - run_time(r) for r in runs),
                 lag=runs[0]["t0"] - t0 if runs else None,
                 fragment=bool(runs) and all(r["fragment"] for r in runs), main=drawn,
+                calls=[r["call"] for r in runs],
                 problems=problems_on(page, f"{page_title}: {what}"))
 
 
@@ -376,30 +378,33 @@ def subgroups_csv(page, folder: Path) -> pd.DataFrame:
 LOAD_JOB_ROWS = 200_000
 
 
-def wait_for_load_job(jobs: ServerLog, t0: float, rows: int) -> dict | None:
-    """Wait until the load-time job submitted since ``t0`` (the upload) has finished: its
-    record (``what`` "coverage"), or None for a table too small to have one (an error
-    when a large table's job never started)."""
+def wait_for_load_job(jobs: ServerLog, t0: float, rows: int) -> list[dict]:
+    """Wait until the load-time job submitted since ``t0`` (the upload) has finished, and
+    every other background job begun meanwhile (the structure inference whose suggested
+    design the job is keyed by): their records, in order (none for a table too small to
+    have a load-time job; an error when a large table's job never started)."""
     if rows < LOAD_JOB_ROWS:
-        return None
+        return []
     deadline, found = time.monotonic() + 120, []
-    while not found:
-        found = [r for r in jobs.since(t0, "job") if r.get("what") == "coverage"]
-        if not found and time.monotonic() > deadline:
+    while not any(r.get("what") == "coverage" for r in found):
+        found += jobs.since(t0, "job")
+        if time.monotonic() > deadline:
             raise SystemExit("FAILED: no load-time job ran after the upload of "
                              f"{rows:,} rows (ui/table_job.py)")
         time.sleep(0.1)
-    return found[0]
+    return found
 
 
 def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: bool,
-            wait_job: bool = False, label: str = "") -> tuple[list[Step], pd.DataFrame | None,
-                                                              dict[str, float]]:
+            wait_job: bool = False, label: str = "", profile: Path | None = None
+            ) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
     """The whole journey on ``parquet`` (``rows`` rows) with a fresh server and browser:
     its steps, the Subgroups numbers (:func:`numbers_of` its CSV) and the CPU seconds of the
     server's and the browser's processes from the load to the end (``load1``/``load5``:
     the machine's load average at the journey's end). ``wait_job``: open the pages only
-    once the load-time job has finished (:func:`wait_for_load_job`; printed)."""
+    once the load-time job has finished (:func:`wait_for_load_job`; printed). ``profile``:
+    a folder where the server writes each script run's ``cProfile`` statistics
+    (:func:`print_profiles`)."""
     from playwright.sync_api import sync_playwright
 
     log_path = folder / f"server_{rows}{label}.jsonl"
@@ -427,7 +432,8 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                   flush=True)
 
     with running_app(free_port(), BIAS_WORKBENCH_STATE_DIR=str(folder / f"state_{rows}{label}"),
-                     BIAS_BENCH_RUN_LOG=str(log_path), PYTHONPATH=python_path) as url, \
+                     BIAS_BENCH_RUN_LOG=str(log_path), PYTHONPATH=python_path,
+                     **({"BIAS_BENCH_PROFILE": str(profile)} if profile else {})) as url, \
             sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
@@ -457,12 +463,11 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
             t_load = time.time()
             keep(timed(page, log, "Data", f"load {parquet.name}", "load", load, main))
             if wait_job:
-                job = wait_for_load_job(jobs, t_load, rows)
-                if job is not None:
-                    print(f"  the load-time job ({rows:,} rows) ran {job['t1'] - job['t0']:.2f} s "
-                          f"(began {job['t0'] - t_load:.2f} s after the upload); the pages "
-                          f"open {time.time() - t_load:.2f} s after it; load average "
-                          f"{os.getloadavg()[0]:.1f}", flush=True)
+                ran = wait_for_load_job(jobs, t_load, rows)
+                print("  background jobs since the upload: " + ", ".join(
+                      f"{r['what']} {r['t0'] - t_load:.1f}-{r['t1'] - t_load:.1f} s"
+                      for r in ran) + f"; the pages open {time.time() - t_load:.1f} s after "
+                      f"the upload; load average {os.getloadavg()[0]:.1f}", flush=True)
             for title in pages:
                 keep(timed(page, log, title, "first render", "first",
                            lambda t=title: (nav_link(page, t).click(),
@@ -488,6 +493,24 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
         finally:
             browser.close()
     return steps, numbers, cpu
+
+
+def print_profiles(steps: list[Step], profile: Path, lines: int = 25) -> None:
+    """Per first render, the project's functions (``analysis/``, ``ui/``, ``pages/``) that
+    took the most of its script runs, by cumulative time (``cProfile``)."""
+    import pstats
+
+    for step in steps:
+        files = [profile / f"run_{c}.pstats" for c in step.calls]
+        files = [str(f) for f in files if f.exists()]
+        if step.kind != "first" or not files:
+            continue
+        out = io.StringIO()
+        stats = pstats.Stats(*files, stream=out)
+        stats.sort_stats("cumulative").print_stats(r"/(analysis|ui|pages)/", lines)
+        body = out.getvalue()
+        print(f"\n--- profile: {step.page} first render ({len(files)} runs) ---\n"
+              + body[body.find("   ncalls"):].rstrip())
 
 
 def p95(values: list[float]) -> float:
@@ -605,6 +628,9 @@ def main() -> None:
                              "(now), once the load-time job has finished (after), or is run "
                              "both ways (the default)")
     parser.add_argument("--verbose", action="store_true", help="print every step")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the server's script runs (cProfile; slower) and print, "
+                             "per first render, the project's functions that took the most")
     args = parser.parse_args()
     pages = args.pages.split(",")
     unknown = sorted(set(pages) - set(JOURNEY))
@@ -633,8 +659,14 @@ def main() -> None:
         if not args.no_baseline:
             if args.verbose:
                 print(f"  journey on the baseline ({len(base):,} rows)", flush=True)
+            profile = folder / "profile_base" if args.profile else None
+            if profile:
+                profile.mkdir()
             small, c_small, cpu[len(base)] = journey(small_file, len(base), pages, folder,
-                                                     args.verbose)
+                                                     args.verbose, profile=profile)
+            if profile:
+                print(f"  profiles of the baseline's first renders ({len(base):,} rows)")
+                print_profiles(small, profile)
         modes = ["now", "after"] if args.load_job == "both" else [args.load_job]
         bigs = {}
         for mode in modes:
@@ -642,8 +674,15 @@ def main() -> None:
                      else "opened once the load-time job finished")
             print(f"  journey at {rows:,} rows, {label}; load average "
                   f"{os.getloadavg()[0]:.1f}", flush=True)
+            profile = folder / f"profile_{mode}" if args.profile else None
+            if profile:
+                profile.mkdir()
             big, c_big, c = journey(big_file, rows, pages, folder, args.verbose,
-                                    wait_job=mode == "after", label=f"_{mode}")
+                                    wait_job=mode == "after", label=f"_{mode}",
+                                    profile=profile)
+            if profile:
+                print(f"  profiles of the first renders at {rows:,} rows, {label}")
+                print_profiles(big, profile)
             bigs[label] = (big, c_big, c)
         print(f"load average at the end {os.getloadavg()[0]:.1f}", flush=True)
     failures = [p for s in small or [] for p in s.problems]

@@ -23,6 +23,11 @@ file:
   first imports ``ui.inference_pool`` (a post-import hook: nothing of the app is imported
   here), so the benchmark can wait for the load-time job before timing the pages.
 
+With ``BIAS_BENCH_PROFILE`` set to a folder, every script run is also profiled
+(``cProfile``, in its own thread) and its statistics written there as ``run_<call>.pstats``
+(the journey's ``--profile``: where a first render's time goes; the times then include the
+profiler's overhead).
+
 Each line has ``t0`` / ``t1`` (``time.time()``, seconds: the same clock as the benchmark
 process and the browser's ``Date.now()``), ``cpu`` (the server process's CPU seconds during
 the call, all threads), ``ok`` (False when the call raised) and ``call`` (a number); a
@@ -47,6 +52,7 @@ import time
 __all__: list[str] = []
 
 _LOG = os.environ.get("BIAS_BENCH_RUN_LOG")
+_PROFILE = os.environ.get("BIAS_BENCH_PROFILE")
 _LOCK = threading.Lock()
 _ENDED = threading.local()  # per script thread: when its current run signalled its end
 _CALLS = itertools.count()
@@ -73,11 +79,20 @@ def _timed(kind: str, method):
         if kind == "job":  # (job, frame, work)
             start["what"] = _job_what(args[0])
         _write(start)
+        profile = None
+        if kind == "run" and _PROFILE:
+            import cProfile
+
+            profile = cProfile.Profile()
+            profile.enable()
         try:
             result = method(*args, **kwargs)
             ok = True
             return result
         finally:
+            if profile is not None:
+                profile.disable()
+                profile.dump_stats(os.path.join(_PROFILE, f"run_{call}.pstats"))
             record = {"kind": kind, "call": call, "t0": t0, "t1": time.time(),
                       "cpu": time.process_time() - cpu0, "ok": ok}
             if kind == "run":  # (runner, rerun_data)
