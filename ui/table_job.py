@@ -20,7 +20,7 @@ from analysis.design import Design
 NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 __all__ = ["EARLY_COUNT_ROWS", "NO_STRUCTURE", "count_unit_job", "fine_cells", "in_first_order",
-           "item_known", "load_job", "opened_result", "opened_value",
+           "item_known", "load_job", "opened_result", "opened_value", "same_categories",
            "start_count_unit"]
 
 
@@ -46,9 +46,21 @@ def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where:
     cluster = design.cluster
     if outcome and cluster in columns and cluster not in design.names:
         if isinstance(results[cluster].dtype, pd.CategoricalDtype):
-            return None  # (its categories, not first appearance: the rows)
+            return cells if same_categories(cells[cluster], results[cluster]) else None
         return in_first_order(cells, cluster, where)
     return cells
+
+
+def same_categories(cells: pd.Series, rows: pd.Series) -> bool:
+    """Whether the job's cells code a categorical cluster as the rows do: the cell table
+    of the rows codes a categorical by its categories as text in declared order
+    (:func:`analysis.values.factor_codes`, unseen ones kept), so with the same texts in the
+    same order and no missing value (``"(missing)"`` is added only where a counted row
+    lacks one) the cells sum to the very same table (an uploaded Parquet file's
+    dictionary-encoded cluster column, e.g. BBQ's ``template_id``: issue 44 item 3)."""
+    if not isinstance(cells.dtype, pd.CategoricalDtype) or (rows.cat.codes.to_numpy() < 0).any():
+        return False
+    return [str(v) for v in cells.cat.categories] == [str(v) for v in rows.cat.categories]
 
 
 def in_first_order(cells: pd.DataFrame, cluster: str, where: dict) -> pd.DataFrame | None:
