@@ -513,6 +513,15 @@ def print_profiles(steps: list[Step], profile: Path, lines: int = 25) -> None:
               + body[body.find("   ncalls"):].rstrip())
 
 
+def profile_dir(profile: str | None, folder: Path, name: str) -> Path | None:
+    """The folder of a journey's profiles (``--profile [DIR]``), made; None without."""
+    if profile is None:
+        return None
+    out = (Path(profile) if profile else folder) / f"profile_{name}"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def p95(values: list[float]) -> float:
     return float(np.quantile(values, 0.95)) if values else float("nan")
 
@@ -628,9 +637,10 @@ def main() -> None:
                              "(now), once the load-time job has finished (after), or is run "
                              "both ways (the default)")
     parser.add_argument("--verbose", action="store_true", help="print every step")
-    parser.add_argument("--profile", action="store_true",
+    parser.add_argument("--profile", nargs="?", const="", default=None, metavar="DIR",
                         help="profile the server's script runs (cProfile; slower) and print, "
-                             "per first render, the project's functions that took the most")
+                             "per first render, the project's functions that took the most; "
+                             "with DIR the statistics (run_<call>.pstats) are kept there")
     args = parser.parse_args()
     pages = args.pages.split(",")
     unknown = sorted(set(pages) - set(JOURNEY))
@@ -659,9 +669,7 @@ def main() -> None:
         if not args.no_baseline:
             if args.verbose:
                 print(f"  journey on the baseline ({len(base):,} rows)", flush=True)
-            profile = folder / "profile_base" if args.profile else None
-            if profile:
-                profile.mkdir()
+            profile = profile_dir(args.profile, folder, "base")
             small, c_small, cpu[len(base)] = journey(small_file, len(base), pages, folder,
                                                      args.verbose, profile=profile)
             if profile:
@@ -674,9 +682,7 @@ def main() -> None:
                      else "opened once the load-time job finished")
             print(f"  journey at {rows:,} rows, {label}; load average "
                   f"{os.getloadavg()[0]:.1f}", flush=True)
-            profile = folder / f"profile_{mode}" if args.profile else None
-            if profile:
-                profile.mkdir()
+            profile = profile_dir(args.profile, folder, mode)
             big, c_big, c = journey(big_file, rows, pages, folder, args.verbose,
                                     wait_job=mode == "after", label=f"_{mode}",
                                     profile=profile)
