@@ -21,7 +21,7 @@ NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 __all__ = ["EARLY_COUNT_ROWS", "NO_STRUCTURE", "count_unit_job", "fine_cells", "in_first_order",
            "item_known", "load_job", "opened_result", "opened_value", "same_categories",
-           "start_count_unit"]
+           "start_count_unit", "warm_imports"]
 
 
 def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict, *,
@@ -171,6 +171,35 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
         return
     _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
     count_unit_job(applied, design)
+    warm_imports()
+
+
+#: What a page still imports in the server once the load-time job computes the opening
+#: results elsewhere: at 1M rows the Subgroups page's first render no longer runs a test
+#: in the server, so the eCDF page's KS test (``analysis.ecdf.ks_tests``) paid SciPy's
+#: statistics modules (0.8 s CPU, 2-4 s under load) within its first render; a smaller
+#: table's first pages import them anyway (issue 44 item 3; docs/performance.md).
+WARM_MODULES = ("scipy.stats",)
+_WARMED: list[bool] = []
+
+
+def warm_imports() -> bool:
+    """Import :data:`WARM_MODULES` in a daemon thread, once per process, while the visitor
+    is on the Data page (as ``analysis.export.warm_up`` imports plotly for the first
+    export); a page that needs them meanwhile waits for the import instead of repeating
+    it. Returns whether the thread was started."""
+    if _WARMED:
+        return False
+    _WARMED.append(True)
+    import importlib
+    import threading
+
+    def run() -> None:
+        for name in WARM_MODULES:
+            importlib.import_module(name)
+
+    threading.Thread(target=run, name="warm-imports", daemon=True).start()
+    return True
 
 
 def opened_value(results: pd.DataFrame, design: Design, name: str, arguments: str
