@@ -61,8 +61,9 @@ The table prints, per page, the first render and the widget changes' p95 at both
 < 0.5 s at p95 over the journey; an export < 1.5 s after the first, a spinner on every one.
 
 Fails (exit 1) when a page shows an exception box, a widget or a download cannot be driven,
-the server-side timing recorded nothing, or the Subgroups table downloaded at 1M rows
-(its CSV button) is not the sample's with n x 28 and the same deviation rates.
+the server-side timing recorded nothing, or (with ``--baseline sample``) the Subgroups table
+downloaded at 1M rows (its CSV button) is not the sample's with n x 28 and the same
+deviation rates.
 """
 
 from __future__ import annotations
