@@ -1,7 +1,8 @@
 """The browser journey at 1M rows, timed (issue 32: items 3 and 5 in a real browser).
 
 Run: ``PYTHONPATH=. python benchmarks/bench_browser_journey.py [--rows 1000000]
-[--pages Coverage,Subgroups] [--no-baseline] [--verbose]`` (needs Debian's chromium).
+[--pages Coverage,Subgroups] [--baseline spread|sample] [--baseline-rows 10000]
+[--load-job both|now|after] [--no-baseline] [--verbose]`` (needs Debian's chromium).
 
 A real ``streamlit run app.py`` (``tests/app/browsertools.py`` ``running_app``) and one
 headless chromium driven by Playwright. The table is the bundled BBQ sample repeated
@@ -37,16 +38,32 @@ Two times per step, measured apart:
   journey, the script runs' and exports' CPU seconds, and those of the server's processes
   (with kaleido's Chrome) and of chromium's (``psutil``).
 
-The **baseline in the same run** is the same journey on the sample itself (35,868 rows,
-uploaded as Parquet the same way), each journey on a fresh server and browser (the first
-page visited also pays the imports of the analysis modules, in both journeys alike).
+The **baseline in the same run** is the same journey on ``--baseline-rows`` rows (default
+10,000: issue 44's "1M-row first render within 1.5x the 10k one") of the same data and
+design, uploaded as Parquet the same way: by default (``--baseline spread``) every row of
+evenly spaced example ids of the sample (``bench_app_pages.py``'s ``spread``: the same
+categories, templates and pairs as the large table, which is whole copies of the sample);
+``--baseline sample`` is the whole 35,868-row sample (sessions 9-11; the only baseline
+whose Subgroups numbers the large table's must equal, n x the copies). Each journey runs
+on a fresh server and browser (the first page visited also pays the imports of the
+analysis modules, in every journey alike).
+
+**The load-time job** (``ui/table_job.py``: from 200k rows the app reads the cell tables
+and the pages' opening results in a worker process as soon as the table is shown) runs on
+the machine's other core while the first pages are opened right after the upload. With
+``--load-job now`` the pages are opened at once (a visitor who goes on right after the
+upload); with ``after`` the journey first waits until that job has finished (the server's
+``ui.inference_pool.Job._run`` is timed by ``run_timing/sitecustomize.py``): a visitor
+who opens the pages after the load; ``both`` (the default) runs the large journey both
+ways, each on a fresh server, and prints the job's own time.
 The table prints, per page, the first render and the widget changes' p95 at both sizes
 (server / browser) and the ratio, then the targets: first render < 1 s and widget change
 < 0.5 s at p95 over the journey; an export < 1.5 s after the first, a spinner on every one.
 
 Fails (exit 1) when a page shows an exception box, a widget or a download cannot be driven,
-the server-side timing recorded nothing, or the Subgroups table downloaded at 1M rows
-(its CSV button) is not the sample's with n x 28 and the same deviation rates.
+the server-side timing recorded nothing, or (with ``--baseline sample``) the Subgroups table
+downloaded at 1M rows (its CSV button) is not the sample's with n x 28 and the same
+deviation rates.
 """
 
 from __future__ import annotations
@@ -67,7 +84,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_app_pages import SAMPLE, copies_agree, numbers_of, tiled  # noqa: E402
+from benchmarks.bench_app_pages import (  # noqa: E402
+    SAMPLE,
+    copies_agree,
+    numbers_of,
+    spread,
+    tiled,
+)
 from tests.app.browsertools import (  # noqa: E402
     CHROMIUM,
     FLAGS,
@@ -161,6 +184,7 @@ class Step:
     after: float = 0.0  # the server's cleanup and garbage collection after its runs
     lag: float | None = None  # from the action until the server's first run began
     fragment: bool = False  # every run was a fragment-only rerun
+    calls: list[int] = field(default_factory=list)  # the server's numbers of its runs
     main: dict[str, float] = field(default_factory=dict)  # chromium's main thread (MainThread)
     problems: list[str] = field(default_factory=list)
 
@@ -270,6 +294,7 @@ def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action,
                 after=sum(r["t1"] - r["t0"] - run_time(r) for r in runs),
                 lag=runs[0]["t0"] - t0 if runs else None,
                 fragment=bool(runs) and all(r["fragment"] for r in runs), main=drawn,
+                calls=[r["call"] for r in runs],
                 problems=problems_on(page, f"{page_title}: {what}"))
 
 
@@ -350,15 +375,41 @@ def subgroups_csv(page, folder: Path) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(data))
 
 
-def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: bool
+#: Tables from this many rows get the app's load-time job (``ui.table_job.EARLY_COUNT_ROWS``).
+LOAD_JOB_ROWS = 200_000
+
+
+def wait_for_load_job(jobs: ServerLog, t0: float, rows: int) -> list[dict]:
+    """Wait until the load-time job submitted since ``t0`` (the upload) has finished, and
+    every other background job begun meanwhile (the structure inference whose suggested
+    design the job is keyed by): their records, in order (none for a table too small to
+    have a load-time job; an error when a large table's job never started)."""
+    if rows < LOAD_JOB_ROWS:
+        return []
+    deadline, found = time.monotonic() + 120, []
+    while not any(r.get("what") == "coverage" for r in found):
+        found += jobs.since(t0, "job")
+        if time.monotonic() > deadline:
+            raise SystemExit("FAILED: no load-time job ran after the upload of "
+                             f"{rows:,} rows (ui/table_job.py)")
+        time.sleep(0.1)
+    return found
+
+
+def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: bool,
+            wait_job: bool = False, label: str = "", profile: Path | None = None
             ) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
     """The whole journey on ``parquet`` (``rows`` rows) with a fresh server and browser:
     its steps, the Subgroups numbers (:func:`numbers_of` its CSV) and the CPU seconds of the
-    server's and the browser's processes from the load to the end."""
+    server's and the browser's processes from the load to the end (``load1``/``load5``:
+    the machine's load average at the journey's end). ``wait_job``: open the pages only
+    once the load-time job has finished (:func:`wait_for_load_job`; printed). ``profile``:
+    a folder where the server writes each script run's ``cProfile`` statistics
+    (:func:`print_profiles`)."""
     from playwright.sync_api import sync_playwright
 
-    log_path = folder / f"server_{rows}.jsonl"
-    log = ServerLog(log_path)
+    log_path = folder / f"server_{rows}{label}.jsonl"
+    log, jobs = ServerLog(log_path), ServerLog(log_path)  # (each reads the file on its own)
     python_path = os.pathsep.join([str(TIMING), str(ROOT),
                                    *filter(None, [os.environ.get("PYTHONPATH")])])
     steps: list[Step] = []
@@ -381,8 +432,9 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                   f"{step.server_cpu:5.2f} s CPU)  browser {step.browser:6.3f} s{more}",
                   flush=True)
 
-    with running_app(free_port(), BIAS_WORKBENCH_STATE_DIR=str(folder / f"state_{rows}"),
-                     BIAS_BENCH_RUN_LOG=str(log_path), PYTHONPATH=python_path) as url, \
+    with running_app(free_port(), BIAS_WORKBENCH_STATE_DIR=str(folder / f"state_{rows}{label}"),
+                     BIAS_BENCH_RUN_LOG=str(log_path), PYTHONPATH=python_path,
+                     **({"BIAS_BENCH_PROFILE": str(profile)} if profile else {})) as url, \
             sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
@@ -409,7 +461,14 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                 page.locator('[data-testid="stMetricValue"]').filter(
                     has_text=f"{rows:,}").first.wait_for(timeout=60_000)
 
+            t_load = time.time()
             keep(timed(page, log, "Data", f"load {parquet.name}", "load", load, main))
+            if wait_job:
+                ran = wait_for_load_job(jobs, t_load, rows)
+                print("  background jobs since the upload: " + ", ".join(
+                      f"{r['what']} {r['t0'] - t_load:.1f}-{r['t1'] - t_load:.1f} s"
+                      for r in ran) + f"; the pages open {time.time() - t_load:.1f} s after "
+                      f"the upload; load average {os.getloadavg()[0]:.1f}", flush=True)
             for title in pages:
                 keep(timed(page, log, title, "first render", "first",
                            lambda t=title: (nav_link(page, t).click(),
@@ -431,9 +490,37 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                     if where == title:
                         keep(export(page, log, title, key, fmt, folder))
             cpu = {k: v - cpu0[k] for k, v in children_cpu().items()}
+            cpu["load1"], cpu["load5"] = os.getloadavg()[:2]
         finally:
             browser.close()
     return steps, numbers, cpu
+
+
+def print_profiles(steps: list[Step], profile: Path, lines: int = 25) -> None:
+    """Per first render, the project's functions (``analysis/``, ``ui/``, ``pages/``) that
+    took the most of its script runs, by cumulative time (``cProfile``)."""
+    import pstats
+
+    for step in steps:
+        files = [profile / f"run_{c}.pstats" for c in step.calls]
+        files = [str(f) for f in files if f.exists()]
+        if step.kind != "first" or not files:
+            continue
+        out = io.StringIO()
+        stats = pstats.Stats(*files, stream=out)
+        stats.sort_stats("cumulative").print_stats(r"/(analysis|ui|pages)/", lines)
+        body = out.getvalue()
+        print(f"\n--- profile: {step.page} first render ({len(files)} runs) ---\n"
+              + body[body.find("   ncalls"):].rstrip())
+
+
+def profile_dir(profile: str | None, folder: Path, name: str) -> Path | None:
+    """The folder of a journey's profiles (``--profile [DIR]``), made; None without."""
+    if profile is None:
+        return None
+    out = (Path(profile) if profile else folder) / f"profile_{name}"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def p95(values: list[float]) -> float:
@@ -459,27 +546,36 @@ def _browser(s: Step) -> float:
 
 
 def report(big: list[Step], small: list[Step] | None, rows: int,
-           cpu: dict[int, dict[str, float]]) -> None:
+           cpu: dict[int, dict[str, float]], base_rows: int = 35_868, label: str = "") -> None:
     """The table per page (server / browser seconds), then each journey against the
-    targets."""
+    targets (``label``: how the large journey was run; ``cpu``: by rows, each journey's
+    CPU seconds and load average, see :func:`journey`)."""
     pages = list(dict.fromkeys(s.page for s in big if s.kind in ("first", "change")))
+    if label:
+        print(f"\n=== {rows:,} rows {label} vs {base_rows:,} rows (load average at the "
+              f"journeys' ends: {cpu[rows]['load1']:.1f} / "
+              f"{cpu.get(base_rows, {}).get('load1', float('nan')):.1f}) ===")
     print(f"\n{'page':18s} {'first render':>27s} {'ratio':>11s}   "
           f"{'widget changes p95':>27s}")
-    base = "35,868" if small else "(none)"
+    base = f"{base_rows:,}" if small else "(none)"
     print(f"{'':18s} {f'{rows:,}':>13s} {base:>13s} {'':>11s}   {f'{rows:,}':>13s} "
-          f"{base:>13s}   (server / browser, s)")
+          f"{base:>13s}   (server / browser, s; first render's server CPU s: large, base, "
+          f"ratio)")
     for page in pages:
         fb, fs = _of(big, page, "first"), _of(small, page, "first")
         cb, cs = _of(big, page, "change"), _of(small, page, "change")
-        ratio = (f"{_server(fb[0]) / max(_server(fs[0]), 1e-3):.1f} / "
-                 f"{fb[0].browser / fs[0].browser:.1f}" if fb and fs else "-")
+        ratio = (f"{_server(fb[0]) / max(_server(fs[0]), 1e-3):.2f} / "
+                 f"{fb[0].browser / fs[0].browser:.2f}" if fb and fs else "-")
         cells = [pair(f[0].server, f[0].browser) if f else "-" for f in (fb, fs)]
         cells += [pair(p95([_server(s) for s in c]), p95([s.browser for s in c])) if c
                   else "-" for c in (cb, cs)]
+        cpu_ratio = (f"CPU {fb[0].server_cpu:.2f} {fs[0].server_cpu:.2f} "
+                     f"{fb[0].server_cpu / max(fs[0].server_cpu, 1e-3):.2f}"
+                     if fb and fs else "")
         print(f"{page:18s} {cells[0]:>13s} {cells[1]:>13s} {ratio:>11s}   {cells[2]:>13s} "
-              f"{cells[3]:>13s}   {len(cb)} changes")
+              f"{cells[3]:>13s}   {len(cb)} changes  {cpu_ratio}")
 
-    for n, steps in ((rows, big), (35_868, small)):
+    for n, steps in ((rows, big), (base_rows, small)):
         if not steps:
             continue
         load = [s for s in steps if s.kind == "load"]
@@ -530,8 +626,22 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(JOURNEY),
                         help="analysis pages, by their titles in the navigation")
     parser.add_argument("--no-baseline", action="store_true",
-                        help="skip the same journey on the sample (and the numbers check)")
+                        help="skip the same journey on the baseline table")
+    parser.add_argument("--baseline", choices=("spread", "sample"), default="spread",
+                        help="spread (the default): --baseline-rows rows of the sample, every "
+                             "row of evenly spaced example ids; sample: the whole sample "
+                             "(35,868 rows; the Subgroups numbers are checked against it)")
+    parser.add_argument("--baseline-rows", type=int, default=10_000,
+                        help="rows of the spread baseline (issue 44: 10k)")
+    parser.add_argument("--load-job", choices=("both", "now", "after"), default="both",
+                        help="the large journey opens the pages right after the upload "
+                             "(now), once the load-time job has finished (after), or is run "
+                             "both ways (the default)")
     parser.add_argument("--verbose", action="store_true", help="print every step")
+    parser.add_argument("--profile", nargs="?", const="", default=None, metavar="DIR",
+                        help="profile the server's script runs (cProfile; slower) and print, "
+                             "per first render, the project's functions that took the most; "
+                             "with DIR the statistics (run_<call>.pstats) are kept there")
     args = parser.parse_args()
     pages = args.pages.split(",")
     unknown = sorted(set(pages) - set(JOURNEY))
@@ -542,38 +652,57 @@ def main() -> None:
 
     sample = pd.read_csv(ROOT / "sample_data" / SAMPLE)
     copies = max(1, round(args.rows / len(sample)))
+    base = sample if args.baseline == "sample" else spread(sample, args.baseline_rows)
     with tempfile.TemporaryDirectory(prefix="browser_journey_") as tmp:
         folder = Path(tmp)
-        small_file = folder / "bbq_unifiedqa_x1.parquet"
+        small_file = folder / f"bbq_unifiedqa_{len(base)}.parquet"
         big_file = folder / f"bbq_unifiedqa_x{copies}.parquet"
-        sample.to_parquet(small_file, index=False)
+        base.to_parquet(small_file, index=False)
         tiled(sample, copies * len(sample)).to_parquet(big_file, index=False)
         rows = copies * len(sample)
-        baseline = ("no baseline" if args.no_baseline
-                    else f"baseline: the sample ({len(sample):,} rows)")
+        what = ("the sample" if base is sample
+                else f"{args.baseline_rows:,} rows spread over the sample's example ids")
+        baseline = "no baseline" if args.no_baseline else f"baseline: {len(base):,} rows ({what})"
         print(f"{rows:,} rows (BBQ sample x {copies}), Parquet "
               f"{big_file.stat().st_size / 1e6:.1f} MB; {baseline}; load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         small, c_small, cpu = None, None, {}
         if not args.no_baseline:
             if args.verbose:
-                print("  journey on the sample", flush=True)
-            small, c_small, cpu[len(sample)] = journey(small_file, len(sample), pages,
-                                                       folder, args.verbose)
-        if args.verbose:
-            print(f"  journey at {rows:,} rows", flush=True)
-        big, c_big, cpu[rows] = journey(big_file, rows, pages, folder, args.verbose)
+                print(f"  journey on the baseline ({len(base):,} rows)", flush=True)
+            profile = profile_dir(args.profile, folder, "base")
+            small, c_small, cpu[len(base)] = journey(small_file, len(base), pages, folder,
+                                                     args.verbose, profile=profile)
+            if profile:
+                print(f"  profiles of the baseline's first renders ({len(base):,} rows)")
+                print_profiles(small, profile)
+        modes = ["now", "after"] if args.load_job == "both" else [args.load_job]
+        bigs = {}
+        for mode in modes:
+            label = ("opened right after the upload" if mode == "now"
+                     else "opened once the load-time job finished")
+            print(f"  journey at {rows:,} rows, {label}; load average "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            profile = profile_dir(args.profile, folder, mode)
+            big, c_big, c = journey(big_file, rows, pages, folder, args.verbose,
+                                    wait_job=mode == "after", label=f"_{mode}",
+                                    profile=profile)
+            if profile:
+                print(f"  profiles of the first renders at {rows:,} rows, {label}")
+                print_profiles(big, profile)
+            bigs[label] = (big, c_big, c)
         print(f"load average at the end {os.getloadavg()[0]:.1f}", flush=True)
-    report(big, small, rows, cpu)
-
-    failures = [p for s in [*big, *(small or [])] for p in s.problems]
-    if "Subgroups" in pages and not args.no_baseline:
-        if copies_agree(c_small, c_big, copies):
-            print(f"\nSubgroups table (its CSV download) at {rows:,} rows: the sample's "
-                  f"{len(c_small)} subgroups, n x {copies}, the same deviation rates: ok")
-        else:
-            failures.append(f"subgroups: the table downloaded at {rows:,} rows is not the "
-                            f"sample's with n x {copies}")
+    failures = [p for s in small or [] for p in s.problems]
+    for label, (big, c_big, c) in bigs.items():
+        report(big, small, rows, {**cpu, rows: c}, base_rows=len(base), label=label)
+        failures += [p for s in big for p in s.problems]
+        if "Subgroups" in pages and not args.no_baseline and base is sample:
+            if copies_agree(c_small, c_big, copies):
+                print(f"\nSubgroups table (its CSV download) at {rows:,} rows: the sample's "
+                      f"{len(c_small)} subgroups, n x {copies}, the same deviation rates: ok")
+            else:
+                failures.append(f"subgroups: the table downloaded at {rows:,} rows ({label}) "
+                                f"is not the sample's with n x {copies}")
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures))
         raise SystemExit(1)

@@ -105,3 +105,36 @@ def test_a_call_under_way_is_waited_for(tmp_path):
     runs = ServerLog(log_path).since(0, "run", timeout=30)
     writer.join()
     assert [(r["call"], r["t1"], r["ended"]) for r in runs] == [(0, 12.0, 11.5)]
+
+
+JOB_PROBE = """
+import os, time
+import pandas as pd
+from ui import inference_pool
+
+job = inference_pool.submit("tok|coverage|{}", pd.DataFrame({"a": [1, 2, 1, 2], "y": [0, 1, 1, 0]}))
+assert job.wait(120) and job.result is not None
+deadline = time.monotonic() + 30  # the record follows the result (the job's thread ends)
+while '"kind": "job"' not in open(os.environ["BIAS_BENCH_RUN_LOG"]).read():
+    assert time.monotonic() < deadline
+    time.sleep(0.05)
+print(hasattr(inference_pool.Job._run, "__wrapped__"))
+"""
+
+
+def test_a_background_job_is_recorded_once_the_app_imports_the_pool(tmp_path):
+    """The load-time job's timing (``--load-job after`` waits for it): ``Job._run`` is
+    wrapped when ``ui.inference_pool`` is first imported, its ``what`` is the key's
+    middle part."""
+    from benchmarks.bench_browser_journey import ServerLog
+
+    log_path = tmp_path / "runs.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TIMING), str(ROOT)]),
+               BIAS_BENCH_RUN_LOG=str(log_path))
+    before = time.time()
+    done = subprocess.run([sys.executable, "-c", JOB_PROBE], env=env, check=True,
+                          timeout=180, capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.split()[-1] == "True"
+    jobs = ServerLog(log_path).since(before, "job", timeout=5)
+    assert [(j["what"], j["ok"]) for j in jobs] == [("coverage", True)]
+    assert before <= jobs[0]["t0"] <= jobs[0]["t1"] <= time.time()

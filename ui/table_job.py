@@ -20,8 +20,8 @@ from analysis.design import Design
 NO_STRUCTURE = SimpleNamespace(item_id=None, columns=())
 
 __all__ = ["EARLY_COUNT_ROWS", "NO_STRUCTURE", "count_unit_job", "fine_cells", "in_first_order",
-           "item_known", "load_job", "opened_result", "opened_value",
-           "start_count_unit"]
+           "item_known", "load_job", "opened_result", "opened_value", "same_categories",
+           "start_count_unit", "warm_imports"]
 
 
 def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where: dict, *,
@@ -46,9 +46,21 @@ def fine_cells(results: pd.DataFrame, design: Design, columns: list[str], where:
     cluster = design.cluster
     if outcome and cluster in columns and cluster not in design.names:
         if isinstance(results[cluster].dtype, pd.CategoricalDtype):
-            return None  # (its categories, not first appearance: the rows)
+            return cells if same_categories(cells[cluster], results[cluster]) else None
         return in_first_order(cells, cluster, where)
     return cells
+
+
+def same_categories(cells: pd.Series, rows: pd.Series) -> bool:
+    """Whether the job's cells code a categorical cluster as the rows do: the cell table
+    of the rows codes a categorical by its categories as text in declared order
+    (:func:`analysis.values.factor_codes`, unseen ones kept), so with the same texts in the
+    same order and no missing value (``"(missing)"`` is added only where a counted row
+    lacks one) the cells sum to the very same table (an uploaded Parquet file's
+    dictionary-encoded cluster column, e.g. BBQ's ``template_id``: issue 44 item 3)."""
+    if not isinstance(cells.dtype, pd.CategoricalDtype) or (rows.cat.codes.to_numpy() < 0).any():
+        return False
+    return [str(v) for v in cells.cat.categories] == [str(v) for v in rows.cat.categories]
 
 
 def in_first_order(cells: pd.DataFrame, cluster: str, where: dict) -> pd.DataFrame | None:
@@ -159,6 +171,35 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
         return
     _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
     count_unit_job(applied, design)
+    warm_imports()
+
+
+#: What a page still imports in the server once the load-time job computes the opening
+#: results elsewhere: at 1M rows the Subgroups page's first render no longer runs a test
+#: in the server, so the eCDF page's KS test (``analysis.ecdf.ks_tests``) paid SciPy's
+#: statistics modules (0.8 s CPU, 2-4 s under load) within its first render; a smaller
+#: table's first pages import them anyway (issue 44 item 3; docs/performance.md).
+WARM_MODULES = ("scipy.stats",)
+_WARMED: list[bool] = []
+
+
+def warm_imports() -> bool:
+    """Import :data:`WARM_MODULES` in a daemon thread, once per process, while the visitor
+    is on the Data page (as ``analysis.export.warm_up`` imports plotly for the first
+    export); a page that needs them meanwhile waits for the import instead of repeating
+    it. Returns whether the thread was started."""
+    if _WARMED:
+        return False
+    _WARMED.append(True)
+    import importlib
+    import threading
+
+    def run() -> None:
+        for name in WARM_MODULES:
+            importlib.import_module(name)
+
+    threading.Thread(target=run, name="warm-imports", daemon=True).start()
+    return True
 
 
 def opened_value(results: pd.DataFrame, design: Design, name: str, arguments: str

@@ -1,0 +1,41 @@
+"""A large table's load-time job also warms the statistics imports (issue 44 item 3).
+
+At 1M rows the pages' opening results come from the load-time job's worker, so no page
+before eCDF imported SciPy's statistics modules in the server, and the eCDF page's KS test
+paid that import (0.8 s CPU) within its first render. ``ui.table_job.start_count_unit``
+now imports ``WARM_MODULES`` in a daemon thread when it submits the job, once per process.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from tests.app.test_coverage_early_count import _data_page, _table
+from ui import table_job
+
+
+def _warming() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "warm-imports"]
+
+
+def test_submitting_the_load_time_job_warms_the_imports_once(monkeypatch):
+    frame, design = _table(90)
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 100)  # 180 rows: "large"
+    monkeypatch.setattr(table_job, "_WARMED", [])
+    monkeypatch.setattr(table_job, "WARM_MODULES", ("colorsys",))  # (a module not loaded)
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    _data_page(frame, design)
+    for thread in _warming():
+        thread.join(30)
+    assert "colorsys" in sys.modules
+    assert table_job._WARMED == [True]
+    assert not table_job.warm_imports()  # once per process
+
+
+def test_a_small_table_warms_nothing(monkeypatch):
+    frame, design = _table(93)
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 187)  # 186 rows: under it
+    monkeypatch.setattr(table_job, "_WARMED", [])
+    _data_page(frame, design)
+    assert table_job._WARMED == []
