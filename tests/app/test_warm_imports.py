@@ -20,8 +20,8 @@ def _warming() -> list[threading.Thread]:
 
 
 def test_submitting_the_load_time_job_warms_the_imports_once(monkeypatch):
-    frame, design = _table(90)
-    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 100)  # 180 rows: "large"
+    frame, design = _table(84)  # not test_coverage_early_count's table: its job is its own
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 100)  # 168 rows: "large"
     monkeypatch.setattr(table_job, "_WARMED", [])
     monkeypatch.setattr(table_job, "WARM_MODULES", ("colorsys",))  # (a module not loaded)
     monkeypatch.delitem(sys.modules, "colorsys", raising=False)
