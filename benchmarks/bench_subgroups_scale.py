@@ -271,21 +271,24 @@ def past_grid(spec: str, data: Path, out: Path, commands: list[str], repeat: int
         print(f"  {command}: codes / text: CPU {new['cpu'][0] / old['cpu'][0]:.2f}x best, "
               f"{new['cpu'][1] / old['cpu'][1]:.2f}x median; peak memory "
               f"{new['maxrss_mb'][1] / old['maxrss_mb'][1]:.2f}x median")
-        equal = (out / f"past_{command}_codes.json").read_bytes() == \
-            (out / f"past_{command}_text.json").read_bytes()
-        print(f"  {command}: the two paths' JSON are the same bytes: {equal}")
-        if not equal:
-            problems.append(f"{command} past the dense grid: the JSON differs from the "
-                            "former path's")
+        same_json(out, command, "text", problems, "the two paths' JSON are the same bytes",
+                  "the former path's")
         if pandas:
             ref = measure(f"{base}:pandas", path, out / f"past_{command}_pandas.json")
             print(line(f"{command}: --engine pandas", ref, what))
-            same = (out / f"past_{command}_codes.json").read_bytes() == \
-                (out / f"past_{command}_pandas.json").read_bytes()
-            print(f"  {command}: the JSON equals --engine pandas' byte for byte: {same}")
-            if not same:
-                problems.append(f"{command} past the dense grid: the JSON differs from "
-                                "pandas'")
+            same_json(out, command, "pandas", problems,
+                      "the JSON equals --engine pandas' byte for byte", "pandas'")
+
+
+def same_json(out: Path, command: str, other: str, problems: list[str], said: str,
+              differs: str) -> None:
+    """Print whether the grouped codes' JSON past the grid is the same bytes as
+    ``other``'s; a problem when not."""
+    equal = (out / f"past_{command}_codes.json").read_bytes() == \
+        (out / f"past_{command}_{other}.json").read_bytes()
+    print(f"  {command}: {said}: {equal}")
+    if not equal:
+        problems.append(f"{command} past the dense grid: the JSON differs from {differs}")
 
 
 def exponent(points: list[tuple[int, float]]) -> float:
