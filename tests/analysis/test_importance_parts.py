@@ -16,28 +16,15 @@ import pytest
 
 from analysis import api
 from analysis.cells import cell_table
-from analysis.design import Design, Factor, Outcome, apply_design
+from analysis.design import Design, Factor
 from analysis.importance import ImportanceRefusal, factor_importance
 from analysis.importance_parts import ImportanceParts, nbytes, same_bits, table_signature
+from tests.analysis.test_importance_codes import _table as _codes_table
 
 
 def _table(rows: int = 4000, templates: int = 25, seed: int = 1):
     """Rows of 3 factors and a template effect (the design's cluster, text)."""
-    rng = np.random.default_rng(seed)
-    sizes = {"model": 3, "style": 4, "gender": 2}
-    tmpl = rng.integers(0, templates, rows)
-    eta = -0.5 + rng.normal(0, 0.5, templates)[tmpl]
-    cols = {}
-    for name, size in sizes.items():
-        codes = rng.integers(0, size, rows)
-        eta += rng.normal(0, 0.4, size)[codes]
-        cols[name] = np.array([f"{name}{i}" for i in range(size)])[codes]
-    cols["template"] = np.array([f"t{i:03d}" for i in range(templates)])[tmpl]
-    cols["deviation"] = (rng.random(rows) < 1 / (1 + np.exp(-eta))).astype(float)
-    design = Design(tuple(Factor(n, "domain", tuple(f"{n}{i}" for i in range(s)), f"{n}0")
-                          for n, s in sizes.items()), Outcome("deviation"),
-                    cluster="template")
-    return apply_design(pd.DataFrame(cols), design), design
+    return _codes_table(rows, templates, seed)
 
 
 def _identical(a, b) -> None:
