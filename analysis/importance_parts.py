@@ -110,7 +110,7 @@ class ImportanceParts:
         than this is not kept).
     """
 
-    def __init__(self, max_entries: int = 4, max_bytes: int = 512 << 20) -> None:
+    def __init__(self, max_entries: int = 4, max_bytes: int = 256 << 20) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._store: OrderedDict[tuple[str, int, Hashable], tuple[Any, Any, int]] = \

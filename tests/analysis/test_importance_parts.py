@@ -48,7 +48,8 @@ CHANGES = [
     {"interactions": ["model:gender"]}, {"small_sample": "cr1"}, {"small_sample": "none"},
     {"likelihood_ratio": False}, {"cluster": None}, {"cluster": None, "alpha": 0.2},
     {"where": {"model": ["model0", "model1"]}}, {"exclude": {"style": ["style3"]}},
-    {"factors": ["model", "style"]}, {"alpha": 0.01},
+    {"factors": ["model", "style"]}, {"alpha": 0.01}, {"gee": True},
+    {"gee": True, "alpha": 0.1}, {"interactions": ["model:style"], "alpha": 0.2},
 ]
 
 
@@ -61,7 +62,7 @@ def test_every_call_with_the_store_is_the_call_without_it():
     # the cells of the default model were found again (reruns with another alpha,
     # adjustment, confidence, references, interactions, small-sample method) ...
     assert parts.hits["cells"] >= 11
-    # ... and its robust covariance for the calls whose fit is the same
+    # ... and its robust covariance for the calls whose fit is the same (not GEE's)
     assert parts.hits["robust"] >= 4
     assert parts.bytes <= parts.max_bytes
 
