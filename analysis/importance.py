@@ -1791,8 +1791,7 @@ def _chosen_cells(data: pd.DataFrame, design: Design, factors: list[str], where:
                 *([cluster] if cluster and cluster is not FROM_DESIGN else [])]
         key = (tuple(factors), tuple(tuple(design.factor(f).values) for f in factors),
                design.cluster, cluster is FROM_DESIGN, cluster, gee,
-               repr(sorted((k, v if isinstance(v, str) else list(v))
-                           for k, v in (where or {}).items())),
+               repr(sorted((where or {}).items(), key=lambda kv: str(kv[0]))),
                repr(sorted(exclude.items())), table_signature(data, read))
         cells, chosen, found = parts.get("cells", data, key, make)
     notes.extend(found)

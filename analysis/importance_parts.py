@@ -184,5 +184,6 @@ class ImportanceParts:
 def table_signature(data: pd.DataFrame, columns: Sequence[str]) -> tuple:
     """What a kept part checks of its table besides its identity: the shape, the columns
     and the dtypes of ``columns`` (those the part read)."""
+    dtypes = data.dtypes
     return (data.shape, tuple(map(str, data.columns)),
-            tuple(str(data[c].dtype) for c in dict.fromkeys(columns) if c in data.columns))
+            tuple(str(dtypes[c]) for c in dict.fromkeys(columns) if c in data.columns))

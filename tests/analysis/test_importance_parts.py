@@ -229,3 +229,15 @@ def test_table_signature_and_same_bits():
     assert not same_bits(np.array([0.0]), np.array([-0.0]))
     assert not same_bits(np.array([1.0]), np.array([1.0, 1.0]))
     assert not same_bits(np.array([1.0]), np.array([1], dtype=np.int64))
+
+
+def test_a_scalar_subset_value_and_repeated_column_names_with_the_store():
+    data, design = _table(1500, 12)
+    parts = ImportanceParts()
+    for where in ({"model": "model1"}, {"model": ("model0", "model2")}, {"model": "model1"}):
+        kw = {"where": where, "factors": ["style", "gender"]}
+        _identical(factor_importance(data, design, parts=parts, **kw),
+                   factor_importance(data, design, **kw))
+    assert parts.hits["cells"] == 1
+    twice = pd.concat([data, data[["gender"]]], axis=1)  # a repeated column name
+    assert table_signature(twice, ["gender", "model"])[2][1] == str(data["model"].dtype)
