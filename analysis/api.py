@@ -205,7 +205,7 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
                exclude: Mapping[str, Sequence[str]] | None = None,
                covariates: Sequence[str] = (), standardise: bool = True,
                cells: pd.DataFrame | None = None, applied: bool = False,
-               **option_values: Any) -> Result:
+               parts: Any = None, **option_values: Any) -> Result:
     """Factor importance: logistic regression of deviation on the factors (methods.md §4).
 
     Options: :class:`analysis.options.importance.ImportanceOptions`. ``references``
@@ -213,7 +213,11 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
     values; ``covariates``: numeric columns added to the model (standardised unless
     ``standardise=False``; not with interactions, GEE, separation handling or judge
     noise); ``cells`` (over the factors, the subset's factors and the cluster) is fitted
-    instead of the rows.
+    instead of the rows. ``parts``: an :class:`analysis.importance_parts.ImportanceParts`
+    store, for a caller that calls again on the same table object (``applied=True`` or a
+    cell table; not modified in place) with other options (the Factor importance page):
+    the cells, the cluster's pairs and, while the fit is the same, the cluster-robust
+    covariance are computed once; the numbers are the same with or without it.
 
     Returns
     -------
@@ -260,7 +264,7 @@ def importance(data: Any, design: Any = None, *, options: Any = None,
             likelihood_ratio=opts.likelihood_ratio, small_sample=opts.small_sample, **kw)
     else:
         fit = factor_importance(table if cells is None else cells, the_design,
-                                factors=the_design.names, **kw, **opts.kwargs())
+                                factors=the_design.names, **kw, **opts.kwargs(), parts=parts)
     terms, meta = fit.terms, {}
     uncertainty = uncertainty_label(fit, the_design)
     notes = [*suggested, f"Standard errors: {uncertainty}.", *fit.notes]

@@ -105,6 +105,7 @@ from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
 from analysis.importance_adjust import adjust_tests, adjusted_by
 from analysis.importance_codes import ClusterPairs
+from analysis.importance_parts import ImportanceParts
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
@@ -1447,7 +1448,8 @@ def _blas_threads(entries: int) -> contextlib.AbstractContextManager:
 def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
             pairs: list[tuple[str, str]], notes: list[str], *, cluster: str | None,
             gee: bool, small_sample: SmallSample, likelihood_ratio: bool, alpha: float,
-            adjust: Adjust, confidence: float) -> ImportanceResult:
+            adjust: Adjust, confidence: float, parts: ImportanceParts | None = None
+            ) -> ImportanceResult:
     """Fit the model, refuse a failed fit, and assemble the result."""
     cells, terms, X = model.cells, model.terms, model.X
     n_rows, n_dev, p = int(cells.n.sum()), int(cells.k.sum()), len(terms)
@@ -1457,12 +1459,11 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
     _check_fit(fit, cov, cells, terms)
     params, robust, df, support = fit.params, None, None, None
     if cluster:
-        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
-                         small_sample=small_sample, terms=terms)
+        robust, support = _robust_support(X, cells, terms, fit, cov, n_rows=n_rows, gee=gee,
+                                          small_sample=small_sample, parts=parts)
         params, cov = robust.params, robust.cov
         notes.extend(robust.notes(cluster, small_sample))
         df = reference_df(small_sample, robust.n_clusters)
-        support = _support(X, cells, terms, robust, df)
     table = _terms_table(terms, X, cells, params, cov, alpha=alpha, adjust=adjust,
                          confidence=confidence, df=df, support=support)
     tests = (_lr_tests(X, cells, terms, fit, factors, pairs, info) if likelihood_ratio
@@ -1498,6 +1499,31 @@ def _fitted(model: _Model, factors: list[str], refs: dict[str, str],
         df_method="" if support is None else support.method)
 
 
+def _robust_support(X: np.ndarray, cells: _Cells, terms: list[_Term], fit: _Fit,
+                    cov: np.ndarray, *, n_rows: int, gee: bool, small_sample: SmallSample,
+                    parts: ImportanceParts | None) -> tuple[_Robust, _Support]:
+    """:func:`_robust` and :func:`_support` of the fit; from ``parts`` when they were
+    computed for these very cells (a kept part) from the same bits of ``X``, the linear
+    predictor and the model-based covariance (so the same numbers)."""
+    from analysis.importance_parts import same_bits
+
+    def make() -> tuple[_Robust, _Support, tuple[np.ndarray, ...]]:
+        robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
+                         small_sample=small_sample, terms=terms)
+        support = _support(X, cells, terms, robust,
+                           reference_df(small_sample, robust.n_clusters))
+        return robust, support, (X, fit.eta, fit.params, cov)
+
+    if parts is None or gee:  # (GEE refits on the rows: not kept)
+        robust, support, _ = make()
+        return robust, support
+    key = ("robust", small_sample, n_rows, tuple(t.name for t in terms))
+    robust, support, _ = parts.get(
+        "robust", cells, key, make,
+        check=lambda part: all(map(same_bits, part[2], (X, fit.eta, fit.params, cov))))
+    return robust, support
+
+
 def _insert_naive_columns(table: pd.DataFrame, robust: _Robust,
                           support: _Support | None = None) -> None:
     """The model-based standard error and the robust / model ratio, then ``df`` and
@@ -1522,6 +1548,17 @@ class _Support:
     presence: np.ndarray
     satterthwaite: bool
     kernel: SmallSampleCR2 | None = None
+    #: The kernel's factor tests already computed, by (coefficients' bits, columns): a
+    #: support kept in an :class:`ImportanceParts` store tests again in no time.
+    tests: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def factor_test(self, b: np.ndarray, columns: list[int]):
+        """The kernel's HTZ test of ``columns`` (:meth:`SmallSampleCR2.factor_test`)."""
+        assert self.kernel is not None
+        key = (np.asarray(b, dtype=float).tobytes(), tuple(columns))
+        if key not in self.tests:
+            self.tests[key] = self.kernel.factor_test(b, columns)
+        return self.tests[key]
 
     @property
     def clusters(self) -> np.ndarray:
@@ -1618,6 +1655,7 @@ def factor_importance(
     cluster: str | None = FROM_DESIGN,
     gee: bool = False,
     small_sample: SmallSample = "cr2",
+    parts: ImportanceParts | None = None,
 ) -> ImportanceResult:
     """Logistic regression of deviation on factors, treatment-coded (methods.md §4).
 
@@ -1689,6 +1727,12 @@ def factor_importance(
         with the normal and chi-square references (= statsmodels'
         ``cov_type="cluster"``). A GEE fit keeps statsmodels' robust covariance (t on
         G - 1). Measured sizes: docs/uncertainty.md.
+    parts
+        An :class:`analysis.importance_parts.ImportanceParts` store kept by a caller that
+        calls again on the same (unmodified) table with other options: the cells, the
+        cluster's pairs and, while the fit is bit for bit the same (alpha, adjust,
+        confidence changed), the cluster-robust covariance are taken from it. The
+        numbers are the same with or without it.
 
     Returns
     -------
@@ -1709,10 +1753,8 @@ def factor_importance(
     exclude = {k: [str(x) for x in ([v] if isinstance(v, str) else v)]
                for k, v in (exclude or {}).items() if v}
     notes: list[str] = []
-    coded: dict = {}
-    cluster = _chosen_cluster(data, design, cluster, factors, gee, notes, coded)
-    cells, _ = _cells_from(data, design, factors, where, exclude, cluster,
-                           coded=coded.get(cluster))
+    cells, cluster = _chosen_cells(data, design, factors, where, exclude, cluster, gee, notes,
+                                   parts)
     cells, cluster = _usable_cluster(cells, cluster, gee, notes)
     with _blas_threads(len(cells.n) * (1 + sum(len(cells.observed(f)) for f in factors))):
         model = _estimable_model(cells, refs, pairs, on_separation,
@@ -1721,7 +1763,39 @@ def factor_importance(
         _check_size(model, factors, pairs, min_rows_per_parameter, notes)
         return _fitted(model, factors, refs, pairs, notes, cluster=cluster, gee=gee,
                        small_sample=small_sample, likelihood_ratio=likelihood_ratio,
-                       alpha=alpha, adjust=adjust, confidence=confidence)
+                       alpha=alpha, adjust=adjust, confidence=confidence, parts=parts)
+
+
+def _chosen_cells(data: pd.DataFrame, design: Design, factors: list[str], where: Where | None,
+                  exclude: dict[str, list[str]], cluster: str | None, gee: bool,
+                  notes: list[str], parts: ImportanceParts | None
+                  ) -> tuple[_Cells, str | None]:
+    """The cluster used (its notes into ``notes``) and the model's cells: computed, or
+    from ``parts`` for the same table object, factors, cluster option and subset."""
+
+    def make() -> tuple[_Cells, str | None, tuple[str, ...]]:
+        found: list[str] = []
+        coded: dict = {}
+        chosen = _chosen_cluster(data, design, cluster, factors, gee, found, coded)
+        cells, _ = _cells_from(data, design, factors, where, exclude, chosen,
+                               coded=coded.get(chosen))
+        return cells, chosen, tuple(found)
+
+    if parts is None:
+        cells, chosen, found = make()
+    else:
+        from analysis.importance_parts import table_signature
+
+        read = [*factors, *(where or {}), *exclude, DEVIATION, N, DEVIATIONS,
+                *([design.cluster] if cluster is FROM_DESIGN and design.cluster else []),
+                *([cluster] if cluster and cluster is not FROM_DESIGN else [])]
+        key = (tuple(factors), tuple(tuple(design.factor(f).values) for f in factors),
+               design.cluster, cluster is FROM_DESIGN, cluster, gee,
+               repr(sorted((where or {}).items(), key=lambda kv: str(kv[0]))),
+               repr(sorted(exclude.items())), table_signature(data, read))
+        cells, chosen, found = parts.get("cells", data, key, make)
+    notes.extend(found)
+    return cells, chosen
 
 
 # --- clustered rows ----------------------------------------------------------------------------
@@ -1912,7 +1986,7 @@ def _robust_wald_tests(tests: pd.DataFrame, terms: list[_Term], b: np.ndarray, c
                       "(fewer than 2 clusters, or too few df), so no joint test of its "
                       "columns exists")
         elif support is not None and support.kernel is not None:
-            test = support.kernel.factor_test(b, cols)
+            test = support.factor_test(b, cols)
             reason = test.reason
             if not reason:
                 stat, df_denom, p_value = test.statistic, test.df, test.p_value

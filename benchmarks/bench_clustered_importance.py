@@ -2,7 +2,7 @@
 tests) against the independent-rows fit and statsmodels' clustered GLM (issue 44.1).
 
 Run: ``.venv/bin/python benchmarks/bench_clustered_importance.py [--rows 1000000]
-[--templates 300] [--repeat 3] [--skip-cli | --cli-only]`` (also ``bench_importance.py
+[--templates 300] [--repeat 3] [--skip-cli | --cli-only | --warm]`` (also ``bench_importance.py
 --only-clustered``).
 
 The table is ``bench_clustered_subgroups.make_results`` (6 factors of 2-12 values as
@@ -28,6 +28,14 @@ first call); the best and the median CPU of each, their ratios, and the numbers
 compared: the coefficients equal (the logit does not depend on the cluster), every
 clustered call's table identical to the first. ``--skip-glm`` leaves out the
 statsmodels fit (15-20 s CPU a run) and its comparisons.
+
+Then ``warm`` (also alone: ``--warm``): the page's reruns in one process, the option
+changes :data:`WARM_CHANGES` (a reference, alpha, adjust, confidence) cycled, each called
+clustered and independent, with an :class:`analysis.importance_parts.ImportanceParts`
+store (what the page keeps per table) and without one, interleaved; per option change the
+best and median CPU of each, the ratios clustered / independent with and without the
+stores, the store's hits, and whether every call with the store equals the call without
+it (exit 1 if not).
 
 Then (without ``--skip-cli``) the command line end to end on a Parquet file of the same
 rows, ``python -m analysis importance FILE --design D --factors ... --json`` (default
@@ -57,7 +65,21 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_clustered_subgroups import SIZES, _status_mb, make_results  # noqa: E402
 
 MODES = ("clustered", "independent", "glm", "cr1")
-CHILDREN = (*MODES, "inprocess")
+CHILDREN = (*MODES, "inprocess", "warm")
+#: ``--warm``: the option changes of a page's reruns, cycled (one option at a time from
+#: the defaults, as a visitor changes a widget): a reference not chosen before (a new
+#: fit), alpha, the adjustment, the confidence level, a reference chosen before, and
+#: back to the defaults.
+WARM_CHANGES = ("new reference", "alpha", "adjust", "confidence", "earlier reference",
+                "defaults")
+
+
+def warm_change(label: str, round_: int) -> dict:
+    """The options of :data:`WARM_CHANGES`' ``label`` in round ``round_`` (0, 1, ...)."""
+    return {"new reference": {"references": {"region": f"region{1 + round_ % 11}"}},
+            "alpha": {"alpha": 0.01}, "adjust": {"adjust": "holm"},
+            "confidence": {"confidence": 0.9},
+            "earlier reference": {"references": {"model": "model2"}}, "defaults": {}}[label]
 
 
 def glm_fit(frame):
@@ -102,6 +124,41 @@ def in_process(results, design, repeat: int) -> dict:
     return {"cpu": cpu, "repeatable": bool(same), "coef_diff": float(coef)}
 
 
+def warm_calls(results, design, repeat: int) -> dict:
+    """The page's reruns in one process: the option changes :data:`WARM_CHANGES`, each
+    called clustered and independent, with an :class:`ImportanceParts` store (the page's)
+    and without one (a new store, as before it existed), the four interleaved; after one
+    warm-up round (the store's first parts: the cells). CPU seconds per call by option
+    change, and whether every call with the store printed the call without it."""
+    from analysis.importance import factor_importance
+    from analysis.importance_parts import ImportanceParts
+
+    stores = {"clustered": ImportanceParts(), "independent": ImportanceParts()}
+    kinds = {"clustered": {}, "independent": {"cluster": None}}
+    cpu: dict[str, dict[str, list[float]]] = {}
+    same = True
+    for i in range(repeat + 1):
+        for label in WARM_CHANGES:
+            change = warm_change(label, i)
+            for mode, kw in kinds.items():
+                fits = {}
+                for store in ("store", "none"):
+                    parts = stores[mode] if store == "store" else None
+                    t0 = _cpu()
+                    fits[store] = factor_importance(results, design, parts=parts, **kw,
+                                                    **change)
+                    if i:
+                        cpu.setdefault(f"{mode} {store}", {}).setdefault(label, []).append(
+                            _cpu() - t0)
+                same &= (fits["store"].terms.equals(fits["none"].terms)
+                         and fits["store"].factor_tests.equals(fits["none"].factor_tests)
+                         and fits["store"].notes == fits["none"].notes)
+    return {"cpu": cpu, "same": bool(same),
+            "hits": {m: s.hits for m, s in stores.items()},
+            "misses": {m: s.misses for m, s in stores.items()},
+            "store_mb": {m: s.bytes / 2**20 for m, s in stores.items()}}
+
+
 def child(mode: str, rows: int, templates: int, repeat: int = 3) -> None:
     from analysis.design import apply_design
     from analysis.importance import factor_importance
@@ -111,6 +168,9 @@ def child(mode: str, rows: int, templates: int, repeat: int = 3) -> None:
     factor_importance(results.head(3000), design)  # imports, first-call costs
     if mode == "inprocess":
         print(json.dumps(in_process(results, design, repeat)))
+        return
+    if mode == "warm":
+        print(json.dumps(warm_calls(results, design, repeat)))
         return
     table_mb = _status_mb("VmRSS")
     with open("/proc/self/clear_refs", "w") as fh:
@@ -224,6 +284,37 @@ def in_process_part(args) -> list[str]:
     return []
 
 
+def warm_part(args) -> list[str]:
+    """The ``warm`` child: the page's reruns with and without the store; ratios printed
+    (per option change: the best and the median CPU over the repeats)."""
+    out, _ = run([sys.executable, str(Path(__file__).resolve()), "--child", "warm",
+                  "--rows", str(args.rows), "--templates", str(args.templates),
+                  "--repeat", str(args.repeat)])
+    r = json.loads(out.strip().splitlines()[-1])
+    cpu = {k: {c: np.array(v) for c, v in d.items()} for k, d in r["cpu"].items()}
+    print(f"warm reruns in one process ({args.repeat} rounds of {len(WARM_CHANGES)} option "
+          f"changes after a warm-up round; load {os.getloadavg()[0]:.1f}): CPU s per call, "
+          "best / median")
+    print(f"  {'option changed':22s} {'clustered+store':>16s} {'indep.+store':>14s} "
+          f"{'clustered':>12s} {'independent':>12s}  ratio clustered/indep. (store; none)")
+    for label in cpu["clustered store"]:
+        cells = [cpu[k][label] for k in ("clustered store", "independent store",
+                                         "clustered none", "independent none")]
+        text = " ".join(f"{c.min():6.3f}/{np.median(c):5.3f}" for c in cells)
+        print(f"  {label:22s} {text}  {cells[0].min() / cells[1].min():.2f}x; "
+              f"{cells[2].min() / cells[3].min():.2f}x")
+    total = {k: sum(np.median(v) for v in d.values()) for k, d in cpu.items()}
+    print(f"  over the cycle (sum of medians): clustered {total['clustered store']:.3f} s with "
+          f"the store, {total['clustered none']:.3f} s without "
+          f"({total['clustered none'] / total['clustered store']:.1f}x less); ratio "
+          f"clustered/independent {total['clustered store'] / total['independent store']:.2f}x"
+          f" with stores, {total['clustered none'] / total['independent none']:.2f}x without")
+    print(f"  store hits / misses: {r['hits']} / {r['misses']}; kept "
+          + ", ".join(f"{m} {mb:.0f} MB" for m, mb in r["store_mb"].items())
+          + f"; every call with the store identical to the call without: {r['same']}")
+    return [] if r["same"] else ["warm calls with the store differ from those without"]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)
@@ -232,14 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-cli", action="store_true")
     p.add_argument("--skip-glm", action="store_true")
     p.add_argument("--cli-only", action="store_true", help="only the CLI end to end")
+    p.add_argument("--warm", action="store_true",
+                   help="only the warm reruns in one process, with and without the store")
     p.add_argument("--child", choices=CHILDREN)
     args = p.parse_args(argv)
     if args.child:
         child(args.child, args.rows, args.templates, args.repeat)
         return 0
     print(f"uptime: {os.popen('uptime').read().strip()}")
-    if args.cli_only:
-        problems = cli_part(args.rows, args.templates, args.repeat)
+    if args.cli_only or args.warm:
+        problems = (warm_part(args) if args.warm
+                    else cli_part(args.rows, args.templates, args.repeat))
         for line in problems:
             print("FAIL:", line)
         print(f"uptime: {os.popen('uptime').read().strip()}")
@@ -283,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"numbers: coefficients clustered = independent to {d_coef:.1e}")
     problems = [] if max(d_coef, d_glm, d_se) <= 1e-7 else ["numbers differ"]
     problems += in_process_part(args)
+    problems += warm_part(args)
     if not args.skip_cli:
         problems += cli_part(args.rows, args.templates, args.repeat)
     for line in problems:

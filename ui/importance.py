@@ -36,6 +36,7 @@ from analysis.columns import (
 from analysis.design import Design
 from analysis.factor_defaults import suggest_factors
 from analysis.importance import SEPARATION_LABELS, Fix
+from analysis.importance_parts import ImportanceParts
 from analysis.options.importance import ImportanceOptions as Opts
 from ui.common import analysis_result, cells_for
 from ui.options import other_options
@@ -206,11 +207,19 @@ def importance_options(options: dict, noise: dict | None = None) -> Opts:
                            "seed": noise["seed"]} if noise else {}))
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _parts(token: str, design_json: str) -> ImportanceParts:
+    return ImportanceParts()
+
+
 def importance_result(results: pd.DataFrame, design: Design, where: dict, options: dict,
                       cell_factors: list[str], *, covariates: list[str] | None = None,
                       standardise: bool = True, noise: dict | None = None) -> object:
     """The page's one cached :func:`analysis.api.importance` call (on the cached cells
-    without covariates or judge noise, which need the rows)."""
+    without covariates or judge noise, which need the rows). The parts that read the
+    cells (their codes, the cluster's pairs, the robust covariance while the fit is the
+    same) are kept in an :class:`analysis.importance_parts.ImportanceParts` store per
+    table and design, so a changed reference, alpha or adjustment does not recount them."""
     where = {k: v for k, v in (where or {}).items() if v}
     rows_needed = bool(covariates) or bool(noise)
     return analysis_result(
@@ -218,4 +227,5 @@ def importance_result(results: pd.DataFrame, design: Design, where: dict, option
         cells=None if rows_needed else cells_for(results, design, cell_factors, where),
         factors=list(options["factors"]), where=where,
         references=dict(options["references"]) or None, covariates=list(covariates or []),
-        standardise=bool(standardise))
+        standardise=bool(standardise),
+        parts=_parts(st.session_state["results_token"], design.to_json()))
