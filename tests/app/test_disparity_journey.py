@@ -5,19 +5,18 @@ Session 12's journey chose the feature ``correct`` on the Disparity page, the fe
 page already shows (the first numeric column of the BBQ table): the browser sends no rerun
 for the option already chosen, so the step timed nothing and counted as a 0 s change. Here
 the journey's steps are replayed under AppTest on the journey's baseline table (10,000 rows
-spread over the sample's example ids, with the design a Parquet upload is given,
-``suggest_design``): each option is offered, is not the one shown, and changes what the
-page shows.
+spread over the sample's example ids) with the design the upload keeps (the sample's, which
+fits it: ``ui.data.starting_design``): each option is offered, is not the one shown, and
+changes what the page shows.
 """
 
 from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
-from tests.app.apptools import ROOT, page_test, plotly_specs
+from tests.app.apptools import page_test, plotly_specs, sample_with_design
 
 
 def shown(at) -> dict:  # noqa: ANN001
@@ -31,11 +30,10 @@ def shown(at) -> dict:  # noqa: ANN001
 
 @pytest.fixture(scope="module")
 def journey_table():
-    from analysis.design import suggest_design
     from benchmarks.bench_app_pages import SAMPLE, spread
 
-    frame = spread(pd.read_csv(ROOT / "sample_data" / SAMPLE), 10_000)
-    return frame, suggest_design(frame)
+    frame, design = sample_with_design(SAMPLE)
+    return spread(frame, 10_000), design
 
 
 def test_each_disparity_change_of_the_journey_changes_the_page(journey_table):
