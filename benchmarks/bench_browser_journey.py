@@ -61,6 +61,7 @@ The table prints, per page, the first render and the widget changes' p95 at both
 < 0.5 s at p95 over the journey; an export < 1.5 s after the first, a spinner on every one.
 
 Fails (exit 1) when a page shows an exception box, a widget or a download cannot be driven,
+a step records no script run (a change to the option already shown is no change),
 the server-side timing recorded nothing, or (with ``--baseline sample``) the Subgroups table
 downloaded at 1M rows (its CSV button) is not the sample's with n x 28 and the same
 deviation rates.
@@ -127,8 +128,10 @@ JOURNEY: dict[str, list[tuple[str, str, str | None]]] = {
                           ("importance_ref_category", "select", "Religion")],
     "Disparity": [("disparity_statistic", "select", "median"),
                   ("disparity_standard", "select", "median"),
-                  ("disparity_direction", "select", "above"),
-                  ("disparity_feature", "select", "correct")],
+                  # not "above": the favourable side of a feature of unknown polarity
+                  ("disparity_direction", "select", "below"),
+                  # not "correct": the page's default feature (index 0), no change at all
+                  ("disparity_feature", "select", "biased_answer")],
     "Bias index": [("index_model", "select", "input_format"),
                    ("index_normalize", "check", None),  # gone with "as published"
                    ("index_variant", "radio", "as published")],
@@ -295,7 +298,9 @@ def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action,
                 lag=runs[0]["t0"] - t0 if runs else None,
                 fragment=bool(runs) and all(r["fragment"] for r in runs), main=drawn,
                 calls=[r["call"] for r in runs],
-                problems=problems_on(page, f"{page_title}: {what}"))
+                problems=problems_on(page, f"{page_title}: {what}") + ([] if runs else [
+                    f"{page_title}: {what}: no script run recorded (the option was the one "
+                    "shown already, or the page ignored the change)"]))
 
 
 def reveal(page, key: str) -> None:

@@ -69,7 +69,7 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
     """Cached :func:`analysis.api.coverage_cells` (distinct prompts or responses) of
     what :func:`counted_for` says a cell counts, with that unit."""
     where = {k: list(v) for k, v in (where or {}).items() if v}
-    counted = counted_for(results, design)
+    counted = counted_for(results, design, notice=False)  # (count_choice shows the box)
     source = fine_cells(results, design, [*factors, *counted.columns], where)
     return _coverage_cells(st.session_state["results_token"], design.to_json(), tuple(factors),
                            repr(sorted(where.items())), unit, repr(counted.columns),
@@ -78,12 +78,13 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
 
 
 
-def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
+def counted_for(results: pd.DataFrame, design: Design, *, notice: bool = True) -> CountUnit:
     """What a coverage cell counts (:func:`analysis.api.count_unit`). When that needs
     the table's structure (the design carries no inferred item id), the structure is
     read in the background worker like an upload's (issue 43: never on the visitor's
-    thread); until it is there the design's prompt unit is counted and the page says so,
-    then reruns."""
+    thread); until it is there the design's prompt unit is counted and the page says so
+    (with ``notice``: the page asks twice per run and says it once; each refresh of the
+    waiting box is a script run), then reruns."""
     job = _count_unit_job(results, design)
     if job is None or item_known(results, design):  # (a large table's job: its cells)
         return bw.count_unit(results, design, applied=True)
@@ -96,10 +97,10 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     value = getattr(result.value, "unit", None) if result is not None else None
     if isinstance(value, CountUnit):
         return value
-    if job.done:  # stopped or refused: the prompt unit, and why
+    if notice and job.done:  # stopped or refused: the prompt unit, and why
         st.caption(md(f"No item id could be read ({result.error if result else 'no result'}"
                       "): cells count the design's prompt unit."))
-    else:
+    elif notice:
         job_notice(job)
     return bw.count_unit(results, design, structure=_NO_STRUCTURE, applied=True)
 

@@ -15,7 +15,9 @@ provisional design's JSON), ``structure_error`` (why the last inference gave not
 
 from __future__ import annotations
 
+import gc
 import os
+import threading
 from collections.abc import Callable
 
 import pandas as pd
@@ -81,7 +83,10 @@ def _finished_design(job: inference_pool.Job, frame: pd.DataFrame) -> Design:
 def adopt_finished() -> None:
     """When the pending inference of the active table has finished: its suggested design
     becomes the design (if the provisional one is still in force), the pages' widgets are
-    rebuilt. Called at the top of every page (``ui.common.ensure_data``)."""
+    rebuilt. Called at the top of every page (``ui.common.ensure_data``); it also lets
+    the garbage collector see again what the waiting boxes' refreshes froze
+    (:func:`job_notice`)."""
+    _thaw()
     ss = st.session_state
     token = ss.get(PENDING)
     if token is None:
@@ -133,15 +138,54 @@ def pending_notice(*, stop: bool) -> bool:
     return True
 
 
+#: Whether a waiting box's refresh froze the heap since the last full run thawed it.
+_FROZEN: list[bool] = []
+_FREEZE_LOCK = threading.Lock()
+
+
+def _in_fragment_rerun() -> bool:
+    """Whether this script run is a fragment's own rerun (not a full run of the page)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and getattr(ctx, "fragment_ids_this_run", None))
+
+
+def _freeze_for_the_refresh() -> None:
+    """Before a waiting box's refresh ends, Streamlit runs ``gc.collect(2)``
+    (``runner.postScriptGC``): about 0.1 s of CPU for the ~190k objects of the imported
+    modules (streamlit, pandas, scipy, plotly, statsmodels), whatever the table's size,
+    twice a second per box while a job runs. In a fragment-only rerun the objects alive now
+    are moved out of the collector's sight (``gc.freeze``); the next full page run of any
+    session gives them back (:func:`_thaw`, from :func:`adopt_finished`) and its own
+    collection sees everything, so garbage is collected later, never kept."""
+    if _in_fragment_rerun():  # (the box drawn in a full run: that run collects as before)
+        with _FREEZE_LOCK:
+            gc.freeze()
+            _FROZEN[:] = [True]
+
+
+def _thaw() -> None:
+    """Undo :func:`_freeze_for_the_refresh` (nothing when no refresh froze the heap)."""
+    with _FREEZE_LOCK:
+        if _FROZEN:
+            _FROZEN.clear()
+            gc.unfreeze()
+
+
 def job_notice(job: inference_pool.Job | None,
                text: Callable[[inference_pool.Job], str] = progress_text) -> None:
     """The progress of ``job`` (``text(job)``) in a fragment that reruns the page when it is
-    done (or gone)."""
+    done (or gone). Each refresh (every half second) is a fragment-only script run that
+    draws this box alone (~2 kB to the browser) and costs a few ms of CPU
+    (:func:`_freeze_for_the_refresh`); once the job is done the page's full run draws no
+    box, so the refreshes stop."""
 
     @st.fragment(run_every=0.5)
     def _watch() -> None:
         if job is None or job.done:
             st.rerun(scope="app")
+        _freeze_for_the_refresh()
         st.info(text(job), icon="⏳")
 
     _watch()
