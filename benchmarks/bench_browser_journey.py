@@ -149,8 +149,14 @@ QUIET_MS = 300  # the DOM unchanged this long: drawn
 OBSERVER = """(() => {
   const bb = window.__bb = {last: Date.now(), idle: Date.now(), spinners: []};
   const spin = '[data-testid="stSpinnerIcon"]';
+  const where = n => {  // the element a change happened in: its nearest data-testid
+    const e = n && (n.nodeType === 1 ? n : n.parentElement);
+    const t = e && e.closest('[data-testid]');
+    return t ? t.getAttribute('data-testid') : (e ? e.tagName : '?');
+  };
   const start = () => new MutationObserver(muts => {
     bb.last = Date.now();
+    bb.lastIn = where(muts[muts.length - 1].target);
     for (const m of muts) {
       if (m.attributeName === 'data-test-script-state'
           && m.target.getAttribute(m.attributeName) === 'notRunning') bb.idle = bb.last;
@@ -380,6 +386,7 @@ class Trace:
         js.pop("(idle)", None)
         tasks = main_thread_self_times(self.browser.stop_tracing()) if self.browser else {}
         return {"js": dict(sorted(js.items(), key=lambda kv: -kv[1])), "tasks": tasks,
+                "last_change_in": page.evaluate("window.__bb.lastIn || ''"),
                 "ws_bytes": self.ws_bytes, "ws_frames": self.ws_frames,
                 **page.evaluate(PAGE_COUNTS)}
 
@@ -621,7 +628,8 @@ def traced(t: dict) -> str:
     return (f"JS s by bundle: {js} | main thread by event: {tasks} | websocket "
             f"{t['ws_bytes'] / 1e3:.1f} kB in "
             f"{t['ws_frames']} frames | {t['nodes']} DOM nodes, {t['elements']} elements, "
-            f"{t['frames']} dataframes, {t['plots']} charts ({t['new_plots']} mounted anew)"
+            f"{t['frames']} dataframes, {t['plots']} charts ({t['new_plots']} mounted anew), "
+            f"last DOM change in {t.get('last_change_in') or '?'}"
             + (f": {figs}" if figs else ""))
 
 
