@@ -346,22 +346,26 @@ def main_thread_self_times(trace: bytes) -> dict[str, float]:
 
 class Trace:
     """``--trace``: per step, what chromium did (DevTools protocol): its JavaScript by bundle
-    (``Profiler``, sampled every 0.5 ms: self time of the functions of each frontend file, so
-    plotly.js' work is ``PlotlyChart``, the data grid's ``DataFrame``, React and the app shell
-    ``index``), the bytes of the websocket frames the server sent, and the page afterwards
-    (:data:`PAGE_COUNTS`)."""
+    (with ``js``: ``Profiler``, sampled every 0.5 ms: self time of the functions of each
+    frontend file, so plotly.js' work is ``PlotlyChart``, the data grid's ``DataFrame``, React
+    ``react-dom``; its start costs the main thread 0.2-1 s per step, shown as
+    ``CpuProfiler::StartProfiling``), the main thread's own time by trace event
+    (:func:`main_thread_self_times`), the bytes of the websocket frames the server sent, and
+    the page afterwards (:data:`PAGE_COUNTS`)."""
 
     #: The trace categories of :meth:`stop`'s breakdown of the main thread by task kind.
     CATEGORIES = ["devtools.timeline", "v8", "v8.execute", "blink.user_timing", "loading",
                   "disabled-by-default-devtools.timeline"]
 
-    def __init__(self, cdp, browser=None) -> None:
+    def __init__(self, cdp, browser=None, js: bool = False) -> None:
         self.cdp, self.ws_bytes, self.ws_frames = cdp, 0, 0
         self.browser = browser  # with a browser: also a trace of the main thread's events
+        self.js = js  # the sampling profiler (its start costs the main thread 0.2-1 s a step)
         cdp.send("Network.enable")
         cdp.on("Network.webSocketFrameReceived", self._frame)
-        cdp.send("Profiler.enable")
-        cdp.send("Profiler.setSamplingInterval", {"interval": 500})
+        if js:
+            cdp.send("Profiler.enable")
+            cdp.send("Profiler.setSamplingInterval", {"interval": 500})
 
     def _frame(self, event: dict) -> None:
         data = event["response"].get("payloadData", "")
@@ -374,10 +378,11 @@ class Trace:
         self.ws_bytes = self.ws_frames = 0
         if self.browser is not None:
             self.browser.start_tracing(page=page, categories=self.CATEGORIES)
-        self.cdp.send("Profiler.start")
+        if self.js:
+            self.cdp.send("Profiler.start")
 
     def stop(self, page) -> dict:
-        profile = self.cdp.send("Profiler.stop")["profile"]
+        profile = self.cdp.send("Profiler.stop")["profile"] if self.js else {"nodes": []}
         url = {n["id"]: bundle(n["callFrame"].get("url", "")) if n["callFrame"].get("url")
                else n["callFrame"]["functionName"] or "(native)" for n in profile["nodes"]}
         js: dict[str, float] = {}
@@ -517,7 +522,7 @@ def wait_for_load_job(jobs: ServerLog, t0: float, rows: int) -> list[dict]:
 
 def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: bool,
             wait_job: bool = False, label: str = "", profile: Path | None = None,
-            trace: bool = False) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
+            trace: str | None = None) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
     """The whole journey on ``parquet`` (``rows`` rows) with a fresh server and browser:
     its steps, the Subgroups numbers (:func:`numbers_of` its CSV) and the CPU seconds of the
     server's and the browser's processes from the load to the end (``load1``/``load5``:
@@ -525,7 +530,8 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
     once the load-time job has finished (:func:`wait_for_load_job`; printed). ``profile``:
     a folder where the server writes each script run's ``cProfile`` statistics
     (:func:`print_profiles`). ``trace``: record what chromium did in each step
-    (:class:`Trace`; the profiler's sampling adds to the browser times)."""
+    (:class:`Trace`; "js" with the JavaScript profiler; the recording adds to the browser
+    times)."""
     from playwright.sync_api import sync_playwright
 
     log_path = folder / f"server_{rows}{label}.jsonl"
@@ -564,7 +570,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                                     accept_downloads=True)
             page.add_init_script(OBSERVER)
             main = MainThread(page)
-            tracer = Trace(main.cdp, browser) if trace else None
+            tracer = Trace(main.cdp, browser, js=trace == "js") if trace else None
             page.goto(url, wait_until="domcontentloaded")
             page.get_by_text("35,868").first.wait_for(timeout=120_000)  # opens on the sample
             settle(page)
@@ -625,8 +631,8 @@ def traced(t: dict) -> str:
     figs = "; ".join(f"{f['key'] or '?'} {f['json'] / 1e3:.1f} kB {f['traces']} traces "
                      f"{f['points']} points{' NEW' if f['fresh'] else ''}" for f in t["figures"])
     tasks = ", ".join(f"{k} {v:.3f}" for k, v in list(t.get("tasks", {}).items())[:8])
-    return (f"JS s by bundle: {js} | main thread by event: {tasks} | websocket "
-            f"{t['ws_bytes'] / 1e3:.1f} kB in "
+    return ((f"JS s by bundle: {js} | " if js else "")
+            + f"main thread by event: {tasks} | websocket {t['ws_bytes'] / 1e3:.1f} kB in "
             f"{t['ws_frames']} frames | {t['nodes']} DOM nodes, {t['elements']} elements, "
             f"{t['frames']} dataframes, {t['plots']} charts ({t['new_plots']} mounted anew), "
             f"last DOM change in {t.get('last_change_in') or '?'}"
@@ -636,7 +642,7 @@ def traced(t: dict) -> str:
 def print_traces(steps: list[Step], title: str) -> None:
     """Per page, the first render and the widget changes (their sum) as :class:`Trace`
     recorded them: JavaScript by bundle, websocket bytes, charts mounted anew, DOM nodes."""
-    print(f"\n--- what chromium did ({title}; --trace: JS self seconds by frontend bundle) ---")
+    print(f"\n--- what chromium did ({title}; --trace; seconds of the main thread) ---")
     for page in dict.fromkeys(s.page for s in steps if s.trace):
         for kind in ("first", "change"):
             these = [s for s in steps if s.page == page and s.kind == kind and s.trace]
@@ -657,7 +663,8 @@ def print_traces(steps: list[Step], title: str) -> None:
             figs = ", ".join(f"{f['key'] or '?'} {f['json'] / 1e3:.0f} kB" for f in last["figures"])
             print(f"{page:18s} {kind:6s} x{len(these)}: browser "
                   f"{sum(s.browser for s in these):5.2f} s,"
-                  f" main thread {sum(s.main.get('busy', 0) for s in these):5.2f} s; JS {top}; "
+                  f" main thread {sum(s.main.get('busy', 0) for s in these):5.2f} s; "
+                  + (f"JS {top}; " if top else "") +
                   f"websocket {sum(s.trace['ws_bytes'] for s in these) / 1e3:.0f} kB; charts "
                   f"mounted anew {sum(s.trace['new_plots'] for s in these)}; DOM nodes "
                   f"{last['nodes']}, dataframes {last['frames']}; figures {figs or '-'}"
@@ -806,11 +813,13 @@ def main() -> None:
                              "(now), once the load-time job has finished (after), or is run "
                              "both ways (the default)")
     parser.add_argument("--verbose", action="store_true", help="print every step")
-    parser.add_argument("--trace", action="store_true",
-                        help="record what chromium does in each step (JavaScript by frontend "
-                             "bundle, websocket bytes, charts mounted anew, DOM nodes, figure "
-                             "JSON sizes) and print it per page; the sampling profiler adds to "
-                             "the browser times")
+    parser.add_argument("--trace", nargs="?", const="events", default=None,
+                        choices=("events", "js"),
+                        help="record what chromium does in each step (its main thread by "
+                             "trace event, websocket bytes, charts mounted anew, DOM nodes, "
+                             "figure JSON sizes; 'js': also JavaScript by frontend bundle, "
+                             "whose profiler costs 0.2-1 s a step) and print it per page; the "
+                             "recording adds to the browser times")
     parser.add_argument("--profile", nargs="?", const="", default=None, metavar="DIR",
                         help="profile the server's script runs (cProfile; slower) and print, "
                              "per first render, the project's functions that took the most; "

@@ -37,7 +37,7 @@ _SCRIPT = """<script>
   if (!main) return;
   const files = %s;
   const idle = next => (window.requestIdleCallback || (f => setTimeout(f, 200)))(
-    next, {timeout: 1000});
+    next, {timeout: 3000});
   const step = () => {
     const file = files.shift();
     if (file) import(new URL(file, main.src).href).catch(() => {}).finally(() => idle(step));
