@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -25,6 +26,10 @@ import streamlit as st
 #: not), heaviest first; their files are ``<name>.<hash>.js`` in Streamlit's static folder.
 BUNDLES = ("PlotlyChart", "StreamlitSyntaxHighlighter", "Multiselect", "NumberInput",
            "Checkbox", "Slider", "TextInput", "Button")
+
+#: Set to "0" to leave the bundles to the frontend (``benchmarks/bench_first_chart.py``
+#: compares both ways).
+SWITCH = "BIAS_WORKBENCH_WARM_BUNDLES"
 
 #: The folder of Streamlit's frontend bundles.
 STATIC_JS = Path(st.__file__).parent / "static" / "static" / "js"
@@ -70,7 +75,9 @@ def warm_script(files: tuple[str, ...]) -> str:
 
 def warm_bundles() -> None:
     """At the end of the sidebar, the script that imports :func:`bundle_files` at idle
-    (nothing when the installed Streamlit has none of them)."""
+    (nothing when the installed Streamlit has none of them, or with :data:`SWITCH` "0")."""
+    if os.environ.get(SWITCH, "1") == "0":
+        return
     files = bundle_files()
     if files:
         st.sidebar.html(warm_script(files), unsafe_allow_javascript=True)

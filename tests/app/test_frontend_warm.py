@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.browsertools import CHROMIUM, FLAGS, settle, visit
-from ui.frontend_warm import BUNDLES, STATIC_JS, bundle_files, warm_script
+from ui.frontend_warm import BUNDLES, STATIC_JS, SWITCH, bundle_files, warm_script
 
 
 def test_every_bundle_is_in_the_installed_streamlit():
@@ -44,6 +44,32 @@ def test_the_script_imports_the_files_once_per_tab():
     assert json.dumps(list(files)) in body
     assert "if (window.__bwWarmBundles) return;" in body
     assert "new URL(file, main.src)" in body  # next to the main bundle, whatever the base URL
+
+
+def _warm_app():
+    from ui.frontend_warm import warm_bundles
+
+    warm_bundles()
+
+
+@pytest.mark.parametrize("switch", [None, "1", "0"])
+def test_the_script_goes_to_the_sidebar_unless_switched_off(monkeypatch, switch):
+    from streamlit.testing.v1 import AppTest
+
+    if switch is None:
+        monkeypatch.delenv(SWITCH, raising=False)
+    else:
+        monkeypatch.setenv(SWITCH, switch)
+    at = AppTest.from_function(_warm_app).run()
+    assert not at.exception
+    shown = [el.proto for el in at.sidebar if el.type == "html"]
+    assert not [el for el in at.main if el.type == "html"]  # nothing in the page itself
+    if switch == "0":
+        assert shown == []
+    else:
+        assert len(shown) == 1
+        assert shown[0].body == warm_script(bundle_files())
+        assert shown[0].unsafe_allow_javascript
 
 
 #: How often each of Streamlit's bundles was fetched so far, by its name without the hash.
