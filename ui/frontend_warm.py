@@ -22,6 +22,8 @@ from pathlib import Path
 
 import streamlit as st
 
+__all__ = ["BUNDLES", "STATIC_JS", "SWITCH", "bundle_files", "warm_bundles", "warm_script"]
+
 #: Streamlit's lazily loaded element bundles the analysis pages use (and the Data page does
 #: not), heaviest first; their files are ``<name>.<hash>.js`` in Streamlit's static folder.
 BUNDLES = ("PlotlyChart", "StreamlitSyntaxHighlighter", "Multiselect", "NumberInput",
