@@ -7,9 +7,11 @@ the browser journey (``benchmarks/bench_browser_journey.py --trace``) fetching a
 evaluating them was about 1 s of Coverage's first render (``v8.evaluateModule`` 0.6 s, the
 fetch 0.3-0.6 s), on top of drawing the page. :func:`warm_bundles` puts one script at the
 end of the sidebar that imports those bundles (by their file names in the installed
-Streamlit, hashes included) one after the other whenever the browser is idle, once per
-browser tab: the same modules the frontend imports later (same URL, so the same module
-instance), only earlier. Nothing is drawn and no visitor input goes into the script.
+Streamlit, hashes included) once the browser is idle (or 3 s on), once per browser tab:
+the same modules the frontend imports later (same URL, so the same module instance), only
+earlier. Nothing is drawn and no visitor input goes into the script. The cost moves to the
+first page: 1-3 s of chromium's main thread on this loaded 2-core machine
+(``benchmarks/bench_first_chart.py``), while the visitor reads it.
 """
 
 from __future__ import annotations
@@ -42,14 +44,8 @@ _SCRIPT = """<script>
   window.__bwWarmBundles = true;
   const main = document.querySelector('script[type="module"][src*="/static/js/index."]');
   if (!main) return;
-  const files = %s;
-  const idle = next => (window.requestIdleCallback || (f => setTimeout(f, 200)))(
-    next, {timeout: 3000});
-  const step = () => {
-    const file = files.shift();
-    if (file) import(new URL(file, main.src).href).catch(() => {}).finally(() => idle(step));
-  };
-  idle(step);
+  const load = () => %s.forEach(file => import(new URL(file, main.src).href).catch(() => {}));
+  (window.requestIdleCallback || (f => setTimeout(f, 200)))(load, {timeout: 3000});
 })();
 </script>"""
 
@@ -70,8 +66,7 @@ def bundle_files(folder: Path = STATIC_JS) -> tuple[str, ...]:
 
 def warm_script(files: tuple[str, ...]) -> str:
     """The HTML of :func:`warm_bundles`: one ``<script>`` importing ``files`` (names in the
-    folder of Streamlit's main bundle) one at a time when the browser is idle, once per
-    tab."""
+    folder of Streamlit's main bundle) when the browser is idle, once per tab."""
     return _SCRIPT % json.dumps(list(files))
 
 
