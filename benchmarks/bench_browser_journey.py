@@ -2,7 +2,8 @@
 
 Run: ``PYTHONPATH=. python benchmarks/bench_browser_journey.py [--rows 1000000]
 [--pages Coverage,Subgroups] [--baseline spread|sample] [--baseline-rows 10000]
-[--load-job both|now|after] [--no-baseline] [--verbose]`` (needs Debian's chromium).
+[--load-job both|now|after] [--no-baseline] [--verbose] [--trace [events|js]]`` (needs
+Debian's chromium).
 
 A real ``streamlit run app.py`` (``tests/app/browsertools.py`` ``running_app``) and one
 headless chromium driven by Playwright. The table is the bundled BBQ sample repeated
@@ -37,6 +38,12 @@ Two times per step, measured apart:
   ``Performance.getMetrics``: tasks, JavaScript, layout, style; ``--verbose``); per
   journey, the script runs' and exports' CPU seconds, and those of the server's processes
   (with kaleido's Chrome) and of chromium's (``psutil``).
+
+``--trace`` (:class:`Trace`) also records, per step, what chromium did: its main thread
+by trace event, the websocket bytes, the DOM nodes, elements, dataframes and charts (and
+how many charts were mounted anew), each figure's JSON size in plotly.js and where the DOM
+changed last; ``--trace js`` adds the JavaScript by frontend bundle (docs/performance.md,
+session 13).
 
 The **baseline in the same run** is the same journey on ``--baseline-rows`` rows (default
 10,000: issue 44's "1M-row first render within 1.5x the 10k one") of the same data and
