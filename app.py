@@ -20,6 +20,7 @@ if "analysis.design" not in sys.modules:
 
 from ui import auth, page_state, session  # noqa: E402 - after the loading message
 from ui.context import page_guard  # noqa: E402
+from ui.frontend_warm import warm_bundles  # noqa: E402
 from ui.widgets import start_exporter  # noqa: E402
 
 start_exporter()  # the server's first page view: Chrome for the downloads starts meanwhile
@@ -34,6 +35,7 @@ def finish() -> None:
     page_state.remember()  # this table's page settings and report sections (ui/page_state.py)
     session.save()  # and the session's id back in the URL
     session.sessions_sidebar(mine)
+    warm_bundles()  # plotly.js & co. load at idle, not with the first chart (ui/frontend_warm.py)
 
 
 with session.page_run(finish), page_guard():  # an unexpected error becomes a message

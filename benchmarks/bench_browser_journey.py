@@ -2,7 +2,8 @@
 
 Run: ``PYTHONPATH=. python benchmarks/bench_browser_journey.py [--rows 1000000]
 [--pages Coverage,Subgroups] [--baseline spread|sample] [--baseline-rows 10000]
-[--load-job both|now|after] [--no-baseline] [--verbose]`` (needs Debian's chromium).
+[--load-job both|now|after] [--no-baseline] [--verbose] [--trace [events|js]]`` (needs
+Debian's chromium).
 
 A real ``streamlit run app.py`` (``tests/app/browsertools.py`` ``running_app``) and one
 headless chromium driven by Playwright. The table is the bundled BBQ sample repeated
@@ -37,6 +38,12 @@ Two times per step, measured apart:
   ``Performance.getMetrics``: tasks, JavaScript, layout, style; ``--verbose``); per
   journey, the script runs' and exports' CPU seconds, and those of the server's processes
   (with kaleido's Chrome) and of chromium's (``psutil``).
+
+``--trace`` (:class:`Trace`) also records, per step, what chromium did: its main thread
+by trace event, the websocket bytes, the DOM nodes, elements, dataframes and charts (and
+how many charts were mounted anew), each figure's JSON size in plotly.js and where the DOM
+changed last; ``--trace js`` adds the JavaScript by frontend bundle (docs/performance.md,
+session 13).
 
 The **baseline in the same run** is the same journey on ``--baseline-rows`` rows (default
 10,000: issue 44's "1M-row first render within 1.5x the 10k one") of the same data and
@@ -152,8 +159,14 @@ QUIET_MS = 300  # the DOM unchanged this long: drawn
 OBSERVER = """(() => {
   const bb = window.__bb = {last: Date.now(), idle: Date.now(), spinners: []};
   const spin = '[data-testid="stSpinnerIcon"]';
+  const where = n => {  // the element a change happened in: its nearest data-testid
+    const e = n && (n.nodeType === 1 ? n : n.parentElement);
+    const t = e && e.closest('[data-testid]');
+    return t ? t.getAttribute('data-testid') : (e ? e.tagName : '?');
+  };
   const start = () => new MutationObserver(muts => {
     bb.last = Date.now();
+    bb.lastIn = where(muts[muts.length - 1].target);
     for (const m of muts) {
       if (m.attributeName === 'data-test-script-state'
           && m.target.getAttribute(m.attributeName) === 'notRunning') bb.idle = bb.last;
@@ -189,6 +202,7 @@ class Step:
     fragment: bool = False  # every run was a fragment-only rerun
     calls: list[int] = field(default_factory=list)  # the server's numbers of its runs
     main: dict[str, float] = field(default_factory=dict)  # chromium's main thread (MainThread)
+    trace: dict = field(default_factory=dict)  # what chromium did, with --trace (Trace)
     problems: list[str] = field(default_factory=list)
 
 
@@ -279,16 +293,133 @@ class MainThread:
         return {label: float(metrics.get(name, 0.0)) for name, label in self.METRICS.items()}
 
 
+#: After a step (``--trace``): the page's DOM nodes, its plotly charts (and how many of them
+#: were mounted anew since the mark :data:`MARK_PLOTS` put on the ones before the step), the
+#: JSON size of each chart's figure as plotly.js holds it (``data`` + ``layout``), its traces
+#: and points, and the dataframes (glide data grids) on the page.
+PAGE_COUNTS = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const size = gd => { try { return JSON.stringify({data: gd.data, layout: gd.layout}).length; }
+                       catch (e) { return -1; } };
+  const points = gd => (gd.data || []).reduce((n, t) => n + Math.max(
+      ...['x', 'y', 'z', 'values', 'labels', 'ids'].map(k => (t[k] && t[k].length) || 0), 0), 0);
+  return {nodes: document.getElementsByTagName('*').length,
+          plots: plots.length, new_plots: plots.filter(gd => !gd.__bbMark).length,
+          figures: plots.map(gd => ({key: (gd.closest('[class*="st-key-"]') || {className: ''})
+                                       .className.split(' ').filter(c => c.startsWith('st-key-'))
+                                       .map(c => c.slice(7)).join(','),
+                                     json: size(gd), traces: (gd.data || []).length,
+                                     points: points(gd), fresh: !gd.__bbMark})),
+          frames: document.querySelectorAll('[data-testid="stDataFrame"]').length,
+          elements: document.querySelectorAll('[data-testid="stElementContainer"]').length};
+}"""
+MARK_PLOTS = "() => document.querySelectorAll('.js-plotly-plot').forEach(gd => gd.__bbMark = 1)"
+
+
+def bundle(url: str) -> str:
+    """The frontend bundle a JavaScript function came from, by its file's name without the
+    build hash (``PlotlyChart``, ``DataFrame``, ``index``, ...; "(program)" and "(idle)" for
+    V8's own)."""
+    name = url.rsplit("/", 1)[-1]
+    return name.split(".")[0] if name else "(native)"
+
+
+def main_thread_self_times(trace: bytes) -> dict[str, float]:
+    """Seconds of the renderer's main thread (``CrRendererMain``) by trace event, each event's
+    own time without the events nested in it (a ``RunTask`` with nothing inside it is
+    chromium's own work: painting, compositing, IPC), largest first."""
+    events = json.loads(trace)
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name"
+            and e.get("args", {}).get("name") == "CrRendererMain"}
+    spans = sorted(((e["ts"], e["ts"] + e["dur"], e["name"]) for e in events
+                    if e.get("ph") == "X" and "dur" in e and (e["pid"], e["tid"]) in main),
+                   key=lambda x: (x[0], -x[1]))
+    out: dict[str, float] = {}
+    stack: list[list] = []  # [start, end, name, time inside children]
+
+    def close() -> None:
+        start, end, name, inside = stack.pop()
+        out[name] = out.get(name, 0.0) + (end - start - inside) / 1e6
+        if stack:
+            stack[-1][3] += end - start
+
+    for t0, t1, name in spans:
+        while stack and stack[-1][1] <= t0:
+            close()
+        stack.append([t0, t1, name, 0.0])
+    while stack:
+        close()
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+class Trace:
+    """``--trace``: per step, what chromium did (DevTools protocol): its JavaScript by bundle
+    (with ``js``: ``Profiler``, sampled every 0.5 ms: self time of the functions of each
+    frontend file, so plotly.js' work is ``PlotlyChart``, the data grid's ``DataFrame``, React
+    ``react-dom``; its start costs the main thread 0.2-1 s per step, shown as
+    ``CpuProfiler::StartProfiling``), the main thread's own time by trace event
+    (:func:`main_thread_self_times`), the bytes of the websocket frames the server sent, and
+    the page afterwards (:data:`PAGE_COUNTS`)."""
+
+    #: The trace categories of :meth:`stop`'s breakdown of the main thread by task kind.
+    CATEGORIES = ["devtools.timeline", "v8", "v8.execute", "blink.user_timing", "loading",
+                  "disabled-by-default-devtools.timeline"]
+
+    def __init__(self, cdp, browser=None, js: bool = False) -> None:
+        self.cdp, self.ws_bytes, self.ws_frames = cdp, 0, 0
+        self.browser = browser  # with a browser: also a trace of the main thread's events
+        self.js = js  # the sampling profiler (its start costs the main thread 0.2-1 s a step)
+        cdp.send("Network.enable")
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+        if js:
+            cdp.send("Profiler.enable")
+            cdp.send("Profiler.setSamplingInterval", {"interval": 500})
+
+    def _frame(self, event: dict) -> None:
+        data = event["response"].get("payloadData", "")
+        binary = event["response"].get("opcode") == 2  # base64 in the event
+        self.ws_bytes += len(data) * 3 // 4 if binary else len(data)
+        self.ws_frames += 1
+
+    def start(self, page) -> None:
+        page.evaluate(MARK_PLOTS)
+        self.ws_bytes = self.ws_frames = 0
+        if self.browser is not None:
+            self.browser.start_tracing(page=page, categories=self.CATEGORIES)
+        if self.js:
+            self.cdp.send("Profiler.start")
+
+    def stop(self, page) -> dict:
+        profile = self.cdp.send("Profiler.stop")["profile"] if self.js else {"nodes": []}
+        url = {n["id"]: bundle(n["callFrame"].get("url", "")) if n["callFrame"].get("url")
+               else n["callFrame"]["functionName"] or "(native)" for n in profile["nodes"]}
+        js: dict[str, float] = {}
+        for node, dt in zip(profile.get("samples", []), profile.get("timeDeltas", []), strict=True):
+            js[url[node]] = js.get(url[node], 0.0) + dt / 1e6
+        js.pop("(idle)", None)
+        tasks = main_thread_self_times(self.browser.stop_tracing()) if self.browser else {}
+        return {"js": dict(sorted(js.items(), key=lambda kv: -kv[1])), "tasks": tasks,
+                "last_change_in": page.evaluate("window.__bb.lastIn || ''"),
+                "ws_bytes": self.ws_bytes, "ws_frames": self.ws_frames,
+                **page.evaluate(PAGE_COUNTS)}
+
+
 def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action,
-          main: MainThread | None = None) -> Step:
-    """Do ``action`` (clicks, no waiting for the rerun) and time it until the page is idle."""
+          main: MainThread | None = None, trace: Trace | None = None) -> Step:
+    """Do ``action`` (clicks, no waiting for the rerun) and time it until the page is idle
+    (with ``trace``: what chromium did meanwhile, :class:`Trace`)."""
     log.since(time.time(), "run")  # skip what came before
+    if trace:
+        trace.start(page)
     before = main.now() if main else {}
     t0 = time.time()
     action()
     settle(page, timeout=600)
     end = quiet_since(page)
     drawn = {k: v - before[k] for k, v in main.now().items()} if main else {}
+    traced = trace.stop(page) if trace else {}
     runs = log.since(t0, "run")
     server = sum(run_time(r) for r in runs) if runs else None
     ended = page.evaluate("window.__bb.idle") / 1000
@@ -297,7 +428,7 @@ def timed(page, log: ServerLog, page_title: str, what: str, kind: str, action,
                 after=sum(r["t1"] - r["t0"] - run_time(r) for r in runs),
                 lag=runs[0]["t0"] - t0 if runs else None,
                 fragment=bool(runs) and all(r["fragment"] for r in runs), main=drawn,
-                calls=[r["call"] for r in runs],
+                calls=[r["call"] for r in runs], trace=traced,
                 problems=problems_on(page, f"{page_title}: {what}") + ([] if runs else [
                     f"{page_title}: {what}: no script run recorded (the option was the one "
                     "shown already, or the page ignored the change)"]))
@@ -402,15 +533,17 @@ def wait_for_load_job(jobs: ServerLog, t0: float, rows: int) -> list[dict]:
 
 
 def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: bool,
-            wait_job: bool = False, label: str = "", profile: Path | None = None
-            ) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
+            wait_job: bool = False, label: str = "", profile: Path | None = None,
+            trace: str | None = None) -> tuple[list[Step], pd.DataFrame | None, dict[str, float]]:
     """The whole journey on ``parquet`` (``rows`` rows) with a fresh server and browser:
     its steps, the Subgroups numbers (:func:`numbers_of` its CSV) and the CPU seconds of the
     server's and the browser's processes from the load to the end (``load1``/``load5``:
     the machine's load average at the journey's end). ``wait_job``: open the pages only
     once the load-time job has finished (:func:`wait_for_load_job`; printed). ``profile``:
     a folder where the server writes each script run's ``cProfile`` statistics
-    (:func:`print_profiles`)."""
+    (:func:`print_profiles`). ``trace``: record what chromium did in each step
+    (:class:`Trace`; "js" with the JavaScript profiler; the recording adds to the browser
+    times)."""
     from playwright.sync_api import sync_playwright
 
     log_path = folder / f"server_{rows}{label}.jsonl"
@@ -431,6 +564,8 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                 more += (f"; chromium main thread busy {step.main['busy']:.3f} s (JS "
                          f"{step.main['script']:.3f}, layout {step.main['layout']:.3f}, style "
                          f"{step.main['style']:.3f})")
+            if step.trace:
+                more += "\n      " + traced(step.trace)
             if step.spinner is not None:
                 more = f" spinner {'yes' if step.spinner else 'NO'}"
             print(f"    {step.page:18s} {step.what:48s} server {server} s ({step.runs} calls, "
@@ -447,6 +582,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                                     accept_downloads=True)
             page.add_init_script(OBSERVER)
             main = MainThread(page)
+            tracer = Trace(main.cdp, browser, js=trace == "js") if trace else None
             page.goto(url, wait_until="domcontentloaded")
             page.get_by_text("35,868").first.wait_for(timeout=120_000)  # opens on the sample
             settle(page)
@@ -467,7 +603,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                     has_text=f"{rows:,}").first.wait_for(timeout=60_000)
 
             t_load = time.time()
-            keep(timed(page, log, "Data", f"load {parquet.name}", "load", load, main))
+            keep(timed(page, log, "Data", f"load {parquet.name}", "load", load, main, tracer))
             if wait_job:
                 ran = wait_for_load_job(jobs, t_load, rows)
                 print("  background jobs since the upload: " + ", ".join(
@@ -478,7 +614,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                 keep(timed(page, log, title, "first render", "first",
                            lambda t=title: (nav_link(page, t).click(),
                                             page.get_by_role("heading", name=t).first
-                                            .wait_for(timeout=600_000)), main))
+                                            .wait_for(timeout=600_000)), main, tracer))
                 if title == "Subgroups":
                     numbers = numbers_of(subgroups_csv(page, folder))
                 for key, kind, option in JOURNEY[title]:
@@ -490,7 +626,7 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
                                                     f"{type(exc).__name__}: {str(exc)[:200]}"]))
                         continue
                     keep(timed(page, log, title, f"{kind} {key} -> {option or 'click'}",
-                               "change", action, main))
+                               "change", action, main, tracer))
                 for where, key, fmt in EXPORTS:
                     if where == title:
                         keep(export(page, log, title, key, fmt, folder))
@@ -499,6 +635,52 @@ def journey(parquet: Path, rows: int, pages: list[str], folder: Path, verbose: b
         finally:
             browser.close()
     return steps, numbers, cpu
+
+
+def traced(t: dict) -> str:
+    """One step's :class:`Trace`, on one line."""
+    js = ", ".join(f"{k} {v:.3f}" for k, v in list(t["js"].items())[:5])
+    figs = "; ".join(f"{f['key'] or '?'} {f['json'] / 1e3:.1f} kB {f['traces']} traces "
+                     f"{f['points']} points{' NEW' if f['fresh'] else ''}" for f in t["figures"])
+    tasks = ", ".join(f"{k} {v:.3f}" for k, v in list(t.get("tasks", {}).items())[:8])
+    return ((f"JS s by bundle: {js} | " if js else "")
+            + f"main thread by event: {tasks} | websocket {t['ws_bytes'] / 1e3:.1f} kB in "
+            f"{t['ws_frames']} frames | {t['nodes']} DOM nodes, {t['elements']} elements, "
+            f"{t['frames']} dataframes, {t['plots']} charts ({t['new_plots']} mounted anew), "
+            f"last DOM change in {t.get('last_change_in') or '?'}"
+            + (f": {figs}" if figs else ""))
+
+
+def print_traces(steps: list[Step], title: str) -> None:
+    """Per page, the first render and the widget changes (their sum) as :class:`Trace`
+    recorded them: JavaScript by bundle, websocket bytes, charts mounted anew, DOM nodes."""
+    print(f"\n--- what chromium did ({title}; --trace; seconds of the main thread) ---")
+    for page in dict.fromkeys(s.page for s in steps if s.trace):
+        for kind in ("first", "change"):
+            these = [s for s in steps if s.page == page and s.kind == kind and s.trace]
+            if not these:
+                continue
+            js: dict[str, float] = {}
+            tasks: dict[str, float] = {}
+            for s in these:
+                for k, v in s.trace["js"].items():
+                    js[k] = js.get(k, 0.0) + v
+                for k, v in s.trace.get("tasks", {}).items():
+                    tasks[k] = tasks.get(k, 0.0) + v
+            events = ", ".join(f"{k} {v:.2f}"
+                               for k, v in sorted(tasks.items(), key=lambda kv: -kv[1])[:8])
+            top = ", ".join(f"{k} {v:.2f}"
+                            for k, v in sorted(js.items(), key=lambda kv: -kv[1])[:5])
+            last = these[-1].trace
+            figs = ", ".join(f"{f['key'] or '?'} {f['json'] / 1e3:.0f} kB" for f in last["figures"])
+            print(f"{page:18s} {kind:6s} x{len(these)}: browser "
+                  f"{sum(s.browser for s in these):5.2f} s,"
+                  f" main thread {sum(s.main.get('busy', 0) for s in these):5.2f} s; "
+                  + (f"JS {top}; " if top else "") +
+                  f"websocket {sum(s.trace['ws_bytes'] for s in these) / 1e3:.0f} kB; charts "
+                  f"mounted anew {sum(s.trace['new_plots'] for s in these)}; DOM nodes "
+                  f"{last['nodes']}, dataframes {last['frames']}; figures {figs or '-'}"
+                  + (f"\n{'':27s} main thread by event: {events}" if events else ""))
 
 
 def print_profiles(steps: list[Step], profile: Path, lines: int = 25) -> None:
@@ -643,6 +825,13 @@ def main() -> None:
                              "(now), once the load-time job has finished (after), or is run "
                              "both ways (the default)")
     parser.add_argument("--verbose", action="store_true", help="print every step")
+    parser.add_argument("--trace", nargs="?", const="events", default=None,
+                        choices=("events", "js"),
+                        help="record what chromium does in each step (its main thread by "
+                             "trace event, websocket bytes, charts mounted anew, DOM nodes, "
+                             "figure JSON sizes; 'js': also JavaScript by frontend bundle, "
+                             "whose profiler costs 0.2-1 s a step) and print it per page; the "
+                             "recording adds to the browser times")
     parser.add_argument("--profile", nargs="?", const="", default=None, metavar="DIR",
                         help="profile the server's script runs (cProfile; slower) and print, "
                              "per first render, the project's functions that took the most; "
@@ -677,7 +866,8 @@ def main() -> None:
                 print(f"  journey on the baseline ({len(base):,} rows)", flush=True)
             profile = profile_dir(args.profile, folder, "base")
             small, c_small, cpu[len(base)] = journey(small_file, len(base), pages, folder,
-                                                     args.verbose, profile=profile)
+                                                     args.verbose, profile=profile,
+                                                     trace=args.trace)
             if profile:
                 print(f"  profiles of the baseline's first renders ({len(base):,} rows)")
                 print_profiles(small, profile)
@@ -691,7 +881,7 @@ def main() -> None:
             profile = profile_dir(args.profile, folder, mode)
             big, c_big, c = journey(big_file, rows, pages, folder, args.verbose,
                                     wait_job=mode == "after", label=f"_{mode}",
-                                    profile=profile)
+                                    profile=profile, trace=args.trace)
             if profile:
                 print(f"  profiles of the first renders at {rows:,} rows, {label}")
                 print_profiles(big, profile)
@@ -700,6 +890,10 @@ def main() -> None:
     failures = [p for s in small or [] for p in s.problems]
     for label, (big, c_big, c) in bigs.items():
         report(big, small, rows, {**cpu, rows: c}, base_rows=len(base), label=label)
+        if args.trace:
+            for title, steps in ((f"{rows:,} rows {label}", big), (f"{len(base):,} rows", small)):
+                if steps:
+                    print_traces(steps, title)
         failures += [p for s in big for p in s.problems]
         if "Subgroups" in pages and not args.no_baseline and base is sample:
             if copies_agree(c_small, c_big, copies):
