@@ -261,13 +261,19 @@ def _stacked(rows: pd.DataFrame, q: pd.DataFrame, keys: list[str], breakdowns: l
 
 
 def _strata(rows: pd.DataFrame, breakdowns: list[str]) -> tuple[str | None, pd.Series | None]:
-    """The first breakdown column within whose values every cluster lies (or None)."""
+    """The first breakdown column within whose values every cluster lies (or None).
+
+    Every value must hold two clusters or more: a value with one cluster would redraw it
+    in every replicate, so its rows would add no variation to a score spanning values (one
+    template per category gave the overall score an interval of zero width)."""
     if not breakdowns:
         return None, None
     first = breakdowns[0]
     per = rows.groupby(_CL, observed=True)[first].nunique(dropna=False)
     if (per == 1).all() and rows[first].nunique() > 1:
-        return first, rows.groupby(_CL, observed=True)[first].first().astype(str)
+        of = rows.groupby(_CL, observed=True)[first].first().astype(str)
+        if of.value_counts().min() >= 2:
+            return first, of
     return None, None
 
 
