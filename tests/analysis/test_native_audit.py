@@ -59,6 +59,25 @@ def test_a_category_of_one_template_does_not_stratify_the_overall_interval():
     assert "within each category" in table["interval"].iloc[0]
 
 
+def test_a_missing_correct_is_left_out_of_the_accuracy_as_in_bias_scores():
+    """bias_scores (the one definition) takes the accuracy over the rows whose ``correct``
+    is known; the native scores counted a missing one as wrong (and so, through s_AMB's accuracy,
+    moved s_AMB). The point estimates must be equal."""
+    from analysis.bbq_scores import bias_scores
+
+    frame = bbq_frame(np.random.default_rng(2), 2, 3, 10, np.array([0.5, 0.7]))
+    frame = frame.astype({"correct": float})
+    frame.loc[frame.index[:7], "correct"] = np.nan  # ambiguous rows of the first template
+    frame.loc[frame.index[10:13], "correct"] = np.nan  # disambiguated ones
+    want = bias_scores(frame).iloc[0]
+    got = native_scores(frame, n_resamples=50).table
+    got = got[got["scope"] == "overall"].set_index("score")["estimate"]
+    for score in ("s_DIS", "s_AMB", "accuracy_dis", "accuracy_amb"):
+        assert got[score] == pytest.approx(want[score], rel=1e-12), score
+    amb = frame[frame["context_condition"] == "ambig"]["correct"]
+    assert got["accuracy_amb"] == pytest.approx(amb.sum() / amb.notna().sum(), rel=1e-12)
+
+
 #: The simulated benchmark of the coverage tests: 6 categories x 6 templates x 10 rows per
 #: context condition, categories' biased-answer chances 0.5 ... 0.7.
 _MU = np.linspace(0.5, 0.7, 6)
