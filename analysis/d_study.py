@@ -197,6 +197,14 @@ def _facets(gs: GStudy) -> list[str]:
     return list(dict.fromkeys(g.facet for g in gs.groups))
 
 
+def _total_levels(gs: GStudy, observed: Mapping[str, float], mult: Mapping[str, float],
+                  f: str) -> float:
+    """Levels of facet ``f`` in the design ``mult``: a nested facet's (seeds within
+    templates) grow with the facets it is nested in, as :func:`project` assumes."""
+    return observed[f] * mult.get(f, 1.0) * float(
+        np.prod([mult.get(p, 1.0) for p in gs.nested_in.get(f, [])]))
+
+
 def _model_variance(gs: GStudy) -> float:
     """Variance of the models' true rates (the universe-score variance when models are
     the objects of measurement), by moments: the rates' variance less the mean error."""
@@ -285,7 +293,7 @@ def _d_study(gs: GStudy, *, levels: Mapping[str, int] | None = None,
         answers = answers_now * answer_factor
         calls = p["rows_factor"] * gs.n_rows if judging else (answers if judge_cost > 0
                                                                 else 0.0)
-        out = {f"levels_{f}": observed[f] * mult.get(f, 1.0) for f in facets}
+        out = {f"levels_{f}": _total_levels(gs, observed, mult, f) for f in facets}
         abs_err = p["var_rate"]
         out.update(rows=p["rows_factor"] * gs.n_rows, answers=answers, judge_calls=calls,
                    cost=answers * answer_cost + calls * judge_cost,
@@ -312,8 +320,8 @@ def _d_study(gs: GStudy, *, levels: Mapping[str, int] | None = None,
         if any(round(observed[f] * m) < 2 for f, m in mult.items()):
             continue
         mult = {f: round(observed[f] * m) / observed[f] for f, m in mult.items()}
-        grid.append({"change": ", ".join(f"{int(round(observed[f] * m))} {f}"
-                                         for f, m in mult.items()), "facet": "", **row(mult)})
+        grid.append({"change": ", ".join(f"{int(round(_total_levels(gs, observed, mult, f)))}"
+                                         f" {f}" for f in mult), "facet": "", **row(mult)})
     designs = pd.DataFrame(grid).drop_duplicates(subset=[f"levels_{f}" for f in facets])
     if max_cost is not None:
         designs = designs[designs["cost"] <= max_cost]
