@@ -21,6 +21,11 @@ def test_reruns_use_the_pages_store_and_show_the_apis_numbers(ssqa):
     from ui.common import token_of
     from ui.importance import _parts
 
+    import streamlit as st
+
+    # the store and the page's cached Results are the server's (process-wide): an earlier
+    # test of this table and design would have counted there, or left a Result cached
+    st.cache_resource.clear()
     frame, design = ssqa
     at = page_test("importance.py", frame=frame, design=design)
     at.session_state["importance_factors"] = ["model", "cot", "gender"]
