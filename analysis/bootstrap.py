@@ -181,18 +181,23 @@ def _membership(cells: pd.DataFrame, groups: pd.DataFrame, columns: Sequence[str
     return m.astype(float)
 
 
-def expanded_tail(confidence: float, n_units: int) -> float:
+def expanded_tail(confidence: float, n_units: int, n_strata: int = 1) -> float:
     """Lower tail probability of the *expanded* percentile interval (Hesterberg 2015,
     "What teachers should know about the bootstrap", s. 3.3): the percentiles at
-    ``Phi(-sqrt(n / (n - 1)) * t_{n-1, 1 - alpha/2})`` instead of ``alpha / 2``, which
-    undoes the bootstrap's variance shrinkage by (n - 1) / n and uses t tails; with n the
-    number of resampled units (clusters). Equals ``alpha / 2`` as n grows."""
+    ``Phi(-sqrt(n / (n - H)) * t_{n-H, 1 - alpha/2})`` instead of ``alpha / 2``, which
+    undoes the bootstrap's variance shrinkage by (n - H) / n and uses t tails; with n the
+    number of resampled units (clusters) and H the strata they were resampled within (1:
+    resampled together, Hesterberg's ``n - 1``; with H strata of equal size each keeps
+    ``(n_h - 1) / n_h`` of its variance, the design's ``n - H`` degrees of freedom).
+    Equals ``alpha / 2`` as n grows."""
     from scipy.special import ndtr, stdtrit
 
     alpha = 1 - confidence
-    if n_units < 2:
+    n_strata = max(int(n_strata), 1)
+    if n_units - n_strata < 1:
         return alpha / 2
-    return float(ndtr(-np.sqrt(n_units / (n_units - 1)) * stdtrit(n_units - 1, 1 - alpha / 2)))
+    df = n_units - n_strata
+    return float(ndtr(-np.sqrt(n_units / df) * stdtrit(df, 1 - alpha / 2)))
 
 
 def _interval(estimate: np.ndarray, reps: np.ndarray, confidence: float,

@@ -367,9 +367,24 @@ def _sums(stacked: pd.DataFrame, qcols: list[str], cell_keys: list[str], cluster
     return cells, u
 
 
-def _interval(est: np.ndarray, reps: np.ndarray, g: np.ndarray, confidence: float
-              ) -> dict[str, np.ndarray]:
-    """Expanded percentile interval per column (its own number of clusters)."""
+def _strata_behind(units: np.ndarray, clusters: np.ndarray, strata: pd.Series | None
+                   ) -> np.ndarray:
+    """Per column of ``units`` (clusters x cells, True where a cluster enters the cell's
+    score), how many strata its clusters come from (all 1 without strata)."""
+    n_cells = units.shape[1]
+    if strata is None:
+        return np.ones(n_cells, dtype=np.int64)
+    codes = pd.factorize(strata.reindex(clusters).to_numpy())[0]
+    onehot = np.zeros((len(clusters), codes.max() + 1))
+    onehot[np.arange(len(clusters)), codes] = 1.0
+    per = units.T @ onehot  # cells x strata: clusters of each stratum in the cell
+    return (np.asarray(per) > 0).sum(axis=1).astype(np.int64)
+
+
+def _interval(est: np.ndarray, reps: np.ndarray, g: np.ndarray, confidence: float,
+              h: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Expanded percentile interval per column (its own number of clusters ``g`` and of
+    strata ``h`` they were resampled within: :func:`analysis.bootstrap.expanded_tail`)."""
     import warnings
 
     from analysis.bootstrap import expanded_tail
@@ -384,7 +399,7 @@ def _interval(est: np.ndarray, reps: np.ndarray, g: np.ndarray, confidence: floa
             col = reps[:, j][np.isfinite(reps[:, j])]
             if g[j] < 2 or not len(col) or not np.isfinite(est[j]):
                 continue
-            tail = expanded_tail(confidence, int(g[j]))
+            tail = expanded_tail(confidence, int(g[j]), 1 if h is None else int(h[j]))
             low[j], high[j] = np.quantile(col, tail), np.quantile(col, 1 - tail)
     se = np.where(g >= 2, se, np.nan)
     return {BOOT_SE: se, CI_LOW: low, CI_HIGH: high,
@@ -501,8 +516,10 @@ def _family_scores(rows: pd.DataFrame, fam: _Family, keys: list[str], cluster: s
     method = _method(cluster, stratum, confidence, n_resamples, kept)
     for name, est in observed.items():
         score_n = _score_rows(name, u, n_rows)
-        g = _colsum(_score_units(name, u) > 0)
-        iv = _interval(est, replicated[name], g, confidence)
+        units = _score_units(name, u) > 0
+        g = _colsum(units)
+        iv = _interval(est, replicated[name], g, confidence,
+                       _strata_behind(units, clusters, strata))
         part = cells.rename(columns={_SC: SCOPE, _GR: GROUP}).assign(
             **{FAMILY: fam.name, SCORE: name, ESTIMATE: est, **iv, N_ROWS: score_n,
                N_CLUSTERS: g, CLUSTER: cluster or "rows", INTERVAL: method})
@@ -927,7 +944,8 @@ def _family_delta(both: pd.DataFrame, fam: _Family, by: str, a: str, b: str, key
             (_score_units(name, ua) > 0) & (_score_units(name, ub) > 0)
         g = _colsum(units)
         delta = obs_b[name] - obs_a[name]
-        iv = _interval(delta, rep_b[name] - rep_a[name], g, confidence)
+        iv = _interval(delta, rep_b[name] - rep_a[name], g, confidence,
+                       _strata_behind(units, clusters, strata))
         n = _colsum(_score_units(name, ua)) + _colsum(_score_units(name, ub))
         out.append(cells.rename(columns={_SC: SCOPE, _GR: GROUP}).assign(
             **{MODEL_A: a, MODEL_B: b, FAMILY: fam.name, SCORE: name,

@@ -413,3 +413,62 @@ def test_compare_native_scores_takes_the_comparisons_cluster_and_seed(bbq, capsy
         assert out["settings"]["cluster"] == api.settings["cluster"] == options["cluster"]
         np.testing.assert_allclose(pd.DataFrame(out["scores"])["ci_low"], api.table["ci_low"],
                                    rtol=1e-12, equal_nan=True)
+
+
+def test_expanded_tail_with_strata_uses_the_designs_degrees_of_freedom():
+    """Resampling n clusters within H strata keeps (n - H) / n of the variance (equal
+    strata): the expansion is sqrt(n / (n - H)) with t on n - H df; H = 1 is Hesterberg's."""
+    from scipy import stats
+
+    for n, h, conf in ((36, 6, 0.9), (150, 6, 0.95), (12, 1, 0.95), (8, 4, 0.8)):
+        want = stats.norm.cdf(-np.sqrt(n / (n - h)) * stats.t.ppf(1 - (1 - conf) / 2, n - h))
+        assert expanded_tail(conf, n, h) == pytest.approx(want, rel=1e-12)
+    assert expanded_tail(0.95, 12) == expanded_tail(0.95, 12, 1)
+    assert expanded_tail(0.9, 36, 6) < expanded_tail(0.9, 36)  # wider than without strata
+    assert expanded_tail(0.95, 4, 4) == pytest.approx(0.025)  # no df left: the plain tail
+
+
+def test_stratified_interval_equals_a_direct_stratified_bootstrap_of_the_scores():
+    """Two categories' templates resampled within their category (the same draws as
+    ``native_scores``: a multinomial per category, in the order of the sorted clusters'
+    categories), each replicate rebuilt from whole templates and scored with
+    analysis.bbq_scores. The overall score rests on both categories: its percentiles are
+    at ``expanded_tail(conf, n, 2)``; a category's at ``expanded_tail(conf, n_h, 1)``."""
+    frame = pd.read_csv(SAMPLE)
+    frame = frame[frame["category"].isin(["Religion", "Nationality"])
+                  & (frame["input_format"] == "race")]
+    frame = frame.drop(columns=["input_format"]).reset_index(drop=True)
+    n_boot, conf = 60, 0.9
+    got = native_scores(frame, cluster="template_id", n_resamples=n_boot, confidence=conf,
+                        breakdowns=["category"]).table
+    assert "within each category" in got["interval"].iloc[0]
+    clusters = np.array(sorted(frame["template_id"].astype(str).unique()))
+    of = frame.groupby(frame["template_id"].astype(str))["category"].first()
+    assert (frame.groupby("template_id")["category"].nunique() == 1).all()
+    codes = pd.factorize(of.reindex(clusters).to_numpy())[0]
+    rng = np.random.default_rng(0)
+    w = np.zeros((n_boot, len(clusters)), dtype=int)
+    for s in np.unique(codes):
+        idx = np.flatnonzero(codes == s)
+        w[:, idx] = rng.multinomial(len(idx), np.full(len(idx), 1 / len(idx)), size=n_boot)
+    groups = {c: frame[frame["template_id"].astype(str) == c] for c in clusters}
+    reps, per_cat = [], []
+    for row in w:
+        rows = pd.concat([groups[c] for c, k in zip(clusters, row, strict=True) for _ in range(k)])
+        reps.append(bias_scores(rows).iloc[0])
+        per_cat.append(bias_scores(rows, by=["category"]).set_index("category")["s_DIS"])
+    reps, per_cat = pd.DataFrame(reps), pd.DataFrame(per_cat)
+    overall = got[got["scope"] == "overall"].set_index("score")
+    tail = expanded_tail(conf, len(clusters), 2)
+    for score in ("s_DIS", "s_AMB"):
+        assert overall.loc[score, N_CLUSTERS] == len(clusters)
+        assert overall.loc[score, CI_LOW] == pytest.approx(reps[score].quantile(tail), rel=1e-9)
+        assert overall.loc[score, CI_HIGH] == pytest.approx(reps[score].quantile(1 - tail),
+                                                            rel=1e-9)
+    cat = got[(got["scope"] == "category") & (got["score"] == "s_DIS")].set_index("group")
+    assert len(cat) == 2
+    for name, n_h in cat[N_CLUSTERS].items():  # a category is one stratum: H = 1
+        t_h = expanded_tail(conf, int(n_h), 1)
+        assert cat.loc[name, CI_LOW] == pytest.approx(per_cat[name].quantile(t_h), rel=1e-9)
+        assert cat.loc[name, CI_HIGH] == pytest.approx(per_cat[name].quantile(1 - t_h),
+                                                       rel=1e-9)
