@@ -105,12 +105,13 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
 
 
 def start_count_unit() -> None:
-    """:func:`ui.table_job.start_count_unit` of the active table and design (the Data
-    page calls it once the table is shown; every page's ``ensure_data`` too)."""
+    """:func:`ui.table_job.start_count_unit` of the active table and design, small tables
+    too (the Data page calls it once the table is shown; every page's ``ensure_data``
+    calls it for a large table)."""
     from ui.common import applied_results
     from ui.table_job import start_count_unit as start
 
-    start(applied_results)
+    start(applied_results, small=True)
 
 
 def count_choice(design: Design) -> str:

@@ -33,9 +33,22 @@ def test_submitting_the_load_time_job_warms_the_imports_once(monkeypatch):
     assert not table_job.warm_imports()  # once per process
 
 
-def test_a_small_table_warms_nothing(monkeypatch):
-    frame, design = _table(93)
-    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 187)  # 186 rows: under it
+def test_a_small_table_warms_the_imports_from_the_data_page(monkeypatch):
+    """A small table's first renders paid the imports too (the Subgroups page at 10k rows:
+    SciPy's statistics and the REML module of its headline), so the Data page warms
+    them for it as well, whether or not it has a job (its design names the item id)."""
+    from analysis.design import suggest_design
+
+    frame, _ = _table(96)
+    design = suggest_design(frame)
+    assert table_job.item_known(frame, design)  # no job: only the imports
+    monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 1_000)  # 192 rows: under it
     monkeypatch.setattr(table_job, "_WARMED", [])
+    monkeypatch.setattr(table_job, "WARM_MODULES", ("colorsys",))
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
     _data_page(frame, design)
-    assert table_job._WARMED == []
+    for thread in _warming():
+        thread.join(30)
+    assert table_job._WARMED == [True]
+    assert "colorsys" in sys.modules
+
