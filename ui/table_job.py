@@ -137,6 +137,8 @@ EARLY_COUNT_ROWS = 200_000
 
 #: Session state: the (token, design) :func:`start_count_unit` last submitted or tried.
 _TRIED = "table_job_tried"
+#: Session state: the token of the first table the session had (what it opened on).
+_OPENED = "table_job_opened"
 
 
 def start_count_unit(applied_results: Callable[[Design], pd.DataFrame], *,
@@ -153,8 +155,9 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame], *,
     with ``small`` (the Data page's call, after its structure section has submitted the
     table's structure inference, which the worker then reads first): its job only when
     the design names no item id (:func:`count_unit_job`), and the statistics imports are
-    warmed (:func:`warm_imports`) either way: the small table's first renders paid both
-    (docs/performance.md, "Small tables").
+    warmed (:func:`warm_imports`) either way, unless it is the table the session opened
+    on (a fresh server's first page, the bundled sample, imports no SciPy): the small
+    table's first renders paid both (docs/performance.md, "Small tables").
     ``applied_results``: :func:`ui.common.applied_results` (the design applied to the
     active table, cached)."""
     from analysis.names import clash_free
@@ -162,6 +165,8 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame], *,
 
     ss = st.session_state
     frame, design = ss.get("results_frame"), ss.get("design")
+    if frame is not None:
+        ss.setdefault(_OPENED, ss.get("results_token"))
     if frame is None or design is None or not design.factors or ss.get(PENDING) \
             or (len(frame) < EARLY_COUNT_ROWS and not small):
         return
@@ -177,7 +182,9 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame], *,
         return
     _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
     count_unit_job(applied, design)  # (None: a small table whose design names its item id)
-    warm_imports()
+    if len(frame) >= EARLY_COUNT_ROWS or ss.get(_OPENED) != ss.get("results_token"):
+        warm_imports()  # (not for the small table a session opened on, e.g. the bundled
+        # sample: a fresh server's first page imports no SciPy, issue 32)
 
 
 #: What a page still imports in the server once the load-time job computes the opening
