@@ -78,6 +78,10 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
 
 
 
+#: Session state: when the page first asked for each count-unit job (by its key).
+_ASKED = "_coverage_job_asked"
+
+
 def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     """What a coverage cell counts (:func:`analysis.api.count_unit`). When that needs
     the table's structure (the design carries no inferred item id), the structure is
@@ -90,8 +94,10 @@ def counted_for(results: pd.DataFrame, design: Design) -> CountUnit:
     from ui.pending_design import job_notice, wait_seconds
 
     # the page asks twice per run (the count choice, the cells): it waits at most
-    # wait_seconds() after the job's start in all, not that long at every call
-    job.wait(wait_seconds() - (time.monotonic() - job.submitted))
+    # wait_seconds() after it first asked for the job in all, not that long at every
+    # call (a job the Data page submitted earlier still gets the page's wait)
+    asked = st.session_state.setdefault(_ASKED, {})
+    job.wait(wait_seconds() - (time.monotonic() - asked.setdefault(job.token, time.monotonic())))
     result = job.result if job.done else None
     value = getattr(result.value, "unit", None) if result is not None else None
     if isinstance(value, CountUnit):

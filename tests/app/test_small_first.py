@@ -45,6 +45,55 @@ def test_a_small_tables_coverage_page_opens_on_the_job_the_data_page_started(mon
     assert not any("Reading the table's structure" in m.value for m in at.info)
 
 
+#: The gate file :func:`gated_count_unit` waits for (the test creates it).
+GATE = ROOT / ".pytest_cache" / "small_first_gate"
+
+
+def gated_count_unit(frame, design):  # noqa: ANN001, ANN201 - run in the worker
+    """The load-time job's work once :data:`GATE` exists (at most 120 s)."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while not GATE.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return REAL_COUNT_UNIT_CELLS(frame, design)
+
+
+REAL_COUNT_UNIT_CELLS = inference_pool.count_unit_cells
+
+
+def test_a_job_submitted_before_the_page_opened_still_gets_the_pages_wait(monkeypatch):
+    """The Coverage page waits up to ``BIAS_WORKBENCH_INFERENCE_WAIT`` seconds after it
+    first asks for the job, not after the job's submission: a small table's job the Data
+    page submitted long before (here: its clock set back 100 s, its work held until the
+    page waits) is waited for, and the first run counts the items (the old budget,
+    counted from the submission, was spent: the prompt unit and a notice)."""
+    import threading
+
+    GATE.parent.mkdir(exist_ok=True)
+    GATE.unlink(missing_ok=True)
+    monkeypatch.setattr(inference_pool, "count_unit_cells", gated_count_unit)
+    frame, design = _table(102)
+    _data_page(frame, design)
+    job = inference_pool.job(_key(frame, design))
+    assert job is not None and not job.done
+    job.submitted -= 100  # submitted long before the page opens
+    monkeypatch.setenv("BIAS_WORKBENCH_INFERENCE_WAIT", "60")
+    opener = threading.Timer(1.0, GATE.touch)
+    opener.start()
+    try:
+        at = page_test("coverage.py", frame=frame, design=design)
+        at.session_state["coverage_factors"] = ["category"]
+        at.run()
+    finally:
+        opener.join()
+        GATE.unlink(missing_ok=True)
+    assert not at.exception, at.exception
+    assert job.done and job.result.error is None, job.result
+    labels = at.radio(key="coverage_count").options
+    assert any("distinct items (example_id" in label for label in labels), labels
+
+
 #: Run in a fresh interpreter: the modules a worker forked from the forkserver has
 #: (``PRELOAD``), then the two kinds of work the pool runs on a BBQ table (the structure
 #: inference and the load-time job); prints the modules the work imported itself.
