@@ -78,6 +78,10 @@ def coverage_cells_for(results: pd.DataFrame, design: Design, factors: list[str]
 
 
 
+#: Session state: when the page first asked for each count-unit job (by its key).
+_ASKED = "_coverage_job_asked"
+
+
 def counted_for(results: pd.DataFrame, design: Design, *, notice: bool = True) -> CountUnit:
     """What a coverage cell counts (:func:`analysis.api.count_unit`). When that needs
     the table's structure (the design carries no inferred item id), the structure is
@@ -91,8 +95,10 @@ def counted_for(results: pd.DataFrame, design: Design, *, notice: bool = True) -
     from ui.pending_design import job_notice, wait_seconds
 
     # the page asks twice per run (the count choice, the cells): it waits at most
-    # wait_seconds() after the job's start in all, not that long at every call
-    job.wait(wait_seconds() - (time.monotonic() - job.submitted))
+    # wait_seconds() after it first asked for the job in all, not that long at every
+    # call (a job the Data page submitted earlier still gets the page's wait)
+    asked = st.session_state.setdefault(_ASKED, {})
+    job.wait(wait_seconds() - (time.monotonic() - asked.setdefault(job.token, time.monotonic())))
     result = job.result if job.done else None
     value = getattr(result.value, "unit", None) if result is not None else None
     if isinstance(value, CountUnit):
@@ -106,12 +112,13 @@ def counted_for(results: pd.DataFrame, design: Design, *, notice: bool = True) -
 
 
 def start_count_unit() -> None:
-    """:func:`ui.table_job.start_count_unit` of the active table and design (the Data
-    page calls it once the table is shown; every page's ``ensure_data`` too)."""
+    """:func:`ui.table_job.start_count_unit` of the active table and design, small tables
+    too (the Data page calls it once the table is shown; every page's ``ensure_data``
+    calls it for a large table)."""
     from ui.common import applied_results
     from ui.table_job import start_count_unit as start
 
-    start(applied_results)
+    start(applied_results, small=True)
 
 
 def count_choice(design: Design) -> str:

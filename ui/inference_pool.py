@@ -323,6 +323,19 @@ def _child(conn: Any, frame: pd.DataFrame, counter: Any, work: Callable,
 
 #: Environment variables a job takes from the server when it is submitted.
 _SETTINGS = "BIAS_WORKBENCH_"
+#: What the forkserver imports once, at its start, so that every worker forked from it has
+#: it: the structure inference's modules and those the load-time job's work imports
+#: (:func:`count_unit_cells`: the cells, BBQ scores, Compare's prompt unit, the Disparity
+#: page's opening steps with SciPy's statistics and plotly's figures, whose template
+#: :mod:`ui.worker_preload` reads). A worker that imported them itself paid ~1.3 s CPU per
+#: job before its work (the inference and the job at 9k rows: 1.6 s -> 0.5 s CPU); the
+#: small table's Coverage page waited for that (docs/performance.md, "Small tables").
+PRELOAD = ("analysis.design", "analysis.structure", "ui.inference_pool", "analysis.api",
+           "analysis.coverage", "analysis.cells", "analysis.bbq_scores", "analysis.compare",
+           "analysis.disparity", "analysis.saged_stats", "analysis.cohort_inputs",
+           "analysis.disparity_parts", "analysis.distribution", "analysis.figures.disparity",
+           "ui.opening", "ui.disparity_job", "scipy.stats", "narwhals.stable.v1",
+           "plotly.graph_objs._figure", "pyarrow.pandas_compat", "ui.worker_preload")
 _context: Any = None
 _context_lock = threading.Lock()
 
@@ -334,8 +347,7 @@ def _mp() -> Any:
     with _context_lock:
         if _context is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["analysis.design", "analysis.structure",
-                                        "ui.inference_pool"])
+            ctx.set_forkserver_preload(list(PRELOAD))
             _context = ctx
         return _context
 

@@ -137,18 +137,27 @@ EARLY_COUNT_ROWS = 200_000
 
 #: Session state: the (token, design) :func:`start_count_unit` last submitted or tried.
 _TRIED = "table_job_tried"
+#: Session state: the token of the first table the session had (what it opened on).
+_OPENED = "table_job_opened"
 
 
-def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
+def start_count_unit(applied_results: Callable[[Design], pd.DataFrame], *,
+                     small: bool = False) -> None:
     """Submit the Coverage page's count-unit job (:func:`counted_for`) for the active
     table and design now, without waiting, so that it has finished in the background
     worker when the Coverage page opens (issue 44 item 3): the count unit and the cell
     table every coverage count of the page sums (:func:`fine_cells`). Every page calls it
     (:func:`ui.common.ensure_data`: a table loaded on the Data page, imported, prepared or
     restored from a link), and the Data page once the table is shown. Nothing for a
-    table under :data:`EARLY_COUNT_ROWS` rows, without factors, with a design that does
-    not fit, or while the suggested design is still being inferred; the job is the one
-    the Coverage page submits (the same applied table, design and key).
+    table without factors, with a design that does not fit, or while the suggested design
+    is still being inferred; the job is the one the Coverage page submits (the same
+    applied table, design and key). A table under :data:`EARLY_COUNT_ROWS` rows only
+    with ``small`` (the Data page's call, after its structure section has submitted the
+    table's structure inference, which the worker then reads first): its job only when
+    the design names no item id (:func:`count_unit_job`), and the statistics imports are
+    warmed (:func:`warm_imports`) either way, unless it is the table the session opened
+    on (a fresh server's first page, the bundled sample, imports no SciPy): the small
+    table's first renders paid both (docs/performance.md, "Small tables").
     ``applied_results``: :func:`ui.common.applied_results` (the design applied to the
     active table, cached)."""
     from analysis.names import clash_free
@@ -156,8 +165,10 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
 
     ss = st.session_state
     frame, design = ss.get("results_frame"), ss.get("design")
+    if frame is not None:
+        ss.setdefault(_OPENED, ss.get("results_token"))
     if frame is None or design is None or not design.factors or ss.get(PENDING) \
-            or len(frame) < EARLY_COUNT_ROWS:
+            or (len(frame) < EARLY_COUNT_ROWS and not small):
         return
     tried = (ss.get("results_token"), design.to_json())
     if ss.get(_TRIED) == tried:  # once per session, table and design (a design that does
@@ -170,16 +181,20 @@ def start_count_unit(applied_results: Callable[[Design], pd.DataFrame]) -> None:
     except AnalysisError:  # a design that does not fit: the pages say so
         return
     _, design, _ = clash_free(frame.iloc[:0], design)  # the design the pages are given
-    count_unit_job(applied, design)
-    warm_imports()
+    count_unit_job(applied, design)  # (None: a small table whose design names its item id)
+    if len(frame) >= EARLY_COUNT_ROWS or ss.get(_OPENED) != ss.get("results_token"):
+        warm_imports()  # (not for the small table a session opened on, e.g. the bundled
+        # sample: a fresh server's first page imports no SciPy, issue 32)
 
 
 #: What a page still imports in the server once the load-time job computes the opening
 #: results elsewhere: at 1M rows the Subgroups page's first render no longer runs a test
 #: in the server, so the eCDF page's KS test (``analysis.ecdf.ks_tests``) paid SciPy's
-#: statistics modules (0.8 s CPU, 2-4 s under load) within its first render; a smaller
-#: table's first pages import them anyway (issue 44 item 3; docs/performance.md).
-WARM_MODULES = ("scipy.stats",)
+#: statistics modules (0.8 s CPU, 2-4 s under load) within its first render (issue 44
+#: item 3; docs/performance.md). At 10k rows the Subgroups page's first render paid them
+#: and the REML fit's module of its headline over the facets (on by default up to
+#: ``ui.measurement_error.HEADLINE_MAX_ROWS`` rows): 0.7-0.8 s of its 1.0-1.3 s CPU.
+WARM_MODULES = ("scipy.stats", "analysis.variance_components")
 _WARMED: list[bool] = []
 
 

@@ -5,7 +5,7 @@ table's structure in the background worker (``ui/coverage.py::counted_for``); at
 that takes longer than the page's wait. The Data page now submits the same job as soon
 as it shows the table with a design (``ui.coverage.start_count_unit``), so the Coverage
 page finds it finished: on its first run the cells count the items, not the prompt unit
-meanwhile. Tables under ``EARLY_COUNT_ROWS`` rows are left to the Coverage page."""
+meanwhile. Tables under ``EARLY_COUNT_ROWS`` rows get it from the Data page alone."""
 
 from __future__ import annotations
 
@@ -63,11 +63,27 @@ def test_the_data_page_starts_the_count_unit_and_coverage_finds_it_done(monkeypa
     assert any("distinct items (example_id" in label for label in labels), labels
 
 
-def test_a_small_table_is_left_to_the_coverage_page(monkeypatch):
+def test_a_small_table_gets_its_job_from_the_data_page_alone(monkeypatch):
+    """Under ``EARLY_COUNT_ROWS`` rows the Data page (after its structure section) submits
+    the job too: the 10k-row Coverage page waited for it within its first render
+    (docs/performance.md, "Small tables"); another page's ``ensure_data`` does not, and a
+    design that names the item id has nothing to read."""
     frame, design = _table(93)
     monkeypatch.setattr(table_job, "EARLY_COUNT_ROWS", 187)  # 186 rows: under it
+    other = page_test("ecdf.py", frame=frame, design=design)
+    other.run()
+    assert not other.exception, other.exception
+    assert inference_pool.job(_key(frame, design)) is None  # not from every page
     _data_page(frame, design)
-    assert inference_pool.job(_key(frame, design)) is None
+    job = inference_pool.job(_key(frame, design))
+    assert job is not None
+    job.wait(120)
+    assert job.done and job.result.error is None, job.result
+    known, known_design = _table(87)
+    known_design = suggest_design(known)  # its inferred block names the item id
+    assert table_job.item_known(known, known_design)
+    _data_page(known, known_design)
+    assert inference_pool.job(_key(known, known_design)) is None
 
 
 def test_the_coverage_cells_summed_from_the_jobs_cells_are_the_rows_cells():
