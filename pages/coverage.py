@@ -37,7 +37,7 @@ c1, c2 = st.columns([1, 2])  # compact controls above the answer
 with c1:
     where = subset_filter(design, "coverage")
 with c2:
-    unit = count_choice(design)
+    unit = count_choice(design, results)
 answer = st.container()  # the numbers and the tabs first, the other options below
 with st.expander("Other options", expanded=False):
     more = other_options(Opts, ("count",), key="coverage_option")

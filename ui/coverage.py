@@ -121,10 +121,11 @@ def start_count_unit() -> None:
     start(applied_results, small=True)
 
 
-def count_choice(design: Design) -> str:
+def count_choice(design: Design, results: pd.DataFrame | None = None) -> str:
     """What a cell counts: distinct items or prompts (the methods' definition, the item id
-    when the table's structure has one) or responses."""
-    results = st.session_state.get("results_frame")
+    when the table's structure has one) or responses. ``results``: the page's table (the
+    design applied): the count-unit job it may submit is the one every page reads (the
+    Disparity and Cohorts pages' openers come from it), so never the unapplied table."""
     if results is not None:
         counted = counted_for(results, design)
         what = (f"distinct items ({md(counted.columns[0])}, the item id)"
