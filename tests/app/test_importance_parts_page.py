@@ -18,10 +18,10 @@ def ssqa():
 
 
 def test_reruns_use_the_pages_store_and_show_the_apis_numbers(ssqa):
+    import streamlit as st
+
     from ui.common import token_of
     from ui.importance import _parts
-
-    import streamlit as st
 
     # the store and the page's cached Results are the server's (process-wide): an earlier
     # test of this table and design would have counted there, or left a Result cached
