@@ -105,7 +105,7 @@ from analysis.errors import AnalysisError, FitError
 from analysis.factor_defaults import suggest_factors  # re-exported: a page default
 from analysis.importance_adjust import adjust_tests, adjusted_by
 from analysis.importance_codes import ClusterPairs
-from analysis.importance_parts import ImportanceParts
+from analysis.importance_parts import ImportanceParts, same_bits, table_signature
 from analysis.labels import subset_caption  # re-exported: words, not a statistic
 from analysis.multiple_testing import METHODS, Method, adjust_p
 from analysis.subgroups import benjamini_hochberg
@@ -1505,8 +1505,6 @@ def _robust_support(X: np.ndarray, cells: _Cells, terms: list[_Term], fit: _Fit,
     """:func:`_robust` and :func:`_support` of the fit; from ``parts`` when they were
     computed for these very cells (a kept part) from the same bits of ``X``, the linear
     predictor and the model-based covariance (so the same numbers)."""
-    from analysis.importance_parts import same_bits
-
     def make() -> tuple[_Robust, _Support, tuple[np.ndarray, ...]]:
         robust = _robust(X, cells, fit, cov, n_rows=n_rows, gee=gee,
                          small_sample=small_sample, terms=terms)
@@ -1784,8 +1782,6 @@ def _chosen_cells(data: pd.DataFrame, design: Design, factors: list[str], where:
     if parts is None:
         cells, chosen, found = make()
     else:
-        from analysis.importance_parts import table_signature
-
         read = [*factors, *(where or {}), *exclude, DEVIATION, N, DEVIATIONS,
                 *([design.cluster] if cluster is FROM_DESIGN and design.cluster else []),
                 *([cluster] if cluster and cluster is not FROM_DESIGN else [])]

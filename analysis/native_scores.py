@@ -296,8 +296,7 @@ def _replicate(u: Sequence[dict[str, np.ndarray]], clusters: np.ndarray,
     """``W U`` for each dict of (clusters x cells) sums: the same (replicates x clusters)
     draw counts ``W`` (multinomial within each stratum) for all, drawn in blocks."""
     rng = np.random.default_rng(seed)
-    groups = (np.zeros(len(clusters), dtype=int) if strata is None
-              else pd.factorize(strata.reindex(clusters).to_numpy())[0])
+    groups = _stratum_codes(clusters, strata)
     members = [np.flatnonzero(groups == s) for s in np.unique(groups)]
     step = max(1, _BLOCK // max(len(clusters), 1))
     out: list[dict[str, list[np.ndarray]]] = [{k: [] for k in d} for d in u]
@@ -367,16 +366,18 @@ def _sums(stacked: pd.DataFrame, qcols: list[str], cell_keys: list[str], cluster
     return cells, u
 
 
-def _strata_behind(units: np.ndarray, clusters: np.ndarray, strata: pd.Series | None
-                   ) -> np.ndarray:
-    """Per column of ``units`` (clusters x cells, True where a cluster enters the cell's
-    score), how many strata its clusters come from (all 1 without strata)."""
-    n_cells = units.shape[1]
+def _stratum_codes(clusters: np.ndarray, strata: pd.Series | None) -> np.ndarray:
+    """Each cluster's stratum as a code 0, 1, ... (all 0 without strata)."""
     if strata is None:
-        return np.ones(n_cells, dtype=np.int64)
-    codes = pd.factorize(strata.reindex(clusters).to_numpy())[0]
-    onehot = np.zeros((len(clusters), codes.max() + 1))
-    onehot[np.arange(len(clusters)), codes] = 1.0
+        return np.zeros(len(clusters), dtype=int)
+    return pd.factorize(strata.reindex(clusters).to_numpy())[0]
+
+
+def _strata_behind(units: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per column of ``units`` (clusters x cells, True where a cluster enters the cell's
+    score), how many strata its clusters come from (``codes``: :func:`_stratum_codes`)."""
+    onehot = np.zeros((len(codes), codes.max() + 1 if len(codes) else 0))
+    onehot[np.arange(len(codes)), codes] = 1.0
     per = units.T @ onehot  # cells x strata: clusters of each stratum in the cell
     return (np.asarray(per) > 0).sum(axis=1).astype(np.int64)
 
@@ -514,12 +515,13 @@ def _family_scores(rows: pd.DataFrame, fam: _Family, keys: list[str], cluster: s
     n_rows = _colsum(u[fam.n_column])
     out = []
     method = _method(cluster, stratum, confidence, n_resamples, kept)
+    codes = _stratum_codes(clusters, strata)
     for name, est in observed.items():
         score_n = _score_rows(name, u, n_rows)
         units = _score_units(name, u) > 0
         g = _colsum(units)
         iv = _interval(est, replicated[name], g, confidence,
-                       _strata_behind(units, clusters, strata))
+                       _strata_behind(units, codes))
         part = cells.rename(columns={_SC: SCOPE, _GR: GROUP}).assign(
             **{FAMILY: fam.name, SCORE: name, ESTIMATE: est, **iv, N_ROWS: score_n,
                N_CLUSTERS: g, CLUSTER: cluster or "rows", INTERVAL: method})
@@ -938,6 +940,7 @@ def _family_delta(both: pd.DataFrame, fam: _Family, by: str, a: str, b: str, key
     method = _method(cluster, stratum, confidence, n_resamples, kept).replace(
         "cluster bootstrap", "paired cluster bootstrap")
     out = []
+    codes = _stratum_codes(clusters, strata)
     for name in obs_a:
         units = (_score_units(name, ua) > 0).multiply(_score_units(name, ub) > 0) \
             if not isinstance(ua[next(iter(ua))], np.ndarray) else \
@@ -945,7 +948,7 @@ def _family_delta(both: pd.DataFrame, fam: _Family, by: str, a: str, b: str, key
         g = _colsum(units)
         delta = obs_b[name] - obs_a[name]
         iv = _interval(delta, rep_b[name] - rep_a[name], g, confidence,
-                       _strata_behind(units, clusters, strata))
+                       _strata_behind(units, codes))
         n = _colsum(_score_units(name, ua)) + _colsum(_score_units(name, ub))
         out.append(cells.rename(columns={_SC: SCOPE, _GR: GROUP}).assign(
             **{MODEL_A: a, MODEL_B: b, FAMILY: fam.name, SCORE: name,

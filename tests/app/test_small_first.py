@@ -124,18 +124,23 @@ _WORKER = textwrap.dedent("""
 HEAVY = ("scipy", "statsmodels", "narwhals")
 
 
+def _imported_by(script: str) -> list[str]:
+    """The modules ``script`` (a template of ``root``, ``sample``, ``design``: the bundled
+    BBQ sample) prints as its last line, run in a fresh interpreter."""
+    code = script.format(root=str(ROOT), sample=str(ROOT / "sample_data" / "bbq_unifiedqa.csv.gz"),
+                         design=str(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def test_the_forkserver_preloads_what_the_jobs_import():
     """What the structure inference and the load-time job import beyond ``PRELOAD`` holds
     none of the heavy packages, none of the analysis modules the work composes and not
     plotly's template data (a new import in the job's code shows up here, not as a
     slower first render)."""
-    sample = ROOT / "sample_data" / "bbq_unifiedqa.csv.gz"
-    code = _WORKER.format(root=str(ROOT), sample=str(sample),
-                          design=str(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml"))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-3000:]
-    new = json.loads(out.stdout.strip().splitlines()[-1])
+    new = _imported_by(_WORKER)
     heavy = [m for m in new if m.split(".")[0] in HEAVY]
     assert not heavy, heavy
     composed = {"analysis.api", "analysis.coverage", "analysis.cells", "analysis.bbq_scores",
@@ -174,12 +179,6 @@ def test_the_warmed_imports_cover_the_small_tables_subgroups_headline():
     """The headline the Subgroups page computes for a small table (on by default up to
     ``HEADLINE_MAX_ROWS`` rows) imports no SciPy module and not its REML module once the
     warmed modules are there."""
-    sample = ROOT / "sample_data" / "bbq_unifiedqa.csv.gz"
-    code = _HEADLINE.format(root=str(ROOT), sample=str(sample),
-                            design=str(ROOT / "sample_data" / "bbq_unifiedqa.design.yaml"))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-3000:]
-    new = json.loads(out.stdout.strip().splitlines()[-1])
+    new = _imported_by(_HEADLINE)
     assert not [m for m in new if m.split(".")[0] == "scipy"], new
     assert "analysis.variance_components" not in new
